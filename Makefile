@@ -1,0 +1,69 @@
+# svc: the commands people run. `make help` lists them.
+# Every target runs on the project's pinned Node 24 (node_modules/.bin/node, from the `node`
+# devDependency), never on the machine's system Node.
+
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+export PATH := $(CURDIR)/node_modules/.bin:$(PATH):/usr/local/go/bin
+
+NODE_DEPS := node_modules/.deps-stamp
+TEST_FLAGS ?= --test-reporter=spec
+UNIT_TESTS = $(shell find lib schemas operator webhooks gateway dashboard tools -name '*.test.ts' 2>/dev/null | sort)
+E2E_TESTS = $(shell find e2e -name '*.test.ts' 2>/dev/null | sort)
+
+.PHONY: help
+help: ## List the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  \033[36m%-11s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: deps
+deps: $(NODE_DEPS) tools ## Install npm packages (with Node 24) and build the test binaries; idempotent
+
+$(NODE_DEPS): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@node --version | grep -q '^v24\.' || { echo "node_modules/.bin/node is not Node 24" >&2; exit 1; }
+	@touch $@
+
+.PHONY: tools
+tools: ## Build etcd, kube-apiserver and kubectl from their Go modules (cached outside the repo)
+	tools/build.sh
+
+.PHONY: lint
+lint: $(NODE_DEPS) ## ESLint (typescript-eslint strictTypeChecked) and Prettier
+	eslint --max-warnings 0 .
+	prettier --check --log-level warn .
+
+.PHONY: format
+format: $(NODE_DEPS) ## Rewrite files with Prettier
+	prettier --write --log-level warn .
+
+.PHONY: typecheck
+typecheck: $(NODE_DEPS) ## Type-check everything, tests included (tsc --noEmit)
+	tsc --noEmit -p tsconfig.json
+
+.PHONY: gen
+gen: $(NODE_DEPS) ## Generate CRDs and TypeScript types from schemas/
+	node schemas/gen/main.ts
+
+.PHONY: gen-check
+gen-check: $(NODE_DEPS) ## Fail when generated files are stale
+	node schemas/gen/main.ts --check
+
+.PHONY: unit
+unit: $(NODE_DEPS) ## Unit and integration tests (real listeners, real Redis where needed)
+	node --test $(TEST_FLAGS) $(UNIT_TESTS)
+
+.PHONY: e2e
+e2e: deps ## End-to-end tests against a real etcd and kube-apiserver
+	node --test $(TEST_FLAGS) --test-concurrency=1 $(E2E_TESTS)
+
+.PHONY: test
+test: lint typecheck gen-check unit e2e ## Everything: lint, type-check, gen-check, unit, integration and e2e
+
+.PHONY: cluster
+cluster: deps ## Start a local control plane with the CRDs and print how to use kubectl with it
+	node e2e/harness/cluster-main.ts
+
+.PHONY: demo
+demo: deps ## Start a local control plane, apply examples/ and show the resources
+	node e2e/harness/demo-main.ts

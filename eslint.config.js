@@ -1,0 +1,72 @@
+// @ts-check
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+/** The four parts talk over HTTP and share only schemas/ and lib/. */
+const parts = ['operator', 'webhooks', 'gateway', 'dashboard'];
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', 'charts/**', 'docs/**', '**/testdata/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.strictTypeChecked,
+  ...tseslint.configs.stylisticTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        {
+          // node:test runs and awaits the tests it registers.
+          allowForKnownSafeCalls: [
+            { from: 'package', package: 'node:test', name: ['test', 'it', 'describe', 'suite'] },
+          ],
+        },
+      ],
+      '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'TSEnumDeclaration', message: 'Use an `as const` object instead of enum.' },
+      ],
+    },
+  },
+  ...parts.map((part) => ({
+    files: [`${part}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: parts
+            .filter((p) => p !== part)
+            .map((p) => ({
+              group: [`**/${p}/**`, `../${p}/*`],
+              message: `${part}/ may import only schemas/ and lib/; talk to ${p}/ over HTTP.`,
+            })),
+        },
+      ],
+    },
+  })),
+  {
+    // The gateway speaks API definitions, policies and keys, never Kubernetes objects.
+    files: ['gateway/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: '@kubernetes/client-node', message: 'The gateway never imports Kubernetes types.' },
+          ],
+          patterns: [
+            {
+              group: ['**/lib/k8s/**', '**/operator/**', '**/webhooks/**', '**/dashboard/**'],
+              message: 'The gateway imports only schemas/ and lib/ (not lib/k8s).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  { files: ['**/*.js'], ...tseslint.configs.disableTypeChecked },
+);

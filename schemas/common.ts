@@ -1,0 +1,204 @@
+import type { JsonSchema, PrinterColumn } from './json-schema.ts';
+
+/** API group of every svc custom resource. */
+export const GROUP = 'svc.svc.io';
+/** The served and stored version. */
+export const VERSION = 'v1alpha1';
+/** `apiVersion` value of every svc custom resource. */
+export const API_VERSION = `${GROUP}/${VERSION}`;
+/** The category `kubectl get svc` lists. */
+export const CATEGORY = 'svc';
+
+/** Names of Kubernetes objects (RFC 1123 subdomain). */
+export const k8sName: JsonSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 253,
+  pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+};
+
+/** Namespaces (RFC 1123 label). */
+export const k8sNamespace: JsonSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 63,
+  pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+};
+
+/** A name plus an optional namespace that defaults to the referring resource's. */
+export const namespacedRef = (what: string): JsonSchema => ({
+  title: 'NamespacedRef',
+  description: `Reference to ${what} by name and namespace.`,
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: {
+    name: { ...k8sName, description: 'Name of the referenced object.' },
+    namespace: {
+      ...k8sNamespace,
+      description: 'Namespace of the referenced object. Defaults to the namespace of the referring resource.',
+    },
+  },
+});
+
+/** `contextRef`: the OperatorContext whose connection settings apply to a resource. */
+export const contextRef: JsonSchema = {
+  ...namespacedRef('an OperatorContext'),
+  description:
+    'OperatorContext whose connection settings (gateway or dashboard URL, credentials, organization) the operator uses for this resource. Without it the operator uses its own settings from the svc-operator-conf secret or its environment.',
+};
+
+/** An API resource of any of the three API kinds, as listed in statuses. */
+export const apiResourceRef: JsonSchema = {
+  title: 'ApiResourceRef',
+  description: 'An API resource of the cluster.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind', 'name', 'namespace'],
+  properties: {
+    kind: {
+      type: 'string',
+      enum: ['ApiDefinition', 'SvcOasApiDefinition', 'SvcStreamsApiDefinition'],
+      description: 'Kind of the API resource.',
+    },
+    name: { ...k8sName, description: 'Name of the API resource.' },
+    namespace: { ...k8sNamespace, description: 'Namespace of the API resource.' },
+  },
+};
+
+/** A standard Kubernetes condition (metav1.Condition). */
+export const condition: JsonSchema = {
+  title: 'Condition',
+  description: 'Current state of one aspect of the resource (the standard Kubernetes condition).',
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'status', 'lastTransitionTime', 'reason', 'message'],
+  properties: {
+    type: {
+      type: 'string',
+      maxLength: 316,
+      description:
+        'Type of the condition, in CamelCase. `Ready` tells whether the gateway holds the resource.',
+    },
+    status: { type: 'string', enum: ['True', 'False', 'Unknown'], description: 'Status of the condition.' },
+    observedGeneration: {
+      type: 'integer',
+      minimum: 0,
+      description: 'The metadata.generation the condition was set for.',
+    },
+    lastTransitionTime: {
+      type: 'string',
+      format: 'date-time',
+      description: 'Last time the condition changed from one status to another.',
+    },
+    reason: {
+      type: 'string',
+      maxLength: 1024,
+      description: 'Machine-readable reason for the last transition, in PascalCase.',
+    },
+    message: { type: 'string', maxLength: 32768, description: 'Human-readable details of the transition.' },
+  },
+};
+
+/** Conditions list, keyed by type. */
+export const conditions: JsonSchema = {
+  type: 'array',
+  description: 'Standard conditions. `Ready` is True when the gateway or dashboard holds the desired state.',
+  items: condition,
+  'x-kubernetes-list-type': 'map',
+  'x-kubernetes-list-map-keys': ['type'],
+};
+
+/** The outcome of the operator's last call to the gateway or dashboard for a resource. */
+export const latestTransaction: JsonSchema = {
+  title: 'Transaction',
+  description: "Outcome of the operator's last call to the gateway or dashboard for this resource.",
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    time: { type: 'string', format: 'date-time', description: 'When the call finished.' },
+    status: { type: 'string', enum: ['Successful', 'Failed'], description: 'Whether the call succeeded.' },
+    error: { type: 'string', description: 'Error message when the call failed.' },
+  },
+};
+
+/** Status fields every reconciled kind has. */
+export const reconcileStatusProperties: Record<string, JsonSchema> = {
+  observedGeneration: {
+    type: 'integer',
+    minimum: 0,
+    description: 'The metadata.generation the operator last reconciled.',
+  },
+  latestCRDSpecHash: {
+    type: 'string',
+    description: 'Hash of the translated object the operator last pushed to the gateway or dashboard.',
+  },
+  latestSvcSpecHash: {
+    type: 'string',
+    description: 'Hash of the object the gateway or dashboard held after the last push (drift detection).',
+  },
+  latestTransaction,
+  conditions,
+};
+
+/** Status of the three API kinds. */
+export const apiStatus: JsonSchema = {
+  title: 'ApiStatus',
+  description: 'Observed state of the API, written by the operator.',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    api_id: { type: 'string', description: 'ID of the API in the gateway or dashboard.' },
+    listen_path: { type: 'string', description: 'Listen path the API is served on.' },
+    linked_by_policies: {
+      type: 'array',
+      description: 'SecurityPolicies that grant access to this API.',
+      items: namespacedRef('a SecurityPolicy'),
+    },
+    ...reconcileStatusProperties,
+  },
+};
+
+/** Printer columns shared by the API kinds: `listenPath` is where the kind keeps its listen path. */
+export const apiPrinterColumns = (listenPath: string): readonly PrinterColumn[] => [
+  {
+    name: 'API ID',
+    type: 'string',
+    jsonPath: '.status.api_id',
+    description: 'ID of the API in the gateway.',
+  },
+  { name: 'Listen Path', type: 'string', jsonPath: listenPath, description: 'Listen path of the API.' },
+  readyColumn,
+  ageColumn,
+];
+
+/** `Ready` condition as a column. */
+export const readyColumn: PrinterColumn = {
+  name: 'Ready',
+  type: 'string',
+  jsonPath: '.status.conditions[?(@.type=="Ready")].status',
+  description: 'Whether the gateway or dashboard holds the desired state.',
+};
+
+/** The usual age column. */
+export const ageColumn: PrinterColumn = {
+  name: 'Age',
+  type: 'date',
+  jsonPath: '.metadata.creationTimestamp',
+  description: 'Time since creation.',
+};
+
+/** HTTP methods a policy or stream may name. */
+export const httpMethod: JsonSchema = {
+  type: 'string',
+  enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'CONNECT', 'TRACE'],
+  description: 'HTTP method.',
+};
+
+/** A count or a seconds value where -1 disables the feature. */
+export const disabledOrPositive = (description: string, dflt?: number): JsonSchema => ({
+  type: 'integer',
+  minimum: -1,
+  description: `${description} -1 disables.`,
+  ...(dflt === undefined ? {} : { default: dflt }),
+});

@@ -1,0 +1,104 @@
+import type { JsonSchema, KindDefinition } from '../json-schema.ts';
+import { CATEGORY, GROUP, VERSION } from '../common.ts';
+
+/** Keywords the API server's structural schemas accept, copied as they are. */
+const kept = [
+  'description',
+  'type',
+  'required',
+  'enum',
+  'default',
+  'format',
+  'pattern',
+  'minLength',
+  'maxLength',
+  'minimum',
+  'maximum',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'minProperties',
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-validations',
+  'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys',
+  'x-kubernetes-map-type',
+  'x-kubernetes-int-or-string',
+] as const;
+
+/**
+ * Turns one of our JSON Schemas into a structural schema the API server accepts.
+ *
+ * What a CRD schema cannot say is left to the admission webhook, which validates against the
+ * full schema: titles and examples go, `const` becomes a one-value enum, and a closed object
+ * (`additionalProperties: false`) relies on the API server's pruning and strict field validation.
+ */
+export function structural(schema: JsonSchema): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of kept) {
+    if (schema[key] !== undefined) out[key] = schema[key];
+  }
+  if (schema.const !== undefined) out.enum = [schema.const];
+  if (schema.properties) {
+    out.properties = Object.fromEntries(
+      Object.entries(schema.properties).map(([name, sub]) => [name, structural(sub)]),
+    );
+  } else if (typeof schema.additionalProperties === 'object') {
+    out.additionalProperties = structural(schema.additionalProperties);
+  }
+  if (schema.items) out.items = structural(schema.items);
+  return out;
+}
+
+/** The CustomResourceDefinition of a kind. */
+export function crdFor(def: KindDefinition): Record<string, unknown> {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: {
+      name: `${def.plural}.${GROUP}`,
+      labels: { 'app.kubernetes.io/part-of': 'svc', 'app.kubernetes.io/managed-by': 'svc-schemas' },
+    },
+    spec: {
+      group: GROUP,
+      names: {
+        kind: def.kind,
+        listKind: `${def.kind}List`,
+        plural: def.plural,
+        singular: def.singular,
+        shortNames: def.shortNames,
+        categories: [CATEGORY],
+      },
+      scope: 'Namespaced',
+      versions: [
+        {
+          name: VERSION,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: def.printerColumns,
+          schema: {
+            openAPIV3Schema: {
+              description: def.description,
+              type: 'object',
+              required: ['spec'],
+              properties: {
+                apiVersion: {
+                  type: 'string',
+                  description: `APIVersion defines the versioned schema of this representation of an object: ${GROUP}/${VERSION}.`,
+                },
+                kind: {
+                  type: 'string',
+                  description: `Kind is a string value representing the REST resource this object represents: ${def.kind}.`,
+                },
+                metadata: { type: 'object' },
+                spec: structural(def.spec),
+                status: structural(def.status),
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+}

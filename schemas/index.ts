@@ -1,0 +1,30 @@
+import type { JsonSchema, KindDefinition } from './json-schema.ts';
+import { apiDefinitionKind } from './kinds/api-definition.ts';
+import { oasApiDefinitionKind } from './kinds/oas-api-definition.ts';
+import { operatorContextKind } from './kinds/operator-context.ts';
+import { securityPolicyKind } from './kinds/security-policy.ts';
+import { streamsApiDefinitionKind } from './kinds/streams-api-definition.ts';
+import { apiDefinitionModel } from './models/api-definition.ts';
+import { oasApiDocument } from './models/oas.ts';
+import { policyModel } from './models/policy.ts';
+import { sessionModel } from './models/session.ts';
+
+export { API_VERSION, CATEGORY, GROUP, VERSION } from './common.ts';
+export type { CelRule, JsonSchema, KindDefinition, PrinterColumn } from './json-schema.ts';
+
+/** Every custom resource kind, in the order the generators emit them. */
+export const kinds: readonly KindDefinition[] = [
+  apiDefinitionKind,
+  oasApiDefinitionKind,
+  streamsApiDefinitionKind,
+  securityPolicyKind,
+  operatorContextKind,
+];
+
+/** The gateway's own models, by the name of their generated type. */
+export const models: Readonly<Record<string, JsonSchema>> = {
+  GatewayApiDefinition: apiDefinitionModel,
+  GatewayPolicy: policyModel,
+  GatewaySession: sessionModel,
+  OasApiDocument: oasApiDocument,
+};

@@ -1,0 +1,71 @@
+import type { KindDefinition } from '../json-schema.ts';
+import { apiPrinterColumns, apiStatus, contextRef, namespacedRef } from '../common.ts';
+import { classicApiProperties, idPattern } from '../models/api-definition.ts';
+
+/** ApiDefinition: a classic-format API (TCP, GraphQL, universal data graph, plain HTTP). */
+export const apiDefinitionKind: KindDefinition = {
+  kind: 'ApiDefinition',
+  plural: 'apidefinitions',
+  singular: 'apidefinition',
+  shortNames: ['svcapi', 'apidef'],
+  description:
+    'A classic-format API served by the gateway. Recommended for non-HTTP APIs (TCP, GraphQL, universal data graph); use SvcOasApiDefinition for standard HTTP APIs.',
+  spec: {
+    title: 'ApiDefinitionSpec',
+    description: 'Desired state of the API.',
+    type: 'object',
+    additionalProperties: false,
+    required: ['name', 'proxy'],
+    properties: {
+      api_id: {
+        type: 'string',
+        pattern: idPattern,
+        maxLength: 255,
+        description:
+          'Adopts the existing API with this ID. When omitted the ID is derived from the namespaced name (unpadded base64url of `namespace/name`), so a re-created resource gets the same ID and its keys keep working.',
+      },
+      contextRef,
+      ...classicApiProperties,
+      certificate_secret_names: {
+        type: 'array',
+        items: { type: 'string', minLength: 1 },
+        description:
+          'Secrets (type kubernetes.io/tls, in the namespace of the API) whose certificates the API serves.',
+      },
+      jwt_default_policies: {
+        type: 'array',
+        items: namespacedRef('a SecurityPolicy'),
+        description: 'SecurityPolicies applied when a token has no policy claim.',
+      },
+    },
+    'x-kubernetes-validations': [
+      {
+        rule: '!(has(self.use_keyless) && self.use_keyless) || !((has(self.use_standard_auth) && self.use_standard_auth) || (has(self.use_basic_auth) && self.use_basic_auth) || (has(self.enable_jwt) && self.enable_jwt) || (has(self.use_mutual_tls_auth) && self.use_mutual_tls_auth))',
+        message:
+          'use_keyless excludes authentication: set use_keyless to false, or turn off use_standard_auth, use_basic_auth, enable_jwt and use_mutual_tls_auth',
+        fieldPath: '.use_keyless',
+        reason: 'FieldValueForbidden',
+      },
+      {
+        rule: "(has(self.graphql) && has(self.graphql.enabled) && self.graphql.enabled) || (has(self.proxy.target_url) && self.proxy.target_url != '')",
+        message: 'proxy.target_url is required unless graphql.enabled is true',
+        fieldPath: '.proxy.target_url',
+        reason: 'FieldValueRequired',
+      },
+      {
+        rule: "!has(self.listen_port) || self.listen_port == 0 || (has(self.protocol) && self.protocol != '')",
+        message: 'listen_port needs a protocol (http, https, h2c, tcp or tls)',
+        fieldPath: '.protocol',
+        reason: 'FieldValueRequired',
+      },
+      {
+        rule: "!has(self.enable_jwt) || !self.enable_jwt || (has(self.jwt_signing_method) && has(self.jwt_source) && self.jwt_source != '')",
+        message: 'enable_jwt needs jwt_signing_method and jwt_source',
+        fieldPath: '.jwt_source',
+        reason: 'FieldValueRequired',
+      },
+    ],
+  },
+  status: apiStatus,
+  printerColumns: apiPrinterColumns('.spec.proxy.listen_path'),
+};

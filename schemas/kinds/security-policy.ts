@@ -1,0 +1,125 @@
+import type { JsonSchema, KindDefinition } from '../json-schema.ts';
+import {
+  ageColumn,
+  apiResourceRef,
+  contextRef,
+  k8sName,
+  k8sNamespace,
+  readyColumn,
+  reconcileStatusProperties,
+} from '../common.ts';
+import { idPattern } from '../models/api-definition.ts';
+import { allowedUrls, apiLimit, endpoints } from '../models/limits.ts';
+import { policyProperties } from '../models/policy.ts';
+
+/** Rules shared by the policy root and per-API limits (rate/per and quota pairs). */
+const limitRules: JsonSchema['x-kubernetes-validations'] = [
+  {
+    rule: '(!has(self.rate) || self.rate <= 0) == (!has(self.per) || self.per <= 0)',
+    message: 'rate and per go together: both -1 (disabled) or both positive',
+    fieldPath: '.per',
+    reason: 'FieldValueInvalid',
+  },
+  {
+    rule: '!has(self.quota_max) || self.quota_max <= 0 || (has(self.quota_renewal_rate) && self.quota_renewal_rate > 0)',
+    message: 'a positive quota_max needs a positive quota_renewal_rate (seconds)',
+    fieldPath: '.quota_renewal_rate',
+    reason: 'FieldValueRequired',
+  },
+];
+
+const accessRight: JsonSchema = {
+  title: 'AccessRight',
+  description: 'An API the policy covers, referenced by its cluster name; the operator resolves its API ID.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: {
+    name: { ...k8sName, description: 'Name of the API resource.' },
+    namespace: {
+      ...k8sNamespace,
+      description: 'Namespace of the API resource. Defaults to the namespace of the policy.',
+    },
+    kind: {
+      type: 'string',
+      enum: ['ApiDefinition', 'SvcOasApiDefinition', 'SvcStreamsApiDefinition'],
+      default: 'ApiDefinition',
+      description: 'Kind of the API resource.',
+    },
+    versions: {
+      type: 'array',
+      items: { type: 'string' },
+      description:
+        'Versions covered. Defaults to `Default` for classic APIs and `""` for OAS and streams APIs.',
+    },
+    limit: { ...apiLimit, 'x-kubernetes-validations': limitRules },
+    endpoints,
+    allowed_urls: allowedUrls,
+  },
+};
+
+/** SecurityPolicy: access rights, rate limits, throttling and quotas for keys. */
+export const securityPolicyKind: KindDefinition = {
+  kind: 'SecurityPolicy',
+  plural: 'securitypolicies',
+  singular: 'securitypolicy',
+  shortNames: ['svcpol', 'secpol'],
+  description:
+    'Access, rate-limit, throttle and quota rules for APIs, applied to the keys that use the policy.',
+  spec: {
+    title: 'SecurityPolicySpec',
+    description: 'Desired state of the policy.',
+    type: 'object',
+    additionalProperties: false,
+    required: ['name'],
+    properties: {
+      id: {
+        type: 'string',
+        pattern: idPattern,
+        maxLength: 255,
+        description:
+          'Links to an existing policy ID so its keys keep working; the resource then overwrites that policy. When omitted the ID is derived from the namespaced name.',
+      },
+      contextRef,
+      ...policyProperties,
+      rate: { ...policyProperties.rate, default: -1 },
+      per: { ...policyProperties.per, default: -1 },
+      throttle_interval: { ...policyProperties.throttle_interval, default: -1 },
+      throttle_retry_limit: { ...policyProperties.throttle_retry_limit, default: -1 },
+      quota_max: { ...policyProperties.quota_max, default: -1 },
+      quota_renewal_rate: { ...policyProperties.quota_renewal_rate, default: -1 },
+      access_rights_array: {
+        type: 'array',
+        items: accessRight,
+        description: 'APIs the policy covers.',
+      },
+    },
+    'x-kubernetes-validations': limitRules,
+  },
+  status: {
+    title: 'SecurityPolicyStatus',
+    description: 'Observed state of the policy, written by the operator.',
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      pol_id: { type: 'string', description: 'ID of the policy in the gateway or dashboard.' },
+      linked_apis: {
+        type: 'array',
+        items: apiResourceRef,
+        description: 'API resources the policy covers.',
+      },
+      ...reconcileStatusProperties,
+    },
+  },
+  printerColumns: [
+    {
+      name: 'Policy ID',
+      type: 'string',
+      jsonPath: '.status.pol_id',
+      description: 'ID of the policy in the gateway.',
+    },
+    { name: 'State', type: 'string', jsonPath: '.spec.state', description: 'State of the policy.' },
+    readyColumn,
+    ageColumn,
+  ],
+};

@@ -1,0 +1,35 @@
+import type { KindDefinition } from '../json-schema.ts';
+import { apiPrinterColumns, apiStatus, contextRef } from '../common.ts';
+import { configMapKeyRef } from './oas-api-definition.ts';
+
+/** SvcStreamsApiDefinition: an asynchronous API (streams) described by an OAS document. */
+export const streamsApiDefinitionKind: KindDefinition = {
+  kind: 'SvcStreamsApiDefinition',
+  plural: 'svcstreamsapidefinitions',
+  singular: 'svcstreamsapidefinition',
+  shortNames: ['svcstreams'],
+  description:
+    'An asynchronous API: an OpenAPI 3.x document with `x-svc-api-gateway` and `x-svc-streaming` (inputs, processors, outputs), kept in a ConfigMap. Needs streaming enabled on the gateway.',
+  spec: {
+    title: 'SvcStreamsApiDefinitionSpec',
+    description: 'Desired state of the streams API.',
+    type: 'object',
+    additionalProperties: false,
+    required: ['svcStreams'],
+    properties: {
+      contextRef,
+      svcStreams: {
+        title: 'SvcStreamsRef',
+        description: 'Where the streams OAS document is.',
+        type: 'object',
+        additionalProperties: false,
+        required: ['configmapRef'],
+        properties: {
+          configmapRef: configMapKeyRef('the streams OAS document (at most 1 MiB)'),
+        },
+      },
+    },
+  },
+  status: apiStatus,
+  printerColumns: apiPrinterColumns('.status.listen_path'),
+};

@@ -1,0 +1,111 @@
+import type { JsonSchema } from '../json-schema.ts';
+import { disabledOrPositive, httpMethod } from '../common.ts';
+
+/** Rate, throttle and quota fields, shared by policies, their per-API limits and keys. */
+export const limitProperties: Record<string, JsonSchema> = {
+  rate: disabledOrPositive('Requests allowed per `per` seconds.'),
+  per: disabledOrPositive('Rate-limit window in seconds.'),
+  throttle_interval: disabledOrPositive(
+    'Seconds a request over the rate limit waits before it is retried. Throttling applies only when both throttle values are above 0.',
+  ),
+  throttle_retry_limit: disabledOrPositive(
+    'How many times a request over the rate limit is retried before it gets 429.',
+  ),
+  quota_max: disabledOrPositive('Requests allowed per quota period; -1 means unlimited.'),
+  quota_renewal_rate: disabledOrPositive(
+    'Length of the quota period in seconds (3600 hourly, 86400 daily, 2592000 thirty days).',
+  ),
+};
+
+/** Per-API limit of a policy or key: without it the API inherits the root limits. */
+export const apiLimit: JsonSchema = {
+  title: 'ApiLimit',
+  description: 'Rate, throttle and quota limits for this API only. Without it the global limits apply.',
+  type: 'object',
+  additionalProperties: false,
+  properties: limitProperties,
+};
+
+/** Per-endpoint rate limits. */
+export const endpointLimit: JsonSchema = {
+  title: 'EndpointRateLimit',
+  description: 'Rate limit of one method on one path.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'limit'],
+  properties: {
+    name: httpMethod,
+    limit: {
+      title: 'RateLimit',
+      description: 'Requests allowed per window.',
+      type: 'object',
+      additionalProperties: false,
+      required: ['rate', 'per'],
+      properties: {
+        rate: { type: 'integer', minimum: 1, description: 'Requests allowed per `per` seconds.' },
+        per: { type: 'integer', minimum: 1, description: 'Window in seconds.' },
+      },
+    },
+  },
+};
+
+/** Endpoint list of an access right. */
+export const endpoints: JsonSchema = {
+  type: 'array',
+  description: 'Per-endpoint rate limits.',
+  items: {
+    title: 'Endpoint',
+    description: 'A path and the rate limits of its methods.',
+    type: 'object',
+    additionalProperties: false,
+    required: ['path', 'methods'],
+    properties: {
+      path: {
+        type: 'string',
+        minLength: 1,
+        description: 'Path of the endpoint, relative to the listen path.',
+      },
+      methods: {
+        type: 'array',
+        items: endpointLimit,
+        description: 'Methods of the endpoint and their limits.',
+      },
+    },
+  },
+};
+
+/** Allowed URLs of an access right. */
+export const allowedUrls: JsonSchema = {
+  type: 'array',
+  description: 'When set, only these method and path pairs are allowed (403 otherwise).',
+  items: {
+    title: 'AllowedUrl',
+    description: 'A path pattern and the methods allowed on it.',
+    type: 'object',
+    additionalProperties: false,
+    required: ['url'],
+    properties: {
+      url: {
+        type: 'string',
+        minLength: 1,
+        description: 'Path as a regular expression, for example `/users(.*)`.',
+      },
+      methods: { type: 'array', items: httpMethod, description: 'Allowed methods; empty allows none.' },
+    },
+  },
+};
+
+/** Partitions of a policy. */
+export const partitions: JsonSchema = {
+  title: 'PolicyPartitions',
+  description:
+    'Which parts of the policy apply. When any is true, only the true parts are applied to keys (the rest come from the key or other policies).',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    quota: { type: 'boolean', description: 'Apply the request quota.' },
+    rate_limit: { type: 'boolean', description: 'Apply the rate limit and throttling.' },
+    acl: { type: 'boolean', description: 'Apply the access rights.' },
+    complexity: { type: 'boolean', description: 'Apply the GraphQL complexity limits.' },
+  },
+};

@@ -1,0 +1,257 @@
+import type { JsonSchema } from '../json-schema.ts';
+
+const enabled = (what: string): JsonSchema => ({ type: 'boolean', description: `Enables ${what}.` });
+
+const credentialLocation = (where: string): JsonSchema => ({
+  title: 'CredentialLocation',
+  description: `Read the credentials from ${where} as well.`,
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    enabled: enabled('this location'),
+    name: { type: 'string', description: 'Name of the header, query parameter or cookie.' },
+  },
+});
+
+/** Settings of one security scheme under `x-svc-api-gateway.server.authentication`. */
+const securityScheme: JsonSchema = {
+  title: 'OasSecurityScheme',
+  description: 'Gateway settings of a security scheme declared in `components.securitySchemes`.',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    enabled: enabled('the scheme'),
+    header: credentialLocation('a header'),
+    query: credentialLocation('a query parameter (case-sensitive)'),
+    cookie: credentialLocation('a cookie (case-sensitive)'),
+    enableClientCertificate: enabled('dynamic mTLS: a client certificate replaces the token'),
+    signatureValidation: {
+      title: 'OasSignatureValidation',
+      description: 'Signature validation with the auth token.',
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        enabled: enabled('signature validation'),
+        algorithm: {
+          type: 'string',
+          enum: ['VendorSHA256', 'VendorMD5'],
+          description: 'Signature algorithm.',
+        },
+        header: { type: 'string', description: 'Header that carries the signature.' },
+        query: { type: 'string', description: 'Query parameter that carries the signature.' },
+        secret: { type: 'string', description: 'Shared secret.' },
+        allowedClockSkew: { type: 'integer', minimum: 0, description: 'Allowed clock skew in seconds.' },
+        errorCode: { type: 'integer', minimum: 400, maximum: 599, description: 'Status of a refusal.' },
+        errorMessage: { type: 'string', description: 'Message of a refusal.' },
+      },
+    },
+    cacheTTL: {
+      type: 'integer',
+      minimum: 0,
+      description: 'Basic auth: seconds verified credentials stay cached.',
+    },
+    disableCaching: { type: 'boolean', description: 'Basic auth: no credential cache.' },
+    extractCredentialsFromBody: {
+      title: 'OasBodyCredentials',
+      description: 'Basic auth: take the credentials from the request body.',
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        enabled: enabled('body extraction'),
+        userRegexp: { type: 'string', description: 'Regular expression with one group capturing the user.' },
+        passwordRegexp: {
+          type: 'string',
+          description: 'Regular expression with one group capturing the password.',
+        },
+      },
+    },
+  },
+};
+
+/** The `x-svc-api-gateway` vendor extension of an OAS document. */
+export const oasGatewayExtension: JsonSchema = {
+  title: 'OasGatewayExtension',
+  description: 'Gateway settings of an OAS API (`x-svc-api-gateway`).',
+  type: 'object',
+  required: ['info', 'server', 'upstream'],
+  properties: {
+    info: {
+      title: 'OasInfo',
+      description: 'Identity and state of the API.',
+      type: 'object',
+      required: ['name', 'state'],
+      properties: {
+        id: { type: 'string', description: 'API ID; set by the gateway or the operator.' },
+        orgId: { type: 'string', description: 'Organization of the API.' },
+        name: { type: 'string', minLength: 1, description: 'Name of the API.' },
+        state: {
+          title: 'OasState',
+          description: 'Whether the API is served.',
+          type: 'object',
+          required: ['active'],
+          properties: {
+            active: { type: 'boolean', description: 'Serve the API.' },
+            internal: { type: 'boolean', description: 'Reachable only from other APIs.' },
+          },
+        },
+      },
+    },
+    upstream: {
+      title: 'OasUpstream',
+      description: 'Where requests go.',
+      type: 'object',
+      required: ['url'],
+      properties: { url: { type: 'string', minLength: 1, description: 'Upstream address.' } },
+      'x-kubernetes-preserve-unknown-fields': true,
+    },
+    server: {
+      title: 'OasServer',
+      description: 'How the gateway serves the API.',
+      type: 'object',
+      required: ['listenPath'],
+      properties: {
+        listenPath: {
+          title: 'OasListenPath',
+          description: 'Base path on the gateway.',
+          type: 'object',
+          required: ['value'],
+          properties: {
+            value: { type: 'string', pattern: '^/', description: 'Listen path; starts with `/`.' },
+            strip: { type: 'boolean', description: 'Remove the listen path before proxying.' },
+          },
+        },
+        customDomain: {
+          title: 'OasCustomDomain',
+          description: 'Host the API is bound to.',
+          type: 'object',
+          properties: {
+            enabled: enabled('the custom domain'),
+            name: { type: 'string', description: 'Domain name.' },
+          },
+        },
+        detailedTracing: {
+          title: 'OasDetailedTracing',
+          description: 'Detailed tracing of requests.',
+          type: 'object',
+          properties: { enabled: enabled('detailed tracing') },
+        },
+        authentication: {
+          title: 'OasAuthentication',
+          description: 'Client authentication.',
+          type: 'object',
+          properties: {
+            enabled: enabled('authentication (false makes the API keyless)'),
+            stripAuthorizationData: {
+              type: 'boolean',
+              description: 'Remove the credentials before proxying.',
+            },
+            baseIdentityProvider: {
+              type: 'string',
+              description: 'Chained auth: the method that provides the session.',
+            },
+            securitySchemes: {
+              type: 'object',
+              additionalProperties: securityScheme,
+              description: 'Settings per security scheme name.',
+            },
+          },
+          'x-kubernetes-preserve-unknown-fields': true,
+        },
+      },
+      'x-kubernetes-preserve-unknown-fields': true,
+    },
+    middleware: {
+      type: 'object',
+      description: 'Per-API and per-operation middleware.',
+      'x-kubernetes-preserve-unknown-fields': true,
+    },
+  },
+  'x-kubernetes-preserve-unknown-fields': true,
+};
+
+const connector: JsonSchema = {
+  type: 'object',
+  description:
+    'One connector: an object with a single key naming its type (`http_server`, `kafka`, `http_client`, `broker`, `portal_webhook`, ...) and its settings, plus an optional `label`.',
+  minProperties: 1,
+  'x-kubernetes-preserve-unknown-fields': true,
+};
+
+/** The `x-svc-streaming` vendor extension of a streams OAS document. */
+export const oasStreamingExtension: JsonSchema = {
+  title: 'OasStreamingExtension',
+  description: 'Asynchronous streams of the API (`x-svc-streaming`).',
+  type: 'object',
+  required: ['streams'],
+  properties: {
+    streams: {
+      type: 'object',
+      minProperties: 1,
+      description: 'Streams by name; each runs as its own pipeline: input, processors, output.',
+      additionalProperties: {
+        title: 'Stream',
+        description: 'One stream.',
+        type: 'object',
+        required: ['input', 'output'],
+        properties: {
+          input: connector,
+          output: connector,
+          pipeline: {
+            title: 'StreamPipeline',
+            description: 'Processing between input and output.',
+            type: 'object',
+            properties: {
+              processors: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  description: 'One processing step (`mapping`, `branch`, `switch`, `http`, ...).',
+                  'x-kubernetes-preserve-unknown-fields': true,
+                },
+                description: 'Ordered processing steps.',
+              },
+            },
+            'x-kubernetes-preserve-unknown-fields': true,
+          },
+        },
+        'x-kubernetes-preserve-unknown-fields': true,
+      },
+    },
+  },
+  'x-kubernetes-preserve-unknown-fields': true,
+};
+
+/** An OAS 3.x document carrying `x-svc-api-gateway` (the body of `/svc/apis/oas`). */
+export const oasApiDocument: JsonSchema = {
+  title: 'OasApiDocument',
+  description: 'An OpenAPI 3.x document with the gateway extension `x-svc-api-gateway`.',
+  type: 'object',
+  required: ['openapi', 'info', 'paths', 'x-svc-api-gateway'],
+  properties: {
+    openapi: { type: 'string', pattern: '^3\\.', description: 'OpenAPI version, 3.x.' },
+    info: {
+      title: 'OasDocumentInfo',
+      description: 'Document information.',
+      type: 'object',
+      required: ['title', 'version'],
+      properties: {
+        title: { type: 'string', description: 'Title of the API.' },
+        version: { type: 'string', description: 'Version of the document.' },
+      },
+      'x-kubernetes-preserve-unknown-fields': true,
+    },
+    paths: {
+      type: 'object',
+      description: 'Operations by path.',
+      'x-kubernetes-preserve-unknown-fields': true,
+    },
+    components: {
+      type: 'object',
+      description: 'Reusable parts, among them `securitySchemes`.',
+      'x-kubernetes-preserve-unknown-fields': true,
+    },
+    'x-svc-api-gateway': oasGatewayExtension,
+    'x-svc-streaming': oasStreamingExtension,
+  },
+  'x-kubernetes-preserve-unknown-fields': true,
+};

@@ -1,0 +1,77 @@
+import type { JsonSchema } from '../json-schema.ts';
+import { allowedUrls, apiLimit, endpoints, limitProperties, partitions } from './limits.ts';
+import { idPattern } from './api-definition.ts';
+
+/** Policy states: what happens to the keys of a policy in each. */
+export const policyState: JsonSchema = {
+  type: 'string',
+  enum: ['active', 'draft', 'deny'],
+  default: 'active',
+  description:
+    '`active`: keys of the policy work and new keys can be created. `draft`: keys are refused and none can be created. `deny`: the policy is not published to the gateway.',
+};
+
+/** Fields a policy has both in the gateway and in the SecurityPolicy resource. */
+export const policyProperties: Record<string, JsonSchema> = {
+  name: { type: 'string', minLength: 1, description: 'Descriptive name.' },
+  state: policyState,
+  active: { type: 'boolean', default: true, description: 'Marks the policy active.' },
+  tags: { type: 'array', items: { type: 'string' }, description: 'Labels added to keys of the policy.' },
+  meta_data: {
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    description: 'Extra metadata added to keys of the policy.',
+  },
+  ...limitProperties,
+  partitions,
+  key_expires_in: {
+    type: 'integer',
+    minimum: 0,
+    description: 'Seconds a key created with this policy lives; 0 never expires.',
+  },
+};
+
+/** An API a key or policy grants access to, as the gateway stores it. */
+export const accessDefinition: JsonSchema = {
+  title: 'AccessDefinition',
+  description: 'Access to one API: versions, allowed URLs and limits.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['api_id'],
+  properties: {
+    api_id: { type: 'string', pattern: idPattern, description: 'ID of the API.' },
+    api_name: { type: 'string', description: 'Name of the API, for people.' },
+    versions: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'Versions covered (`Default` for classic APIs, `""` for OAS APIs).',
+    },
+    allowed_urls: allowedUrls,
+    limit: apiLimit,
+    endpoints,
+  },
+};
+
+/** A security policy as the gateway stores it (`/svc/policies`). */
+export const policyModel: JsonSchema = {
+  title: 'GatewayPolicy',
+  description: 'A security policy as stored by the gateway (`/svc/policies`).',
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: {
+    id: {
+      type: 'string',
+      pattern: idPattern,
+      maxLength: 255,
+      description: 'Policy ID; generated when absent.',
+    },
+    org_id: { type: 'string', description: 'Organization the policy belongs to.' },
+    ...policyProperties,
+    access_rights: {
+      type: 'object',
+      additionalProperties: accessDefinition,
+      description: 'APIs covered, by API ID.',
+    },
+  },
+};

@@ -1,0 +1,80 @@
+import type { JsonSchema } from '../json-schema.ts';
+import { limitProperties } from './limits.ts';
+import { accessDefinition } from './policy.ts';
+
+/** A key (session) as the gateway stores it (`/svc/keys`). */
+export const sessionModel: JsonSchema = {
+  title: 'GatewaySession',
+  description:
+    'A key and its session: limits, access rights and counters. The key itself is stored hashed; basic-auth users are keys named by user name.',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    org_id: { type: 'string', description: 'Organization of the key; must match the APIs it is used on.' },
+    alias: { type: 'string', description: 'Name of the key, for people and logs.' },
+    ...limitProperties,
+    quota_remaining: {
+      type: 'integer',
+      description: 'Requests left in the current quota period (derived, kept by the gateway).',
+    },
+    quota_renews: {
+      type: 'integer',
+      minimum: 0,
+      description: 'Unix time at which the current quota period ends (derived, kept by the gateway).',
+    },
+    expires: { type: 'integer', description: 'Unix time after which the key is refused; 0 or less never.' },
+    is_inactive: { type: 'boolean', description: 'A disabled key: requests are refused with 403.' },
+    access_rights: {
+      type: 'object',
+      additionalProperties: accessDefinition,
+      description: 'APIs the key may call, by API ID.',
+    },
+    apply_policies: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'IDs of the policies merged into the key when it is loaded.',
+    },
+    basic_auth_data: {
+      title: 'BasicAuthData',
+      description: 'Credentials of a basic-auth user.',
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        password: {
+          type: 'string',
+          description: 'Password: plain on input, stored hashed (never returned in clear).',
+        },
+        hash_type: {
+          type: 'string',
+          enum: ['', 'scrypt'],
+          description: 'How `password` is stored; set by the gateway.',
+        },
+      },
+    },
+    jwt_data: {
+      title: 'JwtData',
+      description: 'Per-key JWT secret.',
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        secret: { type: 'string', description: "Secret or public key verifying the key's tokens." },
+      },
+    },
+    hmac_enabled: { type: 'boolean', description: 'Requests must be HMAC-signed with the key secret.' },
+    certificate: {
+      type: 'string',
+      description: 'Fingerprint of the client certificate bound to the key (dynamic mTLS).',
+    },
+    enable_detailed_recording: {
+      type: 'boolean',
+      description: 'Record request and response bodies in analytics.',
+    },
+    meta_data: {
+      type: 'object',
+      description: 'Free-form metadata.',
+      'x-kubernetes-preserve-unknown-fields': true,
+    },
+    tags: { type: 'array', items: { type: 'string' }, description: 'Labels.' },
+    date_created: { type: 'string', format: 'date-time', description: 'When the key was created.' },
+  },
+};
