@@ -11,20 +11,28 @@ export interface SchemaProblem {
 /** Checks a value against a schema; an empty list means valid. */
 export type SchemaCheck = (value: unknown) => SchemaProblem[];
 
-const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: false });
-// Kubernetes extensions are data for the CRD generator; ajv need not act on them.
-for (const keyword of [
-  'x-kubernetes-preserve-unknown-fields',
-  'x-kubernetes-validations',
-  'x-kubernetes-list-type',
-  'x-kubernetes-list-map-keys',
-  'x-kubernetes-map-type',
-  'x-kubernetes-int-or-string',
-]) {
-  ajv.addKeyword({ keyword, schemaType: ['boolean', 'array', 'string'] });
+function newAjv(opts: { useDefaults: boolean; coerceTypes: boolean }): Ajv2020 {
+  const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, ...opts });
+  // Kubernetes extensions are data for the CRD generator; ajv need not act on them.
+  for (const keyword of [
+    'x-kubernetes-preserve-unknown-fields',
+    'x-kubernetes-validations',
+    'x-kubernetes-list-type',
+    'x-kubernetes-list-map-keys',
+    'x-kubernetes-map-type',
+    'x-kubernetes-int-or-string',
+  ]) {
+    ajv.addKeyword({ keyword, schemaType: ['boolean', 'array', 'string'] });
+  }
+  // The one format we use; ajv-formats would add a dependency for one regular expression.
+  ajv.addFormat('date-time', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/i);
+  return ajv;
 }
-// Formats we use; ajv-formats would add a dependency for two regular expressions.
-ajv.addFormat('date-time', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/i);
+
+/** Validates as it is: admission, management API bodies. */
+const strictAjv = newAjv({ useDefaults: false, coerceTypes: false });
+/** Fills defaults and turns strings into numbers and booleans: configuration from env and flags. */
+const configAjv = newAjv({ useDefaults: true, coerceTypes: true });
 
 /** The whole-object schema of a custom resource kind. */
 export function resourceSchema(def: KindDefinition): JsonSchema {
@@ -41,9 +49,12 @@ export function resourceSchema(def: KindDefinition): JsonSchema {
   };
 }
 
-/** Compiles a schema once; the returned check is cheap to call. */
-export function compile(schema: JsonSchema): SchemaCheck {
-  const validate = ajv.compile(schema);
+/**
+ * Compiles a schema once; the returned check is cheap to call. With `forConfig`, the check also
+ * fills defaults and coerces strings (from environment variables and flags) in place.
+ */
+export function compile(schema: JsonSchema, opts: { forConfig?: boolean } = {}): SchemaCheck {
+  const validate = (opts.forConfig ? configAjv : strictAjv).compile(schema);
   return (value) => {
     if (validate(value)) return [];
     return (validate.errors ?? []).map(problem);

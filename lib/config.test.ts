@@ -1,0 +1,70 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { JsonSchema } from '../schemas/json-schema.ts';
+import { ConfigError, loadConfig } from './config.ts';
+
+const schema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['secret'],
+  properties: {
+    secret: { type: 'string', minLength: 1, description: 'Secret.' },
+    port: { type: 'integer', minimum: 0, maximum: 65535, default: 8080, description: 'Port.' },
+    debug: { type: 'boolean', default: false, description: 'Debug.' },
+  },
+};
+const sources = { secret: { env: 'T_SECRET' }, port: { env: 'T_PORT' }, debug: {} };
+
+interface Cfg {
+  secret: string;
+  port: number;
+  debug: boolean;
+}
+
+function problems(fn: () => unknown): readonly string[] {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return assert.fail('expected a ConfigError');
+}
+
+test('config: defaults filled, env coerced, flags win over env, result frozen', () => {
+  const cfg = loadConfig<Cfg>({
+    component: 't',
+    schema,
+    sources,
+    env: { T_SECRET: 'from-env', T_PORT: '9000' },
+    argv: ['--secret=from-flag', '--debug'],
+  });
+  assert.deepEqual({ ...cfg }, { secret: 'from-flag', port: 9000, debug: true });
+  assert.ok(Object.isFrozen(cfg));
+});
+
+test('config: every problem is named with its source', () => {
+  assert.deepEqual(
+    problems(() =>
+      loadConfig({ component: 't', schema, sources, env: { T_PORT: 'x' }, argv: ['--colour=red'] }),
+    ),
+    [
+      'flag --colour: unknown (known: --config, --secret, --port, --debug)',
+      'secret: Required value: add this field',
+      'environment variable T_PORT: Invalid type: must be integer',
+    ],
+  );
+});
+
+test('config: file keys are checked strictly and named with the file', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-cfg-'));
+  const file = join(dir, 'c.yaml');
+  writeFileSync(file, 'secret: s\nprot: 1\n');
+  assert.deepEqual(
+    problems(() => loadConfig({ component: 't', schema, sources, env: {}, argv: ['--config', file] })),
+    [`prot in ${file}: unknown field: remove it, or check its spelling and nesting`],
+  );
+});

@@ -1,0 +1,129 @@
+/**
+ * Configuration is read once at start from a file, environment variables and flags (later
+ * sources win), strictly decoded against a schema, frozen and passed down. This is the only
+ * module that reads `process.env`.
+ */
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import type { JsonSchema } from '../schemas/json-schema.ts';
+import { compile } from '../schemas/validate.ts';
+import { InputError, errorMessage } from './errors.ts';
+
+/** A snapshot of the environment. */
+export function environment(): Readonly<Record<string, string | undefined>> {
+  return Object.freeze({ ...process.env });
+}
+
+/** Where a config key may also come from. */
+export interface ConfigSource {
+  /** Environment variable, e.g. `SVC_GW_SECRET`. */
+  env?: string;
+  /** Command-line flag without dashes, e.g. `secret` for `--secret`. */
+  flag?: string;
+}
+
+/** Refused configuration: every problem, each naming where the bad value came from. */
+export class ConfigError extends InputError {
+  readonly problems: readonly string[];
+  constructor(component: string, problems: readonly string[]) {
+    super('CFG_ERR_INVALID', `${component}: invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.problems = problems;
+  }
+}
+
+/**
+ * Reads configuration for `component`. `schema` is a closed object schema whose top-level
+ * properties are the config keys; `sources` maps keys to their env variable and flag.
+ * A file (YAML or JSON) is read from the flag `--config` when given.
+ */
+export function loadConfig<T>(opts: {
+  component: string;
+  schema: JsonSchema;
+  sources: Readonly<Record<string, ConfigSource>>;
+  argv?: readonly string[];
+  env?: Readonly<Record<string, string | undefined>>;
+}): Readonly<T> {
+  const problems: string[] = [];
+  const env = opts.env ?? environment();
+  const flags = parseFlags(opts.argv ?? [], opts.sources, problems);
+  const origin = new Map<string, string>();
+
+  let raw: Record<string, unknown> = {};
+  const file = flags.get('config');
+  flags.delete('config');
+  if (file !== undefined) {
+    try {
+      const parsed: unknown = parse(readFileSync(file, 'utf8'));
+      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
+        raw = parsed as Record<string, unknown>;
+        for (const key of Object.keys(raw)) origin.set(key, `${key} in ${file}`);
+      } else if (parsed !== null && parsed !== undefined) {
+        problems.push(`${file}: must hold a mapping of configuration keys`);
+      }
+    } catch (err) {
+      problems.push(`${file}: ${errorMessage(err)}`);
+    }
+  }
+  for (const [key, src] of Object.entries(opts.sources)) {
+    const fromEnv = src.env === undefined ? undefined : env[src.env];
+    if (fromEnv !== undefined && fromEnv !== '' && src.env !== undefined) {
+      raw[key] = fromEnv;
+      origin.set(key, `environment variable ${src.env}`);
+    }
+    const fromFlag = flags.get(key);
+    if (fromFlag !== undefined) {
+      raw[key] = fromFlag;
+      origin.set(key, `flag --${src.flag ?? key}`);
+    }
+  }
+  for (const p of compile(opts.schema, { forConfig: true })(raw)) {
+    const top = p.path.split(/[.[]/)[0] ?? '';
+    problems.push(`${origin.get(top) ?? top}: ${p.message}${p.path === top ? '' : ` (at ${p.path})`}`);
+  }
+  if (problems.length > 0) throw new ConfigError(opts.component, problems);
+  return deepFreeze(raw) as Readonly<T>;
+}
+
+/** `--name value`, `--name=value` and bare boolean `--name`; keyed by config key. */
+function parseFlags(
+  argv: readonly string[],
+  sources: Readonly<Record<string, ConfigSource>>,
+  problems: string[],
+): Map<string, string> {
+  const byFlag = new Map<string, string>([['config', 'config']]);
+  for (const [key, src] of Object.entries(sources)) byFlag.set(src.flag ?? key, key);
+  const out = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    const m = /^--([a-z0-9][a-z0-9-]*)(?:=(.*))?$/.exec(arg);
+    if (!m?.[1]) {
+      problems.push(`argument ${JSON.stringify(arg)}: expected --flag or --flag=value`);
+      continue;
+    }
+    const key = byFlag.get(m[1]);
+    if (key === undefined) {
+      problems.push(`flag --${m[1]}: unknown (known: ${[...byFlag.keys()].map((f) => `--${f}`).join(', ')})`);
+      continue;
+    }
+    let value = m[2];
+    if (value === undefined) {
+      const next = argv[i + 1];
+      if (next !== undefined && !next.startsWith('--')) {
+        value = next;
+        i++;
+      } else {
+        value = 'true';
+      }
+    }
+    out.set(key, value);
+  }
+  return out;
+}
+
+function deepFreeze(value: unknown): unknown {
+  if (value !== null && typeof value === 'object') {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
