@@ -67,7 +67,7 @@ export function crdFor(def: KindDefinition): Record<string, unknown> {
         plural: def.plural,
         singular: def.singular,
         shortNames: def.shortNames,
-        categories: [CATEGORY],
+        categories: [CATEGORY, `${CATEGORY}-all`],
       },
       scope: 'Namespaced',
       versions: [

@@ -90,6 +90,8 @@ export const securityPolicyKind: KindDefinition = {
       quota_renewal_rate: { ...policyProperties.quota_renewal_rate, default: -1 },
       access_rights_array: {
         type: 'array',
+        // Bounds the cost of the CEL rules on each entry, as the API server requires.
+        maxItems: 1000,
         items: accessRight,
         description: 'APIs the policy covers.',
       },
