@@ -1,0 +1,137 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError } from '../../lib/config.ts';
+import { loadGatewayConfig, loadTls } from './load.ts';
+
+function problems(fn: () => unknown): readonly string[] {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return assert.fail('expected a ConfigError');
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'svc-gw-cfg-'));
+const file = join(dir, 'gateway.yaml');
+writeFileSync(file, 'secret: s\nlisten_prot: 1\nworkers: many\n');
+
+test('config: defaults', () => {
+  const cfg = loadGatewayConfig({ argv: ['--secret', 's'], env: {} });
+  assert.deepEqual(
+    { ...cfg },
+    {
+      secret: 's',
+      listen_address: '0.0.0.0',
+      listen_port: 8080,
+      store: 'files',
+      data_dir: 'data',
+      redis_key_prefix: 'svc-gw:',
+      workers: availableParallelism(),
+      upstream_connect_timeout_ms: 5000,
+      upstream_timeout_ms: 30000,
+      trust_forwarded_headers: false,
+      log_level: 'info',
+      shutdown_timeout_ms: 10000,
+    },
+  );
+});
+
+test('config: flags win over the environment, values are coerced', () => {
+  const cfg = loadGatewayConfig({
+    argv: [
+      '--port=9000',
+      '--store',
+      'redis://127.0.0.1:6380/2',
+      '--workers',
+      '3',
+      '--trust-forwarded-headers',
+    ],
+    env: { SVC_GW_SECRET: 'env-secret', SVC_GW_LISTEN_PORT: '7000', SVC_GW_CONTROL_PORT: '9001' },
+  });
+  assert.equal(cfg.secret, 'env-secret');
+  assert.equal(cfg.listen_port, 9000);
+  assert.equal(cfg.control_port, 9001);
+  assert.equal(cfg.store, 'redis://127.0.0.1:6380/2');
+  assert.equal(cfg.workers, 3);
+  assert.equal(cfg.trust_forwarded_headers, true);
+});
+
+const refused: { name: string; argv: string[]; env?: Record<string, string>; want: string[] }[] = [
+  {
+    name: 'missing secret says where to set it',
+    argv: [],
+    want: [
+      'secret: required (it protects the management API; the gateway does not start without it): set the flag --secret, the environment variable SVC_GW_SECRET, `secret` in the --config file',
+    ],
+  },
+  {
+    name: 'empty secret',
+    argv: ['--secret='],
+    want: ['flag --secret: Invalid value: must NOT have fewer than 1 characters'],
+  },
+  {
+    name: 'unknown flag is named',
+    argv: ['--secret', 's', '--listen-port=1'],
+    want: [
+      'flag --listen-port: unknown (known: --config, --secret, --host, --port, --control-port, --store, --data-dir, --redis-key-prefix, --workers, --upstream-connect-timeout-ms, --upstream-timeout-ms, --tls-cert, --tls-key, --trust-forwarded-headers, --log-level, --shutdown-timeout-ms)',
+    ],
+  },
+  {
+    name: 'mistyped values name their source',
+    argv: ['--secret', 's', '--port', 'http', '--workers', '0'],
+    env: { SVC_GW_LOG_LEVEL: 'loud' },
+    want: [
+      'flag --port: Invalid type: must be integer',
+      'flag --workers: Invalid value: must be >= 1',
+      'environment variable SVC_GW_LOG_LEVEL: Unsupported value: must be one of "error", "warn", "info", "debug"',
+    ],
+  },
+  {
+    name: 'store must be files or a Redis URL',
+    argv: ['--secret', 's', '--store', 'memcached://x'],
+    want: ['flag --store: Invalid value: must match ^(files|rediss?://.+)$'],
+  },
+  {
+    name: 'unknown and mistyped keys in the file are named with the file',
+    argv: ['--config', file],
+    want: [
+      `listen_prot in ${file}: unknown field: remove it, or check its spelling and nesting`,
+      `workers in ${file}: Invalid type: must be integer`,
+    ],
+  },
+  {
+    name: 'TLS certificate without its key',
+    argv: ['--secret', 's', '--tls-cert', '/x.pem'],
+    want: ['tls_cert_file and tls_key_file: set both (--tls-cert and --tls-key) or neither'],
+  },
+  {
+    name: 'control port equal to the gateway port',
+    argv: ['--secret', 's', '--port', '8080', '--control-port', '8080'],
+    want: ['control_port: must differ from listen_port; leave it out to share the gateway port'],
+  },
+];
+
+for (const c of refused) {
+  test(`config refused: ${c.name}`, () => {
+    assert.deepEqual(
+      problems(() => loadGatewayConfig({ argv: c.argv, env: c.env ?? {} })),
+      c.want,
+    );
+  });
+}
+
+test('config: unreadable TLS files are named', () => {
+  const cfg = loadGatewayConfig({
+    argv: ['--secret', 's', '--tls-cert', join(dir, 'nope.pem'), '--tls-key', join(dir, 'nope.key')],
+    env: {},
+  });
+  const got = problems(() => loadTls(cfg));
+  assert.equal(got.length, 2);
+  assert.match(got[0] ?? '', /^tls_cert_file: cannot read .*nope\.pem: ENOENT/);
+  assert.match(got[1] ?? '', /^tls_key_file: cannot read .*nope\.key: ENOENT/);
+});

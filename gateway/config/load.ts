@@ -1,0 +1,88 @@
+/**
+ * Loads the gateway configuration once at start (file, environment, flags; later sources win),
+ * strictly, and says how to fix each problem.
+ */
+import { readFileSync } from 'node:fs';
+import { ConfigError, loadConfig } from '../../lib/config.ts';
+import { errorMessage } from '../../lib/errors.ts';
+import { gatewayConfigSchema, gatewayConfigSources, type GatewayConfig } from './schema.ts';
+
+/** Name the gateway uses in configuration errors and logs. */
+export const COMPONENT = 'svc-gateway';
+
+/** Certificate and key of the HTTPS listeners, read at start. */
+export interface TlsMaterial {
+  cert: Buffer;
+  key: Buffer;
+}
+
+/**
+ * Reads and checks the configuration. Throws a ConfigError listing every problem; a missing
+ * secret says where it can be set.
+ */
+export function loadGatewayConfig(opts: {
+  argv: readonly string[];
+  env?: Readonly<Record<string, string | undefined>>;
+}): Readonly<GatewayConfig> {
+  let config: Readonly<GatewayConfig>;
+  try {
+    config = loadConfig<GatewayConfig>({
+      component: COMPONENT,
+      schema: gatewayConfigSchema,
+      sources: gatewayConfigSources,
+      argv: opts.argv,
+      ...(opts.env === undefined ? {} : { env: opts.env }),
+    });
+  } catch (err) {
+    if (err instanceof ConfigError) throw new ConfigError(COMPONENT, err.problems.map(explainRequired));
+    throw err;
+  }
+  if ((config.tls_cert_file === undefined) !== (config.tls_key_file === undefined)) {
+    throw new ConfigError(COMPONENT, [
+      'tls_cert_file and tls_key_file: set both (--tls-cert and --tls-key) or neither',
+    ]);
+  }
+  if (
+    config.control_port !== undefined &&
+    config.control_port !== 0 &&
+    config.control_port === config.listen_port
+  ) {
+    throw new ConfigError(COMPONENT, [
+      'control_port: must differ from listen_port; leave it out to share the gateway port',
+    ]);
+  }
+  return config;
+}
+
+/** Reads the TLS certificate and key named by the configuration, if any. */
+export function loadTls(config: Readonly<GatewayConfig>): TlsMaterial | undefined {
+  if (config.tls_cert_file === undefined || config.tls_key_file === undefined) return undefined;
+  const problems: string[] = [];
+  const read = (file: string, key: string): Buffer => {
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      problems.push(`${key}: cannot read ${file}: ${errorMessage(err)}`);
+      return Buffer.alloc(0);
+    }
+  };
+  const cert = read(config.tls_cert_file, 'tls_cert_file');
+  const key = read(config.tls_key_file, 'tls_key_file');
+  if (problems.length > 0) throw new ConfigError(COMPONENT, problems);
+  return { cert, key };
+}
+
+function explainRequired(problem: string): string {
+  const m = /^([a-z_]+): Required value: add this field$/.exec(problem);
+  const key = m?.[1];
+  if (key === undefined) return problem;
+  const src = gatewayConfigSources[key];
+  const where = [
+    src?.flag === undefined ? undefined : `the flag --${src.flag}`,
+    src?.env === undefined ? undefined : `the environment variable ${src.env}`,
+    `\`${key}\` in the --config file`,
+  ].filter((w) => w !== undefined);
+  const why =
+    key === 'secret' ? ' (it protects the management API; the gateway does not start without it)' : '';
+  return `${key}: required${why}: set ${where.join(', ')}`;
+}

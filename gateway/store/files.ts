@@ -1,0 +1,291 @@
+/**
+ * The embedded store: every document is one JSON file, `<data_dir>/<collection>/<id>.json`,
+ * written atomically (temporary file, fsync, rename, fsync of the directory), so a crash leaves
+ * the old file or the new one, never half of one. Reads go to the disk each time, so every
+ * process of the node (`--workers`) sees every write. Counters live in memory.
+ */
+import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { link, mkdir, open, readFile, readdir, realpath, rename, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { InputError, SvcError, errorMessage } from '../../lib/errors.ts';
+import type { Logger } from '../../lib/log.ts';
+import { MemoryCounters } from './memory.ts';
+import {
+  COLLECTIONS,
+  type Collection,
+  type CounterValue,
+  type GroupMessage,
+  type PutMode,
+  type PutOutcome,
+  type Store,
+  type StoreHealth,
+  type StoredEntry,
+} from './store.ts';
+
+/** Longest encoded file name, so that `<name>.json` fits the usual 255-byte limit. */
+const MAX_NAME_BYTES = 240;
+/** Temporary files older than this are leftovers of a crash and removed at open. */
+const STALE_TEMP_MS = 3_600_000;
+const TEMP_PREFIX = '.tmp-';
+
+/** Group messages between stores on one data directory in this process. */
+const buses = new Map<string, EventEmitter>();
+
+/** Turns an ID into a file name: unreserved URL characters stay, the rest is %-encoded. */
+export function fileNameOf(id: string): string {
+  if (id === '') throw new InputError('GW_ERR_ID_INVALID', 'ID must not be empty');
+  let name = '';
+  for (const ch of id) {
+    name +=
+      /^[A-Za-z0-9_~-]$/.test(ch) || (ch === '.' && name !== '')
+        ? ch
+        : encodeURIComponent(ch).replace(/[!'()*.]/g, hex);
+  }
+  if (Buffer.byteLength(name) > MAX_NAME_BYTES) {
+    throw new InputError(
+      'GW_ERR_ID_INVALID',
+      `ID too long for the files store (at most ${MAX_NAME_BYTES} bytes once encoded)`,
+    );
+  }
+  return `${name}.json`;
+}
+
+function safeFileNameOf(id: string): string | undefined {
+  try {
+    return fileNameOf(id);
+  } catch {
+    return undefined;
+  }
+}
+
+function hex(ch: string): string {
+  return `%${ch.charCodeAt(0).toString(16).toUpperCase()}`;
+}
+
+/** The ID a file name stands for, or undefined for files that aren't documents. */
+export function idOf(fileName: string): string | undefined {
+  if (!fileName.endsWith('.json') || fileName.startsWith('.')) return undefined;
+  try {
+    return decodeURIComponent(fileName.slice(0, -'.json'.length));
+  } catch {
+    return undefined;
+  }
+}
+
+function isErrno(err: unknown, code: string): boolean {
+  return err instanceof Error && (err as NodeJS.ErrnoException).code === code;
+}
+
+/** The embedded store. */
+export class FilesStore implements Store {
+  readonly kind = 'files';
+  readonly shared = false;
+  readonly #dir: string;
+  readonly #bus: EventEmitter;
+  readonly #counters = new MemoryCounters();
+  readonly #unsubscribers = new Set<() => void>();
+
+  private constructor(dir: string) {
+    this.#dir = dir;
+    let bus = buses.get(dir);
+    if (bus === undefined) {
+      bus = new EventEmitter();
+      bus.setMaxListeners(0);
+      buses.set(dir, bus);
+    }
+    this.#bus = bus;
+  }
+
+  /** Opens (and creates) the data directory and removes leftovers of interrupted writes. */
+  static async open(dir: string, log: Logger): Promise<FilesStore> {
+    await mkdir(dir, { recursive: true });
+    const real = await realpath(dir);
+    for (const c of COLLECTIONS) {
+      const cdir = join(real, c);
+      await mkdir(cdir, { recursive: true });
+      for (const name of await readdir(cdir)) {
+        if (!name.startsWith(TEMP_PREFIX)) continue;
+        const path = join(cdir, name);
+        try {
+          if (Date.now() - (await stat(path)).mtimeMs > STALE_TEMP_MS) {
+            await unlink(path);
+            log.warn('removed leftover temporary file', { path });
+          }
+        } catch {
+          // Another process removed or renamed it meanwhile.
+        }
+      }
+    }
+    return new FilesStore(real);
+  }
+
+  /** The data directory (resolved). */
+  get dir(): string {
+    return this.#dir;
+  }
+
+  async list(collection: Collection): Promise<StoredEntry[]> {
+    const cdir = join(this.#dir, collection);
+    const entries: StoredEntry[] = [];
+    for (const name of (await readdir(cdir)).sort()) {
+      const id = idOf(name);
+      if (id === undefined) continue;
+      if (safeFileNameOf(id) !== name) {
+        entries.push({
+          id,
+          problem: `${join(collection, name)}: not the file name of its ID; name it ${safeFileNameOf(id) ?? '(ID too long)'}`,
+        });
+        continue;
+      }
+      try {
+        entries.push({ id, value: JSON.parse(await readFile(join(cdir, name), 'utf8')) as unknown });
+      } catch (err) {
+        // Deleted between readdir and readFile: it is simply gone.
+        if (isErrno(err, 'ENOENT')) continue;
+        entries.push({ id, problem: `${join(collection, name)}: ${errorMessage(err)}` });
+      }
+    }
+    return entries.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  async get(collection: Collection, id: string): Promise<unknown> {
+    const path = join(this.#dir, collection, fileNameOf(id));
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (err) {
+      if (isErrno(err, 'ENOENT')) return undefined;
+      throw err;
+    }
+    try {
+      return JSON.parse(text) as unknown;
+    } catch (err) {
+      throw new SvcError(
+        'GW_ERR_STORE_CORRUPT',
+        `${join(collection, fileNameOf(id))}: ${errorMessage(err)}`,
+        {
+          cause: err,
+        },
+      );
+    }
+  }
+
+  async put(
+    collection: Collection,
+    id: string,
+    value: unknown,
+    mode: PutMode = 'upsert',
+  ): Promise<PutOutcome> {
+    const cdir = join(this.#dir, collection);
+    const path = join(cdir, fileNameOf(id));
+    const temp = join(cdir, `${TEMP_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`);
+    const fh = await open(temp, 'wx', 0o600);
+    try {
+      try {
+        await fh.writeFile(`${JSON.stringify(value, null, 2)}\n`);
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      let outcome: PutOutcome;
+      if (mode === 'create') {
+        // link() refuses an existing target: create-if-absent without a race.
+        try {
+          await link(temp, path);
+          outcome = 'added';
+        } catch (err) {
+          if (!isErrno(err, 'EEXIST')) throw err;
+          outcome = 'exists';
+        }
+      } else {
+        const existed = await exists(path);
+        if (mode === 'update' && !existed) {
+          outcome = 'missing';
+        } else {
+          await rename(temp, path);
+          outcome = existed ? 'modified' : 'added';
+        }
+      }
+      if (outcome === 'added' || outcome === 'modified') await syncDir(cdir);
+      return outcome;
+    } finally {
+      await unlink(temp).catch(() => undefined);
+    }
+  }
+
+  async delete(collection: Collection, id: string): Promise<boolean> {
+    const cdir = join(this.#dir, collection);
+    try {
+      await unlink(join(cdir, fileNameOf(id)));
+    } catch (err) {
+      if (isErrno(err, 'ENOENT')) return false;
+      throw err;
+    }
+    await syncDir(cdir);
+    return true;
+  }
+
+  incr(counter: string, ttlMs: number): Promise<CounterValue> {
+    return Promise.resolve(this.#counters.incr(counter, ttlMs));
+  }
+
+  resetCounter(counter: string): Promise<void> {
+    this.#counters.reset(counter);
+    return Promise.resolve();
+  }
+
+  publish(message: GroupMessage): Promise<void> {
+    this.#bus.emit('message', message);
+    return Promise.resolve();
+  }
+
+  subscribe(handler: (message: GroupMessage) => void): () => void {
+    this.#bus.on('message', handler);
+    const off = (): void => {
+      this.#bus.off('message', handler);
+      this.#unsubscribers.delete(off);
+    };
+    this.#unsubscribers.add(off);
+    return off;
+  }
+
+  subscribed(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  async health(): Promise<StoreHealth> {
+    try {
+      await stat(join(this.#dir, 'apis'));
+      return { ok: true };
+    } catch (err) {
+      return { ok: false, message: errorMessage(err) };
+    }
+  }
+
+  close(): Promise<void> {
+    for (const off of [...this.#unsubscribers]) off();
+    this.#counters.close();
+    return Promise.resolve();
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return false;
+    throw err;
+  }
+}
+
+/** Makes a rename or unlink durable. */
+async function syncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}

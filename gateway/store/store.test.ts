@@ -1,0 +1,285 @@
+/**
+ * One suite, run against both stores: the files store on a temporary directory and the Redis
+ * store on a redis-server started for the test.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { silentLogger } from '../../lib/log.ts';
+import { startRedis, type TestRedis } from '../testing/redis-server.ts';
+import { waitFor } from '../testing/wait.ts';
+import { FilesStore, fileNameOf } from './files.ts';
+import { RedisStore } from './redis.ts';
+import type { Collection, GroupMessage, PutMode, Store } from './store.ts';
+
+const log = silentLogger();
+
+interface Backend {
+  name: string;
+  setup(): Promise<void>;
+  /** A new store on the same backing (another process, or the same one after a restart). */
+  open(): Promise<Store>;
+  teardown(): Promise<void>;
+}
+
+let dir = '';
+let redis: TestRedis | undefined;
+let prefixN = 0;
+let prefix = '';
+
+const backends: Backend[] = [
+  {
+    name: 'files',
+    setup: () => {
+      dir = mkdtempSync(join(tmpdir(), 'svc-gw-store-'));
+      return Promise.resolve();
+    },
+    open: () => FilesStore.open(dir, log),
+    teardown: () => {
+      rmSync(dir, { recursive: true, force: true });
+      return Promise.resolve();
+    },
+  },
+  {
+    name: 'redis',
+    setup: async () => {
+      redis = await startRedis();
+    },
+    open: () => {
+      assert.ok(redis);
+      return Promise.resolve(new RedisStore(redis.url, { prefix, log }));
+    },
+    teardown: async () => {
+      await redis?.stop();
+    },
+  },
+];
+
+type Step =
+  | { op: 'put'; c?: Collection; id: string; value: unknown; mode?: PutMode; want: string }
+  | { op: 'get'; c?: Collection; id: string; want: unknown }
+  | { op: 'delete'; c?: Collection; id: string; want: boolean }
+  | { op: 'list'; c?: Collection; want: { id: string; value: unknown }[] };
+
+const scenarios: { name: string; steps: Step[] }[] = [
+  {
+    name: 'write, read, list and delete',
+    steps: [
+      { op: 'get', id: 'a', want: undefined },
+      { op: 'put', id: 'a', value: { v: 1 }, want: 'added' },
+      { op: 'put', id: 'a', value: { v: 2 }, want: 'modified' },
+      { op: 'get', id: 'a', want: { v: 2 } },
+      { op: 'put', id: 'b', value: [1, 'x'], want: 'added' },
+      {
+        op: 'list',
+        want: [
+          { id: 'a', value: { v: 2 } },
+          { id: 'b', value: [1, 'x'] },
+        ],
+      },
+      { op: 'delete', id: 'a', want: true },
+      { op: 'delete', id: 'a', want: false },
+      { op: 'list', want: [{ id: 'b', value: [1, 'x'] }] },
+    ],
+  },
+  {
+    name: 'create and update modes refuse without writing',
+    steps: [
+      { op: 'put', id: 'c', value: 1, mode: 'update', want: 'missing' },
+      { op: 'get', id: 'c', want: undefined },
+      { op: 'put', id: 'c', value: 1, mode: 'create', want: 'added' },
+      { op: 'put', id: 'c', value: 2, mode: 'create', want: 'exists' },
+      { op: 'get', id: 'c', want: 1 },
+      { op: 'put', id: 'c', value: 3, mode: 'update', want: 'modified' },
+      { op: 'get', id: 'c', want: 3 },
+    ],
+  },
+  {
+    name: 'collections are separate',
+    steps: [
+      { op: 'put', c: 'policies', id: 'same', value: 'policy', want: 'added' },
+      { op: 'put', c: 'keys', id: 'same', value: 'key', want: 'added' },
+      { op: 'get', c: 'policies', id: 'same', want: 'policy' },
+      { op: 'list', c: 'keys', want: [{ id: 'same', value: 'key' }] },
+    ],
+  },
+  {
+    name: 'IDs with dots, tildes, percent signs and non-ASCII characters',
+    steps: [
+      { op: 'put', c: 'keys', id: '.', value: 1, want: 'added' },
+      { op: 'put', c: 'keys', id: '..', value: 2, want: 'added' },
+      { op: 'put', c: 'keys', id: '~a.b-c_d', value: 3, want: 'added' },
+      { op: 'put', c: 'keys', id: '50%/x y', value: 4, want: 'added' },
+      { op: 'put', c: 'keys', id: 'héllo', value: 5, want: 'added' },
+      { op: 'get', c: 'keys', id: '..', want: 2 },
+      { op: 'get', c: 'keys', id: '50%/x y', want: 4 },
+      {
+        op: 'list',
+        c: 'keys',
+        want: [
+          { id: '.', value: 1 },
+          { id: '..', value: 2 },
+          { id: '50%/x y', value: 4 },
+          { id: 'héllo', value: 5 },
+          { id: 'same', value: 'key' },
+          { id: '~a.b-c_d', value: 3 },
+        ],
+      },
+    ],
+  },
+];
+
+async function run(s: Store, step: Step): Promise<unknown> {
+  const c = step.c ?? 'apis';
+  switch (step.op) {
+    case 'put':
+      return s.put(c, step.id, step.value, step.mode);
+    case 'get':
+      return s.get(c, step.id);
+    case 'delete':
+      return s.delete(c, step.id);
+    case 'list':
+      return s.list(c);
+  }
+}
+
+for (const b of backends) {
+  describe(`store (${b.name})`, () => {
+    let store: Store;
+    before(async () => {
+      prefix = `t${++prefixN}:`;
+      await b.setup();
+      store = await b.open();
+    });
+    after(async () => {
+      await store.close();
+      await b.teardown();
+    });
+
+    for (const sc of scenarios) {
+      test(sc.name, async () => {
+        for (const [i, step] of sc.steps.entries()) {
+          assert.deepEqual(
+            await run(store, step),
+            step.want,
+            `step ${i}: ${step.op} ${'id' in step ? step.id : ''}`,
+          );
+        }
+      });
+    }
+
+    test('documents outlive the store: a new store on the same backing reads them', async () => {
+      await store.put('apis', 'persisted', { name: 'p' });
+      const again = await b.open();
+      try {
+        assert.deepEqual(await again.get('apis', 'persisted'), { name: 'p' });
+      } finally {
+        await again.close();
+      }
+    });
+
+    test('concurrent creates of one ID: exactly one wins', async () => {
+      const outcomes = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => store.put('apis', 'race', { i }, 'create')),
+      );
+      assert.equal(outcomes.filter((o) => o === 'added').length, 1);
+      assert.equal(outcomes.filter((o) => o === 'exists').length, 7);
+    });
+
+    test('counters count, expire and reset', async () => {
+      assert.equal((await store.incr('n', 60_000)).value, 1);
+      const second = await store.incr('n', 60_000);
+      assert.equal(second.value, 2);
+      assert.ok(second.ttlMs > 0 && second.ttlMs <= 60_000, `ttl ${second.ttlMs}`);
+      await store.resetCounter('n');
+      assert.equal((await store.incr('n', 60_000)).value, 1);
+      assert.equal((await store.incr('short', 30)).value, 1);
+      await waitFor('the counter to expire', async () =>
+        (await store.incr('short', 30)).value === 1 ? true : undefined,
+      );
+    });
+
+    test('a group message reaches every store on the same backing, the sender included', async () => {
+      const other = await b.open();
+      const got: GroupMessage[] = [];
+      const mine: GroupMessage[] = [];
+      const off = other.subscribe((m) => got.push(m));
+      const offMine = store.subscribe((m) => mine.push(m));
+      try {
+        await other.subscribed();
+        await store.subscribed();
+        await store.publish({ type: 'reload', origin: 'p1' });
+        await waitFor('the message on the other store', () => (got.length > 0 ? true : undefined));
+        await waitFor('the message on the sender', () => (mine.length > 0 ? true : undefined));
+        assert.deepEqual(got, [{ type: 'reload', origin: 'p1' }]);
+        off();
+        await store.publish({ type: 'reload', origin: 'p2' });
+        await waitFor('the second message on the sender', () => (mine.length > 1 ? true : undefined));
+        assert.equal(got.length, 1, 'an unsubscribed handler receives nothing');
+      } finally {
+        offMine();
+        await other.close();
+      }
+    });
+
+    test('health is ok', async () => {
+      assert.deepEqual(await store.health(), { ok: true });
+    });
+  });
+}
+
+describe('store (files) on disk', () => {
+  let d = '';
+  let store: FilesStore;
+  before(async () => {
+    d = mkdtempSync(join(tmpdir(), 'svc-gw-files-'));
+    store = await FilesStore.open(d, log);
+  });
+  after(async () => {
+    await store.close();
+    rmSync(d, { recursive: true, force: true });
+  });
+
+  test('one readable JSON file per document, no temporary file left', async () => {
+    await store.put('apis', 'x', { name: 'x' });
+    await store.put('apis', 'x', { name: 'y' });
+    assert.deepEqual(readdirSync(join(d, 'apis')), ['x.json']);
+  });
+
+  test('an unreadable file is listed with its problem, temporary files are ignored', async () => {
+    writeFileSync(join(d, 'apis', 'broken.json'), '{"name": ');
+    writeFileSync(join(d, 'apis', '.tmp-1-abc'), '{"half');
+    writeFileSync(join(d, 'apis', 'a b.json'), '{}');
+    const entries = await store.list('apis');
+    assert.deepEqual(
+      entries.map((e) => ('problem' in e ? `${e.id}: problem` : e.id)),
+      ['a b: problem', 'broken: problem', 'x'],
+    );
+    const broken = entries.find((e) => e.id === 'broken');
+    assert.match(broken && 'problem' in broken ? broken.problem : '', /^apis\/broken\.json: .*JSON/);
+  });
+
+  test('file names: reserved characters encoded, over-long IDs refused', () => {
+    assert.equal(fileNameOf('.hidden'), '%2Ehidden.json');
+    assert.equal(fileNameOf('a/b'), 'a%2Fb.json');
+    assert.throws(() => fileNameOf('x'.repeat(241)), /ID too long/);
+  });
+});
+
+describe('store (redis) unreachable', () => {
+  test('health says why, operations fail as transient errors', async () => {
+    const r = await startRedis();
+    const store = new RedisStore(r.url, { prefix: 'u:', log });
+    try {
+      assert.deepEqual(await store.health(), { ok: true });
+      await r.stop();
+      const h = await store.health();
+      assert.equal(h.ok, false);
+      await assert.rejects(store.get('apis', 'a'), { code: 'GW_ERR_STORE_UNAVAILABLE', status: 503 });
+    } finally {
+      await store.close();
+    }
+  });
+});

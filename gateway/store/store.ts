@@ -1,0 +1,85 @@
+/**
+ * The one store interface of the gateway. Definitions (APIs now; policies and keys next) are JSON
+ * documents in named collections; counters are integers with a lifetime; group messages reach
+ * every gateway process that shares the store. Implementations: `files` (embedded) and `redis`.
+ */
+
+/** Collections of documents. A new kind of object is a new name here, nothing else. */
+export const COLLECTIONS = ['apis', 'policies', 'keys'] as const;
+/** One of COLLECTIONS. */
+export type Collection = (typeof COLLECTIONS)[number];
+
+/** A stored document as listed: its value, or why it could not be read. */
+export type StoredEntry = { id: string; value: unknown } | { id: string; problem: string };
+
+/**
+ * How `put` treats an existing document: `upsert` writes either way, `create` only when absent,
+ * `update` only when present.
+ */
+export type PutMode = 'upsert' | 'create' | 'update';
+
+/** What `put` did: `exists` (create refused) and `missing` (update refused) wrote nothing. */
+export type PutOutcome = 'added' | 'modified' | 'exists' | 'missing';
+
+/** A counter after an increment. */
+export interface CounterValue {
+  /** Value after the increment (1 for a new or expired counter). */
+  value: number;
+  /** Milliseconds until the counter expires. */
+  ttlMs: number;
+}
+
+/** A message to every gateway process sharing the store. */
+export interface GroupMessage {
+  type: 'reload';
+  /** ID of the sending process, so it can skip its own message. */
+  origin: string;
+}
+
+/** Store health, for `/hello`. */
+export interface StoreHealth {
+  ok: boolean;
+  /** What failed, when not ok. */
+  message?: string;
+}
+
+/** Where the gateway keeps what outlives a request. */
+export interface Store {
+  /** `files` or `redis`. */
+  readonly kind: 'files' | 'redis';
+  /** True when other gateway nodes share this store, so a group message reaches them. */
+  readonly shared: boolean;
+
+  /** Every document of a collection, sorted by ID; unreadable ones carry a problem. */
+  list(collection: Collection): Promise<StoredEntry[]>;
+  /** One document, or undefined. */
+  get(collection: Collection, id: string): Promise<unknown>;
+  /** Writes a document atomically (a reader sees the old or the new one, never a mix). */
+  put(collection: Collection, id: string, value: unknown, mode?: PutMode): Promise<PutOutcome>;
+  /** Removes a document; false when there was none. */
+  delete(collection: Collection, id: string): Promise<boolean>;
+
+  /** Adds one to a counter; a new (or expired) counter starts at 1 and lives `ttlMs`. */
+  incr(counter: string, ttlMs: number): Promise<CounterValue>;
+  /** Removes a counter, so the next increment starts a new period. */
+  resetCounter(counter: string): Promise<void>;
+
+  /** Sends a message to every process subscribed through a store on the same backing. */
+  publish(message: GroupMessage): Promise<void>;
+  /** Receives group messages (own ones included); returns the unsubscribe function. */
+  subscribe(handler: (message: GroupMessage) => void): () => void;
+  /** Resolves once subscriptions made so far receive messages. */
+  subscribed(): Promise<void>;
+
+  /** Whether the backing answers. */
+  health(): Promise<StoreHealth>;
+  /** Releases connections and timers. */
+  close(): Promise<void>;
+}
+
+/** Checks a group message received from outside the process. */
+export function isGroupMessage(value: unknown): value is GroupMessage {
+  if (value === null || typeof value !== 'object') return false;
+  const v = value as Record<string, unknown>;
+  return v.type === 'reload' && typeof v.origin === 'string';
+}
