@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the test binaries (etcd, kube-apiserver, kubectl) from their Go modules
-# with the machine's Go. Nothing is downloaded except through the Go module proxy.
+# Builds the test binaries (etcd, kube-apiserver, kubectl, helm) from their Go modules
+# with the machine's Go, and fetches cert-manager's CRD manifests from its module zip.
+# Nothing is downloaded except through the Go module proxy.
 #
 # Binaries land in $SVC_TOOLS_DIR (default ~/.cache/svc-tools/bin), each under a
 # name that carries its version, and are reused when present: a second run is a no-op.
@@ -45,3 +46,22 @@ kv="-X k8s.io/component-base/version.gitVersion=$kube -X k8s.io/component-base/v
 build "$here/etcd" go.etcd.io/etcd/server/v3 etcd "$etcd"
 build "$here/kube" k8s.io/kubernetes/cmd/kube-apiserver kube-apiserver "$kube" "$kv"
 build "$here/kube" k8s.io/kubernetes/cmd/kubectl kubectl "$kube" "$kv"
+
+helm=$(version_of "$here/helm" helm.sh/helm/v3)
+build "$here/helm" helm.sh/helm/v3/cmd/helm helm "$helm" "-X helm.sh/helm/v3/internal/version.version=$helm"
+
+# cert-manager's CRDs, for server-side dry-runs of the chart's Issuer and Certificate. The
+# module zip carries them as plain manifests in deploy/crds/; go.sum pins its checksum.
+cm=$(version_of "$here/cert-manager" github.com/cert-manager/cert-manager)
+crds="$out/cert-manager-crds-$cm"
+if [[ -d $crds ]]; then
+  echo "tools: cert-manager CRDs $cm (cached)"
+else
+  echo "tools: fetching cert-manager CRDs $cm"
+  src=$(cd "$here/cert-manager" && go mod download -json github.com/cert-manager/cert-manager | awk -F'"' '$2=="Dir" {print $4}')
+  [[ -d $src/deploy/crds ]] || { echo "tools/build.sh: no deploy/crds in $src" >&2; exit 1; }
+  rm -rf "$crds.tmp" && mkdir -p "$crds.tmp"
+  cp "$src"/deploy/crds/*.yaml "$crds.tmp/"
+  mv "$crds.tmp" "$crds"
+fi
+ln -sfn "cert-manager-crds-$cm" "$out/cert-manager-crds"
