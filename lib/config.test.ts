@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { JsonSchema } from '../schemas/json-schema.ts';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, durationPattern, loadConfig, parseDuration } from './config.ts';
 
 const schema: JsonSchema = {
   type: 'object',
@@ -67,4 +67,18 @@ test('config: file keys are checked strictly and named with the file', () => {
     problems(() => loadConfig({ component: 't', schema, sources, env: {}, argv: ['--config', file] })),
     [`prot in ${file}: unknown field: remove it, or check its spelling and nesting`],
   );
+});
+
+test('durations', () => {
+  assert.deepEqual(['10h', '1h30m', '45s', '250ms', '1.5s', '10', 'h', '5d'].map(parseDuration), [
+    36_000_000,
+    5_400_000,
+    45_000,
+    250,
+    1500,
+    undefined,
+    undefined,
+    undefined,
+  ]);
+  assert.ok(new RegExp(durationPattern).test('1h30m'));
 });

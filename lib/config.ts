@@ -42,6 +42,8 @@ export function loadConfig<T>(opts: {
   sources: Readonly<Record<string, ConfigSource>>;
   argv?: readonly string[];
   env?: Readonly<Record<string, string | undefined>>;
+  /** Rules across keys; runs on the coerced values even when the schema found problems. */
+  rules?: (raw: Readonly<Record<string, unknown>>) => string[];
 }): Readonly<T> {
   const problems: string[] = [];
   const env = opts.env ?? environment();
@@ -80,9 +82,23 @@ export function loadConfig<T>(opts: {
     const top = p.path.split(/[.[]/)[0] ?? '';
     problems.push(`${origin.get(top) ?? top}: ${p.message}${p.path === top ? '' : ` (at ${p.path})`}`);
   }
+  if (opts.rules) problems.push(...opts.rules(raw));
   if (problems.length > 0) throw new ConfigError(opts.component, problems);
   return deepFreeze(raw) as Readonly<T>;
 }
+
+/** Milliseconds of a duration such as `10h`, `1h30m`, `45s` or `250ms`; undefined if malformed. */
+export function parseDuration(text: string): number | undefined {
+  const unit: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(text)) return undefined;
+  let total = 0;
+  for (const m of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g))
+    total += Number(m[1]) * (unit[m[2] ?? ''] ?? 0);
+  return total;
+}
+
+/** Schema of a duration string for {@link parseDuration}. */
+export const durationPattern = '^(\\d+(\\.\\d+)?(ms|s|m|h))+$';
 
 /** `--name value`, `--name=value` and bare boolean `--name`; keyed by config key. */
 function parseFlags(

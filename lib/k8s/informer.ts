@@ -1,0 +1,153 @@
+import * as k8s from '@kubernetes/client-node';
+import type { Logger } from '../log.ts';
+import { errorMessage } from '../errors.ts';
+import { backoffMs } from './workqueue.ts';
+
+/** Which objects an informer follows. */
+export interface WatchSpec {
+  apiVersion: string;
+  kind: string;
+  plural: string;
+  /** Namespaces to watch; empty watches all of them. */
+  namespaces: readonly string[];
+}
+
+/** What happened to an object. */
+export type InformerEvent = 'add' | 'update' | 'delete';
+
+/** Called for each change; `old` is the previous version on update. */
+export type InformerHandler<T> = (event: InformerEvent, obj: T, old?: T) => void;
+
+/** `namespace/name` of an object, the key the work queue uses. */
+export function objectKey(obj: k8s.KubernetesObject): string {
+  return `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`;
+}
+
+/** Splits a `namespace/name` key. */
+export function splitKey(key: string): { namespace: string; name: string } {
+  const i = key.indexOf('/');
+  return { namespace: key.slice(0, i), name: key.slice(i + 1) };
+}
+
+function collectionPath(spec: WatchSpec, namespace: string | undefined): string {
+  const base = spec.apiVersion.includes('/') ? `/apis/${spec.apiVersion}` : `/api/${spec.apiVersion}`;
+  return namespace ? `${base}/namespaces/${namespace}/${spec.plural}` : `${base}/${spec.plural}`;
+}
+
+interface WatchEntry<T extends k8s.KubernetesObject> {
+  lw: k8s.ListWatch<T>;
+  failures: number;
+  timer?: NodeJS.Timeout;
+}
+
+/**
+ * A cache of one kind, kept current by list and watch. client-node's ListWatch relists after
+ * 410 Gone and reconnects after watch time-outs; on any other error it stops, and this class
+ * restarts it with capped exponential backoff, so a watch never stays dead.
+ */
+export class Informer<T extends k8s.KubernetesObject> {
+  readonly spec: WatchSpec;
+  readonly #kc: k8s.KubeConfig;
+  readonly #log: Logger;
+  readonly #handlers: InformerHandler<T>[] = [];
+  readonly #objects = new Map<string, T>();
+  readonly #watches: WatchEntry<T>[] = [];
+  readonly #backoff: { baseMs: number; maxMs: number };
+  #stopped = false;
+
+  constructor(
+    kc: k8s.KubeConfig,
+    spec: WatchSpec,
+    log: Logger,
+    backoff: { baseMs: number; maxMs: number } = { baseMs: 500, maxMs: 30_000 },
+  ) {
+    this.#kc = kc;
+    this.spec = spec;
+    this.#log = log.child({ informer: spec.kind });
+    this.#backoff = backoff;
+  }
+
+  /** Registers a handler; handlers run synchronously, in registration order. */
+  on(handler: InformerHandler<T>): void {
+    this.#handlers.push(handler);
+  }
+
+  /** The cached object, if any. */
+  get(namespace: string, name: string): T | undefined {
+    return this.#objects.get(`${namespace}/${name}`);
+  }
+
+  /** Every cached object. */
+  list(): T[] {
+    return [...this.#objects.values()];
+  }
+
+  /** Lists and starts watching; resolves once every namespace has been listed at least once. */
+  async start(): Promise<void> {
+    const objects = k8s.KubernetesObjectApi.makeApiClient(this.#kc);
+    const watch = new k8s.Watch(this.#kc);
+    const namespaces = this.spec.namespaces.length > 0 ? this.spec.namespaces : [undefined];
+    const synced = namespaces.map(async (ns) => {
+      const listFn = async (): Promise<k8s.KubernetesListObject<T>> =>
+        objects.list<T>(this.spec.apiVersion, this.spec.kind, ns);
+      const lw = new k8s.ListWatch<T>(collectionPath(this.spec, ns), watch, listFn, false);
+      const entry: WatchEntry<T> = { lw, failures: 0 };
+      this.#watches.push(entry);
+      lw.on(k8s.ADD, (obj) => {
+        this.#apply('add', obj);
+      });
+      lw.on(k8s.UPDATE, (obj) => {
+        this.#apply('update', obj);
+      });
+      lw.on(k8s.DELETE, (obj) => {
+        this.#apply('delete', obj);
+      });
+      lw.on(k8s.ERROR, (err: unknown) => {
+        this.#restart(entry, err);
+      });
+      lw.on(k8s.CONNECT, () => {
+        entry.failures = 0;
+      });
+      await lw.start();
+      // A failed first list has scheduled a restart; wait for it to succeed.
+      while (!this.#stopped && lw.latestResourceVersion() === '') {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    });
+    await Promise.all(synced);
+  }
+
+  /** Stops every watch. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    for (const w of this.#watches) {
+      if (w.timer) clearTimeout(w.timer);
+      await w.lw.stop();
+    }
+  }
+
+  #restart(entry: WatchEntry<T>, err: unknown): void {
+    if (this.#stopped || entry.timer) return;
+    entry.failures++;
+    const delay = backoffMs(entry.failures, this.#backoff.baseMs, this.#backoff.maxMs);
+    this.#log.warn('watch failed, restarting', { error: errorMessage(err), retryInMs: delay });
+    entry.timer = setTimeout(() => {
+      entry.timer = undefined;
+      if (this.#stopped) return;
+      entry.lw.start().catch((e: unknown) => {
+        this.#restart(entry, e);
+      });
+    }, delay);
+    entry.timer.unref();
+  }
+
+  #apply(event: InformerEvent, obj: T): void {
+    const key = objectKey(obj);
+    const old = this.#objects.get(key);
+    if (event === 'delete') this.#objects.delete(key);
+    else this.#objects.set(key, obj);
+    // A relist reports every object as an update; unchanged ones need no work.
+    if (event !== 'delete' && old?.metadata?.resourceVersion === obj.metadata?.resourceVersion && old) return;
+    for (const h of this.#handlers) h(event === 'update' && !old ? 'add' : event, obj, old);
+  }
+}

@@ -1,0 +1,126 @@
+import type { JsonSchema } from '../schemas/json-schema.ts';
+import { durationPattern, loadConfig, parseDuration, type ConfigSource } from '../lib/config.ts';
+
+/** Operator configuration, read once at start (the chart fills it from the secret svc-operator-conf). */
+export interface OperatorConfig {
+  SVC_MODE: 'ce' | 'pro';
+  SVC_URL: string;
+  SVC_ORG: string;
+  SVC_AUTH: string;
+  SVC_OPERATOR_LICENSEKEY?: string;
+  SVC_TLS_INSECURE_SKIP_VERIFY: boolean;
+  WATCH_NAMESPACE: string;
+  WATCH_INGRESS_CLASS: string;
+  SVC_HTTP_INGRESS_PORT: number;
+  SVC_HTTPS_INGRESS_PORT: number;
+  SVC_RESYNC_PERIOD: string;
+  HEALTH_PROBE_PORT: number;
+  LEADER_ELECTION: boolean;
+  POD_NAMESPACE: string;
+  POD_NAME: string;
+  KUBECONFIG?: string;
+  LOG_LEVEL: 'error' | 'warn' | 'info' | 'debug';
+}
+
+const port = (description: string, dflt: number): JsonSchema => ({
+  type: 'integer',
+  minimum: 0,
+  maximum: 65535,
+  default: dflt,
+  description,
+});
+
+const schema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['SVC_MODE', 'SVC_URL', 'SVC_ORG', 'SVC_AUTH'],
+  properties: {
+    SVC_MODE: { type: 'string', enum: ['ce', 'pro'], description: 'ce: a gateway; pro: a dashboard.' },
+    SVC_URL: { type: 'string', pattern: '^https?://[^\\s/]+', description: 'Management URL.' },
+    SVC_ORG: { type: 'string', minLength: 1, description: 'Organization ID.' },
+    SVC_AUTH: { type: 'string', minLength: 1, description: 'API key of the operator user.' },
+    SVC_OPERATOR_LICENSEKEY: {
+      type: 'string',
+      pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]*$',
+      description: 'License key (JWT form); required in mode pro.',
+    },
+    SVC_TLS_INSECURE_SKIP_VERIFY: { type: 'boolean', default: false, description: 'Skip TLS verification.' },
+    WATCH_NAMESPACE: {
+      type: 'string',
+      default: '',
+      pattern: '^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(,[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+      description: 'Comma-separated namespaces; empty watches all.',
+    },
+    WATCH_INGRESS_CLASS: { type: 'string', default: 'svc', minLength: 1, description: 'Ingress class.' },
+    SVC_HTTP_INGRESS_PORT: port('HTTP ingress port.', 8080),
+    SVC_HTTPS_INGRESS_PORT: port('HTTPS ingress port.', 8443),
+    SVC_RESYNC_PERIOD: {
+      type: 'string',
+      default: '10h',
+      pattern: durationPattern,
+      description: 'Controller cache expiry: every object is reconciled this often (e.g. 10h, 30m, 45s).',
+    },
+    HEALTH_PROBE_PORT: port('Port of /healthz, /readyz and /metrics.', 8081),
+    LEADER_ELECTION: { type: 'boolean', default: true, description: 'Elect one active replica on a Lease.' },
+    POD_NAMESPACE: { type: 'string', default: 'svc-operator-system', description: 'Namespace of the Lease.' },
+    POD_NAME: { type: 'string', default: '', description: 'Identity for leader election.' },
+    KUBECONFIG: { type: 'string', description: 'Kubeconfig file; in-cluster config when unset.' },
+    LOG_LEVEL: {
+      type: 'string',
+      enum: ['error', 'warn', 'info', 'debug'],
+      default: 'info',
+      description: 'Log level.',
+    },
+  },
+};
+
+const sources: Record<string, ConfigSource> = {
+  SVC_MODE: { env: 'SVC_MODE', flag: 'mode' },
+  SVC_URL: { env: 'SVC_URL', flag: 'url' },
+  SVC_ORG: { env: 'SVC_ORG', flag: 'org' },
+  SVC_AUTH: { env: 'SVC_AUTH' },
+  SVC_OPERATOR_LICENSEKEY: { env: 'SVC_OPERATOR_LICENSEKEY' },
+  SVC_TLS_INSECURE_SKIP_VERIFY: { env: 'SVC_TLS_INSECURE_SKIP_VERIFY', flag: 'insecure-skip-verify' },
+  WATCH_NAMESPACE: { env: 'WATCH_NAMESPACE', flag: 'watch-namespace' },
+  WATCH_INGRESS_CLASS: { env: 'WATCH_INGRESS_CLASS', flag: 'watch-ingress-class' },
+  SVC_HTTP_INGRESS_PORT: { env: 'SVC_HTTP_INGRESS_PORT' },
+  SVC_HTTPS_INGRESS_PORT: { env: 'SVC_HTTPS_INGRESS_PORT' },
+  SVC_RESYNC_PERIOD: { env: 'SVC_RESYNC_PERIOD', flag: 'resync-period' },
+  HEALTH_PROBE_PORT: { env: 'HEALTH_PROBE_PORT', flag: 'health-probe-port' },
+  LEADER_ELECTION: { env: 'LEADER_ELECTION', flag: 'leader-election' },
+  POD_NAMESPACE: { env: 'POD_NAMESPACE' },
+  POD_NAME: { env: 'POD_NAME' },
+  KUBECONFIG: { env: 'KUBECONFIG', flag: 'kubeconfig' },
+  LOG_LEVEL: { env: 'LOG_LEVEL', flag: 'log-level' },
+};
+
+/** Reads the operator configuration; throws a ConfigError that names every problem. */
+export function loadOperatorConfig(
+  argv: readonly string[],
+  env?: Readonly<Record<string, string | undefined>>,
+): Readonly<OperatorConfig> {
+  return loadConfig<OperatorConfig>({
+    component: 'svc-operator',
+    schema,
+    sources,
+    argv,
+    env,
+    rules: (raw) =>
+      raw.SVC_MODE === 'pro' &&
+      (raw.SVC_OPERATOR_LICENSEKEY === undefined || raw.SVC_OPERATOR_LICENSEKEY === '')
+        ? [
+            'environment variable SVC_OPERATOR_LICENSEKEY: Required value: mode pro needs a license key (JWT form)',
+          ]
+        : [],
+  });
+}
+
+/** Namespaces to watch; empty means all. */
+export function watchedNamespaces(cfg: Pick<OperatorConfig, 'WATCH_NAMESPACE'>): string[] {
+  return cfg.WATCH_NAMESPACE.split(',').filter((ns) => ns !== '');
+}
+
+/** The resync period in milliseconds. */
+export function resyncPeriodMs(cfg: Pick<OperatorConfig, 'SVC_RESYNC_PERIOD'>): number {
+  return parseDuration(cfg.SVC_RESYNC_PERIOD) ?? 36_000_000;
+}

@@ -1,0 +1,131 @@
+import * as k8s from '@kubernetes/client-node';
+import { createHash } from 'node:crypto';
+import type { NamespacedRef, OperatorContext } from '../schemas/generated/kinds.ts';
+import type { SvcObjects } from '../lib/k8s/objects.ts';
+import type { Connection, ManagementClient } from './clients/management.ts';
+
+/** A resolved connection, or why there is none (a condition reason and message). */
+export type Resolved =
+  | { ok: true; conn: Connection; client: ManagementClient }
+  | { ok: false; reason: 'ContextNotFound' | 'ContextInvalid' | 'ModeNotSupported'; message: string };
+
+/** Reads a Secret's data as strings; undefined when the Secret does not exist. */
+export type SecretReader = (namespace: string, name: string) => Promise<Record<string, string> | undefined>;
+
+/** A SecretReader over the API. */
+export function secretReader(kc: k8s.KubeConfig): SecretReader {
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  return async (namespace, name) => {
+    try {
+      const s = await core.readNamespacedSecret({ namespace, name });
+      return Object.fromEntries(
+        Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]),
+      );
+    } catch (err) {
+      if (err instanceof k8s.ApiException && err.code === 404) return undefined;
+      throw err;
+    }
+  };
+}
+
+/**
+ * Which gateway or dashboard a resource talks to: the operator's own settings, or those of the
+ * OperatorContext named by `contextRef` (its `env`, with unset fields filled from the Secret in
+ * its `secretRef`). Clients are shared per connection, so one reload batch serves all resources
+ * of a gateway.
+ */
+export class Connections {
+  readonly #default: Connection;
+  readonly #contexts: SvcObjects<OperatorContext & { metadata: { name: string; namespace: string } }>;
+  readonly #secrets: SecretReader;
+  readonly #makeClient: (conn: Connection) => ManagementClient;
+  readonly #clients = new Map<string, ManagementClient>();
+
+  constructor(opts: {
+    default: Connection;
+    contexts: SvcObjects<OperatorContext & { metadata: { name: string; namespace: string } }>;
+    secrets: SecretReader;
+    makeClient: (conn: Connection) => ManagementClient;
+  }) {
+    this.#default = opts.default;
+    this.#contexts = opts.contexts;
+    this.#secrets = opts.secrets;
+    this.#makeClient = opts.makeClient;
+  }
+
+  /** The connection of a resource in `namespace` with this `contextRef`. */
+  async resolve(ref: NamespacedRef | undefined, namespace: string): Promise<Resolved> {
+    if (!ref) return this.#withClient(this.#default);
+    const ns = ref.namespace ?? namespace;
+    const ctx = await this.#contexts.get(ns, ref.name);
+    if (!ctx) {
+      return {
+        ok: false,
+        reason: 'ContextNotFound',
+        message: `OperatorContext ${ns}/${ref.name} does not exist`,
+      };
+    }
+    const conn = await this.contextConnection(ctx);
+    return conn.ok ? this.#withClient(conn.conn) : conn;
+  }
+
+  /** The connection an OperatorContext describes, or the problems with it. */
+  async contextConnection(
+    ctx: OperatorContext,
+  ): Promise<{ ok: true; conn: Connection } | { ok: false; reason: 'ContextInvalid'; message: string }> {
+    const env = ctx.spec.env ?? {};
+    let secret: Record<string, string> = {};
+    const where = `OperatorContext ${ctx.metadata.namespace ?? ''}/${ctx.metadata.name ?? ''}`;
+    if (ctx.spec.secretRef) {
+      const sns = ctx.spec.secretRef.namespace ?? ctx.metadata.namespace ?? 'default';
+      const data = await this.#secrets(sns, ctx.spec.secretRef.name);
+      if (!data) {
+        return {
+          ok: false,
+          reason: 'ContextInvalid',
+          message: `${where}: Secret ${sns}/${ctx.spec.secretRef.name} does not exist`,
+        };
+      }
+      secret = data;
+    }
+    const mode = env.mode ?? secret.SVC_MODE;
+    const url = env.url ?? secret.SVC_URL;
+    const auth = env.auth ?? secret.SVC_AUTH;
+    const org = env.org ?? secret.SVC_ORG ?? '';
+    const insecure = env.insecureSkipVerify ?? secret.SVC_TLS_INSECURE_SKIP_VERIFY === 'true';
+    const problems: string[] = [];
+    if (mode !== 'ce' && mode !== 'pro') problems.push('mode must be ce or pro (env.mode or SVC_MODE)');
+    if (!url || !/^https?:\/\/\S+$/.test(url))
+      problems.push('url must be an http(s) URL (env.url or SVC_URL)');
+    if (!auth) problems.push('auth is required (env.auth or SVC_AUTH)');
+    if (problems.length > 0 || (mode !== 'ce' && mode !== 'pro') || !url || !auth) {
+      return { ok: false, reason: 'ContextInvalid', message: `${where}: ${problems.join('; ')}` };
+    }
+    return { ok: true, conn: { mode, url, auth, org, insecureSkipVerify: insecure } };
+  }
+
+  /** Closes every client. */
+  async close(): Promise<void> {
+    await Promise.all([...this.#clients.values()].map((c) => c.close()));
+    this.#clients.clear();
+  }
+
+  #withClient(conn: Connection): Resolved {
+    if (conn.mode === 'pro') {
+      return {
+        ok: false,
+        reason: 'ModeNotSupported',
+        message: `mode pro (dashboard at ${conn.url}) is not supported by this operator build yet; use mode ce`,
+      };
+    }
+    const key = createHash('sha256')
+      .update([conn.mode, conn.url, conn.auth, String(conn.insecureSkipVerify)].join('\n'))
+      .digest('hex');
+    let client = this.#clients.get(key);
+    if (!client) {
+      client = this.#makeClient(conn);
+      this.#clients.set(key, client);
+    }
+    return { ok: true, conn, client };
+  }
+}

@@ -1,0 +1,67 @@
+import type { ApiDefinitionSpec, NamespacedRef } from '../../schemas/generated/kinds.ts';
+import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
+
+/** What translation needs besides the resource: IDs resolved by the reconciler. */
+export interface ApiTranslationContext {
+  apiId: string;
+  orgId: string;
+  /** Policy ID of a SecurityPolicy reference (explicit `spec.id`, else derived). */
+  policyId: (ref: Required<NamespacedRef>) => string;
+}
+
+/** An ApiDefinition resource, as much of it as translation reads. */
+export interface ApiDefinitionInput {
+  metadata: { name: string; namespace: string };
+  spec: ApiDefinitionSpec;
+}
+
+/**
+ * ApiDefinition resource -> the gateway's classic API definition. Pure: the same input gives
+ * the same output, so its hash tells whether the gateway needs an update.
+ *
+ * Cluster-only fields (`contextRef`, `certificate_secret_names`) are dropped; references become
+ * IDs; implicit defaults users rely on are made explicit (a new API without any auth method
+ * uses auth tokens; an unversioned API has the version `Default`).
+ */
+export function translateApiDefinition(
+  cr: ApiDefinitionInput,
+  ctx: ApiTranslationContext,
+): GatewayApiDefinition {
+  const {
+    contextRef: _ctx,
+    certificate_secret_names: _certs,
+    jwt_default_policies,
+    api_id: _id,
+    ...rest
+  } = cr.spec;
+  const out: GatewayApiDefinition = {
+    ...rest,
+    api_id: ctx.apiId,
+    org_id: ctx.orgId,
+    active: rest.active ?? true,
+    use_keyless: rest.use_keyless ?? false,
+  };
+  if (
+    !out.use_keyless &&
+    !out.use_standard_auth &&
+    !out.use_basic_auth &&
+    !out.enable_jwt &&
+    !out.use_mutual_tls_auth
+  ) {
+    out.use_standard_auth = true;
+  }
+  if (jwt_default_policies && jwt_default_policies.length > 0) {
+    out.jwt_default_policies = jwt_default_policies.map((ref) =>
+      ctx.policyId({ name: ref.name, namespace: ref.namespace ?? cr.metadata.namespace }),
+    );
+  }
+  if (!out.version_data?.versions || Object.keys(out.version_data.versions).length === 0) {
+    out.version_data = {
+      not_versioned: true,
+      default_version: 'Default',
+      ...out.version_data,
+      versions: { Default: { name: 'Default' } },
+    };
+  }
+  return out;
+}
