@@ -66,7 +66,7 @@ const refused: { name: string; argv: string[]; env?: Record<string, string>; wan
     name: 'missing secret says where to set it',
     argv: [],
     want: [
-      'secret: required (it protects the management API; the gateway does not start without it): set the flag --secret, the environment variable SVC_GW_SECRET, `secret` in the --config file',
+      'secret: required (it protects the management API; the gateway does not start without it): set the flag --secret, the environment variable SVC_GW_SECRET, or `secret` in the --config file',
     ],
   },
   {

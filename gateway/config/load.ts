@@ -84,5 +84,6 @@ function explainRequired(problem: string): string {
   ].filter((w) => w !== undefined);
   const why =
     key === 'secret' ? ' (it protects the management API; the gateway does not start without it)' : '';
-  return `${key}: required${why}: set ${where.join(', ')}`;
+  const last = where.pop() ?? '';
+  return `${key}: required${why}: set ${where.length > 0 ? `${where.join(', ')}, or ${last}` : last}`;
 }

@@ -1,0 +1,150 @@
+/**
+ * The management API (GATEWAY-BEHAVIOUR §1). One ordered route list: a new resource (policies,
+ * keys, OAS APIs) is one more entry. Every `/svc/...` call needs the secret; `/hello` and
+ * `/ready` don't, so probes can call them. A trailing slash is ignored; an unknown path is 404,
+ * a known path with another method 405; bodies are compact JSON.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { SvcError, errorMessage } from '../../lib/errors.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { CompileEnv } from '../pipeline/compile.ts';
+import type { Store } from '../store/store.ts';
+import { createApi, deleteApi, getApi, listApis, updateApi } from './apis.ts';
+import { hello, ready } from './health.ts';
+import { secretChecker, statusBody, type AdminResponse } from './http.ts';
+import { reloadGroup, reloadNode } from './reload.ts';
+
+/** The outcome of a reload, as the management API reports it. */
+export interface ReloadReport {
+  ok: boolean;
+  /** Empty when ok; otherwise what failed. */
+  message: string;
+}
+
+/** What the management API works with. */
+export interface AdminDeps {
+  secret: string;
+  store: Store;
+  env: CompileEnv;
+  log: Logger;
+  version: string;
+  /** Reloads every process of this gateway node. */
+  reloadNode(): Promise<ReloadReport>;
+  /** Reloads every node sharing the store. */
+  reloadGroup(): Promise<ReloadReport>;
+  /** True once routes have loaded successfully. */
+  isReady(): boolean;
+}
+
+/** One management call: the request, the path parameters, the dependencies. */
+export interface AdminRequest {
+  req: IncomingMessage;
+  params: string[];
+  deps: AdminDeps;
+}
+
+/** A handler of one method on one route. */
+export type AdminHandler = (r: AdminRequest) => Promise<AdminResponse>;
+
+type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE';
+
+interface AdminRoute {
+  path: RegExp;
+  /** Whether the secret is required. */
+  secret: boolean;
+  methods: Partial<Record<Method, AdminHandler>>;
+}
+
+/** The routes, first match wins. */
+const routes: readonly AdminRoute[] = [
+  { path: /^\/hello$/, secret: false, methods: { GET: hello, HEAD: hello } },
+  { path: /^\/ready$/, secret: false, methods: { GET: ready, HEAD: ready } },
+  { path: /^\/svc\/apis$/, secret: true, methods: { GET: listApis, POST: createApi } },
+  {
+    path: /^\/svc\/apis\/([^/]+)$/,
+    secret: true,
+    methods: { GET: getApi, PUT: updateApi, DELETE: deleteApi },
+  },
+  { path: /^\/svc\/reload$/, secret: true, methods: { GET: reloadNode } },
+  { path: /^\/svc\/reload\/group$/, secret: true, methods: { GET: reloadGroup } },
+];
+
+/** Removes trailing slashes, keeping `/`. */
+function trimSlashes(path: string): string {
+  let end = path.length;
+  while (end > 1 && path.charCodeAt(end - 1) === 47) end--;
+  return path.slice(0, end);
+}
+
+/** The management API of one process. */
+export class Admin {
+  readonly #deps: AdminDeps;
+  readonly #secretOk: (given: string | string[] | undefined) => boolean;
+
+  constructor(deps: AdminDeps) {
+    this.#deps = deps;
+    this.#secretOk = secretChecker(deps.secret);
+  }
+
+  /** Whether a path belongs to the management API (on a port it shares with APIs). */
+  owns(path: string): boolean {
+    const p = trimSlashes(path);
+    return p === '/hello' || p === '/ready' || p === '/svc' || p.startsWith('/svc/');
+  }
+
+  /** Answers one management call. */
+  async handle(req: IncomingMessage, res: ServerResponse, rawPath: string): Promise<void> {
+    let out: AdminResponse;
+    try {
+      out = await this.#dispatch(req, trimSlashes(rawPath));
+    } catch (err) {
+      out = this.#failure(err);
+    }
+    // The request body may be unread (refused early): don't leave it to block the connection.
+    req.resume();
+    const body = req.method === 'HEAD' ? '' : JSON.stringify(out.body);
+    res.writeHead(out.status, {
+      ...out.headers,
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+    });
+    res.end(body);
+  }
+
+  async #dispatch(req: IncomingMessage, path: string): Promise<AdminResponse> {
+    const isSvc = path === '/svc' || path.startsWith('/svc/');
+    if (isSvc && !this.#secretOk(req.headers['x-svc-authorization'])) {
+      return statusBody(403, 'error', 'Attempted administrative access with invalid or missing key!');
+    }
+    for (const route of routes) {
+      const m = route.path.exec(path);
+      if (m === null) continue;
+      const handler = route.methods[(req.method ?? 'GET') as Method];
+      if (handler === undefined) {
+        return {
+          ...statusBody(405, 'error', 'Method not allowed'),
+          headers: { allow: Object.keys(route.methods).join(', ') },
+        };
+      }
+      let params: string[];
+      try {
+        params = m.slice(1).map((p) => decodeURIComponent(p));
+      } catch {
+        return statusBody(404, 'error', 'Not found');
+      }
+      return handler({ req, params, deps: this.#deps });
+    }
+    return statusBody(404, 'error', 'Not found');
+  }
+
+  #failure(err: unknown): AdminResponse {
+    if (err instanceof SvcError && err.status < 500) return statusBody(err.status, 'error', err.message);
+    const errorId = randomUUID();
+    this.#deps.log.error('management call failed', { error_id: errorId, error: errorMessage(err) });
+    if (err instanceof SvcError && err.status === 503) {
+      return statusBody(503, 'error', `Store unavailable (error ID ${errorId})`);
+    }
+    return statusBody(500, 'error', `Internal error (error ID ${errorId})`);
+  }
+}

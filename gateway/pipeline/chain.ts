@@ -1,0 +1,38 @@
+/**
+ * The order of the whole request chain, top to bottom. The first refusal answers
+ * (GATEWAY-BEHAVIOUR §2). Each stage names the middleware that belong in it; the ones not written
+ * yet are listed as comments where they will go. A middleware is compiled per API when routes
+ * load, and only when `enabled(api)` says the API needs it.
+ */
+import { authentication } from '../middleware/authentication/index.ts';
+import type { Middleware } from './compose.ts';
+
+/** Stages of the chain, in order; the upstream call follows the last one. */
+export const stages: readonly { stage: string; middleware: readonly Middleware[] }[] = [
+  {
+    // API-wide rate limit, IP allow list, IP block list, static client certificate, request size.
+    stage: 'api-wide checks',
+    middleware: [/* apiRateLimit, ipAllowList, ipBlockList, staticClientCertificate, requestSize */],
+  },
+  {
+    // The enabled methods; with chained auth every one must pass and base_identity_provided_by
+    // names the session. Until token/basic/JWT/mTLS exist, `authentication` fails closed.
+    stage: 'authentication',
+    middleware: [authentication],
+  },
+  {
+    stage: 'access',
+    middleware: [/* stripAuthData, keyExpiry, accessRights, allowedUrls */],
+  },
+  {
+    stage: 'limits',
+    middleware: [/* keyRateLimit (with throttling), quota, endpointLimits */],
+  },
+  {
+    stage: 'before upstream',
+    middleware: [/* graphql, streams, transforms */],
+  },
+];
+
+/** Every middleware, in chain order. */
+export const chain: readonly Middleware[] = stages.flatMap((s) => s.middleware);

@@ -1,0 +1,52 @@
+/**
+ * Refusals and failures of the request path: each has a stable code, a status, the exact message
+ * clients see in `{"error": "<message>"}`, and the extra headers it needs. Middleware returns them
+ * through `reject(ctx, GatewayError.x())`; they are values, not exceptions.
+ */
+import { SvcError } from '../../lib/errors.ts';
+
+/** A refusal the gateway answers with `{"error": message}`. */
+export class GatewayError extends SvcError {
+  /** Headers the refusal adds (for example `WWW-Authenticate`). */
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(code: string, status: number, message: string, headers: Record<string, string> = {}) {
+    super(code, message, { status });
+    this.headers = headers;
+  }
+
+  /** No API matches the host and path. */
+  static noRoute(): GatewayError {
+    return new GatewayError('GW_ERR_NO_ROUTE', 404, 'Not Found');
+  }
+
+  /** A keyed API got a request without credentials. */
+  static authFieldMissing(): GatewayError {
+    return new GatewayError('GW_ERR_AUTH_FIELD_MISSING', 401, 'Authorization field missing');
+  }
+
+  /** The credentials name no key that may use this API. */
+  static accessDisallowed(): GatewayError {
+    return new GatewayError('GW_ERR_ACCESS_DISALLOWED', 403, 'Access to this API has been disallowed');
+  }
+
+  /** The upstream refused the connection, reset it, or its name didn't resolve. */
+  static upstreamUnreachable(): GatewayError {
+    return new GatewayError('GW_ERR_UPSTREAM_UNREACHABLE', 502, 'There was a problem proxying the request');
+  }
+
+  /** The upstream took longer than the configured timeouts. */
+  static upstreamTimeout(): GatewayError {
+    return new GatewayError('GW_ERR_UPSTREAM_TIMEOUT', 504, 'Upstream service reached hard timeout.');
+  }
+
+  /** An API without an upstream (for example GraphQL without target_url, until the engine exists). */
+  static noUpstream(): GatewayError {
+    return new GatewayError('GW_ERR_NO_UPSTREAM', 502, 'This API has no upstream');
+  }
+
+  /** A bug or an unexpected failure; the details are logged with the error ID. */
+  static internal(errorId: string): GatewayError {
+    return new GatewayError('GW_ERR_INTERNAL', 500, `Internal error (ID ${errorId})`);
+  }
+}

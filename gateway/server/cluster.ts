@@ -1,0 +1,133 @@
+/**
+ * `--workers N`: the primary forks N workers that share the ports (node:cluster), relays node
+ * reloads between them, replaces a worker that dies, and stops them all on SIGTERM/SIGINT. The
+ * primary itself serves nothing and never touches the store.
+ */
+import cluster, { type Worker } from 'node:cluster';
+import type { Logger } from '../../lib/log.ts';
+import type { ReloadReport } from '../admin/index.ts';
+import { isBusMessage, type BusMessage } from './node-bus.ts';
+
+/** A worker sends this once it serves; a worker that exits before it stops the node. */
+export const STARTED: BusMessage = { svc: 'started', id: '' };
+
+/** How long the primary waits for every worker to answer a node reload. */
+const ROUND_TIMEOUT_MS = 30_000;
+/** More crashes than this within CRASH_WINDOW_MS stop the node rather than loop. */
+const MAX_CRASHES = 5;
+const CRASH_WINDOW_MS = 60_000;
+
+interface Round {
+  origin: Worker;
+  waiting: Set<number>;
+  failures: string[];
+  timer: NodeJS.Timeout;
+}
+
+/** Runs the primary process until its workers have stopped. */
+export function runPrimary(opts: { workers: number; log: Logger; shutdownTimeoutMs: number }): void {
+  const { log } = opts;
+  const started = new Set<number>();
+  const crashes: number[] = [];
+  const rounds = new Map<string, Round>();
+  let stopping = false;
+
+  const send = (w: Worker, m: BusMessage): void => {
+    if (w.isConnected()) w.send(m);
+  };
+
+  const finish = (id: string): void => {
+    const round = rounds.get(id);
+    if (round === undefined) return;
+    rounds.delete(id);
+    clearTimeout(round.timer);
+    const report: ReloadReport = { ok: round.failures.length === 0, message: round.failures.join('; ') };
+    send(round.origin, { svc: 'reload-node-done', id, report });
+  };
+
+  const onMessage = (w: Worker, m: unknown): void => {
+    if (!isBusMessage(m)) return;
+    if (m.svc === 'started') {
+      started.add(w.id);
+      if (started.size === opts.workers) log.info('all workers serving', { workers: opts.workers });
+      return;
+    }
+    if (m.svc === 'reload-node') {
+      const workers = Object.values(cluster.workers ?? {}).filter((x): x is Worker => x !== undefined);
+      const round: Round = {
+        origin: w,
+        waiting: new Set(workers.map((x) => x.id)),
+        failures: [],
+        timer: setTimeout(() => {
+          const r = rounds.get(m.id);
+          if (r !== undefined) r.failures.push(`${r.waiting.size} worker(s) did not answer in time`);
+          finish(m.id);
+        }, ROUND_TIMEOUT_MS),
+      };
+      rounds.set(m.id, round);
+      for (const x of workers) send(x, { svc: 'reload', id: m.id });
+    } else if (m.svc === 'reloaded') {
+      const round = rounds.get(m.id);
+      if (round === undefined) return;
+      round.waiting.delete(w.id);
+      if (!m.report.ok) round.failures.push(`worker ${String(w.process.pid)}: ${m.report.message}`);
+      if (round.waiting.size === 0) finish(m.id);
+    }
+  };
+
+  const fork = (): void => {
+    const w = cluster.fork();
+    w.on('message', (m: unknown) => {
+      onMessage(w, m);
+    });
+  };
+
+  cluster.on('exit', (w, code, signal) => {
+    for (const [id, round] of rounds) {
+      if (round.waiting.delete(w.id) && round.waiting.size === 0) finish(id);
+    }
+    const live = Object.keys(cluster.workers ?? {}).length;
+    if (stopping) {
+      if (live === 0) process.exit(0);
+      return;
+    }
+    log.error('worker exited', { worker_pid: w.process.pid, code, signal });
+    if (!started.has(w.id)) {
+      log.error('a worker failed to start; stopping the node');
+      stopAll(1);
+      return;
+    }
+    started.delete(w.id);
+    const now = Date.now();
+    crashes.push(now);
+    while (crashes.length > 0 && (crashes[0] ?? now) < now - CRASH_WINDOW_MS) crashes.shift();
+    if (crashes.length > MAX_CRASHES) {
+      log.error('workers keep crashing; stopping the node', { crashes: crashes.length });
+      stopAll(1);
+      return;
+    }
+    fork();
+  });
+
+  const stopAll = (exitCode: number): void => {
+    if (stopping) return;
+    stopping = true;
+    process.exitCode = exitCode;
+    const workers = Object.values(cluster.workers ?? {}).filter((x): x is Worker => x !== undefined);
+    if (workers.length === 0) process.exit(exitCode);
+    for (const w of workers) w.process.kill('SIGTERM');
+    setTimeout(() => {
+      for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
+      process.exit(exitCode);
+    }, opts.shutdownTimeoutMs + 2000).unref();
+  };
+
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(sig, () => {
+      log.info('stopping', { signal: sig });
+      stopAll(0);
+    });
+  }
+  log.info('starting workers', { workers: opts.workers });
+  for (let i = 0; i < opts.workers; i++) fork();
+}

@@ -1,0 +1,280 @@
+/**
+ * One gateway process: its listeners, its management API, and the route table. A reload reads
+ * every stored API, builds the complete new table (and opens the API ports it needs), then swaps
+ * it in one assignment; requests already running finish on the table they started with. When
+ * anything fails to compile, the old table keeps serving and the reload reports why.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { errorMessage } from '../../lib/errors.ts';
+import type { Logger } from '../../lib/log.ts';
+import pkg from '../../package.json' with { type: 'json' };
+import { Admin, type ReloadReport } from '../admin/index.ts';
+import type { TlsMaterial } from '../config/load.ts';
+import type { GatewayConfig } from '../config/schema.ts';
+import { chain as defaultChain } from '../pipeline/chain.ts';
+import { buildRouteTable, protocolOf, type CompileDeps, type CompileEnv } from '../pipeline/compile.ts';
+import type { Middleware } from '../pipeline/compose.ts';
+import { respondError } from '../pipeline/compose.ts';
+import { RequestContext } from '../pipeline/context.ts';
+import { GatewayError } from '../pipeline/errors.ts';
+import { normalizeHost, RouteTable, type ListenerKey } from '../pipeline/router.ts';
+import { splitTarget } from '../pipeline/url.ts';
+import type { Store } from '../store/store.ts';
+import { Dispatchers } from '../upstream/dispatchers.ts';
+import { Listeners, type OpenListener } from './listeners.ts';
+import { localBus, type NodeBus } from './node-bus.ts';
+
+/** First retry of a start-up load that failed because the store didn't answer; doubles to 15 s. */
+const FIRST_RETRY_MS = 500;
+const MAX_RETRY_MS = 15_000;
+
+/** What a gateway process is built from. */
+export interface GatewayOptions {
+  config: Readonly<GatewayConfig>;
+  store: Store;
+  log: Logger;
+  tls?: TlsMaterial | undefined;
+  /** How `/svc/reload` reaches the other processes of this node (default: this process only). */
+  bus?: NodeBus;
+  /** The middleware chain (default: pipeline/chain.ts). */
+  chain?: readonly Middleware[];
+  now?: () => number;
+}
+
+/** A running gateway process. */
+export class Gateway {
+  /** Identifies this process in group messages. */
+  readonly processId = randomUUID();
+  readonly #config: Readonly<GatewayConfig>;
+  readonly #store: Store;
+  readonly #log: Logger;
+  readonly #bus: NodeBus;
+  readonly #env: CompileEnv;
+  readonly #deps: CompileDeps;
+  readonly #dispatchers: Dispatchers;
+  readonly #listeners: Listeners;
+  readonly #admin: Admin;
+  #table = new RouteTable([]);
+  #ready = false;
+  #stopped = false;
+  #running: Promise<ReloadReport> | undefined;
+  #queued: Promise<ReloadReport> | undefined;
+  #retryTimer: NodeJS.Timeout | undefined;
+  #unsubscribe: (() => void) | undefined;
+
+  private constructor(opts: GatewayOptions) {
+    const { config, store, log } = opts;
+    this.#config = config;
+    this.#store = store;
+    this.#log = log;
+    this.#bus = opts.bus ?? localBus();
+    this.#env = {
+      listenPort: config.listen_port,
+      controlPort: config.control_port,
+      tls: opts.tls !== undefined,
+    };
+    this.#dispatchers = new Dispatchers({
+      connectTimeoutMs: config.upstream_connect_timeout_ms,
+      timeoutMs: config.upstream_timeout_ms,
+    });
+    this.#deps = {
+      store,
+      log,
+      config,
+      now: opts.now ?? Date.now,
+      chain: opts.chain ?? defaultChain,
+      dispatchers: this.#dispatchers,
+    };
+    this.#listeners = new Listeners({
+      host: config.listen_address,
+      tls: opts.tls,
+      trustForwarded: config.trust_forwarded_headers,
+      handler: (req, res, l) => {
+        this.#handle(req, res, l);
+      },
+      log,
+    });
+    this.#admin = new Admin({
+      secret: config.secret,
+      store,
+      env: this.#env,
+      log: log.child({ part: 'admin' }),
+      version: pkg.version,
+      reloadNode: () => this.#bus.reloadNode(),
+      reloadGroup: () => this.reloadGroup(),
+      isReady: () => this.#ready,
+    });
+  }
+
+  /**
+   * Opens the gateway (and management) port, subscribes to group messages and loads the routes.
+   * A store that doesn't answer yet is retried in the background; `/ready` says when routes
+   * are in.
+   */
+  static async start(opts: GatewayOptions): Promise<Gateway> {
+    const gw = new Gateway(opts);
+    const { config } = opts;
+    try {
+      await gw.#listeners.open({
+        key: 'main',
+        role: 'gateway',
+        port: config.listen_port,
+        protocol: 'http',
+        admin: config.control_port === undefined,
+      });
+      if (config.control_port !== undefined) {
+        await gw.#listeners.open({
+          key: 'control',
+          role: 'control',
+          port: config.control_port,
+          protocol: 'http',
+          admin: true,
+        });
+      }
+      gw.#bus.serve(() => gw.reloadLocal());
+      gw.#unsubscribe = opts.store.subscribe((m) => {
+        if (m.origin !== gw.processId) {
+          gw.#log.info('group reload received', { origin: m.origin });
+          void gw.reloadLocal();
+        }
+      });
+      await opts.store.subscribed();
+    } catch (err) {
+      await gw.stop();
+      throw err;
+    }
+    const first = await gw.reloadLocal();
+    if (!first.ok && first.retry === true) gw.#retryStart(FIRST_RETRY_MS);
+    return gw;
+  }
+
+  /** The bound port of a listener: `main`, `control`, or an API port. */
+  port(key: ListenerKey | 'control'): number | undefined {
+    return this.#listeners.get(key)?.port;
+  }
+
+  /** True once routes have loaded successfully. */
+  get ready(): boolean {
+    return this.#ready;
+  }
+
+  /** The table serving now. */
+  get table(): RouteTable {
+    return this.#table;
+  }
+
+  /**
+   * Reloads this process. Reloads don't overlap: a request during a reload waits for it, then one
+   * more reload covers every request that came meanwhile.
+   */
+  reloadLocal(): Promise<ReloadReport & { retry?: boolean }> {
+    if (this.#queued !== undefined) return this.#queued;
+    if (this.#running !== undefined) {
+      this.#queued = this.#running.then(() => {
+        this.#queued = undefined;
+        return this.#track();
+      });
+      return this.#queued;
+    }
+    return this.#track();
+  }
+
+  /** Reloads every node sharing the store: through the store when shared, else this node. */
+  async reloadGroup(): Promise<ReloadReport> {
+    if (!this.#store.shared) return this.#bus.reloadNode();
+    await this.#store.publish({ type: 'reload', origin: this.processId });
+    return this.reloadLocal();
+  }
+
+  /** Stops accepting, lets requests in flight finish (up to the shutdown timeout), frees pools. */
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    clearTimeout(this.#retryTimer);
+    this.#unsubscribe?.();
+    this.#bus.close();
+    await this.#listeners.closeAll(this.#config.shutdown_timeout_ms);
+    await this.#dispatchers.close();
+  }
+
+  #track(): Promise<ReloadReport & { retry?: boolean }> {
+    const run = this.#reloadOnce().finally(() => {
+      this.#running = undefined;
+    });
+    this.#running = run;
+    return run;
+  }
+
+  #retryStart(delayMs: number): void {
+    if (this.#stopped || this.#ready) return;
+    this.#retryTimer = setTimeout(() => {
+      void this.reloadLocal().then((r) => {
+        if (!r.ok && r.retry === true) this.#retryStart(Math.min(delayMs * 2, MAX_RETRY_MS));
+      });
+    }, delayMs);
+  }
+
+  async #reloadOnce(): Promise<ReloadReport & { retry?: boolean }> {
+    if (this.#stopped) return { ok: false, message: 'gateway stopping' };
+    let entries;
+    try {
+      entries = await this.#store.list('apis');
+    } catch (err) {
+      this.#log.error('reload failed: store unavailable', { error: errorMessage(err) });
+      return { ok: false, message: `store unavailable: ${errorMessage(err)}`, retry: true };
+    }
+    const built = buildRouteTable(entries, this.#env, this.#deps);
+    if (built.table === undefined) {
+      this.#log.error('reload refused, previous routes keep serving', { problems: built.problems });
+      return { ok: false, message: built.problems.map((p) => `API ${p.api_id}: ${p.message}`).join('; ') };
+    }
+    const table = built.table;
+    const wanted = new Map<number, 'http' | 'https'>();
+    for (const r of table.routes) if (r.listener !== 'main') wanted.set(r.listener, protocolOf(r.api));
+    const opened: number[] = [];
+    try {
+      for (const [port, protocol] of wanted) {
+        const current = this.#listeners.get(port);
+        if (current?.info.protocol === protocol) continue;
+        if (current !== undefined) await this.#listeners.close(port);
+        await this.#listeners.open({ key: port, role: 'api', port, protocol, admin: false });
+        opened.push(port);
+      }
+    } catch (err) {
+      for (const port of opened) await this.#listeners.close(port);
+      this.#log.error('reload refused, previous routes keep serving', { error: errorMessage(err) });
+      return { ok: false, message: errorMessage(err) };
+    }
+    // The swap: from here on new requests use the new table.
+    this.#table = table;
+    this.#ready = true;
+    for (const l of this.#listeners.all()) {
+      if (l.role === 'api' && typeof l.key === 'number' && !wanted.has(l.key))
+        void this.#listeners.close(l.key);
+    }
+    for (const w of built.warnings) this.#log.warn('route conflict', { detail: w });
+    this.#log.info('routes loaded', { apis: table.routes.length, skipped: built.skipped.length });
+    return { ok: true, message: '' };
+  }
+
+  #handle(req: IncomingMessage, res: ServerResponse, l: OpenListener): void {
+    const { path, query } = splitTarget(req.url ?? '/');
+    if (l.admin && (l.role === 'control' || this.#admin.owns(path))) {
+      void this.#admin.handle(req, res, path);
+      return;
+    }
+    const key: ListenerKey = l.key === 'control' ? 'main' : l.key;
+    const route = this.#table.match(key, normalizeHost(req.headers.host), path);
+    if (route === undefined) {
+      respondError({ res, responseHeaders: {} }, GatewayError.noRoute());
+      return;
+    }
+    const ctx = new RequestContext({ req, res, route, listener: l.info, path, query, log: this.#log });
+    route.handle(ctx).catch((err: unknown) => {
+      const errorId = randomUUID();
+      ctx.log.error('request failed', { error_id: errorId, error: errorMessage(err) });
+      respondError(ctx, GatewayError.internal(errorId));
+    });
+  }
+}

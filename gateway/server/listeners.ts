@@ -1,0 +1,162 @@
+/**
+ * The gateway's sockets: the gateway port, the management port when separate, and one per API
+ * `listen_port` (HTTP or HTTPS with the configured certificate). Under node:cluster every worker
+ * opens the same ports and the primary shares them.
+ */
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '../../lib/log.ts';
+import type { TlsMaterial } from '../config/load.ts';
+import type { ListenerInfo } from '../pipeline/context.ts';
+import type { ListenerKey } from '../pipeline/router.ts';
+
+/** What a listener serves. */
+export type ListenerRole = 'gateway' | 'control' | 'api';
+
+/** One open listener. */
+export interface OpenListener {
+  /** `main` (gateway port), `control`, or an API port number. */
+  key: ListenerKey | 'control';
+  role: ListenerRole;
+  /** Whether the management API answers here. */
+  admin: boolean;
+  info: ListenerInfo;
+  /** The bound port (the chosen one when 0 was asked). */
+  port: number;
+  server: Server;
+}
+
+/** Handles a request that arrived on a listener. */
+export type ListenerHandler = (req: IncomingMessage, res: ServerResponse, listener: OpenListener) => void;
+
+/** Opens and closes the listeners of one process. */
+export class Listeners {
+  readonly #host: string;
+  readonly #tls: TlsMaterial | undefined;
+  readonly #trustForwarded: boolean;
+  readonly #handler: ListenerHandler;
+  readonly #log: Logger;
+  readonly #open = new Map<ListenerKey | 'control', OpenListener>();
+
+  constructor(opts: {
+    host: string;
+    tls: TlsMaterial | undefined;
+    trustForwarded: boolean;
+    handler: ListenerHandler;
+    log: Logger;
+  }) {
+    this.#host = opts.host;
+    this.#tls = opts.tls;
+    this.#trustForwarded = opts.trustForwarded;
+    this.#handler = opts.handler;
+    this.#log = opts.log;
+  }
+
+  /** The open listener with this key. */
+  get(key: ListenerKey | 'control'): OpenListener | undefined {
+    return this.#open.get(key);
+  }
+
+  /** Every open listener. */
+  all(): OpenListener[] {
+    return [...this.#open.values()];
+  }
+
+  /** Opens a listener; rejects when the port can't be bound. */
+  async open(opts: {
+    key: ListenerKey | 'control';
+    role: ListenerRole;
+    port: number;
+    protocol: 'http' | 'https';
+    admin: boolean;
+  }): Promise<OpenListener> {
+    if (opts.protocol === 'https' && this.#tls === undefined) {
+      throw new Error(`port ${opts.port}: https needs tls_cert_file and tls_key_file`);
+    }
+    const listener: OpenListener = {
+      key: opts.key,
+      role: opts.role,
+      admin: opts.admin,
+      info: { protocol: opts.protocol, trustForwarded: this.#trustForwarded },
+      port: opts.port,
+      // Assigned just below; the handler closure needs the object first.
+      server: undefined as unknown as Server,
+    };
+    const handler = (req: IncomingMessage, res: ServerResponse): void => {
+      this.#handler(req, res, listener);
+    };
+    const server =
+      opts.protocol === 'https' && this.#tls !== undefined
+        ? createHttpsServer({ cert: this.#tls.cert, key: this.#tls.key }, handler)
+        : createHttpServer(handler);
+    // Keep client connections open a bit longer than typical load balancers' idle timeouts.
+    server.keepAliveTimeout = 65_000;
+    server.headersTimeout = 66_000;
+    listener.server = server;
+    await new Promise<void>((resolve, reject) => {
+      const onError = (err: Error): void => {
+        reject(new Error(`port ${opts.port}: cannot listen: ${err.message}`, { cause: err }));
+      };
+      server.once('error', onError);
+      server.listen({ port: opts.port, host: this.#host }, () => {
+        server.off('error', onError);
+        resolve();
+      });
+    });
+    server.on('error', (err) => {
+      this.#log.error('listener error', { port: listener.port, error: err.message });
+    });
+    server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+      if (err.code === 'ECONNRESET' || !socket.writable) {
+        socket.destroy();
+        return;
+      }
+      socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+    });
+    listener.port = (server.address() as AddressInfo).port;
+    this.#open.set(opts.key, listener);
+    this.#log.info('listening', {
+      role: opts.role,
+      port: listener.port,
+      protocol: opts.protocol,
+      admin: opts.admin,
+    });
+    return listener;
+  }
+
+  /**
+   * Stops accepting on a listener and closes idle connections; requests in flight finish and
+   * their connections close after them. Resolves when the last connection has closed.
+   */
+  async close(key: ListenerKey | 'control'): Promise<void> {
+    const l = this.#open.get(key);
+    if (l === undefined) return;
+    this.#open.delete(key);
+    this.#log.info('closing listener', { port: l.port });
+    await new Promise<void>((resolve) => {
+      l.server.close(() => {
+        resolve();
+      });
+      l.server.closeIdleConnections();
+    });
+  }
+
+  /** Closes every listener, cutting connections still open after `timeoutMs`. */
+  async closeAll(timeoutMs: number): Promise<void> {
+    const all = this.all();
+    const timer = setTimeout(() => {
+      for (const l of all) l.server.closeAllConnections();
+    }, timeoutMs);
+    try {
+      await Promise.all(all.map((l) => this.close(l.key)));
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

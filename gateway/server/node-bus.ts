@@ -1,0 +1,91 @@
+/**
+ * How `/svc/reload` reaches every process of one gateway node. A single process reloads itself;
+ * a cluster worker asks the primary, which has every worker reload and answers with the outcome
+ * of all of them.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ReloadReport } from '../admin/index.ts';
+
+/** Node-wide reloads. */
+export interface NodeBus {
+  /** Reloads every process of this node and reports (ok only when all are). */
+  reloadNode(): Promise<ReloadReport>;
+  /** Registers this process's own reload. */
+  serve(reloadLocal: () => Promise<ReloadReport>): void;
+  /** Stops listening. */
+  close(): void;
+}
+
+/** The bus of a gateway running as one process. */
+export function localBus(): NodeBus {
+  let local: (() => Promise<ReloadReport>) | undefined;
+  return {
+    reloadNode: () =>
+      local === undefined ? Promise.resolve({ ok: false, message: 'not started' }) : local(),
+    serve: (fn) => {
+      local = fn;
+    },
+    close: () => undefined,
+  };
+}
+
+/** Messages between the primary and its workers. */
+export type BusMessage =
+  | { svc: 'started'; id: '' }
+  | { svc: 'reload-node'; id: string }
+  | { svc: 'reload'; id: string }
+  | { svc: 'reloaded'; id: string; report: ReloadReport }
+  | { svc: 'reload-node-done'; id: string; report: ReloadReport };
+
+/** Whether an IPC message is one of ours. */
+export function isBusMessage(m: unknown): m is BusMessage {
+  return (
+    m !== null &&
+    typeof m === 'object' &&
+    typeof (m as { svc?: unknown }).svc === 'string' &&
+    typeof (m as { id?: unknown }).id === 'string'
+  );
+}
+
+/** How long a worker waits for the primary's answer to a node reload. */
+const NODE_RELOAD_TIMEOUT_MS = 60_000;
+
+/** The bus of a cluster worker (talks to the primary over the IPC channel). */
+export function workerBus(): NodeBus {
+  const send = process.send?.bind(process);
+  if (send === undefined) throw new Error('workerBus: not a cluster worker (no IPC channel)');
+  let local: (() => Promise<ReloadReport>) | undefined;
+  const waiting = new Map<string, (r: ReloadReport) => void>();
+  const onMessage = (m: unknown): void => {
+    if (!isBusMessage(m)) return;
+    if (m.svc === 'reload') {
+      const run = local ?? (() => Promise.resolve({ ok: false, message: 'not started' }));
+      void run().then((report) => send({ svc: 'reloaded', id: m.id, report } satisfies BusMessage));
+    } else if (m.svc === 'reload-node-done') {
+      waiting.get(m.id)?.(m.report);
+      waiting.delete(m.id);
+    }
+  };
+  process.on('message', onMessage);
+  return {
+    reloadNode: () =>
+      new Promise((resolve) => {
+        const id = randomUUID();
+        const timer = setTimeout(() => {
+          waiting.delete(id);
+          resolve({ ok: false, message: 'the node did not finish reloading in time' });
+        }, NODE_RELOAD_TIMEOUT_MS);
+        waiting.set(id, (r) => {
+          clearTimeout(timer);
+          resolve(r);
+        });
+        send({ svc: 'reload-node', id } satisfies BusMessage);
+      }),
+    serve: (fn) => {
+      local = fn;
+    },
+    close: () => {
+      process.off('message', onMessage);
+    },
+  };
+}

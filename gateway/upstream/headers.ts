@@ -1,0 +1,82 @@
+/**
+ * Header rules of the proxy: hop-by-hop headers (RFC 9110 §7.6.1, plus those the Connection
+ * header names) are not forwarded in either direction; `X-Forwarded-For`, `-Proto` and `-Host`
+ * are set, appended to or replaced depending on whether client headers are trusted.
+ */
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+import type { RequestContext } from '../pipeline/context.ts';
+import { socketAddress } from '../pipeline/context.ts';
+
+/** Headers that describe one connection, never the message. */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
+
+/** Request headers the proxy sets itself. */
+const SET_BY_PROXY = new Set(['host', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'expect']);
+
+/** Header names listed in a Connection header (other than keep-alive/close), lower case. */
+function connectionTokens(value: string | string[] | undefined): Set<string> | undefined {
+  if (value === undefined) return undefined;
+  const text = Array.isArray(value) ? value.join(',') : value;
+  let tokens: Set<string> | undefined;
+  for (const raw of text.split(',')) {
+    const t = raw.trim().toLowerCase();
+    if (t === '' || t === 'keep-alive' || t === 'close') continue;
+    (tokens ??= new Set()).add(t);
+  }
+  return tokens;
+}
+
+/** The headers of the upstream request. */
+export function upstreamRequestHeaders(
+  ctx: RequestContext,
+  targetHost: string,
+  preserveHost: boolean,
+): Record<string, string | string[]> {
+  const given = ctx.req.headers;
+  const extra = connectionTokens(given.connection);
+  const out: Record<string, string | string[]> = {};
+  for (const name in given) {
+    if (HOP_BY_HOP.has(name) || SET_BY_PROXY.has(name) || extra?.has(name) === true) continue;
+    const v = given[name];
+    if (v !== undefined) out[name] = v;
+  }
+  const host = given.host;
+  out.host = preserveHost && host !== undefined ? host : targetHost;
+  const peer = socketAddress(ctx.req);
+  const trusted = ctx.listener.trustForwarded;
+  const xff = given['x-forwarded-for'];
+  out['x-forwarded-for'] = trusted && typeof xff === 'string' && xff !== '' ? `${xff}, ${peer}` : peer;
+  const proto = given['x-forwarded-proto'];
+  out['x-forwarded-proto'] =
+    trusted && typeof proto === 'string' && proto !== '' ? proto : ctx.listener.protocol;
+  const fwdHost = given['x-forwarded-host'];
+  const clientHost = trusted && typeof fwdHost === 'string' && fwdHost !== '' ? fwdHost : host;
+  if (clientHost !== undefined) out['x-forwarded-host'] = clientHost;
+  return out;
+}
+
+/** The headers of the client response: the upstream's minus hop-by-hop, plus the gateway's. */
+export function clientResponseHeaders(
+  upstream: IncomingHttpHeaders,
+  added: Readonly<Record<string, string>>,
+): OutgoingHttpHeaders {
+  const extra = connectionTokens(upstream.connection);
+  const out: OutgoingHttpHeaders = {};
+  for (const name in upstream) {
+    if (HOP_BY_HOP.has(name) || extra?.has(name) === true) continue;
+    const v = upstream[name];
+    if (v !== undefined) out[name] = v;
+  }
+  for (const name in added) out[name] = added[name];
+  return out;
+}

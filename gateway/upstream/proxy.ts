@@ -1,0 +1,154 @@
+/**
+ * The upstream call, the last step of every chain. Bodies stream both ways with backpressure
+ * (nothing is buffered whole): the client request is the upstream body, and upstream chunks are
+ * written to the client as they come. Failures before the response starts become 502 or 504 with
+ * a JSON body; after it started, the client connection is cut.
+ */
+import type { Dispatcher } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
+import { errorMessage } from '../../lib/errors.ts';
+import { respondError, type Terminal } from '../pipeline/compose.ts';
+import type { RequestContext } from '../pipeline/context.ts';
+import { GatewayError } from '../pipeline/errors.ts';
+import type { Target } from '../pipeline/router.ts';
+import { clientResponseHeaders, upstreamRequestHeaders } from './headers.ts';
+
+/** Upstream path and query for a request path: the target's path, then the (stripped) path. */
+export function upstreamPathOf(
+  target: Pick<Target, 'basePath' | 'baseQuery'>,
+  route: { listenPath: string; strip: boolean },
+  path: string,
+  query: string,
+): string {
+  const rest = route.strip ? path.slice(route.listenPath.length) : path;
+  let p = target.basePath + rest;
+  if (p === '') p = '/';
+  else if (p.charCodeAt(0) !== 47) p = `/${p}`;
+  if (target.baseQuery === '') return p + query;
+  return `${p}?${target.baseQuery}${query === '' ? '' : `&${query.slice(1)}`}`;
+}
+
+/** Error codes of timeouts; every other failure is "unreachable". */
+const TIMEOUTS = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/** The error a failed upstream call answers with. */
+export function upstreamFailure(err: unknown): GatewayError {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && TIMEOUTS.has(code)
+    ? GatewayError.upstreamTimeout()
+    : GatewayError.upstreamUnreachable();
+}
+
+function hasBody(headers: IncomingHttpHeaders): boolean {
+  const len = headers['content-length'];
+  if (len !== undefined) return len !== '0';
+  return headers['transfer-encoding'] !== undefined;
+}
+
+/** Relays one upstream response to the client. */
+class Relay implements Dispatcher.DispatchHandler {
+  readonly #ctx: RequestContext;
+  readonly #done: () => void;
+  #controller: Dispatcher.DispatchController | undefined;
+  #finished = false;
+
+  constructor(ctx: RequestContext, done: () => void) {
+    this.#ctx = ctx;
+    this.#done = done;
+    ctx.res.once('close', () => {
+      // The client went away before the response ended: stop the upstream call.
+      if (!this.#finished) this.#controller?.abort(new Error('client closed the connection'));
+    });
+  }
+
+  #finish(): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    this.#done();
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#ctx.res.destroyed) controller.abort(new Error('client closed the connection'));
+  }
+
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: IncomingHttpHeaders,
+    statusMessage?: string,
+  ): void {
+    if (statusCode < 200) return; // informational: the final response follows
+    const out = clientResponseHeaders(headers, this.#ctx.responseHeaders);
+    if (statusMessage !== undefined && statusMessage !== '')
+      this.#ctx.res.writeHead(statusCode, statusMessage, out);
+    else this.#ctx.res.writeHead(statusCode, out);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    const { res } = this.#ctx;
+    if (!res.write(chunk)) {
+      controller.pause();
+      res.once('drain', () => {
+        controller.resume();
+      });
+    }
+  }
+
+  onResponseEnd(): void {
+    this.#ctx.res.end();
+    this.#finish();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    this.fail(err);
+  }
+
+  /** Answers 502/504 (or cuts the connection if the response has begun). */
+  fail(err: unknown): void {
+    const { res } = this.#ctx;
+    if (!res.destroyed) {
+      const failure = upstreamFailure(err);
+      this.#ctx.log.warn('upstream call failed', {
+        status: res.headersSent ? undefined : failure.status,
+        code: (err as { code?: unknown }).code,
+        error: errorMessage(err),
+      });
+      respondError(this.#ctx, failure);
+    }
+    this.#finish();
+  }
+}
+
+/** The terminal step of a route with an upstream. */
+export function upstreamCall(
+  route: { target: Target | undefined; listenPath: string; strip: boolean; preserveHost: boolean },
+  dispatcher: Dispatcher,
+): Terminal {
+  const target = route.target;
+  if (target === undefined) {
+    return (ctx) => {
+      respondError(ctx, GatewayError.noUpstream());
+      return Promise.resolve();
+    };
+  }
+  return (ctx) =>
+    new Promise<void>((resolve) => {
+      const { req } = ctx;
+      const relay = new Relay(ctx, resolve);
+      try {
+        dispatcher.dispatch(
+          {
+            origin: target.origin,
+            path: upstreamPathOf(target, route, ctx.path, ctx.query),
+            method: req.method ?? 'GET',
+            headers: upstreamRequestHeaders(ctx, target.host, route.preserveHost),
+            body: hasBody(req.headers) ? req : null,
+          },
+          relay,
+        );
+      } catch (err) {
+        relay.fail(err);
+      }
+    });
+}
