@@ -1,0 +1,512 @@
+/**
+ * A real Kubernetes control plane (etcd + kube-apiserver) on free loopback ports, for tests and
+ * `make cluster`. There is deliberately no controller-manager or scheduler: tests talk to the API,
+ * nothing reconciles built-in kinds (no pods, no garbage collection, namespaces stay Terminating).
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { generateKeyPair, randomBytes } from 'node:crypto';
+import { closeSync, existsSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { stringify } from 'yaml';
+
+/** Result of one kubectl invocation. */
+export interface KubectlResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Options of {@link ControlPlane.kubectl}. */
+export interface KubectlOptions {
+  /** Written to kubectl's stdin (e.g. a manifest for `apply -f -`). */
+  input?: string;
+  /** Resolve with a non-zero code instead of rejecting. */
+  allowFailure?: boolean;
+}
+
+/** A running control plane; everything it owns lives in `dir`. */
+export interface ControlPlane {
+  /** `https://127.0.0.1:<port>` of the kube-apiserver. */
+  server: string;
+  /** Path of a kubeconfig with cluster-admin rights (group system:masters). */
+  kubeconfig: string;
+  /** Bearer token of the admin user. */
+  token: string;
+  /** CA bundle that verifies the apiserver's serving certificate. */
+  caFile: string;
+  /** Temporary directory holding data, keys and logs. */
+  dir: string;
+  /** Runs the built kubectl against this control plane; rejects on a non-zero exit unless allowFailure. */
+  kubectl(args: string[], opts?: KubectlOptions): Promise<KubectlResult>;
+  /** Server-side applies every manifest in `dir` and waits until all CRDs are Established. */
+  installCrds(dir: string): Promise<void>;
+  /** Stops the apiserver, then etcd, and removes `dir` (unless SVC_KEEP_CLUSTER_DIR is set). Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Options of {@link startControlPlane}. */
+export interface StartOptions {
+  /** Directory of CRD manifests to install before returning. */
+  crdDir?: string;
+  /** Print progress to stderr. */
+  verbose?: boolean;
+}
+
+const READY_TIMEOUT_MS = 60_000;
+const ETCD_TIMEOUT_MS = 30_000;
+const POLL_MS = 100;
+const STOP_GRACE_MS = 5_000;
+const LOG_TAIL_LINES = 30;
+
+const generateKeyPairAsync = promisify(generateKeyPair);
+
+/** Directory of the test binaries, resolved exactly like `tools/build.sh --print`. */
+export function toolsDir(): string {
+  const explicit = process.env.SVC_TOOLS_DIR;
+  if (explicit !== undefined && explicit !== '') return explicit;
+  const xdg = process.env.XDG_CACHE_HOME;
+  const cache = xdg !== undefined && xdg !== '' ? xdg : path.join(os.homedir(), '.cache');
+  return path.join(cache, 'svc-tools', 'bin');
+}
+
+/** Absolute path of a built tool (`etcd`, `kube-apiserver`, `kubectl`); throws naming `make deps` if missing. */
+export function toolPath(name: 'etcd' | 'kube-apiserver' | 'kubectl'): string {
+  const file = path.join(toolsDir(), name);
+  if (!existsSync(file)) {
+    throw new Error(
+      `${name} not found at ${file}; run \`make deps\` (tools/build.sh) to build the test binaries` +
+        ' (SVC_TOOLS_DIR overrides the directory)',
+    );
+  }
+  return file;
+}
+
+/** Reads the last lines of a log file for error messages; never throws. */
+function tail(file: string, lines = LOG_TAIL_LINES): string {
+  try {
+    const text = readFileSync(file, 'utf8').trimEnd();
+    return text.split('\n').slice(-lines).join('\n');
+  } catch (err) {
+    return `(cannot read ${file}: ${String(err)})`;
+  }
+}
+
+/** A child process whose stdout and stderr go to a log file. */
+class Child {
+  readonly name: string;
+  readonly logFile: string;
+  readonly proc: ChildProcess;
+  readonly exited: Promise<void>;
+  running = true;
+  /** Set while we stop it on purpose, so its exit is not reported as a crash. */
+  stopping = false;
+  /** Set once startup is over; before that, a death surfaces as startControlPlane's error instead. */
+  reportCrash = false;
+  exitDescription = '';
+
+  constructor(name: string, bin: string, args: string[], logFile: string) {
+    this.name = name;
+    this.logFile = logFile;
+    // A file (not a pipe) so the log survives our own crash and a busy event loop cannot stall the child.
+    const fd = openSync(logFile, 'a');
+    try {
+      this.proc = spawn(bin, args, { stdio: ['ignore', fd, fd] });
+    } finally {
+      closeSync(fd);
+    }
+    liveChildren.add(this);
+    this.exited = new Promise((resolve) => {
+      const done = (description: string): void => {
+        if (!this.running) return;
+        this.running = false;
+        this.exitDescription = description;
+        liveChildren.delete(this);
+        if (this.reportCrash && !this.stopping && !shuttingDown) {
+          process.stderr.write(`control-plane: ${name} ${description} unexpectedly; log: ${logFile}\n`);
+        }
+        resolve();
+      };
+      this.proc.once('exit', (code, signal) => {
+        done(signal !== null ? `was killed by ${signal}` : `exited with code ${code ?? '?'}`);
+      });
+      this.proc.once('error', (err) => {
+        done(`failed to start (${err.message})`);
+      });
+    });
+  }
+
+  /** Error naming the process, its log and the log's tail. */
+  failure(message: string): Error {
+    return new Error(
+      `${this.name}: ${message}\nlog: ${this.logFile}\n--- last lines ---\n${tail(this.logFile)}`,
+    );
+  }
+
+  async waitExit(ms: number): Promise<boolean> {
+    if (!this.running) return true;
+    const timeout = new AbortController();
+    try {
+      return await Promise.race([this.exited.then(() => true), delay(ms, false, { signal: timeout.signal })]);
+    } finally {
+      timeout.abort();
+    }
+  }
+
+  /** SIGTERM, then SIGKILL if it has not exited within the grace period. */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.stopping = true;
+    this.proc.kill('SIGTERM');
+    if (await this.waitExit(STOP_GRACE_MS)) return;
+    this.proc.kill('SIGKILL');
+    await this.exited;
+  }
+}
+
+/** Children still running, killed synchronously when the process exits for any reason. */
+const liveChildren = new Set<Child>();
+/** Temp dirs to remove on exit if their control plane was not stopped. */
+const ownedDirs = new Set<string>();
+const livePlanes = new Set<ControlPlane>();
+let hooksInstalled = false;
+/** Set on SIGINT/SIGTERM: the terminal's Ctrl-C also reaches the children, so their exit is expected. */
+let shuttingDown = false;
+
+function keepDirs(): boolean {
+  const keep = process.env.SVC_KEEP_CLUSTER_DIR;
+  return keep !== undefined && keep !== '';
+}
+
+function installProcessHooks(): void {
+  if (hooksInstalled) return;
+  hooksInstalled = true;
+  // 'exit' handlers must be synchronous: no graceful stop, just make sure nothing outlives us.
+  process.on('exit', () => {
+    for (const child of liveChildren) child.proc.kill('SIGKILL');
+    if (keepDirs()) return;
+    for (const dir of ownedDirs) {
+      try {
+        rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+      } catch {
+        // Best effort: a killed child may still be closing files.
+      }
+    }
+  });
+  const onSignal = (signal: NodeJS.Signals, code: number): void => {
+    // Another listener (e.g. cluster-main) owns the exit; we only make sure the children go.
+    const othersListen = process.listenerCount(signal) > 1;
+    // A second Ctrl-C means "now": the 'exit' hook still SIGKILLs the children.
+    if (shuttingDown && !othersListen) process.exit(code);
+    shuttingDown = true;
+    void stopEverything().finally(() => {
+      if (!othersListen) process.exit(code);
+    });
+  };
+  process.on('SIGINT', () => {
+    onSignal('SIGINT', 130);
+  });
+  process.on('SIGTERM', () => {
+    onSignal('SIGTERM', 143);
+  });
+}
+
+async function stopEverything(): Promise<void> {
+  await Promise.allSettled([...livePlanes].map((plane) => plane.stop()));
+  await Promise.allSettled([...liveChildren].map((child) => child.stop()));
+}
+
+/** Distinct free loopback ports: all listeners stay open until every port is chosen. */
+async function freePorts(count: number): Promise<number[]> {
+  const servers: net.Server[] = [];
+  try {
+    const ports: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const server = net.createServer();
+      servers.push(server);
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(0, '127.0.0.1', resolve);
+      });
+      const address = server.address();
+      if (address === null || typeof address === 'string') throw new Error('no TCP address for port probe');
+      ports.push(address.port);
+    }
+    return ports;
+  } finally {
+    await Promise.all(
+      servers.map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            s.close(() => {
+              resolve();
+            });
+          }),
+      ),
+    );
+  }
+}
+
+interface HttpResult {
+  status: number;
+  body: string;
+}
+
+function httpGet(url: string, options: https.RequestOptions = {}): Promise<HttpResult> {
+  const client = url.startsWith('https:') ? https : http;
+  return new Promise((resolve, reject) => {
+    const req = client.get(url, { ...options, timeout: 5_000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      res.on('end', () => {
+        resolve({ status: res.statusCode ?? 0, body });
+      });
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`timeout GET ${url}`)));
+    req.on('error', reject);
+  });
+}
+
+/**
+ * Polls `probe` until it returns true, failing early if `child` dies and with `child`'s log at the
+ * deadline. `probe` returns a description of the last failure instead of false, for the message.
+ */
+async function pollUntil(
+  what: string,
+  child: Child,
+  timeoutMs: number,
+  probe: () => Promise<true | string>,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last: string;
+  for (;;) {
+    if (!child.running) throw child.failure(`${child.exitDescription} while waiting for ${what}`);
+    try {
+      const result = await probe();
+      if (result === true) return;
+      last = result;
+    } catch (err) {
+      last = err instanceof Error ? err.message : String(err);
+    }
+    if (Date.now() >= deadline) {
+      throw child.failure(`${what} not reached within ${timeoutMs / 1000}s (last: ${last})`);
+    }
+    await delay(POLL_MS);
+  }
+}
+
+/** Runs a binary to completion, collecting its output. */
+function run(bin: string, args: string[], input?: string): Promise<KubectlResult> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(bin, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    proc.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    proc.on('error', reject);
+    proc.on('close', (code, signal) => {
+      resolve({ code: code ?? (signal !== null ? 128 + os.constants.signals[signal] : 1), stdout, stderr });
+    });
+    // kubectl may exit before reading all of stdin (e.g. bad flags); that is reported via its code.
+    proc.stdin.on('error', () => undefined);
+    proc.stdin.end(input ?? '');
+  });
+}
+
+/** Starts etcd and kube-apiserver in a fresh temp dir and waits until the apiserver is ready. */
+export async function startControlPlane(opts: StartOptions = {}): Promise<ControlPlane> {
+  const log = (message: string): void => {
+    if (opts.verbose === true) process.stderr.write(`control-plane: ${message}\n`);
+  };
+  const bins = {
+    etcd: toolPath('etcd'),
+    apiserver: toolPath('kube-apiserver'),
+    kubectl: toolPath('kubectl'),
+  };
+  installProcessHooks();
+
+  const started = Date.now();
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-cp-'));
+  ownedDirs.add(dir);
+  const children: Child[] = [];
+  try {
+    const [etcdPort, peerPort, apiPort] = (await freePorts(3)) as [number, number, number];
+    const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+    const peerUrl = `http://127.0.0.1:${peerPort}`;
+
+    log(`starting etcd on ${etcdUrl} (dir ${dir})`);
+    const etcd = new Child(
+      'etcd',
+      bins.etcd,
+      [
+        '--name=default',
+        `--data-dir=${path.join(dir, 'etcd')}`,
+        `--listen-client-urls=${etcdUrl}`,
+        `--advertise-client-urls=${etcdUrl}`,
+        `--listen-peer-urls=${peerUrl}`,
+        `--initial-advertise-peer-urls=${peerUrl}`,
+        `--initial-cluster=default=${peerUrl}`,
+        // Throwaway data: durability only costs time.
+        '--unsafe-no-fsync',
+        '--log-level=error',
+      ],
+      path.join(dir, 'etcd.log'),
+    );
+    children.push(etcd);
+
+    // Prepare the apiserver's credentials while etcd starts.
+    const pki = path.join(dir, 'pki');
+    await mkdir(pki, { mode: 0o700 });
+    const { publicKey, privateKey } = await generateKeyPairAsync('rsa', {
+      modulusLength: 2048,
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    });
+    const saPub = path.join(pki, 'sa.pub');
+    const saKey = path.join(pki, 'sa.key');
+    await writeFile(saPub, publicKey, { mode: 0o600 });
+    await writeFile(saKey, privateKey, { mode: 0o600 });
+    const token = randomBytes(32).toString('hex');
+    const tokenFile = path.join(pki, 'tokens.csv');
+    await writeFile(tokenFile, `${token},svc-admin,svc-admin,"system:masters"\n`, { mode: 0o600 });
+
+    await pollUntil('etcd /health', etcd, ETCD_TIMEOUT_MS, async () => {
+      const res = await httpGet(`${etcdUrl}/health`);
+      return res.status === 200 && res.body.includes('"health":"true"') ? true : `${res.status} ${res.body}`;
+    });
+    log(`etcd healthy after ${Date.now() - started}ms`);
+
+    const server = `https://127.0.0.1:${apiPort}`;
+    // The apiserver writes a self-signed serving cert here, followed by the CA that signed it.
+    const caFile = path.join(pki, 'apiserver.crt');
+    log(`starting kube-apiserver on ${server}`);
+    const apiserver = new Child(
+      'kube-apiserver',
+      bins.apiserver,
+      [
+        `--etcd-servers=${etcdUrl}`,
+        '--bind-address=127.0.0.1',
+        '--advertise-address=127.0.0.1',
+        `--secure-port=${apiPort}`,
+        `--cert-dir=${pki}`,
+        `--token-auth-file=${tokenFile}`,
+        '--authorization-mode=RBAC',
+        '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+        `--service-account-key-file=${saPub}`,
+        `--service-account-signing-key-file=${saKey}`,
+        '--service-cluster-ip-range=10.96.0.0/16',
+        // The default (lease) reconciler rejects a loopback address for the `kubernetes` Endpoints
+        // and logs that error every few seconds; nothing here routes to the service anyway.
+        '--endpoint-reconciler-type=none',
+      ],
+      path.join(dir, 'kube-apiserver.log'),
+    );
+    children.push(apiserver);
+
+    await pollUntil('kube-apiserver /readyz', apiserver, READY_TIMEOUT_MS, async () => {
+      if (!existsSync(caFile)) return `${caFile} not written yet`;
+      const res = await httpGet(`${server}/readyz`, {
+        ca: readFileSync(caFile),
+        headers: { Authorization: `Bearer ${token}` },
+      });
+      return res.status === 200 && res.body.trim() === 'ok' ? true : `${res.status} ${res.body.trim()}`;
+    });
+    log(`kube-apiserver ready after ${Date.now() - started}ms`);
+
+    const kubeconfig = path.join(dir, 'kubeconfig');
+    await writeFile(
+      kubeconfig,
+      stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'svc', cluster: { server, 'certificate-authority': caFile } }],
+        users: [{ name: 'svc-admin', user: { token } }],
+        contexts: [{ name: 'svc', context: { cluster: 'svc', user: 'svc-admin' } }],
+        'current-context': 'svc',
+      }),
+      { mode: 0o600 },
+    );
+
+    // Per-cluster discovery cache: ports get reused across runs, and a shared ~/.kube/cache would
+    // then serve another cluster's resource list (e.g. missing freshly installed CRDs).
+    const cacheDir = path.join(dir, 'kube-cache');
+    const kubectl = async (args: string[], kopts: KubectlOptions = {}): Promise<KubectlResult> => {
+      const result = await run(
+        bins.kubectl,
+        [`--kubeconfig=${kubeconfig}`, `--cache-dir=${cacheDir}`, ...args],
+        kopts.input,
+      );
+      if (result.code !== 0 && kopts.allowFailure !== true) {
+        throw new Error(`kubectl ${args.join(' ')} exited with ${result.code}:\n${result.stderr.trim()}`);
+      }
+      return result;
+    };
+
+    const installCrds = async (crdDir: string): Promise<void> => {
+      await kubectl(['apply', '--server-side', '-f', crdDir]);
+      await kubectl(['wait', '--for', 'condition=Established', 'crd', '--all', '--timeout=60s']);
+    };
+
+    let stopping: Promise<void> | undefined;
+    const plane: ControlPlane = {
+      server,
+      kubeconfig,
+      token,
+      caFile,
+      dir,
+      kubectl,
+      installCrds,
+      stop: () => {
+        stopping ??= (async () => {
+          // Apiserver first, so it never runs against a vanished etcd.
+          await apiserver.stop();
+          await etcd.stop();
+          livePlanes.delete(plane);
+          ownedDirs.delete(dir);
+          if (keepDirs()) {
+            log(`kept ${dir}`);
+          } else {
+            await rm(dir, { recursive: true, force: true, maxRetries: 3 });
+          }
+        })();
+        return stopping;
+      },
+    };
+    livePlanes.add(plane);
+
+    if (opts.crdDir !== undefined) {
+      const manifests = (await readdir(opts.crdDir)).filter((f) => /\.(ya?ml|json)$/.test(f));
+      log(`installing ${manifests.length} CRD manifest(s) from ${opts.crdDir}`);
+      try {
+        await installCrds(opts.crdDir);
+      } catch (err) {
+        await plane.stop();
+        throw err;
+      }
+      log(`CRDs established after ${Date.now() - started}ms`);
+    }
+    etcd.reportCrash = true;
+    apiserver.reportCrash = true;
+    return plane;
+  } catch (err) {
+    // Keep the dir: the error message points at the logs in it.
+    for (const child of children.reverse()) await child.stop();
+    ownedDirs.delete(dir);
+    throw err;
+  }
+}
