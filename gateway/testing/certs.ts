@@ -1,0 +1,44 @@
+/** A self-signed certificate for 127.0.0.1 and localhost, made with openssl for a test run. */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** PEM certificate and key, and the files they are in. */
+export interface TestCert {
+  cert: Buffer;
+  key: Buffer;
+  certFile: string;
+  keyFile: string;
+}
+
+/** Generates a fresh self-signed certificate (EC P-256, one day). */
+export function selfSignedCert(): TestCert {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-gw-cert-'));
+  const certFile = join(dir, 'tls.crt');
+  const keyFile = join(dir, 'tls.key');
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=DNS:localhost,IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
+  return { cert: readFileSync(certFile), key: readFileSync(keyFile), certFile, keyFile };
+}

@@ -1,0 +1,184 @@
+/**
+ * The conformance harness: a gateway on 127.0.0.1:0 with real listeners (in this process, or as
+ * a child process), the management calls tests make, and the dead port failure cases use.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { silentLogger, type Logger } from '../../lib/log.ts';
+import type { TlsMaterial } from '../config/load.ts';
+import { loadGatewayConfig } from '../config/load.ts';
+import type { GatewayConfig } from '../config/schema.ts';
+import { Gateway } from '../server/gateway.ts';
+import { openStore } from '../store/open.ts';
+import type { Store } from '../store/store.ts';
+import { send, type Req, type Res } from './client.ts';
+import { freePort, waitFor } from './wait.ts';
+
+/** The management secret of every test gateway. */
+export const SECRET = 'test-secret';
+
+/** Management and proxy calls against one gateway. */
+export interface GatewayClient {
+  /** The gateway port. */
+  port: number;
+  /** The management port (the gateway port unless a control port was asked). */
+  adminPort: number;
+  /** A management call with the secret. */
+  admin(method: string, path: string, body?: unknown): Promise<Res>;
+  /** A request to the gateway port (or `req.port`). */
+  request(req: Omit<Req, 'port'> & { port?: number }): Promise<Res>;
+  /** Stores an API and fails the test unless it was added. */
+  addApi(def: Record<string, unknown>): Promise<void>;
+  /** `/svc/reload`, failing the test unless it succeeded. */
+  reload(): Promise<void>;
+}
+
+function client(port: number, adminPort: number): GatewayClient {
+  const c: GatewayClient = {
+    port,
+    adminPort,
+    admin: (method, path, body) =>
+      send({
+        port: adminPort,
+        method,
+        path,
+        headers: { 'x-svc-authorization': SECRET },
+        ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+      }),
+    request: (req) => send({ port, ...req }),
+    addApi: async (def) => {
+      const res = await c.admin('POST', '/svc/apis', def);
+      if (res.status !== 200) throw new Error(`adding API failed: ${res.status} ${res.text}`);
+    },
+    reload: async () => {
+      const res = await c.admin('GET', '/svc/reload');
+      if (res.status !== 200) throw new Error(`reload failed: ${res.status} ${res.text}`);
+    },
+  };
+  return c;
+}
+
+/** A keyless API definition for tests. */
+export function keyless(
+  id: string,
+  listenPath: string,
+  target: string,
+  extra: Record<string, unknown> = {},
+  proxy: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    api_id: id,
+    name: id,
+    use_keyless: true,
+    proxy: { listen_path: listenPath, target_url: target, ...proxy },
+    ...extra,
+  };
+}
+
+/** A gateway running in this process. */
+export interface InProcessGateway extends GatewayClient {
+  gw: Gateway;
+  store: Store;
+  config: Readonly<GatewayConfig>;
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+/** Starts a gateway in this process on 127.0.0.1:0 with a files store in a new directory. */
+export async function startGateway(
+  opts: { argv?: string[]; store?: Store; tls?: TlsMaterial; log?: Logger; dataDir?: string } = {},
+): Promise<InProcessGateway> {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-gw-data-'));
+  const config = loadGatewayConfig({
+    argv: [
+      '--secret',
+      SECRET,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--data-dir',
+      dataDir,
+      ...(opts.argv ?? []),
+    ],
+    env: {},
+  });
+  const log = opts.log ?? silentLogger();
+  const store = opts.store ?? (await openStore(config, log));
+  const gw = await Gateway.start({ config, store, log, tls: opts.tls });
+  const port = gw.port('main') ?? 0;
+  return {
+    ...client(port, gw.port('control') ?? port),
+    gw,
+    store,
+    config,
+    dataDir,
+    stop: async () => {
+      await gw.stop();
+      await store.close();
+    },
+  };
+}
+
+/** A gateway running as a child process (`node gateway/main.ts ...`). */
+export interface GatewayProcess extends GatewayClient {
+  child: ChildProcess;
+  /** Everything the process logged so far. */
+  stderr(): string;
+  /** Sends SIGTERM and resolves with the exit code. */
+  stop(): Promise<number | null>;
+  /** Resolves with the exit code once the process has exited. */
+  exited: Promise<number | null>;
+}
+
+const MAIN = join(import.meta.dirname, '..', 'main.ts');
+
+/**
+ * Starts `node gateway/main.ts` with the test secret on a free port and waits until it serves
+ * (`/ready` answers 200 unless `waitReady` is false).
+ */
+export async function spawnGateway(
+  args: string[],
+  opts: { waitReady?: boolean } = {},
+): Promise<GatewayProcess> {
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    [MAIN, '--secret', SECRET, '--host', '127.0.0.1', '--port', String(port), '--log-level', 'info', ...args],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      resolve(code);
+    }),
+  );
+  let gone = false;
+  void exited.then(() => (gone = true));
+  const c = client(port, port);
+  if (opts.waitReady !== false) {
+    const state = await waitFor(
+      `gateway on ${port} to be ready`,
+      async () => {
+        if (gone) return 'exited';
+        const r = await send({ port, path: '/ready', fresh: true });
+        return r.status === 200 ? 'ready' : undefined;
+      },
+      15_000,
+    );
+    if (state === 'exited') throw new Error(`gateway exited before it was ready:\n${stderr}`);
+  }
+  return {
+    ...c,
+    child,
+    stderr: () => stderr,
+    exited,
+    stop: async () => {
+      if (!gone) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
