@@ -2,6 +2,15 @@ import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../log.ts';
 import { errorMessage } from '../errors.ts';
 
+/**
+ * A MicroTime as the API server parses it (six fractional digits). client-node would write a
+ * Date with three, which the server refuses; a string passes its serializer untouched.
+ */
+function micro(d: Date | undefined): Date | undefined {
+  if (!d) return undefined;
+  return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z') as unknown as Date;
+}
+
 /** Options of {@link LeaderElector}. */
 export interface LeaderOptions {
   namespace: string;
@@ -108,7 +117,7 @@ export class LeaderElector {
     const spec = {
       holderIdentity: identity,
       leaseDurationSeconds: Math.ceil(leaseDurationMs / 1000),
-      renewTime: now,
+      renewTime: micro(now),
     };
     try {
       let lease: k8s.V1Lease;
@@ -118,7 +127,10 @@ export class LeaderElector {
         if (!(err instanceof k8s.ApiException && err.code === 404)) throw err;
         await this.#api.createNamespacedLease({
           namespace,
-          body: { metadata: { name, namespace }, spec: { ...spec, acquireTime: now, leaseTransitions: 0 } },
+          body: {
+            metadata: { name, namespace },
+            spec: { ...spec, acquireTime: micro(now), leaseTransitions: 0 },
+          },
         });
         this.#lastRenew = now.getTime();
         return true;
@@ -137,7 +149,7 @@ export class LeaderElector {
           spec: {
             ...lease.spec,
             ...spec,
-            acquireTime: held === identity ? lease.spec?.acquireTime : now,
+            acquireTime: micro(held === identity ? lease.spec?.acquireTime : now),
             leaseTransitions: transitions,
           },
         },

@@ -1,0 +1,194 @@
+/**
+ * Real processes for end-to-end suites: the gateway and the operator run as `node <main.ts>`
+ * children, talking over real HTTP; an echo upstream answers with what it received.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, readFileSync } from 'node:fs';
+import http from 'node:http';
+import net, { type AddressInfo } from 'node:net';
+import { join } from 'node:path';
+
+const root = join(import.meta.dirname, '..', '..');
+const children = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+});
+
+/** A free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) =>
+    server.close(() => {
+      resolve();
+    }),
+  );
+  return port;
+}
+
+/** Polls `check` until it returns a value other than undefined or false, or the deadline passes. */
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined && v !== false) return v;
+      last = undefined;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) {
+      const why = last instanceof Error ? `: ${last.message}` : '';
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${why}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A child process of the suite, its output in a log file. */
+export interface Proc {
+  readonly name: string;
+  readonly logFile: string;
+  /** Output so far. */
+  log(): string;
+  /** SIGTERM, then SIGKILL after a grace period; resolves when the process is gone. */
+  stop(): Promise<void>;
+  readonly exited: Promise<number | null>;
+}
+
+/** Starts `node <script> args` with the project's Node, env added to the suite's own. */
+export function startNode(opts: {
+  name: string;
+  script: string;
+  args?: string[];
+  env?: Record<string, string>;
+  logDir: string;
+}): Proc {
+  const logFile = join(opts.logDir, `${opts.name}.log`);
+  const out = createWriteStream(logFile, { flags: 'a' });
+  const child = spawn(process.execPath, [join(root, opts.script), ...(opts.args ?? [])], {
+    env: { ...process.env, ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  child.stdout.pipe(out, { end: false });
+  child.stderr.pipe(out, { end: false });
+  const exited = new Promise<number | null>((resolve) => {
+    child.once('exit', (code) => {
+      children.delete(child);
+      resolve(code);
+    });
+  });
+  return {
+    name: opts.name,
+    logFile,
+    log: () => readFileSync(logFile, 'utf8'),
+    exited,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Plain HTTP GET/POST/PUT/DELETE returning status, headers and text body. */
+export async function httpRequest(
+  url: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      { method: opts.method ?? 'GET', headers: opts.headers, agent: false },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => {
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.setTimeout(10_000, () => req.destroy(new Error(`request to ${url} timed out`)));
+    req.end(opts.body);
+  });
+}
+
+/** An upstream that answers every request with what it received, as JSON. */
+export async function startEchoUpstream(
+  name = 'echo',
+): Promise<{ url: string; port: number; close: () => Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (body += c));
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      res.writeHead(200, { 'content-type': 'application/json', 'x-upstream': name });
+      res.end(
+        JSON.stringify({
+          upstream: name,
+          method: req.method,
+          path: url.pathname,
+          query: url.search,
+          headers: req.headers,
+          body,
+        }),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => {
+          resolve();
+        });
+      }),
+  };
+}
+
+/** A gateway process with the embedded files store. */
+export interface GatewayProc extends Proc {
+  url: string;
+  port: number;
+  secret: string;
+}
+
+/** Starts `gateway/main.ts` on a free port (one worker) and waits until `/hello` answers. */
+export async function startGateway(opts: {
+  name: string;
+  secret: string;
+  dataDir: string;
+  logDir: string;
+  port?: number;
+}): Promise<GatewayProc> {
+  const port = opts.port ?? (await freePort());
+  const proc = startNode({
+    name: opts.name,
+    script: 'gateway/main.ts',
+    args: ['--port', String(port), '--host', '127.0.0.1', '--workers', '1', '--data-dir', opts.dataDir],
+    env: { SVC_GW_SECRET: opts.secret },
+    logDir: opts.logDir,
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(`${opts.name} /hello`, async () => {
+    const r = await httpRequest(`${url}/hello`);
+    return r.status === 200;
+  });
+  return { ...proc, url, port, secret: opts.secret };
+}

@@ -1,0 +1,315 @@
+/**
+ * The operator end to end: a real control plane, real gateway processes, a real upstream and
+ * the operator as a process. Each test drives the cluster with kubectl and observes what a user
+ * would: traffic through the gateway, the gateway's management API, resource status.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startControlPlane, type ControlPlane } from '../harness/control-plane.ts';
+import {
+  freePort,
+  httpRequest,
+  startEchoUpstream,
+  startGateway,
+  startNode,
+  waitFor,
+  type GatewayProc,
+  type Proc,
+} from '../harness/processes.ts';
+
+const root = join(import.meta.dirname, '..', '..');
+const SECRET = 'e2e-gateway-secret';
+const SECRET2 = 'e2e-second-gateway-secret';
+const RESYNC = '2s';
+
+let cp: ControlPlane;
+let dir: string;
+let gw: GatewayProc;
+let gw2: GatewayProc;
+let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+let operator: Proc | undefined;
+let operatorRuns = 0;
+
+async function startOperator(): Promise<Proc> {
+  operatorRuns++;
+  const healthPort = await freePort();
+  const proc = startNode({
+    name: `operator-${operatorRuns}`,
+    script: 'operator/main.ts',
+    env: {
+      SVC_MODE: 'ce',
+      SVC_URL: gw.url,
+      SVC_AUTH: SECRET,
+      SVC_ORG: 'e2e-org',
+      KUBECONFIG: cp.kubeconfig,
+      WATCH_NAMESPACE: 'team-a,team-b',
+      SVC_RESYNC_PERIOD: RESYNC,
+      HEALTH_PROBE_PORT: String(healthPort),
+      POD_NAMESPACE: 'svc-operator-system',
+      LOG_LEVEL: 'debug',
+    },
+    logDir: dir,
+  });
+  await waitFor(`operator /readyz (log ${proc.logFile})`, async () => {
+    const r = await httpRequest(`http://127.0.0.1:${healthPort}/readyz`);
+    return r.status === 200;
+  });
+  return proc;
+}
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'svc-e2e-operator-'));
+  cp = await startControlPlane({ crdDir: join(root, 'charts', 'svc-operator', 'crds') });
+  for (const ns of ['team-a', 'team-b', 'team-c', 'svc-operator-system']) {
+    await cp.kubectl(['create', 'namespace', ns]);
+  }
+  upstream = await startEchoUpstream();
+  gw = await startGateway({ name: 'gateway', secret: SECRET, dataDir: join(dir, 'gw'), logDir: dir });
+  gw2 = await startGateway({ name: 'gateway-2', secret: SECRET2, dataDir: join(dir, 'gw2'), logDir: dir });
+  operator = await startOperator();
+});
+
+after(async () => {
+  await operator?.stop();
+  await gw.stop();
+  await gw2.stop();
+  await upstream.close();
+  await cp.stop();
+});
+
+const apiId = (ns: string, name: string): string => Buffer.from(`${ns}/${name}`).toString('base64url');
+
+function apiManifest(ns: string, name: string, listenPath: string, extra = ''): string {
+  return `apiVersion: svc.svc.io/v1alpha1
+kind: ApiDefinition
+metadata: {name: ${name}, namespace: ${ns}}
+spec:
+  name: ${name}
+  use_keyless: true
+  proxy: {listen_path: ${listenPath}, target_url: "${upstream.url}", strip_listen_path: true}
+${extra}`;
+}
+
+async function apply(manifest: string): Promise<void> {
+  await cp.kubectl(['apply', '--server-side', '--field-manager=e2e', '-f', '-'], { input: manifest });
+}
+
+/** The upstream path seen for a request through the gateway, or undefined when not proxied. */
+async function proxiedPath(gateway: GatewayProc, path: string): Promise<string | undefined> {
+  const r = await httpRequest(`${gateway.url}${path}`);
+  if (r.status !== 200 || r.headers['x-upstream'] === undefined) return undefined;
+  return (JSON.parse(r.body) as { path: string }).path;
+}
+
+async function served(gateway: GatewayProc, path: string, upstreamPath: string): Promise<void> {
+  await waitFor(`${gateway.url}${path} to reach the upstream as ${upstreamPath}`, async () => {
+    return (await proxiedPath(gateway, path)) === upstreamPath;
+  });
+}
+
+async function notServed(gateway: GatewayProc, path: string): Promise<void> {
+  await waitFor(`${gateway.url}${path} to answer 404`, async () => {
+    return (await httpRequest(`${gateway.url}${path}`)).status === 404;
+  });
+}
+
+async function gatewayApi(gateway: GatewayProc, id: string): Promise<{ status: number; body: string }> {
+  return httpRequest(`${gateway.url}/svc/apis/${id}`, { headers: { 'x-svc-authorization': gateway.secret } });
+}
+
+async function status(kind: string, ns: string, name: string): Promise<Record<string, unknown>> {
+  const out = await cp.kubectl(['get', kind, name, '-n', ns, '-o', 'json']);
+  return (JSON.parse(out.stdout) as { status?: Record<string, unknown> }).status ?? {};
+}
+
+function readyOf(
+  st: Record<string, unknown>,
+): { status?: string; reason?: string; message?: string } | undefined {
+  const conds = st.conditions as
+    { type: string; status: string; reason: string; message: string }[] | undefined;
+  return conds?.find((c) => c.type === 'Ready');
+}
+
+test('apply: the API serves traffic and its status shows the derived ID and Ready', async () => {
+  await apply(apiManifest('team-a', 'orders', '/orders/'));
+  await served(gw, '/orders/list?x=1', '/list');
+  const st = await waitFor('status Ready=True', async () => {
+    const s = await status('apidefinition', 'team-a', 'orders');
+    return readyOf(s)?.status === 'True' ? s : undefined;
+  });
+  assert.equal(st.api_id, apiId('team-a', 'orders'));
+  assert.equal(typeof st.latestCRDSpecHash, 'string');
+  assert.equal((st.latestTransaction as { status: string }).status, 'Successful');
+  const events = await cp.kubectl([
+    'get',
+    'events',
+    '-n',
+    'team-a',
+    '--field-selector',
+    'involvedObject.name=orders',
+    '-o',
+    'json',
+  ]);
+  assert.ok(
+    (JSON.parse(events.stdout) as { items: { reason: string }[] }).items.some((e) => e.reason === 'Created'),
+    'a Created event',
+  );
+});
+
+test('changing the listen path: the new path serves, the old one gives 404', async () => {
+  await apply(apiManifest('team-a', 'moving', '/moving-v1/'));
+  await served(gw, '/moving-v1/a', '/a');
+  await apply(apiManifest('team-a', 'moving', '/moving-v2/'));
+  await served(gw, '/moving-v2/a', '/a');
+  await notServed(gw, '/moving-v1/a');
+});
+
+test('delete: gone from the gateway and the resource is released', async () => {
+  await apply(apiManifest('team-a', 'doomed', '/doomed/'));
+  await served(gw, '/doomed/x', '/x');
+  await cp.kubectl(['delete', 'apidefinition', 'doomed', '-n', 'team-a', '--wait=true', '--timeout=30s']);
+  assert.equal((await gatewayApi(gw, apiId('team-a', 'doomed'))).status, 404);
+  await notServed(gw, '/doomed/x');
+});
+
+test('drift: an edit and a delete made directly in the gateway are reverted at the next resync', async () => {
+  await apply(apiManifest('team-a', 'drifty', '/drifty/'));
+  await served(gw, '/drifty/x', '/x');
+  const id = apiId('team-a', 'drifty');
+  const held = JSON.parse((await gatewayApi(gw, id)).body) as { proxy: Record<string, unknown> };
+  const edited = { ...held, proxy: { ...held.proxy, listen_path: '/hijacked/' } };
+  const put = await httpRequest(`${gw.url}/svc/apis/${id}`, {
+    method: 'PUT',
+    headers: { 'x-svc-authorization': SECRET, 'content-type': 'application/json' },
+    body: JSON.stringify(edited),
+  });
+  assert.equal(put.status, 200, put.body);
+  await httpRequest(`${gw.url}/svc/reload`, { headers: { 'x-svc-authorization': SECRET } });
+  // Reverted by the operator within a few resync periods.
+  await served(gw, '/drifty/x', '/x');
+  await notServed(gw, '/hijacked/x');
+
+  const del = await httpRequest(`${gw.url}/svc/apis/${id}`, {
+    method: 'DELETE',
+    headers: { 'x-svc-authorization': SECRET },
+  });
+  assert.equal(del.status, 200, del.body);
+  await httpRequest(`${gw.url}/svc/reload`, { headers: { 'x-svc-authorization': SECRET } });
+  await notServed(gw, '/drifty/x');
+  await served(gw, '/drifty/x', '/x');
+});
+
+test('only watched namespaces are reconciled', async () => {
+  await apply(apiManifest('team-c', 'ignored', '/ignored/'));
+  await apply(apiManifest('team-b', 'watched', '/watched/'));
+  await served(gw, '/watched/x', '/x');
+  // Two resync periods after a later object was served, the unwatched one is still untouched.
+  await new Promise((r) => setTimeout(r, 4500));
+  assert.equal((await gatewayApi(gw, apiId('team-c', 'ignored'))).status, 404);
+  assert.deepEqual(await status('apidefinition', 'team-c', 'ignored'), {});
+});
+
+test('an OperatorContext points resources at a second gateway, and cannot go while used', async () => {
+  await apply(`apiVersion: v1
+kind: Secret
+metadata: {name: gw2-conf, namespace: team-a}
+stringData: {SVC_AUTH: ${SECRET2}, SVC_ORG: second-org}
+---
+apiVersion: svc.svc.io/v1alpha1
+kind: OperatorContext
+metadata: {name: second, namespace: team-a}
+spec:
+  env: {mode: ce, url: "${gw2.url}"}
+  secretRef: {name: gw2-conf}
+`);
+  await apply(apiManifest('team-a', 'elsewhere', '/elsewhere/', '  contextRef: {name: second}\n'));
+  await served(gw2, '/elsewhere/x', '/x');
+  assert.equal((await gatewayApi(gw, apiId('team-a', 'elsewhere'))).status, 404, 'not on the first gateway');
+  const held = JSON.parse((await gatewayApi(gw2, apiId('team-a', 'elsewhere'))).body) as { org_id: string };
+  assert.equal(held.org_id, 'second-org', 'org from the context secret');
+
+  const ctx = await waitFor('context status lists the API', async () => {
+    const s = await status('operatorcontext', 'team-a', 'second');
+    const linked = s.linked_apis as { name: string }[] | undefined;
+    return linked?.some((l) => l.name === 'elsewhere') ? s : undefined;
+  });
+  assert.equal(readyOf(ctx)?.status, 'True');
+
+  await cp.kubectl(['delete', 'operatorcontext', 'second', '-n', 'team-a', '--wait=false']);
+  const refusing = await waitFor('context refuses to go while used', async () => {
+    const s = await status('operatorcontext', 'team-a', 'second');
+    return readyOf(s)?.reason === 'InUse' ? s : undefined;
+  });
+  assert.match(readyOf(refusing)?.message ?? '', /still used by ApiDefinition team-a\/elsewhere/);
+
+  await cp.kubectl(['delete', 'apidefinition', 'elsewhere', '-n', 'team-a', '--wait=true', '--timeout=30s']);
+  await notServed(gw2, '/elsewhere/x');
+  await waitFor('context gone', async () => {
+    const r = await cp.kubectl(['get', 'operatorcontext', 'second', '-n', 'team-a'], { allowFailure: true });
+    return r.code !== 0 && r.stderr.includes('NotFound');
+  });
+});
+
+test('gateway down: Ready=False with a reason, then converges when it is back', async () => {
+  await gw2.stop();
+  await apply(`apiVersion: svc.svc.io/v1alpha1
+kind: OperatorContext
+metadata: {name: flaky, namespace: team-b}
+spec: {env: {mode: ce, url: "${gw2.url}", auth: ${SECRET2}}}
+`);
+  await apply(apiManifest('team-b', 'patient', '/patient/', '  contextRef: {name: flaky}\n'));
+  const st = await waitFor('Ready=False while the gateway is down', async () => {
+    const s = await status('apidefinition', 'team-b', 'patient');
+    return readyOf(s)?.status === 'False' ? s : undefined;
+  });
+  assert.equal(readyOf(st)?.reason, 'GatewayUnavailable');
+  assert.match(readyOf(st)?.message ?? '', /unreachable/);
+  assert.equal((st.latestTransaction as { status: string }).status, 'Failed');
+
+  gw2 = await startGateway({
+    name: 'gateway-2b',
+    secret: SECRET2,
+    dataDir: join(dir, 'gw2'),
+    logDir: dir,
+    port: gw2.port,
+  });
+  await served(gw2, '/patient/x', '/x');
+  await waitFor(
+    'Ready=True after the gateway came back',
+    async () => {
+      return readyOf(await status('apidefinition', 'team-b', 'patient'))?.status === 'True';
+    },
+    60_000,
+  );
+});
+
+test('operator restart: changes made while it was down converge, drift is reverted', async () => {
+  await apply(apiManifest('team-a', 'kept', '/kept/'));
+  await apply(apiManifest('team-a', 'removed', '/removed/'));
+  await served(gw, '/kept/x', '/x');
+  await served(gw, '/removed/x', '/x');
+  await operator?.stop();
+
+  // While the operator is down: a new API, an edited one, a deleted one, and drift in the gateway.
+  await apply(apiManifest('team-a', 'added-offline', '/added-offline/'));
+  await apply(apiManifest('team-a', 'kept', '/kept-v2/'));
+  await cp.kubectl(['delete', 'apidefinition', 'removed', '-n', 'team-a', '--wait=false']);
+  const ordersId = apiId('team-a', 'orders');
+  const del = await httpRequest(`${gw.url}/svc/apis/${ordersId}`, {
+    method: 'DELETE',
+    headers: { 'x-svc-authorization': SECRET },
+  });
+  assert.equal(del.status, 200);
+  await httpRequest(`${gw.url}/svc/reload`, { headers: { 'x-svc-authorization': SECRET } });
+  await notServed(gw, '/orders/x');
+
+  operator = await startOperator();
+  await served(gw, '/added-offline/x', '/x');
+  await served(gw, '/kept-v2/x', '/x');
+  await notServed(gw, '/kept/x');
+  await notServed(gw, '/removed/x');
+  await served(gw, '/orders/x', '/x');
+});

@@ -1,0 +1,172 @@
+/**
+ * The controller runtime (lib/k8s) against a real kube-apiserver: informers, status and
+ * finalizer helpers, the manager's resync, and leader election.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { Registry } from 'prom-client';
+import { API_VERSION } from '../../schemas/common.ts';
+import { silentLogger } from '../../lib/log.ts';
+import { loadKubeConfig } from '../../lib/k8s/client.ts';
+import { Informer, objectKey } from '../../lib/k8s/informer.ts';
+import { LeaderElector } from '../../lib/k8s/leader.ts';
+import { ControllerManager } from '../../lib/k8s/manager.ts';
+import { SvcObjects, setCondition, type SvcObject } from '../../lib/k8s/objects.ts';
+import { startControlPlane, type ControlPlane } from '../harness/control-plane.ts';
+import { waitFor } from '../harness/processes.ts';
+
+const root = join(import.meta.dirname, '..', '..');
+let cp: ControlPlane;
+const log = silentLogger();
+
+before(async () => {
+  cp = await startControlPlane({ crdDir: join(root, 'charts', 'svc-operator', 'crds') });
+  for (const ns of ['rt-a', 'rt-b', 'rt-c']) await cp.kubectl(['create', 'namespace', ns]);
+});
+after(async () => {
+  await cp.stop();
+});
+
+const policy = (ns: string, name: string, rate = 10): string => `apiVersion: svc.svc.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: ${name}, namespace: ${ns}}
+spec: {name: ${name}, rate: ${rate}, per: 60}
+`;
+
+test('an informer lists, then follows adds, updates and deletes in its namespaces only', async () => {
+  await cp.kubectl(['apply', '-f', '-'], { input: policy('rt-a', 'before-start') });
+  const inf = new Informer<SvcObject>(
+    loadKubeConfig(cp.kubeconfig),
+    {
+      apiVersion: API_VERSION,
+      kind: 'SecurityPolicy',
+      plural: 'securitypolicies',
+      namespaces: ['rt-a', 'rt-b'],
+    },
+    log,
+  );
+  const events: string[] = [];
+  inf.on((event, obj) => events.push(`${event} ${objectKey(obj)}`));
+  await inf.start();
+  assert.deepEqual(events, ['add rt-a/before-start'], 'the initial list');
+
+  await cp.kubectl(['apply', '-f', '-'], {
+    input: policy('rt-b', 'p') + '---\n' + policy('rt-c', 'unwatched'),
+  });
+  await cp.kubectl(['apply', '-f', '-'], { input: policy('rt-b', 'p', 20) });
+  await cp.kubectl(['delete', 'securitypolicy', 'p', '-n', 'rt-b']);
+  await waitFor('the delete event', () => events.includes('delete rt-b/p'));
+  assert.deepEqual(events, ['add rt-a/before-start', 'add rt-b/p', 'update rt-b/p', 'delete rt-b/p']);
+  assert.equal(inf.get('rt-c', 'unwatched'), undefined);
+  assert.deepEqual(inf.list().map(objectKey), ['rt-a/before-start']);
+  await inf.stop();
+});
+
+test('status is written only when it changes; finalizers are added and removed once', async () => {
+  await cp.kubectl(['apply', '-f', '-'], { input: policy('rt-a', 'statusy') });
+  const objs = new SvcObjects<SvcObject<unknown, Record<string, unknown>>>(
+    loadKubeConfig(cp.kubeconfig),
+    'securitypolicies',
+  );
+  let obj = await objs.get('rt-a', 'statusy');
+  assert.ok(obj);
+  obj = await objs.ensureFinalizer(obj, 'finalizers.svc.svc.io/test');
+  assert.deepEqual(obj.metadata.finalizers, ['finalizers.svc.svc.io/test']);
+  const again = await objs.ensureFinalizer(obj, 'finalizers.svc.svc.io/test');
+  assert.equal(again.metadata.resourceVersion, obj.metadata.resourceVersion, 'no write when present');
+
+  const now = new Date('2026-01-01T00:00:00Z');
+  const st = {
+    pol_id: 'x',
+    conditions: setCondition([], { type: 'Ready', status: 'True', reason: 'R', message: 'm' }, now),
+  };
+  assert.equal(await objs.patchStatus(obj, st), true);
+  obj = await objs.get('rt-a', 'statusy');
+  assert.ok(obj);
+  assert.deepEqual(obj.status, st);
+  assert.equal(await objs.patchStatus(obj, structuredClone(st)), false, 'equal status: no write');
+  const later = setCondition(
+    st.conditions,
+    { type: 'Ready', status: 'True', reason: 'R', message: 'm' },
+    new Date(),
+  );
+  assert.equal(
+    later[0]?.lastTransitionTime,
+    st.conditions[0]?.lastTransitionTime,
+    'same status keeps its time',
+  );
+
+  await objs.removeFinalizer(obj, 'finalizers.svc.svc.io/test');
+  await cp.kubectl(['delete', 'securitypolicy', 'statusy', '-n', 'rt-a', '--timeout=20s']);
+});
+
+test('the manager reconciles every object at start and again at each resync', async () => {
+  await cp.kubectl(['apply', '-f', '-'], { input: policy('rt-b', 'r1') + '---\n' + policy('rt-b', 'r2') });
+  const seen = new Map<string, number>();
+  const mgr = new ControllerManager({
+    kc: loadKubeConfig(cp.kubeconfig),
+    log,
+    registry: new Registry(),
+    resyncPeriodMs: 300,
+  });
+  mgr.add({
+    name: 'counter',
+    watch: {
+      apiVersion: API_VERSION,
+      kind: 'SecurityPolicy',
+      plural: 'securitypolicies',
+      namespaces: ['rt-b'],
+    },
+    reconcile: (key) => {
+      seen.set(key, (seen.get(key) ?? 0) + 1);
+      return Promise.resolve({});
+    },
+  });
+  await mgr.start();
+  await waitFor(
+    'three reconciles of each object',
+    () => (seen.get('rt-b/r1') ?? 0) >= 3 && (seen.get('rt-b/r2') ?? 0) >= 3,
+  );
+  await mgr.stop();
+});
+
+test('leader election: one of two replicas leads; on release the other takes over', async () => {
+  const kc = loadKubeConfig(cp.kubeconfig);
+  const opts = { namespace: 'rt-c', name: 'svc-operator-leader', leaseDurationMs: 3000, retryPeriodMs: 200 };
+  const a = new LeaderElector(kc, { ...opts, identity: 'a' }, log);
+  const b = new LeaderElector(kc, { ...opts, identity: 'b' }, log);
+  const lost: string[] = [];
+  await a.acquire(() => lost.push('a'));
+  let bLeads = false;
+  const bDone = b.acquire(() => lost.push('b')).then(() => (bLeads = true));
+  await new Promise((r) => setTimeout(r, 1000));
+  assert.equal(a.leading, true);
+  assert.equal(bLeads, false, 'b waits while a renews');
+  const lease = await cp.kubectl([
+    'get',
+    'lease',
+    'svc-operator-leader',
+    '-n',
+    'rt-c',
+    '-o',
+    'jsonpath={.spec.holderIdentity}',
+  ]);
+  assert.equal(lease.stdout, 'a');
+
+  await a.release();
+  await bDone;
+  assert.equal(b.leading, true);
+  const after = await cp.kubectl([
+    'get',
+    'lease',
+    'svc-operator-leader',
+    '-n',
+    'rt-c',
+    '-o',
+    'jsonpath={.spec.holderIdentity}',
+  ]);
+  assert.equal(after.stdout, 'b');
+  await b.release();
+  assert.deepEqual(lost, []);
+});
