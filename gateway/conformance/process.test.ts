@@ -1,0 +1,144 @@
+/**
+ * The gateway as a real process (`node gateway/main.ts`): it refuses to start without a secret,
+ * keeps its APIs across a restart, runs several workers on one port, and shares APIs with
+ * another node through Redis.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { send } from '../testing/client.ts';
+import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
+import { keyless, spawnGateway, type GatewayProcess } from '../testing/harness.ts';
+import { startRedis, type TestRedis } from '../testing/redis-server.ts';
+import { waitFor } from '../testing/wait.ts';
+
+const MAIN = join(import.meta.dirname, '..', 'main.ts');
+
+let echo: Echo;
+before(async () => {
+  echo = await startEcho('echo');
+});
+after(async () => {
+  await echo.close();
+});
+
+/** Upstream name, or the status when the gateway did not proxy. */
+async function served(gw: { port: number }, path: string): Promise<string | number> {
+  const r = await send({ port: gw.port, path, fresh: true });
+  return r.status === 200 ? (r.json as Echoed).upstream : r.status;
+}
+
+describe('gateway process', () => {
+  test('refuses to start without a secret, saying why', () => {
+    const r = spawnSync(process.execPath, [MAIN, '--port', '0'], { encoding: 'utf8', timeout: 20_000 });
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /^svc-gateway: invalid configuration:\n {2}- secret: required/);
+    assert.match(r.stderr, /--secret, the environment variable SVC_GW_SECRET/);
+  });
+
+  test('refuses unknown flags, naming them', () => {
+    const r = spawnSync(process.execPath, [MAIN, '--secret', 's', '--prot', '1'], {
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /flag --prot: unknown/);
+  });
+
+  test('files store: APIs survive a restart', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-gw-restart-'));
+    const args = ['--workers', '1', '--data-dir', dataDir];
+    let gw: GatewayProcess = await spawnGateway(args);
+    try {
+      await gw.addApi(keyless('kept', '/kept/', echo.url));
+      await gw.reload();
+      assert.equal(await served(gw, '/kept/x'), 'echo');
+      assert.equal(await gw.stop(), 0, 'a clean stop on SIGTERM');
+      assert.deepEqual(readdirSync(join(dataDir, 'apis')), ['kept.json']);
+      gw = await spawnGateway(args);
+      assert.equal(await served(gw, '/kept/x'), 'echo', 'served from the data directory, no call needed');
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  test('--workers 2: two processes share the port and a reload reaches both', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-gw-workers-'));
+    const gw = await spawnGateway(['--workers', '2', '--data-dir', dataDir]);
+    try {
+      await waitFor('both workers', () =>
+        gw.stderr().includes('"message":"all workers serving"') ? true : undefined,
+      );
+      const pids = new Set([...gw.stderr().matchAll(/"message":"listening","pid":(\d+)/g)].map((m) => m[1]));
+      assert.equal(pids.size, 2, `listening workers: ${[...pids].join(', ')}`);
+      await gw.addApi(keyless('w', '/w/', echo.url));
+      await gw.reload();
+      // Fresh connections are spread over the workers: every one must serve the new API.
+      for (let i = 0; i < 8; i++) assert.equal(await served(gw, '/w/x'), 'echo', `request ${i}`);
+      // Any worker answers the management API with what is on disk.
+      for (let i = 0; i < 4; i++) {
+        const r = await send({
+          port: gw.port,
+          path: '/svc/apis/w',
+          headers: { 'x-svc-authorization': 'test-secret' },
+          fresh: true,
+        });
+        assert.equal(r.status, 200);
+      }
+      assert.equal(await gw.stop(), 0);
+    } finally {
+      await gw.stop();
+    }
+  });
+});
+
+describe('two nodes on one Redis', () => {
+  let redis: TestRedis;
+  let nodeA: GatewayProcess | undefined;
+  let nodeB: GatewayProcess | undefined;
+  before(async () => {
+    redis = await startRedis();
+  });
+  after(async () => {
+    await nodeA?.stop();
+    await nodeB?.stop();
+    await redis.stop();
+  });
+
+  test('a write on one node and a group reload: both serve; a restarted node loads everything', async () => {
+    const args = ['--workers', '1', '--store', redis.url, '--redis-key-prefix', 'two-nodes:'];
+    nodeA = await spawnGateway(args);
+    nodeB = await spawnGateway(args);
+    const a = nodeA;
+    await a.addApi(keyless('shared', '/shared/', echo.url));
+    const onB = await send({
+      port: nodeB.port,
+      path: '/svc/apis/shared',
+      headers: { 'x-svc-authorization': 'test-secret' },
+    });
+    assert.equal(onB.status, 200, 'node B reads what node A wrote');
+    assert.equal(await served(nodeB, '/shared/x'), 404, 'not served before a reload');
+
+    const reload = await a.admin('GET', '/svc/reload/group');
+    assert.deepEqual(reload.json, { status: 'ok', message: '' });
+    assert.equal(await served(a, '/shared/x'), 'echo');
+    const b = nodeB;
+    await waitFor('node B to reload', async () =>
+      (await served(b, '/shared/x')) === 'echo' ? true : undefined,
+    );
+
+    assert.equal(await nodeB.stop(), 0);
+    nodeB = await spawnGateway(args);
+    assert.equal(await served(nodeB, '/shared/x'), 'echo', 'the restarted node loaded the APIs from Redis');
+
+    // And the other way round: a delete on B, a group reload on B, and A stops serving.
+    assert.equal((await nodeB.admin('DELETE', '/svc/apis/shared')).status, 200);
+    assert.equal((await nodeB.admin('GET', '/svc/reload/group')).status, 200);
+    await waitFor('node A to reload', async () =>
+      (await served(a, '/shared/x')) === 404 ? true : undefined,
+    );
+  });
+});
