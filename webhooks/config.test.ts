@@ -1,0 +1,48 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConfigError } from '../lib/config.ts';
+import { loadWebhookConfig } from './config.ts';
+
+test('defaults match the chart', () => {
+  assert.deepEqual(loadWebhookConfig([], {}), {
+    port: 9443,
+    address: '0.0.0.0',
+    healthPort: 8082,
+    certMode: 'self-managed',
+    certDir: '/tmp/k8s-webhook-server/serving-certs',
+    namespace: 'svc-operator-system',
+    serviceName: 'svc-operator-webhook-service',
+    caSecretName: 'svc-operator-webhook-ca',
+    mutatingConfigurationName: 'svc-operator-mutating-webhook-configuration',
+    validatingConfigurationName: 'svc-operator-validating-webhook-configuration',
+    extraHosts: '',
+    resyncSeconds: 10,
+    logLevel: 'info',
+  });
+});
+
+test('environment variables, then flags', () => {
+  const cfg = loadWebhookConfig(['--port=10443', '--cert-mode', 'files'], {
+    SVC_WEBHOOK_PORT: '9000',
+    POD_NAMESPACE: 'ops',
+    SVC_WEBHOOK_EXTRA_HOSTS: '127.0.0.1,localhost',
+  });
+  assert.equal(cfg.port, 10443);
+  assert.equal(cfg.certMode, 'files');
+  assert.equal(cfg.namespace, 'ops');
+  assert.equal(cfg.extraHosts, '127.0.0.1,localhost');
+});
+
+test('every problem is named', () => {
+  assert.throws(
+    () => loadWebhookConfig(['--cert-mode=vault', '--bogus'], { SVC_WEBHOOK_PORT: 'x' }),
+    (err: unknown) => {
+      assert.ok(err instanceof ConfigError);
+      assert.equal(err.problems.length, 3, err.message);
+      assert.match(err.message, /flag --bogus: unknown/);
+      assert.match(err.message, /environment variable SVC_WEBHOOK_PORT/);
+      assert.match(err.message, /flag --cert-mode: Unsupported value/);
+      return true;
+    },
+  );
+});

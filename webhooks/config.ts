@@ -1,0 +1,126 @@
+/** Configuration of the webhook server: flags, environment variables (set by the chart), or a file. */
+import { loadConfig } from '../lib/config.ts';
+import type { ConfigSource } from '../lib/config.ts';
+import { LOG_LEVELS } from '../lib/log.ts';
+import type { LogLevel } from '../lib/log.ts';
+import type { JsonSchema } from '../schemas/json-schema.ts';
+
+/** Where the serving certificate comes from. */
+export const CERT_MODES = ['files', 'self-managed'] as const;
+
+/** The decoded configuration. */
+export interface WebhookConfig {
+  /** HTTPS port of the admission endpoints. */
+  port: number;
+  /** Address to listen on. */
+  address: string;
+  /** Plain-HTTP port of /healthz and /readyz for the kubelet; 0 turns it off. */
+  healthPort: number;
+  /** `files`: tls.crt and tls.key in certDir (cert-manager). `self-managed`: our own CA. */
+  certMode: (typeof CERT_MODES)[number];
+  certDir: string;
+  /** Namespace the server runs in (the CA Secret lives there). */
+  namespace: string;
+  /** Service the API server calls; its DNS names go into the serving certificate. */
+  serviceName: string;
+  caSecretName: string;
+  mutatingConfigurationName: string;
+  validatingConfigurationName: string;
+  /** More DNS names or IP addresses for the serving certificate (comma-separated). */
+  extraHosts: string;
+  /** How often the CA Secret and the webhook configurations' caBundle are checked. */
+  resyncSeconds: number;
+  /** Kubeconfig file; in a pod, the service account is used. */
+  kubeconfig?: string;
+  logLevel: LogLevel;
+}
+
+const schema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    port: { type: 'integer', minimum: 1, maximum: 65535, default: 9443, description: 'HTTPS port.' },
+    address: { type: 'string', minLength: 1, default: '0.0.0.0', description: 'Listen address.' },
+    healthPort: { type: 'integer', minimum: 0, maximum: 65535, default: 8082, description: 'Health port.' },
+    certMode: {
+      type: 'string',
+      enum: CERT_MODES,
+      default: 'self-managed',
+      description: 'Certificate source.',
+    },
+    certDir: {
+      type: 'string',
+      minLength: 1,
+      default: '/tmp/k8s-webhook-server/serving-certs',
+      description: 'Directory of tls.crt and tls.key (files mode).',
+    },
+    namespace: {
+      type: 'string',
+      minLength: 1,
+      default: 'svc-operator-system',
+      description: 'Own namespace.',
+    },
+    serviceName: {
+      type: 'string',
+      minLength: 1,
+      default: 'svc-operator-webhook-service',
+      description: 'Webhook Service name.',
+    },
+    caSecretName: {
+      type: 'string',
+      minLength: 1,
+      default: 'svc-operator-webhook-ca',
+      description: 'Secret that keeps the self-managed CA.',
+    },
+    mutatingConfigurationName: {
+      type: 'string',
+      minLength: 1,
+      default: 'svc-operator-mutating-webhook-configuration',
+      description: 'MutatingWebhookConfiguration whose caBundle is kept (self-managed).',
+    },
+    validatingConfigurationName: {
+      type: 'string',
+      minLength: 1,
+      default: 'svc-operator-validating-webhook-configuration',
+      description: 'ValidatingWebhookConfiguration whose caBundle is kept (self-managed).',
+    },
+    extraHosts: { type: 'string', default: '', description: 'Extra certificate names, comma-separated.' },
+    resyncSeconds: { type: 'integer', minimum: 1, default: 10, description: 'Resync period.' },
+    kubeconfig: { type: 'string', minLength: 1, description: 'Kubeconfig file.' },
+    logLevel: { type: 'string', enum: LOG_LEVELS, default: 'info', description: 'Log level.' },
+  },
+};
+
+const sources: Record<string, ConfigSource> = {
+  port: { env: 'SVC_WEBHOOK_PORT', flag: 'port' },
+  address: { env: 'SVC_WEBHOOK_ADDRESS', flag: 'address' },
+  healthPort: { env: 'SVC_WEBHOOK_HEALTH_PORT', flag: 'health-port' },
+  certMode: { env: 'SVC_WEBHOOK_CERT_MODE', flag: 'cert-mode' },
+  certDir: { env: 'SVC_WEBHOOK_CERT_DIR', flag: 'cert-dir' },
+  namespace: { env: 'POD_NAMESPACE', flag: 'namespace' },
+  serviceName: { env: 'SVC_WEBHOOK_SERVICE', flag: 'service' },
+  caSecretName: { env: 'SVC_WEBHOOK_CA_SECRET', flag: 'ca-secret' },
+  mutatingConfigurationName: { env: 'SVC_WEBHOOK_MUTATING_CONFIGURATION', flag: 'mutating-configuration' },
+  validatingConfigurationName: {
+    env: 'SVC_WEBHOOK_VALIDATING_CONFIGURATION',
+    flag: 'validating-configuration',
+  },
+  extraHosts: { env: 'SVC_WEBHOOK_EXTRA_HOSTS', flag: 'extra-hosts' },
+  resyncSeconds: { env: 'SVC_WEBHOOK_RESYNC_SECONDS', flag: 'resync-seconds' },
+  kubeconfig: { env: 'KUBECONFIG', flag: 'kubeconfig' },
+  logLevel: { env: 'LOG_LEVEL', flag: 'log-level' },
+};
+
+/** Reads the configuration once; throws a ConfigError naming every problem. */
+export function loadWebhookConfig(
+  argv: readonly string[],
+  env?: Readonly<Record<string, string | undefined>>,
+): Readonly<WebhookConfig> {
+  return loadConfig<WebhookConfig>({
+    component: 'webhooks',
+    schema,
+    sources,
+    argv,
+    ...(env === undefined ? {} : { env }),
+  });
+}

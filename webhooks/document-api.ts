@@ -1,0 +1,75 @@
+/**
+ * Rules shared by the two OAS-based kinds (SvcOasApiDefinition and SvcStreamsApiDefinition):
+ * the document their ConfigMap holds, and the listen path it claims.
+ */
+import { asObject, asString, at, metaOf } from './access.ts';
+import { fe, mergeErrors } from './field-error.ts';
+import type { FieldError, Verdict } from './field-error.ts';
+import type { Lookups } from './lookups.ts';
+import { loadDocument } from './oas-document.ts';
+import { clone, defaultContextRef, defaultRefNamespace } from './defaults.ts';
+import { contextRefWarnings, deleteVerdict, policiesCovering } from './references.ts';
+import { allClaims, conflictMessage, conflictingClaim, documentClaim, documentRefField } from './routes.ts';
+import { schemaErrors } from './schema.ts';
+
+/** One of the two OAS-based kinds. */
+export type DocumentKind = keyof typeof documentRefField;
+
+/** Validates an OAS-based API on create or update. */
+export async function validateDocumentApi(
+  kind: DocumentKind,
+  obj: unknown,
+  lookups: Lookups,
+): Promise<Verdict> {
+  const errors: FieldError[] = [];
+  const warnings: string[] = [];
+  const { namespace } = metaOf(obj);
+  const refPath = `spec.${documentRefField[kind]}.configmapRef`;
+  const ref = asObject(at(obj, refPath));
+  const name = asString(ref?.name);
+  const keyName = asString(ref?.keyName);
+  const fromSchema = schemaErrors(kind, obj);
+  // A reference the schema refuses (a malformed name) is not looked up.
+  const refOk = !fromSchema.some((e) => e.path.startsWith(refPath));
+  if (refOk && name !== undefined && keyName !== undefined) {
+    const result = await loadDocument(lookups, {
+      refPath,
+      namespace: asString(ref?.namespace) ?? namespace,
+      name,
+      keyName,
+      streams: kind === 'SvcStreamsApiDefinition',
+    });
+    errors.push(...result.errors);
+    warnings.push(...result.warnings);
+    const claim = result.doc === undefined ? undefined : documentClaim(kind, obj, result.doc);
+    if (claim?.listenPath.startsWith('/') === true) {
+      const other = conflictingClaim(claim, await allClaims(lookups));
+      if (other !== undefined) errors.push(fe.invalid(`${refPath}.keyName`, conflictMessage(claim, other)));
+    }
+  }
+  warnings.push(...(await contextRefWarnings(obj, lookups)));
+  return { errors: mergeErrors(fromSchema, errors), warnings };
+}
+
+/** Refuses the DELETE of an OAS-based API that SecurityPolicies still cover. */
+export async function validateDocumentApiDelete(
+  kind: DocumentKind,
+  old: unknown,
+  lookups: Lookups,
+): Promise<Verdict> {
+  const { namespace, name } = metaOf(old);
+  return deleteVerdict(
+    `${kind} ${namespace}/${name}`,
+    await policiesCovering(lookups, kind, namespace, name),
+    'remove it from the access_rights_array of these policies (or delete them) first',
+  );
+}
+
+/** Defaults `configmapRef.namespace` and `contextRef.namespace` to the resource's namespace. */
+export function defaultDocumentApi(kind: DocumentKind, obj: unknown): unknown {
+  const out = asObject(clone(obj));
+  if (out === undefined) return obj;
+  defaultContextRef(out);
+  defaultRefNamespace(at(out, `spec.${documentRefField[kind]}.configmapRef`), metaOf(out).namespace);
+  return out;
+}

@@ -1,0 +1,99 @@
+/**
+ * What the server admits: for each resource, its defaulter (mutating endpoint), its validator
+ * (validating endpoint) and its DELETE rule. The chart's webhook configurations and the e2e
+ * tests are written from this table's paths: `/mutate/<resource>` and `/validate/<resource>`.
+ */
+import { at } from './access.ts';
+import { defaultApiDefinition } from './api-definition.default.ts';
+import { validateApiDefinition, validateApiDefinitionDelete } from './api-definition.validate.ts';
+import { validateConfigMap, validateConfigMapDelete } from './configmap.validate.ts';
+import type { Verdict } from './field-error.ts';
+import type { Lookups } from './lookups.ts';
+import { defaultSvcOasApiDefinition } from './oas-api-definition.default.ts';
+import {
+  validateSvcOasApiDefinition,
+  validateSvcOasApiDefinitionDelete,
+} from './oas-api-definition.validate.ts';
+import { defaultOperatorContext } from './operator-context.default.ts';
+import { validateOperatorContext, validateOperatorContextDelete } from './operator-context.validate.ts';
+import { defaultSecurityPolicy } from './security-policy.default.ts';
+import { validateSecurityPolicy } from './security-policy.validate.ts';
+import { defaultSvcStreamsApiDefinition } from './streams-api-definition.default.ts';
+import {
+  validateSvcStreamsApiDefinition,
+  validateSvcStreamsApiDefinitionDelete,
+} from './streams-api-definition.validate.ts';
+import { GROUP } from '../schemas/common.ts';
+
+/** How one resource is admitted. */
+export interface Handler {
+  group: string;
+  kind: string;
+  /** Plural resource name: the endpoints are /mutate/<resource> and /validate/<resource>. */
+  resource: string;
+  /** Returns a defaulted copy; absent when the resource has no mutating endpoint. */
+  default?: (obj: unknown) => unknown;
+  validate: (obj: unknown, old: unknown, lookups: Lookups) => Promise<Verdict>;
+  /** Absent when deletes are always admitted. */
+  validateDelete?: (old: unknown, lookups: Lookups) => Promise<Verdict>;
+  /** The part of the object whose change re-runs validation on UPDATE (the rest is metadata). */
+  watched: (obj: unknown) => unknown;
+}
+
+const spec = (obj: unknown): unknown => at(obj, 'spec');
+
+/** Every resource the server admits. */
+export const handlers: readonly Handler[] = [
+  {
+    group: GROUP,
+    kind: 'ApiDefinition',
+    resource: 'apidefinitions',
+    default: defaultApiDefinition,
+    validate: validateApiDefinition,
+    validateDelete: validateApiDefinitionDelete,
+    watched: spec,
+  },
+  {
+    group: GROUP,
+    kind: 'SvcOasApiDefinition',
+    resource: 'svcoasapidefinitions',
+    default: defaultSvcOasApiDefinition,
+    validate: validateSvcOasApiDefinition,
+    validateDelete: validateSvcOasApiDefinitionDelete,
+    watched: spec,
+  },
+  {
+    group: GROUP,
+    kind: 'SvcStreamsApiDefinition',
+    resource: 'svcstreamsapidefinitions',
+    default: defaultSvcStreamsApiDefinition,
+    validate: validateSvcStreamsApiDefinition,
+    validateDelete: validateSvcStreamsApiDefinitionDelete,
+    watched: spec,
+  },
+  {
+    group: GROUP,
+    kind: 'SecurityPolicy',
+    resource: 'securitypolicies',
+    default: defaultSecurityPolicy,
+    validate: validateSecurityPolicy,
+    watched: spec,
+  },
+  {
+    group: GROUP,
+    kind: 'OperatorContext',
+    resource: 'operatorcontexts',
+    default: defaultOperatorContext,
+    validate: validateOperatorContext,
+    validateDelete: validateOperatorContextDelete,
+    watched: spec,
+  },
+  {
+    group: '',
+    kind: 'ConfigMap',
+    resource: 'configmaps',
+    validate: validateConfigMap,
+    validateDelete: validateConfigMapDelete,
+    watched: (obj) => ({ data: at(obj, 'data'), binaryData: at(obj, 'binaryData') }),
+  },
+];

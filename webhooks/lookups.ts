@@ -1,0 +1,104 @@
+/**
+ * What the validators may ask about the rest of the cluster. The validators see only this
+ * interface: unit tests and the fuzz test pass an in-memory implementation
+ * (memory-lookups.ts), the server passes `kubeLookups`, which asks the API server each time.
+ */
+import type { KubeClients } from '../lib/k8s/client.ts';
+import { statusOf, svcResource } from '../lib/k8s/client.ts';
+import { kinds } from '../schemas/index.ts';
+import type {
+  ApiDefinition,
+  OperatorContext,
+  SecurityPolicy,
+  SvcOasApiDefinition,
+  SvcStreamsApiDefinition,
+} from '../schemas/generated/kinds.ts';
+
+/** The svc kinds, by kind name. */
+export interface SvcKinds {
+  ApiDefinition: ApiDefinition;
+  SvcOasApiDefinition: SvcOasApiDefinition;
+  SvcStreamsApiDefinition: SvcStreamsApiDefinition;
+  SecurityPolicy: SecurityPolicy;
+  OperatorContext: OperatorContext;
+}
+/** Name of an svc kind. */
+export type SvcKind = keyof SvcKinds;
+
+/** The three API kinds. */
+export const API_KINDS = ['ApiDefinition', 'SvcOasApiDefinition', 'SvcStreamsApiDefinition'] as const;
+/** One of API_KINDS. */
+export type ApiKind = (typeof API_KINDS)[number];
+
+/** The parts of a ConfigMap the validators read. */
+export interface ConfigMapContent {
+  data?: Record<string, string>;
+  binaryData?: Record<string, string>;
+}
+
+/** Read-only questions about the cluster. Absent objects are `undefined`, never errors. */
+export interface Lookups {
+  configMap(namespace: string, name: string): Promise<ConfigMapContent | undefined>;
+  /** The key names of a Secret (never its values), or undefined when it does not exist. */
+  secretKeys(namespace: string, name: string): Promise<string[] | undefined>;
+  get<K extends SvcKind>(kind: K, namespace: string, name: string): Promise<SvcKinds[K] | undefined>;
+  /** Every object of a kind, in all namespaces. */
+  list<K extends SvcKind>(kind: K): Promise<SvcKinds[K][]>;
+}
+
+const plurals = new Map(kinds.map((k) => [k.kind, k.plural]));
+
+function pluralOf(kind: SvcKind): string {
+  const plural = plurals.get(kind);
+  if (plural === undefined) throw new Error(`unknown kind ${kind}`);
+  return plural;
+}
+
+async function orUndefined<T>(p: Promise<T>): Promise<T | undefined> {
+  try {
+    return await p;
+  } catch (err) {
+    if (statusOf(err) === 404) return undefined;
+    throw err;
+  }
+}
+
+const PAGE = 500;
+
+/**
+ * Lookups through the API server, one request per question (no cache: a refusal must not rest
+ * on a stale view). The webhook's service account needs get on configmaps and secrets, and get
+ * and list on the svc kinds.
+ */
+export function kubeLookups(clients: KubeClients): Lookups {
+  return {
+    async configMap(namespace, name) {
+      const cm = await orUndefined(clients.core.readNamespacedConfigMap({ namespace, name }));
+      return cm === undefined ? undefined : { data: cm.data ?? {}, binaryData: cm.binaryData ?? {} };
+    },
+    async secretKeys(namespace, name) {
+      const secret = await orUndefined(clients.core.readNamespacedSecret({ namespace, name }));
+      return secret === undefined ? undefined : Object.keys(secret.data ?? {});
+    },
+    async get(kind, namespace, name) {
+      const obj: unknown = await orUndefined(
+        clients.custom.getNamespacedCustomObject({ ...svcResource(pluralOf(kind)), namespace, name }),
+      );
+      return obj as SvcKinds[typeof kind] | undefined;
+    },
+    async list(kind) {
+      const items: SvcKinds[typeof kind][] = [];
+      let cont: string | undefined;
+      do {
+        const page = (await clients.custom.listClusterCustomObject({
+          ...svcResource(pluralOf(kind)),
+          limit: PAGE,
+          ...(cont === undefined ? {} : { _continue: cont }),
+        })) as { items?: SvcKinds[typeof kind][]; metadata?: { continue?: string } };
+        items.push(...(page.items ?? []));
+        cont = page.metadata?.continue;
+      } while (cont !== undefined && cont !== '');
+      return items;
+    },
+  };
+}

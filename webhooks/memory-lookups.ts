@@ -1,0 +1,52 @@
+/**
+ * Lookups over a fixed set of objects, for unit tests, the fuzz test and the ConfigMap rule
+ * (which checks dependent APIs against the ConfigMap as it would be after the update).
+ */
+import { asObject, asString, at, metaOf } from './access.ts';
+import type { ConfigMapContent, Lookups, SvcKind, SvcKinds } from './lookups.ts';
+
+const key = (kind: string, namespace: string, name: string): string => `${kind}/${namespace}/${name}`;
+
+const strings = (v: unknown): Record<string, string> => (asObject(v) ?? {}) as Record<string, string>;
+
+/** Lookups that answer from `objects`: Kubernetes objects (ConfigMaps, Secrets, svc kinds). */
+export function memoryLookups(objects: readonly unknown[]): Lookups {
+  const byKey = new Map<string, unknown>();
+  for (const o of objects) {
+    const { name, namespace } = metaOf(o);
+    byKey.set(key(asString(at(o, 'kind')) ?? '', namespace, name), o);
+  }
+  return {
+    configMap(namespace, name) {
+      const cm = byKey.get(key('ConfigMap', namespace, name));
+      return Promise.resolve(
+        cm === undefined
+          ? undefined
+          : { data: strings(at(cm, 'data')), binaryData: strings(at(cm, 'binaryData')) },
+      );
+    },
+    secretKeys(namespace, name) {
+      const s = byKey.get(key('Secret', namespace, name));
+      return Promise.resolve(s === undefined ? undefined : Object.keys(strings(at(s, 'data'))));
+    },
+    get<K extends SvcKind>(kind: K, namespace: string, name: string) {
+      return Promise.resolve(byKey.get(key(kind, namespace, name)) as SvcKinds[K] | undefined);
+    },
+    list<K extends SvcKind>(kind: K) {
+      return Promise.resolve(objects.filter((o) => at(o, 'kind') === kind) as SvcKinds[K][]);
+    },
+  };
+}
+
+/** `base`, except that the ConfigMap `namespace/name` has `content` (what an update would store). */
+export function withConfigMap(
+  base: Lookups,
+  namespace: string,
+  name: string,
+  content: ConfigMapContent,
+): Lookups {
+  return {
+    ...base,
+    configMap: (ns, n) => (ns === namespace && n === name ? Promise.resolve(content) : base.configMap(ns, n)),
+  };
+}

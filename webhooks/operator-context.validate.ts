@@ -1,0 +1,94 @@
+/** Admission rules of OperatorContext, after its full schema. */
+import { asObject, asString, at, metaOf, refOf } from './access.ts';
+import { fe, mergeErrors, quote } from './field-error.ts';
+import type { FieldError, Verdict } from './field-error.ts';
+import type { Lookups } from './lookups.ts';
+import { contextUsers, deleteVerdict } from './references.ts';
+import { schemaErrors } from './schema.ts';
+import { urlProblem } from './values.ts';
+
+/** Fields of `env` the operator needs, and the Secret key that may hold each instead. */
+const NEEDED = [
+  ['mode', 'SVC_MODE'],
+  ['url', 'SVC_URL'],
+  ['auth', 'SVC_AUTH'],
+  ['org', 'SVC_ORG'],
+] as const;
+
+/** Validates an OperatorContext on create or update. */
+export async function validateOperatorContext(
+  obj: unknown,
+  _old: unknown,
+  lookups: Lookups,
+): Promise<Verdict> {
+  const errors: FieldError[] = [];
+  const warnings: string[] = [];
+  const spec = asObject(at(obj, 'spec')) ?? {};
+  const env = asObject(spec.env);
+
+  if (env === undefined && spec.secretRef === undefined) {
+    errors.push(
+      fe.required('spec', 'set env (mode, url, auth, org), secretRef (a Secret with SVC_* keys), or both'),
+    );
+  }
+  const mode = env?.mode;
+  if (typeof mode === 'string' && mode !== 'ce' && mode !== 'pro') {
+    errors.push(fe.notSupported('spec.env.mode', `${quote(mode)}: use ce (a gateway) or pro (a dashboard)`));
+  }
+  const url = env?.url;
+  if (typeof url === 'string') {
+    const problem = urlProblem(url, ['http:', 'https:'], 'http://svc-gateway.svc-system.svc:8080');
+    if (problem !== undefined) errors.push(fe.invalid('spec.env.url', problem));
+  }
+
+  const ref = refOf(spec.secretRef, metaOf(obj).namespace);
+  let secretKeys: string[] | undefined;
+  if (ref !== undefined) {
+    secretKeys = await lookups.secretKeys(ref.namespace, ref.name);
+    if (secretKeys === undefined) {
+      errors.push(
+        fe.invalid(
+          'spec.secretRef.name',
+          `Secret ${ref.namespace}/${ref.name} not found: create it first (with keys such as SVC_AUTH and SVC_ORG), or fix secretRef`,
+        ),
+      );
+    }
+  }
+
+  if (asString(env?.auth) !== undefined) {
+    warnings.push(
+      'spec.env.auth: the API key is stored in the resource in plain text: move it to the Secret of secretRef as SVC_AUTH',
+    );
+  }
+  if (errors.length === 0) {
+    const where = ref === undefined ? '' : ` nor as the key %s of Secret ${ref.namespace}/${ref.name}`;
+    for (const [field, key] of NEEDED) {
+      if (env?.[field] === undefined && !(secretKeys ?? []).includes(key)) {
+        warnings.push(
+          `spec.env.${field}: not set here${where.replace('%s', key)}: the context is incomplete`,
+        );
+      }
+    }
+    const effectiveMode = asString(env?.mode);
+    if (
+      effectiveMode === 'pro' &&
+      env?.licenseKey === undefined &&
+      !(secretKeys ?? []).includes('SVC_OPERATOR_LICENSEKEY')
+    ) {
+      warnings.push(
+        `spec.env.licenseKey: mode pro needs a license key: set SVC_OPERATOR_LICENSEKEY in the Secret of secretRef`,
+      );
+    }
+  }
+  return { errors: mergeErrors(schemaErrors('OperatorContext', obj), errors), warnings };
+}
+
+/** Refuses the DELETE of an OperatorContext that resources still use. */
+export async function validateOperatorContextDelete(old: unknown, lookups: Lookups): Promise<Verdict> {
+  const { namespace, name } = metaOf(old);
+  return deleteVerdict(
+    `OperatorContext ${namespace}/${name}`,
+    await contextUsers(lookups, namespace, name),
+    'point their contextRef at another context (or delete them) first',
+  );
+}

@@ -1,0 +1,27 @@
+/**
+ * Defaults of SecurityPolicy access rights: `kind` is ApiDefinition, `namespace` the policy's,
+ * and `versions` the default version of the kind (`Default` classic, `""` OAS and streams).
+ */
+import { asObject, asString, metaOf } from './access.ts';
+import { clone, defaultContextRef, eachObject } from './defaults.ts';
+
+const defaultVersion: Readonly<Record<string, string>> = {
+  ApiDefinition: 'Default',
+  SvcOasApiDefinition: '',
+  SvcStreamsApiDefinition: '',
+};
+
+/** A copy of `obj` with its access rights and contextRef defaulted. */
+export function defaultSecurityPolicy(obj: unknown): unknown {
+  const out = asObject(clone(obj));
+  if (out === undefined) return obj;
+  defaultContextRef(out);
+  const { namespace } = metaOf(out);
+  eachObject(asObject(out.spec)?.access_rights_array, (right) => {
+    right.kind ??= 'ApiDefinition';
+    right.namespace ??= namespace;
+    const version = defaultVersion[asString(right.kind) ?? ''];
+    if (right.versions === undefined && version !== undefined) right.versions = [version];
+  });
+  return out;
+}

@@ -1,0 +1,331 @@
+/**
+ * The only module that knows AdmissionReview (admission.k8s.io/v1): it decodes a review, runs
+ * the resource's defaulter or validator, and encodes the answer (a JSON patch, a refusal that
+ * lists every problem, warnings). An unexpected failure denies the request with a generic
+ * message and an error ID; the detail goes to the log under that ID.
+ */
+import { randomBytes } from 'node:crypto';
+import express from 'express';
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from '../lib/log.ts';
+import { errorMessage } from '../lib/errors.ts';
+import { asObject, asString, at } from './access.ts';
+import { causeReason, formatFieldError } from './field-error.ts';
+import type { Verdict } from './field-error.ts';
+import { handlers as defaultHandlers } from './handlers.ts';
+import type { Handler } from './handlers.ts';
+import { diff, equal } from './json-patch.ts';
+import type { Lookups } from './lookups.ts';
+
+/** What the server needs from the process. */
+export interface ServerDeps {
+  lookups: Lookups;
+  log: Logger;
+  /** Readiness: certificates loaded (and, self-managed, the CA bundle published). */
+  ready: () => boolean;
+  handlers?: readonly Handler[];
+  /** A review that takes longer is denied as an internal error (the API server gives up at 10s). */
+  deadlineMs?: number;
+  /** Called after every review, for metrics. */
+  onReview?: (review: ReviewOutcome) => void;
+}
+
+/** What {@link ServerDeps.onReview} learns about a review. */
+export interface ReviewOutcome {
+  resource: string;
+  mode: 'mutate' | 'validate';
+  /** `allowed`, `denied` or `error` (an internal error, denied with an error ID). */
+  outcome: 'allowed' | 'denied' | 'error';
+  seconds: number;
+}
+
+/** The AdmissionReview request fields we use. */
+export interface AdmissionRequest {
+  uid: string;
+  kind: { group: string; version: string; kind: string };
+  name?: string;
+  namespace?: string;
+  operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+  object?: unknown;
+  oldObject?: unknown;
+  dryRun?: boolean;
+}
+
+/** A Kubernetes Status, as an AdmissionResponse carries it. */
+export interface AdmissionStatus {
+  code: number;
+  reason: string;
+  message: string;
+  details?: {
+    name?: string;
+    group?: string;
+    kind?: string;
+    causes: { reason: string; field: string; message: string }[];
+  };
+}
+
+/** The AdmissionReview response. */
+export interface AdmissionResponse {
+  uid: string;
+  allowed: boolean;
+  status?: AdmissionStatus;
+  patchType?: 'JSONPatch';
+  patch?: string;
+  warnings?: string[];
+}
+
+/** The AdmissionReview we answer with. */
+export interface AdmissionReview {
+  apiVersion: 'admission.k8s.io/v1';
+  kind: 'AdmissionReview';
+  response: AdmissionResponse;
+}
+
+/** A request body that is not an AdmissionReview v1 request. */
+export class BadReviewError extends Error {}
+
+const OPERATIONS = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'];
+
+/** Decodes and checks the request part of an AdmissionReview body. */
+export function decodeReview(body: unknown): AdmissionRequest {
+  if (at(body, 'apiVersion') !== 'admission.k8s.io/v1' || at(body, 'kind') !== 'AdmissionReview') {
+    throw new BadReviewError('expected an AdmissionReview of admission.k8s.io/v1');
+  }
+  const req = asObject(at(body, 'request'));
+  const uid = asString(req?.uid);
+  const kind = asObject(req?.kind);
+  const operation = asString(req?.operation);
+  if (req === undefined || uid === undefined || kind === undefined || operation === undefined) {
+    throw new BadReviewError('the AdmissionReview has no request with uid, kind and operation');
+  }
+  if (!OPERATIONS.includes(operation)) throw new BadReviewError(`unknown operation ${operation}`);
+  return {
+    uid,
+    kind: {
+      group: asString(kind.group) ?? '',
+      version: asString(kind.version) ?? '',
+      kind: asString(kind.kind) ?? '',
+    },
+    operation: operation as AdmissionRequest['operation'],
+    ...(typeof req.name === 'string' ? { name: req.name } : {}),
+    ...(typeof req.namespace === 'string' ? { namespace: req.namespace } : {}),
+    ...(req.object === undefined || req.object === null ? {} : { object: req.object }),
+    ...(req.oldObject === undefined || req.oldObject === null ? {} : { oldObject: req.oldObject }),
+    ...(req.dryRun === true ? { dryRun: true } : {}),
+  };
+}
+
+/** The object with `metadata.namespace` set from the request when the object lacks it. */
+function withNamespace(obj: unknown, namespace: string | undefined): unknown {
+  const o = asObject(obj);
+  const meta = asObject(o?.metadata);
+  if (o === undefined || meta === undefined || namespace === undefined || meta.namespace !== undefined)
+    return obj;
+  return { ...o, metadata: { ...meta, namespace } };
+}
+
+const beingDeleted = (obj: unknown): boolean => at(obj, 'metadata.deletionTimestamp') !== undefined;
+
+/** Defaults the object of a CREATE or UPDATE; the answer carries the JSON patch. */
+export function mutate(handler: Handler, req: AdmissionRequest): AdmissionResponse {
+  if (handler.default === undefined || req.object === undefined || req.operation === 'DELETE') {
+    return { uid: req.uid, allowed: true };
+  }
+  if (beingDeleted(req.object)) return { uid: req.uid, allowed: true };
+  const original = withNamespace(req.object, req.namespace);
+  const ops = diff(original, handler.default(original));
+  if (ops.length === 0) return { uid: req.uid, allowed: true };
+  return {
+    uid: req.uid,
+    allowed: true,
+    patchType: 'JSONPatch',
+    patch: Buffer.from(JSON.stringify(ops)).toString('base64'),
+  };
+}
+
+/** Validates a CREATE, UPDATE or DELETE. */
+export async function validate(
+  handler: Handler,
+  req: AdmissionRequest,
+  lookups: Lookups,
+): Promise<AdmissionResponse> {
+  const allow: AdmissionResponse = { uid: req.uid, allowed: true };
+  let verdict: Verdict;
+  const subject = req.operation === 'DELETE' ? req.oldObject : req.object;
+  switch (req.operation) {
+    case 'CREATE':
+      if (req.object === undefined) throw new BadReviewError('CREATE without an object');
+      verdict = await handler.validate(withNamespace(req.object, req.namespace), undefined, lookups);
+      break;
+    case 'UPDATE':
+      if (req.object === undefined) throw new BadReviewError('UPDATE without an object');
+      // Finalizers being removed, labels changing: what was admitted stays admitted.
+      if (beingDeleted(req.object)) return allow;
+      if (req.oldObject !== undefined && equal(handler.watched(req.object), handler.watched(req.oldObject))) {
+        return allow;
+      }
+      verdict = await handler.validate(
+        withNamespace(req.object, req.namespace),
+        withNamespace(req.oldObject, req.namespace),
+        lookups,
+      );
+      break;
+    case 'DELETE':
+      if (handler.validateDelete === undefined || req.oldObject === undefined) return allow;
+      verdict = await handler.validateDelete(withNamespace(req.oldObject, req.namespace), lookups);
+      break;
+    default:
+      return allow;
+  }
+  const response: AdmissionResponse = { uid: req.uid, allowed: verdict.errors.length === 0 };
+  if (verdict.warnings.length > 0) response.warnings = verdict.warnings;
+  if (verdict.errors.length > 0) response.status = refusal(handler, req, subject, verdict);
+  return response;
+}
+
+function refusal(
+  handler: Handler,
+  req: AdmissionRequest,
+  subject: unknown,
+  verdict: Verdict,
+): AdmissionStatus {
+  const name = req.name ?? asString(at(subject, 'metadata.name')) ?? '';
+  const ns = req.namespace ?? asString(at(subject, 'metadata.namespace'));
+  const who = `${handler.kind} ${ns === undefined ? '' : `${ns}/`}${name}`;
+  const deleting = req.operation === 'DELETE';
+  const lines = verdict.errors.map(formatFieldError);
+  // A DELETE refusal names the object and its dependents in its own words; no field path helps.
+  const message = deleting
+    ? verdict.errors.map((e) => e.message).join('\n')
+    : lines.length === 1
+      ? `${who} is invalid: ${lines.join('')}`
+      : `${who} is invalid (${lines.length} problems):\n${lines.map((l) => `  - ${l}`).join('\n')}`;
+  return {
+    code: deleting ? 403 : 422,
+    reason: deleting ? 'Forbidden' : 'Invalid',
+    message,
+    details: {
+      name,
+      group: handler.group,
+      kind: handler.kind,
+      causes: verdict.errors.map((e) => ({ reason: causeReason[e.type], field: e.path, message: e.message })),
+    },
+  };
+}
+
+/** A denial that hides the detail of an internal error behind an ID. */
+export function internalError(uid: string, id: string): AdmissionResponse {
+  return {
+    uid,
+    allowed: false,
+    status: {
+      code: 500,
+      reason: 'InternalError',
+      message: `internal error in the svc admission webhook (error ID ${id}): retry; if it persists, give the ID to your cluster admin`,
+    },
+  };
+}
+
+function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      reject(new Error(`review took longer than ${ms}ms`));
+    }, ms);
+  });
+  return Promise.race([p, timeout]).finally(() => {
+    clearTimeout(timer);
+  });
+}
+
+const envelope = (response: AdmissionResponse): AdmissionReview => ({
+  apiVersion: 'admission.k8s.io/v1',
+  kind: 'AdmissionReview',
+  response,
+});
+
+/** The express app: the admission endpoints of every handler, /healthz and /readyz. */
+export function admissionApp(deps: ServerDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.get('/healthz', (_req, res) => {
+    res.type('text/plain').send('ok');
+  });
+  app.get('/readyz', (_req, res) => {
+    const ok = deps.ready();
+    res
+      .status(ok ? 200 : 503)
+      .type('text/plain')
+      .send(ok ? 'ok' : 'not ready');
+  });
+  // A review holds the object and the old object; a ConfigMap may be 1 MiB each, base64 grows it.
+  app.use(express.json({ limit: '16mb' }));
+  const deadline = deps.deadlineMs ?? 8_000;
+  for (const handler of deps.handlers ?? defaultHandlers) {
+    const serve = (mode: 'mutate' | 'validate') => async (req: Request, res: Response) => {
+      let review: AdmissionRequest;
+      try {
+        review = decodeReview(req.body);
+      } catch (err) {
+        res.status(400).json({ error: errorMessage(err) });
+        return;
+      }
+      const started = performance.now();
+      const done = (outcome: ReviewOutcome['outcome']): void => {
+        deps.onReview?.({
+          resource: handler.resource,
+          mode,
+          outcome,
+          seconds: (performance.now() - started) / 1000,
+        });
+      };
+      const log = deps.log.child({
+        uid: review.uid,
+        kind: review.kind.kind,
+        name: review.name,
+        namespace: review.namespace,
+        operation: review.operation,
+        mode,
+      });
+      try {
+        if (review.kind.kind !== handler.kind || review.kind.group !== handler.group) {
+          throw new Error(
+            `${req.path} admits ${handler.kind}, got ${review.kind.group}/${review.kind.kind}: check the webhook configuration's rules`,
+          );
+        }
+        const response =
+          mode === 'mutate'
+            ? mutate(handler, review)
+            : await withDeadline(validate(handler, review, deps.lookups), deadline);
+        if (!response.allowed)
+          log.info('admission denied', { causes: response.status?.details?.causes.map((c) => c.field) });
+        else
+          log.debug('admission allowed', {
+            patched: response.patch !== undefined,
+            warnings: response.warnings?.length ?? 0,
+          });
+        res.json(envelope(response));
+        done(response.allowed ? 'allowed' : 'denied');
+      } catch (err) {
+        const id = randomBytes(6).toString('hex');
+        log.error('admission failed', {
+          errorId: id,
+          error: errorMessage(err),
+          stack: err instanceof Error ? err.stack : undefined,
+        });
+        res.json(envelope(internalError(review.uid, id)));
+        done('error');
+      }
+    };
+    if (handler.default !== undefined) app.post(`/mutate/${handler.resource}`, serve('mutate'));
+    app.post(`/validate/${handler.resource}`, serve('validate'));
+  }
+  // express.json() errors (malformed JSON, too large) and unknown paths.
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const status =
+      typeof (err as { status?: unknown }).status === 'number' ? (err as { status: number }).status : 500;
+    if (status >= 500) deps.log.error('request failed', { error: errorMessage(err) });
+    res.status(status).json({ error: status >= 500 ? 'internal error' : errorMessage(err) });
+  });
+  return app;
+}

@@ -1,0 +1,7 @@
+/** Defaults of SvcStreamsApiDefinition: the namespaces of configmapRef and contextRef. */
+import { defaultDocumentApi } from './document-api.ts';
+
+/** A copy of `obj` with `configmapRef.namespace` and `contextRef.namespace` filled in. */
+export function defaultSvcStreamsApiDefinition(obj: unknown): unknown {
+  return defaultDocumentApi('SvcStreamsApiDefinition', obj);
+}
