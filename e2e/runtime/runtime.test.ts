@@ -170,3 +170,37 @@ test('leader election: one of two replicas leads; on release the other takes ove
   await b.release();
   assert.deepEqual(lost, []);
 });
+
+test('an informer whose watch breaks (its CRD removed and re-installed) restarts and catches up', async () => {
+  const inf = new Informer<SvcObject>(
+    loadKubeConfig(cp.kubeconfig),
+    { apiVersion: API_VERSION, kind: 'ApiDefinition', plural: 'apidefinitions', namespaces: [] },
+    log,
+    { baseMs: 100, maxMs: 500 },
+  );
+  const events: string[] = [];
+  inf.on((event, obj) => events.push(`${event} ${objectKey(obj)}`));
+  await inf.start();
+  const crd = join(root, 'charts', 'svc-operator', 'crds', 'svc.svc.io_apidefinitions.yaml');
+  await cp.kubectl(['delete', '-f', crd, '--wait=true']);
+  await cp.kubectl(['apply', '--server-side', '-f', crd]);
+  await cp.kubectl([
+    'wait',
+    '--for',
+    'condition=Established',
+    'crd/apidefinitions.svc.svc.io',
+    '--timeout=30s',
+  ]);
+  await waitFor('the object created after the break', async () => {
+    const r = await cp.kubectl(['apply', '-f', '-'], {
+      input: `apiVersion: svc.svc.io/v1alpha1
+kind: ApiDefinition
+metadata: {name: after-break, namespace: rt-a}
+spec: {name: a, use_keyless: true, proxy: {listen_path: /a/, target_url: "http://u"}}
+`,
+      allowFailure: true,
+    });
+    return r.code === 0 && events.includes('add rt-a/after-break');
+  });
+  await inf.stop();
+});
