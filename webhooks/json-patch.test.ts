@@ -2,27 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { diff, equal, pointerToken } from './json-patch.ts';
 import type { PatchOp } from './json-patch.ts';
-
-/** A minimal RFC 6902 apply (add, replace, remove) to check diffs round-trip. */
-function apply(doc: unknown, ops: readonly PatchOp[]): unknown {
-  let root = structuredClone(doc);
-  for (const op of ops) {
-    if (op.path === '') {
-      root = op.op === 'remove' ? undefined : structuredClone(op.value);
-      continue;
-    }
-    const parts = op.path
-      .split('/')
-      .slice(1)
-      .map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'));
-    const last = parts.pop() ?? '';
-    let parent = root as Record<string, unknown>;
-    for (const p of parts) parent = parent[p] as Record<string, unknown>;
-    if (op.op === 'remove') Reflect.deleteProperty(parent, last);
-    else parent[last] = structuredClone(op.value);
-  }
-  return root;
-}
+import { applyPatch as apply } from './testing.ts';
 
 const cases: { name: string; from: unknown; to: unknown; ops: PatchOp[] }[] = [
   { name: 'equal', from: { a: 1, b: [1, 2] }, to: { a: 1, b: [1, 2] }, ops: [] },

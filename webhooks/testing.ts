@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { API_VERSION } from '../schemas/common.ts';
+import type { PatchOp } from './json-patch.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -109,4 +110,25 @@ export function oasDocument(listenPath = '/petstore/', name = 'petstore'): strin
 /** A valid streams document (YAML) listening on `listenPath`. */
 export function streamsDocument(listenPath = '/events/'): string {
   return testdata('events.streams.yaml').replace('/events/', listenPath);
+}
+
+/** Applies RFC 6902 add, replace and remove operations to a copy of `doc`. */
+export function applyPatch(doc: unknown, ops: readonly PatchOp[]): unknown {
+  let root = structuredClone(doc);
+  for (const op of ops) {
+    if (op.path === '') {
+      root = op.op === 'remove' ? undefined : structuredClone(op.value);
+      continue;
+    }
+    const parts = op.path
+      .split('/')
+      .slice(1)
+      .map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'));
+    const last = parts.pop() ?? '';
+    let parent = root as Record<string, unknown>;
+    for (const p of parts) parent = parent[p] as Record<string, unknown>;
+    if (op.op === 'remove') Reflect.deleteProperty(parent, last);
+    else parent[last] = structuredClone(op.value);
+  }
+  return root;
 }
