@@ -60,6 +60,10 @@ e2e: deps ## End-to-end tests against a real etcd and kube-apiserver
 .PHONY: test
 test: lint typecheck gen-check unit e2e ## Everything: lint, type-check, gen-check, unit, integration and e2e
 
+.PHONY: bench
+bench: $(NODE_DEPS) ## Benchmarks: gateway against nginx (apt-installs nginx-light and wrk if missing); writes docs/benchmarks.md
+	node gateway/bench/run.ts
+
 .PHONY: cluster
 cluster: deps ## Start a local control plane with the CRDs and print how to use kubectl with it
 	node e2e/harness/cluster-main.ts
