@@ -22,6 +22,7 @@ if (cluster.isPrimary && (workers ?? 1) > 1) {
     agent.dispatch(
       { origin, path: req.url ?? '/', method: req.method ?? 'GET', headers: req.headers },
       {
+        onRequestStart: () => undefined,
         onResponseStart: (_c, status, headers) => {
           res.writeHead(status, headers);
         },

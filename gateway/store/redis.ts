@@ -138,10 +138,28 @@ export class RedisStore implements Store {
     this.#handlers.add(handler);
     if (this.#subscriber === undefined) {
       // A subscribed connection can't run other commands: one more connection, shared by handlers.
-      const sub = this.#redis.duplicate();
+      // It subscribes each time it is ready, so a Redis that comes up (or back) later still
+      // delivers group messages.
+      const sub = this.#redis.duplicate({ autoResubscribe: false });
       this.#subscriber = sub;
+      let settle: () => void = () => undefined;
+      this.#subscribing = new Promise<void>((resolve) => {
+        settle = resolve;
+      });
       sub.on('error', (err: unknown) => {
         this.#log.warn('redis subscriber error', { error: errorMessage(err) });
+        settle(); // don't hold start-up while Redis is away
+      });
+      sub.on('ready', () => {
+        sub.subscribe(this.#channel).then(
+          () => {
+            settle();
+          },
+          (err: unknown) => {
+            this.#log.error('redis subscribe failed', { error: errorMessage(err) });
+            settle();
+          },
+        );
       });
       sub.on('message', (_channel: string, text: string) => {
         let msg: unknown;
@@ -156,19 +174,13 @@ export class RedisStore implements Store {
         }
         for (const h of this.#handlers) h(msg);
       });
-      this.#subscribing = sub.subscribe(this.#channel).then(
-        () => undefined,
-        (err: unknown) => {
-          this.#log.error('redis subscribe failed', { error: errorMessage(err) });
-        },
-      );
     }
     return () => {
       this.#handlers.delete(handler);
     };
   }
 
-  /** Resolves once the first subscription is active (or has failed and been logged). */
+  /** Resolves once the subscription is active, or Redis has failed to answer once. */
   subscribed(): Promise<void> {
     return this.#subscribing;
   }

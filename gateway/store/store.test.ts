@@ -8,8 +8,8 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '../../lib/log.ts';
-import { startRedis, type TestRedis } from '../testing/redis-server.ts';
-import { waitFor } from '../testing/wait.ts';
+import { startRedis, startRedisOn, type TestRedis } from '../testing/redis-server.ts';
+import { freePort, waitFor } from '../testing/wait.ts';
 import { FilesStore, fileNameOf } from './files.ts';
 import { RedisStore } from './redis.ts';
 import type { Collection, GroupMessage, PutMode, Store } from './store.ts';
@@ -280,6 +280,33 @@ describe('store (redis) unreachable', () => {
       await assert.rejects(store.get('apis', 'a'), { code: 'GW_ERR_STORE_UNAVAILABLE', status: 503 });
     } finally {
       await store.close();
+    }
+  });
+});
+
+describe('store (redis) that starts after the gateway', () => {
+  test('group messages arrive once Redis is up', async () => {
+    const port = await freePort();
+    const late = new RedisStore(`redis://127.0.0.1:${port}`, { prefix: 'late:', log });
+    const got: GroupMessage[] = [];
+    late.subscribe((m) => got.push(m));
+    await late.subscribed(); // settles on the first connection error: start-up is not held
+    const r = await startRedisOn(port);
+    const sender = new RedisStore(r.url, { prefix: 'late:', log });
+    try {
+      await waitFor(
+        'a message on the late subscriber',
+        async () => {
+          await sender.publish({ type: 'reload', origin: 'x' });
+          return got.length > 0 ? true : undefined;
+        },
+        15_000,
+        200,
+      );
+    } finally {
+      await late.close();
+      await sender.close();
+      await r.stop();
     }
   });
 });

@@ -27,6 +27,11 @@ export async function startRedis(): Promise<TestRedis> {
   throw new Error('could not start redis-server', { cause: lastError });
 }
 
+/** Starts redis-server on a given port (a test that needs Redis to come up late). */
+export function startRedisOn(port: number): Promise<TestRedis> {
+  return startOn(port);
+}
+
 function startOn(port: number): Promise<TestRedis> {
   const child = spawn(
     'redis-server',
