@@ -54,6 +54,7 @@ export async function waitFor<T>(
 /** A child process of the suite, its output in a log file. */
 export interface Proc {
   readonly name: string;
+  readonly pid: number;
   readonly logFile: string;
   /** Output so far. */
   log(): string;
@@ -87,6 +88,7 @@ export function startNode(opts: {
   });
   return {
     name: opts.name,
+    pid: child.pid ?? 0,
     logFile,
     log: () => readFileSync(logFile, 'utf8'),
     exited,

@@ -32,6 +32,24 @@ export interface ManagerOptions {
   maxBackoffMs?: number;
 }
 
+/**
+ * Whether an update is one a reconciler must see: a new generation (spec), a deletion request,
+ * or new labels or annotations. Status and finalizer writes, most of them the controller's own,
+ * are skipped; the periodic resync still brings every object back.
+ */
+export function specChanged(obj: k8s.KubernetesObject, old: k8s.KubernetesObject): boolean {
+  const a = obj.metadata ?? {};
+  const b = old.metadata ?? {};
+  // Kinds without a generation (ConfigMaps, Secrets) change whenever their data does.
+  if (a.generation === undefined) return true;
+  return (
+    a.generation !== b.generation ||
+    (a.deletionTimestamp === undefined) !== (b.deletionTimestamp === undefined) ||
+    JSON.stringify(a.labels ?? {}) !== JSON.stringify(b.labels ?? {}) ||
+    JSON.stringify(a.annotations ?? {}) !== JSON.stringify(b.annotations ?? {})
+  );
+}
+
 function specKey(spec: WatchSpec): string {
   return `${spec.apiVersion}/${spec.kind}@${[...spec.namespaces].sort().join(',')}`;
 }
@@ -122,7 +140,8 @@ export class ControllerManager {
     });
     this.#queues.set(spec.name, queue);
     this.#controllers.push(spec);
-    this.informer(spec.watch).on((_event, obj) => {
+    this.informer(spec.watch).on((event, obj, old) => {
+      if (event === 'update' && old && !specChanged(obj, old)) return;
       queue.add(objectKey(obj));
     });
     for (const w of spec.watches ?? []) {

@@ -100,7 +100,7 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
     {
       type: 'Ready',
       status: 'True',
-      reason: action ?? 'InSync',
+      reason: 'Synced',
       message: `API ${apiId} is served by ${client.url}`,
       observedGeneration: current.metadata.generation,
     },
@@ -175,7 +175,7 @@ async function fail(
     ),
   };
   await deps.objects.patchStatus(obj, next);
-  if (!repeated) await deps.events.record(obj, 'Warning', reason, message);
+  if (!repeated) void deps.events.record(obj, 'Warning', reason, message);
 }
 
 function transaction(status: Transaction['status'], now: Date, error?: string): Transaction {
