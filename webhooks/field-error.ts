@@ -55,9 +55,14 @@ export const causeReason: Record<FieldErrorType, string> = {
   TooLong: 'FieldValueTooLong',
 };
 
+/** `Invalid value: message`: a field error without its path (a Kubernetes StatusCause message). */
+export function fieldErrorBody(e: FieldError): string {
+  return `${label[e.type]}: ${e.message}`;
+}
+
 /** `spec.x: Invalid value: message`, the way the API server prints a field error. */
 export function formatFieldError(e: FieldError): string {
-  return `${e.path === '' ? '<object>' : e.path}: ${label[e.type]}: ${e.message}`;
+  return `${e.path === '' ? '<object>' : e.path}: ${fieldErrorBody(e)}`;
 }
 
 const prefixes: readonly [string, FieldErrorType][] = [

@@ -223,19 +223,19 @@ describe('admission server', () => {
             reason: 'FieldValueInvalid',
             field: 'spec.allowed_ips[0]',
             message:
-              '"10.*": wildcards are not supported: write the range in CIDR notation, such as 10.0.0.0/8',
+              'Invalid value: "10.*": wildcards are not supported: write the range in CIDR notation, such as 10.0.0.0/8',
           },
           {
             reason: 'FieldValueRequired',
             field: 'spec.proxy.target_url',
             message:
-              'set the upstream address, such as http://<service>.<namespace>.svc:<port>, or enable GraphQL (graphql.enabled: true)',
+              'Required value: set the upstream address, such as http://<service>.<namespace>.svc:<port>, or enable GraphQL (graphql.enabled: true)',
           },
           {
             reason: 'FieldValueForbidden',
             field: 'spec.use_keyless',
             message:
-              'use_keyless excludes authentication, but use_standard_auth is true: set use_keyless to false, or turn use_standard_auth off',
+              'Forbidden: use_keyless excludes authentication, but use_standard_auth is true: set use_keyless to false, or turn use_standard_auth off',
           },
         ],
       },

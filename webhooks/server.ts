@@ -10,7 +10,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../lib/log.ts';
 import { errorMessage } from '../lib/errors.ts';
 import { asObject, asString, at } from './access.ts';
-import { causeReason, formatFieldError } from './field-error.ts';
+import { causeReason, fieldErrorBody, formatFieldError } from './field-error.ts';
 import type { Verdict } from './field-error.ts';
 import { handlers as defaultHandlers } from './handlers.ts';
 import type { Handler } from './handlers.ts';
@@ -208,7 +208,12 @@ function refusal(
       name,
       group: handler.group,
       kind: handler.kind,
-      causes: verdict.errors.map((e) => ({ reason: causeReason[e.type], field: e.path, message: e.message })),
+      // kubectl prints an Invalid status as `The <Kind> "<name>" is invalid:` and these causes.
+      causes: verdict.errors.map((e) => ({
+        reason: causeReason[e.type],
+        field: e.path,
+        message: fieldErrorBody(e),
+      })),
     },
   };
 }
