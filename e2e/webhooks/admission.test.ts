@@ -1,0 +1,369 @@
+/**
+ * Admission end to end: a real kube-apiserver calls the real webhook server (node
+ * webhooks/main.ts) over TLS, through the chart's own webhook configurations pointed at
+ * https://127.0.0.1:<port> with a caBundle from this test. Manifests are applied with kubectl,
+ * as a user would, and the suite reads what kubectl prints and what is stored.
+ *
+ * The API server runs the CRD's own checks (schema, CEL) between the mutating and the
+ * validating webhooks, so a rule that CEL also states is answered with the CEL message (ours
+ * too, from schemas/); the tables say which.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createCa, issueServingCert } from '../../lib/x509.ts';
+import { startControlPlane } from '../harness/control-plane.ts';
+import type { ControlPlane, KubectlResult } from '../harness/control-plane.ts';
+import { waitFor } from '../harness/processes.ts';
+import {
+  apiDefinition,
+  configMap,
+  oasApi,
+  oasDocument,
+  operatorContext,
+  secret,
+  securityPolicy,
+  streamsApi,
+  streamsDocument,
+} from '../../webhooks/testing.ts';
+import {
+  apply,
+  getObject,
+  httpsGet,
+  localWebhookConfigurations,
+  root,
+  startWebhookServer,
+} from './helpers.ts';
+import type { WebhookServer } from './helpers.ts';
+
+let cp: ControlPlane;
+let server: WebhookServer;
+
+type Manifest = Record<string, unknown>;
+
+function refusedWith(r: KubectlResult, ...parts: string[]): void {
+  assert.notEqual(r.code, 0, `expected a refusal, kubectl said:\n${r.stdout}${r.stderr}`);
+  for (const p of parts) assert.ok(r.stderr.includes(p), `expected ${JSON.stringify(p)} in:\n${r.stderr}`);
+}
+
+function admitted(r: KubectlResult): void {
+  assert.equal(r.code, 0, `expected success, kubectl said:\n${r.stderr}`);
+}
+
+before(async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-webhooks-e2e-'));
+  cp = await startControlPlane({ crdDir: path.join(root, 'charts', 'svc-operator', 'crds') });
+  const ca = createCa({ commonName: 'svc e2e webhook CA', validityDays: 1 });
+  const serving = issueServingCert(ca, {
+    commonName: '127.0.0.1',
+    ipAddresses: ['127.0.0.1'],
+    validityDays: 1,
+  });
+  const certDir = path.join(dir, 'certs');
+  await mkdir(certDir);
+  await writeFile(path.join(certDir, 'tls.crt'), serving.certPem);
+  await writeFile(path.join(certDir, 'tls.key'), serving.keyPem);
+
+  server = await startWebhookServer({
+    name: 'webhooks',
+    kubeconfig: cp.kubeconfig,
+    logDir: dir,
+    args: ['--cert-mode=files', `--cert-dir=${certDir}`],
+  });
+  assert.equal((await httpsGet(`https://127.0.0.1:${server.port}/readyz`, ca.certPem)).status, 200);
+  admitted(await apply(cp, await localWebhookConfigurations(server.port, ca.certPem)));
+  // The API server loads webhook configurations asynchronously: wait until ours answer.
+  await waitFor('the webhooks to be called', async () => {
+    const r = await apply(cp, apiDefinition('probe', { allowed_ips: ['*'] }), ['--dry-run=server']);
+    return r.code !== 0 && r.stderr.includes('wildcards are not supported');
+  });
+});
+
+after(async () => {
+  await server.stop();
+  await cp.stop();
+});
+
+describe('defaults appear on the stored objects', () => {
+  test('SecurityPolicy access rights: kind, namespace and versions', async () => {
+    admitted(await apply(cp, apiDefinition('orders')));
+    admitted(
+      await apply(cp, [
+        configMap('petstore-oas', { 'oas.yaml': oasDocument() }),
+        oasApi('petstore', 'petstore-oas'),
+        securityPolicy('standard', {
+          access_rights_array: [{ name: 'orders' }, { name: 'petstore', kind: 'SvcOasApiDefinition' }],
+        }),
+      ]),
+    );
+    const policy = await getObject(cp, 'securitypolicy', 'standard');
+    assert.deepEqual((policy.spec as Manifest).access_rights_array, [
+      { name: 'orders', kind: 'ApiDefinition', namespace: 'default', versions: ['Default'] },
+      { name: 'petstore', kind: 'SvcOasApiDefinition', namespace: 'default', versions: [''] },
+    ]);
+  });
+
+  test('configmapRef.namespace of an OAS API', async () => {
+    const api = await getObject(cp, 'svcoasapidefinition', 'petstore');
+    assert.deepEqual(api.spec, {
+      svcOAS: { configmapRef: { name: 'petstore-oas', keyName: 'oas.yaml', namespace: 'default' } },
+    });
+  });
+
+  test('secretRef.namespace of an OperatorContext, contextRef.namespace of an API', async () => {
+    admitted(
+      await apply(cp, [
+        secret('team-conf', ['SVC_AUTH', 'SVC_ORG']),
+        operatorContext('team', {
+          env: { mode: 'ce', url: 'http://gw.team.svc:8080' },
+          secretRef: { name: 'team-conf' },
+        }),
+        apiDefinition('team-api', { contextRef: { name: 'team' } }),
+      ]),
+    );
+    const ctx = await getObject(cp, 'operatorcontext', 'team');
+    assert.deepEqual((ctx.spec as Manifest).secretRef, { name: 'team-conf', namespace: 'default' });
+    const api = await getObject(cp, 'apidefinition', 'team-api');
+    assert.deepEqual((api.spec as Manifest).contextRef, { name: 'team', namespace: 'default' });
+  });
+});
+
+describe('bad manifests are refused with our message', () => {
+  // kubectl prints a refusal with causes as `The <Kind> "<name>" is invalid:` and the causes,
+  // `path: Invalid value: message`, one per line (`* ...`) when there are several.
+  const cases: { name: string; objects: () => Manifest[]; expect: string[] }[] = [
+    {
+      name: 'ApiDefinition: a wildcard in allowed_ips',
+      objects: () => [apiDefinition('w', { enable_ip_whitelisting: true, allowed_ips: ['10.0.0.*'] })],
+      expect: [
+        'The ApiDefinition "w" is invalid: spec.allowed_ips[0]: Invalid value: "10.0.0.*": wildcards are not supported: write the range in CIDR notation, such as 10.0.0.0/8',
+      ],
+    },
+    {
+      name: 'ApiDefinition: a target_url with an unsupported scheme',
+      objects: () => [apiDefinition('t', { proxy: { listen_path: '/t/', target_url: 'ftp://files' } })],
+      expect: [
+        'spec.proxy.target_url: Invalid value: "ftp://files" has the scheme "ftp": use http, https, h2c, tcp, tls, ws, wss',
+      ],
+    },
+    {
+      name: 'ApiDefinition: a listen path another API claims, named',
+      objects: () => [
+        apiDefinition('orders-copy', { proxy: { listen_path: '/orders/', target_url: 'http://o' } }),
+      ],
+      expect: [
+        'spec.proxy.listen_path: Invalid value: listen path "/orders/" (no domain) is already claimed by ApiDefinition default/orders on the same gateway: choose another listen path or domain',
+      ],
+    },
+    {
+      name: 'ApiDefinition: a listen path an OAS API claims in its document',
+      objects: () => [
+        apiDefinition('pets', { proxy: { listen_path: '/petstore/', target_url: 'http://p' } }),
+      ],
+      expect: ['is already claimed by SvcOasApiDefinition default/petstore'],
+    },
+    {
+      name: 'ApiDefinition: GraphQL data source URL and schema',
+      objects: () => [
+        apiDefinition('g', {
+          proxy: { listen_path: '/g/' },
+          graphql: {
+            enabled: true,
+            execution_mode: 'executionEngine',
+            type_field_configurations: [
+              {
+                type_name: 'Query',
+                field_name: 'u',
+                data_source: { kind: 'HTTPJSONDataSource', data_source_config: { url: 'users' } },
+              },
+            ],
+          },
+        }),
+      ],
+      expect: [
+        'The ApiDefinition "g" is invalid: \n',
+        '* spec.graphql.schema: Required value: execution_mode executionEngine needs the GraphQL schema (SDL) of the API: set graphql.schema',
+        '* spec.graphql.type_field_configurations[0].data_source.data_source_config.url: Invalid value: "users" is not an absolute http(s) URL',
+      ],
+    },
+    {
+      name: 'ApiDefinition: use_keyless with auth (CEL answers first, with the schema message)',
+      objects: () => [apiDefinition('k', { use_standard_auth: true })],
+      expect: [
+        'use_keyless excludes authentication: set use_keyless to false, or turn off use_standard_auth',
+      ],
+    },
+    {
+      name: 'SecurityPolicy: allowed_urls that do not compile',
+      objects: () => [
+        securityPolicy('re', {
+          access_rights_array: [{ name: 'orders', allowed_urls: [{ url: '/orders(', methods: ['GET'] }] }],
+        }),
+      ],
+      expect: [
+        'The SecurityPolicy "re" is invalid: spec.access_rights_array[0].allowed_urls[0].url: Invalid value: "/orders(" is not a valid regular expression',
+      ],
+    },
+    {
+      name: 'SecurityPolicy: throttle interval without retries',
+      objects: () => [securityPolicy('th', { rate: 10, per: 1, throttle_interval: 2 })],
+      expect: [
+        'spec.throttle_retry_limit: Invalid value: throttle_interval is 2 but throttle_retry_limit is -1: throttling needs both above 0',
+      ],
+    },
+    {
+      name: 'SecurityPolicy: quota_max 0',
+      objects: () => [securityPolicy('q', { quota_max: 0, quota_renewal_rate: 60 })],
+      expect: ['spec.quota_max: Invalid value: quota_max 0 allows no requests'],
+    },
+    {
+      name: 'SecurityPolicy: rate without per (CEL answers first)',
+      objects: () => [securityPolicy('r', { rate: 10 })],
+      expect: ['rate and per go together: both -1 (disabled) or both positive'],
+    },
+    {
+      name: 'SvcOasApiDefinition: the ConfigMap does not exist',
+      objects: () => [oasApi('nocm', 'absent')],
+      expect: [
+        'The SvcOasApiDefinition "nocm" is invalid: spec.svcOAS.configmapRef.name: Invalid value: ConfigMap default/absent not found: create it first',
+      ],
+    },
+    {
+      name: 'SvcOasApiDefinition: the key does not exist',
+      objects: () => [oasApi('nokey', 'petstore-oas', 'openapi.json')],
+      expect: [
+        'ConfigMap default/petstore-oas has no key "openapi.json" (it has "oas.yaml"): set keyName to the key that holds the document',
+      ],
+    },
+    {
+      name: 'SvcOasApiDefinition: Swagger 2.0 without the extension',
+      objects: () => [
+        configMap('swagger', { 'oas.yaml': 'swagger: "2.0"\ninfo: {title: t, version: v}\npaths: {}\n' }),
+        oasApi('swagger', 'swagger'),
+      ],
+      expect: [
+        'The SvcOasApiDefinition "swagger" is invalid: \n',
+        '* spec.svcOAS.configmapRef.keyName: Invalid value: the document has no openapi field: it must be an OpenAPI 3.x document',
+        '* spec.svcOAS.configmapRef.keyName: Required value: the document has no x-svc-api-gateway extension',
+      ],
+    },
+    {
+      name: 'SvcStreamsApiDefinition: a document without x-svc-streaming',
+      objects: () => [
+        configMap('plain', { 's.yaml': oasDocument('/plain/') }),
+        streamsApi('plain', 'plain', 's.yaml'),
+      ],
+      expect: [
+        'The SvcStreamsApiDefinition "plain" is invalid: spec.svcStreams.configmapRef.keyName: Required value: the document has no x-svc-streaming extension',
+      ],
+    },
+    {
+      name: 'OperatorContext: the Secret does not exist',
+      objects: () => [operatorContext('nosecret', { env: { mode: 'ce' }, secretRef: { name: 'absent' } })],
+      expect: [
+        'The OperatorContext "nosecret" is invalid: spec.secretRef.name: Invalid value: Secret default/absent not found',
+      ],
+    },
+    {
+      name: 'OperatorContext: a URL without a host',
+      objects: () => [operatorContext('nourl', { env: { mode: 'ce', url: 'http://' } })],
+      expect: ['spec.env.url: Invalid value: "http://" is not an absolute URL'],
+    },
+  ];
+  for (const c of cases) {
+    test(c.name, async () => {
+      refusedWith(await apply(cp, c.objects()), ...c.expect);
+    });
+  }
+
+  test('warnings are printed and the object is admitted', async () => {
+    const r = await apply(
+      cp,
+      securityPolicy('early', {
+        rate: 5,
+        per: 1,
+        throttle_interval: 0,
+        throttle_retry_limit: 2,
+        access_rights_array: [{ name: 'later' }],
+      }),
+    );
+    admitted(r);
+    assert.match(r.stderr, /Warning: spec\.throttle_interval: 0 retries without waiting/);
+    assert.match(
+      r.stderr,
+      /Warning: spec\.access_rights_array\[0\]: ApiDefinition default\/later does not exist yet/,
+    );
+  });
+});
+
+describe('ConfigMaps read by APIs', () => {
+  test('an update that breaks the document is refused, naming the API', async () => {
+    refusedWith(
+      await apply(
+        cp,
+        configMap('petstore-oas', {
+          'oas.yaml': 'openapi: 3.0.3\ninfo: {title: t, version: v}\npaths: {}\n',
+        }),
+      ),
+      'The ConfigMap "petstore-oas" is invalid: data["oas.yaml"]: Required value: SvcOasApiDefinition default/petstore reads its document from this key, and would be refused: the document has no x-svc-api-gateway extension',
+    );
+  });
+
+  test('a valid update passes', async () => {
+    admitted(await apply(cp, configMap('petstore-oas', { 'oas.yaml': oasDocument('/petstore-v2/') })));
+  });
+
+  test('a delete is refused while the API reads it', async () => {
+    refusedWith(
+      await cp.kubectl(['delete', 'configmap', 'petstore-oas'], { allowFailure: true }),
+      'ConfigMap default/petstore-oas is still used by SvcOasApiDefinition default/petstore (key "oas.yaml")',
+    );
+  });
+
+  test('a streams ConfigMap', async () => {
+    admitted(
+      await apply(cp, [
+        configMap('events-doc', { 'streams.yaml': streamsDocument() }),
+        streamsApi('events', 'events-doc'),
+      ]),
+    );
+    refusedWith(
+      await apply(cp, configMap('events-doc', { 'streams.yaml': oasDocument('/events/') })),
+      'SvcStreamsApiDefinition default/events reads its document from this key, and would be refused: the document has no x-svc-streaming extension',
+    );
+  });
+});
+
+describe('deletes of referenced objects are refused', () => {
+  test('an API a SecurityPolicy covers', async () => {
+    refusedWith(
+      await cp.kubectl(['delete', 'apidefinition', 'orders'], { allowFailure: true }),
+      'admission webhook "vapidefinitions.svc.svc.io" denied the request: ApiDefinition default/orders is still used by SecurityPolicy default/standard: remove it from the access_rights_array of these policies (or delete them) first',
+    );
+    refusedWith(
+      await cp.kubectl(['delete', 'svcoasapidefinition', 'petstore'], { allowFailure: true }),
+      'SvcOasApiDefinition default/petstore is still used by SecurityPolicy default/standard',
+    );
+  });
+
+  test('an OperatorContext in use', async () => {
+    refusedWith(
+      await cp.kubectl(['delete', 'operatorcontext', 'team'], { allowFailure: true }),
+      'OperatorContext default/team is still used by ApiDefinition default/team-api: point their contextRef at another context (or delete them) first',
+    );
+  });
+
+  test('a label change on an admitted object needs no checks', async () => {
+    admitted(await cp.kubectl(['label', 'apidefinition', 'orders', 'tier=gold'], { allowFailure: true }));
+  });
+
+  test('once the dependents are gone, the deletes pass', async () => {
+    admitted(await cp.kubectl(['delete', 'securitypolicy', 'standard', 'early'], { allowFailure: true }));
+    admitted(await cp.kubectl(['delete', 'apidefinition', 'orders', 'team-api'], { allowFailure: true }));
+    admitted(await cp.kubectl(['delete', 'operatorcontext', 'team'], { allowFailure: true }));
+    admitted(await cp.kubectl(['delete', 'svcoasapidefinition', 'petstore'], { allowFailure: true }));
+    admitted(await cp.kubectl(['delete', 'configmap', 'petstore-oas'], { allowFailure: true }));
+  });
+});

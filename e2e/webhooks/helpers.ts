@@ -1,0 +1,189 @@
+/**
+ * What the webhook and chart suites share: helm (built by tools/), the chart rendered with given
+ * values, the chart's webhook configurations pointed at a local server, and the webhook server
+ * as a process.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import https from 'node:https';
+import path from 'node:path';
+import { parseAllDocuments, stringify } from 'yaml';
+import { toolsDir } from '../harness/control-plane.ts';
+import type { ControlPlane, KubectlResult } from '../harness/control-plane.ts';
+import { freePort, httpRequest, startNode, waitFor } from '../harness/processes.ts';
+import type { Proc } from '../harness/processes.ts';
+
+/** The repository root. */
+export const root = path.join(import.meta.dirname, '..', '..');
+/** The chart under test. */
+export const chartDir = path.join(root, 'charts', 'svc-operator');
+/** The release namespace the docs use. */
+export const NAMESPACE = 'svc-operator-system';
+
+type Manifest = Record<string, unknown>;
+
+/** The path of a binary tools/build.sh made. */
+export function tool(name: 'helm'): string {
+  const file = path.join(toolsDir(), name);
+  if (!existsSync(file)) throw new Error(`${file} not found: run \`make deps\` (tools/build.sh)`);
+  return file;
+}
+
+/** Runs a binary; resolves with its exit code and output. */
+export function run(bin: string, args: readonly string[], input?: string): Promise<KubectlResult> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(bin, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    proc.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    proc.on('error', reject);
+    proc.on('close', (code) => {
+      resolve({ code: code ?? 1, stdout, stderr });
+    });
+    proc.stdin.on('error', () => undefined);
+    proc.stdin.end(input ?? '');
+  });
+}
+
+/** `helm args...`; rejects on failure with helm's message. */
+export async function helm(args: readonly string[]): Promise<string> {
+  const r = await run(tool('helm'), args);
+  if (r.code !== 0) throw new Error(`helm ${args.join(' ')} exited with ${r.code}:\n${r.stderr}`);
+  return r.stdout;
+}
+
+/** `helm template` of the chart with `--set`-style values; the rendered objects. */
+export async function renderChart(set: readonly string[] = [], namespace = NAMESPACE): Promise<Manifest[]> {
+  const out = await helm([
+    'template',
+    'svc-operator',
+    chartDir,
+    '--namespace',
+    namespace,
+    ...set.flatMap((s) => ['--set', s]),
+  ]);
+  return parseAllDocuments(out)
+    .map((d) => d.toJS() as Manifest | null)
+    .filter((m): m is Manifest => m !== null);
+}
+
+/** Objects of one kind (and name) in a rendered chart. */
+export function pick(objects: readonly Manifest[], kind: string, name?: string): Manifest[] {
+  return objects.filter(
+    (o) => o.kind === kind && (name === undefined || (o.metadata as { name?: string }).name === name),
+  );
+}
+
+/** Multi-document YAML of objects, for kubectl apply. */
+export function toYaml(objects: readonly Manifest[]): string {
+  return objects.map((o) => stringify(o)).join('---\n');
+}
+
+/**
+ * The chart's two webhook configurations, calling `https://127.0.0.1:<port><path>` instead of the
+ * in-cluster Service: the rules, paths and policies under test are the chart's own.
+ */
+export async function localWebhookConfigurations(
+  port: number,
+  caBundle?: string,
+  set: readonly string[] = [],
+): Promise<Manifest[]> {
+  const objects = await renderChart(set);
+  const configs = [
+    ...pick(objects, 'MutatingWebhookConfiguration'),
+    ...pick(objects, 'ValidatingWebhookConfiguration'),
+  ];
+  for (const cfg of configs) {
+    for (const w of cfg.webhooks as { clientConfig: Record<string, unknown> }[]) {
+      const service = w.clientConfig.service as { path: string };
+      w.clientConfig = {
+        url: `https://127.0.0.1:${port}${service.path}`,
+        ...(caBundle === undefined ? {} : { caBundle: Buffer.from(caBundle).toString('base64') }),
+      };
+    }
+  }
+  return configs;
+}
+
+/** A running webhook server. */
+export interface WebhookServer {
+  proc: Proc;
+  port: number;
+  healthPort: number;
+  stop: () => Promise<void>;
+}
+
+/** Starts `node webhooks/main.ts` on free loopback ports and waits until /readyz answers 200. */
+export async function startWebhookServer(opts: {
+  name: string;
+  kubeconfig: string;
+  logDir: string;
+  args: readonly string[];
+  /** HTTPS port; a free one when omitted. */
+  port?: number;
+}): Promise<WebhookServer> {
+  const port = opts.port ?? (await freePort());
+  const healthPort = await freePort();
+  const proc = startNode({
+    name: opts.name,
+    script: 'webhooks/main.ts',
+    args: [
+      `--kubeconfig=${opts.kubeconfig}`,
+      '--address=127.0.0.1',
+      `--port=${port}`,
+      `--health-port=${healthPort}`,
+      '--log-level=debug',
+      ...opts.args,
+    ],
+    logDir: opts.logDir,
+  });
+  await waitFor(
+    `${opts.name} /readyz (log ${proc.logFile})`,
+    async () => {
+      const exited = await Promise.race([proc.exited.then(() => true), Promise.resolve(false)]);
+      if (exited) throw new Error(`${opts.name} exited:\n${proc.log()}`);
+      const r = await httpRequest(`http://127.0.0.1:${healthPort}/readyz`);
+      return r.status === 200;
+    },
+    60_000,
+  );
+  return { proc, port, healthPort, stop: () => proc.stop() };
+}
+
+/** GET over HTTPS trusting only `ca`. */
+export function httpsGet(url: string, ca: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    https
+      .get(url, { ca, agent: false }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => {
+          resolve({ status: res.statusCode ?? 0, body });
+        });
+      })
+      .on('error', reject);
+  });
+}
+
+/** `kubectl apply -f -` of objects, never rejecting: the suites look at the refusals. */
+export function apply(
+  cp: ControlPlane,
+  objects: Manifest | readonly Manifest[],
+  extra: string[] = [],
+): Promise<KubectlResult> {
+  const list = Array.isArray(objects) ? (objects as Manifest[]) : [objects as Manifest];
+  return cp.kubectl(['apply', ...extra, '-f', '-'], { input: toYaml(list), allowFailure: true });
+}
+
+/** The stored object, as JSON. */
+export async function getObject(
+  cp: ControlPlane,
+  resource: string,
+  name: string,
+  namespace = 'default',
+): Promise<Manifest> {
+  const r = await cp.kubectl(['get', resource, name, '-n', namespace, '-o', 'json']);
+  return JSON.parse(r.stdout) as Manifest;
+}
