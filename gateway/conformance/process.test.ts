@@ -69,13 +69,14 @@ describe('gateway process', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'svc-gw-workers-'));
     const gw = await spawnGateway(['--workers', '2', '--data-dir', dataDir]);
     try {
+      // The first worker serves; the second may still be starting: the node reload waits for it.
+      await gw.addApi(keyless('w', '/w/', echo.url));
+      await gw.reload();
       await waitFor('both workers', () =>
         gw.stderr().includes('"message":"all workers serving"') ? true : undefined,
       );
       const pids = new Set([...gw.stderr().matchAll(/"message":"listening","pid":(\d+)/g)].map((m) => m[1]));
       assert.equal(pids.size, 2, `listening workers: ${[...pids].join(', ')}`);
-      await gw.addApi(keyless('w', '/w/', echo.url));
-      await gw.reload();
       // Fresh connections are spread over the workers: every one must serve the new API.
       for (let i = 0; i < 8; i++) assert.equal(await served(gw, '/w/x'), 'echo', `request ${i}`);
       // Any worker answers the management API with what is on disk.

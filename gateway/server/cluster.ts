@@ -28,6 +28,8 @@ interface Round {
 export function runPrimary(opts: { workers: number; log: Logger; shutdownTimeoutMs: number }): void {
   const { log } = opts;
   const started = new Set<number>();
+  /** Workers listening for bus messages (the others load on their own once they start). */
+  const attached = new Set<number>();
   const crashes: number[] = [];
   const rounds = new Map<string, Round>();
   let stopping = false;
@@ -47,13 +49,19 @@ export function runPrimary(opts: { workers: number; log: Logger; shutdownTimeout
 
   const onMessage = (w: Worker, m: unknown): void => {
     if (!isBusMessage(m)) return;
+    if (m.svc === 'hello') {
+      attached.add(w.id);
+      return;
+    }
     if (m.svc === 'started') {
       started.add(w.id);
       if (started.size === opts.workers) log.info('all workers serving', { workers: opts.workers });
       return;
     }
     if (m.svc === 'reload-node') {
-      const workers = Object.values(cluster.workers ?? {}).filter((x): x is Worker => x !== undefined);
+      const workers = Object.values(cluster.workers ?? {}).filter(
+        (x): x is Worker => x !== undefined && attached.has(x.id),
+      );
       const round: Round = {
         origin: w,
         waiting: new Set(workers.map((x) => x.id)),
@@ -83,6 +91,7 @@ export function runPrimary(opts: { workers: number; log: Logger; shutdownTimeout
   };
 
   cluster.on('exit', (w, code, signal) => {
+    attached.delete(w.id);
     for (const [id, round] of rounds) {
       if (round.waiting.delete(w.id) && round.waiting.size === 0) finish(id);
     }

@@ -31,6 +31,7 @@ export function localBus(): NodeBus {
 
 /** Messages between the primary and its workers. */
 export type BusMessage =
+  | { svc: 'hello'; id: '' }
   | { svc: 'started'; id: '' }
   | { svc: 'reload-node'; id: string }
   | { svc: 'reload'; id: string }
@@ -55,18 +56,26 @@ export function workerBus(): NodeBus {
   const send = process.send?.bind(process);
   if (send === undefined) throw new Error('workerBus: not a cluster worker (no IPC channel)');
   let local: (() => Promise<ReloadReport>) | undefined;
+  // Node reloads asked for before this worker could reload: run once it can (its first load
+  // then reads what the reload was asked for).
+  const early: string[] = [];
   const waiting = new Map<string, (r: ReloadReport) => void>();
+  const reload = (id: string, run: () => Promise<ReloadReport>): void => {
+    void run().then((report) => send({ svc: 'reloaded', id, report } satisfies BusMessage));
+  };
   const onMessage = (m: unknown): void => {
     if (!isBusMessage(m)) return;
     if (m.svc === 'reload') {
-      const run = local ?? (() => Promise.resolve({ ok: false, message: 'not started' }));
-      void run().then((report) => send({ svc: 'reloaded', id: m.id, report } satisfies BusMessage));
+      if (local === undefined) early.push(m.id);
+      else reload(m.id, local);
     } else if (m.svc === 'reload-node-done') {
       waiting.get(m.id)?.(m.report);
       waiting.delete(m.id);
     }
   };
   process.on('message', onMessage);
+  // From now on this worker hears node reloads: the primary includes it in them.
+  send({ svc: 'hello', id: '' } satisfies BusMessage);
   return {
     reloadNode: () =>
       new Promise((resolve) => {
@@ -83,6 +92,7 @@ export function workerBus(): NodeBus {
       }),
     serve: (fn) => {
       local = fn;
+      for (const id of early.splice(0)) reload(id, fn);
     },
     close: () => {
       process.off('message', onMessage);
