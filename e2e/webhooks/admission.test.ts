@@ -365,5 +365,15 @@ describe('deletes of referenced objects are refused', () => {
     admitted(await cp.kubectl(['delete', 'operatorcontext', 'team'], { allowFailure: true }));
     admitted(await cp.kubectl(['delete', 'svcoasapidefinition', 'petstore'], { allowFailure: true }));
     admitted(await cp.kubectl(['delete', 'configmap', 'petstore-oas'], { allowFailure: true }));
+    admitted(await cp.kubectl(['delete', 'svcstreamsapidefinition', 'events'], { allowFailure: true }));
+    admitted(await cp.kubectl(['delete', 'configmap', 'events-doc'], { allowFailure: true }));
+  });
+});
+
+describe('examples/', () => {
+  test('are admitted as they are, without warnings', async () => {
+    const r = await cp.kubectl(['apply', '-f', path.join(root, 'examples')], { allowFailure: true });
+    admitted(r);
+    assert.doesNotMatch(r.stderr, /Warning/);
   });
 });
