@@ -399,6 +399,8 @@ describe('on a real API server', () => {
     const props = crd.spec.versions[0]?.schema.openAPIV3Schema.properties.spec.properties ?? {};
     assert.ok('slug' in props);
     delete props.slug;
+    // ...and an older wording of a field that both versions have (a value helm owns).
+    (props.name as { description: string }).description = 'The name (old wording).';
     await writeFile(crdFile, JSON.stringify(crd));
 
     const fresh = await startControlPlane();
@@ -420,7 +422,13 @@ describe('on a real API server', () => {
       await helm(['upgrade', 'svc-operator', chartDir, '-n', NAMESPACE, ...k]);
       assert.equal(await hasSlug(), false, 'helm upgrade does not touch CRDs');
 
-      // The documented upgrade (docs/install.md): server-side apply, taking the fields over from helm.
+      // Server-side apply alone conflicts with the values helm set...
+      const plain = await fresh.kubectl(['apply', '--server-side', '-f', path.join(chartDir, 'crds')], {
+        allowFailure: true,
+      });
+      assert.notEqual(plain.code, 0);
+      assert.match(plain.stderr, /conflict/i);
+      // ...so the documented upgrade (docs/install.md) takes the fields over from helm.
       await fresh.kubectl(['apply', '--server-side', '--force-conflicts', '-f', path.join(chartDir, 'crds')]);
       await fresh.kubectl(['wait', '--for', 'condition=Established', 'crd', '--all', '--timeout=60s']);
       assert.equal(await hasSlug(), true, 'the documented command upgrades the CRDs');
