@@ -89,6 +89,9 @@ export class Admin {
 
   /** Whether a path belongs to the management API (on a port it shares with APIs). */
   owns(path: string): boolean {
+    // Most requests are for APIs: decide on the second character before trimming anything.
+    const c = path.charCodeAt(1);
+    if (c !== 115 /* s */ && c !== 104 /* h */ && c !== 114 /* r */) return false;
     const p = trimSlashes(path);
     return p === '/hello' || p === '/ready' || p === '/svc' || p.startsWith('/svc/');
   }

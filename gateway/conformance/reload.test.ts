@@ -203,3 +203,33 @@ describe('reload', () => {
     await gw.reload();
   });
 });
+
+describe('graceful stop', () => {
+  test('stop refuses new connections, lets the request in flight finish, then resolves', async () => {
+    const echo = await startEcho('echo');
+    const gw = await startGateway();
+    try {
+      await gw.addApi(keyless('x', '/x/', echo.url));
+      await gw.reload();
+      const inflight = gw.request({ path: '/x/hold' });
+      await waitFor('the upstream to hold the request', () => (echo.held() === 1 ? true : undefined));
+      let stopped = false;
+      const stopping = gw.stop().then(() => (stopped = true));
+      await waitFor('the port to refuse connections', async () => {
+        try {
+          await send({ port: gw.port, path: '/x/y', fresh: true });
+          return undefined;
+        } catch (err) {
+          return (err as NodeJS.ErrnoException).code === 'ECONNREFUSED' ? true : undefined;
+        }
+      });
+      assert.equal(stopped, false, 'still waiting for the request in flight');
+      echo.release();
+      const res = await inflight;
+      assert.equal(res.status, 200);
+      await stopping;
+    } finally {
+      await echo.close();
+    }
+  });
+});

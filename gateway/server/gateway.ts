@@ -259,6 +259,7 @@ export class Gateway {
   }
 
   #handle(req: IncomingMessage, res: ServerResponse, l: OpenListener): void {
+    if (l.closing) res.shouldKeepAlive = false;
     const { path, query } = splitTarget(req.url ?? '/');
     if (l.admin && (l.role === 'control' || this.#admin.owns(path))) {
       void this.#admin.handle(req, res, path);

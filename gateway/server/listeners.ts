@@ -29,6 +29,8 @@ export interface OpenListener {
   info: ListenerInfo;
   /** The bound port (the chosen one when 0 was asked). */
   port: number;
+  /** Set once the listener stops accepting: responses then close their connection. */
+  closing: boolean;
   server: Server;
 }
 
@@ -85,6 +87,7 @@ export class Listeners {
       admin: opts.admin,
       info: { protocol: opts.protocol, trustForwarded: this.#trustForwarded },
       port: opts.port,
+      closing: false,
       // Assigned just below; the handler closure needs the object first.
       server: undefined as unknown as Server,
     };
@@ -139,8 +142,14 @@ export class Listeners {
     if (l === undefined) return;
     this.#open.delete(key);
     this.#log.info('closing listener', { port: l.port });
+    l.closing = true;
     await new Promise<void>((resolve) => {
+      // Keep-alive connections busy now are closed as soon as their request is done.
+      const sweep = setInterval(() => {
+        l.server.closeIdleConnections();
+      }, 200);
       l.server.close(() => {
+        clearInterval(sweep);
         resolve();
       });
       l.server.closeIdleConnections();

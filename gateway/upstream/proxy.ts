@@ -55,7 +55,7 @@ class Relay implements Dispatcher.DispatchHandler {
   constructor(ctx: RequestContext, done: () => void) {
     this.#ctx = ctx;
     this.#done = done;
-    ctx.res.once('close', () => {
+    ctx.res.on('close', () => {
       // The client went away before the response ended: stop the upstream call.
       if (!this.#finished) this.#controller?.abort(new Error('client closed the connection'));
     });
