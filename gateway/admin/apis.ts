@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import { idPattern } from '../../schemas/models/api-definition.ts';
-import { checkApi, claimedProtocols, isServed, protocolConflict } from '../pipeline/compile.ts';
+import { checkApi, claimedProtocols, isServed, listenerOf, protocolConflict } from '../pipeline/compile.ts';
 import { readJsonObject, statusBody, writeBody, type AdminResponse } from './http.ts';
 import type { AdminRequest } from './index.ts';
 
@@ -17,7 +17,9 @@ async function problemsOf(r: AdminRequest, id: string, def: Record<string, unkno
   const problems = checkApi(def, r.deps.env);
   if (problems.length > 0) return problems;
   const api = def as unknown as GatewayApiDefinition;
-  if (!isServed(api)) return [];
+  // The gateway port serves http only (checkApi refuses https there), so only an API on a port
+  // of its own can clash with another; the common case needs no read of the whole store.
+  if (!isServed(api) || listenerOf(api, r.deps.env) === 'main') return [];
   const others = (await r.deps.store.list('apis')).flatMap((e) =>
     'value' in e && e.id !== id && isServed(e.value as GatewayApiDefinition)
       ? [{ id: e.id, api: e.value as GatewayApiDefinition }]
