@@ -77,14 +77,16 @@ function contextKeyOf(obj: k8s.KubernetesObject | undefined): string[] {
 }
 
 const apiInformer = manager.informer<ApiObject>(apiSpec);
+const apiObjects = new SvcObjects<ApiObject>(kc, 'apidefinitions');
 
 manager.add({
   name: 'apidefinition',
   watch: apiSpec,
-  workers: 16,
+  workers: 32,
   reconcile: (key) =>
     reconcileApiDefinition(key, {
-      objects: new SvcObjects<ApiObject>(kc, 'apidefinitions'),
+      read: (namespace, name) => Promise.resolve(apiInformer.get(namespace, name)),
+      objects: apiObjects,
       connections,
       events,
       policyId: (ref) => derivedId(ref.namespace, ref.name),

@@ -32,6 +32,7 @@ let gw2: GatewayProc;
 let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
 let operator: Proc | undefined;
 let operatorRuns = 0;
+let metricsUrl = '';
 
 async function startOperator(): Promise<Proc> {
   operatorRuns++;
@@ -53,6 +54,7 @@ async function startOperator(): Promise<Proc> {
     },
     logDir: dir,
   });
+  metricsUrl = `http://127.0.0.1:${healthPort}/metrics`;
   await waitFor(`operator /readyz (log ${proc.logFile})`, async () => {
     const r = await httpRequest(`http://127.0.0.1:${healthPort}/readyz`);
     return r.status === 200;
@@ -125,6 +127,13 @@ async function status(kind: string, ns: string, name: string): Promise<Record<st
   return (JSON.parse(out.stdout) as { status?: Record<string, unknown> }).status ?? {};
 }
 
+/** Successful ApiDefinition reconciles so far, from the operator's /metrics. */
+async function reconciles(): Promise<number> {
+  const text = (await httpRequest(metricsUrl)).body;
+  const m = /^svc_reconcile_total\{controller="apidefinition",result="success"\} (\d+)$/m.exec(text);
+  return Number(m?.[1] ?? 0);
+}
+
 function readyOf(
   st: Record<string, unknown>,
 ): { status?: string; reason?: string; message?: string } | undefined {
@@ -187,8 +196,14 @@ test('drift: an edit and a delete made directly in the gateway are reverted at t
     body: JSON.stringify(edited),
   });
   assert.equal(put.status, 200, put.body);
+  const stored = JSON.parse((await gatewayApi(gw, id)).body) as { proxy: { listen_path: string } };
+  assert.equal(stored.proxy.listen_path, '/hijacked/', 'the edit is in the gateway');
   await httpRequest(`${gw.url}/svc/reload`, { headers: { 'x-svc-authorization': SECRET } });
-  // Reverted by the operator within a few resync periods.
+  // Reverted by the operator at a resync: the gateway holds the manifest's listen path again.
+  await waitFor('the edit reverted in the gateway', async () => {
+    const held = JSON.parse((await gatewayApi(gw, id)).body) as { proxy: { listen_path: string } };
+    return held.proxy.listen_path === '/drifty/';
+  });
   await served(gw, '/drifty/x', '/x');
   await notServed(gw, '/hijacked/x');
 
@@ -206,9 +221,17 @@ test('only watched namespaces are reconciled', async () => {
   await apply(apiManifest('team-c', 'ignored', '/ignored/'));
   await apply(apiManifest('team-b', 'watched', '/watched/'));
   await served(gw, '/watched/x', '/x');
-  // Two resync periods after a later object was served, the unwatched one is still untouched.
-  await new Promise((r) => setTimeout(r, 4500));
+  // Wait until every watched object has been reconciled twice more (two resyncs); by then an
+  // object in an unwatched namespace would have been reconciled too.
+  const watched = await cp.kubectl(['get', 'apidefinitions', '-A', '-o', 'name']);
+  const objects = watched.stdout.trim().split('\n').length;
+  const before = await reconciles();
+  await waitFor('two resyncs', async () => (await reconciles()) >= before + 2 * objects);
   assert.equal((await gatewayApi(gw, apiId('team-c', 'ignored'))).status, 404);
+  const metrics = (await httpRequest(metricsUrl)).body;
+  for (const name of ['svc_reconcile_duration_seconds_count', 'svc_workqueue_depth', 'svc_reconcile_total']) {
+    assert.match(metrics, new RegExp(`^${name}\\{controller="apidefinition"`, 'm'), name);
+  }
   assert.deepEqual(await status('apidefinition', 'team-c', 'ignored'), {});
 });
 
@@ -268,6 +291,21 @@ spec: {env: {mode: ce, url: "${gw2.url}", auth: ${SECRET2}}}
   assert.equal(readyOf(st)?.reason, 'GatewayUnavailable');
   assert.match(readyOf(st)?.message ?? '', /unreachable/);
   assert.equal((st.latestTransaction as { status: string }).status, 'Failed');
+  await waitFor('a Warning event for the failure', async () => {
+    const ev = await cp.kubectl([
+      'get',
+      'events',
+      '-n',
+      'team-b',
+      '--field-selector',
+      'involvedObject.name=patient',
+      '-o',
+      'json',
+    ]);
+    return (JSON.parse(ev.stdout) as { items: { type: string; reason: string }[] }).items.some(
+      (e) => e.type === 'Warning' && e.reason === 'GatewayUnavailable',
+    );
+  });
 
   gw2 = await startGateway({
     name: 'gateway-2b',

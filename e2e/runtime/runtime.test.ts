@@ -137,10 +137,26 @@ test('leader election: one of two replicas leads; on release the other takes ove
   const a = new LeaderElector(kc, { ...opts, identity: 'a' }, log);
   const b = new LeaderElector(kc, { ...opts, identity: 'b' }, log);
   const lost: string[] = [];
+  const start = Date.now();
   await a.acquire(() => lost.push('a'));
   let bLeads = false;
   const bDone = b.acquire(() => lost.push('b')).then(() => (bLeads = true));
-  await new Promise((r) => setTimeout(r, 1000));
+  // a keeps renewing past its lease duration while b waits.
+  const renewTime = async (): Promise<string> =>
+    (
+      await cp.kubectl([
+        'get',
+        'lease',
+        'svc-operator-leader',
+        '-n',
+        'rt-c',
+        '-o',
+        'jsonpath={.spec.renewTime}',
+      ])
+    ).stdout;
+  const first = await renewTime();
+  await waitFor('a to renew its lease', async () => (await renewTime()) !== first);
+  await waitFor('a lease duration to pass', () => Date.now() - start > opts.leaseDurationMs + 500, 10_000);
   assert.equal(a.leading, true);
   assert.equal(bLeads, false, 'b waits while a renews');
   const lease = await cp.kubectl([

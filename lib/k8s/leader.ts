@@ -6,8 +6,10 @@ import { errorMessage } from '../errors.ts';
  * A MicroTime as the API server parses it (six fractional digits). client-node would write a
  * Date with three, which the server refuses; a string passes its serializer untouched.
  */
-function micro(d: Date | undefined): Date | undefined {
-  if (!d) return undefined;
+function micro(d: Date | string | undefined): Date | undefined {
+  if (d === undefined) return undefined;
+  // Read back from the server, a MicroTime is already a string in the right form.
+  if (typeof d === 'string') return d as unknown as Date;
   return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z') as unknown as Date;
 }
 

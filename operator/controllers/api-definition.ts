@@ -17,6 +17,8 @@ export type ApiObject = ApiDefinition & SvcObject<ApiDefinition['spec'], ApiStat
 
 /** What the reconciler needs; tests pass their own. */
 export interface ApiDefinitionDeps {
+  /** Reads the object; the informer cache in production (a write that raced it gets a 409 and a retry). */
+  read: (namespace: string, name: string) => Promise<ApiObject | undefined>;
   objects: SvcObjects<ApiObject>;
   connections: Connections;
   events: EventRecorder;
@@ -36,7 +38,7 @@ type Transaction = NonNullable<ApiStatus['latestTransaction']>;
  */
 export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDeps): Promise<WorkResult> {
   const { namespace, name } = splitKey(key);
-  const obj = await deps.objects.get(namespace, name);
+  const obj = await deps.read(namespace, name);
   if (!obj) return {};
   const apiId = obj.spec.api_id ?? derivedId(namespace, name);
   const log = deps.log.child({ kind: 'ApiDefinition', key, apiId });
