@@ -14,7 +14,7 @@ E2E_TESTS = $(shell find e2e -name '*.test.ts' 2>/dev/null | sort)
 
 .PHONY: help
 help: ## List the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  \033[36m%-11s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  \033[36m%-15s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: deps
 deps: $(NODE_DEPS) tools ## Install npm packages (with Node 24) and build the test binaries; idempotent
@@ -61,8 +61,15 @@ e2e: deps ## End-to-end tests against a real etcd and kube-apiserver
 test: lint typecheck gen-check unit e2e ## Everything: lint, type-check, gen-check, unit, integration and e2e
 
 .PHONY: bench
-bench: $(NODE_DEPS) ## Benchmarks: gateway against nginx (apt-installs nginx-light and wrk if missing); writes docs/benchmarks.md
+bench: bench-gateway bench-operator ## Benchmarks; figures and ratios go to docs/benchmarks.md
+
+.PHONY: bench-gateway
+bench-gateway: $(NODE_DEPS) ## Gateway against nginx (apt-installs nginx-light and wrk if missing)
 	node gateway/bench/run.ts
+
+.PHONY: bench-operator
+bench-operator: deps ## 10, 100, 1000 ApiDefinitions until served, against direct gateway writes
+	node e2e/bench/operator-bench.ts
 
 .PHONY: cluster
 cluster: deps ## Start a local control plane with the CRDs and print how to use kubectl with it
