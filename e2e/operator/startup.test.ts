@@ -25,7 +25,12 @@ test('no configuration: exit 2 and every missing key named at once', () => {
 });
 
 test('mode pro without a license key and a bad URL: both named', () => {
-  const r = start({ SVC_MODE: 'pro', SVC_URL: 'dashboard:3000', SVC_ORG: 'o', SVC_AUTH: 'topsecret-auth-value' });
+  const r = start({
+    SVC_MODE: 'pro',
+    SVC_URL: 'dashboard:3000',
+    SVC_ORG: 'o',
+    SVC_AUTH: 'topsecret-auth-value',
+  });
   assert.equal(r.code, 2);
   assert.match(r.stderr, /environment variable SVC_URL: Invalid value/);
   assert.match(

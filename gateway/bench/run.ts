@@ -13,7 +13,7 @@ import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { environment } from '../../lib/config.ts';
 import { send } from '../testing/client.ts';
-import { freePort, waitFor } from '../testing/wait.ts';
+import { freePort, waitFor } from '../../lib/testing/wait.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const quick = process.argv.includes('--quick');

@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { send, type Res } from '../testing/client.ts';
 import { SECRET, keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
-import { waitFor } from '../testing/wait.ts';
+import { waitFor } from '../../lib/testing/wait.ts';
 import type { Store } from '../store/store.ts';
 import { FilesStore } from '../store/files.ts';
 import { silentLogger } from '../../lib/log.ts';

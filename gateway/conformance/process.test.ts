@@ -13,7 +13,7 @@ import { send } from '../testing/client.ts';
 import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
 import { keyless, spawnGateway, type GatewayProcess } from '../testing/harness.ts';
 import { startRedis, type TestRedis } from '../testing/redis-server.ts';
-import { waitFor } from '../testing/wait.ts';
+import { waitFor } from '../../lib/testing/wait.ts';
 
 const MAIN = join(import.meta.dirname, '..', 'main.ts');
 

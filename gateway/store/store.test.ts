@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '../../lib/log.ts';
 import { startRedis, startRedisOn, type TestRedis } from '../testing/redis-server.ts';
-import { freePort, waitFor } from '../testing/wait.ts';
+import { freePort, waitFor } from '../../lib/testing/wait.ts';
 import { FilesStore, fileNameOf } from './files.ts';
 import { RedisStore } from './redis.ts';
 import type { Collection, GroupMessage, PutMode, Store } from './store.ts';

@@ -14,7 +14,7 @@ import { Gateway } from '../server/gateway.ts';
 import { openStore } from '../store/open.ts';
 import type { Store } from '../store/store.ts';
 import { send, type Req, type Res } from './client.ts';
-import { freePort, waitFor } from './wait.ts';
+import { freePort, waitFor } from '../../lib/testing/wait.ts';
 
 /** The management secret of every test gateway. */
 export const SECRET = 'test-secret';

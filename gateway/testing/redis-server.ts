@@ -3,7 +3,7 @@
  * machine's Redis on 6379.
  */
 import { spawn } from 'node:child_process';
-import { freePort } from './wait.ts';
+import { freePort } from '../../lib/testing/wait.ts';
 
 /** A running redis-server. */
 export interface TestRedis {

@@ -1,24 +1,29 @@
-/** Waiting on conditions with a deadline, and free ports, for tests and the benchmark. */
+/** Waiting on conditions with a deadline, and free ports: for tests, benchmarks and the demo. */
 import { createServer } from 'node:net';
 
-/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
+/**
+ * Polls `check` until it returns a value other than undefined or false, or fails after
+ * `timeoutMs` naming what it waited for (and the last error `check` threw).
+ */
 export async function waitFor<T>(
   what: string,
-  check: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 10_000,
-  intervalMs = 20,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 30_000,
+  intervalMs = 50,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
     try {
       const v = await check();
-      if (v !== undefined) return v;
+      if (v !== undefined && v !== false) return v;
+      last = undefined;
     } catch (err) {
       last = err;
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`, { cause: last });
+      const why = last instanceof Error ? `: ${last.message}` : '';
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${why}`, { cause: last });
     }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
