@@ -221,6 +221,7 @@ function writeReport(
   nginx: Result,
   gw: Result,
   floor: Result,
+  pump: Result,
   half: Result,
   halves: readonly Result[],
   target: number,
@@ -244,6 +245,8 @@ worker processes, both with keep-alive upstream connections and X-Forwarded-* he
 | gateway / nginx | ${fmt(rpsRatio)} | ${fmt(gw.p50ms / nginx.p50ms)} | ${fmt(gw.p99ms / nginx.p99ms)} |
 | Node floor: node:http + one undici dispatch, no gateway logic | ${fmt(floor.rps, 0)} | ${fmt(floor.p50ms)} ms | ${fmt(floor.p99ms)} ms |
 | gateway / Node floor | ${fmt(gw.rps / floor.rps)} | ${fmt(gw.p50ms / floor.p50ms)} | ${fmt(gw.p99ms / floor.p99ms)} |
+| Node byte pump: TCP piped to the upstream, no HTTP parsing | ${fmt(pump.rps, 0)} | ${fmt(pump.p50ms)} ms | ${fmt(pump.p99ms)} ms |
+| byte pump / nginx | ${fmt(pump.rps / nginx.rps)} | ${fmt(pump.p50ms / nginx.p50ms)} | ${fmt(pump.p99ms / nginx.p99ms)} |
 
 At half of its own saturation rate (target ${fmt(target, 0)} requests/s; wrk paced with a 2 ms
 delay between requests on ${half.connections} connections, achieved ${fmt(half.rps, 0)}
@@ -253,7 +256,9 @@ requests/s), the gateway's latency is p50 ${fmt(half.p50ms)} ms and p99 ${fmt(ha
 The Node floor is the ceiling of any proxy built on \`node:http\` and undici on this machine:
 the gap between it and nginx is the cost of Node's HTTP stack (V8, the HTTP parser and
 streams, per request), the gap between the gateway and the floor is the gateway's own work
-(routing, the chain, header rules).
+(routing, the chain, header rules). The byte pump reads no HTTP at all, so it bounds any proxy
+written in Node from above: when it is itself near half of nginx, the half-of-nginx target is out
+of reach for Node without native code.
 
 Targets: requests/s at least half of nginx's: **${rpsRatio >= 0.5 ? 'met' : 'missed'}**
 (${fmt(rpsRatio * 100, 0)} %); p99 under 5 ms at half of its saturation:
@@ -289,7 +294,8 @@ async function main(): Promise<void> {
   ensureTools();
   const dir = mkdtempSync(join(tmpdir(), 'svc-gw-bench-'));
   try {
-    const [upstream, nginxPort, gatewayPort, floorPort] = [
+    const [upstream, nginxPort, gatewayPort, floorPort, pumpPort] = [
+      await freePort(),
       await freePort(),
       await freePort(),
       await freePort(),
@@ -347,25 +353,34 @@ async function main(): Promise<void> {
     if (added.status !== 200) throw new Error(`adding the API failed: ${added.text}`);
     const reloaded = await send({ port: gatewayPort, path: '/svc/reload', headers: auth });
     if (reloaded.status !== 200) throw new Error(`reload failed: ${reloaded.text}`);
-    for (const port of [nginxPort, gatewayPort, floorPort]) {
+    start(
+      process.execPath,
+      [join(root, 'gateway', 'bench', 'byte-pump.ts'), String(pumpPort), String(upstream), String(WORKERS)],
+      'byte pump',
+    );
+    await waitFor('the byte pump', async () =>
+      (await send({ port: pumpPort, path: '/' })).status === 200 ? true : undefined,
+    );
+    for (const port of [nginxPort, gatewayPort, floorPort, pumpPort]) {
       const r = await send({ port, path: '/' });
       if (r.status !== 200 || !r.text.includes('from the upstream'))
         throw new Error(`port ${port} does not proxy: ${r.status} ${r.text}`);
     }
 
     console.log(
-      `bench: nginx, the gateway and the Node floor, ${ROUNDS} x ${DURATION_S} s each, interleaved`,
+      `bench: nginx, the gateway, the Node floor and the byte pump, ${ROUNDS} x ${DURATION_S} s each, interleaved`,
     );
-    const [nginx, gw, floor] = saturate([
+    const [nginx, gw, floor, pump] = saturate([
       `http://127.0.0.1:${nginxPort}/`,
       `http://127.0.0.1:${gatewayPort}/`,
       `http://127.0.0.1:${floorPort}/`,
-    ]) as [Result, Result, Result];
+      `http://127.0.0.1:${pumpPort}/`,
+    ]) as [Result, Result, Result, Result];
     const target = gw.rps / 2;
     console.log(`bench: the gateway at ${fmt(target, 0)} requests/s`);
     const halves = paced(`http://127.0.0.1:${gatewayPort}/`, target, dir);
     const half = halves.reduce((best, x) => (x.p99ms < best.p99ms ? x : best));
-    console.log(writeReport(nginx, gw, floor, half, halves, target));
+    console.log(writeReport(nginx, gw, floor, pump, half, halves, target));
   } finally {
     for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
     await Promise.all(
