@@ -142,6 +142,8 @@ export class Informer<T extends k8s.KubernetesObject> {
   }
 
   #apply(event: InformerEvent, obj: T): void {
+    // managedFields are often the largest part of an object and no reconciler reads them.
+    if (obj.metadata?.managedFields) delete obj.metadata.managedFields;
     const key = objectKey(obj);
     const old = this.#objects.get(key);
     if (event === 'delete') this.#objects.delete(key);
