@@ -166,6 +166,7 @@ export function compileApi(api: GatewayApiDefinition, id: string, env: CompileEn
     },
     deps.dispatchers.for(api.proxy.transport),
   );
+  const handlers = handlersFor(deps.chain, api, deps);
   return {
     id,
     api,
@@ -174,7 +175,8 @@ export function compileApi(api: GatewayApiDefinition, id: string, env: CompileEn
     listenPath,
     strip,
     target: typeof target === 'string' ? undefined : target,
-    handle: compose(handlersFor(deps.chain, api, deps), upstream),
+    handle: compose(handlers, upstream),
+    noMiddleware: handlers.length === 0,
   };
 }
 

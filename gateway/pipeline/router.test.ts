@@ -14,6 +14,7 @@ function route(id: string, listenPath: string, domain?: string, listener: Listen
     strip: false,
     target: undefined,
     handle: () => Promise.resolve(),
+    noMiddleware: true,
   };
 }
 

@@ -36,6 +36,11 @@ export interface Route {
   target: Target | undefined;
   /** The compiled chain, ending with the upstream call. */
   handle: Terminal;
+  /**
+   * True when the compiled chain is the upstream call alone (no middleware enabled for the API):
+   * such a route may be served by the connection-level fast path (server/fast-path.ts).
+   */
+  noMiddleware: boolean;
 }
 
 interface Tier {
