@@ -35,6 +35,7 @@ test('config: defaults', () => {
       upstream_connect_timeout_ms: 5000,
       upstream_timeout_ms: 30000,
       trust_forwarded_headers: false,
+      fast_path: true,
       log_level: 'info',
       shutdown_timeout_ms: 10000,
     },
@@ -61,6 +62,13 @@ test('config: flags win over the environment, values are coerced', () => {
   assert.equal(cfg.trust_forwarded_headers, true);
 });
 
+test('config: the fast path is on by default, off by flag or environment', () => {
+  const base = { argv: ['--secret', 's'] };
+  assert.equal(loadGatewayConfig({ ...base, env: {} }).fast_path, true);
+  assert.equal(loadGatewayConfig({ argv: [...base.argv, '--fast-path=false'], env: {} }).fast_path, false);
+  assert.equal(loadGatewayConfig({ ...base, env: { SVC_GW_FAST_PATH: 'false' } }).fast_path, false);
+});
+
 const refused: { name: string; argv: string[]; env?: Record<string, string>; want: string[] }[] = [
   {
     name: 'missing secret says where to set it',
@@ -78,7 +86,7 @@ const refused: { name: string; argv: string[]; env?: Record<string, string>; wan
     name: 'unknown flag is named',
     argv: ['--secret', 's', '--listen-port=1'],
     want: [
-      'flag --listen-port: unknown (known: --config, --secret, --host, --port, --control-port, --store, --data-dir, --redis-key-prefix, --workers, --upstream-connect-timeout-ms, --upstream-timeout-ms, --tls-cert, --tls-key, --trust-forwarded-headers, --log-level, --shutdown-timeout-ms)',
+      'flag --listen-port: unknown (known: --config, --secret, --host, --port, --control-port, --store, --data-dir, --redis-key-prefix, --workers, --upstream-connect-timeout-ms, --upstream-timeout-ms, --tls-cert, --tls-key, --trust-forwarded-headers, --fast-path, --log-level, --shutdown-timeout-ms)',
     ],
   },
   {

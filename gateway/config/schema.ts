@@ -93,6 +93,12 @@ export const gatewayConfigSchema: JsonSchema = {
       description:
         'Trust `X-Forwarded-For`, `X-Forwarded-Proto`, `X-Forwarded-Host` and `X-Real-IP` from clients (set it behind a load balancer). When false they are replaced.',
     },
+    fast_path: {
+      type: 'boolean',
+      default: true,
+      description:
+        'Serve simple requests to APIs without middleware (keyless, nothing enabled, http upstream) on a connection-level HTTP/1.1 fast path instead of node:http; anything else on the connection falls back to node:http. See docs/design/gateway.md.',
+    },
     log_level: {
       type: 'string',
       enum: [...LOG_LEVELS],
@@ -126,6 +132,7 @@ export const gatewayConfigSources: Readonly<Record<string, ConfigSource>> = {
   tls_cert_file: { env: 'SVC_GW_TLS_CERT_FILE', flag: 'tls-cert' },
   tls_key_file: { env: 'SVC_GW_TLS_KEY_FILE', flag: 'tls-key' },
   trust_forwarded_headers: { env: 'SVC_GW_TRUST_FORWARDED_HEADERS', flag: 'trust-forwarded-headers' },
+  fast_path: { env: 'SVC_GW_FAST_PATH', flag: 'fast-path' },
   log_level: { env: 'SVC_GW_LOG_LEVEL', flag: 'log-level' },
   shutdown_timeout_ms: { env: 'SVC_GW_SHUTDOWN_TIMEOUT_MS', flag: 'shutdown-timeout-ms' },
 };
@@ -145,6 +152,7 @@ export interface GatewayConfig {
   tls_cert_file?: string;
   tls_key_file?: string;
   trust_forwarded_headers: boolean;
+  fast_path: boolean;
   log_level: LogLevel;
   shutdown_timeout_ms: number;
 }

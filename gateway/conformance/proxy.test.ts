@@ -11,6 +11,7 @@ import { selfSignedCert } from '../testing/certs.ts';
 import { send } from '../testing/client.ts';
 import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
 import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { fastPathStats } from '../server/fast-path.ts';
 import { freePort } from '../../lib/testing/wait.ts';
 
 interface Case {
@@ -194,165 +195,187 @@ const cases: Case[] = [
   },
 ];
 
-describe('proxy', () => {
-  let echo: Echo;
-  let tlsEcho: Echo;
-  let gw: InProcessGateway;
-  let ownPort = 0;
-  let securePort = 0;
+// The same table on the fast path (the default) and on node:http alone.
+for (const fastPath of [true, false]) {
+  describe(`proxy (fast path ${fastPath ? 'on' : 'off'})`, () => {
+    let echo: Echo;
+    let tlsEcho: Echo;
+    let gw: InProcessGateway;
+    let ownPort = 0;
+    let securePort = 0;
 
-  before(async () => {
-    const cert = selfSignedCert();
-    echo = await startEcho('echo');
-    tlsEcho = await startEcho('tls-echo', cert);
-    const dead = await freePort();
-    ownPort = await freePort();
-    securePort = await freePort();
-    gw = await startGateway({
-      argv: ['--upstream-timeout-ms', '300', '--tls-cert', cert.certFile, '--tls-key', cert.keyFile],
-      tls: cert,
-    });
-    const e = echo.url;
-    const strip = { strip_listen_path: true };
-    const apis = [
-      keyless('echo', '/echo/', e),
-      keyless('strip', '/strip/', `${e}/base`, {}, strip),
-      keyless('exact', '/d/', `${e}/exact`, { domain: 'api.example.com' }, strip),
-      keyless('wild', '/d/', `${e}/wild`, { domain: '*.example.com' }, strip),
-      keyless('none', '/d/', `${e}/none`, {}, strip),
-      keyless('short', '/p/', `${e}/short`, {}, strip),
-      keyless('long', '/p/q/', `${e}/long`, {}, strip),
-      keyless('inactive', '/inactive/', e, { active: false }),
-      keyless('keyed', '/keyed/', e, { use_keyless: false }),
-      keyless('dead', '/dead/', `http://127.0.0.1:${dead}`),
-      keyless('slow', '/slow/', e),
-      keyless('bare', '/bare/', `localhost:${echo.port}`, {}, strip),
-      keyless('tls-up', '/tls-up/', tlsEcho.url, {}, { transport: { ssl_insecure_skip_verify: true } }),
-      keyless('tls-verify', '/tls-verify/', tlsEcho.url),
-      keyless('own', '/', `${e}/own`, { listen_port: ownPort }, strip),
-      keyless('secure', '/', `${e}/secure`, { listen_port: securePort, protocol: 'https' }, strip),
-    ];
-    for (const a of apis) await gw.addApi(a);
-    await gw.reload();
-  });
-  after(async () => {
-    await gw.stop();
-    await echo.close();
-    await tlsEcho.close();
-  });
-
-  for (const c of cases) {
-    test(c.name, async () => {
-      const port = c.port === 'own' ? ownPort : c.port === 'secure' ? securePort : gw.port;
-      const res = await send({
-        port,
-        method: c.method ?? 'GET',
-        path: c.path,
-        headers: { ...(c.host === undefined ? {} : { host: c.host }), ...c.headers },
-        ...(c.body === undefined ? {} : { body: c.body }),
-        tls: c.port === 'secure',
+    before(async () => {
+      const cert = selfSignedCert();
+      echo = await startEcho('echo');
+      tlsEcho = await startEcho('tls-echo', cert);
+      const dead = await freePort();
+      ownPort = await freePort();
+      securePort = await freePort();
+      gw = await startGateway({
+        argv: [
+          `--fast-path=${String(fastPath)}`,
+          '--upstream-timeout-ms',
+          '300',
+          '--tls-cert',
+          cert.certFile,
+          '--tls-key',
+          cert.keyFile,
+        ],
+        tls: cert,
       });
-      assert.equal(res.status, c.status, res.text);
-      if (c.error !== undefined) {
-        assert.deepEqual(res.json, { error: c.error });
-        assert.equal(res.headers['content-type'], 'application/json');
-      }
-      const got = res.json as Echoed | undefined;
-      if (c.echo !== undefined) {
-        assert.ok(got, res.text);
-        const picked = Object.fromEntries(Object.keys(c.echo).map((k) => [k, got[k as keyof Echoed]]));
-        assert.deepEqual(picked, c.echo);
-      }
-      for (const [k, v] of Object.entries(c.upstreamHeaders ?? {}))
-        assert.equal(got?.headers[k], v, `upstream ${k}`);
-      for (const [k, v] of Object.entries(c.responseHeaders ?? {}))
-        assert.equal(res.headers[k], v, `client ${k}`);
+      const e = echo.url;
+      const strip = { strip_listen_path: true };
+      const apis = [
+        keyless('echo', '/echo/', e),
+        keyless('strip', '/strip/', `${e}/base`, {}, strip),
+        keyless('exact', '/d/', `${e}/exact`, { domain: 'api.example.com' }, strip),
+        keyless('wild', '/d/', `${e}/wild`, { domain: '*.example.com' }, strip),
+        keyless('none', '/d/', `${e}/none`, {}, strip),
+        keyless('short', '/p/', `${e}/short`, {}, strip),
+        keyless('long', '/p/q/', `${e}/long`, {}, strip),
+        keyless('inactive', '/inactive/', e, { active: false }),
+        keyless('keyed', '/keyed/', e, { use_keyless: false }),
+        keyless('dead', '/dead/', `http://127.0.0.1:${dead}`),
+        keyless('slow', '/slow/', e),
+        keyless('bare', '/bare/', `localhost:${echo.port}`, {}, strip),
+        keyless('tls-up', '/tls-up/', tlsEcho.url, {}, { transport: { ssl_insecure_skip_verify: true } }),
+        keyless('tls-verify', '/tls-verify/', tlsEcho.url),
+        keyless('own', '/', `${e}/own`, { listen_port: ownPort }, strip),
+        keyless('secure', '/', `${e}/secure`, { listen_port: securePort, protocol: 'https' }, strip),
+      ];
+      for (const a of apis) await gw.addApi(a);
+      await gw.reload();
     });
-  }
+    after(async () => {
+      await gw.stop();
+      await echo.close();
+      await tlsEcho.close();
+    });
 
-  test('the upstream gets the target host, not the client one', async () => {
-    const res = await send({ port: gw.port, path: '/echo/h', headers: { host: 'gw.test' } });
-    assert.equal((res.json as Echoed).headers.host, `127.0.0.1:${echo.port}`);
-  });
-
-  test('HEAD: headers, no body', async () => {
-    const res = await send({ port: gw.port, method: 'HEAD', path: '/echo/x' });
-    assert.equal(res.status, 200);
-    assert.equal(res.text, '');
-  });
-
-  test('a 1 MiB body goes up and comes back intact', async () => {
-    const body = Buffer.alloc(1024 * 1024, 'abcdefghij');
-    const res = await send({ port: gw.port, method: 'POST', path: '/echo/big', body });
-    const echoed = (res.json as Echoed).body;
-    assert.equal(
-      createHash('sha256').update(echoed).digest('hex'),
-      createHash('sha256').update(body).digest('hex'),
-    );
-  });
-
-  test('upstream connections are pooled and kept alive', async () => {
-    const before = echo.connections();
-    for (let i = 0; i < 20; i++) assert.equal((await send({ port: gw.port, path: '/echo/k' })).status, 200);
-    assert.ok(
-      echo.connections() - before <= 2,
-      `${echo.connections() - before} new upstream connections for 20 requests`,
-    );
-  });
-
-  test('response body streams: the first chunk arrives before the upstream has finished', async () => {
-    const chunks: string[] = [];
-    const done = new Promise<number>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port: gw.port, path: '/echo/stream' }, (res) => {
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => {
-          chunks.push(c);
-          if (chunks.length === 1) {
-            assert.equal(echo.held(), 1, 'the upstream is still holding the response');
-            echo.release();
-          }
+    for (const c of cases) {
+      test(c.name, async () => {
+        const port = c.port === 'own' ? ownPort : c.port === 'secure' ? securePort : gw.port;
+        // Keyless APIs with an http upstream on plain-HTTP ports take the fast path (when on);
+        // a fresh connection each, since one handed to node:http stays there.
+        const fast =
+          gw.config.fast_path &&
+          c.port !== 'secure' &&
+          !c.path.startsWith('/tls-') &&
+          !c.path.startsWith('/keyed') &&
+          c.status !== 404;
+        const served = fastPathStats.requests;
+        const res = await send({
+          fresh: true,
+          port,
+          method: c.method ?? 'GET',
+          path: c.path,
+          headers: { ...(c.host === undefined ? {} : { host: c.host }), ...c.headers },
+          ...(c.body === undefined ? {} : { body: c.body }),
+          tls: c.port === 'secure',
         });
-        res.on('end', () => {
-          resolve(res.statusCode ?? 0);
-        });
-        res.on('error', reject);
+        assert.equal(res.status, c.status, res.text);
+        assert.equal(fastPathStats.requests - served, fast ? 1 : 0, 'served by the fast path');
+        if (c.error !== undefined) {
+          assert.deepEqual(res.json, { error: c.error });
+          assert.equal(res.headers['content-type'], 'application/json');
+        }
+        const got = res.json as Echoed | undefined;
+        if (c.echo !== undefined) {
+          assert.ok(got, res.text);
+          const picked = Object.fromEntries(Object.keys(c.echo).map((k) => [k, got[k as keyof Echoed]]));
+          assert.deepEqual(picked, c.echo);
+        }
+        for (const [k, v] of Object.entries(c.upstreamHeaders ?? {}))
+          assert.equal(got?.headers[k], v, `upstream ${k}`);
+        for (const [k, v] of Object.entries(c.responseHeaders ?? {}))
+          assert.equal(res.headers[k], v, `client ${k}`);
       });
-      req.on('error', reject);
-      req.end();
-    });
-    assert.equal(await done, 200);
-    assert.deepEqual(chunks, ['first\n', 'second\n']);
-  });
+    }
 
-  test('request body streams: the upstream gets the first chunk before the client has finished', async () => {
-    const res = await new Promise<string>((resolve, reject) => {
-      const req = request(
-        {
-          host: '127.0.0.1',
-          port: gw.port,
-          method: 'POST',
-          path: '/echo/upload',
-          headers: { 'transfer-encoding': 'chunked' },
-        },
-        (r) => {
-          let text = '';
-          r.setEncoding('utf8');
-          r.on('data', (c: string) => (text += c));
-          r.on('end', () => {
-            resolve(text);
-          });
-        },
+    test('the upstream gets the target host, not the client one', async () => {
+      const res = await send({ port: gw.port, path: '/echo/h', headers: { host: 'gw.test' } });
+      assert.equal((res.json as Echoed).headers.host, `127.0.0.1:${echo.port}`);
+    });
+
+    test('HEAD: headers, no body', async () => {
+      const res = await send({ port: gw.port, method: 'HEAD', path: '/echo/x' });
+      assert.equal(res.status, 200);
+      assert.equal(res.text, '');
+    });
+
+    test('a 1 MiB body goes up and comes back intact', async () => {
+      const body = Buffer.alloc(1024 * 1024, 'abcdefghij');
+      const res = await send({ port: gw.port, method: 'POST', path: '/echo/big', body });
+      const echoed = (res.json as Echoed).body;
+      assert.equal(
+        createHash('sha256').update(echoed).digest('hex'),
+        createHash('sha256').update(body).digest('hex'),
       );
-      req.on('error', reject);
-      req.write('part1');
-      void echo.firstChunk.then((first) => {
-        assert.equal(first, 'part1');
-        req.end('part2');
-      });
     });
-    assert.equal(res, 'chunks:2');
+
+    test('upstream connections are pooled and kept alive', async () => {
+      const before = echo.connections();
+      for (let i = 0; i < 20; i++) assert.equal((await send({ port: gw.port, path: '/echo/k' })).status, 200);
+      assert.ok(
+        echo.connections() - before <= 2,
+        `${echo.connections() - before} new upstream connections for 20 requests`,
+      );
+    });
+
+    test('response body streams: the first chunk arrives before the upstream has finished', async () => {
+      const chunks: string[] = [];
+      const done = new Promise<number>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port: gw.port, path: '/echo/stream' }, (res) => {
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => {
+            chunks.push(c);
+            if (chunks.length === 1) {
+              assert.equal(echo.held(), 1, 'the upstream is still holding the response');
+              echo.release();
+            }
+          });
+          res.on('end', () => {
+            resolve(res.statusCode ?? 0);
+          });
+          res.on('error', reject);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      assert.equal(await done, 200);
+      assert.deepEqual(chunks, ['first\n', 'second\n']);
+    });
+
+    test('request body streams: the upstream gets the first chunk before the client has finished', async () => {
+      const res = await new Promise<string>((resolve, reject) => {
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port: gw.port,
+            method: 'POST',
+            path: '/echo/upload',
+            headers: { 'transfer-encoding': 'chunked' },
+          },
+          (r) => {
+            let text = '';
+            r.setEncoding('utf8');
+            r.on('data', (c: string) => (text += c));
+            r.on('end', () => {
+              resolve(text);
+            });
+          },
+        );
+        req.on('error', reject);
+        req.write('part1');
+        void echo.firstChunk.then((first) => {
+          assert.equal(first, 'part1');
+          req.end('part2');
+        });
+      });
+      assert.equal(res, 'chunks:2');
+    });
   });
-});
+}
 
 describe('proxy with trusted forwarded headers', () => {
   test('X-Forwarded-* from the client are kept and extended', async () => {

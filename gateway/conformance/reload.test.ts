@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { send } from '../testing/client.ts';
 import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
 import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { fastPathStats } from '../server/fast-path.ts';
 import { freePort, waitFor } from '../../lib/testing/wait.ts';
 
 describe('reload', () => {
@@ -47,6 +48,35 @@ describe('reload', () => {
     assert.equal(await get(), 'echo-b', 'deleted, still served');
     await gw.reload();
     assert.equal(await get(), 404);
+  });
+
+  test('fast path: each request on a kept-alive connection uses the table current at its head', async () => {
+    await gw.addApi(keyless('kept', '/kept/', a.url));
+    await gw.reload();
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const upstreamOf = (): Promise<string> =>
+      new Promise((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port: gw.port, path: '/kept/x', agent }, (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (text += c));
+          res.on('end', () => {
+            resolve((JSON.parse(text) as Echoed).upstream);
+          });
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const served = fastPathStats.requests;
+    try {
+      assert.equal(await upstreamOf(), 'echo-a');
+      assert.equal((await gw.admin('PUT', '/svc/apis/kept', keyless('kept', '/kept/', b.url))).status, 200);
+      await gw.reload();
+      assert.equal(await upstreamOf(), 'echo-b');
+    } finally {
+      agent.destroy();
+    }
+    if (gw.config.fast_path) assert.equal(fastPathStats.requests - served, 2);
   });
 
   test('under load every request is answered by one whole table: none fails, none is mixed', async () => {

@@ -22,6 +22,7 @@ import { normalizeHost, RouteTable, type ListenerKey } from '../pipeline/router.
 import { splitTarget } from '../pipeline/url.ts';
 import type { Store } from '../store/store.ts';
 import { Dispatchers } from '../upstream/dispatchers.ts';
+import { FastPath } from './fast-path.ts';
 import { Listeners, type OpenListener } from './listeners.ts';
 import { localBus, type NodeBus } from './node-bus.ts';
 
@@ -55,6 +56,7 @@ export class Gateway {
   readonly #dispatchers: Dispatchers;
   readonly #listeners: Listeners;
   readonly #admin: Admin;
+  readonly #fastPath: FastPath | undefined;
   #table = new RouteTable([]);
   #ready = false;
   #stopped = false;
@@ -86,7 +88,17 @@ export class Gateway {
       chain: opts.chain ?? defaultChain,
       dispatchers: this.#dispatchers,
     };
+    this.#fastPath = config.fast_path
+      ? new FastPath({
+          table: () => this.#table,
+          adminOwns: (path) => this.#admin.owns(path),
+          connectTimeoutMs: config.upstream_connect_timeout_ms,
+          timeoutMs: config.upstream_timeout_ms,
+          log,
+        })
+      : undefined;
     this.#listeners = new Listeners({
+      fastPath: this.#fastPath,
       host: config.listen_address,
       tls: opts.tls,
       trustForwarded: config.trust_forwarded_headers,
@@ -195,6 +207,7 @@ export class Gateway {
     this.#unsubscribe?.();
     this.#bus.close();
     await this.#listeners.closeAll(this.#config.shutdown_timeout_ms);
+    this.#fastPath?.close();
     await this.#dispatchers.close();
   }
 

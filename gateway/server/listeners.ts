@@ -10,11 +10,12 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from '../../lib/log.ts';
 import type { TlsMaterial } from '../config/load.ts';
 import type { ListenerInfo } from '../pipeline/context.ts';
 import type { ListenerKey } from '../pipeline/router.ts';
+import type { FastConnectionHandle, FastPath } from './fast-path.ts';
 
 /** What a listener serves. */
 export type ListenerRole = 'gateway' | 'control' | 'api';
@@ -32,6 +33,10 @@ export interface OpenListener {
   /** Set once the listener stops accepting: responses then close their connection. */
   closing: boolean;
   server: Server;
+  /** Trust `X-Forwarded-*` from clients (same as `info.trustForwarded`). */
+  trustForwarded: boolean;
+  /** Connections the fast path serves now (plain-HTTP gateway and API listeners only). */
+  fastConnections: Set<FastConnectionHandle>;
 }
 
 /** Handles a request that arrived on a listener. */
@@ -44,6 +49,7 @@ export class Listeners {
   readonly #trustForwarded: boolean;
   readonly #handler: ListenerHandler;
   readonly #log: Logger;
+  readonly #fastPath: FastPath | undefined;
   readonly #open = new Map<ListenerKey | 'control', OpenListener>();
 
   constructor(opts: {
@@ -52,7 +58,10 @@ export class Listeners {
     trustForwarded: boolean;
     handler: ListenerHandler;
     log: Logger;
+    /** Serves simple requests on plain-HTTP gateway and API listeners (config `fast_path`). */
+    fastPath?: FastPath | undefined;
   }) {
+    this.#fastPath = opts.fastPath;
     this.#host = opts.host;
     this.#tls = opts.tls;
     this.#trustForwarded = opts.trustForwarded;
@@ -88,6 +97,8 @@ export class Listeners {
       info: { protocol: opts.protocol, trustForwarded: this.#trustForwarded },
       port: opts.port,
       closing: false,
+      trustForwarded: this.#trustForwarded,
+      fastConnections: new Set(),
       // Assigned just below; the handler closure needs the object first.
       server: undefined as unknown as Server,
     };
@@ -102,6 +113,19 @@ export class Listeners {
     server.keepAliveTimeout = 65_000;
     server.headersTimeout = 66_000;
     listener.server = server;
+    const fast = this.#fastPath;
+    if (fast !== undefined && opts.protocol === 'http' && opts.role !== 'control') {
+      // The fast path sees each connection first; what it doesn't serve goes to node:http's own
+      // connection listener, with the bytes already read put back on the socket.
+      const nodeHttp = server.listeners('connection') as ((socket: Socket) => void)[];
+      server.removeAllListeners('connection');
+      const handoff = (socket: Socket): void => {
+        for (const fn of nodeHttp) fn.call(server, socket);
+      };
+      server.on('connection', (socket: Socket) => {
+        fast.serve(socket, listener, handoff);
+      });
+    }
     await new Promise<void>((resolve, reject) => {
       const onError = (err: Error): void => {
         reject(new Error(`port ${opts.port}: cannot listen: ${err.message}`, { cause: err }));
@@ -147,12 +171,14 @@ export class Listeners {
       // Keep-alive connections busy now are closed as soon as their request is done.
       const sweep = setInterval(() => {
         l.server.closeIdleConnections();
+        for (const c of l.fastConnections) c.closeIfIdle();
       }, 200);
       l.server.close(() => {
         clearInterval(sweep);
         resolve();
       });
       l.server.closeIdleConnections();
+      for (const c of l.fastConnections) c.closeIfIdle();
     });
   }
 
@@ -160,7 +186,10 @@ export class Listeners {
   async closeAll(timeoutMs: number): Promise<void> {
     const all = this.all();
     const timer = setTimeout(() => {
-      for (const l of all) l.server.closeAllConnections();
+      for (const l of all) {
+        l.server.closeAllConnections();
+        for (const c of l.fastConnections) c.destroy();
+      }
     }, timeoutMs);
     try {
       await Promise.all(all.map((l) => this.close(l.key)));

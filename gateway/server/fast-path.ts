@@ -1,0 +1,899 @@
+/**
+ * The connection-level fast path of plain-HTTP listeners. It reads request heads straight off the
+ * socket and serves the common case itself: an HTTP/1.1 request without a chunked body, `Expect`
+ * or upgrade, for a route whose compiled chain is the upstream call alone (no middleware) with an
+ * http upstream. Such a request goes to the upstream over a pooled raw socket, and the response
+ * comes back byte for byte (its framing parsed only to find the end). Anything else - another
+ * route, the management API, HTTP/1.0, a head this parser finds odd - hands the connection, with
+ * every byte read so far, to the listener's node:http server for the rest of its life, so
+ * node:http decides (and answers 400 to what it finds malformed). See docs/design/gateway.md.
+ */
+import { connect, isIP, type Socket } from 'node:net';
+import { errorMessage } from '../../lib/errors.ts';
+import type { Logger } from '../../lib/log.ts';
+import { GatewayError } from '../pipeline/errors.ts';
+import type { ListenerKey, Route, RouteTable, Target } from '../pipeline/router.ts';
+import { normalizeHost } from '../pipeline/router.ts';
+import { splitTarget } from '../pipeline/url.ts';
+import { upstreamPathOf } from '../upstream/proxy.ts';
+
+/** Requests served and connections handed to node:http, for tests and diagnostics. */
+export const fastPathStats = { requests: 0, handoffs: 0 };
+
+/** node:http's default maxHeaderSize: a longer head goes to node:http (which answers 431). */
+const MAX_HEAD = 16_384;
+/** Idle upstream connections are closed after this (undici's keepAliveTimeout in dispatchers.ts). */
+const UPSTREAM_IDLE_MS = 4_000;
+const MAX_IDLE_PER_ORIGIN = 1_024;
+/** Like the node:http listeners (listeners.ts). */
+const CLIENT_KEEP_ALIVE_MS = 65_000;
+
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
+const SET_BY_PROXY = new Set(['host', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'expect']);
+const METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS', 'POST', 'PUT', 'PATCH']);
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+// eslint-disable-next-line no-control-regex
+const BAD_VALUE = /[\x00-\x08\x0a-\x1f\x7f]/;
+// eslint-disable-next-line no-control-regex
+const BAD_TARGET = /[\x00-\x20\x7f]/;
+const DIGITS = /^\d{1,15}$/;
+
+/** What the fast path needs from the gateway. */
+export interface FastPathOptions {
+  /** The route table serving now (read once per request head). */
+  table: () => RouteTable;
+  /** Whether the management API owns `path` on a listener that serves it. */
+  adminOwns: (path: string) => boolean;
+  connectTimeoutMs: number;
+  timeoutMs: number;
+  log: Logger;
+}
+
+/** The listener a connection arrived on, as the fast path sees it. */
+export interface FastListener {
+  key: ListenerKey | 'control';
+  admin: boolean;
+  closing: boolean;
+  trustForwarded: boolean;
+  /** Connections served by the fast path now, so closing the listener can end them. */
+  fastConnections: Set<FastConnectionHandle>;
+}
+
+/** What a listener can do to a fast-path connection. */
+export interface FastConnectionHandle {
+  /** Closes the connection now if no request is in flight; else after the current response. */
+  closeIfIdle(): void;
+  destroy(): void;
+}
+
+interface Header {
+  lower: string;
+  raw: string;
+  value: string;
+}
+
+interface ParsedHead {
+  method: string;
+  path: string;
+  query: string;
+  headers: Header[];
+  host: string | undefined;
+  contentLength: number;
+  close: boolean;
+}
+
+function peerOf(socket: Socket): string {
+  const addr = socket.remoteAddress ?? '';
+  return addr.startsWith('::ffff:') && isIP(addr.slice(7)) === 4 ? addr.slice(7) : addr;
+}
+
+/** Header names listed in a Connection header (other than keep-alive/close), lower case. */
+function connectionTokens(values: readonly string[]): Set<string> | undefined {
+  let tokens: Set<string> | undefined;
+  for (const v of values) {
+    for (const raw of v.split(',')) {
+      const t = raw.trim().toLowerCase();
+      if (t === '' || t === 'keep-alive' || t === 'close') continue;
+      (tokens ??= new Set()).add(t);
+    }
+  }
+  return tokens;
+}
+
+/**
+ * Parses a request head (without its final CRLF CRLF). Undefined when the request is not for the
+ * fast path, or when anything about it is unusual: node:http then decides.
+ */
+function parseRequestHead(text: string): ParsedHead | undefined {
+  const lines = text.split('\r\n');
+  const first = lines[0] ?? '';
+  const sp1 = first.indexOf(' ');
+  const sp2 = first.lastIndexOf(' ');
+  if (sp1 <= 0 || sp2 === sp1) return undefined;
+  const method = first.slice(0, sp1);
+  const target = first.slice(sp1 + 1, sp2);
+  if (!METHODS.has(method) || first.slice(sp2 + 1) !== 'HTTP/1.1') return undefined;
+  if (target.charCodeAt(0) !== 47 || BAD_TARGET.test(target)) return undefined;
+  const headers: Header[] = [];
+  let host: string | undefined;
+  let contentLength = -1;
+  let close = false;
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i] ?? '';
+    const colon = line.indexOf(':');
+    if (colon <= 0) return undefined;
+    const raw = line.slice(0, colon);
+    if (!TOKEN.test(raw)) return undefined;
+    const value = line.slice(colon + 1).trim();
+    if (BAD_VALUE.test(value)) return undefined;
+    const lower = raw.toLowerCase();
+    switch (lower) {
+      case 'host':
+        if (host !== undefined) return undefined;
+        host = value;
+        break;
+      case 'content-length':
+        if (contentLength !== -1 || !DIGITS.test(value)) return undefined;
+        contentLength = Number(value);
+        break;
+      case 'transfer-encoding':
+      case 'expect':
+      case 'upgrade':
+        return undefined;
+      case 'connection':
+        for (const t of value.split(',')) {
+          const token = t.trim().toLowerCase();
+          if (token === 'close') close = true;
+          else if (token === 'upgrade') return undefined;
+        }
+        break;
+      default:
+        break;
+    }
+    headers.push({ lower, raw, value });
+  }
+  const { path, query } = splitTarget(target);
+  return { method, path, query, headers, host, contentLength: Math.max(contentLength, 0), close };
+}
+
+let dateCache = '';
+let dateSecond = 0;
+function httpDate(): string {
+  const s = Math.floor(Date.now() / 1000);
+  if (s !== dateSecond) {
+    dateSecond = s;
+    dateCache = new Date(s * 1000).toUTCString();
+  }
+  return dateCache;
+}
+
+interface Origin {
+  key: string;
+  host: string;
+  port: number;
+}
+const origins = new WeakMap<Target, Origin>();
+function originOf(target: Target): Origin {
+  let o = origins.get(target);
+  if (o === undefined) {
+    const u = new URL(target.origin);
+    const host = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
+    o = { key: `${host}:${u.port || '80'}`, host, port: Number(u.port || '80') };
+    origins.set(target, o);
+  }
+  return o;
+}
+
+/** The listener an idle pooled socket drops itself with. */
+const idleDrop = new WeakMap<Socket, () => void>();
+
+/** Keep-alive connections to http upstreams, per origin. */
+class UpstreamPool {
+  readonly #idle = new Map<string, Socket[]>();
+  #closed = false;
+
+  take(o: Origin): Socket | undefined {
+    const list = this.#idle.get(o.key);
+    while (list !== undefined && list.length > 0) {
+      const s = list.pop();
+      if (s === undefined) break;
+      const drop = idleDrop.get(s);
+      if (drop !== undefined) {
+        s.removeListener('timeout', drop);
+        s.removeListener('data', drop);
+        s.removeListener('end', drop);
+        s.removeListener('close', drop);
+        s.removeListener('error', drop);
+        idleDrop.delete(s);
+      }
+      if (s.destroyed || !s.writable) {
+        s.destroy();
+        continue;
+      }
+      return s;
+    }
+    return undefined;
+  }
+
+  give(o: Origin, s: Socket): void {
+    let list = this.#idle.get(o.key);
+    if (list === undefined) {
+      list = [];
+      this.#idle.set(o.key, list);
+    }
+    if (this.#closed || list.length >= MAX_IDLE_PER_ORIGIN) {
+      s.destroy();
+      return;
+    }
+    const l = list;
+    const drop = (): void => {
+      const i = l.indexOf(s);
+      if (i !== -1) l.splice(i, 1);
+      s.destroy();
+    };
+    idleDrop.set(s, drop);
+    s.setTimeout(UPSTREAM_IDLE_MS);
+    s.on('timeout', drop);
+    s.on('data', drop);
+    s.on('end', drop);
+    s.on('close', drop);
+    s.on('error', drop);
+    l.push(s);
+  }
+
+  close(): void {
+    this.#closed = true;
+    for (const list of this.#idle.values()) for (const s of list) s.destroy();
+    this.#idle.clear();
+  }
+}
+
+/** The fast path of one gateway process. */
+export class FastPath {
+  readonly opts: FastPathOptions;
+  readonly pool = new UpstreamPool();
+
+  constructor(opts: FastPathOptions) {
+    this.opts = opts;
+  }
+
+  /** Serves a new connection of `listener`; `handoff` gives it to the listener's node:http server. */
+  serve(socket: Socket, listener: FastListener, handoff: (socket: Socket) => void): void {
+    new Connection(this, socket, listener, handoff);
+  }
+
+  /** Frees the upstream pool. */
+  close(): void {
+    this.pool.close();
+  }
+
+  /** The fast-path route for a parsed head, or undefined. */
+  routeFor(listener: FastListener, head: ParsedHead): { route: Route; target: Target } | undefined {
+    if (listener.admin && this.opts.adminOwns(head.path)) return undefined;
+    const key: ListenerKey = listener.key === 'control' ? 'main' : listener.key;
+    const route = this.opts.table().match(key, normalizeHost(head.host), head.path);
+    if (route?.noMiddleware !== true) return undefined;
+    const target = route.target;
+    if (target?.origin.startsWith('http://') !== true) return undefined;
+    return { route, target };
+  }
+}
+
+const enum_ = { head: 0, body: 1, wait: 2, closed: 3 } as const;
+type ConnState = (typeof enum_)[keyof typeof enum_];
+
+/** One client connection on the fast path. */
+class Connection implements FastConnectionHandle {
+  readonly fp: FastPath;
+  readonly socket: Socket;
+  readonly listener: FastListener;
+  readonly handoff: (socket: Socket) => void;
+  state: ConnState = enum_.head;
+  buf: Buffer | undefined;
+  /** Request body bytes still to forward. */
+  bodyLeft = 0;
+  exchange: Exchange | undefined;
+  readonly onData = (chunk: Buffer): void => {
+    this.#data(chunk);
+  };
+  readonly onClose = (): void => {
+    this.state = enum_.closed;
+    this.listener.fastConnections.delete(this);
+    this.exchange?.clientGone();
+  };
+  readonly onTimeout = (): void => {
+    if (this.exchange === undefined) this.socket.destroy();
+  };
+  readonly onError = (): void => {
+    // 'close' follows
+  };
+  /** The client sent FIN: close once the response in flight (if any) is done. */
+  readonly onEnd = (): void => {
+    this.ended = true;
+    if (this.exchange === undefined) this.socket.end();
+  };
+  ended = false;
+
+  constructor(fp: FastPath, socket: Socket, listener: FastListener, handoff: (socket: Socket) => void) {
+    this.fp = fp;
+    this.socket = socket;
+    this.listener = listener;
+    this.handoff = handoff;
+    listener.fastConnections.add(this);
+    socket.setNoDelay(true);
+    socket.setTimeout(CLIENT_KEEP_ALIVE_MS);
+    socket.on('data', this.onData);
+    socket.on('close', this.onClose);
+    socket.on('timeout', this.onTimeout);
+    socket.on('error', this.onError);
+    socket.on('end', this.onEnd);
+  }
+
+  closeIfIdle(): void {
+    if (this.#waiting() && this.buf === undefined) this.socket.end();
+  }
+
+  destroy(): void {
+    this.socket.destroy();
+  }
+
+  #data(chunk: Buffer): void {
+    if (this.state === enum_.body) {
+      const ex = this.exchange;
+      if (ex === undefined) return;
+      const n = Math.min(this.bodyLeft, chunk.length);
+      this.bodyLeft -= n;
+      ex.sendBody(n === chunk.length ? chunk : chunk.subarray(0, n));
+      if (n < chunk.length) this.#keep(chunk.subarray(n));
+      if (this.bodyLeft === 0) this.#bodyDone();
+      return;
+    }
+    this.#keep(chunk);
+    if (this.state === enum_.head) this.next();
+    else this.socket.pause();
+  }
+
+  #keep(chunk: Buffer): void {
+    this.buf = this.buf === undefined ? chunk : Buffer.concat([this.buf, chunk]);
+  }
+
+  #bodyDone(): void {
+    this.state = enum_.wait;
+    if (this.buf !== undefined) this.socket.pause();
+  }
+
+  /** Parses and serves the next buffered request head, if complete. */
+  next(): void {
+    const buf = this.buf;
+    if (buf === undefined || this.state !== enum_.head) return;
+    const end = buf.indexOf('\r\n\r\n');
+    if (end === -1) {
+      if (buf.length > MAX_HEAD) this.#handOff();
+      return;
+    }
+    const head = end <= MAX_HEAD ? parseRequestHead(buf.toString('latin1', 0, end)) : undefined;
+    const found = head === undefined ? undefined : this.fp.routeFor(this.listener, head);
+    if (head === undefined || found === undefined) {
+      this.#handOff();
+      return;
+    }
+    fastPathStats.requests++;
+    const rest = buf.length > end + 4 ? buf.subarray(end + 4) : undefined;
+    this.buf = undefined;
+    let first: Buffer | undefined;
+    this.bodyLeft = head.contentLength;
+    if (rest !== undefined && this.bodyLeft > 0) {
+      const n = Math.min(this.bodyLeft, rest.length);
+      first = rest.subarray(0, n);
+      this.bodyLeft -= n;
+      if (n < rest.length) this.buf = rest.subarray(n);
+    } else {
+      this.buf = rest;
+    }
+    this.state = this.bodyLeft > 0 ? enum_.body : enum_.wait;
+    if (this.state === enum_.wait && this.buf !== undefined) this.socket.pause();
+    this.socket.setTimeout(0);
+    this.exchange = new Exchange(this, found.route, found.target, head, first);
+  }
+
+  /** Called by the exchange when its response has been relayed (or failed). */
+  done(keepAlive: boolean): void {
+    this.exchange = undefined;
+    if (this.state === enum_.closed) return;
+    if (!keepAlive || this.listener.closing || this.state === enum_.body) {
+      this.state = enum_.closed;
+      this.listener.fastConnections.delete(this);
+      this.socket.end();
+      return;
+    }
+    this.state = enum_.head;
+    this.socket.setTimeout(CLIENT_KEEP_ALIVE_MS);
+    this.socket.resume();
+    this.next();
+    // A client that half-closed gets the answers to what it sent, then the connection ends.
+    if (this.ended && this.#waiting()) this.socket.end();
+  }
+
+  /** No request in flight: waiting for the next head. */
+  #waiting(): boolean {
+    return this.exchange === undefined && this.state === enum_.head;
+  }
+
+  #handOff(): void {
+    fastPathStats.handoffs++;
+    const s = this.socket;
+    this.state = enum_.closed;
+    this.listener.fastConnections.delete(this);
+    s.removeListener('data', this.onData);
+    s.removeListener('close', this.onClose);
+    s.removeListener('timeout', this.onTimeout);
+    s.removeListener('error', this.onError);
+    s.removeListener('end', this.onEnd);
+    s.setTimeout(0);
+    s.pause();
+    if (this.buf !== undefined) s.unshift(this.buf);
+    this.buf = undefined;
+    this.handoff(s);
+    s.resume();
+  }
+}
+
+const R = { head: 0, length: 1, chunked: 2, close: 3, none: 4 } as const;
+type RespMode = (typeof R)[keyof typeof R];
+
+/** One request on its way to the upstream and back. */
+class Exchange {
+  readonly conn: Connection;
+  readonly route: Route;
+  readonly origin: Origin;
+  readonly headText: string;
+  readonly isHead: boolean;
+  readonly hasBody: boolean;
+  readonly keepAliveWanted: boolean;
+  up: Socket | undefined;
+  reused = false;
+  retried = false;
+  connected = false;
+  /** Response bytes reached the upstream socket (no retry after that). */
+  gotResponse = false;
+  /** Something was written to the client. */
+  sent = false;
+  finished = false;
+  mode: RespMode = R.head;
+  upBuf: Buffer | undefined;
+  left = 0;
+  /** Chunked scanning: 0 size digits, 4 rest of the size line, 1 data, 2 CRLF, 3 trailers. */
+  cState = 0;
+  cSize = 0;
+  cLine = 0;
+  pendingBody: Buffer[] = [];
+  readonly onUpData = (chunk: Buffer): void => {
+    this.#upData(chunk);
+  };
+  readonly onUpEnd = (): void => {
+    this.#upClosed();
+  };
+  readonly onUpError = (err: Error): void => {
+    this.#fail(err);
+  };
+  readonly onUpTimeout = (): void => {
+    const err = new Error('upstream timeout') as Error & { code: string };
+    err.code = this.connected ? 'UND_ERR_HEADERS_TIMEOUT' : 'UND_ERR_CONNECT_TIMEOUT';
+    this.#fail(err);
+  };
+  readonly onUpConnect = (): void => {
+    this.connected = true;
+    this.up?.setTimeout(this.conn.fp.opts.timeoutMs);
+  };
+
+  constructor(
+    conn: Connection,
+    route: Route,
+    target: Target,
+    head: ParsedHead,
+    firstBody: Buffer | undefined,
+  ) {
+    this.conn = conn;
+    this.route = route;
+    this.origin = originOf(target);
+    this.isHead = head.method === 'HEAD';
+    this.hasBody = head.contentLength > 0;
+    this.keepAliveWanted = !head.close;
+    this.headText = this.#upstreamHead(head, target);
+    if (firstBody !== undefined) this.pendingBody.push(firstBody);
+    this.#start(this.conn.fp.pool.take(this.origin));
+  }
+
+  #upstreamHead(head: ParsedHead, target: Target): string {
+    const trusted = this.conn.listener.trustForwarded;
+    const connValues: string[] = [];
+    for (const h of head.headers) if (h.lower === 'connection') connValues.push(h.value);
+    const extra = connValues.length === 0 ? undefined : connectionTokens(connValues);
+    const path = upstreamPathOf(target, this.route, head.path, head.query);
+    let out = `${head.method} ${path} HTTP/1.1\r\n`;
+    let xff: string | undefined;
+    let proto: string | undefined;
+    let fwdHost: string | undefined;
+    for (const h of head.headers) {
+      const n = h.lower;
+      if (n === 'x-forwarded-for') xff = xff === undefined ? h.value : `${xff}, ${h.value}`;
+      else if (n === 'x-forwarded-proto') proto ??= h.value;
+      else if (n === 'x-forwarded-host') fwdHost ??= h.value;
+      if (HOP_BY_HOP.has(n) || SET_BY_PROXY.has(n) || extra?.has(n) === true) continue;
+      out += `${h.raw}: ${h.value}\r\n`;
+    }
+    const host = head.host;
+    const preserve = this.route.api.proxy.preserve_host_header === true;
+    out += `host: ${preserve && host !== undefined ? host : target.host}\r\n`;
+    const peer = peerOf(this.conn.socket);
+    out += `x-forwarded-for: ${trusted && xff !== undefined && xff !== '' ? `${xff}, ${peer}` : peer}\r\n`;
+    out += `x-forwarded-proto: ${trusted && proto !== undefined && proto !== '' ? proto : 'http'}\r\n`;
+    const clientHost = trusted && fwdHost !== undefined && fwdHost !== '' ? fwdHost : host;
+    if (clientHost !== undefined) out += `x-forwarded-host: ${clientHost}\r\n`;
+    return `${out}\r\n`;
+  }
+
+  #start(pooled: Socket | undefined): void {
+    const opts = this.conn.fp.opts;
+    let up: Socket;
+    if (pooled !== undefined) {
+      up = pooled;
+      this.reused = true;
+      this.connected = true;
+      up.setTimeout(opts.timeoutMs);
+    } else {
+      up = connect({ host: this.origin.host, port: this.origin.port });
+      up.setNoDelay(true);
+      up.setTimeout(opts.connectTimeoutMs);
+      up.once('connect', this.onUpConnect);
+    }
+    this.up = up;
+    up.on('data', this.onUpData);
+    up.on('end', this.onUpEnd);
+    up.on('close', this.onUpEnd);
+    up.on('error', this.onUpError);
+    up.on('timeout', this.onUpTimeout);
+    up.cork();
+    up.write(this.headText, 'latin1');
+    for (const b of this.pendingBody) up.write(b);
+    up.uncork();
+    this.pendingBody = [];
+  }
+
+  /** Request body bytes from the client. */
+  sendBody(chunk: Buffer): void {
+    const up = this.up;
+    if (up === undefined || this.finished) return;
+    if (!up.write(chunk)) {
+      const client = this.conn.socket;
+      client.pause();
+      up.once('drain', () => {
+        if (this.conn.state === enum_.body) client.resume();
+      });
+    }
+  }
+
+  #detach(): Socket | undefined {
+    const up = this.up;
+    if (up === undefined) return undefined;
+    up.removeListener('data', this.onUpData);
+    up.removeListener('end', this.onUpEnd);
+    up.removeListener('close', this.onUpEnd);
+    up.removeListener('error', this.onUpError);
+    up.removeListener('timeout', this.onUpTimeout);
+    up.removeListener('connect', this.onUpConnect);
+    up.removeAllListeners('drain');
+    up.setTimeout(0);
+    this.up = undefined;
+    return up;
+  }
+
+  clientGone(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.#detach()?.destroy();
+  }
+
+  #upData(chunk: Buffer): void {
+    this.gotResponse = true;
+    if (this.mode === R.head) {
+      this.upBuf = this.upBuf === undefined ? chunk : Buffer.concat([this.upBuf, chunk]);
+      this.#parseHead();
+      return;
+    }
+    this.#body(chunk);
+  }
+
+  #parseHead(): void {
+    for (;;) {
+      const buf = this.upBuf;
+      if (buf === undefined) return;
+      const end = buf.indexOf('\r\n\r\n');
+      if (end === -1) {
+        if (buf.length > 65_536) this.#fail(new Error('upstream response head too large'));
+        return;
+      }
+      const lines = buf.toString('latin1', 0, end).split('\r\n');
+      const m = /^HTTP\/1\.[01] (\d{3})(?: (.*))?$/.exec(lines[0] ?? '');
+      if (m === null) {
+        this.#fail(new Error('malformed upstream status line'));
+        return;
+      }
+      const status = Number(m[1]);
+      const rest = buf.length > end + 4 ? buf.subarray(end + 4) : undefined;
+      if (status < 200) {
+        if (status === 101) {
+          this.#fail(new Error('unexpected 101 from upstream'));
+          return;
+        }
+        this.upBuf = rest;
+        continue; // informational: the final response follows
+      }
+      this.upBuf = undefined;
+      this.#respond(status, m[2] ?? '', lines, rest);
+      return;
+    }
+  }
+
+  #respond(status: number, reason: string, lines: string[], rest: Buffer | undefined): void {
+    const headers: Header[] = [];
+    const connValues: string[] = [];
+    let te: string | undefined;
+    let cl: string | undefined;
+    let date = false;
+    for (let i = 1; i < lines.length; i++) {
+      const line = lines[i] ?? '';
+      const colon = line.indexOf(':');
+      if (colon <= 0) {
+        this.#fail(new Error('malformed upstream header'));
+        return;
+      }
+      const raw = line.slice(0, colon).trim();
+      const value = line.slice(colon + 1).trim();
+      const lower = raw.toLowerCase();
+      if (lower === 'connection') connValues.push(value);
+      else if (lower === 'transfer-encoding') te = te === undefined ? value : `${te}, ${value}`;
+      else if (lower === 'content-length') {
+        if ((cl !== undefined && cl !== value) || !DIGITS.test(value)) {
+          this.#fail(new Error('invalid upstream content-length'));
+          return;
+        }
+        cl = value;
+      } else if (lower === 'date') date = true;
+      headers.push({ lower, raw, value });
+    }
+    let upstreamClose = false;
+    for (const v of connValues)
+      for (const t of v.split(',')) if (t.trim().toLowerCase() === 'close') upstreamClose = true;
+    const extra = connValues.length === 0 ? undefined : connectionTokens(connValues);
+    let mode: RespMode;
+    if (this.isHead || status === 204 || status === 304) mode = R.none;
+    else if (te !== undefined) mode = /(^|,)\s*chunked\s*$/i.test(te) ? R.chunked : R.close;
+    else if (cl !== undefined) mode = R.length;
+    else mode = R.close;
+    this.mode = mode;
+    this.left = cl === undefined ? 0 : Number(cl);
+    this.upstreamReusable = !upstreamClose && mode !== R.close;
+    const keepAlive =
+      this.keepAliveWanted &&
+      mode !== R.close &&
+      !this.conn.listener.closing &&
+      this.conn.state !== enum_.body;
+    this.clientKeepAlive = keepAlive;
+    let out = `HTTP/1.1 ${String(status)} ${reason}\r\n`;
+    for (const h of headers) {
+      if (HOP_BY_HOP.has(h.lower) || extra?.has(h.lower) === true) continue;
+      out += `${h.raw}: ${h.value}\r\n`;
+    }
+    if (mode === R.chunked) out += 'transfer-encoding: chunked\r\n';
+    if (!date) out += `date: ${httpDate()}\r\n`;
+    out += keepAlive
+      ? 'connection: keep-alive\r\nkeep-alive: timeout=65\r\n\r\n'
+      : 'connection: close\r\n\r\n';
+    const client = this.conn.socket;
+    this.sent = true;
+    client.cork();
+    client.write(out, 'latin1');
+    if (mode === R.none || (mode === R.length && this.left === 0)) {
+      client.uncork();
+      if (rest !== undefined) this.upstreamReusable = false;
+      this.#finish(true);
+      return;
+    }
+    if (rest !== undefined) this.#body(rest);
+    client.uncork();
+  }
+
+  upstreamReusable = false;
+  clientKeepAlive = false;
+
+  #write(chunk: Buffer): void {
+    const client = this.conn.socket;
+    if (!client.write(chunk)) {
+      const up = this.up;
+      if (up === undefined) return;
+      up.pause();
+      client.once('drain', () => {
+        up.resume();
+      });
+    }
+  }
+
+  #body(chunk: Buffer): void {
+    if (this.finished) return;
+    switch (this.mode) {
+      case R.length: {
+        const n = Math.min(this.left, chunk.length);
+        this.left -= n;
+        if (n > 0) this.#write(n === chunk.length ? chunk : chunk.subarray(0, n));
+        if (n < chunk.length) this.upstreamReusable = false;
+        if (this.left === 0) this.#finish(true);
+        return;
+      }
+      case R.chunked: {
+        const end = this.#scanChunked(chunk);
+        if (end === -2) {
+          this.#fail(new Error('malformed chunked upstream body'));
+          return;
+        }
+        if (end === -1) {
+          this.#write(chunk);
+          return;
+        }
+        this.#write(end === chunk.length ? chunk : chunk.subarray(0, end));
+        if (end < chunk.length) this.upstreamReusable = false;
+        this.#finish(true);
+        return;
+      }
+      case R.close:
+        this.#write(chunk);
+        return;
+      default:
+        this.upstreamReusable = false;
+        return;
+    }
+  }
+
+  /**
+   * Advances the chunked-framing scanner over `b`. Returns the index just past the end of the
+   * body when it ends in `b`, -1 when it goes on, -2 when the framing is malformed.
+   */
+  #scanChunked(b: Buffer): number {
+    let i = 0;
+    const n = b.length;
+    while (i < n) {
+      switch (this.cState) {
+        case 0: {
+          // chunk size: hex digits (cLine counts them), then an extension or CRLF
+          const c = b[i++] ?? 0;
+          const d =
+            c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : c >= 65 && c <= 70 ? c - 55 : -1;
+          if (d >= 0) {
+            if (++this.cLine > 13) return -2;
+            this.cSize = this.cSize * 16 + d;
+          } else if (this.cLine === 0) return -2;
+          else if (c === 13 || c === 59 || c === 32 || c === 9) this.cState = 4;
+          else return -2;
+          break;
+        }
+        case 4: {
+          // rest of the size line, up to LF
+          const lf = b.indexOf(10, i);
+          if (lf === -1) return -1;
+          i = lf + 1;
+          this.cLine = 0;
+          this.cState = this.cSize === 0 ? 3 : 1;
+          break;
+        }
+        case 1: {
+          const take = Math.min(this.cSize, n - i);
+          i += take;
+          this.cSize -= take;
+          if (this.cSize === 0) {
+            this.cState = 2;
+            this.cLine = 0;
+          }
+          break;
+        }
+        case 2: {
+          // CRLF after chunk data
+          const c = b[i++];
+          if (this.cLine === 0 && c === 13) this.cLine = 1;
+          else if (c === 10) {
+            this.cLine = 0;
+            this.cSize = 0;
+            this.cState = 0;
+          } else return -2;
+          break;
+        }
+        default: {
+          // trailers: lines until an empty one; cLine counts bytes of the current line
+          const c = b[i++];
+          if (c === 10) {
+            if (this.cLine === 0) return i;
+            this.cLine = 0;
+          } else if (c !== 13) this.cLine++;
+          break;
+        }
+      }
+    }
+    return -1;
+  }
+
+  #upClosed(): void {
+    if (this.finished) return;
+    if (this.mode === R.close) {
+      this.upstreamReusable = false;
+      this.#finish(false);
+      return;
+    }
+    const err = new Error('upstream closed the connection') as Error & { code: string };
+    err.code = 'ECONNRESET';
+    this.#fail(err);
+  }
+
+  #fail(err: unknown): void {
+    if (this.finished) return;
+    const code = (err as { code?: unknown }).code;
+    // A pooled connection the upstream closed meanwhile: once more on a new one, if nothing was
+    // read from the client that can't be sent again.
+    if (
+      this.reused &&
+      !this.retried &&
+      !this.gotResponse &&
+      !this.hasBody &&
+      code !== 'UND_ERR_HEADERS_TIMEOUT'
+    ) {
+      this.#detach()?.destroy();
+      this.retried = true;
+      this.reused = false;
+      this.#start(undefined);
+      return;
+    }
+    this.finished = true;
+    this.#detach()?.destroy();
+    const client = this.conn.socket;
+    if (this.sent || client.destroyed) {
+      client.destroy();
+      this.conn.done(false);
+      return;
+    }
+    const timeout = code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT';
+    const error = timeout ? GatewayError.upstreamTimeout() : GatewayError.upstreamUnreachable();
+    this.conn.fp.opts.log.warn('upstream call failed', {
+      api_id: this.route.id,
+      status: error.status,
+      code,
+      error: errorMessage(err),
+    });
+    const body = JSON.stringify({ error: error.message });
+    const keepAlive = this.keepAliveWanted && !this.conn.listener.closing && this.conn.state !== enum_.body;
+    client.write(
+      `HTTP/1.1 ${String(error.status)} ${timeout ? 'Gateway Timeout' : 'Bad Gateway'}\r\ncontent-type: application/json\r\ncontent-length: ${String(Buffer.byteLength(body))}\r\ndate: ${httpDate()}\r\n${keepAlive ? 'connection: keep-alive\r\nkeep-alive: timeout=65' : 'connection: close'}\r\n\r\n${body}`,
+    );
+    this.conn.done(keepAlive);
+  }
+
+  #finish(clean: boolean): void {
+    if (this.finished) return;
+    this.finished = true;
+    const up = this.#detach();
+    if (up !== undefined) {
+      if (clean && this.upstreamReusable) {
+        up.resume();
+        this.conn.fp.pool.give(this.origin, up);
+      } else up.destroy();
+    }
+    this.conn.done(clean && this.clientKeepAlive);
+  }
+}
