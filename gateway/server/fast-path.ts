@@ -194,66 +194,111 @@ function originOf(target: Target): Origin {
   return o;
 }
 
-/** The listener an idle pooled socket drops itself with. */
-const idleDrop = new WeakMap<Socket, () => void>();
+/**
+ * One upstream connection. Its listeners are attached once and dispatch to the exchange using
+ * it, or drop it when it is idle in the pool; its timeout is set once (connect, then response).
+ */
+class UpstreamConn {
+  readonly socket: Socket;
+  readonly origin: Origin;
+  readonly pool: UpstreamPool;
+  exchange: Exchange | undefined;
+  connected = false;
+  idleSince = 0;
+
+  constructor(pool: UpstreamPool, origin: Origin, timeouts: { connectMs: number; responseMs: number }) {
+    this.pool = pool;
+    this.origin = origin;
+    const s = connect({ host: origin.host, port: origin.port });
+    this.socket = s;
+    s.setNoDelay(true);
+    s.setTimeout(timeouts.connectMs);
+    s.once('connect', () => {
+      this.connected = true;
+      s.setTimeout(timeouts.responseMs);
+    });
+    s.on('data', (chunk: Buffer) => {
+      if (this.exchange === undefined) this.drop();
+      else this.exchange.upData(chunk);
+    });
+    const closed = (): void => {
+      if (this.exchange === undefined) this.drop();
+      else this.exchange.upClosed();
+    };
+    s.on('end', closed);
+    s.on('close', closed);
+    s.on('error', (err: Error) => {
+      if (this.exchange === undefined) this.drop();
+      else this.exchange.upFailed(err);
+    });
+    s.on('timeout', () => {
+      if (this.exchange === undefined) {
+        this.drop();
+        return;
+      }
+      const err = new Error('upstream timeout') as Error & { code: string };
+      err.code = this.connected ? 'UND_ERR_HEADERS_TIMEOUT' : 'UND_ERR_CONNECT_TIMEOUT';
+      this.exchange.upFailed(err);
+    });
+  }
+
+  drop(): void {
+    this.pool.remove(this);
+    this.socket.destroy();
+  }
+}
 
 /** Keep-alive connections to http upstreams, per origin. */
 class UpstreamPool {
-  readonly #idle = new Map<string, Socket[]>();
+  readonly #idle = new Map<string, UpstreamConn[]>();
+  readonly #timeouts: { connectMs: number; responseMs: number };
   #closed = false;
 
-  take(o: Origin): Socket | undefined {
-    const list = this.#idle.get(o.key);
-    while (list !== undefined && list.length > 0) {
-      const s = list.pop();
-      if (s === undefined) break;
-      const drop = idleDrop.get(s);
-      if (drop !== undefined) {
-        s.removeListener('timeout', drop);
-        s.removeListener('data', drop);
-        s.removeListener('end', drop);
-        s.removeListener('close', drop);
-        s.removeListener('error', drop);
-        idleDrop.delete(s);
-      }
-      if (s.destroyed || !s.writable) {
-        s.destroy();
-        continue;
-      }
-      return s;
-    }
-    return undefined;
+  constructor(timeouts: { connectMs: number; responseMs: number }) {
+    this.#timeouts = timeouts;
   }
 
-  give(o: Origin, s: Socket): void {
-    let list = this.#idle.get(o.key);
+  /** An idle connection to `o` (reused: true), or a new one. */
+  get(o: Origin, fresh: boolean): { conn: UpstreamConn; reused: boolean } {
+    const list = fresh ? undefined : this.#idle.get(o.key);
+    const now = Date.now();
+    while (list !== undefined && list.length > 0) {
+      const c = list.pop();
+      if (c === undefined) break;
+      if (c.socket.destroyed || !c.socket.writable || now - c.idleSince > UPSTREAM_IDLE_MS) {
+        c.socket.destroy();
+        continue;
+      }
+      return { conn: c, reused: true };
+    }
+    return { conn: new UpstreamConn(this, o, this.#timeouts), reused: false };
+  }
+
+  give(c: UpstreamConn): void {
+    c.exchange = undefined;
+    let list = this.#idle.get(c.origin.key);
     if (list === undefined) {
       list = [];
-      this.#idle.set(o.key, list);
+      this.#idle.set(c.origin.key, list);
     }
     if (this.#closed || list.length >= MAX_IDLE_PER_ORIGIN) {
-      s.destroy();
+      c.socket.destroy();
       return;
     }
-    const l = list;
-    const drop = (): void => {
-      const i = l.indexOf(s);
-      if (i !== -1) l.splice(i, 1);
-      s.destroy();
-    };
-    idleDrop.set(s, drop);
-    s.setTimeout(UPSTREAM_IDLE_MS);
-    s.on('timeout', drop);
-    s.on('data', drop);
-    s.on('end', drop);
-    s.on('close', drop);
-    s.on('error', drop);
-    l.push(s);
+    c.socket.resume();
+    c.idleSince = Date.now();
+    list.push(c);
+  }
+
+  remove(c: UpstreamConn): void {
+    const list = this.#idle.get(c.origin.key);
+    const i = list?.indexOf(c) ?? -1;
+    if (i !== -1) list?.splice(i, 1);
   }
 
   close(): void {
     this.#closed = true;
-    for (const list of this.#idle.values()) for (const s of list) s.destroy();
+    for (const list of this.#idle.values()) for (const c of list) c.socket.destroy();
     this.#idle.clear();
   }
 }
@@ -261,10 +306,11 @@ class UpstreamPool {
 /** The fast path of one gateway process. */
 export class FastPath {
   readonly opts: FastPathOptions;
-  readonly pool = new UpstreamPool();
+  readonly pool: UpstreamPool;
 
   constructor(opts: FastPathOptions) {
     this.opts = opts;
+    this.pool = new UpstreamPool({ connectMs: opts.connectTimeoutMs, responseMs: opts.timeoutMs });
   }
 
   /** Serves a new connection of `listener`; `handoff` gives it to the listener's node:http server. */
@@ -402,7 +448,6 @@ class Connection implements FastConnectionHandle {
     }
     this.state = this.bodyLeft > 0 ? enum_.body : enum_.wait;
     if (this.state === enum_.wait && this.buf !== undefined) this.socket.pause();
-    this.socket.setTimeout(0);
     this.exchange = new Exchange(this, found.route, found.target, head, first);
   }
 
@@ -417,7 +462,6 @@ class Connection implements FastConnectionHandle {
       return;
     }
     this.state = enum_.head;
-    this.socket.setTimeout(CLIENT_KEEP_ALIVE_MS);
     this.socket.resume();
     this.next();
     // A client that half-closed gets the answers to what it sent, then the connection ends.
@@ -460,10 +504,9 @@ class Exchange {
   readonly isHead: boolean;
   readonly hasBody: boolean;
   readonly keepAliveWanted: boolean;
-  up: Socket | undefined;
+  up: UpstreamConn | undefined;
   reused = false;
   retried = false;
-  connected = false;
   /** Response bytes reached the upstream socket (no retry after that). */
   gotResponse = false;
   /** Something was written to the client. */
@@ -477,24 +520,6 @@ class Exchange {
   cSize = 0;
   cLine = 0;
   pendingBody: Buffer[] = [];
-  readonly onUpData = (chunk: Buffer): void => {
-    this.#upData(chunk);
-  };
-  readonly onUpEnd = (): void => {
-    this.#upClosed();
-  };
-  readonly onUpError = (err: Error): void => {
-    this.#fail(err);
-  };
-  readonly onUpTimeout = (): void => {
-    const err = new Error('upstream timeout') as Error & { code: string };
-    err.code = this.connected ? 'UND_ERR_HEADERS_TIMEOUT' : 'UND_ERR_CONNECT_TIMEOUT';
-    this.#fail(err);
-  };
-  readonly onUpConnect = (): void => {
-    this.connected = true;
-    this.up?.setTimeout(this.conn.fp.opts.timeoutMs);
-  };
 
   constructor(
     conn: Connection,
@@ -511,7 +536,7 @@ class Exchange {
     this.keepAliveWanted = !head.close;
     this.headText = this.#upstreamHead(head, target);
     if (firstBody !== undefined) this.pendingBody.push(firstBody);
-    this.#start(this.conn.fp.pool.take(this.origin));
+    this.#start();
   }
 
   #upstreamHead(head: ParsedHead, target: Target): string {
@@ -543,36 +568,21 @@ class Exchange {
     return `${out}\r\n`;
   }
 
-  #start(pooled: Socket | undefined): void {
-    const opts = this.conn.fp.opts;
-    let up: Socket;
-    if (pooled !== undefined) {
-      up = pooled;
-      this.reused = true;
-      this.connected = true;
-      up.setTimeout(opts.timeoutMs);
-    } else {
-      up = connect({ host: this.origin.host, port: this.origin.port });
-      up.setNoDelay(true);
-      up.setTimeout(opts.connectTimeoutMs);
-      up.once('connect', this.onUpConnect);
-    }
-    this.up = up;
-    up.on('data', this.onUpData);
-    up.on('end', this.onUpEnd);
-    up.on('close', this.onUpEnd);
-    up.on('error', this.onUpError);
-    up.on('timeout', this.onUpTimeout);
-    up.cork();
-    up.write(this.headText, 'latin1');
-    for (const b of this.pendingBody) up.write(b);
-    up.uncork();
+  #start(): void {
+    const { conn, reused } = this.conn.fp.pool.get(this.origin, this.retried);
+    this.reused = reused;
+    conn.exchange = this;
+    this.up = conn;
+    const up = conn.socket;
+    // One write per request head (with the body bytes that came with it): one syscall.
+    if (this.pendingBody.length === 0) up.write(this.headText, 'latin1');
+    else up.write(Buffer.concat([Buffer.from(this.headText, 'latin1'), ...this.pendingBody]));
     this.pendingBody = [];
   }
 
   /** Request body bytes from the client. */
   sendBody(chunk: Buffer): void {
-    const up = this.up;
+    const up = this.up?.socket;
     if (up === undefined || this.finished) return;
     if (!up.write(chunk)) {
       const client = this.conn.socket;
@@ -583,17 +593,11 @@ class Exchange {
     }
   }
 
-  #detach(): Socket | undefined {
+  #detach(): UpstreamConn | undefined {
     const up = this.up;
     if (up === undefined) return undefined;
-    up.removeListener('data', this.onUpData);
-    up.removeListener('end', this.onUpEnd);
-    up.removeListener('close', this.onUpEnd);
-    up.removeListener('error', this.onUpError);
-    up.removeListener('timeout', this.onUpTimeout);
-    up.removeListener('connect', this.onUpConnect);
-    up.removeAllListeners('drain');
-    up.setTimeout(0);
+    up.exchange = undefined;
+    up.socket.removeAllListeners('drain');
     this.up = undefined;
     return up;
   }
@@ -601,10 +605,10 @@ class Exchange {
   clientGone(): void {
     if (this.finished) return;
     this.finished = true;
-    this.#detach()?.destroy();
+    this.#detach()?.socket.destroy();
   }
 
-  #upData(chunk: Buffer): void {
+  upData(chunk: Buffer): void {
     this.gotResponse = true;
     if (this.mode === R.head) {
       this.upBuf = this.upBuf === undefined ? chunk : Buffer.concat([this.upBuf, chunk]);
@@ -700,27 +704,41 @@ class Exchange {
     out += keepAlive
       ? 'connection: keep-alive\r\nkeep-alive: timeout=65\r\n\r\n'
       : 'connection: close\r\n\r\n';
-    const client = this.conn.socket;
     this.sent = true;
-    client.cork();
-    client.write(out, 'latin1');
+    // The head goes out with the first body bytes, in one write.
+    this.headOut = Buffer.from(out, 'latin1');
     if (mode === R.none || (mode === R.length && this.left === 0)) {
-      client.uncork();
+      this.#flushHead();
       if (rest !== undefined) this.upstreamReusable = false;
       this.#finish(true);
       return;
     }
     if (rest !== undefined) this.#body(rest);
-    client.uncork();
+    this.#flushHead();
+  }
+
+  headOut: Buffer | undefined;
+
+  #flushHead(): void {
+    const h = this.headOut;
+    if (h === undefined) return;
+    this.headOut = undefined;
+    this.#write(h);
   }
 
   upstreamReusable = false;
   clientKeepAlive = false;
 
-  #write(chunk: Buffer): void {
+  #write(data: Buffer): void {
     const client = this.conn.socket;
+    const h = this.headOut;
+    let chunk = data;
+    if (h !== undefined) {
+      this.headOut = undefined;
+      chunk = Buffer.concat([h, data]);
+    }
     if (!client.write(chunk)) {
-      const up = this.up;
+      const up = this.up?.socket;
       if (up === undefined) return;
       up.pause();
       client.once('drain', () => {
@@ -830,7 +848,7 @@ class Exchange {
     return -1;
   }
 
-  #upClosed(): void {
+  upClosed(): void {
     if (this.finished) return;
     if (this.mode === R.close) {
       this.upstreamReusable = false;
@@ -839,6 +857,10 @@ class Exchange {
     }
     const err = new Error('upstream closed the connection') as Error & { code: string };
     err.code = 'ECONNRESET';
+    this.#fail(err);
+  }
+
+  upFailed(err: unknown): void {
     this.#fail(err);
   }
 
@@ -854,14 +876,13 @@ class Exchange {
       !this.hasBody &&
       code !== 'UND_ERR_HEADERS_TIMEOUT'
     ) {
-      this.#detach()?.destroy();
+      this.#detach()?.socket.destroy();
       this.retried = true;
-      this.reused = false;
-      this.#start(undefined);
+      this.#start();
       return;
     }
     this.finished = true;
-    this.#detach()?.destroy();
+    this.#detach()?.socket.destroy();
     const client = this.conn.socket;
     if (this.sent || client.destroyed) {
       client.destroy();
@@ -889,10 +910,8 @@ class Exchange {
     this.finished = true;
     const up = this.#detach();
     if (up !== undefined) {
-      if (clean && this.upstreamReusable) {
-        up.resume();
-        this.conn.fp.pool.give(this.origin, up);
-      } else up.destroy();
+      if (clean && this.upstreamReusable) this.conn.fp.pool.give(up);
+      else up.socket.destroy();
     }
     this.conn.done(clean && this.clientKeepAlive);
   }
