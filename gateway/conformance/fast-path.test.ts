@@ -288,6 +288,7 @@ describe('fast path', () => {
       'GET /echo/x HTTP/1.1\r\nhost: x\r\ncontent-length: 1\r\ncontent-length: 2\r\n\r\n',
       'GET /echo/x HTTP/1.1\r\nhost: x\r\nx: \x01\r\n\r\n',
       'GET /echo/ x HTTP/1.1\r\nhost: x\r\n\r\n',
+      'GET /echo/x HTTP/1.1\r\nx-no-host: 1\r\n\r\n',
     ]) {
       const text = await exchange(gw.port, raw);
       assert.deepEqual(statuses(text), [400], JSON.stringify(raw));

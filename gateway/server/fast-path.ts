@@ -162,6 +162,8 @@ function parseRequestHead(text: string): ParsedHead | undefined {
     }
     headers.push({ lower, raw, value });
   }
+  // HTTP/1.1 requires Host; node:http answers 400 without one.
+  if (host === undefined) return undefined;
   const { path, query } = splitTarget(target);
   return { method, path, query, headers, host, contentLength: Math.max(contentLength, 0), close };
 }
