@@ -15,6 +15,7 @@ import { GatewayError } from '../pipeline/errors.ts';
 import type { ListenerKey, Route, RouteTable, Target } from '../pipeline/router.ts';
 import { normalizeHost } from '../pipeline/router.ts';
 import { splitTarget } from '../pipeline/url.ts';
+import { HOP_BY_HOP, SET_BY_PROXY, connectionTokens } from '../upstream/headers.ts';
 import { upstreamPathOf } from '../upstream/proxy.ts';
 
 /** Requests served and connections handed to node:http, for tests and diagnostics. */
@@ -28,18 +29,6 @@ const MAX_IDLE_PER_ORIGIN = 1_024;
 /** Like the node:http listeners (listeners.ts). */
 const CLIENT_KEEP_ALIVE_MS = 65_000;
 
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-]);
-const SET_BY_PROXY = new Set(['host', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'expect']);
 const METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS', 'POST', 'PUT', 'PATCH']);
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // eslint-disable-next-line no-control-regex
@@ -95,19 +84,6 @@ interface ParsedHead {
 function peerOf(socket: Socket): string {
   const addr = socket.remoteAddress ?? '';
   return addr.startsWith('::ffff:') && isIP(addr.slice(7)) === 4 ? addr.slice(7) : addr;
-}
-
-/** Header names listed in a Connection header (other than keep-alive/close), lower case. */
-function connectionTokens(values: readonly string[]): Set<string> | undefined {
-  let tokens: Set<string> | undefined;
-  for (const v of values) {
-    for (const raw of v.split(',')) {
-      const t = raw.trim().toLowerCase();
-      if (t === '' || t === 'keep-alive' || t === 'close') continue;
-      (tokens ??= new Set()).add(t);
-    }
-  }
-  return tokens;
 }
 
 /**

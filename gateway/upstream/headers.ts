@@ -8,7 +8,7 @@ import type { RequestContext } from '../pipeline/context.ts';
 import { socketAddress } from '../pipeline/context.ts';
 
 /** Headers that describe one connection, never the message. */
-const HOP_BY_HOP = new Set([
+export const HOP_BY_HOP = new Set([
   'connection',
   'keep-alive',
   'proxy-authenticate',
@@ -21,12 +21,18 @@ const HOP_BY_HOP = new Set([
 ]);
 
 /** Request headers the proxy sets itself. */
-const SET_BY_PROXY = new Set(['host', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'expect']);
+export const SET_BY_PROXY = new Set([
+  'host',
+  'x-forwarded-for',
+  'x-forwarded-proto',
+  'x-forwarded-host',
+  'expect',
+]);
 
 /** Header names listed in a Connection header (other than keep-alive/close), lower case. */
-function connectionTokens(value: string | string[] | undefined): Set<string> | undefined {
+export function connectionTokens(value: string | readonly string[] | undefined): Set<string> | undefined {
   if (value === undefined) return undefined;
-  const text = Array.isArray(value) ? value.join(',') : value;
+  const text = typeof value === 'string' ? value : value.join(',');
   let tokens: Set<string> | undefined;
   for (const raw of text.split(',')) {
     const t = raw.trim().toLowerCase();
