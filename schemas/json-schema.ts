@@ -40,6 +40,16 @@ export interface JsonSchema {
   'x-kubernetes-int-or-string'?: boolean;
 }
 
+/** The Kubernetes extension keywords a schema may carry (kept in CRDs, ignored by ajv). */
+export const KUBERNETES_EXTENSIONS = [
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-validations',
+  'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys',
+  'x-kubernetes-map-type',
+  'x-kubernetes-int-or-string',
+] as const;
+
 /** A CRD validation rule (`x-kubernetes-validations` entry). */
 export interface CelRule {
   rule: string;

@@ -1,5 +1,5 @@
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
-import type { JsonSchema, KindDefinition } from './json-schema.ts';
+import { KUBERNETES_EXTENSIONS, type JsonSchema, type KindDefinition } from './json-schema.ts';
 import { API_VERSION } from './common.ts';
 
 /** One way a value breaks its schema: where (`spec.proxy.listen_path`) and why. */
@@ -14,14 +14,7 @@ export type SchemaCheck = (value: unknown) => SchemaProblem[];
 function newAjv(opts: { useDefaults: boolean; coerceTypes: boolean }): Ajv2020 {
   const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, ...opts });
   // Kubernetes extensions are data for the CRD generator; ajv need not act on them.
-  for (const keyword of [
-    'x-kubernetes-preserve-unknown-fields',
-    'x-kubernetes-validations',
-    'x-kubernetes-list-type',
-    'x-kubernetes-list-map-keys',
-    'x-kubernetes-map-type',
-    'x-kubernetes-int-or-string',
-  ]) {
+  for (const keyword of KUBERNETES_EXTENSIONS) {
     ajv.addKeyword({ keyword, schemaType: ['boolean', 'array', 'string'] });
   }
   // The one format we use; ajv-formats would add a dependency for one regular expression.

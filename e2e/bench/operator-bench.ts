@@ -12,13 +12,12 @@ import { join } from 'node:path';
 import { Pool } from 'undici';
 import { startControlPlane } from '../harness/control-plane.ts';
 import {
-  freePort,
   httpRequest,
   startEchoUpstream,
   startGateway,
-  startNode,
-  waitFor,
+  startOperator,
   type GatewayProc,
+  type OperatorProc,
 } from '../harness/processes.ts';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -74,22 +73,7 @@ const secret = 'bench-secret';
 const gw = await startGateway({ name: 'gateway', secret, dataDir: join(dir, 'gw'), logDir: dir });
 await cp.kubectl(['create', 'namespace', 'bench']);
 await cp.kubectl(['create', 'namespace', 'svc-operator-system']);
-const healthPort = await freePort();
-const operator = startNode({
-  name: 'operator',
-  script: 'operator/main.ts',
-  env: {
-    SVC_MODE: 'ce',
-    SVC_URL: gw.url,
-    SVC_AUTH: secret,
-    SVC_ORG: 'bench',
-    KUBECONFIG: cp.kubeconfig,
-    HEALTH_PROBE_PORT: String(healthPort),
-    POD_NAMESPACE: 'svc-operator-system',
-    LOG_LEVEL: 'warn',
-  },
-  logDir: dir,
-});
+let operator: OperatorProc | undefined;
 
 const results: { operator: Run[]; direct: Run[]; peakRssMiB: number } = {
   operator: [],
@@ -97,10 +81,14 @@ const results: { operator: Run[]; direct: Run[]; peakRssMiB: number } = {
   peakRssMiB: 0,
 };
 try {
-  await waitFor(
-    'operator ready',
-    async () => (await httpRequest(`http://127.0.0.1:${healthPort}/readyz`)).status === 200,
-  );
+  operator = await startOperator({
+    name: 'operator',
+    gateway: gw,
+    kubeconfig: cp.kubeconfig,
+    logDir: dir,
+    org: 'bench',
+    env: { LOG_LEVEL: 'warn' },
+  });
   for (const n of SIZES) {
     // Through the operator: one kubectl apply of n manifests.
     const paths = Array.from({ length: n }, (_, i) => `/op-${n}-${i}/`);
@@ -147,7 +135,7 @@ spec:
   const status = readFileSync(`/proc/${operator.pid}/status`, 'utf8');
   results.peakRssMiB = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) / 1024;
 } finally {
-  await operator.stop();
+  await operator?.stop();
   await gw.stop();
   await upstream.close();
   await cp.stop();

@@ -13,15 +13,7 @@ import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { environment } from '../../lib/config.ts';
 import { startControlPlane, toolPath, type KubectlOptions, type KubectlResult } from './control-plane.ts';
-import {
-  freePort,
-  httpRequest,
-  startEchoUpstream,
-  startGateway,
-  startNode,
-  waitFor,
-  type Proc,
-} from './processes.ts';
+import { httpRequest, startEchoUpstream, startGateway, startOperator, waitFor } from './processes.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const crdDir = join(root, 'charts', 'svc-operator', 'crds');
@@ -69,27 +61,16 @@ try {
   const secret = randomBytes(24).toString('base64url');
   const gw = await startGateway({ name: 'gateway', secret, dataDir: join(dir, 'gateway-data'), logDir: dir });
   cleanups.push(() => gw.stop());
-  const healthPort = await freePort();
-  const operator: Proc = startNode({
+  const operator = await startOperator({
     name: 'operator',
-    script: 'operator/main.ts',
-    env: {
-      SVC_MODE: 'ce',
-      SVC_URL: gw.url,
-      SVC_AUTH: secret,
-      SVC_ORG: 'demo',
-      KUBECONFIG: kubeconfig,
-      HEALTH_PROBE_PORT: String(healthPort),
-      POD_NAMESPACE: 'svc-operator-system',
-    },
+    gateway: gw,
+    kubeconfig,
     logDir: dir,
+    org: 'demo',
   });
   cleanups.push(() => operator.stop());
-  await waitFor('the operator to be ready', async () => {
-    return (await httpRequest(`http://127.0.0.1:${healthPort}/readyz`)).status === 200;
-  });
   console.log(`gateway   ${gw.url}   (logs: ${gw.logFile})`);
-  console.log(`operator  http://127.0.0.1:${healthPort}/metrics   (logs: ${operator.logFile})`);
+  console.log(`operator  ${operator.opsUrl}/metrics   (logs: ${operator.logFile})`);
   console.log(`upstream  ${upstream.url}`);
 
   say('applying examples/');

@@ -160,3 +160,45 @@ export async function startGateway(opts: {
   });
   return { ...proc, url, port, secret: opts.secret };
 }
+
+/** An operator process and the address of its /healthz, /readyz and /metrics. */
+export interface OperatorProc extends Proc {
+  /** `http://127.0.0.1:<port>`. */
+  opsUrl: string;
+}
+
+/**
+ * Starts `operator/main.ts` in mode ce against `gateway`, with leader election in the
+ * namespace `svc-operator-system` (which must exist), and waits until it is ready. `env`
+ * adds to or overrides the settings.
+ */
+export async function startOperator(opts: {
+  name: string;
+  gateway: GatewayProc;
+  kubeconfig: string;
+  logDir: string;
+  org?: string;
+  env?: Record<string, string>;
+}): Promise<OperatorProc> {
+  const healthPort = await freePort();
+  const proc = startNode({
+    name: opts.name,
+    script: 'operator/main.ts',
+    env: {
+      SVC_MODE: 'ce',
+      SVC_URL: opts.gateway.url,
+      SVC_AUTH: opts.gateway.secret,
+      SVC_ORG: opts.org ?? 'e2e-org',
+      KUBECONFIG: opts.kubeconfig,
+      HEALTH_PROBE_PORT: String(healthPort),
+      POD_NAMESPACE: 'svc-operator-system',
+      ...opts.env,
+    },
+    logDir: opts.logDir,
+  });
+  const opsUrl = `http://127.0.0.1:${healthPort}`;
+  await waitFor(`${opts.name} /readyz (log ${proc.logFile})`, async () => {
+    return (await httpRequest(`${opsUrl}/readyz`)).status === 200;
+  });
+  return { ...proc, opsUrl };
+}

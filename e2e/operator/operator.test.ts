@@ -10,11 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.ts';
 import {
-  freePort,
   httpRequest,
   startEchoUpstream,
   startGateway,
-  startNode,
+  startOperator,
   waitFor,
   type GatewayProc,
   type Proc,
@@ -34,31 +33,16 @@ let operator: Proc | undefined;
 let operatorRuns = 0;
 let metricsUrl = '';
 
-async function startOperator(): Promise<Proc> {
+async function runOperator(): Promise<Proc> {
   operatorRuns++;
-  const healthPort = await freePort();
-  const proc = startNode({
+  const proc = await startOperator({
     name: `operator-${operatorRuns}`,
-    script: 'operator/main.ts',
-    env: {
-      SVC_MODE: 'ce',
-      SVC_URL: gw.url,
-      SVC_AUTH: SECRET,
-      SVC_ORG: 'e2e-org',
-      KUBECONFIG: cp.kubeconfig,
-      WATCH_NAMESPACE: 'team-a,team-b',
-      SVC_RESYNC_PERIOD: RESYNC,
-      HEALTH_PROBE_PORT: String(healthPort),
-      POD_NAMESPACE: 'svc-operator-system',
-      LOG_LEVEL: 'debug',
-    },
+    gateway: gw,
+    kubeconfig: cp.kubeconfig,
     logDir: dir,
+    env: { WATCH_NAMESPACE: 'team-a,team-b', SVC_RESYNC_PERIOD: RESYNC, LOG_LEVEL: 'debug' },
   });
-  metricsUrl = `http://127.0.0.1:${healthPort}/metrics`;
-  await waitFor(`operator /readyz (log ${proc.logFile})`, async () => {
-    const r = await httpRequest(`http://127.0.0.1:${healthPort}/readyz`);
-    return r.status === 200;
-  });
+  metricsUrl = `${proc.opsUrl}/metrics`;
   return proc;
 }
 
@@ -71,7 +55,7 @@ before(async () => {
   upstream = await startEchoUpstream();
   gw = await startGateway({ name: 'gateway', secret: SECRET, dataDir: join(dir, 'gw'), logDir: dir });
   gw2 = await startGateway({ name: 'gateway-2', secret: SECRET2, dataDir: join(dir, 'gw2'), logDir: dir });
-  operator = await startOperator();
+  operator = await runOperator();
 });
 
 after(async () => {
@@ -344,7 +328,7 @@ test('operator restart: changes made while it was down converge, drift is revert
   await httpRequest(`${gw.url}/svc/reload`, { headers: { 'x-svc-authorization': SECRET } });
   await notServed(gw, '/orders/x');
 
-  operator = await startOperator();
+  operator = await runOperator();
   await served(gw, '/added-offline/x', '/x');
   await served(gw, '/kept-v2/x', '/x');
   await notServed(gw, '/kept/x');

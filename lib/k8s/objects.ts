@@ -1,16 +1,9 @@
 import * as k8s from '@kubernetes/client-node';
 import { isDeepStrictEqual } from 'node:util';
 import { GROUP, VERSION } from '../../schemas/common.ts';
+import type { Condition } from '../../schemas/generated/kinds.ts';
 
-/** A standard condition (metav1.Condition). */
-export interface Condition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  observedGeneration?: number;
-  lastTransitionTime: string;
-  reason: string;
-  message: string;
-}
+export type { Condition };
 
 /**
  * Sets `next` in a copy of `conditions`. The transition time moves only when the status

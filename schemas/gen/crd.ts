@@ -1,4 +1,4 @@
-import type { JsonSchema, KindDefinition } from '../json-schema.ts';
+import { KUBERNETES_EXTENSIONS, type JsonSchema, type KindDefinition } from '../json-schema.ts';
 import { CATEGORY, GROUP, VERSION } from '../common.ts';
 
 /** Keywords the API server's structural schemas accept, copied as they are. */
@@ -18,12 +18,7 @@ const kept = [
   'maxItems',
   'uniqueItems',
   'minProperties',
-  'x-kubernetes-preserve-unknown-fields',
-  'x-kubernetes-validations',
-  'x-kubernetes-list-type',
-  'x-kubernetes-list-map-keys',
-  'x-kubernetes-map-type',
-  'x-kubernetes-int-or-string',
+  ...KUBERNETES_EXTENSIONS,
 ] as const;
 
 /**
