@@ -10,6 +10,7 @@ import { loadGatewayConfig, loadTls } from './config/load.ts';
 import { runPrimary, STARTED } from './server/cluster.ts';
 import { Gateway } from './server/gateway.ts';
 import { localBus, workerBus } from './server/node-bus.ts';
+import { openCounters } from './limits/open.ts';
 import { openStore } from './store/open.ts';
 
 async function main(): Promise<void> {
@@ -32,11 +33,13 @@ async function main(): Promise<void> {
   }
 
   const store = await openStore(config, log);
+  const counters = openCounters(config, log);
   let gateway: Gateway;
   try {
     gateway = await Gateway.start({
       config,
       store,
+      counters,
       log,
       tls,
       bus: cluster.isWorker ? workerBus() : localBus(),
@@ -44,6 +47,7 @@ async function main(): Promise<void> {
   } catch (err) {
     log.error('gateway failed to start', { error: errorMessage(err) });
     await store.close();
+    await counters.close();
     process.exit(1);
   }
   if (cluster.isWorker) process.send?.(STARTED);
@@ -55,7 +59,7 @@ async function main(): Promise<void> {
     log.info('stopping', { reason });
     void gateway
       .stop()
-      .then(() => store.close())
+      .then(() => Promise.all([store.close(), counters.close()]))
       .finally(() => process.exit(0));
   };
   process.on('SIGTERM', () => {

@@ -3,15 +3,7 @@ import assert from 'node:assert/strict';
 import { validateApiDefinition, validateApiDefinitionDelete } from './api-definition.validate.ts';
 import type { FieldError } from './field-error.ts';
 import { memoryLookups } from './memory-lookups.ts';
-import {
-  apiDefinition,
-  configMap,
-  oasApi,
-  oasDocument,
-  operatorContext,
-  secret,
-  securityPolicy,
-} from './testing.ts';
+import { apiDefinition, configMap, oasApi, oasDocument, operatorContext, securityPolicy } from './testing.ts';
 
 interface Case {
   name: string;
@@ -42,7 +34,7 @@ const cases: Case[] = [
     ],
   },
   {
-    name: 'use_keyless with two methods names both',
+    name: 'use_keyless with two methods names both (and one is not supported yet)',
     obj: apiDefinition('orders', { use_basic_auth: true, use_mutual_tls_auth: true }),
     errors: [
       {
@@ -51,57 +43,53 @@ const cases: Case[] = [
         message:
           'use_keyless excludes authentication, but use_basic_auth, use_mutual_tls_auth are true: set use_keyless to false, or turn use_basic_auth and use_mutual_tls_auth off',
       },
+      {
+        path: 'spec.use_mutual_tls_auth',
+        type: 'NotSupported',
+        message:
+          'static mutual TLS (an allow list of client certificates) is not supported yet by this gateway: set use_mutual_tls_auth to false',
+      },
     ],
   },
   {
-    name: 'target_url is required without GraphQL',
+    name: 'target_url is required',
     obj: apiDefinition('orders', { proxy: { listen_path: '/orders/' } }),
     errors: [
       {
         path: 'spec.proxy.target_url',
         type: 'Required',
-        message:
-          'set the upstream address, such as http://<service>.<namespace>.svc:<port>, or enable GraphQL (graphql.enabled: true)',
+        message: 'set the upstream address, such as http://<service>.<namespace>.svc:<port>',
       },
     ],
   },
   {
-    name: 'target_url may be empty when GraphQL is enabled',
+    name: 'GraphQL is not supported yet (target_url may be empty with it)',
     obj: apiDefinition('orders', {
       proxy: { listen_path: '/orders/' },
       graphql: {
         enabled: true,
         execution_mode: 'executionEngine',
         schema: 'type Query { user(id: ID!): User } type User { id: ID! }',
-        type_field_configurations: [
-          {
-            type_name: 'Query',
-            field_name: 'user',
-            data_source: {
-              kind: 'HTTPJSONDataSource',
-              data_source_config: {
-                url: 'http://users.default.svc:8080/users/{{ .arguments.id }}',
-                method: 'GET',
-              },
-            },
-          },
-        ],
       },
-    }),
-  },
-  {
-    name: 'target_url without a scheme',
-    obj: apiDefinition('orders', {
-      proxy: { listen_path: '/orders/', target_url: 'orders.default.svc:8080' },
     }),
     errors: [
       {
-        path: 'spec.proxy.target_url',
-        type: 'Invalid',
+        path: 'spec.graphql.enabled',
+        type: 'NotSupported',
         message:
-          '"orders.default.svc:8080" has the scheme "orders.default.svc": use http, https, h2c, tcp, tls, ws, wss',
+          'GraphQL is not supported yet by this gateway: set graphql.enabled to false and proxy the GraphQL upstream as a plain HTTP API (proxy.target_url)',
       },
     ],
+  },
+  {
+    name: 'a target_url without a scheme means http, as on the gateway',
+    obj: apiDefinition('orders', {
+      proxy: { listen_path: '/orders/', target_url: 'orders.default.svc:8080' },
+    }),
+  },
+  {
+    name: 'httpbin.org is http://httpbin.org',
+    obj: apiDefinition('bin', { proxy: { listen_path: '/bin/', target_url: 'httpbin.org' } }),
   },
   {
     name: 'target_url that is not a URL',
@@ -111,17 +99,144 @@ const cases: Case[] = [
         path: 'spec.proxy.target_url',
         type: 'Invalid',
         message:
-          '"not a url" is not an absolute URL: write the scheme and host, such as http://orders.default.svc:8080',
+          '"not a url" is not a URL: write the upstream address, such as http://orders.default.svc:8080',
+      },
+    ],
+  },
+  ...['tcp://db:5432', 'tls://db:5432', 'h2c://grpc:50051', 'ws://chat:80', 'wss://chat:443'].map(
+    (target): Case => ({
+      name: `a ${target.split(':')[0] ?? ''} target is not supported (the gateway refuses it)`,
+      obj: apiDefinition('db', { proxy: { listen_path: '/db/', target_url: target } }),
+      errors: [
+        {
+          path: 'spec.proxy.target_url',
+          type: 'NotSupported',
+          message: `${JSON.stringify(target)}: the scheme ${JSON.stringify(target.split(':')[0])} is not supported yet by this gateway: proxy to an http:// or https:// address, such as http://orders.default.svc:8080`,
+        },
+      ],
+    }),
+  ),
+  {
+    name: 'protocol tcp is not supported',
+    obj: apiDefinition('db', { protocol: 'tcp', listen_port: 5432 }),
+    errors: [
+      {
+        path: 'spec.protocol',
+        type: 'NotSupported',
+        message:
+          'this listener protocol is not supported yet by this gateway: set protocol to http or https, or leave it empty to serve on the gateway port',
+      },
+    ],
+  },
+  ...['/hello', '/ready/', '/svc/x'].map((lp): Case => ({
+    name: `listen path ${lp} is the gateway's management API's`,
+    obj: apiDefinition('mgmt', { proxy: { listen_path: lp, target_url: 'http://m' } }),
+    errors: [
+      {
+        path: 'spec.proxy.listen_path',
+        type: 'Invalid',
+        message: `${JSON.stringify(lp)}: the gateway's management API answers /${lp.split('/')[1] ?? ''} and the paths under it on the gateway port: choose another listen path, or serve the API on a listen_port of its own`,
+      },
+    ],
+  })),
+  {
+    name: 'a reserved path on a listen_port of its own is fine',
+    obj: apiDefinition('mgmt', {
+      protocol: 'http',
+      listen_port: 9000,
+      proxy: { listen_path: '/hello/', target_url: 'http://m' },
+    }),
+  },
+  {
+    name: 'a listen path that is not canonical',
+    obj: apiDefinition('p', { proxy: { listen_path: '/p/./', target_url: 'http://p' } }),
+    cluster: [apiDefinition('p-v1', { proxy: { listen_path: '/p/', target_url: 'http://p' } })],
+    errors: [
+      {
+        path: 'spec.proxy.listen_path',
+        type: 'Invalid',
+        message: '"/p/./" has a "." or ".." segment: write the path it stands for, "/p/"',
       },
     ],
   },
   {
-    name: 'a TCP target is valid',
-    obj: apiDefinition('db', {
-      protocol: 'tcp',
-      listen_port: 5432,
-      proxy: { listen_path: '/db/', target_url: 'tcp://db:5432' },
+    name: 'settings the gateway does not enforce yet are refused by name',
+    obj: apiDefinition('orders', {
+      CORS: { enable: true },
+      enable_detailed_recording: true,
+      version_data: { versions: { Default: { name: 'Default', expires: '2030-01-01 00:00' } } },
+      certificate_secret_names: ['orders-tls'],
     }),
+    errors: [
+      {
+        path: 'spec.certificate_secret_names',
+        type: 'NotSupported',
+        message:
+          "per-API certificates are not supported yet by this gateway (the gateway's own certificate serves every HTTPS listener): remove the list",
+      },
+      {
+        path: 'spec.CORS.enable',
+        type: 'NotSupported',
+        message:
+          'CORS handling at the gateway is not supported yet by this gateway: set CORS.enable to false and let the upstream answer CORS requests',
+      },
+      {
+        path: 'spec.enable_detailed_recording',
+        type: 'NotSupported',
+        message:
+          'analytics recording is not supported yet by this gateway: set enable_detailed_recording to false',
+      },
+      {
+        path: 'spec.version_data.versions.Default.expires',
+        type: 'NotSupported',
+        message:
+          'version expiry is not supported yet by this gateway: remove expires (the version does not expire)',
+      },
+    ],
+  },
+  {
+    name: 'chained authentication is not supported yet',
+    obj: apiDefinition('orders', { use_keyless: false, use_standard_auth: true, use_basic_auth: true }),
+    errors: [
+      {
+        path: 'spec.use_basic_auth',
+        type: 'NotSupported',
+        message:
+          'use_standard_auth and use_basic_auth are both true: chained authentication (several methods at once) is not supported yet by this gateway: keep one method and set the others to false',
+      },
+    ],
+  },
+  {
+    name: 'basic authentication with credentials in the body',
+    obj: apiDefinition('orders', {
+      use_keyless: false,
+      use_basic_auth: true,
+      basic_auth: {
+        extract_from_body: true,
+        body_user_regexp: '<u>(.*)</u>',
+        body_password_regexp: '<p>.*</p>',
+      },
+    }),
+    errors: [
+      {
+        path: 'spec.basic_auth.body_password_regexp',
+        type: 'Invalid',
+        message:
+          '"<p>.*</p>" has 0 capturing groups: write exactly one, around the password, such as <password>(.*)</password> (make other groups non-capturing: (?:...))',
+      },
+    ],
+  },
+  {
+    name: 'a domain that is not a host name',
+    obj: apiDefinition('orders', { domain: 'api_example.com' }),
+    errors: [
+      {
+        path: 'spec.domain',
+        type: 'Invalid',
+        message:
+          '"api_example.com" is not a host name: write one such as api.example.com, or *.example.com for its subdomains',
+      },
+    ],
   },
   {
     name: 'listen_path must start with a slash (the rule wins over the schema pattern)',
@@ -224,14 +339,43 @@ const cases: Case[] = [
     cluster: [other],
   },
   {
-    name: 'the same listen path and domain (case-insensitive) conflict',
+    name: 'a listen path in other capitals or without its trailing slash claims the same route',
+    obj: apiDefinition('orders', { proxy: { listen_path: '/Orders', target_url: 'http://o' } }),
+    cluster: [other],
+    errors: [
+      {
+        path: 'spec.proxy.listen_path',
+        type: 'Invalid',
+        message:
+          'listen path "/Orders" (no domain) is already claimed by ApiDefinition default/orders-v1 on the same gateway: choose another listen path or domain',
+      },
+    ],
+  },
+  ...[
+    ['//orders/', '"//orders/" has an empty segment ("//"): write "/orders/"'],
+    ['/orders/./', '"/orders/./" has a "." or ".." segment: write the path it stands for, "/orders/"'],
+    [
+      '/orders%2F',
+      '"/orders%2F" has a percent-encoded character: listen paths are compared with request paths as clients send them, so write the characters themselves, such as "/orders/"',
+    ],
+  ].map(([lp = '', message = '']): Case => ({
+    name: `${lp} can't sit beside /orders/: it is refused as not canonical`,
+    obj: apiDefinition('orders', { proxy: { listen_path: lp, target_url: 'http://o' } }),
+    cluster: [other],
+    errors: [{ path: 'spec.proxy.listen_path', type: 'Invalid', message }],
+  })),
+  ...[
+    ['API.example.com', 'api.example.com'],
+    ['api.example.com.', 'API.example.com:8443'],
+  ].map(([mine = '', theirs = '']): Case => ({
+    name: `domain ${mine} is domain ${theirs} (case, port and final dot ignored)`,
     obj: apiDefinition('orders', {
-      domain: 'API.example.com',
+      domain: mine,
       proxy: { listen_path: '/orders/', target_url: 'http://o' },
     }),
     cluster: [
       apiDefinition('orders-v1', {
-        domain: 'api.example.com',
+        domain: theirs,
         proxy: { listen_path: '/orders/', target_url: 'http://o' },
       }),
     ],
@@ -239,11 +383,10 @@ const cases: Case[] = [
       {
         path: 'spec.proxy.listen_path',
         type: 'Invalid',
-        message:
-          'listen path "/orders/" on domain "API.example.com" is already claimed by ApiDefinition default/orders-v1 on the same gateway: choose another listen path or domain',
+        message: `listen path "/orders/" on domain ${JSON.stringify(mine)} is already claimed by ApiDefinition default/orders-v1 on the same gateway: choose another listen path or domain`,
       },
     ],
-  },
+  })),
   {
     name: 'the same listen path on another gateway (OperatorContext) is fine',
     obj: apiDefinition('orders', {
@@ -258,88 +401,10 @@ const cases: Case[] = [
     cluster: [other],
   },
   {
-    name: 'executionEngine needs a schema; data source URLs must be URLs',
-    obj: apiDefinition('users', {
-      graphql: {
-        enabled: true,
-        execution_mode: 'executionEngine',
-        type_field_configurations: [
-          {
-            type_name: 'Query',
-            field_name: 'a',
-            data_source: {
-              kind: 'HTTPJSONDataSource',
-              data_source_config: { url: 'users/{{ .arguments.id }}' },
-            },
-          },
-          {
-            type_name: 'Query',
-            field_name: 'b',
-            data_source: { kind: 'GraphQLDataSource', data_source_config: { url: 'http://x/{{ .object.id' } },
-          },
-          {
-            type_name: 'Query',
-            field_name: 'c',
-            data_source: { kind: 'GraphQLDataSource', data_source_config: { url: 'ftp://x/graphql' } },
-          },
-        ],
-      },
-    }),
-    errors: [
-      {
-        path: 'spec.graphql.schema',
-        type: 'Required',
-        message:
-          'execution_mode executionEngine needs the GraphQL schema (SDL) of the API: set graphql.schema',
-      },
-      {
-        path: 'spec.graphql.type_field_configurations[0].data_source.data_source_config.url',
-        type: 'Invalid',
-        message:
-          '"users/{{ .arguments.id }}" is not an absolute http(s) URL: write the scheme and host, such as http://users.default.svc:8080/graphql',
-      },
-      {
-        path: 'spec.graphql.type_field_configurations[1].data_source.data_source_config.url',
-        type: 'Invalid',
-        message:
-          '"http://x/{{ .object.id" has an unbalanced template: close each {{ with }}, such as {{ .object.id }}',
-      },
-      {
-        path: 'spec.graphql.type_field_configurations[2].data_source.data_source_config.url',
-        type: 'Invalid',
-        message: '"ftp://x/graphql" has the scheme "ftp": data sources are called over http or https',
-      },
-    ],
-  },
-  {
-    name: 'an unknown data source kind is not supported',
-    obj: apiDefinition('users', {
-      graphql: {
-        enabled: true,
-        execution_mode: 'executionEngine',
-        schema: 'type Query { a: String }',
-        type_field_configurations: [
-          {
-            type_name: 'Query',
-            field_name: 'a',
-            data_source: { kind: 'RESTDataSource', data_source_config: { url: 'http://x' } },
-          },
-        ],
-      },
-    }),
-    errors: [
-      {
-        path: 'spec.graphql.type_field_configurations[0].data_source.kind',
-        type: 'NotSupported',
-        message: '"RESTDataSource": use GraphQLDataSource or HTTPJSONDataSource',
-      },
-    ],
-  },
-  {
     name: 'data sources in proxyOnly mode are unused (warning)',
     obj: apiDefinition('users', {
       graphql: {
-        enabled: true,
+        enabled: false,
         type_field_configurations: [
           {
             type_name: 'Query',
@@ -360,15 +425,20 @@ const cases: Case[] = [
       {
         path: 'spec.protocol',
         type: 'Required',
-        message:
-          'listen_port needs a protocol: set protocol to http, https, h2c, tcp or tls, or remove listen_port',
+        message: 'listen_port needs a protocol: set protocol to http or https, or remove listen_port',
       },
     ],
   },
   {
-    name: 'enable_jwt needs a signing method and a source',
+    name: 'JWT is not supported yet (and, as in CEL, needs a signing method and a source)',
     obj: apiDefinition('orders', { use_keyless: false, enable_jwt: true }),
     errors: [
+      {
+        path: 'spec.enable_jwt',
+        type: 'NotSupported',
+        message:
+          'JWT authentication is not supported yet by this gateway: set enable_jwt to false and use auth tokens (use_standard_auth) or basic authentication (use_basic_auth)',
+      },
       {
         path: 'spec.jwt_signing_method',
         type: 'Required',
@@ -403,17 +473,13 @@ const cases: Case[] = [
     name: 'references to objects that do not exist yet are warnings',
     obj: apiDefinition('orders', {
       use_keyless: false,
-      enable_jwt: true,
       jwt_signing_method: 'rsa',
       jwt_source: 'https://idp.example.com/.well-known/jwks.json',
       contextRef: { name: 'team-a' },
-      certificate_secret_names: ['orders-tls', 'present-tls'],
       jwt_default_policies: [{ name: 'basic', namespace: 'policies' }],
     }),
-    cluster: [secret('present-tls', ['tls.crt', 'tls.key'])],
     warnings: [
       'spec.contextRef: OperatorContext default/team-a does not exist yet: the operator waits for it before it reconciles this resource',
-      'spec.certificate_secret_names[0]: Secret default/orders-tls does not exist yet: the API is served without that certificate until it does',
       'spec.jwt_default_policies[0]: SecurityPolicy policies/basic does not exist yet: tokens without a policy claim get no policy until it does',
     ],
   },

@@ -2,6 +2,7 @@
  * Rules shared by the two OAS-based kinds (SvcOasApiDefinition and SvcStreamsApiDefinition):
  * the document their ConfigMap holds, and the listen path it claims.
  */
+import { listenPathProblem, reservedPathProblem } from '../schemas/rules/api-definition.ts';
 import { asObject, asString, at, metaOf } from './access.ts';
 import { fe, mergeErrors } from './field-error.ts';
 import type { FieldError, Verdict } from './field-error.ts';
@@ -42,9 +43,21 @@ export async function validateDocumentApi(
     errors.push(...result.errors);
     warnings.push(...result.warnings);
     const claim = result.doc === undefined ? undefined : documentClaim(kind, obj, result.doc);
+    // A listen path without its leading "/" is reported by the document's schema.
     if (claim?.listenPath.startsWith('/') === true) {
-      const other = conflictingClaim(claim, await allClaims(lookups));
-      if (other !== undefined) errors.push(fe.invalid(`${refPath}.keyName`, conflictMessage(claim, other)));
+      // The same rule as a classic API's listen path; OAS APIs are served on the gateway port.
+      const problem = listenPathProblem(claim.listenPath) ?? reservedPathProblem(claim.listenPath);
+      const other = problem === undefined ? conflictingClaim(claim, await allClaims(lookups)) : undefined;
+      if (problem !== undefined) {
+        errors.push(
+          fe.invalid(
+            `${refPath}.keyName`,
+            `in the document at x-svc-api-gateway.server.listenPath.value: ${problem}`,
+          ),
+        );
+      } else if (other !== undefined) {
+        errors.push(fe.invalid(`${refPath}.keyName`, conflictMessage(claim, other)));
+      }
     }
   }
   warnings.push(...(await contextRefWarnings(obj, lookups)));

@@ -2,25 +2,23 @@
  * The result type of every validator: field errors (the request is refused) and warnings (it is
  * admitted, and kubectl prints them). Messages say how to fix the problem, not only what it is.
  */
+import {
+  FieldProblemType,
+  formatProblem,
+  problemLabel,
+  type FieldProblem,
+} from '../schemas/rules/field-problem.ts';
 import type { SchemaProblem } from '../schemas/validate.ts';
 
-/** Kinds of field errors, as Kubernetes names them. */
-export const FieldErrorType = {
-  Required: 'Required',
-  Invalid: 'Invalid',
-  NotSupported: 'NotSupported',
-  Forbidden: 'Forbidden',
-  TooLong: 'TooLong',
-} as const;
+export { quote } from '../schemas/rules/field-problem.ts';
+
+/** Kinds of field errors, as Kubernetes names them (the shared rules' problem types). */
+export const FieldErrorType = FieldProblemType;
 /** One of FieldErrorType. */
-export type FieldErrorType = (typeof FieldErrorType)[keyof typeof FieldErrorType];
+export type FieldErrorType = FieldProblemType;
 
 /** One problem of an object: where (`spec.access_rights_array[0].kind`), what kind, how to fix it. */
-export interface FieldError {
-  path: string;
-  type: FieldErrorType;
-  message: string;
-}
+export type FieldError = FieldProblem;
 
 /** What a validator returns; no errors means admitted. */
 export interface Verdict {
@@ -37,15 +35,6 @@ export const fe = {
   tooLong: (path: string, message: string): FieldError => ({ path, type: 'TooLong', message }),
 };
 
-/** How Kubernetes labels each type in messages (`spec.x: Invalid value: ...`). */
-const label: Record<FieldErrorType, string> = {
-  Required: 'Required value',
-  Invalid: 'Invalid value',
-  NotSupported: 'Unsupported value',
-  Forbidden: 'Forbidden',
-  TooLong: 'Too long',
-};
-
 /** The reason a Kubernetes StatusCause carries for each type. */
 export const causeReason: Record<FieldErrorType, string> = {
   Required: 'FieldValueRequired',
@@ -57,13 +46,11 @@ export const causeReason: Record<FieldErrorType, string> = {
 
 /** `Invalid value: message`: a field error without its path (a Kubernetes StatusCause message). */
 export function fieldErrorBody(e: FieldError): string {
-  return `${label[e.type]}: ${e.message}`;
+  return `${problemLabel[e.type]}: ${e.message}`;
 }
 
 /** `spec.x: Invalid value: message`, the way the API server prints a field error. */
-export function formatFieldError(e: FieldError): string {
-  return `${e.path === '' ? '<object>' : e.path}: ${fieldErrorBody(e)}`;
-}
+export const formatFieldError: (e: FieldError) => string = formatProblem;
 
 const prefixes: readonly [string, FieldErrorType][] = [
   ['Required value: ', 'Required'],
@@ -103,12 +90,4 @@ export function mergeErrors(
   return [...schemaErrors.filter((e) => !byRule.has(e.path)), ...ruleErrors].sort((a, b) =>
     a.path.localeCompare(b.path, 'en', { numeric: true }),
   );
-}
-
-/** JSON of a value for messages, shortened so a huge value can't flood the response. */
-export function quote(value: unknown, max = 80): string {
-  // JSON.stringify returns undefined for undefined and functions, whatever its typings say.
-  const json = JSON.stringify(value) as string | undefined;
-  const s = json ?? String(value);
-  return s.length > max ? `${s.slice(0, max - 3)}...` : s;
 }

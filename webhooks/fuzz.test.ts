@@ -97,6 +97,18 @@ class Fuzzer {
           'ftp://x',
           '{{ .object.id',
           'http://x/{{ .a }}',
+          'httpbin.org',
+          'tcp://x:1',
+          'ws://x',
+          '/p/./',
+          '//p/',
+          '/p%2F',
+          '/P/',
+          '/hello',
+          '/svc/x',
+          'tcp',
+          'h2c',
+          'https',
           'ApiDefinition',
           'SvcOasApiDefinition',
           'active',
@@ -313,7 +325,19 @@ const oracles: Record<string, (obj: unknown) => string | undefined> = {
       !(typeof at(spec, 'proxy.target_url') === 'string' && at(spec, 'proxy.target_url') !== '')
     )
       return 'no target_url';
-    if (!String(at(spec, 'proxy.listen_path')).startsWith('/')) return 'listen_path';
+    const lp = String(at(spec, 'proxy.listen_path'));
+    if (!lp.startsWith('/')) return 'listen_path';
+    if (/\/\/|%|\/\.\.?(\/|$)/.test(lp)) return 'listen_path not canonical';
+    const onGatewayPort = !((asNumber(spec.listen_port) ?? 0) > 0);
+    if (onGatewayPort && /^\/(svc|hello|ready)(\/|$)/i.test(lp)) return 'listen_path reserved';
+    if (!['', 'http', 'https', undefined].includes(spec.protocol as string | undefined)) return 'protocol';
+    const target = at(spec, 'proxy.target_url');
+    if (typeof target === 'string' && target !== '') {
+      const url = URL.parse(/^[a-z][a-z0-9+.-]*:\/\//i.test(target) ? target : `http://${target}`);
+      if (url === null || !['http:', 'https:'].includes(url.protocol)) return `target ${target}`;
+    }
+    for (const on of ['enable_jwt', 'graphql.enabled', 'CORS.enable', 'use_mutual_tls_auth'])
+      if (at(spec, on) === true) return `${on} is not supported`;
     return undefined;
   },
   OperatorContext: (obj) => {

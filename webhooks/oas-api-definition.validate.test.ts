@@ -192,6 +192,33 @@ const cases: Case[] = [
     ],
   },
   {
+    name: 'a listen path another API claims in other capitals',
+    cluster: [doc(oasDocument('/Orders')), apiDefinition('orders')],
+    errors: [
+      err(
+        'listen path "/Orders" (no domain) is already claimed by ApiDefinition default/orders on the same gateway: choose another listen path or domain',
+      ),
+    ],
+  },
+  {
+    name: 'the listen path follows the rule of classic APIs: canonical',
+    cluster: [doc(oasDocument('//pets/'))],
+    errors: [
+      err(
+        'in the document at x-svc-api-gateway.server.listenPath.value: "//pets/" has an empty segment ("//"): write "/pets/"',
+      ),
+    ],
+  },
+  {
+    name: "the listen path follows the rule of classic APIs: not the management API's",
+    cluster: [doc(oasDocument('/ready/pets/'))],
+    errors: [
+      err(
+        `in the document at x-svc-api-gateway.server.listenPath.value: "/ready/pets/": the gateway's management API answers /ready and the paths under it on the gateway port: choose another listen path, or serve the API on a listen_port of its own`,
+      ),
+    ],
+  },
+  {
     name: 'the same listen path on another custom domain is fine',
     cluster: [
       doc(

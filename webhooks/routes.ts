@@ -1,8 +1,10 @@
 /**
  * Which domain and listen path each API claims on its gateway, so that two APIs cannot claim
  * the same pair. APIs bound to different OperatorContexts go to different gateways and never
- * conflict; a domain of "" means "every host".
+ * conflict; a domain of "" means "every host". Two claims are compared the way the gateway's
+ * router matches them (`routeKey`, `domainKey` of schemas/rules).
  */
+import { domainKey, routeKey } from '../schemas/rules/api-definition.ts';
 import { asObject, asString, at, metaOf, refOf } from './access.ts';
 import { API_KINDS } from './lookups.ts';
 import type { ApiKind, Lookups } from './lookups.ts';
@@ -90,16 +92,14 @@ export async function allClaims(lookups: Lookups): Promise<RouteClaim[]> {
   return claims.filter((c): c is RouteClaim => c !== undefined);
 }
 
-const normalPath = (p: string): string => p.replace(/\/+$/, '') || '/';
-
 /** The first other API that claims the same gateway, domain and listen path as `claim`. */
 export function conflictingClaim(claim: RouteClaim, others: readonly RouteClaim[]): RouteClaim | undefined {
   return others.find(
     (o) =>
       !(o.kind === claim.kind && o.namespace === claim.namespace && o.name === claim.name) &&
       o.context === claim.context &&
-      o.domain.toLowerCase() === claim.domain.toLowerCase() &&
-      normalPath(o.listenPath) === normalPath(claim.listenPath),
+      domainKey(o.domain) === domainKey(claim.domain) &&
+      routeKey(o.listenPath) === routeKey(claim.listenPath),
   );
 }
 

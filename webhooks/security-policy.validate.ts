@@ -6,7 +6,7 @@ import { API_KINDS } from './lookups.ts';
 import type { ApiKind, Lookups } from './lookups.ts';
 import { contextRefWarnings } from './references.ts';
 import { schemaErrors } from './schema.ts';
-import { regexProblem } from './values.ts';
+import { regexProblem } from '../schemas/rules/values.ts';
 
 const STATES = ['active', 'draft', 'deny'];
 

@@ -211,7 +211,7 @@ describe('admission server', () => {
       message: [
         'ApiDefinition default/bad is invalid (3 problems):',
         '  - spec.allowed_ips[0]: Invalid value: "10.*": wildcards are not supported: write the range in CIDR notation, such as 10.0.0.0/8',
-        '  - spec.proxy.target_url: Required value: set the upstream address, such as http://<service>.<namespace>.svc:<port>, or enable GraphQL (graphql.enabled: true)',
+        '  - spec.proxy.target_url: Required value: set the upstream address, such as http://<service>.<namespace>.svc:<port>',
         '  - spec.use_keyless: Forbidden: use_keyless excludes authentication, but use_standard_auth is true: set use_keyless to false, or turn use_standard_auth off',
       ].join('\n'),
       details: {
@@ -229,7 +229,7 @@ describe('admission server', () => {
             reason: 'FieldValueRequired',
             field: 'spec.proxy.target_url',
             message:
-              'Required value: set the upstream address, such as http://<service>.<namespace>.svc:<port>, or enable GraphQL (graphql.enabled: true)',
+              'Required value: set the upstream address, such as http://<service>.<namespace>.svc:<port>',
           },
           {
             reason: 'FieldValueForbidden',

@@ -142,10 +142,47 @@ describe('bad manifests are refused with our message', () => {
       ],
     },
     {
-      name: 'ApiDefinition: a target_url with an unsupported scheme',
-      objects: () => [apiDefinition('t', { proxy: { listen_path: '/t/', target_url: 'ftp://files' } })],
+      name: 'ApiDefinition: a target_url with a scheme the gateway does not proxy to',
+      objects: () => [apiDefinition('t', { proxy: { listen_path: '/t/', target_url: 'tcp://db:5432' } })],
       expect: [
-        'spec.proxy.target_url: Invalid value: "ftp://files" has the scheme "ftp": use http, https, h2c, tcp, tls, ws, wss',
+        'spec.proxy.target_url: Unsupported value: "tcp://db:5432": the scheme "tcp" is not supported yet by this gateway: proxy to an http:// or https:// address',
+      ],
+    },
+    {
+      name: 'ApiDefinition: a setting the gateway does not enforce yet (JWT), named',
+      objects: () => [
+        apiDefinition('j', {
+          use_keyless: false,
+          enable_jwt: true,
+          jwt_signing_method: 'rsa',
+          jwt_source: 'https://idp.example.com/.well-known/jwks.json',
+        }),
+      ],
+      expect: [
+        'The ApiDefinition "j" is invalid: spec.enable_jwt: Unsupported value: JWT authentication is not supported yet by this gateway: set enable_jwt to false',
+      ],
+    },
+    {
+      name: "ApiDefinition: a listen path the gateway's management API answers",
+      objects: () => [apiDefinition('h', { proxy: { listen_path: '/hello/', target_url: 'http://h' } })],
+      expect: [
+        `spec.proxy.listen_path: Invalid value: "/hello/": the gateway's management API answers /hello and the paths under it on the gateway port`,
+      ],
+    },
+    {
+      name: 'ApiDefinition: a claimed listen path in other capitals, without its trailing slash',
+      objects: () => [
+        apiDefinition('orders-caps', { proxy: { listen_path: '/ORDERS', target_url: 'http://o' } }),
+      ],
+      expect: ['listen path "/ORDERS" (no domain) is already claimed by ApiDefinition default/orders'],
+    },
+    {
+      name: 'ApiDefinition: a listen path that is not canonical',
+      objects: () => [
+        apiDefinition('dots', { proxy: { listen_path: '/orders/./', target_url: 'http://o' } }),
+      ],
+      expect: [
+        'spec.proxy.listen_path: Invalid value: "/orders/./" has a "." or ".." segment: write the path it stands for, "/orders/"',
       ],
     },
     {
@@ -165,7 +202,7 @@ describe('bad manifests are refused with our message', () => {
       expect: ['is already claimed by SvcOasApiDefinition default/petstore'],
     },
     {
-      name: 'ApiDefinition: GraphQL data source URL and schema',
+      name: 'ApiDefinition: GraphQL (not supported yet), its data source URL and schema',
       objects: () => [
         apiDefinition('g', {
           proxy: { listen_path: '/g/' },
@@ -184,6 +221,7 @@ describe('bad manifests are refused with our message', () => {
       ],
       expect: [
         'The ApiDefinition "g" is invalid: \n',
+        '* spec.graphql.enabled: Unsupported value: GraphQL is not supported yet by this gateway',
         '* spec.graphql.schema: Required value: execution_mode executionEngine needs the GraphQL schema (SDL) of the API: set graphql.schema',
         '* spec.graphql.type_field_configurations[0].data_source.data_source_config.url: Invalid value: "users" is not an absolute http(s) URL',
       ],

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import { idPattern } from '../../schemas/models/api-definition.ts';
-import { checkApi, claimedProtocols, isServed, listenerOf, protocolConflict } from '../pipeline/compile.ts';
+import { checkApi, claimedProtocols, isServed, listenerOf, protocolConflict } from '../routes/compile.ts';
 import { readJsonObject, statusBody, writeBody, type AdminResponse } from './http.ts';
 import type { AdminRequest } from './index.ts';
 

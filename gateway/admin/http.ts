@@ -60,3 +60,18 @@ export async function readJsonObject(req: IncomingMessage): Promise<Record<strin
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new MalformedBody();
   return value as Record<string, unknown>;
 }
+
+/**
+ * Drops properties whose value is `null`, at any depth: classic tooling writes unset optional
+ * fields as `null` (`"limit": null`), which means the same as leaving them out.
+ */
+export function withoutNulls(value: Record<string, unknown>): Record<string, unknown> {
+  const strip = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(strip);
+    if (v === null || typeof v !== 'object') return v;
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) if (x !== null) out[k] = strip(x);
+    return out;
+  };
+  return strip(value) as Record<string, unknown>;
+}

@@ -8,9 +8,12 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SvcError, errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
-import type { CompileEnv } from '../pipeline/compile.ts';
+import type { CompileEnv } from '../routes/compile.ts';
 import type { Store } from '../store/store.ts';
+import type { Collection } from '../store/store.ts';
 import { createApi, deleteApi, getApi, listApis, updateApi } from './apis.ts';
+import { createKey, deleteKey, getKey, importKey, listKeys, updateKey } from './keys.ts';
+import { createPolicy, deletePolicy, getPolicy, listPolicies, updatePolicy } from './policies.ts';
 import { hello, ready } from './health.ts';
 import { secretChecker, statusBody, type AdminResponse } from './http.ts';
 import { reloadGroup, reloadNode } from './reload.ts';
@@ -33,6 +36,8 @@ export interface AdminDeps {
   reloadNode(): Promise<ReloadReport>;
   /** Reloads every node sharing the store. */
   reloadGroup(): Promise<ReloadReport>;
+  /** A key or policy was written: every gateway process forgets what it cached of it. */
+  changed(collection: Collection, id: string): Promise<void>;
   /** True once routes have loaded successfully. */
   isReady(): boolean;
 }
@@ -65,6 +70,18 @@ const routes: readonly AdminRoute[] = [
     path: /^\/svc\/apis\/([^/]+)$/,
     secret: true,
     methods: { GET: getApi, PUT: updateApi, DELETE: deleteApi },
+  },
+  { path: /^\/svc\/policies$/, secret: true, methods: { GET: listPolicies, POST: createPolicy } },
+  {
+    path: /^\/svc\/policies\/([^/]+)$/,
+    secret: true,
+    methods: { GET: getPolicy, PUT: updatePolicy, DELETE: deletePolicy },
+  },
+  { path: /^\/svc\/keys$/, secret: true, methods: { GET: listKeys, POST: createKey } },
+  {
+    path: /^\/svc\/keys\/([^/]+)$/,
+    secret: true,
+    methods: { GET: getKey, POST: importKey, PUT: updateKey, DELETE: deleteKey },
   },
   { path: /^\/svc\/reload$/, secret: true, methods: { GET: reloadNode } },
   { path: /^\/svc\/reload\/group$/, secret: true, methods: { GET: reloadGroup } },
@@ -104,13 +121,16 @@ export class Admin {
     } catch (err) {
       out = this.#failure(err);
     }
-    // The request body may be unread (refused early): don't leave it to block the connection.
-    req.resume();
+    // A body left unread (refused early, or too large) must not be parsed as the next request,
+    // nor hold it up: the connection closes after this answer.
+    const unread = !req.complete;
+    if (unread) res.shouldKeepAlive = false;
     const body = req.method === 'HEAD' ? '' : JSON.stringify(out.body);
     res.writeHead(out.status, {
       ...out.headers,
       'content-type': 'application/json',
       'content-length': Buffer.byteLength(body),
+      ...(unread ? { connection: 'close' } : {}),
     });
     res.end(body);
   }

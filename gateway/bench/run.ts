@@ -1,11 +1,13 @@
 /**
- * `make bench` (gateway part): keyless proxying through the gateway against nginx as a reverse
- * proxy, in one run, with the same upstream (an nginx answering a small JSON body) and the same
- * load generator (wrk). Writes the figures to the "Gateway" section of docs/benchmarks.md.
+ * `make bench` (gateway part): proxying through the gateway against nginx as a reverse proxy, in
+ * one run, with the same upstream (an nginx answering a small JSON body) and the same load
+ * generator (wrk): keyless, and token-authenticated (one key in the Authorization header, the
+ * compiled chain on the fast path). Writes the figures to the "Gateway" section of
+ * docs/benchmarks.md.
  *
- * Measurements: saturation (wrk, fixed connections, 10 s each after a warm-up) for both, then the
- * gateway at half of its own saturation rate (wrk paced by a Lua `delay()`), for its p99.
- * `--quick` runs 2-second measurements to check the script itself.
+ * Measurements: saturation (wrk, fixed connections, 10 s each after a warm-up) for each, then the
+ * gateway, keyless and with the token, at half of its own saturation rate (wrk paced by a Lua
+ * `delay()`), for its p99. `--quick` runs 2-second measurements to check the script itself.
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
@@ -23,6 +25,14 @@ const CONNECTIONS = 64;
 const WRK_THREADS = 2;
 const WORKERS = availableParallelism();
 const SECRET = 'bench-secret';
+/** The one key of the token-authenticated case, sent as `Authorization: <token>`. */
+const TOKEN = 'bench-token-0123456789abcdef';
+
+/** What wrk loads: a URL, and the headers of every request. */
+interface Load {
+  url: string;
+  headers?: Readonly<Record<string, string>>;
+}
 
 /** One wrk run. */
 interface Result {
@@ -148,12 +158,14 @@ function toMs(text: string): number {
 }
 
 /** Runs wrk and reads requests/s and the 50th and 99th percentiles. */
-function wrk(url: string, opts: { seconds: number; connections: number; script?: string }): Result {
+function wrk(load: Load, opts: { seconds: number; connections: number; script?: string }): Result {
+  const url = load.url;
   const args = [
     `-t${Math.min(WRK_THREADS, opts.connections)}`,
     `-c${opts.connections}`,
     `-d${opts.seconds}s`,
     '--latency',
+    ...Object.entries(load.headers ?? {}).flatMap(([name, value]) => ['-H', `${name}: ${value}`]),
     ...(opts.script === undefined ? [] : ['-s', opts.script]),
     url,
   ];
@@ -171,13 +183,13 @@ function wrk(url: string, opts: { seconds: number; connections: number; script?:
 /** Interleaved runs per proxy, best kept: noise from the machine only ever slows a run down. */
 const ROUNDS = quick ? 1 : 2;
 
-/** Saturation runs of every URL, interleaved; the best run (requests/s) of each. */
-function saturate(urls: readonly string[]): Result[] {
-  for (const url of urls) wrk(url, { seconds: WARMUP_S, connections: CONNECTIONS });
-  const runs: Result[][] = urls.map(() => []);
+/** Saturation runs of every load, interleaved; the best run (requests/s) of each. */
+function saturate(loads: readonly Load[]): Result[] {
+  for (const load of loads) wrk(load, { seconds: WARMUP_S, connections: CONNECTIONS });
+  const runs: Result[][] = loads.map(() => []);
   for (let r = 0; r < ROUNDS; r++) {
-    urls.forEach((url, i) => {
-      runs[i]?.push(wrk(url, { seconds: DURATION_S, connections: CONNECTIONS }));
+    loads.forEach((load, i) => {
+      runs[i]?.push(wrk(load, { seconds: DURATION_S, connections: CONNECTIONS }));
     });
   }
   return runs.map((rs) => rs.reduce((best, x) => (x.rps > best.rps ? x : best)));
@@ -188,19 +200,19 @@ function saturate(urls: readonly string[]): Result[] {
  * and the number of connections is corrected from the measured rate (up to three short tries).
  * Then ROUNDS measurements; all are returned.
  */
-function paced(url: string, target: number, dir: string): Result[] {
+function paced(load: Load, target: number, dir: string): Result[] {
   const delayMs = 2;
   const script = join(dir, 'paced.lua');
   writeFileSync(script, `function delay()\n  return ${delayMs}\nend\n`);
   let connections = Math.max(1, Math.round((target * (delayMs + 0.3)) / 1000));
-  wrk(url, { seconds: WARMUP_S, connections, script });
+  wrk(load, { seconds: WARMUP_S, connections, script });
   for (let i = 0; i < 3; i++) {
-    const probe = wrk(url, { seconds: Math.max(WARMUP_S, 3), connections, script });
+    const probe = wrk(load, { seconds: Math.max(WARMUP_S, 3), connections, script });
     const off = probe.rps / target;
     if (off > 0.93 && off < 1.07) break;
     connections = Math.max(1, Math.round(connections / off));
   }
-  return Array.from({ length: ROUNDS }, () => wrk(url, { seconds: DURATION_S, connections, script }));
+  return Array.from({ length: ROUNDS }, () => wrk(load, { seconds: DURATION_S, connections, script }));
 }
 
 function fmt(n: number, digits = 2): string {
@@ -217,52 +229,90 @@ function versionOf(cmd: string, args: string[]): string {
   );
 }
 
-function writeReport(
-  nginx: Result,
-  gw: Result,
-  floor: Result,
-  pump: Result,
-  half: Result,
-  halves: readonly Result[],
-  target: number,
-): string {
+/** A proxy at half of its own saturation rate: every paced run, and the one with the best p99. */
+interface Half {
+  target: number;
+  best: Result;
+  runs: readonly Result[];
+}
+
+/** Paces `load` at half of `saturated` requests/s. */
+function halfOf(load: Load, saturated: Result, dir: string): Half {
+  const target = saturated.rps / 2;
+  console.log(`bench: ${load.url} at ${fmt(target, 0)} requests/s`);
+  const runs = paced(load, target, dir);
+  return { target, runs, best: runs.reduce((best, x) => (x.p99ms < best.p99ms ? x : best)) };
+}
+
+function halfLine(what: string, h: Half): string {
+  return `${what}: target ${fmt(h.target, 0)} requests/s, ${h.best.connections} connections, achieved
+${fmt(h.best.rps, 0)} requests/s; p50 ${fmt(h.best.p50ms)} ms, p99 **${fmt(h.best.p99ms)} ms** (best of
+${h.runs.length} runs; p99 of each: ${h.runs.map((r) => `${fmt(r.p99ms)} ms`).join(', ')}).`;
+}
+
+function met(ok: boolean): string {
+  return ok ? 'met' : 'missed';
+}
+
+function writeReport(f: {
+  nginx: Result;
+  gw: Result;
+  token: Result;
+  floor: Result;
+  pump: Result;
+  half: Half;
+  tokenHalf: Half;
+}): string {
+  const { nginx, gw, token, floor, pump, half, tokenHalf } = f;
   const rpsRatio = gw.rps / nginx.rps;
+  const tokenRatio = token.rps / nginx.rps;
+  const row = (name: string, r: Result): string =>
+    `| ${name} | ${fmt(r.rps, 0)} | ${fmt(r.rps / nginx.rps)} | ${fmt(r.p50ms)} ms | ${fmt(r.p99ms)} ms |`;
   const section = `## Gateway
 
-Keyless proxying through the gateway against nginx as a reverse proxy, measured by
-\`make bench\` (\`gateway/bench/run.ts\`) on ${new Date().toISOString().slice(0, 10)}. Same upstream
-for both (a separate nginx answering \`GET /\` with a 29-byte JSON body), same load generator
-(wrk, ${WRK_THREADS} threads, ${CONNECTIONS} keep-alive connections, ${DURATION_S} s after a
-${WARMUP_S} s warm-up; ${ROUNDS} runs per proxy, interleaved, the best kept), everything on one machine: ${cpus()[0]?.model ?? 'unknown CPU'},
-${availableParallelism()} cores, shared by wrk, the proxy under test and the upstream. The
-gateway runs ${WORKERS} workers (\`--workers\`, default: the number of cores), nginx ${WORKERS}
-worker processes, both with keep-alive upstream connections and X-Forwarded-* headers set.
+Proxying through the gateway against nginx as a reverse proxy, measured by \`make bench\`
+(\`gateway/bench/run.ts\`) on ${new Date().toISOString().slice(0, 10)}. Same upstream for all (a
+separate nginx answering \`GET /\` with a 29-byte JSON body), same load generator (wrk,
+${WRK_THREADS} threads, ${CONNECTIONS} keep-alive connections, ${DURATION_S} s after a ${WARMUP_S} s
+warm-up; ${ROUNDS} runs per case, interleaved, the best kept), everything on one machine:
+${cpus()[0]?.model ?? 'unknown CPU'}, ${availableParallelism()} cores, shared by wrk, the proxy
+under test and the upstream. The gateway runs ${WORKERS} workers (\`--workers\`, default: the
+number of cores), nginx ${WORKERS} worker processes, both with keep-alive upstream connections and
+X-Forwarded-* headers set.
 
-| Proxy | Requests/s | p50 | p99 |
-| --- | ---: | ---: | ---: |
-| nginx (reverse proxy) | ${fmt(nginx.rps, 0)} | ${fmt(nginx.p50ms)} ms | ${fmt(nginx.p99ms)} ms |
-| svc gateway | ${fmt(gw.rps, 0)} | ${fmt(gw.p50ms)} ms | ${fmt(gw.p99ms)} ms |
-| gateway / nginx | ${fmt(rpsRatio)} | ${fmt(gw.p50ms / nginx.p50ms)} | ${fmt(gw.p99ms / nginx.p99ms)} |
-| Node floor: node:http + one undici dispatch, no gateway logic | ${fmt(floor.rps, 0)} | ${fmt(floor.p50ms)} ms | ${fmt(floor.p99ms)} ms |
-| gateway / Node floor | ${fmt(gw.rps / floor.rps)} | ${fmt(gw.p50ms / floor.p50ms)} | ${fmt(gw.p99ms / floor.p99ms)} |
-| Node byte pump: TCP piped to the upstream, no HTTP parsing | ${fmt(pump.rps, 0)} | ${fmt(pump.p50ms)} ms | ${fmt(pump.p99ms)} ms |
-| byte pump / nginx | ${fmt(pump.rps / nginx.rps)} | ${fmt(pump.p50ms / nginx.p50ms)} | ${fmt(pump.p99ms / nginx.p99ms)} |
+- **keyless**: an API with \`use_keyless: true\` and nothing else (an empty chain).
+- **token**: an API with \`use_keyless: false\`, every request carrying the one key in
+  \`Authorization\`: the compiled chain (auth token, key state, access rights) runs on the fast
+  path, the session from the per-process cache.
 
-At half of its own saturation rate (target ${fmt(target, 0)} requests/s; wrk paced with a 2 ms
-delay between requests on ${half.connections} connections, achieved ${fmt(half.rps, 0)}
-requests/s), the gateway's latency is p50 ${fmt(half.p50ms)} ms and p99 ${fmt(half.p99ms)} ms
-(best of ${halves.length} runs; p99 of each: ${halves.map((h) => `${fmt(h.p99ms)} ms`).join(', ')}).
+| Proxy | Requests/s | / nginx keyless | p50 | p99 |
+| --- | ---: | ---: | ---: | ---: |
+${row('nginx (reverse proxy), keyless', nginx)}
+${row('svc gateway, keyless', gw)}
+${row('svc gateway, token (one key, Authorization header)', token)}
+${row('Node floor: node:http + one undici dispatch, no gateway logic', floor)}
+${row('Node byte pump: TCP piped to the upstream, no HTTP parsing', pump)}
+
+Gateway keyless / Node floor: ${fmt(gw.rps / floor.rps)}; token / keyless: ${fmt(token.rps / gw.rps)}.
+
+At half of its own saturation rate (wrk paced with a 2 ms delay between requests):
+
+- ${halfLine('keyless', half)}
+- ${halfLine('token', tokenHalf)}
 
 The Node floor is the ceiling of any proxy built on \`node:http\` and undici on this machine:
 the gap between it and nginx is the cost of Node's HTTP stack (V8, the HTTP parser and
 streams, per request), the gap between the gateway and the floor is the gateway's own work
 (routing, the chain, header rules). The byte pump reads no HTTP at all, so it bounds any proxy
-written in Node from above: when it is itself near half of nginx, the half-of-nginx target is out
-of reach for Node without native code.
+written in Node from above.
 
-Targets: requests/s at least half of nginx's: **${rpsRatio >= 0.5 ? 'met' : 'missed'}**
-(${fmt(rpsRatio * 100, 0)} %); p99 under 5 ms at half of its saturation:
-**${half.p99ms < 5 ? 'met' : 'missed'}** (${fmt(half.p99ms)} ms).
+Targets:
+
+- keyless requests/s at least half of nginx's: **${met(rpsRatio >= 0.5)}** (${fmt(rpsRatio * 100, 0)} %);
+  p99 under 5 ms at half of its saturation: **${met(half.best.p99ms < 5)}** (${fmt(half.best.p99ms)} ms).
+- token-authenticated requests/s at least 0.45 of nginx keyless: **${met(tokenRatio >= 0.45)}**
+  (${fmt(tokenRatio * 100, 0)} %); p99 under 5 ms at half of its own saturation:
+  **${met(tokenHalf.best.p99ms < 5)}** (${fmt(tokenHalf.best.p99ms)} ms).
 
 Load average before the run: ${loadBefore} (other work on the machine lowers every figure).
 Versions: ${versionOf(process.execPath, ['--version'])} (gateway), ${versionOf('nginx', ['-v'])},
@@ -351,6 +401,31 @@ async function main(): Promise<void> {
       body: JSON.stringify(api),
     });
     if (added.status !== 200) throw new Error(`adding the API failed: ${added.text}`);
+    const keyed = {
+      api_id: 'bench-token',
+      name: 'bench-token',
+      use_keyless: false,
+      proxy: { listen_path: '/token/', strip_listen_path: true, target_url: `http://127.0.0.1:${upstream}` },
+    };
+    const addedKeyed = await send({
+      port: gatewayPort,
+      method: 'POST',
+      path: '/svc/apis',
+      headers: auth,
+      body: JSON.stringify(keyed),
+    });
+    if (addedKeyed.status !== 200) throw new Error(`adding the keyed API failed: ${addedKeyed.text}`);
+    const key = await send({
+      port: gatewayPort,
+      method: 'POST',
+      path: `/svc/keys/${TOKEN}`,
+      headers: auth,
+      body: JSON.stringify({
+        org_id: '',
+        access_rights: { 'bench-token': { api_id: 'bench-token', versions: ['Default'] } },
+      }),
+    });
+    if (key.status !== 200) throw new Error(`adding the key failed: ${key.text}`);
     const reloaded = await send({ port: gatewayPort, path: '/svc/reload', headers: auth });
     if (reloaded.status !== 200) throw new Error(`reload failed: ${reloaded.text}`);
     start(
@@ -361,26 +436,35 @@ async function main(): Promise<void> {
     await waitFor('the byte pump', async () =>
       (await send({ port: pumpPort, path: '/' })).status === 200 ? true : undefined,
     );
-    for (const port of [nginxPort, gatewayPort, floorPort, pumpPort]) {
-      const r = await send({ port, path: '/' });
+    const loads: Record<'nginx' | 'gw' | 'token' | 'floor' | 'pump', Load> = {
+      nginx: { url: `http://127.0.0.1:${nginxPort}/` },
+      gw: { url: `http://127.0.0.1:${gatewayPort}/` },
+      token: { url: `http://127.0.0.1:${gatewayPort}/token/`, headers: { Authorization: TOKEN } },
+      floor: { url: `http://127.0.0.1:${floorPort}/` },
+      pump: { url: `http://127.0.0.1:${pumpPort}/` },
+    };
+    for (const load of Object.values(loads)) {
+      const { port, pathname } = new URL(load.url);
+      const r = await send({ port: Number(port), path: pathname, headers: { ...load.headers } });
       if (r.status !== 200 || !r.text.includes('from the upstream'))
-        throw new Error(`port ${port} does not proxy: ${r.status} ${r.text}`);
+        throw new Error(`${load.url} does not proxy: ${r.status} ${r.text}`);
     }
+    const refused = await send({ port: gatewayPort, path: '/token/' });
+    if (refused.status !== 401) throw new Error(`the keyed API answers ${refused.status} without the key`);
 
     console.log(
-      `bench: nginx, the gateway, the Node floor and the byte pump, ${ROUNDS} x ${DURATION_S} s each, interleaved`,
+      `bench: nginx, the gateway (keyless and token), the Node floor and the byte pump, ${ROUNDS} x ${DURATION_S} s each, interleaved`,
     );
-    const [nginx, gw, floor, pump] = saturate([
-      `http://127.0.0.1:${nginxPort}/`,
-      `http://127.0.0.1:${gatewayPort}/`,
-      `http://127.0.0.1:${floorPort}/`,
-      `http://127.0.0.1:${pumpPort}/`,
-    ]) as [Result, Result, Result, Result];
-    const target = gw.rps / 2;
-    console.log(`bench: the gateway at ${fmt(target, 0)} requests/s`);
-    const halves = paced(`http://127.0.0.1:${gatewayPort}/`, target, dir);
-    const half = halves.reduce((best, x) => (x.p99ms < best.p99ms ? x : best));
-    console.log(writeReport(nginx, gw, floor, pump, half, halves, target));
+    const [nginx, gw, token, floor, pump] = saturate([
+      loads.nginx,
+      loads.gw,
+      loads.token,
+      loads.floor,
+      loads.pump,
+    ]) as [Result, Result, Result, Result, Result];
+    const half = halfOf(loads.gw, gw, dir);
+    const tokenHalf = halfOf(loads.token, token, dir);
+    console.log(writeReport({ nginx, gw, token, floor, pump, half, tokenHalf }));
   } finally {
     for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
     await Promise.all(

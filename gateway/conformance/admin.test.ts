@@ -122,7 +122,31 @@ const cases: Case[] = [
     want: {
       status: 'error',
       message:
-        'Validation of API Definition failed. Reason: proxy.target_url: Unsupported value: scheme ftp (use http or https)',
+        'Validation of API Definition failed. Reason: proxy.target_url: Unsupported value: "ftp://x": the scheme "ftp" is not supported yet by this gateway: proxy to an http:// or https:// address, such as http://orders.default.svc:8080',
+    },
+  },
+  {
+    name: 'POST a setting the gateway does not enforce yet: refused by name, nothing stored',
+    method: 'POST',
+    path: '/svc/apis',
+    body: api('cors', { CORS: { enable: true }, proxy: { listen_path: '/cors/', target_url: target } }),
+    status: 400,
+    want: {
+      status: 'error',
+      message:
+        'Validation of API Definition failed. Reason: CORS.enable: Unsupported value: CORS handling at the gateway is not supported yet by this gateway: set CORS.enable to false and let the upstream answer CORS requests',
+    },
+  },
+  {
+    name: "POST a listen path under the management API's",
+    method: 'POST',
+    path: '/svc/apis',
+    body: api('health', { proxy: { listen_path: '/hello/', target_url: target } }),
+    status: 400,
+    want: {
+      status: 'error',
+      message:
+        'Validation of API Definition failed. Reason: proxy.listen_path: Invalid value: "/hello/": the gateway\'s management API answers /hello and the paths under it on the gateway port: choose another listen path, or serve the API on a listen_port of its own',
     },
   },
   { name: 'GET one', method: 'GET', path: '/svc/apis/one', status: 200, want: api('one') },

@@ -1,12 +1,19 @@
 /**
  * The connection-level fast path (server/fast-path.ts), over raw sockets: keep-alive and
  * pipelining, response framings, request bodies, what falls back to node:http (and that the
- * hand-off keeps the bytes already read), malformed heads, upstream failures and client aborts.
+ * hand-off keeps the bytes already read), malformed heads, upstream failures and client aborts;
+ * then compiled chains on it (authentication, strip_auth_data, refusals between pipelined
+ * requests, unread bodies, thrown errors, response headers, the request observer, route tables
+ * retired under running requests), each compared with node:http (`--fast-path=false`).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { reject, type Middleware } from '../pipeline/compose.ts';
+import { GatewayError } from '../pipeline/errors.ts';
+import { chain as defaultChain } from '../routes/chain.ts';
 import { fastPathStats } from '../server/fast-path.ts';
+import type { Res } from '../testing/client.ts';
 import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
 import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
 import { freePort, waitFor } from '../../lib/testing/wait.ts';
@@ -139,8 +146,16 @@ function statuses(text: string): number[] {
 }
 
 const get = (path: string, extra = ''): string => `GET ${path} HTTP/1.1\r\nhost: gw.test\r\n${extra}\r\n`;
-const last = (path: string, method = 'GET'): string =>
-  `${method} ${path} HTTP/1.1\r\nhost: gw.test\r\nconnection: close\r\n\r\n`;
+const last = (path: string, method = 'GET', extra = ''): string =>
+  `${method} ${path} HTTP/1.1\r\nhost: gw.test\r\n${extra}connection: close\r\n\r\n`;
+
+/** Runs `fn` and returns how many requests the fast path served and handed off meanwhile. */
+async function counted<T>(fn: () => Promise<T>): Promise<{ value: T; fast: number; handoffs: number }> {
+  const r = fastPathStats.requests;
+  const h = fastPathStats.handoffs;
+  const value = await fn();
+  return { value, fast: fastPathStats.requests - r, handoffs: fastPathStats.handoffs - h };
+}
 
 describe('fast path', () => {
   let gw: InProcessGateway;
@@ -156,7 +171,17 @@ describe('fast path', () => {
       keyless('raw', '/raw/', `http://127.0.0.1:${String(up.port)}`, {}, { strip_listen_path: true }),
     );
     await gw.addApi(keyless('echo', '/echo/', echo.url));
-    await gw.addApi(keyless('keyed', '/keyed/', echo.url, { use_keyless: false }));
+    await gw.addApi(
+      keyless('bodyauth', '/bodyauth/', echo.url, {
+        use_keyless: false,
+        use_basic_auth: true,
+        basic_auth: {
+          extract_from_body: true,
+          body_user_regexp: 'u=(\\w+)',
+          body_password_regexp: 'p=(\\w+)',
+        },
+      }),
+    );
     await gw.addApi(keyless('dead', '/dead/', `http://127.0.0.1:${String(dead)}`));
     await gw.reload();
   });
@@ -165,14 +190,6 @@ describe('fast path', () => {
     await up.close();
     await echo.close();
   });
-
-  /** Runs `fn` and returns how many requests the fast path served and handed off meanwhile. */
-  async function counted<T>(fn: () => Promise<T>): Promise<{ value: T; fast: number; handoffs: number }> {
-    const r = fastPathStats.requests;
-    const h = fastPathStats.handoffs;
-    const value = await fn();
-    return { value, fast: fastPathStats.requests - r, handoffs: fastPathStats.handoffs - h };
-  }
 
   test('keep-alive: requests on one client connection reuse one upstream connection', async () => {
     const conns = up.connections();
@@ -328,13 +345,14 @@ describe('fast path', () => {
     await waitFor('the upstream connection to close', () => (up.closed() > closedBefore ? true : undefined));
   });
 
-  test('hand-off to node:http for a route with middleware, after a fast-path request on the same connection', async () => {
+  test('hand-off to node:http for a route with a body-reading middleware, after a fast-path request on the same connection', async () => {
     const { value, fast, handoffs } = await counted(() =>
-      exchange(gw.port, get('/raw/first') + get('/keyed/x') + last('/echo/third')),
+      exchange(gw.port, get('/raw/first') + get('/bodyauth/x') + last('/echo/third')),
     );
     assert.deepEqual(statuses(value), [200, 401, 200]);
     assert.match(value, /GET \/first/);
     assert.ok(value.includes('{"error":"Authorization field missing"}'));
+    assert.match(value, /www-authenticate: Basic realm="bodyauth"/i);
     assert.match(value, /"upstream":"echo"/);
     assert.equal(fast, 1);
     assert.equal(handoffs, 1);
@@ -374,5 +392,307 @@ describe('fast path', () => {
     assert.equal(fast, 0);
     const echoed = JSON.parse(value.slice(value.indexOf('\r\n\r\n') + 4)) as Echoed;
     assert.equal(echoed.path, '/echo/ten');
+  });
+});
+
+/**
+ * Writes `first` on a new connection; once a whole response has come back, writes `then`, and
+ * reads until the gateway closes the connection. Fails when the connection hangs instead.
+ */
+function converse(port: number, first: string, then: string, ms = 5_000): Promise<string> {
+  return new Promise((resolve, rejectHang) => {
+    const s = connect(port, '127.0.0.1');
+    let text = '';
+    let sent = false;
+    const timer = setTimeout(() => {
+      s.destroy();
+      rejectHang(new Error(`the connection hung after ${JSON.stringify(text)}`));
+    }, ms);
+    s.setEncoding('latin1');
+    s.on('data', (d: string) => {
+      text += d;
+      const end = text.indexOf('\r\n\r\n');
+      const len = /content-length: (\d+)/i.exec(text);
+      if (!sent && end !== -1 && len !== null && text.length >= end + 4 + Number(len[1])) {
+        sent = true;
+        s.write(then);
+      }
+    });
+    s.on('error', () => undefined);
+    s.on('close', () => {
+      clearTimeout(timer);
+      resolve(text);
+    });
+    s.on('connect', () => {
+      s.write(first);
+    });
+  });
+}
+
+/** `obj` without `keys`. */
+function omit<T extends object>(obj: T, ...keys: string[]): Partial<T> {
+  return Object.fromEntries(Object.entries(obj).filter(([k]) => !keys.includes(k))) as Partial<T>;
+}
+
+/** What must be the same on both entrances: status, headers (but the connection's), body. */
+function comparable(res: Res): unknown {
+  const echoed = res.json as Partial<Echoed> | undefined;
+  const body =
+    echoed?.upstream === undefined
+      ? res.text
+      : { ...echoed, headers: omit(echoed.headers ?? {}, 'connection') };
+  return { status: res.status, headers: omit(res.headers, 'date', 'connection', 'keep-alive'), body };
+}
+
+describe('fast path: compiled chains, answered as node:http answers', () => {
+  let echo: Echo;
+  let fast: InProcessGateway;
+  let plain: InProcessGateway;
+  const observed = { fast: [] as number[], plain: [] as number[] };
+  const started = { fast: 0, plain: 0 };
+  let closed = 0;
+
+  /** A middleware of the APIs named `t-...`: adds a response header, refuses or throws by path. */
+  const probe: Middleware = {
+    name: 'probe',
+    enabled: (api) => api.name.startsWith('t-'),
+    create: () => ({
+      handle: async (ctx, next) => {
+        ctx.responseHeaders['x-probe'] = 'yes';
+        if (ctx.path.endsWith('/throw')) throw new Error('probe failure');
+        if (ctx.path.endsWith('/refuse')) {
+          return reject(ctx, new GatewayError('GW_ERR_PROBE', 429, 'Probe refused', { 'retry-after': '7' }));
+        }
+        await next();
+        return undefined;
+      },
+      close: () => {
+        closed++;
+      },
+    }),
+  };
+  const observer = (which: 'fast' | 'plain'): Parameters<typeof startGateway>[0] & object => ({
+    chain: [...defaultChain, probe],
+    observer: {
+      onRequest: () => {
+        started[which]++;
+      },
+      onResponse: (_ctx, status) => {
+        observed[which].push(status);
+      },
+    },
+  });
+  const auth = 'authorization: fast-key\r\n';
+  const basic = (user: string, password: string): string =>
+    `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+
+  before(async () => {
+    echo = await startEcho('echo');
+    fast = await startGateway({ argv: ['--fast-path'], ...observer('fast') });
+    const keyed = (
+      id: string,
+      listenPath: string,
+      extra: Record<string, unknown> = {},
+    ): Record<string, unknown> => keyless(id, listenPath, echo.url, { use_keyless: false, ...extra });
+    for (const api of [
+      keyed('tok', '/tok/'),
+      keyed('strip', '/strip/', {
+        strip_auth_data: true,
+        auth: { use_param: true, param_name: 'key', use_cookie: true, cookie_name: 'sid' },
+      }),
+      keyed('basic', '/basic/', { use_basic_auth: true, org_id: 'acme' }),
+      keyed('body', '/body/', {
+        use_basic_auth: true,
+        org_id: 'acme',
+        basic_auth: {
+          extract_from_body: true,
+          body_user_regexp: 'u=(\\w+)',
+          body_password_regexp: 'p=(\\w+)',
+        },
+      }),
+      keyless('t-probe', '/t/', echo.url),
+    ])
+      await fast.addApi(api);
+    const access = (...ids: string[]): Record<string, unknown> =>
+      Object.fromEntries(ids.map((id) => [id, { api_id: id, versions: ['Default'] }]));
+    for (const [key, body] of [
+      ['fast-key', { org_id: '', access_rights: access('tok', 'strip') }],
+      ['other-key', { org_id: '', access_rights: access('basic') }],
+      [
+        'alice',
+        { org_id: 'acme', basic_auth_data: { password: 'pw1' }, access_rights: access('basic', 'body') },
+      ],
+    ] as const) {
+      const res = await fast.admin('POST', `/svc/keys/${key}`, body);
+      assert.equal(res.status, 200, res.text);
+    }
+    await fast.reload();
+    // node:http alone, on the same stored APIs and keys.
+    plain = await startGateway({ argv: ['--fast-path=false'], dataDir: fast.dataDir, ...observer('plain') });
+  });
+  after(async () => {
+    await fast.stop();
+    await plain.stop();
+    await echo.close();
+  });
+
+  const cases: { name: string; path: string; headers?: Record<string, string>; status: number }[] = [
+    { name: 'token missing', path: '/tok/a', status: 401 },
+    { name: 'token unknown', path: '/tok/a', headers: { authorization: 'nobody' }, status: 403 },
+    { name: 'key without this API', path: '/tok/a', headers: { authorization: 'other-key' }, status: 403 },
+    { name: 'token', path: '/tok/a?x=1', headers: { authorization: 'fast-key' }, status: 200 },
+    { name: 'bearer token', path: '/tok/b', headers: { authorization: 'Bearer fast-key' }, status: 200 },
+    { name: 'basic auth missing', path: '/basic/a', status: 401 },
+    { name: 'basic auth malformed', path: '/basic/a', headers: { authorization: 'Basic !' }, status: 400 },
+    {
+      name: 'basic auth wrong password',
+      path: '/basic/a',
+      headers: { authorization: basic('alice', 'nope') },
+      status: 401,
+    },
+    { name: 'basic auth', path: '/basic/a', headers: { authorization: basic('alice', 'pw1') }, status: 200 },
+    { name: 'refused by middleware: its headers and the response headers', path: '/t/refuse', status: 429 },
+    { name: 'response headers added to the relayed response', path: '/t/ok', status: 200 },
+  ];
+  for (const c of cases) {
+    test(`${c.name}: ${String(c.status)} on the fast path, as on node:http`, async () => {
+      const req = { path: c.path, fresh: true, headers: { host: 'gw.test', ...c.headers } };
+      const { value, fast: n, handoffs } = await counted(() => fast.request(req));
+      assert.equal(n, 1, 'served by the fast path');
+      assert.equal(handoffs, 0);
+      assert.equal(value.status, c.status, value.text);
+      assert.deepEqual(comparable(value), comparable(await plain.request(req)));
+    });
+  }
+
+  test('the answers carry what the chain set', async () => {
+    const refused = await fast.request({ path: '/t/refuse' });
+    assert.equal(refused.text, '{"error":"Probe refused"}');
+    assert.equal(refused.headers['retry-after'], '7');
+    assert.equal(refused.headers['x-probe'], 'yes');
+    assert.equal(refused.headers['content-type'], 'application/json');
+    const relayed = await fast.request({ path: '/t/ok' });
+    assert.equal(relayed.headers['x-probe'], 'yes');
+    assert.equal(relayed.headers['x-upstream'], 'echo');
+    const missing = await fast.request({ path: '/basic/a' });
+    assert.equal(missing.headers['www-authenticate'], 'Basic realm="basic"');
+  });
+
+  test('a handler that throws: 500 naming an error ID, on both entrances', async () => {
+    for (const gw of [fast, plain]) {
+      const { value, fast: n } = await counted(() => gw.request({ path: '/t/throw', fresh: true }));
+      assert.equal(n, gw === fast ? 1 : 0);
+      assert.equal(value.status, 500);
+      assert.match(value.text, /^\{"error":"Internal error \(ID [0-9a-f-]{36}\)"\}$/);
+      assert.equal(value.headers['x-probe'], 'yes');
+    }
+  });
+
+  test('strip_auth_data on the fast path: the credential never reaches the upstream', async () => {
+    const cases: { path: string; headers: Record<string, string>; check: (e: Echoed) => void }[] = [
+      {
+        path: '/strip/h',
+        headers: { authorization: 'fast-key', 'x-keep': '1' },
+        check: (e) => {
+          assert.equal(e.headers.authorization, undefined);
+          assert.equal(e.headers['x-keep'], '1');
+        },
+      },
+      {
+        path: '/strip/q?a=1&key=fast-key&b=2',
+        headers: {},
+        check: (e) => {
+          assert.equal(e.query, 'a=1&b=2');
+        },
+      },
+      {
+        path: '/strip/c',
+        headers: { cookie: 'a=1; sid=fast-key; b=2' },
+        check: (e) => {
+          assert.equal(e.headers.cookie, 'a=1; b=2');
+        },
+      },
+    ];
+    for (const c of cases) {
+      const req = { path: c.path, headers: { host: 'gw.test', ...c.headers }, fresh: true };
+      const { value, fast: n } = await counted(() => fast.request(req));
+      assert.equal(n, 1, c.path);
+      assert.equal(value.status, 200, value.text);
+      c.check(value.json as Echoed);
+      assert.deepEqual(comparable(value), comparable(await plain.request(req)), c.path);
+    }
+  });
+
+  test('an API whose basic auth reads the body never takes the fast path', async () => {
+    const ok = await counted(() =>
+      fast.request({ method: 'POST', path: '/body/x', body: 'u=alice&p=pw1', fresh: true }),
+    );
+    assert.equal(ok.value.status, 200, ok.value.text);
+    assert.equal((ok.value.json as Echoed).body, 'u=alice&p=pw1');
+    assert.deepEqual([ok.fast, ok.handoffs], [0, 1]);
+    const refused = await counted(() =>
+      fast.request({ method: 'POST', path: '/body/x', body: 'u=alice', fresh: true }),
+    );
+    assert.equal(refused.value.status, 401);
+    assert.deepEqual([refused.fast, refused.handoffs], [0, 1]);
+  });
+
+  test('pipelined requests: refusals between accepted ones, each answered in order', async () => {
+    const raw =
+      get('/tok/1', auth) +
+      get('/tok/2') +
+      'POST /tok/3 HTTP/1.1\r\nhost: gw.test\r\ncontent-length: 5\r\n\r\nhello' +
+      last('/tok/4', 'GET', auth);
+    const { value, fast: n, handoffs } = await counted(() => exchange(fast.port, raw));
+    assert.deepEqual(statuses(value), [200, 401, 401, 200]);
+    assert.deepEqual(
+      [...value.matchAll(/"path":"([^"]+)"/g)].map((m) => m[1]),
+      ['/tok/1', '/tok/4'],
+    );
+    // The refused POST's body was all there: dropped, and the connection goes on. (node:http
+    // closes the connection after it when its parser has not reached the end of that body.)
+    assert.deepEqual([n, handoffs], [4, 0]);
+  });
+
+  test('a refusal before the body has arrived closes the connection, on both entrances', async () => {
+    const head = 'POST /tok/u HTTP/1.1\r\nhost: gw.test\r\ncontent-length: 100000\r\n\r\n';
+    for (const gw of [fast, plain]) {
+      const text = await converse(gw.port, `${head}${'x'.repeat(10)}`, get('/tok/next', auth));
+      assert.deepEqual(statuses(text), [401], text);
+      assert.match(text, /connection: close/i);
+    }
+  });
+
+  test('node:http: 413 for a body too large to read whole closes the connection', async () => {
+    const head = 'POST /body/x HTTP/1.1\r\nhost: gw.test\r\ncontent-length: 3000000\r\n\r\n';
+    const text = await converse(fast.port, `${head}${'u'.repeat(1_100_000)}`, get('/tok/next', auth));
+    assert.deepEqual(statuses(text), [413], text);
+    assert.match(text, /connection: close/i);
+  });
+
+  test('the observer sees every request on both entrances', async () => {
+    for (const which of ['fast', 'plain'] as const) {
+      const gw = which === 'fast' ? fast : plain;
+      observed[which] = [];
+      started[which] = 0;
+      for (const path of ['/t/ok', '/t/refuse', '/t/throw', '/tok/a'])
+        await gw.request({ path, fresh: true });
+      await waitFor(`the ${which} observer`, () => observed[which].length === 4);
+      assert.equal(started[which], 4);
+      assert.deepEqual(observed[which], [200, 429, 500, 401], which);
+    }
+  });
+
+  test('a retired route table keeps its middleware open until its fast-path request has finished', async () => {
+    const before = closed;
+    const held = counted(() => fast.request({ path: '/t/hold', fresh: true }));
+    await waitFor('the request to reach the upstream', () => echo.held() === 1);
+    await fast.reload();
+    assert.equal(closed, before, 'middleware closed under a running request');
+    echo.release();
+    const { value, fast: n } = await held;
+    assert.equal(value.status, 200);
+    assert.equal(n, 1);
+    await waitFor('the retired middleware to close', () => closed > before);
   });
 });

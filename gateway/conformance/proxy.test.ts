@@ -99,6 +99,13 @@ const cases: Case[] = [
   { name: 'longest listen path', path: '/p/q/r', status: 200, echo: { path: '/long/r' } },
   { name: 'shorter listen path', path: '/p/x', status: 200, echo: { path: '/short/x' } },
   { name: 'listen paths match whole segments', path: '/pq', status: 404, error: 'Not Found' },
+  {
+    name: 'listen paths match without case; the rest of the path is kept as sent',
+    path: '/P/Q/Rest',
+    status: 200,
+    echo: { path: '/long/Rest' },
+  },
+  { name: 'listen path in capitals, stripped', path: '/STRIP/One', status: 200, echo: { path: '/base/One' } },
   { name: 'inactive API is not served', path: '/inactive/x', status: 404, error: 'Not Found' },
   { name: 'no API', path: '/nothing', status: 404, error: 'Not Found' },
   {
@@ -255,14 +262,10 @@ for (const fastPath of [true, false]) {
     for (const c of cases) {
       test(c.name, async () => {
         const port = c.port === 'own' ? ownPort : c.port === 'secure' ? securePort : gw.port;
-        // Keyless APIs with an http upstream on plain-HTTP ports take the fast path (when on);
-        // a fresh connection each, since one handed to node:http stays there.
+        // APIs with an http upstream on plain-HTTP ports take the fast path (when on), keyed ones
+        // too; a fresh connection each, since one handed to node:http stays there.
         const fast =
-          gw.config.fast_path &&
-          c.port !== 'secure' &&
-          !c.path.startsWith('/tls-') &&
-          !c.path.startsWith('/keyed') &&
-          c.status !== 404;
+          gw.config.fast_path && c.port !== 'secure' && !c.path.startsWith('/tls-') && c.status !== 404;
         const served = fastPathStats.requests;
         const res = await send({
           fresh: true,

@@ -1,14 +1,21 @@
 /**
  * The middleware shape and how a chain runs (Hono's `(c, next)`): each handler may refuse the
  * request by returning `reject(ctx, error)`, call `next()` to continue, or both do work around
- * `next()`. The last step is the upstream call.
+ * `next()`. The last step is the upstream call. Middleware compile once per API when routes load
+ * (Caddy's provision), may hold resources, and are closed when the route table that holds them
+ * has been replaced and its requests have finished (Caddy's cleanup).
  */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
-import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
+import type { GatewayApiDefinition, GatewayPolicy } from '../../schemas/generated/models.ts';
 import type { GatewayConfig } from '../config/schema.ts';
+import type { Counters } from '../limits/counters.ts';
+import type { Sessions } from '../sessions/sessions.ts';
 import type { Store } from '../store/store.ts';
-import type { RequestContext } from './context.ts';
-import type { GatewayError } from './errors.ts';
+import type { HttpContext, RequestContext } from './context.ts';
+import { GatewayError } from './errors.ts';
 
 /** Continues with the rest of the chain. */
 export type Next = () => Promise<void>;
@@ -21,9 +28,23 @@ export interface Rejection {
 /** A compiled middleware: runs per request, parses nothing. */
 export type Handler = (ctx: RequestContext, next: Next) => Promise<Rejection | undefined>;
 
+/** A compiled middleware that holds resources until its route table is retired. */
+export interface CompiledMiddleware {
+  handle: Handler;
+  /** Frees what `create` opened; called once, after the swap, when in-flight requests are done. */
+  close?: () => void | Promise<void>;
+}
+
 /** What middleware may use when they compile. */
 export interface MiddlewareDeps {
+  /** Documents: APIs, policies, keys. */
   store: Store;
+  /** Counters of limits and quotas. */
+  counters: Counters;
+  /** Keys with their policies applied, cached per process. */
+  sessions: Sessions;
+  /** The policies of the snapshot the route table is built from. */
+  policies: ReadonlyMap<string, GatewayPolicy>;
   log: Logger;
   config: Readonly<GatewayConfig>;
   /** Milliseconds since the epoch (tests inject a clock). */
@@ -37,20 +58,37 @@ export interface MiddlewareDeps {
 export interface Middleware {
   name: string;
   enabled(api: GatewayApiDefinition): boolean;
-  create(api: GatewayApiDefinition, deps: MiddlewareDeps): Handler;
+  /**
+   * True when the handler, for this API, reads the request body (`ctx.readBody`). The fast path
+   * reads heads only, so it never serves a route with such a middleware.
+   */
+  readsBody?: (api: GatewayApiDefinition) => boolean;
+  create(
+    api: GatewayApiDefinition,
+    deps: MiddlewareDeps,
+  ): Handler | CompiledMiddleware | Promise<Handler | CompiledMiddleware>;
 }
 
-/** The final step of a chain: the upstream call. */
-export type Terminal = (ctx: RequestContext) => Promise<void>;
+/** The final step of a chain on the node:http entrance: the upstream call. */
+export type Terminal = (ctx: HttpContext) => Promise<void>;
 
 /** Refuses the request with `error`. */
 export function reject(_ctx: RequestContext, error: GatewayError): Rejection {
   return { rejected: error };
 }
 
-/** Writes a refusal or failure as `{"error": message}` unless the response has begun. */
+/** The JSON body of a refusal: `{"error": message}`. */
+export function errorBody(error: GatewayError): string {
+  return JSON.stringify({ error: error.message });
+}
+
+/**
+ * Writes a refusal or failure as `{"error": message}` unless the response has begun. When the
+ * request body has not been read to its end, the connection closes after the answer: what is
+ * left of the body must not be read as the next request, nor block it.
+ */
 export function respondError(
-  ctx: Pick<RequestContext, 'res' | 'responseHeaders'>,
+  ctx: { res: ServerResponse; req?: IncomingMessage; responseHeaders: Record<string, string> },
   error: GatewayError,
 ): void {
   const { res } = ctx;
@@ -58,38 +96,99 @@ export function respondError(
     res.destroy();
     return;
   }
-  const body = JSON.stringify({ error: error.message });
+  const body = errorBody(error);
+  const unread = ctx.req !== undefined && !ctx.req.complete;
+  if (unread) res.shouldKeepAlive = false;
   res.writeHead(error.status, {
     ...ctx.responseHeaders,
     ...error.headers,
     'content-type': 'application/json',
     'content-length': Buffer.byteLength(body),
+    ...(unread ? { connection: 'close' } : {}),
   });
   res.end(body);
 }
 
-/** Runs `handlers` in order, then `terminal`. With no handler, the terminal is the chain. */
+/**
+ * An error a request's chain threw (a bug, never a refusal): logged with a new error ID, and
+ * answered 500 `Internal error (ID ...)` so the client can quote it. Both entrances use it.
+ */
+export function internalFailure(ctx: RequestContext, err: unknown): GatewayError {
+  const errorId = randomUUID();
+  ctx.log.error('request failed', { error_id: errorId, error: errorMessage(err) });
+  return GatewayError.internal(errorId);
+}
+
+/** Runs `handlers` in order, then `last`; resolves with the first refusal, if any. */
+export function runChain(
+  handlers: readonly Handler[],
+  ctx: RequestContext,
+  last: () => Promise<void>,
+): Promise<Rejection | undefined> {
+  let index = -1;
+  let refused: Rejection | undefined;
+  const dispatch = async (i: number): Promise<void> => {
+    if (i <= index) throw new Error('next() called more than once');
+    index = i;
+    const handler = handlers[i];
+    if (handler === undefined) return last();
+    const outcome = await handler(ctx, () => dispatch(i + 1));
+    if (outcome !== undefined) refused ??= outcome;
+  };
+  return dispatch(0).then(() => refused);
+}
+
+/** The node:http chain: `handlers`, then `terminal`; a refusal is written to the response. */
 export function compose(handlers: readonly Handler[], terminal: Terminal): Terminal {
   if (handlers.length === 0) return terminal;
-  return (ctx) => {
-    let index = -1;
-    const dispatch = async (i: number): Promise<void> => {
-      if (i <= index) throw new Error('next() called more than once');
-      index = i;
-      const handler = handlers[i];
-      if (handler === undefined) return terminal(ctx);
-      const outcome = await handler(ctx, () => dispatch(i + 1));
-      if (outcome !== undefined) respondError(ctx, outcome.rejected);
-    };
-    return dispatch(0);
+  return async (ctx) => {
+    const refused = await runChain(handlers, ctx, () => terminal(ctx));
+    if (refused !== undefined) respondError(ctx, refused.rejected);
   };
 }
 
-/** Builds the handler list of one API from the chain, in chain order. */
-export function handlersFor(
+/** The middleware of one API, compiled in chain order. */
+export interface CompiledChain {
+  handlers: Handler[];
+  /** Whether a middleware reads the body (the fast path can't serve the route). */
+  readsBody: boolean;
+  /** Closes every compiled middleware that holds resources. */
+  close(): Promise<void>;
+}
+
+/** Compiles the middleware `api` needs, in chain order. */
+export async function compileChain(
   chain: readonly Middleware[],
   api: GatewayApiDefinition,
   deps: MiddlewareDeps,
-): Handler[] {
-  return chain.filter((m) => m.enabled(api)).map((m) => m.create(api, deps));
+): Promise<CompiledChain> {
+  const handlers: Handler[] = [];
+  const closers: (() => void | Promise<void>)[] = [];
+  let readsBody = false;
+  try {
+    for (const m of chain) {
+      if (!m.enabled(api)) continue;
+      const made = await m.create(api, deps);
+      if (typeof made === 'function') handlers.push(made);
+      else {
+        handlers.push(made.handle);
+        if (made.close !== undefined) closers.push(made.close);
+      }
+      if (m.readsBody?.(api) === true) readsBody = true;
+    }
+  } catch (err) {
+    await closeAll(closers);
+    throw err;
+  }
+  return { handlers, readsBody, close: () => closeAll(closers) };
+}
+
+async function closeAll(closers: readonly (() => void | Promise<void>)[]): Promise<void> {
+  for (const c of closers) {
+    try {
+      await c();
+    } catch {
+      // A close that fails leaves nothing to do for the others.
+    }
+  }
 }

@@ -1,12 +1,16 @@
 /**
  * The per-request context every middleware and the upstream call share. It is created once the
  * route is known; whatever costs something (client address, request ID, logger) is computed on
- * first use only.
+ * first use only. The context holds the request head only (method, path, query, headers), so
+ * both entrances build one: node:http (`HttpContext`, which adds the request and response
+ * objects) and the connection-level fast path. Middleware read and change the head here; what
+ * they hand each other goes in `state`, typed.
  */
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isIP } from 'node:net';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { isIP, type Socket } from 'node:net';
 import type { Logger } from '../../lib/log.ts';
+import type { GatewaySession } from '../../schemas/generated/models.ts';
 import type { Route } from './router.ts';
 
 /** The listener a request came in on. */
@@ -17,41 +21,68 @@ export interface ListenerInfo {
   trustForwarded: boolean;
 }
 
+/** Where a credential was read from, so `strip_auth_data` can remove it. */
+export interface CredentialSource {
+  kind: 'header' | 'query' | 'cookie';
+  /** Header name (lower case), query parameter or cookie name. */
+  name: string;
+}
+
+/** What one middleware hands the next, per request. Each field names who sets it. */
+export interface RequestState {
+  /** Authentication: the stored ID of the session's key (a hash, never the raw key). */
+  keyId?: string;
+  /** Authentication: the method that found the session. */
+  authMethod?: 'token' | 'basic';
+  /** Authentication: where the credentials came from (for strip_auth_data). */
+  credentials?: CredentialSource[];
+}
+
+/** What an entrance gives a context. */
+export interface ContextInit {
+  method: string;
+  path: string;
+  query: string;
+  headers: IncomingHttpHeaders;
+  socketAddress: string;
+  route: Route;
+  listener: ListenerInfo;
+  log: Logger;
+}
+
 /** One request on its way through the chain. */
 export class RequestContext {
-  readonly req: IncomingMessage;
-  readonly res: ServerResponse;
+  readonly method: string;
   readonly route: Route;
   readonly listener: ListenerInfo;
   /** Request path, dot segments removed, without the query. */
   readonly path: string;
-  /** Query string with its `?`, or empty. */
-  readonly query: string;
+  /** Query string with its `?`, or empty; middleware may remove parameters (strip auth data). */
+  query: string;
+  /** Request headers, lower-case names; middleware may remove some before the upstream call. */
+  readonly headers: IncomingHttpHeaders;
+  /** The peer address of the connection. */
+  readonly socketAddress: string;
   /** Headers added to the client response (for example rate-limit headers). */
   readonly responseHeaders: Record<string, string> = {};
-  /** The session of the authenticated key; set by authentication middleware. */
-  session: unknown = undefined;
+  /** The session of the authenticated key (policies applied); set by authentication. */
+  session: GatewaySession | undefined = undefined;
+  /** What middleware hand each other. */
+  readonly state: RequestState = {};
   readonly #log: Logger;
   #clientIp: string | undefined;
   #requestId: string | undefined;
   #childLog: Logger | undefined;
 
-  constructor(opts: {
-    req: IncomingMessage;
-    res: ServerResponse;
-    route: Route;
-    listener: ListenerInfo;
-    path: string;
-    query: string;
-    log: Logger;
-  }) {
-    this.req = opts.req;
-    this.res = opts.res;
-    this.route = opts.route;
-    this.listener = opts.listener;
-    this.path = opts.path;
-    this.query = opts.query;
-    this.#log = opts.log;
+  constructor(init: ContextInit) {
+    this.method = init.method;
+    this.path = init.path;
+    this.query = init.query;
+    this.headers = init.headers;
+    this.socketAddress = init.socketAddress;
+    this.route = init.route;
+    this.listener = init.listener;
+    this.#log = init.log;
   }
 
   /**
@@ -59,14 +90,14 @@ export class RequestContext {
    * `X-Forwarded-For` entry (both only when trusted), else the socket address.
    */
   get clientIp(): string {
-    this.#clientIp ??= clientAddress(this.req, this.listener.trustForwarded);
+    this.#clientIp ??= clientAddress(this.headers, this.socketAddress, this.listener.trustForwarded);
     return this.#clientIp;
   }
 
   /** The client's `X-Request-Id`, or a new one. */
   get requestId(): string {
     if (this.#requestId === undefined) {
-      const given = this.req.headers['x-request-id'];
+      const given = this.headers['x-request-id'];
       this.#requestId =
         typeof given === 'string' && given !== '' && given.length <= 200 ? given : randomUUID();
     }
@@ -78,24 +109,96 @@ export class RequestContext {
     this.#childLog ??= this.#log.child({ api_id: this.route.id, request_id: this.requestId });
     return this.#childLog;
   }
+
+  /**
+   * The whole request body, read once (at most `limit` bytes; more is refused with 413 by the
+   * caller). Only middleware marked `readsBody` may call it; the fast path never runs them.
+   */
+  readBody(_limit: number): Promise<Buffer | undefined> {
+    return Promise.resolve(undefined);
+  }
 }
 
-/** The socket address without the IPv4-mapped prefix. */
-export function socketAddress(req: IncomingMessage): string {
-  const addr = req.socket.remoteAddress ?? '';
+/**
+ * Sees every request routed to an API, on both entrances (node:http and the connection-level
+ * fast path): the one hook for what must count every request (metrics, access log, events).
+ * Unset, it costs nothing. Called synchronously on the request path: it must be quick and must
+ * not throw.
+ */
+export interface RequestObserver {
+  /** A request was routed; its chain is about to run. */
+  onRequest?: (ctx: RequestContext) => void;
+  /** The request is over: `status` is what the client got, 0 when the connection was cut first. */
+  onResponse?: (ctx: RequestContext, status: number) => void;
+}
+
+/** The largest body a middleware may read whole (basic-auth credentials in the body). */
+export const MAX_READ_BODY = 1024 * 1024;
+
+/** A request that came through node:http: the head plus the request and response objects. */
+export class HttpContext extends RequestContext {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  /** The body, once a middleware read it; the upstream call then sends this buffer. */
+  body: Buffer | undefined;
+
+  constructor(opts: {
+    req: IncomingMessage;
+    res: ServerResponse;
+    route: Route;
+    listener: ListenerInfo;
+    path: string;
+    query: string;
+    log: Logger;
+  }) {
+    super({
+      method: opts.req.method ?? 'GET',
+      path: opts.path,
+      query: opts.query,
+      headers: opts.req.headers,
+      socketAddress: socketAddressOf(opts.req.socket),
+      route: opts.route,
+      listener: opts.listener,
+      log: opts.log,
+    });
+    this.req = opts.req;
+    this.res = opts.res;
+  }
+
+  override async readBody(limit: number): Promise<Buffer | undefined> {
+    if (this.body !== undefined) return this.body;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of this.req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit) return undefined;
+      chunks.push(chunk);
+    }
+    this.body = Buffer.concat(chunks);
+    return this.body;
+  }
+}
+
+/** The peer address of a socket, without the IPv4-mapped prefix. */
+export function socketAddressOf(socket: Pick<Socket, 'remoteAddress'>): string {
+  const addr = socket.remoteAddress ?? '';
   return addr.startsWith('::ffff:') && isIP(addr.slice(7)) === 4 ? addr.slice(7) : addr;
 }
 
 /** See RequestContext.clientIp. */
-export function clientAddress(req: IncomingMessage, trustForwarded: boolean): string {
+export function clientAddress(
+  headers: IncomingHttpHeaders,
+  socketAddress: string,
+  trustForwarded: boolean,
+): string {
   if (trustForwarded) {
-    const real = req.headers['x-real-ip'];
+    const real = headers['x-real-ip'];
     if (typeof real === 'string' && isIP(real.trim()) !== 0) return real.trim();
-    const fwd = req.headers['x-forwarded-for'];
+    const fwd = headers['x-forwarded-for'];
     if (typeof fwd === 'string') {
       const first = fwd.split(',', 1)[0]?.trim() ?? '';
       if (isIP(first) !== 0) return first;
     }
   }
-  return socketAddress(req);
+  return socketAddress;
 }

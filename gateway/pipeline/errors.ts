@@ -30,6 +30,54 @@ export class GatewayError extends SvcError {
     return new GatewayError('GW_ERR_ACCESS_DISALLOWED', 403, 'Access to this API has been disallowed');
   }
 
+  /** The key exists but is disabled (`is_inactive`, or a `draft` policy). */
+  static keyInactive(): GatewayError {
+    return new GatewayError('GW_ERR_KEY_INACTIVE', 403, 'Key is inactive, please renew');
+  }
+
+  /** The key's `expires` is in the past. */
+  static keyExpired(): GatewayError {
+    return new GatewayError('GW_ERR_KEY_EXPIRED', 401, 'Key has expired, please renew');
+  }
+
+  /** The client address is blocked, or not in the allow list. */
+  static ipDisallowed(): GatewayError {
+    return new GatewayError('GW_ERR_IP_DISALLOWED', 403, 'access from this IP has been disallowed');
+  }
+
+  /** The method and path are outside the key's `allowed_urls`. */
+  static resourceDisallowed(): GatewayError {
+    return new GatewayError('GW_ERR_RESOURCE_DISALLOWED', 403, 'Access to this resource has been disallowed');
+  }
+
+  /** Basic authentication without credentials: the client is told the realm. */
+  static basicAuthMissing(realm: string): GatewayError {
+    return new GatewayError('GW_ERR_AUTH_FIELD_MISSING', 401, 'Authorization field missing', {
+      'www-authenticate': `Basic realm="${safeRealm(realm)}"`,
+    });
+  }
+
+  /** Basic authentication with a header that isn't `Basic base64(user:password)`. */
+  static basicAuthMalformed(): GatewayError {
+    return new GatewayError(
+      'GW_ERR_AUTH_MALFORMED',
+      400,
+      'Attempted access with malformed header, header not in basic auth format',
+    );
+  }
+
+  /** Basic authentication with an unknown user or a wrong password. */
+  static userNotAuthorised(realm: string): GatewayError {
+    return new GatewayError('GW_ERR_USER_NOT_AUTHORISED', 401, 'User not authorised', {
+      'www-authenticate': `Basic realm="${safeRealm(realm)}"`,
+    });
+  }
+
+  /** A body a middleware must read is larger than it may read. */
+  static bodyTooLarge(): GatewayError {
+    return new GatewayError('GW_ERR_BODY_TOO_LARGE', 413, 'Request body too large');
+  }
+
   /** The upstream refused the connection, reset it, or its name didn't resolve. */
   static upstreamUnreachable(): GatewayError {
     return new GatewayError('GW_ERR_UPSTREAM_UNREACHABLE', 502, 'There was a problem proxying the request');
@@ -49,4 +97,9 @@ export class GatewayError extends SvcError {
   static internal(errorId: string): GatewayError {
     return new GatewayError('GW_ERR_INTERNAL', 500, `Internal error (ID ${errorId})`);
   }
+}
+
+/** A realm for `WWW-Authenticate`: quotes, backslashes and line breaks removed. */
+function safeRealm(realm: string): string {
+  return realm.replace(/["\\\r\n]/g, '');
 }

@@ -14,7 +14,9 @@ function route(id: string, listenPath: string, domain?: string, listener: Listen
     strip: false,
     target: undefined,
     handle: () => Promise.resolve(),
-    noMiddleware: true,
+    handlers: [],
+    fastPath: true,
+    close: () => Promise.resolve(),
   };
 }
 
@@ -27,6 +29,7 @@ const table = new RouteTable([
   route('wild', '/', '*.example.com'),
   route('wild-deeper', '/orders/', '*.eu.example.com'),
   route('port', '/', undefined, 9000),
+  route('upper', '/Upper/Case/'),
 ]);
 
 const cases: {
@@ -39,6 +42,9 @@ const cases: {
   { name: 'longest listen path wins', host: 'x', path: '/orders/v2/items', want: 'orders-v2' },
   { name: 'listen path without its trailing slash', host: 'x', path: '/orders', want: 'orders' },
   { name: 'prefix only on whole segments', host: 'x', path: '/ordersx', want: 'root' },
+  { name: 'listen paths match without case', host: 'x', path: '/ORDERS/V2/items', want: 'orders-v2' },
+  { name: 'a listen path written in capitals', host: 'x', path: '/upper/case', want: 'upper' },
+  { name: 'case-insensitive on whole segments only', host: 'x', path: '/UPPER/cases', want: 'root' },
   { name: 'root catches the rest', host: 'x', path: '/other', want: 'root' },
   { name: 'exact domain first', host: 'api.example.com', path: '/orders/1', want: 'exact' },
   {
@@ -77,12 +83,25 @@ test('normalizeHost', () => {
   assert.equal(normalizeHost(undefined), '');
 });
 
-test('coversPath', () => {
-  assert.equal(coversPath('', '/anything'), true);
-  assert.equal(coversPath('/a', '/a'), true);
-  assert.equal(coversPath('/a', '/a/b'), true);
-  assert.equal(coversPath('/a', '/ab'), false);
-});
+const covers: [listenPath: string, path: string, want: boolean, why: string][] = [
+  ['', '/anything', true, 'the root covers everything'],
+  ['/a', '/a', true, 'the listen path itself'],
+  ['/a', '/a/b', true, 'a path under it'],
+  ['/a', '/ab', false, 'whole segments only'],
+  ['/a', '/', false, 'a shorter path'],
+  ['/a', '/A/b', true, 'ASCII letters without case'],
+  ['/Abc', '/aBC', true, 'either side in capitals'],
+  // `@` and `` ` `` (or `[` and `{`) differ only in the bit that folds letters: they are not letters.
+  ['/@', '/`', false, 'not letters: @ and `'],
+  ['/[', '/{', false, 'not letters: [ and {'],
+  ['/k', '/\u212a', false, 'the Kelvin sign is not k'],
+];
+
+for (const [listenPath, path, want, why] of covers) {
+  test(`coversPath: ${why}`, () => {
+    assert.equal(coversPath(listenPath, path), want);
+  });
+}
 
 const targets: { url: string; path: string; query: string }[] = [
   { url: '/a/b?x=1', path: '/a/b', query: '?x=1' },

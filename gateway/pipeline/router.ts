@@ -1,26 +1,18 @@
 /**
  * The route table: compiled APIs indexed per listener and domain. Matching picks the domain tier
  * first (exact host, then wildcards from the most specific, then APIs without a domain) and, in
- * each tier, the longest listen path that is a whole-segment prefix of the request path. A tier
- * with no matching path falls through to the next one.
+ * each tier, the longest listen path that is a whole-segment prefix of the request path, compared
+ * case-insensitively: exactly what the claim rule of schemas/rules (`routeKey`) calls one route.
+ * A tier with no matching path falls through to the next one.
  */
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
-import type { Terminal } from './compose.ts';
+import type { Target } from '../../schemas/rules/api-definition.ts';
+import type { Handler, Terminal } from './compose.ts';
+
+export type { Target };
 
 /** `main` is the gateway port; a number is an API's own `listen_port`. */
 export type ListenerKey = 'main' | number;
-
-/** The upstream of a route, parsed once. */
-export interface Target {
-  /** `http://host:port` or `https://host:port`. */
-  origin: string;
-  /** `host[:port]` as written, for the Host header. */
-  host: string;
-  /** Path of the target URL without its trailing slash (`''` for `/`). */
-  basePath: string;
-  /** Query of the target URL without `?`, merged before the client's. */
-  baseQuery: string;
-}
 
 /** One compiled API. */
 export interface Route {
@@ -34,13 +26,17 @@ export interface Route {
   /** Remove the listen path before proxying. */
   strip: boolean;
   target: Target | undefined;
-  /** The compiled chain, ending with the upstream call. */
+  /** The compiled chain on the node:http entrance, ending with the upstream call. */
   handle: Terminal;
+  /** The compiled middleware, in chain order (the fast path runs them itself). */
+  handlers: readonly Handler[];
   /**
-   * True when the compiled chain is the upstream call alone (no middleware enabled for the API):
-   * such a route may be served by the connection-level fast path (server/fast-path.ts).
+   * Whether the connection-level fast path (server/fast-path.ts) may serve this route: decided
+   * once, by `fastPathServes` in routes/compile.ts.
    */
-  noMiddleware: boolean;
+  fastPath: boolean;
+  /** Frees what the route's middleware hold; called once the route table is retired. */
+  close(): Promise<void>;
 }
 
 interface Tier {
@@ -52,13 +48,6 @@ interface ListenerRoutes {
   /** Wildcard tiers, the longest suffix first; `suffix` includes its leading dot. */
   wildcard: { suffix: string; tier: Tier }[];
   any: Tier;
-}
-
-/** Removes the trailing slashes of a listen path (`/a/` -> `/a`, `/` -> ``). */
-export function normalizeListenPath(p: string): string {
-  let end = p.length;
-  while (end > 0 && p.charCodeAt(end - 1) === 47 /* / */) end--;
-  return p.slice(0, end);
 }
 
 /** Lower-case host without port or trailing dot: `API.Example.com:8080` -> `api.example.com`. */
@@ -74,11 +63,25 @@ export function normalizeHost(host: string | undefined): string {
   return h.endsWith('.') ? h.slice(0, -1) : h;
 }
 
-/** Whether `listenPath` (normalized) covers `path` on whole segments. */
+/** A character code with ASCII `A`-`Z` folded to lower case. */
+function folded(code: number): number {
+  return code >= 65 && code <= 90 ? code + 32 : code;
+}
+
+/**
+ * Whether `listenPath` (normalized) covers `path` on whole segments, ASCII letters compared
+ * without case (listen paths are ASCII: see `listenPathProblem`). No allocation per call.
+ */
 export function coversPath(listenPath: string, path: string): boolean {
-  if (listenPath === '') return true;
-  if (!path.startsWith(listenPath)) return false;
-  return path.length === listenPath.length || path.charCodeAt(listenPath.length) === 47;
+  const n = listenPath.length;
+  if (n === 0) return true;
+  if (path.length < n || (path.length > n && path.charCodeAt(n) !== 47)) return false;
+  for (let i = 0; i < n; i++) {
+    const a = listenPath.charCodeAt(i);
+    const b = path.charCodeAt(i);
+    if (a !== b && folded(a) !== folded(b)) return false;
+  }
+  return true;
 }
 
 function byLongestPath(a: Route, b: Route): number {
@@ -128,6 +131,38 @@ export class RouteTable {
       lr.wildcard.sort((a, b) => b.suffix.length - a.suffix.length);
       for (const w of lr.wildcard) w.tier.routes.sort(byLongestPath);
     }
+  }
+
+  /** Requests running on this table now (both entrances count them). */
+  #active = 0;
+  #idle: (() => void) | undefined;
+
+  /** A request starts on this table. */
+  enter(): void {
+    this.#active++;
+  }
+
+  /** A request on this table has finished. */
+  leave(): void {
+    this.#active--;
+    if (this.#active === 0 && this.#idle !== undefined) {
+      const idle = this.#idle;
+      this.#idle = undefined;
+      idle();
+    }
+  }
+
+  /**
+   * Retires a table that has been swapped out: once no request runs on it, its routes free what
+   * their middleware hold.
+   */
+  async retire(): Promise<void> {
+    if (this.#active > 0) {
+      await new Promise<void>((resolve) => {
+        this.#idle = resolve;
+      });
+    }
+    for (const r of this.routes) await r.close();
   }
 
   /** Listeners the table needs. */

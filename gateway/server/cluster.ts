@@ -21,6 +21,8 @@ interface Round {
   origin: Worker;
   waiting: Set<number>;
   failures: string[];
+  /** Messages of successful reloads (APIs left out), once each. */
+  notes: Set<string>;
   timer: NodeJS.Timeout;
 }
 
@@ -43,7 +45,8 @@ export function runPrimary(opts: { workers: number; log: Logger; shutdownTimeout
     if (round === undefined) return;
     rounds.delete(id);
     clearTimeout(round.timer);
-    const report: ReloadReport = { ok: round.failures.length === 0, message: round.failures.join('; ') };
+    const ok = round.failures.length === 0;
+    const report: ReloadReport = { ok, message: (ok ? [...round.notes] : round.failures).join('; ') };
     send(round.origin, { svc: 'reload-node-done', id, report });
   };
 
@@ -66,6 +69,7 @@ export function runPrimary(opts: { workers: number; log: Logger; shutdownTimeout
         origin: w,
         waiting: new Set(workers.map((x) => x.id)),
         failures: [],
+        notes: new Set(),
         timer: setTimeout(() => {
           const r = rounds.get(m.id);
           if (r !== undefined) r.failures.push(`${r.waiting.size} worker(s) did not answer in time`);
@@ -74,11 +78,17 @@ export function runPrimary(opts: { workers: number; log: Logger; shutdownTimeout
       };
       rounds.set(m.id, round);
       for (const x of workers) send(x, { svc: 'reload', id: m.id });
+    } else if (m.svc === 'changed') {
+      // A key or policy written by one worker: the others forget their copies.
+      for (const x of Object.values(cluster.workers ?? {})) {
+        if (x !== undefined && x.id !== w.id && attached.has(x.id)) send(x, m);
+      }
     } else if (m.svc === 'reloaded') {
       const round = rounds.get(m.id);
       if (round === undefined) return;
       round.waiting.delete(w.id);
       if (!m.report.ok) round.failures.push(`worker ${String(w.process.pid)}: ${m.report.message}`);
+      else if (m.report.message !== '') round.notes.add(m.report.message);
       if (round.waiting.size === 0) finish(m.id);
     }
   };

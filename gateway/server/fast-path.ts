@@ -1,22 +1,32 @@
 /**
  * The connection-level fast path of plain-HTTP listeners. It reads request heads straight off the
- * socket and serves the common case itself: an HTTP/1.1 request without a chunked body, `Expect`
- * or upgrade, for a route whose compiled chain is the upstream call alone (no middleware) with an
- * http upstream. Such a request goes to the upstream over a pooled raw socket, and the response
- * comes back byte for byte (its framing parsed only to find the end). Anything else - another
- * route, the management API, HTTP/1.0, a head this parser finds odd - hands the connection, with
- * every byte read so far, to the listener's node:http server for the rest of its life, so
- * node:http decides (and answers 400 to what it finds malformed). See docs/design/gateway.md.
+ * socket and serves the routes `fastPathServes` (routes/compile.ts) admitted when they compiled:
+ * an http upstream and no middleware that reads the body. For each request it builds a
+ * `RequestContext` from the head, runs the route's compiled chain (the same handlers node:http
+ * runs), and, when the chain lets the request through, sends it to the upstream over a pooled raw
+ * socket; the response comes back byte for byte (its framing parsed only to find the end).
+ * Anything else - another route, the management API, HTTP/1.0, a head this parser finds odd -
+ * hands the connection, with every byte read so far, to the listener's node:http server for the
+ * rest of its life, so node:http decides (and answers 400 to what it finds malformed). See
+ * docs/design/gateway.md.
  */
-import { connect, isIP, type Socket } from 'node:net';
+import { STATUS_CODES, type IncomingHttpHeaders } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
-import { GatewayError } from '../pipeline/errors.ts';
+import { errorBody, internalFailure, runChain } from '../pipeline/compose.ts';
+import {
+  RequestContext,
+  socketAddressOf,
+  type ListenerInfo,
+  type RequestObserver,
+} from '../pipeline/context.ts';
+import type { GatewayError } from '../pipeline/errors.ts';
 import type { ListenerKey, Route, RouteTable, Target } from '../pipeline/router.ts';
 import { normalizeHost } from '../pipeline/router.ts';
 import { splitTarget } from '../pipeline/url.ts';
-import { HOP_BY_HOP, SET_BY_PROXY, connectionTokens } from '../upstream/headers.ts';
-import { upstreamPathOf } from '../upstream/proxy.ts';
+import { connectionTokens, relaysResponseHeader, upstreamRequestHeaders } from '../upstream/headers.ts';
+import { upstreamFailure, upstreamPathOf } from '../upstream/proxy.ts';
 
 /** Requests served and connections handed to node:http, for tests and diagnostics. */
 export const fastPathStats = { requests: 0, handoffs: 0 };
@@ -28,6 +38,13 @@ const UPSTREAM_IDLE_MS = 4_000;
 const MAX_IDLE_PER_ORIGIN = 1_024;
 /** Like the node:http listeners (listeners.ts). */
 const CLIENT_KEEP_ALIVE_MS = 65_000;
+/**
+ * A connection the gateway closes keeps reading (and dropping) what the client still sends, up
+ * to this long and this much: closing with unread bytes sends a reset, which can destroy the
+ * answer before the client has read it.
+ */
+const LINGER_MS = 1_000;
+const LINGER_BYTES = 1024 * 1024;
 
 const METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS', 'POST', 'PUT', 'PATCH']);
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -46,6 +63,8 @@ export interface FastPathOptions {
   connectTimeoutMs: number;
   timeoutMs: number;
   log: Logger;
+  /** Sees every request served here, as node:http's requests (server/gateway.ts). */
+  observer?: RequestObserver | undefined;
 }
 
 /** The listener a connection arrived on, as the fast path sees it. */
@@ -53,7 +72,8 @@ export interface FastListener {
   key: ListenerKey | 'control';
   admin: boolean;
   closing: boolean;
-  trustForwarded: boolean;
+  /** Scheme and trust of forwarded headers, for the request context. */
+  info: ListenerInfo;
   /** Connections served by the fast path now, so closing the listener can end them. */
   fastConnections: Set<FastConnectionHandle>;
 }
@@ -75,15 +95,57 @@ interface ParsedHead {
   method: string;
   path: string;
   query: string;
-  headers: Header[];
-  host: string | undefined;
+  /** Lower-case names, repeated headers joined as node:http joins them (`addHeader`). */
+  headers: IncomingHttpHeaders;
+  host: string;
+  /** Body length (0 without Content-Length). */
   contentLength: number;
+  /** Whether the client sent Content-Length (forwarded as it came, even 0). */
+  hasLength: boolean;
   close: boolean;
 }
 
-function peerOf(socket: Socket): string {
-  const addr = socket.remoteAddress ?? '';
-  return addr.startsWith('::ffff:') && isIP(addr.slice(7)) === 4 ? addr.slice(7) : addr;
+/**
+ * Headers of which node:http keeps the first when repeated (lib/_http_incoming.js,
+ * `matchKnownFields`); `set-cookie` is a list, `cookie` joined with `; `, others with `, `.
+ * Middleware see the same `ctx.headers` on both entrances.
+ */
+const FIRST_WINS = new Set([
+  'content-type',
+  'content-length',
+  'user-agent',
+  'referer',
+  'host',
+  'authorization',
+  'proxy-authorization',
+  'if-modified-since',
+  'if-unmodified-since',
+  'from',
+  'location',
+  'max-forwards',
+  'retry-after',
+  'etag',
+  'last-modified',
+  'server',
+  'age',
+  'expires',
+]);
+
+function addHeader(headers: IncomingHttpHeaders, name: string, value: string): void {
+  const had = headers[name];
+  if (had === undefined) headers[name] = name === 'set-cookie' ? [value] : value;
+  else if (FIRST_WINS.has(name)) return;
+  else if (typeof had !== 'string') had.push(value);
+  else headers[name] = `${had}${name === 'cookie' ? '; ' : ', '}${value}`;
+}
+
+/** A header value without the optional whitespace around it (SP and HTAB only, as llhttp). */
+function owsTrimmed(line: string, from: number): string {
+  let a = from;
+  let b = line.length;
+  while (a < b && (line.charCodeAt(a) === 32 || line.charCodeAt(a) === 9)) a++;
+  while (b > a && (line.charCodeAt(b - 1) === 32 || line.charCodeAt(b - 1) === 9)) b--;
+  return line.slice(a, b);
 }
 
 /**
@@ -100,7 +162,7 @@ function parseRequestHead(text: string): ParsedHead | undefined {
   const target = first.slice(sp1 + 1, sp2);
   if (!METHODS.has(method) || first.slice(sp2 + 1) !== 'HTTP/1.1') return undefined;
   if (target.charCodeAt(0) !== 47 || BAD_TARGET.test(target)) return undefined;
-  const headers: Header[] = [];
+  const headers: IncomingHttpHeaders = {};
   let host: string | undefined;
   let contentLength = -1;
   let close = false;
@@ -110,10 +172,12 @@ function parseRequestHead(text: string): ParsedHead | undefined {
     if (colon <= 0) return undefined;
     const raw = line.slice(0, colon);
     if (!TOKEN.test(raw)) return undefined;
-    const value = line.slice(colon + 1).trim();
+    const value = owsTrimmed(line, colon + 1);
     if (BAD_VALUE.test(value)) return undefined;
     const lower = raw.toLowerCase();
     switch (lower) {
+      case '__proto__':
+        return undefined;
       case 'host':
         if (host !== undefined) return undefined;
         host = value;
@@ -136,12 +200,59 @@ function parseRequestHead(text: string): ParsedHead | undefined {
       default:
         break;
     }
-    headers.push({ lower, raw, value });
+    addHeader(headers, lower, value);
   }
   // HTTP/1.1 requires Host; node:http answers 400 without one.
   if (host === undefined) return undefined;
   const { path, query } = splitTarget(target);
-  return { method, path, query, headers, host, contentLength: Math.max(contentLength, 0), close };
+  return {
+    method,
+    path,
+    query,
+    headers,
+    host,
+    contentLength: Math.max(contentLength, 0),
+    hasLength: contentLength !== -1,
+    close,
+  };
+}
+
+/**
+ * Header lines for fields the gateway adds (the context's response headers, an error's headers).
+ * A name or value that could not be sent as it is (line breaks, control characters) is left out,
+ * where node:http would throw.
+ */
+function headerLines(fields: Readonly<Record<string, string>>): string {
+  let out = '';
+  for (const name in fields) {
+    const value = fields[name] ?? '';
+    if (TOKEN.test(name) && !BAD_VALUE.test(value)) out += `${name}: ${value}\r\n`;
+  }
+  return out;
+}
+
+/**
+ * The answer to a refusal or an upstream failure, as node:http's `respondError` writes it: the
+ * error's status, the context's response headers, the error's headers, `{"error": message}` as
+ * JSON; no body for HEAD.
+ */
+function errorResponse(
+  error: GatewayError,
+  added: Readonly<Record<string, string>>,
+  keepAlive: boolean,
+  head: boolean,
+): string {
+  const body = errorBody(error);
+  const status = error.status;
+  return (
+    `HTTP/1.1 ${String(status)} ${STATUS_CODES[status] ?? ''}\r\n${headerLines({ ...added, ...error.headers })}` +
+    `content-type: application/json\r\ncontent-length: ${String(Buffer.byteLength(body))}\r\n` +
+    `date: ${httpDate()}\r\n${connectionLines(keepAlive)}${head ? '' : body}`
+  );
+}
+
+function connectionLines(keepAlive: boolean): string {
+  return keepAlive ? 'connection: keep-alive\r\nkeep-alive: timeout=65\r\n\r\n' : 'connection: close\r\n\r\n';
 }
 
 let dateCache = '';
@@ -281,6 +392,13 @@ class UpstreamPool {
   }
 }
 
+/** What a request head matched: the route, its upstream, and the table it was read from. */
+interface Matched {
+  route: Route;
+  target: Target;
+  table: RouteTable;
+}
+
 /** The fast path of one gateway process. */
 export class FastPath {
   readonly opts: FastPathOptions;
@@ -301,20 +419,25 @@ export class FastPath {
     this.pool.close();
   }
 
-  /** The fast-path route for a parsed head, or undefined. */
-  routeFor(listener: FastListener, head: ParsedHead): { route: Route; target: Target } | undefined {
+  /** The route for a parsed head when the fast path serves it, or undefined. */
+  routeFor(listener: FastListener, head: ParsedHead): Matched | undefined {
     if (listener.admin && this.opts.adminOwns(head.path)) return undefined;
     const key: ListenerKey = listener.key === 'control' ? 'main' : listener.key;
-    const route = this.opts.table().match(key, normalizeHost(head.host), head.path);
-    if (route?.noMiddleware !== true) return undefined;
-    const target = route.target;
-    if (target?.origin.startsWith('http://') !== true) return undefined;
-    return { route, target };
+    const table = this.opts.table();
+    const route = table.match(key, normalizeHost(head.host), head.path);
+    // The one rule, decided when the route compiled (routes/compile.ts fastPathServes); it
+    // implies an http target.
+    if (route?.fastPath !== true || route.target === undefined) return undefined;
+    return { route, target: route.target, table };
   }
 }
 
-const enum_ = { head: 0, body: 1, wait: 2, closed: 3 } as const;
-type ConnState = (typeof enum_)[keyof typeof enum_];
+/**
+ * Where a connection is: reading a head; running a request's chain (everything that arrives is
+ * buffered, the socket paused); forwarding a request body; waiting for the response; closed.
+ */
+const ST = { head: 0, chain: 1, body: 2, wait: 3, closed: 4 } as const;
+type ConnState = (typeof ST)[keyof typeof ST];
 
 /** One client connection on the fast path. */
 class Connection implements FastConnectionHandle {
@@ -322,16 +445,20 @@ class Connection implements FastConnectionHandle {
   readonly socket: Socket;
   readonly listener: FastListener;
   readonly handoff: (socket: Socket) => void;
-  state: ConnState = enum_.head;
+  /** The client address (the same for every request of the connection). */
+  readonly peer: string;
+  state: ConnState = ST.head;
+  /** Bytes read and not consumed yet: the rest of a body, pipelined requests. */
   buf: Buffer | undefined;
   /** Request body bytes still to forward. */
   bodyLeft = 0;
+  /** The request in flight (from its head to the end of its response). */
   exchange: Exchange | undefined;
   readonly onData = (chunk: Buffer): void => {
     this.#data(chunk);
   };
   readonly onClose = (): void => {
-    this.state = enum_.closed;
+    this.state = ST.closed;
     this.listener.fastConnections.delete(this);
     this.exchange?.clientGone();
   };
@@ -341,18 +468,21 @@ class Connection implements FastConnectionHandle {
   readonly onError = (): void => {
     // 'close' follows
   };
-  /** The client sent FIN: close once the response in flight (if any) is done. */
+  /** The client sent FIN: close once the request in flight (if any) is done. */
   readonly onEnd = (): void => {
     this.ended = true;
     if (this.exchange === undefined) this.socket.end();
   };
   ended = false;
+  /** Bytes dropped since the gateway closed its side. */
+  lingered = 0;
 
   constructor(fp: FastPath, socket: Socket, listener: FastListener, handoff: (socket: Socket) => void) {
     this.fp = fp;
     this.socket = socket;
     this.listener = listener;
     this.handoff = handoff;
+    this.peer = socketAddressOf(socket);
     listener.fastConnections.add(this);
     socket.setNoDelay(true);
     socket.setTimeout(CLIENT_KEEP_ALIVE_MS);
@@ -364,7 +494,7 @@ class Connection implements FastConnectionHandle {
   }
 
   closeIfIdle(): void {
-    if (this.#waiting() && this.buf === undefined) this.socket.end();
+    if (this.#waiting() && this.buf === undefined) this.#close();
   }
 
   destroy(): void {
@@ -372,7 +502,12 @@ class Connection implements FastConnectionHandle {
   }
 
   #data(chunk: Buffer): void {
-    if (this.state === enum_.body) {
+    if (this.state === ST.closed) {
+      this.lingered += chunk.length;
+      if (this.lingered > LINGER_BYTES) this.socket.destroy();
+      return;
+    }
+    if (this.state === ST.body) {
       const ex = this.exchange;
       if (ex === undefined) return;
       const n = Math.min(this.bodyLeft, chunk.length);
@@ -383,7 +518,7 @@ class Connection implements FastConnectionHandle {
       return;
     }
     this.#keep(chunk);
-    if (this.state === enum_.head) this.next();
+    if (this.state === ST.head) this.next();
     else this.socket.pause();
   }
 
@@ -392,14 +527,14 @@ class Connection implements FastConnectionHandle {
   }
 
   #bodyDone(): void {
-    this.state = enum_.wait;
+    this.state = ST.wait;
     if (this.buf !== undefined) this.socket.pause();
   }
 
   /** Parses and serves the next buffered request head, if complete. */
   next(): void {
     const buf = this.buf;
-    if (buf === undefined || this.state !== enum_.head) return;
+    if (buf === undefined || this.state !== ST.head) return;
     const end = buf.indexOf('\r\n\r\n');
     if (end === -1) {
       if (buf.length > MAX_HEAD) this.#handOff();
@@ -412,49 +547,85 @@ class Connection implements FastConnectionHandle {
       return;
     }
     fastPathStats.requests++;
-    const rest = buf.length > end + 4 ? buf.subarray(end + 4) : undefined;
-    this.buf = undefined;
-    let first: Buffer | undefined;
-    this.bodyLeft = head.contentLength;
-    if (rest !== undefined && this.bodyLeft > 0) {
-      const n = Math.min(this.bodyLeft, rest.length);
-      first = rest.subarray(0, n);
-      this.bodyLeft -= n;
-      if (n < rest.length) this.buf = rest.subarray(n);
-    } else {
-      this.buf = rest;
-    }
-    this.state = this.bodyLeft > 0 ? enum_.body : enum_.wait;
-    if (this.state === enum_.wait && this.buf !== undefined) this.socket.pause();
-    this.exchange = new Exchange(this, found.route, found.target, head, first);
+    // Whatever follows the head (body, pipelined requests) stays buffered while the chain runs.
+    this.buf = buf.length > end + 4 ? buf.subarray(end + 4) : undefined;
+    this.state = ST.chain;
+    const ex = new Exchange(this, head, found);
+    this.exchange = ex;
+    ex.run();
   }
 
-  /** Called by the exchange when its response has been relayed (or failed). */
+  /**
+   * The chain let the request through: the body bytes buffered so far, to send with the head.
+   * The rest of the body is forwarded as it arrives.
+   */
+  takeBody(length: number): Buffer | undefined {
+    this.bodyLeft = length;
+    const rest = this.buf;
+    let first: Buffer | undefined;
+    if (rest !== undefined && length > 0) {
+      const n = Math.min(length, rest.length);
+      first = rest.subarray(0, n);
+      this.bodyLeft -= n;
+      this.buf = n < rest.length ? rest.subarray(n) : undefined;
+    }
+    if (this.bodyLeft > 0) {
+      this.state = ST.body;
+      this.socket.resume();
+    } else {
+      this.state = ST.wait;
+      if (this.buf !== undefined) this.socket.pause();
+    }
+    return first;
+  }
+
+  /**
+   * A refused request's body is never read: true when it is all buffered (it is dropped and the
+   * connection can go on), false when some is still to come (the connection must close).
+   */
+  dropBody(length: number): boolean {
+    if (length === 0) return true;
+    const buf = this.buf;
+    if (buf === undefined || buf.length < length) return false;
+    this.buf = buf.length > length ? buf.subarray(length) : undefined;
+    return true;
+  }
+
+  /** Called when the request in flight is over (answered, failed, or the client went away). */
   done(keepAlive: boolean): void {
     this.exchange = undefined;
-    if (this.state === enum_.closed) return;
-    if (!keepAlive || this.listener.closing || this.state === enum_.body) {
-      this.state = enum_.closed;
-      this.listener.fastConnections.delete(this);
-      this.socket.end();
+    if (this.state === ST.closed) return;
+    if (!keepAlive || this.listener.closing || this.state === ST.body) {
+      this.#close();
       return;
     }
-    this.state = enum_.head;
+    this.state = ST.head;
     this.socket.resume();
     this.next();
     // A client that half-closed gets the answers to what it sent, then the connection ends.
     if (this.ended && this.#waiting()) this.socket.end();
   }
 
+  /** Ends the connection after what was written; reads and drops what still comes (LINGER_MS). */
+  #close(): void {
+    this.state = ST.closed;
+    this.listener.fastConnections.delete(this);
+    this.buf = undefined;
+    const s = this.socket;
+    s.end();
+    s.setTimeout(LINGER_MS);
+    s.resume();
+  }
+
   /** No request in flight: waiting for the next head. */
   #waiting(): boolean {
-    return this.exchange === undefined && this.state === enum_.head;
+    return this.exchange === undefined && this.state === ST.head;
   }
 
   #handOff(): void {
     fastPathStats.handoffs++;
     const s = this.socket;
-    this.state = enum_.closed;
+    this.state = ST.closed;
     this.listener.fastConnections.delete(this);
     s.removeListener('data', this.onData);
     s.removeListener('close', this.onClose);
@@ -473,15 +644,32 @@ class Connection implements FastConnectionHandle {
 const R = { head: 0, length: 1, chunked: 2, close: 3, none: 4 } as const;
 type RespMode = (typeof R)[keyof typeof R];
 
-/** One request on its way to the upstream and back. */
+/**
+ * One request on the fast path: its context and chain, then (when the chain lets it through) the
+ * exchange with the upstream. It counts on its route table from its head to its end.
+ */
 class Exchange {
   readonly conn: Connection;
-  readonly route: Route;
+  readonly ctx: RequestContext;
+  readonly table: RouteTable;
+  readonly target: Target;
   readonly origin: Origin;
-  readonly headText: string;
   readonly isHead: boolean;
-  readonly hasBody: boolean;
+  readonly contentLength: number;
+  readonly hasLength: boolean;
   readonly keepAliveWanted: boolean;
+  /** Middleware run around the upstream call: `last` of the chain resolves with `#resume`. */
+  chained = false;
+  #resume: (() => void) | undefined;
+  /** The chain let the request through (the upstream call started). */
+  forwarded = false;
+  /** The request is over (`#complete` ran); `#end` ran. */
+  #completed = false;
+  #ended = false;
+  /** What the client got (0: nothing, the connection was cut), and whether it goes on. */
+  status = 0;
+  keepAlive = false;
+  headText = '';
   up: UpstreamConn | undefined;
   reused = false;
   retried = false;
@@ -497,53 +685,147 @@ class Exchange {
   cState = 0;
   cSize = 0;
   cLine = 0;
-  pendingBody: Buffer[] = [];
+  pendingBody: Buffer | undefined;
 
-  constructor(
-    conn: Connection,
-    route: Route,
-    target: Target,
-    head: ParsedHead,
-    firstBody: Buffer | undefined,
-  ) {
+  constructor(conn: Connection, head: ParsedHead, found: Matched) {
     this.conn = conn;
-    this.route = route;
-    this.origin = originOf(target);
+    this.table = found.table;
+    this.target = found.target;
+    this.origin = originOf(found.target);
     this.isHead = head.method === 'HEAD';
-    this.hasBody = head.contentLength > 0;
+    this.contentLength = head.contentLength;
+    this.hasLength = head.hasLength;
     this.keepAliveWanted = !head.close;
-    this.headText = this.#upstreamHead(head, target);
-    if (firstBody !== undefined) this.pendingBody.push(firstBody);
+    this.ctx = new RequestContext({
+      method: head.method,
+      path: head.path,
+      query: head.query,
+      headers: head.headers,
+      socketAddress: conn.peer,
+      route: found.route,
+      listener: conn.listener.info,
+      log: conn.fp.opts.log,
+    });
+    this.table.enter();
+    conn.fp.opts.observer?.onRequest?.(this.ctx);
+  }
+
+  /** Runs the chain, then the upstream call; a route without middleware goes straight up. */
+  run(): void {
+    const handlers = this.ctx.route.handlers;
+    if (handlers.length === 0) {
+      this.#forward();
+      return;
+    }
+    // The chain may wait (on the store). Meanwhile nothing more is parsed and nothing is lost:
+    // bytes that arrive are buffered and pause the socket (`#data`), so a client that does not
+    // pipeline costs no pause and resume (two syscalls) per request.
+    this.chained = true;
+    void runChain(
+      handlers,
+      this.ctx,
+      () =>
+        new Promise<void>((resolve) => {
+          this.#resume = resolve;
+          this.#forward();
+        }),
+    )
+      .then(
+        (refused) => {
+          if (refused !== undefined) this.#refuse(refused.rejected);
+        },
+        (err: unknown) => {
+          this.#refuse(internalFailure(this.ctx, err));
+        },
+      )
+      .finally(() => {
+        this.#end();
+      });
+  }
+
+  /** The last step of the chain: the upstream call with the context's (possibly changed) head. */
+  #forward(): void {
+    if (this.conn.state === ST.closed) {
+      // The client went away while the chain ran.
+      this.forwarded = true;
+      this.#complete(false);
+      return;
+    }
+    // Built before anything moves: a head the chain made unsendable fails here, as a 500.
+    this.headText = this.#upstreamHead();
+    this.forwarded = true;
+    this.pendingBody = this.conn.takeBody(this.contentLength);
     this.#start();
   }
 
-  #upstreamHead(head: ParsedHead, target: Target): string {
-    const trusted = this.conn.listener.trustForwarded;
-    const connValues: string[] = [];
-    for (const h of head.headers) if (h.lower === 'connection') connValues.push(h.value);
-    const extra = connValues.length === 0 ? undefined : connectionTokens(connValues);
-    const path = upstreamPathOf(target, this.route, head.path, head.query);
-    let out = `${head.method} ${path} HTTP/1.1\r\n`;
-    let xff: string | undefined;
-    let proto: string | undefined;
-    let fwdHost: string | undefined;
-    for (const h of head.headers) {
-      const n = h.lower;
-      if (n === 'x-forwarded-for') xff = xff === undefined ? h.value : `${xff}, ${h.value}`;
-      else if (n === 'x-forwarded-proto') proto ??= h.value;
-      else if (n === 'x-forwarded-host') fwdHost ??= h.value;
-      if (HOP_BY_HOP.has(n) || SET_BY_PROXY.has(n) || extra?.has(n) === true) continue;
-      out += `${h.raw}: ${h.value}\r\n`;
+  /**
+   * The upstream request head, from the context: the path with the context's query, and the
+   * headers by the rules of upstream/headers.ts (the same function node:http uses). The body's
+   * framing is the client's Content-Length, whatever the chain did to the headers.
+   */
+  #upstreamHead(): string {
+    const ctx = this.ctx;
+    const route = ctx.route;
+    const target = this.target;
+    // Middleware may have changed the head: what they wrote is checked before it is sent.
+    const check = this.chained;
+    const path = upstreamPathOf(target, route, ctx.path, ctx.query);
+    if (check && BAD_TARGET.test(path)) throw new Error('the chain left an invalid request target');
+    const headers = upstreamRequestHeaders(ctx, target.host, route.api.proxy.preserve_host_header === true);
+    let out = `${ctx.method} ${path} HTTP/1.1\r\n`;
+    for (const name in headers) {
+      if (name === 'content-length') continue;
+      const v = headers[name];
+      if (v === undefined) continue;
+      if (check && !TOKEN.test(name)) throw new Error(`the chain left an invalid header name ${name}`);
+      if (typeof v === 'string') {
+        if (check && BAD_VALUE.test(v)) throw new Error(`the chain left an invalid ${name} header`);
+        out += `${name}: ${v}\r\n`;
+      } else {
+        for (const x of v) {
+          if (check && BAD_VALUE.test(x)) throw new Error(`the chain left an invalid ${name} header`);
+          out += `${name}: ${x}\r\n`;
+        }
+      }
     }
-    const host = head.host;
-    const preserve = this.route.api.proxy.preserve_host_header === true;
-    out += `host: ${preserve && host !== undefined ? host : target.host}\r\n`;
-    const peer = peerOf(this.conn.socket);
-    out += `x-forwarded-for: ${trusted && xff !== undefined && xff !== '' ? `${xff}, ${peer}` : peer}\r\n`;
-    out += `x-forwarded-proto: ${trusted && proto !== undefined && proto !== '' ? proto : 'http'}\r\n`;
-    const clientHost = trusted && fwdHost !== undefined && fwdHost !== '' ? fwdHost : host;
-    if (clientHost !== undefined) out += `x-forwarded-host: ${clientHost}\r\n`;
+    if (this.hasLength) out += `content-length: ${String(this.contentLength)}\r\n`;
     return `${out}\r\n`;
+  }
+
+  /** The chain refused the request (or threw): the answer node:http's respondError gives. */
+  #refuse(error: GatewayError): void {
+    const conn = this.conn;
+    if (this.forwarded) {
+      // A refusal after the upstream call answered: as node:http, cut the connection.
+      conn.socket.destroy();
+      this.keepAlive = false;
+      return;
+    }
+    if (conn.state === ST.closed) return;
+    // An unread body must not be read as the next request, nor hold it up: dropped when it is all
+    // here, else the connection closes after the answer.
+    const keepAlive = conn.dropBody(this.contentLength) && this.keepAliveWanted && !conn.listener.closing;
+    conn.socket.write(errorResponse(error, this.ctx.responseHeaders, keepAlive, this.isHead));
+    this.status = error.status;
+    this.keepAlive = keepAlive;
+  }
+
+  /** The upstream exchange is over: the chain goes on, or the request ends. */
+  #complete(keepAlive: boolean): void {
+    if (this.#completed) return;
+    this.#completed = true;
+    this.keepAlive = keepAlive;
+    if (this.chained) this.#resume?.();
+    else this.#end();
+  }
+
+  /** The request is over: it leaves its table, the observer sees it, the connection goes on. */
+  #end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.table.leave();
+    this.conn.fp.opts.observer?.onResponse?.(this.ctx, this.status);
+    this.conn.done(this.keepAlive);
   }
 
   #start(): void {
@@ -553,9 +835,10 @@ class Exchange {
     this.up = conn;
     const up = conn.socket;
     // One write per request head (with the body bytes that came with it): one syscall.
-    if (this.pendingBody.length === 0) up.write(this.headText, 'latin1');
-    else up.write(Buffer.concat([Buffer.from(this.headText, 'latin1'), ...this.pendingBody]));
-    this.pendingBody = [];
+    const body = this.pendingBody;
+    if (body === undefined) up.write(this.headText, 'latin1');
+    else up.write(Buffer.concat([Buffer.from(this.headText, 'latin1'), body]));
+    this.pendingBody = undefined;
   }
 
   /** Request body bytes from the client. */
@@ -566,7 +849,7 @@ class Exchange {
       const client = this.conn.socket;
       client.pause();
       up.once('drain', () => {
-        if (this.conn.state === enum_.body) client.resume();
+        if (this.conn.state === ST.body) client.resume();
       });
     }
   }
@@ -580,10 +863,12 @@ class Exchange {
     return up;
   }
 
+  /** The client connection closed: the upstream call (if any) stops, the request ends. */
   clientGone(): void {
-    if (this.finished) return;
+    if (!this.forwarded || this.finished) return; // the chain is running: #forward sees it
     this.finished = true;
     this.#detach()?.socket.destroy();
+    this.#complete(false);
   }
 
   upData(chunk: Buffer): void {
@@ -667,21 +952,19 @@ class Exchange {
     this.left = cl === undefined ? 0 : Number(cl);
     this.upstreamReusable = !upstreamClose && mode !== R.close;
     const keepAlive =
-      this.keepAliveWanted &&
-      mode !== R.close &&
-      !this.conn.listener.closing &&
-      this.conn.state !== enum_.body;
+      this.keepAliveWanted && mode !== R.close && !this.conn.listener.closing && this.conn.state !== ST.body;
     this.clientKeepAlive = keepAlive;
+    this.status = status;
+    const added = this.ctx.responseHeaders;
     let out = `HTTP/1.1 ${String(status)} ${reason}\r\n`;
     for (const h of headers) {
-      if (HOP_BY_HOP.has(h.lower) || extra?.has(h.lower) === true) continue;
+      if (!relaysResponseHeader(h.lower, extra, added)) continue;
       out += `${h.raw}: ${h.value}\r\n`;
     }
+    out += headerLines(added);
     if (mode === R.chunked) out += 'transfer-encoding: chunked\r\n';
     if (!date) out += `date: ${httpDate()}\r\n`;
-    out += keepAlive
-      ? 'connection: keep-alive\r\nkeep-alive: timeout=65\r\n\r\n'
-      : 'connection: close\r\n\r\n';
+    out += connectionLines(keepAlive);
     this.sent = true;
     // The head goes out with the first body bytes, in one write.
     this.headOut = Buffer.from(out, 'latin1');
@@ -851,7 +1134,7 @@ class Exchange {
       this.reused &&
       !this.retried &&
       !this.gotResponse &&
-      !this.hasBody &&
+      this.contentLength === 0 &&
       code !== 'UND_ERR_HEADERS_TIMEOUT'
     ) {
       this.#detach()?.socket.destroy();
@@ -864,23 +1147,15 @@ class Exchange {
     const client = this.conn.socket;
     if (this.sent || client.destroyed) {
       client.destroy();
-      this.conn.done(false);
+      this.#complete(false);
       return;
     }
-    const timeout = code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT';
-    const error = timeout ? GatewayError.upstreamTimeout() : GatewayError.upstreamUnreachable();
-    this.conn.fp.opts.log.warn('upstream call failed', {
-      api_id: this.route.id,
-      status: error.status,
-      code,
-      error: errorMessage(err),
-    });
-    const body = JSON.stringify({ error: error.message });
-    const keepAlive = this.keepAliveWanted && !this.conn.listener.closing && this.conn.state !== enum_.body;
-    client.write(
-      `HTTP/1.1 ${String(error.status)} ${timeout ? 'Gateway Timeout' : 'Bad Gateway'}\r\ncontent-type: application/json\r\ncontent-length: ${String(Buffer.byteLength(body))}\r\ndate: ${httpDate()}\r\n${keepAlive ? 'connection: keep-alive\r\nkeep-alive: timeout=65' : 'connection: close'}\r\n\r\n${body}`,
-    );
-    this.conn.done(keepAlive);
+    const error = upstreamFailure(err);
+    this.ctx.log.warn('upstream call failed', { status: error.status, code, error: errorMessage(err) });
+    const keepAlive = this.keepAliveWanted && !this.conn.listener.closing && this.conn.state !== ST.body;
+    client.write(errorResponse(error, this.ctx.responseHeaders, keepAlive, this.isHead));
+    this.status = error.status;
+    this.#complete(keepAlive);
   }
 
   #finish(clean: boolean): void {
@@ -891,6 +1166,6 @@ class Exchange {
       if (clean && this.upstreamReusable) this.conn.fp.pool.give(up);
       else up.socket.destroy();
     }
-    this.conn.done(clean && this.clientKeepAlive);
+    this.#complete(clean && this.clientKeepAlive);
   }
 }

@@ -12,15 +12,18 @@ import pkg from '../../package.json' with { type: 'json' };
 import { Admin, type ReloadReport } from '../admin/index.ts';
 import type { TlsMaterial } from '../config/load.ts';
 import type { GatewayConfig } from '../config/schema.ts';
-import { chain as defaultChain } from '../pipeline/chain.ts';
-import { buildRouteTable, protocolOf, type CompileDeps, type CompileEnv } from '../pipeline/compile.ts';
+import { chain as defaultChain } from '../routes/chain.ts';
+import type { GatewayPolicy } from '../../schemas/generated/models.ts';
+import { buildRouteTable, protocolOf, type CompileDeps, type CompileEnv } from '../routes/compile.ts';
 import type { Middleware } from '../pipeline/compose.ts';
-import { respondError } from '../pipeline/compose.ts';
-import { RequestContext } from '../pipeline/context.ts';
+import { internalFailure, respondError } from '../pipeline/compose.ts';
+import { HttpContext, type RequestObserver } from '../pipeline/context.ts';
+import type { Counters } from '../limits/counters.ts';
+import { Sessions } from '../sessions/sessions.ts';
 import { GatewayError } from '../pipeline/errors.ts';
 import { normalizeHost, RouteTable, type ListenerKey } from '../pipeline/router.ts';
 import { splitTarget } from '../pipeline/url.ts';
-import type { Store } from '../store/store.ts';
+import type { Collection, Store } from '../store/store.ts';
 import { Dispatchers } from '../upstream/dispatchers.ts';
 import { FastPath } from './fast-path.ts';
 import { Listeners, type OpenListener } from './listeners.ts';
@@ -34,6 +37,8 @@ const MAX_RETRY_MS = 15_000;
 export interface GatewayOptions {
   config: Readonly<GatewayConfig>;
   store: Store;
+  /** Counters of limits and quotas (in memory with the files store, else in Redis). */
+  counters: Counters;
   log: Logger;
   tls?: TlsMaterial | undefined;
   /** How `/svc/reload` reaches the other processes of this node (default: this process only). */
@@ -41,6 +46,8 @@ export interface GatewayOptions {
   /** The middleware chain (default: pipeline/chain.ts). */
   chain?: readonly Middleware[];
   now?: () => number;
+  /** Sees every routed request on both entrances (metrics, access log, events). */
+  observer?: RequestObserver | undefined;
 }
 
 /** A running gateway process. */
@@ -57,6 +64,8 @@ export class Gateway {
   readonly #listeners: Listeners;
   readonly #admin: Admin;
   readonly #fastPath: FastPath | undefined;
+  readonly #sessions: Sessions;
+  readonly #observer: RequestObserver | undefined;
   #table = new RouteTable([]);
   #ready = false;
   #stopped = false;
@@ -71,17 +80,22 @@ export class Gateway {
     this.#store = store;
     this.#log = log;
     this.#bus = opts.bus ?? localBus();
+    this.#observer = opts.observer;
     this.#env = {
       listenPort: config.listen_port,
       controlPort: config.control_port,
       tls: opts.tls !== undefined,
     };
+    this.#sessions = new Sessions(store, { log, now: opts.now ?? Date.now });
     this.#dispatchers = new Dispatchers({
       connectTimeoutMs: config.upstream_connect_timeout_ms,
       timeoutMs: config.upstream_timeout_ms,
     });
     this.#deps = {
       store,
+      counters: opts.counters,
+      sessions: this.#sessions,
+      policies: new Map(),
       log,
       config,
       now: opts.now ?? Date.now,
@@ -95,6 +109,7 @@ export class Gateway {
           connectTimeoutMs: config.upstream_connect_timeout_ms,
           timeoutMs: config.upstream_timeout_ms,
           log,
+          observer: opts.observer,
         })
       : undefined;
     this.#listeners = new Listeners({
@@ -115,6 +130,7 @@ export class Gateway {
       version: pkg.version,
       reloadNode: () => this.#bus.reloadNode(),
       reloadGroup: () => this.reloadGroup(),
+      changed: (collection, id) => this.changed(collection, id),
       isReady: () => this.#ready,
     });
   }
@@ -145,11 +161,19 @@ export class Gateway {
         });
       }
       gw.#bus.serve(() => gw.reloadLocal());
+      gw.#bus.onChanged((collection, id) => {
+        gw.#forget(collection, id);
+      });
       gw.#unsubscribe = opts.store.subscribe((m) => {
-        if (m.origin !== gw.processId) {
-          gw.#log.info('group reload received', { origin: m.origin });
-          void gw.reloadLocal();
+        if (m.origin === gw.processId) return;
+        if (m.type === 'changed') {
+          gw.#forget(m.collection, m.id);
+          // The other processes of this node share the message only through this one's bus
+          // when the store is not shared (files); a shared store tells each of them itself.
+          return;
         }
+        gw.#log.info('group reload received', { origin: m.origin });
+        void gw.reloadLocal();
       });
       await opts.store.subscribed();
     } catch (err) {
@@ -199,6 +223,23 @@ export class Gateway {
     return this.reloadLocal();
   }
 
+  /**
+   * A key or policy was written through this process: every process that may have cached it
+   * forgets it (this one, the other workers of the node, the other nodes on a shared store).
+   */
+  async changed(collection: Collection, id: string): Promise<void> {
+    this.#forget(collection, id);
+    this.#bus.changed(collection, id);
+    if (this.#store.shared) {
+      await this.#store.publish({ type: 'changed', origin: this.processId, collection, id });
+    }
+  }
+
+  #forget(collection: Collection, id: string): void {
+    this.#store.forget(collection, id);
+    this.#sessions.forget(collection, id);
+  }
+
   /** Stops accepting, lets requests in flight finish (up to the shutdown timeout), frees pools. */
   async stop(): Promise<void> {
     if (this.#stopped) return;
@@ -208,6 +249,7 @@ export class Gateway {
     this.#bus.close();
     await this.#listeners.closeAll(this.#config.shutdown_timeout_ms);
     this.#fastPath?.close();
+    void this.#table.retire();
     await this.#dispatchers.close();
   }
 
@@ -231,17 +273,17 @@ export class Gateway {
   async #reloadOnce(): Promise<ReloadReport & { retry?: boolean }> {
     if (this.#stopped) return { ok: false, message: 'gateway stopping' };
     let entries;
+    let policies: Map<string, GatewayPolicy>;
     try {
-      entries = await this.#store.list('apis');
+      // One snapshot of APIs and policies for the whole table.
+      const [apis, stored] = await Promise.all([this.#store.list('apis'), this.#store.list('policies')]);
+      entries = apis;
+      policies = new Map(stored.flatMap((e) => ('value' in e ? [[e.id, e.value as GatewayPolicy]] : [])));
     } catch (err) {
       this.#log.error('reload failed: store unavailable', { error: errorMessage(err) });
       return { ok: false, message: `store unavailable: ${errorMessage(err)}`, retry: true };
     }
-    const built = buildRouteTable(entries, this.#env, this.#deps);
-    if (built.table === undefined) {
-      this.#log.error('reload refused, previous routes keep serving', { problems: built.problems });
-      return { ok: false, message: built.problems.map((p) => `API ${p.api_id}: ${p.message}`).join('; ') };
-    }
+    const built = await buildRouteTable(entries, this.#env, { ...this.#deps, policies });
     const table = built.table;
     const wanted = new Map<number, 'http' | 'https'>();
     for (const r of table.routes) if (r.listener !== 'main') wanted.set(r.listener, protocolOf(r.api));
@@ -256,18 +298,29 @@ export class Gateway {
       }
     } catch (err) {
       for (const port of opened) await this.#listeners.close(port);
+      void table.retire();
       this.#log.error('reload refused, previous routes keep serving', { error: errorMessage(err) });
       return { ok: false, message: errorMessage(err) };
     }
-    // The swap: from here on new requests use the new table.
+    // The swap: from here on new requests use the new table; the old one is closed once the
+    // requests running on it have finished.
+    const old = this.#table;
     this.#table = table;
     this.#ready = true;
+    void old.retire().catch((err: unknown) => {
+      this.#log.warn('closing retired routes failed', { error: errorMessage(err) });
+    });
     for (const l of this.#listeners.all()) {
       if (l.role === 'api' && typeof l.key === 'number' && !wanted.has(l.key))
         void this.#listeners.close(l.key);
     }
     for (const w of built.warnings) this.#log.warn('route conflict', { detail: w });
     this.#log.info('routes loaded', { apis: table.routes.length, skipped: built.skipped.length });
+    if (built.problems.length > 0) {
+      const message = built.problems.map((p) => `API ${p.api_id}: ${p.message}`).join('; ');
+      this.#log.error('apis left out of the routes', { problems: built.problems });
+      return { ok: true, message: `loaded ${table.routes.length} APIs; left out: ${message}` };
+    }
     return { ok: true, message: '' };
   }
 
@@ -284,11 +337,19 @@ export class Gateway {
       respondError({ res, responseHeaders: {} }, GatewayError.noRoute());
       return;
     }
-    const ctx = new RequestContext({ req, res, route, listener: l.info, path, query, log: this.#log });
-    route.handle(ctx).catch((err: unknown) => {
-      const errorId = randomUUID();
-      ctx.log.error('request failed', { error_id: errorId, error: errorMessage(err) });
-      respondError(ctx, GatewayError.internal(errorId));
-    });
+    const ctx = new HttpContext({ req, res, route, listener: l.info, path, query, log: this.#log });
+    const table = this.#table;
+    const observer = this.#observer;
+    table.enter();
+    observer?.onRequest?.(ctx);
+    route
+      .handle(ctx)
+      .catch((err: unknown) => {
+        respondError(ctx, internalFailure(ctx, err));
+      })
+      .finally(() => {
+        table.leave();
+        observer?.onResponse?.(ctx, res.headersSent ? res.statusCode : 0);
+      });
   }
 }

@@ -33,8 +33,6 @@ export interface OpenListener {
   /** Set once the listener stops accepting: responses then close their connection. */
   closing: boolean;
   server: Server;
-  /** Trust `X-Forwarded-*` from clients (same as `info.trustForwarded`). */
-  trustForwarded: boolean;
   /** Connections the fast path serves now (plain-HTTP gateway and API listeners only). */
   fastConnections: Set<FastConnectionHandle>;
 }
@@ -97,7 +95,6 @@ export class Listeners {
       info: { protocol: opts.protocol, trustForwarded: this.#trustForwarded },
       port: opts.port,
       closing: false,
-      trustForwarded: this.#trustForwarded,
       fastConnections: new Set(),
       // Assigned just below; the handler closure needs the object first.
       server: undefined as unknown as Server,

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ReloadReport } from '../admin/index.ts';
+import { COLLECTIONS, type Collection } from '../store/store.ts';
 
 /** Node-wide reloads. */
 export interface NodeBus {
@@ -12,6 +13,10 @@ export interface NodeBus {
   reloadNode(): Promise<ReloadReport>;
   /** Registers this process's own reload. */
   serve(reloadLocal: () => Promise<ReloadReport>): void;
+  /** Tells the other processes of this node that a document changed. */
+  changed(collection: Collection, id: string): void;
+  /** Receives what other processes of this node changed. */
+  onChanged(handler: (collection: Collection, id: string) => void): void;
   /** Stops listening. */
   close(): void;
 }
@@ -25,6 +30,8 @@ export function localBus(): NodeBus {
     serve: (fn) => {
       local = fn;
     },
+    changed: () => undefined,
+    onChanged: () => undefined,
     close: () => undefined,
   };
 }
@@ -36,7 +43,8 @@ export type BusMessage =
   | { svc: 'reload-node'; id: string }
   | { svc: 'reload'; id: string }
   | { svc: 'reloaded'; id: string; report: ReloadReport }
-  | { svc: 'reload-node-done'; id: string; report: ReloadReport };
+  | { svc: 'reload-node-done'; id: string; report: ReloadReport }
+  | { svc: 'changed'; id: string; collection: Collection };
 
 /** Whether an IPC message is one of ours. */
 export function isBusMessage(m: unknown): m is BusMessage {
@@ -60,6 +68,7 @@ export function workerBus(): NodeBus {
   // then reads what the reload was asked for).
   const early: string[] = [];
   const waiting = new Map<string, (r: ReloadReport) => void>();
+  let changedHandler: ((collection: Collection, id: string) => void) | undefined;
   const reload = (id: string, run: () => Promise<ReloadReport>): void => {
     void run().then((report) => send({ svc: 'reloaded', id, report } satisfies BusMessage));
   };
@@ -68,6 +77,8 @@ export function workerBus(): NodeBus {
     if (m.svc === 'reload') {
       if (local === undefined) early.push(m.id);
       else reload(m.id, local);
+    } else if (m.svc === 'changed') {
+      if ((COLLECTIONS as readonly unknown[]).includes(m.collection)) changedHandler?.(m.collection, m.id);
     } else if (m.svc === 'reload-node-done') {
       waiting.get(m.id)?.(m.report);
       waiting.delete(m.id);
@@ -93,6 +104,12 @@ export function workerBus(): NodeBus {
     serve: (fn) => {
       local = fn;
       for (const id of early.splice(0)) reload(id, fn);
+    },
+    changed: (collection, id) => {
+      send({ svc: 'changed', id, collection } satisfies BusMessage);
+    },
+    onChanged: (handler) => {
+      changedHandler = handler;
     },
     close: () => {
       process.off('message', onMessage);

@@ -1,8 +1,10 @@
 /**
  * The embedded store: every document is one JSON file, `<data_dir>/<collection>/<id>.json`,
  * written atomically (temporary file, fsync, rename, fsync of the directory), so a crash leaves
- * the old file or the new one, never half of one. Reads go to the disk each time, so every
- * process of the node (`--workers`) sees every write. Counters live in memory.
+ * the old file or the new one, never half of one. `get` keeps what it read in memory (bounded),
+ * so a warm lookup never touches the disk; a write by another process of the node (`--workers`)
+ * reaches this one as a `changed` message, and `forget` drops the copy. `list` always reads the
+ * disk, and refreshes the copies of what it read.
  */
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -10,11 +12,9 @@ import { link, mkdir, open, readFile, readdir, realpath, rename, stat, unlink } 
 import { join } from 'node:path';
 import { InputError, SvcError, errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
-import { MemoryCounters } from './memory.ts';
 import {
   COLLECTIONS,
   type Collection,
-  type CounterValue,
   type GroupMessage,
   type PutMode,
   type PutOutcome,
@@ -30,6 +30,10 @@ const STALE_TEMP_MS = 3_600_000;
 const TEMP_PREFIX = '.tmp-';
 /** Files read at once by list(). */
 const LIST_CONCURRENCY = 64;
+/** Documents kept in memory by get(); the oldest are dropped beyond this. */
+const CACHE_MAX = 100_000;
+/** A cached "no such document". */
+const ABSENT = Symbol('absent');
 
 /** Group messages between stores on one data directory in this process. */
 const buses = new Map<string, EventEmitter>();
@@ -85,7 +89,10 @@ export class FilesStore implements Store {
   readonly shared = false;
   readonly #dir: string;
   readonly #bus: EventEmitter;
-  readonly #counters = new MemoryCounters();
+  /** `<collection>/<id>` -> the file's text (parsed at each get, so callers may mutate). */
+  readonly #cache = new Map<string, string | typeof ABSENT>();
+  /** Bumped by every write and forget: a read that spans one doesn't cache what it read. */
+  #writes = 0;
   readonly #unsubscribers = new Set<() => void>();
 
   private constructor(dir: string) {
@@ -140,7 +147,11 @@ export class FilesStore implements Store {
         };
       }
       try {
-        return { id, value: JSON.parse(await readFile(join(cdir, name), 'utf8')) as unknown };
+        const gen = this.#writes;
+        const text = await readFile(join(cdir, name), 'utf8');
+        const value = JSON.parse(text) as unknown;
+        if (gen === this.#writes) this.#remember(collection, id, text);
+        return { id, value };
       } catch (err) {
         // Deleted between readdir and readFile: it is simply gone.
         if (isErrno(err, 'ENOENT')) return undefined;
@@ -160,12 +171,21 @@ export class FilesStore implements Store {
 
   async get(collection: Collection, id: string): Promise<unknown> {
     const path = join(this.#dir, collection, fileNameOf(id));
-    let text: string;
-    try {
-      text = await readFile(path, 'utf8');
-    } catch (err) {
-      if (isErrno(err, 'ENOENT')) return undefined;
-      throw err;
+    let text = this.#cache.get(`${collection}/${id}`);
+    if (text === ABSENT) return undefined;
+    if (text === undefined) {
+      // A write that lands while the disk is read must not be covered by the older copy.
+      const gen = this.#writes;
+      try {
+        text = await readFile(path, 'utf8');
+      } catch (err) {
+        if (isErrno(err, 'ENOENT')) {
+          if (gen === this.#writes) this.#remember(collection, id, ABSENT);
+          return undefined;
+        }
+        throw err;
+      }
+      if (gen === this.#writes) this.#remember(collection, id, text);
     }
     try {
       return JSON.parse(text) as unknown;
@@ -190,9 +210,11 @@ export class FilesStore implements Store {
     const path = join(cdir, fileNameOf(id));
     const temp = join(cdir, `${TEMP_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`);
     const fh = await open(temp, 'wx', 0o600);
+    const text = `${JSON.stringify(value, null, 2)}\n`;
+    this.forget(collection, id);
     try {
       try {
-        await fh.writeFile(`${JSON.stringify(value, null, 2)}\n`);
+        await fh.writeFile(text);
         await fh.sync();
       } finally {
         await fh.close();
@@ -216,7 +238,10 @@ export class FilesStore implements Store {
           outcome = existed ? 'modified' : 'added';
         }
       }
-      if (outcome === 'added' || outcome === 'modified') await syncDir(cdir);
+      if (outcome === 'added' || outcome === 'modified') {
+        await syncDir(cdir);
+        this.#remember(collection, id, text);
+      }
       return outcome;
     } finally {
       await unlink(temp).catch(() => undefined);
@@ -225,6 +250,7 @@ export class FilesStore implements Store {
 
   async delete(collection: Collection, id: string): Promise<boolean> {
     const cdir = join(this.#dir, collection);
+    this.forget(collection, id);
     try {
       await unlink(join(cdir, fileNameOf(id)));
     } catch (err) {
@@ -235,13 +261,19 @@ export class FilesStore implements Store {
     return true;
   }
 
-  incr(counter: string, ttlMs: number): Promise<CounterValue> {
-    return Promise.resolve(this.#counters.incr(counter, ttlMs));
+  forget(collection: Collection, id: string): void {
+    this.#writes++;
+    this.#cache.delete(`${collection}/${id}`);
   }
 
-  resetCounter(counter: string): Promise<void> {
-    this.#counters.reset(counter);
-    return Promise.resolve();
+  #remember(collection: Collection, id: string, text: string | typeof ABSENT): void {
+    const key = `${collection}/${id}`;
+    this.#cache.delete(key);
+    if (this.#cache.size >= CACHE_MAX) {
+      const oldest = this.#cache.keys().next();
+      if (oldest.done !== true) this.#cache.delete(oldest.value);
+    }
+    this.#cache.set(key, text);
   }
 
   publish(message: GroupMessage): Promise<void> {
@@ -274,7 +306,7 @@ export class FilesStore implements Store {
 
   close(): Promise<void> {
     for (const off of [...this.#unsubscribers]) off();
-    this.#counters.close();
+    this.#cache.clear();
     return Promise.resolve();
   }
 }

@@ -9,7 +9,6 @@ import type { Logger } from '../../lib/log.ts';
 import {
   isGroupMessage,
   type Collection,
-  type CounterValue,
   type GroupMessage,
   type PutMode,
   type PutOutcome,
@@ -17,14 +16,6 @@ import {
   type StoreHealth,
   type StoredEntry,
 } from './store.ts';
-
-/** Increments a counter and sets its lifetime when it is new; returns [value, ttl ms]. */
-const INCR_SCRIPT = `
-local v = redis.call('INCR', KEYS[1])
-if v == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
-return {v, ttl}`;
 
 /** HSET only when the field exists; returns 1 when written. */
 const UPDATE_SCRIPT = `
@@ -118,16 +109,8 @@ export class RedisStore implements Store {
     return (await this.#run('delete', () => this.#redis.hdel(this.#key(collection), id))) === 1;
   }
 
-  async incr(counter: string, ttlMs: number): Promise<CounterValue> {
-    const res = await this.#run('incr', () =>
-      this.#redis.eval(INCR_SCRIPT, 1, `${this.#prefix}counter:${counter}`, String(ttlMs)),
-    );
-    const [value, ttl] = res as [number, number];
-    return { value, ttlMs: ttl };
-  }
-
-  async resetCounter(counter: string): Promise<void> {
-    await this.#run('reset', () => this.#redis.del(`${this.#prefix}counter:${counter}`));
+  forget(): void {
+    // Nothing cached: every read goes to Redis.
   }
 
   async publish(message: GroupMessage): Promise<void> {

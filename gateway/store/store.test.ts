@@ -12,7 +12,7 @@ import { startRedis, startRedisOn, type TestRedis } from '../testing/redis-serve
 import { freePort, waitFor } from '../../lib/testing/wait.ts';
 import { FilesStore, fileNameOf } from './files.ts';
 import { RedisStore } from './redis.ts';
-import type { Collection, GroupMessage, PutMode, Store } from './store.ts';
+import { isGroupMessage, type Collection, type GroupMessage, type PutMode, type Store } from './store.ts';
 
 const log = silentLogger();
 
@@ -188,19 +188,6 @@ for (const b of backends) {
       assert.equal(outcomes.filter((o) => o === 'exists').length, 7);
     });
 
-    test('counters count, expire and reset', async () => {
-      assert.equal((await store.incr('n', 60_000)).value, 1);
-      const second = await store.incr('n', 60_000);
-      assert.equal(second.value, 2);
-      assert.ok(second.ttlMs > 0 && second.ttlMs <= 60_000, `ttl ${second.ttlMs}`);
-      await store.resetCounter('n');
-      assert.equal((await store.incr('n', 60_000)).value, 1);
-      assert.equal((await store.incr('short', 30)).value, 1);
-      await waitFor('the counter to expire', async () =>
-        (await store.incr('short', 30)).value === 1 ? true : undefined,
-      );
-    });
-
     test('a group message reaches every store on the same backing, the sender included', async () => {
       const other = await b.open();
       const got: GroupMessage[] = [];
@@ -308,5 +295,38 @@ describe('store (redis) that starts after the gateway', () => {
       await sender.close();
       await r.stop();
     }
+  });
+});
+
+describe('store (files): the read cache', () => {
+  test('a warm get does not read the disk; forget (a changed message) reads it again', async () => {
+    const cacheDir = mkdtempSync(join(tmpdir(), 'svc-gw-cache-'));
+    const store = await FilesStore.open(cacheDir, log);
+    try {
+      await store.put('keys', 'k', { v: 1 });
+      assert.deepEqual(await store.get('keys', 'k'), { v: 1 });
+      assert.equal(await store.get('keys', 'absent'), undefined);
+      // Another process of the node writes behind this store's back.
+      writeFileSync(join(cacheDir, 'keys', fileNameOf('k')), '{"v":2}');
+      writeFileSync(join(cacheDir, 'keys', fileNameOf('absent')), '{"v":3}');
+      assert.deepEqual(await store.get('keys', 'k'), { v: 1 }, 'served from memory');
+      assert.equal(await store.get('keys', 'absent'), undefined, 'a miss is remembered too');
+      store.forget('keys', 'k');
+      store.forget('keys', 'absent');
+      assert.deepEqual(await store.get('keys', 'k'), { v: 2 });
+      assert.deepEqual(await store.get('keys', 'absent'), { v: 3 });
+      const copy = (await store.get('keys', 'k')) as { v: number };
+      copy.v = 99;
+      assert.deepEqual(await store.get('keys', 'k'), { v: 2 }, 'callers get their own copy');
+    } finally {
+      await store.close();
+      rmSync(cacheDir, { recursive: true, force: true });
+    }
+  });
+
+  test('group messages: a changed message carries its collection and ID', () => {
+    assert.equal(isGroupMessage({ type: 'changed', origin: 'o', collection: 'keys', id: 'x' }), true);
+    assert.equal(isGroupMessage({ type: 'changed', origin: 'o', collection: 'nope', id: 'x' }), false);
+    assert.equal(isGroupMessage({ type: 'changed', origin: 'o', collection: 'keys' }), false);
   });
 });

@@ -1,7 +1,7 @@
 /**
- * The one store interface of the gateway. Definitions (APIs now; policies and keys next) are JSON
- * documents in named collections; counters are integers with a lifetime; group messages reach
- * every gateway process that shares the store. Implementations: `files` (embedded) and `redis`.
+ * The document store of the gateway: APIs, policies and keys are JSON documents in named
+ * collections, and group messages reach every gateway process that shares the store.
+ * Implementations: `files` (embedded) and `redis`. Counters live apart, in `limits/`.
  */
 
 /** Collections of documents. A new kind of object is a new name here, nothing else. */
@@ -21,20 +21,17 @@ export type PutMode = 'upsert' | 'create' | 'update';
 /** What `put` did: `exists` (create refused) and `missing` (update refused) wrote nothing. */
 export type PutOutcome = 'added' | 'modified' | 'exists' | 'missing';
 
-/** A counter after an increment. */
-export interface CounterValue {
-  /** Value after the increment (1 for a new or expired counter). */
-  value: number;
-  /** Milliseconds until the counter expires. */
-  ttlMs: number;
-}
-
-/** A message to every gateway process sharing the store. */
-export interface GroupMessage {
-  type: 'reload';
-  /** ID of the sending process, so it can skip its own message. */
-  origin: string;
-}
+/**
+ * A message to every gateway process sharing the store: reload the routes, or forget what was
+ * cached of one document (a key or policy changed, which takes effect without a reload).
+ */
+export type GroupMessage =
+  | {
+      type: 'reload';
+      /** ID of the sending process, so it can skip its own message. */
+      origin: string;
+    }
+  | { type: 'changed'; origin: string; collection: Collection; id: string };
 
 /** Store health, for `/hello`. */
 export interface StoreHealth {
@@ -59,10 +56,11 @@ export interface Store {
   /** Removes a document; false when there was none. */
   delete(collection: Collection, id: string): Promise<boolean>;
 
-  /** Adds one to a counter; a new (or expired) counter starts at 1 and lives `ttlMs`. */
-  incr(counter: string, ttlMs: number): Promise<CounterValue>;
-  /** Removes a counter, so the next increment starts a new period. */
-  resetCounter(counter: string): Promise<void>;
+  /**
+   * Forgets what was cached of a document that another process changed (a store that caches
+   * reads must then read it again).
+   */
+  forget(collection: Collection, id: string): void;
 
   /** Sends a message to every process subscribed through a store on the same backing. */
   publish(message: GroupMessage): Promise<void>;
@@ -81,5 +79,11 @@ export interface Store {
 export function isGroupMessage(value: unknown): value is GroupMessage {
   if (value === null || typeof value !== 'object') return false;
   const v = value as Record<string, unknown>;
-  return v.type === 'reload' && typeof v.origin === 'string';
+  if (typeof v.origin !== 'string') return false;
+  if (v.type === 'reload') return true;
+  return (
+    v.type === 'changed' &&
+    typeof v.id === 'string' &&
+    (COLLECTIONS as readonly unknown[]).includes(v.collection)
+  );
 }

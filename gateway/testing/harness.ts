@@ -10,7 +10,10 @@ import { silentLogger, type Logger } from '../../lib/log.ts';
 import type { TlsMaterial } from '../config/load.ts';
 import { loadGatewayConfig } from '../config/load.ts';
 import type { GatewayConfig } from '../config/schema.ts';
+import type { Middleware } from '../pipeline/compose.ts';
+import type { RequestObserver } from '../pipeline/context.ts';
 import { Gateway } from '../server/gateway.ts';
+import { openCounters } from '../limits/open.ts';
 import { openStore } from '../store/open.ts';
 import type { Store } from '../store/store.ts';
 import { send, type Req, type Res } from './client.ts';
@@ -88,7 +91,16 @@ export interface InProcessGateway extends GatewayClient {
 
 /** Starts a gateway in this process on 127.0.0.1:0 with a files store in a new directory. */
 export async function startGateway(
-  opts: { argv?: string[]; store?: Store; tls?: TlsMaterial; log?: Logger; dataDir?: string } = {},
+  opts: {
+    argv?: string[];
+    store?: Store;
+    tls?: TlsMaterial;
+    log?: Logger;
+    dataDir?: string;
+    /** Another middleware chain (default: routes/chain.ts). */
+    chain?: readonly Middleware[];
+    observer?: RequestObserver;
+  } = {},
 ): Promise<InProcessGateway> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-gw-data-'));
   const config = loadGatewayConfig({
@@ -107,7 +119,16 @@ export async function startGateway(
   });
   const log = opts.log ?? silentLogger();
   const store = opts.store ?? (await openStore(config, log));
-  const gw = await Gateway.start({ config, store, log, tls: opts.tls });
+  const counters = openCounters(config, log);
+  const gw = await Gateway.start({
+    config,
+    store,
+    counters,
+    log,
+    tls: opts.tls,
+    ...(opts.chain === undefined ? {} : { chain: opts.chain }),
+    observer: opts.observer,
+  });
   const port = gw.port('main') ?? 0;
   return {
     ...client(port, gw.port('control') ?? port),
@@ -118,6 +139,7 @@ export async function startGateway(
     stop: async () => {
       await gw.stop();
       await store.close();
+      await counters.close();
     },
   };
 }

@@ -5,7 +5,6 @@
  */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { RequestContext } from '../pipeline/context.ts';
-import { socketAddress } from '../pipeline/context.ts';
 
 /** Headers that describe one connection, never the message. */
 export const HOP_BY_HOP = new Set([
@@ -48,7 +47,7 @@ export function upstreamRequestHeaders(
   targetHost: string,
   preserveHost: boolean,
 ): Record<string, string | string[]> {
-  const given = ctx.req.headers;
+  const given = ctx.headers;
   const extra = connectionTokens(given.connection);
   const out: Record<string, string | string[]> = {};
   for (const name in given) {
@@ -58,7 +57,7 @@ export function upstreamRequestHeaders(
   }
   const host = given.host;
   out.host = preserveHost && host !== undefined ? host : targetHost;
-  const peer = socketAddress(ctx.req);
+  const peer = ctx.socketAddress;
   const trusted = ctx.listener.trustForwarded;
   const xff = given['x-forwarded-for'];
   out['x-forwarded-for'] = trusted && typeof xff === 'string' && xff !== '' ? `${xff}, ${peer}` : peer;
@@ -71,6 +70,20 @@ export function upstreamRequestHeaders(
   return out;
 }
 
+/**
+ * Whether an upstream response header (lower-case `name`) reaches the client: not hop-by-hop, not
+ * named by the response's Connection header (`connectionNamed`), and not one the gateway adds
+ * itself (`added`, the context's response headers, replaces the upstream's). Both entrances
+ * relay by this rule, then append `added`.
+ */
+export function relaysResponseHeader(
+  name: string,
+  connectionNamed: ReadonlySet<string> | undefined,
+  added: Readonly<Record<string, string>>,
+): boolean {
+  return !HOP_BY_HOP.has(name) && connectionNamed?.has(name) !== true && !Object.hasOwn(added, name);
+}
+
 /** The headers of the client response: the upstream's minus hop-by-hop, plus the gateway's. */
 export function clientResponseHeaders(
   upstream: IncomingHttpHeaders,
@@ -79,7 +92,7 @@ export function clientResponseHeaders(
   const extra = connectionTokens(upstream.connection);
   const out: OutgoingHttpHeaders = {};
   for (const name in upstream) {
-    if (HOP_BY_HOP.has(name) || extra?.has(name) === true) continue;
+    if (!relaysResponseHeader(name, extra, added)) continue;
     const v = upstream[name];
     if (v !== undefined) out[name] = v;
   }

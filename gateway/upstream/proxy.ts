@@ -8,7 +8,7 @@ import type { Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import { errorMessage } from '../../lib/errors.ts';
 import { respondError, type Terminal } from '../pipeline/compose.ts';
-import type { RequestContext } from '../pipeline/context.ts';
+import type { HttpContext } from '../pipeline/context.ts';
 import { GatewayError } from '../pipeline/errors.ts';
 import type { Target } from '../pipeline/router.ts';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.ts';
@@ -47,12 +47,12 @@ function hasBody(headers: IncomingHttpHeaders): boolean {
 
 /** Relays one upstream response to the client. */
 class Relay implements Dispatcher.DispatchHandler {
-  readonly #ctx: RequestContext;
+  readonly #ctx: HttpContext;
   readonly #done: () => void;
   #controller: Dispatcher.DispatchController | undefined;
   #finished = false;
 
-  constructor(ctx: RequestContext, done: () => void) {
+  constructor(ctx: HttpContext, done: () => void) {
     this.#ctx = ctx;
     this.#done = done;
     ctx.res.on('close', () => {
@@ -134,16 +134,23 @@ export function upstreamCall(
   }
   return (ctx) =>
     new Promise<void>((resolve) => {
-      const { req } = ctx;
       const relay = new Relay(ctx, resolve);
+      const headers = upstreamRequestHeaders(ctx, target.host, route.preserveHost);
+      let body: HttpContext['req'] | Buffer | null = hasBody(ctx.headers) ? ctx.req : null;
+      if (ctx.body !== undefined) {
+        // A middleware read the body: send what it read, with its length.
+        body = ctx.body;
+        delete headers['transfer-encoding'];
+        headers['content-length'] = String(ctx.body.length);
+      }
       try {
         dispatcher.dispatch(
           {
             origin: target.origin,
             path: upstreamPathOf(target, route, ctx.path, ctx.query),
-            method: req.method ?? 'GET',
-            headers: upstreamRequestHeaders(ctx, target.host, route.preserveHost),
-            body: hasBody(req.headers) ? req : null,
+            method: ctx.method,
+            headers,
+            body,
           },
           relay,
         );

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { environment } from '../../lib/config.ts';
 import { apiDefinitionModel } from '../../schemas/models/api-definition.ts';
+import { checkClassicApi } from '../../schemas/rules/api-definition.ts';
 import { compile } from '../../schemas/validate.ts';
 import { derivedId } from '../ids.ts';
 import { translateApiDefinition, type ApiDefinitionInput } from './api-definition.ts';
@@ -24,6 +25,10 @@ for (const file of cases) {
       policyId: (ref) => derivedId(ref.namespace, ref.name),
     });
     assert.deepEqual(validGatewayDefinition(got), [], 'the gateway accepts the translation');
+    // Translation adds no problem: what the shared rules find in the output, they find in the input.
+    const before = new Set(checkClassicApi(cr.spec).map((p) => p.path));
+    const added = checkClassicApi(got).filter((p) => !before.has(p.path));
+    assert.deepEqual(added, [], 'the translation breaks no rule the resource kept');
     const goldenPath = join(dir, file.replace('.in.yaml', '.out.json'));
     const text = `${JSON.stringify(got, null, 2)}\n`;
     if (update) await writeFile(goldenPath, text);

@@ -254,6 +254,8 @@ export interface GatewayApiDefinition {
 export interface GatewayPolicy {
   /** Policy ID; generated when absent. */
   id?: string;
+  /** The dashboard's record ID of the policy, as classic exports carry it (kept, not used). */
+  _id?: string;
   /** Organization the policy belongs to. */
   org_id?: string;
   /** Descriptive name. */
@@ -282,6 +284,14 @@ export interface GatewayPolicy {
   partitions?: PolicyPartitions;
   /** Seconds a key created with this policy lives; 0 never expires. */
   key_expires_in?: number;
+  /** Disables the keys of the policy, as a draft state does. */
+  is_inactive?: boolean;
+  /** Keys of the policy must sign their requests (HMAC). */
+  hmac_enabled?: boolean;
+  /** Deepest GraphQL query the keys of the policy may send. -1 disables. */
+  max_query_depth?: number;
+  /** When the policy last changed (kept, not used). */
+  last_updated?: string;
   /** APIs covered, by API ID. */
   access_rights?: Record<string, AccessDefinition>;
 }
@@ -332,6 +342,12 @@ export interface GatewaySession {
   tags?: string[];
   /** When the key was created. */
   date_created?: string;
+  /** When the key last changed (classic exports; kept, not used). */
+  last_updated?: string;
+  /** The classic gateway's rate-limiter state, as its exports carry it (ignored: the gateway counts in its store). */
+  allowance?: number;
+  /** The classic gateway's rate-limiter state, as its exports carry it (ignored). */
+  last_check?: number;
 }
 
 /** Rate limit of the whole API, for all clients together (keyless APIs too). */

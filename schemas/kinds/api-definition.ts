@@ -54,7 +54,7 @@ export const apiDefinitionKind: KindDefinition = {
       },
       {
         rule: "!has(self.listen_port) || self.listen_port == 0 || (has(self.protocol) && self.protocol != '')",
-        message: 'listen_port needs a protocol (http, https, h2c, tcp or tls)',
+        message: 'listen_port needs a protocol (http or https)',
         fieldPath: '.protocol',
         reason: 'FieldValueRequired',
       },

@@ -1,4 +1,5 @@
 import type { JsonSchema } from '../json-schema.ts';
+import { disabledOrPositive } from '../common.ts';
 import { allowedUrls, apiLimit, endpoints, limitProperties, partitions } from './limits.ts';
 import { idPattern } from './api-definition.ts';
 
@@ -66,8 +67,19 @@ export const policyModel: JsonSchema = {
       maxLength: 255,
       description: 'Policy ID; generated when absent.',
     },
+    _id: {
+      type: 'string',
+      description: "The dashboard's record ID of the policy, as classic exports carry it (kept, not used).",
+    },
     org_id: { type: 'string', description: 'Organization the policy belongs to.' },
     ...policyProperties,
+    is_inactive: {
+      type: 'boolean',
+      description: 'Disables the keys of the policy, as a draft state does.',
+    },
+    hmac_enabled: { type: 'boolean', description: 'Keys of the policy must sign their requests (HMAC).' },
+    max_query_depth: disabledOrPositive('Deepest GraphQL query the keys of the policy may send.'),
+    last_updated: { type: 'string', description: 'When the policy last changed (kept, not used).' },
     access_rights: {
       type: 'object',
       additionalProperties: accessDefinition,

@@ -76,5 +76,18 @@ export const sessionModel: JsonSchema = {
     },
     tags: { type: 'array', items: { type: 'string' }, description: 'Labels.' },
     date_created: { type: 'string', format: 'date-time', description: 'When the key was created.' },
+    last_updated: {
+      type: 'string',
+      description: 'When the key last changed (classic exports; kept, not used).',
+    },
+    allowance: {
+      type: 'number',
+      description:
+        "The classic gateway's rate-limiter state, as its exports carry it (ignored: the gateway counts in its store).",
+    },
+    last_check: {
+      type: 'integer',
+      description: "The classic gateway's rate-limiter state, as its exports carry it (ignored).",
+    },
   },
 };

@@ -10,8 +10,21 @@ import { compile as compileSchema } from '../../schemas/validate.ts';
 import type { StoredEntry } from '../store/store.ts';
 import type { Dispatchers } from '../upstream/dispatchers.ts';
 import { upstreamCall } from '../upstream/proxy.ts';
-import { compose, handlersFor, type Middleware, type MiddlewareDeps } from './compose.ts';
-import { normalizeListenPath, RouteTable, type ListenerKey, type Route, type Target } from './router.ts';
+import { errorMessage } from '../../lib/errors.ts';
+import { compileChain, compose, type Middleware, type MiddlewareDeps } from '../pipeline/compose.ts';
+import { RouteTable, type ListenerKey, type Route, type Target } from '../pipeline/router.ts';
+import {
+  checkClassicApi,
+  domainKey,
+  isTargetProblem,
+  listenPathProblem,
+  normalizeListenPath,
+  onGatewayPort,
+  parseTarget,
+  reservedPathProblem,
+  routeKey,
+} from '../../schemas/rules/api-definition.ts';
+import { formatProblem, type FieldProblem } from '../../schemas/rules/field-problem.ts';
 
 /** What compilation needs to know about the gateway's own listeners. */
 export interface CompileEnv {
@@ -35,9 +48,10 @@ export interface ApiProblem {
   message: string;
 }
 
-/** The outcome of building a table: a table, or the problems that prevented it. */
+/** The outcome of building a table: the table of every API that compiled, and the others. */
 export interface BuildResult {
-  table: RouteTable | undefined;
+  table: RouteTable;
+  /** APIs left out, and why. */
   problems: ApiProblem[];
   /** Served anyway, but worth a look (for example two APIs claiming one path). */
   warnings: string[];
@@ -46,34 +60,6 @@ export interface BuildResult {
 }
 
 const schemaCheck = compileSchema(apiDefinitionModel);
-
-/** Paths the management API owns on the port it listens on. */
-const RESERVED_PATHS = ['/svc', '/hello', '/ready'];
-
-const DOMAIN = /^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
-
-/** Parses `target_url`; a bare `host:port` (such as `svc.ns.svc:8080`) means http. */
-export function parseTarget(raw: string): Target | string {
-  const text = /^[a-z][a-z0-9+.-]*:\/\//i.test(raw) ? raw : `http://${raw}`;
-  let u: URL;
-  try {
-    u = new URL(text);
-  } catch {
-    return 'Invalid value: not a URL';
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
-    return `Unsupported value: scheme ${u.protocol.slice(0, -1)} (use http or https)`;
-  }
-  if (u.hostname === '') return 'Invalid value: no host';
-  if (u.username !== '' || u.password !== '')
-    return 'Invalid value: credentials in the URL are not supported';
-  return {
-    origin: `${u.protocol}//${u.host}`,
-    host: u.host,
-    basePath: normalizeListenPath(u.pathname),
-    baseQuery: u.search.slice(1),
-  };
-}
 
 /** The listener an API is served on. */
 export function listenerOf(api: GatewayApiDefinition, env: CompileEnv): ListenerKey {
@@ -88,58 +74,56 @@ export function protocolOf(api: GatewayApiDefinition): 'http' | 'https' {
 
 /** Lower-case domain without port; undefined when the API takes any host. */
 export function domainOf(api: GatewayApiDefinition): string | undefined {
-  const d = api.domain?.trim().toLowerCase() ?? '';
-  if (d === '') return undefined;
-  const colon = d.lastIndexOf(':');
-  const host = colon === -1 ? d : d.slice(0, colon);
-  return host.endsWith('.') ? host.slice(0, -1) : host;
+  return domainKey(api.domain) || undefined;
 }
 
 /**
  * Every reason the definition can't be served, each as `<field path>: <message>`: the schema
- * first, then what the gateway checks beyond it.
+ * first; then the rules of the model that every part checks (schemas/rules); then what depends on
+ * this gateway's configuration (its TLS certificate and ports).
  */
 export function checkApi(value: unknown, env: CompileEnv): string[] {
   const schemaProblems = schemaCheck(value).map((p) => `${p.path === '' ? '(root)' : p.path}: ${p.message}`);
   if (schemaProblems.length > 0) return schemaProblems;
   const api = value as GatewayApiDefinition;
-  const problems: string[] = [];
-  const target = api.proxy.target_url;
-  if (target === undefined || target === '') {
-    if (api.graphql?.enabled !== true)
-      problems.push('proxy.target_url: Required value: add the upstream URL');
-  } else {
-    const t = parseTarget(target);
-    if (typeof t === 'string') problems.push(`proxy.target_url: ${t}`);
-  }
-  if (api.protocol === 'tcp' || api.protocol === 'tls') {
-    problems.push(
-      `protocol: Unsupported value: ${api.protocol} listeners are not supported yet; use http or https`,
-    );
-  }
+  return [...checkClassicApi(api), ...configurationProblems(api, env)].map(formatProblem);
+}
+
+/** What this gateway's configuration adds to the shared rules. */
+function configurationProblems(api: GatewayApiDefinition, env: CompileEnv): FieldProblem[] {
+  const problems: FieldProblem[] = [];
   const listener = listenerOf(api, env);
   if (api.protocol === 'https') {
     if (!env.tls) {
-      problems.push("protocol: https needs the gateway's TLS certificate (tls_cert_file and tls_key_file)");
+      problems.push({
+        path: 'protocol',
+        type: 'Invalid',
+        message:
+          "https needs the gateway's TLS certificate: configure tls_cert_file and tls_key_file, or use http",
+      });
     }
-    if (listener === 'main')
-      problems.push('listen_port: https needs its own listen_port; the gateway port serves http');
+    if (listener === 'main') {
+      problems.push({
+        path: 'listen_port',
+        type: 'Required',
+        message: 'https needs a listen_port of its own: the gateway port serves http',
+      });
+    }
   }
   if (listener !== 'main' && listener === env.controlPort) {
-    problems.push(`listen_port: ${listener} is the management port`);
+    problems.push({
+      path: 'listen_port',
+      type: 'Invalid',
+      message: `${listener} is the management port: choose another listen_port`,
+    });
   }
-  const lp = normalizeListenPath(api.proxy.listen_path);
-  if (listener === 'main' && env.controlPort === undefined) {
-    const reserved = RESERVED_PATHS.find((r) => lp === r || lp.startsWith(`${r}/`));
-    if (reserved !== undefined) {
-      problems.push(
-        `proxy.listen_path: ${reserved} is the management API's on the gateway port; choose another path, a listen_port, or a control_port`,
-      );
-    }
-  }
-  const domain = domainOf(api);
-  if (domain !== undefined && !DOMAIN.test(domain)) {
-    problems.push('domain: Invalid value: a host name such as api.example.com, or *. and a host name');
+  // The shared rule reserves the management paths when listen_port is unset or 0; a listen_port
+  // equal to the gateway's own port is the gateway port too.
+  const lp = api.proxy.listen_path;
+  if (listener === 'main' && !onGatewayPort(api) && listenPathProblem(lp) === undefined) {
+    const reserved = reservedPathProblem(lp);
+    if (reserved !== undefined)
+      problems.push({ path: 'proxy.listen_path', type: 'Invalid', message: reserved });
   }
   return problems;
 }
@@ -149,24 +133,38 @@ export function isServed(api: GatewayApiDefinition): boolean {
   return api.active !== false && api.internal !== true;
 }
 
-/** Compiles one checked definition into a route. */
-export function compileApi(api: GatewayApiDefinition, id: string, env: CompileEnv, deps: CompileDeps): Route {
-  const target =
+/**
+ * Whether the connection-level fast path may serve a route: one explicit rule, in one place. It
+ * reads request heads only and speaks plain HTTP/1.1 to the upstream, so: an http upstream, and
+ * no middleware that reads the body. Middleware that read only the head run on it too.
+ */
+export function fastPathServes(
+  route: { target: Target | undefined },
+  chain: { readsBody: boolean },
+): boolean {
+  return route.target?.origin.startsWith('http://') === true && !chain.readsBody;
+}
+
+/** Compiles one checked definition into a route (its middleware may open resources). */
+export async function compileApi(
+  def: GatewayApiDefinition,
+  id: string,
+  env: CompileEnv,
+  deps: CompileDeps,
+): Promise<Route> {
+  const api: GatewayApiDefinition = def.api_id === id ? def : { ...def, api_id: id };
+  const parsed =
     api.proxy.target_url === undefined || api.proxy.target_url === ''
       ? undefined
       : parseTarget(api.proxy.target_url);
+  const target = parsed === undefined || isTargetProblem(parsed) ? undefined : parsed;
   const listenPath = normalizeListenPath(api.proxy.listen_path);
   const strip = api.proxy.strip_listen_path === true;
   const upstream = upstreamCall(
-    {
-      target: typeof target === 'string' ? undefined : target,
-      listenPath,
-      strip,
-      preserveHost: api.proxy.preserve_host_header === true,
-    },
+    { target, listenPath, strip, preserveHost: api.proxy.preserve_host_header === true },
     deps.dispatchers.for(api.proxy.transport),
   );
-  const handlers = handlersFor(deps.chain, api, deps);
+  const compiled = await compileChain(deps.chain, api, deps);
   return {
     id,
     api,
@@ -174,9 +172,11 @@ export function compileApi(api: GatewayApiDefinition, id: string, env: CompileEn
     domain: domainOf(api),
     listenPath,
     strip,
-    target: typeof target === 'string' ? undefined : target,
-    handle: compose(handlers, upstream),
-    noMiddleware: handlers.length === 0,
+    target,
+    handle: compose(compiled.handlers, upstream),
+    handlers: compiled.handlers,
+    fastPath: fastPathServes({ target }, compiled),
+    close: () => compiled.close(),
   };
 }
 
@@ -220,15 +220,18 @@ function crossCheck(apis: { id: string; api: GatewayApiDefinition }[], env: Comp
   return problems;
 }
 
-/** Checks and compiles every stored API; a table only when nothing failed. */
-export function buildRouteTable(
+/**
+ * Checks and compiles every stored API. One that fails (a check, a protocol clash with an API
+ * before it, or its middleware) is reported and left out; every other API is served.
+ */
+export async function buildRouteTable(
   entries: readonly StoredEntry[],
   env: CompileEnv,
   deps: CompileDeps,
-): BuildResult {
+): Promise<BuildResult> {
   const problems: ApiProblem[] = [];
   const skipped: string[] = [];
-  const served: { id: string; api: GatewayApiDefinition }[] = [];
+  const checked: { id: string; api: GatewayApiDefinition }[] = [];
   for (const e of entries) {
     if ('problem' in e) {
       problems.push({ api_id: e.id, message: e.problem });
@@ -243,20 +246,28 @@ export function buildRouteTable(
       problems.push({ api_id: e.id, message: found.join('; ') });
       continue;
     }
-    if (isServed(api)) served.push({ id: e.id, api });
+    if (isServed(api)) checked.push({ id: e.id, api });
     else skipped.push(e.id);
   }
-  problems.push(...crossCheck(served, env));
-  if (problems.length > 0) return { table: undefined, problems, warnings: [], skipped };
-
-  const routes = served.map(({ id, api }) => compileApi(api, id, env, deps));
+  const clashes = crossCheck(checked, env);
+  problems.push(...clashes);
+  const clashing = new Set(clashes.map((p) => p.api_id));
+  const routes: Route[] = [];
+  for (const { id, api } of checked) {
+    if (clashing.has(id)) continue;
+    try {
+      routes.push(await compileApi(api, id, env, deps));
+    } catch (err) {
+      problems.push({ api_id: id, message: errorMessage(err) });
+    }
+  }
   const warnings: string[] = [];
   const claimed = new Map<string, string>();
   for (const r of [...routes].sort((a, b) => (a.id < b.id ? -1 : 1))) {
-    const key = `${String(r.listener)} ${r.domain ?? '*'} ${r.listenPath || '/'}`;
+    const key = `${String(r.listener)} ${r.domain ?? '*'} ${routeKey(r.listenPath)}`;
     const owner = claimed.get(key);
     if (owner === undefined) claimed.set(key, r.id);
     else warnings.push(`APIs ${owner} and ${r.id} claim the same domain and listen path; ${owner} serves it`);
   }
-  return { table: new RouteTable(routes), problems: [], warnings, skipped };
+  return { table: new RouteTable(routes), problems, warnings, skipped };
 }

@@ -1,28 +1,34 @@
 /**
  * The order of the whole request chain, top to bottom. The first refusal answers
  * (GATEWAY-BEHAVIOUR §2). Each stage names the middleware that belong in it; the ones not written
- * yet are listed as comments where they will go. A middleware is compiled per API when routes
+ * yet are listed as comments where they will go (until then the gateway refuses, at write time,
+ * any definition that enables them: schemas/rules/). A middleware is compiled per API when routes
  * load, and only when `enabled(api)` says the API needs it.
  */
-import { authentication } from '../middleware/authentication/index.ts';
-import type { Middleware } from './compose.ts';
+import { accessRights } from '../middleware/access-rights/index.ts';
+import { authToken } from '../middleware/auth-token/index.ts';
+import { basicAuth } from '../middleware/basic-auth/index.ts';
+import { ipAllowList, ipBlockList } from '../middleware/ip-lists/index.ts';
+import { keyState } from '../middleware/key-state/index.ts';
+import { stripAuthData } from '../middleware/strip-auth/index.ts';
+import type { Middleware } from '../pipeline/compose.ts';
 
 /** Stages of the chain, in order; the upstream call follows the last one. */
 export const stages: readonly { stage: string; middleware: readonly Middleware[] }[] = [
   {
     // API-wide rate limit, IP allow list, IP block list, static client certificate, request size.
     stage: 'api-wide checks',
-    middleware: [/* apiRateLimit, ipAllowList, ipBlockList, staticClientCertificate, requestSize */],
+    middleware: [/* apiRateLimit, */ ipAllowList, ipBlockList /* staticClientCertificate, requestSize */],
   },
   {
     // The enabled methods; with chained auth every one must pass and base_identity_provided_by
-    // names the session. Until token/basic/JWT/mTLS exist, `authentication` fails closed.
+    // names the session. Every API that is not keyless has at least the auth token.
     stage: 'authentication',
-    middleware: [authentication],
+    middleware: [authToken, basicAuth /* jwt, mutualTls, signature, customAuth */],
   },
   {
     stage: 'access',
-    middleware: [/* stripAuthData, keyExpiry, accessRights, allowedUrls */],
+    middleware: [stripAuthData, keyState, accessRights],
   },
   {
     stage: 'limits',

@@ -2,12 +2,13 @@
  * In-memory counters with a lifetime, for the embedded store. Expired counters are dropped when
  * touched and by a periodic sweep, so idle keys don't accumulate.
  */
-import type { CounterValue } from './store.ts';
+import type { CounterValue, Counters } from './counters.ts';
 
 const SWEEP_EVERY_MS = 60_000;
 
 /** Counters of one process. */
-export class MemoryCounters {
+export class MemoryCounters implements Counters {
+  readonly kind = 'memory';
   readonly #counters = new Map<string, { value: number; expiresAt: number }>();
   readonly #now: () => number;
   readonly #sweeper: NodeJS.Timeout;
@@ -20,8 +21,12 @@ export class MemoryCounters {
     this.#sweeper.unref();
   }
 
-  /** See Store.incr. */
-  incr(name: string, ttlMs: number): CounterValue {
+  incr(name: string, ttlMs: number): Promise<CounterValue> {
+    return Promise.resolve(this.incrNow(name, ttlMs));
+  }
+
+  /** The increment, synchronously. */
+  incrNow(name: string, ttlMs: number): CounterValue {
     const now = this.#now();
     const current = this.#counters.get(name);
     if (current === undefined || current.expiresAt <= now) {
@@ -32,9 +37,9 @@ export class MemoryCounters {
     return { value: current.value, ttlMs: current.expiresAt - now };
   }
 
-  /** See Store.resetCounter. */
-  reset(name: string): void {
+  reset(name: string): Promise<void> {
     this.#counters.delete(name);
+    return Promise.resolve();
   }
 
   /** Drops expired counters. */
@@ -44,8 +49,9 @@ export class MemoryCounters {
   }
 
   /** Stops the sweeper. */
-  close(): void {
+  close(): Promise<void> {
     clearInterval(this.#sweeper);
     this.#counters.clear();
+    return Promise.resolve();
   }
 }

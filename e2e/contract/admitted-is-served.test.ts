@@ -1,0 +1,146 @@
+/**
+ * The contract between the parts: a manifest the webhooks admit is never refused by the gateway.
+ * Every ApiDefinition of examples/ and every input of the translator's golden tests goes through
+ * the webhooks' defaulting and validation, the operator's translation, and the gateway's check of
+ * a management write (with TLS configured: what depends on the gateway's configuration is not
+ * the webhooks' to know). A table of listen paths, targets and settings checks that the two sides
+ * give the same verdict. Pure functions only: no API server, no gateway process.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parse, parseAllDocuments } from 'yaml';
+import { API_VERSION } from '../../schemas/common.ts';
+import { checkApi, type CompileEnv } from '../../gateway/routes/compile.ts';
+import { derivedId } from '../../operator/ids.ts';
+import { translateApiDefinition, type ApiDefinitionInput } from '../../operator/translate/api-definition.ts';
+import { defaultApiDefinition } from '../../webhooks/api-definition.default.ts';
+import { validateApiDefinition } from '../../webhooks/api-definition.validate.ts';
+import { formatFieldError } from '../../webhooks/field-error.ts';
+import { memoryLookups } from '../../webhooks/memory-lookups.ts';
+import { apiDefinition } from '../../webhooks/testing.ts';
+
+const root = path.join(import.meta.dirname, '..', '..');
+const env: CompileEnv = { listenPort: 8080, controlPort: undefined, tls: true };
+
+/** The webhooks' verdict (their problems), and the gateway's on what the operator would write. */
+async function throughEveryPart(
+  manifest: ApiDefinitionInput,
+): Promise<{ webhooks: string[]; gateway: string[] }> {
+  const obj = defaultApiDefinition({ apiVersion: API_VERSION, kind: 'ApiDefinition', ...manifest });
+  const verdict = await validateApiDefinition(obj, undefined, memoryLookups([]));
+  const cr = obj as ApiDefinitionInput;
+  const translated = translateApiDefinition(cr, {
+    apiId: cr.spec.api_id ?? derivedId(cr.metadata.namespace, cr.metadata.name),
+    orgId: 'org-1',
+    policyId: (ref) => derivedId(ref.namespace, ref.name),
+  });
+  return { webhooks: verdict.errors.map(formatFieldError), gateway: checkApi(translated, env) };
+}
+
+/** Every ApiDefinition the project ships or tests translation with, and whether it is admitted. */
+async function corpus(): Promise<{ name: string; manifest: ApiDefinitionInput }[]> {
+  const out: { name: string; manifest: ApiDefinitionInput }[] = [];
+  const examples = await readFile(path.join(root, 'examples', 'api-definition.yaml'), 'utf8');
+  for (const doc of parseAllDocuments(examples)) {
+    const m = doc.toJS() as ApiDefinitionInput;
+    out.push({ name: `examples/api-definition.yaml ${m.metadata.name}`, manifest: m });
+  }
+  const dir = path.join(root, 'operator', 'translate', 'testdata');
+  for (const file of (await readdir(dir)).filter((f) => f.endsWith('.in.yaml')).sort()) {
+    out.push({
+      name: file,
+      manifest: parse(await readFile(path.join(dir, file), 'utf8')) as ApiDefinitionInput,
+    });
+  }
+  return out;
+}
+
+/** Which of the corpus the webhooks admit; the others use settings the gateway does not enforce yet. */
+const admittedExpected: Record<string, boolean> = {
+  'examples/api-definition.yaml httpbin': true,
+  'examples/api-definition.yaml orders': true,
+  'api-definition.basic-auth.in.yaml': true,
+  'api-definition.keyless.in.yaml': true,
+  'api-definition.default-auth.in.yaml': false, // certificate_secret_names
+  'api-definition.jwt.in.yaml': false, // enable_jwt, global_rate_limit, version expiry
+};
+
+describe('a manifest the webhooks admit is never refused by the gateway', async () => {
+  for (const { name, manifest } of await corpus()) {
+    test(name, async () => {
+      const { webhooks, gateway } = await throughEveryPart(manifest);
+      assert.equal(webhooks.length === 0, admittedExpected[name], webhooks.join('\n'));
+      if (webhooks.length === 0) assert.deepEqual(gateway, [], 'admitted, so the gateway serves it');
+    });
+  }
+});
+
+describe('the webhooks and the gateway give the same verdict', () => {
+  const specs: { name: string; spec: Record<string, unknown>; served: boolean }[] = [
+    {
+      name: 'a target without scheme',
+      spec: { proxy: { listen_path: '/a/', target_url: 'httpbin.org' } },
+      served: true,
+    },
+    ...['tcp://db:1', 'tls://db:1', 'h2c://db:1', 'ws://db:1', 'wss://db:1', 'ftp://db'].map((t) => ({
+      name: `target ${t}`,
+      spec: { proxy: { listen_path: '/a/', target_url: t } },
+      served: false,
+    })),
+    ...['/hello', '/ready/x', '/svc/apis', '/SVC/', '/p/./', '//p/', '/p%2F', '/a b/'].map((lp) => ({
+      name: `listen path ${lp}`,
+      spec: { proxy: { listen_path: lp, target_url: 'http://u' } },
+      served: false,
+    })),
+    {
+      name: 'listen path /P/',
+      spec: { proxy: { listen_path: '/P/', target_url: 'http://u' } },
+      served: true,
+    },
+    ...['tcp', 'tls', 'h2c'].map((protocol) => ({
+      name: `protocol ${protocol}`,
+      spec: { protocol, listen_port: 9000 },
+      served: false,
+    })),
+    { name: 'protocol https on its own port', spec: { protocol: 'https', listen_port: 8443 }, served: true },
+    { name: 'a bad domain', spec: { domain: 'a*.example.com' }, served: false },
+    { name: 'a wildcard in an IP list', spec: { allowed_ips: ['10.*'] }, served: false },
+    { name: 'CORS', spec: { CORS: { enable: true } }, served: false },
+    { name: 'an API-wide rate limit', spec: { global_rate_limit: { rate: 10, per: 1 } }, served: false },
+    {
+      name: 'JWT',
+      spec: {
+        use_keyless: false,
+        enable_jwt: true,
+        jwt_signing_method: 'rsa',
+        jwt_source: 'https://idp/jwks',
+      },
+      served: false,
+    },
+    {
+      name: 'two authentication methods',
+      spec: { use_keyless: false, use_standard_auth: true, use_basic_auth: true },
+      served: false,
+    },
+    {
+      name: 'a body regexp without a group',
+      spec: {
+        use_keyless: false,
+        use_basic_auth: true,
+        basic_auth: { extract_from_body: true, body_user_regexp: 'u=.*', body_password_regexp: 'p=(.*)' },
+      },
+      served: false,
+    },
+  ];
+  for (const c of specs) {
+    test(c.name, async () => {
+      const { webhooks, gateway } = await throughEveryPart(
+        apiDefinition('a', c.spec) as unknown as ApiDefinitionInput,
+      );
+      assert.equal(webhooks.length === 0, c.served, `webhooks: ${webhooks.join('; ')}`);
+      assert.equal(gateway.length === 0, c.served, `gateway: ${gateway.join('; ')}`);
+    });
+  }
+});

@@ -1,0 +1,176 @@
+/**
+ * `/svc/keys[/{keyID}]`: keys (sessions) in the classic shape. `POST /svc/keys` generates a key
+ * and returns it once; `POST /svc/keys/{keyID}` imports a custom key (or, with `basic_auth_data`,
+ * registers the basic-auth user `{keyID}`). A key is stored under the SHA-256 of its value and a
+ * password as an scrypt hash, so neither can be read back from the store; `?hashed=true` names a
+ * key by its stored ID instead of its value. A write takes effect at once on every gateway
+ * process sharing the store, without a reload.
+ */
+import type { GatewayPolicy, GatewaySession } from '../../schemas/generated/models.ts';
+import { sessionModel } from '../../schemas/models/session.ts';
+import { checkSession } from '../../schemas/rules/access.ts';
+import { formatProblem, quote } from '../../schemas/rules/field-problem.ts';
+import { compile } from '../../schemas/validate.ts';
+import { generateKey, hashPassword, keyIdOf } from '../sessions/credentials.ts';
+import { readJsonObject, withoutNulls, statusBody, type AdminResponse } from './http.ts';
+import type { AdminRequest } from './index.ts';
+
+const schemaCheck = compile(sessionModel);
+const notFound = (): AdminResponse => statusBody(404, 'error', 'Key not found');
+const HASHED_ID = /^[0-9a-f]{64}$/;
+
+function invalid(problems: string[]): AdminResponse {
+  return statusBody(400, 'error', `Validation of Key failed. Reason: ${problems.join('; ')}`);
+}
+
+function queryOf(r: AdminRequest): URLSearchParams {
+  const url = r.req.url ?? '';
+  const q = url.indexOf('?');
+  return new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
+}
+
+/** The stored ID the path names: the hash of the key, or the hash itself with `?hashed=true`. */
+function storedIdOf(r: AdminRequest): string | undefined {
+  const given = r.params[0] ?? '';
+  if (given === '') return undefined;
+  if (queryOf(r).get('hashed') === 'true') return HASHED_ID.test(given) ? given : undefined;
+  return keyIdOf(given);
+}
+
+/** What a client sees of a stored key: never the password hash. */
+function presented(id: string, s: GatewaySession): Record<string, unknown> {
+  const { basic_auth_data, ...rest } = s;
+  return {
+    ...rest,
+    ...(basic_auth_data === undefined
+      ? {}
+      : { basic_auth_data: { hash_type: basic_auth_data.hash_type ?? 'scrypt' } }),
+    key_hash: id,
+  };
+}
+
+/** Why the key's policies forbid creating or updating it. */
+async function policyProblems(r: AdminRequest, s: GatewaySession): Promise<string[]> {
+  const problems: string[] = [];
+  for (const [i, pid] of (s.apply_policies ?? []).entries()) {
+    const p = (await r.deps.store.get('policies', pid)) as GatewayPolicy | undefined;
+    const at = `apply_policies[${i}]`;
+    if (p === undefined) problems.push(`${at}: policy ${quote(pid)} not found: create it first`);
+    else if (p.state === 'draft' || p.state === 'deny') {
+      problems.push(
+        `${at}: policy ${quote(pid)} is ${p.state}: no key can be created for it; set its state to active`,
+      );
+    } else if (p.active === false || p.is_inactive === true) {
+      problems.push(`${at}: policy ${quote(pid)} is not active: no key can be created for it`);
+    }
+  }
+  return problems;
+}
+
+/** Checks a key body and turns its password into a hash; the problems, or the session to store. */
+async function prepare(
+  r: AdminRequest,
+  body: Record<string, unknown>,
+  previous: GatewaySession | undefined,
+): Promise<GatewaySession | string[]> {
+  const s = body as GatewaySession;
+  const previousHash = previous?.basic_auth_data?.password;
+  // An update without a password keeps the stored one.
+  if (
+    s.basic_auth_data !== undefined &&
+    (s.basic_auth_data.password ?? '') === '' &&
+    previousHash !== undefined
+  ) {
+    s.basic_auth_data = { password: previousHash, hash_type: 'scrypt' };
+  } else if (s.basic_auth_data?.password !== undefined && s.basic_auth_data.password !== '') {
+    if (s.basic_auth_data.hash_type === 'scrypt') {
+      return [
+        'basic_auth_data.hash_type: Forbidden: send the password in clear over TLS; the gateway hashes it',
+      ];
+    }
+    s.basic_auth_data = { password: await hashPassword(s.basic_auth_data.password), hash_type: 'scrypt' };
+  }
+  const schema = schemaCheck(s).map((p) => `${p.path === '' ? '(root)' : p.path}: ${p.message}`);
+  if (schema.length > 0) return schema;
+  const rules = checkSession(s).map(formatProblem);
+  if (rules.length > 0) return rules;
+  const policy = await policyProblems(r, s);
+  if (policy.length > 0) return policy;
+  s.date_created ??= new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  return s;
+}
+
+/** GET /svc/keys: the stored IDs (hashes); `?api_id=` keeps the keys granted that API. */
+export async function listKeys(r: AdminRequest): Promise<AdminResponse> {
+  const apiId = queryOf(r).get('api_id');
+  const entries = await r.deps.store.list('keys');
+  const keys = entries.flatMap((e) => {
+    if (!('value' in e)) return [];
+    if (apiId === null) return [e.id];
+    const s = e.value as GatewaySession;
+    return s.access_rights?.[apiId] !== undefined ? [e.id] : [];
+  });
+  return { status: 200, body: { keys } };
+}
+
+/** GET /svc/keys/{keyID} */
+export async function getKey(r: AdminRequest): Promise<AdminResponse> {
+  const id = storedIdOf(r);
+  if (id === undefined) return notFound();
+  const s = (await r.deps.store.get('keys', id)) as GatewaySession | undefined;
+  return s === undefined ? notFound() : { status: 200, body: presented(id, s) };
+}
+
+async function create(r: AdminRequest, raw: string, body: Record<string, unknown>): Promise<AdminResponse> {
+  const prepared = await prepare(r, body, undefined);
+  if (Array.isArray(prepared)) return invalid(prepared);
+  const id = keyIdOf(raw);
+  if ((await r.deps.store.put('keys', id, prepared, 'create')) === 'exists') {
+    return statusBody(409, 'error', 'Key already exists');
+  }
+  await r.deps.changed('keys', id);
+  r.deps.log.info('key stored', { key_hash: id, action: 'added' });
+  return { status: 200, body: { key: raw, key_hash: id, status: 'ok', action: 'added' } };
+}
+
+/** POST /svc/keys: the gateway generates the key and returns it, once. */
+export async function createKey(r: AdminRequest): Promise<AdminResponse> {
+  const body = withoutNulls(await readJsonObject(r.req));
+  if (body.basic_auth_data !== undefined) {
+    return statusBody(400, 'error', 'A basic-auth user is created with POST /svc/keys/{username}');
+  }
+  return create(r, generateKey(typeof body.org_id === 'string' ? body.org_id : undefined), body);
+}
+
+/** POST /svc/keys/{keyID}: imports a custom key, or registers the basic-auth user {keyID}. */
+export async function importKey(r: AdminRequest): Promise<AdminResponse> {
+  const raw = r.params[0] ?? '';
+  if (raw === '' || queryOf(r).get('hashed') === 'true') {
+    return statusBody(400, 'error', 'A key is imported by its value, not its hash');
+  }
+  return create(r, raw, withoutNulls(await readJsonObject(r.req)));
+}
+
+/** PUT /svc/keys/{keyID} */
+export async function updateKey(r: AdminRequest): Promise<AdminResponse> {
+  const id = storedIdOf(r);
+  if (id === undefined) return notFound();
+  const body = withoutNulls(await readJsonObject(r.req));
+  const previous = (await r.deps.store.get('keys', id)) as GatewaySession | undefined;
+  if (previous === undefined) return notFound();
+  const prepared = await prepare(r, body, previous);
+  if (Array.isArray(prepared)) return invalid(prepared);
+  if ((await r.deps.store.put('keys', id, prepared, 'update')) === 'missing') return notFound();
+  await r.deps.changed('keys', id);
+  r.deps.log.info('key stored', { key_hash: id, action: 'modified' });
+  return { status: 200, body: { key: r.params[0] ?? '', key_hash: id, status: 'ok', action: 'modified' } };
+}
+
+/** DELETE /svc/keys/{keyID} */
+export async function deleteKey(r: AdminRequest): Promise<AdminResponse> {
+  const id = storedIdOf(r);
+  if (id === undefined || !(await r.deps.store.delete('keys', id))) return notFound();
+  await r.deps.changed('keys', id);
+  r.deps.log.info('key deleted', { key_hash: id });
+  return { status: 200, body: { key: r.params[0] ?? '', key_hash: id, status: 'ok', action: 'deleted' } };
+}

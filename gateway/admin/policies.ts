@@ -1,0 +1,91 @@
+/**
+ * `/svc/policies[/{id}]`: security policies in the classic shape. A write is checked (schema,
+ * then schemas/rules/access.ts) and takes effect at once on every gateway process sharing the
+ * store: the keys that apply the policy are recomputed, without a reload.
+ */
+import { randomUUID } from 'node:crypto';
+import type { GatewayPolicy } from '../../schemas/generated/models.ts';
+import { idPattern } from '../../schemas/models/api-definition.ts';
+import { policyModel } from '../../schemas/models/policy.ts';
+import { checkPolicy } from '../../schemas/rules/access.ts';
+import { formatProblem } from '../../schemas/rules/field-problem.ts';
+import { compile } from '../../schemas/validate.ts';
+import { readJsonObject, withoutNulls, statusBody, writeBody, type AdminResponse } from './http.ts';
+import type { AdminRequest } from './index.ts';
+
+const schemaCheck = compile(policyModel);
+const validId = new RegExp(idPattern);
+const notFound = (): AdminResponse => statusBody(404, 'error', 'Policy not found');
+const badId = (): AdminResponse =>
+  statusBody(400, 'error', 'Policy ID must be made of letters, digits and . _ ~ - only');
+
+/** Every reason a policy is refused, as `<field>: <message>`. */
+export function policyProblems(value: unknown): string[] {
+  const schema = schemaCheck(value).map((p) => `${p.path === '' ? '(root)' : p.path}: ${p.message}`);
+  if (schema.length > 0) return schema;
+  return checkPolicy(value as GatewayPolicy).map(formatProblem);
+}
+
+function invalid(problems: string[]): AdminResponse {
+  return statusBody(400, 'error', `Validation of Policy failed. Reason: ${problems.join('; ')}`);
+}
+
+/** GET /svc/policies */
+export async function listPolicies(r: AdminRequest): Promise<AdminResponse> {
+  const entries = await r.deps.store.list('policies');
+  return { status: 200, body: entries.flatMap((e) => ('value' in e ? [e.value] : [])) };
+}
+
+/** GET /svc/policies/{id} */
+export async function getPolicy(r: AdminRequest): Promise<AdminResponse> {
+  const id = r.params[0] ?? '';
+  if (!validId.test(id)) return badId();
+  const p = await r.deps.store.get('policies', id);
+  return p === undefined ? notFound() : { status: 200, body: p };
+}
+
+/** POST /svc/policies: an ID is generated when the policy has none. */
+export async function createPolicy(r: AdminRequest): Promise<AdminResponse> {
+  const body = withoutNulls(await readJsonObject(r.req));
+  if (body.id === undefined || body.id === '') body.id = randomUUID().replaceAll('-', '');
+  const problems = policyProblems(body);
+  if (problems.length > 0) return invalid(problems);
+  const id = String(body.id);
+  if ((await r.deps.store.put('policies', id, body, 'create')) === 'exists') {
+    return statusBody(409, 'error', 'Policy already exists');
+  }
+  await r.deps.changed('policies', id);
+  r.deps.log.info('policy stored', { policy_id: id, action: 'added' });
+  return writeBody(id, 'added');
+}
+
+/** PUT /svc/policies/{id}: the body's id, when present, must be the path's. */
+export async function updatePolicy(r: AdminRequest): Promise<AdminResponse> {
+  const id = r.params[0] ?? '';
+  if (!validId.test(id)) return badId();
+  const body = withoutNulls(await readJsonObject(r.req));
+  if (body.id !== undefined && body.id !== id) {
+    return statusBody(
+      400,
+      'error',
+      'Request ID does not match that in the policy! For Update operations these must match.',
+    );
+  }
+  body.id = id;
+  const problems = policyProblems(body);
+  if (problems.length > 0) return invalid(problems);
+  if ((await r.deps.store.put('policies', id, body, 'update')) === 'missing') return notFound();
+  await r.deps.changed('policies', id);
+  r.deps.log.info('policy stored', { policy_id: id, action: 'modified' });
+  return writeBody(id, 'modified');
+}
+
+/** DELETE /svc/policies/{id} */
+export async function deletePolicy(r: AdminRequest): Promise<AdminResponse> {
+  const id = r.params[0] ?? '';
+  if (!validId.test(id)) return badId();
+  if (!(await r.deps.store.delete('policies', id))) return notFound();
+  await r.deps.changed('policies', id);
+  r.deps.log.info('policy deleted', { policy_id: id });
+  return writeBody(id, 'deleted');
+}

@@ -1,0 +1,82 @@
+/**
+ * The middleware lifecycle: `create` may be asynchronous and hold resources; a route table that
+ * has been swapped out closes them once its in-flight requests have finished; a middleware that
+ * fails to compile leaves its API out of the table and every other API loads.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { waitFor } from '../../lib/testing/wait.ts';
+import type { Middleware } from '../pipeline/compose.ts';
+import { chain } from '../routes/chain.ts';
+import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
+import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
+
+const events: string[] = [];
+
+/** Opens a "resource" per API asynchronously; refuses to compile for APIs tagged `boom`. */
+const tracker: Middleware = {
+  name: 'tracker',
+  enabled: (api) => api.tags?.includes('tracked') === true || api.tags?.includes('boom') === true,
+  create: async (api) => {
+    await new Promise((resolve) => setImmediate(resolve));
+    if (api.tags?.includes('boom') === true) throw new Error('cannot open the resource');
+    const generation = events.filter((e) => e.startsWith('open')).length + 1;
+    events.push(`open ${generation}`);
+    return {
+      handle: async (ctx, next) => {
+        ctx.responseHeaders['x-generation'] = String(generation);
+        await next();
+        return undefined;
+      },
+      close: () => {
+        events.push(`close ${generation}`);
+      },
+    };
+  },
+};
+
+describe('middleware lifecycle', () => {
+  let echo: Echo;
+  let gw: InProcessGateway;
+  before(async () => {
+    echo = await startEcho('echo');
+    gw = await startGateway({ chain: [tracker, ...chain], argv: ['--fast-path=false'] });
+  });
+  after(async () => {
+    await gw.stop();
+    await echo.close();
+  });
+
+  test('the old table closes its middleware after its last request, not before', async () => {
+    await gw.addApi(keyless('t', '/t/', echo.url, { tags: ['tracked'] }));
+    await gw.reload();
+    assert.deepEqual(events, ['open 1']);
+    const held = gw.request({ path: '/t/hold' });
+    await waitFor('the request to be held upstream', () => (echo.held() === 1 ? true : undefined));
+    await gw.reload();
+    assert.deepEqual(
+      events,
+      ['open 1', 'open 2'],
+      'the new table is open; the old one still serves a request',
+    );
+    const fresh = await gw.request({ path: '/t/x' });
+    assert.equal(fresh.headers['x-generation'], '2');
+    echo.release();
+    const res = await held;
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['x-generation'], '1', 'the held request finished on its own table');
+    await waitFor('the old table to close', () => (events.includes('close 1') ? true : undefined));
+    assert.ok(!events.includes('close 2'));
+  });
+
+  test('a middleware that fails to compile leaves its API out; the others load', async () => {
+    await gw.addApi(keyless('boom', '/boom/', echo.url, { tags: ['boom'] }));
+    await gw.addApi(keyless('fine', '/fine/', echo.url));
+    const res = await gw.admin('GET', '/svc/reload');
+    assert.equal(res.status, 200);
+    assert.match((res.json as { message: string }).message, /left out: API boom: cannot open the resource/);
+    assert.equal((await gw.request({ path: '/boom/x' })).status, 404);
+    assert.equal(((await gw.request({ path: '/fine/x' })).json as Echoed).upstream, 'echo');
+    assert.equal((await gw.request({ path: '/t/x' })).status, 200);
+  });
+});

@@ -1,0 +1,17 @@
+/**
+ * `strip_auth_data`: the credentials authentication read (header, query parameter or cookie)
+ * are removed from the request before it is proxied, so the upstream never sees them.
+ */
+import type { Middleware } from '../../pipeline/compose.ts';
+import { removeCredential } from '../../pipeline/credentials.ts';
+
+/** See the module comment. */
+export const stripAuthData: Middleware = {
+  name: 'strip-auth-data',
+  enabled: (api) => api.use_keyless !== true && api.strip_auth_data === true,
+  create: () => async (ctx, next) => {
+    for (const source of ctx.state.credentials ?? []) removeCredential(ctx, source);
+    await next();
+    return undefined;
+  },
+};

@@ -1,0 +1,118 @@
+/**
+ * Keys with their policies applied, cached per process so a warm key costs no store round trip.
+ * A key or policy written anywhere reaches every process as a `changed` group message, and
+ * `forget` drops what it changes; an age limit bounds what a lost message could leave behind.
+ * Misses are cached as well (briefly), so unknown tokens can't hammer the store.
+ */
+import { errorMessage } from '../../lib/errors.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { GatewayPolicy, GatewaySession } from '../../schemas/generated/models.ts';
+import type { Collection, Store } from '../store/store.ts';
+import { applyPolicies, type Applied } from './apply-policies.ts';
+import { keyIdOf } from './credentials.ts';
+
+/** A stored key and what its policies make of it. */
+export interface LoadedKey {
+  /** The stored ID (hash of the key). */
+  id: string;
+  /** The key as stored (basic-auth password hashed). */
+  stored: GatewaySession;
+  /** The session with policies applied, or why the key can't be used. */
+  applied: Applied;
+}
+
+const HIT_MAX_AGE_MS = 60_000;
+const MISS_MAX_AGE_MS = 5_000;
+const MAX_ENTRIES = 200_000;
+
+interface Entry<T> {
+  value: T | null;
+  at: number;
+}
+
+/** The session cache of one process. */
+export class Sessions {
+  readonly #store: Store;
+  readonly #log: Logger;
+  readonly #now: () => number;
+  readonly #keys = new Map<string, Entry<LoadedKey>>();
+  readonly #policies = new Map<string, Entry<GatewayPolicy>>();
+  /** Bumped by every forget: a load that spans one is not cached. */
+  #generation = 0;
+
+  constructor(store: Store, opts: { log: Logger; now?: () => number }) {
+    this.#store = store;
+    this.#log = opts.log;
+    this.#now = opts.now ?? Date.now;
+  }
+
+  /** The key whose value is `raw`, or undefined. */
+  byKey(raw: string): Promise<LoadedKey | undefined> {
+    return this.byId(keyIdOf(raw));
+  }
+
+  /** The key stored under `id`, or undefined. */
+  async byId(id: string): Promise<LoadedKey | undefined> {
+    const now = this.#now();
+    const hit = this.#keys.get(id);
+    if (hit !== undefined && now - hit.at < (hit.value === null ? MISS_MAX_AGE_MS : HIT_MAX_AGE_MS)) {
+      return hit.value ?? undefined;
+    }
+    const generation = this.#generation;
+    const stored = (await this.#store.get('keys', id)) as GatewaySession | undefined;
+    let loaded: LoadedKey | undefined;
+    if (stored !== undefined) {
+      const policies = new Map<string, GatewayPolicy | undefined>();
+      for (const pid of stored.apply_policies ?? []) policies.set(pid, await this.policy(pid));
+      loaded = { id, stored, applied: applyPolicies(stored, (pid) => policies.get(pid)) };
+    }
+    if (generation === this.#generation) remember(this.#keys, id, loaded ?? null, now);
+    return loaded;
+  }
+
+  /** A policy by ID, or undefined. */
+  async policy(id: string): Promise<GatewayPolicy | undefined> {
+    const now = this.#now();
+    const hit = this.#policies.get(id);
+    if (hit !== undefined && now - hit.at < (hit.value === null ? MISS_MAX_AGE_MS : HIT_MAX_AGE_MS)) {
+      return hit.value ?? undefined;
+    }
+    const generation = this.#generation;
+    let p: GatewayPolicy | undefined;
+    try {
+      p = (await this.#store.get('policies', id)) as GatewayPolicy | undefined;
+    } catch (err) {
+      this.#log.error('policy unreadable', { policy_id: id, error: errorMessage(err) });
+      throw err;
+    }
+    if (generation === this.#generation) remember(this.#policies, id, p ?? null, now);
+    return p;
+  }
+
+  /** Drops what a change of one key or policy makes stale. */
+  forget(collection: Collection, id: string): void {
+    this.#generation++;
+    if (collection === 'keys') this.#keys.delete(id);
+    else if (collection === 'policies') {
+      this.#policies.delete(id);
+      // Which keys apply the policy isn't indexed: every merged session is recomputed.
+      this.#keys.clear();
+    }
+  }
+
+  /** Drops everything (the store was unreachable for a while, messages may be lost). */
+  clear(): void {
+    this.#generation++;
+    this.#keys.clear();
+    this.#policies.clear();
+  }
+}
+
+function remember<T>(map: Map<string, Entry<T>>, id: string, value: T | null, at: number): void {
+  map.delete(id);
+  if (map.size >= MAX_ENTRIES) {
+    const oldest = map.keys().next();
+    if (oldest.done !== true) map.delete(oldest.value);
+  }
+  map.set(id, { value, at });
+}

@@ -1,0 +1,725 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import {
+  checkClassicApi,
+  classicApiWarnings,
+  domainKey,
+  listenPathProblem,
+  parseTarget,
+  reservedPathProblem,
+  routeKey,
+  unsupportedFeatures,
+  UNSUPPORTED_FEATURES,
+  type ClassicApiInput,
+} from './api-definition.ts';
+import { formatProblem, type FieldProblem } from './field-problem.ts';
+
+/** A keyless API at /a/ with `extra` merged over it (and `proxy` over its proxy). */
+const api = (extra: Record<string, unknown> = {}, proxy: Record<string, unknown> = {}): ClassicApiInput => ({
+  name: 'a',
+  use_keyless: true,
+  proxy: { listen_path: '/a/', target_url: 'http://u:1', ...proxy },
+  ...extra,
+});
+
+const notYet = (path: string): ((p: FieldProblem) => boolean) => {
+  return (p) => p.path === path && p.type === 'NotSupported' && p.message.includes('not supported yet');
+};
+
+interface Case {
+  name: string;
+  api: ClassicApiInput;
+  /** The exact problems; omitted: none. */
+  want?: FieldProblem[];
+  /** Or: one check per expected problem, in order. */
+  each?: ((p: FieldProblem) => boolean)[];
+}
+
+const cases: Case[] = [
+  { name: 'a minimal keyless API', api: api() },
+  { name: 'a target without scheme means http (httpbin.org)', api: api({}, { target_url: 'httpbin.org' }) },
+  { name: 'a cluster service address without scheme', api: api({}, { target_url: 'orders.shop.svc:8080' }) },
+  { name: 'an https target with path and query', api: api({}, { target_url: 'https://u.example/b/?k=v' }) },
+  ...['tcp://db:5432', 'tls://db:5432', 'h2c://grpc:50051', 'ws://chat:80', 'wss://chat:443'].map(
+    (target): Case => ({
+      name: `target ${target} is not supported`,
+      api: api({}, { target_url: target }),
+      want: [
+        {
+          path: 'proxy.target_url',
+          type: 'NotSupported',
+          message: `${JSON.stringify(target)}: the scheme ${JSON.stringify(target.split(':')[0])} is not supported yet by this gateway: proxy to an http:// or https:// address, such as http://orders.default.svc:8080`,
+        },
+      ],
+    }),
+  ),
+  {
+    name: 'a target that is not a URL',
+    api: api({}, { target_url: 'http://' }),
+    want: [
+      {
+        path: 'proxy.target_url',
+        type: 'Invalid',
+        message: '"http://" is not a URL: write the upstream address, such as http://orders.default.svc:8080',
+      },
+    ],
+  },
+  {
+    name: 'a target with credentials',
+    api: api({}, { target_url: 'http://user:pw@u' }),
+    want: [
+      {
+        path: 'proxy.target_url',
+        type: 'Invalid',
+        message:
+          '"http://user:pw@u" carries credentials: remove the user and password from the URL (they are not sent upstream)',
+      },
+    ],
+  },
+  {
+    name: 'target_url is required',
+    api: api({}, { target_url: undefined }),
+    want: [
+      {
+        path: 'proxy.target_url',
+        type: 'Required',
+        message: 'set the upstream address, such as http://<service>.<namespace>.svc:<port>',
+      },
+    ],
+  },
+  {
+    name: 'target_url may be empty with GraphQL (which is refused on its own)',
+    api: api({ graphql: { enabled: true } }, { target_url: '' }),
+    each: [notYet('graphql.enabled')],
+  },
+  { name: 'protocol http', api: api({ protocol: 'http' }) },
+  { name: 'protocol https on a port of its own', api: api({ protocol: 'https', listen_port: 8443 }) },
+  { name: 'protocol empty', api: api({ protocol: '' }) },
+  ...['tcp', 'tls', 'h2c'].map((protocol): Case => ({
+    name: `protocol ${protocol} is not supported`,
+    api: api({ protocol, listen_port: 9000 }),
+    want: [
+      {
+        path: 'protocol',
+        type: 'NotSupported',
+        message:
+          'this listener protocol is not supported yet by this gateway: set protocol to http or https, or leave it empty to serve on the gateway port',
+      },
+    ],
+  })),
+  {
+    name: 'listen path with a dot segment (/p/./)',
+    api: api({}, { listen_path: '/p/./' }),
+    want: [
+      {
+        path: 'proxy.listen_path',
+        type: 'Invalid',
+        message: '"/p/./" has a "." or ".." segment: write the path it stands for, "/p/"',
+      },
+    ],
+  },
+  {
+    name: 'listen path with a dot-dot segment',
+    api: api({}, { listen_path: '/a/../b' }),
+    want: [
+      {
+        path: 'proxy.listen_path',
+        type: 'Invalid',
+        message: '"/a/../b" has a "." or ".." segment: write the path it stands for, "/b"',
+      },
+    ],
+  },
+  {
+    name: 'listen path with a trailing dot segment',
+    api: api({}, { listen_path: '/p/.' }),
+    want: [
+      {
+        path: 'proxy.listen_path',
+        type: 'Invalid',
+        message: '"/p/." has a "." or ".." segment: write the path it stands for, "/p/"',
+      },
+    ],
+  },
+  {
+    name: 'listen path with an empty segment (//p/)',
+    api: api({}, { listen_path: '//p/' }),
+    want: [
+      {
+        path: 'proxy.listen_path',
+        type: 'Invalid',
+        message: '"//p/" has an empty segment ("//"): write "/p/"',
+      },
+    ],
+  },
+  {
+    name: 'listen path with a percent-encoded character (/p%2F)',
+    api: api({}, { listen_path: '/p%2F' }),
+    want: [
+      {
+        path: 'proxy.listen_path',
+        type: 'Invalid',
+        message:
+          '"/p%2F" has a percent-encoded character: listen paths are compared with request paths as clients send them, so write the characters themselves, such as "/p/"',
+      },
+    ],
+  },
+  {
+    name: 'listen path with a percent-encoded character that is not a path character',
+    api: api({}, { listen_path: '/caf%C3%A9/' }),
+    want: [
+      {
+        path: 'proxy.listen_path',
+        type: 'Invalid',
+        message:
+          '"/caf%C3%A9/" has a percent-encoded character: listen paths are compared with request paths as clients send them, so use letters, digits and - . _ ~ ! $ & \' ( ) * + , ; = : @',
+      },
+    ],
+  },
+  {
+    name: 'listen path with characters clients encode',
+    api: api({}, { listen_path: '/users/{id} x/' }),
+    want: [
+      {
+        path: 'proxy.listen_path',
+        type: 'Invalid',
+        message:
+          '"/users/{id} x/" has characters clients send percent-encoded ("{" "}" " "): use letters, digits and - . _ ~ ! $ & \' ( ) * + , ; = : @',
+      },
+    ],
+  },
+  {
+    name: 'listen path without its leading slash',
+    api: api({}, { listen_path: 'orders/' }),
+    want: [
+      {
+        path: 'proxy.listen_path',
+        type: 'Invalid',
+        message: '"orders/" must start with "/", such as "/orders/"',
+      },
+    ],
+  },
+  {
+    name: 'upper case and dots inside segments are fine',
+    api: api({}, { listen_path: '/P/.well-known/v1.2' }),
+  },
+  ...['/hello', '/ready', '/svc/x', '/svc', '/Hello/', '/ready/probe'].map((lp): Case => ({
+    name: `${lp} is the management API's on the gateway port`,
+    api: api({}, { listen_path: lp }),
+    each: [
+      (p) =>
+        p.path === 'proxy.listen_path' &&
+        p.type === 'Invalid' &&
+        p.message.startsWith(`${JSON.stringify(lp)}: the gateway's management API answers /`) &&
+        p.message.endsWith(
+          'and the paths under it on the gateway port: choose another listen path, or serve the API on a listen_port of its own',
+        ),
+    ],
+  })),
+  {
+    name: 'reserved paths on listen_port 0 too',
+    api: api({ listen_port: 0 }, { listen_path: '/hello/' }),
+    each: [(p) => p.path === 'proxy.listen_path'],
+  },
+  {
+    name: 'reserved paths are free on a listen_port',
+    api: api({ listen_port: 9000 }, { listen_path: '/svc/' }),
+  },
+  { name: 'a path that only begins like a reserved one', api: api({}, { listen_path: '/helloworld/' }) },
+  { name: 'a domain', api: api({ domain: 'api.example.com' }) },
+  { name: 'a wildcard domain', api: api({ domain: '*.example.com' }) },
+  { name: 'a domain with a port, in capitals', api: api({ domain: 'API.Example.com:8080' }) },
+  {
+    name: 'a domain that is not a host name',
+    api: api({ domain: 'a*.example.com' }),
+    want: [
+      {
+        path: 'domain',
+        type: 'Invalid',
+        message:
+          '"a*.example.com" is not a host name: write one such as api.example.com, or *.example.com for its subdomains',
+      },
+    ],
+  },
+  {
+    name: 'use_keyless with two methods names both',
+    api: api({ use_standard_auth: true, use_basic_auth: true }),
+    each: [
+      (p) =>
+        p.path === 'use_keyless' &&
+        p.type === 'Forbidden' &&
+        p.message ===
+          'use_keyless excludes authentication, but use_standard_auth, use_basic_auth are true: set use_keyless to false, or turn use_standard_auth and use_basic_auth off',
+      notYet('use_basic_auth'),
+    ],
+  },
+  {
+    name: 'IPs and CIDRs, v4 and v6',
+    api: api({
+      enable_ip_whitelisting: true,
+      allowed_ips: ['192.0.2.10', '10.0.0.0/8', '2001:db8::/32', '::1'],
+      enable_ip_blacklisting: true,
+      blacklisted_ips: ['203.0.113.0/24'],
+    }),
+  },
+  {
+    name: 'wildcards and bad addresses, each at its index',
+    api: api({ allowed_ips: ['10.0.0.*', '10.0.0.1/33', 'localhost'], blacklisted_ips: ['1.2.3.4', '*'] }),
+    want: [
+      {
+        path: 'allowed_ips[0]',
+        type: 'Invalid',
+        message:
+          '"10.0.0.*": wildcards are not supported: write the range in CIDR notation, such as 10.0.0.0/8',
+      },
+      {
+        path: 'allowed_ips[1]',
+        type: 'Invalid',
+        message: '"10.0.0.1/33" is not an IP address or CIDR range, such as 192.0.2.10 or 10.0.0.0/8',
+      },
+      {
+        path: 'allowed_ips[2]',
+        type: 'Invalid',
+        message: '"localhost" is not an IP address or CIDR range, such as 192.0.2.10 or 10.0.0.0/8',
+      },
+      {
+        path: 'blacklisted_ips[1]',
+        type: 'Invalid',
+        message: '"*": wildcards are not supported: write the range in CIDR notation, such as 10.0.0.0/8',
+      },
+    ],
+  },
+  {
+    name: 'what the gateway enforces (or will) is accepted',
+    api: api({
+      use_keyless: false,
+      use_basic_auth: true,
+      basic_auth: {
+        cache_ttl: 60,
+        disable_caching: false,
+        extract_from_body: true,
+        body_user_regexp: '<user>(.*)</user>',
+        body_password_regexp: '<password>(?<pw>.*)</password>',
+      },
+      auth: {
+        auth_header_name: 'X-Auth',
+        use_param: true,
+        param_name: 'k',
+        use_cookie: true,
+        cookie_name: 'c',
+      },
+      auth_configs: {
+        authToken: { auth_header_name: 'Authorization' },
+        basic: { auth_header_name: 'Authorization' },
+      },
+      strip_auth_data: true,
+      enable_ip_whitelisting: true,
+      allowed_ips: ['10.0.0.0/8'],
+      version_data: {
+        not_versioned: false,
+        default_version: 'v2',
+        versions: { v1: { name: 'v1' }, v2: { name: 'v2', use_extended_paths: true } },
+      },
+      disable_rate_limit: true,
+      disable_quota: true,
+      dont_set_quota_on_create: true,
+      internal: false,
+      active: true,
+      tags: ['t'],
+      config_data: { a: 1 },
+      org_id: 'o',
+      slug: 's',
+      domain: 'api.example.com',
+      listen_port: 8081,
+      protocol: 'http',
+      jwt_signing_method: 'rsa',
+      jwt_source: 'https://idp/jwks',
+      jwt_identity_base_field: 'sub',
+      jwt_policy_field_name: 'pol',
+      jwt_default_policies: ['p'],
+      graphql: { enabled: false, execution_mode: 'proxyOnly' },
+      CORS: { enable: false, allowed_origins: ['*'] },
+      event_handlers: { events: {} },
+      global_rate_limit: { rate: 100, per: 1, disabled: true },
+    }),
+  },
+  {
+    name: 'empty and zero values of unsupported settings ask for nothing (exported definitions)',
+    api: api({
+      auth: {
+        use_certificate: false,
+        validate_signature: false,
+        signature: { algorithm: '', header: '', secret: '', allowed_clock_skew: 0, error_code: 0 },
+      },
+      auth_configs: { hmac: { use_certificate: false, signature: {} } },
+      enable_signature_checking: false,
+      base_identity_provided_by: '',
+      global_rate_limit: { rate: 0, per: 0 },
+      version_data: {
+        versions: {
+          Default: {
+            name: 'Default',
+            expires: '',
+            override_target: '',
+            global_headers: {},
+            global_headers_remove: [],
+            extended_paths: { ignored: [], white_list: [], black_list: [] },
+          },
+        },
+      },
+      event_handlers: { events: { QuotaExceeded: [] } },
+      certificates: [],
+      client_certificates: [],
+      enable_detailed_recording: false,
+      enable_context_vars: false,
+      use_mutual_tls_auth: false,
+      enable_jwt: false,
+    }),
+  },
+  ...(
+    [
+      ['enable_jwt', { use_keyless: false, enable_jwt: true }],
+      ['use_mutual_tls_auth', { use_keyless: false, use_mutual_tls_auth: true }],
+      ['auth.use_certificate', { auth: { use_certificate: true } }],
+      ['auth_configs.authToken.use_certificate', { auth_configs: { authToken: { use_certificate: true } } }],
+      ['auth.validate_signature', { auth: { validate_signature: true } }],
+      ['auth.signature', { auth: { signature: { algorithm: 'VendorSHA256' } } }],
+      [
+        'auth_configs.authToken.validate_signature',
+        { auth_configs: { authToken: { validate_signature: true } } },
+      ],
+      ['auth_configs.basic.signature', { auth_configs: { basic: { signature: { secret: 's' } } } }],
+      ['enable_signature_checking', { enable_signature_checking: true }],
+      ['base_identity_provided_by', { base_identity_provided_by: 'auth_token' }],
+      ['global_rate_limit', { global_rate_limit: { rate: 100, per: 1 } }],
+      ['graphql.enabled', { graphql: { enabled: true } }],
+      [
+        'event_handlers.events.QuotaExceeded',
+        { event_handlers: { events: { QuotaExceeded: [{ handler_name: 'eh_log_handler' }] } } },
+      ],
+      ['CORS.enable', { CORS: { enable: true } }],
+      ...(
+        [
+          ['extended_paths', { white_list: [{ path: '/a' }] }],
+          ['global_headers', { 'x-a': '1' }],
+          ['global_headers_remove', ['x-b']],
+          ['override_target', 'http://other'],
+          ['expires', '2027-01-01 00:00'],
+        ] as const
+      ).map(([field, value]) => [
+        `version_data.versions.v1.${field}`,
+        { version_data: { versions: { v1: { name: 'v1', [field]: value } } } },
+      ]),
+      ['enable_detailed_recording', { enable_detailed_recording: true }],
+      ['enable_context_vars', { enable_context_vars: true }],
+      ['certificates', { certificates: ['cert-1'] }],
+      ['client_certificates', { client_certificates: ['ab12'] }],
+    ] as [string, Record<string, unknown>][]
+  ).map(([path, extra]): Case => ({
+    name: `${path} is refused as not supported yet`,
+    api: api(extra),
+    each: [notYet(path)],
+  })),
+  {
+    name: 'two methods at once: chained authentication is not supported yet',
+    api: api({ use_keyless: false, use_standard_auth: true, use_basic_auth: true }),
+    want: [
+      {
+        path: 'use_basic_auth',
+        type: 'NotSupported',
+        message:
+          'use_standard_auth and use_basic_auth are both true: chained authentication (several methods at once) is not supported yet by this gateway: keep one method and set the others to false',
+      },
+    ],
+  },
+  {
+    name: 'a method refused on its own does not count as chained',
+    api: api({ use_keyless: false, use_standard_auth: true, enable_jwt: true }),
+    each: [notYet('enable_jwt')],
+  },
+  {
+    name: 'basic body regexps compile and have exactly one group',
+    api: api({
+      use_keyless: false,
+      use_basic_auth: true,
+      basic_auth: { extract_from_body: true, body_user_regexp: '<u>(.*)</u>(x)', body_password_regexp: '(' },
+    }),
+    want: [
+      {
+        path: 'basic_auth.body_user_regexp',
+        type: 'Invalid',
+        message:
+          '"<u>(.*)</u>(x)" has 2 capturing groups: write exactly one, around the user name, such as <user>(.*)</user> (make other groups non-capturing: (?:...))',
+      },
+      {
+        path: 'basic_auth.body_password_regexp',
+        type: 'Invalid',
+        message:
+          '"(" is not a valid regular expression (Invalid regular expression: /(/: Unterminated group): escape special characters such as ( [ ? with a backslash',
+      },
+    ],
+  },
+  {
+    name: 'a body regexp without a group',
+    api: api({ basic_auth: { body_user_regexp: '<u>.*</u>' } }),
+    each: [(p) => p.path === 'basic_auth.body_user_regexp' && p.message.includes('has 0 capturing groups')],
+  },
+  {
+    name: 'a trailing backslash does not compile, whatever follows it',
+    api: api({ basic_auth: { body_user_regexp: '(a)\\' } }),
+    each: [(p) => p.path === 'basic_auth.body_user_regexp' && p.message.includes('not a valid regular')],
+  },
+  {
+    name: 'extract_from_body needs both regexps',
+    api: api({ use_keyless: false, use_basic_auth: true, basic_auth: { extract_from_body: true } }),
+    want: [
+      {
+        path: 'basic_auth.body_user_regexp',
+        type: 'Required',
+        message:
+          'extract_from_body needs a regular expression with one capturing group around the user name, such as <user>(.*)</user>',
+      },
+      {
+        path: 'basic_auth.body_password_regexp',
+        type: 'Required',
+        message:
+          'extract_from_body needs a regular expression with one capturing group around the password, such as <password>(.*)</password>',
+      },
+    ],
+  },
+  {
+    name: 'GraphQL details are checked too',
+    api: api({
+      graphql: {
+        enabled: true,
+        execution_mode: 'executionEngine',
+        type_field_configurations: [
+          {
+            type_name: 'Query',
+            field_name: 'a',
+            data_source: { kind: 'HTTPJSONDataSource', data_source_config: { url: 'users/{{ .id }}' } },
+          },
+          {
+            type_name: 'Query',
+            field_name: 'b',
+            data_source: { kind: 'REST', data_source_config: { url: 'http://x/{{ .object.id' } },
+          },
+          {
+            type_name: 'Query',
+            field_name: 'c',
+            data_source: { kind: 'GraphQLDataSource', data_source_config: { url: 'ftp://x/graphql' } },
+          },
+        ],
+      },
+    }),
+    want: [
+      {
+        path: 'graphql.schema',
+        type: 'Required',
+        message:
+          'execution_mode executionEngine needs the GraphQL schema (SDL) of the API: set graphql.schema',
+      },
+      {
+        path: 'graphql.type_field_configurations[0].data_source.data_source_config.url',
+        type: 'Invalid',
+        message:
+          '"users/{{ .id }}" is not an absolute http(s) URL: write the scheme and host, such as http://users.default.svc:8080/graphql',
+      },
+      {
+        path: 'graphql.type_field_configurations[1].data_source.kind',
+        type: 'NotSupported',
+        message: '"REST": use GraphQLDataSource or HTTPJSONDataSource',
+      },
+      {
+        path: 'graphql.type_field_configurations[1].data_source.data_source_config.url',
+        type: 'Invalid',
+        message:
+          '"http://x/{{ .object.id" has an unbalanced template: close each {{ with }}, such as {{ .object.id }}',
+      },
+      {
+        path: 'graphql.type_field_configurations[2].data_source.data_source_config.url',
+        type: 'Invalid',
+        message: '"ftp://x/graphql" has the scheme "ftp": data sources are called over http or https',
+      },
+      {
+        path: 'graphql.enabled',
+        type: 'NotSupported',
+        message:
+          'GraphQL is not supported yet by this gateway: set graphql.enabled to false and proxy the GraphQL upstream as a plain HTTP API (proxy.target_url)',
+      },
+    ],
+  },
+  {
+    name: 'wrongly typed fields read as absent (the schema reports them)',
+    api: {
+      name: 1,
+      proxy: 'x',
+      allowed_ips: 'x',
+      basic_auth: [],
+      version_data: { versions: [] },
+      graphql: { type_field_configurations: [null, { data_source: 1 }] },
+      auth_configs: null,
+    },
+    want: [
+      {
+        path: 'proxy.target_url',
+        type: 'Required',
+        message: 'set the upstream address, such as http://<service>.<namespace>.svc:<port>',
+      },
+    ],
+  },
+];
+
+describe('checkClassicApi', () => {
+  for (const c of cases) {
+    test(c.name, () => {
+      const got = checkClassicApi(c.api);
+      if (c.each !== undefined) {
+        assert.equal(got.length, c.each.length, JSON.stringify(got, null, 2));
+        c.each.forEach((ok, i) => {
+          const p = got[i];
+          assert.ok(p !== undefined && ok(p), JSON.stringify(p));
+        });
+      } else {
+        assert.deepEqual(got, c.want ?? []);
+      }
+    });
+  }
+});
+
+describe('listen paths and claims', () => {
+  const claims: { a: string; b: string; same: boolean }[] = [
+    { a: '/P/', b: '/p/', same: true },
+    { a: '/p', b: '/p/', same: true },
+    { a: '/p//', b: '/p', same: true },
+    { a: '/', b: '/', same: true },
+    { a: '/Orders/V1', b: '/orders/v1/', same: true },
+    { a: '/p/q', b: '/p', same: false },
+    { a: '/p', b: '/pq', same: false },
+  ];
+  for (const c of claims) {
+    test(`${c.a} and ${c.b} ${c.same ? 'claim one route' : 'are different routes'}`, () => {
+      assert.equal(routeKey(c.a) === routeKey(c.b), c.same);
+    });
+  }
+
+  test('the fuzz findings are refused, so they can no longer sit beside /p/', () => {
+    for (const lp of ['/p/./', '//p/', '/p%2F']) assert.notEqual(listenPathProblem(lp), undefined, lp);
+    assert.equal(listenPathProblem('/P/'), undefined);
+    assert.equal(routeKey('/P/'), routeKey('/p/'));
+  });
+
+  test('reserved paths compare like claims', () => {
+    assert.notEqual(reservedPathProblem('/SVC/apis/'), undefined);
+    assert.equal(reservedPathProblem('/svcs/'), undefined);
+    assert.equal(reservedPathProblem('/'), undefined);
+  });
+
+  test('domainKey', () => {
+    assert.equal(domainKey('API.Example.com:8080'), 'api.example.com');
+    assert.equal(domainKey('example.com.'), 'example.com');
+    assert.equal(domainKey(' '), '');
+    assert.equal(domainKey(undefined), '');
+  });
+});
+
+describe('parseTarget', () => {
+  const targets: { raw: string; want: ReturnType<typeof parseTarget> | string }[] = [
+    {
+      raw: 'https://u.example:8443/base/?k=v',
+      want: { origin: 'https://u.example:8443', host: 'u.example:8443', basePath: '/base', baseQuery: 'k=v' },
+    },
+    {
+      raw: 'orders.shop.svc:8080',
+      want: {
+        origin: 'http://orders.shop.svc:8080',
+        host: 'orders.shop.svc:8080',
+        basePath: '',
+        baseQuery: '',
+      },
+    },
+    {
+      raw: 'httpbin.org',
+      want: { origin: 'http://httpbin.org', host: 'httpbin.org', basePath: '', baseQuery: '' },
+    },
+    { raw: 'tcp://db:5432', want: 'NotSupported' },
+    { raw: 'ws://chat', want: 'NotSupported' },
+    { raw: 'ftp://files', want: 'NotSupported' },
+    { raw: 'not a url', want: 'Invalid' },
+  ];
+  for (const t of targets) {
+    test(t.raw, () => {
+      const got = parseTarget(t.raw);
+      if (typeof t.want === 'string') assert.equal('type' in got ? got.type : got, t.want);
+      else assert.deepEqual(got, t.want);
+    });
+  }
+});
+
+describe('unsupportedFeatures', () => {
+  test('every row names a field and says what to do', () => {
+    for (const f of UNSUPPORTED_FEATURES) {
+      assert.match(f.message, /not supported yet by this gateway.*: (set|remove|keep)/, f.path);
+      assert.equal(f.on(undefined), false, f.path);
+      assert.equal(f.on(false), false, f.path);
+    }
+  });
+
+  test('is part of checkClassicApi', () => {
+    const def = api({ enable_context_vars: true, CORS: { enable: true } });
+    assert.deepEqual(unsupportedFeatures(def), checkClassicApi(def));
+  });
+});
+
+describe('classicApiWarnings', () => {
+  const warnings: { name: string; api: ClassicApiInput; want: string[] }[] = [
+    { name: 'none', api: api(), want: [] },
+    {
+      name: 'an enabled allow list that is empty',
+      api: api({ enable_ip_whitelisting: true }),
+      want: ['allowed_ips: enable_ip_whitelisting is true but allowed_ips is empty: every client is refused'],
+    },
+    {
+      name: 'a block list that is not enabled',
+      api: api({ blacklisted_ips: ['203.0.113.7'] }),
+      want: [
+        'enable_ip_blacklisting: blacklisted_ips is set but enable_ip_blacklisting is not true: the list is ignored',
+      ],
+    },
+    {
+      name: 'data sources outside executionEngine',
+      api: api({ graphql: { type_field_configurations: [{ type_name: 'Q', field_name: 'a' }] } }),
+      want: [
+        'graphql.type_field_configurations: data sources are used only when execution_mode is executionEngine',
+      ],
+    },
+  ];
+  for (const w of warnings) {
+    test(w.name, () => {
+      assert.deepEqual(
+        classicApiWarnings(w.api).map((x) => `${x.path}: ${x.message}`),
+        w.want,
+      );
+    });
+  }
+});
+
+test('formatProblem prints like the API server', () => {
+  assert.equal(
+    formatProblem({ path: 'proxy.target_url', type: 'Required', message: 'add it' }),
+    'proxy.target_url: Required value: add it',
+  );
+});
+
+test('the example ApiDefinitions pass', async () => {
+  const text = await readFile(
+    join(import.meta.dirname, '..', '..', 'examples', 'api-definition.yaml'),
+    'utf8',
+  );
+  for (const doc of parseAllDocuments(text)) {
+    const spec = (doc.toJS() as { spec: ClassicApiInput }).spec;
+    assert.deepEqual(checkClassicApi(spec), []);
+  }
+});

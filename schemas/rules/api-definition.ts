@@ -1,0 +1,660 @@
+/**
+ * The rules of a classic API definition beyond its JSON Schema, written once for every part that
+ * checks one: the admission webhooks (an ApiDefinition's spec), the gateway's management API and
+ * its reload. Pure functions of the definition: what depends on a gateway's configuration (TLS,
+ * its ports) stays in the gateway.
+ *
+ * Our rule: no silent fail-open. A setting the gateway stores, it enforces; one it cannot enforce
+ * yet is refused when written, naming the field (`UNSUPPORTED_FEATURES`), never stored and
+ * ignored.
+ *
+ * The rules run on objects the schema may have refused (the webhooks report every problem at
+ * once), so every read is guarded: a field of the wrong type reads as absent.
+ */
+import type {
+  BasicAuthConfig,
+  GatewayApiDefinition,
+  GlobalRateLimit,
+  GraphqlConfig,
+  GraphqlDataSource,
+  GraphqlDataSourceConfig,
+  ProxyConfig,
+  TypeFieldConfiguration,
+} from '../generated/models.ts';
+import { fieldPath } from '../validate.ts';
+import { quote, type FieldProblem, type FieldProblemType, type FieldWarning } from './field-problem.ts';
+import { isIpOrCidr, regexGroups } from './values.ts';
+
+/** A model read before its schema check: its fields, each of which may hold anything. */
+export type Unchecked<T> = Partial<Record<keyof T, unknown>>;
+
+/** A classic API definition as the rules read it: the gateway's model, or an ApiDefinition spec. */
+export type ClassicApiInput = Unchecked<GatewayApiDefinition>;
+
+type Depth = [never, 0, 1, 2, 3, 4, 5];
+
+/**
+ * Dotted paths of the fields of a model, checked by the compiler against the generated types;
+ * `*` stands for any key of a map (`version_data.versions.*.expires`).
+ */
+export type ModelPath<T, D extends number = 5> = [D] extends [never]
+  ? never
+  : T extends readonly unknown[]
+    ? never
+    : T extends object
+      ? string extends keyof T
+        ? '*' | `*.${ModelPath<NonNullable<T[string & keyof T]>, Depth[D]>}`
+        : { [K in keyof T & string]-?: K | `${K}.${ModelPath<NonNullable<T[K]>, Depth[D]>}` }[keyof T &
+            string]
+      : never;
+
+/** A field of the classic API definition. */
+export type ClassicApiPath = ModelPath<GatewayApiDefinition>;
+
+// --- guarded reads -----------------------------------------------------------------------------
+
+function model<T extends object>(v: unknown): Unchecked<T> | undefined {
+  return v !== null && typeof v === 'object' && !Array.isArray(v) ? v : undefined;
+}
+const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+const list = (v: unknown): readonly unknown[] => (Array.isArray(v) ? v : []);
+const isTrue = (v: unknown): boolean => v === true;
+
+/** Whether a value says anything: false, 0, '', and lists and maps of such values say nothing. */
+function hasContent(v: unknown): boolean {
+  if (v === undefined || v === null || v === false || v === 0 || v === '') return false;
+  if (Array.isArray(v)) return v.some(hasContent);
+  if (typeof v === 'object') return Object.values(v).some(hasContent);
+  return true;
+}
+
+/** The values at `path` (`*` expanded over map keys), each with its field path. */
+function valuesAt(root: unknown, path: string): { path: string; value: unknown }[] {
+  let found: { pointer: string; value: unknown }[] = [{ pointer: '', value: root }];
+  for (const part of path.split('.')) {
+    const next: typeof found = [];
+    for (const { pointer, value } of found) {
+      const o = model<Record<string, unknown>>(value);
+      if (o === undefined) continue;
+      for (const key of part === '*' ? Object.keys(o) : [part]) {
+        if (!Object.hasOwn(o, key) || o[key] === undefined) continue;
+        next.push({
+          pointer: `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`,
+          value: o[key],
+        });
+      }
+    }
+    found = next;
+  }
+  return found.map((f) => ({ path: fieldPath(f.pointer), value: f.value }));
+}
+
+const problem = (path: string, type: FieldProblemType, message: string): FieldProblem => ({
+  path,
+  type,
+  message,
+});
+
+// --- listen paths and routes --------------------------------------------------------------------
+
+/** Removes the trailing slashes of a listen path (`/a/` -> `/a`, `/` -> ``). */
+export function normalizeListenPath(p: string): string {
+  let end = p.length;
+  while (end > 0 && p.charCodeAt(end - 1) === 47 /* / */) end--;
+  return p.slice(0, end);
+}
+
+/**
+ * The route a listen path claims: two listen paths claim the same route when their keys are
+ * equal. Claims compare case-insensitively with trailing slashes ignored (`/P/` and `/p` are one
+ * route), as the gateway's router matches them. Meant for listen paths `listenPathProblem`
+ * accepts.
+ */
+export function routeKey(listenPath: string): string {
+  return normalizeListenPath(listenPath).toLowerCase() || '/';
+}
+
+/** The host a `domain` binds an API to, as routes compare it: lower case, no port, no final dot; '' for any host. */
+export function domainKey(domain: string | undefined): string {
+  const d = domain?.trim().toLowerCase() ?? '';
+  const colon = d.lastIndexOf(':');
+  const host = colon === -1 ? d : d.slice(0, colon);
+  return host.endsWith('.') ? host.slice(0, -1) : host;
+}
+
+/** Characters a request path carries as they are (RFC 3986 pchar without `%`, and `/`). */
+const PATH_CHAR = /[A-Za-z0-9\-._~!$&'()*+,;=:@/]/g;
+const PATH_CHARS_TEXT = "letters, digits and - . _ ~ ! $ & ' ( ) * + , ; = : @";
+
+/** The path a listen path stands for: dot segments resolved, empty segments dropped. */
+function canonicalPath(path: string): string {
+  const out: string[] = [];
+  const segments = path.split('/');
+  for (const seg of segments) {
+    if (seg === '' || seg === '.') continue;
+    if (seg === '..') out.pop();
+    else out.push(seg);
+  }
+  const last = segments[segments.length - 1];
+  const trailing = last === '' || last === '.' || last === '..';
+  return out.length === 0 ? '/' : `/${out.join('/')}${trailing ? '/' : ''}`;
+}
+
+/**
+ * Why `path` is not a listen path, or undefined. A listen path starts with `/` and is canonical,
+ * so that it is matched exactly as written: no `.` or `..` segments, no empty segments (`//`),
+ * no percent-encoded characters, nothing a client would have to percent-encode.
+ */
+export function listenPathProblem(path: string): string | undefined {
+  if (!path.startsWith('/')) return `${quote(path)} must start with "/", such as ${quote(`/${path}`)}`;
+  if (path.includes('%')) {
+    let decoded: string | undefined;
+    try {
+      decoded = decodeURIComponent(path);
+    } catch {
+      decoded = undefined;
+    }
+    const instead =
+      decoded !== undefined && listenPathProblem(decoded) === undefined
+        ? `write the characters themselves, such as ${quote(decoded)}`
+        : `use ${PATH_CHARS_TEXT}`;
+    return `${quote(path)} has a percent-encoded character: listen paths are compared with request paths as clients send them, so ${instead}`;
+  }
+  const others = [...new Set(path.replace(PATH_CHAR, ''))];
+  if (others.length > 0) {
+    return `${quote(path)} has characters clients send percent-encoded (${others.map((c) => quote(c)).join(' ')}): use ${PATH_CHARS_TEXT}`;
+  }
+  if (path.includes('//')) {
+    return `${quote(path)} has an empty segment ("//"): write ${quote(canonicalPath(path))}`;
+  }
+  if (path.split('/').some((s) => s === '.' || s === '..')) {
+    return `${quote(path)} has a "." or ".." segment: write the path it stands for, ${quote(canonicalPath(path))}`;
+  }
+  return undefined;
+}
+
+/** Paths the gateway's management API answers on the gateway port (and everything under them). */
+export const RESERVED_PATHS = ['/svc', '/hello', '/ready'] as const;
+
+/**
+ * Why an API on the gateway port can't listen on `listenPath`, or undefined: the management API
+ * owns the reserved paths there. Whether the gateway has a separate control port does not matter:
+ * the webhooks can't know it, and a definition valid on one gateway stays valid on another.
+ */
+export function reservedPathProblem(listenPath: string): string | undefined {
+  const key = routeKey(listenPath);
+  const reserved = RESERVED_PATHS.find((r) => key === r || key.startsWith(`${r}/`));
+  if (reserved === undefined) return undefined;
+  return `${quote(listenPath)}: the gateway's management API answers ${reserved} and the paths under it on the gateway port: choose another listen path, or serve the API on a listen_port of its own`;
+}
+
+/** Whether an API is served on the gateway port (no `listen_port`, or 0). */
+export function onGatewayPort(api: ClassicApiInput): boolean {
+  return !(typeof api.listen_port === 'number' && api.listen_port > 0);
+}
+
+// --- upstream -------------------------------------------------------------------------------------
+
+/** The upstream of an API, parsed once. */
+export interface Target {
+  /** `http://host:port` or `https://host:port`. */
+  origin: string;
+  /** `host[:port]` as written, for the Host header. */
+  host: string;
+  /** Path of the target URL without its trailing slash (`''` for `/`). */
+  basePath: string;
+  /** Query of the target URL without `?`, merged before the client's. */
+  baseQuery: string;
+}
+
+/** Why a `target_url` can't be used. */
+export interface TargetProblem {
+  type: FieldProblemType;
+  message: string;
+}
+
+const TARGET_EXAMPLE = 'http://orders.default.svc:8080';
+
+/**
+ * Parses `target_url`. A bare `host:port` (such as `orders.shop.svc:8080`, or `httpbin.org`)
+ * means http; the gateway proxies to http and https only.
+ */
+export function parseTarget(raw: string): Target | TargetProblem {
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(raw) ? raw : `http://${raw}`;
+  let u: URL;
+  try {
+    u = new URL(withScheme);
+  } catch {
+    return {
+      type: 'Invalid',
+      message: `${quote(raw)} is not a URL: write the upstream address, such as ${TARGET_EXAMPLE}`,
+    };
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+    return {
+      type: 'NotSupported',
+      message: `${quote(raw)}: the scheme ${quote(u.protocol.slice(0, -1))} is not supported yet by this gateway: proxy to an http:// or https:// address, such as ${TARGET_EXAMPLE}`,
+    };
+  }
+  if (u.hostname === '') {
+    return { type: 'Invalid', message: `${quote(raw)} has no host: write one, such as ${TARGET_EXAMPLE}` };
+  }
+  if (u.username !== '' || u.password !== '') {
+    return {
+      type: 'Invalid',
+      message: `${quote(raw)} carries credentials: remove the user and password from the URL (they are not sent upstream)`,
+    };
+  }
+  return {
+    origin: `${u.protocol}//${u.host}`,
+    host: u.host,
+    basePath: normalizeListenPath(u.pathname),
+    baseQuery: u.search.slice(1),
+  };
+}
+
+/** Whether `parseTarget` failed. */
+export function isTargetProblem(t: Target | TargetProblem): t is TargetProblem {
+  return 'message' in t;
+}
+
+// --- what the gateway does not enforce yet --------------------------------------------------------
+
+/** One setting the gateway stores but does not enforce yet: refused when set to `on` a value. */
+export interface UnsupportedFeature {
+  /** The field; `*` stands for any key of a map. */
+  path: ClassicApiPath;
+  /** True when the value asks for the feature (false, empty and zero values ask for nothing). */
+  on: (value: unknown) => boolean;
+  /** Says that the feature is not supported yet, and how to proceed. */
+  message: string;
+}
+
+const NOT_YET = 'not supported yet by this gateway';
+
+/**
+ * Every classic API setting the gateway would store without enforcing it, one row per field.
+ * A row goes when the gateway enforces its feature.
+ */
+export const UNSUPPORTED_FEATURES: readonly UnsupportedFeature[] = [
+  {
+    path: 'protocol',
+    on: (v) => v === 'h2c' || v === 'tcp' || v === 'tls',
+    message: `this listener protocol is ${NOT_YET}: set protocol to http or https, or leave it empty to serve on the gateway port`,
+  },
+  {
+    path: 'enable_jwt',
+    on: isTrue,
+    message: `JWT authentication is ${NOT_YET}: set enable_jwt to false and use auth tokens (use_standard_auth) or basic authentication (use_basic_auth)`,
+  },
+  {
+    path: 'use_mutual_tls_auth',
+    on: isTrue,
+    message: `static mutual TLS (an allow list of client certificates) is ${NOT_YET}: set use_mutual_tls_auth to false`,
+  },
+  {
+    path: 'client_certificates',
+    on: hasContent,
+    message: `static mutual TLS (an allow list of client certificates) is ${NOT_YET}: remove the list`,
+  },
+  {
+    path: 'certificates',
+    on: hasContent,
+    message: `per-API certificates are ${NOT_YET} (the gateway's own certificate serves every HTTPS listener): remove the list`,
+  },
+  {
+    path: 'auth.use_certificate',
+    on: isTrue,
+    message: `dynamic mutual TLS (client certificates bound to keys) is ${NOT_YET}: set use_certificate to false`,
+  },
+  {
+    path: 'auth_configs.*.use_certificate',
+    on: isTrue,
+    message: `dynamic mutual TLS (client certificates bound to keys) is ${NOT_YET}: set use_certificate to false`,
+  },
+  {
+    path: 'auth.validate_signature',
+    on: isTrue,
+    message: `request signature validation is ${NOT_YET}: set validate_signature to false`,
+  },
+  {
+    path: 'auth_configs.*.validate_signature',
+    on: isTrue,
+    message: `request signature validation is ${NOT_YET}: set validate_signature to false`,
+  },
+  {
+    path: 'auth.signature',
+    on: hasContent,
+    message: `request signature validation is ${NOT_YET}: remove signature`,
+  },
+  {
+    path: 'auth_configs.*.signature',
+    on: hasContent,
+    message: `request signature validation is ${NOT_YET}: remove signature`,
+  },
+  {
+    path: 'enable_signature_checking',
+    on: isTrue,
+    message: `HMAC request signing is ${NOT_YET}: set enable_signature_checking to false`,
+  },
+  {
+    path: 'base_identity_provided_by',
+    on: hasContent,
+    message: `chained authentication is ${NOT_YET}: remove base_identity_provided_by and enable one authentication method`,
+  },
+  {
+    path: 'global_rate_limit',
+    on: (v) => {
+      const limit = model<GlobalRateLimit>(v);
+      return limit?.disabled !== true && typeof limit?.rate === 'number' && limit.rate > 0;
+    },
+    message: `the API-wide rate limit is ${NOT_YET}: remove global_rate_limit (or set its disabled to true) and limit clients with policies and keys`,
+  },
+  {
+    path: 'graphql.enabled',
+    on: isTrue,
+    message: `GraphQL is ${NOT_YET}: set graphql.enabled to false and proxy the GraphQL upstream as a plain HTTP API (proxy.target_url)`,
+  },
+  {
+    path: 'event_handlers.events.*',
+    on: hasContent,
+    message: `event handlers are ${NOT_YET}: remove the handlers of this event`,
+  },
+  {
+    path: 'CORS.enable',
+    on: isTrue,
+    message: `CORS handling at the gateway is ${NOT_YET}: set CORS.enable to false and let the upstream answer CORS requests`,
+  },
+  {
+    path: 'version_data.versions.*.extended_paths',
+    on: hasContent,
+    message: `per-path middleware (extended_paths) is ${NOT_YET}: remove extended_paths`,
+  },
+  {
+    path: 'version_data.versions.*.global_headers',
+    on: hasContent,
+    message: `headers added per version are ${NOT_YET}: remove global_headers`,
+  },
+  {
+    path: 'version_data.versions.*.global_headers_remove',
+    on: hasContent,
+    message: `headers removed per version are ${NOT_YET}: remove global_headers_remove`,
+  },
+  {
+    path: 'version_data.versions.*.override_target',
+    on: hasContent,
+    message: `an upstream per version is ${NOT_YET}: remove override_target and set proxy.target_url`,
+  },
+  {
+    path: 'version_data.versions.*.expires',
+    on: hasContent,
+    message: `version expiry is ${NOT_YET}: remove expires (the version does not expire)`,
+  },
+  {
+    path: 'enable_detailed_recording',
+    on: isTrue,
+    message: `analytics recording is ${NOT_YET}: set enable_detailed_recording to false`,
+  },
+  {
+    path: 'enable_context_vars',
+    on: isTrue,
+    message: `request context variables are ${NOT_YET}: set enable_context_vars to false`,
+  },
+];
+
+/** The authentication methods an API can enable (and that `use_keyless` excludes). */
+const AUTH_METHODS = [
+  'use_standard_auth',
+  'use_basic_auth',
+  'enable_jwt',
+  'use_mutual_tls_auth',
+] as const satisfies readonly ClassicApiPath[];
+
+/**
+ * Settings of `api` the gateway does not enforce yet, each refused as NotSupported at its field:
+ * the rows of `UNSUPPORTED_FEATURES`, and more than one authentication method at once (chained
+ * authentication), counting only methods not refused on their own.
+ */
+export function unsupportedFeatures(api: ClassicApiInput): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  for (const feature of UNSUPPORTED_FEATURES) {
+    for (const { path, value } of valuesAt(api, feature.path)) {
+      if (feature.on(value)) problems.push(problem(path, 'NotSupported', feature.message));
+    }
+  }
+  const refused = new Set(problems.map((p) => p.path));
+  const chained = AUTH_METHODS.filter((m) => isTrue(api[m]) && !refused.has(m));
+  const second = chained[1];
+  if (second !== undefined) {
+    problems.push(
+      problem(
+        second,
+        'NotSupported',
+        `${chained.join(' and ')} are ${chained.length > 2 ? 'all' : 'both'} true: chained authentication (several methods at once) is ${NOT_YET}: keep one method and set the others to false`,
+      ),
+    );
+  }
+  return problems;
+}
+
+// --- the whole definition -------------------------------------------------------------------------
+
+/**
+ * Every reason the gateway can't serve `api` as written, whatever its configuration: each with
+ * its field path relative to the definition, a Kubernetes field-error type, and how to fix it.
+ * Run it after the schema check (whose problems come first) or beside it.
+ */
+export function checkClassicApi(api: ClassicApiInput): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  const proxy = model<ProxyConfig>(api.proxy);
+
+  const listenPath = text(proxy?.listen_path);
+  if (listenPath !== undefined) {
+    const p =
+      listenPathProblem(listenPath) ?? (onGatewayPort(api) ? reservedPathProblem(listenPath) : undefined);
+    if (p !== undefined) problems.push(problem('proxy.listen_path', 'Invalid', p));
+  }
+
+  const target = proxy?.target_url;
+  const graphqlOn = isTrue(model<GraphqlConfig>(api.graphql)?.enabled);
+  if ((target === undefined || target === '') && !graphqlOn) {
+    problems.push(
+      problem(
+        'proxy.target_url',
+        'Required',
+        'set the upstream address, such as http://<service>.<namespace>.svc:<port>',
+      ),
+    );
+  } else if (typeof target === 'string' && target !== '') {
+    const t = parseTarget(target);
+    if (isTargetProblem(t)) problems.push(problem('proxy.target_url', t.type, t.message));
+  }
+
+  const domain = text(api.domain);
+  const host = domainKey(domain);
+  if (host !== '' && !DOMAIN.test(host)) {
+    problems.push(
+      problem(
+        'domain',
+        'Invalid',
+        `${quote(domain)} is not a host name: write one such as api.example.com, or *.example.com for its subdomains`,
+      ),
+    );
+  }
+
+  const on = AUTH_METHODS.filter((m) => isTrue(api[m]));
+  if (isTrue(api.use_keyless) && on.length > 0) {
+    problems.push(
+      problem(
+        'use_keyless',
+        'Forbidden',
+        `use_keyless excludes authentication, but ${on.join(', ')} ${on.length > 1 ? 'are' : 'is'} true: set use_keyless to false, or turn ${on.join(' and ')} off`,
+      ),
+    );
+  }
+
+  problems.push(...ipListProblems(api, 'allowed_ips'), ...ipListProblems(api, 'blacklisted_ips'));
+  problems.push(...basicAuthProblems(api));
+  problems.push(...graphqlProblems(model<GraphqlConfig>(api.graphql)));
+  problems.push(...unsupportedFeatures(api));
+  return problems;
+}
+
+/** Remarks on settings that are allowed but probably not what the author meant. */
+export function classicApiWarnings(api: ClassicApiInput): FieldWarning[] {
+  const warnings: FieldWarning[] = [];
+  for (const [field, flag] of IP_LISTS) {
+    const entries = list(api[field]);
+    const enabled = isTrue(api[flag]);
+    if (enabled && entries.length === 0) {
+      warnings.push({
+        path: field,
+        message:
+          field === 'allowed_ips'
+            ? `${flag} is true but allowed_ips is empty: every client is refused`
+            : `${flag} is true but blacklisted_ips is empty: no client is blocked`,
+      });
+    } else if (!enabled && entries.length > 0) {
+      warnings.push({ path: flag, message: `${field} is set but ${flag} is not true: the list is ignored` });
+    }
+  }
+  const graphql = model<GraphqlConfig>(api.graphql);
+  const mode = text(graphql?.execution_mode) ?? 'proxyOnly';
+  if (list(graphql?.type_field_configurations).length > 0 && mode !== 'executionEngine') {
+    warnings.push({
+      path: 'graphql.type_field_configurations',
+      message: 'data sources are used only when execution_mode is executionEngine',
+    });
+  }
+  return warnings;
+}
+
+const DOMAIN = /^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
+
+const IP_LISTS = [
+  ['allowed_ips', 'enable_ip_whitelisting'],
+  ['blacklisted_ips', 'enable_ip_blacklisting'],
+] as const satisfies readonly (readonly [ClassicApiPath, ClassicApiPath])[];
+
+function ipListProblems(api: ClassicApiInput, field: (typeof IP_LISTS)[number][0]): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  list(api[field]).forEach((entry, i) => {
+    if (typeof entry !== 'string') return; // the schema reports it
+    const path = `${field}[${i}]`;
+    if (entry.includes('*')) {
+      problems.push(
+        problem(
+          path,
+          'Invalid',
+          `${quote(entry)}: wildcards are not supported: write the range in CIDR notation, such as 10.0.0.0/8`,
+        ),
+      );
+    } else if (!isIpOrCidr(entry)) {
+      problems.push(
+        problem(
+          path,
+          'Invalid',
+          `${quote(entry)} is not an IP address or CIDR range, such as 192.0.2.10 or 10.0.0.0/8`,
+        ),
+      );
+    }
+  });
+  return problems;
+}
+
+const BODY_REGEXPS = [
+  ['body_user_regexp', 'user name', '<user>(.*)</user>'],
+  ['body_password_regexp', 'password', '<password>(.*)</password>'],
+] as const;
+
+/** Body extraction of basic credentials: each regular expression compiles and has one group. */
+function basicAuthProblems(api: ClassicApiInput): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  const basic = model<BasicAuthConfig>(api.basic_auth);
+  const extracting = isTrue(api.use_basic_auth) && isTrue(basic?.extract_from_body);
+  for (const [field, what, example] of BODY_REGEXPS) {
+    const path = `basic_auth.${field}`;
+    const pattern = text(basic?.[field]) ?? '';
+    if (pattern === '') {
+      if (extracting) {
+        problems.push(
+          problem(
+            path,
+            'Required',
+            `extract_from_body needs a regular expression with one capturing group around the ${what}, such as ${example}`,
+          ),
+        );
+      }
+      continue;
+    }
+    const groups = regexGroups(pattern);
+    if (typeof groups === 'string') {
+      problems.push(problem(path, 'Invalid', groups));
+    } else if (groups !== 1) {
+      problems.push(
+        problem(
+          path,
+          'Invalid',
+          `${quote(pattern)} has ${groups} capturing groups: write exactly one, around the ${what}, such as ${example} (make other groups non-capturing: (?:...))`,
+        ),
+      );
+    }
+  }
+  return problems;
+}
+
+const DATA_SOURCE_KINDS = ['GraphQLDataSource', 'HTTPJSONDataSource'];
+
+/** The execution engine needs a schema; data sources name a known kind and an http(s) URL. */
+function graphqlProblems(graphql: Unchecked<GraphqlConfig> | undefined): FieldProblem[] {
+  if (graphql === undefined) return [];
+  const problems: FieldProblem[] = [];
+  const mode = text(graphql.execution_mode) ?? 'proxyOnly';
+  if (isTrue(graphql.enabled) && mode === 'executionEngine' && (text(graphql.schema) ?? '') === '') {
+    problems.push(
+      problem(
+        'graphql.schema',
+        'Required',
+        'execution_mode executionEngine needs the GraphQL schema (SDL) of the API: set graphql.schema',
+      ),
+    );
+  }
+  list(graphql.type_field_configurations).forEach((f, i) => {
+    const base = `graphql.type_field_configurations[${i}].data_source`;
+    const source = model<GraphqlDataSource>(model<TypeFieldConfiguration>(f)?.data_source);
+    if (source === undefined) return;
+    const kind = source.kind;
+    if (typeof kind === 'string' && !DATA_SOURCE_KINDS.includes(kind)) {
+      problems.push(
+        problem(
+          `${base}.kind`,
+          'NotSupported',
+          `${quote(kind)}: use GraphQLDataSource or HTTPJSONDataSource`,
+        ),
+      );
+    }
+    const url = text(model<GraphqlDataSourceConfig>(source.data_source_config)?.url);
+    if (url === undefined || url === '') return;
+    const p = templatedUrlProblem(url);
+    if (p !== undefined) problems.push(problem(`${base}.data_source_config.url`, 'Invalid', p));
+  });
+  return problems;
+}
+
+/** A data source URL may hold `{{ .object.id }}` templates; everything else must be a URL. */
+function templatedUrlProblem(url: string): string | undefined {
+  const filled = url.replace(/\{\{[^{}]*\}\}/g, 'x');
+  if (filled.includes('{{') || filled.includes('}}')) {
+    return `${quote(url)} has an unbalanced template: close each {{ with }}, such as {{ .object.id }}`;
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(filled);
+  } catch {
+    return `${quote(url)} is not an absolute http(s) URL: write the scheme and host, such as http://users.default.svc:8080/graphql`;
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    return `${quote(url)} has the scheme ${quote(parsed.protocol.slice(0, -1))}: data sources are called over http or https`;
+  }
+  return undefined;
+}

@@ -1,0 +1,51 @@
+/**
+ * What a rule of a model reports: the field (a path relative to the checked object), a kind of
+ * problem as Kubernetes names them, and a message that says how to fix it. The webhooks put the
+ * problems under `spec.`; the gateway's management API joins them into its 400 answer.
+ */
+
+/** Kinds of field problems, as Kubernetes names them. */
+export const FieldProblemType = {
+  Required: 'Required',
+  Invalid: 'Invalid',
+  NotSupported: 'NotSupported',
+  Forbidden: 'Forbidden',
+  TooLong: 'TooLong',
+} as const;
+/** One of FieldProblemType. */
+export type FieldProblemType = (typeof FieldProblemType)[keyof typeof FieldProblemType];
+
+/** One problem of an object: where (`proxy.target_url`, `allowed_ips[2]`), what kind, how to fix it. */
+export interface FieldProblem {
+  path: string;
+  type: FieldProblemType;
+  message: string;
+}
+
+/** A remark on a field that does not refuse the object. */
+export interface FieldWarning {
+  path: string;
+  message: string;
+}
+
+/** How Kubernetes labels each type in messages (`spec.x: Invalid value: ...`). */
+export const problemLabel: Record<FieldProblemType, string> = {
+  Required: 'Required value',
+  Invalid: 'Invalid value',
+  NotSupported: 'Unsupported value',
+  Forbidden: 'Forbidden',
+  TooLong: 'Too long',
+};
+
+/** `x: Invalid value: message`, the way the Kubernetes API server prints a field error. */
+export function formatProblem(p: FieldProblem): string {
+  return `${p.path === '' ? '<object>' : p.path}: ${problemLabel[p.type]}: ${p.message}`;
+}
+
+/** JSON of a value for messages, shortened so a huge value can't flood the response. */
+export function quote(value: unknown, max = 80): string {
+  // JSON.stringify returns undefined for undefined and functions, whatever its typings say.
+  const json = JSON.stringify(value) as string | undefined;
+  const s = json ?? String(value);
+  return s.length > max ? `${s.slice(0, max - 3)}...` : s;
+}
