@@ -2,33 +2,12 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Logger } from '../lib/log.ts';
+import { recordingLogger } from '../lib/testing/log.ts';
 import type { Lookups } from './lookups.ts';
 import { memoryLookups } from './memory-lookups.ts';
 import { admissionApp } from './server.ts';
 import type { AdmissionReview, ReviewOutcome } from './server.ts';
 import { apiDefinition, securityPolicy } from './testing.ts';
-
-/** A logger that keeps its lines, to find error IDs in them. */
-function capturingLogger(
-  lines: { level: string; message: string; fields: Record<string, unknown> }[],
-): Logger {
-  const make = (base: Record<string, unknown>): Logger => {
-    const at =
-      (level: string) =>
-      (message: string, fields: Record<string, unknown> = {}): void => {
-        lines.push({ level, message, fields: { ...base, ...fields } });
-      };
-    return {
-      debug: at('debug'),
-      info: at('info'),
-      warn: at('warn'),
-      error: at('error'),
-      child: (fields) => make({ ...base, ...fields }),
-    };
-  };
-  return make({});
-}
 
 const never: Lookups = {
   configMap: () => new Promise(() => undefined),
@@ -61,7 +40,7 @@ async function serve(
   const outcomes: ReviewOutcome[] = [];
   const app = admissionApp({
     lookups,
-    log: capturingLogger(lines),
+    log: recordingLogger(lines),
     ready: () => opts.ready ?? true,
     onReview: (o) => outcomes.push(o),
     ...(opts.deadlineMs === undefined ? {} : { deadlineMs: opts.deadlineMs }),

@@ -64,7 +64,7 @@ const admittedExpected: Record<string, boolean> = {
   'api-definition.basic-auth.in.yaml': true,
   'api-definition.keyless.in.yaml': true,
   'api-definition.default-auth.in.yaml': false, // certificate_secret_names
-  'api-definition.jwt.in.yaml': false, // enable_jwt, global_rate_limit, version expiry
+  'api-definition.jwt.in.yaml': false, // enable_jwt, version expiry
 };
 
 describe('a manifest the webhooks admit is never refused by the gateway', async () => {
@@ -108,7 +108,7 @@ describe('the webhooks and the gateway give the same verdict', () => {
     { name: 'a bad domain', spec: { domain: 'a*.example.com' }, served: false },
     { name: 'a wildcard in an IP list', spec: { allowed_ips: ['10.*'] }, served: false },
     { name: 'CORS', spec: { CORS: { enable: true } }, served: false },
-    { name: 'an API-wide rate limit', spec: { global_rate_limit: { rate: 10, per: 1 } }, served: false },
+    { name: 'an API-wide rate limit', spec: { global_rate_limit: { rate: 10, per: 1 } }, served: true },
     {
       name: 'JWT',
       spec: {

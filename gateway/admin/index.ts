@@ -1,8 +1,9 @@
 /**
  * The management API (GATEWAY-BEHAVIOUR §1). One ordered route list: a new resource (policies,
- * keys, OAS APIs) is one more entry. Every `/svc/...` call needs the secret; `/hello` and
- * `/ready` don't, so probes can call them. A trailing slash is ignored; an unknown path is 404,
- * a known path with another method 405; bodies are compact JSON.
+ * keys, OAS APIs) is one more entry. Every `/svc/...` call needs the secret; `/hello`,
+ * `/ready` and `/metrics` don't, so probes and scrapers can call them. A trailing slash is
+ * ignored; an unknown path is 404, a known path with another method 405; bodies are compact JSON
+ * (Prometheus text for `/metrics`).
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -10,10 +11,14 @@ import { SvcError, errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { CompileEnv } from '../routes/compile.ts';
 import type { Store } from '../store/store.ts';
+import type { Counters } from '../limits/counters.ts';
+import type { Sessions } from '../sessions/sessions.ts';
 import type { Collection } from '../store/store.ts';
 import { createApi, deleteApi, getApi, listApis, updateApi } from './apis.ts';
-import { createKey, deleteKey, getKey, importKey, listKeys, updateKey } from './keys.ts';
+import { createKey, deleteKey, getKey, importKey, listKeys, resetKeyQuota, updateKey } from './keys.ts';
+import { createOrg, deleteOrg, getOrg, updateOrg } from './orgs.ts';
 import { createPolicy, deletePolicy, getPolicy, listPolicies, updatePolicy } from './policies.ts';
+import { METRICS_CONTENT_TYPE } from '../metrics/metrics.ts';
 import { hello, ready } from './health.ts';
 import { secretChecker, statusBody, type AdminResponse } from './http.ts';
 import { reloadGroup, reloadNode } from './reload.ts';
@@ -38,8 +43,16 @@ export interface AdminDeps {
   reloadGroup(): Promise<ReloadReport>;
   /** A key or policy was written: every gateway process forgets what it cached of it. */
   changed(collection: Collection, id: string): Promise<void>;
+  /** Counters of limits and quotas (quota resets, live quota values). */
+  counters: Counters;
+  /** Keys with their policies applied. */
+  sessions: Sessions;
+  /** Milliseconds since the epoch. */
+  now(): number;
   /** True once routes have loaded successfully. */
   isReady(): boolean;
+  /** The Prometheus text of this node's metrics; absent when metrics are off (`metrics_enabled`). */
+  metrics?: (() => Promise<string>) | undefined;
 }
 
 /** One management call: the request, the path parameters, the dependencies. */
@@ -61,9 +74,26 @@ interface AdminRoute {
   methods: Partial<Record<Method, AdminHandler>>;
 }
 
+/** A body sent as it is, not as JSON (`/metrics`). */
+class TextBody {
+  readonly contentType: string;
+  readonly text: string;
+  constructor(contentType: string, text: string) {
+    this.contentType = contentType;
+    this.text = text;
+  }
+}
+
+/** GET /metrics: Prometheus scrapes (no secret, like the probes); 404 when metrics are off. */
+async function metrics(r: AdminRequest): Promise<AdminResponse> {
+  if (r.deps.metrics === undefined) return statusBody(404, 'error', 'Not found');
+  return { status: 200, body: new TextBody(METRICS_CONTENT_TYPE, await r.deps.metrics()) };
+}
+
 /** The routes, first match wins. */
 const routes: readonly AdminRoute[] = [
   { path: /^\/hello$/, secret: false, methods: { GET: hello, HEAD: hello } },
+  { path: /^\/metrics$/, secret: false, methods: { GET: metrics, HEAD: metrics } },
   { path: /^\/ready$/, secret: false, methods: { GET: ready, HEAD: ready } },
   { path: /^\/svc\/apis$/, secret: true, methods: { GET: listApis, POST: createApi } },
   {
@@ -82,6 +112,12 @@ const routes: readonly AdminRoute[] = [
     path: /^\/svc\/keys\/([^/]+)$/,
     secret: true,
     methods: { GET: getKey, POST: importKey, PUT: updateKey, DELETE: deleteKey },
+  },
+  { path: /^\/svc\/keys\/([^/]+)\/reset$/, secret: true, methods: { POST: resetKeyQuota } },
+  {
+    path: /^\/svc\/org\/keys\/([^/]+)$/,
+    secret: true,
+    methods: { GET: getOrg, POST: createOrg, PUT: updateOrg, DELETE: deleteOrg },
   },
   { path: /^\/svc\/reload$/, secret: true, methods: { GET: reloadNode } },
   { path: /^\/svc\/reload\/group$/, secret: true, methods: { GET: reloadGroup } },
@@ -108,6 +144,7 @@ export class Admin {
   owns(path: string): boolean {
     // Most requests are for APIs: decide on the second character before trimming anything.
     const c = path.charCodeAt(1);
+    if (c === 109 /* m */) return this.#deps.metrics !== undefined && trimSlashes(path) === '/metrics';
     if (c !== 115 /* s */ && c !== 104 /* h */ && c !== 114 /* r */) return false;
     const p = trimSlashes(path);
     return p === '/hello' || p === '/ready' || p === '/svc' || p.startsWith('/svc/');
@@ -125,10 +162,12 @@ export class Admin {
     // nor hold it up: the connection closes after this answer.
     const unread = !req.complete;
     if (unread) res.shouldKeepAlive = false;
-    const body = req.method === 'HEAD' ? '' : JSON.stringify(out.body);
+    const text = out.body instanceof TextBody ? out.body : undefined;
+    const full = text === undefined ? JSON.stringify(out.body) : text.text;
+    const body = req.method === 'HEAD' ? '' : full;
     res.writeHead(out.status, {
       ...out.headers,
-      'content-type': 'application/json',
+      'content-type': text?.contentType ?? 'application/json',
       'content-length': Buffer.byteLength(body),
       ...(unread ? { connection: 'close' } : {}),
     });

@@ -6,11 +6,12 @@
  * key by its stored ID instead of its value. A write takes effect at once on every gateway
  * process sharing the store, without a reload.
  */
-import type { GatewayPolicy, GatewaySession } from '../../schemas/generated/models.ts';
+import type { GatewayApiDefinition, GatewayPolicy, GatewaySession } from '../../schemas/generated/models.ts';
 import { sessionModel } from '../../schemas/models/session.ts';
 import { checkSession } from '../../schemas/rules/access.ts';
 import { formatProblem, quote } from '../../schemas/rules/field-problem.ts';
 import { compile } from '../../schemas/validate.ts';
+import { counterName } from '../limits/counters.ts';
 import { generateKey, hashPassword, keyIdOf } from '../sessions/credentials.ts';
 import { readJsonObject, withoutNulls, statusBody, type AdminResponse } from './http.ts';
 import type { AdminRequest } from './index.ts';
@@ -49,11 +50,16 @@ function presented(id: string, s: GatewaySession): Record<string, unknown> {
   };
 }
 
-/** Why the key's policies forbid creating or updating it. */
-async function policyProblems(r: AdminRequest, s: GatewaySession): Promise<string[]> {
+/**
+ * Why the key's policies forbid creating or updating it. A new key without `expires` gets the
+ * longest `key_expires_in` of its policies.
+ */
+async function policyProblems(r: AdminRequest, s: GatewaySession, isNew: boolean): Promise<string[]> {
   const problems: string[] = [];
+  let lifetime = 0;
   for (const [i, pid] of (s.apply_policies ?? []).entries()) {
     const p = (await r.deps.store.get('policies', pid)) as GatewayPolicy | undefined;
+    lifetime = Math.max(lifetime, p?.key_expires_in ?? 0);
     const at = `apply_policies[${i}]`;
     if (p === undefined) problems.push(`${at}: policy ${quote(pid)} not found: create it first`);
     else if (p.state === 'draft' || p.state === 'deny') {
@@ -64,7 +70,50 @@ async function policyProblems(r: AdminRequest, s: GatewaySession): Promise<strin
       problems.push(`${at}: policy ${quote(pid)} is not active: no key can be created for it`);
     }
   }
+  if (isNew && lifetime > 0 && (s.expires ?? 0) <= 0) {
+    s.expires = Math.floor(r.deps.now() / 1000) + lifetime;
+  }
   return problems;
+}
+
+/**
+ * A key's quota counters start again when it is written, unless the call says
+ * `?suppress_reset=1` or an API it is granted says `dont_set_quota_on_create`
+ * (`skipQuotaReset`).
+ */
+async function resetQuotasOnWrite(r: AdminRequest, id: string, s: GatewaySession): Promise<void> {
+  if (['1', 'true'].includes(queryOf(r).get('suppress_reset') ?? '')) return;
+  for (const apiId of Object.keys(s.access_rights ?? {})) {
+    const api = (await r.deps.store.get('apis', apiId)) as GatewayApiDefinition | undefined;
+    if (api?.dont_set_quota_on_create === true) return;
+  }
+  await r.deps.counters.resetGroup(id);
+}
+
+/** The stored key with its live quota: `quota_remaining` and `quota_renews`, root and per API. */
+async function withLiveQuota(r: AdminRequest, id: string, s: GatewaySession): Promise<GatewaySession> {
+  const loaded = await r.deps.sessions.byId(id);
+  const applied = loaded?.applied.ok === true ? loaded.applied.session : s;
+  const out: GatewaySession = structuredClone(s);
+  const now = r.deps.now();
+  const live = async (
+    name: string,
+    max: number,
+  ): Promise<{ quota_remaining: number; quota_renews: number }> => {
+    const use = await r.deps.counters.peekQuota(name);
+    return {
+      quota_remaining: Math.max(0, max - (use?.used ?? 0)),
+      quota_renews: Math.ceil((now + (use?.ttlMs ?? 0)) / 1000),
+    };
+  };
+  if ((applied.quota_max ?? -1) > 0)
+    Object.assign(out, await live(counterName.quota(id), applied.quota_max ?? 0));
+  for (const [apiId, ar] of Object.entries(applied.access_rights ?? {})) {
+    const max = ar.limit?.quota_max ?? -1;
+    const target = out.access_rights?.[apiId]?.limit;
+    if (max > 0 && target !== undefined) Object.assign(target, await live(counterName.quota(id, apiId), max));
+  }
+  return out;
 }
 
 /** Checks a key body and turns its password into a hash; the problems, or the session to store. */
@@ -94,7 +143,7 @@ async function prepare(
   if (schema.length > 0) return schema;
   const rules = checkSession(s).map(formatProblem);
   if (rules.length > 0) return rules;
-  const policy = await policyProblems(r, s);
+  const policy = await policyProblems(r, s, previous === undefined);
   if (policy.length > 0) return policy;
   s.date_created ??= new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   return s;
@@ -118,7 +167,7 @@ export async function getKey(r: AdminRequest): Promise<AdminResponse> {
   const id = storedIdOf(r);
   if (id === undefined) return notFound();
   const s = (await r.deps.store.get('keys', id)) as GatewaySession | undefined;
-  return s === undefined ? notFound() : { status: 200, body: presented(id, s) };
+  return s === undefined ? notFound() : { status: 200, body: presented(id, await withLiveQuota(r, id, s)) };
 }
 
 async function create(r: AdminRequest, raw: string, body: Record<string, unknown>): Promise<AdminResponse> {
@@ -128,6 +177,7 @@ async function create(r: AdminRequest, raw: string, body: Record<string, unknown
   if ((await r.deps.store.put('keys', id, prepared, 'create')) === 'exists') {
     return statusBody(409, 'error', 'Key already exists');
   }
+  await resetQuotasOnWrite(r, id, prepared);
   await r.deps.changed('keys', id);
   r.deps.log.info('key stored', { key_hash: id, action: 'added' });
   return { status: 200, body: { key: raw, key_hash: id, status: 'ok', action: 'added' } };
@@ -161,6 +211,7 @@ export async function updateKey(r: AdminRequest): Promise<AdminResponse> {
   const prepared = await prepare(r, body, previous);
   if (Array.isArray(prepared)) return invalid(prepared);
   if ((await r.deps.store.put('keys', id, prepared, 'update')) === 'missing') return notFound();
+  await resetQuotasOnWrite(r, id, prepared);
   await r.deps.changed('keys', id);
   r.deps.log.info('key stored', { key_hash: id, action: 'modified' });
   return { status: 200, body: { key: r.params[0] ?? '', key_hash: id, status: 'ok', action: 'modified' } };
@@ -173,4 +224,18 @@ export async function deleteKey(r: AdminRequest): Promise<AdminResponse> {
   await r.deps.changed('keys', id);
   r.deps.log.info('key deleted', { key_hash: id });
   return { status: 200, body: { key: r.params[0] ?? '', key_hash: id, status: 'ok', action: 'deleted' } };
+}
+
+/**
+ * POST /svc/keys/{keyID}/reset: the key's quota starts again at its next request (every scope,
+ * or one API's with `?api_id=`).
+ */
+export async function resetKeyQuota(r: AdminRequest): Promise<AdminResponse> {
+  const id = storedIdOf(r);
+  if (id === undefined || (await r.deps.store.get('keys', id)) === undefined) return notFound();
+  const apiId = queryOf(r).get('api_id');
+  if (apiId === null || apiId === '') await r.deps.counters.resetGroup(id);
+  else await r.deps.counters.resetQuota(counterName.quota(id, apiId));
+  r.deps.log.info('key quota reset', { key_hash: id, api_id: apiId ?? undefined });
+  return { status: 200, body: { key: r.params[0] ?? '', key_hash: id, status: 'ok', action: 'reset' } };
 }

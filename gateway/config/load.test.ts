@@ -36,8 +36,15 @@ test('config: defaults', () => {
       upstream_timeout_ms: 30000,
       trust_forwarded_headers: false,
       fast_path: true,
+      metrics_enabled: true,
       log_level: 'info',
       shutdown_timeout_ms: 10000,
+      rate_limit_headers: 'quota',
+      limits_fail_open: false,
+      monitor_enable_trigger_monitors: false,
+      monitor_global_trigger_limit: 0,
+      monitor_user_keys: false,
+      monitor_org_keys: false,
     },
   );
 });
@@ -86,7 +93,7 @@ const refused: { name: string; argv: string[]; env?: Record<string, string>; wan
     name: 'unknown flag is named',
     argv: ['--secret', 's', '--listen-port=1'],
     want: [
-      'flag --listen-port: unknown (known: --config, --secret, --host, --port, --control-port, --store, --data-dir, --redis-key-prefix, --workers, --upstream-connect-timeout-ms, --upstream-timeout-ms, --tls-cert, --tls-key, --trust-forwarded-headers, --fast-path, --log-level, --shutdown-timeout-ms)',
+      'flag --listen-port: unknown (known: --config, --secret, --host, --port, --control-port, --store, --data-dir, --redis-key-prefix, --workers, --upstream-connect-timeout-ms, --upstream-timeout-ms, --tls-cert, --tls-key, --trust-forwarded-headers, --fast-path, --metrics-enabled, --log-level, --shutdown-timeout-ms, --rate-limit-headers, --limits-fail-open, --monitor-enable-trigger-monitors, --monitor-global-trigger-limit, --monitor-user-keys, --monitor-org-keys)',
     ],
   },
   {

@@ -99,6 +99,12 @@ export const gatewayConfigSchema: JsonSchema = {
       description:
         'Serve simple requests to APIs without middleware (keyless, nothing enabled, http upstream) on a connection-level HTTP/1.1 fast path instead of node:http; anything else on the connection falls back to node:http. See docs/design/gateway.md.',
     },
+    metrics_enabled: {
+      type: 'boolean',
+      default: true,
+      description:
+        'Answer Prometheus scrapes on `/metrics` (no secret, like `/hello`) on the listener of the management API: the control port when set, else the gateway port, where `/metrics` then belongs to the gateway. With `--workers` > 1 every scrape reports the whole node.',
+    },
     log_level: {
       type: 'string',
       enum: [...LOG_LEVELS],
@@ -110,6 +116,43 @@ export const gatewayConfigSchema: JsonSchema = {
       minimum: 0,
       default: 10000,
       description: 'On SIGTERM, milliseconds in-flight requests get to finish before the process exits.',
+    },
+    rate_limit_headers: {
+      type: 'string',
+      enum: ['quota', 'rate'],
+      default: 'quota',
+      description:
+        "`X-RateLimit-Limit`, `-Remaining` and `-Reset` on responses carry the key's quota (`quota`) or its rate limit (`rate`).",
+    },
+    limits_fail_open: {
+      type: 'boolean',
+      default: false,
+      description:
+        'While the counters of rate limits and quotas (Redis) cannot be reached: false refuses limited requests with 503 (fail closed), true lets them through uncounted. Either way the outage is logged once.',
+    },
+    monitor_enable_trigger_monitors: {
+      type: 'boolean',
+      default: false,
+      description:
+        '`monitor.enable_trigger_monitors`: fire `TriggerExceeded` when quota use crosses a trigger limit.',
+    },
+    monitor_global_trigger_limit: {
+      type: 'number',
+      minimum: 0,
+      maximum: 100,
+      default: 0,
+      description:
+        '`monitor.global_trigger_limit`: percent of a quota whose crossing fires `TriggerExceeded` (0: none).',
+    },
+    monitor_user_keys: {
+      type: 'boolean',
+      default: false,
+      description: '`monitor.monitor_user_keys`: watch the quotas of keys.',
+    },
+    monitor_org_keys: {
+      type: 'boolean',
+      default: false,
+      description: '`monitor.monitor_org_keys`: watch the quotas of organisations (`enforce_org_quotas`).',
     },
   },
 };
@@ -133,8 +176,21 @@ export const gatewayConfigSources: Readonly<Record<string, ConfigSource>> = {
   tls_key_file: { env: 'SVC_GW_TLS_KEY_FILE', flag: 'tls-key' },
   trust_forwarded_headers: { env: 'SVC_GW_TRUST_FORWARDED_HEADERS', flag: 'trust-forwarded-headers' },
   fast_path: { env: 'SVC_GW_FAST_PATH', flag: 'fast-path' },
+  metrics_enabled: { env: 'SVC_GW_METRICS_ENABLED', flag: 'metrics-enabled' },
   log_level: { env: 'SVC_GW_LOG_LEVEL', flag: 'log-level' },
   shutdown_timeout_ms: { env: 'SVC_GW_SHUTDOWN_TIMEOUT_MS', flag: 'shutdown-timeout-ms' },
+  rate_limit_headers: { env: 'SVC_GW_RATE_LIMIT_HEADERS', flag: 'rate-limit-headers' },
+  limits_fail_open: { env: 'SVC_GW_LIMITS_FAIL_OPEN', flag: 'limits-fail-open' },
+  monitor_enable_trigger_monitors: {
+    env: 'SVC_GW_MONITOR_ENABLE_TRIGGER_MONITORS',
+    flag: 'monitor-enable-trigger-monitors',
+  },
+  monitor_global_trigger_limit: {
+    env: 'SVC_GW_MONITOR_GLOBAL_TRIGGER_LIMIT',
+    flag: 'monitor-global-trigger-limit',
+  },
+  monitor_user_keys: { env: 'SVC_GW_MONITOR_USER_KEYS', flag: 'monitor-user-keys' },
+  monitor_org_keys: { env: 'SVC_GW_MONITOR_ORG_KEYS', flag: 'monitor-org-keys' },
 };
 
 /** The decoded configuration (see the schema for each key). */
@@ -153,6 +209,13 @@ export interface GatewayConfig {
   tls_key_file?: string;
   trust_forwarded_headers: boolean;
   fast_path: boolean;
+  metrics_enabled: boolean;
   log_level: LogLevel;
   shutdown_timeout_ms: number;
+  rate_limit_headers: 'quota' | 'rate';
+  limits_fail_open: boolean;
+  monitor_enable_trigger_monitors: boolean;
+  monitor_global_trigger_limit: number;
+  monitor_user_keys: boolean;
+  monitor_org_keys: boolean;
 }

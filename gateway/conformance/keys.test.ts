@@ -213,46 +213,12 @@ describe('keys and policies: management API', () => {
     }
   });
 
-  test('settings not enforced yet are refused by name, nothing stored', async () => {
+  test('settings not enforced yet, and invalid ones, are refused by name, nothing stored', async () => {
     const rows: [string, string, Record<string, unknown>, RegExp][] = [
-      [
-        'POST',
-        '/svc/keys/limited',
-        { rate: 10, per: 60 },
-        /rate: Unsupported value: rate limits are not enforced/,
-      ],
-      [
-        'POST',
-        '/svc/keys/quota',
-        { quota_max: 100, quota_renewal_rate: 3600 },
-        /quota_max: Unsupported value/,
-      ],
-      [
-        'POST',
-        '/svc/keys/thr',
-        { throttle_interval: 2, throttle_retry_limit: 3 },
-        /throttle_interval: Unsupported value/,
-      ],
-      [
-        'POST',
-        '/svc/keys/perapi',
-        { access_rights: { k: { api_id: 'k', limit: { rate: 5, per: 1 } } } },
-        /access_rights\["k"\]\.limit\.rate: Unsupported value/,
-      ],
-      [
-        'POST',
-        '/svc/keys/ep',
-        {
-          access_rights: {
-            k: {
-              api_id: 'k',
-              endpoints: [{ path: '/x', methods: [{ name: 'GET', limit: { rate: 1, per: 1 } }] }],
-            },
-          },
-        },
-        /endpoints: Unsupported value/,
-      ],
       ['POST', '/svc/keys/hmac', { hmac_enabled: true }, /hmac_enabled: Unsupported value/],
+      ['POST', '/svc/keys/jwt', { jwt_data: { secret: 'x' } }, /jwt_data: Unsupported value/],
+      ['POST', '/svc/keys/cert', { certificate: 'abc' }, /certificate: Unsupported value/],
+      ['POST', '/svc/keys/limited', { rate: 10 }, /per: Required value/],
       [
         'POST',
         '/svc/keys/badurl',
@@ -266,21 +232,27 @@ describe('keys and policies: management API', () => {
         /access_rights\["k"\]\.api_id: Invalid value/,
       ],
       ['POST', '/svc/keys/unknown', { nonsense: 1 }, /nonsense: unknown field/],
-      ['POST', '/svc/policies', { id: 'rl', name: 'rl', rate: 100, per: 60 }, /rate: Unsupported value/],
       [
         'POST',
         '/svc/policies',
-        { id: 'ke', name: 'ke', key_expires_in: 60 },
-        /key_expires_in: Unsupported value/,
+        { id: 'hm', name: 'hm', hmac_enabled: true },
+        /hmac_enabled: Unsupported value/,
+      ],
+      [
+        'POST',
+        '/svc/policies',
+        { id: 'qd', name: 'qd', max_query_depth: 3 },
+        /max_query_depth: Unsupported value/,
       ],
     ];
+
     for (const [method, path, body, reason] of rows) {
       const res = await gw.admin(method, path, body);
       assert.equal(res.status, 400, `${path} ${JSON.stringify(body)}: ${res.text}`);
       assert.match((res.json as { message: string }).message, reason);
     }
     assert.equal((await gw.admin('GET', '/svc/keys/limited')).status, 404, 'nothing was stored');
-    assert.equal((await gw.admin('GET', '/svc/policies/rl')).status, 404);
+    assert.equal((await gw.admin('GET', '/svc/policies/hm')).status, 404);
     const disabled = await gw.admin('POST', '/svc/keys/unlimited', {
       rate: -1,
       per: -1,
@@ -289,6 +261,37 @@ describe('keys and policies: management API', () => {
       throttle_retry_limit: -1,
     });
     assert.equal(disabled.status, 200, 'disabled limits are accepted');
+  });
+
+  test('a policy key_expires_in gives a new key its expiry', async () => {
+    assert.equal(
+      (
+        await gw.admin('POST', '/svc/policies', {
+          id: 'short-lived',
+          name: 's',
+          key_expires_in: 3600,
+          access_rights: access('k'),
+        })
+      ).status,
+      200,
+    );
+    const before = Math.floor(Date.now() / 1000);
+    assert.equal(
+      (await gw.admin('POST', '/svc/keys/short', { apply_policies: ['short-lived'] })).status,
+      200,
+    );
+    const key = (await gw.admin('GET', '/svc/keys/short')).json as { expires: number };
+    assert.ok(key.expires >= before + 3600 && key.expires <= before + 3602, `expires ${key.expires}`);
+    assert.equal(
+      (await gw.admin('POST', '/svc/keys/own', { expires: before + 10, apply_policies: ['short-lived'] }))
+        .status,
+      200,
+    );
+    assert.equal(
+      ((await gw.admin('GET', '/svc/keys/own')).json as { expires: number }).expires,
+      before + 10,
+      'its own expiry wins',
+    );
   });
 
   test('classic key fields sent by migration scripts are accepted', async () => {

@@ -1,4 +1,8 @@
-/** Counters, in memory and on a redis-server started for the test: one suite for both. */
+/**
+ * One suite for every counters backing: memory (with an injected clock), Redis (a redis-server
+ * started for the test; its own clock, so windows are short), and the primary relay. Then
+ * exactness: two clients on one Redis, 200 concurrent checks against a limit of 50.
+ */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { silentLogger } from '../../lib/log.ts';
@@ -7,16 +11,30 @@ import { startRedis, type TestRedis } from '../testing/redis-server.ts';
 import type { Counters } from './counters.ts';
 import { MemoryCounters } from './memory.ts';
 import { RedisCounters } from './redis.ts';
+import { RelayedCounters, runCounterOp } from './relay.ts';
 
 let redis: TestRedis | undefined;
+let prefixN = 0;
+
+/** A relay whose "primary" is a MemoryCounters in this process (answers on the next tick). */
+function loopbackRelay(): Counters {
+  const primary = new MemoryCounters();
+  const relay: RelayedCounters = new RelayedCounters((m) => {
+    setImmediate(() => {
+      relay.answered(m.id, runCounterOp(primary, m.call));
+    });
+  });
+  return relay;
+}
 
 const backends: { name: string; open(): Counters }[] = [
   { name: 'memory', open: () => new MemoryCounters() },
+  { name: 'relay', open: loopbackRelay },
   {
     name: 'redis',
     open: () => {
       assert.ok(redis);
-      return new RedisCounters(redis.url, { prefix: 't:', log: silentLogger() });
+      return new RedisCounters(redis.url, { prefix: `t${prefixN++}:`, log: silentLogger() });
     },
   },
 ];
@@ -30,22 +48,103 @@ after(async () => {
 
 for (const b of backends) {
   describe(`counters: ${b.name}`, () => {
-    test('count, expire and reset', async () => {
-      const c = b.open();
-      try {
-        assert.equal((await c.incr('n', 60_000)).value, 1);
-        const second = await c.incr('n', 60_000);
-        assert.equal(second.value, 2);
-        assert.ok(second.ttlMs > 0 && second.ttlMs <= 60_000, `ttl ${second.ttlMs}`);
-        await c.reset('n');
-        assert.equal((await c.incr('n', 60_000)).value, 1);
-        assert.equal((await c.incr('short', 30)).value, 1);
-        await waitFor('the counter to expire', async () =>
-          (await c.incr('short', 30)).value === 1 ? true : undefined,
-        );
-      } finally {
-        await c.close();
-      }
+    let c: Counters;
+    before(() => {
+      c = b.open();
+    });
+    after(async () => {
+      await c.close();
+    });
+
+    test('sliding window: admits the limit, refuses without counting, frees a slot as the oldest leaves', async () => {
+      const got = [];
+      for (let i = 0; i < 4; i++) got.push(await c.rate('w', 3, 400));
+      assert.deepEqual(
+        got.map((v) => [v.allowed, v.remaining]),
+        [
+          [true, 2],
+          [true, 1],
+          [true, 0],
+          [false, 0],
+        ],
+      );
+      const refused = got[3];
+      assert.ok(
+        refused !== undefined && refused.resetMs > 0 && refused.resetMs <= 400,
+        `reset ${refused?.resetMs}`,
+      );
+      await waitFor('a slot to free', async () => ((await c.rate('w', 3, 400)).allowed ? true : undefined));
+    });
+
+    test('quota: a fixed period counted from the first request; peek; reset one; reset a group', async () => {
+      assert.equal(await c.peekQuota('q1'), undefined);
+      assert.equal((await c.quota('q1', 'k', 60_000)).used, 1);
+      const second = await c.quota('q1', 'k', 60_000);
+      assert.equal(second.used, 2);
+      assert.ok(second.ttlMs > 0 && second.ttlMs <= 60_000);
+      assert.equal((await c.peekQuota('q1'))?.used, 2);
+      assert.equal((await c.quota('q1:api', 'k', 60_000)).used, 1);
+      await c.resetQuota('q1');
+      assert.equal(await c.peekQuota('q1'), undefined);
+      assert.equal((await c.quota('q1', 'k', 60_000)).used, 1, 'a new period');
+      await c.quota('q1:api', 'k', 60_000);
+      await c.resetGroup('k');
+      assert.equal(await c.peekQuota('q1'), undefined);
+      assert.equal(await c.peekQuota('q1:api'), undefined);
+      assert.equal((await c.quota('short', 'k2', 50)).used, 1);
+      await waitFor('the period to end', async () =>
+        (await c.quota('short', 'k2', 50)).used === 1 ? true : undefined,
+      );
     });
   });
 }
+
+describe('counters: the memory clock', () => {
+  test('a long window and period, moved through with an injected clock', async () => {
+    let now = 1_000_000;
+    const c = new MemoryCounters({ now: () => now });
+    try {
+      assert.equal((await c.rate('w', 1, 3_600_000)).allowed, true);
+      now += 3_599_999;
+      assert.equal((await c.rate('w', 1, 3_600_000)).allowed, false);
+      now += 1;
+      assert.equal((await c.rate('w', 1, 3_600_000)).allowed, true, 'sliding: the hour has passed');
+      assert.equal((await c.quota('q', 'k', 86_400_000)).used, 1);
+      now += 86_399_999;
+      assert.equal((await c.quota('q', 'k', 86_400_000)).used, 2);
+      now += 1;
+      assert.equal(
+        (await c.quota('q', 'k', 86_400_000)).used,
+        1,
+        'renewed by the first request after the period',
+      );
+    } finally {
+      await c.close();
+    }
+  });
+});
+
+describe('counters: exact across clients of one Redis', () => {
+  test('200 concurrent checks from two clients against rate 50: exactly 50 admitted', async () => {
+    assert.ok(redis);
+    const a = new RedisCounters(redis.url, { prefix: 'exact:', log: silentLogger() });
+    const b = new RedisCounters(redis.url, { prefix: 'exact:', log: silentLogger() });
+    try {
+      const verdicts = await Promise.all(
+        Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? a : b).rate('shared', 50, 60_000)),
+      );
+      assert.equal(verdicts.filter((v) => v.allowed).length, 50);
+      const quotas = await Promise.all(
+        Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? a : b).quota('shared-q', 'g', 60_000)),
+      );
+      assert.deepEqual(
+        quotas.map((q) => q.used).sort((x, y) => x - y),
+        Array.from({ length: 200 }, (_, i) => i + 1),
+        'every increment is counted once',
+      );
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});

@@ -1,26 +1,67 @@
 /**
- * Counters with a lifetime, the part of the store that limits and quotas count in. Kept apart
- * from the document store (APIs, policies, keys): counters are many, small and hot, and the next
- * algorithms (sliding windows, quota periods) are server-side scripts, which a document store
- * need not know about. Implementations: in memory (one process) and Redis (every node).
+ * Where limits count: rate limits as sliding windows, quotas as fixed periods. Kept apart from
+ * the document store (APIs, policies, keys): counters are many, small and hot, and each check is
+ * one atomic operation of the backing (a Lua script in Redis), so several gateway nodes on one
+ * Redis enforce one limit exactly. Implementations: memory (one process), Redis (every node),
+ * and, for `--workers > 1` on the files store, the primary's memory reached over IPC (relay.ts).
  */
 
-/** A counter after an increment. */
-export interface CounterValue {
-  /** Value after the increment (1 for a new or expired counter). */
-  value: number;
-  /** Milliseconds until the counter expires. */
+/** The outcome of a sliding-window check. */
+export interface RateVerdict {
+  /** True when the request fits; it is then counted. Refused requests are not counted. */
+  allowed: boolean;
+  /** Requests left in the window after this one (0 when refused). */
+  remaining: number;
+  /** Milliseconds until the oldest counted request leaves the window (a slot frees). */
+  resetMs: number;
+}
+
+/** A quota counter after an increment, or as it stands. */
+export interface QuotaUse {
+  /** Requests counted in the current period (this one included). */
+  used: number;
+  /** Milliseconds until the period ends. */
   ttlMs: number;
 }
 
 /** Where limits count. */
 export interface Counters {
-  /** `memory` (this process) or `redis` (every node on the same Redis). */
-  readonly kind: 'memory' | 'redis';
-  /** Adds one to a counter; a new (or expired) counter starts at 1 and lives `ttlMs`. */
-  incr(counter: string, ttlMs: number): Promise<CounterValue>;
-  /** Removes a counter, so the next increment starts a new period. */
-  reset(counter: string): Promise<void>;
+  /** `memory`, `redis`, or `relay` (the primary's memory, for cluster workers). */
+  readonly kind: 'memory' | 'redis' | 'relay';
+  /**
+   * Sliding window: admits the request when fewer than `limit` were admitted in the last
+   * `windowMs` milliseconds, and records it; check and record are one atomic step.
+   */
+  rate(name: string, limit: number, windowMs: number): Promise<RateVerdict>;
+  /**
+   * Quota: counts one request in the current period of `name`; a missing or expired counter
+   * starts a period of `periodMs` at 1 (fixed, not sliding). `group` names the key it belongs to,
+   * so `resetGroup` can reset all of that key's scopes.
+   */
+  quota(name: string, group: string, periodMs: number): Promise<QuotaUse>;
+  /** The quota counter as it stands, or undefined when no period runs. */
+  peekQuota(name: string): Promise<QuotaUse | undefined>;
+  /** Ends the current period of one quota counter: the next request starts a new one. */
+  resetQuota(name: string): Promise<void>;
+  /** Ends the current period of every quota counter of a group (a key). */
+  resetGroup(group: string): Promise<void>;
   /** Releases connections and timers. */
   close(): Promise<void>;
 }
+
+/** The names counters are kept under, in one place. */
+export const counterName = {
+  /** The API-wide rate limit of an API. */
+  api: (apiId: string): string => `api:${apiId}`,
+  /** A key's rate limit, per API when the allowance is per API. */
+  rate: (keyId: string, apiId?: string): string =>
+    apiId === undefined ? `rl:${keyId}` : `rl:${keyId}:${apiId}`,
+  /** A key's quota, per API when the allowance is per API. */
+  quota: (keyId: string, apiId?: string): string =>
+    apiId === undefined ? `q:${keyId}` : `q:${keyId}:${apiId}`,
+  /** A per-endpoint rate limit of a key. */
+  endpoint: (keyId: string, apiId: string, method: string, path: string): string =>
+    `ep:${keyId}:${apiId}:${method} ${path}`,
+  /** An organisation's quota. */
+  org: (orgId: string): string => `org:${orgId}`,
+} as const;

@@ -1,15 +1,29 @@
 /**
- * In-memory counters with a lifetime, for the embedded store. Expired counters are dropped when
- * touched and by a periodic sweep, so idle keys don't accumulate.
+ * Counters of one process: sliding windows as sorted lists of timestamps, quota periods as
+ * values with an end. Expired entries are dropped when touched and by a periodic sweep, so idle
+ * keys don't accumulate. The clock is injected, so tests can move through long periods.
  */
-import type { CounterValue, Counters } from './counters.ts';
+import type { Counters, QuotaUse, RateVerdict } from './counters.ts';
 
 const SWEEP_EVERY_MS = 60_000;
+
+interface Period {
+  value: number;
+  endsAt: number;
+}
+
+interface Window {
+  /** Admitted request times, oldest first. */
+  times: number[];
+  windowMs: number;
+}
 
 /** Counters of one process. */
 export class MemoryCounters implements Counters {
   readonly kind = 'memory';
-  readonly #counters = new Map<string, { value: number; expiresAt: number }>();
+  readonly #periods = new Map<string, Period>();
+  readonly #windows = new Map<string, Window>();
+  readonly #groups = new Map<string, Set<string>>();
   readonly #now: () => number;
   readonly #sweeper: NodeJS.Timeout;
 
@@ -21,37 +35,98 @@ export class MemoryCounters implements Counters {
     this.#sweeper.unref();
   }
 
-  incr(name: string, ttlMs: number): Promise<CounterValue> {
-    return Promise.resolve(this.incrNow(name, ttlMs));
+  rate(name: string, limit: number, windowMs: number): Promise<RateVerdict> {
+    return Promise.resolve(this.rateNow(name, limit, windowMs));
   }
 
-  /** The increment, synchronously. */
-  incrNow(name: string, ttlMs: number): CounterValue {
+  /** See Counters.rate, synchronously (the primary answers its workers with it). */
+  rateNow(name: string, limit: number, windowMs: number): RateVerdict {
     const now = this.#now();
-    const current = this.#counters.get(name);
-    if (current === undefined || current.expiresAt <= now) {
-      this.#counters.set(name, { value: 1, expiresAt: now + ttlMs });
-      return { value: 1, ttlMs };
+    let w = this.#windows.get(name);
+    if (w === undefined) {
+      w = { times: [], windowMs };
+      this.#windows.set(name, w);
+    }
+    w.windowMs = windowMs;
+    const from = now - windowMs;
+    let drop = 0;
+    while (drop < w.times.length && (w.times[drop] ?? 0) <= from) drop++;
+    if (drop > 0) w.times.splice(0, drop);
+    const allowed = w.times.length < limit;
+    if (allowed) w.times.push(now);
+    const oldest = w.times[0];
+    return {
+      allowed,
+      remaining: Math.max(0, limit - w.times.length),
+      resetMs: oldest === undefined ? windowMs : oldest + windowMs - now,
+    };
+  }
+
+  quota(name: string, group: string, periodMs: number): Promise<QuotaUse> {
+    return Promise.resolve(this.quotaNow(name, group, periodMs));
+  }
+
+  /** See Counters.quota, synchronously. */
+  quotaNow(name: string, group: string, periodMs: number): QuotaUse {
+    const now = this.#now();
+    const current = this.#periods.get(name);
+    if (current === undefined || current.endsAt <= now) {
+      this.#periods.set(name, { value: 1, endsAt: now + periodMs });
+      let g = this.#groups.get(group);
+      if (g === undefined) {
+        g = new Set();
+        this.#groups.set(group, g);
+      }
+      g.add(name);
+      return { used: 1, ttlMs: periodMs };
     }
     current.value++;
-    return { value: current.value, ttlMs: current.expiresAt - now };
+    return { used: current.value, ttlMs: current.endsAt - now };
   }
 
-  reset(name: string): Promise<void> {
-    this.#counters.delete(name);
+  peekQuota(name: string): Promise<QuotaUse | undefined> {
+    return Promise.resolve(this.peekNow(name));
+  }
+
+  /** See Counters.peekQuota, synchronously. */
+  peekNow(name: string): QuotaUse | undefined {
+    const now = this.#now();
+    const p = this.#periods.get(name);
+    if (p === undefined || p.endsAt <= now) return undefined;
+    return { used: p.value, ttlMs: p.endsAt - now };
+  }
+
+  resetQuota(name: string): Promise<void> {
+    this.#periods.delete(name);
     return Promise.resolve();
   }
 
-  /** Drops expired counters. */
+  resetGroup(group: string): Promise<void> {
+    for (const name of this.#groups.get(group) ?? []) this.#periods.delete(name);
+    this.#groups.delete(group);
+    return Promise.resolve();
+  }
+
+  /** Drops expired periods and empty windows. */
   sweep(): void {
     const now = this.#now();
-    for (const [name, c] of this.#counters) if (c.expiresAt <= now) this.#counters.delete(name);
+    for (const [name, p] of this.#periods) if (p.endsAt <= now) this.#periods.delete(name);
+    for (const [name, w] of this.#windows) {
+      const last = w.times[w.times.length - 1];
+      if (last === undefined || last <= now - w.windowMs) this.#windows.delete(name);
+    }
+    for (const [group, names] of this.#groups) {
+      for (const n of names) if (!this.#periods.has(n)) names.delete(n);
+      if (names.size === 0) this.#groups.delete(group);
+    }
   }
 
   /** Stops the sweeper. */
   close(): Promise<void> {
     clearInterval(this.#sweeper);
-    this.#counters.clear();
+    this.#periods.clear();
+    this.#windows.clear();
+    this.#groups.clear();
     return Promise.resolve();
   }
 }

@@ -1,18 +1,25 @@
-/** Opens the counters the configuration names: in memory with the files store, else in Redis. */
+/**
+ * Opens the counters the configuration names: Redis with the Redis store; with the files store,
+ * memory in a single process, or the primary's memory for a cluster worker (relay.ts).
+ */
+import cluster from 'node:cluster';
 import type { Logger } from '../../lib/log.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import type { Counters } from './counters.ts';
 import { MemoryCounters } from './memory.ts';
 import { RedisCounters } from './redis.ts';
+import { workerCounters } from './relay.ts';
 
 /** Counters for the configured store. */
 export function openCounters(
   config: Pick<GatewayConfig, 'store' | 'redis_key_prefix'>,
   log: Logger,
 ): Counters {
-  if (config.store === 'files') return new MemoryCounters();
-  return new RedisCounters(config.store, {
-    prefix: config.redis_key_prefix,
-    log: log.child({ part: 'counters' }),
-  });
+  if (config.store !== 'files') {
+    return new RedisCounters(config.store, {
+      prefix: config.redis_key_prefix,
+      log: log.child({ part: 'counters' }),
+    });
+  }
+  return cluster.isWorker ? workerCounters() : new MemoryCounters();
 }

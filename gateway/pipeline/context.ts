@@ -11,6 +11,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { isIP, type Socket } from 'node:net';
 import type { Logger } from '../../lib/log.ts';
 import type { GatewaySession } from '../../schemas/generated/models.ts';
+import type { EventName } from '../events/events.ts';
 import type { Route } from './router.ts';
 
 /** The listener a request came in on. */
@@ -36,6 +37,8 @@ export interface RequestState {
   authMethod?: 'token' | 'basic';
   /** Authentication: where the credentials came from (for strip_auth_data). */
   credentials?: CredentialSource[];
+  /** Metrics (the request observer): `performance.now()` when the request was routed. */
+  startedAt?: number;
 }
 
 /** What an entrance gives a context. */
@@ -70,6 +73,7 @@ export class RequestContext {
   /** What middleware hand each other. */
   readonly state: RequestState = {};
   readonly #log: Logger;
+  #gone: AbortController | undefined;
   #clientIp: string | undefined;
   #requestId: string | undefined;
   #childLog: Logger | undefined;
@@ -102,6 +106,33 @@ export class RequestContext {
         typeof given === 'string' && given !== '' && given.length <= 200 ? given : randomUUID();
     }
     return this.#requestId;
+  }
+
+  /**
+   * Aborted when the client goes away before its answer: a request waiting (throttling) stops
+   * at once. Each entrance calls `clientGone()`.
+   */
+  get signal(): AbortSignal {
+    this.#gone ??= new AbortController();
+    return this.#gone.signal;
+  }
+
+  /** The client closed the connection before the answer was complete. */
+  clientGone(): void {
+    this.#gone?.abort();
+  }
+
+  /** Fires an event of the API (payload from this request); never waits for its handlers. */
+  emit(event: EventName, message: string): void {
+    this.route.events.emit({
+      event,
+      message,
+      path: this.path,
+      origin: this.clientIp,
+      key: this.state.keyId ?? '',
+      api_id: this.route.id,
+      timestamp: new Date().toISOString(),
+    });
   }
 
   /** A logger naming the API and the request. */
@@ -163,6 +194,9 @@ export class HttpContext extends RequestContext {
     });
     this.req = opts.req;
     this.res = opts.res;
+    opts.res.once('close', () => {
+      if (!opts.res.writableFinished) this.clientGone();
+    });
   }
 
   override async readBody(limit: number): Promise<Buffer | undefined> {

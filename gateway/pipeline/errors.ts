@@ -78,6 +78,35 @@ export class GatewayError extends SvcError {
     return new GatewayError('GW_ERR_BODY_TOO_LARGE', 413, 'Request body too large');
   }
 
+  /** The key's rate limit (or a per-endpoint limit) is exceeded, throttling retries included. */
+  static rateLimitExceeded(): GatewayError {
+    return new GatewayError('GW_ERR_RATE_LIMIT_EXCEEDED', 429, 'Rate Limit Exceeded');
+  }
+
+  /** The API-wide rate limit (`global_rate_limit`) is exceeded. */
+  static apiRateLimitExceeded(): GatewayError {
+    return new GatewayError('GW_ERR_API_RATE_LIMIT_EXCEEDED', 429, 'API Rate Limit Exceeded');
+  }
+
+  /** The key's quota for the period is used up. */
+  static quotaExceeded(): GatewayError {
+    return new GatewayError('GW_ERR_QUOTA_EXCEEDED', 403, 'Quota exceeded');
+  }
+
+  /** The organisation's quota for the period is used up (`enforce_org_quotas`). */
+  static orgQuotaExceeded(): GatewayError {
+    return new GatewayError(
+      'GW_ERR_ORG_QUOTA_EXCEEDED',
+      403,
+      'This organisation quota has been exceeded, please contact your account manager',
+    );
+  }
+
+  /** The counters of limits can't be reached and the gateway is set to refuse meanwhile. */
+  static limitsUnavailable(): GatewayError {
+    return new GatewayError('GW_ERR_LIMITS_UNAVAILABLE', 503, 'Limits are unavailable, try again later');
+  }
+
   /** The upstream refused the connection, reset it, or its name didn't resolve. */
   static upstreamUnreachable(): GatewayError {
     return new GatewayError('GW_ERR_UPSTREAM_UNREACHABLE', 502, 'There was a problem proxying the request');

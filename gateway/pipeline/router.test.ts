@@ -1,3 +1,4 @@
+import { noEvents } from '../events/events.ts';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { coversPath, normalizeHost, RouteTable, type ListenerKey, type Route } from './router.ts';
@@ -17,6 +18,7 @@ function route(id: string, listenPath: string, domain?: string, listener: Listen
     handlers: [],
     fastPath: true,
     close: () => Promise.resolve(),
+    events: noEvents,
   };
 }
 

@@ -7,6 +7,7 @@
  */
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import type { Target } from '../../schemas/rules/api-definition.ts';
+import type { ApiEvents } from '../events/events.ts';
 import type { Handler, Terminal } from './compose.ts';
 
 export type { Target };
@@ -37,6 +38,8 @@ export interface Route {
   fastPath: boolean;
   /** Frees what the route's middleware hold; called once the route table is retired. */
   close(): Promise<void>;
+  /** The API's compiled event handlers (`event_handlers`). */
+  events: ApiEvents;
 }
 
 interface Tier {

@@ -6,6 +6,11 @@
  * load, and only when `enabled(api)` says the API needs it.
  */
 import { accessRights } from '../middleware/access-rights/index.ts';
+import { apiRateLimit } from '../middleware/api-rate-limit/index.ts';
+import { endpointLimits } from '../middleware/endpoint-limits/index.ts';
+import { orgQuota } from '../middleware/org-quota/index.ts';
+import { quota } from '../middleware/quota/index.ts';
+import { rateLimit } from '../middleware/rate-limit/index.ts';
 import { authToken } from '../middleware/auth-token/index.ts';
 import { basicAuth } from '../middleware/basic-auth/index.ts';
 import { ipAllowList, ipBlockList } from '../middleware/ip-lists/index.ts';
@@ -18,7 +23,7 @@ export const stages: readonly { stage: string; middleware: readonly Middleware[]
   {
     // API-wide rate limit, IP allow list, IP block list, static client certificate, request size.
     stage: 'api-wide checks',
-    middleware: [/* apiRateLimit, */ ipAllowList, ipBlockList /* staticClientCertificate, requestSize */],
+    middleware: [apiRateLimit, ipAllowList, ipBlockList /* staticClientCertificate, requestSize */],
   },
   {
     // The enabled methods; with chained auth every one must pass and base_identity_provided_by
@@ -32,7 +37,7 @@ export const stages: readonly { stage: string; middleware: readonly Middleware[]
   },
   {
     stage: 'limits',
-    middleware: [/* keyRateLimit (with throttling), quota, endpointLimits */],
+    middleware: [rateLimit, quota, orgQuota, endpointLimits],
   },
   {
     stage: 'before upstream',

@@ -5,6 +5,7 @@ import { loadGatewayConfig } from '../config/load.ts';
 import type { Store } from '../store/store.ts';
 import { Dispatchers } from '../upstream/dispatchers.ts';
 import { MemoryCounters } from '../limits/memory.ts';
+import { LimitsGuard } from '../limits/guard.ts';
 import { Sessions } from '../sessions/sessions.ts';
 import { buildRouteTable, checkApi, type CompileDeps, type CompileEnv } from './compile.ts';
 
@@ -128,6 +129,7 @@ for (const c of checks) {
 const deps: CompileDeps = {
   store: {} as Store,
   counters: new MemoryCounters(),
+  limits: new LimitsGuard({ failOpen: false, log: silentLogger() }),
   sessions: new Sessions({} as Store, { log: silentLogger() }),
   policies: new Map(),
   log: silentLogger(),

@@ -11,6 +11,7 @@ import type { StoredEntry } from '../store/store.ts';
 import type { Dispatchers } from '../upstream/dispatchers.ts';
 import { upstreamCall } from '../upstream/proxy.ts';
 import { errorMessage } from '../../lib/errors.ts';
+import { compileEvents } from '../events/compile.ts';
 import { compileChain, compose, type Middleware, type MiddlewareDeps } from '../pipeline/compose.ts';
 import { RouteTable, type ListenerKey, type Route, type Target } from '../pipeline/router.ts';
 import {
@@ -163,8 +164,10 @@ export async function compileApi(
   const upstream = upstreamCall(
     { target, listenPath, strip, preserveHost: api.proxy.preserve_host_header === true },
     deps.dispatchers.for(api.proxy.transport),
+    deps.metrics === undefined ? undefined : () => deps.metrics?.upstreamError(),
   );
   const compiled = await compileChain(deps.chain, api, deps);
+  const events = compileEvents(api, { log: deps.log, now: deps.now, metrics: deps.metrics });
   return {
     id,
     api,
@@ -176,7 +179,11 @@ export async function compileApi(
     handle: compose(compiled.handlers, upstream),
     handlers: compiled.handlers,
     fastPath: fastPathServes({ target }, compiled),
-    close: () => compiled.close(),
+    close: async () => {
+      await compiled.close();
+      await events.close();
+    },
+    events,
   };
 }
 

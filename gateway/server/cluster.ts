@@ -6,6 +6,9 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from '../../lib/log.ts';
 import type { ReloadReport } from '../admin/index.ts';
+import { MemoryCounters } from '../limits/memory.ts';
+import { isCountersCall, runCounterOp, type CountersDone } from '../limits/relay.ts';
+import { MetricsRelay } from '../metrics/relay.ts';
 import { isBusMessage, type BusMessage } from './node-bus.ts';
 
 /** A worker sends this once it serves; a worker that exits before it stops the node. */
@@ -50,7 +53,21 @@ export function runPrimary(opts: { workers: number; log: Logger; shutdownTimeout
     send(round.origin, { svc: 'reload-node-done', id, report });
   };
 
+  // With the files store, the node's rate limits and quotas are counted here, once for all
+  // workers (limits/relay.ts).
+  const counters = new MemoryCounters();
+  // Metrics: a scrape reaching one worker reports every worker (metrics/relay.ts).
+  const metrics = new MetricsRelay({
+    log,
+    workers: () =>
+      Object.values(cluster.workers ?? {}).filter((x): x is Worker => x !== undefined && attached.has(x.id)),
+  });
   const onMessage = (w: Worker, m: unknown): void => {
+    if (isCountersCall(m)) {
+      const done: CountersDone = { svc: 'counters-done', id: m.id, result: runCounterOp(counters, m.call) };
+      if (w.isConnected()) w.send(done);
+      return;
+    }
     if (!isBusMessage(m)) return;
     if (m.svc === 'hello') {
       attached.add(w.id);
@@ -61,6 +78,7 @@ export function runPrimary(opts: { workers: number; log: Logger; shutdownTimeout
       if (started.size === opts.workers) log.info('all workers serving', { workers: opts.workers });
       return;
     }
+    if (metrics.onMessage(w, m)) return;
     if (m.svc === 'reload-node') {
       const workers = Object.values(cluster.workers ?? {}).filter(
         (x): x is Worker => x !== undefined && attached.has(x.id),
@@ -102,6 +120,7 @@ export function runPrimary(opts: { workers: number; log: Logger; shutdownTimeout
 
   cluster.on('exit', (w, code, signal) => {
     attached.delete(w.id);
+    metrics.onExit(w);
     for (const [id, round] of rounds) {
       if (round.waiting.delete(w.id) && round.waiting.size === 0) finish(id);
     }

@@ -668,6 +668,8 @@ class Exchange {
   #ended = false;
   /** What the client got (0: nothing, the connection was cut), and whether it goes on. */
   status = 0;
+  /** The whole answer has been written. */
+  answered = false;
   keepAlive = false;
   headText = '';
   up: UpstreamConn | undefined;
@@ -729,18 +731,16 @@ class Exchange {
           this.#resume = resolve;
           this.#forward();
         }),
-    )
-      .then(
-        (refused) => {
-          if (refused !== undefined) this.#refuse(refused.rejected);
-        },
-        (err: unknown) => {
-          this.#refuse(internalFailure(this.ctx, err));
-        },
-      )
-      .finally(() => {
+    ).then(
+      (refused) => {
+        if (refused !== undefined) this.#refuse(refused.rejected);
         this.#end();
-      });
+      },
+      (err: unknown) => {
+        this.#refuse(internalFailure(this.ctx, err));
+        this.#end();
+      },
+    );
   }
 
   /** The last step of the chain: the upstream call with the context's (possibly changed) head. */
@@ -807,6 +807,7 @@ class Exchange {
     const keepAlive = conn.dropBody(this.contentLength) && this.keepAliveWanted && !conn.listener.closing;
     conn.socket.write(errorResponse(error, this.ctx.responseHeaders, keepAlive, this.isHead));
     this.status = error.status;
+    this.answered = true;
     this.keepAlive = keepAlive;
   }
 
@@ -863,8 +864,12 @@ class Exchange {
     return up;
   }
 
-  /** The client connection closed: the upstream call (if any) stops, the request ends. */
+  /**
+   * The client connection closed: middleware waiting for something stop (`ctx.signal`), the
+   * upstream call (if any) stops, the request ends.
+   */
   clientGone(): void {
+    if (!this.answered) this.ctx.clientGone();
     if (!this.forwarded || this.finished) return; // the chain is running: #forward sees it
     this.finished = true;
     this.#detach()?.socket.destroy();
@@ -1155,12 +1160,14 @@ class Exchange {
     const keepAlive = this.keepAliveWanted && !this.conn.listener.closing && this.conn.state !== ST.body;
     client.write(errorResponse(error, this.ctx.responseHeaders, keepAlive, this.isHead));
     this.status = error.status;
+    this.answered = true;
     this.#complete(keepAlive);
   }
 
   #finish(clean: boolean): void {
     if (this.finished) return;
     this.finished = true;
+    this.answered = true;
     const up = this.#detach();
     if (up !== undefined) {
       if (clean && this.upstreamReusable) this.conn.fp.pool.give(up);

@@ -19,12 +19,14 @@ import type { Middleware } from '../pipeline/compose.ts';
 import { internalFailure, respondError } from '../pipeline/compose.ts';
 import { HttpContext, type RequestObserver } from '../pipeline/context.ts';
 import type { Counters } from '../limits/counters.ts';
+import { LimitsGuard } from '../limits/guard.ts';
 import { Sessions } from '../sessions/sessions.ts';
 import { GatewayError } from '../pipeline/errors.ts';
 import { normalizeHost, RouteTable, type ListenerKey } from '../pipeline/router.ts';
 import { splitTarget } from '../pipeline/url.ts';
 import type { Collection, Store } from '../store/store.ts';
 import { Dispatchers } from '../upstream/dispatchers.ts';
+import { joinObservers, Metrics } from '../metrics/metrics.ts';
 import { FastPath } from './fast-path.ts';
 import { Listeners, type OpenListener } from './listeners.ts';
 import { localBus, type NodeBus } from './node-bus.ts';
@@ -48,6 +50,11 @@ export interface GatewayOptions {
   now?: () => number;
   /** Sees every routed request on both entrances (metrics, access log, events). */
   observer?: RequestObserver | undefined;
+  /**
+   * The process's Prometheus metrics: they observe every request, middleware record limits in
+   * them, `/metrics` prints them. Default: new ones when `metrics_enabled`.
+   */
+  metrics?: Metrics | undefined;
 }
 
 /** A running gateway process. */
@@ -66,6 +73,7 @@ export class Gateway {
   readonly #fastPath: FastPath | undefined;
   readonly #sessions: Sessions;
   readonly #observer: RequestObserver | undefined;
+  readonly #metrics: Metrics | undefined;
   #table = new RouteTable([]);
   #ready = false;
   #stopped = false;
@@ -80,7 +88,9 @@ export class Gateway {
     this.#store = store;
     this.#log = log;
     this.#bus = opts.bus ?? localBus();
-    this.#observer = opts.observer;
+    // Metrics (gateway/metrics/): one registry per process, observing both entrances.
+    this.#metrics = opts.metrics ?? (config.metrics_enabled ? new Metrics() : undefined);
+    this.#observer = joinObservers(opts.observer, this.#metrics);
     this.#env = {
       listenPort: config.listen_port,
       controlPort: config.control_port,
@@ -94,6 +104,7 @@ export class Gateway {
     this.#deps = {
       store,
       counters: opts.counters,
+      limits: new LimitsGuard({ failOpen: config.limits_fail_open, log: log.child({ part: 'limits' }) }),
       sessions: this.#sessions,
       policies: new Map(),
       log,
@@ -101,6 +112,7 @@ export class Gateway {
       now: opts.now ?? Date.now,
       chain: opts.chain ?? defaultChain,
       dispatchers: this.#dispatchers,
+      metrics: this.#metrics,
     };
     this.#fastPath = config.fast_path
       ? new FastPath({
@@ -109,7 +121,7 @@ export class Gateway {
           connectTimeoutMs: config.upstream_connect_timeout_ms,
           timeoutMs: config.upstream_timeout_ms,
           log,
-          observer: opts.observer,
+          observer: this.#observer,
         })
       : undefined;
     this.#listeners = new Listeners({
@@ -131,7 +143,12 @@ export class Gateway {
       reloadNode: () => this.#bus.reloadNode(),
       reloadGroup: () => this.reloadGroup(),
       changed: (collection, id) => this.changed(collection, id),
+      counters: opts.counters,
+      sessions: this.#sessions,
+      now: this.#deps.now,
       isReady: () => this.#ready,
+      // `/metrics` reports every process of the node (node-bus.ts).
+      metrics: this.#metrics === undefined ? undefined : () => this.#bus.nodeMetrics(),
     });
   }
 
@@ -161,6 +178,7 @@ export class Gateway {
         });
       }
       gw.#bus.serve(() => gw.reloadLocal());
+      if (gw.#metrics !== undefined) gw.#bus.serveMetrics(gw.#metrics);
       gw.#bus.onChanged((collection, id) => {
         gw.#forget(collection, id);
       });
@@ -193,6 +211,11 @@ export class Gateway {
   /** True once routes have loaded successfully. */
   get ready(): boolean {
     return this.#ready;
+  }
+
+  /** The process's metrics, when kept. */
+  get metrics(): Metrics | undefined {
+    return this.#metrics;
   }
 
   /** The table serving now. */

@@ -1,10 +1,12 @@
 /**
  * How `/svc/reload` reaches every process of one gateway node. A single process reloads itself;
  * a cluster worker asks the primary, which has every worker reload and answers with the outcome
- * of all of them.
+ * of all of them. Metrics scrapes go the same way: a worker asks the primary, which merges every
+ * worker's metrics.
  */
 import { randomUUID } from 'node:crypto';
 import type { ReloadReport } from '../admin/index.ts';
+import type { MetricsSnapshot } from '../metrics/metrics.ts';
 import { COLLECTIONS, type Collection } from '../store/store.ts';
 
 /** Node-wide reloads. */
@@ -17,13 +19,26 @@ export interface NodeBus {
   changed(collection: Collection, id: string): void;
   /** Receives what other processes of this node changed. */
   onChanged(handler: (collection: Collection, id: string) => void): void;
+  /** The Prometheus text of the metrics of every process of this node, merged. */
+  nodeMetrics(): Promise<string>;
+  /** Registers this process's metrics. */
+  serveMetrics(local: ProcessMetrics): void;
   /** Stops listening. */
   close(): void;
+}
+
+/** One process's metrics, as the bus reads them (`Metrics`, gateway/metrics/). */
+export interface ProcessMetrics {
+  /** Prometheus text of this process alone. */
+  text(): Promise<string>;
+  /** The same for merging in the primary. */
+  snapshot(): Promise<MetricsSnapshot>;
 }
 
 /** The bus of a gateway running as one process. */
 export function localBus(): NodeBus {
   let local: (() => Promise<ReloadReport>) | undefined;
+  let metrics: ProcessMetrics | undefined;
   return {
     reloadNode: () =>
       local === undefined ? Promise.resolve({ ok: false, message: 'not started' }) : local(),
@@ -32,6 +47,10 @@ export function localBus(): NodeBus {
     },
     changed: () => undefined,
     onChanged: () => undefined,
+    nodeMetrics: () => metrics?.text() ?? Promise.reject(new Error('metrics are not kept')),
+    serveMetrics: (m) => {
+      metrics = m;
+    },
     close: () => undefined,
   };
 }
@@ -44,7 +63,13 @@ export type BusMessage =
   | { svc: 'reload'; id: string }
   | { svc: 'reloaded'; id: string; report: ReloadReport }
   | { svc: 'reload-node-done'; id: string; report: ReloadReport }
-  | { svc: 'changed'; id: string; collection: Collection };
+  | { svc: 'changed'; id: string; collection: Collection }
+  // A worker asks for the node's metrics; the primary asks every worker for its own and answers
+  // with the merged text (`error` when it could not).
+  | { svc: 'metrics-node'; id: string }
+  | { svc: 'metrics'; id: string }
+  | { svc: 'metrics-local'; id: string; snapshot: MetricsSnapshot }
+  | { svc: 'metrics-node-done'; id: string; text: string; error?: string };
 
 /** Whether an IPC message is one of ours. */
 export function isBusMessage(m: unknown): m is BusMessage {
@@ -58,6 +83,8 @@ export function isBusMessage(m: unknown): m is BusMessage {
 
 /** How long a worker waits for the primary's answer to a node reload. */
 const NODE_RELOAD_TIMEOUT_MS = 60_000;
+/** How long the primary waits for the workers' metrics; the asking worker waits a little more. */
+export const METRICS_ROUND_TIMEOUT_MS = 5_000;
 
 /** The bus of a cluster worker (talks to the primary over the IPC channel). */
 export function workerBus(): NodeBus {
@@ -69,6 +96,8 @@ export function workerBus(): NodeBus {
   const early: string[] = [];
   const waiting = new Map<string, (r: ReloadReport) => void>();
   let changedHandler: ((collection: Collection, id: string) => void) | undefined;
+  let metrics: ProcessMetrics | undefined;
+  const metricsWaiting = new Map<string, (m: { text: string; error?: string }) => void>();
   const reload = (id: string, run: () => Promise<ReloadReport>): void => {
     void run().then((report) => send({ svc: 'reloaded', id, report } satisfies BusMessage));
   };
@@ -82,6 +111,14 @@ export function workerBus(): NodeBus {
     } else if (m.svc === 'reload-node-done') {
       waiting.get(m.id)?.(m.report);
       waiting.delete(m.id);
+    } else if (m.svc === 'metrics') {
+      // A process without metrics yet (still starting) reports none rather than hold the round.
+      void (metrics?.snapshot() ?? Promise.resolve([]))
+        .catch(() => [])
+        .then((snapshot) => send({ svc: 'metrics-local', id: m.id, snapshot } satisfies BusMessage));
+    } else if (m.svc === 'metrics-node-done') {
+      metricsWaiting.get(m.id)?.(m);
+      metricsWaiting.delete(m.id);
     }
   };
   process.on('message', onMessage);
@@ -110,6 +147,23 @@ export function workerBus(): NodeBus {
     },
     onChanged: (handler) => {
       changedHandler = handler;
+    },
+    nodeMetrics: () =>
+      new Promise((resolve, reject) => {
+        const id = randomUUID();
+        const timer = setTimeout(() => {
+          metricsWaiting.delete(id);
+          reject(new Error('the node did not report its metrics in time'));
+        }, METRICS_ROUND_TIMEOUT_MS + 1_000);
+        metricsWaiting.set(id, (r) => {
+          clearTimeout(timer);
+          if (r.error === undefined) resolve(r.text);
+          else reject(new Error(r.error));
+        });
+        send({ svc: 'metrics-node', id } satisfies BusMessage);
+      }),
+    serveMetrics: (m) => {
+      metrics = m;
     },
     close: () => {
       process.off('message', onMessage);

@@ -37,6 +37,7 @@ export class Sessions {
   readonly #now: () => number;
   readonly #keys = new Map<string, Entry<LoadedKey>>();
   readonly #policies = new Map<string, Entry<GatewayPolicy>>();
+  readonly #orgs = new Map<string, Entry<GatewaySession>>();
   /** Bumped by every forget: a load that spans one is not cached. */
   #generation = 0;
 
@@ -89,10 +90,24 @@ export class Sessions {
     return p;
   }
 
+  /** The session of an organisation (`/svc/org/keys/{org_id}`: its quota), or undefined. */
+  async org(orgId: string): Promise<GatewaySession | undefined> {
+    const now = this.#now();
+    const hit = this.#orgs.get(orgId);
+    if (hit !== undefined && now - hit.at < (hit.value === null ? MISS_MAX_AGE_MS : HIT_MAX_AGE_MS)) {
+      return hit.value ?? undefined;
+    }
+    const generation = this.#generation;
+    const o = (await this.#store.get('orgs', orgId)) as GatewaySession | undefined;
+    if (generation === this.#generation) remember(this.#orgs, orgId, o ?? null, now);
+    return o;
+  }
+
   /** Drops what a change of one key or policy makes stale. */
   forget(collection: Collection, id: string): void {
     this.#generation++;
     if (collection === 'keys') this.#keys.delete(id);
+    else if (collection === 'orgs') this.#orgs.delete(id);
     else if (collection === 'policies') {
       this.#policies.delete(id);
       // Which keys apply the policy isn't indexed: every merged session is recomputed.
@@ -105,6 +120,7 @@ export class Sessions {
     this.#generation++;
     this.#keys.clear();
     this.#policies.clear();
+    this.#orgs.clear();
   }
 }
 

@@ -13,6 +13,7 @@ import type { GatewayConfig } from '../config/schema.ts';
 import type { Middleware } from '../pipeline/compose.ts';
 import type { RequestObserver } from '../pipeline/context.ts';
 import { Gateway } from '../server/gateway.ts';
+import type { Counters } from '../limits/counters.ts';
 import { openCounters } from '../limits/open.ts';
 import { openStore } from '../store/open.ts';
 import type { Store } from '../store/store.ts';
@@ -99,6 +100,10 @@ export async function startGateway(
     dataDir?: string;
     /** Another middleware chain (default: routes/chain.ts). */
     chain?: readonly Middleware[];
+    /** Counters of limits (default: what the configuration names). */
+    counters?: Counters;
+    /** The gateway's clock (default: Date.now). */
+    now?: () => number;
     observer?: RequestObserver;
   } = {},
 ): Promise<InProcessGateway> {
@@ -119,7 +124,7 @@ export async function startGateway(
   });
   const log = opts.log ?? silentLogger();
   const store = opts.store ?? (await openStore(config, log));
-  const counters = openCounters(config, log);
+  const counters = opts.counters ?? openCounters(config, log);
   const gw = await Gateway.start({
     config,
     store,
@@ -127,6 +132,7 @@ export async function startGateway(
     log,
     tls: opts.tls,
     ...(opts.chain === undefined ? {} : { chain: opts.chain }),
+    ...(opts.now === undefined ? {} : { now: opts.now }),
     observer: opts.observer,
   });
   const port = gw.port('main') ?? 0;

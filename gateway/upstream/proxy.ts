@@ -49,12 +49,14 @@ function hasBody(headers: IncomingHttpHeaders): boolean {
 class Relay implements Dispatcher.DispatchHandler {
   readonly #ctx: HttpContext;
   readonly #done: () => void;
+  readonly #onFailure: (() => void) | undefined;
   #controller: Dispatcher.DispatchController | undefined;
   #finished = false;
 
-  constructor(ctx: HttpContext, done: () => void) {
+  constructor(ctx: HttpContext, done: () => void, onFailure?: () => void) {
     this.#ctx = ctx;
     this.#done = done;
+    this.#onFailure = onFailure;
     ctx.res.on('close', () => {
       // The client went away before the response ended: stop the upstream call.
       if (!this.#finished) this.#controller?.abort(new Error('client closed the connection'));
@@ -107,6 +109,7 @@ class Relay implements Dispatcher.DispatchHandler {
   /** Answers 502/504 (or cuts the connection if the response has begun). */
   fail(err: unknown): void {
     const { res } = this.#ctx;
+    this.#onFailure?.();
     if (!res.destroyed) {
       const failure = upstreamFailure(err);
       this.#ctx.log.warn('upstream call failed', {
@@ -124,6 +127,8 @@ class Relay implements Dispatcher.DispatchHandler {
 export function upstreamCall(
   route: { target: Target | undefined; listenPath: string; strip: boolean; preserveHost: boolean },
   dispatcher: Dispatcher,
+  /** Called when the upstream call fails (metrics). */
+  onFailure?: () => void,
 ): Terminal {
   const target = route.target;
   if (target === undefined) {
@@ -134,7 +139,7 @@ export function upstreamCall(
   }
   return (ctx) =>
     new Promise<void>((resolve) => {
-      const relay = new Relay(ctx, resolve);
+      const relay = new Relay(ctx, resolve, onFailure);
       const headers = upstreamRequestHeaders(ctx, target.host, route.preserveHost);
       let body: HttpContext['req'] | Buffer | null = hasBody(ctx.headers) ? ctx.req : null;
       if (ctx.body !== undefined) {

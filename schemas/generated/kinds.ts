@@ -114,6 +114,8 @@ export interface ApiDefinitionSpec {
   disable_quota?: boolean;
   /** Keep keys' quota counters when keys are created or updated (OAS: `skipQuotaReset`). */
   dont_set_quota_on_create?: boolean;
+  /** Count every key of the API's organisation together against the organisation's quota (`/svc/org/keys/{org_id}`), whatever the keys' own quotas. */
+  enforce_org_quotas?: boolean;
   /** Record request and response bodies in analytics. */
   enable_detailed_recording?: boolean;
   /** Make request context variables available to middleware. */
@@ -282,7 +284,7 @@ export interface EndpointRateLimit {
 export interface EventHandler {
   /** Log the event, or deliver it to a webhook. */
   handler_name: 'eh_log_handler' | 'eh_web_hook_handler';
-  /** Settings of the handler; for a webhook: `target_path`, `method`, `header_map`, `template_path`, `event_timeout` (cooldown seconds). */
+  /** Settings of the handler; for a webhook: `target_path`, `method`, `header_map`, `body_template` (an inline template of the payload fields), `event_timeout` (cooldown seconds). */
   handler_meta?: Record<string, unknown>;
 }
 

@@ -292,7 +292,7 @@ const eventHandler: JsonSchema = {
     handler_meta: {
       type: 'object',
       description:
-        'Settings of the handler; for a webhook: `target_path`, `method`, `header_map`, `template_path`, `event_timeout` (cooldown seconds).',
+        'Settings of the handler; for a webhook: `target_path`, `method`, `header_map`, `body_template` (an inline template of the payload fields), `event_timeout` (cooldown seconds).',
       'x-kubernetes-preserve-unknown-fields': true,
     },
   },
@@ -457,6 +457,11 @@ export const classicApiProperties: Record<string, JsonSchema> = {
   dont_set_quota_on_create: {
     type: 'boolean',
     description: "Keep keys' quota counters when keys are created or updated (OAS: `skipQuotaReset`).",
+  },
+  enforce_org_quotas: {
+    type: 'boolean',
+    description:
+      "Count every key of the API's organisation together against the organisation's quota (`/svc/org/keys/{org_id}`), whatever the keys' own quotas.",
   },
   enable_detailed_recording: {
     type: 'boolean',

@@ -1,10 +1,10 @@
 /**
  * Rules of keys (sessions) and policies beyond their schemas, written once for every part that
  * checks them (the gateway's management API now; the webhooks and the operator for
- * SecurityPolicy once policies are reconciled). Beside validity (allowed URLs must compile), the
- * gateway refuses what it stores but cannot enforce yet: rate limits, throttling, quotas,
- * per-endpoint limits, key lifetimes from policies, JWT, HMAC and certificate keys. A setting the
- * gateway stores, it enforces; one it can't is refused by name, never stored and ignored.
+ * SecurityPolicy once policies are reconciled). Beside validity (allowed URLs and endpoint paths
+ * must compile, a rate needs its window and a quota its period), the gateway refuses what it
+ * stores but cannot enforce yet: JWT, HMAC and certificate keys, GraphQL depth limits. A setting
+ * the gateway stores, it enforces; one it can't is refused by name, never stored and ignored.
  */
 import type { AccessDefinition, GatewayPolicy, GatewaySession } from '../generated/models.ts';
 import { FieldProblemType, quote, type FieldProblem } from './field-problem.ts';
@@ -17,31 +17,32 @@ const notYet = (path: string, what: string, fix: string): FieldProblem => ({
 });
 
 type Limits = Partial<
-  Record<'rate' | 'per' | 'throttle_interval' | 'throttle_retry_limit' | 'quota_max', number>
+  Record<
+    'rate' | 'per' | 'throttle_interval' | 'throttle_retry_limit' | 'quota_max' | 'quota_renewal_rate',
+    number
+  >
 >;
 
 /**
- * Limits that are on: a rate limit when `rate` and `per` are above 0, throttling when both
- * throttle values are, a quota when `quota_max` is (-1 is unlimited; 0, unset). The field that
- * turns each on is named.
+ * A limit that is on needs its other half: a rate (`rate` > 0) its window (`per` > 0), a quota
+ * (`quota_max` > 0) its period (`quota_renewal_rate` > 0); -1 (or 0) leaves either off.
  */
 function limitProblems(obj: Limits, base: string): FieldProblem[] {
   const on = (v: number | undefined): boolean => v !== undefined && v > 0;
   const out: FieldProblem[] = [];
-  if (on(obj.rate) && on(obj.per)) {
-    out.push(notYet(`${base}rate`, 'rate limits', 'set rate to -1 (disabled) or remove it'));
+  if (on(obj.rate) && !on(obj.per)) {
+    out.push({
+      path: `${base}per`,
+      type: FieldProblemType.Required,
+      message: `rate ${String(obj.rate)} needs its window: set per to the seconds it counts over`,
+    });
   }
-  if (on(obj.throttle_interval) && on(obj.throttle_retry_limit)) {
-    out.push(
-      notYet(
-        `${base}throttle_interval`,
-        'throttling settings',
-        'set throttle_interval to -1 (disabled) or remove it',
-      ),
-    );
-  }
-  if (on(obj.quota_max)) {
-    out.push(notYet(`${base}quota_max`, 'request quotas', 'set quota_max to -1 (unlimited) or remove it'));
+  if (on(obj.quota_max) && !on(obj.quota_renewal_rate)) {
+    out.push({
+      path: `${base}quota_renewal_rate`,
+      type: FieldProblemType.Required,
+      message: `quota_max ${String(obj.quota_max)} needs its period: set quota_renewal_rate in seconds (3600 hourly, 86400 daily)`,
+    });
   }
   return out;
 }
@@ -64,9 +65,12 @@ function accessProblems(rights: Record<string, AccessDefinition> | undefined, ba
       }
     });
     if (ar.limit !== undefined) out.push(...limitProblems(ar.limit, `${at}.limit.`));
-    if ((ar.endpoints ?? []).length > 0) {
-      out.push(notYet(`${at}.endpoints`, 'per-endpoint rate limits', 'remove endpoints'));
-    }
+    (ar.endpoints ?? []).forEach((e, i) => {
+      const problem = regexProblem(e.path);
+      if (problem !== undefined) {
+        out.push({ path: `${at}.endpoints[${i}].path`, type: FieldProblemType.Invalid, message: problem });
+      }
+    });
   }
   return out;
 }
@@ -80,9 +84,6 @@ export function checkPolicy(p: GatewayPolicy): FieldProblem[] {
     out.push(
       notYet('max_query_depth', 'GraphQL query depth limits', 'set max_query_depth to -1 or remove it'),
     );
-  }
-  if ((p.key_expires_in ?? 0) > 0) {
-    out.push(notYet('key_expires_in', 'key lifetimes set by policies', 'set expires on the key instead'));
   }
   return out;
 }

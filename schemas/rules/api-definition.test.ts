@@ -393,12 +393,7 @@ const cases: Case[] = [
       ['auth_configs.basic.signature', { auth_configs: { basic: { signature: { secret: 's' } } } }],
       ['enable_signature_checking', { enable_signature_checking: true }],
       ['base_identity_provided_by', { base_identity_provided_by: 'auth_token' }],
-      ['global_rate_limit', { global_rate_limit: { rate: 100, per: 1 } }],
       ['graphql.enabled', { graphql: { enabled: true } }],
-      [
-        'event_handlers.events.QuotaExceeded',
-        { event_handlers: { events: { QuotaExceeded: [{ handler_name: 'eh_log_handler' }] } } },
-      ],
       ['CORS.enable', { CORS: { enable: true } }],
       ...(
         [
@@ -422,6 +417,22 @@ const cases: Case[] = [
     api: api(extra),
     each: [notYet(path)],
   })),
+  {
+    name: 'an API-wide rate limit is served; it needs both its values',
+    api: api({ global_rate_limit: { rate: 100, per: 1 } }),
+    want: [],
+  },
+  {
+    name: 'an API-wide rate without its window is refused',
+    api: api({ global_rate_limit: { rate: 100 } }),
+    want: [
+      {
+        path: 'global_rate_limit.per',
+        type: 'Required',
+        message: 'a rate needs its window: set per to the seconds the rate counts over',
+      },
+    ],
+  },
   {
     name: 'two methods at once: chained authentication is not supported yet',
     api: api({ use_keyless: false, use_standard_auth: true, use_basic_auth: true }),

@@ -22,6 +22,7 @@ import type {
   TypeFieldConfiguration,
 } from '../generated/models.ts';
 import { fieldPath } from '../validate.ts';
+import { eventHandlerProblems } from './event-handlers.ts';
 import { quote, type FieldProblem, type FieldProblemType, type FieldWarning } from './field-problem.ts';
 import { isIpOrCidr, regexGroups } from './values.ts';
 
@@ -343,22 +344,9 @@ export const UNSUPPORTED_FEATURES: readonly UnsupportedFeature[] = [
     message: `chained authentication is ${NOT_YET}: remove base_identity_provided_by and enable one authentication method`,
   },
   {
-    path: 'global_rate_limit',
-    on: (v) => {
-      const limit = model<GlobalRateLimit>(v);
-      return limit?.disabled !== true && typeof limit?.rate === 'number' && limit.rate > 0;
-    },
-    message: `the API-wide rate limit is ${NOT_YET}: remove global_rate_limit (or set its disabled to true) and limit clients with policies and keys`,
-  },
-  {
     path: 'graphql.enabled',
     on: isTrue,
     message: `GraphQL is ${NOT_YET}: set graphql.enabled to false and proxy the GraphQL upstream as a plain HTTP API (proxy.target_url)`,
-  },
-  {
-    path: 'event_handlers.events.*',
-    on: hasContent,
-    message: `event handlers are ${NOT_YET}: remove the handlers of this event`,
   },
   {
     path: 'CORS.enable',
@@ -495,9 +483,37 @@ export function checkClassicApi(api: ClassicApiInput): FieldProblem[] {
 
   problems.push(...ipListProblems(api, 'allowed_ips'), ...ipListProblems(api, 'blacklisted_ips'));
   problems.push(...basicAuthProblems(api));
+  problems.push(...globalRateLimitProblems(model<GlobalRateLimit>(api.global_rate_limit)));
   problems.push(...graphqlProblems(model<GraphqlConfig>(api.graphql)));
+  problems.push(...eventHandlerProblems(api));
   problems.push(...unsupportedFeatures(api));
   return problems;
+}
+
+/** An API-wide rate limit needs both its values: a rate without a window limits nothing. */
+function globalRateLimitProblems(limit: Unchecked<GlobalRateLimit> | undefined): FieldProblem[] {
+  if (limit === undefined || limit.disabled === true) return [];
+  const rate = typeof limit.rate === 'number' ? limit.rate : 0;
+  const per = typeof limit.per === 'number' ? limit.per : 0;
+  if (rate > 0 && per <= 0) {
+    return [
+      problem(
+        'global_rate_limit.per',
+        'Required',
+        'a rate needs its window: set per to the seconds the rate counts over',
+      ),
+    ];
+  }
+  if (per > 0 && rate <= 0) {
+    return [
+      problem(
+        'global_rate_limit.rate',
+        'Required',
+        'a window needs its rate: set rate to the requests allowed per window',
+      ),
+    ];
+  }
+  return [];
 }
 
 /** Remarks on settings that are allowed but probably not what the author meant. */

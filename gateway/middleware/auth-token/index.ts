@@ -39,6 +39,7 @@ export const authToken: Middleware = {
       const key = await deps.sessions.byKey(token);
       // A basic-auth user is a key named by its user name: its name is no token.
       if (key === undefined || key.stored.basic_auth_data !== undefined) {
+        ctx.emit('AuthFailure', 'Attempted access with non-existent key.');
         return reject(ctx, GatewayError.accessDisallowed());
       }
       const refused = refusalOf(key, orgId);

@@ -97,8 +97,10 @@ export const basicAuth: Middleware = {
       if (creds instanceof GatewayError) return reject(ctx, creds);
       const key = await deps.sessions.byId(keyIdOf(creds.user));
       const stored = key?.stored.basic_auth_data?.password;
-      if (key === undefined || stored === undefined)
+      if (key === undefined || stored === undefined) {
+        ctx.emit('AuthFailure', 'Attempted access with an unknown user.');
         return reject(ctx, GatewayError.userNotAuthorised(realm));
+      }
       const now = deps.now();
       const digest = digestOf(creds.password);
       const hit = caching ? cache.get(key.id) : undefined;
@@ -110,7 +112,10 @@ export const basicAuth: Middleware = {
           cache.set(key.id, { key, digest, until: now + ttlMs });
         }
       }
-      if (!ok) return reject(ctx, GatewayError.userNotAuthorised(realm));
+      if (!ok) {
+        ctx.emit('AuthFailure', 'Attempted access with invalid password.');
+        return reject(ctx, GatewayError.userNotAuthorised(realm));
+      }
       const refused = refusalOf(key, orgId);
       if (refused !== undefined) return reject(ctx, refused);
       if (!key.applied.ok) return reject(ctx, GatewayError.accessDisallowed());

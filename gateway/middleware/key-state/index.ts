@@ -15,7 +15,10 @@ export const keyState: Middleware = {
     if (session === undefined) return reject(ctx, GatewayError.accessDisallowed());
     if (session.is_inactive === true) return reject(ctx, GatewayError.keyInactive());
     const expires = session.expires ?? 0;
-    if (expires > 0 && expires * 1000 <= deps.now()) return reject(ctx, GatewayError.keyExpired());
+    if (expires > 0 && expires * 1000 <= deps.now()) {
+      ctx.emit('KeyExpired', 'Attempted access from expired key.');
+      return reject(ctx, GatewayError.keyExpired());
+    }
     await next();
     return undefined;
   },

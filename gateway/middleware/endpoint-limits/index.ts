@@ -1,0 +1,67 @@
+/**
+ * Per-endpoint rate limits of the key (`access_rights[api].endpoints`): a `path` (a regular
+ * expression matched against the whole request path after the listen path, such as `/users` or
+ * `/users/[0-9]+`) and, per method, `limit: {rate, per}`; each endpoint and method counts apart,
+ * per key. Over it: 429 `Rate Limit Exceeded`. Compiled once per session entry.
+ */
+import type { AccessDefinition } from '../../../schemas/generated/models.ts';
+import { counterName } from '../../limits/counters.ts';
+import { UNAVAILABLE } from '../../limits/guard.ts';
+import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { GatewayError } from '../../pipeline/errors.ts';
+
+interface CompiledEndpoint {
+  path: string;
+  re: RegExp;
+  methods: Map<string, { rate: number; per: number }>;
+}
+
+const compiled = new WeakMap<AccessDefinition, CompiledEndpoint[]>();
+
+function endpointsOf(ar: AccessDefinition): CompiledEndpoint[] {
+  let c = compiled.get(ar);
+  if (c === undefined) {
+    c = (ar.endpoints ?? []).map((e) => ({
+      path: e.path,
+      re: new RegExp(`^(?:${e.path})/?$`),
+      methods: new Map(e.methods.map((m) => [m.name.toUpperCase(), m.limit])),
+    }));
+    compiled.set(ar, c);
+  }
+  return c;
+}
+
+/** See the module comment. */
+export const endpointLimits: Middleware = {
+  name: 'endpoint-limits',
+  enabled: (api) => api.use_keyless !== true && api.disable_rate_limit !== true,
+  create: (api, deps) => {
+    const apiId = api.api_id ?? '';
+    return async (ctx, next) => {
+      const ar = ctx.session?.access_rights?.[apiId];
+      const keyId = ctx.state.keyId;
+      if (ar?.endpoints === undefined || ar.endpoints.length === 0 || keyId === undefined) {
+        await next();
+        return undefined;
+      }
+      const rest = ctx.path.slice(ctx.route.listenPath.length) || '/';
+      const method = ctx.method.toUpperCase();
+      for (const e of endpointsOf(ar)) {
+        const limit = e.methods.get(method);
+        if (limit === undefined || !e.re.test(rest)) continue;
+        const name = counterName.endpoint(keyId, apiId, method, e.path);
+        const v = await deps.limits.run(() => deps.counters.rate(name, limit.rate, limit.per * 1000));
+        if (v === UNAVAILABLE) {
+          if (!deps.limits.failOpen) return reject(ctx, GatewayError.limitsUnavailable());
+        } else if (!v.allowed) {
+          ctx.emit('RateLimitExceeded', `Rate Limit Exceeded on ${method} ${e.path}`);
+          deps.metrics?.refused('endpoint_rate_limit');
+          return reject(ctx, GatewayError.rateLimitExceeded());
+        }
+        break;
+      }
+      await next();
+      return undefined;
+    };
+  },
+};

@@ -1,0 +1,55 @@
+/**
+ * Organisation quotas (`enforce_org_quotas` on an API): every request to the API counts against
+ * the quota of the API's organisation (`/svc/org/keys/{org_id}`: `quota_max` per
+ * `quota_renewal_rate`), whatever the keys' own quotas, keyless requests included; beyond it: 403
+ * with the reference's message. An organisation without a stored session, or without a quota,
+ * is not limited.
+ */
+import { counterName } from '../../limits/counters.ts';
+import { UNAVAILABLE } from '../../limits/guard.ts';
+import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { GatewayError } from '../../pipeline/errors.ts';
+
+/** The group an organisation's quota counter belongs to (reset with `?reset_quota=1`). */
+export const orgGroup = (orgId: string): string => `org:${orgId}`;
+
+/** See the module comment. */
+export const orgQuota: Middleware = {
+  name: 'org-quota',
+  enabled: (api) => api.enforce_org_quotas === true && (api.org_id ?? '') !== '',
+  create: (api, deps) => {
+    const orgId = api.org_id ?? '';
+    const name = counterName.org(orgId);
+    const trigger =
+      deps.config.monitor_enable_trigger_monitors &&
+      deps.config.monitor_org_keys &&
+      deps.config.monitor_global_trigger_limit > 0
+        ? deps.config.monitor_global_trigger_limit
+        : undefined;
+    return async (ctx, next) => {
+      const org = await deps.sessions.org(orgId);
+      const max = org?.quota_max ?? -1;
+      const renewal = org?.quota_renewal_rate ?? 0;
+      if (max > 0 && renewal > 0) {
+        const u = await deps.limits.run(() => deps.counters.quota(name, orgGroup(orgId), renewal * 1000));
+        if (u === UNAVAILABLE) {
+          if (!deps.limits.failOpen) return reject(ctx, GatewayError.limitsUnavailable());
+        } else {
+          if (trigger !== undefined) {
+            const threshold = (max * trigger) / 100;
+            if (u.used - 1 < threshold && u.used >= threshold) {
+              ctx.emit('TriggerExceeded', `Organisation quota trigger reached: ${trigger}% of ${max} used`);
+            }
+          }
+          if (u.used > max) {
+            ctx.emit('QuotaExceeded', 'Organisation quota exceeded');
+            deps.metrics?.refused('quota');
+            return reject(ctx, GatewayError.orgQuotaExceeded());
+          }
+        }
+      }
+      await next();
+      return undefined;
+    };
+  },
+};

@@ -1,0 +1,67 @@
+/**
+ * The key's quota (the seed's "Quota counter" table and quota rules): a fixed period of
+ * `quota_renewal_rate` seconds starting at the first request and renewed only by the next
+ * request after it ends; beyond `quota_max` requests: 403 `Quota exceeded` and `QuotaExceeded`
+ * (never throttled). The per-API `limit` of the key, when set, has its own counter. `-1` is
+ * unlimited; `disable_quota` on the API skips the check. The count is kept in the counters, so
+ * raising `quota_max` mid-period keeps it and lowering it below the count refuses; a new renewal
+ * rate applies from the next period. With trigger monitors on, crossing the configured percent
+ * fires `TriggerExceeded`. The X-RateLimit-* headers carry the quota unless the gateway is set
+ * to rate headers.
+ */
+import { allowanceOf, quotaLimited } from '../../limits/allowance.ts';
+import { counterName } from '../../limits/counters.ts';
+import { UNAVAILABLE } from '../../limits/guard.ts';
+import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { GatewayError } from '../../pipeline/errors.ts';
+
+/** See the module comment. */
+export const quota: Middleware = {
+  name: 'quota',
+  enabled: (api) => api.use_keyless !== true && api.disable_quota !== true,
+  create: (api, deps) => {
+    const apiId = api.api_id ?? '';
+    const headers = deps.config.rate_limit_headers === 'quota';
+    const trigger =
+      deps.config.monitor_enable_trigger_monitors &&
+      deps.config.monitor_user_keys &&
+      deps.config.monitor_global_trigger_limit > 0
+        ? deps.config.monitor_global_trigger_limit
+        : undefined;
+    return async (ctx, next) => {
+      const session = ctx.session;
+      const keyId = ctx.state.keyId;
+      if (session === undefined || keyId === undefined) return reject(ctx, GatewayError.accessDisallowed());
+      const a = allowanceOf(session, apiId);
+      if (!quotaLimited(a)) {
+        await next();
+        return undefined;
+      }
+      const name = counterName.quota(keyId, a.scope);
+      const u = await deps.limits.run(() => deps.counters.quota(name, keyId, a.quotaRenewalRate * 1000));
+      if (u === UNAVAILABLE) {
+        if (!deps.limits.failOpen) return reject(ctx, GatewayError.limitsUnavailable());
+        await next();
+        return undefined;
+      }
+      if (headers) {
+        ctx.responseHeaders['x-ratelimit-limit'] = String(a.quotaMax);
+        ctx.responseHeaders['x-ratelimit-remaining'] = String(Math.max(0, a.quotaMax - u.used));
+        ctx.responseHeaders['x-ratelimit-reset'] = String(Math.ceil((deps.now() + u.ttlMs) / 1000));
+      }
+      if (trigger !== undefined) {
+        const threshold = (a.quotaMax * trigger) / 100;
+        if (u.used - 1 < threshold && u.used >= threshold) {
+          ctx.emit('TriggerExceeded', `Quota trigger reached: ${trigger}% of ${a.quotaMax} used`);
+        }
+      }
+      if (u.used > a.quotaMax) {
+        ctx.emit('QuotaExceeded', 'Quota exceeded');
+        deps.metrics?.refused('quota');
+        return reject(ctx, GatewayError.quotaExceeded());
+      }
+      await next();
+      return undefined;
+    };
+  },
+};

@@ -1,0 +1,75 @@
+/**
+ * The key's rate limit, with throttling (the seed's "Throttled request" table): `rate` requests
+ * per `per` seconds in a sliding window, from the per-API `limit` when the key has one (counted
+ * per API) or the key's own values after its policies. Over the limit with `throttle_interval`
+ * and `throttle_retry_limit` both above 0, the request waits `throttle_interval` seconds (a
+ * timer, released at once if the client goes away) and is tried again, up to
+ * `throttle_retry_limit` times; each wait fires `RateLimitExceeded`. Then, or at once without
+ * throttling: 429 `Rate Limit Exceeded`. `disable_rate_limit` on the API turns it off.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { allowanceOf, rateLimited, throttled } from '../../limits/allowance.ts';
+import { counterName, type RateVerdict } from '../../limits/counters.ts';
+import { UNAVAILABLE } from '../../limits/guard.ts';
+import type { RequestContext } from '../../pipeline/context.ts';
+import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { GatewayError } from '../../pipeline/errors.ts';
+
+/** Sets the X-RateLimit-* headers from a rate verdict. */
+function rateHeaders(ctx: RequestContext, limit: number, v: RateVerdict, now: number): void {
+  ctx.responseHeaders['x-ratelimit-limit'] = String(limit);
+  ctx.responseHeaders['x-ratelimit-remaining'] = String(v.remaining);
+  ctx.responseHeaders['x-ratelimit-reset'] = String(Math.ceil((now + v.resetMs) / 1000));
+}
+
+/** See the module comment. */
+export const rateLimit: Middleware = {
+  name: 'rate-limit',
+  enabled: (api) => api.use_keyless !== true && api.disable_rate_limit !== true,
+  create: (api, deps) => {
+    const apiId = api.api_id ?? '';
+    const headers = deps.config.rate_limit_headers === 'rate';
+    return async (ctx, next) => {
+      const session = ctx.session;
+      const keyId = ctx.state.keyId;
+      if (session === undefined || keyId === undefined) return reject(ctx, GatewayError.accessDisallowed());
+      const a = allowanceOf(session, apiId);
+      if (!rateLimited(a)) {
+        await next();
+        return undefined;
+      }
+      const name = counterName.rate(keyId, a.scope);
+      const windowMs = a.per * 1000;
+      const check = (): Promise<RateVerdict | typeof UNAVAILABLE> =>
+        deps.limits.run(() => deps.counters.rate(name, a.rate, windowMs));
+      let v = await check();
+      if (v !== UNAVAILABLE && !v.allowed) {
+        ctx.emit('RateLimitExceeded', 'Key Rate Limit Exceeded');
+        if (throttled(a)) {
+          for (let retry = 0; retry < a.throttleRetryLimit; retry++) {
+            deps.metrics?.throttled();
+            try {
+              await sleep(a.throttleInterval * 1000, undefined, { signal: ctx.signal });
+            } catch {
+              return reject(ctx, GatewayError.rateLimitExceeded()); // the client went away
+            }
+            v = await check();
+            if (v === UNAVAILABLE || v.allowed) break;
+            ctx.emit('RateLimitExceeded', 'Key Rate Limit Exceeded');
+          }
+        }
+      }
+      if (v === UNAVAILABLE) {
+        if (!deps.limits.failOpen) return reject(ctx, GatewayError.limitsUnavailable());
+      } else {
+        if (headers) rateHeaders(ctx, a.rate, v, deps.now());
+        if (!v.allowed) {
+          deps.metrics?.refused(throttled(a) ? 'throttle' : 'rate_limit');
+          return reject(ctx, GatewayError.rateLimitExceeded());
+        }
+      }
+      await next();
+      return undefined;
+    };
+  },
+};
