@@ -5,14 +5,11 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Registry, collectDefaultMetrics } from 'prom-client';
-import type * as k8s from '@kubernetes/client-node';
-import { API_VERSION } from '../schemas/common.ts';
 import { errorMessage } from '../lib/errors.ts';
 import { ConfigError } from '../lib/config.ts';
 import { createLogger } from '../lib/log.ts';
 import { loadKubeConfig } from '../lib/k8s/client.ts';
 import { EventRecorder } from '../lib/k8s/events.ts';
-import { objectKey, type WatchSpec } from '../lib/k8s/informer.ts';
 import { LeaderElector } from '../lib/k8s/leader.ts';
 import { ControllerManager } from '../lib/k8s/manager.ts';
 import { SvcObjects } from '../lib/k8s/objects.ts';
@@ -20,13 +17,11 @@ import { startOpsServer } from '../lib/http/ops-server.ts';
 import { loadOperatorConfig, resyncPeriodMs, watchedNamespaces } from './config.ts';
 import { GatewayClient } from './clients/gateway.ts';
 import { Connections, secretReader } from './connections.ts';
-import { derivedId } from './ids.ts';
-import { reconcileApiDefinition, type ApiObject } from './controllers/api-definition.ts';
-import {
-  reconcileOperatorContext,
-  type ContextObject,
-  type ContextUser,
-} from './controllers/operator-context.ts';
+import { apiDefinitionController } from './controllers/api-definition.ts';
+import type { ControllerEnv } from './controllers/env.ts';
+import { svcOasApiDefinitionController } from './controllers/oas-api-definition.ts';
+import { operatorContextController, type ContextObject } from './controllers/operator-context.ts';
+import { securityPolicyController } from './controllers/security-policy.ts';
 
 let cfg;
 try {
@@ -44,15 +39,6 @@ const namespaces = watchedNamespaces(cfg);
 const events = new EventRecorder(kc, 'svc-operator', log);
 const now = (): Date => new Date();
 
-const watch = (kind: string, plural: string): WatchSpec => ({
-  apiVersion: API_VERSION,
-  kind,
-  plural,
-  namespaces,
-});
-const apiSpec = watch('ApiDefinition', 'apidefinitions');
-const contextSpec = watch('OperatorContext', 'operatorcontexts');
-
 const manager = new ControllerManager({ kc, log, registry, resyncPeriodMs: resyncPeriodMs(cfg) });
 const contexts = new SvcObjects<ContextObject>(kc, 'operatorcontexts');
 const connections = new Connections({
@@ -68,68 +54,12 @@ const connections = new Connections({
   makeClient: (conn) => new GatewayClient(conn),
 });
 
-/** The OperatorContext a resource refers to, as a work-queue key. */
-function contextKeyOf(obj: k8s.KubernetesObject | undefined): string[] {
-  const ref = (obj as { spec?: { contextRef?: { name: string; namespace?: string } } } | undefined)?.spec
-    ?.contextRef;
-  if (!ref || !obj?.metadata?.namespace) return [];
-  return [`${ref.namespace ?? obj.metadata.namespace}/${ref.name}`];
-}
-
-const apiInformer = manager.informer<ApiObject>(apiSpec);
-const apiObjects = new SvcObjects<ApiObject>(kc, 'apidefinitions');
-
-manager.add({
-  name: 'apidefinition',
-  watch: apiSpec,
-  workers: 32,
-  reconcile: (key) =>
-    reconcileApiDefinition(key, {
-      read: (namespace, name) => Promise.resolve(apiInformer.get(namespace, name)),
-      objects: apiObjects,
-      connections,
-      events,
-      policyId: (ref) => derivedId(ref.namespace, ref.name),
-      now,
-      log,
-    }),
-  watches: [
-    {
-      // A context that appears or changes queues the APIs that use it.
-      watch: contextSpec,
-      map: (ctx) =>
-        apiInformer
-          .list()
-          .filter((api) => contextKeyOf(api)[0] === objectKey(ctx))
-          .map((api) => objectKey(api)),
-    },
-  ],
-});
-
-manager.add({
-  name: 'operatorcontext',
-  watch: contextSpec,
-  reconcile: (key) =>
-    reconcileOperatorContext(key, {
-      objects: contexts,
-      connections,
-      events,
-      usersOf: (namespace, name): ContextUser[] =>
-        apiInformer
-          .list()
-          .filter((api) => contextKeyOf(api)[0] === `${namespace}/${name}`)
-          .map((api) => ({
-            kind: 'ApiDefinition',
-            name: api.metadata.name,
-            namespace: api.metadata.namespace,
-          })),
-      now,
-      log,
-    }),
-  watches: [
-    { watch: apiSpec, map: (api, old) => [...new Set([...contextKeyOf(api), ...contextKeyOf(old)])] },
-  ],
-});
+// Each controller wires its own watches (operator/controllers/<kind>.ts).
+const env: ControllerEnv = { manager, kc, namespaces, connections, events, now, log };
+manager.add(apiDefinitionController(env));
+manager.add(svcOasApiDefinitionController(env));
+manager.add(securityPolicyController(env));
+manager.add(operatorContextController(env, contexts));
 
 const elector = cfg.LEADER_ELECTION
   ? new LeaderElector(

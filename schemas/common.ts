@@ -66,6 +66,23 @@ export const apiResourceRef: JsonSchema = {
   },
 };
 
+/**
+ * Where the operator last wrote a resource. When `contextRef` moves the resource to another
+ * gateway, the operator deletes it from the one recorded here.
+ */
+export const pushedTo: JsonSchema = {
+  title: 'PushedTo',
+  description:
+    "Where the operator last wrote the resource: the management URL, and the OperatorContext it was reached through (none: the operator's own settings). When contextRef moves the resource to another gateway, it is deleted from this one.",
+  type: 'object',
+  additionalProperties: false,
+  required: ['url'],
+  properties: {
+    url: { type: 'string', description: 'Management URL of the gateway or dashboard.' },
+    contextRef: namespacedRef('the OperatorContext the gateway was reached through'),
+  },
+};
+
 /** A standard Kubernetes condition (metav1.Condition). */
 export const condition: JsonSchema = {
   title: 'Condition',

@@ -34,20 +34,14 @@ const cases: Case[] = [
     ],
   },
   {
-    name: 'use_keyless with two methods names both (and one is not supported yet)',
-    obj: apiDefinition('orders', { use_basic_auth: true, use_mutual_tls_auth: true }),
+    name: 'use_keyless with two methods names both (static mutual TLS goes with keyless)',
+    obj: apiDefinition('orders', { use_basic_auth: true, enable_jwt: true, use_mutual_tls_auth: true }),
     errors: [
       {
         path: 'spec.use_keyless',
         type: 'Forbidden',
         message:
-          'use_keyless excludes authentication, but use_basic_auth, use_mutual_tls_auth are true: set use_keyless to false, or turn use_basic_auth and use_mutual_tls_auth off',
-      },
-      {
-        path: 'spec.use_mutual_tls_auth',
-        type: 'NotSupported',
-        message:
-          'static mutual TLS (an allow list of client certificates) is not supported yet by this gateway: set use_mutual_tls_auth to false',
+          'use_keyless excludes authentication, but use_basic_auth, enable_jwt are true: set use_keyless to false, or turn use_basic_auth and enable_jwt off',
       },
     ],
   },
@@ -172,7 +166,7 @@ const cases: Case[] = [
         path: 'spec.certificate_secret_names',
         type: 'NotSupported',
         message:
-          "per-API certificates are not supported yet by this gateway (the gateway's own certificate serves every HTTPS listener): remove the list",
+          'per-API certificates from Secrets are not supported yet by the operator: remove the list (the gateway serves its own certificate)',
       },
       {
         path: 'spec.CORS.enable',
@@ -195,14 +189,34 @@ const cases: Case[] = [
     ],
   },
   {
-    name: 'chained authentication is not supported yet',
+    name: 'chained authentication: every method runs, the base identity decides',
+    obj: apiDefinition('orders', {
+      use_keyless: false,
+      use_standard_auth: true,
+      use_basic_auth: true,
+      base_identity_provided_by: 'basic_auth_user',
+    }),
+  },
+  {
+    name: 'chained authentication without a base identity is a warning',
     obj: apiDefinition('orders', { use_keyless: false, use_standard_auth: true, use_basic_auth: true }),
+    warnings: [
+      'spec.base_identity_provided_by: auth_token, basic_auth_user all run and must all pass; without base_identity_provided_by the session of the last one (basic_auth_user) is used: name the method whose key decides access and limits',
+    ],
+  },
+  {
+    name: 'the base identity names a method the API runs',
+    obj: apiDefinition('orders', {
+      use_keyless: false,
+      use_standard_auth: true,
+      base_identity_provided_by: 'jwt_claim',
+    }),
     errors: [
       {
-        path: 'spec.use_basic_auth',
-        type: 'NotSupported',
+        path: 'spec.base_identity_provided_by',
+        type: 'Invalid',
         message:
-          'use_standard_auth and use_basic_auth are both true: chained authentication (several methods at once) is not supported yet by this gateway: keep one method and set the others to false',
+          '"jwt_claim" names a method this API does not run (it runs auth_token): turn enable_jwt on, or name one of those',
       },
     ],
   },
@@ -430,15 +444,9 @@ const cases: Case[] = [
     ],
   },
   {
-    name: 'JWT is not supported yet (and, as in CEL, needs a signing method and a source)',
-    obj: apiDefinition('orders', { use_keyless: false, enable_jwt: true }),
+    name: 'JWT needs a signing method and a source (as in CEL)',
+    obj: apiDefinition('orders', { use_keyless: false, enable_jwt: true, jwt_default_policies: [] }),
     errors: [
-      {
-        path: 'spec.enable_jwt',
-        type: 'NotSupported',
-        message:
-          'JWT authentication is not supported yet by this gateway: set enable_jwt to false and use auth tokens (use_standard_auth) or basic authentication (use_basic_auth)',
-      },
       {
         path: 'spec.jwt_signing_method',
         type: 'Required',
@@ -449,6 +457,37 @@ const cases: Case[] = [
         type: 'Required',
         message:
           'enable_jwt needs the key that verifies tokens: set a base64 secret, a PEM public key or a JWKS URL',
+      },
+    ],
+    warnings: [
+      'spec.jwt_default_policies: no policy source: every token is refused (403 key not authorized: no matching policy); set jwt_policy_field_name, jwt_default_policies or jwt_scope_to_policy_mapping',
+    ],
+  },
+  {
+    name: 'JWT with a JWKS is admitted',
+    obj: apiDefinition('orders', {
+      use_keyless: false,
+      enable_jwt: true,
+      jwt_signing_method: 'rsa',
+      jwt_source: 'https://idp.example.com/.well-known/jwks.json',
+      jwt_policy_field_name: 'pol',
+    }),
+  },
+  {
+    name: 'a JWT source that does not fit the signing method',
+    obj: apiDefinition('orders', {
+      use_keyless: false,
+      enable_jwt: true,
+      jwt_signing_method: 'hmac',
+      jwt_source: 'https://idp.example.com/.well-known/jwks.json',
+      jwt_policy_field_name: 'pol',
+    }),
+    errors: [
+      {
+        path: 'spec.jwt_source',
+        type: 'Invalid',
+        message:
+          'a JWKS publishes public keys, never HMAC secrets: write the base64 of the secret, or set jwt_signing_method to rsa or ecdsa',
       },
     ],
   },

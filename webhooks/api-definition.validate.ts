@@ -5,7 +5,7 @@
  * references) and the CRD's CEL rules, so that its answer is complete without an API server.
  */
 import { checkClassicApi, classicApiWarnings } from '../schemas/rules/api-definition.ts';
-import { asArray, asNumber, asObject, asString, at, isTrue, metaOf, refOf } from './access.ts';
+import { asArray, asNumber, asObject, asString, at, metaOf, refOf } from './access.ts';
 import { fe, mergeErrors } from './field-error.ts';
 import type { FieldError, Verdict } from './field-error.ts';
 import type { Lookups } from './lookups.ts';
@@ -29,8 +29,18 @@ function specPath(path: string): string {
 /** Validates an ApiDefinition on create or update. */
 export async function validateApiDefinition(obj: unknown, _old: unknown, lookups: Lookups): Promise<Verdict> {
   const spec = asObject(at(obj, 'spec')) ?? {};
-  const classic = { ...spec, certificates: spec.certificate_secret_names };
+  const classic = { ...spec, certificates: undefined };
   const errors: FieldError[] = checkClassicApi(classic).map((p) => ({ ...p, path: specPath(p.path) }));
+  // The gateway serves per-API certificates it holds (`/svc/certs`); the operator does not
+  // upload Secrets to it yet, so the names would be dropped.
+  if (asArray(spec.certificate_secret_names).length > 0) {
+    errors.push(
+      fe.notSupported(
+        'spec.certificate_secret_names',
+        'per-API certificates from Secrets are not supported yet by the operator: remove the list (the gateway serves its own certificate)',
+      ),
+    );
+  }
   const warnings = classicApiWarnings(classic).map((w) => `${specPath(w.path)}: ${w.message}`);
 
   // The CRD states these in CEL too; the API server answers them before this webhook is called.
@@ -42,21 +52,6 @@ export async function validateApiDefinition(obj: unknown, _old: unknown, lookups
         'listen_port needs a protocol: set protocol to http or https, or remove listen_port',
       ),
     );
-  }
-  if (isTrue(spec.enable_jwt)) {
-    if (asString(spec.jwt_signing_method) === undefined) {
-      errors.push(
-        fe.required('spec.jwt_signing_method', 'enable_jwt needs the signing method: set hmac, rsa or ecdsa'),
-      );
-    }
-    if ((asString(spec.jwt_source) ?? '') === '') {
-      errors.push(
-        fe.required(
-          'spec.jwt_source',
-          'enable_jwt needs the key that verifies tokens: set a base64 secret, a PEM public key or a JWKS URL',
-        ),
-      );
-    }
   }
 
   // A listen path the rules refuse claims nothing.

@@ -46,15 +46,15 @@ export async function validateDocumentApi(
     // A listen path without its leading "/" is reported by the document's schema.
     if (claim?.listenPath.startsWith('/') === true) {
       // The same rule as a classic API's listen path; OAS APIs are served on the gateway port.
+      // The document check of an SvcOasApiDefinition may have reported it already.
       const problem = listenPathProblem(claim.listenPath) ?? reservedPathProblem(claim.listenPath);
       const other = problem === undefined ? conflictingClaim(claim, await allClaims(lookups)) : undefined;
       if (problem !== undefined) {
-        errors.push(
-          fe.invalid(
-            `${refPath}.keyName`,
-            `in the document at x-svc-api-gateway.server.listenPath.value: ${problem}`,
-          ),
+        const e = fe.invalid(
+          `${refPath}.keyName`,
+          `in the document at x-svc-api-gateway.server.listenPath.value: ${problem}`,
         );
+        if (!errors.some((x) => x.path === e.path && x.message === e.message)) errors.push(e);
       } else if (other !== undefined) {
         errors.push(fe.invalid(`${refPath}.keyName`, conflictMessage(claim, other)));
       }

@@ -8,9 +8,9 @@ import {
   problemLabel,
   type FieldProblem,
 } from '../schemas/rules/field-problem.ts';
-import type { SchemaProblem } from '../schemas/validate.ts';
 
-export { quote } from '../schemas/rules/field-problem.ts';
+// A schema problem as a field error: the rule the gateway's OAS check uses too.
+export { fromSchemaProblem, quote } from '../schemas/rules/field-problem.ts';
 
 /** Kinds of field errors, as Kubernetes names them (the shared rules' problem types). */
 export const FieldErrorType = FieldProblemType;
@@ -51,31 +51,6 @@ export function fieldErrorBody(e: FieldError): string {
 
 /** `spec.x: Invalid value: message`, the way the API server prints a field error. */
 export const formatFieldError: (e: FieldError) => string = formatProblem;
-
-const prefixes: readonly [string, FieldErrorType][] = [
-  ['Required value: ', 'Required'],
-  ['Unsupported value: ', 'NotSupported'],
-  ['Invalid type: ', 'Invalid'],
-  ['Invalid value: ', 'Invalid'],
-];
-
-/**
- * A schema problem (from schemas/validate.ts) as a field error under `prefix`. The schema's
- * messages carry their kind as a prefix; the prefix becomes the type.
- */
-export function fromSchemaProblem(p: SchemaProblem, prefix = ''): FieldError {
-  const path = prefix === '' ? p.path : p.path === '' ? prefix : `${prefix}.${p.path}`;
-  if (p.message.startsWith('unknown field')) return fe.forbidden(path, p.message);
-  for (const [text, type] of prefixes) {
-    if (p.message.startsWith(text)) {
-      let message = p.message.slice(text.length);
-      if (text === 'Invalid type: ') message = `wrong type: ${message}`;
-      if (/^must NOT have more than \d+ (characters|items)$/.test(message)) return fe.tooLong(path, message);
-      return { path, type, message };
-    }
-  }
-  return fe.invalid(path, p.message);
-}
 
 /**
  * Merges schema errors and rule errors so that one mistake is reported once: where a rule

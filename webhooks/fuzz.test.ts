@@ -317,7 +317,13 @@ const oracles: Record<string, (obj: unknown) => string | undefined> = {
       if (!ipOk(ip)) return `bad IP ${String(ip)}`;
     if (
       spec.use_keyless === true &&
-      [spec.use_standard_auth, spec.use_basic_auth, spec.enable_jwt, spec.use_mutual_tls_auth].includes(true)
+      [
+        spec.use_standard_auth,
+        spec.use_basic_auth,
+        spec.enable_jwt,
+        spec.use_mutual_tls_auth,
+        spec.enable_signature_checking,
+      ].includes(true)
     )
       return 'keyless with auth';
     if (
@@ -336,8 +342,15 @@ const oracles: Record<string, (obj: unknown) => string | undefined> = {
       const url = URL.parse(/^[a-z][a-z0-9+.-]*:\/\//i.test(target) ? target : `http://${target}`);
       if (url === null || !['http:', 'https:'].includes(url.protocol)) return `target ${target}`;
     }
-    for (const on of ['enable_jwt', 'graphql.enabled', 'CORS.enable', 'use_mutual_tls_auth'])
+    for (const on of ['graphql.enabled', 'CORS.enable', 'use_mutual_tls_auth'])
       if (at(spec, on) === true) return `${on} is not supported`;
+    if (
+      spec.enable_jwt === true &&
+      (typeof spec.jwt_signing_method !== 'string' ||
+        typeof spec.jwt_source !== 'string' ||
+        spec.jwt_source === '')
+    )
+      return 'JWT without its signing method and source';
     return undefined;
   },
   OperatorContext: (obj) => {

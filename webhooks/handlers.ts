@@ -17,7 +17,7 @@ import {
 import { defaultOperatorContext } from './operator-context.default.ts';
 import { validateOperatorContext, validateOperatorContextDelete } from './operator-context.validate.ts';
 import { defaultSecurityPolicy } from './security-policy.default.ts';
-import { validateSecurityPolicy } from './security-policy.validate.ts';
+import { validateSecurityPolicy, validateSecurityPolicyDelete } from './security-policy.validate.ts';
 import { defaultSvcStreamsApiDefinition } from './streams-api-definition.default.ts';
 import {
   validateSvcStreamsApiDefinition,
@@ -77,6 +77,7 @@ export const handlers: readonly Handler[] = [
     resource: 'securitypolicies',
     default: defaultSecurityPolicy,
     validate: validateSecurityPolicy,
+    validateDelete: validateSecurityPolicyDelete,
     watched: spec,
   },
   {

@@ -231,6 +231,50 @@ const cases: Case[] = [
     ],
   },
   {
+    name: "the gateway's check of an OAS API: settings it does not enforce, by document path",
+    cluster: [
+      doc(
+        `${oasDocument()}  middleware:\n    global:\n      cors:\n        enabled: true\n      rateLimit:\n        enabled: true\n        rate: 10\n        per: 500ms\n`,
+      ),
+    ],
+    errors: [
+      err(
+        'in the document at x-svc-api-gateway.middleware.global.rateLimit.per: "500ms" is not a duration of whole seconds: write one such as 1s, 30s, 1m or 1h30m',
+      ),
+      err(
+        'in the document at x-svc-api-gateway.middleware.global.cors: not supported yet by this gateway: remove it (the gateway keeps no setting it does not enforce)',
+        'NotSupported',
+      ),
+    ],
+  },
+  {
+    name: "the gateway's check of an OAS API: a required scheme the extension does not enable",
+    cluster: [
+      doc(
+        oasDocument().replace(
+          '        token:\n          enabled: true',
+          '        token:\n          enabled: false',
+        ),
+      ),
+    ],
+    errors: [
+      err(
+        'in the document at x-svc-api-gateway.server.authentication.securitySchemes.token.enabled: the document\'s security requires "token": set enabled to true, so that the gateway enforces it',
+        'Required',
+      ),
+    ],
+  },
+  {
+    name: "the gateway's check of an OAS API: the classic rules, at document paths",
+    cluster: [doc(oasDocument().replace('url: http://petstore.default.svc:8080', 'url: ftp://files'))],
+    errors: [
+      err(
+        'in the document at x-svc-api-gateway.upstream.url: "ftp://files": the scheme "ftp" is not supported yet by this gateway: proxy to an http:// or https:// address, such as http://orders.default.svc:8080',
+        'NotSupported',
+      ),
+    ],
+  },
+  {
     name: 'a reference the schema refuses is not looked up',
     obj: {
       ...oasApi('pets', 'pets-oas'),

@@ -1,9 +1,12 @@
 /**
  * The OAS document an SvcOasApiDefinition or SvcStreamsApiDefinition points at: found in its
  * ConfigMap, at most 1 MiB, JSON or YAML, OpenAPI 3.x with `x-svc-api-gateway` (and
- * `x-svc-streaming` for streams), valid against the document schema of schemas/models/oas.ts.
+ * `x-svc-streaming` for streams), valid against the document schema of schemas/models/oas.ts;
+ * the document of an SvcOasApiDefinition also passes the gateway's check of an OAS API
+ * (schemas/rules/oas.ts: converted to a classic definition, which the classic rules check).
  */
 import { parse } from 'yaml';
+import { checkOasDocument } from '../schemas/rules/oas.ts';
 import { asObject, asString } from './access.ts';
 import { fe, fromSchemaProblem, quote } from './field-error.ts';
 import type { FieldError } from './field-error.ts';
@@ -166,16 +169,19 @@ export function checkDocumentText(text: string, keyPath: string, streams: boolea
       `${keyPath}: the document has x-svc-streaming, which an SvcOasApiDefinition ignores: use SvcStreamsApiDefinition to serve its streams`,
     );
   }
+  const inDocument = (e: FieldError): FieldError => ({
+    ...e,
+    path: keyPath,
+    message: `in the document at ${e.path === '' ? '<root>' : e.path}: ${e.message}`,
+  });
   for (const p of oasDocumentProblems(doc)) {
     if (reported.has(p.path)) continue;
-    const e = fromSchemaProblem(p);
-    errors.push({
-      ...e,
-      path: keyPath,
-      message: `in the document at ${p.path === '' ? '<root>' : p.path}: ${e.message}`,
-    });
+    errors.push(inDocument(fromSchemaProblem(p)));
   }
+  // The gateway's own check of an OAS API, once the document is one (it checks the schema first
+  // too): what the webhooks admit, the gateway serves.
   if (streams) errors.push(...connectorErrors(doc, keyPath));
+  else if (errors.length === 0) errors.push(...checkOasDocument(doc).problems.map(inDocument));
   return { errors, warnings, doc };
 }
 

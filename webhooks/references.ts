@@ -58,6 +58,25 @@ export async function policiesCovering(
   return out;
 }
 
+/**
+ * ApiDefinitions whose `jwt_default_policies` name the SecurityPolicy `namespace/name`. Those
+ * being deleted are left out: they no longer need it, and an API and its policy deleted together
+ * must not wait for each other.
+ */
+export async function apisNamingPolicy(lookups: Lookups, namespace: string, name: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const api of await lookups.list('ApiDefinition')) {
+    const meta = metaOf(api);
+    if (at(api, 'metadata.deletionTimestamp') !== undefined) continue;
+    const names = asArray(at(api, 'spec.jwt_default_policies')).some((r) => {
+      const ref = refOf(r, meta.namespace);
+      return ref?.namespace === namespace && ref.name === name;
+    });
+    if (names) out.push(`ApiDefinition ${meta.namespace}/${meta.name}`);
+  }
+  return out;
+}
+
 /** Resources whose contextRef names the OperatorContext `namespace/name`. */
 export async function contextUsers(lookups: Lookups, namespace: string, name: string): Promise<string[]> {
   const out: string[] = [];

@@ -4,12 +4,9 @@
  */
 import { asObject, asString, metaOf } from './access.ts';
 import { clone, defaultContextRef, eachObject } from './defaults.ts';
+import { defaultApiVersion } from '../schemas/kinds/security-policy.ts';
 
-const defaultVersion: Readonly<Record<string, string>> = {
-  ApiDefinition: 'Default',
-  SvcOasApiDefinition: '',
-  SvcStreamsApiDefinition: '',
-};
+const defaultVersion: Readonly<Record<string, string>> = defaultApiVersion;
 
 /** A copy of `obj` with its access rights and contextRef defaulted. */
 export function defaultSecurityPolicy(obj: unknown): unknown {

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FieldError } from './field-error.ts';
 import { memoryLookups } from './memory-lookups.ts';
-import { validateSecurityPolicy } from './security-policy.validate.ts';
+import { validateSecurityPolicy, validateSecurityPolicyDelete } from './security-policy.validate.ts';
 import { apiDefinition, oasApi, securityPolicy } from './testing.ts';
 
 interface Case {
@@ -215,6 +215,28 @@ const cases: Case[] = [
     ],
   },
   {
+    name: 'endpoint paths must compile as regular expressions, as the gateway compiles them',
+    spec: {
+      access_rights_array: [
+        right({
+          endpoints: [
+            { path: '/users', methods: [{ name: 'GET', limit: { rate: 1, per: 1 } }] },
+            { path: '/users(', methods: [{ name: 'GET', limit: { rate: 1, per: 1 } }] },
+          ],
+        }),
+      ],
+    },
+    cluster: [orders],
+    errors: [
+      {
+        path: 'spec.access_rights_array[0].endpoints[1].path',
+        type: 'Invalid',
+        message:
+          '"/users(" is not a valid regular expression (Invalid regular expression: //users(/: Unterminated group): escape special characters such as ( [ ? with a backslash',
+      },
+    ],
+  },
+  {
     name: 'an API that does not exist yet is a warning, not an error',
     spec: {
       access_rights_array: [right(), { name: 'pets', namespace: 'shop', kind: 'SvcOasApiDefinition' }],
@@ -273,6 +295,46 @@ describe('validateSecurityPolicy', () => {
         memoryLookups(c.cluster ?? []),
       );
       assert.deepEqual(got, { errors: c.errors ?? [], warnings: c.warnings ?? [] });
+    });
+  }
+});
+
+describe('validateSecurityPolicyDelete', () => {
+  const deleting = (obj: Record<string, unknown>): Record<string, unknown> => ({
+    ...obj,
+    metadata: { ...(obj.metadata as object), deletionTimestamp: '2025-01-01T00:00:00Z' },
+  });
+  const cases: { name: string; cluster: Record<string, unknown>[]; refused?: string }[] = [
+    {
+      name: 'refused while ApiDefinitions name it in jwt_default_policies, listing them',
+      cluster: [
+        apiDefinition('a', { jwt_default_policies: [{ name: 'plan' }] }),
+        apiDefinition(
+          'b',
+          { jwt_default_policies: [{ name: 'other' }, { name: 'plan', namespace: 'default' }] },
+          'team',
+        ),
+        apiDefinition('c', { jwt_default_policies: [{ name: 'plan' }] }, 'team'),
+      ],
+      refused:
+        'SecurityPolicy default/plan is still used by ApiDefinition default/a, ApiDefinition team/b: remove it from the jwt_default_policies of these APIs (or delete them) first',
+    },
+    {
+      name: 'admitted when the only API naming it is being deleted too',
+      cluster: [deleting(apiDefinition('a', { jwt_default_policies: [{ name: 'plan' }] }))],
+    },
+    {
+      name: 'admitted when only covering APIs: the policy does not hold the APIs it lists',
+      cluster: [apiDefinition('a'), securityPolicy('plan', { access_rights_array: [{ name: 'a' }] })],
+    },
+  ];
+  for (const c of cases) {
+    test(c.name, async () => {
+      const got = await validateSecurityPolicyDelete(securityPolicy('plan'), memoryLookups(c.cluster));
+      assert.deepEqual(
+        got.errors,
+        c.refused === undefined ? [] : [{ path: 'metadata.name', type: 'Forbidden', message: c.refused }],
+      );
     });
   }
 });

@@ -4,7 +4,7 @@ import { fe, mergeErrors, quote } from './field-error.ts';
 import type { FieldError, Verdict } from './field-error.ts';
 import { API_KINDS } from './lookups.ts';
 import type { ApiKind, Lookups } from './lookups.ts';
-import { contextRefWarnings } from './references.ts';
+import { apisNamingPolicy, contextRefWarnings, deleteVerdict } from './references.ts';
 import { schemaErrors } from './schema.ts';
 import { regexProblem } from '../schemas/rules/values.ts';
 
@@ -41,6 +41,11 @@ export async function validateSecurityPolicy(
       const problem = regexProblem(url);
       if (problem !== undefined) errors.push(fe.invalid(`${base}.allowed_urls[${j}].url`, problem));
     }
+    for (const [j, e] of asArray(right.endpoints).entries()) {
+      const path = asString(asObject(e)?.path);
+      const problem = path === undefined ? undefined : regexProblem(path);
+      if (problem !== undefined) errors.push(fe.invalid(`${base}.endpoints[${j}].path`, problem));
+    }
 
     const name = asString(right.name);
     const kind = asString(right.kind) ?? 'ApiDefinition';
@@ -67,6 +72,16 @@ export async function validateSecurityPolicy(
 
   warnings.push(...(await contextRefWarnings(obj, lookups)));
   return { errors: mergeErrors(schemaErrors('SecurityPolicy', obj), errors), warnings };
+}
+
+/** Refuses the DELETE of a policy that ApiDefinitions name in `jwt_default_policies`. */
+export async function validateSecurityPolicyDelete(old: unknown, lookups: Lookups): Promise<Verdict> {
+  const { namespace, name } = metaOf(old);
+  return deleteVerdict(
+    `SecurityPolicy ${namespace}/${name}`,
+    await apisNamingPolicy(lookups, namespace, name),
+    'remove it from the jwt_default_policies of these APIs (or delete them) first',
+  );
 }
 
 function isApiKind(kind: string): kind is ApiKind {

@@ -48,7 +48,10 @@ async function corpus(): Promise<{ name: string; manifest: ApiDefinitionInput }[
     out.push({ name: `examples/api-definition.yaml ${m.metadata.name}`, manifest: m });
   }
   const dir = path.join(root, 'operator', 'translate', 'testdata');
-  for (const file of (await readdir(dir)).filter((f) => f.endsWith('.in.yaml')).sort()) {
+  const inputs = (await readdir(dir)).filter(
+    (f) => f.startsWith('api-definition.') && f.endsWith('.in.yaml'),
+  );
+  for (const file of inputs.sort()) {
     out.push({
       name: file,
       manifest: parse(await readFile(path.join(dir, file), 'utf8')) as ApiDefinitionInput,
@@ -64,7 +67,7 @@ const admittedExpected: Record<string, boolean> = {
   'api-definition.basic-auth.in.yaml': true,
   'api-definition.keyless.in.yaml': true,
   'api-definition.default-auth.in.yaml': false, // certificate_secret_names
-  'api-definition.jwt.in.yaml': false, // enable_jwt, version expiry
+  'api-definition.jwt.in.yaml': false, // version expiry
 };
 
 describe('a manifest the webhooks admit is never refused by the gateway', async () => {
@@ -117,11 +120,55 @@ describe('the webhooks and the gateway give the same verdict', () => {
         jwt_signing_method: 'rsa',
         jwt_source: 'https://idp/jwks',
       },
+      served: true,
+    },
+    {
+      name: 'JWT with a JWKS for HMAC',
+      spec: {
+        use_keyless: false,
+        enable_jwt: true,
+        jwt_signing_method: 'hmac',
+        jwt_source: 'https://idp/jwks',
+      },
       served: false,
     },
     {
       name: 'two authentication methods',
       spec: { use_keyless: false, use_standard_auth: true, use_basic_auth: true },
+      served: true,
+    },
+    {
+      name: 'a base identity the API does not run',
+      spec: { use_keyless: false, use_basic_auth: true, base_identity_provided_by: 'jwt_claim' },
+      served: false,
+    },
+    {
+      name: 'signature validation of tokens',
+      spec: {
+        use_keyless: false,
+        use_standard_auth: true,
+        auth: {
+          validate_signature: true,
+          signature: { algorithm: 'VendorMD5', header: 'X-Signature', secret: 's', allowed_clock_skew: 2 },
+        },
+      },
+      served: true,
+    },
+    {
+      name: 'a signature secret read from the environment',
+      spec: {
+        use_keyless: false,
+        use_standard_auth: true,
+        auth: {
+          validate_signature: true,
+          signature: { algorithm: 'VendorMD5', header: 'X-Signature', secret: '$secret_env.SIG' },
+        },
+      },
+      served: false,
+    },
+    {
+      name: 'a plugin outside the plugin directory',
+      spec: { custom_middleware: { driver: 'svc', pre: [{ name: 'f', path: '../f.ts' }] } },
       served: false,
     },
     {

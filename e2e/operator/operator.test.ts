@@ -5,21 +5,26 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startControlPlane, type ControlPlane } from '../harness/control-plane.ts';
+import type { ControlPlane } from '../harness/control-plane.ts';
 import {
   httpRequest,
-  startEchoUpstream,
   startGateway,
   startOperator,
   waitFor,
   type GatewayProc,
   type Proc,
 } from '../harness/processes.ts';
+import {
+  applyManifest,
+  readyOf,
+  startWorld,
+  statusOf,
+  stopWorld,
+  type OperatorWorld,
+  type Status,
+} from './helpers.ts';
 
-const root = join(import.meta.dirname, '..', '..');
 const SECRET = 'e2e-gateway-secret';
 const SECRET2 = 'e2e-second-gateway-secret';
 const RESYNC = '2s';
@@ -28,7 +33,7 @@ let cp: ControlPlane;
 let dir: string;
 let gw: GatewayProc;
 let gw2: GatewayProc;
-let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+let upstream: OperatorWorld['upstream'];
 let operator: Proc | undefined;
 let operatorRuns = 0;
 let metricsUrl = '';
@@ -47,23 +52,17 @@ async function runOperator(): Promise<Proc> {
 }
 
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'svc-e2e-operator-'));
-  cp = await startControlPlane({ crdDir: join(root, 'charts', 'svc-operator', 'crds') });
-  for (const ns of ['team-a', 'team-b', 'team-c', 'svc-operator-system']) {
-    await cp.kubectl(['create', 'namespace', ns]);
-  }
-  upstream = await startEchoUpstream();
-  gw = await startGateway({ name: 'gateway', secret: SECRET, dataDir: join(dir, 'gw'), logDir: dir });
-  gw2 = await startGateway({ name: 'gateway-2', secret: SECRET2, dataDir: join(dir, 'gw2'), logDir: dir });
+  ({ cp, dir, gw, gw2, upstream } = await startWorld({
+    name: 'operator',
+    namespaces: ['team-a', 'team-b', 'team-c'],
+    secrets: [SECRET, SECRET2],
+  }));
   operator = await runOperator();
 });
 
 after(async () => {
   await operator?.stop();
-  await gw.stop();
-  await gw2.stop();
-  await upstream.close();
-  await cp.stop();
+  await stopWorld({ cp, dir, gw, gw2, upstream });
 });
 
 const apiId = (ns: string, name: string): string => Buffer.from(`${ns}/${name}`).toString('base64url');
@@ -79,9 +78,7 @@ spec:
 ${extra}`;
 }
 
-async function apply(manifest: string): Promise<void> {
-  await cp.kubectl(['apply', '--server-side', '--field-manager=e2e', '-f', '-'], { input: manifest });
-}
+const apply = (manifest: string): Promise<void> => applyManifest(cp, manifest);
 
 /** The upstream path seen for a request through the gateway, or undefined when not proxied. */
 async function proxiedPath(gateway: GatewayProc, path: string): Promise<string | undefined> {
@@ -106,24 +103,13 @@ async function gatewayApi(gateway: GatewayProc, id: string): Promise<{ status: n
   return httpRequest(`${gateway.url}/svc/apis/${id}`, { headers: { 'x-svc-authorization': gateway.secret } });
 }
 
-async function status(kind: string, ns: string, name: string): Promise<Record<string, unknown>> {
-  const out = await cp.kubectl(['get', kind, name, '-n', ns, '-o', 'json']);
-  return (JSON.parse(out.stdout) as { status?: Record<string, unknown> }).status ?? {};
-}
+const status = (kind: string, ns: string, name: string): Promise<Status> => statusOf(cp, kind, ns, name);
 
 /** Successful ApiDefinition reconciles so far, from the operator's /metrics. */
 async function reconciles(): Promise<number> {
   const text = (await httpRequest(metricsUrl)).body;
   const m = /^svc_reconcile_total\{controller="apidefinition",result="success"\} (\d+)$/m.exec(text);
   return Number(m?.[1] ?? 0);
-}
-
-function readyOf(
-  st: Record<string, unknown>,
-): { status?: string; reason?: string; message?: string } | undefined {
-  const conds = st.conditions as
-    { type: string; status: string; reason: string; message: string }[] | undefined;
-  return conds?.find((c) => c.type === 'Ready');
 }
 
 test('apply: the API serves traffic and its status shows the derived ID and Ready', async () => {

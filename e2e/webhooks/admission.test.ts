@@ -10,13 +10,11 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createCa, issueServingCert } from '../../lib/x509.ts';
 import { startControlPlane } from '../harness/control-plane.ts';
 import type { ControlPlane, KubectlResult } from '../harness/control-plane.ts';
-import { waitFor } from '../harness/processes.ts';
 import {
   apiDefinition,
   configMap,
@@ -28,18 +26,11 @@ import {
   streamsApi,
   streamsDocument,
 } from '../../webhooks/testing.ts';
-import {
-  apply,
-  getObject,
-  httpsGet,
-  localWebhookConfigurations,
-  root,
-  startWebhookServer,
-} from './helpers.ts';
+import { apply, getObject, httpsGet, root, startLocalWebhooks } from './helpers.ts';
 import type { WebhookServer } from './helpers.ts';
 
 let cp: ControlPlane;
-let server: WebhookServer;
+let server: WebhookServer & { caPem: string };
 
 type Manifest = Record<string, unknown>;
 
@@ -55,30 +46,8 @@ function admitted(r: KubectlResult): void {
 before(async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-webhooks-e2e-'));
   cp = await startControlPlane({ crdDir: path.join(root, 'charts', 'svc-operator', 'crds') });
-  const ca = createCa({ commonName: 'svc e2e webhook CA', validityDays: 1 });
-  const serving = issueServingCert(ca, {
-    commonName: '127.0.0.1',
-    ipAddresses: ['127.0.0.1'],
-    validityDays: 1,
-  });
-  const certDir = path.join(dir, 'certs');
-  await mkdir(certDir);
-  await writeFile(path.join(certDir, 'tls.crt'), serving.certPem);
-  await writeFile(path.join(certDir, 'tls.key'), serving.keyPem);
-
-  server = await startWebhookServer({
-    name: 'webhooks',
-    kubeconfig: cp.kubeconfig,
-    logDir: dir,
-    args: ['--cert-mode=files', `--cert-dir=${certDir}`],
-  });
-  assert.equal((await httpsGet(`https://127.0.0.1:${server.port}/readyz`, ca.certPem)).status, 200);
-  admitted(await apply(cp, await localWebhookConfigurations(server.port, ca.certPem)));
-  // The API server loads webhook configurations asynchronously: wait until ours answer.
-  await waitFor('the webhooks to be called', async () => {
-    const r = await apply(cp, apiDefinition('probe', { allowed_ips: ['*'] }), ['--dry-run=server']);
-    return r.code !== 0 && r.stderr.includes('wildcards are not supported');
-  });
+  server = await startLocalWebhooks(cp, dir);
+  assert.equal((await httpsGet(`https://127.0.0.1:${server.port}/readyz`, server.caPem)).status, 200);
 });
 
 after(async () => {
@@ -149,17 +118,25 @@ describe('bad manifests are refused with our message', () => {
       ],
     },
     {
-      name: 'ApiDefinition: a setting the gateway does not enforce yet (JWT), named',
+      name: 'ApiDefinition: a setting the gateway does not enforce yet (CORS), named',
+      objects: () => [apiDefinition('c', { CORS: { enable: true } })],
+      expect: [
+        'The ApiDefinition "c" is invalid: spec.CORS.enable: Unsupported value: CORS handling at the gateway is not supported yet by this gateway',
+      ],
+    },
+    {
+      name: 'ApiDefinition: a JWT key that does not fit the signing method, named',
       objects: () => [
         apiDefinition('j', {
           use_keyless: false,
           enable_jwt: true,
-          jwt_signing_method: 'rsa',
+          jwt_signing_method: 'hmac',
           jwt_source: 'https://idp.example.com/.well-known/jwks.json',
+          jwt_policy_field_name: 'pol',
         }),
       ],
       expect: [
-        'The ApiDefinition "j" is invalid: spec.enable_jwt: Unsupported value: JWT authentication is not supported yet by this gateway: set enable_jwt to false',
+        'The ApiDefinition "j" is invalid: spec.jwt_source: Invalid value: a JWKS publishes public keys, never HMAC secrets',
       ],
     },
     {

@@ -5,9 +5,11 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
+import { createCa, issueServingCert } from '../../lib/x509.ts';
 import { toolsDir } from '../harness/control-plane.ts';
 import type { ControlPlane, KubectlResult } from '../harness/control-plane.ts';
 import { freePort, httpRequest, startNode, waitFor } from '../harness/processes.ts';
@@ -186,4 +188,50 @@ export async function getObject(
 ): Promise<Manifest> {
   const r = await cp.kubectl(['get', resource, name, '-n', namespace, '-o', 'json']);
   return JSON.parse(r.stdout) as Manifest;
+}
+
+/**
+ * The webhook server with a certificate from a fresh CA, and the chart's webhook configurations
+ * pointed at it: the API server calls it from then on. Resolves once the configurations are in
+ * effect (the API server loads them asynchronously), shown by a refusal only the webhooks give.
+ */
+export async function startLocalWebhooks(
+  cp: ControlPlane,
+  dir: string,
+  name = 'webhooks',
+): Promise<WebhookServer & { caPem: string }> {
+  const ca = createCa({ commonName: 'svc e2e webhook CA', validityDays: 1 });
+  const serving = issueServingCert(ca, {
+    commonName: '127.0.0.1',
+    ipAddresses: ['127.0.0.1'],
+    validityDays: 1,
+  });
+  const certDir = path.join(dir, 'certs');
+  await mkdir(certDir, { recursive: true });
+  await writeFile(path.join(certDir, 'tls.crt'), serving.certPem);
+  await writeFile(path.join(certDir, 'tls.key'), serving.keyPem);
+  const server = await startWebhookServer({
+    name,
+    kubeconfig: cp.kubeconfig,
+    logDir: dir,
+    args: ['--cert-mode=files', `--cert-dir=${certDir}`],
+  });
+  const configs = await apply(cp, await localWebhookConfigurations(server.port, ca.certPem));
+  if (configs.code !== 0) throw new Error(`webhook configurations not applied: ${configs.stderr}`);
+  const probe = {
+    apiVersion: 'svc.svc.io/v1alpha1',
+    kind: 'ApiDefinition',
+    metadata: { name: 'probe', namespace: 'default' },
+    spec: {
+      name: 'probe',
+      use_keyless: true,
+      allowed_ips: ['*'],
+      proxy: { listen_path: '/probe/', target_url: 'http://u' },
+    },
+  };
+  await waitFor('the webhooks to be called', async () => {
+    const r = await apply(cp, probe, ['--dry-run=server']);
+    return r.code !== 0 && r.stderr.includes('wildcards are not supported');
+  });
+  return { ...server, caPem: ca.certPem };
 }

@@ -1,19 +1,63 @@
 /**
  * `/svc/apis[/{id}]`: classic API definitions. A write is checked (schema, then what the gateway
- * needs to serve it) and stored at once; it takes effect at the next reload.
+ * needs to serve it) and stored at once; it takes effect at the next reload. OAS APIs
+ * (`/svc/apis/oas`, ./oas.ts) share the collection, so one ID names one API of either kind: they
+ * are listed and read here in their classic form (`is_oas: true`), deleted here too, and
+ * updated only through `/svc/apis/oas/{id}`.
  */
 import { randomUUID } from 'node:crypto';
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import { idPattern } from '../../schemas/models/api-definition.ts';
-import { checkApi, claimedProtocols, isServed, listenerOf, protocolConflict } from '../routes/compile.ts';
+import {
+  checkApi,
+  claimedProtocols,
+  classicOf,
+  isOasDocument,
+  isServed,
+  listenerOf,
+  protocolConflict,
+} from '../routes/compile.ts';
 import { readJsonObject, statusBody, writeBody, type AdminResponse } from './http.ts';
 import type { AdminRequest } from './index.ts';
 
-const notFound = (): AdminResponse => statusBody(404, 'error', 'API not found');
-const validId = new RegExp(idPattern);
+/** 404 `API not found`. */
+export const notFound = (): AdminResponse => statusBody(404, 'error', 'API not found');
+/** Whether a path parameter can be an API ID. */
+export const validId = (id: string): boolean => ID.test(id);
+const ID = new RegExp(idPattern);
+
+/** A new API ID: 32 lower-case hex characters. */
+export const newApiId = (): string => randomUUID().replaceAll('-', '');
+
+/** The ID `/svc/apis/oas` would shadow; refused for APIs of both kinds. */
+export const RESERVED_ID = 'oas';
+/** Why an API can't have the ID `id`, or undefined. */
+export function reservedIdProblem(id: string): string | undefined {
+  return id === RESERVED_ID
+    ? `${JSON.stringify(id)} is reserved (the path /svc/apis/oas lists OAS APIs): choose another ID`
+    : undefined;
+}
+
+/** 400: the stored API `id` is of the other kind, and where to call instead. */
+export function otherKind(id: string, oas: boolean): AdminResponse {
+  const what = oas ? 'an OAS API: use /svc/apis/oas/' : 'a classic API: use /svc/apis/';
+  return statusBody(400, 'error', `API ${id} is ${what}${id}`);
+}
+
+/** 400 `Validation of API Definition failed. Reason: ...` */
+export function invalid(problems: string[]): AdminResponse {
+  return statusBody(400, 'error', `Validation of API Definition failed. Reason: ${problems.join('; ')}`);
+}
 
 /** The reasons a definition is refused, or an empty list. */
 async function problemsOf(r: AdminRequest, id: string, def: Record<string, unknown>): Promise<string[]> {
+  const reserved = reservedIdProblem(id);
+  if (reserved !== undefined) return [`api_id: ${reserved}`];
+  if (def.is_oas !== undefined) {
+    return [
+      'is_oas: set by the gateway on the classic form of OAS APIs: remove it, or write the API to /svc/apis/oas',
+    ];
+  }
   const problems = checkApi(def, r.deps.env);
   if (problems.length > 0) return problems;
   const api = def as unknown as GatewayApiDefinition;
@@ -21,41 +65,37 @@ async function problemsOf(r: AdminRequest, id: string, def: Record<string, unkno
   // of its own can clash with another; the common case needs no read of the whole store.
   if (!isServed(api) || listenerOf(api, r.deps.env) === 'main') return [];
   const others = (await r.deps.store.list('apis')).flatMap((e) =>
-    'value' in e && e.id !== id && isServed(e.value as GatewayApiDefinition)
-      ? [{ id: e.id, api: e.value as GatewayApiDefinition }]
+    'value' in e && e.id !== id && isServed(classicOf(e.value))
+      ? [{ id: e.id, api: classicOf(e.value) }]
       : [],
   );
   const conflict = protocolConflict(api, claimedProtocols(others, r.deps.env), r.deps.env);
   return conflict === undefined ? [] : [conflict];
 }
 
-function invalid(problems: string[]): AdminResponse {
-  return statusBody(400, 'error', `Validation of API Definition failed. Reason: ${problems.join('; ')}`);
-}
-
-/** GET /svc/apis */
+/** GET /svc/apis: classic definitions, and OAS APIs in their classic form. */
 export async function listApis(r: AdminRequest): Promise<AdminResponse> {
   const entries = await r.deps.store.list('apis');
   const apis: unknown[] = [];
   for (const e of entries) {
-    if ('value' in e) apis.push(e.value);
+    if ('value' in e) apis.push(classicOf(e.value));
     else r.deps.log.warn('stored API unreadable', { api_id: e.id, problem: e.problem });
   }
   return { status: 200, body: apis };
 }
 
-/** GET /svc/apis/{id} */
+/** GET /svc/apis/{id}: an OAS API in its classic form. */
 export async function getApi(r: AdminRequest): Promise<AdminResponse> {
   const id = r.params[0] ?? '';
-  if (!validId.test(id)) return notFound();
+  if (!validId(id)) return notFound();
   const api = await r.deps.store.get('apis', id);
-  return api === undefined ? notFound() : { status: 200, body: api };
+  return api === undefined ? notFound() : { status: 200, body: classicOf(api) };
 }
 
 /** POST /svc/apis: an ID is generated when the definition has none. */
 export async function createApi(r: AdminRequest): Promise<AdminResponse> {
   const def = await readJsonObject(r.req);
-  if (def.api_id === undefined || def.api_id === '') def.api_id = randomUUID().replaceAll('-', '');
+  if (def.api_id === undefined || def.api_id === '') def.api_id = newApiId();
   const id = String(def.api_id);
   const problems = await problemsOf(r, id, def);
   if (problems.length > 0) return invalid(problems);
@@ -79,16 +119,19 @@ export async function updateApi(r: AdminRequest): Promise<AdminResponse> {
   def.api_id = id;
   const problems = await problemsOf(r, id, def);
   if (problems.length > 0) return invalid(problems);
+  // An OAS API is updated as its document; between this read and the write below only a delete
+  // and a create under the same ID could change its kind.
+  if (isOasDocument(await r.deps.store.get('apis', id))) return otherKind(id, true);
   const outcome = await r.deps.store.put('apis', id, def, 'update');
   if (outcome === 'missing') return notFound();
   r.deps.log.info('api stored', { api_id: id, action: 'modified' });
   return writeBody(id, 'modified');
 }
 
-/** DELETE /svc/apis/{id} */
+/** DELETE /svc/apis/{id}: an API of either kind. */
 export async function deleteApi(r: AdminRequest): Promise<AdminResponse> {
   const id = r.params[0] ?? '';
-  if (!validId.test(id) || !(await r.deps.store.delete('apis', id))) return notFound();
+  if (!validId(id) || !(await r.deps.store.delete('apis', id))) return notFound();
   r.deps.log.info('api deleted', { api_id: id });
   return writeBody(id, 'deleted');
 }

@@ -15,7 +15,9 @@ import type { Counters } from '../limits/counters.ts';
 import type { Sessions } from '../sessions/sessions.ts';
 import type { Collection } from '../store/store.ts';
 import { createApi, deleteApi, getApi, listApis, updateApi } from './apis.ts';
+import { addCert, deleteCert, getCerts, listCerts } from './certs.ts';
 import { createKey, deleteKey, getKey, importKey, listKeys, resetKeyQuota, updateKey } from './keys.ts';
+import { createOasApi, deleteOasApi, getOasApi, listOasApis, updateOasApi } from './oas.ts';
 import { createOrg, deleteOrg, getOrg, updateOrg } from './orgs.ts';
 import { createPolicy, deletePolicy, getPolicy, listPolicies, updatePolicy } from './policies.ts';
 import { METRICS_CONTENT_TYPE } from '../metrics/metrics.ts';
@@ -95,6 +97,13 @@ const routes: readonly AdminRoute[] = [
   { path: /^\/hello$/, secret: false, methods: { GET: hello, HEAD: hello } },
   { path: /^\/metrics$/, secret: false, methods: { GET: metrics, HEAD: metrics } },
   { path: /^\/ready$/, secret: false, methods: { GET: ready, HEAD: ready } },
+  // Before /svc/apis/{id}, which would take `oas` for an ID (refused as one).
+  { path: /^\/svc\/apis\/oas$/, secret: true, methods: { GET: listOasApis, POST: createOasApi } },
+  {
+    path: /^\/svc\/apis\/oas\/([^/]+)$/,
+    secret: true,
+    methods: { GET: getOasApi, PUT: updateOasApi, DELETE: deleteOasApi },
+  },
   { path: /^\/svc\/apis$/, secret: true, methods: { GET: listApis, POST: createApi } },
   {
     path: /^\/svc\/apis\/([^/]+)$/,
@@ -108,6 +117,8 @@ const routes: readonly AdminRoute[] = [
     methods: { GET: getPolicy, PUT: updatePolicy, DELETE: deletePolicy },
   },
   { path: /^\/svc\/keys$/, secret: true, methods: { GET: listKeys, POST: createKey } },
+  // Before /svc/keys/{keyID}: `create` is the reference's path for a generated key.
+  { path: /^\/svc\/keys\/create$/, secret: true, methods: { POST: createKey } },
   {
     path: /^\/svc\/keys\/([^/]+)$/,
     secret: true,
@@ -119,6 +130,8 @@ const routes: readonly AdminRoute[] = [
     secret: true,
     methods: { GET: getOrg, POST: createOrg, PUT: updateOrg, DELETE: deleteOrg },
   },
+  { path: /^\/svc\/certs$/, secret: true, methods: { GET: listCerts, POST: addCert } },
+  { path: /^\/svc\/certs\/([^/]+)$/, secret: true, methods: { GET: getCerts, DELETE: deleteCert } },
   { path: /^\/svc\/reload$/, secret: true, methods: { GET: reloadNode } },
   { path: /^\/svc\/reload\/group$/, secret: true, methods: { GET: reloadGroup } },
 ];

@@ -2,17 +2,21 @@
  * `/svc/keys[/{keyID}]`: keys (sessions) in the classic shape. `POST /svc/keys` generates a key
  * and returns it once; `POST /svc/keys/{keyID}` imports a custom key (or, with `basic_auth_data`,
  * registers the basic-auth user `{keyID}`). A key is stored under the SHA-256 of its value and a
- * password as an scrypt hash, so neither can be read back from the store; `?hashed=true` names a
- * key by its stored ID instead of its value. A write takes effect at once on every gateway
+ * password as an scrypt hash, so neither can be read back from the store; an HMAC secret
+ * (`hmac_string`) is stored encrypted under the gateway secret (sessions/secrets.ts) and never
+ * returned; `?hashed=true` names a key by its stored ID instead of its value. A write takes effect at once on every gateway
  * process sharing the store, without a reload.
  */
-import type { GatewayApiDefinition, GatewayPolicy, GatewaySession } from '../../schemas/generated/models.ts';
+import type { GatewayPolicy, GatewaySession } from '../../schemas/generated/models.ts';
 import { sessionModel } from '../../schemas/models/session.ts';
 import { checkSession } from '../../schemas/rules/access.ts';
 import { formatProblem, quote } from '../../schemas/rules/field-problem.ts';
 import { compile } from '../../schemas/validate.ts';
+import { CERTS, certKeyOf, fingerprintOfId, type StoredCert } from '../certs/certs.ts';
 import { counterName } from '../limits/counters.ts';
+import { classicOf } from '../routes/compile.ts';
 import { generateKey, hashPassword, keyIdOf } from '../sessions/credentials.ts';
+import { isSealed, sealSecret } from '../sessions/secrets.ts';
 import { readJsonObject, withoutNulls, statusBody, type AdminResponse } from './http.ts';
 import type { AdminRequest } from './index.ts';
 
@@ -38,9 +42,9 @@ function storedIdOf(r: AdminRequest): string | undefined {
   return keyIdOf(given);
 }
 
-/** What a client sees of a stored key: never the password hash. */
+/** What a client sees of a stored key: never the password hash, nor the HMAC secret. */
 function presented(id: string, s: GatewaySession): Record<string, unknown> {
-  const { basic_auth_data, ...rest } = s;
+  const { basic_auth_data, hmac_string: _secret, ...rest } = s;
   return {
     ...rest,
     ...(basic_auth_data === undefined
@@ -84,8 +88,8 @@ async function policyProblems(r: AdminRequest, s: GatewaySession, isNew: boolean
 async function resetQuotasOnWrite(r: AdminRequest, id: string, s: GatewaySession): Promise<void> {
   if (['1', 'true'].includes(queryOf(r).get('suppress_reset') ?? '')) return;
   for (const apiId of Object.keys(s.access_rights ?? {})) {
-    const api = (await r.deps.store.get('apis', apiId)) as GatewayApiDefinition | undefined;
-    if (api?.dont_set_quota_on_create === true) return;
+    const stored = await r.deps.store.get('apis', apiId);
+    if (stored !== undefined && classicOf(stored).dont_set_quota_on_create === true) return;
   }
   await r.deps.counters.resetGroup(id);
 }
@@ -139,6 +143,16 @@ async function prepare(
     }
     s.basic_auth_data = { password: await hashPassword(s.basic_auth_data.password), hash_type: 'scrypt' };
   }
+  // An update without an HMAC secret keeps the stored one; a new one is encrypted.
+  if ((s.hmac_string ?? '') === '') {
+    if (previous?.hmac_string !== undefined) s.hmac_string = previous.hmac_string;
+    else delete s.hmac_string;
+  } else if (s.hmac_string !== undefined) {
+    if (isSealed(s.hmac_string)) {
+      return ['hmac_string: Forbidden: send the secret in clear over TLS; the gateway encrypts it'];
+    }
+    s.hmac_string = sealSecret(s.hmac_string, r.deps.secret);
+  }
   const schema = schemaCheck(s).map((p) => `${p.path === '' ? '(root)' : p.path}: ${p.message}`);
   if (schema.length > 0) return schema;
   const rules = checkSession(s).map(formatProblem);
@@ -189,7 +203,27 @@ export async function createKey(r: AdminRequest): Promise<AdminResponse> {
   if (body.basic_auth_data !== undefined) {
     return statusBody(400, 'error', 'A basic-auth user is created with POST /svc/keys/{username}');
   }
-  return create(r, generateKey(typeof body.org_id === 'string' ? body.org_id : undefined), body);
+  const orgId = typeof body.org_id === 'string' ? body.org_id : undefined;
+  // Dynamic mTLS: a key bound to a certificate is named by it (certs/certs.ts certKeyOf).
+  const certificate = typeof body.certificate === 'string' ? body.certificate : '';
+  if (certificate !== '') {
+    const bound = await boundKeyOf(r, certificate, orgId ?? '');
+    if (typeof bound !== 'string') return bound;
+    return create(r, bound, body);
+  }
+  return create(r, generateKey(orgId), body);
+}
+
+/** The raw key a certificate-bound key is stored under, or 400 naming the unknown certificate. */
+async function boundKeyOf(r: AdminRequest, certId: string, orgId: string): Promise<string | AdminResponse> {
+  const fingerprint = fingerprintOfId(certId);
+  const cert = (await r.deps.store.get(CERTS, certId)) as StoredCert | undefined;
+  if (fingerprint === undefined || cert === undefined) {
+    return invalid([
+      `certificate: certificate ${quote(certId)} not found: upload it with POST /svc/certs first`,
+    ]);
+  }
+  return certKeyOf(orgId, cert.fingerprint);
 }
 
 /** POST /svc/keys/{keyID}: imports a custom key, or registers the basic-auth user {keyID}. */
@@ -198,7 +232,11 @@ export async function importKey(r: AdminRequest): Promise<AdminResponse> {
   if (raw === '' || queryOf(r).get('hashed') === 'true') {
     return statusBody(400, 'error', 'A key is imported by its value, not its hash');
   }
-  return create(r, raw, withoutNulls(await readJsonObject(r.req)));
+  const body = withoutNulls(await readJsonObject(r.req));
+  if (typeof body.certificate === 'string' && body.certificate !== '') {
+    return invalid(['certificate: a key bound to a certificate is created with POST /svc/keys/create']);
+  }
+  return create(r, raw, body);
 }
 
 /** PUT /svc/keys/{keyID} */
@@ -208,6 +246,9 @@ export async function updateKey(r: AdminRequest): Promise<AdminResponse> {
   const body = withoutNulls(await readJsonObject(r.req));
   const previous = (await r.deps.store.get('keys', id)) as GatewaySession | undefined;
   if (previous === undefined) return notFound();
+  if ((body.certificate ?? '') !== (previous.certificate ?? '')) {
+    return invalid(['certificate: the certificate of a key cannot change: create a new key for it']);
+  }
   const prepared = await prepare(r, body, previous);
   if (Array.isArray(prepared)) return invalid(prepared);
   if ((await r.deps.store.put('keys', id, prepared, 'update')) === 'missing') return notFound();

@@ -130,6 +130,25 @@ export const gatewayConfigSchema: JsonSchema = {
       description:
         'While the counters of rate limits and quotas (Redis) cannot be reached: false refuses limited requests with 503 (fail closed), true lets them through uncounted. Either way the outage is logged once.',
     },
+    plugin_dir: {
+      type: 'string',
+      minLength: 1,
+      description:
+        "Directory of the APIs' plugin modules (`custom_middleware`): a plugin's path is relative to it and can't leave it. Unset: APIs with plugins are not served.",
+    },
+    plugin_timeout_ms: {
+      type: 'integer',
+      minimum: 1,
+      default: 1000,
+      description: 'Milliseconds a plugin function may take before the request is answered 500.',
+    },
+    jwks_cache_ttl_s: {
+      type: 'integer',
+      minimum: 1,
+      default: 240,
+      description:
+        'Seconds a JWKS fetched for JWT authentication is used before it is fetched again (a token with an unknown `kid` refetches it at once, at most once per 10 s per URL).',
+    },
     monitor_enable_trigger_monitors: {
       type: 'boolean',
       default: false,
@@ -181,6 +200,9 @@ export const gatewayConfigSources: Readonly<Record<string, ConfigSource>> = {
   shutdown_timeout_ms: { env: 'SVC_GW_SHUTDOWN_TIMEOUT_MS', flag: 'shutdown-timeout-ms' },
   rate_limit_headers: { env: 'SVC_GW_RATE_LIMIT_HEADERS', flag: 'rate-limit-headers' },
   limits_fail_open: { env: 'SVC_GW_LIMITS_FAIL_OPEN', flag: 'limits-fail-open' },
+  plugin_dir: { env: 'SVC_GW_PLUGIN_DIR', flag: 'plugin-dir' },
+  plugin_timeout_ms: { env: 'SVC_GW_PLUGIN_TIMEOUT_MS', flag: 'plugin-timeout-ms' },
+  jwks_cache_ttl_s: { env: 'SVC_GW_JWKS_CACHE_TTL_S', flag: 'jwks-cache-ttl-s' },
   monitor_enable_trigger_monitors: {
     env: 'SVC_GW_MONITOR_ENABLE_TRIGGER_MONITORS',
     flag: 'monitor-enable-trigger-monitors',
@@ -214,6 +236,9 @@ export interface GatewayConfig {
   shutdown_timeout_ms: number;
   rate_limit_headers: 'quota' | 'rate';
   limits_fail_open: boolean;
+  plugin_dir?: string;
+  plugin_timeout_ms: number;
+  jwks_cache_ttl_s: number;
   monitor_enable_trigger_monitors: boolean;
   monitor_global_trigger_limit: number;
   monitor_user_keys: boolean;

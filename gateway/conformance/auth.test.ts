@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { silentLogger } from '../../lib/log.ts';
 import { RedisStore } from '../store/redis.ts';
 import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
-import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { keyed, keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
 import { startRedis, type TestRedis } from '../testing/redis-server.ts';
 
 interface Case {
@@ -34,21 +34,6 @@ const basic = (user: string, password: string): string =>
   `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 const past = Math.floor(Date.now() / 1000) - 3600;
 const future = Math.floor(Date.now() / 1000) + 3600;
-
-function keyed(
-  id: string,
-  listenPath: string,
-  target: string,
-  extra: Record<string, unknown> = {},
-): Record<string, unknown> {
-  return {
-    api_id: id,
-    name: `${id} API`,
-    use_keyless: false,
-    proxy: { listen_path: listenPath, target_url: target },
-    ...extra,
-  };
-}
 
 const access = (...ids: string[]): Record<string, unknown> =>
   Object.fromEntries(ids.map((id) => [id, { api_id: id, api_name: id, versions: ['Default'] }]));

@@ -460,6 +460,7 @@ describe('fast path: compiled chains, answered as node:http answers', () => {
       handle: async (ctx, next) => {
         ctx.responseHeaders['x-probe'] = 'yes';
         if (ctx.path.endsWith('/throw')) throw new Error('probe failure');
+        if (ctx.path.endsWith('/inject')) ctx.headers['x-injected'] = 'a\r\nx-smuggled: 1';
         if (ctx.path.endsWith('/refuse')) {
           return reject(ctx, new GatewayError('GW_ERR_PROBE', 429, 'Probe refused', { 'retry-after': '7' }));
         }
@@ -586,6 +587,13 @@ describe('fast path: compiled chains, answered as node:http answers', () => {
       assert.match(value.text, /^\{"error":"Internal error \(ID [0-9a-f-]{36}\)"\}$/);
       assert.equal(value.headers['x-probe'], 'yes');
     }
+  });
+
+  test('a header the chain made unsendable is never sent: 500, as for any error of the chain', async () => {
+    const { value, fast: n } = await counted(() => fast.request({ path: '/t/inject', fresh: true }));
+    assert.equal(n, 1);
+    assert.equal(value.status, 500);
+    assert.match(value.text, /^\{"error":"Internal error \(ID [0-9a-f-]{36}\)"\}$/);
   });
 
   test('strip_auth_data on the fast path: the credential never reaches the upstream', async () => {

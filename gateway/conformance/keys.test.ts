@@ -14,26 +14,18 @@ import { silentLogger } from '../../lib/log.ts';
 import { waitFor } from '../../lib/testing/wait.ts';
 import { RedisStore } from '../store/redis.ts';
 import { startEcho, type Echo } from '../testing/echo.ts';
-import { spawnGateway, startGateway, type GatewayClient, type InProcessGateway } from '../testing/harness.ts';
+import {
+  keyed,
+  spawnGateway,
+  startGateway,
+  type GatewayClient,
+  type InProcessGateway,
+} from '../testing/harness.ts';
 import { startRedis, type TestRedis } from '../testing/redis-server.ts';
 
 const basic = (user: string, password: string): string =>
   `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
-function keyed(
-  id: string,
-  listenPath: string,
-  target: string,
-  extra: Record<string, unknown> = {},
-): Record<string, unknown> {
-  return {
-    api_id: id,
-    name: id,
-    use_keyless: false,
-    proxy: { listen_path: listenPath, target_url: target },
-    ...extra,
-  };
-}
 const access = (...ids: string[]): Record<string, unknown> =>
   Object.fromEntries(ids.map((id) => [id, { api_id: id, versions: ['Default'] }]));
 
@@ -215,9 +207,15 @@ describe('keys and policies: management API', () => {
 
   test('settings not enforced yet, and invalid ones, are refused by name, nothing stored', async () => {
     const rows: [string, string, Record<string, unknown>, RegExp][] = [
-      ['POST', '/svc/keys/hmac', { hmac_enabled: true }, /hmac_enabled: Unsupported value/],
+      ['POST', '/svc/keys/hmac', { hmac_enabled: true }, /hmac_string: Required value/],
       ['POST', '/svc/keys/jwt', { jwt_data: { secret: 'x' } }, /jwt_data: Unsupported value/],
-      ['POST', '/svc/keys/cert', { certificate: 'abc' }, /certificate: Unsupported value/],
+      [
+        'POST',
+        '/svc/keys/cert',
+        { certificate: 'abc' },
+        /certificate: a key bound to a certificate is created with POST \/svc\/keys\/create/,
+      ],
+      ['POST', '/svc/keys', { certificate: 'abc' }, /certificate: certificate "abc" not found/],
       ['POST', '/svc/keys/limited', { rate: 10 }, /per: Required value/],
       [
         'POST',
@@ -235,12 +233,6 @@ describe('keys and policies: management API', () => {
       [
         'POST',
         '/svc/policies',
-        { id: 'hm', name: 'hm', hmac_enabled: true },
-        /hmac_enabled: Unsupported value/,
-      ],
-      [
-        'POST',
-        '/svc/policies',
         { id: 'qd', name: 'qd', max_query_depth: 3 },
         /max_query_depth: Unsupported value/,
       ],
@@ -252,7 +244,7 @@ describe('keys and policies: management API', () => {
       assert.match((res.json as { message: string }).message, reason);
     }
     assert.equal((await gw.admin('GET', '/svc/keys/limited')).status, 404, 'nothing was stored');
-    assert.equal((await gw.admin('GET', '/svc/policies/hm')).status, 404);
+    assert.equal((await gw.admin('GET', '/svc/keys/hmac')).status, 404);
     const disabled = await gw.admin('POST', '/svc/keys/unlimited', {
       rate: -1,
       per: -1,

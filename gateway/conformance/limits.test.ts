@@ -16,6 +16,7 @@ import { MemoryCounters } from '../limits/memory.ts';
 import { RedisCounters } from '../limits/redis.ts';
 import { startEcho, type Echo } from '../testing/echo.ts';
 import {
+  keyed,
   keyless,
   spawnGateway,
   startGateway,
@@ -24,15 +25,6 @@ import {
 } from '../testing/harness.ts';
 import { startRedis, type TestRedis } from '../testing/redis-server.ts';
 
-function keyed(id: string, target: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    api_id: id,
-    name: id,
-    use_keyless: false,
-    proxy: { listen_path: `/${id}/`, target_url: target },
-    ...extra,
-  };
-}
 const right = (id: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
   [id]: { api_id: id, versions: ['Default'], ...extra },
 });
@@ -79,17 +71,17 @@ describe('limits on an injected clock', () => {
   before(async () => {
     gw = await startGateway({ now: clock, counters: new MemoryCounters({ now: clock }) });
     for (const api of [
-      keyed('rl', echo.url),
-      keyed('rl2', echo.url),
-      keyed('norl', echo.url, { disable_rate_limit: true, disable_quota: true }),
-      keyed('q', echo.url),
-      keyed('qkeep', echo.url, { dont_set_quota_on_create: true }),
-      keyed('ep', echo.url),
+      keyed('rl', '/rl/', echo.url),
+      keyed('rl2', '/rl2/', echo.url),
+      keyed('norl', '/norl/', echo.url, { disable_rate_limit: true, disable_quota: true }),
+      keyed('q', '/q/', echo.url),
+      keyed('qkeep', '/qkeep/', echo.url, { dont_set_quota_on_create: true }),
+      keyed('ep', '/ep/', echo.url),
       keyless('open', '/open/', echo.url, { global_rate_limit: { rate: 2, per: 60 } }),
       keyless('open-off', '/open-off/', echo.url, {
         global_rate_limit: { rate: 2, per: 60, disabled: true },
       }),
-      keyed('orgq', echo.url, { org_id: 'acme', enforce_org_quotas: true }),
+      keyed('orgq', '/orgq/', echo.url, { org_id: 'acme', enforce_org_quotas: true }),
     ]) {
       await gw.addApi(api);
     }
@@ -348,7 +340,7 @@ describe('rate limit headers', () => {
   test('--rate-limit-headers rate: the rate limit, on 200 and on 429', async () => {
     const gw = await startGateway({ argv: ['--rate-limit-headers', 'rate'] });
     try {
-      await gw.addApi(keyed('h', echo.url));
+      await gw.addApi(keyed('h', '/h/', echo.url));
       await gw.reload();
       await addKey(gw, 'h1', {
         rate: 2,
@@ -379,7 +371,7 @@ describe('throttling (real timers)', () => {
   let gw: InProcessGateway;
   before(async () => {
     gw = await startGateway();
-    await gw.addApi(keyed('t', echo.url));
+    await gw.addApi(keyed('t', '/t/', echo.url));
     await gw.reload();
   });
   after(async () => {
@@ -449,7 +441,7 @@ describe('limits across nodes and workers', () => {
     const a = await spawnGateway(args);
     const b = await spawnGateway(args);
     try {
-      await a.addApi(keyed('x', echo.url));
+      await a.addApi(keyed('x', '/x/', echo.url));
       assert.equal((await a.admin('GET', '/svc/reload/group')).status, 200);
       await waitFor('the API on the second process', async () =>
         (await b.request({ path: '/x/y' })).status === 401 ? true : undefined,
@@ -473,7 +465,7 @@ describe('limits across nodes and workers', () => {
   test('a gateway restart keeps the counters held in Redis', async () => {
     const args = ['--store', redis.url, '--redis-key-prefix', 'restart:', '--workers', '1'];
     const first = await spawnGateway(args);
-    await first.addApi(keyed('rs', echo.url));
+    await first.addApi(keyed('rs', '/rs/', echo.url));
     await first.reload();
     await addKey(first, 'kept-count', { quota_max: 2, quota_renewal_rate: 3600, access_rights: right('rs') });
     assert.deepEqual(await statuses(first, '/rs/x', 'kept-count', 2), [200, 200]);
@@ -494,7 +486,7 @@ describe('limits across nodes and workers', () => {
       mkdtempSync(join(tmpdir(), 'svc-gw-limits-')),
     ]);
     try {
-      await gw.addApi(keyed('w', echo.url));
+      await gw.addApi(keyed('w', '/w/', echo.url));
       await gw.reload();
       await addKey(gw, 'shared', { rate: 5, per: 60, access_rights: right('w') });
       const results = await Promise.all(
@@ -519,7 +511,7 @@ describe('limits across nodes and workers', () => {
     });
     try {
       for (const gw of [closed, open]) {
-        await gw.addApi(keyed('z', echo.url));
+        await gw.addApi(keyed('z', '/z/', echo.url));
         await gw.reload();
         await addKey(gw, 'limited', { rate: 100, per: 60, access_rights: right('z') });
         await addKey(gw, 'free', { access_rights: right('z') });
@@ -565,7 +557,7 @@ describe('events fired by limits and authentication', () => {
       ],
     });
     try {
-      await gw.addApi(keyed('ev', echo.url, { event_handlers: { events: handlers } }));
+      await gw.addApi(keyed('ev', '/ev/', echo.url, { event_handlers: { events: handlers } }));
       await gw.reload();
       await addKey(gw, 'ev-rate', { rate: 1, per: 60, access_rights: right('ev') });
       await addKey(gw, 'ev-quota', { quota_max: 2, quota_renewal_rate: 60, access_rights: right('ev') });

@@ -45,3 +45,12 @@ export function throttled(a: Pick<Allowance, 'throttleInterval' | 'throttleRetry
 export function quotaLimited(a: Pick<Allowance, 'quotaMax' | 'quotaRenewalRate'>): boolean {
   return a.quotaMax > 0 && a.quotaRenewalRate > 0;
 }
+
+/**
+ * Whether the request that brought a quota's use to `used` crossed `percent` of `max` (the
+ * `TriggerExceeded` monitor fires once per period, at the crossing).
+ */
+export function crossedTrigger(used: number, max: number, percent: number): boolean {
+  const threshold = (max * percent) / 100;
+  return used - 1 < threshold && used >= threshold;
+}

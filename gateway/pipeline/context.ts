@@ -6,9 +6,10 @@
  * objects) and the connection-level fast path. Middleware read and change the head here; what
  * they hand each other goes in `state`, typed.
  */
-import { randomUUID } from 'node:crypto';
+import { randomUUID, type X509Certificate } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { isIP, type Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import type { Logger } from '../../lib/log.ts';
 import type { GatewaySession } from '../../schemas/generated/models.ts';
 import type { EventName } from '../events/events.ts';
@@ -33,10 +34,10 @@ export interface CredentialSource {
 export interface RequestState {
   /** Authentication: the stored ID of the session's key (a hash, never the raw key). */
   keyId?: string;
-  /** Authentication: the method that found the session. */
-  authMethod?: 'token' | 'basic';
   /** Authentication: where the credentials came from (for strip_auth_data). */
   credentials?: CredentialSource[];
+  /** Authentication: the session is the base identity's (`base_identity_provided_by`). */
+  identityFromBase?: boolean;
   /** Metrics (the request observer): `performance.now()` when the request was routed. */
   startedAt?: number;
 }
@@ -148,6 +149,15 @@ export class RequestContext {
   readBody(_limit: number): Promise<Buffer | undefined> {
     return Promise.resolve(undefined);
   }
+
+  /**
+   * The leaf certificate the client presented on its TLS connection (mutual TLS), or undefined.
+   * Only HTTPS listeners ask for one, and the fast path serves plain HTTP only, where there is
+   * never one: both entrances answer the same.
+   */
+  peerCertificate(): X509Certificate | undefined {
+    return undefined;
+  }
 }
 
 /**
@@ -210,6 +220,11 @@ export class HttpContext extends RequestContext {
     }
     this.body = Buffer.concat(chunks);
     return this.body;
+  }
+
+  override peerCertificate(): X509Certificate | undefined {
+    const socket = this.req.socket;
+    return socket instanceof TLSSocket ? socket.getPeerX509Certificate() : undefined;
   }
 }
 

@@ -9,19 +9,23 @@ import type { CredentialSource, RequestContext } from './context.ts';
 
 /** Where one method reads its credentials. */
 export interface CredentialLocations {
-  header: string;
+  /** Lower case; undefined with `disable_header`. */
+  header: string | undefined;
   param: string | undefined;
   cookie: string | undefined;
 }
 
-/** The locations an auth config names; the header defaults to `Authorization`. */
+/**
+ * The locations an auth config names; the header defaults to `Authorization`, and also names the
+ * query parameter and cookie when they have no name of their own.
+ */
 export function locationsOf(auth: AuthConfig | undefined): CredentialLocations {
   const header =
     auth?.auth_header_name === undefined || auth.auth_header_name === ''
       ? 'Authorization'
       : auth.auth_header_name;
   return {
-    header: header.toLowerCase(),
+    header: auth?.disable_header === true ? undefined : header.toLowerCase(),
     param: auth?.use_param === true ? (nonEmpty(auth.param_name) ?? header) : undefined,
     cookie: auth?.use_cookie === true ? (nonEmpty(auth.cookie_name) ?? header) : undefined,
   };
@@ -40,10 +44,12 @@ export interface Found {
 /** The credential of a request: header, then query, then cookie; the last non-empty wins. */
 export function readCredential(ctx: RequestContext, where: CredentialLocations): Found | undefined {
   let found: Found | undefined;
-  const h = ctx.headers[where.header];
-  const hv = Array.isArray(h) ? h[0] : h;
-  if (hv !== undefined && hv.trim() !== '')
-    found = { value: hv.trim(), source: { kind: 'header', name: where.header } };
+  if (where.header !== undefined) {
+    const h = ctx.headers[where.header];
+    const hv = Array.isArray(h) ? h[0] : h;
+    if (hv !== undefined && hv.trim() !== '')
+      found = { value: hv.trim(), source: { kind: 'header', name: where.header } };
+  }
   if (where.param !== undefined && ctx.query !== '') {
     const v = new URLSearchParams(ctx.query).get(where.param);
     if (v !== null && v !== '') found = { value: v, source: { kind: 'query', name: where.param } };

@@ -73,6 +73,64 @@ export class GatewayError extends SvcError {
     });
   }
 
+  /** JWT authentication without a token (the reference gateway answers 400 here, not 401). */
+  static jwtMissing(): GatewayError {
+    return new GatewayError('GW_ERR_AUTH_FIELD_MISSING', 400, 'Authorization field missing');
+  }
+
+  /** A JWT that does not verify: bad signature, an algorithm the API does not accept, no key. */
+  static jwtInvalid(): GatewayError {
+    return new GatewayError('GW_ERR_JWT_INVALID', 403, 'Key not authorized');
+  }
+
+  /** A JWT whose `exp` has passed (with the API's skew). */
+  static jwtExpired(): GatewayError {
+    return new GatewayError('GW_ERR_JWT_EXPIRED', 401, 'Key not authorized: token has expired');
+  }
+
+  /** A JWT whose `nbf` is still ahead (with the API's skew). */
+  static jwtNotYetValid(): GatewayError {
+    return new GatewayError('GW_ERR_JWT_NOT_YET_VALID', 401, 'Key not authorized: token is not valid yet');
+  }
+
+  /** A JWT whose `iat` is ahead (with the API's skew). */
+  static jwtIssuedInFuture(): GatewayError {
+    return new GatewayError(
+      'GW_ERR_JWT_ISSUED_IN_FUTURE',
+      401,
+      'Key not authorized: token used before issued',
+    );
+  }
+
+  /** A JWT without the identity claim (`jwt_identity_base_field`, else `sub`). */
+  static jwtNoIdentity(): GatewayError {
+    return new GatewayError(
+      'GW_ERR_JWT_NO_IDENTITY',
+      403,
+      'Key not authorized: no suitable claims for user ID were found',
+    );
+  }
+
+  /** A JWT that names no policy the API may apply (claim, defaults, scopes). */
+  static jwtNoPolicy(): GatewayError {
+    return new GatewayError('GW_ERR_JWT_NO_POLICY', 403, 'key not authorized: no matching policy');
+  }
+
+  /** Signature validation of an auth token failed: the API's status and message, else 401. */
+  static signatureInvalid(status = 401, message = 'Request signature verification failed'): GatewayError {
+    return new GatewayError('GW_ERR_SIGNATURE_INVALID', status, message);
+  }
+
+  /** HMAC request signing: missing, malformed or wrong `Signature`, unknown key, stale `Date`. */
+  static hmacInvalid(): GatewayError {
+    return new GatewayError('GW_ERR_HMAC_INVALID', 400, 'Authorization field missing, malformed or invalid');
+  }
+
+  /** A plugin refused the request with its own status and message. */
+  static pluginRefused(status: number, message: string): GatewayError {
+    return new GatewayError('GW_ERR_PLUGIN_REFUSED', status, message);
+  }
+
   /** A body a middleware must read is larger than it may read. */
   static bodyTooLarge(): GatewayError {
     return new GatewayError('GW_ERR_BODY_TOO_LARGE', 413, 'Request body too large');

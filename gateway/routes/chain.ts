@@ -13,27 +13,36 @@ import { quota } from '../middleware/quota/index.ts';
 import { rateLimit } from '../middleware/rate-limit/index.ts';
 import { authToken } from '../middleware/auth-token/index.ts';
 import { basicAuth } from '../middleware/basic-auth/index.ts';
+import { customAuth } from '../middleware/custom-auth/index.ts';
+import { hmacSigning } from '../middleware/hmac/index.ts';
+import { jwt } from '../middleware/jwt/index.ts';
+import { pluginsPost, pluginsPostKeyAuth, pluginsPre, pluginsResponse } from '../middleware/plugins/index.ts';
+import { tokenSignatureCheck } from '../middleware/token-signature/index.ts';
 import { ipAllowList, ipBlockList } from '../middleware/ip-lists/index.ts';
 import { keyState } from '../middleware/key-state/index.ts';
+import { mutualTls } from '../middleware/mutual-tls/index.ts';
 import { stripAuthData } from '../middleware/strip-auth/index.ts';
 import type { Middleware } from '../pipeline/compose.ts';
 
 /** Stages of the chain, in order; the upstream call follows the last one. */
 export const stages: readonly { stage: string; middleware: readonly Middleware[] }[] = [
   {
-    // API-wide rate limit, IP allow list, IP block list, static client certificate, request size.
+    // API-wide rate limit, IP allow list, IP block list, static client certificate, request size;
+    // then the plugins' `pre` hooks.
     stage: 'api-wide checks',
-    middleware: [apiRateLimit, ipAllowList, ipBlockList /* staticClientCertificate, requestSize */],
+    middleware: [apiRateLimit, ipAllowList, ipBlockList, mutualTls /* requestSize */, pluginsPre],
   },
   {
-    // The enabled methods; with chained auth every one must pass and base_identity_provided_by
-    // names the session. Every API that is not keyless has at least the auth token.
+    // The enabled methods (schemas/rules/auth.ts authMethodsOf); with chained auth every one
+    // must pass and base_identity_provided_by names the session. Every API that is not keyless
+    // has at least one. The token's signature is checked right after the token is found.
     stage: 'authentication',
-    middleware: [authToken, basicAuth /* jwt, mutualTls, signature, customAuth */],
+    middleware: [authToken, tokenSignatureCheck, basicAuth, jwt, hmacSigning, customAuth],
   },
   {
+    // The plugins' `post_key_auth` hooks first, then the checks of the session.
     stage: 'access',
-    middleware: [stripAuthData, keyState, accessRights],
+    middleware: [pluginsPostKeyAuth, stripAuthData, keyState, accessRights],
   },
   {
     stage: 'limits',
@@ -41,7 +50,7 @@ export const stages: readonly { stage: string; middleware: readonly Middleware[]
   },
   {
     stage: 'before upstream',
-    middleware: [/* graphql, streams, transforms */],
+    middleware: [/* graphql, streams, transforms */ pluginsPost, pluginsResponse],
   },
 ];
 

@@ -38,7 +38,6 @@ const checks: { name: string; def: unknown; env?: CompileEnv; want: string[] }[]
     want: [
       'proxy.target_url: Unsupported value: "ftp://u": the scheme "ftp" is not supported yet by this gateway: proxy to an http:// or https:// address, such as http://orders.default.svc:8080',
       'protocol: Unsupported value: this listener protocol is not supported yet by this gateway: set protocol to http or https, or leave it empty to serve on the gateway port',
-      'enable_jwt: Unsupported value: JWT authentication is not supported yet by this gateway: set enable_jwt to false and use auth tokens (use_standard_auth) or basic authentication (use_basic_auth)',
       'use_keyless: Forbidden: use_keyless excludes authentication, but enable_jwt is true: set use_keyless to false, or turn enable_jwt off',
     ].sort(),
   },

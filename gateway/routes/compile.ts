@@ -6,7 +6,8 @@
  */
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import { apiDefinitionModel } from '../../schemas/models/api-definition.ts';
-import { compile as compileSchema } from '../../schemas/validate.ts';
+import { oasApiDocument } from '../../schemas/models/oas.ts';
+import { compile as compileSchema, type SchemaProblem } from '../../schemas/validate.ts';
 import type { StoredEntry } from '../store/store.ts';
 import type { Dispatchers } from '../upstream/dispatchers.ts';
 import { upstreamCall } from '../upstream/proxy.ts';
@@ -26,6 +27,7 @@ import {
   routeKey,
 } from '../../schemas/rules/api-definition.ts';
 import { formatProblem, type FieldProblem } from '../../schemas/rules/field-problem.ts';
+import { OAS_EXTENSION, checkOasDocument, oasToClassic } from '../../schemas/rules/oas.ts';
 
 /** What compilation needs to know about the gateway's own listeners. */
 export interface CompileEnv {
@@ -61,6 +63,10 @@ export interface BuildResult {
 }
 
 const schemaCheck = compileSchema(apiDefinitionModel);
+const oasSchemaCheck = compileSchema(oasApiDocument);
+
+/** A schema problem as a line of the management API's answer. */
+const schemaLine = (p: SchemaProblem): string => `${p.path === '' ? '(root)' : p.path}: ${p.message}`;
 
 /** The listener an API is served on. */
 export function listenerOf(api: GatewayApiDefinition, env: CompileEnv): ListenerKey {
@@ -84,10 +90,39 @@ export function domainOf(api: GatewayApiDefinition): string | undefined {
  * this gateway's configuration (its TLS certificate and ports).
  */
 export function checkApi(value: unknown, env: CompileEnv): string[] {
-  const schemaProblems = schemaCheck(value).map((p) => `${p.path === '' ? '(root)' : p.path}: ${p.message}`);
+  const schemaProblems = schemaCheck(value).map(schemaLine);
   if (schemaProblems.length > 0) return schemaProblems;
   const api = value as GatewayApiDefinition;
   return [...checkClassicApi(api), ...configurationProblems(api, env)].map(formatProblem);
+}
+
+/**
+ * Whether a stored API is an OAS document (`/svc/apis/oas`) rather than a classic definition: it
+ * has the extension, which no classic definition can have.
+ */
+export function isOasDocument(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && Object.hasOwn(value, OAS_EXTENSION);
+}
+
+/** The classic form of a stored API: the definition itself, or what an OAS document converts to. */
+export function classicOf(value: unknown): GatewayApiDefinition {
+  return isOasDocument(value) ? oasToClassic(value).api : (value as GatewayApiDefinition);
+}
+
+/**
+ * `checkApi` for either kind of stored API: a classic definition, or an OAS document checked
+ * against its schema, then as the classic definition it converts to (problems at document
+ * paths). Returns the classic form the gateway serves.
+ */
+export function checkStoredApi(
+  value: unknown,
+  env: CompileEnv,
+): { api: GatewayApiDefinition; problems: string[] } {
+  if (!isOasDocument(value)) return { api: value as GatewayApiDefinition, problems: checkApi(value, env) };
+  const schemaProblems = oasSchemaCheck(value).map(schemaLine);
+  if (schemaProblems.length > 0) return { api: oasToClassic(value).api, problems: schemaProblems };
+  const { api, problems } = checkOasDocument(value, (a) => configurationProblems(a, env));
+  return { api, problems: problems.map(formatProblem) };
 }
 
 /** What this gateway's configuration adds to the shared rules. */
@@ -244,10 +279,10 @@ export async function buildRouteTable(
       problems.push({ api_id: e.id, message: e.problem });
       continue;
     }
-    const found = checkApi(e.value, env);
-    const api = e.value as GatewayApiDefinition;
+    const { api, problems: found } = checkStoredApi(e.value, env);
     if (found.length === 0 && api.api_id !== undefined && api.api_id !== e.id) {
-      found.push(`api_id: ${api.api_id} differs from the ID it is stored under`);
+      const field = isOasDocument(e.value) ? 'x-svc-api-gateway.info.id' : 'api_id';
+      found.push(`${field}: ${api.api_id} differs from the ID it is stored under`);
     }
     if (found.length > 0) {
       problems.push({ api_id: e.id, message: found.join('; ') });

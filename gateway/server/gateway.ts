@@ -10,6 +10,7 @@ import { errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
 import pkg from '../../package.json' with { type: 'json' };
 import { Admin, type ReloadReport } from '../admin/index.ts';
+import { buildSniTable, SniTable } from '../certs/sni.ts';
 import type { TlsMaterial } from '../config/load.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { chain as defaultChain } from '../routes/chain.ts';
@@ -75,6 +76,8 @@ export class Gateway {
   readonly #observer: RequestObserver | undefined;
   readonly #metrics: Metrics | undefined;
   #table = new RouteTable([]);
+  /** Per-API certificates by SNI, swapped with the table (certs/sni.ts). */
+  #sni = new SniTable();
   #ready = false;
   #stopped = false;
   #running: Promise<ReloadReport> | undefined;
@@ -129,6 +132,7 @@ export class Gateway {
       host: config.listen_address,
       tls: opts.tls,
       trustForwarded: config.trust_forwarded_headers,
+      sni: (servername) => this.#sni.lookup(servername),
       handler: (req, res, l) => {
         this.#handle(req, res, l);
       },
@@ -308,6 +312,19 @@ export class Gateway {
     }
     const built = await buildRouteTable(entries, this.#env, { ...this.#deps, policies });
     const table = built.table;
+    let sni: SniTable;
+    try {
+      sni = await buildSniTable(
+        table.routes.map((r) => r.api),
+        this.#store,
+        this.#config.secret,
+        this.#log,
+      );
+    } catch (err) {
+      void table.retire();
+      this.#log.error('reload failed: store unavailable', { error: errorMessage(err) });
+      return { ok: false, message: `store unavailable: ${errorMessage(err)}`, retry: true };
+    }
     const wanted = new Map<number, 'http' | 'https'>();
     for (const r of table.routes) if (r.listener !== 'main') wanted.set(r.listener, protocolOf(r.api));
     const opened: number[] = [];
@@ -329,6 +346,7 @@ export class Gateway {
     // requests running on it have finished.
     const old = this.#table;
     this.#table = table;
+    this.#sni = sni;
     this.#ready = true;
     void old.retire().catch((err: unknown) => {
       this.#log.warn('closing retired routes failed', { error: errorMessage(err) });

@@ -11,6 +11,7 @@ import {
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import type { SecureContext } from 'node:tls';
 import type { Logger } from '../../lib/log.ts';
 import type { TlsMaterial } from '../config/load.ts';
 import type { ListenerInfo } from '../pipeline/context.ts';
@@ -49,6 +50,7 @@ export class Listeners {
   readonly #log: Logger;
   readonly #fastPath: FastPath | undefined;
   readonly #open = new Map<ListenerKey | 'control', OpenListener>();
+  readonly #sni: ((servername: string) => SecureContext | undefined) | undefined;
 
   constructor(opts: {
     host: string;
@@ -58,7 +60,10 @@ export class Listeners {
     log: Logger;
     /** Serves simple requests on plain-HTTP gateway and API listeners (config `fast_path`). */
     fastPath?: FastPath | undefined;
+    /** The TLS context of an SNI name (per-API certificates); undefined: the default one. */
+    sni?: ((servername: string) => SecureContext | undefined) | undefined;
   }) {
+    this.#sni = opts.sni;
     this.#fastPath = opts.fastPath;
     this.#host = opts.host;
     this.#tls = opts.tls;
@@ -104,7 +109,20 @@ export class Listeners {
     };
     const server =
       opts.protocol === 'https' && this.#tls !== undefined
-        ? createHttpsServer({ cert: this.#tls.cert, key: this.#tls.key }, handler)
+        ? createHttpsServer(
+            {
+              cert: this.#tls.cert,
+              key: this.#tls.key,
+              // Mutual TLS: ask for a client certificate, require none and trust no CA for it;
+              // the middleware decide by fingerprint (middleware/mutual-tls).
+              requestCert: true,
+              rejectUnauthorized: false,
+              SNICallback: (servername, cb) => {
+                cb(null, this.#sni?.(servername));
+              },
+            },
+            handler,
+          )
         : createHttpServer(handler);
     // Keep client connections open a bit longer than typical load balancers' idle timeouts.
     server.keepAliveTimeout = 65_000;

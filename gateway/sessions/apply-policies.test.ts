@@ -57,6 +57,7 @@ const policies: Record<string, GatewayPolicy> = {
   draft: { name: 'd', state: 'draft' },
   deny: { name: 'x', state: 'deny' },
   off: { name: 'off', active: false },
+  signs: { name: 's', hmac_enabled: true },
 };
 
 const lookup = (id: string): GatewayPolicy | undefined => policies[id];
@@ -132,6 +133,14 @@ const cases: { name: string; key: GatewaySession; want: (a: Applied) => void }[]
     want: (a) => {
       assert.ok(a.ok);
       assert.deepEqual(a.session.meta_data, { plan: 'custom', tier: '1' });
+    },
+  },
+  {
+    name: 'a policy with hmac_enabled lets the key sign requests',
+    key: { hmac_string: 'enc:v1:x', apply_policies: ['a', 'signs'] },
+    want: (a) => {
+      assert.ok(a.ok);
+      assert.equal(a.session.hmac_enabled, true);
     },
   },
   {

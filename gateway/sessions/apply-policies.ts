@@ -3,7 +3,8 @@
  * Policies contribute only their `partitions` set to true (all of them when none is): access
  * rights are united (versions and allowed URLs merged), the highest quota wins (-1 beats all),
  * the rate with the shortest interval per request wins (a disabled rate beats all), the highest
- * throttle values win. A part no policy contributes stays the key's own. A policy that is
+ * throttle values win; a policy with `hmac_enabled` lets the key sign requests with its
+ * `hmac_string`. A part no policy contributes stays the key's own. A policy that is
  * missing or `deny` (never published) refuses the key; a `draft` or inactive one disables it.
  */
 import type {
@@ -104,6 +105,7 @@ export function applyPolicies(
         quota = { max, renewal: p.quota_renewal_rate };
       }
     }
+    if (p.hmac_enabled === true) session.hmac_enabled = true;
     for (const t of p.tags ?? []) tags.add(t);
     Object.assign(meta, p.meta_data ?? {});
   }

@@ -38,6 +38,7 @@ export class Sessions {
   readonly #keys = new Map<string, Entry<LoadedKey>>();
   readonly #policies = new Map<string, Entry<GatewayPolicy>>();
   readonly #orgs = new Map<string, Entry<GatewaySession>>();
+  readonly #derived = new Map<string, Entry<LoadedKey>>();
   /** Bumped by every forget: a load that spans one is not cached. */
   #generation = 0;
 
@@ -68,6 +69,24 @@ export class Sessions {
       loaded = { id, stored, applied: applyPolicies(stored, (pid) => policies.get(pid)) };
     }
     if (generation === this.#generation) remember(this.#keys, id, loaded ?? null, now);
+    return loaded;
+  }
+
+  /**
+   * A session no stored key backs (a JWT identity): `key` (its `apply_policies`, its
+   * organisation) with the policies applied, under the stable ID `id` that counters and events
+   * use. Cached per ID and policy list until a policy changes, like a stored key.
+   */
+  async derived(id: string, key: GatewaySession): Promise<LoadedKey> {
+    const cacheKey = `${id}\0${(key.apply_policies ?? []).join('\0')}`;
+    const now = this.#now();
+    const hit = this.#derived.get(cacheKey);
+    if (hit !== undefined && hit.value !== null && now - hit.at < HIT_MAX_AGE_MS) return hit.value;
+    const generation = this.#generation;
+    const policies = new Map<string, GatewayPolicy | undefined>();
+    for (const pid of key.apply_policies ?? []) policies.set(pid, await this.policy(pid));
+    const loaded: LoadedKey = { id, stored: key, applied: applyPolicies(key, (pid) => policies.get(pid)) };
+    if (generation === this.#generation) remember(this.#derived, cacheKey, loaded, now);
     return loaded;
   }
 
@@ -112,6 +131,7 @@ export class Sessions {
       this.#policies.delete(id);
       // Which keys apply the policy isn't indexed: every merged session is recomputed.
       this.#keys.clear();
+      this.#derived.clear();
     }
   }
 
@@ -121,6 +141,7 @@ export class Sessions {
     this.#keys.clear();
     this.#policies.clear();
     this.#orgs.clear();
+    this.#derived.clear();
   }
 }
 

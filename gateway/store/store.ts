@@ -5,7 +5,7 @@
  */
 
 /** Collections of documents. A new kind of object is a new name here, nothing else. */
-export const COLLECTIONS = ['apis', 'policies', 'keys', 'orgs'] as const;
+export const COLLECTIONS = ['apis', 'policies', 'keys', 'orgs', 'certs'] as const;
 /** One of COLLECTIONS. */
 export type Collection = (typeof COLLECTIONS)[number];
 

@@ -81,6 +81,22 @@ export function keyless(
   };
 }
 
+/** A keyed API definition for tests: auth token in `Authorization` unless `extra` says otherwise. */
+export function keyed(
+  id: string,
+  listenPath: string,
+  target: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    api_id: id,
+    name: `${id} API`,
+    use_keyless: false,
+    proxy: { listen_path: listenPath, target_url: target },
+    ...extra,
+  };
+}
+
 /** A gateway running in this process. */
 export interface InProcessGateway extends GatewayClient {
   gw: Gateway;

@@ -2,7 +2,7 @@ import type * as k8s from '@kubernetes/client-node';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Logger } from '../log.ts';
 import { errorMessage } from '../errors.ts';
-import { Informer, objectKey, type WatchSpec } from './informer.ts';
+import { Informer, objectKey, type InformerEvent, type WatchSpec } from './informer.ts';
 import { WorkQueue, type WorkResult } from './workqueue.ts';
 
 /** A controller: a primary kind whose keys it reconciles, and the kinds that lead back to it. */
@@ -13,10 +13,13 @@ export interface ControllerSpec {
   watch: WatchSpec;
   /** Reconciles one key (`namespace/name`); throws to retry with backoff. */
   reconcile: (key: string) => Promise<WorkResult>;
-  /** Other kinds whose changes queue keys of this controller (a ConfigMap queues its APIs). */
+  /**
+   * Other kinds whose changes queue keys of this controller (a ConfigMap queues its APIs). Every
+   * event reaches `map`, status updates included; `event` lets it skip those it does not need.
+   */
   watches?: readonly {
     watch: WatchSpec;
-    map: (obj: k8s.KubernetesObject, old?: k8s.KubernetesObject) => string[];
+    map: (obj: k8s.KubernetesObject, old: k8s.KubernetesObject | undefined, event: InformerEvent) => string[];
   }[];
   workers?: number;
 }
@@ -145,8 +148,8 @@ export class ControllerManager {
       queue.add(objectKey(obj));
     });
     for (const w of spec.watches ?? []) {
-      this.informer(w.watch).on((_event, obj, old) => {
-        for (const key of w.map(obj, old)) queue.add(key);
+      this.informer(w.watch).on((event, obj, old) => {
+        for (const key of w.map(obj, old, event)) queue.add(key);
       });
     }
   }

@@ -45,6 +45,8 @@ const answers: Record<string, [number, unknown]> = {
     { status: 'error', message: 'Attempted administrative access with invalid or missing key!' },
   ],
   '/svc/apis/busy': [503, { status: 'error', message: 'store down' }],
+  '/svc/policies/gold': [200, { id: 'gold', name: 'Gold' }],
+  '/svc/policies/gone': [404, { status: 'error', message: 'Policy not found' }],
 };
 const seenAuth: string[] = [];
 const server = http.createServer((req, res) => {
@@ -65,6 +67,13 @@ test('client: reads an API, sends the secret header, maps 404 to undefined', asy
   assert.equal(await client.getApi('missing'), undefined);
   assert.equal(await client.deleteApi('missing'), false);
   assert.ok(seenAuth.every((a) => a === 'sekret'));
+});
+
+test('client: policies are read and deleted under /svc/policies, 404 meaning none', async () => {
+  assert.deepEqual(await client.getPolicy('gold'), { id: 'gold', name: 'Gold' });
+  assert.equal(await client.getPolicy('gone'), undefined);
+  assert.equal(await client.deletePolicy('gone'), false);
+  assert.equal(await client.deletePolicy('gold'), true);
 });
 
 test('client: failures are typed so the reconciler knows whether to retry', async () => {

@@ -1,7 +1,7 @@
 import { Agent, request, type Dispatcher } from 'undici';
-import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
+import type { GatewayApiDefinition, GatewayPolicy } from '../../schemas/generated/models.ts';
 import { InputError, SvcError, TransientError, errorMessage } from '../../lib/errors.ts';
-import type { Connection, ManagementClient } from './management.ts';
+import type { Connection, ManagementClient, OasDocument } from './management.ts';
 
 /** Options of {@link GatewayClient}. */
 export interface GatewayClientOptions {
@@ -41,9 +41,8 @@ export class GatewayClient implements ManagementClient {
     );
   }
 
-  async getApi(id: string): Promise<GatewayApiDefinition | undefined> {
-    const res = await this.#call('GET', `/svc/apis/${encodeURIComponent(id)}`, undefined, [404]);
-    return res.status === 404 ? undefined : (res.body as GatewayApiDefinition);
+  getApi(id: string): Promise<GatewayApiDefinition | undefined> {
+    return this.#get<GatewayApiDefinition>('apis', id);
   }
 
   async createApi(def: GatewayApiDefinition): Promise<void> {
@@ -54,9 +53,40 @@ export class GatewayClient implements ManagementClient {
     await this.#call('PUT', `/svc/apis/${encodeURIComponent(id)}`, def);
   }
 
-  async deleteApi(id: string): Promise<boolean> {
-    const res = await this.#call('DELETE', `/svc/apis/${encodeURIComponent(id)}`, undefined, [404]);
-    return res.status !== 404;
+  deleteApi(id: string): Promise<boolean> {
+    return this.#delete('apis', id);
+  }
+
+  getOasApi(id: string): Promise<OasDocument | undefined> {
+    return this.#get<OasDocument>('apis/oas', id);
+  }
+
+  async createOasApi(doc: OasDocument): Promise<void> {
+    await this.#call('POST', '/svc/apis/oas', doc);
+  }
+
+  async updateOasApi(id: string, doc: OasDocument): Promise<void> {
+    await this.#call('PUT', `/svc/apis/oas/${encodeURIComponent(id)}`, doc);
+  }
+
+  deleteOasApi(id: string): Promise<boolean> {
+    return this.#delete('apis/oas', id);
+  }
+
+  getPolicy(id: string): Promise<GatewayPolicy | undefined> {
+    return this.#get<GatewayPolicy>('policies', id);
+  }
+
+  async createPolicy(policy: GatewayPolicy): Promise<void> {
+    await this.#call('POST', '/svc/policies', policy);
+  }
+
+  async updatePolicy(id: string, policy: GatewayPolicy): Promise<void> {
+    await this.#call('PUT', `/svc/policies/${encodeURIComponent(id)}`, policy);
+  }
+
+  deletePolicy(id: string): Promise<boolean> {
+    return this.#delete('policies', id);
   }
 
   reload(): Promise<void> {
@@ -65,6 +95,18 @@ export class GatewayClient implements ManagementClient {
 
   async close(): Promise<void> {
     await this.#agent.close();
+  }
+
+  /** A document of a collection, or undefined on 404. */
+  async #get<T>(collection: 'apis' | 'apis/oas' | 'policies', id: string): Promise<T | undefined> {
+    const res = await this.#call('GET', `/svc/${collection}/${encodeURIComponent(id)}`, undefined, [404]);
+    return res.status === 404 ? undefined : (res.body as T);
+  }
+
+  /** Deletes a document of a collection; false when there was none. */
+  async #delete(collection: 'apis' | 'apis/oas' | 'policies', id: string): Promise<boolean> {
+    const res = await this.#call('DELETE', `/svc/${collection}/${encodeURIComponent(id)}`, undefined, [404]);
+    return res.status !== 404;
   }
 
   async #call(

@@ -1,4 +1,4 @@
-import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
+import type { GatewayApiDefinition, GatewayPolicy } from '../../schemas/generated/models.ts';
 
 /**
  * What the operator needs from a gateway (mode ce) or a dashboard (mode pro). Failures are
@@ -15,6 +15,20 @@ export interface ManagementClient {
   updateApi(id: string, def: GatewayApiDefinition): Promise<void>;
   /** False when there was nothing to delete. */
   deleteApi(id: string): Promise<boolean>;
+  /** The OAS API's document as stored, or undefined when the peer has none with this ID. */
+  getOasApi(id: string): Promise<OasDocument | undefined>;
+  /** Creates an OAS API; its ID is the document's `x-svc-api-gateway.info.id`. */
+  createOasApi(doc: OasDocument): Promise<void>;
+  updateOasApi(id: string, doc: OasDocument): Promise<void>;
+  /** False when there was nothing to delete. */
+  deleteOasApi(id: string): Promise<boolean>;
+  /** The policy, or undefined when the peer has none with this ID. */
+  getPolicy(id: string): Promise<GatewayPolicy | undefined>;
+  /** Policies take effect when written: no reload. */
+  createPolicy(policy: GatewayPolicy): Promise<void>;
+  updatePolicy(id: string, policy: GatewayPolicy): Promise<void>;
+  /** False when there was nothing to delete. */
+  deletePolicy(id: string): Promise<boolean>;
   /**
    * Makes the peer serve what was written. Calls made close together share one reload
    * (`/svc/reload/group` once per burst); the promise settles when that reload is done.
@@ -22,6 +36,9 @@ export interface ManagementClient {
   reload(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** An OpenAPI 3.x document with the `x-svc-api-gateway` extension: the body of an OAS API. */
+export type OasDocument = Record<string, unknown>;
 
 /** How to reach a gateway or dashboard. */
 export interface Connection {

@@ -1,10 +1,13 @@
+import type * as k8s from '@kubernetes/client-node';
 import type { OperatorContext, OperatorContextStatus } from '../../schemas/generated/kinds.ts';
 import type { EventRecorder } from '../../lib/k8s/events.ts';
+import type { ControllerSpec } from '../../lib/k8s/manager.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { WorkResult } from '../../lib/k8s/workqueue.ts';
 import { setCondition, type SvcObject, type SvcObjects } from '../../lib/k8s/objects.ts';
-import { splitKey } from '../../lib/k8s/informer.ts';
+import { splitKey, type InformerEvent } from '../../lib/k8s/informer.ts';
 import type { Connections } from '../connections.ts';
+import { contextKeyOf, viewChanged, watchOf, type ControllerEnv } from './env.ts';
 
 /** The finalizer that keeps an OperatorContext while resources still use it. */
 export const CONTEXT_FINALIZER = 'finalizers.svc.svc.io/operatorcontext';
@@ -21,9 +24,9 @@ export interface ContextUser {
 
 /** What the reconciler needs. */
 export interface OperatorContextDeps {
-  objects: SvcObjects<ContextObject>;
-  connections: Connections;
-  events: EventRecorder;
+  objects: Pick<SvcObjects<ContextObject>, 'get' | 'ensureFinalizer' | 'removeFinalizer' | 'patchStatus'>;
+  connections: Pick<Connections, 'contextConnection'>;
+  events: Pick<EventRecorder, 'record'>;
   /** Resources whose contextRef names this context, from the informer caches. */
   usersOf: (namespace: string, name: string) => ContextUser[];
   now: () => Date;
@@ -106,4 +109,44 @@ export async function reconcileOperatorContext(key: string, deps: OperatorContex
   }
   // The Secret is not watched: check it again now and then.
   return conn.ok ? {} : { requeueAfterMs: 60_000 };
+}
+
+/**
+ * The OperatorContext controller: a context is reconciled when it changes, and when a resource
+ * starts or stops naming it in `contextRef` (or goes). `objects` is shared with the connections,
+ * which read contexts too.
+ */
+export function operatorContextController(
+  env: ControllerEnv,
+  objects: SvcObjects<ContextObject>,
+): ControllerSpec {
+  const users = (
+    ['ApiDefinition', 'SvcOasApiDefinition', 'SvcStreamsApiDefinition', 'SecurityPolicy'] as const
+  ).map((kind) => ({ kind, watch: watchOf(env, kind), informer: env.manager.informer(watchOf(env, kind)) }));
+  return {
+    name: 'operatorcontext',
+    watch: watchOf(env, 'OperatorContext'),
+    reconcile: (key) =>
+      reconcileOperatorContext(key, {
+        objects,
+        connections: env.connections,
+        events: env.events,
+        usersOf: (namespace, name): ContextUser[] =>
+          users.flatMap(({ kind, informer }) =>
+            informer
+              .list()
+              .filter((o) => contextKeyOf(o)[0] === `${namespace}/${name}`)
+              .map((o) => ({ kind, name: o.metadata?.name ?? '', namespace: o.metadata?.namespace ?? '' })),
+          ),
+        now: env.now,
+        log: env.log,
+      }),
+    watches: users.map(({ watch }) => ({
+      watch,
+      map: (obj: k8s.KubernetesObject, old: k8s.KubernetesObject | undefined, event: InformerEvent) =>
+        viewChanged(event, obj, old, contextKeyOf)
+          ? [...new Set([...contextKeyOf(obj), ...contextKeyOf(old)])]
+          : [],
+    })),
+  };
 }

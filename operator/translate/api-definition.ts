@@ -1,3 +1,4 @@
+import { authMethodsOf } from '../../schemas/rules/auth.ts';
 import type { ApiDefinitionSpec, NamespacedRef } from '../../schemas/generated/kinds.ts';
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 
@@ -41,12 +42,14 @@ export function translateApiDefinition(
     active: rest.active ?? true,
     use_keyless: rest.use_keyless ?? false,
   };
+  // The seed: a keyed API that names no method uses auth tokens. Which methods run is the
+  // gateway's one rule (schemas/rules/auth.ts), so an HMAC- or plugin-only API gets no token.
+  const methods = authMethodsOf(out);
   if (
-    !out.use_keyless &&
     !out.use_standard_auth &&
-    !out.use_basic_auth &&
-    !out.enable_jwt &&
-    !out.use_mutual_tls_auth
+    !out.use_mutual_tls_auth &&
+    methods.length === 1 &&
+    methods[0] === 'auth_token'
   ) {
     out.use_standard_auth = true;
   }

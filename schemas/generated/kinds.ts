@@ -78,8 +78,10 @@ export interface ApiDefinitionSpec {
   jwt_policy_field_name?: string;
   /** Claim that names the client key. */
   jwt_client_base_field?: string;
-  /** Ignore the `kid` header of tokens. */
+  /** Ignore the `kid` header of tokens as an identity (the identity always comes from `jwt_identity_base_field`). */
   jwt_skip_kid?: boolean;
+  /** Claim holding the scopes for `jwt_scope_to_policy_mapping` (default `scope`; `a.b` reads a nested claim): a space-separated string or a list. */
+  jwt_scope_claim_name?: string;
   /** Seconds of clock skew allowed on `exp`. */
   jwt_expires_at_validation_skew?: number;
   /** Seconds of clock skew allowed on `iat`. */
@@ -96,8 +98,16 @@ export interface ApiDefinitionSpec {
   auth?: AuthConfig;
   /** Credential locations per method: `authToken`, `basic`, `jwt`, ... */
   auth_configs?: Record<string, AuthConfig>;
-  /** HMAC request signing. */
+  /** HMAC request signing: `Authorization: Signature keyId=...,algorithm=...,headers=...,signature=...` with the `hmac_string` of the key. */
   enable_signature_checking?: boolean;
+  /** Milliseconds the signed `Date` (or `X-Aux-Date`) may differ from the gateway clock; 0 or less: any date. */
+  hmac_allowed_clock_skew?: number;
+  /** Algorithms clients may sign with; empty: all four. */
+  hmac_allowed_algorithms?: ('hmac-sha1' | 'hmac-sha256' | 'hmac-sha384' | 'hmac-sha512')[];
+  /** Plugins: functions of JavaScript or TypeScript modules run at fixed points of the chain. */
+  custom_middleware?: CustomMiddleware;
+  /** A plugin bundle of other gateways; refused when set (name modules in custom_middleware). */
+  custom_middleware_bundle?: string;
   /** When true, only requests from `allowed_ips` pass. */
   enable_ip_whitelisting?: boolean;
   /** Client addresses allowed when `enable_ip_whitelisting` is true: IPv4 or IPv6 addresses and CIDR ranges, listed explicitly (no wildcards). */
@@ -188,6 +198,8 @@ export interface ApiStatus {
 export interface AuthConfig {
   /** Header that carries the credentials (name matched case-insensitively). */
   auth_header_name?: string;
+  /** Do not read the credentials from a header: only from the query parameter or cookie enabled here (an OAS scheme declared `in: query` or `in: cookie`). */
+  disable_header?: boolean;
   /** Also read the token from a query parameter. */
   use_param?: boolean;
   /** Query parameter name when `use_param` is true (case-sensitive). Defaults to the header name. */
@@ -262,6 +274,24 @@ export interface CorsConfig {
   max_age?: number;
   /** Proxy OPTIONS requests to the upstream. */
   options_passthrough?: boolean;
+}
+
+/** Plugins: functions of JavaScript or TypeScript modules run at fixed points of the chain. */
+export interface CustomMiddleware {
+  /** What runs the plugins: `svc` (JavaScript or TypeScript modules) is the one this gateway has. */
+  driver?: string;
+  /** Hooks run before authentication, after the API-wide checks, in order. */
+  pre?: PluginHook[];
+  /** Custom authentication (`base_identity_provided_by: custom_auth`): the function returns a session or a refusal. */
+  auth_check?: PluginAuthCheck;
+  /** Hooks run right after authentication, before the access checks, in order. */
+  post_key_auth?: PluginHook[];
+  /** Hooks run last, just before the upstream call, in order. */
+  post?: PluginHook[];
+  /** Hooks run before the upstream call, to add headers to the response, in order. */
+  response?: PluginHook[];
+  /** Kept for definitions of other gateways; refused when it says anything. */
+  id_extractor?: Record<string, unknown>;
 }
 
 /** A path and the rate limits of its methods. */
@@ -376,6 +406,32 @@ export interface NamespacedRef {
   namespace?: string;
 }
 
+/** Observed state of the API, written by the operator. */
+export interface OasApiStatus {
+  /** ID of the API in the gateway or dashboard. */
+  api_id?: string;
+  /** Listen path the API is served on. */
+  listen_path?: string;
+  /** SecurityPolicies that grant access to this API. */
+  linked_by_policies?: NamespacedRef[];
+  /** The metadata.generation the operator last reconciled. */
+  observedGeneration?: number;
+  /** Hash of the translated object the operator last pushed to the gateway or dashboard. */
+  latestCRDSpecHash?: string;
+  /** Hash of the object the gateway or dashboard held after the last push (drift detection). */
+  latestSvcSpecHash?: string;
+  /** Outcome of the operator's last call to the gateway or dashboard for this resource. */
+  latestTransaction?: Transaction;
+  /** Standard conditions. `Ready` is True when the gateway or dashboard holds the desired state. */
+  conditions?: Condition[];
+  /** Upstream URL of the API (`x-svc-api-gateway.upstream.url`). */
+  target_url?: string;
+  /** Whether the gateway serves the API (`x-svc-api-gateway.info.state.active`). */
+  enabled?: boolean;
+  /** Hash of the ConfigMap key the document pushed last came from. */
+  latestConfigMapHash?: string;
+}
+
 /** Isolated connection parameters: which gateway or dashboard, which organization, which user identity. Resources choose one with `contextRef`; fields left unset come from the Secret named by `secretRef`. */
 export interface OperatorContext {
   apiVersion: 'svc.svc.io/v1alpha1';
@@ -433,6 +489,34 @@ export interface OperatorContextStatus {
   conditions?: Condition[];
 }
 
+/** Custom authentication (`base_identity_provided_by: custom_auth`): the function returns a session or a refusal. */
+export interface PluginAuthCheck {
+  /** Name of the function the module exports. */
+  name?: string;
+  /** Module file (`.js`, `.mjs`, `.ts` or `.mts`), relative to the gateway setting `plugin_dir`, without `..`. */
+  path?: string;
+  /** Skips the hook. */
+  disabled?: boolean;
+  /** Kept for definitions of other gateways: hooks after authentication always see the session. */
+  require_session?: boolean;
+  /** Kept for definitions of other gateways: hooks never receive the body. */
+  raw_body_only?: boolean;
+}
+
+/** One function of a plugin module: `name` is what the module exports, `path` the module file relative to the gateway setting `plugin_dir`. */
+export interface PluginHook {
+  /** Name of the function the module exports. */
+  name?: string;
+  /** Module file (`.js`, `.mjs`, `.ts` or `.mts`), relative to the gateway setting `plugin_dir`, without `..`. */
+  path?: string;
+  /** Skips the hook. */
+  disabled?: boolean;
+  /** Kept for definitions of other gateways: hooks after authentication always see the session. */
+  require_session?: boolean;
+  /** Kept for definitions of other gateways: hooks never receive the body. */
+  raw_body_only?: boolean;
+}
+
 /** Which parts of the policy apply. When any is true, only the true parts are applied to keys (the rest come from the key or other policies). */
 export interface PolicyPartitions {
   /** Apply the request quota. */
@@ -467,6 +551,14 @@ export interface ProxyTransport {
   ssl_insecure_skip_verify?: boolean;
   /** Lowest TLS version (769 TLS 1.0 ... 772 TLS 1.3). */
   ssl_min_version?: 769 | 770 | 771 | 772;
+}
+
+/** Where the operator last wrote the resource: the management URL, and the OperatorContext it was reached through (none: the operator's own settings). When contextRef moves the resource to another gateway, it is deleted from this one. */
+export interface PushedTo {
+  /** Management URL of the gateway or dashboard. */
+  url: string;
+  /** Reference to the OperatorContext the gateway was reached through by name and namespace. */
+  contextRef?: NamespacedRef;
 }
 
 /** Requests allowed per window. */
@@ -526,8 +618,10 @@ export interface SecurityPolicySpec {
 export interface SecurityPolicyStatus {
   /** ID of the policy in the gateway or dashboard. */
   pol_id?: string;
-  /** API resources the policy covers. */
+  /** API resources the policy covers (its access_rights_array), and ApiDefinitions that name it in jwt_default_policies. */
   linked_apis?: ApiResourceRef[];
+  /** Where the operator last wrote the resource: the management URL, and the OperatorContext it was reached through (none: the operator's own settings). When contextRef moves the resource to another gateway, it is deleted from this one. */
+  pushedTo?: PushedTo;
   /** The metadata.generation the operator last reconciled. */
   observedGeneration?: number;
   /** Hash of the translated object the operator last pushed to the gateway or dashboard. */
@@ -542,21 +636,21 @@ export interface SecurityPolicyStatus {
 
 /** Signature validation with the auth token. */
 export interface SignatureConfig {
-  /** Hash over the key, the secret and the timestamp. */
+  /** Hex digest (SHA-256 or MD5) of the token, the secret and the Unix time in seconds, concatenated. */
   algorithm?: 'VendorSHA256' | 'VendorMD5';
   /** Header that carries the signature. */
   header?: string;
-  /** Read the signature from a query parameter instead. */
+  /** Also read the signature from a query parameter, which wins when present. */
   use_param?: boolean;
-  /** Query parameter of the signature. */
+  /** Query parameter of the signature (default: the header name). */
   param_name?: string;
-  /** Shared secret, or `$secret_conf.<name>` / `$secret_env.<name>` to read it at load. */
+  /** Shared secret, written as it is (the `$secret_conf.<name>` and `$secret_env.<name>` references of other gateways are refused). */
   secret?: string;
   /** Seconds the signed timestamp may differ from the gateway clock. */
   allowed_clock_skew?: number;
   /** Status of a refused signature (default 401). */
   error_code?: number;
-  /** Message of a refused signature (default `Signature is not valid`). */
+  /** Message of a refused signature (default `Request signature verification failed`). */
   error_message?: string;
 }
 
@@ -574,7 +668,7 @@ export interface SvcOasApiDefinition {
   kind: 'SvcOasApiDefinition';
   metadata: V1ObjectMeta;
   spec: SvcOasApiDefinitionSpec;
-  status?: ApiStatus;
+  status?: OasApiStatus;
 }
 
 /** Desired state of the API. */

@@ -44,6 +44,8 @@ export interface ApiLimit {
 export interface AuthConfig {
   /** Header that carries the credentials (name matched case-insensitively). */
   auth_header_name?: string;
+  /** Do not read the credentials from a header: only from the query parameter or cookie enabled here (an OAS scheme declared `in: query` or `in: cookie`). */
+  disable_header?: boolean;
   /** Also read the token from a query parameter. */
   use_param?: boolean;
   /** Query parameter name when `use_param` is true (case-sensitive). Defaults to the header name. */
@@ -110,6 +112,24 @@ export interface CredentialLocation {
   name?: string;
 }
 
+/** Plugins: functions of JavaScript or TypeScript modules run at fixed points of the chain. */
+export interface CustomMiddleware {
+  /** What runs the plugins: `svc` (JavaScript or TypeScript modules) is the one this gateway has. */
+  driver?: string;
+  /** Hooks run before authentication, after the API-wide checks, in order. */
+  pre?: PluginHook[];
+  /** Custom authentication (`base_identity_provided_by: custom_auth`): the function returns a session or a refusal. */
+  auth_check?: PluginAuthCheck;
+  /** Hooks run right after authentication, before the access checks, in order. */
+  post_key_auth?: PluginHook[];
+  /** Hooks run last, just before the upstream call, in order. */
+  post?: PluginHook[];
+  /** Hooks run before the upstream call, to add headers to the response, in order. */
+  response?: PluginHook[];
+  /** Kept for definitions of other gateways; refused when it says anything. */
+  id_extractor?: Record<string, unknown>;
+}
+
 /** A path and the rate limits of its methods. */
 export interface Endpoint {
   /** Path of the endpoint, relative to the listen path. */
@@ -154,6 +174,8 @@ export interface GatewayApiDefinition {
   api_id?: string;
   /** Organization the API belongs to. */
   org_id?: string;
+  /** Set by the gateway on the classic form of an OAS API (`/svc/apis/oas`): its one version is named `""`. Refused in `/svc/apis` writes. */
+  is_oas?: boolean;
   /** Name of the API. */
   name: string;
   /** Short name of the API, used in dashboards. */
@@ -190,8 +212,10 @@ export interface GatewayApiDefinition {
   jwt_policy_field_name?: string;
   /** Claim that names the client key. */
   jwt_client_base_field?: string;
-  /** Ignore the `kid` header of tokens. */
+  /** Ignore the `kid` header of tokens as an identity (the identity always comes from `jwt_identity_base_field`). */
   jwt_skip_kid?: boolean;
+  /** Claim holding the scopes for `jwt_scope_to_policy_mapping` (default `scope`; `a.b` reads a nested claim): a space-separated string or a list. */
+  jwt_scope_claim_name?: string;
   /** Seconds of clock skew allowed on `exp`. */
   jwt_expires_at_validation_skew?: number;
   /** Seconds of clock skew allowed on `iat`. */
@@ -208,8 +232,16 @@ export interface GatewayApiDefinition {
   auth?: AuthConfig;
   /** Credential locations per method: `authToken`, `basic`, `jwt`, ... */
   auth_configs?: Record<string, AuthConfig>;
-  /** HMAC request signing. */
+  /** HMAC request signing: `Authorization: Signature keyId=...,algorithm=...,headers=...,signature=...` with the `hmac_string` of the key. */
   enable_signature_checking?: boolean;
+  /** Milliseconds the signed `Date` (or `X-Aux-Date`) may differ from the gateway clock; 0 or less: any date. */
+  hmac_allowed_clock_skew?: number;
+  /** Algorithms clients may sign with; empty: all four. */
+  hmac_allowed_algorithms?: ('hmac-sha1' | 'hmac-sha256' | 'hmac-sha384' | 'hmac-sha512')[];
+  /** Plugins: functions of JavaScript or TypeScript modules run at fixed points of the chain. */
+  custom_middleware?: CustomMiddleware;
+  /** A plugin bundle of other gateways; refused when set (name modules in custom_middleware). */
+  custom_middleware_bundle?: string;
   /** When true, only requests from `allowed_ips` pass. */
   enable_ip_whitelisting?: boolean;
   /** Client addresses allowed when `enable_ip_whitelisting` is true: IPv4 or IPv6 addresses and CIDR ranges, listed explicitly (no wildcards). */
@@ -246,6 +278,8 @@ export interface GatewayApiDefinition {
   graphql?: GraphqlConfig;
   /** Policy IDs applied when a token has no policy claim. */
   jwt_default_policies?: string[];
+  /** Scope -> policy ID: the policies of the scopes a token carries (claim `jwt_scope_claim_name`) are applied too (instead of the default policies when those were used). */
+  jwt_scope_to_policy_mapping?: Record<string, string>;
   /** IDs of the certificates served on this API (HTTPS listen ports). */
   certificates?: string[];
   /** SHA-256 fingerprints of the client certificates allowed by static mTLS. */
@@ -288,7 +322,7 @@ export interface GatewayPolicy {
   key_expires_in?: number;
   /** Disables the keys of the policy, as a draft state does. */
   is_inactive?: boolean;
-  /** Keys of the policy must sign their requests (HMAC). */
+  /** Keys of the policy that hold an `hmac_string` may sign requests (HMAC request signing). */
   hmac_enabled?: boolean;
   /** Deepest GraphQL query the keys of the policy may send. -1 disables. */
   max_query_depth?: number;
@@ -332,8 +366,10 @@ export interface GatewaySession {
   basic_auth_data?: BasicAuthData;
   /** Per-key JWT secret. */
   jwt_data?: JwtData;
-  /** Requests must be HMAC-signed with the key secret. */
+  /** The key may sign requests (HMAC request signing) with `hmac_string`. */
   hmac_enabled?: boolean;
+  /** HMAC shared secret: plain on input, stored encrypted with a key derived from the gateway secret, never returned. */
+  hmac_string?: string;
   /** Fingerprint of the client certificate bound to the key (dynamic mTLS). */
   certificate?: string;
   /** Record request and response bodies in analytics. */
@@ -490,8 +526,20 @@ export interface OasGatewayExtension {
   upstream: OasUpstream;
   /** How the gateway serves the API. */
   server: OasServer;
-  /** Per-API and per-operation middleware. */
-  middleware?: Record<string, unknown>;
+  /** Per-API and per-operation middleware. The gateway serves `global.ipAllowList`, `global.ipBlockList` and `global.rateLimit`; any other entry that is set is refused by name. */
+  middleware?: OasMiddleware;
+  /** Fields the schema leaves open. */
+  [key: string]: unknown;
+}
+
+/** Middleware of every request to the API. */
+export interface OasGlobalMiddleware {
+  /** Only clients in `allow` pass (classic: `enable_ip_whitelisting`, `allowed_ips`). */
+  ipAllowList?: OasIpAllowList;
+  /** Clients in `block` are refused with 403 (classic: `enable_ip_blacklisting`, `blacklisted_ips`). */
+  ipBlockList?: OasIpBlockList;
+  /** Rate limit of the whole API, all clients together (classic: `global_rate_limit`); over it: 429. */
+  rateLimit?: OasRateLimit;
   /** Fields the schema leaves open. */
   [key: string]: unknown;
 }
@@ -508,12 +556,46 @@ export interface OasInfo {
   state: OasState;
 }
 
+/** Only clients in `allow` pass (classic: `enable_ip_whitelisting`, `allowed_ips`). */
+export interface OasIpAllowList {
+  /** Enables the allow list. */
+  enabled?: boolean;
+  /** Client addresses allowed: IPv4 or IPv6 addresses and CIDR ranges (no wildcards). */
+  allow?: string[];
+}
+
+/** Clients in `block` are refused with 403 (classic: `enable_ip_blacklisting`, `blacklisted_ips`). */
+export interface OasIpBlockList {
+  /** Enables the block list. */
+  enabled?: boolean;
+  /** Client addresses refused: IPv4 or IPv6 addresses and CIDR ranges (no wildcards). */
+  block?: string[];
+}
+
 /** Base path on the gateway. */
 export interface OasListenPath {
   /** Listen path; starts with `/`. */
   value: string;
   /** Remove the listen path before proxying. */
   strip?: boolean;
+}
+
+/** Per-API and per-operation middleware. The gateway serves `global.ipAllowList`, `global.ipBlockList` and `global.rateLimit`; any other entry that is set is refused by name. */
+export interface OasMiddleware {
+  /** Middleware of every request to the API. */
+  global?: OasGlobalMiddleware;
+  /** Fields the schema leaves open. */
+  [key: string]: unknown;
+}
+
+/** Rate limit of the whole API, all clients together (classic: `global_rate_limit`); over it: 429. */
+export interface OasRateLimit {
+  /** Enables the API-wide rate limit. */
+  enabled?: boolean;
+  /** Requests allowed per `per`. */
+  rate?: number;
+  /** The window, as a duration of whole seconds: `1s`, `30s`, `1m`, `1h30m` (units h, m, s; ms, us and ns only as parts of whole seconds). */
+  per?: string;
 }
 
 /** Gateway settings of a security scheme declared in `components.securitySchemes`. */
@@ -530,6 +612,26 @@ export interface OasSecurityScheme {
   enableClientCertificate?: boolean;
   /** Signature validation with the auth token. */
   signatureValidation?: OasSignatureValidation;
+  /** JWT: the key that verifies tokens: a base64 secret or PEM public key, or the URL of a JWKS. */
+  source?: string;
+  /** JWT: the family of algorithms the tokens are signed with. */
+  signingMethod?: 'hmac' | 'rsa' | 'ecdsa';
+  /** JWT: the claim that identifies the client (`sub`). */
+  identityBaseField?: string;
+  /** JWT: ignore the `kid` header of tokens. */
+  skipKid?: boolean;
+  /** JWT: the claim that carries the policy ID to apply. */
+  policyFieldName?: string;
+  /** JWT: the claim that names the client key. */
+  clientBaseField?: string;
+  /** JWT: policy IDs applied when a token has no policy claim. */
+  defaultPolicies?: string[];
+  /** JWT: seconds of clock skew allowed on `iat`. */
+  issuedAtValidationSkew?: number;
+  /** JWT: seconds of clock skew allowed on `nbf`. */
+  notBeforeValidationSkew?: number;
+  /** JWT: seconds of clock skew allowed on `exp`. */
+  expiresAtValidationSkew?: number;
   /** Basic auth: seconds verified credentials stay cached. */
   cacheTTL?: number;
   /** Basic auth: no credential cache. */
@@ -596,6 +698,34 @@ export interface OasUpstream {
   [key: string]: unknown;
 }
 
+/** Custom authentication (`base_identity_provided_by: custom_auth`): the function returns a session or a refusal. */
+export interface PluginAuthCheck {
+  /** Name of the function the module exports. */
+  name?: string;
+  /** Module file (`.js`, `.mjs`, `.ts` or `.mts`), relative to the gateway setting `plugin_dir`, without `..`. */
+  path?: string;
+  /** Skips the hook. */
+  disabled?: boolean;
+  /** Kept for definitions of other gateways: hooks after authentication always see the session. */
+  require_session?: boolean;
+  /** Kept for definitions of other gateways: hooks never receive the body. */
+  raw_body_only?: boolean;
+}
+
+/** One function of a plugin module: `name` is what the module exports, `path` the module file relative to the gateway setting `plugin_dir`. */
+export interface PluginHook {
+  /** Name of the function the module exports. */
+  name?: string;
+  /** Module file (`.js`, `.mjs`, `.ts` or `.mts`), relative to the gateway setting `plugin_dir`, without `..`. */
+  path?: string;
+  /** Skips the hook. */
+  disabled?: boolean;
+  /** Kept for definitions of other gateways: hooks after authentication always see the session. */
+  require_session?: boolean;
+  /** Kept for definitions of other gateways: hooks never receive the body. */
+  raw_body_only?: boolean;
+}
+
 /** Which parts of the policy apply. When any is true, only the true parts are applied to keys (the rest come from the key or other policies). */
 export interface PolicyPartitions {
   /** Apply the request quota. */
@@ -642,21 +772,21 @@ export interface RateLimit {
 
 /** Signature validation with the auth token. */
 export interface SignatureConfig {
-  /** Hash over the key, the secret and the timestamp. */
+  /** Hex digest (SHA-256 or MD5) of the token, the secret and the Unix time in seconds, concatenated. */
   algorithm?: 'VendorSHA256' | 'VendorMD5';
   /** Header that carries the signature. */
   header?: string;
-  /** Read the signature from a query parameter instead. */
+  /** Also read the signature from a query parameter, which wins when present. */
   use_param?: boolean;
-  /** Query parameter of the signature. */
+  /** Query parameter of the signature (default: the header name). */
   param_name?: string;
-  /** Shared secret, or `$secret_conf.<name>` / `$secret_env.<name>` to read it at load. */
+  /** Shared secret, written as it is (the `$secret_conf.<name>` and `$secret_env.<name>` references of other gateways are refused). */
   secret?: string;
   /** Seconds the signed timestamp may differ from the gateway clock. */
   allowed_clock_skew?: number;
   /** Status of a refused signature (default 401). */
   error_code?: number;
-  /** Message of a refused signature (default `Signature is not valid`). */
+  /** Message of a refused signature (default `Request signature verification failed`). */
   error_message?: string;
 }
 

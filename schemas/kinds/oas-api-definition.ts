@@ -1,4 +1,5 @@
 import type { JsonSchema, KindDefinition } from '../json-schema.ts';
+import type { PrinterColumn } from '../json-schema.ts';
 import { apiPrinterColumns, apiStatus, contextRef, k8sName, k8sNamespace } from '../common.ts';
 
 /** A key of a ConfigMap that holds an OAS document. */
@@ -23,6 +24,50 @@ export const configMapKeyRef = (what: string): JsonSchema => ({
     },
   },
 });
+
+/** The status of an OAS API: the API kinds' status, plus what the document says and its ConfigMap's hash. */
+function oasApiStatus(): JsonSchema {
+  return {
+    ...apiStatus,
+    title: 'OasApiStatus',
+    properties: {
+      ...apiStatus.properties,
+      target_url: {
+        type: 'string',
+        description: 'Upstream URL of the API (`x-svc-api-gateway.upstream.url`).',
+      },
+      enabled: {
+        type: 'boolean',
+        description: 'Whether the gateway serves the API (`x-svc-api-gateway.info.state.active`).',
+      },
+      latestConfigMapHash: {
+        type: 'string',
+        description: 'Hash of the ConfigMap key the document pushed last came from.',
+      },
+    },
+  };
+}
+
+/** The API kinds' columns, with the upstream and whether the API is enabled after the listen path. */
+function oasPrinterColumns(): readonly PrinterColumn[] {
+  const shared = apiPrinterColumns('.status.listen_path');
+  return [
+    ...shared.slice(0, 2),
+    {
+      name: 'Target URL',
+      type: 'string',
+      jsonPath: '.status.target_url',
+      description: 'Upstream URL of the API.',
+    },
+    {
+      name: 'Enabled',
+      type: 'boolean',
+      jsonPath: '.status.enabled',
+      description: 'Whether the gateway serves the API.',
+    },
+    ...shared.slice(2),
+  ];
+}
 
 /** SvcOasApiDefinition: an API described by an OAS document kept in a ConfigMap. */
 export const oasApiDefinitionKind: KindDefinition = {
@@ -52,6 +97,6 @@ export const oasApiDefinitionKind: KindDefinition = {
       },
     },
   },
-  status: apiStatus,
-  printerColumns: apiPrinterColumns('.status.listen_path'),
+  status: oasApiStatus(),
+  printerColumns: oasPrinterColumns(),
 };

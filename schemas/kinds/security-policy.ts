@@ -5,6 +5,7 @@ import {
   contextRef,
   k8sName,
   k8sNamespace,
+  pushedTo,
   readyColumn,
   reconcileStatusProperties,
 } from '../common.ts';
@@ -27,6 +28,19 @@ const limitRules: JsonSchema['x-kubernetes-validations'] = [
     reason: 'FieldValueRequired',
   },
 ];
+
+/**
+ * The version an access right covers when it names none: classic APIs call their only version
+ * `Default`, OAS and streams APIs `""`. The webhooks default it; the operator applies it too, for
+ * clusters without webhooks.
+ */
+export const defaultApiVersion: Readonly<
+  Record<'ApiDefinition' | 'SvcOasApiDefinition' | 'SvcStreamsApiDefinition', string>
+> = {
+  ApiDefinition: 'Default',
+  SvcOasApiDefinition: '',
+  SvcStreamsApiDefinition: '',
+};
 
 const accessRight: JsonSchema = {
   title: 'AccessRight',
@@ -108,8 +122,10 @@ export const securityPolicyKind: KindDefinition = {
       linked_apis: {
         type: 'array',
         items: apiResourceRef,
-        description: 'API resources the policy covers.',
+        description:
+          'API resources the policy covers (its access_rights_array), and ApiDefinitions that name it in jwt_default_policies.',
       },
+      pushedTo,
       ...reconcileStatusProperties,
     },
   },

@@ -15,6 +15,11 @@ export const authConfig: JsonSchema = {
       default: 'Authorization',
       description: 'Header that carries the credentials (name matched case-insensitively).',
     },
+    disable_header: {
+      type: 'boolean',
+      description:
+        'Do not read the credentials from a header: only from the query parameter or cookie enabled here (an OAS scheme declared `in: query` or `in: cookie`).',
+    },
     use_param: { type: 'boolean', description: 'Also read the token from a query parameter.' },
     param_name: {
       type: 'string',
@@ -40,14 +45,22 @@ export const authConfig: JsonSchema = {
         algorithm: {
           type: 'string',
           enum: ['VendorSHA256', 'VendorMD5'],
-          description: 'Hash over the key, the secret and the timestamp.',
+          description:
+            'Hex digest (SHA-256 or MD5) of the token, the secret and the Unix time in seconds, concatenated.',
         },
         header: { type: 'string', description: 'Header that carries the signature.' },
-        use_param: { type: 'boolean', description: 'Read the signature from a query parameter instead.' },
-        param_name: { type: 'string', description: 'Query parameter of the signature.' },
+        use_param: {
+          type: 'boolean',
+          description: 'Also read the signature from a query parameter, which wins when present.',
+        },
+        param_name: {
+          type: 'string',
+          description: 'Query parameter of the signature (default: the header name).',
+        },
         secret: {
           type: 'string',
-          description: 'Shared secret, or `$secret_conf.<name>` / `$secret_env.<name>` to read it at load.',
+          description:
+            'Shared secret, written as it is (the `$secret_conf.<name>` and `$secret_env.<name>` references of other gateways are refused).',
         },
         allowed_clock_skew: {
           type: 'integer',
@@ -62,7 +75,7 @@ export const authConfig: JsonSchema = {
         },
         error_message: {
           type: 'string',
-          description: 'Message of a refused signature (default `Signature is not valid`).',
+          description: 'Message of a refused signature (default `Request signature verification failed`).',
         },
       },
     },
@@ -313,6 +326,68 @@ export const eventHandlers: JsonSchema = {
   },
 };
 
+const pluginHook: JsonSchema = {
+  title: 'PluginHook',
+  description:
+    'One function of a plugin module: `name` is what the module exports, `path` the module file relative to the gateway setting `plugin_dir`.',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    name: { type: 'string', description: 'Name of the function the module exports.' },
+    path: {
+      type: 'string',
+      description:
+        'Module file (`.js`, `.mjs`, `.ts` or `.mts`), relative to the gateway setting `plugin_dir`, without `..`.',
+    },
+    disabled: { type: 'boolean', description: 'Skips the hook.' },
+    require_session: {
+      type: 'boolean',
+      description:
+        'Kept for definitions of other gateways: hooks after authentication always see the session.',
+    },
+    raw_body_only: {
+      type: 'boolean',
+      description: 'Kept for definitions of other gateways: hooks never receive the body.',
+    },
+  },
+};
+
+const hookList = (when: string): JsonSchema => ({
+  type: 'array',
+  items: pluginHook,
+  description: `Hooks run ${when}, in order.`,
+});
+
+/** Plugins of an API: JavaScript or TypeScript modules the gateway loads (docs/gateway.md). */
+const customMiddleware: JsonSchema = {
+  title: 'CustomMiddleware',
+  description: 'Plugins: functions of JavaScript or TypeScript modules run at fixed points of the chain.',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    driver: {
+      type: 'string',
+      description:
+        'What runs the plugins: `svc` (JavaScript or TypeScript modules) is the one this gateway has.',
+    },
+    pre: hookList('before authentication, after the API-wide checks'),
+    auth_check: {
+      ...pluginHook,
+      title: 'PluginAuthCheck',
+      description:
+        'Custom authentication (`base_identity_provided_by: custom_auth`): the function returns a session or a refusal.',
+    },
+    post_key_auth: hookList('right after authentication, before the access checks'),
+    post: hookList('last, just before the upstream call'),
+    response: hookList('before the upstream call, to add headers to the response'),
+    id_extractor: {
+      type: 'object',
+      description: 'Kept for definitions of other gateways; refused when it says anything.',
+      'x-kubernetes-preserve-unknown-fields': true,
+    },
+  },
+};
+
 const ipList = (what: string): JsonSchema => ({
   type: 'array',
   items: { type: 'string', minLength: 1 },
@@ -394,7 +469,16 @@ export const classicApiProperties: Record<string, JsonSchema> = {
   },
   jwt_policy_field_name: { type: 'string', description: 'Claim that carries the policy ID to apply.' },
   jwt_client_base_field: { type: 'string', description: 'Claim that names the client key.' },
-  jwt_skip_kid: { type: 'boolean', description: 'Ignore the `kid` header of tokens.' },
+  jwt_skip_kid: {
+    type: 'boolean',
+    description:
+      'Ignore the `kid` header of tokens as an identity (the identity always comes from `jwt_identity_base_field`).',
+  },
+  jwt_scope_claim_name: {
+    type: 'string',
+    description:
+      'Claim holding the scopes for `jwt_scope_to_policy_mapping` (default `scope`; `a.b` reads a nested claim): a space-separated string or a list.',
+  },
   jwt_expires_at_validation_skew: {
     type: 'integer',
     minimum: 0,
@@ -430,7 +514,26 @@ export const classicApiProperties: Record<string, JsonSchema> = {
     description: 'Credential locations per method: `authToken`, `basic`, `jwt`, ...',
     additionalProperties: authConfig,
   },
-  enable_signature_checking: { type: 'boolean', description: 'HMAC request signing.' },
+  enable_signature_checking: {
+    type: 'boolean',
+    description:
+      'HMAC request signing: `Authorization: Signature keyId=...,algorithm=...,headers=...,signature=...` with the `hmac_string` of the key.',
+  },
+  hmac_allowed_clock_skew: {
+    type: 'number',
+    description:
+      'Milliseconds the signed `Date` (or `X-Aux-Date`) may differ from the gateway clock; 0 or less: any date.',
+  },
+  hmac_allowed_algorithms: {
+    type: 'array',
+    items: { type: 'string', enum: ['hmac-sha1', 'hmac-sha256', 'hmac-sha384', 'hmac-sha512'] },
+    description: 'Algorithms clients may sign with; empty: all four.',
+  },
+  custom_middleware: customMiddleware,
+  custom_middleware_bundle: {
+    type: 'string',
+    description: 'A plugin bundle of other gateways; refused when set (name modules in custom_middleware).',
+  },
   enable_ip_whitelisting: {
     type: 'boolean',
     description: 'When true, only requests from `allowed_ips` pass.',
@@ -517,11 +620,22 @@ export const apiDefinitionModel: JsonSchema = {
       description: 'ID of the API; generated when absent.',
     },
     org_id: { type: 'string', description: 'Organization the API belongs to.' },
+    is_oas: {
+      type: 'boolean',
+      description:
+        'Set by the gateway on the classic form of an OAS API (`/svc/apis/oas`): its one version is named `""`. Refused in `/svc/apis` writes.',
+    },
     ...classicApiProperties,
     jwt_default_policies: {
       type: 'array',
       items: { type: 'string', pattern: idPattern },
       description: 'Policy IDs applied when a token has no policy claim.',
+    },
+    jwt_scope_to_policy_mapping: {
+      type: 'object',
+      additionalProperties: { type: 'string', pattern: idPattern },
+      description:
+        'Scope -> policy ID: the policies of the scopes a token carries (claim `jwt_scope_claim_name`) are applied too (instead of the default policies when those were used).',
     },
     certificates: {
       type: 'array',

@@ -2,6 +2,15 @@ import type { JsonSchema } from '../json-schema.ts';
 
 const enabled = (what: string): JsonSchema => ({ type: 'boolean', description: `Enables ${what}.` });
 
+const ipList = (what: string): JsonSchema => ({
+  type: 'array',
+  items: { type: 'string', minLength: 1 },
+  description: `${what} IPv4 or IPv6 addresses and CIDR ranges (no wildcards).`,
+});
+
+/** A duration as Go writes one (`1m30s`): decimal numbers, each with a unit. */
+export const DURATION = '^([0-9]+(\\.[0-9]+)?(h|m|s|ms|us|µs|ns))+$';
+
 const credentialLocation = (where: string): JsonSchema => ({
   title: 'CredentialLocation',
   description: `Read the credentials from ${where} as well.`,
@@ -44,6 +53,40 @@ const securityScheme: JsonSchema = {
         errorCode: { type: 'integer', minimum: 400, maximum: 599, description: 'Status of a refusal.' },
         errorMessage: { type: 'string', description: 'Message of a refusal.' },
       },
+    },
+    source: {
+      type: 'string',
+      description:
+        'JWT: the key that verifies tokens: a base64 secret or PEM public key, or the URL of a JWKS.',
+    },
+    signingMethod: {
+      type: 'string',
+      enum: ['hmac', 'rsa', 'ecdsa'],
+      description: 'JWT: the family of algorithms the tokens are signed with.',
+    },
+    identityBaseField: { type: 'string', description: 'JWT: the claim that identifies the client (`sub`).' },
+    skipKid: { type: 'boolean', description: 'JWT: ignore the `kid` header of tokens.' },
+    policyFieldName: { type: 'string', description: 'JWT: the claim that carries the policy ID to apply.' },
+    clientBaseField: { type: 'string', description: 'JWT: the claim that names the client key.' },
+    defaultPolicies: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'JWT: policy IDs applied when a token has no policy claim.',
+    },
+    issuedAtValidationSkew: {
+      type: 'integer',
+      minimum: 0,
+      description: 'JWT: seconds of clock skew allowed on `iat`.',
+    },
+    notBeforeValidationSkew: {
+      type: 'integer',
+      minimum: 0,
+      description: 'JWT: seconds of clock skew allowed on `nbf`.',
+    },
+    expiresAtValidationSkew: {
+      type: 'integer',
+      minimum: 0,
+      description: 'JWT: seconds of clock skew allowed on `exp`.',
     },
     cacheTTL: {
       type: 'integer',
@@ -161,8 +204,55 @@ export const oasGatewayExtension: JsonSchema = {
       'x-kubernetes-preserve-unknown-fields': true,
     },
     middleware: {
+      title: 'OasMiddleware',
+      description:
+        'Per-API and per-operation middleware. The gateway serves `global.ipAllowList`, `global.ipBlockList` and `global.rateLimit`; any other entry that is set is refused by name.',
       type: 'object',
-      description: 'Per-API and per-operation middleware.',
+      properties: {
+        global: {
+          title: 'OasGlobalMiddleware',
+          description: 'Middleware of every request to the API.',
+          type: 'object',
+          properties: {
+            ipAllowList: {
+              title: 'OasIpAllowList',
+              description: 'Only clients in `allow` pass (classic: `enable_ip_whitelisting`, `allowed_ips`).',
+              type: 'object',
+              properties: {
+                enabled: enabled('the allow list'),
+                allow: ipList('Client addresses allowed:'),
+              },
+            },
+            ipBlockList: {
+              title: 'OasIpBlockList',
+              description:
+                'Clients in `block` are refused with 403 (classic: `enable_ip_blacklisting`, `blacklisted_ips`).',
+              type: 'object',
+              properties: {
+                enabled: enabled('the block list'),
+                block: ipList('Client addresses refused:'),
+              },
+            },
+            rateLimit: {
+              title: 'OasRateLimit',
+              description:
+                'Rate limit of the whole API, all clients together (classic: `global_rate_limit`); over it: 429.',
+              type: 'object',
+              properties: {
+                enabled: enabled('the API-wide rate limit'),
+                rate: { type: 'integer', minimum: 1, description: 'Requests allowed per `per`.' },
+                per: {
+                  type: 'string',
+                  pattern: DURATION,
+                  description:
+                    'The window, as a duration of whole seconds: `1s`, `30s`, `1m`, `1h30m` (units h, m, s; ms, us and ns only as parts of whole seconds).',
+                },
+              },
+            },
+          },
+          'x-kubernetes-preserve-unknown-fields': true,
+        },
+      },
       'x-kubernetes-preserve-unknown-fields': true,
     },
   },

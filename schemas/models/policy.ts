@@ -77,7 +77,10 @@ export const policyModel: JsonSchema = {
       type: 'boolean',
       description: 'Disables the keys of the policy, as a draft state does.',
     },
-    hmac_enabled: { type: 'boolean', description: 'Keys of the policy must sign their requests (HMAC).' },
+    hmac_enabled: {
+      type: 'boolean',
+      description: 'Keys of the policy that hold an `hmac_string` may sign requests (HMAC request signing).',
+    },
     max_query_depth: disabledOrPositive('Deepest GraphQL query the keys of the policy may send.'),
     last_updated: { type: 'string', description: 'When the policy last changed (kept, not used).' },
     access_rights: {

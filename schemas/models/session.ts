@@ -60,7 +60,15 @@ export const sessionModel: JsonSchema = {
         secret: { type: 'string', description: "Secret or public key verifying the key's tokens." },
       },
     },
-    hmac_enabled: { type: 'boolean', description: 'Requests must be HMAC-signed with the key secret.' },
+    hmac_enabled: {
+      type: 'boolean',
+      description: 'The key may sign requests (HMAC request signing) with `hmac_string`.',
+    },
+    hmac_string: {
+      type: 'string',
+      description:
+        'HMAC shared secret: plain on input, stored encrypted with a key derived from the gateway secret, never returned.',
+    },
     certificate: {
       type: 'string',
       description: 'Fingerprint of the client certificate bound to the key (dynamic mTLS).',

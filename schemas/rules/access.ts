@@ -2,13 +2,17 @@
  * Rules of keys (sessions) and policies beyond their schemas, written once for every part that
  * checks them (the gateway's management API now; the webhooks and the operator for
  * SecurityPolicy once policies are reconciled). Beside validity (allowed URLs and endpoint paths
- * must compile, a rate needs its window and a quota its period), the gateway refuses what it
- * stores but cannot enforce yet: JWT, HMAC and certificate keys, GraphQL depth limits. A setting
- * the gateway stores, it enforces; one it can't is refused by name, never stored and ignored.
+ * must compile, a rate needs its window and a quota its period, an HMAC key its secret), the
+ * gateway refuses what it stores but cannot enforce yet: per-key JWT secrets,
+ * GraphQL depth limits. A setting the gateway stores, it enforces; one it can't is refused by
+ * name, never stored and ignored.
  */
 import type { AccessDefinition, GatewayPolicy, GatewaySession } from '../generated/models.ts';
 import { FieldProblemType, quote, type FieldProblem } from './field-problem.ts';
 import { regexProblem } from './values.ts';
+
+/** A certificate ID: an organisation ID (may be empty) followed by a SHA-256 hex fingerprint. */
+export const CERTIFICATE_ID = /^[A-Za-z0-9._~-]*[0-9a-fA-F]{64}$/;
 
 const notYet = (path: string, what: string, fix: string): FieldProblem => ({
   path,
@@ -78,8 +82,6 @@ function accessProblems(rights: Record<string, AccessDefinition> | undefined, ba
 /** What is wrong with a policy, beyond its schema. */
 export function checkPolicy(p: GatewayPolicy): FieldProblem[] {
   const out = [...limitProblems(p, ''), ...accessProblems(p.access_rights, '')];
-  if (p.hmac_enabled === true)
-    out.push(notYet('hmac_enabled', 'HMAC-signed requests', 'set hmac_enabled to false'));
   if ((p.max_query_depth ?? 0) > 0) {
     out.push(
       notYet('max_query_depth', 'GraphQL query depth limits', 'set max_query_depth to -1 or remove it'),
@@ -99,10 +101,19 @@ export function checkSession(s: GatewaySession): FieldProblem[] {
     });
   }
   if (s.jwt_data !== undefined) out.push(notYet('jwt_data', 'per-key JWT secrets', 'remove jwt_data'));
-  if (s.hmac_enabled === true)
-    out.push(notYet('hmac_enabled', 'HMAC-signed requests', 'set hmac_enabled to false'));
-  if ((s.certificate ?? '') !== '') {
-    out.push(notYet('certificate', 'keys bound to client certificates', 'remove certificate'));
+  if (s.hmac_enabled === true && (s.hmac_string ?? '') === '') {
+    out.push({
+      path: 'hmac_string',
+      type: FieldProblemType.Required,
+      message: 'an HMAC key needs its shared secret: set hmac_string (stored encrypted, never returned)',
+    });
+  }
+  if ((s.certificate ?? '') !== '' && !CERTIFICATE_ID.test(s.certificate ?? '')) {
+    out.push({
+      path: 'certificate',
+      type: FieldProblemType.Invalid,
+      message: `${quote(s.certificate ?? '')} is not a certificate ID: give the ID POST /svc/certs answered (organisation ID followed by the certificate's SHA-256 hex)`,
+    });
   }
   if (s.enable_detailed_recording === true) {
     out.push(

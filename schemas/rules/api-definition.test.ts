@@ -252,7 +252,6 @@ const cases: Case[] = [
         p.type === 'Forbidden' &&
         p.message ===
           'use_keyless excludes authentication, but use_standard_auth, use_basic_auth are true: set use_keyless to false, or turn use_standard_auth and use_basic_auth off',
-      notYet('use_basic_auth'),
     ],
   },
   {
@@ -380,19 +379,9 @@ const cases: Case[] = [
   },
   ...(
     [
-      ['enable_jwt', { use_keyless: false, enable_jwt: true }],
-      ['use_mutual_tls_auth', { use_keyless: false, use_mutual_tls_auth: true }],
-      ['auth.use_certificate', { auth: { use_certificate: true } }],
-      ['auth_configs.authToken.use_certificate', { auth_configs: { authToken: { use_certificate: true } } }],
-      ['auth.validate_signature', { auth: { validate_signature: true } }],
-      ['auth.signature', { auth: { signature: { algorithm: 'VendorSHA256' } } }],
-      [
-        'auth_configs.authToken.validate_signature',
-        { auth_configs: { authToken: { validate_signature: true } } },
-      ],
-      ['auth_configs.basic.signature', { auth_configs: { basic: { signature: { secret: 's' } } } }],
-      ['enable_signature_checking', { enable_signature_checking: true }],
-      ['base_identity_provided_by', { base_identity_provided_by: 'auth_token' }],
+      ['jwt_client_base_field', { jwt_client_base_field: 'cid' }],
+      ['custom_middleware_bundle', { custom_middleware_bundle: 'bundle.zip' }],
+      ['custom_middleware.id_extractor', { custom_middleware: { id_extractor: { extract_from: 'header' } } }],
       ['graphql.enabled', { graphql: { enabled: true } }],
       ['CORS.enable', { CORS: { enable: true } }],
       ...(
@@ -409,14 +398,31 @@ const cases: Case[] = [
       ]),
       ['enable_detailed_recording', { enable_detailed_recording: true }],
       ['enable_context_vars', { enable_context_vars: true }],
-      ['certificates', { certificates: ['cert-1'] }],
-      ['client_certificates', { client_certificates: ['ab12'] }],
     ] as [string, Record<string, unknown>][]
   ).map(([path, extra]): Case => ({
     name: `${path} is refused as not supported yet`,
     api: api(extra),
     each: [notYet(path)],
   })),
+  ...(['certificates', 'client_certificates'] as const).flatMap((field): Case[] => [
+    {
+      name: `${field} holds certificate IDs`,
+      api: api({ [field]: [`org1${'a'.repeat(64)}`, 'b'.repeat(64)] }),
+      want: [],
+    },
+    {
+      name: `${field}: an entry that is not a certificate ID is refused`,
+      api: api({ [field]: ['cert-1'] }),
+      want: [
+        {
+          path: `${field}[0]`,
+          type: 'Invalid',
+          message:
+            '"cert-1" is not a certificate ID: give the ID POST /svc/certs answered (organisation ID followed by the certificate\'s SHA-256 hex)',
+        },
+      ],
+    },
+  ]),
   {
     name: 'an API-wide rate limit is served; it needs both its values',
     api: api({ global_rate_limit: { rate: 100, per: 1 } }),
@@ -434,21 +440,13 @@ const cases: Case[] = [
     ],
   },
   {
-    name: 'two methods at once: chained authentication is not supported yet',
-    api: api({ use_keyless: false, use_standard_auth: true, use_basic_auth: true }),
-    want: [
-      {
-        path: 'use_basic_auth',
-        type: 'NotSupported',
-        message:
-          'use_standard_auth and use_basic_auth are both true: chained authentication (several methods at once) is not supported yet by this gateway: keep one method and set the others to false',
-      },
-    ],
-  },
-  {
-    name: 'a method refused on its own does not count as chained',
-    api: api({ use_keyless: false, use_standard_auth: true, enable_jwt: true }),
-    each: [notYet('enable_jwt')],
+    name: 'two methods at once: chained authentication is served',
+    api: api({
+      use_keyless: false,
+      use_standard_auth: true,
+      use_basic_auth: true,
+      base_identity_provided_by: 'basic_auth_user',
+    }),
   },
   {
     name: 'basic body regexps compile and have exactly one group',

@@ -21,13 +21,15 @@ import type {
   ProxyConfig,
   TypeFieldConfiguration,
 } from '../generated/models.ts';
-import { fieldPath } from '../validate.ts';
+import { CERTIFICATE_ID } from './access.ts';
+import { authProblems, authWarnings } from './auth.ts';
 import { eventHandlerProblems } from './event-handlers.ts';
+import { pluginProblems } from './plugins.ts';
 import { quote, type FieldProblem, type FieldProblemType, type FieldWarning } from './field-problem.ts';
+import { hasContent, isTrue, list, model, problem, text, valuesAt, type Unchecked } from './read.ts';
 import { isIpOrCidr, regexGroups } from './values.ts';
 
-/** A model read before its schema check: its fields, each of which may hold anything. */
-export type Unchecked<T> = Partial<Record<keyof T, unknown>>;
+export type { Unchecked } from './read.ts';
 
 /** A classic API definition as the rules read it: the gateway's model, or an ApiDefinition spec. */
 export type ClassicApiInput = Unchecked<GatewayApiDefinition>;
@@ -51,50 +53,6 @@ export type ModelPath<T, D extends number = 5> = [D] extends [never]
 
 /** A field of the classic API definition. */
 export type ClassicApiPath = ModelPath<GatewayApiDefinition>;
-
-// --- guarded reads -----------------------------------------------------------------------------
-
-function model<T extends object>(v: unknown): Unchecked<T> | undefined {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) ? v : undefined;
-}
-const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
-const list = (v: unknown): readonly unknown[] => (Array.isArray(v) ? v : []);
-const isTrue = (v: unknown): boolean => v === true;
-
-/** Whether a value says anything: false, 0, '', and lists and maps of such values say nothing. */
-function hasContent(v: unknown): boolean {
-  if (v === undefined || v === null || v === false || v === 0 || v === '') return false;
-  if (Array.isArray(v)) return v.some(hasContent);
-  if (typeof v === 'object') return Object.values(v).some(hasContent);
-  return true;
-}
-
-/** The values at `path` (`*` expanded over map keys), each with its field path. */
-function valuesAt(root: unknown, path: string): { path: string; value: unknown }[] {
-  let found: { pointer: string; value: unknown }[] = [{ pointer: '', value: root }];
-  for (const part of path.split('.')) {
-    const next: typeof found = [];
-    for (const { pointer, value } of found) {
-      const o = model<Record<string, unknown>>(value);
-      if (o === undefined) continue;
-      for (const key of part === '*' ? Object.keys(o) : [part]) {
-        if (!Object.hasOwn(o, key) || o[key] === undefined) continue;
-        next.push({
-          pointer: `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`,
-          value: o[key],
-        });
-      }
-    }
-    found = next;
-  }
-  return found.map((f) => ({ path: fieldPath(f.pointer), value: f.value }));
-}
-
-const problem = (path: string, type: FieldProblemType, message: string): FieldProblem => ({
-  path,
-  type,
-  message,
-});
 
 // --- listen paths and routes --------------------------------------------------------------------
 
@@ -284,64 +242,19 @@ export const UNSUPPORTED_FEATURES: readonly UnsupportedFeature[] = [
     message: `this listener protocol is ${NOT_YET}: set protocol to http or https, or leave it empty to serve on the gateway port`,
   },
   {
-    path: 'enable_jwt',
-    on: isTrue,
-    message: `JWT authentication is ${NOT_YET}: set enable_jwt to false and use auth tokens (use_standard_auth) or basic authentication (use_basic_auth)`,
-  },
-  {
-    path: 'use_mutual_tls_auth',
-    on: isTrue,
-    message: `static mutual TLS (an allow list of client certificates) is ${NOT_YET}: set use_mutual_tls_auth to false`,
-  },
-  {
-    path: 'client_certificates',
+    path: 'jwt_client_base_field',
     on: hasContent,
-    message: `static mutual TLS (an allow list of client certificates) is ${NOT_YET}: remove the list`,
+    message: `policies taken from a client key named by a claim are ${NOT_YET}: remove jwt_client_base_field and name the policy in a claim (jwt_policy_field_name) or in jwt_default_policies`,
   },
   {
-    path: 'certificates',
+    path: 'custom_middleware_bundle',
     on: hasContent,
-    message: `per-API certificates are ${NOT_YET} (the gateway's own certificate serves every HTTPS listener): remove the list`,
+    message: `plugin bundles are ${NOT_YET}: remove custom_middleware_bundle and name the modules in custom_middleware (driver svc)`,
   },
   {
-    path: 'auth.use_certificate',
-    on: isTrue,
-    message: `dynamic mutual TLS (client certificates bound to keys) is ${NOT_YET}: set use_certificate to false`,
-  },
-  {
-    path: 'auth_configs.*.use_certificate',
-    on: isTrue,
-    message: `dynamic mutual TLS (client certificates bound to keys) is ${NOT_YET}: set use_certificate to false`,
-  },
-  {
-    path: 'auth.validate_signature',
-    on: isTrue,
-    message: `request signature validation is ${NOT_YET}: set validate_signature to false`,
-  },
-  {
-    path: 'auth_configs.*.validate_signature',
-    on: isTrue,
-    message: `request signature validation is ${NOT_YET}: set validate_signature to false`,
-  },
-  {
-    path: 'auth.signature',
+    path: 'custom_middleware.id_extractor',
     on: hasContent,
-    message: `request signature validation is ${NOT_YET}: remove signature`,
-  },
-  {
-    path: 'auth_configs.*.signature',
-    on: hasContent,
-    message: `request signature validation is ${NOT_YET}: remove signature`,
-  },
-  {
-    path: 'enable_signature_checking',
-    on: isTrue,
-    message: `HMAC request signing is ${NOT_YET}: set enable_signature_checking to false`,
-  },
-  {
-    path: 'base_identity_provided_by',
-    on: hasContent,
-    message: `chained authentication is ${NOT_YET}: remove base_identity_provided_by and enable one authentication method`,
+    message: `identity extractors of plugins are ${NOT_YET}: remove id_extractor (an auth_check plugin sees every request)`,
   },
   {
     path: 'graphql.enabled',
@@ -390,37 +303,13 @@ export const UNSUPPORTED_FEATURES: readonly UnsupportedFeature[] = [
   },
 ];
 
-/** The authentication methods an API can enable (and that `use_keyless` excludes). */
-const AUTH_METHODS = [
-  'use_standard_auth',
-  'use_basic_auth',
-  'enable_jwt',
-  'use_mutual_tls_auth',
-] as const satisfies readonly ClassicApiPath[];
-
-/**
- * Settings of `api` the gateway does not enforce yet, each refused as NotSupported at its field:
- * the rows of `UNSUPPORTED_FEATURES`, and more than one authentication method at once (chained
- * authentication), counting only methods not refused on their own.
- */
+/** Settings of `api` the gateway does not enforce yet: the rows of `UNSUPPORTED_FEATURES`, each refused as NotSupported at its field. */
 export function unsupportedFeatures(api: ClassicApiInput): FieldProblem[] {
   const problems: FieldProblem[] = [];
   for (const feature of UNSUPPORTED_FEATURES) {
     for (const { path, value } of valuesAt(api, feature.path)) {
       if (feature.on(value)) problems.push(problem(path, 'NotSupported', feature.message));
     }
-  }
-  const refused = new Set(problems.map((p) => p.path));
-  const chained = AUTH_METHODS.filter((m) => isTrue(api[m]) && !refused.has(m));
-  const second = chained[1];
-  if (second !== undefined) {
-    problems.push(
-      problem(
-        second,
-        'NotSupported',
-        `${chained.join(' and ')} are ${chained.length > 2 ? 'all' : 'both'} true: chained authentication (several methods at once) is ${NOT_YET}: keep one method and set the others to false`,
-      ),
-    );
   }
   return problems;
 }
@@ -470,24 +359,36 @@ export function checkClassicApi(api: ClassicApiInput): FieldProblem[] {
     );
   }
 
-  const on = AUTH_METHODS.filter((m) => isTrue(api[m]));
-  if (isTrue(api.use_keyless) && on.length > 0) {
-    problems.push(
-      problem(
-        'use_keyless',
-        'Forbidden',
-        `use_keyless excludes authentication, but ${on.join(', ')} ${on.length > 1 ? 'are' : 'is'} true: set use_keyless to false, or turn ${on.join(' and ')} off`,
-      ),
-    );
-  }
-
+  problems.push(...authProblems(api), ...pluginProblems(api));
   problems.push(...ipListProblems(api, 'allowed_ips'), ...ipListProblems(api, 'blacklisted_ips'));
   problems.push(...basicAuthProblems(api));
   problems.push(...globalRateLimitProblems(model<GlobalRateLimit>(api.global_rate_limit)));
   problems.push(...graphqlProblems(model<GraphqlConfig>(api.graphql)));
   problems.push(...eventHandlerProblems(api));
+  problems.push(
+    ...certificateIdProblems(api, 'certificates'),
+    ...certificateIdProblems(api, 'client_certificates'),
+  );
   problems.push(...unsupportedFeatures(api));
   return problems;
+}
+
+/** Lists of certificate IDs (`certificates`, `client_certificates`) hold IDs `/svc/certs` gives. */
+function certificateIdProblems(
+  api: ClassicApiInput,
+  field: 'certificates' | 'client_certificates',
+): FieldProblem[] {
+  return list(api[field]).flatMap((id, i) =>
+    typeof id === 'string' && CERTIFICATE_ID.test(id)
+      ? []
+      : [
+          problem(
+            `${field}[${i}]`,
+            'Invalid',
+            `${quote(String(id))} is not a certificate ID: give the ID POST /svc/certs answered (organisation ID followed by the certificate's SHA-256 hex)`,
+          ),
+        ],
+  );
 }
 
 /** An API-wide rate limit needs both its values: a rate without a window limits nothing. */
@@ -518,7 +419,7 @@ function globalRateLimitProblems(limit: Unchecked<GlobalRateLimit> | undefined):
 
 /** Remarks on settings that are allowed but probably not what the author meant. */
 export function classicApiWarnings(api: ClassicApiInput): FieldWarning[] {
-  const warnings: FieldWarning[] = [];
+  const warnings: FieldWarning[] = authWarnings(api);
   for (const [field, flag] of IP_LISTS) {
     const entries = list(api[field]);
     const enabled = isTrue(api[flag]);

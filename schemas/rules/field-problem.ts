@@ -3,6 +3,7 @@
  * problem as Kubernetes names them, and a message that says how to fix it. The webhooks put the
  * problems under `spec.`; the gateway's management API joins them into its 400 answer.
  */
+import type { SchemaProblem } from '../validate.ts';
 
 /** Kinds of field problems, as Kubernetes names them. */
 export const FieldProblemType = {
@@ -48,4 +49,31 @@ export function quote(value: unknown, max = 80): string {
   const json = JSON.stringify(value) as string | undefined;
   const s = json ?? String(value);
   return s.length > max ? `${s.slice(0, max - 3)}...` : s;
+}
+
+const schemaPrefixes: readonly [string, FieldProblemType][] = [
+  ['Required value: ', 'Required'],
+  ['Unsupported value: ', 'NotSupported'],
+  ['Invalid type: ', 'Invalid'],
+  ['Invalid value: ', 'Invalid'],
+];
+
+/**
+ * A schema problem (from schemas/validate.ts) as a field problem under `prefix`. The schema's
+ * messages carry their kind as a prefix; the prefix becomes the type.
+ */
+export function fromSchemaProblem(p: SchemaProblem, prefix = ''): FieldProblem {
+  const path = prefix === '' ? p.path : p.path === '' ? prefix : `${prefix}.${p.path}`;
+  if (p.message.startsWith('unknown field')) return { path, type: 'Forbidden', message: p.message };
+  for (const [text, type] of schemaPrefixes) {
+    if (p.message.startsWith(text)) {
+      let message = p.message.slice(text.length);
+      if (text === 'Invalid type: ') message = `wrong type: ${message}`;
+      if (/^must NOT have more than \d+ (characters|items)$/.test(message)) {
+        return { path, type: 'TooLong', message };
+      }
+      return { path, type, message };
+    }
+  }
+  return { path, type: 'Invalid', message: p.message };
 }

@@ -9,8 +9,12 @@ import type { AccessDefinition, GatewayApiDefinition } from '../../../schemas/ge
 import { reject, type Middleware } from '../../pipeline/compose.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 
-/** The version name of a request to `api` (versioning by request comes later). */
+/**
+ * The version name of a request to `api` (versioning by request comes later): `Default` for a
+ * classic API, `""` for an OAS API.
+ */
 export function versionOf(api: GatewayApiDefinition): string {
+  if (api.is_oas === true) return '';
   const d = api.version_data?.default_version;
   return d === undefined || d === '' ? 'Default' : d;
 }

@@ -5,49 +5,72 @@
  * It is the default of every API that is not keyless and enables no other method.
  */
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
+import { authMethodsOf, tokenAuthConfigOf } from '../../../schemas/rules/auth.ts';
 import { reject, type Middleware } from '../../pipeline/compose.ts';
-import { locationsOf, readCredential } from '../../pipeline/credentials.ts';
+import type { RequestContext } from '../../pipeline/context.ts';
+import {
+  locationsOf,
+  readCredential,
+  type CredentialLocations,
+  type Found,
+} from '../../pipeline/credentials.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
+import { adoptIdentity } from '../../sessions/identity.ts';
+import { boundCertificatePresented, certificateKey } from '../mutual-tls/index.ts';
 import { refusalOf } from '../../sessions/refusal.ts';
 
-/** Whether the API authenticates with auth tokens. */
+/** Whether the API authenticates with auth tokens (schemas/rules/auth.ts says when). */
 export function usesAuthToken(api: GatewayApiDefinition): boolean {
-  if (api.use_keyless === true) return false;
-  if (api.use_standard_auth === true) return true;
-  return (
-    api.use_basic_auth !== true &&
-    api.enable_jwt !== true &&
-    api.use_mutual_tls_auth !== true &&
-    api.enable_signature_checking !== true
-  );
+  return authMethodsOf(api).includes('auth_token');
 }
 
 const BEARER = /^bearer\s+/i;
+
+/** The token of a request, a leading `Bearer ` removed, and where it was; undefined when absent. */
+export function readToken(ctx: RequestContext, where: CredentialLocations): Found | undefined {
+  const found = readCredential(ctx, where);
+  if (found === undefined) return undefined;
+  const token = found.value.replace(BEARER, '').trim();
+  return token === '' ? undefined : { value: token, source: found.source };
+}
 
 /** See the module comment. */
 export const authToken: Middleware = {
   name: 'auth-token',
   enabled: usesAuthToken,
   create: (api, deps) => {
-    const where = locationsOf(api.auth_configs?.authToken ?? api.auth);
+    const where = locationsOf(tokenAuthConfigOf(api));
     const orgId = api.org_id ?? '';
+    // Dynamic mTLS: a key bound to the client's certificate needs no token.
+    const useCertificate = tokenAuthConfigOf(api)?.use_certificate === true;
     return async (ctx, next) => {
-      const found = readCredential(ctx, where);
+      const byCert = useCertificate ? await certificateKey(ctx, orgId, deps.sessions, deps.now()) : undefined;
+      if (byCert instanceof GatewayError) return reject(ctx, byCert);
+      if (byCert !== undefined) {
+        const refused = refusalOf(byCert, orgId);
+        if (refused !== undefined) return reject(ctx, refused);
+        if (!byCert.applied.ok) return reject(ctx, GatewayError.accessDisallowed());
+        adoptIdentity(ctx, api, 'auth_token', byCert.id, byCert.applied.session);
+        await next();
+        return undefined;
+      }
+      const found = readToken(ctx, where);
       if (found === undefined) return reject(ctx, GatewayError.authFieldMissing());
-      const token = found.value.replace(BEARER, '').trim();
-      if (token === '') return reject(ctx, GatewayError.authFieldMissing());
-      const key = await deps.sessions.byKey(token);
-      // A basic-auth user is a key named by its user name: its name is no token.
-      if (key === undefined || key.stored.basic_auth_data !== undefined) {
+      const key = await deps.sessions.byKey(found.value);
+      // A basic-auth user is a key named by its user name: its name is no token. A key bound to
+      // a certificate is named by public data: it needs that certificate too.
+      if (
+        key === undefined ||
+        key.stored.basic_auth_data !== undefined ||
+        !boundCertificatePresented(ctx, key)
+      ) {
         ctx.emit('AuthFailure', 'Attempted access with non-existent key.');
         return reject(ctx, GatewayError.accessDisallowed());
       }
       const refused = refusalOf(key, orgId);
       if (refused !== undefined) return reject(ctx, refused);
       if (!key.applied.ok) return reject(ctx, GatewayError.accessDisallowed());
-      ctx.session = key.applied.session;
-      ctx.state.keyId = key.id;
-      ctx.state.authMethod = 'token';
+      adoptIdentity(ctx, api, 'auth_token', key.id, key.applied.session);
       (ctx.state.credentials ??= []).push(found.source);
       await next();
       return undefined;

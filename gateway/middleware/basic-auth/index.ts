@@ -17,6 +17,7 @@ import { reject, type Middleware } from '../../pipeline/compose.ts';
 import { locationsOf, readCredential, type Found } from '../../pipeline/credentials.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 import { keyIdOf, verifyPassword } from '../../sessions/credentials.ts';
+import { adoptIdentity } from '../../sessions/identity.ts';
 import { refusalOf } from '../../sessions/refusal.ts';
 import type { LoadedKey } from '../../sessions/sessions.ts';
 
@@ -119,9 +120,7 @@ export const basicAuth: Middleware = {
       const refused = refusalOf(key, orgId);
       if (refused !== undefined) return reject(ctx, refused);
       if (!key.applied.ok) return reject(ctx, GatewayError.accessDisallowed());
-      ctx.session = key.applied.session;
-      ctx.state.keyId = key.id;
-      ctx.state.authMethod = 'basic';
+      adoptIdentity(ctx, api, 'basic_auth_user', key.id, key.applied.session);
       if (creds.source !== undefined) (ctx.state.credentials ??= []).push(creds.source);
       await next();
       return undefined;

@@ -5,6 +5,7 @@
  * with the reference's message. An organisation without a stored session, or without a quota,
  * is not limited.
  */
+import { crossedTrigger } from '../../limits/allowance.ts';
 import { counterName } from '../../limits/counters.ts';
 import { UNAVAILABLE } from '../../limits/guard.ts';
 import { reject, type Middleware } from '../../pipeline/compose.ts';
@@ -35,11 +36,8 @@ export const orgQuota: Middleware = {
         if (u === UNAVAILABLE) {
           if (!deps.limits.failOpen) return reject(ctx, GatewayError.limitsUnavailable());
         } else {
-          if (trigger !== undefined) {
-            const threshold = (max * trigger) / 100;
-            if (u.used - 1 < threshold && u.used >= threshold) {
-              ctx.emit('TriggerExceeded', `Organisation quota trigger reached: ${trigger}% of ${max} used`);
-            }
+          if (trigger !== undefined && crossedTrigger(u.used, max, trigger)) {
+            ctx.emit('TriggerExceeded', `Organisation quota trigger reached: ${trigger}% of ${max} used`);
           }
           if (u.used > max) {
             ctx.emit('QuotaExceeded', 'Organisation quota exceeded');

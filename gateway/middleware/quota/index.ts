@@ -9,7 +9,7 @@
  * fires `TriggerExceeded`. The X-RateLimit-* headers carry the quota unless the gateway is set
  * to rate headers.
  */
-import { allowanceOf, quotaLimited } from '../../limits/allowance.ts';
+import { allowanceOf, crossedTrigger, quotaLimited } from '../../limits/allowance.ts';
 import { counterName } from '../../limits/counters.ts';
 import { UNAVAILABLE } from '../../limits/guard.ts';
 import { reject, type Middleware } from '../../pipeline/compose.ts';
@@ -49,11 +49,8 @@ export const quota: Middleware = {
         ctx.responseHeaders['x-ratelimit-remaining'] = String(Math.max(0, a.quotaMax - u.used));
         ctx.responseHeaders['x-ratelimit-reset'] = String(Math.ceil((deps.now() + u.ttlMs) / 1000));
       }
-      if (trigger !== undefined) {
-        const threshold = (a.quotaMax * trigger) / 100;
-        if (u.used - 1 < threshold && u.used >= threshold) {
-          ctx.emit('TriggerExceeded', `Quota trigger reached: ${trigger}% of ${a.quotaMax} used`);
-        }
+      if (trigger !== undefined && crossedTrigger(u.used, a.quotaMax, trigger)) {
+        ctx.emit('TriggerExceeded', `Quota trigger reached: ${trigger}% of ${a.quotaMax} used`);
       }
       if (u.used > a.quotaMax) {
         ctx.emit('QuotaExceeded', 'Quota exceeded');

@@ -1,0 +1,128 @@
+/**
+ * What the operator suites share: applying manifests as a user would, reading a resource's
+ * status and its `Ready` condition, waiting on them, and calling a gateway's management API.
+ */
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startControlPlane, type ControlPlane } from '../harness/control-plane.ts';
+import {
+  httpRequest,
+  startEchoUpstream,
+  startGateway,
+  waitFor,
+  type GatewayProc,
+} from '../harness/processes.ts';
+
+/** The repository root. */
+export const root = join(import.meta.dirname, '..', '..');
+
+/** A status as kubectl prints it. */
+export type Status = Record<string, unknown>;
+
+/** `kubectl apply --server-side` of a YAML manifest; rejects when kubectl fails. */
+export async function applyManifest(cp: ControlPlane, manifest: string): Promise<void> {
+  await cp.kubectl(['apply', '--server-side', '--field-manager=e2e', '-f', '-'], { input: manifest });
+}
+
+/** The status of a resource (empty when it has none). */
+export async function statusOf(cp: ControlPlane, kind: string, ns: string, name: string): Promise<Status> {
+  const out = await cp.kubectl(['get', kind, name, '-n', ns, '-o', 'json']);
+  return (JSON.parse(out.stdout) as { status?: Status }).status ?? {};
+}
+
+/** The `Ready` condition of a status. */
+export function readyOf(st: Status): { status?: string; reason?: string; message?: string } | undefined {
+  const conds = st.conditions as
+    { type: string; status: string; reason: string; message: string }[] | undefined;
+  return conds?.find((c) => c.type === 'Ready');
+}
+
+/** Waits until the resource's status satisfies `ok`; returns that status. */
+export async function waitForStatus(
+  cp: ControlPlane,
+  target: { kind: string; ns: string; name: string },
+  what: string,
+  ok: (st: Status) => boolean,
+  timeoutMs?: number,
+): Promise<Status> {
+  return waitFor(
+    `${target.kind} ${target.ns}/${target.name}: ${what}`,
+    async () => {
+      const st = await statusOf(cp, target.kind, target.ns, target.name);
+      return ok(st) ? st : undefined;
+    },
+    timeoutMs,
+  );
+}
+
+/** A call to the gateway's management API with its secret; the body parsed when it is JSON. */
+export async function admin(
+  gw: GatewayProc,
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: unknown }> {
+  const r = await httpRequest(`${gw.url}${path}`, {
+    method,
+    headers: {
+      'x-svc-authorization': gw.secret,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  let parsed: unknown = r.body;
+  try {
+    parsed = JSON.parse(r.body);
+  } catch {
+    // Not JSON: keep the text.
+  }
+  return { status: r.status, body: parsed };
+}
+
+/** What an operator suite runs against: a control plane with the CRDs, two gateways, an upstream. */
+export interface OperatorWorld {
+  cp: ControlPlane;
+  /** Logs and gateway data. */
+  dir: string;
+  gw: GatewayProc;
+  gw2: GatewayProc;
+  upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+}
+
+/**
+ * Starts a world: the control plane (with `namespaces` and `svc-operator-system`, where the
+ * operator keeps its lease), the echo upstream and two gateways with the given secrets.
+ */
+export async function startWorld(opts: {
+  name: string;
+  namespaces: readonly string[];
+  secrets: readonly [string, string];
+}): Promise<OperatorWorld> {
+  const dir = await mkdtemp(join(tmpdir(), `svc-e2e-${opts.name}-`));
+  const cp = await startControlPlane({ crdDir: join(root, 'charts', 'svc-operator', 'crds') });
+  for (const ns of [...opts.namespaces, 'svc-operator-system']) await cp.kubectl(['create', 'namespace', ns]);
+  const upstream = await startEchoUpstream();
+  const [secret, secret2] = opts.secrets;
+  const gw = await startGateway({
+    name: `${opts.name}-gateway`,
+    secret,
+    dataDir: join(dir, 'gw'),
+    logDir: dir,
+  });
+  const gw2 = await startGateway({
+    name: `${opts.name}-gateway-2`,
+    secret: secret2,
+    dataDir: join(dir, 'gw2'),
+    logDir: dir,
+  });
+  return { cp, dir, gw, gw2, upstream };
+}
+
+/** Stops what {@link startWorld} started. */
+export async function stopWorld(w: OperatorWorld): Promise<void> {
+  await w.gw.stop();
+  await w.gw2.stop();
+  await w.upstream.close();
+  await w.cp.stop();
+}

@@ -1,0 +1,281 @@
+/**
+ * SvcOasApiDefinition end to end: a real control plane, a real gateway process, real upstreams
+ * and the operator as a process. The OAS document lives in a ConfigMap; each edit of it is
+ * served within seconds, a broken edit keeps the last good version serving, and a SecurityPolicy
+ * on the OAS API lets a key in. No webhooks here: the broken edits must reach the operator, whose
+ * own check is the backstop when webhooks are off.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { derivedId } from '../../operator/ids.ts';
+import { httpRequest, startEchoUpstream, startOperator, waitFor } from '../harness/processes.ts';
+import {
+  admin,
+  applyManifest,
+  readyOf,
+  root,
+  startWorld,
+  stopWorld,
+  waitForStatus,
+  type OperatorWorld,
+  type Status,
+} from './helpers.ts';
+
+const ORG = 'e2e-org';
+const KEY = 'e2e-oas-key';
+const ID = derivedId('shop', 'petstore');
+/** How soon a ConfigMap edit must be served. */
+const SECONDS = 10_000;
+
+let w: OperatorWorld;
+let upstream2: Awaited<ReturnType<typeof startEchoUpstream>>;
+let operator: Awaited<ReturnType<typeof startOperator>>;
+
+before(async () => {
+  w = await startWorld({
+    name: 'oas',
+    namespaces: ['shop'],
+    secrets: ['e2e-oas-secret', 'e2e-oas-secret-2'],
+  });
+  upstream2 = await startEchoUpstream('echo-2');
+  operator = await startOperator({
+    name: 'oas-operator',
+    gateway: w.gw,
+    kubeconfig: w.cp.kubeconfig,
+    logDir: w.dir,
+    org: ORG,
+    // The resync is left at its default: edits must arrive through the ConfigMap watch.
+    env: { WATCH_NAMESPACE: 'shop,default', LOG_LEVEL: 'debug' },
+  });
+});
+
+after(async () => {
+  await operator.stop();
+  await upstream2.close();
+  await stopWorld(w);
+});
+
+const apply = (manifest: string): Promise<void> => applyManifest(w.cp, manifest);
+const oasApi = { kind: 'svcoasapidefinition', ns: 'shop', name: 'petstore' };
+const ready = (st: Status): boolean => readyOf(st)?.status === 'True';
+
+/** The ConfigMap `shop/petstore-oas` (or in `ns`) with an OAS document as its `oas.json`. */
+function configMap(
+  doc: { listenPath: string; upstream: string; token?: boolean } | { raw: string },
+  ns = 'shop',
+): string {
+  const text =
+    'raw' in doc
+      ? doc.raw
+      : JSON.stringify({
+          openapi: '3.0.3',
+          info: { title: 'Petstore', version: '1.0.0' },
+          paths: {},
+          ...(doc.token
+            ? {
+                components: {
+                  securitySchemes: { token: { type: 'apiKey', in: 'header', name: 'Authorization' } },
+                },
+                security: [{ token: [] }],
+              }
+            : {}),
+          'x-svc-api-gateway': {
+            info: { name: 'petstore', state: { active: true } },
+            upstream: { url: doc.upstream },
+            server: {
+              listenPath: { value: doc.listenPath, strip: true },
+              ...(doc.token
+                ? { authentication: { enabled: true, securitySchemes: { token: { enabled: true } } } }
+                : {}),
+            },
+          },
+        });
+  return `apiVersion: v1
+kind: ConfigMap
+metadata: {name: petstore-oas, namespace: ${ns}}
+data:
+  oas.json: ${JSON.stringify(text)}
+`;
+}
+
+const oasManifest = `apiVersion: svc.svc.io/v1alpha1
+kind: SvcOasApiDefinition
+metadata: {name: petstore, namespace: shop}
+spec:
+  svcOAS:
+    configmapRef: {name: petstore-oas, keyName: oas.json}
+`;
+
+/** A client request through the gateway: status and, for a 200, the upstream that answered. */
+async function call(path: string, key?: string): Promise<{ status: number; upstream?: string }> {
+  const r = await httpRequest(`${w.gw.url}${path}`, { headers: key ? { authorization: key } : {} });
+  return {
+    status: r.status,
+    ...(r.status === 200 ? { upstream: (JSON.parse(r.body) as { upstream: string }).upstream } : {}),
+  };
+}
+
+/** Waits (a few seconds at most) until a request through the gateway gets `want`. */
+async function served(
+  what: string,
+  path: string,
+  want: { status: number; upstream?: string },
+): Promise<void> {
+  await waitFor(
+    what,
+    async () => {
+      const got = await call(path);
+      return got.status === want.status && (want.upstream === undefined || got.upstream === want.upstream);
+    },
+    SECONDS,
+  );
+}
+
+test('an OAS ConfigMap applied: served by the gateway, status filled', async () => {
+  await apply(configMap({ listenPath: '/pets/', upstream: w.upstream.url }));
+  await apply(oasManifest);
+  const st = await waitForStatus(w.cp, oasApi, 'Ready', ready);
+  assert.equal(st.api_id, ID);
+  assert.equal(st.listen_path, '/pets/');
+  assert.equal(st.target_url, w.upstream.url);
+  assert.equal(st.enabled, true);
+  assert.equal(typeof st.latestConfigMapHash, 'string');
+  assert.equal((st.latestTransaction as { status: string }).status, 'Successful');
+  await served('the API served', '/pets/dogs', { status: 200, upstream: 'echo' });
+
+  const held = await admin(w.gw, 'GET', `/svc/apis/oas/${ID}`);
+  assert.equal(held.status, 200);
+  const info = (held.body as { 'x-svc-api-gateway': { info: { id: string; orgId: string } } })[
+    'x-svc-api-gateway'
+  ].info;
+  assert.equal(info.id, ID);
+  assert.equal(info.orgId, ORG);
+
+  const cols = await w.cp.kubectl(['get', 'svcoas', 'petstore', '-n', 'shop']);
+  assert.match(cols.stdout, /API ID\s+LISTEN PATH\s+TARGET URL\s+ENABLED\s+READY/);
+  assert.match(cols.stdout, new RegExp(`${ID}\\s+/pets/\\s+${w.upstream.url}\\s+true\\s+True`));
+});
+
+test('the listen path edited in the ConfigMap: served on the new path within seconds', async () => {
+  await apply(configMap({ listenPath: '/pets2/', upstream: w.upstream.url }));
+  await served('the new listen path served', '/pets2/dogs', { status: 200, upstream: 'echo' });
+  await served('the old listen path gone', '/pets/dogs', { status: 404 });
+  await waitForStatus(w.cp, oasApi, 'listen_path /pets2/', (st) => st.listen_path === '/pets2/' && ready(st));
+});
+
+test('the upstream edited: requests go to the new upstream within seconds', async () => {
+  await apply(configMap({ listenPath: '/pets2/', upstream: upstream2.url }));
+  await served('the new upstream answers', '/pets2/dogs', { status: 200, upstream: 'echo-2' });
+  await waitForStatus(w.cp, oasApi, 'target_url updated', (st) => st.target_url === upstream2.url);
+});
+
+test('authentication switched from keyless to token: a request without a key is refused', async () => {
+  await apply(configMap({ listenPath: '/pets2/', upstream: upstream2.url, token: true }));
+  await served('requests without a key refused', '/pets2/dogs', { status: 401 });
+  await waitForStatus(w.cp, oasApi, 'Ready', ready);
+});
+
+test('a broken edit (invalid JSON): the old version keeps serving, the condition says why', async () => {
+  const before = await admin(w.gw, 'GET', `/svc/apis/oas/${ID}`);
+  await apply(configMap({ raw: '{"openapi": "3.0.3", "x-svc-api-gateway": ' }));
+  const st = await waitForStatus(
+    w.cp,
+    oasApi,
+    'Ready=False, DocumentInvalid',
+    (s) => readyOf(s)?.reason === 'DocumentInvalid',
+  );
+  const cond = readyOf(st);
+  assert.ok(cond?.message);
+  assert.equal(cond.status, 'False');
+  assert.match(
+    cond.message,
+    /ConfigMap shop\/petstore-oas key "oas.json": the document does not parse as JSON/,
+  );
+  assert.match(cond.message, new RegExp(`API ${ID} keeps serving its last good version`));
+  assert.equal(st.listen_path, '/pets2/', 'the status still describes the version served');
+  assert.deepEqual((await admin(w.gw, 'GET', `/svc/apis/oas/${ID}`)).body, before.body);
+  assert.equal((await call('/pets2/dogs')).status, 401, 'the last good version is still served');
+
+  // Fixed: Ready again.
+  await apply(configMap({ listenPath: '/pets2/', upstream: upstream2.url, token: true }));
+  await waitForStatus(w.cp, oasApi, 'Ready again once fixed', ready, SECONDS);
+});
+
+test('examples/oas-api-definition.yaml reconciles Ready; its ConfigMap (same name, other namespace) changes nothing here', async () => {
+  const before = await waitForStatus(w.cp, oasApi, 'Ready', ready);
+  const r = await w.cp.kubectl(['apply', '-f', join(root, 'examples', 'oas-api-definition.yaml')], {
+    allowFailure: true,
+  });
+  assert.equal(r.code, 0, r.stderr);
+  const example = await waitForStatus(
+    w.cp,
+    { kind: 'svcoasapidefinition', ns: 'default', name: 'petstore' },
+    'Ready',
+    ready,
+  );
+  assert.equal(example.api_id, derivedId('default', 'petstore'));
+  assert.equal(example.listen_path, '/petstore/');
+  await served('the example served (token-protected)', '/petstore/pets', { status: 401 });
+
+  // default/petstore-oas has another listen path and upstream: shop/petstore is untouched.
+  const after = await waitForStatus(w.cp, oasApi, 'Ready', ready);
+  assert.equal(after.latestConfigMapHash, before.latestConfigMapHash);
+  assert.deepEqual(after.latestTransaction, before.latestTransaction);
+  assert.equal(after.listen_path, '/pets2/');
+  assert.equal((await call('/pets2/dogs')).status, 401);
+});
+
+test('a SecurityPolicy on the OAS API: Ready, versions [""], a key with it gets in', async () => {
+  await apply(`apiVersion: svc.svc.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: pets-plan, namespace: shop}
+spec:
+  name: pets-plan
+  access_rights_array:
+    - {name: petstore, kind: SvcOasApiDefinition}
+`);
+  const st = await waitForStatus(
+    w.cp,
+    { kind: 'securitypolicy', ns: 'shop', name: 'pets-plan' },
+    'Ready',
+    ready,
+  );
+  const polId = st.pol_id as string;
+  const pol = await admin(w.gw, 'GET', `/svc/policies/${polId}`);
+  assert.equal(pol.status, 200);
+  assert.deepEqual(
+    (pol.body as { access_rights: Record<string, { versions: string[] }> }).access_rights[ID]?.versions,
+    [''],
+  );
+  await waitForStatus(
+    w.cp,
+    oasApi,
+    'linked_by_policies',
+    (s) =>
+      JSON.stringify(s.linked_by_policies) === JSON.stringify([{ name: 'pets-plan', namespace: 'shop' }]),
+  );
+
+  const key = await admin(w.gw, 'POST', `/svc/keys/${KEY}`, { org_id: ORG, apply_policies: [polId] });
+  assert.equal(key.status, 200, JSON.stringify(key.body));
+  assert.deepEqual(await call('/pets2/dogs', KEY), { status: 200, upstream: 'echo-2' });
+  assert.equal((await call('/pets2/dogs')).status, 401);
+});
+
+test('deleted while the policy covers it: held (InUse); once the policy goes, deleted from the gateway', async () => {
+  await w.cp.kubectl(['delete', 'svcoasapidefinition', 'petstore', '-n', 'shop', '--wait=false']);
+  await waitForStatus(w.cp, oasApi, 'InUse', (s) => readyOf(s)?.reason === 'InUse');
+  assert.equal((await admin(w.gw, 'GET', `/svc/apis/oas/${ID}`)).status, 200, 'still held');
+
+  await w.cp.kubectl(['delete', 'securitypolicy', 'pets-plan', '-n', 'shop', '--wait=false']);
+  await waitFor('the OAS API gone from the gateway', async () => {
+    return (await admin(w.gw, 'GET', `/svc/apis/oas/${ID}`)).status === 404;
+  });
+  await served('no longer served', '/pets2/dogs', { status: 404 });
+  await waitFor('the resource gone', async () => {
+    const r = await w.cp.kubectl(['get', 'svcoasapidefinition', 'petstore', '-n', 'shop'], {
+      allowFailure: true,
+    });
+    return r.code !== 0;
+  });
+});

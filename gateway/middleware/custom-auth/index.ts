@@ -1,0 +1,95 @@
+/**
+ * Custom authentication (`custom_middleware.auth_check`, identity provider `custom_auth`): a
+ * plugin function (gateway/plugins/types.ts `AuthCheck`) sees the request and answers with a
+ * session under an ID it chooses, or a refusal. The session is checked against the key model,
+ * its `apply_policies` are applied as for a stored key, and it belongs to the API's organisation
+ * unless it names one; its ID is a hash of the organisation and the plugin's ID, so the limits
+ * and quota of one client count together across requests, apart from every stored key.
+ */
+import { createHash } from 'node:crypto';
+import type {
+  GatewayApiDefinition,
+  GatewayPolicy,
+  GatewaySession,
+} from '../../../schemas/generated/models.ts';
+import { sessionModel } from '../../../schemas/models/session.ts';
+import { authMethodsOf } from '../../../schemas/rules/auth.ts';
+import { customAuthHook } from '../../../schemas/rules/plugins.ts';
+import { compile } from '../../../schemas/validate.ts';
+import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { GatewayError } from '../../pipeline/errors.ts';
+import {
+  callHook,
+  loadHook,
+  pluginFailure,
+  pluginRefusalOf,
+  pluginRequest,
+  resultObject,
+} from '../../plugins/load.ts';
+import { applyPolicies } from '../../sessions/apply-policies.ts';
+import { adoptIdentity } from '../../sessions/identity.ts';
+import { refusalOf } from '../../sessions/refusal.ts';
+
+const sessionCheck = compile(sessionModel);
+
+/** The stored ID of the session a plugin names `keyId` in organisation `orgId`. */
+export function customSessionId(orgId: string, keyId: string): string {
+  return createHash('sha256').update(`custom\0${orgId}\0${keyId}`).digest('hex');
+}
+
+/** See the module comment. */
+export const customAuth: Middleware = {
+  name: 'custom-auth',
+  enabled: (api: GatewayApiDefinition) => authMethodsOf(api).includes('custom_auth'),
+  create: async (api, deps) => {
+    const found = customAuthHook(api);
+    if (found === undefined) throw new Error('custom_middleware.auth_check: no hook');
+    const hook = await loadHook(found, deps.config.plugin_dir, 'custom_middleware.auth_check');
+    const timeoutMs = deps.config.plugin_timeout_ms;
+    const orgId = api.org_id ?? '';
+
+    /** The plugin's answer as a refusal, or the session ID and session; throws when malformed. */
+    const answerOf = (value: unknown): GatewayError | { keyId: string; session: GatewaySession } => {
+      const result = resultObject(value);
+      if (result?.refuse !== undefined) {
+        const r = pluginRefusalOf(result.refuse);
+        return GatewayError.pluginRefused(r.status, r.message);
+      }
+      const keyId = result?.keyId;
+      if (typeof keyId !== 'string' || keyId === '')
+        throw new Error('auth_check returns {keyId, session} or {refuse}');
+      const problems = sessionCheck(result?.session);
+      if (problems.length > 0) {
+        throw new Error(`auth_check session: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
+      }
+      return { keyId, session: result?.session as GatewaySession };
+    };
+
+    return async (ctx, next) => {
+      let answer: ReturnType<typeof answerOf>;
+      try {
+        answer = answerOf(await callHook(hook, pluginRequest(ctx, api), timeoutMs));
+      } catch (err) {
+        return reject(ctx, pluginFailure(ctx, hook, 'auth_check', err));
+      }
+      if (answer instanceof GatewayError) {
+        ctx.emit('AuthFailure', 'Custom authentication refused the request.');
+        return reject(ctx, answer);
+      }
+      const stored: GatewaySession = { ...answer.session, org_id: answer.session.org_id ?? orgId };
+      const policies = new Map<string, GatewayPolicy | undefined>();
+      for (const pid of stored.apply_policies ?? []) policies.set(pid, await deps.sessions.policy(pid));
+      const key = {
+        id: customSessionId(orgId, answer.keyId),
+        stored,
+        applied: applyPolicies(stored, (pid) => policies.get(pid)),
+      };
+      const refused = refusalOf(key, orgId);
+      if (refused !== undefined) return reject(ctx, refused);
+      if (!key.applied.ok) return reject(ctx, GatewayError.accessDisallowed());
+      adoptIdentity(ctx, api, 'custom_auth', key.id, key.applied.session);
+      await next();
+      return undefined;
+    };
+  },
+};

@@ -1,0 +1,194 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { AccessRight, ApiDefinitionSpec, ApiStatus } from '../../schemas/generated/kinds.ts';
+import { InputError } from '../../lib/errors.ts';
+import { derivedId } from '../ids.ts';
+import { API_FINALIZER, reconcileApiDefinition, type ApiObject, type PolicyView } from './api-definition.ts';
+import { assertReady, baseDeps, FakeGateway, settle } from './testing.ts';
+
+const A = 'http://gw-a';
+const ID = derivedId('team', 'orders');
+
+/** A SecurityPolicy of `team` (unless said otherwise). */
+function policy(
+  name: string,
+  opts: { id?: string; rights?: AccessRight[]; namespace?: string; deleting?: boolean } = {},
+): PolicyView {
+  return {
+    kind: 'SecurityPolicy',
+    metadata: {
+      name,
+      namespace: opts.namespace ?? 'team',
+      ...(opts.deleting ? { deletionTimestamp: new Date(0) } : {}),
+    },
+    spec: { ...(opts.id ? { id: opts.id } : {}), access_rights_array: opts.rights ?? [] },
+  };
+}
+
+interface Case {
+  name: string;
+  spec?: Partial<ApiDefinitionSpec>;
+  policies?: PolicyView[];
+  /** Reconcile once first and keep the status written (the API was pushed before). */
+  pushedBefore?: boolean;
+  gateway?: (gw: FakeGateway) => void;
+  deleting?: boolean;
+  writes?: string[];
+  ready?: { status: 'True' | 'False'; reason: string; message?: RegExp };
+  status?: (s: ApiStatus | undefined, gw: FakeGateway) => void;
+  finalizers?: string[];
+  throws?: boolean;
+}
+
+const cases: Case[] = [
+  {
+    name: 'new: created with the derived ID, reloaded, Ready',
+    writes: [`createApi ${ID}`, 'reload'],
+    ready: { status: 'True', reason: 'Synced', message: new RegExp(`API ${ID} is served by ${A}`) },
+    status: (s) => {
+      assert.equal(s?.api_id, ID);
+      assert.equal(s.linked_by_policies, undefined);
+    },
+    finalizers: [`+${API_FINALIZER}`],
+  },
+  {
+    name: 'unchanged after a push: nothing written',
+    pushedBefore: true,
+    writes: [],
+    status: (s) => {
+      assert.equal(s, undefined);
+    },
+  },
+  {
+    name: 'drift: an edit in the gateway is reverted',
+    pushedBefore: true,
+    gateway: (gw) => {
+      const held = gw.apis.get(ID);
+      if (held) held.name = 'hijacked';
+    },
+    writes: [`updateApi ${ID}`, 'reload'],
+  },
+  {
+    name: 'linked_by_policies: the policies covering it and those it names, sorted',
+    spec: { jwt_default_policies: [{ name: 'jwt-default' }] },
+    policies: [
+      policy('zeta', { rights: [{ name: 'orders' }] }),
+      policy('alpha', {
+        namespace: 'other',
+        rights: [{ name: 'orders', namespace: 'team', kind: 'ApiDefinition' }],
+      }),
+      policy('oas-only', { rights: [{ name: 'orders', kind: 'SvcOasApiDefinition' }] }),
+      policy('jwt-default'),
+      policy('unrelated', { rights: [{ name: 'billing' }] }),
+    ],
+    status: (s) => {
+      assert.deepEqual(s?.linked_by_policies, [
+        { name: 'alpha', namespace: 'other' },
+        { name: 'jwt-default', namespace: 'team' },
+        { name: 'zeta', namespace: 'team' },
+      ]);
+    },
+  },
+  {
+    name: 'jwt_default_policies: the policy ID is its spec.id, or derived when it has none or does not exist yet',
+    spec: { jwt_default_policies: [{ name: 'gold' }, { name: 'silver' }, { name: 'later', namespace: 'x' }] },
+    policies: [policy('gold', { id: 'legacy-gold' }), policy('silver')],
+    status: (_s, gw) => {
+      assert.deepEqual(gw.apis.get(ID)?.jwt_default_policies, [
+        'legacy-gold',
+        derivedId('team', 'silver'),
+        derivedId('x', 'later'),
+      ]);
+    },
+  },
+  {
+    name: 'deleted while a policy covers it: held with InUse, still served',
+    policies: [policy('plan', { rights: [{ name: 'orders' }] })],
+    pushedBefore: true,
+    deleting: true,
+    writes: [],
+    ready: {
+      status: 'False',
+      reason: 'InUse',
+      message: /still used by SecurityPolicy team\/plan: remove it from the access_rights_array/,
+    },
+    status: (_s, gw) => {
+      assert.ok(gw.apis.has(ID));
+    },
+    finalizers: [],
+  },
+  {
+    name: 'deleted while the only policy covering it is being deleted too: it goes',
+    policies: [policy('plan', { rights: [{ name: 'orders' }], deleting: true })],
+    pushedBefore: true,
+    deleting: true,
+    writes: [`deleteApi ${ID}`, 'reload'],
+    finalizers: [`-${API_FINALIZER}`],
+  },
+  {
+    name: 'deleted, named by nothing: deleted from the gateway, finalizer removed',
+    policies: [policy('uses-it-as-default')],
+    spec: { jwt_default_policies: [{ name: 'uses-it-as-default' }] },
+    pushedBefore: true,
+    deleting: true,
+    writes: [`deleteApi ${ID}`, 'reload'],
+    finalizers: [`-${API_FINALIZER}`],
+  },
+  {
+    name: 'a context that does not exist: ContextNotFound',
+    spec: { contextRef: { name: 'nowhere' } },
+    ready: { status: 'False', reason: 'ContextNotFound' },
+  },
+  {
+    name: 'the gateway refuses the API: GatewayRejected, no retry',
+    gateway: (gw) => {
+      gw.failWith = new InputError('OP_ERR_GATEWAY_REJECTED', 'gateway POST /svc/apis: 400 bad');
+    },
+    ready: { status: 'False', reason: 'GatewayRejected', message: /400 bad/ },
+    status: (s) => {
+      assert.equal(s?.latestTransaction?.status, 'Failed');
+    },
+  },
+];
+
+describe('reconcileApiDefinition', () => {
+  for (const c of cases) {
+    test(c.name, async () => {
+      const gw = new FakeGateway(A);
+      let api: ApiObject = {
+        apiVersion: 'svc.svc.io/v1alpha1',
+        kind: 'ApiDefinition',
+        metadata: { name: 'orders', namespace: 'team', generation: 1, finalizers: [] },
+        spec: { name: 'orders', proxy: { listen_path: '/orders/', target_url: 'http://orders' }, ...c.spec },
+      };
+      const deps = {
+        ...baseDeps<ApiObject>({ default: gw }),
+        read: () => Promise.resolve(api),
+        policies: () => c.policies ?? [],
+      };
+      if (c.pushedBefore) {
+        await reconcileApiDefinition('team/orders', deps);
+        api = {
+          ...api,
+          metadata: { ...api.metadata, finalizers: [API_FINALIZER] },
+          status: deps.objects.statuses.at(-1) as ApiStatus,
+        };
+      } else if (c.deleting) {
+        api.metadata.finalizers = [API_FINALIZER];
+      }
+      c.gateway?.(gw);
+      if (c.deleting) api.metadata.deletionTimestamp = new Date(0);
+      gw.writes.length = 0;
+      deps.objects.statuses.length = 0;
+      deps.objects.finalizers.length = 0;
+
+      const { thrown } = await settle(reconcileApiDefinition('team/orders', deps));
+      assert.equal(thrown !== undefined, c.throws === true, `thrown: ${String(thrown)}`);
+      if (c.writes) assert.deepEqual(gw.writes, c.writes);
+      const status = deps.objects.statuses.at(-1) as ApiStatus | undefined;
+      if (c.ready) assertReady(status, c.ready);
+      c.status?.(status, gw);
+      if (c.finalizers) assert.deepEqual(deps.objects.finalizers, c.finalizers);
+    });
+  }
+});

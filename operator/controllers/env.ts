@@ -1,0 +1,58 @@
+/**
+ * What main.ts hands to each controller's wiring, and the small helpers the wirings share. Each
+ * controller builds its own ControllerSpec (which kinds it watches, which keys they map to) in
+ * its own file; main.ts only assembles them.
+ */
+import type * as k8s from '@kubernetes/client-node';
+import { isDeepStrictEqual } from 'node:util';
+import { API_VERSION } from '../../schemas/common.ts';
+import { kinds } from '../../schemas/index.ts';
+import type { NamespacedRef } from '../../schemas/generated/kinds.ts';
+import type { EventRecorder } from '../../lib/k8s/events.ts';
+import type { InformerEvent, WatchSpec } from '../../lib/k8s/informer.ts';
+import type { ControllerManager } from '../../lib/k8s/manager.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { Connections } from '../connections.ts';
+
+/** The operator's shared parts, as main.ts builds them. */
+export interface ControllerEnv {
+  manager: ControllerManager;
+  kc: k8s.KubeConfig;
+  /** Watched namespaces; empty is all. */
+  namespaces: readonly string[];
+  connections: Connections;
+  events: EventRecorder;
+  now: () => Date;
+  log: Logger;
+}
+
+/** Names of the svc kinds. */
+export type SvcKindName =
+  'ApiDefinition' | 'SvcOasApiDefinition' | 'SvcStreamsApiDefinition' | 'SecurityPolicy' | 'OperatorContext';
+
+/** The watch of an svc kind in the watched namespaces (one shared informer per kind). */
+export function watchOf(env: Pick<ControllerEnv, 'namespaces'>, kind: SvcKindName): WatchSpec {
+  const def = kinds.find((k) => k.kind === kind);
+  if (!def) throw new Error(`unknown kind ${kind}`);
+  return { apiVersion: API_VERSION, kind, plural: def.plural, namespaces: env.namespaces };
+}
+
+/** The OperatorContext a resource's `contextRef` names, as a work-queue key. */
+export function contextKeyOf(obj: k8s.KubernetesObject | undefined): string[] {
+  const ref = (obj as { spec?: { contextRef?: NamespacedRef } } | undefined)?.spec?.contextRef;
+  if (!ref || !obj?.metadata?.namespace) return [];
+  return [`${ref.namespace ?? obj.metadata.namespace}/${ref.name}`];
+}
+
+/**
+ * Whether an event changed what `view` picks out of an object: always true for an add or a
+ * delete. A mapping uses it to skip, say, the status writes of another controller.
+ */
+export function viewChanged<T>(
+  event: InformerEvent,
+  obj: T,
+  old: T | undefined,
+  view: (o: T) => unknown,
+): boolean {
+  return event !== 'update' || old === undefined || !isDeepStrictEqual(view(obj), view(old));
+}

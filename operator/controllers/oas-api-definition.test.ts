@@ -1,0 +1,346 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { AccessRight, OasApiStatus } from '../../schemas/generated/kinds.ts';
+import { InputError } from '../../lib/errors.ts';
+import { derivedId } from '../ids.ts';
+import type { ConfigMapContent } from '../translate/oas-api-definition.ts';
+import type { PolicyView } from './api-definition.ts';
+import { OAS_FINALIZER, reconcileSvcOasApiDefinition, type OasApiObject } from './oas-api-definition.ts';
+import { assertReady, baseDeps, FakeGateway, settle } from './testing.ts';
+
+const A = 'http://gw-a';
+const ID = derivedId('team', 'petstore');
+const EXT = 'x-svc-api-gateway';
+
+/** An OAS document (JSON) with the extension; `ext` is merged into the extension. */
+function oas(opts: { listenPath?: string; target?: string; id?: string; token?: boolean } = {}): string {
+  const doc: Record<string, unknown> = {
+    openapi: '3.0.3',
+    info: { title: 'Petstore', version: '1.0.0' },
+    paths: {},
+    [EXT]: {
+      info: { name: 'petstore', state: { active: true }, ...(opts.id ? { id: opts.id } : {}) },
+      upstream: { url: opts.target ?? 'http://petstore:8080' },
+      server: {
+        listenPath: { value: opts.listenPath ?? '/petstore/', strip: true },
+        ...(opts.token
+          ? { authentication: { enabled: true, securitySchemes: { token: { enabled: true } } } }
+          : {}),
+      },
+    },
+  };
+  if (opts.token) {
+    doc.components = { securitySchemes: { token: { type: 'apiKey', in: 'header', name: 'Authorization' } } };
+    doc.security = [{ token: [] }];
+  }
+  return JSON.stringify(doc);
+}
+
+const YAML_DOC = `openapi: 3.0.3
+info: {title: Petstore, version: 1.0.0}
+paths: {}
+${EXT}:
+  info: {name: petstore, state: {active: false}}
+  upstream: {url: "http://yaml-upstream:80"}
+  server:
+    listenPath: {value: /yaml/, strip: true}
+`;
+
+function policy(name: string, rights: AccessRight[], deleting = false): PolicyView {
+  return {
+    kind: 'SecurityPolicy',
+    metadata: { name, namespace: 'team', ...(deleting ? { deletionTimestamp: new Date(0) } : {}) },
+    spec: { access_rights_array: rights },
+  };
+}
+
+interface Case {
+  name: string;
+  /** ConfigMaps by `namespace/name`; the API reads `team/petstore-oas` key `oas.json` unless `ref` says otherwise. */
+  configMaps?: Record<string, ConfigMapContent>;
+  ref?: { name?: string; namespace?: string; keyName?: string };
+  policies?: PolicyView[];
+  /** Reconcile once first with `pushed` as the ConfigMap, keeping the status written. */
+  pushed?: string;
+  gateway?: (gw: FakeGateway) => void;
+  deleting?: boolean;
+  writes?: string[];
+  ready?: { status: 'True' | 'False'; reason: string; message?: RegExp };
+  status?: (s: OasApiStatus | undefined, gw: FakeGateway) => void;
+  finalizers?: string[];
+  throws?: boolean;
+}
+
+const cm = (text: string): Record<string, ConfigMapContent> => ({
+  'team/petstore-oas': { data: { 'oas.json': text } },
+});
+
+const cases: Case[] = [
+  {
+    name: 'new: the document is created with the derived ID, reloaded, Ready',
+    configMaps: cm(oas()),
+    writes: [`createOasApi ${ID}`, 'reload'],
+    ready: { status: 'True', reason: 'Synced', message: new RegExp(`API ${ID} is served by ${A}`) },
+    status: (s, gw) => {
+      assert.equal(s?.api_id, ID);
+      assert.equal(s.listen_path, '/petstore/');
+      assert.equal(s.target_url, 'http://petstore:8080');
+      assert.equal(s.enabled, true);
+      assert.ok(s.latestConfigMapHash && s.latestCRDSpecHash && s.latestSvcSpecHash);
+      assert.equal(s.latestTransaction?.status, 'Successful');
+      const held = gw.oasApis.get(ID) as Record<string, { info: { id: string; orgId: string } }>;
+      const ext = held[EXT];
+      assert.ok(ext);
+      assert.equal(ext.info.id, ID);
+      assert.equal(ext.info.orgId, 'org-1', "the connection's organization");
+    },
+    finalizers: [`+${OAS_FINALIZER}`],
+  },
+  {
+    name: 'YAML, a ConfigMap in another namespace: read, served',
+    ref: { namespace: 'shared', keyName: 'oas.yaml' },
+    configMaps: { 'shared/petstore-oas': { data: { 'oas.yaml': YAML_DOC } } },
+    writes: [`createOasApi ${ID}`, 'reload'],
+    status: (s) => {
+      assert.equal(s?.listen_path, '/yaml/');
+      assert.equal(s.target_url, 'http://yaml-upstream:80');
+      assert.equal(s.enabled, false);
+    },
+  },
+  {
+    name: 'the document fixes the API ID: it is used',
+    configMaps: cm(oas({ id: 'legacy-petstore' })),
+    writes: ['createOasApi legacy-petstore', 'reload'],
+    status: (s) => {
+      assert.equal(s?.api_id, 'legacy-petstore');
+    },
+  },
+  {
+    name: 'unchanged after a push: nothing written',
+    pushed: oas(),
+    configMaps: cm(oas()),
+    writes: [],
+    status: (s) => {
+      assert.equal(s, undefined);
+    },
+  },
+  {
+    name: 'the ConfigMap changed (listen path, upstream, authentication): updated and reloaded',
+    pushed: oas(),
+    configMaps: cm(oas({ listenPath: '/pets/', target: 'http://other:80', token: true })),
+    writes: [`updateOasApi ${ID}`, 'reload'],
+    ready: { status: 'True', reason: 'Synced' },
+    status: (s, gw) => {
+      assert.equal(s?.listen_path, '/pets/');
+      assert.equal(s.target_url, 'http://other:80');
+      const held = gw.oasApis.get(ID) as Record<string, { server: { authentication?: unknown } }>;
+      assert.ok(held[EXT]?.server.authentication);
+    },
+  },
+  {
+    name: 'the document now fixes another ID: pushed under it, the former API deleted',
+    pushed: oas(),
+    configMaps: cm(oas({ id: 'new-id' })),
+    writes: ['createOasApi new-id', 'reload', `deleteOasApi ${ID}`, 'reload'],
+    status: (s) => {
+      assert.equal(s?.api_id, 'new-id');
+    },
+  },
+  {
+    name: 'drift: an edit in the gateway is reverted',
+    pushed: oas(),
+    configMaps: cm(oas()),
+    gateway: (gw) => {
+      const held = gw.oasApis.get(ID);
+      if (held) held.info = { title: 'hijacked', version: '0' };
+    },
+    writes: [`updateOasApi ${ID}`, 'reload'],
+  },
+  {
+    name: 'ConfigMap missing: ConfigMapNotFound, nothing pushed',
+    configMaps: {},
+    writes: [],
+    ready: {
+      status: 'False',
+      reason: 'ConfigMapNotFound',
+      message: /ConfigMap team\/petstore-oas not found/,
+    },
+  },
+  {
+    name: 'a ConfigMap of the same name in another namespace does not count',
+    configMaps: { 'elsewhere/petstore-oas': { data: { 'oas.json': oas() } } },
+    writes: [],
+    ready: { status: 'False', reason: 'ConfigMapNotFound' },
+  },
+  {
+    name: 'key missing: ConfigMapKeyNotFound, naming the keys there are',
+    configMaps: { 'team/petstore-oas': { data: { 'other.json': oas() } } },
+    writes: [],
+    ready: {
+      status: 'False',
+      reason: 'ConfigMapKeyNotFound',
+      message: /no key "oas.json" \(it has "other.json"\)/,
+    },
+  },
+  {
+    name: 'invalid JSON after a push: DocumentInvalid, the last good version keeps serving',
+    pushed: oas(),
+    configMaps: cm('{"openapi": "3.0.3",'),
+    writes: [],
+    ready: {
+      status: 'False',
+      reason: 'DocumentInvalid',
+      message: new RegExp(`does not parse as JSON or YAML.*API ${ID} keeps serving its last good version`),
+    },
+    status: (s, gw) => {
+      assert.equal(s?.api_id, ID);
+      assert.equal(s.listen_path, '/petstore/');
+      assert.ok(gw.oasApis.has(ID));
+    },
+  },
+  {
+    name: 'invalid YAML: DocumentInvalid',
+    configMaps: cm('openapi: [3.0.3\n  x: :'),
+    writes: [],
+    ready: { status: 'False', reason: 'DocumentInvalid', message: /does not parse as JSON or YAML/ },
+  },
+  {
+    name: 'no extension: ExtensionMissing',
+    configMaps: cm(JSON.stringify({ openapi: '3.0.3', info: { title: 't', version: '1' }, paths: {} })),
+    writes: [],
+    ready: { status: 'False', reason: 'ExtensionMissing', message: /no x-svc-api-gateway extension/ },
+  },
+  {
+    name: 'over 1 MiB: DocumentTooLarge',
+    configMaps: cm(`${oas().slice(0, -1)}, "x-pad": "${'x'.repeat(1024 * 1024)}"}`),
+    writes: [],
+    ready: { status: 'False', reason: 'DocumentTooLarge', message: /more than 1 MiB/ },
+  },
+  {
+    name: 'a document the gateway check refuses: DocumentInvalid naming the field',
+    configMaps: cm(oas({ listenPath: 'no-slash' })),
+    writes: [],
+    ready: { status: 'False', reason: 'DocumentInvalid', message: /listenPath/ },
+  },
+  {
+    name: 'linked_by_policies: the policies covering the OAS API, not those of a classic API of the same name',
+    configMaps: cm(oas()),
+    policies: [
+      policy('zeta', [{ name: 'petstore', kind: 'SvcOasApiDefinition' }]),
+      policy('alpha', [{ name: 'petstore', kind: 'SvcOasApiDefinition' }]),
+      policy('classic', [{ name: 'petstore' }]),
+    ],
+    status: (s) => {
+      assert.deepEqual(s?.linked_by_policies, [
+        { name: 'alpha', namespace: 'team' },
+        { name: 'zeta', namespace: 'team' },
+      ]);
+    },
+  },
+  {
+    name: 'deleted while a policy covers it: held with InUse, still served',
+    pushed: oas(),
+    configMaps: cm(oas()),
+    policies: [policy('plan', [{ name: 'petstore', kind: 'SvcOasApiDefinition' }])],
+    deleting: true,
+    writes: [],
+    ready: { status: 'False', reason: 'InUse', message: /still used by SecurityPolicy team\/plan/ },
+    status: (_s, gw) => {
+      assert.ok(gw.oasApis.has(ID));
+    },
+    finalizers: [],
+  },
+  {
+    name: 'deleted: deleted from the gateway (even with its ConfigMap gone), finalizer removed',
+    pushed: oas({ id: 'fixed' }),
+    configMaps: {},
+    deleting: true,
+    writes: ['deleteOasApi fixed', 'reload'],
+    finalizers: [`-${OAS_FINALIZER}`],
+  },
+  {
+    name: 'the gateway refuses the document: GatewayRejected, no retry',
+    configMaps: cm(oas()),
+    gateway: (gw) => {
+      gw.failWith = new InputError('OP_ERR_GATEWAY_REJECTED', 'gateway POST /svc/apis/oas: 400 bad');
+    },
+    ready: { status: 'False', reason: 'GatewayRejected', message: /400 bad/ },
+    status: (s) => {
+      assert.equal(s?.latestTransaction?.status, 'Failed');
+    },
+  },
+  {
+    name: 'the gateway down: GatewayUnavailable, retried',
+    configMaps: cm(oas()),
+    gateway: (gw) => {
+      gw.failWith = new Error('connect ECONNREFUSED');
+    },
+    ready: { status: 'False', reason: 'GatewayUnavailable' },
+    throws: true,
+  },
+];
+
+describe('reconcileSvcOasApiDefinition', () => {
+  for (const c of cases) {
+    test(c.name, async () => {
+      const gw = new FakeGateway(A);
+      let configMaps: Record<string, ConfigMapContent> = c.pushed ? cm(c.pushed) : (c.configMaps ?? {});
+      let api: OasApiObject = {
+        apiVersion: 'svc.svc.io/v1alpha1',
+        kind: 'SvcOasApiDefinition',
+        metadata: { name: 'petstore', namespace: 'team', generation: 1, finalizers: [] },
+        spec: { svcOAS: { configmapRef: { name: 'petstore-oas', keyName: 'oas.json', ...c.ref } } },
+      };
+      const deps = {
+        ...baseDeps<OasApiObject>({ default: gw }),
+        read: () => Promise.resolve(api),
+        configMap: (ns: string, name: string) => Promise.resolve(configMaps[`${ns}/${name}`]),
+        policies: () => c.policies ?? [],
+      };
+      if (c.pushed) {
+        await reconcileSvcOasApiDefinition('team/petstore', deps);
+        api = {
+          ...api,
+          metadata: { ...api.metadata, finalizers: [OAS_FINALIZER] },
+          status: deps.objects.statuses.at(-1) as OasApiStatus,
+        };
+        configMaps = c.configMaps ?? {};
+      } else if (c.deleting) {
+        api.metadata.finalizers = [OAS_FINALIZER];
+      }
+      c.gateway?.(gw);
+      if (c.deleting) api.metadata.deletionTimestamp = new Date(0);
+      gw.writes.length = 0;
+      deps.objects.statuses.length = 0;
+      deps.objects.finalizers.length = 0;
+
+      const { thrown } = await settle(reconcileSvcOasApiDefinition('team/petstore', deps));
+      assert.equal(thrown !== undefined, c.throws === true, `thrown: ${String(thrown)}`);
+      if (c.writes) assert.deepEqual(gw.writes, c.writes);
+      const status = deps.objects.statuses.at(-1) as OasApiStatus | undefined;
+      if (c.ready) assertReady(status, c.ready);
+      c.status?.(status, gw);
+      if (c.finalizers) assert.deepEqual(deps.objects.finalizers, c.finalizers);
+    });
+  }
+
+  test('a context that does not exist: ContextNotFound, nothing pushed', async () => {
+    const deps = {
+      ...baseDeps<OasApiObject>({}),
+      read: () =>
+        Promise.resolve<OasApiObject>({
+          apiVersion: 'svc.svc.io/v1alpha1',
+          kind: 'SvcOasApiDefinition',
+          metadata: { name: 'petstore', namespace: 'team', generation: 1 },
+          spec: {
+            contextRef: { name: 'nowhere' },
+            svcOAS: { configmapRef: { name: 'petstore-oas', keyName: 'oas.json' } },
+          },
+        }),
+      configMap: () => Promise.resolve(cm(oas())['team/petstore-oas']),
+      policies: () => [],
+    };
+    await reconcileSvcOasApiDefinition('team/petstore', deps);
+    assertReady(deps.objects.statuses.at(-1), { status: 'False', reason: 'ContextNotFound' });
+  });
+});

@@ -1,0 +1,277 @@
+import * as k8s from '@kubernetes/client-node';
+import type { OasApiStatus, SvcOasApiDefinition } from '../../schemas/generated/kinds.ts';
+import type { ControllerSpec } from '../../lib/k8s/manager.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { WorkResult } from '../../lib/k8s/workqueue.ts';
+import { SvcObjects, type SvcObject } from '../../lib/k8s/objects.ts';
+import { objectKey, splitKey, type InformerEvent, type WatchSpec } from '../../lib/k8s/informer.ts';
+import { derivedId } from '../ids.ts';
+import type { Connections } from '../connections.ts';
+import { accessRefs, refKey, sameRef, sortedRefs, type ObjectRef } from '../references.ts';
+import { translateOasApiDefinition, type ConfigMapContent } from '../translate/oas-api-definition.ts';
+import type { PolicyView } from './api-definition.ts';
+import { contextKeyOf, viewChanged, watchOf, type ControllerEnv } from './env.ts';
+import { callGateway, reportFailure, reportSuccess, type Fail, type ReportDeps } from './status.ts';
+import { finalizeInGateway, pushDocument } from './sync.ts';
+
+/** The finalizer that keeps an SvcOasApiDefinition until its API is gone from the gateway. */
+export const OAS_FINALIZER = 'finalizers.svc.svc.io/svcoasapidefinition';
+
+/** An SvcOasApiDefinition with the metadata every stored object has. */
+export type OasApiObject = SvcOasApiDefinition & SvcObject<SvcOasApiDefinition['spec'], OasApiStatus>;
+
+/** What the reconciler needs; tests pass their own. */
+export interface OasApiDefinitionDeps extends ReportDeps<OasApiObject> {
+  /** Reads the object; the informer cache in production. */
+  read: (namespace: string, name: string) => Promise<OasApiObject | undefined>;
+  /** Reads a ConfigMap; undefined when it does not exist. */
+  configMap: (namespace: string, name: string) => Promise<ConfigMapContent | undefined>;
+  objects: Pick<SvcObjects<OasApiObject>, 'ensureFinalizer' | 'removeFinalizer' | 'patchStatus'>;
+  connections: Pick<Connections, 'resolve'>;
+  /** Every SecurityPolicy: those that cover the API are linked to it. */
+  policies: () => readonly PolicyView[];
+  log: Logger;
+}
+
+const refOf = (o: k8s.KubernetesObject): ObjectRef => ({
+  name: o.metadata?.name ?? '',
+  namespace: o.metadata?.namespace ?? '',
+});
+
+/** The ConfigMap an OAS API reads, its namespace defaulted to the API's. */
+export function configMapRefOf(api: {
+  metadata?: { namespace?: string };
+  spec?: { svcOAS?: { configmapRef?: { name: string; namespace?: string; keyName: string } } };
+}): { namespace: string; name: string; keyName: string } | undefined {
+  const ref = api.spec?.svcOAS?.configmapRef;
+  if (!ref) return undefined;
+  return { namespace: ref.namespace ?? api.metadata?.namespace ?? '', name: ref.name, keyName: ref.keyName };
+}
+
+/** The policies whose access rights cover the OAS API. */
+const coveringPolicies = (api: OasApiObject, policies: readonly PolicyView[]): PolicyView[] =>
+  policies.filter((p) =>
+    accessRefs(p).some((r) => r.kind === 'SvcOasApiDefinition' && sameRef(r, refOf(api))),
+  );
+
+/**
+ * Makes the gateway hold the OAS API an SvcOasApiDefinition points at: the document of its
+ * ConfigMap key, with the API ID in `x-svc-api-gateway.info.id`, pushed to `/svc/apis/oas`
+ * (CREATE when absent, UPDATE on a new document or drift) and reloaded. A document that can't be
+ * read or is refused sets `Ready=False` and pushes nothing: the last good version keeps serving
+ * (the ConfigMap's watch queues the API when it changes). DELETE through the finalizer, which
+ * waits while SecurityPolicies still cover the API (`InUse`).
+ */
+export async function reconcileSvcOasApiDefinition(
+  key: string,
+  deps: OasApiDefinitionDeps,
+): Promise<WorkResult> {
+  const { namespace, name } = splitKey(key);
+  const obj = await deps.read(namespace, name);
+  if (!obj) return {};
+  const log = deps.log.child({ kind: 'SvcOasApiDefinition', key });
+  const covering = coveringPolicies(obj, deps.policies());
+  const linked = sortedRefs(covering.map(refOf));
+  const resolved = await deps.connections.resolve(obj.spec.contextRef, namespace);
+
+  if (obj.metadata.deletionTimestamp) {
+    if (!obj.metadata.finalizers?.includes(OAS_FINALIZER)) return {};
+    // The API is what was pushed last; before any push, the ID it would have had.
+    const apiId = obj.status?.api_id ?? derivedId(namespace, name);
+    const holding = covering.filter((p) => p.metadata?.deletionTimestamp === undefined);
+    if (holding.length > 0) {
+      const list = holding.map((p) => `SecurityPolicy ${refKey(refOf(p))}`).join(', ');
+      const message = `still used by ${list}: remove it from the access_rights_array of these policies (or delete them) first`;
+      const status = { ...obj.status, linked_by_policies: linked };
+      await reportFailure(obj, status, { reason: 'InUse', message, call: false }, deps);
+      return {};
+    }
+    return finalizeInGateway(
+      obj,
+      {
+        finalizer: OAS_FINALIZER,
+        what: `API ${apiId}`,
+        resolved,
+        remove: async (client) => {
+          const removed = await client.deleteOasApi(apiId);
+          if (removed) await client.reload();
+          return removed;
+        },
+      },
+      deps,
+      log,
+    );
+  }
+
+  const current = await deps.objects.ensureFinalizer(obj, OAS_FINALIZER);
+  const old = current.status ?? {};
+  // Until a document is pushed, the status keeps what describes the version being served.
+  const status: OasApiStatus = { ...old, observedGeneration: current.metadata.generation };
+  if (linked.length > 0) status.linked_by_policies = linked;
+  else delete status.linked_by_policies;
+  const fail: Fail = (reason, message, call) =>
+    reportFailure(current, status, { reason, message, call }, deps);
+
+  const ref = configMapRefOf(current);
+  if (!ref) {
+    await fail('SpecInvalid', 'spec.svcOAS.configmapRef is required', false);
+    return {};
+  }
+  if (!resolved.ok) {
+    await fail(resolved.reason, resolved.message, false);
+    // A missing context is queued again when it appears; a broken one may be fixed in its Secret.
+    return resolved.reason === 'ContextNotFound' ? {} : { requeueAfterMs: 60_000 };
+  }
+  const translated = translateOasApiDefinition({
+    namespace,
+    name,
+    orgId: resolved.conn.org,
+    ref,
+    configMap: await deps.configMap(ref.namespace, ref.name),
+  });
+  if (!translated.ok) {
+    const served = old.api_id ? `; API ${old.api_id} keeps serving its last good version` : '';
+    await fail(translated.reason, `${translated.message}${served}`, false);
+    // The ConfigMap's watch queues the API when it changes.
+    return {};
+  }
+
+  const { apiId, doc } = translated;
+  const client = resolved.client;
+  const pushed = await callGateway(async () => {
+    const result = await pushDocument(
+      {
+        get: () => client.getOasApi(apiId),
+        create: (d) => client.createOasApi(d),
+        update: (d) => client.updateOasApi(apiId, d),
+      },
+      doc,
+      old.api_id === apiId ? old : {},
+      () => client.reload(),
+    );
+    // The document now names another ID: the API under the former one goes.
+    if (old.api_id && old.api_id !== apiId && (await client.deleteOasApi(old.api_id))) await client.reload();
+    return result;
+  }, fail);
+  if (!pushed) return {};
+  const { action, hashes } = pushed.value;
+  Object.assign(status, hashes, {
+    api_id: apiId,
+    listen_path: translated.listenPath,
+    enabled: translated.enabled,
+    latestConfigMapHash: translated.configMapHash,
+  });
+  if (translated.targetUrl === undefined) delete status.target_url;
+  else status.target_url = translated.targetUrl;
+  if (action) log.info(action === 'Created' ? 'api created' : 'api updated', { apiId, gateway: client.url });
+  await reportSuccess(
+    current,
+    status,
+    {
+      reason: 'Synced',
+      message: `API ${apiId} is served by ${client.url}`,
+      action,
+      what: `API ${apiId}`,
+      where: client.url,
+    },
+    deps,
+  );
+  return {};
+}
+
+/** What of a policy its APIs depend on: the APIs it covers, whether it is going. */
+const policyLinkView = (p: PolicyView): unknown => ({
+  refs: accessRefs(p),
+  deleting: p.metadata?.deletionTimestamp !== undefined,
+});
+
+/** The watch of ConfigMaps in the watched namespaces. */
+const configMapWatch = (env: Pick<ControllerEnv, 'namespaces'>): WatchSpec => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  plural: 'configmaps',
+  namespaces: env.namespaces,
+});
+
+/**
+ * The SvcOasApiDefinition controller: OAS APIs are reconciled when they change, when the
+ * ConfigMap they point at changes (matched by namespace and name), when their OperatorContext
+ * changes, and when a SecurityPolicy starts or stops covering them.
+ */
+export function svcOasApiDefinitionController(env: ControllerEnv): ControllerSpec {
+  const oasSpec = watchOf(env, 'SvcOasApiDefinition');
+  const policySpec = watchOf(env, 'SecurityPolicy');
+  const cmSpec = configMapWatch(env);
+  const apis = env.manager.informer<OasApiObject>(oasSpec);
+  const policies = env.manager.informer<PolicyView>(policySpec);
+  const configMaps = env.manager.informer<k8s.V1ConfigMap>(cmSpec);
+  const core = env.kc.makeApiClient(k8s.CoreV1Api);
+  const objects = new SvcObjects<OasApiObject>(env.kc, oasSpec.plural);
+
+  /** A ConfigMap from the cache, or read directly when its namespace is not watched. */
+  const configMap = async (namespace: string, name: string): Promise<ConfigMapContent | undefined> => {
+    if (env.namespaces.length === 0 || env.namespaces.includes(namespace)) {
+      return configMaps.get(namespace, name);
+    }
+    try {
+      return await core.readNamespacedConfigMap({ namespace, name });
+    } catch (err) {
+      if ((err as { code?: number }).code === 404) return undefined;
+      throw err;
+    }
+  };
+
+  /** Keys of the OAS APIs a policy covers. */
+  const apisOf = (p: PolicyView | undefined): string[] =>
+    p
+      ? accessRefs(p)
+          .filter((r) => r.kind === 'SvcOasApiDefinition')
+          .map(refKey)
+      : [];
+
+  return {
+    name: 'svcoasapidefinition',
+    watch: oasSpec,
+    workers: 16,
+    reconcile: (key) =>
+      reconcileSvcOasApiDefinition(key, {
+        read: (namespace, name) => Promise.resolve(apis.get(namespace, name)),
+        configMap,
+        objects,
+        connections: env.connections,
+        events: env.events,
+        policies: () => policies.list(),
+        now: env.now,
+        log: env.log,
+      }),
+    watches: [
+      {
+        // A ConfigMap queues the APIs that point at it by namespace and name.
+        watch: cmSpec,
+        map: (cm: k8s.KubernetesObject) => {
+          const self = refOf(cm);
+          return apis
+            .list()
+            .filter((api) => {
+              const ref = configMapRefOf(api);
+              return ref !== undefined && sameRef(ref, self);
+            })
+            .map((api) => objectKey(api));
+        },
+      },
+      {
+        watch: watchOf(env, 'OperatorContext'),
+        map: (ctx: k8s.KubernetesObject) =>
+          apis
+            .list()
+            .filter((api) => contextKeyOf(api)[0] === objectKey(ctx))
+            .map((api) => objectKey(api)),
+      },
+      {
+        watch: policySpec,
+        map: (p: PolicyView, old: PolicyView | undefined, event: InformerEvent) =>
+          viewChanged(event, p, old, policyLinkView) ? [...new Set([...apisOf(p), ...apisOf(old)])] : [],
+      },
+    ],
+  };
+}

@@ -1,0 +1,333 @@
+import type * as k8s from '@kubernetes/client-node';
+import type {
+  ApiResourceRef,
+  NamespacedRef,
+  PushedTo,
+  SecurityPolicy,
+  SecurityPolicyStatus,
+} from '../../schemas/generated/kinds.ts';
+import type { ControllerSpec } from '../../lib/k8s/manager.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { WorkResult } from '../../lib/k8s/workqueue.ts';
+import { SvcObjects, type SvcObject } from '../../lib/k8s/objects.ts';
+import { objectKey, splitKey, type Informer, type InformerEvent } from '../../lib/k8s/informer.ts';
+import { errorMessage } from '../../lib/errors.ts';
+import type { ManagementClient } from '../clients/management.ts';
+import type { Connections } from '../connections.ts';
+import { derivedId } from '../ids.ts';
+import { accessRefs, apiRefText, jwtPolicyRefs, refKey, sortedRefs } from '../references.ts';
+import { translateSecurityPolicy } from '../translate/security-policy.ts';
+import { contextKeyOf, viewChanged, watchOf, type ControllerEnv } from './env.ts';
+import {
+  callGateway,
+  gatewayFailure,
+  reportFailure,
+  reportSuccess,
+  type Fail,
+  type ReportDeps,
+} from './status.ts';
+import { finalizeInGateway, pushDocument } from './sync.ts';
+
+/** The finalizer that keeps a SecurityPolicy until its policy is gone from the gateway. */
+export const POLICY_FINALIZER = 'finalizers.svc.svc.io/securitypolicy';
+
+/** A SecurityPolicy with the metadata every stored object has. */
+export type PolicyObject = SecurityPolicy & SvcObject<SecurityPolicy['spec'], SecurityPolicyStatus>;
+
+/** An API resource of any kind, as much of it as the policy controller reads. */
+export interface ApiView extends k8s.KubernetesObject {
+  spec?: { jwt_default_policies?: NamespacedRef[] };
+  /** `api_id` is written by the API's controller once it has pushed the API. */
+  status?: { api_id?: string };
+}
+
+/** What the reconciler needs; tests pass their own. */
+export interface SecurityPolicyDeps extends ReportDeps<PolicyObject> {
+  /** Reads the policy; the informer cache in production. */
+  read: (namespace: string, name: string) => Promise<PolicyObject | undefined>;
+  objects: Pick<SvcObjects<PolicyObject>, 'ensureFinalizer' | 'removeFinalizer' | 'patchStatus'>;
+  connections: Pick<Connections, 'resolve'>;
+  /** The API resource a reference names, or undefined when it does not exist. */
+  api: (ref: ApiResourceRef) => ApiView | undefined;
+  /** Every ApiDefinition: those that name the policy in `jwt_default_policies` use it. */
+  apiDefinitions: () => readonly ApiView[];
+  log: Logger;
+}
+
+const nameOf = (o: k8s.KubernetesObject): string => o.metadata?.name ?? '';
+const namespaceOf = (o: k8s.KubernetesObject): string => o.metadata?.namespace ?? '';
+
+/**
+ * Makes the gateway hold the policy a SecurityPolicy describes. The API of each access right is
+ * resolved to the `api_id` in its status (missing: `ApiNotFound`; no ID yet: `ApiNotReady`; the
+ * API's watch queues the policy again). State `active` and `draft` are pushed (CREATE, UPDATE on
+ * a new translation or drift), `deny` deletes it from the gateway. When `contextRef` moves the
+ * policy to another gateway, it is deleted from the one in `status.pushedTo`. The finalizer
+ * deletes it, unless an ApiDefinition still names it in `jwt_default_policies` (`InUse`).
+ */
+export async function reconcileSecurityPolicy(key: string, deps: SecurityPolicyDeps): Promise<WorkResult> {
+  const { namespace, name } = splitKey(key);
+  const obj = await deps.read(namespace, name);
+  if (!obj) return {};
+  const polId = obj.spec.id ?? derivedId(namespace, name);
+  const log = deps.log.child({ kind: 'SecurityPolicy', key, polId });
+  const users = deps
+    .apiDefinitions()
+    .filter((api) => jwtPolicyRefs(api).some((r) => r.namespace === namespace && r.name === name));
+
+  if (obj.metadata.deletionTimestamp) return finalize(obj, polId, users, deps, log);
+  const current = await deps.objects.ensureFinalizer(obj, POLICY_FINALIZER);
+  const old = current.status ?? {};
+  const refs = accessRefs(current, namespace);
+  const status: SecurityPolicyStatus = {
+    ...old,
+    pol_id: polId,
+    linked_apis: sortedRefs([
+      ...refs,
+      ...users.map((u) => ({ kind: 'ApiDefinition' as const, name: nameOf(u), namespace: namespaceOf(u) })),
+    ]),
+    observedGeneration: current.metadata.generation,
+  };
+  const fail: Fail = (reason, message, call) =>
+    reportFailure(current, status, { reason, message, call }, deps);
+
+  const texts = refs.map(apiRefText);
+  const repeated = texts.find((t, i) => texts.indexOf(t) !== i);
+  if (repeated !== undefined) {
+    await fail('SpecInvalid', `access_rights_array lists ${repeated} twice: merge the two entries`, false);
+    return {};
+  }
+  const resolved = await deps.connections.resolve(current.spec.contextRef, namespace);
+  if (!resolved.ok) {
+    await fail(resolved.reason, resolved.message, false);
+    // A missing context is queued again when it appears; a broken one may be fixed in its Secret.
+    return resolved.reason === 'ContextNotFound' ? {} : { requeueAfterMs: 60_000 };
+  }
+  const client = resolved.client;
+  const ctxRef = current.spec.contextRef;
+  const here: PushedTo = {
+    url: client.url,
+    ...(ctxRef ? { contextRef: { name: ctxRef.name, namespace: ctxRef.namespace ?? namespace } } : {}),
+  };
+
+  const denied = current.spec.state === 'deny';
+  const ids = new Map<string, string>();
+  if (!denied) {
+    const unresolved = resolveApis(refs, deps, ids);
+    if (unresolved) {
+      await fail(unresolved.reason, unresolved.message, false);
+      return {};
+    }
+  }
+
+  const done = await callGateway(async (): Promise<'Created' | 'Updated' | 'Deleted' | undefined> => {
+    if (denied) return (await client.deletePolicy(polId)) ? 'Deleted' : undefined;
+    const desired = translateSecurityPolicy(current, {
+      polId,
+      orgId: resolved.conn.org,
+      apiId: (ref) => ids.get(apiRefText(ref)) ?? '',
+    });
+    const pushed = await pushDocument(
+      {
+        get: () => client.getPolicy(polId),
+        create: (p) => client.createPolicy(p),
+        update: (p) => client.updatePolicy(polId, p),
+      },
+      desired,
+      old,
+    );
+    Object.assign(status, pushed.hashes);
+    return pushed.action;
+  }, fail);
+  if (!done) return {};
+  const action = done.value;
+  // Until the former gateway no longer holds the policy, the status keeps pointing at it.
+  await leave(current, old.pushedTo, here, polId, deps, fail);
+  if (denied) {
+    delete status.pushedTo;
+    delete status.latestCRDSpecHash;
+    delete status.latestSvcSpecHash;
+  } else {
+    status.pushedTo = here;
+  }
+  if (action) log.info(`policy ${action.toLowerCase()}`, { gateway: client.url });
+  const message = denied
+    ? `policy ${polId} is not published (state deny): ${action ? 'deleted from' : 'absent from'} ${client.url}; its keys are refused`
+    : `policy ${polId} is held by ${client.url}${current.spec.state === 'draft' ? ' (state draft: its keys are disabled)' : ''}`;
+  await reportSuccess(
+    current,
+    status,
+    { reason: denied ? 'Denied' : 'Synced', message, action, what: `policy ${polId}`, where: client.url },
+    deps,
+  );
+  return {};
+}
+
+/** Fills `ids` with the API ID of each reference, or says why one can't be resolved yet. */
+function resolveApis(
+  refs: readonly ApiResourceRef[],
+  deps: Pick<SecurityPolicyDeps, 'api'>,
+  ids: Map<string, string>,
+): { reason: 'ApiNotFound' | 'ApiNotReady'; message: string } | undefined {
+  const missing: string[] = [];
+  const unready: string[] = [];
+  for (const ref of refs) {
+    const api = deps.api(ref);
+    const apiId = api?.status?.api_id;
+    if (!api) missing.push(apiRefText(ref));
+    else if (!apiId) unready.push(apiRefText(ref));
+    else ids.set(apiRefText(ref), apiId);
+  }
+  if (missing.length > 0) {
+    return {
+      reason: 'ApiNotFound',
+      message: `access_rights_array names ${missing.join(', ')}, which does not exist yet: the policy is pushed once it does`,
+    };
+  }
+  if (unready.length > 0) {
+    return {
+      reason: 'ApiNotReady',
+      message: `${unready.join(', ')} has no API ID yet (its controller has not pushed it): the policy is pushed once it has`,
+    };
+  }
+  return undefined;
+}
+
+/**
+ * When `contextRef` moved the policy to another gateway, deletes it from the one it was pushed
+ * to before. That gateway is reached through the context recorded then; when the context is gone
+ * or now points elsewhere, the policy can't be reached: a Warning event says so and it is left.
+ * A failed call is reported and thrown, to be retried with backoff.
+ */
+async function leave(
+  obj: PolicyObject,
+  before: PushedTo | undefined,
+  here: PushedTo,
+  polId: string,
+  deps: SecurityPolicyDeps,
+  fail: Fail,
+): Promise<void> {
+  if (!before || before.url === here.url) return;
+  const there = await deps.connections.resolve(before.contextRef, obj.metadata.namespace);
+  if (!there.ok || there.client.url !== before.url) {
+    const why = there.ok ? `its OperatorContext now points at ${there.client.url}` : there.message;
+    await deps.events.record(
+      obj,
+      'Warning',
+      'LeftBehind',
+      `policy ${polId} could not be deleted from ${before.url}, where it was pushed before: ${why}; delete it there by hand`,
+    );
+    return;
+  }
+  try {
+    await there.client.deletePolicy(polId);
+  } catch (err) {
+    await fail(
+      gatewayFailure(err).reason,
+      `policy ${polId} moved to ${here.url}, but deleting it from ${before.url} failed: ${errorMessage(err)}`,
+      true,
+    );
+    throw err;
+  }
+  deps.log.info('policy deleted from its former gateway', { polId, gateway: before.url });
+}
+
+async function finalize(
+  obj: PolicyObject,
+  polId: string,
+  users: readonly ApiView[],
+  deps: SecurityPolicyDeps,
+  log: Logger,
+): Promise<WorkResult> {
+  if (!obj.metadata.finalizers?.includes(POLICY_FINALIZER)) return {};
+  // APIs being deleted don't hold the policy: both can go (and neither waits for the other).
+  const holding = users.filter((u) => !u.metadata?.deletionTimestamp);
+  if (holding.length > 0) {
+    const list = holding.map((u) => `ApiDefinition ${namespaceOf(u)}/${nameOf(u)}`).join(', ');
+    const message = `still used by ${list} (jwt_default_policies): remove it from there, or delete those APIs, first`;
+    await reportFailure(obj, { ...obj.status }, { reason: 'InUse', message, call: false }, deps);
+    // An API that stops naming the policy queues it again (the ApiDefinition watch).
+    return {};
+  }
+  // The policy is where it was last pushed; without a record, where the spec says.
+  const where = obj.status?.pushedTo ? obj.status.pushedTo.contextRef : obj.spec.contextRef;
+  return finalizeInGateway(
+    obj,
+    {
+      finalizer: POLICY_FINALIZER,
+      what: `policy ${polId}`,
+      resolved: await deps.connections.resolve(where, obj.metadata.namespace),
+      remove: (client: ManagementClient) => client.deletePolicy(polId),
+    },
+    deps,
+    log,
+  );
+}
+
+const API_KINDS = ['ApiDefinition', 'SvcOasApiDefinition', 'SvcStreamsApiDefinition'] as const;
+
+/** What of an API the policies depend on: its ID, whether it is going, the policies it names. */
+const apiLinkView = (api: ApiView): unknown => ({
+  apiId: api.status?.api_id,
+  deleting: api.metadata?.deletionTimestamp !== undefined,
+  jwt: api.spec?.jwt_default_policies,
+});
+
+/**
+ * The SecurityPolicy controller: policies are reconciled when they change, when an API they name
+ * (or that names them) appears, goes, or gets its ID, and when their OperatorContext changes.
+ */
+export function securityPolicyController(env: ControllerEnv): ControllerSpec {
+  const policySpec = watchOf(env, 'SecurityPolicy');
+  const policies = env.manager.informer<PolicyObject>(policySpec);
+  const apis = Object.fromEntries(
+    API_KINDS.map((kind) => [kind, env.manager.informer<ApiView>(watchOf(env, kind))]),
+  ) as Record<(typeof API_KINDS)[number], Informer<ApiView>>;
+  const objects = new SvcObjects<PolicyObject>(env.kc, policySpec.plural);
+
+  /** Keys of the policies an API of `kind` is linked to. */
+  const policiesOf = (kind: (typeof API_KINDS)[number], api: ApiView | undefined): string[] => {
+    if (!api) return [];
+    const [ns, name] = [namespaceOf(api), nameOf(api)];
+    const covering = policies
+      .list()
+      .filter((p) => accessRefs(p).some((r) => r.kind === kind && r.namespace === ns && r.name === name))
+      .map((p) => objectKey(p));
+    return kind === 'ApiDefinition' ? [...covering, ...jwtPolicyRefs(api).map(refKey)] : covering;
+  };
+
+  return {
+    name: 'securitypolicy',
+    watch: policySpec,
+    workers: 8,
+    reconcile: (key) =>
+      reconcileSecurityPolicy(key, {
+        read: (namespace, name) => Promise.resolve(policies.get(namespace, name)),
+        objects,
+        connections: env.connections,
+        events: env.events,
+        api: (ref) => apis[ref.kind].get(ref.namespace, ref.name),
+        apiDefinitions: () => apis.ApiDefinition.list(),
+        now: env.now,
+        log: env.log,
+      }),
+    watches: [
+      ...API_KINDS.map((kind) => ({
+        watch: watchOf(env, kind),
+        map: (api: ApiView, old: ApiView | undefined, event: InformerEvent) =>
+          viewChanged(event, api, old, apiLinkView)
+            ? [...new Set([...policiesOf(kind, api), ...policiesOf(kind, old)])]
+            : [],
+      })),
+      {
+        // A context that appears or changes queues the policies that use it.
+        watch: watchOf(env, 'OperatorContext'),
+        map: (ctx: k8s.KubernetesObject) =>
+          policies
+            .list()
+            .filter((p) => contextKeyOf(p)[0] === objectKey(ctx))
+            .map((p) => objectKey(p)),
+      },
+    ],
+  };
+}

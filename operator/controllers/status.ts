@@ -1,0 +1,148 @@
+/**
+ * How every reconciler reports: the `Ready` condition, `latestTransaction` (the outcome of the
+ * last call to the gateway), and a Warning event when a failure is new.
+ */
+import type { Condition, Transaction } from '../../schemas/generated/kinds.ts';
+import type { EventRecorder } from '../../lib/k8s/events.ts';
+import { setCondition, type SvcObject, type SvcObjects } from '../../lib/k8s/objects.ts';
+import { InputError, SvcError, errorMessage } from '../../lib/errors.ts';
+
+/** Status fields every reconciled kind has. */
+export interface ReconcileStatus {
+  observedGeneration?: number;
+  latestTransaction?: Transaction;
+  conditions?: Condition[];
+}
+
+/** An object whose status a reconciler writes. */
+export type Reported<S extends ReconcileStatus> = SvcObject<unknown, S>;
+
+/** What reporting needs from the reconciler's dependencies. */
+export interface ReportDeps<T extends Reported<ReconcileStatus>> {
+  objects: Pick<SvcObjects<T>, 'patchStatus'>;
+  events: Pick<EventRecorder, 'record'>;
+  now: () => Date;
+}
+
+/** A `latestTransaction` value, to the second. */
+export function transaction(status: Transaction['status'], now: Date, error?: string): Transaction {
+  return {
+    time: now.toISOString().replace(/\.\d+Z$/, 'Z'),
+    status,
+    ...(error === undefined ? {} : { error }),
+  };
+}
+
+/** The condition reason of a failed call to the gateway, and whether to retry it. */
+export function gatewayFailure(err: unknown): {
+  reason: 'GatewayRejected' | 'GatewayUnauthorized' | 'GatewayUnavailable';
+  retry: boolean;
+} {
+  // A refused object needs a spec change, which queues it again; anything else is retried.
+  if (err instanceof InputError) return { reason: 'GatewayRejected', retry: false };
+  if (err instanceof SvcError && (err.status === 401 || err.status === 403)) {
+    return { reason: 'GatewayUnauthorized', retry: true };
+  }
+  return { reason: 'GatewayUnavailable', retry: true };
+}
+
+/** `conditions` with `Ready` set for the object's generation. */
+export function readyConditions(
+  obj: Reported<ReconcileStatus>,
+  ready: boolean,
+  reason: string,
+  message: string,
+  now: Date,
+): Condition[] {
+  return setCondition(
+    obj.status?.conditions,
+    {
+      type: 'Ready',
+      status: ready ? 'True' : 'False',
+      reason,
+      message,
+      observedGeneration: obj.metadata.generation,
+    },
+    now,
+  );
+}
+
+/**
+ * Writes `status` with `Ready=False` and records a Warning event, unless the same failure is
+ * already reported (a retry loop writes nothing). With `call`, the failure was a call to the
+ * gateway and `latestTransaction` says so.
+ */
+export async function reportFailure<T extends Reported<ReconcileStatus>>(
+  obj: T,
+  status: NonNullable<T['status']>,
+  failure: { reason: string; message: string; call: boolean },
+  deps: ReportDeps<T>,
+): Promise<void> {
+  const { reason, message, call } = failure;
+  const now = deps.now();
+  const prev = obj.status?.latestTransaction;
+  const next = { ...status, conditions: readyConditions(obj, false, reason, message, now) };
+  if (call) {
+    next.latestTransaction =
+      prev?.status === 'Failed' && prev.error === message ? prev : transaction('Failed', now, message);
+  }
+  const ready = obj.status?.conditions?.find((c) => c.type === 'Ready');
+  const repeated = ready?.status === 'False' && ready.reason === reason && ready.message === message;
+  await deps.objects.patchStatus(obj, next);
+  if (!repeated) await deps.events.record(obj, 'Warning', reason, message);
+}
+
+/** Reports a failure of the object being reconciled: `call` when it was a call to the gateway. */
+export type Fail = (reason: string, message: string, call: boolean) => Promise<void>;
+
+/**
+ * Runs the gateway calls of a reconcile. A failure is reported (`Ready=False` with the reason
+ * {@link gatewayFailure} gives, a failed `latestTransaction`) and thrown again to be retried with
+ * backoff; or, for an object the gateway refused, the result is undefined: the reconcile ends and
+ * waits for a spec change.
+ */
+export async function callGateway<R>(run: () => Promise<R>, fail: Fail): Promise<{ value: R } | undefined> {
+  try {
+    return { value: await run() };
+  } catch (err) {
+    const failure = gatewayFailure(err);
+    await fail(failure.reason, errorMessage(err), true);
+    if (!failure.retry) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * Writes the status of a reconcile that succeeded: `Ready=True` with `reason` and `message`, a
+ * successful `latestTransaction` when something was written (or the last call had failed), and a
+ * Normal event naming what was done to `what` (`API <id>`, `policy <id>`) at `where`.
+ */
+export async function reportSuccess<T extends Reported<ReconcileStatus>>(
+  obj: T,
+  status: NonNullable<T['status']>,
+  outcome: {
+    reason: string;
+    message: string;
+    action?: 'Created' | 'Updated' | 'Deleted';
+    what: string;
+    where: string;
+  },
+  deps: ReportDeps<T>,
+): Promise<void> {
+  const { action } = outcome;
+  const now = deps.now();
+  if (action || obj.status?.latestTransaction?.status === 'Failed') {
+    status.latestTransaction = transaction('Successful', now);
+  }
+  status.conditions = readyConditions(obj, true, outcome.reason, outcome.message, now);
+  await deps.objects.patchStatus(obj, status);
+  if (action) {
+    const at = action === 'Deleted' ? 'from' : 'in';
+    await deps.events.record(
+      obj,
+      'Normal',
+      action,
+      `${outcome.what} ${action.toLowerCase()} ${at} ${outcome.where}`,
+    );
+  }
+}

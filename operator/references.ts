@@ -1,0 +1,63 @@
+/**
+ * References between resources, as the controllers follow them: the APIs a SecurityPolicy's
+ * access rights name, and the policies an ApiDefinition's `jwt_default_policies` name. Defaults
+ * are those of the webhooks (an access right's kind is ApiDefinition, namespaces are the
+ * referring resource's), applied again here so that a cluster without webhooks reads the same.
+ */
+import type {
+  AccessRight,
+  ApiResourceRef,
+  NamespacedRef,
+  SecurityPolicySpec,
+} from '../schemas/generated/kinds.ts';
+
+/** A reference with its namespace filled in. */
+export type ObjectRef = Required<NamespacedRef>;
+
+/** The API an access right names, defaults applied. */
+export function accessRef(right: AccessRight, policyNamespace: string): ApiResourceRef {
+  return {
+    kind: right.kind ?? 'ApiDefinition',
+    name: right.name,
+    namespace: right.namespace ?? policyNamespace,
+  };
+}
+
+/** The APIs a policy's access rights name, in order. */
+export function accessRefs(
+  policy: { metadata?: { namespace?: string }; spec?: Pick<SecurityPolicySpec, 'access_rights_array'> },
+  namespace = policy.metadata?.namespace ?? '',
+): ApiResourceRef[] {
+  return (policy.spec?.access_rights_array ?? []).map((r) => accessRef(r, namespace));
+}
+
+/** The policies an ApiDefinition names in `jwt_default_policies`, namespaces filled in. */
+export function jwtPolicyRefs(api: {
+  metadata?: { namespace?: string };
+  spec?: { jwt_default_policies?: NamespacedRef[] };
+}): ObjectRef[] {
+  const ns = api.metadata?.namespace ?? '';
+  return (api.spec?.jwt_default_policies ?? []).map((r) => ({ name: r.name, namespace: r.namespace ?? ns }));
+}
+
+/** `Kind namespace/name`, as messages and keys write an API reference. */
+export function apiRefText(ref: ApiResourceRef): string {
+  return `${ref.kind} ${ref.namespace}/${ref.name}`;
+}
+
+/** `namespace/name`: the work-queue key of a reference. */
+export function refKey(ref: ObjectRef): string {
+  return `${ref.namespace}/${ref.name}`;
+}
+
+/** Whether two references name the same object. */
+export function sameRef(a: ObjectRef, b: ObjectRef): boolean {
+  return a.namespace === b.namespace && a.name === b.name;
+}
+
+/** References sorted by namespace, then name (then kind), without repeats: stable status lists. */
+export function sortedRefs<T extends ObjectRef & { kind?: string }>(refs: readonly T[]): T[] {
+  const seen = new Map<string, T>();
+  for (const r of refs) seen.set(`${r.namespace}/${r.name}/${r.kind ?? ''}`, r);
+  return [...seen.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => r);
+}

@@ -1,0 +1,89 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse, parseAllDocuments } from 'yaml';
+import { derivedId } from '../ids.ts';
+import { translateOasApiDefinition, type ConfigMapContent } from './oas-api-definition.ts';
+
+const ref = { namespace: 'default', name: 'petstore-oas', keyName: 'oas.yaml' };
+
+/** The ConfigMap of examples/oas-api-definition.yaml. */
+async function exampleConfigMap(): Promise<ConfigMapContent> {
+  const text = await readFile(
+    join(import.meta.dirname, '..', '..', 'examples', 'oas-api-definition.yaml'),
+    'utf8',
+  );
+  const cm = parseAllDocuments(text)
+    .map((d) => d.toJS() as { kind: string; data?: Record<string, string> })
+    .find((d) => d.kind === 'ConfigMap');
+  assert.ok(cm);
+  return cm;
+}
+
+test('the example: the ID derived and written, the organization filled in, the input untouched', async () => {
+  const configMap = await exampleConfigMap();
+  const frozen = structuredClone(configMap);
+  const input = { namespace: 'default', name: 'petstore', orgId: 'org-1', ref, configMap };
+  const got = translateOasApiDefinition(input);
+  assert.ok(got.ok, got.ok ? '' : got.message);
+  assert.equal(got.apiId, derivedId('default', 'petstore'));
+  assert.deepEqual((got.doc['x-svc-api-gateway'] as { info: unknown }).info, {
+    name: 'petstore',
+    state: { active: true },
+    id: derivedId('default', 'petstore'),
+    orgId: 'org-1',
+  });
+  assert.equal(got.listenPath, '/petstore/');
+  assert.equal(got.targetUrl, 'http://petstore.default.svc:8080');
+  assert.equal(got.enabled, true);
+  assert.deepEqual(translateOasApiDefinition(input), got, 'pure: the same input, the same output');
+  assert.deepEqual(configMap, frozen);
+});
+
+test('the same document as JSON translates the same, but its ConfigMap hash differs', async () => {
+  const yamlCm = await exampleConfigMap();
+  const fromYaml = translateOasApiDefinition({
+    namespace: 'd',
+    name: 'p',
+    orgId: 'o',
+    ref,
+    configMap: yamlCm,
+  });
+  assert.ok(fromYaml.ok);
+  const json = JSON.stringify(parse(yamlCm.data?.['oas.yaml'] ?? ''));
+  const fromJson = translateOasApiDefinition({
+    namespace: 'd',
+    name: 'p',
+    orgId: 'o',
+    ref,
+    configMap: { data: { 'oas.yaml': json } },
+  });
+  assert.ok(fromJson.ok);
+  assert.deepEqual(fromJson.doc, fromYaml.doc);
+  assert.notEqual(fromJson.configMapHash, fromYaml.configMapHash);
+});
+
+test("a document's own ID and organization are kept", () => {
+  const doc = {
+    openapi: '3.0.3',
+    info: { title: 't', version: '1' },
+    paths: {},
+    'x-svc-api-gateway': {
+      info: { id: 'fixed', orgId: 'their-org', name: 'n', state: { active: false } },
+      upstream: { url: 'http://u' },
+      server: { listenPath: { value: '/n/' } },
+    },
+  };
+  const got = translateOasApiDefinition({
+    namespace: 'd',
+    name: 'p',
+    orgId: 'o',
+    ref,
+    configMap: { data: { 'oas.yaml': JSON.stringify(doc) } },
+  });
+  assert.ok(got.ok);
+  assert.equal(got.apiId, 'fixed');
+  assert.equal(got.enabled, false);
+  assert.deepEqual(got.doc, doc);
+});

@@ -1,0 +1,116 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ClassicApiInput } from './api-definition.ts';
+import type { FieldProblem } from './field-problem.ts';
+import { customAuthHook, pluginHooksOf, pluginPathProblem, pluginProblems } from './plugins.ts';
+
+const api = (custom_middleware: unknown): ClassicApiInput => ({
+  name: 'a',
+  proxy: { listen_path: '/a/', target_url: 'http://u' },
+  custom_middleware,
+});
+
+const cases: { name: string; api: ClassicApiInput; want: Pick<FieldProblem, 'path' | 'type'>[] }[] = [
+  { name: 'none', api: api(undefined), want: [] },
+  {
+    name: 'the empty shape of exported definitions asks for nothing',
+    api: api({
+      driver: '',
+      pre: [],
+      post: [],
+      post_key_auth: [],
+      response: [],
+      auth_check: { name: '', path: '', require_session: false, raw_body_only: false },
+    }),
+    want: [],
+  },
+  {
+    name: 'hooks of every point',
+    api: api({
+      driver: 'svc',
+      pre: [{ name: 'a', path: 'a.ts' }],
+      auth_check: { name: 'check', path: 'auth/check.mjs' },
+      post_key_auth: [{ name: 'b', path: 'b.js' }],
+      post: [{ name: 'c', path: 'c.mts' }],
+      response: [{ name: 'd', path: 'd.ts' }],
+    }),
+    want: [],
+  },
+  {
+    name: 'a hook needs its name and path',
+    api: api({ driver: 'svc', pre: [{ name: 'a' }, { path: 'b.ts' }] }),
+    want: [
+      { path: 'custom_middleware.pre[0].path', type: 'Required' },
+      { path: 'custom_middleware.pre[1].name', type: 'Required' },
+    ],
+  },
+  {
+    name: 'a disabled hook is not checked',
+    api: api({ driver: 'svc', post: [{ name: 'a', disabled: true }] }),
+    want: [],
+  },
+  {
+    name: 'paths stay in plugin_dir and name modules',
+    api: api({
+      driver: 'svc',
+      pre: [
+        { name: 'a', path: '/etc/a.ts' },
+        { name: 'a', path: '../a.ts' },
+        { name: 'a', path: 'a.py' },
+        { name: 'a-b', path: 'a.ts' },
+      ],
+    }),
+    want: [
+      { path: 'custom_middleware.pre[0].path', type: 'Invalid' },
+      { path: 'custom_middleware.pre[1].path', type: 'Invalid' },
+      { path: 'custom_middleware.pre[2].path', type: 'Invalid' },
+      { path: 'custom_middleware.pre[3].name', type: 'Invalid' },
+    ],
+  },
+  {
+    name: 'hooks need the driver svc',
+    api: api({ auth_check: { name: 'a', path: 'a.ts' } }),
+    want: [{ path: 'custom_middleware.driver', type: 'Required' }],
+  },
+  {
+    name: 'the drivers of other gateways are refused by name',
+    api: api({ driver: 'otto', pre: [{ name: 'a', path: 'a.js' }] }),
+    want: [{ path: 'custom_middleware.driver', type: 'NotSupported' }],
+  },
+];
+
+describe('pluginProblems', () => {
+  for (const c of cases) {
+    test(c.name, () => {
+      assert.deepEqual(
+        pluginProblems(c.api).map((p) => ({ path: p.path, type: p.type })),
+        c.want,
+      );
+    });
+  }
+});
+
+test('the hooks the gateway runs', () => {
+  const def = api({
+    driver: 'svc',
+    pre: [
+      { name: 'a', path: 'a.ts' },
+      { name: 'b', path: 'b.ts', disabled: true },
+      { name: 'c', path: 'c.ts' },
+    ],
+    auth_check: { name: 'check', path: 'check.ts' },
+  });
+  assert.deepEqual(
+    pluginHooksOf(def, 'pre').map((h) => h.name),
+    ['a', 'c'],
+  );
+  assert.deepEqual(pluginHooksOf(def, 'post'), []);
+  assert.deepEqual(customAuthHook(def), { name: 'check', path: 'check.ts' });
+  assert.equal(customAuthHook(api({ auth_check: { name: 'x', path: 'x.ts', disabled: true } })), undefined);
+});
+
+test('pluginPathProblem says what to write', () => {
+  assert.equal(pluginPathProblem('auth/check.ts'), undefined);
+  assert.match(pluginPathProblem('C:/x.ts') ?? '', /relative to the gateway's plugin_dir/);
+  assert.match(pluginPathProblem('a//b.ts') ?? '', /stays inside/);
+});

@@ -1,0 +1,59 @@
+/**
+ * Guarded reads of models the rules check before (or beside) their schema: a field of the wrong
+ * type reads as absent, so every rule can run on anything a client sent.
+ */
+import { fieldPath } from '../validate.ts';
+import type { FieldProblem, FieldProblemType } from './field-problem.ts';
+
+/** A model read before its schema check: its fields, each of which may hold anything. */
+export type Unchecked<T> = Partial<Record<keyof T, unknown>>;
+
+/** `v` as an object of model `T`, or undefined when it is no object. */
+export function model<T extends object>(v: unknown): Unchecked<T> | undefined {
+  return v !== null && typeof v === 'object' && !Array.isArray(v) ? v : undefined;
+}
+
+/** `v` when it is a string. */
+export const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** `v` when it is a list, else an empty one. */
+export const list = (v: unknown): readonly unknown[] => (Array.isArray(v) ? v : []);
+
+/** Whether `v` is exactly true. */
+export const isTrue = (v: unknown): boolean => v === true;
+
+/** Whether a value says anything: false, 0, '', and lists and maps of such values say nothing. */
+export function hasContent(v: unknown): boolean {
+  if (v === undefined || v === null || v === false || v === 0 || v === '') return false;
+  if (Array.isArray(v)) return v.some(hasContent);
+  if (typeof v === 'object') return Object.values(v).some(hasContent);
+  return true;
+}
+
+/** The values at `path` (`*` expanded over map keys), each with its field path. */
+export function valuesAt(root: unknown, path: string): { path: string; value: unknown }[] {
+  let found: { pointer: string; value: unknown }[] = [{ pointer: '', value: root }];
+  for (const part of path.split('.')) {
+    const next: typeof found = [];
+    for (const { pointer, value } of found) {
+      const o = model<Record<string, unknown>>(value);
+      if (o === undefined) continue;
+      for (const key of part === '*' ? Object.keys(o) : [part]) {
+        if (!Object.hasOwn(o, key) || o[key] === undefined) continue;
+        next.push({
+          pointer: `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`,
+          value: o[key],
+        });
+      }
+    }
+    found = next;
+  }
+  return found.map((f) => ({ path: fieldPath(f.pointer), value: f.value }));
+}
+
+/** A field problem. */
+export const problem = (path: string, type: FieldProblemType, message: string): FieldProblem => ({
+  path,
+  type,
+  message,
+});
