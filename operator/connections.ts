@@ -7,7 +7,11 @@ import type { Connection, ManagementClient } from './clients/management.ts';
 /** A resolved connection, or why there is none (a condition reason and message). */
 export type Resolved =
   | { ok: true; conn: Connection; client: ManagementClient }
-  | { ok: false; reason: 'ContextNotFound' | 'ContextInvalid' | 'ModeNotSupported'; message: string };
+  | {
+      ok: false;
+      reason: 'ContextNotFound' | 'ContextInvalid' | 'SecretNotFound' | 'ModeNotSupported';
+      message: string;
+    };
 
 /** Reads a Secret's data as strings; undefined when the Secret does not exist. */
 export type SecretReader = (namespace: string, name: string) => Promise<Record<string, string> | undefined>;
@@ -72,7 +76,10 @@ export class Connections {
   /** The connection an OperatorContext describes, or the problems with it. */
   async contextConnection(
     ctx: OperatorContext,
-  ): Promise<{ ok: true; conn: Connection } | { ok: false; reason: 'ContextInvalid'; message: string }> {
+  ): Promise<
+    | { ok: true; conn: Connection }
+    | { ok: false; reason: 'ContextInvalid' | 'SecretNotFound'; message: string }
+  > {
     const env = ctx.spec.env ?? {};
     let secret: Record<string, string> = {};
     const where = `OperatorContext ${ctx.metadata.namespace ?? ''}/${ctx.metadata.name ?? ''}`;
@@ -82,8 +89,8 @@ export class Connections {
       if (!data) {
         return {
           ok: false,
-          reason: 'ContextInvalid',
-          message: `${where}: Secret ${sns}/${ctx.spec.secretRef.name} does not exist`,
+          reason: 'SecretNotFound',
+          message: `${where}: Secret ${sns}/${ctx.spec.secretRef.name} does not exist (yet): the context is used once it does`,
         };
       }
       secret = data;

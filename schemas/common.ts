@@ -172,6 +172,13 @@ export const apiStatus: JsonSchema = {
       description: 'SecurityPolicies that grant access to this API.',
       items: namespacedRef('a SecurityPolicy'),
     },
+    pushedTo,
+    certificates: {
+      type: 'array',
+      description:
+        'IDs of the certificates the operator uploaded to the gateway from certificate_secret_names (ApiDefinition).',
+      items: { type: 'string' },
+    },
     ...reconcileStatusProperties,
   },
 };

@@ -159,15 +159,8 @@ const cases: Case[] = [
       CORS: { enable: true },
       enable_detailed_recording: true,
       version_data: { versions: { Default: { name: 'Default', expires: '2030-01-01 00:00' } } },
-      certificate_secret_names: ['orders-tls'],
     }),
     errors: [
-      {
-        path: 'spec.certificate_secret_names',
-        type: 'NotSupported',
-        message:
-          'per-API certificates from Secrets are not supported yet by the operator: remove the list (the gateway serves its own certificate)',
-      },
       {
         path: 'spec.CORS.enable',
         type: 'NotSupported',
@@ -516,9 +509,11 @@ const cases: Case[] = [
       jwt_source: 'https://idp.example.com/.well-known/jwks.json',
       contextRef: { name: 'team-a' },
       jwt_default_policies: [{ name: 'basic', namespace: 'policies' }],
+      certificate_secret_names: ['orders-tls'],
     }),
     warnings: [
       'spec.contextRef: OperatorContext default/team-a does not exist yet: the operator waits for it before it reconciles this resource',
+      'spec.certificate_secret_names[0]: Secret default/orders-tls does not exist yet: the API is not served until it does',
       'spec.jwt_default_policies[0]: SecurityPolicy policies/basic does not exist yet: tokens without a policy claim get no policy until it does',
     ],
   },

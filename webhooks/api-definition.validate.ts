@@ -31,16 +31,6 @@ export async function validateApiDefinition(obj: unknown, _old: unknown, lookups
   const spec = asObject(at(obj, 'spec')) ?? {};
   const classic = { ...spec, certificates: undefined };
   const errors: FieldError[] = checkClassicApi(classic).map((p) => ({ ...p, path: specPath(p.path) }));
-  // The gateway serves per-API certificates it holds (`/svc/certs`); the operator does not
-  // upload Secrets to it yet, so the names would be dropped.
-  if (asArray(spec.certificate_secret_names).length > 0) {
-    errors.push(
-      fe.notSupported(
-        'spec.certificate_secret_names',
-        'per-API certificates from Secrets are not supported yet by the operator: remove the list (the gateway serves its own certificate)',
-      ),
-    );
-  }
   const warnings = classicApiWarnings(classic).map((w) => `${specPath(w.path)}: ${w.message}`);
 
   // The CRD states these in CEL too; the API server answers them before this webhook is called.
@@ -75,13 +65,20 @@ export async function validateApiDefinitionDelete(old: unknown, lookups: Lookups
   );
 }
 
-/**
- * Warnings for SecurityPolicies the API names but that don't exist yet. (Certificate Secrets are
- * not looked up: per-API certificates are refused until the gateway serves them.)
- */
+/** Warnings for Secrets and SecurityPolicies the API names but that don't exist yet. */
 async function referenceWarnings(obj: unknown, lookups: Lookups): Promise<string[]> {
   const { namespace } = metaOf(obj);
   const warnings: string[] = [];
+  // The operator uploads each Secret's certificate to the gateway (`/svc/certs`).
+  const secrets = asArray(at(obj, 'spec.certificate_secret_names'));
+  for (const [i, name] of secrets.entries()) {
+    if (typeof name !== 'string' || name === '') continue;
+    if ((await lookups.secretKeys(namespace, name)) === undefined) {
+      warnings.push(
+        `spec.certificate_secret_names[${i}]: Secret ${namespace}/${name} does not exist yet: the API is not served until it does`,
+      );
+    }
+  }
   const policies = asArray(at(obj, 'spec.jwt_default_policies'));
   for (const [i, r] of policies.entries()) {
     const ref = refOf(r, namespace);

@@ -75,15 +75,10 @@ const cases: {
     ],
   },
   {
-    name: 'the Secret does not exist',
+    name: 'the Secret does not exist yet: admitted with a warning (it may be applied after)',
     spec: { env: { mode: 'ce', url: 'http://gw' }, secretRef: { name: 'missing' } },
-    errors: [
-      {
-        path: 'spec.secretRef.name',
-        type: 'Invalid',
-        message:
-          'Secret default/missing not found: create it first (with keys such as SVC_AUTH and SVC_ORG), or fix secretRef',
-      },
+    warnings: [
+      'spec.secretRef.name: Secret default/missing not found (yet): the context is not Ready until it exists (with keys such as SVC_AUTH and SVC_ORG)',
     ],
   },
   {

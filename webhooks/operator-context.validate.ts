@@ -45,12 +45,10 @@ export async function validateOperatorContext(
   let secretKeys: string[] | undefined;
   if (ref !== undefined) {
     secretKeys = await lookups.secretKeys(ref.namespace, ref.name);
+    // Manifests are applied in any order: the context waits (Ready=False, SecretNotFound).
     if (secretKeys === undefined) {
-      errors.push(
-        fe.invalid(
-          'spec.secretRef.name',
-          `Secret ${ref.namespace}/${ref.name} not found: create it first (with keys such as SVC_AUTH and SVC_ORG), or fix secretRef`,
-        ),
+      warnings.push(
+        `spec.secretRef.name: Secret ${ref.namespace}/${ref.name} not found (yet): the context is not Ready until it exists (with keys such as SVC_AUTH and SVC_ORG)`,
       );
     }
   }
@@ -60,7 +58,7 @@ export async function validateOperatorContext(
       'spec.env.auth: the API key is stored in the resource in plain text: move it to the Secret of secretRef as SVC_AUTH',
     );
   }
-  if (errors.length === 0) {
+  if (errors.length === 0 && (ref === undefined || secretKeys !== undefined)) {
     const where = ref === undefined ? '' : ` nor as the key %s of Secret ${ref.namespace}/${ref.name}`;
     for (const [field, key] of NEEDED) {
       if (env?.[field] === undefined && !(secretKeys ?? []).includes(key)) {

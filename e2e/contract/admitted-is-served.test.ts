@@ -8,6 +8,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
@@ -35,6 +36,7 @@ async function throughEveryPart(
     apiId: cr.spec.api_id ?? derivedId(cr.metadata.namespace, cr.metadata.name),
     orgId: 'org-1',
     policyId: (ref) => derivedId(ref.namespace, ref.name),
+    certificateId: (name) => `org-1${createHash('sha256').update(name).digest('hex')}`,
   });
   return { webhooks: verdict.errors.map(formatFieldError), gateway: checkApi(translated, env) };
 }
@@ -66,7 +68,8 @@ const admittedExpected: Record<string, boolean> = {
   'examples/api-definition.yaml orders': true,
   'api-definition.basic-auth.in.yaml': true,
   'api-definition.keyless.in.yaml': true,
-  'api-definition.default-auth.in.yaml': false, // certificate_secret_names
+  'api-definition.default-auth.in.yaml': true,
+  'api-definition.certificates.in.yaml': true,
   'api-definition.jwt.in.yaml': false, // version expiry
 };
 

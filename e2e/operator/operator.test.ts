@@ -246,6 +246,71 @@ spec:
   });
 });
 
+test('a context applied before its Secret: SecretNotFound, then Ready and used once the Secret appears', async () => {
+  await apply(`apiVersion: svc.svc.io/v1alpha1
+kind: OperatorContext
+metadata: {name: late, namespace: team-b}
+spec:
+  env: {mode: ce, url: "${gw2.url}"}
+  secretRef: {name: late-conf}
+`);
+  await apply(apiManifest('team-b', 'waiting', '/waiting/', '  contextRef: {name: late}\n'));
+  const waiting = await waitFor('the context waits for its Secret', async () => {
+    const s = await status('operatorcontext', 'team-b', 'late');
+    return readyOf(s)?.reason === 'SecretNotFound' ? s : undefined;
+  });
+  assert.equal(readyOf(waiting)?.status, 'False');
+  assert.match(readyOf(waiting)?.message ?? '', /Secret team-b\/late-conf does not exist/);
+  assert.equal(readyOf(await status('apidefinition', 'team-b', 'waiting'))?.reason, 'SecretNotFound');
+
+  // No manual step: the Secret's watch queues the context, whose change queues the API (well
+  // before the 60 s recheck).
+  await apply(`apiVersion: v1
+kind: Secret
+metadata: {name: late-conf, namespace: team-b}
+stringData: {SVC_AUTH: ${SECRET2}}
+`);
+  await waitFor(
+    'the context Ready once its Secret exists',
+    async () => readyOf(await status('operatorcontext', 'team-b', 'late'))?.status === 'True',
+    20_000,
+  );
+  await waitFor(
+    'the API Ready',
+    async () => readyOf(await status('apidefinition', 'team-b', 'waiting'))?.status === 'True',
+    20_000,
+  );
+  await served(gw2, '/waiting/x', '/x');
+
+  await cp.kubectl(['delete', 'apidefinition', 'waiting', '-n', 'team-b', '--wait=true', '--timeout=30s']);
+  await cp.kubectl(['delete', 'operatorcontext', 'late', '-n', 'team-b', '--wait=true', '--timeout=30s']);
+});
+
+test('contextRef moves an API to another gateway: it is deleted from the first', async () => {
+  await apply(apiManifest('team-a', 'mover', '/mover/'));
+  await served(gw, '/mover/x', '/x');
+  await apply(`apiVersion: svc.svc.io/v1alpha1
+kind: OperatorContext
+metadata: {name: move-to, namespace: team-a}
+spec: {env: {mode: ce, url: "${gw2.url}", auth: ${SECRET2}}}
+`);
+  await apply(apiManifest('team-a', 'mover', '/mover/', '  contextRef: {name: move-to}\n'));
+  await served(gw2, '/mover/x', '/x');
+  await notServed(gw, '/mover/x');
+  assert.equal((await gatewayApi(gw, apiId('team-a', 'mover'))).status, 404, 'gone from the first gateway');
+  const st = await waitFor('status.pushedTo names the second gateway', async () => {
+    const s = await status('apidefinition', 'team-a', 'mover');
+    return (s.pushedTo as { url?: string } | undefined)?.url === gw2.url && readyOf(s)?.status === 'True'
+      ? s
+      : undefined;
+  });
+  assert.deepEqual(st.pushedTo, { url: gw2.url, contextRef: { name: 'move-to', namespace: 'team-a' } });
+
+  await cp.kubectl(['delete', 'apidefinition', 'mover', '-n', 'team-a', '--wait=true', '--timeout=30s']);
+  await notServed(gw2, '/mover/x');
+  await cp.kubectl(['delete', 'operatorcontext', 'move-to', '-n', 'team-a', '--wait=true', '--timeout=30s']);
+});
+
 test('gateway down: Ready=False with a reason, then converges when it is back', async () => {
   await gw2.stop();
   await apply(`apiVersion: svc.svc.io/v1alpha1

@@ -275,13 +275,6 @@ describe('bad manifests are refused with our message', () => {
       ],
     },
     {
-      name: 'OperatorContext: the Secret does not exist',
-      objects: () => [operatorContext('nosecret', { env: { mode: 'ce' }, secretRef: { name: 'absent' } })],
-      expect: [
-        'The OperatorContext "nosecret" is invalid: spec.secretRef.name: Invalid value: Secret default/absent not found',
-      ],
-    },
-    {
       name: 'OperatorContext: a URL without a host',
       objects: () => [operatorContext('nourl', { env: { mode: 'ce', url: 'http://' } })],
       expect: ['spec.env.url: Invalid value: "http://" is not an absolute URL'],
@@ -310,6 +303,18 @@ describe('bad manifests are refused with our message', () => {
       r.stderr,
       /Warning: spec\.access_rights_array\[0\]: ApiDefinition default\/later does not exist yet/,
     );
+  });
+
+  test('an OperatorContext whose Secret does not exist yet is admitted with a warning', async () => {
+    const r = await apply(
+      cp,
+      operatorContext('nosecret', {
+        env: { mode: 'ce', url: 'http://gw:8080' },
+        secretRef: { name: 'absent' },
+      }),
+    );
+    admitted(r);
+    assert.match(r.stderr, /Warning: spec\.secretRef\.name: Secret default\/absent not found \(yet\)/);
   });
 });
 

@@ -78,9 +78,18 @@ export interface Middleware {
 /** The final step of a chain on the node:http entrance: the upstream call. */
 export type Terminal = (ctx: HttpContext) => Promise<void>;
 
-/** Refuses the request with `error`. */
-export function reject(_ctx: RequestContext, error: GatewayError): Rejection {
-  return { rejected: error };
+/**
+ * The first refusal of each request that has one. `reject` notes it, so `runChain` reads it once
+ * at the end instead of awaiting every handler's outcome (one promise and one microtask fewer
+ * per handler, on every request).
+ */
+const refusals = new WeakMap<RequestContext, Rejection>();
+
+/** Refuses the request with `error` (the request's first refusal is the one answered). */
+export function reject(ctx: RequestContext, error: GatewayError): Rejection {
+  const refusal = { rejected: error };
+  if (!refusals.has(ctx)) refusals.set(ctx, refusal);
+  return refusal;
 }
 
 /** The JSON body of a refusal: `{"error": message}`. */
@@ -132,23 +141,20 @@ export function runChain(
   last: () => Promise<void>,
 ): Promise<Rejection | undefined> {
   let index = -1;
-  let refused: Rejection | undefined;
-  const record = (outcome: Rejection | undefined): void => {
-    if (outcome !== undefined) refused ??= outcome;
-  };
-  // Not an async function: one promise per handler fewer, on every request of every chain.
-  const dispatch = (i: number): Promise<void> => {
+  // Not an async function, and a handler's outcome is not awaited (`reject` notes refusals):
+  // each handler costs its own promise only.
+  const dispatch = (i: number): Promise<unknown> => {
     if (i <= index) return Promise.reject(new Error('next() called more than once'));
     index = i;
     const handler = handlers[i];
     try {
       if (handler === undefined) return last();
-      return handler(ctx, () => dispatch(i + 1)).then(record);
+      return handler(ctx, () => dispatch(i + 1) as Promise<void>);
     } catch (err) {
       return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
   };
-  return dispatch(0).then(() => refused);
+  return dispatch(0).then(() => refusals.get(ctx));
 }
 
 /** The node:http chain: `handlers`, then `terminal`; a refusal is written to the response. */

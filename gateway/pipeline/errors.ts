@@ -170,6 +170,15 @@ export class GatewayError extends SvcError {
     return new GatewayError('GW_ERR_UPSTREAM_UNREACHABLE', 502, 'There was a problem proxying the request');
   }
 
+  /** The upstream's certificate carries a public key none of the API's pins (`pinned_public_keys`) accept. */
+  static upstreamPinMismatch(): GatewayError {
+    return new GatewayError(
+      'GW_ERR_UPSTREAM_PIN_MISMATCH',
+      502,
+      "The upstream's certificate does not match the pinned public keys",
+    );
+  }
+
   /** The upstream took longer than the configured timeouts. */
   static upstreamTimeout(): GatewayError {
     return new GatewayError('GW_ERR_UPSTREAM_TIMEOUT', 504, 'Upstream service reached hard timeout.');

@@ -8,8 +8,9 @@ import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import { apiDefinitionModel } from '../../schemas/models/api-definition.ts';
 import { oasApiDocument } from '../../schemas/models/oas.ts';
 import { compile as compileSchema, type SchemaProblem } from '../../schemas/validate.ts';
-import type { StoredEntry } from '../store/store.ts';
-import type { Dispatchers } from '../upstream/dispatchers.ts';
+import type { Store, StoredEntry } from '../store/store.ts';
+import type { Dispatchers, HeldDispatcher, UpstreamTls } from '../upstream/dispatchers.ts';
+import { CERTS, loadCertMaterial, type StoredCert } from '../certs/certs.ts';
 import { upstreamCall } from '../upstream/proxy.ts';
 import { errorMessage } from '../../lib/errors.ts';
 import { compileEvents } from '../events/compile.ts';
@@ -22,9 +23,11 @@ import {
   listenPathProblem,
   normalizeListenPath,
   onGatewayPort,
+  parsePins,
   parseTarget,
   reservedPathProblem,
   routeKey,
+  upstreamEntry,
 } from '../../schemas/rules/api-definition.ts';
 import { formatProblem, type FieldProblem } from '../../schemas/rules/field-problem.ts';
 import { OAS_EXTENSION, checkOasDocument, oasToClassic } from '../../schemas/rules/oas.ts';
@@ -171,14 +174,72 @@ export function isServed(api: GatewayApiDefinition): boolean {
 
 /**
  * Whether the connection-level fast path may serve a route: one explicit rule, in one place. It
- * reads request heads only and speaks plain HTTP/1.1 to the upstream, so: an http upstream, and
- * no middleware that reads the body. Middleware that read only the head run on it too.
+ * reads request heads only and speaks plain HTTP/1.1 to the upstream over its own sockets, so: an
+ * http upstream, no TLS settings of the route's own towards it (`upstream_certificates`,
+ * `pinned_public_keys`: only the route's undici agent applies them), and no middleware that reads
+ * the body. Middleware that read only the head run on it too.
  */
 export function fastPathServes(
-  route: { target: Target | undefined },
+  route: { target: Target | undefined; upstreamTls?: UpstreamTls | undefined },
   chain: { readsBody: boolean },
 ): boolean {
-  return route.target?.origin.startsWith('http://') === true && !chain.readsBody;
+  return (
+    route.target?.origin.startsWith('http://') === true && route.upstreamTls === undefined && !chain.readsBody
+  );
+}
+
+/** Host name of a target (`host[:port]`), lower case, without port or IPv6 brackets. */
+function targetHostname(target: Target): string {
+  return new URL(target.origin).hostname.replace(/^\[|\]$/g, '').toLowerCase();
+}
+
+/**
+ * The TLS settings of an API's upstream (`upstream_certificates`, `pinned_public_keys`, the entry
+ * for the target's host), with certificates read from `/svc/certs`; undefined when none applies
+ * or the upstream is plain http. Throws, naming the field, when a certificate is missing or has
+ * no usable private key: such an API is left out of the table, never served without it.
+ */
+export async function resolveUpstreamTls(
+  api: GatewayApiDefinition,
+  target: Target | undefined,
+  store: Store,
+  gatewaySecret: string,
+): Promise<UpstreamTls | undefined> {
+  if (!target?.origin.startsWith('https://')) return undefined;
+  const host = targetHostname(target);
+  const certId = upstreamEntry(api.upstream_certificates, host)?.trim();
+  const pinList = upstreamEntry(api.pinned_public_keys, host);
+  if ((certId === undefined || certId === '') && pinList === undefined) return undefined;
+  const tls: UpstreamTls = {};
+  if (certId !== undefined && certId !== '') {
+    const material = await loadCertMaterial(store, certId, gatewaySecret);
+    if (material === undefined)
+      throw new Error(`upstream_certificates: certificate ${certId} for ${host} is not stored (/svc/certs)`);
+    if (material.key === undefined)
+      throw new Error(
+        `upstream_certificates: certificate ${certId} for ${host} has no usable private key: upload it with its key`,
+      );
+    tls.client = { id: certId, cert: material.cert, key: material.key };
+  }
+  if (pinList !== undefined) {
+    const { pins, problems } = parsePins(pinList);
+    if (problems.length > 0) throw new Error(`pinned_public_keys: ${problems.join('; ')}`);
+    const hashes: string[] = [];
+    for (const pin of pins) {
+      if ('sha256' in pin) {
+        hashes.push(pin.sha256);
+        continue;
+      }
+      const stored = (await store.get(CERTS, pin.certId)) as StoredCert | undefined;
+      if (stored === undefined)
+        throw new Error(
+          `pinned_public_keys: certificate ${pin.certId} for ${host} is not stored (/svc/certs)`,
+        );
+      hashes.push(Buffer.from(stored.spki_sha256, 'hex').toString('base64'));
+    }
+    tls.pins = hashes;
+  }
+  return tls;
 }
 
 /** Compiles one checked definition into a route (its middleware may open resources). */
@@ -196,12 +257,22 @@ export async function compileApi(
   const target = parsed === undefined || isTargetProblem(parsed) ? undefined : parsed;
   const listenPath = normalizeListenPath(api.proxy.listen_path);
   const strip = api.proxy.strip_listen_path === true;
+  // Upstream TLS settings first: a missing certificate leaves the API out before anything opens.
+  const upstreamTls = await resolveUpstreamTls(api, target, deps.store, deps.config.secret);
+  const held: HeldDispatcher | undefined =
+    upstreamTls === undefined ? undefined : deps.dispatchers.acquire(api.proxy.transport, upstreamTls);
   const upstream = upstreamCall(
     { target, listenPath, strip, preserveHost: api.proxy.preserve_host_header === true },
-    deps.dispatchers.for(api.proxy.transport),
+    held?.dispatcher ?? deps.dispatchers.for(api.proxy.transport),
     deps.metrics === undefined ? undefined : () => deps.metrics?.upstreamError(),
   );
-  const compiled = await compileChain(deps.chain, api, deps);
+  let compiled: Awaited<ReturnType<typeof compileChain>>;
+  try {
+    compiled = await compileChain(deps.chain, api, deps);
+  } catch (err) {
+    await held?.release();
+    throw err;
+  }
   const events = compileEvents(api, { log: deps.log, now: deps.now, metrics: deps.metrics });
   return {
     id,
@@ -213,10 +284,11 @@ export async function compileApi(
     target,
     handle: compose(compiled.handlers, upstream),
     handlers: compiled.handlers,
-    fastPath: fastPathServes({ target }, compiled),
+    fastPath: fastPathServes({ target, upstreamTls }, compiled),
     close: async () => {
       await compiled.close();
       await events.close();
+      await held?.release();
     },
     events,
   };

@@ -2,8 +2,16 @@
  * Pooled keep-alive connections to upstreams (undici Agents: one pool per origin). Agents are
  * shared by every route with the same transport settings and outlive reloads, so a reload does
  * not drop warm connections.
+ *
+ * Routes with upstream TLS settings of their own (a client certificate, `upstream_certificates`;
+ * public-key pins, `pinned_public_keys`) get an agent per distinct configuration, counted by the
+ * routes that use it: a new table acquires it before the old one is retired, so an unchanged
+ * configuration keeps its connections across reloads, and the last route that releases it
+ * closes it.
  */
-import { Agent, type Dispatcher } from 'undici';
+import { createHash } from 'node:crypto';
+import { TLSSocket } from 'node:tls';
+import { Agent, buildConnector, type Dispatcher } from 'undici';
 import type { ProxyTransport } from '../../schemas/generated/models.ts';
 
 const TLS_VERSIONS = { 769: 'TLSv1', 770: 'TLSv1.1', 771: 'TLSv1.2', 772: 'TLSv1.3' } as const;
@@ -15,43 +23,150 @@ export interface UpstreamTimeouts {
   timeoutMs: number;
 }
 
+/** A route's own TLS settings towards its upstream. */
+export interface UpstreamTls {
+  /** The client certificate presented to the upstream (PEM, leaf then chain) and its key. */
+  client?: { id: string; cert: string; key: string } | undefined;
+  /** Base64 SHA-256 of the leaf public keys (DER SubjectPublicKeyInfo) accepted; empty: no pinning. */
+  pins?: readonly string[] | undefined;
+}
+
+/** An upstream whose certificate's public key matches none of the route's pins. */
+export class UpstreamPinError extends Error {
+  readonly code = 'GW_UPSTREAM_PIN_MISMATCH';
+}
+
+/** A dispatcher held by a route, released when the route closes. */
+export interface HeldDispatcher {
+  dispatcher: Dispatcher;
+  release(): Promise<void>;
+}
+
+/** Base64 SHA-256 of the leaf public key a TLS socket's peer presented; undefined without one. */
+export function peerPublicKeyPin(socket: TLSSocket): string | undefined {
+  const cert = socket.getPeerX509Certificate();
+  if (cert === undefined) return undefined;
+  const spki = cert.publicKey.export({ type: 'spki', format: 'der' });
+  return createHash('sha256').update(spki).digest('base64');
+}
+
 /** The agents of one gateway process. */
 export class Dispatchers {
   readonly #timeouts: UpstreamTimeouts;
   readonly #agents = new Map<string, Agent>();
+  /** Agents of routes with their own TLS settings, with the number of routes holding each. */
+  readonly #held = new Map<string, { agent: Agent; users: number }>();
 
   constructor(timeouts: UpstreamTimeouts) {
     this.#timeouts = timeouts;
   }
 
-  /** The agent for an API's transport settings. */
-  for(transport: ProxyTransport | undefined): Dispatcher {
+  #connectOptions(transport: ProxyTransport | undefined): {
+    key: string;
+    options: { rejectUnauthorized?: boolean; minVersion?: (typeof TLS_VERSIONS)[keyof typeof TLS_VERSIONS] };
+  } {
     const insecure = transport?.ssl_insecure_skip_verify === true;
     const minVersion =
       transport?.ssl_min_version === undefined ? undefined : TLS_VERSIONS[transport.ssl_min_version];
-    const key = `${insecure ? 'insecure' : 'verify'}/${minVersion ?? 'default'}`;
+    return {
+      key: `${insecure ? 'insecure' : 'verify'}/${minVersion ?? 'default'}`,
+      options: {
+        ...(insecure ? { rejectUnauthorized: false } : {}),
+        ...(minVersion === undefined ? {} : { minVersion }),
+      },
+    };
+  }
+
+  #agent(connect: Agent.Options['connect']): Agent {
+    return new Agent({
+      connect,
+      headersTimeout: this.#timeouts.timeoutMs,
+      bodyTimeout: this.#timeouts.timeoutMs,
+      keepAliveTimeout: 4_000,
+      keepAliveMaxTimeout: 600_000,
+    });
+  }
+
+  /** The agent for an API's transport settings. */
+  for(transport: ProxyTransport | undefined): Dispatcher {
+    const { key, options } = this.#connectOptions(transport);
     let agent = this.#agents.get(key);
     if (agent === undefined) {
-      agent = new Agent({
-        connect: {
-          timeout: this.#timeouts.connectTimeoutMs,
-          ...(insecure ? { rejectUnauthorized: false } : {}),
-          ...(minVersion === undefined ? {} : { minVersion }),
-        },
-        headersTimeout: this.#timeouts.timeoutMs,
-        bodyTimeout: this.#timeouts.timeoutMs,
-        keepAliveTimeout: 4_000,
-        keepAliveMaxTimeout: 600_000,
-      });
+      agent = this.#agent({ timeout: this.#timeouts.connectTimeoutMs, ...options });
       this.#agents.set(key, agent);
     }
     return agent;
   }
 
+  /**
+   * The agent for a route with its own TLS settings: it presents the client certificate, and
+   * refuses a connection whose leaf public key matches none of the pins (an `UpstreamPinError`;
+   * the pins are checked on every new connection, whatever `ssl_insecure_skip_verify` says, and
+   * TLS sessions are not resumed, so no connection skips the check). Release it when the route
+   * closes.
+   */
+  acquire(transport: ProxyTransport | undefined, tls: UpstreamTls): HeldDispatcher {
+    const { key: base, options } = this.#connectOptions(transport);
+    const pins = [...new Set(tls.pins ?? [])].sort();
+    const key = `${base}/${tls.client?.id ?? '-'}/${pins.join(',')}`;
+    let held = this.#held.get(key);
+    if (held === undefined) {
+      const connector = buildConnector({
+        timeout: this.#timeouts.connectTimeoutMs,
+        ...options,
+        ...(tls.client === undefined ? {} : { cert: tls.client.cert, key: tls.client.key }),
+        ...(pins.length === 0 ? {} : { maxCachedSessions: 0 }),
+      });
+      const accepted = new Set(pins);
+      const connect: buildConnector.connector =
+        pins.length === 0
+          ? connector
+          : (opts, callback) => {
+              connector(opts, (err, socket) => {
+                if (err !== null) {
+                  callback(err, null);
+                  return;
+                }
+                if (socket instanceof TLSSocket) {
+                  const presented = peerPublicKeyPin(socket);
+                  if (presented === undefined || !accepted.has(presented)) {
+                    socket.destroy();
+                    callback(
+                      new UpstreamPinError(
+                        `the public key of ${opts.hostname} (sha256/${presented ?? 'none'}) matches none of the pinned public keys`,
+                      ),
+                      null,
+                    );
+                    return;
+                  }
+                }
+                callback(null, socket);
+              });
+            };
+      held = { agent: this.#agent(connect), users: 0 };
+      this.#held.set(key, held);
+    }
+    held.users++;
+    const entry = held;
+    let released = false;
+    return {
+      dispatcher: entry.agent,
+      release: async () => {
+        if (released) return;
+        released = true;
+        entry.users--;
+        if (entry.users > 0 || this.#held.get(key) !== entry) return;
+        this.#held.delete(key);
+        await entry.agent.close();
+      },
+    };
+  }
+
   /** Closes every pool (in-flight requests finish first). */
   async close(): Promise<void> {
-    const agents = [...this.#agents.values()];
+    const agents = [...this.#agents.values(), ...[...this.#held.values()].map((h) => h.agent)];
     this.#agents.clear();
+    this.#held.clear();
     await Promise.all(agents.map((a) => a.close()));
   }
 }

@@ -34,6 +34,7 @@ const TIMEOUTS = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 
 /** The error a failed upstream call answers with. */
 export function upstreamFailure(err: unknown): GatewayError {
   const code = (err as { code?: unknown } | null)?.code;
+  if (code === 'GW_UPSTREAM_PIN_MISMATCH') return GatewayError.upstreamPinMismatch();
   return typeof code === 'string' && TIMEOUTS.has(code)
     ? GatewayError.upstreamTimeout()
     : GatewayError.upstreamUnreachable();

@@ -89,6 +89,17 @@ export class GatewayClient implements ManagementClient {
     return this.#delete('policies', id);
   }
 
+  async addCert(pem: string, orgId: string): Promise<boolean> {
+    const path = `/svc/certs?org_id=${encodeURIComponent(orgId)}`;
+    const res = await this.#call('POST', path, pem, [409]);
+    return res.status !== 409;
+  }
+
+  async deleteCert(id: string): Promise<boolean> {
+    const res = await this.#call('DELETE', `/svc/certs/${encodeURIComponent(id)}`, undefined, [404]);
+    return res.status !== 404;
+  }
+
   reload(): Promise<void> {
     return this.#reloads.request();
   }
@@ -122,9 +133,11 @@ export class GatewayClient implements ManagementClient {
         dispatcher: this.#agent,
         headers: {
           'x-svc-authorization': this.#auth,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(body === undefined
+            ? {}
+            : { 'content-type': typeof body === 'string' ? 'application/x-pem-file' : 'application/json' }),
         },
-        body: body === undefined ? undefined : JSON.stringify(body),
+        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
       });
     } catch (err) {
       throw new TransientError(

@@ -30,6 +30,13 @@ export interface ManagementClient {
   /** False when there was nothing to delete. */
   deletePolicy(id: string): Promise<boolean>;
   /**
+   * Uploads a certificate (PEM: the certificate, its chain, its private key) for `orgId`; false
+   * when the peer already holds it (its ID is the org ID and the SHA-256 hex of the leaf's DER).
+   */
+  addCert(pem: string, orgId: string): Promise<boolean>;
+  /** False when there was nothing to delete. */
+  deleteCert(id: string): Promise<boolean>;
+  /**
    * Makes the peer serve what was written. Calls made close together share one reload
    * (`/svc/reload/group` once per burst); the promise settles when that reload is done.
    */

@@ -3,11 +3,38 @@ import assert from 'node:assert/strict';
 import type { AccessRight, ApiDefinitionSpec, ApiStatus } from '../../schemas/generated/kinds.ts';
 import { InputError } from '../../lib/errors.ts';
 import { derivedId } from '../ids.ts';
+import { createHash, X509Certificate } from 'node:crypto';
+import { createCa } from '../../lib/x509.ts';
+import type { SecretContent } from '../certificates.ts';
 import { API_FINALIZER, reconcileApiDefinition, type ApiObject, type PolicyView } from './api-definition.ts';
 import { assertReady, baseDeps, FakeGateway, settle } from './testing.ts';
 
 const A = 'http://gw-a';
 const ID = derivedId('team', 'orders');
+const ORG = 'org-1';
+
+/** A kubernetes.io/tls Secret of a fresh certificate, and the certificate's gateway ID. */
+function tlsSecret(cn: string): { secret: SecretContent; id: string } {
+  const c = createCa({ commonName: cn, validityDays: 1 });
+  const b64 = (t: string): string => Buffer.from(t).toString('base64');
+  const fingerprint = createHash('sha256').update(new X509Certificate(c.certPem).raw).digest('hex');
+  return {
+    secret: { type: 'kubernetes.io/tls', data: { 'tls.crt': b64(c.certPem), 'tls.key': b64(c.keyPem) } },
+    id: ORG + fingerprint,
+  };
+}
+const tls1 = tlsSecret('orders.example');
+const tls2 = tlsSecret('orders-2.example');
+const tls3 = tlsSecret('orders-rotated.example');
+
+/** Another ApiDefinition of `team` whose status lists certificates. */
+const otherApi = (certificates: string[]): ApiObject => ({
+  apiVersion: 'svc.svc.io/v1alpha1',
+  kind: 'ApiDefinition',
+  metadata: { name: 'billing', namespace: 'team' },
+  spec: { name: 'billing', proxy: { listen_path: '/billing/', target_url: 'http://billing' } },
+  status: { certificates },
+});
 
 /** A SecurityPolicy of `team` (unless said otherwise). */
 function policy(
@@ -31,7 +58,14 @@ interface Case {
   policies?: PolicyView[];
   /** Reconcile once first and keep the status written (the API was pushed before). */
   pushedBefore?: boolean;
-  gateway?: (gw: FakeGateway) => void;
+  /** Secrets of `team`, by name. */
+  secrets?: Record<string, SecretContent>;
+  /** The spec edited after the push (with pushedBefore). */
+  specAfter?: Partial<ApiDefinitionSpec>;
+  /** The other ApiDefinitions of the cluster. */
+  others?: ApiObject[];
+  /** Changes before the reconcile under test (after the push, with pushedBefore). */
+  gateway?: (gw: FakeGateway, secrets: Map<string, SecretContent>) => void;
   deleting?: boolean;
   writes?: string[];
   ready?: { status: 'True' | 'False'; reason: string; message?: RegExp };
@@ -149,6 +183,100 @@ const cases: Case[] = [
       assert.equal(s?.latestTransaction?.status, 'Failed');
     },
   },
+  {
+    name: 'certificate Secret present: uploaded, its ID in the pushed definition and the status',
+    spec: { certificate_secret_names: ['orders-tls'] },
+    secrets: { 'orders-tls': tls1.secret },
+    writes: [`addCert ${tls1.id}`, `createApi ${ID}`, 'reload'],
+    ready: { status: 'True', reason: 'Synced' },
+    status: (s, gw) => {
+      assert.deepEqual(gw.apis.get(ID)?.certificates, [tls1.id]);
+      assert.deepEqual(s?.certificates, [tls1.id]);
+      assert.match(gw.certs.get(tls1.id) ?? '', /BEGIN CERTIFICATE[\s\S]*BEGIN PRIVATE KEY/);
+    },
+  },
+  {
+    name: 'every certificate Secret named is uploaded, in order',
+    spec: { certificate_secret_names: ['orders-tls', 'orders-tls-2'] },
+    secrets: { 'orders-tls': tls1.secret, 'orders-tls-2': tls2.secret },
+    writes: [`addCert ${tls1.id}`, `addCert ${tls2.id}`, `createApi ${ID}`, 'reload'],
+    status: (s, gw) => {
+      assert.deepEqual(gw.apis.get(ID)?.certificates, [tls1.id, tls2.id]);
+      assert.deepEqual(s?.certificates, [tls1.id, tls2.id]);
+    },
+  },
+  {
+    name: 'certificate already in the gateway (409) and API unchanged: nothing written',
+    spec: { certificate_secret_names: ['orders-tls'] },
+    secrets: { 'orders-tls': tls1.secret },
+    pushedBefore: true,
+    writes: [],
+  },
+  {
+    name: 'certificate Secret missing: SecretNotFound naming it, nothing pushed',
+    spec: { certificate_secret_names: ['orders-tls', 'absent-tls'] },
+    secrets: { 'orders-tls': tls1.secret },
+    writes: [],
+    ready: { status: 'False', reason: 'SecretNotFound', message: /Secret team\/absent-tls .*does not exist/ },
+    status: (_s, gw) => {
+      assert.equal(gw.apis.has(ID), false);
+    },
+  },
+  {
+    name: 'certificate Secret without tls.key: SecretInvalid',
+    spec: { certificate_secret_names: ['orders-tls'] },
+    secrets: { 'orders-tls': { data: { 'tls.crt': tls1.secret.data?.['tls.crt'] ?? '' } } },
+    writes: [],
+    ready: {
+      status: 'False',
+      reason: 'SecretInvalid',
+      message: /team\/orders-tls needs tls.crt and tls.key/,
+    },
+  },
+  {
+    name: 'certificate Secret changed: new one uploaded and pushed, the old one deleted',
+    spec: { certificate_secret_names: ['orders-tls'] },
+    secrets: { 'orders-tls': tls1.secret },
+    pushedBefore: true,
+    gateway: (_gw, secrets) => secrets.set('orders-tls', tls3.secret),
+    writes: [`addCert ${tls3.id}`, `updateApi ${ID}`, 'reload', `deleteCert ${tls1.id}`],
+    status: (s, gw) => {
+      assert.deepEqual(gw.apis.get(ID)?.certificates, [tls3.id]);
+      assert.deepEqual(s?.certificates, [tls3.id]);
+      assert.deepEqual([...gw.certs.keys()], [tls3.id]);
+    },
+  },
+  {
+    name: 'certificate Secret changed while another API lists the old certificate: the old one stays',
+    spec: { certificate_secret_names: ['orders-tls'] },
+    secrets: { 'orders-tls': tls1.secret },
+    others: [otherApi([tls1.id])],
+    pushedBefore: true,
+    gateway: (_gw, secrets) => secrets.set('orders-tls', tls3.secret),
+    writes: [`addCert ${tls3.id}`, `updateApi ${ID}`, 'reload'],
+  },
+  {
+    name: 'a certificate Secret no longer named: its certificate deleted',
+    spec: { certificate_secret_names: ['orders-tls', 'orders-tls-2'] },
+    secrets: { 'orders-tls': tls1.secret, 'orders-tls-2': tls2.secret },
+    pushedBefore: true,
+    specAfter: { certificate_secret_names: ['orders-tls'] },
+    writes: [`updateApi ${ID}`, 'reload', `deleteCert ${tls2.id}`],
+    status: (s, gw) => {
+      assert.deepEqual(gw.apis.get(ID)?.certificates, [tls1.id]);
+      assert.deepEqual(s?.certificates, [tls1.id]);
+    },
+  },
+  {
+    name: 'deleted: its certificates deleted too, unless another API lists them',
+    spec: { certificate_secret_names: ['orders-tls', 'orders-tls-2'] },
+    secrets: { 'orders-tls': tls1.secret, 'orders-tls-2': tls2.secret },
+    others: [otherApi([tls2.id])],
+    pushedBefore: true,
+    deleting: true,
+    writes: [`deleteApi ${ID}`, 'reload', `deleteCert ${tls1.id}`],
+    finalizers: [`-${API_FINALIZER}`],
+  },
 ];
 
 describe('reconcileApiDefinition', () => {
@@ -161,10 +289,14 @@ describe('reconcileApiDefinition', () => {
         metadata: { name: 'orders', namespace: 'team', generation: 1, finalizers: [] },
         spec: { name: 'orders', proxy: { listen_path: '/orders/', target_url: 'http://orders' }, ...c.spec },
       };
+      const secrets = new Map(Object.entries(c.secrets ?? {}));
       const deps = {
         ...baseDeps<ApiObject>({ default: gw }),
         read: () => Promise.resolve(api),
         policies: () => c.policies ?? [],
+        secret: (namespace: string, name: string) =>
+          Promise.resolve(namespace === 'team' ? secrets.get(name) : undefined),
+        apis: () => [api, ...(c.others ?? [])],
       };
       if (c.pushedBefore) {
         await reconcileApiDefinition('team/orders', deps);
@@ -176,7 +308,8 @@ describe('reconcileApiDefinition', () => {
       } else if (c.deleting) {
         api.metadata.finalizers = [API_FINALIZER];
       }
-      c.gateway?.(gw);
+      if (c.specAfter) api = { ...api, spec: { ...api.spec, ...c.specAfter } };
+      c.gateway?.(gw, secrets);
       if (c.deleting) api.metadata.deletionTimestamp = new Date(0);
       gw.writes.length = 0;
       deps.objects.statuses.length = 0;

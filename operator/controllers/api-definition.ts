@@ -4,14 +4,16 @@ import type { ControllerSpec } from '../../lib/k8s/manager.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { WorkResult } from '../../lib/k8s/workqueue.ts';
 import { SvcObjects, type SvcObject } from '../../lib/k8s/objects.ts';
-import { objectKey, splitKey, type InformerEvent } from '../../lib/k8s/informer.ts';
+import { objectKey, splitKey, type InformerEvent, type WatchSpec } from '../../lib/k8s/informer.ts';
 import { derivedId } from '../ids.ts';
+import type { ManagementClient } from '../clients/management.ts';
 import type { Connections } from '../connections.ts';
 import { accessRefs, jwtPolicyRefs, refKey, sameRef, sortedRefs, type ObjectRef } from '../references.ts';
 import { translateApiDefinition } from '../translate/api-definition.ts';
+import { tlsUploadOf, type SecretContent } from '../certificates.ts';
 import { contextKeyOf, viewChanged, watchOf, type ControllerEnv } from './env.ts';
 import { callGateway, reportFailure, reportSuccess, type Fail, type ReportDeps } from './status.ts';
-import { finalizeInGateway, pushDocument } from './sync.ts';
+import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo } from './sync.ts';
 
 /** The finalizer that keeps an ApiDefinition until its API is gone from the gateway. */
 export const API_FINALIZER = 'finalizers.svc.svc.io/apidefinition';
@@ -32,7 +34,36 @@ export interface ApiDefinitionDeps extends ReportDeps<ApiObject> {
   connections: Pick<Connections, 'resolve'>;
   /** Every SecurityPolicy: those that cover the API, or that it names, are linked to it. */
   policies: () => readonly PolicyView[];
+  /** Reads a Secret (`certificate_secret_names`); undefined when it does not exist. */
+  secret: (namespace: string, name: string) => Promise<SecretContent | undefined>;
+  /** Every ApiDefinition: a certificate is deleted only when none of the others lists it. */
+  apis: () => readonly ApiObject[];
   log: Logger;
+}
+
+/** The certificate IDs the other ApiDefinitions recorded (`status.certificates`). */
+function certificatesOfOthers(self: ApiObject, apis: readonly ApiObject[]): Set<string> {
+  const key = objectKey(self);
+  return new Set(apis.filter((a) => objectKey(a) !== key).flatMap((a) => a.status?.certificates ?? []));
+}
+
+/**
+ * Deletes the certificates in `ids` that no other ApiDefinition lists; an ID on the gateway no
+ * more counts as done. Returns what was deleted.
+ */
+async function deleteUnusedCertificates(
+  client: { deleteCert: (id: string) => Promise<boolean> },
+  ids: readonly string[],
+  self: ApiObject,
+  apis: readonly ApiObject[],
+): Promise<string[]> {
+  const inUse = certificatesOfOthers(self, apis);
+  const deleted: string[] = [];
+  for (const id of ids) {
+    if (inUse.has(id)) continue;
+    if (await client.deleteCert(id)) deleted.push(id);
+  }
+  return deleted;
 }
 
 const refOf = (o: k8s.KubernetesObject): ObjectRef => ({
@@ -92,10 +123,17 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
       {
         finalizer: API_FINALIZER,
         what: `API ${apiId}`,
-        resolved,
+        // The API is where it was last pushed; without a record, where the spec says.
+        resolved: obj.status?.pushedTo
+          ? await deps.connections.resolve(obj.status.pushedTo.contextRef, namespace)
+          : resolved,
         remove: async (client) => {
           const removed = await client.deleteApi(apiId);
           if (removed) await client.reload();
+          // The certificates it served, unless another API lists them.
+          const certs = obj.status?.certificates ?? [];
+          const deleted = await deleteUnusedCertificates(client, certs, obj, deps.apis());
+          if (deleted.length > 0) log.info('certificates deleted', { certificates: deleted });
           return removed;
         },
       },
@@ -122,14 +160,46 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
     return resolved.reason === 'ContextNotFound' ? {} : { requeueAfterMs: 60_000 };
   }
 
+  // certificate_secret_names: each Secret read into an upload, its ID known before the upload.
+  const uploads = new Map<string, { pem: string; id: string }>();
+  for (const secretName of new Set(current.spec.certificate_secret_names ?? [])) {
+    const secret = await deps.secret(namespace, secretName);
+    if (!secret) {
+      const message = `Secret ${namespace}/${secretName} (certificate_secret_names) does not exist: create it (type kubernetes.io/tls, with tls.crt and tls.key)`;
+      await fail('SecretNotFound', message, false);
+      return {}; // The Secret's watch queues the API when it appears.
+    }
+    const upload = tlsUploadOf(secret, resolved.conn.org);
+    if (!upload.ok) {
+      await fail('SecretInvalid', `Secret ${namespace}/${secretName} ${upload.problem}`, false);
+      return {}; // Queued again when the Secret changes.
+    }
+    uploads.set(secretName, upload);
+  }
+  const certificates = [...new Set([...uploads.values()].map((u) => u.id))];
+
   const desired = translateApiDefinition(current, {
     apiId,
     orgId: resolved.conn.org,
+    certificateId: (secretName) => uploads.get(secretName)?.id ?? '',
     // A policy that does not exist yet gets the ID it will be derived to; its watch queues the API.
     policyId: (ref) =>
       policies.find((p) => sameRef(refOf(p), ref))?.spec?.id ?? derivedId(ref.namespace, ref.name),
   });
   const client = resolved.client;
+  const uploaded = await callGateway(async () => {
+    const added: string[] = [];
+    const seen = new Set<string>();
+    for (const { pem, id } of uploads.values()) {
+      if (seen.has(id)) continue;
+      seen.add(id);
+      // False: the gateway holds it already (409).
+      if (await client.addCert(pem, resolved.conn.org)) added.push(id);
+    }
+    return added;
+  }, fail);
+  if (!uploaded) return {};
+  if (uploaded.value.length > 0) log.info('certificates uploaded', { certificates: uploaded.value });
   const pushed = await callGateway(
     () =>
       pushDocument(
@@ -147,6 +217,34 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
   if (!pushed) return {};
   const { action, hashes } = pushed.value;
   Object.assign(status, hashes);
+  // The gateway no longer serves the certificates this API stopped listing: delete those no other
+  // API lists (after the push, so that the gateway never points at a deleted one). Until that
+  // succeeds, the status keeps them, so that a retry deletes them.
+  const dropped = (old.certificates ?? []).filter((id) => !certificates.includes(id));
+  status.certificates = [...certificates, ...dropped];
+  if (dropped.length > 0) {
+    const deleted = await callGateway(
+      () => deleteUnusedCertificates(client, dropped, current, deps.apis()),
+      fail,
+    );
+    if (!deleted) return {};
+    if (deleted.value.length > 0) log.info('certificates deleted', { certificates: deleted.value });
+  }
+  if (certificates.length > 0) status.certificates = certificates;
+  else delete status.certificates;
+  // When contextRef moved the API to another gateway, it goes from the one it was pushed to
+  // before; until then, the status keeps pointing at that one.
+  const here = pushedTo(client, current.spec.contextRef, namespace);
+  const leaving = async (c: ManagementClient): Promise<void> => {
+    if (await c.deleteApi(apiId)) await c.reload();
+  };
+  await leaveFormerGateway(
+    current,
+    { before: old.pushedTo, here, what: `API ${apiId}`, remove: leaving },
+    deps,
+    fail,
+  );
+  status.pushedTo = here;
   if (action) log.info(action === 'Created' ? 'api created' : 'api updated', { gateway: client.url });
   const message = `API ${apiId} is served by ${client.url}`;
   await reportSuccess(
@@ -165,16 +263,26 @@ const policyLinkView = (p: PolicyView): unknown => ({
   deleting: p.metadata?.deletionTimestamp !== undefined,
 });
 
+/** The watch of Secrets in the watched namespaces (certificate_secret_names). */
+const secretWatch = (env: Pick<ControllerEnv, 'namespaces'>): WatchSpec => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  plural: 'secrets',
+  namespaces: env.namespaces,
+});
+
 /**
  * The ApiDefinition controller: APIs are reconciled when they change, when their OperatorContext
- * changes, and when a SecurityPolicy that covers them or that they name changes (its ID, its
- * access rights, its deletion).
+ * changes, when a SecurityPolicy that covers them or that they name changes (its ID, its
+ * access rights, its deletion), and when a Secret they name in certificate_secret_names changes.
  */
 export function apiDefinitionController(env: ControllerEnv): ControllerSpec {
   const apiSpec = watchOf(env, 'ApiDefinition');
   const policySpec = watchOf(env, 'SecurityPolicy');
   const apis = env.manager.informer<ApiObject>(apiSpec);
   const policies = env.manager.informer<PolicyView>(policySpec);
+  const secretSpec = secretWatch(env);
+  const secrets = env.manager.informer<k8s.V1Secret>(secretSpec);
   const objects = new SvcObjects<ApiObject>(env.kc, apiSpec.plural);
 
   /** Keys of the APIs linked to a policy. */
@@ -203,6 +311,9 @@ export function apiDefinitionController(env: ControllerEnv): ControllerSpec {
         connections: env.connections,
         events: env.events,
         policies: () => policies.list(),
+        // The API's namespace is watched, so its Secrets are in the cache.
+        secret: (namespace, name) => Promise.resolve(secrets.get(namespace, name)),
+        apis: () => apis.list(),
         now: env.now,
         log: env.log,
       }),
@@ -220,6 +331,22 @@ export function apiDefinitionController(env: ControllerEnv): ControllerSpec {
         watch: policySpec,
         map: (p: PolicyView, old: PolicyView | undefined, event: InformerEvent) =>
           viewChanged(event, p, old, policyLinkView) ? [...new Set([...apisOf(p), ...apisOf(old)])] : [],
+      },
+      {
+        // A Secret that appears, changes its data or goes queues the APIs that name it in
+        // certificate_secret_names (in their own namespace).
+        watch: secretSpec,
+        map: (secret: k8s.V1Secret, old: k8s.V1Secret | undefined, event: InformerEvent) => {
+          if (!viewChanged(event, secret, old, (s) => s.data)) return [];
+          const ns = secret.metadata?.namespace;
+          const name = secret.metadata?.name ?? '';
+          return apis
+            .list()
+            .filter(
+              (api) => api.metadata.namespace === ns && api.spec.certificate_secret_names?.includes(name),
+            )
+            .map((api) => objectKey(api));
+        },
       },
     ],
   };

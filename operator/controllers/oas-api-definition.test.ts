@@ -324,6 +324,43 @@ describe('reconcileSvcOasApiDefinition', () => {
     });
   }
 
+  test('contextRef moves the API to another gateway: pushed there, then deleted from the first', async () => {
+    const gwA = new FakeGateway(A);
+    const gwB = new FakeGateway('http://gw-b');
+    let api: OasApiObject = {
+      apiVersion: 'svc.svc.io/v1alpha1',
+      kind: 'SvcOasApiDefinition',
+      metadata: { name: 'petstore', namespace: 'team', generation: 1, finalizers: [OAS_FINALIZER] },
+      spec: { svcOAS: { configmapRef: { name: 'petstore-oas', keyName: 'oas.json' } } },
+    };
+    const deps = {
+      ...baseDeps<OasApiObject>({ default: gwA, 'team/second': gwB }),
+      read: () => Promise.resolve(api),
+      configMap: () => Promise.resolve(cm(oas())['team/petstore-oas']),
+      policies: () => [],
+    };
+    await reconcileSvcOasApiDefinition('team/petstore', deps);
+    let status = deps.objects.statuses.at(-1) as OasApiStatus;
+    assert.deepEqual(status.pushedTo, { url: A });
+    api = { ...api, spec: { ...api.spec, contextRef: { name: 'second' } }, status };
+
+    await reconcileSvcOasApiDefinition('team/petstore', deps);
+    status = deps.objects.statuses.at(-1) as OasApiStatus;
+    assert.deepEqual(gwB.writes, [`createOasApi ${ID}`, 'reload']);
+    assert.deepEqual(gwA.writes.slice(-2), [`deleteOasApi ${ID}`, 'reload']);
+    assert.equal(gwA.oasApis.has(ID), false);
+    assert.deepEqual(status.pushedTo, {
+      url: 'http://gw-b',
+      contextRef: { name: 'second', namespace: 'team' },
+    });
+    assertReady(status, { status: 'True', reason: 'Synced' });
+
+    // Deleted: it goes from the gateway recorded in pushedTo.
+    api = { ...api, status, metadata: { ...api.metadata, deletionTimestamp: new Date(0) } };
+    await reconcileSvcOasApiDefinition('team/petstore', deps);
+    assert.equal(gwB.oasApis.has(ID), false);
+  });
+
   test('a context that does not exist: ContextNotFound, nothing pushed', async () => {
     const deps = {
       ...baseDeps<OasApiObject>({}),

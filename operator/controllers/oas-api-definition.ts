@@ -12,7 +12,7 @@ import { translateOasApiDefinition, type ConfigMapContent } from '../translate/o
 import type { PolicyView } from './api-definition.ts';
 import { contextKeyOf, viewChanged, watchOf, type ControllerEnv } from './env.ts';
 import { callGateway, reportFailure, reportSuccess, type Fail, type ReportDeps } from './status.ts';
-import { finalizeInGateway, pushDocument } from './sync.ts';
+import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo } from './sync.ts';
 
 /** The finalizer that keeps an SvcOasApiDefinition until its API is gone from the gateway. */
 export const OAS_FINALIZER = 'finalizers.svc.svc.io/svcoasapidefinition';
@@ -91,7 +91,10 @@ export async function reconcileSvcOasApiDefinition(
       {
         finalizer: OAS_FINALIZER,
         what: `API ${apiId}`,
-        resolved,
+        // The API is where it was last pushed; without a record, where the spec says.
+        resolved: obj.status?.pushedTo
+          ? await deps.connections.resolve(obj.status.pushedTo.contextRef, namespace)
+          : resolved,
         remove: async (client) => {
           const removed = await client.deleteOasApi(apiId);
           if (removed) await client.reload();
@@ -163,6 +166,24 @@ export async function reconcileSvcOasApiDefinition(
   });
   if (translated.targetUrl === undefined) delete status.target_url;
   else status.target_url = translated.targetUrl;
+  // When contextRef moved the API to another gateway, it goes from the one it was pushed to
+  // before (under the ID it had there); until then, the status keeps pointing at that one.
+  const here = pushedTo(client, current.spec.contextRef, namespace);
+  const formerId = old.api_id ?? apiId;
+  await leaveFormerGateway(
+    current,
+    {
+      before: old.pushedTo,
+      here,
+      what: `API ${formerId}`,
+      remove: async (c) => {
+        if (await c.deleteOasApi(formerId)) await c.reload();
+      },
+    },
+    deps,
+    fail,
+  );
+  status.pushedTo = here;
   if (action) log.info(action === 'Created' ? 'api created' : 'api updated', { apiId, gateway: client.url });
   await reportSuccess(
     current,

@@ -5,7 +5,7 @@ import type { ControllerSpec } from '../../lib/k8s/manager.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { WorkResult } from '../../lib/k8s/workqueue.ts';
 import { setCondition, type SvcObject, type SvcObjects } from '../../lib/k8s/objects.ts';
-import { splitKey, type InformerEvent } from '../../lib/k8s/informer.ts';
+import { objectKey, splitKey, type InformerEvent, type WatchSpec } from '../../lib/k8s/informer.ts';
 import type { Connections } from '../connections.ts';
 import { contextKeyOf, viewChanged, watchOf, type ControllerEnv } from './env.ts';
 
@@ -107,13 +107,38 @@ export async function reconcileOperatorContext(key: string, deps: OperatorContex
   if ((await deps.objects.patchStatus(current, status)) && !conn.ok) {
     await deps.events.record(current, 'Warning', conn.reason, conn.message);
   }
-  // The Secret is not watched: check it again now and then.
+  // The Secret's watch queues the context when it appears or changes; a Secret outside the
+  // watched namespaces is not seen, so a broken context is also checked again now and then.
   return conn.ok ? {} : { requeueAfterMs: 60_000 };
 }
 
+/** The Secrets of the watched namespaces, which contexts read through `secretRef`. */
+export const secretWatch = (env: Pick<ControllerEnv, 'namespaces'>): WatchSpec => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  plural: 'secrets',
+  namespaces: env.namespaces,
+});
+
+/** Keys of the contexts whose `secretRef` names this Secret. */
+export function contextsOfSecret(
+  contexts: readonly k8s.KubernetesObject[],
+  secret: k8s.KubernetesObject | undefined,
+): string[] {
+  if (!secret?.metadata) return [];
+  const key = objectKey(secret);
+  return contexts
+    .filter((c) => {
+      const ref = (c as ContextObject).spec.secretRef;
+      return ref !== undefined && `${ref.namespace ?? c.metadata?.namespace ?? ''}/${ref.name}` === key;
+    })
+    .map((c) => objectKey(c));
+}
+
 /**
- * The OperatorContext controller: a context is reconciled when it changes, and when a resource
- * starts or stops naming it in `contextRef` (or goes). `objects` is shared with the connections,
+ * The OperatorContext controller: a context is reconciled when it changes, when a resource
+ * starts or stops naming it in `contextRef` (or goes), and when the Secret of its `secretRef`
+ * appears, changes or goes. `objects` is shared with the connections,
  * which read contexts too.
  */
 export function operatorContextController(
@@ -123,6 +148,7 @@ export function operatorContextController(
   const users = (
     ['ApiDefinition', 'SvcOasApiDefinition', 'SvcStreamsApiDefinition', 'SecurityPolicy'] as const
   ).map((kind) => ({ kind, watch: watchOf(env, kind), informer: env.manager.informer(watchOf(env, kind)) }));
+  const contexts = env.manager.informer(watchOf(env, 'OperatorContext'));
   return {
     name: 'operatorcontext',
     watch: watchOf(env, 'OperatorContext'),
@@ -141,12 +167,22 @@ export function operatorContextController(
         now: env.now,
         log: env.log,
       }),
-    watches: users.map(({ watch }) => ({
-      watch,
-      map: (obj: k8s.KubernetesObject, old: k8s.KubernetesObject | undefined, event: InformerEvent) =>
-        viewChanged(event, obj, old, contextKeyOf)
-          ? [...new Set([...contextKeyOf(obj), ...contextKeyOf(old)])]
-          : [],
-    })),
+    watches: [
+      ...users.map(({ watch }) => ({
+        watch,
+        map: (obj: k8s.KubernetesObject, old: k8s.KubernetesObject | undefined, event: InformerEvent) =>
+          viewChanged(event, obj, old, contextKeyOf)
+            ? [...new Set([...contextKeyOf(obj), ...contextKeyOf(old)])]
+            : [],
+      })),
+      {
+        // A Secret that appears, changes or goes queues the contexts that read it.
+        watch: secretWatch(env),
+        map: (secret: k8s.KubernetesObject, old: k8s.KubernetesObject | undefined, event: InformerEvent) =>
+          viewChanged(event, secret, old, (s) => (s as k8s.V1Secret).data)
+            ? contextsOfSecret(contexts.list(), secret)
+            : [],
+      },
+    ],
   };
 }

@@ -2,7 +2,6 @@ import type * as k8s from '@kubernetes/client-node';
 import type {
   ApiResourceRef,
   NamespacedRef,
-  PushedTo,
   SecurityPolicy,
   SecurityPolicyStatus,
 } from '../../schemas/generated/kinds.ts';
@@ -11,22 +10,14 @@ import type { Logger } from '../../lib/log.ts';
 import type { WorkResult } from '../../lib/k8s/workqueue.ts';
 import { SvcObjects, type SvcObject } from '../../lib/k8s/objects.ts';
 import { objectKey, splitKey, type Informer, type InformerEvent } from '../../lib/k8s/informer.ts';
-import { errorMessage } from '../../lib/errors.ts';
 import type { ManagementClient } from '../clients/management.ts';
 import type { Connections } from '../connections.ts';
 import { derivedId } from '../ids.ts';
 import { accessRefs, apiRefText, jwtPolicyRefs, refKey, sortedRefs } from '../references.ts';
 import { translateSecurityPolicy } from '../translate/security-policy.ts';
 import { contextKeyOf, viewChanged, watchOf, type ControllerEnv } from './env.ts';
-import {
-  callGateway,
-  gatewayFailure,
-  reportFailure,
-  reportSuccess,
-  type Fail,
-  type ReportDeps,
-} from './status.ts';
-import { finalizeInGateway, pushDocument } from './sync.ts';
+import { callGateway, reportFailure, reportSuccess, type Fail, type ReportDeps } from './status.ts';
+import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo } from './sync.ts';
 
 /** The finalizer that keeps a SecurityPolicy until its policy is gone from the gateway. */
 export const POLICY_FINALIZER = 'finalizers.svc.svc.io/securitypolicy';
@@ -104,11 +95,7 @@ export async function reconcileSecurityPolicy(key: string, deps: SecurityPolicyD
     return resolved.reason === 'ContextNotFound' ? {} : { requeueAfterMs: 60_000 };
   }
   const client = resolved.client;
-  const ctxRef = current.spec.contextRef;
-  const here: PushedTo = {
-    url: client.url,
-    ...(ctxRef ? { contextRef: { name: ctxRef.name, namespace: ctxRef.namespace ?? namespace } } : {}),
-  };
+  const here = pushedTo(client, current.spec.contextRef, namespace);
 
   const denied = current.spec.state === 'deny';
   const ids = new Map<string, string>();
@@ -142,7 +129,12 @@ export async function reconcileSecurityPolicy(key: string, deps: SecurityPolicyD
   if (!done) return {};
   const action = done.value;
   // Until the former gateway no longer holds the policy, the status keeps pointing at it.
-  await leave(current, old.pushedTo, here, polId, deps, fail);
+  await leaveFormerGateway(
+    current,
+    { before: old.pushedTo, here, what: `policy ${polId}`, remove: (c) => c.deletePolicy(polId) },
+    deps,
+    fail,
+  );
   if (denied) {
     delete status.pushedTo;
     delete status.latestCRDSpecHash;
@@ -191,45 +183,6 @@ function resolveApis(
     };
   }
   return undefined;
-}
-
-/**
- * When `contextRef` moved the policy to another gateway, deletes it from the one it was pushed
- * to before. That gateway is reached through the context recorded then; when the context is gone
- * or now points elsewhere, the policy can't be reached: a Warning event says so and it is left.
- * A failed call is reported and thrown, to be retried with backoff.
- */
-async function leave(
-  obj: PolicyObject,
-  before: PushedTo | undefined,
-  here: PushedTo,
-  polId: string,
-  deps: SecurityPolicyDeps,
-  fail: Fail,
-): Promise<void> {
-  if (!before || before.url === here.url) return;
-  const there = await deps.connections.resolve(before.contextRef, obj.metadata.namespace);
-  if (!there.ok || there.client.url !== before.url) {
-    const why = there.ok ? `its OperatorContext now points at ${there.client.url}` : there.message;
-    await deps.events.record(
-      obj,
-      'Warning',
-      'LeftBehind',
-      `policy ${polId} could not be deleted from ${before.url}, where it was pushed before: ${why}; delete it there by hand`,
-    );
-    return;
-  }
-  try {
-    await there.client.deletePolicy(polId);
-  } catch (err) {
-    await fail(
-      gatewayFailure(err).reason,
-      `policy ${polId} moved to ${here.url}, but deleting it from ${before.url} failed: ${errorMessage(err)}`,
-      true,
-    );
-    throw err;
-  }
-  deps.log.info('policy deleted from its former gateway', { polId, gateway: before.url });
 }
 
 async function finalize(

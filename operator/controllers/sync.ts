@@ -6,10 +6,18 @@ import type { Logger } from '../../lib/log.ts';
 import type { SvcObjects } from '../../lib/k8s/objects.ts';
 import type { WorkResult } from '../../lib/k8s/workqueue.ts';
 import { errorMessage } from '../../lib/errors.ts';
+import type { NamespacedRef, PushedTo } from '../../schemas/generated/kinds.ts';
 import type { ManagementClient } from '../clients/management.ts';
-import type { Resolved } from '../connections.ts';
+import type { Connections, Resolved } from '../connections.ts';
 import { hashOf } from '../ids.ts';
-import { reportFailure, type ReconcileStatus, type ReportDeps, type Reported } from './status.ts';
+import {
+  gatewayFailure,
+  reportFailure,
+  type Fail,
+  type ReconcileStatus,
+  type ReportDeps,
+  type Reported,
+} from './status.ts';
 
 /** The gateway calls on one document. */
 export interface DocumentOps<T> {
@@ -98,4 +106,62 @@ export async function finalizeInGateway<T extends Reported<ReconcileStatus>>(
     await deps.events.record(obj, 'Normal', 'Deleted', `${what} deleted from ${resolved.client.url}`);
   await deps.objects.removeFinalizer(obj, opts.finalizer);
   return {};
+}
+
+/** Where a document is being pushed: `status.pushedTo` once it is there. */
+export function pushedTo(
+  client: ManagementClient,
+  ref: NamespacedRef | undefined,
+  namespace: string,
+): PushedTo {
+  return {
+    url: client.url,
+    ...(ref ? { contextRef: { name: ref.name, namespace: ref.namespace ?? namespace } } : {}),
+  };
+}
+
+/**
+ * When `contextRef` moved a document to another gateway, deletes it from the one it was pushed
+ * to before (`before`, the `status.pushedTo` of then). That gateway is reached through the
+ * context recorded then; when the context is gone or now points elsewhere, the document can't be
+ * reached: a Warning event says so and it is left. A failed call is reported and thrown, to be
+ * retried with backoff (the status keeps pointing at the former gateway until it is done).
+ */
+export async function leaveFormerGateway<T extends Reported<ReconcileStatus>>(
+  obj: T,
+  move: {
+    before: PushedTo | undefined;
+    here: PushedTo;
+    /** `API <id>`, `policy <id>`: for messages. */
+    what: string;
+    /** Deletes the document from a gateway. */
+    remove: (client: ManagementClient) => Promise<unknown>;
+  },
+  deps: Pick<ReportDeps<T>, 'events'> & { connections: Pick<Connections, 'resolve'>; log: Logger },
+  fail: Fail,
+): Promise<void> {
+  const { before, here, what } = move;
+  if (!before || before.url === here.url) return;
+  const there = await deps.connections.resolve(before.contextRef, obj.metadata.namespace);
+  if (!there.ok || there.client.url !== before.url) {
+    const why = there.ok ? `its OperatorContext now points at ${there.client.url}` : there.message;
+    await deps.events.record(
+      obj,
+      'Warning',
+      'LeftBehind',
+      `${what} could not be deleted from ${before.url}, where it was pushed before: ${why}; delete it there by hand`,
+    );
+    return;
+  }
+  try {
+    await move.remove(there.client);
+  } catch (err) {
+    await fail(
+      gatewayFailure(err).reason,
+      `${what} moved to ${here.url}, but deleting it from ${before.url} failed: ${errorMessage(err)}`,
+      true,
+    );
+    throw err;
+  }
+  deps.log.info('deleted from its former gateway', { what, gateway: before.url });
 }

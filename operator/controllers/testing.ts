@@ -11,6 +11,7 @@ import type { SvcObject } from '../../lib/k8s/objects.ts';
 import { silentLogger } from '../../lib/log.ts';
 import type { ManagementClient, OasDocument } from '../clients/management.ts';
 import type { Resolved } from '../connections.ts';
+import { certificateId } from '../certificates.ts';
 
 /** A gateway in memory. `failWith` makes every call throw it (a gateway down, a refusal). */
 export class FakeGateway implements ManagementClient {
@@ -86,6 +87,19 @@ export class FakeGateway implements ManagementClient {
   }
   deletePolicy(id: string): Promise<boolean> {
     return this.#delete(this.policies, 'deletePolicy', id);
+  }
+  /** Certificates by ID (org ID and the SHA-256 hex of the leaf's DER), their PEM. */
+  readonly certs = new Map<string, string>();
+  addCert(pem: string, orgId: string): Promise<boolean> {
+    this.#check();
+    const id = certificateId(pem, orgId);
+    if (this.certs.has(id)) return Promise.resolve(false);
+    this.certs.set(id, pem);
+    this.writes.push(`addCert ${id}`);
+    return Promise.resolve(true);
+  }
+  deleteCert(id: string): Promise<boolean> {
+    return this.#delete(this.certs, 'deleteCert', id);
   }
   reload(): Promise<void> {
     this.#check();

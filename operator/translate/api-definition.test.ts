@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { apiDefinitionModel } from '../../schemas/models/api-definition.ts';
 import { checkClassicApi } from '../../schemas/rules/api-definition.ts';
 import { compile } from '../../schemas/validate.ts';
@@ -16,6 +17,7 @@ await goldenTests(
       apiId: cr.spec.api_id ?? derivedId(cr.metadata.namespace, cr.metadata.name),
       orgId: 'org-1',
       policyId: (ref) => derivedId(ref.namespace, ref.name),
+      certificateId: (name) => `org-1${createHash('sha256').update(name).digest('hex')}`,
     }),
   (got, cr) => {
     assert.deepEqual(validGatewayDefinition(got), [], 'the gateway accepts the translation');
@@ -32,7 +34,7 @@ test('translation is pure: same input, same output, input untouched', () => {
     spec: { name: 'a', proxy: { listen_path: '/a/', target_url: 'http://u' } },
   };
   const frozen = structuredClone(cr);
-  const ctx = { apiId: 'id', orgId: 'o', policyId: () => 'p' };
+  const ctx = { apiId: 'id', orgId: 'o', policyId: () => 'p', certificateId: () => 'c' };
   assert.deepEqual(translateApiDefinition(cr, ctx), translateApiDefinition(cr, ctx));
   assert.deepEqual(cr, frozen);
 });

@@ -8,6 +8,11 @@ export interface ApiTranslationContext {
   orgId: string;
   /** Policy ID of a SecurityPolicy reference (explicit `spec.id`, else derived). */
   policyId: (ref: Required<NamespacedRef>) => string;
+  /**
+   * Gateway ID of the certificate uploaded from a Secret of `certificate_secret_names` (in the
+   * API's namespace); the reconciler uploads them before translating.
+   */
+  certificateId: (secretName: string) => string;
 }
 
 /** An ApiDefinition resource, as much of it as translation reads. */
@@ -20,21 +25,15 @@ export interface ApiDefinitionInput {
  * ApiDefinition resource -> the gateway's classic API definition. Pure: the same input gives
  * the same output, so its hash tells whether the gateway needs an update.
  *
- * Cluster-only fields (`contextRef`, `certificate_secret_names`) are dropped; references become
- * IDs; implicit defaults users rely on are made explicit (a new API without any auth method
+ * Cluster-only fields are dropped (`contextRef`) or become IDs (`certificate_secret_names` the
+ * `certificates` uploaded from them, `jwt_default_policies` policy IDs); implicit defaults users rely on are made explicit (a new API without any auth method
  * uses auth tokens; an unversioned API has the version `Default`).
  */
 export function translateApiDefinition(
   cr: ApiDefinitionInput,
   ctx: ApiTranslationContext,
 ): GatewayApiDefinition {
-  const {
-    contextRef: _ctx,
-    certificate_secret_names: _certs,
-    jwt_default_policies,
-    api_id: _id,
-    ...rest
-  } = cr.spec;
+  const { contextRef: _ctx, certificate_secret_names, jwt_default_policies, api_id: _id, ...rest } = cr.spec;
   const out: GatewayApiDefinition = {
     ...rest,
     api_id: ctx.apiId,
@@ -57,6 +56,9 @@ export function translateApiDefinition(
     out.jwt_default_policies = jwt_default_policies.map((ref) =>
       ctx.policyId({ name: ref.name, namespace: ref.namespace ?? cr.metadata.namespace }),
     );
+  }
+  if (certificate_secret_names && certificate_secret_names.length > 0) {
+    out.certificates = [...new Set(certificate_secret_names.map((n) => ctx.certificateId(n)))];
   }
   if (!out.version_data?.versions || Object.keys(out.version_data.versions).length === 0) {
     out.version_data = {

@@ -182,6 +182,10 @@ export interface ApiStatus {
   listen_path?: string;
   /** SecurityPolicies that grant access to this API. */
   linked_by_policies?: NamespacedRef[];
+  /** Where the operator last wrote the resource: the management URL, and the OperatorContext it was reached through (none: the operator's own settings). When contextRef moves the resource to another gateway, it is deleted from this one. */
+  pushedTo?: PushedTo;
+  /** IDs of the certificates the operator uploaded to the gateway from certificate_secret_names (ApiDefinition). */
+  certificates?: string[];
   /** The metadata.generation the operator last reconciled. */
   observedGeneration?: number;
   /** Hash of the translated object the operator last pushed to the gateway or dashboard. */
@@ -414,6 +418,10 @@ export interface OasApiStatus {
   listen_path?: string;
   /** SecurityPolicies that grant access to this API. */
   linked_by_policies?: NamespacedRef[];
+  /** Where the operator last wrote the resource: the management URL, and the OperatorContext it was reached through (none: the operator's own settings). When contextRef moves the resource to another gateway, it is deleted from this one. */
+  pushedTo?: PushedTo;
+  /** IDs of the certificates the operator uploaded to the gateway from certificate_secret_names (ApiDefinition). */
+  certificates?: string[];
   /** The metadata.generation the operator last reconciled. */
   observedGeneration?: number;
   /** Hash of the translated object the operator last pushed to the gateway or dashboard. */

@@ -284,6 +284,10 @@ export interface GatewayApiDefinition {
   certificates?: string[];
   /** SHA-256 fingerprints of the client certificates allowed by static mTLS. */
   client_certificates?: string[];
+  /** Upstream mTLS: upstream host (`api.example.com`, `*.example.com` for its subdomains, `*` for any) -> ID of a certificate stored with its private key (`/svc/certs`), presented when the gateway connects to an https upstream with that host. An exact host wins over a wildcard, a wildcard over `*`. */
+  upstream_certificates?: Record<string, string>;
+  /** Certificate pinning: upstream host (`api.example.com`, `*.example.com`, `*`) -> comma-separated certificate IDs (`/svc/certs`) or public-key pins `sha256/<base64 of the SHA-256 of the DER SubjectPublicKeyInfo>`. A TLS connection to that upstream whose leaf public key matches none is refused (502). */
+  pinned_public_keys?: Record<string, string>;
 }
 
 /** A security policy as stored by the gateway (`/svc/policies`). */

@@ -647,5 +647,17 @@ export const apiDefinitionModel: JsonSchema = {
       items: { type: 'string' },
       description: 'SHA-256 fingerprints of the client certificates allowed by static mTLS.',
     },
+    upstream_certificates: {
+      type: 'object',
+      additionalProperties: { type: 'string' },
+      description:
+        'Upstream mTLS: upstream host (`api.example.com`, `*.example.com` for its subdomains, `*` for any) -> ID of a certificate stored with its private key (`/svc/certs`), presented when the gateway connects to an https upstream with that host. An exact host wins over a wildcard, a wildcard over `*`.',
+    },
+    pinned_public_keys: {
+      type: 'object',
+      additionalProperties: { type: 'string' },
+      description:
+        'Certificate pinning: upstream host (`api.example.com`, `*.example.com`, `*`) -> comma-separated certificate IDs (`/svc/certs`) or public-key pins `sha256/<base64 of the SHA-256 of the DER SubjectPublicKeyInfo>`. A TLS connection to that upstream whose leaf public key matches none is refused (502).',
+    },
   },
 };

@@ -12,6 +12,7 @@ import {
   reservedPathProblem,
   routeKey,
   unsupportedFeatures,
+  upstreamEntry,
   UNSUPPORTED_FEATURES,
   type ClassicApiInput,
 } from './api-definition.ts';
@@ -424,6 +425,55 @@ const cases: Case[] = [
     },
   ]),
   {
+    name: 'upstream_certificates and pinned_public_keys: hosts, wildcards and *, certificate IDs and pins',
+    api: api({
+      upstream_certificates: {
+        'API.example.com': `org1${'a'.repeat(64)}`,
+        '*.example.com': 'b'.repeat(64),
+        '*': 'c'.repeat(64),
+      },
+      pinned_public_keys: {
+        '10.0.0.1': `sha256/${'A'.repeat(43)}=, org1${'a'.repeat(64)}`,
+        '*': `sha256/${'x+/9'.repeat(10)}abc=`,
+      },
+    }),
+    want: [],
+  },
+  {
+    name: 'upstream_certificates: a host with a scheme or port and an ID that is not one are refused',
+    api: api({ upstream_certificates: { 'api.example.com:443': 'cert-1' } }),
+    want: [
+      {
+        path: 'upstream_certificates["api.example.com:443"]',
+        type: 'Invalid',
+        message:
+          '"api.example.com:443" is not an upstream host: write one such as api.example.com, *.example.com for its subdomains, or * for any host (no scheme, no port)',
+      },
+      {
+        path: 'upstream_certificates["api.example.com:443"]',
+        type: 'Invalid',
+        message:
+          '"cert-1" is not a certificate ID: give the ID POST /svc/certs answered for a certificate uploaded with its private key',
+      },
+    ],
+  },
+  {
+    name: 'pinned_public_keys: a malformed pin and an empty entry are refused',
+    api: api({ pinned_public_keys: { '*': `sha256/${'A'.repeat(42)}=,` } }),
+    want: [
+      {
+        path: 'pinned_public_keys["*"]',
+        type: 'Invalid',
+        message: `"sha256/${'A'.repeat(42)}=" is neither a certificate ID (organisation ID followed by the certificate's SHA-256 hex) nor a public-key pin (sha256/<base64 SHA-256 of the SubjectPublicKeyInfo>, 44 base64 characters)`,
+      },
+      {
+        path: 'pinned_public_keys["*"]',
+        type: 'Invalid',
+        message: 'an empty entry: write the pins separated by single commas',
+      },
+    ],
+  },
+  {
     name: 'an API-wide rate limit is served; it needs both its values',
     api: api({ global_rate_limit: { rate: 100, per: 1 } }),
     want: [],
@@ -731,4 +781,14 @@ test('the example ApiDefinitions pass', async () => {
     const spec = (doc.toJS() as { spec: ClassicApiInput }).spec;
     assert.deepEqual(checkClassicApi(spec), []);
   }
+});
+
+test('upstreamEntry: the exact host, then the longest wildcard, then *', () => {
+  const map = { '*': 'any', '*.example.com': 'wild', '*.eu.example.com': 'eu', 'API.example.com': 'exact' };
+  assert.equal(upstreamEntry(map, 'api.example.com'), 'exact');
+  assert.equal(upstreamEntry(map, 'x.eu.example.com'), 'eu');
+  assert.equal(upstreamEntry(map, 'x.example.com'), 'wild');
+  assert.equal(upstreamEntry(map, 'example.com'), 'any');
+  assert.equal(upstreamEntry({ '*.example.com': 'wild' }, 'other.org'), undefined);
+  assert.equal(upstreamEntry(undefined, 'x'), undefined);
 });

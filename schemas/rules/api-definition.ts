@@ -369,6 +369,7 @@ export function checkClassicApi(api: ClassicApiInput): FieldProblem[] {
     ...certificateIdProblems(api, 'certificates'),
     ...certificateIdProblems(api, 'client_certificates'),
   );
+  problems.push(...upstreamTlsProblems(api));
   problems.push(...unsupportedFeatures(api));
   return problems;
 }
@@ -389,6 +390,87 @@ function certificateIdProblems(
           ),
         ],
   );
+}
+
+/** A public-key pin: `sha256/` and the base64 SHA-256 of the DER SubjectPublicKeyInfo. */
+export const PUBLIC_KEY_PIN = /^sha256\/([A-Za-z0-9+/]{43}=)$/;
+
+/** One entry of a `pinned_public_keys` list: a stored certificate, or a public-key hash. */
+export type Pin = { certId: string } | { sha256: string };
+
+/** The entries of a `pinned_public_keys` value (comma-separated), or why one is not valid. */
+export function parsePins(value: string): { pins: Pin[]; problems: string[] } {
+  const pins: Pin[] = [];
+  const problems: string[] = [];
+  for (const raw of value.split(',')) {
+    const item = raw.trim();
+    const hash = PUBLIC_KEY_PIN.exec(item)?.[1];
+    if (item === '') problems.push('an empty entry: write the pins separated by single commas');
+    else if (hash !== undefined) pins.push({ sha256: hash });
+    else if (CERTIFICATE_ID.test(item)) pins.push({ certId: item });
+    else
+      problems.push(
+        `${quote(item)} is neither a certificate ID (organisation ID followed by the certificate's SHA-256 hex) nor a public-key pin (sha256/<base64 SHA-256 of the SubjectPublicKeyInfo>, 44 base64 characters)`,
+      );
+  }
+  return { pins, problems };
+}
+
+/**
+ * The value an upstream host gets from `upstream_certificates` or `pinned_public_keys`: the
+ * exact host (case-insensitive), else the longest `*.suffix` covering it, else `*`.
+ */
+export function upstreamEntry(
+  map: Readonly<Record<string, string>> | undefined,
+  host: string,
+): string | undefined {
+  if (map === undefined) return undefined;
+  const h = host.toLowerCase();
+  let wildcard: [string, string] | undefined;
+  let any: string | undefined;
+  for (const [k, v] of Object.entries(map)) {
+    const key = k.trim().toLowerCase();
+    if (key === h) return v;
+    if (key === '*') any = v;
+    else if (key.startsWith('*.') && h.endsWith(key.slice(1)) && key.length > (wildcard?.[0].length ?? 0))
+      wildcard = [key, v];
+  }
+  return wildcard?.[1] ?? any;
+}
+
+/** Hosts of `upstream_certificates` and `pinned_public_keys`, certificate IDs and pins. */
+function upstreamTlsProblems(api: ClassicApiInput): FieldProblem[] {
+  const out: FieldProblem[] = [];
+  const hostProblem = (field: string, key: string): FieldProblem[] => {
+    const k = key.trim().toLowerCase();
+    return k === '*' || DOMAIN.test(k)
+      ? []
+      : [
+          problem(
+            `${field}[${quote(key)}]`,
+            'Invalid',
+            `${quote(key)} is not an upstream host: write one such as api.example.com, *.example.com for its subdomains, or * for any host (no scheme, no port)`,
+          ),
+        ];
+  };
+  for (const [key, id] of Object.entries(model<Record<string, unknown>>(api.upstream_certificates) ?? {})) {
+    out.push(...hostProblem('upstream_certificates', key));
+    if (typeof id !== 'string' || !CERTIFICATE_ID.test(id.trim())) {
+      out.push(
+        problem(
+          `upstream_certificates[${quote(key)}]`,
+          'Invalid',
+          `${quote(String(id))} is not a certificate ID: give the ID POST /svc/certs answered for a certificate uploaded with its private key`,
+        ),
+      );
+    }
+  }
+  for (const [key, value] of Object.entries(model<Record<string, unknown>>(api.pinned_public_keys) ?? {})) {
+    out.push(...hostProblem('pinned_public_keys', key));
+    const found = typeof value === 'string' ? parsePins(value).problems : ['must be a string'];
+    for (const message of found) out.push(problem(`pinned_public_keys[${quote(key)}]`, 'Invalid', message));
+  }
+  return out;
 }
 
 /** An API-wide rate limit needs both its values: a rate without a window limits nothing. */

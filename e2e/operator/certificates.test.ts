@@ -1,0 +1,187 @@
+/**
+ * ApiDefinition `certificate_secret_names` end to end: a real control plane, a gateway started
+ * with a default TLS certificate, the operator as a process. The API is applied before its
+ * Secret (SecretNotFound, then Ready once the Secret appears), its certificate is uploaded to
+ * `/svc/certs` and served to clients whose SNI is the API's domain, a rotated Secret replaces the
+ * certificate (the old one deleted), and deleting the API deletes its certificate.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp } from 'node:fs/promises';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TLSSocket } from 'node:tls';
+import { derivedId } from '../../operator/ids.ts';
+import { makeCert, type MadeCert } from '../../gateway/testing/client-certs.ts';
+import { selfSignedCert } from '../../gateway/testing/certs.ts';
+import { startControlPlane, type ControlPlane } from '../harness/control-plane.ts';
+import {
+  freePort,
+  httpRequest,
+  startEchoUpstream,
+  startNode,
+  startOperator,
+  waitFor,
+  type GatewayProc,
+  type OperatorProc,
+} from '../harness/processes.ts';
+import { admin, applyManifest, readyOf, root, waitForStatus, type Status } from './helpers.ts';
+
+const ORG = 'e2e-org';
+const NS = 'shop';
+const ID = derivedId(NS, 'secure');
+const DOMAIN = 'secure.example';
+const api = { kind: 'apidefinition', ns: NS, name: 'secure' };
+
+let dir: string;
+let cp: ControlPlane;
+let gw: GatewayProc;
+let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+let operator: OperatorProc;
+let apiPort: number;
+let first: MadeCert;
+let rotated: MadeCert;
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'svc-e2e-certs-'));
+  cp = await startControlPlane({ crdDir: join(root, 'charts', 'svc-operator', 'crds') });
+  for (const ns of [NS, 'svc-operator-system']) await cp.kubectl(['create', 'namespace', ns]);
+  upstream = await startEchoUpstream();
+  // A gateway with a default certificate (--tls-cert/--tls-key): HTTPS listen ports need one.
+  const tls = selfSignedCert();
+  const port = await freePort();
+  const secret = 'e2e-certs-secret';
+  const proc = startNode({
+    name: 'certs-gateway',
+    script: 'gateway/main.ts',
+    args: ['--port', String(port), '--host', '127.0.0.1', '--workers', '1', '--data-dir', join(dir, 'gw')],
+    env: { SVC_GW_SECRET: secret, SVC_GW_TLS_CERT_FILE: tls.certFile, SVC_GW_TLS_KEY_FILE: tls.keyFile },
+    logDir: dir,
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor('certs-gateway /hello', async () => (await httpRequest(`${url}/hello`)).status === 200);
+  gw = { ...proc, url, port, secret };
+  operator = await startOperator({
+    name: 'certs-operator',
+    gateway: gw,
+    kubeconfig: cp.kubeconfig,
+    logDir: dir,
+    org: ORG,
+    // The resync is left at its default: the Secret must arrive through its watch.
+    env: { WATCH_NAMESPACE: NS },
+  });
+  apiPort = await freePort();
+  first = await makeCert(DOMAIN);
+  rotated = await makeCert(DOMAIN);
+});
+
+after(async () => {
+  await operator.stop();
+  await gw.stop();
+  await upstream.close();
+  await cp.stop();
+});
+
+const certId = (c: MadeCert): string => ORG + c.fingerprint;
+
+function tlsSecret(c: MadeCert): string {
+  const b64 = (t: string): string => Buffer.from(t).toString('base64');
+  return `apiVersion: v1
+kind: Secret
+metadata: {name: secure-tls, namespace: ${NS}}
+type: kubernetes.io/tls
+data:
+  tls.crt: ${b64(c.cert)}
+  tls.key: ${b64(c.key)}
+`;
+}
+
+/** SHA-256 hex of the certificate the API's port presents for SNI `DOMAIN`. */
+function servedFingerprint(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: apiPort,
+        servername: DOMAIN,
+        path: '/secure/',
+        headers: { host: DOMAIN },
+        rejectUnauthorized: false,
+        agent: false,
+      },
+      (res) => {
+        const cert = (res.socket as TLSSocket).getPeerCertificate();
+        res.resume();
+        resolve(cert.fingerprint256.replaceAll(':', '').toLowerCase());
+      },
+    );
+    req.on('error', reject);
+    req.setTimeout(5000, () => req.destroy(new Error('timed out')));
+    req.end();
+  });
+}
+
+test('an API naming a Secret that does not exist yet: SecretNotFound, nothing pushed', async () => {
+  await applyManifest(
+    cp,
+    `apiVersion: svc.svc.io/v1alpha1
+kind: ApiDefinition
+metadata: {name: secure, namespace: ${NS}}
+spec:
+  name: secure
+  use_keyless: true
+  protocol: https
+  listen_port: ${apiPort}
+  domain: ${DOMAIN}
+  proxy:
+    listen_path: /secure/
+    target_url: ${upstream.url}
+  certificate_secret_names: [secure-tls]
+`,
+  );
+  const st = await waitForStatus(cp, api, 'SecretNotFound', (s) => readyOf(s)?.reason === 'SecretNotFound');
+  assert.equal(readyOf(st)?.status, 'False');
+  assert.match(readyOf(st)?.message ?? '', /Secret shop\/secure-tls .*does not exist/);
+  assert.equal((await admin(gw, 'GET', `/svc/apis/${ID}`)).status, 404);
+});
+
+test('the Secret applied: uploaded, its ID in the pushed definition, served for the domain', async () => {
+  await applyManifest(cp, tlsSecret(first));
+  const st: Status = await waitForStatus(cp, api, 'Ready', (s) => readyOf(s)?.status === 'True');
+  assert.deepEqual(st.certificates, [certId(first)]);
+  assert.equal((await admin(gw, 'GET', `/svc/certs/${certId(first)}`)).status, 200);
+  const held = await admin(gw, 'GET', `/svc/apis/${ID}`);
+  assert.deepEqual((held.body as { certificates?: string[] }).certificates, [certId(first)]);
+  await waitFor(
+    'the uploaded certificate served',
+    async () => (await servedFingerprint()) === first.fingerprint,
+  );
+});
+
+test('the Secret rotated: the new certificate uploaded and served, the old one deleted', async () => {
+  await applyManifest(cp, tlsSecret(rotated));
+  await waitForStatus(
+    cp,
+    api,
+    'the rotated certificate recorded',
+    (s) =>
+      readyOf(s)?.status === 'True' && JSON.stringify(s.certificates) === JSON.stringify([certId(rotated)]),
+  );
+  const held = await admin(gw, 'GET', `/svc/apis/${ID}`);
+  assert.deepEqual((held.body as { certificates?: string[] }).certificates, [certId(rotated)]);
+  assert.equal((await admin(gw, 'GET', `/svc/certs/${certId(rotated)}`)).status, 200);
+  assert.equal((await admin(gw, 'GET', `/svc/certs/${certId(first)}`)).status, 404);
+  await waitFor(
+    'the rotated certificate served',
+    async () => (await servedFingerprint()) === rotated.fingerprint,
+  );
+});
+
+test('the API deleted: its certificate deleted from the gateway', async () => {
+  await cp.kubectl(['delete', 'apidefinition', 'secure', '-n', NS, '--wait=true']);
+  await waitFor('the certificate deleted', async () => {
+    return (await admin(gw, 'GET', `/svc/certs/${certId(rotated)}`)).status === 404;
+  });
+  assert.equal((await admin(gw, 'GET', `/svc/apis/${ID}`)).status, 404);
+});

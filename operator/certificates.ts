@@ -1,0 +1,41 @@
+/**
+ * Certificates from `kubernetes.io/tls` Secrets, as the gateway's `/svc/certs` stores them: the
+ * upload is the PEM of `tls.crt` (the leaf, then its chain) and `tls.key`; the ID is the org ID
+ * followed by the SHA-256 hex of the leaf's DER, so the operator knows it without asking.
+ */
+import { createHash, X509Certificate } from 'node:crypto';
+
+/** The parts of a Secret the operator reads: `data` is base64, as the API server gives it. */
+export interface SecretContent {
+  type?: string;
+  data?: Record<string, string>;
+}
+
+/** The gateway's ID of a certificate uploaded for `orgId` (throws when the PEM does not parse). */
+export function certificateId(pem: string, orgId: string): string {
+  const leaf = new X509Certificate(pem);
+  return orgId + createHash('sha256').update(leaf.raw).digest('hex');
+}
+
+/** A TLS Secret read for upload: the PEM to send and its ID, or what is wrong with it. */
+export type TlsSecret = { ok: true; pem: string; id: string } | { ok: false; problem: string };
+
+/** Reads `tls.crt` and `tls.key` of a Secret into an upload for `orgId`. */
+export function tlsUploadOf(secret: SecretContent, orgId: string): TlsSecret {
+  const text = (key: string): string | undefined => {
+    const b64 = secret.data?.[key];
+    return b64 === undefined ? undefined : Buffer.from(b64, 'base64').toString('utf8');
+  };
+  const crt = text('tls.crt');
+  const key = text('tls.key');
+  if (crt === undefined || crt.trim() === '' || key === undefined || key.trim() === '') {
+    return { ok: false, problem: 'needs tls.crt and tls.key (a Secret of type kubernetes.io/tls)' };
+  }
+  let id: string;
+  try {
+    id = certificateId(crt, orgId);
+  } catch (err) {
+    return { ok: false, problem: `tls.crt does not parse as a PEM certificate: ${(err as Error).message}` };
+  }
+  return { ok: true, pem: `${crt.trimEnd()}\n${key.trimEnd()}\n`, id };
+}
