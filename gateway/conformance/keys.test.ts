@@ -397,6 +397,10 @@ describe('keys across processes and nodes', () => {
     try {
       await withApis(a);
       assert.equal((await a.admin('GET', '/svc/reload/group')).status, 200);
+      // The group reload reaches B through Redis pub/sub: wait for it to serve the API.
+      await waitFor('the API on B', async () =>
+        (await status(b, '/k/x', 'shared')) === 403 ? true : undefined,
+      );
       assert.equal(await status(b, '/k/x', 'shared'), 403, 'unknown (and remembered as unknown) on B');
       await a.admin('POST', '/svc/policies', { id: 'sp', name: 'sp', access_rights: access('k') });
       await a.admin('POST', '/svc/keys/shared', { apply_policies: ['sp'] });

@@ -16,8 +16,28 @@ export interface Allowance {
   quotaRenewalRate: number;
 }
 
-/** The allowance of `session` on `apiId`. */
+/** Allowances worked out per (cached, immutable) session object and API. */
+const memo = new WeakMap<GatewaySession, Map<string, Allowance>>();
+
+/**
+ * The allowance of `session` on `apiId`. Sessions come from the per-process cache and are not
+ * changed once applied, so the result is kept per session object: a warm key costs a lookup.
+ */
 export function allowanceOf(session: GatewaySession, apiId: string): Allowance {
+  let perApi = memo.get(session);
+  if (perApi === undefined) {
+    perApi = new Map();
+    memo.set(session, perApi);
+  }
+  let a = perApi.get(apiId);
+  if (a === undefined) {
+    a = computeAllowance(session, apiId);
+    perApi.set(apiId, a);
+  }
+  return a;
+}
+
+function computeAllowance(session: GatewaySession, apiId: string): Allowance {
   const limit = session.access_rights?.[apiId]?.limit;
   const src = limit ?? session;
   return {
