@@ -27,6 +27,10 @@ const WORKERS = availableParallelism();
 const SECRET = 'bench-secret';
 /** The one key of the token-authenticated case, sent as `Authorization: <token>`. */
 const TOKEN = 'bench-token-0123456789abcdef';
+/** The key of the protected case: token, rate limit and quota, counted in Redis. */
+const PROTECTED_TOKEN = 'bench-protected-0123456789abcdef';
+/** Requests sent one by one to count Redis commands per protected request. */
+const COUNTED_REQUESTS = 1000;
 
 /** What wrk loads: a URL, and the headers of every request. */
 interface Load {
@@ -267,8 +271,12 @@ function writeReport(f: {
   pump: Result;
   half: Half;
   tokenHalf: Half;
+  protectedRun: Result;
+  protectedHalf: Half;
+  redisPerRequest: number;
 }): string {
-  const { nginx, gw, token, floor, pump, half, tokenHalf } = f;
+  const { nginx, gw, token, floor, pump, half, tokenHalf, protectedRun, protectedHalf, redisPerRequest } = f;
+  const protectedRatio = protectedRun.rps / nginx.rps;
   const rpsRatio = gw.rps / nginx.rps;
   const tokenRatio = token.rps / nginx.rps;
   const row = (name: string, r: Result): string =>
@@ -289,12 +297,19 @@ X-Forwarded-* headers set.
 - **token**: an API with \`use_keyless: false\`, every request carrying the one key in
   \`Authorization\`: the compiled chain (auth token, key state, access rights) runs on the fast
   path, the session from the per-process cache.
+- **protected**: the realistic case, on a second gateway with the Redis store
+  (\`--store redis://\`, a redis-server of its own): the token as above, plus a key rate limit
+  and a quota (set high enough never to refuse during the run), checked in Redis on every
+  request by two atomic scripts called by SHA, so 2 round trips per request;
+  ${fmt(redisPerRequest)} Redis commands per request counting those the scripts run, counted over
+  ${COUNTED_REQUESTS} requests (\`INFO stats\` before and after).
 
 | Proxy | Requests/s | / nginx keyless | p50 | p99 |
 | --- | ---: | ---: | ---: | ---: |
 ${row('nginx (reverse proxy), keyless', nginx)}
 ${row('svc gateway, keyless', gw)}
 ${row('svc gateway, token (one key, Authorization header)', token)}
+${row('svc gateway, protected (token + rate limit + quota, Redis store)', protectedRun)}
 ${row('Node floor: node:http + one undici dispatch, no gateway logic', floor)}
 ${row('Node byte pump: TCP piped to the upstream, no HTTP parsing', pump)}
 
@@ -304,6 +319,7 @@ At half of its own saturation rate (wrk paced with a 2 ms delay between requests
 
 - ${halfLine('keyless', half)}
 - ${halfLine('token', tokenHalf)}
+- ${halfLine('protected', protectedHalf)}
 
 The Node floor is the ceiling of any proxy built on \`node:http\` and undici on this machine:
 the gap between it and nginx is the cost of Node's HTTP stack (V8, the HTTP parser and
@@ -318,6 +334,9 @@ Targets:
 - token-authenticated requests/s at least 0.45 of nginx keyless: **${met(tokenRatio >= 0.45)}**
   (${fmt(tokenRatio * 100, 0)} %); p99 under 5 ms at half of its own saturation:
   **${met(tokenHalf.best.p99ms < 5)}** (${fmt(tokenHalf.best.p99ms)} ms).
+- protected (token + rate limit + quota, Redis) requests/s at least 0.35 of nginx keyless:
+  **${met(protectedRatio >= 0.35)}** (${fmt(protectedRatio * 100, 0)} %); p99 under 5 ms at half of its
+  own saturation: **${met(protectedHalf.best.p99ms < 5)}** (${fmt(protectedHalf.best.p99ms)} ms).
 
 Load average before the run: ${loadBefore} (other work on the machine lowers every figure).
 Versions: ${versionOf(process.execPath, ['--version'])} (gateway), ${versionOf('nginx', ['-v'])},
@@ -349,7 +368,9 @@ async function main(): Promise<void> {
   ensureTools();
   const dir = mkdtempSync(join(tmpdir(), 'svc-gw-bench-'));
   try {
-    const [upstream, nginxPort, gatewayPort, floorPort, pumpPort] = [
+    const [upstream, nginxPort, gatewayPort, floorPort, pumpPort, redisPort, protectedPort] = [
+      await freePort(),
+      await freePort(),
       await freePort(),
       await freePort(),
       await freePort(),
@@ -433,6 +454,102 @@ async function main(): Promise<void> {
     if (key.status !== 200) throw new Error(`adding the key failed: ${key.text}`);
     const reloaded = await send({ port: gatewayPort, path: '/svc/reload', headers: auth });
     if (reloaded.status !== 200) throw new Error(`reload failed: ${reloaded.text}`);
+
+    // The protected case: a second gateway on a redis-server of its own.
+    start(
+      'redis-server',
+      ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      'redis',
+    );
+    await waitFor('redis', () => {
+      try {
+        return execFileSync('redis-cli', ['-p', String(redisPort), 'ping'], { encoding: 'utf8' }).trim() ===
+          'PONG'
+          ? true
+          : undefined;
+      } catch {
+        return undefined;
+      }
+    });
+    start(
+      process.execPath,
+      [
+        join(root, 'gateway', 'main.ts'),
+        '--secret',
+        SECRET,
+        '--host',
+        '127.0.0.1',
+        '--port',
+        String(protectedPort),
+        '--store',
+        `redis://127.0.0.1:${redisPort}`,
+        '--workers',
+        String(WORKERS),
+        '--log-level',
+        'warn',
+      ],
+      'gateway (redis)',
+    );
+    await waitFor(
+      'the gateway on Redis',
+      async () => ((await send({ port: protectedPort, path: '/ready' })).status === 200 ? true : undefined),
+      20_000,
+    );
+    const protectedApi = {
+      api_id: 'bench-protected',
+      name: 'bench-protected',
+      use_keyless: false,
+      proxy: {
+        listen_path: '/protected/',
+        strip_listen_path: true,
+        target_url: `http://127.0.0.1:${upstream}`,
+      },
+    };
+    for (const [path, body] of [
+      ['/svc/apis', protectedApi],
+      [
+        `/svc/keys/${PROTECTED_TOKEN}`,
+        {
+          rate: 1_000_000_000,
+          per: 60,
+          quota_max: 1_000_000_000,
+          quota_renewal_rate: 86_400,
+          access_rights: { 'bench-protected': { api_id: 'bench-protected', versions: ['Default'] } },
+        },
+      ],
+    ] as const) {
+      const r = await send({
+        port: protectedPort,
+        method: 'POST',
+        path,
+        headers: auth,
+        body: JSON.stringify(body),
+      });
+      if (r.status !== 200) throw new Error(`${path} failed: ${r.text}`);
+    }
+    const reloadedRedis = await send({ port: protectedPort, path: '/svc/reload/group', headers: auth });
+    if (reloadedRedis.status !== 200) throw new Error(`reload failed: ${reloadedRedis.text}`);
+    const commands = (): number => {
+      const info = execFileSync('redis-cli', ['-p', String(redisPort), 'info', 'stats'], {
+        encoding: 'utf8',
+      });
+      return Number(/total_commands_processed:(\d+)/.exec(info)?.[1] ?? NaN);
+    };
+    // Warm the session caches, then count the commands of COUNTED_REQUESTS requests.
+    for (let i = 0; i < 20; i++) {
+      await send({ port: protectedPort, path: '/protected/', headers: { Authorization: PROTECTED_TOKEN } });
+    }
+    const before = commands();
+    for (let i = 0; i < COUNTED_REQUESTS; i++) {
+      const r = await send({
+        port: protectedPort,
+        path: '/protected/',
+        headers: { Authorization: PROTECTED_TOKEN },
+      });
+      if (r.status !== 200) throw new Error(`the protected API answers ${r.status}: ${r.text}`);
+    }
+    // One INFO call is itself a command.
+    const redisPerRequest = (commands() - before - 1) / COUNTED_REQUESTS;
     start(
       process.execPath,
       [join(root, 'gateway', 'bench', 'byte-pump.ts'), String(pumpPort), String(upstream), String(WORKERS)],
@@ -441,10 +558,14 @@ async function main(): Promise<void> {
     await waitFor('the byte pump', async () =>
       (await send({ port: pumpPort, path: '/' })).status === 200 ? true : undefined,
     );
-    const loads: Record<'nginx' | 'gw' | 'token' | 'floor' | 'pump', Load> = {
+    const loads: Record<'nginx' | 'gw' | 'token' | 'protected' | 'floor' | 'pump', Load> = {
       nginx: { url: `http://127.0.0.1:${nginxPort}/` },
       gw: { url: `http://127.0.0.1:${gatewayPort}/` },
       token: { url: `http://127.0.0.1:${gatewayPort}/token/`, headers: { Authorization: TOKEN } },
+      protected: {
+        url: `http://127.0.0.1:${protectedPort}/protected/`,
+        headers: { Authorization: PROTECTED_TOKEN },
+      },
       floor: { url: `http://127.0.0.1:${floorPort}/` },
       pump: { url: `http://127.0.0.1:${pumpPort}/` },
     };
@@ -458,18 +579,33 @@ async function main(): Promise<void> {
     if (refused.status !== 401) throw new Error(`the keyed API answers ${refused.status} without the key`);
 
     console.log(
-      `bench: nginx, the gateway (keyless and token), the Node floor and the byte pump, ${ROUNDS} x ${DURATION_S} s each, interleaved`,
+      `bench: nginx, the gateway (keyless, token, protected on Redis), the Node floor and the byte pump, ${ROUNDS} x ${DURATION_S} s each, interleaved`,
     );
-    const [nginx, gw, token, floor, pump] = saturate([
+    const [nginx, gw, token, protectedRun, floor, pump] = saturate([
       loads.nginx,
       loads.gw,
       loads.token,
+      loads.protected,
       loads.floor,
       loads.pump,
-    ]) as [Result, Result, Result, Result, Result];
+    ]) as [Result, Result, Result, Result, Result, Result];
     const half = halfOf(loads.gw, gw, dir);
     const tokenHalf = halfOf(loads.token, token, dir);
-    console.log(writeReport({ nginx, gw, token, floor, pump, half, tokenHalf }));
+    const protectedHalf = halfOf(loads.protected, protectedRun, dir);
+    console.log(
+      writeReport({
+        nginx,
+        gw,
+        token,
+        floor,
+        pump,
+        half,
+        tokenHalf,
+        protectedRun,
+        protectedHalf,
+        redisPerRequest,
+      }),
+    );
   } finally {
     for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
     await Promise.all(

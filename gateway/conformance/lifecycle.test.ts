@@ -5,11 +5,12 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { waitFor } from '../../lib/testing/wait.ts';
 import type { Middleware } from '../pipeline/compose.ts';
 import { chain } from '../routes/chain.ts';
 import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
-import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { keyed, keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
 
 const events: string[] = [];
 
@@ -78,5 +79,52 @@ describe('middleware lifecycle', () => {
     assert.equal((await gw.request({ path: '/boom/x' })).status, 404);
     assert.equal(((await gw.request({ path: '/fine/x' })).json as Echoed).upstream, 'echo');
     assert.equal((await gw.request({ path: '/t/x' })).status, 200);
+  });
+});
+
+describe('a throttled request whose client goes away', () => {
+  test('is released at once: its table retires without waiting for the throttle interval', async () => {
+    const echo = await startEcho('echo');
+    const gw = await startGateway({ chain: [tracker, ...chain] });
+    try {
+      await gw.addApi(keyed('thr', '/thr/', echo.url, { tags: ['tracked'] }));
+      await gw.reload();
+      const key = await gw.admin('POST', '/svc/keys/thr-key', {
+        rate: 1,
+        per: 60,
+        throttle_interval: 30,
+        throttle_retry_limit: 5,
+        access_rights: { thr: { api_id: 'thr', versions: ['Default'] } },
+      });
+      assert.equal(key.status, 200, key.text);
+      assert.equal((await gw.request({ path: '/thr/x', headers: { authorization: 'thr-key' } })).status, 200);
+      const opened = events.filter((e) => e.startsWith('open')).length;
+      // The second request waits (throttled, 30 s); its client gives up after 200 ms.
+      const aborted = new Promise<void>((resolve) => {
+        const req = request({
+          host: '127.0.0.1',
+          port: gw.port,
+          path: '/thr/x',
+          headers: { authorization: 'thr-key' },
+        });
+        req.on('error', () => {
+          resolve();
+        });
+        req.end();
+        setTimeout(() => {
+          req.destroy();
+        }, 200);
+      });
+      await aborted;
+      await gw.reload();
+      await waitFor(
+        'the old table to close',
+        () => (events.includes(`close ${opened}`) ? true : undefined),
+        5_000,
+      );
+    } finally {
+      await gw.stop();
+      await echo.close();
+    }
   });
 });

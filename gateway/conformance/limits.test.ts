@@ -583,6 +583,19 @@ describe('events fired by limits and authentication', () => {
       assert.match(String(quota.key), /^[0-9a-f]{64}$/, 'the hashed key, never the key');
       assert.ok(!JSON.stringify(received).includes('ev-quota'));
       assert.equal(byEvent.get('AuthFailure')?.key, '');
+      // A key's own trigger limits replace the global one.
+      received.length = 0;
+      await addKey(gw, 'ev-own', {
+        quota_max: 10,
+        quota_renewal_rate: 60,
+        monitor: { trigger_limits: [20] },
+        access_rights: right('ev'),
+      });
+      assert.deepEqual(await statuses(gw, '/ev/x', 'ev-own', 2), [200, 200]);
+      await waitFor('the trigger event', () =>
+        received.some((e) => e.event === 'TriggerExceeded') ? true : undefined,
+      );
+      assert.match(String(received.find((e) => e.event === 'TriggerExceeded')?.message), /20% of 10/);
     } finally {
       await gw.stop();
       hook.close();

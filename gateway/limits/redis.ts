@@ -57,12 +57,21 @@ for _, n in ipairs(names) do redis.call('DEL', n) end
 redis.call('DEL', KEYS[1])
 return #names`;
 
+/** The scripts, as ioredis commands (defineCommand). */
+interface Scripts {
+  svcRate(key: string, limit: string, windowMs: string, member: string): Promise<unknown>;
+  svcQuota(key: string, group: string, periodMs: string): Promise<unknown>;
+  svcPeek(key: string): Promise<unknown>;
+  svcResetGroup(group: string): Promise<unknown>;
+}
+
 /** Counters of every gateway node on one Redis. */
 export class RedisCounters implements Counters {
   readonly kind = 'redis';
   readonly #redis: Redis;
   readonly #prefix: string;
   #wasReady = false;
+  readonly #scripts: Scripts;
 
   constructor(url: string, opts: { prefix: string; log: Logger }) {
     this.#prefix = `${opts.prefix}counter:`;
@@ -75,6 +84,13 @@ export class RedisCounters implements Counters {
       connectTimeout: 2000,
       retryStrategy: (times) => Math.min(times * 100, 2000),
     });
+    // Scripts are registered once and called by SHA (EVALSHA, with a fallback that loads them):
+    // sending the script text with every request costs Redis a parse and the network the bytes.
+    this.#redis.defineCommand('svcRate', { numberOfKeys: 1, lua: RATE_SCRIPT });
+    this.#redis.defineCommand('svcQuota', { numberOfKeys: 2, lua: QUOTA_SCRIPT });
+    this.#redis.defineCommand('svcPeek', { numberOfKeys: 1, lua: PEEK_SCRIPT });
+    this.#redis.defineCommand('svcResetGroup', { numberOfKeys: 1, lua: RESET_GROUP_SCRIPT });
+    this.#scripts = this.#redis as unknown as Scripts;
     this.#redis.on('ready', () => {
       this.#wasReady = true;
     });
@@ -101,26 +117,20 @@ export class RedisCounters implements Counters {
 
   async rate(name: string, limit: number, windowMs: number): Promise<RateVerdict> {
     const res = (await this.#run('rate', () =>
-      this.#redis.eval(RATE_SCRIPT, 1, this.#prefix + name, String(limit), String(windowMs), randomUUID()),
+      this.#scripts.svcRate(this.#prefix + name, String(limit), String(windowMs), randomUUID()),
     )) as [number, number, number];
     return { allowed: res[0] === 1, remaining: res[1], resetMs: res[2] };
   }
 
   async quota(name: string, group: string, periodMs: number): Promise<QuotaUse> {
     const res = (await this.#run('quota', () =>
-      this.#redis.eval(
-        QUOTA_SCRIPT,
-        2,
-        this.#prefix + name,
-        `${this.#prefix}group:${group}`,
-        String(periodMs),
-      ),
+      this.#scripts.svcQuota(this.#prefix + name, `${this.#prefix}group:${group}`, String(periodMs)),
     )) as [number, number];
     return { used: res[0], ttlMs: res[1] };
   }
 
   async peekQuota(name: string): Promise<QuotaUse | undefined> {
-    const res = (await this.#run('peek', () => this.#redis.eval(PEEK_SCRIPT, 1, this.#prefix + name))) as [
+    const res = (await this.#run('peek', () => this.#scripts.svcPeek(this.#prefix + name))) as [
       number,
       number,
     ];
@@ -132,7 +142,7 @@ export class RedisCounters implements Counters {
   }
 
   async resetGroup(group: string): Promise<void> {
-    await this.#run('reset', () => this.#redis.eval(RESET_GROUP_SCRIPT, 1, `${this.#prefix}group:${group}`));
+    await this.#run('reset', () => this.#scripts.svcResetGroup(`${this.#prefix}group:${group}`));
   }
 
   async close(): Promise<void> {

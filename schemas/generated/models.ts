@@ -384,6 +384,8 @@ export interface GatewaySession {
   tags?: string[];
   /** When the key was created. */
   date_created?: string;
+  /** The key's own quota trigger limits (`TriggerExceeded`), instead of the gateway's global one. */
+  monitor?: KeyMonitor;
   /** When the key last changed (classic exports; kept, not used). */
   last_updated?: string;
   /** The classic gateway's rate-limiter state, as its exports carry it (ignored: the gateway counts in its store). */
@@ -454,6 +456,12 @@ export interface GraphqlPlayground {
 export interface JwtData {
   /** Secret or public key verifying the key's tokens. */
   secret?: string;
+}
+
+/** The key's own quota trigger limits (`TriggerExceeded`), instead of the gateway's global one. */
+export interface KeyMonitor {
+  /** Percents of the quota whose crossing fires `TriggerExceeded`, such as [80, 90]. */
+  trigger_limits?: number[];
 }
 
 /** An OpenAPI 3.x document with the gateway extension `x-svc-api-gateway`. */

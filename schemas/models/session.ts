@@ -84,6 +84,20 @@ export const sessionModel: JsonSchema = {
     },
     tags: { type: 'array', items: { type: 'string' }, description: 'Labels.' },
     date_created: { type: 'string', format: 'date-time', description: 'When the key was created.' },
+    monitor: {
+      title: 'KeyMonitor',
+      description:
+        "The key's own quota trigger limits (`TriggerExceeded`), instead of the gateway's global one.",
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        trigger_limits: {
+          type: 'array',
+          items: { type: 'number', minimum: 0, maximum: 100 },
+          description: 'Percents of the quota whose crossing fires `TriggerExceeded`, such as [80, 90].',
+        },
+      },
+    },
     last_updated: {
       type: 'string',
       description: 'When the key last changed (classic exports; kept, not used).',

@@ -5,7 +5,8 @@
  * (never throttled). The per-API `limit` of the key, when set, has its own counter. `-1` is
  * unlimited; `disable_quota` on the API skips the check. The count is kept in the counters, so
  * raising `quota_max` mid-period keeps it and lowering it below the count refuses; a new renewal
- * rate applies from the next period. With trigger monitors on, crossing the configured percent
+ * rate applies from the next period. With trigger monitors on, crossing the key's own trigger
+ * limits (`monitor.trigger_limits`), else the configured global percent,
  * fires `TriggerExceeded`. The X-RateLimit-* headers carry the quota unless the gateway is set
  * to rate headers.
  */
@@ -22,12 +23,10 @@ export const quota: Middleware = {
   create: (api, deps) => {
     const apiId = api.api_id ?? '';
     const headers = deps.config.rate_limit_headers === 'quota';
-    const trigger =
-      deps.config.monitor_enable_trigger_monitors &&
-      deps.config.monitor_user_keys &&
-      deps.config.monitor_global_trigger_limit > 0
-        ? deps.config.monitor_global_trigger_limit
-        : undefined;
+    // Trigger monitors: the key's own `monitor.trigger_limits`, else the gateway's global limit.
+    const monitored = deps.config.monitor_enable_trigger_monitors && deps.config.monitor_user_keys;
+    const global =
+      deps.config.monitor_global_trigger_limit > 0 ? [deps.config.monitor_global_trigger_limit] : [];
     return async (ctx, next) => {
       const session = ctx.session;
       const keyId = ctx.state.keyId;
@@ -49,8 +48,13 @@ export const quota: Middleware = {
         ctx.responseHeaders['x-ratelimit-remaining'] = String(Math.max(0, a.quotaMax - u.used));
         ctx.responseHeaders['x-ratelimit-reset'] = String(Math.ceil((deps.now() + u.ttlMs) / 1000));
       }
-      if (trigger !== undefined && crossedTrigger(u.used, a.quotaMax, trigger)) {
-        ctx.emit('TriggerExceeded', `Quota trigger reached: ${trigger}% of ${a.quotaMax} used`);
+      if (monitored) {
+        const own = session.monitor?.trigger_limits ?? [];
+        for (const percent of own.length > 0 ? own : global) {
+          if (crossedTrigger(u.used, a.quotaMax, percent)) {
+            ctx.emit('TriggerExceeded', `Quota trigger reached: ${percent}% of ${a.quotaMax} used`);
+          }
+        }
       }
       if (u.used > a.quotaMax) {
         ctx.emit('QuotaExceeded', 'Quota exceeded');
