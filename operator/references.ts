@@ -46,6 +46,11 @@ export function apiRefText(ref: ApiResourceRef): string {
 }
 
 /** `namespace/name`: the work-queue key of a reference. */
+/** The namespace and name of a cluster object. */
+export function refOf(o: { metadata?: { name?: string; namespace?: string } }): ObjectRef {
+  return { name: o.metadata?.name ?? '', namespace: o.metadata?.namespace ?? '' };
+}
+
 export function refKey(ref: ObjectRef): string {
   return `${ref.namespace}/${ref.name}`;
 }

@@ -364,6 +364,24 @@ ${versionOf('wrk', ['--version'])}.
   return section;
 }
 
+/** Starts `node gateway/main.ts` on `port` with the bench's settings and waits until it is ready. */
+async function startGatewayProcess(port: number, storeArgs: string[], label: string): Promise<void> {
+  start(
+    process.execPath,
+    [
+      join(root, 'gateway', 'main.ts'),
+      ...['--secret', SECRET, '--host', '127.0.0.1', '--port', String(port), ...storeArgs],
+      ...['--workers', String(WORKERS), '--log-level', 'warn'],
+    ],
+    label,
+  );
+  await waitFor(
+    `the ${label}`,
+    async () => ((await send({ port, path: '/ready' })).status === 200 ? true : undefined),
+    20_000,
+  );
+}
+
 async function main(): Promise<void> {
   ensureTools();
   const dir = mkdtempSync(join(tmpdir(), 'svc-gw-bench-'));
@@ -388,30 +406,7 @@ async function main(): Promise<void> {
       (await send({ port: floorPort, path: '/' })).status === 200 ? true : undefined,
     );
 
-    start(
-      process.execPath,
-      [
-        join(root, 'gateway', 'main.ts'),
-        '--secret',
-        SECRET,
-        '--host',
-        '127.0.0.1',
-        '--port',
-        String(gatewayPort),
-        '--data-dir',
-        join(dir, 'data'),
-        '--workers',
-        String(WORKERS),
-        '--log-level',
-        'warn',
-      ],
-      'gateway',
-    );
-    await waitFor(
-      'the gateway',
-      async () => ((await send({ port: gatewayPort, path: '/ready' })).status === 200 ? true : undefined),
-      20_000,
-    );
+    await startGatewayProcess(gatewayPort, ['--data-dir', join(dir, 'data')], 'gateway');
     const auth = { 'x-svc-authorization': SECRET };
     const api = {
       api_id: 'bench',
@@ -471,29 +466,10 @@ async function main(): Promise<void> {
         return undefined;
       }
     });
-    start(
-      process.execPath,
-      [
-        join(root, 'gateway', 'main.ts'),
-        '--secret',
-        SECRET,
-        '--host',
-        '127.0.0.1',
-        '--port',
-        String(protectedPort),
-        '--store',
-        `redis://127.0.0.1:${redisPort}`,
-        '--workers',
-        String(WORKERS),
-        '--log-level',
-        'warn',
-      ],
+    await startGatewayProcess(
+      protectedPort,
+      ['--store', `redis://127.0.0.1:${redisPort}`],
       'gateway (redis)',
-    );
-    await waitFor(
-      'the gateway on Redis',
-      async () => ((await send({ port: protectedPort, path: '/ready' })).status === 200 ? true : undefined),
-      20_000,
     );
     const protectedApi = {
       api_id: 'bench-protected',

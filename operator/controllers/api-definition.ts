@@ -8,11 +8,18 @@ import { objectKey, splitKey, type InformerEvent, type WatchSpec } from '../../l
 import { derivedId } from '../ids.ts';
 import type { ManagementClient } from '../clients/management.ts';
 import type { Connections } from '../connections.ts';
-import { accessRefs, jwtPolicyRefs, refKey, sameRef, sortedRefs, type ObjectRef } from '../references.ts';
+import { accessRefs, jwtPolicyRefs, refKey, refOf, sameRef, sortedRefs } from '../references.ts';
 import { translateApiDefinition } from '../translate/api-definition.ts';
 import { tlsUploadOf, type SecretContent } from '../certificates.ts';
 import { contextKeyOf, viewChanged, watchOf, type ControllerEnv } from './env.ts';
-import { callGateway, reportFailure, reportSuccess, type Fail, type ReportDeps } from './status.ts';
+import {
+  callGateway,
+  heldByPolicies,
+  reportFailure,
+  reportSuccess,
+  type Fail,
+  type ReportDeps,
+} from './status.ts';
 import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo } from './sync.ts';
 
 /** The finalizer that keeps an ApiDefinition until its API is gone from the gateway. */
@@ -66,11 +73,6 @@ async function deleteUnusedCertificates(
   return deleted;
 }
 
-const refOf = (o: k8s.KubernetesObject): ObjectRef => ({
-  name: o.metadata?.name ?? '',
-  namespace: o.metadata?.namespace ?? '',
-});
-
 /**
  * The policies linked to an API: those whose access rights cover it (they hold it: deleting it
  * would leave their keys without it), and those it names in `jwt_default_policies`.
@@ -108,16 +110,7 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
 
   if (obj.metadata.deletionTimestamp) {
     if (!obj.metadata.finalizers?.includes(API_FINALIZER)) return {};
-    // Policies being deleted don't hold the API: both can go.
-    const holding = links.covering.filter((p) => p.metadata?.deletionTimestamp === undefined);
-    if (holding.length > 0) {
-      const list = holding.map((p) => `SecurityPolicy ${refKey(refOf(p))}`).join(', ');
-      const message = `still used by ${list}: remove it from the access_rights_array of these policies (or delete them) first`;
-      const status = { ...obj.status, linked_by_policies: linked };
-      await reportFailure(obj, status, { reason: 'InUse', message, call: false }, deps);
-      // A policy that stops covering the API queues it again (the SecurityPolicy watch).
-      return {};
-    }
+    if (await heldByPolicies(obj, links.covering, linked, deps)) return {};
     return finalizeInGateway(
       obj,
       {

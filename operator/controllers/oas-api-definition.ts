@@ -7,11 +7,18 @@ import { SvcObjects, type SvcObject } from '../../lib/k8s/objects.ts';
 import { objectKey, splitKey, type InformerEvent, type WatchSpec } from '../../lib/k8s/informer.ts';
 import { derivedId } from '../ids.ts';
 import type { Connections } from '../connections.ts';
-import { accessRefs, refKey, sameRef, sortedRefs, type ObjectRef } from '../references.ts';
+import { accessRefs, refKey, refOf, sameRef, sortedRefs } from '../references.ts';
 import { translateOasApiDefinition, type ConfigMapContent } from '../translate/oas-api-definition.ts';
 import type { PolicyView } from './api-definition.ts';
 import { contextKeyOf, viewChanged, watchOf, type ControllerEnv } from './env.ts';
-import { callGateway, reportFailure, reportSuccess, type Fail, type ReportDeps } from './status.ts';
+import {
+  callGateway,
+  heldByPolicies,
+  reportFailure,
+  reportSuccess,
+  type Fail,
+  type ReportDeps,
+} from './status.ts';
 import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo } from './sync.ts';
 
 /** The finalizer that keeps an SvcOasApiDefinition until its API is gone from the gateway. */
@@ -32,11 +39,6 @@ export interface OasApiDefinitionDeps extends ReportDeps<OasApiObject> {
   policies: () => readonly PolicyView[];
   log: Logger;
 }
-
-const refOf = (o: k8s.KubernetesObject): ObjectRef => ({
-  name: o.metadata?.name ?? '',
-  namespace: o.metadata?.namespace ?? '',
-});
 
 /** The ConfigMap an OAS API reads, its namespace defaulted to the API's. */
 export function configMapRefOf(api: {
@@ -78,14 +80,7 @@ export async function reconcileSvcOasApiDefinition(
     if (!obj.metadata.finalizers?.includes(OAS_FINALIZER)) return {};
     // The API is what was pushed last; before any push, the ID it would have had.
     const apiId = obj.status?.api_id ?? derivedId(namespace, name);
-    const holding = covering.filter((p) => p.metadata?.deletionTimestamp === undefined);
-    if (holding.length > 0) {
-      const list = holding.map((p) => `SecurityPolicy ${refKey(refOf(p))}`).join(', ');
-      const message = `still used by ${list}: remove it from the access_rights_array of these policies (or delete them) first`;
-      const status = { ...obj.status, linked_by_policies: linked };
-      await reportFailure(obj, status, { reason: 'InUse', message, call: false }, deps);
-      return {};
-    }
+    if (await heldByPolicies(obj, covering, linked, deps)) return {};
     return finalizeInGateway(
       obj,
       {

@@ -2,10 +2,11 @@
  * How every reconciler reports: the `Ready` condition, `latestTransaction` (the outcome of the
  * last call to the gateway), and a Warning event when a failure is new.
  */
-import type { Condition, Transaction } from '../../schemas/generated/kinds.ts';
+import type { Condition, NamespacedRef, Transaction } from '../../schemas/generated/kinds.ts';
 import type { EventRecorder } from '../../lib/k8s/events.ts';
 import { setCondition, type SvcObject, type SvcObjects } from '../../lib/k8s/objects.ts';
 import { InputError, SvcError, errorMessage } from '../../lib/errors.ts';
+import { refKey, refOf, type ObjectRef } from '../references.ts';
 
 /** Status fields every reconciled kind has. */
 export interface ReconcileStatus {
@@ -145,4 +146,26 @@ export async function reportSuccess<T extends Reported<ReconcileStatus>>(
       `${outcome.what} ${action.toLowerCase()} ${at} ${outcome.where}`,
     );
   }
+}
+
+/**
+ * The finalizer of an API being deleted holds it while SecurityPolicies cover it (policies being
+ * deleted themselves don't hold it: both can go): `Ready=False` with reason `InUse` naming them.
+ * True when the API is held; a policy that stops covering it queues it again (its watch).
+ */
+export async function heldByPolicies<
+  T extends Reported<ReconcileStatus & { linked_by_policies?: NamespacedRef[] }>,
+>(
+  obj: T,
+  covering: readonly { metadata?: { name?: string; namespace?: string; deletionTimestamp?: unknown } }[],
+  linked: ObjectRef[],
+  deps: ReportDeps<T>,
+): Promise<boolean> {
+  const holding = covering.filter((p) => p.metadata?.deletionTimestamp === undefined);
+  if (holding.length === 0) return false;
+  const list = holding.map((p) => `SecurityPolicy ${refKey(refOf(p))}`).join(', ');
+  const message = `still used by ${list}: remove it from the access_rights_array of these policies (or delete them) first`;
+  const status = { ...obj.status, linked_by_policies: linked } as NonNullable<T['status']>;
+  await reportFailure(obj, status, { reason: 'InUse', message, call: false }, deps);
+  return true;
 }
