@@ -64,7 +64,7 @@ test: lint typecheck gen-check unit e2e ## Everything: lint, type-check, gen-che
 bench: bench-gateway bench-operator ## Benchmarks; figures and ratios go to docs/benchmarks.md
 
 .PHONY: bench-gateway
-bench-gateway: $(NODE_DEPS) ## Gateway against nginx (apt-installs nginx-light and wrk if missing)
+bench-gateway: $(NODE_DEPS) ## Gateway against nginx (apt-installs nginx-light and wrk if missing; builds tools/loadgen with Go)
 	node gateway/bench/run.ts
 
 .PHONY: bench-operator

@@ -5,7 +5,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createCa, issueServingCert } from './x509.ts';
 
-const ca = createCa({ commonName: 'svc test CA', validityDays: 30 });
+const ca = await createCa({ commonName: 'svc test CA', validityDays: 30 });
 
 test('a CA certificate: self-signed, CA, CN as given', () => {
   const cert = new X509Certificate(ca.certPem);
@@ -15,11 +15,11 @@ test('a CA certificate: self-signed, CA, CN as given', () => {
   assert.equal(cert.verify(cert.publicKey), true);
 });
 
-test('a serving certificate: signed by the CA, names and addresses in subjectAltName, serverAuth', () => {
-  const leaf = issueServingCert(ca, {
+test('a serving certificate: signed by the CA, names and addresses in subjectAltName, serverAuth', async () => {
+  const leaf = await issueServingCert(ca, {
     commonName: 'webhook',
     dnsNames: ['webhook.ns.svc', 'localhost'],
-    ipAddresses: ['127.0.0.1', '::1', '2001:db8::1:2'],
+    ipAddresses: ['127.0.0.1', '::1', '2001:db8::1:2', '::ffff:1.2.3.4'],
     validityDays: 2,
     now: new Date('2026-03-01T12:00:00Z'),
   });
@@ -29,7 +29,7 @@ test('a serving certificate: signed by the CA, names and addresses in subjectAlt
   assert.equal(cert.verify(new X509Certificate(ca.certPem).publicKey), true);
   assert.equal(
     cert.subjectAltName,
-    'DNS:webhook.ns.svc, DNS:localhost, IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1, IP Address:2001:DB8:0:0:0:0:1:2',
+    'DNS:webhook.ns.svc, DNS:localhost, IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1, IP Address:2001:DB8:0:0:0:0:1:2, IP Address:0:0:0:0:0:FFFF:102:304',
   );
   assert.deepEqual(cert.keyUsage, ['1.3.6.1.5.5.7.3.1']);
   // Backdated an hour for clock skew, valid for the days asked.
@@ -38,13 +38,21 @@ test('a serving certificate: signed by the CA, names and addresses in subjectAlt
   assert.equal(cert.checkPrivateKey(createPrivateKey(leaf.keyPem)), true);
 });
 
-test('dates from 2050 on use GeneralizedTime', () => {
-  const late = createCa({ commonName: 'late', validityDays: 365, now: new Date('2049-12-01T00:00:00Z') });
+test('dates from 2050 on use GeneralizedTime', async () => {
+  const late = await createCa({
+    commonName: 'late',
+    validityDays: 365,
+    now: new Date('2049-12-01T00:00:00Z'),
+  });
   assert.equal(new Date(new X509Certificate(late.certPem).validTo).toISOString(), '2050-12-01T00:00:00.000Z');
 });
 
 test('a TLS client that trusts the CA accepts the serving certificate', async () => {
-  const leaf = issueServingCert(ca, { commonName: '127.0.0.1', ipAddresses: ['127.0.0.1'], validityDays: 1 });
+  const leaf = await issueServingCert(ca, {
+    commonName: '127.0.0.1',
+    ipAddresses: ['127.0.0.1'],
+    validityDays: 1,
+  });
   const server = https.createServer({ key: leaf.keyPem, cert: leaf.certPem }, (_req, res) => {
     res.end('ok');
   });

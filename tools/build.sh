@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Builds the test binaries (etcd, kube-apiserver, kubectl, helm) from their Go modules
 # with the machine's Go, and fetches cert-manager's CRD manifests from its module zip.
-# Nothing is downloaded except through the Go module proxy.
+# Nothing is downloaded except through the Go module proxy. Also builds the benchmark's load
+# generator (tools/loadgen, our own code, standard library only).
 #
 # Binaries land in $SVC_TOOLS_DIR (default ~/.cache/svc-tools/bin), each under a
 # name that carries its version, and are reused when present: a second run is a no-op.
 #
 #   tools/build.sh            build everything missing
 #   tools/build.sh --print    print the directory the binaries live in
+#   tools/build.sh loadgen    build only the load generator (what `make bench-gateway` needs)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,6 +39,11 @@ build() {
   fi
   ln -sf "$name-$version" "$out/$name"
 }
+
+# loadgen is versioned by its source: a change to it builds a new binary.
+loadgen=src-$(cat "$here/loadgen/go.mod" "$here/loadgen/main.go" | sha256sum | cut -c1-12)
+build "$here/loadgen" . loadgen "$loadgen"
+[[ ${1:-} == loadgen ]] && exit 0
 
 kube=$(version_of "$here/kube" k8s.io/kubernetes)
 etcd=$(version_of "$here/etcd" go.etcd.io/etcd/server/v3)

@@ -125,7 +125,7 @@ describe('selfManagedCerts', () => {
 
   test('losing the race to create the CA reads the winner', async () => {
     const store = memoryStore();
-    const winner = createCa({ commonName: 'winner', validityDays: 3650 });
+    const winner = await createCa({ commonName: 'winner', validityDays: 3650 });
     const realCreate = store.create;
     store.create = (data) => {
       store.create = realCreate;
@@ -145,7 +145,7 @@ describe('selfManagedCerts', () => {
   test('a CA a year from expiry is replaced; the old one stays in the bundle', async () => {
     const store = memoryStore();
     const t0 = new Date('2026-01-01T00:00:00Z');
-    const old = createCa({ commonName: 'old', validityDays: 3650, now: t0 });
+    const old = await createCa({ commonName: 'old', validityDays: 3650, now: t0 });
     await store.create({ [CA_CERT_KEY]: old.certPem, [CA_KEY_KEY]: old.keyPem });
     const later = new Date(t0.getTime() + 3400 * DAY);
     const configs = recordingConfigs();
@@ -188,7 +188,7 @@ describe('selfManagedCerts', () => {
     await source.start();
     const rotated: ServingCert[] = [];
     source.onRotate((c) => rotated.push(c));
-    const next = createCa({ commonName: 'next', validityDays: 3650 });
+    const next = await createCa({ commonName: 'next', validityDays: 3650 });
     await store.replace({ [CA_CERT_KEY]: next.certPem, [CA_KEY_KEY]: next.keyPem }, String(store.version));
     await eventually('a rotation', () => rotated.length > 0);
     assert.equal(
@@ -222,8 +222,8 @@ describe('fileCerts', () => {
 
   test('waits for the files, then reloads them when they change', async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'svc-certs-'));
-    const ca = createCa({ commonName: 'test', validityDays: 10 });
-    const first = issueServingCert(ca, { commonName: 'a', dnsNames: ['a'], validityDays: 1 });
+    const ca = await createCa({ commonName: 'test', validityDays: 10 });
+    const first = await issueServingCert(ca, { commonName: 'a', dnsNames: ['a'], validityDays: 1 });
     const source = track(fileCerts({ dir, intervalMs: 10, log }));
     const started = source.start();
     assert.equal(source.ready(), false);
@@ -234,7 +234,7 @@ describe('fileCerts', () => {
     const rotated: ServingCert[] = [];
     source.onRotate((c) => rotated.push(c));
     await writeFile(path.join(dir, 'tls.crt'), 'half written');
-    const second = issueServingCert(ca, { commonName: 'b', dnsNames: ['b'], validityDays: 1 });
+    const second = await issueServingCert(ca, { commonName: 'b', dnsNames: ['b'], validityDays: 1 });
     await write(second);
     await eventually('the reload', () => rotated.length > 0);
     assert.deepEqual(rotated, [{ cert: second.certPem, key: second.keyPem }]);

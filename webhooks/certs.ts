@@ -194,7 +194,11 @@ export function selfManagedCerts(opts: SelfManagedOptions): CertSource {
         const keep = previous !== undefined && previous !== '' && daysLeft(previous, now()) > 0;
         return { ca: { certPem, keyPem }, bundle: keep ? `${certPem}${previous}` : certPem };
       }
-      const fresh = createCa({ commonName: 'svc-operator-webhook-ca', validityDays: CA_DAYS, now: now() });
+      const fresh = await createCa({
+        commonName: 'svc-operator-webhook-ca',
+        validityDays: CA_DAYS,
+        now: now(),
+      });
       const next: Record<string, string> = { [CA_CERT_KEY]: fresh.certPem, [CA_KEY_KEY]: fresh.keyPem };
       if (certPem !== undefined && usableCert(certPem)) next[PREVIOUS_CA_KEY] = certPem;
       const written =
@@ -226,7 +230,7 @@ export function selfManagedCerts(opts: SelfManagedOptions): CertSource {
       daysLeft(serving.certPem, now()) < SERVING_RENEW_DAYS
     ) {
       const [first = 'svc-operator-webhook'] = opts.hosts;
-      rotated = issueServingCert(loaded.ca, {
+      rotated = await issueServingCert(loaded.ca, {
         commonName: first,
         dnsNames: opts.hosts.filter((h) => net.isIP(h) === 0),
         ipAddresses: opts.hosts.filter((h) => net.isIP(h) !== 0),

@@ -3,6 +3,9 @@
  * each serves traffic through the gateway (p50, p99, total) and the operator's peak memory. The
  * reference, in the same run, is the same number of APIs written straight to the gateway's
  * management API with one group reload: the floor the operator adds its work to.
+ * Then 1000 SecurityPolicies, each on its own API (the 1000 APIs applied before), until each is in
+ * the gateway's policy list with its API's ID in its access rights, against the same policies
+ * written straight to `/svc/policies`.
  * Figures go to the "Operator" section of docs/benchmarks.md.
  */
 import { readFileSync } from 'node:fs';
@@ -10,6 +13,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
+import { derivedId } from '../../operator/ids.ts';
 import { startControlPlane } from '../harness/control-plane.ts';
 import {
   httpRequest,
@@ -21,7 +25,10 @@ import {
 } from '../harness/processes.ts';
 
 const root = join(import.meta.dirname, '..', '..');
-const SIZES = [10, 100, 1000];
+/** `SVC_BENCH_SIZES=1000` (comma-separated) runs other sizes, to profile one. */
+const SIZES = (process.env.SVC_BENCH_SIZES ?? '10,100,1000').split(',').map(Number);
+/** `SVC_BENCH_PROFILE=<dir>`: the operator writes a CPU profile there when it stops. */
+const PROFILE_DIR = process.env.SVC_BENCH_PROFILE;
 const TIMEOUT_MS = 180_000;
 
 interface Run {
@@ -29,7 +36,12 @@ interface Run {
   p50: number;
   p99: number;
   total: number;
+  /** Through the operator: when the last apply returned (ms since the start). */
+  applied?: number;
 }
+
+/** Parallel `kubectl apply` processes, as GitOps tools apply a folder concurrently. */
+const APPLIERS = 8;
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
@@ -56,13 +68,53 @@ async function timeToServe(gw: GatewayProc, paths: string[], t0: number): Promis
         }),
       );
     }
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
   await pool.close();
   return paths.map((p) => done.get(p) ?? NaN);
 }
 
+/**
+ * Polls the gateway's policy list until every ID in `want` is there with the access rights the
+ * map gives (policy ID to API ID); returns each one's time since `t0`.
+ */
+async function timeToPolicies(
+  gw: GatewayProc,
+  secret: string,
+  want: Map<string, string>,
+  t0: number,
+): Promise<number[]> {
+  const done = new Map<string, number>();
+  const deadline = t0 + TIMEOUT_MS;
+  while (done.size < want.size) {
+    if (Date.now() > deadline)
+      throw new Error(`${want.size - done.size} policies not in the gateway after ${TIMEOUT_MS} ms`);
+    const r = await httpRequest(`${gw.url}/svc/policies`, { headers: { 'x-svc-authorization': secret } });
+    if (r.status !== 200) throw new Error(`GET /svc/policies: ${r.status} ${r.body}`);
+    const now = Date.now() - t0;
+    for (const p of JSON.parse(r.body) as { id?: string; access_rights?: Record<string, unknown> }[]) {
+      const api = p.id === undefined ? undefined : want.get(p.id);
+      if (
+        p.id !== undefined &&
+        api !== undefined &&
+        !done.has(p.id) &&
+        p.access_rights?.[api] !== undefined
+      ) {
+        done.set(p.id, now);
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return [...want.keys()].map((id) => done.get(id) ?? NaN);
+}
+
 function summarize(n: number, times: number[]): Run {
   const sorted = [...times].sort((a, b) => a - b);
+  if (process.env.SVC_BENCH_DECILES)
+    console.log(
+      'deciles',
+      [10, 20, 30, 40, 50, 60, 70, 80, 90].map((p) => percentile(sorted, p)),
+    );
   return { n, p50: percentile(sorted, 50), p99: percentile(sorted, 99), total: sorted.at(-1) ?? NaN };
 }
 
@@ -75,11 +127,27 @@ await cp.kubectl(['create', 'namespace', 'bench']);
 await cp.kubectl(['create', 'namespace', 'svc-operator-system']);
 let operator: OperatorProc | undefined;
 
-const results: { operator: Run[]; direct: Run[]; peakRssMiB: number } = {
-  operator: [],
-  direct: [],
-  peakRssMiB: 0,
-};
+/**
+ * Applies manifests with APPLIERS `kubectl apply --server-side` processes at once, each given an
+ * equal share; returns when the last one is done (Date.now()).
+ */
+async function applyAll(manifests: string[]): Promise<number> {
+  const share = Math.ceil(manifests.length / APPLIERS);
+  await Promise.all(
+    Array.from({ length: APPLIERS }, (_, i) => manifests.slice(i * share, (i + 1) * share))
+      .filter((part) => part.length > 0)
+      .map((part) => cp.kubectl(['apply', '--server-side', '-f', '-'], { input: part.join('---\n') })),
+  );
+  return Date.now();
+}
+
+const POLICIES = 1000;
+const results: { operator: Run[]; direct: Run[]; policies?: Run; policiesDirect?: Run; peakRssMiB: number } =
+  {
+    operator: [],
+    direct: [],
+    peakRssMiB: 0,
+  };
 try {
   operator = await startOperator({
     name: 'operator',
@@ -87,7 +155,10 @@ try {
     kubeconfig: cp.kubeconfig,
     logDir: dir,
     org: 'bench',
-    env: { LOG_LEVEL: 'warn' },
+    env: {
+      LOG_LEVEL: 'warn',
+      ...(PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${PROFILE_DIR}` } : {}),
+    },
   });
   for (const n of SIZES) {
     // Through the operator: one kubectl apply of n manifests.
@@ -103,8 +174,10 @@ spec:
 `,
     );
     const t0 = Date.now();
-    await cp.kubectl(['apply', '--server-side', '-f', '-'], { input: manifests.join('---\n') });
-    results.operator.push(summarize(n, await timeToServe(gw, paths, t0)));
+    const serving = timeToServe(gw, paths, t0);
+    const applied = await applyAll(manifests);
+    const run = summarize(n, await serving);
+    results.operator.push({ ...run, applied: applied - t0 });
 
     // Reference: the same APIs written straight to the gateway, then one group reload.
     const direct = Array.from({ length: n }, (_, i) => `/direct-${n}-${i}/`);
@@ -132,6 +205,63 @@ spec:
       `n=${n}: operator ${JSON.stringify(results.operator.at(-1))}, direct ${JSON.stringify(results.direct.at(-1))}`,
     );
   }
+
+  // 1000 SecurityPolicies, each on its own API (the last size's APIs), one apply.
+  const n = SIZES.at(-1) ?? 0;
+  const count = Math.min(POLICIES, n);
+  const want = new Map<string, string>();
+  const policies = Array.from({ length: count }, (_, i) => {
+    want.set(derivedId('bench', `pol-${i}`), derivedId('bench', `op-${n}-${i}`));
+    return `apiVersion: svc.svc.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: pol-${i}, namespace: bench}
+spec:
+  name: pol-${i}
+  state: active
+  active: true
+  rate: 100
+  per: 60
+  quota_max: -1
+  access_rights_array:
+    - {name: op-${n}-${i}, namespace: bench, kind: ApiDefinition}
+`;
+  });
+  const t2 = Date.now();
+  const inGateway = timeToPolicies(gw, secret, want, t2);
+  const policiesApplied = await applyAll(policies);
+  results.policies = { ...summarize(count, await inGateway), applied: policiesApplied - t2 };
+
+  // Reference: the same policies written straight to the gateway.
+  const wantDirect = new Map<string, string>();
+  const t3 = Date.now();
+  for (let i = 0; i < count; i += 16) {
+    await Promise.all(
+      Array.from({ length: Math.min(16, count - i) }, async (_, j) => {
+        const id = `direct-pol-${i + j}`;
+        const api = `direct-${n}-${i + j}`;
+        wantDirect.set(id, api);
+        const r = await httpRequest(`${gw.url}/svc/policies`, {
+          method: 'POST',
+          headers: { 'x-svc-authorization': secret, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            id,
+            name: id,
+            active: true,
+            rate: 100,
+            per: 60,
+            quota_max: -1,
+            access_rights: { [api]: { api_id: api, api_name: api, versions: ['Default'] } },
+          }),
+        });
+        if (r.status !== 200) throw new Error(`POST /svc/policies: ${r.status} ${r.body}`);
+      }),
+    );
+  }
+  results.policiesDirect = summarize(count, await timeToPolicies(gw, secret, wantDirect, t3));
+  console.log(
+    `policies: operator ${JSON.stringify(results.policies)}, direct ${JSON.stringify(results.policiesDirect)}`,
+  );
+
   const status = readFileSync(`/proc/${operator.pid}/status`, 'utf8');
   results.peakRssMiB = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) / 1024;
 } finally {
@@ -145,20 +275,30 @@ const fmt = (ms: number): string => (ms / 1000).toFixed(2);
 const rows = SIZES.map((n, i) => {
   const o = results.operator[i];
   const d = results.direct[i];
-  if (!o || !d) return `| ${n} | - | - | - | - | - |`;
-  return `| ${n} | ${fmt(o.p50)} | ${fmt(o.p99)} | ${fmt(o.total)} | ${fmt(d.total)} | ${(o.total / d.total).toFixed(1)}x |`;
+  if (!o || !d) return `| ${n} | - | - | - | - | - | - |`;
+  return `| ${n} | ${fmt(o.applied ?? NaN)} | ${fmt(o.p50)} | ${fmt(o.p99)} | ${fmt(o.total)} | ${fmt(d.total)} | ${(o.total / d.total).toFixed(1)}x |`;
 });
 const last = results.operator.at(-1);
+// Set by the run above (an error there ends the script before this point).
+const pol = results.policies;
+const polDirect = results.policiesDirect;
+const policyRow = `| ${pol.n} SecurityPolicies (each on its own API) | ${fmt(pol.applied ?? NaN)} | ${fmt(pol.p50)} | ${fmt(pol.p99)} | ${fmt(pol.total)} | ${fmt(polDirect.total)} | ${(pol.total / polDirect.total).toFixed(1)}x |`;
 const section = `## Operator
 
-Time from \`kubectl apply\` of N ApiDefinitions (one apply, server-side) until each one serves
-traffic through the gateway, against the same N APIs written straight to the gateway's
+Time from \`kubectl apply\` of N ApiDefinitions (server-side, ${APPLIERS} kubectl processes at
+once, as GitOps tools apply a folder) until each one serves traffic through the gateway
+(polled from the start of the apply; "applied" is when the last kubectl returned), against the same N APIs written straight to the gateway's
 management API with one group reload (the reference, same run, same gateway). Seconds.
 Machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}); generated by \`make bench\` on ${new Date().toISOString().slice(0, 10)}.
 
-| N | p50 | p99 | total | reference total | ratio |
-|---|---|---|---|---|---|
+| N | applied | p50 | p99 | total | reference total | ratio |
+|---|---|---|---|---|---|---|
 ${rows.join('\n')}
+${policyRow}
+
+The SecurityPolicy row: time from one \`kubectl apply\` of the policies (their APIs already
+serving) until each is in the gateway's policy list with its API in its access rights; the
+reference writes the same policies to \`/svc/policies\`.
 
 Operator peak memory (VmHWM): ${results.peakRssMiB.toFixed(0)} MiB.
 Target: 1000 APIs serving within 30 s — ${last && last.total <= 30_000 ? 'met' : 'missed'} (${last ? fmt(last.total) : '-'} s).

@@ -48,6 +48,12 @@ export interface ControlPlane {
   kubectl(args: string[], opts?: KubectlOptions): Promise<KubectlResult>;
   /** Server-side applies every manifest in `dir` and waits until all CRDs are Established. */
   installCrds(dir: string): Promise<void>;
+  /**
+   * Stops the apiserver and etcd, waits `downMs` (default 0), then starts them again on the same
+   * ports, data dir and credentials, and resolves once the apiserver is ready again: clients keep
+   * their kubeconfig, and everything stored survives (a fault test of watches and retries).
+   */
+  restart(opts?: { downMs?: number }): Promise<void>;
   /** Stops the apiserver, then etcd, and removes `dir` (unless SVC_KEEP_CLUSTER_DIR is set). Idempotent. */
   stop(): Promise<void>;
 }
@@ -350,23 +356,25 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
     const peerUrl = `http://127.0.0.1:${peerPort}`;
 
     log(`starting etcd on ${etcdUrl} (dir ${dir})`);
-    const etcd = new Child(
-      'etcd',
-      bins.etcd,
-      [
-        '--name=default',
-        `--data-dir=${path.join(dir, 'etcd')}`,
-        `--listen-client-urls=${etcdUrl}`,
-        `--advertise-client-urls=${etcdUrl}`,
-        `--listen-peer-urls=${peerUrl}`,
-        `--initial-advertise-peer-urls=${peerUrl}`,
-        `--initial-cluster=default=${peerUrl}`,
-        // Throwaway data: durability only costs time.
-        '--unsafe-no-fsync',
-        '--log-level=error',
-      ],
-      path.join(dir, 'etcd.log'),
-    );
+    const spawnEtcd = (): Child =>
+      new Child(
+        'etcd',
+        bins.etcd,
+        [
+          '--name=default',
+          `--data-dir=${path.join(dir, 'etcd')}`,
+          `--listen-client-urls=${etcdUrl}`,
+          `--advertise-client-urls=${etcdUrl}`,
+          `--listen-peer-urls=${peerUrl}`,
+          `--initial-advertise-peer-urls=${peerUrl}`,
+          `--initial-cluster=default=${peerUrl}`,
+          // Throwaway data: durability only costs time.
+          '--unsafe-no-fsync',
+          '--log-level=error',
+        ],
+        path.join(dir, 'etcd.log'),
+      );
+    let etcd = spawnEtcd();
     children.push(etcd);
 
     // Prepare the apiserver's credentials while etcd starts.
@@ -385,47 +393,55 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
     const tokenFile = path.join(pki, 'tokens.csv');
     await writeFile(tokenFile, `${token},svc-admin,svc-admin,"system:masters"\n`, { mode: 0o600 });
 
-    await pollUntil('etcd /health', etcd, ETCD_TIMEOUT_MS, async () => {
-      const res = await httpGet(`${etcdUrl}/health`);
-      return res.status === 200 && res.body.includes('"health":"true"') ? true : `${res.status} ${res.body}`;
-    });
+    const etcdHealthy = (child: Child): Promise<void> =>
+      pollUntil('etcd /health', child, ETCD_TIMEOUT_MS, async () => {
+        const res = await httpGet(`${etcdUrl}/health`);
+        return res.status === 200 && res.body.includes('"health":"true"')
+          ? true
+          : `${res.status} ${res.body}`;
+      });
+    await etcdHealthy(etcd);
     log(`etcd healthy after ${Date.now() - started}ms`);
 
     const server = `https://127.0.0.1:${apiPort}`;
     // The apiserver writes a self-signed serving cert here, followed by the CA that signed it.
     const caFile = path.join(pki, 'apiserver.crt');
     log(`starting kube-apiserver on ${server}`);
-    const apiserver = new Child(
-      'kube-apiserver',
-      bins.apiserver,
-      [
-        `--etcd-servers=${etcdUrl}`,
-        '--bind-address=127.0.0.1',
-        '--advertise-address=127.0.0.1',
-        `--secure-port=${apiPort}`,
-        `--cert-dir=${pki}`,
-        `--token-auth-file=${tokenFile}`,
-        '--authorization-mode=RBAC',
-        '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-        `--service-account-key-file=${saPub}`,
-        `--service-account-signing-key-file=${saKey}`,
-        '--service-cluster-ip-range=10.96.0.0/16',
-        // The default (lease) reconciler rejects a loopback address for the `kubernetes` Endpoints
-        // and logs that error every few seconds; nothing here routes to the service anyway.
-        '--endpoint-reconciler-type=none',
-      ],
-      path.join(dir, 'kube-apiserver.log'),
-    );
+    const spawnApiserver = (): Child =>
+      new Child(
+        'kube-apiserver',
+        bins.apiserver,
+        [
+          `--etcd-servers=${etcdUrl}`,
+          '--bind-address=127.0.0.1',
+          '--advertise-address=127.0.0.1',
+          `--secure-port=${apiPort}`,
+          `--cert-dir=${pki}`,
+          `--token-auth-file=${tokenFile}`,
+          '--authorization-mode=RBAC',
+          '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+          `--service-account-key-file=${saPub}`,
+          `--service-account-signing-key-file=${saKey}`,
+          '--service-cluster-ip-range=10.96.0.0/16',
+          // The default (lease) reconciler rejects a loopback address for the `kubernetes` Endpoints
+          // and logs that error every few seconds; nothing here routes to the service anyway.
+          '--endpoint-reconciler-type=none',
+        ],
+        path.join(dir, 'kube-apiserver.log'),
+      );
+    let apiserver = spawnApiserver();
     children.push(apiserver);
 
-    await pollUntil('kube-apiserver /readyz', apiserver, READY_TIMEOUT_MS, async () => {
-      if (!existsSync(caFile)) return `${caFile} not written yet`;
-      const res = await httpGet(`${server}/readyz`, {
-        ca: readFileSync(caFile),
-        headers: { Authorization: `Bearer ${token}` },
+    const apiserverReady = (child: Child): Promise<void> =>
+      pollUntil('kube-apiserver /readyz', child, READY_TIMEOUT_MS, async () => {
+        if (!existsSync(caFile)) return `${caFile} not written yet`;
+        const res = await httpGet(`${server}/readyz`, {
+          ca: readFileSync(caFile),
+          headers: { Authorization: `Bearer ${token}` },
+        });
+        return res.status === 200 && res.body.trim() === 'ok' ? true : `${res.status} ${res.body.trim()}`;
       });
-      return res.status === 200 && res.body.trim() === 'ok' ? true : `${res.status} ${res.body.trim()}`;
-    });
+    await apiserverReady(apiserver);
     log(`kube-apiserver ready after ${Date.now() - started}ms`);
 
     const kubeconfig = path.join(dir, 'kubeconfig');
@@ -463,6 +479,23 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
     };
 
     let stopping: Promise<void> | undefined;
+    let restarting: Promise<void> | undefined;
+    const restart = async (ropts: { downMs?: number } = {}): Promise<void> => {
+      if (stopping !== undefined) throw new Error('control plane stopped: cannot restart it');
+      // Apiserver first, as in stop(); both are stopped on purpose, so no crash report.
+      await apiserver.stop();
+      await etcd.stop();
+      log('stopped etcd and kube-apiserver for a restart');
+      if (ropts.downMs !== undefined && ropts.downMs > 0) await delay(ropts.downMs);
+      // The same ports, data dir and certificates (cert-dir keeps the generated serving cert).
+      etcd = spawnEtcd();
+      await etcdHealthy(etcd);
+      apiserver = spawnApiserver();
+      await apiserverReady(apiserver);
+      etcd.reportCrash = true;
+      apiserver.reportCrash = true;
+      log('etcd and kube-apiserver restarted');
+    };
     const plane: ControlPlane = {
       server,
       kubeconfig,
@@ -471,8 +504,17 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
       dir,
       kubectl,
       installCrds,
+      restart: (ropts) => {
+        if (restarting !== undefined) throw new Error('control plane already restarting');
+        restarting = restart(ropts).finally(() => {
+          restarting = undefined;
+        });
+        return restarting;
+      },
       stop: () => {
         stopping ??= (async () => {
+          // A restart in progress finishes first, so its children are the ones stopped.
+          await restarting?.catch(() => undefined);
           // Apiserver first, so it never runs against a vanished etcd.
           await apiserver.stop();
           await etcd.stop();

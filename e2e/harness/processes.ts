@@ -137,20 +137,24 @@ export interface GatewayProc extends Proc {
   secret: string;
 }
 
-/** Starts `gateway/main.ts` on a free port (one worker) and waits until `/hello` answers. */
+/**
+ * Starts `gateway/main.ts` on a free port (one worker) and waits until `/hello` answers. `env`
+ * adds to the settings (e.g. `SVC_GW_STORE` for a Redis store).
+ */
 export async function startGateway(opts: {
   name: string;
   secret: string;
   dataDir: string;
   logDir: string;
   port?: number;
+  env?: Record<string, string>;
 }): Promise<GatewayProc> {
   const port = opts.port ?? (await freePort());
   const proc = startNode({
     name: opts.name,
     script: 'gateway/main.ts',
     args: ['--port', String(port), '--host', '127.0.0.1', '--workers', '1', '--data-dir', opts.dataDir],
-    env: { SVC_GW_SECRET: opts.secret },
+    env: { SVC_GW_SECRET: opts.secret, ...opts.env },
     logDir: opts.logDir,
   });
   const url = `http://127.0.0.1:${port}`;

@@ -200,8 +200,8 @@ export async function startLocalWebhooks(
   dir: string,
   name = 'webhooks',
 ): Promise<WebhookServer & { caPem: string }> {
-  const ca = createCa({ commonName: 'svc e2e webhook CA', validityDays: 1 });
-  const serving = issueServingCert(ca, {
+  const ca = await createCa({ commonName: 'svc e2e webhook CA', validityDays: 1 });
+  const serving = await issueServingCert(ca, {
     commonName: '127.0.0.1',
     ipAddresses: ['127.0.0.1'],
     validityDays: 1,

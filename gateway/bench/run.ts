@@ -1,20 +1,27 @@
 /**
  * `make bench` (gateway part): proxying through the gateway against nginx as a reverse proxy, in
  * one run, with the same upstream (an nginx answering a small JSON body) and the same load
- * generator (wrk): keyless, and token-authenticated (one key in the Authorization header, the
- * compiled chain on the fast path). Writes the figures to the "Gateway" section of
- * docs/benchmarks.md.
+ * generator (wrk): keyless, token-authenticated (one key in the Authorization header, the
+ * compiled chain on the fast path), JWT (RS256, one warm key) and protected (token, rate limit and
+ * quota on Redis). Mutual TLS needs a client certificate, which wrk cannot send: it runs on an
+ * HTTPS listener of the gateway with tools/loadgen (Go, built by tools/build.sh), and so does the
+ * token case over the same listener, for a like-for-like ratio. Writes the figures to the
+ * "Gateway" section of docs/benchmarks.md.
  *
- * Measurements: saturation (wrk, fixed connections, 10 s each after a warm-up) for each, then the
- * gateway, keyless and with the token, at half of its own saturation rate (wrk paced by a Lua
- * `delay()`), for its p99. `--quick` runs 2-second measurements to check the script itself.
+ * Measurements: saturation (fixed connections, 10 s each after a warm-up) for each, then the
+ * gateway cases at half of their own saturation rate (wrk paced by a Lua `delay()`, loadgen by its
+ * `-rate`), for their p99. `--quick` runs 2-second measurements to check the script itself.
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
+import { request as httpsRequest } from 'node:https';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SignJWT } from 'jose';
 import { environment } from '../../lib/config.ts';
 import { send } from '../testing/client.ts';
+import { makeCert } from '../testing/client-certs.ts';
 import { freePort, waitFor } from '../../lib/testing/wait.ts';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -31,11 +38,23 @@ const TOKEN = 'bench-token-0123456789abcdef';
 const PROTECTED_TOKEN = 'bench-protected-0123456789abcdef';
 /** Requests sent one by one to count Redis commands per protected request. */
 const COUNTED_REQUESTS = 1000;
+/**
+ * OS threads of tools/loadgen (its GOMAXPROCS). One: on a machine it shares with the gateway, a
+ * second thread took more from the server under test than it added to the load.
+ */
+const LOADGEN_THREADS = 1;
+/** The organisation of the mutual TLS API and of its client certificate. */
+const MTLS_ORG = 'bench';
 
-/** What wrk loads: a URL, and the headers of every request. */
+/**
+ * What a load generator loads: a URL, the headers of every request, and for tools/loadgen
+ * (`via: 'loadgen'`; wrk otherwise) the client certificate to present and the CA of the server.
+ */
 interface Load {
   url: string;
   headers?: Readonly<Record<string, string>>;
+  via?: 'wrk' | 'loadgen';
+  tls?: { ca: string; cert?: string; key?: string };
 }
 
 /** One wrk run. */
@@ -161,6 +180,41 @@ function toMs(text: string): number {
   return m[2] === 'us' ? v / 1000 : m[2] === 's' ? v * 1000 : v;
 }
 
+/** The load generator binary, built (or found cached) by tools/build.sh. */
+let loadgenBin = '';
+
+function ensureLoadgen(): void {
+  const build = join(root, 'tools', 'build.sh');
+  execFileSync(build, ['loadgen'], { stdio: 'inherit' });
+  loadgenBin = join(execFileSync(build, ['--print'], { encoding: 'utf8' }).trim(), 'loadgen');
+}
+
+/**
+ * Runs tools/loadgen (`rate`: paced at that many requests/s in all) and reads its JSON line:
+ * requests/s and the 50th and 99th percentiles.
+ */
+function loadgen(load: Load, opts: { seconds: number; connections: number; rate?: number }): Result {
+  const args = [
+    ...['-url', load.url, '-c', String(opts.connections), '-d', `${opts.seconds}s`],
+    ...['-threads', String(LOADGEN_THREADS)],
+    ...Object.entries(load.headers ?? {}).flatMap(([name, value]) => ['-H', `${name}: ${value}`]),
+    ...(load.tls === undefined ? [] : ['-cacert', load.tls.ca]),
+    ...(load.tls?.cert === undefined ? [] : ['-cert', load.tls.cert]),
+    ...(load.tls?.key === undefined ? [] : ['-key', load.tls.key]),
+    ...(opts.rate === undefined ? [] : ['-rate', String(Math.round(opts.rate))]),
+  ];
+  const out = execFileSync(loadgenBin, args, { encoding: 'utf8' });
+  const r = JSON.parse(out) as Result & { non2xx: number; errors: number };
+  if (r.non2xx > 0 || r.errors > 0)
+    console.warn(`bench: loadgen reported for ${load.url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+  return { rps: r.rps, p50ms: r.p50ms, p99ms: r.p99ms, connections: opts.connections };
+}
+
+/** A saturation run of `load` with the generator it names. */
+function measure(load: Load, opts: { seconds: number; connections: number }): Result {
+  return load.via === 'loadgen' ? loadgen(load, opts) : wrk(load, opts);
+}
+
 /** Runs wrk and reads requests/s and the 50th and 99th percentiles. */
 function wrk(load: Load, opts: { seconds: number; connections: number; script?: string }): Result {
   const url = load.url;
@@ -189,11 +243,11 @@ const ROUNDS = quick ? 1 : 2;
 
 /** Saturation runs of every load, interleaved; the best run (requests/s) of each. */
 function saturate(loads: readonly Load[]): Result[] {
-  for (const load of loads) wrk(load, { seconds: WARMUP_S, connections: CONNECTIONS });
+  for (const load of loads) measure(load, { seconds: WARMUP_S, connections: CONNECTIONS });
   const runs: Result[][] = loads.map(() => []);
   for (let r = 0; r < ROUNDS; r++) {
     loads.forEach((load, i) => {
-      runs[i]?.push(wrk(load, { seconds: DURATION_S, connections: CONNECTIONS }));
+      runs[i]?.push(measure(load, { seconds: DURATION_S, connections: CONNECTIONS }));
     });
   }
   return runs.map((rs) => rs.reduce((best, x) => (x.rps > best.rps ? x : best)));
@@ -204,9 +258,14 @@ function saturate(loads: readonly Load[]): Result[] {
  * and the number of connections is corrected from the measured rate (up to five short tries;
  * the rate per connection falls as the load grows, so one correction is rarely enough). The
  * count whose probe came closest to the target is kept. Then ROUNDS measurements; all are
- * returned.
+ * returned. tools/loadgen paces itself at a total rate: CONNECTIONS connections, no probing.
  */
 function paced(load: Load, target: number, dir: string): Result[] {
+  if (load.via === 'loadgen') {
+    const opts = { connections: CONNECTIONS, rate: target };
+    loadgen(load, { ...opts, seconds: WARMUP_S });
+    return Array.from({ length: ROUNDS }, () => loadgen(load, { ...opts, seconds: DURATION_S }));
+  }
   const delayMs = 2;
   const script = join(dir, 'paced.lua');
   writeFileSync(script, `function delay()\n  return ${delayMs}\nend\n`);
@@ -230,6 +289,7 @@ function fmt(n: number, digits = 2): string {
 
 function versionOf(cmd: string, args: string[]): string {
   const r = spawnSync(cmd, args, { encoding: 'utf8' });
+  if (r.error !== undefined) return 'unknown';
   return (
     `${r.stdout}${r.stderr}`
       .split('\n')
@@ -274,9 +334,20 @@ function writeReport(f: {
   protectedRun: Result;
   protectedHalf: Half;
   redisPerRequest: number;
+  jwt: Result;
+  jwtHalf: Half;
+  tokenLoadgen: Result;
+  tokenTls: Result;
+  tokenTlsHalf: Half;
+  mtls: Result;
+  mtlsHalf: Half;
 }): string {
   const { nginx, gw, token, floor, pump, half, tokenHalf, protectedRun, protectedHalf, redisPerRequest } = f;
+  const { jwt, jwtHalf, tokenLoadgen, tokenTls, tokenTlsHalf, mtls, mtlsHalf } = f;
   const protectedRatio = protectedRun.rps / nginx.rps;
+  const jwtRatio = jwt.rps / token.rps;
+  const mtlsRatio = mtls.rps / token.rps;
+  const mtlsTlsRatio = mtls.rps / tokenTls.rps;
   const rpsRatio = gw.rps / nginx.rps;
   const tokenRatio = token.rps / nginx.rps;
   const row = (name: string, r: Result): string =>
@@ -303,6 +374,20 @@ X-Forwarded-* headers set.
   request by two atomic scripts called by SHA, so 2 round trips per request;
   ${fmt(redisPerRequest)} Redis commands per request counting those the scripts run, counted over
   ${COUNTED_REQUESTS} requests (\`INFO stats\` before and after).
+- **JWT**: an API with \`enable_jwt\` and \`jwt_signing_method: rsa\`, its \`jwt_source\` the
+  base64 of a PEM public key (RSA 2048) and a default policy; every request carries the same
+  RS256 token (\`Authorization: Bearer\`), so the key is warm (parsed once, at load) and the
+  identity's session comes from the cache, but the signature is verified on every request.
+- **mTLS**: wrk cannot present a client certificate, so this case runs with
+  \`tools/loadgen\` (Go, HTTP/1.1 keep-alive, ${CONNECTIONS} connections, ${LOADGEN_THREADS} thread)
+  against an HTTPS listener of the same gateway (\`--tls-cert\`/\`--tls-key\`, ECDSA P-256, an API
+  with \`protocol: https\` and a \`listen_port\`): an API with \`use_keyless: true\` and static
+  mutual TLS (\`use_mutual_tls_auth\`, \`client_certificates\` the one client certificate,
+  ECDSA P-256, uploaded to \`/svc/certs\`). The TLS handshake happens once per connection.
+- **token over HTTPS**: the token API, served on that HTTPS listener (HTTPS listeners take the
+  general path, not the plain-HTTP fast path), loaded with \`tools/loadgen\` like the mTLS case:
+  the like-for-like reference for mTLS. The token case on plain HTTP is also loaded with
+  \`tools/loadgen\`, to tell the load generator's share from TLS's.
 
 | Proxy | Requests/s | / nginx keyless | p50 | p99 |
 | --- | ---: | ---: | ---: | ---: |
@@ -310,16 +395,28 @@ ${row('nginx (reverse proxy), keyless', nginx)}
 ${row('svc gateway, keyless', gw)}
 ${row('svc gateway, token (one key, Authorization header)', token)}
 ${row('svc gateway, protected (token + rate limit + quota, Redis store)', protectedRun)}
+${row('svc gateway, JWT (RS256, one warm key, Authorization header)', jwt)}
+${row('svc gateway, token, plain HTTP (tools/loadgen)', tokenLoadgen)}
+${row('svc gateway, token over HTTPS (tools/loadgen)', tokenTls)}
+${row('svc gateway, mTLS (static client certificate, HTTPS, tools/loadgen)', mtls)}
 ${row('Node floor: node:http + one undici dispatch, no gateway logic', floor)}
 ${row('Node byte pump: TCP piped to the upstream, no HTTP parsing', pump)}
 
-Gateway keyless / Node floor: ${fmt(gw.rps / floor.rps)}; token / keyless: ${fmt(token.rps / gw.rps)}.
+Gateway keyless / Node floor: ${fmt(gw.rps / floor.rps)}; token / keyless: ${fmt(token.rps / gw.rps)};
+JWT / token: ${fmt(jwtRatio)}; mTLS / token (plain HTTP, wrk): ${fmt(mtlsRatio)}; mTLS / token over
+HTTPS (same listener, same tool): ${fmt(mtlsTlsRatio)}; token, tools/loadgen / wrk (plain HTTP):
+${fmt(tokenLoadgen.rps / token.rps)}; token over HTTPS / plain HTTP (tools/loadgen):
+${fmt(tokenTls.rps / tokenLoadgen.rps)}.
 
-At half of its own saturation rate (wrk paced with a 2 ms delay between requests):
+At half of its own saturation rate (wrk paced with a 2 ms delay between requests; tools/loadgen
+paced at the rate, ${CONNECTIONS} connections):
 
 - ${halfLine('keyless', half)}
 - ${halfLine('token', tokenHalf)}
 - ${halfLine('protected', protectedHalf)}
+- ${halfLine('JWT', jwtHalf)}
+- ${halfLine('token over HTTPS', tokenTlsHalf)}
+- ${halfLine('mTLS', mtlsHalf)}
 
 The Node floor is the ceiling of any proxy built on \`node:http\` and undici on this machine:
 the gap between it and nginx is the cost of Node's HTTP stack (V8, the HTTP parser and
@@ -337,10 +434,16 @@ Targets:
 - protected (token + rate limit + quota, Redis) requests/s at least 0.35 of nginx keyless:
   **${met(protectedRatio >= 0.35)}** (${fmt(protectedRatio * 100, 0)} %); p99 under 5 ms at half of its
   own saturation: **${met(protectedHalf.best.p99ms < 5)}** (${fmt(protectedHalf.best.p99ms)} ms).
+- JWT (RS256, warm key) requests/s at least 0.8 of token-authenticated, same run:
+  **${met(jwtRatio >= 0.8)}** (${fmt(jwtRatio * 100, 0)} %).
+- mTLS requests/s at least 0.8 of token-authenticated, same run: against the token on plain
+  HTTP with wrk (the target as written) **${met(mtlsRatio >= 0.8)}** (${fmt(mtlsRatio * 100, 0)} %);
+  against the token over the same HTTPS listener with the same tool (like for like)
+  **${met(mtlsTlsRatio >= 0.8)}** (${fmt(mtlsTlsRatio * 100, 0)} %).
 
 Load average before the run: ${loadBefore} (other work on the machine lowers every figure).
 Versions: ${versionOf(process.execPath, ['--version'])} (gateway), ${versionOf('nginx', ['-v'])},
-${versionOf('wrk', ['--version'])}.
+${versionOf('wrk', ['--version'])}, tools/loadgen on ${versionOf('go', ['version'])}.
 `;
   const file = join(root, 'docs', 'benchmarks.md');
   let doc = existsSync(file)
@@ -382,11 +485,60 @@ async function startGatewayProcess(port: number, storeArgs: string[], label: str
   );
 }
 
+/** A self-signed server certificate for 127.0.0.1 (EC P-256), made with openssl in `dir`. */
+function serverCert(dir: string): { certFile: string; keyFile: string } {
+  const certFile = join(dir, 'server.crt');
+  const keyFile = join(dir, 'server.key');
+  execFileSync(
+    'openssl',
+    [
+      ...['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'],
+      ...['-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', '/CN=localhost'],
+      ...['-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'],
+    ],
+    { stdio: 'ignore' },
+  );
+  return { certFile, keyFile };
+}
+
+/** GET over HTTPS on 127.0.0.1, presenting `client` (PEM) when given: the status and the body. */
+function httpsGet(
+  port: number,
+  path: string,
+  opts: { headers?: Record<string, string>; client?: { cert: string; key: string } } = {},
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        agent: false,
+        rejectUnauthorized: false,
+        ...(opts.headers === undefined ? {} : { headers: opts.headers }),
+        ...opts.client,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 async function main(): Promise<void> {
   ensureTools();
+  ensureLoadgen();
   const dir = mkdtempSync(join(tmpdir(), 'svc-gw-bench-'));
   try {
-    const [upstream, nginxPort, gatewayPort, floorPort, pumpPort, redisPort, protectedPort] = [
+    const [upstream, nginxPort, gatewayPort, floorPort, pumpPort, redisPort, protectedPort, tlsPort] = [
+      await freePort(),
       await freePort(),
       await freePort(),
       await freePort(),
@@ -406,8 +558,24 @@ async function main(): Promise<void> {
       (await send({ port: floorPort, path: '/' })).status === 200 ? true : undefined,
     );
 
-    await startGatewayProcess(gatewayPort, ['--data-dir', join(dir, 'data')], 'gateway');
+    const server = serverCert(dir);
+    await startGatewayProcess(
+      gatewayPort,
+      ['--data-dir', join(dir, 'data'), '--tls-cert', server.certFile, '--tls-key', server.keyFile],
+      'gateway',
+    );
     const auth = { 'x-svc-authorization': SECRET };
+    const post = async (path: string, body: unknown): Promise<unknown> => {
+      const r = await send({
+        port: gatewayPort,
+        method: 'POST',
+        path,
+        headers: auth,
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      });
+      if (r.status !== 200) throw new Error(`POST ${path} failed: ${r.status} ${r.text}`);
+      return r.json;
+    };
     const api = {
       api_id: 'bench',
       name: 'bench',
@@ -436,6 +604,55 @@ async function main(): Promise<void> {
       body: JSON.stringify(keyed),
     });
     if (addedKeyed.status !== 200) throw new Error(`adding the keyed API failed: ${addedKeyed.text}`);
+    const upstreamUrl = `http://127.0.0.1:${upstream}`;
+    const https = { protocol: 'https', listen_port: tlsPort };
+    // The token API again, on the HTTPS listener: the like-for-like reference of mTLS.
+    await post('/svc/apis', {
+      ...keyed,
+      ...https,
+      api_id: 'bench-token-tls',
+      name: 'bench-token-tls',
+      proxy: { listen_path: '/token-tls/', strip_listen_path: true, target_url: upstreamUrl },
+    });
+    // JWT: RS256 with a PEM public key, one token for the whole run (a warm key).
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const rsaPem = rsa.publicKey.export({ type: 'spki', format: 'pem' }).toString();
+    await post('/svc/policies', {
+      id: 'bench-jwt',
+      name: 'bench-jwt',
+      state: 'active',
+      access_rights: { 'bench-jwt': { api_id: 'bench-jwt', versions: ['Default'] } },
+    });
+    await post('/svc/apis', {
+      api_id: 'bench-jwt',
+      name: 'bench-jwt',
+      use_keyless: false,
+      enable_jwt: true,
+      jwt_signing_method: 'rsa',
+      jwt_source: Buffer.from(rsaPem).toString('base64'),
+      jwt_default_policies: ['bench-jwt'],
+      proxy: { listen_path: '/jwt/', strip_listen_path: true, target_url: upstreamUrl },
+    });
+    const jwtToken = await new SignJWT({ sub: 'bench-user' })
+      .setProtectedHeader({ alg: 'RS256' })
+      .sign(rsa.privateKey);
+    // Static mutual TLS: one client certificate, uploaded, the API's only allowed one.
+    const client = await makeCert('bench-client');
+    const clientFiles = { cert: join(dir, 'client.crt'), key: join(dir, 'client.key') };
+    writeFileSync(clientFiles.cert, client.cert);
+    writeFileSync(clientFiles.key, client.key);
+    const uploaded = (await post(`/svc/certs?org_id=${MTLS_ORG}`, client.cert)) as { id?: string };
+    if (uploaded.id === undefined) throw new Error('uploading the client certificate returned no ID');
+    await post('/svc/apis', {
+      ...https,
+      api_id: 'bench-mtls',
+      name: 'bench-mtls',
+      org_id: MTLS_ORG,
+      use_keyless: true,
+      use_mutual_tls_auth: true,
+      client_certificates: [uploaded.id],
+      proxy: { listen_path: '/mtls/', strip_listen_path: true, target_url: upstreamUrl },
+    });
     const key = await send({
       port: gatewayPort,
       method: 'POST',
@@ -443,7 +660,10 @@ async function main(): Promise<void> {
       headers: auth,
       body: JSON.stringify({
         org_id: '',
-        access_rights: { 'bench-token': { api_id: 'bench-token', versions: ['Default'] } },
+        access_rights: {
+          'bench-token': { api_id: 'bench-token', versions: ['Default'] },
+          'bench-token-tls': { api_id: 'bench-token-tls', versions: ['Default'] },
+        },
       }),
     });
     if (key.status !== 200) throw new Error(`adding the key failed: ${key.text}`);
@@ -534,7 +754,20 @@ async function main(): Promise<void> {
     await waitFor('the byte pump', async () =>
       (await send({ port: pumpPort, path: '/' })).status === 200 ? true : undefined,
     );
-    const loads: Record<'nginx' | 'gw' | 'token' | 'protected' | 'floor' | 'pump', Load> = {
+    const tlsBase = `https://127.0.0.1:${tlsPort}`;
+    const loads: Record<
+      | 'nginx'
+      | 'gw'
+      | 'token'
+      | 'protected'
+      | 'floor'
+      | 'pump'
+      | 'jwt'
+      | 'tokenLoadgen'
+      | 'tokenTls'
+      | 'mtls',
+      Load
+    > = {
       nginx: { url: `http://127.0.0.1:${nginxPort}/` },
       gw: { url: `http://127.0.0.1:${gatewayPort}/` },
       token: { url: `http://127.0.0.1:${gatewayPort}/token/`, headers: { Authorization: TOKEN } },
@@ -544,30 +777,68 @@ async function main(): Promise<void> {
       },
       floor: { url: `http://127.0.0.1:${floorPort}/` },
       pump: { url: `http://127.0.0.1:${pumpPort}/` },
+      jwt: { url: `http://127.0.0.1:${gatewayPort}/jwt/`, headers: { Authorization: `Bearer ${jwtToken}` } },
+      tokenLoadgen: {
+        url: `http://127.0.0.1:${gatewayPort}/token/`,
+        headers: { Authorization: TOKEN },
+        via: 'loadgen',
+      },
+      tokenTls: {
+        url: `${tlsBase}/token-tls/`,
+        headers: { Authorization: TOKEN },
+        via: 'loadgen',
+        tls: { ca: server.certFile },
+      },
+      mtls: {
+        url: `${tlsBase}/mtls/`,
+        via: 'loadgen',
+        tls: { ca: server.certFile, ...clientFiles },
+      },
     };
     for (const load of Object.values(loads)) {
-      const { port, pathname } = new URL(load.url);
-      const r = await send({ port: Number(port), path: pathname, headers: { ...load.headers } });
+      const { port, pathname, protocol } = new URL(load.url);
+      const r =
+        protocol === 'https:'
+          ? await httpsGet(Number(port), pathname, {
+              headers: { ...load.headers },
+              ...(load.tls?.cert === undefined ? {} : { client: { cert: client.cert, key: client.key } }),
+            })
+          : await send({ port: Number(port), path: pathname, headers: { ...load.headers } });
       if (r.status !== 200 || !r.text.includes('from the upstream'))
         throw new Error(`${load.url} does not proxy: ${r.status} ${r.text}`);
     }
     const refused = await send({ port: gatewayPort, path: '/token/' });
     if (refused.status !== 401) throw new Error(`the keyed API answers ${refused.status} without the key`);
+    const noJwt = await send({
+      port: gatewayPort,
+      path: '/jwt/',
+      headers: { Authorization: 'Bearer x.y.z' },
+    });
+    if (noJwt.status !== 403) throw new Error(`the JWT API answers ${noJwt.status} to a bad token`);
+    const noCert = await httpsGet(tlsPort, '/mtls/');
+    if (noCert.status !== 401) throw new Error(`the mTLS API answers ${noCert.status} without a certificate`);
 
     console.log(
-      `bench: nginx, the gateway (keyless, token, protected on Redis), the Node floor and the byte pump, ${ROUNDS} x ${DURATION_S} s each, interleaved`,
+      `bench: nginx, the gateway (keyless, token, protected on Redis, JWT; token and mTLS over HTTPS with tools/loadgen), the Node floor and the byte pump, ${ROUNDS} x ${DURATION_S} s each, interleaved`,
     );
-    const [nginx, gw, token, protectedRun, floor, pump] = saturate([
+    const [nginx, gw, token, protectedRun, floor, pump, jwt, tokenLoadgen, tokenTls, mtls] = saturate([
       loads.nginx,
       loads.gw,
       loads.token,
       loads.protected,
       loads.floor,
       loads.pump,
-    ]) as [Result, Result, Result, Result, Result, Result];
+      loads.jwt,
+      loads.tokenLoadgen,
+      loads.tokenTls,
+      loads.mtls,
+    ]) as [Result, Result, Result, Result, Result, Result, Result, Result, Result, Result];
     const half = halfOf(loads.gw, gw, dir);
     const tokenHalf = halfOf(loads.token, token, dir);
     const protectedHalf = halfOf(loads.protected, protectedRun, dir);
+    const jwtHalf = halfOf(loads.jwt, jwt, dir);
+    const tokenTlsHalf = halfOf(loads.tokenTls, tokenTls, dir);
+    const mtlsHalf = halfOf(loads.mtls, mtls, dir);
     console.log(
       writeReport({
         nginx,
@@ -580,6 +851,13 @@ async function main(): Promise<void> {
         protectedRun,
         protectedHalf,
         redisPerRequest,
+        jwt,
+        jwtHalf,
+        tokenLoadgen,
+        tokenTls,
+        tokenTlsHalf,
+        mtls,
+        mtlsHalf,
       }),
     );
   } finally {

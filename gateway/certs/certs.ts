@@ -10,7 +10,7 @@
  * Certificates are parsed with @peculiar/x509 (on node's webcrypto), keys with node:crypto.
  */
 import { createPrivateKey, createPublicKey, webcrypto, type KeyObject } from 'node:crypto';
-import './reflect-metadata.ts';
+import '../../lib/reflect-metadata.ts';
 import * as x509 from '@peculiar/x509';
 import { openSecret, sealSecret } from '../sessions/secrets.ts';
 import type { Collection, Store } from '../store/store.ts';

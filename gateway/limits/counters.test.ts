@@ -96,6 +96,25 @@ for (const b of backends) {
         (await c.quota('short', 'k2', 50)).used === 1 ? true : undefined,
       );
     });
+
+    test('rate then quota: the quota counts only what the window admits, in the group of the key', async () => {
+      const rate = { name: 'rq-w', limit: 2, windowMs: 60_000 };
+      const quota = { name: 'rq-q', group: 'rq-k', periodMs: 60_000 };
+      const got = [];
+      for (let i = 0; i < 3; i++) got.push(await c.rateThenQuota(rate, quota));
+      assert.deepEqual(
+        got.map((v) => [v.rate.allowed, v.rate.remaining, v.quota?.used]),
+        [
+          [true, 1, 1],
+          [true, 0, 2],
+          [false, 0, undefined],
+        ],
+      );
+      assert.equal((await c.peekQuota('rq-q'))?.used, 2, 'the refused request was not counted');
+      assert.equal((await c.rate('rq-w', 2, 60_000)).allowed, false, 'one window with rate()');
+      await c.resetGroup('rq-k');
+      assert.equal(await c.peekQuota('rq-q'), undefined, 'the count joined the key group');
+    });
   });
 }
 
@@ -141,6 +160,20 @@ describe('counters: exact across clients of one Redis', () => {
         quotas.map((q) => q.used).sort((x, y) => x - y),
         Array.from({ length: 200 }, (_, i) => i + 1),
         'every increment is counted once',
+      );
+      const both = await Promise.all(
+        Array.from({ length: 200 }, (_, i) =>
+          (i % 2 === 0 ? a : b).rateThenQuota(
+            { name: 'shared-rq', limit: 50, windowMs: 60_000 },
+            { name: 'shared-rq-q', group: 'g2', periodMs: 60_000 },
+          ),
+        ),
+      );
+      assert.equal(both.filter((v) => v.rate.allowed).length, 50);
+      assert.deepEqual(
+        both.flatMap((v) => (v.quota === undefined ? [] : [v.quota.used])).sort((x, y) => x - y),
+        Array.from({ length: 50 }, (_, i) => i + 1),
+        'rate and quota together: the 50 admitted counted once each',
       );
     } finally {
       await a.close();

@@ -24,6 +24,26 @@ export interface QuotaUse {
   ttlMs: number;
 }
 
+/** A sliding-window check: `limit` requests per `windowMs` under `name`. */
+export interface RateCheck {
+  name: string;
+  limit: number;
+  windowMs: number;
+}
+
+/** A quota count: one request in the current period of `name` (see Counters.quota). */
+export interface QuotaCount {
+  name: string;
+  group: string;
+  periodMs: number;
+}
+
+/** The outcome of `rateThenQuota`: the quota is counted only when the rate check admits. */
+export interface RateQuotaVerdict {
+  rate: RateVerdict;
+  quota: QuotaUse | undefined;
+}
+
 /** Where limits count. */
 export interface Counters {
   /** `memory`, `redis`, or `relay` (the primary's memory, for cluster workers). */
@@ -39,6 +59,12 @@ export interface Counters {
    * so `resetGroup` can reset all of that key's scopes.
    */
   quota(name: string, group: string, periodMs: number): Promise<QuotaUse>;
+  /**
+   * A key's rate check and, when it admits the request, its quota count, as one atomic step: on
+   * Redis one round trip instead of two (the chain's rate-limit step counts the quota for the
+   * quota step when both apply; see middleware/rate-limit).
+   */
+  rateThenQuota(rate: RateCheck, quota: QuotaCount): Promise<RateQuotaVerdict>;
   /** The quota counter as it stands, or undefined when no period runs. */
   peekQuota(name: string): Promise<QuotaUse | undefined>;
   /** Ends the current period of one quota counter: the next request starts a new one. */

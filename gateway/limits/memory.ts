@@ -3,7 +3,7 @@
  * values with an end. Expired entries are dropped when touched and by a periodic sweep, so idle
  * keys don't accumulate. The clock is injected, so tests can move through long periods.
  */
-import type { Counters, QuotaUse, RateVerdict } from './counters.ts';
+import type { Counters, QuotaCount, QuotaUse, RateCheck, RateQuotaVerdict, RateVerdict } from './counters.ts';
 
 const SWEEP_EVERY_MS = 60_000;
 
@@ -82,6 +82,16 @@ export class MemoryCounters implements Counters {
     }
     current.value++;
     return { used: current.value, ttlMs: current.endsAt - now };
+  }
+
+  rateThenQuota(rate: RateCheck, quota: QuotaCount): Promise<RateQuotaVerdict> {
+    return Promise.resolve(this.rateThenQuotaNow(rate, quota));
+  }
+
+  /** See Counters.rateThenQuota, synchronously. */
+  rateThenQuotaNow(rate: RateCheck, quota: QuotaCount): RateQuotaVerdict {
+    const r = this.rateNow(rate.name, rate.limit, rate.windowMs);
+    return { rate: r, quota: r.allowed ? this.quotaNow(quota.name, quota.group, quota.periodMs) : undefined };
   }
 
   peekQuota(name: string): Promise<QuotaUse | undefined> {

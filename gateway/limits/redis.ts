@@ -7,40 +7,70 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { TransientError, errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
-import type { Counters, QuotaUse, RateVerdict } from './counters.ts';
+import type { Counters, QuotaCount, QuotaUse, RateCheck, RateQuotaVerdict, RateVerdict } from './counters.ts';
+
+/**
+ * The sliding window, as a Lua function: admits when fewer than `limit` were admitted in the last
+ * `window` ms (Redis's clock), records `member` then. Returns allowed (0/1), remaining, reset ms.
+ */
+const RATE_FN = `
+local function rate(key, limit, window, member)
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+  local n = redis.call('ZCARD', key)
+  local allowed = 0
+  if n < limit then
+    redis.call('ZADD', key, now, member)
+    n = n + 1
+    allowed = 1
+  end
+  redis.call('PEXPIRE', key, window)
+  local reset = window
+  local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  if oldest[2] then reset = tonumber(oldest[2]) + window - now end
+  local remaining = limit - n
+  if remaining < 0 then remaining = 0 end
+  return allowed, remaining, reset
+end`;
+
+/**
+ * The quota count, as a Lua function: one more request in the period of `key`, which starts at 1
+ * for `period` ms when none runs (and joins the key's `group` set). Returns used, ttl ms.
+ */
+const QUOTA_FN = `
+local function quota(key, group, period)
+  local v = redis.call('INCR', key)
+  if v == 1 then
+    redis.call('PEXPIRE', key, period)
+    redis.call('SADD', group, key)
+  end
+  local ttl = redis.call('PTTL', key)
+  if ttl < 0 then redis.call('PEXPIRE', key, period); ttl = tonumber(period) end
+  return v, ttl
+end`;
 
 /** KEYS[1] window; ARGV limit, window ms, member. Returns {allowed, remaining, reset ms}. */
-const RATE_SCRIPT = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local limit = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-local n = redis.call('ZCARD', KEYS[1])
-local allowed = 0
-if n < limit then
-  redis.call('ZADD', KEYS[1], now, ARGV[3])
-  n = n + 1
-  allowed = 1
-end
-redis.call('PEXPIRE', KEYS[1], window)
-local reset = window
-local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-if oldest[2] then reset = tonumber(oldest[2]) + window - now end
-local remaining = limit - n
-if remaining < 0 then remaining = 0 end
-return {allowed, remaining, reset}`;
+const RATE_SCRIPT = `${RATE_FN}
+local a, r, reset = rate(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3])
+return {a, r, reset}`;
 
 /** KEYS[1] counter, KEYS[2] the group's set; ARGV period ms. Returns {used, ttl ms}. */
-const QUOTA_SCRIPT = `
-local v = redis.call('INCR', KEYS[1])
-if v == 1 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  redis.call('SADD', KEYS[2], KEYS[1])
-end
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
+const QUOTA_SCRIPT = `${QUOTA_FN}
+local v, ttl = quota(KEYS[1], KEYS[2], ARGV[1])
 return {v, ttl}`;
+
+/**
+ * KEYS[1] window, KEYS[2] quota counter, KEYS[3] its group's set; ARGV limit, window ms, member,
+ * period ms. The quota is counted only when the window admits. Returns {allowed, remaining,
+ * reset ms, used, ttl ms}, used and ttl -1 when not counted.
+ */
+const RATE_QUOTA_SCRIPT = `${RATE_FN}
+${QUOTA_FN}
+local a, r, reset = rate(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3])
+if a == 0 then return {a, r, reset, -1, -1} end
+local v, ttl = quota(KEYS[2], KEYS[3], ARGV[4])
+return {a, r, reset, v, ttl}`;
 
 /** KEYS[1] counter. Returns {used, ttl ms}, or {0, 0} when no period runs. */
 const PEEK_SCRIPT = `
@@ -61,6 +91,15 @@ return #names`;
 interface Scripts {
   svcRate(key: string, limit: string, windowMs: string, member: string): Promise<unknown>;
   svcQuota(key: string, group: string, periodMs: string): Promise<unknown>;
+  svcRateQuota(
+    window: string,
+    counter: string,
+    group: string,
+    limit: string,
+    windowMs: string,
+    member: string,
+    periodMs: string,
+  ): Promise<unknown>;
   svcPeek(key: string): Promise<unknown>;
   svcResetGroup(group: string): Promise<unknown>;
 }
@@ -88,6 +127,7 @@ export class RedisCounters implements Counters {
     // sending the script text with every request costs Redis a parse and the network the bytes.
     this.#redis.defineCommand('svcRate', { numberOfKeys: 1, lua: RATE_SCRIPT });
     this.#redis.defineCommand('svcQuota', { numberOfKeys: 2, lua: QUOTA_SCRIPT });
+    this.#redis.defineCommand('svcRateQuota', { numberOfKeys: 3, lua: RATE_QUOTA_SCRIPT });
     this.#redis.defineCommand('svcPeek', { numberOfKeys: 1, lua: PEEK_SCRIPT });
     this.#redis.defineCommand('svcResetGroup', { numberOfKeys: 1, lua: RESET_GROUP_SCRIPT });
     this.#scripts = this.#redis as unknown as Scripts;
@@ -127,6 +167,24 @@ export class RedisCounters implements Counters {
       this.#scripts.svcQuota(this.#prefix + name, `${this.#prefix}group:${group}`, String(periodMs)),
     )) as [number, number];
     return { used: res[0], ttlMs: res[1] };
+  }
+
+  async rateThenQuota(rate: RateCheck, quota: QuotaCount): Promise<RateQuotaVerdict> {
+    const res = (await this.#run('rate', () =>
+      this.#scripts.svcRateQuota(
+        this.#prefix + rate.name,
+        this.#prefix + quota.name,
+        `${this.#prefix}group:${quota.group}`,
+        String(rate.limit),
+        String(rate.windowMs),
+        randomUUID(),
+        String(quota.periodMs),
+      ),
+    )) as [number, number, number, number, number];
+    return {
+      rate: { allowed: res[0] === 1, remaining: res[1], resetMs: res[2] },
+      quota: res[0] === 1 ? { used: res[3], ttlMs: res[4] } : undefined,
+    };
   }
 
   async peekQuota(name: string): Promise<QuotaUse | undefined> {

@@ -5,19 +5,20 @@
  */
 import { randomUUID } from 'node:crypto';
 import { TransientError } from '../../lib/errors.ts';
-import type { Counters, QuotaUse, RateVerdict } from './counters.ts';
+import type { Counters, QuotaCount, QuotaUse, RateCheck, RateQuotaVerdict, RateVerdict } from './counters.ts';
 import type { MemoryCounters } from './memory.ts';
 
 /** An operation a worker asks of the primary. */
 export type CounterOp =
   | { op: 'rate'; name: string; limit: number; windowMs: number }
   | { op: 'quota'; name: string; group: string; periodMs: number }
+  | { op: 'rateThenQuota'; rate: RateCheck; quota: QuotaCount }
   | { op: 'peek'; name: string }
   | { op: 'reset'; name: string }
   | { op: 'resetGroup'; group: string };
 
 /** The primary's answer. */
-export type CounterResult = RateVerdict | QuotaUse | null;
+export type CounterResult = RateVerdict | QuotaUse | RateQuotaVerdict | null;
 
 /** Runs one operation on the primary's counters. */
 export function runCounterOp(counters: MemoryCounters, o: CounterOp): CounterResult {
@@ -26,6 +27,8 @@ export function runCounterOp(counters: MemoryCounters, o: CounterOp): CounterRes
       return counters.rateNow(o.name, o.limit, o.windowMs);
     case 'quota':
       return counters.quotaNow(o.name, o.group, o.periodMs);
+    case 'rateThenQuota':
+      return counters.rateThenQuotaNow(o.rate, o.quota);
     case 'peek':
       return counters.peekNow(o.name) ?? null;
     case 'reset':
@@ -78,6 +81,10 @@ export class RelayedCounters implements Counters {
 
   async quota(name: string, group: string, periodMs: number): Promise<QuotaUse> {
     return (await this.#call({ op: 'quota', name, group, periodMs })) as QuotaUse;
+  }
+
+  async rateThenQuota(rate: RateCheck, quota: QuotaCount): Promise<RateQuotaVerdict> {
+    return (await this.#call({ op: 'rateThenQuota', rate, quota })) as RateQuotaVerdict;
   }
 
   async peekQuota(name: string): Promise<QuotaUse | undefined> {

@@ -14,6 +14,7 @@ import type { Logger } from '../../lib/log.ts';
 import type { GatewaySession } from '../../schemas/generated/models.ts';
 import type { EventName } from '../events/events.ts';
 import type { Route } from './router.ts';
+import type { QuotaUse } from '../limits/counters.ts';
 
 /** The listener a request came in on. */
 export interface ListenerInfo {
@@ -38,6 +39,11 @@ export interface RequestState {
   credentials?: CredentialSource[];
   /** Authentication: the session is the base identity's (`base_identity_provided_by`). */
   identityFromBase?: boolean;
+  /**
+   * Limits: the key's quota, already counted by the rate-limit step with its rate check (one
+   * round trip for both); the quota step uses it instead of counting again.
+   */
+  quotaCounted?: { name: string; use: QuotaUse };
   /** Metrics (the request observer): `performance.now()` when the request was routed. */
   startedAt?: number;
 }

@@ -3,7 +3,7 @@
  * webcrypto: self-signed ECDSA P-256, any validity window, the key as PKCS#8 or SEC1 PEM.
  */
 import { createHash, createPrivateKey, webcrypto } from 'node:crypto';
-import '../certs/reflect-metadata.ts';
+import '../../lib/reflect-metadata.ts';
 import * as x509 from '@peculiar/x509';
 
 x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);

@@ -1,4 +1,5 @@
 import * as k8s from '@kubernetes/client-node';
+import { createHash } from 'node:crypto';
 import { GROUP, VERSION } from '../../schemas/common.ts';
 
 /**
@@ -9,7 +10,39 @@ export function loadKubeConfig(kubeconfig?: string): k8s.KubeConfig {
   const kc = new k8s.KubeConfig();
   if (kubeconfig) kc.loadFromFile(kubeconfig);
   else kc.loadFromDefault();
+  reuseConnections(kc);
   return kc;
+}
+
+/** The private method of client-node's KubeConfig that makes each request's dispatcher. */
+interface DispatcherMaker {
+  createDispatcher: (cluster: k8s.Cluster | null, agentOptions: object) => unknown;
+}
+
+/**
+ * client-node (2.x) builds a new undici Agent for every request, so every call to the API server
+ * opens a new TLS connection: in a burst of reconciles the operator spent a third of its CPU in
+ * TLS handshakes (docs/design/operator-scale.md). This keeps one dispatcher per distinct set of
+ * connection options (cluster, CA, client certificate), so calls share keep-alive connections;
+ * rotated credentials (a new client certificate read from its file) get a new one.
+ */
+function reuseConnections(kc: k8s.KubeConfig): void {
+  const maker = kc as unknown as DispatcherMaker;
+  const create = maker.createDispatcher.bind(kc);
+  const cache = new Map<string, unknown>();
+  maker.createDispatcher = (cluster, agentOptions) => {
+    const o = agentOptions as Partial<Record<'ca' | 'cert' | 'key' | 'pfx', string | Buffer>>;
+    const h = createHash('sha256').update(
+      JSON.stringify([cluster?.server, cluster?.proxyUrl, cluster?.skipTLSVerify]),
+    );
+    for (const part of [o.ca, o.cert, o.key, o.pfx]) h.update(part ?? '-').update('|');
+    const key = h.digest('hex');
+    if (!cache.has(key)) {
+      if (cache.size >= 8) cache.clear(); // credentials rotated many times: start over
+      cache.set(key, create(cluster, agentOptions));
+    }
+    return cache.get(key);
+  };
 }
 
 /** The typed API clients the operator and webhooks use. */

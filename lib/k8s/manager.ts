@@ -138,7 +138,7 @@ export class ControllerManager {
         this.#metrics.total.inc({ controller: spec.name, result: outcome.ok ? 'success' : 'error' });
         this.#metrics.duration.observe({ controller: spec.name }, outcome.durationMs / 1000);
         if (!outcome.ok)
-          log.warn('reconcile failed, will retry', { key, error: errorMessage(outcome.error) });
+          log.warn('reconcile failed, will retry', { object: key, error: errorMessage(outcome.error) });
       },
     });
     this.#queues.set(spec.name, queue);

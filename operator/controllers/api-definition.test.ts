@@ -14,8 +14,8 @@ const ID = derivedId('team', 'orders');
 const ORG = 'org-1';
 
 /** A kubernetes.io/tls Secret of a fresh certificate, and the certificate's gateway ID. */
-function tlsSecret(cn: string): { secret: SecretContent; id: string } {
-  const c = createCa({ commonName: cn, validityDays: 1 });
+async function tlsSecret(cn: string): Promise<{ secret: SecretContent; id: string }> {
+  const c = await createCa({ commonName: cn, validityDays: 1 });
   const b64 = (t: string): string => Buffer.from(t).toString('base64');
   const fingerprint = createHash('sha256').update(new X509Certificate(c.certPem).raw).digest('hex');
   return {
@@ -23,9 +23,9 @@ function tlsSecret(cn: string): { secret: SecretContent; id: string } {
     id: ORG + fingerprint,
   };
 }
-const tls1 = tlsSecret('orders.example');
-const tls2 = tlsSecret('orders-2.example');
-const tls3 = tlsSecret('orders-rotated.example');
+const tls1 = await tlsSecret('orders.example');
+const tls2 = await tlsSecret('orders-2.example');
+const tls3 = await tlsSecret('orders-rotated.example');
 
 /** Another ApiDefinition of `team` whose status lists certificates. */
 const otherApi = (certificates: string[]): ApiObject => ({

@@ -102,7 +102,7 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
   const obj = await deps.read(namespace, name);
   if (!obj) return {};
   const apiId = obj.spec.api_id ?? derivedId(namespace, name);
-  const log = deps.log.child({ kind: 'ApiDefinition', key, apiId });
+  const log = deps.log.child({ kind: 'ApiDefinition', object: key, apiId });
   const policies = deps.policies();
   const links = policyLinks(obj, policies);
   const linked = sortedRefs([...links.covering, ...links.named].map(refOf));
@@ -296,7 +296,7 @@ export function apiDefinitionController(env: ControllerEnv): ControllerSpec {
   return {
     name: 'apidefinition',
     watch: apiSpec,
-    workers: 32,
+    workers: 128,
     reconcile: (key) =>
       reconcileApiDefinition(key, {
         read: (namespace, name) => Promise.resolve(apis.get(namespace, name)),

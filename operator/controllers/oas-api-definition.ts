@@ -71,7 +71,7 @@ export async function reconcileSvcOasApiDefinition(
   const { namespace, name } = splitKey(key);
   const obj = await deps.read(namespace, name);
   if (!obj) return {};
-  const log = deps.log.child({ kind: 'SvcOasApiDefinition', key });
+  const log = deps.log.child({ kind: 'SvcOasApiDefinition', object: key });
   const covering = coveringPolicies(obj, deps.policies());
   const linked = sortedRefs(covering.map(refOf));
   const resolved = await deps.connections.resolve(obj.spec.contextRef, namespace);
@@ -248,7 +248,7 @@ export function svcOasApiDefinitionController(env: ControllerEnv): ControllerSpe
   return {
     name: 'svcoasapidefinition',
     watch: oasSpec,
-    workers: 16,
+    workers: 64,
     reconcile: (key) =>
       reconcileSvcOasApiDefinition(key, {
         read: (namespace, name) => Promise.resolve(apis.get(namespace, name)),

@@ -61,7 +61,7 @@ export async function reconcileSecurityPolicy(key: string, deps: SecurityPolicyD
   const obj = await deps.read(namespace, name);
   if (!obj) return {};
   const polId = obj.spec.id ?? derivedId(namespace, name);
-  const log = deps.log.child({ kind: 'SecurityPolicy', key, polId });
+  const log = deps.log.child({ kind: 'SecurityPolicy', object: key, polId });
   const users = deps
     .apiDefinitions()
     .filter((api) => jwtPolicyRefs(api).some((r) => r.namespace === namespace && r.name === name));
@@ -252,7 +252,7 @@ export function securityPolicyController(env: ControllerEnv): ControllerSpec {
   return {
     name: 'securitypolicy',
     watch: policySpec,
-    workers: 8,
+    workers: 64,
     reconcile: (key) =>
       reconcileSecurityPolicy(key, {
         read: (namespace, name) => Promise.resolve(policies.get(namespace, name)),

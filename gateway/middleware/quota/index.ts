@@ -37,7 +37,11 @@ export const quota: Middleware = {
         return undefined;
       }
       const name = counterName.quota(keyId, a.scope);
-      const u = await deps.limits.run(() => deps.counters.quota(name, keyId, a.quotaRenewalRate * 1000));
+      const counted = ctx.state.quotaCounted;
+      const u =
+        counted?.name === name
+          ? counted.use
+          : await deps.limits.run(() => deps.counters.quota(name, keyId, a.quotaRenewalRate * 1000));
       if (u === UNAVAILABLE) {
         if (!deps.limits.failOpen) return reject(ctx, GatewayError.limitsUnavailable());
         await next();

@@ -6,14 +6,19 @@
  * timer, released at once if the client goes away) and is tried again, up to
  * `throttle_retry_limit` times; each wait fires `RateLimitExceeded`. Then, or at once without
  * throttling: 429 `Rate Limit Exceeded`. `disable_rate_limit` on the API turns it off.
+ *
+ * When the quota step will count this key too, each check here also counts the quota when it
+ * admits, in one atomic step (`rateThenQuota`: one Redis round trip for both), and leaves the
+ * count in `ctx.state.quotaCounted` for the quota step, which decides on it.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { allowanceOf, rateLimited, throttled } from '../../limits/allowance.ts';
+import { allowanceOf, quotaLimited, rateLimited, throttled } from '../../limits/allowance.ts';
 import { counterName, type RateVerdict } from '../../limits/counters.ts';
 import { UNAVAILABLE } from '../../limits/guard.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
 import { reject, type Middleware } from '../../pipeline/compose.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
+import { quota } from '../quota/index.ts';
 
 /** Sets the X-RateLimit-* headers from a rate verdict. */
 function rateHeaders(ctx: RequestContext, limit: number, v: RateVerdict, now: number): void {
@@ -29,6 +34,7 @@ export const rateLimit: Middleware = {
   create: (api, deps) => {
     const apiId = api.api_id ?? '';
     const headers = deps.config.rate_limit_headers === 'rate';
+    const quotaStep = quota.enabled(api);
     return async (ctx, next) => {
       const session = ctx.session;
       const keyId = ctx.state.keyId;
@@ -40,8 +46,19 @@ export const rateLimit: Middleware = {
       }
       const name = counterName.rate(keyId, a.scope);
       const windowMs = a.per * 1000;
+      const rate = { name, limit: a.rate, windowMs };
+      const q = quotaStep && quotaLimited(a) ? counterName.quota(keyId, a.scope) : undefined;
       const check = (): Promise<RateVerdict | typeof UNAVAILABLE> =>
-        deps.limits.run(() => deps.counters.rate(name, a.rate, windowMs));
+        deps.limits.run(async () => {
+          if (q === undefined) return deps.counters.rate(name, a.rate, windowMs);
+          const both = await deps.counters.rateThenQuota(rate, {
+            name: q,
+            group: keyId,
+            periodMs: a.quotaRenewalRate * 1000,
+          });
+          if (both.quota !== undefined) ctx.state.quotaCounted = { name: q, use: both.quota };
+          return both.rate;
+        });
       let v = await check();
       if (v !== UNAVAILABLE && !v.allowed) {
         ctx.emit('RateLimitExceeded', 'Key Rate Limit Exceeded');
