@@ -157,7 +157,12 @@ try {
     org: 'bench',
     env: {
       LOG_LEVEL: 'warn',
-      ...(PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${PROFILE_DIR}` } : {}),
+      NODE_OPTIONS: [
+        process.env.SVC_BENCH_NODE_OPTIONS ?? '--max-old-space-size=192',
+        PROFILE_DIR ? `--cpu-prof --cpu-prof-dir=${PROFILE_DIR}` : '',
+      ]
+        .join(' ')
+        .trim(),
     },
   });
   for (const n of SIZES) {

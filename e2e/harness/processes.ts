@@ -196,6 +196,8 @@ export async function startOperator(opts: {
       KUBECONFIG: opts.kubeconfig,
       HEALTH_PROBE_PORT: String(healthPort),
       POD_NAMESPACE: 'svc-operator-system',
+      // As the chart starts it (operator.heapMiB).
+      NODE_OPTIONS: '--max-old-space-size=192',
       ...opts.env,
     },
     logDir: opts.logDir,

@@ -63,6 +63,30 @@ test('an informer lists, then follows adds, updates and deletes in its namespace
   await inf.stop();
 });
 
+test('an index finds objects by what they refer to, before and after they change or go', async () => {
+  const inf = new Informer<SvcObject<{ rate?: number }>>(
+    loadKubeConfig(cp.kubeconfig),
+    { apiVersion: API_VERSION, kind: 'SecurityPolicy', plural: 'securitypolicies', namespaces: ['rt-c'] },
+    log,
+  );
+  await cp.kubectl(['apply', '-f', '-'], {
+    input: policy('rt-c', 'ix-1', 11) + '---\n' + policy('rt-c', 'ix-2', 11),
+  });
+  await inf.start();
+  // Indexed by rate: added after the first list, it indexes what is cached already.
+  inf.addIndex('rate', (p) => [String(p.spec.rate)]);
+  const names = (rate: number): string[] => inf.byIndex('rate', String(rate)).map(objectKey).sort();
+  assert.deepEqual(names(11), ['rt-c/ix-1', 'rt-c/ix-2']);
+  await cp.kubectl(['apply', '-f', '-'], { input: policy('rt-c', 'ix-2', 21) });
+  await waitFor('ix-2 under its new rate', () => names(21).length === 1);
+  assert.deepEqual(names(11), ['rt-c/ix-1'], 'the old value no longer finds it');
+  await cp.kubectl(['delete', 'securitypolicy', 'ix-1', '-n', 'rt-c']);
+  await waitFor('ix-1 gone from the index', () => names(11).length === 0);
+  assert.deepEqual(names(21), ['rt-c/ix-2']);
+  assert.throws(() => inf.byIndex('missing', 'x'), /no index missing/);
+  await inf.stop();
+});
+
 test('status is written only when it changes; finalizers are added and removed once', async () => {
   await cp.kubectl(['apply', '-f', '-'], { input: policy('rt-a', 'statusy') });
   const objs = new SvcObjects<SvcObject<unknown, Record<string, unknown>>>(

@@ -428,6 +428,20 @@ describeEachSetup(
       });
     });
 
+    test('a token seen before is still refused once it expires, and a forged twin is refused', async () => {
+      const exp = Math.floor(clock.ms / 1000) + 60;
+      const token = await sign('RS256', rsa.privateKey, { sub: 'remembered', exp });
+      assert.equal((await call(gw(), '/jwt-rs/x', token)).status, 200);
+      assert.equal((await call(gw(), '/jwt-rs/x', token)).status, 200, 'again: remembered');
+      // The same header and claims with another signature: not the remembered token.
+      const [h, p] = token.split('.');
+      const forged = `${h ?? ''}.${p ?? ''}.${Buffer.from('not a signature').toString('base64url')}`;
+      assert.equal((await call(gw(), '/jwt-rs/x', forged)).status, 403);
+      clock.ms += 61_000 + 30_000; // past exp and any skew the table's APIs allow
+      const late = await call(gw(), '/jwt-rs/x', token);
+      assert.equal(late.status, 401, JSON.stringify(late));
+    });
+
     test('a JWKS is cached, refetched for a new kid at most every 10 s, and when it is old', async () => {
       const path = `/jwks/rot-${String(index)}`;
       const fetches = (): number => jwksFetches.get(path) ?? 0;

@@ -53,6 +53,11 @@ export class Informer<T extends k8s.KubernetesObject> {
   readonly #objects = new Map<string, T>();
   readonly #watches: WatchEntry<T>[] = [];
   readonly #backoff: { baseMs: number; maxMs: number };
+  /** Secondary indexes: name → (value → keys of the objects with that value). */
+  readonly #indexes = new Map<
+    string,
+    { of: (obj: T) => readonly string[]; keys: Map<string, Set<string>> }
+  >();
   #stopped = false;
 
   constructor(
@@ -80,6 +85,57 @@ export class Informer<T extends k8s.KubernetesObject> {
   /** Every cached object. */
   list(): T[] {
     return [...this.#objects.values()];
+  }
+
+  /**
+   * Adds a secondary index (as client-go's Indexer): `of` gives the values an object is found
+   * under (a reference it holds, say), so that "which objects refer to X" is a map lookup, not a
+   * scan of every object. Adding an index of a name that exists keeps the first one.
+   */
+  addIndex(name: string, of: (obj: T) => readonly string[]): void {
+    if (this.#indexes.has(name)) return;
+    const index = { of, keys: new Map<string, Set<string>>() };
+    this.#indexes.set(name, index);
+    for (const [key, obj] of this.#objects) this.#indexAdd(index, key, obj);
+  }
+
+  /** The cached objects an index finds under `value`. */
+  byIndex(name: string, value: string): T[] {
+    const index = this.#indexes.get(name);
+    if (index === undefined) throw new Error(`informer ${this.spec.kind}: no index ${name}`);
+    const out: T[] = [];
+    for (const key of index.keys.get(value) ?? []) {
+      const obj = this.#objects.get(key);
+      if (obj !== undefined) out.push(obj);
+    }
+    return out;
+  }
+
+  #indexAdd(
+    index: { of: (obj: T) => readonly string[]; keys: Map<string, Set<string>> },
+    key: string,
+    obj: T,
+  ): void {
+    for (const value of index.of(obj)) {
+      let keys = index.keys.get(value);
+      if (keys === undefined) {
+        keys = new Set();
+        index.keys.set(value, keys);
+      }
+      keys.add(key);
+    }
+  }
+
+  #indexRemove(
+    index: { of: (obj: T) => readonly string[]; keys: Map<string, Set<string>> },
+    key: string,
+    obj: T,
+  ): void {
+    for (const value of index.of(obj)) {
+      const keys = index.keys.get(value);
+      keys?.delete(key);
+      if (keys?.size === 0) index.keys.delete(value);
+    }
   }
 
   /** Lists and starts watching; resolves once every namespace has been listed at least once. */
@@ -148,6 +204,10 @@ export class Informer<T extends k8s.KubernetesObject> {
     const old = this.#objects.get(key);
     if (event === 'delete') this.#objects.delete(key);
     else this.#objects.set(key, obj);
+    for (const index of this.#indexes.values()) {
+      if (old !== undefined) this.#indexRemove(index, key, old);
+      if (event !== 'delete') this.#indexAdd(index, key, obj);
+    }
     // A relist reports every object as an update; unchanged ones need no work.
     if (event !== 'delete' && old?.metadata?.resourceVersion === obj.metadata?.resourceVersion && old) return;
     for (const h of this.#handlers) h(event === 'update' && !old ? 'add' : event, obj, old);

@@ -11,7 +11,8 @@ import type { Connections } from '../connections.ts';
 import { accessRefs, jwtPolicyRefs, refKey, refOf, sameRef, sortedRefs } from '../references.ts';
 import { translateApiDefinition } from '../translate/api-definition.ts';
 import { tlsUploadOf, type SecretContent } from '../certificates.ts';
-import { contextKeyOf, viewChanged, watchOf, type ControllerEnv } from './env.ts';
+import { viewChanged, watchOf, type ControllerEnv } from './env.ts';
+import { byAccessRight, byCertificateSecret, byContext, byJwtPolicy } from './indexes.ts';
 import {
   callGateway,
   heldByPolicies,
@@ -39,8 +40,11 @@ export interface ApiDefinitionDeps extends ReportDeps<ApiObject> {
   read: (namespace: string, name: string) => Promise<ApiObject | undefined>;
   objects: Pick<SvcObjects<ApiObject>, 'ensureFinalizer' | 'removeFinalizer' | 'patchStatus'>;
   connections: Pick<Connections, 'resolve'>;
-  /** Every SecurityPolicy: those that cover the API, or that it names, are linked to it. */
-  policies: () => readonly PolicyView[];
+  /**
+   * The SecurityPolicies that may be linked to the API (those that cover it, or that it names;
+   * a superset will do): the informer's indexes in production.
+   */
+  policies: (api: ApiObject) => readonly PolicyView[];
   /** Reads a Secret (`certificate_secret_names`); undefined when it does not exist. */
   secret: (namespace: string, name: string) => Promise<SecretContent | undefined>;
   /** Every ApiDefinition: a certificate is deleted only when none of the others lists it. */
@@ -103,7 +107,7 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
   if (!obj) return {};
   const apiId = obj.spec.api_id ?? derivedId(namespace, name);
   const log = deps.log.child({ kind: 'ApiDefinition', object: key, apiId });
-  const policies = deps.policies();
+  const policies = deps.policies(obj);
   const links = policyLinks(obj, policies);
   const linked = sortedRefs([...links.covering, ...links.named].map(refOf));
   const resolved = await deps.connections.resolve(obj.spec.contextRef, namespace);
@@ -277,19 +281,19 @@ export function apiDefinitionController(env: ControllerEnv): ControllerSpec {
   const secretSpec = secretWatch(env);
   const secrets = env.manager.informer<k8s.V1Secret>(secretSpec);
   const objects = new SvcObjects<ApiObject>(env.kc, apiSpec.plural);
+  const apisNaming = byJwtPolicy(apis);
+  const apisOfContext = byContext(apis);
+  const apisOfSecret = byCertificateSecret(apis);
+  const policiesCovering = byAccessRight(policies);
 
   /** Keys of the APIs linked to a policy. */
   const apisOf = (p: PolicyView | undefined): string[] => {
     if (!p) return [];
-    const self = refOf(p);
     return [
       ...accessRefs(p)
         .filter((r) => r.kind === 'ApiDefinition')
         .map(refKey),
-      ...apis
-        .list()
-        .filter((api) => jwtPolicyRefs(api).some((r) => sameRef(r, self)))
-        .map((api) => objectKey(api)),
+      ...apisNaming(refOf(p)).map((api) => objectKey(api)),
     ];
   };
 
@@ -303,7 +307,10 @@ export function apiDefinitionController(env: ControllerEnv): ControllerSpec {
         objects,
         connections: env.connections,
         events: env.events,
-        policies: () => policies.list(),
+        policies: (api) => [
+          ...policiesCovering({ kind: 'ApiDefinition', ...refOf(api) }),
+          ...jwtPolicyRefs(api).flatMap((r) => policies.get(r.namespace, r.name) ?? []),
+        ],
         // The API's namespace is watched, so its Secrets are in the cache.
         secret: (namespace, name) => Promise.resolve(secrets.get(namespace, name)),
         apis: () => apis.list(),
@@ -314,11 +321,7 @@ export function apiDefinitionController(env: ControllerEnv): ControllerSpec {
       {
         // A context that appears or changes queues the APIs that use it.
         watch: watchOf(env, 'OperatorContext'),
-        map: (ctx: k8s.KubernetesObject) =>
-          apis
-            .list()
-            .filter((api) => contextKeyOf(api)[0] === objectKey(ctx))
-            .map((api) => objectKey(api)),
+        map: (ctx: k8s.KubernetesObject) => apisOfContext(objectKey(ctx)).map((api) => objectKey(api)),
       },
       {
         watch: policySpec,
@@ -331,14 +334,7 @@ export function apiDefinitionController(env: ControllerEnv): ControllerSpec {
         watch: secretSpec,
         map: (secret: k8s.V1Secret, old: k8s.V1Secret | undefined, event: InformerEvent) => {
           if (!viewChanged(event, secret, old, (s) => s.data)) return [];
-          const ns = secret.metadata?.namespace;
-          const name = secret.metadata?.name ?? '';
-          return apis
-            .list()
-            .filter(
-              (api) => api.metadata.namespace === ns && api.spec.certificate_secret_names?.includes(name),
-            )
-            .map((api) => objectKey(api));
+          return apisOfSecret(refOf(secret)).map((api) => objectKey(api));
         },
       },
     ],

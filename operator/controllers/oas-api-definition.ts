@@ -10,7 +10,8 @@ import type { Connections } from '../connections.ts';
 import { accessRefs, refKey, refOf, sameRef, sortedRefs } from '../references.ts';
 import { translateOasApiDefinition, type ConfigMapContent } from '../translate/oas-api-definition.ts';
 import type { PolicyView } from './api-definition.ts';
-import { contextKeyOf, viewChanged, watchOf, type ControllerEnv } from './env.ts';
+import { viewChanged, watchOf, type ControllerEnv } from './env.ts';
+import { byAccessRight, byContext, byRef } from './indexes.ts';
 import {
   callGateway,
   heldByPolicies,
@@ -35,8 +36,11 @@ export interface OasApiDefinitionDeps extends ReportDeps<OasApiObject> {
   configMap: (namespace: string, name: string) => Promise<ConfigMapContent | undefined>;
   objects: Pick<SvcObjects<OasApiObject>, 'ensureFinalizer' | 'removeFinalizer' | 'patchStatus'>;
   connections: Pick<Connections, 'resolve'>;
-  /** Every SecurityPolicy: those that cover the API are linked to it. */
-  policies: () => readonly PolicyView[];
+  /**
+   * The SecurityPolicies that may cover the API (a superset will do): the informer's index in
+   * production.
+   */
+  policies: (api: OasApiObject) => readonly PolicyView[];
   log: Logger;
 }
 
@@ -72,7 +76,7 @@ export async function reconcileSvcOasApiDefinition(
   const obj = await deps.read(namespace, name);
   if (!obj) return {};
   const log = deps.log.child({ kind: 'SvcOasApiDefinition', object: key });
-  const covering = coveringPolicies(obj, deps.policies());
+  const covering = coveringPolicies(obj, deps.policies(obj));
   const linked = sortedRefs(covering.map(refOf));
   const resolved = await deps.connections.resolve(obj.spec.contextRef, namespace);
 
@@ -223,6 +227,9 @@ export function svcOasApiDefinitionController(env: ControllerEnv): ControllerSpe
   const configMaps = env.manager.informer<k8s.V1ConfigMap>(cmSpec);
   const core = env.kc.makeApiClient(k8s.CoreV1Api);
   const objects = new SvcObjects<OasApiObject>(env.kc, oasSpec.plural);
+  const policiesCovering = byAccessRight(policies);
+  const apisOfContext = byContext(apis);
+  const apisOfConfigMap = byRef(apis, 'configmap', configMapRefOf);
 
   /** A ConfigMap from the cache, or read directly when its namespace is not watched. */
   const configMap = async (namespace: string, name: string): Promise<ConfigMapContent | undefined> => {
@@ -256,7 +263,7 @@ export function svcOasApiDefinitionController(env: ControllerEnv): ControllerSpe
         objects,
         connections: env.connections,
         events: env.events,
-        policies: () => policies.list(),
+        policies: (api) => policiesCovering({ kind: 'SvcOasApiDefinition', ...refOf(api) }),
         now: env.now,
         log: env.log,
       }),
@@ -264,24 +271,11 @@ export function svcOasApiDefinitionController(env: ControllerEnv): ControllerSpe
       {
         // A ConfigMap queues the APIs that point at it by namespace and name.
         watch: cmSpec,
-        map: (cm: k8s.KubernetesObject) => {
-          const self = refOf(cm);
-          return apis
-            .list()
-            .filter((api) => {
-              const ref = configMapRefOf(api);
-              return ref !== undefined && sameRef(ref, self);
-            })
-            .map((api) => objectKey(api));
-        },
+        map: (cm: k8s.KubernetesObject) => apisOfConfigMap(refOf(cm)).map((api) => objectKey(api)),
       },
       {
         watch: watchOf(env, 'OperatorContext'),
-        map: (ctx: k8s.KubernetesObject) =>
-          apis
-            .list()
-            .filter((api) => contextKeyOf(api)[0] === objectKey(ctx))
-            .map((api) => objectKey(api)),
+        map: (ctx: k8s.KubernetesObject) => apisOfContext(objectKey(ctx)).map((api) => objectKey(api)),
       },
       {
         watch: policySpec,

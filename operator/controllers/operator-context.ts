@@ -8,6 +8,7 @@ import { setCondition, type SvcObject, type SvcObjects } from '../../lib/k8s/obj
 import { objectKey, splitKey, type InformerEvent, type WatchSpec } from '../../lib/k8s/informer.ts';
 import type { Connections } from '../connections.ts';
 import { contextKeyOf, viewChanged, watchOf, type ControllerEnv } from './env.ts';
+import { byContext } from './indexes.ts';
 
 /** The finalizer that keeps an OperatorContext while resources still use it. */
 export const CONTEXT_FINALIZER = 'finalizers.svc.svc.io/operatorcontext';
@@ -147,7 +148,10 @@ export function operatorContextController(
 ): ControllerSpec {
   const users = (
     ['ApiDefinition', 'SvcOasApiDefinition', 'SvcStreamsApiDefinition', 'SecurityPolicy'] as const
-  ).map((kind) => ({ kind, watch: watchOf(env, kind), informer: env.manager.informer(watchOf(env, kind)) }));
+  ).map((kind) => {
+    const informer = env.manager.informer(watchOf(env, kind));
+    return { kind, watch: watchOf(env, kind), informer, ofContext: byContext(informer) };
+  });
   const contexts = env.manager.informer(watchOf(env, 'OperatorContext'));
   return {
     name: 'operatorcontext',
@@ -158,11 +162,12 @@ export function operatorContextController(
         connections: env.connections,
         events: env.events,
         usersOf: (namespace, name): ContextUser[] =>
-          users.flatMap(({ kind, informer }) =>
-            informer
-              .list()
-              .filter((o) => contextKeyOf(o)[0] === `${namespace}/${name}`)
-              .map((o) => ({ kind, name: o.metadata?.name ?? '', namespace: o.metadata?.namespace ?? '' })),
+          users.flatMap(({ kind, ofContext }) =>
+            ofContext(`${namespace}/${name}`).map((o) => ({
+              kind,
+              name: o.metadata?.name ?? '',
+              namespace: o.metadata?.namespace ?? '',
+            })),
           ),
         now: env.now,
         log: env.log,

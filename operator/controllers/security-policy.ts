@@ -13,9 +13,10 @@ import { objectKey, splitKey, type Informer, type InformerEvent } from '../../li
 import type { ManagementClient } from '../clients/management.ts';
 import type { Connections } from '../connections.ts';
 import { derivedId } from '../ids.ts';
-import { accessRefs, apiRefText, jwtPolicyRefs, refKey, sortedRefs } from '../references.ts';
+import { accessRefs, apiRefText, jwtPolicyRefs, refKey, sortedRefs, type ObjectRef } from '../references.ts';
 import { translateSecurityPolicy } from '../translate/security-policy.ts';
-import { contextKeyOf, viewChanged, watchOf, type ControllerEnv } from './env.ts';
+import { viewChanged, watchOf, type ControllerEnv } from './env.ts';
+import { byAccessRight, byContext, byJwtPolicy } from './indexes.ts';
 import { callGateway, reportFailure, reportSuccess, type Fail, type ReportDeps } from './status.ts';
 import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo } from './sync.ts';
 
@@ -40,8 +41,11 @@ export interface SecurityPolicyDeps extends ReportDeps<PolicyObject> {
   connections: Pick<Connections, 'resolve'>;
   /** The API resource a reference names, or undefined when it does not exist. */
   api: (ref: ApiResourceRef) => ApiView | undefined;
-  /** Every ApiDefinition: those that name the policy in `jwt_default_policies` use it. */
-  apiDefinitions: () => readonly ApiView[];
+  /**
+   * The ApiDefinitions that may name the policy in `jwt_default_policies` (they use it; a
+   * superset will do): the informer's index in production.
+   */
+  apiDefinitions: (policy: ObjectRef) => readonly ApiView[];
   log: Logger;
 }
 
@@ -63,7 +67,7 @@ export async function reconcileSecurityPolicy(key: string, deps: SecurityPolicyD
   const polId = obj.spec.id ?? derivedId(namespace, name);
   const log = deps.log.child({ kind: 'SecurityPolicy', object: key, polId });
   const users = deps
-    .apiDefinitions()
+    .apiDefinitions({ namespace, name })
     .filter((api) => jwtPolicyRefs(api).some((r) => r.namespace === namespace && r.name === name));
 
   if (obj.metadata.deletionTimestamp) return finalize(obj, polId, users, deps, log);
@@ -237,15 +241,16 @@ export function securityPolicyController(env: ControllerEnv): ControllerSpec {
     API_KINDS.map((kind) => [kind, env.manager.informer<ApiView>(watchOf(env, kind))]),
   ) as Record<(typeof API_KINDS)[number], Informer<ApiView>>;
   const objects = new SvcObjects<PolicyObject>(env.kc, policySpec.plural);
+  const policiesCovering = byAccessRight(policies);
+  const policiesOfContext = byContext(policies);
+  const apisNaming = byJwtPolicy(apis.ApiDefinition);
 
   /** Keys of the policies an API of `kind` is linked to. */
   const policiesOf = (kind: (typeof API_KINDS)[number], api: ApiView | undefined): string[] => {
     if (!api) return [];
-    const [ns, name] = [namespaceOf(api), nameOf(api)];
-    const covering = policies
-      .list()
-      .filter((p) => accessRefs(p).some((r) => r.kind === kind && r.namespace === ns && r.name === name))
-      .map((p) => objectKey(p));
+    const covering = policiesCovering({ kind, namespace: namespaceOf(api), name: nameOf(api) }).map((p) =>
+      objectKey(p),
+    );
     return kind === 'ApiDefinition' ? [...covering, ...jwtPolicyRefs(api).map(refKey)] : covering;
   };
 
@@ -260,7 +265,7 @@ export function securityPolicyController(env: ControllerEnv): ControllerSpec {
         connections: env.connections,
         events: env.events,
         api: (ref) => apis[ref.kind].get(ref.namespace, ref.name),
-        apiDefinitions: () => apis.ApiDefinition.list(),
+        apiDefinitions: (policy) => apisNaming(policy),
         now: env.now,
         log: env.log,
       }),
@@ -275,11 +280,7 @@ export function securityPolicyController(env: ControllerEnv): ControllerSpec {
       {
         // A context that appears or changes queues the policies that use it.
         watch: watchOf(env, 'OperatorContext'),
-        map: (ctx: k8s.KubernetesObject) =>
-          policies
-            .list()
-            .filter((p) => contextKeyOf(p)[0] === objectKey(ctx))
-            .map((p) => objectKey(p)),
+        map: (ctx: k8s.KubernetesObject) => policiesOfContext(objectKey(ctx)).map((p) => objectKey(p)),
       },
     ],
   };

@@ -11,6 +11,12 @@
  * and the identity, so every token of one subject counts against the same rate limits and quota.
  * It is the policies applied to a key that stores nothing else, cached by the session cache
  * until a policy changes (`Sessions.derived`).
+ *
+ * A token whose signature verified is remembered (by its SHA-256, per compiled API, at most
+ * VERIFIED_MAX of them) until it expires, and at most VERIFIED_TTL_MS, or the JWKS cache time when
+ * the key comes from a JWKS (so a key rotated out stops verifying within the same bound): a
+ * client sending the same token again skips the signature check. Time claims, identity and
+ * policies are checked on every request.
  */
 import { createHash, type KeyObject } from 'node:crypto';
 import { compactVerify, errors, type CryptoKey, type JWSHeaderParameters } from 'jose';
@@ -24,6 +30,35 @@ import { identityOf, policiesOf, skewsOf, timeRefusal, type Claims } from './cla
 import { jwksFor } from './jwks.ts';
 
 const BEARER = /^bearer\s+/i;
+/** Verified tokens remembered per compiled API. */
+const VERIFIED_MAX = 4096;
+/** Longest a verified token is remembered (static keys; a JWKS key is remembered its cache time). */
+const VERIFIED_TTL_MS = 300_000;
+
+/** Claims of tokens whose signature verified, by token hash, until `until` (ms). */
+class VerifiedTokens {
+  readonly #entries = new Map<string, { claims: Claims; until: number }>();
+
+  get(hash: string, now: number): Claims | undefined {
+    const e = this.#entries.get(hash);
+    if (e === undefined) return undefined;
+    if (e.until > now) return e.claims;
+    this.#entries.delete(hash);
+    return undefined;
+  }
+
+  set(hash: string, claims: Claims, now: number, ttlMs: number): void {
+    const exp = typeof claims.exp === 'number' ? claims.exp * 1000 : Infinity;
+    const until = Math.min(now + ttlMs, exp);
+    if (until <= now) return;
+    if (this.#entries.size >= VERIFIED_MAX) {
+      // The oldest entry goes (a Map iterates in insertion order).
+      const oldest = this.#entries.keys().next();
+      if (oldest.done !== true) this.#entries.delete(oldest.value);
+    }
+    this.#entries.set(hash, { claims, until });
+  }
+}
 
 type VerifyKey = KeyObject | Uint8Array | ((header: JWSHeaderParameters) => Promise<CryptoKey>);
 
@@ -85,11 +120,14 @@ export const jwt: Middleware = {
     if (typeof source === 'string') throw new Error(`jwt_source: ${source}`);
     const algorithms = [...JWT_ALGORITHMS[family]];
     let key: VerifyKey;
+    let rememberMs = VERIFIED_TTL_MS;
     if (source.kind === 'jwks') {
       const jwks = jwksFor(deps.sessions, source.url, { now: deps.now, log: deps.log });
       const maxAgeMs = deps.config.jwks_cache_ttl_s * 1000;
       key = (header) => jwks.key(header, maxAgeMs);
+      rememberMs = Math.min(rememberMs, maxAgeMs);
     } else key = source.kind === 'secret' ? source.secret : source.key;
+    const verified = new VerifiedTokens();
     const where = locationsOf(api.auth_configs?.jwt);
     const orgId = api.org_id ?? '';
     const skews = skewsOf(api);
@@ -107,7 +145,12 @@ export const jwt: Middleware = {
       const found = readCredential(ctx, where);
       const token = found?.value.replace(BEARER, '').trim() ?? '';
       if (found === undefined || token === '') return reject(ctx, GatewayError.jwtMissing());
-      const claims = await verifiedClaims(token, key, algorithms);
+      const hash = createHash('sha256').update(token).digest('base64');
+      let claims = verified.get(hash, deps.now());
+      if (claims === undefined) {
+        claims = await verifiedClaims(token, key, algorithms);
+        if (claims !== undefined) verified.set(hash, claims, deps.now(), rememberMs);
+      }
       if (claims === undefined) {
         ctx.emit('AuthFailure', 'Attempted access with an invalid JWT.');
         return reject(ctx, GatewayError.jwtInvalid());

@@ -1,0 +1,55 @@
+/**
+ * The informers' secondary indexes, one definition each (controllers share informers): "which
+ * objects refer to X" is a map lookup instead of a scan of every object, so that a change among
+ * 10,000 objects costs the same as among 10 (docs/design/operator-scale.md). Each function adds
+ * its index once and returns the lookup.
+ */
+import type * as k8s from '@kubernetes/client-node';
+import type { Informer } from '../../lib/k8s/informer.ts';
+import type { ApiResourceRef, NamespacedRef } from '../../schemas/generated/kinds.ts';
+import { accessRefs, apiRefText, jwtPolicyRefs, refKey, type ObjectRef } from '../references.ts';
+import { contextKeyOf } from './env.ts';
+
+/** Objects whose `contextRef` names the OperatorContext `namespace/name`. */
+export function byContext<T extends k8s.KubernetesObject>(inf: Informer<T>): (contextKey: string) => T[] {
+  inf.addIndex('context', contextKeyOf);
+  return (contextKey) => inf.byIndex('context', contextKey);
+}
+
+/** SecurityPolicies whose access rights name an API. */
+export function byAccessRight<T extends k8s.KubernetesObject>(
+  inf: Informer<T>,
+): (api: ApiResourceRef) => T[] {
+  inf.addIndex('access-right', (p) => accessRefs(p as Parameters<typeof accessRefs>[0]).map(apiRefText));
+  return (api) => inf.byIndex('access-right', apiRefText(api));
+}
+
+/** ApiDefinitions that name a SecurityPolicy in `jwt_default_policies`. */
+export function byJwtPolicy<T extends k8s.KubernetesObject>(inf: Informer<T>): (policy: ObjectRef) => T[] {
+  inf.addIndex('jwt-policy', (api) => jwtPolicyRefs(api as Parameters<typeof jwtPolicyRefs>[0]).map(refKey));
+  return (policy) => inf.byIndex('jwt-policy', refKey(policy));
+}
+
+/** ApiDefinitions that name a Secret (of their namespace) in `certificate_secret_names`. */
+export function byCertificateSecret<T extends k8s.KubernetesObject>(
+  inf: Informer<T>,
+): (secret: ObjectRef) => T[] {
+  inf.addIndex('certificate-secret', (api) => {
+    const names = (api as { spec?: { certificate_secret_names?: string[] } }).spec?.certificate_secret_names;
+    return (names ?? []).map((name) => refKey({ namespace: api.metadata?.namespace ?? '', name }));
+  });
+  return (secret) => inf.byIndex('certificate-secret', refKey(secret));
+}
+
+/** Objects indexed by one reference each (the ConfigMap of an OAS API, say). */
+export function byRef<T extends k8s.KubernetesObject>(
+  inf: Informer<T>,
+  name: string,
+  refOf: (obj: T) => Required<NamespacedRef> | undefined,
+): (ref: ObjectRef) => T[] {
+  inf.addIndex(name, (obj) => {
+    const ref = refOf(obj);
+    return ref === undefined ? [] : [refKey(ref)];
+  });
+  return (ref) => inf.byIndex(name, refKey(ref));
+}
