@@ -26,10 +26,11 @@ import {
 
 const root = join(import.meta.dirname, '..', '..');
 /** `SVC_BENCH_SIZES=1000` (comma-separated) runs other sizes, to profile one. */
-const SIZES = (process.env.SVC_BENCH_SIZES ?? '10,100,1000').split(',').map(Number);
+const SIZES = (process.env.SVC_BENCH_SIZES ?? '10,100,1000,10000').split(',').map(Number);
 /** `SVC_BENCH_PROFILE=<dir>`: the operator writes a CPU profile there when it stops. */
 const PROFILE_DIR = process.env.SVC_BENCH_PROFILE;
-const TIMEOUT_MS = 180_000;
+/** Longest wait for n objects to converge. */
+const timeoutMs = (n: number): number => Math.max(180_000, n * 40);
 
 interface Run {
   n: number;
@@ -54,10 +55,10 @@ function percentile(sorted: number[], p: number): number {
 async function timeToServe(gw: GatewayProc, paths: string[], t0: number): Promise<number[]> {
   const pool = new Pool(gw.url, { connections: 8, pipelining: 1 });
   const done = new Map<string, number>();
-  const deadline = t0 + TIMEOUT_MS;
+  const deadline = t0 + timeoutMs(paths.length);
   while (done.size < paths.length) {
     if (Date.now() > deadline)
-      throw new Error(`${paths.length - done.size} APIs not serving after ${TIMEOUT_MS} ms`);
+      throw new Error(`${paths.length - done.size} APIs not serving after ${timeoutMs(paths.length)} ms`);
     const pending = paths.filter((p) => !done.has(p));
     for (let i = 0; i < pending.length; i += 64) {
       await Promise.all(
@@ -85,10 +86,12 @@ async function timeToPolicies(
   t0: number,
 ): Promise<number[]> {
   const done = new Map<string, number>();
-  const deadline = t0 + TIMEOUT_MS;
+  const deadline = t0 + timeoutMs(want.size);
   while (done.size < want.size) {
     if (Date.now() > deadline)
-      throw new Error(`${want.size - done.size} policies not in the gateway after ${TIMEOUT_MS} ms`);
+      throw new Error(
+        `${want.size - done.size} policies not in the gateway after ${timeoutMs(want.size)} ms`,
+      );
     const r = await httpRequest(`${gw.url}/svc/policies`, { headers: { 'x-svc-authorization': secret } });
     if (r.status !== 200) throw new Error(`GET /svc/policies: ${r.status} ${r.body}`);
     const now = Date.now() - t0;
@@ -142,12 +145,93 @@ async function applyAll(manifests: string[]): Promise<number> {
 }
 
 const POLICIES = 1000;
-const results: { operator: Run[]; direct: Run[]; policies?: Run; policiesDirect?: Run; peakRssMiB: number } =
-  {
-    operator: [],
-    direct: [],
-    peakRssMiB: 0,
+/** The size whose APIs the policies cover. */
+const POLICY_SIZE = Math.max(...SIZES.filter((n) => n <= POLICIES));
+/** The operator's memory after a size: peak resident so far (VmHWM), and its heap in use. */
+interface Memory {
+  n: number;
+  peakRssMiB: number;
+  heapUsedMiB: number;
+}
+const results: {
+  operator: Run[];
+  direct: Run[];
+  policies?: Run;
+  policiesDirect?: Run;
+  memory: Memory[];
+  changeOne?: number;
+} = { operator: [], direct: [], memory: [] };
+
+/** VmHWM of the operator's process, and nodejs_heap_size_used_bytes from its /metrics. */
+async function memoryOf(op: OperatorProc): Promise<Omit<Memory, 'n'>> {
+  const status = readFileSync(`/proc/${op.pid}/status`, 'utf8');
+  const metrics = (await httpRequest(`${op.opsUrl}/metrics`)).body;
+  const heap = Number(/^nodejs_heap_size_used_bytes (\S+)$/m.exec(metrics)?.[1] ?? NaN);
+  return {
+    peakRssMiB: Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) / 1024,
+    heapUsedMiB: heap / 1024 / 1024,
   };
+}
+/**
+ * 1000 SecurityPolicies, each on its own API (the APIs of size n), one apply, until each is in the
+ * gateway; then the same policies written straight to the gateway (the reference).
+ */
+async function policiesPhase(n: number): Promise<void> {
+  const count = Math.min(POLICIES, n);
+  const want = new Map<string, string>();
+  const policies = Array.from({ length: count }, (_, i) => {
+    want.set(derivedId('bench', `pol-${i}`), derivedId('bench', `op-${n}-${i}`));
+    return `apiVersion: svc.svc.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: pol-${i}, namespace: bench}
+spec:
+  name: pol-${i}
+  state: active
+  active: true
+  rate: 100
+  per: 60
+  quota_max: -1
+  access_rights_array:
+    - {name: op-${n}-${i}, namespace: bench, kind: ApiDefinition}
+`;
+  });
+  const t2 = Date.now();
+  const inGateway = timeToPolicies(gw, secret, want, t2);
+  const policiesApplied = await applyAll(policies);
+  results.policies = { ...summarize(count, await inGateway), applied: policiesApplied - t2 };
+
+  // Reference: the same policies written straight to the gateway.
+  const wantDirect = new Map<string, string>();
+  const t3 = Date.now();
+  for (let i = 0; i < count; i += 16) {
+    await Promise.all(
+      Array.from({ length: Math.min(16, count - i) }, async (_, j) => {
+        const id = `direct-pol-${i + j}`;
+        const api = `direct-${n}-${i + j}`;
+        wantDirect.set(id, api);
+        const r = await httpRequest(`${gw.url}/svc/policies`, {
+          method: 'POST',
+          headers: { 'x-svc-authorization': secret, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            id,
+            name: id,
+            active: true,
+            rate: 100,
+            per: 60,
+            quota_max: -1,
+            access_rights: { [api]: { api_id: api, api_name: api, versions: ['Default'] } },
+          }),
+        });
+        if (r.status !== 200) throw new Error(`POST /svc/policies: ${r.status} ${r.body}`);
+      }),
+    );
+  }
+  results.policiesDirect = summarize(count, await timeToPolicies(gw, secret, wantDirect, t3));
+  console.log(
+    `policies: operator ${JSON.stringify(results.policies)}, direct ${JSON.stringify(results.policiesDirect)}`,
+  );
+}
+
 try {
   operator = await startOperator({
     name: 'operator',
@@ -209,66 +293,25 @@ spec:
     console.log(
       `n=${n}: operator ${JSON.stringify(results.operator.at(-1))}, direct ${JSON.stringify(results.direct.at(-1))}`,
     );
+    if (n === POLICY_SIZE) await policiesPhase(n);
+    results.memory.push({ n, ...(await memoryOf(operator)) });
   }
 
-  // 1000 SecurityPolicies, each on its own API (the last size's APIs), one apply.
-  const n = SIZES.at(-1) ?? 0;
-  const count = Math.min(POLICIES, n);
-  const want = new Map<string, string>();
-  const policies = Array.from({ length: count }, (_, i) => {
-    want.set(derivedId('bench', `pol-${i}`), derivedId('bench', `op-${n}-${i}`));
-    return `apiVersion: svc.svc.io/v1alpha1
-kind: SecurityPolicy
-metadata: {name: pol-${i}, namespace: bench}
-spec:
-  name: pol-${i}
-  state: active
-  active: true
-  rate: 100
-  per: 60
-  quota_max: -1
-  access_rights_array:
-    - {name: op-${n}-${i}, namespace: bench, kind: ApiDefinition}
-`;
-  });
-  const t2 = Date.now();
-  const inGateway = timeToPolicies(gw, secret, want, t2);
-  const policiesApplied = await applyAll(policies);
-  results.policies = { ...summarize(count, await inGateway), applied: policiesApplied - t2 };
-
-  // Reference: the same policies written straight to the gateway.
-  const wantDirect = new Map<string, string>();
-  const t3 = Date.now();
-  for (let i = 0; i < count; i += 16) {
-    await Promise.all(
-      Array.from({ length: Math.min(16, count - i) }, async (_, j) => {
-        const id = `direct-pol-${i + j}`;
-        const api = `direct-${n}-${i + j}`;
-        wantDirect.set(id, api);
-        const r = await httpRequest(`${gw.url}/svc/policies`, {
-          method: 'POST',
-          headers: { 'x-svc-authorization': secret, 'content-type': 'application/json' },
-          body: JSON.stringify({
-            id,
-            name: id,
-            active: true,
-            rate: 100,
-            per: 60,
-            quota_max: -1,
-            access_rights: { [api]: { api_id: api, api_name: api, versions: ['Default'] } },
-          }),
-        });
-        if (r.status !== 200) throw new Error(`POST /svc/policies: ${r.status} ${r.body}`);
-      }),
-    );
-  }
-  results.policiesDirect = summarize(count, await timeToPolicies(gw, secret, wantDirect, t3));
-  console.log(
-    `policies: operator ${JSON.stringify(results.policies)}, direct ${JSON.stringify(results.policiesDirect)}`,
-  );
-
-  const status = readFileSync(`/proc/${operator.pid}/status`, 'utf8');
-  results.peakRssMiB = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) / 1024;
+  // One change among all of them: a new listen path for one API, until it serves.
+  const largest = SIZES.at(-1) ?? 0;
+  const tc = Date.now();
+  const changedPath = `/changed-${largest}/`;
+  await cp.kubectl([
+    'patch',
+    'apidefinition',
+    `op-${largest}-0`,
+    '-n',
+    'bench',
+    '--type=merge',
+    '-p',
+    JSON.stringify({ spec: { proxy: { listen_path: changedPath } } }),
+  ]);
+  results.changeOne = (await timeToServe(gw, [changedPath], tc))[0];
 } finally {
   await operator?.stop();
   await gw.stop();
@@ -283,18 +326,30 @@ const rows = SIZES.map((n, i) => {
   if (!o || !d) return `| ${n} | - | - | - | - | - | - |`;
   return `| ${n} | ${fmt(o.applied ?? NaN)} | ${fmt(o.p50)} | ${fmt(o.p99)} | ${fmt(o.total)} | ${fmt(d.total)} | ${(o.total / d.total).toFixed(1)}x |`;
 });
-const last = results.operator.at(-1);
-// Set by the run above (an error there ends the script before this point).
+const byN = (n: number): Run | undefined => results.operator[SIZES.indexOf(n)];
 const pol = results.policies;
 const polDirect = results.policiesDirect;
-const policyRow = `| ${pol.n} SecurityPolicies (each on its own API) | ${fmt(pol.applied ?? NaN)} | ${fmt(pol.p50)} | ${fmt(pol.p99)} | ${fmt(pol.total)} | ${fmt(polDirect.total)} | ${(pol.total / polDirect.total).toFixed(1)}x |`;
+const policyRow =
+  pol === undefined || polDirect === undefined
+    ? '| SecurityPolicies | - | - | - | - | - | - |'
+    : `| ${pol.n} SecurityPolicies (each on its own API) | ${fmt(pol.applied ?? NaN)} | ${fmt(pol.p50)} | ${fmt(pol.p99)} | ${fmt(pol.total)} | ${fmt(polDirect.total)} | ${(pol.total / polDirect.total).toFixed(1)}x |`;
+const memoryRows = results.memory.map(
+  (m) => `| ${m.n} | ${m.peakRssMiB.toFixed(0)} | ${m.heapUsedMiB.toFixed(0)} |`,
+);
+/** A target line: met or missed, with the figure. */
+const target = (what: string, figure: number | undefined, limit: number, unit: string, scale = 1): string =>
+  `- ${what}: **${figure !== undefined && figure <= limit ? 'met' : 'missed'}** (${figure === undefined ? '-' : (figure / scale).toFixed(scale === 1 ? 0 : 2)} ${unit}).`;
+const mem1000 = results.memory.find((m) => m.n === 1000);
 const section = `## Operator
 
 Time from \`kubectl apply\` of N ApiDefinitions (server-side, ${APPLIERS} kubectl processes at
-once, as GitOps tools apply a folder) until each one serves traffic through the gateway
-(polled from the start of the apply; "applied" is when the last kubectl returned), against the same N APIs written straight to the gateway's
-management API with one group reload (the reference, same run, same gateway). Seconds.
+once, as GitOps tools apply a folder) until each one serves traffic through the gateway,
+polled from the start of the apply ("applied" is when the last kubectl returned), against the
+same N APIs written straight to the gateway's management API with one group reload (the
+reference, same run, same gateway). Sizes run one after the other on one operator, so each
+starts with the previous ones in place. Seconds.
 Machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}); generated by \`make bench\` on ${new Date().toISOString().slice(0, 10)}.
+The operator runs as the chart starts it (heap limit \`operator.heapMiB\`, 192 MiB).
 
 | N | applied | p50 | p99 | total | reference total | ratio |
 |---|---|---|---|---|---|---|
@@ -305,8 +360,21 @@ The SecurityPolicy row: time from one \`kubectl apply\` of the policies (their A
 serving) until each is in the gateway's policy list with its API in its access rights; the
 reference writes the same policies to \`/svc/policies\`.
 
-Operator peak memory (VmHWM): ${results.peakRssMiB.toFixed(0)} MiB.
-Target: 1000 APIs serving within 30 s — ${last && last.total <= 30_000 ? 'met' : 'missed'} (${last ? fmt(last.total) : '-'} s).
+One change among all ${SIZES.at(-1) ?? 0} (a new listen path for one API, \`kubectl patch\`) served after
+${results.changeOne === undefined ? '-' : fmt(results.changeOne)} s.
+
+Operator memory after each size (peak resident so far, VmHWM; V8 heap in use then):
+
+| N | peak RSS (MiB) | heap used (MiB) |
+|---|---|---|
+${memoryRows.join('\n')}
+
+Targets (issue "The operator at scale"):
+${target('1,000 ApiDefinitions serving, p99 ≤ 10 s', byN(1000)?.p99, 10_000, 's', 1000)}
+${target('10,000 ApiDefinitions serving, p99 ≤ 120 s', byN(10_000)?.p99, 120_000, 's', 1000)}
+${target('1,000 SecurityPolicies, p99 ≤ 15 s', pol?.p99, 15_000, 's', 1000)}
+${target('one change among 10,000 served ≤ 2 s', results.changeOne, 2_000, 's', 1000)}
+${target('operator peak memory at 1,000 objects ≤ 250 MiB', mem1000?.peakRssMiB, 250, 'MiB')}
 `;
 
 const docPath = join(root, 'docs', 'benchmarks.md');

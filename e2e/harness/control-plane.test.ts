@@ -50,3 +50,16 @@ void test('kubectl reports failures with their exit code', async () => {
   assert.match(res.stderr, /not found/);
   await assert.rejects(plane().kubectl(['get', 'configmap', 'absent', '-n', 'default']), /not found/);
 });
+
+void test('a restart keeps the address, the credentials and the data', async () => {
+  const cp = plane();
+  const before = { server: cp.server, token: cp.token, kubeconfig: cp.kubeconfig };
+  await cp.kubectl(['create', 'namespace', 'harness-restart']);
+  await cp.kubectl(['create', 'configmap', 'kept', '-n', 'harness-restart', '--from-literal=k=v']);
+  await cp.restart({ downMs: 500 });
+  assert.deepEqual({ server: cp.server, token: cp.token, kubeconfig: cp.kubeconfig }, before);
+  const { stdout } = await cp.kubectl(['get', 'configmap', 'kept', '-n', 'harness-restart', '-o', 'json']);
+  assert.deepEqual((JSON.parse(stdout) as { data?: Record<string, string> }).data, { k: 'v' });
+  const ready = await cp.kubectl(['get', '--raw', '/readyz']);
+  assert.equal(ready.stdout.trim(), 'ok');
+});
