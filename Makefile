@@ -61,15 +61,19 @@ e2e: deps ## End-to-end tests against a real etcd and kube-apiserver
 test: lint typecheck gen-check unit e2e ## Everything: lint, type-check, gen-check, unit, integration and e2e
 
 .PHONY: bench
-bench: bench-gateway bench-operator ## Benchmarks; figures and ratios go to docs/benchmarks.md
+bench: bench-gateway bench-operator bench-soak ## Benchmarks; figures and ratios go to docs/benchmarks.md
 
 .PHONY: bench-gateway
 bench-gateway: $(NODE_DEPS) ## Gateway against nginx (apt-installs nginx-light and wrk if missing; builds tools/loadgen with Go)
 	node gateway/bench/run.ts
 
 .PHONY: bench-operator
-bench-operator: deps ## 10, 100, 1000 ApiDefinitions until served, against direct gateway writes
+bench-operator: deps ## 10 to 10,000 ApiDefinitions and 1000 SecurityPolicies until served, against direct gateway writes
 	node e2e/bench/operator-bench.ts
+
+.PHONY: bench-soak
+bench-soak: deps ## The operator under 30 minutes of churn (SVC_SOAK_MINUTES): memory over time
+	node e2e/bench/operator-soak.ts
 
 .PHONY: cluster
 cluster: deps ## Start a local control plane with the CRDs and print how to use kubectl with it

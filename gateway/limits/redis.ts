@@ -3,7 +3,7 @@
  * and its record are atomic and N nodes together admit exactly the limit. Sliding windows are
  * sorted sets of admitted request times read from Redis's own clock (nodes' clocks may differ).
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { TransientError, errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
@@ -104,6 +104,14 @@ interface Scripts {
   svcResetGroup(group: string): Promise<unknown>;
 }
 
+/**
+ * Members of sliding windows: unique across processes (a random prefix per process) and short (a
+ * counter after it), so a window of many requests costs Redis little memory.
+ */
+const MEMBER_PREFIX = randomBytes(6).toString('base64url');
+let memberSeq = 0;
+const nextMember = (): string => `${MEMBER_PREFIX}${(memberSeq++).toString(36)}`;
+
 /** Counters of every gateway node on one Redis. */
 export class RedisCounters implements Counters {
   readonly kind = 'redis';
@@ -157,7 +165,7 @@ export class RedisCounters implements Counters {
 
   async rate(name: string, limit: number, windowMs: number): Promise<RateVerdict> {
     const res = (await this.#run('rate', () =>
-      this.#scripts.svcRate(this.#prefix + name, String(limit), String(windowMs), randomUUID()),
+      this.#scripts.svcRate(this.#prefix + name, String(limit), String(windowMs), nextMember()),
     )) as [number, number, number];
     return { allowed: res[0] === 1, remaining: res[1], resetMs: res[2] };
   }
@@ -177,7 +185,7 @@ export class RedisCounters implements Counters {
         `${this.#prefix}group:${quota.group}`,
         String(rate.limit),
         String(rate.windowMs),
-        randomUUID(),
+        nextMember(),
         String(quota.periodMs),
       ),
     )) as [number, number, number, number, number];

@@ -15,10 +15,10 @@
  * A token whose signature verified is remembered (by its SHA-256, per compiled API, at most
  * VERIFIED_MAX of them) until it expires, and at most VERIFIED_TTL_MS, or the JWKS cache time when
  * the key comes from a JWKS (so a key rotated out stops verifying within the same bound): a
- * client sending the same token again skips the signature check. Time claims, identity and
- * policies are checked on every request.
+ * client sending the same token again skips the signature check and the reading of its claims.
+ * Time claims, and the policies the token names, are checked on every request.
  */
-import { createHash, type KeyObject } from 'node:crypto';
+import { hash, type KeyObject } from 'node:crypto';
 import { compactVerify, errors, type CryptoKey, type JWSHeaderParameters } from 'jose';
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
 import { authMethodsOf, JWT_ALGORITHMS, jwtSourceOf, type JwtFamily } from '../../../schemas/rules/auth.ts';
@@ -35,20 +35,29 @@ const VERIFIED_MAX = 4096;
 /** Longest a verified token is remembered (static keys; a JWKS key is remembered its cache time). */
 const VERIFIED_TTL_MS = 300_000;
 
-/** Claims of tokens whose signature verified, by token hash, until `until` (ms). */
-class VerifiedTokens {
-  readonly #entries = new Map<string, { claims: Claims; until: number }>();
+/** What a verified token says, as this API reads it: its claims, identity, session, policies. */
+interface Verified {
+  claims: Claims;
+  identity: string | undefined;
+  /** The session ID of the identity (undefined without one). */
+  sessionId: string | undefined;
+  policyIds: string[];
+}
 
-  get(hash: string, now: number): Claims | undefined {
+/** Tokens whose signature verified, by token hash, until `until` (ms). */
+class VerifiedTokens {
+  readonly #entries = new Map<string, Verified & { until: number }>();
+
+  get(hash: string, now: number): Verified | undefined {
     const e = this.#entries.get(hash);
     if (e === undefined) return undefined;
-    if (e.until > now) return e.claims;
+    if (e.until > now) return e;
     this.#entries.delete(hash);
     return undefined;
   }
 
-  set(hash: string, claims: Claims, now: number, ttlMs: number): void {
-    const exp = typeof claims.exp === 'number' ? claims.exp * 1000 : Infinity;
+  set(hash: string, verified: Verified, now: number, ttlMs: number): void {
+    const exp = typeof verified.claims.exp === 'number' ? verified.claims.exp * 1000 : Infinity;
     const until = Math.min(now + ttlMs, exp);
     if (until <= now) return;
     if (this.#entries.size >= VERIFIED_MAX) {
@@ -56,7 +65,7 @@ class VerifiedTokens {
       const oldest = this.#entries.keys().next();
       if (oldest.done !== true) this.#entries.delete(oldest.value);
     }
-    this.#entries.set(hash, { claims, until });
+    this.#entries.set(hash, { ...verified, until });
   }
 }
 
@@ -64,7 +73,7 @@ type VerifyKey = KeyObject | Uint8Array | ((header: JWSHeaderParameters) => Prom
 
 /** The stable session ID of `identity` in organisation `orgId`. */
 export function jwtSessionId(orgId: string, identity: string): string {
-  return createHash('sha256').update(`jwt\0${orgId}\0${identity}`).digest('hex');
+  return hash('sha256', `jwt\0${orgId}\0${identity}`, 'hex');
 }
 
 /** The claims of `token` when its signature verifies with `key` and one of `algorithms`. */
@@ -145,29 +154,35 @@ export const jwt: Middleware = {
       const found = readCredential(ctx, where);
       const token = found?.value.replace(BEARER, '').trim() ?? '';
       if (found === undefined || token === '') return reject(ctx, GatewayError.jwtMissing());
-      const hash = createHash('sha256').update(token).digest('base64');
-      let claims = verified.get(hash, deps.now());
-      if (claims === undefined) {
-        claims = await verifiedClaims(token, key, algorithms);
-        if (claims !== undefined) verified.set(hash, claims, deps.now(), rememberMs);
+      const tokenHash = hash('sha256', token, 'base64');
+      let seen = verified.get(tokenHash, deps.now());
+      if (seen === undefined) {
+        const claims = await verifiedClaims(token, key, algorithms);
+        if (claims === undefined) {
+          ctx.emit('AuthFailure', 'Attempted access with an invalid JWT.');
+          return reject(ctx, GatewayError.jwtInvalid());
+        }
+        const identity = identityOf(claims, api.jwt_identity_base_field);
+        seen = {
+          claims,
+          identity,
+          sessionId: identity === undefined ? undefined : jwtSessionId(orgId, identity),
+          policyIds: policiesOf(claims, api),
+        };
+        verified.set(tokenHash, seen, deps.now(), rememberMs);
       }
-      if (claims === undefined) {
-        ctx.emit('AuthFailure', 'Attempted access with an invalid JWT.');
-        return reject(ctx, GatewayError.jwtInvalid());
-      }
+      const { claims, identity, sessionId, policyIds: ids } = seen;
       const late = timeRefusal(claims, Math.floor(deps.now() / 1000), skews);
       if (late !== undefined) return reject(ctx, late);
-      const identity = identityOf(claims, api.jwt_identity_base_field);
-      if (identity === undefined) {
+      if (identity === undefined || sessionId === undefined) {
         ctx.emit('AuthFailure', 'Attempted access with a JWT without identity.');
         return reject(ctx, GatewayError.jwtNoIdentity());
       }
-      const ids = policiesOf(claims, api);
       if (ids.length === 0 || (await policyProblem(ids))) {
         ctx.emit('AuthFailure', 'Attempted access with a JWT without a matching policy.');
         return reject(ctx, GatewayError.jwtNoPolicy());
       }
-      const session = await deps.sessions.derived(jwtSessionId(orgId, identity), {
+      const session = await deps.sessions.derived(sessionId, {
         ...(orgId === '' ? {} : { org_id: orgId }),
         alias: identity,
         apply_policies: ids,
