@@ -95,6 +95,8 @@ async function shutdown(code: number): Promise<void> {
   stopping = true;
   log.info('operator stopping');
   await manager.stop();
+  // Events still waiting get a moment to be written.
+  await Promise.race([events.flushed(), new Promise((resolve) => setTimeout(resolve, 2000))]);
   await elector?.release();
   await connections.close();
   await ops.close();

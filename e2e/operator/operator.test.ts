@@ -122,20 +122,22 @@ test('apply: the API serves traffic and its status shows the derived ID and Read
   assert.equal(st.api_id, apiId('team-a', 'orders'));
   assert.equal(typeof st.latestCRDSpecHash, 'string');
   assert.equal((st.latestTransaction as { status: string }).status, 'Successful');
-  const events = await cp.kubectl([
-    'get',
-    'events',
-    '-n',
-    'team-a',
-    '--field-selector',
-    'involvedObject.name=orders',
-    '-o',
-    'json',
-  ]);
-  assert.ok(
-    (JSON.parse(events.stdout) as { items: { reason: string }[] }).items.some((e) => e.reason === 'Created'),
-    'a Created event',
-  );
+  // Events are written in the background, after the status.
+  await waitFor('a Created event', async () => {
+    const events = await cp.kubectl([
+      'get',
+      'events',
+      '-n',
+      'team-a',
+      '--field-selector',
+      'involvedObject.name=orders',
+      '-o',
+      'json',
+    ]);
+    return (JSON.parse(events.stdout) as { items: { reason: string }[] }).items.some(
+      (e) => e.reason === 'Created',
+    );
+  });
 });
 
 test('changing the listen path: the new path serves, the old one gives 404', async () => {

@@ -371,21 +371,24 @@ X-Forwarded-* headers set.
 - **protected**: the realistic case, on a second gateway with the Redis store
   (\`--store redis://\`, a redis-server of its own): the token as above, plus a key rate limit
   and a quota (set high enough never to refuse during the run), checked in Redis on every
-  request by two atomic scripts called by SHA, so 2 round trips per request;
+  request by one atomic script called by SHA (the rate check and, when it admits, the quota
+  count), so 1 round trip per request;
   ${fmt(redisPerRequest)} Redis commands per request counting those the scripts run, counted over
   ${COUNTED_REQUESTS} requests (\`INFO stats\` before and after).
 - **JWT**: an API with \`enable_jwt\` and \`jwt_signing_method: rsa\`, its \`jwt_source\` the
   base64 of a PEM public key (RSA 2048) and a default policy; every request carries the same
   RS256 token (\`Authorization: Bearer\`), so the key is warm (parsed once, at load) and the
-  identity's session comes from the cache, but the signature is verified on every request.
+  identity's session comes from the cache; the gateway remembers a verified token by its hash
+  until it expires (at most 5 minutes), so the signature is verified once, and the time claims
+  and policies on every request.
 - **mTLS**: wrk cannot present a client certificate, so this case runs with
   \`tools/loadgen\` (Go, HTTP/1.1 keep-alive, ${CONNECTIONS} connections, ${LOADGEN_THREADS} thread)
   against an HTTPS listener of the same gateway (\`--tls-cert\`/\`--tls-key\`, ECDSA P-256, an API
   with \`protocol: https\` and a \`listen_port\`): an API with \`use_keyless: true\` and static
   mutual TLS (\`use_mutual_tls_auth\`, \`client_certificates\` the one client certificate,
   ECDSA P-256, uploaded to \`/svc/certs\`). The TLS handshake happens once per connection.
-- **token over HTTPS**: the token API, served on that HTTPS listener (HTTPS listeners take the
-  general path, not the plain-HTTP fast path), loaded with \`tools/loadgen\` like the mTLS case:
+- **token over HTTPS**: the token API, served on that HTTPS listener (on the fast path, as plain
+  HTTP is, once the TLS handshake is done), loaded with \`tools/loadgen\` like the mTLS case:
   the like-for-like reference for mTLS. The token case on plain HTTP is also loaded with
   \`tools/loadgen\`, to tell the load generator's share from TLS's.
 

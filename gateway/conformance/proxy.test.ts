@@ -262,10 +262,9 @@ for (const fastPath of [true, false]) {
     for (const c of cases) {
       test(c.name, async () => {
         const port = c.port === 'own' ? ownPort : c.port === 'secure' ? securePort : gw.port;
-        // APIs with an http upstream on plain-HTTP ports take the fast path (when on), keyed ones
-        // too; a fresh connection each, since one handed to node:http stays there.
-        const fast =
-          gw.config.fast_path && c.port !== 'secure' && !c.path.startsWith('/tls-') && c.status !== 404;
+        // APIs with an http upstream take the fast path (when on), keyed ones too, on HTTP and
+        // HTTPS ports alike; a fresh connection each, since one handed to node:http stays there.
+        const fast = gw.config.fast_path && !c.path.startsWith('/tls-') && c.status !== 404;
         const served = fastPathStats.requests;
         const res = await send({
           fresh: true,

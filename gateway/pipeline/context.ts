@@ -58,6 +58,8 @@ export interface ContextInit {
   route: Route;
   listener: ListenerInfo;
   log: Logger;
+  /** The client connection, for its TLS peer certificate (mutual TLS). */
+  socket?: Socket;
 }
 
 /** One request on its way through the chain. */
@@ -84,6 +86,7 @@ export class RequestContext {
   #clientIp: string | undefined;
   #requestId: string | undefined;
   #childLog: Logger | undefined;
+  readonly #socket: Socket | undefined;
 
   constructor(init: ContextInit) {
     this.method = init.method;
@@ -94,6 +97,7 @@ export class RequestContext {
     this.route = init.route;
     this.listener = init.listener;
     this.#log = init.log;
+    this.#socket = init.socket;
   }
 
   /**
@@ -158,11 +162,11 @@ export class RequestContext {
 
   /**
    * The leaf certificate the client presented on its TLS connection (mutual TLS), or undefined.
-   * Only HTTPS listeners ask for one, and the fast path serves plain HTTP only, where there is
-   * never one: both entrances answer the same.
+   * Only HTTPS listeners ask for one; both entrances read it from the connection the same way.
    */
   peerCertificate(): X509Certificate | undefined {
-    return undefined;
+    const socket = this.#socket;
+    return socket instanceof TLSSocket ? socket.getPeerX509Certificate() : undefined;
   }
 }
 
@@ -207,6 +211,7 @@ export class HttpContext extends RequestContext {
       route: opts.route,
       listener: opts.listener,
       log: opts.log,
+      socket: opts.req.socket,
     });
     this.req = opts.req;
     this.res = opts.res;
@@ -226,11 +231,6 @@ export class HttpContext extends RequestContext {
     }
     this.body = Buffer.concat(chunks);
     return this.body;
-  }
-
-  override peerCertificate(): X509Certificate | undefined {
-    const socket = this.req.socket;
-    return socket instanceof TLSSocket ? socket.getPeerX509Certificate() : undefined;
   }
 }
 

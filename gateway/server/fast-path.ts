@@ -707,6 +707,7 @@ class Exchange {
       route: found.route,
       listener: conn.listener.info,
       log: conn.fp.opts.log,
+      socket: conn.socket,
     });
     this.table.enter();
     conn.fp.opts.observer?.onRequest?.(this.ctx);

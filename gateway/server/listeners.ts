@@ -9,7 +9,7 @@ import {
   type Server,
   type ServerResponse,
 } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createHttpsServer, Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { SecureContext } from 'node:tls';
 import type { Logger } from '../../lib/log.ts';
@@ -129,15 +129,17 @@ export class Listeners {
     server.headersTimeout = 66_000;
     listener.server = server;
     const fast = this.#fastPath;
-    if (fast !== undefined && opts.protocol === 'http' && opts.role !== 'control') {
-      // The fast path sees each connection first; what it doesn't serve goes to node:http's own
-      // connection listener, with the bytes already read put back on the socket.
-      const nodeHttp = server.listeners('connection') as ((socket: Socket) => void)[];
-      server.removeAllListeners('connection');
+    if (fast !== undefined && opts.role !== 'control') {
+      // The fast path sees each connection first (on HTTPS, once its handshake is done); what it
+      // doesn't serve goes to node:http's own listener, with the bytes already read put back on
+      // the socket.
+      const event = server instanceof HttpsServer ? 'secureConnection' : 'connection';
+      const nodeHttp = server.listeners(event) as ((socket: Socket) => void)[];
+      server.removeAllListeners(event);
       const handoff = (socket: Socket): void => {
         for (const fn of nodeHttp) fn.call(server, socket);
       };
-      server.on('connection', (socket: Socket) => {
+      server.on(event, (socket: Socket) => {
         fast.serve(socket, listener, handoff);
       });
     }

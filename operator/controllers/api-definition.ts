@@ -300,7 +300,9 @@ export function apiDefinitionController(env: ControllerEnv): ControllerSpec {
   return {
     name: 'apidefinition',
     watch: apiSpec,
-    workers: 128,
+    // Reconciles mostly wait for the gateway's shared reload (seconds at 10,000 APIs): enough of
+    // them that one reload serves a whole burst (docs/design/operator-scale.md).
+    workers: 512,
     reconcile: (key) =>
       reconcileApiDefinition(key, {
         read: (namespace, name) => Promise.resolve(apis.get(namespace, name)),

@@ -6,7 +6,7 @@ import type { Condition, NamespacedRef, Transaction } from '../../schemas/genera
 import type { EventRecorder } from '../../lib/k8s/events.ts';
 import { setCondition, type SvcObject, type SvcObjects } from '../../lib/k8s/objects.ts';
 import { InputError, SvcError, errorMessage } from '../../lib/errors.ts';
-import { refKey, refOf, type ObjectRef } from '../references.ts';
+import { refKey, refOf, sortedRefs, type ObjectRef } from '../references.ts';
 
 /** Status fields every reconciled kind has. */
 export interface ReconcileStatus {
@@ -163,7 +163,9 @@ export async function heldByPolicies<
 ): Promise<boolean> {
   const holding = covering.filter((p) => p.metadata?.deletionTimestamp === undefined);
   if (holding.length === 0) return false;
-  const list = holding.map((p) => `SecurityPolicy ${refKey(refOf(p))}`).join(', ');
+  const list = sortedRefs(holding.map(refOf))
+    .map((r) => `SecurityPolicy ${refKey(r)}`)
+    .join(', ');
   const message = `still used by ${list}: remove it from the access_rights_array of these policies (or delete them) first`;
   const status = { ...obj.status, linked_by_policies: linked } as NonNullable<T['status']>;
   await reportFailure(obj, status, { reason: 'InUse', message, call: false }, deps);
