@@ -645,7 +645,8 @@ async function main(): Promise<void> {
     writeFileSync(clientFiles.cert, client.cert);
     writeFileSync(clientFiles.key, client.key);
     const uploaded = (await post(`/svc/certs?org_id=${MTLS_ORG}`, client.cert)) as { id?: string };
-    if (uploaded.id === undefined) throw new Error(`uploading the client certificate returned no ID: ${JSON.stringify(uploaded)}`);
+    if (uploaded.id === undefined)
+      throw new Error(`uploading the client certificate returned no ID: ${JSON.stringify(uploaded)}`);
     await post('/svc/apis', {
       ...https,
       api_id: 'bench-mtls',

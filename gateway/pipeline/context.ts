@@ -62,6 +62,9 @@ export interface ContextInit {
   socket?: Socket;
 }
 
+/** The peer certificate of each TLS connection, read once (null: it presented none). */
+const peerCertificates = new WeakMap<TLSSocket, X509Certificate | null>();
+
 /** One request on its way through the chain. */
 export class RequestContext {
   readonly method: string;
@@ -166,7 +169,15 @@ export class RequestContext {
    */
   peerCertificate(): X509Certificate | undefined {
     const socket = this.#socket;
-    return socket instanceof TLSSocket ? socket.getPeerX509Certificate() : undefined;
+    if (!(socket instanceof TLSSocket)) return undefined;
+    // One object per connection: HTTPS listeners refuse renegotiation, so the certificate a
+    // connection presented is the one it keeps.
+    let cert = peerCertificates.get(socket);
+    if (cert === undefined) {
+      cert = socket.getPeerX509Certificate() ?? null;
+      peerCertificates.set(socket, cert);
+    }
+    return cert ?? undefined;
   }
 }
 

@@ -11,7 +11,7 @@ import {
 } from 'node:http';
 import { createServer as createHttpsServer, Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import type { SecureContext } from 'node:tls';
+import type { SecureContext, TLSSocket } from 'node:tls';
 import type { Logger } from '../../lib/log.ts';
 import type { TlsMaterial } from '../config/load.ts';
 import type { ListenerInfo } from '../pipeline/context.ts';
@@ -141,6 +141,13 @@ export class Listeners {
       };
       server.on(event, (socket: Socket) => {
         fast.serve(socket, listener, handoff);
+      });
+    }
+    if (server instanceof HttpsServer) {
+      // No renegotiation: the client certificate a connection presented stays its certificate
+      // (RequestContext.peerCertificate reads it once per connection).
+      server.prependListener('secureConnection', (socket: TLSSocket) => {
+        socket.disableRenegotiation();
       });
     }
     await new Promise<void>((resolve, reject) => {

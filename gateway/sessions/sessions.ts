@@ -78,16 +78,39 @@ export class Sessions {
    * use. Cached per ID and policy list until a policy changes, like a stored key.
    */
   async derived(id: string, key: GatewaySession): Promise<LoadedKey> {
+    const cached = this.derivedCached(id, key.apply_policies ?? []);
+    if (cached !== undefined) return cached;
     const cacheKey = `${id}\0${(key.apply_policies ?? []).join('\0')}`;
     const now = this.#now();
-    const hit = this.#derived.get(cacheKey);
-    if (hit !== undefined && hit.value !== null && now - hit.at < HIT_MAX_AGE_MS) return hit.value;
     const generation = this.#generation;
     const policies = new Map<string, GatewayPolicy | undefined>();
     for (const pid of key.apply_policies ?? []) policies.set(pid, await this.policy(pid));
     const loaded: LoadedKey = { id, stored: key, applied: applyPolicies(key, (pid) => policies.get(pid)) };
     if (generation === this.#generation) remember(this.#derived, cacheKey, loaded, now);
     return loaded;
+  }
+
+  /**
+   * The derived session of `id` with these policies when the cache holds it, without waiting
+   * (the request path skips a promise per request); undefined otherwise: call `derived`.
+   */
+  derivedCached(id: string, policyIds: readonly string[]): LoadedKey | undefined {
+    const hit = this.#derived.get(`${id}\0${policyIds.join('\0')}`);
+    return hit !== undefined && hit.value !== null && this.#now() - hit.at < HIT_MAX_AGE_MS
+      ? hit.value
+      : undefined;
+  }
+
+  /**
+   * A policy as the cache holds it, without waiting: the policy, null when it is known not to
+   * exist, undefined when the cache can't say (call `policy`).
+   */
+  policyCached(id: string): GatewayPolicy | null | undefined {
+    const hit = this.#policies.get(id);
+    if (hit === undefined) return undefined;
+    return this.#now() - hit.at < (hit.value === null ? MISS_MAX_AGE_MS : HIT_MAX_AGE_MS)
+      ? hit.value
+      : undefined;
   }
 
   /** A policy by ID, or undefined. */

@@ -20,7 +20,7 @@
  */
 import { hash, type KeyObject } from 'node:crypto';
 import { compactVerify, errors, type CryptoKey, type JWSHeaderParameters } from 'jose';
-import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
+import type { GatewayApiDefinition, GatewayPolicy } from '../../../schemas/generated/models.ts';
 import { authMethodsOf, JWT_ALGORITHMS, jwtSourceOf, type JwtFamily } from '../../../schemas/rules/auth.ts';
 import { reject, type Middleware } from '../../pipeline/compose.ts';
 import { locationsOf, readCredential } from '../../pipeline/credentials.ts';
@@ -141,12 +141,21 @@ export const jwt: Middleware = {
     const orgId = api.org_id ?? '';
     const skews = skewsOf(api);
 
-    const policyProblem = async (ids: readonly string[]): Promise<boolean> => {
+    // A policy that does not exist, or of another organisation (it could grant that
+    // organisation's APIs), never applies.
+    const unusable = (p: GatewayPolicy | undefined): boolean =>
+      p === undefined || (orgId !== '' && (p.org_id ?? '') !== '' && p.org_id !== orgId);
+    /** Whether a policy is unusable, from the cache alone; undefined when it can't say. */
+    const policyProblemCached = (ids: readonly string[]): boolean | undefined => {
       for (const id of ids) {
-        const p = await deps.sessions.policy(id);
-        // A policy of another organisation never applies (it could grant that organisation's APIs).
-        if (p === undefined || (orgId !== '' && (p.org_id ?? '') !== '' && p.org_id !== orgId)) return true;
+        const cached = deps.sessions.policyCached(id);
+        if (cached === undefined) return undefined;
+        if (unusable(cached ?? undefined)) return true;
       }
+      return false;
+    };
+    const policyProblem = async (ids: readonly string[]): Promise<boolean> => {
+      for (const id of ids) if (unusable(await deps.sessions.policy(id))) return true;
       return false;
     };
 
@@ -178,15 +187,17 @@ export const jwt: Middleware = {
         ctx.emit('AuthFailure', 'Attempted access with a JWT without identity.');
         return reject(ctx, GatewayError.jwtNoIdentity());
       }
-      if (ids.length === 0 || (await policyProblem(ids))) {
+      if (ids.length === 0 || (policyProblemCached(ids) ?? (await policyProblem(ids)))) {
         ctx.emit('AuthFailure', 'Attempted access with a JWT without a matching policy.');
         return reject(ctx, GatewayError.jwtNoPolicy());
       }
-      const session = await deps.sessions.derived(sessionId, {
-        ...(orgId === '' ? {} : { org_id: orgId }),
-        alias: identity,
-        apply_policies: ids,
-      });
+      const session =
+        deps.sessions.derivedCached(sessionId, ids) ??
+        (await deps.sessions.derived(sessionId, {
+          ...(orgId === '' ? {} : { org_id: orgId }),
+          alias: identity,
+          apply_policies: ids,
+        }));
       if (!session.applied.ok) {
         return reject(
           ctx,

@@ -34,12 +34,31 @@ export const certErrors = {
 
 /** Lower-case hex SHA-256 of a certificate's DER (node gives it as `AB:CD:...`). */
 export function fingerprintOf(cert: X509Certificate): string {
-  return cert.fingerprint256.replaceAll(':', '').toLowerCase();
+  return readOf(cert).fingerprint;
+}
+
+/**
+ * What the checks read of a certificate, worked out once per certificate object (a connection's
+ * peer certificate is one object for all its requests: RequestContext.peerCertificate).
+ */
+const read = new WeakMap<X509Certificate, { fingerprint: string; notBefore: number; notAfter: number }>();
+function readOf(cert: X509Certificate): { fingerprint: string; notBefore: number; notAfter: number } {
+  let r = read.get(cert);
+  if (r === undefined) {
+    r = {
+      fingerprint: cert.fingerprint256.replaceAll(':', '').toLowerCase(),
+      notBefore: Date.parse(cert.validFrom),
+      notAfter: Date.parse(cert.validTo),
+    };
+    read.set(cert, r);
+  }
+  return r;
 }
 
 /** Whether a certificate's validity has ended (or not begun) at `now` (ms). */
 function outsideValidity(cert: X509Certificate, now: number): boolean {
-  return Date.parse(cert.validTo) <= now || Date.parse(cert.validFrom) > now;
+  const r = readOf(cert);
+  return r.notAfter <= now || r.notBefore > now;
 }
 
 /** See the module comment (static mutual TLS). */
