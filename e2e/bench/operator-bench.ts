@@ -8,23 +8,12 @@
  * written straight to `/svc/policies`.
  * Figures go to the "Operator" section of docs/benchmarks.md.
  */
-import { readFileSync } from 'node:fs';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { cpus } from 'node:os';
 import { Pool } from 'undici';
 import { derivedId } from '../../operator/ids.ts';
-import { startControlPlane } from '../harness/control-plane.ts';
-import {
-  httpRequest,
-  startEchoUpstream,
-  startGateway,
-  startOperator,
-  type GatewayProc,
-  type OperatorProc,
-} from '../harness/processes.ts';
+import { operatorMemory, startBenchStack, writeSection } from './stack.ts';
+import { httpRequest, startOperator, type GatewayProc, type OperatorProc } from '../harness/processes.ts';
 
-const root = join(import.meta.dirname, '..', '..');
 /** `SVC_BENCH_SIZES=1000` (comma-separated) runs other sizes, to profile one. */
 const SIZES = (process.env.SVC_BENCH_SIZES ?? '10,100,1000,10000').split(',').map(Number);
 /** `SVC_BENCH_PROFILE=<dir>`: the operator writes a CPU profile there when it stops. */
@@ -129,13 +118,8 @@ function summarize(n: number, times: number[]): Run {
   return { n, p50: percentile(sorted, 50), p99: percentile(sorted, 99), total: sorted.at(-1) ?? NaN };
 }
 
-const dir = await mkdtemp(join(tmpdir(), 'svc-bench-operator-'));
-const cp = await startControlPlane({ crdDir: join(root, 'charts', 'svc-operator', 'crds') });
-const upstream = await startEchoUpstream();
-const secret = 'bench-secret';
-const gw = await startGateway({ name: 'gateway', secret, dataDir: join(dir, 'gw'), logDir: dir });
-await cp.kubectl(['create', 'namespace', 'bench']);
-await cp.kubectl(['create', 'namespace', 'svc-operator-system']);
+const stack = await startBenchStack('operator', 'bench');
+const { dir, cp, upstream, gw, secret } = stack;
 let operator: OperatorProc | undefined;
 
 /**
@@ -170,15 +154,10 @@ const results: {
   changeOne?: number;
 } = { operator: [], direct: [], memory: [] };
 
-/** VmHWM of the operator's process, and nodejs_heap_size_used_bytes from its /metrics. */
+/** The operator's peak resident memory so far and its heap in use. */
 async function memoryOf(op: OperatorProc): Promise<Omit<Memory, 'n'>> {
-  const status = readFileSync(`/proc/${op.pid}/status`, 'utf8');
-  const metrics = (await httpRequest(`${op.opsUrl}/metrics`)).body;
-  const heap = Number(/^nodejs_heap_size_used_bytes (\S+)$/m.exec(metrics)?.[1] ?? NaN);
-  return {
-    peakRssMiB: Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) / 1024,
-    heapUsedMiB: heap / 1024 / 1024,
-  };
+  const m = await operatorMemory(op);
+  return { peakRssMiB: m.peakRssMiB, heapUsedMiB: m.heapUsedMiB };
 }
 /**
  * 1000 SecurityPolicies, each on its own API (the APIs of size n), one apply, until each is in the
@@ -322,9 +301,7 @@ spec:
   results.changeOne = (await timeToServe(gw, [changedPath], tc))[0];
 } finally {
   await operator?.stop();
-  await gw.stop();
-  await upstream.close();
-  await cp.stop();
+  await stack.stop();
 }
 
 const fmt = (ms: number): string => (ms / 1000).toFixed(2);
@@ -385,10 +362,5 @@ ${target('one change among 10,000 served ≤ 2 s', results.changeOne, 2_000, 's'
 ${target('operator peak memory at 1,000 objects ≤ 250 MiB', mem1000?.peakRssMiB, 250, 'MiB')}
 `;
 
-const docPath = join(root, 'docs', 'benchmarks.md');
-const doc = await readFile(docPath, 'utf8').catch(() => '# Benchmarks\n\nFigures written by `make bench`.\n');
-const replaced = /## Operator\n[\s\S]*?(?=\n## |$)/.test(doc)
-  ? doc.replace(/## Operator\n[\s\S]*?(?=\n## |$)/, section.trimEnd())
-  : `${doc.trimEnd()}\n\n${section}`;
-await writeFile(docPath, replaced.endsWith('\n') ? replaced : `${replaced}\n`);
+await writeSection('Operator', section);
 console.log(section);

@@ -7,21 +7,10 @@
  * run, the heap must not grow: the figures and the growth per hour go to the "Operator soak"
  * section of docs/benchmarks.md. Every change is checked to have been served at the end.
  */
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startControlPlane } from '../harness/control-plane.ts';
-import {
-  httpRequest,
-  startEchoUpstream,
-  startGateway,
-  startOperator,
-  waitFor,
-  type OperatorProc,
-} from '../harness/processes.ts';
+import { cpus } from 'node:os';
+import { operatorMemory, startBenchStack, writeSection } from './stack.ts';
+import { httpRequest, startOperator, waitFor, type OperatorProc } from '../harness/processes.ts';
 
-const root = join(import.meta.dirname, '..', '..');
 const MINUTES = Number(process.env.SVC_SOAK_MINUTES ?? '30');
 const OBJECTS = 1000;
 const SAMPLE_MS = 30_000;
@@ -33,14 +22,8 @@ interface Sample {
 }
 
 async function sample(op: OperatorProc, t0: number): Promise<Sample> {
-  const status = readFileSync(`/proc/${op.pid}/status`, 'utf8');
-  const metrics = (await httpRequest(`${op.opsUrl}/metrics`)).body;
-  const heap = Number(/^nodejs_heap_size_used_bytes (\S+)$/m.exec(metrics)?.[1] ?? NaN);
-  return {
-    atS: Math.round((Date.now() - t0) / 1000),
-    rssMiB: Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) / 1024,
-    heapMiB: heap / 1024 / 1024,
-  };
+  const m = await operatorMemory(op);
+  return { atS: Math.round((Date.now() - t0) / 1000), rssMiB: m.rssMiB, heapMiB: m.heapUsedMiB };
 }
 
 /** Least-squares slope of y over x. */
@@ -54,13 +37,8 @@ function slope(points: { x: number; y: number }[]): number {
   return num / den;
 }
 
-const dir = await mkdtemp(join(tmpdir(), 'svc-bench-soak-'));
-const cp = await startControlPlane({ crdDir: join(root, 'charts', 'svc-operator', 'crds') });
-const upstream = await startEchoUpstream();
-const secret = 'soak-secret';
-const gw = await startGateway({ name: 'gateway', secret, dataDir: join(dir, 'gw'), logDir: dir });
-await cp.kubectl(['create', 'namespace', 'soak']);
-await cp.kubectl(['create', 'namespace', 'svc-operator-system']);
+const stack = await startBenchStack('soak', 'soak');
+const { dir, cp, upstream, gw } = stack;
 let operator: OperatorProc | undefined;
 const samples: Sample[] = [];
 let changes = 0;
@@ -114,9 +92,7 @@ spec:
   }
 } finally {
   await operator?.stop();
-  await gw.stop();
-  await upstream.close();
-  await cp.stop();
+  await stack.stop();
 }
 
 const warm = samples.filter((s) => s.atS >= (MINUTES * 60) / 5);
@@ -141,9 +117,5 @@ Samples (s: heap MiB / RSS MiB): ${samples.map((s) => `${s.atS}: ${s.heapMiB.toF
 
 Flat heap after warm-up (trend under 5 MiB/hour): **${heapGrowth < 5 ? 'met' : 'missed'}**.
 `;
-const docPath = join(root, 'docs', 'benchmarks.md');
-const doc = await readFile(docPath, 'utf8');
-const re = /## Operator soak\n[\s\S]*?(?=\n## |$)/;
-const replaced = re.test(doc) ? doc.replace(re, section.trimEnd()) : `${doc.trimEnd()}\n\n${section}`;
-await writeFile(docPath, replaced.endsWith('\n') ? replaced : `${replaced}\n`);
+await writeSection('Operator soak', section);
 console.log(section);

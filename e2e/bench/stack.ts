@@ -1,0 +1,74 @@
+/**
+ * What the operator benchmarks share: the stack they run (a control plane with the CRDs, an echo
+ * upstream, a gateway, the namespaces), the operator's memory as /proc and its /metrics tell it,
+ * and the writing of one section of docs/benchmarks.md.
+ */
+import { readFileSync } from 'node:fs';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startControlPlane, type ControlPlane } from '../harness/control-plane.ts';
+import {
+  httpRequest,
+  startEchoUpstream,
+  startGateway,
+  type GatewayProc,
+  type OperatorProc,
+} from '../harness/processes.ts';
+
+export const root = join(import.meta.dirname, '..', '..');
+
+/** A control plane, an upstream and a gateway, with `namespace` and the operator's namespace. */
+export interface BenchStack {
+  dir: string;
+  cp: ControlPlane;
+  upstream: { url: string; close: () => Promise<void> };
+  gw: GatewayProc;
+  secret: string;
+  stop: () => Promise<void>;
+}
+
+export async function startBenchStack(name: string, namespace: string): Promise<BenchStack> {
+  const dir = await mkdtemp(join(tmpdir(), `svc-bench-${name}-`));
+  const cp = await startControlPlane({ crdDir: join(root, 'charts', 'svc-operator', 'crds') });
+  const upstream = await startEchoUpstream();
+  const secret = `${name}-secret`;
+  const gw = await startGateway({ name: 'gateway', secret, dataDir: join(dir, 'gw'), logDir: dir });
+  await cp.kubectl(['create', 'namespace', namespace]);
+  await cp.kubectl(['create', 'namespace', 'svc-operator-system']);
+  return {
+    dir,
+    cp,
+    upstream,
+    gw,
+    secret,
+    stop: async () => {
+      await gw.stop();
+      await upstream.close();
+      await cp.stop();
+    },
+  };
+}
+
+/** The operator's memory now: peak resident (VmHWM), resident (VmRSS), V8 heap in use (MiB). */
+export async function operatorMemory(
+  op: OperatorProc,
+): Promise<{ peakRssMiB: number; rssMiB: number; heapUsedMiB: number }> {
+  const status = readFileSync(`/proc/${op.pid}/status`, 'utf8');
+  const metrics = (await httpRequest(`${op.opsUrl}/metrics`)).body;
+  const kib = (field: string): number =>
+    Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) / 1024;
+  const heap = Number(/^nodejs_heap_size_used_bytes (\S+)$/m.exec(metrics)?.[1] ?? NaN);
+  return { peakRssMiB: kib('VmHWM'), rssMiB: kib('VmRSS'), heapUsedMiB: heap / 1024 / 1024 };
+}
+
+/** Replaces (or appends) the section `## <heading>` of docs/benchmarks.md with `section`. */
+export async function writeSection(heading: string, section: string): Promise<void> {
+  const docPath = join(root, 'docs', 'benchmarks.md');
+  const doc = await readFile(docPath, 'utf8').catch(
+    () => '# Benchmarks\n\nFigures written by `make bench`.\n',
+  );
+  const re = new RegExp(`## ${heading}\\n[\\s\\S]*?(?=\\n## |$)`);
+  const replaced = re.test(doc) ? doc.replace(re, section.trimEnd()) : `${doc.trimEnd()}\n\n${section}`;
+  await writeFile(docPath, replaced.endsWith('\n') ? replaced : `${replaced}\n`);
+}
