@@ -4,14 +4,14 @@ import type { ControllerSpec } from '../../lib/k8s/manager.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { WorkResult } from '../../lib/k8s/workqueue.ts';
 import { SvcObjects, type SvcObject } from '../../lib/k8s/objects.ts';
-import { objectKey, splitKey, type InformerEvent, type WatchSpec } from '../../lib/k8s/informer.ts';
+import { objectKey, splitKey, type InformerEvent } from '../../lib/k8s/informer.ts';
 import { derivedId } from '../ids.ts';
 import type { ManagementClient } from '../clients/management.ts';
 import type { Connections } from '../connections.ts';
 import { accessRefs, jwtPolicyRefs, refKey, refOf, sameRef, sortedRefs } from '../references.ts';
 import { translateApiDefinition } from '../translate/api-definition.ts';
 import { tlsUploadOf, type SecretContent } from '../certificates.ts';
-import { viewChanged, watchOf, type ControllerEnv } from './env.ts';
+import { secretWatch, viewChanged, watchOf, type ControllerEnv } from './env.ts';
 import { byAccessRight, byCertificateSecret, byContext, byJwtPolicy } from './indexes.ts';
 import {
   callGateway,
@@ -258,14 +258,6 @@ const policyLinkView = (p: PolicyView): unknown => ({
   id: p.spec?.id,
   refs: accessRefs(p),
   deleting: p.metadata?.deletionTimestamp !== undefined,
-});
-
-/** The watch of Secrets in the watched namespaces (certificate_secret_names). */
-const secretWatch = (env: Pick<ControllerEnv, 'namespaces'>): WatchSpec => ({
-  apiVersion: 'v1',
-  kind: 'Secret',
-  plural: 'secrets',
-  namespaces: env.namespaces,
 });
 
 /**

@@ -37,6 +37,25 @@ export function watchOf(env: Pick<ControllerEnv, 'namespaces'>, kind: SvcKindNam
   return { apiVersion: API_VERSION, kind, plural: def.plural, namespaces: env.namespaces };
 }
 
+/**
+ * The watch of Secrets in the watched namespaces (contexts' `secretRef`, APIs'
+ * certificate_secret_names): one shared informer.
+ */
+export const secretWatch = (env: Pick<ControllerEnv, 'namespaces'>): WatchSpec => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  plural: 'secrets',
+  namespaces: env.namespaces,
+});
+
+/** The watch of ConfigMaps in the watched namespaces (OAS documents). */
+export const configMapWatch = (env: Pick<ControllerEnv, 'namespaces'>): WatchSpec => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  plural: 'configmaps',
+  namespaces: env.namespaces,
+});
+
 /** The OperatorContext a resource's `contextRef` names, as a work-queue key. */
 export function contextKeyOf(obj: k8s.KubernetesObject | undefined): string[] {
   const ref = (obj as { spec?: { contextRef?: NamespacedRef } } | undefined)?.spec?.contextRef;

@@ -4,13 +4,13 @@ import type { ControllerSpec } from '../../lib/k8s/manager.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { WorkResult } from '../../lib/k8s/workqueue.ts';
 import { SvcObjects, type SvcObject } from '../../lib/k8s/objects.ts';
-import { objectKey, splitKey, type InformerEvent, type WatchSpec } from '../../lib/k8s/informer.ts';
+import { objectKey, splitKey, type InformerEvent } from '../../lib/k8s/informer.ts';
 import { derivedId } from '../ids.ts';
 import type { Connections } from '../connections.ts';
 import { accessRefs, refKey, refOf, sameRef, sortedRefs } from '../references.ts';
 import { translateOasApiDefinition, type ConfigMapContent } from '../translate/oas-api-definition.ts';
 import type { PolicyView } from './api-definition.ts';
-import { viewChanged, watchOf, type ControllerEnv } from './env.ts';
+import { configMapWatch, viewChanged, watchOf, type ControllerEnv } from './env.ts';
 import { byAccessRight, byContext, byRef } from './indexes.ts';
 import {
   callGateway,
@@ -203,14 +203,6 @@ export async function reconcileSvcOasApiDefinition(
 const policyLinkView = (p: PolicyView): unknown => ({
   refs: accessRefs(p),
   deleting: p.metadata?.deletionTimestamp !== undefined,
-});
-
-/** The watch of ConfigMaps in the watched namespaces. */
-const configMapWatch = (env: Pick<ControllerEnv, 'namespaces'>): WatchSpec => ({
-  apiVersion: 'v1',
-  kind: 'ConfigMap',
-  plural: 'configmaps',
-  namespaces: env.namespaces,
 });
 
 /**

@@ -5,9 +5,9 @@ import type { ControllerSpec } from '../../lib/k8s/manager.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { WorkResult } from '../../lib/k8s/workqueue.ts';
 import { setCondition, type SvcObject, type SvcObjects } from '../../lib/k8s/objects.ts';
-import { objectKey, splitKey, type InformerEvent, type WatchSpec } from '../../lib/k8s/informer.ts';
+import { objectKey, splitKey, type InformerEvent } from '../../lib/k8s/informer.ts';
 import type { Connections } from '../connections.ts';
-import { contextKeyOf, viewChanged, watchOf, type ControllerEnv } from './env.ts';
+import { contextKeyOf, secretWatch, viewChanged, watchOf, type ControllerEnv } from './env.ts';
 import { byContext } from './indexes.ts';
 
 /** The finalizer that keeps an OperatorContext while resources still use it. */
@@ -112,14 +112,6 @@ export async function reconcileOperatorContext(key: string, deps: OperatorContex
   // watched namespaces is not seen, so a broken context is also checked again now and then.
   return conn.ok ? {} : { requeueAfterMs: 60_000 };
 }
-
-/** The Secrets of the watched namespaces, which contexts read through `secretRef`. */
-export const secretWatch = (env: Pick<ControllerEnv, 'namespaces'>): WatchSpec => ({
-  apiVersion: 'v1',
-  kind: 'Secret',
-  plural: 'secrets',
-  namespaces: env.namespaces,
-});
 
 /** Keys of the contexts whose `secretRef` names this Secret. */
 export function contextsOfSecret(
