@@ -695,6 +695,13 @@ describe('fast path: compiled chains, answered as node:http answers', () => {
     const before = closed;
     const held = counted(() => fast.request({ path: '/t/hold', fresh: true }));
     await waitFor('the request to reach the upstream', () => echo.held() === 1);
+    // The API changes, so the reload compiles it again and retires the route serving the request.
+    const update = await fast.admin(
+      'PUT',
+      '/svc/apis/t-probe',
+      keyless('t-probe', '/t/', echo.url, { tags: ['v2'] }),
+    );
+    assert.equal(update.status, 200, update.text);
     await fast.reload();
     assert.equal(closed, before, 'middleware closed under a running request');
     echo.release();

@@ -1,7 +1,8 @@
 /**
- * The middleware lifecycle: `create` may be asynchronous and hold resources; a route table that
- * has been swapped out closes them once its in-flight requests have finished; a middleware that
- * fails to compile leaves its API out of the table and every other API loads.
+ * The middleware lifecycle: `create` may be asynchronous and hold resources; a reload keeps the
+ * compiled route of an unchanged API; a route table that has been swapped out closes what its
+ * replaced routes hold once its in-flight requests have finished; a middleware that fails to
+ * compile leaves its API out of the table and every other API loads.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -36,6 +37,12 @@ const tracker: Middleware = {
   },
 };
 
+/** Changes a stored API, so that the next reload compiles it again (an unchanged one is kept). */
+async function updateApi(gw: InProcessGateway, def: Record<string, unknown>): Promise<void> {
+  const res = await gw.admin('PUT', `/svc/apis/${String(def.api_id)}`, def);
+  assert.equal(res.status, 200, res.text);
+}
+
 describe('middleware lifecycle', () => {
   let echo: Echo;
   let gw: InProcessGateway;
@@ -52,8 +59,12 @@ describe('middleware lifecycle', () => {
     await gw.addApi(keyless('t', '/t/', echo.url, { tags: ['tracked'] }));
     await gw.reload();
     assert.deepEqual(events, ['open 1']);
+    await gw.reload();
+    assert.deepEqual(events, ['open 1'], 'an unchanged API keeps its compiled middleware across reloads');
+    assert.equal((await gw.request({ path: '/t/x' })).headers['x-generation'], '1');
     const held = gw.request({ path: '/t/hold' });
     await waitFor('the request to be held upstream', () => (echo.held() === 1 ? true : undefined));
+    await updateApi(gw, keyless('t', '/t/', echo.url, { tags: ['tracked', 'v2'] }));
     await gw.reload();
     assert.deepEqual(
       events,
@@ -116,6 +127,7 @@ describe('a throttled request whose client goes away', () => {
         }, 200);
       });
       await aborted;
+      await updateApi(gw, keyed('thr', '/thr/', echo.url, { tags: ['tracked', 'v2'] }));
       await gw.reload();
       await waitFor(
         'the old table to close',

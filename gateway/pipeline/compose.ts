@@ -69,6 +69,11 @@ export interface Middleware {
    * reads heads only, so it never serves a route with such a middleware.
    */
   readsBody?: (api: GatewayApiDefinition) => boolean;
+  /**
+   * True when `create` reads more than the definition (stored certificates, plugin files): a
+   * route with this middleware is compiled again at every reload, never reused.
+   */
+  readsOutside?: true;
   create(
     api: GatewayApiDefinition,
     deps: MiddlewareDeps,
@@ -171,6 +176,8 @@ export interface CompiledChain {
   handlers: Handler[];
   /** Whether a middleware reads the body (the fast path can't serve the route). */
   readsBody: boolean;
+  /** Whether every middleware was compiled from the definition alone (see `readsOutside`). */
+  fromDefinition: boolean;
   /** Closes every compiled middleware that holds resources. */
   close(): Promise<void>;
 }
@@ -184,9 +191,11 @@ export async function compileChain(
   const handlers: Handler[] = [];
   const closers: (() => void | Promise<void>)[] = [];
   let readsBody = false;
+  let fromDefinition = true;
   try {
     for (const m of chain) {
       if (!m.enabled(api)) continue;
+      if (m.readsOutside === true) fromDefinition = false;
       const made = await m.create(api, deps);
       if (typeof made === 'function') handlers.push(made);
       else {
@@ -199,7 +208,7 @@ export async function compileChain(
     await closeAll(closers);
     throw err;
   }
-  return { handlers, readsBody, close: () => closeAll(closers) };
+  return { handlers, readsBody, fromDefinition, close: () => closeAll(closers) };
 }
 
 async function closeAll(closers: readonly (() => void | Promise<void>)[]): Promise<void> {

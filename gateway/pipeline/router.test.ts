@@ -18,11 +18,12 @@ function route(id: string, listenPath: string, domain?: string, listener: Listen
     handlers: [],
     fastPath: true,
     close: () => Promise.resolve(),
+    reusable: false,
     events: noEvents,
   };
 }
 
-const table = new RouteTable([
+const routes = [
   route('root', '/'),
   route('orders', '/orders/'),
   route('orders-v2', '/orders/v2/'),
@@ -32,6 +33,18 @@ const table = new RouteTable([
   route('wild-deeper', '/orders/', '*.eu.example.com'),
   route('port', '/', undefined, 9000),
   route('upper', '/Upper/Case/'),
+];
+const table = new RouteTable(routes);
+// The same routes among many others: large tiers are matched through their path index.
+const fillers = (n: number, domain?: string): Route[] =>
+  Array.from({ length: n }, (_, i) =>
+    route(`filler-${domain ?? ''}-${String(i)}`, `/filler/${String(i)}/`, domain),
+  );
+const indexed = new RouteTable([
+  ...routes,
+  ...fillers(40),
+  ...fillers(40, 'api.example.com'),
+  ...fillers(40, '*.example.com'),
 ]);
 
 const cases: {
@@ -67,7 +80,69 @@ for (const c of cases) {
   test(`router: ${c.name}`, () => {
     assert.equal(table.match(c.listener ?? 'main', c.host, c.path)?.id, c.want);
   });
+  test(`router, large tiers: ${c.name}`, () => {
+    assert.equal(indexed.match(c.listener ?? 'main', c.host, c.path)?.id, c.want);
+  });
 }
+
+test('router: a large tier matches exactly what a scan of every route matches', () => {
+  const segments = ['a', 'B', 'k', 'ab', 'a.b', '%41'];
+  const paths: string[] = [''];
+  for (const x of segments) {
+    paths.push(`/${x}`);
+    for (const y of segments) {
+      paths.push(`/${x}/${y}`);
+      for (const z of segments) paths.push(`/${x}/${y}/${z}`);
+    }
+  }
+  const many = paths.map((p, i) => route(`r${String(i).padStart(3, '0')}`, p === '' ? '/' : `${p}/`));
+  // Two APIs on one listen path: the first by ID serves it, as in a scan.
+  many.push(route('r000-twin', '/a/b/'));
+  const t = new RouteTable(many);
+  const scan = [...t.routes].sort(
+    (a, b) => b.listenPath.length - a.listenPath.length || (a.id < b.id ? -1 : 1),
+  );
+  const requests = [
+    ...paths,
+    '/',
+    '/A/b/',
+    '/a/b/c/d',
+    '/ab/c',
+    '/a//b',
+    '/a/bc',
+    '/x',
+    '/\u212A',
+    '/A.B/%41/',
+  ];
+  for (const path of requests.flatMap((p) => [p, `${p}/`, `${p}/tail`])) {
+    assert.equal(t.match('main', 'h', path)?.id, scan.find((r) => coversPath(r.listenPath, path))?.id, path);
+  }
+});
+
+test('router: a route two tables hold is closed when the last of them is retired', async () => {
+  const closed: string[] = [];
+  const closing = (id: string): Route => ({
+    ...route(id, `/${id}/`),
+    close: () => {
+      closed.push(id);
+      return Promise.resolve();
+    },
+  });
+  const shared = closing('shared');
+  const first = new RouteTable([shared, closing('old')]);
+  const second = new RouteTable([shared, closing('new')]);
+  await first.retire();
+  assert.deepEqual(closed, ['old']);
+  await first.retire();
+  assert.deepEqual(closed, ['old'], 'a second retire of one table closes nothing more');
+  second.enter();
+  const retired = second.retire();
+  await new Promise((r) => setTimeout(r, 10));
+  assert.deepEqual(closed, ['old'], 'nothing closes while a request runs on the table');
+  second.leave();
+  await retired;
+  assert.deepEqual(closed.sort(), ['new', 'old', 'shared']);
+});
 
 test('router: listeners of the table', () => {
   assert.deepEqual(table.listeners.sort(), [9000, 'main'].sort());

@@ -36,15 +36,35 @@ export interface Route {
    * once, by `fastPathServes` in routes/compile.ts.
    */
   fastPath: boolean;
-  /** Frees what the route's middleware hold; called once the route table is retired. */
+  /** Frees what the route's middleware hold; called once no table serving it is left. */
   close(): Promise<void>;
+  /**
+   * Compiled from the stored definition alone (no certificate or plugin file read): while the
+   * stored text is unchanged, the next reload reuses this route instead of compiling it again.
+   */
+  reusable: boolean;
   /** The API's compiled event handlers (`event_handlers`). */
   events: ApiEvents;
 }
 
 interface Tier {
+  /** The longest listen path first. */
   routes: Route[];
+  /**
+   * For a large tier: the first route of each listen path (ASCII lower case), so that a match
+   * looks up each segment prefix of the request path instead of scanning every route.
+   */
+  byPath?: Map<string, Route>;
 }
+
+/**
+ * How many live tables (built and not yet retired) hold each route: a route is closed when the
+ * last one is retired, after the requests running on it have finished.
+ */
+const holders = new WeakMap<Route, number>();
+
+/** Tiers with more routes than this are matched through `byPath`. */
+const SCAN_LIMIT = 16;
 
 interface ListenerRoutes {
   exact: Map<string, Tier>;
@@ -91,9 +111,41 @@ function byLongestPath(a: Route, b: Route): number {
   return b.listenPath.length - a.listenPath.length || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
+/** ASCII `A`-`Z` folded to lower case, nothing else changed (listen paths are ASCII). */
+function asciiLower(s: string): string {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 65 && c <= 90) return s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
+  }
+  return s;
+}
+
+function indexPaths(tier: Tier): void {
+  if (tier.routes.length <= SCAN_LIMIT) return;
+  const byPath = new Map<string, Route>();
+  for (const r of tier.routes) {
+    const key = asciiLower(r.listenPath);
+    if (!byPath.has(key)) byPath.set(key, r);
+  }
+  tier.byPath = byPath;
+}
+
 function firstCovering(tier: Tier | undefined, path: string): Route | undefined {
   if (tier === undefined) return undefined;
-  for (const r of tier.routes) if (coversPath(r.listenPath, path)) return r;
+  const byPath = tier.byPath;
+  if (byPath === undefined) {
+    for (const r of tier.routes) if (coversPath(r.listenPath, path)) return r;
+    return undefined;
+  }
+  // The whole path, then each prefix ending before a `/`, the longest first: exactly the
+  // listen paths that cover it on whole segments (`coversPath`).
+  const folded = asciiLower(path);
+  const whole = byPath.get(folded);
+  if (whole !== undefined) return whole;
+  for (let i = folded.lastIndexOf('/'); i >= 0; i = i === 0 ? -1 : folded.lastIndexOf('/', i - 1)) {
+    const r = byPath.get(folded.slice(0, i));
+    if (r !== undefined) return r;
+  }
   return undefined;
 }
 
@@ -103,9 +155,12 @@ export class RouteTable {
   readonly routes: readonly Route[];
   readonly #byListener = new Map<ListenerKey, ListenerRoutes>();
 
+  #retired = false;
+
   constructor(routes: readonly Route[]) {
     this.routes = [...routes].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     for (const r of this.routes) {
+      holders.set(r, (holders.get(r) ?? 0) + 1);
       let lr = this.#byListener.get(r.listener);
       if (lr === undefined) {
         lr = { exact: new Map(), wildcard: [], any: { routes: [] } };
@@ -130,9 +185,16 @@ export class RouteTable {
     }
     for (const lr of this.#byListener.values()) {
       lr.any.routes.sort(byLongestPath);
-      for (const t of lr.exact.values()) t.routes.sort(byLongestPath);
+      indexPaths(lr.any);
+      for (const t of lr.exact.values()) {
+        t.routes.sort(byLongestPath);
+        indexPaths(t);
+      }
       lr.wildcard.sort((a, b) => b.suffix.length - a.suffix.length);
-      for (const w of lr.wildcard) w.tier.routes.sort(byLongestPath);
+      for (const w of lr.wildcard) {
+        w.tier.routes.sort(byLongestPath);
+        indexPaths(w.tier);
+      }
     }
   }
 
@@ -156,16 +218,27 @@ export class RouteTable {
   }
 
   /**
-   * Retires a table that has been swapped out: once no request runs on it, its routes free what
-   * their middleware hold.
+   * Retires a table that has been swapped out: once no request runs on it, each of its routes
+   * that no other live table holds (a reload reuses unchanged routes) frees what its middleware
+   * hold.
    */
   async retire(): Promise<void> {
+    if (this.#retired) return;
+    this.#retired = true;
     if (this.#active > 0) {
       await new Promise<void>((resolve) => {
         this.#idle = resolve;
       });
     }
-    for (const r of this.routes) await r.close();
+    for (const r of this.routes) {
+      const left = (holders.get(r) ?? 1) - 1;
+      if (left > 0) {
+        holders.set(r, left);
+        continue;
+      }
+      holders.delete(r);
+      await r.close();
+    }
   }
 
   /** Listeners the table needs. */

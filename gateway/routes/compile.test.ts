@@ -7,6 +7,7 @@ import { Dispatchers } from '../upstream/dispatchers.ts';
 import { MemoryCounters } from '../limits/memory.ts';
 import { LimitsGuard } from '../limits/guard.ts';
 import { Sessions } from '../sessions/sessions.ts';
+import { chain } from './chain.ts';
 import { buildRouteTable, checkApi, type CompileDeps, type CompileEnv } from './compile.ts';
 
 const env: CompileEnv = { listenPort: 8080, controlPort: undefined, tls: false };
@@ -218,4 +219,74 @@ test('buildRouteTable: listen paths that differ in case or trailing slash are on
   ]);
   assert.equal(r.table.match('main', 'h', '/P/x')?.id, 'lower');
   assert.equal(r.table.match('main', 'api.example.com', '/p')?.id, 'other-host');
+});
+
+const withChain: CompileDeps = { ...deps, chain };
+
+test('buildRouteTable: an API whose stored text is unchanged keeps its route; a changed one is compiled again', async () => {
+  const entry = (id: string, value: Record<string, unknown>) => ({ id, value, text: JSON.stringify(value) });
+  const first = await buildRouteTable(
+    [
+      entry('same', api()),
+      entry('changed', api({}, { listen_path: '/c/' })),
+      entry(
+        'mtls',
+        api(
+          { use_mutual_tls_auth: true, use_keyless: false, client_certificates: [] },
+          { listen_path: '/m/' },
+        ),
+      ),
+    ],
+    env,
+    withChain,
+  );
+  assert.deepEqual(first.problems, []);
+  assert.deepEqual(
+    [...first.reusable.keys()],
+    ['same', 'changed'],
+    'a route whose middleware reads certificates is never reused',
+  );
+  const second = await buildRouteTable(
+    [
+      entry('same', api()),
+      entry('changed', api({}, { listen_path: '/c2/' })),
+      entry(
+        'mtls',
+        api(
+          { use_mutual_tls_auth: true, use_keyless: false, client_certificates: [] },
+          { listen_path: '/m/' },
+        ),
+      ),
+      { id: 'no-text', value: api({}, { listen_path: '/n/' }) },
+    ],
+    env,
+    withChain,
+    first.reusable,
+  );
+  const byId = (r: typeof first, id: string) => r.table.routes.find((x) => x.id === id);
+  assert.equal(byId(second, 'same'), byId(first, 'same'), 'unchanged: the same route');
+  assert.notEqual(byId(second, 'changed'), byId(first, 'changed'));
+  assert.equal(second.table.match('main', 'h', '/c2/x')?.id, 'changed');
+  assert.equal(second.table.match('main', 'h', '/c/x'), undefined);
+  assert.notEqual(byId(second, 'mtls'), byId(first, 'mtls'));
+  assert.deepEqual(
+    [...second.reusable.keys()].sort(),
+    ['changed', 'same'],
+    'an entry without text is never reused',
+  );
+  // A kept route still takes part in the checks across APIs: a new API on its port with
+  // another protocol is the one refused... and one before it in ID order wins the port.
+  const third = await buildRouteTable(
+    [
+      entry('a-first', api({ listen_port: 9000, protocol: 'https' }, { listen_path: '/f/' })),
+      entry('same', api({ listen_port: 9000 })),
+    ],
+    { ...env, tls: true },
+    withChain,
+    second.reusable,
+  );
+  assert.deepEqual(
+    third.problems.map((p) => p.api_id),
+    ['same'],
+  );
 });

@@ -63,7 +63,17 @@ export interface BuildResult {
   warnings: string[];
   /** IDs of stored APIs not served (inactive or internal). */
   skipped: string[];
+  /** The routes the next build may reuse, by API ID, with the stored text they come from. */
+  reusable: ReusableRoutes;
 }
+
+/**
+ * Routes of the table serving now that were compiled from their stored text alone
+ * (`Route.reusable`), by API ID: a build reuses the route of an API whose stored text is the same,
+ * without checking or compiling it again (everything a check or a compile reads is in the text,
+ * or is this process's configuration, which does not change).
+ */
+export type ReusableRoutes = ReadonlyMap<string, { text: string; route: Route }>;
 
 const schemaCheck = compileSchema(apiDefinitionModel);
 const oasSchemaCheck = compileSchema(oasApiDocument);
@@ -285,6 +295,7 @@ export async function compileApi(
     handle: compose(compiled.handlers, upstream),
     handlers: compiled.handlers,
     fastPath: fastPathServes({ target, upstreamTls }, compiled),
+    reusable: compiled.fromDefinition && upstreamTls === undefined,
     close: async () => {
       await compiled.close();
       await events.close();
@@ -336,19 +347,26 @@ function crossCheck(apis: { id: string; api: GatewayApiDefinition }[], env: Comp
 
 /**
  * Checks and compiles every stored API. One that fails (a check, a protocol clash with an API
- * before it, or its middleware) is reported and left out; every other API is served.
+ * before it, or its middleware) is reported and left out; every other API is served. An API whose
+ * stored text is unchanged since `previous` was built keeps its route.
  */
 export async function buildRouteTable(
   entries: readonly StoredEntry[],
   env: CompileEnv,
   deps: CompileDeps,
+  previous?: ReusableRoutes,
 ): Promise<BuildResult> {
   const problems: ApiProblem[] = [];
   const skipped: string[] = [];
-  const checked: { id: string; api: GatewayApiDefinition }[] = [];
+  const checked: { id: string; api: GatewayApiDefinition; kept?: Route; text?: string }[] = [];
   for (const e of entries) {
     if ('problem' in e) {
       problems.push({ api_id: e.id, message: e.problem });
+      continue;
+    }
+    const before = e.text === undefined ? undefined : previous?.get(e.id);
+    if (before !== undefined && before.text === e.text) {
+      checked.push({ id: e.id, api: before.route.api, kept: before.route, text: e.text });
       continue;
     }
     const { api, problems: found } = checkStoredApi(e.value, env);
@@ -360,28 +378,32 @@ export async function buildRouteTable(
       problems.push({ api_id: e.id, message: found.join('; ') });
       continue;
     }
-    if (isServed(api)) checked.push({ id: e.id, api });
+    if (isServed(api)) checked.push({ id: e.id, api, ...(e.text === undefined ? {} : { text: e.text }) });
     else skipped.push(e.id);
   }
   const clashes = crossCheck(checked, env);
   problems.push(...clashes);
   const clashing = new Set(clashes.map((p) => p.api_id));
   const routes: Route[] = [];
-  for (const { id, api } of checked) {
+  const reusable = new Map<string, { text: string; route: Route }>();
+  for (const { id, api, kept, text } of checked) {
     if (clashing.has(id)) continue;
     try {
-      routes.push(await compileApi(api, id, env, deps));
+      const route = kept ?? (await compileApi(api, id, env, deps));
+      routes.push(route);
+      if (route.reusable && text !== undefined) reusable.set(id, { text, route });
     } catch (err) {
       problems.push({ api_id: id, message: errorMessage(err) });
     }
   }
+  const table = new RouteTable(routes);
   const warnings: string[] = [];
   const claimed = new Map<string, string>();
-  for (const r of [...routes].sort((a, b) => (a.id < b.id ? -1 : 1))) {
+  for (const r of table.routes) {
     const key = `${String(r.listener)} ${r.domain ?? '*'} ${routeKey(r.listenPath)}`;
     const owner = claimed.get(key);
     if (owner === undefined) claimed.set(key, r.id);
     else warnings.push(`APIs ${owner} and ${r.id} claim the same domain and listen path; ${owner} serves it`);
   }
-  return { table: new RouteTable(routes), problems, warnings, skipped };
+  return { table, problems, warnings, skipped, reusable };
 }

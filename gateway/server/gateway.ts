@@ -15,7 +15,13 @@ import type { TlsMaterial } from '../config/load.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { chain as defaultChain } from '../routes/chain.ts';
 import type { GatewayPolicy } from '../../schemas/generated/models.ts';
-import { buildRouteTable, protocolOf, type CompileDeps, type CompileEnv } from '../routes/compile.ts';
+import {
+  buildRouteTable,
+  protocolOf,
+  type CompileDeps,
+  type CompileEnv,
+  type ReusableRoutes,
+} from '../routes/compile.ts';
 import type { Middleware } from '../pipeline/compose.ts';
 import { internalFailure, respondError } from '../pipeline/compose.ts';
 import { HttpContext, type RequestObserver } from '../pipeline/context.ts';
@@ -76,6 +82,8 @@ export class Gateway {
   readonly #observer: RequestObserver | undefined;
   readonly #metrics: Metrics | undefined;
   #table = new RouteTable([]);
+  /** The routes of `#table` the next reload may reuse (unchanged stored text). */
+  #reusable: ReusableRoutes = new Map();
   /** Per-API certificates by SNI, swapped with the table (certs/sni.ts). */
   #sni = new SniTable();
   #ready = false;
@@ -310,7 +318,7 @@ export class Gateway {
       this.#log.error('reload failed: store unavailable', { error: errorMessage(err) });
       return { ok: false, message: `store unavailable: ${errorMessage(err)}`, retry: true };
     }
-    const built = await buildRouteTable(entries, this.#env, { ...this.#deps, policies });
+    const built = await buildRouteTable(entries, this.#env, { ...this.#deps, policies }, this.#reusable);
     const table = built.table;
     let sni: SniTable;
     try {
@@ -346,6 +354,7 @@ export class Gateway {
     // requests running on it have finished.
     const old = this.#table;
     this.#table = table;
+    this.#reusable = built.reusable;
     this.#sni = sni;
     this.#ready = true;
     void old.retire().catch((err: unknown) => {

@@ -72,7 +72,8 @@ export class RedisStore implements Store {
       .sort()
       .map((id): StoredEntry => {
         try {
-          return { id, value: JSON.parse(all[id] ?? '') as unknown };
+          const text = all[id] ?? '';
+          return { id, value: JSON.parse(text) as unknown, text };
         } catch (err) {
           return { id, problem: `${this.#key(collection)}[${id}]: ${errorMessage(err)}` };
         }

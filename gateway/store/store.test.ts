@@ -4,7 +4,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '../../lib/log.ts';
@@ -141,7 +141,13 @@ async function run(s: Store, step: Step): Promise<unknown> {
     case 'delete':
       return s.delete(c, step.id);
     case 'list':
-      return s.list(c);
+      // The text a value was parsed from, when given, is that value's text; then compared
+      // without it (the backings differ in how they format it).
+      return (await s.list(c)).map((e) => {
+        if (!('text' in e)) return e;
+        assert.deepEqual(JSON.parse(e.text ?? ''), e.value);
+        return { id: e.id, value: e.value };
+      });
   }
 }
 
@@ -246,6 +252,35 @@ describe('store (files) on disk', () => {
     );
     const broken = entries.find((e) => e.id === 'broken');
     assert.match(broken && 'problem' in broken ? broken.problem : '', /^apis\/broken\.json: .*JSON/);
+  });
+
+  test('list sees a file edited by hand, even at the same size, and one removed', async () => {
+    await store.put('apis', 'edited', { name: 'aaaa' });
+    const first = await store.list('apis');
+    assert.deepEqual(
+      first.find((e) => e.id === 'edited'),
+      {
+        id: 'edited',
+        value: { name: 'aaaa' },
+        text: readFileSync(join(d, 'apis', 'edited.json'), 'utf8'),
+      },
+    );
+    // In place (same inode) and at the same size: only the modification time tells.
+    const path = join(d, 'apis', 'edited.json');
+    const size = statSync(path).size;
+    writeFileSync(path, `${JSON.stringify({ name: 'bbbb' }, null, 2)}\n`);
+    assert.equal(statSync(path).size, size);
+    const second = await store.list('apis');
+    assert.deepEqual(
+      second.find((e) => e.id === 'edited'),
+      { id: 'edited', value: { name: 'bbbb' }, text: readFileSync(path, 'utf8') },
+      'same size, new content',
+    );
+    rmSync(join(d, 'apis', 'edited.json'));
+    assert.equal(
+      (await store.list('apis')).find((e) => e.id === 'edited'),
+      undefined,
+    );
   });
 
   test('file names: reserved characters encoded, over-long IDs refused', () => {

@@ -9,8 +9,11 @@ export const COLLECTIONS = ['apis', 'policies', 'keys', 'orgs', 'certs'] as cons
 /** One of COLLECTIONS. */
 export type Collection = (typeof COLLECTIONS)[number];
 
-/** A stored document as listed: its value, or why it could not be read. */
-export type StoredEntry = { id: string; value: unknown } | { id: string; problem: string };
+/**
+ * A stored document as listed: its value (and the text it was parsed from, when the backing keeps
+ * text: an unchanged text means an unchanged document), or why it could not be read.
+ */
+export type StoredEntry = { id: string; value: unknown; text?: string } | { id: string; problem: string };
 
 /**
  * How `put` treats an existing document: `upsert` writes either way, `create` only when absent,

@@ -41,6 +41,8 @@ export function customSessionId(orgId: string, keyId: string): string {
 export const customAuth: Middleware = {
   name: 'custom-auth',
   enabled: (api: GatewayApiDefinition) => authMethodsOf(api).includes('custom_auth'),
+  // The plugin file is read at compile time: recompiled at every reload.
+  readsOutside: true,
   create: async (api, deps) => {
     const found = customAuthHook(api);
     if (found === undefined) throw new Error('custom_middleware.auth_check: no hook');

@@ -65,6 +65,8 @@ function outsideValidity(cert: X509Certificate, now: number): boolean {
 export const mutualTls: Middleware = {
   name: 'mutual-tls',
   enabled: (api) => api.use_mutual_tls_auth === true,
+  // The stored certificates are read at compile time: recompiled at every reload.
+  readsOutside: true,
   create: async (api, deps) => {
     const allowed = new Set<string>();
     for (const id of api.client_certificates ?? []) {

@@ -26,6 +26,8 @@ function pluginStage(stage: PluginStage): Middleware {
   return {
     name: `plugins-${stage.replaceAll('_', '-')}`,
     enabled: (api: GatewayApiDefinition) => pluginHooksOf(api, stage).length > 0,
+    // Plugin files are read at compile time: recompiled at every reload.
+    readsOutside: true,
     create: async (api, deps) => {
       const hooks = await Promise.all(
         pluginHooksOf(api, stage).map((h, i) =>
