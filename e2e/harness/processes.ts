@@ -7,6 +7,7 @@ import { createWriteStream, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import { freePort, waitFor } from '../../lib/testing/wait.ts';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -165,6 +166,17 @@ export async function startGateway(opts: {
   return { ...proc, url, port, secret: opts.secret };
 }
 
+/**
+ * The operator's `NODE_OPTIONS` as the chart sets them, from the chart's own values
+ * (`operator.heapMiB`, `operator.semiSpaceMiB`).
+ */
+export const OPERATOR_NODE_OPTIONS: string = (() => {
+  const values = parseYaml(readFileSync(join(root, 'charts', 'svc-operator', 'values.yaml'), 'utf8')) as {
+    operator: { heapMiB: number; semiSpaceMiB: number };
+  };
+  return `--max-old-space-size=${String(values.operator.heapMiB)} --max-semi-space-size=${String(values.operator.semiSpaceMiB)}`;
+})();
+
 /** An operator process and the address of its /healthz, /readyz and /metrics. */
 export interface OperatorProc extends Proc {
   /** `http://127.0.0.1:<port>`. */
@@ -196,8 +208,8 @@ export async function startOperator(opts: {
       KUBECONFIG: opts.kubeconfig,
       HEALTH_PROBE_PORT: String(healthPort),
       POD_NAMESPACE: 'svc-operator-system',
-      // As the chart starts it (operator.heapMiB).
-      NODE_OPTIONS: '--max-old-space-size=192',
+      // As the chart starts it (operator.heapMiB, operator.semiSpaceMiB).
+      NODE_OPTIONS: OPERATOR_NODE_OPTIONS,
       ...opts.env,
     },
     logDir: opts.logDir,
