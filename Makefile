@@ -25,7 +25,7 @@ $(NODE_DEPS): package.json package-lock.json
 	@touch $@
 
 .PHONY: tools
-tools: ## Build etcd, kube-apiserver and kubectl from their Go modules (cached outside the repo)
+tools: ## Build etcd, kube-apiserver, kubectl, helm, Bento and kfake from their Go modules (cached outside the repo)
 	tools/build.sh
 
 .PHONY: lint
@@ -57,11 +57,15 @@ unit: $(NODE_DEPS) ## Unit and integration tests (real listeners, real Redis whe
 e2e: deps ## End-to-end tests against a real etcd and kube-apiserver
 	node --test $(TEST_FLAGS) --test-concurrency=1 $(E2E_TESTS)
 
+.PHONY: e2e-cluster
+e2e-cluster: $(NODE_DEPS) ## The cluster suites against the cluster KUBECONFIG points at, svc installed by the charts (docs/e2e-cluster.md)
+	node --test $(TEST_FLAGS) --test-concurrency=1 $(shell find e2e/cluster -name '*.cluster.ts' 2>/dev/null | sort)
+
 .PHONY: test
 test: lint typecheck gen-check unit e2e ## Everything: lint, type-check, gen-check, unit, integration and e2e
 
 .PHONY: bench
-bench: bench-gateway bench-operator bench-soak ## Benchmarks; figures and ratios go to docs/benchmarks.md
+bench: bench-gateway bench-operator bench-ingress bench-soak ## Benchmarks; figures and ratios go to docs/benchmarks.md
 
 .PHONY: bench-gateway
 bench-gateway: $(NODE_DEPS) ## Gateway against nginx (apt-installs nginx-light and wrk if missing; builds tools/loadgen with Go)
@@ -71,6 +75,10 @@ bench-gateway: $(NODE_DEPS) ## Gateway against nginx (apt-installs nginx-light a
 bench-operator: deps ## 10 to 10,000 ApiDefinitions and 1000 SecurityPolicies until served, against direct gateway writes
 	node e2e/bench/operator-bench.ts
 
+.PHONY: bench-ingress
+bench-ingress: deps ## 1000 Ingresses until served, beside 1000 ApiDefinitions in the same run (SVC_BENCH_INGRESSES)
+	node e2e/bench/ingress-bench.ts
+
 .PHONY: bench-soak
 bench-soak: deps ## The operator under 30 minutes of churn (SVC_SOAK_MINUTES): memory over time
 	node e2e/bench/operator-soak.ts
@@ -78,6 +86,10 @@ bench-soak: deps ## The operator under 30 minutes of churn (SVC_SOAK_MINUTES): m
 .PHONY: cluster
 cluster: deps ## Start a local control plane with the CRDs and print how to use kubectl with it
 	node e2e/harness/cluster-main.ts
+
+.PHONY: dashboard
+dashboard: $(NODE_DEPS) ## Run the dashboard (mode pro) on port 3000, SQLite under ./dashboard-data; needs SVC_DB_ADMIN_SECRET
+	node dashboard/main.ts --data-dir ./dashboard-data
 
 .PHONY: demo
 demo: deps ## Start a local control plane, apply examples/ and show the resources

@@ -3,6 +3,7 @@
  * (`--workers` > 1) or one serving process. Wiring only.
  */
 import cluster from 'node:cluster';
+import { bentoPath } from '../lib/bento/binary.ts';
 import { ConfigError } from '../lib/config.ts';
 import { errorMessage } from '../lib/errors.ts';
 import { createLogger } from '../lib/log.ts';
@@ -28,7 +29,12 @@ async function main(): Promise<void> {
   const log = createLogger({ component: 'gateway', level: config.log_level }).child({ pid: process.pid });
 
   if (config.workers > 1 && cluster.isPrimary) {
-    runPrimary({ workers: config.workers, log, shutdownTimeoutMs: config.shutdown_timeout_ms });
+    runPrimary({
+      workers: config.workers,
+      log,
+      shutdownTimeoutMs: config.shutdown_timeout_ms,
+      streams: config.streaming_enabled ? { binary: bentoPath(config.streaming_bento_path) } : undefined,
+    });
     return;
   }
 

@@ -8,11 +8,14 @@ export interface OperatorConfig {
   SVC_ORG: string;
   SVC_AUTH: string;
   SVC_OPERATOR_LICENSEKEY?: string;
+  SVC_OPERATOR_LICENSE_PUBLIC_KEY?: string;
   SVC_TLS_INSECURE_SKIP_VERIFY: boolean;
   WATCH_NAMESPACE: string;
   WATCH_INGRESS_CLASS: string;
   SVC_HTTP_INGRESS_PORT: number;
   SVC_HTTPS_INGRESS_PORT: number;
+  SVC_INGRESS_ADDRESS: string;
+  SVC_PUBLISH_SERVICE: string;
   SVC_RESYNC_PERIOD: string;
   HEALTH_PROBE_PORT: number;
   LEADER_ELECTION: boolean;
@@ -44,6 +47,10 @@ const schema: JsonSchema = {
       pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]*$',
       description: 'License key (JWT form); required in mode pro.',
     },
+    SVC_OPERATOR_LICENSE_PUBLIC_KEY: {
+      type: 'string',
+      description: "PEM (SPKI) public key the license key's signature is checked with; unset: form and expiry only.",
+    },
     SVC_TLS_INSECURE_SKIP_VERIFY: { type: 'boolean', default: false, description: 'Skip TLS verification.' },
     WATCH_NAMESPACE: {
       type: 'string',
@@ -54,6 +61,18 @@ const schema: JsonSchema = {
     WATCH_INGRESS_CLASS: { type: 'string', default: 'svc', minLength: 1, description: 'Ingress class.' },
     SVC_HTTP_INGRESS_PORT: port('HTTP ingress port.', 8080),
     SVC_HTTPS_INGRESS_PORT: port('HTTPS ingress port.', 8443),
+    SVC_INGRESS_ADDRESS: {
+      type: 'string',
+      default: '',
+      description: "Comma-separated IPs or host names written to the Ingresses' status.loadBalancer.",
+    },
+    SVC_PUBLISH_SERVICE: {
+      type: 'string',
+      default: '',
+      pattern: '^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+      description:
+        "The gateway's Service (namespace/name), whose address goes into the Ingresses' status.loadBalancer when SVC_INGRESS_ADDRESS is empty.",
+    },
     SVC_RESYNC_PERIOD: {
       type: 'string',
       default: '10h',
@@ -80,11 +99,14 @@ const sources: Record<string, ConfigSource> = {
   SVC_ORG: { env: 'SVC_ORG', flag: 'org' },
   SVC_AUTH: { env: 'SVC_AUTH' },
   SVC_OPERATOR_LICENSEKEY: { env: 'SVC_OPERATOR_LICENSEKEY' },
+  SVC_OPERATOR_LICENSE_PUBLIC_KEY: { env: 'SVC_OPERATOR_LICENSE_PUBLIC_KEY' },
   SVC_TLS_INSECURE_SKIP_VERIFY: { env: 'SVC_TLS_INSECURE_SKIP_VERIFY', flag: 'insecure-skip-verify' },
   WATCH_NAMESPACE: { env: 'WATCH_NAMESPACE', flag: 'watch-namespace' },
   WATCH_INGRESS_CLASS: { env: 'WATCH_INGRESS_CLASS', flag: 'watch-ingress-class' },
   SVC_HTTP_INGRESS_PORT: { env: 'SVC_HTTP_INGRESS_PORT' },
   SVC_HTTPS_INGRESS_PORT: { env: 'SVC_HTTPS_INGRESS_PORT' },
+  SVC_INGRESS_ADDRESS: { env: 'SVC_INGRESS_ADDRESS', flag: 'ingress-address' },
+  SVC_PUBLISH_SERVICE: { env: 'SVC_PUBLISH_SERVICE', flag: 'publish-service' },
   SVC_RESYNC_PERIOD: { env: 'SVC_RESYNC_PERIOD', flag: 'resync-period' },
   HEALTH_PROBE_PORT: { env: 'HEALTH_PROBE_PORT', flag: 'health-probe-port' },
   LEADER_ELECTION: { env: 'LEADER_ELECTION', flag: 'leader-election' },

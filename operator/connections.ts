@@ -2,14 +2,22 @@ import * as k8s from '@kubernetes/client-node';
 import { createHash } from 'node:crypto';
 import type { NamespacedRef, OperatorContext } from '../schemas/generated/kinds.ts';
 import type { SvcObjects } from '../lib/k8s/objects.ts';
+import { DashboardClient } from './clients/dashboard.ts';
+import { GatewayClient } from './clients/gateway.ts';
 import type { Connection, ManagementClient } from './clients/management.ts';
+import type { LicenseChecker } from './license.ts';
+
+/** The management client of a connection: a gateway in mode ce, a dashboard in mode pro. */
+export function clientFor(conn: Connection): ManagementClient {
+  return conn.mode === 'pro' ? new DashboardClient(conn) : new GatewayClient(conn);
+}
 
 /** A resolved connection, or why there is none (a condition reason and message). */
 export type Resolved =
   | { ok: true; conn: Connection; client: ManagementClient }
   | {
       ok: false;
-      reason: 'ContextNotFound' | 'ContextInvalid' | 'SecretNotFound' | 'ModeNotSupported';
+      reason: 'ContextNotFound' | 'ContextInvalid' | 'SecretNotFound' | 'ModeNotSupported' | 'LicenseInvalid';
       message: string;
     };
 
@@ -44,13 +52,17 @@ export class Connections {
   readonly #secrets: SecretReader;
   readonly #makeClient: (conn: Connection) => ManagementClient;
   readonly #clients = new Map<string, ManagementClient>();
+  readonly #license: LicenseChecker | undefined;
 
   constructor(opts: {
     default: Connection;
     contexts: SvcObjects<OperatorContext & { metadata: { name: string; namespace: string } }>;
     secrets: SecretReader;
     makeClient: (conn: Connection) => ManagementClient;
+    /** Checks the license key of mode-pro connections (expiry honoured at every resolve). */
+    license?: LicenseChecker;
   }) {
+    this.#license = opts.license;
     this.#default = opts.default;
     this.#contexts = opts.contexts;
     this.#secrets = opts.secrets;
@@ -59,7 +71,7 @@ export class Connections {
 
   /** The connection of a resource in `namespace` with this `contextRef`. */
   async resolve(ref: NamespacedRef | undefined, namespace: string): Promise<Resolved> {
-    if (!ref) return this.#withClient(this.#default);
+    if (!ref) return await this.#withClient(this.#default);
     const ns = ref.namespace ?? namespace;
     const ctx = await this.#contexts.get(ns, ref.name);
     if (!ctx) {
@@ -70,7 +82,7 @@ export class Connections {
       };
     }
     const conn = await this.contextConnection(ctx);
-    return conn.ok ? this.#withClient(conn.conn) : conn;
+    return conn.ok ? await this.#withClient(conn.conn) : conn;
   }
 
   /** The connection an OperatorContext describes, or the problems with it. */
@@ -108,7 +120,20 @@ export class Connections {
     if (problems.length > 0 || (mode !== 'ce' && mode !== 'pro') || !url || !auth) {
       return { ok: false, reason: 'ContextInvalid', message: `${where}: ${problems.join('; ')}` };
     }
-    return { ok: true, conn: { mode, url, auth, org, insecureSkipVerify: insecure } };
+    const licenseKey = env.licenseKey ?? secret.SVC_OPERATOR_LICENSEKEY ?? this.#default.licenseKey;
+    return {
+      ok: true,
+      conn: {
+        mode,
+        url,
+        auth,
+        org,
+        insecureSkipVerify: insecure,
+        ...(licenseKey === undefined ? {} : { licenseKey }),
+        ...(env.user_owners === undefined ? {} : { userOwners: env.user_owners }),
+        ...(env.user_group_owners === undefined ? {} : { userGroupOwners: env.user_group_owners }),
+      },
+    };
   }
 
   /** Closes every client. */
@@ -117,16 +142,24 @@ export class Connections {
     this.#clients.clear();
   }
 
-  #withClient(conn: Connection): Resolved {
-    if (conn.mode === 'pro') {
-      return {
-        ok: false,
-        reason: 'ModeNotSupported',
-        message: `mode pro (dashboard at ${conn.url}) is not supported by this operator build yet; use mode ce`,
-      };
+  async #withClient(conn: Connection): Promise<Resolved> {
+    if (conn.mode === 'pro' && this.#license) {
+      const problem = await this.#license.problem(conn.licenseKey);
+      if (problem !== undefined) {
+        return { ok: false, reason: 'LicenseInvalid', message: `mode pro (dashboard at ${conn.url}): ${problem}` };
+      }
     }
     const key = createHash('sha256')
-      .update([conn.mode, conn.url, conn.auth, String(conn.insecureSkipVerify)].join('\n'))
+      .update(
+        [
+          conn.mode,
+          conn.url,
+          conn.auth,
+          String(conn.insecureSkipVerify),
+          (conn.userOwners ?? []).join(','),
+          (conn.userGroupOwners ?? []).join(','),
+        ].join('\n'),
+      )
       .digest('hex');
     let client = this.#clients.get(key);
     if (!client) {

@@ -15,13 +15,18 @@ import { ControllerManager } from '../lib/k8s/manager.ts';
 import { SvcObjects } from '../lib/k8s/objects.ts';
 import { startOpsServer } from '../lib/http/ops-server.ts';
 import { loadOperatorConfig, resyncPeriodMs, watchedNamespaces } from './config.ts';
-import { GatewayClient } from './clients/gateway.ts';
-import { Connections, secretReader } from './connections.ts';
+import { Connections, clientFor, secretReader } from './connections.ts';
+import { LicenseChecker } from './license.ts';
 import { apiDefinitionController } from './controllers/api-definition.ts';
 import type { ControllerEnv } from './controllers/env.ts';
-import { svcOasApiDefinitionController } from './controllers/oas-api-definition.ts';
+import {
+  svcOasApiDefinitionController,
+  svcStreamsApiDefinitionController,
+} from './controllers/oas-api-definition.ts';
 import { operatorContextController, type ContextObject } from './controllers/operator-context.ts';
 import { securityPolicyController } from './controllers/security-policy.ts';
+import { ingressController } from './controllers/ingress.ts';
+import { templateController } from './controllers/template.ts';
 
 let cfg;
 try {
@@ -32,6 +37,15 @@ try {
 }
 
 const log = createLogger({ component: 'operator', level: cfg.LOG_LEVEL });
+// Mode pro: the license key is checked at start (form, expiry, signature with a public key).
+const license = new LicenseChecker({ publicKey: cfg.SVC_OPERATOR_LICENSE_PUBLIC_KEY });
+if (cfg.SVC_MODE === 'pro') {
+  const problem = await license.problem(cfg.SVC_OPERATOR_LICENSEKEY);
+  if (problem !== undefined) {
+    console.error(`svc-operator: environment variable SVC_OPERATOR_LICENSEKEY: Invalid value: ${problem}`);
+    process.exit(2);
+  }
+}
 const kc = loadKubeConfig(cfg.KUBECONFIG);
 const registry = new Registry();
 collectDefaultMetrics({ register: registry });
@@ -48,18 +62,31 @@ const connections = new Connections({
     auth: cfg.SVC_AUTH,
     org: cfg.SVC_ORG,
     insecureSkipVerify: cfg.SVC_TLS_INSECURE_SKIP_VERIFY,
+    ...(cfg.SVC_OPERATOR_LICENSEKEY === undefined ? {} : { licenseKey: cfg.SVC_OPERATOR_LICENSEKEY }),
   },
   contexts,
   secrets: secretReader(kc),
-  makeClient: (conn) => new GatewayClient(conn),
+  makeClient: clientFor,
+  license,
 });
 
 // Each controller wires its own watches (operator/controllers/<kind>.ts).
 const env: ControllerEnv = { manager, kc, namespaces, connections, events, now, log };
 manager.add(apiDefinitionController(env));
 manager.add(svcOasApiDefinitionController(env));
+manager.add(svcStreamsApiDefinitionController(env));
 manager.add(securityPolicyController(env));
 manager.add(operatorContextController(env, contexts));
+const ingress = ingressController(env, {
+  watchClass: cfg.WATCH_INGRESS_CLASS,
+  httpPort: cfg.SVC_HTTP_INGRESS_PORT,
+  httpsPort: cfg.SVC_HTTPS_INGRESS_PORT,
+  address: cfg.SVC_INGRESS_ADDRESS,
+  publishService: cfg.SVC_PUBLISH_SERVICE,
+});
+manager.add(ingress.spec);
+manager.add(templateController(env, ingress.templateUsers));
+manager.add(templateController(env, ingress.templateUsers, 'SvcOasApiDefinition'));
 
 const elector = cfg.LEADER_ELECTION
   ? new LeaderElector(

@@ -10,6 +10,7 @@ import type {
   NamespacedRef,
   SecurityPolicySpec,
 } from '../schemas/generated/kinds.ts';
+import { resolveRef } from '../schemas/rules/references.ts';
 
 /** A reference with its namespace filled in. */
 export type ObjectRef = Required<NamespacedRef>;
@@ -31,13 +32,16 @@ export function accessRefs(
   return (policy.spec?.access_rights_array ?? []).map((r) => accessRef(r, namespace));
 }
 
-/** The policies an ApiDefinition names in `jwt_default_policies`, namespaces filled in. */
+/**
+ * The policies an ApiDefinition names in `jwt_default_policies`, namespaces filled in: each
+ * written `"namespace/name"`, `"name"` or `{name, namespace}` (schemas/rules/references.ts).
+ */
 export function jwtPolicyRefs(api: {
   metadata?: { namespace?: string };
-  spec?: { jwt_default_policies?: NamespacedRef[] };
+  spec?: { jwt_default_policies?: (string | NamespacedRef)[] };
 }): ObjectRef[] {
   const ns = api.metadata?.namespace ?? '';
-  return (api.spec?.jwt_default_policies ?? []).map((r) => ({ name: r.name, namespace: r.namespace ?? ns }));
+  return (api.spec?.jwt_default_policies ?? []).flatMap((r) => resolveRef(r, ns) ?? []);
 }
 
 /** `Kind namespace/name`, as messages and keys write an API reference. */

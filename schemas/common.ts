@@ -41,6 +41,28 @@ export const namespacedRef = (what: string): JsonSchema => ({
   },
 });
 
+/** `"namespace/name"`, or `"name"` in the referring resource's namespace. */
+export const REF_TEXT_PATTERN =
+  '^([a-z0-9]([-a-z0-9]*[a-z0-9])?/)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+
+/**
+ * A reference to another resource in either form the reference's manifests use: the string
+ * `"namespace/name"` (or `"name"`: the referring resource's namespace), or `{name, namespace}`.
+ * `schemas/rules/references.ts` reads both.
+ */
+export const resourceRef = (what: string): JsonSchema => ({
+  description: `${what}: "namespace/name" (or "name", in the namespace of this resource), or {name, namespace}.`,
+  anyOf: [
+    {
+      type: 'string',
+      pattern: REF_TEXT_PATTERN,
+      maxLength: 317,
+      description: `${what} as "namespace/name", or "name" in the namespace of this resource.`,
+    },
+    namespacedRef(what),
+  ],
+});
+
 /** `contextRef`: the OperatorContext whose connection settings apply to a resource. */
 export const contextRef: JsonSchema = {
   ...namespacedRef('an OperatorContext'),

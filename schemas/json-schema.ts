@@ -29,6 +29,8 @@ export interface JsonSchema {
   uniqueItems?: boolean;
   minProperties?: number;
   examples?: readonly unknown[];
+  /** The value matches at least one of these (ajv only: the CRD keeps the node open). */
+  anyOf?: readonly JsonSchema[];
   /** Keeps fields the schema does not list (an open object); honoured by ajv and the API server. */
   'x-kubernetes-preserve-unknown-fields'?: boolean;
   /** CEL rules the API server evaluates for this node (single-object rules a schema can't say). */
@@ -38,7 +40,24 @@ export interface JsonSchema {
   'x-kubernetes-map-type'?: 'atomic' | 'granular';
   /** Integer or string (a port name, a percentage): Kubernetes' IntOrString. */
   'x-kubernetes-int-or-string'?: boolean;
+  /**
+   * Whether svc enforces the field (`supported`) or refuses a value that changes behaviour
+   * (`not-supported`): read by `schemas/support.ts` (webhooks, gateway) and by the generator of
+   * docs/compatibility.md. A field without the flag shares its parent's.
+   */
+  'x-svc-support'?: SvcSupport;
+  /**
+   * On a `not-supported` object: the boolean field that turns it on. The object is neutral (and
+   * accepted) while that field is not true, whatever its other fields say.
+   */
+  'x-svc-switch'?: string;
 }
+
+/** The two states of a field of the classic API model. */
+export type SvcSupport = 'supported' | 'not-supported';
+
+/** svc's own keywords: data for the support check and the docs generator, never in a CRD. */
+export const SVC_EXTENSIONS = ['x-svc-support', 'x-svc-switch'] as const;
 
 /** The Kubernetes extension keywords a schema may carry (kept in CRDs, ignored by ajv). */
 export const KUBERNETES_EXTENSIONS = [

@@ -1,5 +1,10 @@
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
-import { KUBERNETES_EXTENSIONS, type JsonSchema, type KindDefinition } from './json-schema.ts';
+import {
+  KUBERNETES_EXTENSIONS,
+  SVC_EXTENSIONS,
+  type JsonSchema,
+  type KindDefinition,
+} from './json-schema.ts';
 import { API_VERSION } from './common.ts';
 
 /** One way a value breaks its schema: where (`spec.proxy.listen_path`) and why. */
@@ -17,6 +22,8 @@ function newAjv(opts: { useDefaults: boolean; coerceTypes: boolean }): Ajv2020 {
   for (const keyword of KUBERNETES_EXTENSIONS) {
     ajv.addKeyword({ keyword, schemaType: ['boolean', 'array', 'string'] });
   }
+  // Support flags are read by schemas/support.ts, not by ajv.
+  for (const keyword of SVC_EXTENSIONS) ajv.addKeyword({ keyword, schemaType: ['string'] });
   // The one format we use; ajv-formats would add a dependency for one regular expression.
   ajv.addFormat('date-time', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/i);
   return ajv;

@@ -2,7 +2,8 @@
 # Builds the test binaries (etcd, kube-apiserver, kubectl, helm) from their Go modules
 # with the machine's Go, and fetches cert-manager's CRD manifests from its module zip.
 # Nothing is downloaded except through the Go module proxy. Also builds the benchmark's load
-# generator (tools/loadgen, our own code, standard library only).
+# generator (tools/loadgen, our own code, standard library only), the Bento stream processor the
+# gateway runs for streams (tools/bento) and a Kafka wire-protocol broker for tests (tools/kfake).
 #
 # Binaries land in $SVC_TOOLS_DIR (default ~/.cache/svc-tools/bin), each under a
 # name that carries its version, and are reused when present: a second run is a no-op.
@@ -10,6 +11,7 @@
 #   tools/build.sh            build everything missing
 #   tools/build.sh --print    print the directory the binaries live in
 #   tools/build.sh loadgen    build only the load generator (what `make bench-gateway` needs)
+#   tools/build.sh streams    build only Bento and the Kafka broker (what streams tests need)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -44,6 +46,13 @@ build() {
 loadgen=src-$(cat "$here/loadgen/go.mod" "$here/loadgen/main.go" | sha256sum | cut -c1-12)
 build "$here/loadgen" . loadgen "$loadgen"
 [[ ${1:-} == loadgen ]] && exit 0
+
+# Bento and kfake are versioned by their module version and the wrapper's source (the component
+# packages main.go imports): a change to the wrapper builds a new binary.
+src_of() { cat "$1/go.mod" "$1/go.sum" "$1/main.go" | sha256sum | cut -c1-12; }
+build "$here/bento" . bento "$(version_of "$here/bento" github.com/warpstreamlabs/bento)-$(src_of "$here/bento")"
+build "$here/kfake" . kfake "$(src_of "$here/kfake")"
+[[ ${1:-} == streams ]] && exit 0
 
 kube=$(version_of "$here/kube" k8s.io/kubernetes)
 etcd=$(version_of "$here/etcd" go.etcd.io/etcd/server/v3)

@@ -3,6 +3,7 @@
  * schema refused the object (so the user sees every problem at once); these accessors make a
  * wrongly typed field read as absent instead of crashing the rule.
  */
+import { resolveRef } from '../schemas/rules/references.ts';
 
 /** A plain object, or undefined. */
 export function asObject(v: unknown): Record<string, unknown> | undefined {
@@ -50,10 +51,10 @@ export function metaOf(obj: unknown): { name: string; namespace: string } {
   };
 }
 
-/** A namespaced reference (`{name, namespace?}`), its namespace defaulted to `ns`. */
+/**
+ * A reference in either form (`"namespace/name"`, `"name"`, or `{name, namespace?}`), its
+ * namespace defaulted to `ns` (schemas/rules/references.ts).
+ */
 export function refOf(v: unknown, ns: string): { name: string; namespace: string } | undefined {
-  const o = asObject(v);
-  const name = asString(o?.name);
-  if (name === undefined || name === '') return undefined;
-  return { name, namespace: asString(o?.namespace) ?? ns };
+  return resolveRef(v, ns);
 }

@@ -66,14 +66,7 @@ const cases: Case[] = [
         schema: 'type Query { user(id: ID!): User } type User { id: ID! }',
       },
     }),
-    errors: [
-      {
-        path: 'spec.graphql.enabled',
-        type: 'NotSupported',
-        message:
-          'GraphQL is not supported yet by this gateway: set graphql.enabled to false and proxy the GraphQL upstream as a plain HTTP API (proxy.target_url)',
-      },
-    ],
+    errors: [{ path: 'spec.graphql', type: 'NotSupportedYet', message: 'not supported by svc yet' }],
   },
   {
     name: 'a target_url without a scheme means http, as on the gateway',
@@ -158,26 +151,55 @@ const cases: Case[] = [
     obj: apiDefinition('orders', {
       CORS: { enable: true },
       enable_detailed_recording: true,
-      version_data: { versions: { Default: { name: 'Default', expires: '2030-01-01 00:00' } } },
+      version_data: {
+        versions: { Default: { name: 'Default', extended_paths: { url_rewrites: [{ path: '/a', rewrite_to: '/b' }] } } },
+      },
+    }),
+    errors: [
+      { path: 'spec.CORS', type: 'NotSupportedYet', message: 'not supported by svc yet' },
+      {
+        path: 'spec.enable_detailed_recording',
+        type: 'NotSupportedYet',
+        message: 'not supported by svc yet',
+      },
+      {
+        path: 'spec.version_data.versions.Default.extended_paths.url_rewrites',
+        type: 'NotSupportedYet',
+        message: 'not supported by svc yet',
+      },
+    ],
+  },
+  {
+    name: 'endpoint lists and size limits are served; a mock reply and a bad path are refused by path',
+    obj: apiDefinition('orders', {
+      version_data: {
+        not_versioned: true,
+        versions: {
+          Default: {
+            name: 'Default',
+            global_size_limit: 1024,
+            paths: { ignored: ['/health'], white_list: [], black_list: ['/users/('] },
+            extended_paths: {
+              ignored: [{ path: '/status', method_actions: { GET: { action: 'no_action', code: 200 } } }],
+              white_list: [{ path: '/users/{id}', method_actions: { GET: { action: 'reply', code: 200 } } }],
+              size_limits: [{ path: '/upload', method: 'POST', size_limit: 10 }],
+              transform_headers: [],
+            },
+          },
+        },
+      },
     }),
     errors: [
       {
-        path: 'spec.CORS.enable',
-        type: 'NotSupported',
-        message:
-          'CORS handling at the gateway is not supported yet by this gateway: set CORS.enable to false and let the upstream answer CORS requests',
+        path: 'spec.version_data.versions.Default.extended_paths.white_list[0].method_actions.GET.action',
+        type: 'NotSupportedYet',
+        message: 'not supported by svc yet',
       },
       {
-        path: 'spec.enable_detailed_recording',
-        type: 'NotSupported',
+        path: 'spec.version_data.versions.Default.paths.black_list[0]',
+        type: 'Invalid',
         message:
-          'analytics recording is not supported yet by this gateway: set enable_detailed_recording to false',
-      },
-      {
-        path: 'spec.version_data.versions.Default.expires',
-        type: 'NotSupported',
-        message:
-          'version expiry is not supported yet by this gateway: remove expires (the version does not expire)',
+          '"/users/(" is not a valid regular expression: escape special characters such as ( [ ? with a backslash',
       },
     ],
   },

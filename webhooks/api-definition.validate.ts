@@ -5,6 +5,7 @@
  * references) and the CRD's CEL rules, so that its answer is complete without an API server.
  */
 import { checkClassicApi, classicApiWarnings } from '../schemas/rules/api-definition.ts';
+import { hasContent } from '../schemas/support.ts';
 import { asArray, asNumber, asObject, asString, at, metaOf, refOf } from './access.ts';
 import { fe, mergeErrors } from './field-error.ts';
 import type { FieldError, Verdict } from './field-error.ts';
@@ -12,6 +13,7 @@ import type { Lookups } from './lookups.ts';
 import { contextRefWarnings, deleteVerdict, policiesCovering } from './references.ts';
 import { allClaims, apiDefinitionClaim, conflictMessage, conflictingClaim } from './routes.ts';
 import { schemaErrors } from './schema.ts';
+import { isTemplateObject, templateDeleteVerdict, templateErrors } from './template.ts';
 
 /**
  * Fields of the gateway's model that the resource spells differently: the shared rules speak of
@@ -33,6 +35,10 @@ export async function validateApiDefinition(obj: unknown, _old: unknown, lookups
   const errors: FieldError[] = checkClassicApi(classic).map((p) => ({ ...p, path: specPath(p.path) }));
   const warnings = classicApiWarnings(classic).map((w) => `${specPath(w.path)}: ${w.message}`);
 
+  // `certificates` of the resource are gateway IDs the shared rules never see (they check the
+  // IDs the operator uploads from certificate_secret_names).
+  if (hasContent(spec.certificates)) errors.push(fe.notSupportedYet('spec.certificates'));
+
   // The CRD states these in CEL too; the API server answers them before this webhook is called.
   const port = asNumber(spec.listen_port) ?? 0;
   if (port > 0 && (asString(spec.protocol) ?? '') === '') {
@@ -52,12 +58,16 @@ export async function validateApiDefinition(obj: unknown, _old: unknown, lookups
   }
 
   warnings.push(...(await contextRefWarnings(obj, lookups)), ...(await referenceWarnings(obj, lookups)));
-  return { errors: mergeErrors(schemaErrors('ApiDefinition', obj), errors), warnings };
+  const all = mergeErrors(schemaErrors('ApiDefinition', obj), errors);
+  // A template's Ingresses supply its listen path and target.
+  return { errors: isTemplateObject(obj) ? templateErrors(all) : all, warnings };
 }
 
-/** Refuses the DELETE of an API that SecurityPolicies still cover. */
+/** Refuses the DELETE of an API that SecurityPolicies still cover, or of a template Ingresses use. */
 export async function validateApiDefinitionDelete(old: unknown, lookups: Lookups): Promise<Verdict> {
   const { namespace, name } = metaOf(old);
+  const template = await templateDeleteVerdict(old, lookups);
+  if (template.errors.length > 0) return template;
   return deleteVerdict(
     `ApiDefinition ${namespace}/${name}`,
     await policiesCovering(lookups, 'ApiDefinition', namespace, name),

@@ -5,9 +5,10 @@
 import {
   FieldProblemType,
   formatProblem,
-  problemLabel,
+  problemBody,
   type FieldProblem,
 } from '../schemas/rules/field-problem.ts';
+import { NOT_SUPPORTED_YET } from '../schemas/support.ts';
 
 // A schema problem as a field error: the rule the gateway's OAS check uses too.
 export { fromSchemaProblem, quote } from '../schemas/rules/field-problem.ts';
@@ -31,6 +32,12 @@ export const fe = {
   required: (path: string, message: string): FieldError => ({ path, type: 'Required', message }),
   invalid: (path: string, message: string): FieldError => ({ path, type: 'Invalid', message }),
   notSupported: (path: string, message: string): FieldError => ({ path, type: 'NotSupported', message }),
+  /** `path: not supported by svc yet`: a field of the reference's model svc does not enforce yet. */
+  notSupportedYet: (path: string): FieldError => ({
+    path,
+    type: 'NotSupportedYet',
+    message: NOT_SUPPORTED_YET,
+  }),
   forbidden: (path: string, message: string): FieldError => ({ path, type: 'Forbidden', message }),
   tooLong: (path: string, message: string): FieldError => ({ path, type: 'TooLong', message }),
 };
@@ -40,13 +47,14 @@ export const causeReason: Record<FieldErrorType, string> = {
   Required: 'FieldValueRequired',
   Invalid: 'FieldValueInvalid',
   NotSupported: 'FieldValueNotSupported',
+  NotSupportedYet: 'FieldValueNotSupported',
   Forbidden: 'FieldValueForbidden',
   TooLong: 'FieldValueTooLong',
 };
 
 /** `Invalid value: message`: a field error without its path (a Kubernetes StatusCause message). */
 export function fieldErrorBody(e: FieldError): string {
-  return `${problemLabel[e.type]}: ${e.message}`;
+  return problemBody(e);
 }
 
 /** `spec.x: Invalid value: message`, the way the API server prints a field error. */

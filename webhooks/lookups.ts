@@ -44,6 +44,15 @@ export interface Lookups {
   get<K extends SvcKind>(kind: K, namespace: string, name: string): Promise<SvcKinds[K] | undefined>;
   /** Every object of a kind, in all namespaces. */
   list<K extends SvcKind>(kind: K): Promise<SvcKinds[K][]>;
+  /** The Ingresses of a namespace (name and annotations): those naming a template. */
+  ingresses(namespace: string): Promise<IngressView[]>;
+}
+
+/** What the validators read of an Ingress. */
+export interface IngressView {
+  name: string;
+  annotations: Record<string, string>;
+  deleting: boolean;
 }
 
 const plurals = new Map(kinds.map((k) => [k.kind, k.plural]));
@@ -85,6 +94,14 @@ export function kubeLookups(clients: KubeClients): Lookups {
         clients.custom.getNamespacedCustomObject({ ...svcResource(pluralOf(kind)), namespace, name }),
       );
       return obj as SvcKinds[typeof kind] | undefined;
+    },
+    async ingresses(namespace) {
+      const list = await clients.networking.listNamespacedIngress({ namespace });
+      return list.items.map((i) => ({
+        name: i.metadata?.name ?? '',
+        annotations: i.metadata?.annotations ?? {},
+        deleting: i.metadata?.deletionTimestamp !== undefined,
+      }));
     },
     async list(kind) {
       const items: SvcKinds[typeof kind][] = [];

@@ -22,6 +22,7 @@ import { loadWebhookConfig } from './config.ts';
 import type { WebhookConfig } from './config.ts';
 import { kubeLookups } from './lookups.ts';
 import { admissionApp } from './server.ts';
+import { startStreamsLinter, stopStreamsLinter } from './streams-lint.ts';
 
 let cfg: Readonly<WebhookConfig>;
 try {
@@ -32,6 +33,8 @@ try {
 }
 
 const log = createLogger({ component: 'webhooks', level: cfg.logLevel });
+// Bento checks SvcStreamsApiDefinition documents, as the gateway does (webhooks/streams-lint.ts).
+startStreamsLinter(log);
 const clients = makeClients(loadKubeConfig(cfg.kubeconfig));
 const registry = new Registry();
 collectDefaultMetrics({ register: registry });
@@ -116,6 +119,7 @@ const shutdown = (signal: string): void => {
   server.close();
   server.closeIdleConnections();
   void ops?.close();
+  void stopStreamsLinter();
   // In-flight reviews get a moment; the API server retries on another replica otherwise.
   setTimeout(() => process.exit(0), 2_000).unref();
 };

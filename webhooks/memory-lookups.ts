@@ -32,6 +32,17 @@ export function memoryLookups(objects: readonly unknown[]): Lookups {
     get<K extends SvcKind>(kind: K, namespace: string, name: string) {
       return Promise.resolve(byKey.get(key(kind, namespace, name)) as SvcKinds[K] | undefined);
     },
+    ingresses(namespace) {
+      return Promise.resolve(
+        objects
+          .filter((o) => at(o, 'kind') === 'Ingress' && metaOf(o).namespace === namespace)
+          .map((o) => ({
+            name: metaOf(o).name,
+            annotations: strings(at(o, 'metadata.annotations')),
+            deleting: at(o, 'metadata.deletionTimestamp') !== undefined,
+          })),
+      );
+    },
     list<K extends SvcKind>(kind: K) {
       return Promise.resolve(objects.filter((o) => at(o, 'kind') === kind) as SvcKinds[K][]);
     },

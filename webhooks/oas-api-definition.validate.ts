@@ -2,13 +2,16 @@
 import type { Verdict } from './field-error.ts';
 import type { Lookups } from './lookups.ts';
 import { validateDocumentApi, validateDocumentApiDelete } from './document-api.ts';
+import { templateDeleteVerdict } from './template.ts';
 
 /** Validates an SvcOasApiDefinition on create or update. */
 export function validateSvcOasApiDefinition(obj: unknown, _old: unknown, lookups: Lookups): Promise<Verdict> {
   return validateDocumentApi('SvcOasApiDefinition', obj, lookups);
 }
 
-/** Refuses the DELETE of an SvcOasApiDefinition that SecurityPolicies still cover. */
-export function validateSvcOasApiDefinitionDelete(old: unknown, lookups: Lookups): Promise<Verdict> {
+/** Refuses the DELETE of an SvcOasApiDefinition that SecurityPolicies cover, or of a template Ingresses use. */
+export async function validateSvcOasApiDefinitionDelete(old: unknown, lookups: Lookups): Promise<Verdict> {
+  const template = await templateDeleteVerdict(old, lookups, 'SvcOasApiDefinition');
+  if (template.errors.length > 0) return template;
   return validateDocumentApiDelete('SvcOasApiDefinition', old, lookups);
 }

@@ -9,6 +9,7 @@ import { asObject, asString, at, metaOf, refOf } from './access.ts';
 import { API_KINDS } from './lookups.ts';
 import type { ApiKind, Lookups } from './lookups.ts';
 import { checkConfigMapKey, documentRoute } from './oas-document.ts';
+import { isTemplateObject } from './template.ts';
 
 /** One API's claim on a gateway. */
 export interface RouteClaim {
@@ -19,6 +20,8 @@ export interface RouteClaim {
   context: string;
   domain: string;
   listenPath: string;
+  /** The API's own `listen_port`; 0 or absent: the gateway port. Each port has its own routes. */
+  port?: number;
 }
 
 /** The OperatorContext a resource uses, as `namespace/name`, or "". */
@@ -37,13 +40,16 @@ export const documentRefField = {
 /** The claim of an ApiDefinition, from its spec. */
 export function apiDefinitionClaim(obj: unknown): RouteClaim | undefined {
   const listenPath = asString(at(obj, 'spec.proxy.listen_path'));
-  if (listenPath === undefined) return undefined;
+  // A template is never served: it claims nothing.
+  if (listenPath === undefined || isTemplateObject(obj)) return undefined;
+  const port = at(obj, 'spec.listen_port');
   return {
     kind: 'ApiDefinition',
     ...metaOf(obj),
     context: contextOf(obj),
     domain: asString(at(obj, 'spec.domain')) ?? '',
     listenPath,
+    ...(typeof port === 'number' && port > 0 ? { port } : {}),
   };
 }
 
@@ -54,7 +60,8 @@ export function documentClaim(
   doc: Record<string, unknown>,
 ): RouteClaim | undefined {
   const route = documentRoute(doc);
-  if (route === undefined) return undefined;
+  // A template is never served: it claims nothing.
+  if (route === undefined || isTemplateObject(obj)) return undefined;
   return { kind, ...metaOf(obj), context: contextOf(obj), ...route };
 }
 
@@ -98,6 +105,7 @@ export function conflictingClaim(claim: RouteClaim, others: readonly RouteClaim[
     (o) =>
       !(o.kind === claim.kind && o.namespace === claim.namespace && o.name === claim.name) &&
       o.context === claim.context &&
+      (o.port ?? 0) === (claim.port ?? 0) &&
       domainKey(o.domain) === domainKey(claim.domain) &&
       routeKey(o.listenPath) === routeKey(claim.listenPath),
   );
@@ -105,6 +113,8 @@ export function conflictingClaim(claim: RouteClaim, others: readonly RouteClaim[
 
 /** The message of a conflict, naming the other API. */
 export function conflictMessage(claim: RouteClaim, other: RouteClaim): string {
-  const where = claim.domain === '' ? '(no domain)' : `on domain ${JSON.stringify(claim.domain)}`;
+  const where =
+    (claim.domain === '' ? '(no domain)' : `on domain ${JSON.stringify(claim.domain)}`) +
+    (claim.port ? ` on listen_port ${claim.port}` : '');
   return `listen path ${JSON.stringify(claim.listenPath)} ${where} is already claimed by ${other.kind} ${other.namespace}/${other.name} on the same gateway: choose another listen path or domain`;
 }

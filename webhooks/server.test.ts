@@ -14,12 +14,14 @@ const never: Lookups = {
   secretKeys: () => new Promise(() => undefined),
   get: () => new Promise(() => undefined),
   list: () => new Promise(() => undefined),
+  ingresses: () => new Promise(() => undefined),
 };
 const failing: Lookups = {
   configMap: () => Promise.reject(new Error('boom: connection refused')),
   secretKeys: () => Promise.reject(new Error('boom: connection refused')),
   get: () => Promise.reject(new Error('boom: connection refused')),
   list: () => Promise.reject(new Error('boom: connection refused')),
+  ingresses: () => Promise.reject(new Error('boom: connection refused')),
 };
 
 interface Server {

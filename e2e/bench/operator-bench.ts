@@ -158,7 +158,34 @@ const results: {
   policiesDirect?: Run;
   memory: Memory[];
   changeOne?: number;
-} = { operator: [], direct: [], memory: [] };
+  /** API server requests per object during each size's burst, by verb and resource. */
+  requests: { n: number; perObject: Map<string, number> }[];
+} = { operator: [], direct: [], memory: [], requests: [] };
+
+/** The API server's request counters (`apiserver_request_total`) by `VERB resource`. */
+async function apiServerRequests(): Promise<Map<string, number>> {
+  const text = (await cp.kubectl(['get', '--raw', '/metrics'])).stdout;
+  const counts = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    const labels = Object.fromEntries(
+      [...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1] ?? '', m[2] ?? '']),
+    );
+    const key = `${labels.verb ?? '?'} ${labels.resource ?? '?'}${labels.subresource ? `/${labels.subresource}` : ''}`;
+    counts.set(key, (counts.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+  }
+  return counts;
+}
+
+/** Requests per object between two readings, the kinds a burst makes at least 0.05 of per object. */
+function perObject(before: Map<string, number>, after: Map<string, number>, n: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [key, v] of after) {
+    const per = (v - (before.get(key) ?? 0)) / n;
+    if (per >= 0.05) out.set(key, per);
+  }
+  return new Map([...out].sort((a, b) => b[1] - a[1]));
+}
 
 /** The operator's peak resident memory so far and its heap in use. */
 async function memoryOf(op: OperatorProc): Promise<Omit<Memory, 'n'>> {
@@ -255,11 +282,13 @@ spec:
   proxy: {listen_path: ${p}, target_url: "${upstream.url}", strip_listen_path: true}
 `,
     );
+    const requestsBefore = await apiServerRequests();
     const t0 = Date.now();
     const serving = timeToServe(gw, paths, t0);
     const applied = await applyAll(manifests);
     const run = summarize(n, await serving);
     results.operator.push({ ...run, applied: applied - t0 });
+    results.requests.push({ n, perObject: perObject(requestsBefore, await apiServerRequests(), n) });
 
     // Reference: the same APIs written straight to the gateway, then one group reload.
     const direct = Array.from({ length: n }, (_, i) => `/direct-${n}-${i}/`);
@@ -285,6 +314,9 @@ spec:
     results.direct.push(summarize(n, await timeToServe(gw, direct, t1)));
     console.log(
       `n=${n}: operator ${JSON.stringify(results.operator.at(-1))}, direct ${JSON.stringify(results.direct.at(-1))}`,
+    );
+    console.log(
+      `n=${n}: API server requests per object: ${JSON.stringify([...(results.requests.at(-1)?.perObject ?? [])])}`,
     );
     if (n === POLICY_SIZE) await policiesPhase(n);
     results.memory.push({ n, ...(await memoryOf(operator)) });
@@ -359,6 +391,10 @@ Operator memory after each size (peak resident so far, VmHWM; V8 heap in use the
 | N | peak RSS (MiB) | heap used (MiB) |
 |---|---|---|
 ${memoryRows.join('\n')}
+
+API server requests per object during the largest burst (its \`apiserver_request_total\`, all
+clients: the 8 kubectl processes, the operator, its Events), by verb and resource:
+${[...(results.requests.at(-1)?.perObject ?? [])].map(([k, v]) => `\`${k}\` ${v.toFixed(2)}`).join(', ') || '-'}.
 
 Targets (issue "The operator at scale"):
 ${target('1,000 ApiDefinitions serving, p99 ≤ 10 s', byN(1000)?.p99, 10_000, 's', 1000)}

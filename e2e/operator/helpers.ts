@@ -98,6 +98,8 @@ export async function startWorld(opts: {
   name: string;
   namespaces: readonly string[];
   secrets: readonly [string, string];
+  /** Settings of both gateways (for example `SVC_GW_STREAMING_ENABLED`). */
+  gatewayEnv?: Record<string, string>;
 }): Promise<OperatorWorld> {
   const dir = await mkdtemp(join(tmpdir(), `svc-e2e-${opts.name}-`));
   const cp = await startControlPlane({ crdDir: join(root, 'charts', 'svc-operator', 'crds') });
@@ -109,12 +111,14 @@ export async function startWorld(opts: {
     secret,
     dataDir: join(dir, 'gw'),
     logDir: dir,
+    ...(opts.gatewayEnv ? { env: opts.gatewayEnv } : {}),
   });
   const gw2 = await startGateway({
     name: `${opts.name}-gateway-2`,
     secret: secret2,
     dataDir: join(dir, 'gw2'),
     logDir: dir,
+    ...(opts.gatewayEnv ? { env: opts.gatewayEnv } : {}),
   });
   return { cp, dir, gw, gw2, upstream };
 }

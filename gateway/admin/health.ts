@@ -31,6 +31,6 @@ export function ready(r: AdminRequest): Promise<AdminResponse> {
   return Promise.resolve(
     r.deps.isReady()
       ? statusBody(200, 'ok', 'ready')
-      : statusBody(503, 'error', 'not ready: the routes have not loaded yet'),
+      : statusBody(503, 'error', `not ready: ${r.deps.notReady?.() ?? 'the routes have not loaded yet'}`),
   );
 }

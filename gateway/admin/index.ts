@@ -53,6 +53,13 @@ export interface AdminDeps {
   now(): number;
   /** True once routes have loaded successfully. */
   isReady(): boolean;
+  /** Why the node is not ready beyond its routes (the stream processor down), if it is not. */
+  notReady?: (() => string | undefined) | undefined;
+  /**
+   * Why the streams of an API document (`x-svc-streaming`) can't run on this gateway, as
+   * `<path>: <message>` lines; empty when they can or there are none (gateway/streams/).
+   */
+  streamProblems?: ((apiId: string, doc: Record<string, unknown>) => Promise<string[]>) | undefined;
   /** The Prometheus text of this node's metrics; absent when metrics are off (`metrics_enabled`). */
   metrics?: (() => Promise<string>) | undefined;
 }

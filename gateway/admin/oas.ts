@@ -34,10 +34,13 @@ function infoOf(doc: Record<string, unknown>): Record<string, unknown> | undefin
     : undefined;
 }
 
-function problemsOf(r: AdminRequest, id: string, doc: Record<string, unknown>): string[] {
+async function problemsOf(r: AdminRequest, id: string, doc: Record<string, unknown>): Promise<string[]> {
   const reserved = reservedIdProblem(id);
   if (reserved !== undefined) return [`${INFO_ID}: ${reserved}`];
-  return checkStoredApi(doc, r.deps.env).problems;
+  const problems = checkStoredApi(doc, r.deps.env).problems;
+  if (problems.length > 0) return problems;
+  // Streams the gateway can't run are refused, never stored and silently not run.
+  return (await r.deps.streamProblems?.(id, doc)) ?? [];
 }
 
 /** GET /svc/apis/oas: the stored documents of every OAS API. */
@@ -73,7 +76,7 @@ export async function createOasApi(r: AdminRequest): Promise<AdminResponse> {
   const given = info?.id;
   const id = typeof given === 'string' && given !== '' ? given : newApiId();
   if (info !== undefined && (given === undefined || given === '')) info.id = id;
-  const problems = problemsOf(r, id, doc);
+  const problems = await problemsOf(r, id, doc);
   if (problems.length > 0) return invalid(problems);
   const outcome = await r.deps.store.put('apis', id, doc, 'create');
   if (outcome === 'exists') return statusBody(409, 'error', 'API already exists');
@@ -96,7 +99,7 @@ export async function updateOasApi(r: AdminRequest): Promise<AdminResponse> {
     );
   }
   if (info !== undefined) info.id = id;
-  const problems = problemsOf(r, id, doc);
+  const problems = await problemsOf(r, id, doc);
   if (problems.length > 0) return invalid(problems);
   // Between this read and the write below only a delete and a create under the same ID could
   // change the API's kind.

@@ -47,6 +47,7 @@ test('config: defaults', () => {
       monitor_global_trigger_limit: 0,
       monitor_user_keys: false,
       monitor_org_keys: false,
+      streaming_enabled: false,
     },
   );
 });
@@ -95,7 +96,7 @@ const refused: { name: string; argv: string[]; env?: Record<string, string>; wan
     name: 'unknown flag is named',
     argv: ['--secret', 's', '--listen-port=1'],
     want: [
-      'flag --listen-port: unknown (known: --config, --secret, --host, --port, --control-port, --store, --data-dir, --redis-key-prefix, --workers, --upstream-connect-timeout-ms, --upstream-timeout-ms, --tls-cert, --tls-key, --trust-forwarded-headers, --fast-path, --metrics-enabled, --log-level, --shutdown-timeout-ms, --rate-limit-headers, --limits-fail-open, --plugin-dir, --plugin-timeout-ms, --jwks-cache-ttl-s, --monitor-enable-trigger-monitors, --monitor-global-trigger-limit, --monitor-user-keys, --monitor-org-keys)',
+      'flag --listen-port: unknown (known: --config, --secret, --host, --port, --control-port, --store, --data-dir, --redis-key-prefix, --workers, --upstream-connect-timeout-ms, --upstream-timeout-ms, --tls-cert, --tls-key, --trust-forwarded-headers, --fast-path, --metrics-enabled, --log-level, --shutdown-timeout-ms, --rate-limit-headers, --limits-fail-open, --plugin-dir, --plugin-timeout-ms, --jwks-cache-ttl-s, --monitor-enable-trigger-monitors, --monitor-global-trigger-limit, --monitor-user-keys, --monitor-org-keys, --streaming-enabled, --streaming-bento-path)',
     ],
   },
   {

@@ -173,6 +173,18 @@ export const gatewayConfigSchema: JsonSchema = {
       default: false,
       description: '`monitor.monitor_org_keys`: watch the quotas of organisations (`enforce_org_quotas`).',
     },
+    streaming_enabled: {
+      type: 'boolean',
+      default: false,
+      description:
+        '`streaming.enabled`: run the streams of APIs (`x-svc-streaming`) on Bento (gateway/streams/). False: an API with streams is refused at write time.',
+    },
+    streaming_bento_path: {
+      type: 'string',
+      minLength: 1,
+      description:
+        'The Bento binary the gateway runs for streams. Default: the one `make deps` builds (tools/build.sh, `~/.cache/svc-tools/bin/bento`).',
+    },
   },
 };
 
@@ -213,6 +225,8 @@ export const gatewayConfigSources: Readonly<Record<string, ConfigSource>> = {
   },
   monitor_user_keys: { env: 'SVC_GW_MONITOR_USER_KEYS', flag: 'monitor-user-keys' },
   monitor_org_keys: { env: 'SVC_GW_MONITOR_ORG_KEYS', flag: 'monitor-org-keys' },
+  streaming_enabled: { env: 'SVC_GW_STREAMING_ENABLED', flag: 'streaming-enabled' },
+  streaming_bento_path: { env: 'SVC_GW_STREAMING_BENTO_PATH', flag: 'streaming-bento-path' },
 };
 
 /** The decoded configuration (see the schema for each key). */
@@ -243,4 +257,6 @@ export interface GatewayConfig {
   monitor_global_trigger_limit: number;
   monitor_user_keys: boolean;
   monitor_org_keys: boolean;
+  streaming_enabled: boolean;
+  streaming_bento_path?: string;
 }

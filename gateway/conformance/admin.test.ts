@@ -133,8 +133,7 @@ const cases: Case[] = [
     status: 400,
     want: {
       status: 'error',
-      message:
-        'Validation of API Definition failed. Reason: CORS.enable: Unsupported value: CORS handling at the gateway is not supported yet by this gateway: set CORS.enable to false and let the upstream answer CORS requests',
+      message: 'Validation of API Definition failed. Reason: CORS: not supported by svc yet',
     },
   },
   {

@@ -16,6 +16,7 @@ import type { LimitsGuard } from '../limits/guard.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { Sessions } from '../sessions/sessions.ts';
 import type { Store } from '../store/store.ts';
+import type { StreamsEngine } from '../streams/engine.ts';
 import type { HttpContext, RequestContext } from './context.ts';
 import { GatewayError } from './errors.ts';
 
@@ -55,6 +56,8 @@ export interface MiddlewareDeps {
   config: Readonly<GatewayConfig>;
   /** Milliseconds since the epoch (tests inject a clock). */
   now: () => number;
+  /** The gateway's streams on Bento (gateway/streams/), for the streams middleware. */
+  streams?: StreamsEngine | undefined;
 }
 
 /**

@@ -13,7 +13,7 @@ import { TLSSocket } from 'node:tls';
 import type { Logger } from '../../lib/log.ts';
 import type { GatewaySession } from '../../schemas/generated/models.ts';
 import type { EventName } from '../events/events.ts';
-import type { Route } from './router.ts';
+import type { Route, Target } from './router.ts';
 import type { QuotaUse } from '../limits/counters.ts';
 
 /** The listener a request came in on. */
@@ -46,6 +46,11 @@ export interface RequestState {
   quotaCounted?: { name: string; use: QuotaUse };
   /** Metrics (the request observer): `performance.now()` when the request was routed. */
   startedAt?: number;
+  /**
+   * Versions (middleware/versions): the name of the version chosen for this request, when the
+   * API chooses one per request (`version_data.not_versioned: false`).
+   */
+  version?: string;
 }
 
 /** What an entrance gives a context. */
@@ -84,6 +89,17 @@ export class RequestContext {
   session: GatewaySession | undefined = undefined;
   /** What middleware hand each other. */
   readonly state: RequestState = {};
+  /**
+   * The path sent upstream after the target's path, when a middleware changed it (a version in
+   * the URL stripped, a URL rewrite): it replaces the request path and the listen-path strip.
+   */
+  upstreamPath: string | undefined = undefined;
+  /** The method sent upstream, when a middleware changed it (`method_transforms`). */
+  upstreamMethod: string | undefined = undefined;
+  /** The upstream of this request, when a middleware chose another (`override_target`). */
+  upstreamTarget: Target | undefined = undefined;
+  /** Upstream response headers (lower case) not relayed to the client. */
+  removedResponseHeaders: Set<string> | undefined = undefined;
   readonly #log: Logger;
   #gone: AbortController | undefined;
   #clientIp: string | undefined;
@@ -203,6 +219,11 @@ export class HttpContext extends RequestContext {
   readonly res: ServerResponse;
   /** The body, once a middleware read it; the upstream call then sends this buffer. */
   body: Buffer | undefined;
+  /**
+   * The largest body this request may send, when a middleware set one (size limits): a body
+   * without Content-Length is counted as it streams, and refused with 413 past it.
+   */
+  bodyLimit: number | undefined;
 
   constructor(opts: {
     req: IncomingMessage;
@@ -235,9 +256,10 @@ export class HttpContext extends RequestContext {
     if (this.body !== undefined) return this.body;
     const chunks: Buffer[] = [];
     let size = 0;
+    const most = Math.min(limit, this.bodyLimit ?? limit);
     for await (const chunk of this.req as AsyncIterable<Buffer>) {
       size += chunk.length;
-      if (size > limit) return undefined;
+      if (size > most) return undefined;
       chunks.push(chunk);
     }
     this.body = Buffer.concat(chunks);

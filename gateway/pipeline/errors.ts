@@ -131,7 +131,31 @@ export class GatewayError extends SvcError {
     return new GatewayError('GW_ERR_PLUGIN_REFUSED', status, message);
   }
 
-  /** A body a middleware must read is larger than it may read. */
+  /** The version the request is served by has expired (`expires`). */
+  static versionExpired(): GatewayError {
+    return new GatewayError(
+      'GW_ERR_VERSION_EXPIRED',
+      403,
+      'Api Version has expired, please check documentation or contact administrator',
+    );
+  }
+
+  /** The API chooses its version per request; this one names none and there is no default. */
+  static versionNotFound(): GatewayError {
+    return new GatewayError('GW_ERR_VERSION_NOT_FOUND', 403, 'Version information not found');
+  }
+
+  /** The request names a version the API does not have. */
+  static versionUnknown(): GatewayError {
+    return new GatewayError('GW_ERR_VERSION_UNKNOWN', 403, 'This API version does not seem to exist');
+  }
+
+  /** The endpoint is in the version's black list, or outside its white list. */
+  static endpointForbidden(): GatewayError {
+    return new GatewayError('GW_ERR_ENDPOINT_FORBIDDEN', 403, 'Requested endpoint is forbidden');
+  }
+
+  /** A body larger than a middleware may read, or than the endpoint's size limit allows. */
   static bodyTooLarge(): GatewayError {
     return new GatewayError('GW_ERR_BODY_TOO_LARGE', 413, 'Request body too large');
   }

@@ -8,6 +8,12 @@
 import { accessRights } from '../middleware/access-rights/index.ts';
 import { apiRateLimit } from '../middleware/api-rate-limit/index.ts';
 import { endpointLimits } from '../middleware/endpoint-limits/index.ts';
+import { endpointLists, unlessIgnored } from '../middleware/endpoint-lists/index.ts';
+import { sizeLimits } from '../middleware/size-limits/index.ts';
+import { versionExpiryCheck } from '../middleware/version-expiry/index.ts';
+import { versions } from '../middleware/versions/index.ts';
+import { headers } from '../middleware/headers/index.ts';
+import { methodTransforms } from '../middleware/method-transforms/index.ts';
 import { orgQuota } from '../middleware/org-quota/index.ts';
 import { quota } from '../middleware/quota/index.ts';
 import { rateLimit } from '../middleware/rate-limit/index.ts';
@@ -23,34 +29,60 @@ import { keyState } from '../middleware/key-state/index.ts';
 import { mutualTls } from '../middleware/mutual-tls/index.ts';
 import { stripAuthData } from '../middleware/strip-auth/index.ts';
 import type { Middleware } from '../pipeline/compose.ts';
+import { streams } from '../streams/middleware.ts';
+import { graphql } from '../graphql/middleware.ts';
+import { graphqlPlayground } from '../graphql/playground.ts';
 
 /** Stages of the chain, in order; the upstream call follows the last one. */
 export const stages: readonly { stage: string; middleware: readonly Middleware[] }[] = [
   {
-    // API-wide rate limit, IP allow list, IP block list, static client certificate, request size;
-    // then the plugins' `pre` hooks.
+    // API-wide rate limit, IP allow list, IP block list, static client certificate, the request's
+    // version (chosen per request, or the one served; its override_target), the version's
+    // expiry, request size, the version's endpoint lists; then the plugins' `pre` hooks; the
+    // GraphQL playground page (public, as the page holds nothing; its queries are authenticated).
     stage: 'api-wide checks',
-    middleware: [apiRateLimit, ipAllowList, ipBlockList, mutualTls /* requestSize */, pluginsPre],
+    middleware: [
+      apiRateLimit,
+      ipAllowList,
+      ipBlockList,
+      mutualTls,
+      versions,
+      versionExpiryCheck,
+      sizeLimits,
+      endpointLists,
+      pluginsPre,
+      graphqlPlayground,
+    ],
   },
   {
     // The enabled methods (schemas/rules/auth.ts authMethodsOf); with chained auth every one
     // must pass and base_identity_provided_by names the session. Every API that is not keyless
-    // has at least one. The token's signature is checked right after the token is found.
+    // has at least one. The token's signature is checked right after the token is found. This
+    // stage and the next two skip requests to the version's `ignored` endpoints.
     stage: 'authentication',
-    middleware: [authToken, tokenSignatureCheck, basicAuth, jwt, hmacSigning, customAuth],
+    middleware: [authToken, tokenSignatureCheck, basicAuth, jwt, hmacSigning, customAuth].map(unlessIgnored),
   },
   {
     // The plugins' `post_key_auth` hooks first, then the checks of the session.
     stage: 'access',
-    middleware: [pluginsPostKeyAuth, stripAuthData, keyState, accessRights],
+    middleware: [pluginsPostKeyAuth, stripAuthData, keyState, accessRights].map(unlessIgnored),
   },
   {
     stage: 'limits',
-    middleware: [rateLimit, quota, orgQuota, endpointLimits],
+    middleware: [rateLimit, quota, orgQuota, endpointLimits].map(unlessIgnored),
   },
   {
+    // The version's header changes (global and per endpoint, request and response) and method
+    // transforms come before the plugins' `post` hooks, which see the request as sent upstream.
     stage: 'before upstream',
-    middleware: [/* graphql, streams, transforms */ pluginsPost, pluginsResponse],
+    middleware: [
+      graphql,
+      streams,
+      /* url rewrites, body transforms */ headers,
+      methodTransforms,
+      pluginsPost,
+      pluginsResponse,
+    ],
   },
 ];
 

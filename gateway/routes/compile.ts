@@ -12,6 +12,7 @@ import type { Store, StoredEntry } from '../store/store.ts';
 import type { Dispatchers, HeldDispatcher, UpstreamTls } from '../upstream/dispatchers.ts';
 import { CERTS, loadCertMaterial, type StoredCert } from '../certs/certs.ts';
 import { upstreamCall } from '../upstream/proxy.ts';
+import { overrideTargets } from '../middleware/versions/index.ts';
 import { errorMessage } from '../../lib/errors.ts';
 import { compileEvents } from '../events/compile.ts';
 import { compileChain, compose, type Middleware, type MiddlewareDeps } from '../pipeline/compose.ts';
@@ -190,11 +191,19 @@ export function isServed(api: GatewayApiDefinition): boolean {
  * the body. Middleware that read only the head run on it too.
  */
 export function fastPathServes(
-  route: { target: Target | undefined; upstreamTls?: UpstreamTls | undefined },
+  route: {
+    target: Target | undefined;
+    upstreamTls?: UpstreamTls | undefined;
+    /** The versions' `override_target`s: each must be http too. */
+    overrides?: readonly Target[];
+  },
   chain: { readsBody: boolean },
 ): boolean {
   return (
-    route.target?.origin.startsWith('http://') === true && route.upstreamTls === undefined && !chain.readsBody
+    route.target?.origin.startsWith('http://') === true &&
+    (route.overrides ?? []).every((t) => t.origin.startsWith('http://')) &&
+    route.upstreamTls === undefined &&
+    !chain.readsBody
   );
 }
 
@@ -294,7 +303,7 @@ export async function compileApi(
     target,
     handle: compose(compiled.handlers, upstream),
     handlers: compiled.handlers,
-    fastPath: fastPathServes({ target, upstreamTls }, compiled),
+    fastPath: fastPathServes({ target, upstreamTls, overrides: overrideTargets(api) }, compiled),
     reusable: compiled.fromDefinition && upstreamTls === undefined,
     close: async () => {
       await compiled.close();

@@ -9,6 +9,7 @@ import type { ReloadReport } from '../admin/index.ts';
 import { MemoryCounters } from '../limits/memory.ts';
 import { isCountersCall, runCounterOp, type CountersDone } from '../limits/relay.ts';
 import { MetricsRelay } from '../metrics/relay.ts';
+import { PrimaryStreams } from '../streams/host.ts';
 import { isBusMessage, type BusMessage } from './node-bus.ts';
 
 /** A worker sends this once it serves; a worker that exits before it stops the node. */
@@ -30,7 +31,13 @@ interface Round {
 }
 
 /** Runs the primary process until its workers have stopped. */
-export function runPrimary(opts: { workers: number; log: Logger; shutdownTimeoutMs: number }): void {
+export function runPrimary(opts: {
+  workers: number;
+  log: Logger;
+  shutdownTimeoutMs: number;
+  /** Streaming enabled: the node's one Bento (this binary), supervised here for every worker. */
+  streams?: { binary: string } | undefined;
+}): void {
   const { log } = opts;
   const started = new Set<number>();
   /** Workers listening for bus messages (the others load on their own once they start). */
@@ -62,7 +69,20 @@ export function runPrimary(opts: { workers: number; log: Logger; shutdownTimeout
     workers: () =>
       Object.values(cluster.workers ?? {}).filter((x): x is Worker => x !== undefined && attached.has(x.id)),
   });
+  // Streams: one Bento per node, supervised here; workers reach it over loopback (streams/host.ts).
+  const streams =
+    opts.streams === undefined
+      ? undefined
+      : new PrimaryStreams({
+          binary: opts.streams.binary,
+          log,
+          workers: () =>
+            Object.values(cluster.workers ?? {}).filter(
+              (x): x is Worker => x !== undefined && attached.has(x.id),
+            ),
+        });
   const onMessage = (w: Worker, m: unknown): void => {
+    if (streams?.onMessage(w, m) === true) return;
     if (isCountersCall(m)) {
       const done: CountersDone = { svc: 'counters-done', id: m.id, result: runCounterOp(counters, m.call) };
       if (w.isConnected()) w.send(done);
@@ -151,6 +171,7 @@ export function runPrimary(opts: { workers: number; log: Logger; shutdownTimeout
     if (stopping) return;
     stopping = true;
     process.exitCode = exitCode;
+    void streams?.stop();
     const workers = Object.values(cluster.workers ?? {}).filter((x): x is Worker => x !== undefined);
     if (workers.length === 0) process.exit(exitCode);
     for (const w of workers) w.process.kill('SIGTERM');

@@ -652,8 +652,9 @@ class Exchange {
   readonly conn: Connection;
   readonly ctx: RequestContext;
   readonly table: RouteTable;
-  readonly target: Target;
-  readonly origin: Origin;
+  /** The route's upstream, or the one a middleware chose for this request (`#forward`). */
+  target: Target;
+  origin: Origin;
   readonly isHead: boolean;
   readonly contentLength: number;
   readonly hasLength: boolean;
@@ -752,6 +753,11 @@ class Exchange {
       this.#complete(false);
       return;
     }
+    const chosen = this.ctx.upstreamTarget;
+    if (chosen !== undefined && chosen !== this.target) {
+      this.target = chosen;
+      this.origin = originOf(chosen);
+    }
     // Built before anything moves: a head the chain made unsendable fails here, as a 500.
     this.headText = this.#upstreamHead();
     this.forwarded = true;
@@ -770,10 +776,10 @@ class Exchange {
     const target = this.target;
     // Middleware may have changed the head: what they wrote is checked before it is sent.
     const check = this.chained;
-    const path = upstreamPathOf(target, route, ctx.path, ctx.query);
+    const path = upstreamPathOf(target, route, ctx.path, ctx.query, ctx.upstreamPath);
     if (check && BAD_TARGET.test(path)) throw new Error('the chain left an invalid request target');
     const headers = upstreamRequestHeaders(ctx, target.host, route.api.proxy.preserve_host_header === true);
-    let out = `${ctx.method} ${path} HTTP/1.1\r\n`;
+    let out = `${ctx.upstreamMethod ?? ctx.method} ${path} HTTP/1.1\r\n`;
     // Every name and every value, each run together, for one check of each (not one per header).
     let names = '';
     let values = '';
@@ -970,7 +976,7 @@ class Exchange {
     const added = this.ctx.responseHeaders;
     let out = `HTTP/1.1 ${String(status)} ${reason}\r\n`;
     for (const h of headers) {
-      if (!relaysResponseHeader(h.lower, extra, added)) continue;
+      if (!relaysResponseHeader(h.lower, extra, added, this.ctx.removedResponseHeaders)) continue;
       out += `${h.raw}: ${h.value}\r\n`;
     }
     out += headerLines(added);

@@ -35,6 +35,8 @@ import type { Collection, Store } from '../store/store.ts';
 import { Dispatchers } from '../upstream/dispatchers.ts';
 import { joinObservers, Metrics } from '../metrics/metrics.ts';
 import { FastPath } from './fast-path.ts';
+import { StreamsEngine } from '../streams/engine.ts';
+import { serveUpgrade } from '../streams/upgrade.ts';
 import { Listeners, type OpenListener } from './listeners.ts';
 import { localBus, type NodeBus } from './node-bus.ts';
 
@@ -81,6 +83,8 @@ export class Gateway {
   readonly #sessions: Sessions;
   readonly #observer: RequestObserver | undefined;
   readonly #metrics: Metrics | undefined;
+  /** Streams on Bento (gateway/streams/): started with the first API with streams. */
+  readonly #streams: StreamsEngine;
   #table = new RouteTable([]);
   /** The routes of `#table` the next reload may reuse (unchanged stored text). */
   #reusable: ReusableRoutes = new Map();
@@ -112,7 +116,9 @@ export class Gateway {
       connectTimeoutMs: config.upstream_connect_timeout_ms,
       timeoutMs: config.upstream_timeout_ms,
     });
+    this.#streams = new StreamsEngine({ config, log, registry: this.#metrics?.registry });
     this.#deps = {
+      streams: this.#streams,
       store,
       counters: opts.counters,
       limits: new LimitsGuard({ failOpen: config.limits_fail_open, log: log.child({ part: 'limits' }) }),
@@ -144,6 +150,11 @@ export class Gateway {
       handler: (req, res, l) => {
         this.#handle(req, res, l);
       },
+      upgrade: (req, socket, head, l) => {
+        serveUpgrade(req, socket, head, (r, s) => {
+          this.#handle(r, s, l);
+        });
+      },
       log,
     });
     this.#admin = new Admin({
@@ -158,9 +169,18 @@ export class Gateway {
       counters: opts.counters,
       sessions: this.#sessions,
       now: this.#deps.now,
-      isReady: () => this.#ready,
+      isReady: () => this.#ready && this.#streams.healthy,
+      notReady: () => (this.#ready ? this.#streams.notReady : undefined),
+      streamProblems: (id, doc) => this.#streams.writeProblems(id, doc),
       // `/metrics` reports every process of the node (node-bus.ts).
-      metrics: this.#metrics === undefined ? undefined : () => this.#bus.nodeMetrics(),
+      // Bento's stream series follow, once: it is the node's (streams/engine.ts).
+      metrics:
+        this.#metrics === undefined
+          ? undefined
+          : async () => {
+              const [node, bento] = await Promise.all([this.#bus.nodeMetrics(), this.#streams.bentoMetrics()]);
+              return node + bento;
+            },
     });
   }
 
@@ -230,6 +250,11 @@ export class Gateway {
     return this.#metrics;
   }
 
+  /** The gateway's streams (state of Bento, for `/ready`, metrics and tests). */
+  get streams(): StreamsEngine {
+    return this.#streams;
+  }
+
   /** The table serving now. */
   get table(): RouteTable {
     return this.#table;
@@ -286,6 +311,7 @@ export class Gateway {
     this.#fastPath?.close();
     void this.#table.retire();
     await this.#dispatchers.close();
+    await this.#streams.stop();
   }
 
   #track(): Promise<ReloadReport & { retry?: boolean }> {
@@ -318,8 +344,10 @@ export class Gateway {
       this.#log.error('reload failed: store unavailable', { error: errorMessage(err) });
       return { ok: false, message: `store unavailable: ${errorMessage(err)}`, retry: true };
     }
+    const streamProblems = await this.#streams.update(entries);
     const built = await buildRouteTable(entries, this.#env, { ...this.#deps, policies }, this.#reusable);
     const table = built.table;
+    built.problems.push(...streamProblems);
     let sni: SniTable;
     try {
       sni = await buildSniTable(

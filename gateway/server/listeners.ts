@@ -11,6 +11,7 @@ import {
 } from 'node:http';
 import { createServer as createHttpsServer, Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { SecureContext, TLSSocket } from 'node:tls';
 import type { Logger } from '../../lib/log.ts';
 import type { TlsMaterial } from '../config/load.ts';
@@ -41,12 +42,21 @@ export interface OpenListener {
 /** Handles a request that arrived on a listener. */
 export type ListenerHandler = (req: IncomingMessage, res: ServerResponse, listener: OpenListener) => void;
 
+/** Handles an upgrade request (WebSocket) that arrived on a listener. */
+export type UpgradeHandler = (
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  listener: OpenListener,
+) => void;
+
 /** Opens and closes the listeners of one process. */
 export class Listeners {
   readonly #host: string;
   readonly #tls: TlsMaterial | undefined;
   readonly #trustForwarded: boolean;
   readonly #handler: ListenerHandler;
+  readonly #upgrade: UpgradeHandler | undefined;
   readonly #log: Logger;
   readonly #fastPath: FastPath | undefined;
   readonly #open = new Map<ListenerKey | 'control', OpenListener>();
@@ -57,6 +67,8 @@ export class Listeners {
     tls: TlsMaterial | undefined;
     trustForwarded: boolean;
     handler: ListenerHandler;
+    /** Upgrade requests (WebSocket streams); without it node:http closes them. */
+    upgrade?: UpgradeHandler | undefined;
     log: Logger;
     /** Serves simple requests on plain-HTTP gateway and API listeners (config `fast_path`). */
     fastPath?: FastPath | undefined;
@@ -69,6 +81,7 @@ export class Listeners {
     this.#tls = opts.tls;
     this.#trustForwarded = opts.trustForwarded;
     this.#handler = opts.handler;
+    this.#upgrade = opts.upgrade;
     this.#log = opts.log;
   }
 
@@ -128,6 +141,12 @@ export class Listeners {
     server.keepAliveTimeout = 65_000;
     server.headersTimeout = 66_000;
     listener.server = server;
+    const upgrade = this.#upgrade;
+    if (upgrade !== undefined && opts.role !== 'control') {
+      server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+        upgrade(req, socket, head, listener);
+      });
+    }
     const fast = this.#fastPath;
     if (fast !== undefined && opts.role !== 'control') {
       // The fast path sees each connection first (on HTTPS, once its handshake is done); what it

@@ -3,7 +3,7 @@
  * Policies contribute only their `partitions` set to true (all of them when none is): access
  * rights are united (versions and allowed URLs merged), the highest quota wins (-1 beats all),
  * the rate with the shortest interval per request wins (a disabled rate beats all), the highest
- * throttle values win; a policy with `hmac_enabled` lets the key sign requests with its
+ * throttle values win, the deepest GraphQL `max_query_depth` wins (`complexity`); a policy with `hmac_enabled` lets the key sign requests with its
  * `hmac_string`. A part no policy contributes stays the key's own. A policy that is
  * missing or `deny` (never published) refuses the key; a `draft` or inactive one disables it.
  */
@@ -12,6 +12,7 @@ import type {
   AllowedUrl,
   GatewayPolicy,
   GatewaySession,
+  GraphqlTypeFields,
 } from '../../schemas/generated/models.ts';
 
 /** The session with its policies applied, or why the key can't be used. */
@@ -19,12 +20,30 @@ export type Applied =
   { ok: true; session: GatewaySession } | { ok: false; reason: 'missing' | 'inactive'; policy: string };
 
 /** The parts of a policy that apply. */
-function partsOf(p: GatewayPolicy): { acl: boolean; rate: boolean; quota: boolean } {
+function partsOf(p: GatewayPolicy): { acl: boolean; rate: boolean; quota: boolean; complexity: boolean } {
   const parts = p.partitions ?? {};
   const any =
     parts.acl === true || parts.rate_limit === true || parts.quota === true || parts.complexity === true;
-  if (!any) return { acl: true, rate: true, quota: true };
-  return { acl: parts.acl === true, rate: parts.rate_limit === true, quota: parts.quota === true };
+  if (!any) return { acl: true, rate: true, quota: true, complexity: true };
+  return {
+    acl: parts.acl === true,
+    rate: parts.rate_limit === true,
+    quota: parts.quota === true,
+    complexity: parts.complexity === true,
+  };
+}
+
+/** GraphQL type fields of two access rights, united per type. */
+function mergeTypeFields(
+  a: readonly GraphqlTypeFields[] | undefined,
+  b: readonly GraphqlTypeFields[] | undefined,
+): GraphqlTypeFields[] | undefined {
+  if (a === undefined && b === undefined) return undefined;
+  const out = new Map<string, GraphqlTypeFields>();
+  for (const t of [...(a ?? []), ...(b ?? [])]) {
+    out.set(t.name, { name: t.name, fields: union(out.get(t.name)?.fields, t.fields) ?? [] });
+  }
+  return [...out.values()];
 }
 
 /** Seconds per request of a rate; 0 for a disabled (unlimited) rate, the best. */
@@ -61,10 +80,15 @@ function mergeAccess(into: Record<string, AccessDefinition>, from: Record<string
     }
     const versions = union(seen.versions, ar.versions);
     const urls = mergeUrls(seen.allowed_urls, ar.allowed_urls);
+    // A field one policy restricts stays restricted; fields allowed by either are allowed.
+    const restricted = mergeTypeFields(seen.restricted_types, ar.restricted_types);
+    const allowed = mergeTypeFields(seen.allowed_types, ar.allowed_types);
     into[apiId] = {
       ...seen,
       ...(versions === undefined ? {} : { versions }),
       ...(urls === undefined ? {} : { allowed_urls: urls }),
+      ...(restricted === undefined ? {} : { restricted_types: restricted }),
+      ...(allowed === undefined ? {} : { allowed_types: allowed }),
       ...(ar.endpoints === undefined ? {} : { endpoints: [...(seen.endpoints ?? []), ...ar.endpoints] }),
     };
   }
@@ -81,6 +105,7 @@ export function applyPolicies(
   let access: Record<string, AccessDefinition> | undefined;
   let rate: { rate?: number; per?: number; ti?: number; trl?: number } | undefined;
   let quota: { max?: number; renewal?: number } | undefined;
+  let depth: number | undefined;
   const tags = new Set(session.tags ?? []);
   const meta: Record<string, unknown> = {};
   for (const id of ids) {
@@ -105,6 +130,11 @@ export function applyPolicies(
         quota = { max, renewal: p.quota_renewal_rate };
       }
     }
+    if (parts.complexity) {
+      // The deepest allowance wins; -1 (or 0: unset) is unlimited and beats all.
+      const d = p.max_query_depth ?? -1;
+      if (depth === undefined || (depth > 0 && (d <= 0 || d > depth))) depth = d;
+    }
     if (p.hmac_enabled === true) session.hmac_enabled = true;
     for (const t of p.tags ?? []) tags.add(t);
     Object.assign(meta, p.meta_data ?? {});
@@ -120,6 +150,7 @@ export function applyPolicies(
     session.quota_max = quota.max ?? -1;
     if (quota.renewal !== undefined) session.quota_renewal_rate = quota.renewal;
   }
+  if (depth !== undefined) session.max_query_depth = depth <= 0 ? -1 : depth;
   if (tags.size > 0) session.tags = [...tags];
   if (Object.keys(meta).length > 0) session.meta_data = { ...meta, ...(session.meta_data ?? {}) };
   return { ok: true, session };

@@ -80,19 +80,27 @@ export function relaysResponseHeader(
   name: string,
   connectionNamed: ReadonlySet<string> | undefined,
   added: Readonly<Record<string, string>>,
+  /** Headers a middleware removes from responses (`RequestContext.removedResponseHeaders`). */
+  removed?: ReadonlySet<string>,
 ): boolean {
-  return !HOP_BY_HOP.has(name) && connectionNamed?.has(name) !== true && !Object.hasOwn(added, name);
+  return (
+    !HOP_BY_HOP.has(name) &&
+    connectionNamed?.has(name) !== true &&
+    !Object.hasOwn(added, name) &&
+    removed?.has(name) !== true
+  );
 }
 
 /** The headers of the client response: the upstream's minus hop-by-hop, plus the gateway's. */
 export function clientResponseHeaders(
   upstream: IncomingHttpHeaders,
   added: Readonly<Record<string, string>>,
+  removed?: ReadonlySet<string>,
 ): OutgoingHttpHeaders {
   const extra = connectionTokens(upstream.connection);
   const out: OutgoingHttpHeaders = {};
   for (const name in upstream) {
-    if (!relaysResponseHeader(name, extra, added)) continue;
+    if (!relaysResponseHeader(name, extra, added, removed)) continue;
     const v = upstream[name];
     if (v !== undefined) out[name] = v;
   }

@@ -6,6 +6,7 @@
  */
 import type { Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
+import { Transform, type Readable } from 'node:stream';
 import { errorMessage } from '../../lib/errors.ts';
 import { respondError, type Terminal } from '../pipeline/compose.ts';
 import type { HttpContext } from '../pipeline/context.ts';
@@ -19,8 +20,10 @@ export function upstreamPathOf(
   route: { listenPath: string; strip: boolean },
   path: string,
   query: string,
+  /** The path a middleware set instead (`RequestContext.upstreamPath`): no strip applies. */
+  changed?: string,
 ): string {
-  const rest = route.strip ? path.slice(route.listenPath.length) : path;
+  const rest = changed ?? (route.strip ? path.slice(route.listenPath.length) : path);
   let p = target.basePath + rest;
   if (p === '') p = '/';
   else if (p.charCodeAt(0) !== 47) p = `/${p}`;
@@ -33,6 +36,8 @@ const TIMEOUTS = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 
 
 /** The error a failed upstream call answers with. */
 export function upstreamFailure(err: unknown): GatewayError {
+  // A refusal raised while the body streamed (a size limit): answered as it is.
+  if (err instanceof GatewayError) return err;
   const code = (err as { code?: unknown } | null)?.code;
   if (code === 'GW_UPSTREAM_PIN_MISMATCH') return GatewayError.upstreamPinMismatch();
   return typeof code === 'string' && TIMEOUTS.has(code)
@@ -44,6 +49,23 @@ function hasBody(headers: IncomingHttpHeaders): boolean {
   const len = headers['content-length'];
   if (len !== undefined) return len !== '0';
   return headers['transfer-encoding'] !== undefined;
+}
+
+/**
+ * `req` counted as it streams: past `limit` bytes the stream fails with 413 (the upstream call is
+ * aborted and the client answered, unless the response has begun).
+ */
+function limitedBody(req: Readable, limit: number): Readable {
+  let size = 0;
+  const counted = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      size += chunk.length;
+      if (size > limit) done(GatewayError.bodyTooLarge());
+      else done(null, chunk);
+    },
+  });
+  req.on('error', (err) => counted.destroy(err));
+  return req.pipe(counted);
 }
 
 /** Relays one upstream response to the client. */
@@ -82,7 +104,11 @@ class Relay implements Dispatcher.DispatchHandler {
     statusMessage?: string,
   ): void {
     if (statusCode < 200) return; // informational: the final response follows
-    const out = clientResponseHeaders(headers, this.#ctx.responseHeaders);
+    const out = clientResponseHeaders(
+      headers,
+      this.#ctx.responseHeaders,
+      this.#ctx.removedResponseHeaders,
+    );
     if (statusMessage !== undefined && statusMessage !== '')
       this.#ctx.res.writeHead(statusCode, statusMessage, out);
     else this.#ctx.res.writeHead(statusCode, out);
@@ -131,18 +157,18 @@ export function upstreamCall(
   /** Called when the upstream call fails (metrics). */
   onFailure?: () => void,
 ): Terminal {
-  const target = route.target;
-  if (target === undefined) {
-    return (ctx) => {
+  return (ctx) => {
+    // A middleware may have chosen another upstream for this request (`override_target`).
+    const target = ctx.upstreamTarget ?? route.target;
+    if (target === undefined) {
       respondError(ctx, GatewayError.noUpstream());
       return Promise.resolve();
-    };
-  }
-  return (ctx) =>
-    new Promise<void>((resolve) => {
+    }
+    return new Promise<void>((resolve) => {
       const relay = new Relay(ctx, resolve, onFailure);
       const headers = upstreamRequestHeaders(ctx, target.host, route.preserveHost);
-      let body: HttpContext['req'] | Buffer | null = hasBody(ctx.headers) ? ctx.req : null;
+      let body: Readable | Buffer | null = hasBody(ctx.headers) ? ctx.req : null;
+      if (body !== null && ctx.bodyLimit !== undefined) body = limitedBody(ctx.req, ctx.bodyLimit);
       if (ctx.body !== undefined) {
         // A middleware read the body: send what it read, with its length.
         body = ctx.body;
@@ -153,8 +179,8 @@ export function upstreamCall(
         dispatcher.dispatch(
           {
             origin: target.origin,
-            path: upstreamPathOf(target, route, ctx.path, ctx.query),
-            method: ctx.method,
+            path: upstreamPathOf(target, route, ctx.path, ctx.query, ctx.upstreamPath),
+            method: ctx.upstreamMethod ?? ctx.method,
             headers,
             body,
           },
@@ -164,4 +190,5 @@ export function upstreamCall(
         relay.fail(err);
       }
     });
+  };
 }

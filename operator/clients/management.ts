@@ -54,4 +54,10 @@ export interface Connection {
   auth: string;
   org: string;
   insecureSkipVerify: boolean;
+  /** Mode pro: the license key (JWT form) this connection runs under. */
+  licenseKey?: string;
+  /** Mode pro: dashboard user IDs set as owners of every object created. */
+  userOwners?: string[];
+  /** Mode pro: dashboard user group IDs set as owners of every object created. */
+  userGroupOwners?: string[];
 }

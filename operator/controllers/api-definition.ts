@@ -22,6 +22,8 @@ import {
   type ReportDeps,
 } from './status.ts';
 import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo } from './sync.ts';
+import { isTemplate } from './template.ts';
+import { servedAddress } from './served.ts';
 
 /** The finalizer that keeps an ApiDefinition until its API is gone from the gateway. */
 export const API_FINALIZER = 'finalizers.svc.svc.io/apidefinition';
@@ -104,7 +106,8 @@ function policyLinks(
 export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDeps): Promise<WorkResult> {
   const { namespace, name } = splitKey(key);
   const obj = await deps.read(namespace, name);
-  if (!obj) return {};
+  // A template is never pushed: Ingresses build their APIs from it (template.ts).
+  if (!obj || isTemplate(obj)) return {};
   const apiId = obj.spec.api_id ?? derivedId(namespace, name);
   const log = deps.log.child({ kind: 'ApiDefinition', object: key, apiId });
   const policies = deps.policies(obj);
@@ -243,7 +246,8 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
   );
   status.pushedTo = here;
   if (action) log.info(action === 'Created' ? 'api created' : 'api updated', { gateway: client.url });
-  const message = `API ${apiId} is served by ${client.url}`;
+  // Where clients reach it: its own listen_port and protocol, not the management port.
+  const message = `API ${apiId} is served by ${client.url} at ${servedAddress(client.url, current.spec)}`;
   await reportSuccess(
     current,
     status,

@@ -5,7 +5,13 @@ import { InputError } from '../../lib/errors.ts';
 import { derivedId } from '../ids.ts';
 import type { ConfigMapContent } from '../translate/oas-api-definition.ts';
 import type { PolicyView } from './api-definition.ts';
-import { OAS_FINALIZER, reconcileSvcOasApiDefinition, type OasApiObject } from './oas-api-definition.ts';
+import {
+  OAS_FINALIZER,
+  STREAMS_FINALIZER,
+  STREAMS_KIND,
+  reconcileSvcOasApiDefinition,
+  type OasApiObject,
+} from './oas-api-definition.ts';
 import { assertReady, baseDeps, FakeGateway, settle } from './testing.ts';
 
 const A = 'http://gw-a';
@@ -379,5 +385,93 @@ describe('reconcileSvcOasApiDefinition', () => {
     };
     await reconcileSvcOasApiDefinition('team/petstore', deps);
     assertReady(deps.objects.statuses.at(-1), { status: 'False', reason: 'ContextNotFound' });
+  });
+});
+
+describe('reconcileSvcOasApiDefinition, kind SvcStreamsApiDefinition', () => {
+  /** An OAS document with one stream (HTTP in, SSE out). */
+  const streamsDoc = (withStreams = true): string => {
+    const doc = JSON.parse(oas({ listenPath: '/orders/' })) as Record<string, unknown>;
+    if (withStreams) {
+      doc['x-svc-streaming'] = {
+        streams: {
+          orders: {
+            input: { http_server: { path: '/in' } },
+            output: { http_server: { stream_path: '/out' } },
+          },
+        },
+      };
+    }
+    return JSON.stringify(doc);
+  };
+  const run = async (
+    text: string | undefined,
+    policies: PolicyView[] = [],
+  ): Promise<{ gw: FakeGateway; deps: ReturnType<typeof baseDeps<OasApiObject>> }> => {
+    const gw = new FakeGateway(A);
+    const api: OasApiObject = {
+      apiVersion: 'svc.svc.io/v1alpha1',
+      kind: 'SvcStreamsApiDefinition',
+      metadata: { name: 'petstore', namespace: 'team', generation: 1, finalizers: [] },
+      spec: { svcStreams: { configmapRef: { name: 'orders-streams', keyName: 'streams.json' } } },
+    };
+    const deps = {
+      ...baseDeps<OasApiObject>({ default: gw }),
+      read: () => Promise.resolve(api),
+      configMap: (ns: string, name: string) =>
+        Promise.resolve(
+          text === undefined || `${ns}/${name}` !== 'team/orders-streams'
+            ? undefined
+            : { data: { 'streams.json': text } },
+        ),
+      policies: () => policies,
+      kind: STREAMS_KIND,
+    };
+    await reconcileSvcOasApiDefinition('team/petstore', deps);
+    return { gw, deps };
+  };
+
+  test('its document, streams included, is pushed to the OAS endpoint with its own finalizer', async () => {
+    const { gw, deps } = await run(streamsDoc());
+    assert.deepEqual(gw.writes, [`createOasApi ${ID}`, 'reload']);
+    assert.deepEqual(deps.objects.finalizers, [`+${STREAMS_FINALIZER}`]);
+    const held = gw.oasApis.get(ID) as Record<string, { streams?: Record<string, unknown> }>;
+    assert.deepEqual(Object.keys(held['x-svc-streaming']?.streams ?? {}), ['orders']);
+    const status = deps.objects.statuses.at(-1) as OasApiStatus;
+    assertReady(status, { status: 'True', reason: 'Synced' });
+    assert.equal(status.listen_path, '/orders/');
+    assert.ok(status.latestConfigMapHash);
+  });
+
+  test('a document without streams: ExtensionMissing, nothing pushed', async () => {
+    const { gw, deps } = await run(streamsDoc(false));
+    assert.deepEqual(gw.writes, []);
+    assertReady(deps.objects.statuses.at(-1), {
+      status: 'False',
+      reason: 'ExtensionMissing',
+      message: /has no x-svc-streaming\.streams/,
+    });
+  });
+
+  test('its ConfigMap missing: the message names spec.svcStreams', async () => {
+    const { deps } = await run(undefined);
+    assertReady(deps.objects.statuses.at(-1), {
+      status: 'False',
+      reason: 'ConfigMapNotFound',
+      message: /spec\.svcStreams\.configmapRef/,
+    });
+  });
+
+  test('policies of the other document kind do not cover it', async () => {
+    const oasPolicy = policy('p', [{ name: 'petstore', kind: 'SvcOasApiDefinition' }]);
+    const { deps } = await run(streamsDoc(), [oasPolicy]);
+    assert.equal((deps.objects.statuses.at(-1) as OasApiStatus).linked_by_policies, undefined);
+    const streamsPolicy = policy('q', [
+      { name: 'petstore', namespace: 'team', kind: 'SvcStreamsApiDefinition' },
+    ]);
+    const linked = await run(streamsDoc(), [streamsPolicy]);
+    assert.deepEqual((linked.deps.objects.statuses.at(-1) as OasApiStatus).linked_by_policies, [
+      { name: 'q', namespace: 'team' },
+    ]);
   });
 });

@@ -1,5 +1,9 @@
 import * as k8s from '@kubernetes/client-node';
-import type { OasApiStatus, SvcOasApiDefinition } from '../../schemas/generated/kinds.ts';
+import type {
+  OasApiStatus,
+  SvcOasApiDefinition,
+  SvcStreamsApiDefinition,
+} from '../../schemas/generated/kinds.ts';
 import type { ControllerSpec } from '../../lib/k8s/manager.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { WorkResult } from '../../lib/k8s/workqueue.ts';
@@ -21,12 +25,50 @@ import {
   type ReportDeps,
 } from './status.ts';
 import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo } from './sync.ts';
+import { isTemplate } from './template.ts';
 
 /** The finalizer that keeps an SvcOasApiDefinition until its API is gone from the gateway. */
 export const OAS_FINALIZER = 'finalizers.svc.svc.io/svcoasapidefinition';
+/** The finalizer that keeps an SvcStreamsApiDefinition until its API is gone from the gateway. */
+export const STREAMS_FINALIZER = 'finalizers.svc.svc.io/svcstreamsapidefinition';
 
-/** An SvcOasApiDefinition with the metadata every stored object has. */
-export type OasApiObject = SvcOasApiDefinition & SvcObject<SvcOasApiDefinition['spec'], OasApiStatus>;
+/**
+ * The two kinds whose API is an OAS document in a ConfigMap: SvcOasApiDefinition, and
+ * SvcStreamsApiDefinition (the same, with streams in `x-svc-streaming`). One reconciler serves
+ * both; this says which.
+ */
+export interface DocumentKind {
+  kind: 'SvcOasApiDefinition' | 'SvcStreamsApiDefinition';
+  finalizer: string;
+  /** The spec field holding the ConfigMap reference. */
+  field: 'svcOAS' | 'svcStreams';
+  /** The controller's name (metrics, logs). */
+  controller: string;
+}
+
+/** SvcOasApiDefinition. */
+export const OAS_KIND: DocumentKind = {
+  kind: 'SvcOasApiDefinition',
+  finalizer: OAS_FINALIZER,
+  field: 'svcOAS',
+  controller: 'svcoasapidefinition',
+};
+
+/** SvcStreamsApiDefinition. */
+export const STREAMS_KIND: DocumentKind = {
+  kind: 'SvcStreamsApiDefinition',
+  finalizer: STREAMS_FINALIZER,
+  field: 'svcStreams',
+  controller: 'svcstreamsapidefinition',
+};
+
+/**
+ * An SvcOasApiDefinition or an SvcStreamsApiDefinition (one reconciler serves both), with the
+ * metadata every stored object has.
+ */
+export type OasApiObject =
+  | (SvcOasApiDefinition & SvcObject<SvcOasApiDefinition['spec'], OasApiStatus>)
+  | (SvcStreamsApiDefinition & SvcObject<SvcStreamsApiDefinition['spec'], OasApiStatus>);
 
 /** What the reconciler needs; tests pass their own. */
 export interface OasApiDefinitionDeps extends ReportDeps<OasApiObject> {
@@ -42,23 +84,33 @@ export interface OasApiDefinitionDeps extends ReportDeps<OasApiObject> {
    */
   policies: (api: OasApiObject) => readonly PolicyView[];
   log: Logger;
+  /** Which of the two document kinds (default: SvcOasApiDefinition). */
+  kind?: DocumentKind;
 }
 
-/** The ConfigMap an OAS API reads, its namespace defaulted to the API's. */
+interface ConfigMapRef {
+  name: string;
+  namespace?: string;
+  keyName: string;
+}
+
+/** The ConfigMap an OAS or streams API reads, its namespace defaulted to the API's. */
 export function configMapRefOf(api: {
   metadata?: { namespace?: string };
-  spec?: { svcOAS?: { configmapRef?: { name: string; namespace?: string; keyName: string } } };
+  spec?: { svcOAS?: { configmapRef?: ConfigMapRef }; svcStreams?: { configmapRef?: ConfigMapRef } };
 }): { namespace: string; name: string; keyName: string } | undefined {
-  const ref = api.spec?.svcOAS?.configmapRef;
+  const ref = api.spec?.svcOAS?.configmapRef ?? api.spec?.svcStreams?.configmapRef;
   if (!ref) return undefined;
   return { namespace: ref.namespace ?? api.metadata?.namespace ?? '', name: ref.name, keyName: ref.keyName };
 }
 
-/** The policies whose access rights cover the OAS API. */
-const coveringPolicies = (api: OasApiObject, policies: readonly PolicyView[]): PolicyView[] =>
-  policies.filter((p) =>
-    accessRefs(p).some((r) => r.kind === 'SvcOasApiDefinition' && sameRef(r, refOf(api))),
-  );
+/** The policies whose access rights cover the API of `kind`. */
+const coveringPolicies = (
+  api: OasApiObject,
+  policies: readonly PolicyView[],
+  kind: DocumentKind['kind'],
+): PolicyView[] =>
+  policies.filter((p) => accessRefs(p).some((r) => r.kind === kind && sameRef(r, refOf(api))));
 
 /**
  * Makes the gateway hold the OAS API an SvcOasApiDefinition points at: the document of its
@@ -66,7 +118,8 @@ const coveringPolicies = (api: OasApiObject, policies: readonly PolicyView[]): P
  * (CREATE when absent, UPDATE on a new document or drift) and reloaded. A document that can't be
  * read or is refused sets `Ready=False` and pushes nothing: the last good version keeps serving
  * (the ConfigMap's watch queues the API when it changes). DELETE through the finalizer, which
- * waits while SecurityPolicies still cover the API (`InUse`).
+ * waits while SecurityPolicies still cover the API (`InUse`). An SvcStreamsApiDefinition (`deps.kind`)
+ * is the same with streams: its document must have `x-svc-streaming.streams`.
  */
 export async function reconcileSvcOasApiDefinition(
   key: string,
@@ -74,21 +127,23 @@ export async function reconcileSvcOasApiDefinition(
 ): Promise<WorkResult> {
   const { namespace, name } = splitKey(key);
   const obj = await deps.read(namespace, name);
-  if (!obj) return {};
-  const log = deps.log.child({ kind: 'SvcOasApiDefinition', object: key });
-  const covering = coveringPolicies(obj, deps.policies(obj));
+  // A template is never pushed: Ingresses build their APIs from it (template.ts).
+  if (!obj || isTemplate(obj)) return {};
+  const kind = deps.kind ?? OAS_KIND;
+  const log = deps.log.child({ kind: kind.kind, object: key });
+  const covering = coveringPolicies(obj, deps.policies(obj), kind.kind);
   const linked = sortedRefs(covering.map(refOf));
   const resolved = await deps.connections.resolve(obj.spec.contextRef, namespace);
 
   if (obj.metadata.deletionTimestamp) {
-    if (!obj.metadata.finalizers?.includes(OAS_FINALIZER)) return {};
+    if (!obj.metadata.finalizers?.includes(kind.finalizer)) return {};
     // The API is what was pushed last; before any push, the ID it would have had.
     const apiId = obj.status?.api_id ?? derivedId(namespace, name);
     if (await heldByPolicies(obj, covering, linked, deps)) return {};
     return finalizeInGateway(
       obj,
       {
-        finalizer: OAS_FINALIZER,
+        finalizer: kind.finalizer,
         what: `API ${apiId}`,
         // The API is where it was last pushed; without a record, where the spec says.
         resolved: obj.status?.pushedTo
@@ -105,7 +160,7 @@ export async function reconcileSvcOasApiDefinition(
     );
   }
 
-  const current = await deps.objects.ensureFinalizer(obj, OAS_FINALIZER);
+  const current = await deps.objects.ensureFinalizer(obj, kind.finalizer);
   const old = current.status ?? {};
   // Until a document is pushed, the status keeps what describes the version being served.
   const status: OasApiStatus = { ...old, observedGeneration: current.metadata.generation };
@@ -116,7 +171,7 @@ export async function reconcileSvcOasApiDefinition(
 
   const ref = configMapRefOf(current);
   if (!ref) {
-    await fail('SpecInvalid', 'spec.svcOAS.configmapRef is required', false);
+    await fail('SpecInvalid', `spec.${kind.field}.configmapRef is required`, false);
     return {};
   }
   if (!resolved.ok) {
@@ -130,6 +185,7 @@ export async function reconcileSvcOasApiDefinition(
     orgId: resolved.conn.org,
     ref,
     configMap: await deps.configMap(ref.namespace, ref.name),
+    streams: kind === STREAMS_KIND,
   });
   if (!translated.ok) {
     const served = old.api_id ? `; API ${old.api_id} keeps serving its last good version` : '';
@@ -205,13 +261,21 @@ const policyLinkView = (p: PolicyView): unknown => ({
   deleting: p.metadata?.deletionTimestamp !== undefined,
 });
 
+/** The SvcOasApiDefinition controller (see `documentController`). */
+export const svcOasApiDefinitionController = (env: ControllerEnv): ControllerSpec =>
+  documentController(env, OAS_KIND);
+
+/** The SvcStreamsApiDefinition controller (see `documentController`). */
+export const svcStreamsApiDefinitionController = (env: ControllerEnv): ControllerSpec =>
+  documentController(env, STREAMS_KIND);
+
 /**
- * The SvcOasApiDefinition controller: OAS APIs are reconciled when they change, when the
+ * The controller of a document kind: its APIs are reconciled when they change, when the
  * ConfigMap they point at changes (matched by namespace and name), when their OperatorContext
  * changes, and when a SecurityPolicy starts or stops covering them.
  */
-export function svcOasApiDefinitionController(env: ControllerEnv): ControllerSpec {
-  const oasSpec = watchOf(env, 'SvcOasApiDefinition');
+function documentController(env: ControllerEnv, kind: DocumentKind): ControllerSpec {
+  const oasSpec = watchOf(env, kind.kind);
   const policySpec = watchOf(env, 'SecurityPolicy');
   const cmSpec = configMapWatch(env);
   const apis = env.manager.informer<OasApiObject>(oasSpec);
@@ -236,16 +300,16 @@ export function svcOasApiDefinitionController(env: ControllerEnv): ControllerSpe
     }
   };
 
-  /** Keys of the OAS APIs a policy covers. */
+  /** Keys of the APIs of this kind a policy covers. */
   const apisOf = (p: PolicyView | undefined): string[] =>
     p
       ? accessRefs(p)
-          .filter((r) => r.kind === 'SvcOasApiDefinition')
+          .filter((r) => r.kind === kind.kind)
           .map(refKey)
       : [];
 
   return {
-    name: 'svcoasapidefinition',
+    name: kind.controller,
     watch: oasSpec,
     workers: 64,
     reconcile: (key) =>
@@ -255,9 +319,10 @@ export function svcOasApiDefinitionController(env: ControllerEnv): ControllerSpe
         objects,
         connections: env.connections,
         events: env.events,
-        policies: (api) => policiesCovering({ kind: 'SvcOasApiDefinition', ...refOf(api) }),
+        policies: (api) => policiesCovering({ kind: kind.kind, ...refOf(api) }),
         now: env.now,
         log: env.log,
+        kind,
       }),
     watches: [
       {

@@ -28,7 +28,7 @@ export type PolicyObject = SecurityPolicy & SvcObject<SecurityPolicy['spec'], Se
 
 /** An API resource of any kind, as much of it as the policy controller reads. */
 export interface ApiView extends k8s.KubernetesObject {
-  spec?: { jwt_default_policies?: NamespacedRef[] };
+  spec?: { jwt_default_policies?: (string | NamespacedRef)[] };
   /** `api_id` is written by the API's controller once it has pushed the API. */
   status?: { api_id?: string };
 }

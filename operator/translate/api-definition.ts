@@ -1,4 +1,5 @@
 import { authMethodsOf } from '../../schemas/rules/auth.ts';
+import { resolveRef } from '../../schemas/rules/references.ts';
 import type { ApiDefinitionSpec, NamespacedRef } from '../../schemas/generated/kinds.ts';
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 
@@ -33,7 +34,15 @@ export function translateApiDefinition(
   cr: ApiDefinitionInput,
   ctx: ApiTranslationContext,
 ): GatewayApiDefinition {
-  const { contextRef: _ctx, certificate_secret_names, jwt_default_policies, api_id: _id, ...rest } = cr.spec;
+  const {
+    contextRef: _ctx,
+    certificate_secret_names,
+    jwt_default_policies,
+    api_id: _id,
+    org_id: _org,
+    certificates: _certs,
+    ...rest
+  } = cr.spec;
   const out: GatewayApiDefinition = {
     ...rest,
     api_id: ctx.apiId,
@@ -53,9 +62,10 @@ export function translateApiDefinition(
     out.use_standard_auth = true;
   }
   if (jwt_default_policies && jwt_default_policies.length > 0) {
-    out.jwt_default_policies = jwt_default_policies.map((ref) =>
-      ctx.policyId({ name: ref.name, namespace: ref.namespace ?? cr.metadata.namespace }),
-    );
+    out.jwt_default_policies = jwt_default_policies.flatMap((ref) => {
+      const resolved = resolveRef(ref, cr.metadata.namespace);
+      return resolved === undefined ? [] : [ctx.policyId(resolved)];
+    });
   }
   if (certificate_secret_names && certificate_secret_names.length > 0) {
     out.certificates = [...new Set(certificate_secret_names.map((n) => ctx.certificateId(n)))];

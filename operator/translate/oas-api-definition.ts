@@ -11,6 +11,7 @@ import { OAS_EXTENSION, checkOasDocument } from '../../schemas/rules/oas.ts';
 import { compile } from '../../schemas/validate.ts';
 import type { OasDocument } from '../clients/management.ts';
 import { derivedId, hashOf } from '../ids.ts';
+import { STREAMS_PATH, streamsOf } from '../../lib/bento/streams.ts';
 
 /** Largest document an API may have: the ConfigMap limit, and what the gateway accepts. */
 export const MAX_DOCUMENT_BYTES = 1024 * 1024;
@@ -30,8 +31,13 @@ export interface OasTranslationInput {
   name: string;
   /** The organization of the connection: the document's `info.orgId` when it sets none. */
   orgId: string;
-  /** `spec.svcOAS.configmapRef`, its namespace filled in. */
+  /** `spec.svcOAS.configmapRef` (`spec.svcStreams.configmapRef`), its namespace filled in. */
   ref: { namespace: string; name: string; keyName: string };
+  /**
+   * An SvcStreamsApiDefinition: its document must have streams (`x-svc-streaming.streams`), and
+   * messages name `spec.svcStreams`.
+   */
+  streams?: boolean;
   /** The ConfigMap's content; undefined when it does not exist. */
   configMap: ConfigMapContent | undefined;
 }
@@ -82,7 +88,7 @@ export function translateOasApiDefinition(input: OasTranslationInput): OasTransl
   if (!input.configMap) {
     return refuse(
       'ConfigMapNotFound',
-      `${where} not found: create it, or point spec.svcOAS.configmapRef at the ConfigMap that holds the document`,
+      `${where} not found: create it, or point spec.${input.streams === true ? 'svcStreams' : 'svcOAS'}.configmapRef at the ConfigMap that holds the document`,
     );
   }
   const text = input.configMap.data?.[ref.keyName];
@@ -126,6 +132,13 @@ export function translateOasApiDefinition(input: OasTranslationInput): OasTransl
     return refuse(
       'ExtensionMissing',
       `${where} key "${ref.keyName}": the document has no ${OAS_EXTENSION} extension: add it with info.name, info.state.active, upstream.url and server.listenPath.value`,
+    );
+  }
+
+  if (input.streams === true && streamsOf(parsed) === undefined) {
+    return refuse(
+      'ExtensionMissing',
+      `${where} key "${ref.keyName}": the document has no ${STREAMS_PATH}: an SvcStreamsApiDefinition describes its streams there (or use an SvcOasApiDefinition for an API without streams)`,
     );
   }
 

@@ -27,9 +27,15 @@ const kept = [
  * What a CRD schema cannot say is left to the admission webhook, which validates against the
  * full schema: titles and examples go, `const` becomes a one-value enum, and a closed object
  * (`additionalProperties: false`) relies on the API server's pruning and strict field validation.
+ * A node that may take several forms (`anyOf`, such as a `"namespace/name"` string or a
+ * `{name, namespace}` object) is kept open (`x-kubernetes-preserve-unknown-fields`, no type): the
+ * webhook checks its forms.
  */
 export function structural(schema: JsonSchema): Record<string, unknown> {
   const out: Record<string, unknown> = {};
+  if (schema.anyOf) {
+    return { description: schema.description, 'x-kubernetes-preserve-unknown-fields': true };
+  }
   for (const key of kept) {
     if (schema[key] !== undefined) out[key] = schema[key];
   }

@@ -48,6 +48,7 @@ export class TypeEmitter {
   }
 
   #body(schema: JsonSchema, indent: string): string {
+    if (schema.anyOf) return schema.anyOf.map((s) => wrap(this.#ref(s, indent))).join(' | ');
     if (schema.enum) return schema.enum.map((v) => JSON.stringify(v).replaceAll('"', "'")).join(' | ');
     if (schema.const !== undefined) return JSON.stringify(schema.const).replaceAll('"', "'");
     switch (schema.type) {

@@ -17,6 +17,10 @@ export interface AccessRight {
   endpoints?: Endpoint[];
   /** When set, only these method and path pairs are allowed (403 otherwise). */
   allowed_urls?: AllowedUrl[];
+  /** GraphQL fields the key may not query: a query selecting one is refused with 403, naming it. */
+  restricted_types?: GraphqlTypeFields[];
+  /** When set, the only GraphQL fields the key may query (introspection fields aside); it wins over restricted_types. */
+  allowed_types?: GraphqlTypeFields[];
 }
 
 /** A path pattern and the methods allowed on it. */
@@ -25,6 +29,16 @@ export interface AllowedUrl {
   url: string;
   /** Allowed methods; empty allows none. */
   methods?: ('GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS' | 'CONNECT' | 'TRACE')[];
+}
+
+/** A plugin that rewrites analytics records. */
+export interface AnalyticsPluginConfig {
+  /** Turns the plugin on. */
+  enable?: boolean;
+  /** Plugin file. */
+  plugin_path?: string;
+  /** Function name. */
+  func_name?: string;
 }
 
 /** A classic-format API served by the gateway. Recommended for non-HTTP APIs (TCP, GraphQL, universal data graph); use SvcOasApiDefinition for standard HTTP APIs. */
@@ -42,6 +56,8 @@ export interface ApiDefinitionSpec {
   api_id?: string;
   /** OperatorContext whose connection settings (gateway or dashboard URL, credentials, organization) the operator uses for this resource. Without it the operator uses its own settings from the svc-operator-conf secret or its environment. */
   contextRef?: NamespacedRef;
+  /** Ignored: the operator sets the organisation from its settings or the OperatorContext (kept so that manifests that set it apply as they are). */
+  org_id?: string;
   /** Name of the API. */
   name: string;
   /** Short name of the API, used in dashboards. */
@@ -142,10 +158,98 @@ export interface ApiDefinitionSpec {
   CORS?: CorsConfig;
   /** GraphQL handling: a GraphQL proxy, or the execution engine over a universal data graph. */
   graphql?: GraphqlConfig;
+  /** Database ID of other gateways; has no meaning here. */
+  id?: string;
+  /** When the API stops being served (`2006-01-02 15:04`). */
+  expiration?: string;
+  /** Accept the PROXY protocol on the listener (TCP APIs). */
+  enable_proxy_protocol?: boolean;
+  /** Leave the API out of analytics and request tracking. */
+  do_not_track?: boolean;
+  /** OAuth 2.0 authorization server at the gateway (`/oauth/token`, `/oauth/authorize`). */
+  use_oauth2?: boolean;
+  /** Settings of the OAuth 2.0 authorization server. */
+  oauth_meta?: OAuth2Meta;
+  /** Where OAuth key changes are notified. */
+  notifications?: NotificationsManager;
+  /** Tokens of an external OAuth server checked by introspection or JWT: `enabled`, `providers`. */
+  external_oauth?: Record<string, unknown>;
+  /** OpenID Connect authentication. */
+  use_openid?: boolean;
+  /** OpenID Connect providers. */
+  openid_options?: OpenIDOptions;
+  /** Scope to policy mappings per method: `jwt` and `oidc`, each with `scope_claim_name` and `scope_to_policy`. */
+  scopes?: Record<string, unknown>;
+  /** Do not map identity provider client IDs to keys. */
+  idp_client_id_mapping_disabled?: boolean;
+  /** Authentication by a compiled plugin. */
+  use_go_plugin_auth?: boolean;
+  /** Authentication by a plugin of another runtime. */
+  enable_coprocess_auth?: boolean;
+  /** Authentication by a plugin of another gateway. */
+  custom_plugin_auth_enabled?: boolean;
+  /** Turns `custom_middleware_bundle` off (svc never loads bundles). */
+  custom_middleware_bundle_disabled?: boolean;
+  /** Signing of upstream requests. */
+  request_signing?: RequestSigningMeta;
+  /** Where a request names its version. */
+  definition?: VersionDefinition;
+  /** Health checks of the upstreams. */
+  uptime_tests?: UptimeTests;
+  /** Response caching. */
+  cache_options?: CacheOptions;
+  /** Seconds a key lives after its last change; 0 forever. */
+  session_lifetime?: number;
+  /** Keep keys until they expire when that is later than `session_lifetime`. */
+  session_lifetime_respects_key_expiration?: boolean;
+  /** Authentication provider of other gateways: `name`, `storage_engine`, `meta`. */
+  auth_provider?: Record<string, unknown>;
+  /** Session provider of other gateways: `name`, `storage_engine`, `meta`. */
+  session_provider?: Record<string, unknown>;
+  /** Batch requests at `/tyk/batch/`. */
+  enable_batch_request_support?: boolean;
+  /** Seconds analytics records are kept. */
+  expire_analytics_after?: number;
+  /** Response middleware of other gateways. */
+  response_processors?: ResponseProcessor[];
+  /** Ignore `domain`. */
+  domain_disabled?: boolean;
+  /** Hide `config_data` from middleware. */
+  config_data_disabled?: boolean;
+  /** Request headers recorded as analytics tags. */
+  tag_headers?: string[];
+  /** Ignore `tags`. */
+  tags_disabled?: boolean;
+  /** OpenTelemetry spans per middleware. */
+  detailed_tracing?: boolean;
+  /** A plugin that rewrites analytics records. */
+  analytics_plugin?: AnalyticsPluginConfig;
+  /** Authentication towards the upstream: `enabled`, `basic_auth`, `oauth`. */
+  upstream_auth?: Record<string, unknown>;
+  /** Ignore `upstream_certificates`. */
+  upstream_certificates_disabled?: boolean;
+  /** Ignore `pinned_public_keys`. */
+  certificate_pinning_disabled?: boolean;
+  /** Secrets holding the client certificates static mTLS allows (the operator does not read them yet: use client_certificates). */
+  client_certificate_refs?: string[];
+  /** Upstream host -> Secret holding the pinned public key. */
+  pinned_public_keys_refs?: Record<string, string>;
+  /** Upstream host -> Secret holding the upstream mTLS certificate. */
+  upstream_certificate_refs?: Record<string, string>;
+  /** SHA-256 fingerprints of the client certificates allowed by static mTLS. */
+  client_certificates?: string[];
+  /** Upstream mTLS: upstream host (`api.example.com`, `*.example.com` for its subdomains, `*` for any) -> ID of a certificate stored with its private key (`/svc/certs`), presented when the gateway connects to an https upstream with that host. An exact host wins over a wildcard, a wildcard over `*`. */
+  upstream_certificates?: Record<string, string>;
+  /** Certificate pinning: upstream host (`api.example.com`, `*.example.com`, `*`) -> comma-separated certificate IDs (`/svc/certs`) or public-key pins `sha256/<base64 of the SHA-256 of the DER SubjectPublicKeyInfo>`. A TLS connection to that upstream whose leaf public key matches none is refused (502). */
+  pinned_public_keys?: Record<string, string>;
+  /** Scope -> policy ID: the policies of the scopes a token carries (claim `jwt_scope_claim_name`) are applied too (instead of the default policies when those were used). */
+  jwt_scope_to_policy_mapping?: Record<string, string>;
+  /** Gateway certificate IDs served on this API, as the reference writes them (not supported yet in the resource: name the Secrets in certificate_secret_names). */
+  certificates?: string[];
   /** Secrets (type kubernetes.io/tls, in the namespace of the API) whose certificates the API serves. */
   certificate_secret_names?: string[];
-  /** SecurityPolicies applied when a token has no policy claim. */
-  jwt_default_policies?: NamespacedRef[];
+  /** SecurityPolicies applied when a token has no policy claim, each as "namespace/name" (or "name") or {name, namespace}. */
+  jwt_default_policies?: (string | NamespacedRef)[];
 }
 
 /** Rate, throttle and quota limits for this API only. Without it the global limits apply. */
@@ -234,6 +338,58 @@ export interface BasicAuthConfig {
   body_password_regexp?: string;
 }
 
+/** Advanced cache settings of one endpoint. */
+export interface CacheMeta {
+  /** Path of the endpoint, relative to the listen path. */
+  path?: string;
+  /** HTTP method of the endpoint. */
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS' | 'CONNECT' | 'TRACE';
+  /** Regular expression over the body whose match joins the cache key. */
+  cache_key_regex?: string;
+  /** Statuses that are cached. */
+  cache_response_codes?: number[];
+  /** Seconds a response stays cached. */
+  timeout?: number;
+  /** Skips the entry. */
+  disabled?: boolean;
+}
+
+/** Response caching. */
+export interface CacheOptions {
+  /** Turns caching on. */
+  enable_cache?: boolean;
+  /** Seconds a response stays cached. */
+  cache_timeout?: number;
+  /** Cache every GET, HEAD and OPTIONS request. */
+  cache_all_safe_requests?: boolean;
+  /** Statuses that are cached. */
+  cache_response_codes?: number[];
+  /** Follow the upstream's cache headers. */
+  enable_upstream_cache_control?: boolean;
+  /** Response header that gives the time to live. */
+  cache_control_ttl_header?: string;
+  /** Request headers whose values join the cache key. */
+  cache_by_headers?: string[];
+}
+
+/** A circuit breaker of one endpoint. */
+export interface CircuitBreakerMeta {
+  /** Path of the endpoint, relative to the listen path. */
+  path?: string;
+  /** HTTP method of the endpoint. */
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS' | 'CONNECT' | 'TRACE';
+  /** Share of failed requests (0 to 1, written as a string such as "0.5") that trips the breaker. */
+  threshold_percent?: string;
+  /** Requests the share is computed over. */
+  samples?: number;
+  /** Seconds before the endpoint is tried again. */
+  return_to_service_after?: number;
+  /** Return to service at once instead of on trial requests. */
+  disable_half_open_state?: boolean;
+  /** Skips the entry. */
+  disabled?: boolean;
+}
+
 /** Current state of one aspect of the resource (the standard Kubernetes condition). */
 export interface Condition {
   /** Type of the condition, in CamelCase. `Ready` tells whether the gateway holds the resource. */
@@ -278,6 +434,8 @@ export interface CorsConfig {
   max_age?: number;
   /** Proxy OPTIONS requests to the upstream. */
   options_passthrough?: boolean;
+  /** Log CORS decisions. */
+  debug?: boolean;
 }
 
 /** Plugins: functions of JavaScript or TypeScript modules run at fixed points of the chain. */
@@ -294,8 +452,8 @@ export interface CustomMiddleware {
   post?: PluginHook[];
   /** Hooks run before the upstream call, to add headers to the response, in order. */
   response?: PluginHook[];
-  /** Kept for definitions of other gateways; refused when it says anything. */
-  id_extractor?: Record<string, unknown>;
+  /** Identity extractor of a custom authentication plugin (caches its result per identity). */
+  id_extractor?: MiddlewareIdExtractor;
 }
 
 /** A path and the rate limits of its methods. */
@@ -304,6 +462,32 @@ export interface Endpoint {
   path: string;
   /** Methods of the endpoint and their limits. */
   methods: EndpointRateLimit[];
+}
+
+/** An endpoint of an allow, block or ignore list. */
+export interface EndPointMeta {
+  /** Path (a regular expression) relative to the listen path. */
+  path?: string;
+  /** HTTP method (newer definitions use `method_actions`). */
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS' | 'CONNECT' | 'TRACE';
+  /** Match the path case-insensitively. */
+  ignore_case?: boolean;
+  /** Skips the entry. */
+  disabled?: boolean;
+  /** What to do per method. */
+  method_actions?: Record<string, EndpointMethodMeta>;
+}
+
+/** What an endpoint list does for one method. */
+export interface EndpointMethodMeta {
+  /** `no_action` lets the request through; `reply` answers with `code`, `data` and `headers` (a mock: not supported by svc yet, refused). */
+  action?: 'no_action' | 'reply';
+  /** Status of a `reply`. */
+  code?: number;
+  /** Body of a `reply`. */
+  data?: string;
+  /** Headers of a `reply`. */
+  headers?: Record<string, string>;
 }
 
 /** Rate limit of one method on one path. */
@@ -328,6 +512,60 @@ export interface EventHandlers {
   events?: Record<string, EventHandler[]>;
 }
 
+/** Per-path middleware of the version. */
+export interface ExtendedPathsSet {
+  /** Endpoints served without authentication (no key asked, no key limits counted). */
+  ignored?: EndPointMeta[];
+  /** The only endpoints served; any other gets 403 `Requested endpoint is forbidden`. */
+  white_list?: EndPointMeta[];
+  /** Endpoints refused with 403 `Requested endpoint is forbidden`. */
+  black_list?: EndPointMeta[];
+  /** Paths whose safe requests are cached. */
+  cache?: string[];
+  /** Cache settings per endpoint. */
+  advance_cache_config?: CacheMeta[];
+  /** Request body templates. */
+  transform?: TemplateMeta[];
+  /** Response body templates. */
+  transform_response?: TemplateMeta[];
+  /** Request jq transforms. */
+  transform_jq?: TransformJQMeta[];
+  /** Response jq transforms. */
+  transform_jq_response?: TransformJQMeta[];
+  /** Request header changes per endpoint: the first entry matching removes `delete_headers`, then sets `add_headers`. */
+  transform_headers?: HeaderInjectionMeta[];
+  /** Response header changes per endpoint: the first entry matching removes `delete_headers`, then sets `add_headers`. */
+  transform_response_headers?: HeaderInjectionMeta[];
+  /** Upstream timeouts per endpoint. */
+  hard_timeouts?: HardTimeoutMeta[];
+  /** Circuit breakers per endpoint. */
+  circuit_breakers?: CircuitBreakerMeta[];
+  /** URL rewrites per endpoint. */
+  url_rewrites?: URLRewriteMeta[];
+  /** Virtual endpoints. */
+  virtual?: VirtualMeta[];
+  /** Request size limits per endpoint (with `global_size_limit`, the smaller applies). */
+  size_limits?: RequestSizeMeta[];
+  /** Method changes per endpoint: the first entry matching sends the request upstream with `to_method`. */
+  method_transforms?: MethodTransformMeta[];
+  /** Endpoints tracked in analytics. */
+  track_endpoints?: TrackEndpointMeta[];
+  /** Endpoints left out of analytics. */
+  do_not_track_endpoints?: TrackEndpointMeta[];
+  /** JSON Schema validation per endpoint. */
+  validate_json?: ValidatePathMeta[];
+  /** Endpoints reachable only from other APIs. */
+  internal?: InternalMeta[];
+  /** Mock answers per endpoint. */
+  mock_response?: MockResponseMeta[];
+  /** Compiled plugins per endpoint. */
+  go_plugin?: GoPluginMeta[];
+  /** Stored GraphQL operations per endpoint. */
+  persist_graphql?: PersistGraphQLMeta[];
+  /** Rate limits per endpoint (API-wide, all clients together). */
+  rate_limit?: RateLimitMeta[];
+}
+
 /** How the response maps onto the field. */
 export interface FieldMapping {
   /** Use the response as it is. */
@@ -346,20 +584,48 @@ export interface GlobalRateLimit {
   per?: number;
 }
 
+/** A compiled plugin of one endpoint. */
+export interface GoPluginMeta {
+  /** Path of the endpoint, relative to the listen path. */
+  path?: string;
+  /** HTTP method of the endpoint. */
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS' | 'CONNECT' | 'TRACE';
+  /** Plugin file. */
+  plugin_path?: string;
+  /** Function name. */
+  func_name?: string;
+  /** Skips the entry. */
+  disabled?: boolean;
+}
+
 /** GraphQL handling: a GraphQL proxy, or the execution engine over a universal data graph. */
 export interface GraphqlConfig {
   /** Enables GraphQL handling. */
   enabled?: boolean;
   /** `proxyOnly` proxies GraphQL to the upstream; `executionEngine` resolves the schema from `type_field_configurations`. */
-  execution_mode?: 'proxyOnly' | 'executionEngine';
+  execution_mode?: '' | 'proxyOnly' | 'executionEngine' | 'supergraph' | 'subgraph';
   /** Version of the GraphQL configuration format. */
   version?: string;
   /** GraphQL schema (SDL) of the API. */
   schema?: string;
-  /** The public GraphQL playground. */
+  /** A GraphQL IDE page served by the gateway at `path` under the listen path (no outside hosts); its queries go through the API like any other request. */
   playground?: GraphqlPlayground;
   /** Data source of each field (universal data graph). */
   type_field_configurations?: TypeFieldConfiguration[];
+  /** When the schema was last updated from the upstream. */
+  last_schema_update?: string;
+  /** Settings of the version 2 execution engine. */
+  engine?: GraphqlEngineConfig;
+  /** Settings of a proxy-only GraphQL API. */
+  proxy?: GraphqlProxyConfig;
+  /** Settings of a federation subgraph. */
+  subgraph?: GraphqlSubgraphConfig;
+  /** Settings of a federation supergraph: `subgraphs`, `merged_sdl`, `global_headers`, `disable_query_batching`, `updated_at`. */
+  supergraph?: Record<string, unknown>;
+  /** Reference to the graph in a schema registry. */
+  graph_ref?: string;
+  /** Introspection queries. */
+  introspection?: GraphqlIntrospectionConfig;
 }
 
 /** Where a field of the universal data graph gets its data. */
@@ -386,12 +652,92 @@ export interface GraphqlDataSourceConfig {
   status_code_type_name_mappings?: StatusCodeTypeNameMapping[];
 }
 
-/** The public GraphQL playground. */
+/** Settings of the version 2 execution engine. */
+export interface GraphqlEngineConfig {
+  /** How fields map onto data source responses. */
+  field_configs?: Record<string, unknown>[];
+  /** Data sources: `kind` (REST, GraphQL, Kafka), `name`, `internal`, `root_fields`, `config`. */
+  data_sources?: Record<string, unknown>[];
+  /** Headers sent to every data source. */
+  global_headers?: GraphqlEngineGlobalHeader[];
+}
+
+/** One header. */
+export interface GraphqlEngineGlobalHeader {
+  /** Header name. */
+  key?: string;
+  /** Header value. */
+  value?: string;
+}
+
+/** Introspection queries. */
+export interface GraphqlIntrospectionConfig {
+  /** Refuse introspection queries. */
+  disabled?: boolean;
+}
+
+/** A GraphQL IDE page served by the gateway at `path` under the listen path (no outside hosts); its queries go through the API like any other request. */
 export interface GraphqlPlayground {
   /** Serve the playground. */
   enabled?: boolean;
   /** Path of the playground, relative to the listen path. */
   path?: string;
+}
+
+/** Settings of a proxy-only GraphQL API. */
+export interface GraphqlProxyConfig {
+  /** Headers sent to the upstream for introspection. */
+  auth_headers?: Record<string, string>;
+  /** Headers added to upstream requests. */
+  request_headers?: Record<string, string>;
+  /** Response extensions passed through. */
+  use_response_extensions?: Record<string, unknown>;
+  /** Proxy features. */
+  features?: Record<string, unknown>;
+  /** Request header rewrites. */
+  request_headers_rewrite?: Record<string, unknown>;
+}
+
+/** Settings of a federation subgraph. */
+export interface GraphqlSubgraphConfig {
+  /** The subgraph SDL. */
+  sdl?: string;
+}
+
+/** Fields of one GraphQL type. */
+export interface GraphqlTypeFields {
+  /** Name of the GraphQL type, such as `User`. */
+  name: string;
+  /** Field names of the type. */
+  fields: string[];
+}
+
+/** A timeout of one endpoint. */
+export interface HardTimeoutMeta {
+  /** Path of the endpoint, relative to the listen path. */
+  path?: string;
+  /** HTTP method of the endpoint. */
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS' | 'CONNECT' | 'TRACE';
+  /** Seconds before the gateway answers 504. */
+  timeout?: number;
+  /** Skips the entry. */
+  disabled?: boolean;
+}
+
+/** Headers added and removed on one endpoint. */
+export interface HeaderInjectionMeta {
+  /** Path of the endpoint, relative to the listen path. */
+  path?: string;
+  /** HTTP method of the endpoint. */
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS' | 'CONNECT' | 'TRACE';
+  /** Headers added. */
+  add_headers?: Record<string, string>;
+  /** Headers removed. */
+  delete_headers?: string[];
+  /** Act on the response instead of the request. */
+  act_on?: boolean;
+  /** Skips the entry. */
+  disabled?: boolean;
 }
 
 /** Ports of APIs created from Ingress resources. */
@@ -402,12 +748,70 @@ export interface IngressPorts {
   httpsPort?: number;
 }
 
+/** An endpoint reachable only from other APIs. */
+export interface InternalMeta {
+  /** Path of the endpoint, relative to the listen path. */
+  path?: string;
+  /** HTTP method of the endpoint. */
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS' | 'CONNECT' | 'TRACE';
+  /** Skips the entry. */
+  disabled?: boolean;
+}
+
+/** A method change of one endpoint. */
+export interface MethodTransformMeta {
+  /** Path of the endpoint, relative to the listen path. */
+  path?: string;
+  /** HTTP method of the endpoint. */
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS' | 'CONNECT' | 'TRACE';
+  /** Method sent upstream (not HEAD). */
+  to_method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS' | 'CONNECT' | 'TRACE';
+  /** Skips the entry. */
+  disabled?: boolean;
+}
+
+/** Identity extractor of a custom authentication plugin (caches its result per identity). */
+export interface MiddlewareIdExtractor {
+  /** Skips the extractor. */
+  disabled?: boolean;
+  /** `header`, `form` or `body`. */
+  extract_from?: string;
+  /** `value`, `regex` or `xpath`. */
+  extract_with?: string;
+  /** Settings: `header_name`, `param_name`, `regex_expression`, `regex_match_index`, `xpath_expression`. */
+  extractor_config?: Record<string, unknown>;
+}
+
+/** A mock answer of one endpoint. */
+export interface MockResponseMeta {
+  /** Path of the endpoint, relative to the listen path. */
+  path?: string;
+  /** HTTP method of the endpoint. */
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS' | 'CONNECT' | 'TRACE';
+  /** Status. */
+  code?: number;
+  /** Body. */
+  body?: string;
+  /** Headers. */
+  headers?: Record<string, string>;
+  /** Skips the entry. */
+  disabled?: boolean;
+}
+
 /** OperatorContext whose connection settings (gateway or dashboard URL, credentials, organization) the operator uses for this resource. Without it the operator uses its own settings from the svc-operator-conf secret or its environment. */
 export interface NamespacedRef {
   /** Name of the referenced object. */
   name: string;
   /** Namespace of the referenced object. Defaults to the namespace of the referring resource. */
   namespace?: string;
+}
+
+/** Where OAuth key changes are notified. */
+export interface NotificationsManager {
+  /** Secret sent with notifications. */
+  shared_secret?: string;
+  /** URL notified of key changes. */
+  oauth_on_keychange_url?: string;
 }
 
 /** Observed state of the API, written by the operator. */
@@ -438,6 +842,32 @@ export interface OasApiStatus {
   enabled?: boolean;
   /** Hash of the ConfigMap key the document pushed last came from. */
   latestConfigMapHash?: string;
+}
+
+/** Settings of the OAuth 2.0 authorization server. */
+export interface OAuth2Meta {
+  /** Grant types clients may use. */
+  allowed_access_types?: ('authorization_code' | 'refresh_token' | 'password' | 'client_credentials')[];
+  /** `response_type` values clients may use. */
+  allowed_authorize_types?: ('code' | 'token')[];
+  /** Login page of the authorization flow. */
+  auth_login_redirect?: string;
+}
+
+/** One provider. */
+export interface OIDProviderConfig {
+  /** Issuer of the tokens. */
+  issuer?: string;
+  /** Client ID (base64) -> policy ID. */
+  client_ids?: Record<string, string>;
+}
+
+/** OpenID Connect providers. */
+export interface OpenIDOptions {
+  /** Accepted providers. */
+  providers?: OIDProviderConfig[];
+  /** One rate limit and quota per client. */
+  segregate_by_client?: boolean;
 }
 
 /** Isolated connection parameters: which gateway or dashboard, which organization, which user identity. Resources choose one with `contextRef`; fields left unset come from the Secret named by `secretRef`. */
@@ -497,6 +927,18 @@ export interface OperatorContextStatus {
   conditions?: Condition[];
 }
 
+/** A REST endpoint answered by a stored GraphQL operation. */
+export interface PersistGraphQLMeta {
+  /** Path of the endpoint, relative to the listen path. */
+  path?: string;
+  /** HTTP method of the endpoint. */
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS' | 'CONNECT' | 'TRACE';
+  /** The GraphQL operation. */
+  operation?: string;
+  /** Variables of the operation. */
+  variables?: Record<string, unknown>;
+}
+
 /** Custom authentication (`base_identity_provided_by: custom_auth`): the function returns a session or a refusal. */
 export interface PluginAuthCheck {
   /** Name of the function the module exports. */
@@ -541,7 +983,7 @@ export interface PolicyPartitions {
 export interface ProxyConfig {
   /** Base path on the gateway, for example `/orders/`. Must start with `/`. */
   listen_path: string;
-  /** Upstream address (http or https). A cluster service is addressed as `http://<service>.<namespace>.svc:<port>`. Required unless GraphQL is enabled. */
+  /** Upstream address (http or https; without a scheme, http: `httpbin.org` is `http://httpbin.org`). A cluster service is addressed as `http://<service>.<namespace>.svc:<port>`. Required unless GraphQL is enabled. */
   target_url?: string;
   /** Remove the listen path from the request before it is proxied. */
   strip_listen_path?: boolean;
@@ -549,6 +991,16 @@ export interface ProxyConfig {
   preserve_host_header?: boolean;
   /** Keep a leading slash left after stripping the listen path. */
   disable_strip_slash?: boolean;
+  /** Another API of the gateway as the upstream, instead of `target_url`. */
+  target_internal?: TargetInternal;
+  /** Round-robin over `target_list` instead of `target_url`. */
+  enable_load_balancing?: boolean;
+  /** Upstreams load balancing goes round. */
+  target_list?: string[];
+  /** Skip upstreams that fail their uptime tests. */
+  check_host_against_uptime_tests?: boolean;
+  /** Upstreams read from a service registry. */
+  service_discovery?: ServiceDiscoveryConfiguration;
   /** Connection to the upstream. */
   transport?: ProxyTransport;
 }
@@ -559,6 +1011,14 @@ export interface ProxyTransport {
   ssl_insecure_skip_verify?: boolean;
   /** Lowest TLS version (769 TLS 1.0 ... 772 TLS 1.3). */
   ssl_min_version?: 769 | 770 | 771 | 772;
+  /** Highest TLS version towards the upstream. */
+  ssl_max_version?: 0 | 769 | 770 | 771 | 772;
+  /** Cipher suites allowed towards the upstream. */
+  ssl_ciphers?: string[];
+  /** Check the upstream certificate's common name against the host. */
+  ssl_force_common_name_check?: boolean;
+  /** Forward proxy for upstream requests, such as `http://proxy:3128`. */
+  proxy_url?: string;
 }
 
 /** Where the operator last wrote the resource: the management URL, and the OperatorContext it was reached through (none: the operator's own settings). When contextRef moves the resource to another gateway, it is deleted from this one. */
@@ -575,6 +1035,96 @@ export interface RateLimit {
   rate: number;
   /** Window in seconds. */
   per: number;
+}
+
+/** A rate limit of one endpoint. */
+export interface RateLimitMeta {
+  /** Path of the endpoint, relative to the listen path. */
+  path?: string;
+  /** HTTP method of the endpoint. */
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS' | 'CONNECT' | 'TRACE';
+  /** Requests per `per` seconds. */
+  rate?: number;
+  /** Window in seconds. */
+  per?: number;
+  /** Skips the entry. */
+  disabled?: boolean;
+}
+
+/** Signing of upstream requests. */
+export interface RequestSigningMeta {
+  /** Sign upstream requests. */
+  is_enabled?: boolean;
+  /** HMAC secret. */
+  secret?: string;
+  /** Key ID sent with the signature. */
+  key_id?: string;
+  /** Signature algorithm. */
+  algorithm?: string;
+  /** Headers signed. */
+  header_list?: string[];
+  /** Certificate of an RSA signature. */
+  certificate_id?: string;
+  /** Header that carries the signature. */
+  signature_header?: string;
+}
+
+/** A request size limit of one endpoint. */
+export interface RequestSizeMeta {
+  /** Path of the endpoint, relative to the listen path. */
+  path?: string;
+  /** HTTP method of the endpoint. */
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS' | 'CONNECT' | 'TRACE';
+  /** Largest request body in bytes (0: no body); past it 413. */
+  size_limit?: number;
+  /** Skips the entry. */
+  disabled?: boolean;
+}
+
+/** One response processor. */
+export interface ResponseProcessor {
+  /** Name of the processor. */
+  name?: string;
+  /** Settings of the processor. */
+  options?: Record<string, unknown>;
+}
+
+/** Another API of the gateway to rewrite to. */
+export interface RewriteToInternal {
+  /** The ApiDefinition to send the request to: "namespace/name" (or "name", in the namespace of this resource), or {name, namespace}. */
+  target?: string | NamespacedRef;
+  /** Path on the target API (no query). */
+  path?: string;
+  /** Query added to the request, such as `check_limits=true`. */
+  query?: string;
+}
+
+/** A condition that rewrites the URL to another target. */
+export interface RoutingTrigger {
+  /** Whether all options or any must match. */
+  on?: 'all' | 'any';
+  /** What the trigger matches. */
+  options?: RoutingTriggerOptions;
+  /** Where the request goes when the trigger matches. */
+  rewrite_to?: string;
+  /** Another API of the gateway to rewrite to. */
+  rewrite_to_internal?: RewriteToInternal;
+}
+
+/** What the trigger matches. */
+export interface RoutingTriggerOptions {
+  /** Header name -> the regular expression its value must match. */
+  header_matches?: Record<string, StringRegexMap>;
+  /** Query parameter -> the regular expression its value must match. */
+  query_val_matches?: Record<string, StringRegexMap>;
+  /** Path part -> the regular expression its value must match. */
+  path_part_matches?: Record<string, StringRegexMap>;
+  /** Session metadata key -> the regular expression its value must match. */
+  session_meta_matches?: Record<string, StringRegexMap>;
+  /** Request context variable -> the regular expression its value must match. */
+  request_context_matches?: Record<string, StringRegexMap>;
+  /** A regular expression a value must match. */
+  payload_matches?: StringRegexMap;
 }
 
 /** Access, rate-limit, throttle and quota rules for APIs, applied to the keys that use the policy. */
@@ -616,6 +1166,8 @@ export interface SecurityPolicySpec {
   quota_renewal_rate?: number;
   /** Which parts of the policy apply. When any is true, only the true parts are applied to keys (the rest come from the key or other policies). */
   partitions?: PolicyPartitions;
+  /** Deepest GraphQL query the keys of the policy may send (the `complexity` partition); deeper queries get 403. -1 disables. */
+  max_query_depth?: number;
   /** Seconds a key created with this policy lives; 0 never expires. */
   key_expires_in?: number;
   /** APIs the policy covers. */
@@ -640,6 +1192,32 @@ export interface SecurityPolicyStatus {
   latestTransaction?: Transaction;
   /** Standard conditions. `Ready` is True when the gateway or dashboard holds the desired state. */
   conditions?: Condition[];
+}
+
+/** Upstreams read from a service registry. */
+export interface ServiceDiscoveryConfiguration {
+  /** Turns service discovery on. */
+  use_discovery_service?: boolean;
+  /** URL of the registry query. */
+  query_endpoint?: string;
+  /** The answer nests the data in a JSON string. */
+  use_nested_query?: boolean;
+  /** Path of the nested data. */
+  parent_data_path?: string;
+  /** Path of the host in the answer. */
+  data_path?: string;
+  /** Path of the port in the answer. */
+  port_data_path?: string;
+  /** Path appended to discovered hosts. */
+  target_path?: string;
+  /** The answer is a list of hosts. */
+  use_target_list?: boolean;
+  /** Seconds an answer is cached. */
+  cache_timeout?: number;
+  /** Do not cache answers. */
+  cache_disabled?: boolean;
+  /** The registry returns a list. */
+  endpoint_returns_list?: boolean;
 }
 
 /** Signature validation with the auth token. */
@@ -668,6 +1246,14 @@ export interface StatusCodeTypeNameMapping {
   status_code: number;
   /** GraphQL type name. */
   type_name?: string;
+}
+
+/** A regular expression a value must match. */
+export interface StringRegexMap {
+  /** The regular expression. */
+  match_rx?: string;
+  /** Trigger when the value does not match. */
+  reverse?: boolean;
 }
 
 /** An API described by an OpenAPI 3.x document with the `x-svc-api-gateway` extension, kept in a ConfigMap. Recommended for standard HTTP APIs. A change to the ConfigMap is reconciled. */
@@ -699,7 +1285,7 @@ export interface SvcStreamsApiDefinition {
   kind: 'SvcStreamsApiDefinition';
   metadata: V1ObjectMeta;
   spec: SvcStreamsApiDefinitionSpec;
-  status?: ApiStatus;
+  status?: OasApiStatus;
 }
 
 /** Desired state of the streams API. */
@@ -716,6 +1302,52 @@ export interface SvcStreamsRef {
   configmapRef: ConfigMapKeyRef;
 }
 
+/** Another API of the gateway as the upstream, instead of `target_url`. */
+export interface TargetInternal {
+  /** The ApiDefinition requests go to: "namespace/name" (or "name", in the namespace of this resource), or {name, namespace}. */
+  target?: string | NamespacedRef;
+  /** Path on the target API (no query). */
+  path?: string;
+  /** Query added to the request. */
+  query?: string;
+}
+
+/** A body template. */
+export interface TemplateData {
+  /** Format of the body the template reads. */
+  input_type?: '' | 'json' | 'xml';
+  /** `blob`: `template_source` is the base64 template; `file`: a file path. */
+  template_mode?: '' | 'blob' | 'file';
+  /** Make the session metadata available to the template. */
+  enable_session?: boolean;
+  /** The template (base64 in `blob` mode) or its file. */
+  template_source?: string;
+  /** Kept for definitions written by a dashboard; has no effect. */
+  from_dashboard?: boolean;
+}
+
+/** A body transform of one endpoint. */
+export interface TemplateMeta {
+  /** Path of the endpoint, relative to the listen path. */
+  path?: string;
+  /** HTTP method of the endpoint. */
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS' | 'CONNECT' | 'TRACE';
+  /** A body template. */
+  template_data?: TemplateData;
+  /** Skips the entry. */
+  disabled?: boolean;
+}
+
+/** An endpoint whose requests are tracked. */
+export interface TrackEndpointMeta {
+  /** Path of the endpoint, relative to the listen path. */
+  path?: string;
+  /** HTTP method of the endpoint. */
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS' | 'CONNECT' | 'TRACE';
+  /** Skips the entry. */
+  disabled?: boolean;
+}
+
 /** Outcome of the operator's last call to the gateway or dashboard for this resource. */
 export interface Transaction {
   /** When the call finished. */
@@ -724,6 +1356,16 @@ export interface Transaction {
   status?: 'Successful' | 'Failed';
   /** Error message when the call failed. */
   error?: string;
+}
+
+/** A jq body transform of one endpoint. */
+export interface TransformJQMeta {
+  /** Path of the endpoint, relative to the listen path. */
+  path?: string;
+  /** HTTP method of the endpoint. */
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS' | 'CONNECT' | 'TRACE';
+  /** The jq filter. */
+  filter?: string;
 }
 
 /** Data source and mapping of one field. */
@@ -738,30 +1380,142 @@ export interface TypeFieldConfiguration {
   data_source?: GraphqlDataSource;
 }
 
+/** Health checks of the upstreams. */
+export interface UptimeTests {
+  /** Checks: `url`, `protocol`, `timeout`, `method`, `headers`, `body`, `commands`, `enable_proxy_protocol`. */
+  check_list?: Record<string, unknown>[];
+  /** Settings: `expire_utime_after`, `service_discovery`, `recheck_wait`. */
+  config?: Record<string, unknown>;
+}
+
+/** A URL rewrite of one endpoint. */
+export interface URLRewriteMeta {
+  /** Path of the endpoint, relative to the listen path. */
+  path?: string;
+  /** HTTP method of the endpoint. */
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS' | 'CONNECT' | 'TRACE';
+  /** Regular expression over the path; its groups are `$1`, `$2`, ... */
+  match_pattern?: string;
+  /** The new path, or URL. */
+  rewrite_to?: string;
+  /** Another API of the gateway to rewrite to. */
+  rewrite_to_internal?: RewriteToInternal;
+  /** Conditions that rewrite elsewhere. */
+  triggers?: RoutingTrigger[];
+  /** Skips the entry. */
+  disabled?: boolean;
+}
+
+/** JSON Schema validation of request bodies on one endpoint. */
+export interface ValidatePathMeta {
+  /** Path of the endpoint, relative to the listen path. */
+  path?: string;
+  /** HTTP method of the endpoint. */
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS' | 'CONNECT' | 'TRACE';
+  /** The JSON Schema the body must match. */
+  schema?: Record<string, unknown>;
+  /** The JSON Schema, base64 encoded (older definitions). */
+  schema_b64?: string;
+  /** Status of a refused body (default 422). */
+  error_response_code?: number;
+  /** Skips the entry. */
+  disabled?: boolean;
+}
+
 /** Versions of the API. A new API has one version, `Default`, and is not versioned. */
 export interface VersionData {
-  /** Serve one version only. */
+  /** Serve one version only (`default_version`, else `Default`, else the only one); false chooses the version per request, as `definition` says. */
   not_versioned?: boolean;
-  /** Version used when a request names none. */
+  /** Version used when a request names none (without one, such a request of a versioned API gets 403 `Version information not found`). */
   default_version?: string;
   /** Versions by name. */
   versions?: Record<string, VersionInfo>;
+}
+
+/** Where a request names its version. */
+export interface VersionDefinition {
+  /** Versions served by other APIs (the base API of `versions`). */
+  enabled?: boolean;
+  /** Name of the base version (versions served by other APIs). */
+  name?: string;
+  /** Default version among versions served by other APIs (here: `version_data.default_version`). */
+  default?: string;
+  /** Where a request of an API with `not_versioned: false` names its version: a header, a query parameter, or the first path segment after the listen path. */
+  location?: '' | 'header' | 'url-param' | 'url';
+  /** Header or query parameter name (`header`, `url-param`). */
+  key?: string;
+  /** With `url`: remove the version segment from the path sent upstream. */
+  strip_path?: boolean;
+  /** Remove the version (header, query parameter or path segment) from the request sent upstream. */
+  strip_versioning_data?: boolean;
+  /** With `url`: a first segment that does not match this regular expression names no version. */
+  url_versioning_pattern?: string;
+  /** Serve an unknown version with `default_version` instead of 403. */
+  fallback_to_default?: boolean;
+  /** Version name -> ID of the API that serves it. */
+  versions?: Record<string, string>;
 }
 
 /** One version of the API. */
 export interface VersionInfo {
   /** Version name. */
   name?: string;
-  /** When the version expires (`2006-01-02 15:04`); empty never. */
+  /** When the version expires (`2006-01-02 15:04`, UTC); from then on requests get 403. Empty: never. */
   expires?: string;
-  /** Use `extended_paths`. */
+  /** Older endpoint lists: plain paths, every method. */
+  paths?: VersionInfoPaths;
+  /** Use `extended_paths` (accepted either way: the lists of extended_paths say what is not supported). */
   use_extended_paths?: boolean;
-  /** Per-path middleware (allow and block lists, transforms, mocks, ...). */
-  extended_paths?: Record<string, unknown>;
-  /** Headers added to every upstream request. */
+  /** Per-path middleware of the version. */
+  extended_paths?: ExtendedPathsSet;
+  /** Headers set on every upstream request (replacing the client's). */
   global_headers?: Record<string, string>;
   /** Headers removed from every upstream request. */
   global_headers_remove?: string[];
-  /** Upstream of this version, instead of the target URL. */
+  /** Turns `global_headers` and `global_headers_remove` off. */
+  global_headers_disabled?: boolean;
+  /** Headers set on every response (replacing the upstream's). */
+  global_response_headers?: Record<string, string>;
+  /** Headers removed from every response. */
+  global_response_headers_remove?: string[];
+  /** Turns `global_response_headers` off. */
+  global_response_headers_disabled?: boolean;
+  /** Match endpoint paths case-insensitively. */
+  ignore_endpoint_case?: boolean;
+  /** Largest request body in bytes for every endpoint (past it 413); 0 no limit. */
+  global_size_limit?: number;
+  /** Turns `global_size_limit` off. */
+  global_size_limit_disabled?: boolean;
+  /** Upstream of this version, instead of `proxy.target_url` (a URL without a scheme means http://). */
   override_target?: string;
+}
+
+/** Older endpoint lists: plain paths, every method. */
+export interface VersionInfoPaths {
+  /** Paths served without authentication. */
+  ignored?: string[];
+  /** The only paths served. */
+  white_list?: string[];
+  /** Paths refused. */
+  black_list?: string[];
+}
+
+/** A virtual endpoint: a function answers instead of the upstream. */
+export interface VirtualMeta {
+  /** Path of the endpoint, relative to the listen path. */
+  path?: string;
+  /** HTTP method of the endpoint. */
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS' | 'CONNECT' | 'TRACE';
+  /** Name of the function. */
+  response_function_name?: string;
+  /** `blob` (base64 source) or `file`. */
+  function_source_type?: string;
+  /** The source (base64) or its file. */
+  function_source_uri?: string;
+  /** Pass the session to the function. */
+  use_session?: boolean;
+  /** Proxy upstream when the function fails. */
+  proxy_on_error?: boolean;
+  /** Skips the entry. */
+  disabled?: boolean;
 }

@@ -1,6 +1,8 @@
-import type { KindDefinition } from '../json-schema.ts';
-import { apiPrinterColumns, apiStatus, contextRef, namespacedRef } from '../common.ts';
-import { classicApiProperties, idPattern } from '../models/api-definition.ts';
+import type { JsonSchema, KindDefinition } from '../json-schema.ts';
+import { apiPrinterColumns, apiStatus, contextRef, resourceRef } from '../common.ts';
+import { apiDefinitionModel, classicApiProperties, idPattern } from '../models/api-definition.ts';
+
+const gatewayField = (name: string): JsonSchema => apiDefinitionModel.properties?.[name] ?? {};
 
 /** ApiDefinition: a classic-format API (TCP, GraphQL, universal data graph, plain HTTP). */
 export const apiDefinitionKind: KindDefinition = {
@@ -18,24 +20,45 @@ export const apiDefinitionKind: KindDefinition = {
     required: ['name', 'proxy'],
     properties: {
       api_id: {
+        'x-svc-support': 'supported',
         type: 'string',
         pattern: idPattern,
         maxLength: 255,
         description:
           'Adopts the existing API with this ID. When omitted the ID is derived from the namespaced name (unpadded base64url of `namespace/name`), so a re-created resource gets the same ID and its keys keep working.',
       },
-      contextRef,
+      contextRef: { ...contextRef, 'x-svc-support': 'supported' },
+      org_id: {
+        'x-svc-support': 'supported',
+        type: 'string',
+        description:
+          'Ignored: the operator sets the organisation from its settings or the OperatorContext (kept so that manifests that set it apply as they are).',
+      },
       ...classicApiProperties,
+      client_certificates: gatewayField('client_certificates'),
+      upstream_certificates: gatewayField('upstream_certificates'),
+      pinned_public_keys: gatewayField('pinned_public_keys'),
+      jwt_scope_to_policy_mapping: gatewayField('jwt_scope_to_policy_mapping'),
+      certificates: {
+        'x-svc-support': 'not-supported',
+        type: 'array',
+        items: { type: 'string' },
+        description:
+          'Gateway certificate IDs served on this API, as the reference writes them (not supported yet in the resource: name the Secrets in certificate_secret_names).',
+      },
       certificate_secret_names: {
+        'x-svc-support': 'supported',
         type: 'array',
         items: { type: 'string', minLength: 1 },
         description:
           'Secrets (type kubernetes.io/tls, in the namespace of the API) whose certificates the API serves.',
       },
       jwt_default_policies: {
+        'x-svc-support': 'supported',
         type: 'array',
-        items: namespacedRef('a SecurityPolicy'),
-        description: 'SecurityPolicies applied when a token has no policy claim.',
+        items: resourceRef('A SecurityPolicy'),
+        description:
+          'SecurityPolicies applied when a token has no policy claim, each as "namespace/name" (or "name") or {name, namespace}.',
       },
     },
     'x-kubernetes-validations': [

@@ -25,8 +25,11 @@ export const configMapKeyRef = (what: string): JsonSchema => ({
   },
 });
 
-/** The status of an OAS API: the API kinds' status, plus what the document says and its ConfigMap's hash. */
-function oasApiStatus(): JsonSchema {
+/**
+ * The status of an OAS API (and of a streams API, an OAS document too): the API kinds' status, plus
+ * what the document says and its ConfigMap's hash.
+ */
+export function oasApiStatus(): JsonSchema {
   return {
     ...apiStatus,
     title: 'OasApiStatus',
@@ -49,7 +52,7 @@ function oasApiStatus(): JsonSchema {
 }
 
 /** The API kinds' columns, with the upstream and whether the API is enabled after the listen path. */
-function oasPrinterColumns(): readonly PrinterColumn[] {
+export function oasPrinterColumns(): readonly PrinterColumn[] {
   const shared = apiPrinterColumns('.status.listen_path');
   return [
     ...shared.slice(0, 2),

@@ -10,7 +10,7 @@ import {
   reconcileStatusProperties,
 } from '../common.ts';
 import { idPattern } from '../models/api-definition.ts';
-import { allowedUrls, apiLimit, endpoints } from '../models/limits.ts';
+import { allowedUrls, apiLimit, endpoints, graphqlFieldPermissions } from '../models/limits.ts';
 import { policyProperties } from '../models/policy.ts';
 
 /** Rules shared by the policy root and per-API limits (rate/per and quota pairs). */
@@ -69,6 +69,7 @@ const accessRight: JsonSchema = {
     limit: { ...apiLimit, 'x-kubernetes-validations': limitRules },
     endpoints,
     allowed_urls: allowedUrls,
+    ...graphqlFieldPermissions,
   },
 };
 

@@ -1,6 +1,6 @@
 import type { KindDefinition } from '../json-schema.ts';
-import { apiPrinterColumns, apiStatus, contextRef } from '../common.ts';
-import { configMapKeyRef } from './oas-api-definition.ts';
+import { contextRef } from '../common.ts';
+import { configMapKeyRef, oasApiStatus, oasPrinterColumns } from './oas-api-definition.ts';
 
 /** SvcStreamsApiDefinition: an asynchronous API (streams) described by an OAS document. */
 export const streamsApiDefinitionKind: KindDefinition = {
@@ -30,6 +30,7 @@ export const streamsApiDefinitionKind: KindDefinition = {
       },
     },
   },
-  status: apiStatus,
-  printerColumns: apiPrinterColumns('.status.listen_path'),
+  // Reconciled as an SvcOasApiDefinition is: the same status (the ConfigMap's hash included).
+  status: oasApiStatus(),
+  printerColumns: oasPrinterColumns(),
 };

@@ -1,4 +1,28 @@
 import type { JsonSchema } from '../json-schema.ts';
+import { resourceRef } from '../common.ts';
+import { versionData, versionDefinition } from './endpoints.ts';
+
+export { versionData } from './endpoints.ts';
+
+/** A field svc does not enforce yet: refused unless neutral (empty, false, 0). */
+const notYet = (s: JsonSchema): JsonSchema => ({ ...s, 'x-svc-support': 'not-supported' });
+/** A field the gateway enforces. */
+const enforced = (s: JsonSchema): JsonSchema => ({ ...s, 'x-svc-support': 'supported' });
+const strings = (description: string): JsonSchema => ({
+  type: 'array',
+  items: { type: 'string' },
+  description,
+});
+const stringMap = (description: string): JsonSchema => ({
+  type: 'object',
+  additionalProperties: { type: 'string' },
+  description,
+});
+const openObject = (description: string): JsonSchema => ({
+  type: 'object',
+  description,
+  'x-kubernetes-preserve-unknown-fields': true,
+});
 
 /** IDs the gateway accepts for APIs and policies: safe in a URL path without escaping. */
 export const idPattern = '^[A-Za-z0-9._~-]+$';
@@ -145,11 +169,13 @@ export const graphql: JsonSchema = {
   description: 'GraphQL handling: a GraphQL proxy, or the execution engine over a universal data graph.',
   type: 'object',
   additionalProperties: false,
+  'x-svc-support': 'supported',
+  'x-svc-switch': 'enabled',
   properties: {
     enabled: { type: 'boolean', description: 'Enables GraphQL handling.' },
     execution_mode: {
       type: 'string',
-      enum: ['proxyOnly', 'executionEngine'],
+      enum: ['', 'proxyOnly', 'executionEngine', 'supergraph', 'subgraph'],
       default: 'proxyOnly',
       description:
         '`proxyOnly` proxies GraphQL to the upstream; `executionEngine` resolves the schema from `type_field_configurations`.',
@@ -158,7 +184,8 @@ export const graphql: JsonSchema = {
     schema: { type: 'string', description: 'GraphQL schema (SDL) of the API.' },
     playground: {
       title: 'GraphqlPlayground',
-      description: 'The public GraphQL playground.',
+      description:
+        'A GraphQL IDE page served by the gateway at `path` under the listen path (no outside hosts); its queries go through the API like any other request.',
       type: 'object',
       additionalProperties: false,
       properties: {
@@ -192,50 +219,86 @@ export const graphql: JsonSchema = {
         },
       },
     },
-  },
-};
-
-const versionInfo: JsonSchema = {
-  title: 'VersionInfo',
-  description: 'One version of the API.',
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    name: { type: 'string', description: 'Version name.' },
-    expires: { type: 'string', description: 'When the version expires (`2006-01-02 15:04`); empty never.' },
-    use_extended_paths: { type: 'boolean', description: 'Use `extended_paths`.' },
-    extended_paths: {
-      type: 'object',
-      description: 'Per-path middleware (allow and block lists, transforms, mocks, ...).',
-      'x-kubernetes-preserve-unknown-fields': true,
+    last_schema_update: {
+      type: 'string',
+      format: 'date-time',
+      description: 'When the schema was last updated from the upstream.',
     },
-    global_headers: {
+    engine: {
+      title: 'GraphqlEngineConfig',
+      description: 'Settings of the version 2 execution engine.',
       type: 'object',
-      additionalProperties: { type: 'string' },
-      description: 'Headers added to every upstream request.',
+      'x-svc-support': 'not-supported',
+      additionalProperties: false,
+      properties: {
+        field_configs: {
+          type: 'array',
+          description: 'How fields map onto data source responses.',
+          items: openObject(
+            'Mapping of one field: `type_name`, `field_name`, `disable_default_mapping`, `path`.',
+          ),
+        },
+        data_sources: {
+          type: 'array',
+          description:
+            'Data sources: `kind` (REST, GraphQL, Kafka), `name`, `internal`, `root_fields`, `config`.',
+          items: openObject('One data source.'),
+        },
+        global_headers: {
+          type: 'array',
+          description: 'Headers sent to every data source.',
+          items: {
+            title: 'GraphqlEngineGlobalHeader',
+            description: 'One header.',
+            type: 'object',
+            additionalProperties: false,
+            properties: {
+              key: { type: 'string', description: 'Header name.' },
+              value: { type: 'string', description: 'Header value.' },
+            },
+          },
+        },
+      },
     },
-    global_headers_remove: {
-      type: 'array',
-      items: { type: 'string' },
-      description: 'Headers removed from every upstream request.',
-    },
-    override_target: { type: 'string', description: 'Upstream of this version, instead of the target URL.' },
-  },
-};
-
-/** Versions of a classic API. */
-export const versionData: JsonSchema = {
-  title: 'VersionData',
-  description: 'Versions of the API. A new API has one version, `Default`, and is not versioned.',
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    not_versioned: { type: 'boolean', default: true, description: 'Serve one version only.' },
-    default_version: { type: 'string', description: 'Version used when a request names none.' },
-    versions: {
+    proxy: {
+      title: 'GraphqlProxyConfig',
+      description: 'Settings of a proxy-only GraphQL API.',
       type: 'object',
-      additionalProperties: versionInfo,
-      description: 'Versions by name.',
+      'x-svc-support': 'not-supported',
+      additionalProperties: false,
+      properties: {
+        auth_headers: stringMap('Headers sent to the upstream for introspection.'),
+        request_headers: stringMap('Headers added to upstream requests.'),
+        use_response_extensions: openObject('Response extensions passed through.'),
+        features: openObject('Proxy features.'),
+        request_headers_rewrite: openObject('Request header rewrites.'),
+      },
+    },
+    subgraph: {
+      title: 'GraphqlSubgraphConfig',
+      description: 'Settings of a federation subgraph.',
+      type: 'object',
+      'x-svc-support': 'not-supported',
+      additionalProperties: false,
+      properties: { sdl: { type: 'string', description: 'The subgraph SDL.' } },
+    },
+    supergraph: {
+      ...openObject(
+        'Settings of a federation supergraph: `subgraphs`, `merged_sdl`, `global_headers`, `disable_query_batching`, `updated_at`.',
+      ),
+      'x-svc-support': 'not-supported',
+    },
+    graph_ref: {
+      type: 'string',
+      'x-svc-support': 'not-supported',
+      description: 'Reference to the graph in a schema registry.',
+    },
+    introspection: {
+      title: 'GraphqlIntrospectionConfig',
+      description: 'Introspection queries.',
+      type: 'object',
+      additionalProperties: false,
+      properties: { disabled: { type: 'boolean', description: 'Refuse introspection queries.' } },
     },
   },
 };
@@ -246,6 +309,7 @@ export const proxy: JsonSchema = {
   description: 'Where the API listens on the gateway and where it sends requests.',
   type: 'object',
   additionalProperties: false,
+  'x-svc-support': 'supported',
   required: ['listen_path'],
   properties: {
     listen_path: {
@@ -256,7 +320,7 @@ export const proxy: JsonSchema = {
     target_url: {
       type: 'string',
       description:
-        'Upstream address (http or https). A cluster service is addressed as `http://<service>.<namespace>.svc:<port>`. Required unless GraphQL is enabled.',
+        'Upstream address (http or https; without a scheme, http: `httpbin.org` is `http://httpbin.org`). A cluster service is addressed as `http://<service>.<namespace>.svc:<port>`. Required unless GraphQL is enabled.',
     },
     strip_listen_path: {
       type: 'boolean',
@@ -266,10 +330,50 @@ export const proxy: JsonSchema = {
       type: 'boolean',
       description: "Send the client's Host header upstream instead of the target's.",
     },
-    disable_strip_slash: {
+    disable_strip_slash: notYet({
       type: 'boolean',
       description: 'Keep a leading slash left after stripping the listen path.',
-    },
+    }),
+    target_internal: notYet({
+      title: 'TargetInternal',
+      description: 'Another API of the gateway as the upstream, instead of `target_url`.',
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        target: resourceRef('The ApiDefinition requests go to'),
+        path: { type: 'string', description: 'Path on the target API (no query).' },
+        query: { type: 'string', description: 'Query added to the request.' },
+      },
+    }),
+    enable_load_balancing: notYet({
+      type: 'boolean',
+      description: 'Round-robin over `target_list` instead of `target_url`.',
+    }),
+    target_list: notYet(strings('Upstreams load balancing goes round.')),
+    check_host_against_uptime_tests: notYet({
+      type: 'boolean',
+      description: 'Skip upstreams that fail their uptime tests.',
+    }),
+    service_discovery: notYet({
+      title: 'ServiceDiscoveryConfiguration',
+      description: 'Upstreams read from a service registry.',
+      type: 'object',
+      additionalProperties: false,
+      'x-svc-switch': 'use_discovery_service',
+      properties: {
+        use_discovery_service: { type: 'boolean', description: 'Turns service discovery on.' },
+        query_endpoint: { type: 'string', description: 'URL of the registry query.' },
+        use_nested_query: { type: 'boolean', description: 'The answer nests the data in a JSON string.' },
+        parent_data_path: { type: 'string', description: 'Path of the nested data.' },
+        data_path: { type: 'string', description: 'Path of the host in the answer.' },
+        port_data_path: { type: 'string', description: 'Path of the port in the answer.' },
+        target_path: { type: 'string', description: 'Path appended to discovered hosts.' },
+        use_target_list: { type: 'boolean', description: 'The answer is a list of hosts.' },
+        cache_timeout: { type: 'integer', minimum: 0, description: 'Seconds an answer is cached.' },
+        cache_disabled: { type: 'boolean', description: 'Do not cache answers.' },
+        endpoint_returns_list: { type: 'boolean', description: 'The registry returns a list.' },
+      },
+    }),
     transport: {
       title: 'ProxyTransport',
       description: 'Connection to the upstream.',
@@ -285,6 +389,20 @@ export const proxy: JsonSchema = {
           enum: [769, 770, 771, 772],
           description: 'Lowest TLS version (769 TLS 1.0 ... 772 TLS 1.3).',
         },
+        ssl_max_version: notYet({
+          type: 'integer',
+          enum: [0, 769, 770, 771, 772],
+          description: 'Highest TLS version towards the upstream.',
+        }),
+        ssl_ciphers: notYet(strings('Cipher suites allowed towards the upstream.')),
+        ssl_force_common_name_check: notYet({
+          type: 'boolean',
+          description: "Check the upstream certificate's common name against the host.",
+        }),
+        proxy_url: notYet({
+          type: 'string',
+          description: 'Forward proxy for upstream requests, such as `http://proxy:3128`.',
+        }),
       },
     },
   },
@@ -364,6 +482,7 @@ const customMiddleware: JsonSchema = {
   description: 'Plugins: functions of JavaScript or TypeScript modules run at fixed points of the chain.',
   type: 'object',
   additionalProperties: false,
+  'x-svc-support': 'supported',
   properties: {
     driver: {
       type: 'string',
@@ -380,11 +499,20 @@ const customMiddleware: JsonSchema = {
     post_key_auth: hookList('right after authentication, before the access checks'),
     post: hookList('last, just before the upstream call'),
     response: hookList('before the upstream call, to add headers to the response'),
-    id_extractor: {
+    id_extractor: notYet({
+      title: 'MiddlewareIdExtractor',
+      description: 'Identity extractor of a custom authentication plugin (caches its result per identity).',
       type: 'object',
-      description: 'Kept for definitions of other gateways; refused when it says anything.',
-      'x-kubernetes-preserve-unknown-fields': true,
-    },
+      additionalProperties: false,
+      properties: {
+        disabled: { type: 'boolean', description: 'Skips the extractor.' },
+        extract_from: { type: 'string', description: '`header`, `form` or `body`.' },
+        extract_with: { type: 'string', description: '`value`, `regex` or `xpath`.' },
+        extractor_config: openObject(
+          'Settings: `header_name`, `param_name`, `regex_expression`, `regex_match_index`, `xpath_expression`.',
+        ),
+      },
+    }),
   },
 };
 
@@ -399,37 +527,60 @@ const ipList = (what: string): JsonSchema => ({
  * The gateway model adds `org_id` and IDs where the resource has cluster references.
  */
 export const classicApiProperties: Record<string, JsonSchema> = {
-  name: { type: 'string', minLength: 1, description: 'Name of the API.' },
-  slug: { type: 'string', description: 'Short name of the API, used in dashboards.' },
-  active: { type: 'boolean', default: true, description: 'Whether the gateway serves the API.' },
+  name: { 'x-svc-support': 'supported', type: 'string', minLength: 1, description: 'Name of the API.' },
+  slug: {
+    'x-svc-support': 'supported',
+    type: 'string',
+    description: 'Short name of the API, used in dashboards.',
+  },
+  active: {
+    'x-svc-support': 'supported',
+    type: 'boolean',
+    default: true,
+    description: 'Whether the gateway serves the API.',
+  },
   internal: {
+    'x-svc-support': 'supported',
     type: 'boolean',
     description: 'Reachable only from other APIs of the gateway, never from clients.',
   },
   protocol: {
+    'x-svc-support': 'supported',
     type: 'string',
     enum: ['', 'http', 'https', 'h2c', 'tcp', 'tls'],
     description: 'Protocol of the listener. Empty serves on the gateway port with its protocol.',
   },
   listen_port: {
+    'x-svc-support': 'supported',
     type: 'integer',
     minimum: 0,
     maximum: 65535,
     description: 'Port the gateway listens on for this API; 0 uses the gateway port.',
   },
   domain: {
+    'x-svc-support': 'supported',
     type: 'string',
     description: 'Host the API is bound to (`api.example.com` or `*.example.com`); requests must match it.',
   },
   proxy,
   use_keyless: {
+    'x-svc-support': 'supported',
     type: 'boolean',
     description:
       'Open access with no authentication. False means a key is required (auth token in `Authorization` unless another method is enabled).',
   },
-  use_standard_auth: { type: 'boolean', description: 'Auth token authentication.' },
-  use_basic_auth: { type: 'boolean', description: 'Basic authentication (`Authorization: Basic ...`).' },
+  use_standard_auth: {
+    'x-svc-support': 'supported',
+    type: 'boolean',
+    description: 'Auth token authentication.',
+  },
+  use_basic_auth: {
+    'x-svc-support': 'supported',
+    type: 'boolean',
+    description: 'Basic authentication (`Authorization: Basic ...`).',
+  },
   basic_auth: {
+    'x-svc-support': 'supported',
     title: 'BasicAuthConfig',
     description: 'Basic authentication settings.',
     type: 'object',
@@ -452,99 +603,126 @@ export const classicApiProperties: Record<string, JsonSchema> = {
       },
     },
   },
-  enable_jwt: { type: 'boolean', description: 'JWT authentication.' },
+  enable_jwt: { 'x-svc-support': 'supported', type: 'boolean', description: 'JWT authentication.' },
   jwt_signing_method: {
+    'x-svc-support': 'supported',
     type: 'string',
     enum: ['hmac', 'rsa', 'ecdsa'],
     description: 'Family of algorithms the tokens are signed with.',
   },
   jwt_source: {
+    'x-svc-support': 'supported',
     type: 'string',
     description: 'Key that verifies tokens: a base64 secret or PEM public key, or the URL of a JWKS.',
   },
   jwt_identity_base_field: {
+    'x-svc-support': 'supported',
     type: 'string',
     default: 'sub',
     description: 'Claim that identifies the client.',
   },
-  jwt_policy_field_name: { type: 'string', description: 'Claim that carries the policy ID to apply.' },
-  jwt_client_base_field: { type: 'string', description: 'Claim that names the client key.' },
+  jwt_policy_field_name: {
+    'x-svc-support': 'supported',
+    type: 'string',
+    description: 'Claim that carries the policy ID to apply.',
+  },
+  jwt_client_base_field: {
+    'x-svc-support': 'not-supported',
+    type: 'string',
+    description: 'Claim that names the client key.',
+  },
   jwt_skip_kid: {
+    'x-svc-support': 'supported',
     type: 'boolean',
     description:
       'Ignore the `kid` header of tokens as an identity (the identity always comes from `jwt_identity_base_field`).',
   },
   jwt_scope_claim_name: {
+    'x-svc-support': 'supported',
     type: 'string',
     description:
       'Claim holding the scopes for `jwt_scope_to_policy_mapping` (default `scope`; `a.b` reads a nested claim): a space-separated string or a list.',
   },
   jwt_expires_at_validation_skew: {
+    'x-svc-support': 'supported',
     type: 'integer',
     minimum: 0,
     description: 'Seconds of clock skew allowed on `exp`.',
   },
   jwt_issued_at_validation_skew: {
+    'x-svc-support': 'supported',
     type: 'integer',
     minimum: 0,
     description: 'Seconds of clock skew allowed on `iat`.',
   },
   jwt_not_before_validation_skew: {
+    'x-svc-support': 'supported',
     type: 'integer',
     minimum: 0,
     description: 'Seconds of clock skew allowed on `nbf`.',
   },
   use_mutual_tls_auth: {
+    'x-svc-support': 'supported',
     type: 'boolean',
     description: 'Static mTLS: only clients presenting an allowed certificate pass.',
   },
   base_identity_provided_by: {
+    'x-svc-support': 'supported',
     type: 'string',
     enum: ['', 'auth_token', 'basic_auth_user', 'jwt_claim', 'hmac_key', 'custom_auth', 'oauth_key'],
     description:
       'Chained authentication: every enabled method must pass, and this one provides the session of the request.',
   },
   strip_auth_data: {
+    'x-svc-support': 'supported',
     type: 'boolean',
     description: 'Remove the credentials or token from the request before it is proxied.',
   },
-  auth: authConfig,
+  auth: enforced(authConfig),
   auth_configs: {
+    'x-svc-support': 'supported',
     type: 'object',
     description: 'Credential locations per method: `authToken`, `basic`, `jwt`, ...',
     additionalProperties: authConfig,
   },
   enable_signature_checking: {
+    'x-svc-support': 'supported',
     type: 'boolean',
     description:
       'HMAC request signing: `Authorization: Signature keyId=...,algorithm=...,headers=...,signature=...` with the `hmac_string` of the key.',
   },
   hmac_allowed_clock_skew: {
+    'x-svc-support': 'supported',
     type: 'number',
     description:
       'Milliseconds the signed `Date` (or `X-Aux-Date`) may differ from the gateway clock; 0 or less: any date.',
   },
   hmac_allowed_algorithms: {
+    'x-svc-support': 'supported',
     type: 'array',
     items: { type: 'string', enum: ['hmac-sha1', 'hmac-sha256', 'hmac-sha384', 'hmac-sha512'] },
     description: 'Algorithms clients may sign with; empty: all four.',
   },
   custom_middleware: customMiddleware,
   custom_middleware_bundle: {
+    'x-svc-support': 'not-supported',
     type: 'string',
     description: 'A plugin bundle of other gateways; refused when set (name modules in custom_middleware).',
   },
   enable_ip_whitelisting: {
+    'x-svc-support': 'supported',
     type: 'boolean',
     description: 'When true, only requests from `allowed_ips` pass.',
   },
-  allowed_ips: ipList('Client addresses allowed when `enable_ip_whitelisting` is true:'),
+  allowed_ips: enforced(ipList('Client addresses allowed when `enable_ip_whitelisting` is true:')),
   enable_ip_blacklisting: {
+    'x-svc-support': 'supported',
     type: 'boolean',
     description: 'When true, requests from `blacklisted_ips` are refused with 403.',
   },
-  blacklisted_ips: ipList('Client addresses refused when `enable_ip_blacklisting` is true:'),
+  blacklisted_ips: enforced(ipList('Client addresses refused when `enable_ip_blacklisting` is true:')),
   global_rate_limit: {
+    'x-svc-support': 'supported',
     title: 'GlobalRateLimit',
     description: 'Rate limit of the whole API, for all clients together (keyless APIs too).',
     type: 'object',
@@ -555,34 +733,54 @@ export const classicApiProperties: Record<string, JsonSchema> = {
       per: { type: 'integer', minimum: 0, description: 'Window in seconds.' },
     },
   },
-  disable_rate_limit: { type: 'boolean', description: 'Skip key rate limits on this API.' },
-  disable_quota: { type: 'boolean', description: 'Skip quota checks on this API (OAS: `skipQuota`).' },
+  disable_rate_limit: {
+    'x-svc-support': 'supported',
+    type: 'boolean',
+    description: 'Skip key rate limits on this API.',
+  },
+  disable_quota: {
+    'x-svc-support': 'supported',
+    type: 'boolean',
+    description: 'Skip quota checks on this API (OAS: `skipQuota`).',
+  },
   dont_set_quota_on_create: {
+    'x-svc-support': 'supported',
     type: 'boolean',
     description: "Keep keys' quota counters when keys are created or updated (OAS: `skipQuotaReset`).",
   },
   enforce_org_quotas: {
+    'x-svc-support': 'supported',
     type: 'boolean',
     description:
       "Count every key of the API's organisation together against the organisation's quota (`/svc/org/keys/{org_id}`), whatever the keys' own quotas.",
   },
   enable_detailed_recording: {
+    'x-svc-support': 'not-supported',
     type: 'boolean',
     description: 'Record request and response bodies in analytics.',
   },
   enable_context_vars: {
+    'x-svc-support': 'not-supported',
     type: 'boolean',
     description: 'Make request context variables available to middleware.',
   },
   version_data: versionData,
-  event_handlers: eventHandlers,
-  tags: { type: 'array', items: { type: 'string' }, description: 'Labels, also used to shard gateways.' },
+  event_handlers: enforced(eventHandlers),
+  tags: {
+    'x-svc-support': 'supported',
+    type: 'array',
+    items: { type: 'string' },
+    description: 'Labels, also used to shard gateways.',
+  },
   config_data: {
+    'x-svc-support': 'supported',
     type: 'object',
     description: 'Free-form settings made available to middleware.',
     'x-kubernetes-preserve-unknown-fields': true,
   },
   CORS: {
+    'x-svc-support': 'not-supported',
+    'x-svc-switch': 'enable',
     title: 'CorsConfig',
     description: 'Cross-origin resource sharing.',
     type: 'object',
@@ -600,10 +798,228 @@ export const classicApiProperties: Record<string, JsonSchema> = {
       allow_credentials: { type: 'boolean', description: 'Allow credentials.' },
       max_age: { type: 'integer', minimum: 0, description: 'Seconds a preflight answer may be cached.' },
       options_passthrough: { type: 'boolean', description: 'Proxy OPTIONS requests to the upstream.' },
+      debug: { type: 'boolean', description: 'Log CORS decisions.' },
     },
   },
   graphql,
+  ...notYetClassicProperties(),
 };
+
+/**
+ * Fields of the reference's classic model that svc does not enforce yet (each flagged
+ * `not-supported`): accepted so that migrating manifests are not refused for an unknown field,
+ * refused when set to a value that changes behaviour (docs/compatibility.md).
+ */
+function notYetClassicProperties(): Record<string, JsonSchema> {
+  const flag = (description: string, type: 'boolean' | 'string' | 'integer' = 'boolean'): JsonSchema =>
+    notYet({ type, description });
+  return {
+    id: flag('Database ID of other gateways; has no meaning here.', 'string'),
+    expiration: flag('When the API stops being served (`2006-01-02 15:04`).', 'string'),
+    enable_proxy_protocol: flag('Accept the PROXY protocol on the listener (TCP APIs).'),
+    do_not_track: flag('Leave the API out of analytics and request tracking.'),
+    use_oauth2: flag('OAuth 2.0 authorization server at the gateway (`/oauth/token`, `/oauth/authorize`).'),
+    oauth_meta: notYet({
+      title: 'OAuth2Meta',
+      description: 'Settings of the OAuth 2.0 authorization server.',
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        allowed_access_types: {
+          type: 'array',
+          items: {
+            type: 'string',
+            enum: ['authorization_code', 'refresh_token', 'password', 'client_credentials'],
+          },
+          description: 'Grant types clients may use.',
+        },
+        allowed_authorize_types: {
+          type: 'array',
+          items: { type: 'string', enum: ['code', 'token'] },
+          description: '`response_type` values clients may use.',
+        },
+        auth_login_redirect: { type: 'string', description: 'Login page of the authorization flow.' },
+      },
+    }),
+    notifications: notYet({
+      title: 'NotificationsManager',
+      description: 'Where OAuth key changes are notified.',
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        shared_secret: { type: 'string', description: 'Secret sent with notifications.' },
+        oauth_on_keychange_url: { type: 'string', description: 'URL notified of key changes.' },
+      },
+    }),
+    external_oauth: notYet(
+      openObject(
+        'Tokens of an external OAuth server checked by introspection or JWT: `enabled`, `providers`.',
+      ),
+    ),
+    use_openid: flag('OpenID Connect authentication.'),
+    openid_options: notYet({
+      title: 'OpenIDOptions',
+      description: 'OpenID Connect providers.',
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        providers: {
+          type: 'array',
+          description: 'Accepted providers.',
+          items: {
+            title: 'OIDProviderConfig',
+            description: 'One provider.',
+            type: 'object',
+            additionalProperties: false,
+            properties: {
+              issuer: { type: 'string', description: 'Issuer of the tokens.' },
+              client_ids: stringMap('Client ID (base64) -> policy ID.'),
+            },
+          },
+        },
+        segregate_by_client: { type: 'boolean', description: 'One rate limit and quota per client.' },
+      },
+    }),
+    scopes: notYet(
+      openObject(
+        'Scope to policy mappings per method: `jwt` and `oidc`, each with `scope_claim_name` and `scope_to_policy`.',
+      ),
+    ),
+    idp_client_id_mapping_disabled: flag('Do not map identity provider client IDs to keys.'),
+    use_go_plugin_auth: flag('Authentication by a compiled plugin.'),
+    enable_coprocess_auth: flag('Authentication by a plugin of another runtime.'),
+    custom_plugin_auth_enabled: flag('Authentication by a plugin of another gateway.'),
+    custom_middleware_bundle_disabled: flag(
+      'Turns `custom_middleware_bundle` off (svc never loads bundles).',
+    ),
+    request_signing: notYet({
+      title: 'RequestSigningMeta',
+      description: 'Signing of upstream requests.',
+      type: 'object',
+      additionalProperties: false,
+      'x-svc-switch': 'is_enabled',
+      properties: {
+        is_enabled: { type: 'boolean', description: 'Sign upstream requests.' },
+        secret: { type: 'string', description: 'HMAC secret.' },
+        key_id: { type: 'string', description: 'Key ID sent with the signature.' },
+        algorithm: { type: 'string', description: 'Signature algorithm.' },
+        header_list: { type: 'array', items: { type: 'string' }, description: 'Headers signed.' },
+        certificate_id: { type: 'string', description: 'Certificate of an RSA signature.' },
+        signature_header: { type: 'string', description: 'Header that carries the signature.' },
+      },
+    }),
+    definition: versionDefinition,
+    uptime_tests: notYet({
+      title: 'UptimeTests',
+      description: 'Health checks of the upstreams.',
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        check_list: {
+          type: 'array',
+          description:
+            'Checks: `url`, `protocol`, `timeout`, `method`, `headers`, `body`, `commands`, `enable_proxy_protocol`.',
+          items: openObject('One check.'),
+        },
+        config: openObject('Settings: `expire_utime_after`, `service_discovery`, `recheck_wait`.'),
+      },
+    }),
+    cache_options: notYet({
+      title: 'CacheOptions',
+      description: 'Response caching.',
+      type: 'object',
+      additionalProperties: false,
+      'x-svc-switch': 'enable_cache',
+      properties: {
+        enable_cache: { type: 'boolean', description: 'Turns caching on.' },
+        cache_timeout: { type: 'integer', minimum: 0, description: 'Seconds a response stays cached.' },
+        cache_all_safe_requests: {
+          type: 'boolean',
+          description: 'Cache every GET, HEAD and OPTIONS request.',
+        },
+        cache_response_codes: {
+          type: 'array',
+          items: { type: 'integer' },
+          description: 'Statuses that are cached.',
+        },
+        enable_upstream_cache_control: {
+          type: 'boolean',
+          description: "Follow the upstream's cache headers.",
+        },
+        cache_control_ttl_header: {
+          type: 'string',
+          description: 'Response header that gives the time to live.',
+        },
+        cache_by_headers: strings('Request headers whose values join the cache key.'),
+      },
+    }),
+    session_lifetime: notYet({
+      type: 'integer',
+      minimum: 0,
+      description: 'Seconds a key lives after its last change; 0 forever.',
+    }),
+    session_lifetime_respects_key_expiration: flag(
+      'Keep keys until they expire when that is later than `session_lifetime`.',
+    ),
+    auth_provider: notYet(
+      openObject('Authentication provider of other gateways: `name`, `storage_engine`, `meta`.'),
+    ),
+    session_provider: notYet(
+      openObject('Session provider of other gateways: `name`, `storage_engine`, `meta`.'),
+    ),
+    enable_batch_request_support: flag('Batch requests at `/tyk/batch/`.'),
+    expire_analytics_after: notYet({
+      type: 'integer',
+      minimum: 0,
+      description: 'Seconds analytics records are kept.',
+    }),
+    response_processors: notYet({
+      type: 'array',
+      description: 'Response middleware of other gateways.',
+      items: {
+        title: 'ResponseProcessor',
+        description: 'One response processor.',
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          name: { type: 'string', description: 'Name of the processor.' },
+          options: openObject('Settings of the processor.'),
+        },
+      },
+    }),
+    domain_disabled: flag('Ignore `domain`.'),
+    config_data_disabled: flag('Hide `config_data` from middleware.'),
+    tag_headers: notYet(strings('Request headers recorded as analytics tags.')),
+    tags_disabled: flag('Ignore `tags`.'),
+    detailed_tracing: flag('OpenTelemetry spans per middleware.'),
+    analytics_plugin: notYet({
+      title: 'AnalyticsPluginConfig',
+      description: 'A plugin that rewrites analytics records.',
+      type: 'object',
+      additionalProperties: false,
+      'x-svc-switch': 'enable',
+      properties: {
+        enable: { type: 'boolean', description: 'Turns the plugin on.' },
+        plugin_path: { type: 'string', description: 'Plugin file.' },
+        func_name: { type: 'string', description: 'Function name.' },
+      },
+    }),
+    upstream_auth: notYet(
+      openObject('Authentication towards the upstream: `enabled`, `basic_auth`, `oauth`.'),
+    ),
+    upstream_certificates_disabled: flag('Ignore `upstream_certificates`.'),
+    certificate_pinning_disabled: flag('Ignore `pinned_public_keys`.'),
+    client_certificate_refs: notYet(
+      strings(
+        'Secrets holding the client certificates static mTLS allows (the operator does not read them yet: use client_certificates).',
+      ),
+    ),
+    pinned_public_keys_refs: notYet(stringMap('Upstream host -> Secret holding the pinned public key.')),
+    upstream_certificate_refs: notYet(
+      stringMap('Upstream host -> Secret holding the upstream mTLS certificate.'),
+    ),
+  };
+}
 
 /** A classic API definition as the gateway stores and serves it. */
 export const apiDefinitionModel: JsonSchema = {
@@ -614,46 +1030,54 @@ export const apiDefinitionModel: JsonSchema = {
   required: ['name', 'proxy'],
   properties: {
     api_id: {
+      'x-svc-support': 'supported',
       type: 'string',
       pattern: idPattern,
       maxLength: 255,
       description: 'ID of the API; generated when absent.',
     },
-    org_id: { type: 'string', description: 'Organization the API belongs to.' },
+    org_id: { 'x-svc-support': 'supported', type: 'string', description: 'Organization the API belongs to.' },
     is_oas: {
+      'x-svc-support': 'supported',
       type: 'boolean',
       description:
         'Set by the gateway on the classic form of an OAS API (`/svc/apis/oas`): its one version is named `""`. Refused in `/svc/apis` writes.',
     },
     ...classicApiProperties,
     jwt_default_policies: {
+      'x-svc-support': 'supported',
       type: 'array',
       items: { type: 'string', pattern: idPattern },
       description: 'Policy IDs applied when a token has no policy claim.',
     },
     jwt_scope_to_policy_mapping: {
+      'x-svc-support': 'supported',
       type: 'object',
       additionalProperties: { type: 'string', pattern: idPattern },
       description:
         'Scope -> policy ID: the policies of the scopes a token carries (claim `jwt_scope_claim_name`) are applied too (instead of the default policies when those were used).',
     },
     certificates: {
+      'x-svc-support': 'supported',
       type: 'array',
       items: { type: 'string' },
       description: 'IDs of the certificates served on this API (HTTPS listen ports).',
     },
     client_certificates: {
+      'x-svc-support': 'supported',
       type: 'array',
       items: { type: 'string' },
       description: 'SHA-256 fingerprints of the client certificates allowed by static mTLS.',
     },
     upstream_certificates: {
+      'x-svc-support': 'supported',
       type: 'object',
       additionalProperties: { type: 'string' },
       description:
         'Upstream mTLS: upstream host (`api.example.com`, `*.example.com` for its subdomains, `*` for any) -> ID of a certificate stored with its private key (`/svc/certs`), presented when the gateway connects to an https upstream with that host. An exact host wins over a wildcard, a wildcard over `*`.',
     },
     pinned_public_keys: {
+      'x-svc-support': 'supported',
       type: 'object',
       additionalProperties: { type: 'string' },
       description:

@@ -95,6 +95,33 @@ export const allowedUrls: JsonSchema = {
   },
 };
 
+/** GraphQL types and fields of an access right (`restricted_types`, `allowed_types`). */
+export const graphqlTypeFields = (description: string): JsonSchema => ({
+  type: 'array',
+  description,
+  items: {
+    title: 'GraphqlTypeFields',
+    description: 'Fields of one GraphQL type.',
+    type: 'object',
+    additionalProperties: false,
+    required: ['name', 'fields'],
+    properties: {
+      name: { type: 'string', minLength: 1, description: 'Name of the GraphQL type, such as `User`.' },
+      fields: { type: 'array', items: { type: 'string' }, description: 'Field names of the type.' },
+    },
+  },
+});
+
+/** Field-based permissions of an access right to a GraphQL API. */
+export const graphqlFieldPermissions: Record<string, JsonSchema> = {
+  restricted_types: graphqlTypeFields(
+    'GraphQL fields the key may not query: a query selecting one is refused with 403, naming it.',
+  ),
+  allowed_types: graphqlTypeFields(
+    'When set, the only GraphQL fields the key may query (introspection fields aside); it wins over restricted_types.',
+  ),
+};
+
 /** Partitions of a policy. */
 export const partitions: JsonSchema = {
   title: 'PolicyPartitions',

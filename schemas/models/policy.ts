@@ -1,6 +1,13 @@
 import type { JsonSchema } from '../json-schema.ts';
 import { disabledOrPositive } from '../common.ts';
-import { allowedUrls, apiLimit, endpoints, limitProperties, partitions } from './limits.ts';
+import {
+  allowedUrls,
+  apiLimit,
+  endpoints,
+  graphqlFieldPermissions,
+  limitProperties,
+  partitions,
+} from './limits.ts';
 import { idPattern } from './api-definition.ts';
 
 /** Policy states: what happens to the keys of a policy in each. */
@@ -25,6 +32,9 @@ export const policyProperties: Record<string, JsonSchema> = {
   },
   ...limitProperties,
   partitions,
+  max_query_depth: disabledOrPositive(
+    'Deepest GraphQL query the keys of the policy may send (the `complexity` partition); deeper queries get 403.',
+  ),
   key_expires_in: {
     type: 'integer',
     minimum: 0,
@@ -50,6 +60,7 @@ export const accessDefinition: JsonSchema = {
     allowed_urls: allowedUrls,
     limit: apiLimit,
     endpoints,
+    ...graphqlFieldPermissions,
   },
 };
 
@@ -81,7 +92,6 @@ export const policyModel: JsonSchema = {
       type: 'boolean',
       description: 'Keys of the policy that hold an `hmac_string` may sign requests (HMAC request signing).',
     },
-    max_query_depth: disabledOrPositive('Deepest GraphQL query the keys of the policy may send.'),
     last_updated: { type: 'string', description: 'When the policy last changed (kept, not used).' },
     access_rights: {
       type: 'object',

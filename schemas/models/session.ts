@@ -1,4 +1,5 @@
 import type { JsonSchema } from '../json-schema.ts';
+import { disabledOrPositive } from '../common.ts';
 import { limitProperties } from './limits.ts';
 import { accessDefinition } from './policy.ts';
 
@@ -13,6 +14,7 @@ export const sessionModel: JsonSchema = {
     org_id: { type: 'string', description: 'Organization of the key; must match the APIs it is used on.' },
     alias: { type: 'string', description: 'Name of the key, for people and logs.' },
     ...limitProperties,
+    max_query_depth: disabledOrPositive('Deepest GraphQL query the key may send; deeper queries get 403.'),
     quota_remaining: {
       type: 'integer',
       description: 'Requests left in the current quota period (derived, kept by the gateway).',

@@ -3,8 +3,7 @@
  * checks them (the gateway's management API now; the webhooks and the operator for
  * SecurityPolicy once policies are reconciled). Beside validity (allowed URLs and endpoint paths
  * must compile, a rate needs its window and a quota its period, an HMAC key its secret), the
- * gateway refuses what it stores but cannot enforce yet: per-key JWT secrets,
- * GraphQL depth limits. A setting the gateway stores, it enforces; one it can't is refused by
+ * gateway refuses what it stores but cannot enforce yet: per-key JWT secrets. A setting the gateway stores, it enforces; one it can't is refused by
  * name, never stored and ignored.
  */
 import type { AccessDefinition, GatewayPolicy, GatewaySession } from '../generated/models.ts';
@@ -81,13 +80,7 @@ function accessProblems(rights: Record<string, AccessDefinition> | undefined, ba
 
 /** What is wrong with a policy, beyond its schema. */
 export function checkPolicy(p: GatewayPolicy): FieldProblem[] {
-  const out = [...limitProblems(p, ''), ...accessProblems(p.access_rights, '')];
-  if ((p.max_query_depth ?? 0) > 0) {
-    out.push(
-      notYet('max_query_depth', 'GraphQL query depth limits', 'set max_query_depth to -1 or remove it'),
-    );
-  }
-  return out;
+  return [...limitProblems(p, ''), ...accessProblems(p.access_rights, '')];
 }
 
 /** What is wrong with a key, beyond its schema. */

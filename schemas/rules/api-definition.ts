@@ -5,8 +5,8 @@
  * its ports) stays in the gateway.
  *
  * Our rule: no silent fail-open. A setting the gateway stores, it enforces; one it cannot enforce
- * yet is refused when written, naming the field (`UNSUPPORTED_FEATURES`), never stored and
- * ignored.
+ * yet (flagged `not-supported` in the schema, schemas/support.ts) is refused when written with a
+ * value that changes behaviour, naming the field, never stored and ignored.
  *
  * The rules run on objects the schema may have refused (the webhooks report every problem at
  * once), so every read is guarded: a field of the wrong type reads as absent.
@@ -16,17 +16,18 @@ import type {
   GatewayApiDefinition,
   GlobalRateLimit,
   GraphqlConfig,
-  GraphqlDataSource,
-  GraphqlDataSourceConfig,
   ProxyConfig,
-  TypeFieldConfiguration,
 } from '../generated/models.ts';
+import { apiDefinitionModel } from '../models/api-definition.ts';
+import { NOT_SUPPORTED_YET, notSupportedPaths } from '../support.ts';
 import { CERTIFICATE_ID } from './access.ts';
 import { authProblems, authWarnings } from './auth.ts';
 import { eventHandlerProblems } from './event-handlers.ts';
+import { endpointProblems, versionChoiceProblems } from './endpoints.ts';
+import { graphqlProblems } from './graphql.ts';
 import { pluginProblems } from './plugins.ts';
 import { quote, type FieldProblem, type FieldProblemType, type FieldWarning } from './field-problem.ts';
-import { hasContent, isTrue, list, model, problem, text, valuesAt, type Unchecked } from './read.ts';
+import { isTrue, list, model, problem, text, type Unchecked } from './read.ts';
 import { isIpOrCidr, regexGroups } from './values.ts';
 
 export type { Unchecked } from './read.ts';
@@ -219,99 +220,34 @@ export function isTargetProblem(t: Target | TargetProblem): t is TargetProblem {
 
 // --- what the gateway does not enforce yet --------------------------------------------------------
 
-/** One setting the gateway stores but does not enforce yet: refused when set to `on` a value. */
-export interface UnsupportedFeature {
-  /** The field; `*` stands for any key of a map. */
-  path: ClassicApiPath;
-  /** True when the value asks for the feature (false, empty and zero values ask for nothing). */
-  on: (value: unknown) => boolean;
-  /** Says that the feature is not supported yet, and how to proceed. */
-  message: string;
-}
-
 const NOT_YET = 'not supported yet by this gateway';
 
-/**
- * Every classic API setting the gateway would store without enforcing it, one row per field.
- * A row goes when the gateway enforces its feature.
- */
-export const UNSUPPORTED_FEATURES: readonly UnsupportedFeature[] = [
-  {
-    path: 'protocol',
-    on: (v) => v === 'h2c' || v === 'tcp' || v === 'tls',
-    message: `this listener protocol is ${NOT_YET}: set protocol to http or https, or leave it empty to serve on the gateway port`,
-  },
-  {
-    path: 'jwt_client_base_field',
-    on: hasContent,
-    message: `policies taken from a client key named by a claim are ${NOT_YET}: remove jwt_client_base_field and name the policy in a claim (jwt_policy_field_name) or in jwt_default_policies`,
-  },
-  {
-    path: 'custom_middleware_bundle',
-    on: hasContent,
-    message: `plugin bundles are ${NOT_YET}: remove custom_middleware_bundle and name the modules in custom_middleware (driver svc)`,
-  },
-  {
-    path: 'custom_middleware.id_extractor',
-    on: hasContent,
-    message: `identity extractors of plugins are ${NOT_YET}: remove id_extractor (an auth_check plugin sees every request)`,
-  },
-  {
-    path: 'graphql.enabled',
-    on: isTrue,
-    message: `GraphQL is ${NOT_YET}: set graphql.enabled to false and proxy the GraphQL upstream as a plain HTTP API (proxy.target_url)`,
-  },
-  {
-    path: 'CORS.enable',
-    on: isTrue,
-    message: `CORS handling at the gateway is ${NOT_YET}: set CORS.enable to false and let the upstream answer CORS requests`,
-  },
-  {
-    path: 'version_data.versions.*.extended_paths',
-    on: hasContent,
-    message: `per-path middleware (extended_paths) is ${NOT_YET}: remove extended_paths`,
-  },
-  {
-    path: 'version_data.versions.*.global_headers',
-    on: hasContent,
-    message: `headers added per version are ${NOT_YET}: remove global_headers`,
-  },
-  {
-    path: 'version_data.versions.*.global_headers_remove',
-    on: hasContent,
-    message: `headers removed per version are ${NOT_YET}: remove global_headers_remove`,
-  },
-  {
-    path: 'version_data.versions.*.override_target',
-    on: hasContent,
-    message: `an upstream per version is ${NOT_YET}: remove override_target and set proxy.target_url`,
-  },
-  {
-    path: 'version_data.versions.*.expires',
-    on: hasContent,
-    message: `version expiry is ${NOT_YET}: remove expires (the version does not expire)`,
-  },
-  {
-    path: 'enable_detailed_recording',
-    on: isTrue,
-    message: `analytics recording is ${NOT_YET}: set enable_detailed_recording to false`,
-  },
-  {
-    path: 'enable_context_vars',
-    on: isTrue,
-    message: `request context variables are ${NOT_YET}: set enable_context_vars to false`,
-  },
-];
+/** A listener protocol svc serves: http and https (TCP, TLS and h2c listeners are not supported yet). */
+function protocolProblems(api: ClassicApiInput): FieldProblem[] {
+  const p = api.protocol;
+  return p === 'h2c' || p === 'tcp' || p === 'tls'
+    ? [
+        problem(
+          'protocol',
+          'NotSupported',
+          `this listener protocol is ${NOT_YET}: set protocol to http or https, or leave it empty to serve on the gateway port`,
+        ),
+      ]
+    : [];
+}
 
-/** Settings of `api` the gateway does not enforce yet: the rows of `UNSUPPORTED_FEATURES`, each refused as NotSupported at its field. */
+/**
+ * Fields of `api` that svc does not enforce yet (flagged `not-supported` in the schema) set to a
+ * value that changes behaviour: each refused at its path as `not supported by svc yet`, all at
+ * once. The gateway model's schema covers the ApiDefinition spec's classic fields too.
+ */
 export function unsupportedFeatures(api: ClassicApiInput): FieldProblem[] {
-  const problems: FieldProblem[] = [];
-  for (const feature of UNSUPPORTED_FEATURES) {
-    for (const { path, value } of valuesAt(api, feature.path)) {
-      if (feature.on(value)) problems.push(problem(path, 'NotSupported', feature.message));
-    }
-  }
-  return problems;
+  return [
+    ...protocolProblems(api),
+    ...notSupportedPaths(apiDefinitionModel, api).map((path) =>
+      problem(path, 'NotSupportedYet', NOT_SUPPORTED_YET),
+    ),
+  ];
 }
 
 // --- the whole definition -------------------------------------------------------------------------
@@ -333,13 +269,17 @@ export function checkClassicApi(api: ClassicApiInput): FieldProblem[] {
   }
 
   const target = proxy?.target_url;
-  const graphqlOn = isTrue(model<GraphqlConfig>(api.graphql)?.enabled);
-  if ((target === undefined || target === '') && !graphqlOn) {
+  const graphql = model<GraphqlConfig>(api.graphql);
+  // The execution engine answers from its data sources: only it needs no upstream.
+  const engineOn = isTrue(graphql?.enabled) && text(graphql?.execution_mode) === 'executionEngine';
+  if ((target === undefined || target === '') && !engineOn) {
     problems.push(
       problem(
         'proxy.target_url',
         'Required',
-        'set the upstream address, such as http://<service>.<namespace>.svc:<port>',
+        isTrue(graphql?.enabled)
+          ? 'a proxyOnly GraphQL API sends its queries to the upstream: set its address, or use execution_mode executionEngine'
+          : 'set the upstream address, such as http://<service>.<namespace>.svc:<port>',
       ),
     );
   } else if (typeof target === 'string' && target !== '') {
@@ -363,13 +303,14 @@ export function checkClassicApi(api: ClassicApiInput): FieldProblem[] {
   problems.push(...ipListProblems(api, 'allowed_ips'), ...ipListProblems(api, 'blacklisted_ips'));
   problems.push(...basicAuthProblems(api));
   problems.push(...globalRateLimitProblems(model<GlobalRateLimit>(api.global_rate_limit)));
-  problems.push(...graphqlProblems(model<GraphqlConfig>(api.graphql)));
+  problems.push(...graphqlProblems(graphql));
   problems.push(...eventHandlerProblems(api));
   problems.push(
     ...certificateIdProblems(api, 'certificates'),
     ...certificateIdProblems(api, 'client_certificates'),
   );
   problems.push(...upstreamTlsProblems(api));
+  problems.push(...endpointProblems(api.version_data), ...versionChoiceProblems(api));
   problems.push(...unsupportedFeatures(api));
   return problems;
 }
@@ -600,60 +541,4 @@ function basicAuthProblems(api: ClassicApiInput): FieldProblem[] {
     }
   }
   return problems;
-}
-
-const DATA_SOURCE_KINDS = ['GraphQLDataSource', 'HTTPJSONDataSource'];
-
-/** The execution engine needs a schema; data sources name a known kind and an http(s) URL. */
-function graphqlProblems(graphql: Unchecked<GraphqlConfig> | undefined): FieldProblem[] {
-  if (graphql === undefined) return [];
-  const problems: FieldProblem[] = [];
-  const mode = text(graphql.execution_mode) ?? 'proxyOnly';
-  if (isTrue(graphql.enabled) && mode === 'executionEngine' && (text(graphql.schema) ?? '') === '') {
-    problems.push(
-      problem(
-        'graphql.schema',
-        'Required',
-        'execution_mode executionEngine needs the GraphQL schema (SDL) of the API: set graphql.schema',
-      ),
-    );
-  }
-  list(graphql.type_field_configurations).forEach((f, i) => {
-    const base = `graphql.type_field_configurations[${i}].data_source`;
-    const source = model<GraphqlDataSource>(model<TypeFieldConfiguration>(f)?.data_source);
-    if (source === undefined) return;
-    const kind = source.kind;
-    if (typeof kind === 'string' && !DATA_SOURCE_KINDS.includes(kind)) {
-      problems.push(
-        problem(
-          `${base}.kind`,
-          'NotSupported',
-          `${quote(kind)}: use GraphQLDataSource or HTTPJSONDataSource`,
-        ),
-      );
-    }
-    const url = text(model<GraphqlDataSourceConfig>(source.data_source_config)?.url);
-    if (url === undefined || url === '') return;
-    const p = templatedUrlProblem(url);
-    if (p !== undefined) problems.push(problem(`${base}.data_source_config.url`, 'Invalid', p));
-  });
-  return problems;
-}
-
-/** A data source URL may hold `{{ .object.id }}` templates; everything else must be a URL. */
-function templatedUrlProblem(url: string): string | undefined {
-  const filled = url.replace(/\{\{[^{}]*\}\}/g, 'x');
-  if (filled.includes('{{') || filled.includes('}}')) {
-    return `${quote(url)} has an unbalanced template: close each {{ with }}, such as {{ .object.id }}`;
-  }
-  let parsed: URL;
-  try {
-    parsed = new URL(filled);
-  } catch {
-    return `${quote(url)} is not an absolute http(s) URL: write the scheme and host, such as http://users.default.svc:8080/graphql`;
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    return `${quote(url)} has the scheme ${quote(parsed.protocol.slice(0, -1))}: data sources are called over http or https`;
-  }
-  return undefined;
 }

@@ -10,6 +10,8 @@ export const FieldProblemType = {
   Required: 'Required',
   Invalid: 'Invalid',
   NotSupported: 'NotSupported',
+  /** A field of the reference's model svc does not enforce yet: `path: not supported by svc yet`. */
+  NotSupportedYet: 'NotSupportedYet',
   Forbidden: 'Forbidden',
   TooLong: 'TooLong',
 } as const;
@@ -34,13 +36,20 @@ export const problemLabel: Record<FieldProblemType, string> = {
   Required: 'Required value',
   Invalid: 'Invalid value',
   NotSupported: 'Unsupported value',
+  NotSupportedYet: '',
   Forbidden: 'Forbidden',
   TooLong: 'Too long',
 };
 
+/** `Invalid value: message`: a problem without its path (`not supported by svc yet` has no label). */
+export function problemBody(p: FieldProblem): string {
+  const label = problemLabel[p.type];
+  return label === '' ? p.message : `${label}: ${p.message}`;
+}
+
 /** `x: Invalid value: message`, the way the Kubernetes API server prints a field error. */
 export function formatProblem(p: FieldProblem): string {
-  return `${p.path === '' ? '<object>' : p.path}: ${problemLabel[p.type]}: ${p.message}`;
+  return `${p.path === '' ? '<object>' : p.path}: ${problemBody(p)}`;
 }
 
 /** JSON of a value for messages, shortened so a huge value can't flood the response. */

@@ -22,13 +22,8 @@ export const list = (v: unknown): readonly unknown[] => (Array.isArray(v) ? v : 
 /** Whether `v` is exactly true. */
 export const isTrue = (v: unknown): boolean => v === true;
 
-/** Whether a value says anything: false, 0, '', and lists and maps of such values say nothing. */
-export function hasContent(v: unknown): boolean {
-  if (v === undefined || v === null || v === false || v === 0 || v === '') return false;
-  if (Array.isArray(v)) return v.some(hasContent);
-  if (typeof v === 'object') return Object.values(v).some(hasContent);
-  return true;
-}
+/** Whether a value says anything (the support check's rule of a neutral value). */
+export { hasContent } from '../support.ts';
 
 /** The values at `path` (`*` expanded over map keys), each with its field path. */
 export function valuesAt(root: unknown, path: string): { path: string; value: unknown }[] {

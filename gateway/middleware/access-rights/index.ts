@@ -10,8 +10,8 @@ import { reject, type Middleware } from '../../pipeline/compose.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 
 /**
- * The version name of a request to `api` (versioning by request comes later): `Default` for a
- * classic API, `""` for an OAS API.
+ * The version name of a request to `api` not versioned by request (else the chosen version,
+ * `ctx.state.version`, is checked): `Default` for a classic API, `""` for an OAS API.
  */
 export function versionOf(api: GatewayApiDefinition): string {
   if (api.is_oas === true) return '';
@@ -50,7 +50,7 @@ export const accessRights: Middleware = {
       const ar = ctx.session?.access_rights?.[apiId];
       if (ar === undefined) return reject(ctx, GatewayError.accessDisallowed());
       const versions = ar.versions ?? [];
-      if (versions.length > 0 && !versions.includes(version)) {
+      if (versions.length > 0 && !versions.includes(ctx.state.version ?? version)) {
         return reject(ctx, GatewayError.accessDisallowed());
       }
       if (ar.allowed_urls !== undefined && ar.allowed_urls.length > 0) {

@@ -1,0 +1,183 @@
+/**
+ * The pieces every handler shares: the request context, the answer shapes of the dashboard
+ * (`{"Status":"OK"|"Error","Message":...,"Meta":...}`), bounded body reading, pages, and the
+ * audited write.
+ */
+import { createHash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { SvcError } from '../../lib/errors.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { DashboardConfig } from '../config/schema.ts';
+import type { Caller } from '../rbac/rbac.ts';
+import type { AuditEntry, Doc, Kind, Slice, Store, StoreTx } from '../store/store.ts';
+
+/** What the handlers work with. */
+export interface DashboardDeps {
+  config: Readonly<DashboardConfig>;
+  store: Store;
+  log: Logger;
+  version: string;
+  /** Milliseconds since the epoch. */
+  now(): number;
+}
+
+/** One call: the request, its URL, the path parameters, and who made it. */
+export interface Ctx {
+  req: IncomingMessage;
+  url: URL;
+  params: string[];
+  deps: DashboardDeps;
+  log: Logger;
+  /** The authenticated user; undefined on admin and open routes. */
+  caller: Caller | undefined;
+}
+
+/** A handler's answer. */
+export interface Reply {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/** A handler of one method on one route. */
+export type Handler = (c: Ctx) => Promise<Reply>;
+
+/** The largest request body (a ConfigMap holds at most 1 MiB). */
+export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+/** `{"Status":"OK","Message":...,"Meta":...}` with status 200 (and extra fields, as streams' `ID`). */
+export function ok(message: string, meta: unknown = null, extra: Record<string, unknown> = {}): Reply {
+  return { status: 200, body: { Status: 'OK', Message: message, Meta: meta, ...extra } };
+}
+
+/** `{"Status":"Error","Message":...,"Meta":null}` */
+export function fail(status: number, message: string): Reply {
+  return { status, body: { Status: 'Error', Message: message, Meta: null } };
+}
+
+/** A 200 with a JSON body. */
+export function json(body: unknown): Reply {
+  return { status: 200, body };
+}
+
+/** A refused request, thrown from deep inside a handler (a write's transaction). */
+export class Refusal extends SvcError {
+  constructor(status: number, message: string) {
+    super('DB_ERR_REFUSED', message, { status });
+  }
+}
+
+/** The caller of a user route (the router guarantees one). */
+export function callerOf(c: Ctx): Caller {
+  if (c.caller === undefined) throw new Error('user route without a caller');
+  return c.caller;
+}
+
+/** The raw body, at most MAX_BODY_BYTES. */
+export async function readText(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw new Refusal(413, 'Request body too large');
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The body as a JSON object; anything else is 400 `Request malformed`. */
+export async function readObject(req: IncomingMessage): Promise<Record<string, unknown>> {
+  let value: unknown;
+  try {
+    value = JSON.parse(await readText(req));
+  } catch (err) {
+    if (err instanceof Refusal) throw err;
+    throw new Refusal(400, 'Request malformed: the body must be a JSON object');
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new Refusal(400, 'Request malformed: the body must be a JSON object');
+  }
+  return value as Record<string, unknown>;
+}
+
+/** Drops `null` properties at any depth: classic tooling writes unset fields as `null`. */
+export function withoutNulls(value: Record<string, unknown>): Record<string, unknown> {
+  const strip = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(strip);
+    if (v === null || typeof v !== 'object') return v;
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) if (x !== null) out[k] = strip(x);
+    return out;
+  };
+  return strip(value) as Record<string, unknown>;
+}
+
+/** The page a list asks for (`?p=`, 1-based; absent is 1; -1 is every item) and its slice. */
+export function pageOf(c: Ctx): { slice: Slice; pages: (total: number) => number } {
+  const raw = c.url.searchParams.get('p');
+  const size = c.deps.config.page_size;
+  const p = raw === null || raw === '' ? 1 : Number(raw);
+  if (p === -1) return { slice: {}, pages: (total) => (total === 0 ? 0 : 1) };
+  if (!Number.isInteger(p) || p < 1) {
+    throw new Refusal(400, 'p: must be a page number, 1 or more (or -1 for every item)');
+  }
+  return { slice: { offset: (p - 1) * size, limit: size }, pages: (total) => Math.ceil(total / size) };
+}
+
+/** A new ID: 32 lower-case hex characters. */
+export function newId(): string {
+  return crypto.randomUUID().replaceAll('-', '');
+}
+
+/** SHA-256 of the canonical JSON (sorted keys) of a value; null for no value. */
+export function hashOf(value: unknown): string | null {
+  if (value === undefined) return null;
+  const canonical = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(canonical);
+    if (v === null || typeof v !== 'object') return v;
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
+    );
+  };
+  return createHash('sha256')
+    .update(JSON.stringify(canonical(value)))
+    .digest('hex');
+}
+
+/** Who the audit log names for this call. */
+export function actorOf(c: Ctx): string {
+  return c.caller === undefined ? 'admin' : `user:${c.caller.userId}`;
+}
+
+/**
+ * Writes (or, with `after` undefined, deletes) one document and its audit entry in the
+ * transaction `tx`.
+ */
+export async function auditedPut(
+  c: Ctx,
+  tx: StoreTx,
+  org: string,
+  kind: Kind,
+  id: string,
+  before: Doc | undefined,
+  after: Record<string, unknown> | undefined,
+  lookup?: string,
+): Promise<void> {
+  if (after === undefined) await tx.delete(org, kind, id);
+  else await tx.put(org, kind, id, after, lookup);
+  const action: AuditEntry['action'] =
+    after === undefined ? 'delete' : before === undefined ? 'create' : 'update';
+  await tx.audit({
+    org_id: org,
+    at: c.deps.now(),
+    actor: actorOf(c),
+    action,
+    kind,
+    object_id: id,
+    before_hash: hashOf(before?.body),
+    after_hash: hashOf(after),
+  });
+  c.log.info('object written', { kind, object_id: id, action, org_id: org });
+}

@@ -1,0 +1,138 @@
+/**
+ * The dashboard's process configuration: one closed schema, the env variable and flag of each
+ * key, and the type the loader returns. Like the gateway's, it has no default secret.
+ */
+import type { ConfigSource } from '../../lib/config.ts';
+import type { JsonSchema } from '../../schemas/json-schema.ts';
+import { LOG_LEVELS, type LogLevel } from '../../lib/log.ts';
+
+/** The shortest admin secret accepted: long enough not to be guessed. */
+export const MIN_SECRET_LENGTH = 16;
+
+/** The dashboard's configuration schema; every key is documented and checked strictly. */
+export const dashboardConfigSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['admin_secret'],
+  properties: {
+    admin_secret: {
+      type: 'string',
+      minLength: MIN_SECRET_LENGTH,
+      description:
+        'Secret of the admin API (`/admin/...`, header `admin-auth`): organisations and their first users. Required, at least 16 characters; there is no default.',
+    },
+    listen_address: { type: 'string', default: '0.0.0.0', description: 'Address the dashboard binds to.' },
+    listen_port: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 65535,
+      default: 3000,
+      description:
+        'Port of the dashboard (management API, `/hello`, `/ready`, `/metrics`). 0 picks a free port.',
+    },
+    storage: {
+      type: 'string',
+      enum: ['sqlite', 'postgres'],
+      default: 'sqlite',
+      description:
+        '`sqlite` keeps everything in `<data_dir>/dashboard.sqlite` (node:sqlite); `postgres` in the database of `postgres_url`.',
+    },
+    data_dir: {
+      type: 'string',
+      minLength: 1,
+      default: 'data',
+      description: 'Directory of the SQLite file (created when missing).',
+    },
+    postgres_url: {
+      type: 'string',
+      pattern: '^postgres(ql)?://.+',
+      description: '`postgres://user:password@host:port/database`: required when `storage` is `postgres`.',
+    },
+    page_size: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 1000,
+      default: 10,
+      description: 'Items per page of the lists (`?p=<page>`; `?p=-1` returns every item).',
+    },
+    streaming_enabled: {
+      type: 'boolean',
+      default: false,
+      description: '`streaming.enabled`: manage streams APIs (`/api/apis/streams`). False refuses them.',
+    },
+    allow_explicit_policy_id: {
+      type: 'boolean',
+      default: false,
+      description:
+        'Accept the `id` of a policy on create (the operator keeps policy IDs stable this way). False refuses a policy that names its ID.',
+    },
+    enable_duplicate_slugs: {
+      type: 'boolean',
+      default: false,
+      description:
+        'Let several APIs of an organisation share a slug. False refuses a second API with a slug in use.',
+    },
+    api_writes_system_users_only: {
+      type: 'boolean',
+      default: false,
+      description:
+        'Only system users (the operator) may write API definitions (classic, OAS, streams); others get 403. Recommended in production.',
+    },
+    metrics_enabled: {
+      type: 'boolean',
+      default: true,
+      description: 'Answer Prometheus scrapes on `/metrics` (no secret, like `/hello`).',
+    },
+    log_level: {
+      type: 'string',
+      enum: [...LOG_LEVELS],
+      default: 'info',
+      description: 'Lowest level logged.',
+    },
+    shutdown_timeout_ms: {
+      type: 'integer',
+      minimum: 0,
+      default: 10000,
+      description: 'On SIGTERM, milliseconds in-flight requests get to finish before the process exits.',
+    },
+  },
+};
+
+/** Environment variable and flag of each key. */
+export const dashboardConfigSources: Readonly<Record<string, ConfigSource>> = {
+  admin_secret: { env: 'SVC_DB_ADMIN_SECRET', flag: 'admin-secret' },
+  listen_address: { env: 'SVC_DB_LISTEN_ADDRESS', flag: 'host' },
+  listen_port: { env: 'SVC_DB_LISTEN_PORT', flag: 'port' },
+  storage: { env: 'SVC_DB_STORAGE', flag: 'storage' },
+  data_dir: { env: 'SVC_DB_DATA_DIR', flag: 'data-dir' },
+  postgres_url: { env: 'SVC_DB_POSTGRES_URL', flag: 'postgres-url' },
+  page_size: { env: 'SVC_DB_PAGE_SIZE', flag: 'page-size' },
+  streaming_enabled: { env: 'SVC_DB_STREAMING_ENABLED', flag: 'streaming-enabled' },
+  allow_explicit_policy_id: { env: 'SVC_DB_ALLOW_EXPLICIT_POLICY_ID', flag: 'allow-explicit-policy-id' },
+  enable_duplicate_slugs: { env: 'SVC_DB_ENABLE_DUPLICATE_SLUGS', flag: 'enable-duplicate-slugs' },
+  api_writes_system_users_only: {
+    env: 'SVC_DB_API_WRITES_SYSTEM_USERS_ONLY',
+    flag: 'api-writes-system-users-only',
+  },
+  metrics_enabled: { env: 'SVC_DB_METRICS_ENABLED', flag: 'metrics-enabled' },
+  log_level: { env: 'SVC_DB_LOG_LEVEL', flag: 'log-level' },
+  shutdown_timeout_ms: { env: 'SVC_DB_SHUTDOWN_TIMEOUT_MS', flag: 'shutdown-timeout-ms' },
+};
+
+/** The decoded configuration (see the schema for each key). */
+export interface DashboardConfig {
+  admin_secret: string;
+  listen_address: string;
+  listen_port: number;
+  storage: 'sqlite' | 'postgres';
+  data_dir: string;
+  postgres_url?: string;
+  page_size: number;
+  streaming_enabled: boolean;
+  allow_explicit_policy_id: boolean;
+  enable_duplicate_slugs: boolean;
+  api_writes_system_users_only: boolean;
+  metrics_enabled: boolean;
+  log_level: LogLevel;
+  shutdown_timeout_ms: number;
+}

@@ -1,0 +1,85 @@
+/** A dashboard on a free port over a given store, and a small client, for tests. */
+import { recordingLogger, type LoggedLine } from '../../lib/testing/log.ts';
+import type { DashboardConfig } from '../config/schema.ts';
+import { startDashboard, type DashboardServer } from '../server.ts';
+import type { Store } from '../store/store.ts';
+
+/** The admin secret of test dashboards. */
+export const ADMIN_SECRET = 'test-admin-secret-0123456789';
+
+/** A response as a test looks at it. */
+export interface Res {
+  status: number;
+  body: Record<string, unknown>;
+  text: string;
+  headers: Headers;
+}
+
+/** A running test dashboard. */
+export interface TestDashboard {
+  url: string;
+  lines: LoggedLine[];
+  /** Calls the dashboard; `auth` is a user key, `{ admin: true }` sends the admin secret. */
+  call(
+    method: string,
+    path: string,
+    opts?: { auth?: string | { admin: true }; body?: unknown; contentType?: string },
+  ): Promise<Res>;
+  close(): Promise<void>;
+}
+
+/** Starts a dashboard on 127.0.0.1:0 over `store` with `config` on top of test defaults. */
+export async function startTestDashboard(
+  store: Store,
+  config: Partial<DashboardConfig> = {},
+): Promise<TestDashboard> {
+  const log = recordingLogger();
+  const full: DashboardConfig = {
+    admin_secret: ADMIN_SECRET,
+    listen_address: '127.0.0.1',
+    listen_port: 0,
+    storage: store.kind,
+    data_dir: 'unused',
+    page_size: 10,
+    streaming_enabled: true,
+    allow_explicit_policy_id: true,
+    enable_duplicate_slugs: false,
+    api_writes_system_users_only: false,
+    metrics_enabled: true,
+    log_level: 'info',
+    shutdown_timeout_ms: 1000,
+    ...config,
+  };
+  const server: DashboardServer = await startDashboard({
+    config: full,
+    store,
+    log,
+    version: 'test',
+    now: Date.now,
+  });
+  const url = `http://127.0.0.1:${server.port}`;
+  return {
+    url,
+    lines: log.lines,
+    call: async (method, path, opts = {}) => {
+      const headers: Record<string, string> = {};
+      if (typeof opts.auth === 'string') headers.authorization = opts.auth;
+      else if (opts.auth !== undefined) headers['admin-auth'] = ADMIN_SECRET;
+      let body: string | undefined;
+      if (opts.body !== undefined) {
+        body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+        headers['content-type'] = opts.contentType ?? 'application/json';
+      }
+      const r = await fetch(url + path, { method, headers, ...(body === undefined ? {} : { body }) });
+      const text = await r.text();
+      let parsed: Record<string, unknown> = {};
+      try {
+        parsed = JSON.parse(text) as Record<string, unknown>;
+      } catch {
+        // not JSON (metrics)
+      }
+      return { status: r.status, body: parsed, text, headers: r.headers };
+    },
+    close: () => server.close(),
+  };
+}

@@ -1,0 +1,64 @@
+/**
+ * charts/svc-gateway, which the kind workflow installs: `helm lint --strict`, what it renders by
+ * default and with a default certificate (the HTTPS ingress port), and values.schema.json.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { root, run, tool } from '../webhooks/helpers.ts';
+
+const chart = join(root, 'charts', 'svc-gateway');
+type Manifest = Record<string, unknown> & { kind: string; metadata: { name: string } };
+
+async function render(set: string[] = []): Promise<Manifest[]> {
+  const r = await run(tool('helm'), [
+    'template',
+    'svc-gateway',
+    chart,
+    '-n',
+    'svc-gateway',
+    ...set.flatMap((s) => ['--set', s]),
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  return parseAllDocuments(r.stdout)
+    .map((d) => d.toJS() as Manifest | null)
+    .filter((m): m is Manifest => m !== null);
+}
+
+const servicePorts = (objs: Manifest[]): string[] =>
+  (
+    (objs.find((o) => o.kind === 'Service')?.spec as { ports?: { name: string; port: number }[] } | undefined)
+      ?.ports ?? []
+  ).map((p) => `${p.name}:${p.port}`);
+
+test('helm lint --strict', async () => {
+  const r = await run(tool('helm'), ['lint', '--strict', chart, '--set', 'tls.certManager.enabled=true']);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+});
+
+test('by default: the gateway port only, the secret from svc-gateway-secret, no certificate', async () => {
+  const objs = await render();
+  assert.deepEqual(objs.map((o) => o.kind).sort(), ['Deployment', 'Service']);
+  assert.deepEqual(servicePorts(objs), ['http:8080']);
+  const text = JSON.stringify(objs.find((o) => o.kind === 'Deployment'));
+  assert.match(text, /"SVC_GW_SECRET".*"svc-gateway-secret"/);
+  assert.doesNotMatch(text, /SVC_GW_TLS_CERT_FILE/);
+});
+
+test('with a default certificate (cert-manager or a Secret): the HTTPS ingress port', async () => {
+  const managed = await render(['tls.certManager.enabled=true']);
+  assert.deepEqual(servicePorts(managed), ['http:8080', 'https:8443']);
+  assert.ok(managed.some((o) => o.kind === 'Certificate' && o.metadata.name === 'svc-gateway-default-tls'));
+  const own = await render(['tls.secretName=my-tls', 'ingress.httpsPort=9443']);
+  assert.deepEqual(servicePorts(own), ['http:8080', 'https:9443']);
+  assert.ok(!own.some((o) => o.kind === 'Certificate'));
+  assert.match(JSON.stringify(own), /"secretName":"my-tls"/);
+});
+
+test('values.schema.json refuses unknown keys and wrong types', async () => {
+  for (const set of ['colour=blue', 'port=http', 'service.type=Magic', 'tls.certManager.enabled=maybe']) {
+    const r = await run(tool('helm'), ['template', 'svc-gateway', chart, '--set', set]);
+    assert.notEqual(r.code, 0, `helm accepted ${set}`);
+  }
+});

@@ -1,0 +1,142 @@
+/**
+ * Ingress templates with the webhooks on: a template is admitted and claims no route, the
+ * ApiDefinitions the operator generates for an Ingress pass admission, a template change
+ * re-builds its Ingresses' APIs, and deleting a template in use is refused, naming the Ingress.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { startControlPlane, type ControlPlane } from '../harness/control-plane.ts';
+import {
+  freePort,
+  httpRequest,
+  startEchoUpstream,
+  startGateway,
+  startOperator,
+  waitFor,
+  type GatewayProc,
+  type OperatorProc,
+} from '../harness/processes.ts';
+import { applyManifest } from '../operator/helpers.ts';
+import { root, startLocalWebhooks, type WebhookServer } from './helpers.ts';
+
+const NS = 'default';
+let dir: string;
+let cp: ControlPlane;
+let hooks: WebhookServer;
+let gw: GatewayProc;
+let operator: OperatorProc;
+let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+let httpPort: number;
+
+before(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'svc-e2e-ingress-templates-'));
+  cp = await startControlPlane({ crdDir: path.join(root, 'charts', 'svc-operator', 'crds') });
+  await cp.kubectl(['create', 'namespace', 'svc-operator-system']);
+  hooks = await startLocalWebhooks(cp, dir);
+  upstream = await startEchoUpstream('orders');
+  gw = await startGateway({
+    name: 'ingress-templates-gateway',
+    secret: 'e2e-tpl-secret',
+    dataDir: path.join(dir, 'gw'),
+    logDir: dir,
+  });
+  httpPort = await freePort();
+  await applyManifest(
+    cp,
+    `apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: svc}
+spec: {controller: svc.io/ingress-controller}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: orders, namespace: ${NS}}
+spec: {type: ExternalName, externalName: 127.0.0.1, ports: [{name: http, port: ${upstream.port}}]}
+`,
+  );
+  operator = await startOperator({
+    name: 'ingress-templates-operator',
+    gateway: gw,
+    kubeconfig: cp.kubeconfig,
+    logDir: dir,
+    env: { WATCH_NAMESPACE: NS, SVC_HTTP_INGRESS_PORT: String(httpPort) },
+  });
+});
+
+after(async () => {
+  await operator.stop();
+  await gw.stop();
+  await upstream.close();
+  await hooks.stop();
+  await cp.stop();
+});
+
+const template = (name: string, auth: string): string => `apiVersion: svc.svc.io/v1alpha1
+kind: ApiDefinition
+metadata:
+  name: ${name}
+  namespace: ${NS}
+  labels: {svc.io/template: "true"}
+spec:
+  name: ${name}
+${auth}
+  proxy: {listen_path: /placeholder, target_url: http://template.invalid}
+`;
+
+const status = async (): Promise<number> =>
+  (await httpRequest(`http://127.0.0.1:${httpPort}/orders/1`, { headers: { host: 'orders.example' } }))
+    .status;
+
+test('templates claim no route; the generated APIs are admitted and built from the template', async () => {
+  // Two templates with the same placeholder listen path: neither claims it.
+  await applyManifest(cp, template('token-auth', '  use_keyless: false\n  use_standard_auth: true'));
+  await applyManifest(cp, template('other-auth', '  use_keyless: false\n  use_standard_auth: true'));
+  await applyManifest(
+    cp,
+    `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: orders
+  namespace: ${NS}
+  annotations: {svc.io/template: token-auth}
+spec:
+  ingressClassName: svc
+  rules:
+    - host: orders.example
+      http: {paths: [{path: /orders, pathType: Prefix, backend: {service: {name: orders, port: {name: http}}}}]}
+`,
+  );
+  await waitFor(
+    "served with the template's authentication (401 without a key)",
+    async () => (await status()) === 401,
+  );
+});
+
+test('deleting a template in use is refused by the webhook, naming the Ingress', async () => {
+  const r = await cp.kubectl(['delete', 'apidefinition', 'token-auth', '-n', NS], { allowFailure: true });
+  assert.notEqual(r.code, 0, r.stdout);
+  assert.match(
+    r.stderr,
+    /template ApiDefinition default\/token-auth is still used by Ingress default\/orders/,
+  );
+  // An unused one goes.
+  await cp.kubectl(['delete', 'apidefinition', 'other-auth', '-n', NS, '--wait=true']);
+});
+
+test('a template change re-builds the APIs of the Ingresses using it', async () => {
+  await applyManifest(cp, template('token-auth', '  use_keyless: true\n  use_standard_auth: false'));
+  await waitFor('served keyless after the template changed', async () => (await status()) === 200);
+});
+
+test('the Ingress deleted: its API gone, and the template may be deleted', async () => {
+  await cp.kubectl(['delete', 'ingress', 'orders', '-n', NS, '--wait=true']);
+  // Its port served nothing else: the gateway closes it (404 while another API keeps it open).
+  await waitFor(
+    'the API gone',
+    async () => (await status().catch(() => 0)) !== 401 && (await status().catch(() => 0)) !== 200,
+  );
+  await cp.kubectl(['delete', 'apidefinition', 'token-auth', '-n', NS, '--wait=true', '--timeout=60s']);
+});

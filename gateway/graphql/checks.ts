@@ -1,0 +1,149 @@
+/**
+ * What the gateway checks of one GraphQL request before it is proxied or executed, as pure
+ * functions over the parsed document: its validity against the API's schema, introspection, the
+ * depth of the selected operation (`max_query_depth`), and field-based permissions
+ * (`restricted_types`, `allowed_types` of the key's access right).
+ */
+import {
+  getOperationAST,
+  GraphQLError,
+  Kind,
+  NoSchemaIntrospectionCustomRule,
+  parse,
+  specifiedRules,
+  TypeInfo,
+  validate,
+  visit,
+  visitWithTypeInfo,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from 'graphql';
+import type { GraphqlTypeFields } from '../../schemas/generated/models.ts';
+
+/** A request parsed and validated, ready to be proxied or executed. */
+export interface CheckedRequest {
+  document: DocumentNode;
+  operation: OperationDefinitionNode;
+}
+
+/** Parses `query` and validates it against `schema`; the errors clients get otherwise. */
+export function parseAndValidate(
+  schema: GraphQLSchema,
+  query: string,
+  operationName: string | undefined,
+): CheckedRequest | readonly GraphQLError[] {
+  let document: DocumentNode;
+  try {
+    document = parse(query);
+  } catch (err) {
+    return [err instanceof GraphQLError ? err : new GraphQLError(String(err))];
+  }
+  const errors = validate(schema, document, specifiedRules);
+  if (errors.length > 0) return errors;
+  const operation = getOperationAST(document, operationName);
+  if (operation === null || operation === undefined) {
+    return [
+      new GraphQLError(
+        operationName === undefined
+          ? 'Must provide operation name if query contains multiple operations.'
+          : `Unknown operation named "${operationName}".`,
+      ),
+    ];
+  }
+  return { document, operation };
+}
+
+/** The introspection fields (`__schema`, `__type`) `document` asks for, as errors. */
+export function introspectionErrors(schema: GraphQLSchema, document: DocumentNode): readonly GraphQLError[] {
+  return validate(schema, document, [NoSchemaIntrospectionCustomRule]);
+}
+
+/**
+ * The depth of `operation`: the longest chain of nested fields, fragments followed
+ * (`{ user { posts { title } } }` is 3).
+ */
+export function queryDepth(document: DocumentNode, operation: OperationDefinitionNode): number {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const d of document.definitions) {
+    if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+  }
+  const depthOf = (set: SelectionSetNode | undefined, seen: ReadonlySet<string>): number => {
+    if (set === undefined) return 0;
+    let most = 0;
+    for (const s of set.selections) {
+      if (s.kind === Kind.FIELD) {
+        most = Math.max(most, 1 + depthOf(s.selectionSet, seen));
+      } else if (s.kind === Kind.INLINE_FRAGMENT) {
+        most = Math.max(most, depthOf(s.selectionSet, seen));
+      } else {
+        const f = fragments.get(s.name.value);
+        // Validation refuses fragment cycles; `seen` keeps an unvalidated document finite too.
+        if (f !== undefined && !seen.has(f.name.value)) {
+          most = Math.max(most, depthOf(f.selectionSet, new Set([...seen, f.name.value])));
+        }
+      }
+    }
+    return most;
+  };
+  return depthOf(operation.selectionSet, new Set());
+}
+
+/** Field permissions compiled from an access right: `Type.field` sets. */
+export interface FieldPermissions {
+  restricted: ReadonlySet<string>;
+  /** Undefined: every field not restricted is allowed. */
+  allowed: ReadonlySet<string> | undefined;
+}
+
+/** The permissions of an access right, or undefined when it sets none. */
+export function fieldPermissions(
+  restricted: readonly GraphqlTypeFields[] | undefined,
+  allowed: readonly GraphqlTypeFields[] | undefined,
+): FieldPermissions | undefined {
+  const set = (types: readonly GraphqlTypeFields[] | undefined): Set<string> =>
+    new Set((types ?? []).flatMap((t) => t.fields.map((f) => `${t.name}.${f}`)));
+  const r = set(restricted);
+  const a = allowed !== undefined && allowed.length > 0 ? set(allowed) : undefined;
+  if (r.size === 0 && a === undefined) return undefined;
+  return { restricted: r, allowed: a };
+}
+
+/**
+ * The first field of `document` the permissions refuse, as `{type, field}`: with `allowed` set,
+ * any field not listed (introspection fields aside); otherwise a restricted one.
+ */
+export function refusedField(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  perms: FieldPermissions,
+): { type: string; field: string; error: GraphQLError } | undefined {
+  const info = new TypeInfo(schema);
+  let found: { type: string; field: string; error: GraphQLError } | undefined;
+  visit(
+    document,
+    visitWithTypeInfo(info, {
+      Field(node) {
+        if (found !== undefined) return false;
+        const parent = info.getParentType();
+        const field = node.name.value;
+        if (parent === null || parent === undefined || field.startsWith('__')) return undefined;
+        const type = parent.name;
+        const key = `${type}.${field}`;
+        const refused = perms.allowed !== undefined ? !perms.allowed.has(key) : perms.restricted.has(key);
+        if (refused) {
+          found = {
+            type,
+            field,
+            error: new GraphQLError(`field: ${field} is restricted on type: ${type}`, { nodes: node }),
+          };
+          return false;
+        }
+        return undefined;
+      },
+    }),
+  );
+  return found;
+}

@@ -1,0 +1,193 @@
+/**
+ * The GraphQL stage of the chain (routes/chain.ts, after authentication and limits). The API's
+ * schema is built once when the route compiles. Each request (POST with a JSON body, or GET with
+ * `query`, `variables` and `operationName`) is parsed and validated against it before anything
+ * else: an invalid one gets 400 with a GraphQL body (`{"errors":[{"message","locations"}]}`) and
+ * never reaches the upstream. Then introspection (when the API disables it), the key's
+ * `max_query_depth` and its field permissions (`restricted_types`, `allowed_types`) refuse with
+ * 403 and a GraphQL error. A `proxyOnly` API then sends the request on to its upstream; an
+ * `executionEngine` API executes it (engine.ts). A WebSocket upgrade (subscriptions,
+ * `graphql-transport-ws`) is relayed to the upstream as it is (subscriptions.ts).
+ */
+import { execute, GraphQLError, type GraphQLSchema } from 'graphql';
+import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
+import { buildGraphqlSchema } from '../../schemas/rules/graphql.ts';
+import { reject, type Middleware } from '../pipeline/compose.ts';
+import { HttpContext, MAX_READ_BODY } from '../pipeline/context.ts';
+import { GatewayError } from '../pipeline/errors.ts';
+import {
+  fieldPermissions,
+  introspectionErrors,
+  parseAndValidate,
+  queryDepth,
+  refusedField,
+} from './checks.ts';
+import { wireEngine, type EngineContext } from './engine.ts';
+import { relayUpgrade } from './subscriptions.ts';
+
+/** A GraphQL request as clients send it. */
+interface GraphqlParams {
+  query: string;
+  variables: Record<string, unknown> | undefined;
+  operationName: string | undefined;
+}
+
+/** Writes a GraphQL-shaped answer. */
+function answer(ctx: HttpContext, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  if (ctx.res.headersSent) {
+    ctx.res.destroy();
+    return;
+  }
+  ctx.res.writeHead(status, {
+    ...ctx.responseHeaders,
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+  });
+  ctx.res.end(text);
+}
+
+const errorsBody = (errors: readonly GraphQLError[]): { errors: unknown[] } => ({
+  errors: errors.map((e) => e.toJSON()),
+});
+
+/** The request's GraphQL parameters, or the message of why it has none. */
+function paramsOf(method: string, query: string, body: Buffer | undefined): GraphqlParams | string {
+  let raw: Record<string, unknown>;
+  if (method === 'GET') {
+    const q = new URLSearchParams(query);
+    const vars = q.get('variables');
+    let variables: unknown;
+    if (vars !== null && vars !== '') {
+      try {
+        variables = JSON.parse(vars);
+      } catch {
+        return 'variables is not JSON';
+      }
+    }
+    raw = { query: q.get('query'), variables, operationName: q.get('operationName') ?? undefined };
+  } else {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse((body ?? Buffer.alloc(0)).toString('utf8'));
+    } catch {
+      return 'the body is not JSON: send {"query": "...", "variables": {...}}';
+    }
+    if (Array.isArray(parsed)) return 'batched queries are not supported: send one query per request';
+    if (parsed === null || typeof parsed !== 'object') return 'the body is not a JSON object';
+    raw = parsed as Record<string, unknown>;
+  }
+  if (typeof raw.query !== 'string' || raw.query === '') return 'the request has no query';
+  const variables = raw.variables ?? undefined;
+  if (variables !== undefined && variables !== null && (typeof variables !== 'object' || Array.isArray(variables))) {
+    return 'variables must be a JSON object';
+  }
+  const op = raw.operationName;
+  return {
+    query: raw.query,
+    variables: (variables ?? undefined) as Record<string, unknown> | undefined,
+    operationName: typeof op === 'string' && op !== '' ? op : undefined,
+  };
+}
+
+/** What the middleware compiles once per API. */
+interface CompiledGraphql {
+  schema: GraphQLSchema;
+  engine: boolean;
+  introspection: boolean;
+}
+
+function compile(api: GatewayApiDefinition): CompiledGraphql {
+  const g = api.graphql;
+  const built = buildGraphqlSchema(g?.schema ?? '');
+  if (typeof built === 'string') throw new Error(`graphql.schema: ${built}`);
+  const engine = g?.execution_mode === 'executionEngine';
+  if (engine) wireEngine(built, g?.type_field_configurations ?? []);
+  return { schema: built, engine, introspection: g?.introspection?.disabled !== true };
+}
+
+/** Whether the API is GraphQL with a schema to check requests against. */
+const isGraphql = (api: GatewayApiDefinition): boolean =>
+  api.graphql?.enabled === true && (api.graphql.schema ?? '') !== '';
+
+/** See the module comment. */
+export const graphql: Middleware = {
+  name: 'graphql',
+  enabled: isGraphql,
+  // Every request's query is read from its body: never the fast path.
+  readsBody: isGraphql,
+  create(api) {
+    const c = compile(api);
+    return async (ctx, next) => {
+      if (!(ctx instanceof HttpContext)) return reject(ctx, GatewayError.bodyTooLarge());
+      if ((ctx.headers.upgrade ?? '').toLowerCase() === 'websocket') {
+        if (c.engine || ctx.route.target === undefined) {
+          answer(ctx, 400, { errors: [{ message: 'subscriptions are relayed to a proxyOnly upstream only' }] });
+          return undefined;
+        }
+        await relayUpgrade(ctx, ctx.route.target);
+        return undefined;
+      }
+      if (ctx.method !== 'GET' && ctx.method !== 'POST') {
+        ctx.responseHeaders.allow = 'GET, POST';
+        answer(ctx, 405, { errors: [{ message: 'GraphQL requests are sent with GET or POST' }] });
+        return undefined;
+      }
+      let body: Buffer | undefined;
+      if (ctx.method === 'POST') {
+        body = await ctx.readBody(MAX_READ_BODY);
+        if (body === undefined) return reject(ctx, GatewayError.bodyTooLarge());
+      }
+      const params = paramsOf(ctx.method, ctx.query, body);
+      if (typeof params === 'string') {
+        answer(ctx, 400, { errors: [{ message: params }] });
+        return undefined;
+      }
+      const checked = parseAndValidate(c.schema, params.query, params.operationName);
+      if (!('document' in checked)) {
+        answer(ctx, 400, errorsBody(checked));
+        return undefined;
+      }
+      if (!c.introspection) {
+        const errors = introspectionErrors(c.schema, checked.document);
+        if (errors.length > 0) {
+          answer(ctx, 403, errorsBody(errors));
+          return undefined;
+        }
+      }
+      const session = ctx.session;
+      if (session !== undefined) {
+        const most = session.max_query_depth ?? -1;
+        if (most > 0 && queryDepth(checked.document, checked.operation) > most) {
+          answer(ctx, 403, { errors: [{ message: 'depth limit exceeded' }] });
+          return undefined;
+        }
+        const right = session.access_rights?.[ctx.route.id];
+        const perms = fieldPermissions(right?.restricted_types, right?.allowed_types);
+        const refused = perms === undefined ? undefined : refusedField(c.schema, checked.document, perms);
+        if (refused !== undefined) {
+          answer(ctx, 403, errorsBody([refused.error]));
+          return undefined;
+        }
+      }
+      if (!c.engine) {
+        await next();
+        return undefined;
+      }
+      if (checked.operation.operation === 'subscription') {
+        answer(ctx, 400, { errors: [{ message: 'subscriptions are not supported by the execution engine' }] });
+        return undefined;
+      }
+      const context: EngineContext = { calls: new Map(), signal: ctx.signal };
+      const result = await execute({
+        schema: c.schema,
+        document: checked.document,
+        contextValue: context,
+        variableValues: params.variables,
+        operationName: params.operationName,
+      });
+      answer(ctx, 200, result);
+      return undefined;
+    };
+  },
+};

@@ -1,0 +1,129 @@
+/**
+ * Header changes of the request's version, as the reference gateway makes them:
+ * - to the upstream request: `global_headers_remove` then `global_headers` (every endpoint;
+ *   `global_headers_disabled` turns both off), then the first `extended_paths.transform_headers`
+ *   entry matching the method and path: its `delete_headers`, then its `add_headers`;
+ * - to the client response: `global_response_headers_remove` then `global_response_headers`
+ *   (`global_response_headers_disabled` turns both off), then the first matching
+ *   `transform_response_headers` entry, the same way.
+ * Names match without case; an added header replaces the client's (request) or the upstream's
+ * (response). Values are sent as written (the reference's `$tyk_meta.` and `$tyk_context.`
+ * variables are refused at write time: schemas/rules/endpoints.ts).
+ */
+import type { HeaderInjectionMeta, VersionInfo } from '../../../schemas/generated/models.ts';
+import type { Middleware } from '../../pipeline/compose.ts';
+import type { RequestContext } from '../../pipeline/context.ts';
+import {
+  compileEndpoint,
+  endpointMatches,
+  endpointPath,
+  perVersion,
+  type CompiledEndpoint,
+} from '../../pipeline/endpoints.ts';
+
+/** One set of changes: names removed (lower case), then headers set (lower-case names). */
+export interface HeaderChange {
+  remove: string[];
+  add: [string, string][];
+}
+
+interface VersionHeaders {
+  request: HeaderChange | undefined;
+  response: HeaderChange | undefined;
+  requestEndpoints: { endpoint: CompiledEndpoint; change: HeaderChange }[];
+  responseEndpoints: { endpoint: CompiledEndpoint; change: HeaderChange }[];
+}
+
+function change(
+  remove: readonly string[] | undefined,
+  add: Readonly<Record<string, string>> | undefined,
+): HeaderChange | undefined {
+  const c: HeaderChange = {
+    remove: (remove ?? []).filter((n) => n.trim() !== '').map((n) => n.trim().toLowerCase()),
+    add: Object.entries(add ?? {})
+      .filter(([n]) => n.trim() !== '')
+      .map(([n, v]) => [n.trim().toLowerCase(), v]),
+  };
+  return c.remove.length === 0 && c.add.length === 0 ? undefined : c;
+}
+
+function endpoints(
+  list: readonly HeaderInjectionMeta[] | undefined,
+  ignoreCase: boolean,
+): VersionHeaders['requestEndpoints'] {
+  const out: VersionHeaders['requestEndpoints'] = [];
+  for (const e of list ?? []) {
+    if (e.disabled === true || e.path === undefined || e.path === '') continue;
+    const c = change(e.delete_headers, e.add_headers);
+    if (c === undefined) continue;
+    out.push({
+      endpoint: compileEndpoint(e.path, e.method === undefined ? [] : [e.method], ignoreCase),
+      change: c,
+    });
+  }
+  return out;
+}
+
+/** The header changes of a version, compiled; undefined when it makes none. */
+export function compileVersionHeaders(v: VersionInfo): VersionHeaders | undefined {
+  const ignoreCase = v.ignore_endpoint_case === true;
+  const h: VersionHeaders = {
+    request:
+      v.global_headers_disabled === true ? undefined : change(v.global_headers_remove, v.global_headers),
+    response:
+      v.global_response_headers_disabled === true
+        ? undefined
+        : change(v.global_response_headers_remove, v.global_response_headers),
+    requestEndpoints: endpoints(v.extended_paths?.transform_headers, ignoreCase),
+    responseEndpoints: endpoints(v.extended_paths?.transform_response_headers, ignoreCase),
+  };
+  const none =
+    h.request === undefined &&
+    h.response === undefined &&
+    h.requestEndpoints.length === 0 &&
+    h.responseEndpoints.length === 0;
+  return none ? undefined : h;
+}
+
+function onRequest(ctx: RequestContext, c: HeaderChange): void {
+  for (const n of c.remove) Reflect.deleteProperty(ctx.headers, n);
+  for (const [n, v] of c.add) ctx.headers[n] = v;
+}
+
+function onResponse(ctx: RequestContext, c: HeaderChange): void {
+  for (const n of c.remove) {
+    (ctx.removedResponseHeaders ??= new Set()).add(n);
+    Reflect.deleteProperty(ctx.responseHeaders, n);
+  }
+  for (const [n, v] of c.add) {
+    ctx.removedResponseHeaders?.delete(n);
+    ctx.responseHeaders[n] = v;
+  }
+}
+
+/** See the module comment. */
+export const headers: Middleware = {
+  name: 'headers',
+  enabled: (api) => perVersion(api, compileVersionHeaders) !== undefined,
+  create: (api) => {
+    const of = perVersion(api, compileVersionHeaders);
+    if (of === undefined) throw new Error('headers: compiled for an API without header changes');
+    return async (ctx, next) => {
+      const h = of(ctx);
+      if (h !== undefined) {
+        if (h.request !== undefined) onRequest(ctx, h.request);
+        if (h.response !== undefined) onResponse(ctx, h.response);
+        if (h.requestEndpoints.length > 0 || h.responseEndpoints.length > 0) {
+          const method = ctx.method.toUpperCase();
+          const path = endpointPath(ctx);
+          const req = h.requestEndpoints.find((e) => endpointMatches(e.endpoint, method, path));
+          if (req !== undefined) onRequest(ctx, req.change);
+          const res = h.responseEndpoints.find((e) => endpointMatches(e.endpoint, method, path));
+          if (res !== undefined) onResponse(ctx, res.change);
+        }
+      }
+      await next();
+      return undefined;
+    };
+  },
+};

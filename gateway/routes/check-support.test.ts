@@ -1,0 +1,64 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { checkApi, type CompileEnv } from './compile.ts';
+
+const env: CompileEnv = { listenPort: 8080, controlPort: undefined, tls: false };
+const api = (
+  extra: Record<string, unknown> = {},
+  proxy: Record<string, unknown> = {},
+): Record<string, unknown> => ({
+  name: 'a',
+  use_keyless: true,
+  proxy: { listen_path: '/a/', target_url: 'http://u:1', ...proxy },
+  ...extra,
+});
+
+const cases: { name: string; def: unknown; want: string[] }[] = [
+  {
+    name: 'fields of the classic model not supported yet: each named, all at once (the webhook rule)',
+    def: api(
+      {
+        do_not_track: true,
+        cache_options: { enable_cache: true, cache_timeout: 30 },
+        version_data: {
+          not_versioned: true,
+          versions: {
+            Default: {
+              name: 'Default',
+              extended_paths: { url_rewrites: [{ path: '/a', rewrite_to: '/b' }] },
+            },
+          },
+        },
+      },
+      { enable_load_balancing: true, target_list: ['http://a', 'http://b'] },
+    ),
+    want: [
+      'cache_options: not supported by svc yet',
+      'do_not_track: not supported by svc yet',
+      'proxy.enable_load_balancing: not supported by svc yet',
+      'proxy.target_list: not supported by svc yet',
+      'version_data.versions.Default.extended_paths.url_rewrites: not supported by svc yet',
+    ],
+  },
+  {
+    name: 'neutral values of fields not supported yet are accepted',
+    def: api(
+      {
+        do_not_track: false,
+        CORS: { enable: false, max_age: 24 },
+        version_data: {
+          versions: { Default: { name: 'Default', paths: { black_list: [], ignored: [], white_list: [] } } },
+        },
+      },
+      { target_list: [] },
+    ),
+    want: [],
+  },
+  { name: 'a target without a scheme is http', def: api({}, { target_url: 'httpbin.org' }), want: [] },
+];
+
+for (const c of cases) {
+  test(`checkApi: ${c.name}`, () => {
+    assert.deepEqual(checkApi(c.def, env).sort(), c.want);
+  });
+}

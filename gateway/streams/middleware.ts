@@ -1,0 +1,65 @@
+/**
+ * The streams stage of the chain (routes/chain.ts, after authentication and limits, as the
+ * seed's stream request flow says): a request whose path under the listen path is an endpoint of
+ * one of the API's `http_server` inputs or outputs goes to that stream on Bento; any other path
+ * continues along the chain to the upstream. The endpoint is looked up per request in the
+ * engine's current set, so a stream changed by a reload is served at once.
+ */
+import { reject, type Middleware } from '../pipeline/compose.ts';
+import { HttpContext } from '../pipeline/context.ts';
+import { GatewayError } from '../pipeline/errors.ts';
+import { apiHasStreams } from './engine.ts';
+import { proxyToBento, upgradeToBento } from './proxy.ts';
+
+/** The streams middleware. */
+export const streams: Middleware = {
+  name: 'streams',
+  enabled: (api) => api.is_oas === true && apiHasStreams(api.api_id),
+  // Streams take the request body as it comes and answer with long-lived responses: never the
+  // fast path, which reads heads only.
+  readsBody: (api) => api.is_oas === true && apiHasStreams(api.api_id),
+  create(api, deps) {
+    const engine = deps.streams;
+    const apiId = api.api_id ?? '';
+    return async (ctx, next) => {
+      if (engine === undefined || !(ctx instanceof HttpContext)) {
+        await next();
+        return undefined;
+      }
+      const listenPath = ctx.route.listenPath;
+      const rest = ctx.path.length > listenPath.length ? ctx.path.slice(listenPath.length) : '/';
+      const ws = (ctx.headers.upgrade ?? '').toLowerCase() === 'websocket';
+      const found = engine.target(apiId, rest, ws);
+      if (found === undefined) {
+        await next();
+        return undefined;
+      }
+      const { stream, endpoint } = found;
+      if (endpoint.kind === 'http' && !endpoint.verbs.includes(ctx.method)) {
+        return reject(
+          ctx,
+          new GatewayError('GW_ERR_STREAM_METHOD', 405, 'Method Not Allowed', {
+            allow: endpoint.verbs.join(', '),
+          }),
+        );
+      }
+      const port = engine.port;
+      if (port === 0) {
+        engine.connection(stream, endpoint, 503);
+        return reject(
+          ctx,
+          new GatewayError('GW_ERR_STREAMS_UNAVAILABLE', 503, 'The stream is not available right now', {
+            'retry-after': '1',
+          }),
+        );
+      }
+      const target = `/${encodeURIComponent(stream.id)}${endpoint.path}`;
+      // Stream analytics: each connection attempt to an endpoint, and whether Bento took it.
+      const opened = (status: number): void => {
+        engine.connection(stream, endpoint, status);
+      };
+      await (ws ? upgradeToBento(ctx, port, target, opened) : proxyToBento(ctx, port, target, opened));
+      return undefined;
+    };
+  },
+};

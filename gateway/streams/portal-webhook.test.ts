@@ -1,0 +1,161 @@
+/**
+ * `portal_webhook` through the gateway on a real Bento: subscriptions read from a portal started
+ * by the test, each message delivered to every subscriber of its event with a valid HMAC-SHA256
+ * signature, a failing subscriber retried with backoff and given up on without holding up the
+ * others, and the message acknowledged to the publisher only once that is over.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { after, before, describe, test } from 'node:test';
+import { startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { DELIVERY_DEFAULTS, DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, sign } from './portal-webhook.ts';
+import { streamsDocument } from './testing.ts';
+
+interface Hit {
+  at: number;
+  body: string;
+  headers: IncomingMessage['headers'];
+}
+
+async function listen(handler: (req: IncomingMessage, body: string) => number | object): Promise<{
+  server: Server;
+  url: string;
+}> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const out = handler(req, Buffer.concat(chunks).toString('utf8'));
+      if (typeof out === 'number') {
+        res.writeHead(out);
+        res.end();
+      } else {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(out));
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
+  return { server, url: `http://127.0.0.1:${port}` };
+}
+
+describe('portal_webhook', () => {
+  let gw: InProcessGateway;
+  const servers: Server[] = [];
+  const hits = new Map<string, Hit[]>();
+  let portalAuth: string | undefined;
+  let subsUrl = '';
+  before(async () => {
+    const subscriber = await listen((req, body) => {
+      const name = (req.url ?? '/').slice(1);
+      const list = hits.get(name) ?? [];
+      list.push({ at: Date.now(), body, headers: req.headers });
+      hits.set(name, list);
+      return name === 'broken' ? 500 : 204;
+    });
+    servers.push(subscriber.server);
+    subsUrl = subscriber.url;
+    const portal = await listen((req) => {
+      portalAuth = req.headers.authorization;
+      return {
+        subscriptions: [
+          { id: 'a', url: `${subsUrl}/a`, secret: 'secret-a', events: ['order.created'] },
+          { id: 'b', url: `${subsUrl}/b`, secret: 'secret-b', events: ['order.created', 'order.paid'] },
+          { id: 'broken', url: `${subsUrl}/broken`, secret: 'secret-c', events: ['order.created'] },
+          { id: 'other', url: `${subsUrl}/other`, secret: 'secret-d', events: ['order.paid'] },
+        ],
+      };
+    });
+    servers.push(portal.server);
+    gw = await startGateway({ argv: ['--streaming-enabled', '--workers', '1'] });
+    const res = await gw.admin(
+      'POST',
+      '/svc/apis/oas',
+      streamsDocument('orders', {
+        created: {
+          input: { http_server: { path: '/in' } },
+          output: {
+            portal_webhook: {
+              event_type: 'order.created',
+              portal_url: `${portal.url}/subscriptions`,
+              secret: 'portal-secret',
+            },
+          },
+        },
+      }),
+    );
+    assert.equal(res.status, 200, res.text);
+    await gw.reload();
+  });
+  after(async () => {
+    await gw.stop();
+    for (const s of servers) {
+      s.closeAllConnections();
+      s.close();
+    }
+  });
+
+  test('every subscriber of the event gets each message, signed; a failing one holds nobody up', async () => {
+    const messages = ['{"order":1}', '{"order":2}', '{"order":3}'];
+    const started = Date.now();
+    const answers = await Promise.all(
+      messages.map(async (m) => {
+        const r = await gw.request({ method: 'POST', path: '/orders/in', body: m });
+        return { body: m, status: r.status, at: Date.now() };
+      }),
+    );
+    for (const a of answers) assert.equal(a.status, 200);
+    assert.equal(portalAuth, 'Bearer portal-secret', 'the portal is asked with the output secret');
+    for (const [name, secret] of [
+      ['a', 'secret-a'],
+      ['b', 'secret-b'],
+    ] as const) {
+      const got = hits.get(name) ?? [];
+      assert.deepEqual(got.map((h) => h.body).sort(), [...messages].sort(), `${name} got every message once`);
+      for (const h of got) {
+        assert.equal(h.headers[SIGNATURE_HEADER], sign(h.body, secret), `${name}: signature verifies`);
+        assert.notEqual(h.headers[SIGNATURE_HEADER], sign(h.body, 'secret-c'));
+        assert.equal(h.headers[EVENT_HEADER], 'order.created');
+        assert.ok(typeof h.headers[DELIVERY_HEADER] === 'string');
+        // Delivered at once, not after the failing subscriber's retries.
+        assert.ok(h.at - started < 2_000, `${name} served in ${h.at - started} ms`);
+      }
+    }
+    assert.equal(hits.get('other'), undefined, 'a subscriber of another event gets nothing');
+    // The failing subscriber was tried the documented number of times per message, with the
+    // same delivery ID and a valid signature, and the publisher's answer waited for it.
+    const broken = hits.get('broken') ?? [];
+    assert.equal(broken.length, messages.length * DELIVERY_DEFAULTS.attempts);
+    for (const h of broken) assert.equal(h.headers[SIGNATURE_HEADER], sign(h.body, 'secret-c'));
+    const byDelivery = new Map<string, Hit[]>();
+    for (const h of broken) {
+      const id = String(h.headers[DELIVERY_HEADER]);
+      byDelivery.set(id, [...(byDelivery.get(id) ?? []), h]);
+    }
+    assert.equal(byDelivery.size, messages.length);
+    for (const tries of byDelivery.values()) {
+      const gaps = tries.slice(1).map((h, i) => h.at - (tries[i]?.at ?? 0));
+      for (let i = 1; i < gaps.length; i++)
+        assert.ok((gaps[i] ?? 0) >= (gaps[i - 1] ?? 0) * 1.5, `backoff grows: ${gaps.join(', ')}`);
+    }
+    for (const a of answers) {
+      const lastTry = Math.max(...broken.filter((h) => h.body === a.body).map((h) => h.at));
+      assert.ok(a.at >= lastTry, 'acknowledged once the failing subscriber was given up on');
+    }
+  });
+
+  test('refused at write time when its settings are wrong', async () => {
+    const res = await gw.admin(
+      'POST',
+      '/svc/apis/oas',
+      streamsDocument('badhook', {
+        s: { input: { http_server: {} }, output: { portal_webhook: { event_type: 'x', portal: 'y' } } },
+      }),
+    );
+    assert.equal(res.status, 400);
+    assert.match(res.text, /x-svc-streaming\.streams\.s\.output\.portal_webhook\.portal: field portal not recognised/);
+    assert.match(res.text, /portal_webhook\.portal_url: required/);
+  });
+});

@@ -1,0 +1,180 @@
+/**
+ * For streams tests: brokers started per test run on free ports (mosquitto, nats-server, and the
+ * Kafka broker tools/build.sh builds from franz-go's kfake), never the machine's own, and small
+ * clients for server-sent events and streams documents.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { request } from 'node:http';
+import path from 'node:path';
+import { builtToolsDir } from '../../lib/bento/binary.ts';
+import { freePort, waitFor } from '../../lib/testing/wait.ts';
+import { connect } from 'node:net';
+
+/** A broker process started by a test. */
+export interface TestBroker {
+  /** `127.0.0.1:<port>`. */
+  address: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect({ host: '127.0.0.1', port }, () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.on('error', () => {
+      resolve(false);
+    });
+  });
+}
+
+async function startProcess(
+  name: string,
+  cmd: string,
+  args: (port: number) => string[],
+): Promise<TestBroker> {
+  const port = await freePort();
+  const child: ChildProcess = spawn(cmd, args(port), { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout?.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr?.on('data', (c: Buffer) => (output += c.toString()));
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => {
+      resolve();
+    });
+  });
+  try {
+    await waitFor(
+      `${name} on ${port}`,
+      async () => {
+        if (child.exitCode !== null) throw new Error(`${name} exited: ${output}`);
+        return accepts(port);
+      },
+      15_000,
+    );
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
+  return {
+    address: `127.0.0.1:${port}`,
+    port,
+    stop: async () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** mosquitto (Debian `mosquitto`) on a free loopback port. */
+export function startMosquitto(): Promise<TestBroker> {
+  return startProcess('mosquitto', '/usr/sbin/mosquitto', (port) => ['-p', String(port)]);
+}
+
+/** nats-server (Debian `nats-server`) on a free loopback port. */
+export function startNats(): Promise<TestBroker> {
+  return startProcess('nats-server', '/usr/sbin/nats-server', (port) => [
+    '-a',
+    '127.0.0.1',
+    '-p',
+    String(port),
+  ]);
+}
+
+/** The Kafka wire-protocol broker built by tools/build.sh (tools/kfake). */
+export function startKafka(topics: string[] = [], partitions = 2): Promise<TestBroker> {
+  const bin = path.join(builtToolsDir(), 'kfake');
+  if (!existsSync(bin))
+    throw new Error(`kfake not found at ${bin}: run \`make deps\` (tools/build.sh streams)`);
+  return startProcess('kfake', bin, (port) => [
+    '-port',
+    String(port),
+    '-partitions',
+    String(partitions),
+    ...(topics.length > 0 ? ['-topics', topics.join(',')] : []),
+  ]);
+}
+
+/** Which of the brokers the tests need are on this machine (tests say why one did not run). */
+export function brokerMissing(name: 'mosquitto' | 'nats-server'): string | undefined {
+  return existsSync(`/usr/sbin/${name}`)
+    ? undefined
+    : `${name} is not installed (apt-get install ${name}; .ci/run installs it)`;
+}
+
+/** A server-sent events consumer: the `data` of each event received, in order. */
+export interface SseConsumer {
+  status: number;
+  events: string[];
+  /** Comment lines (heartbeats). */
+  comments: number;
+  close(): void;
+}
+
+/** Opens a server-sent events stream; resolves once the response head arrived. */
+export function openSse(
+  port: number,
+  urlPath: string,
+  headers: Record<string, string> = {},
+): Promise<SseConsumer> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port, path: urlPath, headers: { accept: 'text/event-stream', ...headers } },
+      (res) => {
+        const c: SseConsumer = {
+          status: res.statusCode ?? 0,
+          events: [],
+          comments: 0,
+          close: () => {
+            req.destroy();
+          },
+        };
+        let buf = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          buf += chunk;
+          let i;
+          while ((i = buf.indexOf('\n\n')) !== -1) {
+            const block = buf.slice(0, i);
+            buf = buf.slice(i + 2);
+            const data = block
+              .split('\n')
+              .filter((l) => l.startsWith('data: '))
+              .map((l) => l.slice(6));
+            if (data.length > 0) c.events.push(data.join('\n'));
+            else if (block.startsWith(':')) c.comments++;
+          }
+        });
+        res.on('error', () => undefined);
+        resolve(c);
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** A streams OAS document: keyless unless `ext` says otherwise, `/<name>/` stripped to `target`. */
+export function streamsDocument(
+  id: string,
+  streams: Record<string, unknown>,
+  ext: Record<string, unknown> = {},
+  rest: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    openapi: '3.0.3',
+    info: { title: id, version: '1.0.0' },
+    paths: {},
+    ...rest,
+    'x-svc-api-gateway': {
+      info: { id, name: id, state: { active: true } },
+      upstream: { url: 'http://127.0.0.1:9' },
+      server: { listenPath: { value: `/${id}/`, strip: true } },
+      ...ext,
+    },
+    'x-svc-streaming': { streams },
+  };
+}

@@ -1,0 +1,310 @@
+/**
+ * The streams of an API (`x-svc-streaming.streams`) as the gateway runs them on Bento: their
+ * stream IDs, the HTTP endpoints their `http_server` inputs and outputs serve, the rules a
+ * document must follow beyond Bento's own, and the check that asks Bento (its streams API lints a
+ * configuration sent with PUT to an unknown stream ID, and creates nothing). The management API
+ * and the admission webhook both call `checkStreams`, so what one admits the other admits.
+ */
+import { emitYaml, locate } from './yaml.ts';
+
+/** The document path of the streams. */
+export const STREAMS_PATH = 'x-svc-streaming.streams';
+
+/** A stream name: used in the stream ID, so in URLs and metric labels. */
+export const STREAM_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** Bento's default paths of an `http_server` input and output. */
+const INPUT_DEFAULTS = { path: '/post', ws_path: '/post/ws', allowed_verbs: ['POST'] } as const;
+const OUTPUT_DEFAULTS = {
+  path: '/get',
+  stream_path: '/get/stream',
+  ws_path: '/get/ws',
+  allowed_verbs: ['GET'],
+} as const;
+
+/** Fields of `http_server` the gateway owns: it serves the endpoints on its own port. */
+const GATEWAY_OWNED = ['address', 'cert_file', 'key_file'] as const;
+
+/** One HTTP endpoint of a stream, served by the gateway on `{listen_path}{path}`. */
+export interface StreamEndpoint {
+  /** Path under the listen path, as Bento serves it under `/<stream id>`. */
+  path: string;
+  /** `input` takes published messages, `output` delivers them. */
+  role: 'input' | 'output';
+  /** `http`: request and response; `ws`: a WebSocket upgrade. */
+  kind: 'http' | 'ws';
+  /** Methods allowed on an `http` endpoint (upper case). */
+  verbs: readonly string[];
+}
+
+/** One stream of an API, ready for Bento. */
+export interface PlannedStream {
+  /** Name in `x-svc-streaming.streams`. */
+  name: string;
+  /** Bento stream ID: `<api id>.<name>` (names have no dot, so the split is unambiguous). */
+  id: string;
+  /** The configuration sent to Bento (input, pipeline, output, ...). */
+  config: Record<string, unknown>;
+  endpoints: StreamEndpoint[];
+}
+
+/** The Bento stream ID of stream `name` of API `apiId`. */
+export function streamId(apiId: string, name: string): string {
+  return `${apiId}.${name}`;
+}
+
+const asObject = (v: unknown): Record<string, unknown> | undefined =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+
+/** `x-svc-streaming.streams` of a document, when it is an object. */
+export function streamsOf(doc: unknown): Record<string, unknown> | undefined {
+  return asObject(asObject(asObject(doc)?.['x-svc-streaming'])?.streams);
+}
+
+/** Whether a stored API document has streams. */
+export function hasStreams(doc: unknown): boolean {
+  const s = streamsOf(doc);
+  return s !== undefined && Object.keys(s).length > 0;
+}
+
+interface Found {
+  role: 'input' | 'output';
+  settings: Record<string, unknown>;
+  path: string;
+}
+
+/** Every `http_server` of a connector, looking inside `broker`s (and their children). */
+function httpServers(connector: unknown, role: 'input' | 'output', path: string, found: Found[]): void {
+  const c = asObject(connector);
+  if (c === undefined) return;
+  const hs = c.http_server;
+  if (hs !== undefined) found.push({ role, settings: asObject(hs) ?? {}, path: `${path}.http_server` });
+  const broker = asObject(c.broker);
+  const children = broker?.[role === 'input' ? 'inputs' : 'outputs'];
+  if (Array.isArray(children)) {
+    children.forEach((child, i) => {
+      httpServers(child, role, `${path}.broker.${role}s[${i}]`, found);
+    });
+  }
+}
+
+const stringList = (v: unknown): string[] | undefined =>
+  Array.isArray(v) && v.every((x) => typeof x === 'string') ? v : undefined;
+
+/** The endpoints of one `http_server`, with Bento's defaults. */
+function endpointsOf(f: Found): StreamEndpoint[] {
+  const d = f.role === 'input' ? INPUT_DEFAULTS : OUTPUT_DEFAULTS;
+  const str = (k: string, def: string): string => {
+    const v = f.settings[k];
+    return typeof v === 'string' ? v : def;
+  };
+  const verbs = (stringList(f.settings.allowed_verbs) ?? [...d.allowed_verbs]).map((v) => v.toUpperCase());
+  const out: StreamEndpoint[] = [];
+  const add = (p: string, kind: 'http' | 'ws'): void => {
+    if (p !== '') out.push({ path: p, role: f.role, kind, verbs: kind === 'ws' ? ['GET'] : verbs });
+  };
+  add(str('path', d.path), 'http');
+  if (f.role === 'output') add(str('stream_path', OUTPUT_DEFAULTS.stream_path), 'http');
+  add(str('ws_path', d.ws_path), 'ws');
+  return out;
+}
+
+/** A problem with the streams of a document, at its path. */
+export interface StreamProblem {
+  path: string;
+  message: string;
+}
+
+/**
+ * The streams of `doc` for API `apiId`, and the problems that keep them from running on the
+ * gateway (checked before Bento sees them): stream names, the `http_server` fields the gateway
+ * owns, connectors the gateway does not provide yet, and two endpoints on one path.
+ */
+export function planStreams(
+  apiId: string,
+  doc: unknown,
+): { streams: PlannedStream[]; problems: StreamProblem[] } {
+  const streams: PlannedStream[] = [];
+  const problems: StreamProblem[] = [];
+  const all = streamsOf(doc) ?? {};
+  const claimed = new Map<string, string>();
+  for (const [name, raw] of Object.entries(all)) {
+    const at = `${STREAMS_PATH}.${name}`;
+    if (!STREAM_NAME.test(name)) {
+      problems.push({
+        path: at,
+        message: `stream names are 1 to 64 letters, digits, _ or -: rename ${JSON.stringify(name)}`,
+      });
+      continue;
+    }
+    const config = asObject(raw);
+    if (config === undefined) {
+      problems.push({ path: at, message: 'a stream is an object with input, pipeline and output' });
+      continue;
+    }
+    portalWebhookProblems(config, at, problems);
+    const found: Found[] = [];
+    httpServers(config.input, 'input', `${at}.input`, found);
+    httpServers(config.output, 'output', `${at}.output`, found);
+    const endpoints: StreamEndpoint[] = [];
+    for (const f of found) {
+      for (const k of GATEWAY_OWNED) {
+        if (f.settings[k] !== undefined)
+          problems.push({
+            path: `${f.path}.${k}`,
+            message: `the gateway serves http_server endpoints on its own port under the listen path: remove ${k}`,
+          });
+      }
+      for (const e of endpointsOf(f)) {
+        if (!e.path.startsWith('/')) {
+          problems.push({ path: f.path, message: `${JSON.stringify(e.path)}: a path starts with /` });
+          continue;
+        }
+        const key = e.path;
+        const owner = claimed.get(key);
+        if (owner !== undefined) {
+          problems.push({
+            path: f.path,
+            message: `${e.path} is already served by ${owner}: give each endpoint its own path`,
+          });
+          continue;
+        }
+        claimed.set(key, `${f.path} (${e.kind === 'ws' ? 'ws_path' : e.role})`);
+        endpoints.push(e);
+      }
+    }
+    streams.push({ name, id: streamId(apiId, name), config, endpoints });
+  }
+  return { streams, problems };
+}
+
+/**
+ * The settings of a `portal_webhook` output (ours, not Bento's): the event its messages are,
+ * the portal that lists the subscriptions, and the secret the gateway presents to the portal.
+ */
+export interface PortalWebhook {
+  event_type: string;
+  portal_url: string;
+  secret?: string;
+}
+
+const PORTAL_WEBHOOK_FIELDS = new Set(['event_type', 'portal_url', 'secret']);
+
+/** Problems with the `portal_webhook` outputs of a stream (anywhere in it, brokers included). */
+function portalWebhookProblems(config: unknown, at: string, problems: StreamProblem[]): void {
+  const walk = (v: unknown, path: string): void => {
+    if (Array.isArray(v)) {
+      v.forEach((x, i) => {
+        walk(x, `${path}[${i}]`);
+      });
+      return;
+    }
+    const o = asObject(v);
+    if (o === undefined) return;
+    for (const [k, child] of Object.entries(o)) {
+      if (k !== 'portal_webhook') {
+        walk(child, `${path}.${k}`);
+        continue;
+      }
+      const here = `${path}.portal_webhook`;
+      const settings = asObject(child);
+      if (settings === undefined) {
+        problems.push({ path: here, message: 'an object with event_type, portal_url and secret' });
+        continue;
+      }
+      for (const f of Object.keys(settings))
+        if (!PORTAL_WEBHOOK_FIELDS.has(f))
+          problems.push({ path: `${here}.${f}`, message: `field ${f} not recognised` });
+      if (typeof settings.event_type !== 'string' || settings.event_type === '')
+        problems.push({ path: `${here}.event_type`, message: 'required: the event the messages are' });
+      const url = settings.portal_url;
+      if (typeof url !== 'string' || !/^https?:\/\/[^/]/.test(url))
+        problems.push({
+          path: `${here}.portal_url`,
+          message: 'required: the http(s) URL the webhook subscriptions are read from',
+        });
+      if (settings.secret !== undefined && typeof settings.secret !== 'string')
+        problems.push({ path: `${here}.secret`, message: 'a string' });
+    }
+  };
+  walk(config, at);
+}
+
+/**
+ * The stream configuration with each `portal_webhook` output replaced by what `to` makes of it
+ * (an `http_client` output posting to the gateway's delivery endpoint), numbered in document
+ * order; the configuration itself is left untouched.
+ */
+export function replacePortalWebhooks(
+  config: Record<string, unknown>,
+  to: (settings: PortalWebhook, index: number) => Record<string, unknown>,
+): { config: Record<string, unknown>; count: number } {
+  let count = 0;
+  const walk = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(walk);
+    const o = asObject(v);
+    if (o === undefined) return v;
+    const out: Record<string, unknown> = {};
+    for (const [k, child] of Object.entries(o)) {
+      if (k === 'portal_webhook') {
+        Object.assign(out, to(child as PortalWebhook, count++));
+      } else out[k] = walk(child);
+    }
+    return out;
+  };
+  return { config: walk(config) as Record<string, unknown>, count };
+}
+
+/** What a `portal_webhook` becomes when only its validity matters (lint). */
+function lintPlaceholder(): Record<string, unknown> {
+  return { http_client: { url: 'http://127.0.0.1:1/deliver', verb: 'POST' } };
+}
+
+/** Bento's streams API, as far as the check needs it. */
+export interface BentoApi {
+  call(method: string, urlPath: string, body?: string): Promise<{ status: number; body: string }>;
+}
+
+/** The ID checks are sent to; never created (a PUT to an unknown ID lints and answers 404). */
+const LINT_ID = 'svc-lint-only';
+
+/**
+ * Bento's verdict on one stream configuration: its lint errors and configuration errors, each as
+ * `<document path>: <Bento's message>` (Bloblang positions as the mapping's own line and column).
+ */
+export async function lintStream(
+  bento: BentoApi,
+  at: string,
+  config: Record<string, unknown>,
+): Promise<string[]> {
+  const emitted = emitYaml(config, at);
+  const answer = await bento.call('PUT', `/streams/${LINT_ID}`, emitted.text);
+  if (answer.status === 404) return [];
+  if (answer.status === 400) {
+    let lints: string[] | undefined;
+    try {
+      const parsed = JSON.parse(answer.body) as { lint_errors?: unknown };
+      lints = stringList(parsed.lint_errors);
+    } catch {
+      lints = undefined;
+    }
+    const messages = lints ?? [answer.body];
+    return messages.map((m) => locate(m, emitted, at));
+  }
+  throw new Error(`the stream processor answered ${answer.status}: ${answer.body.slice(0, 300)}`);
+}
+
+/**
+ * Every reason the streams of `doc` can't run: the gateway's rules (`planStreams`), then Bento's
+ * lint of each stream. Problems are `<path>: <message>` lines.
+ */
+export async function checkStreams(bento: BentoApi, apiId: string, doc: unknown): Promise<string[]> {
+  const { streams, problems } = planStreams(apiId, doc);
+  const out = problems.map((p) => `${p.path}: ${p.message}`);
+  if (out.length > 0) return out;
+  for (const s of streams) {
+    const { config } = replacePortalWebhooks(s.config, lintPlaceholder);
+    out.push(...(await lintStream(bento, `${STREAMS_PATH}.${s.name}`, config)));
+  }
+  return out;
+}

@@ -1,0 +1,212 @@
+import { Agent, request, type Dispatcher } from 'undici';
+import type { GatewayApiDefinition, GatewayPolicy } from '../../schemas/generated/models.ts';
+import { InputError, SvcError, TransientError, errorMessage } from '../../lib/errors.ts';
+import type { Connection, ManagementClient, OasDocument } from './management.ts';
+
+/** Options of {@link DashboardClient}. */
+export interface DashboardClientOptions {
+  /** Time-out of each call. */
+  timeoutMs?: number;
+}
+
+/** The content type of streams API documents on `/api/apis/streams`. */
+const STREAMS_TYPE = 'application/vnd.svc.streams.oas';
+
+/** A basic-auth user as the dashboard takes it: a session with `basic_auth_data.password`. */
+export type BasicAuthUser = Record<string, unknown> & { org_id?: string };
+
+/**
+ * The dashboard's management API (`/api/...`), mode pro: the same operations as the gateway
+ * client, on the organisation of the connection's user. Every object created carries the
+ * connection's `user_owners` and `user_group_owners`. Writes are published by the dashboard to
+ * its gateways, so {@link reload} has nothing to do.
+ */
+export class DashboardClient implements ManagementClient {
+  readonly url: string;
+  readonly #auth: string;
+  readonly #agent: Dispatcher;
+  readonly #owners: { user_owners: string[]; user_group_owners: string[] };
+
+  constructor(conn: Connection, opts: DashboardClientOptions = {}) {
+    this.url = conn.url.replace(/\/+$/, '');
+    this.#auth = conn.auth;
+    this.#owners = { user_owners: conn.userOwners ?? [], user_group_owners: conn.userGroupOwners ?? [] };
+    const timeoutMs = opts.timeoutMs ?? 10_000;
+    this.#agent = new Agent({
+      connections: 16,
+      keepAliveTimeout: 30_000,
+      connect: { rejectUnauthorized: !conn.insecureSkipVerify, timeout: timeoutMs },
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+  }
+
+  async getApi(id: string): Promise<GatewayApiDefinition | undefined> {
+    const res = await this.#call('GET', `/api/apis/${encodeURIComponent(id)}`, undefined, [404]);
+    if (res.status === 404) return undefined;
+    return (res.body as { api_definition: GatewayApiDefinition }).api_definition;
+  }
+
+  async createApi(def: GatewayApiDefinition): Promise<void> {
+    await this.#call('POST', '/api/apis', { api_definition: def, ...this.#owners });
+  }
+
+  async updateApi(id: string, def: GatewayApiDefinition): Promise<void> {
+    await this.#call('PUT', `/api/apis/${encodeURIComponent(id)}`, { api_definition: def, ...this.#owners });
+  }
+
+  deleteApi(id: string): Promise<boolean> {
+    return this.#delete(`/api/apis/${encodeURIComponent(id)}`);
+  }
+
+  /** The OAS or streams document with this ID (one ID names one API of any kind). */
+  async getOasApi(id: string): Promise<OasDocument | undefined> {
+    const path = `/api/apis/oas/${encodeURIComponent(id)}`;
+    const res = await this.#call('GET', path, undefined, [404, 400]);
+    if (res.status === 404) return undefined;
+    if (res.status === 200) return res.body as OasDocument;
+    // 400: an API of another kind holds the ID; a streams API is read where streams live.
+    const streams = await this.#call('GET', `/api/apis/streams/${encodeURIComponent(id)}`, undefined, [404]);
+    return streams.status === 404 ? undefined : (streams.body as OasDocument);
+  }
+
+  async createOasApi(doc: OasDocument): Promise<void> {
+    const streams = isStreams(doc);
+    await this.#call('POST', `/api/apis/${streams ? 'streams' : 'oas'}${this.#ownersQuery()}`, doc, [], {
+      contentType: streams ? STREAMS_TYPE : undefined,
+    });
+  }
+
+  async updateOasApi(id: string, doc: OasDocument): Promise<void> {
+    const streams = isStreams(doc);
+    const path = `/api/apis/${streams ? 'streams' : 'oas'}/${encodeURIComponent(id)}${this.#ownersQuery()}`;
+    await this.#call('PUT', path, doc, [], { contentType: streams ? STREAMS_TYPE : undefined });
+  }
+
+  async deleteOasApi(id: string): Promise<boolean> {
+    const res = await this.#call('DELETE', `/api/apis/oas/${encodeURIComponent(id)}`, undefined, [404, 400]);
+    if (res.status === 400) return this.#delete(`/api/apis/streams/${encodeURIComponent(id)}`);
+    return res.status !== 404;
+  }
+
+  async getPolicy(id: string): Promise<GatewayPolicy | undefined> {
+    const res = await this.#call('GET', `/api/portal/policies/${encodeURIComponent(id)}`, undefined, [404]);
+    return res.status === 404 ? undefined : (res.body as GatewayPolicy);
+  }
+
+  /** Creates the policy under its own `id` (the dashboard needs `allow_explicit_policy_id`). */
+  async createPolicy(policy: GatewayPolicy): Promise<void> {
+    await this.#call('POST', '/api/portal/policies', policy);
+  }
+
+  async updatePolicy(id: string, policy: GatewayPolicy): Promise<void> {
+    await this.#call('PUT', `/api/portal/policies/${encodeURIComponent(id)}`, policy);
+  }
+
+  deletePolicy(id: string): Promise<boolean> {
+    return this.#delete(`/api/portal/policies/${encodeURIComponent(id)}`);
+  }
+
+  /**
+   * Uploads the certificate and its chain. The dashboard keeps no private key (it would have to
+   * hand it to gateways), so the key part of the PEM is left out; the ID is the same as the
+   * gateway's (org ID and SHA-256 of the leaf), so the operator's bookkeeping holds.
+   */
+  async addCert(pem: string, orgId: string): Promise<boolean> {
+    void orgId; // the dashboard files the certificate under the caller's organisation
+    const certs = (pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []).join('\n');
+    const res = await this.#call('POST', '/api/certs', `${certs}\n`, [409], { contentType: 'application/x-pem-file' });
+    return res.status !== 409;
+  }
+
+  deleteCert(id: string): Promise<boolean> {
+    return this.#delete(`/api/certs/${encodeURIComponent(id)}`);
+  }
+
+  /** Registers a basic-auth user; false when the username is taken. */
+  async createBasicAuthUser(username: string, user: BasicAuthUser): Promise<boolean> {
+    const res = await this.#call('POST', `/api/apis/keys/basic/${encodeURIComponent(username)}`, user, [409]);
+    return res.status !== 409;
+  }
+
+  /** Replaces a basic-auth user (its password kept unless one is sent); false when there is none. */
+  async updateBasicAuthUser(username: string, user: BasicAuthUser): Promise<boolean> {
+    const res = await this.#call('PUT', `/api/apis/keys/basic/${encodeURIComponent(username)}`, user, [404]);
+    return res.status !== 404;
+  }
+
+  /** Nothing to do: the dashboard notifies its gateways of every write. */
+  reload(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  async close(): Promise<void> {
+    await this.#agent.close();
+  }
+
+  #ownersQuery(): string {
+    const q = new URLSearchParams();
+    if (this.#owners.user_owners.length > 0) q.set('user_owners', this.#owners.user_owners.join(','));
+    if (this.#owners.user_group_owners.length > 0)
+      q.set('user_group_owners', this.#owners.user_group_owners.join(','));
+    const s = q.toString();
+    return s === '' ? '' : `?${s}`;
+  }
+
+  async #delete(path: string): Promise<boolean> {
+    const res = await this.#call('DELETE', path, undefined, [404]);
+    return res.status !== 404;
+  }
+
+  async #call(
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    path: string,
+    body?: unknown,
+    allowed: number[] = [],
+    opts: { contentType?: string | undefined } = {},
+  ): Promise<{ status: number; body: unknown }> {
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await request(`${this.url}${path}`, {
+        method,
+        dispatcher: this.#agent,
+        headers: {
+          authorization: this.#auth,
+          ...(body === undefined ? {} : { 'content-type': opts.contentType ?? 'application/json' }),
+        },
+        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      });
+    } catch (err) {
+      throw new TransientError('OP_ERR_DASHBOARD_UNREACHABLE', `dashboard ${this.url} unreachable: ${errorMessage(err)}`, {
+        cause: err,
+      });
+    }
+    const text = await res.body.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      // Not JSON: keep the text for the message.
+    }
+    const status = res.statusCode;
+    if ((status >= 200 && status < 300) || allowed.includes(status)) return { status, body: parsed };
+    const message = messageOf(parsed) ?? text.slice(0, 200);
+    const what = `dashboard ${method} ${path.replace(/\?.*$/, '')}: ${status} ${message}`;
+    if (status === 429 || status >= 500) throw new TransientError('OP_ERR_DASHBOARD_UNAVAILABLE', what, { status });
+    if (status === 401 || status === 403) throw new SvcError('OP_ERR_DASHBOARD_UNAUTHORIZED', what, { status });
+    if (status === 409) throw new TransientError('OP_ERR_DASHBOARD_CONFLICT', what, { status });
+    throw new InputError('OP_ERR_DASHBOARD_REJECTED', what, { status });
+  }
+}
+
+function isStreams(doc: OasDocument): boolean {
+  return doc['x-svc-streaming'] !== undefined;
+}
+
+function messageOf(body: unknown): string | undefined {
+  if (body === null || typeof body !== 'object') return undefined;
+  const b = body as Record<string, unknown>;
+  if (typeof b.Message === 'string') return b.Message;
+  if (typeof b.message === 'string') return b.message;
+  return undefined;
+}

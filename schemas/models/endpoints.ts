@@ -1,0 +1,507 @@
+/**
+ * Versions of a classic API and their per-path middleware (`extended_paths`), as the reference's
+ * classic model writes them. Each field says whether svc enforces it (`x-svc-support`): a
+ * not-supported field is accepted at its neutral value (empty, false, 0) and refused otherwise.
+ */
+import type { JsonSchema } from '../json-schema.ts';
+import { httpMethod, resourceRef } from '../common.ts';
+
+const notYet = (s: JsonSchema): JsonSchema => ({ ...s, 'x-svc-support': 'not-supported' });
+const enforced = (s: JsonSchema): JsonSchema => ({ ...s, 'x-svc-support': 'supported' });
+
+const path: JsonSchema = {
+  type: 'string',
+  description: 'Path of the endpoint, relative to the listen path.',
+};
+const method: JsonSchema = { ...httpMethod, description: 'HTTP method of the endpoint.' };
+const strings = (description: string): JsonSchema => ({
+  type: 'array',
+  items: { type: 'string' },
+  description,
+});
+const stringMap = (description: string): JsonSchema => ({
+  type: 'object',
+  additionalProperties: { type: 'string' },
+  description,
+});
+
+/** A path with a method: the shape most endpoint lists share. */
+const endpoint = (
+  title: string,
+  description: string,
+  extra: Record<string, JsonSchema> = {},
+): JsonSchema => ({
+  title,
+  description,
+  type: 'object',
+  additionalProperties: false,
+  properties: { path, method, ...extra },
+});
+
+const endpointMethodMeta: JsonSchema = {
+  title: 'EndpointMethodMeta',
+  description: 'What an endpoint list does for one method.',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    action: {
+      type: 'string',
+      enum: ['no_action', 'reply'],
+      description:
+        '`no_action` lets the request through; `reply` answers with `code`, `data` and `headers` (a mock: not supported by svc yet, refused).',
+    },
+    code: { type: 'integer', description: 'Status of a `reply`.' },
+    data: { type: 'string', description: 'Body of a `reply`.' },
+    headers: stringMap('Headers of a `reply`.'),
+  },
+};
+
+const endpointMeta: JsonSchema = {
+  title: 'EndPointMeta',
+  description: 'An endpoint of an allow, block or ignore list.',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    path: { type: 'string', description: 'Path (a regular expression) relative to the listen path.' },
+    method: { ...httpMethod, description: 'HTTP method (newer definitions use `method_actions`).' },
+    ignore_case: { type: 'boolean', description: 'Match the path case-insensitively.' },
+    disabled: { type: 'boolean', description: 'Skips the entry.' },
+    method_actions: {
+      type: 'object',
+      additionalProperties: endpointMethodMeta,
+      description: 'What to do per method.',
+    },
+  },
+};
+
+const templateData: JsonSchema = {
+  title: 'TemplateData',
+  description: 'A body template.',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    input_type: {
+      type: 'string',
+      enum: ['', 'json', 'xml'],
+      description: 'Format of the body the template reads.',
+    },
+    template_mode: {
+      type: 'string',
+      enum: ['', 'blob', 'file'],
+      description: '`blob`: `template_source` is the base64 template; `file`: a file path.',
+    },
+    enable_session: { type: 'boolean', description: 'Make the session metadata available to the template.' },
+    template_source: { type: 'string', description: 'The template (base64 in `blob` mode) or its file.' },
+    from_dashboard: {
+      type: 'boolean',
+      description: 'Kept for definitions written by a dashboard; has no effect.',
+    },
+  },
+};
+
+const templateMeta = endpoint('TemplateMeta', 'A body transform of one endpoint.', {
+  template_data: templateData,
+  disabled: { type: 'boolean', description: 'Skips the entry.' },
+});
+
+const transformJq = endpoint('TransformJQMeta', 'A jq body transform of one endpoint.', {
+  filter: { type: 'string', description: 'The jq filter.' },
+});
+
+const headerInjection = endpoint('HeaderInjectionMeta', 'Headers added and removed on one endpoint.', {
+  add_headers: stringMap('Headers added.'),
+  delete_headers: strings('Headers removed.'),
+  act_on: { type: 'boolean', description: 'Act on the response instead of the request.' },
+  disabled: { type: 'boolean', description: 'Skips the entry.' },
+});
+
+const stringRegexMap: JsonSchema = {
+  title: 'StringRegexMap',
+  description: 'A regular expression a value must match.',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    match_rx: { type: 'string', description: 'The regular expression.' },
+    reverse: { type: 'boolean', description: 'Trigger when the value does not match.' },
+  },
+};
+
+const regexMap = (what: string): JsonSchema => ({
+  type: 'object',
+  additionalProperties: stringRegexMap,
+  description: `${what} -> the regular expression its value must match.`,
+});
+
+/** An internal target: another API of the gateway, by reference, with a path and query. */
+const internalTarget = (title: string, description: string): JsonSchema => ({
+  title,
+  description,
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    target: resourceRef('The ApiDefinition to send the request to'),
+    path: { type: 'string', description: 'Path on the target API (no query).' },
+    query: { type: 'string', description: 'Query added to the request, such as `check_limits=true`.' },
+  },
+});
+
+const routingTrigger: JsonSchema = {
+  title: 'RoutingTrigger',
+  description: 'A condition that rewrites the URL to another target.',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    on: { type: 'string', enum: ['all', 'any'], description: 'Whether all options or any must match.' },
+    options: {
+      title: 'RoutingTriggerOptions',
+      description: 'What the trigger matches.',
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        header_matches: regexMap('Header name'),
+        query_val_matches: regexMap('Query parameter'),
+        path_part_matches: regexMap('Path part'),
+        session_meta_matches: regexMap('Session metadata key'),
+        request_context_matches: regexMap('Request context variable'),
+        payload_matches: stringRegexMap,
+      },
+    },
+    rewrite_to: { type: 'string', description: 'Where the request goes when the trigger matches.' },
+    rewrite_to_internal: internalTarget('RewriteToInternal', 'Another API of the gateway to rewrite to.'),
+  },
+};
+
+const urlRewrite = endpoint('URLRewriteMeta', 'A URL rewrite of one endpoint.', {
+  match_pattern: {
+    type: 'string',
+    description: 'Regular expression over the path; its groups are `$1`, `$2`, ...',
+  },
+  rewrite_to: { type: 'string', description: 'The new path, or URL.' },
+  rewrite_to_internal: internalTarget('RewriteToInternal', 'Another API of the gateway to rewrite to.'),
+  triggers: { type: 'array', items: routingTrigger, description: 'Conditions that rewrite elsewhere.' },
+  disabled: { type: 'boolean', description: 'Skips the entry.' },
+});
+
+const virtualMeta = endpoint(
+  'VirtualMeta',
+  'A virtual endpoint: a function answers instead of the upstream.',
+  {
+    response_function_name: { type: 'string', description: 'Name of the function.' },
+    function_source_type: { type: 'string', description: '`blob` (base64 source) or `file`.' },
+    function_source_uri: { type: 'string', description: 'The source (base64) or its file.' },
+    use_session: { type: 'boolean', description: 'Pass the session to the function.' },
+    proxy_on_error: { type: 'boolean', description: 'Proxy upstream when the function fails.' },
+    disabled: { type: 'boolean', description: 'Skips the entry.' },
+  },
+);
+
+const circuitBreaker = endpoint('CircuitBreakerMeta', 'A circuit breaker of one endpoint.', {
+  threshold_percent: {
+    type: 'string',
+    pattern: '^(0(\\.\\d+)?|1(\\.0+)?)$',
+    description:
+      'Share of failed requests (0 to 1, written as a string such as "0.5") that trips the breaker.',
+  },
+  samples: { type: 'integer', minimum: 0, description: 'Requests the share is computed over.' },
+  return_to_service_after: {
+    type: 'integer',
+    minimum: 0,
+    description: 'Seconds before the endpoint is tried again.',
+  },
+  disable_half_open_state: {
+    type: 'boolean',
+    description: 'Return to service at once instead of on trial requests.',
+  },
+  disabled: { type: 'boolean', description: 'Skips the entry.' },
+});
+
+const validateJson = endpoint(
+  'ValidatePathMeta',
+  'JSON Schema validation of request bodies on one endpoint.',
+  {
+    schema: {
+      type: 'object',
+      description: 'The JSON Schema the body must match.',
+      'x-kubernetes-preserve-unknown-fields': true,
+    },
+    schema_b64: { type: 'string', description: 'The JSON Schema, base64 encoded (older definitions).' },
+    error_response_code: {
+      type: 'integer',
+      minimum: 400,
+      maximum: 599,
+      description: 'Status of a refused body (default 422).',
+    },
+    disabled: { type: 'boolean', description: 'Skips the entry.' },
+  },
+);
+
+const cacheMeta = endpoint('CacheMeta', 'Advanced cache settings of one endpoint.', {
+  cache_key_regex: {
+    type: 'string',
+    description: 'Regular expression over the body whose match joins the cache key.',
+  },
+  cache_response_codes: {
+    type: 'array',
+    items: { type: 'integer' },
+    description: 'Statuses that are cached.',
+  },
+  timeout: { type: 'integer', minimum: 0, description: 'Seconds a response stays cached.' },
+  disabled: { type: 'boolean', description: 'Skips the entry.' },
+});
+
+const endpointList = (items: JsonSchema, description: string): JsonSchema =>
+  notYet({ type: 'array', items, description });
+const supportedList = (items: JsonSchema, description: string): JsonSchema =>
+  enforced({ type: 'array', items, description });
+
+/**
+ * Per-path middleware of a version. A list not supported yet is accepted empty; a path is a
+ * regular expression with `{name}` parameters, matched from the start of the path after the listen
+ * path up to a segment boundary (schemas/rules/endpoints.ts).
+ */
+export const extendedPaths: JsonSchema = {
+  title: 'ExtendedPathsSet',
+  description: 'Per-path middleware of the version.',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    ignored: supportedList(
+      endpointMeta,
+      'Endpoints served without authentication (no key asked, no key limits counted).',
+    ),
+    white_list: supportedList(
+      endpointMeta,
+      'The only endpoints served; any other gets 403 `Requested endpoint is forbidden`.',
+    ),
+    black_list: supportedList(endpointMeta, 'Endpoints refused with 403 `Requested endpoint is forbidden`.'),
+    cache: endpointList({ type: 'string' }, 'Paths whose safe requests are cached.'),
+    advance_cache_config: endpointList(cacheMeta, 'Cache settings per endpoint.'),
+    transform: endpointList(templateMeta, 'Request body templates.'),
+    transform_response: endpointList(templateMeta, 'Response body templates.'),
+    transform_jq: endpointList(transformJq, 'Request jq transforms.'),
+    transform_jq_response: endpointList(transformJq, 'Response jq transforms.'),
+    transform_headers: supportedList(
+      headerInjection,
+      'Request header changes per endpoint: the first entry matching removes `delete_headers`, then sets `add_headers`.',
+    ),
+    transform_response_headers: supportedList(
+      headerInjection,
+      'Response header changes per endpoint: the first entry matching removes `delete_headers`, then sets `add_headers`.',
+    ),
+    hard_timeouts: endpointList(
+      endpoint('HardTimeoutMeta', 'A timeout of one endpoint.', {
+        timeout: { type: 'integer', minimum: 0, description: 'Seconds before the gateway answers 504.' },
+        disabled: { type: 'boolean', description: 'Skips the entry.' },
+      }),
+      'Upstream timeouts per endpoint.',
+    ),
+    circuit_breakers: endpointList(circuitBreaker, 'Circuit breakers per endpoint.'),
+    url_rewrites: endpointList(urlRewrite, 'URL rewrites per endpoint.'),
+    virtual: endpointList(virtualMeta, 'Virtual endpoints.'),
+    size_limits: supportedList(
+      endpoint('RequestSizeMeta', 'A request size limit of one endpoint.', {
+        size_limit: {
+          type: 'integer',
+          minimum: 0,
+          description: 'Largest request body in bytes (0: no body); past it 413.',
+        },
+        disabled: { type: 'boolean', description: 'Skips the entry.' },
+      }),
+      'Request size limits per endpoint (with `global_size_limit`, the smaller applies).',
+    ),
+    method_transforms: supportedList(
+      endpoint('MethodTransformMeta', 'A method change of one endpoint.', {
+        to_method: { ...httpMethod, description: 'Method sent upstream (not HEAD).' },
+        disabled: { type: 'boolean', description: 'Skips the entry.' },
+      }),
+      'Method changes per endpoint: the first entry matching sends the request upstream with `to_method`.',
+    ),
+    track_endpoints: endpointList(
+      endpoint('TrackEndpointMeta', 'An endpoint whose requests are tracked.', {
+        disabled: { type: 'boolean', description: 'Skips the entry.' },
+      }),
+      'Endpoints tracked in analytics.',
+    ),
+    do_not_track_endpoints: endpointList(
+      endpoint('TrackEndpointMeta', 'An endpoint whose requests are tracked.', {
+        disabled: { type: 'boolean', description: 'Skips the entry.' },
+      }),
+      'Endpoints left out of analytics.',
+    ),
+    validate_json: endpointList(validateJson, 'JSON Schema validation per endpoint.'),
+    internal: endpointList(
+      endpoint('InternalMeta', 'An endpoint reachable only from other APIs.', {
+        disabled: { type: 'boolean', description: 'Skips the entry.' },
+      }),
+      'Endpoints reachable only from other APIs.',
+    ),
+    mock_response: endpointList(
+      endpoint('MockResponseMeta', 'A mock answer of one endpoint.', {
+        code: { type: 'integer', description: 'Status.' },
+        body: { type: 'string', description: 'Body.' },
+        headers: stringMap('Headers.'),
+        disabled: { type: 'boolean', description: 'Skips the entry.' },
+      }),
+      'Mock answers per endpoint.',
+    ),
+    go_plugin: endpointList(
+      endpoint('GoPluginMeta', 'A compiled plugin of one endpoint.', {
+        plugin_path: { type: 'string', description: 'Plugin file.' },
+        func_name: { type: 'string', description: 'Function name.' },
+        disabled: { type: 'boolean', description: 'Skips the entry.' },
+      }),
+      'Compiled plugins per endpoint.',
+    ),
+    persist_graphql: endpointList(
+      endpoint('PersistGraphQLMeta', 'A REST endpoint answered by a stored GraphQL operation.', {
+        operation: { type: 'string', description: 'The GraphQL operation.' },
+        variables: {
+          type: 'object',
+          description: 'Variables of the operation.',
+          'x-kubernetes-preserve-unknown-fields': true,
+        },
+      }),
+      'Stored GraphQL operations per endpoint.',
+    ),
+    rate_limit: endpointList(
+      endpoint('RateLimitMeta', 'A rate limit of one endpoint.', {
+        rate: { type: 'number', minimum: 0, description: 'Requests per `per` seconds.' },
+        per: { type: 'number', minimum: 0, description: 'Window in seconds.' },
+        disabled: { type: 'boolean', description: 'Skips the entry.' },
+      }),
+      'Rate limits per endpoint (API-wide, all clients together).',
+    ),
+  },
+};
+
+const versionInfo: JsonSchema = {
+  title: 'VersionInfo',
+  description: 'One version of the API.',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    name: enforced({ type: 'string', description: 'Version name.' }),
+    expires: enforced({
+      type: 'string',
+      description:
+        'When the version expires (`2006-01-02 15:04`, UTC); from then on requests get 403. Empty: never.',
+    }),
+    paths: enforced({
+      title: 'VersionInfoPaths',
+      description: 'Older endpoint lists: plain paths, every method.',
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        ignored: strings('Paths served without authentication.'),
+        white_list: strings('The only paths served.'),
+        black_list: strings('Paths refused.'),
+      },
+    }),
+    use_extended_paths: enforced({
+      type: 'boolean',
+      description:
+        'Use `extended_paths` (accepted either way: the lists of extended_paths say what is not supported).',
+    }),
+    extended_paths: extendedPaths,
+    global_headers: enforced(stringMap('Headers set on every upstream request (replacing the client\'s).')),
+    global_headers_remove: enforced(strings('Headers removed from every upstream request.')),
+    global_headers_disabled: enforced({
+      type: 'boolean',
+      description: 'Turns `global_headers` and `global_headers_remove` off.',
+    }),
+    global_response_headers: enforced(
+      stringMap('Headers set on every response (replacing the upstream\'s).'),
+    ),
+    global_response_headers_remove: enforced(strings('Headers removed from every response.')),
+    global_response_headers_disabled: enforced({
+      type: 'boolean',
+      description: 'Turns `global_response_headers` off.',
+    }),
+    ignore_endpoint_case: enforced({
+      type: 'boolean',
+      description: 'Match endpoint paths case-insensitively.',
+    }),
+    global_size_limit: enforced({
+      type: 'integer',
+      minimum: 0,
+      description: 'Largest request body in bytes for every endpoint (past it 413); 0 no limit.',
+    }),
+    global_size_limit_disabled: enforced({ type: 'boolean', description: 'Turns `global_size_limit` off.' }),
+    override_target: enforced({
+      type: 'string',
+      description:
+        'Upstream of this version, instead of `proxy.target_url` (a URL without a scheme means http://).',
+    }),
+  },
+};
+
+/** Versions of a classic API. */
+export const versionData: JsonSchema = {
+  title: 'VersionData',
+  description: 'Versions of the API. A new API has one version, `Default`, and is not versioned.',
+  type: 'object',
+  additionalProperties: false,
+  'x-svc-support': 'supported',
+  properties: {
+    not_versioned: {
+      type: 'boolean',
+      default: true,
+      description:
+        'Serve one version only (`default_version`, else `Default`, else the only one); false chooses the version per request, as `definition` says.',
+    },
+    default_version: {
+      type: 'string',
+      description:
+        'Version used when a request names none (without one, such a request of a versioned API gets 403 `Version information not found`).',
+    },
+    versions: {
+      type: 'object',
+      additionalProperties: versionInfo,
+      description: 'Versions by name.',
+    },
+  },
+};
+
+/** How a request names its version (`definition`). */
+export const versionDefinition: JsonSchema = {
+  title: 'VersionDefinition',
+  description: 'Where a request names its version.',
+  type: 'object',
+  additionalProperties: false,
+  'x-svc-support': 'supported',
+  properties: {
+    enabled: notYet({
+      type: 'boolean',
+      description: 'Versions served by other APIs (the base API of `versions`).',
+    }),
+    name: notYet({ type: 'string', description: 'Name of the base version (versions served by other APIs).' }),
+    default: notYet({
+      type: 'string',
+      description: 'Default version among versions served by other APIs (here: `version_data.default_version`).',
+    }),
+    location: {
+      type: 'string',
+      enum: ['', 'header', 'url-param', 'url'],
+      description:
+        'Where a request of an API with `not_versioned: false` names its version: a header, a query parameter, or the first path segment after the listen path.',
+    },
+    key: { type: 'string', description: 'Header or query parameter name (`header`, `url-param`).' },
+    strip_path: {
+      type: 'boolean',
+      description: 'With `url`: remove the version segment from the path sent upstream.',
+    },
+    strip_versioning_data: {
+      type: 'boolean',
+      description: 'Remove the version (header, query parameter or path segment) from the request sent upstream.',
+    },
+    url_versioning_pattern: {
+      type: 'string',
+      description: 'With `url`: a first segment that does not match this regular expression names no version.',
+    },
+    fallback_to_default: {
+      type: 'boolean',
+      description: 'Serve an unknown version with `default_version` instead of 403.',
+    },
+    versions: notYet(stringMap('Version name -> ID of the API that serves it.')),
+  },
+};

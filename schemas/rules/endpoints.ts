@@ -1,0 +1,217 @@
+/**
+ * Rules of a classic API's endpoint lists and per-endpoint settings
+ * (`version_data.versions.<v>.extended_paths`, `paths`), written once for the webhooks and the
+ * gateway: each endpoint path is a regular expression the gateway can compile (as
+ * `endpointPathPattern` writes it), and what is not enforced yet inside a supported list (a
+ * `reply` action, a mock) is refused by name.
+ */
+import type { EndPointMeta, ExtendedPathsSet, VersionData, VersionInfo } from '../generated/models.ts';
+import { NOT_SUPPORTED_YET } from '../support.ts';
+import { quote, type FieldProblem } from './field-problem.ts';
+import { list, model, problem, text, type Unchecked } from './read.ts';
+import { regexProblem } from './values.ts';
+import { fieldPath } from '../validate.ts';
+import { isTargetProblem, parseTarget } from './api-definition.ts';
+
+const pointerKey = (k: string): string => k.replaceAll('~', '~0').replaceAll('/', '~1');
+
+/**
+ * The regular expression source of an endpoint path: `{name}` parameters become `([^/]+)`; the
+ * path is anchored at the start and must end at a segment boundary (`/users` matches `/users`
+ * and `/users/42`, not `/usersX`), unless it ends with `/` itself.
+ */
+export function endpointPathPattern(path: string): string {
+  const source = path.replace(/\{[^{}/]*\}/g, '([^/]+)');
+  return `^(?:${source})${source.endsWith('/') ? '' : '(?=/|$)'}`;
+}
+
+/** Why `path` is not an endpoint path the gateway can compile, or undefined. */
+export function endpointPathProblem(path: string): string | undefined {
+  if (regexProblem(endpointPathPattern(path)) === undefined) return undefined;
+  return `${quote(path)} is not a valid regular expression: escape special characters such as ( [ ? with a backslash`;
+}
+
+/**
+ * The time a version's `expires` (`2006-01-02 15:04`, UTC, as the reference gateway writes it)
+ * stands for, in milliseconds since the epoch; undefined when it is not such a time.
+ */
+export function versionExpiry(expires: string): number | undefined {
+  const m = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2})$/.exec(expires.trim());
+  if (m === null) return undefined;
+  const [y, mo, d, h, mi] = m.slice(1).map(Number) as [number, number, number, number, number];
+  const t = Date.UTC(y, mo - 1, d, h, mi);
+  const back = new Date(t);
+  return back.getUTCMonth() === mo - 1 && back.getUTCDate() === d && h < 24 && mi < 60 ? t : undefined;
+}
+
+/** The endpoint lists of `extended_paths` whose entries are `EndPointMeta`. */
+export const ENDPOINT_LISTS = ['ignored', 'white_list', 'black_list'] as const;
+
+/** Lists of `extended_paths` whose entries have a `path` the gateway compiles. */
+const PATH_LISTS = [
+  ...ENDPOINT_LISTS,
+  'size_limits',
+  'transform_headers',
+  'transform_response_headers',
+  'method_transforms',
+] as const satisfies readonly (keyof ExtendedPathsSet)[];
+
+/** An HTTP header name (RFC 9110 token). */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** Control characters a header value must not carry. */
+// eslint-disable-next-line no-control-regex -- control characters are what it finds
+const BAD_HEADER_VALUE = /[\0-\x08\x0a-\x1f\x7f]/;
+/** The reference's variables in header values, which svc does not replace yet. */
+const VARIABLE = /\$tyk_(context|meta|secrets)\./;
+
+/** Problems of the headers a version adds and removes (`at`: the field path of the map or list). */
+function headerProblems(at: string, add: unknown, remove: unknown): FieldProblem[] {
+  const out: FieldProblem[] = [];
+  for (const [name, value] of Object.entries(model<Record<string, unknown>>(add) ?? {})) {
+    const where = `${at}${fieldPath(`/${pointerKey(name)}`).replace(/^(?!\[)/, '.')}`;
+    if (!HEADER_NAME.test(name)) {
+      out.push(problem(where, 'Invalid', `${quote(name)} is not a header name`));
+    }
+    const v = text(value);
+    if (v !== undefined && BAD_HEADER_VALUE.test(v)) {
+      out.push(problem(where, 'Invalid', 'a header value must not hold line breaks or control characters'));
+    } else if (v !== undefined && VARIABLE.test(v)) {
+      out.push(
+        problem(
+          where,
+          'NotSupportedYet',
+          `${NOT_SUPPORTED_YET}: variables ($tyk_context., $tyk_meta., $tyk_secrets.) in header values`,
+        ),
+      );
+    }
+  }
+  return out.concat(
+    list(remove).flatMap((n, i) => {
+      const name = text(n);
+      return name !== undefined && name !== '' && !HEADER_NAME.test(name)
+        ? [problem(`${at}[${i}]`, 'Invalid', `${quote(name)} is not a header name`)]
+        : [];
+    }),
+  );
+}
+
+/**
+ * Every problem of the versions' settings in `versionData` (paths under `version_data.`): the
+ * expiry time, the endpoint paths, the actions not served yet.
+ */
+export function endpointProblems(versionData: unknown): FieldProblem[] {
+  const out: FieldProblem[] = [];
+  const versions = model<Record<string, unknown>>(model<VersionData>(versionData)?.versions) ?? {};
+  for (const [name, v] of Object.entries(versions)) {
+    const version = model<VersionInfo>(v);
+    if (version === undefined) continue;
+    const at = fieldPath(`/version_data/versions/${pointerKey(name)}`);
+    const expires = text(version.expires)?.trim();
+    if (expires !== undefined && expires !== '' && versionExpiry(expires) === undefined) {
+      out.push(
+        problem(
+          `${at}.expires`,
+          'Invalid',
+          `${quote(expires)} is not a time: write it as YYYY-MM-DD HH:MM (UTC), such as "2030-01-31 23:59", or leave it empty for never`,
+        ),
+      );
+    }
+    const older = model<Record<string, unknown>>(version.paths) ?? {};
+    for (const listName of ENDPOINT_LISTS) {
+      list(older[listName]).forEach((p, i) => {
+        const path = text(p);
+        const bad = path === undefined ? undefined : endpointPathProblem(path);
+        if (bad !== undefined) out.push(problem(`${at}.paths.${listName}[${i}]`, 'Invalid', bad));
+      });
+    }
+    const override = text(version.override_target)?.trim();
+    if (override !== undefined && override !== '') {
+      const t = parseTarget(override);
+      if (isTargetProblem(t)) out.push(problem(`${at}.override_target`, t.type, t.message));
+    }
+    out.push(
+      ...headerProblems(`${at}.global_headers`, version.global_headers, version.global_headers_remove),
+      ...headerProblems(
+        `${at}.global_response_headers`,
+        version.global_response_headers,
+        version.global_response_headers_remove,
+      ),
+    );
+    const extended = model<ExtendedPathsSet>(version.extended_paths) ?? {};
+    for (const listName of PATH_LISTS) {
+      list(extended[listName]).forEach((e, i) => {
+        const entry = model<EndPointMeta>(e);
+        const path = text(entry?.path);
+        const where = `${at}.extended_paths.${listName}[${i}]`;
+        const bad = path === undefined ? undefined : endpointPathProblem(path);
+        if (bad !== undefined) out.push(problem(`${where}.path`, 'Invalid', bad));
+        if (listName === 'transform_headers' || listName === 'transform_response_headers') {
+          const h = model<Record<string, unknown>>(e) ?? {};
+          out.push(...headerProblems(`${where}.add_headers`, h.add_headers, h.delete_headers));
+        }
+        if (listName === 'method_transforms') {
+          const m = model<Record<string, unknown>>(e) ?? {};
+          for (const field of ['method', 'to_method']) {
+            if (text(m[field])?.toUpperCase() === 'HEAD') {
+              out.push(
+                problem(
+                  `${where}.${field}`,
+                  'NotSupported',
+                  'HEAD is not transformed: its response has no body, unlike the other methods',
+                ),
+              );
+            }
+          }
+        }
+        if (!(ENDPOINT_LISTS as readonly string[]).includes(listName)) return;
+        const actions = model<Record<string, unknown>>(entry?.method_actions) ?? {};
+        for (const [method, a] of Object.entries(actions)) {
+          const action = model<Record<string, unknown>>(a);
+          if (action?.action === 'reply') {
+            const path = `${where}${fieldPath(`/method_actions/${pointerKey(method)}/action`).replace(/^(?!\[)/, '.')}`;
+            out.push(problem(path, 'NotSupportedYet', NOT_SUPPORTED_YET));
+          }
+        }
+      });
+    }
+  }
+  return out;
+}
+
+/** The methods an `EndPointMeta` covers: its `method` and the keys of its `method_actions`. */
+export function endpointMethods(e: Unchecked<EndPointMeta>): string[] {
+  const out = Object.keys(model<Record<string, unknown>>(e.method_actions) ?? {});
+  const m = text(e.method);
+  if (m !== undefined && m !== '') out.push(m);
+  return out;
+}
+
+/**
+ * Problems of how an API versioned per request (`version_data.not_versioned: false`) names its
+ * version (`definition`): a header or query parameter needs its name; the URL pattern must be a
+ * regular expression.
+ */
+export function versionChoiceProblems(api: { version_data?: unknown; definition?: unknown }): FieldProblem[] {
+  const out: FieldProblem[] = [];
+  if (model<VersionData>(api.version_data)?.not_versioned !== false) return out;
+  const d = model<Record<string, unknown>>(api.definition) ?? {};
+  const location = text(d.location);
+  const key = text(d.key)?.trim() ?? '';
+  if ((location === 'header' || location === 'url-param') && key === '') {
+    out.push(
+      problem(
+        'definition.key',
+        'Required',
+        `name the ${location === 'header' ? 'header' : 'query parameter'} that carries the version, such as x-api-version`,
+      ),
+    );
+  }
+  if (location === 'header' && key !== '' && !HEADER_NAME.test(key)) {
+    out.push(problem('definition.key', 'Invalid', `${quote(key)} is not a header name`));
+  }
+  const pattern = text(d.url_versioning_pattern)?.trim() ?? '';
+  if (pattern !== '' && regexProblem(pattern) !== undefined) {
+    out.push(problem('definition.url_versioning_pattern', 'Invalid', `${quote(pattern)} is not a valid regular expression`));
+  }
+  return out;
+}
