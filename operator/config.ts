@@ -49,7 +49,8 @@ const schema: JsonSchema = {
     },
     SVC_OPERATOR_LICENSE_PUBLIC_KEY: {
       type: 'string',
-      description: "PEM (SPKI) public key the license key's signature is checked with; unset: form and expiry only.",
+      description:
+        "PEM (SPKI) public key the license key's signature is checked with; unset: form and expiry only.",
     },
     SVC_TLS_INSECURE_SKIP_VERIFY: { type: 'boolean', default: false, description: 'Skip TLS verification.' },
     WATCH_NAMESPACE: {

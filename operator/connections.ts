@@ -146,7 +146,11 @@ export class Connections {
     if (conn.mode === 'pro' && this.#license) {
       const problem = await this.#license.problem(conn.licenseKey);
       if (problem !== undefined) {
-        return { ok: false, reason: 'LicenseInvalid', message: `mode pro (dashboard at ${conn.url}): ${problem}` };
+        return {
+          ok: false,
+          reason: 'LicenseInvalid',
+          message: `mode pro (dashboard at ${conn.url}): ${problem}`,
+        };
       }
     }
     const key = createHash('sha256')

@@ -152,7 +152,9 @@ const cases: Case[] = [
       CORS: { enable: true },
       enable_detailed_recording: true,
       version_data: {
-        versions: { Default: { name: 'Default', extended_paths: { url_rewrites: [{ path: '/a', rewrite_to: '/b' }] } } },
+        versions: {
+          Default: { name: 'Default', extended_paths: { url_rewrites: [{ path: '/a', rewrite_to: '/b' }] } },
+        },
       },
     }),
     errors: [

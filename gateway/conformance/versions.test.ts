@@ -99,12 +99,7 @@ const apis = (): Record<string, unknown>[] => [
     ),
     { strip_listen_path: true },
   ),
-  keyless(
-    'byurlkeep',
-    '/byurlkeep/',
-    echo.url,
-    versioned({ location: 'url' }, { v1: {} }),
-  ),
+  keyless('byurlkeep', '/byurlkeep/', echo.url, versioned({ location: 'url' }, { v1: {} })),
   keyed(
     'keyver',
     '/keyver/',
@@ -130,11 +125,21 @@ const apis = (): Record<string, unknown>[] => [
           global_response_headers_remove: ['x-upstream'],
           extended_paths: {
             transform_headers: [
-              { path: '/users', method: 'GET', add_headers: { 'x-users': 'yes' }, delete_headers: ['x-global'] },
+              {
+                path: '/users',
+                method: 'GET',
+                add_headers: { 'x-users': 'yes' },
+                delete_headers: ['x-global'],
+              },
               { path: '/off', method: 'GET', add_headers: { 'x-off': 'yes' }, disabled: true },
             ],
             transform_response_headers: [
-              { path: '/users', method: 'GET', add_headers: { 'x-upstream': 'rewritten' }, delete_headers: ['x-resp'] },
+              {
+                path: '/users',
+                method: 'GET',
+                add_headers: { 'x-upstream': 'rewritten' },
+                delete_headers: ['x-resp'],
+              },
             ],
             method_transforms: [{ path: '/convert', method: 'GET', to_method: 'POST' }],
           },

@@ -90,9 +90,11 @@ export async function startGraphqlUpstream(): Promise<TestUpstream> {
       let params: { query?: string; variables?: Record<string, unknown>; operationName?: string };
       if (req.method === 'GET') {
         const v = u.searchParams.get('variables');
+        const op = u.searchParams.get('operationName');
         params = {
           query: u.searchParams.get('query') ?? '',
           ...(v === null ? {} : { variables: JSON.parse(v) as Record<string, unknown> }),
+          ...(op === null ? {} : { operationName: op }),
         };
       } else params = JSON.parse(await readAll(req)) as typeof params;
       const result = await runGraphql({

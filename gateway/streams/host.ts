@@ -12,6 +12,8 @@ import { request } from 'node:http';
 import { errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
 import { BentoProcess, type BentoAnswer, type BentoState } from '../../lib/bento/process.ts';
+import { createHash } from 'node:crypto';
+import { splitRateLimits } from '../../lib/bento/streams.ts';
 import { PortalWebhooks } from './portal-webhook.ts';
 
 /** Bento as a gateway process sees it. */
@@ -81,6 +83,8 @@ export class LocalHost implements StreamsHost {
   /** What Bento runs, as far as this host put it there (ID -> configuration text). */
   readonly #applied = new Map<string, string>();
   #refused = new Map<string, string>();
+  /** Rate limit resources of each stream (created on Bento before the stream). */
+  readonly #rateLimits = new Map<string, Map<string, Record<string, unknown>>>();
   #queue: Promise<unknown> = Promise.resolve();
   #started = false;
   /** The delivery endpoint of `portal_webhook` outputs (portal-webhook.ts), next to Bento. */
@@ -134,9 +138,14 @@ export class LocalHost implements StreamsHost {
       // portal_webhook outputs become http_client outputs to the delivery endpoint.
       const translated = new Map<string, string>();
       for (const [id, text] of desired) {
-        const config = JSON.parse(text) as Record<string, unknown>;
+        const parsed = JSON.parse(text) as Record<string, unknown>;
+        // A stream's rate limits become node-wide resources named for it.
+        const prefix = `s${createHash('sha256').update(id).digest('hex').slice(0, 12)}`;
+        const { config, rateLimits } = splitRateLimits(parsed, prefix);
         const out = await this.webhooks.translate(id, config);
-        translated.set(id, out === config ? text : JSON.stringify(out));
+        translated.set(id, out === parsed && rateLimits.size === 0 ? text : JSON.stringify(out));
+        if (rateLimits.size > 0) this.#rateLimits.set(id, rateLimits);
+        else this.#rateLimits.delete(id);
       }
       this.#desired = translated;
       if (desired.size === 0 && !this.#started) return new Map<string, string>();
@@ -182,6 +191,10 @@ export class LocalHost implements StreamsHost {
       const exists = running.has(id);
       if (exists && this.#applied.get(id) === text) continue;
       const method = exists ? 'PUT' : 'POST';
+      for (const [name, rl] of this.#rateLimits.get(id) ?? []) {
+        const r = await bento.call('POST', `/resources/rate_limit/${encodeURIComponent(name)}`, JSON.stringify(rl));
+        if (r.status !== 200) this.#log.error('rate limit refused', { stream: id, status: r.status, body: r.body });
+      }
       const res = await bento.call(method, `/streams/${encodeURIComponent(id)}`, text);
       if (res.status === 200) {
         this.#applied.set(id, text);

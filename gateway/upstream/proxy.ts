@@ -104,11 +104,7 @@ class Relay implements Dispatcher.DispatchHandler {
     statusMessage?: string,
   ): void {
     if (statusCode < 200) return; // informational: the final response follows
-    const out = clientResponseHeaders(
-      headers,
-      this.#ctx.responseHeaders,
-      this.#ctx.removedResponseHeaders,
-    );
+    const out = clientResponseHeaders(headers, this.#ctx.responseHeaders, this.#ctx.removedResponseHeaders);
     if (statusMessage !== undefined && statusMessage !== '')
       this.#ctx.res.writeHead(statusCode, statusMessage, out);
     else this.#ctx.res.writeHead(statusCode, out);

@@ -255,6 +255,47 @@ export function replacePortalWebhooks(
   return { config: walk(config) as Record<string, unknown>, count };
 }
 
+/**
+ * A stream's own rate limits (`rate_limit_resources`, which Bento takes only as node-wide
+ * resources in streams mode): taken out of the configuration and renamed for the stream
+ * (`<prefix>_<label>`, so two streams' labels never meet), with the stream's references to them
+ * (`rate_limit: <label>` of outputs and inputs, `rate_limit.resource` of the processor) renamed
+ * to match. The gateway creates them on Bento (`/resources/rate_limit/<name>`) before the stream.
+ */
+export function splitRateLimits(
+  config: Record<string, unknown>,
+  prefix: string,
+): { config: Record<string, unknown>; rateLimits: Map<string, Record<string, unknown>> } {
+  const rateLimits = new Map<string, Record<string, unknown>>();
+  const declared = config.rate_limit_resources;
+  if (!Array.isArray(declared)) return { config, rateLimits };
+  const renamed = new Map<string, string>();
+  for (const r of declared) {
+    const o = asObject(r);
+    if (o === undefined || typeof o.label !== 'string') continue;
+    const { label, ...rest } = o;
+    const name = `${prefix}_${label}`;
+    renamed.set(label, name);
+    rateLimits.set(name, rest);
+  }
+  const walk = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(walk);
+    const o = asObject(v);
+    if (o === undefined) return v;
+    const out: Record<string, unknown> = {};
+    for (const [k, child] of Object.entries(o)) {
+      if (k === 'rate_limit' && typeof child === 'string') out[k] = renamed.get(child) ?? child;
+      else if (k === 'rate_limit' && typeof asObject(child)?.resource === 'string') {
+        const c = asObject(child) ?? {};
+        out[k] = { ...c, resource: renamed.get(String(c.resource)) ?? c.resource };
+      } else out[k] = walk(child);
+    }
+    return out;
+  };
+  const { rate_limit_resources: _declared, ...rest } = config;
+  return { config: walk(rest) as Record<string, unknown>, rateLimits };
+}
+
 /** What a `portal_webhook` becomes when only its validity matters (lint). */
 function lintPlaceholder(): Record<string, unknown> {
   return { http_client: { url: 'http://127.0.0.1:1/deliver', verb: 'POST' } };
@@ -303,7 +344,7 @@ export async function checkStreams(bento: BentoApi, apiId: string, doc: unknown)
   const out = problems.map((p) => `${p.path}: ${p.message}`);
   if (out.length > 0) return out;
   for (const s of streams) {
-    const { config } = replacePortalWebhooks(s.config, lintPlaceholder);
+    const { config } = replacePortalWebhooks(splitRateLimits(s.config, 'lint').config, lintPlaceholder);
     out.push(...(await lintStream(bento, `${STREAMS_PATH}.${s.name}`, config)));
   }
   return out;

@@ -112,10 +112,14 @@ export class DashboardClient implements ManagementClient {
    * hand it to gateways), so the key part of the PEM is left out; the ID is the same as the
    * gateway's (org ID and SHA-256 of the leaf), so the operator's bookkeeping holds.
    */
-  async addCert(pem: string, orgId: string): Promise<boolean> {
-    void orgId; // the dashboard files the certificate under the caller's organisation
-    const certs = (pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []).join('\n');
-    const res = await this.#call('POST', '/api/certs', `${certs}\n`, [409], { contentType: 'application/x-pem-file' });
+  async addCert(pem: string, _orgId: string): Promise<boolean> {
+    // The dashboard files the certificate under the caller's organisation.
+    const certs = (pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []).join(
+      '\n',
+    );
+    const res = await this.#call('POST', '/api/certs', `${certs}\n`, [409], {
+      contentType: 'application/x-pem-file',
+    });
     return res.status !== 409;
   }
 
@@ -177,9 +181,13 @@ export class DashboardClient implements ManagementClient {
         body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
       });
     } catch (err) {
-      throw new TransientError('OP_ERR_DASHBOARD_UNREACHABLE', `dashboard ${this.url} unreachable: ${errorMessage(err)}`, {
-        cause: err,
-      });
+      throw new TransientError(
+        'OP_ERR_DASHBOARD_UNREACHABLE',
+        `dashboard ${this.url} unreachable: ${errorMessage(err)}`,
+        {
+          cause: err,
+        },
+      );
     }
     const text = await res.body.text();
     let parsed: unknown = text;
@@ -192,8 +200,10 @@ export class DashboardClient implements ManagementClient {
     if ((status >= 200 && status < 300) || allowed.includes(status)) return { status, body: parsed };
     const message = messageOf(parsed) ?? text.slice(0, 200);
     const what = `dashboard ${method} ${path.replace(/\?.*$/, '')}: ${status} ${message}`;
-    if (status === 429 || status >= 500) throw new TransientError('OP_ERR_DASHBOARD_UNAVAILABLE', what, { status });
-    if (status === 401 || status === 403) throw new SvcError('OP_ERR_DASHBOARD_UNAUTHORIZED', what, { status });
+    if (status === 429 || status >= 500)
+      throw new TransientError('OP_ERR_DASHBOARD_UNAVAILABLE', what, { status });
+    if (status === 401 || status === 403)
+      throw new SvcError('OP_ERR_DASHBOARD_UNAUTHORIZED', what, { status });
     if (status === 409) throw new TransientError('OP_ERR_DASHBOARD_CONFLICT', what, { status });
     throw new InputError('OP_ERR_DASHBOARD_REJECTED', what, { status });
   }

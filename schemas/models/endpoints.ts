@@ -403,15 +403,13 @@ const versionInfo: JsonSchema = {
         'Use `extended_paths` (accepted either way: the lists of extended_paths say what is not supported).',
     }),
     extended_paths: extendedPaths,
-    global_headers: enforced(stringMap('Headers set on every upstream request (replacing the client\'s).')),
+    global_headers: enforced(stringMap("Headers set on every upstream request (replacing the client's).")),
     global_headers_remove: enforced(strings('Headers removed from every upstream request.')),
     global_headers_disabled: enforced({
       type: 'boolean',
       description: 'Turns `global_headers` and `global_headers_remove` off.',
     }),
-    global_response_headers: enforced(
-      stringMap('Headers set on every response (replacing the upstream\'s).'),
-    ),
+    global_response_headers: enforced(stringMap("Headers set on every response (replacing the upstream's).")),
     global_response_headers_remove: enforced(strings('Headers removed from every response.')),
     global_response_headers_disabled: enforced({
       type: 'boolean',
@@ -474,10 +472,14 @@ export const versionDefinition: JsonSchema = {
       type: 'boolean',
       description: 'Versions served by other APIs (the base API of `versions`).',
     }),
-    name: notYet({ type: 'string', description: 'Name of the base version (versions served by other APIs).' }),
+    name: notYet({
+      type: 'string',
+      description: 'Name of the base version (versions served by other APIs).',
+    }),
     default: notYet({
       type: 'string',
-      description: 'Default version among versions served by other APIs (here: `version_data.default_version`).',
+      description:
+        'Default version among versions served by other APIs (here: `version_data.default_version`).',
     }),
     location: {
       type: 'string',
@@ -492,11 +494,13 @@ export const versionDefinition: JsonSchema = {
     },
     strip_versioning_data: {
       type: 'boolean',
-      description: 'Remove the version (header, query parameter or path segment) from the request sent upstream.',
+      description:
+        'Remove the version (header, query parameter or path segment) from the request sent upstream.',
     },
     url_versioning_pattern: {
       type: 'string',
-      description: 'With `url`: a first segment that does not match this regular expression names no version.',
+      description:
+        'With `url`: a first segment that does not match this regular expression names no version.',
     },
     fallback_to_default: {
       type: 'boolean',

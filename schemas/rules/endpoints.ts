@@ -211,7 +211,13 @@ export function versionChoiceProblems(api: { version_data?: unknown; definition?
   }
   const pattern = text(d.url_versioning_pattern)?.trim() ?? '';
   if (pattern !== '' && regexProblem(pattern) !== undefined) {
-    out.push(problem('definition.url_versioning_pattern', 'Invalid', `${quote(pattern)} is not a valid regular expression`));
+    out.push(
+      problem(
+        'definition.url_versioning_pattern',
+        'Invalid',
+        `${quote(pattern)} is not a valid regular expression`,
+      ),
+    );
   }
   return out;
 }

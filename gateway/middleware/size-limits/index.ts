@@ -65,7 +65,8 @@ export const sizeLimits: Middleware = {
     if (limitsOf === undefined) throw new Error('size-limits: compiled for an API without limits');
     return async (ctx, next) => {
       const limits = limitsOf(ctx);
-      const limit = limits === undefined ? undefined : limitFor(limits, ctx.method.toUpperCase(), endpointPath(ctx));
+      const limit =
+        limits === undefined ? undefined : limitFor(limits, ctx.method.toUpperCase(), endpointPath(ctx));
       if (limit !== undefined) {
         const length = ctx.headers['content-length'];
         if (length !== undefined) {

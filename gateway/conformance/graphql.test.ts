@@ -1,0 +1,413 @@
+/**
+ * GraphQL through a real gateway, against a real GraphQL upstream (graphql-js) and two JSON
+ * upstreams, as tables run with the files and Redis stores, fast path on and off: proxyOnly
+ * validation (GET and POST, variables; invalid queries never reach the upstream), introspection
+ * off, the key's depth limit and field permissions from a policy, the execution engine over
+ * HTTP JSON and GraphQL data sources (nested template URLs, a union chosen by status code,
+ * concurrent fetches, an upstream error with its path), the playground page, and a subscription
+ * relayed over WebSocket.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import WebSocket from 'ws';
+import { startGraphqlUpstream, startJsonUpstream, UPSTREAM_SDL, type TestUpstream } from '../graphql/testing.ts';
+import { keyed, keyless } from '../testing/harness.ts';
+import { describeEachSetup } from '../testing/tables.ts';
+
+let gql: TestUpstream;
+let users: TestUpstream;
+let posts: TestUpstream;
+before(async () => {
+  [gql, users, posts] = await Promise.all([startGraphqlUpstream(), startJsonUpstream(), startJsonUpstream()]);
+});
+after(async () => {
+  await Promise.all([gql.close(), users.close(), posts.close()]);
+});
+
+const UDG_SDL = `
+type Query { user(id: ID!): User lookup(id: ID!): Lookup hello(name: String): String broken: String }
+type User { id: ID! name: String posts: [Post!] }
+type Post { id: ID! title: String }
+type NotFound { message: String }
+union Lookup = User | NotFound
+`;
+
+const apis = (): Record<string, unknown>[] => [
+  keyless('gql', '/gql/', gql.url, {
+    graphql: {
+      enabled: true,
+      execution_mode: 'proxyOnly',
+      schema: UPSTREAM_SDL,
+      playground: { enabled: true, path: '/playground' },
+    },
+  }),
+  keyed('gqlk', '/gqlk/', gql.url, {
+    graphql: { enabled: true, execution_mode: 'proxyOnly', schema: UPSTREAM_SDL, introspection: { disabled: true } },
+  }),
+  keyless('udg', '/udg/', '', {
+    graphql: {
+      enabled: true,
+      execution_mode: 'executionEngine',
+      schema: UDG_SDL,
+      type_field_configurations: [
+        {
+          type_name: 'Query',
+          field_name: 'user',
+          mapping: { disabled: true },
+          data_source: { kind: 'HTTPJSONDataSource', data_source_config: { url: `${users.url}/users/{{ .arguments.id }}` } },
+        },
+        {
+          type_name: 'User',
+          field_name: 'posts',
+          mapping: { path: 'items' },
+          data_source: {
+            kind: 'HTTPJSONDataSource',
+            data_source_config: { url: `${posts.url}/users/{{.object.id}}/posts`, method: 'GET' },
+          },
+        },
+        {
+          type_name: 'Query',
+          field_name: 'lookup',
+          mapping: { disabled: true },
+          data_source: {
+            kind: 'HTTPJSONDataSource',
+            data_source_config: {
+              url: `${users.url}/users/{{.arguments.id}}`,
+              default_type_name: 'User',
+              status_code_type_name_mappings: [{ status_code: 404, type_name: 'NotFound' }],
+            },
+          },
+        },
+        {
+          type_name: 'Query',
+          field_name: 'hello',
+          data_source: { kind: 'GraphQLDataSource', data_source_config: { url: `${gql.url}/graphql`, method: 'POST' } },
+        },
+        {
+          type_name: 'Query',
+          field_name: 'broken',
+          data_source: { kind: 'HTTPJSONDataSource', data_source_config: { url: `${users.url}/fail` } },
+        },
+      ],
+    },
+  }),
+];
+
+interface Row {
+  name: string;
+  method?: 'GET' | 'POST';
+  path: string;
+  key?: string;
+  /** POST body (JSON) or GET query parameters. */
+  params?: { query: string; variables?: Record<string, unknown>; operationName?: string };
+  raw?: string;
+  status: number;
+  /** The JSON body, exactly. */
+  body?: unknown;
+  /** A GraphQL error message the body's first error must have. */
+  error?: string;
+  /** Whether the GraphQL upstream must have been called. */
+  upstream?: boolean;
+}
+
+const rows: Row[] = [
+  {
+    name: 'proxyOnly: a valid POST query reaches the upstream',
+    path: '/gql/graphql',
+    params: { query: '{ hello }' },
+    status: 200,
+    body: { data: { hello: 'hello world' }, path: '/gql/graphql' },
+    upstream: true,
+  },
+  {
+    name: 'proxyOnly: GET with variables and operationName',
+    method: 'GET',
+    path: '/gql/graphql',
+    params: {
+      query: 'query A { users { id } } query B($n: String) { hello(name: $n) }',
+      variables: { n: 'gw' },
+      operationName: 'B',
+    },
+    status: 200,
+    body: { data: { hello: 'hello gw' }, path: '/gql/graphql' },
+    upstream: true,
+  },
+  {
+    name: 'proxyOnly: an unknown field is 400 with its location, never upstream',
+    path: '/gql/graphql',
+    params: { query: '{\n  nope }' },
+    status: 400,
+    body: { errors: [{ message: 'Cannot query field "nope" on type "Query".', locations: [{ line: 2, column: 3 }] }] },
+    upstream: false,
+  },
+  {
+    name: 'proxyOnly: a syntax error is 400, never upstream',
+    path: '/gql/graphql',
+    params: { query: '{ hello ' },
+    status: 400,
+    error: 'Syntax Error: Expected Name, found <EOF>.',
+    upstream: false,
+  },
+  {
+    name: 'proxyOnly: a variable of the wrong type is refused',
+    path: '/gql/graphql',
+    params: { query: 'query($n: Int) { hello(name: $n) }' },
+    status: 400,
+    error: 'Variable "$n" of type "Int" used in position expecting type "String".',
+    upstream: false,
+  },
+  {
+    name: 'proxyOnly: a body that is not JSON',
+    path: '/gql/graphql',
+    raw: 'query { hello }',
+    status: 400,
+    error: 'the body is not JSON: send {"query": "...", "variables": {...}}',
+    upstream: false,
+  },
+  {
+    name: 'proxyOnly: introspection is allowed by default',
+    path: '/gql/graphql',
+    params: { query: '{ __schema { queryType { name } } }' },
+    status: 200,
+    upstream: true,
+  },
+  {
+    name: 'introspection disabled: 403, never upstream',
+    path: '/gqlk/graphql',
+    key: 'gql-open',
+    params: { query: '{ __schema { queryType { name } } }' },
+    status: 403,
+    error: 'GraphQL introspection has been disabled, but the requested query contained the field "__schema".',
+    upstream: false,
+  },
+  {
+    name: 'keyed: no key is refused before GraphQL',
+    path: '/gqlk/graphql',
+    params: { query: '{ hello }' },
+    status: 401,
+    upstream: false,
+  },
+  {
+    name: 'depth: within the policy limit',
+    path: '/gqlk/graphql',
+    key: 'gql-limited',
+    params: { query: '{ users { id friends { id } } }' },
+    status: 200,
+    upstream: true,
+  },
+  {
+    name: 'depth: past the policy limit is 403',
+    path: '/gqlk/graphql',
+    key: 'gql-limited',
+    params: { query: '{ users { friends { friends { id } } } }' },
+    status: 403,
+    body: { errors: [{ message: 'depth limit exceeded' }] },
+    upstream: false,
+  },
+  {
+    name: 'depth: fragments count',
+    path: '/gqlk/graphql',
+    key: 'gql-limited',
+    params: { query: '{ users { ...F } } fragment F on User { friends { friends { id } } }' },
+    status: 403,
+    upstream: false,
+  },
+  {
+    name: 'restricted field: refused, naming it',
+    path: '/gqlk/graphql',
+    key: 'gql-limited',
+    params: { query: '{ user(id: "1") { name email } }' },
+    status: 403,
+    body: {
+      errors: [{ message: 'field: email is restricted on type: User', locations: [{ line: 1, column: 24 }] }],
+    },
+    upstream: false,
+  },
+  {
+    name: 'restricted field: another key may query it',
+    path: '/gqlk/graphql',
+    key: 'gql-open',
+    params: { query: '{ user(id: "1") { email } }' },
+    status: 200,
+    body: { data: { user: { email: 'ada@example.com' } }, path: '/gqlk/graphql' },
+    upstream: true,
+  },
+  {
+    name: 'allowed types: a field not listed is refused',
+    path: '/gqlk/graphql',
+    key: 'gql-allow',
+    params: { query: '{ hello users { id } }' },
+    status: 403,
+    error: 'field: users is restricted on type: Query',
+    upstream: false,
+  },
+  {
+    name: 'allowed types: listed fields pass',
+    path: '/gqlk/graphql',
+    key: 'gql-allow',
+    params: { query: '{ hello }' },
+    status: 200,
+    upstream: true,
+  },
+  {
+    name: 'engine: a nested template URL (user, then their posts)',
+    path: '/udg/',
+    params: { query: '{ user(id: "1") { name posts { title } } }' },
+    status: 200,
+    body: { data: { user: { name: 'Ada', posts: [{ title: 'Notes' }, { title: 'Engines' }] } } },
+  },
+  {
+    name: 'engine: a union member chosen by status code (200)',
+    path: '/udg/',
+    params: { query: '{ lookup(id: "2") { __typename ... on User { name } } }' },
+    status: 200,
+    body: { data: { lookup: { __typename: 'User', name: 'Brian' } } },
+  },
+  {
+    name: 'engine: a union member chosen by status code (404)',
+    path: '/udg/',
+    params: { query: '{ lookup(id: "9") { __typename ... on NotFound { message } } }' },
+    status: 200,
+    body: { data: { lookup: { __typename: 'NotFound', message: 'no user 9' } } },
+  },
+  {
+    name: 'engine: a GraphQL data source with variables',
+    path: '/udg/',
+    params: { query: 'query($n: String) { hello(name: $n) }', variables: { n: 'udg' } },
+    status: 200,
+    body: { data: { hello: 'hello udg' } },
+    upstream: true,
+  },
+  {
+    name: 'engine: an upstream error becomes a GraphQL error with its path',
+    path: '/udg/',
+    params: { query: '{ hello broken }' },
+    status: 200,
+    body: {
+      data: { hello: 'hello world', broken: null },
+      errors: [
+        { message: 'data source answered 500', locations: [{ line: 1, column: 9 }], path: ['broken'], extensions: { status: 500 } },
+      ],
+    },
+  },
+  {
+    name: 'engine: an invalid query is 400',
+    path: '/udg/',
+    params: { query: '{ user { name } }' },
+    status: 400,
+    error: 'Field "user" argument "id" of type "ID!" is required, but it was not provided.',
+  },
+];
+
+describeEachSetup('graphql', () => ({}), ({ gw, index }) => {
+  before(async () => {
+    const g = gw();
+    for (const api of apis()) await g.addApi(api);
+    const policy = await g.admin('POST', '/svc/policies', {
+      id: 'gql-pol',
+      name: 'graphql limits',
+      max_query_depth: 3,
+      partitions: { acl: true, complexity: true },
+      access_rights: {
+        gqlk: { api_id: 'gqlk', versions: ['Default'], restricted_types: [{ name: 'User', fields: ['email'] }] },
+      },
+    });
+    assert.equal(policy.status, 200, policy.text);
+    await g.reload();
+    const keys: [string, Record<string, unknown>][] = [
+      ['gql-limited', { apply_policies: ['gql-pol'] }],
+      ['gql-open', { access_rights: { gqlk: { api_id: 'gqlk', versions: ['Default'] } } }],
+      [
+        'gql-allow',
+        {
+          access_rights: {
+            gqlk: { api_id: 'gqlk', versions: ['Default'], allowed_types: [{ name: 'Query', fields: ['hello'] }] },
+          },
+        },
+      ],
+    ];
+    for (const [id, body] of keys) {
+      const res = await g.admin('POST', `/svc/keys/${id}`, { org_id: '', ...body });
+      assert.equal(res.status, 200, res.text);
+    }
+  });
+
+  for (const row of rows) {
+    test(row.name, async () => {
+      const before = gql.calls.length;
+      const method = row.method ?? 'POST';
+      let path = row.path;
+      let body: string | undefined;
+      if (method === 'GET' && row.params !== undefined) {
+        const q = new URLSearchParams({ query: row.params.query });
+        if (row.params.variables !== undefined) q.set('variables', JSON.stringify(row.params.variables));
+        if (row.params.operationName !== undefined) q.set('operationName', row.params.operationName);
+        path += `?${q.toString()}`;
+      } else body = row.raw ?? JSON.stringify(row.params);
+      const res = await gw().request({
+        method,
+        path,
+        headers: {
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(row.key === undefined ? {} : { authorization: row.key }),
+        },
+        ...(body === undefined ? {} : { body }),
+      });
+      assert.equal(res.status, row.status, res.text);
+      if (row.body !== undefined) assert.deepEqual(res.json, row.body);
+      if (row.error !== undefined) {
+        assert.equal((res.json as { errors: { message: string }[] }).errors[0]?.message, row.error, res.text);
+      }
+      if (row.upstream !== undefined) assert.equal(gql.calls.length > before, row.upstream, 'upstream called');
+    });
+  }
+
+  test('engine: fields of one level are fetched concurrently, identical calls once', async () => {
+    const seen = users.calls.length;
+    users.maxInFlight = 0;
+    const res = await gw().request({
+      method: 'POST',
+      path: '/udg/',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ a: user(id: "1") { name } b: user(id: "2") { name } c: user(id: "1") { id } }' }),
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.json, { data: { a: { name: 'Ada' }, b: { name: 'Brian' }, c: { id: '1' } } });
+    assert.equal(users.calls.length - seen, 2, 'one call per distinct user');
+    assert.equal(users.maxInFlight, 2, 'both users fetched at once');
+  });
+
+  test('playground: the page is served without a key and calls nothing outside', async () => {
+    const res = await gw().request({ path: '/gql/playground' });
+    assert.equal(res.status, 200);
+    assert.match(String(res.headers['content-type']), /^text\/html/);
+    assert.match(res.text, /"endpoint":"\/gql\/"/);
+    assert.doesNotMatch(res.text, /https?:\/\//);
+  });
+
+  test('subscription: relayed over WebSocket (graphql-transport-ws)', async () => {
+    const ws = new WebSocket(`ws://127.0.0.1:${gw().port}/gql/graphql`, 'graphql-transport-ws');
+    const got: unknown[] = [];
+    const done = new Promise<void>((resolve, reject) => {
+      ws.on('open', () => {
+        ws.send(JSON.stringify({ type: 'connection_init' }));
+      });
+      ws.on('message', (raw: Buffer) => {
+        const msg = JSON.parse(raw.toString()) as { type: string; payload?: unknown };
+        if (msg.type === 'connection_ack') {
+          ws.send(
+            JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { count(to: 3) }' } }),
+          );
+        } else if (msg.type === 'next') got.push(msg.payload);
+        else if (msg.type === 'complete') resolve();
+      });
+      ws.on('error', reject);
+    });
+    await done;
+    ws.close();
+    assert.equal(ws.protocol, 'graphql-transport-ws');
+    assert.deepEqual(got, [{ data: { count: 1 } }, { data: { count: 2 } }, { data: { count: 3 } }]);
+  });
+
+  void index;
+});
