@@ -57,7 +57,7 @@ const cases: Case[] = [
     ],
   },
   {
-    name: 'GraphQL is not supported yet (target_url may be empty with it)',
+    name: 'GraphQL with the execution engine needs no target_url',
     obj: apiDefinition('orders', {
       proxy: { listen_path: '/orders/' },
       graphql: {
@@ -66,7 +66,62 @@ const cases: Case[] = [
         schema: 'type Query { user(id: ID!): User } type User { id: ID! }',
       },
     }),
-    errors: [{ path: 'spec.graphql', type: 'NotSupportedYet', message: 'not supported by svc yet' }],
+  },
+  {
+    name: 'a GraphQL schema that does not parse is refused with its line and column',
+    obj: apiDefinition('orders', {
+      proxy: { listen_path: '/orders/', target_url: 'http://orders.default.svc:8080' },
+      graphql: {
+        enabled: true,
+        execution_mode: 'proxyOnly',
+        schema: 'type Query {\n  user(id: ID!: User\n}',
+      },
+    }),
+    errors: [
+      {
+        path: 'spec.graphql.schema',
+        type: 'Invalid',
+        message: 'the schema does not parse: line 2, column 15: Syntax Error: Expected Name, found ":".',
+      },
+    ],
+  },
+  {
+    name: 'a data source naming a field the schema lacks is refused',
+    obj: apiDefinition('orders', {
+      proxy: { listen_path: '/orders/' },
+      graphql: {
+        enabled: true,
+        execution_mode: 'executionEngine',
+        schema: 'type Query { user(id: ID!): String }',
+        type_field_configurations: [
+          {
+            type_name: 'Query',
+            field_name: 'users',
+            data_source: {
+              kind: 'HTTPJSONDataSource',
+              data_source_config: { url: 'http://users/{{ .arguments.id }}' },
+            },
+          },
+          {
+            type_name: 'Mutation',
+            field_name: 'x',
+            data_source: { kind: 'GraphQLDataSource', data_source_config: { url: 'http://x/graphql' } },
+          },
+        ],
+      },
+    }),
+    errors: [
+      {
+        path: 'spec.graphql.type_field_configurations[0].field_name',
+        type: 'Invalid',
+        message: '"Query" has no field "users" in graphql.schema',
+      },
+      {
+        path: 'spec.graphql.type_field_configurations[1].type_name',
+        type: 'Invalid',
+        message: '"Mutation" is not an object type of graphql.schema',
+      },
+    ],
   },
   {
     name: 'a target_url without a scheme means http, as on the gateway',

@@ -26,6 +26,7 @@ import { handlers } from './handlers.ts';
 import { diff } from './json-patch.ts';
 import { memoryLookups } from './memory-lookups.ts';
 import { checkDocumentText } from './oas-document.ts';
+import { buildGraphqlSchema } from '../schemas/rules/graphql.ts';
 import { schemaErrors } from './schema.ts';
 import { BadReviewError, decodeReview } from './server.ts';
 import {
@@ -327,10 +328,13 @@ const oracles: Record<string, (obj: unknown) => string | undefined> = {
     )
       return 'keyless with auth';
     if (
-      at(spec, 'graphql.enabled') !== true &&
+      !(at(spec, 'graphql.enabled') === true && at(spec, 'graphql.execution_mode') === 'executionEngine') &&
       !(typeof at(spec, 'proxy.target_url') === 'string' && at(spec, 'proxy.target_url') !== '')
     )
       return 'no target_url';
+    const sdl = at(spec, 'graphql.schema');
+    if (typeof sdl === 'string' && sdl !== '' && typeof buildGraphqlSchema(sdl) === 'string')
+      return 'graphql schema';
     const lp = String(at(spec, 'proxy.listen_path'));
     if (!lp.startsWith('/')) return 'listen_path';
     if (/\/\/|%|\/\.\.?(\/|$)/.test(lp)) return 'listen_path not canonical';
@@ -342,7 +346,7 @@ const oracles: Record<string, (obj: unknown) => string | undefined> = {
       const url = URL.parse(/^[a-z][a-z0-9+.-]*:\/\//i.test(target) ? target : `http://${target}`);
       if (url === null || !['http:', 'https:'].includes(url.protocol)) return `target ${target}`;
     }
-    for (const on of ['graphql.enabled', 'CORS.enable', 'use_mutual_tls_auth'])
+    for (const on of ['CORS.enable', 'use_mutual_tls_auth'])
       if (at(spec, on) === true) return `${on} is not supported`;
     if (
       spec.enable_jwt === true &&

@@ -62,7 +62,11 @@ spec: {type: ExternalName, externalName: 127.0.0.1, ports: [{name: http, port: $
     gateway: gw,
     kubeconfig: cp.kubeconfig,
     logDir: dir,
-    env: { WATCH_NAMESPACE: NS, SVC_HTTP_INGRESS_PORT: String(httpPort) },
+    env: {
+      WATCH_NAMESPACE: NS,
+      SVC_HTTP_INGRESS_PORT: String(httpPort),
+      SVC_PUBLISH_SERVICE: `${NS}/gateway`,
+    },
   });
 });
 
@@ -129,6 +133,31 @@ test('deleting a template in use is refused by the webhook, naming the Ingress',
 test('a template change re-builds the APIs of the Ingresses using it', async () => {
   await applyManifest(cp, template('token-auth', '  use_keyless: true\n  use_standard_auth: false'));
   await waitFor('served keyless after the template changed', async () => (await status()) === 200);
+});
+
+test('status.loadBalancer from the published Service: written when it gets an address, updated when it changes', async () => {
+  const lb = async (): Promise<string> =>
+    (
+      await cp.kubectl([
+        'get',
+        'ingress',
+        'orders',
+        '-n',
+        NS,
+        '-o',
+        'jsonpath={.status.loadBalancer.ingress[*].ip}',
+      ])
+    ).stdout;
+  assert.equal(await lb(), '', 'no gateway Service yet: nothing written');
+  const service = (ip: string): string => `apiVersion: v1
+kind: Service
+metadata: {name: gateway, namespace: ${NS}}
+spec: {ports: [{name: http, port: 8080}], externalIPs: [${ip}]}
+`;
+  await applyManifest(cp, service('192.0.2.10'));
+  await waitFor('the external IP in the status', async () => (await lb()) === '192.0.2.10');
+  await applyManifest(cp, service('192.0.2.11'));
+  await waitFor('the new address in the status', async () => (await lb()) === '192.0.2.11');
 });
 
 test('the Ingress deleted: its API gone, and the template may be deleted', async () => {

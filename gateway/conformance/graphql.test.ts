@@ -10,7 +10,12 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
-import { startGraphqlUpstream, startJsonUpstream, UPSTREAM_SDL, type TestUpstream } from '../graphql/testing.ts';
+import {
+  startGraphqlUpstream,
+  startJsonUpstream,
+  UPSTREAM_SDL,
+  type TestUpstream,
+} from '../graphql/testing.ts';
 import { keyed, keyless } from '../testing/harness.ts';
 import { describeEachSetup } from '../testing/tables.ts';
 
@@ -42,7 +47,12 @@ const apis = (): Record<string, unknown>[] => [
     },
   }),
   keyed('gqlk', '/gqlk/', gql.url, {
-    graphql: { enabled: true, execution_mode: 'proxyOnly', schema: UPSTREAM_SDL, introspection: { disabled: true } },
+    graphql: {
+      enabled: true,
+      execution_mode: 'proxyOnly',
+      schema: UPSTREAM_SDL,
+      introspection: { disabled: true },
+    },
   }),
   keyless('udg', '/udg/', '', {
     graphql: {
@@ -54,7 +64,10 @@ const apis = (): Record<string, unknown>[] => [
           type_name: 'Query',
           field_name: 'user',
           mapping: { disabled: true },
-          data_source: { kind: 'HTTPJSONDataSource', data_source_config: { url: `${users.url}/users/{{ .arguments.id }}` } },
+          data_source: {
+            kind: 'HTTPJSONDataSource',
+            data_source_config: { url: `${users.url}/users/{{ .arguments.id }}` },
+          },
         },
         {
           type_name: 'User',
@@ -81,7 +94,10 @@ const apis = (): Record<string, unknown>[] => [
         {
           type_name: 'Query',
           field_name: 'hello',
-          data_source: { kind: 'GraphQLDataSource', data_source_config: { url: `${gql.url}/graphql`, method: 'POST' } },
+          data_source: {
+            kind: 'GraphQLDataSource',
+            data_source_config: { url: `${gql.url}/graphql`, method: 'POST' },
+          },
         },
         {
           type_name: 'Query',
@@ -137,7 +153,11 @@ const rows: Row[] = [
     path: '/gql/graphql',
     params: { query: '{\n  nope }' },
     status: 400,
-    body: { errors: [{ message: 'Cannot query field "nope" on type "Query".', locations: [{ line: 2, column: 3 }] }] },
+    body: {
+      errors: [
+        { message: 'Cannot query field "nope" on type "Query".', locations: [{ line: 2, column: 3 }] },
+      ],
+    },
     upstream: false,
   },
   {
@@ -286,7 +306,12 @@ const rows: Row[] = [
     body: {
       data: { hello: 'hello world', broken: null },
       errors: [
-        { message: 'data source answered 500', locations: [{ line: 1, column: 9 }], path: ['broken'], extensions: { status: 500 } },
+        {
+          message: 'data source answered 500',
+          locations: [{ line: 1, column: 9 }],
+          path: ['broken'],
+          extensions: { status: 500 },
+        },
       ],
     },
   },
@@ -299,115 +324,136 @@ const rows: Row[] = [
   },
 ];
 
-describeEachSetup('graphql', () => ({}), ({ gw, index }) => {
-  before(async () => {
-    const g = gw();
-    for (const api of apis()) await g.addApi(api);
-    const policy = await g.admin('POST', '/svc/policies', {
-      id: 'gql-pol',
-      name: 'graphql limits',
-      max_query_depth: 3,
-      partitions: { acl: true, complexity: true },
-      access_rights: {
-        gqlk: { api_id: 'gqlk', versions: ['Default'], restricted_types: [{ name: 'User', fields: ['email'] }] },
-      },
-    });
-    assert.equal(policy.status, 200, policy.text);
-    await g.reload();
-    const keys: [string, Record<string, unknown>][] = [
-      ['gql-limited', { apply_policies: ['gql-pol'] }],
-      ['gql-open', { access_rights: { gqlk: { api_id: 'gqlk', versions: ['Default'] } } }],
-      [
-        'gql-allow',
-        {
-          access_rights: {
-            gqlk: { api_id: 'gqlk', versions: ['Default'], allowed_types: [{ name: 'Query', fields: ['hello'] }] },
+describeEachSetup(
+  'graphql',
+  () => ({}),
+  ({ gw }) => {
+    before(async () => {
+      const g = gw();
+      for (const api of apis()) await g.addApi(api);
+      const policy = await g.admin('POST', '/svc/policies', {
+        id: 'gql-pol',
+        name: 'graphql limits',
+        max_query_depth: 3,
+        partitions: { acl: true, complexity: true },
+        access_rights: {
+          gqlk: {
+            api_id: 'gqlk',
+            versions: ['Default'],
+            restricted_types: [{ name: 'User', fields: ['email'] }],
           },
         },
-      ],
-    ];
-    for (const [id, body] of keys) {
-      const res = await g.admin('POST', `/svc/keys/${id}`, { org_id: '', ...body });
-      assert.equal(res.status, 200, res.text);
-    }
-  });
-
-  for (const row of rows) {
-    test(row.name, async () => {
-      const before = gql.calls.length;
-      const method = row.method ?? 'POST';
-      let path = row.path;
-      let body: string | undefined;
-      if (method === 'GET' && row.params !== undefined) {
-        const q = new URLSearchParams({ query: row.params.query });
-        if (row.params.variables !== undefined) q.set('variables', JSON.stringify(row.params.variables));
-        if (row.params.operationName !== undefined) q.set('operationName', row.params.operationName);
-        path += `?${q.toString()}`;
-      } else body = row.raw ?? JSON.stringify(row.params);
-      const res = await gw().request({
-        method,
-        path,
-        headers: {
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-          ...(row.key === undefined ? {} : { authorization: row.key }),
-        },
-        ...(body === undefined ? {} : { body }),
       });
-      assert.equal(res.status, row.status, res.text);
-      if (row.body !== undefined) assert.deepEqual(res.json, row.body);
-      if (row.error !== undefined) {
-        assert.equal((res.json as { errors: { message: string }[] }).errors[0]?.message, row.error, res.text);
+      assert.equal(policy.status, 200, policy.text);
+      await g.reload();
+      const keys: [string, Record<string, unknown>][] = [
+        ['gql-limited', { apply_policies: ['gql-pol'] }],
+        ['gql-open', { access_rights: { gqlk: { api_id: 'gqlk', versions: ['Default'] } } }],
+        [
+          'gql-allow',
+          {
+            access_rights: {
+              gqlk: {
+                api_id: 'gqlk',
+                versions: ['Default'],
+                allowed_types: [{ name: 'Query', fields: ['hello'] }],
+              },
+            },
+          },
+        ],
+      ];
+      for (const [id, body] of keys) {
+        const res = await g.admin('POST', `/svc/keys/${id}`, { org_id: '', ...body });
+        assert.equal(res.status, 200, res.text);
       }
-      if (row.upstream !== undefined) assert.equal(gql.calls.length > before, row.upstream, 'upstream called');
     });
-  }
 
-  test('engine: fields of one level are fetched concurrently, identical calls once', async () => {
-    const seen = users.calls.length;
-    users.maxInFlight = 0;
-    const res = await gw().request({
-      method: 'POST',
-      path: '/udg/',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ query: '{ a: user(id: "1") { name } b: user(id: "2") { name } c: user(id: "1") { id } }' }),
-    });
-    assert.equal(res.status, 200, res.text);
-    assert.deepEqual(res.json, { data: { a: { name: 'Ada' }, b: { name: 'Brian' }, c: { id: '1' } } });
-    assert.equal(users.calls.length - seen, 2, 'one call per distinct user');
-    assert.equal(users.maxInFlight, 2, 'both users fetched at once');
-  });
-
-  test('playground: the page is served without a key and calls nothing outside', async () => {
-    const res = await gw().request({ path: '/gql/playground' });
-    assert.equal(res.status, 200);
-    assert.match(String(res.headers['content-type']), /^text\/html/);
-    assert.match(res.text, /"endpoint":"\/gql\/"/);
-    assert.doesNotMatch(res.text, /https?:\/\//);
-  });
-
-  test('subscription: relayed over WebSocket (graphql-transport-ws)', async () => {
-    const ws = new WebSocket(`ws://127.0.0.1:${gw().port}/gql/graphql`, 'graphql-transport-ws');
-    const got: unknown[] = [];
-    const done = new Promise<void>((resolve, reject) => {
-      ws.on('open', () => {
-        ws.send(JSON.stringify({ type: 'connection_init' }));
-      });
-      ws.on('message', (raw: Buffer) => {
-        const msg = JSON.parse(raw.toString()) as { type: string; payload?: unknown };
-        if (msg.type === 'connection_ack') {
-          ws.send(
-            JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { count(to: 3) }' } }),
+    for (const row of rows) {
+      test(row.name, async () => {
+        const before = gql.calls.length;
+        const method = row.method ?? 'POST';
+        let path = row.path;
+        let body: string | undefined;
+        if (method === 'GET' && row.params !== undefined) {
+          const q = new URLSearchParams({ query: row.params.query });
+          if (row.params.variables !== undefined) q.set('variables', JSON.stringify(row.params.variables));
+          if (row.params.operationName !== undefined) q.set('operationName', row.params.operationName);
+          path += `?${q.toString()}`;
+        } else body = row.raw ?? JSON.stringify(row.params);
+        const res = await gw().request({
+          method,
+          path,
+          headers: {
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+            ...(row.key === undefined ? {} : { authorization: row.key }),
+          },
+          ...(body === undefined ? {} : { body }),
+        });
+        assert.equal(res.status, row.status, res.text);
+        if (row.body !== undefined) assert.deepEqual(res.json, row.body);
+        if (row.error !== undefined) {
+          assert.equal(
+            (res.json as { errors: { message: string }[] }).errors[0]?.message,
+            row.error,
+            res.text,
           );
-        } else if (msg.type === 'next') got.push(msg.payload);
-        else if (msg.type === 'complete') resolve();
+        }
+        if (row.upstream !== undefined)
+          assert.equal(gql.calls.length > before, row.upstream, 'upstream called');
       });
-      ws.on('error', reject);
-    });
-    await done;
-    ws.close();
-    assert.equal(ws.protocol, 'graphql-transport-ws');
-    assert.deepEqual(got, [{ data: { count: 1 } }, { data: { count: 2 } }, { data: { count: 3 } }]);
-  });
+    }
 
-  void index;
-});
+    test('engine: fields of one level are fetched concurrently, identical calls once', async () => {
+      const seen = users.calls.length;
+      users.maxInFlight = 0;
+      const res = await gw().request({
+        method: 'POST',
+        path: '/udg/',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          query: '{ a: user(id: "1") { name } b: user(id: "2") { name } c: user(id: "1") { id } }',
+        }),
+      });
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(res.json, { data: { a: { name: 'Ada' }, b: { name: 'Brian' }, c: { id: '1' } } });
+      assert.equal(users.calls.length - seen, 2, 'one call per distinct user');
+      assert.equal(users.maxInFlight, 2, 'both users fetched at once');
+    });
+
+    test('playground: the page is served without a key and calls nothing outside', async () => {
+      const res = await gw().request({ path: '/gql/playground' });
+      assert.equal(res.status, 200);
+      assert.match(String(res.headers['content-type']), /^text\/html/);
+      assert.match(res.text, /"endpoint":"\/gql\/"/);
+      assert.doesNotMatch(res.text, /https?:\/\//);
+    });
+
+    test('subscription: relayed over WebSocket (graphql-transport-ws)', async () => {
+      const ws = new WebSocket(`ws://127.0.0.1:${gw().port}/gql/graphql`, 'graphql-transport-ws');
+      const got: unknown[] = [];
+      const done = new Promise<void>((resolve, reject) => {
+        ws.on('open', () => {
+          ws.send(JSON.stringify({ type: 'connection_init' }));
+        });
+        ws.on('message', (raw: Buffer) => {
+          const msg = JSON.parse(raw.toString()) as { type: string; payload?: unknown };
+          if (msg.type === 'connection_ack') {
+            ws.send(
+              JSON.stringify({
+                id: '1',
+                type: 'subscribe',
+                payload: { query: 'subscription { count(to: 3) }' },
+              }),
+            );
+          } else if (msg.type === 'next') got.push(msg.payload);
+          else if (msg.type === 'complete') resolve();
+        });
+        ws.on('error', reject);
+      });
+      await done;
+      ws.close();
+      assert.equal(ws.protocol, 'graphql-transport-ws');
+      assert.deepEqual(got, [{ data: { count: 1 } }, { data: { count: 2 } }, { data: { count: 3 } }]);
+    });
+  },
+);

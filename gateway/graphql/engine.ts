@@ -19,6 +19,7 @@ import {
   getNamedType,
   isAbstractType,
   Kind,
+  OperationTypeNode,
   print,
   visit,
   type FieldNode,
@@ -66,7 +67,7 @@ export function fillTemplate(
   return template.replace(TEMPLATE, (_all, root: string, rest: string) => {
     const v = pick(root === 'object' ? object : args, rest.slice(1).split('.'));
     if (v === undefined || v === null) return '';
-    return encode(typeof v === 'object' ? JSON.stringify(v) : String(v as string | number | boolean));
+    return encode(typeof v === 'object' ? JSON.stringify(v) : String(v));
   });
 }
 
@@ -115,11 +116,14 @@ function httpJsonResolver(
       .filter((m) => m.type_name !== undefined && m.type_name !== '')
       .map((m) => [m.status_code, m.type_name ?? '']),
   );
-  return async (source, args, ctx) => {
+  return async (source, rawArgs, ctx) => {
+    const args = rawArgs as Record<string, unknown>;
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(config.headers ?? {})) headers[k] = fillTemplate(v, source, args);
-    const body = config.body === undefined || config.body === '' ? undefined : fillTemplate(config.body, source, args);
-    if (body !== undefined && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
+    const body =
+      config.body === undefined || config.body === '' ? undefined : fillTemplate(config.body, source, args);
+    if (body !== undefined && headers['content-type'] === undefined)
+      headers['content-type'] = 'application/json';
     const url = fillTemplate(config.url, source, args, encodeURIComponent);
     let answer: DataSourceAnswer;
     try {
@@ -139,7 +143,7 @@ function httpJsonResolver(
     const typename = member ?? config.default_type_name;
     const tag = (v: unknown): unknown =>
       v !== null && typeof v === 'object' && !Array.isArray(v) && typename !== undefined
-        ? { ...(v as object), [TYPENAME]: typename }
+        ? { ...v, [TYPENAME]: typename }
         : v;
     return Array.isArray(value) ? value.map(tag) : tag(value);
   };
@@ -147,7 +151,9 @@ function httpJsonResolver(
 
 /** The query sending `info`'s field, with its sub-selection and the fragments it uses. */
 function subQuery(info: GraphQLResolveInfo): { query: string; variables: Record<string, unknown> } {
-  const field: FieldNode = { ...(info.fieldNodes[0] as FieldNode), alias: undefined };
+  const first = info.fieldNodes[0];
+  if (first === undefined) throw new GraphQLError('no field to send');
+  const field: FieldNode = { ...first, alias: undefined };
   const selections = info.fieldNodes.flatMap((n) => n.selectionSet?.selections ?? []);
   const node: FieldNode = {
     ...field,
@@ -171,7 +177,7 @@ function subQuery(info: GraphQLResolveInfo): { query: string; variables: Record<
   walk(node);
   const defs = (info.operation.variableDefinitions ?? []).filter((d) => vars.has(d.variable.name.value));
   const header = defs.length === 0 ? '' : `(${defs.map((d) => print(d)).join(', ')})`;
-  const opType = info.operation.operation === 'mutation' ? 'mutation' : 'query';
+  const opType = info.operation.operation === OperationTypeNode.MUTATION ? 'mutation' : 'query';
   const fragments = [...used].map((n) => info.fragments[n]).filter((f) => f !== undefined);
   const query = [`${opType}${header} { ${print(node)} }`, ...fragments.map((f) => print(f))].join('\n');
   const variables: Record<string, unknown> = {};
@@ -204,11 +210,14 @@ function graphqlResolver(
     } catch (err) {
       throw new GraphQLError(`data source unreachable: ${err instanceof Error ? err.message : String(err)}`);
     }
-    const res = answer.body as { data?: Record<string, unknown> | null; errors?: { message?: string }[] } | undefined;
+    const res = answer.body as
+      { data?: Record<string, unknown> | null; errors?: { message?: string }[] } | undefined;
     const first = res?.errors?.[0];
     if (first !== undefined) throw new GraphQLError(first.message ?? 'data source error');
     if (res?.data === undefined || res.data === null) {
-      throw new GraphQLError(`data source answered ${answer.status}`, { extensions: { status: answer.status } });
+      throw new GraphQLError(`data source answered ${answer.status}`, {
+        extensions: { status: answer.status },
+      });
     }
     return mapped(res.data[info.fieldName], mappingPath);
   };

@@ -9,7 +9,7 @@
  * `executionEngine` API executes it (engine.ts). A WebSocket upgrade (subscriptions,
  * `graphql-transport-ws`) is relayed to the upstream as it is (subscriptions.ts).
  */
-import { execute, GraphQLError, type GraphQLSchema } from 'graphql';
+import { execute, OperationTypeNode, type GraphQLError, type GraphQLSchema } from 'graphql';
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import { buildGraphqlSchema } from '../../schemas/rules/graphql.ts';
 import { reject, type Middleware } from '../pipeline/compose.ts';
@@ -79,13 +79,13 @@ function paramsOf(method: string, query: string, body: Buffer | undefined): Grap
   }
   if (typeof raw.query !== 'string' || raw.query === '') return 'the request has no query';
   const variables = raw.variables ?? undefined;
-  if (variables !== undefined && variables !== null && (typeof variables !== 'object' || Array.isArray(variables))) {
+  if (variables !== undefined && (typeof variables !== 'object' || Array.isArray(variables))) {
     return 'variables must be a JSON object';
   }
   const op = raw.operationName;
   return {
     query: raw.query,
-    variables: (variables ?? undefined) as Record<string, unknown> | undefined,
+    variables: variables as Record<string, unknown> | undefined,
     operationName: typeof op === 'string' && op !== '' ? op : undefined,
   };
 }
@@ -102,7 +102,7 @@ function compile(api: GatewayApiDefinition): CompiledGraphql {
   const built = buildGraphqlSchema(g?.schema ?? '');
   if (typeof built === 'string') throw new Error(`graphql.schema: ${built}`);
   const engine = g?.execution_mode === 'executionEngine';
-  if (engine) wireEngine(built, g?.type_field_configurations ?? []);
+  if (engine) wireEngine(built, g.type_field_configurations ?? []);
   return { schema: built, engine, introspection: g?.introspection?.disabled !== true };
 }
 
@@ -122,7 +122,9 @@ export const graphql: Middleware = {
       if (!(ctx instanceof HttpContext)) return reject(ctx, GatewayError.bodyTooLarge());
       if ((ctx.headers.upgrade ?? '').toLowerCase() === 'websocket') {
         if (c.engine || ctx.route.target === undefined) {
-          answer(ctx, 400, { errors: [{ message: 'subscriptions are relayed to a proxyOnly upstream only' }] });
+          answer(ctx, 400, {
+            errors: [{ message: 'subscriptions are relayed to a proxyOnly upstream only' }],
+          });
           return undefined;
         }
         await relayUpgrade(ctx, ctx.route.target);
@@ -174,8 +176,10 @@ export const graphql: Middleware = {
         await next();
         return undefined;
       }
-      if (checked.operation.operation === 'subscription') {
-        answer(ctx, 400, { errors: [{ message: 'subscriptions are not supported by the execution engine' }] });
+      if (checked.operation.operation === OperationTypeNode.SUBSCRIPTION) {
+        answer(ctx, 400, {
+          errors: [{ message: 'subscriptions are not supported by the execution engine' }],
+        });
         return undefined;
       }
       const context: EngineContext = { calls: new Map(), signal: ctx.signal };

@@ -8,8 +8,7 @@ import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import type { Middleware } from '../pipeline/compose.ts';
 import { HttpContext } from '../pipeline/context.ts';
 
-const escapeHtml = (s: string): string =>
-  s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The page, for an API whose queries go to `endpoint`. */
 export function playgroundPage(title: string, endpoint: string): string {

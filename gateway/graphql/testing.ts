@@ -40,7 +40,7 @@ const rootValue = {
   user: ({ id }: { id: string }) => people.find((p) => p.id === id),
   users: () => people,
   count: async function* ({ to }: { to: number }) {
-    for (let i = 1; i <= to; i++) yield { count: i };
+    for (let i = 1; i <= to; i++) yield await Promise.resolve({ count: i });
   },
 };
 
@@ -107,10 +107,17 @@ export async function startGraphqlUpstream(): Promise<TestUpstream> {
       json(res, 200, { ...result, path: u.pathname });
     }),
   );
-  const wss = new WebSocketServer({ server, handleProtocols: (p) => (p.has('graphql-transport-ws') ? 'graphql-transport-ws' : false) });
+  const wss = new WebSocketServer({
+    server,
+    handleProtocols: (p) => (p.has('graphql-transport-ws') ? 'graphql-transport-ws' : false),
+  });
   wss.on('connection', (ws) => {
     ws.on('message', (raw: Buffer) => {
-      const msg = JSON.parse(raw.toString()) as { type: string; id?: string; payload?: { query: string; variables?: Record<string, unknown> } };
+      const msg = JSON.parse(raw.toString()) as {
+        type: string;
+        id?: string;
+        payload?: { query: string; variables?: Record<string, unknown> };
+      };
       if (msg.type === 'connection_init') ws.send(JSON.stringify({ type: 'connection_ack' }));
       else if (msg.type === 'subscribe' && msg.payload !== undefined) {
         const id = msg.id;
@@ -122,7 +129,8 @@ export async function startGraphqlUpstream(): Promise<TestUpstream> {
             variableValues: msg.payload?.variables,
           });
           if (Symbol.asyncIterator in stream) {
-            for await (const r of stream as AsyncIterable<ExecutionResult>) ws.send(JSON.stringify({ type: 'next', id, payload: r }));
+            for await (const r of stream as AsyncIterable<ExecutionResult>)
+              ws.send(JSON.stringify({ type: 'next', id, payload: r }));
           } else ws.send(JSON.stringify({ type: 'error', id, payload: stream.errors }));
           ws.send(JSON.stringify({ type: 'complete', id }));
         })();
@@ -148,7 +156,10 @@ export async function startGraphqlUpstream(): Promise<TestUpstream> {
 export async function startJsonUpstream(delayMs = 30): Promise<TestUpstream> {
   const up = { calls: [] as string[], maxInFlight: 0 };
   const posts: Record<string, { id: string; title: string }[]> = {
-    '1': [{ id: 'p1', title: 'Notes' }, { id: 'p2', title: 'Engines' }],
+    '1': [
+      { id: 'p1', title: 'Notes' },
+      { id: 'p2', title: 'Engines' },
+    ],
     '2': [{ id: 'p3', title: 'C' }],
   };
   const server = createServer(
@@ -156,12 +167,12 @@ export async function startJsonUpstream(delayMs = 30): Promise<TestUpstream> {
       await new Promise((r) => setTimeout(r, delayMs));
       const path = new URL(req.url ?? '/', 'http://x').pathname;
       const m = /^\/users\/([^/]+)(\/posts)?$/.exec(path);
-      if (path === '/fail') return json(res, 500, { message: 'boom' });
-      if (m === null) return json(res, 404, { message: 'no route' });
-      const user = people.find((p) => p.id === m[1]);
-      if (user === undefined) return json(res, 404, { message: `no user ${m[1] ?? ''}` });
-      if (m[2] !== undefined) return json(res, 200, { items: posts[user.id] ?? [] });
-      json(res, 200, user);
+      const user = m === null ? undefined : people.find((p) => p.id === m[1]);
+      if (path === '/fail') json(res, 500, { message: 'boom' });
+      else if (m === null) json(res, 404, { message: 'no route' });
+      else if (user === undefined) json(res, 404, { message: `no user ${m[1] ?? ''}` });
+      else if (m[2] !== undefined) json(res, 200, { items: posts[user.id] ?? [] });
+      else json(res, 200, user);
     }),
   );
   const url = await listen(server);

@@ -102,7 +102,12 @@ export function reject(ctx: RequestContext, error: GatewayError): Rejection {
 
 /** The JSON body of a refusal: `{"error": message}`. */
 export function errorBody(error: GatewayError): string {
-  return JSON.stringify({ error: error.message });
+  return error.replyBody ?? JSON.stringify({ error: error.message });
+}
+
+/** Statuses whose answer has no body and no Content-Length (RFC 9110 §8.6). */
+export function withoutBody(status: number): boolean {
+  return status === 204 || status === 304 || (status >= 100 && status < 200);
 }
 
 /**
@@ -122,14 +127,17 @@ export function respondError(
   const body = errorBody(error);
   const unread = ctx.req !== undefined && !ctx.req.complete;
   if (unread) res.shouldKeepAlive = false;
+  // A reply (GatewayError.reply) brings its own content type, if any.
+  const type = error.replyBody === undefined ? { 'content-type': 'application/json' } : {};
+  const empty = withoutBody(error.status);
   res.writeHead(error.status, {
     ...ctx.responseHeaders,
     ...error.headers,
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(body),
+    ...type,
+    ...(empty ? {} : { 'content-length': Buffer.byteLength(body) }),
     ...(unread ? { connection: 'close' } : {}),
   });
-  res.end(body);
+  res.end(empty ? undefined : body);
 }
 
 /**

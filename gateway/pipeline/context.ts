@@ -51,6 +51,11 @@ export interface RequestState {
    * API chooses one per request (`version_data.not_versioned: false`).
    */
   version?: string;
+  /**
+   * URL rewrites (middleware/url-rewrites): what the triggers matched, by the reference's names
+   * (`trigger-0-X-Tier-0`), for `$tyk_context.trigger-...` variables.
+   */
+  vars?: Record<string, string>;
 }
 
 /** What an entrance gives a context. */
@@ -98,6 +103,16 @@ export class RequestContext {
   upstreamMethod: string | undefined = undefined;
   /** The upstream of this request, when a middleware chose another (`override_target`). */
   upstreamTarget: Target | undefined = undefined;
+  /**
+   * Milliseconds the upstream has to start its response, when a middleware set it
+   * (`hard_timeouts`): past it the request gets 504 `Upstream service reached hard timeout.`
+   */
+  upstreamTimeoutMs: number | undefined = undefined;
+  /**
+   * The status the upstream answered with, set by both entrances when its response starts;
+   * undefined while it has not (or when the call failed): what circuit breakers count.
+   */
+  upstreamStatus: number | undefined = undefined;
   /** Upstream response headers (lower case) not relayed to the client. */
   removedResponseHeaders: Set<string> | undefined = undefined;
   readonly #log: Logger;

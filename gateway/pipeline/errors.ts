@@ -9,10 +9,31 @@ import { SvcError } from '../../lib/errors.ts';
 export class GatewayError extends SvcError {
   /** Headers the refusal adds (for example `WWW-Authenticate`). */
   readonly headers: Readonly<Record<string, string>>;
+  /**
+   * The body of an answer the gateway makes itself instead of the upstream's (a mock response, a
+   * CORS preflight: `GatewayError.reply`), sent as it is instead of `{"error": message}`.
+   */
+  readonly replyBody: string | undefined;
 
-  constructor(code: string, status: number, message: string, headers: Record<string, string> = {}) {
+  constructor(
+    code: string,
+    status: number,
+    message: string,
+    headers: Record<string, string> = {},
+    replyBody?: string,
+  ) {
     super(code, message, { status });
     this.headers = headers;
+    this.replyBody = replyBody;
+  }
+
+  /**
+   * An answer the gateway makes itself: `status`, `headers` (lower-case names; its own
+   * `content-type`, if any) and `body` as they are. Returned through `reject` like a refusal, so
+   * both entrances write it and the chain stops.
+   */
+  static reply(status: number, body: string, headers: Record<string, string> = {}): GatewayError {
+    return new GatewayError('GW_REPLY', status, 'reply', headers, body);
   }
 
   /** No API matches the host and path. */
@@ -206,6 +227,16 @@ export class GatewayError extends SvcError {
   /** The upstream took longer than the configured timeouts. */
   static upstreamTimeout(): GatewayError {
     return new GatewayError('GW_ERR_UPSTREAM_TIMEOUT', 504, 'Upstream service reached hard timeout.');
+  }
+
+  /** The endpoint's circuit breaker is open (`circuit_breakers`). */
+  static breakerOpen(): GatewayError {
+    return new GatewayError('GW_ERR_BREAKER_OPEN', 503, 'Service temporarily unavailable.');
+  }
+
+  /** The request body does not match the endpoint's JSON Schema (`validate_json`). */
+  static bodyInvalid(status: number, message: string): GatewayError {
+    return new GatewayError('GW_ERR_BODY_INVALID', status, message);
   }
 
   /** An API without an upstream (for example GraphQL without target_url, until the engine exists). */

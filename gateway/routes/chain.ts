@@ -14,6 +14,7 @@ import { versionExpiryCheck } from '../middleware/version-expiry/index.ts';
 import { versions } from '../middleware/versions/index.ts';
 import { headers } from '../middleware/headers/index.ts';
 import { methodTransforms } from '../middleware/method-transforms/index.ts';
+import { urlRewrites } from '../middleware/url-rewrites/index.ts';
 import { orgQuota } from '../middleware/org-quota/index.ts';
 import { quota } from '../middleware/quota/index.ts';
 import { rateLimit } from '../middleware/rate-limit/index.ts';
@@ -28,6 +29,11 @@ import { ipAllowList, ipBlockList } from '../middleware/ip-lists/index.ts';
 import { keyState } from '../middleware/key-state/index.ts';
 import { mutualTls } from '../middleware/mutual-tls/index.ts';
 import { stripAuthData } from '../middleware/strip-auth/index.ts';
+import { cors } from '../middleware/cors/index.ts';
+import { hardTimeouts } from '../middleware/hard-timeouts/index.ts';
+import { circuitBreakers } from '../middleware/circuit-breakers/index.ts';
+import { validateJson } from '../middleware/validate-json/index.ts';
+import { mockResponses } from '../middleware/mock-responses/index.ts';
 import type { Middleware } from '../pipeline/compose.ts';
 import { streams } from '../streams/middleware.ts';
 import { graphql } from '../graphql/middleware.ts';
@@ -40,8 +46,10 @@ export const stages: readonly { stage: string; middleware: readonly Middleware[]
     // version (chosen per request, or the one served; its override_target), the version's
     // expiry, request size, the version's endpoint lists; then the plugins' `pre` hooks; the
     // GraphQL playground page (public, as the page holds nothing; its queries are authenticated).
+    // CORS comes first: a browser's preflight carries no credentials and counts against nothing.
     stage: 'api-wide checks',
     middleware: [
+      cors,
       apiRateLimit,
       ipAllowList,
       ipBlockList,
@@ -72,15 +80,23 @@ export const stages: readonly { stage: string; middleware: readonly Middleware[]
     middleware: [rateLimit, quota, orgQuota, endpointLimits].map(unlessIgnored),
   },
   {
-    // The version's header changes (global and per endpoint, request and response) and method
-    // transforms come before the plugins' `post` hooks, which see the request as sent upstream.
+    // JSON Schema validation of the body first; the version's header changes (global and per
+    // endpoint, request and response), URL rewrites (whose triggers see the changed headers, as
+    // the reference's do) and method transforms come before the mock responses
+    // (which carry the response headers) and the plugins' `post` hooks, which see the request as
+    // sent upstream; hard timeouts and circuit breakers wrap the upstream call itself.
     stage: 'before upstream',
     middleware: [
       graphql,
       streams,
-      /* url rewrites, body transforms */ headers,
+      validateJson,
+      /* body transforms */ headers,
+      urlRewrites,
       methodTransforms,
+      mockResponses,
       pluginsPost,
+      hardTimeouts,
+      circuitBreakers,
       pluginsResponse,
     ],
   },

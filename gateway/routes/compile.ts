@@ -13,6 +13,7 @@ import type { Dispatchers, HeldDispatcher, UpstreamTls } from '../upstream/dispa
 import { CERTS, loadCertMaterial, type StoredCert } from '../certs/certs.ts';
 import { upstreamCall } from '../upstream/proxy.ts';
 import { overrideTargets } from '../middleware/versions/index.ts';
+import { rewriteTargets } from '../middleware/url-rewrites/index.ts';
 import { errorMessage } from '../../lib/errors.ts';
 import { compileEvents } from '../events/compile.ts';
 import { compileChain, compose, type Middleware, type MiddlewareDeps } from '../pipeline/compose.ts';
@@ -303,7 +304,10 @@ export async function compileApi(
     target,
     handle: compose(compiled.handlers, upstream),
     handlers: compiled.handlers,
-    fastPath: fastPathServes({ target, upstreamTls, overrides: overrideTargets(api) }, compiled),
+    fastPath: fastPathServes(
+      { target, upstreamTls, overrides: [...overrideTargets(api), ...rewriteTargets(api)] },
+      compiled,
+    ),
     reusable: compiled.fromDefinition && upstreamTls === undefined,
     close: async () => {
       await compiled.close();

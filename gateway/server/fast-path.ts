@@ -14,7 +14,7 @@ import { STATUS_CODES, type IncomingHttpHeaders } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
-import { errorBody, internalFailure, runChain } from '../pipeline/compose.ts';
+import { errorBody, internalFailure, runChain, withoutBody } from '../pipeline/compose.ts';
 import {
   RequestContext,
   socketAddressOf,
@@ -244,10 +244,13 @@ function errorResponse(
 ): string {
   const body = errorBody(error);
   const status = error.status;
+  // A reply (GatewayError.reply) brings its own content type, if any.
+  const type = error.replyBody === undefined ? 'content-type: application/json\r\n' : '';
+  const empty = withoutBody(status);
   return (
     `HTTP/1.1 ${String(status)} ${STATUS_CODES[status] ?? ''}\r\n${headerLines({ ...added, ...error.headers })}` +
-    `content-type: application/json\r\ncontent-length: ${String(Buffer.byteLength(body))}\r\n` +
-    `date: ${httpDate()}\r\n${connectionLines(keepAlive)}${head ? '' : body}`
+    `${type}${empty ? '' : `content-length: ${String(Buffer.byteLength(body))}\r\n`}` +
+    `date: ${httpDate()}\r\n${connectionLines(keepAlive)}${head || empty ? '' : body}`
   );
 }
 
@@ -828,6 +831,7 @@ class Exchange {
   #complete(keepAlive: boolean): void {
     if (this.#completed) return;
     this.#completed = true;
+    if (this.#hardTimer !== undefined) clearTimeout(this.#hardTimer);
     this.keepAlive = keepAlive;
     if (this.chained) this.#resume?.();
     else this.#end();
@@ -842,7 +846,17 @@ class Exchange {
     this.conn.done(this.keepAlive);
   }
 
+  /** The request's hard timeout (`ctx.upstreamTimeoutMs`), while the response has not begun. */
+  #hardTimer: NodeJS.Timeout | undefined;
+
   #start(): void {
+    const ms = this.ctx.upstreamTimeoutMs;
+    if (ms !== undefined && this.#hardTimer === undefined) {
+      this.#hardTimer = setTimeout(() => {
+        if (this.sent || this.finished) return;
+        this.#fail(Object.assign(new Error('upstream hard timeout'), { code: 'UND_ERR_HEADERS_TIMEOUT' }));
+      }, ms);
+    }
     const { conn, reused } = this.conn.fp.pool.get(this.origin, this.retried);
     this.reused = reused;
     conn.exchange = this;
@@ -973,6 +987,7 @@ class Exchange {
       this.keepAliveWanted && mode !== R.close && !this.conn.listener.closing && this.conn.state !== ST.body;
     this.clientKeepAlive = keepAlive;
     this.status = status;
+    this.ctx.upstreamStatus = status;
     const added = this.ctx.responseHeaders;
     let out = `HTTP/1.1 ${String(status)} ${reason}\r\n`;
     for (const h of headers) {

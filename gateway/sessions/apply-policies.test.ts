@@ -180,3 +180,44 @@ for (const c of cases) {
     assert.deepEqual(c.key, before, 'the stored key is not changed');
   });
 }
+
+const graphqlPolicies: Record<string, GatewayPolicy> = {
+  d2: {
+    name: 'd2',
+    max_query_depth: 2,
+    partitions: { complexity: true, acl: true },
+    access_rights: { g: { api_id: 'g', restricted_types: [{ name: 'User', fields: ['email'] }] } },
+  },
+  d5: {
+    name: 'd5',
+    max_query_depth: 5,
+    access_rights: { g: { api_id: 'g', restricted_types: [{ name: 'User', fields: ['phone'] }] } },
+  },
+  unlimited: { name: 'unlimited', max_query_depth: -1, partitions: { complexity: true } },
+  quotaOnly: { name: 'quotaOnly', max_query_depth: 1, partitions: { quota: true } },
+};
+
+const graphqlCases: { name: string; ids: string[]; depth: number | undefined; restricted?: string[] }[] = [
+  { name: 'one policy sets the depth', ids: ['d2'], depth: 2, restricted: ['email'] },
+  {
+    name: 'the deepest wins, restrictions are united',
+    ids: ['d2', 'd5'],
+    depth: 5,
+    restricted: ['email', 'phone'],
+  },
+  { name: 'unlimited beats all', ids: ['d5', 'unlimited'], depth: -1 },
+  { name: 'without the complexity partition the depth is not applied', ids: ['quotaOnly'], depth: undefined },
+];
+
+for (const c of graphqlCases) {
+  test(`applyPolicies: GraphQL, ${c.name}`, () => {
+    const a = applyPolicies({ apply_policies: c.ids }, (id) => graphqlPolicies[id]);
+    assert.ok(a.ok);
+    assert.equal(a.session.max_query_depth, c.depth);
+    if (c.restricted !== undefined) {
+      assert.deepEqual(a.session.access_rights?.g?.restricted_types, [
+        { name: 'User', fields: c.restricted },
+      ]);
+    }
+  });
+}

@@ -109,6 +109,8 @@ export function brokerMissing(name: 'mosquitto' | 'nats-server'): string | undef
 export interface SseConsumer {
   status: number;
   events: string[];
+  /** When each event arrived (ms since the epoch, sub-millisecond), index for index. */
+  times: number[];
   /** Comment lines (heartbeats). */
   comments: number;
   close(): void;
@@ -127,6 +129,7 @@ export function openSse(
         const c: SseConsumer = {
           status: res.statusCode ?? 0,
           events: [],
+          times: [],
           comments: 0,
           close: () => {
             req.destroy();
@@ -144,7 +147,10 @@ export function openSse(
               .split('\n')
               .filter((l) => l.startsWith('data: '))
               .map((l) => l.slice(6));
-            if (data.length > 0) c.events.push(data.join('\n'));
+            if (data.length > 0) {
+              c.events.push(data.join('\n'));
+              c.times.push(performance.timeOrigin + performance.now());
+            }
             else if (block.startsWith(':')) c.comments++;
           }
         });

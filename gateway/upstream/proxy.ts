@@ -95,6 +95,18 @@ class Relay implements Dispatcher.DispatchHandler {
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.#controller = controller;
     if (this.#ctx.res.destroyed) controller.abort(new Error('client closed the connection'));
+    else if (this.#timedOut !== undefined) controller.abort(this.#timedOut);
+  }
+
+  #timedOut: Error | undefined;
+  #started = false;
+
+  /** The request's hard timeout passed (`ctx.upstreamTimeoutMs`): 504 unless the response began. */
+  hardTimeout(): void {
+    if (this.#started || this.#finished) return;
+    const err = Object.assign(new Error('upstream hard timeout'), { code: 'UND_ERR_HEADERS_TIMEOUT' });
+    this.#timedOut = err;
+    this.#controller?.abort(err);
   }
 
   onResponseStart(
@@ -104,6 +116,8 @@ class Relay implements Dispatcher.DispatchHandler {
     statusMessage?: string,
   ): void {
     if (statusCode < 200) return; // informational: the final response follows
+    this.#started = true;
+    this.#ctx.upstreamStatus = statusCode;
     const out = clientResponseHeaders(headers, this.#ctx.responseHeaders, this.#ctx.removedResponseHeaders);
     if (statusMessage !== undefined && statusMessage !== '')
       this.#ctx.res.writeHead(statusCode, statusMessage, out);
@@ -161,7 +175,18 @@ export function upstreamCall(
       return Promise.resolve();
     }
     return new Promise<void>((resolve) => {
-      const relay = new Relay(ctx, resolve, onFailure);
+      const ms = ctx.upstreamTimeoutMs;
+      const timer = ms === undefined ? undefined : setTimeout(() => relay.hardTimeout(), ms);
+      const relay = new Relay(
+        ctx,
+        timer === undefined
+          ? resolve
+          : () => {
+              clearTimeout(timer);
+              resolve();
+            },
+        onFailure,
+      );
       const headers = upstreamRequestHeaders(ctx, target.host, route.preserveHost);
       let body: Readable | Buffer | null = hasBody(ctx.headers) ? ctx.req : null;
       if (body !== null && ctx.bodyLimit !== undefined) body = limitedBody(ctx.req, ctx.bodyLimit);

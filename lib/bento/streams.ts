@@ -79,12 +79,26 @@ function httpServers(connector: unknown, role: 'input' | 'output', path: string,
   if (c === undefined) return;
   const hs = c.http_server;
   if (hs !== undefined) found.push({ role, settings: asObject(hs) ?? {}, path: `${path}.http_server` });
-  const broker = asObject(c.broker);
-  const children = broker?.[role === 'input' ? 'inputs' : 'outputs'];
-  if (Array.isArray(children)) {
-    children.forEach((child, i) => {
-      httpServers(child, role, `${path}.broker.${role}s[${i}]`, found);
-    });
+  const list = (v: unknown, at: string): void => {
+    if (Array.isArray(v))
+      v.forEach((child, i) => {
+        httpServers(child, role, `${at}[${i}]`, found);
+      });
+  };
+  // Connectors that hold others: brokers, and switch, fallback, retry (outputs), sequence and
+  // read_until (inputs).
+  list(asObject(c.broker)?.[role === 'input' ? 'inputs' : 'outputs'], `${path}.broker.${role}s`);
+  if (role === 'output') {
+    const cases = asObject(c.switch)?.cases;
+    if (Array.isArray(cases))
+      cases.forEach((k, i) => {
+        httpServers(asObject(k)?.output, role, `${path}.switch.cases[${i}].output`, found);
+      });
+    list(c.fallback, `${path}.fallback`);
+    httpServers(asObject(c.retry)?.output, role, `${path}.retry.output`, found);
+  } else {
+    list(asObject(c.sequence)?.inputs, `${path}.sequence.inputs`);
+    httpServers(asObject(c.read_until)?.input, role, `${path}.read_until.input`, found);
   }
 }
 

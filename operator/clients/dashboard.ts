@@ -18,8 +18,8 @@ export type BasicAuthUser = Record<string, unknown> & { org_id?: string };
 /**
  * The dashboard's management API (`/api/...`), mode pro: the same operations as the gateway
  * client, on the organisation of the connection's user. Every object created carries the
- * connection's `user_owners` and `user_group_owners`. Writes are published by the dashboard to
- * its gateways, so {@link reload} has nothing to do.
+ * connection's `user_owners` and `user_group_owners`. Gateways in mode pro take their
+ * configuration from the dashboard, so {@link reload} has nothing to ask.
  */
 export class DashboardClient implements ManagementClient {
   readonly url: string;
@@ -139,7 +139,7 @@ export class DashboardClient implements ManagementClient {
     return res.status !== 404;
   }
 
-  /** Nothing to do: the dashboard notifies its gateways of every write. */
+  /** Nothing to do here: gateways in mode pro load from the dashboard, not from the operator. */
   reload(): Promise<void> {
     return Promise.resolve();
   }

@@ -527,10 +527,16 @@ export function ingressController(
       merge,
     )) as IngressObject;
 
+  const publishNamespace = splitKey(settings.publishService).namespace;
+  const publishWatched =
+    settings.publishService !== '' &&
+    (env.namespaces.length === 0 || env.namespaces.includes(publishNamespace));
   const loadBalancer = async (): Promise<k8s.V1IngressLoadBalancerIngress[]> => {
     if (settings.address !== '') return settings.address.split(',').map((a) => addressEntry(a.trim()));
     if (settings.publishService === '') return [];
     const { namespace, name } = splitKey(settings.publishService);
+    // In a watched namespace, the cache has it (and its changes queue every Ingress).
+    if (publishWatched) return serviceAddresses(services.get(namespace, name));
     try {
       return serviceAddresses(await core.readNamespacedService({ namespace, name }));
     } catch (err) {
@@ -650,7 +656,8 @@ export function ingressController(
       {
         // An OAS template's change (or its document's) re-builds its users.
         watch: oasSpec,
-        map: (o: k8s.KubernetesObject) => ingresses.byIndex('template', objectKey(o)).map((i) => objectKey(i)),
+        map: (o: k8s.KubernetesObject) =>
+          ingresses.byIndex('template', objectKey(o)).map((i) => objectKey(i)),
       },
       {
         watch: cmSpec,
@@ -672,12 +679,21 @@ export function ingressController(
       },
       {
         watch: svcSpec,
-        map: (svc: k8s.V1Service, old: k8s.V1Service | undefined, event: InformerEvent) =>
-          viewChanged(event, svc, old, (s) =>
+        map: (svc: k8s.V1Service, old: k8s.V1Service | undefined, event: InformerEvent) => {
+          // The gateway's Service getting (or changing) its address: every Ingress's status.
+          if (
+            settings.address === '' &&
+            objectKey(svc) === settings.publishService &&
+            viewChanged(event, svc, old, serviceAddresses)
+          ) {
+            return ingresses.list().map((i) => objectKey(i));
+          }
+          return viewChanged(event, svc, old, (s) =>
             s.spec?.ports?.map((p) => [p.name, p.port]).concat([[s.spec.type, s.spec.externalName]]),
           )
             ? ingresses.byIndex('service', objectKey(svc)).map((i) => objectKey(i))
-            : [],
+            : [];
+        },
       },
       {
         // A TLS Secret appearing or going; its rotation is the generated APIs' business.

@@ -52,6 +52,8 @@ export function translateSecurityPolicy(
       ...(right.allowed_urls === undefined ? {} : { allowed_urls: right.allowed_urls }),
       ...(right.limit === undefined ? {} : { limit: fullLimit(right.limit) }),
       ...(right.endpoints === undefined ? {} : { endpoints: right.endpoints }),
+      ...(right.restricted_types === undefined ? {} : { restricted_types: right.restricted_types }),
+      ...(right.allowed_types === undefined ? {} : { allowed_types: right.allowed_types }),
     };
   }
   return {

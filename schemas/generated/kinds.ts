@@ -144,7 +144,7 @@ export interface ApiDefinitionSpec {
   enforce_org_quotas?: boolean;
   /** Record request and response bodies in analytics. */
   enable_detailed_recording?: boolean;
-  /** Make request context variables available to middleware. */
+  /** Replace `$tyk_context.` variables (path, path_parts, remote_addr, request_id, request_data, headers_<Name>, cookies_<name>) in header values and URL rewrites. */
   enable_context_vars?: boolean;
   /** Versions of the API. A new API has one version, `Default`, and is not versioned. */
   version_data?: VersionData;
@@ -540,7 +540,7 @@ export interface ExtendedPathsSet {
   hard_timeouts?: HardTimeoutMeta[];
   /** Circuit breakers per endpoint. */
   circuit_breakers?: CircuitBreakerMeta[];
-  /** URL rewrites per endpoint. */
+  /** URL rewrites per endpoint: the first entry matching the method and path rewrites the path sent upstream. */
   url_rewrites?: URLRewriteMeta[];
   /** Virtual endpoints. */
   virtual?: VirtualMeta[];
@@ -1105,7 +1105,7 @@ export interface RoutingTrigger {
   on?: 'all' | 'any';
   /** What the trigger matches. */
   options?: RoutingTriggerOptions;
-  /** Where the request goes when the trigger matches. */
+  /** Where the request goes when the trigger matches (instead of the entry's `rewrite_to`); the same forms. */
   rewrite_to?: string;
   /** Another API of the gateway to rewrite to. */
   rewrite_to_internal?: RewriteToInternal;
@@ -1394,13 +1394,13 @@ export interface URLRewriteMeta {
   path?: string;
   /** HTTP method of the endpoint. */
   method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS' | 'CONNECT' | 'TRACE';
-  /** Regular expression over the path; its groups are `$1`, `$2`, ... */
+  /** Regular expression over the path after the listen path, with the query (`/books/1?x=2`); nothing is rewritten unless it matches. Its groups are `$1`, `$2`, ... */
   match_pattern?: string;
-  /** The new path, or URL. */
+  /** The path sent upstream after the target's path (`$1`... the groups of `match_pattern`; `$tyk_context.` and `$tyk_meta.` variables; a `?` part replaces the query), or an http(s) URL naming another host. */
   rewrite_to?: string;
   /** Another API of the gateway to rewrite to. */
   rewrite_to_internal?: RewriteToInternal;
-  /** Conditions that rewrite elsewhere. */
+  /** Conditions checked in order when `match_pattern` matches: the first that holds rewrites to its own `rewrite_to`. */
   triggers?: RoutingTrigger[];
   /** Skips the entry. */
   disabled?: boolean;

@@ -760,9 +760,10 @@ export const classicApiProperties: Record<string, JsonSchema> = {
     description: 'Record request and response bodies in analytics.',
   },
   enable_context_vars: {
-    'x-svc-support': 'not-supported',
+    'x-svc-support': 'supported',
     type: 'boolean',
-    description: 'Make request context variables available to middleware.',
+    description:
+      'Replace `$tyk_context.` variables (path, path_parts, remote_addr, request_id, request_data, headers_<Name>, cookies_<name>) in header values and URL rewrites.',
   },
   version_data: versionData,
   event_handlers: enforced(eventHandlers),
@@ -779,7 +780,7 @@ export const classicApiProperties: Record<string, JsonSchema> = {
     'x-kubernetes-preserve-unknown-fields': true,
   },
   CORS: {
-    'x-svc-support': 'not-supported',
+    'x-svc-support': 'supported',
     'x-svc-switch': 'enable',
     title: 'CorsConfig',
     description: 'Cross-origin resource sharing.',
@@ -787,9 +788,22 @@ export const classicApiProperties: Record<string, JsonSchema> = {
     additionalProperties: false,
     properties: {
       enable: { type: 'boolean', description: 'Answer CORS requests at the gateway.' },
-      allowed_origins: { type: 'array', items: { type: 'string' }, description: 'Allowed origins.' },
-      allowed_methods: { type: 'array', items: { type: 'string' }, description: 'Allowed methods.' },
-      allowed_headers: { type: 'array', items: { type: 'string' }, description: 'Allowed headers.' },
+      allowed_origins: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'Allowed origins: exact, `*` (any; also when empty), or one `*` wildcard (`https://*.example.com`).',
+      },
+      allowed_methods: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'Allowed methods (default GET, POST, HEAD; OPTIONS always).',
+      },
+      allowed_headers: {
+        type: 'array',
+        items: { type: 'string' },
+        description:
+          'Headers a request may send (default Origin, Accept, Content-Type, X-Requested-With; `*` any).',
+      },
       exposed_headers: {
         type: 'array',
         items: { type: 'string' },
@@ -797,8 +811,12 @@ export const classicApiProperties: Record<string, JsonSchema> = {
       },
       allow_credentials: { type: 'boolean', description: 'Allow credentials.' },
       max_age: { type: 'integer', minimum: 0, description: 'Seconds a preflight answer may be cached.' },
-      options_passthrough: { type: 'boolean', description: 'Proxy OPTIONS requests to the upstream.' },
-      debug: { type: 'boolean', description: 'Log CORS decisions.' },
+      options_passthrough: {
+        type: 'boolean',
+        description:
+          'Send preflight requests on to the upstream (with the CORS headers) instead of answering them with 204.',
+      },
+      debug: { type: 'boolean', description: 'Log CORS decisions (debug level).' },
     },
   },
   graphql,

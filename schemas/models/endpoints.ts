@@ -48,7 +48,7 @@ const endpointMethodMeta: JsonSchema = {
       type: 'string',
       enum: ['no_action', 'reply'],
       description:
-        '`no_action` lets the request through; `reply` answers with `code`, `data` and `headers` (a mock: not supported by svc yet, refused).',
+        '`no_action` lets the request through; `reply` answers with `code` (default 200), `data` and `headers` instead of the upstream (a mock response; in `ignored` and `white_list`).',
     },
     code: { type: 'integer', description: 'Status of a `reply`.' },
     data: { type: 'string', description: 'Body of a `reply`.' },
@@ -166,19 +166,34 @@ const routingTrigger: JsonSchema = {
         payload_matches: stringRegexMap,
       },
     },
-    rewrite_to: { type: 'string', description: 'Where the request goes when the trigger matches.' },
-    rewrite_to_internal: internalTarget('RewriteToInternal', 'Another API of the gateway to rewrite to.'),
+    rewrite_to: {
+      type: 'string',
+      description:
+        'Where the request goes when the trigger matches (instead of the entry\'s `rewrite_to`); the same forms.',
+    },
+    rewrite_to_internal: notYet(
+      internalTarget('RewriteToInternal', 'Another API of the gateway to rewrite to.'),
+    ),
   },
 };
 
 const urlRewrite = endpoint('URLRewriteMeta', 'A URL rewrite of one endpoint.', {
   match_pattern: {
     type: 'string',
-    description: 'Regular expression over the path; its groups are `$1`, `$2`, ...',
+    description:
+      'Regular expression over the path after the listen path, with the query (`/books/1?x=2`); nothing is rewritten unless it matches. Its groups are `$1`, `$2`, ...',
   },
-  rewrite_to: { type: 'string', description: 'The new path, or URL.' },
-  rewrite_to_internal: internalTarget('RewriteToInternal', 'Another API of the gateway to rewrite to.'),
-  triggers: { type: 'array', items: routingTrigger, description: 'Conditions that rewrite elsewhere.' },
+  rewrite_to: {
+    type: 'string',
+    description:
+      'The path sent upstream after the target\'s path (`$1`... the groups of `match_pattern`; `$tyk_context.` and `$tyk_meta.` variables; a `?` part replaces the query), or an http(s) URL naming another host.',
+  },
+  rewrite_to_internal: notYet(internalTarget('RewriteToInternal', 'Another API of the gateway to rewrite to.')),
+  triggers: {
+    type: 'array',
+    items: routingTrigger,
+    description: 'Conditions checked in order when `match_pattern` matches: the first that holds rewrites to its own `rewrite_to`.',
+  },
   disabled: { type: 'boolean', description: 'Skips the entry.' },
 });
 
@@ -288,15 +303,25 @@ export const extendedPaths: JsonSchema = {
       headerInjection,
       'Response header changes per endpoint: the first entry matching removes `delete_headers`, then sets `add_headers`.',
     ),
-    hard_timeouts: endpointList(
+    hard_timeouts: supportedList(
       endpoint('HardTimeoutMeta', 'A timeout of one endpoint.', {
-        timeout: { type: 'integer', minimum: 0, description: 'Seconds before the gateway answers 504.' },
+        timeout: {
+          type: 'integer',
+          minimum: 0,
+          description: 'Seconds the upstream has to start its response; past them 504 (0: none).',
+        },
         disabled: { type: 'boolean', description: 'Skips the entry.' },
       }),
-      'Upstream timeouts per endpoint.',
+      'Upstream timeouts per endpoint: the first entry matching applies.',
     ),
-    circuit_breakers: endpointList(circuitBreaker, 'Circuit breakers per endpoint.'),
-    url_rewrites: endpointList(urlRewrite, 'URL rewrites per endpoint.'),
+    circuit_breakers: supportedList(
+      circuitBreaker,
+      'Circuit breakers per endpoint, per gateway process: while open, 503 `Service temporarily unavailable.`',
+    ),
+    url_rewrites: supportedList(
+      urlRewrite,
+      'URL rewrites per endpoint: the first entry matching the method and path rewrites the path sent upstream.',
+    ),
     virtual: endpointList(virtualMeta, 'Virtual endpoints.'),
     size_limits: supportedList(
       endpoint('RequestSizeMeta', 'A request size limit of one endpoint.', {
@@ -328,21 +353,24 @@ export const extendedPaths: JsonSchema = {
       }),
       'Endpoints left out of analytics.',
     ),
-    validate_json: endpointList(validateJson, 'JSON Schema validation per endpoint.'),
+    validate_json: supportedList(
+      validateJson,
+      'JSON Schema validation of request bodies per endpoint (ajv): the first error answers, with `error_response_code`.',
+    ),
     internal: endpointList(
       endpoint('InternalMeta', 'An endpoint reachable only from other APIs.', {
         disabled: { type: 'boolean', description: 'Skips the entry.' },
       }),
       'Endpoints reachable only from other APIs.',
     ),
-    mock_response: endpointList(
+    mock_response: supportedList(
       endpoint('MockResponseMeta', 'A mock answer of one endpoint.', {
-        code: { type: 'integer', description: 'Status.' },
+        code: { type: 'integer', description: 'Status (default 200).' },
         body: { type: 'string', description: 'Body.' },
         headers: stringMap('Headers.'),
         disabled: { type: 'boolean', description: 'Skips the entry.' },
       }),
-      'Mock answers per endpoint.',
+      'Mock answers per endpoint: the gateway answers instead of the upstream.',
     ),
     go_plugin: endpointList(
       endpoint('GoPluginMeta', 'A compiled plugin of one endpoint.', {

@@ -91,9 +91,52 @@ const cases: Case[] = [
     ],
   },
   {
-    name: 'target_url may be empty with GraphQL (which is refused on its own)',
-    api: api({ graphql: { enabled: true } }, { target_url: '' }),
-    each: [notYet('graphql')],
+    name: 'target_url may be empty with the GraphQL execution engine',
+    api: api(
+      { graphql: { enabled: true, execution_mode: 'executionEngine', schema: 'type Query { a: String }' } },
+      { target_url: '' },
+    ),
+  },
+  {
+    name: 'a proxyOnly GraphQL API needs its target_url',
+    api: api({ graphql: { enabled: true, schema: 'type Query { a: String }' } }, { target_url: '' }),
+    want: [
+      {
+        path: 'proxy.target_url',
+        type: 'Required',
+        message:
+          'a proxyOnly GraphQL API sends its queries to the upstream: set its address, or use execution_mode executionEngine',
+      },
+    ],
+  },
+  {
+    name: 'a GraphQL schema that does not build names its line and column',
+    api: api({ graphql: { enabled: true, schema: 'type Query { a: Nope }' } }),
+    want: [
+      {
+        path: 'graphql.schema',
+        type: 'Invalid',
+        message: 'the schema does not parse: line 1, column 17: Unknown type "Nope".',
+      },
+    ],
+  },
+  {
+    name: 'federation modes are refused by name',
+    api: api({ graphql: { enabled: true, execution_mode: 'supergraph' } }),
+    want: [
+      {
+        path: 'graphql.execution_mode',
+        type: 'NotSupported',
+        message: '"supergraph": federation is not supported by svc yet: use proxyOnly or executionEngine',
+      },
+    ],
+  },
+  {
+    name: 'GraphQL settings svc does not enforce yet are refused',
+    api: api({
+      graphql: { enabled: true, schema: 'type Query { a: String }', proxy: { request_headers: { a: 'b' } } },
+    }),
+    each: [notYet('graphql.proxy')],
   },
   { name: 'protocol http', api: api({ protocol: 'http' }) },
   { name: 'protocol https on a port of its own', api: api({ protocol: 'https', listen_port: 8443 }) },
@@ -382,7 +425,6 @@ const cases: Case[] = [
       ['jwt_client_base_field', { jwt_client_base_field: 'cid' }],
       ['custom_middleware_bundle', { custom_middleware_bundle: 'bundle.zip' }],
       ['custom_middleware.id_extractor', { custom_middleware: { id_extractor: { extract_from: 'header' } } }],
-      ['graphql', { graphql: { enabled: true } }],
       ['CORS', { CORS: { enable: true } }],
       ...(
         [
@@ -604,7 +646,6 @@ const cases: Case[] = [
         type: 'Invalid',
         message: '"ftp://x/graphql" has the scheme "ftp": data sources are called over http or https',
       },
-      { path: 'graphql', type: 'NotSupportedYet', message: 'not supported by svc yet' },
     ],
   },
   {

@@ -5,7 +5,16 @@
  * `endpointPathPattern` writes it), and what is not enforced yet inside a supported list (a
  * `reply` action, a mock) is refused by name.
  */
-import type { EndPointMeta, ExtendedPathsSet, VersionData, VersionInfo } from '../generated/models.ts';
+import type {
+  EndPointMeta,
+  ExtendedPathsSet,
+  RoutingTrigger,
+  RoutingTriggerOptions,
+  StringRegexMap,
+  URLRewriteMeta,
+  VersionData,
+  VersionInfo,
+} from '../generated/models.ts';
 import { NOT_SUPPORTED_YET } from '../support.ts';
 import { quote, type FieldProblem } from './field-problem.ts';
 import { list, model, problem, text, type Unchecked } from './read.ts';
@@ -54,6 +63,11 @@ const PATH_LISTS = [
   'transform_headers',
   'transform_response_headers',
   'method_transforms',
+  'url_rewrites',
+  'hard_timeouts',
+  'circuit_breakers',
+  'validate_json',
+  'mock_response',
 ] as const satisfies readonly (keyof ExtendedPathsSet)[];
 
 /** An HTTP header name (RFC 9110 token). */
@@ -61,8 +75,39 @@ const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Control characters a header value must not carry. */
 // eslint-disable-next-line no-control-regex -- control characters are what it finds
 const BAD_HEADER_VALUE = /[\0-\x08\x0a-\x1f\x7f]/;
-/** The reference's variables in header values, which svc does not replace yet. */
-const VARIABLE = /\$tyk_(context|meta|secrets)\./;
+/** A request context variable (`$tyk_context.path`); group 1 is its name. */
+export const CONTEXT_VARIABLE = /\$tyk_context\.([A-Za-z0-9_\-.]+)/;
+/** A session metadata variable (`$tyk_meta.tier`); group 1 is its key. */
+export const META_VARIABLE = /\$tyk_meta\.([A-Za-z0-9_\-.]+)/;
+/** The reference's secret stores, which svc does not read. */
+const SECRET_VARIABLE = /\$(tyk_secrets|secret_env|secret_conf|secret_vault|secret_consul)\./;
+/** Context variable names svc fills (gateway/middleware/context-vars). */
+const CONTEXT_NAMES = new Set(['path', 'path_parts', 'remote_addr', 'request_id', 'request_data']);
+const CONTEXT_PREFIXES = ['headers_', 'cookies_', 'trigger-'];
+
+/** Problems of the variables in a header value or a rewrite target (`at`: its field path). */
+export function variableProblems(at: string, value: string): FieldProblem[] {
+  const out: FieldProblem[] = [];
+  const secret = SECRET_VARIABLE.exec(value);
+  if (secret !== null) {
+    out.push(
+      problem(at, 'NotSupportedYet', `${NOT_SUPPORTED_YET}: secret store variables ($${secret[1] ?? ''}.)`),
+    );
+  }
+  for (const m of value.matchAll(new RegExp(CONTEXT_VARIABLE.source, 'g'))) {
+    const name = m[1] ?? '';
+    if (CONTEXT_NAMES.has(name) || CONTEXT_PREFIXES.some((p) => name.startsWith(p) && name.length > p.length))
+      continue;
+    out.push(
+      problem(
+        at,
+        'NotSupportedYet',
+        `${NOT_SUPPORTED_YET}: the context variable ${quote(`$tyk_context.${name}`)} (svc fills path, path_parts, remote_addr, request_id, request_data, headers_<Name>, cookies_<name> and trigger-<n>-...)`,
+      ),
+    );
+  }
+  return out;
+}
 
 /** Problems of the headers a version adds and removes (`at`: the field path of the map or list). */
 function headerProblems(at: string, add: unknown, remove: unknown): FieldProblem[] {
@@ -75,14 +120,8 @@ function headerProblems(at: string, add: unknown, remove: unknown): FieldProblem
     const v = text(value);
     if (v !== undefined && BAD_HEADER_VALUE.test(v)) {
       out.push(problem(where, 'Invalid', 'a header value must not hold line breaks or control characters'));
-    } else if (v !== undefined && VARIABLE.test(v)) {
-      out.push(
-        problem(
-          where,
-          'NotSupportedYet',
-          `${NOT_SUPPORTED_YET}: variables ($tyk_context., $tyk_meta., $tyk_secrets.) in header values`,
-        ),
-      );
+    } else if (v !== undefined) {
+      out.push(...variableProblems(where, v));
     }
   }
   return out.concat(
@@ -149,6 +188,10 @@ export function endpointProblems(versionData: unknown): FieldProblem[] {
           const h = model<Record<string, unknown>>(e) ?? {};
           out.push(...headerProblems(`${where}.add_headers`, h.add_headers, h.delete_headers));
         }
+        if (listName === 'url_rewrites') out.push(...rewriteProblems(where, e));
+        if (listName === 'mock_response') {
+          out.push(...headerProblems(`${where}.headers`, model<Record<string, unknown>>(e)?.headers, undefined));
+        }
         if (listName === 'method_transforms') {
           const m = model<Record<string, unknown>>(e) ?? {};
           for (const field of ['method', 'to_method']) {
@@ -163,18 +206,89 @@ export function endpointProblems(versionData: unknown): FieldProblem[] {
             }
           }
         }
-        if (!(ENDPOINT_LISTS as readonly string[]).includes(listName)) return;
-        const actions = model<Record<string, unknown>>(entry?.method_actions) ?? {};
-        for (const [method, a] of Object.entries(actions)) {
-          const action = model<Record<string, unknown>>(a);
-          if (action?.action === 'reply') {
-            const path = `${where}${fieldPath(`/method_actions/${pointerKey(method)}/action`).replace(/^(?!\[)/, '.')}`;
-            out.push(problem(path, 'NotSupportedYet', NOT_SUPPORTED_YET));
-          }
-        }
       });
     }
   }
+  return out;
+}
+
+/**
+ * A rewrite target that names another host (`https://host/path`): its scheme and host, and the
+ * rest; undefined for a path.
+ */
+export function absoluteRewrite(
+  rewriteTo: string,
+): { scheme: string; host: string; rest: string } | undefined {
+  const m = /^([a-z][a-z0-9+.-]*):\/\/([^/?#]*)(.*)$/is.exec(rewriteTo.trim());
+  return m === null ? undefined : { scheme: (m[1] ?? '').toLowerCase(), host: m[2] ?? '', rest: m[3] ?? '' };
+}
+
+/** Problems of one rewrite target (`rewrite_to` of an entry or a trigger). */
+function rewriteTargetProblems(at: string, rewriteTo: string): FieldProblem[] {
+  const abs = absoluteRewrite(rewriteTo);
+  if (abs !== undefined) {
+    if (abs.scheme === 'tyk') {
+      return [
+        problem(at, 'NotSupportedYet', `${NOT_SUPPORTED_YET}: rewriting to another API of the gateway (tyk://)`),
+      ];
+    }
+    if (abs.scheme !== 'http' && abs.scheme !== 'https') {
+      return [problem(at, 'Invalid', `${quote(rewriteTo)}: a rewrite goes to a path, or to an http:// or https:// URL`)];
+    }
+    if (abs.host.includes('$') || abs.host === '') {
+      return [
+        problem(
+          at,
+          'NotSupportedYet',
+          `${NOT_SUPPORTED_YET}: a host chosen per request (write the host itself; $1 and variables may follow it in the path)`,
+        ),
+      ];
+    }
+    const t = parseTarget(`${abs.scheme}://${abs.host}`);
+    if (isTargetProblem(t)) return [problem(at, t.type, t.message)];
+  }
+  return variableProblems(at, rewriteTo);
+}
+
+/** Problems of one `url_rewrites` entry (`where`: its field path). */
+function rewriteProblems(where: string, e: unknown): FieldProblem[] {
+  const out: FieldProblem[] = [];
+  const r = model<URLRewriteMeta>(e) ?? {};
+  const pattern = text(r.match_pattern);
+  if (pattern !== undefined) {
+    const bad = regexProblem(pattern);
+    if (bad !== undefined) out.push(problem(`${where}.match_pattern`, 'Invalid', `${quote(pattern)}: ${bad}`));
+  }
+  const to = text(r.rewrite_to);
+  if (to !== undefined) out.push(...rewriteTargetProblems(`${where}.rewrite_to`, to));
+  list(r.triggers).forEach((t, j) => {
+    const trigger = model<RoutingTrigger>(t) ?? {};
+    const at = `${where}.triggers[${String(j)}]`;
+    const options = model<RoutingTriggerOptions>(trigger.options) ?? {};
+    for (const field of [
+      'header_matches',
+      'query_val_matches',
+      'path_part_matches',
+      'session_meta_matches',
+      'request_context_matches',
+    ] as const) {
+      for (const [name, m] of Object.entries(model<Record<string, unknown>>(options[field]) ?? {})) {
+        const rx = text(model<StringRegexMap>(m)?.match_rx);
+        const bad = rx === undefined ? undefined : regexProblem(rx);
+        if (bad !== undefined) {
+          const key = `${at}.options.${field}${fieldPath(`/${pointerKey(name)}`).replace(/^(?!\[)/, '.')}`;
+          out.push(problem(`${key}.match_rx`, 'Invalid', `${quote(rx ?? '')}: ${bad}`));
+        }
+      }
+    }
+    const payload = text(model<StringRegexMap>(options.payload_matches)?.match_rx);
+    const badPayload = payload === undefined ? undefined : regexProblem(payload);
+    if (badPayload !== undefined) {
+      out.push(problem(`${at}.options.payload_matches.match_rx`, 'Invalid', `${quote(payload ?? '')}: ${badPayload}`));
+    }
+    const tto = text(trigger.rewrite_to);
+    if (tto !== undefined) out.push(...rewriteTargetProblems(`${at}.rewrite_to`, tto));
+  });
   return out;
 }
 

@@ -4,7 +4,14 @@
  * needs a schema; `type_field_configurations` name a known data source kind, an http(s) URL (or a
  * template of one), and a type and field the schema has. Federation modes are refused by name.
  */
-import { buildASTSchema, GraphQLError, isObjectType, parse, validateSchema, type GraphQLSchema } from 'graphql';
+import {
+  buildASTSchema,
+  GraphQLError,
+  isObjectType,
+  parse,
+  validateSchema,
+  type GraphQLSchema,
+} from 'graphql';
 import { validateSDL } from 'graphql/validation/validate.js';
 import type {
   GraphqlConfig,
@@ -95,7 +102,11 @@ export function graphqlProblems(graphql: Unchecked<GraphqlConfig> | undefined): 
         );
       } else if (type.getFields()[fieldName] === undefined) {
         problems.push(
-          problem(`${at}.field_name`, 'Invalid', `${quote(typeName)} has no field ${quote(fieldName)} in graphql.schema`),
+          problem(
+            `${at}.field_name`,
+            'Invalid',
+            `${quote(typeName)} has no field ${quote(fieldName)} in graphql.schema`,
+          ),
         );
       }
     }
@@ -105,7 +116,11 @@ export function graphqlProblems(graphql: Unchecked<GraphqlConfig> | undefined): 
     const kind = source.kind;
     if (typeof kind === 'string' && !DATA_SOURCE_KINDS.includes(kind)) {
       problems.push(
-        problem(`${base}.kind`, 'NotSupported', `${quote(kind)}: use GraphQLDataSource or HTTPJSONDataSource`),
+        problem(
+          `${base}.kind`,
+          'NotSupported',
+          `${quote(kind)}: use GraphQLDataSource or HTTPJSONDataSource`,
+        ),
       );
     }
     const url = text(model<GraphqlDataSourceConfig>(source.data_source_config)?.url);

@@ -7,10 +7,12 @@
  *   (`global_response_headers_disabled` turns both off), then the first matching
  *   `transform_response_headers` entry, the same way.
  * Names match without case; an added header replaces the client's (request) or the upstream's
- * (response). Values are sent as written (the reference's `$tyk_meta.` and `$tyk_context.`
- * variables are refused at write time: schemas/rules/endpoints.ts).
+ * (response). Values may hold the reference's variables (gateway/middleware/context-vars):
+ * `$tyk_meta.<key>` always, `$tyk_context.<name>` with `enable_context_vars: true` (without it
+ * they are sent as written, as the reference sends them); each value is compiled once.
  */
 import type { HeaderInjectionMeta, VersionInfo } from '../../../schemas/generated/models.ts';
+import { compileValue, valueOf, type Value } from '../context-vars/index.ts';
 import type { Middleware } from '../../pipeline/compose.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
 import {
@@ -24,7 +26,7 @@ import {
 /** One set of changes: names removed (lower case), then headers set (lower-case names). */
 export interface HeaderChange {
   remove: string[];
-  add: [string, string][];
+  add: [string, Value][];
 }
 
 interface VersionHeaders {
@@ -37,12 +39,16 @@ interface VersionHeaders {
 function change(
   remove: readonly string[] | undefined,
   add: Readonly<Record<string, string>> | undefined,
+  contextVars: boolean,
 ): HeaderChange | undefined {
   const c: HeaderChange = {
     remove: (remove ?? []).filter((n) => n.trim() !== '').map((n) => n.trim().toLowerCase()),
     add: Object.entries(add ?? {})
       .filter(([n]) => n.trim() !== '')
-      .map(([n, v]) => [n.trim().toLowerCase(), v]),
+      .map(([n, v]) => [
+        n.trim().toLowerCase(),
+        compileValue(v, { context: contextVars, as: 'header' }),
+      ]),
   };
   return c.remove.length === 0 && c.add.length === 0 ? undefined : c;
 }
@@ -50,11 +56,12 @@ function change(
 function endpoints(
   list: readonly HeaderInjectionMeta[] | undefined,
   ignoreCase: boolean,
+  contextVars: boolean,
 ): VersionHeaders['requestEndpoints'] {
   const out: VersionHeaders['requestEndpoints'] = [];
   for (const e of list ?? []) {
     if (e.disabled === true || e.path === undefined || e.path === '') continue;
-    const c = change(e.delete_headers, e.add_headers);
+    const c = change(e.delete_headers, e.add_headers, contextVars);
     if (c === undefined) continue;
     out.push({
       endpoint: compileEndpoint(e.path, e.method === undefined ? [] : [e.method], ignoreCase),
@@ -65,17 +72,17 @@ function endpoints(
 }
 
 /** The header changes of a version, compiled; undefined when it makes none. */
-export function compileVersionHeaders(v: VersionInfo): VersionHeaders | undefined {
+export function compileVersionHeaders(v: VersionInfo, contextVars = false): VersionHeaders | undefined {
   const ignoreCase = v.ignore_endpoint_case === true;
   const h: VersionHeaders = {
     request:
-      v.global_headers_disabled === true ? undefined : change(v.global_headers_remove, v.global_headers),
+      v.global_headers_disabled === true ? undefined : change(v.global_headers_remove, v.global_headers, contextVars),
     response:
       v.global_response_headers_disabled === true
         ? undefined
-        : change(v.global_response_headers_remove, v.global_response_headers),
-    requestEndpoints: endpoints(v.extended_paths?.transform_headers, ignoreCase),
-    responseEndpoints: endpoints(v.extended_paths?.transform_response_headers, ignoreCase),
+        : change(v.global_response_headers_remove, v.global_response_headers, contextVars),
+    requestEndpoints: endpoints(v.extended_paths?.transform_headers, ignoreCase, contextVars),
+    responseEndpoints: endpoints(v.extended_paths?.transform_response_headers, ignoreCase, contextVars),
   };
   const none =
     h.request === undefined &&
@@ -87,7 +94,7 @@ export function compileVersionHeaders(v: VersionInfo): VersionHeaders | undefine
 
 function onRequest(ctx: RequestContext, c: HeaderChange): void {
   for (const n of c.remove) Reflect.deleteProperty(ctx.headers, n);
-  for (const [n, v] of c.add) ctx.headers[n] = v;
+  for (const [n, v] of c.add) ctx.headers[n] = valueOf(v, ctx);
 }
 
 function onResponse(ctx: RequestContext, c: HeaderChange): void {
@@ -97,7 +104,7 @@ function onResponse(ctx: RequestContext, c: HeaderChange): void {
   }
   for (const [n, v] of c.add) {
     ctx.removedResponseHeaders?.delete(n);
-    ctx.responseHeaders[n] = v;
+    ctx.responseHeaders[n] = valueOf(v, ctx);
   }
 }
 
@@ -106,7 +113,8 @@ export const headers: Middleware = {
   name: 'headers',
   enabled: (api) => perVersion(api, compileVersionHeaders) !== undefined,
   create: (api) => {
-    const of = perVersion(api, compileVersionHeaders);
+    const contextVars = api.enable_context_vars === true;
+    const of = perVersion(api, (v) => compileVersionHeaders(v, contextVars));
     if (of === undefined) throw new Error('headers: compiled for an API without header changes');
     return async (ctx, next) => {
       const h = of(ctx);

@@ -1,0 +1,164 @@
+/**
+ * `make bench-streams`: streams through the gateway against the same streams on Bento directly
+ * (no gateway in front), in the same run. Two streams: HTTP in -> SSE out, and HTTP in -> Kafka
+ * (kfake, tools/build.sh) -> SSE out. A publisher POSTs SVC_BENCH_STREAM_MESSAGES messages
+ * (default 5,000), 32 in flight on kept-alive connections, each carrying its send time; one SSE
+ * consumer takes them. Figures: messages per second (first send to last receipt) and end-to-end
+ * latency p50/p99; written to the `## Streams` section of docs/benchmarks.md with the ratio of
+ * gateway to direct (target: 0.8 or better).
+ */
+import { mkdtempSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bentoPath } from '../../lib/bento/binary.ts';
+import { BentoProcess } from '../../lib/bento/process.ts';
+import { silentLogger } from '../../lib/log.ts';
+import { waitFor } from '../../lib/testing/wait.ts';
+import { spawnGateway, type GatewayProcess } from '../../gateway/testing/harness.ts';
+import { openSse, startKafka, streamsDocument, type TestBroker } from '../../gateway/streams/testing.ts';
+import { writeSection } from './stack.ts';
+
+const MESSAGES = Number(process.env.SVC_BENCH_STREAM_MESSAGES ?? 5000);
+const IN_FLIGHT = 32;
+
+interface Figures {
+  perSecond: number;
+  p50: number;
+  p99: number;
+}
+
+const now = (): number => performance.timeOrigin + performance.now();
+
+function post(agent: Agent, port: number, path: string, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method: 'POST', agent }, (res) => {
+      res.resume();
+      res.on('end', () => {
+        resolve(res.statusCode ?? 0);
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function quantile(sorted: number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+}
+
+/** Publishes MESSAGES to `publish` and reads them from `subscribe` (both on `port`). */
+async function run(port: number, publish: string, subscribe: string): Promise<Figures> {
+  const consumer = await openSse(port, subscribe);
+  if (consumer.status !== 200) throw new Error(`SSE ${subscribe}: ${consumer.status}`);
+  const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT });
+  // Warm-up: the stream answers (and a Kafka consumer group has joined).
+  await waitFor(
+    `${subscribe} flowing`,
+    async () => {
+      await post(agent, port, publish, JSON.stringify({ warm: true, t: now() }));
+      return consumer.events.length > 0;
+    },
+    60_000,
+    300,
+  );
+  await new Promise((r) => setTimeout(r, 500));
+  const skip = consumer.events.length;
+  const start = now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (next < MESSAGES) {
+        const i = next++;
+        const status = await post(agent, port, publish, JSON.stringify({ i, t: now() }));
+        if (status !== 200) throw new Error(`publish answered ${status}`);
+      }
+    }),
+  );
+  const latencies: number[] = [];
+  const received = (): number =>
+    consumer.events.slice(skip).filter((e) => !e.includes('"warm"')).length;
+  await waitFor(`${MESSAGES} messages`, () => received() >= MESSAGES, 120_000, 20);
+  const end = now();
+  consumer.events.forEach((e, i) => {
+    if (i < skip) return;
+    const m = JSON.parse(e) as { t: number; warm?: boolean };
+    if (m.warm !== true) latencies.push((consumer.times[i] ?? end) - m.t);
+  });
+  consumer.close();
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  return { perSecond: MESSAGES / ((end - start) / 1000), p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99) };
+}
+
+function streamsOf(kafka: TestBroker): Record<string, unknown> {
+  const sse = (path: string) => ({
+    http_server: { path: '', ws_path: '', stream_path: path, stream_format: 'event_source', heartbeat: '1s' },
+  });
+  return {
+    http: { input: { http_server: { path: '/in' } }, output: sse('/out') },
+    kproduce: {
+      input: { http_server: { path: '/kin' } },
+      output: { kafka: { addresses: [kafka.address], topic: 'bench', max_in_flight: 64 } },
+    },
+    kconsume: {
+      input: {
+        kafka: { addresses: [kafka.address], topics: ['bench'], consumer_group: 'bench', start_from_oldest: false },
+      },
+      output: sse('/kout'),
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const kafka = await startKafka(['bench'], 2);
+  const streams = streamsOf(kafka);
+  const results: Record<string, { direct: Figures; gateway: Figures }> = {};
+  // Direct: a Bento of our own, the streams posted to its API, its endpoints called as they are.
+  const direct = new BentoProcess({ binary: bentoPath(), log: silentLogger() });
+  let gw: GatewayProcess | undefined;
+  try {
+    await direct.up();
+    for (const [name, config] of Object.entries(streams)) {
+      const r = await direct.call('POST', `/streams/bench.${name}`, JSON.stringify(config));
+      if (r.status !== 200) throw new Error(`direct ${name}: ${r.body}`);
+    }
+    const dport = direct.port;
+    const dHttp = await run(dport, '/bench.http/in', '/bench.http/out');
+    const dKafka = await run(dport, '/bench.kproduce/kin', '/bench.kconsume/kout');
+    await direct.stop();
+
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-streams-'));
+    gw = await spawnGateway(['--workers', '1', '--streaming-enabled', '--data-dir', dataDir, '--log-level', 'warn']);
+    const res = await gw.admin('POST', '/svc/apis/oas', streamsDocument('bench', streams));
+    if (res.status !== 200) throw new Error(`gateway API: ${res.text}`);
+    await gw.reload();
+    const gHttp = await run(gw.port, '/bench/in', '/bench/out');
+    const gKafka = await run(gw.port, '/bench/kin', '/bench/kout');
+    results['HTTP in -> SSE out'] = { direct: dHttp, gateway: gHttp };
+    results['HTTP in -> Kafka -> SSE out'] = { direct: dKafka, gateway: gKafka };
+  } finally {
+    await direct.stop();
+    await gw?.stop();
+    await kafka.stop();
+  }
+  const f = (n: number, d = 0): string => n.toFixed(d);
+  const rows = Object.entries(results).map(([name, { direct: d, gateway: g }]) => {
+    const ratio = g.perSecond / d.perSecond;
+    return `| ${name} | ${f(d.perSecond)} | ${f(g.perSecond)} | ${ratio.toFixed(2)} ${ratio >= 0.8 ? '(target met)' : '(below 0.8)'} | ${f(d.p50, 1)} / ${f(d.p99, 1)} | ${f(g.p50, 1)} / ${f(g.p99, 1)} |`;
+  });
+  const section = [
+    '## Streams',
+    '',
+    `\`make bench-streams\` (e2e/bench/streams-bench.ts), ${new Date().toISOString().slice(0, 10)}: ${MESSAGES} messages POSTed ${IN_FLIGHT} in flight to one stream, read by one SSE consumer, through the gateway (\`--workers 1\`, Bento supervised by it) and on Bento directly (no gateway in front) in the same run. Kafka is kfake (tools/kfake). Messages per second from the first send to the last receipt; latency from send to SSE receipt (ms). Target: through the gateway at 0.8 of direct or better.`,
+    '',
+    '| Stream | Direct msg/s | Gateway msg/s | Gateway / direct | Direct p50 / p99 ms | Gateway p50 / p99 ms |',
+    '|---|---|---|---|---|---|',
+    ...rows,
+    '',
+  ].join('\n');
+  process.stdout.write(`${section}\n`);
+  await writeSection('Streams', section);
+}
+
+await main();

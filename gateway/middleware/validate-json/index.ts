@@ -1,0 +1,100 @@
+/**
+ * JSON Schema validation of request bodies per endpoint (`extended_paths.validate_json`): the
+ * first entry matching the method and path reads the body (at most 1 MiB; more gets 413) and
+ * checks it against `schema` (or `schema_b64`, base64), compiled once with ajv (JSON Schema
+ * draft-07 rules; a `$schema` naming an older draft is ignored). A body that is not JSON, or does
+ * not match, gets `error_response_code` (default 422) with the first error:
+ * `{"error": "<where>: <what>"}`, `<where>` being the JSON pointer of the value (`/name`) or
+ * `payload` for the whole body. As it reads the body, a route with it is served by node:http.
+ */
+import { Ajv, type ValidateFunction } from 'ajv';
+import type { VersionInfo } from '../../../schemas/generated/models.ts';
+import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { MAX_READ_BODY } from '../../pipeline/context.ts';
+import {
+  compileEndpoint,
+  endpointMatches,
+  endpointPath,
+  perVersion,
+  type CompiledEndpoint,
+} from '../../pipeline/endpoints.ts';
+import { GatewayError } from '../../pipeline/errors.ts';
+
+interface Entry {
+  endpoint: CompiledEndpoint;
+  validate: ValidateFunction;
+  status: number;
+}
+
+const ajv = new Ajv({ strict: false, allErrors: false, validateSchema: false });
+
+function schemaOf(e: { schema?: Record<string, unknown>; schema_b64?: string }): Record<string, unknown> | undefined {
+  if (e.schema !== undefined && Object.keys(e.schema).length > 0) return e.schema;
+  if (e.schema_b64 === undefined || e.schema_b64 === '') return undefined;
+  const parsed: unknown = JSON.parse(Buffer.from(e.schema_b64, 'base64').toString('utf8'));
+  return parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : undefined;
+}
+
+/** The validations of a version, compiled; undefined when it has none. Throws on a bad schema. */
+export function compileValidations(v: VersionInfo): Entry[] | undefined {
+  const ignoreCase = v.ignore_endpoint_case === true;
+  const out: Entry[] = [];
+  for (const e of v.extended_paths?.validate_json ?? []) {
+    if (e.disabled === true || e.path === undefined || e.path === '') continue;
+    let schema: Record<string, unknown> | undefined;
+    try {
+      schema = schemaOf(e);
+      if (schema === undefined) continue;
+      const { $schema: _ignored, ...rest } = schema;
+      out.push({
+        endpoint: compileEndpoint(e.path, e.method === undefined ? [] : [e.method], ignoreCase),
+        validate: ajv.compile(rest),
+        status: e.error_response_code ?? 422,
+      });
+    } catch (err) {
+      throw new Error(`validate_json: the schema of ${e.path} does not compile: ${String(err)}`, { cause: err });
+    }
+  }
+  return out.length === 0 ? undefined : out;
+}
+
+/** The first error of a failed validation, as the client reads it. */
+export function firstError(validate: ValidateFunction): string {
+  const e = validate.errors?.[0];
+  if (e === undefined) return 'payload: does not match the schema';
+  const where = e.instancePath === '' ? 'payload' : e.instancePath;
+  const extra =
+    e.keyword === 'additionalProperties'
+      ? ` (${String((e.params as { additionalProperty?: unknown }).additionalProperty)})`
+      : '';
+  return `${where}: ${e.message ?? 'does not match the schema'}${extra}`;
+}
+
+/** See the module comment. */
+export const validateJson: Middleware = {
+  name: 'validate-json',
+  enabled: (api) => perVersion(api, compileValidations) !== undefined,
+  readsBody: (api) => perVersion(api, compileValidations) !== undefined,
+  create: (api) => {
+    const of = perVersion(api, compileValidations);
+    if (of === undefined) throw new Error('validate-json: compiled for an API without validations');
+    return async (ctx, next) => {
+      const list = of(ctx);
+      const method = ctx.method.toUpperCase();
+      const hit = list?.find((e) => endpointMatches(e.endpoint, method, endpointPath(ctx)));
+      if (hit !== undefined) {
+        const body = await ctx.readBody(MAX_READ_BODY);
+        if (body === undefined) return reject(ctx, GatewayError.bodyTooLarge());
+        let value: unknown;
+        try {
+          value = JSON.parse(body.toString('utf8'));
+        } catch {
+          return reject(ctx, GatewayError.bodyInvalid(hit.status, 'payload: the body is not JSON'));
+        }
+        if (!hit.validate(value)) return reject(ctx, GatewayError.bodyInvalid(hit.status, firstError(hit.validate)));
+      }
+      await next();
+      return undefined;
+    };
+  },
+};
