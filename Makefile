@@ -65,11 +65,15 @@ e2e-cluster: $(NODE_DEPS) ## The cluster suites against the cluster KUBECONFIG p
 test: lint typecheck gen-check unit e2e ## Everything: lint, type-check, gen-check, unit, integration and e2e
 
 .PHONY: bench
-bench: bench-gateway bench-operator bench-ingress bench-soak ## Benchmarks; figures and ratios go to docs/benchmarks.md
+bench: bench-gateway bench-operator bench-ingress bench-soak bench-streams ## Benchmarks; figures and ratios go to docs/benchmarks.md
 
 .PHONY: bench-gateway
 bench-gateway: $(NODE_DEPS) ## Gateway against nginx (apt-installs nginx-light and wrk if missing; builds tools/loadgen with Go)
 	node gateway/bench/run.ts
+
+.PHONY: bench-streams
+bench-streams: deps ## Streams (HTTP in -> SSE, Kafka in -> SSE) through the gateway against Bento directly
+	node e2e/bench/streams-bench.ts
 
 .PHONY: bench-operator
 bench-operator: deps ## 10 to 10,000 ApiDefinitions and 1000 SecurityPolicies until served, against direct gateway writes

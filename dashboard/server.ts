@@ -14,11 +14,31 @@ import { SvcError, errorMessage } from '../lib/errors.ts';
 import * as apis from './api/apis.ts';
 import { listAudit } from './api/audit.ts';
 import * as certs from './api/certs.ts';
-import { fail, json, type Ctx, type DashboardDeps, type Handler, type Reply } from './api/http.ts';
+import {
+  fail,
+  json,
+  readObject,
+  type Ctx,
+  type DashboardDeps,
+  type Handler,
+  type Reply,
+} from './api/http.ts';
 import * as keys from './api/keys.ts';
 import * as orgs from './api/organisations.ts';
 import * as policies from './api/policies.ts';
 import * as users from './api/users.ts';
+import {
+  NODE_ID_HEADER,
+  NODE_SECRET_HEADER,
+  Nodes,
+  Notifier,
+  nodeConfig,
+  nodeKey,
+  nodeSecretOk,
+  orgsOf,
+  serveNotifications,
+  withNotifications,
+} from './nodes/nodes.ts';
 import {
   accessKeyHash,
   effectivePermissions,
@@ -287,8 +307,60 @@ function createMetrics(): {
 }
 
 /** Starts the dashboard on `config.listen_address:listen_port`. */
-export async function startDashboard(deps: DashboardDeps): Promise<DashboardServer> {
+export async function startDashboard(given: DashboardDeps): Promise<DashboardServer> {
   const metrics = createMetrics();
+  // Gateways in mode pro (nodes/nodes.ts): every committed write is announced to them.
+  const notifier = new Notifier();
+  const nodes = new Nodes(() => given.now());
+  const deps: DashboardDeps = { ...given, store: withNotifications(given.store, notifier) };
+  const nodeOk = (req: http.IncomingMessage): boolean =>
+    nodeSecretOk(deps.config.node_secret, req.headers[NODE_SECRET_HEADER]);
+  /** `/system/...` (node secret) and `/admin/nodes` (admin secret); undefined for other paths. */
+  const nodeRoute = async (
+    req: http.IncomingMessage,
+    url: URL,
+    path: string,
+  ): Promise<{ route: string; reply: Reply } | undefined> => {
+    if (path === '/admin/nodes') {
+      if (!adminOk(req.headers['admin-auth']))
+        return {
+          route: 'nodes',
+          reply: fail(401, 'Not authorised: send the admin secret in the admin-auth header'),
+        };
+      return { route: 'nodes', reply: json({ nodes: nodes.list(), notification_streams: notifier.size }) };
+    }
+    if (!path.startsWith('/system/')) return undefined;
+    const name = `system_${path.split('/')[2] ?? ''}`;
+    if (deps.config.node_secret === undefined)
+      return {
+        route: name,
+        reply: fail(404, 'Gateways in mode pro are off: set node_secret (SVC_DB_NODE_SECRET)'),
+      };
+    if (!nodeOk(req))
+      return {
+        route: name,
+        reply: fail(401, `Not authorised: send the node secret in the ${NODE_SECRET_HEADER} header`),
+      };
+    nodes.seen(req.headers[NODE_ID_HEADER]);
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
+    if (path === '/system/nodes' && method === 'POST') {
+      const info = nodes.register(await readObject(req));
+      deps.log.info('node registered', { node_id: info.node_id, hostname: info.hostname, orgs: info.orgs });
+      return {
+        route: name,
+        reply: { status: 200, body: { Status: 'OK', Message: 'Node registered', Meta: info } },
+      };
+    }
+    if (path === '/system/config' && method === 'GET') {
+      return { route: name, reply: json(await nodeConfig(deps.store, orgsOf(url))) };
+    }
+    const key = /^\/system\/keys\/([0-9a-f]{64})$/.exec(path);
+    if (key !== null && method === 'GET') {
+      const found = await nodeKey(deps.store, orgsOf(url), key[1] ?? '');
+      return { route: 'system_keys', reply: found === undefined ? fail(404, 'Key not found') : json(found) };
+    }
+    return { route: name, reply: fail(404, 'Not found') };
+  };
   const adminHash = createHash('sha256').update(deps.config.admin_secret).digest();
   const adminOk = (given: string | string[] | undefined): boolean =>
     typeof given === 'string' &&
@@ -330,6 +402,8 @@ export async function startDashboard(deps: DashboardDeps): Promise<DashboardServ
         },
       };
     }
+    const system = await nodeRoute(req, url, path);
+    if (system !== undefined) return system;
     for (const route of routes) {
       const m = route.path.exec(path);
       if (m === null) continue;
@@ -396,6 +470,11 @@ export async function startDashboard(deps: DashboardDeps): Promise<DashboardServ
     const requestId = randomUUID();
     const log = deps.log.child({ request_id: requestId });
     const url = new URL(req.url ?? '/', 'http://dashboard.invalid');
+    if (url.pathname === '/system/notifications' && req.method === 'GET' && nodeOk(req)) {
+      nodes.seen(req.headers[NODE_ID_HEADER]);
+      serveNotifications(req, res, notifier, log);
+      return;
+    }
     const answer = (route: string, out: Reply): void => {
       const text = out.body instanceof TextBody ? out.body : undefined;
       const full = text === undefined ? JSON.stringify(out.body) : text.text;
@@ -452,6 +531,7 @@ export async function startDashboard(deps: DashboardDeps): Promise<DashboardServ
         server.close(() => {
           resolve();
         });
+        notifier.endAll();
         server.closeIdleConnections();
         setTimeout(() => {
           server.closeAllConnections();

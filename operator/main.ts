@@ -83,6 +83,7 @@ const ingress = ingressController(env, {
   httpsPort: cfg.SVC_HTTPS_INGRESS_PORT,
   address: cfg.SVC_INGRESS_ADDRESS,
   publishService: cfg.SVC_PUBLISH_SERVICE,
+  managementUrl: cfg.SVC_URL,
 });
 manager.add(ingress.spec);
 manager.add(templateController(env, ingress.templateUsers));

@@ -226,7 +226,6 @@ describe('notSupportedPaths', () => {
       name: 'every not-supported field set is listed, in document order',
       value: {
         do_not_track: true,
-        CORS: { enable: true },
         cache_options: { enable_cache: true },
         proxy: { target_list: ['a', 'b'], transport: { proxy_url: 'http://p:3128' } },
         version_data: {
@@ -242,7 +241,6 @@ describe('notSupportedPaths', () => {
       },
       want: [
         'do_not_track',
-        'CORS',
         'cache_options',
         'proxy.target_list',
         'proxy.transport.proxy_url',

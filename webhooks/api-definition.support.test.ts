@@ -132,7 +132,7 @@ describe('fields not supported yet', () => {
   test('every field not supported is listed at once, in path order', async () => {
     const obj = apiDefinition('orders', {
       do_not_track: true,
-      CORS: { enable: true, allowed_origins: ['https://app.example.com'] },
+      use_oauth2: true,
       cache_options: { enable_cache: true, cache_timeout: 60 },
       version_data: {
         not_versioned: true,
@@ -144,7 +144,7 @@ describe('fields not supported yet', () => {
             paths: { black_list: [], ignored: [], white_list: [] },
             extended_paths: {
               white_list: [{ path: '/a', method_actions: { GET: { action: 'no_action' } } }],
-              hard_timeouts: [{ path: '/slow', method: 'GET', timeout: 5 }],
+              transform_jq: [{ path: '/slow', filter: '.' }],
             },
           },
         },
@@ -155,9 +155,9 @@ describe('fields not supported yet', () => {
       got.errors.map((e) => formatProblem(e)),
       [
         'spec.cache_options: not supported by svc yet',
-        'spec.CORS: not supported by svc yet',
         'spec.do_not_track: not supported by svc yet',
-        'spec.version_data.versions.Default.extended_paths.hard_timeouts: not supported by svc yet',
+        'spec.use_oauth2: not supported by svc yet',
+        'spec.version_data.versions.Default.extended_paths.transform_jq: not supported by svc yet',
       ],
     );
   });

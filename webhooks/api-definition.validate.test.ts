@@ -204,30 +204,33 @@ const cases: Case[] = [
   {
     name: 'settings the gateway does not enforce yet are refused by name',
     obj: apiDefinition('orders', {
-      CORS: { enable: true },
+      use_oauth2: true,
       enable_detailed_recording: true,
       version_data: {
         versions: {
-          Default: { name: 'Default', extended_paths: { url_rewrites: [{ path: '/a', rewrite_to: '/b' }] } },
+          Default: {
+            name: 'Default',
+            extended_paths: { virtual: [{ path: '/a', response_function_name: 'f' }] },
+          },
         },
       },
     }),
     errors: [
-      { path: 'spec.CORS', type: 'NotSupportedYet', message: 'not supported by svc yet' },
       {
         path: 'spec.enable_detailed_recording',
         type: 'NotSupportedYet',
         message: 'not supported by svc yet',
       },
+      { path: 'spec.use_oauth2', type: 'NotSupportedYet', message: 'not supported by svc yet' },
       {
-        path: 'spec.version_data.versions.Default.extended_paths.url_rewrites',
+        path: 'spec.version_data.versions.Default.extended_paths.virtual',
         type: 'NotSupportedYet',
         message: 'not supported by svc yet',
       },
     ],
   },
   {
-    name: 'endpoint lists and size limits are served; a mock reply and a bad path are refused by path',
+    name: 'endpoint lists, mock replies and size limits are served; a bad path is refused by path',
     obj: apiDefinition('orders', {
       version_data: {
         not_versioned: true,
@@ -247,11 +250,6 @@ const cases: Case[] = [
       },
     }),
     errors: [
-      {
-        path: 'spec.version_data.versions.Default.extended_paths.white_list[0].method_actions.GET.action',
-        type: 'NotSupportedYet',
-        message: 'not supported by svc yet',
-      },
       {
         path: 'spec.version_data.versions.Default.paths.black_list[0]',
         type: 'Invalid',

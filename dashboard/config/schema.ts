@@ -78,6 +78,12 @@ export const dashboardConfigSchema: JsonSchema = {
       description:
         'Only system users (the operator) may write API definitions (classic, OAS, streams); others get 403. Recommended in production.',
     },
+    node_secret: {
+      type: 'string',
+      minLength: MIN_SECRET_LENGTH,
+      description:
+        'Secret gateways in mode pro send (`--node-secret`, header `x-svc-node-secret`) to register and load APIs, policies and keys from `/system/...`. Unset: no gateway can connect. At least 16 characters.',
+    },
     metrics_enabled: {
       type: 'boolean',
       default: true,
@@ -114,6 +120,7 @@ export const dashboardConfigSources: Readonly<Record<string, ConfigSource>> = {
     env: 'SVC_DB_API_WRITES_SYSTEM_USERS_ONLY',
     flag: 'api-writes-system-users-only',
   },
+  node_secret: { env: 'SVC_DB_NODE_SECRET', flag: 'node-secret' },
   metrics_enabled: { env: 'SVC_DB_METRICS_ENABLED', flag: 'metrics-enabled' },
   log_level: { env: 'SVC_DB_LOG_LEVEL', flag: 'log-level' },
   shutdown_timeout_ms: { env: 'SVC_DB_SHUTDOWN_TIMEOUT_MS', flag: 'shutdown-timeout-ms' },
@@ -132,6 +139,7 @@ export interface DashboardConfig {
   allow_explicit_policy_id: boolean;
   enable_duplicate_slugs: boolean;
   api_writes_system_users_only: boolean;
+  node_secret?: string;
   metrics_enabled: boolean;
   log_level: LogLevel;
   shutdown_timeout_ms: number;

@@ -21,6 +21,8 @@ import { writeSection } from './stack.ts';
 
 const MESSAGES = Number(process.env.SVC_BENCH_STREAM_MESSAGES ?? 5000);
 const IN_FLIGHT = 32;
+/** Workers of the gateway under test (SVC_BENCH_STREAM_WORKERS, default 1: on a small machine the node's processes share the cores with Bento). */
+const WORKERS = process.env.SVC_BENCH_STREAM_WORKERS ?? '1';
 
 interface Figures {
   perSecond: number;
@@ -76,8 +78,7 @@ async function run(port: number, publish: string, subscribe: string): Promise<Fi
     }),
   );
   const latencies: number[] = [];
-  const received = (): number =>
-    consumer.events.slice(skip).filter((e) => !e.includes('"warm"')).length;
+  const received = (): number => consumer.events.slice(skip).filter((e) => !e.includes('"warm"')).length;
   await waitFor(`${MESSAGES} messages`, () => received() >= MESSAGES, 120_000, 20);
   const end = now();
   consumer.events.forEach((e, i) => {
@@ -88,7 +89,11 @@ async function run(port: number, publish: string, subscribe: string): Promise<Fi
   consumer.close();
   agent.destroy();
   latencies.sort((a, b) => a - b);
-  return { perSecond: MESSAGES / ((end - start) / 1000), p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99) };
+  return {
+    perSecond: MESSAGES / ((end - start) / 1000),
+    p50: quantile(latencies, 0.5),
+    p99: quantile(latencies, 0.99),
+  };
 }
 
 function streamsOf(kafka: TestBroker): Record<string, unknown> {
@@ -96,14 +101,19 @@ function streamsOf(kafka: TestBroker): Record<string, unknown> {
     http_server: { path: '', ws_path: '', stream_path: path, stream_format: 'event_source', heartbeat: '1s' },
   });
   return {
-    http: { input: { http_server: { path: '/in' } }, output: sse('/out') },
+    http: { input: { http_server: { path: '/in', ws_path: '' } }, output: sse('/out') },
     kproduce: {
-      input: { http_server: { path: '/kin' } },
+      input: { http_server: { path: '/kin', ws_path: '' } },
       output: { kafka: { addresses: [kafka.address], topic: 'bench', max_in_flight: 64 } },
     },
     kconsume: {
       input: {
-        kafka: { addresses: [kafka.address], topics: ['bench'], consumer_group: 'bench', start_from_oldest: false },
+        kafka: {
+          addresses: [kafka.address],
+          topics: ['bench'],
+          consumer_group: 'bench',
+          start_from_oldest: false,
+        },
       },
       output: sse('/kout'),
     },
@@ -129,7 +139,15 @@ async function main(): Promise<void> {
     await direct.stop();
 
     const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-streams-'));
-    gw = await spawnGateway(['--workers', '1', '--streaming-enabled', '--data-dir', dataDir, '--log-level', 'warn']);
+    gw = await spawnGateway([
+      '--workers',
+      WORKERS,
+      '--streaming-enabled',
+      '--data-dir',
+      dataDir,
+      '--log-level',
+      'warn',
+    ]);
     const res = await gw.admin('POST', '/svc/apis/oas', streamsDocument('bench', streams));
     if (res.status !== 200) throw new Error(`gateway API: ${res.text}`);
     await gw.reload();

@@ -48,6 +48,8 @@ test('config: defaults', () => {
       monitor_user_keys: false,
       monitor_org_keys: false,
       streaming_enabled: false,
+      dashboard_orgs: '',
+      dashboard_poll_interval_ms: 10000,
     },
   );
 });
@@ -96,7 +98,7 @@ const refused: { name: string; argv: string[]; env?: Record<string, string>; wan
     name: 'unknown flag is named',
     argv: ['--secret', 's', '--listen-port=1'],
     want: [
-      'flag --listen-port: unknown (known: --config, --secret, --host, --port, --control-port, --store, --data-dir, --redis-key-prefix, --workers, --upstream-connect-timeout-ms, --upstream-timeout-ms, --tls-cert, --tls-key, --trust-forwarded-headers, --fast-path, --metrics-enabled, --log-level, --shutdown-timeout-ms, --rate-limit-headers, --limits-fail-open, --plugin-dir, --plugin-timeout-ms, --jwks-cache-ttl-s, --monitor-enable-trigger-monitors, --monitor-global-trigger-limit, --monitor-user-keys, --monitor-org-keys, --streaming-enabled, --streaming-bento-path)',
+      'flag --listen-port: unknown (known: --config, --secret, --host, --port, --control-port, --store, --data-dir, --redis-key-prefix, --workers, --upstream-connect-timeout-ms, --upstream-timeout-ms, --tls-cert, --tls-key, --trust-forwarded-headers, --fast-path, --metrics-enabled, --log-level, --shutdown-timeout-ms, --rate-limit-headers, --limits-fail-open, --plugin-dir, --plugin-timeout-ms, --jwks-cache-ttl-s, --monitor-enable-trigger-monitors, --monitor-global-trigger-limit, --monitor-user-keys, --monitor-org-keys, --streaming-enabled, --streaming-bento-path, --dashboard, --node-secret, --dashboard-orgs, --dashboard-poll-interval-ms)',
     ],
   },
   {
@@ -152,4 +154,22 @@ test('config: unreadable TLS files are named', () => {
   assert.equal(got.length, 2);
   assert.match(got[0] ?? '', /^tls_cert_file: cannot read .*nope\.pem: ENOENT/);
   assert.match(got[1] ?? '', /^tls_key_file: cannot read .*nope\.key: ENOENT/);
+});
+
+test('config: mode pro needs both the dashboard URL and the node secret', () => {
+  assert.throws(
+    () => loadGatewayConfig({ argv: ['--secret', 's', '--dashboard', 'http://dashboard:3000'] }),
+    /dashboard_url and node_secret: mode pro needs both/,
+  );
+  const cfg = loadGatewayConfig({
+    argv: ['--secret', 's'],
+    env: {
+      SVC_GW_DASHBOARD_URL: 'http://dashboard:3000',
+      SVC_GW_NODE_SECRET: 'n',
+      SVC_GW_DASHBOARD_ORGS: 'a,b',
+    },
+  });
+  assert.equal(cfg.dashboard_url, 'http://dashboard:3000');
+  assert.equal(cfg.node_secret, 'n');
+  assert.equal(cfg.dashboard_orgs, 'a,b');
 });

@@ -42,6 +42,11 @@ export function loadGatewayConfig(opts: {
       'tls_cert_file and tls_key_file: set both (--tls-cert and --tls-key) or neither',
     ]);
   }
+  if ((config.dashboard_url === undefined) !== (config.node_secret === undefined)) {
+    throw new ConfigError(COMPONENT, [
+      'dashboard_url and node_secret: mode pro needs both (--dashboard and --node-secret), mode ce neither',
+    ]);
+  }
   if (
     config.control_port !== undefined &&
     config.control_port !== 0 &&

@@ -179,6 +179,30 @@ export const gatewayConfigSchema: JsonSchema = {
       description:
         '`streaming.enabled`: run the streams of APIs (`x-svc-streaming`) on Bento (gateway/streams/). False: an API with streams is refused at write time.',
     },
+    dashboard_url: {
+      type: 'string',
+      pattern: '^https?://.+',
+      description:
+        'Mode pro: the dashboard this gateway loads its APIs, policies and keys from (`http(s)://host:port`), instead of its own store; it registers as a node and reloads when the dashboard announces a change. Needs `node_secret`. Keys written through the gateway, and all counters, stay in `store`.',
+    },
+    node_secret: {
+      type: 'string',
+      minLength: 1,
+      description: "Mode pro: the dashboard's node secret (its `node_secret`), sent in `x-svc-node-secret`.",
+    },
+    dashboard_orgs: {
+      type: 'string',
+      default: '',
+      description:
+        'Mode pro: comma-separated IDs of the organisations whose APIs and policies this gateway serves. Empty: every organisation of the dashboard.',
+    },
+    dashboard_poll_interval_ms: {
+      type: 'integer',
+      minimum: 100,
+      default: 10000,
+      description:
+        "Mode pro: while the dashboard's notification stream is down, milliseconds between two reads of its configuration (the fallback that still catches changes).",
+    },
     streaming_bento_path: {
       type: 'string',
       minLength: 1,
@@ -227,6 +251,13 @@ export const gatewayConfigSources: Readonly<Record<string, ConfigSource>> = {
   monitor_org_keys: { env: 'SVC_GW_MONITOR_ORG_KEYS', flag: 'monitor-org-keys' },
   streaming_enabled: { env: 'SVC_GW_STREAMING_ENABLED', flag: 'streaming-enabled' },
   streaming_bento_path: { env: 'SVC_GW_STREAMING_BENTO_PATH', flag: 'streaming-bento-path' },
+  dashboard_url: { env: 'SVC_GW_DASHBOARD_URL', flag: 'dashboard' },
+  node_secret: { env: 'SVC_GW_NODE_SECRET', flag: 'node-secret' },
+  dashboard_orgs: { env: 'SVC_GW_DASHBOARD_ORGS', flag: 'dashboard-orgs' },
+  dashboard_poll_interval_ms: {
+    env: 'SVC_GW_DASHBOARD_POLL_INTERVAL_MS',
+    flag: 'dashboard-poll-interval-ms',
+  },
 };
 
 /** The decoded configuration (see the schema for each key). */
@@ -259,4 +290,8 @@ export interface GatewayConfig {
   monitor_org_keys: boolean;
   streaming_enabled: boolean;
   streaming_bento_path?: string;
+  dashboard_url?: string;
+  node_secret?: string;
+  dashboard_orgs: string;
+  dashboard_poll_interval_ms: number;
 }

@@ -383,9 +383,9 @@ test('writes: what the endpoint features do not serve yet is refused by path, wi
         version({
           expires: 'tomorrow',
           extended_paths: {
-            white_list: [{ path: '/a', method_actions: { GET: { action: 'reply', code: 200, data: 'x' } } }],
+            transform_jq: [{ path: '/a', filter: '.' }],
             black_list: [{ path: '/b[', method: 'GET' }],
-            url_rewrites: [{ path: '/c', method: 'GET', match_pattern: '/c', rewrite_to: '/d' }],
+            virtual: [{ path: '/c', method: 'GET', response_function_name: 'f' }],
             size_limits: [],
           },
         }),
@@ -395,8 +395,8 @@ test('writes: what the endpoint features do not serve yet is refused by path, wi
     const message = (res.json as { message: string }).message;
     for (const part of [
       'version_data.versions.Default.extended_paths.black_list[0].path: Invalid value: "/b["',
-      'version_data.versions.Default.extended_paths.white_list[0].method_actions.GET.action: not supported by svc yet',
-      'version_data.versions.Default.extended_paths.url_rewrites: not supported by svc yet',
+      'version_data.versions.Default.extended_paths.transform_jq: not supported by svc yet',
+      'version_data.versions.Default.extended_paths.virtual: not supported by svc yet',
       'version_data.versions.Default.expires: Invalid value: "tomorrow" is not a time',
     ]) {
       assert.ok(message.includes(part), `${part} in ${message}`);

@@ -230,12 +230,6 @@ describe('keys and policies: management API', () => {
         /access_rights\["k"\]\.api_id: Invalid value/,
       ],
       ['POST', '/svc/keys/unknown', { nonsense: 1 }, /nonsense: unknown field/],
-      [
-        'POST',
-        '/svc/policies',
-        { id: 'qd', name: 'qd', max_query_depth: 3 },
-        /max_query_depth: Unsupported value/,
-      ],
     ];
 
     for (const [method, path, body, reason] of rows) {

@@ -384,7 +384,7 @@ test('writes: versioning and header settings the gateway cannot serve are refuse
             v1: {
               name: 'v1',
               override_target: 'ftp://x',
-              global_headers: { 'bad name': 'x', 'x-meta': '$tyk_meta.user' },
+              global_headers: { 'bad name': 'x', 'x-meta': '$secret_env.USER' },
               extended_paths: { method_transforms: [{ path: '/a', method: 'GET', to_method: 'HEAD' }] },
             },
           },

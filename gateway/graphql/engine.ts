@@ -67,7 +67,7 @@ export function fillTemplate(
   return template.replace(TEMPLATE, (_all, root: string, rest: string) => {
     const v = pick(root === 'object' ? object : args, rest.slice(1).split('.'));
     if (v === undefined || v === null) return '';
-    return encode(typeof v === 'object' ? JSON.stringify(v) : String(v));
+    return encode(typeof v === 'string' ? v : JSON.stringify(v));
   });
 }
 

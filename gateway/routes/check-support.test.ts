@@ -25,7 +25,7 @@ const cases: { name: string; def: unknown; want: string[] }[] = [
           versions: {
             Default: {
               name: 'Default',
-              extended_paths: { url_rewrites: [{ path: '/a', rewrite_to: '/b' }] },
+              extended_paths: { virtual: [{ path: '/a', response_function_name: 'f' }] },
             },
           },
         },
@@ -37,7 +37,7 @@ const cases: { name: string; def: unknown; want: string[] }[] = [
       'do_not_track: not supported by svc yet',
       'proxy.enable_load_balancing: not supported by svc yet',
       'proxy.target_list: not supported by svc yet',
-      'version_data.versions.Default.extended_paths.url_rewrites: not supported by svc yet',
+      'version_data.versions.Default.extended_paths.virtual: not supported by svc yet',
     ],
   },
   {

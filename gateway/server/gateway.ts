@@ -178,7 +178,10 @@ export class Gateway {
         this.#metrics === undefined
           ? undefined
           : async () => {
-              const [node, bento] = await Promise.all([this.#bus.nodeMetrics(), this.#streams.bentoMetrics()]);
+              const [node, bento] = await Promise.all([
+                this.#bus.nodeMetrics(),
+                this.#streams.bentoMetrics(),
+              ]);
               return node + bento;
             },
     });

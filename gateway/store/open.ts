@@ -1,15 +1,39 @@
 /** Opens the store the configuration names. */
 import type { Logger } from '../../lib/log.ts';
 import type { GatewayConfig } from '../config/schema.ts';
+import pkg from '../../package.json' with { type: 'json' };
+import { DashboardStore } from './dashboard.ts';
 import { FilesStore } from './files.ts';
 import { RedisStore } from './redis.ts';
 import type { Store } from './store.ts';
 
-/** `files` opens the data directory; a `redis://` URL connects (and keeps reconnecting) to Redis. */
+/**
+ * `files` opens the data directory; a `redis://` URL connects (and keeps reconnecting) to Redis.
+ * With `dashboard_url` (mode pro), APIs and policies come from the dashboard (dashboard.ts).
+ */
 export async function openStore(
-  config: Pick<GatewayConfig, 'store' | 'data_dir' | 'redis_key_prefix'>,
+  config: Pick<GatewayConfig, 'store' | 'data_dir' | 'redis_key_prefix'> &
+    Partial<
+      Pick<GatewayConfig, 'dashboard_url' | 'node_secret' | 'dashboard_orgs' | 'dashboard_poll_interval_ms'>
+    >,
   log: Logger,
 ): Promise<Store> {
+  if (config.dashboard_url !== undefined && config.node_secret !== undefined) {
+    const { dashboard_url: url, node_secret: nodeSecret } = config;
+    const local = await openStore({ ...config, dashboard_url: undefined }, log);
+    return new DashboardStore(local, {
+      url,
+      nodeSecret,
+      orgs: (config.dashboard_orgs ?? '')
+        .split(',')
+        .map((o) => o.trim())
+        .filter((o) => o !== ''),
+      pollIntervalMs: config.dashboard_poll_interval_ms ?? 10_000,
+      dataDir: config.data_dir,
+      version: pkg.version,
+      log: log.child({ store: 'dashboard' }),
+    });
+  }
   if (config.store === 'files') return FilesStore.open(config.data_dir, log.child({ store: 'files' }));
   return new RedisStore(config.store, {
     prefix: config.redis_key_prefix,

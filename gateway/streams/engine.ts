@@ -246,7 +246,12 @@ export class StreamsEngine {
   connection(stream: PlannedStream, endpoint: StreamEndpoint, status: number): void {
     const ok = status >= 100 && status < 400;
     this.#connections
-      ?.labels(stream.id.slice(0, stream.id.lastIndexOf('.')), stream.name, endpoint.path, ok ? 'ok' : 'error')
+      ?.labels(
+        stream.id.slice(0, stream.id.lastIndexOf('.')),
+        stream.name,
+        endpoint.path,
+        ok ? 'ok' : 'error',
+      )
       .inc();
   }
 

@@ -34,11 +34,20 @@ async function receiver(opts: { status: () => number; delayMs?: number }): Promi
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const addr = server.address();
-  return { url: `http://127.0.0.1:${typeof addr === 'object' && addr !== null ? addr.port : 0}`, bodies, server };
+  return {
+    url: `http://127.0.0.1:${typeof addr === 'object' && addr !== null ? addr.port : 0}`,
+    bodies,
+    server,
+  };
 }
 
 /** Publishes `bodies` through the gateway, `concurrency` at a time. */
-async function publishAll(gw: InProcessGateway, path: string, bodies: string[], concurrency = 16): Promise<void> {
+async function publishAll(
+  gw: InProcessGateway,
+  path: string,
+  bodies: string[],
+  concurrency = 16,
+): Promise<void> {
   let next = 0;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -111,13 +120,12 @@ describe('stream faults', () => {
     assert.ok(pid !== undefined);
     process.kill(pid, 'SIGKILL');
     assert.ok(sink.bodies.length < bodies.length, `killed mid-stream (${sink.bodies.length} delivered)`);
-    await waitFor('Bento back', () => gw.gw.streams.state === 'up' && gw.gw.streams.process?.pid !== pid, 20_000);
     await waitFor(
-      'every message',
-      () => bodies.every((b) => sink.bodies.includes(b)),
-      40_000,
-      200,
+      'Bento back',
+      () => gw.gw.streams.state === 'up' && gw.gw.streams.process?.pid !== pid,
+      20_000,
     );
+    await waitFor('every message', () => bodies.every((b) => sink.bodies.includes(b)), 40_000, 200);
     // At least once: what was consumed but not committed comes again; nothing is missing.
     assert.deepEqual([...new Set(sink.bodies)].sort(), [...bodies].sort());
   });
@@ -182,7 +190,13 @@ describe('stream faults', () => {
     const text = (await gw.request({ method: 'GET', path: '/metrics' })).text;
     const line = text
       .split('\n')
-      .find((l) => l.startsWith('svc_gateway_stream_connections_total{') && l.includes('endpoint="/sse"') && l.includes('outcome="ok"') && l.includes('api_id="cycles"'));
+      .find(
+        (l) =>
+          l.startsWith('svc_gateway_stream_connections_total{') &&
+          l.includes('endpoint="/sse"') &&
+          l.includes('outcome="ok"') &&
+          l.includes('api_id="cycles"'),
+      );
     assert.ok(line !== undefined && Number(line.split(' ').at(-1)) >= 1001, line);
   });
 });

@@ -68,7 +68,9 @@ export function callBento(
         res.on('error', reject);
       },
     );
-    req.on('timeout', () => req.destroy(new Error(`Bento ${method} ${urlPath}: no answer in ${timeoutMs} ms`)));
+    req.on('timeout', () =>
+      req.destroy(new Error(`Bento ${method} ${urlPath}: no answer in ${timeoutMs} ms`)),
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -181,7 +183,8 @@ export class LocalHost implements StreamsHost {
     for (const id of running) {
       if (this.#desired.has(id)) continue;
       const res = await bento.call('DELETE', `/streams/${encodeURIComponent(id)}`);
-      if (res.status !== 200 && res.status !== 404) throw new Error(`DELETE ${id}: ${res.status} ${res.body}`);
+      if (res.status !== 200 && res.status !== 404)
+        throw new Error(`DELETE ${id}: ${res.status} ${res.body}`);
       this.#applied.delete(id);
       this.#log.info('stream deleted', { stream: id });
     }
@@ -192,8 +195,13 @@ export class LocalHost implements StreamsHost {
       if (exists && this.#applied.get(id) === text) continue;
       const method = exists ? 'PUT' : 'POST';
       for (const [name, rl] of this.#rateLimits.get(id) ?? []) {
-        const r = await bento.call('POST', `/resources/rate_limit/${encodeURIComponent(name)}`, JSON.stringify(rl));
-        if (r.status !== 200) this.#log.error('rate limit refused', { stream: id, status: r.status, body: r.body });
+        const r = await bento.call(
+          'POST',
+          `/resources/rate_limit/${encodeURIComponent(name)}`,
+          JSON.stringify(rl),
+        );
+        if (r.status !== 200)
+          this.#log.error('rate limit refused', { stream: id, status: r.status, body: r.body });
       }
       const res = await bento.call(method, `/streams/${encodeURIComponent(id)}`, text);
       if (res.status === 200) {
@@ -226,7 +234,9 @@ type StreamsMessage =
 function isStreamsMessage(m: unknown): m is StreamsMessage {
   if (m === null || typeof m !== 'object') return false;
   const svc = (m as { svc?: unknown }).svc;
-  return typeof svc === 'string' && svc.startsWith('streams-') && typeof (m as { id?: unknown }).id === 'string';
+  return (
+    typeof svc === 'string' && svc.startsWith('streams-') && typeof (m as { id?: unknown }).id === 'string'
+  );
 }
 
 /** The primary's side: supervises the node's one Bento for every worker. */
@@ -288,7 +298,8 @@ export class PrimaryStreams {
   }
 
   #tell(w: Worker): void {
-    if (w.isConnected()) w.send({ svc: 'streams-state', id: '', ...this.#snapshot() } satisfies StreamsMessage);
+    if (w.isConnected())
+      w.send({ svc: 'streams-state', id: '', ...this.#snapshot() } satisfies StreamsMessage);
   }
 }
 

@@ -8,7 +8,13 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { startGateway, type InProcessGateway } from '../testing/harness.ts';
-import { DELIVERY_DEFAULTS, DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, sign } from './portal-webhook.ts';
+import {
+  DELIVERY_DEFAULTS,
+  DELIVERY_HEADER,
+  EVENT_HEADER,
+  SIGNATURE_HEADER,
+  sign,
+} from './portal-webhook.ts';
 import { streamsDocument } from './testing.ts';
 
 interface Hit {
@@ -155,7 +161,10 @@ describe('portal_webhook', () => {
       }),
     );
     assert.equal(res.status, 400);
-    assert.match(res.text, /x-svc-streaming\.streams\.s\.output\.portal_webhook\.portal: field portal not recognised/);
+    assert.match(
+      res.text,
+      /x-svc-streaming\.streams\.s\.output\.portal_webhook\.portal: field portal not recognised/,
+    );
     assert.match(res.text, /portal_webhook\.portal_url: required/);
   });
 });

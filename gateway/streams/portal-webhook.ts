@@ -81,7 +81,9 @@ function parseSubscriptions(body: unknown): Subscription[] {
       id: typeof s.id === 'string' ? s.id : s.url,
       url: s.url,
       secret: typeof s.secret === 'string' ? s.secret : undefined,
-      events: Array.isArray(s.events) ? s.events.filter((e): e is string => typeof e === 'string') : undefined,
+      events: Array.isArray(s.events)
+        ? s.events.filter((e): e is string => typeof e === 'string')
+        : undefined,
     });
   }
   return out;

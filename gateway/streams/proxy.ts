@@ -60,8 +60,9 @@ export function proxyToBento(
         opened?.(up.statusCode ?? 0);
         const out: OutgoingHttpHeaders = { ...relayable(up.headers), ...ctx.responseHeaders };
         res.writeHead(up.statusCode ?? 502, out);
-        // Server-sent events and raw streams: each chunk goes out as it comes.
-        res.flushHeaders();
+        // Server-sent events and raw streams (no length): the head goes out at once, then each
+        // chunk as it comes. A plain answer (a publish acknowledged) goes out in one write.
+        if (up.headers['content-length'] === undefined) res.flushHeaders();
         up.on('data', (chunk: Buffer) => {
           if (!res.write(chunk)) {
             up.pause();

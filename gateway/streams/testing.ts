@@ -150,8 +150,7 @@ export function openSse(
             if (data.length > 0) {
               c.events.push(data.join('\n'));
               c.times.push(performance.timeOrigin + performance.now());
-            }
-            else if (block.startsWith(':')) c.comments++;
+            } else if (block.startsWith(':')) c.comments++;
           }
         });
         res.on('error', () => undefined);

@@ -17,7 +17,7 @@ import { openSse, streamsDocument, type SseConsumer } from './testing.ts';
 
 /** Processes whose parent is `ppid`, as `pid command` pairs. */
 function children(ppid: number): { pid: number; command: string }[] {
-  let out = '';
+  let out: string;
   try {
     out = execFileSync('ps', ['-o', 'pid=,comm=', '--ppid', String(ppid)], { encoding: 'utf8' });
   } catch {
@@ -134,7 +134,13 @@ describe('streams with --workers 2', () => {
     await waitFor(
       'a message after the restart',
       async () => {
-        const r = await send({ port: gw.port, method: 'POST', path: '/wfeed/post', body: 'again', fresh: true });
+        const r = await send({
+          port: gw.port,
+          method: 'POST',
+          path: '/wfeed/post',
+          body: 'again',
+          fresh: true,
+        });
         return r.status === 200 && c.events.includes('again');
       },
       20_000,

@@ -176,7 +176,12 @@ export function upstreamCall(
     }
     return new Promise<void>((resolve) => {
       const ms = ctx.upstreamTimeoutMs;
-      const timer = ms === undefined ? undefined : setTimeout(() => relay.hardTimeout(), ms);
+      const timer =
+        ms === undefined
+          ? undefined
+          : setTimeout(() => {
+              relay.hardTimeout();
+            }, ms);
       const relay = new Relay(
         ctx,
         timer === undefined

@@ -483,3 +483,12 @@ test('a generated API the API server refuses (the webhook: a route another API c
   assert.equal(refused.length, 2);
   assert.match(refused[0] ?? '', /already claimed/);
 });
+
+test('urlPort: the port of SVC_URL, the scheme default without one', async () => {
+  const { urlPort } = await import('./ingress.ts');
+  assert.equal(urlPort('http://gw.svc:8080'), 8080);
+  assert.equal(urlPort('https://gw.svc'), 443);
+  assert.equal(urlPort('http://gw.svc/'), 80);
+  assert.equal(urlPort('not a url'), undefined);
+  assert.equal(urlPort(undefined), undefined);
+});

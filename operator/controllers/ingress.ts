@@ -106,6 +106,8 @@ export interface IngressDeps {
   watchClass: string;
   httpPort: number;
   httpsPort: number;
+  /** The gateway's own port (see `IngressTranslationContext.gatewayPort`). */
+  gatewayPort?: number;
   service: (namespace: string, name: string) => ServiceInput | undefined;
   secretExists: (namespace: string, name: string) => boolean;
   /** An ApiDefinition of the cluster (the template an Ingress names). */
@@ -321,6 +323,7 @@ export async function reconcileIngress(key: string, deps: IngressDeps): Promise<
     template,
     httpPort: deps.httpPort,
     httpsPort: deps.httpsPort,
+    gatewayPort: deps.gatewayPort,
   });
   const problems: Problem[] = [...translated.problems];
 
@@ -412,6 +415,19 @@ export interface IngressSettings {
   address: string;
   /** `namespace/name` of the gateway's Service, whose address goes into `status.loadBalancer`. */
   publishService: string;
+  /** The operator's management URL (`SVC_URL`): its port is the gateway's own. */
+  managementUrl?: string;
+}
+
+/** The port of a URL (the scheme's default when it names none); undefined when it does not parse. */
+export function urlPort(url: string | undefined): number | undefined {
+  if (url === undefined) return undefined;
+  try {
+    const u = new URL(url);
+    return u.port !== '' ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The addresses of a Service for `status.loadBalancer.ingress`, as other ingress controllers report them. */
@@ -556,6 +572,7 @@ export function ingressController(
         watchClass: settings.watchClass,
         httpPort: settings.httpPort,
         httpsPort: settings.httpsPort,
+        gatewayPort: urlPort(settings.managementUrl),
         service: (namespace, name) => services.get(namespace, name),
         secretExists: (namespace, name) => secrets.get(namespace, name) !== undefined,
         apiDefinition: (namespace, name) => apis.get(namespace, name),

@@ -167,3 +167,35 @@ test('an OAS template: its document as a classic spec, without its own ID, organ
   assert.ok(!bad.ok);
   assert.match(bad.message, /^its document does not convert: x-svc-api-gateway\.unknownSetting/);
 });
+
+test('HTTP ingress port = the gateway port: no listen_port (served there all the same); HTTPS and other gateways keep it', () => {
+  const input = structuredClone(base);
+  input.secrets = ['tls'];
+  const spec = input.ingress.spec;
+  assert.ok(spec);
+  spec.rules?.push({
+    host: 'secure.example.com',
+    http: {
+      paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 's', port: { number: 80 } } } }],
+    },
+  });
+  spec.tls = [{ hosts: ['secure.example.com'], secretName: 'tls' }];
+  const translate = (template?: GoldenInput['template']) =>
+    translateIngress(input.ingress, {
+      service: (name) => input.services[name],
+      secretExists: () => true,
+      template,
+      httpPort: 8080,
+      httpsPort: 8443,
+      gatewayPort: 8080,
+    }).apis.map((a) => [a.spec.protocol ?? '-', a.spec.listen_port ?? '-']);
+  assert.deepEqual(translate().sort(), [
+    ['-', '-'],
+    ['https', 8443],
+  ]);
+  const elsewhere = { name: 't', contextRef: { name: 'other' }, proxy: { listen_path: '/t' } };
+  assert.deepEqual(translate(elsewhere).sort(), [
+    ['http', 8080],
+    ['https', 8443],
+  ]);
+});

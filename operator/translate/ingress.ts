@@ -63,6 +63,12 @@ export interface IngressTranslationContext {
   /** The gateway's HTTP and HTTPS ingress ports (`SVC_HTTP_INGRESS_PORT`, `SVC_HTTPS_INGRESS_PORT`). */
   httpPort: number;
   httpsPort: number;
+  /**
+   * The port of the operator's gateway (of `SVC_URL`), when known. An API for it gets no
+   * `listen_port`: the gateway serves it on its own port all the same, and writes of APIs on a
+   * port of their own cost the gateway a check against every stored API.
+   */
+  gatewayPort?: number;
 }
 
 /** One ApiDefinition to create: its resource name and its spec. */
@@ -378,6 +384,7 @@ function generate(
       ? service.spec.externalName
       : `${svcName}.${namespace}.svc`;
   const template = ctx.template ? structuredClone(ctx.template) : undefined;
+  const listenPort = route.scheme === 'https' ? ctx.httpsPort : ctx.httpPort;
   const {
     api_id: _id,
     name: _name,
@@ -395,8 +402,10 @@ function generate(
     // Without a template, an Ingress path is open, as with any ingress controller.
     ...(template ? {} : { use_keyless: true }),
     active: rest.active ?? true,
-    protocol: route.scheme,
-    listen_port: route.scheme === 'https' ? ctx.httpsPort : ctx.httpPort,
+    // The gateway's own port needs no listen_port (a template's contextRef means another gateway).
+    ...(listenPort === ctx.gatewayPort && route.scheme === 'http' && template?.contextRef === undefined
+      ? {}
+      : { protocol: route.scheme, listen_port: listenPort }),
     ...(route.host === undefined ? {} : { domain: route.host }),
     proxy: {
       ...templateProxy,

@@ -420,11 +420,11 @@ export interface ConfigMapKeyRef {
 export interface CorsConfig {
   /** Answer CORS requests at the gateway. */
   enable?: boolean;
-  /** Allowed origins. */
+  /** Allowed origins: exact, `*` (any; also when empty), or one `*` wildcard (`https://*.example.com`). */
   allowed_origins?: string[];
-  /** Allowed methods. */
+  /** Allowed methods (default GET, POST, HEAD; OPTIONS always). */
   allowed_methods?: string[];
-  /** Allowed headers. */
+  /** Headers a request may send (default Origin, Accept, Content-Type, X-Requested-With; `*` any). */
   allowed_headers?: string[];
   /** Headers exposed to clients. */
   exposed_headers?: string[];
@@ -432,9 +432,9 @@ export interface CorsConfig {
   allow_credentials?: boolean;
   /** Seconds a preflight answer may be cached. */
   max_age?: number;
-  /** Proxy OPTIONS requests to the upstream. */
+  /** Send preflight requests on to the upstream (with the CORS headers) instead of answering them with 204. */
   options_passthrough?: boolean;
-  /** Log CORS decisions. */
+  /** Log CORS decisions (debug level). */
   debug?: boolean;
 }
 
@@ -480,7 +480,7 @@ export interface EndPointMeta {
 
 /** What an endpoint list does for one method. */
 export interface EndpointMethodMeta {
-  /** `no_action` lets the request through; `reply` answers with `code`, `data` and `headers` (a mock: not supported by svc yet, refused). */
+  /** `no_action` lets the request through; `reply` answers with `code` (default 200), `data` and `headers` instead of the upstream (a mock response; in `ignored` and `white_list`). */
   action?: 'no_action' | 'reply';
   /** Status of a `reply`. */
   code?: number;
@@ -536,9 +536,9 @@ export interface ExtendedPathsSet {
   transform_headers?: HeaderInjectionMeta[];
   /** Response header changes per endpoint: the first entry matching removes `delete_headers`, then sets `add_headers`. */
   transform_response_headers?: HeaderInjectionMeta[];
-  /** Upstream timeouts per endpoint. */
+  /** Upstream timeouts per endpoint: the first entry matching applies. */
   hard_timeouts?: HardTimeoutMeta[];
-  /** Circuit breakers per endpoint. */
+  /** Circuit breakers per endpoint, per gateway process: while open, 503 `Service temporarily unavailable.` */
   circuit_breakers?: CircuitBreakerMeta[];
   /** URL rewrites per endpoint: the first entry matching the method and path rewrites the path sent upstream. */
   url_rewrites?: URLRewriteMeta[];
@@ -552,11 +552,11 @@ export interface ExtendedPathsSet {
   track_endpoints?: TrackEndpointMeta[];
   /** Endpoints left out of analytics. */
   do_not_track_endpoints?: TrackEndpointMeta[];
-  /** JSON Schema validation per endpoint. */
+  /** JSON Schema validation of request bodies per endpoint (ajv): the first error answers, with `error_response_code`. */
   validate_json?: ValidatePathMeta[];
   /** Endpoints reachable only from other APIs. */
   internal?: InternalMeta[];
-  /** Mock answers per endpoint. */
+  /** Mock answers per endpoint: the gateway answers instead of the upstream. */
   mock_response?: MockResponseMeta[];
   /** Compiled plugins per endpoint. */
   go_plugin?: GoPluginMeta[];
@@ -718,7 +718,7 @@ export interface HardTimeoutMeta {
   path?: string;
   /** HTTP method of the endpoint. */
   method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS' | 'CONNECT' | 'TRACE';
-  /** Seconds before the gateway answers 504. */
+  /** Seconds the upstream has to start its response; past them 504 (0: none). */
   timeout?: number;
   /** Skips the entry. */
   disabled?: boolean;
@@ -788,7 +788,7 @@ export interface MockResponseMeta {
   path?: string;
   /** HTTP method of the endpoint. */
   method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS' | 'CONNECT' | 'TRACE';
-  /** Status. */
+  /** Status (default 200). */
   code?: number;
   /** Body. */
   body?: string;

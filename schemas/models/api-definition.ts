@@ -791,7 +791,8 @@ export const classicApiProperties: Record<string, JsonSchema> = {
       allowed_origins: {
         type: 'array',
         items: { type: 'string' },
-        description: 'Allowed origins: exact, `*` (any; also when empty), or one `*` wildcard (`https://*.example.com`).',
+        description:
+          'Allowed origins: exact, `*` (any; also when empty), or one `*` wildcard (`https://*.example.com`).',
       },
       allowed_methods: {
         type: 'array',

@@ -169,7 +169,7 @@ const routingTrigger: JsonSchema = {
     rewrite_to: {
       type: 'string',
       description:
-        'Where the request goes when the trigger matches (instead of the entry\'s `rewrite_to`); the same forms.',
+        "Where the request goes when the trigger matches (instead of the entry's `rewrite_to`); the same forms.",
     },
     rewrite_to_internal: notYet(
       internalTarget('RewriteToInternal', 'Another API of the gateway to rewrite to.'),
@@ -186,13 +186,16 @@ const urlRewrite = endpoint('URLRewriteMeta', 'A URL rewrite of one endpoint.', 
   rewrite_to: {
     type: 'string',
     description:
-      'The path sent upstream after the target\'s path (`$1`... the groups of `match_pattern`; `$tyk_context.` and `$tyk_meta.` variables; a `?` part replaces the query), or an http(s) URL naming another host.',
+      "The path sent upstream after the target's path (`$1`... the groups of `match_pattern`; `$tyk_context.` and `$tyk_meta.` variables; a `?` part replaces the query), or an http(s) URL naming another host.",
   },
-  rewrite_to_internal: notYet(internalTarget('RewriteToInternal', 'Another API of the gateway to rewrite to.')),
+  rewrite_to_internal: notYet(
+    internalTarget('RewriteToInternal', 'Another API of the gateway to rewrite to.'),
+  ),
   triggers: {
     type: 'array',
     items: routingTrigger,
-    description: 'Conditions checked in order when `match_pattern` matches: the first that holds rewrites to its own `rewrite_to`.',
+    description:
+      'Conditions checked in order when `match_pattern` matches: the first that holds rewrites to its own `rewrite_to`.',
   },
   disabled: { type: 'boolean', description: 'Skips the entry.' },
 });

@@ -425,10 +425,10 @@ const cases: Case[] = [
       ['jwt_client_base_field', { jwt_client_base_field: 'cid' }],
       ['custom_middleware_bundle', { custom_middleware_bundle: 'bundle.zip' }],
       ['custom_middleware.id_extractor', { custom_middleware: { id_extractor: { extract_from: 'header' } } }],
-      ['CORS', { CORS: { enable: true } }],
+      ['use_oauth2', { use_oauth2: true }],
       ...(
         [
-          ['extended_paths.url_rewrites', { url_rewrites: [{ path: '/a', rewrite_to: '/b' }] }],
+          ['extended_paths.virtual', { virtual: [{ path: '/a', response_function_name: 'f' }] }],
           ['extended_paths.transform_jq', { transform_jq: [{ path: '/a', filter: '.' }] }],
         ] as const
       ).map(([field, value]) => [
@@ -442,7 +442,7 @@ const cases: Case[] = [
         },
       ]),
       ['enable_detailed_recording', { enable_detailed_recording: true }],
-      ['enable_context_vars', { enable_context_vars: true }],
+      ['expire_analytics_after', { expire_analytics_after: 60 }],
     ] as [string, Record<string, unknown>][]
   ).map(([path, extra]): Case => ({
     name: `${path} is refused as not supported yet`,
@@ -757,15 +757,15 @@ describe('parseTarget', () => {
 
 describe('unsupportedFeatures', () => {
   test('names each field the schema flags not supported, as `<path>: not supported by svc yet`', () => {
-    const def = api({ enable_context_vars: true, CORS: { enable: true }, do_not_track: false });
+    const def = api({ expire_analytics_after: 60, use_oauth2: true, do_not_track: false });
     assert.deepEqual(unsupportedFeatures(def).map(formatProblem), [
-      'enable_context_vars: not supported by svc yet',
-      'CORS: not supported by svc yet',
+      'expire_analytics_after: not supported by svc yet',
+      'use_oauth2: not supported by svc yet',
     ]);
   });
 
   test('is part of checkClassicApi', () => {
-    const def = api({ enable_context_vars: true, CORS: { enable: true } });
+    const def = api({ expire_analytics_after: 60, use_oauth2: true });
     assert.deepEqual(unsupportedFeatures(def), checkClassicApi(def));
   });
 });

@@ -23,7 +23,7 @@ import { NOT_SUPPORTED_YET, notSupportedPaths } from '../support.ts';
 import { CERTIFICATE_ID } from './access.ts';
 import { authProblems, authWarnings } from './auth.ts';
 import { eventHandlerProblems } from './event-handlers.ts';
-import { endpointProblems, versionChoiceProblems } from './endpoints.ts';
+import { endpointProblems, otherUpstreamTlsProblems, versionChoiceProblems } from './endpoints.ts';
 import { graphqlProblems } from './graphql.ts';
 import { pluginProblems } from './plugins.ts';
 import { quote, type FieldProblem, type FieldProblemType, type FieldWarning } from './field-problem.ts';
@@ -309,7 +309,7 @@ export function checkClassicApi(api: ClassicApiInput): FieldProblem[] {
     ...certificateIdProblems(api, 'certificates'),
     ...certificateIdProblems(api, 'client_certificates'),
   );
-  problems.push(...upstreamTlsProblems(api));
+  problems.push(...upstreamTlsProblems(api), ...otherUpstreamTlsProblems(api));
   problems.push(...endpointProblems(api.version_data), ...versionChoiceProblems(api));
   problems.push(...unsupportedFeatures(api));
   return problems;

@@ -20,7 +20,7 @@ import { quote, type FieldProblem } from './field-problem.ts';
 import { list, model, problem, text, type Unchecked } from './read.ts';
 import { regexProblem } from './values.ts';
 import { fieldPath } from '../validate.ts';
-import { isTargetProblem, parseTarget } from './api-definition.ts';
+import { isTargetProblem, parseTarget, upstreamEntry } from './api-definition.ts';
 
 const pointerKey = (k: string): string => k.replaceAll('~', '~0').replaceAll('/', '~1');
 
@@ -190,7 +190,9 @@ export function endpointProblems(versionData: unknown): FieldProblem[] {
         }
         if (listName === 'url_rewrites') out.push(...rewriteProblems(where, e));
         if (listName === 'mock_response') {
-          out.push(...headerProblems(`${where}.headers`, model<Record<string, unknown>>(e)?.headers, undefined));
+          out.push(
+            ...headerProblems(`${where}.headers`, model<Record<string, unknown>>(e)?.headers, undefined),
+          );
         }
         if (listName === 'method_transforms') {
           const m = model<Record<string, unknown>>(e) ?? {};
@@ -229,11 +231,21 @@ function rewriteTargetProblems(at: string, rewriteTo: string): FieldProblem[] {
   if (abs !== undefined) {
     if (abs.scheme === 'tyk') {
       return [
-        problem(at, 'NotSupportedYet', `${NOT_SUPPORTED_YET}: rewriting to another API of the gateway (tyk://)`),
+        problem(
+          at,
+          'NotSupportedYet',
+          `${NOT_SUPPORTED_YET}: rewriting to another API of the gateway (tyk://)`,
+        ),
       ];
     }
     if (abs.scheme !== 'http' && abs.scheme !== 'https') {
-      return [problem(at, 'Invalid', `${quote(rewriteTo)}: a rewrite goes to a path, or to an http:// or https:// URL`)];
+      return [
+        problem(
+          at,
+          'Invalid',
+          `${quote(rewriteTo)}: a rewrite goes to a path, or to an http:// or https:// URL`,
+        ),
+      ];
     }
     if (abs.host.includes('$') || abs.host === '') {
       return [
@@ -257,7 +269,8 @@ function rewriteProblems(where: string, e: unknown): FieldProblem[] {
   const pattern = text(r.match_pattern);
   if (pattern !== undefined) {
     const bad = regexProblem(pattern);
-    if (bad !== undefined) out.push(problem(`${where}.match_pattern`, 'Invalid', `${quote(pattern)}: ${bad}`));
+    if (bad !== undefined)
+      out.push(problem(`${where}.match_pattern`, 'Invalid', `${quote(pattern)}: ${bad}`));
   }
   const to = text(r.rewrite_to);
   if (to !== undefined) out.push(...rewriteTargetProblems(`${where}.rewrite_to`, to));
@@ -284,11 +297,89 @@ function rewriteProblems(where: string, e: unknown): FieldProblem[] {
     const payload = text(model<StringRegexMap>(options.payload_matches)?.match_rx);
     const badPayload = payload === undefined ? undefined : regexProblem(payload);
     if (badPayload !== undefined) {
-      out.push(problem(`${at}.options.payload_matches.match_rx`, 'Invalid', `${quote(payload ?? '')}: ${badPayload}`));
+      out.push(
+        problem(
+          `${at}.options.payload_matches.match_rx`,
+          'Invalid',
+          `${quote(payload ?? '')}: ${badPayload}`,
+        ),
+      );
     }
     const tto = text(trigger.rewrite_to);
     if (tto !== undefined) out.push(...rewriteTargetProblems(`${at}.rewrite_to`, tto));
   });
+  return out;
+}
+
+/** The upstream TLS settings (`upstream_certificates`, `pinned_public_keys`) an https origin gets. */
+function tlsOf(
+  api: Unchecked<{ upstream_certificates: unknown; pinned_public_keys: unknown }>,
+  origin: string,
+): string {
+  if (!origin.startsWith('https://')) return '';
+  const host = new URL(origin).hostname.replace(/^\[|\]$/g, '');
+  const map = (v: unknown): Record<string, string> =>
+    Object.fromEntries(
+      Object.entries(model<Record<string, unknown>>(v) ?? {}).filter(
+        (e): e is [string, string] => typeof e[1] === 'string',
+      ),
+    );
+  const cert = upstreamEntry(map(api.upstream_certificates), host)?.trim() ?? '';
+  const pins = upstreamEntry(map(api.pinned_public_keys), host)?.trim() ?? '';
+  return cert === '' && pins === '' ? '' : `${cert}|${pins}`;
+}
+
+/**
+ * Upstreams a request may go to instead of the API's target (a version's `override_target`, a
+ * URL rewrite to another host) use the API's upstream TLS settings, which are resolved for the
+ * target's host: an https one whose host has settings of its own (an `upstream_certificates` or
+ * `pinned_public_keys` entry other than the target's) is refused, never served without them.
+ */
+export function otherUpstreamTlsProblems(api: {
+  proxy?: unknown;
+  version_data?: unknown;
+  upstream_certificates?: unknown;
+  pinned_public_keys?: unknown;
+}): FieldProblem[] {
+  const out: FieldProblem[] = [];
+  const rawTarget = text(model<Record<string, unknown>>(api.proxy)?.target_url)?.trim() ?? '';
+  const main = rawTarget === '' ? undefined : parseTarget(rawTarget);
+  const mainTls = main === undefined || isTargetProblem(main) ? '' : tlsOf(api, main.origin);
+  const check = (at: string, origin: string): void => {
+    if (!origin.startsWith('https://') || tlsOf(api, origin) === mainTls) return;
+    out.push(
+      problem(
+        at,
+        'NotSupportedYet',
+        `${NOT_SUPPORTED_YET}: upstream TLS settings (upstream_certificates, pinned_public_keys) for ${new URL(origin).host} other than those of proxy.target_url's host; send this version or rewrite to a host with the same settings`,
+      ),
+    );
+  };
+  const versions = model<Record<string, unknown>>(model<VersionData>(api.version_data)?.versions) ?? {};
+  for (const [name, v] of Object.entries(versions)) {
+    const version = model<VersionInfo>(v) ?? {};
+    const at = fieldPath(`/version_data/versions/${pointerKey(name)}`);
+    const override = text(version.override_target)?.trim() ?? '';
+    if (override !== '') {
+      const t = parseTarget(override);
+      if (!isTargetProblem(t)) check(`${at}.override_target`, t.origin);
+    }
+    list(model<ExtendedPathsSet>(version.extended_paths)?.url_rewrites).forEach((e, i) => {
+      const r = model<URLRewriteMeta>(e) ?? {};
+      const where = `${at}.extended_paths.url_rewrites[${String(i)}]`;
+      const one = (field: string, raw: unknown): void => {
+        const abs = text(raw) === undefined ? undefined : absoluteRewrite(text(raw) ?? '');
+        if (abs === undefined || (abs.scheme !== 'https' && abs.scheme !== 'http') || abs.host.includes('$'))
+          return;
+        const t = parseTarget(`${abs.scheme}://${abs.host}`);
+        if (!isTargetProblem(t)) check(`${where}.${field}`, t.origin);
+      };
+      one('rewrite_to', r.rewrite_to);
+      list(r.triggers).forEach((t, j) => {
+        one(`triggers[${String(j)}].rewrite_to`, model<RoutingTrigger>(t)?.rewrite_to);
+      });
+    });
+  }
   return out;
 }
 

@@ -34,7 +34,12 @@ export class Breaker {
   /** Half-open: a trial request is in flight. */
   #trial = false;
 
-  constructor(meta: Pick<CircuitBreakerMeta, 'threshold_percent' | 'samples' | 'return_to_service_after' | 'disable_half_open_state'>) {
+  constructor(
+    meta: Pick<
+      CircuitBreakerMeta,
+      'threshold_percent' | 'samples' | 'return_to_service_after' | 'disable_half_open_state'
+    >,
+  ) {
     this.threshold = Number(meta.threshold_percent ?? '0');
     this.samples = Math.max(1, meta.samples ?? 1);
     this.openMs = (meta.return_to_service_after ?? 0) * 1000;

@@ -69,7 +69,10 @@ export function contextValue(ctx: RequestContext, name: string, withRequest: boo
     case 'path':
       return ctx.path;
     case 'path_parts':
-      return ctx.path.split('/').filter((p) => p !== '').join(',');
+      return ctx.path
+        .split('/')
+        .filter((p) => p !== '')
+        .join(',');
     case 'remote_addr':
       return ctx.clientIp;
     case 'request_id':

@@ -45,10 +45,7 @@ function change(
     remove: (remove ?? []).filter((n) => n.trim() !== '').map((n) => n.trim().toLowerCase()),
     add: Object.entries(add ?? {})
       .filter(([n]) => n.trim() !== '')
-      .map(([n, v]) => [
-        n.trim().toLowerCase(),
-        compileValue(v, { context: contextVars, as: 'header' }),
-      ]),
+      .map(([n, v]) => [n.trim().toLowerCase(), compileValue(v, { context: contextVars, as: 'header' })]),
   };
   return c.remove.length === 0 && c.add.length === 0 ? undefined : c;
 }
@@ -76,7 +73,9 @@ export function compileVersionHeaders(v: VersionInfo, contextVars = false): Vers
   const ignoreCase = v.ignore_endpoint_case === true;
   const h: VersionHeaders = {
     request:
-      v.global_headers_disabled === true ? undefined : change(v.global_headers_remove, v.global_headers, contextVars),
+      v.global_headers_disabled === true
+        ? undefined
+        : change(v.global_headers_remove, v.global_headers, contextVars),
     response:
       v.global_response_headers_disabled === true
         ? undefined

@@ -79,7 +79,7 @@ function canonicalHeader(name: string): string {
   return name
     .toLowerCase()
     .split('-')
-    .map((p) => (p === '' ? p : p[0]?.toUpperCase() + p.slice(1)))
+    .map((p) => p.charAt(0).toUpperCase() + p.slice(1))
     .join('-');
 }
 
@@ -120,7 +120,10 @@ function compileTrigger(t: RoutingTrigger, contextVars: boolean): CompiledTrigge
   const o = t.options ?? {};
   return {
     any: t.on === 'any',
-    headers: options(o.header_matches).map(({ name, matcher: m }) => ({ name: name.toLowerCase(), matcher: m })),
+    headers: options(o.header_matches).map(({ name, matcher: m }) => ({
+      name: name.toLowerCase(),
+      matcher: m,
+    })),
     query: options(o.query_val_matches),
     pathParts: options(o.path_part_matches),
     session: options(o.session_meta_matches),
@@ -135,7 +138,8 @@ export function compileRewrites(v: VersionInfo, contextVars: boolean): CompiledR
   const ignoreCase = v.ignore_endpoint_case === true;
   const out: CompiledRewrite[] = [];
   for (const e of v.extended_paths?.url_rewrites ?? []) {
-    if (e.disabled === true || e.path === undefined || e.path === '' || e.match_pattern === undefined) continue;
+    if (e.disabled === true || e.path === undefined || e.path === '' || e.match_pattern === undefined)
+      continue;
     out.push({
       endpoint: compileEndpoint(e.path, e.method === undefined ? [] : [e.method], ignoreCase),
       pattern: new RegExp(e.match_pattern),
@@ -150,7 +154,7 @@ export function compileRewrites(v: VersionInfo, contextVars: boolean): CompiledR
 function test(m: Matcher, value: string): string[] | undefined {
   const found = m.rx.exec(value);
   if (m.reverse) return found === null ? [value] : undefined;
-  return found === null ? undefined : found.map((g) => g ?? '');
+  return found === null ? undefined : found.map((g: string | undefined) => g ?? '');
 }
 
 /** Notes a match as the reference names it: `key` is the whole match, `key-<g>` its groups. */
@@ -160,17 +164,23 @@ function note(vars: Record<string, string>, key: string, match: string[]): void 
 }
 
 /** Whether one option list holds (`any`: one match; else every name matched). */
-function holds(list: Options, any: boolean, values: (name: string) => string[], key: (name: string, i: number) => string, vars: Record<string, string>): boolean {
+function holds(
+  list: Options,
+  any: boolean,
+  values: (name: string) => string[],
+  key: (name: string, i: number) => string,
+  vars: Record<string, string>,
+): boolean {
   let names = 0;
   for (const { name, matcher: m } of list) {
     let hit = false;
-    values(name).forEach((v, i) => {
+    for (const [i, v] of values(name).entries()) {
       const match = test(m, v);
       if (match !== undefined) {
         note(vars, key(name, i), match);
         hit = true;
       }
-    });
+    }
     if (hit) names++;
   }
   return any ? names > 0 : names === list.length;
@@ -193,18 +203,38 @@ async function triggerHolds(
   const results: boolean[] = [];
   if (t.headers.length > 0) {
     results.push(
-      holds(t.headers, t.any, (name) => headerValues(ctx, name), (name, i) => `${prefix}${canonicalHeader(name)}-${String(i)}`, vars),
+      holds(
+        t.headers,
+        t.any,
+        (name) => headerValues(ctx, name),
+        (name, i) => `${prefix}${canonicalHeader(name)}-${String(i)}`,
+        vars,
+      ),
     );
   }
   if (t.query.length > 0) {
     const params = new URLSearchParams(ctx.query);
-    results.push(holds(t.query, t.any, (name) => params.getAll(name), (name, i) => `${prefix}${name}-${String(i)}`, vars));
+    results.push(
+      holds(
+        t.query,
+        t.any,
+        (name) => params.getAll(name),
+        (name, i) => `${prefix}${name}-${String(i)}`,
+        vars,
+      ),
+    );
   }
   if (t.pathParts.length > 0) {
     const parts = ctx.path.split('/');
     let count = 0;
     results.push(
-      holds(t.pathParts, t.any, () => parts, (name) => `${prefix}${name}-${String(count++)}`, vars),
+      holds(
+        t.pathParts,
+        t.any,
+        () => parts,
+        (name) => `${prefix}${name}-${String(count++)}`,
+        vars,
+      ),
     );
   }
   if (t.session.length > 0 && ctx.session !== undefined) {
@@ -241,11 +271,18 @@ async function triggerHolds(
     if (t.payload.reverse) {
       hit = !t.payload.rx.test(text);
     } else {
-      const all = new RegExp(t.payload.rx.source, t.payload.rx.flags.includes('g') ? t.payload.rx.flags : `${t.payload.rx.flags}g`);
+      const all = new RegExp(
+        t.payload.rx.source,
+        t.payload.rx.flags.includes('g') ? t.payload.rx.flags : `${t.payload.rx.flags}g`,
+      );
       let i = 0;
       for (const m of text.matchAll(all)) {
         if (i === 0) vars[`${prefix}payload`] = m[0];
-        note(vars, `${prefix}payload-${String(i)}`, m.map((g) => g ?? ''));
+        note(
+          vars,
+          `${prefix}payload-${String(i)}`,
+          m.map((g: string | undefined) => g ?? ''),
+        );
         i++;
         hit = true;
         if (m[0] === '') break;
@@ -289,7 +326,9 @@ function decoded(s: string): string | undefined {
 function readsPayload(api: GatewayApiDefinition): boolean {
   return servingVersions(api).some((v) =>
     (v.extended_paths?.url_rewrites ?? []).some(
-      (e) => e.disabled !== true && (e.triggers ?? []).some((t) => (t.options?.payload_matches?.match_rx ?? '') !== ''),
+      (e) =>
+        e.disabled !== true &&
+        (e.triggers ?? []).some((t) => (t.options?.payload_matches?.match_rx ?? '') !== ''),
     ),
   );
 }
@@ -336,7 +375,7 @@ export const urlRewrites: Middleware = {
             if (d !== undefined) m = found.pattern.exec(d);
           }
           if (m !== null) {
-            const groups = m.map((g) => g ?? '');
+            const groups = m.map((g: string | undefined) => g ?? '');
             let target = found.target;
             if (found.triggers.length > 0) {
               const vars = (ctx.state.vars ??= {});

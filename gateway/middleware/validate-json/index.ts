@@ -28,7 +28,10 @@ interface Entry {
 
 const ajv = new Ajv({ strict: false, allErrors: false, validateSchema: false });
 
-function schemaOf(e: { schema?: Record<string, unknown>; schema_b64?: string }): Record<string, unknown> | undefined {
+function schemaOf(e: {
+  schema?: Record<string, unknown>;
+  schema_b64?: string;
+}): Record<string, unknown> | undefined {
   if (e.schema !== undefined && Object.keys(e.schema).length > 0) return e.schema;
   if (e.schema_b64 === undefined || e.schema_b64 === '') return undefined;
   const parsed: unknown = JSON.parse(Buffer.from(e.schema_b64, 'base64').toString('utf8'));
@@ -52,7 +55,9 @@ export function compileValidations(v: VersionInfo): Entry[] | undefined {
         status: e.error_response_code ?? 422,
       });
     } catch (err) {
-      throw new Error(`validate_json: the schema of ${e.path} does not compile: ${String(err)}`, { cause: err });
+      throw new Error(`validate_json: the schema of ${e.path} does not compile: ${String(err)}`, {
+        cause: err,
+      });
     }
   }
   return out.length === 0 ? undefined : out;
@@ -91,7 +96,8 @@ export const validateJson: Middleware = {
         } catch {
           return reject(ctx, GatewayError.bodyInvalid(hit.status, 'payload: the body is not JSON'));
         }
-        if (!hit.validate(value)) return reject(ctx, GatewayError.bodyInvalid(hit.status, firstError(hit.validate)));
+        if (!hit.validate(value))
+          return reject(ctx, GatewayError.bodyInvalid(hit.status, firstError(hit.validate)));
       }
       await next();
       return undefined;

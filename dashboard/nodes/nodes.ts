@@ -1,0 +1,263 @@
+/**
+ * Gateways in mode pro talk to the dashboard here (`/system/...`, the node secret in the
+ * `x-svc-node-secret` header): a gateway registers as a node, reads the APIs and policies of its
+ * organisations in one call, fetches a key on a miss, and keeps a notification stream open
+ * (server-sent events) that names every change once it is committed. Changes are observed on the
+ * store itself (`withNotifications`), so no handler can forget to announce a write.
+ */
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from '../../lib/log.ts';
+import { hashOf } from '../api/http.ts';
+import type { Kind, Store, StoreTx } from '../store/store.ts';
+
+/** The header a gateway sends its node secret in. */
+export const NODE_SECRET_HEADER = 'x-svc-node-secret';
+/** The header a registered gateway sends its node ID in. */
+export const NODE_ID_HEADER = 'x-svc-node-id';
+/** Seconds between two heartbeats on a notification stream (proxies close silent streams). */
+const HEARTBEAT_MS = 15_000;
+/** Nodes not seen for this long are dropped from `/admin/nodes`. */
+const NODE_TTL_MS = 10 * 60_000;
+
+/** One committed change: the organisation, the kind and the object's ID. */
+export interface Change {
+  org: string;
+  kind: Kind | 'organisations';
+  id: string;
+}
+
+/** A registered gateway. */
+export interface NodeInfo {
+  node_id: string;
+  hostname: string;
+  version: string;
+  /** Organisations the node loads (empty: all). */
+  orgs: string[];
+  registered_at: string;
+  last_seen: string;
+}
+
+/** Fans committed changes out to the notification streams of this process. */
+export class Notifier {
+  readonly #listeners = new Set<(c: Change) => void>();
+
+  /** Calls `fn` on every change; returns the unsubscribe function. */
+  subscribe(fn: (c: Change) => void): () => void {
+    this.#listeners.add(fn);
+    return () => this.#listeners.delete(fn);
+  }
+
+  /** Announces committed changes. */
+  emit(changes: readonly Change[]): void {
+    for (const c of changes) for (const fn of this.#listeners) fn(c);
+  }
+
+  readonly #streams = new Set<() => void>();
+
+  /** Keeps the end function of an open stream, for `endAll`; returns the untrack function. */
+  track(end: () => void): () => void {
+    this.#streams.add(end);
+    return () => this.#streams.delete(end);
+  }
+
+  /** Ends every open stream (the dashboard is stopping: nodes reconnect to another one). */
+  endAll(): void {
+    for (const end of [...this.#streams]) end();
+  }
+
+  /** Streams open now. */
+  get size(): number {
+    return this.#streams.size;
+  }
+}
+
+/**
+ * The store, announcing each transaction's writes to `notifier` after the commit (a gateway
+ * told earlier could read the old state). A rolled-back transaction announces nothing.
+ */
+export function withNotifications(store: Store, notifier: Notifier): Store {
+  return {
+    kind: store.kind,
+    getOrg: (id) => store.getOrg(id),
+    listOrgs: (slice) => store.listOrgs(slice),
+    get: (org, kind, id) => store.get(org, kind, id),
+    list: (org, kind, slice) => store.list(org, kind, slice),
+    findByLookup: (kind, lookup) => store.findByLookup(kind, lookup),
+    listAudit: (org, slice) => store.listAudit(org, slice),
+    schemaVersion: () => store.schemaVersion(),
+    health: () => store.health(),
+    close: () => store.close(),
+    write: async <T>(scope: string, fn: (tx: StoreTx) => Promise<T>): Promise<T> => {
+      const changes: Change[] = [];
+      const result = await store.write(scope, (tx) =>
+        fn({
+          getOrg: (id) => tx.getOrg(id),
+          listOrgs: (slice) => tx.listOrgs(slice),
+          get: (org, kind, id) => tx.get(org, kind, id),
+          list: (org, kind, slice) => tx.list(org, kind, slice),
+          findByLookup: (kind, lookup) => tx.findByLookup(kind, lookup),
+          listAudit: (org, slice) => tx.listAudit(org, slice),
+          audit: (entry) => tx.audit(entry),
+          put: (org, kind, id, body, lookup) => {
+            changes.push({ org, kind, id });
+            return tx.put(org, kind, id, body, lookup);
+          },
+          delete: (org, kind, id) => {
+            changes.push({ org, kind, id });
+            return tx.delete(org, kind, id);
+          },
+          putOrg: (id, body) => {
+            changes.push({ org: id, kind: 'organisations', id });
+            return tx.putOrg(id, body);
+          },
+          deleteOrg: (id) => {
+            changes.push({ org: id, kind: 'organisations', id });
+            return tx.deleteOrg(id);
+          },
+        }),
+      );
+      notifier.emit(changes);
+      return result;
+    },
+  };
+}
+
+/** Whether `given` is the node secret (compared in constant time, on hashes of equal length). */
+export function nodeSecretOk(secret: string | undefined, given: string | string[] | undefined): boolean {
+  if (secret === undefined || typeof given !== 'string' || given === '') return false;
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(secret).digest();
+  return timingSafeEqual(a, b);
+}
+
+/** The organisations a node asks for (`?orgs=a,b`); empty means all. */
+export function orgsOf(url: URL): string[] {
+  return (url.searchParams.get('orgs') ?? '').split(',').filter((o) => o !== '');
+}
+
+/** The organisations to read: those asked for that exist, or every one. */
+async function orgIds(store: Store, asked: readonly string[]): Promise<string[]> {
+  if (asked.length > 0) {
+    const found = await Promise.all(asked.map(async (o) => ((await store.getOrg(o)) ? o : undefined)));
+    return found.filter((o) => o !== undefined);
+  }
+  return (await store.listOrgs()).items.map((o) => o.id);
+}
+
+/** The registered nodes of this process. */
+export class Nodes {
+  readonly #nodes = new Map<string, NodeInfo>();
+  readonly #now: () => number;
+
+  constructor(now: () => number) {
+    this.#now = now;
+  }
+
+  /** Registers a node; answers its new ID. */
+  register(body: Record<string, unknown>): NodeInfo {
+    const at = new Date(this.#now()).toISOString();
+    const info: NodeInfo = {
+      node_id: randomUUID(),
+      hostname: typeof body.hostname === 'string' ? body.hostname : '',
+      version: typeof body.version === 'string' ? body.version : '',
+      orgs: Array.isArray(body.orgs) ? body.orgs.filter((o): o is string => typeof o === 'string') : [],
+      registered_at: at,
+      last_seen: at,
+    };
+    this.#nodes.set(info.node_id, info);
+    return info;
+  }
+
+  /** Notes that a node called. */
+  seen(id: string | string[] | undefined): void {
+    if (typeof id !== 'string') return;
+    const n = this.#nodes.get(id);
+    if (n !== undefined) n.last_seen = new Date(this.#now()).toISOString();
+  }
+
+  /** Nodes seen lately. */
+  list(): NodeInfo[] {
+    const cutoff = this.#now() - NODE_TTL_MS;
+    for (const [id, n] of this.#nodes) if (Date.parse(n.last_seen) < cutoff) this.#nodes.delete(id);
+    return [...this.#nodes.values()];
+  }
+}
+
+/** One API as a node loads it: the stored definition (classic, or the OAS / streams document). */
+export interface NodeApi {
+  id: string;
+  org: string;
+  kind: string;
+  definition: unknown;
+}
+
+/** What `/system/config` answers. */
+export interface NodeConfig {
+  apis: NodeApi[];
+  policies: { id: string; org: string; policy: unknown }[];
+  /** Hash of the rest: unchanged means nothing to reload. */
+  revision: string | null;
+}
+
+/** The APIs and policies of the organisations, in one answer. */
+export async function nodeConfig(store: Store, asked: readonly string[]): Promise<NodeConfig> {
+  const apis: NodeApi[] = [];
+  const policies: NodeConfig['policies'] = [];
+  for (const org of await orgIds(store, asked)) {
+    for (const d of (await store.list(org, 'apis')).items) {
+      apis.push({ id: d.id, org, kind: String(d.body.kind), definition: d.body.definition });
+    }
+    for (const d of (await store.list(org, 'policies')).items)
+      policies.push({ id: d.id, org, policy: d.body });
+  }
+  return { apis, policies, revision: hashOf({ apis, policies }) };
+}
+
+/** The key stored under `id` (its hash) in one of the organisations, or undefined. */
+export async function nodeKey(store: Store, asked: readonly string[], id: string): Promise<unknown> {
+  for (const org of await orgIds(store, asked)) {
+    const d = await store.get(org, 'keys', id);
+    if (d !== undefined) return d.body;
+  }
+  return undefined;
+}
+
+/**
+ * Serves one notification stream: `event: hello` at once (a node that reconnects reloads, as it
+ * may have missed changes), then `event: change` with a Change per committed write in the
+ * organisations asked for, and a comment every 15 s.
+ */
+export function serveNotifications(
+  req: IncomingMessage,
+  res: ServerResponse,
+  notifier: Notifier,
+  log: Logger,
+): void {
+  const orgs = orgsOf(new URL(req.url ?? '/', 'http://dashboard.invalid'));
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-store',
+    connection: 'keep-alive',
+  });
+  res.write(`event: hello\ndata: ${JSON.stringify({ orgs })}\n\n`);
+  const unsubscribe = notifier.subscribe((c) => {
+    if (orgs.length > 0 && !orgs.includes(c.org)) return;
+    res.write(`event: change\ndata: ${JSON.stringify(c)}\n\n`);
+  });
+  const heartbeat = setInterval(() => {
+    res.write(': ping\n\n');
+  }, HEARTBEAT_MS);
+  heartbeat.unref();
+  log.info('node notifications open', { orgs });
+  const untrack = notifier.track(() => {
+    res.end();
+  });
+  const done = (): void => {
+    clearInterval(heartbeat);
+    unsubscribe();
+    untrack();
+  };
+  res.once('close', done);
+  req.socket.setKeepAlive(true);
+}

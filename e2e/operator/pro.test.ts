@@ -1,0 +1,231 @@
+/**
+ * Mode pro end to end: a real dashboard on a PostgreSQL the test starts, a gateway in mode pro
+ * loading from it, and the operator (mode pro, a short resync) pushing an ApiDefinition and a
+ * SecurityPolicy to the dashboard. A key and a basic-auth user are registered through the
+ * dashboard; traffic is allowed and refused as the policy says; an edit made in the dashboard is
+ * reverted at the next reconcile; the gateway keeps serving while the dashboard restarts.
+ */
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { startPostgres, type TestPostgres } from '../../dashboard/testing/postgres.ts';
+import {
+  createTenant,
+  dashboardCall,
+  startDashboardProc,
+  type DashboardProc,
+  type DashboardTenant,
+} from '../harness/dashboard.ts';
+import {
+  freePort,
+  httpRequest,
+  startGateway,
+  startOperator,
+  waitFor,
+  type GatewayProc,
+  type OperatorProc,
+} from '../harness/processes.ts';
+import {
+  applyManifest,
+  readyOf,
+  startWorld,
+  stopWorld,
+  waitForStatus,
+  type OperatorWorld,
+} from './helpers.ts';
+
+const NODE_SECRET = 'e2e-pro-node-secret-0123';
+const b64 = (v: unknown): string => Buffer.from(JSON.stringify(v)).toString('base64url');
+const LICENSE = `${b64({ alg: 'none' })}.${b64({ sub: 'e2e', exp: 4_000_000_000 })}.`;
+
+let w: OperatorWorld;
+let pg: TestPostgres;
+let pgUrl: string;
+let dbPort: number;
+let dashboard: DashboardProc;
+let tenant: DashboardTenant;
+let gw: GatewayProc;
+let operator: OperatorProc;
+
+async function startDb(): Promise<DashboardProc> {
+  return startDashboardProc({
+    name: 'pro-dashboard',
+    logDir: w.dir,
+    postgresUrl: pgUrl,
+    port: dbPort,
+    args: ['--node-secret', NODE_SECRET],
+  });
+}
+
+before(async () => {
+  w = await startWorld({
+    name: 'pro',
+    namespaces: ['shop'],
+    secrets: ['e2e-pro-unused', 'e2e-pro-unused-2'],
+  });
+  pg = await startPostgres();
+  pgUrl = await pg.createDatabase('pro');
+  dbPort = await freePort();
+  dashboard = await startDb();
+  tenant = await createTenant(dashboard.url, 'pro-org');
+  gw = await startGateway({
+    name: 'pro-gateway',
+    secret: 'e2e-pro-gateway',
+    dataDir: join(w.dir, 'pro-gw'),
+    logDir: w.dir,
+    env: {
+      SVC_GW_DASHBOARD_URL: dashboard.url,
+      SVC_GW_NODE_SECRET: NODE_SECRET,
+      SVC_GW_DASHBOARD_ORGS: tenant.org,
+    },
+  });
+  operator = await startOperator({
+    name: 'pro-operator',
+    gateway: w.gw,
+    kubeconfig: w.cp.kubeconfig,
+    logDir: w.dir,
+    org: tenant.org,
+    env: {
+      SVC_MODE: 'pro',
+      SVC_URL: dashboard.url,
+      SVC_AUTH: tenant.system.key,
+      SVC_OPERATOR_LICENSEKEY: LICENSE,
+      SVC_RESYNC_PERIOD: '3s',
+      WATCH_NAMESPACE: 'shop',
+    },
+  });
+});
+
+after(async () => {
+  await operator.stop();
+  await gw.stop();
+  await dashboard.stop();
+  await pg.stop();
+  await stopWorld(w);
+});
+
+const ready = (st: Record<string, unknown>): boolean => readyOf(st)?.status === 'True';
+
+async function call(path: string, headers: Record<string, string> = {}): Promise<number> {
+  try {
+    return (await httpRequest(`${gw.url}${path}`, { headers })).status;
+  } catch {
+    return 0;
+  }
+}
+
+async function served(path: string, status: number, headers: Record<string, string> = {}): Promise<void> {
+  await waitFor(`${path} answers ${status}`, async () => (await call(path, headers)) === status, 30_000);
+}
+
+test('pro: ApiDefinition and SecurityPolicy through the dashboard; a key from the dashboard is limited by the policy', async () => {
+  await applyManifest(
+    w.cp,
+    `apiVersion: svc.svc.io/v1alpha1
+kind: ApiDefinition
+metadata: {name: catalog, namespace: shop}
+spec:
+  name: catalog
+  use_keyless: false
+  use_standard_auth: true
+  proxy: {listen_path: /catalog/, target_url: "${w.upstream.url}", strip_listen_path: true}
+---
+apiVersion: svc.svc.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: catalog-basic, namespace: shop}
+spec:
+  name: catalog-basic
+  rate: 3
+  per: 60
+  access_rights_array: [{name: catalog}]
+`,
+  );
+  const api = await waitForStatus(
+    w.cp,
+    { kind: 'apidefinition', ns: 'shop', name: 'catalog' },
+    'Ready',
+    ready,
+  );
+  const pol = await waitForStatus(
+    w.cp,
+    { kind: 'securitypolicy', ns: 'shop', name: 'catalog-basic' },
+    'Ready',
+    ready,
+  );
+  const apiId = String(api.api_id);
+  const listed = await dashboardCall(dashboard.url, 'GET', `/api/apis/${apiId}`, { auth: tenant.reader.key });
+  assert.equal(listed.status, 200, listed.text);
+  await served('/catalog/x', 401);
+  const key = await dashboardCall(dashboard.url, 'POST', '/api/keys', {
+    auth: tenant.system.key,
+    body: { apply_policies: [String(pol.pol_id)] },
+  });
+  assert.equal(key.status, 200, key.text);
+  const auth = { authorization: String(key.body.key_id) };
+  await served('/catalog/1', 200, auth);
+  assert.equal(await call('/catalog/2', auth), 200);
+  assert.equal(await call('/catalog/3', auth), 200);
+  assert.equal(await call('/catalog/4', auth), 429, 'over the policy rate');
+});
+
+test('pro: a basic-auth user registered through the dashboard', async () => {
+  await applyManifest(
+    w.cp,
+    `apiVersion: svc.svc.io/v1alpha1
+kind: ApiDefinition
+metadata: {name: basic, namespace: shop}
+spec:
+  name: basic
+  use_keyless: false
+  use_basic_auth: true
+  proxy: {listen_path: /basic/, target_url: "${w.upstream.url}", strip_listen_path: true}
+`,
+  );
+  const api = await waitForStatus(w.cp, { kind: 'apidefinition', ns: 'shop', name: 'basic' }, 'Ready', ready);
+  const apiId = String(api.api_id);
+  const user = await dashboardCall(dashboard.url, 'POST', '/api/apis/keys/basic/alice', {
+    auth: tenant.system.key,
+    body: {
+      org_id: tenant.org,
+      basic_auth_data: { password: 'wonderland' },
+      access_rights: { [apiId]: { api_id: apiId, api_name: 'basic', versions: ['Default'] } },
+    },
+  });
+  assert.equal(user.status, 200, user.text);
+  const basic = (u: string, p: string): Record<string, string> => ({
+    authorization: `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`,
+  });
+  await served('/basic/x', 200, basic('alice', 'wonderland'));
+  assert.notEqual(await call('/basic/x', basic('alice', 'wrong')), 200);
+});
+
+test('pro: an edit in the dashboard is reverted at the next reconcile', async () => {
+  const api = await waitForStatus(w.cp, { kind: 'apidefinition', ns: 'shop', name: 'basic' }, 'Ready', ready);
+  const apiId = String(api.api_id);
+  const cur = await dashboardCall(dashboard.url, 'GET', `/api/apis/${apiId}`, { auth: tenant.system.key });
+  const def = cur.body.api_definition as Record<string, unknown>;
+  const edited = { ...def, proxy: { ...(def.proxy as object), listen_path: '/drifted/' } };
+  const put = await dashboardCall(dashboard.url, 'PUT', `/api/apis/${apiId}`, {
+    auth: tenant.system.key,
+    body: { api_definition: edited },
+  });
+  assert.equal(put.status, 200, put.text);
+  await waitFor(
+    'the listen path back to /basic/ in the dashboard',
+    async () => {
+      const r = await dashboardCall(dashboard.url, 'GET', `/api/apis/${apiId}`, { auth: tenant.reader.key });
+      const proxy = (r.body.api_definition as { proxy?: { listen_path?: string } } | undefined)?.proxy;
+      return proxy?.listen_path === '/basic/';
+    },
+    30_000,
+  );
+  await served('/drifted/x', 404);
+});
+
+test('pro: the dashboard restarts while the gateway keeps serving', async () => {
+  await dashboard.stop();
+  assert.equal(await call('/catalog/x'), 401, 'the API is still served (a key is required)');
+  dashboard = await startDb();
+  const r = await dashboardCall(dashboard.url, 'GET', '/api/apis', { auth: tenant.reader.key });
+  assert.equal(r.status, 200, r.text);
+});

@@ -1,0 +1,222 @@
+/**
+ * Gateways in mode pro, with real processes: a dashboard (SQLite) and a gateway started with
+ * `--dashboard URL --node-secret ...`. The gateway loads its organisation's APIs (classic and
+ * OAS) and policies from the dashboard, serves keys created there, refuses writes to its own
+ * `/svc/apis`, follows changes through the notification stream, keeps serving while the dashboard
+ * is down, starts from its snapshot when the dashboard is unreachable, and picks up changes once
+ * the dashboard is back.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { oasDocument } from '../../schemas/testing.ts';
+import {
+  createTenant,
+  dashboardCall,
+  startDashboardProc,
+  type DashboardProc,
+  type DashboardTenant,
+} from '../harness/dashboard.ts';
+import {
+  freePort,
+  httpRequest,
+  startEchoUpstream,
+  startGateway,
+  waitFor,
+  type GatewayProc,
+} from '../harness/processes.ts';
+
+const NODE_SECRET = 'e2e-node-secret-0123456789';
+const GW_SECRET = 'pro-gateway-secret';
+const dir = mkdtempSync(join(tmpdir(), 'svc-pro-gw-'));
+const dbData = join(dir, 'dashboard');
+let dbPort = 0;
+let dashboard: DashboardProc;
+let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+let a: DashboardTenant;
+let b: DashboardTenant;
+const gateways: GatewayProc[] = [];
+
+async function startDb(): Promise<DashboardProc> {
+  return startDashboardProc({
+    name: 'dashboard',
+    logDir: dir,
+    dataDir: dbData,
+    port: dbPort,
+    args: ['--node-secret', NODE_SECRET],
+  });
+}
+
+async function startProGateway(name: string, dataDir: string, wait = true): Promise<GatewayProc> {
+  const g = await startGateway({
+    name,
+    secret: GW_SECRET,
+    dataDir,
+    logDir: dir,
+    env: {
+      SVC_GW_DASHBOARD_URL: `http://127.0.0.1:${dbPort}`,
+      SVC_GW_NODE_SECRET: NODE_SECRET,
+      SVC_GW_DASHBOARD_ORGS: a.org,
+      SVC_GW_DASHBOARD_POLL_INTERVAL_MS: '300',
+    },
+  });
+  gateways.push(g);
+  if (wait) await waitStatus(g, '/classic/', 200);
+  return g;
+}
+
+async function get(g: GatewayProc, path: string, headers: Record<string, string> = {}): Promise<number> {
+  try {
+    return (await httpRequest(g.url + path, { headers })).status;
+  } catch {
+    return 0;
+  }
+}
+
+async function waitStatus(
+  g: GatewayProc,
+  path: string,
+  status: number,
+  headers: Record<string, string> = {},
+): Promise<void> {
+  let last = 0;
+  await waitFor(
+    `${path} to answer ${status} (last ${last})`,
+    async () => {
+      last = await get(g, path, headers);
+      return last === status;
+    },
+    20_000,
+  );
+}
+
+const classic = (name: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  api_definition: {
+    api_id: name,
+    name,
+    use_keyless: true,
+    proxy: { listen_path: `/${name}/`, target_url: upstream.url, strip_listen_path: true },
+    ...extra,
+  },
+});
+
+before(async () => {
+  upstream = await startEchoUpstream();
+  dbPort = await freePort();
+  dashboard = await startDb();
+  a = await createTenant(dashboard.url, 'pro-a');
+  b = await createTenant(dashboard.url, 'pro-b');
+  const call = async (t: DashboardTenant, method: string, path: string, body: unknown): Promise<void> => {
+    const r = await dashboardCall(dashboard.url, method, path, { auth: t.system.key, body });
+    assert.equal(r.status, 200, `${method} ${path}: ${r.text}`);
+  };
+  await call(a, 'POST', '/api/apis', classic('classic'));
+  await call(a, 'POST', '/api/apis', classic('keyed', { use_keyless: false }));
+  await call(
+    a,
+    'POST',
+    '/api/apis/oas',
+    oasDocument({ id: 'petstore', name: 'petstore', listenPath: '/oas/', target: upstream.url, strip: true }),
+  );
+  await call(a, 'POST', '/api/portal/policies', {
+    id: 'pol',
+    name: 'pol',
+    state: 'active',
+    rate: 100,
+    per: 60,
+    quota_max: -1,
+    access_rights: { keyed: { api_id: 'keyed', api_name: 'keyed', versions: ['Default'] } },
+  });
+  await call(b, 'POST', '/api/apis', classic('other'));
+});
+
+after(async () => {
+  for (const g of gateways) await g.stop();
+  await dashboard.stop();
+  await upstream.close();
+});
+
+test('pro gateway: node secret checked, node registered', async () => {
+  const bad = await httpRequest(`${dashboard.url}/system/config`, {
+    headers: { 'x-svc-node-secret': 'nope' },
+  });
+  assert.equal(bad.status, 401);
+  const g = await startProGateway('gw-1', join(dir, 'gw-1'));
+  const nodes = await dashboardCall(dashboard.url, 'GET', '/admin/nodes', { admin: true });
+  assert.equal(nodes.status, 200);
+  const list = nodes.body.nodes as { orgs: string[] }[];
+  assert.ok(
+    list.some((n) => n.orgs.includes(a.org)),
+    nodes.text,
+  );
+  assert.ok(g.pid > 0);
+});
+
+test('pro gateway: serves its organisation only, classic and OAS; policies apply to keys from the dashboard', async () => {
+  const g = gateways[0] ?? (await startProGateway('gw-1', join(dir, 'gw-1')));
+  assert.equal(await get(g, '/classic/x'), 200);
+  assert.equal(await get(g, '/oas/x'), 200);
+  assert.equal(await get(g, '/other/x'), 404, "another organisation's API is not served");
+  assert.equal(await get(g, '/keyed/x'), 401);
+  const key = await dashboardCall(dashboard.url, 'POST', '/api/keys', {
+    auth: a.system.key,
+    body: { apply_policies: ['pol'] },
+  });
+  assert.equal(key.status, 200, key.text);
+  const raw = String(key.body.key_id);
+  await waitStatus(g, '/keyed/x', 200, { authorization: raw });
+  // Deleted in the dashboard: the notification makes the gateway forget it.
+  const del = await dashboardCall(dashboard.url, 'DELETE', `/api/keys/${raw}`, { auth: a.system.key });
+  assert.equal(del.status, 200, del.text);
+  await waitFor('the deleted key to be refused', async () => {
+    const s = await get(g, '/keyed/x', { authorization: raw });
+    return s === 401 || s === 403;
+  });
+});
+
+test('pro gateway: its own API writes are refused, naming mode pro', async () => {
+  const g = gateways[0] ?? (await startProGateway('gw-1', join(dir, 'gw-1')));
+  const r = await httpRequest(`${g.url}/svc/apis`, {
+    method: 'POST',
+    headers: { 'x-svc-authorization': GW_SECRET, 'content-type': 'application/json' },
+    body: JSON.stringify(classic('local').api_definition),
+  });
+  assert.equal(r.status, 403, r.body);
+  assert.match(r.body, /mode pro/);
+});
+
+test('pro gateway: a change in the dashboard is served without polling delay', async () => {
+  const g = gateways[0] ?? (await startProGateway('gw-1', join(dir, 'gw-1')));
+  const r = await dashboardCall(dashboard.url, 'POST', '/api/apis', {
+    auth: a.system.key,
+    body: classic('added'),
+  });
+  assert.equal(r.status, 200, r.text);
+  await waitStatus(g, '/added/x', 200);
+  assert.match(g.log(), /dashboard notifications open/);
+  const d = await dashboardCall(dashboard.url, 'DELETE', '/api/apis/added', { auth: a.system.key });
+  assert.equal(d.status, 200, d.text);
+  await waitStatus(g, '/added/x', 404);
+});
+
+test('pro gateway: dashboard down, the gateway serves; restarted from its snapshot; picks up changes when back', async () => {
+  const g = gateways[0] ?? (await startProGateway('gw-1', join(dir, 'gw-1')));
+  await dashboard.stop();
+  assert.equal(await get(g, '/classic/x'), 200);
+  assert.equal(await get(g, '/oas/x'), 200);
+  // A gateway restarted while the dashboard is unreachable serves its last snapshot.
+  await g.stop();
+  gateways.shift();
+  const g2 = await startProGateway('gw-2', join(dir, 'gw-1'));
+  assert.equal(await get(g2, '/oas/x'), 200);
+  // The dashboard comes back (same port, same data): a change reaches the gateway.
+  dashboard = await startDb();
+  const r = await dashboardCall(dashboard.url, 'POST', '/api/apis', {
+    auth: a.system.key,
+    body: classic('later'),
+  });
+  assert.equal(r.status, 200, r.text);
+  await waitStatus(g2, '/later/x', 200);
+});

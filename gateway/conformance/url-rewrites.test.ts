@@ -1,0 +1,402 @@
+/**
+ * URL rewrites (`extended_paths.url_rewrites`, with triggers) and context variables
+ * (`$tyk_context.`, `$tyk_meta.`) in rewrites and header values, as tables (request in; status,
+ * the path, query, host and headers the upstream saw out). Each table runs against the files and
+ * Redis stores with the fast path on and off; on the fast path every row is served by it, except
+ * a payload trigger's (it reads the body).
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { fastPathStats } from '../server/fast-path.ts';
+import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
+import { keyed, keyless, startGateway } from '../testing/harness.ts';
+import { assertAnswer, describeEachSetup, SETUPS, type Expected } from '../testing/tables.ts';
+
+interface Row extends Expected {
+  name: string;
+  method?: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+  /** What the upstream saw (a 200 only). */
+  upstream?: string;
+  upstreamPath?: string;
+  upstreamQuery?: string;
+  /** node:http serves it even with the fast path on (the body is read). */
+  readsBody?: boolean;
+}
+
+const version = (settings: Record<string, unknown>): Record<string, unknown> => ({
+  version_data: {
+    not_versioned: true,
+    default_version: 'Default',
+    versions: { Default: { name: 'Default', use_extended_paths: true, ...settings } },
+  },
+});
+
+let echo: Echo;
+let other: Echo;
+before(async () => {
+  echo = await startEcho('echo');
+  other = await startEcho('other');
+});
+after(async () => {
+  await echo.close();
+  await other.close();
+});
+
+const apis = (): Record<string, unknown>[] => [
+  keyless(
+    'rw',
+    '/rw/',
+    echo.url,
+    version({
+      extended_paths: {
+        url_rewrites: [
+          {
+            path: '/books/{id}',
+            method: 'GET',
+            match_pattern: '/books/(\\w+)',
+            rewrite_to: '/library/item?id=$1',
+          },
+          {
+            path: '/tier',
+            match_pattern: '/tier(.*)',
+            rewrite_to: '/standard$1',
+            triggers: [
+              {
+                on: 'any',
+                options: { header_matches: { 'X-Tier': { match_rx: '^(gold|platinum)$' } } },
+                rewrite_to: '/premium/$tyk_context.trigger-0-X-Tier-0',
+              },
+              {
+                on: 'all',
+                options: {
+                  query_val_matches: { beta: { match_rx: '^yes$' } },
+                  path_part_matches: { part: { match_rx: '^tier$' } },
+                },
+                rewrite_to: '/beta$1',
+              },
+              {
+                on: 'any',
+                options: { header_matches: { 'X-Legacy': { match_rx: '^$', reverse: true } } },
+                rewrite_to: 'legacy',
+              },
+            ],
+          },
+          { path: '/keep', match_pattern: '/keep', rewrite_to: '/kept' },
+          { path: '/off', match_pattern: '.*', rewrite_to: '/never', disabled: true },
+          { path: '/digits', match_pattern: '/digits/(\\d+)', rewrite_to: '/num/$1' },
+          { path: '/away', match_pattern: '/away(.*)', rewrite_to: `${other.url}/there$1` },
+        ],
+      },
+    }),
+  ),
+  keyless('rwctx', '/rwctx/', echo.url, {
+    enable_context_vars: true,
+    ...version({
+      global_headers: {
+        'x-path': '$tyk_context.path',
+        'x-client': '$tyk_context.remote_addr',
+        'x-name': 'name=$tyk_context.headers_X_Name',
+        'x-query': '$tyk_context.request_data',
+        'x-parts': '$tyk_context.path_parts',
+        'x-cookie': '$tyk_context.cookies_session_id',
+      },
+      extended_paths: {
+        url_rewrites: [
+          { path: '/who', match_pattern: '/who', rewrite_to: '/user/$tyk_context.headers_X_User' },
+        ],
+      },
+    }),
+  }),
+  keyless(
+    'rwplain',
+    '/rwplain/',
+    echo.url,
+    version({
+      global_headers: { 'x-literal': '$tyk_context.path' },
+      extended_paths: {
+        url_rewrites: [
+          { path: '/who', match_pattern: '/who', rewrite_to: '/user/$tyk_context.headers_X_User' },
+        ],
+      },
+    }),
+  ),
+  keyed(
+    'rwmeta',
+    '/rwmeta/',
+    echo.url,
+    version({
+      global_headers: { 'x-tier': '$tyk_meta.tier', 'x-none': '[$tyk_meta.absent]' },
+      extended_paths: {
+        url_rewrites: [
+          {
+            path: '/m',
+            match_pattern: '/m',
+            rewrite_to: '/basic',
+            triggers: [
+              {
+                on: 'any',
+                options: { session_meta_matches: { tier: { match_rx: '^gold$' } } },
+                rewrite_to: '/gold',
+              },
+            ],
+          },
+        ],
+      },
+    }),
+  ),
+  keyless(
+    'rwbody',
+    '/rwbody/',
+    echo.url,
+    version({
+      extended_paths: {
+        url_rewrites: [
+          {
+            path: '/p',
+            method: 'POST',
+            match_pattern: '/p',
+            rewrite_to: '/plain',
+            triggers: [
+              {
+                on: 'any',
+                options: { payload_matches: { match_rx: '"kind":"(\\w+)"' } },
+                rewrite_to: '/kind/$tyk_context.trigger-0-payload-0-0',
+              },
+            ],
+          },
+        ],
+      },
+    }),
+  ),
+];
+
+const GOLD = { authorization: 'rw-gold' };
+
+const rows: Row[] = [
+  {
+    name: 'groups into path and query',
+    path: '/rw/books/42',
+    status: 200,
+    upstreamPath: '/library/item',
+    upstreamQuery: 'id=42',
+  },
+  {
+    name: 'another method is not rewritten',
+    method: 'POST',
+    path: '/rw/books/42',
+    status: 200,
+    upstreamPath: '/rw/books/42',
+  },
+  {
+    name: 'no trigger holds: the entry target',
+    path: '/rw/tier/x',
+    status: 200,
+    upstreamPath: '/standard/x',
+  },
+  {
+    name: 'header trigger, any, with its match as a variable',
+    path: '/rw/tier/x',
+    headers: { 'x-tier': 'gold' },
+    status: 200,
+    upstreamPath: '/premium/gold',
+  },
+  {
+    name: 'header trigger: no match',
+    path: '/rw/tier/x',
+    headers: { 'x-tier': 'bronze' },
+    status: 200,
+    upstreamPath: '/standard/x',
+  },
+  {
+    name: 'all: query and path part',
+    path: '/rw/tier/x?beta=yes',
+    status: 200,
+    upstreamPath: '/beta/x',
+    upstreamQuery: 'beta=yes',
+  },
+  {
+    name: 'all: one option short',
+    path: '/rw/tier/x?beta=no',
+    status: 200,
+    upstreamPath: '/standard/x',
+    upstreamQuery: 'beta=no',
+  },
+  {
+    name: 'reverse: a value that does not match',
+    path: '/rw/tier',
+    headers: { 'x-legacy': '1' },
+    status: 200,
+    upstreamPath: '/legacy',
+  },
+  {
+    name: 'the query is kept when the target has none',
+    path: '/rw/keep?a=1&b=2',
+    status: 200,
+    upstreamPath: '/kept',
+    upstreamQuery: 'a=1&b=2',
+  },
+  { name: 'a disabled entry', path: '/rw/off', status: 200, upstreamPath: '/rw/off' },
+  {
+    name: 'match_pattern does not match',
+    path: '/rw/digits/abc',
+    status: 200,
+    upstreamPath: '/rw/digits/abc',
+  },
+  { name: 'match_pattern matches', path: '/rw/digits/77', status: 200, upstreamPath: '/num/77' },
+  {
+    name: 'another host',
+    path: '/rw/away/a?q=1',
+    status: 200,
+    upstream: 'other',
+    upstreamPath: '/there/a',
+    upstreamQuery: 'q=1',
+  },
+  // Context variables.
+  {
+    name: 'context variables in headers',
+    path: '/rwctx/a/b?x=1&x=2&y=3',
+    headers: { 'x-name': 'Ann', cookie: 'other=1; session-id=abc' },
+    status: 200,
+    upstreamQuery: 'x=1&x=2&y=3',
+    upstreamHeaders: {
+      'x-path': '/rwctx/a/b',
+      'x-client': '127.0.0.1',
+      'x-name': 'name=Ann',
+      'x-query': 'x:1,2;y:3',
+      'x-parts': 'rwctx,a,b',
+      'x-cookie': 'abc',
+    },
+  },
+  {
+    name: 'a context variable in a rewrite, query-escaped',
+    path: '/rwctx/who',
+    headers: { 'x-user': 'a b/c' },
+    status: 200,
+    upstreamPath: '/user/a%20b%2Fc',
+  },
+  {
+    name: 'without enable_context_vars: headers as written, rewrites empty',
+    path: '/rwplain/who',
+    headers: { 'x-user': 'ann' },
+    status: 200,
+    upstreamPath: '/user/',
+    upstreamHeaders: { 'x-literal': '$tyk_context.path' },
+  },
+  {
+    name: 'key metadata in headers and a session trigger',
+    path: '/rwmeta/m',
+    headers: GOLD,
+    status: 200,
+    upstreamPath: '/gold',
+    upstreamHeaders: { 'x-tier': 'gold', 'x-none': '[]' },
+  },
+  {
+    name: 'payload trigger',
+    method: 'POST',
+    path: '/rwbody/p',
+    body: '{"kind":"bulk"}',
+    status: 200,
+    upstreamPath: '/kind/bulk',
+    readsBody: true,
+  },
+  {
+    name: 'payload trigger: no match',
+    method: 'POST',
+    path: '/rwbody/p',
+    body: '{"other":1}',
+    status: 200,
+    upstreamPath: '/plain',
+    readsBody: true,
+  },
+];
+
+describeEachSetup(
+  'url rewrites and context variables',
+  () => ({}),
+  ({ gw, index }) => {
+    before(async () => {
+      for (const api of apis()) await gw().addApi(api);
+      const key = await gw().admin('POST', '/svc/keys/rw-gold', {
+        access_rights: { rwmeta: { api_id: 'rwmeta', versions: ['Default'] } },
+        meta_data: { tier: 'gold' },
+      });
+      assert.equal(key.status, 200, key.text);
+      await gw().reload();
+    });
+    const fastPath = !(SETUPS[index]?.argv.includes('--fast-path=false') ?? true);
+    for (const row of rows) {
+      test(`${row.name}: ${String(row.status)}`, async () => {
+        const before = fastPathStats.requests;
+        const res = await gw().request({
+          fresh: true,
+          method: row.method ?? 'GET',
+          path: row.path,
+          ...(row.headers === undefined ? {} : { headers: row.headers }),
+          ...(row.body === undefined ? {} : { body: row.body }),
+        });
+        assertAnswer(res, row);
+        const got = res.json as Echoed;
+        if (row.status === 200) assert.equal(got.upstream, row.upstream ?? 'echo', 'upstream');
+        if (row.upstreamPath !== undefined) assert.equal(got.path, row.upstreamPath);
+        if (row.status === 200) assert.equal(got.query, row.upstreamQuery ?? '');
+        const served = fastPathStats.requests - before;
+        assert.equal(served, fastPath && row.readsBody !== true ? 1 : 0, 'entrance');
+      });
+    }
+  },
+);
+
+test('writes: rewrite targets and variables svc does not serve are refused by path', async () => {
+  const gw = await startGateway();
+  try {
+    const res = await gw.admin(
+      'POST',
+      '/svc/apis',
+      keyless('refused', '/refused/', 'https://secure.example.com', {
+        pinned_public_keys: { 'secure.example.com': 'sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=' },
+        ...version({
+          override_target: 'https://other.example.com',
+          global_headers: { 'x-token': '$tyk_context.token', 'x-secret': '$secret_env.KEY' },
+          extended_paths: {
+            url_rewrites: [
+              { path: '/a', match_pattern: '/a(', rewrite_to: 'tyk://other/a' },
+              {
+                path: '/b',
+                match_pattern: '/b',
+                rewrite_to: 'http://$1.example.com/b',
+                triggers: [
+                  { on: 'any', options: { header_matches: { 'X-A': { match_rx: '[' } } }, rewrite_to: '/c' },
+                  {
+                    on: 'any',
+                    options: {},
+                    rewrite_to_internal: { target: 'default/other', path: '/x' },
+                  },
+                ],
+              },
+            ],
+          },
+        }),
+      }),
+    );
+    assert.equal(res.status, 400, res.text);
+    const message = (res.json as { message: string }).message;
+    const at = 'version_data.versions.Default';
+    for (const part of [
+      `${at}.override_target: not supported by svc yet: upstream TLS settings`,
+      `${at}.global_headers.x-token: not supported by svc yet: the context variable "$tyk_context.token"`,
+      `${at}.global_headers.x-secret: not supported by svc yet: secret store variables ($secret_env.)`,
+      `${at}.extended_paths.url_rewrites[0].match_pattern: Invalid value`,
+      `${at}.extended_paths.url_rewrites[0].rewrite_to: not supported by svc yet: rewriting to another API of the gateway (tyk://)`,
+      `${at}.extended_paths.url_rewrites[1].rewrite_to: not supported by svc yet: a host chosen per request`,
+      `${at}.extended_paths.url_rewrites[1].triggers[0].options.header_matches.X-A.match_rx: Invalid value`,
+      `${at}.extended_paths.url_rewrites[1].triggers[1].rewrite_to_internal: not supported by svc yet`,
+    ]) {
+      assert.ok(message.includes(part), `${part} in ${message}`);
+    }
+  } finally {
+    await gw.stop();
+  }
+});

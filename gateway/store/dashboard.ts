@@ -1,0 +1,480 @@
+/**
+ * Mode pro (`--dashboard URL --node-secret ...`): the APIs and policies of the gateway's
+ * organisations come from the dashboard, read-only; everything else (keys written through the
+ * gateway, organisations' sessions, certificates, group messages) stays in the local store
+ * (files or Redis), as do all counters (limits/).
+ *
+ * - Start: register as a node (`POST /system/nodes`), then read `/system/config` (every API and
+ *   policy, with a revision). The last good answer is kept in `<data_dir>/dashboard-snapshot.json`,
+ *   so a gateway restarted while the dashboard is down serves what it served before.
+ * - Changes: a server-sent-event stream (`/system/notifications`) names each committed write;
+ *   a change of an API or policy re-reads the configuration and, if its revision moved, sends a
+ *   `reload` group message to this process; a key's change sends `changed` (the session cache
+ *   forgets it). While the stream is down, the configuration is polled every
+ *   `dashboard_poll_interval_ms`; a reconnect re-reads it (changes may have been missed).
+ * - Keys: fetched from the dashboard on a miss (`/system/keys/{hash}`), the session cache on
+ *   top; a key the dashboard doesn't have is looked up in the local store; while the dashboard
+ *   is unreachable the last copy fetched is used.
+ * - Unreachable dashboard: the last good configuration keeps serving; nothing is dropped.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { SvcError, errorMessage } from '../../lib/errors.ts';
+import type { Logger } from '../../lib/log.ts';
+import type {
+  Collection,
+  GroupMessage,
+  PutMode,
+  PutOutcome,
+  Store,
+  StoreHealth,
+  StoredEntry,
+} from './store.ts';
+
+/** The header of the node secret. */
+export const NODE_SECRET_HEADER = 'x-svc-node-secret';
+const NODE_ID_HEADER = 'x-svc-node-id';
+/** A read of the dashboard longer than this counts as a failure. */
+const CALL_TIMEOUT_MS = 5000;
+/** A stream silent for longer than this (the dashboard beats every 15 s) is reopened. */
+const STREAM_IDLE_MS = 45_000;
+const FIRST_RECONNECT_MS = 250;
+const MAX_RECONNECT_MS = 5000;
+/** A configuration read this recent serves `list` without another call (one reload reads twice). */
+const FRESH_MS = 1000;
+const LAST_KNOWN_KEYS = 10_000;
+const KEY_ID = /^[0-9a-f]{64}$/;
+/** Collections the dashboard owns: writing them through the gateway is refused. */
+const MANAGED: readonly Collection[] = ['apis', 'policies'];
+
+/** `/system/config` as the dashboard answers it. */
+interface NodeConfig {
+  apis: { id: string; org: string; kind: string; definition: unknown }[];
+  policies: { id: string; org: string; policy: unknown }[];
+  revision: string | null;
+}
+
+/** The configuration, as stored entries. */
+interface Snapshot {
+  revision: string | null;
+  apis: StoredEntry[];
+  policies: StoredEntry[];
+  at: number;
+}
+
+/** Options of a DashboardStore. */
+export interface DashboardStoreOptions {
+  url: string;
+  nodeSecret: string;
+  /** Organisations served (empty: all). */
+  orgs: readonly string[];
+  pollIntervalMs: number;
+  /** Directory of the snapshot file. */
+  dataDir: string;
+  version: string;
+  log: Logger;
+}
+
+/** A write the dashboard owns, refused with what to do instead. */
+export class ManagedByDashboardError extends SvcError {
+  constructor(collection: Collection, url: string) {
+    super(
+      'GW_ERR_MANAGED_BY_DASHBOARD',
+      `this gateway runs in mode pro: ${collection} are managed in the dashboard (${url}), read-only here; write them there (or through the operator)`,
+      { status: 403 },
+    );
+  }
+}
+
+/** The store of a gateway in mode pro (see the file comment). */
+export class DashboardStore implements Store {
+  readonly #local: Store;
+  readonly #opts: DashboardStoreOptions;
+  readonly #log: Logger;
+  readonly #handlers = new Set<(m: GroupMessage) => void>();
+  readonly #lastKnownKeys = new Map<string, unknown>();
+  readonly #origin = `dashboard:${randomUUID()}`;
+  readonly #snapshotFile: string;
+  #snapshot: Snapshot | undefined;
+  #fetching: Promise<Snapshot> | undefined;
+  #nodeId: string | undefined;
+  #closed = false;
+  #abort: AbortController | undefined;
+  #streamUp = false;
+  #pollTimer: NodeJS.Timeout | undefined;
+  #reconnectTimer: NodeJS.Timeout | undefined;
+  #lastError: string | undefined;
+
+  constructor(local: Store, opts: DashboardStoreOptions) {
+    this.#local = local;
+    this.#opts = { ...opts, url: opts.url.replace(/\/+$/, '') };
+    this.#log = opts.log.child({ dashboard: this.#opts.url });
+    this.#snapshotFile = join(opts.dataDir, 'dashboard-snapshot.json');
+    this.#snapshot = this.#readSnapshotFile();
+    if (this.#snapshot !== undefined) {
+      this.#log.info('dashboard snapshot loaded', {
+        apis: this.#snapshot.apis.length,
+        policies: this.#snapshot.policies.length,
+      });
+    }
+    void this.#connect(FIRST_RECONNECT_MS);
+  }
+
+  get kind(): Store['kind'] {
+    return this.#local.kind;
+  }
+
+  get shared(): boolean {
+    return this.#local.shared;
+  }
+
+  /** Whether the notification stream is open (for tests and `/hello`). */
+  get streaming(): boolean {
+    return this.#streamUp;
+  }
+
+  async list(collection: Collection): Promise<StoredEntry[]> {
+    if (!MANAGED.includes(collection)) return this.#local.list(collection);
+    const s = await this.#current();
+    return collection === 'apis' ? s.apis : s.policies;
+  }
+
+  async get(collection: Collection, id: string): Promise<unknown> {
+    if (collection === 'keys') return this.#key(id);
+    if (!MANAGED.includes(collection)) return this.#local.get(collection, id);
+    const s = this.#snapshot ?? (await this.#current());
+    const e = (collection === 'apis' ? s.apis : s.policies).find((x) => x.id === id);
+    return e !== undefined && 'value' in e ? e.value : undefined;
+  }
+
+  put(collection: Collection, id: string, value: unknown, mode?: PutMode): Promise<PutOutcome> {
+    if (MANAGED.includes(collection)) throw new ManagedByDashboardError(collection, this.#opts.url);
+    return this.#local.put(collection, id, value, mode);
+  }
+
+  delete(collection: Collection, id: string): Promise<boolean> {
+    if (MANAGED.includes(collection)) throw new ManagedByDashboardError(collection, this.#opts.url);
+    return this.#local.delete(collection, id);
+  }
+
+  forget(collection: Collection, id: string): void {
+    if (collection === 'keys') this.#lastKnownKeys.delete(id);
+    this.#local.forget(collection, id);
+  }
+
+  publish(message: GroupMessage): Promise<void> {
+    return this.#local.publish(message);
+  }
+
+  subscribe(handler: (message: GroupMessage) => void): () => void {
+    this.#handlers.add(handler);
+    const off = this.#local.subscribe(handler);
+    return () => {
+      this.#handlers.delete(handler);
+      off();
+    };
+  }
+
+  subscribed(): Promise<void> {
+    return this.#local.subscribed();
+  }
+
+  async health(): Promise<StoreHealth> {
+    const local = await this.#local.health();
+    if (!local.ok) return local;
+    return this.#lastError === undefined
+      ? local
+      : { ok: true, message: `dashboard unreachable, serving the last configuration: ${this.#lastError}` };
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#abort?.abort();
+    clearTimeout(this.#pollTimer);
+    clearTimeout(this.#reconnectTimer);
+    await this.#local.close();
+  }
+
+  // --- configuration ---------------------------------------------------------------------
+
+  /** The configuration: read again unless just read; the last good one when the read fails. */
+  async #current(): Promise<Snapshot> {
+    const s = this.#snapshot;
+    if (s !== undefined && Date.now() - s.at < FRESH_MS) return s;
+    try {
+      return await this.#refresh();
+    } catch (err) {
+      if (s !== undefined) return s;
+      throw new SvcError('GW_ERR_DASHBOARD_UNAVAILABLE', `dashboard unavailable: ${errorMessage(err)}`, {
+        status: 503,
+        cause: err,
+      });
+    }
+  }
+
+  /** Reads `/system/config` (one read at a time); keeps and saves it. */
+  #refresh(): Promise<Snapshot> {
+    this.#fetching ??= this.#fetchConfig().finally(() => {
+      this.#fetching = undefined;
+    });
+    return this.#fetching;
+  }
+
+  async #fetchConfig(): Promise<Snapshot> {
+    const res = await this.#call('GET', '/system/config');
+    if (res.status !== 200) throw new Error(`GET /system/config answered ${res.status}: ${await res.text()}`);
+    const c = (await res.json()) as NodeConfig;
+    const seen = new Set<string>();
+    const apis: StoredEntry[] = [];
+    for (const a of [...c.apis].sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0))) {
+      if (seen.has(a.id)) {
+        this.#log.warn('api id in two organisations, the first is served', { api_id: a.id, org_id: a.org });
+        continue;
+      }
+      seen.add(a.id);
+      apis.push({ id: a.id, value: a.definition, text: JSON.stringify(a.definition) });
+    }
+    const pseen = new Set<string>();
+    const policies: StoredEntry[] = [];
+    for (const p of [...c.policies].sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0))) {
+      if (pseen.has(p.id)) continue;
+      pseen.add(p.id);
+      policies.push({ id: p.id, value: p.policy, text: JSON.stringify(p.policy) });
+    }
+    const snap: Snapshot = { revision: c.revision, apis, policies, at: Date.now() };
+    const before = this.#snapshot;
+    this.#snapshot = snap;
+    this.#lastError = undefined;
+    if (before?.revision !== snap.revision) this.#saveSnapshot(snap);
+    return snap;
+  }
+
+  /** Re-reads the configuration; when it moved, tells this process to reload. */
+  async #check(reason: string): Promise<void> {
+    // A read already under way may have started before the change was committed.
+    if (this.#fetching !== undefined) await this.#fetching.catch(() => undefined);
+    const before = this.#snapshot;
+    let after: Snapshot;
+    try {
+      after = await this.#refresh();
+    } catch (err) {
+      this.#failed(err);
+      return;
+    }
+    if (before?.revision === after.revision) return;
+    // Policies whose text changed: cached sessions applying them are dropped.
+    const old = new Map((before?.policies ?? []).map((e) => [e.id, 'text' in e ? e.text : undefined]));
+    for (const e of after.policies) {
+      if (old.get(e.id) !== ('text' in e ? e.text : undefined)) this.#emitChanged('policies', e.id);
+      old.delete(e.id);
+    }
+    for (const id of old.keys()) this.#emitChanged('policies', id);
+    this.#log.info('dashboard configuration changed', { reason, revision: after.revision });
+    this.#emit({ type: 'reload', origin: this.#origin });
+  }
+
+  #emit(m: GroupMessage): void {
+    for (const h of this.#handlers) h(m);
+  }
+
+  #emitChanged(collection: Collection, id: string): void {
+    this.#emit({ type: 'changed', origin: this.#origin, collection, id });
+  }
+
+  #failed(err: unknown): void {
+    const message = errorMessage(err);
+    if (this.#lastError !== message)
+      this.#log.warn('dashboard unreachable, the last configuration keeps serving', { error: message });
+    this.#lastError = message;
+  }
+
+  #readSnapshotFile(): Snapshot | undefined {
+    try {
+      const s = JSON.parse(readFileSync(this.#snapshotFile, 'utf8')) as Omit<Snapshot, 'at'>;
+      return { ...s, at: 0 };
+    } catch {
+      return undefined;
+    }
+  }
+
+  #saveSnapshot(s: Snapshot): void {
+    try {
+      mkdirSync(this.#opts.dataDir, { recursive: true });
+      const tmp = `${this.#snapshotFile}.${process.pid}.${randomUUID()}.tmp`;
+      writeFileSync(tmp, JSON.stringify({ revision: s.revision, apis: s.apis, policies: s.policies }));
+      renameSync(tmp, this.#snapshotFile);
+    } catch (err) {
+      this.#log.warn('dashboard snapshot not saved', { error: errorMessage(err) });
+    }
+  }
+
+  // --- keys ------------------------------------------------------------------------------
+
+  async #key(id: string): Promise<unknown> {
+    if (!KEY_ID.test(id)) return this.#local.get('keys', id);
+    try {
+      const res = await this.#call('GET', `/system/keys/${id}`);
+      if (res.status === 200) {
+        const key = await res.json();
+        if (this.#lastKnownKeys.size >= LAST_KNOWN_KEYS) {
+          const first = this.#lastKnownKeys.keys().next().value;
+          if (first !== undefined) this.#lastKnownKeys.delete(first);
+        }
+        this.#lastKnownKeys.set(id, key);
+        return key;
+      }
+      await res.body?.cancel();
+      if (res.status !== 404) throw new Error(`GET /system/keys answered ${res.status}`);
+      this.#lastKnownKeys.delete(id);
+    } catch (err) {
+      this.#failed(err);
+      const known = this.#lastKnownKeys.get(id);
+      if (known !== undefined) return known;
+    }
+    return this.#local.get('keys', id);
+  }
+
+  // --- the dashboard connection ----------------------------------------------------------
+
+  #call(method: string, path: string, body?: unknown): Promise<Response> {
+    const orgs =
+      this.#opts.orgs.length > 0 ? `orgs=${this.#opts.orgs.map(encodeURIComponent).join(',')}` : '';
+    const sep = path.includes('?') ? '&' : '?';
+    return fetch(`${this.#opts.url}${path}${orgs === '' ? '' : sep + orgs}`, {
+      method,
+      headers: {
+        [NODE_SECRET_HEADER]: this.#opts.nodeSecret,
+        ...(this.#nodeId === undefined ? {} : { [NODE_ID_HEADER]: this.#nodeId }),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+    });
+  }
+
+  async #register(): Promise<void> {
+    const res = await this.#call('POST', '/system/nodes', {
+      hostname: hostname(),
+      version: this.#opts.version,
+      orgs: this.#opts.orgs,
+    });
+    const body = (await res.json()) as { Message?: string; Meta?: { node_id?: string } };
+    if (res.status !== 200)
+      throw new Error(`node registration answered ${res.status}: ${body.Message ?? ''}`);
+    this.#nodeId = body.Meta?.node_id;
+    this.#log.info('registered with the dashboard', { node_id: this.#nodeId });
+  }
+
+  /** Registers, then holds the notification stream open; reconnects with backoff, polling meanwhile. */
+  async #connect(delayMs: number): Promise<void> {
+    if (this.#isClosed()) return;
+    let wait = delayMs;
+    try {
+      await this.#register();
+      await this.#stream();
+      // The stream was open and ended (the dashboard stopped): try again soon.
+      wait = FIRST_RECONNECT_MS;
+    } catch (err) {
+      if (!this.#isClosed()) this.#failed(err);
+    }
+    this.#streamUp = false;
+    if (this.#isClosed()) return;
+    this.#startPolling();
+    this.#reconnectTimer = setTimeout(() => void this.#connect(Math.min(wait * 2, MAX_RECONNECT_MS)), wait);
+    this.#reconnectTimer.unref();
+  }
+
+  /** Read through a method: `close()` may run while a call awaits. */
+  #isClosed(): boolean {
+    return this.#closed;
+  }
+
+  #startPolling(): void {
+    if (this.#pollTimer !== undefined || this.#closed) return;
+    const tick = (): void => {
+      this.#pollTimer = undefined;
+      if (this.#closed || this.#streamUp) return;
+      void this.#check('poll').finally(() => {
+        this.#startPolling();
+      });
+    };
+    this.#pollTimer = setTimeout(tick, this.#opts.pollIntervalMs);
+    this.#pollTimer.unref();
+  }
+
+  /** Reads the notification stream until it ends. */
+  async #stream(): Promise<void> {
+    const abort = new AbortController();
+    this.#abort = abort;
+    let idle: NodeJS.Timeout | undefined;
+    const beat = (): void => {
+      clearTimeout(idle);
+      idle = setTimeout(() => {
+        abort.abort(new Error('notification stream silent'));
+      }, STREAM_IDLE_MS);
+      idle.unref();
+    };
+    const orgs =
+      this.#opts.orgs.length > 0 ? `?orgs=${this.#opts.orgs.map(encodeURIComponent).join(',')}` : '';
+    try {
+      beat();
+      const res = await fetch(`${this.#opts.url}/system/notifications${orgs}`, {
+        headers: {
+          [NODE_SECRET_HEADER]: this.#opts.nodeSecret,
+          accept: 'text/event-stream',
+          ...(this.#nodeId === undefined ? {} : { [NODE_ID_HEADER]: this.#nodeId }),
+        },
+        signal: abort.signal,
+      });
+      if (res.status !== 200 || res.body === null) {
+        throw new Error(`notification stream answered ${res.status}`);
+      }
+      const decoder = new TextDecoder();
+      let buffer = '';
+      for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+        beat();
+        buffer += decoder.decode(chunk, { stream: true });
+        let end;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          this.#onEvent(block);
+        }
+      }
+    } finally {
+      clearTimeout(idle);
+    }
+  }
+
+  #onEvent(block: string): void {
+    let event = 'message';
+    let data = '';
+    for (const line of block.split('\n')) {
+      if (line.startsWith('event:')) event = line.slice(6).trim();
+      else if (line.startsWith('data:')) data += line.slice(5).trim();
+    }
+    if (event === 'hello') {
+      this.#streamUp = true;
+      clearTimeout(this.#pollTimer);
+      this.#pollTimer = undefined;
+      this.#log.info('dashboard notifications open');
+      void this.#check('connected');
+      return;
+    }
+    if (event !== 'change') return;
+    let c: { kind?: unknown; id?: unknown };
+    try {
+      c = JSON.parse(data) as typeof c;
+    } catch {
+      return;
+    }
+    if (c.kind === 'keys' && typeof c.id === 'string') {
+      this.#lastKnownKeys.delete(c.id);
+      this.#emitChanged('keys', c.id);
+    } else if (c.kind === 'apis' || c.kind === 'policies' || c.kind === 'organisations') {
+      void this.#check(`${c.kind} changed`);
+    }
+  }
+}
