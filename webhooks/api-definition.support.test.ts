@@ -256,7 +256,7 @@ const EXPECTED_PROBLEMS: Readonly<Record<string, { reason: string; problems: rea
       'the gateway serves HTTP listeners only: a TCP API (its own port, a tcp:// upstream, no listen path) is refused until it has TCP proxying',
     problems: [
       'spec.protocol: Unsupported value: this listener protocol is not supported yet by this gateway: set protocol to http or https, or leave it empty to serve on the gateway port',
-      'spec.proxy.listen_path: Required value: add this field',
+      'spec.proxy.listen_path: Required value: set the base path on the gateway, such as /orders/',
       'spec.proxy.target_url: Unsupported value: "tcp://sessions-store.default.svc:6379": the scheme "tcp" is not supported yet by this gateway: proxy to an http:// or https:// address, such as http://orders.default.svc:8080',
     ],
   },

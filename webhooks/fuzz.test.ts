@@ -346,8 +346,7 @@ const oracles: Record<string, (obj: unknown) => string | undefined> = {
       const url = URL.parse(/^[a-z][a-z0-9+.-]*:\/\//i.test(target) ? target : `http://${target}`);
       if (url === null || !['http:', 'https:'].includes(url.protocol)) return `target ${target}`;
     }
-    for (const on of ['use_mutual_tls_auth'])
-      if (at(spec, on) === true) return `${on} is not supported`;
+    for (const on of ['use_mutual_tls_auth']) if (at(spec, on) === true) return `${on} is not supported`;
     if (
       spec.enable_jwt === true &&
       (typeof spec.jwt_signing_method !== 'string' ||

@@ -20,6 +20,8 @@ export interface RouteClaim {
   context: string;
   domain: string;
   listenPath: string;
+  /** `proxy.listen_path_exact`: the listen path alone, a route of its own (`routeKey`). */
+  exact?: boolean;
   /** The API's own `listen_port`; 0 or absent: the gateway port. Each port has its own routes. */
   port?: number;
 }
@@ -49,6 +51,7 @@ export function apiDefinitionClaim(obj: unknown): RouteClaim | undefined {
     context: contextOf(obj),
     domain: asString(at(obj, 'spec.domain')) ?? '',
     listenPath,
+    ...(at(obj, 'spec.proxy.listen_path_exact') === true ? { exact: true } : {}),
     ...(typeof port === 'number' && port > 0 ? { port } : {}),
   };
 }
@@ -107,7 +110,7 @@ export function conflictingClaim(claim: RouteClaim, others: readonly RouteClaim[
       o.context === claim.context &&
       (o.port ?? 0) === (claim.port ?? 0) &&
       domainKey(o.domain) === domainKey(claim.domain) &&
-      routeKey(o.listenPath) === routeKey(claim.listenPath),
+      routeKey(o.listenPath, o.exact) === routeKey(claim.listenPath, claim.exact),
   );
 }
 

@@ -262,6 +262,8 @@ spec:
 `,
   );
   await waitServed('types.example', '/exact', { upstream: 'a' });
+  // Exact serves that path alone: nothing under it (no other route on this host).
+  assert.equal((await viaHttp('types.example', '/exact/more')).status, 404);
   await waitServed('types.example', '/prefix', { upstream: 'b' });
   assert.equal((await viaHttp('types.example', '/prefix/deeper/still')).upstream, 'b');
   // Element-wise: /prefixed is not under /prefix.

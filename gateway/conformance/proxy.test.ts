@@ -100,6 +100,24 @@ const cases: Case[] = [
   { name: 'shorter listen path', path: '/p/x', status: 200, echo: { path: '/short/x' } },
   { name: 'listen paths match whole segments', path: '/pq', status: 404, error: 'Not Found' },
   {
+    name: 'an exact listen path (listen_path_exact) serves its path alone',
+    path: '/p/exact',
+    status: 200,
+    echo: { path: '/exact-only/p/exact' },
+  },
+  {
+    name: 'an exact listen path, without case',
+    path: '/P/Exact',
+    status: 200,
+    echo: { path: '/exact-only/P/Exact' },
+  },
+  {
+    name: 'under an exact listen path: the next route serves',
+    path: '/p/exact/more',
+    status: 200,
+    echo: { path: '/short/exact/more' },
+  },
+  {
     name: 'listen paths match without case; the rest of the path is kept as sent',
     path: '/P/Q/Rest',
     status: 200,
@@ -240,6 +258,7 @@ for (const fastPath of [true, false]) {
         keyless('none', '/d/', `${e}/none`, {}, strip),
         keyless('short', '/p/', `${e}/short`, {}, strip),
         keyless('long', '/p/q/', `${e}/long`, {}, strip),
+        keyless('exact-only', '/p/exact', `${e}/exact-only`, {}, { listen_path_exact: true }),
         keyless('inactive', '/inactive/', e, { active: false }),
         keyless('keyed', '/keyed/', e, { use_keyless: false }),
         keyless('dead', '/dead/', `http://127.0.0.1:${dead}`),

@@ -200,3 +200,25 @@ for (const t of targets) {
 test('removeDotSegments keeps ordinary dots', () => {
   assert.equal(removeDotSegments('/a/.well-known/b..c'), '/a/.well-known/b..c');
 });
+
+test('router: an exact route serves its path alone; a prefix route of the same text serves the rest', () => {
+  const exact = (id: string, listenPath: string): Route => ({
+    ...route(id, listenPath),
+    exactPath: listenPath.toLowerCase(),
+  });
+  const small = [
+    exact('exact', '/Cart'),
+    route('prefix', '/cart/'),
+    route('root', '/'),
+    exact('slash', '/end/'),
+  ];
+  for (const t of [new RouteTable(small), new RouteTable([...small, ...fillers(40)])]) {
+    assert.equal(t.match('main', 'h', '/cart')?.id, 'exact', 'exact wins over the prefix of its text');
+    assert.equal(t.match('main', 'h', '/CART')?.id, 'exact', 'compared without case');
+    assert.equal(t.match('main', 'h', '/cart/')?.id, 'prefix', 'a trailing slash is another path');
+    assert.equal(t.match('main', 'h', '/cart/items')?.id, 'prefix');
+    assert.equal(t.match('main', 'h', '/end/')?.id, 'slash');
+    assert.equal(t.match('main', 'h', '/end')?.id, 'root', 'not the exact path: the next route');
+    assert.equal(t.match('main', 'h', '/end/x')?.id, 'root');
+  }
+});

@@ -24,6 +24,11 @@ export interface Route {
   domain: string | undefined;
   /** Listen path without its trailing slash (`''` for `/`). */
   listenPath: string;
+  /**
+   * `proxy.listen_path_exact`: the listen path as written, ASCII lower case; the route serves
+   * that request path alone, not the paths under it.
+   */
+  exactPath?: string | undefined;
   /** Remove the listen path before proxying. */
   strip: boolean;
   target: Target | undefined;
@@ -52,9 +57,11 @@ interface Tier {
   routes: Route[];
   /**
    * For a large tier: the first route of each listen path (ASCII lower case), so that a match
-   * looks up each segment prefix of the request path instead of scanning every route.
+   * looks up each segment prefix of the request path instead of scanning every route; exact
+   * routes apart, looked up with the whole path only.
    */
   byPath?: Map<string, Route>;
+  exactByPath?: Map<string, Route>;
 }
 
 /**
@@ -107,12 +114,24 @@ export function coversPath(listenPath: string, path: string): boolean {
   return true;
 }
 
+/** The longest listen path first; of one length, exact routes before prefix ones; then by ID. */
 function byLongestPath(a: Route, b: Route): number {
-  return b.listenPath.length - a.listenPath.length || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  return (
+    b.listenPath.length - a.listenPath.length ||
+    Number(b.exactPath !== undefined) - Number(a.exactPath !== undefined) ||
+    (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+  );
+}
+
+/** Whether `r` serves `path` (`folded`: the path in ASCII lower case, made when first needed). */
+function serves(r: Route, path: string, folded: { value?: string }): boolean {
+  if (r.exactPath === undefined) return coversPath(r.listenPath, path);
+  folded.value ??= asciiLower(path);
+  return folded.value === r.exactPath;
 }
 
 /** ASCII `A`-`Z` folded to lower case, nothing else changed (listen paths are ASCII). */
-function asciiLower(s: string): string {
+export function asciiLower(s: string): string {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if (c >= 65 && c <= 90) return s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
@@ -123,23 +142,29 @@ function asciiLower(s: string): string {
 function indexPaths(tier: Tier): void {
   if (tier.routes.length <= SCAN_LIMIT) return;
   const byPath = new Map<string, Route>();
+  const exactByPath = new Map<string, Route>();
   for (const r of tier.routes) {
-    const key = asciiLower(r.listenPath);
-    if (!byPath.has(key)) byPath.set(key, r);
+    const [map, key] =
+      r.exactPath === undefined ? [byPath, asciiLower(r.listenPath)] : [exactByPath, r.exactPath];
+    if (!map.has(key)) map.set(key, r);
   }
   tier.byPath = byPath;
+  tier.exactByPath = exactByPath;
 }
 
 function firstCovering(tier: Tier | undefined, path: string): Route | undefined {
   if (tier === undefined) return undefined;
   const byPath = tier.byPath;
   if (byPath === undefined) {
-    for (const r of tier.routes) if (coversPath(r.listenPath, path)) return r;
+    const folded = {};
+    for (const r of tier.routes) if (serves(r, path, folded)) return r;
     return undefined;
   }
-  // The whole path, then each prefix ending before a `/`, the longest first: exactly the
-  // listen paths that cover it on whole segments (`coversPath`).
+  // An exact route of the whole path; then the whole path, then each prefix ending before a
+  // `/`, the longest first: exactly the listen paths that cover it on whole segments.
   const folded = asciiLower(path);
+  const exact = tier.exactByPath?.get(folded);
+  if (exact !== undefined) return exact;
   const whole = byPath.get(folded);
   if (whole !== undefined) return whole;
   for (let i = folded.lastIndexOf('/'); i >= 0; i = i === 0 ? -1 : folded.lastIndexOf('/', i - 1)) {

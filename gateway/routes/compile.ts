@@ -17,7 +17,7 @@ import { rewriteTargets } from '../middleware/url-rewrites/index.ts';
 import { errorMessage } from '../../lib/errors.ts';
 import { compileEvents } from '../events/compile.ts';
 import { compileChain, compose, type Middleware, type MiddlewareDeps } from '../pipeline/compose.ts';
-import { RouteTable, type ListenerKey, type Route, type Target } from '../pipeline/router.ts';
+import { RouteTable, asciiLower, type ListenerKey, type Route, type Target } from '../pipeline/router.ts';
 import {
   checkClassicApi,
   domainKey,
@@ -300,6 +300,7 @@ export async function compileApi(
     listener: listenerOf(api, env),
     domain: domainOf(api),
     listenPath,
+    exactPath: api.proxy.listen_path_exact === true ? asciiLower(api.proxy.listen_path) : undefined,
     strip,
     target,
     handle: compose(compiled.handlers, upstream),
@@ -413,7 +414,7 @@ export async function buildRouteTable(
   const warnings: string[] = [];
   const claimed = new Map<string, string>();
   for (const r of table.routes) {
-    const key = `${String(r.listener)} ${r.domain ?? '*'} ${routeKey(r.listenPath)}`;
+    const key = `${String(r.listener)} ${r.domain ?? '*'} ${routeKey(r.exactPath ?? r.listenPath, r.exactPath !== undefined)}`;
     const owner = claimed.get(key);
     if (owner === undefined) claimed.set(key, r.id);
     else warnings.push(`APIs ${owner} and ${r.id} claim the same domain and listen path; ${owner} serves it`);

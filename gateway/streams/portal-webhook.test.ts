@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
+import { waitFor } from '../../lib/testing/wait.ts';
 import { startGateway, type InProcessGateway } from '../testing/harness.ts';
 import {
   DELIVERY_DEFAULTS,
@@ -53,6 +54,7 @@ describe('portal_webhook', () => {
   const hits = new Map<string, Hit[]>();
   let portalAuth: string | undefined;
   let subsUrl = '';
+  let late = false;
   before(async () => {
     const subscriber = await listen((req, body) => {
       const name = (req.url ?? '/').slice(1);
@@ -71,6 +73,7 @@ describe('portal_webhook', () => {
           { id: 'b', url: `${subsUrl}/b`, secret: 'secret-b', events: ['order.created', 'order.paid'] },
           { id: 'broken', url: `${subsUrl}/broken`, secret: 'secret-c', events: ['order.created'] },
           { id: 'other', url: `${subsUrl}/other`, secret: 'secret-d', events: ['order.paid'] },
+          ...(late ? [{ id: 'late', url: `${subsUrl}/late`, secret: 'secret-e' }] : []),
         ],
       };
     });
@@ -150,6 +153,22 @@ describe('portal_webhook', () => {
       const lastTry = Math.max(...broken.filter((h) => h.body === a.body).map((h) => h.at));
       assert.ok(a.at >= lastTry, 'acknowledged once the failing subscriber was given up on');
     }
+  });
+
+  test('subscriptions are read again: a new subscriber gets messages after the refresh', async () => {
+    late = true;
+    // The list read first is kept for DELIVERY_DEFAULTS.refreshMs; then read again.
+    await waitFor(
+      'the new subscriber served',
+      async () => {
+        await gw.request({ method: 'POST', path: '/orders/in', body: '{"order":"late"}' });
+        return (hits.get('late') ?? []).length > 0;
+      },
+      DELIVERY_DEFAULTS.refreshMs + 15_000,
+      1_000,
+    );
+    const got = hits.get('late')?.[0];
+    assert.equal(got?.headers[SIGNATURE_HEADER], sign(got?.body ?? '', 'secret-e'));
   });
 
   test('refused at write time when its settings are wrong', async () => {

@@ -45,6 +45,9 @@ export function translateApiDefinition(
   } = cr.spec;
   const out: GatewayApiDefinition = {
     ...rest,
+    // Only a template has no listen path, and a template is never pushed (the webhook requires it
+    // of every other ApiDefinition; without webhooks the gateway refuses the empty one by name).
+    proxy: { ...rest.proxy, listen_path: rest.proxy.listen_path ?? '' },
     api_id: ctx.apiId,
     org_id: ctx.orgId,
     active: rest.active ?? true,

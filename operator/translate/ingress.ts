@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ApiDefinitionSpec } from '../../schemas/generated/kinds.ts';
-import { listenPathProblem } from '../../schemas/rules/api-definition.ts';
+import { listenPathProblem, routeKey } from '../../schemas/rules/api-definition.ts';
 import { oasToClassic } from '../../schemas/rules/oas.ts';
 
 /** Annotation naming the ApiDefinition template an Ingress builds from. */
@@ -318,15 +318,16 @@ export function translateIngress(ingress: IngressInput, ctx: IngressTranslationC
       });
       continue;
     }
-    // One route per scheme, host and path: the first path wins, as in the Ingress's order.
-    const claimKey = `${route.scheme} ${route.host ?? '*'} ${listenPath.replace(/\/$/, '').toLowerCase()}`;
+    // One route per scheme, host and path (an Exact path is a route of its own beside the
+    // Prefix of its text, as the gateway's routeKey says): the first wins, in the Ingress's order.
+    const claimKey = `${route.scheme} ${route.host ?? '*'} ${routeKey(listenPath, route.pathType === 'Exact')}`;
     const first = claimed.get(claimKey);
     if (first) {
       if (first.at !== route.at) {
         problems.push({
           reason: 'PathConflict',
           path: pathField,
-          message: `${pathField}: Duplicate value: "${route.path}" on ${route.host ?? 'any host'} is served by ${first.at} already (the gateway matches whole path segments, so an Exact and a Prefix path of the same text are one route)`,
+          message: `${pathField}: Duplicate value: "${route.path}" on ${route.host ?? 'any host'} is served by ${first.at} already`,
           retry: false,
         });
       }
@@ -410,6 +411,8 @@ function generate(
     proxy: {
       ...templateProxy,
       listen_path: listenPath,
+      // Exact: that path alone (compared without case, as every listen path is).
+      ...(route.pathType === 'Exact' ? { listen_path_exact: true } : {}),
       target_url: `${protocol}://${host}:${port}`,
       // The backend gets the whole request path, as the Ingress spec says.
       strip_listen_path: templateProxy.strip_listen_path ?? false,

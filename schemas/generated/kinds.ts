@@ -982,7 +982,9 @@ export interface PolicyPartitions {
 /** Where the API listens on the gateway and where it sends requests. */
 export interface ProxyConfig {
   /** Base path on the gateway, for example `/orders/`. Must start with `/`. */
-  listen_path: string;
+  listen_path?: string;
+  /** Serve the listen path itself only (compared without case, a trailing slash included), not the paths under it: what an Ingress path of `pathType: Exact` becomes. An svc extension; the reference serves every listen path as a prefix. */
+  listen_path_exact?: boolean;
   /** Upstream address (http or https; without a scheme, http: `httpbin.org` is `http://httpbin.org`). A cluster service is addressed as `http://<service>.<namespace>.svc:<port>`. Required unless GraphQL is enabled. */
   target_url?: string;
   /** Remove the listen path from the request before it is proxied. */

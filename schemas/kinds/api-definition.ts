@@ -1,8 +1,15 @@
 import type { JsonSchema, KindDefinition } from '../json-schema.ts';
 import { apiPrinterColumns, apiStatus, contextRef, resourceRef } from '../common.ts';
-import { apiDefinitionModel, classicApiProperties, idPattern } from '../models/api-definition.ts';
+import { apiDefinitionModel, classicApiProperties, idPattern, proxy } from '../models/api-definition.ts';
 
 const gatewayField = (name: string): JsonSchema => apiDefinitionModel.properties?.[name] ?? {};
+
+/**
+ * `proxy` as the resource states it: a template (labelled `svc.io/template: "true"`) has no
+ * listen path, its Ingresses supply it, so the CRD leaves `listen_path` optional and the webhook
+ * requires it of every other ApiDefinition (`checkClassicApi`, as the gateway does).
+ */
+const { required: _listenPathRequired, ...resourceProxy } = proxy;
 
 /** ApiDefinition: a classic-format API (TCP, GraphQL, universal data graph, plain HTTP). */
 export const apiDefinitionKind: KindDefinition = {
@@ -35,6 +42,7 @@ export const apiDefinitionKind: KindDefinition = {
           'Ignored: the operator sets the organisation from its settings or the OperatorContext (kept so that manifests that set it apply as they are).',
       },
       ...classicApiProperties,
+      proxy: resourceProxy,
       client_certificates: gatewayField('client_certificates'),
       upstream_certificates: gatewayField('upstream_certificates'),
       pinned_public_keys: gatewayField('pinned_public_keys'),
@@ -69,12 +77,8 @@ export const apiDefinitionKind: KindDefinition = {
         fieldPath: '.use_keyless',
         reason: 'FieldValueForbidden',
       },
-      {
-        rule: "(has(self.graphql) && has(self.graphql.enabled) && self.graphql.enabled) || (has(self.proxy.target_url) && self.proxy.target_url != '')",
-        message: 'proxy.target_url is required unless graphql.enabled is true',
-        fieldPath: '.proxy.target_url',
-        reason: 'FieldValueRequired',
-      },
+      // proxy.target_url is required by the webhook and the gateway (checkClassicApi), not here:
+      // a template has none (its Ingresses supply it).
       {
         rule: "!has(self.listen_port) || self.listen_port == 0 || (has(self.protocol) && self.protocol != '')",
         message: 'listen_port needs a protocol (http or https)',

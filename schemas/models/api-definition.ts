@@ -317,6 +317,11 @@ export const proxy: JsonSchema = {
       pattern: '^/',
       description: 'Base path on the gateway, for example `/orders/`. Must start with `/`.',
     },
+    listen_path_exact: {
+      type: 'boolean',
+      description:
+        'Serve the listen path itself only (compared without case, a trailing slash included), not the paths under it: what an Ingress path of `pathType: Exact` becomes. An svc extension; the reference serves every listen path as a prefix.',
+    },
     target_url: {
       type: 'string',
       description:

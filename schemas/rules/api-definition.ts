@@ -70,7 +70,10 @@ export function normalizeListenPath(p: string): string {
  * route), as the gateway's router matches them. Meant for listen paths `listenPathProblem`
  * accepts.
  */
-export function routeKey(listenPath: string): string {
+export function routeKey(listenPath: string, exact = false): string {
+  // An exact listen path (`proxy.listen_path_exact`) serves that path alone, as written: it is
+  // a route of its own beside the prefix route of the same text.
+  if (exact) return `=${listenPath.toLowerCase()}`;
   return normalizeListenPath(listenPath).toLowerCase() || '/';
 }
 
@@ -262,7 +265,11 @@ export function checkClassicApi(api: ClassicApiInput): FieldProblem[] {
   const proxy = model<ProxyConfig>(api.proxy);
 
   const listenPath = text(proxy?.listen_path);
-  if (listenPath !== undefined) {
+  if (listenPath === undefined && proxy !== undefined) {
+    problems.push(
+      problem('proxy.listen_path', 'Required', 'set the base path on the gateway, such as /orders/'),
+    );
+  } else if (listenPath !== undefined) {
     const p =
       listenPathProblem(listenPath) ?? (onGatewayPort(api) ? reservedPathProblem(listenPath) : undefined);
     if (p !== undefined) problems.push(problem('proxy.listen_path', 'Invalid', p));
