@@ -40,6 +40,7 @@ format: $(NODE_DEPS) ## Rewrite files with Prettier
 .PHONY: typecheck
 typecheck: $(NODE_DEPS) ## Type-check everything, tests included (tsc --noEmit)
 	tsc --noEmit -p tsconfig.json
+	tsc --noEmit -p dashboard/ui/tsconfig.json
 
 .PHONY: gen
 gen: $(NODE_DEPS) ## Generate CRDs and TypeScript types from schemas/
@@ -65,11 +66,15 @@ e2e-cluster: $(NODE_DEPS) ## The cluster suites against the cluster KUBECONFIG p
 test: lint typecheck gen-check unit e2e ## Everything: lint, type-check, gen-check, unit, integration and e2e
 
 .PHONY: bench
-bench: bench-gateway bench-operator bench-ingress bench-soak bench-streams ## Benchmarks; figures and ratios go to docs/benchmarks.md
+bench: bench-gateway bench-graphql bench-operator bench-ingress bench-soak bench-streams ## Benchmarks; figures and ratios go to docs/benchmarks.md
 
 .PHONY: bench-gateway
 bench-gateway: $(NODE_DEPS) ## Gateway against nginx (apt-installs nginx-light and wrk if missing; builds tools/loadgen with Go)
 	node gateway/bench/run.ts
+
+.PHONY: bench-graphql
+bench-graphql: $(NODE_DEPS) ## GraphQL proxyOnly (validated) against the plain proxy of the same upstream, and the execution engine (apt-installs wrk if missing); SVC_BENCH_GRAPHQL_SECONDS
+	node e2e/bench/graphql-bench.ts
 
 .PHONY: bench-streams
 bench-streams: deps ## Streams (HTTP in -> SSE, Kafka in -> SSE) through the gateway against Bento directly

@@ -27,6 +27,7 @@ import * as keys from './api/keys.ts';
 import * as orgs from './api/organisations.ts';
 import * as policies from './api/policies.ts';
 import * as users from './api/users.ts';
+import { me, serveUi } from './api/ui.ts';
 import {
   NODE_ID_HEADER,
   NODE_SECRET_HEADER,
@@ -259,6 +260,7 @@ const routes: readonly Route[] = [
     auth: 'user',
     methods: crud('users', { GET: users.getGroup, PUT: users.updateGroup, DELETE: users.deleteGroup }),
   },
+  { name: 'me', path: /^\/api\/me$/, auth: 'user', methods: { GET: { handler: me } } },
   {
     name: 'audit',
     path: /^\/api\/audit$/,
@@ -497,9 +499,15 @@ export async function startDashboard(given: DashboardDeps): Promise<DashboardSer
         duration_ms: Math.round(seconds * 1000),
       });
     };
-    dispatch(req, url, log).then(
-      ({ route, reply }) => {
-        answer(route, reply);
+    const served = async (): Promise<{ route: string; reply: Reply } | undefined> =>
+      (await serveUi(req.method ?? 'GET', url.pathname, res)) ? undefined : dispatch(req, url, log);
+    served().then(
+      (out) => {
+        if (out === undefined) {
+          log.debug('ui', { method: req.method, path: url.pathname, status: res.statusCode });
+          return;
+        }
+        answer(out.route, out.reply);
       },
       (err: unknown) => {
         if (err instanceof SvcError && err.status < 500) {

@@ -226,14 +226,18 @@ describe('notSupportedPaths', () => {
       name: 'every not-supported field set is listed, in document order',
       value: {
         do_not_track: true,
-        cache_options: { enable_cache: true },
+        session_lifetime: 30,
         proxy: { target_list: ['a', 'b'], transport: { proxy_url: 'http://p:3128' } },
         version_data: {
           versions: {
             'v/1': {
               global_headers: { 'x-a': 'b' },
               paths: { white_list: ['/a'] },
-              extended_paths: { cache: ['/x'], white_list: [{ path: '/b' }], size_limits: [{ path: '/c' }] },
+              extended_paths: {
+                transform_jq: [{ path: '/x' }],
+                white_list: [{ path: '/b' }],
+                size_limits: [{ path: '/c' }],
+              },
             },
           },
         },
@@ -241,10 +245,10 @@ describe('notSupportedPaths', () => {
       },
       want: [
         'do_not_track',
-        'cache_options',
+        'session_lifetime',
         'proxy.target_list',
         'proxy.transport.proxy_url',
-        'version_data.versions["v/1"].extended_paths.cache',
+        'version_data.versions["v/1"].extended_paths.transform_jq',
         'jwt_client_base_field',
       ],
     },

@@ -133,7 +133,7 @@ describe('fields not supported yet', () => {
     const obj = apiDefinition('orders', {
       do_not_track: true,
       use_oauth2: true,
-      cache_options: { enable_cache: true, cache_timeout: 60 },
+      session_lifetime: 60,
       version_data: {
         not_versioned: true,
         default_version: 'Default',
@@ -154,8 +154,8 @@ describe('fields not supported yet', () => {
     assert.deepEqual(
       got.errors.map((e) => formatProblem(e)),
       [
-        'spec.cache_options: not supported by svc yet',
         'spec.do_not_track: not supported by svc yet',
+        'spec.session_lifetime: not supported by svc yet',
         'spec.use_oauth2: not supported by svc yet',
         'spec.version_data.versions.Default.extended_paths.transform_jq: not supported by svc yet',
       ],

@@ -22,6 +22,8 @@ export interface RouteClaim {
   listenPath: string;
   /** `proxy.listen_path_exact`: the listen path alone, a route of its own (`routeKey`). */
   exact?: boolean;
+  /** `domain_wildcard_one_label`: a wildcard domain of one label, a route of its own. */
+  oneLabel?: boolean;
   /** The API's own `listen_port`; 0 or absent: the gateway port. Each port has its own routes. */
   port?: number;
 }
@@ -52,6 +54,7 @@ export function apiDefinitionClaim(obj: unknown): RouteClaim | undefined {
     domain: asString(at(obj, 'spec.domain')) ?? '',
     listenPath,
     ...(at(obj, 'spec.proxy.listen_path_exact') === true ? { exact: true } : {}),
+    ...(at(obj, 'spec.domain_wildcard_one_label') === true ? { oneLabel: true } : {}),
     ...(typeof port === 'number' && port > 0 ? { port } : {}),
   };
 }
@@ -110,6 +113,7 @@ export function conflictingClaim(claim: RouteClaim, others: readonly RouteClaim[
       o.context === claim.context &&
       (o.port ?? 0) === (claim.port ?? 0) &&
       domainKey(o.domain) === domainKey(claim.domain) &&
+      (o.oneLabel ?? false) === (claim.oneLabel ?? false) &&
       routeKey(o.listenPath, o.exact) === routeKey(claim.listenPath, claim.exact),
   );
 }

@@ -3,8 +3,9 @@
  * points at), the admission webhooks registered with it as the chart does (local control plane
  * only), a gateway with the embedded store, a small upstream and the operator; `examples/` is
  * applied (the policy's rate lowered in the demo's copy), every resource waited on until Ready,
- * requests go through the gateway (an open API; the protected one without a key, with a key made
- * through the management API, and past the policy's rate), and the resources' status is shown.
+ * requests go through the gateway (an open API; a streams API; a GraphQL API, a valid query and an
+ * invalid one; the protected one without a key, with a key made through the management API, and
+ * past the policy's rate), and the resources' status is shown.
  * Runs until Ctrl-C, then stops everything.
  */
 import { spawnSync } from 'node:child_process';
@@ -204,6 +205,26 @@ try {
   const event = await waitFor('the message on the consumer', () => consumer.events[0]);
   console.log(`the consumer received, transformed by the stream's mapping: ${event}`);
   consumer.close();
+
+  say('a GraphQL API: people (examples/graphql-api-definition.yaml, proxyOnly)');
+  const graphqlQuery = async (query: string): Promise<{ status: number; body: string }> =>
+    httpRequest(`${gw.url}/people/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query }),
+    });
+  const valid = await waitFor('the GraphQL example to serve', async () => {
+    const r = await graphqlQuery('{ hello }');
+    return r.status === 200 ? r : undefined;
+  });
+  console.log(`$ curl ${gw.url}/people/ -H 'content-type: application/json' -d '{"query": "{ hello }"}'`);
+  console.log(`HTTP ${String(valid.status)}   (validated against the schema, then proxied to the upstream)`);
+  const invalid = await graphqlQuery('{ nope }');
+  console.log(`$ curl ${gw.url}/people/ -H 'content-type: application/json' -d '{"query": "{ nope }"}'`);
+  console.log(`HTTP ${String(invalid.status)} ${invalid.body}   (refused by the gateway)`);
+  if (invalid.status !== 400)
+    throw new Error(`expected 400 for an invalid query, got ${String(invalid.status)}`);
+  console.log(`the playground: ${gw.url}/people/playground`);
 
   say('a protected API: orders, with SecurityPolicy orders-standard');
   const pol = await kubectl([

@@ -270,7 +270,7 @@ spec:
   assert.equal((await viaHttp('types.example', '/prefixed')).status, 404);
 });
 
-test('a default backend and a wildcard host', async () => {
+test('a default backend and a wildcard host (one label only)', async () => {
   await applyManifest(
     cp,
     `apiVersion: networking.k8s.io/v1
@@ -288,6 +288,10 @@ spec:
   );
   await waitServed('tenant.wild.example', '/x', { upstream: 'a' });
   await waitServed('nobody.example', '/whatever', { upstream: 'c' });
+  // A wildcard host covers exactly one label, as the Ingress spec says: a deeper name is not its
+  // own and falls through to the default backend.
+  assert.equal((await viaHttp('a.b.wild.example', '/x')).upstream, 'c');
+  assert.equal((await viaHttp('wild.example', '/x')).upstream, 'c');
   // A path of another Ingress's host that no rule covers falls through to the default backend.
   assert.equal((await viaHttp('api.example', '/v2')).upstream, 'c');
 });

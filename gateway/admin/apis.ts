@@ -8,17 +8,10 @@
 import { randomUUID } from 'node:crypto';
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import { idPattern } from '../../schemas/models/api-definition.ts';
-import {
-  checkApi,
-  claimedProtocols,
-  classicOf,
-  isOasDocument,
-  isServed,
-  listenerOf,
-  protocolConflict,
-} from '../routes/compile.ts';
+import { checkApi, classicOf, isOasDocument } from '../routes/compile.ts';
 import { readJsonObject, statusBody, writeBody, type AdminResponse } from './http.ts';
 import type { AdminRequest } from './index.ts';
+import { listenerIndex } from './listeners.ts';
 
 /** 404 `API not found`. */
 export const notFound = (): AdminResponse => statusBody(404, 'error', 'API not found');
@@ -60,16 +53,12 @@ async function problemsOf(r: AdminRequest, id: string, def: Record<string, unkno
   }
   const problems = checkApi(def, r.deps.env);
   if (problems.length > 0) return problems;
-  const api = def as unknown as GatewayApiDefinition;
   // The gateway port serves http only (checkApi refuses https there), so only an API on a port
-  // of its own can clash with another; the common case needs no read of the whole store.
-  if (!isServed(api) || listenerOf(api, r.deps.env) === 'main') return [];
-  const others = (await r.deps.store.list('apis')).flatMap((e) =>
-    'value' in e && e.id !== id && isServed(classicOf(e.value))
-      ? [{ id: e.id, api: classicOf(e.value) }]
-      : [],
+  // of its own can clash with another: compared with the index of claimed ports, not the store.
+  const conflict = await listenerIndex(r.deps.store, r.deps.env).conflict(
+    id,
+    def as unknown as GatewayApiDefinition,
   );
-  const conflict = protocolConflict(api, claimedProtocols(others, r.deps.env), r.deps.env);
   return conflict === undefined ? [] : [conflict];
 }
 
@@ -101,6 +90,7 @@ export async function createApi(r: AdminRequest): Promise<AdminResponse> {
   if (problems.length > 0) return invalid(problems);
   const outcome = await r.deps.store.put('apis', id, def, 'create');
   if (outcome === 'exists') return statusBody(409, 'error', 'API already exists');
+  await listenerIndex(r.deps.store, r.deps.env).stored(id, def);
   r.deps.log.info('api stored', { api_id: id, action: 'added' });
   return writeBody(id, 'added');
 }
@@ -124,6 +114,7 @@ export async function updateApi(r: AdminRequest): Promise<AdminResponse> {
   if (isOasDocument(await r.deps.store.get('apis', id))) return otherKind(id, true);
   const outcome = await r.deps.store.put('apis', id, def, 'update');
   if (outcome === 'missing') return notFound();
+  await listenerIndex(r.deps.store, r.deps.env).stored(id, def);
   r.deps.log.info('api stored', { api_id: id, action: 'modified' });
   return writeBody(id, 'modified');
 }
@@ -132,6 +123,7 @@ export async function updateApi(r: AdminRequest): Promise<AdminResponse> {
 export async function deleteApi(r: AdminRequest): Promise<AdminResponse> {
   const id = r.params[0] ?? '';
   if (!validId(id) || !(await r.deps.store.delete('apis', id))) return notFound();
+  await listenerIndex(r.deps.store, r.deps.env).stored(id, undefined);
   r.deps.log.info('api deleted', { api_id: id });
   return writeBody(id, 'deleted');
 }

@@ -11,6 +11,7 @@ import { checkStoredApi, isOasDocument } from '../routes/compile.ts';
 import { invalid, newApiId, notFound, otherKind, reservedIdProblem, validId } from './apis.ts';
 import { readJsonObject, statusBody, writeBody, type AdminResponse } from './http.ts';
 import type { AdminRequest } from './index.ts';
+import { listenerIndex } from './listeners.ts';
 
 const INFO_ID = `${OAS_EXTENSION}.info.id`;
 
@@ -80,6 +81,7 @@ export async function createOasApi(r: AdminRequest): Promise<AdminResponse> {
   if (problems.length > 0) return invalid(problems);
   const outcome = await r.deps.store.put('apis', id, doc, 'create');
   if (outcome === 'exists') return statusBody(409, 'error', 'API already exists');
+  await listenerIndex(r.deps.store, r.deps.env).stored(id, doc);
   r.deps.log.info('api stored', { api_id: id, action: 'added', kind: 'oas' });
   return writeBody(id, 'added');
 }
@@ -107,6 +109,7 @@ export async function updateOasApi(r: AdminRequest): Promise<AdminResponse> {
   if ('response' in stored) return stored.response;
   const outcome = await r.deps.store.put('apis', id, doc, 'update');
   if (outcome === 'missing') return notFound();
+  await listenerIndex(r.deps.store, r.deps.env).stored(id, doc);
   r.deps.log.info('api stored', { api_id: id, action: 'modified', kind: 'oas' });
   return writeBody(id, 'modified');
 }
@@ -117,6 +120,7 @@ export async function deleteOasApi(r: AdminRequest): Promise<AdminResponse> {
   const stored = await storedDocument(r, id);
   if ('response' in stored) return stored.response;
   if (!(await r.deps.store.delete('apis', id))) return notFound();
+  await listenerIndex(r.deps.store, r.deps.env).stored(id, undefined);
   r.deps.log.info('api deleted', { api_id: id, kind: 'oas' });
   return writeBody(id, 'deleted');
 }

@@ -9,25 +9,36 @@ import { createSecureContext, type SecureContext } from 'node:tls';
 import { errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
+import { wildcardCovers } from '../../schemas/rules/api-definition.ts';
 import { normalizeHost } from '../pipeline/router.ts';
 import type { Store } from '../store/store.ts';
 import { loadCertMaterial } from './certs.ts';
 
-/** Host name -> TLS context; `*.example.com` entries cover deeper names. */
+/**
+ * Host name -> TLS context; `*.example.com` entries cover deeper names, those named in
+ * `oneLabel` (APIs with `domain_wildcard_one_label`) names exactly one label deeper, as the
+ * router matches them.
+ */
 export class SniTable {
   readonly #exact: ReadonlyMap<string, SecureContext>;
-  /** Suffixes (`.example.com`), longest first. */
-  readonly #wildcards: readonly [string, SecureContext][];
+  /** Wildcards, the longest first and, of one name, the one-label entry first. */
+  readonly #wildcards: readonly { name: string; oneLabel: boolean; ctx: SecureContext }[];
 
-  constructor(entries: ReadonlyMap<string, SecureContext> = new Map()) {
+  constructor(
+    entries: ReadonlyMap<string, SecureContext> = new Map(),
+    oneLabel: ReadonlyMap<string, SecureContext> = new Map(),
+  ) {
     const exact = new Map<string, SecureContext>();
-    const wild: [string, SecureContext][] = [];
+    const wild: { name: string; oneLabel: boolean; ctx: SecureContext }[] = [];
     for (const [name, ctx] of entries) {
-      if (name.startsWith('*.')) wild.push([name.slice(1), ctx]);
+      if (name.startsWith('*.')) wild.push({ name, oneLabel: false, ctx });
       else exact.set(name, ctx);
     }
+    for (const [name, ctx] of oneLabel) if (name.startsWith('*.')) wild.push({ name, oneLabel: true, ctx });
     this.#exact = exact;
-    this.#wildcards = wild.sort((a, b) => b[0].length - a[0].length);
+    this.#wildcards = wild.sort(
+      (a, b) => b.name.length - a.name.length || Number(b.oneLabel) - Number(a.oneLabel),
+    );
   }
 
   /** The context for a client's SNI name, or undefined (the listener's default certificate). */
@@ -35,7 +46,7 @@ export class SniTable {
     const name = normalizeHost(servername);
     const hit = this.#exact.get(name);
     if (hit !== undefined) return hit;
-    for (const [suffix, ctx] of this.#wildcards) if (name.endsWith(suffix)) return ctx;
+    for (const w of this.#wildcards) if (wildcardCovers(w.name, w.oneLabel, name)) return w.ctx;
     return undefined;
   }
 }
@@ -51,10 +62,12 @@ export async function buildSniTable(
   gatewaySecret: string,
   log: Logger,
 ): Promise<SniTable> {
-  const entries = new Map<string, SecureContext>();
+  const anyDepth = new Map<string, SecureContext>();
+  const oneLabel = new Map<string, SecureContext>();
   for (const api of apis) {
     const domain = normalizeHost(api.domain ?? '');
     const ids = api.certificates ?? [];
+    const entries = api.domain_wildcard_one_label === true && domain.startsWith('*.') ? oneLabel : anyDepth;
     if (api.protocol !== 'https' || domain === '' || ids.length === 0 || entries.has(domain)) continue;
     for (const id of ids) {
       const material = await loadCertMaterial(store, id, gatewaySecret);
@@ -78,5 +91,5 @@ export async function buildSniTable(
       }
     }
   }
-  return new SniTable(entries);
+  return new SniTable(anyDepth, oneLabel);
 }

@@ -225,6 +225,31 @@ const rows: Row[] = [
     upstream: false,
   },
   {
+    name: "depth: a per-API limit.max_query_depth replaces the key's own",
+    path: '/gqlk/graphql',
+    key: 'gql-per-api',
+    params: { query: '{ users { id } }' },
+    status: 403,
+    body: { errors: [{ message: 'depth limit exceeded' }] },
+    upstream: false,
+  },
+  {
+    name: 'depth: within the per-API limit',
+    path: '/gqlk/graphql',
+    key: 'gql-per-api',
+    params: { query: '{ hello }' },
+    status: 200,
+    upstream: true,
+  },
+  {
+    name: "depth: a per-API limit without max_query_depth lifts the key's own",
+    path: '/gqlk/graphql',
+    key: 'gql-per-api-open',
+    params: { query: '{ users { friends { friends { id } } } }' },
+    status: 200,
+    upstream: true,
+  },
+  {
     name: 'depth: fragments count',
     path: '/gqlk/graphql',
     key: 'gql-limited',
@@ -349,6 +374,20 @@ describeEachSetup(
       const keys: [string, Record<string, unknown>][] = [
         ['gql-limited', { apply_policies: ['gql-pol'] }],
         ['gql-open', { access_rights: { gqlk: { api_id: 'gqlk', versions: ['Default'] } } }],
+        [
+          'gql-per-api',
+          {
+            max_query_depth: 5,
+            access_rights: { gqlk: { api_id: 'gqlk', versions: ['Default'], limit: { max_query_depth: 1 } } },
+          },
+        ],
+        [
+          'gql-per-api-open',
+          {
+            max_query_depth: 1,
+            access_rights: { gqlk: { api_id: 'gqlk', versions: ['Default'], limit: { rate: -1, per: -1 } } },
+          },
+        ],
         [
           'gql-allow',
           {

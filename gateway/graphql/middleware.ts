@@ -4,7 +4,8 @@
  * `query`, `variables` and `operationName`) is parsed and validated against it before anything
  * else: an invalid one gets 400 with a GraphQL body (`{"errors":[{"message","locations"}]}`) and
  * never reaches the upstream. Then introspection (when the API disables it), the key's
- * `max_query_depth` and its field permissions (`restricted_types`, `allowed_types`) refuse with
+ * `max_query_depth` (its access right's `limit.max_query_depth` when it has a per-API limit) and
+ * its field permissions (`restricted_types`, `allowed_types`) refuse with
  * 403 and a GraphQL error. A `proxyOnly` API then sends the request on to its upstream; an
  * `executionEngine` API executes it (engine.ts). A WebSocket upgrade (subscriptions,
  * `graphql-transport-ws`) is relayed to the upstream as it is (subscriptions.ts).
@@ -159,12 +160,13 @@ export const graphql: Middleware = {
       }
       const session = ctx.session;
       if (session !== undefined) {
-        const most = session.max_query_depth ?? -1;
+        const right = session.access_rights?.[ctx.route.id];
+        // A per-API limit replaces the key's limits whole, its depth included.
+        const most = (right?.limit ?? session).max_query_depth ?? -1;
         if (most > 0 && queryDepth(checked.document, checked.operation) > most) {
           answer(ctx, 403, { errors: [{ message: 'depth limit exceeded' }] });
           return undefined;
         }
-        const right = session.access_rights?.[ctx.route.id];
         const perms = fieldPermissions(right?.restricted_types, right?.allowed_types);
         const refused = perms === undefined ? undefined : refusedField(c.schema, checked.document, perms);
         if (refused !== undefined) {

@@ -58,6 +58,18 @@ export interface RequestState {
   vars?: Record<string, string>;
 }
 
+/**
+ * Sees the upstream response of one request as the client gets it (both entrances call it): the
+ * response cache (middleware/cache) records what it will answer later. `chunked`: the body
+ * chunks still carry their chunked framing (the fast path relays bytes as they come).
+ */
+export interface ResponseTap {
+  start(status: number, headers: IncomingHttpHeaders, chunked: boolean): void;
+  data(chunk: Buffer): void;
+  /** The body ended cleanly (not called when the call failed or was cut). */
+  end(): void;
+}
+
 /** What an entrance gives a context. */
 export interface ContextInit {
   method: string;
@@ -115,6 +127,8 @@ export class RequestContext {
   upstreamStatus: number | undefined = undefined;
   /** Upstream response headers (lower case) not relayed to the client. */
   removedResponseHeaders: Set<string> | undefined = undefined;
+  /** Sees the upstream response, when a middleware set it (the response cache). */
+  responseTap: ResponseTap | undefined = undefined;
   readonly #log: Logger;
   #gone: AbortController | undefined;
   #clientIp: string | undefined;
@@ -239,6 +253,12 @@ export class HttpContext extends RequestContext {
    * without Content-Length is counted as it streams, and refused with 413 past it.
    */
   bodyLimit: number | undefined;
+  /**
+   * Rewrites the upstream's response body, when a middleware set it (`transform_response`): the
+   * response is then buffered whole (at most `MAX_READ_BODY`, else 502), decoded (gzip, deflate,
+   * br) and handed over; undefined back sends it unchanged.
+   */
+  transformResponse: ((body: Buffer) => Buffer | undefined) | undefined;
 
   constructor(opts: {
     req: IncomingMessage;

@@ -33,6 +33,9 @@ const routes = [
   route('wild-deeper', '/orders/', '*.eu.example.com'),
   route('port', '/', undefined, 9000),
   route('upper', '/Upper/Case/'),
+  { ...route('one-label', '/', '*.one.test'), domainOneLabel: true },
+  { ...route('both-one', '/', '*.both.test'), domainOneLabel: true },
+  route('both-deep', '/', '*.both.test'),
 ];
 const table = new RouteTable(routes);
 // The same routes among many others: large tiers are matched through their path index.
@@ -72,6 +75,11 @@ const cases: {
   { name: 'most specific wildcard first', host: 'a.eu.example.com', path: '/orders/1', want: 'wild-deeper' },
   { name: 'wildcard does not cover the bare domain', host: 'example.com', path: '/orders/1', want: 'orders' },
   { name: 'domain-less APIs last', host: 'admin.example.com', path: '/orders', want: 'wild' },
+  { name: 'a one-label wildcard covers one label', host: 'a.one.test', path: '/x', want: 'one-label' },
+  { name: 'a one-label wildcard: not two labels', host: 'a.b.one.test', path: '/x', want: 'root' },
+  { name: 'a one-label wildcard: not the bare name', host: 'one.test', path: '/x', want: 'root' },
+  { name: 'one label and any depth, one name: one label', host: 'a.both.test', path: '/', want: 'both-one' },
+  { name: 'one label and any depth, one name: deeper', host: 'a.b.both.test', path: '/', want: 'both-deep' },
   { name: 'other listener has its own routes', listener: 9000, host: 'x', path: '/orders', want: 'port' },
   { name: 'unknown listener', listener: 9001, host: 'x', path: '/', want: undefined },
 ];

@@ -1,12 +1,13 @@
 /**
  * The route table: compiled APIs indexed per listener and domain. Matching picks the domain tier
- * first (exact host, then wildcards from the most specific, then APIs without a domain) and, in
+ * first (exact host, then wildcards from the most specific, then APIs without a domain; a wildcard
+ * covers any depth below it, or one label with `domain_wildcard_one_label`) and, in
  * each tier, the longest listen path that is a whole-segment prefix of the request path, compared
  * case-insensitively: exactly what the claim rule of schemas/rules (`routeKey`) calls one route.
  * A tier with no matching path falls through to the next one.
  */
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
-import type { Target } from '../../schemas/rules/api-definition.ts';
+import { wildcardCovers, type Target } from '../../schemas/rules/api-definition.ts';
 import type { ApiEvents } from '../events/events.ts';
 import type { Handler, Terminal } from './compose.ts';
 
@@ -22,6 +23,11 @@ export interface Route {
   listener: ListenerKey;
   /** Lower-case host, `*.suffix` for a wildcard, undefined for any host. */
   domain: string | undefined;
+  /**
+   * `domain_wildcard_one_label`: the wildcard `domain` serves names exactly one label below it
+   * (an Ingress wildcard host), not any depth.
+   */
+  domainOneLabel?: boolean | undefined;
   /** Listen path without its trailing slash (`''` for `/`). */
   listenPath: string;
   /**
@@ -75,8 +81,11 @@ const SCAN_LIMIT = 16;
 
 interface ListenerRoutes {
   exact: Map<string, Tier>;
-  /** Wildcard tiers, the longest suffix first; `suffix` includes its leading dot. */
-  wildcard: { suffix: string; tier: Tier }[];
+  /**
+   * Wildcard tiers, the longest suffix first and, of one suffix, the one-label tier first (it is
+   * the more specific); `domain` is the `*.suffix` key.
+   */
+  wildcard: { domain: string; suffix: string; oneLabel: boolean; tier: Tier }[];
   any: Tier;
 }
 
@@ -195,10 +204,11 @@ export class RouteTable {
       if (r.domain === undefined) {
         tier = lr.any;
       } else if (r.domain.startsWith('*.')) {
-        const suffix = r.domain.slice(1);
-        let w = lr.wildcard.find((x) => x.suffix === suffix);
+        const oneLabel = r.domainOneLabel === true;
+        const domain = r.domain;
+        let w = lr.wildcard.find((x) => x.domain === domain && x.oneLabel === oneLabel);
         if (w === undefined) {
-          w = { suffix, tier: { routes: [] } };
+          w = { domain, suffix: domain.slice(1), oneLabel, tier: { routes: [] } };
           lr.wildcard.push(w);
         }
         tier = w.tier;
@@ -215,7 +225,9 @@ export class RouteTable {
         t.routes.sort(byLongestPath);
         indexPaths(t);
       }
-      lr.wildcard.sort((a, b) => b.suffix.length - a.suffix.length);
+      lr.wildcard.sort(
+        (a, b) => b.suffix.length - a.suffix.length || Number(b.oneLabel) - Number(a.oneLabel),
+      );
       for (const w of lr.wildcard) {
         w.tier.routes.sort(byLongestPath);
         indexPaths(w.tier);
@@ -278,7 +290,7 @@ export class RouteTable {
     const exact = firstCovering(lr.exact.get(host), path);
     if (exact !== undefined) return exact;
     for (const w of lr.wildcard) {
-      if (host.length > w.suffix.length && host.endsWith(w.suffix)) {
+      if (wildcardCovers(w.domain, w.oneLabel, host)) {
         const r = firstCovering(w.tier, path);
         if (r !== undefined) return r;
       }

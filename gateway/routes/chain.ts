@@ -12,6 +12,7 @@ import { endpointLists, unlessIgnored } from '../middleware/endpoint-lists/index
 import { sizeLimits } from '../middleware/size-limits/index.ts';
 import { versionExpiryCheck } from '../middleware/version-expiry/index.ts';
 import { versions } from '../middleware/versions/index.ts';
+import { bodyTransforms } from '../middleware/body-transforms/index.ts';
 import { headers } from '../middleware/headers/index.ts';
 import { methodTransforms } from '../middleware/method-transforms/index.ts';
 import { urlRewrites } from '../middleware/url-rewrites/index.ts';
@@ -34,6 +35,7 @@ import { hardTimeouts } from '../middleware/hard-timeouts/index.ts';
 import { circuitBreakers } from '../middleware/circuit-breakers/index.ts';
 import { validateJson } from '../middleware/validate-json/index.ts';
 import { mockResponses } from '../middleware/mock-responses/index.ts';
+import { responseCache } from '../middleware/cache/index.ts';
 import type { Middleware } from '../pipeline/compose.ts';
 import { streams } from '../streams/middleware.ts';
 import { graphql } from '../graphql/middleware.ts';
@@ -80,20 +82,24 @@ export const stages: readonly { stage: string; middleware: readonly Middleware[]
     middleware: [rateLimit, quota, orgQuota, endpointLimits].map(unlessIgnored),
   },
   {
-    // JSON Schema validation of the body first; the version's header changes (global and per
+    // JSON Schema validation of the body first, then the body templates (`transform`; a
+    // `transform_response` is set here and applied to the upstream's body); the version's header changes (global and per
     // endpoint, request and response), URL rewrites (whose triggers see the changed headers, as
     // the reference's do) and method transforms come before the mock responses
-    // (which carry the response headers) and the plugins' `post` hooks, which see the request as
+    // (which carry the response headers), the response cache (a hit answers here, after
+    // authentication and limits) and the plugins' `post` hooks, which see the request as
     // sent upstream; hard timeouts and circuit breakers wrap the upstream call itself.
     stage: 'before upstream',
     middleware: [
       graphql,
       streams,
       validateJson,
-      /* body transforms */ headers,
+      bodyTransforms,
+      headers,
       urlRewrites,
       methodTransforms,
       mockResponses,
+      responseCache,
       pluginsPost,
       hardTimeouts,
       circuitBreakers,

@@ -19,7 +19,7 @@ const cases: { name: string; def: unknown; want: string[] }[] = [
     def: api(
       {
         do_not_track: true,
-        cache_options: { enable_cache: true, cache_timeout: 30 },
+        session_lifetime: 30,
         version_data: {
           not_versioned: true,
           versions: {
@@ -33,10 +33,10 @@ const cases: { name: string; def: unknown; want: string[] }[] = [
       { enable_load_balancing: true, target_list: ['http://a', 'http://b'] },
     ),
     want: [
-      'cache_options: not supported by svc yet',
       'do_not_track: not supported by svc yet',
       'proxy.enable_load_balancing: not supported by svc yet',
       'proxy.target_list: not supported by svc yet',
+      'session_lifetime: not supported by svc yet',
       'version_data.versions.Default.extended_paths.virtual: not supported by svc yet',
     ],
   },

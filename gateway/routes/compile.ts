@@ -299,6 +299,7 @@ export async function compileApi(
     api,
     listener: listenerOf(api, env),
     domain: domainOf(api),
+    domainOneLabel: api.domain_wildcard_one_label === true,
     listenPath,
     exactPath: api.proxy.listen_path_exact === true ? asciiLower(api.proxy.listen_path) : undefined,
     strip,
@@ -414,7 +415,7 @@ export async function buildRouteTable(
   const warnings: string[] = [];
   const claimed = new Map<string, string>();
   for (const r of table.routes) {
-    const key = `${String(r.listener)} ${r.domain ?? '*'} ${routeKey(r.exactPath ?? r.listenPath, r.exactPath !== undefined)}`;
+    const key = `${String(r.listener)} ${r.domain ?? '*'}${r.domainOneLabel === true ? ' one-label' : ''} ${routeKey(r.exactPath ?? r.listenPath, r.exactPath !== undefined)}`;
     const owner = claimed.get(key);
     if (owner === undefined) claimed.set(key, r.id);
     else warnings.push(`APIs ${owner} and ${r.id} claim the same domain and listen path; ${owner} serves it`);

@@ -988,6 +988,12 @@ class Exchange {
     this.clientKeepAlive = keepAlive;
     this.status = status;
     this.ctx.upstreamStatus = status;
+    const tap = this.ctx.responseTap;
+    if (tap !== undefined) {
+      const seen: IncomingHttpHeaders = {};
+      for (const h of headers) addHeader(seen, h.lower, h.value);
+      tap.start(status, seen, mode === R.chunked);
+    }
     const added = this.ctx.responseHeaders;
     let out = `HTTP/1.1 ${String(status)} ${reason}\r\n`;
     for (const h of headers) {
@@ -1041,13 +1047,19 @@ class Exchange {
     }
   }
 
+  /** Upstream body bytes to the client (and to the response tap, if any). */
+  #relay(data: Buffer): void {
+    this.ctx.responseTap?.data(data);
+    this.#write(data);
+  }
+
   #body(chunk: Buffer): void {
     if (this.finished) return;
     switch (this.mode) {
       case R.length: {
         const n = Math.min(this.left, chunk.length);
         this.left -= n;
-        if (n > 0) this.#write(n === chunk.length ? chunk : chunk.subarray(0, n));
+        if (n > 0) this.#relay(n === chunk.length ? chunk : chunk.subarray(0, n));
         if (n < chunk.length) this.upstreamReusable = false;
         if (this.left === 0) this.#finish(true);
         return;
@@ -1059,16 +1071,16 @@ class Exchange {
           return;
         }
         if (end === -1) {
-          this.#write(chunk);
+          this.#relay(chunk);
           return;
         }
-        this.#write(end === chunk.length ? chunk : chunk.subarray(0, end));
+        this.#relay(end === chunk.length ? chunk : chunk.subarray(0, end));
         if (end < chunk.length) this.upstreamReusable = false;
         this.#finish(true);
         return;
       }
       case R.close:
-        this.#write(chunk);
+        this.#relay(chunk);
         return;
       default:
         this.upstreamReusable = false;
@@ -1196,6 +1208,7 @@ class Exchange {
     if (this.finished) return;
     this.finished = true;
     this.answered = true;
+    if (clean) this.ctx.responseTap?.end();
     const up = this.#detach();
     if (up !== undefined) {
       if (clean && this.upstreamReusable) this.conn.fp.pool.give(up);

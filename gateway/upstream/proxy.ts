@@ -7,9 +7,10 @@
 import type { Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Transform, type Readable } from 'node:stream';
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { errorMessage } from '../../lib/errors.ts';
-import { respondError, type Terminal } from '../pipeline/compose.ts';
-import type { HttpContext } from '../pipeline/context.ts';
+import { respondError, withoutBody, type Terminal } from '../pipeline/compose.ts';
+import { MAX_READ_BODY, type HttpContext } from '../pipeline/context.ts';
 import { GatewayError } from '../pipeline/errors.ts';
 import type { Target } from '../pipeline/router.ts';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.ts';
@@ -68,6 +69,25 @@ function limitedBody(req: Readable, limit: number): Readable {
   return req.pipe(counted);
 }
 
+/** A response buffered for a body transform. */
+interface BufferedResponse {
+  status: number;
+  message: string | undefined;
+  headers: IncomingHttpHeaders;
+  chunks: Buffer[];
+  size: number;
+}
+
+/** A body in `encoding` decoded; undefined for an encoding it does not know (sent unchanged). */
+function decode(body: Buffer, encoding: string | string[] | undefined): Buffer | undefined {
+  const e = (Array.isArray(encoding) ? encoding.join(',') : (encoding ?? '')).trim().toLowerCase();
+  if (e === '' || e === 'identity') return body;
+  if (e === 'gzip' || e === 'x-gzip') return gunzipSync(body);
+  if (e === 'deflate') return inflateSync(body);
+  if (e === 'br') return brotliDecompressSync(body);
+  return undefined;
+}
+
 /** Relays one upstream response to the client. */
 class Relay implements Dispatcher.DispatchHandler {
   readonly #ctx: HttpContext;
@@ -118,14 +138,45 @@ class Relay implements Dispatcher.DispatchHandler {
     if (statusCode < 200) return; // informational: the final response follows
     this.#started = true;
     this.#ctx.upstreamStatus = statusCode;
+    if (
+      this.#ctx.transformResponse !== undefined &&
+      !withoutBody(statusCode) &&
+      this.#ctx.method.toUpperCase() !== 'HEAD'
+    ) {
+      // A response body transform: the response is buffered, then written at its end.
+      this.#buffered = { status: statusCode, message: statusMessage, headers, chunks: [], size: 0 };
+      return;
+    }
+    this.#ctx.responseTap?.start(statusCode, headers, false);
     const out = clientResponseHeaders(headers, this.#ctx.responseHeaders, this.#ctx.removedResponseHeaders);
     if (statusMessage !== undefined && statusMessage !== '')
       this.#ctx.res.writeHead(statusCode, statusMessage, out);
     else this.#ctx.res.writeHead(statusCode, out);
   }
 
+  /** The response being buffered for `ctx.transformResponse`. */
+  #buffered: BufferedResponse | undefined;
+
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    const b = this.#buffered;
+    if (b !== undefined) {
+      b.size += chunk.length;
+      if (b.size > MAX_READ_BODY) {
+        this.#buffered = undefined;
+        const err = new GatewayError(
+          'GW_RESPONSE_TOO_LARGE',
+          502,
+          'Upstream response too large to transform',
+        );
+        this.fail(err);
+        controller.abort(err);
+        return;
+      }
+      b.chunks.push(chunk);
+      return;
+    }
     const { res } = this.#ctx;
+    this.#ctx.responseTap?.data(chunk);
     if (!res.write(chunk)) {
       controller.pause();
       res.once('drain', () => {
@@ -135,11 +186,45 @@ class Relay implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
+    if (this.#buffered !== undefined) {
+      this.#endTransformed(this.#buffered);
+      this.#finish();
+      return;
+    }
+    this.#ctx.responseTap?.end();
     this.#ctx.res.end();
     this.#finish();
   }
 
+  /** Writes a buffered response, its body rewritten by `ctx.transformResponse` when it can be. */
+  #endTransformed(b: BufferedResponse): void {
+    const ctx = this.#ctx;
+    let body: Buffer = Buffer.concat(b.chunks);
+    const headers = { ...b.headers };
+    let changed: Buffer | undefined;
+    try {
+      const decoded = decode(body, headers['content-encoding']);
+      changed = decoded === undefined ? undefined : ctx.transformResponse?.(decoded);
+    } catch (err) {
+      ctx.log.warn('response body transform failed', { error: errorMessage(err) });
+    }
+    if (changed !== undefined) {
+      body = changed;
+      delete headers['content-encoding'];
+      delete headers['transfer-encoding'];
+      headers['content-length'] = String(body.length);
+    }
+    ctx.responseTap?.start(b.status, headers, false);
+    ctx.responseTap?.data(body);
+    ctx.responseTap?.end();
+    const out = clientResponseHeaders(headers, ctx.responseHeaders, ctx.removedResponseHeaders);
+    if (b.message !== undefined && b.message !== '') ctx.res.writeHead(b.status, b.message, out);
+    else ctx.res.writeHead(b.status, out);
+    ctx.res.end(body);
+  }
+
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    if (this.#finished) return; // answered already (a response too large to transform)
     this.fail(err);
   }
 

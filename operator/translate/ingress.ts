@@ -391,6 +391,7 @@ function generate(
     name: _name,
     certificate_secret_names: templateCerts,
     domain: _domain,
+    domain_wildcard_one_label: _oneLabel,
     listen_port: _port,
     protocol: _protocol,
     proxy: templateProxy,
@@ -408,6 +409,8 @@ function generate(
       ? {}
       : { protocol: route.scheme, listen_port: listenPort }),
     ...(route.host === undefined ? {} : { domain: route.host }),
+    // An Ingress wildcard host covers exactly one label (`*.example.com`: `a.example.com`).
+    ...(route.host?.startsWith('*.') === true ? { domain_wildcard_one_label: true } : {}),
     proxy: {
       ...templateProxy,
       listen_path: listenPath,

@@ -18,7 +18,7 @@ export interface SecurityPolicyInput {
 }
 
 /** -1 for each limit left out: in the gateway a per-API limit replaces the policy's limits whole. */
-function fullLimit(limit: ApiLimit): Required<ApiLimit> {
+function fullLimit(limit: ApiLimit): Required<Omit<ApiLimit, 'max_query_depth'>> {
   return {
     rate: limit.rate ?? -1,
     per: limit.per ?? -1,
@@ -50,7 +50,9 @@ export function translateSecurityPolicy(
       api_id: apiId,
       versions: right.versions ?? [defaultApiVersion[ref.kind]],
       ...(right.allowed_urls === undefined ? {} : { allowed_urls: right.allowed_urls }),
-      ...(right.limit === undefined ? {} : { limit: fullLimit(right.limit) }),
+      ...(right.limit === undefined
+        ? {}
+        : { limit: { ...fullLimit(right.limit), max_query_depth: right.limit.max_query_depth ?? -1 } }),
       ...(right.endpoints === undefined ? {} : { endpoints: right.endpoints }),
       ...(right.restricted_types === undefined ? {} : { restricted_types: right.restricted_types }),
       ...(right.allowed_types === undefined ? {} : { allowed_types: right.allowed_types }),

@@ -11,7 +11,7 @@ export interface AccessRight {
   kind?: 'ApiDefinition' | 'SvcOasApiDefinition' | 'SvcStreamsApiDefinition';
   /** Versions covered. Defaults to `Default` for classic APIs and `""` for OAS and streams APIs. */
   versions?: string[];
-  /** Rate, throttle and quota limits for this API only. Without it the global limits apply. */
+  /** Rate, throttle, quota and GraphQL depth limits for this API only. Without it the global limits apply; with it, they replace the global limits whole for this API. */
   limit?: ApiLimit;
   /** Per-endpoint rate limits. */
   endpoints?: Endpoint[];
@@ -70,8 +70,10 @@ export interface ApiDefinitionSpec {
   protocol?: '' | 'http' | 'https' | 'h2c' | 'tcp' | 'tls';
   /** Port the gateway listens on for this API; 0 uses the gateway port. */
   listen_port?: number;
-  /** Host the API is bound to (`api.example.com` or `*.example.com`); requests must match it. */
+  /** Host the API is bound to (`api.example.com` or `*.example.com`); requests must match it. A wildcard covers names of any depth below it (`a.example.com`, `a.b.example.com`) unless `domain_wildcard_one_label` is set. */
   domain?: string;
+  /** With a wildcard `domain` (`*.example.com`): serve names exactly one label below it (`a.example.com`, not `a.b.example.com`), as an Ingress wildcard host does; what the Ingress controller sets. An svc extension; refused without a wildcard domain. */
+  domain_wildcard_one_label?: boolean;
   /** Where the API listens on the gateway and where it sends requests. */
   proxy: ProxyConfig;
   /** Open access with no authentication. False means a key is required (auth token in `Authorization` unless another method is enabled). */
@@ -196,7 +198,7 @@ export interface ApiDefinitionSpec {
   definition?: VersionDefinition;
   /** Health checks of the upstreams. */
   uptime_tests?: UptimeTests;
-  /** Response caching. */
+  /** Response caching of GET and OPTIONS requests, in Redis with the Redis store, else in the memory of each gateway process; kept per API and per key; a hit carries `X-Svc-Cached-Response: 1` (docs/gateway.md). */
   cache_options?: CacheOptions;
   /** Seconds a key lives after its last change; 0 forever. */
   session_lifetime?: number;
@@ -252,7 +254,7 @@ export interface ApiDefinitionSpec {
   jwt_default_policies?: (string | NamespacedRef)[];
 }
 
-/** Rate, throttle and quota limits for this API only. Without it the global limits apply. */
+/** Rate, throttle, quota and GraphQL depth limits for this API only. Without it the global limits apply; with it, they replace the global limits whole for this API. */
 export interface ApiLimit {
   /** Requests allowed per `per` seconds. -1 disables. */
   rate?: number;
@@ -266,6 +268,8 @@ export interface ApiLimit {
   quota_max?: number;
   /** Length of the quota period in seconds (3600 hourly, 86400 daily, 2592000 thirty days). -1 disables. */
   quota_renewal_rate?: number;
+  /** Deepest GraphQL query allowed on this API (instead of the root `max_query_depth`); deeper queries get 403. -1 disables. */
+  max_query_depth?: number;
 }
 
 /** An API resource of the cluster. */
@@ -338,7 +342,7 @@ export interface BasicAuthConfig {
   body_password_regexp?: string;
 }
 
-/** Advanced cache settings of one endpoint. */
+/** Advanced cache settings of one endpoint (GET and OPTIONS). */
 export interface CacheMeta {
   /** Path of the endpoint, relative to the listen path. */
   path?: string;
@@ -354,19 +358,19 @@ export interface CacheMeta {
   disabled?: boolean;
 }
 
-/** Response caching. */
+/** Response caching of GET and OPTIONS requests, in Redis with the Redis store, else in the memory of each gateway process; kept per API and per key; a hit carries `X-Svc-Cached-Response: 1` (docs/gateway.md). */
 export interface CacheOptions {
   /** Turns caching on. */
   enable_cache?: boolean;
-  /** Seconds a response stays cached. */
+  /** Seconds a response stays cached (0: the default, 60). */
   cache_timeout?: number;
-  /** Cache every GET, HEAD and OPTIONS request. */
+  /** Cache every GET and OPTIONS request (HEAD answers are not stored). */
   cache_all_safe_requests?: boolean;
-  /** Statuses that are cached. */
+  /** Statuses that are cached (empty: any status, as the reference). */
   cache_response_codes?: number[];
-  /** Follow the upstream's cache headers. */
+  /** The upstream decides: a response is stored only when it carries `x-tyk-cache-action-set`, for the seconds in `cache_control_ttl_header`. */
   enable_upstream_cache_control?: boolean;
-  /** Response header that gives the time to live. */
+  /** Response header that gives the time to live (default `x-tyk-cache-action-set-ttl`). */
   cache_control_ttl_header?: string;
   /** Request headers whose values join the cache key. */
   cache_by_headers?: string[];
@@ -520,13 +524,13 @@ export interface ExtendedPathsSet {
   white_list?: EndPointMeta[];
   /** Endpoints refused with 403 `Requested endpoint is forbidden`. */
   black_list?: EndPointMeta[];
-  /** Paths whose safe requests are cached. */
+  /** Paths whose GET and OPTIONS requests are cached (with `cache_options.enable_cache`). */
   cache?: string[];
-  /** Cache settings per endpoint. */
+  /** Cache settings per endpoint: the first entry matching caches with its `timeout` and `cache_response_codes`. */
   advance_cache_config?: CacheMeta[];
-  /** Request body templates. */
+  /** Request body templates: the first entry matching the method and path rewrites the JSON body sent upstream (docs/gateway.md, "Body transforms"). */
   transform?: TemplateMeta[];
-  /** Response body templates. */
+  /** Response body templates: the first entry matching the request's method and path rewrites the upstream's JSON body (buffered, at most 1 MiB). */
   transform_response?: TemplateMeta[];
   /** Request jq transforms. */
   transform_jq?: TransformJQMeta[];
@@ -1316,11 +1320,11 @@ export interface TargetInternal {
 
 /** A body template. */
 export interface TemplateData {
-  /** Format of the body the template reads. */
+  /** Format of the body the template reads: `json` (`xml` is not supported yet). */
   input_type?: '' | 'json' | 'xml';
-  /** `blob`: `template_source` is the base64 template; `file`: a file path. */
+  /** `blob`: `template_source` is the base64 template; `file` (a file path) is not supported yet. */
   template_mode?: '' | 'blob' | 'file';
-  /** Make the session metadata available to the template. */
+  /** Make the session's `meta_data` available to the template as `._tyk_meta`. */
   enable_session?: boolean;
   /** The template (base64 in `blob` mode) or its file. */
   template_source?: string;

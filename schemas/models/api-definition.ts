@@ -565,7 +565,14 @@ export const classicApiProperties: Record<string, JsonSchema> = {
   domain: {
     'x-svc-support': 'supported',
     type: 'string',
-    description: 'Host the API is bound to (`api.example.com` or `*.example.com`); requests must match it.',
+    description:
+      'Host the API is bound to (`api.example.com` or `*.example.com`); requests must match it. A wildcard covers names of any depth below it (`a.example.com`, `a.b.example.com`) unless `domain_wildcard_one_label` is set.',
+  },
+  domain_wildcard_one_label: {
+    'x-svc-support': 'supported',
+    type: 'boolean',
+    description:
+      'With a wildcard `domain` (`*.example.com`): serve names exactly one label below it (`a.example.com`, not `a.b.example.com`), as an Ingress wildcard host does; what the Ingress controller sets. An svc extension; refused without a wildcard domain.',
   },
   proxy,
   use_keyless: {
@@ -948,31 +955,37 @@ function notYetClassicProperties(): Record<string, JsonSchema> {
         config: openObject('Settings: `expire_utime_after`, `service_discovery`, `recheck_wait`.'),
       },
     }),
-    cache_options: notYet({
+    cache_options: enforced({
       title: 'CacheOptions',
-      description: 'Response caching.',
+      description:
+        'Response caching of GET and OPTIONS requests, in Redis with the Redis store, else in the memory of each gateway process; kept per API and per key; a hit carries `X-Svc-Cached-Response: 1` (docs/gateway.md).',
       type: 'object',
       additionalProperties: false,
       'x-svc-switch': 'enable_cache',
       properties: {
         enable_cache: { type: 'boolean', description: 'Turns caching on.' },
-        cache_timeout: { type: 'integer', minimum: 0, description: 'Seconds a response stays cached.' },
+        cache_timeout: {
+          type: 'integer',
+          minimum: 0,
+          description: 'Seconds a response stays cached (0: the default, 60).',
+        },
         cache_all_safe_requests: {
           type: 'boolean',
-          description: 'Cache every GET, HEAD and OPTIONS request.',
+          description: 'Cache every GET and OPTIONS request (HEAD answers are not stored).',
         },
         cache_response_codes: {
           type: 'array',
           items: { type: 'integer' },
-          description: 'Statuses that are cached.',
+          description: 'Statuses that are cached (empty: any status, as the reference).',
         },
         enable_upstream_cache_control: {
           type: 'boolean',
-          description: "Follow the upstream's cache headers.",
+          description:
+            'The upstream decides: a response is stored only when it carries `x-tyk-cache-action-set`, for the seconds in `cache_control_ttl_header`.',
         },
         cache_control_ttl_header: {
           type: 'string',
-          description: 'Response header that gives the time to live.',
+          description: 'Response header that gives the time to live (default `x-tyk-cache-action-set-ttl`).',
         },
         cache_by_headers: strings('Request headers whose values join the cache key.'),
       },

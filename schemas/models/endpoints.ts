@@ -83,14 +83,18 @@ const templateData: JsonSchema = {
     input_type: {
       type: 'string',
       enum: ['', 'json', 'xml'],
-      description: 'Format of the body the template reads.',
+      description: 'Format of the body the template reads: `json` (`xml` is not supported yet).',
     },
     template_mode: {
       type: 'string',
       enum: ['', 'blob', 'file'],
-      description: '`blob`: `template_source` is the base64 template; `file`: a file path.',
+      description:
+        '`blob`: `template_source` is the base64 template; `file` (a file path) is not supported yet.',
     },
-    enable_session: { type: 'boolean', description: 'Make the session metadata available to the template.' },
+    enable_session: {
+      type: 'boolean',
+      description: "Make the session's `meta_data` available to the template as `._tyk_meta`.",
+    },
     template_source: { type: 'string', description: 'The template (base64 in `blob` mode) or its file.' },
     from_dashboard: {
       type: 'boolean',
@@ -253,11 +257,11 @@ const validateJson = endpoint(
   },
 );
 
-const cacheMeta = endpoint('CacheMeta', 'Advanced cache settings of one endpoint.', {
-  cache_key_regex: {
+const cacheMeta = endpoint('CacheMeta', 'Advanced cache settings of one endpoint (GET and OPTIONS).', {
+  cache_key_regex: notYet({
     type: 'string',
     description: 'Regular expression over the body whose match joins the cache key.',
-  },
+  }),
   cache_response_codes: {
     type: 'array',
     items: { type: 'integer' },
@@ -292,10 +296,22 @@ export const extendedPaths: JsonSchema = {
       'The only endpoints served; any other gets 403 `Requested endpoint is forbidden`.',
     ),
     black_list: supportedList(endpointMeta, 'Endpoints refused with 403 `Requested endpoint is forbidden`.'),
-    cache: endpointList({ type: 'string' }, 'Paths whose safe requests are cached.'),
-    advance_cache_config: endpointList(cacheMeta, 'Cache settings per endpoint.'),
-    transform: endpointList(templateMeta, 'Request body templates.'),
-    transform_response: endpointList(templateMeta, 'Response body templates.'),
+    cache: supportedList(
+      { type: 'string' },
+      'Paths whose GET and OPTIONS requests are cached (with `cache_options.enable_cache`).',
+    ),
+    advance_cache_config: supportedList(
+      cacheMeta,
+      'Cache settings per endpoint: the first entry matching caches with its `timeout` and `cache_response_codes`.',
+    ),
+    transform: supportedList(
+      templateMeta,
+      'Request body templates: the first entry matching the method and path rewrites the JSON body sent upstream (docs/gateway.md, "Body transforms").',
+    ),
+    transform_response: supportedList(
+      templateMeta,
+      "Response body templates: the first entry matching the request's method and path rewrites the upstream's JSON body (buffered, at most 1 MiB).",
+    ),
     transform_jq: endpointList(transformJq, 'Request jq transforms.'),
     transform_jq_response: endpointList(transformJq, 'Response jq transforms.'),
     transform_headers: supportedList(

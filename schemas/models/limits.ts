@@ -20,10 +20,16 @@ export const limitProperties: Record<string, JsonSchema> = {
 /** Per-API limit of a policy or key: without it the API inherits the root limits. */
 export const apiLimit: JsonSchema = {
   title: 'ApiLimit',
-  description: 'Rate, throttle and quota limits for this API only. Without it the global limits apply.',
+  description:
+    'Rate, throttle, quota and GraphQL depth limits for this API only. Without it the global limits apply; with it, they replace the global limits whole for this API.',
   type: 'object',
   additionalProperties: false,
-  properties: limitProperties,
+  properties: {
+    ...limitProperties,
+    max_query_depth: disabledOrPositive(
+      'Deepest GraphQL query allowed on this API (instead of the root `max_query_depth`); deeper queries get 403.',
+    ),
+  },
 };
 
 /** Per-endpoint rate limits. */

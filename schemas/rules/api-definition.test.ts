@@ -275,6 +275,21 @@ const cases: Case[] = [
   { name: 'a wildcard domain', api: api({ domain: '*.example.com' }) },
   { name: 'a domain with a port, in capitals', api: api({ domain: 'API.Example.com:8080' }) },
   {
+    name: 'a one-label wildcard domain',
+    api: api({ domain: '*.example.com', domain_wildcard_one_label: true }),
+  },
+  {
+    name: 'domain_wildcard_one_label without a wildcard domain',
+    api: api({ domain: 'api.example.com', domain_wildcard_one_label: true }),
+    want: [
+      {
+        path: 'domain_wildcard_one_label',
+        type: 'Invalid',
+        message: 'applies to a wildcard domain (*.example.com) only: set such a domain, or remove the flag',
+      },
+    ],
+  },
+  {
     name: 'a domain that is not a host name',
     api: api({ domain: 'a*.example.com' }),
     want: [

@@ -85,6 +85,16 @@ export function domainKey(domain: string | undefined): string {
   return host.endsWith('.') ? host.slice(0, -1) : host;
 }
 
+/**
+ * Whether `host` (normalized) is covered by the wildcard domain key `*.suffix`: any name below
+ * it, or with `oneLabel` (`domain_wildcard_one_label`) a name exactly one label below it.
+ */
+export function wildcardCovers(wildcard: string, oneLabel: boolean, host: string): boolean {
+  const suffix = wildcard.slice(1);
+  if (host.length <= suffix.length || !host.endsWith(suffix)) return false;
+  return !oneLabel || host.indexOf('.') === host.length - suffix.length;
+}
+
 /** Characters a request path carries as they are (RFC 3986 pchar without `%`, and `/`). */
 const PATH_CHAR = /[A-Za-z0-9\-._~!$&'()*+,;=:@/]/g;
 const PATH_CHARS_TEXT = "letters, digits and - . _ ~ ! $ & ' ( ) * + , ; = : @";
@@ -302,6 +312,15 @@ export function checkClassicApi(api: ClassicApiInput): FieldProblem[] {
         'domain',
         'Invalid',
         `${quote(domain)} is not a host name: write one such as api.example.com, or *.example.com for its subdomains`,
+      ),
+    );
+  }
+  if (api.domain_wildcard_one_label === true && !host.startsWith('*.')) {
+    problems.push(
+      problem(
+        'domain_wildcard_one_label',
+        'Invalid',
+        'applies to a wildcard domain (*.example.com) only: set such a domain, or remove the flag',
       ),
     );
   }

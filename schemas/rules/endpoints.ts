@@ -11,6 +11,7 @@ import type {
   RoutingTrigger,
   RoutingTriggerOptions,
   StringRegexMap,
+  TemplateData,
   URLRewriteMeta,
   VersionData,
   VersionInfo,
@@ -19,6 +20,7 @@ import { NOT_SUPPORTED_YET } from '../support.ts';
 import { quote, type FieldProblem } from './field-problem.ts';
 import { list, model, problem, text, type Unchecked } from './read.ts';
 import { regexProblem } from './values.ts';
+import { templateDataProblem } from './body-template.ts';
 import { fieldPath } from '../validate.ts';
 import { isTargetProblem, parseTarget, upstreamEntry } from './api-definition.ts';
 
@@ -68,6 +70,8 @@ const PATH_LISTS = [
   'circuit_breakers',
   'validate_json',
   'mock_response',
+  'transform',
+  'transform_response',
 ] as const satisfies readonly (keyof ExtendedPathsSet)[];
 
 /** An HTTP header name (RFC 9110 token). */
@@ -189,6 +193,25 @@ export function endpointProblems(versionData: unknown): FieldProblem[] {
           out.push(...headerProblems(`${where}.add_headers`, h.add_headers, h.delete_headers));
         }
         if (listName === 'url_rewrites') out.push(...rewriteProblems(where, e));
+        if (listName === 'transform' || listName === 'transform_response') {
+          const t = model<TemplateData>(model<Record<string, unknown>>(e)?.template_data) ?? {};
+          const bad = templateDataProblem({
+            input_type: text(t.input_type),
+            template_mode: text(t.template_mode),
+            template_source: text(t.template_source),
+          });
+          if (bad !== undefined) {
+            out.push(
+              problem(
+                `${where}.template_data.${bad.field}`,
+                bad.unsupported ? 'NotSupportedYet' : 'Invalid',
+                bad.unsupported
+                  ? `${NOT_SUPPORTED_YET}: ${bad.message} (docs/gateway.md, "Body transforms", lists the template syntax svc serves)`
+                  : `not a template: ${bad.message}`,
+              ),
+            );
+          }
+        }
         if (listName === 'mock_response') {
           out.push(
             ...headerProblems(`${where}.headers`, model<Record<string, unknown>>(e)?.headers, undefined),

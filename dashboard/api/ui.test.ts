@@ -1,0 +1,240 @@
+/**
+ * The web UI end to end in headless Chromium (Debian's /usr/bin/chromium, driven by
+ * playwright-core): a wrong key refused, signing in, the lists, opening an API, a write, an
+ * operator-managed API shown read-only, and a read-only user's write refused with the dashboard's
+ * 403.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { oasDocument } from '../../schemas/testing.ts';
+import type { Store } from '../store/store.ts';
+import { startTestDashboard, type TestDashboard } from '../testing/dashboard.ts';
+import { sqliteFixture, type StoreFixture } from '../testing/stores.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+];
+/** The ID the operator derives for ApiDefinition default/billing. */
+const OPERATOR_ID = Buffer.from('default/billing').toString('base64url');
+
+describe(
+  'web UI',
+  { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} missing (apt-get install chromium)` },
+  () => {
+    let fixture: StoreFixture;
+    let store: Store;
+    let d: TestDashboard;
+    let browser: Browser;
+    let admin: string;
+    let reader: string;
+    let keyId: string;
+    let dashboardApi: string;
+    const outside: string[] = [];
+
+    const user = async (
+      perms: Record<string, string>,
+      extra: Record<string, unknown> = {},
+    ): Promise<string> => {
+      const r = await d.call('POST', '/admin/users', {
+        auth: { admin: true },
+        body: {
+          org_id: 'acme',
+          email_address: `${String(Math.random()).slice(2)}@acme.test`,
+          user_permissions: perms,
+          ...extra,
+        },
+      });
+      assert.equal(r.status, 200, r.text);
+      return String((r.body.Meta as Record<string, unknown>).access_key);
+    };
+
+    before(async () => {
+      fixture = sqliteFixture();
+      store = await fixture.open(await fixture.fresh());
+      d = await startTestDashboard(store);
+      const org = await d.call('POST', '/admin/organisations', {
+        auth: { admin: true },
+        body: { id: 'acme', owner_name: 'Acme', cname: 'acme.example.com' },
+      });
+      assert.equal(org.status, 200, org.text);
+      admin = await user({ IsAdmin: 'admin' });
+      reader = await user({ apis: 'read', policies: 'read', keys: 'read', streams: 'read', users: 'deny' });
+      const operator = await user({ IsAdmin: 'admin' }, { system_user: true });
+      const created = await d.call('POST', '/api/apis', {
+        auth: admin,
+        body: {
+          api_definition: {
+            name: 'catalogue',
+            active: true,
+            proxy: { listen_path: '/catalogue/', target_url: 'http://up.test' },
+          },
+        },
+      });
+      assert.equal(created.status, 200, created.text);
+      dashboardApi = String(created.body.Meta);
+      const managed = await d.call('POST', '/api/apis', {
+        auth: operator,
+        body: {
+          api_definition: {
+            api_id: OPERATOR_ID,
+            name: 'billing',
+            active: true,
+            proxy: { listen_path: '/billing/', target_url: 'http://up.test' },
+          },
+          user_owners: ['operator-user'],
+        },
+      });
+      assert.equal(managed.status, 200, managed.text);
+      const streams = await d.call('POST', '/api/apis/streams', {
+        auth: admin,
+        contentType: 'application/vnd.svc.streams.oas',
+        body: {
+          ...oasDocument({ name: 'events', listenPath: '/events/' }),
+          'x-svc-streaming': {
+            streams: {
+              ticker: { input: { http_server: { path: '/in' } }, output: { http_server: { path: '/out' } } },
+            },
+          },
+        },
+      });
+      assert.equal(streams.status, 200, streams.text);
+      const policy = await d.call('POST', '/api/portal/policies', {
+        auth: admin,
+        body: { name: 'gold', state: 'active', rate: 10, per: 60, quota_max: -1 },
+      });
+      assert.equal(policy.status, 200, policy.text);
+      const key = await d.call('POST', '/api/keys', {
+        auth: admin,
+        body: { alias: 'partner-key', rate: 10, per: 60, quota_max: 100, quota_renewal_rate: 3600 },
+      });
+      assert.equal(key.status, 200, key.text);
+      keyId = String(key.body.key_id);
+      browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
+    });
+
+    after(async () => {
+      await browser.close();
+      await d.close();
+      await store.close();
+      await fixture.stop();
+    });
+
+    /** A fresh page (its own sessionStorage) that records any request to another host. */
+    const page = async (): Promise<Page> => {
+      const context = await browser.newContext();
+      const p = await context.newPage();
+      p.on('request', (r) => {
+        if (!r.url().startsWith(d.url)) outside.push(r.url());
+      });
+      return p;
+    };
+
+    const signIn = async (p: Page, key: string): Promise<void> => {
+      await p.goto(`${d.url}/`);
+      assert.equal(new URL(p.url()).pathname, '/ui/', 'the root redirects to /ui/');
+      await p.fill('#key', key);
+      await p.click('#sign-in button[type=submit]');
+    };
+
+    test('a wrong key is refused', async () => {
+      const p = await page();
+      await signIn(p, 'not-a-key');
+      await p.locator('#error').getByText('Sign-in refused').waitFor();
+      assert.equal(await p.locator('#sign-in').isVisible(), true);
+      assert.equal(await p.locator('#tabs').isVisible(), false);
+      assert.equal(await p.evaluate('sessionStorage.length'), 0);
+      await p.context().close();
+    });
+
+    test('an admin signs in, lists, opens an API and writes', async () => {
+      const p = await page();
+      await signIn(p, admin);
+      await p.locator('#who').getByText('organisation Acme (acme)').waitFor();
+      assert.equal(await p.evaluate('sessionStorage.getItem("svc-dashboard-key")'), admin);
+      const apis = p.locator('[data-testid=apis]');
+      await apis.waitFor();
+      const text = await apis.innerText();
+      assert.match(text, /catalogue\s+\/catalogue\/\s+classic\s+active\s+dashboard/);
+      assert.match(text, /billing\s+\/billing\/\s+classic\s+active\s+ApiDefinition default\/billing/);
+
+      // The operator's API: read-only, naming the resource.
+      await p.click(`a[data-api-id="${OPERATOR_ID}"]`);
+      await p.locator('#read-only').getByText('ApiDefinition default/billing').waitFor();
+      assert.equal(await p.locator('#toggle-active').isDisabled(), true);
+
+      // The dashboard's own API: the admin deactivates it.
+      await p.click('a[href="#apis"]');
+      await p.click(`a[data-api-id="${dashboardApi}"]`);
+      await p.locator('#api-state').getByText('active').waitFor();
+      await p.click('#toggle-active');
+      await p.locator('#api-state').getByText('inactive').waitFor();
+      const stored = await d.call('GET', `/api/apis/${dashboardApi}`, { auth: admin });
+      assert.equal((stored.body.api_definition as Record<string, unknown>).active, false);
+
+      await p.click('#tabs a[href="#policies"]');
+      assert.match(await p.locator('[data-testid=policies]').innerText(), /gold/);
+      await p.click('#tabs a[href="#keys"]');
+      const keys = await p.locator('[data-testid=keys]').innerText();
+      assert.match(keys, /partner-key/);
+      assert.match(keys, /\*\*\*\*/);
+      assert.equal(keys.includes(keyId), false, 'keys are masked');
+      const hashes = (await d.call('GET', '/api/keys', { auth: admin })).body.data as { keys: string[] };
+      for (const h of hashes.keys) assert.equal(keys.includes(h), false, 'key hashes are masked');
+      await p.click('#tabs a[href="#users"]');
+      assert.match(await p.locator('[data-testid=users]').innerText(), /admin/);
+      await p.click('#tabs a[href="#audit"]');
+      const audit = await p.locator('[data-testid=audit]').innerText();
+      assert.match(audit, /update/i);
+      await p.click('#tabs a[href="#streams"]');
+      const streams = await p.locator('.streams-api').innerText();
+      assert.match(streams, /events/);
+      assert.match(streams, /ticker\s+http_server\s+http_server/);
+      await p.click('#sign-out');
+      await p.locator('#sign-in').waitFor();
+      assert.equal(await p.evaluate('sessionStorage.length'), 0);
+      await p.context().close();
+    });
+
+    test("a read-only user's write is refused with the dashboard's 403", async () => {
+      const p = await page();
+      await signIn(p, reader);
+      await p.locator('[data-testid=apis]').waitFor();
+      await p.click(`a[data-api-id="${dashboardApi}"]`);
+      await p.locator('#toggle-active').waitFor();
+      const before = await p.locator('#api-state').innerText();
+      await p.click('#toggle-active');
+      await p
+        .locator('#error')
+        .getByText('403: Access to this resource has been disallowed: it needs write access to apis')
+        .waitFor();
+      assert.equal(await p.locator('#api-state').innerText(), before, 'the state is unchanged');
+      // A resource the user may not read at all.
+      await p.click('#tabs a[href="#users"]');
+      await p
+        .locator('#error')
+        .getByText('403: Access to this resource has been disallowed: it needs read access to users')
+        .waitFor();
+      await p.context().close();
+    });
+
+    test('the UI calls no other host and is served with a strict CSP', async () => {
+      assert.deepEqual(outside, []);
+      const r = await fetch(`${d.url}/ui/app.js`);
+      assert.equal(r.status, 200);
+      assert.match(r.headers.get('content-type') ?? '', /javascript/);
+      assert.match(r.headers.get('content-security-policy') ?? '', /default-src 'none'/);
+      const js = await r.text();
+      assert.doesNotMatch(js, /interface Me/, 'types are stripped');
+      assert.equal((await fetch(`${d.url}/ui/nothing.js`)).status, 404);
+      assert.equal((await fetch(`${d.url}/`, { redirect: 'manual' })).headers.get('location'), '/ui/');
+    });
+  },
+);

@@ -1,0 +1,97 @@
+/**
+ * The web UI (`dashboard/ui/`): `/` redirects to `/ui/`, which serves the page, its style sheet
+ * and its script. The script is written in TypeScript and served as an ES module after Node's
+ * type stripping (no build step, no framework, nothing fetched from other hosts). `/api/me` tells
+ * the signed-in page who its key belongs to.
+ */
+import { readFile } from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
+import { stripTypeScriptTypes } from 'node:module';
+import { RESOURCES } from '../rbac/rbac.ts';
+import { callerOf, json, type Ctx, type Reply } from './http.ts';
+
+const UI_DIR = new URL('../ui/', import.meta.url);
+
+/** The files under /ui/: path -> source file, content type, and whether it is TypeScript. */
+const FILES: Readonly<Record<string, { file: string; type: string; ts?: boolean }>> = {
+  '/ui/': { file: 'index.html', type: 'text/html; charset=utf-8' },
+  '/ui/index.html': { file: 'index.html', type: 'text/html; charset=utf-8' },
+  '/ui/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
+  '/ui/app.js': { file: 'app.ts', type: 'text/javascript; charset=utf-8', ts: true },
+};
+
+/** Files read once per process (the UI does not change under a running dashboard). */
+const cache = new Map<string, Promise<string>>();
+
+function load(file: string, ts: boolean): Promise<string> {
+  let p = cache.get(file);
+  if (p === undefined) {
+    p = readFile(new URL(file, UI_DIR), 'utf8').then((text) =>
+      ts ? stripTypeScriptTypes(text, { mode: 'strip' }) : text,
+    );
+    cache.set(file, p);
+    p.catch(() => cache.delete(file));
+  }
+  return p;
+}
+
+/** The UI's security headers: its own origin only, no framing. */
+const HEADERS = {
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-cache',
+};
+
+/**
+ * Answers `/`, `/ui` and `/ui/...` (GET and HEAD); false for any other path, which the API
+ * router then takes.
+ */
+export async function serveUi(method: string, pathname: string, res: ServerResponse): Promise<boolean> {
+  if (pathname !== '/' && pathname !== '/ui' && !pathname.startsWith('/ui/')) return false;
+  if (method !== 'GET' && method !== 'HEAD') {
+    res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' });
+    res.end('Method not allowed\n');
+    return true;
+  }
+  if (pathname === '/' || pathname === '/ui') {
+    res.writeHead(302, { location: '/ui/', 'content-length': 0 });
+    res.end();
+    return true;
+  }
+  const entry = FILES[pathname];
+  if (entry === undefined) {
+    res.writeHead(404, { 'content-type': 'text/plain' });
+    res.end('Not found\n');
+    return true;
+  }
+  const body = await load(entry.file, entry.ts === true);
+  res.writeHead(200, {
+    ...HEADERS,
+    'content-type': entry.type,
+    'content-length': Buffer.byteLength(body),
+  });
+  res.end(method === 'HEAD' ? '' : body);
+  return true;
+}
+
+/** GET /api/me: the caller (`{org_id, org_name, user_id, email_address, admin, system_user, permissions}`). */
+export async function me(c: Ctx): Promise<Reply> {
+  const caller = callerOf(c);
+  const [org, user] = await Promise.all([
+    c.deps.store.getOrg(caller.org),
+    c.deps.store.get(caller.org, 'users', caller.userId),
+  ]);
+  return json({
+    org_id: caller.org,
+    org_name: typeof org?.body.owner_name === 'string' ? org.body.owner_name : caller.org,
+    user_id: caller.userId,
+    email_address: user?.body.email_address ?? '',
+    admin: caller.admin,
+    system_user: caller.system,
+    permissions: Object.fromEntries(
+      RESOURCES.map((r) => [r, caller.admin ? 'write' : caller.permissions[r]]),
+    ),
+  });
+}

@@ -1,0 +1,474 @@
+/**
+ * The dashboard's web UI: one ES module, served after type stripping (dashboard/api/ui.ts). It
+ * signs in with a user's key (kept in sessionStorage, sent in the Authorization header) and shows
+ * the organisation's APIs, policies, keys (masked), users, audit log and streams APIs through the
+ * same `/api/...` endpoints as any tool, so the dashboard's RBAC decides what the page may do: a
+ * refused call shows the dashboard's own message. Views are built with DOM calls and textContent
+ * (never HTML from data). Routing is the location hash: `#apis`, `#api/<id>`, `#policies`, ...
+ */
+
+const KEY_STORAGE = 'svc-dashboard-key';
+
+type Json = Record<string, unknown>;
+
+/** The answer of `/api/me`. */
+interface Me {
+  org_id: string;
+  org_name: string;
+  user_id: string;
+  email_address: string;
+  admin: boolean;
+  system_user: boolean;
+  permissions: Record<string, string>;
+}
+
+/** A call the dashboard refused (or that failed). */
+class CallError extends Error {
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.status = status;
+  }
+}
+
+const byId = (id: string): HTMLElement => {
+  const e = document.getElementById(id);
+  if (e === null) throw new Error(`#${id} missing`);
+  return e;
+};
+
+type Child = Node | string | null | undefined | false;
+
+/** An element with attributes and children (strings become text nodes). */
+function h(tag: string, attrs: Record<string, string> = {}, ...children: Child[]): HTMLElement {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) continue;
+    e.append(typeof c === 'string' ? document.createTextNode(c) : c);
+  }
+  return e;
+}
+
+const str = (v: unknown, fallback = ''): string =>
+  typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : fallback;
+const obj = (v: unknown): Json =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {};
+const arr = (v: unknown): unknown[] => (Array.isArray(v) ? (v as unknown[]) : []);
+
+function key(): string | null {
+  return sessionStorage.getItem(KEY_STORAGE);
+}
+
+/** Calls the dashboard with the signed-in key; non-2xx answers throw with the dashboard's message. */
+async function call(method: string, path: string, body?: unknown): Promise<Json> {
+  const headers: Record<string, string> = { authorization: key() ?? '' };
+  const init: RequestInit = { method, headers };
+  if (body !== undefined) {
+    headers['content-type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  const r = await fetch(path, init);
+  const text = await r.text();
+  let parsed: Json = {};
+  try {
+    parsed = obj(JSON.parse(text));
+  } catch {
+    // not JSON
+  }
+  if (!r.ok) throw new CallError(r.status, str(parsed.Message, text || r.statusText));
+  return parsed;
+}
+
+function showError(err: unknown): void {
+  const box = byId('error');
+  box.hidden = false;
+  box.textContent =
+    err instanceof CallError
+      ? `${String(err.status)}: ${err.message}`
+      : err instanceof Error
+        ? err.message
+        : String(err);
+}
+
+function clearError(): void {
+  const box = byId('error');
+  box.hidden = true;
+  box.textContent = '';
+}
+
+function table(headers: string[], rows: Child[][], testId: string): HTMLElement {
+  return h(
+    'table',
+    { 'data-testid': testId },
+    h('thead', {}, h('tr', {}, ...headers.map((x) => h('th', {}, x)))),
+    h('tbody', {}, ...rows.map((r) => h('tr', {}, ...r.map((c) => h('td', {}, c))))),
+  );
+}
+
+/**
+ * The cluster resource that manages an API, if the operator wrote it: the operator derives an
+ * API's ID from the resource's `namespace/name` (base64url) and sets the OperatorContext's
+ * `user_owners` on every object it creates.
+ */
+function managedBy(id: string, owners: unknown[], kind: string): string | undefined {
+  let decoded: string;
+  try {
+    const b64 = id.replaceAll('-', '+').replaceAll('_', '/');
+    decoded = atob(b64 + '='.repeat((4 - (b64.length % 4)) % 4));
+  } catch {
+    decoded = '';
+  }
+  const dns = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+  const [ns, name, extra] = decoded.split('/');
+  if (extra !== undefined || ns === undefined || name === undefined || !dns.test(ns) || !dns.test(name)) {
+    return owners.length > 0 ? 'operator (OperatorContext owners)' : undefined;
+  }
+  return `${kind} ${ns}/${name}`;
+}
+
+/** One API as the list and the detail view show it, from the classic form of `/api/apis`. */
+interface ApiRow {
+  id: string;
+  name: string;
+  listenPath: string;
+  active: boolean;
+  oas: boolean;
+  managedBy: string | undefined;
+  record: Json;
+}
+
+function apiRow(record: Json): ApiRow {
+  const def = obj(record.api_definition);
+  const oas = def.is_oas === true;
+  const id = str(def.api_id);
+  return {
+    id,
+    name: str(def.name, id),
+    listenPath: str(obj(def.proxy).listen_path),
+    active: def.active !== false,
+    oas,
+    managedBy: managedBy(id, arr(record.user_owners), oas ? 'SvcOasApiDefinition' : 'ApiDefinition'),
+    record,
+  };
+}
+
+const stateCell = (active: boolean): HTMLElement =>
+  h('span', { class: active ? 'state-active' : 'state-inactive' }, active ? 'active' : 'inactive');
+
+async function viewApis(): Promise<Node> {
+  const list = await call('GET', '/api/apis?p=-1');
+  const rows = arr(list.apis).map((r) => apiRow(obj(r)));
+  return h(
+    'section',
+    {},
+    h('h2', {}, 'APIs'),
+    table(
+      ['Name', 'Listen path', 'Type', 'State', 'Managed by'],
+      rows.map((a) => [
+        h('a', { href: `#api/${encodeURIComponent(a.id)}`, 'data-api-id': a.id }, a.name),
+        h('code', {}, a.listenPath),
+        a.oas ? 'OAS' : 'classic',
+        stateCell(a.active),
+        h('span', { class: 'managed' }, a.managedBy ?? 'dashboard'),
+      ]),
+      'apis',
+    ),
+  );
+}
+
+async function viewApi(id: string): Promise<Node> {
+  const a = apiRow(await call('GET', `/api/apis/${encodeURIComponent(id)}`));
+  const path = a.oas ? `/api/apis/oas/${encodeURIComponent(id)}` : `/api/apis/${encodeURIComponent(id)}`;
+  const full = a.oas ? await call('GET', path) : a.record;
+  const toggle = h(
+    'button',
+    { type: 'button', id: 'toggle-active' },
+    a.active ? 'Deactivate' : 'Activate',
+  ) as HTMLButtonElement;
+  if (a.managedBy !== undefined) toggle.disabled = true;
+  toggle.addEventListener('click', () => {
+    clearError();
+    toggle.disabled = true;
+    void (async () => {
+      try {
+        if (a.oas) {
+          const doc = await call('GET', path);
+          const info = obj(obj(doc['x-svc-api-gateway']).info);
+          info.state = { ...obj(info.state), active: !a.active };
+          await call('PUT', path, doc);
+        } else {
+          const def = { ...obj(a.record.api_definition), active: !a.active };
+          await call('PUT', path, {
+            api_definition: def,
+            user_owners: arr(a.record.user_owners),
+            user_group_owners: arr(a.record.user_group_owners),
+          });
+        }
+        await render();
+      } catch (err) {
+        showError(err);
+        toggle.disabled = false;
+      }
+    })();
+  });
+  return h(
+    'section',
+    { 'data-testid': 'api' },
+    h('p', {}, h('a', { href: '#apis' }, '← APIs')),
+    h('h2', {}, a.name),
+    h(
+      'dl',
+      {},
+      h('dt', {}, 'ID'),
+      h('dd', {}, h('code', {}, a.id)),
+      h('dt', {}, 'Listen path'),
+      h('dd', {}, h('code', {}, a.listenPath)),
+      h('dt', {}, 'Type'),
+      h('dd', {}, a.oas ? 'OAS' : 'classic'),
+      h('dt', {}, 'State'),
+      h('dd', { id: 'api-state' }, stateCell(a.active)),
+      h('dt', {}, 'Managed by'),
+      h('dd', { id: 'api-managed-by' }, a.managedBy ?? 'dashboard'),
+      h('dt', {}, 'Owners'),
+      h(
+        'dd',
+        {},
+        arr(a.record.user_owners)
+          .map((o) => str(o))
+          .join(', ') || 'none',
+      ),
+    ),
+    a.managedBy !== undefined
+      ? h(
+          'p',
+          { class: 'note', id: 'read-only' },
+          `Read-only here: managed in the cluster by ${a.managedBy}. Edit the resource; the operator reverts edits made in the dashboard.`,
+        )
+      : null,
+    h('p', {}, toggle),
+    h('h3', {}, 'Definition'),
+    h('pre', {}, JSON.stringify(full, null, 2)),
+  );
+}
+
+async function viewPolicies(): Promise<Node> {
+  const list = await call('GET', '/api/portal/policies?p=-1');
+  return h(
+    'section',
+    {},
+    h('h2', {}, 'Policies'),
+    table(
+      ['Name', 'ID', 'State', 'Rate', 'Quota', 'APIs'],
+      arr(list.Data).map((x) => {
+        const p = obj(x);
+        return [
+          str(p.name),
+          h('code', {}, str(p._id ?? p.id)),
+          str(p.state, 'active'),
+          `${str(p.rate, '-')} / ${str(p.per, '-')} s`,
+          str(p.quota_max, '-'),
+          Object.keys(obj(p.access_rights)).join(', '),
+        ];
+      }),
+      'policies',
+    ),
+  );
+}
+
+/** A key or hash with its middle masked. */
+function masked(k: string): string {
+  return k.length <= 10 ? '****' : `${k.slice(0, 6)}****${k.slice(-4)}`;
+}
+
+async function viewKeys(): Promise<Node> {
+  const list = await call('GET', '/api/keys?p=-1');
+  const ids = arr(obj(list.data).keys).map((k) => str(k));
+  const rows = await Promise.all(
+    ids.slice(0, 100).map(async (id) => {
+      const k = obj((await call('GET', `/api/keys/${encodeURIComponent(id)}?hashed=true`)).data);
+      return [
+        h('code', { class: 'masked-key' }, masked(id)),
+        str(k.alias),
+        Object.keys(obj(k.access_rights)).join(', '),
+        k.is_inactive === true ? 'inactive' : 'active',
+      ];
+    }),
+  );
+  return h(
+    'section',
+    {},
+    h('h2', {}, 'Keys'),
+    table(['Key', 'Alias', 'APIs', 'State'], rows, 'keys'),
+    ids.length > 100 ? h('p', {}, `First 100 of ${String(ids.length)} keys.`) : null,
+  );
+}
+
+function permissionsText(p: unknown): string {
+  const perms = obj(p);
+  if (perms.IsAdmin === 'admin') return 'admin';
+  return Object.entries(perms)
+    .map(([k, v]) => `${k}: ${str(v)}`)
+    .join(', ');
+}
+
+async function viewUsers(): Promise<Node> {
+  const list = await call('GET', '/api/users?p=-1');
+  return h(
+    'section',
+    {},
+    h('h2', {}, 'Users'),
+    table(
+      ['Email', 'ID', 'Permissions', 'System user', 'State'],
+      arr(list.users).map((x) => {
+        const u = obj(x);
+        return [
+          str(u.email_address),
+          h('code', {}, str(u.id)),
+          permissionsText(u.user_permissions),
+          u.system_user === true ? 'yes' : 'no',
+          u.active === false ? 'inactive' : 'active',
+        ];
+      }),
+      'users',
+    ),
+  );
+}
+
+async function viewAudit(): Promise<Node> {
+  const list = await call('GET', '/api/audit?p=-1');
+  const entries = arr(list.entries).map(obj).reverse();
+  return h(
+    'section',
+    {},
+    h('h2', {}, 'Audit log'),
+    table(
+      ['When', 'Who', 'Action', 'Kind', 'Object', 'Before', 'After'],
+      entries.map((e) => [
+        str(e.at),
+        str(e.actor),
+        str(e.action),
+        str(e.kind),
+        h('code', {}, str(e.object_id)),
+        h('code', {}, str(e.before_hash).slice(0, 12) || '-'),
+        h('code', {}, str(e.after_hash).slice(0, 12) || '-'),
+      ]),
+      'audit',
+    ),
+  );
+}
+
+async function viewStreams(): Promise<Node> {
+  const list = await call('GET', '/api/apis/streams?p=-1');
+  const sections = arr(list.apis).map((x) => {
+    const doc = obj(x);
+    const ext = obj(doc['x-svc-api-gateway']);
+    const info = obj(ext.info);
+    const streams = obj(obj(doc['x-svc-streaming']).streams);
+    const kindOf = (v: unknown): string => Object.keys(obj(v)).join(', ') || '-';
+    return h(
+      'section',
+      { class: 'streams-api' },
+      h('h3', {}, str(info.name, str(obj(doc.info).title))),
+      h('p', {}, 'Listen path: ', h('code', {}, str(obj(obj(ext.server).listenPath).value))),
+      table(
+        ['Stream', 'Input', 'Output'],
+        Object.entries(streams).map(([name, s]) => [name, kindOf(obj(s).input), kindOf(obj(s).output)]),
+        'streams',
+      ),
+    );
+  });
+  return h(
+    'section',
+    {},
+    h('h2', {}, 'Streams APIs'),
+    ...(sections.length > 0 ? sections : [h('p', {}, 'No streams APIs.')]),
+  );
+}
+
+const TABS: readonly { hash: string; label: string; view: () => Promise<Node> }[] = [
+  { hash: 'apis', label: 'APIs', view: viewApis },
+  { hash: 'policies', label: 'Policies', view: viewPolicies },
+  { hash: 'keys', label: 'Keys', view: viewKeys },
+  { hash: 'users', label: 'Users', view: viewUsers },
+  { hash: 'audit', label: 'Audit log', view: viewAudit },
+  { hash: 'streams', label: 'Streams', view: viewStreams },
+];
+
+let me: Me | undefined;
+
+function signedOut(message?: string): void {
+  me = undefined;
+  sessionStorage.removeItem(KEY_STORAGE);
+  byId('sign-in').hidden = false;
+  byId('tabs').hidden = true;
+  byId('sign-out').hidden = true;
+  byId('who').textContent = '';
+  byId('view').replaceChildren();
+  if (message === undefined) clearError();
+  else showError(new Error(message));
+}
+
+async function render(): Promise<void> {
+  const view = byId('view');
+  if (key() === null) {
+    signedOut();
+    return;
+  }
+  try {
+    me ??= (await call('GET', '/api/me')) as unknown as Me;
+  } catch (err) {
+    signedOut(
+      err instanceof CallError && err.status === 401
+        ? 'Sign-in refused: this key is not a user key of this dashboard'
+        : `Sign-in failed: ${err instanceof Error ? err.message : String(err)}`,
+    );
+    return;
+  }
+  byId('sign-in').hidden = true;
+  byId('sign-out').hidden = false;
+  byId('who').textContent =
+    `${me.email_address} · organisation ${me.org_name} (${me.org_id})${me.admin ? ' · admin' : ''}`;
+  const hash = decodeURIComponent(location.hash.replace(/^#/, '')) || 'apis';
+  const tabs = byId('tabs');
+  tabs.hidden = false;
+  tabs.replaceChildren(
+    ...TABS.map((t) =>
+      h(
+        'a',
+        {
+          href: `#${t.hash}`,
+          class: hash === t.hash || (t.hash === 'apis' && hash.startsWith('api/')) ? 'current' : '',
+        },
+        t.label,
+      ),
+    ),
+  );
+  try {
+    const tab = TABS.find((t) => t.hash === hash);
+    const node = hash.startsWith('api/') ? await viewApi(hash.slice(4)) : await (tab?.view ?? viewApis)();
+    view.replaceChildren(node);
+  } catch (err) {
+    view.replaceChildren();
+    showError(err);
+  }
+}
+
+byId('sign-in').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  const input = byId('key') as HTMLInputElement;
+  const value = input.value.trim();
+  if (value === '') return;
+  sessionStorage.setItem(KEY_STORAGE, value);
+  input.value = '';
+  clearError();
+  void render();
+});
+byId('sign-out').addEventListener('click', () => {
+  signedOut();
+});
+window.addEventListener('hashchange', () => {
+  clearError();
+  void render();
+});
+void render();

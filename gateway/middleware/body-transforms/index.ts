@@ -1,0 +1,162 @@
+/**
+ * Body templates of the request's version (`extended_paths.transform` and
+ * `transform_response`), as the reference gateway applies them: the first entry matching the
+ * request's method and path runs its template (the subset of Go's text/template in
+ * schemas/rules/body-template.ts, parsed once when routes load) over the JSON body:
+ * - `transform`: the request body (read whole, at most 1 MiB, else 413) becomes the template's
+ *   output, sent upstream with its length;
+ * - `transform_response`: the upstream's body (buffered, at most 1 MiB, else 502; gzip, deflate
+ *   and br decoded) becomes the output, sent with its length and without `Content-Encoding`.
+ * The data is the parsed body (an empty body is `{}`, a JSON list is under `array`), plus
+ * `_tyk_meta` (the session's `meta_data`, with `enable_session`) and `_tyk_context` (the
+ * request's context variables, with the API's `enable_context_vars`). A body that is not JSON,
+ * or a template that fails on it, leaves the body unchanged (logged), as the reference does. As
+ * both read bodies, a route with them is served by node:http.
+ */
+import type { GatewayApiDefinition, TemplateMeta, VersionInfo } from '../../../schemas/generated/models.ts';
+import {
+  parseBodyTemplate,
+  renderBodyTemplate,
+  templateSource,
+  type BodyTemplate,
+} from '../../../schemas/rules/body-template.ts';
+import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { HttpContext, MAX_READ_BODY, type RequestContext } from '../../pipeline/context.ts';
+import {
+  compileEndpoint,
+  endpointMatches,
+  endpointPath,
+  perVersion,
+  type CompiledEndpoint,
+} from '../../pipeline/endpoints.ts';
+import { GatewayError } from '../../pipeline/errors.ts';
+
+interface Entry {
+  endpoint: CompiledEndpoint;
+  template: BodyTemplate;
+  session: boolean;
+}
+
+interface VersionTransforms {
+  request: Entry[];
+  response: Entry[];
+}
+
+function entries(list: readonly TemplateMeta[] | undefined, ignoreCase: boolean, what: string): Entry[] {
+  const out: Entry[] = [];
+  for (const e of list ?? []) {
+    if (e.disabled === true || e.path === undefined || e.path === '' || e.template_data === undefined)
+      continue;
+    let template: BodyTemplate;
+    try {
+      template = parseBodyTemplate(templateSource(e.template_data));
+    } catch (err) {
+      throw new Error(`${what}: the template of ${e.path} does not parse: ${String(err)}`, { cause: err });
+    }
+    out.push({
+      endpoint: compileEndpoint(e.path, e.method === undefined ? [] : [e.method], ignoreCase),
+      template,
+      session: e.template_data.enable_session === true,
+    });
+  }
+  return out;
+}
+
+/** The body transforms of a version, compiled; undefined when it has none. */
+export function compileBodyTransforms(v: VersionInfo): VersionTransforms | undefined {
+  const ignoreCase = v.ignore_endpoint_case === true;
+  const t = {
+    request: entries(v.extended_paths?.transform, ignoreCase, 'transform'),
+    response: entries(v.extended_paths?.transform_response, ignoreCase, 'transform_response'),
+  };
+  return t.request.length === 0 && t.response.length === 0 ? undefined : t;
+}
+
+/** The request's context variables, as the reference hands them to templates. */
+function contextData(ctx: RequestContext): Record<string, unknown> {
+  const data: Record<string, unknown> = {
+    path: ctx.path,
+    path_parts: ctx.path.split('/').filter((p) => p !== ''),
+    remote_addr: ctx.clientIp,
+    request_id: ctx.requestId,
+  };
+  const query: Record<string, string[]> = {};
+  for (const [k, v] of new URLSearchParams(ctx.query)) (query[k] ??= []).push(v);
+  data.request_data = query;
+  for (const [name, value] of Object.entries(ctx.headers)) {
+    if (value === undefined) continue;
+    const canonical = name.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase());
+    data[`headers_${canonical.replaceAll('-', '_')}`] = Array.isArray(value) ? value.join(',') : value;
+  }
+  for (const part of (ctx.headers.cookie ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0) data[`cookies_${part.slice(0, eq).trim().replaceAll('-', '_')}`] = part.slice(eq + 1).trim();
+  }
+  for (const [k, v] of Object.entries(ctx.state.vars ?? {})) data[k] = v;
+  return data;
+}
+
+/** Runs `entry` over `body`; undefined when the body is not JSON or the template fails. */
+function transform(
+  ctx: RequestContext,
+  entry: Entry,
+  body: Buffer,
+  contextVars: boolean,
+  what: string,
+): Buffer | undefined {
+  let parsed: unknown;
+  try {
+    parsed = body.length === 0 ? {} : JSON.parse(body.toString('utf8'));
+  } catch {
+    ctx.log.warn(`${what}: the body is not JSON, sent unchanged`);
+    return undefined;
+  }
+  const data: Record<string, unknown> = Array.isArray(parsed)
+    ? { array: parsed }
+    : parsed !== null && typeof parsed === 'object'
+      ? { ...(parsed as Record<string, unknown>) }
+      : {};
+  if (entry.session && ctx.session !== undefined) data._tyk_meta = ctx.session.meta_data ?? {};
+  if (contextVars) data._tyk_context = contextData(ctx);
+  try {
+    return Buffer.from(renderBodyTemplate(entry.template, data), 'utf8');
+  } catch (err) {
+    ctx.log.warn(`${what}: the template failed, body sent unchanged`, { error: String(err) });
+    return undefined;
+  }
+}
+
+const has = (api: GatewayApiDefinition): boolean => perVersion(api, compileBodyTransforms) !== undefined;
+
+/** See the module comment. */
+export const bodyTransforms: Middleware = {
+  name: 'body-transforms',
+  enabled: has,
+  // The response transform buffers the upstream's body: node:http only, as for the request's.
+  readsBody: has,
+  create: (api) => {
+    const of = perVersion(api, compileBodyTransforms);
+    if (of === undefined) throw new Error('body-transforms: compiled for an API without them');
+    const contextVars = api.enable_context_vars === true;
+    return async (ctx, next) => {
+      const t = of(ctx);
+      if (t !== undefined && ctx instanceof HttpContext) {
+        const method = ctx.method.toUpperCase();
+        const path = endpointPath(ctx);
+        const req = t.request.find((e) => endpointMatches(e.endpoint, method, path));
+        if (req !== undefined) {
+          const body = await ctx.readBody(MAX_READ_BODY);
+          if (body === undefined) return reject(ctx, GatewayError.bodyTooLarge());
+          const out = transform(ctx, req, body, contextVars, 'transform');
+          if (out !== undefined) ctx.body = out;
+        }
+        const res = t.response.find((e) => endpointMatches(e.endpoint, method, path));
+        if (res !== undefined) {
+          ctx.transformResponse = (body) => transform(ctx, res, body, contextVars, 'transform_response');
+        }
+      }
+      await next();
+      return undefined;
+    };
+  },
+};
