@@ -59,6 +59,8 @@ test('the examples are accepted as they are, with strict field validation', asyn
   assert.deepEqual(list.stdout.trim().split('\n').sort(), [
     'apidefinition.svc.svc.io/httpbin',
     'apidefinition.svc.svc.io/orders',
+    'apidefinition.svc.svc.io/people',
+    'apidefinition.svc.svc.io/people-graph',
     'operatorcontext.svc.svc.io/payments-gateway',
     'securitypolicy.svc.svc.io/orders-standard',
     'svcoasapidefinition.svc.svc.io/petstore',

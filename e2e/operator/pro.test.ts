@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { startPostgres, type TestPostgres } from '../../dashboard/testing/postgres.ts';
+import { derivedId } from '../../operator/ids.ts';
 import {
   createTenant,
   dashboardCall,
@@ -220,6 +221,143 @@ test('pro: an edit in the dashboard is reverted at the next reconcile', async ()
     30_000,
   );
   await served('/drifted/x', 404);
+});
+
+/** A tenant's OperatorContext `ctx-{tag}` in shop: its user's key and org in a Secret. */
+function contextManifest(tag: string, t: DashboardTenant): string {
+  return `apiVersion: v1
+kind: Secret
+metadata: {name: ctx-${tag}-conf, namespace: shop}
+stringData: {SVC_AUTH: "${t.system.key}", SVC_ORG: "${t.org}"}
+---
+apiVersion: svc.svc.io/v1alpha1
+kind: OperatorContext
+metadata: {name: ctx-${tag}, namespace: shop}
+spec:
+  env: {mode: pro, url: "${dashboard.url}", user_owners: ["${t.reader.id}"]}
+  secretRef: {name: ctx-${tag}-conf}
+`;
+}
+
+/** An ApiDefinition in shop through the context `ctx-{tag}`. */
+function tenantApi(tag: string, name: string, extra: string): string {
+  return `apiVersion: svc.svc.io/v1alpha1
+kind: ApiDefinition
+metadata: {name: ${name}, namespace: shop}
+spec:
+  name: orders
+${extra}  use_keyless: true
+  contextRef: {name: ctx-${tag}}
+  proxy: {listen_path: /orders/, target_url: "${w.upstream.url}", strip_listen_path: true}
+`;
+}
+
+test('pro: two OperatorContexts with different organisations act as different tenants', async () => {
+  const a = await createTenant(dashboard.url, 'tenant-a');
+  const b = await createTenant(dashboard.url, 'tenant-b');
+  await applyManifest(w.cp, contextManifest('a', a) + '---\n' + contextManifest('b', b));
+  // The same API ID, name and listen path in both organisations.
+  await applyManifest(
+    w.cp,
+    tenantApi('a', 'a-orders', '  api_id: orders\n') +
+      '---\n' +
+      tenantApi('b', 'b-orders', '  api_id: orders\n') +
+      '---\n' +
+      tenantApi('b', 'b-only', ''),
+  );
+  for (const name of ['a-orders', 'b-orders', 'b-only']) {
+    await waitForStatus(w.cp, { kind: 'apidefinition', ns: 'shop', name }, 'Ready', ready);
+  }
+  const get = (t: DashboardTenant, id: string): ReturnType<typeof dashboardCall> =>
+    dashboardCall(dashboard.url, 'GET', `/api/apis/${id}`, { auth: t.reader.key });
+  for (const t of [a, b]) {
+    const r = await get(t, 'orders');
+    assert.equal(r.status, 200, r.text);
+    const def = r.body.api_definition as { org_id?: string };
+    assert.equal(def.org_id, t.org, `orders of ${t.org} filed in its own organisation`);
+    assert.deepEqual(r.body.user_owners, [t.reader.id], 'user_owners from the context');
+    const list = await dashboardCall(dashboard.url, 'GET', '/api/apis', { auth: t.reader.key });
+    const ids = (list.body.apis as { api_definition: { api_id: string } }[]).map(
+      (x) => x.api_definition.api_id,
+    );
+    const want = t === a ? ['orders'] : ['orders', derivedId('shop', 'b-only')];
+    assert.deepEqual(ids.sort(), want.sort(), `only the APIs of ${t.org}`);
+  }
+  const bOnly = derivedId('shop', 'b-only');
+  assert.equal((await get(a, bOnly)).status, 404, "B's API is not visible to A");
+  assert.equal((await get(tenant, 'orders')).status, 404, 'nor to the default organisation');
+
+  // A policy of A naming B's API: the dashboard refuses it, nothing lands in A or B.
+  await applyManifest(
+    w.cp,
+    `apiVersion: svc.svc.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: cross, namespace: shop}
+spec:
+  name: cross
+  contextRef: {name: ctx-a}
+  access_rights_array: [{name: b-only}]
+`,
+  );
+  const refused = await waitForStatus(
+    w.cp,
+    { kind: 'securitypolicy', ns: 'shop', name: 'cross' },
+    'refused',
+    (st) =>
+      readyOf(st)?.status === 'False' && /not found in your organisation/.test(readyOf(st)?.message ?? ''),
+  );
+  assert.equal(refused.pushedTo, undefined);
+  for (const t of [a, b]) {
+    const pols = await dashboardCall(dashboard.url, 'GET', '/api/portal/policies', { auth: t.reader.key });
+    assert.equal(pols.status, 200, pols.text);
+    assert.deepEqual(pols.body.Data, [], `no policy in ${t.org}`);
+  }
+  await w.cp.kubectl(['delete', 'securitypolicy', 'cross', '-n', 'shop', '--wait=true', '--timeout=30s']);
+
+  // Deleting A's API leaves B's, with the same ID, intact.
+  await w.cp.kubectl(['delete', 'apidefinition', 'a-orders', '-n', 'shop', '--wait=true', '--timeout=30s']);
+  assert.equal((await get(a, 'orders')).status, 404, "A's orders deleted");
+  const kept = await get(b, 'orders');
+  assert.equal(kept.status, 200, kept.text);
+  assert.equal((kept.body.api_definition as { org_id?: string }).org_id, b.org);
+});
+
+test('pro: an SvcOasApiDefinition is served by the pro gateway', async () => {
+  const doc = {
+    openapi: '3.0.3',
+    info: { title: 'Petstore', version: '1.0.0' },
+    paths: {},
+    'x-svc-api-gateway': {
+      info: { name: 'petstore', state: { active: true } },
+      upstream: { url: w.upstream.url },
+      server: { listenPath: { value: '/pets/', strip: true } },
+    },
+  };
+  await applyManifest(
+    w.cp,
+    `apiVersion: v1
+kind: ConfigMap
+metadata: {name: petstore-oas, namespace: shop}
+data:
+  oas.json: ${JSON.stringify(JSON.stringify(doc))}
+---
+apiVersion: svc.svc.io/v1alpha1
+kind: SvcOasApiDefinition
+metadata: {name: petstore, namespace: shop}
+spec:
+  svcOAS:
+    configmapRef: {name: petstore-oas, keyName: oas.json}
+`,
+  );
+  await waitForStatus(w.cp, { kind: 'svcoasapidefinition', ns: 'shop', name: 'petstore' }, 'Ready', ready);
+  const held = await dashboardCall(dashboard.url, 'GET', `/api/apis/oas/${derivedId('shop', 'petstore')}`, {
+    auth: tenant.reader.key,
+  });
+  assert.equal(held.status, 200, held.text);
+  await served('/pets/dogs', 200);
+  const r = await httpRequest(`${gw.url}/pets/dogs`);
+  assert.equal(r.status, 200);
+  assert.match(r.body, /"\/dogs"/, 'the listen path stripped');
 });
 
 test('pro: the dashboard restarts while the gateway keeps serving', async () => {

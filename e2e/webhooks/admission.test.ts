@@ -179,7 +179,7 @@ describe('bad manifests are refused with our message', () => {
       expect: ['is already claimed by SvcOasApiDefinition default/petstore'],
     },
     {
-      name: 'ApiDefinition: GraphQL (not supported yet), its data source URL and schema',
+      name: 'ApiDefinition: GraphQL, its data source URL and schema',
       objects: () => [
         apiDefinition('g', {
           proxy: { listen_path: '/g/' },
@@ -198,7 +198,6 @@ describe('bad manifests are refused with our message', () => {
       ],
       expect: [
         'The ApiDefinition "g" is invalid: \n',
-        '* spec.graphql.enabled: Unsupported value: GraphQL is not supported yet by this gateway',
         '* spec.graphql.schema: Required value: execution_mode executionEngine needs the GraphQL schema (SDL) of the API: set graphql.schema',
         '* spec.graphql.type_field_configurations[0].data_source.data_source_config.url: Invalid value: "users" is not an absolute http(s) URL',
       ],

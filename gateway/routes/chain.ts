@@ -33,6 +33,7 @@ import { stripAuthData } from '../middleware/strip-auth/index.ts';
 import { cors } from '../middleware/cors/index.ts';
 import { hardTimeouts } from '../middleware/hard-timeouts/index.ts';
 import { circuitBreakers } from '../middleware/circuit-breakers/index.ts';
+import { loadBalancing } from '../middleware/load-balancing/index.ts';
 import { validateJson } from '../middleware/validate-json/index.ts';
 import { mockResponses } from '../middleware/mock-responses/index.ts';
 import { responseCache } from '../middleware/cache/index.ts';
@@ -88,7 +89,8 @@ export const stages: readonly { stage: string; middleware: readonly Middleware[]
     // the reference's do) and method transforms come before the mock responses
     // (which carry the response headers), the response cache (a hit answers here, after
     // authentication and limits) and the plugins' `post` hooks, which see the request as
-    // sent upstream; hard timeouts and circuit breakers wrap the upstream call itself.
+    // sent upstream; load balancing then picks the upstream (`target_list`, unless one was chosen
+    // before: `override_target`, a rewrite); hard timeouts and circuit breakers wrap the upstream call itself.
     stage: 'before upstream',
     middleware: [
       graphql,
@@ -101,6 +103,7 @@ export const stages: readonly { stage: string; middleware: readonly Middleware[]
       mockResponses,
       responseCache,
       pluginsPost,
+      loadBalancing,
       hardTimeouts,
       circuitBreakers,
       pluginsResponse,

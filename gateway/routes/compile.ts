@@ -19,6 +19,7 @@ import { compileEvents } from '../events/compile.ts';
 import { compileChain, compose, type Middleware, type MiddlewareDeps } from '../pipeline/compose.ts';
 import { RouteTable, asciiLower, type ListenerKey, type Route, type Target } from '../pipeline/router.ts';
 import {
+  balancedTargets,
   checkClassicApi,
   domainKey,
   isTargetProblem,
@@ -274,7 +275,9 @@ export async function compileApi(
     api.proxy.target_url === undefined || api.proxy.target_url === ''
       ? undefined
       : parseTarget(api.proxy.target_url);
-  const target = parsed === undefined || isTargetProblem(parsed) ? undefined : parsed;
+  // A load-balanced API without target_url: its first upstream stands for the route's.
+  const balanced = balancedTargets(api);
+  const target = parsed === undefined || isTargetProblem(parsed) ? balanced[0] : parsed;
   const listenPath = normalizeListenPath(api.proxy.listen_path);
   const strip = api.proxy.strip_listen_path === true;
   // Upstream TLS settings first: a missing certificate leaves the API out before anything opens.
@@ -307,7 +310,11 @@ export async function compileApi(
     handle: compose(compiled.handlers, upstream),
     handlers: compiled.handlers,
     fastPath: fastPathServes(
-      { target, upstreamTls, overrides: [...overrideTargets(api), ...rewriteTargets(api)] },
+      {
+        target,
+        upstreamTls,
+        overrides: [...overrideTargets(api), ...rewriteTargets(api), ...balanced],
+      },
       compiled,
     ),
     reusable: compiled.fromDefinition && upstreamTls === undefined,

@@ -196,7 +196,7 @@ export interface ApiDefinitionSpec {
   request_signing?: RequestSigningMeta;
   /** Where a request names its version. */
   definition?: VersionDefinition;
-  /** Health checks of the upstreams. */
+  /** Health checks of the load-balanced upstreams (with `proxy.check_host_against_uptime_tests`): each URL requested every `config.recheck_wait` seconds (default 10); a check fails when unreachable, past its `timeout` (milliseconds, default 5000) or outside 2xx. TCP checks (`protocol` tcp, `commands`, `enable_proxy_protocol`) are not supported yet. */
   uptime_tests?: UptimeTests;
   /** Response caching of GET and OPTIONS requests, in Redis with the Redis store, else in the memory of each gateway process; kept per API and per key; a hit carries `X-Svc-Cached-Response: 1` (docs/gateway.md). */
   cache_options?: CacheOptions;
@@ -999,11 +999,11 @@ export interface ProxyConfig {
   disable_strip_slash?: boolean;
   /** Another API of the gateway as the upstream, instead of `target_url`. */
   target_internal?: TargetInternal;
-  /** Round-robin over `target_list` instead of `target_url`. */
+  /** Round-robin over `target_list` instead of `target_url` (per API, shared by the requests of a gateway process; `target_url` may then be empty). */
   enable_load_balancing?: boolean;
-  /** Upstreams load balancing goes round. */
+  /** Upstreams load balancing goes round (each as `target_url`). */
   target_list?: string[];
-  /** Skip upstreams that fail their uptime tests. */
+  /** Leave out of the rotation an upstream whose host (`host:port`) fails a check of `uptime_tests`, until it passes again. */
   check_host_against_uptime_tests?: boolean;
   /** Upstreams read from a service registry. */
   service_discovery?: ServiceDiscoveryConfiguration;
@@ -1386,7 +1386,7 @@ export interface TypeFieldConfiguration {
   data_source?: GraphqlDataSource;
 }
 
-/** Health checks of the upstreams. */
+/** Health checks of the load-balanced upstreams (with `proxy.check_host_against_uptime_tests`): each URL requested every `config.recheck_wait` seconds (default 10); a check fails when unreachable, past its `timeout` (milliseconds, default 5000) or outside 2xx. TCP checks (`protocol` tcp, `commands`, `enable_proxy_protocol`) are not supported yet. */
 export interface UptimeTests {
   /** Checks: `url`, `protocol`, `timeout`, `method`, `headers`, `body`, `commands`, `enable_proxy_protocol`. */
   check_list?: Record<string, unknown>[];

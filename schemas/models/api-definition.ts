@@ -350,14 +350,16 @@ export const proxy: JsonSchema = {
         query: { type: 'string', description: 'Query added to the request.' },
       },
     }),
-    enable_load_balancing: notYet({
+    enable_load_balancing: enforced({
       type: 'boolean',
-      description: 'Round-robin over `target_list` instead of `target_url`.',
+      description:
+        'Round-robin over `target_list` instead of `target_url` (per API, shared by the requests of a gateway process; `target_url` may then be empty).',
     }),
-    target_list: notYet(strings('Upstreams load balancing goes round.')),
-    check_host_against_uptime_tests: notYet({
+    target_list: enforced(strings('Upstreams load balancing goes round (each as `target_url`).')),
+    check_host_against_uptime_tests: enforced({
       type: 'boolean',
-      description: 'Skip upstreams that fail their uptime tests.',
+      description:
+        'Leave out of the rotation an upstream whose host (`host:port`) fails a check of `uptime_tests`, until it passes again.',
     }),
     service_discovery: notYet({
       title: 'ServiceDiscoveryConfiguration',
@@ -940,9 +942,10 @@ function notYetClassicProperties(): Record<string, JsonSchema> {
       },
     }),
     definition: versionDefinition,
-    uptime_tests: notYet({
+    uptime_tests: enforced({
       title: 'UptimeTests',
-      description: 'Health checks of the upstreams.',
+      description:
+        'Health checks of the load-balanced upstreams (with `proxy.check_host_against_uptime_tests`): each URL requested every `config.recheck_wait` seconds (default 10); a check fails when unreachable, past its `timeout` (milliseconds, default 5000) or outside 2xx. TCP checks (`protocol` tcp, `commands`, `enable_proxy_protocol`) are not supported yet.',
       type: 'object',
       additionalProperties: false,
       properties: {

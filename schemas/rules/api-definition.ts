@@ -231,6 +231,55 @@ export function isTargetProblem(t: Target | TargetProblem): t is TargetProblem {
   return 'message' in t;
 }
 
+// --- load balancing and uptime tests ------------------------------------------------------------
+
+/** Whether requests go round `proxy.target_list` (`enable_load_balancing` with a list). */
+function loadBalanced(proxy: Unchecked<ProxyConfig> | undefined): boolean {
+  return isTrue(proxy?.enable_load_balancing) && list(proxy?.target_list).length > 0;
+}
+
+/**
+ * The upstreams of a load-balanced API (`enable_load_balancing` with a `target_list`), parsed, in
+ * list order; empty when it is not load balanced. Call it on a checked definition.
+ */
+export function balancedTargets(api: Pick<GatewayApiDefinition, 'proxy'>): Target[] {
+  if (!loadBalanced(api.proxy)) return [];
+  return (api.proxy.target_list ?? []).map(parseTarget).filter((t) => !isTargetProblem(t));
+}
+
+/** The uptime checks svc runs: an http or https URL each (TCP checks and `commands` are not supported yet). */
+function loadBalancingProblems(api: ClassicApiInput, proxy: Unchecked<ProxyConfig> | undefined): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  if (isTrue(proxy?.enable_load_balancing)) {
+    list(proxy?.target_list).forEach((t, i) => {
+      const parsed = typeof t === 'string' ? parseTarget(t) : undefined;
+      if (parsed !== undefined && isTargetProblem(parsed))
+        problems.push(problem(`proxy.target_list[${String(i)}]`, parsed.type, parsed.message));
+    });
+  }
+  const tests = model<{ check_list: unknown }>(api.uptime_tests);
+  list(tests?.check_list).forEach((c, i) => {
+    const check = model<{ url: unknown; protocol: unknown; commands: unknown; enable_proxy_protocol: unknown }>(c);
+    const at = `uptime_tests.check_list[${String(i)}]`;
+    const protocol = text(check?.protocol) ?? '';
+    if (protocol !== '' && protocol !== 'http' && protocol !== 'https') {
+      problems.push(problem(`${at}.protocol`, 'NotSupported', `${quote(protocol)} checks are not supported yet by this gateway: use an http or https URL`));
+    }
+    if (list(check?.commands).length > 0)
+      problems.push(problem(`${at}.commands`, 'NotSupported', `TCP check commands are not supported yet by this gateway`));
+    if (isTrue(check?.enable_proxy_protocol))
+      problems.push(problem(`${at}.enable_proxy_protocol`, 'NotSupported', `the PROXY protocol in checks is not supported yet by this gateway`));
+    const url = text(check?.url);
+    if (url === undefined || url === '') {
+      problems.push(problem(`${at}.url`, 'Required', 'set the URL the check requests, such as http://orders:8080/health'));
+    } else {
+      const parsed = parseTarget(url);
+      if (isTargetProblem(parsed)) problems.push(problem(`${at}.url`, parsed.type, parsed.message));
+    }
+  });
+  return problems;
+}
+
 // --- what the gateway does not enforce yet --------------------------------------------------------
 
 const NOT_YET = 'not supported yet by this gateway';
@@ -289,7 +338,9 @@ export function checkClassicApi(api: ClassicApiInput): FieldProblem[] {
   const graphql = model<GraphqlConfig>(api.graphql);
   // The execution engine answers from its data sources: only it needs no upstream.
   const engineOn = isTrue(graphql?.enabled) && text(graphql?.execution_mode) === 'executionEngine';
-  if ((target === undefined || target === '') && !engineOn) {
+  const balanced = loadBalanced(proxy);
+  problems.push(...loadBalancingProblems(api, proxy));
+  if ((target === undefined || target === '') && !engineOn && !balanced) {
     problems.push(
       problem(
         'proxy.target_url',
