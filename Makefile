@@ -58,9 +58,12 @@ unit: $(NODE_DEPS) ## Unit and integration tests (real listeners, real Redis whe
 e2e: deps ## End-to-end tests against a real etcd and kube-apiserver
 	node --test $(TEST_FLAGS) --test-concurrency=1 $(E2E_TESTS)
 
+# The e2e suites ported to e2e/harness/world.ts: with SVC_E2E_CLUSTER=1 they run against the cluster.
+E2E_CLUSTER_SUITES = e2e/operator/operator.test.ts e2e/operator/oas.test.ts
+
 .PHONY: e2e-cluster
 e2e-cluster: $(NODE_DEPS) ## The cluster suites against the cluster KUBECONFIG points at, svc installed by the charts (docs/e2e-cluster.md)
-	node --test $(TEST_FLAGS) --test-concurrency=1 $(shell find e2e/cluster -name '*.cluster.ts' 2>/dev/null | sort)
+	SVC_E2E_CLUSTER=1 node --test $(TEST_FLAGS) --test-concurrency=1 $(shell find e2e/cluster -name '*.cluster.ts' 2>/dev/null | sort) $(E2E_CLUSTER_SUITES)
 
 .PHONY: test
 test: lint typecheck gen-check unit e2e ## Everything: lint, type-check, gen-check, unit, integration and e2e
@@ -101,5 +104,5 @@ dashboard: $(NODE_DEPS) ## Run the dashboard (mode pro) on port 3000, SQLite und
 	node dashboard/main.ts --data-dir ./dashboard-data
 
 .PHONY: demo
-demo: deps ## Start a local control plane, apply examples/ and show the resources
-	node e2e/harness/demo-main.ts
+demo: deps ## Start a local control plane, apply examples/ and show the resources (MODE=pro: with a dashboard)
+	node e2e/harness/demo-main.ts --mode=$(or $(MODE),ce)

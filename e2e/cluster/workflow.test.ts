@@ -73,6 +73,18 @@ test('the files it builds and installs from exist', () => {
   assert.ok(existsSync(join(root, 'e2e', 'cluster', 'ingress.cluster.ts')), 'the cluster suite');
 });
 
+test('make e2e-cluster runs the ported suites in cluster mode, each through e2e/harness/world.ts', () => {
+  const makefile = readFileSync(join(root, 'Makefile'), 'utf8');
+  const suites = /^E2E_CLUSTER_SUITES = (.+)$/m.exec(makefile)?.[1]?.trim().split(/\s+/) ?? [];
+  assert.ok(suites.length >= 2, 'E2E_CLUSTER_SUITES');
+  const recipe = /^e2e-cluster:.*\n\t(.+)$/m.exec(makefile)?.[1] ?? '';
+  assert.match(recipe, /^SVC_E2E_CLUSTER=1 node --test .*\$\(E2E_CLUSTER_SUITES\)/);
+  for (const suite of suites) {
+    const source = readFileSync(join(root, suite), 'utf8');
+    assert.match(source, /from '\.\.\/harness\/world\.ts'/, `${suite} uses the world harness`);
+  }
+});
+
 test('the chart values it sets are ones the charts know (values.schema.json)', () => {
   let checked = 0;
   for (const script of scripts) {

@@ -7,13 +7,20 @@
  * invalid one; the protected one without a key, with a key made through the management API, and
  * past the policy's rate), and the resources' status is shown.
  * Runs until Ctrl-C, then stops everything.
+ *
+ * `--mode=pro` (`make demo MODE=pro`): a dashboard (SQLite under the demo's temporary directory)
+ * with an organisation, a system user for the operator and a human user (read-only); the operator
+ * in mode pro (a license key signed at start with a demo key pair, whose public key it checks) and
+ * a gateway in mode pro loading from the dashboard; the demo's key is made through the dashboard.
+ * The dashboard's UI address and the human user's key are printed.
  */
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SignJWT } from 'jose';
 import { parseAllDocuments, stringify } from 'yaml';
 import { environment } from '../../lib/config.ts';
 import { startControlPlane, toolPath, type KubectlOptions, type KubectlResult } from './control-plane.ts';
@@ -21,6 +28,13 @@ import { httpRequest, startEchoUpstream, startGateway, startOperator, waitFor } 
 import { admin } from '../operator/helpers.ts';
 import { startLocalWebhooks } from '../webhooks/helpers.ts';
 import { openSse } from '../../gateway/streams/testing.ts';
+import {
+  createTenant,
+  dashboardCall,
+  startDashboardProc,
+  type DashboardProc,
+  type DashboardTenant,
+} from './dashboard.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const crdDir = join(root, 'charts', 'svc-operator', 'crds');
@@ -28,8 +42,14 @@ const crdDir = join(root, 'charts', 'svc-operator', 'crds');
 const DEMO_RATE = 3;
 /** The org of the demo's operator, its policies and its key. */
 const ORG = 'demo';
-/** The key the demo creates. */
+/** The key the demo creates (mode ce; in mode pro the dashboard names it). */
 const KEY = 'demo-key';
+/** `--mode=pro`: the dashboard, the operator and the gateway in mode pro. */
+const PRO = process.argv.includes('--mode=pro');
+if (!PRO && process.argv.some((a) => a.startsWith('--mode=') && a !== '--mode=ce')) {
+  console.error('usage: demo-main.ts [--mode=ce|--mode=pro]');
+  process.exit(2);
+}
 
 /** Kinds the operator does not reconcile yet: their examples are left out. */
 const NOT_RECONCILED = new Set<string>([]);
@@ -83,17 +103,22 @@ try {
   }
   await kubectl(['create', 'namespace', 'svc-operator-system'], { allowFailure: true });
 
-  say('starting an upstream, a gateway (embedded store) and the operator');
+  say(
+    PRO
+      ? 'starting an upstream, a dashboard (SQLite), and a gateway and the operator in mode pro'
+      : 'starting an upstream, a gateway (embedded store) and the operator',
+  );
   const upstream = await startEchoUpstream('demo-upstream');
   cleanups.push(() => upstream.close());
   const secret = randomBytes(24).toString('base64url');
+  const pro = PRO ? await startPro() : undefined;
   // Streaming on: examples/ holds a streams API (run on Bento, which `make deps` builds).
   const gw = await startGateway({
     name: 'gateway',
     secret,
     dataDir: join(dir, 'gateway-data'),
     logDir: dir,
-    env: { SVC_GW_STREAMING_ENABLED: 'true' },
+    env: { SVC_GW_STREAMING_ENABLED: 'true', ...pro?.gatewayEnv },
   });
   cleanups.push(() => gw.stop());
   const operator = await startOperator({
@@ -102,8 +127,13 @@ try {
     kubeconfig,
     logDir: dir,
     org: ORG,
+    ...(pro ? { env: pro.operatorEnv } : {}),
   });
   cleanups.push(() => operator.stop());
+  if (pro) {
+    console.log(`dashboard ${pro.dashboard.url}   (SQLite under ${dir}; logs: ${pro.dashboard.logFile})`);
+    console.log(`          organisation ${ORG}; the operator is its system user`);
+  }
   console.log(`gateway   ${gw.url}   (logs: ${gw.logFile})`);
   console.log(`          management secret (header x-svc-authorization): ${secret}`);
   console.log(`operator  ${operator.opsUrl}/metrics   (logs: ${operator.logFile})`);
@@ -238,13 +268,28 @@ try {
   ]);
   const polId = pol.stdout.trim();
   const keyBody = { org_id: ORG, apply_policies: [polId] };
-  console.log("a key, created with the gateway's management API:");
-  console.log(
-    `$ curl -X POST ${gw.url}/svc/keys/${KEY} -H 'x-svc-authorization: ${secret}' -H 'content-type: application/json' -d '${JSON.stringify(keyBody)}'`,
-  );
-  const created = await admin(gw, 'POST', `/svc/keys/${KEY}`, keyBody);
-  console.log(`HTTP ${String(created.status)} ${JSON.stringify(created.body)}`);
-  if (created.status !== 200) throw new Error(`the key was not created: HTTP ${String(created.status)}`);
+  let demoKey = KEY;
+  if (pro) {
+    console.log("a key, created with the dashboard's API (by the organisation's system user):");
+    console.log(
+      `$ curl -X POST ${pro.dashboard.url}/api/keys -H 'authorization: <system user key>' -H 'content-type: application/json' -d '${JSON.stringify(keyBody)}'`,
+    );
+    const created = await dashboardCall(pro.dashboard.url, 'POST', '/api/keys', {
+      auth: pro.tenant.system.key,
+      body: keyBody,
+    });
+    console.log(`HTTP ${String(created.status)} ${created.text}`);
+    if (created.status !== 200) throw new Error(`the key was not created: HTTP ${String(created.status)}`);
+    demoKey = String(created.body.key_id);
+  } else {
+    console.log("a key, created with the gateway's management API:");
+    console.log(
+      `$ curl -X POST ${gw.url}/svc/keys/${KEY} -H 'x-svc-authorization: ${secret}' -H 'content-type: application/json' -d '${JSON.stringify(keyBody)}'`,
+    );
+    const created = await admin(gw, 'POST', `/svc/keys/${KEY}`, keyBody);
+    console.log(`HTTP ${String(created.status)} ${JSON.stringify(created.body)}`);
+    if (created.status !== 200) throw new Error(`the key was not created: HTTP ${String(created.status)}`);
+  }
 
   const orders = async (key?: string): Promise<number> =>
     (await httpRequest(`${gw.url}/orders/1`, { headers: key ? { authorization: key } : {} })).status;
@@ -253,9 +298,9 @@ try {
     return code === 401 ? code : undefined;
   });
   console.log(`$ curl ${gw.url}/orders/1\nHTTP ${String(without)}   (no key: refused)`);
-  console.log(`$ curl ${gw.url}/orders/1 -H 'Authorization: ${KEY}'   # ${String(DEMO_RATE + 1)} times`);
+  console.log(`$ curl ${gw.url}/orders/1 -H 'Authorization: ${demoKey}'   # ${String(DEMO_RATE + 1)} times`);
   const codes: number[] = [];
-  for (let i = 0; i <= DEMO_RATE; i++) codes.push(await orders(KEY));
+  for (let i = 0; i <= DEMO_RATE; i++) codes.push(await orders(demoKey));
   codes.forEach((code, i) => {
     const why =
       code === 200
@@ -279,10 +324,60 @@ try {
   console.log(`alias kubectl=${toolPath('kubectl')}   # or your own kubectl`);
   console.log(`kubectl edit apidefinition httpbin      # change proxy.listen_path, then:`);
   console.log(`curl ${gw.url}/<new path>/anything`);
+  if (pro) {
+    console.log(`\nthe dashboard's UI: ${pro.dashboard.url}/ui/`);
+    console.log(`sign in with the key of ${pro.human.email} (read-only): ${pro.tenant.reader.key}`);
+  }
   console.log('\nPress Ctrl-C to stop everything.');
 } catch (err) {
   console.error(`demo failed: ${err instanceof Error ? err.message : String(err)}`);
   await stop(1);
+}
+
+/**
+ * Mode pro: a dashboard over SQLite under the demo's directory, the organisation `demo` with a
+ * system user (the operator) and a read-only human, a license key signed with a key pair made
+ * here (the operator checks it with the public key), and what the gateway and operator need.
+ */
+async function startPro(): Promise<{
+  dashboard: DashboardProc;
+  tenant: DashboardTenant;
+  human: { email: string };
+  gatewayEnv: Record<string, string>;
+  operatorEnv: Record<string, string>;
+}> {
+  const nodeSecret = randomBytes(24).toString('base64url');
+  const dashboard = await startDashboardProc({
+    name: 'dashboard',
+    logDir: dir,
+    dataDir: join(dir, 'dashboard-data'),
+    args: ['--node-secret', nodeSecret],
+  });
+  cleanups.push(() => dashboard.stop());
+  const tenant = await createTenant(dashboard.url, ORG);
+  const pair = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const license = await new SignJWT({ sub: 'svc-demo' })
+    .setProtectedHeader({ alg: 'ES256' })
+    .setIssuedAt()
+    .setExpirationTime('1d')
+    .sign(pair.privateKey);
+  return {
+    dashboard,
+    tenant,
+    human: { email: `reader@${ORG}.example.com` },
+    gatewayEnv: {
+      SVC_GW_DASHBOARD_URL: dashboard.url,
+      SVC_GW_NODE_SECRET: nodeSecret,
+      SVC_GW_DASHBOARD_ORGS: ORG,
+    },
+    operatorEnv: {
+      SVC_MODE: 'pro',
+      SVC_URL: dashboard.url,
+      SVC_AUTH: tenant.system.key,
+      SVC_OPERATOR_LICENSEKEY: license,
+      SVC_OPERATOR_LICENSE_PUBLIC_KEY: pair.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+    },
+  };
 }
 
 function reachable(kubeconfigPath: string): boolean {

@@ -21,12 +21,17 @@ export const root = join(import.meta.dirname, '..', '..');
 export type Status = Record<string, unknown>;
 
 /** `kubectl apply --server-side` of a YAML manifest; rejects when kubectl fails. */
-export async function applyManifest(cp: ControlPlane, manifest: string): Promise<void> {
+export async function applyManifest(cp: Pick<ControlPlane, 'kubectl'>, manifest: string): Promise<void> {
   await cp.kubectl(['apply', '--server-side', '--field-manager=e2e', '-f', '-'], { input: manifest });
 }
 
 /** The status of a resource (empty when it has none). */
-export async function statusOf(cp: ControlPlane, kind: string, ns: string, name: string): Promise<Status> {
+export async function statusOf(
+  cp: Pick<ControlPlane, 'kubectl'>,
+  kind: string,
+  ns: string,
+  name: string,
+): Promise<Status> {
   const out = await cp.kubectl(['get', kind, name, '-n', ns, '-o', 'json']);
   return (JSON.parse(out.stdout) as { status?: Status }).status ?? {};
 }
@@ -40,7 +45,7 @@ export function readyOf(st: Status): { status?: string; reason?: string; message
 
 /** Waits until the resource's status satisfies `ok`; returns that status. */
 export async function waitForStatus(
-  cp: ControlPlane,
+  cp: Pick<ControlPlane, 'kubectl'>,
   target: { kind: string; ns: string; name: string },
   what: string,
   ok: (st: Status) => boolean,
@@ -58,7 +63,7 @@ export async function waitForStatus(
 
 /** A call to the gateway's management API with its secret; the body parsed when it is JSON. */
 export async function admin(
-  gw: GatewayProc,
+  gw: Pick<GatewayProc, 'url' | 'secret'>,
   method: 'GET' | 'POST' | 'PUT' | 'DELETE',
   path: string,
   body?: unknown,

@@ -2,67 +2,59 @@
  * The operator end to end: a real control plane, real gateway processes, a real upstream and
  * the operator as a process. Each test drives the cluster with kubectl and observes what a user
  * would: traffic through the gateway, the gateway's management API, resource status.
+ *
+ * Also runs against a cluster (`SVC_E2E_CLUSTER=1`, `make e2e-cluster`, e2e/harness/world.ts)
+ * with the operator and gateway installed by the charts. Local-only there, and skipped saying so:
+ * the tests that stop or restart processes (gateway down, operator restart), the ones that need a
+ * second gateway (OperatorContext) or the local operator's settings (a 2 s resync for drift, a
+ * WATCH_NAMESPACE list and its /metrics for the watched-namespaces test).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import type { ControlPlane } from '../harness/control-plane.ts';
+import { httpRequest, startGateway, waitFor } from '../harness/processes.ts';
 import {
-  httpRequest,
-  startGateway,
-  startOperator,
-  waitFor,
-  type GatewayProc,
-  type Proc,
-} from '../harness/processes.ts';
-import {
-  applyManifest,
-  readyOf,
+  clusterMode,
   startWorld,
-  statusOf,
-  stopWorld,
-  type OperatorWorld,
-  type Status,
-} from './helpers.ts';
+  type GatewayEndpoint,
+  type LocalWorld,
+  type World,
+} from '../harness/world.ts';
+import { applyManifest, readyOf, statusOf, type Status } from './helpers.ts';
 
 const SECRET = 'e2e-gateway-secret';
 const SECRET2 = 'e2e-second-gateway-secret';
 const RESYNC = '2s';
+const cluster = clusterMode();
+/** The reason a test is local-only, for `skip` in cluster mode. */
+const localOnly = (why: string): string | false => cluster && `cluster mode: ${why}`;
 
-let cp: ControlPlane;
-let dir: string;
-let gw: GatewayProc;
-let gw2: GatewayProc;
-let upstream: OperatorWorld['upstream'];
-let operator: Proc | undefined;
-let operatorRuns = 0;
-let metricsUrl = '';
+let w: World;
+/** The suite's namespaces (their own names locally). */
+let A: string;
+let B: string;
+let C: string;
 
-async function runOperator(): Promise<Proc> {
-  operatorRuns++;
-  const proc = await startOperator({
-    name: `operator-${operatorRuns}`,
-    gateway: gw,
-    kubeconfig: cp.kubeconfig,
-    logDir: dir,
-    env: { WATCH_NAMESPACE: 'team-a,team-b', SVC_RESYNC_PERIOD: RESYNC, LOG_LEVEL: 'debug' },
-  });
-  metricsUrl = `${proc.opsUrl}/metrics`;
-  return proc;
+/** The local processes; only called by local-only tests. */
+function local(): LocalWorld {
+  if (w.local === undefined) throw new Error('a local-only test ran in cluster mode');
+  return w.local;
 }
 
 before(async () => {
-  ({ cp, dir, gw, gw2, upstream } = await startWorld({
+  w = await startWorld({
     name: 'operator',
     namespaces: ['team-a', 'team-b', 'team-c'],
     secrets: [SECRET, SECRET2],
-  }));
-  operator = await runOperator();
+    operatorEnv: { WATCH_NAMESPACE: 'team-a,team-b', SVC_RESYNC_PERIOD: RESYNC, LOG_LEVEL: 'debug' },
+  });
+  A = w.ns('team-a');
+  B = w.ns('team-b');
+  C = w.ns('team-c');
 });
 
 after(async () => {
-  await operator?.stop();
-  await stopWorld({ cp, dir, gw, gw2, upstream });
+  await w.stop();
 });
 
 const apiId = (ns: string, name: string): string => Buffer.from(`${ns}/${name}`).toString('base64url');
@@ -74,61 +66,64 @@ metadata: {name: ${name}, namespace: ${ns}}
 spec:
   name: ${name}
   use_keyless: true
-  proxy: {listen_path: ${listenPath}, target_url: "${upstream.url}", strip_listen_path: true}
+  proxy: {listen_path: ${listenPath}, target_url: "${w.upstream.url}", strip_listen_path: true}
 ${extra}`;
 }
 
-const apply = (manifest: string): Promise<void> => applyManifest(cp, manifest);
+const apply = (manifest: string): Promise<void> => applyManifest(w, manifest);
 
 /** The upstream path seen for a request through the gateway, or undefined when not proxied. */
-async function proxiedPath(gateway: GatewayProc, path: string): Promise<string | undefined> {
+async function proxiedPath(gateway: GatewayEndpoint, path: string): Promise<string | undefined> {
   const r = await httpRequest(`${gateway.url}${path}`);
   if (r.status !== 200 || r.headers['x-upstream'] === undefined) return undefined;
   return (JSON.parse(r.body) as { path: string }).path;
 }
 
-async function served(gateway: GatewayProc, path: string, upstreamPath: string): Promise<void> {
+async function served(gateway: GatewayEndpoint, path: string, upstreamPath: string): Promise<void> {
   await waitFor(`${gateway.url}${path} to reach the upstream as ${upstreamPath}`, async () => {
     return (await proxiedPath(gateway, path)) === upstreamPath;
   });
 }
 
-async function notServed(gateway: GatewayProc, path: string): Promise<void> {
+async function notServed(gateway: GatewayEndpoint, path: string): Promise<void> {
   await waitFor(`${gateway.url}${path} to answer 404`, async () => {
     return (await httpRequest(`${gateway.url}${path}`)).status === 404;
   });
 }
 
-async function gatewayApi(gateway: GatewayProc, id: string): Promise<{ status: number; body: string }> {
+async function gatewayApi(gateway: GatewayEndpoint, id: string): Promise<{ status: number; body: string }> {
   return httpRequest(`${gateway.url}/svc/apis/${id}`, { headers: { 'x-svc-authorization': gateway.secret } });
 }
 
-const status = (kind: string, ns: string, name: string): Promise<Status> => statusOf(cp, kind, ns, name);
+const status = (kind: string, ns: string, name: string): Promise<Status> => statusOf(w, kind, ns, name);
+
+/** The local operator's /metrics. */
+const metricsUrl = (): string => `${local().operator?.opsUrl ?? ''}/metrics`;
 
 /** Successful ApiDefinition reconciles so far, from the operator's /metrics. */
 async function reconciles(): Promise<number> {
-  const text = (await httpRequest(metricsUrl)).body;
+  const text = (await httpRequest(metricsUrl())).body;
   const m = /^svc_reconcile_total\{controller="apidefinition",result="success"\} (\d+)$/m.exec(text);
   return Number(m?.[1] ?? 0);
 }
 
 test('apply: the API serves traffic and its status shows the derived ID and Ready', async () => {
-  await apply(apiManifest('team-a', 'orders', '/orders/'));
-  await served(gw, '/orders/list?x=1', '/list');
+  await apply(apiManifest(A, 'orders', '/orders/'));
+  await served(w.gateway, '/orders/list?x=1', '/list');
   const st = await waitFor('status Ready=True', async () => {
-    const s = await status('apidefinition', 'team-a', 'orders');
+    const s = await status('apidefinition', A, 'orders');
     return readyOf(s)?.status === 'True' ? s : undefined;
   });
-  assert.equal(st.api_id, apiId('team-a', 'orders'));
+  assert.equal(st.api_id, apiId(A, 'orders'));
   assert.equal(typeof st.latestCRDSpecHash, 'string');
   assert.equal((st.latestTransaction as { status: string }).status, 'Successful');
   // Events are written in the background, after the status.
   await waitFor('a Created event', async () => {
-    const events = await cp.kubectl([
+    const events = await w.kubectl([
       'get',
       'events',
       '-n',
-      'team-a',
+      A,
       '--field-selector',
       'involvedObject.name=orders',
       '-o',
@@ -141,250 +136,299 @@ test('apply: the API serves traffic and its status shows the derived ID and Read
 });
 
 test('changing the listen path: the new path serves, the old one gives 404', async () => {
-  await apply(apiManifest('team-a', 'moving', '/moving-v1/'));
-  await served(gw, '/moving-v1/a', '/a');
-  await apply(apiManifest('team-a', 'moving', '/moving-v2/'));
-  await served(gw, '/moving-v2/a', '/a');
-  await notServed(gw, '/moving-v1/a');
+  await apply(apiManifest(A, 'moving', '/moving-v1/'));
+  await served(w.gateway, '/moving-v1/a', '/a');
+  await apply(apiManifest(A, 'moving', '/moving-v2/'));
+  await served(w.gateway, '/moving-v2/a', '/a');
+  await notServed(w.gateway, '/moving-v1/a');
 });
 
 test('delete: gone from the gateway and the resource is released', async () => {
-  await apply(apiManifest('team-a', 'doomed', '/doomed/'));
-  await served(gw, '/doomed/x', '/x');
-  await cp.kubectl(['delete', 'apidefinition', 'doomed', '-n', 'team-a', '--wait=true', '--timeout=30s']);
-  assert.equal((await gatewayApi(gw, apiId('team-a', 'doomed'))).status, 404);
-  await notServed(gw, '/doomed/x');
+  await apply(apiManifest(A, 'doomed', '/doomed/'));
+  await served(w.gateway, '/doomed/x', '/x');
+  await w.kubectl(['delete', 'apidefinition', 'doomed', '-n', A, '--wait=true', '--timeout=30s']);
+  assert.equal((await gatewayApi(w.gateway, apiId(A, 'doomed'))).status, 404);
+  await notServed(w.gateway, '/doomed/x');
 });
 
-test('drift: an edit and a delete made directly in the gateway are reverted at the next resync', async () => {
-  await apply(apiManifest('team-a', 'drifty', '/drifty/'));
-  await served(gw, '/drifty/x', '/x');
-  const id = apiId('team-a', 'drifty');
-  const held = JSON.parse((await gatewayApi(gw, id)).body) as { proxy: Record<string, unknown> };
-  const edited = { ...held, proxy: { ...held.proxy, listen_path: '/hijacked/' } };
-  const put = await httpRequest(`${gw.url}/svc/apis/${id}`, {
-    method: 'PUT',
-    headers: { 'x-svc-authorization': SECRET, 'content-type': 'application/json' },
-    body: JSON.stringify(edited),
-  });
-  assert.equal(put.status, 200, put.body);
-  const stored = JSON.parse((await gatewayApi(gw, id)).body) as { proxy: { listen_path: string } };
-  assert.equal(stored.proxy.listen_path, '/hijacked/', 'the edit is in the gateway');
-  await httpRequest(`${gw.url}/svc/reload`, { headers: { 'x-svc-authorization': SECRET } });
-  // Reverted by the operator at a resync: the gateway holds the manifest's listen path again.
-  await waitFor('the edit reverted in the gateway', async () => {
-    const held = JSON.parse((await gatewayApi(gw, id)).body) as { proxy: { listen_path: string } };
-    return held.proxy.listen_path === '/drifty/';
-  });
-  await served(gw, '/drifty/x', '/x');
-  await notServed(gw, '/hijacked/x');
+test(
+  'drift: an edit and a delete made directly in the gateway are reverted at the next resync',
+  { skip: localOnly('the installed operator resyncs every 10h, not every 2s') },
+  async () => {
+    await apply(apiManifest(A, 'drifty', '/drifty/'));
+    await served(w.gateway, '/drifty/x', '/x');
+    const id = apiId(A, 'drifty');
+    const held = JSON.parse((await gatewayApi(w.gateway, id)).body) as { proxy: Record<string, unknown> };
+    const edited = { ...held, proxy: { ...held.proxy, listen_path: '/hijacked/' } };
+    const put = await httpRequest(`${w.gateway.url}/svc/apis/${id}`, {
+      method: 'PUT',
+      headers: { 'x-svc-authorization': w.gateway.secret, 'content-type': 'application/json' },
+      body: JSON.stringify(edited),
+    });
+    assert.equal(put.status, 200, put.body);
+    const stored = JSON.parse((await gatewayApi(w.gateway, id)).body) as { proxy: { listen_path: string } };
+    assert.equal(stored.proxy.listen_path, '/hijacked/', 'the edit is in the gateway');
+    await httpRequest(`${w.gateway.url}/svc/reload`, {
+      headers: { 'x-svc-authorization': w.gateway.secret },
+    });
+    // Reverted by the operator at a resync: the gateway holds the manifest's listen path again.
+    await waitFor('the edit reverted in the gateway', async () => {
+      const held = JSON.parse((await gatewayApi(w.gateway, id)).body) as { proxy: { listen_path: string } };
+      return held.proxy.listen_path === '/drifty/';
+    });
+    await served(w.gateway, '/drifty/x', '/x');
+    await notServed(w.gateway, '/hijacked/x');
 
-  const del = await httpRequest(`${gw.url}/svc/apis/${id}`, {
-    method: 'DELETE',
-    headers: { 'x-svc-authorization': SECRET },
-  });
-  assert.equal(del.status, 200, del.body);
-  await httpRequest(`${gw.url}/svc/reload`, { headers: { 'x-svc-authorization': SECRET } });
-  await notServed(gw, '/drifty/x');
-  await served(gw, '/drifty/x', '/x');
-});
+    const del = await httpRequest(`${w.gateway.url}/svc/apis/${id}`, {
+      method: 'DELETE',
+      headers: { 'x-svc-authorization': w.gateway.secret },
+    });
+    assert.equal(del.status, 200, del.body);
+    await httpRequest(`${w.gateway.url}/svc/reload`, {
+      headers: { 'x-svc-authorization': w.gateway.secret },
+    });
+    await notServed(w.gateway, '/drifty/x');
+    await served(w.gateway, '/drifty/x', '/x');
+  },
+);
 
-test('only watched namespaces are reconciled', async () => {
-  await apply(apiManifest('team-c', 'ignored', '/ignored/'));
-  await apply(apiManifest('team-b', 'watched', '/watched/'));
-  await served(gw, '/watched/x', '/x');
-  // Wait until every watched object has been reconciled twice more (two resyncs); by then an
-  // object in an unwatched namespace would have been reconciled too.
-  const watched = await cp.kubectl(['get', 'apidefinitions', '-A', '-o', 'name']);
-  const objects = watched.stdout.trim().split('\n').length;
-  const before = await reconciles();
-  await waitFor('two resyncs', async () => (await reconciles()) >= before + 2 * objects);
-  assert.equal((await gatewayApi(gw, apiId('team-c', 'ignored'))).status, 404);
-  const metrics = (await httpRequest(metricsUrl)).body;
-  for (const name of ['svc_reconcile_duration_seconds_count', 'svc_workqueue_depth', 'svc_reconcile_total']) {
-    assert.match(metrics, new RegExp(`^${name}\\{controller="apidefinition"`, 'm'), name);
-  }
-  assert.deepEqual(await status('apidefinition', 'team-c', 'ignored'), {});
-});
+test(
+  'only watched namespaces are reconciled',
+  {
+    skip: localOnly(
+      "the installed operator watches every namespace; the test reads the local operator's /metrics",
+    ),
+  },
+  async () => {
+    await apply(apiManifest(C, 'ignored', '/ignored/'));
+    await apply(apiManifest(B, 'watched', '/watched/'));
+    await served(w.gateway, '/watched/x', '/x');
+    // Wait until every watched object has been reconciled twice more (two resyncs); by then an
+    // object in an unwatched namespace would have been reconciled too.
+    const watched = await w.kubectl(['get', 'apidefinitions', '-A', '-o', 'name']);
+    const objects = watched.stdout.trim().split('\n').length;
+    const before = await reconciles();
+    await waitFor('two resyncs', async () => (await reconciles()) >= before + 2 * objects);
+    assert.equal((await gatewayApi(w.gateway, apiId(C, 'ignored'))).status, 404);
+    const metrics = (await httpRequest(metricsUrl())).body;
+    for (const name of [
+      'svc_reconcile_duration_seconds_count',
+      'svc_workqueue_depth',
+      'svc_reconcile_total',
+    ]) {
+      assert.match(metrics, new RegExp(`^${name}\\{controller="apidefinition"`, 'm'), name);
+    }
+    assert.deepEqual(await status('apidefinition', C, 'ignored'), {});
+  },
+);
 
-test('an OperatorContext points resources at a second gateway, and cannot go while used', async () => {
-  await apply(`apiVersion: v1
+test(
+  'an OperatorContext points resources at a second gateway, and cannot go while used',
+  { skip: localOnly('one gateway is installed, the test needs a second') },
+  async () => {
+    await apply(`apiVersion: v1
 kind: Secret
-metadata: {name: gw2-conf, namespace: team-a}
+metadata: {name: gw2-conf, namespace: ${A}}
 stringData: {SVC_AUTH: ${SECRET2}, SVC_ORG: second-org}
 ---
 apiVersion: svc.svc.io/v1alpha1
 kind: OperatorContext
-metadata: {name: second, namespace: team-a}
+metadata: {name: second, namespace: ${A}}
 spec:
-  env: {mode: ce, url: "${gw2.url}"}
+  env: {mode: ce, url: "${local().gw2.url}"}
   secretRef: {name: gw2-conf}
 `);
-  await apply(apiManifest('team-a', 'elsewhere', '/elsewhere/', '  contextRef: {name: second}\n'));
-  await served(gw2, '/elsewhere/x', '/x');
-  assert.equal((await gatewayApi(gw, apiId('team-a', 'elsewhere'))).status, 404, 'not on the first gateway');
-  const held = JSON.parse((await gatewayApi(gw2, apiId('team-a', 'elsewhere'))).body) as { org_id: string };
-  assert.equal(held.org_id, 'second-org', 'org from the context secret');
+    await apply(apiManifest(A, 'elsewhere', '/elsewhere/', '  contextRef: {name: second}\n'));
+    await served(local().gw2, '/elsewhere/x', '/x');
+    assert.equal(
+      (await gatewayApi(w.gateway, apiId(A, 'elsewhere'))).status,
+      404,
+      'not on the first gateway',
+    );
+    const held = JSON.parse((await gatewayApi(local().gw2, apiId(A, 'elsewhere'))).body) as {
+      org_id: string;
+    };
+    assert.equal(held.org_id, 'second-org', 'org from the context secret');
 
-  const ctx = await waitFor('context status lists the API', async () => {
-    const s = await status('operatorcontext', 'team-a', 'second');
-    const linked = s.linked_apis as { name: string }[] | undefined;
-    return linked?.some((l) => l.name === 'elsewhere') ? s : undefined;
-  });
-  assert.equal(readyOf(ctx)?.status, 'True');
+    const ctx = await waitFor('context status lists the API', async () => {
+      const s = await status('operatorcontext', A, 'second');
+      const linked = s.linked_apis as { name: string }[] | undefined;
+      return linked?.some((l) => l.name === 'elsewhere') ? s : undefined;
+    });
+    assert.equal(readyOf(ctx)?.status, 'True');
 
-  await cp.kubectl(['delete', 'operatorcontext', 'second', '-n', 'team-a', '--wait=false']);
-  const refusing = await waitFor('context refuses to go while used', async () => {
-    const s = await status('operatorcontext', 'team-a', 'second');
-    return readyOf(s)?.reason === 'InUse' ? s : undefined;
-  });
-  assert.match(readyOf(refusing)?.message ?? '', /still used by ApiDefinition team-a\/elsewhere/);
+    await w.kubectl(['delete', 'operatorcontext', 'second', '-n', A, '--wait=false']);
+    const refusing = await waitFor('context refuses to go while used', async () => {
+      const s = await status('operatorcontext', A, 'second');
+      return readyOf(s)?.reason === 'InUse' ? s : undefined;
+    });
+    assert.match(readyOf(refusing)?.message ?? '', new RegExp(`still used by ApiDefinition ${A}/elsewhere`));
 
-  await cp.kubectl(['delete', 'apidefinition', 'elsewhere', '-n', 'team-a', '--wait=true', '--timeout=30s']);
-  await notServed(gw2, '/elsewhere/x');
-  await waitFor('context gone', async () => {
-    const r = await cp.kubectl(['get', 'operatorcontext', 'second', '-n', 'team-a'], { allowFailure: true });
-    return r.code !== 0 && r.stderr.includes('NotFound');
-  });
-});
+    await w.kubectl(['delete', 'apidefinition', 'elsewhere', '-n', A, '--wait=true', '--timeout=30s']);
+    await notServed(local().gw2, '/elsewhere/x');
+    await waitFor('context gone', async () => {
+      const r = await w.kubectl(['get', 'operatorcontext', 'second', '-n', A], { allowFailure: true });
+      return r.code !== 0 && r.stderr.includes('NotFound');
+    });
+  },
+);
 
-test('a context applied before its Secret: SecretNotFound, then Ready and used once the Secret appears', async () => {
-  await apply(`apiVersion: svc.svc.io/v1alpha1
+test(
+  'a context applied before its Secret: SecretNotFound, then Ready and used once the Secret appears',
+  { skip: localOnly('the context points at the local second gateway') },
+  async () => {
+    await apply(`apiVersion: svc.svc.io/v1alpha1
 kind: OperatorContext
-metadata: {name: late, namespace: team-b}
+metadata: {name: late, namespace: ${B}}
 spec:
-  env: {mode: ce, url: "${gw2.url}"}
+  env: {mode: ce, url: "${local().gw2.url}"}
   secretRef: {name: late-conf}
 `);
-  await apply(apiManifest('team-b', 'waiting', '/waiting/', '  contextRef: {name: late}\n'));
-  const waiting = await waitFor('the context waits for its Secret', async () => {
-    const s = await status('operatorcontext', 'team-b', 'late');
-    return readyOf(s)?.reason === 'SecretNotFound' ? s : undefined;
-  });
-  assert.equal(readyOf(waiting)?.status, 'False');
-  assert.match(readyOf(waiting)?.message ?? '', /Secret team-b\/late-conf does not exist/);
-  assert.equal(readyOf(await status('apidefinition', 'team-b', 'waiting'))?.reason, 'SecretNotFound');
+    await apply(apiManifest(B, 'waiting', '/waiting/', '  contextRef: {name: late}\n'));
+    const waiting = await waitFor('the context waits for its Secret', async () => {
+      const s = await status('operatorcontext', B, 'late');
+      return readyOf(s)?.reason === 'SecretNotFound' ? s : undefined;
+    });
+    assert.equal(readyOf(waiting)?.status, 'False');
+    assert.match(readyOf(waiting)?.message ?? '', new RegExp(`Secret ${B}/late-conf does not exist`));
+    assert.equal(readyOf(await status('apidefinition', B, 'waiting'))?.reason, 'SecretNotFound');
 
-  // No manual step: the Secret's watch queues the context, whose change queues the API (well
-  // before the 60 s recheck).
-  await apply(`apiVersion: v1
+    // No manual step: the Secret's watch queues the context, whose change queues the API (well
+    // before the 60 s recheck).
+    await apply(`apiVersion: v1
 kind: Secret
-metadata: {name: late-conf, namespace: team-b}
+metadata: {name: late-conf, namespace: ${B}}
 stringData: {SVC_AUTH: ${SECRET2}}
 `);
-  await waitFor(
-    'the context Ready once its Secret exists',
-    async () => readyOf(await status('operatorcontext', 'team-b', 'late'))?.status === 'True',
-    20_000,
-  );
-  await waitFor(
-    'the API Ready',
-    async () => readyOf(await status('apidefinition', 'team-b', 'waiting'))?.status === 'True',
-    20_000,
-  );
-  await served(gw2, '/waiting/x', '/x');
-
-  await cp.kubectl(['delete', 'apidefinition', 'waiting', '-n', 'team-b', '--wait=true', '--timeout=30s']);
-  await cp.kubectl(['delete', 'operatorcontext', 'late', '-n', 'team-b', '--wait=true', '--timeout=30s']);
-});
-
-test('contextRef moves an API to another gateway: it is deleted from the first', async () => {
-  await apply(apiManifest('team-a', 'mover', '/mover/'));
-  await served(gw, '/mover/x', '/x');
-  await apply(`apiVersion: svc.svc.io/v1alpha1
-kind: OperatorContext
-metadata: {name: move-to, namespace: team-a}
-spec: {env: {mode: ce, url: "${gw2.url}", auth: ${SECRET2}}}
-`);
-  await apply(apiManifest('team-a', 'mover', '/mover/', '  contextRef: {name: move-to}\n'));
-  await served(gw2, '/mover/x', '/x');
-  await notServed(gw, '/mover/x');
-  assert.equal((await gatewayApi(gw, apiId('team-a', 'mover'))).status, 404, 'gone from the first gateway');
-  const st = await waitFor('status.pushedTo names the second gateway', async () => {
-    const s = await status('apidefinition', 'team-a', 'mover');
-    return (s.pushedTo as { url?: string } | undefined)?.url === gw2.url && readyOf(s)?.status === 'True'
-      ? s
-      : undefined;
-  });
-  assert.deepEqual(st.pushedTo, { url: gw2.url, contextRef: { name: 'move-to', namespace: 'team-a' } });
-
-  await cp.kubectl(['delete', 'apidefinition', 'mover', '-n', 'team-a', '--wait=true', '--timeout=30s']);
-  await notServed(gw2, '/mover/x');
-  await cp.kubectl(['delete', 'operatorcontext', 'move-to', '-n', 'team-a', '--wait=true', '--timeout=30s']);
-});
-
-test('gateway down: Ready=False with a reason, then converges when it is back', async () => {
-  await gw2.stop();
-  await apply(`apiVersion: svc.svc.io/v1alpha1
-kind: OperatorContext
-metadata: {name: flaky, namespace: team-b}
-spec: {env: {mode: ce, url: "${gw2.url}", auth: ${SECRET2}}}
-`);
-  await apply(apiManifest('team-b', 'patient', '/patient/', '  contextRef: {name: flaky}\n'));
-  const st = await waitFor('Ready=False while the gateway is down', async () => {
-    const s = await status('apidefinition', 'team-b', 'patient');
-    return readyOf(s)?.status === 'False' ? s : undefined;
-  });
-  assert.equal(readyOf(st)?.reason, 'GatewayUnavailable');
-  assert.match(readyOf(st)?.message ?? '', /unreachable/);
-  assert.equal((st.latestTransaction as { status: string }).status, 'Failed');
-  await waitFor('a Warning event for the failure', async () => {
-    const ev = await cp.kubectl([
-      'get',
-      'events',
-      '-n',
-      'team-b',
-      '--field-selector',
-      'involvedObject.name=patient',
-      '-o',
-      'json',
-    ]);
-    return (JSON.parse(ev.stdout) as { items: { type: string; reason: string }[] }).items.some(
-      (e) => e.type === 'Warning' && e.reason === 'GatewayUnavailable',
+    await waitFor(
+      'the context Ready once its Secret exists',
+      async () => readyOf(await status('operatorcontext', B, 'late'))?.status === 'True',
+      20_000,
     );
-  });
+    await waitFor(
+      'the API Ready',
+      async () => readyOf(await status('apidefinition', B, 'waiting'))?.status === 'True',
+      20_000,
+    );
+    await served(local().gw2, '/waiting/x', '/x');
 
-  gw2 = await startGateway({
-    name: 'gateway-2b',
-    secret: SECRET2,
-    dataDir: join(dir, 'gw2'),
-    logDir: dir,
-    port: gw2.port,
-  });
-  await served(gw2, '/patient/x', '/x');
-  await waitFor(
-    'Ready=True after the gateway came back',
-    async () => {
-      return readyOf(await status('apidefinition', 'team-b', 'patient'))?.status === 'True';
-    },
-    60_000,
-  );
-});
+    await w.kubectl(['delete', 'apidefinition', 'waiting', '-n', B, '--wait=true', '--timeout=30s']);
+    await w.kubectl(['delete', 'operatorcontext', 'late', '-n', B, '--wait=true', '--timeout=30s']);
+  },
+);
 
-test('operator restart: changes made while it was down converge, drift is reverted', async () => {
-  await apply(apiManifest('team-a', 'kept', '/kept/'));
-  await apply(apiManifest('team-a', 'removed', '/removed/'));
-  await served(gw, '/kept/x', '/x');
-  await served(gw, '/removed/x', '/x');
-  await operator?.stop();
+test(
+  'contextRef moves an API to another gateway: it is deleted from the first',
+  { skip: localOnly('one gateway is installed, the test needs a second') },
+  async () => {
+    await apply(apiManifest(A, 'mover', '/mover/'));
+    await served(w.gateway, '/mover/x', '/x');
+    await apply(`apiVersion: svc.svc.io/v1alpha1
+kind: OperatorContext
+metadata: {name: move-to, namespace: ${A}}
+spec: {env: {mode: ce, url: "${local().gw2.url}", auth: ${SECRET2}}}
+`);
+    await apply(apiManifest(A, 'mover', '/mover/', '  contextRef: {name: move-to}\n'));
+    await served(local().gw2, '/mover/x', '/x');
+    await notServed(w.gateway, '/mover/x');
+    assert.equal((await gatewayApi(w.gateway, apiId(A, 'mover'))).status, 404, 'gone from the first gateway');
+    const st = await waitFor('status.pushedTo names the second gateway', async () => {
+      const s = await status('apidefinition', A, 'mover');
+      return (s.pushedTo as { url?: string } | undefined)?.url === local().gw2.url &&
+        readyOf(s)?.status === 'True'
+        ? s
+        : undefined;
+    });
+    assert.deepEqual(st.pushedTo, { url: local().gw2.url, contextRef: { name: 'move-to', namespace: A } });
 
-  // While the operator is down: a new API, an edited one, a deleted one, and drift in the gateway.
-  await apply(apiManifest('team-a', 'added-offline', '/added-offline/'));
-  await apply(apiManifest('team-a', 'kept', '/kept-v2/'));
-  await cp.kubectl(['delete', 'apidefinition', 'removed', '-n', 'team-a', '--wait=false']);
-  const ordersId = apiId('team-a', 'orders');
-  const del = await httpRequest(`${gw.url}/svc/apis/${ordersId}`, {
-    method: 'DELETE',
-    headers: { 'x-svc-authorization': SECRET },
-  });
-  assert.equal(del.status, 200);
-  await httpRequest(`${gw.url}/svc/reload`, { headers: { 'x-svc-authorization': SECRET } });
-  await notServed(gw, '/orders/x');
+    await w.kubectl(['delete', 'apidefinition', 'mover', '-n', A, '--wait=true', '--timeout=30s']);
+    await notServed(local().gw2, '/mover/x');
+    await w.kubectl(['delete', 'operatorcontext', 'move-to', '-n', A, '--wait=true', '--timeout=30s']);
+  },
+);
 
-  operator = await runOperator();
-  await served(gw, '/added-offline/x', '/x');
-  await served(gw, '/kept-v2/x', '/x');
-  await notServed(gw, '/kept/x');
-  await notServed(gw, '/removed/x');
-  await served(gw, '/orders/x', '/x');
-});
+test(
+  'gateway down: Ready=False with a reason, then converges when it is back',
+  { skip: localOnly('the test stops and restarts a gateway process') },
+  async () => {
+    await local().gw2.stop();
+    await apply(`apiVersion: svc.svc.io/v1alpha1
+kind: OperatorContext
+metadata: {name: flaky, namespace: ${B}}
+spec: {env: {mode: ce, url: "${local().gw2.url}", auth: ${SECRET2}}}
+`);
+    await apply(apiManifest(B, 'patient', '/patient/', '  contextRef: {name: flaky}\n'));
+    const st = await waitFor('Ready=False while the gateway is down', async () => {
+      const s = await status('apidefinition', B, 'patient');
+      return readyOf(s)?.status === 'False' ? s : undefined;
+    });
+    assert.equal(readyOf(st)?.reason, 'GatewayUnavailable');
+    assert.match(readyOf(st)?.message ?? '', /unreachable/);
+    assert.equal((st.latestTransaction as { status: string }).status, 'Failed');
+    await waitFor('a Warning event for the failure', async () => {
+      const ev = await w.kubectl([
+        'get',
+        'events',
+        '-n',
+        B,
+        '--field-selector',
+        'involvedObject.name=patient',
+        '-o',
+        'json',
+      ]);
+      return (JSON.parse(ev.stdout) as { items: { type: string; reason: string }[] }).items.some(
+        (e) => e.type === 'Warning' && e.reason === 'GatewayUnavailable',
+      );
+    });
+
+    local().gw2 = await startGateway({
+      name: 'gateway-2b',
+      secret: SECRET2,
+      dataDir: join(local().dir, 'gw2'),
+      logDir: local().dir,
+      port: local().gw2.port,
+    });
+    await served(local().gw2, '/patient/x', '/x');
+    await waitFor(
+      'Ready=True after the gateway came back',
+      async () => {
+        return readyOf(await status('apidefinition', B, 'patient'))?.status === 'True';
+      },
+      60_000,
+    );
+  },
+);
+
+test(
+  'operator restart: changes made while it was down converge, drift is reverted',
+  { skip: localOnly('the test stops and restarts the operator process') },
+  async () => {
+    await apply(apiManifest(A, 'kept', '/kept/'));
+    await apply(apiManifest(A, 'removed', '/removed/'));
+    await served(w.gateway, '/kept/x', '/x');
+    await served(w.gateway, '/removed/x', '/x');
+    await local().stopOperator();
+
+    // While the operator is down: a new API, an edited one, a deleted one, and drift in the gateway.
+    await apply(apiManifest(A, 'added-offline', '/added-offline/'));
+    await apply(apiManifest(A, 'kept', '/kept-v2/'));
+    await w.kubectl(['delete', 'apidefinition', 'removed', '-n', A, '--wait=false']);
+    const ordersId = apiId(A, 'orders');
+    const del = await httpRequest(`${w.gateway.url}/svc/apis/${ordersId}`, {
+      method: 'DELETE',
+      headers: { 'x-svc-authorization': w.gateway.secret },
+    });
+    assert.equal(del.status, 200);
+    await httpRequest(`${w.gateway.url}/svc/reload`, {
+      headers: { 'x-svc-authorization': w.gateway.secret },
+    });
+    await notServed(w.gateway, '/orders/x');
+
+    await local().startOperator();
+    await served(w.gateway, '/added-offline/x', '/x');
+    await served(w.gateway, '/kept-v2/x', '/x');
+    await notServed(w.gateway, '/kept/x');
+    await notServed(w.gateway, '/removed/x');
+    await served(w.gateway, '/orders/x', '/x');
+  },
+);

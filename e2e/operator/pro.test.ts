@@ -304,7 +304,8 @@ spec:
     { kind: 'securitypolicy', ns: 'shop', name: 'cross' },
     'refused',
     (st) =>
-      readyOf(st)?.status === 'False' && /not found in your organisation/.test(readyOf(st)?.message ?? ''),
+      readyOf(st)?.status === 'False' &&
+      (readyOf(st)?.message ?? '').includes('not found in your organisation'),
   );
   assert.equal(refused.pushedTo, undefined);
   for (const t of [a, b]) {

@@ -31,12 +31,16 @@ async function upstream(name: string): Promise<Upstream> {
     name,
     url: '',
     start: async () => {
+      if (server !== undefined) return;
       const s = createServer((req, res) => {
         res.writeHead(200, { 'content-type': 'application/json', 'x-upstream': name });
         res.end(JSON.stringify({ upstream: name, path: req.url }));
       });
       s.keepAliveTimeout = 100;
-      await new Promise<void>((resolve) => s.listen(port, '127.0.0.1', resolve));
+      await new Promise<void>((resolve, fail) => {
+        s.once('error', fail);
+        s.listen(port, '127.0.0.1', resolve);
+      });
       port = (s.address() as AddressInfo).port;
       u.url = `http://127.0.0.1:${String(port)}`;
       server = s;
@@ -63,7 +67,7 @@ let c: Upstream;
 let flaky: Upstream;
 let steady: Upstream;
 before(async () => {
-  [a, b, c, flaky, steady] = await Promise.all(['a', 'b', 'c', 'flaky', 'steady'].map(upstream)) as [
+  [a, b, c, flaky, steady] = (await Promise.all(['a', 'b', 'c', 'flaky', 'steady'].map(upstream))) as [
     Upstream,
     Upstream,
     Upstream,
@@ -75,16 +79,34 @@ after(async () => {
   for (const u of [a, b, c, flaky, steady]) await u.stop();
 });
 
-const balanced = (id: string, targets: string[], extra: Record<string, unknown> = {}): Record<string, unknown> =>
-  keyless(id, `/${id}/`, '', extra, { strip_listen_path: true, enable_load_balancing: true, target_list: targets });
+const balanced = (
+  id: string,
+  targets: string[],
+  extra: Record<string, unknown> = {},
+  proxy: Record<string, unknown> = {},
+): Record<string, unknown> =>
+  keyless(id, `/${id}/`, '', extra, {
+    strip_listen_path: true,
+    enable_load_balancing: true,
+    target_list: targets,
+    ...proxy,
+  });
 
 const checked = (): Record<string, unknown> =>
-  balanced('up', [flaky.url, `${steady.url}/base`], {
-    uptime_tests: {
-      check_list: [{ url: `${flaky.url}/health` }, { url: `${steady.url}/health`, method: 'GET', timeout: 500 }],
-      config: { recheck_wait: 1 },
+  balanced(
+    'up',
+    [flaky.url, `${steady.url}/base`],
+    {
+      uptime_tests: {
+        check_list: [
+          { url: `${flaky.url}/health` },
+          { url: `${steady.url}/health`, method: 'GET', timeout: 500 },
+        ],
+        config: { recheck_wait: 1 },
+      },
     },
-  });
+    { check_host_against_uptime_tests: true },
+  );
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -105,7 +127,7 @@ describeEachSetup(
     const fastPath = !(SETUPS[index]?.argv.includes('--fast-path=false') ?? true);
     let checker: UptimeChecker | undefined;
     before(async () => {
-      await flaky.start().catch(() => undefined);
+      await Promise.all([flaky.start(), steady.start()]);
       const known = new Set(openCheckers);
       await gw().addApi(balanced('lb', [a.url, b.url, c.url.replace('http://', '')]));
       await gw().addApi(checked());
@@ -129,7 +151,10 @@ describeEachSetup(
       for (let i = 0; i < 6; i++) got.push(await hit(`/lb/n${String(i)}`));
       const first = ['a', 'b', 'c'].indexOf(got[0]?.split(' ')[0] ?? '');
       assert.ok(first >= 0, got.join());
-      const want = Array.from({ length: 6 }, (_, i) => `${['a', 'b', 'c'][(first + i) % 3] ?? ''} /n${String(i)}`);
+      const want = Array.from(
+        { length: 6 },
+        (_, i) => `${['a', 'b', 'c'][(first + i) % 3] ?? ''} /n${String(i)}`,
+      );
       assert.deepEqual(got, want);
     });
 

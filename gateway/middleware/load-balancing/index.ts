@@ -106,7 +106,11 @@ export class UptimeChecker {
   /** Rounds completed (tests wait on it). */
   rounds = 0;
 
-  constructor(checks: readonly UptimeCheck[], intervalMs: number, onChange: (host: string, up: boolean) => void) {
+  constructor(
+    checks: readonly UptimeCheck[],
+    intervalMs: number,
+    onChange: (host: string, up: boolean) => void,
+  ) {
     this.#checks = checks;
     this.#onChange = onChange;
     this.#timer = setInterval(() => void this.round(), intervalMs);
