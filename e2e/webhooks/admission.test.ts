@@ -118,11 +118,9 @@ describe('bad manifests are refused with our message', () => {
       ],
     },
     {
-      name: 'ApiDefinition: a setting the gateway does not enforce yet (CORS), named',
-      objects: () => [apiDefinition('c', { CORS: { enable: true } })],
-      expect: [
-        'The ApiDefinition "c" is invalid: spec.CORS.enable: Unsupported value: CORS handling at the gateway is not supported yet by this gateway',
-      ],
+      name: 'ApiDefinition: a setting the gateway does not enforce yet (OAuth2), named',
+      objects: () => [apiDefinition('c', { use_oauth2: true })],
+      expect: ['The ApiDefinition "c" is invalid: spec.use_oauth2: not supported by svc yet'],
     },
     {
       name: 'ApiDefinition: a JWT key that does not fit the signing method, named',

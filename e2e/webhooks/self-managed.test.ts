@@ -207,7 +207,10 @@ test('the ServiceAccount may do what the webhook needs, and no more', async () =
   assert.equal(await can('delete', 'secrets/svc-operator-webhook-ca', '-n', NAMESPACE), false);
   assert.equal(await can('create', 'secrets', '-n', 'default'), false);
   assert.equal(await can('update', 'configmaps', '-n', 'default'), false);
-  assert.equal(await can('delete', 'apidefinitions', '-n', 'default'), false);
+  // The ingress controller creates and deletes the ApiDefinitions it generates; nothing else.
+  assert.equal(await can('delete', 'apidefinitions', '-n', 'default'), true);
+  assert.equal(await can('delete', 'securitypolicies', '-n', 'default'), false);
+  assert.equal(await can('delete', 'svcoasapidefinitions', '-n', 'default'), false);
   assert.equal(await can('create', 'pods', '-n', NAMESPACE), false);
   assert.equal(await can('update', 'leases', '-n', NAMESPACE), true);
   assert.equal(await can('update', 'leases', '-n', 'default'), false);

@@ -108,6 +108,8 @@ const checked = (): Record<string, unknown> =>
     { check_host_against_uptime_tests: true },
   );
 
+const isClosed = (c: UptimeChecker): boolean => c.closed;
+
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Waits until `checker` has run `n` more rounds. */
@@ -143,7 +145,7 @@ describeEachSetup(
       const res = await gw().request({ fresh: true, method: 'GET', path });
       assert.equal(fastPathStats.requests - before, fastPath ? 1 : 0, 'the entrance that served it');
       if (res.status !== 200) return `${String(res.status)} ${res.text}`;
-      return `${String(res.headers['x-upstream'])} ${String((res.json as { path: string }).path)}`;
+      return `${String(res.headers['x-upstream'])} ${(res.json as { path: string }).path}`;
     }
 
     test('round robin over target_list, a target without scheme meaning http', async () => {
@@ -201,7 +203,7 @@ describeEachSetup(
       await gw().reload();
       // The old route is closed once its requests are done.
       const deadline = Date.now() + 5000;
-      while (!checker.closed && Date.now() < deadline) await sleep(20);
+      while (!isClosed(checker) && Date.now() < deadline) await sleep(20);
       assert.equal(checker.closed, true, 'the old checker is closed');
       const fresh = [...openCheckers].filter((x) => !known.has(x));
       assert.equal(fresh.length, 1, 'the new route has its own checker');

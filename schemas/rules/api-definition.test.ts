@@ -91,6 +91,39 @@ const cases: Case[] = [
     ],
   },
   {
+    name: 'target_url may be empty with load balancing over a target_list',
+    api: api({}, { target_url: '', enable_load_balancing: true, target_list: ['u1:80', 'https://u2'] }),
+  },
+  {
+    name: 'a target_list without enable_load_balancing leaves target_url required',
+    api: api({}, { target_url: '', target_list: ['http://u1'] }),
+    each: [(p) => p.path === 'proxy.target_url' && p.type === 'Required'],
+  },
+  {
+    name: 'each target_list entry is a target',
+    api: api({}, { enable_load_balancing: true, target_list: ['http://u1', 'ftp://u2'] }),
+    each: [(p) => p.path === 'proxy.target_list[1]' && p.type === 'NotSupported'],
+  },
+  {
+    name: 'uptime checks: an http URL each; TCP checks not supported yet',
+    api: api({
+      uptime_tests: {
+        check_list: [
+          { url: 'http://u1/health' },
+          {},
+          { url: 'u2:22', protocol: 'tcp', commands: [{ name: 'send', message: 'ping' }] },
+          { url: 'http://u3', enable_proxy_protocol: true },
+        ],
+      },
+    }),
+    each: [
+      (p) => p.path === 'uptime_tests.check_list[1].url' && p.type === 'Required',
+      (p) => p.path === 'uptime_tests.check_list[2].protocol' && p.type === 'NotSupported',
+      (p) => p.path === 'uptime_tests.check_list[2].commands' && p.type === 'NotSupported',
+      (p) => p.path === 'uptime_tests.check_list[3].enable_proxy_protocol' && p.type === 'NotSupported',
+    ],
+  },
+  {
     name: 'target_url may be empty with the GraphQL execution engine',
     api: api(
       { graphql: { enabled: true, execution_mode: 'executionEngine', schema: 'type Query { a: String }' } },

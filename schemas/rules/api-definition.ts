@@ -244,11 +244,14 @@ function loadBalanced(proxy: Unchecked<ProxyConfig> | undefined): boolean {
  */
 export function balancedTargets(api: Pick<GatewayApiDefinition, 'proxy'>): Target[] {
   if (!loadBalanced(api.proxy)) return [];
-  return (api.proxy.target_list ?? []).map(parseTarget).filter((t) => !isTargetProblem(t));
+  return (api.proxy.target_list ?? []).map(parseTarget).filter((t): t is Target => !isTargetProblem(t));
 }
 
 /** The uptime checks svc runs: an http or https URL each (TCP checks and `commands` are not supported yet). */
-function loadBalancingProblems(api: ClassicApiInput, proxy: Unchecked<ProxyConfig> | undefined): FieldProblem[] {
+function loadBalancingProblems(
+  api: ClassicApiInput,
+  proxy: Unchecked<ProxyConfig> | undefined,
+): FieldProblem[] {
   const problems: FieldProblem[] = [];
   if (isTrue(proxy?.enable_load_balancing)) {
     list(proxy?.target_list).forEach((t, i) => {
@@ -259,19 +262,40 @@ function loadBalancingProblems(api: ClassicApiInput, proxy: Unchecked<ProxyConfi
   }
   const tests = model<{ check_list: unknown }>(api.uptime_tests);
   list(tests?.check_list).forEach((c, i) => {
-    const check = model<{ url: unknown; protocol: unknown; commands: unknown; enable_proxy_protocol: unknown }>(c);
+    const check = model<{
+      url: unknown;
+      protocol: unknown;
+      commands: unknown;
+      enable_proxy_protocol: unknown;
+    }>(c);
     const at = `uptime_tests.check_list[${String(i)}]`;
     const protocol = text(check?.protocol) ?? '';
     if (protocol !== '' && protocol !== 'http' && protocol !== 'https') {
-      problems.push(problem(`${at}.protocol`, 'NotSupported', `${quote(protocol)} checks are not supported yet by this gateway: use an http or https URL`));
+      problems.push(
+        problem(
+          `${at}.protocol`,
+          'NotSupported',
+          `${quote(protocol)} checks are not supported yet by this gateway: use an http or https URL`,
+        ),
+      );
     }
     if (list(check?.commands).length > 0)
-      problems.push(problem(`${at}.commands`, 'NotSupported', `TCP check commands are not supported yet by this gateway`));
+      problems.push(
+        problem(`${at}.commands`, 'NotSupported', `TCP check commands are not supported yet by this gateway`),
+      );
     if (isTrue(check?.enable_proxy_protocol))
-      problems.push(problem(`${at}.enable_proxy_protocol`, 'NotSupported', `the PROXY protocol in checks is not supported yet by this gateway`));
+      problems.push(
+        problem(
+          `${at}.enable_proxy_protocol`,
+          'NotSupported',
+          `the PROXY protocol in checks is not supported yet by this gateway`,
+        ),
+      );
     const url = text(check?.url);
     if (url === undefined || url === '') {
-      problems.push(problem(`${at}.url`, 'Required', 'set the URL the check requests, such as http://orders:8080/health'));
+      problems.push(
+        problem(`${at}.url`, 'Required', 'set the URL the check requests, such as http://orders:8080/health'),
+      );
     } else {
       const parsed = parseTarget(url);
       if (isTargetProblem(parsed)) problems.push(problem(`${at}.url`, parsed.type, parsed.message));

@@ -129,7 +129,7 @@ export class UptimeChecker {
     this.#running = true;
     try {
       const results = await Promise.all(this.#checks.map(async (c) => ({ c, ok: await probe(c) })));
-      if (this.#closed) return;
+      if (this.closed) return;
       // A host is down when any of its checks fails.
       const failing = new Set(results.filter((r) => !r.ok).map((r) => r.c.host));
       for (const { c } of results) {
@@ -185,7 +185,8 @@ export const loadBalancing: Middleware = {
       handle: async (ctx, proceed) => {
         if (ctx.upstreamTarget === undefined) {
           let chosen: Target | undefined;
-          for (let tried = 0; tried < targets.length; tried++) {
+          let left = targets.length;
+          while (left-- > 0) {
             const i = next;
             next = (next + 1) % targets.length;
             if (checker?.isDown(hosts[i] ?? '') === true) continue;
