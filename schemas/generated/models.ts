@@ -870,6 +870,16 @@ export interface NotificationsManager {
   oauth_on_keychange_url?: string;
 }
 
+/** Only allowed operations are served (classic `white_list`). */
+export interface OasAllow {
+  /** Enables it. */
+  enabled?: boolean;
+  /** Match the path case-insensitively. */
+  ignoreCase?: boolean;
+  /** Fields the schema leaves open. */
+  [key: string]: unknown;
+}
+
 /** An OpenAPI 3.x document with the gateway extension `x-svc-api-gateway`. */
 export interface OasApiDocument {
   /** OpenAPI version, 3.x. */
@@ -902,6 +912,16 @@ export interface OasAuthentication {
   [key: string]: unknown;
 }
 
+/** Refused with 403 (classic `black_list`). */
+export interface OasBlock {
+  /** Enables it. */
+  enabled?: boolean;
+  /** Match the path case-insensitively. */
+  ignoreCase?: boolean;
+  /** Fields the schema leaves open. */
+  [key: string]: unknown;
+}
+
 /** Basic auth: take the credentials from the request body. */
 export interface OasBodyCredentials {
   /** Enables body extraction. */
@@ -910,6 +930,66 @@ export interface OasBodyCredentials {
   userRegexp?: string;
   /** Regular expression with one group capturing the password. */
   passwordRegexp?: string;
+}
+
+/** Response caching (classic `cache_options`). */
+export interface OasCache {
+  /** Enables it. */
+  enabled?: boolean;
+  /** Seconds a response stays cached (0: 60). */
+  timeout?: number;
+  /** Cache every GET and OPTIONS request. */
+  cacheAllSafeRequests?: boolean;
+  /** Statuses cached. */
+  cacheResponseCodes?: number[];
+  /** Headers joining the cache key. */
+  cacheByHeaders?: string[];
+  /** The upstream decides what is cached. */
+  enableUpstreamCacheControl?: boolean;
+  /** Response header giving the time to live. */
+  controlTTLHeaderName?: string;
+  /** Fields the schema leaves open. */
+  [key: string]: unknown;
+}
+
+/** Circuit breaker (classic `circuit_breakers`). */
+export interface OasCircuitBreaker {
+  /** Enables it. */
+  enabled?: boolean;
+  /** Share of failed samples that opens it. */
+  threshold?: number;
+  /** Requests the share is computed over. */
+  sampleSize?: number;
+  /** Seconds before the endpoint is tried again. */
+  coolDownPeriod?: number;
+  /** Return to service on trial requests. */
+  halfOpenStateEnabled?: boolean;
+  /** Fields the schema leaves open. */
+  [key: string]: unknown;
+}
+
+/** Cross-origin resource sharing (classic `CORS`). */
+export interface OasCors {
+  /** Enables it. */
+  enabled?: boolean;
+  /** Allowed origins. */
+  allowedOrigins?: string[];
+  /** Allowed methods. */
+  allowedMethods?: string[];
+  /** Allowed request headers. */
+  allowedHeaders?: string[];
+  /** Headers exposed to clients. */
+  exposedHeaders?: string[];
+  /** Allow credentials. */
+  allowCredentials?: boolean;
+  /** Seconds a preflight answer may be cached. */
+  maxAge?: number;
+  /** Send preflight requests on to the upstream. */
+  optionsPassthrough?: boolean;
+  /** Log CORS decisions. */
+  debug?: boolean;
+  /** Fields the schema leaves open. */
+  [key: string]: unknown;
 }
 
 /** Host the API is bound to. */
@@ -936,6 +1016,16 @@ export interface OasDocumentInfo {
   [key: string]: unknown;
 }
 
+/** Upstream timeout (classic `hard_timeouts`). */
+export interface OasEnforceTimeout {
+  /** Enables it. */
+  enabled?: boolean;
+  /** Seconds the upstream has to answer; past them 504. */
+  value?: number;
+  /** Fields the schema leaves open. */
+  [key: string]: unknown;
+}
+
 /** Gateway settings of an OAS API (`x-svc-api-gateway`). */
 export interface OasGatewayExtension {
   /** Identity and state of the API. */
@@ -944,7 +1034,7 @@ export interface OasGatewayExtension {
   upstream: OasUpstream;
   /** How the gateway serves the API. */
   server: OasServer;
-  /** Per-API and per-operation middleware. The gateway serves `global.ipAllowList`, `global.ipBlockList` and `global.rateLimit`; any other entry that is set is refused by name. */
+  /** Per-API and per-operation middleware, converted to the classic fields the gateway enforces (docs/gateway.md, "OAS APIs"); any other entry that is set is refused by name. */
   middleware?: OasMiddleware;
   /** Fields the schema leaves open. */
   [key: string]: unknown;
@@ -958,6 +1048,28 @@ export interface OasGlobalMiddleware {
   ipBlockList?: OasIpBlockList;
   /** Rate limit of the whole API, all clients together (classic: `global_rate_limit`); over it: 429. */
   rateLimit?: OasRateLimit;
+  /** Cross-origin resource sharing (classic `CORS`). */
+  cors?: OasCors;
+  /** Response caching (classic `cache_options`). */
+  cache?: OasCache;
+  /** Fields the schema leaves open. */
+  [key: string]: unknown;
+}
+
+/** A header. */
+export interface OasHeader {
+  /** Header name. */
+  name: string;
+  /** Header value. */
+  value?: string;
+}
+
+/** Served without authentication (classic `ignored`). */
+export interface OasIgnoreAuthentication {
+  /** Enables it. */
+  enabled?: boolean;
+  /** Match the path case-insensitively. */
+  ignoreCase?: boolean;
   /** Fields the schema leaves open. */
   [key: string]: unknown;
 }
@@ -998,10 +1110,74 @@ export interface OasListenPath {
   strip?: boolean;
 }
 
-/** Per-API and per-operation middleware. The gateway serves `global.ipAllowList`, `global.ipBlockList` and `global.rateLimit`; any other entry that is set is refused by name. */
+/** Per-API and per-operation middleware, converted to the classic fields the gateway enforces (docs/gateway.md, "OAS APIs"); any other entry that is set is refused by name. */
 export interface OasMiddleware {
   /** Middleware of every request to the API. */
   global?: OasGlobalMiddleware;
+  /** Middleware per operation, by the `operationId` of an operation in `paths` (its path and method); an ID that names no operation is refused. */
+  operations?: Record<string, OasOperation>;
+  /** Fields the schema leaves open. */
+  [key: string]: unknown;
+}
+
+/** The gateway answers instead of the upstream (classic `mock_response`). */
+export interface OasMockResponse {
+  /** Enables it. */
+  enabled?: boolean;
+  /** Status (default 200). */
+  code?: number;
+  /** Body. */
+  body?: string;
+  /** Headers. */
+  headers?: OasHeader[];
+  /** Fields the schema leaves open. */
+  [key: string]: unknown;
+}
+
+/** Middleware of one operation (classic: `extended_paths` entries of its path and method). */
+export interface OasOperation {
+  /** Only allowed operations are served (classic `white_list`). */
+  allow?: OasAllow;
+  /** Refused with 403 (classic `black_list`). */
+  block?: OasBlock;
+  /** Served without authentication (classic `ignored`). */
+  ignoreAuthentication?: OasIgnoreAuthentication;
+  /** Largest request body (classic `size_limits`). */
+  requestSizeLimit?: OasRequestSizeLimit;
+  /** Request header changes (classic `transform_headers`). */
+  transformRequestHeaders?: OasTransformRequestHeaders;
+  /** Response header changes (classic `transform_response_headers`). */
+  transformResponseHeaders?: OasTransformResponseHeaders;
+  /** Method change (classic `method_transforms`). */
+  transformRequestMethod?: OasTransformRequestMethod;
+  /** URL rewrite (classic `url_rewrites`). */
+  urlRewrite?: OasUrlRewrite;
+  /** Request body template (classic `transform`). */
+  transformRequestBody?: OasTransformRequestBody;
+  /** Response body template (classic `transform_response`). */
+  transformResponseBody?: OasTransformResponseBody;
+  /** The JSON body is validated against the operation's `requestBody` schema (classic `validate_json`). */
+  validateRequest?: OasValidateRequest;
+  /** The gateway answers instead of the upstream (classic `mock_response`). */
+  mockResponse?: OasMockResponse;
+  /** Upstream timeout (classic `hard_timeouts`). */
+  enforceTimeout?: OasEnforceTimeout;
+  /** Circuit breaker (classic `circuit_breakers`). */
+  circuitBreaker?: OasCircuitBreaker;
+  /** Caching of this operation (classic `advance_cache_config`). */
+  cache?: OasOperationCache;
+  /** Fields the schema leaves open. */
+  [key: string]: unknown;
+}
+
+/** Caching of this operation (classic `advance_cache_config`). */
+export interface OasOperationCache {
+  /** Enables it. */
+  enabled?: boolean;
+  /** Seconds a response stays cached. */
+  timeout?: number;
+  /** Statuses cached. */
+  cacheResponseCodes?: number[];
   /** Fields the schema leaves open. */
   [key: string]: unknown;
 }
@@ -1014,6 +1190,16 @@ export interface OasRateLimit {
   rate?: number;
   /** The window, as a duration of whole seconds: `1s`, `30s`, `1m`, `1h30m` (units h, m, s; ms, us and ns only as parts of whole seconds). */
   per?: string;
+}
+
+/** Largest request body (classic `size_limits`). */
+export interface OasRequestSizeLimit {
+  /** Enables it. */
+  enabled?: boolean;
+  /** Bytes; past them 413. */
+  value?: number;
+  /** Fields the schema leaves open. */
+  [key: string]: unknown;
 }
 
 /** Gateway settings of a security scheme declared in `components.securitySchemes`. */
@@ -1108,10 +1294,118 @@ export interface OasStreamingExtension {
   [key: string]: unknown;
 }
 
+/** Request body template (classic `transform`). */
+export interface OasTransformRequestBody {
+  /** Enables it. */
+  enabled?: boolean;
+  /** Format of the body the template reads. */
+  format?: 'json';
+  /** The template, base64-encoded. */
+  body?: string;
+  /** File of the template (instead of `body`). */
+  path?: string;
+  /** Fields the schema leaves open. */
+  [key: string]: unknown;
+}
+
+/** Request header changes (classic `transform_headers`). */
+export interface OasTransformRequestHeaders {
+  /** Enables it. */
+  enabled?: boolean;
+  /** Headers set (a header already there is replaced). */
+  add?: OasHeader[];
+  /** Headers removed. */
+  remove?: string[];
+  /** Fields the schema leaves open. */
+  [key: string]: unknown;
+}
+
+/** Method change (classic `method_transforms`). */
+export interface OasTransformRequestMethod {
+  /** Enables it. */
+  enabled?: boolean;
+  /** Method sent upstream. */
+  toMethod?: string;
+  /** Fields the schema leaves open. */
+  [key: string]: unknown;
+}
+
+/** Response body template (classic `transform_response`). */
+export interface OasTransformResponseBody {
+  /** Enables it. */
+  enabled?: boolean;
+  /** Format of the body the template reads. */
+  format?: 'json';
+  /** The template, base64-encoded. */
+  body?: string;
+  /** File of the template (instead of `body`). */
+  path?: string;
+  /** Fields the schema leaves open. */
+  [key: string]: unknown;
+}
+
+/** Response header changes (classic `transform_response_headers`). */
+export interface OasTransformResponseHeaders {
+  /** Enables it. */
+  enabled?: boolean;
+  /** Headers set (a header already there is replaced). */
+  add?: OasHeader[];
+  /** Headers removed. */
+  remove?: string[];
+  /** Fields the schema leaves open. */
+  [key: string]: unknown;
+}
+
 /** Where requests go. */
 export interface OasUpstream {
   /** Upstream address. */
   url: string;
+  /** Fields the schema leaves open. */
+  [key: string]: unknown;
+}
+
+/** URL rewrite (classic `url_rewrites`). */
+export interface OasUrlRewrite {
+  /** Enables it. */
+  enabled?: boolean;
+  /** Regular expression over the path (the basic trigger). */
+  pattern?: string;
+  /** Rewrite target; `$1`... are the groups of `pattern`. */
+  rewriteTo?: string;
+  /** Advanced triggers; the first that fires gives the target. */
+  triggers?: OasUrlRewriteTrigger[];
+  /** Fields the schema leaves open. */
+  [key: string]: unknown;
+}
+
+/** A condition of a trigger. */
+export interface OasUrlRewriteRule {
+  /** Where the value is read. */
+  in: 'header' | 'query' | 'path' | 'sessionMetadata' | 'requestBody' | 'requestContext';
+  /** Name of the header, parameter, path part or key. */
+  name?: string;
+  /** Regular expression the value must match. */
+  pattern: string;
+  /** Trigger when the value does not match. */
+  negate?: boolean;
+}
+
+/** A trigger. */
+export interface OasUrlRewriteTrigger {
+  /** Any rule or all rules. */
+  condition?: 'any' | 'all';
+  /** The conditions. */
+  rules: OasUrlRewriteRule[];
+  /** Rewrite target when the trigger fires. */
+  rewriteTo: string;
+}
+
+/** The JSON body is validated against the operation's `requestBody` schema (classic `validate_json`). */
+export interface OasValidateRequest {
+  /** Enables it. */
+  enabled?: boolean;
+  /** Status of a refused body (default 422). */
+  errorResponseCode?: number;
   /** Fields the schema leaves open. */
   [key: string]: unknown;
 }
