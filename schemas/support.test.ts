@@ -227,7 +227,7 @@ describe('notSupportedPaths', () => {
       value: {
         do_not_track: true,
         session_lifetime: 30,
-        proxy: { target_list: ['a', 'b'], transport: { proxy_url: 'http://p:3128' } },
+        proxy: { disable_strip_slash: true, transport: { proxy_url: 'http://p:3128' } },
         version_data: {
           versions: {
             'v/1': {
@@ -246,7 +246,7 @@ describe('notSupportedPaths', () => {
       want: [
         'do_not_track',
         'session_lifetime',
-        'proxy.target_list',
+        'proxy.disable_strip_slash',
         'proxy.transport.proxy_url',
         'version_data.versions["v/1"].extended_paths.transform_jq',
         'jwt_client_base_field',

@@ -234,7 +234,7 @@ const cases: Case[] = [
     name: "the gateway's check of an OAS API: settings it does not enforce, by document path",
     cluster: [
       doc(
-        `${oasDocument()}  middleware:\n    global:\n      cors:\n        enabled: true\n      rateLimit:\n        enabled: true\n        rate: 10\n        per: 500ms\n`,
+        `${oasDocument()}  middleware:\n    global:\n      contextVariables:\n        enabled: true\n      rateLimit:\n        enabled: true\n        rate: 10\n        per: 500ms\n`,
       ),
     ],
     errors: [
@@ -242,7 +242,7 @@ const cases: Case[] = [
         'in the document at x-svc-api-gateway.middleware.global.rateLimit.per: "500ms" is not a duration of whole seconds: write one such as 1s, 30s, 1m or 1h30m',
       ),
       err(
-        'in the document at x-svc-api-gateway.middleware.global.cors: not supported yet by this gateway: remove it (the gateway keeps no setting it does not enforce)',
+        'in the document at x-svc-api-gateway.middleware.global.contextVariables: not supported yet by this gateway: remove it (the gateway keeps no setting it does not enforce)',
         'NotSupported',
       ),
     ],

@@ -251,10 +251,10 @@ const adminCases: AdminCase[] = [
     name: 'settings the gateway does not enforce are refused by name',
     method: 'POST',
     path: '/svc/apis/oas',
-    body: oasApi('bad', '/bad/', target, { middleware: { global: { cors: { enabled: true } } } }),
+    body: oasApi('bad', '/bad/', target, { middleware: { global: { contextVariables: { enabled: true } } } }),
     status: 400,
     want: refused(
-      'x-svc-api-gateway.middleware.global.cors: Unsupported value: not supported yet by this gateway: remove it (the gateway keeps no setting it does not enforce)',
+      'x-svc-api-gateway.middleware.global.contextVariables: Unsupported value: not supported yet by this gateway: remove it (the gateway keeps no setting it does not enforce)',
     ),
   },
   {
