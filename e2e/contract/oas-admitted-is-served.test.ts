@@ -71,8 +71,13 @@ const table: { name: string; doc: Json; admitted: boolean }[] = [
   },
   {
     name: 'a middleware the gateway does not serve',
-    doc: oasDocument({}, { middleware: { global: { cors: { enabled: true } } } }),
+    doc: oasDocument({}, { middleware: { global: { contextVariables: { enabled: true } } } }),
     admitted: false,
+  },
+  {
+    name: 'CORS, served',
+    doc: oasDocument({}, { middleware: { global: { cors: { enabled: true } } } }),
+    admitted: true,
   },
   {
     name: 'a window of 500ms',
