@@ -132,13 +132,6 @@ function byLongestPath(a: Route, b: Route): number {
   );
 }
 
-/** Whether `r` serves `path` (`folded`: the path in ASCII lower case, made when first needed). */
-function serves(r: Route, path: string, folded: { value?: string }): boolean {
-  if (r.exactPath === undefined) return coversPath(r.listenPath, path);
-  folded.value ??= asciiLower(path);
-  return folded.value === r.exactPath;
-}
-
 /** ASCII `A`-`Z` folded to lower case, nothing else changed (listen paths are ASCII). */
 export function asciiLower(s: string): string {
   for (let i = 0; i < s.length; i++) {
@@ -165,8 +158,16 @@ function firstCovering(tier: Tier | undefined, path: string): Route | undefined 
   if (tier === undefined) return undefined;
   const byPath = tier.byPath;
   if (byPath === undefined) {
-    const folded = {};
-    for (const r of tier.routes) if (serves(r, path, folded)) return r;
+    // The path in lower case only when an exact route asks for it: nothing allocated per
+    // request in the common case.
+    let folded: string | undefined;
+    for (const r of tier.routes) {
+      if (r.exactPath === undefined) {
+        if (coversPath(r.listenPath, path)) return r;
+      } else if ((folded ??= asciiLower(path)) === r.exactPath) {
+        return r;
+      }
+    }
     return undefined;
   }
   // An exact route of the whole path; then the whole path, then each prefix ending before a
