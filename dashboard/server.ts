@@ -361,6 +361,17 @@ export async function startDashboard(given: DashboardDeps): Promise<DashboardSer
       const found = await nodeKey(deps.store, orgsOf(url), key[1] ?? '');
       return { route: 'system_keys', reply: found === undefined ? fail(404, 'Key not found') : json(found) };
     }
+    const cert = /^\/system\/certs\/([^/]+)$/.exec(path);
+    if (cert !== null && method === 'GET') {
+      const found = await certs.nodeCert(deps.store, orgsOf(url), decodeURIComponent(cert[1] ?? ''), {
+        admin: deps.config.admin_secret,
+        node: deps.config.node_secret,
+      });
+      return {
+        route: 'system_certs',
+        reply: found === undefined ? fail(404, 'Certificate not found') : json(found),
+      };
+    }
     return { route: name, reply: fail(404, 'Not found') };
   };
   const adminHash = createHash('sha256').update(deps.config.admin_secret).digest();

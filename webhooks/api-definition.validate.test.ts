@@ -86,6 +86,52 @@ const cases: Case[] = [
     ],
   },
   {
+    name: 'a proxyOnly GraphQL API without its schema is refused (svc does not introspect)',
+    obj: apiDefinition('orders', {
+      proxy: { listen_path: '/orders/', target_url: 'http://orders.default.svc:8080' },
+      graphql: { enabled: true, execution_mode: 'proxyOnly' },
+    }),
+    errors: [
+      {
+        path: 'spec.graphql.schema',
+        type: 'Required',
+        message:
+          'a proxyOnly GraphQL API checks each query against the GraphQL schema (SDL) of its upstream, which svc does not fetch by introspection: set graphql.schema, or set graphql.enabled to false to proxy it as plain HTTP',
+      },
+    ],
+  },
+  {
+    name: 'a validate_json schema that does not compile, and caching a POST, are refused by path',
+    obj: apiDefinition('orders', {
+      cache_options: { enable_cache: true },
+      version_data: {
+        not_versioned: true,
+        versions: {
+          Default: {
+            name: 'Default',
+            extended_paths: {
+              validate_json: [{ path: '/users', method: 'POST', schema: { type: 'strin' } }],
+              advance_cache_config: [{ path: '/users', method: 'POST' }],
+            },
+          },
+        },
+      },
+    }),
+    errors: [
+      {
+        path: 'spec.version_data.versions.Default.extended_paths.advance_cache_config[0].method',
+        type: 'NotSupportedYet',
+        message:
+          'not supported by svc yet: caching "POST" answers (the cache stores GET and OPTIONS answers only: every request of a method with side effects reaches the upstream); set method to GET or OPTIONS, or remove the entry',
+      },
+      {
+        path: 'spec.version_data.versions.Default.extended_paths.validate_json[0].schema',
+        type: 'Invalid',
+        message: 'the JSON Schema does not compile: type must be JSONType or JSONType[]: strin',
+      },
+    ],
+  },
+  {
     name: 'a data source naming a field the schema lacks is refused',
     obj: apiDefinition('orders', {
       proxy: { listen_path: '/orders/' },

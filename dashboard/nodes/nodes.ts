@@ -1,7 +1,7 @@
 /**
  * Gateways in mode pro talk to the dashboard here (`/system/...`, the node secret in the
  * `x-svc-node-secret` header): a gateway registers as a node, reads the APIs and policies of its
- * organisations in one call, fetches a key on a miss, and keeps a notification stream open
+ * organisations in one call, fetches a key or a certificate (api/certs.ts `nodeCert`) on a miss, and keeps a notification stream open
  * (server-sent events) that names every change once it is committed. Changes are observed on the
  * store itself (`withNotifications`), so no handler can forget to announce a write.
  */
@@ -137,7 +137,7 @@ export function orgsOf(url: URL): string[] {
 }
 
 /** The organisations to read: those asked for that exist, or every one. */
-async function orgIds(store: Store, asked: readonly string[]): Promise<string[]> {
+export async function orgIds(store: Store, asked: readonly string[]): Promise<string[]> {
   if (asked.length > 0) {
     const found = await Promise.all(asked.map(async (o) => ((await store.getOrg(o)) ? o : undefined)));
     return found.filter((o) => o !== undefined);

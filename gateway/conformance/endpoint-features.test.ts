@@ -266,6 +266,13 @@ const rows: Row[] = [
     responseHeaders: { ...NO_CORS, 'access-control-expose-headers': undefined, vary: 'Origin' },
   },
   {
+    name: "cors: the upstream's Vary keeps its values, Origin once",
+    path: '/corsany/vary',
+    headers: { origin: APP },
+    status: 200,
+    responseHeaders: { 'access-control-allow-origin': '*', vary: 'Accept-Encoding, origin' },
+  },
+  {
     name: 'cors: a plain OPTIONS request (no preflight) goes through the chain',
     method: 'OPTIONS',
     path: '/cors/items',

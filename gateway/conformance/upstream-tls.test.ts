@@ -194,3 +194,84 @@ describe('upstream TLS: client certificates and pinning', () => {
     assert.match(res.text, /pinned_public_keys\[\\"\*\\"\]: Invalid value: \\"sha256\/short\\" is neither/);
   });
 });
+
+describe('upstream TLS: every upstream of a load-balanced target_list', () => {
+  let gw: InProcessGateway;
+  const servers: Server[] = [];
+  const targets: string[] = [];
+
+  before(async () => {
+    const upstreamCert = selfSignedCert();
+    const clients = [await makeCert('client-a'), await makeCert('client-b')];
+    // Two hosts (127.0.0.1 and 127.0.0.2, both loopback), each trusting only its own client.
+    for (const [i, host] of ['127.0.0.1', '127.0.0.2'].entries()) {
+      const server = createServer(
+        {
+          cert: upstreamCert.cert,
+          key: upstreamCert.key,
+          requestCert: true,
+          rejectUnauthorized: true,
+          ca: clients[i]?.cert,
+        },
+        (req, res) => {
+          const socket = req.socket;
+          const peer = socket instanceof TLSSocket ? socket.getPeerX509Certificate() : undefined;
+          res.setHeader('content-type', 'application/json');
+          res.end(JSON.stringify({ host, client: peer?.subject ?? '' }));
+        },
+      );
+      await new Promise<void>((resolve) => server.listen(0, host, resolve));
+      servers.push(server);
+      targets.push(`https://${host}:${String((server.address() as AddressInfo).port)}`);
+    }
+    gw = await startGateway();
+    for (const c of clients) {
+      const res = await gw.admin('POST', '/svc/certs?org_id=org1', c.cert + c.key);
+      assert.equal(res.status, 200, res.text);
+    }
+    const [a, b] = clients as [MadeCert, MadeCert];
+    const upstream_certificates = {
+      '127.0.0.1': `org1${a.fingerprint}`,
+      '127.0.0.2': `org1${b.fingerprint}`,
+    };
+    const balanced = { enable_load_balancing: true, target_list: targets };
+    const insecure = { transport: { ssl_insecure_skip_verify: true } };
+    await gw.addApi(keyless('lb', '/lb/', '', { upstream_certificates }, { ...balanced, ...insecure }));
+    await gw.addApi(
+      keyless(
+        'lb-target',
+        '/lb-target/',
+        targets[0] ?? '',
+        { upstream_certificates },
+        {
+          ...balanced,
+          ...insecure,
+        },
+      ),
+    );
+    await gw.reload();
+  });
+  after(async () => {
+    await gw.stop();
+    for (const s of servers) {
+      await new Promise<void>((resolve) => {
+        s.close(() => {
+          resolve();
+        });
+      });
+    }
+  });
+
+  for (const path of ['/lb/x', '/lb-target/x']) {
+    test(`${path}: each upstream gets the client certificate of its own host`, async () => {
+      const seen = new Set<string>();
+      for (let i = 0; i < 4; i++) {
+        const res = await gw.request({ path });
+        assert.equal(res.status, 200, res.text);
+        const { host, client } = res.json as { host: string; client: string };
+        seen.add(`${host} ${client}`);
+      }
+      assert.deepEqual([...seen].sort(), ['127.0.0.1 CN=client-a', '127.0.0.2 CN=client-b']);
+    });
+  }
+});

@@ -389,10 +389,10 @@ test('writes: rewrite targets and variables svc does not serve are refused by pa
       `${at}.global_headers.x-token: not supported by svc yet: the context variable "$tyk_context.token"`,
       `${at}.global_headers.x-secret: not supported by svc yet: secret store variables ($secret_env.)`,
       `${at}.extended_paths.url_rewrites[0].match_pattern: Invalid value`,
-      `${at}.extended_paths.url_rewrites[0].rewrite_to: not supported by svc yet: rewriting to another API of the gateway (tyk://)`,
+      `${at}.extended_paths.url_rewrites[0].rewrite_to: Invalid value: "tyk://other/a": another API of the gateway is written svc://<api_id>/<path> here`,
       `${at}.extended_paths.url_rewrites[1].rewrite_to: not supported by svc yet: a host chosen per request`,
       `${at}.extended_paths.url_rewrites[1].triggers[0].options.header_matches.X-A.match_rx: Invalid value`,
-      `${at}.extended_paths.url_rewrites[1].triggers[1].rewrite_to_internal: not supported by svc yet`,
+      `${at}.extended_paths.url_rewrites[1].triggers[1].rewrite_to_internal.target: Invalid value: "default/other": the gateway takes the ID of the target API`,
     ]) {
       assert.ok(message.includes(part), `${part} in ${message}`);
     }

@@ -1,63 +1,61 @@
 /**
- * The GraphQL playground (`graphql.playground`): a small self-contained IDE page (no script,
- * style or font from any outside host) served at `{listen_path}{path}`. It runs before
- * authentication, as the page itself holds nothing; the queries it sends go to the API's listen
- * path with the headers the user types, through the whole chain like any other request.
+ * The GraphQL playground (`graphql.playground`): GraphiQL, the GraphQL Foundation's IDE, served
+ * at `{listen_path}{path}` with its files under `{listen_path}{path}/assets/`, all from the
+ * gateway itself (read from node_modules, see playground-assets.ts); the page's
+ * Content-Security-Policy lets it load and call nothing but the gateway. It runs before
+ * authentication, as the page and its files hold nothing; the queries it sends go to the API's
+ * listen path with the headers set in GraphiQL's headers editor, through the whole chain like
+ * any other request.
  */
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import type { Middleware } from '../pipeline/compose.ts';
 import { HttpContext } from '../pipeline/context.ts';
+import { playgroundAssets, type PlaygroundAsset, type PlaygroundAssets } from './playground-assets.ts';
 
 const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-/** The page, for an API whose queries go to `endpoint`. */
-export function playgroundPage(title: string, endpoint: string): string {
+/**
+ * The page's policy: scripts, styles and calls from the gateway only. GraphiQL's stylesheet
+ * embeds its fonts and icons as data: URLs; React sets element styles through the DOM, which
+ * style-src does not govern.
+ */
+export const PLAYGROUND_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "font-src 'self' data:",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'self'",
+].join('; ');
+
+/** Assets are named by their content: a changed file is a new name, so they never go stale. */
+const ASSET_CACHE = 'public, max-age=31536000, immutable';
+
+/** The page, for an API whose queries go to `endpoint`, with its assets under `assetsPath`. */
+export function playgroundPage(
+  title: string,
+  endpoint: string,
+  assetsPath: string,
+  assets: PlaygroundAssets,
+): string {
   const config = JSON.stringify({ endpoint }).replace(/</g, '\\u003c');
+  const src = (a: PlaygroundAsset): string => escapeHtml(`${assetsPath}${a.name}`);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)} · GraphQL playground</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<style>
-body{margin:0;font:14px system-ui,sans-serif;display:grid;grid-template-rows:auto 1fr;height:100vh}
-header{display:flex;gap:.5em;align-items:center;padding:.5em;background:#222;color:#eee}
-header input{flex:1;font:inherit} main{display:grid;grid-template-columns:1fr 1fr;min-height:0}
-section{display:grid;grid-template-rows:2fr 1fr;min-height:0} textarea,pre{margin:0;padding:.5em;
-font:13px ui-monospace,monospace;border:1px solid #ccc;overflow:auto;resize:none}
-pre{white-space:pre-wrap}
-</style></head>
-<body>
-<header><strong>GraphQL</strong>
-<input id="headers" aria-label="Headers (JSON)" placeholder='Headers as JSON, such as {"Authorization": "key"}'>
-<button id="run" type="button">Run ▶</button></header>
-<main><section>
-<textarea id="query" aria-label="Query" spellcheck="false">{ __typename }</textarea>
-<textarea id="variables" aria-label="Variables (JSON)" spellcheck="false" placeholder="Variables as JSON"></textarea>
-</section><pre id="result" aria-label="Result" aria-live="polite"></pre></main>
-<script>
-const config = ${config};
-const $ = (id) => document.getElementById(id);
-async function run() {
-  const out = $('result');
-  let headers = {}, variables;
-  try {
-    if ($('headers').value.trim() !== '') headers = JSON.parse($('headers').value);
-    if ($('variables').value.trim() !== '') variables = JSON.parse($('variables').value);
-  } catch (e) { out.textContent = 'Invalid JSON: ' + e.message; return; }
-  out.textContent = '…';
-  try {
-    const res = await fetch(config.endpoint, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...headers },
-      body: JSON.stringify({ query: $('query').value, variables }),
-    });
-    const text = await res.text();
-    try { out.textContent = JSON.stringify(JSON.parse(text), null, 2); } catch { out.textContent = text; }
-    out.dataset.status = String(res.status);
-  } catch (e) { out.textContent = String(e); }
-}
-$('run').addEventListener('click', run);
-document.addEventListener('keydown', (e) => { if ((e.ctrlKey || e.metaKey) && e.key === 'Enter') run(); });
-</script>
-</body></html>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${src(assets.graphiqlCss)}">
+<link rel="stylesheet" href="${src(assets.style)}">
+<script id="playground-config" type="application/json">${config}</script>
+<script src="${src(assets.react)}" defer></script>
+<script src="${src(assets.reactDom)}" defer></script>
+<script src="${src(assets.graphiql)}" defer></script>
+<script src="${src(assets.script)}" defer></script>
+</head>
+<body><div id="graphiql"><noscript>The GraphQL playground needs JavaScript.</noscript></div></body></html>
 `;
 }
 
@@ -69,28 +67,76 @@ function playgroundPath(api: GatewayApiDefinition): string | undefined {
   return p === '' ? undefined : p.replace(/\/+$/, '') || '/';
 }
 
-/** Serves the playground page; every other request continues along the chain. */
+/** Whether the client takes a gzipped body (`gzip` listed, and not with q=0). */
+function acceptsGzip(header: string | string[] | undefined): boolean {
+  const value = Array.isArray(header) ? header.join(',') : (header ?? '');
+  return value.split(',').some((part) => {
+    const [coding = '', ...params] = part.split(';').map((s) => s.trim().toLowerCase());
+    return (coding === 'gzip' || coding === '*') && !params.some((p) => /^q=0(\.0*)?$/.test(p));
+  });
+}
+
+/** Serves the playground page and its assets; every other request continues along the chain. */
 export const graphqlPlayground: Middleware = {
   name: 'graphql-playground',
   enabled: (api) => playgroundPath(api) !== undefined,
-  create(api) {
+  async create(api) {
     const path = playgroundPath(api) ?? '';
+    const assetsDir = `${path === '/' ? '' : path}/assets/`;
+    const assets = await playgroundAssets();
     let page: Buffer | undefined;
     return async (ctx, next) => {
       const listenPath = ctx.route.listenPath;
       const rest = ctx.path.slice(listenPath.length).replace(/\/+$/, '') || '/';
-      if (rest !== path || (ctx.method !== 'GET' && ctx.method !== 'HEAD') || !(ctx instanceof HttpContext)) {
+      const asset = rest.startsWith(assetsDir) ? assets.byName.get(rest.slice(assetsDir.length)) : undefined;
+      if (
+        (rest !== path && asset === undefined) ||
+        (ctx.method !== 'GET' && ctx.method !== 'HEAD') ||
+        !(ctx instanceof HttpContext)
+      ) {
         await next();
         return undefined;
       }
-      page ??= Buffer.from(playgroundPage(api.name, listenPath === '' ? '/' : `${listenPath}/`));
+      if (asset !== undefined) {
+        const gzipped = acceptsGzip(ctx.headers['accept-encoding']);
+        const common = {
+          ...ctx.responseHeaders,
+          etag: asset.etag,
+          'cache-control': ASSET_CACHE,
+          vary: 'accept-encoding',
+        };
+        if (ctx.headers['if-none-match']?.includes(asset.etag) === true) {
+          ctx.res.writeHead(304, common);
+          ctx.res.end();
+          return undefined;
+        }
+        const body = gzipped ? asset.gzipped : asset.body;
+        ctx.res.writeHead(200, {
+          ...common,
+          'content-type': asset.contentType,
+          'content-length': body.length,
+          'x-content-type-options': 'nosniff',
+          ...(gzipped ? { 'content-encoding': 'gzip' } : {}),
+        });
+        ctx.res.end(ctx.method === 'HEAD' ? undefined : body);
+        return undefined;
+      }
+      page ??= Buffer.from(
+        playgroundPage(
+          api.name,
+          listenPath === '' ? '/' : `${listenPath}/`,
+          `${listenPath}${assetsDir}`,
+          assets,
+        ),
+      );
       ctx.res.writeHead(200, {
         ...ctx.responseHeaders,
         'content-type': 'text/html; charset=utf-8',
         'content-length': page.length,
-        // Nothing the page loads comes from elsewhere; say so to the browser too.
-        'content-security-policy':
-          "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'",
+        // The page is small and names the current assets: always ask again.
+        'cache-control': 'no-cache',
+        'content-security-policy': PLAYGROUND_CSP,
+        'x-content-type-options': 'nosniff',
       });
       ctx.res.end(ctx.method === 'HEAD' ? undefined : page);
       return undefined;

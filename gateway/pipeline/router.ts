@@ -189,11 +189,19 @@ export class RouteTable {
   /** Every route, sorted by ID. */
   readonly routes: readonly Route[];
   readonly #byListener = new Map<ListenerKey, ListenerRoutes>();
+  /**
+   * APIs served to no client (`internal: true`): reachable only through an internal target
+   * (`svc://`) of another API, looked up by `byId`.
+   */
+  readonly internal: readonly Route[];
+  #byId: Map<string, Route> | undefined;
 
   #retired = false;
 
-  constructor(routes: readonly Route[]) {
+  constructor(routes: readonly Route[], internal: readonly Route[] = []) {
     this.routes = [...routes].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    this.internal = internal;
+    for (const r of internal) holders.set(r, (holders.get(r) ?? 0) + 1);
     for (const r of this.routes) {
       holders.set(r, (holders.get(r) ?? 0) + 1);
       let lr = this.#byListener.get(r.listener);
@@ -268,7 +276,7 @@ export class RouteTable {
         this.#idle = resolve;
       });
     }
-    for (const r of this.routes) {
+    for (const r of [...this.routes, ...this.internal]) {
       const left = (holders.get(r) ?? 1) - 1;
       if (left > 0) {
         holders.set(r, left);
@@ -277,6 +285,15 @@ export class RouteTable {
       holders.delete(r);
       await r.close();
     }
+  }
+
+  /** The route of an API of this table by ID, served or internal (internal targets). */
+  byId(id: string): Route | undefined {
+    if (this.#byId === undefined) {
+      this.#byId = new Map();
+      for (const r of [...this.routes, ...this.internal]) this.#byId.set(r.id, r);
+    }
+    return this.#byId.get(id);
   }
 
   /** Listeners the table needs. */

@@ -54,6 +54,30 @@ const cases: { name: string; def: unknown; want: string[] }[] = [
     want: [],
   },
   { name: 'a target without a scheme is http', def: api({}, { target_url: 'httpbin.org' }), want: [] },
+  {
+    name: 'settings the gateway would store and not apply are refused when written (shared rules)',
+    def: api({
+      graphql: { enabled: true, execution_mode: 'proxyOnly' },
+      cache_options: { enable_cache: true },
+      version_data: {
+        not_versioned: true,
+        versions: {
+          Default: {
+            name: 'Default',
+            extended_paths: {
+              validate_json: [{ path: '/u', method: 'POST', schema: { type: 'object', pattern: '(' } }],
+              advance_cache_config: [{ path: '/u', method: 'PUT' }],
+            },
+          },
+        },
+      },
+    }),
+    want: [
+      'graphql.schema: Required value: a proxyOnly GraphQL API checks each query against the GraphQL schema (SDL) of its upstream, which svc does not fetch by introspection: set graphql.schema, or set graphql.enabled to false to proxy it as plain HTTP',
+      'version_data.versions.Default.extended_paths.advance_cache_config[0].method: not supported by svc yet: caching "PUT" answers (the cache stores GET and OPTIONS answers only: every request of a method with side effects reaches the upstream); set method to GET or OPTIONS, or remove the entry',
+      'version_data.versions.Default.extended_paths.validate_json[0].schema: Invalid value: the JSON Schema does not compile: Invalid regular expression: /(/u: Unterminated group',
+    ],
+  },
 ];
 
 for (const c of cases) {

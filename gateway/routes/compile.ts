@@ -9,11 +9,20 @@ import { apiDefinitionModel } from '../../schemas/models/api-definition.ts';
 import { oasApiDocument } from '../../schemas/models/oas.ts';
 import { compile as compileSchema, type SchemaProblem } from '../../schemas/validate.ts';
 import type { Store, StoredEntry } from '../store/store.ts';
+import type { Dispatcher } from 'undici';
 import type { Dispatchers, HeldDispatcher, UpstreamTls } from '../upstream/dispatchers.ts';
 import { CERTS, loadCertMaterial, type StoredCert } from '../certs/certs.ts';
 import { upstreamCall } from '../upstream/proxy.ts';
 import { overrideTargets } from '../middleware/versions/index.ts';
 import { rewriteTargets } from '../middleware/url-rewrites/index.ts';
+import { internalCall, type RouteLookup } from '../upstream/internal.ts';
+import {
+  gatewayInternalTargetProblems,
+  internalUrl,
+  isInternalTarget,
+  isInternalUrl,
+  parseInternalTarget,
+} from '../../schemas/rules/internal-target.ts';
 import { errorMessage } from '../../lib/errors.ts';
 import { compileEvents } from '../events/compile.ts';
 import { compileChain, compose, type Middleware, type MiddlewareDeps } from '../pipeline/compose.ts';
@@ -143,7 +152,9 @@ export function checkStoredApi(
 
 /** What this gateway's configuration adds to the shared rules. */
 function configurationProblems(api: GatewayApiDefinition, env: CompileEnv): FieldProblem[] {
-  const problems: FieldProblem[] = [];
+  // The object form of internal targets names an API by its ID here (the operator resolves
+  // references), which only the gateway's model says.
+  const problems: FieldProblem[] = gatewayInternalTargetProblems(api);
   const listener = listenerOf(api, env);
   if (api.protocol === 'https') {
     if (!env.tls) {
@@ -269,31 +280,71 @@ export async function compileApi(
   id: string,
   env: CompileEnv,
   deps: CompileDeps,
+  /** The APIs of the table being built, for internal targets (`svc://`). */
+  lookup?: RouteLookup,
 ): Promise<Route> {
   const api: GatewayApiDefinition = def.api_id === id ? def : { ...def, api_id: id };
+  // `proxy.target_internal` (another API of the gateway) stands for target_url.
+  const targetUrl = internalUrl(api.proxy.target_internal) ?? api.proxy.target_url;
   const parsed =
-    api.proxy.target_url === undefined || api.proxy.target_url === ''
+    targetUrl === undefined || targetUrl === ''
       ? undefined
-      : parseTarget(api.proxy.target_url);
+      : isInternalUrl(targetUrl)
+        ? parseInternalTarget(targetUrl)
+        : parseTarget(targetUrl);
   // A load-balanced API without target_url: its first upstream stands for the route's.
   const balanced = balancedTargets(api);
   const target = parsed === undefined || isTargetProblem(parsed) ? balanced[0] : parsed;
   const listenPath = normalizeListenPath(api.proxy.listen_path);
   const strip = api.proxy.strip_listen_path === true;
-  // Upstream TLS settings first: a missing certificate leaves the API out before anything opens.
-  const upstreamTls = await resolveUpstreamTls(api, target, deps.store, deps.config.secret);
-  const held: HeldDispatcher | undefined =
-    upstreamTls === undefined ? undefined : deps.dispatchers.acquire(api.proxy.transport, upstreamTls);
+  // Upstream TLS settings first, for the target and each upstream of a load-balanced target_list
+  // (each host gets its own entry): a missing certificate leaves the API out before anything opens.
+  const held: HeldDispatcher[] = [];
+  const releaseAll = async (): Promise<void> => {
+    await Promise.all(held.map((h) => h.release()));
+  };
+  const byOrigin = new Map<string, Dispatcher>();
+  let upstreamTls: UpstreamTls | undefined;
+  try {
+    for (const t of [target, ...balanced]) {
+      if (t === undefined || byOrigin.has(t.origin)) continue;
+      const tls = await resolveUpstreamTls(api, t, deps.store, deps.config.secret);
+      if (tls === undefined) continue;
+      const h = deps.dispatchers.acquire(api.proxy.transport, tls);
+      held.push(h);
+      byOrigin.set(t.origin, h.dispatcher);
+      upstreamTls ??= tls;
+    }
+  } catch (err) {
+    await releaseAll();
+    throw err;
+  }
+  // Any other upstream (an override_target, a rewrite to another host) has the target's settings
+  // (schemas/rules refuses one whose host has settings of its own).
+  const fallback =
+    (target === undefined ? undefined : byOrigin.get(target.origin)) ??
+    deps.dispatchers.for(api.proxy.transport);
   const upstream = upstreamCall(
     { target, listenPath, strip, preserveHost: api.proxy.preserve_host_header === true },
-    held?.dispatcher ?? deps.dispatchers.for(api.proxy.transport),
+    byOrigin.size === 0 ? fallback : (t) => byOrigin.get(t.origin) ?? fallback,
     deps.metrics === undefined ? undefined : () => deps.metrics?.upstreamError(),
   );
+  // Internal targets (`svc://`: target_url, target_internal, a rewrite) run another API's chain.
+  const internal = [target, ...rewriteTargets(api)].some((t) => t !== undefined && isInternalTarget(t))
+    ? internalCall({ listenPath, strip }, lookup ?? (() => undefined))
+    : undefined;
+  const terminal: typeof upstream =
+    internal === undefined
+      ? upstream
+      : (ctx) => {
+          const t = ctx.upstreamTarget ?? target;
+          return t !== undefined && isInternalTarget(t) ? internal(ctx, t) : upstream(ctx);
+        };
   let compiled: Awaited<ReturnType<typeof compileChain>>;
   try {
     compiled = await compileChain(deps.chain, api, deps);
   } catch (err) {
-    await held?.release();
+    await releaseAll();
     throw err;
   }
   const events = compileEvents(api, { log: deps.log, now: deps.now, metrics: deps.metrics });
@@ -307,7 +358,7 @@ export async function compileApi(
     exactPath: api.proxy.listen_path_exact === true ? asciiLower(api.proxy.listen_path) : undefined,
     strip,
     target,
-    handle: compose(compiled.handlers, upstream),
+    handle: compose(compiled.handlers, terminal),
     handlers: compiled.handlers,
     fastPath: fastPathServes(
       {
@@ -317,11 +368,12 @@ export async function compileApi(
       },
       compiled,
     ),
-    reusable: compiled.fromDefinition && upstreamTls === undefined,
+    // Internal targets look up the table being built: such a route is compiled with each table.
+    reusable: compiled.fromDefinition && upstreamTls === undefined && internal === undefined,
     close: async () => {
       await compiled.close();
       await events.close();
-      await held?.release();
+      await releaseAll();
     },
     events,
   };
@@ -381,6 +433,10 @@ export async function buildRouteTable(
   const problems: ApiProblem[] = [];
   const skipped: string[] = [];
   const checked: { id: string; api: GatewayApiDefinition; kept?: Route; text?: string }[] = [];
+  const internalApis: { id: string; api: GatewayApiDefinition }[] = [];
+  // Internal targets look up the table this build makes, once it is made.
+  const built: { table?: RouteTable } = {};
+  const lookup: RouteLookup = (id) => built.table?.byId(id);
   for (const e of entries) {
     if ('problem' in e) {
       problems.push({ api_id: e.id, message: e.problem });
@@ -401,7 +457,11 @@ export async function buildRouteTable(
       continue;
     }
     if (isServed(api)) checked.push({ id: e.id, api, ...(e.text === undefined ? {} : { text: e.text }) });
-    else skipped.push(e.id);
+    else {
+      skipped.push(e.id);
+      // Served to no client, but reachable through internal targets: compiled, never matched.
+      if (api.active !== false) internalApis.push({ id: e.id, api });
+    }
   }
   const clashes = crossCheck(checked, env);
   problems.push(...clashes);
@@ -411,14 +471,23 @@ export async function buildRouteTable(
   for (const { id, api, kept, text } of checked) {
     if (clashing.has(id)) continue;
     try {
-      const route = kept ?? (await compileApi(api, id, env, deps));
+      const route = kept ?? (await compileApi(api, id, env, deps, lookup));
       routes.push(route);
       if (route.reusable && text !== undefined) reusable.set(id, { text, route });
     } catch (err) {
       problems.push({ api_id: id, message: errorMessage(err) });
     }
   }
-  const table = new RouteTable(routes);
+  const internalRoutes: Route[] = [];
+  for (const { id, api } of internalApis) {
+    try {
+      internalRoutes.push(await compileApi(api, id, env, deps, lookup));
+    } catch (err) {
+      problems.push({ api_id: id, message: errorMessage(err) });
+    }
+  }
+  const table = new RouteTable(routes, internalRoutes);
+  built.table = table;
   const warnings: string[] = [];
   const claimed = new Map<string, string>();
   for (const r of table.routes) {

@@ -25,7 +25,12 @@ import type { GatewayError } from '../pipeline/errors.ts';
 import type { ListenerKey, Route, RouteTable, Target } from '../pipeline/router.ts';
 import { normalizeHost } from '../pipeline/router.ts';
 import { splitTarget } from '../pipeline/url.ts';
-import { connectionTokens, relaysResponseHeader, upstreamRequestHeaders } from '../upstream/headers.ts';
+import {
+  addedResponseHeaders,
+  connectionTokens,
+  relaysResponseHeader,
+  upstreamRequestHeaders,
+} from '../upstream/headers.ts';
 import { upstreamFailure, upstreamPathOf } from '../upstream/proxy.ts';
 
 /** Requests served and connections handed to node:http, for tests and diagnostics. */
@@ -996,11 +1001,15 @@ class Exchange {
     }
     const added = this.ctx.responseHeaders;
     let out = `HTTP/1.1 ${String(status)} ${reason}\r\n`;
+    let vary: string[] | undefined;
     for (const h of headers) {
+      if (h.lower === 'vary' && extra?.has('vary') !== true) (vary ??= []).push(h.value);
       if (!relaysResponseHeader(h.lower, extra, added, this.ctx.removedResponseHeaders)) continue;
       out += `${h.raw}: ${h.value}\r\n`;
     }
-    out += headerLines(added);
+    out += headerLines(
+      vary === undefined ? added : addedResponseHeaders(added, vary, this.ctx.removedResponseHeaders),
+    );
     if (mode === R.chunked) out += 'transfer-encoding: chunked\r\n';
     if (!date) out += `date: ${httpDate()}\r\n`;
     out += connectionLines(keepAlive);

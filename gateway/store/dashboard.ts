@@ -15,6 +15,12 @@
  * - Keys: fetched from the dashboard on a miss (`/system/keys/{hash}`), the session cache on
  *   top; a key the dashboard doesn't have is looked up in the local store; while the dashboard
  *   is unreachable the last copy fetched is used.
+ * - Certificates: read from the dashboard on a miss (`/system/certs/{id}`): the PEM, and the
+ *   private key sealed under the node secret, opened here and sealed again under the gateway
+ *   secret as /svc/certs stores it (certs/certs.ts), so TLS listeners and upstream mTLS use
+ *   certificates managed in the dashboard. Kept until a change names them (or the stream
+ *   reconnects); the last copy serves while the dashboard is unreachable; one the dashboard
+ *   doesn't have is looked up in the local store.
  * - Unreachable dashboard: the last good configuration keeps serving; nothing is dropped.
  */
 import { randomUUID } from 'node:crypto';
@@ -23,6 +29,8 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { SvcError, errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
+import { CERT_KEY_TO_NODE, unseal } from '../../lib/seal.ts';
+import { CERTS, parseUpload, type StoredCert } from '../certs/certs.ts';
 import type {
   Collection,
   GroupMessage,
@@ -68,6 +76,8 @@ interface Snapshot {
 export interface DashboardStoreOptions {
   url: string;
   nodeSecret: string;
+  /** The gateway secret: certificates' keys are sealed under it once here. */
+  gatewaySecret: string;
   /** Organisations served (empty: all). */
   orgs: readonly string[];
   pollIntervalMs: number;
@@ -95,6 +105,8 @@ export class DashboardStore implements Store {
   readonly #log: Logger;
   readonly #handlers = new Set<(m: GroupMessage) => void>();
   readonly #lastKnownKeys = new Map<string, unknown>();
+  /** Certificates read from the dashboard (undefined: it has none of that ID), by ID. */
+  readonly #certs = new Map<string, StoredCert | undefined>();
   readonly #origin = `dashboard:${randomUUID()}`;
   readonly #snapshotFile: string;
   #snapshot: Snapshot | undefined;
@@ -143,6 +155,7 @@ export class DashboardStore implements Store {
 
   async get(collection: Collection, id: string): Promise<unknown> {
     if (collection === 'keys') return this.#key(id);
+    if (collection === CERTS) return (await this.#cert(id)) ?? this.#local.get(collection, id);
     if (!MANAGED.includes(collection)) return this.#local.get(collection, id);
     const s = this.#snapshot ?? (await this.#current());
     const e = (collection === 'apis' ? s.apis : s.policies).find((x) => x.id === id);
@@ -161,6 +174,7 @@ export class DashboardStore implements Store {
 
   forget(collection: Collection, id: string): void {
     if (collection === 'keys') this.#lastKnownKeys.delete(id);
+    if (collection === CERTS) this.#certs.delete(id);
     this.#local.forget(collection, id);
   }
 
@@ -275,6 +289,13 @@ export class DashboardStore implements Store {
     this.#emit({ type: 'reload', origin: this.#origin });
   }
 
+  /** Forgets the certificates read (they are read again when next asked for). */
+  #forgetCerts(): void {
+    if (this.#certs.size === 0) return;
+    this.#certs.clear();
+    this.#emit({ type: 'reload', origin: this.#origin });
+  }
+
   #emit(m: GroupMessage): void {
     for (const h of this.#handlers) h(m);
   }
@@ -334,6 +355,55 @@ export class DashboardStore implements Store {
       if (known !== undefined) return known;
     }
     return this.#local.get('keys', id);
+  }
+
+  // --- certificates ----------------------------------------------------------------------
+
+  /** The certificate `id` as the dashboard has it, undefined when it has none (or can't be read). */
+  async #cert(id: string): Promise<StoredCert | undefined> {
+    if (this.#certs.has(id)) return this.#certs.get(id);
+    let answer: { id: string; org_id: string; pem: string; private_key?: string } | undefined;
+    try {
+      const res = await this.#call('GET', `/system/certs/${encodeURIComponent(id)}`);
+      if (res.status === 200) answer = (await res.json()) as typeof answer;
+      else {
+        await res.body?.cancel();
+        if (res.status !== 404) throw new Error(`GET /system/certs answered ${res.status}`);
+      }
+    } catch (err) {
+      // Unreachable: nothing known yet is a miss (the local store answers), not a failure to cache.
+      this.#failed(err);
+      return undefined;
+    }
+    let found: StoredCert | undefined;
+    try {
+      found = answer === undefined ? undefined : await this.#storedCert(answer);
+    } catch (err) {
+      this.#log.warn('certificate from the dashboard not usable', { cert_id: id, error: errorMessage(err) });
+    }
+    this.#certs.set(id, found);
+    return found;
+  }
+
+  /** A certificate from the dashboard as /svc/certs stores it: its key sealed under the gateway secret. */
+  async #storedCert(c: {
+    id: string;
+    org_id: string;
+    pem: string;
+    private_key?: string;
+  }): Promise<StoredCert> {
+    let key = '';
+    if (c.private_key !== undefined) {
+      const opened = unseal(c.private_key, this.#opts.nodeSecret, CERT_KEY_TO_NODE);
+      // Never the key itself in a log: only that it could not be opened.
+      if (opened === undefined)
+        this.#log.warn('certificate key from the dashboard not readable', { cert_id: c.id });
+      else key = `\n${opened}`;
+    }
+    const stored = await parseUpload(`${c.pem}${key}`, c.org_id, this.#opts.gatewaySecret, Date.now());
+    if (stored.id !== c.id)
+      this.#log.warn('certificate from the dashboard under another ID', { cert_id: c.id, id: stored.id });
+    return stored;
   }
 
   // --- the dashboard connection ----------------------------------------------------------
@@ -457,6 +527,8 @@ export class DashboardStore implements Store {
     }
     if (event === 'hello') {
       this.#streamUp = true;
+      // Changes to certificates may have been missed while the stream was down.
+      this.#forgetCerts();
       clearTimeout(this.#pollTimer);
       this.#pollTimer = undefined;
       this.#log.info('dashboard notifications open');
@@ -470,7 +542,12 @@ export class DashboardStore implements Store {
     } catch {
       return;
     }
-    if (c.kind === 'keys' && typeof c.id === 'string') {
+    if (c.kind === 'certs' && typeof c.id === 'string') {
+      // TLS listeners and upstream certificates are built at reload: read it again there.
+      this.#certs.delete(c.id);
+      this.#emitChanged(CERTS, c.id);
+      this.#emit({ type: 'reload', origin: this.#origin });
+    } else if (c.kind === 'keys' && typeof c.id === 'string') {
       this.#lastKnownKeys.delete(c.id);
       this.#emitChanged('keys', c.id);
     } else if (c.kind === 'apis' || c.kind === 'policies' || c.kind === 'organisations') {

@@ -14,7 +14,10 @@ import type { Store } from './store.ts';
 export async function openStore(
   config: Pick<GatewayConfig, 'store' | 'data_dir' | 'redis_key_prefix'> &
     Partial<
-      Pick<GatewayConfig, 'dashboard_url' | 'node_secret' | 'dashboard_orgs' | 'dashboard_poll_interval_ms'>
+      Pick<
+        GatewayConfig,
+        'dashboard_url' | 'node_secret' | 'dashboard_orgs' | 'dashboard_poll_interval_ms' | 'secret'
+      >
     >,
   log: Logger,
 ): Promise<Store> {
@@ -24,6 +27,8 @@ export async function openStore(
     return new DashboardStore(local, {
       url,
       nodeSecret,
+      // Certificates' private keys from the dashboard are kept sealed under it, as /svc/certs does.
+      gatewaySecret: config.secret ?? nodeSecret,
       orgs: (config.dashboard_orgs ?? '')
         .split(',')
         .map((o) => o.trim())

@@ -82,7 +82,10 @@ export class LocalHost implements StreamsHost {
   readonly #bento: BentoProcess;
   /** The last desired set, put back whenever Bento comes up again. */
   #desired: ReadonlyMap<string, string> = new Map();
-  /** What Bento runs, as far as this host put it there (ID -> configuration text). */
+  /**
+   * What Bento runs, as far as this host put it there (ID -> the stream's fingerprint: its
+   * configuration text and its rate limit resources, so a change to either is sent).
+   */
   readonly #applied = new Map<string, string>();
   #refused = new Map<string, string>();
   /** Rate limit resources of each stream (created on Bento before the stream). */
@@ -192,9 +195,15 @@ export class LocalHost implements StreamsHost {
     const refused = new Map<string, string>();
     for (const [id, text] of this.#desired) {
       const exists = running.has(id);
-      if (exists && this.#applied.get(id) === text) continue;
+      const rateLimits = this.#rateLimits.get(id) ?? new Map<string, Record<string, unknown>>();
+      // The rate limits live outside the stream's text (node-wide resources): a change to them
+      // alone must reach Bento too, so they are part of what is compared.
+      const fingerprint = `${text}\n${JSON.stringify([...rateLimits])}`;
+      if (exists && this.#applied.get(id) === fingerprint) continue;
       const method = exists ? 'PUT' : 'POST';
-      for (const [name, rl] of this.#rateLimits.get(id) ?? []) {
+      // Resources first (POST creates or replaces one), then the stream that uses them, updated so
+      // that it takes the new ones.
+      for (const [name, rl] of rateLimits) {
         const r = await bento.call(
           'POST',
           `/resources/rate_limit/${encodeURIComponent(name)}`,
@@ -205,7 +214,7 @@ export class LocalHost implements StreamsHost {
       }
       const res = await bento.call(method, `/streams/${encodeURIComponent(id)}`, text);
       if (res.status === 200) {
-        this.#applied.set(id, text);
+        this.#applied.set(id, fingerprint);
         this.#log.info(exists ? 'stream updated' : 'stream created', { stream: id });
       } else {
         refused.set(id, `the stream processor refused it: ${res.body.trim().slice(0, 500)}`);

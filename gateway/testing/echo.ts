@@ -7,7 +7,8 @@
  * - `.../hold`: answers only when the test calls `release()` (in-flight requests);
  * - `.../stream`: sends `first\n`, then `second\n` once released (response streaming);
  * - `.../upload`: reports its first body chunk through `firstChunk`, answers at the end;
- * - `.../hop`: answers with hop-by-hop headers that must not reach the client.
+ * - `.../hop`: answers with hop-by-hop headers that must not reach the client;
+ * - `.../vary`: answers with `Vary: Accept-Encoding, origin`.
  */
 import {
   createServer as createHttpServer,
@@ -98,6 +99,7 @@ export async function startEcho(name: string, tls?: { cert: Buffer; key: Buffer 
           headers['keep-alive'] = 'timeout=5';
           headers['x-up-keep'] = 'reaches the client';
         }
+        if (path.endsWith('/vary')) headers.vary = 'Accept-Encoding, origin';
         res.writeHead(status === null ? 200 : Number(status[1]), headers);
         res.end(req.method === 'HEAD' ? undefined : body);
       };

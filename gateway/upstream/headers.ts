@@ -91,6 +91,37 @@ export function relaysResponseHeader(
   );
 }
 
+/**
+ * `Vary` values joined into one list (RFC 9110 §12.5.5), each field name once (compared without
+ * case, the first spelling kept); `*` stands for every field and replaces the rest.
+ */
+export function mergeVary(...values: (string | readonly string[] | undefined)[]): string {
+  const seen = new Map<string, string>();
+  for (const v of values) {
+    if (v === undefined) continue;
+    for (const raw of (typeof v === 'string' ? v : v.join(',')).split(',')) {
+      const name = raw.trim();
+      if (name !== '' && !seen.has(name.toLowerCase())) seen.set(name.toLowerCase(), name);
+    }
+  }
+  return seen.has('*') ? '*' : [...seen.values()].join(', ');
+}
+
+/**
+ * The gateway's response headers (`added`) as they go out over an upstream response whose
+ * `Vary` values are `upstreamVary`: `Vary` is a list a cache reads whole, so the gateway's values
+ * (CORS adds `Origin`) join the upstream's instead of replacing them. Both entrances write these.
+ */
+export function addedResponseHeaders(
+  added: Readonly<Record<string, string>>,
+  upstreamVary: string | readonly string[] | undefined,
+  removed?: ReadonlySet<string>,
+): Readonly<Record<string, string>> {
+  const own = added.vary;
+  if (own === undefined || upstreamVary === undefined || removed?.has('vary') === true) return added;
+  return { ...added, vary: mergeVary(upstreamVary, own) };
+}
+
 /** The headers of the client response: the upstream's minus hop-by-hop, plus the gateway's. */
 export function clientResponseHeaders(
   upstream: IncomingHttpHeaders,
@@ -104,6 +135,8 @@ export function clientResponseHeaders(
     const v = upstream[name];
     if (v !== undefined) out[name] = v;
   }
-  for (const name in added) out[name] = added[name];
+  const vary = extra?.has('vary') === true ? undefined : upstream.vary;
+  const own = addedResponseHeaders(added, vary, removed);
+  for (const name in own) out[name] = own[name];
   return out;
 }

@@ -248,7 +248,8 @@ class Relay implements Dispatcher.DispatchHandler {
 /** The terminal step of a route with an upstream. */
 export function upstreamCall(
   route: { target: Target | undefined; listenPath: string; strip: boolean; preserveHost: boolean },
-  dispatcher: Dispatcher,
+  /** The pool of every upstream, or the pool of each (upstreams with TLS settings of their own). */
+  dispatcher: Dispatcher | ((target: Target) => Dispatcher),
   /** Called when the upstream call fails (metrics). */
   onFailure?: () => void,
 ): Terminal {
@@ -287,7 +288,7 @@ export function upstreamCall(
         headers['content-length'] = String(ctx.body.length);
       }
       try {
-        dispatcher.dispatch(
+        (typeof dispatcher === 'function' ? dispatcher(target) : dispatcher).dispatch(
           {
             origin: target.origin,
             path: upstreamPathOf(target, route, ctx.path, ctx.query, ctx.upstreamPath),

@@ -68,7 +68,10 @@ export class BentoProcess {
   constructor(opts: {
     binary: string;
     log: Logger;
-    /** Called each time the process is up (first start and every restart), before `up()` resolves. */
+    /**
+     * Called each time the process answers (first start and every restart), before the state is
+     * `up` and `up()` resolves; a failure counts as a failed start (restarted with backoff).
+     */
     onUp?: () => Promise<void>;
     onStateChange?: (state: BentoState) => void;
   }) {
@@ -251,15 +254,22 @@ export class BentoProcess {
       await new Promise((r) => setTimeout(r, 50));
     }
     if (!this.#wanted || this.#child !== child) return;
+    // `up` (and so the gateway's /ready) only once the owner put its streams back: a process that
+    // answers but runs nothing yet is still starting.
+    try {
+      await this.#onUp?.();
+    } catch (err) {
+      throw new Error(`bento set-up failed: ${errorMessage(err)}`, { cause: err });
+    }
+    if (this.#child !== child) {
+      // Stopped meanwhile: nothing to report; else it died while its streams were put back.
+      if (this.#state === 'stopped') return;
+      throw new Error('bento exited while it was being set up');
+    }
     if (this.#everUp) this.restarts++;
     this.#everUp = true;
     this.#setState('up');
     this.#log.info('stream processor up', { port, pid: child.pid });
-    try {
-      await this.#onUp?.();
-    } catch (err) {
-      this.#log.error('stream processor set-up failed', { error: errorMessage(err) });
-    }
     const waiters = this.#waiters;
     this.#waiters = [];
     for (const w of waiters) w();

@@ -141,7 +141,7 @@ describe('DashboardClient', () => {
     }
   });
 
-  test('certificates: the chain is uploaded, the private key is not; IDs match the gateway', async () => {
+  test('certificates: uploaded with their private key, never shown back; IDs match the gateway', async () => {
     const c = new DashboardClient(conn(a));
     try {
       const ca = await createCa({ commonName: 'client-test', validityDays: 2 });
@@ -151,6 +151,8 @@ describe('DashboardClient', () => {
       const got = await dashboardCall(dash.url, 'GET', `/api/certs/${id}`, { auth: a.system.key });
       assert.equal(got.status, 200, got.text);
       assert.ok(!got.text.includes('PRIVATE KEY'));
+      assert.ok(!got.text.includes(ca.keyPem.split('\n')[1] ?? 'no key line'), 'no key material');
+      assert.equal(got.body.has_private_key, true, got.text);
       assert.equal(await c.deleteCert(id), true);
       assert.equal(await c.deleteCert(id), false);
     } finally {

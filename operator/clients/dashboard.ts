@@ -108,16 +108,14 @@ export class DashboardClient implements ManagementClient {
   }
 
   /**
-   * Uploads the certificate and its chain. The dashboard keeps no private key (it would have to
-   * hand it to gateways), so the key part of the PEM is left out; the ID is the same as the
-   * gateway's (org ID and SHA-256 of the leaf), so the operator's bookkeeping holds.
+   * Uploads the certificate, its chain and its private key: the dashboard keeps the key sealed,
+   * never shows it to users, and hands it to its gateways only (HTTPS listeners, upstream mTLS).
+   * The ID is the same as the gateway's (org ID and SHA-256 of the leaf), so the operator's
+   * bookkeeping holds.
    */
   async addCert(pem: string, _orgId: string): Promise<boolean> {
     // The dashboard files the certificate under the caller's organisation.
-    const certs = (pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []).join(
-      '\n',
-    );
-    const res = await this.#call('POST', '/api/certs', `${certs}\n`, [409], {
+    const res = await this.#call('POST', '/api/certs', pem.endsWith('\n') ? pem : `${pem}\n`, [409], {
       contentType: 'application/x-pem-file',
     });
     return res.status !== 409;

@@ -213,6 +213,40 @@ const cases: Case[] = [
     writes: [],
   },
   {
+    name: 'internal target: the ApiDefinition named becomes svc://<its api_id>',
+    spec: {
+      proxy: {
+        listen_path: '/orders/',
+        target_internal: { target: { name: 'billing' }, path: '/v1', query: 'a=1' },
+      },
+    },
+    others: [{ ...otherApi([]), spec: { ...otherApi([]).spec, api_id: 'billing-id' } }],
+    writes: [`createApi ${ID}`, 'reload'],
+    ready: { status: 'True', reason: 'Synced' },
+    status: (_s, gw) => {
+      const def = gw.apis.get(ID);
+      assert.ok(def);
+      assert.equal(def.proxy.target_url, 'svc://billing-id/v1?a=1');
+      assert.equal(def.proxy.target_internal, undefined);
+    },
+  },
+  {
+    name: 'internal target naming a missing ApiDefinition: ApiNotFound naming it, nothing pushed',
+    spec: {
+      proxy: {
+        listen_path: '/orders/',
+        target_url: 'http://orders',
+        target_internal: { target: 'elsewhere/absent' },
+      },
+    },
+    writes: [],
+    ready: {
+      status: 'False',
+      reason: 'ApiNotFound',
+      message: /^spec\.proxy\.target_internal\.target: ApiDefinition elsewhere\/absent does not exist/,
+    },
+  },
+  {
     name: 'certificate Secret missing: SecretNotFound naming it, nothing pushed',
     spec: { certificate_secret_names: ['orders-tls', 'absent-tls'] },
     secrets: { 'orders-tls': tls1.secret },
@@ -292,7 +326,12 @@ describe('reconcileApiDefinition', () => {
       const secrets = new Map(Object.entries(c.secrets ?? {}));
       const deps = {
         ...baseDeps<ApiObject>({ default: gw }),
-        read: () => Promise.resolve(api),
+        read: (namespace: string, name: string) =>
+          Promise.resolve(
+            namespace === 'team' && name === 'orders'
+              ? api
+              : c.others?.find((o) => o.metadata.namespace === namespace && o.metadata.name === name),
+          ),
         policies: () => c.policies ?? [],
         secret: (namespace: string, name: string) =>
           Promise.resolve(namespace === 'team' ? secrets.get(name) : undefined),

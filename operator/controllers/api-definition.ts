@@ -9,7 +9,7 @@ import { derivedId } from '../ids.ts';
 import type { ManagementClient } from '../clients/management.ts';
 import type { Connections } from '../connections.ts';
 import { accessRefs, jwtPolicyRefs, refKey, refOf, sameRef, sortedRefs } from '../references.ts';
-import { translateApiDefinition } from '../translate/api-definition.ts';
+import { internalRefsOf, translateApiDefinition } from '../translate/api-definition.ts';
 import { tlsUploadOf, type SecretContent } from '../certificates.ts';
 import { secretWatch, viewChanged, watchOf, type ControllerEnv } from './env.ts';
 import { byAccessRight, byCertificateSecret, byContext, byJwtPolicy } from './indexes.ts';
@@ -160,6 +160,22 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
     return resolved.reason === 'ContextNotFound' ? {} : { requeueAfterMs: 60_000 };
   }
 
+  // Internal targets: each ApiDefinition named must exist; its api_id (explicit, else derived)
+  // becomes the `svc://` target. A missing one is checked again a little later.
+  const internalIds = new Map<string, string>();
+  for (const { path, ref } of internalRefsOf(current.spec, namespace)) {
+    const target = ref === undefined ? undefined : await deps.read(ref.namespace, ref.name);
+    if (ref === undefined || target === undefined) {
+      const what =
+        ref === undefined
+          ? 'names no ApiDefinition'
+          : `ApiDefinition ${ref.namespace}/${ref.name} does not exist`;
+      await fail('ApiNotFound', `${path}: ${what}: create it, or name an existing ApiDefinition`, false);
+      return { requeueAfterMs: 30_000 };
+    }
+    internalIds.set(`${ref.namespace}/${ref.name}`, target.spec.api_id ?? derivedId(ref.namespace, ref.name));
+  }
+
   // certificate_secret_names: each Secret read into an upload, its ID known before the upload.
   const uploads = new Map<string, { pem: string; id: string }>();
   for (const secretName of new Set(current.spec.certificate_secret_names ?? [])) {
@@ -182,6 +198,8 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
     apiId,
     orgId: resolved.conn.org,
     certificateId: (secretName) => uploads.get(secretName)?.id ?? '',
+    internalApiId: (ref) =>
+      internalIds.get(`${ref.namespace}/${ref.name}`) ?? derivedId(ref.namespace, ref.name),
     // A policy that does not exist yet gets the ID it will be derived to; its watch queues the API.
     policyId: (ref) =>
       policies.find((p) => sameRef(refOf(p), ref))?.spec?.id ?? derivedId(ref.namespace, ref.name),

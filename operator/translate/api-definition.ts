@@ -1,7 +1,14 @@
 import { authMethodsOf } from '../../schemas/rules/auth.ts';
-import { resolveRef } from '../../schemas/rules/references.ts';
+import { resolveRef, type ResolvedRef } from '../../schemas/rules/references.ts';
+import { internalTargetsOf, internalUrl } from '../../schemas/rules/internal-target.ts';
 import type { ApiDefinitionSpec, NamespacedRef } from '../../schemas/generated/kinds.ts';
-import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
+import type {
+  GatewayApiDefinition,
+  RoutingTrigger,
+  URLRewriteMeta,
+  VersionData,
+} from '../../schemas/generated/models.ts';
+import { derivedId } from '../ids.ts';
 
 /** What translation needs besides the resource: IDs resolved by the reconciler. */
 export interface ApiTranslationContext {
@@ -14,6 +21,52 @@ export interface ApiTranslationContext {
    * API's namespace); the reconciler uploads them before translating.
    */
   certificateId: (secretName: string) => string;
+  /**
+   * API ID of an ApiDefinition an internal target names (`target_internal`,
+   * `rewrite_to_internal`); the reconciler checks first that it exists (`internalRefsOf`).
+   * Without it, the ID derived from the namespaced name.
+   */
+  internalApiId?: (ref: Required<NamespacedRef>) => string;
+}
+
+/** The ApiDefinitions an API's internal targets name, each with its field path under `spec.`. */
+export function internalRefsOf(
+  spec: ApiDefinitionSpec,
+  namespace: string,
+): { path: string; ref: ResolvedRef | undefined }[] {
+  return internalTargetsOf(spec).map(({ path, value }) => ({
+    path: `spec.${path}.target`,
+    ref: resolveRef(value.target, namespace),
+  }));
+}
+
+/** An entry or trigger with its `rewrite_to_internal` turned into a `svc://` `rewrite_to`. */
+function withInternalRewrite<T extends { rewrite_to?: string; rewrite_to_internal?: object }>(
+  e: T,
+  url: (t: object) => string | undefined,
+): T {
+  if (e.rewrite_to_internal === undefined) return e;
+  const { rewrite_to_internal, ...rest } = e;
+  const to = url(rewrite_to_internal);
+  return (to === undefined ? rest : { ...rest, rewrite_to: to }) as T;
+}
+
+/** `version_data` with every `rewrite_to_internal` written as a `svc://` `rewrite_to`. */
+function internalRewrites(vd: VersionData, url: (t: object) => string | undefined): VersionData {
+  const versions = Object.fromEntries(
+    Object.entries(vd.versions ?? {}).map(([name, v]) => {
+      const list = v.extended_paths?.url_rewrites;
+      if (list === undefined) return [name, v];
+      const url_rewrites = list.map((e: URLRewriteMeta) => {
+        const entry = withInternalRewrite(e, url);
+        return entry.triggers === undefined
+          ? entry
+          : { ...entry, triggers: entry.triggers.map((t: RoutingTrigger) => withInternalRewrite(t, url)) };
+      });
+      return [name, { ...v, extended_paths: { ...v.extended_paths, url_rewrites } }];
+    }),
+  );
+  return { ...vd, versions };
 }
 
 /** An ApiDefinition resource, as much of it as translation reads. */
@@ -69,6 +122,18 @@ export function translateApiDefinition(
       const resolved = resolveRef(ref, cr.metadata.namespace);
       return resolved === undefined ? [] : [ctx.policyId(resolved)];
     });
+  }
+  // Internal targets: the ApiDefinition named becomes `svc://<its api_id>/<path>?<query>`.
+  if (internalTargetsOf(cr.spec).length > 0) {
+    const idOf = ctx.internalApiId ?? ((ref: Required<NamespacedRef>) => derivedId(ref.namespace, ref.name));
+    const url = (t: object): string | undefined => {
+      const ref = resolveRef((t as { target?: unknown }).target, cr.metadata.namespace);
+      return ref === undefined ? undefined : internalUrl(t, idOf(ref));
+    };
+    const { target_internal, ...proxy } = out.proxy;
+    const to = target_internal === undefined ? undefined : url(target_internal);
+    out.proxy = to === undefined ? proxy : { ...proxy, target_url: to };
+    if (out.version_data !== undefined) out.version_data = internalRewrites(out.version_data, url);
   }
   if (certificate_secret_names && certificate_secret_names.length > 0) {
     out.certificates = [...new Set(certificate_secret_names.map((n) => ctx.certificateId(n)))];

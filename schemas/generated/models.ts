@@ -854,7 +854,7 @@ export interface MockResponseMeta {
   disabled?: boolean;
 }
 
-/** Reference to The ApiDefinition requests go to by name and namespace. */
+/** Reference to The ApiDefinition requests go to (the gateway's model takes its API ID) by name and namespace. */
 export interface NamespacedRef {
   /** Name of the referenced object. */
   name: string;
@@ -1494,7 +1494,7 @@ export interface ProxyConfig {
   listen_path: string;
   /** Serve the listen path itself only (compared without case, a trailing slash included), not the paths under it: what an Ingress path of `pathType: Exact` becomes. An svc extension; the reference serves every listen path as a prefix. */
   listen_path_exact?: boolean;
-  /** Upstream address (http or https; without a scheme, http: `httpbin.org` is `http://httpbin.org`). A cluster service is addressed as `http://<service>.<namespace>.svc:<port>`. Required unless GraphQL is enabled. */
+  /** Upstream address (http or https; without a scheme, http: `httpbin.org` is `http://httpbin.org`). A cluster service is addressed as `http://<service>.<namespace>.svc:<port>`; another API of the gateway as `svc://<api_id>/<path>`. Required unless GraphQL is enabled or `target_internal` is set. */
   target_url?: string;
   /** Remove the listen path from the request before it is proxied. */
   strip_listen_path?: boolean;
@@ -1502,7 +1502,7 @@ export interface ProxyConfig {
   preserve_host_header?: boolean;
   /** Keep a leading slash left after stripping the listen path. */
   disable_strip_slash?: boolean;
-  /** Another API of the gateway as the upstream, instead of `target_url`. */
+  /** Another API of the gateway as the upstream, instead of `target_url` (which it replaces): requests go through that API's chain in process, as `svc://<api_id>/<path>?<query>` (docs/gateway.md). */
   target_internal?: TargetInternal;
   /** Round-robin over `target_list` instead of `target_url` (per API, shared by the requests of a gateway process; `target_url` may then be empty). */
   enable_load_balancing?: boolean;
@@ -1592,9 +1592,9 @@ export interface ResponseProcessor {
   options?: Record<string, unknown>;
 }
 
-/** Another API of the gateway to rewrite to. */
+/** Another API of the gateway to rewrite to (instead of `rewrite_to`): the request goes through its chain as `svc://<api_id>/<path>?<query>`. */
 export interface RewriteToInternal {
-  /** The ApiDefinition to send the request to: "namespace/name" (or "name", in the namespace of this resource), or {name, namespace}. */
+  /** The ApiDefinition to send the request to (the gateway's model takes its API ID): "namespace/name" (or "name", in the namespace of this resource), or {name, namespace}. */
   target?: string | NamespacedRef;
   /** Path on the target API (no query). */
   path?: string;
@@ -1610,7 +1610,7 @@ export interface RoutingTrigger {
   options?: RoutingTriggerOptions;
   /** Where the request goes when the trigger matches (instead of the entry's `rewrite_to`); the same forms. */
   rewrite_to?: string;
-  /** Another API of the gateway to rewrite to. */
+  /** Another API of the gateway to rewrite to (instead of the trigger's `rewrite_to`): `svc://<api_id>/<path>?<query>`. */
   rewrite_to_internal?: RewriteToInternal;
 }
 
@@ -1712,9 +1712,9 @@ export interface StringRegexMap {
   reverse?: boolean;
 }
 
-/** Another API of the gateway as the upstream, instead of `target_url`. */
+/** Another API of the gateway as the upstream, instead of `target_url` (which it replaces): requests go through that API's chain in process, as `svc://<api_id>/<path>?<query>` (docs/gateway.md). */
 export interface TargetInternal {
-  /** The ApiDefinition requests go to: "namespace/name" (or "name", in the namespace of this resource), or {name, namespace}. */
+  /** The ApiDefinition requests go to (the gateway's model takes its API ID): "namespace/name" (or "name", in the namespace of this resource), or {name, namespace}. */
   target?: string | NamespacedRef;
   /** Path on the target API (no query). */
   path?: string;
@@ -1796,9 +1796,9 @@ export interface URLRewriteMeta {
   method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS' | 'CONNECT' | 'TRACE';
   /** Regular expression over the path after the listen path, with the query (`/books/1?x=2`); nothing is rewritten unless it matches. Its groups are `$1`, `$2`, ... */
   match_pattern?: string;
-  /** The path sent upstream after the target's path (`$1`... the groups of `match_pattern`; `$tyk_context.` and `$tyk_meta.` variables; a `?` part replaces the query), or an http(s) URL naming another host. */
+  /** The path sent upstream after the target's path (`$1`... the groups of `match_pattern`; `$tyk_context.` and `$tyk_meta.` variables; a `?` part replaces the query), an http(s) URL naming another host, or `svc://<api_id>/<path>` naming another API of the gateway. */
   rewrite_to?: string;
-  /** Another API of the gateway to rewrite to. */
+  /** Another API of the gateway to rewrite to (instead of `rewrite_to`): the request goes through its chain as `svc://<api_id>/<path>?<query>`. */
   rewrite_to_internal?: RewriteToInternal;
   /** Conditions checked in order when `match_pattern` matches: the first that holds rewrites to its own `rewrite_to`. */
   triggers?: RoutingTrigger[];

@@ -325,7 +325,7 @@ export const proxy: JsonSchema = {
     target_url: {
       type: 'string',
       description:
-        'Upstream address (http or https; without a scheme, http: `httpbin.org` is `http://httpbin.org`). A cluster service is addressed as `http://<service>.<namespace>.svc:<port>`. Required unless GraphQL is enabled.',
+        'Upstream address (http or https; without a scheme, http: `httpbin.org` is `http://httpbin.org`). A cluster service is addressed as `http://<service>.<namespace>.svc:<port>`; another API of the gateway as `svc://<api_id>/<path>`. Required unless GraphQL is enabled or `target_internal` is set.',
     },
     strip_listen_path: {
       type: 'boolean',
@@ -339,13 +339,14 @@ export const proxy: JsonSchema = {
       type: 'boolean',
       description: 'Keep a leading slash left after stripping the listen path.',
     }),
-    target_internal: notYet({
+    target_internal: enforced({
       title: 'TargetInternal',
-      description: 'Another API of the gateway as the upstream, instead of `target_url`.',
+      description:
+        "Another API of the gateway as the upstream, instead of `target_url` (which it replaces): requests go through that API's chain in process, as `svc://<api_id>/<path>?<query>` (docs/gateway.md).",
       type: 'object',
       additionalProperties: false,
       properties: {
-        target: resourceRef('The ApiDefinition requests go to'),
+        target: resourceRef("The ApiDefinition requests go to (the gateway's model takes its API ID)"),
         path: { type: 'string', description: 'Path on the target API (no query).' },
         query: { type: 'string', description: 'Query added to the request.' },
       },

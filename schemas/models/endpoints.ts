@@ -143,7 +143,7 @@ const internalTarget = (title: string, description: string): JsonSchema => ({
   type: 'object',
   additionalProperties: false,
   properties: {
-    target: resourceRef('The ApiDefinition to send the request to'),
+    target: resourceRef("The ApiDefinition to send the request to (the gateway's model takes its API ID)"),
     path: { type: 'string', description: 'Path on the target API (no query).' },
     query: { type: 'string', description: 'Query added to the request, such as `check_limits=true`.' },
   },
@@ -175,8 +175,11 @@ const routingTrigger: JsonSchema = {
       description:
         "Where the request goes when the trigger matches (instead of the entry's `rewrite_to`); the same forms.",
     },
-    rewrite_to_internal: notYet(
-      internalTarget('RewriteToInternal', 'Another API of the gateway to rewrite to.'),
+    rewrite_to_internal: enforced(
+      internalTarget(
+        'RewriteToInternal',
+        "Another API of the gateway to rewrite to (instead of the trigger's `rewrite_to`): `svc://<api_id>/<path>?<query>`.",
+      ),
     ),
   },
 };
@@ -190,10 +193,13 @@ const urlRewrite = endpoint('URLRewriteMeta', 'A URL rewrite of one endpoint.', 
   rewrite_to: {
     type: 'string',
     description:
-      "The path sent upstream after the target's path (`$1`... the groups of `match_pattern`; `$tyk_context.` and `$tyk_meta.` variables; a `?` part replaces the query), or an http(s) URL naming another host.",
+      "The path sent upstream after the target's path (`$1`... the groups of `match_pattern`; `$tyk_context.` and `$tyk_meta.` variables; a `?` part replaces the query), an http(s) URL naming another host, or `svc://<api_id>/<path>` naming another API of the gateway.",
   },
-  rewrite_to_internal: notYet(
-    internalTarget('RewriteToInternal', 'Another API of the gateway to rewrite to.'),
+  rewrite_to_internal: enforced(
+    internalTarget(
+      'RewriteToInternal',
+      'Another API of the gateway to rewrite to (instead of `rewrite_to`): the request goes through its chain as `svc://<api_id>/<path>?<query>`.',
+    ),
   ),
   triggers: {
     type: 'array',

@@ -165,6 +165,114 @@ const cases: Case[] = [
     ],
   },
   {
+    name: 'a proxyOnly GraphQL API needs its schema (svc does not introspect the upstream)',
+    api: api({ graphql: { enabled: true, execution_mode: 'proxyOnly' } }),
+    each: [
+      (p) =>
+        p.path === 'graphql.schema' &&
+        p.type === 'Required' &&
+        /proxyOnly .*does not fetch by introspection: set graphql\.schema/.test(p.message),
+    ],
+  },
+  {
+    name: 'the execution mode proxyOnly is the default: no schema is refused there too',
+    api: api({ graphql: { enabled: true } }),
+    each: [(p) => p.path === 'graphql.schema' && p.type === 'Required'],
+  },
+  {
+    name: 'GraphQL off needs no schema',
+    api: api({ graphql: { enabled: false, execution_mode: 'proxyOnly' } }),
+  },
+  {
+    name: 'advance_cache_config: only the methods the cache stores (GET, OPTIONS)',
+    api: api({
+      cache_options: { enable_cache: true },
+      version_data: {
+        not_versioned: true,
+        versions: {
+          Default: {
+            name: 'Default',
+            extended_paths: {
+              advance_cache_config: [
+                { path: '/a', method: 'GET' },
+                { path: '/b', method: 'POST', timeout: 10 },
+                { path: '/c', method: 'options' },
+                { path: '/d', method: 'HEAD' },
+                { path: '/e', method: 'DELETE', disabled: true },
+                { path: '/f' },
+                { path: '/g(', method: 'GET' },
+              ],
+            },
+          },
+        },
+      },
+    }),
+    each: [
+      (p) =>
+        p.path === 'version_data.versions.Default.extended_paths.advance_cache_config[1].method' &&
+        p.type === 'NotSupportedYet' &&
+        p.message.startsWith('not supported by svc yet: caching "POST" answers'),
+      (p) =>
+        p.path === 'version_data.versions.Default.extended_paths.advance_cache_config[3].method' &&
+        p.type === 'NotSupportedYet' &&
+        p.message.includes('a HEAD answer has no body to serve again'),
+      (p) =>
+        p.path === 'version_data.versions.Default.extended_paths.advance_cache_config[6].path' &&
+        p.type === 'Invalid',
+    ],
+  },
+  {
+    name: 'validate_json: a JSON Schema that does not compile is refused with the reason',
+    api: api({
+      version_data: {
+        not_versioned: true,
+        versions: {
+          Default: {
+            name: 'Default',
+            extended_paths: {
+              validate_json: [
+                { path: '/ok', method: 'POST', schema: { type: 'object', required: ['name'] } },
+                {
+                  path: '/type',
+                  method: 'POST',
+                  schema: { type: 'object', properties: { a: { type: 'strin' } } },
+                },
+                { path: '/pattern', method: 'POST', schema: { type: 'string', pattern: '([a-z' } },
+                {
+                  path: '/b64',
+                  method: 'POST',
+                  schema_b64: Buffer.from('{"$ref":"#/definitions/missing"}').toString('base64'),
+                },
+                { path: '/not-b64', method: 'POST', schema_b64: Buffer.from('{').toString('base64') },
+                { path: '/off', method: 'POST', disabled: true, schema: { type: 'strin' } },
+              ],
+            },
+          },
+        },
+      },
+    }),
+    each: [
+      (p) =>
+        p.path === 'version_data.versions.Default.extended_paths.validate_json[1].schema' &&
+        p.type === 'Invalid' &&
+        p.message === 'the JSON Schema does not compile: type must be JSONType or JSONType[]: strin',
+      (p) =>
+        p.path === 'version_data.versions.Default.extended_paths.validate_json[2].schema' &&
+        p.type === 'Invalid' &&
+        p.message.startsWith('the JSON Schema does not compile: Invalid regular expression'),
+      (p) =>
+        p.path === 'version_data.versions.Default.extended_paths.validate_json[3].schema_b64' &&
+        p.type === 'Invalid' &&
+        p.message.startsWith(
+          "the JSON Schema does not compile: can't resolve reference #/definitions/missing",
+        ),
+      (p) =>
+        p.path === 'version_data.versions.Default.extended_paths.validate_json[4].schema_b64' &&
+        p.type === 'Invalid' &&
+        p.message.includes('not the base64 of JSON'),
+    ],
+  },
+  {
     name: 'GraphQL settings svc does not enforce yet are refused',
     api: api({
       graphql: { enabled: true, schema: 'type Query { a: String }', proxy: { request_headers: { a: 'b' } } },

@@ -29,6 +29,7 @@ import { pluginProblems } from './plugins.ts';
 import { quote, type FieldProblem, type FieldProblemType, type FieldWarning } from './field-problem.ts';
 import { isTrue, list, model, problem, text, type Unchecked } from './read.ts';
 import { isIpOrCidr, regexGroups } from './values.ts';
+import { isInternalUrl, parseInternalTarget, type InternalTargetInput } from './internal-target.ts';
 
 export type { Unchecked } from './read.ts';
 
@@ -363,8 +364,10 @@ export function checkClassicApi(api: ClassicApiInput): FieldProblem[] {
   // The execution engine answers from its data sources: only it needs no upstream.
   const engineOn = isTrue(graphql?.enabled) && text(graphql?.execution_mode) === 'executionEngine';
   const balanced = loadBalanced(proxy);
+  // An internal target (another API of the gateway) stands for target_url.
+  const internal = model<InternalTargetInput>(proxy?.target_internal)?.target !== undefined;
   problems.push(...loadBalancingProblems(api, proxy));
-  if ((target === undefined || target === '') && !engineOn && !balanced) {
+  if ((target === undefined || target === '') && !engineOn && !balanced && !internal) {
     problems.push(
       problem(
         'proxy.target_url',
@@ -375,7 +378,7 @@ export function checkClassicApi(api: ClassicApiInput): FieldProblem[] {
       ),
     );
   } else if (typeof target === 'string' && target !== '') {
-    const t = parseTarget(target);
+    const t = isInternalUrl(target) ? parseInternalTarget(target) : parseTarget(target);
     if (isTargetProblem(t)) problems.push(problem('proxy.target_url', t.type, t.message));
   }
 

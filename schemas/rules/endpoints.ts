@@ -6,6 +6,7 @@
  * `reply` action, a mock) is refused by name.
  */
 import type {
+  CacheMeta,
   EndPointMeta,
   ExtendedPathsSet,
   RoutingTrigger,
@@ -21,8 +22,10 @@ import { quote, type FieldProblem } from './field-problem.ts';
 import { list, model, problem, text, type Unchecked } from './read.ts';
 import { regexProblem } from './values.ts';
 import { templateDataProblem } from './body-template.ts';
+import { bodySchemaProblems } from './validate-json.ts';
 import { fieldPath } from '../validate.ts';
 import { isTargetProblem, parseTarget, upstreamEntry } from './api-definition.ts';
+import { INTERNAL_SCHEME, parseInternalTarget } from './internal-target.ts';
 
 const pointerKey = (k: string): string => k.replaceAll('~', '~0').replaceAll('/', '~1');
 
@@ -69,6 +72,7 @@ const PATH_LISTS = [
   'hard_timeouts',
   'circuit_breakers',
   'validate_json',
+  'advance_cache_config',
   'mock_response',
   'transform',
   'transform_response',
@@ -219,6 +223,8 @@ export function endpointProblems(versionData: unknown): FieldProblem[] {
             ...headerProblems(`${where}.headers`, model<Record<string, unknown>>(e)?.headers, undefined),
           );
         }
+        if (listName === 'validate_json') out.push(...bodySchemaProblems(where, e));
+        if (listName === 'advance_cache_config') out.push(...cacheMethodProblems(where, e));
         if (listName === 'method_transforms') {
           const m = model<Record<string, unknown>>(e) ?? {};
           for (const field of ['method', 'to_method']) {
@@ -240,6 +246,31 @@ export function endpointProblems(versionData: unknown): FieldProblem[] {
 }
 
 /**
+ * The methods whose answers the response cache stores (gateway/middleware/cache): GET and
+ * OPTIONS. Not HEAD (its answer has no body to serve again: it always goes upstream), nor a
+ * method with side effects, whose every request must reach the upstream.
+ */
+export const CACHED_METHODS: ReadonlySet<string> = new Set(['GET', 'OPTIONS']);
+
+/**
+ * An `advance_cache_config` entry for a method the cache does not store would be kept and never
+ * applied: refused by name instead.
+ */
+function cacheMethodProblems(where: string, e: unknown): FieldProblem[] {
+  const entry = model<CacheMeta>(e);
+  if (entry === undefined || entry.disabled === true) return [];
+  const method = text(entry.method)?.trim().toUpperCase() ?? '';
+  if (method === '' || CACHED_METHODS.has(method)) return [];
+  return [
+    problem(
+      `${where}.method`,
+      'NotSupportedYet',
+      `${NOT_SUPPORTED_YET}: caching ${quote(method)} answers (the cache stores GET and OPTIONS answers only: ${method === 'HEAD' ? 'a HEAD answer has no body to serve again' : 'every request of a method with side effects reaches the upstream'}); set method to GET or OPTIONS, or remove the entry`,
+    ),
+  ];
+}
+
+/**
  * A rewrite target that names another host (`https://host/path`): its scheme and host, and the
  * rest; undefined for a path.
  */
@@ -258,10 +289,16 @@ function rewriteTargetProblems(at: string, rewriteTo: string): FieldProblem[] {
       return [
         problem(
           at,
-          'NotSupportedYet',
-          `${NOT_SUPPORTED_YET}: rewriting to another API of the gateway (tyk://)`,
+          'Invalid',
+          `${quote(rewriteTo)}: another API of the gateway is written svc://<api_id>/<path> here (tyk:// is the reference gateway's spelling)`,
         ),
       ];
+    }
+    if (abs.scheme === INTERNAL_SCHEME) {
+      // Variables may follow in the path; the API itself is named as it is.
+      const t = parseInternalTarget(`svc://${abs.host}`);
+      if (isTargetProblem(t)) return [problem(at, t.type, t.message)];
+      return variableProblems(at, rewriteTo);
     }
     if (abs.scheme !== 'http' && abs.scheme !== 'https') {
       return [

@@ -1,8 +1,9 @@
 /**
  * Rules of an API's GraphQL settings, written once for the webhooks and the gateway: the schema
- * (SDL) must parse and build, with the line and column of the first problem; the execution engine
- * needs a schema; `type_field_configurations` name a known data source kind, an http(s) URL (or a
- * template of one), and a type and field the schema has. Federation modes are refused by name.
+ * (SDL) must parse and build, with the line and column of the first problem; both modes need a
+ * schema (a proxyOnly API checks queries against it, and svc does not fetch it by introspection);
+ * `type_field_configurations` name a known data source kind, an http(s) URL (or a template of
+ * one), and a type and field the schema has. Federation modes are refused by name.
  */
 import {
   buildASTSchema,
@@ -75,6 +76,16 @@ export function graphqlProblems(graphql: Unchecked<GraphqlConfig> | undefined): 
         'graphql.schema',
         'Required',
         'execution_mode executionEngine needs the GraphQL schema (SDL) of the API: set graphql.schema',
+      ),
+    );
+  } else if (on && mode === 'proxyOnly') {
+    // Without a schema nothing could be checked (validity, depth, field and type limits), and
+    // svc does not fetch one from the upstream by introspection.
+    problems.push(
+      problem(
+        'graphql.schema',
+        'Required',
+        'a proxyOnly GraphQL API checks each query against the GraphQL schema (SDL) of its upstream, which svc does not fetch by introspection: set graphql.schema, or set graphql.enabled to false to proxy it as plain HTTP',
       ),
     );
   }

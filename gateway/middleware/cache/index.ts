@@ -3,7 +3,8 @@
  * `advance_cache_config`). With `enable_cache`, a request is cached when it is a GET or OPTIONS
  * and either `cache_all_safe_requests` is set, its path is in the `cache` list, or an
  * `advance_cache_config` entry matches its method and path (the entry's `timeout` and
- * `cache_response_codes` then replace the API's). The first answer is the upstream's, stored for
+ * `cache_response_codes` then replace the API's; an entry for another method is refused when
+ * written, schemas/rules/endpoints.ts). The first answer is the upstream's, stored for
  * `cache_timeout` seconds (default 60) when its status is in `cache_response_codes` (any status
  * when the list is empty, as the reference); the next identical requests get it from the cache
  * with `X-Svc-Cached-Response: 1`, without an upstream call.
@@ -39,6 +40,8 @@ import {
   type CompiledEndpoint,
 } from '../../pipeline/endpoints.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
+import { CACHED_METHODS } from '../../../schemas/rules/endpoints.ts';
+import { addedResponseHeaders } from '../../upstream/headers.ts';
 import { acquireResponses, type CachedResponse, type ResponseStore } from './store.ts';
 
 /** The header a cache hit carries. */
@@ -50,7 +53,6 @@ export const UPSTREAM_TTL_HEADER = 'x-tyk-cache-action-set-ttl';
 /** The largest body cached. */
 export const MAX_BODY = 1024 * 1024;
 const DEFAULT_TIMEOUT_S = 60;
-const CACHED_METHODS = new Set(['GET', 'OPTIONS']);
 /** Response headers never stored: hop-by-hop, framing, and what each answer sets itself. */
 const NOT_STORED = new Set([
   'connection',
@@ -227,6 +229,9 @@ function hitReply(ctx: RequestContext, hit: CachedResponse): GatewayError {
     if (Object.hasOwn(ctx.responseHeaders, name) || ctx.removedResponseHeaders?.has(name) === true) continue;
     headers[name] = v;
   }
+  // The stored Vary joins the gateway's (CORS), as on the upstream's answer.
+  const vary = addedResponseHeaders(ctx.responseHeaders, hit.headers.vary, ctx.removedResponseHeaders).vary;
+  if (vary !== undefined) headers.vary = vary;
   headers[CACHED_HEADER] = '1';
   return GatewayError.reply(hit.status, hit.body, headers);
 }

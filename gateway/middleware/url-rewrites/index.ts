@@ -14,7 +14,9 @@
  *   `$tyk_meta.` variables are replaced (query-escaped unless they start with `http`);
  * - the result is the path sent upstream after the target's path (the listen path strip no longer
  *   applies); a `?` part replaces the request's query. An `http(s)://host/...` result sends the
- *   request to that host instead, with that path.
+ *   request to that host instead, with that path; an `svc://<api_id>/...` result (or
+ *   `rewrite_to_internal`, which wins over `rewrite_to`) sends it through that API of the gateway
+ *   (gateway/upstream/internal.ts).
  * A payload trigger reads the body, so such an API is served by node:http only.
  */
 import type {
@@ -25,6 +27,7 @@ import type {
 } from '../../../schemas/generated/models.ts';
 import { isTargetProblem, parseTarget, type Target } from '../../../schemas/rules/api-definition.ts';
 import { absoluteRewrite } from '../../../schemas/rules/endpoints.ts';
+import { INTERNAL_SCHEME, internalUrl, parseInternalTarget } from '../../../schemas/rules/internal-target.ts';
 import { reject, type Middleware } from '../../pipeline/compose.ts';
 import { MAX_READ_BODY, type RequestContext } from '../../pipeline/context.ts';
 import {
@@ -98,13 +101,25 @@ function options(map: Readonly<Record<string, StringRegexMap>> | undefined): Opt
   return out;
 }
 
+/** The host part of an absolute rewrite target: another host, or another API (`svc://`). */
+function hostOf(abs: { scheme: string; host: string }): ReturnType<typeof parseTarget> {
+  return abs.scheme === INTERNAL_SCHEME
+    ? parseInternalTarget(`svc://${abs.host}`)
+    : parseTarget(`${abs.scheme}://${abs.host}`);
+}
+
+/** The target of an entry or trigger: `rewrite_to_internal` (an API ID here), else `rewrite_to`. */
+function rewriteTo(e: { rewrite_to?: string; rewrite_to_internal?: object }): string {
+  return internalUrl(e.rewrite_to_internal) ?? e.rewrite_to ?? '';
+}
+
 /** Compiles a rewrite target (checked at write time: schemas/rules/endpoints.ts). */
 function compileTarget(raw: string, contextVars: boolean): RewriteTarget {
   const abs = absoluteRewrite(raw);
   let host: Target | undefined;
   let rest = raw.trim();
   if (abs !== undefined) {
-    const t = parseTarget(`${abs.scheme}://${abs.host}`);
+    const t = hostOf(abs);
     if (isTargetProblem(t)) throw new Error(`url_rewrites: ${t.message}`);
     host = t;
     rest = abs.rest;
@@ -129,7 +144,7 @@ function compileTrigger(t: RoutingTrigger, contextVars: boolean): CompiledTrigge
     session: options(o.session_meta_matches),
     context: options(o.request_context_matches),
     payload: matcher(o.payload_matches),
-    target: compileTarget(t.rewrite_to ?? '', contextVars),
+    target: compileTarget(rewriteTo(t), contextVars),
   };
 }
 
@@ -143,7 +158,7 @@ export function compileRewrites(v: VersionInfo, contextVars: boolean): CompiledR
     out.push({
       endpoint: compileEndpoint(e.path, e.method === undefined ? [] : [e.method], ignoreCase),
       pattern: new RegExp(e.match_pattern),
-      target: compileTarget(e.rewrite_to ?? '', contextVars),
+      target: compileTarget(rewriteTo(e), contextVars),
       triggers: (e.triggers ?? []).map((t) => compileTrigger(t, contextVars)),
     });
   }
@@ -333,20 +348,20 @@ function readsPayload(api: GatewayApiDefinition): boolean {
   );
 }
 
-/** The hosts an API's rewrites may send requests to (for the fast-path rule). */
+/** The hosts (and other APIs) an API's rewrites may send requests to (for the fast-path rule). */
 export function rewriteTargets(api: GatewayApiDefinition): Target[] {
   const out: Target[] = [];
-  const add = (raw: string | undefined): void => {
-    const abs = raw === undefined ? undefined : absoluteRewrite(raw);
+  const add = (raw: string): void => {
+    const abs = absoluteRewrite(raw);
     if (abs === undefined) return;
-    const t = parseTarget(`${abs.scheme}://${abs.host}`);
+    const t = hostOf(abs);
     if (!isTargetProblem(t)) out.push(t);
   };
   for (const v of servingVersions(api)) {
     for (const e of v.extended_paths?.url_rewrites ?? []) {
       if (e.disabled === true) continue;
-      add(e.rewrite_to);
-      for (const t of e.triggers ?? []) add(t.rewrite_to);
+      add(rewriteTo(e));
+      for (const t of e.triggers ?? []) add(rewriteTo(t));
     }
   }
   return out;

@@ -1,13 +1,15 @@
 /**
  * JSON Schema validation of request bodies per endpoint (`extended_paths.validate_json`): the
  * first entry matching the method and path reads the body (at most 1 MiB; more gets 413) and
- * checks it against `schema` (or `schema_b64`, base64), compiled once with ajv (JSON Schema
- * draft-07 rules; a `$schema` naming an older draft is ignored). A body that is not JSON, or does
- * not match, gets `error_response_code` (default 422) with the first error:
+ * checks it against `schema` (or `schema_b64`, base64), compiled once as
+ * schemas/rules/validate-json.ts compiles it (ajv, JSON Schema draft-07 rules; a `$schema` naming
+ * an older draft is ignored; a schema that does not compile is refused when written). A body that
+ * is not JSON, or does not match, gets `error_response_code` (default 422) with the first error:
  * `{"error": "<where>: <what>"}`, `<where>` being the JSON pointer of the value (`/name`) or
  * `payload` for the whole body. As it reads the body, a route with it is served by node:http.
  */
-import { Ajv, type ValidateFunction } from 'ajv';
+import type { ValidateFunction } from 'ajv';
+import { bodySchemaOf, compileBodySchema } from '../../../schemas/rules/validate-json.ts';
 import type { VersionInfo } from '../../../schemas/generated/models.ts';
 import { reject, type Middleware } from '../../pipeline/compose.ts';
 import { MAX_READ_BODY } from '../../pipeline/context.ts';
@@ -26,39 +28,28 @@ interface Entry {
   status: number;
 }
 
-const ajv = new Ajv({ strict: false, allErrors: false, validateSchema: false });
-
-function schemaOf(e: {
-  schema?: Record<string, unknown>;
-  schema_b64?: string;
-}): Record<string, unknown> | undefined {
-  if (e.schema !== undefined && Object.keys(e.schema).length > 0) return e.schema;
-  if (e.schema_b64 === undefined || e.schema_b64 === '') return undefined;
-  const parsed: unknown = JSON.parse(Buffer.from(e.schema_b64, 'base64').toString('utf8'));
-  return parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : undefined;
-}
-
 /** The validations of a version, compiled; undefined when it has none. Throws on a bad schema. */
 export function compileValidations(v: VersionInfo): Entry[] | undefined {
   const ignoreCase = v.ignore_endpoint_case === true;
   const out: Entry[] = [];
   for (const e of v.extended_paths?.validate_json ?? []) {
     if (e.disabled === true || e.path === undefined || e.path === '') continue;
-    let schema: Record<string, unknown> | undefined;
+    // schemas/rules/validate-json.ts refuses, when written, a schema that does not compile.
+    let validate: ValidateFunction | string;
     try {
-      schema = schemaOf(e);
+      const schema = bodySchemaOf(e);
       if (schema === undefined) continue;
-      const { $schema: _ignored, ...rest } = schema;
-      out.push({
-        endpoint: compileEndpoint(e.path, e.method === undefined ? [] : [e.method], ignoreCase),
-        validate: ajv.compile(rest),
-        status: e.error_response_code ?? 422,
-      });
+      validate = compileBodySchema(schema);
     } catch (err) {
-      throw new Error(`validate_json: the schema of ${e.path} does not compile: ${String(err)}`, {
-        cause: err,
-      });
+      validate = String(err);
     }
+    if (typeof validate === 'string')
+      throw new Error(`validate_json: the schema of ${e.path} does not compile: ${validate}`);
+    out.push({
+      endpoint: compileEndpoint(e.path, e.method === undefined ? [] : [e.method], ignoreCase),
+      validate,
+      status: e.error_response_code ?? 422,
+    });
   }
   return out.length === 0 ? undefined : out;
 }

@@ -1,0 +1,272 @@
+/**
+ * Internal targets (`svc://<api_id>/<path>?<query>`: `proxy.target_url`, `proxy.target_internal`,
+ * `url_rewrites[].rewrite_to`, `rewrite_to_internal` and a trigger's): the request goes through
+ * the other API's chain in process, `internal: true` APIs are reachable only this way, loops are
+ * cut with 508 and an API that is not loaded gets 502. Tables (request in; status, error, the
+ * path, query and headers the upstream saw out) against the files and Redis stores, with the fast
+ * path on and off (routes with internal targets are served by node:http).
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
+import { keyed, keyless, startGateway } from '../testing/harness.ts';
+import { assertAnswer, describeEachSetup, type Expected } from '../testing/tables.ts';
+
+interface Row extends Expected {
+  name: string;
+  method?: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+  /** What the upstream saw (a 200 only). */
+  upstreamPath?: string;
+  upstreamQuery?: string;
+  upstreamMethod?: string;
+  upstreamBody?: string;
+}
+
+const version = (settings: Record<string, unknown>): Record<string, unknown> => ({
+  version_data: {
+    not_versioned: true,
+    default_version: 'Default',
+    versions: { Default: { name: 'Default', use_extended_paths: true, ...settings } },
+  },
+});
+
+let echo: Echo;
+before(async () => {
+  echo = await startEcho('echo');
+});
+after(async () => {
+  await echo.close();
+});
+
+const apis = (): Record<string, unknown>[] => [
+  // The internal API every other one goes to: not served to clients; adds a header.
+  keyless(
+    'int-b',
+    '/int-b/',
+    echo.url,
+    { internal: true, ...version({ global_headers: { 'x-via-b': 'b' } }) },
+    { strip_listen_path: true },
+  ),
+  // target_url svc://: the path after the listen path follows the target's path.
+  keyless('int-a', '/int-a/', 'svc://int-b/base?from=a', {}, { strip_listen_path: true }),
+  // The object form, with the target API's ID.
+  keyless(
+    'int-obj',
+    '/int-obj/',
+    '',
+    {},
+    {
+      strip_listen_path: true,
+      target_internal: { target: 'int-b', path: '/obj', query: 'k=v' },
+    },
+  ),
+  // Rewrites to another API, by URL, object and trigger.
+  keyless(
+    'int-rw',
+    '/int-rw/',
+    echo.url,
+    version({
+      extended_paths: {
+        url_rewrites: [
+          {
+            path: '/go/{id}',
+            method: 'GET',
+            match_pattern: '/go/(\\w+)',
+            rewrite_to: '/plain/$1',
+            triggers: [
+              {
+                on: 'any',
+                options: { header_matches: { 'X-Internal': { match_rx: '^yes$' } } },
+                rewrite_to: 'svc://int-b/trig/$1',
+              },
+            ],
+          },
+          {
+            path: '/items/{id}',
+            method: 'GET',
+            match_pattern: '/items/(\\w+)',
+            rewrite_to: 'svc://int-b/items/$1?check_limits=true',
+          },
+          {
+            path: '/object',
+            match_pattern: '/object',
+            rewrite_to: '/unused',
+            rewrite_to_internal: { target: 'int-b', path: '/from-object', query: 'o=1' },
+          },
+        ],
+      },
+    }),
+    { strip_listen_path: true },
+  ),
+  // The target's own authentication applies.
+  keyed('int-keyed', '/int-keyed/', echo.url, { internal: true, use_standard_auth: true }),
+  keyless('to-keyed', '/to-keyed/', 'svc://int-keyed/', {}, { strip_listen_path: true }),
+  // Loops and missing APIs.
+  keyless('loop-a', '/loop-a/', 'svc://loop-b/'),
+  keyless('loop-b', '/loop-b/', 'svc://loop-a/', { internal: true }),
+  keyless('loop-self', '/loop-self/', 'svc://loop-self/again'),
+  keyless('to-missing', '/to-missing/', 'svc://nowhere/x'),
+];
+
+const rows: Row[] = [
+  {
+    name: 'target_url svc://: through the internal API (its header) to its upstream',
+    path: '/int-a/items/1?x=2',
+    status: 200,
+    upstreamPath: '/base/items/1',
+    upstreamQuery: 'from=a&x=2',
+    upstreamHeaders: { 'x-via-b': 'b' },
+  },
+  {
+    name: 'target_url svc://: a POST body goes through',
+    method: 'POST',
+    path: '/int-a/post',
+    headers: { 'content-type': 'text/plain' },
+    body: 'hello',
+    status: 200,
+    upstreamPath: '/base/post',
+    upstreamQuery: 'from=a',
+    upstreamMethod: 'POST',
+    upstreamBody: 'hello',
+  },
+  {
+    name: 'target_internal: path and query of the object',
+    path: '/int-obj/z',
+    status: 200,
+    upstreamPath: '/obj/z',
+    upstreamQuery: 'k=v',
+    upstreamHeaders: { 'x-via-b': 'b' },
+  },
+  {
+    name: 'rewrite_to svc:// with a group and a query',
+    path: '/int-rw/items/42',
+    status: 200,
+    upstreamPath: '/items/42',
+    upstreamQuery: 'check_limits=true',
+    upstreamHeaders: { 'x-via-b': 'b' },
+  },
+  {
+    name: 'rewrite_to_internal wins over rewrite_to',
+    path: '/int-rw/object',
+    status: 200,
+    upstreamPath: '/from-object',
+    upstreamQuery: 'o=1',
+    upstreamHeaders: { 'x-via-b': 'b' },
+  },
+  {
+    name: 'trigger rewrite_to svc:// when it holds',
+    path: '/int-rw/go/7',
+    headers: { 'x-internal': 'yes' },
+    status: 200,
+    upstreamPath: '/trig/7',
+    upstreamHeaders: { 'x-via-b': 'b' },
+  },
+  {
+    name: 'trigger does not hold: the entry rewrites on the same upstream',
+    path: '/int-rw/go/7',
+    status: 200,
+    upstreamPath: '/plain/7',
+    upstreamHeaders: { 'x-via-b': undefined },
+  },
+  { name: 'an internal API is not served to clients', path: '/int-b/items', status: 404 },
+  {
+    name: "the target API's authentication applies",
+    path: '/to-keyed/x',
+    status: 401,
+    error: 'Authorization field missing',
+  },
+  {
+    name: 'a loop between two APIs is cut',
+    path: '/loop-a/x',
+    status: 508,
+    error: /^Loop detected: .*\(loop-a -> loop-b -> loop-a\)$/,
+  },
+  {
+    name: 'an API targeting itself is cut',
+    path: '/loop-self/x',
+    status: 508,
+    error: /^Loop detected: .*\(loop-self -> loop-self\)$/,
+  },
+  {
+    name: 'a target API not loaded: 502 naming it',
+    path: '/to-missing/x',
+    status: 502,
+    error: 'Internal target API nowhere is not loaded on this gateway',
+  },
+];
+
+describeEachSetup(
+  'internal targets',
+  () => ({}),
+  ({ gw }) => {
+    before(async () => {
+      for (const api of apis()) await gw().addApi(api);
+      await gw().reload();
+    });
+    for (const row of rows) {
+      test(`${row.name}: ${String(row.status)}`, async () => {
+        const res = await gw().request({
+          fresh: true,
+          method: row.method ?? 'GET',
+          path: row.path,
+          ...(row.headers === undefined ? {} : { headers: row.headers }),
+          ...(row.body === undefined ? {} : { body: row.body }),
+        });
+        assertAnswer(res, row);
+        if (row.status !== 200) return;
+        const got = res.json as Echoed;
+        if (row.upstreamPath !== undefined) assert.equal(got.path, row.upstreamPath);
+        assert.equal(got.query, row.upstreamQuery ?? '');
+        assert.equal(got.method, row.upstreamMethod ?? row.method ?? 'GET');
+        if (row.upstreamBody !== undefined) assert.equal(got.body, row.upstreamBody);
+      });
+    }
+  },
+);
+
+test('writes: a malformed svc:// target is refused with 400 naming the field', async () => {
+  const gw = await startGateway();
+  try {
+    const cases: { def: Record<string, unknown>; part: string }[] = [
+      {
+        def: keyless('bad-url', '/bad-url/', 'svc://not an id/x'),
+        part: 'proxy.target_url: Invalid value: "svc://not an id/x": "not an id" is not an API ID',
+      },
+      {
+        def: keyless('bad-empty', '/bad-empty/', 'svc:///x'),
+        part: 'proxy.target_url: Invalid value: "svc:///x": "" is not an API ID',
+      },
+      {
+        def: keyless('bad-ref', '/bad-ref/', '', {}, { target_internal: { target: 'default/other' } }),
+        part: 'proxy.target_internal.target: Invalid value: "default/other": the gateway takes the ID of the target API',
+      },
+      {
+        def: keyless(
+          'bad-rw',
+          '/bad-rw/',
+          echo.url,
+          version({
+            extended_paths: {
+              url_rewrites: [{ path: '/a', match_pattern: '/a(.*)', rewrite_to: 'svc://$1/a' }],
+            },
+          }),
+        ),
+        part: 'version_data.versions.Default.extended_paths.url_rewrites[0].rewrite_to: Invalid value: "svc://$1": "$1" is not an API ID',
+      },
+    ];
+    for (const c of cases) {
+      const res = await gw.admin('POST', '/svc/apis', c.def);
+      assert.equal(res.status, 400, res.text);
+      const message = (res.json as { message: string }).message;
+      assert.ok(message.includes(c.part), `${c.part} in ${message}`);
+    }
+    // A well-formed target to an API not stored yet is accepted: it answers 502 until it is.
+    const ok = await gw.admin('POST', '/svc/apis', keyless('later', '/later/', 'svc://not-yet/x'));
+    assert.equal(ok.status, 200, ok.text);
+  } finally {
+    await gw.stop();
+  }
+});
