@@ -11,12 +11,11 @@ import type { Counters, QuotaCount, QuotaUse, RateCheck, RateQuotaVerdict, RateV
 
 /**
  * The sliding window, as a Lua function: admits when fewer than `limit` were admitted in the last
- * `window` ms (Redis's clock), records `member` then. Returns allowed (0/1), remaining, reset ms.
+ * `window` ms before `now` (Redis's clock), records `member` then. Returns allowed (0/1),
+ * remaining, reset ms.
  */
 const RATE_FN = `
-local function rate(key, limit, window, member)
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function rate(key, limit, window, member, now)
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
   local n = redis.call('ZCARD', key)
   local allowed = 0
@@ -50,27 +49,50 @@ local function quota(key, group, period)
   return v, ttl
 end`;
 
-/** KEYS[1] window; ARGV limit, window ms, member. Returns {allowed, remaining, reset ms}. */
-const RATE_SCRIPT = `${RATE_FN}
-local a, r, reset = rate(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3])
-return {a, r, reset}`;
-
-/** KEYS[1] counter, KEYS[2] the group's set; ARGV period ms. Returns {used, ttl ms}. */
-const QUOTA_SCRIPT = `${QUOTA_FN}
-local v, ttl = quota(KEYS[1], KEYS[2], ARGV[1])
-return {v, ttl}`;
+/** What one entry of a batch asks (ARGV's first value of the entry). */
+const KIND = { rate: '1', quota: '2', rateThenQuota: '3' } as const;
 
 /**
- * KEYS[1] window, KEYS[2] quota counter, KEYS[3] its group's set; ARGV limit, window ms, member,
- * period ms. The quota is counted only when the window admits. Returns {allowed, remaining,
- * reset ms, used, ttl ms}, used and ttl -1 when not counted.
+ * The checks of one batch, in order, as one atomic script: three KEYS per check (window, quota
+ * counter, its group's set) and five ARGV (kind, limit, window ms, member, period ms). A rate
+ * check and a quota count each run as above; kind 3 counts the quota only when the window admits.
+ * Returns five numbers per check: allowed, remaining, reset ms, used, ttl ms (used and ttl -1
+ * when not counted; the rate values 1, 0, 0 for a quota alone). Redis's clock is read once.
  */
-const RATE_QUOTA_SCRIPT = `${RATE_FN}
+const BATCH_SCRIPT = `${RATE_FN}
 ${QUOTA_FN}
-local a, r, reset = rate(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3])
-if a == 0 then return {a, r, reset, -1, -1} end
-local v, ttl = quota(KEYS[2], KEYS[3], ARGV[4])
-return {a, r, reset, v, ttl}`;
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local out = {}
+for i = 0, #ARGV / 5 - 1 do
+  local a, k = i * 5, i * 3
+  local kind = ARGV[a + 1]
+  local allowed, remaining, reset, used, ttl = 1, 0, 0, -1, -1
+  if kind ~= '2' then
+    allowed, remaining, reset =
+      rate(KEYS[k + 1], tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), ARGV[a + 4], now)
+  end
+  if kind == '2' or (kind == '3' and allowed == 1) then
+    used, ttl = quota(KEYS[k + 2], KEYS[k + 3], ARGV[a + 5])
+  end
+  out[a + 1], out[a + 2], out[a + 3], out[a + 4], out[a + 5] = allowed, remaining, reset, used, ttl
+end
+return out`;
+
+/**
+ * The most checks one script call carries: a burst larger than this goes in several calls (each
+ * atomic), so one call never holds Redis long.
+ */
+const MAX_BATCH = 256;
+
+/** A check waiting for its batch. */
+interface Pending {
+  kind: (typeof KIND)[keyof typeof KIND];
+  keys: [string, string, string];
+  args: [string, string, string, string];
+  resolve: (res: readonly number[]) => void;
+  reject: (err: unknown) => void;
+}
 
 /** KEYS[1] counter. Returns {used, ttl ms}, or {0, 0} when no period runs. */
 const PEEK_SCRIPT = `
@@ -89,17 +111,8 @@ return #names`;
 
 /** The scripts, as ioredis commands (defineCommand). */
 interface Scripts {
-  svcRate(key: string, limit: string, windowMs: string, member: string): Promise<unknown>;
-  svcQuota(key: string, group: string, periodMs: string): Promise<unknown>;
-  svcRateQuota(
-    window: string,
-    counter: string,
-    group: string,
-    limit: string,
-    windowMs: string,
-    member: string,
-    periodMs: string,
-  ): Promise<unknown>;
+  /** The number of keys, the keys, then the arguments (see BATCH_SCRIPT). */
+  svcBatch(numberOfKeys: number, ...keysThenArgs: string[]): Promise<unknown>;
   svcPeek(key: string): Promise<unknown>;
   svcResetGroup(group: string): Promise<unknown>;
 }
@@ -130,16 +143,10 @@ export class RedisCounters implements Counters {
       commandTimeout: 2000,
       connectTimeout: 2000,
       retryStrategy: (times) => Math.min(times * 100, 2000),
-      // The checks of requests that arrive together (one turn of the event loop) go to Redis in
-      // one write, and their answers come back in one read: a system call each way for many
-      // requests instead of one per request, on the gateway and on Redis alike.
-      enableAutoPipelining: true,
     });
     // Scripts are registered once and called by SHA (EVALSHA, with a fallback that loads them):
     // sending the script text with every request costs Redis a parse and the network the bytes.
-    this.#redis.defineCommand('svcRate', { numberOfKeys: 1, lua: RATE_SCRIPT });
-    this.#redis.defineCommand('svcQuota', { numberOfKeys: 2, lua: QUOTA_SCRIPT });
-    this.#redis.defineCommand('svcRateQuota', { numberOfKeys: 3, lua: RATE_QUOTA_SCRIPT });
+    this.#redis.defineCommand('svcBatch', { lua: BATCH_SCRIPT });
     this.#redis.defineCommand('svcPeek', { numberOfKeys: 1, lua: PEEK_SCRIPT });
     this.#redis.defineCommand('svcResetGroup', { numberOfKeys: 1, lua: RESET_GROUP_SCRIPT });
     this.#scripts = this.#redis as unknown as Scripts;
@@ -167,35 +174,87 @@ export class RedisCounters implements Counters {
     }
   }
 
+  /**
+   * Queues one check for the batch of this turn of the event loop: the checks of requests that
+   * arrive together go to Redis as one script call (one write, one read, one script run for many
+   * requests, on the gateway and on Redis alike), still each atomic and in order.
+   */
+  #check(kind: Pending['kind'], keys: Pending['keys'], args: Pending['args']): Promise<readonly number[]> {
+    if (this.#wasReady && this.#redis.status !== 'ready') {
+      return Promise.reject(
+        new TransientError('GW_ERR_STORE_UNAVAILABLE', `redis check: not connected (${this.#redis.status})`),
+      );
+    }
+    return new Promise((resolve, reject) => {
+      this.#pending.push({ kind, keys, args, resolve, reject });
+      if (this.#pending.length >= MAX_BATCH) this.#flush();
+      else if (!this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(this.#flushSoon);
+      }
+    });
+  }
+
+  #pending: Pending[] = [];
+  #scheduled = false;
+  readonly #flushSoon = (): void => {
+    this.#scheduled = false;
+    if (this.#pending.length > 0) this.#flush();
+  };
+
+  #flush(): void {
+    const batch = this.#pending;
+    this.#pending = [];
+    const keys: string[] = [];
+    const args: string[] = [];
+    for (const p of batch) {
+      keys.push(...p.keys);
+      args.push(p.kind, ...p.args);
+    }
+    this.#scripts.svcBatch(keys.length, ...keys, ...args).then(
+      (res) => {
+        const all = res as number[];
+        for (let i = 0; i < batch.length; i++) batch[i]?.resolve(all.slice(i * 5, i * 5 + 5));
+      },
+      (err: unknown) => {
+        const e = new TransientError('GW_ERR_STORE_UNAVAILABLE', `redis check: ${errorMessage(err)}`, {
+          cause: err,
+        });
+        for (const p of batch) p.reject(e);
+      },
+    );
+  }
+
   async rate(name: string, limit: number, windowMs: number): Promise<RateVerdict> {
-    const res = (await this.#run('rate', () =>
-      this.#scripts.svcRate(this.#prefix + name, String(limit), String(windowMs), nextMember()),
-    )) as [number, number, number];
-    return { allowed: res[0] === 1, remaining: res[1], resetMs: res[2] };
+    const key = this.#prefix + name;
+    const res = await this.#check(
+      KIND.rate,
+      [key, key, key],
+      [String(limit), String(windowMs), nextMember(), '0'],
+    );
+    return { allowed: res[0] === 1, remaining: res[1] ?? 0, resetMs: res[2] ?? 0 };
   }
 
   async quota(name: string, group: string, periodMs: number): Promise<QuotaUse> {
-    const res = (await this.#run('quota', () =>
-      this.#scripts.svcQuota(this.#prefix + name, `${this.#prefix}group:${group}`, String(periodMs)),
-    )) as [number, number];
-    return { used: res[0], ttlMs: res[1] };
+    const key = this.#prefix + name;
+    const res = await this.#check(
+      KIND.quota,
+      [key, key, `${this.#prefix}group:${group}`],
+      ['0', '0', '', String(periodMs)],
+    );
+    return { used: res[3] ?? 0, ttlMs: res[4] ?? 0 };
   }
 
   async rateThenQuota(rate: RateCheck, quota: QuotaCount): Promise<RateQuotaVerdict> {
-    const res = (await this.#run('rate', () =>
-      this.#scripts.svcRateQuota(
-        this.#prefix + rate.name,
-        this.#prefix + quota.name,
-        `${this.#prefix}group:${quota.group}`,
-        String(rate.limit),
-        String(rate.windowMs),
-        nextMember(),
-        String(quota.periodMs),
-      ),
-    )) as [number, number, number, number, number];
+    const res = await this.#check(
+      KIND.rateThenQuota,
+      [this.#prefix + rate.name, this.#prefix + quota.name, `${this.#prefix}group:${quota.group}`],
+      [String(rate.limit), String(rate.windowMs), nextMember(), String(quota.periodMs)],
+    );
+    const allowed = res[0] === 1;
     return {
-      rate: { allowed: res[0] === 1, remaining: res[1], resetMs: res[2] },
-      quota: res[0] === 1 ? { used: res[3], ttlMs: res[4] } : undefined,
+      rate: { allowed, remaining: res[1] ?? 0, resetMs: res[2] ?? 0 },
+      quota: allowed ? { used: res[3] ?? 0, ttlMs: res[4] ?? 0 } : undefined,
     };
   }
 
