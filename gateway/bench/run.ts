@@ -3,10 +3,12 @@
  * one run, with the same upstream (an nginx answering a small JSON body) and the same load
  * generator (wrk): keyless, token-authenticated (one key in the Authorization header, the
  * compiled chain on the fast path), JWT (RS256, one warm key) and protected (token, rate limit and
- * quota on Redis). Mutual TLS needs a client certificate, which wrk cannot send: it runs on an
- * HTTPS listener of the gateway with tools/loadgen (Go, built by tools/build.sh), and so does the
- * token case over the same listener, for a like-for-like ratio. Writes the figures to the
- * "Gateway" section of docs/benchmarks.md.
+ * quota on Redis), an endpoint-feature mix (a version chosen by a header, a white list, a request
+ * header transform and a URL rewrite on every request) and a cache hit (a keyless API with caching,
+ * warmed so the upstream is never called). Mutual TLS needs a client certificate, which wrk cannot
+ * send: it runs on an HTTPS listener of the gateway with tools/loadgen (Go, built by
+ * tools/build.sh), and so does the token case over the same listener, for a like-for-like ratio.
+ * Writes the figures to the "Gateway" section of docs/benchmarks.md.
  *
  * Measurements: saturation (fixed connections, 10 s each after a warm-up) for each, then the
  * gateway cases at half of their own saturation rate (wrk paced by a Lua `delay()`, loadgen by its
@@ -45,6 +47,19 @@ const COUNTED_REQUESTS = 1000;
 const LOADGEN_THREADS = 1;
 /** The organisation of the mutual TLS API and of its client certificate. */
 const MTLS_ORG = 'bench';
+/**
+ * The endpoint-feature mix: the request header that chooses the version, and the header every
+ * request carries for the header transform to delete.
+ */
+const MIX_HEADERS = { 'x-api-version': 'v1', 'x-drop': 'drop-me' } as const;
+/**
+ * The one path of the endpoint-feature mix's checks (rewritten to `/catalog/items/check`): the
+ * upstream answers it with what it saw in `X-Seen` (the path, `x-bench`, `x-drop`); every loaded
+ * request gets the plain answer of `location /`.
+ */
+const MIX_CHECK = '/mix/items/check';
+/** The access log of the upstream's `/cache/` location: one line per cache miss. */
+const cacheLog = (dir: string): string => join(dir, 'upstream-cache.log');
 
 /**
  * What a load generator loads: a URL, the headers of every request, and for tools/loadgen
@@ -122,6 +137,16 @@ function nginxConfig(dir: string, opts: { workers: number; listen: number; upstr
       ? `server {
     listen 127.0.0.1:${opts.listen} backlog=4096;
     location / { default_type application/json; return 200 '{"hello":"from the upstream"}'; }
+    location = /catalog/items/check {
+      default_type application/json;
+      add_header X-Seen "$request_uri|$http_x_bench|$http_x_drop";
+      return 200 '{"hello":"from the upstream"}';
+    }
+    location /cache/ {
+      access_log ${cacheLog(dir)};
+      default_type application/json;
+      return 200 '{"hello":"from the upstream"}';
+    }
   }`
       : `upstream backend { server 127.0.0.1:${opts.upstream}; keepalive 256; }
   server {
@@ -341,9 +366,15 @@ function writeReport(f: {
   tokenTlsHalf: Half;
   mtls: Result;
   mtlsHalf: Half;
+  mix: Result;
+  cache: Result;
+  /** Upstream calls of the cache API during its runs (warm-up and measured): misses. */
+  cacheMisses: number;
 }): string {
   const { nginx, gw, token, floor, pump, half, tokenHalf, protectedRun, protectedHalf, redisPerRequest } = f;
-  const { jwt, jwtHalf, tokenLoadgen, tokenTls, tokenTlsHalf, mtls, mtlsHalf } = f;
+  const { jwt, jwtHalf, tokenLoadgen, tokenTls, tokenTlsHalf, mtls, mtlsHalf, mix, cache, cacheMisses } = f;
+  const mixRatio = mix.rps / gw.rps;
+  const cacheRatio = cache.rps / gw.rps;
   const protectedRatio = protectedRun.rps / nginx.rps;
   const jwtRatio = jwt.rps / token.rps;
   const mtlsRatio = mtls.rps / token.rps;
@@ -391,11 +422,30 @@ X-Forwarded-* headers set.
   HTTP is, once the TLS handshake is done), loaded with \`tools/loadgen\` like the mTLS case:
   the like-for-like reference for mTLS. The token case on plain HTTP is also loaded with
   \`tools/loadgen\`, to tell the load generator's share from TLS's.
+- **endpoint-feature mix**: a keyless API whose version is chosen per request by a header
+  (\`version_data.not_versioned: false\`, \`definition: {location: header, key: x-api-version}\`,
+  two versions, no default; every request carries \`x-api-version: v1\`), and in that version, on
+  the loaded path \`/items/{id}\` (under \`strip_listen_path\`), a \`white_list\` entry, a
+  \`transform_headers\` entry (adds \`x-bench\`, deletes \`x-drop\`, which every request
+  carries) and a \`url_rewrites\` entry (\`/items/(\\w+)\` to \`/catalog/items/$1\`): every
+  request runs all four. Checked before the run: the upstream sees the rewritten path, the added
+  header and not the deleted one; a path outside the white list, a request without the version
+  header and the other version (whose white list leaves the path out) get 403. Served on the fast
+  path (\`fastPathServes\`: an http upstream and no middleware that reads the body; none of these
+  does, a rewrite only with a \`payload_matches\` trigger).
+- **cache hit**: a keyless API with \`cache_options\` (\`enable_cache\`,
+  \`cache_all_safe_requests\`, \`cache_timeout: 3600\` so nothing expires during the run), in the
+  memory of each gateway worker (the store is not Redis), warmed before the run until every
+  worker answers from its cache (\`X-Svc-Cached-Response: 1\`): ${cacheMisses} upstream calls
+  during its runs (the upstream's access log of that path). Also on the fast path (the cache
+  middleware reads request heads only; a hit is answered from the chain).
 
 | Proxy | Requests/s | / nginx keyless | p50 | p99 |
 | --- | ---: | ---: | ---: | ---: |
 ${row('nginx (reverse proxy), keyless', nginx)}
 ${row('svc gateway, keyless', gw)}
+${row('svc gateway, endpoint-feature mix (version by header, white list, header transform, URL rewrite)', mix)}
+${row('svc gateway, cache hit (cache_all_safe_requests, memory store)', cache)}
 ${row('svc gateway, token (one key, Authorization header)', token)}
 ${row('svc gateway, protected (token + rate limit + quota, Redis store)', protectedRun)}
 ${row('svc gateway, JWT (RS256, one warm key, Authorization header)', jwt)}
@@ -406,6 +456,7 @@ ${row('Node floor: node:http + one undici dispatch, no gateway logic', floor)}
 ${row('Node byte pump: TCP piped to the upstream, no HTTP parsing', pump)}
 
 Gateway keyless / Node floor: ${fmt(gw.rps / floor.rps)}; token / keyless: ${fmt(token.rps / gw.rps)};
+endpoint-feature mix / keyless: ${fmt(mixRatio)}; cache hit / keyless: ${fmt(cacheRatio)};
 JWT / token: ${fmt(jwtRatio)}; mTLS / token (plain HTTP, wrk): ${fmt(mtlsRatio)}; mTLS / token over
 HTTPS (same listener, same tool): ${fmt(mtlsTlsRatio)}; token, tools/loadgen / wrk (plain HTTP):
 ${fmt(tokenLoadgen.rps / token.rps)}; token over HTTPS / plain HTTP (tools/loadgen):
@@ -443,6 +494,10 @@ Targets:
   HTTP with wrk (the target as written) **${met(mtlsRatio >= 0.8)}** (${fmt(mtlsRatio * 100, 0)} %);
   against the token over the same HTTPS listener with the same tool (like for like)
   **${met(mtlsTlsRatio >= 0.8)}** (${fmt(mtlsTlsRatio * 100, 0)} %).
+- mix / keyless: ${fmt(mixRatio)} (target 0.8): **${met(mixRatio >= 0.8)}**; the endpoint-feature mix
+  (version by header, white list, header transform, URL rewrite) against keyless, same run.
+- cache hit / keyless: ${fmt(cacheRatio)} (target > 1): **${met(cacheRatio > 1)}**; a cache hit
+  against keyless proxying, same run.
 
 Load average before the run: ${loadBefore} (other work on the machine lowers every figure).
 Versions: ${versionOf(process.execPath, ['--version'])} (gateway), ${versionOf('nginx', ['-v'])},
@@ -657,6 +712,54 @@ async function main(): Promise<void> {
       client_certificates: [uploaded.id],
       proxy: { listen_path: '/mtls/', strip_listen_path: true, target_url: upstreamUrl },
     });
+    // The endpoint-feature mix: the version by a header; in it, on /items/{id}, a white list
+    // entry, a request header transform and a URL rewrite, so every loaded request runs all four.
+    const items = '/items/{id}';
+    await post('/svc/apis', {
+      api_id: 'bench-mix',
+      name: 'bench-mix',
+      use_keyless: true,
+      proxy: { listen_path: '/mix/', strip_listen_path: true, target_url: upstreamUrl },
+      definition: { location: 'header', key: 'x-api-version' },
+      version_data: {
+        not_versioned: false,
+        default_version: '',
+        versions: {
+          v1: {
+            name: 'v1',
+            use_extended_paths: true,
+            extended_paths: {
+              white_list: [{ path: items, method_actions: { GET: { action: 'no_action' } } }],
+              transform_headers: [
+                { path: items, method: 'GET', add_headers: { 'x-bench': '1' }, delete_headers: ['x-drop'] },
+              ],
+              url_rewrites: [
+                {
+                  path: items,
+                  method: 'GET',
+                  match_pattern: '/items/(\\w+)',
+                  rewrite_to: '/catalog/items/$1',
+                },
+              ],
+            },
+          },
+          v2: { name: 'v2', use_extended_paths: true, extended_paths: { white_list: [{ path: '/other' }] } },
+        },
+      },
+    });
+    // The cache hit: every GET cached for longer than the run (the upstream's /cache/ is logged).
+    await post('/svc/apis', {
+      api_id: 'bench-cache',
+      name: 'bench-cache',
+      use_keyless: true,
+      proxy: { listen_path: '/cache/', target_url: upstreamUrl },
+      cache_options: {
+        enable_cache: true,
+        cache_all_safe_requests: true,
+        cache_timeout: 3600,
+        cache_response_codes: [200],
+      },
+    });
     const key = await send({
       port: gatewayPort,
       method: 'POST',
@@ -769,7 +872,9 @@ async function main(): Promise<void> {
       | 'jwt'
       | 'tokenLoadgen'
       | 'tokenTls'
-      | 'mtls',
+      | 'mtls'
+      | 'mix'
+      | 'cache',
       Load
     > = {
       nginx: { url: `http://127.0.0.1:${nginxPort}/` },
@@ -798,6 +903,8 @@ async function main(): Promise<void> {
         via: 'loadgen',
         tls: { ca: server.certFile, ...clientFiles },
       },
+      mix: { url: `http://127.0.0.1:${gatewayPort}/mix/items/42`, headers: MIX_HEADERS },
+      cache: { url: `http://127.0.0.1:${gatewayPort}/cache/` },
     };
     for (const load of Object.values(loads)) {
       const { port, pathname, protocol } = new URL(load.url);
@@ -821,22 +928,54 @@ async function main(): Promise<void> {
     if (noJwt.status !== 403) throw new Error(`the JWT API answers ${noJwt.status} to a bad token`);
     const noCert = await httpsGet(tlsPort, '/mtls/');
     if (noCert.status !== 401) throw new Error(`the mTLS API answers ${noCert.status} without a certificate`);
+    // The mix: the upstream sees the rewritten path, the added header and not the deleted one.
+    const seen = await send({ port: gatewayPort, path: MIX_CHECK, headers: { ...MIX_HEADERS } });
+    if (seen.status !== 200 || seen.headers['x-seen'] !== '/catalog/items/check|1|')
+      throw new Error(
+        `the mix API does not rewrite and transform: ${seen.status} x-seen ${String(seen.headers['x-seen'])}`,
+      );
+    for (const [what, path, headers] of [
+      ['a path outside the white list', '/mix/orders', MIX_HEADERS],
+      ['a request without the version header', '/mix/items/42', {}],
+      ['the other version', '/mix/items/42', { ...MIX_HEADERS, 'x-api-version': 'v2' }],
+    ] as const) {
+      const r = await send({ port: gatewayPort, path, headers: { ...headers } });
+      if (r.status !== 403) throw new Error(`the mix API answers ${r.status} to ${what}: ${r.text}`);
+    }
+    // The cache: fresh connections take the workers in turn; warm until each answers a hit.
+    let hits = 0;
+    for (let i = 0; hits < 2 * WORKERS; i++) {
+      if (i >= 50 * WORKERS) throw new Error(`the cache API answers no hits (${hits} in a row)`);
+      const r = await send({ port: gatewayPort, path: '/cache/', fresh: true });
+      if (r.status !== 200 || !r.text.includes('from the upstream'))
+        throw new Error(`the cache API does not proxy: ${r.status} ${r.text}`);
+      hits = r.headers['x-svc-cached-response'] === '1' ? hits + 1 : 0;
+    }
+    const upstreamCalls = (): number =>
+      existsSync(cacheLog(dir)) ? readFileSync(cacheLog(dir), 'utf8').split('\n').length - 1 : 0;
+    const callsBefore = upstreamCalls();
 
     console.log(
-      `bench: nginx, the gateway (keyless, token, protected on Redis, JWT; token and mTLS over HTTPS with tools/loadgen), the Node floor and the byte pump, ${ROUNDS} x ${DURATION_S} s each, interleaved`,
+      `bench: nginx, the gateway (keyless, endpoint-feature mix, cache hit, token, protected on Redis, JWT; token and mTLS over HTTPS with tools/loadgen), the Node floor and the byte pump, ${ROUNDS} x ${DURATION_S} s each, interleaved`,
     );
-    const [nginx, gw, token, protectedRun, floor, pump, jwt, tokenLoadgen, tokenTls, mtls] = saturate([
-      loads.nginx,
-      loads.gw,
-      loads.token,
-      loads.protected,
-      loads.floor,
-      loads.pump,
-      loads.jwt,
-      loads.tokenLoadgen,
-      loads.tokenTls,
-      loads.mtls,
-    ]) as [Result, Result, Result, Result, Result, Result, Result, Result, Result, Result];
+    const [nginx, gw, mix, cache, token, protectedRun, floor, pump, jwt, tokenLoadgen, tokenTls, mtls] =
+      saturate([
+        loads.nginx,
+        loads.gw,
+        loads.mix,
+        loads.cache,
+        loads.token,
+        loads.protected,
+        loads.floor,
+        loads.pump,
+        loads.jwt,
+        loads.tokenLoadgen,
+        loads.tokenTls,
+        loads.mtls,
+      ]) as [Result, Result, Result, Result, Result, Result, Result, Result, Result, Result, Result, Result];
+    const cacheMisses = upstreamCalls() - callsBefore;
+    if (cacheMisses > 0)
+      console.warn(`bench: the cache API called its upstream ${cacheMisses} times under load`);
     const half = halfOf(loads.gw, gw, dir);
     const tokenHalf = halfOf(loads.token, token, dir);
     const protectedHalf = halfOf(loads.protected, protectedRun, dir);
@@ -862,6 +1001,9 @@ async function main(): Promise<void> {
         tokenTlsHalf,
         mtls,
         mtlsHalf,
+        mix,
+        cache,
+        cacheMisses,
       }),
     );
   } finally {

@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fastPathStats } from '../server/fast-path.ts';
 import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
-import { keyed, keyless, startGateway } from '../testing/harness.ts';
+import { keyed, keyless, oneVersion, startGateway } from '../testing/harness.ts';
 import { assertAnswer, describeEachSetup, type Expected } from '../testing/tables.ts';
 
 interface Row extends Expected {
@@ -31,13 +31,8 @@ const tpl = (path: string, method: string, source: string, extra: Record<string,
   template_data: { input_type: 'json', template_mode: 'blob', template_source: b64(source), ...extra },
 });
 
-const version = (extended: Record<string, unknown>): Record<string, unknown> => ({
-  version_data: {
-    not_versioned: true,
-    default_version: 'Default',
-    versions: { Default: { name: 'Default', use_extended_paths: true, extended_paths: extended } },
-  },
-});
+const version = (extended: Record<string, unknown>): Record<string, unknown> =>
+  oneVersion({ extended_paths: extended });
 
 let echo: Echo;
 before(async () => {

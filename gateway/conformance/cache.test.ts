@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fastPathStats } from '../server/fast-path.ts';
-import { keyed, keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { type InProcessGateway, keyed, keyless, oneVersion, startGateway } from '../testing/harness.ts';
 import { startRedis, type TestRedis } from '../testing/redis-server.ts';
 
 /** An upstream that answers `<call number> <method> <path>` and what the query asks for. */
@@ -52,13 +52,8 @@ function startCounter(): Promise<{ url: string; close: () => Promise<void> }> {
   });
 }
 
-const version = (extended: Record<string, unknown>): Record<string, unknown> => ({
-  version_data: {
-    not_versioned: true,
-    default_version: 'Default',
-    versions: { Default: { name: 'Default', use_extended_paths: true, extended_paths: extended } },
-  },
-});
+const version = (extended: Record<string, unknown>): Record<string, unknown> =>
+  oneVersion({ extended_paths: extended });
 
 interface Row {
   name: string;

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { after } from 'node:test';
 import { fastPathStats } from '../server/fast-path.ts';
 import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
-import { keyed, keyless } from '../testing/harness.ts';
+import { keyed, keyless, oneVersion } from '../testing/harness.ts';
 import { assertAnswer, describeEachSetup, SETUPS, type Expected } from '../testing/tables.ts';
 
 interface Row extends Expected {
@@ -31,14 +31,6 @@ interface Row extends Expected {
   /** Served by node:http even with the fast path on (the route reads bodies). */
   nodeHttp?: boolean;
 }
-
-const version = (settings: Record<string, unknown>): Record<string, unknown> => ({
-  version_data: {
-    not_versioned: true,
-    default_version: 'Default',
-    versions: { Default: { name: 'Default', use_extended_paths: true, ...settings } },
-  },
-});
 
 const KEY = { authorization: 'ef-key' };
 const APP = 'https://app.example.com';
@@ -86,7 +78,7 @@ const apis = (): Record<string, unknown>[] => [
   keyless('corsany', '/corsany/', echo.url, { CORS: { enable: true, options_passthrough: true } }),
   keyless('corsoff', '/corsoff/', echo.url, { CORS: { enable: false, allowed_origins: [APP] } }),
   keyed('mock', '/mock/', echo.url, {
-    ...version({
+    ...oneVersion({
       global_response_headers: { 'x-version': 'Default' },
       extended_paths: {
         white_list: [
@@ -134,7 +126,7 @@ const apis = (): Record<string, unknown>[] => [
     'slow',
     '/slow/',
     echo.url,
-    version({
+    oneVersion({
       extended_paths: {
         hard_timeouts: [
           { path: '/hang', method: 'GET', timeout: 1 },
@@ -147,7 +139,7 @@ const apis = (): Record<string, unknown>[] => [
     'breaker',
     '/breaker/',
     echo.url,
-    version({
+    oneVersion({
       extended_paths: {
         circuit_breakers: [
           {
@@ -165,7 +157,7 @@ const apis = (): Record<string, unknown>[] => [
     'valid',
     '/valid/',
     echo.url,
-    version({
+    oneVersion({
       extended_paths: {
         validate_json: [
           { path: '/users', method: 'POST', schema: userSchema },

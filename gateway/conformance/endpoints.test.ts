@@ -12,7 +12,7 @@ import { request } from 'node:http';
 import { fastPathStats } from '../server/fast-path.ts';
 import type { Res } from '../testing/client.ts';
 import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
-import { keyed, keyless, startGateway } from '../testing/harness.ts';
+import { keyed, keyless, oneVersion, startGateway } from '../testing/harness.ts';
 import { assertAnswer, describeEachSetup, SETUPS, type Expected } from '../testing/tables.ts';
 
 interface Row extends Expected {
@@ -26,14 +26,6 @@ interface Row extends Expected {
   /** The body the upstream received (a 200 only). */
   upstreamBody?: string;
 }
-
-const version = (settings: Record<string, unknown>, name = 'Default'): Record<string, unknown> => ({
-  version_data: {
-    not_versioned: true,
-    default_version: name,
-    versions: { [name]: { name, use_extended_paths: true, ...settings } },
-  },
-});
 
 const TOO_LARGE = 'Request body too large';
 const FORBIDDEN = 'Requested endpoint is forbidden';
@@ -53,7 +45,7 @@ const apis = (): Record<string, unknown>[] => [
     'size',
     '/size/',
     echo.url,
-    version({
+    oneVersion({
       global_size_limit: 10,
       extended_paths: {
         size_limits: [
@@ -69,13 +61,13 @@ const apis = (): Record<string, unknown>[] => [
     'sizeoff',
     '/sizeoff/',
     echo.url,
-    version({ global_size_limit: 2, global_size_limit_disabled: true }),
+    oneVersion({ global_size_limit: 2, global_size_limit_disabled: true }),
   ),
   keyed(
     'lists',
     '/lists/',
     echo.url,
-    version(
+    oneVersion(
       {
         extended_paths: {
           ignored: [{ path: '/public', method_actions: { GET: { action: 'no_action', code: 200 } } }],
@@ -94,19 +86,22 @@ const apis = (): Record<string, unknown>[] => [
       'v1',
     ),
   ),
-  keyless('expired', '/expired/', echo.url, version({ expires: '2020-01-31 12:00' }, 'v1')),
-  keyless('expiring', '/expiring/', echo.url, version({ expires: '2999-12-31 23:59' })),
+  keyless('expired', '/expired/', echo.url, oneVersion({ expires: '2020-01-31 12:00' }, 'v1')),
+  keyless('expiring', '/expiring/', echo.url, oneVersion({ expires: '2999-12-31 23:59' })),
   keyless(
     'older',
     '/older/',
     echo.url,
-    version({ use_extended_paths: false, paths: { black_list: ['/secret'], ignored: [], white_list: [] } }),
+    oneVersion({
+      use_extended_paths: false,
+      paths: { black_list: ['/secret'], ignored: [], white_list: [] },
+    }),
   ),
   keyless(
     'anycase',
     '/anycase/',
     echo.url,
-    version({ ignore_endpoint_case: true, extended_paths: { black_list: [{ path: '/secret' }] } }),
+    oneVersion({ ignore_endpoint_case: true, extended_paths: { black_list: [{ path: '/secret' }] } }),
   ),
 ];
 
@@ -380,7 +375,7 @@ test('writes: what the endpoint features do not serve yet is refused by path, wi
         'refused',
         '/refused/',
         echo.url,
-        version({
+        oneVersion({
           expires: 'tomorrow',
           extended_paths: {
             transform_jq: [{ path: '/a', filter: '.' }],

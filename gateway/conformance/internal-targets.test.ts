@@ -9,7 +9,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
-import { keyed, keyless, startGateway } from '../testing/harness.ts';
+import { keyed, keyless, oneVersion, startGateway } from '../testing/harness.ts';
 import { assertAnswer, describeEachSetup, type Expected } from '../testing/tables.ts';
 
 interface Row extends Expected {
@@ -25,14 +25,6 @@ interface Row extends Expected {
   upstreamBody?: string;
 }
 
-const version = (settings: Record<string, unknown>): Record<string, unknown> => ({
-  version_data: {
-    not_versioned: true,
-    default_version: 'Default',
-    versions: { Default: { name: 'Default', use_extended_paths: true, ...settings } },
-  },
-});
-
 let echo: Echo;
 before(async () => {
   echo = await startEcho('echo');
@@ -47,7 +39,7 @@ const apis = (): Record<string, unknown>[] => [
     'int-b',
     '/int-b/',
     echo.url,
-    { internal: true, ...version({ global_headers: { 'x-via-b': 'b' } }) },
+    { internal: true, ...oneVersion({ global_headers: { 'x-via-b': 'b' } }) },
     { strip_listen_path: true },
   ),
   // target_url svc://: the path after the listen path follows the target's path.
@@ -68,7 +60,7 @@ const apis = (): Record<string, unknown>[] => [
     'int-rw',
     '/int-rw/',
     echo.url,
-    version({
+    oneVersion({
       extended_paths: {
         url_rewrites: [
           {
@@ -248,7 +240,7 @@ test('writes: a malformed svc:// target is refused with 400 naming the field', a
           'bad-rw',
           '/bad-rw/',
           echo.url,
-          version({
+          oneVersion({
             extended_paths: {
               url_rewrites: [{ path: '/a', match_pattern: '/a(.*)', rewrite_to: 'svc://$1/a' }],
             },

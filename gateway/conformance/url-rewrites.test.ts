@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fastPathStats } from '../server/fast-path.ts';
 import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
-import { keyed, keyless, startGateway } from '../testing/harness.ts';
+import { keyed, keyless, oneVersion, startGateway } from '../testing/harness.ts';
 import { assertAnswer, describeEachSetup, SETUPS, type Expected } from '../testing/tables.ts';
 
 interface Row extends Expected {
@@ -25,14 +25,6 @@ interface Row extends Expected {
   /** node:http serves it even with the fast path on (the body is read). */
   readsBody?: boolean;
 }
-
-const version = (settings: Record<string, unknown>): Record<string, unknown> => ({
-  version_data: {
-    not_versioned: true,
-    default_version: 'Default',
-    versions: { Default: { name: 'Default', use_extended_paths: true, ...settings } },
-  },
-});
 
 let echo: Echo;
 let other: Echo;
@@ -50,7 +42,7 @@ const apis = (): Record<string, unknown>[] => [
     'rw',
     '/rw/',
     echo.url,
-    version({
+    oneVersion({
       extended_paths: {
         url_rewrites: [
           {
@@ -94,7 +86,7 @@ const apis = (): Record<string, unknown>[] => [
   ),
   keyless('rwctx', '/rwctx/', echo.url, {
     enable_context_vars: true,
-    ...version({
+    ...oneVersion({
       global_headers: {
         'x-path': '$tyk_context.path',
         'x-client': '$tyk_context.remote_addr',
@@ -114,7 +106,7 @@ const apis = (): Record<string, unknown>[] => [
     'rwplain',
     '/rwplain/',
     echo.url,
-    version({
+    oneVersion({
       global_headers: { 'x-literal': '$tyk_context.path' },
       extended_paths: {
         url_rewrites: [
@@ -127,7 +119,7 @@ const apis = (): Record<string, unknown>[] => [
     'rwmeta',
     '/rwmeta/',
     echo.url,
-    version({
+    oneVersion({
       global_headers: { 'x-tier': '$tyk_meta.tier', 'x-none': '[$tyk_meta.absent]' },
       extended_paths: {
         url_rewrites: [
@@ -151,7 +143,7 @@ const apis = (): Record<string, unknown>[] => [
     'rwbody',
     '/rwbody/',
     echo.url,
-    version({
+    oneVersion({
       extended_paths: {
         url_rewrites: [
           {
@@ -357,7 +349,7 @@ test('writes: rewrite targets and variables svc does not serve are refused by pa
       '/svc/apis',
       keyless('refused', '/refused/', 'https://secure.example.com', {
         pinned_public_keys: { 'secure.example.com': 'sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=' },
-        ...version({
+        ...oneVersion({
           override_target: 'https://other.example.com',
           global_headers: { 'x-token': '$tyk_context.token', 'x-secret': '$secret_env.KEY' },
           extended_paths: {

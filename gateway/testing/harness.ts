@@ -81,6 +81,21 @@ export function keyless(
   };
 }
 
+/**
+ * The `version_data` of an API with one version (`name`, default `Default`) using extended paths,
+ * with `settings` in it (`{ extended_paths: {...} }`, `global_headers`, ...): spread into
+ * `keyless(..., extra)` or `keyed(..., extra)`.
+ */
+export function oneVersion(settings: Record<string, unknown>, name = 'Default'): Record<string, unknown> {
+  return {
+    version_data: {
+      not_versioned: true,
+      default_version: name,
+      versions: { [name]: { name, use_extended_paths: true, ...settings } },
+    },
+  };
+}
+
 /** A keyed API definition for tests: auth token in `Authorization` unless `extra` says otherwise. */
 export function keyed(
   id: string,
