@@ -69,7 +69,7 @@ e2e-cluster: $(NODE_DEPS) ## The cluster suites against the cluster KUBECONFIG p
 test: lint typecheck gen-check unit e2e ## Everything: lint, type-check, gen-check, unit, integration and e2e
 
 .PHONY: bench
-bench: bench-gateway bench-graphql bench-operator bench-ingress bench-soak bench-streams ## Benchmarks; figures and ratios go to docs/benchmarks.md
+bench: bench-gateway bench-graphql bench-operator bench-operator-pro bench-ingress bench-soak bench-streams ## Benchmarks; figures and ratios go to docs/benchmarks.md
 
 .PHONY: bench-gateway
 bench-gateway: $(NODE_DEPS) ## Gateway against nginx (apt-installs nginx-light and wrk if missing; builds tools/loadgen with Go)
@@ -86,6 +86,10 @@ bench-streams: deps ## Streams (HTTP in -> SSE, Kafka in -> SSE) through the gat
 .PHONY: bench-operator
 bench-operator: deps ## 10 to 10,000 ApiDefinitions and 1000 SecurityPolicies until served, against direct gateway writes
 	node e2e/bench/operator-bench.ts
+
+.PHONY: bench-operator-pro
+bench-operator-pro: deps ## 1000 ApiDefinitions until served, operator in mode ce then in mode pro (through the dashboard) in the same run (SVC_BENCH_PRO_APIS)
+	node e2e/bench/operator-pro-bench.ts
 
 .PHONY: bench-ingress
 bench-ingress: deps ## 1000 Ingresses until served, beside 1000 ApiDefinitions in the same run (SVC_BENCH_INGRESSES)

@@ -51,13 +51,18 @@ export interface JsonSchema {
    * accepted) while that field is not true, whatever its other fields say.
    */
   'x-svc-switch'?: string;
+  /**
+   * On a `not-supported` field: why svc does not enforce it yet and what to use instead, shown in
+   * docs/compatibility.md and appended to the refusal. A field without one shares its parent's.
+   */
+  'x-svc-reason'?: string;
 }
 
 /** The two states of a field of the classic API model. */
 export type SvcSupport = 'supported' | 'not-supported';
 
 /** svc's own keywords: data for the support check and the docs generator, never in a CRD. */
-export const SVC_EXTENSIONS = ['x-svc-support', 'x-svc-switch'] as const;
+export const SVC_EXTENSIONS = ['x-svc-support', 'x-svc-switch', 'x-svc-reason'] as const;
 
 /** The Kubernetes extension keywords a schema may carry (kept in CRDs, ignored by ajv). */
 export const KUBERNETES_EXTENSIONS = [

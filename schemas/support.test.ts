@@ -186,6 +186,54 @@ describe('the classic model is complete', () => {
     assert.deepEqual(spec, []);
   });
 
+  test("every field not supported yet says why (x-svc-reason, its own or its parent's)", () => {
+    for (const [model, fields] of [
+      ['ApiDefinition spec', fieldSupport(apiDefinitionKind.spec)],
+      ['gateway model', fieldSupport(apiDefinitionModel)],
+    ] as const) {
+      const notSupported = fields.filter((f) => f.support === 'not-supported');
+      assert.ok(notSupported.length > 50, `${model}: only ${String(notSupported.length)}`);
+      const without = notSupported.filter((f) => (f.reason ?? '').trim().length < 20).map((f) => f.path);
+      assert.deepEqual(without, [], `${model}: not-supported fields without a reason`);
+    }
+    const supported = fieldSupport(apiDefinitionModel).filter((f) => f.support === 'supported');
+    assert.deepEqual(
+      supported.filter((f) => f.reason !== undefined).map((f) => f.path),
+      [],
+      'a supported field carries no reason',
+    );
+  });
+
+  test("a child shares its parent's reason unless it has its own", () => {
+    const schema: JsonSchema = {
+      type: 'object',
+      properties: {
+        a: {
+          type: 'object',
+          'x-svc-support': 'not-supported',
+          'x-svc-reason': 'parent reason',
+          properties: {
+            b: { type: 'string' },
+            c: { type: 'string', 'x-svc-reason': 'own reason' },
+            d: { type: 'array', items: { type: 'object', properties: { e: { type: 'string' } } } },
+          },
+        },
+        f: { type: 'string', 'x-svc-support': 'supported', 'x-svc-reason': 'ignored' },
+      },
+    };
+    assert.deepEqual(
+      fieldSupport(schema).map((f) => [f.path, f.support, f.reason]),
+      [
+        ['a', 'not-supported', 'parent reason'],
+        ['a.b', 'not-supported', 'parent reason'],
+        ['a.c', 'not-supported', 'own reason'],
+        ['a.d', 'not-supported', 'parent reason'],
+        ['a.d[].e', 'not-supported', 'parent reason'],
+        ['f', 'supported', undefined],
+      ],
+    );
+  });
+
   test('every reference field has a state in the generated field list', () => {
     const listed = new Set(fieldSupport(apiDefinitionKind.spec).map((f) => f.path));
     const missing = REFERENCE_FIELDS.filter((p) => !listed.has(p) && !p.endsWith('.*'));
@@ -225,6 +273,7 @@ describe('notSupportedPaths', () => {
     {
       name: 'every not-supported field set is listed, in document order',
       value: {
+        use_oauth2: true,
         do_not_track: true,
         session_lifetime: 30,
         proxy: { disable_strip_slash: true, transport: { proxy_url: 'http://p:3128' } },
@@ -244,7 +293,7 @@ describe('notSupportedPaths', () => {
         jwt_client_base_field: 'cid',
       },
       want: [
-        'do_not_track',
+        'use_oauth2',
         'session_lifetime',
         'proxy.disable_strip_slash',
         'proxy.transport.proxy_url',

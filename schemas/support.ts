@@ -80,6 +80,8 @@ export interface FieldSupport {
   type: string;
   /** The switch of a not-supported object, when it has one. */
   switch?: string;
+  /** Why a not-supported field is not supported yet: its own `x-svc-reason`, else its parent's. */
+  reason?: string;
 }
 
 function typeOf(node: JsonSchema): string {
@@ -96,11 +98,12 @@ function typeOf(node: JsonSchema): string {
 
 /**
  * Every field below `schema`, with its support state: its own flag, else its parent's (`inherit`
- * for the root). Items of lists and values of maps are walked (as `[]` and `*`).
+ * for the root), and for a not-supported field its reason, its own or its parent's. Items of
+ * lists and values of maps are walked (as `[]` and `*`).
  */
 export function fieldSupport(schema: JsonSchema, inherit: SvcSupport = 'supported'): FieldSupport[] {
   const out: FieldSupport[] = [];
-  const walk = (node: JsonSchema, path: string, state: SvcSupport): void => {
+  const walk = (node: JsonSchema, path: string, state: SvcSupport, why: string | undefined): void => {
     const children: [string, JsonSchema][] = [];
     if (node.properties) {
       for (const [k, v] of Object.entries(node.properties))
@@ -111,10 +114,11 @@ export function fieldSupport(schema: JsonSchema, inherit: SvcSupport = 'supporte
         children.push([`${path}.*`, v]);
     }
     if (node.items && (node.items.properties || node.items.items)) {
-      walk(node.items, `${path}[]`, state);
+      walk(node.items, `${path}[]`, state, why);
     }
     for (const [p, child] of children) {
       const own = child['x-svc-support'] ?? state;
+      const reason = own === 'supported' ? undefined : (child['x-svc-reason'] ?? why);
       const isMapValue = p.endsWith('.*');
       if (!isMapValue) {
         out.push({
@@ -123,11 +127,12 @@ export function fieldSupport(schema: JsonSchema, inherit: SvcSupport = 'supporte
           description: child.description ?? '',
           type: typeOf(child),
           ...(child['x-svc-switch'] === undefined ? {} : { switch: child['x-svc-switch'] }),
+          ...(reason === undefined ? {} : { reason }),
         });
       }
-      walk(child, p, own);
+      walk(child, p, own, reason);
     }
   };
-  walk(schema, '', inherit);
+  walk(schema, '', inherit, undefined);
   return out;
 }

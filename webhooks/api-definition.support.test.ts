@@ -131,7 +131,7 @@ describe('fields not supported yet', () => {
 
   test('every field not supported is listed at once, in path order', async () => {
     const obj = apiDefinition('orders', {
-      do_not_track: true,
+      enable_batch_request_support: true,
       use_oauth2: true,
       session_lifetime: 60,
       version_data: {
@@ -154,7 +154,7 @@ describe('fields not supported yet', () => {
     assert.deepEqual(
       got.errors.map((e) => formatProblem(e)),
       [
-        'spec.do_not_track: not supported by svc yet',
+        'spec.enable_batch_request_support: not supported by svc yet',
         'spec.session_lifetime: not supported by svc yet',
         'spec.use_oauth2: not supported by svc yet',
         'spec.version_data.versions.Default.extended_paths.transform_jq: not supported by svc yet',

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError } from '../lib/config.ts';
-import { loadWebhookConfig } from './config.ts';
+import { finalizerNamespaces, loadWebhookConfig } from './config.ts';
 
 test('defaults match the chart', () => {
   assert.deepEqual(loadWebhookConfig([], {}), {
@@ -18,7 +18,19 @@ test('defaults match the chart', () => {
     extraHosts: '',
     resyncSeconds: 10,
     logLevel: 'info',
+    finalizers: true,
+    watchNamespace: '',
   });
+});
+
+test("the operator's finalizer: in its watched namespaces, or nowhere", () => {
+  assert.deepEqual(finalizerNamespaces(loadWebhookConfig([], {})), []);
+  assert.deepEqual(finalizerNamespaces(loadWebhookConfig([], { WATCH_NAMESPACE: 'shop,team-a,' })), [
+    'shop',
+    'team-a',
+  ]);
+  assert.equal(finalizerNamespaces(loadWebhookConfig(['--finalizers=false'], {})), false);
+  assert.equal(finalizerNamespaces(loadWebhookConfig([], { SVC_WEBHOOK_FINALIZERS: 'false' })), false);
 });
 
 test('environment variables, then flags', () => {

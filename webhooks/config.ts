@@ -33,6 +33,13 @@ export interface WebhookConfig {
   /** Kubeconfig file; in a pod, the service account is used. */
   kubeconfig?: string;
   logLevel: LogLevel;
+  /**
+   * Add the operator's finalizer to the objects it will manage, so that it need not write it
+   * itself; false when no operator runs with this server (nobody would remove it).
+   */
+  finalizers: boolean;
+  /** The operator's watched namespaces (its WATCH_NAMESPACE, comma-separated; empty is all). */
+  watchNamespace: string;
 }
 
 const schema: JsonSchema = {
@@ -88,6 +95,16 @@ const schema: JsonSchema = {
     resyncSeconds: { type: 'integer', minimum: 1, default: 10, description: 'Resync period.' },
     kubeconfig: { type: 'string', minLength: 1, description: 'Kubeconfig file.' },
     logLevel: { type: 'string', enum: LOG_LEVELS, default: 'info', description: 'Log level.' },
+    finalizers: {
+      type: 'boolean',
+      default: true,
+      description: "Add the operator's finalizer on create and update.",
+    },
+    watchNamespace: {
+      type: 'string',
+      default: '',
+      description: "The operator's watched namespaces, comma-separated; empty is all.",
+    },
   },
 };
 
@@ -109,6 +126,8 @@ const sources: Record<string, ConfigSource> = {
   resyncSeconds: { env: 'SVC_WEBHOOK_RESYNC_SECONDS', flag: 'resync-seconds' },
   kubeconfig: { env: 'KUBECONFIG', flag: 'kubeconfig' },
   logLevel: { env: 'LOG_LEVEL', flag: 'log-level' },
+  finalizers: { env: 'SVC_WEBHOOK_FINALIZERS', flag: 'finalizers' },
+  watchNamespace: { env: 'WATCH_NAMESPACE', flag: 'watch-namespace' },
 };
 
 /** Reads the configuration once; throws a ConfigError naming every problem. */
@@ -123,4 +142,13 @@ export function loadWebhookConfig(
     argv,
     ...(env === undefined ? {} : { env }),
   });
+}
+
+/** Where the operator's finalizer is added: its watched namespaces (empty is all), or nowhere. */
+export function finalizerNamespaces(
+  cfg: Pick<WebhookConfig, 'finalizers' | 'watchNamespace'>,
+): readonly string[] | false {
+  if (!cfg.finalizers) return false;
+  // Split as the operator splits its WATCH_NAMESPACE (operator/config.ts), not more leniently.
+  return cfg.watchNamespace.split(',').filter((ns) => ns !== '');
 }

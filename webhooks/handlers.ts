@@ -1,6 +1,6 @@
 /**
- * What the server admits: for each resource, its defaulter (mutating endpoint), its validator
- * (validating endpoint) and its DELETE rule. The chart's webhook configurations and the e2e
+ * What the server admits: for each resource, its defaulter and the operator's finalizer (mutating
+ * endpoint), its validator (validating endpoint) and its DELETE rule. The chart's webhook configurations and the e2e
  * tests are written from this table's paths: `/mutate/<resource>` and `/validate/<resource>`.
  */
 import { at } from './access.ts';
@@ -23,7 +23,15 @@ import {
   validateSvcStreamsApiDefinition,
   validateSvcStreamsApiDefinitionDelete,
 } from './streams-api-definition.validate.ts';
+import { isTemplateObject } from './template.ts';
 import { GROUP } from '../schemas/common.ts';
+import {
+  API_FINALIZER,
+  CONTEXT_FINALIZER,
+  OAS_FINALIZER,
+  POLICY_FINALIZER,
+  STREAMS_FINALIZER,
+} from '../schemas/finalizers.ts';
 
 /** How one resource is admitted. */
 export interface Handler {
@@ -38,9 +46,19 @@ export interface Handler {
   validateDelete?: (old: unknown, lookups: Lookups) => Promise<Verdict>;
   /** The part of the object whose change re-runs validation on UPDATE (the rest is metadata). */
   watched: (obj: unknown) => unknown;
+  /**
+   * The finalizer the operator keeps on the object, which the mutating endpoint adds for it;
+   * absent, or undefined for an object, when the operator keeps none (templates are never pushed).
+   */
+  finalizer?: (obj: unknown) => string | undefined;
 }
 
 const spec = (obj: unknown): unknown => at(obj, 'spec');
+/** An API kind's finalizer: its controller skips templates, so they get none. */
+const apiFinalizer =
+  (finalizer: string) =>
+  (obj: unknown): string | undefined =>
+    isTemplateObject(obj) ? undefined : finalizer;
 
 /** Every resource the server admits. */
 export const handlers: readonly Handler[] = [
@@ -52,6 +70,7 @@ export const handlers: readonly Handler[] = [
     validate: validateApiDefinition,
     validateDelete: validateApiDefinitionDelete,
     watched: spec,
+    finalizer: apiFinalizer(API_FINALIZER),
   },
   {
     group: GROUP,
@@ -61,6 +80,7 @@ export const handlers: readonly Handler[] = [
     validate: validateSvcOasApiDefinition,
     validateDelete: validateSvcOasApiDefinitionDelete,
     watched: spec,
+    finalizer: apiFinalizer(OAS_FINALIZER),
   },
   {
     group: GROUP,
@@ -70,6 +90,7 @@ export const handlers: readonly Handler[] = [
     validate: validateSvcStreamsApiDefinition,
     validateDelete: validateSvcStreamsApiDefinitionDelete,
     watched: spec,
+    finalizer: apiFinalizer(STREAMS_FINALIZER),
   },
   {
     group: GROUP,
@@ -79,6 +100,7 @@ export const handlers: readonly Handler[] = [
     validate: validateSecurityPolicy,
     validateDelete: validateSecurityPolicyDelete,
     watched: spec,
+    finalizer: () => POLICY_FINALIZER,
   },
   {
     group: GROUP,
@@ -88,6 +110,7 @@ export const handlers: readonly Handler[] = [
     validate: validateOperatorContext,
     validateDelete: validateOperatorContextDelete,
     watched: spec,
+    finalizer: () => CONTEXT_FINALIZER,
   },
   {
     group: '',

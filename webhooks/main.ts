@@ -18,7 +18,7 @@ import {
   serviceHosts,
 } from './certs.ts';
 import type { CertSource } from './certs.ts';
-import { loadWebhookConfig } from './config.ts';
+import { finalizerNamespaces, loadWebhookConfig } from './config.ts';
 import type { WebhookConfig } from './config.ts';
 import { kubeLookups } from './lookups.ts';
 import { admissionApp } from './server.ts';
@@ -88,6 +88,7 @@ const app = admissionApp({
   lookups: kubeLookups(clients),
   log,
   ready,
+  finalizerNamespaces: finalizerNamespaces(cfg),
   onReview: (r) => {
     reviews.inc({ resource: r.resource, mode: r.mode, outcome: r.outcome });
     latency.observe({ resource: r.resource, mode: r.mode }, r.seconds);

@@ -7,7 +7,15 @@ import type { Lookups } from './lookups.ts';
 import { memoryLookups } from './memory-lookups.ts';
 import { admissionApp } from './server.ts';
 import type { AdmissionReview, ReviewOutcome } from './server.ts';
-import { apiDefinition, securityPolicy } from './testing.ts';
+import {
+  API_FINALIZER,
+  CONTEXT_FINALIZER,
+  OAS_FINALIZER,
+  POLICY_FINALIZER,
+  STREAMS_FINALIZER,
+} from '../schemas/finalizers.ts';
+import type { PatchOp } from './json-patch.ts';
+import { apiDefinition, applyPatch, oasApi, operatorContext, securityPolicy, streamsApi } from './testing.ts';
 
 const never: Lookups = {
   configMap: () => new Promise(() => undefined),
@@ -31,7 +39,7 @@ interface Server {
 
 async function serve(
   lookups: Lookups,
-  opts: { ready?: boolean; deadlineMs?: number } = {},
+  opts: { ready?: boolean; deadlineMs?: number; finalizerNamespaces?: readonly string[] | false } = {},
 ): Promise<
   Server & {
     lines: { level: string; message: string; fields: Record<string, unknown> }[];
@@ -46,6 +54,7 @@ async function serve(
     ready: () => opts.ready ?? true,
     onReview: (o) => outcomes.push(o),
     ...(opts.deadlineMs === undefined ? {} : { deadlineMs: opts.deadlineMs }),
+    ...(opts.finalizerNamespaces === undefined ? {} : { finalizerNamespaces: opts.finalizerNamespaces }),
   });
   const server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -366,6 +375,182 @@ describe('admission server', () => {
         (o) => o.resource === 'apidefinitions' && o.mode === 'validate' && o.outcome === 'denied',
       ),
     );
+  });
+});
+
+describe("the operator's finalizer", () => {
+  type Obj = Record<string, unknown>;
+  const withMeta = (obj: Obj, extra: Obj): Obj => ({
+    ...obj,
+    metadata: { ...(obj.metadata as Obj), ...extra },
+  });
+  const template = withMeta(apiDefinition('tpl', {}, 'shop'), { labels: { 'svc.io/template': 'true' } });
+  const noNamespace = apiDefinition('orders', {}, 'shop');
+  delete (noNamespace.metadata as Obj).namespace;
+  /** Served with the operator watching shop and default, unless `namespaces` says otherwise. */
+  const cases: {
+    name: string;
+    resource: string;
+    kind: string;
+    operation?: 'CREATE' | 'UPDATE';
+    object: Obj;
+    namespaces?: readonly string[] | false;
+    /** metadata.finalizers after the patch (undefined: none). */
+    want: string[] | undefined;
+  }[] = [
+    {
+      name: 'an ApiDefinition created gets it',
+      resource: 'apidefinitions',
+      kind: 'ApiDefinition',
+      object: apiDefinition('orders', {}, 'shop'),
+      want: [API_FINALIZER],
+    },
+    {
+      name: "it is added after others' finalizers",
+      resource: 'apidefinitions',
+      kind: 'ApiDefinition',
+      object: withMeta(apiDefinition('orders', {}, 'shop'), { finalizers: ['example.com/keep'] }),
+      want: ['example.com/keep', API_FINALIZER],
+    },
+    {
+      name: 'one that has it keeps it once',
+      resource: 'apidefinitions',
+      kind: 'ApiDefinition',
+      object: withMeta(apiDefinition('orders', {}, 'shop'), { finalizers: [API_FINALIZER] }),
+      want: [API_FINALIZER],
+    },
+    {
+      name: 'the namespace comes from the request when the object has none',
+      resource: 'apidefinitions',
+      kind: 'ApiDefinition',
+      object: noNamespace,
+      want: [API_FINALIZER],
+    },
+    {
+      name: 'an UPDATE of one without it (created before, or a server-side apply) adds it',
+      resource: 'apidefinitions',
+      kind: 'ApiDefinition',
+      operation: 'UPDATE',
+      object: apiDefinition('orders', {}, 'shop'),
+      want: [API_FINALIZER],
+    },
+    {
+      name: 'outside the watched namespaces: none (nobody would remove it)',
+      resource: 'apidefinitions',
+      kind: 'ApiDefinition',
+      object: apiDefinition('orders', {}, 'elsewhere'),
+      want: undefined,
+    },
+    {
+      name: 'the operator watching every namespace: added anywhere',
+      resource: 'apidefinitions',
+      kind: 'ApiDefinition',
+      object: apiDefinition('orders', {}, 'elsewhere'),
+      namespaces: [],
+      want: [API_FINALIZER],
+    },
+    {
+      name: 'no operator beside the webhook: none',
+      resource: 'apidefinitions',
+      kind: 'ApiDefinition',
+      object: apiDefinition('orders', {}, 'shop'),
+      namespaces: false,
+      want: undefined,
+    },
+    {
+      name: 'a template: none (its API controller skips it)',
+      resource: 'apidefinitions',
+      kind: 'ApiDefinition',
+      object: template,
+      want: undefined,
+    },
+    {
+      name: 'an SvcOasApiDefinition',
+      resource: 'svcoasapidefinitions',
+      kind: 'SvcOasApiDefinition',
+      object: oasApi('pets', 'pets-oas', 'oas.yaml', 'shop'),
+      want: [OAS_FINALIZER],
+    },
+    {
+      name: 'an SvcStreamsApiDefinition',
+      resource: 'svcstreamsapidefinitions',
+      kind: 'SvcStreamsApiDefinition',
+      object: streamsApi('events', 'events-doc', 'streams.yaml', 'shop'),
+      want: [STREAMS_FINALIZER],
+    },
+    {
+      name: 'a SecurityPolicy',
+      resource: 'securitypolicies',
+      kind: 'SecurityPolicy',
+      object: securityPolicy('plan', {}, 'default'),
+      want: [POLICY_FINALIZER],
+    },
+    {
+      name: 'an OperatorContext',
+      resource: 'operatorcontexts',
+      kind: 'OperatorContext',
+      object: operatorContext('ctx', { env: { mode: 'ce', url: 'http://gw:8080' } }, 'default'),
+      want: [CONTEXT_FINALIZER],
+    },
+  ];
+
+  const servers = new Map<string, Awaited<ReturnType<typeof serve>>>();
+  const server = async (namespaces: readonly string[] | false): Promise<string> => {
+    const key = JSON.stringify(namespaces);
+    let srv = servers.get(key);
+    if (srv === undefined) {
+      srv = await serve(memoryLookups([]), { finalizerNamespaces: namespaces });
+      servers.set(key, srv);
+    }
+    return srv.url;
+  };
+  after(async () => {
+    await Promise.all([...servers.values()].map((srv) => srv.close()));
+  });
+
+  for (const c of cases) {
+    test(c.name, async () => {
+      const { json } = await post(
+        await server(c.namespaces ?? ['shop', 'default']),
+        `/mutate/${c.resource}`,
+        review({
+          kind: kindOf(c.kind),
+          operation: c.operation ?? 'CREATE',
+          namespace: (c.object.metadata as Obj).namespace ?? 'shop',
+          object: c.object,
+          ...(c.operation === 'UPDATE' ? { oldObject: c.object } : {}),
+        }),
+      );
+      assert.equal(json.response.allowed, true);
+      const ops = JSON.parse(Buffer.from(json.response.patch ?? 'W10=', 'base64').toString()) as PatchOp[];
+      const patched = applyPatch(c.object, ops) as { metadata: { finalizers?: string[] } };
+      assert.deepEqual(patched.metadata.finalizers, c.want);
+      // Only finalizers change in metadata.
+      for (const op of ops.filter((o) => o.path.startsWith('/metadata'))) {
+        assert.match(op.path, /^\/metadata\/finalizers/);
+      }
+    });
+  }
+
+  test('an object being deleted is left alone', async () => {
+    const deleting = withMeta(apiDefinition('orders', {}, 'shop'), {
+      deletionTimestamp: '2026-01-01T00:00:00Z',
+      finalizers: ['example.com/keep'],
+    });
+    for (const operation of ['CREATE', 'UPDATE']) {
+      const { json } = await post(
+        await server(['shop']),
+        '/mutate/apidefinitions',
+        review({
+          kind: kindOf('ApiDefinition'),
+          operation,
+          namespace: 'shop',
+          object: deleting,
+          oldObject: deleting,
+        }),
+      );
+      assert.deepEqual(json.response, { uid: 'u-1', allowed: true });
+    }
   });
 });
 

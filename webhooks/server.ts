@@ -28,6 +28,11 @@ export interface ServerDeps {
   deadlineMs?: number;
   /** Called after every review, for metrics. */
   onReview?: (review: ReviewOutcome) => void;
+  /**
+   * Where the mutating endpoints add the operator's finalizer: the namespaces the operator
+   * watches (empty is all), or false when no operator removes it (a webhook without one).
+   */
+  finalizerNamespaces?: readonly string[] | false;
 }
 
 /** What {@link ServerDeps.onReview} learns about a review. */
@@ -126,14 +131,41 @@ function withNamespace(obj: unknown, namespace: string | undefined): unknown {
 
 const beingDeleted = (obj: unknown): boolean => at(obj, 'metadata.deletionTimestamp') !== undefined;
 
-/** Defaults the object of a CREATE or UPDATE; the answer carries the JSON patch. */
-export function mutate(handler: Handler, req: AdmissionRequest): AdmissionResponse {
+/**
+ * The object with the operator's finalizer added when the operator will manage it and it lacks
+ * it: the operator's first reconcile then finds it and makes no write for it. Added on UPDATE too,
+ * so an object that lacks it (created before the webhook, or an apply that dropped it) gets it
+ * back within that write rather than through another one by the operator.
+ */
+function withFinalizer(handler: Handler, obj: unknown, namespaces: readonly string[] | false): unknown {
+  const finalizer = handler.finalizer?.(obj);
+  const o = asObject(obj);
+  const meta = asObject(o?.metadata);
+  const ns = asString(meta?.namespace);
+  if (finalizer === undefined || namespaces === false || o === undefined || meta === undefined) return obj;
+  // Outside the operator's namespaces nobody would remove it: the delete would hang.
+  if (ns === undefined || (namespaces.length > 0 && !namespaces.includes(ns))) return obj;
+  const current = Array.isArray(meta.finalizers) ? (meta.finalizers as unknown[]) : [];
+  if (current.includes(finalizer)) return obj;
+  return { ...o, metadata: { ...meta, finalizers: [...current, finalizer] } };
+}
+
+/**
+ * Defaults the object of a CREATE or UPDATE and adds the operator's finalizer (in
+ * `finalizerNamespaces`); the answer carries the JSON patch.
+ */
+export function mutate(
+  handler: Handler,
+  req: AdmissionRequest,
+  finalizerNamespaces: readonly string[] | false = false,
+): AdmissionResponse {
   if (handler.default === undefined || req.object === undefined || req.operation === 'DELETE') {
     return { uid: req.uid, allowed: true };
   }
+  // Being deleted: only finalizers change now, and one is never added back.
   if (beingDeleted(req.object)) return { uid: req.uid, allowed: true };
   const original = withNamespace(req.object, req.namespace);
-  const ops = diff(original, handler.default(original));
+  const ops = diff(original, withFinalizer(handler, handler.default(original), finalizerNamespaces));
   if (ops.length === 0) return { uid: req.uid, allowed: true };
   return {
     uid: req.uid,
@@ -300,7 +332,7 @@ export function admissionApp(deps: ServerDeps): express.Express {
         }
         const response =
           mode === 'mutate'
-            ? mutate(handler, review)
+            ? mutate(handler, review, deps.finalizerNamespaces)
             : await withDeadline(validate(handler, review, deps.lookups), deadline);
         if (!response.allowed)
           log.info('admission denied', { causes: response.status?.details?.causes.map((c) => c.field) });

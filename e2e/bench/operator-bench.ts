@@ -9,9 +9,10 @@
  * Figures go to the "Operator" section of docs/benchmarks.md.
  */
 import { cpus } from 'node:os';
-import { Pool } from 'undici';
 import { derivedId } from '../../operator/ids.ts';
+import { APPLIERS, applyAll, summarize, timeToServe, timeoutMs, type Run } from './serving.ts';
 import { operatorMemory, startBenchStack, writeSection } from './stack.ts';
+import { startLocalWebhooks } from '../webhooks/helpers.ts';
 import {
   OPERATOR_NODE_OPTIONS,
   httpRequest,
@@ -24,60 +25,6 @@ import {
 const SIZES = (process.env.SVC_BENCH_SIZES ?? '10,100,1000,10000').split(',').map(Number);
 /** `SVC_BENCH_PROFILE=<dir>`: the operator writes a CPU profile there when it stops. */
 const PROFILE_DIR = process.env.SVC_BENCH_PROFILE;
-/** Longest wait for n objects to converge. */
-const timeoutMs = (n: number): number => Math.max(180_000, n * 40);
-
-interface Run {
-  n: number;
-  p50: number;
-  p99: number;
-  total: number;
-  /** Through the operator: when the last apply returned (ms since the start). */
-  applied?: number;
-}
-
-/** Parallel `kubectl apply` processes, as GitOps tools apply a folder concurrently. */
-const APPLIERS = 8;
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
-}
-
-/** Paths probed per applier's share in one polling round. */
-const WINDOW = 64;
-
-/**
- * Polls the paths until each reaches the upstream; returns each one's time since `t0`. Requests go
- * over a small keep-alive pool, and each round probes only the first WINDOW paths still pending of
- * each applier's share (objects are applied, so served, in order within a share): probing all of
- * 10,000 pending paths every round would load the gateway more than the operator does. A path
- * served while out of the window is seen when the window reaches it: times err late, never early.
- */
-async function timeToServe(gw: GatewayProc, paths: string[], t0: number): Promise<number[]> {
-  const pool = new Pool(gw.url, { connections: 8, pipelining: 1 });
-  const done = new Map<string, number>();
-  const deadline = t0 + timeoutMs(paths.length);
-  const share = Math.ceil(paths.length / APPLIERS);
-  const shares = Array.from({ length: APPLIERS }, (_, i) => paths.slice(i * share, (i + 1) * share));
-  while (done.size < paths.length) {
-    if (Date.now() > deadline)
-      throw new Error(`${paths.length - done.size} APIs not serving after ${timeoutMs(paths.length)} ms`);
-    const pending = shares.flatMap((part) => part.filter((p) => !done.has(p)).slice(0, WINDOW));
-    for (let i = 0; i < pending.length; i += 64) {
-      await Promise.all(
-        pending.slice(i, i + 64).map(async (p) => {
-          const r = await pool.request({ method: 'GET', path: `${p}probe` });
-          await r.body.dump();
-          if (r.statusCode === 200 && r.headers['x-upstream'] !== undefined) done.set(p, Date.now() - t0);
-        }),
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  await pool.close();
-  return paths.map((p) => done.get(p) ?? NaN);
-}
-
 /**
  * Polls the gateway's policy list until every ID in `want` is there with the access rights the
  * map gives (policy ID to API ID); returns each one's time since `t0`.
@@ -114,33 +61,17 @@ async function timeToPolicies(
   return [...want.keys()].map((id) => done.get(id) ?? NaN);
 }
 
-function summarize(n: number, times: number[]): Run {
-  const sorted = [...times].sort((a, b) => a - b);
-  if (process.env.SVC_BENCH_DECILES)
-    console.log(
-      'deciles',
-      [10, 20, 30, 40, 50, 60, 70, 80, 90].map((p) => percentile(sorted, p)),
-    );
-  return { n, p50: percentile(sorted, 50), p99: percentile(sorted, 99), total: sorted.at(-1) ?? NaN };
-}
-
 const stack = await startBenchStack('operator', 'bench');
 const { dir, cp, upstream, gw, secret } = stack;
-let operator: OperatorProc | undefined;
-
 /**
- * Applies manifests with APPLIERS `kubectl apply --server-side` processes at once, each given an
- * equal share; returns when the last one is done (Date.now()).
+ * `SVC_BENCH_WEBHOOKS=1`: the chart's admission webhooks in front of the API server, as installed
+ * (their finalizer on create spares the operator a write; their lookups cost requests of their own).
  */
-async function applyAll(manifests: string[]): Promise<number> {
-  const share = Math.ceil(manifests.length / APPLIERS);
-  await Promise.all(
-    Array.from({ length: APPLIERS }, (_, i) => manifests.slice(i * share, (i + 1) * share))
-      .filter((part) => part.length > 0)
-      .map((part) => cp.kubectl(['apply', '--server-side', '-f', '-'], { input: part.join('---\n') })),
-  );
-  return Date.now();
-}
+const webhooks =
+  process.env.SVC_BENCH_WEBHOOKS === '1'
+    ? await startLocalWebhooks(cp, dir, 'webhooks', { operatorNamespaces: '' })
+    : undefined;
+let operator: OperatorProc | undefined;
 
 const POLICIES = 1000;
 /** The size whose APIs the policies cover. */
@@ -217,7 +148,7 @@ spec:
   });
   const t2 = Date.now();
   const inGateway = timeToPolicies(gw, secret, want, t2);
-  const policiesApplied = await applyAll(policies);
+  const policiesApplied = await applyAll(cp, policies);
   results.policies = { ...summarize(count, await inGateway), applied: policiesApplied - t2 };
 
   // Reference: the same policies written straight to the gateway.
@@ -285,7 +216,7 @@ spec:
     const requestsBefore = await apiServerRequests();
     const t0 = Date.now();
     const serving = timeToServe(gw, paths, t0);
-    const applied = await applyAll(manifests);
+    const applied = await applyAll(cp, manifests);
     const run = summarize(n, await serving);
     results.operator.push({ ...run, applied: applied - t0 });
     results.requests.push({ n, perObject: perObject(requestsBefore, await apiServerRequests(), n) });
@@ -339,6 +270,7 @@ spec:
   results.changeOne = (await timeToServe(gw, [changedPath], tc))[0];
 } finally {
   await operator?.stop();
+  await webhooks?.stop();
   await stack.stop();
 }
 

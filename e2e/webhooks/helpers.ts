@@ -194,11 +194,15 @@ export async function getObject(
  * The webhook server with a certificate from a fresh CA, and the chart's webhook configurations
  * pointed at it: the API server calls it from then on. Resolves once the configurations are in
  * effect (the API server loads them asynchronously), shown by a refusal only the webhooks give.
+ * `operatorNamespaces`: an operator runs beside it watching these (its WATCH_NAMESPACE; '' is
+ * all), so the server adds its finalizer there, as in the chart; absent, no operator removes
+ * one, so none is added.
  */
 export async function startLocalWebhooks(
   cp: ControlPlane,
   dir: string,
   name = 'webhooks',
+  opts: { operatorNamespaces?: string } = {},
 ): Promise<WebhookServer & { caPem: string }> {
   const ca = await createCa({ commonName: 'svc e2e webhook CA', validityDays: 1 });
   const serving = await issueServingCert(ca, {
@@ -214,7 +218,15 @@ export async function startLocalWebhooks(
     name,
     kubeconfig: cp.kubeconfig,
     logDir: dir,
-    args: ['--cert-mode=files', `--cert-dir=${certDir}`],
+    args: [
+      '--cert-mode=files',
+      `--cert-dir=${certDir}`,
+      ...(opts.operatorNamespaces === undefined
+        ? ['--finalizers=false']
+        : opts.operatorNamespaces === ''
+          ? []
+          : [`--watch-namespace=${opts.operatorNamespaces}`]),
+    ],
   });
   const configs = await apply(cp, await localWebhookConfigurations(server.port, ca.certPem));
   if (configs.code !== 0) throw new Error(`webhook configurations not applied: ${configs.stderr}`);

@@ -6,6 +6,9 @@
  * cluster primary merges every worker's registry (`aggregateMetrics`), so a scrape reaching any
  * worker reports the whole node.
  *
+ * Which requests count, and under which `endpoint` label, the API says (`do_not_track`,
+ * `track_endpoints`, `do_not_track_endpoints`: tracking.ts).
+ *
  * Request counts and latencies are on every request's path, so they are not recorded through
  * prom-client's labelled `inc`/`observe` (about 180 ns each, measured: label validation and
  * hashing per call) but in plain arrays per API (a few nanoseconds), turned into samples when
@@ -23,6 +26,7 @@ import {
 import type { EventName } from '../../schemas/rules/event-handlers.ts';
 import { EVENT_NAMES } from '../../schemas/rules/event-handlers.ts';
 import type { RequestContext, RequestObserver } from '../pipeline/context.ts';
+import { TrackingCache } from './tracking.ts';
 
 /** Why a limit refused a request (`svc_gateway_refused_total{reason}`). */
 export const REFUSAL_REASONS = [
@@ -77,7 +81,10 @@ function methodIndex(method: string): number {
   }
 }
 
-/** The requests of one API: counts by method and status class, and latencies. */
+/**
+ * The requests of one API (or of one tracked endpoint of it): counts by method and status class,
+ * and latencies.
+ */
 class ApiStats {
   /** `[method * CLASSES.length + class]`. */
   readonly requests = new Float64Array(METHODS.length * CLASSES.length);
@@ -85,6 +92,31 @@ class ApiStats {
   readonly buckets = new Float64Array(BUCKETS.length + 1);
   sum = 0;
   count = 0;
+  /** The requests of `track_endpoints` entries, by the entry's path (the `endpoint` label). */
+  endpoints: Map<string, ApiStats> | undefined = undefined;
+
+  resetRequests(): void {
+    this.requests.fill(0);
+    if (this.endpoints !== undefined) for (const e of this.endpoints.values()) e.resetRequests();
+  }
+
+  resetLatency(): void {
+    this.buckets.fill(0);
+    this.sum = 0;
+    this.count = 0;
+    if (this.endpoints !== undefined) for (const e of this.endpoints.values()) e.resetLatency();
+  }
+}
+
+/** Every series of the request metrics: an API's own, and one per tracked endpoint of it. */
+function* series(
+  apis: Map<string, ApiStats>,
+): Generator<[labels: { api_id: string; endpoint?: string }, stats: ApiStats]> {
+  for (const [api_id, stats] of apis) {
+    yield [{ api_id }, stats];
+    if (stats.endpoints !== undefined)
+      for (const [endpoint, e] of stats.endpoints) yield [{ api_id, endpoint }, e];
+  }
 }
 
 /** A sample as prom-client's registry prints it. */
@@ -157,6 +189,7 @@ export class Metrics implements RequestObserver {
   readonly registry = new Registry();
   readonly #now: () => number;
   readonly #apis = new Map<string, ApiStats>();
+  readonly #tracking = new TrackingCache();
   readonly #refused: Record<RefusalReason, Counter.Internal>;
   readonly #events: Map<string, Counter.Internal>;
   readonly #throttled: Counter;
@@ -224,13 +257,28 @@ export class Metrics implements RequestObserver {
     ctx.state.startedAt = performance.now();
   }
 
-  /** The request observer: counts the request and its latency under its API. */
+  /**
+   * The request observer: counts the request and its latency under its API (and its tracked
+   * endpoint), unless the API leaves it out.
+   */
   onResponse(ctx: RequestContext, status: number): void {
+    const tracking = this.#tracking.get(ctx.route);
+    const endpoint = tracking === null ? '' : tracking(ctx);
+    if (endpoint === undefined) return;
     const id = ctx.route.id;
     let stats = this.#apis.get(id);
     if (stats === undefined) {
       stats = new ApiStats();
       this.#apis.set(id, stats);
+    }
+    if (endpoint !== '') {
+      stats.endpoints ??= new Map();
+      let e = stats.endpoints.get(endpoint);
+      if (e === undefined) {
+        e = new ApiStats();
+        stats.endpoints.set(endpoint, e);
+      }
+      stats = e;
     }
     const cls = status >= 100 && status < 600 ? Math.floor(status / 100) : 0;
     const i = methodIndex(ctx.method) * CLASSES.length + cls;
@@ -280,49 +328,49 @@ export class Metrics implements RequestObserver {
     const apis = this.#apis;
     const requests = new ComputedMetric({
       name: 'svc_gateway_requests_total',
-      help: 'Requests routed to an API, by API, method and status class (none: no status was sent).',
+      help: 'Requests routed to an API, by API, tracked endpoint (track_endpoints; none: the other requests), method and status class (none: no status was sent).',
       type: 'counter',
       samples: () => {
         const out: Sample[] = [];
-        for (const [api_id, stats] of apis) {
+        for (const [labels, stats] of series(apis)) {
           stats.requests.forEach((value, i) => {
             if (value === 0) return;
             const method = METHODS[Math.floor(i / CLASSES.length)] ?? 'OTHER';
             const status_class = CLASSES[i % CLASSES.length] ?? 'none';
-            out.push({ value, labels: { api_id, method, status_class } });
+            out.push({ value, labels: { ...labels, method, status_class } });
           });
         }
         return out;
       },
       reset: () => {
-        for (const s of apis.values()) s.requests.fill(0);
+        for (const s of apis.values()) s.resetRequests();
       },
     });
     const name = 'svc_gateway_request_duration_seconds';
     const latency = new ComputedMetric({
       name,
-      help: 'Seconds from routing a request to the end of its response, by API.',
+      help: 'Seconds from routing a request to the end of its response, by API and tracked endpoint (track_endpoints; none: the other requests).',
       type: 'histogram',
       samples: () => {
         const out: Sample[] = [];
-        for (const [api_id, stats] of apis) {
+        for (const [labels, stats] of series(apis)) {
           let cumulative = 0;
           BUCKETS.forEach((le, b) => {
             cumulative += stats.buckets[b] ?? 0;
-            out.push({ value: cumulative, labels: { api_id, le }, metricName: `${name}_bucket` });
+            out.push({ value: cumulative, labels: { ...labels, le }, metricName: `${name}_bucket` });
           });
-          out.push({ value: stats.count, labels: { api_id, le: '+Inf' }, metricName: `${name}_bucket` });
-          out.push({ value: stats.sum, labels: { api_id }, metricName: `${name}_sum` });
-          out.push({ value: stats.count, labels: { api_id }, metricName: `${name}_count` });
+          out.push({
+            value: stats.count,
+            labels: { ...labels, le: '+Inf' },
+            metricName: `${name}_bucket`,
+          });
+          out.push({ value: stats.sum, labels, metricName: `${name}_sum` });
+          out.push({ value: stats.count, labels, metricName: `${name}_count` });
         }
         return out;
       },
       reset: () => {
-        for (const s of apis.values()) {
-          s.buckets.fill(0);
-          s.sum = 0;
-          s.count = 0;
-        }
+        for (const s of apis.values()) s.resetLatency();
       },
     });
     // prom-client's typings admit only its own metric classes; its registry reads `name`,

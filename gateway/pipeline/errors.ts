@@ -22,7 +22,15 @@ export class GatewayError extends SvcError {
     headers: Record<string, string> = {},
     replyBody?: string,
   ) {
-    super(code, message, { status });
+    // A refusal is an answer, not a fault: no stack is captured (it costs more than the rest of
+    // a cache hit or a 401), so the trace limit is 0 while the Error is built.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+      super(code, message, { status });
+    } finally {
+      Error.stackTraceLimit = limit;
+    }
     this.headers = headers;
     this.replyBody = replyBody;
   }

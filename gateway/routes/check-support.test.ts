@@ -18,7 +18,7 @@ const cases: { name: string; def: unknown; want: string[] }[] = [
     name: 'fields of the classic model not supported yet: each named, all at once (the webhook rule)',
     def: api(
       {
-        do_not_track: true,
+        enable_batch_request_support: true,
         session_lifetime: 30,
         version_data: {
           not_versioned: true,
@@ -33,7 +33,7 @@ const cases: { name: string; def: unknown; want: string[] }[] = [
       { disable_strip_slash: true },
     ),
     want: [
-      'do_not_track: not supported by svc yet',
+      'enable_batch_request_support: not supported by svc yet',
       'proxy.disable_strip_slash: not supported by svc yet',
       'session_lifetime: not supported by svc yet',
       'version_data.versions.Default.extended_paths.virtual: not supported by svc yet',
@@ -43,7 +43,7 @@ const cases: { name: string; def: unknown; want: string[] }[] = [
     name: 'neutral values of fields not supported yet are accepted',
     def: api(
       {
-        do_not_track: false,
+        enable_batch_request_support: false,
         CORS: { enable: false, max_age: 24 },
         version_data: {
           versions: { Default: { name: 'Default', paths: { black_list: [], ignored: [], white_list: [] } } },

@@ -61,6 +61,7 @@ export class StreamsEngine {
   #byApi = new Map<string, ApiStreams>();
   #stopped = false;
   #connections: Counter | undefined;
+  readonly #connectionCounters = new Map<string, { inc(): void }>();
   /** Problems of the last sync, by stream ID (a stream Bento refused). */
   #refused = new Map<string, string>();
 
@@ -244,15 +245,22 @@ export class StreamsEngine {
 
   /** Stream analytics: one connection attempt to `endpoint`, and Bento's status (0: unreachable). */
   connection(stream: PlannedStream, endpoint: StreamEndpoint, status: number): void {
-    const ok = status >= 100 && status < 400;
-    this.#connections
-      ?.labels(
+    const counter = this.#connections;
+    if (counter === undefined) return;
+    const outcome = status >= 100 && status < 400 ? 'ok' : 'error';
+    // Every publish counts: the labelled child is made once per endpoint and outcome.
+    const k = `${stream.id}\n${endpoint.path}\n${outcome}`;
+    let child = this.#connectionCounters.get(k);
+    if (child === undefined) {
+      child = counter.labels(
         stream.id.slice(0, stream.id.lastIndexOf('.')),
         stream.name,
         endpoint.path,
-        ok ? 'ok' : 'error',
-      )
-      .inc();
+        outcome,
+      );
+      this.#connectionCounters.set(k, child);
+    }
+    child.inc();
   }
 
   /**

@@ -5,12 +5,21 @@
  * and WebSocket upgrades as raw bytes once Bento has switched protocols. A client that goes away
  * ends the call to Bento at once, so a consumer that disconnects leaves nothing behind.
  */
-import { Agent, request, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { connect, type Socket } from 'node:net';
+import type { Readable } from 'node:stream';
+import { Agent, type Dispatcher } from 'undici';
 import type { HttpContext } from '../pipeline/context.ts';
 
-/** Kept-alive connections to Bento for plain requests (streaming ones hold their own). */
-const agent = new Agent({ keepAlive: true, maxFreeSockets: 64 });
+/**
+ * Kept-alive connections to Bento for plain requests (streaming ones hold theirs while they
+ * last). undici rather than node:http's client: a publish is one small request and its answer,
+ * and the node:http client's per-request machinery (ClientRequest, agent queues, an
+ * IncomingMessage stream, a pipe of the request body) cost the gateway more CPU than the rest of
+ * the request together. No timeouts: event streams last as long as their consumer, and Bento
+ * answers publishes within the input's own `timeout`.
+ */
+const bento = new Agent({ headersTimeout: 0, bodyTimeout: 0 });
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1), never relayed. */
 const HOP = new Set([
@@ -25,14 +34,98 @@ const HOP = new Set([
   'proxy-authenticate',
 ]);
 
-function relayable(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
-  const named = new Set((headers.connection ?? '').split(',').map((h) => h.trim().toLowerCase()));
-  const out: OutgoingHttpHeaders = {};
+function relayable(headers: IncomingHttpHeaders): Record<string, string | string[]> {
+  const connection = headers.connection;
+  const named =
+    connection === undefined ? undefined : new Set(connection.split(',').map((h) => h.trim().toLowerCase()));
+  const out: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(headers)) {
-    if (v === undefined || HOP.has(k) || named.has(k) || k === 'host') continue;
+    // `expect`: node:http answered 100-continue already (and undici refuses to send it).
+    if (v === undefined || HOP.has(k) || named?.has(k) === true || k === 'host' || k === 'expect') continue;
     out[k] = v;
   }
   return out;
+}
+
+/**
+ * Relays Bento's answer to the client: the head at once, then each chunk as it comes (server-sent
+ * events, raw streams), with backpressure.
+ */
+class BentoRelay implements Dispatcher.DispatchHandler {
+  readonly #ctx: HttpContext;
+  readonly #opened: ((status: number) => void) | undefined;
+  readonly #done: () => void;
+  #controller: Dispatcher.DispatchController | undefined;
+  #finished = false;
+
+  constructor(ctx: HttpContext, opened: ((status: number) => void) | undefined, done: () => void) {
+    this.#ctx = ctx;
+    this.#opened = opened;
+    this.#done = done;
+    // The client went away: stop the call, so Bento hands its next message to another consumer.
+    ctx.res.once('close', () => {
+      const cut = !ctx.res.writableFinished && !this.#finished;
+      this.#finish(); // first: the abort's error is no failure of Bento's to answer or count
+      if (cut) this.#controller?.abort(new Error('client closed the connection'));
+    });
+  }
+
+  #finish(): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    this.#done();
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#ctx.res.destroyed) controller.abort(new Error('client closed the connection'));
+  }
+
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: IncomingHttpHeaders,
+  ): void {
+    if (statusCode < 200) return; // informational: the final response follows
+    const { res } = this.#ctx;
+    this.#opened?.(statusCode);
+    res.writeHead(statusCode, { ...relayable(headers), ...this.#ctx.responseHeaders });
+    // Server-sent events and raw streams (no length): the head goes out at once, then each
+    // chunk as it comes. A plain answer (a publish acknowledged) goes out in one write.
+    if (headers['content-length'] === undefined) res.flushHeaders();
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    const { res } = this.#ctx;
+    if (!res.write(chunk)) {
+      controller.pause();
+      res.once('drain', () => {
+        controller.resume();
+      });
+    }
+  }
+
+  onResponseEnd(): void {
+    this.#ctx.res.end();
+    this.#finish();
+  }
+
+  onResponseError(): void {
+    this.fail();
+  }
+
+  /** Bento could not be reached (503), or the exchange broke once begun (the client's connection cut). */
+  fail(): void {
+    const { res } = this.#ctx;
+    if (this.#finished) return;
+    if (!res.headersSent) {
+      this.#opened?.(0);
+      const body = JSON.stringify({ error: 'The stream is not available right now' });
+      res.writeHead(503, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    } else res.destroy();
+    this.#finish();
+  }
 }
 
 /**
@@ -45,56 +138,52 @@ export function proxyToBento(
   target: string,
   opened?: (status: number) => void,
 ): Promise<void> {
-  const { req, res } = ctx;
   return new Promise<void>((resolve) => {
-    let done = false;
-    const finish = (): void => {
-      if (done) return;
-      done = true;
-      resolve();
-    };
+    const relay = new BentoRelay(ctx, opened, resolve);
     const headers = relayable(ctx.headers);
-    const upstream = request(
-      { host: '127.0.0.1', port, method: ctx.method, path: `${target}${ctx.query}`, headers, agent },
-      (up) => {
-        opened?.(up.statusCode ?? 0);
-        const out: OutgoingHttpHeaders = { ...relayable(up.headers), ...ctx.responseHeaders };
-        res.writeHead(up.statusCode ?? 502, out);
-        // Server-sent events and raw streams (no length): the head goes out at once, then each
-        // chunk as it comes. A plain answer (a publish acknowledged) goes out in one write.
-        if (up.headers['content-length'] === undefined) res.flushHeaders();
-        up.on('data', (chunk: Buffer) => {
-          if (!res.write(chunk)) {
-            up.pause();
-            res.once('drain', () => up.resume());
-          }
-        });
-        up.on('end', () => {
-          res.end();
-          finish();
-        });
-        up.on('error', () => {
-          res.destroy();
-          finish();
-        });
-      },
-    );
-    upstream.on('error', () => {
-      if (!res.headersSent) {
-        opened?.(0);
-        const body = JSON.stringify({ error: 'The stream is not available right now' });
-        res.writeHead(503, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-        res.end(body);
-      } else res.destroy();
-      finish();
-    });
-    // The client went away: stop the call, so Bento hands its next message to another consumer.
-    res.once('close', () => {
-      if (!res.writableFinished) upstream.destroy();
-      finish();
-    });
-    if (ctx.body !== undefined) upstream.end(ctx.body);
-    else req.pipe(upstream);
+    const send = (body: Readable | Buffer | null): void => {
+      if (Buffer.isBuffer(body)) headers['content-length'] = String(body.length);
+      try {
+        bento.dispatch(
+          {
+            origin: `http://127.0.0.1:${port}`,
+            method: ctx.method,
+            path: `${target}${ctx.query}`,
+            headers,
+            body,
+          },
+          relay,
+        );
+      } catch {
+        relay.fail();
+      }
+    };
+    const length = ctx.headers['content-length'];
+    if (ctx.body !== undefined) send(ctx.body);
+    else if (length === undefined && ctx.headers['transfer-encoding'] === undefined) send(null);
+    else if (ctx.headers['transfer-encoding'] === undefined && Number(length) <= WHOLE_BODY)
+      readWhole(ctx.req, send);
+    else send(ctx.req);
+  });
+}
+
+/**
+ * Bodies up to this size (with a Content-Length) are read whole before the call, then sent with
+ * the head in one write: Bento takes a published message whole anyway, and streaming a small
+ * body costs more (a pipe, a write of its own) than the message. Larger ones stream.
+ */
+const WHOLE_BODY = 64 * 1024;
+
+/** Reads a request's body whole (a client that goes away first: the response's close ends the call). */
+function readWhole(req: IncomingMessage, done: (body: Buffer) => void): void {
+  if (req.readableEnded) {
+    done(Buffer.alloc(0));
+    return;
+  }
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.once('end', () => {
+    done(chunks.length === 1 && chunks[0] !== undefined ? chunks[0] : Buffer.concat(chunks));
   });
 }
 

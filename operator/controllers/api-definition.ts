@@ -24,9 +24,10 @@ import {
 import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo } from './sync.ts';
 import { isTemplate } from './template.ts';
 import { servedAddress } from './served.ts';
+import { API_FINALIZER } from '../../schemas/finalizers.ts';
 
-/** The finalizer that keeps an ApiDefinition until its API is gone from the gateway. */
-export const API_FINALIZER = 'finalizers.svc.svc.io/apidefinition';
+/** The finalizer names live in schemas/, which the webhook reads too. */
+export { API_FINALIZER };
 
 /** An ApiDefinition with the metadata every stored object has. */
 export type ApiObject = ApiDefinition & SvcObject<ApiDefinition['spec'], ApiStatus>;

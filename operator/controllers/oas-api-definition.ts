@@ -26,11 +26,10 @@ import {
 } from './status.ts';
 import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo } from './sync.ts';
 import { isTemplate } from './template.ts';
+import { OAS_FINALIZER, STREAMS_FINALIZER } from '../../schemas/finalizers.ts';
 
-/** The finalizer that keeps an SvcOasApiDefinition until its API is gone from the gateway. */
-export const OAS_FINALIZER = 'finalizers.svc.svc.io/svcoasapidefinition';
-/** The finalizer that keeps an SvcStreamsApiDefinition until its API is gone from the gateway. */
-export const STREAMS_FINALIZER = 'finalizers.svc.svc.io/svcstreamsapidefinition';
+/** The finalizer names live in schemas/, which the webhook reads too. */
+export { OAS_FINALIZER, STREAMS_FINALIZER };
 
 /**
  * The two kinds whose API is an OAS document in a ConfigMap: SvcOasApiDefinition, and

@@ -9,9 +9,10 @@ import { objectKey, splitKey, type InformerEvent } from '../../lib/k8s/informer.
 import type { Connections } from '../connections.ts';
 import { contextKeyOf, secretWatch, viewChanged, watchOf, type ControllerEnv } from './env.ts';
 import { byContext } from './indexes.ts';
+import { CONTEXT_FINALIZER } from '../../schemas/finalizers.ts';
 
-/** The finalizer that keeps an OperatorContext while resources still use it. */
-export const CONTEXT_FINALIZER = 'finalizers.svc.svc.io/operatorcontext';
+/** The finalizer names live in schemas/, which the webhook reads too. */
+export { CONTEXT_FINALIZER };
 
 /** An OperatorContext with the metadata every stored object has. */
 export type ContextObject = OperatorContext & SvcObject<OperatorContext['spec'], OperatorContextStatus>;

@@ -19,9 +19,10 @@ import { viewChanged, watchOf, type ControllerEnv } from './env.ts';
 import { byAccessRight, byContext, byJwtPolicy } from './indexes.ts';
 import { callGateway, reportFailure, reportSuccess, type Fail, type ReportDeps } from './status.ts';
 import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo } from './sync.ts';
+import { POLICY_FINALIZER } from '../../schemas/finalizers.ts';
 
-/** The finalizer that keeps a SecurityPolicy until its policy is gone from the gateway. */
-export const POLICY_FINALIZER = 'finalizers.svc.svc.io/securitypolicy';
+/** The finalizer names live in schemas/, which the webhook reads too. */
+export { POLICY_FINALIZER };
 
 /** A SecurityPolicy with the metadata every stored object has. */
 export type PolicyObject = SecurityPolicy & SvcObject<SecurityPolicy['spec'], SecurityPolicyStatus>;

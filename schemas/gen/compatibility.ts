@@ -9,17 +9,54 @@ import { fieldSupport, NOT_SUPPORTED_YET, type FieldSupport } from '../support.t
 
 const cell = (text: string): string => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
 
+/** The path of the field that holds `path` (`a.b[].c` -> `a.b`, `a.*.b` -> `a`). */
+const parentOf = (path: string): string =>
+  path
+    .replace(/\.[^.]*$|^[^.]*$/, '')
+    .replace(/(\[\])+$/, '')
+    .replace(/(\.\*)+$/, '');
+
+/**
+ * Where the reason of each not-supported field is written: the field itself, or the nearest
+ * field above it with the same reason (its children share it).
+ */
+function reasonOrigins(fields: readonly FieldSupport[]): Map<string, string> {
+  const reasons = new Map(fields.map((f) => [f.path, f.reason]));
+  const out = new Map<string, string>();
+  for (const f of fields) {
+    if (f.reason === undefined) continue;
+    let origin = f.path;
+    for (let p = parentOf(origin); p !== '' && reasons.get(p) === f.reason; p = parentOf(p)) origin = p;
+    out.set(f.path, origin);
+  }
+  return out;
+}
+
 function table(fields: readonly FieldSupport[]): string {
+  const origins = reasonOrigins(fields);
   const rows = fields.map((f) => {
-    const state =
-      f.support === 'supported'
-        ? 'supported'
-        : f.switch === undefined
+    let state = 'supported';
+    if (f.support !== 'supported') {
+      state =
+        f.switch === undefined
           ? '**not supported yet**'
           : `**not supported yet** (while \`${f.switch}\` is true)`;
-    return `| \`${f.path}\` | ${cell(f.type)} | ${state} | ${cell(f.description)} |`;
+      const origin = origins.get(f.path);
+      if (origin === f.path) state += `: ${f.reason ?? ''}`;
+      else if (origin !== undefined) state += ` (as \`${origin}\`)`;
+    }
+    return `| \`${f.path}\` | ${cell(f.type)} | ${cell(state)} | ${cell(f.description)} |`;
   });
   return ['| field | type | state | description |', '| --- | --- | --- | --- |', ...rows].join('\n');
+}
+
+/** One line per field whose reason is written on it (the fields below it share the reason). */
+function reasons(fields: readonly FieldSupport[]): string {
+  const origins = reasonOrigins(fields);
+  return fields
+    .filter((f) => origins.get(f.path) === f.path)
+    .map((f) => `- \`${f.path}\`: ${(f.reason ?? '').replaceAll('\n', ' ')}.`)
+    .join('\n');
 }
 
 /** The text of docs/compatibility.md. */
@@ -41,12 +78,19 @@ Every field of the classic API definition (the \`ApiDefinition\` resource, and t
   \`spec.<path>: ${NOT_SUPPORTED_YET}\` and by the gateway's management API as
   \`<path>: ${NOT_SUPPORTED_YET}\`, every such field listed at once.
 
-A field without a flag of its own shares its parent's state. \`*\` stands for any key of a map,
+A field without a flag of its own shares its parent's state, and a field not supported yet its
+parent's reason. \`*\` stands for any key of a map,
 \`[]\` for the items of a list. References to other resources (\`jwt_default_policies\`,
 \`target\` of internal targets) take \`"namespace/name"\`, \`"name"\` or \`{name, namespace}\`.
 A \`target_url\` without a scheme means \`http://\`.
 
 ${count('supported')} fields of \`ApiDefinition.spec\` are supported, ${count('not-supported')} not supported yet.
+
+## Not supported yet, and why
+
+Each field below is not supported yet, with the fields under it (the tables list them):
+
+${reasons([...spec, ...gatewayOnly])}
 
 ## ApiDefinition spec
 

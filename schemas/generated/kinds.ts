@@ -166,7 +166,7 @@ export interface ApiDefinitionSpec {
   expiration?: string;
   /** Accept the PROXY protocol on the listener (TCP APIs). */
   enable_proxy_protocol?: boolean;
-  /** Leave the API out of analytics and request tracking. */
+  /** Leave the API's requests out of the request metrics (`svc_gateway_requests_total`, `svc_gateway_request_duration_seconds`; docs/gateway.md, "Metrics"). */
   do_not_track?: boolean;
   /** OAuth 2.0 authorization server at the gateway (`/oauth/token`, `/oauth/authorize`). */
   use_oauth2?: boolean;
@@ -552,9 +552,9 @@ export interface ExtendedPathsSet {
   size_limits?: RequestSizeMeta[];
   /** Method changes per endpoint: the first entry matching sends the request upstream with `to_method`. */
   method_transforms?: MethodTransformMeta[];
-  /** Endpoints tracked in analytics. */
+  /** Endpoints tracked one by one: the request metrics of a request matching an entry carry the entry's `path` as their `endpoint` label (docs/gateway.md, "Metrics"). */
   track_endpoints?: TrackEndpointMeta[];
-  /** Endpoints left out of analytics. */
+  /** Endpoints left out of the request metrics, as `do_not_track` leaves out a whole API (it wins over `track_endpoints`). */
   do_not_track_endpoints?: TrackEndpointMeta[];
   /** JSON Schema validation of request bodies per endpoint (ajv): the first error answers, with `error_response_code`. */
   validate_json?: ValidatePathMeta[];
@@ -1344,7 +1344,7 @@ export interface TemplateMeta {
   disabled?: boolean;
 }
 
-/** An endpoint whose requests are tracked. */
+/** An endpoint of a tracking list. */
 export interface TrackEndpointMeta {
   /** Path of the endpoint, relative to the listen path. */
   path?: string;

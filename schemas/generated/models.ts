@@ -292,9 +292,9 @@ export interface ExtendedPathsSet {
   size_limits?: RequestSizeMeta[];
   /** Method changes per endpoint: the first entry matching sends the request upstream with `to_method`. */
   method_transforms?: MethodTransformMeta[];
-  /** Endpoints tracked in analytics. */
+  /** Endpoints tracked one by one: the request metrics of a request matching an entry carry the entry's `path` as their `endpoint` label (docs/gateway.md, "Metrics"). */
   track_endpoints?: TrackEndpointMeta[];
-  /** Endpoints left out of analytics. */
+  /** Endpoints left out of the request metrics, as `do_not_track` leaves out a whole API (it wins over `track_endpoints`). */
   do_not_track_endpoints?: TrackEndpointMeta[];
   /** JSON Schema validation of request bodies per endpoint (ajv): the first error answers, with `error_response_code`. */
   validate_json?: ValidatePathMeta[];
@@ -434,7 +434,7 @@ export interface GatewayApiDefinition {
   expiration?: string;
   /** Accept the PROXY protocol on the listener (TCP APIs). */
   enable_proxy_protocol?: boolean;
-  /** Leave the API out of analytics and request tracking. */
+  /** Leave the API's requests out of the request metrics (`svc_gateway_requests_total`, `svc_gateway_request_duration_seconds`; docs/gateway.md, "Metrics"). */
   do_not_track?: boolean;
   /** OAuth 2.0 authorization server at the gateway (`/oauth/token`, `/oauth/authorize`). */
   use_oauth2?: boolean;
@@ -1016,6 +1016,14 @@ export interface OasDocumentInfo {
   [key: string]: unknown;
 }
 
+/** The operation's requests are left out of the request metrics (classic `do_not_track_endpoints`). */
+export interface OasDoNotTrackEndpoint {
+  /** Enables it. */
+  enabled?: boolean;
+  /** Fields the schema leaves open. */
+  [key: string]: unknown;
+}
+
 /** Upstream timeout (classic `hard_timeouts`). */
 export interface OasEnforceTimeout {
   /** Enables it. */
@@ -1166,6 +1174,10 @@ export interface OasOperation {
   circuitBreaker?: OasCircuitBreaker;
   /** Caching of this operation (classic `advance_cache_config`). */
   cache?: OasOperationCache;
+  /** The operation's requests are counted under its path in the request metrics' `endpoint` label (classic `track_endpoints`). */
+  trackEndpoint?: OasTrackEndpoint;
+  /** The operation's requests are left out of the request metrics (classic `do_not_track_endpoints`). */
+  doNotTrackEndpoint?: OasDoNotTrackEndpoint;
   /** Fields the schema leaves open. */
   [key: string]: unknown;
 }
@@ -1290,6 +1302,14 @@ export interface OasState {
 export interface OasStreamingExtension {
   /** Streams by name; each runs as its own pipeline: input, processors, output. */
   streams: Record<string, Stream>;
+  /** Fields the schema leaves open. */
+  [key: string]: unknown;
+}
+
+/** The operation's requests are counted under its path in the request metrics' `endpoint` label (classic `track_endpoints`). */
+export interface OasTrackEndpoint {
+  /** Enables it. */
+  enabled?: boolean;
   /** Fields the schema leaves open. */
   [key: string]: unknown;
 }
@@ -1748,7 +1768,7 @@ export interface TemplateMeta {
   disabled?: boolean;
 }
 
-/** An endpoint whose requests are tracked. */
+/** An endpoint of a tracking list. */
 export interface TrackEndpointMeta {
   /** Path of the endpoint, relative to the listen path. */
   path?: string;

@@ -49,6 +49,8 @@ export const apiDefinitionKind: KindDefinition = {
       jwt_scope_to_policy_mapping: gatewayField('jwt_scope_to_policy_mapping'),
       certificates: {
         'x-svc-support': 'not-supported',
+        'x-svc-reason':
+          'a resource names Secrets, not certificate IDs of the gateway: list them in `certificate_secret_names`',
         type: 'array',
         items: { type: 'string' },
         description:

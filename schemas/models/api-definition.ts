@@ -4,8 +4,15 @@ import { versionData, versionDefinition } from './endpoints.ts';
 
 export { versionData } from './endpoints.ts';
 
-/** A field svc does not enforce yet: refused unless neutral (empty, false, 0). */
-const notYet = (s: JsonSchema): JsonSchema => ({ ...s, 'x-svc-support': 'not-supported' });
+/**
+ * A field svc does not enforce yet: refused unless neutral (empty, false, 0). `reason` says why
+ * and what to use instead (docs/compatibility.md).
+ */
+const notYet = (s: JsonSchema, reason: string): JsonSchema => ({
+  ...s,
+  'x-svc-support': 'not-supported',
+  'x-svc-reason': reason,
+});
 /** A field the gateway enforces. */
 const enforced = (s: JsonSchema): JsonSchema => ({ ...s, 'x-svc-support': 'supported' });
 const strings = (description: string): JsonSchema => ({
@@ -229,6 +236,8 @@ export const graphql: JsonSchema = {
       description: 'Settings of the version 2 execution engine.',
       type: 'object',
       'x-svc-support': 'not-supported',
+      'x-svc-reason':
+        'not built yet: the execution engine reads `type_field_configurations` (data sources per field); the version 2 form (`field_configs`, `data_sources`) is not translated to it',
       additionalProperties: false,
       properties: {
         field_configs: {
@@ -265,6 +274,8 @@ export const graphql: JsonSchema = {
       description: 'Settings of a proxy-only GraphQL API.',
       type: 'object',
       'x-svc-support': 'not-supported',
+      'x-svc-reason':
+        'not built yet: a proxy-only GraphQL API is proxied with the headers of the API (`global_headers`); these extra header maps and proxy features are not applied',
       additionalProperties: false,
       properties: {
         auth_headers: stringMap('Headers sent to the upstream for introspection.'),
@@ -279,6 +290,7 @@ export const graphql: JsonSchema = {
       description: 'Settings of a federation subgraph.',
       type: 'object',
       'x-svc-support': 'not-supported',
+      'x-svc-reason': 'GraphQL federation (subgraphs merged into a supergraph) is not built yet',
       additionalProperties: false,
       properties: { sdl: { type: 'string', description: 'The subgraph SDL.' } },
     },
@@ -287,10 +299,13 @@ export const graphql: JsonSchema = {
         'Settings of a federation supergraph: `subgraphs`, `merged_sdl`, `global_headers`, `disable_query_batching`, `updated_at`.',
       ),
       'x-svc-support': 'not-supported',
+      'x-svc-reason': 'GraphQL federation (subgraphs merged into a supergraph) is not built yet',
     },
     graph_ref: {
       type: 'string',
       'x-svc-support': 'not-supported',
+      'x-svc-reason':
+        'needs a client of a GraphQL schema registry, which svc does not have: set the schema itself in `graphql.schema`',
       description: 'Reference to the graph in a schema registry.',
     },
     introspection: {
@@ -335,10 +350,13 @@ export const proxy: JsonSchema = {
       type: 'boolean',
       description: "Send the client's Host header upstream instead of the target's.",
     },
-    disable_strip_slash: notYet({
-      type: 'boolean',
-      description: 'Keep a leading slash left after stripping the listen path.',
-    }),
+    disable_strip_slash: notYet(
+      {
+        type: 'boolean',
+        description: 'Keep a leading slash left after stripping the listen path.',
+      },
+      'not built yet: svc strips the listen path one way only (docs/gateway.md)',
+    ),
     target_internal: enforced({
       title: 'TargetInternal',
       description:
@@ -362,26 +380,29 @@ export const proxy: JsonSchema = {
       description:
         'Leave out of the rotation an upstream whose host (`host:port`) fails a check of `uptime_tests`, until it passes again.',
     }),
-    service_discovery: notYet({
-      title: 'ServiceDiscoveryConfiguration',
-      description: 'Upstreams read from a service registry.',
-      type: 'object',
-      additionalProperties: false,
-      'x-svc-switch': 'use_discovery_service',
-      properties: {
-        use_discovery_service: { type: 'boolean', description: 'Turns service discovery on.' },
-        query_endpoint: { type: 'string', description: 'URL of the registry query.' },
-        use_nested_query: { type: 'boolean', description: 'The answer nests the data in a JSON string.' },
-        parent_data_path: { type: 'string', description: 'Path of the nested data.' },
-        data_path: { type: 'string', description: 'Path of the host in the answer.' },
-        port_data_path: { type: 'string', description: 'Path of the port in the answer.' },
-        target_path: { type: 'string', description: 'Path appended to discovered hosts.' },
-        use_target_list: { type: 'boolean', description: 'The answer is a list of hosts.' },
-        cache_timeout: { type: 'integer', minimum: 0, description: 'Seconds an answer is cached.' },
-        cache_disabled: { type: 'boolean', description: 'Do not cache answers.' },
-        endpoint_returns_list: { type: 'boolean', description: 'The registry returns a list.' },
+    service_discovery: notYet(
+      {
+        title: 'ServiceDiscoveryConfiguration',
+        description: 'Upstreams read from a service registry.',
+        type: 'object',
+        additionalProperties: false,
+        'x-svc-switch': 'use_discovery_service',
+        properties: {
+          use_discovery_service: { type: 'boolean', description: 'Turns service discovery on.' },
+          query_endpoint: { type: 'string', description: 'URL of the registry query.' },
+          use_nested_query: { type: 'boolean', description: 'The answer nests the data in a JSON string.' },
+          parent_data_path: { type: 'string', description: 'Path of the nested data.' },
+          data_path: { type: 'string', description: 'Path of the host in the answer.' },
+          port_data_path: { type: 'string', description: 'Path of the port in the answer.' },
+          target_path: { type: 'string', description: 'Path appended to discovered hosts.' },
+          use_target_list: { type: 'boolean', description: 'The answer is a list of hosts.' },
+          cache_timeout: { type: 'integer', minimum: 0, description: 'Seconds an answer is cached.' },
+          cache_disabled: { type: 'boolean', description: 'Do not cache answers.' },
+          endpoint_returns_list: { type: 'boolean', description: 'The registry returns a list.' },
+        },
       },
-    }),
+      'needs a client of a service registry (Consul, etcd, Eureka), which svc does not have yet: in a cluster, address the Service (`http://<service>.<namespace>.svc:<port>`), or list the upstreams in `proxy.target_list`',
+    ),
     transport: {
       title: 'ProxyTransport',
       description: 'Connection to the upstream.',
@@ -397,20 +418,32 @@ export const proxy: JsonSchema = {
           enum: [769, 770, 771, 772],
           description: 'Lowest TLS version (769 TLS 1.0 ... 772 TLS 1.3).',
         },
-        ssl_max_version: notYet({
-          type: 'integer',
-          enum: [0, 769, 770, 771, 772],
-          description: 'Highest TLS version towards the upstream.',
-        }),
-        ssl_ciphers: notYet(strings('Cipher suites allowed towards the upstream.')),
-        ssl_force_common_name_check: notYet({
-          type: 'boolean',
-          description: "Check the upstream certificate's common name against the host.",
-        }),
-        proxy_url: notYet({
-          type: 'string',
-          description: 'Forward proxy for upstream requests, such as `http://proxy:3128`.',
-        }),
+        ssl_max_version: notYet(
+          {
+            type: 'integer',
+            enum: [0, 769, 770, 771, 772],
+            description: 'Highest TLS version towards the upstream.',
+          },
+          'not built yet: upstream connections offer every version Node.js has up to TLS 1.3 (`ssl_min_version` is supported)',
+        ),
+        ssl_ciphers: notYet(
+          strings('Cipher suites allowed towards the upstream.'),
+          "not built yet: upstream connections use Node.js's default cipher suites",
+        ),
+        ssl_force_common_name_check: notYet(
+          {
+            type: 'boolean',
+            description: "Check the upstream certificate's common name against the host.",
+          },
+          "not built yet: the upstream certificate is checked against the host by its subject alternative names (Node.js's check), without the reference's common-name check",
+        ),
+        proxy_url: notYet(
+          {
+            type: 'string',
+            description: 'Forward proxy for upstream requests, such as `http://proxy:3128`.',
+          },
+          'not built yet: upstream connections go straight to the upstream, never through a forward proxy',
+        ),
       },
     },
   },
@@ -507,20 +540,23 @@ const customMiddleware: JsonSchema = {
     post_key_auth: hookList('right after authentication, before the access checks'),
     post: hookList('last, just before the upstream call'),
     response: hookList('before the upstream call, to add headers to the response'),
-    id_extractor: notYet({
-      title: 'MiddlewareIdExtractor',
-      description: 'Identity extractor of a custom authentication plugin (caches its result per identity).',
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        disabled: { type: 'boolean', description: 'Skips the extractor.' },
-        extract_from: { type: 'string', description: '`header`, `form` or `body`.' },
-        extract_with: { type: 'string', description: '`value`, `regex` or `xpath`.' },
-        extractor_config: openObject(
-          'Settings: `header_name`, `param_name`, `regex_expression`, `regex_match_index`, `xpath_expression`.',
-        ),
+    id_extractor: notYet(
+      {
+        title: 'MiddlewareIdExtractor',
+        description: 'Identity extractor of a custom authentication plugin (caches its result per identity).',
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          disabled: { type: 'boolean', description: 'Skips the extractor.' },
+          extract_from: { type: 'string', description: '`header`, `form` or `body`.' },
+          extract_with: { type: 'string', description: '`value`, `regex` or `xpath`.' },
+          extractor_config: openObject(
+            'Settings: `header_name`, `param_name`, `regex_expression`, `regex_match_index`, `xpath_expression`.',
+          ),
+        },
       },
-    }),
+      'not built yet: the custom authentication function runs on every request; caching its result per extracted identity is not implemented',
+    ),
   },
 };
 
@@ -643,6 +679,8 @@ export const classicApiProperties: Record<string, JsonSchema> = {
   },
   jwt_client_base_field: {
     'x-svc-support': 'not-supported',
+    'x-svc-reason':
+      'not built yet: a JWT session comes from `jwt_identity_base_field` and the policy claim; looking up an existing key named by a claim is not implemented',
     type: 'string',
     description: 'Claim that names the client key.',
   },
@@ -721,6 +759,8 @@ export const classicApiProperties: Record<string, JsonSchema> = {
   custom_middleware: customMiddleware,
   custom_middleware_bundle: {
     'x-svc-support': 'not-supported',
+    'x-svc-reason':
+      'bundles are archives of Python, Lua or Go plugins fetched from a bundle server; svc runs JavaScript or TypeScript modules from its `plugin_dir` only (`custom_middleware`)',
     type: 'string',
     description: 'A plugin bundle of other gateways; refused when set (name modules in custom_middleware).',
   },
@@ -771,6 +811,8 @@ export const classicApiProperties: Record<string, JsonSchema> = {
   },
   enable_detailed_recording: {
     'x-svc-support': 'not-supported',
+    'x-svc-reason':
+      'svc keeps no analytics records (its request metrics are Prometheus series at `/metrics`, docs/gateway.md), so there are no bodies to record',
     type: 'boolean',
     description: 'Record request and response bodies in analytics.',
   },
@@ -845,103 +887,154 @@ export const classicApiProperties: Record<string, JsonSchema> = {
  * refused when set to a value that changes behaviour (docs/compatibility.md).
  */
 function notYetClassicProperties(): Record<string, JsonSchema> {
-  const flag = (description: string, type: 'boolean' | 'string' | 'integer' = 'boolean'): JsonSchema =>
-    notYet({ type, description });
+  const flag = (
+    description: string,
+    reason: string,
+    type: 'boolean' | 'string' | 'integer' = 'boolean',
+  ): JsonSchema => notYet({ type, description }, reason);
   return {
-    id: flag('Database ID of other gateways; has no meaning here.', 'string'),
-    expiration: flag('When the API stops being served (`2006-01-02 15:04`).', 'string'),
-    enable_proxy_protocol: flag('Accept the PROXY protocol on the listener (TCP APIs).'),
-    do_not_track: flag('Leave the API out of analytics and request tracking.'),
-    use_oauth2: flag('OAuth 2.0 authorization server at the gateway (`/oauth/token`, `/oauth/authorize`).'),
-    oauth_meta: notYet({
-      title: 'OAuth2Meta',
-      description: 'Settings of the OAuth 2.0 authorization server.',
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        allowed_access_types: {
-          type: 'array',
-          items: {
-            type: 'string',
-            enum: ['authorization_code', 'refresh_token', 'password', 'client_credentials'],
+    id: flag(
+      'Database ID of other gateways; has no meaning here.',
+      "a database ID of the reference's dashboard: svc has no such database, and names an API by `api_id`",
+      'string',
+    ),
+    expiration: flag(
+      'When the API stops being served (`2006-01-02 15:04`).',
+      'not built yet: an API is served until it is deleted or `active` is false; versions can expire (`version_data.versions.<v>.expires`)',
+      'string',
+    ),
+    enable_proxy_protocol: flag(
+      'Accept the PROXY protocol on the listener (TCP APIs).',
+      'not built yet: TCP and TLS listeners (`protocol` tcp, tls) are not built, and HTTP listeners do not read a PROXY protocol header',
+    ),
+    do_not_track: enforced({
+      type: 'boolean',
+      description:
+        'Leave the API\'s requests out of the request metrics (`svc_gateway_requests_total`, `svc_gateway_request_duration_seconds`; docs/gateway.md, "Metrics").',
+    }),
+    use_oauth2: flag(
+      'OAuth 2.0 authorization server at the gateway (`/oauth/token`, `/oauth/authorize`).',
+      "svc is not an OAuth 2.0 authorization server: it issues no tokens (no `/oauth/token`, `/oauth/authorize`, client registry); use an external identity provider and validate its tokens with `enable_jwt` and the provider's JWKS URL",
+    ),
+    oauth_meta: notYet(
+      {
+        title: 'OAuth2Meta',
+        description: 'Settings of the OAuth 2.0 authorization server.',
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          allowed_access_types: {
+            type: 'array',
+            items: {
+              type: 'string',
+              enum: ['authorization_code', 'refresh_token', 'password', 'client_credentials'],
+            },
+            description: 'Grant types clients may use.',
           },
-          description: 'Grant types clients may use.',
+          allowed_authorize_types: {
+            type: 'array',
+            items: { type: 'string', enum: ['code', 'token'] },
+            description: '`response_type` values clients may use.',
+          },
+          auth_login_redirect: { type: 'string', description: 'Login page of the authorization flow.' },
         },
-        allowed_authorize_types: {
-          type: 'array',
-          items: { type: 'string', enum: ['code', 'token'] },
-          description: '`response_type` values clients may use.',
+      },
+      "svc is not an OAuth 2.0 authorization server: it issues no tokens (no `/oauth/token`, `/oauth/authorize`, client registry); use an external identity provider and validate its tokens with `enable_jwt` and the provider's JWKS URL",
+    ),
+    notifications: notYet(
+      {
+        title: 'NotificationsManager',
+        description: 'Where OAuth key changes are notified.',
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          shared_secret: { type: 'string', description: 'Secret sent with notifications.' },
+          oauth_on_keychange_url: { type: 'string', description: 'URL notified of key changes.' },
         },
-        auth_login_redirect: { type: 'string', description: 'Login page of the authorization flow.' },
       },
-    }),
-    notifications: notYet({
-      title: 'NotificationsManager',
-      description: 'Where OAuth key changes are notified.',
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        shared_secret: { type: 'string', description: 'Secret sent with notifications.' },
-        oauth_on_keychange_url: { type: 'string', description: 'URL notified of key changes.' },
-      },
-    }),
+      'notifies changes of keys issued by the OAuth 2.0 authorization server, which svc is not (see `use_oauth2`)',
+    ),
     external_oauth: notYet(
       openObject(
         'Tokens of an external OAuth server checked by introspection or JWT: `enabled`, `providers`.',
       ),
+      "not built yet: token introspection (RFC 7662) is not implemented; validate JWT access tokens with `enable_jwt` and the provider's JWKS URL",
     ),
-    use_openid: flag('OpenID Connect authentication.'),
-    openid_options: notYet({
-      title: 'OpenIDOptions',
-      description: 'OpenID Connect providers.',
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        providers: {
-          type: 'array',
-          description: 'Accepted providers.',
-          items: {
-            title: 'OIDProviderConfig',
-            description: 'One provider.',
-            type: 'object',
-            additionalProperties: false,
-            properties: {
-              issuer: { type: 'string', description: 'Issuer of the tokens.' },
-              client_ids: stringMap('Client ID (base64) -> policy ID.'),
+    use_openid: flag(
+      'OpenID Connect authentication.',
+      "not built yet as a method of its own (issuers and client IDs mapped to policies); validate OpenID Connect ID tokens with `enable_jwt` and the provider's JWKS URL",
+    ),
+    openid_options: notYet(
+      {
+        title: 'OpenIDOptions',
+        description: 'OpenID Connect providers.',
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          providers: {
+            type: 'array',
+            description: 'Accepted providers.',
+            items: {
+              title: 'OIDProviderConfig',
+              description: 'One provider.',
+              type: 'object',
+              additionalProperties: false,
+              properties: {
+                issuer: { type: 'string', description: 'Issuer of the tokens.' },
+                client_ids: stringMap('Client ID (base64) -> policy ID.'),
+              },
             },
           },
+          segregate_by_client: { type: 'boolean', description: 'One rate limit and quota per client.' },
         },
-        segregate_by_client: { type: 'boolean', description: 'One rate limit and quota per client.' },
       },
-    }),
+      "not built yet as a method of its own (issuers and client IDs mapped to policies); validate OpenID Connect ID tokens with `enable_jwt` and the provider's JWKS URL",
+    ),
     scopes: notYet(
       openObject(
         'Scope to policy mappings per method: `jwt` and `oidc`, each with `scope_claim_name` and `scope_to_policy`.',
       ),
+      'not built yet in this form: for JWT, set `jwt_scope_claim_name` and `jwt_scope_to_policy_mapping`; OpenID Connect is not supported (see `use_openid`)',
     ),
-    idp_client_id_mapping_disabled: flag('Do not map identity provider client IDs to keys.'),
-    use_go_plugin_auth: flag('Authentication by a compiled plugin.'),
-    enable_coprocess_auth: flag('Authentication by a plugin of another runtime.'),
-    custom_plugin_auth_enabled: flag('Authentication by a plugin of another gateway.'),
+    idp_client_id_mapping_disabled: flag(
+      'Do not map identity provider client IDs to keys.',
+      'belongs to the OpenID Connect method, which svc does not have (see `use_openid`)',
+    ),
+    use_go_plugin_auth: flag(
+      'Authentication by a compiled plugin.',
+      'Go plugins are shared objects loaded into a Go process and cannot run in a Node.js gateway: use a JavaScript or TypeScript plugin (`custom_middleware.auth_check` with `base_identity_provided_by: custom_auth`)',
+    ),
+    enable_coprocess_auth: flag(
+      'Authentication by a plugin of another runtime.',
+      "coprocess plugins (Python, Lua, gRPC) need the reference's coprocess bridge: use a JavaScript or TypeScript plugin (`custom_middleware.auth_check` with `base_identity_provided_by: custom_auth`)",
+    ),
+    custom_plugin_auth_enabled: flag(
+      'Authentication by a plugin of another gateway.',
+      'plugins written for another gateway cannot run in svc: use a JavaScript or TypeScript plugin (`custom_middleware.auth_check` with `base_identity_provided_by: custom_auth`)',
+    ),
     custom_middleware_bundle_disabled: flag(
       'Turns `custom_middleware_bundle` off (svc never loads bundles).',
+      'belongs to plugin bundles, which svc never loads (see `custom_middleware_bundle`)',
     ),
-    request_signing: notYet({
-      title: 'RequestSigningMeta',
-      description: 'Signing of upstream requests.',
-      type: 'object',
-      additionalProperties: false,
-      'x-svc-switch': 'is_enabled',
-      properties: {
-        is_enabled: { type: 'boolean', description: 'Sign upstream requests.' },
-        secret: { type: 'string', description: 'HMAC secret.' },
-        key_id: { type: 'string', description: 'Key ID sent with the signature.' },
-        algorithm: { type: 'string', description: 'Signature algorithm.' },
-        header_list: { type: 'array', items: { type: 'string' }, description: 'Headers signed.' },
-        certificate_id: { type: 'string', description: 'Certificate of an RSA signature.' },
-        signature_header: { type: 'string', description: 'Header that carries the signature.' },
+    request_signing: notYet(
+      {
+        title: 'RequestSigningMeta',
+        description: 'Signing of upstream requests.',
+        type: 'object',
+        additionalProperties: false,
+        'x-svc-switch': 'is_enabled',
+        properties: {
+          is_enabled: { type: 'boolean', description: 'Sign upstream requests.' },
+          secret: { type: 'string', description: 'HMAC secret.' },
+          key_id: { type: 'string', description: 'Key ID sent with the signature.' },
+          algorithm: { type: 'string', description: 'Signature algorithm.' },
+          header_list: { type: 'array', items: { type: 'string' }, description: 'Headers signed.' },
+          certificate_id: { type: 'string', description: 'Certificate of an RSA signature.' },
+          signature_header: { type: 'string', description: 'Header that carries the signature.' },
+        },
       },
-    }),
+      'not built yet: svc does not sign the requests it sends upstream (it checks the signatures of client requests: `enable_signature_checking`)',
+    ),
     definition: versionDefinition,
     uptime_tests: enforced({
       title: 'UptimeTests',
@@ -994,70 +1087,115 @@ function notYetClassicProperties(): Record<string, JsonSchema> {
         cache_by_headers: strings('Request headers whose values join the cache key.'),
       },
     }),
-    session_lifetime: notYet({
-      type: 'integer',
-      minimum: 0,
-      description: 'Seconds a key lives after its last change; 0 forever.',
-    }),
+    session_lifetime: notYet(
+      {
+        type: 'integer',
+        minimum: 0,
+        description: 'Seconds a key lives after its last change; 0 forever.',
+      },
+      'not built yet: keys live until deleted or until their `expires`; removing keys some time after their last change is not implemented',
+    ),
     session_lifetime_respects_key_expiration: flag(
       'Keep keys until they expire when that is later than `session_lifetime`.',
+      'belongs to `session_lifetime`, which is not built yet',
     ),
     auth_provider: notYet(
       openObject('Authentication provider of other gateways: `name`, `storage_engine`, `meta`.'),
+      "svc has one key store for every API (memory, files or Redis: the gateway's store setting); a provider per API is not built",
     ),
     session_provider: notYet(
       openObject('Session provider of other gateways: `name`, `storage_engine`, `meta`.'),
+      "svc has one key store for every API (memory, files or Redis: the gateway's store setting); a provider per API is not built",
     ),
-    enable_batch_request_support: flag('Batch requests at `/tyk/batch/`.'),
-    expire_analytics_after: notYet({
-      type: 'integer',
-      minimum: 0,
-      description: 'Seconds analytics records are kept.',
-    }),
-    response_processors: notYet({
-      type: 'array',
-      description: 'Response middleware of other gateways.',
-      items: {
-        title: 'ResponseProcessor',
-        description: 'One response processor.',
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          name: { type: 'string', description: 'Name of the processor.' },
-          options: openObject('Settings of the processor.'),
+    enable_batch_request_support: flag(
+      'Batch requests at `/tyk/batch/`.',
+      'not built yet: the gateway has no batch endpoint; send the requests one by one (HTTP keep-alive or HTTP/2)',
+    ),
+    expire_analytics_after: notYet(
+      {
+        type: 'integer',
+        minimum: 0,
+        description: 'Seconds analytics records are kept.',
+      },
+      'svc keeps no analytics records (its request metrics are Prometheus series at `/metrics`, docs/gateway.md), so there is nothing to expire',
+    ),
+    response_processors: notYet(
+      {
+        type: 'array',
+        description: 'Response middleware of other gateways.',
+        items: {
+          title: 'ResponseProcessor',
+          description: 'One response processor.',
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            name: { type: 'string', description: 'Name of the processor.' },
+            options: openObject('Settings of the processor.'),
+          },
         },
       },
-    }),
-    domain_disabled: flag('Ignore `domain`.'),
-    config_data_disabled: flag('Hide `config_data` from middleware.'),
-    tag_headers: notYet(strings('Request headers recorded as analytics tags.')),
-    tags_disabled: flag('Ignore `tags`.'),
-    detailed_tracing: flag('OpenTelemetry spans per middleware.'),
-    analytics_plugin: notYet({
-      title: 'AnalyticsPluginConfig',
-      description: 'A plugin that rewrites analytics records.',
-      type: 'object',
-      additionalProperties: false,
-      'x-svc-switch': 'enable',
-      properties: {
-        enable: { type: 'boolean', description: 'Turns the plugin on.' },
-        plugin_path: { type: 'string', description: 'Plugin file.' },
-        func_name: { type: 'string', description: 'Function name.' },
+      "response middleware named the reference's way; svc sets the same features per version and endpoint: `global_response_headers`, `transform_response_headers`, `transform_response`",
+    ),
+    domain_disabled: flag(
+      'Ignore `domain`.',
+      'not built yet: a `domain` always applies; to serve on every host, leave `domain` empty',
+    ),
+    config_data_disabled: flag(
+      'Hide `config_data` from middleware.',
+      'not built yet: plugins always see `config_data`; leave it empty instead',
+    ),
+    tag_headers: notYet(
+      strings('Request headers recorded as analytics tags.'),
+      'svc keeps no analytics records (its request metrics are Prometheus series at `/metrics`, docs/gateway.md) to tag',
+    ),
+    tags_disabled: flag(
+      'Ignore `tags`.',
+      'not built yet: `tags` always apply (they shard gateways); leave them empty instead',
+    ),
+    detailed_tracing: flag(
+      'OpenTelemetry spans per middleware.',
+      'OpenTelemetry tracing is not built yet: the gateway exports Prometheus metrics only',
+    ),
+    analytics_plugin: notYet(
+      {
+        title: 'AnalyticsPluginConfig',
+        description: 'A plugin that rewrites analytics records.',
+        type: 'object',
+        additionalProperties: false,
+        'x-svc-switch': 'enable',
+        properties: {
+          enable: { type: 'boolean', description: 'Turns the plugin on.' },
+          plugin_path: { type: 'string', description: 'Plugin file.' },
+          func_name: { type: 'string', description: 'Function name.' },
+        },
       },
-    }),
+      'analytics plugins are Go plugins that rewrite analytics records: Go plugins cannot run in a Node.js gateway, and svc keeps no analytics records (its request metrics are Prometheus series at `/metrics`, docs/gateway.md)',
+    ),
     upstream_auth: notYet(
       openObject('Authentication towards the upstream: `enabled`, `basic_auth`, `oauth`.'),
+      'not built yet: the gateway does not log in to the upstream (basic authentication, OAuth client credentials); send a fixed credential with `global_headers`, or use upstream mTLS (`upstream_certificates`)',
     ),
-    upstream_certificates_disabled: flag('Ignore `upstream_certificates`.'),
-    certificate_pinning_disabled: flag('Ignore `pinned_public_keys`.'),
+    upstream_certificates_disabled: flag(
+      'Ignore `upstream_certificates`.',
+      'not built yet: `upstream_certificates` always apply; leave the map empty instead',
+    ),
+    certificate_pinning_disabled: flag(
+      'Ignore `pinned_public_keys`.',
+      'not built yet: `pinned_public_keys` always apply; leave the map empty instead',
+    ),
     client_certificate_refs: notYet(
       strings(
         'Secrets holding the client certificates static mTLS allows (the operator does not read them yet: use client_certificates).',
       ),
+      'the operator does not read client certificates from Secrets yet: list their SHA-256 fingerprints in `client_certificates`',
     ),
-    pinned_public_keys_refs: notYet(stringMap('Upstream host -> Secret holding the pinned public key.')),
+    pinned_public_keys_refs: notYet(
+      stringMap('Upstream host -> Secret holding the pinned public key.'),
+      'the operator does not read pinned keys from Secrets yet: set `pinned_public_keys`',
+    ),
     upstream_certificate_refs: notYet(
       stringMap('Upstream host -> Secret holding the upstream mTLS certificate.'),
+      'the operator does not read upstream certificates from Secrets yet: set `upstream_certificates` (certificates stored in the gateway, `/svc/certs`)',
     ),
   };
 }

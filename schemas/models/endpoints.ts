@@ -6,7 +6,12 @@
 import type { JsonSchema } from '../json-schema.ts';
 import { httpMethod, resourceRef } from '../common.ts';
 
-const notYet = (s: JsonSchema): JsonSchema => ({ ...s, 'x-svc-support': 'not-supported' });
+/** A field svc does not enforce yet, with the reason (docs/compatibility.md). */
+const notYet = (s: JsonSchema, reason: string): JsonSchema => ({
+  ...s,
+  'x-svc-support': 'not-supported',
+  'x-svc-reason': reason,
+});
 const enforced = (s: JsonSchema): JsonSchema => ({ ...s, 'x-svc-support': 'supported' });
 
 const path: JsonSchema = {
@@ -264,10 +269,13 @@ const validateJson = endpoint(
 );
 
 const cacheMeta = endpoint('CacheMeta', 'Advanced cache settings of one endpoint (GET and OPTIONS).', {
-  cache_key_regex: notYet({
-    type: 'string',
-    description: 'Regular expression over the body whose match joins the cache key.',
-  }),
+  cache_key_regex: notYet(
+    {
+      type: 'string',
+      description: 'Regular expression over the body whose match joins the cache key.',
+    },
+    'not built yet: the cache key holds the API, the key, the method, the path, the query and `cache_by_headers`, never the body',
+  ),
   cache_response_codes: {
     type: 'array',
     items: { type: 'integer' },
@@ -277,8 +285,12 @@ const cacheMeta = endpoint('CacheMeta', 'Advanced cache settings of one endpoint
   disabled: { type: 'boolean', description: 'Skips the entry.' },
 });
 
-const endpointList = (items: JsonSchema, description: string): JsonSchema =>
-  notYet({ type: 'array', items, description });
+const trackEndpointMeta = endpoint('TrackEndpointMeta', 'An endpoint of a tracking list.', {
+  disabled: { type: 'boolean', description: 'Skips the entry.' },
+});
+
+const endpointList = (items: JsonSchema, description: string, reason: string): JsonSchema =>
+  notYet({ type: 'array', items, description }, reason);
 const supportedList = (items: JsonSchema, description: string): JsonSchema =>
   enforced({ type: 'array', items, description });
 
@@ -318,8 +330,16 @@ export const extendedPaths: JsonSchema = {
       templateMeta,
       "Response body templates: the first entry matching the request's method and path rewrites the upstream's JSON body (buffered, at most 1 MiB).",
     ),
-    transform_jq: endpointList(transformJq, 'Request jq transforms.'),
-    transform_jq_response: endpointList(transformJq, 'Response jq transforms.'),
+    transform_jq: endpointList(
+      transformJq,
+      'Request jq transforms.',
+      'needs a jq engine, which svc does not embed (none runs in Node.js without a native build): use body templates (`transform`, `transform_response`)',
+    ),
+    transform_jq_response: endpointList(
+      transformJq,
+      'Response jq transforms.',
+      'needs a jq engine, which svc does not embed (none runs in Node.js without a native build): use body templates (`transform`, `transform_response`)',
+    ),
     transform_headers: supportedList(
       headerInjection,
       'Request header changes per endpoint: the first entry matching removes `delete_headers`, then sets `add_headers`.',
@@ -347,7 +367,11 @@ export const extendedPaths: JsonSchema = {
       urlRewrite,
       'URL rewrites per endpoint: the first entry matching the method and path rewrites the path sent upstream.',
     ),
-    virtual: endpointList(virtualMeta, 'Virtual endpoints.'),
+    virtual: endpointList(
+      virtualMeta,
+      'Virtual endpoints.',
+      "not built yet: the reference runs these scripts in its sandboxed JavaScript VM, and svc has no sandbox for scripts from API definitions; answer with `mock_response`, or with a plugin (`custom_middleware`) from the gateway's `plugin_dir`",
+    ),
     size_limits: supportedList(
       endpoint('RequestSizeMeta', 'A request size limit of one endpoint.', {
         size_limit: {
@@ -366,17 +390,13 @@ export const extendedPaths: JsonSchema = {
       }),
       'Method changes per endpoint: the first entry matching sends the request upstream with `to_method`.',
     ),
-    track_endpoints: endpointList(
-      endpoint('TrackEndpointMeta', 'An endpoint whose requests are tracked.', {
-        disabled: { type: 'boolean', description: 'Skips the entry.' },
-      }),
-      'Endpoints tracked in analytics.',
+    track_endpoints: supportedList(
+      trackEndpointMeta,
+      'Endpoints tracked one by one: the request metrics of a request matching an entry carry the entry\'s `path` as their `endpoint` label (docs/gateway.md, "Metrics").',
     ),
-    do_not_track_endpoints: endpointList(
-      endpoint('TrackEndpointMeta', 'An endpoint whose requests are tracked.', {
-        disabled: { type: 'boolean', description: 'Skips the entry.' },
-      }),
-      'Endpoints left out of analytics.',
+    do_not_track_endpoints: supportedList(
+      trackEndpointMeta,
+      'Endpoints left out of the request metrics, as `do_not_track` leaves out a whole API (it wins over `track_endpoints`).',
     ),
     validate_json: supportedList(
       validateJson,
@@ -387,6 +407,7 @@ export const extendedPaths: JsonSchema = {
         disabled: { type: 'boolean', description: 'Skips the entry.' },
       }),
       'Endpoints reachable only from other APIs.',
+      'not built yet for single endpoints: a whole API can be internal (`internal`), reached from other APIs through `svc://` targets',
     ),
     mock_response: supportedList(
       endpoint('MockResponseMeta', 'A mock answer of one endpoint.', {
@@ -404,6 +425,7 @@ export const extendedPaths: JsonSchema = {
         disabled: { type: 'boolean', description: 'Skips the entry.' },
       }),
       'Compiled plugins per endpoint.',
+      'Go plugins are shared objects loaded into a Go process and cannot run in a Node.js gateway: use JavaScript or TypeScript plugins (`custom_middleware`)',
     ),
     persist_graphql: endpointList(
       endpoint('PersistGraphQLMeta', 'A REST endpoint answered by a stored GraphQL operation.', {
@@ -415,6 +437,7 @@ export const extendedPaths: JsonSchema = {
         },
       }),
       'Stored GraphQL operations per endpoint.',
+      'not built yet: turning a REST request into a stored GraphQL operation sent to the upstream is not implemented',
     ),
     rate_limit: endpointList(
       endpoint('RateLimitMeta', 'A rate limit of one endpoint.', {
@@ -423,6 +446,7 @@ export const extendedPaths: JsonSchema = {
         disabled: { type: 'boolean', description: 'Skips the entry.' },
       }),
       'Rate limits per endpoint (API-wide, all clients together).',
+      'not built yet: API-wide limits are per API (`global_rate_limit`); per-endpoint limits are per key (`access_rights.<api>.endpoints` of keys and policies)',
     ),
   },
 };
@@ -513,6 +537,9 @@ export const versionData: JsonSchema = {
   },
 };
 
+const VERSIONS_ELSEWHERE =
+  "versions served by separate APIs (a base API naming child APIs) are not built yet: list the versions in one API's `version_data.versions`";
+
 /** How a request names its version (`definition`). */
 export const versionDefinition: JsonSchema = {
   title: 'VersionDefinition',
@@ -521,19 +548,28 @@ export const versionDefinition: JsonSchema = {
   additionalProperties: false,
   'x-svc-support': 'supported',
   properties: {
-    enabled: notYet({
-      type: 'boolean',
-      description: 'Versions served by other APIs (the base API of `versions`).',
-    }),
-    name: notYet({
-      type: 'string',
-      description: 'Name of the base version (versions served by other APIs).',
-    }),
-    default: notYet({
-      type: 'string',
-      description:
-        'Default version among versions served by other APIs (here: `version_data.default_version`).',
-    }),
+    enabled: notYet(
+      {
+        type: 'boolean',
+        description: 'Versions served by other APIs (the base API of `versions`).',
+      },
+      VERSIONS_ELSEWHERE,
+    ),
+    name: notYet(
+      {
+        type: 'string',
+        description: 'Name of the base version (versions served by other APIs).',
+      },
+      VERSIONS_ELSEWHERE,
+    ),
+    default: notYet(
+      {
+        type: 'string',
+        description:
+          'Default version among versions served by other APIs (here: `version_data.default_version`).',
+      },
+      VERSIONS_ELSEWHERE,
+    ),
     location: {
       type: 'string',
       enum: ['', 'header', 'url-param', 'url'],
@@ -559,6 +595,6 @@ export const versionDefinition: JsonSchema = {
       type: 'boolean',
       description: 'Serve an unknown version with `default_version` instead of 403.',
     },
-    versions: notYet(stringMap('Version name -> ID of the API that serves it.')),
+    versions: notYet(stringMap('Version name -> ID of the API that serves it.'), VERSIONS_ELSEWHERE),
   },
 };

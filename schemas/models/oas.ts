@@ -273,6 +273,14 @@ const oasOperation: JsonSchema = {
       timeout: seconds('Seconds a response stays cached.'),
       cacheResponseCodes: statuses,
     }),
+    trackEndpoint: switched(
+      'OasTrackEndpoint',
+      "The operation's requests are counted under its path in the request metrics' `endpoint` label (classic `track_endpoints`).",
+    ),
+    doNotTrackEndpoint: switched(
+      'OasDoNotTrackEndpoint',
+      "The operation's requests are left out of the request metrics (classic `do_not_track_endpoints`).",
+    ),
   },
   'x-kubernetes-preserve-unknown-fields': true,
 };

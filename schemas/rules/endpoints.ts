@@ -76,6 +76,8 @@ const PATH_LISTS = [
   'mock_response',
   'transform',
   'transform_response',
+  'track_endpoints',
+  'do_not_track_endpoints',
 ] as const satisfies readonly (keyof ExtendedPathsSet)[];
 
 /** An HTTP header name (RFC 9110 token). */

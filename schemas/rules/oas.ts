@@ -923,6 +923,13 @@ function readOperations(c: Conversion): void {
         { threshold_percent: 'threshold', samples: 'sampleSize', return_to_service_after: 'coolDownPeriod' },
       );
     }
+    for (const [name, classic] of [
+      ['trackEndpoint', 'track_endpoints'],
+      ['doNotTrackEndpoint', 'do_not_track_endpoints'],
+    ] as const) {
+      here = [...at, name];
+      if (c.enabled(here)) x.add(classic, base, here);
+    }
     here = [...at, 'cache'];
     if (c.enabled(here)) {
       cacheAt ??= here;

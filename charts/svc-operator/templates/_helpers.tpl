@@ -40,3 +40,32 @@ svc-operator-license
 {{- define "svc-operator.webhooksOn" -}}
 {{- if and .Values.global.components.operator .Values.webhooks.enabled -}}true{{- end -}}
 {{- end }}
+
+{{/*
+The operator's WATCH_NAMESPACE for the webhook container, from where the manager container gets
+it: the last extraEnv entry of that name (explicit env wins over envFrom), else the key of each
+envFrom Secret or ConfigMap, optional (a later source wins, as in envFrom). The webhook adds the
+operator's finalizer only in these namespaces: elsewhere nobody would remove it.
+*/}}
+{{- define "svc-operator.watchNamespaceEnv" -}}
+{{- $explicit := list }}
+{{- range .Values.extraEnv }}
+{{- if eq .name "WATCH_NAMESPACE" }}{{ $explicit = append $explicit . }}{{ end }}
+{{- end }}
+{{- if $explicit }}
+{{- toYaml (list (last $explicit)) }}
+{{- else }}
+{{- range .Values.envFrom }}
+{{- $prefix := .prefix | default "" }}
+{{- $ref := .secretRef | default .configMapRef }}
+{{- if and $ref (hasPrefix $prefix "WATCH_NAMESPACE") }}
+- name: WATCH_NAMESPACE
+  valueFrom:
+    {{ ternary "secretKeyRef" "configMapKeyRef" (hasKey . "secretRef") }}:
+      name: {{ $ref.name }}
+      key: {{ trimPrefix $prefix "WATCH_NAMESPACE" }}
+      optional: true
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,17 @@
+/**
+ * The operator's finalizers, one per kind it reconciles with one. The operator adds and removes
+ * them; the mutating webhook adds them when an object is created, so that the operator's first
+ * reconcile finds its finalizer there and makes no write for it (one API-server round trip fewer
+ * per object).
+ */
+
+/** Keeps an ApiDefinition until its API is gone from the gateway. */
+export const API_FINALIZER = 'finalizers.svc.svc.io/apidefinition';
+/** Keeps an SvcOasApiDefinition until its API is gone from the gateway. */
+export const OAS_FINALIZER = 'finalizers.svc.svc.io/svcoasapidefinition';
+/** Keeps an SvcStreamsApiDefinition until its API is gone from the gateway. */
+export const STREAMS_FINALIZER = 'finalizers.svc.svc.io/svcstreamsapidefinition';
+/** Keeps a SecurityPolicy until its policy is gone from the gateway. */
+export const POLICY_FINALIZER = 'finalizers.svc.svc.io/securitypolicy';
+/** Keeps an OperatorContext while resources still use it. */
+export const CONTEXT_FINALIZER = 'finalizers.svc.svc.io/operatorcontext';
