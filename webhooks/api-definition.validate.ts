@@ -11,7 +11,7 @@ import { fe, mergeErrors } from './field-error.ts';
 import type { FieldError, Verdict } from './field-error.ts';
 import type { Lookups } from './lookups.ts';
 import { contextRefWarnings, deleteVerdict, policiesCovering } from './references.ts';
-import { allClaims, apiDefinitionClaim, conflictMessage, conflictingClaim } from './routes.ts';
+import { apiDefinitionClaim, conflictMessage, findConflict } from './routes.ts';
 import { schemaErrors } from './schema.ts';
 import { isTemplateObject, templateDeleteVerdict, templateErrors } from './template.ts';
 
@@ -53,7 +53,7 @@ export async function validateApiDefinition(obj: unknown, _old: unknown, lookups
   // A listen path the rules refuse claims nothing.
   const claim = apiDefinitionClaim(obj);
   if (claim !== undefined && !errors.some((e) => e.path === 'spec.proxy.listen_path')) {
-    const other = conflictingClaim(claim, await allClaims(lookups));
+    const other = await findConflict(claim, lookups);
     if (other !== undefined) errors.push(fe.invalid('spec.proxy.listen_path', conflictMessage(claim, other)));
   }
 

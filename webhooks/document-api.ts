@@ -10,7 +10,7 @@ import type { Lookups } from './lookups.ts';
 import { loadDocument } from './oas-document.ts';
 import { clone, defaultContextRef, defaultRefNamespace } from './defaults.ts';
 import { contextRefWarnings, deleteVerdict, policiesCovering } from './references.ts';
-import { allClaims, conflictMessage, conflictingClaim, documentClaim, documentRefField } from './routes.ts';
+import { conflictMessage, documentClaim, documentRefField, findConflict } from './routes.ts';
 import { schemaErrors } from './schema.ts';
 
 /** One of the two OAS-based kinds. */
@@ -48,7 +48,7 @@ export async function validateDocumentApi(
       // The same rule as a classic API's listen path; OAS APIs are served on the gateway port.
       // The document check of an SvcOasApiDefinition may have reported it already.
       const problem = listenPathProblem(claim.listenPath) ?? reservedPathProblem(claim.listenPath);
-      const other = problem === undefined ? conflictingClaim(claim, await allClaims(lookups)) : undefined;
+      const other = problem === undefined ? await findConflict(claim, lookups) : undefined;
       if (problem !== undefined) {
         const e = fe.invalid(
           `${refPath}.keyName`,

@@ -13,6 +13,7 @@ import type {
   SvcOasApiDefinition,
   SvcStreamsApiDefinition,
 } from '../schemas/generated/kinds.ts';
+import type { RouteClaim } from './routes.ts';
 
 /** The svc kinds, by kind name. */
 export interface SvcKinds {
@@ -46,6 +47,19 @@ export interface Lookups {
   list<K extends SvcKind>(kind: K): Promise<SvcKinds[K][]>;
   /** The Ingresses of a namespace (name and annotations): those naming a template. */
   ingresses(namespace: string): Promise<IngressView[]>;
+  /**
+   * The route claims of every API, from a watch cache (webhooks/route-claims.ts). Absent, or not
+   * synced yet, the route check lists every API instead (`findConflict` of routes.ts).
+   */
+  routeClaims?: RouteClaimSource;
+}
+
+/** Answers the route check without listing every API. */
+export interface RouteClaimSource {
+  /** Whether the cache has seen every API (and read every document) at least once. */
+  synced(): boolean;
+  /** The other API that claims the same route as `claim`, confirmed by a fresh read; or none. */
+  conflict(claim: RouteClaim): Promise<RouteClaim | undefined>;
 }
 
 /** What the validators read of an Ingress. */
@@ -77,7 +91,9 @@ const PAGE = 500;
 /**
  * Lookups through the API server, one request per question (no cache: a refusal must not rest
  * on a stale view). The webhook's service account needs get on configmaps and secrets, and get
- * and list on the svc kinds.
+ * and list on the svc kinds. The route check, which would otherwise list every API on every
+ * admission, goes through a watch cache that the server adds (`routeClaims`, main.ts); the
+ * cache confirms a conflict with these lookups before refusing.
  */
 export function kubeLookups(clients: KubeClients): Lookups {
   return {

@@ -9,6 +9,9 @@ import { ConfigError } from '../lib/config.ts';
 import { errorMessage } from '../lib/errors.ts';
 import { startOpsServer } from '../lib/http/ops-server.ts';
 import { loadKubeConfig, makeClients } from '../lib/k8s/client.ts';
+import { Informer } from '../lib/k8s/informer.ts';
+import { GROUP, VERSION } from '../schemas/common.ts';
+import { kinds } from '../schemas/index.ts';
 import { createLogger } from '../lib/log.ts';
 import {
   fileCerts,
@@ -20,7 +23,9 @@ import {
 import type { CertSource } from './certs.ts';
 import { finalizerNamespaces, loadWebhookConfig } from './config.ts';
 import type { WebhookConfig } from './config.ts';
-import { kubeLookups } from './lookups.ts';
+import { API_KINDS, kubeLookups } from './lookups.ts';
+import { configMapOf, RouteClaimCache } from './route-claims.ts';
+import { claimOf } from './routes.ts';
 import { admissionApp } from './server.ts';
 import { startStreamsLinter, stopStreamsLinter } from './streams-lint.ts';
 
@@ -35,7 +40,34 @@ try {
 const log = createLogger({ component: 'webhooks', level: cfg.logLevel });
 // Bento checks SvcStreamsApiDefinition documents, as the gateway does (webhooks/streams-lint.ts).
 startStreamsLinter(log);
-const clients = makeClients(loadKubeConfig(cfg.kubeconfig));
+const kc = loadKubeConfig(cfg.kubeconfig);
+const clients = makeClients(kc);
+const lookups = kubeLookups(clients);
+
+// The route check's cache of claims (webhooks/route-claims.ts): the three API kinds watched in
+// every namespace (the webhook needs list and watch on them). Until it has synced, the check
+// lists every API as before, so admission is right from the first review.
+const routeClaims = new RouteClaimCache({
+  claimOf: (kind, obj) => claimOf(kind, obj, lookups),
+  fresh: async (kind, namespace, name) => {
+    const obj = await lookups.get(kind, namespace, name);
+    return obj === undefined ? undefined : claimOf(kind, obj, lookups);
+  },
+  log: log.child({ cache: 'route-claims' }),
+});
+const informers = API_KINDS.map((kind) => {
+  const plural = kinds.find((k) => k.kind === kind)?.plural ?? '';
+  const informer = new Informer(kc, { apiVersion: `${GROUP}/${VERSION}`, kind, plural, namespaces: [] }, log);
+  informer.on((event, obj, old) => {
+    routeClaims.observe(kind, event, obj, old);
+  });
+  return informer;
+});
+void Promise.all(informers.map((i) => i.start()))
+  .then(() => routeClaims.markSynced())
+  .catch((err: unknown) => {
+    log.error('route claims not cached: every admission lists the APIs', { error: errorMessage(err) });
+  });
 const registry = new Registry();
 collectDefaultMetrics({ register: registry });
 const reviews = new Counter({
@@ -85,13 +117,19 @@ const ops =
       });
 
 const app = admissionApp({
-  lookups: kubeLookups(clients),
+  lookups: { ...lookups, routeClaims },
   log,
   ready,
   finalizerNamespaces: finalizerNamespaces(cfg),
   onReview: (r) => {
     reviews.inc({ resource: r.resource, mode: r.mode, outcome: r.outcome });
     latency.observe({ resource: r.resource, mode: r.mode }, r.seconds);
+  },
+  onAdmitted: (resource, review) => {
+    if (resource === 'configmaps' && review.operation === 'UPDATE' && review.object !== undefined) {
+      const cm = configMapOf(review.object);
+      routeClaims.noteConfigMap(review.namespace ?? cm.namespace, cm.name, cm.content);
+    }
   },
 });
 
@@ -117,6 +155,8 @@ const shutdown = (signal: string): void => {
   log.info('shutting down', { signal });
   listening = false;
   certs.stop();
+  routeClaims.stop();
+  for (const i of informers) void i.stop();
   server.close();
   server.closeIdleConnections();
   void ops?.close();

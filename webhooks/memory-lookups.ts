@@ -49,15 +49,20 @@ export function memoryLookups(objects: readonly unknown[]): Lookups {
   };
 }
 
-/** `base`, except that the ConfigMap `namespace/name` has `content` (what an update would store). */
+/**
+ * `base`, except that the ConfigMap `namespace/name` has `content` (what an update would store).
+ * Without `base`'s route-claim cache: it holds the claims of the ConfigMap's current content, so
+ * the route check lists every API and reads their documents through this override instead.
+ */
 export function withConfigMap(
   base: Lookups,
   namespace: string,
   name: string,
   content: ConfigMapContent,
 ): Lookups {
+  const { routeClaims: _cached, ...rest } = base;
   return {
-    ...base,
-    configMap: (ns, n) => (ns === namespace && n === name ? Promise.resolve(content) : base.configMap(ns, n)),
+    ...rest,
+    configMap: (ns, n) => (ns === namespace && n === name ? Promise.resolve(content) : rest.configMap(ns, n)),
   };
 }

@@ -7,7 +7,7 @@
 import { domainKey, routeKey } from '../schemas/rules/api-definition.ts';
 import { asObject, asString, at, metaOf, refOf } from './access.ts';
 import { API_KINDS } from './lookups.ts';
-import type { ApiKind, Lookups } from './lookups.ts';
+import type { ApiKind, ConfigMapContent, Lookups } from './lookups.ts';
 import { checkConfigMapKey, documentRoute } from './oas-document.ts';
 import { isTemplateObject } from './template.ts';
 
@@ -71,51 +71,94 @@ export function documentClaim(
   return { kind, ...metaOf(obj), context: contextOf(obj), ...route };
 }
 
+/** Where an OAS-based API reads its document: the ConfigMap and key of its configmapRef. */
+export function documentRefOf(
+  kind: 'SvcOasApiDefinition' | 'SvcStreamsApiDefinition',
+  obj: unknown,
+): { namespace: string; name: string; keyName: string } | undefined {
+  const ref = asObject(at(obj, `spec.${documentRefField[kind]}.configmapRef`));
+  const name = asString(ref?.name);
+  const keyName = asString(ref?.keyName);
+  if (name === undefined || keyName === undefined) return undefined;
+  return { namespace: asString(ref?.namespace) ?? metaOf(obj).namespace, name, keyName };
+}
+
+/** The claim of an OAS-based API whose ConfigMap holds `cm`; none when its document doesn't read. */
+export function claimFromConfigMap(
+  kind: 'SvcOasApiDefinition' | 'SvcStreamsApiDefinition',
+  obj: unknown,
+  cm: ConfigMapContent,
+): RouteClaim | undefined {
+  const ref = documentRefOf(kind, obj);
+  if (ref === undefined) return undefined;
+  const { doc } = checkConfigMapKey(cm, {
+    refPath: '',
+    ...ref,
+    streams: kind === 'SvcStreamsApiDefinition',
+  });
+  return doc === undefined ? undefined : documentClaim(kind, obj, doc);
+}
+
 /**
- * Claims of every API in the cluster. OAS-based APIs are read from their ConfigMaps; one whose
- * document can't be read claims nothing (its own admission reported why).
+ * The claim of one API of any kind; an OAS-based API's ConfigMap is read through `lookups`. One
+ * whose document can't be read claims nothing (its own admission reported why).
  */
+export async function claimOf(
+  kind: ApiKind,
+  obj: unknown,
+  lookups: Lookups,
+): Promise<RouteClaim | undefined> {
+  if (kind === 'ApiDefinition') return apiDefinitionClaim(obj);
+  const ref = documentRefOf(kind, obj);
+  if (ref === undefined) return undefined;
+  const cm = await lookups.configMap(ref.namespace, ref.name);
+  return cm === undefined ? undefined : claimFromConfigMap(kind, obj, cm);
+}
+
+/** Claims of every API in the cluster: a LIST of each kind and a GET of each OAS-based API's ConfigMap. */
 export async function allClaims(lookups: Lookups): Promise<RouteClaim[]> {
-  const [classic, oas, streams] = await Promise.all(API_KINDS.map((k) => lookups.list(k)));
-  const claims: (RouteClaim | undefined)[] = (classic ?? []).map(apiDefinitionClaim);
-  const docs = await Promise.all(
-    [
-      ...(oas ?? []).map((o) => ['SvcOasApiDefinition', o] as const),
-      ...(streams ?? []).map((o) => ['SvcStreamsApiDefinition', o] as const),
-    ].map(async ([kind, obj]) => {
-      const { namespace } = metaOf(obj);
-      const ref = asObject(at(obj, `spec.${documentRefField[kind]}.configmapRef`));
-      const name = asString(ref?.name);
-      const keyName = asString(ref?.keyName);
-      if (name === undefined || keyName === undefined) return undefined;
-      const refNs = asString(ref?.namespace) ?? namespace;
-      const cm = await lookups.configMap(refNs, name);
-      if (cm === undefined) return undefined;
-      const { doc } = checkConfigMapKey(cm, {
-        refPath: '',
-        namespace: refNs,
-        name,
-        keyName,
-        streams: kind === 'SvcStreamsApiDefinition',
-      });
-      return doc === undefined ? undefined : documentClaim(kind, obj, doc);
-    }),
+  const lists = await Promise.all(
+    API_KINDS.map(async (kind) => (await lookups.list(kind)).map((obj) => [kind, obj] as const)),
   );
-  claims.push(...docs);
+  const claims = await Promise.all(lists.flat().map(([kind, obj]) => claimOf(kind, obj, lookups)));
   return claims.filter((c): c is RouteClaim => c !== undefined);
+}
+
+/**
+ * The key two claims share exactly when they conflict (see `conflictingClaim`): the gateway
+ * (context), the port, the host as the router matches it, and the route.
+ */
+export function claimKey(claim: RouteClaim): string {
+  return [
+    claim.context,
+    String(claim.port ?? 0),
+    domainKey(claim.domain),
+    claim.oneLabel === true ? '1' : '0',
+    routeKey(claim.listenPath, claim.exact),
+  ].join('\n');
+}
+
+/** Whether two claims are made by the same API. */
+export function sameApi(a: RouteClaim, b: RouteClaim): boolean {
+  return a.kind === b.kind && a.namespace === b.namespace && a.name === b.name;
+}
+
+/**
+ * The other API that claims the same route as `claim`, if any. With a synced watch cache
+ * (`lookups.routeClaims`, webhooks/route-claims.ts) this costs a map lookup, plus a fresh GET of
+ * a conflicting API before refusing; otherwise (tests, a cache still syncing, or a check against
+ * a ConfigMap as an update would leave it) every API is listed, as the cache can't answer then.
+ */
+export async function findConflict(claim: RouteClaim, lookups: Lookups): Promise<RouteClaim | undefined> {
+  const cache = lookups.routeClaims;
+  if (cache?.synced() === true) return cache.conflict(claim);
+  return conflictingClaim(claim, await allClaims(lookups));
 }
 
 /** The first other API that claims the same gateway, domain and listen path as `claim`. */
 export function conflictingClaim(claim: RouteClaim, others: readonly RouteClaim[]): RouteClaim | undefined {
-  return others.find(
-    (o) =>
-      !(o.kind === claim.kind && o.namespace === claim.namespace && o.name === claim.name) &&
-      o.context === claim.context &&
-      (o.port ?? 0) === (claim.port ?? 0) &&
-      domainKey(o.domain) === domainKey(claim.domain) &&
-      (o.oneLabel ?? false) === (claim.oneLabel ?? false) &&
-      routeKey(o.listenPath, o.exact) === routeKey(claim.listenPath, claim.exact),
-  );
+  const key = claimKey(claim);
+  return others.find((o) => !sameApi(o, claim) && claimKey(o) === key);
 }
 
 /** The message of a conflict, naming the other API. */

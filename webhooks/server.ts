@@ -29,6 +29,12 @@ export interface ServerDeps {
   /** Called after every review, for metrics. */
   onReview?: (review: ReviewOutcome) => void;
   /**
+   * Called after a validating review allowed a change that is not a dry run (the write may still
+   * fail after): how the route-claim cache learns of document changes in ConfigMaps it does not
+   * watch (webhooks/route-claims.ts).
+   */
+  onAdmitted?: (resource: string, review: AdmissionRequest) => void;
+  /**
    * Where the mutating endpoints add the operator's finalizer: the namespaces the operator
    * watches (empty is all), or false when no operator removes it (a webhook without one).
    */
@@ -343,6 +349,9 @@ export function admissionApp(deps: ServerDeps): express.Express {
           });
         res.json(envelope(response));
         done(response.allowed ? 'allowed' : 'denied');
+        if (mode === 'validate' && response.allowed && review.dryRun !== true) {
+          deps.onAdmitted?.(handler.resource, review);
+        }
       } catch (err) {
         const id = randomBytes(6).toString('hex');
         log.error('admission failed', {

@@ -14,6 +14,7 @@ import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startControlPlane } from '../harness/control-plane.ts';
+import { waitFor } from '../harness/processes.ts';
 import type { ControlPlane, KubectlResult } from '../harness/control-plane.ts';
 import {
   apiDefinition,
@@ -394,3 +395,54 @@ describe('examples/', () => {
     assert.doesNotMatch(r.stderr, /Warning/);
   });
 });
+
+describe('the route check at scale', () => {
+  /** `apiserver_request_total` of one verb and resource. */
+  async function requests(verb: string, resource: string): Promise<number> {
+    const text = (await cp.kubectl(['get', '--raw', '/metrics'])).stdout;
+    let n = 0;
+    for (const line of text.split('\n')) {
+      if (!line.startsWith('apiserver_request_total{')) continue;
+      if (!line.includes(`verb="${verb}"`) || !line.includes(`resource="${resource}"`)) continue;
+      if (line.includes('subresource="')) continue;
+      n += Number(line.slice(line.lastIndexOf(' ') + 1));
+    }
+    return n;
+  }
+
+  test('creating APIs lists no APIs per admission (the claims come from a watch cache)', async () => {
+    await waitFor('the route claims to be cached', () =>
+      Promise.resolve(server.proc.log().includes('route claims cached')),
+    );
+    const n = 20;
+    const apis = Array.from({ length: n }, (_, i) => apiDefinition(`scale-${i}`));
+    const before = await requests('LIST', 'apidefinitions');
+    admitted(await apply(cp, apis));
+    const after = await requests('LIST', 'apidefinitions');
+    // Without the cache each admission listed the three kinds: n LISTs of apidefinitions.
+    assert.ok(after - before <= 1, `${after - before} LISTs of apidefinitions for ${n} creates`);
+    // The cache is current: a 21st API on a taken route is refused, naming its owner.
+    refusedWith(
+      await apply(
+        cp,
+        apiDefinition('scale-dup', { proxy: { listen_path: '/scale-7/', target_url: 'http://u' } }),
+      ),
+      'already claimed by ApiDefinition default/scale-7',
+    );
+    admitted(
+      await cp.kubectl(['delete', 'apidefinition', ...apis.map((a) => metaName(a))], { allowFailure: true }),
+    );
+    // Deleted: the route is free again (a stale entry would be re-read fresh, and admitted).
+    admitted(
+      await apply(
+        cp,
+        apiDefinition('scale-dup', { proxy: { listen_path: '/scale-7/', target_url: 'http://u' } }),
+      ),
+    );
+    admitted(await cp.kubectl(['delete', 'apidefinition', 'scale-dup'], { allowFailure: true }));
+  });
+});
+
+function metaName(o: Manifest): string {
+  return (o.metadata as { name: string }).name;
+}

@@ -31,12 +31,24 @@ export interface Rejection {
 /** A compiled middleware: runs per request, parses nothing. */
 export type Handler = (ctx: RequestContext, next: Next) => Promise<Rejection | undefined>;
 
+/**
+ * A compiled middleware that acts before the rest of the chain only and never waits: it refuses
+ * the request (`return reject(...)`) or returns undefined to let it go on. It runs with no
+ * promise and no microtask, so a chain of such steps costs what their work costs; a route whose
+ * steps are all of this kind runs them in one synchronous loop (the fast path, `runSteps`).
+ */
+export interface SyncStep {
+  readonly before: (ctx: RequestContext) => Rejection | undefined;
+}
+
+/** One step of a compiled chain. */
+export type Step = Handler | SyncStep;
+
 /** A compiled middleware that holds resources until its route table is retired. */
-export interface CompiledMiddleware {
-  handle: Handler;
+export type CompiledMiddleware = ({ handle: Handler } | SyncStep) & {
   /** Frees what `create` opened; called once, after the swap, when in-flight requests are done. */
   close?: () => void | Promise<void>;
-}
+};
 
 /** What middleware may use when they compile. */
 export interface MiddlewareDeps {
@@ -150,22 +162,41 @@ export function internalFailure(ctx: RequestContext, err: unknown): GatewayError
   return GatewayError.internal(errorId);
 }
 
+/** Whether every step of a chain is a `SyncStep` (then `runSteps` runs it). */
+export function allSync(steps: readonly Step[]): steps is readonly SyncStep[] {
+  return steps.every((s) => typeof s !== 'function');
+}
+
+/** Runs synchronous steps in order: the first refusal, or undefined. Throws what a step throws. */
+export function runSteps(steps: readonly SyncStep[], ctx: RequestContext): Rejection | undefined {
+  for (const s of steps) {
+    const refused = s.before(ctx);
+    if (refused !== undefined) return refused;
+  }
+  return undefined;
+}
+
 /** Runs `handlers` in order, then `last`; resolves with the first refusal, if any. */
 export function runChain(
-  handlers: readonly Handler[],
+  handlers: readonly Step[],
   ctx: RequestContext,
   last: () => Promise<void>,
 ): Promise<Rejection | undefined> {
   let index = -1;
   // Not an async function, and a handler's outcome is not awaited (`reject` notes refusals):
-  // each handler costs its own promise only.
-  const dispatch = (i: number): Promise<unknown> => {
-    if (i <= index) return Promise.reject(new Error('next() called more than once'));
-    index = i;
-    const handler = handlers[i];
+  // each handler costs its own promise only, and a synchronous step none.
+  const dispatch = (from: number): Promise<unknown> => {
+    if (from <= index) return Promise.reject(new Error('next() called more than once'));
+    let i = from;
     try {
-      if (handler === undefined) return last();
-      return handler(ctx, () => dispatch(i + 1) as Promise<void>);
+      let step = handlers[i];
+      while (step !== undefined && typeof step !== 'function') {
+        if (step.before(ctx) !== undefined) return Promise.resolve();
+        step = handlers[++i];
+      }
+      index = i;
+      if (step === undefined) return last();
+      return step(ctx, () => dispatch(i + 1) as Promise<void>);
     } catch (err) {
       return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
@@ -174,7 +205,7 @@ export function runChain(
 }
 
 /** The node:http chain: `handlers`, then `terminal`; a refusal is written to the response. */
-export function compose(handlers: readonly Handler[], terminal: Terminal): Terminal {
+export function compose(handlers: readonly Step[], terminal: Terminal): Terminal {
   if (handlers.length === 0) return terminal;
   return async (ctx) => {
     const refused = await runChain(handlers, ctx, () => terminal(ctx));
@@ -184,7 +215,7 @@ export function compose(handlers: readonly Handler[], terminal: Terminal): Termi
 
 /** The middleware of one API, compiled in chain order. */
 export interface CompiledChain {
-  handlers: Handler[];
+  handlers: Step[];
   /** Whether a middleware reads the body (the fast path can't serve the route). */
   readsBody: boolean;
   /** Whether every middleware was compiled from the definition alone (see `readsOutside`). */
@@ -199,7 +230,7 @@ export async function compileChain(
   api: GatewayApiDefinition,
   deps: MiddlewareDeps,
 ): Promise<CompiledChain> {
-  const handlers: Handler[] = [];
+  const handlers: Step[] = [];
   const closers: (() => void | Promise<void>)[] = [];
   let readsBody = false;
   let fromDefinition = true;
@@ -210,7 +241,7 @@ export async function compileChain(
       const made = await m.create(api, deps);
       if (typeof made === 'function') handlers.push(made);
       else {
-        handlers.push(made.handle);
+        handlers.push('before' in made ? { before: made.before } : made.handle);
         if (made.close !== undefined) closers.push(made.close);
       }
       if (m.readsBody?.(api) === true) readsBody = true;

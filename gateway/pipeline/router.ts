@@ -9,7 +9,7 @@
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import { wildcardCovers, type Target } from '../../schemas/rules/api-definition.ts';
 import type { ApiEvents } from '../events/events.ts';
-import type { Handler, Terminal } from './compose.ts';
+import type { Step, Terminal } from './compose.ts';
 
 export type { Target };
 
@@ -41,7 +41,7 @@ export interface Route {
   /** The compiled chain on the node:http entrance, ending with the upstream call. */
   handle: Terminal;
   /** The compiled middleware, in chain order (the fast path runs them itself). */
-  handlers: readonly Handler[];
+  handlers: readonly Step[];
   /**
    * Whether the connection-level fast path (server/fast-path.ts) may serve this route: decided
    * once, by `fastPathServes` in routes/compile.ts.

@@ -14,7 +14,16 @@ import { STATUS_CODES, type IncomingHttpHeaders } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
-import { errorBody, internalFailure, runChain, withoutBody } from '../pipeline/compose.ts';
+import {
+  allSync,
+  errorBody,
+  internalFailure,
+  runChain,
+  runSteps,
+  withoutBody,
+  type Step,
+  type SyncStep,
+} from '../pipeline/compose.ts';
 import {
   RequestContext,
   socketAddressOf,
@@ -32,6 +41,18 @@ import {
   upstreamRequestHeaders,
 } from '../upstream/headers.ts';
 import { upstreamFailure, upstreamPathOf } from '../upstream/proxy.ts';
+
+/** The steps of each chain whose steps are all synchronous (`runSteps`); null: some wait. */
+const syncChains = new WeakMap<readonly Step[], readonly SyncStep[] | null>();
+
+function syncSteps(handlers: readonly Step[]): readonly SyncStep[] | undefined {
+  let steps = syncChains.get(handlers);
+  if (steps === undefined) {
+    steps = allSync(handlers) ? handlers : null;
+    syncChains.set(handlers, steps);
+  }
+  return steps ?? undefined;
+}
 
 /** Requests served and connections handed to node:http, for tests and diagnostics. */
 export const fastPathStats = { requests: 0, handoffs: 0 };
@@ -669,6 +690,8 @@ class Exchange {
   readonly keepAliveWanted: boolean;
   /** Middleware run around the upstream call: `last` of the chain resolves with `#resume`. */
   chained = false;
+  /** Whether middleware ran, so the head they may have changed is checked before it is sent. */
+  checkHead = false;
   #resume: (() => void) | undefined;
   /** The chain let the request through (the upstream call started). */
   forwarded = false;
@@ -722,17 +745,37 @@ class Exchange {
     conn.fp.opts.observer?.onRequest?.(this.ctx);
   }
 
-  /** Runs the chain, then the upstream call; a route without middleware goes straight up. */
+  /**
+   * Runs the chain, then the upstream call; a route without middleware goes straight up, and one
+   * whose steps are all synchronous runs them in a loop, then goes up, with no promise.
+   */
   run(): void {
     const handlers = this.ctx.route.handlers;
     if (handlers.length === 0) {
       this.#forward();
       return;
     }
+    const steps = syncSteps(handlers);
+    if (steps !== undefined) {
+      this.checkHead = true;
+      try {
+        const refused = runSteps(steps, this.ctx);
+        if (refused === undefined) {
+          this.#forward();
+          return;
+        }
+        this.#refuse(refused.rejected);
+      } catch (err) {
+        this.#refuse(internalFailure(this.ctx, err));
+      }
+      this.#end();
+      return;
+    }
     // The chain may wait (on the store). Meanwhile nothing more is parsed and nothing is lost:
     // bytes that arrive are buffered and pause the socket (`#data`), so a client that does not
     // pipeline costs no pause and resume (two syscalls) per request.
     this.chained = true;
+    this.checkHead = true;
     void runChain(
       handlers,
       this.ctx,
@@ -783,7 +826,7 @@ class Exchange {
     const route = ctx.route;
     const target = this.target;
     // Middleware may have changed the head: what they wrote is checked before it is sent.
-    const check = this.chained;
+    const check = this.checkHead;
     const path = upstreamPathOf(target, route, ctx.path, ctx.query, ctx.upstreamPath);
     if (check && BAD_TARGET.test(path)) throw new Error('the chain left an invalid request target');
     const headers = upstreamRequestHeaders(ctx, target.host, route.api.proxy.preserve_host_header === true);

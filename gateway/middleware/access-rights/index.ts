@@ -46,20 +46,21 @@ export const accessRights: Middleware = {
   create: (api) => {
     const version = versionOf(api);
     const apiId = api.api_id ?? '';
-    return async (ctx, next) => {
-      const ar = ctx.session?.access_rights?.[apiId];
-      if (ar === undefined) return reject(ctx, GatewayError.accessDisallowed());
-      const versions = ar.versions ?? [];
-      if (versions.length > 0 && !versions.includes(ctx.state.version ?? version)) {
-        return reject(ctx, GatewayError.accessDisallowed());
-      }
-      if (ar.allowed_urls !== undefined && ar.allowed_urls.length > 0) {
-        const method = ctx.method.toUpperCase();
-        const ok = allowedUrlsOf(ar).some((u) => u.methods.has(method) && u.re.test(ctx.path));
-        if (!ok) return reject(ctx, GatewayError.resourceDisallowed());
-      }
-      await next();
-      return undefined;
+    return {
+      before: (ctx) => {
+        const ar = ctx.session?.access_rights?.[apiId];
+        if (ar === undefined) return reject(ctx, GatewayError.accessDisallowed());
+        const versions = ar.versions ?? [];
+        if (versions.length > 0 && !versions.includes(ctx.state.version ?? version)) {
+          return reject(ctx, GatewayError.accessDisallowed());
+        }
+        if (ar.allowed_urls !== undefined && ar.allowed_urls.length > 0) {
+          const method = ctx.method.toUpperCase();
+          const ok = allowedUrlsOf(ar).some((u) => u.methods.has(method) && u.re.test(ctx.path));
+          if (!ok) return reject(ctx, GatewayError.resourceDisallowed());
+        }
+        return undefined;
+      },
     };
   },
 };

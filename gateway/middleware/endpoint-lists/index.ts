@@ -88,27 +88,25 @@ export const endpointLists: Middleware = {
   create: (api) => {
     const listsOf = perVersion(api, compileVersionLists);
     if (listsOf === undefined) throw new Error('endpoint-lists: compiled for an API without lists');
-    return async (ctx, next) => {
-      const lists = listsOf(ctx);
-      if (lists === undefined) {
-        await next();
-        return undefined;
-      }
-      const method = ctx.method.toUpperCase();
-      const path = endpointPath(ctx);
-      let found: number | undefined;
-      for (const e of lists.entries) {
-        if (endpointMatches(e.endpoint, method, path)) {
-          found = e.list;
-          break;
+    return {
+      before: (ctx) => {
+        const lists = listsOf(ctx);
+        if (lists === undefined) return undefined;
+        const method = ctx.method.toUpperCase();
+        const path = endpointPath(ctx);
+        let found: number | undefined;
+        for (const e of lists.entries) {
+          if (endpointMatches(e.endpoint, method, path)) {
+            found = e.list;
+            break;
+          }
         }
-      }
-      if (found === BLOCKED || (found === undefined && lists.whiteList)) {
-        return reject(ctx, GatewayError.endpointForbidden());
-      }
-      if (found === IGNORED) ignoredRequests.add(ctx);
-      await next();
-      return undefined;
+        if (found === BLOCKED || (found === undefined && lists.whiteList)) {
+          return reject(ctx, GatewayError.endpointForbidden());
+        }
+        if (found === IGNORED) ignoredRequests.add(ctx);
+        return undefined;
+      },
     };
   },
 };
@@ -124,6 +122,10 @@ export function unlessIgnored(m: Middleware): Middleware {
     create: async (api, deps) => {
       const made = await m.create(api, deps);
       if (!servingVersions(api).some((v) => compileVersionLists(v)?.ignored === true)) return made;
+      if (typeof made !== 'function' && 'before' in made) {
+        const before = made.before;
+        return { ...made, before: (ctx) => (ignoredRequests.has(ctx) ? undefined : before(ctx)) };
+      }
       const handle = typeof made === 'function' ? made : made.handle;
       const skipping: Handler = (ctx, next) =>
         ignoredRequests.has(ctx) ? next().then(() => undefined) : handle(ctx, next);

@@ -115,22 +115,23 @@ export const headers: Middleware = {
     const contextVars = api.enable_context_vars === true;
     const of = perVersion(api, (v) => compileVersionHeaders(v, contextVars));
     if (of === undefined) throw new Error('headers: compiled for an API without header changes');
-    return async (ctx, next) => {
-      const h = of(ctx);
-      if (h !== undefined) {
-        if (h.request !== undefined) onRequest(ctx, h.request);
-        if (h.response !== undefined) onResponse(ctx, h.response);
-        if (h.requestEndpoints.length > 0 || h.responseEndpoints.length > 0) {
-          const method = ctx.method.toUpperCase();
-          const path = endpointPath(ctx);
-          const req = h.requestEndpoints.find((e) => endpointMatches(e.endpoint, method, path));
-          if (req !== undefined) onRequest(ctx, req.change);
-          const res = h.responseEndpoints.find((e) => endpointMatches(e.endpoint, method, path));
-          if (res !== undefined) onResponse(ctx, res.change);
+    return {
+      before: (ctx) => {
+        const h = of(ctx);
+        if (h !== undefined) {
+          if (h.request !== undefined) onRequest(ctx, h.request);
+          if (h.response !== undefined) onResponse(ctx, h.response);
+          if (h.requestEndpoints.length > 0 || h.responseEndpoints.length > 0) {
+            const method = ctx.method.toUpperCase();
+            const path = endpointPath(ctx);
+            const req = h.requestEndpoints.find((e) => endpointMatches(e.endpoint, method, path));
+            if (req !== undefined) onRequest(ctx, req.change);
+            const res = h.responseEndpoints.find((e) => endpointMatches(e.endpoint, method, path));
+            if (res !== undefined) onResponse(ctx, res.change);
+          }
         }
-      }
-      await next();
-      return undefined;
+        return undefined;
+      },
     };
   },
 };

@@ -33,10 +33,9 @@ export const ipAllowList: Middleware = {
   enabled: (api) => api.enable_ip_whitelisting === true,
   create: (api) => {
     const allowed = compileIpList(api.allowed_ips ?? []);
-    return (ctx, next) =>
-      allowed(ctx.clientIp)
-        ? next().then(() => undefined)
-        : Promise.resolve(reject(ctx, GatewayError.ipDisallowed()));
+    return {
+      before: (ctx) => (allowed(ctx.clientIp) ? undefined : reject(ctx, GatewayError.ipDisallowed())),
+    };
   },
 };
 
@@ -46,9 +45,8 @@ export const ipBlockList: Middleware = {
   enabled: (api) => api.enable_ip_blacklisting === true && (api.blacklisted_ips?.length ?? 0) > 0,
   create: (api) => {
     const blocked = compileIpList(api.blacklisted_ips ?? []);
-    return (ctx, next) =>
-      blocked(ctx.clientIp)
-        ? Promise.resolve(reject(ctx, GatewayError.ipDisallowed()))
-        : next().then(() => undefined);
+    return {
+      before: (ctx) => (blocked(ctx.clientIp) ? reject(ctx, GatewayError.ipDisallowed()) : undefined),
+    };
   },
 };

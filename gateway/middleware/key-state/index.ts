@@ -10,16 +10,17 @@ import { GatewayError } from '../../pipeline/errors.ts';
 export const keyState: Middleware = {
   name: 'key-state',
   enabled: (api) => api.use_keyless !== true,
-  create: (_api, deps) => async (ctx, next) => {
-    const session = ctx.session;
-    if (session === undefined) return reject(ctx, GatewayError.accessDisallowed());
-    if (session.is_inactive === true) return reject(ctx, GatewayError.keyInactive());
-    const expires = session.expires ?? 0;
-    if (expires > 0 && expires * 1000 <= deps.now()) {
-      ctx.emit('KeyExpired', 'Attempted access from expired key.');
-      return reject(ctx, GatewayError.keyExpired());
-    }
-    await next();
-    return undefined;
-  },
+  create: (_api, deps) => ({
+    before: (ctx) => {
+      const session = ctx.session;
+      if (session === undefined) return reject(ctx, GatewayError.accessDisallowed());
+      if (session.is_inactive === true) return reject(ctx, GatewayError.keyInactive());
+      const expires = session.expires ?? 0;
+      if (expires > 0 && expires * 1000 <= deps.now()) {
+        ctx.emit('KeyExpired', 'Attempted access from expired key.');
+        return reject(ctx, GatewayError.keyExpired());
+      }
+      return undefined;
+    },
+  }),
 };

@@ -36,16 +36,17 @@ export const methodTransforms: Middleware = {
   create: (api) => {
     const of = perVersion(api, compileMethodTransforms);
     if (of === undefined) throw new Error('method-transforms: compiled for an API without them');
-    return async (ctx, next) => {
-      const list = of(ctx);
-      if (list !== undefined) {
-        const method = ctx.method.toUpperCase();
-        const path = endpointPath(ctx);
-        const found = list.find((e) => endpointMatches(e.endpoint, method, path));
-        if (found !== undefined) ctx.upstreamMethod = found.to;
-      }
-      await next();
-      return undefined;
+    return {
+      before: (ctx) => {
+        const list = of(ctx);
+        if (list !== undefined) {
+          const method = ctx.method.toUpperCase();
+          const path = endpointPath(ctx);
+          const found = list.find((e) => endpointMatches(e.endpoint, method, path));
+          if (found !== undefined) ctx.upstreamMethod = found.to;
+        }
+        return undefined;
+      },
     };
   },
 };

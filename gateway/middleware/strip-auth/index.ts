@@ -9,9 +9,10 @@ import { removeCredential } from '../../pipeline/credentials.ts';
 export const stripAuthData: Middleware = {
   name: 'strip-auth-data',
   enabled: (api) => api.use_keyless !== true && api.strip_auth_data === true,
-  create: () => async (ctx, next) => {
-    for (const source of ctx.state.credentials ?? []) removeCredential(ctx, source);
-    await next();
-    return undefined;
-  },
+  create: () => ({
+    before: (ctx) => {
+      for (const source of ctx.state.credentials ?? []) removeCredential(ctx, source);
+      return undefined;
+    },
+  }),
 };

@@ -376,36 +376,53 @@ export const urlRewrites: Middleware = {
     const contextVars = api.enable_context_vars === true;
     const of = perVersion(api, (v) => compileRewrites(v, contextVars));
     if (of === undefined) throw new Error('url-rewrites: compiled for an API without them');
-    return async (ctx, next) => {
+    /** The rewrite matching the request, with the pattern's groups; undefined when none does. */
+    const matching = (ctx: RequestContext) => {
       const list = of(ctx);
-      if (list !== undefined) {
-        const method = ctx.method.toUpperCase();
-        const path = endpointPath(ctx);
-        const found = list.find((e) => endpointMatches(e.endpoint, method, path));
-        if (found !== undefined) {
-          const subject = path + ctx.query;
-          let m = found.pattern.exec(subject);
-          if (m === null) {
-            const d = decoded(subject);
-            if (d !== undefined) m = found.pattern.exec(d);
-          }
-          if (m !== null) {
-            const groups = m.map((g: string | undefined) => g ?? '');
-            let target = found.target;
-            if (found.triggers.length > 0) {
-              const vars = (ctx.state.vars ??= {});
-              for (const [n, t] of found.triggers.entries()) {
-                const ok = await triggerHolds(ctx, t, n, vars, contextVars);
-                if (ok instanceof GatewayError) return reject(ctx, ok);
-                if (ok) {
-                  target = t.target;
-                  break;
-                }
-              }
+      if (list === undefined) return undefined;
+      const method = ctx.method.toUpperCase();
+      const path = endpointPath(ctx);
+      const found = list.find((e) => endpointMatches(e.endpoint, method, path));
+      if (found === undefined) return undefined;
+      const subject = path + ctx.query;
+      let m = found.pattern.exec(subject);
+      if (m === null) {
+        const d = decoded(subject);
+        if (d !== undefined) m = found.pattern.exec(d);
+      }
+      return m === null ? undefined : { found, groups: m.map((g: string | undefined) => g ?? '') };
+    };
+    const triggered = servingVersions(api).some((v) =>
+      (v.extended_paths?.url_rewrites ?? []).some(
+        (e) => e.disabled !== true && (e.triggers?.length ?? 0) > 0,
+      ),
+    );
+    // Without triggers nothing waits: a synchronous step.
+    if (!triggered) {
+      return {
+        before: (ctx) => {
+          const r = matching(ctx);
+          if (r !== undefined) apply(ctx, r.found.target, r.groups);
+          return undefined;
+        },
+      };
+    }
+    return async (ctx, next) => {
+      const r = matching(ctx);
+      if (r !== undefined) {
+        let target = r.found.target;
+        if (r.found.triggers.length > 0) {
+          const vars = (ctx.state.vars ??= {});
+          for (const [n, t] of r.found.triggers.entries()) {
+            const ok = await triggerHolds(ctx, t, n, vars, contextVars);
+            if (ok instanceof GatewayError) return reject(ctx, ok);
+            if (ok) {
+              target = t.target;
+              break;
             }
-            apply(ctx, target, groups);
           }
         }
+        apply(ctx, target, r.groups);
       }
       await next();
       return undefined;

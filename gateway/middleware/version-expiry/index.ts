@@ -35,14 +35,15 @@ export const versionExpiryCheck: Middleware = {
       return t === undefined ? undefined : { t, header: new Date(t).toUTCString() };
     });
     if (expiryFor === undefined) throw new Error('version-expiry: compiled for an API without expiry');
-    return async (ctx, next) => {
-      const expiry = expiryFor(ctx);
-      if (expiry !== undefined) {
-        if (deps.now() >= expiry.t) return reject(ctx, GatewayError.versionExpired());
-        ctx.responseHeaders['x-svc-api-expires'] = expiry.header;
-      }
-      await next();
-      return undefined;
+    return {
+      before: (ctx) => {
+        const expiry = expiryFor(ctx);
+        if (expiry !== undefined) {
+          if (deps.now() >= expiry.t) return reject(ctx, GatewayError.versionExpired());
+          ctx.responseHeaders['x-svc-api-expires'] = expiry.header;
+        }
+        return undefined;
+      },
     };
   },
 };

@@ -109,10 +109,11 @@ export const versions: Middleware = {
   create: (api) => {
     if (!versionedByRequest(api)) {
       const target = overrideTargetOf(servedVersion(api));
-      return async (ctx, next) => {
-        ctx.upstreamTarget = target;
-        await next();
-        return undefined;
+      return {
+        before: (ctx) => {
+          ctx.upstreamTarget = target;
+          return undefined;
+        },
       };
     }
     const choice = compileChoice(api);
@@ -121,23 +122,24 @@ export const versions: Middleware = {
       const t = overrideTargetOf(v);
       if (t !== undefined) targets.set(name, t);
     }
-    return async (ctx, next) => {
-      let name = namedVersion(choice, ctx);
-      if (name === '') {
-        if (choice.defaultVersion === '') return reject(ctx, GatewayError.versionNotFound());
-        name = choice.defaultVersion;
-      }
-      if (!choice.versions.has(name)) {
-        if (!choice.fallback || !choice.versions.has(choice.defaultVersion)) {
-          return reject(ctx, GatewayError.versionUnknown());
+    return {
+      before: (ctx) => {
+        let name = namedVersion(choice, ctx);
+        if (name === '') {
+          if (choice.defaultVersion === '') return reject(ctx, GatewayError.versionNotFound());
+          name = choice.defaultVersion;
         }
-        name = choice.defaultVersion;
-      }
-      ctx.state.version = name;
-      const target = targets.get(name);
-      if (target !== undefined) ctx.upstreamTarget = target;
-      await next();
-      return undefined;
+        if (!choice.versions.has(name)) {
+          if (!choice.fallback || !choice.versions.has(choice.defaultVersion)) {
+            return reject(ctx, GatewayError.versionUnknown());
+          }
+          name = choice.defaultVersion;
+        }
+        ctx.state.version = name;
+        const target = targets.get(name);
+        if (target !== undefined) ctx.upstreamTarget = target;
+        return undefined;
+      },
     };
   },
 };
