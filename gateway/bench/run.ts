@@ -359,6 +359,8 @@ function writeReport(f: {
   protectedRun: Result;
   protectedHalf: Half;
   redisPerRequest: number;
+  /** Redis commands and script calls per request while the protected case is saturated. */
+  redisLoaded: { commandsPerRequest: number; scriptsPerRequest: number };
   jwt: Result;
   jwtHalf: Half;
   tokenLoadgen: Result;
@@ -371,7 +373,19 @@ function writeReport(f: {
   /** Upstream calls of the cache API during its runs (warm-up and measured): misses. */
   cacheMisses: number;
 }): string {
-  const { nginx, gw, token, floor, pump, half, tokenHalf, protectedRun, protectedHalf, redisPerRequest } = f;
+  const {
+    nginx,
+    gw,
+    token,
+    floor,
+    pump,
+    half,
+    tokenHalf,
+    protectedRun,
+    protectedHalf,
+    redisPerRequest,
+    redisLoaded,
+  } = f;
   const { jwt, jwtHalf, tokenLoadgen, tokenTls, tokenTlsHalf, mtls, mtlsHalf, mix, cache, cacheMisses } = f;
   const mixRatio = mix.rps / gw.rps;
   const cacheRatio = cache.rps / gw.rps;
@@ -401,11 +415,14 @@ X-Forwarded-* headers set.
   path, the session from the per-process cache.
 - **protected**: the realistic case, on a second gateway with the Redis store
   (\`--store redis://\`, a redis-server of its own): the token as above, plus a key rate limit
-  and a quota (set high enough never to refuse during the run), checked in Redis on every
-  request by one atomic script called by SHA (the rate check and, when it admits, the quota
-  count), so 1 round trip per request;
-  ${fmt(redisPerRequest)} Redis commands per request counting those the scripts run, counted over
-  ${COUNTED_REQUESTS} requests (\`INFO stats\` before and after).
+  and a quota (set high enough never to refuse during the run: 1,000,000,000 per 60 s), checked
+  in Redis on every request: the checks of the requests a gateway process has at one turn of its
+  event loop go to Redis as one atomic script called by SHA, which reads each window and counter
+  once, decides every check in order and writes each back once. One request alone: one script
+  call, ${fmt(redisPerRequest)} Redis commands counting those the script runs (${COUNTED_REQUESTS}
+  requests one after the other, \`INFO stats\` before and after). Saturated (${CONNECTIONS}
+  connections, ${DURATION_S} s): ${redisLoaded.scriptsPerRequest.toFixed(3)} script calls (round
+  trips) and ${redisLoaded.commandsPerRequest.toFixed(2)} Redis commands per request.
 - **JWT**: an API with \`enable_jwt\` and \`jwt_signing_method: rsa\`, its \`jwt_source\` the
   base64 of a PEM public key (RSA 2048) and a default policy; every request carries the same
   RS256 token (\`Authorization: Bearer\`), so the key is warm (parsed once, at load) and the
@@ -976,6 +993,22 @@ async function main(): Promise<void> {
     const cacheMisses = upstreamCalls() - callsBefore;
     if (cacheMisses > 0)
       console.warn(`bench: the cache API called its upstream ${cacheMisses} times under load`);
+    // Redis under load: the protected case saturated again, Redis's counters read around it.
+    const stats = (): { commands: number; scripts: number } => {
+      const info = execFileSync('redis-cli', ['-p', String(redisPort), 'info', 'all'], { encoding: 'utf8' });
+      return {
+        commands: Number(/total_commands_processed:(\d+)/.exec(info)?.[1] ?? NaN),
+        scripts: Number(/cmdstat_evalsha:calls=(\d+)/.exec(info)?.[1] ?? 0),
+      };
+    };
+    const s0 = stats();
+    const loaded = wrk(loads.protected, { seconds: DURATION_S, connections: CONNECTIONS });
+    const s1 = stats();
+    const loadedRequests = loaded.rps * DURATION_S;
+    const redisLoaded = {
+      commandsPerRequest: (s1.commands - s0.commands - 1) / loadedRequests,
+      scriptsPerRequest: (s1.scripts - s0.scripts) / loadedRequests,
+    };
     const half = halfOf(loads.gw, gw, dir);
     const tokenHalf = halfOf(loads.token, token, dir);
     const protectedHalf = halfOf(loads.protected, protectedRun, dir);
@@ -994,6 +1027,7 @@ async function main(): Promise<void> {
         protectedRun,
         protectedHalf,
         redisPerRequest,
+        redisLoaded,
         jwt,
         jwtHalf,
         tokenLoadgen,

@@ -181,3 +181,66 @@ describe('counters: exact across clients of one Redis', () => {
     }
   });
 });
+
+describe('counters: one Redis batch', () => {
+  test('checks sent together are decided in order, as one by one, and the next batch sees them', async () => {
+    assert.ok(redis);
+    const c = new RedisCounters(redis.url, { prefix: 'batch:', log: silentLogger() });
+    try {
+      // One turn of the event loop: interleaved windows, quota counts and both at once.
+      const [a, b, q, rq] = await Promise.all([
+        Promise.all(Array.from({ length: 5 }, () => c.rate('a', 3, 60_000))),
+        Promise.all(Array.from({ length: 4 }, () => c.rate('b', 10, 60_000))),
+        Promise.all(Array.from({ length: 3 }, () => c.quota('q', 'g', 60_000))),
+        Promise.all(
+          Array.from({ length: 4 }, () =>
+            c.rateThenQuota(
+              { name: 'rq', limit: 2, windowMs: 60_000 },
+              { name: 'rq-q', group: 'g', periodMs: 60_000 },
+            ),
+          ),
+        ),
+      ]);
+      assert.deepEqual(
+        a.map((v) => [v.allowed, v.remaining]),
+        [
+          [true, 2],
+          [true, 1],
+          [true, 0],
+          [false, 0],
+          [false, 0],
+        ],
+      );
+      assert.deepEqual(
+        b.map((v) => v.remaining),
+        [9, 8, 7, 6],
+      );
+      for (const v of [...a, ...b]) assert.ok(v.resetMs > 59_000 && v.resetMs <= 60_000, String(v.resetMs));
+      assert.deepEqual(
+        q.map((u) => u.used),
+        [1, 2, 3],
+      );
+      for (const u of q) assert.ok(u.ttlMs > 59_000 && u.ttlMs <= 60_000, String(u.ttlMs));
+      assert.deepEqual(
+        rq.map((v) => [v.rate.allowed, v.quota?.used]),
+        [
+          [true, 1],
+          [true, 2],
+          [false, undefined],
+          [false, undefined],
+        ],
+      );
+      // The next batch starts from what this one wrote.
+      assert.equal((await c.rate('a', 3, 60_000)).allowed, false);
+      assert.equal((await c.rate('b', 10, 60_000)).remaining, 5);
+      assert.equal((await c.quota('q', 'g', 60_000)).used, 4);
+      assert.deepEqual(await c.peekQuota('rq-q').then((u) => u?.used), 2);
+      // A reset of the group ends both quota periods; windows are not quotas and stay.
+      await c.resetGroup('g');
+      assert.equal((await c.quota('q', 'g', 60_000)).used, 1);
+      assert.equal((await c.rate('a', 3, 60_000)).allowed, false);
+    } finally {
+      await c.close();
+    }
+  });
+});

@@ -1,81 +1,136 @@
 /**
  * Counters in Redis, shared by every gateway node: each operation is one Lua script, so a check
  * and its record are atomic and N nodes together admit exactly the limit. Sliding windows are
- * sorted sets of admitted request times read from Redis's own clock (nodes' clocks may differ).
+ * logs of admitted request times, per millisecond of Redis's own clock (nodes' clocks may differ).
  */
-import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { TransientError, errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { Counters, QuotaCount, QuotaUse, RateCheck, RateQuotaVerdict, RateVerdict } from './counters.ts';
 
-/**
- * The sliding window, as a Lua function: admits when fewer than `limit` were admitted in the last
- * `window` ms before `now` (Redis's clock), records `member` then. Returns allowed (0/1),
- * remaining, reset ms.
- */
-const RATE_FN = `
-local function rate(key, limit, window, member, now)
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
-  local n = redis.call('ZCARD', key)
-  local allowed = 0
-  if n < limit then
-    redis.call('ZADD', key, now, member)
-    n = n + 1
-    allowed = 1
-  end
-  redis.call('PEXPIRE', key, window)
-  local reset = window
-  local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-  if oldest[2] then reset = tonumber(oldest[2]) + window - now end
-  local remaining = limit - n
-  if remaining < 0 then remaining = 0 end
-  return allowed, remaining, reset
-end`;
-
-/**
- * The quota count, as a Lua function: one more request in the period of `key`, which starts at 1
- * for `period` ms when none runs (and joins the key's `group` set). Returns used, ttl ms.
- */
-const QUOTA_FN = `
-local function quota(key, group, period)
-  local v = redis.call('INCR', key)
-  if v == 1 then
-    redis.call('PEXPIRE', key, period)
-    redis.call('SADD', group, key)
-  end
-  local ttl = redis.call('PTTL', key)
-  if ttl < 0 then redis.call('PEXPIRE', key, period); ttl = tonumber(period) end
-  return v, ttl
-end`;
-
 /** What one entry of a batch asks (ARGV's first value of the entry). */
 const KIND = { rate: '1', quota: '2', rateThenQuota: '3' } as const;
 
 /**
- * The checks of one batch, in order, as one atomic script: three KEYS per check (window, quota
- * counter, its group's set) and five ARGV (kind, limit, window ms, member, period ms). A rate
- * check and a quota count each run as above; kind 3 counts the quota only when the window admits.
- * Returns five numbers per check: allowed, remaining, reset ms, used, ttl ms (used and ttl -1
- * when not counted; the rate values 1, 0, 0 for a quota alone). Redis's clock is read once.
+ * The checks of one batch, in order, as one atomic script: four KEYS per check (a sliding
+ * window's log, its total, a quota counter, the quota's group set) and four ARGV (kind, limit,
+ * window ms, period ms). Returns five numbers per check: allowed (0/1), remaining, reset ms, used,
+ * ttl ms (used and ttl -1 when the quota was not counted; the rate values 1, 0, 0 for a quota
+ * alone). Kind 3 counts the quota only when the window admits.
+ *
+ * Sliding window: a request is admitted when fewer than `limit` were admitted in the last
+ * `window` ms (Redis's clock, read once per batch). The log of admitted requests is a list of
+ * `<ms>:<count>` buckets, oldest first (requests of one millisecond leave the window together),
+ * their total in its own key; buckets that left the window are popped from the head. Quota: a
+ * counter whose period starts at 1 for `period` ms when none runs (then it joins its group set,
+ * so a key's scopes can be reset together).
+ *
+ * Each window and counter a batch names is read once, the batch's checks are decided in order on
+ * those values in Lua, and each is written back once: the checks of many requests of one key
+ * (a busy client) cost Redis what one costs. Every step is O(1) on the list's ends, however many
+ * requests the window holds.
  */
-const BATCH_SCRIPT = `${RATE_FN}
-${QUOTA_FN}
+const BATCH_SCRIPT = `
+local function bucket(b)
+  local sep = string.find(b, ':', 1, true)
+  return tonumber(string.sub(b, 1, sep - 1)), tonumber(string.sub(b, sep + 1))
+end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local windows, quotas = {}, {}
+local function window(key, nkey, span)
+  local w = windows[key]
+  if w then return w end
+  local n = tonumber(redis.call('GET', nkey))
+  local dirty = false
+  if n == nil then
+    n = 0
+    redis.call('DEL', key)
+  end
+  local head = nil
+  while n > 0 do
+    local b = redis.call('LINDEX', key, 0)
+    if not b then n = 0; break end
+    local bt, bc = bucket(b)
+    if bt > now - span then head = bt; break end
+    n = n - bc
+    dirty = true
+    redis.call('LPOP', key)
+  end
+  w = { nkey = nkey, n = n, head = head, added = 0, span = span, dirty = dirty }
+  windows[key] = w
+  return w
+end
+local function counter(key, group, period)
+  local q = quotas[key]
+  if q then return q end
+  local v = tonumber(redis.call('GET', key)) or 0
+  local ttl = -1
+  if v > 0 then ttl = redis.call('PTTL', key) end
+  q = { v = v, ttl = ttl, added = 0, group = group, period = tonumber(period), fresh = v == 0 }
+  quotas[key] = q
+  return q
+end
 local out = {}
-for i = 0, #ARGV / 5 - 1 do
-  local a, k = i * 5, i * 3
+for i = 0, #ARGV / 4 - 1 do
+  local a, k, o = i * 4, i * 4, i * 5
   local kind = ARGV[a + 1]
   local allowed, remaining, reset, used, ttl = 1, 0, 0, -1, -1
   if kind ~= '2' then
-    allowed, remaining, reset =
-      rate(KEYS[k + 1], tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), ARGV[a + 4], now)
+    local limit, span = tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
+    local w = window(KEYS[k + 1], KEYS[k + 2], span)
+    allowed = 0
+    if w.n < limit then
+      w.n = w.n + 1
+      w.added = w.added + 1
+      w.dirty = true
+      if w.head == nil then w.head = now end
+      allowed = 1
+    end
+    remaining = math.max(limit - w.n, 0)
+    reset = span
+    if w.head ~= nil then reset = w.head + span - now end
   end
   if kind == '2' or (kind == '3' and allowed == 1) then
-    used, ttl = quota(KEYS[k + 2], KEYS[k + 3], ARGV[a + 5])
+    local q = counter(KEYS[k + 3], KEYS[k + 4], ARGV[a + 4])
+    q.v = q.v + 1
+    q.added = q.added + 1
+    used = q.v
+    ttl = q.ttl
+    if q.fresh or ttl < 0 then ttl = q.period end
   end
-  out[a + 1], out[a + 2], out[a + 3], out[a + 4], out[a + 5] = allowed, remaining, reset, used, ttl
+  out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = allowed, remaining, reset, used, ttl
+end
+for key, w in pairs(windows) do
+  if w.added > 0 then
+    -- The newest bucket takes the batch's requests when it is this millisecond's (or Redis's
+    -- clock went back: they then leave the window later, never sooner).
+    local tail = redis.call('LINDEX', key, -1)
+    local tt, tc
+    if tail then tt, tc = bucket(tail) end
+    if tt ~= nil and tt >= now then
+      redis.call('LSET', key, -1, string.format('%d:%d', tt, tc + w.added))
+    else
+      redis.call('RPUSH', key, string.format('%d:%d', now, w.added))
+    end
+  end
+  if w.dirty then
+    if w.n > 0 then
+      redis.call('SET', w.nkey, w.n, 'PX', w.span)
+      redis.call('PEXPIRE', key, w.span)
+    else
+      redis.call('DEL', w.nkey, key)
+    end
+  end
+end
+for key, q in pairs(quotas) do
+  redis.call('INCRBY', key, q.added)
+  if q.fresh then
+    redis.call('PEXPIRE', key, q.period)
+    redis.call('SADD', q.group, key)
+  elseif q.ttl < 0 then
+    redis.call('PEXPIRE', key, q.period)
+  end
 end
 return out`;
 
@@ -88,8 +143,8 @@ const MAX_BATCH = 256;
 /** A check waiting for its batch. */
 interface Pending {
   kind: (typeof KIND)[keyof typeof KIND];
-  keys: [string, string, string];
-  args: [string, string, string, string];
+  keys: [string, string, string, string];
+  args: [string, string, string];
   resolve: (res: readonly number[]) => void;
   reject: (err: unknown) => void;
 }
@@ -116,14 +171,6 @@ interface Scripts {
   svcPeek(key: string): Promise<unknown>;
   svcResetGroup(group: string): Promise<unknown>;
 }
-
-/**
- * Members of sliding windows: unique across processes (a random prefix per process) and short (a
- * counter after it), so a window of many requests costs Redis little memory.
- */
-const MEMBER_PREFIX = randomBytes(6).toString('base64url');
-let memberSeq = 0;
-const nextMember = (): string => `${MEMBER_PREFIX}${(memberSeq++).toString(36)}`;
 
 /** Counters of every gateway node on one Redis. */
 export class RedisCounters implements Counters {
@@ -225,13 +272,14 @@ export class RedisCounters implements Counters {
     );
   }
 
+  /** The keys of a sliding window: its log of buckets and their total. */
+  #window(name: string): [string, string] {
+    return [`${this.#prefix}${name}#log`, `${this.#prefix}${name}#n`];
+  }
+
   async rate(name: string, limit: number, windowMs: number): Promise<RateVerdict> {
-    const key = this.#prefix + name;
-    const res = await this.#check(
-      KIND.rate,
-      [key, key, key],
-      [String(limit), String(windowMs), nextMember(), '0'],
-    );
+    const [log, total] = this.#window(name);
+    const res = await this.#check(KIND.rate, [log, total, log, log], [String(limit), String(windowMs), '0']);
     return { allowed: res[0] === 1, remaining: res[1] ?? 0, resetMs: res[2] ?? 0 };
   }
 
@@ -239,8 +287,8 @@ export class RedisCounters implements Counters {
     const key = this.#prefix + name;
     const res = await this.#check(
       KIND.quota,
-      [key, key, `${this.#prefix}group:${group}`],
-      ['0', '0', '', String(periodMs)],
+      [key, key, key, `${this.#prefix}group:${group}`],
+      ['0', '0', String(periodMs)],
     );
     return { used: res[3] ?? 0, ttlMs: res[4] ?? 0 };
   }
@@ -248,8 +296,8 @@ export class RedisCounters implements Counters {
   async rateThenQuota(rate: RateCheck, quota: QuotaCount): Promise<RateQuotaVerdict> {
     const res = await this.#check(
       KIND.rateThenQuota,
-      [this.#prefix + rate.name, this.#prefix + quota.name, `${this.#prefix}group:${quota.group}`],
-      [String(rate.limit), String(rate.windowMs), nextMember(), String(quota.periodMs)],
+      [...this.#window(rate.name), this.#prefix + quota.name, `${this.#prefix}group:${quota.group}`],
+      [String(rate.limit), String(rate.windowMs), String(quota.periodMs)],
     );
     const allowed = res[0] === 1;
     return {
