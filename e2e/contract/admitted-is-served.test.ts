@@ -71,6 +71,7 @@ const admittedExpected: Record<string, boolean> = {
   'api-definition.default-auth.in.yaml': true,
   'api-definition.certificates.in.yaml': true,
   'api-definition.jwt.in.yaml': true,
+  'api-definition.internal-targets.in.yaml': true,
 };
 
 describe('a manifest the webhooks admit is never refused by the gateway', async () => {
