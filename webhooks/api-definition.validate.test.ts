@@ -101,6 +101,31 @@ const cases: Case[] = [
     ],
   },
   {
+    name: 'internal endpoints and svc://self are accepted; an internal path that is no regular expression is refused by path',
+    obj: apiDefinition('orders', {
+      version_data: {
+        not_versioned: true,
+        versions: {
+          Default: {
+            name: 'Default',
+            extended_paths: {
+              internal: [{ path: '/private/{id}', method: 'GET' }, { path: '/a(' }],
+              url_rewrites: [{ path: '/p', match_pattern: '/p/(\\w+)', rewrite_to: 'svc://self/private/$1' }],
+            },
+          },
+        },
+      },
+    }),
+    errors: [
+      {
+        path: 'spec.version_data.versions.Default.extended_paths.internal[1].path',
+        type: 'Invalid',
+        message:
+          '"/a(" is not a valid regular expression: escape special characters such as ( [ ? with a backslash',
+      },
+    ],
+  },
+  {
     name: 'a validate_json schema that does not compile, and caching a POST, are refused by path',
     obj: apiDefinition('orders', {
       cache_options: { enable_cache: true },
@@ -122,7 +147,7 @@ const cases: Case[] = [
         path: 'spec.version_data.versions.Default.extended_paths.advance_cache_config[0].method',
         type: 'NotSupportedYet',
         message:
-          'not supported by svc yet: caching "POST" answers (the cache stores GET and OPTIONS answers only: every request of a method with side effects reaches the upstream); set method to GET or OPTIONS, or remove the entry',
+          'not supported by svc yet: caching "POST" answers (the cache stores answers to the safe methods GET, HEAD and OPTIONS only: every request of a method with side effects reaches the upstream); set method to GET, HEAD or OPTIONS, or remove the entry',
       },
       {
         path: 'spec.version_data.versions.Default.extended_paths.validate_json[0].schema',

@@ -11,7 +11,7 @@ import { validateDocumentApi } from './document-api.ts';
 import type { DocumentKind } from './document-api.ts';
 import type { ConfigMapContent, Lookups } from './lookups.ts';
 import { withConfigMap } from './memory-lookups.ts';
-import { deleteVerdict } from './references.ts';
+import { deleteVerdict, matching } from './references.ts';
 import { documentRefField } from './routes.ts';
 import { pointerToken } from './json-patch.ts';
 
@@ -24,21 +24,26 @@ interface Dependent {
   keyName: string;
 }
 
-/** APIs (of both OAS-based kinds, in all namespaces) whose configmapRef is `namespace/name`. */
+/**
+ * APIs (of both OAS-based kinds, in all namespaces) whose configmapRef is `namespace/name`; from
+ * the watch cache, confirmed by a fresh read of each (references.ts `matching`).
+ */
 async function dependentsOf(lookups: Lookups, namespace: string, name: string): Promise<Dependent[]> {
   const out: Dependent[] = [];
-  for (const kind of Object.keys(documentRefField) as DocumentKind[]) {
-    for (const obj of await lookups.list(kind)) {
-      const meta = metaOf(obj);
-      const ref = asObject(at(obj, `spec.${documentRefField[kind]}.configmapRef`));
-      const keyName = asString(ref?.keyName);
-      if (
+  const refOf = (kind: DocumentKind, obj: unknown): { keyName?: string; reads: boolean } => {
+    const ref = asObject(at(obj, `spec.${documentRefField[kind]}.configmapRef`));
+    const keyName = asString(ref?.keyName);
+    return {
+      ...(keyName === undefined ? {} : { keyName }),
+      reads:
         asString(ref?.name) === name &&
-        (asString(ref?.namespace) ?? meta.namespace) === namespace &&
-        keyName !== undefined
-      ) {
-        out.push({ kind, obj, ...meta, keyName });
-      }
+        (asString(ref?.namespace) ?? metaOf(obj).namespace) === namespace &&
+        keyName !== undefined,
+    };
+  };
+  for (const kind of Object.keys(documentRefField) as DocumentKind[]) {
+    for (const obj of await matching(lookups, kind, (o) => refOf(kind, o).reads)) {
+      out.push({ kind, obj, ...metaOf(obj), keyName: refOf(kind, obj).keyName ?? '' });
     }
   }
   return out;

@@ -1,7 +1,9 @@
 /**
  * What the validators may ask about the rest of the cluster. The validators see only this
  * interface: unit tests and the fuzz test pass an in-memory implementation
- * (memory-lookups.ts), the server passes `kubeLookups`, which asks the API server each time.
+ * (memory-lookups.ts); the server passes `watchLookups` (watch-lookups.ts), which answers the svc
+ * kinds and Ingresses from watch caches and the rest through `kubeLookups`, which asks the API
+ * server each time.
  */
 import type { KubeClients } from '../lib/k8s/client.ts';
 import { statusOf, svcResource } from '../lib/k8s/client.ts';
@@ -52,6 +54,25 @@ export interface Lookups {
    * synced yet, the route check lists every API instead (`findConflict` of routes.ts).
    */
   routeClaims?: RouteClaimSource;
+  /**
+   * Reads that go to the API server, when `get`, `list` and `ingresses` answer from watch caches
+   * (webhooks/watch-lookups.ts): a refusal that rests on what a cache holds is confirmed through
+   * these first, since the cache may lag the cluster by a watch event.
+   */
+  live?: Lookups;
+}
+
+/**
+ * A lookup asked of a watch cache that has not listed its kind yet (the server is starting, or
+ * cannot watch the kind): the review is refused with this message, never answered blindly.
+ */
+export class CacheNotSyncedError extends Error {
+  constructor(what: string) {
+    super(
+      `the svc admission webhook has not loaded its cache of ${what} yet (it lists and watches them when it starts): retry in a few seconds; if it persists, check that the webhook's service account may list and watch ${what}`,
+    );
+    this.name = 'CacheNotSyncedError';
+  }
 }
 
 /** Answers the route check without listing every API. */
@@ -89,11 +110,11 @@ async function orUndefined<T>(p: Promise<T>): Promise<T | undefined> {
 const PAGE = 500;
 
 /**
- * Lookups through the API server, one request per question (no cache: a refusal must not rest
- * on a stale view). The webhook's service account needs get on configmaps and secrets, and get
- * and list on the svc kinds. The route check, which would otherwise list every API on every
- * admission, goes through a watch cache that the server adds (`routeClaims`, main.ts); the
- * cache confirms a conflict with these lookups before refusing.
+ * Lookups through the API server, one request per question. The server answers most of them from
+ * watch caches instead (watch-lookups.ts) and keeps these for ConfigMaps and Secrets (read when
+ * an object names one) and to confirm what a cache says before refusing. The webhook's service
+ * account needs get on configmaps and secrets, get, list and watch on the svc kinds, and list and
+ * watch on Ingresses.
  */
 export function kubeLookups(clients: KubeClients): Lookups {
   return {

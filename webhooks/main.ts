@@ -24,9 +24,11 @@ import type { CertSource } from './certs.ts';
 import { finalizerNamespaces, loadWebhookConfig } from './config.ts';
 import type { WebhookConfig } from './config.ts';
 import { API_KINDS, kubeLookups } from './lookups.ts';
+import type { ApiKind, SvcKind } from './lookups.ts';
 import { configMapOf, RouteClaimCache } from './route-claims.ts';
 import { claimOf } from './routes.ts';
 import { admissionApp } from './server.ts';
+import { WatchedKind, watchLookups } from './watch-lookups.ts';
 import { startStreamsLinter, stopStreamsLinter } from './streams-lint.ts';
 
 let cfg: Readonly<WebhookConfig>;
@@ -42,31 +44,75 @@ const log = createLogger({ component: 'webhooks', level: cfg.logLevel });
 startStreamsLinter(log);
 const kc = loadKubeConfig(cfg.kubeconfig);
 const clients = makeClients(kc);
-const lookups = kubeLookups(clients);
+const live = kubeLookups(clients);
 
-// The route check's cache of claims (webhooks/route-claims.ts): the three API kinds watched in
-// every namespace (the webhook needs list and watch on them). Until it has synced, the check
-// lists every API as before, so admission is right from the first review.
+// One informer per watched kind, shared: the svc kinds (answering `get` and `list` from memory,
+// webhooks/watch-lookups.ts, and the three API kinds feeding the route-claim cache) and Ingresses
+// (the users of a template). The webhook needs list and watch on each.
+const svcKinds = [...API_KINDS, 'SecurityPolicy', 'OperatorContext'] as const;
+const informers = [
+  ...svcKinds.map((kind) => {
+    const plural = kinds.find((k) => k.kind === kind)?.plural ?? '';
+    const spec = { apiVersion: `${GROUP}/${VERSION}`, kind, plural, namespaces: [] };
+    return { kind, informer: new Informer(kc, spec, log), what: plural };
+  }),
+  {
+    kind: 'Ingress' as const,
+    informer: new Informer(
+      kc,
+      { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', plural: 'ingresses', namespaces: [] },
+      log,
+    ),
+    what: 'ingresses',
+  },
+];
+const watched = new Map(informers.map(({ kind, informer, what }) => [kind, new WatchedKind(what, informer)]));
+const watchedKind = (kind: SvcKind | 'Ingress'): WatchedKind => {
+  const w = watched.get(kind);
+  if (w === undefined) throw new Error(`no informer for ${kind}`);
+  return w;
+};
+const isSvcKind = (kind: string): kind is SvcKind => (svcKinds as readonly string[]).includes(kind);
+const lookups = watchLookups({
+  live,
+  kinds: {
+    ApiDefinition: watchedKind('ApiDefinition'),
+    SvcOasApiDefinition: watchedKind('SvcOasApiDefinition'),
+    SvcStreamsApiDefinition: watchedKind('SvcStreamsApiDefinition'),
+    SecurityPolicy: watchedKind('SecurityPolicy'),
+    OperatorContext: watchedKind('OperatorContext'),
+  },
+  ingresses: watchedKind('Ingress'),
+});
+
+// The route check's cache of claims (webhooks/route-claims.ts), fed by the three API kinds'
+// informers. Until it has synced, the check lists every API (from the caches above).
 const routeClaims = new RouteClaimCache({
-  claimOf: (kind, obj) => claimOf(kind, obj, lookups),
+  claimOf: (kind, obj) => claimOf(kind, obj, live),
   fresh: async (kind, namespace, name) => {
-    const obj = await lookups.get(kind, namespace, name);
-    return obj === undefined ? undefined : claimOf(kind, obj, lookups);
+    const obj = await live.get(kind, namespace, name);
+    return obj === undefined ? undefined : claimOf(kind, obj, live);
   },
   log: log.child({ cache: 'route-claims' }),
 });
-const informers = API_KINDS.map((kind) => {
-  const plural = kinds.find((k) => k.kind === kind)?.plural ?? '';
-  const informer = new Informer(kc, { apiVersion: `${GROUP}/${VERSION}`, kind, plural, namespaces: [] }, log);
+for (const { kind, informer } of informers) {
+  if (!(API_KINDS as readonly string[]).includes(kind)) continue;
   informer.on((event, obj, old) => {
-    routeClaims.observe(kind, event, obj, old);
+    routeClaims.observe(kind as ApiKind, event, obj, old);
   });
-  return informer;
-});
-void Promise.all(informers.map((i) => i.start()))
-  .then(() => routeClaims.markSynced())
+}
+void Promise.all(
+  informers.map(async ({ kind, informer }) => {
+    await informer.start();
+    watchedKind(kind).markSynced();
+  }),
+)
+  .then(() => {
+    log.info('watch caches synced', { kinds: informers.map((i) => i.kind) });
+    return routeClaims.markSynced();
+  })
   .catch((err: unknown) => {
-    log.error('route claims not cached: every admission lists the APIs', { error: errorMessage(err) });
+    log.error('watch caches not synced: reviews that need them are refused', { error: errorMessage(err) });
   });
 const registry = new Registry();
 collectDefaultMetrics({ register: registry });
@@ -104,7 +150,8 @@ const certs: CertSource =
       });
 
 let listening = false;
-const ready = (): boolean => listening && certs.ready();
+// Not ready until every watch cache has listed its kind: reviews go to replicas that can answer.
+const ready = (): boolean => listening && certs.ready() && lookups.synced();
 const ops =
   cfg.healthPort === 0
     ? undefined
@@ -126,6 +173,11 @@ const app = admissionApp({
     latency.observe({ resource: r.resource, mode: r.mode }, r.seconds);
   },
   onAdmitted: (resource, review) => {
+    // Held beside the caches until their watch events arrive (watch-lookups.ts).
+    const kind = review.kind.kind;
+    if (review.operation !== 'DELETE' && review.object !== undefined && isSvcKind(kind)) {
+      lookups.admitted(kind, review.object, review.namespace);
+    }
     if (resource === 'configmaps' && review.operation === 'UPDATE' && review.object !== undefined) {
       const cm = configMapOf(review.object);
       routeClaims.noteConfigMap(review.namespace ?? cm.namespace, cm.name, cm.content);
@@ -156,7 +208,7 @@ const shutdown = (signal: string): void => {
   listening = false;
   certs.stop();
   routeClaims.stop();
-  for (const i of informers) void i.stop();
+  for (const { informer } of informers) void informer.stop();
   server.close();
   server.closeIdleConnections();
   void ops?.close();

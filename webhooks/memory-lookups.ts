@@ -60,9 +60,10 @@ export function withConfigMap(
   name: string,
   content: ConfigMapContent,
 ): Lookups {
-  const { routeClaims: _cached, ...rest } = base;
+  const { routeClaims: _cached, live, ...rest } = base;
   return {
     ...rest,
+    ...(live === undefined ? {} : { live: withConfigMap(live, namespace, name, content) }),
     configMap: (ns, n) => (ns === namespace && n === name ? Promise.resolve(content) : rest.configMap(ns, n)),
   };
 }

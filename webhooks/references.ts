@@ -6,7 +6,7 @@ import { asArray, asObject, asString, at, metaOf, refOf } from './access.ts';
 import { fe } from './field-error.ts';
 import type { Verdict } from './field-error.ts';
 import { API_KINDS } from './lookups.ts';
-import type { Lookups } from './lookups.ts';
+import type { Lookups, SvcKind, SvcKinds } from './lookups.ts';
 
 /** A warning when `spec.contextRef` names an OperatorContext that does not exist. */
 export async function contextRefWarnings(obj: unknown, lookups: Lookups): Promise<string[]> {
@@ -35,6 +35,35 @@ export function deleteVerdict(what: string, dependents: readonly string[], howTo
   };
 }
 
+/**
+ * The objects of `kind` that `matches`, in `namespace/name` order. When the lookups answer from a
+ * watch cache (`lookups.live` set), each one found is read again and kept only if it still
+ * matches: a refusal naming it must not rest on a cache a watch event behind.
+ */
+export async function matching<K extends SvcKind>(
+  lookups: Lookups,
+  kind: K,
+  matches: (obj: SvcKinds[K]) => boolean,
+): Promise<SvcKinds[K][]> {
+  const byKey = new Map<string, SvcKinds[K]>();
+  for (const obj of await lookups.list(kind)) {
+    const { namespace, name } = metaOf(obj);
+    if (matches(obj)) byKey.set(`${namespace}/${name}`, obj);
+  }
+  const found = [...byKey].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, obj]) => obj);
+  const live = lookups.live;
+  if (live === undefined) return found;
+  const fresh: (SvcKinds[K] | undefined)[] = await Promise.all(
+    found.map((obj) => {
+      const { namespace, name } = metaOf(obj);
+      return live.get(kind, namespace, name);
+    }),
+  );
+  const out: SvcKinds[K][] = [];
+  for (const o of fresh) if (o !== undefined && matches(o)) out.push(o);
+  return out;
+}
+
 /** SecurityPolicies whose access_rights_array covers the API `kind namespace/name`. */
 export async function policiesCovering(
   lookups: Lookups,
@@ -42,10 +71,9 @@ export async function policiesCovering(
   namespace: string,
   name: string,
 ): Promise<string[]> {
-  const out: string[] = [];
-  for (const policy of await lookups.list('SecurityPolicy')) {
+  const covering = await matching(lookups, 'SecurityPolicy', (policy) => {
     const meta = metaOf(policy);
-    const covers = asArray(at(policy, 'spec.access_rights_array')).some((r) => {
+    return asArray(at(policy, 'spec.access_rights_array')).some((r) => {
       const right = asObject(r);
       return (
         (asString(right?.kind) ?? 'ApiDefinition') === kind &&
@@ -53,9 +81,8 @@ export async function policiesCovering(
         asString(right?.name) === name
       );
     });
-    if (covers) out.push(`SecurityPolicy ${meta.namespace}/${meta.name}`);
-  }
-  return out;
+  });
+  return covering.map((p) => `SecurityPolicy ${metaOf(p).namespace}/${metaOf(p).name}`);
 }
 
 /**
@@ -64,29 +91,26 @@ export async function policiesCovering(
  * must not wait for each other.
  */
 export async function apisNamingPolicy(lookups: Lookups, namespace: string, name: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const api of await lookups.list('ApiDefinition')) {
+  const naming = await matching(lookups, 'ApiDefinition', (api) => {
+    if (at(api, 'metadata.deletionTimestamp') !== undefined) return false;
     const meta = metaOf(api);
-    if (at(api, 'metadata.deletionTimestamp') !== undefined) continue;
-    const names = asArray(at(api, 'spec.jwt_default_policies')).some((r) => {
+    return asArray(at(api, 'spec.jwt_default_policies')).some((r) => {
       const ref = refOf(r, meta.namespace);
       return ref?.namespace === namespace && ref.name === name;
     });
-    if (names) out.push(`ApiDefinition ${meta.namespace}/${meta.name}`);
-  }
-  return out;
+  });
+  return naming.map((a) => `ApiDefinition ${metaOf(a).namespace}/${metaOf(a).name}`);
 }
 
 /** Resources whose contextRef names the OperatorContext `namespace/name`. */
 export async function contextUsers(lookups: Lookups, namespace: string, name: string): Promise<string[]> {
   const out: string[] = [];
   for (const kind of [...API_KINDS, 'SecurityPolicy'] as const) {
-    for (const obj of await lookups.list(kind)) {
-      const meta = metaOf(obj);
-      const ref = refOf(at(obj, 'spec.contextRef'), meta.namespace);
-      if (ref?.namespace === namespace && ref.name === name)
-        out.push(`${kind} ${meta.namespace}/${meta.name}`);
-    }
+    const users = await matching(lookups, kind, (obj) => {
+      const ref = refOf(at(obj, 'spec.contextRef'), metaOf(obj).namespace);
+      return ref?.namespace === namespace && ref.name === name;
+    });
+    for (const obj of users) out.push(`${kind} ${metaOf(obj).namespace}/${metaOf(obj).name}`);
   }
   return out;
 }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { recordingLogger } from '../lib/testing/log.ts';
+import { CacheNotSyncedError } from './lookups.ts';
 import type { Lookups } from './lookups.ts';
 import { memoryLookups } from './memory-lookups.ts';
 import { admissionApp } from './server.ts';
@@ -82,6 +83,16 @@ const kindOf = (kind: string, group = 'svc.svc.io'): Record<string, string> => (
   version: 'v1alpha1',
   kind,
 });
+
+/** The review of a DELETE of the ApiDefinition default/orders. */
+const deleteOrders = (): Record<string, unknown> =>
+  review({
+    kind: kindOf('ApiDefinition'),
+    operation: 'DELETE',
+    name: 'orders',
+    namespace: 'default',
+    oldObject: apiDefinition('orders'),
+  });
 
 async function post(
   base: string,
@@ -287,17 +298,7 @@ describe('admission server', () => {
   });
 
   test('a DELETE of a referenced API is forbidden, naming the dependents', async () => {
-    const { json } = await post(
-      s.url,
-      '/validate/apidefinitions',
-      review({
-        kind: kindOf('ApiDefinition'),
-        operation: 'DELETE',
-        name: 'orders',
-        namespace: 'default',
-        oldObject: apiDefinition('orders'),
-      }),
-    );
+    const { json } = await post(s.url, '/validate/apidefinitions', deleteOrders());
     assert.equal(json.response.allowed, false);
     assert.equal(json.response.status?.code, 403);
     assert.equal(json.response.status.reason, 'Forbidden');
@@ -558,17 +559,7 @@ describe('internal errors', () => {
   test('deny with a generic message and an error ID that the log carries with the detail', async () => {
     const s = await serve(failing);
     try {
-      const { json } = await post(
-        s.url,
-        '/validate/apidefinitions',
-        review({
-          kind: kindOf('ApiDefinition'),
-          operation: 'DELETE',
-          name: 'orders',
-          namespace: 'default',
-          oldObject: apiDefinition('orders'),
-        }),
-      );
+      const { json } = await post(s.url, '/validate/apidefinitions', deleteOrders());
       assert.equal(json.response.allowed, false);
       assert.equal(json.response.status?.code, 500);
       const id = /error ID ([0-9a-f]{12})/.exec(json.response.status.message)?.[1];
@@ -578,6 +569,27 @@ describe('internal errors', () => {
       assert.equal(line?.level, 'error');
       assert.equal(line.fields.error, 'boom: connection refused');
       assert.equal(line.fields.uid, 'u-1');
+      assert.deepEqual(
+        s.outcomes.map((o) => o.outcome),
+        ['error'],
+      );
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('a review that needs a watch cache not loaded yet is refused, saying so', async () => {
+    const notSynced = new CacheNotSyncedError('securitypolicies');
+    const s = await serve({ ...failing, list: () => Promise.reject(notSynced) });
+    try {
+      const { json } = await post(s.url, '/validate/apidefinitions', deleteOrders());
+      assert.equal(json.response.allowed, false);
+      assert.equal(json.response.status?.code, 503);
+      assert.equal(json.response.status.reason, 'ServiceUnavailable');
+      assert.match(
+        json.response.status.message,
+        /has not loaded its cache of securitypolicies yet .*retry in a few seconds/,
+      );
       assert.deepEqual(
         s.outcomes.map((o) => o.outcome),
         ['error'],

@@ -15,6 +15,7 @@ import type { Verdict } from './field-error.ts';
 import { handlers as defaultHandlers } from './handlers.ts';
 import type { Handler } from './handlers.ts';
 import { diff, equal } from './json-patch.ts';
+import { CacheNotSyncedError } from './lookups.ts';
 import type { Lookups } from './lookups.ts';
 
 /** What the server needs from the process. */
@@ -269,6 +270,15 @@ export function internalError(uid: string, id: string): AdmissionResponse {
   };
 }
 
+/** The refusal of a review that needs a watch cache not yet loaded: the caller may retry. */
+export function notSynced(uid: string, err: CacheNotSyncedError): AdmissionResponse {
+  return {
+    uid,
+    allowed: false,
+    status: { code: 503, reason: 'ServiceUnavailable', message: err.message },
+  };
+}
+
 function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
@@ -291,6 +301,8 @@ const envelope = (response: AdmissionResponse): AdmissionReview => ({
 export function admissionApp(deps: ServerDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
+  // An ETag is a hash of every answer, and no client of an admission review ever revalidates one.
+  app.disable('etag');
   app.get('/healthz', (_req, res) => {
     res.type('text/plain').send('ok');
   });
@@ -322,7 +334,8 @@ export function admissionApp(deps: ServerDeps): express.Express {
           seconds: (performance.now() - started) / 1000,
         });
       };
-      const log = deps.log.child({
+      // A child logger costs more than most reviews: made only when something is logged.
+      const fields = (): Record<string, unknown> => ({
         uid: review.uid,
         kind: review.kind.kind,
         name: review.name,
@@ -330,6 +343,7 @@ export function admissionApp(deps: ServerDeps): express.Express {
         operation: review.operation,
         mode,
       });
+      const log = (): Logger => deps.log.child(fields());
       try {
         if (review.kind.kind !== handler.kind || review.kind.group !== handler.group) {
           throw new Error(
@@ -341,9 +355,10 @@ export function admissionApp(deps: ServerDeps): express.Express {
             ? mutate(handler, review, deps.finalizerNamespaces)
             : await withDeadline(validate(handler, review, deps.lookups), deadline);
         if (!response.allowed)
-          log.info('admission denied', { causes: response.status?.details?.causes.map((c) => c.field) });
+          log().info('admission denied', { causes: response.status?.details?.causes.map((c) => c.field) });
         else
-          log.debug('admission allowed', {
+          deps.log.debug('admission allowed', {
+            ...fields(),
             patched: response.patch !== undefined,
             warnings: response.warnings?.length ?? 0,
           });
@@ -353,8 +368,14 @@ export function admissionApp(deps: ServerDeps): express.Express {
           deps.onAdmitted?.(handler.resource, review);
         }
       } catch (err) {
+        if (err instanceof CacheNotSyncedError) {
+          log().warn('admission refused: cache not synced', { error: err.message });
+          res.json(envelope(notSynced(review.uid, err)));
+          done('error');
+          return;
+        }
         const id = randomBytes(6).toString('hex');
-        log.error('admission failed', {
+        log().error('admission failed', {
           errorId: id,
           error: errorMessage(err),
           stack: err instanceof Error ? err.stack : undefined,

@@ -28,12 +28,18 @@ export function templateErrors(errors: readonly FieldError[]): FieldError[] {
   return errors.filter((e) => !(e.type === 'Required' && SUPPLIED.includes(e.path)));
 }
 
-/** The Ingresses (`Ingress namespace/name`) that name the template `namespace/name`, sorted. */
+/**
+ * The Ingresses (`Ingress namespace/name`) that name the template `namespace/name`, sorted. Found
+ * in a watch cache (`lookups.live` set), they are listed again fresh before a refusal names them.
+ */
 export async function templateUsers(lookups: Lookups, namespace: string, name: string): Promise<string[]> {
-  return (await lookups.ingresses(namespace))
-    .filter((i) => !i.deleting && i.annotations[TEMPLATE_ANNOTATION] === name)
-    .map((i) => `Ingress ${namespace}/${i.name}`)
-    .sort();
+  const users = async (from: Lookups): Promise<string[]> =>
+    (await from.ingresses(namespace))
+      .filter((i) => !i.deleting && i.annotations[TEMPLATE_ANNOTATION] === name)
+      .map((i) => `Ingress ${namespace}/${i.name}`)
+      .sort();
+  const found = await users(lookups);
+  return found.length === 0 || lookups.live === undefined ? found : users(lookups.live);
 }
 
 /** Refuses the DELETE of a template (an ApiDefinition or SvcOasApiDefinition) that Ingresses still name. */

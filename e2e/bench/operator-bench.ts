@@ -23,7 +23,10 @@ import {
 
 /** `SVC_BENCH_SIZES=1000` (comma-separated) runs other sizes, to profile one. */
 const SIZES = (process.env.SVC_BENCH_SIZES ?? '10,100,1000,10000').split(',').map(Number);
-/** `SVC_BENCH_PROFILE=<dir>`: the operator writes a CPU profile there when it stops. */
+/**
+ * `SVC_BENCH_PROFILE=<dir>`: the operator writes a CPU profile there when it stops, and the
+ * webhook server one in `<dir>/webhooks`.
+ */
 const PROFILE_DIR = process.env.SVC_BENCH_PROFILE;
 /**
  * Polls the gateway's policy list until every ID in `want` is there with the access rights the
@@ -71,7 +74,14 @@ const { dir, cp, upstream, gw, secret } = stack;
 const webhooks =
   process.env.SVC_BENCH_WEBHOOKS === '0'
     ? undefined
-    : await startLocalWebhooks(cp, dir, 'webhooks', { operatorNamespaces: '' });
+    : await startLocalWebhooks(cp, dir, 'webhooks', {
+        operatorNamespaces: '',
+        // As the chart runs it (`operator.logLevel`): a debug line per review is not the product.
+        logLevel: 'info',
+        ...(PROFILE_DIR === undefined
+          ? {}
+          : { env: { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${PROFILE_DIR}/webhooks` } }),
+      });
 let operator: OperatorProc | undefined;
 
 const POLICIES = 1000;
@@ -94,10 +104,20 @@ const results: {
   requests: { n: number; perObject: Map<string, number> }[];
 } = { operator: [], direct: [], memory: [], requests: [] };
 
-/** The API server's request counters (`apiserver_request_total`) by `VERB resource`. */
+/**
+ * The API server's request counters (`apiserver_request_total`) by `VERB resource`, and its time
+ * spent calling admission webhooks (`webhook <type> seconds` and `webhook <type> calls`, from
+ * `apiserver_admission_webhook_admission_duration_seconds`).
+ */
 async function apiServerRequests(): Promise<Map<string, number>> {
   const text = (await cp.kubectl(['get', '--raw', '/metrics'])).stdout;
   const counts = new Map<string, number>();
+  for (const m of text.matchAll(
+    /^apiserver_admission_webhook_admission_duration_seconds_(sum|count)\{[^}]*type="(\w+)"[^}]*\} (\S+)$/gm,
+  )) {
+    const key = `webhook ${m[2] ?? '?'} ${m[1] === 'sum' ? 'seconds' : 'calls'}`;
+    counts.set(key, (counts.get(key) ?? 0) + Number(m[3]));
+  }
   for (const line of text.split('\n')) {
     if (!line.startsWith('apiserver_request_total{')) continue;
     const labels = Object.fromEntries(
@@ -109,12 +129,23 @@ async function apiServerRequests(): Promise<Map<string, number>> {
   return counts;
 }
 
+/** The webhook server's own review time (`svc_webhook_review_duration_seconds`), all reviews. */
+async function webhookReviewSeconds(): Promise<{ sum: number; count: number } | undefined> {
+  if (webhooks === undefined) return undefined;
+  const text = (await httpRequest(`http://127.0.0.1:${webhooks.healthPort}/metrics`)).body;
+  const total = (what: 'sum' | 'count'): number =>
+    [
+      ...text.matchAll(new RegExp(`^svc_webhook_review_duration_seconds_${what}\\{[^}]*\\} (\\S+)$`, 'gm')),
+    ].reduce((a, m) => a + Number(m[1]), 0);
+  return { sum: total('sum'), count: total('count') };
+}
+
 /** Requests per object between two readings, the kinds a burst makes at least 0.05 of per object. */
 function perObject(before: Map<string, number>, after: Map<string, number>, n: number): Map<string, number> {
   const out = new Map<string, number>();
   for (const [key, v] of after) {
     const per = (v - (before.get(key) ?? 0)) / n;
-    if (per >= 0.05) out.set(key, per);
+    if (per >= 0.05 || (key.startsWith('webhook ') && per > 0)) out.set(key, per);
   }
   return new Map([...out].sort((a, b) => b[1] - a[1]));
 }
@@ -215,12 +246,20 @@ spec:
 `,
     );
     const requestsBefore = await apiServerRequests();
+    const reviewsBefore = await webhookReviewSeconds();
     const t0 = Date.now();
     const serving = timeToServe(gw, paths, t0);
     const applied = await applyAll(cp, manifests);
     const run = summarize(n, await serving);
     results.operator.push({ ...run, applied: applied - t0 });
     results.requests.push({ n, perObject: perObject(requestsBefore, await apiServerRequests(), n) });
+    const reviewsAfter = await webhookReviewSeconds();
+    if (reviewsBefore !== undefined && reviewsAfter !== undefined) {
+      const calls = reviewsAfter.count - reviewsBefore.count;
+      console.log(
+        `n=${n}: admission reviews as the webhook server times them: ${calls}, mean ${calls === 0 ? '-' : ((1000 * (reviewsAfter.sum - reviewsBefore.sum)) / calls).toFixed(2)} ms`,
+      );
+    }
 
     // Reference: the same APIs written straight to the gateway, then one group reload.
     const direct = Array.from({ length: n }, (_, i) => `/direct-${n}-${i}/`);
@@ -249,6 +288,16 @@ spec:
     );
     console.log(
       `n=${n}: API server requests per object: ${JSON.stringify([...(results.requests.at(-1)?.perObject ?? [])])}`,
+    );
+    const perCall = (type: string): string => {
+      const per = results.requests.at(-1)?.perObject;
+      const calls = per?.get(`webhook ${type} calls`) ?? 0;
+      return calls === 0
+        ? '-'
+        : `${((1000 * (per?.get(`webhook ${type} seconds`) ?? 0)) / calls).toFixed(1)} ms`;
+    };
+    console.log(
+      `n=${n}: admission webhook latency seen by the API server, mean per call: mutating ${perCall('admit')}, validating ${perCall('validating')}`,
     );
     if (n === POLICY_SIZE) await policiesPhase(n);
     results.memory.push({ n, ...(await memoryOf(operator)) });
@@ -327,7 +376,12 @@ ${memoryRows.join('\n')}
 
 API server requests per object during the largest burst (its \`apiserver_request_total\`, all
 clients: the 8 kubectl processes, the operator, its Events), by verb and resource:
-${[...(results.requests.at(-1)?.perObject ?? [])].map(([k, v]) => `\`${k}\` ${v.toFixed(2)}`).join(', ') || '-'}.
+${
+  [...(results.requests.at(-1)?.perObject ?? [])]
+    .filter(([k]) => !k.startsWith('webhook '))
+    .map(([k, v]) => `\`${k}\` ${v.toFixed(2)}`)
+    .join(', ') || '-'
+}.
 
 Targets (issue "The operator at scale"):
 ${target('1,000 ApiDefinitions serving, p99 ≤ 10 s', byN(1000)?.p99, 10_000, 's', 1000)}

@@ -98,7 +98,13 @@ async function run(port: number, publish: string, subscribe: string): Promise<Fi
   };
 }
 
-function streamsOf(kafka: TestBroker): Record<string, unknown> {
+/**
+ * The streams of one side. Each side has a topic and consumer group of its own: both Bentos run
+ * all the while, and a shared group would split the topic's partitions between them (half the
+ * messages consumed by the side not being measured).
+ */
+function streamsOf(kafka: TestBroker, side: 'direct' | 'gateway'): Record<string, unknown> {
+  const topic = `bench-${side}`;
   const sse = (path: string) => ({
     http_server: { path: '', ws_path: '', stream_path: path, stream_format: 'event_source', heartbeat: '1s' },
   });
@@ -106,14 +112,14 @@ function streamsOf(kafka: TestBroker): Record<string, unknown> {
     http: { input: { http_server: { path: '/in', ws_path: '' } }, output: sse('/out') },
     kproduce: {
       input: { http_server: { path: '/kin', ws_path: '' } },
-      output: { kafka: { addresses: [kafka.address], topic: 'bench', max_in_flight: 64 } },
+      output: { kafka: { addresses: [kafka.address], topic, max_in_flight: 64 } },
     },
     kconsume: {
       input: {
         kafka: {
           addresses: [kafka.address],
-          topics: ['bench'],
-          consumer_group: 'bench',
+          topics: [topic],
+          consumer_group: topic,
           start_from_oldest: false,
         },
       },
@@ -123,15 +129,14 @@ function streamsOf(kafka: TestBroker): Record<string, unknown> {
 }
 
 async function main(): Promise<void> {
-  const kafka = await startKafka(['bench'], 2);
-  const streams = streamsOf(kafka);
+  const kafka = await startKafka(['bench-direct', 'bench-gateway'], 2);
   const results: Record<string, { direct: Figures; gateway: Figures }> = {};
   // Direct: a Bento of our own, the streams posted to its API, its endpoints called as they are.
   const direct = new BentoProcess({ binary: bentoPath(), log: silentLogger() });
   let gw: GatewayProcess | undefined;
   try {
     await direct.up();
-    for (const [name, config] of Object.entries(streams)) {
+    for (const [name, config] of Object.entries(streamsOf(kafka, 'direct'))) {
       const r = await direct.call('POST', `/streams/bench.${name}`, JSON.stringify(config));
       if (r.status !== 200) throw new Error(`direct ${name}: ${r.body}`);
     }
@@ -147,7 +152,11 @@ async function main(): Promise<void> {
       '--log-level',
       'warn',
     ]);
-    const res = await gw.admin('POST', '/svc/apis/oas', streamsDocument('bench', streams));
+    const res = await gw.admin(
+      'POST',
+      '/svc/apis/oas',
+      streamsDocument('bench', streamsOf(kafka, 'gateway')),
+    );
     if (res.status !== 200) throw new Error(`gateway API: ${res.text}`);
     await gw.reload();
     const gport = gw.port;

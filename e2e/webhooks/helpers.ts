@@ -124,6 +124,10 @@ export async function startWebhookServer(opts: {
   args: readonly string[];
   /** HTTPS port; a free one when omitted. */
   port?: number;
+  /** Log level; debug when omitted (benchmarks run it as the chart does, at info). */
+  logLevel?: string;
+  /** Environment added to the process's (NODE_OPTIONS for a CPU profile). */
+  env?: Record<string, string>;
 }): Promise<WebhookServer> {
   const port = opts.port ?? (await freePort());
   const healthPort = await freePort();
@@ -135,10 +139,11 @@ export async function startWebhookServer(opts: {
       '--address=127.0.0.1',
       `--port=${port}`,
       `--health-port=${healthPort}`,
-      '--log-level=debug',
+      `--log-level=${opts.logLevel ?? 'debug'}`,
       ...opts.args,
     ],
     logDir: opts.logDir,
+    ...(opts.env === undefined ? {} : { env: opts.env }),
   });
   await waitFor(
     `${opts.name} /readyz (log ${proc.logFile})`,
@@ -202,7 +207,7 @@ export async function startLocalWebhooks(
   cp: ControlPlane,
   dir: string,
   name = 'webhooks',
-  opts: { operatorNamespaces?: string } = {},
+  opts: { operatorNamespaces?: string; logLevel?: string; env?: Record<string, string> } = {},
 ): Promise<WebhookServer & { caPem: string }> {
   const ca = await createCa({ commonName: 'svc e2e webhook CA', validityDays: 1 });
   const serving = await issueServingCert(ca, {
@@ -218,6 +223,8 @@ export async function startLocalWebhooks(
     name,
     kubeconfig: cp.kubeconfig,
     logDir: dir,
+    ...(opts.logLevel === undefined ? {} : { logLevel: opts.logLevel }),
+    ...(opts.env === undefined ? {} : { env: opts.env }),
     args: [
       '--cert-mode=files',
       `--cert-dir=${certDir}`,

@@ -62,7 +62,7 @@ test('a bad ingressClass value is refused by values.schema.json', async () => {
   }
 });
 
-test('RBAC: the operator may manage Ingresses, read IngressClasses and Services, create and delete ApiDefinitions; the webhooks list Ingresses', async () => {
+test('RBAC: the operator may manage Ingresses, read IngressClasses and Services, create and delete ApiDefinitions; the webhooks list and watch Ingresses', async () => {
   const objects = await renderChart();
   const manager = pick(objects, 'ClusterRole', 'svc-operator-manager-role')[0] as
     { rules?: Rule[] } | undefined;
@@ -88,5 +88,5 @@ test('RBAC: the operator may manage Ingresses, read IngressClasses and Services,
   ]);
   const webhook = pick(objects, 'ClusterRole', 'svc-operator-webhook-role')[0] as
     { rules?: Rule[] } | undefined;
-  assert.deepEqual(verbs(webhook, 'networking.k8s.io', 'ingresses'), ['list']);
+  assert.deepEqual(verbs(webhook, 'networking.k8s.io', 'ingresses'), ['list', 'watch']);
 });

@@ -59,6 +59,9 @@ const start = (name: string): Promise<WebhookServer> =>
       `--namespace=${NAMESPACE}`,
       '--extra-hosts=127.0.0.1',
       '--resync-seconds=1',
+      // No operator runs here to remove the finalizer the mutating webhook would add: deleted
+      // objects would hang in deletion.
+      '--finalizers=false',
     ],
   });
 
@@ -160,6 +163,17 @@ test('the API server calls the webhooks over TLS with that CA: defaults, refusal
   const del = await cp.kubectl(['delete', 'apidefinition', 'orders'], { allowFailure: true });
   assert.notEqual(del.code, 0);
   assert.match(del.stderr, /ApiDefinition default\/orders is still used by SecurityPolicy default\/plan/);
+  // Without an operator, nothing would remove an operator finalizer: none is added, so deleted
+  // objects go at once (kubectl waits for them to be gone).
+  const orders = await getObject(cp, 'apidefinition', 'orders');
+  assert.equal((orders.metadata as { finalizers?: string[] }).finalizers, undefined);
+  for (const [kind, name] of [
+    ['securitypolicy', 'plan'],
+    ['apidefinition', 'orders'],
+  ] as const) {
+    const gone = await cp.kubectl(['delete', kind, name, '--timeout=20s'], { allowFailure: true });
+    assert.equal(gone.code, 0, gone.stderr);
+  }
 });
 
 test('a caBundle reset (as by helm upgrade) is repaired', async () => {

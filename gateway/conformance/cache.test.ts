@@ -68,6 +68,8 @@ interface Row {
   error?: string;
   /** Moves the clock forward by this many seconds first. */
   advance?: number;
+  /** The Content-Length header expected. */
+  length?: string;
 }
 
 const A = { authorization: 'cache-a' };
@@ -311,6 +313,58 @@ const rows: Row[] = [
     body: /^23 /,
     cached: false,
   },
+  // HEAD is a safe method, cached as the reference caches it (GET, HEAD and OPTIONS), in entries
+  // of its own: the upstream's status, headers and Content-Length, without a body.
+  {
+    name: 'all: a HEAD goes upstream first',
+    method: 'HEAD',
+    path: '/all/head',
+    status: 200,
+    body: '',
+    length: String('24 HEAD /all/head -'.length),
+    cached: false,
+  },
+  {
+    name: "all: the same HEAD is a hit, with the upstream's Content-Length",
+    method: 'HEAD',
+    path: '/all/head',
+    status: 200,
+    body: '',
+    length: String('24 HEAD /all/head -'.length),
+    cached: true,
+  },
+  {
+    name: 'all: a GET of that path is an entry of its own',
+    path: '/all/head',
+    status: 200,
+    body: /^25 GET \/all\/head -$/,
+    cached: false,
+  },
+  {
+    name: 'all: and the HEAD entry still answers HEAD',
+    method: 'HEAD',
+    path: '/all/head',
+    status: 200,
+    body: '',
+    length: String('24 HEAD /all/head -'.length),
+    cached: true,
+  },
+  {
+    name: 'all: OPTIONS is cached too',
+    method: 'OPTIONS',
+    path: '/all/opt',
+    status: 200,
+    body: /^26 OPTIONS \/all\/opt -$/,
+    cached: false,
+  },
+  {
+    name: 'all: OPTIONS hit',
+    method: 'OPTIONS',
+    path: '/all/opt',
+    status: 200,
+    body: /^26 OPTIONS \/all\/opt -$/,
+    cached: true,
+  },
 ];
 
 let redis: TestRedis | undefined;
@@ -406,6 +460,7 @@ SETUPS.forEach((setup, index) => {
         if (row.body instanceof RegExp) assert.match(res.text, row.body);
         else if (row.body !== undefined) assert.equal(res.text, row.body);
         assert.equal(res.headers['x-svc-cached-response'], row.cached ? '1' : undefined);
+        if (row.length !== undefined) assert.equal(res.headers['content-length'], row.length);
         if (row.cached) {
           assert.equal(res.headers['content-type'], 'text/plain');
           assert.equal(res.headers['x-up'], 'yes');

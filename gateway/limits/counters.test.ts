@@ -243,4 +243,29 @@ describe('counters: one Redis batch', () => {
       await c.close();
     }
   });
+
+  test('interleaved checks of two windows, and one window checked with two limits, in order', async () => {
+    assert.ok(redis);
+    const c = new RedisCounters(redis.url, { prefix: 'interleaved:', log: silentLogger() });
+    try {
+      const order = ['x', 'y', 'x', 'y', 'x', 'x'] as const;
+      const got = await Promise.all(order.map((n) => c.rate(n, n === 'x' ? 2 : 1, 60_000)));
+      assert.deepEqual(
+        got.map((v, i) => `${order[i] ?? ''}:${v.allowed ? 'ok' : 'no'}:${String(v.remaining)}`),
+        ['x:ok:1', 'y:ok:0', 'x:ok:0', 'y:no:0', 'x:no:0', 'x:no:0'],
+      );
+      // One window, two limits in one batch: the first run counts before the second is decided.
+      const mixed = await Promise.all([
+        c.rate('z', 3, 60_000),
+        c.rate('z', 1, 60_000),
+        c.rate('z', 3, 60_000),
+      ]);
+      assert.deepEqual(
+        mixed.map((v) => v.allowed),
+        [true, false, true],
+      );
+    } finally {
+      await c.close();
+    }
+  });
 });

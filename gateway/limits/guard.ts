@@ -21,24 +21,35 @@ export class LimitsGuard {
   }
 
   /** The result of `op`, or UNAVAILABLE when the counters can't be reached. */
-  async run<T>(op: () => Promise<T>): Promise<T | typeof UNAVAILABLE> {
+  run<T>(op: () => Promise<T>): Promise<T | typeof UNAVAILABLE> {
+    let pending: Promise<T>;
     try {
-      const result = await op();
-      if (this.#down) {
-        this.#down = false;
-        this.#log.info('limit counters reachable again');
-      }
-      return result;
+      pending = op();
     } catch (err) {
-      if (!(err instanceof TransientError)) throw err;
-      if (!this.#down) {
-        this.#down = true;
-        this.#log.error('limit counters unreachable', {
-          error: errorMessage(err),
-          meanwhile: this.failOpen ? 'limited requests pass uncounted' : 'limited requests are refused (503)',
-        });
-      }
-      return UNAVAILABLE;
+      pending = Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
+    // Not an async function: one promise per operation, on every limited request.
+    return pending.then(
+      (result) => {
+        if (this.#down) {
+          this.#down = false;
+          this.#log.info('limit counters reachable again');
+        }
+        return result;
+      },
+      (err: unknown) => {
+        if (!(err instanceof TransientError)) throw err;
+        if (!this.#down) {
+          this.#down = true;
+          this.#log.error('limit counters unreachable', {
+            error: errorMessage(err),
+            meanwhile: this.failOpen
+              ? 'limited requests pass uncounted'
+              : 'limited requests are refused (503)',
+          });
+        }
+        return UNAVAILABLE;
+      },
+    );
   }
 }

@@ -12,11 +12,16 @@ import type { Counters, QuotaCount, QuotaUse, RateCheck, RateQuotaVerdict, RateV
 const KIND = { rate: '1', quota: '2', rateThenQuota: '3' } as const;
 
 /**
- * The checks of one batch, in order, as one atomic script: four KEYS per check (a sliding
- * window's log, its total, a quota counter, the quota's group set) and four ARGV (kind, limit,
- * window ms, period ms). Returns five numbers per check: allowed (0/1), remaining, reset ms, used,
- * ttl ms (used and ttl -1 when the quota was not counted; the rate values 1, 0, 0 for a quota
- * alone). Kind 3 counts the quota only when the window admits.
+ * The checks of one batch as one atomic script. The batch's identical checks (same kind, keys and
+ * values: the requests of one busy key) travel as one run with a count, each key once: KEYS are
+ * the batch's distinct keys, ARGV nine values per run (kind, limit, window ms, period ms, count,
+ * then the KEYS indexes of a sliding window's log, its total, a quota counter and the quota's
+ * group set). Runs are decided in order, the checks of a run one after the other. Returns five
+ * numbers per run, from which each check's verdict follows (`expand`): how many of its checks
+ * the window admitted (the first ones: a window that refuses one check refuses the rest of the
+ * run), the window's count before the run, the reset ms, the quota's count before the run (-1
+ * when not counted) and its ttl ms. Kind 3 counts the quota of the checks the window admits;
+ * kind 2 counts a quota alone (its rate values 1, 0, 0 for every check).
  *
  * Sliding window: a request is admitted when fewer than `limit` were admitted in the last
  * `window` ms (Redis's clock, read once per batch). The log of admitted requests is a list of
@@ -25,10 +30,10 @@ const KIND = { rate: '1', quota: '2', rateThenQuota: '3' } as const;
  * counter whose period starts at 1 for `period` ms when none runs (then it joins its group set,
  * so a key's scopes can be reset together).
  *
- * Each window and counter a batch names is read once, the batch's checks are decided in order on
- * those values in Lua, and each is written back once: the checks of many requests of one key
- * (a busy client) cost Redis what one costs. Every step is O(1) on the list's ends, however many
- * requests the window holds.
+ * Each window and counter a batch names is read once, decided in Lua and written back once: the
+ * checks of many requests of one key cost Redis what one costs, and what crosses the network does
+ * not grow with them. Every step is O(1) on the list's ends, however many requests the window
+ * holds.
  */
 const BATCH_SCRIPT = `
 local function bucket(b)
@@ -72,34 +77,34 @@ local function counter(key, group, period)
   return q
 end
 local out = {}
-for i = 0, #ARGV / 4 - 1 do
-  local a, k, o = i * 4, i * 4, i * 5
+for i = 0, #ARGV / 9 - 1 do
+  local a, o = i * 9, i * 5
   local kind = ARGV[a + 1]
-  local allowed, remaining, reset, used, ttl = 1, 0, 0, -1, -1
+  local count = tonumber(ARGV[a + 5])
+  local admitted, before, reset, used, ttl = count, 0, 0, -1, -1
   if kind ~= '2' then
     local limit, span = tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
-    local w = window(KEYS[k + 1], KEYS[k + 2], span)
-    allowed = 0
-    if w.n < limit then
-      w.n = w.n + 1
-      w.added = w.added + 1
+    local w = window(KEYS[tonumber(ARGV[a + 6])], KEYS[tonumber(ARGV[a + 7])], span)
+    before = w.n
+    admitted = math.min(count, math.max(limit - w.n, 0))
+    if admitted > 0 then
+      w.n = w.n + admitted
+      w.added = w.added + admitted
       w.dirty = true
       if w.head == nil then w.head = now end
-      allowed = 1
     end
-    remaining = math.max(limit - w.n, 0)
     reset = span
     if w.head ~= nil then reset = w.head + span - now end
   end
-  if kind == '2' or (kind == '3' and allowed == 1) then
-    local q = counter(KEYS[k + 3], KEYS[k + 4], ARGV[a + 4])
-    q.v = q.v + 1
-    q.added = q.added + 1
+  if admitted > 0 and (kind == '2' or kind == '3') then
+    local q = counter(KEYS[tonumber(ARGV[a + 8])], KEYS[tonumber(ARGV[a + 9])], ARGV[a + 4])
     used = q.v
+    q.v = q.v + admitted
+    q.added = q.added + admitted
     ttl = q.ttl
     if q.fresh or ttl < 0 then ttl = q.period end
   end
-  out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = allowed, remaining, reset, used, ttl
+  out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = admitted, before, reset, used, ttl
 end
 for key, w in pairs(windows) do
   if w.added > 0 then
@@ -145,8 +150,49 @@ interface Pending {
   kind: (typeof KIND)[keyof typeof KIND];
   keys: [string, string, string, string];
   args: [string, string, string];
-  resolve: (res: readonly number[]) => void;
+  resolve: (v: Verdict) => void;
   reject: (err: unknown) => void;
+}
+
+/**
+ * One check's outcome: allowed (0/1), the window's remaining, reset ms, the quota's count after
+ * the check and its ttl ms (-1, -1 when the quota was not counted).
+ */
+type Verdict = readonly [allowed: number, remaining: number, resetMs: number, used: number, ttlMs: number];
+
+/** Whether two checks are the same (kind, keys and values). */
+function sameCheck(a: Pending, b: Pending): boolean {
+  return (
+    a.kind === b.kind &&
+    a.keys[0] === b.keys[0] &&
+    a.keys[1] === b.keys[1] &&
+    a.keys[2] === b.keys[2] &&
+    a.keys[3] === b.keys[3] &&
+    a.args[0] === b.args[0] &&
+    a.args[1] === b.args[1] &&
+    a.args[2] === b.args[2]
+  );
+}
+
+/** Identical checks of one batch, sent once with their count. */
+interface Run {
+  first: Pending;
+  checks: Pending[];
+}
+
+/**
+ * The verdict of the `j`th check (from 1) of a run, from the run's five numbers (see
+ * BATCH_SCRIPT): the first `admitted` checks are admitted, each counting in the window and the
+ * quota after the ones before it.
+ */
+export function expand(kind: string, limit: number, run: readonly number[], j: number): Verdict {
+  const [admitted = 0, before = 0, reset = 0, used = -1, ttl = -1] = run;
+  if (kind === KIND.quota) return [1, 0, 0, used + j, ttl];
+  const allowed = j <= admitted;
+  const remaining = Math.max(limit - (before + Math.min(j, admitted)), 0);
+  return allowed
+    ? [1, remaining, reset, used < 0 ? -1 : used + j, used < 0 ? -1 : ttl]
+    : [0, remaining, reset, -1, -1];
 }
 
 /** KEYS[1] counter. Returns {used, ttl ms}, or {0, 0} when no period runs. */
@@ -226,7 +272,7 @@ export class RedisCounters implements Counters {
    * arrive together go to Redis as one script call (one write, one read, one script run for many
    * requests, on the gateway and on Redis alike), still each atomic and in order.
    */
-  #check(kind: Pending['kind'], keys: Pending['keys'], args: Pending['args']): Promise<readonly number[]> {
+  #check(kind: Pending['kind'], keys: Pending['keys'], args: Pending['args']): Promise<Verdict> {
     if (this.#wasReady && this.#redis.status !== 'ready') {
       return Promise.reject(
         new TransientError('GW_ERR_STORE_UNAVAILABLE', `redis check: not connected (${this.#redis.status})`),
@@ -252,16 +298,45 @@ export class RedisCounters implements Counters {
   #flush(): void {
     const batch = this.#pending;
     this.#pending = [];
-    const keys: string[] = [];
-    const args: string[] = [];
+    // Identical checks become one run (in the order of their first check); each key is sent once.
+    const runs = new Map<string, Run>();
+    let last: Run | undefined;
     for (const p of batch) {
-      keys.push(...p.keys);
-      args.push(p.kind, ...p.args);
+      // The checks of one busy key come one after the other: no lookup for those.
+      if (last !== undefined && sameCheck(last.first, p)) {
+        last.checks.push(p);
+        continue;
+      }
+      const id = `${p.kind}\n${p.keys.join('\n')}\n${p.args.join('\n')}`;
+      last = runs.get(id);
+      if (last === undefined) {
+        last = { first: p, checks: [p] };
+        runs.set(id, last);
+      } else last.checks.push(p);
     }
+    const keys: string[] = [];
+    const index = new Map<string, string>();
+    const keyIndex = (key: string): string => {
+      let i = index.get(key);
+      if (i === undefined) {
+        i = String(keys.push(key));
+        index.set(key, i);
+      }
+      return i;
+    };
+    const args: string[] = [];
+    for (const { first, checks } of runs.values()) {
+      args.push(first.kind, ...first.args, String(checks.length), ...first.keys.map(keyIndex));
+    }
+    const ordered = [...runs.values()];
     this.#scripts.svcBatch(keys.length, ...keys, ...args).then(
       (res) => {
         const all = res as number[];
-        for (let i = 0; i < batch.length; i++) batch[i]?.resolve(all.slice(i * 5, i * 5 + 5));
+        for (const [r, { first, checks }] of ordered.entries()) {
+          const out = all.slice(r * 5, r * 5 + 5);
+          const limit = Number(first.args[0]);
+          for (let j = 0; j < checks.length; j++) checks[j]?.resolve(expand(first.kind, limit, out, j + 1));
+        }
       },
       (err: unknown) => {
         const e = new TransientError('GW_ERR_STORE_UNAVAILABLE', `redis check: ${errorMessage(err)}`, {
@@ -280,7 +355,7 @@ export class RedisCounters implements Counters {
   async rate(name: string, limit: number, windowMs: number): Promise<RateVerdict> {
     const [log, total] = this.#window(name);
     const res = await this.#check(KIND.rate, [log, total, log, log], [String(limit), String(windowMs), '0']);
-    return { allowed: res[0] === 1, remaining: res[1] ?? 0, resetMs: res[2] ?? 0 };
+    return { allowed: res[0] === 1, remaining: res[1], resetMs: res[2] };
   }
 
   async quota(name: string, group: string, periodMs: number): Promise<QuotaUse> {
@@ -290,7 +365,7 @@ export class RedisCounters implements Counters {
       [key, key, key, `${this.#prefix}group:${group}`],
       ['0', '0', String(periodMs)],
     );
-    return { used: res[3] ?? 0, ttlMs: res[4] ?? 0 };
+    return { used: res[3], ttlMs: res[4] };
   }
 
   async rateThenQuota(rate: RateCheck, quota: QuotaCount): Promise<RateQuotaVerdict> {
@@ -301,8 +376,8 @@ export class RedisCounters implements Counters {
     );
     const allowed = res[0] === 1;
     return {
-      rate: { allowed, remaining: res[1] ?? 0, resetMs: res[2] ?? 0 },
-      quota: allowed ? { used: res[3] ?? 0, ttlMs: res[4] ?? 0 } : undefined,
+      rate: { allowed, remaining: res[1], resetMs: res[2] },
+      quota: allowed ? { used: res[3], ttlMs: res[4] } : undefined,
     };
   }
 

@@ -41,11 +41,25 @@ export interface SyncStep {
   readonly before: (ctx: RequestContext) => Rejection | undefined;
 }
 
+/**
+ * A compiled middleware that acts before the rest of the chain only, and may wait (on the store,
+ * on counters): it returns a refusal, undefined to let the request go on, or a promise of either
+ * when it must wait. A step that answers at once costs no promise; none costs the unwinding of an
+ * `await next()`. A route whose steps are all of this kind or `SyncStep`s is served without a
+ * promise around its upstream call (`runBefore`).
+ */
+export interface WaitStep {
+  readonly wait: (ctx: RequestContext) => Rejection | undefined | Promise<Rejection | undefined>;
+}
+
 /** One step of a compiled chain. */
-export type Step = Handler | SyncStep;
+export type Step = Handler | SyncStep | WaitStep;
+
+/** A step that acts before the rest of the chain only. */
+export type BeforeStep = SyncStep | WaitStep;
 
 /** A compiled middleware that holds resources until its route table is retired. */
-export type CompiledMiddleware = ({ handle: Handler } | SyncStep) & {
+export type CompiledMiddleware = ({ handle: Handler } | SyncStep | WaitStep) & {
   /** Frees what `create` opened; called once, after the swap, when in-flight requests are done. */
   close?: () => void | Promise<void>;
 };
@@ -146,7 +160,7 @@ export function respondError(
     ...ctx.responseHeaders,
     ...error.headers,
     ...type,
-    ...(empty ? {} : { 'content-length': Buffer.byteLength(body) }),
+    ...(empty ? {} : { 'content-length': error.replyLength ?? Buffer.byteLength(body) }),
     ...(unread ? { connection: 'close' } : {}),
   });
   res.end(empty ? undefined : body);
@@ -164,7 +178,34 @@ export function internalFailure(ctx: RequestContext, err: unknown): GatewayError
 
 /** Whether every step of a chain is a `SyncStep` (then `runSteps` runs it). */
 export function allSync(steps: readonly Step[]): steps is readonly SyncStep[] {
+  return steps.every((s) => typeof s !== 'function' && 'before' in s);
+}
+
+/** Whether every step of a chain acts before the rest only (then `runBefore` runs it). */
+export function allBefore(steps: readonly Step[]): steps is readonly BeforeStep[] {
   return steps.every((s) => typeof s !== 'function');
+}
+
+/**
+ * Runs before-only steps in order from `from`: the first refusal or undefined, at once while no
+ * step waits, else a promise of it. Throws (or rejects with) what a step throws.
+ */
+export function runBefore(
+  steps: readonly BeforeStep[],
+  ctx: RequestContext,
+  from = 0,
+): Rejection | undefined | Promise<Rejection | undefined> {
+  for (let i = from; i < steps.length; i++) {
+    const s = steps[i];
+    if (s === undefined) break;
+    const r = 'before' in s ? s.before(ctx) : s.wait(ctx);
+    if (r === undefined) continue;
+    if (r instanceof Promise) {
+      return r.then((refused) => refused ?? runBefore(steps, ctx, i + 1));
+    }
+    return r;
+  }
+  return undefined;
 }
 
 /** Runs synchronous steps in order: the first refusal, or undefined. Throws what a step throws. */
@@ -191,7 +232,12 @@ export function runChain(
     try {
       let step = handlers[i];
       while (step !== undefined && typeof step !== 'function') {
-        if (step.before(ctx) !== undefined) return Promise.resolve();
+        const r = 'before' in step ? step.before(ctx) : step.wait(ctx);
+        if (r instanceof Promise) {
+          const at = i;
+          return r.then((refused) => (refused !== undefined ? undefined : dispatch(at + 1)));
+        }
+        if (r !== undefined) return Promise.resolve();
         step = handlers[++i];
       }
       index = i;
@@ -241,7 +287,9 @@ export async function compileChain(
       const made = await m.create(api, deps);
       if (typeof made === 'function') handlers.push(made);
       else {
-        handlers.push('before' in made ? { before: made.before } : made.handle);
+        handlers.push(
+          'before' in made ? { before: made.before } : 'wait' in made ? { wait: made.wait } : made.handle,
+        );
         if (made.close !== undefined) closers.push(made.close);
       }
       if (m.readsBody?.(api) === true) readsBody = true;

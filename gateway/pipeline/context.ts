@@ -13,6 +13,7 @@ import { TLSSocket } from 'node:tls';
 import type { Logger } from '../../lib/log.ts';
 import type { GatewaySession } from '../../schemas/generated/models.ts';
 import type { EventName } from '../events/events.ts';
+import type { GatewayError } from './errors.ts';
 import type { Route, Target } from './router.ts';
 import type { QuotaUse } from '../limits/counters.ts';
 
@@ -68,6 +69,17 @@ export interface ResponseTap {
   data(chunk: Buffer): void;
   /** The body ended cleanly (not called when the call failed or was cut). */
   end(): void;
+}
+
+/**
+ * How the fast path calls a service of the gateway's own (`RequestContext.serviceCall`): its
+ * responses last as long as the client stays (no idle timeout: event streams), and when it cannot
+ * be reached, or fails before answering, the client gets `unavailable`.
+ */
+export interface ServiceCall {
+  unavailable: GatewayError;
+  /** Hears the service's status once it answers (0: it could not be reached). */
+  opened?: (status: number) => void;
 }
 
 /** What an entrance gives a context. */
@@ -129,6 +141,15 @@ export class RequestContext {
   removedResponseHeaders: Set<string> | undefined = undefined;
   /** Sees the upstream response, when a middleware set it (the response cache). */
   responseTap: ResponseTap | undefined = undefined;
+  /**
+   * The upstream call itself, when the entrance lets a middleware make it at once (the fast
+   * path): a middleware that sends the request to a service of the gateway's own (streams, to
+   * Bento) sets the target and calls it instead of `next()`, so the rest of the chain does not
+   * run, as when it answers itself on node:http. Resolves when the exchange is over.
+   */
+  upstreamCall: (() => Promise<void>) | undefined = undefined;
+  /** Set with `upstreamCall` when the upstream is a service of the gateway's own. */
+  serviceCall: ServiceCall | undefined = undefined;
   readonly #log: Logger;
   #gone: AbortController | undefined;
   #clientIp: string | undefined;

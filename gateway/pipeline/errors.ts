@@ -14,6 +14,11 @@ export class GatewayError extends SvcError {
    * CORS preflight: `GatewayError.reply`), sent as it is instead of `{"error": message}`.
    */
   readonly replyBody: string | undefined;
+  /**
+   * The Content-Length of an answer to HEAD that has no body to measure (a cached answer to HEAD:
+   * the length the upstream gave); otherwise the body's length is sent.
+   */
+  readonly replyLength: number | undefined;
 
   constructor(
     code: string,
@@ -21,6 +26,7 @@ export class GatewayError extends SvcError {
     message: string,
     headers: Record<string, string> = {},
     replyBody?: string,
+    replyLength?: number,
   ) {
     // A refusal is an answer, not a fault: no stack is captured (it costs more than the rest of
     // a cache hit or a 401), so the trace limit is 0 while the Error is built.
@@ -33,6 +39,7 @@ export class GatewayError extends SvcError {
     }
     this.headers = headers;
     this.replyBody = replyBody;
+    this.replyLength = replyLength;
   }
 
   /**
@@ -42,6 +49,14 @@ export class GatewayError extends SvcError {
    */
   static reply(status: number, body: string, headers: Record<string, string> = {}): GatewayError {
     return new GatewayError('GW_REPLY', status, 'reply', headers, body);
+  }
+
+  /**
+   * An answer to HEAD the gateway makes itself: no body, and `length` as its Content-Length (what
+   * the answer to GET would carry).
+   */
+  static headReply(status: number, length: number, headers: Record<string, string> = {}): GatewayError {
+    return new GatewayError('GW_REPLY', status, 'reply', headers, '', length);
   }
 
   /** No API matches the host and path. */

@@ -8,6 +8,7 @@
  */
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import { wildcardCovers, type Target } from '../../schemas/rules/api-definition.ts';
+import { resolveInternalTarget } from '../../schemas/rules/internal-target.ts';
 import type { ApiEvents } from '../events/events.ts';
 import type { Step, Terminal } from './compose.ts';
 
@@ -295,6 +296,30 @@ export class RouteTable {
     }
     return this.#byId.get(id);
   }
+
+  /**
+   * The route an internal target's host (other than `self`) names: an API ID, else the one API
+   * with that name (schemas/rules/internal-target.ts `resolveInternalTarget`); undefined when none
+   * or several do.
+   */
+  byTarget(host: string): Route | undefined {
+    const exact = this.byId(host);
+    if (exact !== undefined) return exact;
+    let byName = this.#byTarget.get(host);
+    if (byName === undefined) {
+      const found = resolveInternalTarget(
+        host,
+        '',
+        [...this.routes, ...this.internal].map((r) => ({ id: r.id, name: r.api.name })),
+      );
+      byName = 'id' in found ? (this.byId(found.id) ?? null) : null;
+      if (this.#byTarget.size < 1024) this.#byTarget.set(host, byName);
+    }
+    return byName ?? undefined;
+  }
+
+  /** Hosts of internal targets resolved by name so far (null: none or several). */
+  readonly #byTarget = new Map<string, Route | null>();
 
   /** Listeners the table needs. */
   get listeners(): ListenerKey[] {

@@ -9,6 +9,7 @@ import { accessRights } from '../middleware/access-rights/index.ts';
 import { apiRateLimit } from '../middleware/api-rate-limit/index.ts';
 import { endpointLimits } from '../middleware/endpoint-limits/index.ts';
 import { endpointLists, unlessIgnored } from '../middleware/endpoint-lists/index.ts';
+import { internalEndpoints } from '../middleware/internal-endpoints/index.ts';
 import { sizeLimits } from '../middleware/size-limits/index.ts';
 import { versionExpiryCheck } from '../middleware/version-expiry/index.ts';
 import { versions } from '../middleware/versions/index.ts';
@@ -47,7 +48,8 @@ export const stages: readonly { stage: string; middleware: readonly Middleware[]
   {
     // API-wide rate limit, IP allow list, IP block list, static client certificate, the request's
     // version (chosen per request, or the one served; its override_target), the version's
-    // expiry, request size, the version's endpoint lists; then the plugins' `pre` hooks; the
+    // expiry, request size, the version's internal endpoints (refused to clients, served to
+    // internal targets) and endpoint lists; then the plugins' `pre` hooks; the
     // GraphQL playground page (public, as the page holds nothing; its queries are authenticated).
     // CORS comes first: a browser's preflight carries no credentials and counts against nothing.
     stage: 'api-wide checks',
@@ -60,6 +62,7 @@ export const stages: readonly { stage: string; middleware: readonly Middleware[]
       versions,
       versionExpiryCheck,
       sizeLimits,
+      internalEndpoints,
       endpointLists,
       pluginsPre,
       graphqlPlayground,

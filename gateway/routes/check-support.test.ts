@@ -74,7 +74,7 @@ const cases: { name: string; def: unknown; want: string[] }[] = [
     }),
     want: [
       'graphql.schema: Required value: a proxyOnly GraphQL API checks each query against the GraphQL schema (SDL) of its upstream, which svc does not fetch by introspection: set graphql.schema, or set graphql.enabled to false to proxy it as plain HTTP',
-      'version_data.versions.Default.extended_paths.advance_cache_config[0].method: not supported by svc yet: caching "PUT" answers (the cache stores GET and OPTIONS answers only: every request of a method with side effects reaches the upstream); set method to GET or OPTIONS, or remove the entry',
+      'version_data.versions.Default.extended_paths.advance_cache_config[0].method: not supported by svc yet: caching "PUT" answers (the cache stores answers to the safe methods GET, HEAD and OPTIONS only: every request of a method with side effects reaches the upstream); set method to GET, HEAD or OPTIONS, or remove the entry',
       'version_data.versions.Default.extended_paths.validate_json[0].schema: Invalid value: the JSON Schema does not compile: Invalid regular expression: /(/u: Unterminated group',
     ],
   },

@@ -17,6 +17,7 @@ import { overrideTargets } from '../middleware/versions/index.ts';
 import { rewriteTargets } from '../middleware/url-rewrites/index.ts';
 import { internalCall, type RouteLookup } from '../upstream/internal.ts';
 import {
+  ambiguousTargetProblems,
   gatewayInternalTargetProblems,
   internalUrl,
   isInternalTarget,
@@ -436,7 +437,7 @@ export async function buildRouteTable(
   const internalApis: { id: string; api: GatewayApiDefinition }[] = [];
   // Internal targets look up the table this build makes, once it is made.
   const built: { table?: RouteTable } = {};
-  const lookup: RouteLookup = (id) => built.table?.byId(id);
+  const lookup: RouteLookup = (host) => built.table?.byTarget(host);
   for (const e of entries) {
     if ('problem' in e) {
       problems.push({ api_id: e.id, message: e.problem });
@@ -466,6 +467,14 @@ export async function buildRouteTable(
   const clashes = crossCheck(checked, env);
   problems.push(...clashes);
   const clashing = new Set(clashes.map((p) => p.api_id));
+  // An internal target naming an API by a name several APIs share is refused at its field.
+  const named = [...checked, ...internalApis].map(({ id, api }) => ({ id, name: api.name }));
+  for (const { id, api } of [...checked, ...internalApis]) {
+    const ambiguous = ambiguousTargetProblems(api, id, named);
+    if (ambiguous.length === 0) continue;
+    problems.push({ api_id: id, message: ambiguous.map(formatProblem).join('; ') });
+    clashing.add(id);
+  }
   const routes: Route[] = [];
   const reusable = new Map<string, { text: string; route: Route }>();
   for (const { id, api, kept, text } of checked) {
@@ -480,6 +489,7 @@ export async function buildRouteTable(
   }
   const internalRoutes: Route[] = [];
   for (const { id, api } of internalApis) {
+    if (clashing.has(id)) continue;
     try {
       internalRoutes.push(await compileApi(api, id, env, deps, lookup));
     } catch (err) {

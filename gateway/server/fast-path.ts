@@ -15,12 +15,16 @@ import { connect, type Socket } from 'node:net';
 import { errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
 import {
+  allBefore,
   allSync,
   errorBody,
   internalFailure,
+  runBefore,
   runChain,
   runSteps,
   withoutBody,
+  type BeforeStep,
+  type Rejection,
   type Step,
   type SyncStep,
 } from '../pipeline/compose.ts';
@@ -42,16 +46,19 @@ import {
 } from '../upstream/headers.ts';
 import { upstreamFailure, upstreamPathOf } from '../upstream/proxy.ts';
 
-/** The steps of each chain whose steps are all synchronous (`runSteps`); null: some wait. */
-const syncChains = new WeakMap<readonly Step[], readonly SyncStep[] | null>();
+/**
+ * How each chain runs: `sync`, all steps synchronous (`runSteps`); `before`, all act before the
+ * upstream call only but some may wait (`runBefore`); `around`, some work around it (`runChain`).
+ */
+const chainKinds = new WeakMap<readonly Step[], 'sync' | 'before' | 'around'>();
 
-function syncSteps(handlers: readonly Step[]): readonly SyncStep[] | undefined {
-  let steps = syncChains.get(handlers);
-  if (steps === undefined) {
-    steps = allSync(handlers) ? handlers : null;
-    syncChains.set(handlers, steps);
+function chainKind(handlers: readonly Step[]): 'sync' | 'before' | 'around' {
+  let kind = chainKinds.get(handlers);
+  if (kind === undefined) {
+    kind = allSync(handlers) ? 'sync' : allBefore(handlers) ? 'before' : 'around';
+    chainKinds.set(handlers, kind);
   }
-  return steps ?? undefined;
+  return kind;
 }
 
 /** Requests served and connections handed to node:http, for tests and diagnostics. */
@@ -275,7 +282,7 @@ function errorResponse(
   const empty = withoutBody(status);
   return (
     `HTTP/1.1 ${String(status)} ${STATUS_CODES[status] ?? ''}\r\n${headerLines({ ...added, ...error.headers })}` +
-    `${type}${empty ? '' : `content-length: ${String(Buffer.byteLength(body))}\r\n`}` +
+    `${type}${empty ? '' : `content-length: ${String(error.replyLength ?? Buffer.byteLength(body))}\r\n`}` +
     `date: ${httpDate()}\r\n${connectionLines(keepAlive)}${head || empty ? '' : body}`
   );
 }
@@ -323,6 +330,8 @@ class UpstreamConn {
   exchange: Exchange | undefined;
   connected = false;
   idleSince = 0;
+  /** Its idle timeout is off (a service call of the gateway's own, `ServiceCall`). */
+  untimed = false;
 
   constructor(pool: UpstreamPool, origin: Origin, timeouts: { connectMs: number; responseMs: number }) {
     this.pool = pool;
@@ -333,7 +342,8 @@ class UpstreamConn {
     s.setTimeout(timeouts.connectMs);
     s.once('connect', () => {
       this.connected = true;
-      s.setTimeout(timeouts.responseMs);
+      this.untimed = this.exchange?.ctx.serviceCall !== undefined;
+      s.setTimeout(this.untimed ? 0 : timeouts.responseMs);
     });
     s.on('data', (chunk: Buffer) => {
       if (this.exchange === undefined) this.drop();
@@ -404,6 +414,10 @@ class UpstreamPool {
       return;
     }
     c.socket.resume();
+    if (c.untimed) {
+      c.untimed = false;
+      c.socket.setTimeout(this.#timeouts.responseMs);
+    }
     c.idleSince = Date.now();
     list.push(c);
   }
@@ -755,20 +769,33 @@ class Exchange {
       this.#forward();
       return;
     }
-    const steps = syncSteps(handlers);
-    if (steps !== undefined) {
+    const kind = chainKind(handlers);
+    if (kind !== 'around') {
       this.checkHead = true;
+      let refused: Rejection | undefined | Promise<Rejection | undefined>;
       try {
-        const refused = runSteps(steps, this.ctx);
-        if (refused === undefined) {
-          this.#forward();
-          return;
-        }
-        this.#refuse(refused.rejected);
+        refused =
+          kind === 'sync'
+            ? runSteps(handlers as readonly SyncStep[], this.ctx)
+            : runBefore(handlers as readonly BeforeStep[], this.ctx);
       } catch (err) {
         this.#refuse(internalFailure(this.ctx, err));
+        this.#end();
+        return;
       }
-      this.#end();
+      if (refused instanceof Promise) {
+        // A step waits (on the store, on counters); the exchange goes on when it answers.
+        refused.then(
+          (r) => {
+            this.#afterSteps(r);
+          },
+          (err: unknown) => {
+            this.#afterSteps(undefined, err ?? new Error('step failed'));
+          },
+        );
+        return;
+      }
+      this.#afterSteps(refused);
       return;
     }
     // The chain may wait (on the store). Meanwhile nothing more is parsed and nothing is lost:
@@ -776,15 +803,14 @@ class Exchange {
     // pipeline costs no pause and resume (two syscalls) per request.
     this.chained = true;
     this.checkHead = true;
-    void runChain(
-      handlers,
-      this.ctx,
-      () =>
-        new Promise<void>((resolve) => {
-          this.#resume = resolve;
-          this.#forward();
-        }),
-    ).then(
+    const call = (): Promise<void> =>
+      new Promise<void>((resolve) => {
+        this.#resume = resolve;
+        this.#forward();
+      });
+    // A middleware may make the call itself, the rest of the chain skipped (a stream endpoint).
+    this.ctx.upstreamCall = call;
+    void runChain(handlers, this.ctx, call).then(
       (refused) => {
         if (refused !== undefined) this.#refuse(refused.rejected);
         this.#end();
@@ -794,6 +820,23 @@ class Exchange {
         this.#end();
       },
     );
+  }
+
+  /**
+   * After steps that act before the upstream call only: the call, or their refusal, or a 500 for
+   * what a step threw (`failed`).
+   */
+  #afterSteps(refused: Rejection | undefined, failed?: unknown): void {
+    try {
+      if (failed === undefined && refused === undefined) {
+        this.#forward();
+        return;
+      }
+      this.#refuse(refused !== undefined ? refused.rejected : internalFailure(this.ctx, failed));
+    } catch (err) {
+      this.#refuse(internalFailure(this.ctx, err));
+    }
+    this.#end();
   }
 
   /** The last step of the chain: the upstream call with the context's (possibly changed) head. */
@@ -907,6 +950,11 @@ class Exchange {
     }
     const { conn, reused } = this.conn.fp.pool.get(this.origin, this.retried);
     this.reused = reused;
+    if (this.ctx.serviceCall !== undefined && conn.connected && !conn.untimed) {
+      // A service's answer (an event stream) lasts as long as its client stays.
+      conn.untimed = true;
+      conn.socket.setTimeout(0);
+    }
     conn.exchange = this;
     this.up = conn;
     const up = conn.socket;
@@ -1036,6 +1084,7 @@ class Exchange {
     this.clientKeepAlive = keepAlive;
     this.status = status;
     this.ctx.upstreamStatus = status;
+    this.ctx.serviceCall?.opened?.(status);
     const tap = this.ctx.responseTap;
     if (tap !== undefined) {
       const seen: IncomingHttpHeaders = {};
@@ -1247,7 +1296,9 @@ class Exchange {
       this.#complete(false);
       return;
     }
-    const error = upstreamFailure(err);
+    const service = this.ctx.serviceCall;
+    service?.opened?.(0);
+    const error = service?.unavailable ?? upstreamFailure(err);
     this.ctx.log.warn('upstream call failed', { status: error.status, code, error: errorMessage(err) });
     const keepAlive = this.keepAliveWanted && !this.conn.listener.closing && this.conn.state !== ST.body;
     client.write(errorResponse(error, this.ctx.responseHeaders, keepAlive, this.isHead));

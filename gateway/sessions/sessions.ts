@@ -53,6 +53,19 @@ export class Sessions {
     return this.byId(keyIdOf(raw));
   }
 
+  /**
+   * The key whose value is `raw` as the cache holds it, without waiting (the request path skips a
+   * promise per request): the key, null when it is known not to exist, undefined when the cache
+   * can't say (call `byKey`).
+   */
+  byKeyCached(raw: string): LoadedKey | null | undefined {
+    const hit = this.#keys.get(keyIdOf(raw));
+    if (hit === undefined) return undefined;
+    return this.#now() - hit.at < (hit.value === null ? MISS_MAX_AGE_MS : HIT_MAX_AGE_MS)
+      ? hit.value
+      : undefined;
+  }
+
   /** The key stored under `id`, or undefined. */
   async byId(id: string): Promise<LoadedKey | undefined> {
     const now = this.#now();

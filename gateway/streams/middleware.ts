@@ -7,22 +7,39 @@
  */
 import { reject, type Middleware } from '../pipeline/compose.ts';
 import { HttpContext } from '../pipeline/context.ts';
+import type { Target } from '../pipeline/router.ts';
 import { GatewayError } from '../pipeline/errors.ts';
 import { apiHasStreams } from './engine.ts';
 import { proxyToBento, upgradeToBento } from './proxy.ts';
+
+/** Bento's loopback address as an upstream, one object per port (the fast path keys its pool by it). */
+let bento: Target | undefined;
+function bentoTarget(port: number): Target {
+  const host = `127.0.0.1:${String(port)}`;
+  if (bento?.host !== host) bento = { origin: `http://${host}`, host, basePath: '', baseQuery: '' };
+  return bento;
+}
+
+/** What a client gets when Bento cannot be reached (as `proxyToBento` answers). */
+const UNAVAILABLE = new GatewayError(
+  'GW_ERR_STREAMS_UNAVAILABLE',
+  503,
+  'The stream is not available right now',
+);
 
 /** The streams middleware. */
 export const streams: Middleware = {
   name: 'streams',
   enabled: (api) => api.is_oas === true && apiHasStreams(api.api_id),
-  // Streams take the request body as it comes and answer with long-lived responses: never the
-  // fast path, which reads heads only.
-  readsBody: (api) => api.is_oas === true && apiHasStreams(api.api_id),
+  // No `readsBody`: on the fast path (server/fast-path.ts) a stream endpoint is called there, as
+  // an upstream of the gateway's own (`bentoCall`), the body and the answer (event streams too)
+  // relayed byte for byte; node:http's requests (WebSocket upgrades, chunked bodies) go through
+  // `proxyToBento`.
   create(api, deps) {
     const engine = deps.streams;
     const apiId = api.api_id ?? '';
     return async (ctx, next) => {
-      if (engine === undefined || !(ctx instanceof HttpContext)) {
+      if (engine === undefined) {
         await next();
         return undefined;
       }
@@ -58,7 +75,19 @@ export const streams: Middleware = {
       const opened = (status: number): void => {
         engine.connection(stream, endpoint, status);
       };
-      await (ws ? upgradeToBento(ctx, port, target, opened) : proxyToBento(ctx, port, target, opened));
+      if (ctx instanceof HttpContext) {
+        await (ws ? upgradeToBento(ctx, port, target, opened) : proxyToBento(ctx, port, target, opened));
+        return undefined;
+      }
+      const call = ctx.upstreamCall;
+      if (call === undefined) {
+        await next();
+        return undefined;
+      }
+      ctx.upstreamTarget = bentoTarget(port);
+      ctx.upstreamPath = target;
+      ctx.serviceCall = { unavailable: UNAVAILABLE, opened };
+      await call();
       return undefined;
     };
   },

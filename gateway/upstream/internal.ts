@@ -1,23 +1,42 @@
 /**
- * Internal targets (`svc://<api_id>/<path>?<query>`, schemas/rules/internal-target.ts): the
+ * Internal targets (`svc://<api>/<path>?<query>`, schemas/rules/internal-target.ts): the
  * request goes on, in process, through the compiled chain of another API of the same route table
  * (its authentication, limits and middleware, then its own upstream), as if a client had called
  * `<its listen path><path>`. No socket, no second parse: the same request and response objects
  * are handed over, with what the first API did to the request (headers, body, method, path).
- * APIs with `internal: true` are reachable this way only.
+ * `<api>` is `self` (the API the request is on), an API ID, or an API's name
+ * (`resolveInternalTarget`). APIs with `internal: true`, and endpoints listed in `internal`
+ * (middleware/internal-endpoints), are reachable this way only (`cameThroughInternalTarget`).
  *
- * A request that comes back to an API it already went through (A -> B -> A, or A -> A) is cut
- * with 508 `Loop detected`; a target API that is not loaded gets 502.
+ * A request that comes back to another API it already went through (A -> B -> A) is cut with 508
+ * `Loop detected`, as is one that comes back to the API it is on (`svc://self/...`) with the
+ * method and path it had there before, and one past MAX_INTERNAL_HOPS hops; a target API that is
+ * not loaded gets 502.
  */
 import type { IncomingMessage } from 'node:http';
 import { respondError } from '../pipeline/compose.ts';
-import { HttpContext } from '../pipeline/context.ts';
+import { HttpContext, type RequestContext } from '../pipeline/context.ts';
 import { GatewayError } from '../pipeline/errors.ts';
 import type { Route, Target } from '../pipeline/router.ts';
 import { upstreamPathOf } from './proxy.ts';
+import { SELF } from '../../schemas/rules/internal-target.ts';
 
 /** The APIs each request went through so far, by the client request they share. */
 const hops = new WeakMap<IncomingMessage, readonly string[]>();
+
+/** Each API, method and path a request was on so far (`<id> <method> <path>`). */
+const visited = new WeakMap<IncomingMessage, ReadonlySet<string>>();
+
+/** The contexts of requests handed over by an internal target (never a client's own). */
+const handedOver = new WeakSet<RequestContext>();
+
+/**
+ * Whether the request reached this API through an internal target of an API of the gateway
+ * (`svc://`: a target URL, a URL rewrite), not from a client: internal endpoints serve only these.
+ */
+export function cameThroughInternalTarget(ctx: RequestContext): boolean {
+  return handedOver.has(ctx);
+}
 
 /** The most APIs one request may go through (loops are cut before; this bounds long chains). */
 export const MAX_INTERNAL_HOPS = 16;
@@ -40,8 +59,11 @@ export function internalTargetMissing(id: string): GatewayError {
   );
 }
 
-/** Finds a compiled API of the request's route table by ID (served or internal). */
-export type RouteLookup = (id: string) => Route | undefined;
+/**
+ * Finds a compiled API of the request's route table (served or internal) by the host of an
+ * internal target other than `self`: an API ID, else an API's name (resolveInternalTarget).
+ */
+export type RouteLookup = (host: string) => Route | undefined;
 
 /**
  * The terminal step towards an internal target: runs the target API's chain on the request.
@@ -52,33 +74,40 @@ export function internalCall(
   lookup: RouteLookup,
 ): (ctx: HttpContext, target: Target) => Promise<void> {
   return async (ctx, target) => {
-    const id = target.host;
-    const before = hops.get(ctx.req) ?? [ctx.route.id];
-    if (before.includes(id) || before.length >= MAX_INTERNAL_HOPS) {
-      respondError(ctx, loopDetected([...before, id]));
-      return;
-    }
-    const next = lookup(id);
+    const next = target.host.toLowerCase() === SELF ? ctx.route : lookup(target.host);
     if (next === undefined) {
-      respondError(ctx, internalTargetMissing(id));
+      respondError(ctx, internalTargetMissing(target.host));
       return;
     }
+    const id = next.id;
+    const before = hops.get(ctx.req) ?? [ctx.route.id];
+    const seen = visited.get(ctx.req) ?? new Set([`${ctx.route.id} ${ctx.method} ${ctx.path}`]);
     const full = upstreamPathOf(target, route, ctx.path, ctx.query, ctx.upstreamPath);
     const q = full.indexOf('?');
     const rest = q === -1 ? full : full.slice(0, q);
     const query = q === -1 ? '' : full.slice(q);
-    hops.set(ctx.req, [...before, id]);
+    const path = next.listenPath + (rest === '/' && next.listenPath !== '' ? '/' : rest);
     // The method the first API sends on (`method_transforms`) is the one the next API sees.
-    ctx.req.method = ctx.upstreamMethod ?? ctx.method;
+    const method = ctx.upstreamMethod ?? ctx.method;
+    const here = `${id} ${method} ${path}`;
+    const back = id === ctx.route.id ? seen.has(here) : before.includes(id);
+    if (back || before.length >= MAX_INTERNAL_HOPS) {
+      respondError(ctx, loopDetected([...before, id]));
+      return;
+    }
+    hops.set(ctx.req, [...before, id]);
+    visited.set(ctx.req, new Set([...seen, here]));
+    ctx.req.method = method;
     const inner = new HttpContext({
       req: ctx.req,
       res: ctx.res,
       route: next,
       listener: ctx.listener,
-      path: next.listenPath + (rest === '/' && next.listenPath !== '' ? '/' : rest),
+      path,
       query,
       log: ctx.log,
     });
+    handedOver.add(inner);
     // What the first API did to the request and to its answer carries over.
     inner.body = ctx.body;
     inner.bodyLimit = ctx.bodyLimit;

@@ -67,6 +67,8 @@ interface Case {
   /** Changes before the reconcile under test (after the push, with pushedBefore). */
   gateway?: (gw: FakeGateway, secrets: Map<string, SecretContent>) => void;
   deleting?: boolean;
+  /** Labelled `svc.io/template: "true"` before the reconcile under test, holding API_FINALIZER. */
+  template?: boolean;
   writes?: string[];
   ready?: { status: 'True' | 'False'; reason: string; message?: RegExp };
   status?: (s: ApiStatus | undefined, gw: FakeGateway) => void;
@@ -311,6 +313,38 @@ const cases: Case[] = [
     writes: [`deleteApi ${ID}`, 'reload', `deleteCert ${tls1.id}`],
     finalizers: [`-${API_FINALIZER}`],
   },
+  {
+    name: 'a template deleted with the finalizer (from webhooks off): the finalizer removed, nothing called',
+    template: true,
+    deleting: true,
+    writes: [],
+    finalizers: [`-${API_FINALIZER}`],
+  },
+  {
+    name: 'a template never pushed, not deleted, with the finalizer: the finalizer removed',
+    template: true,
+    writes: [],
+    finalizers: [`-${API_FINALIZER}`],
+  },
+  {
+    name: 'a served API labelled a template: its API leaves the gateway, the finalizer removed',
+    pushedBefore: true,
+    template: true,
+    writes: [`deleteApi ${ID}`, 'reload'],
+    finalizers: [`-${API_FINALIZER}`],
+    status: (_s, gw) => {
+      assert.equal(gw.apis.has(ID), false);
+    },
+  },
+  {
+    name: 'a served template deleted while policies cover it: not held, the API deleted',
+    pushedBefore: true,
+    template: true,
+    deleting: true,
+    policies: [policy('gold', { rights: [{ name: 'orders' }] })],
+    writes: [`deleteApi ${ID}`, 'reload'],
+    finalizers: [`-${API_FINALIZER}`],
+  },
 ];
 
 describe('reconcileApiDefinition', () => {
@@ -344,9 +378,10 @@ describe('reconcileApiDefinition', () => {
           metadata: { ...api.metadata, finalizers: [API_FINALIZER] },
           status: deps.objects.statuses.at(-1) as ApiStatus,
         };
-      } else if (c.deleting) {
+      } else if (c.deleting || c.template) {
         api.metadata.finalizers = [API_FINALIZER];
       }
+      if (c.template) api.metadata.labels = { 'svc.io/template': 'true' };
       if (c.specAfter) api = { ...api, spec: { ...api.spec, ...c.specAfter } };
       c.gateway?.(gw, secrets);
       if (c.deleting) api.metadata.deletionTimestamp = new Date(0);

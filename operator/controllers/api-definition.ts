@@ -12,7 +12,7 @@ import { accessRefs, jwtPolicyRefs, refKey, refOf, sameRef, sortedRefs } from '.
 import { internalRefsOf, translateApiDefinition } from '../translate/api-definition.ts';
 import { tlsUploadOf, type SecretContent } from '../certificates.ts';
 import { secretWatch, viewChanged, watchOf, type ControllerEnv } from './env.ts';
-import { byAccessRight, byCertificateSecret, byContext, byJwtPolicy } from './indexes.ts';
+import { byAccessRight, byCertificateSecret, byContext, byInternalTarget, byJwtPolicy } from './indexes.ts';
 import {
   callGateway,
   heldByPolicies,
@@ -107,8 +107,14 @@ function policyLinks(
 export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDeps): Promise<WorkResult> {
   const { namespace, name } = splitKey(key);
   const obj = await deps.read(namespace, name);
-  // A template is never pushed: Ingresses build their APIs from it (template.ts).
-  if (!obj || isTemplate(obj)) return {};
+  if (!obj) return {};
+  // A template is never pushed: Ingresses build their APIs from it (template.ts). One that holds
+  // this controller's finalizer was served before it became a template (or got the finalizer
+  // while the webhooks were off): its API leaves the gateway and the finalizer goes, below, as
+  // on a delete; nothing else would ever remove it. Its own finalizer (template.ts) keeps it
+  // while Ingresses use it.
+  const template = isTemplate(obj);
+  if (template && !obj.metadata.finalizers?.includes(API_FINALIZER)) return {};
   const apiId = obj.spec.api_id ?? derivedId(namespace, name);
   const log = deps.log.child({ kind: 'ApiDefinition', object: key, apiId });
   const policies = deps.policies(obj);
@@ -116,9 +122,15 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
   const linked = sortedRefs([...links.covering, ...links.named].map(refOf));
   const resolved = await deps.connections.resolve(obj.spec.contextRef, namespace);
 
-  if (obj.metadata.deletionTimestamp) {
+  if (obj.metadata.deletionTimestamp || template) {
     if (!obj.metadata.finalizers?.includes(API_FINALIZER)) return {};
-    if (await heldByPolicies(obj, links.covering, linked, deps)) return {};
+    // Policies cover no template's API: nothing of it is served to hold back.
+    if (!template && (await heldByPolicies(obj, links.covering, linked, deps))) return {};
+    // A template never pushed (no status of a push) has nothing in a gateway to delete.
+    if (template && obj.status?.pushedTo === undefined && obj.status?.latestSvcSpecHash === undefined) {
+      await deps.objects.removeFinalizer(obj, API_FINALIZER);
+      return {};
+    }
     return finalizeInGateway(
       obj,
       {
@@ -162,7 +174,8 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
   }
 
   // Internal targets: each ApiDefinition named must exist; its api_id (explicit, else derived)
-  // becomes the `svc://` target. A missing one is checked again a little later.
+  // becomes the `svc://` target. A missing one queues this API again when it appears (the
+  // ApiDefinition watch of the controller).
   const internalIds = new Map<string, string>();
   for (const { path, ref } of internalRefsOf(current.spec, namespace)) {
     const target = ref === undefined ? undefined : await deps.read(ref.namespace, ref.name);
@@ -172,7 +185,7 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
           ? 'names no ApiDefinition'
           : `ApiDefinition ${ref.namespace}/${ref.name} does not exist`;
       await fail('ApiNotFound', `${path}: ${what}: create it, or name an existing ApiDefinition`, false);
-      return { requeueAfterMs: 30_000 };
+      return {};
     }
     internalIds.set(`${ref.namespace}/${ref.name}`, target.spec.api_id ?? derivedId(ref.namespace, ref.name));
   }
@@ -299,6 +312,7 @@ export function apiDefinitionController(env: ControllerEnv): ControllerSpec {
   const apisNaming = byJwtPolicy(apis);
   const apisOfContext = byContext(apis);
   const apisOfSecret = byCertificateSecret(apis);
+  const apisTargeting = byInternalTarget(apis);
   const policiesCovering = byAccessRight(policies);
 
   /** Keys of the APIs linked to a policy. */
@@ -335,6 +349,15 @@ export function apiDefinitionController(env: ControllerEnv): ControllerSpec {
         log: env.log,
       }),
     watches: [
+      {
+        // An ApiDefinition that appears, goes or changes its api_id queues the APIs whose internal
+        // targets name it (they wait with ApiNotFound, or write its ID into their svc:// target).
+        watch: apiSpec,
+        map: (api: k8s.KubernetesObject, old: k8s.KubernetesObject | undefined, event: InformerEvent) =>
+          viewChanged(event, api, old, (a) => (a as Partial<ApiObject>).spec?.api_id)
+            ? apisTargeting(refOf(api)).map((a) => objectKey(a))
+            : [],
+      },
       {
         // A context that appears or changes queues the APIs that use it.
         watch: watchOf(env, 'OperatorContext'),

@@ -8,6 +8,8 @@ import type * as k8s from '@kubernetes/client-node';
 import type { Informer } from '../../lib/k8s/informer.ts';
 import type { ApiResourceRef, NamespacedRef } from '../../schemas/generated/kinds.ts';
 import { accessRefs, apiRefText, jwtPolicyRefs, refKey, type ObjectRef } from '../references.ts';
+import { internalRefsOf } from '../translate/api-definition.ts';
+import type { ApiDefinitionSpec } from '../../schemas/generated/kinds.ts';
 import { contextKeyOf } from './env.ts';
 
 /** Objects whose `contextRef` names the OperatorContext `namespace/name`. */
@@ -28,6 +30,20 @@ export function byAccessRight<T extends k8s.KubernetesObject>(
 export function byJwtPolicy<T extends k8s.KubernetesObject>(inf: Informer<T>): (policy: ObjectRef) => T[] {
   inf.addIndex('jwt-policy', (api) => jwtPolicyRefs(api as Parameters<typeof jwtPolicyRefs>[0]).map(refKey));
   return (policy) => inf.byIndex('jwt-policy', refKey(policy));
+}
+
+/**
+ * ApiDefinitions whose internal targets (`proxy.target_internal`, `rewrite_to_internal`) name an
+ * ApiDefinition.
+ */
+export function byInternalTarget<T extends k8s.KubernetesObject>(inf: Informer<T>): (api: ObjectRef) => T[] {
+  inf.addIndex('internal-target', (api) => {
+    const spec = (api as { spec?: ApiDefinitionSpec }).spec;
+    if (spec === undefined) return [];
+    const refs = internalRefsOf(spec, api.metadata?.namespace ?? '').flatMap((r) => r.ref ?? []);
+    return [...new Set(refs.map(refKey))];
+  });
+  return (api) => inf.byIndex('internal-target', refKey(api));
 }
 
 /** ApiDefinitions that name a Secret (of their namespace) in `certificate_secret_names`. */

@@ -70,6 +70,8 @@ interface Case {
   pushed?: string;
   gateway?: (gw: FakeGateway) => void;
   deleting?: boolean;
+  /** Labelled `svc.io/template: "true"` before the reconcile under test, holding OAS_FINALIZER. */
+  template?: boolean;
   writes?: string[];
   ready?: { status: 'True' | 'False'; reason: string; message?: RegExp };
   status?: (s: OasApiStatus | undefined, gw: FakeGateway) => void;
@@ -265,6 +267,22 @@ const cases: Case[] = [
     finalizers: [`-${OAS_FINALIZER}`],
   },
   {
+    name: 'a template deleted with the finalizer (from webhooks off): the finalizer removed, nothing called',
+    configMaps: cm(oas()),
+    template: true,
+    deleting: true,
+    writes: [],
+    finalizers: [`-${OAS_FINALIZER}`],
+  },
+  {
+    name: 'a served API labelled a template: its API leaves the gateway, the finalizer removed',
+    pushed: oas({ id: 'fixed' }),
+    configMaps: cm(oas({ id: 'fixed' })),
+    template: true,
+    writes: ['deleteOasApi fixed', 'reload'],
+    finalizers: [`-${OAS_FINALIZER}`],
+  },
+  {
     name: 'the gateway refuses the document: GatewayRejected, no retry',
     configMaps: cm(oas()),
     gateway: (gw) => {
@@ -311,9 +329,10 @@ describe('reconcileSvcOasApiDefinition', () => {
           status: deps.objects.statuses.at(-1) as OasApiStatus,
         };
         configMaps = c.configMaps ?? {};
-      } else if (c.deleting) {
+      } else if (c.deleting || c.template) {
         api.metadata.finalizers = [OAS_FINALIZER];
       }
+      if (c.template) api.metadata.labels = { 'svc.io/template': 'true' };
       c.gateway?.(gw);
       if (c.deleting) api.metadata.deletionTimestamp = new Date(0);
       gw.writes.length = 0;

@@ -126,19 +126,30 @@ export async function reconcileSvcOasApiDefinition(
 ): Promise<WorkResult> {
   const { namespace, name } = splitKey(key);
   const obj = await deps.read(namespace, name);
-  // A template is never pushed: Ingresses build their APIs from it (template.ts).
-  if (!obj || isTemplate(obj)) return {};
+  if (!obj) return {};
   const kind = deps.kind ?? OAS_KIND;
+  // A template is never pushed: Ingresses build their APIs from it (template.ts). One that holds
+  // this controller's finalizer was served before it became a template (or got the finalizer
+  // while the webhooks were off): its API leaves the gateway and the finalizer goes, below, as
+  // on a delete; nothing else would ever remove it.
+  const template = isTemplate(obj);
+  if (template && !obj.metadata.finalizers?.includes(kind.finalizer)) return {};
   const log = deps.log.child({ kind: kind.kind, object: key });
   const covering = coveringPolicies(obj, deps.policies(obj), kind.kind);
   const linked = sortedRefs(covering.map(refOf));
   const resolved = await deps.connections.resolve(obj.spec.contextRef, namespace);
 
-  if (obj.metadata.deletionTimestamp) {
+  if (obj.metadata.deletionTimestamp || template) {
     if (!obj.metadata.finalizers?.includes(kind.finalizer)) return {};
     // The API is what was pushed last; before any push, the ID it would have had.
     const apiId = obj.status?.api_id ?? derivedId(namespace, name);
-    if (await heldByPolicies(obj, covering, linked, deps)) return {};
+    // Policies cover no template's API: nothing of it is served to hold back.
+    if (!template && (await heldByPolicies(obj, covering, linked, deps))) return {};
+    // A template never pushed (no status of a push) has nothing in a gateway to delete.
+    if (template && obj.status?.pushedTo === undefined && obj.status?.latestSvcSpecHash === undefined) {
+      await deps.objects.removeFinalizer(obj, kind.finalizer);
+      return {};
+    }
     return finalizeInGateway(
       obj,
       {

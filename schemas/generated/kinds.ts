@@ -198,7 +198,7 @@ export interface ApiDefinitionSpec {
   definition?: VersionDefinition;
   /** Health checks of the load-balanced upstreams (with `proxy.check_host_against_uptime_tests`): each URL requested every `config.recheck_wait` seconds (default 10); a check fails when unreachable, past its `timeout` (milliseconds, default 5000) or outside 2xx. TCP checks (`protocol` tcp, `commands`, `enable_proxy_protocol`) are not supported yet. */
   uptime_tests?: UptimeTests;
-  /** Response caching of GET and OPTIONS requests, in Redis with the Redis store, else in the memory of each gateway process; kept per API and per key; a hit carries `X-Svc-Cached-Response: 1` (docs/gateway.md). */
+  /** Response caching of GET, HEAD and OPTIONS requests, in Redis with the Redis store, else in the memory of each gateway process; kept per API and per key; a hit carries `X-Svc-Cached-Response: 1` (docs/gateway.md). */
   cache_options?: CacheOptions;
   /** Seconds a key lives after its last change; 0 forever. */
   session_lifetime?: number;
@@ -342,7 +342,7 @@ export interface BasicAuthConfig {
   body_password_regexp?: string;
 }
 
-/** Advanced cache settings of one endpoint (GET and OPTIONS). */
+/** Advanced cache settings of one endpoint (GET, HEAD and OPTIONS). */
 export interface CacheMeta {
   /** Path of the endpoint, relative to the listen path. */
   path?: string;
@@ -358,13 +358,13 @@ export interface CacheMeta {
   disabled?: boolean;
 }
 
-/** Response caching of GET and OPTIONS requests, in Redis with the Redis store, else in the memory of each gateway process; kept per API and per key; a hit carries `X-Svc-Cached-Response: 1` (docs/gateway.md). */
+/** Response caching of GET, HEAD and OPTIONS requests, in Redis with the Redis store, else in the memory of each gateway process; kept per API and per key; a hit carries `X-Svc-Cached-Response: 1` (docs/gateway.md). */
 export interface CacheOptions {
   /** Turns caching on. */
   enable_cache?: boolean;
   /** Seconds a response stays cached (0: the default, 60). */
   cache_timeout?: number;
-  /** Cache every GET and OPTIONS request (HEAD answers are not stored). */
+  /** Cache every GET, HEAD and OPTIONS request (the safe methods, as the reference). */
   cache_all_safe_requests?: boolean;
   /** Statuses that are cached (empty: any status, as the reference). */
   cache_response_codes?: number[];
@@ -524,7 +524,7 @@ export interface ExtendedPathsSet {
   white_list?: EndPointMeta[];
   /** Endpoints refused with 403 `Requested endpoint is forbidden`. */
   black_list?: EndPointMeta[];
-  /** Paths whose GET and OPTIONS requests are cached (with `cache_options.enable_cache`). */
+  /** Paths whose GET, HEAD and OPTIONS requests are cached (with `cache_options.enable_cache`). */
   cache?: string[];
   /** Cache settings per endpoint: the first entry matching caches with its `timeout` and `cache_response_codes`. */
   advance_cache_config?: CacheMeta[];
@@ -558,7 +558,7 @@ export interface ExtendedPathsSet {
   do_not_track_endpoints?: TrackEndpointMeta[];
   /** JSON Schema validation of request bodies per endpoint (ajv): the first error answers, with `error_response_code`. */
   validate_json?: ValidatePathMeta[];
-  /** Endpoints reachable only from other APIs. */
+  /** Endpoints reachable only through internal targets of the gateway (`svc://`: a `target_url`, a URL rewrite); a client calling one directly gets 403 `Requested endpoint is forbidden`. */
   internal?: InternalMeta[];
   /** Mock answers per endpoint: the gateway answers instead of the upstream. */
   mock_response?: MockResponseMeta[];
@@ -752,7 +752,7 @@ export interface IngressPorts {
   httpsPort?: number;
 }
 
-/** An endpoint reachable only from other APIs. */
+/** An endpoint reachable only through internal targets (`svc://self/...` from the same API, `svc://<api>/...` from another). */
 export interface InternalMeta {
   /** Path of the endpoint, relative to the listen path. */
   path?: string;

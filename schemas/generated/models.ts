@@ -100,7 +100,7 @@ export interface BasicAuthData {
   hash_type?: '' | 'scrypt';
 }
 
-/** Advanced cache settings of one endpoint (GET and OPTIONS). */
+/** Advanced cache settings of one endpoint (GET, HEAD and OPTIONS). */
 export interface CacheMeta {
   /** Path of the endpoint, relative to the listen path. */
   path?: string;
@@ -116,13 +116,13 @@ export interface CacheMeta {
   disabled?: boolean;
 }
 
-/** Response caching of GET and OPTIONS requests, in Redis with the Redis store, else in the memory of each gateway process; kept per API and per key; a hit carries `X-Svc-Cached-Response: 1` (docs/gateway.md). */
+/** Response caching of GET, HEAD and OPTIONS requests, in Redis with the Redis store, else in the memory of each gateway process; kept per API and per key; a hit carries `X-Svc-Cached-Response: 1` (docs/gateway.md). */
 export interface CacheOptions {
   /** Turns caching on. */
   enable_cache?: boolean;
   /** Seconds a response stays cached (0: the default, 60). */
   cache_timeout?: number;
-  /** Cache every GET and OPTIONS request (HEAD answers are not stored). */
+  /** Cache every GET, HEAD and OPTIONS request (the safe methods, as the reference). */
   cache_all_safe_requests?: boolean;
   /** Statuses that are cached (empty: any status, as the reference). */
   cache_response_codes?: number[];
@@ -264,7 +264,7 @@ export interface ExtendedPathsSet {
   white_list?: EndPointMeta[];
   /** Endpoints refused with 403 `Requested endpoint is forbidden`. */
   black_list?: EndPointMeta[];
-  /** Paths whose GET and OPTIONS requests are cached (with `cache_options.enable_cache`). */
+  /** Paths whose GET, HEAD and OPTIONS requests are cached (with `cache_options.enable_cache`). */
   cache?: string[];
   /** Cache settings per endpoint: the first entry matching caches with its `timeout` and `cache_response_codes`. */
   advance_cache_config?: CacheMeta[];
@@ -298,7 +298,7 @@ export interface ExtendedPathsSet {
   do_not_track_endpoints?: TrackEndpointMeta[];
   /** JSON Schema validation of request bodies per endpoint (ajv): the first error answers, with `error_response_code`. */
   validate_json?: ValidatePathMeta[];
-  /** Endpoints reachable only from other APIs. */
+  /** Endpoints reachable only through internal targets of the gateway (`svc://`: a `target_url`, a URL rewrite); a client calling one directly gets 403 `Requested endpoint is forbidden`. */
   internal?: InternalMeta[];
   /** Mock answers per endpoint: the gateway answers instead of the upstream. */
   mock_response?: MockResponseMeta[];
@@ -466,7 +466,7 @@ export interface GatewayApiDefinition {
   definition?: VersionDefinition;
   /** Health checks of the load-balanced upstreams (with `proxy.check_host_against_uptime_tests`): each URL requested every `config.recheck_wait` seconds (default 10); a check fails when unreachable, past its `timeout` (milliseconds, default 5000) or outside 2xx. TCP checks (`protocol` tcp, `commands`, `enable_proxy_protocol`) are not supported yet. */
   uptime_tests?: UptimeTests;
-  /** Response caching of GET and OPTIONS requests, in Redis with the Redis store, else in the memory of each gateway process; kept per API and per key; a hit carries `X-Svc-Cached-Response: 1` (docs/gateway.md). */
+  /** Response caching of GET, HEAD and OPTIONS requests, in Redis with the Redis store, else in the memory of each gateway process; kept per API and per key; a hit carries `X-Svc-Cached-Response: 1` (docs/gateway.md). */
   cache_options?: CacheOptions;
   /** Seconds a key lives after its last change; 0 forever. */
   session_lifetime?: number;
@@ -792,7 +792,7 @@ export interface HeaderInjectionMeta {
   disabled?: boolean;
 }
 
-/** An endpoint reachable only from other APIs. */
+/** An endpoint reachable only through internal targets (`svc://self/...` from the same API, `svc://<api>/...` from another). */
 export interface InternalMeta {
   /** Path of the endpoint, relative to the listen path. */
   path?: string;
@@ -938,7 +938,7 @@ export interface OasCache {
   enabled?: boolean;
   /** Seconds a response stays cached (0: 60). */
   timeout?: number;
-  /** Cache every GET and OPTIONS request. */
+  /** Cache every GET, HEAD and OPTIONS request. */
   cacheAllSafeRequests?: boolean;
   /** Statuses cached. */
   cacheResponseCodes?: number[];
@@ -1094,6 +1094,14 @@ export interface OasInfo {
   state: OasState;
 }
 
+/** Reachable only through internal targets of the gateway (`svc://self/...`, `svc://<api>/...`); a client calling it directly gets 403 (classic `internal`). */
+export interface OasInternal {
+  /** Enables it. */
+  enabled?: boolean;
+  /** Fields the schema leaves open. */
+  [key: string]: unknown;
+}
+
 /** Only clients in `allow` pass (classic: `enable_ip_whitelisting`, `allowed_ips`). */
 export interface OasIpAllowList {
   /** Enables the allow list. */
@@ -1150,6 +1158,8 @@ export interface OasOperation {
   block?: OasBlock;
   /** Served without authentication (classic `ignored`). */
   ignoreAuthentication?: OasIgnoreAuthentication;
+  /** Reachable only through internal targets of the gateway (`svc://self/...`, `svc://<api>/...`); a client calling it directly gets 403 (classic `internal`). */
+  internal?: OasInternal;
   /** Largest request body (classic `size_limits`). */
   requestSizeLimit?: OasRequestSizeLimit;
   /** Request header changes (classic `transform_headers`). */

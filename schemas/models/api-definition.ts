@@ -1055,7 +1055,7 @@ function notYetClassicProperties(): Record<string, JsonSchema> {
     cache_options: enforced({
       title: 'CacheOptions',
       description:
-        'Response caching of GET and OPTIONS requests, in Redis with the Redis store, else in the memory of each gateway process; kept per API and per key; a hit carries `X-Svc-Cached-Response: 1` (docs/gateway.md).',
+        'Response caching of GET, HEAD and OPTIONS requests, in Redis with the Redis store, else in the memory of each gateway process; kept per API and per key; a hit carries `X-Svc-Cached-Response: 1` (docs/gateway.md).',
       type: 'object',
       additionalProperties: false,
       'x-svc-switch': 'enable_cache',
@@ -1068,7 +1068,7 @@ function notYetClassicProperties(): Record<string, JsonSchema> {
         },
         cache_all_safe_requests: {
           type: 'boolean',
-          description: 'Cache every GET and OPTIONS request (HEAD answers are not stored).',
+          description: 'Cache every GET, HEAD and OPTIONS request (the safe methods, as the reference).',
         },
         cache_response_codes: {
           type: 'array',

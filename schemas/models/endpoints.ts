@@ -268,7 +268,7 @@ const validateJson = endpoint(
   },
 );
 
-const cacheMeta = endpoint('CacheMeta', 'Advanced cache settings of one endpoint (GET and OPTIONS).', {
+const cacheMeta = endpoint('CacheMeta', 'Advanced cache settings of one endpoint (GET, HEAD and OPTIONS).', {
   cache_key_regex: notYet(
     {
       type: 'string',
@@ -316,7 +316,7 @@ export const extendedPaths: JsonSchema = {
     black_list: supportedList(endpointMeta, 'Endpoints refused with 403 `Requested endpoint is forbidden`.'),
     cache: supportedList(
       { type: 'string' },
-      'Paths whose GET and OPTIONS requests are cached (with `cache_options.enable_cache`).',
+      'Paths whose GET, HEAD and OPTIONS requests are cached (with `cache_options.enable_cache`).',
     ),
     advance_cache_config: supportedList(
       cacheMeta,
@@ -402,12 +402,15 @@ export const extendedPaths: JsonSchema = {
       validateJson,
       'JSON Schema validation of request bodies per endpoint (ajv): the first error answers, with `error_response_code`.',
     ),
-    internal: endpointList(
-      endpoint('InternalMeta', 'An endpoint reachable only from other APIs.', {
-        disabled: { type: 'boolean', description: 'Skips the entry.' },
-      }),
-      'Endpoints reachable only from other APIs.',
-      'not built yet for single endpoints: a whole API can be internal (`internal`), reached from other APIs through `svc://` targets',
+    internal: supportedList(
+      endpoint(
+        'InternalMeta',
+        'An endpoint reachable only through internal targets (`svc://self/...` from the same API, `svc://<api>/...` from another).',
+        {
+          disabled: { type: 'boolean', description: 'Skips the entry.' },
+        },
+      ),
+      'Endpoints reachable only through internal targets of the gateway (`svc://`: a `target_url`, a URL rewrite); a client calling one directly gets 403 `Requested endpoint is forbidden`.',
     ),
     mock_response: supportedList(
       endpoint('MockResponseMeta', 'A mock answer of one endpoint.', {

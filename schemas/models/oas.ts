@@ -189,6 +189,10 @@ const oasOperation: JsonSchema = {
       'OasIgnoreAuthentication',
       'Served without authentication (classic `ignored`).',
     ),
+    internal: switched(
+      'OasInternal',
+      'Reachable only through internal targets of the gateway (`svc://self/...`, `svc://<api>/...`); a client calling it directly gets 403 (classic `internal`).',
+    ),
     requestSizeLimit: switched('OasRequestSizeLimit', 'Largest request body (classic `size_limits`).', {
       value: { type: 'integer', minimum: 0, description: 'Bytes; past them 413.' },
     }),
@@ -298,7 +302,7 @@ const oasCors = switched('OasCors', 'Cross-origin resource sharing (classic `COR
 
 const oasCache = switched('OasCache', 'Response caching (classic `cache_options`).', {
   timeout: seconds('Seconds a response stays cached (0: 60).'),
-  cacheAllSafeRequests: { type: 'boolean', description: 'Cache every GET and OPTIONS request.' },
+  cacheAllSafeRequests: { type: 'boolean', description: 'Cache every GET, HEAD and OPTIONS request.' },
   cacheResponseCodes: statuses,
   cacheByHeaders: { type: 'array', items: { type: 'string' }, description: 'Headers joining the cache key.' },
   enableUpstreamCacheControl: { type: 'boolean', description: 'The upstream decides what is cached.' },

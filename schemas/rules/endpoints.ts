@@ -78,6 +78,7 @@ const PATH_LISTS = [
   'transform_response',
   'track_endpoints',
   'do_not_track_endpoints',
+  'internal',
 ] as const satisfies readonly (keyof ExtendedPathsSet)[];
 
 /** An HTTP header name (RFC 9110 token). */
@@ -248,11 +249,12 @@ export function endpointProblems(versionData: unknown): FieldProblem[] {
 }
 
 /**
- * The methods whose answers the response cache stores (gateway/middleware/cache): GET and
- * OPTIONS. Not HEAD (its answer has no body to serve again: it always goes upstream), nor a
- * method with side effects, whose every request must reach the upstream.
+ * The methods whose answers the response cache stores (gateway/middleware/cache): the safe
+ * methods GET, HEAD and OPTIONS, as the reference caches them (each in its own entry; a HEAD's is
+ * its status, headers and Content-Length). Not a method with side effects, whose every request
+ * must reach the upstream.
  */
-export const CACHED_METHODS: ReadonlySet<string> = new Set(['GET', 'OPTIONS']);
+export const CACHED_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
  * An `advance_cache_config` entry for a method the cache does not store would be kept and never
@@ -267,7 +269,7 @@ function cacheMethodProblems(where: string, e: unknown): FieldProblem[] {
     problem(
       `${where}.method`,
       'NotSupportedYet',
-      `${NOT_SUPPORTED_YET}: caching ${quote(method)} answers (the cache stores GET and OPTIONS answers only: ${method === 'HEAD' ? 'a HEAD answer has no body to serve again' : 'every request of a method with side effects reaches the upstream'}); set method to GET or OPTIONS, or remove the entry`,
+      `${NOT_SUPPORTED_YET}: caching ${quote(method)} answers (the cache stores answers to the safe methods GET, HEAD and OPTIONS only: every request of a method with side effects reaches the upstream); set method to GET, HEAD or OPTIONS, or remove the entry`,
     ),
   ];
 }

@@ -1,6 +1,7 @@
 /**
  * Internal targets: another API of the same gateway as the upstream of a request, written
- * `svc://<api_id>/<path>?<query>` (the reference gateway writes `tyk://`). The gateway's model
+ * `svc://<api>/<path>?<query>` (the reference gateway writes `tyk://`), where `<api>` is `self`
+ * (the API the request is on), an API ID, or an API's name (`resolveInternalTarget`). The gateway's model
  * takes the URL in `proxy.target_url` and in `url_rewrites[].rewrite_to` (and a trigger's), or the
  * object form (`proxy.target_internal`, `rewrite_to_internal`) with the API's ID as `target`; the
  * ApiDefinition resource names the API by reference, which the operator resolves to its ID.
@@ -14,10 +15,51 @@ import { fieldPath } from '../validate.ts';
 /** The scheme of internal targets. */
 export const INTERNAL_SCHEME = 'svc';
 
+/** The host of an internal target that names the API the request is on (`svc://self/...`). */
+export const SELF = 'self';
+
+/**
+ * An API's name as an internal target writes it (as the reference gateway matches it): every
+ * character other than a letter or digit becomes `-`, and case does not matter (`Orders API v2`
+ * is `svc://orders-api-v2/...`).
+ */
+export function internalTargetName(name: string): string {
+  return name.replace(/[^A-Za-z0-9]/g, '-').toLowerCase();
+}
+
+/**
+ * The one rule for which API an internal target's host names, given the APIs of the gateway:
+ * `self` is the API the request is on; else the API with that ID; else the one API whose name,
+ * written as `internalTargetName` says, is the host (case-insensitive). A name that several APIs
+ * share names none of them: `ambiguous` lists their IDs (the definition is refused, naming the
+ * field); no API at all: `missing` (the gateway answers 502 until one is loaded).
+ */
+export function resolveInternalTarget(
+  host: string,
+  selfId: string,
+  apis: Iterable<{ id: string; name?: string | undefined }>,
+): { id: string } | { ambiguous: string[] } | { missing: true } {
+  const wanted = host.toLowerCase();
+  if (wanted === SELF) return { id: selfId };
+  const byName: string[] = [];
+  for (const a of apis) {
+    if (a.id === host) return { id: a.id };
+    if (a.name !== undefined && a.name !== '' && internalTargetName(a.name) === wanted) byName.push(a.id);
+  }
+  if (byName.length === 1 && byName[0] !== undefined) return { id: byName[0] };
+  return byName.length > 1 ? { ambiguous: byName.sort() } : { missing: true };
+}
+
+/** The problem of an internal target whose host is an API name several APIs share. */
+export function ambiguousTargetMessage(host: string, ids: readonly string[]): string {
+  return `svc://${host}: ${String(ids.length)} APIs have the name ${quote(host)} (${ids.join(', ')}): write the API ID of the one meant (svc://<api_id>/...), or give the APIs different names`;
+}
+
 /** API IDs as the gateway accepts them (`idPattern` of the model). */
 const API_ID = /^[A-Za-z0-9._~-]+$/;
 
-const EXAMPLE = 'svc://<api_id>/<path>?<query>, such as svc://orders-internal/items?check_limits=true';
+const EXAMPLE =
+  'svc://<api_id>/<path>?<query> (or svc://self/... for the same API, or svc://<api-name>/...), such as svc://orders-internal/items?check_limits=true';
 
 /** Whether a target URL names another API of the gateway (`svc://...`). */
 export function isInternalUrl(raw: string): boolean {
@@ -74,6 +116,29 @@ export function internalUrl(t: InternalTargetInput | undefined, id?: string): st
   return `svc://${target}${path === '' || path.startsWith('/') ? path : `/${path}`}${query === '' ? '' : `?${query.replace(/^\?/, '')}`}`;
 }
 
+/**
+ * Calls `visit` with every `url_rewrites` entry of every version, then each of its triggers, with
+ * the field path of each (the rewrite target is a field of both).
+ */
+function eachUrlRewrite(
+  api: { version_data?: unknown },
+  visit: (where: string, rule: unknown) => void,
+): void {
+  const versions =
+    model<Record<string, unknown>>(model<{ versions: unknown }>(api.version_data)?.versions) ?? {};
+  for (const [name, v] of Object.entries(versions)) {
+    const at = fieldPath(`/version_data/versions/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`);
+    const paths = model<{ url_rewrites: unknown }>(model<{ extended_paths: unknown }>(v)?.extended_paths);
+    list(paths?.url_rewrites).forEach((e, i) => {
+      const where = `${at}.extended_paths.url_rewrites[${String(i)}]`;
+      visit(where, e);
+      list(model<{ triggers: unknown }>(e)?.triggers).forEach((t, j) => {
+        visit(`${where}.triggers[${String(j)}]`, t);
+      });
+    });
+  }
+}
+
 /** The internal targets a definition writes in object form, each with its field path. */
 export function internalTargetsOf(api: {
   proxy?: unknown;
@@ -85,23 +150,9 @@ export function internalTargetsOf(api: {
     if (value?.target !== undefined) out.push({ path, value });
   };
   add('proxy.target_internal', model<{ target_internal: unknown }>(api.proxy)?.target_internal);
-  const versions =
-    model<Record<string, unknown>>(model<{ versions: unknown }>(api.version_data)?.versions) ?? {};
-  for (const [name, v] of Object.entries(versions)) {
-    const at = fieldPath(`/version_data/versions/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`);
-    const paths = model<{ url_rewrites: unknown }>(model<{ extended_paths: unknown }>(v)?.extended_paths);
-    list(paths?.url_rewrites).forEach((e, i) => {
-      const entry = model<{ rewrite_to_internal: unknown; triggers: unknown }>(e);
-      const where = `${at}.extended_paths.url_rewrites[${String(i)}]`;
-      add(`${where}.rewrite_to_internal`, entry?.rewrite_to_internal);
-      list(entry?.triggers).forEach((t, j) => {
-        add(
-          `${where}.triggers[${String(j)}].rewrite_to_internal`,
-          model<{ rewrite_to_internal: unknown }>(t)?.rewrite_to_internal,
-        );
-      });
-    });
-  }
+  eachUrlRewrite(api, (where, rule) => {
+    add(`${where}.rewrite_to_internal`, model<{ rewrite_to_internal: unknown }>(rule)?.rewrite_to_internal);
+  });
   return out;
 }
 
@@ -130,6 +181,57 @@ export function gatewayInternalTargetProblems(api: {
     const url = internalUrl(value) ?? '';
     const parsed = parseInternalTarget(url);
     if ('message' in parsed) out.push(problem(path, parsed.type, parsed.message));
+  }
+  return out;
+}
+
+/** The host of a `svc://` URL, or undefined when `raw` is no internal target. */
+function hostOfUrl(raw: unknown): string | undefined {
+  const s = text(raw);
+  if (s === undefined || !isInternalUrl(s)) return undefined;
+  return /^svc:\/\/([^/?#]*)/i.exec(s.trim())?.[1];
+}
+
+/**
+ * The hosts of every internal target a classic definition writes, each with its field path: the
+ * URL fields (`proxy.target_url`, `url_rewrites[].rewrite_to` and a trigger's) and the object form
+ * (`...target_internal.target`, `...rewrite_to_internal.target`).
+ */
+export function internalTargetHostsOf(api: {
+  proxy?: unknown;
+  version_data?: unknown;
+}): { path: string; host: string }[] {
+  const out: { path: string; host: string }[] = [];
+  const url = (path: string, v: unknown): void => {
+    const host = hostOfUrl(v);
+    if (host !== undefined) out.push({ path, host });
+  };
+  url('proxy.target_url', model<{ target_url: unknown }>(api.proxy)?.target_url);
+  for (const { path, value } of internalTargetsOf(api)) {
+    const host = text(value.target);
+    if (host !== undefined) out.push({ path: `${path}.target`, host });
+  }
+  eachUrlRewrite(api, (where, rule) => {
+    url(`${where}.rewrite_to`, model<{ rewrite_to: unknown }>(rule)?.rewrite_to);
+  });
+  return out;
+}
+
+/**
+ * The internal targets of API `selfId` whose host is a name several of `apis` share
+ * (`resolveInternalTarget`), each refused at its field: the gateway, which holds every API,
+ * leaves such a definition out of its routes with these problems.
+ */
+export function ambiguousTargetProblems(
+  api: { proxy?: unknown; version_data?: unknown },
+  selfId: string,
+  apis: readonly { id: string; name?: string | undefined }[],
+): FieldProblem[] {
+  const out: FieldProblem[] = [];
+  for (const { path, host } of internalTargetHostsOf(api)) {
+    const found = resolveInternalTarget(host, selfId, apis);
+    if ('ambiguous' in found)
+      out.push(problem(path, 'Invalid', ambiguousTargetMessage(host, found.ambiguous)));
   }
   return out;
 }

@@ -601,6 +601,29 @@ const cases: Case[] = [
     ],
   },
   {
+    name: "an operation's internal: the classic internal entry of its path and method",
+    doc: oas(
+      {
+        middleware: {
+          operations: { s: { internal: { enabled: true } }, o: { internal: { enabled: false } } },
+        },
+      },
+      { paths: { '/s/{id}': { get: { operationId: 's' } }, '/o': { post: { operationId: 'o' } } } },
+    ),
+    api: classic({
+      version_data: {
+        not_versioned: true,
+        versions: {
+          Default: {
+            name: 'Default',
+            use_extended_paths: true,
+            extended_paths: { internal: [{ path: '/s/{id}', method: 'GET' }] },
+          },
+        },
+      },
+    }),
+  },
+  {
     name: 'switched-off and empty settings say nothing',
     doc: oas({
       upstream: { serviceDiscovery: { enabled: false, queryEndpoint: 'x' } },

@@ -788,7 +788,9 @@ function readOperations(c: Conversion): void {
       const ignoreCase = c.take([...here, 'ignoreCase']) === true;
       x.add(classic, { ...base, ...(ignoreCase ? { ignore_case: true } : {}) }, here);
     }
-    let here = [...at, 'requestSizeLimit'];
+    let here = [...at, 'internal'];
+    if (c.enabled(here)) x.add('internal', { ...base }, here);
+    here = [...at, 'requestSizeLimit'];
     if (c.enabled(here))
       x.add('size_limits', { ...base, size_limit: c.take([...here, 'value']) ?? 0 }, here, {
         size_limit: 'value',

@@ -6,7 +6,7 @@
  */
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
 import { authMethodsOf, tokenAuthConfigOf } from '../../../schemas/rules/auth.ts';
-import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { reject, type Middleware, type Rejection } from '../../pipeline/compose.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
 import {
   locationsOf,
@@ -16,6 +16,7 @@ import {
 } from '../../pipeline/credentials.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 import { adoptIdentity } from '../../sessions/identity.ts';
+import type { LoadedKey } from '../../sessions/sessions.ts';
 import { boundCertificatePresented, certificateKey } from '../mutual-tls/index.ts';
 import { refusalOf } from '../../sessions/refusal.ts';
 
@@ -43,24 +44,17 @@ export const authToken: Middleware = {
     const orgId = api.org_id ?? '';
     // Dynamic mTLS: a key bound to the client's certificate needs no token.
     const useCertificate = tokenAuthConfigOf(api)?.use_certificate === true;
-    return async (ctx, next) => {
-      const byCert = useCertificate ? await certificateKey(ctx, orgId, deps.sessions, deps.now()) : undefined;
-      if (byCert instanceof GatewayError) return reject(ctx, byCert);
-      if (byCert !== undefined) {
-        const refused = refusalOf(byCert, orgId);
-        if (refused !== undefined) return reject(ctx, refused);
-        if (!byCert.applied.ok) return reject(ctx, GatewayError.accessDisallowed());
-        adoptIdentity(ctx, api, 'auth_token', byCert.id, byCert.applied.session);
-        await next();
-        return undefined;
-      }
-      const found = readToken(ctx, where);
-      if (found === undefined) return reject(ctx, GatewayError.authFieldMissing());
-      const key = await deps.sessions.byKey(found.value);
+    /** The request's key (or none): refused, or adopted as the request's identity. */
+    const withKey = (
+      ctx: RequestContext,
+      key: LoadedKey | null | undefined,
+      found: Found,
+    ): Rejection | undefined => {
       // A basic-auth user is a key named by its user name: its name is no token. A key bound to
       // a certificate is named by public data: it needs that certificate too.
       if (
         key === undefined ||
+        key === null ||
         key.stored.basic_auth_data !== undefined ||
         !boundCertificatePresented(ctx, key)
       ) {
@@ -72,8 +66,26 @@ export const authToken: Middleware = {
       if (!key.applied.ok) return reject(ctx, GatewayError.accessDisallowed());
       adoptIdentity(ctx, api, 'auth_token', key.id, key.applied.session);
       (ctx.state.credentials ??= []).push(found.source);
-      await next();
       return undefined;
     };
+    /** The token's key: from the cache without waiting when it holds it. */
+    const byToken = (ctx: RequestContext): Rejection | undefined | Promise<Rejection | undefined> => {
+      const found = readToken(ctx, where);
+      if (found === undefined) return reject(ctx, GatewayError.authFieldMissing());
+      const cached = deps.sessions.byKeyCached(found.value);
+      if (cached !== undefined) return withKey(ctx, cached, found);
+      return deps.sessions.byKey(found.value).then((key) => withKey(ctx, key, found));
+    };
+    const byCertificateOrToken = async (ctx: RequestContext): Promise<Rejection | undefined> => {
+      const byCert = await certificateKey(ctx, orgId, deps.sessions, deps.now());
+      if (byCert instanceof GatewayError) return reject(ctx, byCert);
+      if (byCert === undefined) return byToken(ctx);
+      const refused = refusalOf(byCert, orgId);
+      if (refused !== undefined) return reject(ctx, refused);
+      if (!byCert.applied.ok) return reject(ctx, GatewayError.accessDisallowed());
+      adoptIdentity(ctx, api, 'auth_token', byCert.id, byCert.applied.session);
+      return undefined;
+    };
+    return { wait: useCertificate ? byCertificateOrToken : byToken };
   },
 };

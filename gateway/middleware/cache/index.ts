@@ -1,7 +1,7 @@
 /**
  * Response caching (`cache_options`, and the version's `extended_paths.cache` and
- * `advance_cache_config`). With `enable_cache`, a request is cached when it is a GET or OPTIONS
- * and either `cache_all_safe_requests` is set, its path is in the `cache` list, or an
+ * `advance_cache_config`). With `enable_cache`, a request is cached when it is a GET, HEAD or
+ * OPTIONS (the safe methods, as the reference) and either `cache_all_safe_requests` is set, its path is in the `cache` list, or an
  * `advance_cache_config` entry matches its method and path (the entry's `timeout` and
  * `cache_response_codes` then replace the API's; an entry for another method is refused when
  * written, schemas/rules/endpoints.ts). The first answer is the upstream's, stored for
@@ -17,8 +17,11 @@
  *   carries `x-tyk-cache-action-set` (the reference's header, so migrated upstreams keep working),
  *   for the seconds in the header `cache_control_ttl_header` (default
  *   `x-tyk-cache-action-set-ttl`), else `cache_timeout`.
+ * - HEAD: its own entries (the method is in the key), as the reference: the upstream's status and
+ *   headers, and its Content-Length, which a hit sends again without a body (a HEAD answer whose
+ *   Content-Length is past `MAX_BODY` is not stored, as the GET answer would not be).
  * - Not stored: responses with `Set-Cookie`, bodies that are not UTF-8 text or larger than
- *   `MAX_BODY`, HEAD requests (their answer has no body to serve again).
+ *   `MAX_BODY`.
  * - Where: Redis when the gateway's store is Redis (shared by every node), else the memory of
  *   each gateway process (store.ts).
  *
@@ -199,6 +202,7 @@ function storable(
   rec: Recorder,
   s: Settings,
   rule: Rule | undefined,
+  head: boolean,
 ): { value: CachedResponse; ttlMs: number } | undefined {
   if (!rec.ended || rec.tooLarge || rec.status === 0) return undefined;
   const codes = rule?.codes ?? s.codes;
@@ -211,21 +215,38 @@ function storable(
     const ttl = Number(rec.headers[s.ttlHeader]);
     if (Number.isInteger(ttl) && ttl > 0) ttlS = ttl;
   }
-  const raw = Buffer.concat(rec.chunks);
-  const body = rec.chunked ? dechunk(raw) : raw;
-  if (body === undefined || body.length > MAX_BODY || !isUtf8(body)) return undefined;
   const headers: Record<string, string> = {};
   for (const [name, v] of Object.entries(rec.headers)) {
     if (v === undefined || NOT_STORED.has(name)) continue;
     headers[name] = Array.isArray(v) ? v.join(', ') : v;
   }
+  if (head) {
+    // No body: the Content-Length the upstream gave is what a hit sends again.
+    const length = headLength(rec.headers['content-length']);
+    if (length === undefined || length > MAX_BODY) return undefined;
+    headers['content-length'] = String(length);
+    return { value: { status: rec.status, headers, body: '' }, ttlMs: ttlS * 1000 };
+  }
+  const raw = Buffer.concat(rec.chunks);
+  const body = rec.chunked ? dechunk(raw) : raw;
+  if (body === undefined || body.length > MAX_BODY || !isUtf8(body)) return undefined;
   return { value: { status: rec.status, headers, body: body.toString('utf8') }, ttlMs: ttlS * 1000 };
 }
 
+/**
+ * The Content-Length of an answer to HEAD; undefined when it has none (a chunked answer, whose
+ * framing a hit could not repeat: not stored) or a malformed one.
+ */
+function headLength(v: string | undefined): number | undefined {
+  return v !== undefined && /^[0-9]{1,16}$/.test(v) ? Number(v) : undefined;
+}
+
 /** The answer of a hit: the stored response, the gateway's own headers winning, as upstream. */
-function hitReply(ctx: RequestContext, hit: CachedResponse): GatewayError {
+function hitReply(ctx: RequestContext, hit: CachedResponse, head: boolean): GatewayError {
   const headers: Record<string, string> = {};
   for (const [name, v] of Object.entries(hit.headers)) {
+    // A HEAD entry's Content-Length is sent as the answer's own (below).
+    if (name === 'content-length') continue;
     if (Object.hasOwn(ctx.responseHeaders, name) || ctx.removedResponseHeaders?.has(name) === true) continue;
     headers[name] = v;
   }
@@ -233,6 +254,8 @@ function hitReply(ctx: RequestContext, hit: CachedResponse): GatewayError {
   const vary = addedResponseHeaders(ctx.responseHeaders, hit.headers.vary, ctx.removedResponseHeaders).vary;
   if (vary !== undefined) headers.vary = vary;
   headers[CACHED_HEADER] = '1';
+  if (head)
+    return GatewayError.headReply(hit.status, headLength(hit.headers['content-length']) ?? 0, headers);
   return GatewayError.reply(hit.status, hit.body, headers);
 }
 
@@ -265,12 +288,13 @@ export const responseCache: Middleware = {
       }
       const key = cacheKey(ctx, s, scope);
       const hit = await store.get(key);
-      if (hit !== undefined) return reject(ctx, hitReply(ctx, hit));
+      const head = method === 'HEAD';
+      if (hit !== undefined) return reject(ctx, hitReply(ctx, hit, head));
       const rec = new Recorder();
       ctx.responseTap = rec;
       await next();
       ctx.responseTap = undefined;
-      const out = storable(rec, s, rule);
+      const out = storable(rec, s, rule, head);
       // Not awaited: the client has its answer; a write that fails is a later miss.
       if (out !== undefined) void store.set(key, out.value, out.ttlMs);
       return undefined;

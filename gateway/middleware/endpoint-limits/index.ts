@@ -37,31 +37,31 @@ export const endpointLimits: Middleware = {
   enabled: (api) => api.use_keyless !== true && api.disable_rate_limit !== true,
   create: (api, deps) => {
     const apiId = api.api_id ?? '';
-    return async (ctx, next) => {
-      const ar = ctx.session?.access_rights?.[apiId];
-      const keyId = ctx.state.keyId;
-      if (ar?.endpoints === undefined || ar.endpoints.length === 0 || keyId === undefined) {
-        await next();
-        return undefined;
-      }
-      const rest = ctx.path.slice(ctx.route.listenPath.length) || '/';
-      const method = ctx.method.toUpperCase();
-      for (const e of endpointsOf(ar)) {
-        const limit = e.methods.get(method);
-        if (limit === undefined || !e.re.test(rest)) continue;
-        const name = counterName.endpoint(keyId, apiId, method, e.path);
-        const v = await deps.limits.run(() => deps.counters.rate(name, limit.rate, limit.per * 1000));
-        if (v === UNAVAILABLE) {
-          if (!deps.limits.failOpen) return reject(ctx, GatewayError.limitsUnavailable());
-        } else if (!v.allowed) {
-          ctx.emit('RateLimitExceeded', `Rate Limit Exceeded on ${method} ${e.path}`);
-          deps.metrics?.refused('endpoint_rate_limit');
-          return reject(ctx, GatewayError.rateLimitExceeded());
+    return {
+      wait: (ctx) => {
+        const ar = ctx.session?.access_rights?.[apiId];
+        const keyId = ctx.state.keyId;
+        if (ar?.endpoints === undefined || ar.endpoints.length === 0 || keyId === undefined) return undefined;
+        const rest = ctx.path.slice(ctx.route.listenPath.length) || '/';
+        const method = ctx.method.toUpperCase();
+        for (const e of endpointsOf(ar)) {
+          const limit = e.methods.get(method);
+          if (limit === undefined || !e.re.test(rest)) continue;
+          const name = counterName.endpoint(keyId, apiId, method, e.path);
+          return deps.limits
+            .run(() => deps.counters.rate(name, limit.rate, limit.per * 1000))
+            .then((v) => {
+              if (v === UNAVAILABLE) {
+                return deps.limits.failOpen ? undefined : reject(ctx, GatewayError.limitsUnavailable());
+              }
+              if (v.allowed) return undefined;
+              ctx.emit('RateLimitExceeded', `Rate Limit Exceeded on ${method} ${e.path}`);
+              deps.metrics?.refused('endpoint_rate_limit');
+              return reject(ctx, GatewayError.rateLimitExceeded());
+            });
         }
-        break;
-      }
-      await next();
-      return undefined;
+        return undefined;
+      },
     };
   },
 };

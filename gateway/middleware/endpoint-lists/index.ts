@@ -126,6 +126,10 @@ export function unlessIgnored(m: Middleware): Middleware {
         const before = made.before;
         return { ...made, before: (ctx) => (ignoredRequests.has(ctx) ? undefined : before(ctx)) };
       }
+      if (typeof made !== 'function' && 'wait' in made) {
+        const wait = made.wait;
+        return { ...made, wait: (ctx) => (ignoredRequests.has(ctx) ? undefined : wait(ctx)) };
+      }
       const handle = typeof made === 'function' ? made : made.handle;
       const skipping: Handler = (ctx, next) =>
         ignoredRequests.has(ctx) ? next().then(() => undefined) : handle(ctx, next);

@@ -10,10 +10,12 @@
  * fires `TriggerExceeded`. The X-RateLimit-* headers carry the quota unless the gateway is set
  * to rate headers.
  */
-import { allowanceOf, crossedTrigger, quotaLimited } from '../../limits/allowance.ts';
-import { counterName } from '../../limits/counters.ts';
+import type { GatewaySession } from '../../../schemas/generated/models.ts';
+import { allowanceOf, crossedTrigger, quotaLimited, type Allowance } from '../../limits/allowance.ts';
+import { counterName, type QuotaUse } from '../../limits/counters.ts';
 import { UNAVAILABLE } from '../../limits/guard.ts';
-import { reject, type Middleware } from '../../pipeline/compose.ts';
+import type { RequestContext } from '../../pipeline/context.ts';
+import { reject, type Middleware, type Rejection } from '../../pipeline/compose.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 
 /** See the module comment. */
@@ -27,26 +29,15 @@ export const quota: Middleware = {
     const monitored = deps.config.monitor_enable_trigger_monitors && deps.config.monitor_user_keys;
     const global =
       deps.config.monitor_global_trigger_limit > 0 ? [deps.config.monitor_global_trigger_limit] : [];
-    return async (ctx, next) => {
-      const session = ctx.session;
-      const keyId = ctx.state.keyId;
-      if (session === undefined || keyId === undefined) return reject(ctx, GatewayError.accessDisallowed());
-      const a = allowanceOf(session, apiId);
-      if (!quotaLimited(a)) {
-        await next();
-        return undefined;
-      }
-      const name = counterName.quota(keyId, a.scope);
-      const counted = ctx.state.quotaCounted;
-      const u =
-        counted?.name === name
-          ? counted.use
-          : await deps.limits.run(() => deps.counters.quota(name, keyId, a.quotaRenewalRate * 1000));
-      if (u === UNAVAILABLE) {
-        if (!deps.limits.failOpen) return reject(ctx, GatewayError.limitsUnavailable());
-        await next();
-        return undefined;
-      }
+    /** The refusal the quota's use means, if any, and its headers and trigger events. */
+    const decide = (
+      ctx: RequestContext,
+      session: GatewaySession,
+      a: Allowance,
+      u: QuotaUse | typeof UNAVAILABLE,
+    ): Rejection | undefined => {
+      if (u === UNAVAILABLE)
+        return deps.limits.failOpen ? undefined : reject(ctx, GatewayError.limitsUnavailable());
       if (headers) {
         ctx.responseHeaders['x-ratelimit-limit'] = String(a.quotaMax);
         ctx.responseHeaders['x-ratelimit-remaining'] = String(Math.max(0, a.quotaMax - u.used));
@@ -65,8 +56,23 @@ export const quota: Middleware = {
         deps.metrics?.refused('quota');
         return reject(ctx, GatewayError.quotaExceeded());
       }
-      await next();
       return undefined;
+    };
+    return {
+      wait: (ctx) => {
+        const session = ctx.session;
+        const keyId = ctx.state.keyId;
+        if (session === undefined || keyId === undefined) return reject(ctx, GatewayError.accessDisallowed());
+        const a = allowanceOf(session, apiId);
+        if (!quotaLimited(a)) return undefined;
+        const name = counterName.quota(keyId, a.scope);
+        // Counted with the rate limit, in the same step (rate-limit's `rateThenQuota`), or here.
+        const counted = ctx.state.quotaCounted;
+        if (counted?.name === name) return decide(ctx, session, a, counted.use);
+        return deps.limits
+          .run(() => deps.counters.quota(name, keyId, a.quotaRenewalRate * 1000))
+          .then((u) => decide(ctx, session, a, u));
+      },
     };
   },
 };

@@ -12,11 +12,11 @@
  * count in `ctx.state.quotaCounted` for the quota step, which decides on it.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { allowanceOf, quotaLimited, rateLimited, throttled } from '../../limits/allowance.ts';
+import { allowanceOf, quotaLimited, rateLimited, throttled, type Allowance } from '../../limits/allowance.ts';
 import { counterName, type RateVerdict } from '../../limits/counters.ts';
 import { UNAVAILABLE } from '../../limits/guard.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
-import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { reject, type Middleware, type Rejection } from '../../pipeline/compose.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 import { quota } from '../quota/index.ts';
 
@@ -35,34 +35,45 @@ export const rateLimit: Middleware = {
     const apiId = api.api_id ?? '';
     const headers = deps.config.rate_limit_headers === 'rate';
     const quotaStep = quota.enabled(api);
-    return async (ctx, next) => {
-      const session = ctx.session;
-      const keyId = ctx.state.keyId;
-      if (session === undefined || keyId === undefined) return reject(ctx, GatewayError.accessDisallowed());
-      const a = allowanceOf(session, apiId);
-      if (!rateLimited(a)) {
-        await next();
-        return undefined;
-      }
-      const name = counterName.rate(keyId, a.scope);
-      const windowMs = a.per * 1000;
-      const rate = { name, limit: a.rate, windowMs };
-      const q = quotaStep && quotaLimited(a) ? counterName.quota(keyId, a.scope) : undefined;
-      const check = (): Promise<RateVerdict | typeof UNAVAILABLE> =>
-        deps.limits.run(async () => {
-          if (q === undefined) return deps.counters.rate(name, a.rate, windowMs);
-          const both = await deps.counters.rateThenQuota(rate, {
-            name: q,
-            group: keyId,
-            periodMs: a.quotaRenewalRate * 1000,
-          });
-          if (both.quota !== undefined) ctx.state.quotaCounted = { name: q, use: both.quota };
-          return both.rate;
-        });
-      let v = await check();
-      if (v !== UNAVAILABLE && !v.allowed) {
-        ctx.emit('RateLimitExceeded', 'Key Rate Limit Exceeded');
-        if (throttled(a)) {
+    /** The verdict's headers, and the refusal it means, if any. */
+    const decide = (
+      ctx: RequestContext,
+      a: Allowance,
+      v: RateVerdict | typeof UNAVAILABLE,
+    ): Rejection | undefined => {
+      if (v === UNAVAILABLE)
+        return deps.limits.failOpen ? undefined : reject(ctx, GatewayError.limitsUnavailable());
+      if (headers) rateHeaders(ctx, a.rate, v, deps.now());
+      if (v.allowed) return undefined;
+      deps.metrics?.refused(throttled(a) ? 'throttle' : 'rate_limit');
+      return reject(ctx, GatewayError.rateLimitExceeded());
+    };
+    return {
+      wait: (ctx) => {
+        const session = ctx.session;
+        const keyId = ctx.state.keyId;
+        if (session === undefined || keyId === undefined) return reject(ctx, GatewayError.accessDisallowed());
+        const a = allowanceOf(session, apiId);
+        if (!rateLimited(a)) return undefined;
+        const name = counterName.rate(keyId, a.scope);
+        const windowMs = a.per * 1000;
+        const q = quotaStep && quotaLimited(a) ? counterName.quota(keyId, a.scope) : undefined;
+        const check = (): Promise<RateVerdict | typeof UNAVAILABLE> =>
+          deps.limits.run(() =>
+            q === undefined
+              ? deps.counters.rate(name, a.rate, windowMs)
+              : deps.counters
+                  .rateThenQuota(
+                    { name, limit: a.rate, windowMs },
+                    { name: q, group: keyId, periodMs: a.quotaRenewalRate * 1000 },
+                  )
+                  .then((both) => {
+                    if (both.quota !== undefined) ctx.state.quotaCounted = { name: q, use: both.quota };
+                    return both.rate;
+                  }),
+          );
+        const throttle = async (first: RateVerdict): Promise<Rejection | undefined> => {
+          let v: RateVerdict | typeof UNAVAILABLE = first;
           for (let retry = 0; retry < a.throttleRetryLimit; retry++) {
             deps.metrics?.throttled();
             try {
@@ -74,19 +85,14 @@ export const rateLimit: Middleware = {
             if (v === UNAVAILABLE || v.allowed) break;
             ctx.emit('RateLimitExceeded', 'Key Rate Limit Exceeded');
           }
-        }
-      }
-      if (v === UNAVAILABLE) {
-        if (!deps.limits.failOpen) return reject(ctx, GatewayError.limitsUnavailable());
-      } else {
-        if (headers) rateHeaders(ctx, a.rate, v, deps.now());
-        if (!v.allowed) {
-          deps.metrics?.refused(throttled(a) ? 'throttle' : 'rate_limit');
-          return reject(ctx, GatewayError.rateLimitExceeded());
-        }
-      }
-      await next();
-      return undefined;
+          return decide(ctx, a, v);
+        };
+        return check().then((v) => {
+          if (v === UNAVAILABLE || v.allowed) return decide(ctx, a, v);
+          ctx.emit('RateLimitExceeded', 'Key Rate Limit Exceeded');
+          return throttled(a) ? throttle(v) : decide(ctx, a, v);
+        });
+      },
     };
   },
 };

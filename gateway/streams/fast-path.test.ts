@@ -1,0 +1,80 @@
+/**
+ * Stream endpoints on the connection-level fast path (server/fast-path.ts): publishes are served
+ * there (not handed to node:http), messages arrive whole and in order, an
+ * event stream outlives the upstream timeout, and the chain in front still refuses.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { waitFor } from '../../lib/testing/wait.ts';
+import { fastPathStats } from '../server/fast-path.ts';
+import { startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { openSse, streamsDocument } from './testing.ts';
+
+/** A short upstream timeout: an event stream idle longer than it must go on. */
+const UPSTREAM_TIMEOUT_MS = 400;
+
+describe('streams on the fast path', () => {
+  let gw: InProcessGateway;
+  before(async () => {
+    gw = await startGateway({
+      argv: ['--streaming-enabled', '--workers', '1', '--upstream-timeout-ms', String(UPSTREAM_TIMEOUT_MS)],
+    });
+    const res = await gw.admin(
+      'POST',
+      '/svc/apis/oas',
+      streamsDocument('fast', {
+        relay: {
+          input: { http_server: { path: '/post' } },
+          // No heartbeat: nothing flows on the event stream between messages.
+          output: { http_server: { stream_path: '/sse', stream_format: 'event_source' } },
+        },
+      }),
+    );
+    assert.equal(res.status, 200, res.text);
+    await gw.reload();
+  });
+  after(async () => {
+    await gw.stop();
+  });
+
+  test('publishes and an event stream are served on the fast path, every message delivered in order', async () => {
+    const before = { ...fastPathStats };
+    // Bento sends the head of an event stream with its first event.
+    const opening = openSse(gw.port, '/fast/sse');
+    const sent = Array.from({ length: 50 }, (_, i) => JSON.stringify({ i, text: `message ${i}` }));
+    for (const body of sent) {
+      const res = await gw.request({ fresh: true, method: 'POST', path: '/fast/post', body });
+      assert.equal(res.status, 200, res.text);
+    }
+    const sse = await opening;
+    assert.equal(sse.status, 200);
+    await waitFor('50 events', () => sse.events.length >= sent.length, 20_000);
+    assert.deepEqual(sse.events, sent);
+    sse.close();
+    // The publishes (each on a new connection); the consumer may reuse a kept-alive connection
+    // that node:http already has.
+    assert.ok(fastPathStats.requests - before.requests >= sent.length, 'served on the fast path');
+    assert.equal(fastPathStats.handoffs, before.handoffs, 'nothing handed to node:http');
+  });
+
+  test('an event stream idle longer than the upstream timeout still delivers', async () => {
+    const opening = openSse(gw.port, '/fast/sse');
+    const first = await gw.request({ fresh: true, method: 'POST', path: '/fast/post', body: 'first' });
+    assert.equal(first.status, 200, first.text);
+    const sse = await opening;
+    assert.equal(sse.status, 200);
+    await new Promise((r) => setTimeout(r, UPSTREAM_TIMEOUT_MS * 3));
+    const res = await gw.request({ fresh: true, method: 'POST', path: '/fast/post', body: 'late' });
+    assert.equal(res.status, 200, res.text);
+    await waitFor('the late event', () => sse.events.includes('late'), 10_000);
+    sse.close();
+  });
+
+  test('a wrong verb is 405 and a path of no stream goes to the upstream (502 here)', async () => {
+    const wrong = await gw.request({ method: 'GET', path: '/fast/post' });
+    assert.equal(wrong.status, 405);
+    assert.equal(wrong.headers.allow, 'POST');
+    const other = await gw.request({ method: 'GET', path: '/fast/elsewhere' });
+    assert.equal(other.status, 502);
+  });
+});

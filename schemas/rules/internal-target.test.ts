@@ -1,0 +1,80 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  ambiguousTargetProblems,
+  internalTargetHostsOf,
+  internalTargetName,
+  parseInternalTarget,
+  resolveInternalTarget,
+} from './internal-target.ts';
+
+const apis = [
+  { id: 'orders-1', name: 'Orders API' },
+  { id: 'dup-a', name: 'Dup Name' },
+  { id: 'dup-b', name: 'dup-name' },
+  { id: 'named-like-an-id', name: 'orders-1' },
+];
+
+test('internalTargetName: non-alphanumerics become -, lower case', () => {
+  assert.equal(internalTargetName('Orders API v2'), 'orders-api-v2');
+  assert.equal(internalTargetName('a.b_c'), 'a-b-c');
+});
+
+const resolutions: { host: string; want: ReturnType<typeof resolveInternalTarget> }[] = [
+  { host: 'self', want: { id: 'me' } },
+  { host: 'SELF', want: { id: 'me' } },
+  { host: 'orders-1', want: { id: 'orders-1' } }, // an ID wins over a name
+  { host: 'orders-api', want: { id: 'orders-1' } },
+  { host: 'ORDERS-API', want: { id: 'orders-1' } },
+  { host: 'dup-name', want: { ambiguous: ['dup-a', 'dup-b'] } },
+  { host: 'nowhere', want: { missing: true } },
+];
+for (const r of resolutions) {
+  test(`resolveInternalTarget: ${r.host}`, () => {
+    assert.deepEqual(resolveInternalTarget(r.host, 'me', apis), r.want);
+  });
+}
+
+test('parseInternalTarget: self and names parse as hosts', () => {
+  const t = parseInternalTarget('svc://self/private/1?x=1');
+  assert.ok(!('message' in t));
+  assert.equal(t.host, 'self');
+  assert.equal(t.basePath, '/private/1');
+});
+
+test('ambiguousTargetProblems: every field naming a shared name, with its path', () => {
+  const api = {
+    proxy: { target_url: 'svc://dup-name/x' },
+    version_data: {
+      versions: {
+        Default: {
+          extended_paths: {
+            url_rewrites: [
+              {
+                rewrite_to: 'svc://self/a',
+                triggers: [{ rewrite_to: 'svc://Dup-Name/t' }],
+                rewrite_to_internal: { target: 'orders-api' },
+              },
+            ],
+          },
+        },
+      },
+    },
+  };
+  assert.deepEqual(
+    internalTargetHostsOf(api).map((h) => h.host),
+    ['dup-name', 'orders-api', 'self', 'Dup-Name'],
+  );
+  const problems = ambiguousTargetProblems(api, 'me', apis);
+  assert.deepEqual(
+    problems.map((p) => p.path),
+    [
+      'proxy.target_url',
+      'version_data.versions.Default.extended_paths.url_rewrites[0].triggers[0].rewrite_to',
+    ],
+  );
+  assert.match(
+    problems[0]?.message ?? '',
+    /svc:\/\/dup-name: 2 APIs have the name "dup-name" \(dup-a, dup-b\): write the API ID/,
+  );
+});

@@ -1,0 +1,151 @@
+/**
+ * Lookups answered from memory: the svc kinds and Ingresses are listed once and watched (one
+ * informer per kind, shared with the route-claim cache, main.ts), so that an admission review
+ * costs no request to the API server. Before this, a DELETE listed every SecurityPolicy (or every
+ * API), an update of any ConfigMap listed both OAS-based kinds, and a reference check made a GET;
+ * during a burst of thousands of objects these competed with the burst's own writes.
+ *
+ * A cache lags the cluster by a watch event, so it is used in the direction where that is safe:
+ * - a refusal that rests on what a cache holds (the dependents that block a DELETE, the
+ *   Ingresses that use a template) is confirmed by fresh reads first (`Lookups.live`, used by
+ *   references.ts and template.ts): an object deleted since is not named;
+ * - an object this server has just admitted (CREATE or UPDATE of an svc kind) is held beside the
+ *   cache for a while (`admitted`), so that a DELETE right after the create that made it a
+ *   dependent is refused even before its watch event arrives;
+ * - a reference the cache does not find is looked up fresh before a warning says it is missing.
+ * ConfigMaps and Secrets are not watched (every one of the cluster would be held, Secrets with
+ * their values): they are read when an object names one, as before.
+ * Until a kind's first list is in, a review that needs it is refused with a message that says so
+ * (`CacheNotSyncedError`), and the server is not ready.
+ */
+import { asObject, at, metaOf } from './access.ts';
+import { CacheNotSyncedError } from './lookups.ts';
+import type { IngressView, Lookups, SvcKind, SvcKinds } from './lookups.ts';
+
+/** One watched kind, as the lookups read it (an Informer, or a map in tests). */
+export interface ObjectSource {
+  get(namespace: string, name: string): unknown;
+  list(): unknown[];
+}
+
+/** A watched kind and whether its first list is in. */
+export class WatchedKind {
+  readonly #source: ObjectSource;
+  /** What the refusal while unsynced calls these objects ("SecurityPolicies"). */
+  readonly what: string;
+  #synced = false;
+
+  constructor(what: string, source: ObjectSource) {
+    this.what = what;
+    this.#source = source;
+  }
+
+  /** Called once the first list is in (the informer's `start` resolved). */
+  markSynced(): void {
+    this.#synced = true;
+  }
+
+  synced(): boolean {
+    return this.#synced;
+  }
+
+  /** The source, or a refusal when it has not listed its kind yet. */
+  source(): ObjectSource {
+    if (!this.#synced) throw new CacheNotSyncedError(this.what);
+    return this.#source;
+  }
+}
+
+/** What `watchLookups` reads. */
+export interface WatchLookupsDeps {
+  /** The API server's answers (kubeLookups): ConfigMaps, Secrets, and confirmations. */
+  live: Lookups;
+  kinds: Readonly<Record<SvcKind, WatchedKind>>;
+  ingresses: WatchedKind;
+  /** How long an admitted object is held beside the cache (its watch event comes well before). */
+  admittedMs?: number;
+  now?: () => number;
+}
+
+/** Lookups from watch caches, plus `admitted` (called for each CREATE or UPDATE admitted). */
+export interface WatchLookups extends Lookups {
+  /** `namespace`: the review's, for an object that leaves it out. */
+  admitted(kind: SvcKind, obj: unknown, namespace?: string): void;
+  /** Whether every watched kind has been listed. */
+  synced(): boolean;
+}
+
+const keyOf = (namespace: string, name: string): string => `${namespace}/${name}`;
+
+/** Lookups that answer the svc kinds and Ingresses from watch caches; see the top of this file. */
+export function watchLookups(deps: WatchLookupsDeps): WatchLookups {
+  const { live } = deps;
+  const holdMs = deps.admittedMs ?? 30_000;
+  const now = deps.now ?? Date.now;
+  /** Admitted objects by kind and `namespace/name`, with the time they were admitted. */
+  const admitted = new Map<SvcKind, Map<string, { obj: unknown; at: number }>>();
+  const recent = (kind: SvcKind): unknown[] => {
+    const held = admitted.get(kind);
+    if (held === undefined) return [];
+    const out: unknown[] = [];
+    const oldest = now() - holdMs;
+    for (const [key, entry] of held) {
+      if (entry.at < oldest) held.delete(key);
+      else out.push(entry.obj);
+    }
+    return out;
+  };
+  return {
+    live,
+    configMap: (namespace, name) => live.configMap(namespace, name),
+    secretKeys: (namespace, name) => live.secretKeys(namespace, name),
+    async get<K extends SvcKind>(kind: K, namespace: string, name: string): Promise<SvcKinds[K] | undefined> {
+      const cached = deps.kinds[kind].source().get(namespace, name);
+      if (cached !== undefined) return cached as SvcKinds[K];
+      const held = admitted.get(kind)?.get(keyOf(namespace, name));
+      if (held !== undefined && held.at >= now() - holdMs) return held.obj as SvcKinds[K];
+      // Not in the cache: created a moment ago, or really absent; only a read can tell.
+      return live.get(kind, namespace, name);
+    },
+    list<K extends SvcKind>(kind: K): Promise<SvcKinds[K][]> {
+      const cached = deps.kinds[kind].source().list();
+      const extra = recent(kind);
+      return Promise.resolve((extra.length === 0 ? cached : [...cached, ...extra]) as SvcKinds[K][]);
+    },
+    ingresses(namespace) {
+      const views: IngressView[] = [];
+      for (const i of deps.ingresses.source().list()) {
+        const meta = metaOf(i);
+        if (meta.namespace !== namespace) continue;
+        views.push({
+          name: meta.name,
+          annotations: (at(i, 'metadata.annotations') ?? {}) as Record<string, string>,
+          deleting: at(i, 'metadata.deletionTimestamp') !== undefined,
+        });
+      }
+      return Promise.resolve(views);
+    },
+    admitted(kind, admittedObj, requestNamespace) {
+      // The object of a review may leave its namespace to the request.
+      const meta = asObject(at(admittedObj, 'metadata'));
+      const obj =
+        meta !== undefined && meta.namespace === undefined && requestNamespace !== undefined
+          ? { ...asObject(admittedObj), metadata: { ...meta, namespace: requestNamespace } }
+          : admittedObj;
+      const { namespace, name } = metaOf(obj);
+      if (name === '') return;
+      let held = admitted.get(kind);
+      if (held === undefined) {
+        held = new Map();
+        admitted.set(kind, held);
+      }
+      held.delete(keyOf(namespace, name));
+      held.set(keyOf(namespace, name), { obj, at: now() });
+      // Drop the expired ones now and then, so that a quiet kind does not hold them forever.
+      if (held.size % 256 === 0) recent(kind);
+    },
+    synced() {
+      return deps.ingresses.synced() && Object.values(deps.kinds).every((k) => k.synced());
+    },
+  };
+}
