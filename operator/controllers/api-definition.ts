@@ -16,6 +16,7 @@ import { byAccessRight, byCertificateSecret, byContext, byInternalTarget, byJwtP
 import {
   callGateway,
   heldByPolicies,
+  HELD_RECHECK_MS,
   reportFailure,
   reportSuccess,
   type Fail,
@@ -125,7 +126,8 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
   if (obj.metadata.deletionTimestamp || template) {
     if (!obj.metadata.finalizers?.includes(API_FINALIZER)) return {};
     // Policies cover no template's API: nothing of it is served to hold back.
-    if (!template && (await heldByPolicies(obj, links.covering, linked, deps))) return {};
+    if (!template && (await heldByPolicies(obj, links.covering, linked, deps)))
+      return { requeueAfterMs: HELD_RECHECK_MS };
     // A template never pushed (no status of a push) has nothing in a gateway to delete.
     if (template && obj.status?.pushedTo === undefined && obj.status?.latestSvcSpecHash === undefined) {
       await deps.objects.removeFinalizer(obj, API_FINALIZER);

@@ -12,6 +12,7 @@ import {
   reconcileSvcOasApiDefinition,
   type OasApiObject,
 } from './oas-api-definition.ts';
+import { HELD_RECHECK_MS } from './status.ts';
 import { assertReady, baseDeps, FakeGateway, settle } from './testing.ts';
 
 const A = 'http://gw-a';
@@ -77,6 +78,8 @@ interface Case {
   status?: (s: OasApiStatus | undefined, gw: FakeGateway) => void;
   finalizers?: string[];
   throws?: boolean;
+  /** The reconcile's `requeueAfterMs` (checked when given). */
+  requeueAfterMs?: number;
 }
 
 const cm = (text: string): Record<string, ConfigMapContent> => ({
@@ -257,6 +260,8 @@ const cases: Case[] = [
       assert.ok(gw.oasApis.has(ID));
     },
     finalizers: [],
+    // Checked again later even if no policy event comes.
+    requeueAfterMs: HELD_RECHECK_MS,
   },
   {
     name: 'deleted: deleted from the gateway (even with its ConfigMap gone), finalizer removed',
@@ -339,8 +344,9 @@ describe('reconcileSvcOasApiDefinition', () => {
       deps.objects.statuses.length = 0;
       deps.objects.finalizers.length = 0;
 
-      const { thrown } = await settle(reconcileSvcOasApiDefinition('team/petstore', deps));
+      const { thrown, result } = await settle(reconcileSvcOasApiDefinition('team/petstore', deps));
       assert.equal(thrown !== undefined, c.throws === true, `thrown: ${String(thrown)}`);
+      if (c.requeueAfterMs !== undefined) assert.equal(result?.requeueAfterMs, c.requeueAfterMs);
       if (c.writes) assert.deepEqual(gw.writes, c.writes);
       const status = deps.objects.statuses.at(-1) as OasApiStatus | undefined;
       if (c.ready) assertReady(status, c.ready);

@@ -19,6 +19,7 @@ import { byAccessRight, byContext, byRef } from './indexes.ts';
 import {
   callGateway,
   heldByPolicies,
+  HELD_RECHECK_MS,
   reportFailure,
   reportSuccess,
   type Fail,
@@ -144,7 +145,8 @@ export async function reconcileSvcOasApiDefinition(
     // The API is what was pushed last; before any push, the ID it would have had.
     const apiId = obj.status?.api_id ?? derivedId(namespace, name);
     // Policies cover no template's API: nothing of it is served to hold back.
-    if (!template && (await heldByPolicies(obj, covering, linked, deps))) return {};
+    if (!template && (await heldByPolicies(obj, covering, linked, deps)))
+      return { requeueAfterMs: HELD_RECHECK_MS };
     // A template never pushed (no status of a push) has nothing in a gateway to delete.
     if (template && obj.status?.pushedTo === undefined && obj.status?.latestSvcSpecHash === undefined) {
       await deps.objects.removeFinalizer(obj, kind.finalizer);

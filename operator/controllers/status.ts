@@ -151,8 +151,13 @@ export async function reportSuccess<T extends Reported<ReconcileStatus>>(
 /**
  * The finalizer of an API being deleted holds it while SecurityPolicies cover it (policies being
  * deleted themselves don't hold it: both can go): `Ready=False` with reason `InUse` naming them.
- * True when the API is held; a policy that stops covering it queues it again (its watch).
+ * True when the API is held; a policy that stops covering it queues it again (its watch), and
+ * a held API is checked again every {@link HELD_RECHECK_MS} besides, so that a policy event lost
+ * in a watch reconnect never leaves an API held for good.
  */
+/** How often an API held by policies is checked again (a backstop to the policy watch). */
+export const HELD_RECHECK_MS = 10_000;
+
 export async function heldByPolicies<
   T extends Reported<ReconcileStatus & { linked_by_policies?: NamespacedRef[] }>,
 >(
