@@ -1,7 +1,8 @@
 /**
  * Stream endpoints on the connection-level fast path (server/fast-path.ts): publishes are served
  * there (not handed to node:http), messages arrive whole and in order, an
- * event stream outlives the upstream timeout, and the chain in front still refuses.
+ * event stream outlives the upstream timeout, the chain in front still refuses, and Bento gone
+ * is a 503 naming the stream as unavailable (then served again once the gateway restarted it).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -76,5 +77,36 @@ describe('streams on the fast path', () => {
     assert.equal(wrong.headers.allow, 'POST');
     const other = await gw.request({ method: 'GET', path: '/fast/elsewhere' });
     assert.equal(other.status, 502);
+  });
+
+  test('Bento gone: a publish is 503 with Retry-After, on the fast path; served again once restarted', async () => {
+    const pid = gw.gw.streams.process?.pid;
+    assert.ok(pid !== undefined, 'Bento runs');
+    const before = { ...fastPathStats };
+    process.kill(pid, 'SIGKILL');
+    // Sent at once: Bento's restart (a process start, then the streams posted again) takes far
+    // longer than this request.
+    const down = await gw.request({ fresh: true, method: 'POST', path: '/fast/post', body: 'lost' });
+    assert.equal(down.status, 503, down.text);
+    assert.match(down.text, /The stream is not available right now/);
+    assert.equal(down.headers['retry-after'], '1');
+    assert.equal(fastPathStats.handoffs, before.handoffs, 'nothing handed to node:http');
+    await waitFor(
+      'Bento back',
+      () => gw.gw.streams.state === 'up' && gw.gw.streams.process?.pid !== pid,
+      20_000,
+    );
+    const opening = openSse(gw.port, '/fast/sse');
+    await waitFor(
+      'a publish served again',
+      async () =>
+        (await gw.request({ fresh: true, method: 'POST', path: '/fast/post', body: 'back' })).status === 200,
+      20_000,
+      100,
+    );
+    const sse = await opening;
+    assert.equal(sse.status, 200);
+    await waitFor('the event', () => sse.events.includes('back'), 10_000);
+    sse.close();
   });
 });

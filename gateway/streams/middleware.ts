@@ -25,6 +25,9 @@ const UNAVAILABLE = new GatewayError(
   'GW_ERR_STREAMS_UNAVAILABLE',
   503,
   'The stream is not available right now',
+  {
+    'retry-after': '1',
+  },
 );
 
 /** The streams middleware. */
@@ -63,12 +66,7 @@ export const streams: Middleware = {
       const port = engine.port;
       if (port === 0) {
         engine.connection(stream, endpoint, 503);
-        return reject(
-          ctx,
-          new GatewayError('GW_ERR_STREAMS_UNAVAILABLE', 503, 'The stream is not available right now', {
-            'retry-after': '1',
-          }),
-        );
+        return reject(ctx, UNAVAILABLE);
       }
       const target = `/${encodeURIComponent(stream.id)}${endpoint.path}`;
       // Stream analytics: each connection attempt to an endpoint, and whether Bento took it.

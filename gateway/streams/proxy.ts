@@ -121,7 +121,11 @@ class BentoRelay implements Dispatcher.DispatchHandler {
     if (!res.headersSent) {
       this.#opened?.(0);
       const body = JSON.stringify({ error: 'The stream is not available right now' });
-      res.writeHead(503, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.writeHead(503, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+        'retry-after': '1',
+      });
       res.end(body);
     } else res.destroy();
     this.#finish();
