@@ -5,7 +5,7 @@
  * for `strip_auth_data`. Compiled once per API.
  */
 import type { AuthConfig } from '../../schemas/generated/models.ts';
-import type { CredentialSource, RequestContext } from './context.ts';
+import { removeRequestHeader, type CredentialSource, type RequestContext } from './context.ts';
 
 /** Where one method reads its credentials. */
 export interface CredentialLocations {
@@ -83,8 +83,7 @@ export function cookieValue(header: string | undefined, name: string): string | 
 export function removeCredential(ctx: RequestContext, source: CredentialSource): void {
   switch (source.kind) {
     case 'header':
-      // eslint-disable-next-line @typescript-eslint/no-dynamic-delete
-      delete ctx.headers[source.name];
+      removeRequestHeader(ctx.headers, source.name);
       break;
     case 'query': {
       const params = new URLSearchParams(ctx.query);
@@ -104,7 +103,7 @@ export function removeCredential(ctx: RequestContext, source: CredentialSource):
         })
         .map((p) => p.trim())
         .join('; ');
-      if (kept === '') delete ctx.headers.cookie;
+      if (kept === '') removeRequestHeader(ctx.headers, 'cookie');
       else ctx.headers.cookie = kept;
       break;
     }

@@ -14,7 +14,7 @@
 import type { HeaderInjectionMeta, VersionInfo } from '../../../schemas/generated/models.ts';
 import { compileValue, valueOf, type Value } from '../context-vars/index.ts';
 import type { Middleware } from '../../pipeline/compose.ts';
-import type { RequestContext } from '../../pipeline/context.ts';
+import { removeRequestHeader, type RequestContext } from '../../pipeline/context.ts';
 import {
   compileEndpoint,
   endpointMatches,
@@ -92,7 +92,7 @@ export function compileVersionHeaders(v: VersionInfo, contextVars = false): Vers
 }
 
 function onRequest(ctx: RequestContext, c: HeaderChange): void {
-  for (const n of c.remove) Reflect.deleteProperty(ctx.headers, n);
+  for (const n of c.remove) removeRequestHeader(ctx.headers, n);
   for (const [n, v] of c.add) ctx.headers[n] = valueOf(v, ctx);
 }
 

@@ -10,6 +10,7 @@ import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts'
 import { pluginHooksOf, type PluginStage } from '../../../schemas/rules/plugins.ts';
 import { reject, type Middleware } from '../../pipeline/compose.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
+import { removeRequestHeader } from '../../pipeline/context.ts';
 import {
   callHook,
   headersOf,
@@ -51,8 +52,7 @@ function pluginStage(stage: PluginStage): Middleware {
               return reject(ctx, GatewayError.pluginRefused(r.status, r.message));
             }
             const set = headersOf(result.setHeaders, 'setHeaders');
-            // eslint-disable-next-line @typescript-eslint/no-dynamic-delete
-            for (const name of removedOf(result.removeHeaders)) delete ctx.headers[name];
+            for (const name of removedOf(result.removeHeaders)) removeRequestHeader(ctx.headers, name);
             for (const [name, value] of set) ctx.headers[name] = value;
           } catch (err) {
             return reject(ctx, pluginFailure(ctx, hook, stage, err));

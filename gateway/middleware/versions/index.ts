@@ -16,7 +16,7 @@
 import type { GatewayApiDefinition, VersionInfo } from '../../../schemas/generated/models.ts';
 import { isTargetProblem, parseTarget, type Target } from '../../../schemas/rules/api-definition.ts';
 import { reject, type Middleware } from '../../pipeline/compose.ts';
-import type { RequestContext } from '../../pipeline/context.ts';
+import { removeRequestHeader, type RequestContext } from '../../pipeline/context.ts';
 import { servedVersion, versionedByRequest } from '../../pipeline/endpoints.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 
@@ -72,7 +72,7 @@ export function namedVersion(choice: VersionChoice, ctx: RequestContext): string
     case 'header': {
       const v = ctx.headers[choice.key];
       const name = (Array.isArray(v) ? v[0] : v)?.trim() ?? '';
-      if (choice.strip) Reflect.deleteProperty(ctx.headers, choice.key);
+      if (choice.strip) removeRequestHeader(ctx.headers, choice.key);
       return name;
     }
     case 'url-param': {
