@@ -8,6 +8,7 @@ import { createCa } from '../../lib/x509.ts';
 import type { SecretContent } from '../certificates.ts';
 import { API_FINALIZER, reconcileApiDefinition, type ApiObject, type PolicyView } from './api-definition.ts';
 import { assertReady, baseDeps, FakeGateway, settle } from './testing.ts';
+import { HELD_RECHECK_MS } from './status.ts';
 
 const A = 'http://gw-a';
 const ID = derivedId('team', 'orders');
@@ -74,6 +75,8 @@ interface Case {
   status?: (s: ApiStatus | undefined, gw: FakeGateway) => void;
   finalizers?: string[];
   throws?: boolean;
+  /** The reconcile's `requeueAfterMs` (checked when given). */
+  requeueAfterMs?: number;
 }
 
 const cases: Case[] = [
@@ -152,6 +155,8 @@ const cases: Case[] = [
       assert.ok(gw.apis.has(ID));
     },
     finalizers: [],
+    // Checked again later even if no policy event comes.
+    requeueAfterMs: HELD_RECHECK_MS,
   },
   {
     name: 'deleted while the only policy covering it is being deleted too: it goes',
@@ -389,7 +394,8 @@ describe('reconcileApiDefinition', () => {
       deps.objects.statuses.length = 0;
       deps.objects.finalizers.length = 0;
 
-      const { thrown } = await settle(reconcileApiDefinition('team/orders', deps));
+      const { thrown, result } = await settle(reconcileApiDefinition('team/orders', deps));
+      if (c.requeueAfterMs !== undefined) assert.equal(result?.requeueAfterMs, c.requeueAfterMs);
       assert.equal(thrown !== undefined, c.throws === true, `thrown: ${String(thrown)}`);
       if (c.writes) assert.deepEqual(gw.writes, c.writes);
       const status = deps.objects.statuses.at(-1) as ApiStatus | undefined;
