@@ -9,7 +9,7 @@
 import type { TrackEndpointMeta, VersionInfo } from '../../schemas/generated/models.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import {
-  compileEndpoint,
+  compileEntryEndpoint,
   endpointMatches,
   endpointPath,
   perVersion,
@@ -37,7 +37,7 @@ function entries(
   return (list ?? [])
     .filter((e) => e.disabled !== true && e.path !== undefined && e.path !== '')
     .map((e) => ({
-      endpoint: compileEndpoint(e.path ?? '', e.method === undefined ? [] : [e.method], ignoreCase),
+      endpoint: compileEntryEndpoint(e, ignoreCase),
       label: e.path ?? '',
     }));
 }

@@ -102,6 +102,14 @@ export function compileEndpoint(
   };
 }
 
+/** Compiles the endpoint of a model entry: its `path`, and its one `method` (none: every method). */
+export function compileEntryEndpoint(
+  e: { path?: string | undefined; method?: string | undefined },
+  ignoreCase: boolean,
+): CompiledEndpoint {
+  return compileEntryEndpoint(e, ignoreCase);
+}
+
 /** Whether a compiled endpoint covers `method` (upper case) on `path` (after the listen path). */
 export function endpointMatches(e: CompiledEndpoint, method: string, path: string): boolean {
   return (e.methods.size === 0 || e.methods.has(method)) && e.re.test(path);

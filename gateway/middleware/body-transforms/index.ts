@@ -23,7 +23,7 @@ import {
 import { reject, type Middleware } from '../../pipeline/compose.ts';
 import { HttpContext, MAX_READ_BODY, type RequestContext } from '../../pipeline/context.ts';
 import {
-  compileEndpoint,
+  compileEntryEndpoint,
   endpointMatches,
   endpointPath,
   perVersion,
@@ -54,7 +54,7 @@ function entries(list: readonly TemplateMeta[] | undefined, ignoreCase: boolean,
       throw new Error(`${what}: the template of ${e.path} does not parse: ${String(err)}`, { cause: err });
     }
     out.push({
-      endpoint: compileEndpoint(e.path, e.method === undefined ? [] : [e.method], ignoreCase),
+      endpoint: compileEntryEndpoint(e, ignoreCase),
       template,
       session: e.template_data.enable_session === true,
     });

@@ -37,6 +37,7 @@ import { reject, type Middleware } from '../../pipeline/compose.ts';
 import type { RequestContext, ResponseTap } from '../../pipeline/context.ts';
 import {
   compileEndpoint,
+  compileEntryEndpoint,
   endpointMatches,
   endpointPath,
   perVersion,
@@ -93,7 +94,7 @@ export function compileRules(v: VersionInfo): VersionRules | undefined {
     if (e.disabled === true || e.path === undefined || e.path === '') continue;
     const codes = e.cache_response_codes ?? [];
     rules.push({
-      endpoint: compileEndpoint(e.path, e.method === undefined ? [] : [e.method], ignoreCase),
+      endpoint: compileEntryEndpoint(e, ignoreCase),
       timeout: e.timeout !== undefined && e.timeout > 0 ? e.timeout : undefined,
       codes: codes.length === 0 ? undefined : new Set(codes),
     });

@@ -12,7 +12,7 @@
 import type { CircuitBreakerMeta, VersionInfo } from '../../../schemas/generated/models.ts';
 import { reject, type Middleware } from '../../pipeline/compose.ts';
 import {
-  compileEndpoint,
+  compileEntryEndpoint,
   endpointMatches,
   endpointPath,
   perVersion,
@@ -102,7 +102,7 @@ export function compileBreakers(v: VersionInfo): Entry[] | undefined {
   const out = (v.extended_paths?.circuit_breakers ?? [])
     .filter((e) => e.disabled !== true && e.path !== undefined && e.path !== '')
     .map((e) => ({
-      endpoint: compileEndpoint(e.path ?? '', e.method === undefined ? [] : [e.method], ignoreCase),
+      endpoint: compileEntryEndpoint(e, ignoreCase),
       breaker: new Breaker(e),
     }));
   return out.length === 0 ? undefined : out;

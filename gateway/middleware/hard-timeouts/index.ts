@@ -7,7 +7,7 @@
 import type { VersionInfo } from '../../../schemas/generated/models.ts';
 import type { Middleware } from '../../pipeline/compose.ts';
 import {
-  compileEndpoint,
+  compileEntryEndpoint,
   endpointMatches,
   endpointPath,
   perVersion,
@@ -22,7 +22,7 @@ export function compileHardTimeouts(
   const out = (v.extended_paths?.hard_timeouts ?? [])
     .filter((e) => e.disabled !== true && e.path !== undefined && e.path !== '' && (e.timeout ?? 0) > 0)
     .map((e) => ({
-      endpoint: compileEndpoint(e.path ?? '', e.method === undefined ? [] : [e.method], ignoreCase),
+      endpoint: compileEntryEndpoint(e, ignoreCase),
       ms: (e.timeout ?? 0) * 1000,
     }));
   return out.length === 0 ? undefined : out;

@@ -16,7 +16,7 @@ import { compileValue, valueOf, type Value } from '../context-vars/index.ts';
 import type { Middleware } from '../../pipeline/compose.ts';
 import { removeRequestHeader, type RequestContext } from '../../pipeline/context.ts';
 import {
-  compileEndpoint,
+  compileEntryEndpoint,
   endpointMatches,
   endpointPath,
   perVersion,
@@ -61,7 +61,7 @@ function endpoints(
     const c = change(e.delete_headers, e.add_headers, contextVars);
     if (c === undefined) continue;
     out.push({
-      endpoint: compileEndpoint(e.path, e.method === undefined ? [] : [e.method], ignoreCase),
+      endpoint: compileEntryEndpoint(e, ignoreCase),
       change: c,
     });
   }

@@ -10,7 +10,7 @@
 import type { VersionInfo } from '../../../schemas/generated/models.ts';
 import { reject, type Middleware } from '../../pipeline/compose.ts';
 import {
-  compileEndpoint,
+  compileEntryEndpoint,
   endpointMatches,
   endpointPath,
   perVersion,
@@ -24,7 +24,7 @@ export function compileInternalEndpoints(v: VersionInfo): CompiledEndpoint[] | u
   const versionCase = v.ignore_endpoint_case === true;
   const out = (v.extended_paths?.internal ?? [])
     .filter((e) => e.disabled !== true && e.path !== undefined && e.path !== '')
-    .map((e) => compileEndpoint(e.path ?? '', e.method === undefined ? [] : [e.method], versionCase));
+    .map((e) => compileEntryEndpoint(e, versionCase));
   return out.length === 0 ? undefined : out;
 }
 

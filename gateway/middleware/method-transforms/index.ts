@@ -7,7 +7,7 @@
 import type { VersionInfo } from '../../../schemas/generated/models.ts';
 import type { Middleware } from '../../pipeline/compose.ts';
 import {
-  compileEndpoint,
+  compileEntryEndpoint,
   endpointMatches,
   endpointPath,
   perVersion,
@@ -22,7 +22,7 @@ export function compileMethodTransforms(
   const out = (v.extended_paths?.method_transforms ?? [])
     .filter((e) => e.disabled !== true && e.path !== undefined && e.path !== '' && e.to_method !== undefined)
     .map((e) => ({
-      endpoint: compileEndpoint(e.path ?? '', e.method === undefined ? [] : [e.method], ignoreCase),
+      endpoint: compileEntryEndpoint(e, ignoreCase),
       to: (e.to_method ?? '').toUpperCase(),
     }))
     .filter((e) => e.to !== '');

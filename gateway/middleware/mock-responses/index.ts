@@ -11,6 +11,7 @@ import type { EndPointMeta, VersionInfo } from '../../../schemas/generated/model
 import { reject, type Middleware } from '../../pipeline/compose.ts';
 import {
   compileEndpoint,
+  compileEntryEndpoint,
   endpointMatches,
   endpointPath,
   perVersion,
@@ -65,7 +66,7 @@ export function compileMocks(v: VersionInfo): Mock[] | undefined {
   for (const m of v.extended_paths?.mock_response ?? []) {
     if (m.disabled === true || m.path === undefined || m.path === '') continue;
     out.push({
-      endpoint: compileEndpoint(m.path, m.method === undefined ? [] : [m.method], ignoreCase),
+      endpoint: compileEntryEndpoint(m, ignoreCase),
       status: statusOf(m.code),
       body: m.body ?? '',
       headers: headersOf(m.headers),

@@ -10,7 +10,7 @@ import type { GatewayApiDefinition, VersionInfo } from '../../../schemas/generat
 import { reject, type Middleware } from '../../pipeline/compose.ts';
 import { HttpContext } from '../../pipeline/context.ts';
 import {
-  compileEndpoint,
+  compileEntryEndpoint,
   endpointMatches,
   endpointPath,
   perVersion,
@@ -39,7 +39,7 @@ export function compileVersionSizeLimits(v: VersionInfo): SizeLimits | undefined
   const endpoints = (v.extended_paths?.size_limits ?? [])
     .filter((e) => e.disabled !== true && e.path !== undefined && e.path !== '')
     .map((e) => ({
-      endpoint: compileEndpoint(e.path ?? '', e.method === undefined ? [] : [e.method], ignoreCase),
+      endpoint: compileEntryEndpoint(e, ignoreCase),
       limit: e.size_limit ?? 0,
     }));
   return global === undefined && endpoints.length === 0 ? undefined : { global, endpoints };

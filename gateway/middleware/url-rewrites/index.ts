@@ -31,7 +31,7 @@ import { INTERNAL_SCHEME, internalUrl, parseInternalTarget } from '../../../sche
 import { reject, type Middleware } from '../../pipeline/compose.ts';
 import { MAX_READ_BODY, type RequestContext } from '../../pipeline/context.ts';
 import {
-  compileEndpoint,
+  compileEntryEndpoint,
   endpointMatches,
   endpointPath,
   perVersion,
@@ -156,7 +156,7 @@ export function compileRewrites(v: VersionInfo, contextVars: boolean): CompiledR
     if (e.disabled === true || e.path === undefined || e.path === '' || e.match_pattern === undefined)
       continue;
     out.push({
-      endpoint: compileEndpoint(e.path, e.method === undefined ? [] : [e.method], ignoreCase),
+      endpoint: compileEntryEndpoint(e, ignoreCase),
       pattern: new RegExp(e.match_pattern),
       target: compileTarget(rewriteTo(e), contextVars),
       triggers: (e.triggers ?? []).map((t) => compileTrigger(t, contextVars)),

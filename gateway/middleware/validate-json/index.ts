@@ -14,7 +14,7 @@ import type { VersionInfo } from '../../../schemas/generated/models.ts';
 import { reject, type Middleware } from '../../pipeline/compose.ts';
 import { MAX_READ_BODY } from '../../pipeline/context.ts';
 import {
-  compileEndpoint,
+  compileEntryEndpoint,
   endpointMatches,
   endpointPath,
   perVersion,
@@ -46,7 +46,7 @@ export function compileValidations(v: VersionInfo): Entry[] | undefined {
     if (typeof validate === 'string')
       throw new Error(`validate_json: the schema of ${e.path} does not compile: ${validate}`);
     out.push({
-      endpoint: compileEndpoint(e.path, e.method === undefined ? [] : [e.method], ignoreCase),
+      endpoint: compileEntryEndpoint(e, ignoreCase),
       validate,
       status: e.error_response_code ?? 422,
     });
