@@ -107,7 +107,7 @@ export function compileEntryEndpoint(
   e: { path?: string | undefined; method?: string | undefined },
   ignoreCase: boolean,
 ): CompiledEndpoint {
-  return compileEntryEndpoint(e, ignoreCase);
+  return compileEndpoint(e.path ?? '', e.method === undefined ? [] : [e.method], ignoreCase);
 }
 
 /** Whether a compiled endpoint covers `method` (upper case) on `path` (after the listen path). */
