@@ -197,7 +197,7 @@ async function main(): Promise<void> {
   const section = [
     '## Streams',
     '',
-    `\`make bench-streams\` (e2e/bench/streams-bench.ts), ${new Date().toISOString().slice(0, 10)}: ${MESSAGES} messages POSTed ${IN_FLIGHT} in flight to one stream, read by one SSE consumer, through the gateway (\`--workers ${WORKERS}\`, the node's one Bento supervised by it) and on Bento directly (no gateway in front) in the same run, ${ROUNDS} rounds of each, interleaved, the best of each side kept (the first rounds warm the gateway's JIT). Kafka is kfake (tools/kfake). Messages per second from the first send to the last receipt; latency from send to SSE receipt (ms). Target: through the gateway at 0.8 of direct or better.`,
+    `\`make bench-streams\` (e2e/bench/streams-bench.ts), ${new Date().toISOString().slice(0, 10)}: ${MESSAGES} messages POSTed ${IN_FLIGHT} in flight to one stream, read by one SSE consumer, through the gateway (\`--workers ${WORKERS}\`, the node's one Bento supervised by it) and on Bento directly (no gateway in front) in the same run, ${ROUNDS} rounds of each, interleaved, the best of each side kept (the first rounds warm the gateway's JIT). Kafka is kfake (tools/kfake). Through the gateway, publishes that arrive together go to Bento as one batch (docs/streams.md, \`Publishes sent to Bento together\`); the consumer has a connection of its own, as a browser's EventSource. Messages per second from the first send to the last receipt; latency from send to SSE receipt (ms). Target: through the gateway at 0.8 of direct or better.`,
     '',
     '| Stream | Direct msg/s | Gateway msg/s | Gateway / direct | Direct p50 / p99 ms | Gateway p50 / p99 ms |',
     '|---|---|---|---|---|---|',

@@ -113,16 +113,14 @@ export interface Middleware {
 export type Terminal = (ctx: HttpContext) => Promise<void>;
 
 /**
- * The first refusal of each request that has one. `reject` notes it, so `runChain` reads it once
- * at the end instead of awaiting every handler's outcome (one promise and one microtask fewer
- * per handler, on every request).
+ * Refuses the request with `error` (the request's first refusal is the one answered). `reject`
+ * notes it on the context (`RequestContext.refusal`), so `runChain` reads it once at the end
+ * instead of awaiting every handler's outcome (one promise and one microtask fewer per handler,
+ * on every request); a field rather than a WeakMap, whose entries cost the garbage collector.
  */
-const refusals = new WeakMap<RequestContext, Rejection>();
-
-/** Refuses the request with `error` (the request's first refusal is the one answered). */
 export function reject(ctx: RequestContext, error: GatewayError): Rejection {
   const refusal = { rejected: error };
-  if (!refusals.has(ctx)) refusals.set(ctx, refusal);
+  ctx.refusal ??= refusal;
   return refusal;
 }
 
@@ -247,7 +245,7 @@ export function runChain(
       return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
   };
-  return dispatch(0).then(() => refusals.get(ctx));
+  return dispatch(0).then(() => ctx.refusal);
 }
 
 /** The node:http chain: `handlers`, then `terminal`; a refusal is written to the response. */

@@ -92,6 +92,11 @@ export interface ServiceCall {
   opened?: (status: number) => void;
 }
 
+/** See `RequestContext.bodyPeek`. */
+export interface BodyPeek {
+  peekBody(): Buffer | undefined;
+}
+
 /** What an entrance gives a context. */
 export interface ContextInit {
   method: string;
@@ -160,6 +165,13 @@ export class RequestContext {
   upstreamCall: (() => Promise<void>) | undefined = undefined;
   /** Set with `upstreamCall` when the upstream is a service of the gateway's own. */
   serviceCall: ServiceCall | undefined = undefined;
+  /**
+   * The fast path's view of the request body before the call: the whole body when it came with
+   * the head (a small publish), left in place for the call; undefined when some is still to come.
+   */
+  bodyPeek: BodyPeek | undefined = undefined;
+  /** The request's first refusal (`reject` in compose.ts notes it). */
+  refusal: { rejected: GatewayError } | undefined = undefined;
   readonly #log: Logger;
   #gone: AbortController | undefined;
   #clientIp: string | undefined;

@@ -31,6 +31,7 @@ import {
 import {
   RequestContext,
   socketAddressOf,
+  type BodyPeek,
   type ListenerInfo,
   type RequestObserver,
 } from '../pipeline/context.ts';
@@ -514,7 +515,12 @@ class Connection implements FastConnectionHandle {
   /** The client sent FIN: close once the request in flight (if any) is done. */
   readonly onEnd = (): void => {
     this.ended = true;
-    if (this.exchange === undefined) this.socket.end();
+    const ex = this.exchange;
+    if (ex === undefined) this.socket.end();
+    // A client that ends its side while a service's answer streams to it (an event stream
+    // consumer going away) is gone, as node:http takes it: the call stops, so the stream hands
+    // its next message to another consumer instead of writing it to a closed connection.
+    else if (ex.sent && ex.ctx.serviceCall !== undefined) this.socket.destroy();
   };
   ended = false;
   /** Bytes dropped since the gateway closed its side. */
@@ -684,6 +690,8 @@ class Connection implements FastConnectionHandle {
   }
 }
 
+const EMPTY = Buffer.alloc(0);
+
 const R = { head: 0, length: 1, chunked: 2, close: 3, none: 4 } as const;
 type RespMode = (typeof R)[keyof typeof R];
 
@@ -691,7 +699,7 @@ type RespMode = (typeof R)[keyof typeof R];
  * One request on the fast path: its context and chain, then (when the chain lets it through) the
  * exchange with the upstream. It counts on its route table from its head to its end.
  */
-class Exchange {
+class Exchange implements BodyPeek {
   readonly conn: Connection;
   readonly ctx: RequestContext;
   readonly table: RouteTable;
@@ -755,8 +763,18 @@ class Exchange {
       log: conn.fp.opts.log,
       socket: conn.socket,
     });
+    this.ctx.bodyPeek = this;
     this.table.enter();
     conn.fp.opts.observer?.onRequest?.(this.ctx);
+  }
+
+  /** The whole request body, when it is all buffered and the chain still runs (`RequestContext.bodyPeek`). */
+  peekBody(): Buffer | undefined {
+    if (!this.hasLength || this.forwarded || this.conn.state !== ST.chain) return undefined;
+    const n = this.contentLength;
+    if (n === 0) return EMPTY;
+    const buf = this.conn.buf;
+    return buf === undefined || buf.length < n ? undefined : buf.subarray(0, n);
   }
 
   /**
@@ -995,7 +1013,12 @@ class Exchange {
     if (!this.answered) this.ctx.clientGone();
     if (!this.forwarded || this.finished) return; // the chain is running: #forward sees it
     this.finished = true;
-    this.#detach()?.socket.destroy();
+    const up = this.#detach()?.socket;
+    // A service's stream (Bento's event stream) is reset, not ended: a message it writes to the
+    // connection after this fails there (and is not acknowledged) instead of vanishing into a
+    // half-closed one.
+    if (this.ctx.serviceCall !== undefined) up?.resetAndDestroy();
+    else up?.destroy();
     this.#complete(false);
   }
 

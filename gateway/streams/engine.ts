@@ -13,6 +13,7 @@ import { bentoMissing, bentoPath } from '../../lib/bento/binary.ts';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { BentoState } from '../../lib/bento/process.ts';
 import {
+  bentoConfig,
   checkStreams,
   hasStreams,
   planStreams,
@@ -199,7 +200,7 @@ export class StreamsEngine {
       }
       const endpoints = new Map<string, StreamTarget>();
       for (const s of plan.streams) {
-        desired.set(s.id, { stream: s, text: JSON.stringify(s.config) });
+        desired.set(s.id, { stream: s, text: JSON.stringify(bentoConfig(s)) });
         for (const endpoint of s.endpoints)
           endpoints.set(key(endpoint.path, endpoint.kind), { stream: s, endpoint });
       }

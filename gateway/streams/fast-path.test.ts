@@ -1,7 +1,8 @@
 /**
  * Stream endpoints on the connection-level fast path (server/fast-path.ts): publishes are served
  * there (not handed to node:http), messages arrive whole and in order, an
- * event stream outlives the upstream timeout, the chain in front still refuses, and Bento gone
+ * event stream outlives the upstream timeout, a consumer that closes its connection gets no more
+ * (the next message goes to the next consumer), the chain in front still refuses, and Bento gone
  * is a 503 naming the stream as unavailable (then served again once the gateway restarted it).
  */
 import assert from 'node:assert/strict';
@@ -59,6 +60,9 @@ describe('streams on the fast path', () => {
   });
 
   test('an event stream idle longer than the upstream timeout still delivers', async () => {
+    // The consumer of the test before has just gone: Bento sees it gone a moment later (a
+    // message sent within that moment goes to the old consumer and fails there).
+    await new Promise((r) => setTimeout(r, 200));
     const opening = openSse(gw.port, '/fast/sse');
     const first = await gw.request({ fresh: true, method: 'POST', path: '/fast/post', body: 'first' });
     assert.equal(first.status, 200, first.text);
@@ -69,6 +73,24 @@ describe('streams on the fast path', () => {
     assert.equal(res.status, 200, res.text);
     await waitFor('the late event', () => sse.events.includes('late'), 10_000);
     sse.close();
+  });
+
+  test('a consumer that goes away: the next message goes to the consumer after it, not to the closed connection', async () => {
+    const o1 = openSse(gw.port, '/fast/sse');
+    const one = await gw.request({ fresh: true, method: 'POST', path: '/fast/post', body: 'one' });
+    assert.equal(one.status, 200, one.text);
+    const first = await o1;
+    await waitFor('one', () => first.events.includes('one'), 10_000);
+    // The client closes its connection (FIN, as a browser tab closing): the gateway stops the call.
+    first.close();
+    const o2 = openSse(gw.port, '/fast/sse');
+    await new Promise((r) => setTimeout(r, 200));
+    const two = await gw.request({ fresh: true, method: 'POST', path: '/fast/post', body: 'two' });
+    assert.equal(two.status, 200, two.text);
+    const second = await o2;
+    await waitFor('two', () => second.events.includes('two'), 10_000);
+    second.close();
+    assert.deepEqual(first.events, ['one']);
   });
 
   test('a wrong verb is 405 and a path of no stream goes to the upstream (502 here)', async () => {

@@ -6,9 +6,11 @@
  * engine's current set, so a stream changed by a reload is served at once.
  */
 import { reject, type Middleware } from '../pipeline/compose.ts';
-import { HttpContext } from '../pipeline/context.ts';
+import { BATCH_HEADER, BATCH_TYPE_HEADER } from '../../lib/bento/batching.ts';
+import { HttpContext, removeRequestHeader } from '../pipeline/context.ts';
 import type { Target } from '../pipeline/router.ts';
 import { GatewayError } from '../pipeline/errors.ts';
+import { batchPublish } from './batch.ts';
 import { apiHasStreams } from './engine.ts';
 import { proxyToBento, upgradeToBento } from './proxy.ts';
 
@@ -29,6 +31,9 @@ const UNAVAILABLE = new GatewayError(
     'retry-after': '1',
   },
 );
+
+/** Bento's answer to a publish it took (no `sync_response`): 200, no body. */
+const TAKEN = GatewayError.reply(200, '');
 
 /** The streams middleware. */
 export const streams: Middleware = {
@@ -55,6 +60,9 @@ export const streams: Middleware = {
         return undefined;
       }
       const { stream, endpoint } = found;
+      // The batch headers are the gateway's to set (lib/bento/batching.ts), never a client's.
+      removeRequestHeader(ctx.headers, BATCH_HEADER);
+      removeRequestHeader(ctx.headers, BATCH_TYPE_HEADER);
       if (endpoint.kind === 'http' && !endpoint.verbs.includes(ctx.method)) {
         return reject(
           ctx,
@@ -76,6 +84,17 @@ export const streams: Middleware = {
       if (ctx instanceof HttpContext) {
         await (ws ? upgradeToBento(ctx, port, target, opened) : proxyToBento(ctx, port, target, opened));
         return undefined;
+      }
+      // A publish whose whole body came with its head may go to Bento with others (batch.ts).
+      if (endpoint.batches === true && ctx.upstreamTimeoutMs === undefined) {
+        const body = ctx.bodyPeek?.peekBody();
+        const type = ctx.headers['content-type'];
+        if (body !== undefined && !(type?.startsWith('multipart/') ?? false)) {
+          if ((await batchPublish(ctx, port, target, body)) === 'sent') {
+            opened(200);
+            return reject(ctx, TAKEN);
+          }
+        }
       }
       const call = ctx.upstreamCall;
       if (call === undefined) {

@@ -124,7 +124,16 @@ export function openSse(
 ): Promise<SseConsumer> {
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port, path: urlPath, headers: { accept: 'text/event-stream', ...headers } },
+      // A connection of its own, as a browser's EventSource has: not one the process's global
+      // agent kept from an earlier call (the gateway hands a connection whose first request it
+      // does not serve on its fast path, an admin call, to node:http for good).
+      {
+        host: '127.0.0.1',
+        port,
+        path: urlPath,
+        headers: { accept: 'text/event-stream', ...headers },
+        agent: false,
+      },
       (res) => {
         const c: SseConsumer = {
           status: res.statusCode ?? 0,

@@ -5,6 +5,7 @@
  * configuration sent with PUT to an unknown stream ID, and creates nothing). The management API
  * and the admission webhook both call `checkStreams`, so what one admits the other admits.
  */
+import { takesBatches, withBatchRepair } from './batching.ts';
 import { emitYaml, locate } from './yaml.ts';
 
 /** The document path of the streams. */
@@ -35,6 +36,8 @@ export interface StreamEndpoint {
   kind: 'http' | 'ws';
   /** Methods allowed on an `http` endpoint (upper case). */
   verbs: readonly string[];
+  /** An input whose publishes the gateway may pass to Bento as batches (lib/bento/batching.ts). */
+  batches?: true;
 }
 
 /** One stream of an API, ready for Bento. */
@@ -43,9 +46,16 @@ export interface PlannedStream {
   name: string;
   /** Bento stream ID: `<api id>.<name>` (names have no dot, so the split is unambiguous). */
   id: string;
-  /** The configuration sent to Bento (input, pipeline, output, ...). */
+  /** The configuration as written (input, pipeline, output, ...). */
   config: Record<string, unknown>;
   endpoints: StreamEndpoint[];
+  /** Its input takes batches (lib/bento/batching.ts). */
+  batches: boolean;
+}
+
+/** What Bento runs for a stream: its configuration, with `BATCH_REPAIR` when it takes batches. */
+export function bentoConfig(stream: PlannedStream): Record<string, unknown> {
+  return stream.batches ? withBatchRepair(stream.config) : stream.config;
 }
 
 /** The Bento stream ID of stream `name` of API `apiId`. */
@@ -161,6 +171,7 @@ export function planStreams(
     httpServers(config.input, 'input', `${at}.input`, found);
     httpServers(config.output, 'output', `${at}.output`, found);
     const endpoints: StreamEndpoint[] = [];
+    const batches = takesBatches(config);
     for (const f of found) {
       for (const k of GATEWAY_OWNED) {
         if (f.settings[k] !== undefined)
@@ -184,10 +195,16 @@ export function planStreams(
           continue;
         }
         claimed.set(key, `${f.path} (${e.kind === 'ws' ? 'ws_path' : e.role})`);
-        endpoints.push(e);
+        endpoints.push(batches && e.role === 'input' && e.kind === 'http' ? { ...e, batches: true } : e);
       }
     }
-    streams.push({ name, id: streamId(apiId, name), config, endpoints });
+    streams.push({
+      name,
+      id: streamId(apiId, name),
+      config,
+      endpoints,
+      batches,
+    });
   }
   return { streams, problems };
 }

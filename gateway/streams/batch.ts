@@ -1,0 +1,220 @@
+/**
+ * Publishes passed to Bento together (lib/bento/batching.ts says when a stream takes them): the
+ * publishes to one stream input that arrive in one turn of the event loop, with the same method,
+ * query and headers (so the same metadata), go to Bento as one multipart request once the turn's
+ * input has been read (`setImmediate`), at most MAX_MESSAGES or MAX_BYTES each. No publish waits
+ * for company: one alone in its turn is sent by itself, at once, as without batching.
+ *
+ * Each publisher gets the answer it would have had alone: 200 when Bento took the batch. When the
+ * batch fails (Bento refused it, timed out, could not be reached), each of its publishes is sent
+ * again by itself (`'alone'`), so each publisher gets its own message's answer, never a
+ * neighbour's; as with any publish whose answer was lost, a consumer may then see a message twice.
+ */
+import { randomBytes } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
+import { BATCH_HEADER, BATCH_TYPE_HEADER } from '../../lib/bento/batching.ts';
+import type { RequestContext } from '../pipeline/context.ts';
+import { upstreamRequestHeaders } from '../upstream/headers.ts';
+
+/** At most this many publishes, and this many bytes of them, in one batch. */
+export const MAX_MESSAGES = 128;
+export const MAX_BYTES = 1024 * 1024;
+
+/** 'sent': Bento took the publish with its batch; 'alone': send it by itself, as without batching. */
+export type Outcome = 'sent' | 'alone';
+
+interface Group {
+  method: string;
+  port: number;
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  bodies: Buffer[];
+  waiting: ((o: Outcome) => void)[];
+  bytes: number;
+}
+
+/** Statistics, for tests and the bench: batches sent and the publishes they carried. */
+export const batchStats = { batches: 0, messages: 0, failed: 0 };
+
+let groups = new Map<string, Group>();
+let scheduled = false;
+
+/**
+ * Queues a publish of `body` to `target` (`/<stream id><path>`) on the Bento at `port`; resolves
+ * with the outcome once its batch is answered (at once with `'alone'` when no other publish came
+ * in the same turn).
+ */
+export function batchPublish(
+  ctx: RequestContext,
+  port: number,
+  target: string,
+  body: Buffer,
+): Promise<Outcome> {
+  // The key: what decides the headers sent (upstreamRequestHeaders: the client's headers, its
+  // address, the listener) and where they go; the body's length is the one header left out.
+  const path = `${target}${ctx.query}`;
+  const { listener } = ctx;
+  let key = `${ctx.method} ${String(port)} ${path} ${ctx.socketAddress} ${listener.protocol} ${String(listener.trustForwarded)}`;
+  const given = ctx.headers;
+  for (const name in given) {
+    const v = given[name];
+    if (v === undefined || name === 'content-length') continue;
+    key += typeof v === 'string' ? `\n${name}: ${v}` : `\n${name}: ${JSON.stringify(v)}`;
+  }
+  return new Promise<Outcome>((resolve) => {
+    let g = groups.get(key);
+    if (g === undefined) {
+      // Not sent as they are (undefined: left out of the batch's head).
+      const headers: Record<string, string | string[] | undefined> = upstreamRequestHeaders(
+        ctx,
+        `127.0.0.1:${String(port)}`,
+        false,
+      );
+      headers['content-length'] = undefined;
+      headers.host = undefined;
+      headers.expect = undefined;
+      g = {
+        method: ctx.method,
+        port,
+        path,
+        headers,
+        bodies: [],
+        waiting: [],
+        bytes: 0,
+      };
+      groups.set(key, g);
+    }
+    g.bodies.push(body);
+    g.waiting.push(resolve);
+    g.bytes += body.length;
+    if (g.bodies.length >= MAX_MESSAGES || g.bytes >= MAX_BYTES) {
+      groups.delete(key);
+      void send(g);
+    } else if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  });
+}
+
+function flush(): void {
+  scheduled = false;
+  const due = groups;
+  groups = new Map();
+  for (const g of due.values()) {
+    if (g.bodies.length === 1) g.waiting[0]?.('alone');
+    else void send(g);
+  }
+}
+
+/** A boundary no body is likely to hold (checked per batch; another is drawn when one does). */
+let usualBoundary = randomBytes(16).toString('hex');
+
+/** The multipart body of a batch: each publish one part, with no part headers. */
+function multipart(bodies: Buffer[]): { parts: Buffer[]; length: number; boundary: string } {
+  let boundary = usualBoundary;
+  while (bodies.some((b) => b.includes(boundary))) boundary = usualBoundary = randomBytes(16).toString('hex');
+  const parts: Buffer[] = [Buffer.from(`--${boundary}\r\n\r\n`, 'latin1')];
+  const between = Buffer.from(`\r\n--${boundary}\r\n\r\n`, 'latin1');
+  let length = parts[0]?.length ?? 0;
+  bodies.forEach((b, i) => {
+    if (i > 0) {
+      parts.push(between);
+      length += between.length;
+    }
+    parts.push(b);
+    length += b.length;
+  });
+  const close = Buffer.from(`\r\n--${boundary}--\r\n`, 'latin1');
+  parts.push(close);
+  return { parts, length: length + close.length, boundary };
+}
+
+async function send(g: Group): Promise<void> {
+  const { parts, length, boundary } = multipart(g.bodies);
+  let head = `${g.method} ${g.path} HTTP/1.1\r\nhost: 127.0.0.1:${String(g.port)}\r\n`;
+  for (const k in g.headers) {
+    const v = g.headers[k];
+    if (v === undefined || k === 'content-type') continue;
+    if (typeof v === 'string') head += `${k}: ${v}\r\n`;
+    else for (const x of v) head += `${k}: ${x}\r\n`;
+  }
+  const type = g.headers['content-type'];
+  if (typeof type === 'string') head += `${BATCH_TYPE_HEADER}: ${type}\r\n`;
+  head += `${BATCH_HEADER}: 1\r\ncontent-type: multipart/mixed; boundary=${boundary}\r\ncontent-length: ${String(length)}\r\n\r\n`;
+  parts.unshift(Buffer.from(head, 'latin1'));
+  const status = await post(g.port, Buffer.concat(parts, length + head.length));
+  const outcome: Outcome = status >= 200 && status < 300 ? 'sent' : 'alone';
+  batchStats.batches++;
+  batchStats.messages += g.bodies.length;
+  if (outcome === 'alone') batchStats.failed++;
+  for (const done of g.waiting) done(outcome);
+}
+
+/** Kept-alive connections to Bento for batches, by port. */
+const idle = new Map<number, Socket[]>();
+const MAX_IDLE = 16;
+
+/**
+ * Sends one request (head and body in `bytes`) to Bento on `port` over a kept-alive connection
+ * and resolves with the status of its answer (0: no answer: Bento not reachable, the connection
+ * cut, an answer not understood). A publish's answer is small, with a Content-Length; anything
+ * else ends the connection once its status is known.
+ */
+function post(port: number, bytes: Buffer): Promise<number> {
+  return new Promise<number>((resolve) => {
+    const pool = idle.get(port);
+    let socket = pool?.pop();
+    while (socket !== undefined && (socket.destroyed || !socket.writable)) socket = pool?.pop();
+    const s = socket ?? connect({ host: '127.0.0.1', port });
+    if (socket === undefined) {
+      s.setNoDelay(true);
+      // An idle connection Bento closes must not fail the process (no request listens then).
+      s.on('error', () => undefined);
+    }
+    let buf: Buffer | undefined;
+    let status = 0;
+    let left = -1;
+    const finish = (keep: boolean): void => {
+      s.removeListener('data', onData);
+      s.removeListener('error', onEnd);
+      s.removeListener('close', onEnd);
+      s.removeListener('end', onEnd);
+      let list = idle.get(port);
+      if (list === undefined) idle.set(port, (list = []));
+      if (keep && list.length < MAX_IDLE) list.push(s);
+      else s.destroy();
+      resolve(status);
+    };
+    const onEnd = (): void => {
+      finish(false);
+    };
+    const onData = (chunk: Buffer): void => {
+      if (left >= 0) {
+        left -= chunk.length;
+        if (left <= 0) finish(left === 0);
+        return;
+      }
+      buf = buf === undefined ? chunk : Buffer.concat([buf, chunk]);
+      const end = buf.indexOf('\r\n\r\n');
+      if (end === -1) {
+        if (buf.length > 16_384) finish(false);
+        return;
+      }
+      const headText = buf.toString('latin1', 0, end);
+      status = Number(/^HTTP\/1\.1 (\d{3}) /.exec(headText)?.[1] ?? 0);
+      const length = /\r\ncontent-length: *(\d+)/i.exec(headText)?.[1];
+      if (length === undefined || /\r\nconnection: *close/i.test(headText)) {
+        finish(false);
+        return;
+      }
+      left = Number(length) - (buf.length - end - 4);
+      if (left <= 0) finish(left === 0);
+    };
+    s.on('data', onData);
+    s.once('error', onEnd);
+    s.once('close', onEnd);
+    s.once('end', onEnd);
+    s.write(bytes);
+  });
+}
