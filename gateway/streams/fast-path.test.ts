@@ -15,6 +15,15 @@ import { openSse, streamsDocument } from './testing.ts';
 /** A short upstream timeout: an event stream idle longer than it must go on. */
 const UPSTREAM_TIMEOUT_MS = 400;
 
+/**
+ * After a consumer closed its connection: Bento sees it gone a moment later, and a message sent
+ * within that moment goes to the old consumer (and fails there, unacknowledged). Each test opens
+ * its consumer once the one before is gone.
+ */
+function consumerGone(): Promise<void> {
+  return new Promise((r) => setTimeout(r, 300));
+}
+
 describe('streams on the fast path', () => {
   let gw: InProcessGateway;
   before(async () => {
@@ -60,9 +69,7 @@ describe('streams on the fast path', () => {
   });
 
   test('an event stream idle longer than the upstream timeout still delivers', async () => {
-    // The consumer of the test before has just gone: Bento sees it gone a moment later (a
-    // message sent within that moment goes to the old consumer and fails there).
-    await new Promise((r) => setTimeout(r, 200));
+    await consumerGone();
     const opening = openSse(gw.port, '/fast/sse');
     const first = await gw.request({ fresh: true, method: 'POST', path: '/fast/post', body: 'first' });
     assert.equal(first.status, 200, first.text);
@@ -76,6 +83,7 @@ describe('streams on the fast path', () => {
   });
 
   test('a consumer that goes away: the next message goes to the consumer after it, not to the closed connection', async () => {
+    await consumerGone();
     const o1 = openSse(gw.port, '/fast/sse');
     const one = await gw.request({ fresh: true, method: 'POST', path: '/fast/post', body: 'one' });
     assert.equal(one.status, 200, one.text);
@@ -84,7 +92,7 @@ describe('streams on the fast path', () => {
     // The client closes its connection (FIN, as a browser tab closing): the gateway stops the call.
     first.close();
     const o2 = openSse(gw.port, '/fast/sse');
-    await new Promise((r) => setTimeout(r, 200));
+    await consumerGone();
     const two = await gw.request({ fresh: true, method: 'POST', path: '/fast/post', body: 'two' });
     assert.equal(two.status, 200, two.text);
     const second = await o2;
