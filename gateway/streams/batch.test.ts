@@ -148,6 +148,19 @@ describe('publishes batched through a gateway and its Bento', () => {
     }
     assert.ok(batchStats.messages - before.messages >= 2, 'publishes went to Bento in batches');
     assert.equal(batchStats.failed, before.failed);
+    // Counted on /metrics, by API and stream (this gateway's first batches).
+    const metrics = (await gw.request({ method: 'GET', path: '/metrics' })).text;
+    const series = (name: string): number =>
+      Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(metrics)?.[1] ?? NaN);
+    assert.equal(
+      series('svc_gateway_stream_batched_messages_total\\{api_id="batched",stream="meta"\\}'),
+      batchStats.messages - before.messages,
+      metrics,
+    );
+    assert.equal(
+      series('svc_gateway_stream_batches_total\\{api_id="batched",stream="meta",outcome="taken"\\}'),
+      batchStats.batches - before.batches,
+    );
     await waitFor(`${bodies.length + 1} events`, () => sse.events.length >= bodies.length + 1, 20_000);
     await new Promise((r) => setTimeout(r, 200));
     sse.close();

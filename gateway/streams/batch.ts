@@ -23,7 +23,15 @@ export const MAX_BYTES = 1024 * 1024;
 /** 'sent': Bento took the publish with its batch; 'alone': send it by itself, as without batching. */
 export type Outcome = 'sent' | 'alone';
 
+/** Hears each batch sent: its stream, how many publishes it carried, whether Bento took it. */
+export interface BatchSink<S> {
+  batched(stream: S, messages: number, taken: boolean): void;
+}
+
 interface Group {
+  /** Where the batch is counted (`StreamsEngine.batched`), and the stream it is for. */
+  sink: BatchSink<unknown> | undefined;
+  stream: unknown;
   method: string;
   port: number;
   path: string;
@@ -44,11 +52,12 @@ let scheduled = false;
  * with the outcome once its batch is answered (at once with `'alone'` when no other publish came
  * in the same turn).
  */
-export function batchPublish(
+export function batchPublish<S>(
   ctx: RequestContext,
   port: number,
   target: string,
   body: Buffer,
+  counted?: { sink: BatchSink<S>; stream: S },
 ): Promise<Outcome> {
   // The key: what decides the headers sent (upstreamRequestHeaders: the client's headers, its
   // address, the listener) and where they go; the body's length is the one header left out.
@@ -74,6 +83,8 @@ export function batchPublish(
       headers.host = undefined;
       headers.expect = undefined;
       g = {
+        sink: counted?.sink,
+        stream: counted?.stream,
         method: ctx.method,
         port,
         path,
@@ -148,6 +159,7 @@ async function send(g: Group): Promise<void> {
   batchStats.batches++;
   batchStats.messages += g.bodies.length;
   if (outcome === 'alone') batchStats.failed++;
+  g.sink?.batched(g.stream, g.bodies.length, outcome === 'sent');
   for (const done of g.waiting) done(outcome);
 }
 

@@ -62,6 +62,8 @@ export class StreamsEngine {
   #byApi = new Map<string, ApiStreams>();
   #stopped = false;
   #connections: Counter | undefined;
+  #batches: Counter | undefined;
+  #batchedMessages: Counter | undefined;
   readonly #connectionCounters = new Map<string, { inc(): void }>();
   /** Problems of the last sync, by stream ID (a stream Bento refused). */
   #refused = new Map<string, string>();
@@ -107,6 +109,18 @@ export class StreamsEngine {
       collect: () => {
         restarts.set(this.restarts);
       },
+    });
+    this.#batches = new Counter({
+      name: 'svc_gateway_stream_batches_total',
+      help: 'Publishes sent to the stream processor together (docs/streams.md): batches by API, stream and outcome (taken, or refused: its publishes were sent again alone).',
+      labelNames: ['api_id', 'stream', 'outcome'],
+      registers,
+    });
+    this.#batchedMessages = new Counter({
+      name: 'svc_gateway_stream_batched_messages_total',
+      help: 'Publishes the stream processor took in batches, by API and stream.',
+      labelNames: ['api_id', 'stream'],
+      registers,
     });
     this.#connections = new Counter({
       name: 'svc_gateway_stream_connections_total',
@@ -242,6 +256,13 @@ export class StreamsEngine {
   /** The streams of every API, by stream ID (metrics label Bento's series with them). */
   streamsById(): Map<string, PlannedStream> {
     return new Map([...this.#desired].map(([id, d]) => [id, d.stream]));
+  }
+
+  /** One batch of `messages` publishes sent to `stream` (gateway/streams/batch.ts), and whether Bento took it. */
+  batched(stream: PlannedStream, messages: number, taken: boolean): void {
+    const apiId = stream.id.slice(0, stream.id.lastIndexOf('.'));
+    this.#batches?.labels(apiId, stream.name, taken ? 'taken' : 'refused').inc();
+    if (taken) this.#batchedMessages?.labels(apiId, stream.name).inc(messages);
   }
 
   /** Stream analytics: one connection attempt to `endpoint`, and Bento's status (0: unreachable). */

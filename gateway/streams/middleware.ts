@@ -90,7 +90,7 @@ export const streams: Middleware = {
         const body = ctx.bodyPeek?.peekBody();
         const type = ctx.headers['content-type'];
         if (body !== undefined && !(type?.startsWith('multipart/') ?? false)) {
-          if ((await batchPublish(ctx, port, target, body)) === 'sent') {
+          if ((await batchPublish(ctx, port, target, body, { sink: engine, stream })) === 'sent') {
             opened(200);
             return reject(ctx, TAKEN);
           }
