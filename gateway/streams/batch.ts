@@ -11,10 +11,10 @@
  * neighbour's; as with any publish whose answer was lost, a consumer may then see a message twice.
  */
 import { randomBytes } from 'node:crypto';
-import { connect, type Socket } from 'node:net';
 import { BATCH_HEADER, BATCH_TYPE_HEADER } from '../../lib/bento/batching.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import { upstreamRequestHeaders } from '../upstream/headers.ts';
+import { bentoAgent } from './proxy.ts';
 
 /** At most this many publishes, and this many bytes of them, in one batch. */
 export const MAX_MESSAGES = 128;
@@ -143,90 +143,34 @@ function multipart(bodies: Buffer[]): { parts: Buffer[]; length: number; boundar
 
 async function send(g: Group): Promise<void> {
   const { parts, length, boundary } = multipart(g.bodies);
-  let head = `${g.method} ${g.path} HTTP/1.1\r\nhost: 127.0.0.1:${String(g.port)}\r\n`;
+  const headers: Record<string, string | string[]> = {};
   for (const k in g.headers) {
     const v = g.headers[k];
-    if (v === undefined || k === 'content-type') continue;
-    if (typeof v === 'string') head += `${k}: ${v}\r\n`;
-    else for (const x of v) head += `${k}: ${x}\r\n`;
+    if (v !== undefined) headers[k] = v;
   }
   const type = g.headers['content-type'];
-  if (typeof type === 'string') head += `${BATCH_TYPE_HEADER}: ${type}\r\n`;
-  head += `${BATCH_HEADER}: 1\r\ncontent-type: multipart/mixed; boundary=${boundary}\r\ncontent-length: ${String(length)}\r\n\r\n`;
-  parts.unshift(Buffer.from(head, 'latin1'));
-  const status = await post(g.port, Buffer.concat(parts, length + head.length));
-  const outcome: Outcome = status >= 200 && status < 300 ? 'sent' : 'alone';
+  if (typeof type === 'string') headers[BATCH_TYPE_HEADER] = type;
+  headers[BATCH_HEADER] = '1';
+  headers['content-type'] = `multipart/mixed; boundary=${boundary}`;
+  headers['content-length'] = String(length);
+  let outcome: Outcome = 'alone';
+  try {
+    // The same kept-alive connections to Bento as every other call of the gateway's (proxy.ts).
+    const res = await bentoAgent.request({
+      origin: `http://127.0.0.1:${String(g.port)}`,
+      path: g.path,
+      method: g.method,
+      headers,
+      body: Buffer.concat(parts, length),
+    });
+    await res.body.dump();
+    if (res.statusCode >= 200 && res.statusCode < 300) outcome = 'sent';
+  } catch {
+    // Bento could not be reached: each publish is sent alone, and answered as such.
+  }
   batchStats.batches++;
   batchStats.messages += g.bodies.length;
   if (outcome === 'alone') batchStats.failed++;
   g.sink?.batched(g.stream, g.bodies.length, outcome === 'sent');
   for (const done of g.waiting) done(outcome);
-}
-
-/** Kept-alive connections to Bento for batches, by port. */
-const idle = new Map<number, Socket[]>();
-const MAX_IDLE = 16;
-
-/**
- * Sends one request (head and body in `bytes`) to Bento on `port` over a kept-alive connection
- * and resolves with the status of its answer (0: no answer: Bento not reachable, the connection
- * cut, an answer not understood). A publish's answer is small, with a Content-Length; anything
- * else ends the connection once its status is known.
- */
-function post(port: number, bytes: Buffer): Promise<number> {
-  return new Promise<number>((resolve) => {
-    const pool = idle.get(port);
-    let socket = pool?.pop();
-    while (socket !== undefined && (socket.destroyed || !socket.writable)) socket = pool?.pop();
-    const s = socket ?? connect({ host: '127.0.0.1', port });
-    if (socket === undefined) {
-      s.setNoDelay(true);
-      // An idle connection Bento closes must not fail the process (no request listens then).
-      s.on('error', () => undefined);
-    }
-    let buf: Buffer | undefined;
-    let status = 0;
-    let left = -1;
-    const finish = (keep: boolean): void => {
-      s.removeListener('data', onData);
-      s.removeListener('error', onEnd);
-      s.removeListener('close', onEnd);
-      s.removeListener('end', onEnd);
-      let list = idle.get(port);
-      if (list === undefined) idle.set(port, (list = []));
-      if (keep && list.length < MAX_IDLE) list.push(s);
-      else s.destroy();
-      resolve(status);
-    };
-    const onEnd = (): void => {
-      finish(false);
-    };
-    const onData = (chunk: Buffer): void => {
-      if (left >= 0) {
-        left -= chunk.length;
-        if (left <= 0) finish(left === 0);
-        return;
-      }
-      buf = buf === undefined ? chunk : Buffer.concat([buf, chunk]);
-      const end = buf.indexOf('\r\n\r\n');
-      if (end === -1) {
-        if (buf.length > 16_384) finish(false);
-        return;
-      }
-      const headText = buf.toString('latin1', 0, end);
-      status = Number(/^HTTP\/1\.1 (\d{3}) /.exec(headText)?.[1] ?? 0);
-      const length = /\r\ncontent-length: *(\d+)/i.exec(headText)?.[1];
-      if (length === undefined || /\r\nconnection: *close/i.test(headText)) {
-        finish(false);
-        return;
-      }
-      left = Number(length) - (buf.length - end - 4);
-      if (left <= 0) finish(left === 0);
-    };
-    s.on('data', onData);
-    s.once('error', onEnd);
-    s.once('close', onEnd);
-    s.once('end', onEnd);
-    s.write(bytes);
-  });
 }

@@ -50,6 +50,11 @@ interface ApiStreams {
   endpoints: Map<string, StreamTarget>;
 }
 
+/** The API of a Bento stream ID (`<api id>.<stream name>`; names have no dot). */
+function apiIdOf(streamId: string): string {
+  return streamId.slice(0, streamId.lastIndexOf('.'));
+}
+
 /** The streams of one gateway process. */
 export class StreamsEngine {
   readonly enabled: boolean;
@@ -241,7 +246,7 @@ export class StreamsEngine {
     for (const [id, why] of this.#refused) {
       const stream = this.#desired.get(id)?.stream;
       problems.push({
-        api_id: id.slice(0, id.lastIndexOf('.')),
+        api_id: apiIdOf(id),
         message: `x-svc-streaming.streams.${stream?.name ?? id}: ${why}`,
       });
     }
@@ -260,7 +265,7 @@ export class StreamsEngine {
 
   /** One batch of `messages` publishes sent to `stream` (gateway/streams/batch.ts), and whether Bento took it. */
   batched(stream: PlannedStream, messages: number, taken: boolean): void {
-    const apiId = stream.id.slice(0, stream.id.lastIndexOf('.'));
+    const apiId = apiIdOf(stream.id);
     this.#batches?.labels(apiId, stream.name, taken ? 'taken' : 'refused').inc();
     if (taken) this.#batchedMessages?.labels(apiId, stream.name).inc(messages);
   }
@@ -274,12 +279,7 @@ export class StreamsEngine {
     const k = `${stream.id}\n${endpoint.path}\n${outcome}`;
     let child = this.#connectionCounters.get(k);
     if (child === undefined) {
-      child = counter.labels(
-        stream.id.slice(0, stream.id.lastIndexOf('.')),
-        stream.name,
-        endpoint.path,
-        outcome,
-      );
+      child = counter.labels(apiIdOf(stream.id), stream.name, endpoint.path, outcome);
       this.#connectionCounters.set(k, child);
     }
     child.inc();

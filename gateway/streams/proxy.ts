@@ -19,7 +19,7 @@ import type { HttpContext } from '../pipeline/context.ts';
  * the request together. No timeouts: event streams last as long as their consumer, and Bento
  * answers publishes within the input's own `timeout`.
  */
-const bento = new Agent({ headersTimeout: 0, bodyTimeout: 0 });
+export const bentoAgent = new Agent({ headersTimeout: 0, bodyTimeout: 0 });
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1), never relayed. */
 const HOP = new Set([
@@ -148,7 +148,7 @@ export function proxyToBento(
     const send = (body: Readable | Buffer | null): void => {
       if (Buffer.isBuffer(body)) headers['content-length'] = String(body.length);
       try {
-        bento.dispatch(
+        bentoAgent.dispatch(
           {
             origin: `http://127.0.0.1:${port}`,
             method: ctx.method,
