@@ -153,21 +153,43 @@ async function send(g: Group): Promise<void> {
   headers[BATCH_HEADER] = '1';
   headers['content-type'] = `multipart/mixed; boundary=${boundary}`;
   headers['content-length'] = String(length);
-  let outcome: Outcome = 'alone';
-  try {
-    // The same kept-alive connections to Bento as every other call of the gateway's (proxy.ts).
-    const res = await bentoAgent.request({
-      origin: `http://127.0.0.1:${String(g.port)}`,
-      path: g.path,
-      method: g.method,
-      headers,
-      body: Buffer.concat(parts, length),
-    });
-    await res.body.dump();
-    if (res.statusCode >= 200 && res.statusCode < 300) outcome = 'sent';
-  } catch {
-    // Bento could not be reached: each publish is sent alone, and answered as such.
-  }
+  // The same kept-alive connections to Bento as every other call of the gateway's (proxy.ts),
+  // through `dispatch`: the answer is a status and an empty body, so no body stream or promise
+  // per batch (`request`'s) is made for it.
+  const outcome = await new Promise<Outcome>((resolve) => {
+    let status = 0;
+    try {
+      bentoAgent.dispatch(
+        {
+          origin: `http://127.0.0.1:${String(g.port)}`,
+          path: g.path,
+          method: g.method,
+          headers,
+          body: Buffer.concat(parts, length),
+        },
+        {
+          onRequestStart() {
+            // Nothing to do (undici takes a handler with this method for one of its current interface).
+          },
+          onResponseStart(_c, statusCode) {
+            status = statusCode;
+          },
+          onResponseData() {
+            // The answer to a batch has no body worth reading (Bento's `200`, or an error's text).
+          },
+          onResponseEnd() {
+            resolve(status >= 200 && status < 300 ? 'sent' : 'alone');
+          },
+          // Bento could not be reached, or the exchange broke: each publish is sent alone.
+          onResponseError() {
+            resolve('alone');
+          },
+        },
+      );
+    } catch {
+      resolve('alone');
+    }
+  });
   batchStats.batches++;
   batchStats.messages += g.bodies.length;
   if (outcome === 'alone') batchStats.failed++;
