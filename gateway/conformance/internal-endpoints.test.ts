@@ -76,7 +76,7 @@ const classicApis = (): Json[] => [
   keyless('ie-to-plain', '/ie-to-plain/', 'svc://ie-plain/private', {}, { strip_listen_path: true }),
   keyless('ie-by-name', '/ie-by-name/', 'svc://orders-internal/private', {}, { strip_listen_path: true }),
   keyless('ie-to-oas', '/ie-to-oas/', 'svc://oas-ie/secret', {}, { strip_listen_path: true }),
-  // A name two APIs share: the API naming it is left out (the problem names its field).
+  // A name two APIs share: the API naming it stays loaded; its requests to that target get 502.
   keyless('dup-1', '/dup-1/', echo.url, { name: 'Dup Name' }),
   keyless('dup-2', '/dup-2/', echo.url, { name: 'dup-name' }),
   keyless('ie-ambiguous', '/ie-ambiguous/', 'svc://dup-name/x', {}, { strip_listen_path: true }),
@@ -152,7 +152,12 @@ const rows: Row[] = [
     status: 200,
     upstreamPath: '/private/3',
   },
-  { name: 'a name two APIs share: the API naming it is left out', path: '/ie-ambiguous/x', status: 404 },
+  {
+    name: 'a name two APIs share: the API naming it is served, its calls to that target get 502',
+    path: '/ie-ambiguous/x',
+    status: 502,
+    error: /^svc:\/\/dup-name: 2 APIs have the name "dup-name" \(dup-1, dup-2\): write the API ID/,
+  },
   {
     name: 'svc://self on the same method and path: a loop',
     path: '/ie-loop/x',

@@ -299,10 +299,10 @@ export class RouteTable {
 
   /**
    * The route an internal target's host (other than `self`) names: an API ID, else the one API
-   * with that name (schemas/rules/internal-target.ts `resolveInternalTarget`); undefined when none
-   * or several do.
+   * with that name (schemas/rules/internal-target.ts `resolveInternalTarget`); `ambiguous` (their
+   * IDs) when several APIs have that name; undefined when none does.
    */
-  byTarget(host: string): Route | undefined {
+  byTarget(host: string): Route | { ambiguous: string[] } | undefined {
     const exact = this.byId(host);
     if (exact !== undefined) return exact;
     let byName = this.#byTarget.get(host);
@@ -312,14 +312,14 @@ export class RouteTable {
         '',
         [...this.routes, ...this.internal].map((r) => ({ id: r.id, name: r.api.name })),
       );
-      byName = 'id' in found ? (this.byId(found.id) ?? null) : null;
+      byName = 'id' in found ? (this.byId(found.id) ?? null) : 'ambiguous' in found ? found : null;
       if (this.#byTarget.size < 1024) this.#byTarget.set(host, byName);
     }
     return byName ?? undefined;
   }
 
-  /** Hosts of internal targets resolved by name so far (null: none or several). */
-  readonly #byTarget = new Map<string, Route | null>();
+  /** Hosts of internal targets resolved by name so far (null: none). */
+  readonly #byTarget = new Map<string, Route | { ambiguous: string[] } | null>();
 
   /** Listeners the table needs. */
   get listeners(): ListenerKey[] {

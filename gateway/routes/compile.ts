@@ -17,7 +17,6 @@ import { overrideTargets } from '../middleware/versions/index.ts';
 import { rewriteTargets } from '../middleware/url-rewrites/index.ts';
 import { internalCall, type RouteLookup } from '../upstream/internal.ts';
 import {
-  ambiguousTargetProblems,
   gatewayInternalTargetProblems,
   internalUrl,
   isInternalTarget,
@@ -467,14 +466,6 @@ export async function buildRouteTable(
   const clashes = crossCheck(checked, env);
   problems.push(...clashes);
   const clashing = new Set(clashes.map((p) => p.api_id));
-  // An internal target naming an API by a name several APIs share is refused at its field.
-  const named = [...checked, ...internalApis].map(({ id, api }) => ({ id, name: api.name }));
-  for (const { id, api } of [...checked, ...internalApis]) {
-    const ambiguous = ambiguousTargetProblems(api, id, named);
-    if (ambiguous.length === 0) continue;
-    problems.push({ api_id: id, message: ambiguous.map(formatProblem).join('; ') });
-    clashing.add(id);
-  }
   const routes: Route[] = [];
   const reusable = new Map<string, { text: string; route: Route }>();
   for (const { id, api, kept, text } of checked) {

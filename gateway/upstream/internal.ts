@@ -11,7 +11,7 @@
  * A request that comes back to another API it already went through (A -> B -> A) is cut with 508
  * `Loop detected`, as is one that comes back to the API it is on (`svc://self/...`) with the
  * method and path it had there before, and one past MAX_INTERNAL_HOPS hops; a target API that is
- * not loaded gets 502.
+ * not loaded gets 502, as does a name several APIs have.
  */
 import type { IncomingMessage } from 'node:http';
 import { respondError } from '../pipeline/compose.ts';
@@ -19,7 +19,7 @@ import { HttpContext, type RequestContext } from '../pipeline/context.ts';
 import { GatewayError } from '../pipeline/errors.ts';
 import type { Route, Target } from '../pipeline/router.ts';
 import { upstreamPathOf } from './proxy.ts';
-import { SELF } from '../../schemas/rules/internal-target.ts';
+import { ambiguousTargetMessage, SELF } from '../../schemas/rules/internal-target.ts';
 
 /** The APIs each request went through so far, by the client request they share. */
 const hops = new WeakMap<IncomingMessage, readonly string[]>();
@@ -60,10 +60,21 @@ export function internalTargetMissing(id: string): GatewayError {
 }
 
 /**
- * Finds a compiled API of the request's route table (served or internal) by the host of an
- * internal target other than `self`: an API ID, else an API's name (resolveInternalTarget).
+ * 502: the internal target names an API by a name several APIs of the gateway have. As a missing
+ * target, a condition of the gateway's set of APIs, which changes after the definition was
+ * written: the definition stays loaded, and its requests to that target get this until the names
+ * differ (or the target is written with an API ID).
  */
-export type RouteLookup = (host: string) => Route | undefined;
+export function internalTargetAmbiguous(host: string, ids: readonly string[]): GatewayError {
+  return new GatewayError('GW_ERR_INTERNAL_TARGET_AMBIGUOUS', 502, ambiguousTargetMessage(host, ids));
+}
+
+/**
+ * Finds a compiled API of the request's route table (served or internal) by the host of an
+ * internal target other than `self`: an API ID, else an API's name (resolveInternalTarget);
+ * `ambiguous` when several APIs have that name.
+ */
+export type RouteLookup = (host: string) => Route | { ambiguous: string[] } | undefined;
 
 /**
  * The terminal step towards an internal target: runs the target API's chain on the request.
@@ -77,6 +88,10 @@ export function internalCall(
     const next = target.host.toLowerCase() === SELF ? ctx.route : lookup(target.host);
     if (next === undefined) {
       respondError(ctx, internalTargetMissing(target.host));
+      return;
+    }
+    if ('ambiguous' in next) {
+      respondError(ctx, internalTargetAmbiguous(target.host, next.ambiguous));
       return;
     }
     const id = next.id;

@@ -31,8 +31,10 @@ export function internalTargetName(name: string): string {
  * The one rule for which API an internal target's host names, given the APIs of the gateway:
  * `self` is the API the request is on; else the API with that ID; else the one API whose name,
  * written as `internalTargetName` says, is the host (case-insensitive). A name that several APIs
- * share names none of them: `ambiguous` lists their IDs (the definition is refused, naming the
- * field); no API at all: `missing` (the gateway answers 502 until one is loaded).
+ * share names none of them: `ambiguous` lists their IDs; no API at all: `missing`. Both are
+ * conditions of the gateway's set of APIs, which changes after a definition is written: the
+ * definition stays loaded and the gateway answers its requests to that target with 502 until one
+ * API has the name (gateway/upstream/internal.ts).
  */
 export function resolveInternalTarget(
   host: string,
@@ -181,57 +183,6 @@ export function gatewayInternalTargetProblems(api: {
     const url = internalUrl(value) ?? '';
     const parsed = parseInternalTarget(url);
     if ('message' in parsed) out.push(problem(path, parsed.type, parsed.message));
-  }
-  return out;
-}
-
-/** The host of a `svc://` URL, or undefined when `raw` is no internal target. */
-function hostOfUrl(raw: unknown): string | undefined {
-  const s = text(raw);
-  if (s === undefined || !isInternalUrl(s)) return undefined;
-  return /^svc:\/\/([^/?#]*)/i.exec(s.trim())?.[1];
-}
-
-/**
- * The hosts of every internal target a classic definition writes, each with its field path: the
- * URL fields (`proxy.target_url`, `url_rewrites[].rewrite_to` and a trigger's) and the object form
- * (`...target_internal.target`, `...rewrite_to_internal.target`).
- */
-export function internalTargetHostsOf(api: {
-  proxy?: unknown;
-  version_data?: unknown;
-}): { path: string; host: string }[] {
-  const out: { path: string; host: string }[] = [];
-  const url = (path: string, v: unknown): void => {
-    const host = hostOfUrl(v);
-    if (host !== undefined) out.push({ path, host });
-  };
-  url('proxy.target_url', model<{ target_url: unknown }>(api.proxy)?.target_url);
-  for (const { path, value } of internalTargetsOf(api)) {
-    const host = text(value.target);
-    if (host !== undefined) out.push({ path: `${path}.target`, host });
-  }
-  eachUrlRewrite(api, (where, rule) => {
-    url(`${where}.rewrite_to`, model<{ rewrite_to: unknown }>(rule)?.rewrite_to);
-  });
-  return out;
-}
-
-/**
- * The internal targets of API `selfId` whose host is a name several of `apis` share
- * (`resolveInternalTarget`), each refused at its field: the gateway, which holds every API,
- * leaves such a definition out of its routes with these problems.
- */
-export function ambiguousTargetProblems(
-  api: { proxy?: unknown; version_data?: unknown },
-  selfId: string,
-  apis: readonly { id: string; name?: string | undefined }[],
-): FieldProblem[] {
-  const out: FieldProblem[] = [];
-  for (const { path, host } of internalTargetHostsOf(api)) {
-    const found = resolveInternalTarget(host, selfId, apis);
-    if ('ambiguous' in found)
-      out.push(problem(path, 'Invalid', ambiguousTargetMessage(host, found.ambiguous)));
   }
   return out;
 }
