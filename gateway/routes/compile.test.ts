@@ -221,6 +221,23 @@ test('buildRouteTable: listen paths that differ in case or trailing slash are on
   assert.equal(r.table.match('main', 'api.example.com', '/p')?.id, 'other-host');
 });
 
+test('buildRouteTable: an internal target naming a name two APIs share is a warning, the API still served', async () => {
+  const r = await buildRouteTable(
+    [
+      { id: 'dup-1', value: api({ name: 'Dup Name' }, { listen_path: '/d1/' }) },
+      { id: 'dup-2', value: api({ name: 'dup-name' }, { listen_path: '/d2/' }) },
+      { id: 'caller', value: api({}, { listen_path: '/c/', target_url: 'svc://dup-name/x' }) },
+    ],
+    env,
+    deps,
+  );
+  assert.deepEqual(r.problems, []);
+  assert.deepEqual(r.warnings, [
+    'API caller: proxy.target_url: Invalid value: svc://dup-name: 2 APIs have the name "dup-name" (dup-1, dup-2): write the API ID of the one meant (svc://<api_id>/...), or give the APIs different names (its requests to this target get 502 until then)',
+  ]);
+  assert.equal(r.table.match('main', 'h', '/c/x')?.id, 'caller');
+});
+
 const withChain: CompileDeps = { ...deps, chain };
 
 test('buildRouteTable: an API whose stored text is unchanged keeps its route; a changed one is compiled again', async () => {

@@ -17,6 +17,7 @@ import { overrideTargets } from '../middleware/versions/index.ts';
 import { rewriteTargets } from '../middleware/url-rewrites/index.ts';
 import { internalCall, type RouteLookup } from '../upstream/internal.ts';
 import {
+  ambiguousTargets,
   gatewayInternalTargetProblems,
   internalUrl,
   isInternalTarget,
@@ -497,5 +498,11 @@ export async function buildRouteTable(
     if (owner === undefined) claimed.set(key, r.id);
     else warnings.push(`APIs ${owner} and ${r.id} claim the same domain and listen path; ${owner} serves it`);
   }
+  // An internal target naming an API by a name several APIs share: the API is served, and its
+  // requests to that target get 502 (upstream/internal.ts) until one API has the name.
+  const named = [...checked, ...internalApis].map(({ id, api }) => ({ id, name: api.name }));
+  for (const { id, api } of [...checked, ...internalApis])
+    for (const p of ambiguousTargets(api, id, named))
+      warnings.push(`API ${id}: ${formatProblem(p)} (its requests to this target get 502 until then)`);
   return { table, problems, warnings, skipped, reusable };
 }

@@ -395,7 +395,7 @@ export class Gateway {
       if (l.role === 'api' && typeof l.key === 'number' && !wanted.has(l.key))
         void this.#listeners.close(l.key);
     }
-    for (const w of built.warnings) this.#log.warn('route conflict', { detail: w });
+    for (const w of built.warnings) this.#log.warn('routes loaded with a warning', { detail: w });
     this.#log.info('routes loaded', { apis: table.routes.length, skipped: built.skipped.length });
     if (built.problems.length > 0) {
       const message = built.problems.map((p) => `API ${p.api_id}: ${p.message}`).join('; ');

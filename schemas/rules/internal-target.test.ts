@@ -2,6 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   ambiguousTargetMessage,
+  ambiguousTargets,
+  internalTargetHostsOf,
   internalTargetName,
   parseInternalTarget,
   resolveInternalTarget,
@@ -45,5 +47,42 @@ test('ambiguousTargetMessage: names the host, the APIs and the way out', () => {
   assert.equal(
     ambiguousTargetMessage('dup-name', ['dup-a', 'dup-b']),
     'svc://dup-name: 2 APIs have the name "dup-name" (dup-a, dup-b): write the API ID of the one meant (svc://<api_id>/...), or give the APIs different names',
+  );
+});
+
+test('ambiguousTargets: every field naming a shared name, with its path', () => {
+  const api = {
+    proxy: { target_url: 'svc://dup-name/x' },
+    version_data: {
+      versions: {
+        Default: {
+          extended_paths: {
+            url_rewrites: [
+              {
+                rewrite_to: 'svc://self/a',
+                triggers: [{ rewrite_to: 'svc://Dup-Name/t' }],
+                rewrite_to_internal: { target: 'orders-api' },
+              },
+            ],
+          },
+        },
+      },
+    },
+  };
+  assert.deepEqual(
+    internalTargetHostsOf(api).map((h) => h.host),
+    ['dup-name', 'orders-api', 'self', 'Dup-Name'],
+  );
+  const problems = ambiguousTargets(api, 'me', apis);
+  assert.deepEqual(
+    problems.map((p) => p.path),
+    [
+      'proxy.target_url',
+      'version_data.versions.Default.extended_paths.url_rewrites[0].triggers[0].rewrite_to',
+    ],
+  );
+  assert.match(
+    problems[0]?.message ?? '',
+    /svc:\/\/dup-name: 2 APIs have the name "dup-name" \(dup-a, dup-b\): write the API ID/,
   );
 });

@@ -186,3 +186,55 @@ export function gatewayInternalTargetProblems(api: {
   }
   return out;
 }
+
+/** The host of a `svc://` URL, or undefined when `raw` is no internal target. */
+function hostOfUrl(raw: unknown): string | undefined {
+  const s = text(raw);
+  if (s === undefined || !isInternalUrl(s)) return undefined;
+  return /^svc:\/\/([^/?#]*)/i.exec(s.trim())?.[1];
+}
+
+/**
+ * The hosts of every internal target a classic definition writes, each with its field path: the
+ * URL fields (`proxy.target_url`, `url_rewrites[].rewrite_to` and a trigger's) and the object form
+ * (`...target_internal.target`, `...rewrite_to_internal.target`).
+ */
+export function internalTargetHostsOf(api: {
+  proxy?: unknown;
+  version_data?: unknown;
+}): { path: string; host: string }[] {
+  const out: { path: string; host: string }[] = [];
+  const url = (path: string, v: unknown): void => {
+    const host = hostOfUrl(v);
+    if (host !== undefined) out.push({ path, host });
+  };
+  url('proxy.target_url', model<{ target_url: unknown }>(api.proxy)?.target_url);
+  for (const { path, value } of internalTargetsOf(api)) {
+    const host = text(value.target);
+    if (host !== undefined) out.push({ path: `${path}.target`, host });
+  }
+  eachUrlRewrite(api, (where, rule) => {
+    url(`${where}.rewrite_to`, model<{ rewrite_to: unknown }>(rule)?.rewrite_to);
+  });
+  return out;
+}
+
+/**
+ * The internal targets of API `selfId` whose host is a name several of `apis` share
+ * (`resolveInternalTarget`), each at its field: the gateway, which holds every API, says so at
+ * load (a warning of the reload); the definition stays loaded, and its requests to such a target
+ * get 502 until one API has the name.
+ */
+export function ambiguousTargets(
+  api: { proxy?: unknown; version_data?: unknown },
+  selfId: string,
+  apis: readonly { id: string; name?: string | undefined }[],
+): FieldProblem[] {
+  const out: FieldProblem[] = [];
+  for (const { path, host } of internalTargetHostsOf(api)) {
+    const found = resolveInternalTarget(host, selfId, apis);
+    if ('ambiguous' in found)
+      out.push(problem(path, 'Invalid', ambiguousTargetMessage(host, found.ambiguous)));
+  }
+  return out;
+}
