@@ -86,8 +86,10 @@ const ingress = ingressController(env, {
   managementUrl: cfg.SVC_URL,
 });
 manager.add(ingress.spec);
-manager.add(templateController(env, ingress.templateUsers));
-manager.add(templateController(env, ingress.templateUsers, 'SvcOasApiDefinition'));
+manager.add(templateController(env, ingress.templateUsers, 'ApiDefinition', ingress.freshTemplateUsers));
+manager.add(
+  templateController(env, ingress.templateUsers, 'SvcOasApiDefinition', ingress.freshTemplateUsers),
+);
 
 const elector = cfg.LEADER_ELECTION
   ? new LeaderElector(

@@ -46,28 +46,18 @@ const kc = loadKubeConfig(cfg.kubeconfig);
 const clients = makeClients(kc);
 const live = kubeLookups(clients);
 
-// One informer per watched kind, shared: the svc kinds (answering `get` and `list` from memory,
-// webhooks/watch-lookups.ts, and the three API kinds feeding the route-claim cache) and Ingresses
-// (the users of a template). The webhook needs list and watch on each.
+// One informer per svc kind, shared: answering `get` and `list` from memory
+// (webhooks/watch-lookups.ts), and the three API kinds feeding the route-claim cache. The webhook
+// needs list and watch on each. Ingresses (the users of a template) are listed fresh when a
+// template is deleted: the webhook needs list on them, not watch.
 const svcKinds = [...API_KINDS, 'SecurityPolicy', 'OperatorContext'] as const;
-const informers = [
-  ...svcKinds.map((kind) => {
-    const plural = kinds.find((k) => k.kind === kind)?.plural ?? '';
-    const spec = { apiVersion: `${GROUP}/${VERSION}`, kind, plural, namespaces: [] };
-    return { kind, informer: new Informer(kc, spec, log), what: plural };
-  }),
-  {
-    kind: 'Ingress' as const,
-    informer: new Informer(
-      kc,
-      { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', plural: 'ingresses', namespaces: [] },
-      log,
-    ),
-    what: 'ingresses',
-  },
-];
+const informers = svcKinds.map((kind) => {
+  const plural = kinds.find((k) => k.kind === kind)?.plural ?? '';
+  const spec = { apiVersion: `${GROUP}/${VERSION}`, kind, plural, namespaces: [] };
+  return { kind, informer: new Informer(kc, spec, log), what: plural };
+});
 const watched = new Map(informers.map(({ kind, informer, what }) => [kind, new WatchedKind(what, informer)]));
-const watchedKind = (kind: SvcKind | 'Ingress'): WatchedKind => {
+const watchedKind = (kind: SvcKind): WatchedKind => {
   const w = watched.get(kind);
   if (w === undefined) throw new Error(`no informer for ${kind}`);
   return w;
@@ -82,7 +72,6 @@ const lookups = watchLookups({
     SecurityPolicy: watchedKind('SecurityPolicy'),
     OperatorContext: watchedKind('OperatorContext'),
   },
-  ingresses: watchedKind('Ingress'),
 });
 
 // The route check's cache of claims (webhooks/route-claims.ts), fed by the three API kinds'

@@ -29,17 +29,15 @@ export function templateErrors(errors: readonly FieldError[]): FieldError[] {
 }
 
 /**
- * The Ingresses (`Ingress namespace/name`) that name the template `namespace/name`, sorted. Found
- * in a watch cache (`lookups.live` set), they are listed again fresh before a refusal names them.
+ * The Ingresses (`Ingress namespace/name`) that name the template `namespace/name`, sorted, as the
+ * API server lists them now (webhooks/watch-lookups.ts: no cache of Ingresses, which could miss
+ * one created a moment ago).
  */
 export async function templateUsers(lookups: Lookups, namespace: string, name: string): Promise<string[]> {
-  const users = async (from: Lookups): Promise<string[]> =>
-    (await from.ingresses(namespace))
-      .filter((i) => !i.deleting && i.annotations[TEMPLATE_ANNOTATION] === name)
-      .map((i) => `Ingress ${namespace}/${i.name}`)
-      .sort();
-  const found = await users(lookups);
-  return found.length === 0 || lookups.live === undefined ? found : users(lookups.live);
+  return (await lookups.ingresses(namespace))
+    .filter((i) => !i.deleting && i.annotations[TEMPLATE_ANNOTATION] === name)
+    .map((i) => `Ingress ${namespace}/${i.name}`)
+    .sort();
 }
 
 /** Refuses the DELETE of a template (an ApiDefinition or SvcOasApiDefinition) that Ingresses still name. */

@@ -1,26 +1,29 @@
 /**
- * Lookups answered from memory: the svc kinds and Ingresses are listed once and watched (one
- * informer per kind, shared with the route-claim cache, main.ts), so that an admission review
- * costs no request to the API server. Before this, a DELETE listed every SecurityPolicy (or every
+ * Lookups answered from memory: the svc kinds are listed once and watched (one informer per kind,
+ * shared with the route-claim cache, main.ts), so that an admission review costs no request to
+ * the API server. Before this, a DELETE listed every SecurityPolicy (or every
  * API), an update of any ConfigMap listed both OAS-based kinds, and a reference check made a GET;
  * during a burst of thousands of objects these competed with the burst's own writes.
  *
  * A cache lags the cluster by a watch event, so it is used in the direction where that is safe:
- * - a refusal that rests on what a cache holds (the dependents that block a DELETE, the
- *   Ingresses that use a template) is confirmed by fresh reads first (`Lookups.live`, used by
- *   references.ts and template.ts): an object deleted since is not named;
+ * - a refusal that rests on what a cache holds (the dependents that block a DELETE) is confirmed
+ *   by fresh reads first (`Lookups.live`, used by references.ts): an object deleted since is not
+ *   named;
  * - an object this server has just admitted (CREATE or UPDATE of an svc kind) is held beside the
  *   cache for a while (`admitted`), so that a DELETE right after the create that made it a
  *   dependent is refused even before its watch event arrives;
  * - a reference the cache does not find is looked up fresh before a warning says it is missing.
  * ConfigMaps and Secrets are not watched (every one of the cluster would be held, Secrets with
- * their values): they are read when an object names one, as before.
+ * their values): they are read when an object names one, as before. Nor are Ingresses: only a
+ * template's DELETE (rare) asks for them, and a cache could miss one created a moment before it
+ * (not admitted by this server, so not held), letting the template go while that Ingress uses
+ * it; they are listed fresh, one namespace at a time.
  * Until a kind's first list is in, a review that needs it is refused with a message that says so
  * (`CacheNotSyncedError`), and the server is not ready.
  */
 import { asObject, at, metaOf } from './access.ts';
 import { CacheNotSyncedError } from './lookups.ts';
-import type { IngressView, Lookups, SvcKind, SvcKinds } from './lookups.ts';
+import type { Lookups, SvcKind, SvcKinds } from './lookups.ts';
 
 /** One watched kind, as the lookups read it (an Informer, or a map in tests). */
 export interface ObjectSource {
@@ -61,7 +64,6 @@ export interface WatchLookupsDeps {
   /** The API server's answers (kubeLookups): ConfigMaps, Secrets, and confirmations. */
   live: Lookups;
   kinds: Readonly<Record<SvcKind, WatchedKind>>;
-  ingresses: WatchedKind;
   /** How long an admitted object is held beside the cache (its watch event comes well before). */
   admittedMs?: number;
   now?: () => number;
@@ -77,7 +79,7 @@ export interface WatchLookups extends Lookups {
 
 const keyOf = (namespace: string, name: string): string => `${namespace}/${name}`;
 
-/** Lookups that answer the svc kinds and Ingresses from watch caches; see the top of this file. */
+/** Lookups that answer the svc kinds from watch caches; see the top of this file. */
 export function watchLookups(deps: WatchLookupsDeps): WatchLookups {
   const { live } = deps;
   const holdMs = deps.admittedMs ?? 30_000;
@@ -112,19 +114,8 @@ export function watchLookups(deps: WatchLookupsDeps): WatchLookups {
       const extra = recent(kind);
       return Promise.resolve((extra.length === 0 ? cached : [...cached, ...extra]) as SvcKinds[K][]);
     },
-    ingresses(namespace) {
-      const views: IngressView[] = [];
-      for (const i of deps.ingresses.source().list()) {
-        const meta = metaOf(i);
-        if (meta.namespace !== namespace) continue;
-        views.push({
-          name: meta.name,
-          annotations: (at(i, 'metadata.annotations') ?? {}) as Record<string, string>,
-          deleting: at(i, 'metadata.deletionTimestamp') !== undefined,
-        });
-      }
-      return Promise.resolve(views);
-    },
+    // Fresh: see the top of this file.
+    ingresses: (namespace) => live.ingresses(namespace),
     admitted(kind, admittedObj, requestNamespace) {
       // The object of a review may leave its namespace to the request.
       const meta = asObject(at(admittedObj, 'metadata'));
@@ -145,7 +136,7 @@ export function watchLookups(deps: WatchLookupsDeps): WatchLookups {
       if (held.size % 256 === 0) recent(kind);
     },
     synced() {
-      return deps.ingresses.synced() && Object.values(deps.kinds).every((k) => k.synced());
+      return Object.values(deps.kinds).every((k) => k.synced());
     },
   };
 }

@@ -493,6 +493,8 @@ function templateOf(ing: k8s.V1Ingress): string[] {
 
 /** The Ingresses using a template ApiDefinition (`namespace/name`), as a lookup the template controller shares. */
 export type TemplateUsers = (templateKey: string) => string[];
+/** The same, listed from the API server rather than the informer's cache. */
+export type FreshTemplateUsers = (templateKey: string) => Promise<string[]>;
 
 /**
  * The Ingress controller: Ingresses are reconciled when they change, when an IngressClass
@@ -503,7 +505,7 @@ export type TemplateUsers = (templateKey: string) => string[];
 export function ingressController(
   env: ControllerEnv,
   settings: IngressSettings,
-): { spec: ControllerSpec; templateUsers: TemplateUsers } {
+): { spec: ControllerSpec; templateUsers: TemplateUsers; freshTemplateUsers: FreshTemplateUsers } {
   const ingSpec = ingressWatch(env);
   const apiSpec = watchOf(env, 'ApiDefinition');
   const svcSpec = serviceWatch(env);
@@ -743,11 +745,21 @@ export function ingressController(
       },
     ],
   };
+  const uses = (i: IngressObject): boolean =>
+    !i.metadata.deletionTimestamp && isOurIngress(i, classes.list(), settings.watchClass);
   const templateUsers: TemplateUsers = (templateKey) =>
     ingresses
       .byIndex('template', templateKey)
-      .filter((i) => !i.metadata.deletionTimestamp && isOurIngress(i, classes.list(), settings.watchClass))
+      .filter(uses)
       .map((i) => objectKey(i))
       .sort();
-  return { spec, templateUsers };
+  const freshTemplateUsers: FreshTemplateUsers = async (templateKey) => {
+    const { namespace } = splitKey(templateKey);
+    const list = await networking.listNamespacedIngress({ namespace });
+    return (list.items as IngressObject[])
+      .filter((i) => templateOf(i).includes(templateKey) && uses(i))
+      .map((i) => objectKey(i))
+      .sort();
+  };
+  return { spec, templateUsers, freshTemplateUsers };
 }

@@ -56,6 +56,33 @@ test('a template being deleted is held while an Ingress uses it, and released af
   assert.deepEqual(deps.objects.finalizers, [`-${TEMPLATE_FINALIZER}`]);
 });
 
+test('a template being deleted while the cache names no Ingress: the API server is asked first', async () => {
+  const obj = template({ deletionTimestamp: new Date(), finalizers: [TEMPLATE_FINALIZER] });
+  // An Ingress created a moment ago: listed by the API server, not in the informer's cache yet.
+  let fresh = ['web/new'];
+  const asked: string[] = [];
+  const deps = {
+    ...baseDeps<ApiObject>({}),
+    read: () => Promise.resolve(obj),
+    users: () => [],
+    freshUsers: (key: string) => {
+      asked.push(key);
+      return Promise.resolve(fresh);
+    },
+  };
+  await reconcileTemplate('web/auth', deps);
+  assert.deepEqual(asked, ['web/auth']);
+  assert.deepEqual(deps.objects.finalizers, []);
+  assertReady(deps.objects.statuses.at(-1), {
+    status: 'False',
+    reason: 'InUse',
+    message: /still used by Ingress web\/new/,
+  });
+  fresh = [];
+  await reconcileTemplate('web/auth', deps);
+  assert.deepEqual(deps.objects.finalizers, [`-${TEMPLATE_FINALIZER}`]);
+});
+
 test('an ApiDefinition that is not a template is not touched', async () => {
   const obj = template({ labels: {} });
   const deps = { ...baseDeps<ApiObject>({}), read: () => Promise.resolve(obj), users: () => [] };

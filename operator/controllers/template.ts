@@ -34,8 +34,13 @@ export type TemplateObject = ApiObject | OasApiObject;
 export interface TemplateDeps<T extends TemplateObject = ApiObject> extends ReportDeps<T> {
   read: (namespace: string, name: string) => Promise<T | undefined>;
   objects: Pick<SvcObjects<T>, 'ensureFinalizer' | 'removeFinalizer' | 'patchStatus'>;
-  /** The Ingresses (`namespace/name`) that use the template, sorted. */
+  /** The Ingresses (`namespace/name`) that use the template, sorted (the informer's cache). */
   users: (templateKey: string) => string[];
+  /**
+   * The same, listed from the API server: asked before a template being deleted is let go while
+   * the cache names no Ingress (the cache may not hold one created a moment ago).
+   */
+  freshUsers?: (templateKey: string) => Promise<string[]>;
 }
 
 /**
@@ -50,8 +55,8 @@ export async function reconcileTemplate<T extends TemplateObject>(
   const { namespace, name } = splitKey(key);
   const obj = await deps.read(namespace, name);
   if (!obj) return {};
-  const users = deps.users(key);
-  const list = users.map((u) => `Ingress ${u}`).join(', ');
+  let users = deps.users(key);
+  const named = (): string => users.map((u) => `Ingress ${u}`).join(', ');
   if (!isTemplate(obj)) {
     // A label removed: nothing holds it any more.
     if (obj.metadata.finalizers?.includes(TEMPLATE_FINALIZER))
@@ -60,8 +65,9 @@ export async function reconcileTemplate<T extends TemplateObject>(
   }
   if (obj.metadata.deletionTimestamp) {
     if (!obj.metadata.finalizers?.includes(TEMPLATE_FINALIZER)) return {};
+    if (users.length === 0 && deps.freshUsers !== undefined) users = await deps.freshUsers(key);
     if (users.length > 0) {
-      const message = `still used by ${list}: remove their ${TEMPLATE_ANNOTATION} annotation (or delete them) first`;
+      const message = `still used by ${named()}: remove their ${TEMPLATE_ANNOTATION} annotation (or delete them) first`;
       const status = { ...obj.status } as NonNullable<T['status']>;
       await reportFailure(obj, status, { reason: 'InUse', message, call: false }, deps);
       return {};
@@ -76,7 +82,7 @@ export async function reconcileTemplate<T extends TemplateObject>(
   } as NonNullable<T['status']>;
   const message =
     users.length > 0
-      ? `template, not served itself; used by ${list}`
+      ? `template, not served itself; used by ${named()}`
       : 'template, not served itself; no Ingress uses it';
   await reportSuccess(
     current,
@@ -95,6 +101,7 @@ export function templateController(
   env: ControllerEnv,
   users: (templateKey: string) => string[],
   kind: 'ApiDefinition' | 'SvcOasApiDefinition' = 'ApiDefinition',
+  freshUsers?: (templateKey: string) => Promise<string[]>,
 ): ControllerSpec {
   const apiSpec = watchOf(env, kind);
   const apis = env.manager.informer<TemplateObject>(apiSpec);
@@ -112,6 +119,7 @@ export function templateController(
         read: (namespace, name) => Promise.resolve(apis.get(namespace, name)),
         objects,
         users,
+        ...(freshUsers === undefined ? {} : { freshUsers }),
         events: env.events,
         now: env.now,
       }),
