@@ -44,10 +44,41 @@ export function apiHasStreams(apiId: string | undefined): boolean {
   return apiId !== undefined && withStreams.has(apiId);
 }
 
-/** Connection attempts to one stream endpoint with one outcome (`svc_gateway_stream_connections_total`). */
-interface ConnectionTally {
-  labels: { api_id: string; stream: string; endpoint: string; outcome: 'ok' | 'error' };
+/** One series of a `TallyCounter`: its labels and its count so far. */
+interface Tally {
+  labels: Record<string, string>;
   count: number;
+}
+
+/**
+ * A counter whose series are counted as plain numbers and handed to prom-client when it is
+ * scraped: prom-client's labelled `inc` hashes and checks its labels on every call, which cost
+ * more than the rest of a count on the publish path. `series` finds (or makes) a series once;
+ * callers keep it and add to `count`.
+ */
+class TallyCounter {
+  readonly #series = new Map<string, Tally>();
+
+  constructor(opts: { name: string; help: string; labelNames: string[]; registers: Registry[] }) {
+    const series = this.#series;
+    const counter: Counter = new Counter({
+      ...opts,
+      collect: () => {
+        counter.reset();
+        for (const t of series.values()) counter.inc(t.labels, t.count);
+      },
+    });
+  }
+
+  /** The series with these labels (`key` names it: the label values, in order). */
+  series(key: string, labels: () => Record<string, string>): Tally {
+    let t = this.#series.get(key);
+    if (t === undefined) {
+      t = { labels: labels(), count: 0 };
+      this.#series.set(key, t);
+    }
+    return t;
+  }
 }
 
 interface ApiStreams {
@@ -72,21 +103,11 @@ export class StreamsEngine {
   #desired = new Map<string, { stream: PlannedStream; text: string }>();
   #byApi = new Map<string, ApiStreams>();
   #stopped = false;
-  #connections: Counter | undefined;
-  #batches: Counter | undefined;
-  #batchedMessages: Counter | undefined;
-  /**
-   * Connection attempts counted here, per endpoint and outcome, and handed to the counter when
-   * it is scraped: prom-client's labelled `inc` hashes and checks its labels on every call, which
-   * cost more than the rest of the count on every publish. `#connectionTallies` finds an
-   * endpoint's tallies without building a key; `#connectionSeries` keeps every series (as a
-   * counter keeps its series across reloads).
-   */
-  readonly #connectionTallies = new WeakMap<
-    StreamEndpoint,
-    { ok?: ConnectionTally; error?: ConnectionTally }
-  >();
-  readonly #connectionSeries = new Map<string, ConnectionTally>();
+  #connections: TallyCounter | undefined;
+  #batches: TallyCounter | undefined;
+  #batchedMessages: TallyCounter | undefined;
+  /** Each endpoint's series of `#connections` by outcome, found without building a key. */
+  readonly #connectionTallies = new WeakMap<StreamEndpoint, { ok?: Tally; error?: Tally }>();
   /** Problems of the last sync, by stream ID (a stream Bento refused). */
   #refused = new Map<string, string>();
 
@@ -132,30 +153,24 @@ export class StreamsEngine {
         restarts.set(this.restarts);
       },
     });
-    this.#batches = new Counter({
+    this.#batches = new TallyCounter({
       name: 'svc_gateway_stream_batches_total',
       help: 'Publishes sent to the stream processor together (docs/streams.md): batches by API, stream and outcome (taken, or refused: its publishes were sent again alone).',
       labelNames: ['api_id', 'stream', 'outcome'],
       registers,
     });
-    this.#batchedMessages = new Counter({
+    this.#batchedMessages = new TallyCounter({
       name: 'svc_gateway_stream_batched_messages_total',
       help: 'Publishes the stream processor took in batches, by API and stream.',
       labelNames: ['api_id', 'stream'],
       registers,
     });
-    const series = this.#connectionSeries;
-    const connections: Counter = new Counter({
+    this.#connections = new TallyCounter({
       name: 'svc_gateway_stream_connections_total',
       help: "Stream analytics: connection attempts to the streams' HTTP endpoints (publishers, SSE and WebSocket consumers), by API, stream, endpoint and outcome (ok: the stream processor took it; error: it refused it or was not reachable).",
       labelNames: ['api_id', 'stream', 'endpoint', 'outcome'],
       registers,
-      collect: () => {
-        connections.reset();
-        for (const t of series.values()) connections.inc(t.labels, t.count);
-      },
     });
-    this.#connections = connections;
     const wanted: Gauge = new Gauge({
       name: 'svc_gateway_streams',
       help: 'Streams of the loaded APIs (x-svc-streaming) the stream processor is to run.',
@@ -288,34 +303,31 @@ export class StreamsEngine {
 
   /** One batch of `messages` publishes sent to `stream` (gateway/streams/batch.ts), and whether Bento took it. */
   batched(stream: PlannedStream, messages: number, taken: boolean): void {
-    const apiId = apiIdOf(stream.id);
-    this.#batches?.labels(apiId, stream.name, taken ? 'taken' : 'refused').inc();
-    if (taken) this.#batchedMessages?.labels(apiId, stream.name).inc(messages);
+    const outcome = taken ? 'taken' : 'refused';
+    const labels = (): Record<string, string> => ({ api_id: apiIdOf(stream.id), stream: stream.name });
+    const batches = this.#batches?.series(`${stream.id}\n${outcome}`, () => ({ ...labels(), outcome }));
+    if (batches !== undefined) batches.count++;
+    const carried = taken ? this.#batchedMessages?.series(stream.id, labels) : undefined;
+    if (carried !== undefined) carried.count += messages;
   }
 
   /** Stream analytics: one connection attempt to `endpoint`, and Bento's status (0: unreachable). */
   connection(stream: PlannedStream, endpoint: StreamEndpoint, status: number): void {
-    if (this.#connections === undefined) return;
+    const counter = this.#connections;
+    if (counter === undefined) return;
     const outcome = status >= 100 && status < 400 ? 'ok' : 'error';
     let tallies = this.#connectionTallies.get(endpoint);
     if (tallies === undefined) {
       tallies = {};
       this.#connectionTallies.set(endpoint, tallies);
     }
-    let tally = tallies[outcome];
-    if (tally === undefined) {
-      // One series per stream, endpoint and outcome, whichever endpoint object (reloads make new ones).
-      const k = `${stream.id}\n${endpoint.path}\n${outcome}`;
-      tally = this.#connectionSeries.get(k);
-      if (tally === undefined) {
-        tally = {
-          labels: { api_id: apiIdOf(stream.id), stream: stream.name, endpoint: endpoint.path, outcome },
-          count: 0,
-        };
-        this.#connectionSeries.set(k, tally);
-      }
-      tallies[outcome] = tally;
-    }
+    // One series per stream, endpoint and outcome, whichever endpoint object (reloads make new ones).
+    const tally = (tallies[outcome] ??= counter.series(`${stream.id}\n${endpoint.path}\n${outcome}`, () => ({
+      api_id: apiIdOf(stream.id),
+      stream: stream.name,
+      endpoint: endpoint.path,
+      outcome,
+    })));
     tally.count++;
   }
 
