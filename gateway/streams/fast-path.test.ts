@@ -26,6 +26,13 @@ function consumerGone(): Promise<void> {
 
 describe('streams on the fast path', () => {
   let gw: InProcessGateway;
+  /** POSTs `body` to the stream's input on a connection of its own. */
+  const post = (body: string) => gw.request({ fresh: true, method: 'POST', path: '/fast/post', body });
+  /** The same, answered 200. */
+  const publish = async (body: string): Promise<void> => {
+    const res = await post(body);
+    assert.equal(res.status, 200, res.text);
+  };
   before(async () => {
     gw = await startGateway({
       argv: ['--streaming-enabled', '--workers', '1', '--upstream-timeout-ms', String(UPSTREAM_TIMEOUT_MS)],
@@ -54,8 +61,7 @@ describe('streams on the fast path', () => {
     const opening = openSse(gw.port, '/fast/sse');
     const sent = Array.from({ length: 50 }, (_, i) => JSON.stringify({ i, text: `message ${i}` }));
     for (const body of sent) {
-      const res = await gw.request({ fresh: true, method: 'POST', path: '/fast/post', body });
-      assert.equal(res.status, 200, res.text);
+      await publish(body);
     }
     const sse = await opening;
     assert.equal(sse.status, 200);
@@ -71,13 +77,11 @@ describe('streams on the fast path', () => {
   test('an event stream idle longer than the upstream timeout still delivers', async () => {
     await consumerGone();
     const opening = openSse(gw.port, '/fast/sse');
-    const first = await gw.request({ fresh: true, method: 'POST', path: '/fast/post', body: 'first' });
-    assert.equal(first.status, 200, first.text);
+    await publish('first');
     const sse = await opening;
     assert.equal(sse.status, 200);
     await new Promise((r) => setTimeout(r, UPSTREAM_TIMEOUT_MS * 3));
-    const res = await gw.request({ fresh: true, method: 'POST', path: '/fast/post', body: 'late' });
-    assert.equal(res.status, 200, res.text);
+    await publish('late');
     await waitFor('the late event', () => sse.events.includes('late'), 10_000);
     sse.close();
   });
@@ -85,16 +89,14 @@ describe('streams on the fast path', () => {
   test('a consumer that goes away: the next message goes to the consumer after it, not to the closed connection', async () => {
     await consumerGone();
     const o1 = openSse(gw.port, '/fast/sse');
-    const one = await gw.request({ fresh: true, method: 'POST', path: '/fast/post', body: 'one' });
-    assert.equal(one.status, 200, one.text);
+    await publish('one');
     const first = await o1;
     await waitFor('one', () => first.events.includes('one'), 10_000);
     // The client closes its connection (FIN, as a browser tab closing): the gateway stops the call.
     first.close();
     const o2 = openSse(gw.port, '/fast/sse');
     await consumerGone();
-    const two = await gw.request({ fresh: true, method: 'POST', path: '/fast/post', body: 'two' });
-    assert.equal(two.status, 200, two.text);
+    await publish('two');
     const second = await o2;
     await waitFor('two', () => second.events.includes('two'), 10_000);
     second.close();
@@ -116,7 +118,7 @@ describe('streams on the fast path', () => {
     process.kill(pid, 'SIGKILL');
     // Sent at once: Bento's restart (a process start, then the streams posted again) takes far
     // longer than this request.
-    const down = await gw.request({ fresh: true, method: 'POST', path: '/fast/post', body: 'lost' });
+    const down = await post('lost');
     assert.equal(down.status, 503, down.text);
     assert.match(down.text, /The stream is not available right now/);
     assert.equal(down.headers['retry-after'], '1');
@@ -127,13 +129,7 @@ describe('streams on the fast path', () => {
       20_000,
     );
     const opening = openSse(gw.port, '/fast/sse');
-    await waitFor(
-      'a publish served again',
-      async () =>
-        (await gw.request({ fresh: true, method: 'POST', path: '/fast/post', body: 'back' })).status === 200,
-      20_000,
-      100,
-    );
+    await waitFor('a publish served again', async () => (await post('back')).status === 200, 20_000, 100);
     const sse = await opening;
     assert.equal(sse.status, 200);
     await waitFor('the event', () => sse.events.includes('back'), 10_000);
