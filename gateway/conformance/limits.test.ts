@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { silentLogger } from '../../lib/log.ts';
+import { merge } from '../../lib/testing/merge.ts';
 import { waitFor } from '../../lib/testing/wait.ts';
 import { MemoryCounters } from '../limits/memory.ts';
 import { RedisCounters } from '../limits/redis.ts';
@@ -24,10 +25,20 @@ import {
   type InProcessGateway,
 } from '../testing/harness.ts';
 import { startRedis, type TestRedis } from '../testing/redis-server.ts';
+import { oasDocument, requiring } from '../../schemas/testing.ts';
 
 const right = (id: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
   [id]: { api_id: id, versions: ['Default'], ...extra },
 });
+
+/** An OAS API protected by an auth token in `Authorization`, with `middleware.global` set to `global`. */
+function oasKeyed(id: string, listenPath: string, target: string, global: Record<string, unknown>): unknown {
+  const [ext, rest] = requiring('token', { type: 'apiKey', in: 'header', name: 'Authorization' });
+  return oasDocument({ id, listenPath, target, strip: true }, merge(ext, { middleware: { global } }), rest);
+}
+
+/** Access to an OAS API (its one version is ""). */
+const oasRight = (id: string): Record<string, unknown> => ({ [id]: { api_id: id, versions: [''] } });
 
 let echo: Echo;
 before(async () => {
@@ -85,10 +96,39 @@ describe('limits on an injected clock', () => {
     ]) {
       await gw.addApi(api);
     }
+    for (const [id, global] of [
+      ['oq', {}],
+      ['oskip', { skipQuota: true, skipRateLimit: true }],
+      ['okeep', { skipQuotaReset: true }],
+    ] as const) {
+      const res = await gw.admin('POST', '/svc/apis/oas', oasKeyed(id, `/${id}/`, echo.url, global));
+      assert.equal(res.status, 200, res.text);
+    }
     await gw.reload();
   });
   after(async () => {
     await gw.stop();
+  });
+
+  test('OAS middleware.global: skipQuota and skipRateLimit skip the limits, skipQuotaReset keeps the count', async () => {
+    const limited = (api: string): Record<string, unknown> => ({
+      rate: 1,
+      per: 60,
+      quota_max: 1,
+      quota_renewal_rate: 3600,
+      access_rights: oasRight(api),
+    });
+    await addKey(gw, 'oas-q', limited('oq'));
+    assert.deepEqual(await statuses(gw, '/oq/x', 'oas-q', 2), [200, 429], 'without a switch: limited');
+    await addKey(gw, 'oas-skip', limited('oskip'));
+    assert.deepEqual(await statuses(gw, '/oskip/x', 'oas-skip', 3), [200, 200, 200], 'skipped');
+    const body = { quota_max: 1, quota_renewal_rate: 3600, access_rights: oasRight('okeep') };
+    await addKey(gw, 'oas-keep', body);
+    assert.deepEqual(await statuses(gw, '/okeep/x', 'oas-keep', 2), [200, 403]);
+    assert.equal((await gw.admin('PUT', '/svc/keys/oas-keep', body)).status, 200);
+    assert.equal((await call(gw, '/okeep/x', 'oas-keep')).status, 403, 'skipQuotaReset: the count stays');
+    const classic = (await gw.admin('GET', '/svc/apis/okeep')).json as Record<string, unknown>;
+    assert.equal(classic.dont_set_quota_on_create, true, 'shown in the classic form');
   });
 
   test('rate limit: `rate` per `per`, then 429; sliding, not fixed', async () => {

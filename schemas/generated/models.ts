@@ -1060,6 +1060,12 @@ export interface OasGlobalMiddleware {
   cors?: OasCors;
   /** Response caching (classic `cache_options`). */
   cache?: OasCache;
+  /** Skip the keys' rate limits on this API (classic: `disable_rate_limit`). */
+  skipRateLimit?: boolean;
+  /** Skip the keys' quota checks on every request to this API (classic: `disable_quota`); nothing is counted. */
+  skipQuota?: boolean;
+  /** Keep a key's quota counters when the key is created or updated, for keys granted this API (classic: `dont_set_quota_on_create`). */
+  skipQuotaReset?: boolean;
   /** Fields the schema leaves open. */
   [key: string]: unknown;
 }

@@ -449,6 +449,20 @@ export const oasGatewayExtension: JsonSchema = {
             },
             cors: oasCors,
             cache: oasCache,
+            skipRateLimit: {
+              type: 'boolean',
+              description: "Skip the keys' rate limits on this API (classic: `disable_rate_limit`).",
+            },
+            skipQuota: {
+              type: 'boolean',
+              description:
+                "Skip the keys' quota checks on every request to this API (classic: `disable_quota`); nothing is counted.",
+            },
+            skipQuotaReset: {
+              type: 'boolean',
+              description:
+                "Keep a key's quota counters when the key is created or updated, for keys granted this API (classic: `dont_set_quota_on_create`).",
+            },
           },
           'x-kubernetes-preserve-unknown-fields': true,
         },

@@ -16,7 +16,7 @@
  *   authentication, `http`/`bearer`/`JWT` the JWT fields of the classic model, each with the
  *   `header`, `query` and `cookie` locations of `securitySchemes.<name>`;
  * - `middleware.global.ipAllowList`, `.ipBlockList` and `.rateLimit` (`per` a duration such as
- *   `1m`, in whole seconds).
+ *   `1m`, in whole seconds); `.skipRateLimit`, `.skipQuota` and `.skipQuotaReset`.
  *
  * No silent fail-open: anything else in the extension that says something (a value other than
  * false, 0, '' or empty, and not an object with `enabled: false`) is refused by name, as are
@@ -565,6 +565,13 @@ function readBasicExtras(c: Conversion, at: readonly Part[]): void {
   ]);
 }
 
+/** The API-wide switches of `middleware.global` and the classic fields the gateway enforces. */
+const SKIPS = [
+  ['skipRateLimit', 'disable_rate_limit'],
+  ['skipQuota', 'disable_quota'],
+  ['skipQuotaReset', 'dont_set_quota_on_create'],
+] as const;
+
 function readGlobalMiddleware(c: Conversion): void {
   const lists = [
     ['ipAllowList', 'allow', 'enable_ip_whitelisting', 'allowed_ips'],
@@ -576,6 +583,7 @@ function readGlobalMiddleware(c: Conversion): void {
     c.set(flag, true, [...at, 'enabled']);
     c.copy(field, [...at, entries]);
   }
+  c.copyAll(GLOBAL, SKIPS);
   const at = [...GLOBAL, 'rateLimit'];
   if (!c.enabled(at)) return;
   const rate = c.take([...at, 'rate']);
