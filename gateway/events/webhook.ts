@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { request, type Dispatcher } from 'undici';
 import { errorMessage } from '../../lib/errors.ts';
-import type { Logger } from '../../lib/log.ts';
+import { redactUrl, type Logger } from '../../lib/log.ts';
 import type { TemplatePart, WebhookSettings } from '../../schemas/rules/event-handlers.ts';
 import type { EventOutcome } from '../metrics/metrics.ts';
 import type { Cooldowns } from './cooldown.ts';
@@ -79,12 +79,11 @@ export class Webhook {
   constructor(settings: WebhookSettings, deps: WebhookDeps) {
     this.#s = settings;
     this.#deps = deps;
-    const u = new URL(settings.url);
-    // Never the query: it may hold a token.
+    // No query value nor password: any of them may be a token.
     this.#log = deps.log.child({
       part: 'events',
       handler: 'webhook',
-      target: `${u.origin}${u.pathname}`,
+      target: redactUrl(settings.url, { allParams: true }),
       ...(settings.name === '' ? {} : { webhook: settings.name }),
     });
     this.#identity = createHash('sha256')

@@ -10,7 +10,7 @@ import { randomUUID, type X509Certificate } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { isIP, type Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
-import type { Logger } from '../../lib/log.ts';
+import { redactUrl, type Logger } from '../../lib/log.ts';
 import type { GatewaySession } from '../../schemas/generated/models.ts';
 import type { EventName } from '../events/events.ts';
 import type { GatewayError } from './errors.ts';
@@ -229,7 +229,8 @@ export class RequestContext {
     this.route.events.emit({
       event,
       message,
-      path: this.path,
+      // Handlers send it outside the logger (webhooks): redacted as a log line would be.
+      path: redactUrl(this.path),
       origin: this.clientIp,
       key: this.state.keyId ?? '',
       api_id: this.route.id,

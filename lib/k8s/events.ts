@@ -1,6 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
-import type { Logger } from '../log.ts';
+import { redactUrl, type Logger } from '../log.ts';
 import { errorMessage } from '../errors.ts';
 
 /** The object an event is about. */
@@ -47,7 +47,10 @@ export class EventRecorder {
       this.#queue.shift();
       if (this.#dropped++ === 0) this.#log.warn('events dropped: too many waiting', { waiting: QUEUE_MAX });
     }
-    this.#queue.push(() => this.#write(obj, type, reason, message, now));
+    // An Event is a log line anyone who reads the namespace sees: a URL in it (a gateway's, in an
+    // error) is redacted as the logger redacts it.
+    const text = redactUrl(message);
+    this.#queue.push(() => this.#write(obj, type, reason, text, now));
     this.#pump();
     return Promise.resolve();
   }

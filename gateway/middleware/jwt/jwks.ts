@@ -15,7 +15,7 @@ import {
 } from 'jose';
 import { request } from 'undici';
 import { errorMessage } from '../../../lib/errors.ts';
-import type { Logger } from '../../../lib/log.ts';
+import { redactUrl, type Logger } from '../../../lib/log.ts';
 
 /** The least time between two fetches of one URL. */
 export const REFETCH_MIN_MS = 10_000;
@@ -100,15 +100,13 @@ export class Jwks {
       this.#keyOf = createLocalJWKSet(set);
       this.#fetchedAt = this.#deps.now();
     } catch (err) {
-      this.#deps.log.error('jwks fetch failed', { url: urlForLog(this.#url), error: errorMessage(err) });
+      // Every query value redacted: any of them may be an access key.
+      this.#deps.log.error('jwks fetch failed', {
+        url: redactUrl(this.#url, { allParams: true }),
+        error: errorMessage(err),
+      });
     }
   }
-}
-
-/** The URL without its query (which may carry an access key). */
-function urlForLog(url: string): string {
-  const q = url.indexOf('?');
-  return q === -1 ? url : url.slice(0, q);
 }
 
 const perGateway = new WeakMap<object, Map<string, Jwks>>();
