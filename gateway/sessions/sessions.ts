@@ -73,10 +73,32 @@ export class Sessions {
     if (hit !== undefined && now - hit.at < (hit.value === null ? MISS_MAX_AGE_MS : HIT_MAX_AGE_MS)) {
       return hit.value ?? undefined;
     }
+    return this.#load(id, now);
+  }
+
+  /**
+   * The key stored under `id` as the store holds it now, whatever the cache holds: one read of
+   * the store, for checks that must see a change the gateway was not told of (basic-auth
+   * passwords once their cache has expired). The cache is refreshed with it; while the stored
+   * key is unchanged the cached object itself is returned, so what was verified against it
+   * stays recognisable.
+   */
+  async fresh(id: string): Promise<LoadedKey | undefined> {
+    return this.#load(id, this.#now(), this.#keys.get(id)?.value ?? undefined);
+  }
+
+  /** Reads key `id` from the store and caches it; `cached` is kept when the stored key is unchanged. */
+  async #load(id: string, now: number, cached?: LoadedKey): Promise<LoadedKey | undefined> {
     const generation = this.#generation;
     const stored = (await this.#store.get('keys', id)) as GatewaySession | undefined;
     let loaded: LoadedKey | undefined;
-    if (stored !== undefined) {
+    if (
+      stored !== undefined &&
+      cached !== undefined &&
+      JSON.stringify(stored) === JSON.stringify(cached.stored)
+    ) {
+      loaded = cached;
+    } else if (stored !== undefined) {
       const policies = new Map<string, GatewayPolicy | undefined>();
       for (const pid of stored.apply_policies ?? []) policies.set(pid, await this.policy(pid));
       loaded = { id, stored, applied: applyPolicies(stored, (pid) => policies.get(pid)) };

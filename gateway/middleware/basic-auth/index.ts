@@ -8,7 +8,10 @@
  * Verified credentials are cached for `basic_auth.cache_ttl` seconds (default 60) unless
  * `disable_caching`: an entry holds a keyed digest of the password and the very session object it
  * was checked against, so when the user is changed or deleted anywhere (the session cache forgets
- * it on the `changed` message) the next request checks the password again at once.
+ * it on the `changed` message) the next request checks the password again at once. A password
+ * not found in this cache is checked against the user as the store holds it then (one read), so
+ * a change the gateway was not told of (written straight into the store) counts once the TTL has
+ * passed, and at once with `disable_caching`.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
@@ -96,22 +99,26 @@ export const basicAuth: Middleware = {
     return async (ctx, next) => {
       const creds = await credentials(ctx);
       if (creds instanceof GatewayError) return reject(ctx, creds);
-      const key = await deps.sessions.byId(keyIdOf(creds.user));
-      const stored = key?.stored.basic_auth_data?.password;
-      if (key === undefined || stored === undefined) {
-        ctx.emit('AuthFailure', 'Attempted access with an unknown user.');
-        return reject(ctx, GatewayError.userNotAuthorised(realm));
-      }
+      const id = keyIdOf(creds.user);
+      let key = await deps.sessions.byId(id);
       const now = deps.now();
       const digest = digestOf(creds.password);
-      const hit = caching ? cache.get(key.id) : undefined;
-      let ok = hit?.key === key && hit.until > now && timingSafeEqual(hit.digest, digest);
-      if (!ok) {
-        ok = await verifyPassword(creds.password, stored);
-        if (ok && caching) {
+      const hit = caching && key !== undefined ? cache.get(key.id) : undefined;
+      let ok = hit !== undefined && hit.key === key && hit.until > now && timingSafeEqual(hit.digest, digest);
+      if (!ok && key !== undefined) {
+        // Not verified within the TTL: checked against the user as stored now, not as the
+        // session cache remembers it (a change the gateway was not told of counts).
+        key = await deps.sessions.fresh(id);
+        const stored = key?.stored.basic_auth_data?.password;
+        ok = key !== undefined && stored !== undefined && (await verifyPassword(creds.password, stored));
+        if (ok && caching && key !== undefined) {
           if (cache.size >= CACHE_MAX) cache.clear();
           cache.set(key.id, { key, digest, until: now + ttlMs });
         }
+      }
+      if (key?.stored.basic_auth_data?.password === undefined) {
+        ctx.emit('AuthFailure', 'Attempted access with an unknown user.');
+        return reject(ctx, GatewayError.userNotAuthorised(realm));
       }
       if (!ok) {
         ctx.emit('AuthFailure', 'Attempted access with invalid password.');
