@@ -51,6 +51,11 @@ export interface AdminDeps {
   sessions: Sessions;
   /** Milliseconds since the epoch. */
   now(): number;
+  /**
+   * `policies.allow_explicit_policy_id`: whether `POST /svc/policies` keeps a body's `id` (false:
+   * refused, every ID generated). Absent: kept, the configuration's default.
+   */
+  allowExplicitPolicyId?: boolean;
   /** True once routes have loaded successfully. */
   isReady(): boolean;
   /** Why the node is not ready beyond its routes (the stream processor down), if it is not. */

@@ -44,9 +44,19 @@ export async function getPolicy(r: AdminRequest): Promise<AdminResponse> {
   return p === undefined ? notFound() : { status: 200, body: p };
 }
 
-/** POST /svc/policies: an ID is generated when the policy has none. */
+/** Why a policy's own `id` is refused when `policies.allow_explicit_policy_id` is off. */
+const EXPLICIT_ID_REFUSED =
+  'id: explicit policy IDs are refused: leave id out (one is generated), or set policies.allow_explicit_policy_id (SVC_GW_POLICIES_ALLOW_EXPLICIT_POLICY_ID) to true in the gateway configuration';
+
+/**
+ * POST /svc/policies: an ID is generated when the policy has none; one it has is kept only with
+ * `policies.allow_explicit_policy_id` (the default).
+ */
 export async function createPolicy(r: AdminRequest): Promise<AdminResponse> {
   const body = withoutNulls(await readJsonObject(r.req));
+  if (body.id !== undefined && body.id !== '' && r.deps.allowExplicitPolicyId === false) {
+    return invalid([EXPLICIT_ID_REFUSED]);
+  }
   if (body.id === undefined || body.id === '') body.id = randomUUID().replaceAll('-', '');
   const problems = policyProblems(body);
   if (problems.length > 0) return invalid(problems);

@@ -173,6 +173,12 @@ export const gatewayConfigSchema: JsonSchema = {
       default: false,
       description: '`monitor.monitor_org_keys`: watch the quotas of organisations (`enforce_org_quotas`).',
     },
+    policies_allow_explicit_policy_id: {
+      type: 'boolean',
+      default: true,
+      description:
+        "`policies.allow_explicit_policy_id`: a policy created through `POST /svc/policies` keeps the `id` it is given (how the operator keeps policy IDs stable, so keys that apply a policy by ID keep working when it is recreated). False refuses a body's `id` with 400: the gateway generates every policy's ID. In mode pro the gateway writes no policy: it serves the dashboard's under the dashboard's IDs (the dashboard's own `allow_explicit_policy_id` decides them).",
+    },
     streaming_enabled: {
       type: 'boolean',
       default: false,
@@ -249,6 +255,10 @@ export const gatewayConfigSources: Readonly<Record<string, ConfigSource>> = {
   },
   monitor_user_keys: { env: 'SVC_GW_MONITOR_USER_KEYS', flag: 'monitor-user-keys' },
   monitor_org_keys: { env: 'SVC_GW_MONITOR_ORG_KEYS', flag: 'monitor-org-keys' },
+  policies_allow_explicit_policy_id: {
+    env: 'SVC_GW_POLICIES_ALLOW_EXPLICIT_POLICY_ID',
+    flag: 'policies-allow-explicit-policy-id',
+  },
   streaming_enabled: { env: 'SVC_GW_STREAMING_ENABLED', flag: 'streaming-enabled' },
   streaming_bento_path: { env: 'SVC_GW_STREAMING_BENTO_PATH', flag: 'streaming-bento-path' },
   dashboard_url: { env: 'SVC_GW_DASHBOARD_URL', flag: 'dashboard' },
@@ -288,6 +298,7 @@ export interface GatewayConfig {
   monitor_global_trigger_limit: number;
   monitor_user_keys: boolean;
   monitor_org_keys: boolean;
+  policies_allow_explicit_policy_id: boolean;
   streaming_enabled: boolean;
   streaming_bento_path?: string;
   dashboard_url?: string;

@@ -169,6 +169,7 @@ export class Gateway {
       counters: opts.counters,
       sessions: this.#sessions,
       now: this.#deps.now,
+      allowExplicitPolicyId: config.policies_allow_explicit_policy_id,
       isReady: () => this.#ready && this.#streams.healthy,
       notReady: () => (this.#ready ? this.#streams.notReady : undefined),
       streamProblems: (id, doc) => this.#streams.writeProblems(id, doc),
