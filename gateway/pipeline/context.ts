@@ -90,6 +90,13 @@ export interface ServiceCall {
   unavailable: GatewayError;
   /** Hears the service's status once it answers (0: it could not be reached). */
   opened?: (status: number) => void;
+  /**
+   * The answer is messages for this client as they come (a consumer of a stream output): a
+   * client that ends its side of the connection is gone, whether or not anything was written to
+   * it yet, and the call stops at once, so the service hands its next message to another
+   * consumer instead of to a connection nobody reads.
+   */
+  consumer?: boolean;
 }
 
 /** See `RequestContext.bodyPeek`. */

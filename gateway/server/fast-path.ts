@@ -518,9 +518,11 @@ class Connection implements FastConnectionHandle {
     const ex = this.exchange;
     if (ex === undefined) this.socket.end();
     // A client that ends its side while a service's answer streams to it (an event stream
-    // consumer going away) is gone, as node:http takes it: the call stops, so the stream hands
-    // its next message to another consumer instead of writing it to a closed connection.
-    else if (ex.sent && ex.ctx.serviceCall !== undefined) this.socket.destroy();
+    // consumer going away, before its first message as after) is gone, as node:http takes it:
+    // the call stops, so the stream hands its next message to another consumer instead of
+    // writing it to a closed connection.
+    else if (ex.ctx.serviceCall !== undefined && (ex.sent || ex.ctx.serviceCall.consumer === true))
+      this.socket.destroy();
   };
   ended = false;
   /** Bytes dropped since the gateway closed its side. */
@@ -859,9 +861,11 @@ class Exchange implements BodyPeek {
 
   /** The last step of the chain: the upstream call with the context's (possibly changed) head. */
   #forward(): void {
-    if (this.conn.state === ST.closed) {
-      // The client went away while the chain ran.
+    if (this.conn.state === ST.closed || (this.conn.ended && this.ctx.serviceCall?.consumer === true)) {
+      // The client went away while the chain ran (a consumer that ended its side is gone too).
       this.forwarded = true;
+      this.finished = true;
+      this.conn.socket.destroy();
       this.#complete(false);
       return;
     }
@@ -1014,11 +1018,10 @@ class Exchange implements BodyPeek {
     if (!this.forwarded || this.finished) return; // the chain is running: #forward sees it
     this.finished = true;
     const up = this.#detach()?.socket;
-    // A service's stream (Bento's event stream) is reset, not ended: a message it writes to the
-    // connection after this fails there (and is not acknowledged) instead of vanishing into a
-    // half-closed one.
-    if (this.ctx.serviceCall !== undefined) up?.resetAndDestroy();
-    else up?.destroy();
+    // Closed (FIN), as node:http's path closes it: Bento takes either end of the connection as
+    // the consumer gone. (A reset would not save a message Bento hands the connection in the
+    // moment before it notices: it acknowledges that one whether or not its write fails.)
+    up?.destroy();
     this.#complete(false);
   }
 

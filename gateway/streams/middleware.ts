@@ -103,7 +103,7 @@ export const streams: Middleware = {
       }
       ctx.upstreamTarget = bentoTarget(port);
       ctx.upstreamPath = target;
-      ctx.serviceCall = { unavailable: UNAVAILABLE, opened };
+      ctx.serviceCall = { unavailable: UNAVAILABLE, opened, consumer: endpoint.role === 'output' };
       await call();
       return undefined;
     };
