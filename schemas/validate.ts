@@ -6,6 +6,7 @@ import {
   type KindDefinition,
 } from './json-schema.ts';
 import { API_VERSION } from './common.ts';
+import { ID_PATTERN, ID_RULE } from './rules/ids.ts';
 
 /** One way a value breaks its schema: where (`spec.proxy.listen_path`) and why. */
 export interface SchemaProblem {
@@ -101,6 +102,8 @@ function problem(e: ErrorObject): SchemaProblem {
     case 'type':
       return { path: at, message: `Invalid type: must be ${String(p.type)}` };
     case 'pattern':
+      // The ID rule says what it wants in words: its pattern is hard to read.
+      if (p.pattern === ID_PATTERN) return { path: at, message: `Invalid value: ${ID_RULE}` };
       return { path: at, message: `Invalid value: must match ${String(p.pattern)}` };
     default:
       return { path: at, message: `Invalid value: ${e.message ?? e.keyword}` };

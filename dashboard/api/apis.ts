@@ -8,10 +8,11 @@
  * owners (`user_owners`, `user_group_owners`).
  */
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
-import { apiDefinitionModel, idPattern } from '../../schemas/models/api-definition.ts';
+import { apiDefinitionModel } from '../../schemas/models/api-definition.ts';
 import { oasApiDocument } from '../../schemas/models/oas.ts';
 import { checkClassicApi } from '../../schemas/rules/api-definition.ts';
 import { formatProblem } from '../../schemas/rules/field-problem.ts';
+import { idProblem as idRuleProblem } from '../../schemas/rules/ids.ts';
 import { OAS_EXTENSION, checkOasDocument, oasToClassic } from '../../schemas/rules/oas.ts';
 import { compile, type SchemaProblem } from '../../schemas/validate.ts';
 import type { Doc, StoreTx } from '../store/store.ts';
@@ -39,7 +40,6 @@ export type ApiKind = 'classic' | 'oas' | 'streams';
 
 const classicSchema = compile(apiDefinitionModel);
 const oasSchema = compile(oasApiDocument);
-const ID = new RegExp(idPattern);
 /** IDs that the paths /api/apis/oas, /api/apis/streams and /api/apis/keys would shadow. */
 const RESERVED = new Set(['oas', 'streams', 'keys']);
 const schemaLine = (p: SchemaProblem): string => `${p.path === '' ? '(root)' : p.path}: ${p.message}`;
@@ -139,8 +139,10 @@ function ownersOf(q: Record<string, unknown> | undefined): ReturnType<typeof own
   return q === undefined ? undefined : owners(q);
 }
 
-function idProblem(id: string, field: string): string[] {
-  if (!ID.test(id)) return [`${field}: Invalid value: letters, digits and . _ ~ - only`];
+function idProblem(id: unknown, field: string): string[] {
+  const bad = idRuleProblem(field, id);
+  if (bad !== undefined) return [formatProblem(bad)];
+  if (typeof id !== 'string') return [];
   if (RESERVED.has(id))
     return [`${field}: ${JSON.stringify(id)} is reserved (a path under /api/apis): choose another ID`];
   return [];
@@ -272,9 +274,10 @@ export async function createApi(c: Ctx): Promise<Reply> {
   const body = await readObject(c.req);
   const def = classicBody(c, body);
   if (def.api_id === undefined || def.api_id === '') def.api_id = newId();
-  const id = String(def.api_id);
-  const problems = [...idProblem(id, 'api_id'), ...classicProblems(def)];
+  const idProblems = idProblem(def.api_id, 'api_id');
+  const problems = idProblems.length > 0 ? idProblems : classicProblems(def);
   if (problems.length > 0) return invalid(problems);
+  const id = String(def.api_id);
   return create(c, 'classic', id, def, owners(body));
 }
 
@@ -360,10 +363,8 @@ async function readDocument(
     return invalid([`${OAS_EXTENSION}.info.orgId: must be your organisation's ID (${org})`]);
   }
   if (info !== undefined) info.orgId = org;
-  const problems = [
-    ...(pathId === undefined ? idProblem(id, `${OAS_EXTENSION}.info.id`) : []),
-    ...oasProblems(doc),
-  ];
+  const idProblems = pathId === undefined ? idProblem(id, `${OAS_EXTENSION}.info.id`) : [];
+  const problems = idProblems.length > 0 ? idProblems : oasProblems(doc);
   if (problems.length > 0) return invalid(problems);
   return { doc, id };
 }

@@ -10,6 +10,7 @@ import type { GatewaySession } from '../../schemas/generated/models.ts';
 import { sessionModel } from '../../schemas/models/session.ts';
 import { checkSession } from '../../schemas/rules/access.ts';
 import { formatProblem } from '../../schemas/rules/field-problem.ts';
+import { keyIdProblem } from '../../schemas/rules/ids.ts';
 import { compile } from '../../schemas/validate.ts';
 import type { Doc, StoreTx } from '../store/store.ts';
 import { apiExists } from './apis.ts';
@@ -203,6 +204,8 @@ export async function writeBasicUser(c: Ctx): Promise<Reply> {
   const org = callerOf(c).org;
   const username = c.params[0] ?? '';
   const creating = c.req.method === 'POST';
+  const bad = creating ? keyIdProblem('username', username) : undefined;
+  if (bad !== undefined) return fail(400, invalid([formatProblem(bad)]));
   const body = withoutNulls(await readObject(c.req));
   const password = (body.basic_auth_data as { password?: unknown } | undefined)?.password;
   if (creating && (typeof password !== 'string' || password === '')) {

@@ -2,7 +2,8 @@
  * `/admin/organisations[/{id}]` and `/admin/users`, behind the admin secret: organisations (an
  * ID, a name `owner_name` and a domain `cname`) and the first user of each, usually its admin.
  */
-import { idPattern } from '../../schemas/models/api-definition.ts';
+import { formatProblem } from '../../schemas/rules/field-problem.ts';
+import { idProblem } from '../../schemas/rules/ids.ts';
 import {
   fail,
   json,
@@ -19,7 +20,6 @@ import {
 import type { StoreTx } from '../store/store.ts';
 import { createUser } from './users.ts';
 
-const ID = new RegExp(idPattern);
 const notFound = (): Reply => fail(404, 'Organisation not found');
 
 /** Problems of an organisation body, as `<field>: <message>`. */
@@ -34,9 +34,8 @@ function orgProblems(body: Record<string, unknown>): string[] {
   ) {
     problems.push('cname: Invalid value: a domain name such as api.example.com');
   }
-  if (body.id !== undefined && (typeof body.id !== 'string' || !ID.test(body.id))) {
-    problems.push('id: Invalid value: letters, digits and . _ ~ - only');
-  }
+  const bad = body.id === undefined ? undefined : idProblem('id', body.id);
+  if (bad !== undefined) problems.push(formatProblem(bad));
   return problems;
 }
 

@@ -5,10 +5,10 @@
  * stable); without it the ID is generated.
  */
 import type { GatewayPolicy } from '../../schemas/generated/models.ts';
-import { idPattern } from '../../schemas/models/api-definition.ts';
 import { policyModel } from '../../schemas/models/policy.ts';
 import { checkPolicy } from '../../schemas/rules/access.ts';
 import { formatProblem } from '../../schemas/rules/field-problem.ts';
+import { idProblem } from '../../schemas/rules/ids.ts';
 import { compile } from '../../schemas/validate.ts';
 import type { StoreTx } from '../store/store.ts';
 import { apiExists } from './apis.ts';
@@ -28,7 +28,6 @@ import {
 } from './http.ts';
 
 const schemaCheck = compile(policyModel);
-const ID = new RegExp(idPattern);
 const notFound = (): Reply => fail(404, 'Policy not found');
 const invalid = (problems: string[]): string => `Validation of Policy failed. Reason: ${problems.join('; ')}`;
 
@@ -87,8 +86,10 @@ export async function createPolicy(c: Ctx): Promise<Reply> {
       ]),
     );
   }
+  const bad = idProblem(body.id === undefined ? '_id' : 'id', given ?? '');
+  if (given !== undefined && given !== '' && bad !== undefined)
+    return fail(400, invalid([formatProblem(bad)]));
   const id = typeof given === 'string' && given !== '' ? given : newId();
-  if (!ID.test(id)) return fail(400, invalid(['id: Invalid value: letters, digits and . _ ~ - only']));
   const { _id: _ignored, ...rest } = body;
   const policy = checked(c, rest, id);
   const org = callerOf(c).org;

@@ -7,7 +7,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
-import { idPattern } from '../../schemas/models/api-definition.ts';
+import { formatProblem } from '../../schemas/rules/field-problem.ts';
+import { idProblem, isValidId } from '../../schemas/rules/ids.ts';
 import { checkApi, classicOf, isOasDocument } from '../routes/compile.ts';
 import { readJsonObject, statusBody, writeBody, type AdminResponse } from './http.ts';
 import type { AdminRequest } from './index.ts';
@@ -16,8 +17,7 @@ import { listenerIndex } from './listeners.ts';
 /** 404 `API not found`. */
 export const notFound = (): AdminResponse => statusBody(404, 'error', 'API not found');
 /** Whether a path parameter can be an API ID. */
-export const validId = (id: string): boolean => ID.test(id);
-const ID = new RegExp(idPattern);
+export const validId = (id: string): boolean => isValidId(id);
 
 /** A new API ID: 32 lower-case hex characters. */
 export const newApiId = (): string => randomUUID().replaceAll('-', '');
@@ -43,8 +43,10 @@ export function invalid(problems: string[]): AdminResponse {
 }
 
 /** The reasons a definition is refused, or an empty list. */
-async function problemsOf(r: AdminRequest, id: string, def: Record<string, unknown>): Promise<string[]> {
-  const reserved = reservedIdProblem(id);
+async function problemsOf(r: AdminRequest, id: unknown, def: Record<string, unknown>): Promise<string[]> {
+  const bad = idProblem('api_id', id);
+  if (bad !== undefined) return [formatProblem(bad)];
+  const reserved = reservedIdProblem(String(id));
   if (reserved !== undefined) return [`api_id: ${reserved}`];
   if (def.is_oas !== undefined) {
     return [
@@ -56,7 +58,7 @@ async function problemsOf(r: AdminRequest, id: string, def: Record<string, unkno
   // The gateway port serves http only (checkApi refuses https there), so only an API on a port
   // of its own can clash with another: compared with the index of claimed ports, not the store.
   const conflict = await listenerIndex(r.deps.store, r.deps.env).conflict(
-    id,
+    String(id),
     def as unknown as GatewayApiDefinition,
   );
   return conflict === undefined ? [] : [conflict];
@@ -85,9 +87,9 @@ export async function getApi(r: AdminRequest): Promise<AdminResponse> {
 export async function createApi(r: AdminRequest): Promise<AdminResponse> {
   const def = await readJsonObject(r.req);
   if (def.api_id === undefined || def.api_id === '') def.api_id = newApiId();
-  const id = String(def.api_id);
-  const problems = await problemsOf(r, id, def);
+  const problems = await problemsOf(r, def.api_id, def);
   if (problems.length > 0) return invalid(problems);
+  const id = String(def.api_id);
   const outcome = await r.deps.store.put('apis', id, def, 'create');
   if (outcome === 'exists') return statusBody(409, 'error', 'API already exists');
   await listenerIndex(r.deps.store, r.deps.env).stored(id, def);

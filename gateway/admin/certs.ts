@@ -7,6 +7,8 @@
  * `DELETE /svc/certs/{id}` removes one. Private keys are never returned.
  */
 import { CERTS, CertInputError, detailsOf, parseUpload, type StoredCert } from '../certs/certs.ts';
+import { formatProblem } from '../../schemas/rules/field-problem.ts';
+import { idProblem } from '../../schemas/rules/ids.ts';
 import { MalformedBody, MAX_BODY_BYTES, statusBody, type AdminResponse } from './http.ts';
 import type { AdminRequest } from './index.ts';
 
@@ -35,6 +37,9 @@ async function stored(r: AdminRequest): Promise<StoredCert[]> {
 /** POST /svc/certs?org_id= */
 export async function addCert(r: AdminRequest): Promise<AdminResponse> {
   const orgId = queryOf(r).get('org_id') ?? '';
+  // The organisation's ID starts the certificate's, which names it in /svc/certs/{id}.
+  const bad = orgId === '' ? undefined : idProblem('org_id', orgId);
+  if (bad !== undefined) return statusBody(400, 'error', formatProblem(bad));
   const pem = await readText(r);
   let cert: StoredCert;
   try {

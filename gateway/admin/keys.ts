@@ -11,6 +11,7 @@ import type { GatewayPolicy, GatewaySession } from '../../schemas/generated/mode
 import { sessionModel } from '../../schemas/models/session.ts';
 import { checkSession } from '../../schemas/rules/access.ts';
 import { formatProblem, quote } from '../../schemas/rules/field-problem.ts';
+import { keyIdProblem } from '../../schemas/rules/ids.ts';
 import { compile } from '../../schemas/validate.ts';
 import { CERTS, certKeyOf, fingerprintOfId, type StoredCert } from '../certs/certs.ts';
 import { counterName } from '../limits/counters.ts';
@@ -204,6 +205,9 @@ export async function createKey(r: AdminRequest): Promise<AdminResponse> {
     return statusBody(400, 'error', 'A basic-auth user is created with POST /svc/keys/{username}');
   }
   const orgId = typeof body.org_id === 'string' ? body.org_id : undefined;
+  // A generated key starts with the organisation's ID: it must be a key a URL can name.
+  const orgProblem = orgId === undefined || orgId === '' ? undefined : keyIdProblem('org_id', orgId);
+  if (orgProblem !== undefined) return invalid([formatProblem(orgProblem)]);
   // Dynamic mTLS: a key bound to a certificate is named by it (certs/certs.ts certKeyOf).
   const certificate = typeof body.certificate === 'string' ? body.certificate : '';
   if (certificate !== '') {
@@ -232,6 +236,8 @@ export async function importKey(r: AdminRequest): Promise<AdminResponse> {
   if (raw === '' || queryOf(r).get('hashed') === 'true') {
     return statusBody(400, 'error', 'A key is imported by its value, not its hash');
   }
+  const bad = keyIdProblem('keyID', raw);
+  if (bad !== undefined) return invalid([formatProblem(bad)]);
   const body = withoutNulls(await readJsonObject(r.req));
   if (typeof body.certificate === 'string' && body.certificate !== '') {
     return invalid(['certificate: a key bound to a certificate is created with POST /svc/keys/create']);

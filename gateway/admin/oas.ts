@@ -6,6 +6,8 @@
  * document's schema, then its classic form: schemas/rules/oas.ts) and takes effect at the next
  * reload, which compiles it into the same route and chain as a classic API.
  */
+import { formatProblem } from '../../schemas/rules/field-problem.ts';
+import { idProblem } from '../../schemas/rules/ids.ts';
 import { OAS_EXTENSION } from '../../schemas/rules/oas.ts';
 import { checkStoredApi, isOasDocument } from '../routes/compile.ts';
 import { invalid, newApiId, notFound, otherKind, reservedIdProblem, validId } from './apis.ts';
@@ -36,6 +38,8 @@ function infoOf(doc: Record<string, unknown>): Record<string, unknown> | undefin
 }
 
 async function problemsOf(r: AdminRequest, id: string, doc: Record<string, unknown>): Promise<string[]> {
+  const bad = idProblem(INFO_ID, id);
+  if (bad !== undefined) return [formatProblem(bad)];
   const reserved = reservedIdProblem(id);
   if (reserved !== undefined) return [`${INFO_ID}: ${reserved}`];
   const problems = checkStoredApi(doc, r.deps.env).problems;

@@ -7,6 +7,7 @@ import type { GatewaySession } from '../../schemas/generated/models.ts';
 import { sessionModel } from '../../schemas/models/session.ts';
 import { checkSession } from '../../schemas/rules/access.ts';
 import { formatProblem } from '../../schemas/rules/field-problem.ts';
+import { idProblem } from '../../schemas/rules/ids.ts';
 import { compile } from '../../schemas/validate.ts';
 import { counterName } from '../limits/counters.ts';
 import { orgGroup } from '../middleware/org-quota/index.ts';
@@ -25,6 +26,10 @@ function wantsReset(r: AdminRequest): boolean {
 
 async function write(r: AdminRequest, mode: 'create' | 'update'): Promise<AdminResponse> {
   const orgId = r.params[0] ?? '';
+  const bad = idProblem('orgID', orgId);
+  if (bad !== undefined) {
+    return statusBody(400, 'error', `Validation of Org session failed. Reason: ${formatProblem(bad)}`);
+  }
   const body = withoutNulls(await readJsonObject(r.req));
   body.org_id ??= orgId;
   const problems = [...schemaCheck(body).map((p) => `${p.path === '' ? '(root)' : p.path}: ${p.message}`)];

@@ -5,19 +5,21 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { GatewayPolicy } from '../../schemas/generated/models.ts';
-import { idPattern } from '../../schemas/models/api-definition.ts';
 import { policyModel } from '../../schemas/models/policy.ts';
 import { checkPolicy } from '../../schemas/rules/access.ts';
 import { formatProblem } from '../../schemas/rules/field-problem.ts';
+import { idProblem } from '../../schemas/rules/ids.ts';
 import { compile } from '../../schemas/validate.ts';
 import { readJsonObject, withoutNulls, statusBody, writeBody, type AdminResponse } from './http.ts';
 import type { AdminRequest } from './index.ts';
 
 const schemaCheck = compile(policyModel);
-const validId = new RegExp(idPattern);
 const notFound = (): AdminResponse => statusBody(404, 'error', 'Policy not found');
-const badId = (): AdminResponse =>
-  statusBody(400, 'error', 'Policy ID must be made of letters, digits and . _ ~ - only');
+/** 400 naming what is wrong with the ID in the path, or undefined when it can be a policy's. */
+function badId(id: string): AdminResponse | undefined {
+  const p = idProblem('id', id);
+  return p === undefined ? undefined : statusBody(400, 'error', formatProblem(p));
+}
 
 /** Every reason a policy is refused, as `<field>: <message>`. */
 export function policyProblems(value: unknown): string[] {
@@ -39,7 +41,8 @@ export async function listPolicies(r: AdminRequest): Promise<AdminResponse> {
 /** GET /svc/policies/{id} */
 export async function getPolicy(r: AdminRequest): Promise<AdminResponse> {
   const id = r.params[0] ?? '';
-  if (!validId.test(id)) return badId();
+  const bad = badId(id);
+  if (bad !== undefined) return bad;
   const p = await r.deps.store.get('policies', id);
   return p === undefined ? notFound() : { status: 200, body: p };
 }
@@ -58,7 +61,8 @@ export async function createPolicy(r: AdminRequest): Promise<AdminResponse> {
     return invalid([EXPLICIT_ID_REFUSED]);
   }
   if (body.id === undefined || body.id === '') body.id = randomUUID().replaceAll('-', '');
-  const problems = policyProblems(body);
+  const bad = idProblem('id', body.id);
+  const problems = bad === undefined ? policyProblems(body) : [formatProblem(bad)];
   if (problems.length > 0) return invalid(problems);
   const id = String(body.id);
   if ((await r.deps.store.put('policies', id, body, 'create')) === 'exists') {
@@ -72,7 +76,8 @@ export async function createPolicy(r: AdminRequest): Promise<AdminResponse> {
 /** PUT /svc/policies/{id}: the body's id, when present, must be the path's. */
 export async function updatePolicy(r: AdminRequest): Promise<AdminResponse> {
   const id = r.params[0] ?? '';
-  if (!validId.test(id)) return badId();
+  const bad = badId(id);
+  if (bad !== undefined) return bad;
   const body = withoutNulls(await readJsonObject(r.req));
   if (body.id !== undefined && body.id !== id) {
     return statusBody(
@@ -93,7 +98,8 @@ export async function updatePolicy(r: AdminRequest): Promise<AdminResponse> {
 /** DELETE /svc/policies/{id} */
 export async function deletePolicy(r: AdminRequest): Promise<AdminResponse> {
   const id = r.params[0] ?? '';
-  if (!validId.test(id)) return badId();
+  const bad = badId(id);
+  if (bad !== undefined) return bad;
   if (!(await r.deps.store.delete('policies', id))) return notFound();
   await r.deps.changed('policies', id);
   r.deps.log.info('policy deleted', { policy_id: id });

@@ -1,6 +1,7 @@
 import type { JsonSchema, KindDefinition } from '../json-schema.ts';
 import { apiPrinterColumns, apiStatus, contextRef, resourceRef } from '../common.ts';
 import { apiDefinitionModel, classicApiProperties, idPattern, proxy } from '../models/api-definition.ts';
+import { MAX_ID_LENGTH } from '../rules/ids.ts';
 
 const gatewayField = (name: string): JsonSchema => apiDefinitionModel.properties?.[name] ?? {};
 
@@ -30,7 +31,7 @@ export const apiDefinitionKind: KindDefinition = {
         'x-svc-support': 'supported',
         type: 'string',
         pattern: idPattern,
-        maxLength: 255,
+        maxLength: MAX_ID_LENGTH,
         description:
           'Adopts the existing API with this ID. When omitted the ID is derived from the namespaced name (unpadded base64url of `namespace/name`), so a re-created resource gets the same ID and its keys keep working.',
       },

@@ -10,6 +10,7 @@ import {
   reconcileStatusProperties,
 } from '../common.ts';
 import { idPattern } from '../models/api-definition.ts';
+import { MAX_ID_LENGTH } from '../rules/ids.ts';
 import { allowedUrls, apiLimit, endpoints, graphqlFieldPermissions } from '../models/limits.ts';
 import { policyProperties } from '../models/policy.ts';
 
@@ -91,7 +92,7 @@ export const securityPolicyKind: KindDefinition = {
       id: {
         type: 'string',
         pattern: idPattern,
-        maxLength: 255,
+        maxLength: MAX_ID_LENGTH,
         description:
           'Links to an existing policy ID so its keys keep working; the resource then overwrites that policy. When omitted the ID is derived from the namespaced name.',
       },

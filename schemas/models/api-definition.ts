@@ -1,5 +1,6 @@
 import type { JsonSchema } from '../json-schema.ts';
 import { resourceRef } from '../common.ts';
+import { ID_PATTERN, MAX_ID_LENGTH } from '../rules/ids.ts';
 import { versionData, versionDefinition } from './endpoints.ts';
 
 export { versionData } from './endpoints.ts';
@@ -31,8 +32,8 @@ const openObject = (description: string): JsonSchema => ({
   'x-kubernetes-preserve-unknown-fields': true,
 });
 
-/** IDs the gateway accepts for APIs and policies: safe in a URL path without escaping. */
-export const idPattern = '^[A-Za-z0-9._~-]+$';
+/** IDs the gateway accepts for APIs and policies: the one ID rule (schemas/rules/ids.ts). */
+export const idPattern = ID_PATTERN;
 
 /** Where a token, or the basic-auth credentials, are read from, and signature checks. */
 export const authConfig: JsonSchema = {
@@ -1212,7 +1213,7 @@ export const apiDefinitionModel: JsonSchema = {
       'x-svc-support': 'supported',
       type: 'string',
       pattern: idPattern,
-      maxLength: 255,
+      maxLength: MAX_ID_LENGTH,
       description: 'ID of the API; generated when absent.',
     },
     org_id: { 'x-svc-support': 'supported', type: 'string', description: 'Organization the API belongs to.' },

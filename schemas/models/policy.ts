@@ -9,6 +9,7 @@ import {
   partitions,
 } from './limits.ts';
 import { idPattern } from './api-definition.ts';
+import { MAX_ID_LENGTH } from '../rules/ids.ts';
 
 /** Policy states: what happens to the keys of a policy in each. */
 export const policyState: JsonSchema = {
@@ -75,7 +76,7 @@ export const policyModel: JsonSchema = {
     id: {
       type: 'string',
       pattern: idPattern,
-      maxLength: 255,
+      maxLength: MAX_ID_LENGTH,
       description: 'Policy ID; generated when absent.',
     },
     _id: {

@@ -7,6 +7,7 @@
  * ApiDefinition resource names the API by reference, which the operator resolves to its ID.
  */
 import type { FieldProblem } from './field-problem.ts';
+import { ID_RULE, isValidId } from './ids.ts';
 import { quote } from './field-problem.ts';
 import type { Target, TargetProblem } from './api-definition.ts';
 import { list, model, problem, text } from './read.ts';
@@ -57,9 +58,6 @@ export function ambiguousTargetMessage(host: string, ids: readonly string[]): st
   return `svc://${host}: ${String(ids.length)} APIs have the name ${quote(host)} (${ids.join(', ')}): write the API ID of the one meant (svc://<api_id>/...), or give the APIs different names`;
 }
 
-/** API IDs as the gateway accepts them (`idPattern` of the model). */
-const API_ID = /^[A-Za-z0-9._~-]+$/;
-
 const EXAMPLE =
   'svc://<api_id>/<path>?<query> (or svc://self/... for the same API, or svc://<api-name>/...), such as svc://orders-internal/items?check_limits=true';
 
@@ -84,10 +82,10 @@ export function parseInternalTarget(raw: string): Target | TargetProblem {
     return { type: 'Invalid', message: `${quote(raw)} is not an internal target: write ${EXAMPLE}` };
   }
   const id = m[1] ?? '';
-  if (!API_ID.test(id)) {
+  if (!isValidId(id)) {
     return {
       type: 'Invalid',
-      message: `${quote(raw)}: ${quote(id)} is not an API ID (letters, digits and . _ ~ -): write ${EXAMPLE}`,
+      message: `${quote(raw)}: ${quote(id)} is not an API ID (${ID_RULE}): write ${EXAMPLE}`,
     };
   }
   const path = m[2] ?? '';
@@ -170,7 +168,7 @@ export function gatewayInternalTargetProblems(api: {
   const out: FieldProblem[] = [];
   for (const { path, value } of internalTargetsOf(api)) {
     const target = text(value.target);
-    if (target === undefined || !API_ID.test(target)) {
+    if (target === undefined || !isValidId(target)) {
       out.push(
         problem(
           `${path}.target`,

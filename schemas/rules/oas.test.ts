@@ -4,6 +4,7 @@ import { merge } from '../../lib/testing/merge.ts';
 import type { GatewayApiDefinition } from '../generated/models.ts';
 import { oasDocument, requiring } from '../testing.ts';
 import type { FieldProblem } from './field-problem.ts';
+import { ID_RULE } from './ids.ts';
 import { checkOasDocument, oasToClassic, parseDuration } from './oas.ts';
 
 type Json = Record<string, unknown>;
@@ -700,7 +701,7 @@ describe('checkOasDocument', () => {
         middleware: { global: { ipAllowList: { enabled: true, allow: ['10.0.0.1', '10.0.*'] } } },
       }),
       want: [
-        { path: `${X}.info.id`, type: 'Invalid', message: 'must match ^[A-Za-z0-9._~-]+$' },
+        { path: `${X}.info.id`, type: 'Invalid', message: ID_RULE },
         {
           path: `${X}.server.listenPath.value`,
           type: 'Invalid',
