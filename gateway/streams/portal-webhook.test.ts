@@ -2,7 +2,8 @@
  * `portal_webhook` through the gateway on a real Bento: subscriptions read from a portal started
  * by the test, each message delivered to every subscriber of its event with a valid HMAC-SHA256
  * signature, a failing subscriber retried with backoff and given up on without holding up the
- * others, and the message acknowledged to the publisher only once that is over.
+ * others, and the message acknowledged to the publisher only once that is over; each delivery
+ * carries the content type its message was published with.
  */
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -73,6 +74,7 @@ describe('portal_webhook', () => {
           { id: 'b', url: `${subsUrl}/b`, secret: 'secret-b', events: ['order.created', 'order.paid'] },
           { id: 'broken', url: `${subsUrl}/broken`, secret: 'secret-c', events: ['order.created'] },
           { id: 'other', url: `${subsUrl}/other`, secret: 'secret-d', events: ['order.paid'] },
+          { id: 'typed', url: `${subsUrl}/typed`, secret: 'secret-t', events: ['order.typed'] },
           ...(late ? [{ id: 'late', url: `${subsUrl}/late`, secret: 'secret-e' }] : []),
         ],
       };
@@ -91,6 +93,20 @@ describe('portal_webhook', () => {
               portal_url: `${portal.url}/subscriptions`,
               secret: 'portal-secret',
             },
+          },
+        },
+        typed: {
+          input: { http_server: { path: '/typed', ws_path: '' } },
+          output: {
+            portal_webhook: { event_type: 'order.typed', portal_url: `${portal.url}/subscriptions` },
+          },
+        },
+        // A processor may say what the message has become.
+        retyped: {
+          input: { http_server: { path: '/retyped', ws_path: '' } },
+          pipeline: { processors: [{ mutation: 'meta "Content-Type" = "application/vnd.order+json"' }] },
+          output: {
+            portal_webhook: { event_type: 'order.typed', portal_url: `${portal.url}/subscriptions` },
           },
         },
       }),
@@ -169,6 +185,43 @@ describe('portal_webhook', () => {
     );
     const got = hits.get('late')?.[0];
     assert.equal(got?.headers[SIGNATURE_HEADER], sign(got?.body ?? '', 'secret-e'));
+  });
+
+  test('a subscriber gets each message with the content type it was published with', async () => {
+    const cases = [
+      { path: '/orders/typed', body: '{"order":"json"}', type: 'application/json', want: 'application/json' },
+      {
+        path: '/orders/typed',
+        body: 'plain words, ünïcödé',
+        type: 'text/plain; charset=utf-8',
+        want: 'text/plain; charset=utf-8',
+      },
+      // None given: an HTTP body of unknown type (RFC 9110 §8.3).
+      { path: '/orders/typed', body: 'some bytes', type: undefined, want: 'application/octet-stream' },
+      {
+        path: '/orders/retyped',
+        body: '{"order":"retyped"}',
+        type: 'application/json',
+        want: 'application/vnd.order+json',
+      },
+    ];
+    for (const c of cases) {
+      const res = await gw.request({
+        method: 'POST',
+        path: c.path,
+        body: c.body,
+        headers: c.type === undefined ? {} : { 'content-type': c.type },
+      });
+      assert.equal(res.status, 200, res.text);
+      // Acknowledged once delivered: the subscriber has it.
+      const got = (hits.get('typed') ?? []).filter((h) => h.body === c.body);
+      assert.equal(got.length, 1, `${c.body}: delivered once`);
+      const headers = got[0]?.headers ?? {};
+      assert.equal(headers['content-type'], c.want, `${c.body}: content type`);
+      assert.equal(headers[SIGNATURE_HEADER], sign(c.body, 'secret-t'), `${c.body}: signature`);
+      assert.equal(headers[EVENT_HEADER], 'order.typed');
+      assert.equal(headers['content-length'], String(Buffer.byteLength(c.body)));
+    }
   });
 
   test('refused at write time when its settings are wrong', async () => {

@@ -12,6 +12,7 @@
  * has a secret) with JSON: `{"subscriptions": [{"id", "url", "secret", "events": [..]}]}` or the
  * array alone. A subscription without `events` receives every event; one without `secret` is
  * signed with the output's. Each delivery is a POST of the message body with:
+ * - `Content-Type`: the one the message was published with (`MESSAGE_TYPE`);
  * - `X-Svc-Event`: the event type; `X-Svc-Delivery`: an ID, the same across retries;
  * - `X-Svc-Signature`: `sha256=<hex HMAC-SHA256 of the body under the subscriber's secret>`.
  */
@@ -30,6 +31,15 @@ export const DELIVERY_HEADER = 'x-svc-delivery';
 export function sign(body: Buffer | string, secret: string): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 }
+
+/**
+ * The `Content-Type` Bento's `http_client` sends each message with: the one it was published
+ * with (the `http_server` input keeps the request's headers as the message's metadata; another
+ * input may carry it there too), else `application/octet-stream`. Without it Bento sends every
+ * message as `application/octet-stream`.
+ */
+const MESSAGE_TYPE =
+  '${! metadata("Content-Type").or(metadata("content-type")).or("application/octet-stream") }';
 
 /** A subscriber as the portal lists it. */
 export interface Subscription {
@@ -126,7 +136,7 @@ export class PortalWebhooks {
         http_client: {
           url: `http://127.0.0.1:${port}/deliver/${encodeURIComponent(key)}`,
           verb: 'POST',
-          headers: { Authorization: `Bearer ${this.#token}` },
+          headers: { Authorization: `Bearer ${this.#token}`, 'Content-Type': MESSAGE_TYPE },
           // Other messages keep flowing while one waits on a slow subscriber.
           max_in_flight: 64,
           // The endpoint answers once every subscriber was served or given up on.
@@ -198,7 +208,9 @@ export class PortalWebhooks {
     }
     const mine = subs.filter((s) => s.events === undefined || s.events.includes(output.event_type));
     const delivery = randomUUID();
-    const contentType = req.headers['content-type'];
+    // The message's own (`MESSAGE_TYPE`); an empty one (metadata set to '') counts as none.
+    const type = req.headers['content-type'];
+    const contentType = type === '' ? undefined : type;
     // Every subscriber on its own: one failing never holds up the others' deliveries.
     await Promise.all(mine.map((s) => this.#deliver(s, output, body, delivery, contentType)));
     answer(200, `delivered to ${mine.length} subscriber(s)`);
