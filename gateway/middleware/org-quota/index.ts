@@ -3,7 +3,9 @@
  * the quota of the API's organisation (`/svc/org/keys/{org_id}`: `quota_max` per
  * `quota_renewal_rate`), whatever the keys' own quotas, keyless requests included; beyond it: 403
  * with the reference's message. An organisation without a stored session, or without a quota,
- * is not limited.
+ * is not limited. With trigger monitors on and `monitor.monitor_org_keys`, crossing the
+ * organisation's own trigger limits (`monitor.trigger_limits`), else the configured global
+ * percent, fires `TriggerExceeded`, as a key's quota does.
  */
 import { crossedTrigger } from '../../limits/allowance.ts';
 import { counterName } from '../../limits/counters.ts';
@@ -21,12 +23,10 @@ export const orgQuota: Middleware = {
   create: (api, deps) => {
     const orgId = api.org_id ?? '';
     const name = counterName.org(orgId);
-    const trigger =
-      deps.config.monitor_enable_trigger_monitors &&
-      deps.config.monitor_org_keys &&
-      deps.config.monitor_global_trigger_limit > 0
-        ? deps.config.monitor_global_trigger_limit
-        : undefined;
+    // Trigger monitors: the organisation's own `monitor.trigger_limits`, else the global limit.
+    const monitored = deps.config.monitor_enable_trigger_monitors && deps.config.monitor_org_keys;
+    const global =
+      deps.config.monitor_global_trigger_limit > 0 ? [deps.config.monitor_global_trigger_limit] : [];
     return async (ctx, next) => {
       const org = await deps.sessions.org(orgId);
       const max = org?.quota_max ?? -1;
@@ -36,8 +36,13 @@ export const orgQuota: Middleware = {
         if (u === UNAVAILABLE) {
           if (!deps.limits.failOpen) return reject(ctx, GatewayError.limitsUnavailable());
         } else {
-          if (trigger !== undefined && crossedTrigger(u.used, max, trigger)) {
-            ctx.emit('TriggerExceeded', `Organisation quota trigger reached: ${trigger}% of ${max} used`);
+          if (monitored) {
+            const own = org?.monitor?.trigger_limits ?? [];
+            for (const percent of own.length > 0 ? own : global) {
+              if (crossedTrigger(u.used, max, percent)) {
+                ctx.emit('TriggerExceeded', `Organisation quota trigger reached: ${percent}% of ${max} used`);
+              }
+            }
           }
           if (u.used > max) {
             ctx.emit('QuotaExceeded', 'Organisation quota exceeded');
