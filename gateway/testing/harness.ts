@@ -226,7 +226,7 @@ export async function spawnGateway(
         const r = await send({ port, path: '/ready', fresh: true });
         return r.status === 200 ? 'ready' : undefined;
       },
-      15_000,
+      60_000,
     );
     if (state === 'exited') throw new Error(`gateway exited before it was ready:\n${stderr}`);
   }
