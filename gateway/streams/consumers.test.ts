@@ -113,19 +113,23 @@ async function openWs(port: number, path: string): Promise<Staying> {
   return c;
 }
 
-/** A consumer's request written on a raw connection (so the test decides how it ends). */
+/**
+ * A consumer's request written on a raw connection (so the test decides how it ends), named by
+ * `name` in a header of its own (`x-consumer`) for the gateway's accounting.
+ */
 function rawConsumer(
   port: number,
   path: string,
   ws: boolean,
+  name: string,
 ): Promise<{ socket: Socket; got: () => string }> {
   return new Promise((resolve, reject) => {
     let got = '';
     const socket = connect({ host: '127.0.0.1', port }, () => {
       const head = ws
-        ? `GET ${path} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\nconnection: Upgrade\r\nupgrade: websocket\r\n` +
-          'sec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n'
-        : `GET ${path} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\naccept: text/event-stream\r\n\r\n`;
+        ? `GET ${path} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\nx-consumer: ${name}\r\nconnection: Upgrade\r\n` +
+          'upgrade: websocket\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n'
+        : `GET ${path} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\nx-consumer: ${name}\r\naccept: text/event-stream\r\n\r\n`;
       socket.write(head);
       resolve({ socket, got: () => got });
     });
@@ -157,14 +161,24 @@ const KINDS = [
   },
 ] as const;
 
-/** How the consumer that goes leaves: a browser tab closing (FIN), or a connection torn down (RST). */
-const HOW = ['closes', 'resets'] as const;
+/**
+ * How the consumer that goes leaves: a browser tab closing (FIN) or a connection torn down (RST)
+ * while it waits, or a client that closes right after sending its request (the gateway has not
+ * called Bento yet).
+ */
+const HOW = [
+  { key: 'closes', words: 'closes its connection before its first message' },
+  { key: 'resets', words: 'resets its connection before its first message' },
+  { key: 'hangs-up', words: 'closes its connection right after sending its request' },
+] as const;
 
 for (const fastPath of [true, false]) {
   describe(`stream consumers that go away (fast path ${fastPath ? 'on' : 'off'})`, () => {
     let gw: InProcessGateway;
     /** Consumer requests the gateway is serving (by path), from the gateway's own accounting. */
     const serving = new Map<RequestContext, string>();
+    /** The named consumers (`x-consumer`) whose request the gateway has ended. */
+    const ended = new Set<string>();
     before(async () => {
       gw = await startGateway({
         argv: ['--streaming-enabled', '--workers', '1', `--fast-path=${String(fastPath)}`],
@@ -174,6 +188,8 @@ for (const fastPath of [true, false]) {
           },
           onResponse: (ctx) => {
             serving.delete(ctx);
+            const name = ctx.headers['x-consumer'];
+            if (typeof name === 'string') ended.add(name);
           },
         },
       });
@@ -183,7 +199,7 @@ for (const fastPath of [true, false]) {
           const res = await gw.admin(
             'POST',
             '/svc/apis/oas',
-            streamsDocument(`${k.id}-${how}`, {
+            streamsDocument(`${k.id}-${how.key}`, {
               relay: {
                 input: { http_server: { path: '/in', ws_path: '' } },
                 // No heartbeat: nothing is written to an event stream before its first message.
@@ -201,18 +217,18 @@ for (const fastPath of [true, false]) {
     });
 
     /** Waits until the gateway serves `n` consumers of `path`. */
-    const consumers = (path: string, n: number, timeoutMs = 10_000): Promise<boolean> =>
+    const consumers = (path: string, n: number): Promise<boolean> =>
       waitFor(
         `${n} consumer(s) of ${path} served`,
         () => [...serving.values()].filter((p) => p === path).length === n,
-        timeoutMs,
+        10_000,
         10,
       );
 
     for (const k of KINDS) {
       for (const how of HOW) {
-        test(`${k.kind}: a consumer that ${how} its connection before its first message gets none; every publish answered 200 reaches the one that stays`, async () => {
-          const id = `${k.id}-${how}`;
+        test(`${k.kind}: a consumer that ${how.words} gets no message; every publish answered 200 reaches the one that stays`, async () => {
+          const id = `${k.id}-${how.key}`;
           const path = `/${id}${k.consumer}`;
           const handoffs = fastPathStats.handoffs;
           for (let round = 0; round < ROUNDS; round++) {
@@ -221,15 +237,19 @@ for (const fastPath of [true, false]) {
             const stays = k.kind === 'WebSocket' ? await openWs(gw.port, path) : undefined;
             const staying =
               stays ?? (k.kind === 'raw bytes' ? openRaw(gw.port, path) : openEvents(gw.port, path));
-            const goes = await rawConsumer(gw.port, path, k.kind === 'WebSocket');
+            const name = `${id} round ${round}`;
+            const goes = await rawConsumer(gw.port, path, k.kind === 'WebSocket', name);
             try {
-              await consumers(path, 2);
-              if (k.kind === 'WebSocket')
-                await waitFor('the 101', () => goes.got().startsWith('HTTP/1.1 101'), 10_000, 10);
-              if (how === 'closes') goes.socket.destroy();
-              else goes.socket.resetAndDestroy();
+              if (how.key === 'hangs-up') goes.socket.destroy();
+              else {
+                await consumers(path, 2);
+                if (k.kind === 'WebSocket')
+                  await waitFor('the 101', () => goes.got().startsWith('HTTP/1.1 101'), 10_000, 10);
+                if (how.key === 'closes') goes.socket.destroy();
+                else goes.socket.resetAndDestroy();
+              }
               // The gateway lets it go at once (its request is over)...
-              const detached = await consumers(path, 1, 5_000).then(
+              const detached = await waitFor('the consumer let go', () => ended.has(name), 5_000, 10).then(
                 () => true,
                 () => false,
               );
