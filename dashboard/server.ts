@@ -38,6 +38,7 @@ import {
   nodeSecretOk,
   orgsOf,
   serveNotifications,
+  servingNodes,
   withNotifications,
 } from './nodes/nodes.ts';
 import {
@@ -314,6 +315,16 @@ export async function startDashboard(given: DashboardDeps): Promise<DashboardSer
   // Gateways in mode pro (nodes/nodes.ts): every committed write is announced to them.
   const notifier = new Notifier();
   const nodes = new Nodes(() => given.now());
+  // The routes, and those that read this process's state: the gateways connected to it.
+  const allRoutes: readonly Route[] = [
+    ...routes,
+    {
+      name: 'nodes_serving',
+      path: /^\/api\/nodes$/,
+      auth: 'user',
+      methods: { GET: { handler: servingNodes(nodes), need: read('apis') } },
+    },
+  ];
   const deps: DashboardDeps = { ...given, store: withNotifications(given.store, notifier) };
   const nodeOk = (req: http.IncomingMessage): boolean =>
     nodeSecretOk(deps.config.node_secret, req.headers[NODE_SECRET_HEADER]);
@@ -417,7 +428,7 @@ export async function startDashboard(given: DashboardDeps): Promise<DashboardSer
     }
     const system = await nodeRoute(req, url, path);
     if (system !== undefined) return system;
-    for (const route of routes) {
+    for (const route of allRoutes) {
       const m = route.path.exec(path);
       if (m === null) continue;
       const method = (req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET')) as Method;
@@ -485,6 +496,7 @@ export async function startDashboard(given: DashboardDeps): Promise<DashboardSer
     const url = new URL(req.url ?? '/', 'http://dashboard.invalid');
     if (url.pathname === '/system/notifications' && req.method === 'GET' && nodeOk(req)) {
       nodes.seen(req.headers[NODE_ID_HEADER]);
+      res.once('close', nodes.streamOpened(req.headers[NODE_ID_HEADER]));
       serveNotifications(req, res, notifier, log);
       return;
     }

@@ -8,7 +8,7 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../../lib/log.ts';
-import { hashOf } from '../api/http.ts';
+import { callerOf, hashOf, json, type Handler } from '../api/http.ts';
 import type { Kind, Store, StoreTx } from '../store/store.ts';
 
 /** The header a gateway sends its node secret in. */
@@ -145,9 +145,19 @@ export async function orgIds(store: Store, asked: readonly string[]): Promise<st
   return (await store.listOrgs()).items.map((o) => o.id);
 }
 
+/** A gateway as the organisation's users see it (`GET /api/nodes`). */
+export interface ServingNode {
+  hostname: string;
+  version: string;
+  registered_at: string;
+  last_seen: string;
+}
+
 /** The registered nodes of this process. */
 export class Nodes {
   readonly #nodes = new Map<string, NodeInfo>();
+  /** Open notification streams per node ID: a node with one is connected (and alive). */
+  readonly #streams = new Map<string, number>();
   readonly #now: () => number;
 
   constructor(now: () => number) {
@@ -176,12 +186,58 @@ export class Nodes {
     if (n !== undefined) n.last_seen = new Date(this.#now()).toISOString();
   }
 
-  /** Nodes seen lately. */
+  /**
+   * Notes that a node opened its notification stream; answers the function to call when it
+   * closes. While a stream is open the node is connected: it serves, and follows every change.
+   */
+  streamOpened(id: string | string[] | undefined): () => void {
+    if (typeof id !== 'string' || !this.#nodes.has(id)) return () => undefined;
+    this.#streams.set(id, (this.#streams.get(id) ?? 0) + 1);
+    let closed = false;
+    return () => {
+      if (closed) return;
+      closed = true;
+      const left = (this.#streams.get(id) ?? 1) - 1;
+      if (left > 0) this.#streams.set(id, left);
+      else this.#streams.delete(id);
+      this.seen(id);
+    };
+  }
+
+  /** Nodes connected now or seen lately (a connected node is never dropped, however long ago it called). */
   list(): NodeInfo[] {
     const cutoff = this.#now() - NODE_TTL_MS;
-    for (const [id, n] of this.#nodes) if (Date.parse(n.last_seen) < cutoff) this.#nodes.delete(id);
+    for (const [id, n] of this.#nodes) {
+      if (!this.#streams.has(id) && Date.parse(n.last_seen) < cutoff) this.#nodes.delete(id);
+    }
     return [...this.#nodes.values()];
   }
+
+  /**
+   * The nodes connected now (notification stream open) that load `org`'s APIs: those registered
+   * for it, or for every organisation.
+   */
+  serving(org: string): ServingNode[] {
+    return this.list()
+      .filter((n) => this.#streams.has(n.node_id) && (n.orgs.length === 0 || n.orgs.includes(org)))
+      .map((n) => ({
+        hostname: n.hostname,
+        version: n.version,
+        registered_at: n.registered_at,
+        last_seen: n.last_seen,
+      }));
+  }
+}
+
+/**
+ * `GET /api/nodes`: the gateways connected to this dashboard process that serve the caller's
+ * organisation, `{"org": ..., "nodes": [...]}` (the operator names them in its status).
+ */
+export function servingNodes(nodes: Nodes): Handler {
+  return (c) => {
+    const org = callerOf(c).org;
+    return Promise.resolve(json({ org, nodes: nodes.serving(org) }));
+  };
 }
 
 /** One API as a node loads it: the stored definition (classic, or the OAS / streams document). */

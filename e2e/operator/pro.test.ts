@@ -6,6 +6,7 @@
  * reverted at the next reconcile; the gateway keeps serving while the dashboard restarts.
  */
 import assert from 'node:assert/strict';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { startPostgres, type TestPostgres } from '../../dashboard/testing/postgres.ts';
@@ -30,6 +31,7 @@ import {
   applyManifest,
   readyOf,
   startWorld,
+  statusOf,
   stopWorld,
   waitForStatus,
   type OperatorWorld,
@@ -157,6 +159,16 @@ spec:
   const listed = await dashboardCall(dashboard.url, 'GET', `/api/apis/${apiId}`, { auth: tenant.reader.key });
   assert.equal(listed.status, 200, listed.text);
   await served('/catalog/x', 401);
+  // The dashboard serves nothing: the status says where the API is held and which gateway serves it.
+  const where = `API ${apiId} is held by the dashboard ${dashboard.url} in organisation ${tenant.org}; served at /catalog/ by 1 gateway connected to it: ${hostname()}`;
+  const named = await waitForStatus(
+    w.cp,
+    { kind: 'apidefinition', ns: 'shop', name: 'catalog' },
+    'the gateway serving it named',
+    (st) => readyOf(st)?.message === where,
+    30_000,
+  );
+  assert.equal(readyOf(named)?.reason, 'Synced');
   const key = await dashboardCall(dashboard.url, 'POST', '/api/keys', {
     auth: tenant.system.key,
     body: { apply_policies: [String(pol.pol_id)] },
@@ -268,6 +280,12 @@ test('pro: two OperatorContexts with different organisations act as different te
   for (const name of ['a-orders', 'b-orders', 'b-only']) {
     await waitForStatus(w.cp, { kind: 'apidefinition', ns: 'shop', name }, 'Ready', ready);
   }
+  // No gateway loads these organisations (the suite's gateway loads the default one only).
+  const unserved = await statusOf(w.cp, 'apidefinition', 'shop', 'a-orders');
+  assert.equal(
+    readyOf(unserved)?.message,
+    `API orders is held by the dashboard ${dashboard.url} in organisation ${a.org}; no gateway of this organisation is connected to the dashboard: it is not served yet (at /orders/ once one connects)`,
+  );
   const get = (t: DashboardTenant, id: string): ReturnType<typeof dashboardCall> =>
     dashboardCall(dashboard.url, 'GET', `/api/apis/${id}`, { auth: t.reader.key });
   for (const t of [a, b]) {
@@ -350,7 +368,18 @@ spec:
     configmapRef: {name: petstore-oas, keyName: oas.json}
 `,
   );
-  await waitForStatus(w.cp, { kind: 'svcoasapidefinition', ns: 'shop', name: 'petstore' }, 'Ready', ready);
+  const oas = await waitForStatus(
+    w.cp,
+    { kind: 'svcoasapidefinition', ns: 'shop', name: 'petstore' },
+    'Ready',
+    ready,
+  );
+  assert.match(
+    readyOf(oas)?.message ?? '',
+    new RegExp(
+      `held by the dashboard .* in organisation ${tenant.org}; served at /pets/ by 1 gateway connected to it`,
+    ),
+  );
   const held = await dashboardCall(dashboard.url, 'GET', `/api/apis/oas/${derivedId('shop', 'petstore')}`, {
     auth: tenant.reader.key,
   });

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { oasDocument } from '../../schemas/testing.ts';
@@ -152,6 +152,29 @@ test('pro gateway: node secret checked, node registered', async () => {
     nodes.text,
   );
   assert.ok(g.pid > 0);
+});
+
+test("pro gateway: /api/nodes names the gateways connected for the caller's organisation; one that stops leaves the list", async () => {
+  const g = gateways[0] ?? (await startProGateway('gw-1', join(dir, 'gw-1')));
+  const serving = async (t: DashboardTenant): Promise<{ hostname: string }[]> => {
+    const r = await dashboardCall(dashboard.url, 'GET', '/api/nodes', { auth: t.reader.key });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.org, t.org);
+    return r.body.nodes as { hostname: string }[];
+  };
+  await waitFor(`${g.name}'s notification stream`, async () => (await serving(a)).length === 1);
+  assert.deepEqual(
+    (await serving(a)).map((n) => n.hostname),
+    [hostname()],
+  );
+  assert.deepEqual(await serving(b), [], 'no gateway loads the other organisation');
+  const extra = await startProGateway('gw-extra', join(dir, 'gw-extra'));
+  await waitFor('two gateways connected', async () => (await serving(a)).length === 2);
+  await extra.stop();
+  gateways.splice(gateways.indexOf(extra), 1);
+  await waitFor('the stopped gateway gone from the list', async () => (await serving(a)).length === 1);
+  const anonymous = await dashboardCall(dashboard.url, 'GET', '/api/nodes', {});
+  assert.equal(anonymous.status, 401);
 });
 
 test('pro gateway: serves its organisation only, classic and OAS; policies apply to keys from the dashboard', async () => {

@@ -1,7 +1,7 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import type { GatewayApiDefinition, GatewayPolicy } from '../../schemas/generated/models.ts';
 import { InputError, SvcError, TransientError, errorMessage } from '../../lib/errors.ts';
-import type { Connection, ManagementClient, OasDocument } from './management.ts';
+import type { Connection, ManagementClient, OasDocument, ServingGateways } from './management.ts';
 
 /** Options of {@link DashboardClient}. */
 export interface DashboardClientOptions {
@@ -135,6 +135,23 @@ export class DashboardClient implements ManagementClient {
   async updateBasicAuthUser(username: string, user: BasicAuthUser): Promise<boolean> {
     const res = await this.#call('PUT', `/api/apis/keys/basic/${encodeURIComponent(username)}`, user, [404]);
     return res.status !== 404;
+  }
+
+  /**
+   * The caller's organisation and the gateways connected to the dashboard that serve it
+   * (`GET /api/nodes`); undefined when the dashboard does not answer it (older dashboards: 404;
+   * a user without read access to APIs: 403).
+   */
+  async servingGateways(): Promise<ServingGateways | undefined> {
+    const res = await this.#call('GET', '/api/nodes', undefined, [403, 404]);
+    if (res.status !== 200) return undefined;
+    const body = res.body as { org?: unknown; nodes?: unknown };
+    if (typeof body.org !== 'string' || !Array.isArray(body.nodes)) return undefined;
+    const gateways = (body.nodes as { hostname?: unknown; version?: unknown }[]).map((n) => ({
+      hostname: typeof n.hostname === 'string' ? n.hostname : '',
+      version: typeof n.version === 'string' ? n.version : '',
+    }));
+    return { org: body.org, gateways };
   }
 
   /** Nothing to do here: gateways in mode pro load from the dashboard, not from the operator. */

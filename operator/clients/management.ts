@@ -42,6 +42,18 @@ export interface ManagementClient {
    */
   reload(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * Mode pro: the organisation the dashboard files this client's writes under, and the gateways
+   * connected to the dashboard that serve it; undefined when the peer does not say (an older
+   * dashboard, a user who may not read APIs). Gateways (mode ce) serve what they hold: no method.
+   */
+  servingGateways?(): Promise<ServingGateways | undefined>;
+}
+
+/** Where a dashboard's APIs are served: its organisation and the gateways connected for it. */
+export interface ServingGateways {
+  org: string;
+  gateways: { hostname: string; version: string }[];
 }
 
 /** An OpenAPI 3.x document with the `x-svc-api-gateway` extension: the body of an OAS API. */

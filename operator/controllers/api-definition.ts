@@ -24,7 +24,7 @@ import {
 } from './status.ts';
 import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo } from './sync.ts';
 import { isTemplate } from './template.ts';
-import { servedAddress } from './served.ts';
+import { servedMessage } from './served.ts';
 import { API_FINALIZER } from '../../schemas/finalizers.ts';
 
 /** The finalizer names live in schemas/, which the webhook reads too. */
@@ -280,15 +280,16 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
   );
   status.pushedTo = here;
   if (action) log.info(action === 'Created' ? 'api created' : 'api updated', { gateway: client.url });
-  // Where clients reach it: its own listen_port and protocol, not the management port.
-  const message = `API ${apiId} is served by ${client.url} at ${servedAddress(client.url, current.spec)}`;
+  // Where clients reach it: its own listen_port and protocol, not the management port (mode ce);
+  // where it is held and which gateways serve it (mode pro).
+  const { message, requeueAfterMs } = await servedMessage(apiId, client, resolved.conn.org, current.spec);
   await reportSuccess(
     current,
     status,
     { reason: 'Synced', message, action, what: `API ${apiId}`, where: client.url },
     deps,
   );
-  return {};
+  return requeueAfterMs === undefined ? {} : { requeueAfterMs };
 }
 
 /** What of a policy its APIs depend on: its ID, the APIs it covers, whether it is going. */

@@ -25,6 +25,7 @@ import {
   type Fail,
   type ReportDeps,
 } from './status.ts';
+import { servedMessage } from './served.ts';
 import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo } from './sync.ts';
 import { isTemplate } from './template.ts';
 import { OAS_FINALIZER, STREAMS_FINALIZER } from '../../schemas/finalizers.ts';
@@ -252,19 +253,20 @@ export async function reconcileSvcOasApiDefinition(
   );
   status.pushedTo = here;
   if (action) log.info(action === 'Created' ? 'api created' : 'api updated', { apiId, gateway: client.url });
+  const { message, requeueAfterMs } = await servedMessage(
+    apiId,
+    client,
+    resolved.conn.org,
+    { proxy: { listen_path: translated.listenPath } },
+    false,
+  );
   await reportSuccess(
     current,
     status,
-    {
-      reason: 'Synced',
-      message: `API ${apiId} is served by ${client.url}`,
-      action,
-      what: `API ${apiId}`,
-      where: client.url,
-    },
+    { reason: 'Synced', message, action, what: `API ${apiId}`, where: client.url },
     deps,
   );
-  return {};
+  return requeueAfterMs === undefined ? {} : { requeueAfterMs };
 }
 
 /** What of a policy its APIs depend on: the APIs it covers, whether it is going. */

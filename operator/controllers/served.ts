@@ -1,8 +1,12 @@
 /**
  * Where an API is served, for its status: the gateway's host with the API's own `listen_port`
  * and protocol when it has them (an Ingress's APIs are on the ingress ports), its domain when it
- * is bound to one, and its listen path. The management URL only gives the gateway's host.
+ * is bound to one, and its listen path. The management URL only gives the gateway's host. In
+ * mode pro the management URL is the dashboard's, which serves nothing: the status names where
+ * the API is held and the gateways that serve it.
  */
+
+import type { ManagementClient } from '../clients/management.ts';
 
 /** The fields of an API that decide where it is served. */
 export interface ServedFields {
@@ -26,4 +30,58 @@ export function servedAddress(managementUrl: string, api: ServedFields): string 
   const portText = port > 0 ? String(port) : url.port;
   const path = api.proxy?.listen_path ?? '/';
   return `${scheme}://${host}${portText === '' ? '' : `:${portText}`}${path.startsWith('/') ? path : `/${path}`}`;
+}
+
+/** How many gateways a status names before it counts the rest. */
+const NAMED = 5;
+/** How soon an API no gateway serves yet is looked at again, so its status catches up. */
+export const UNSERVED_RECHECK_MS = 30_000;
+
+/** Where an API is: `/orders/`, `shop.example.com/orders/`, `/orders/ on port 8443`. */
+function servedPath(api: ServedFields): string {
+  const path = api.proxy?.listen_path ?? '/';
+  const domain = api.domain !== undefined && api.domain !== '' ? api.domain : '';
+  const port = (api.listen_port ?? 0) > 0 ? ` on port ${String(api.listen_port)}` : '';
+  return `${domain}${path.startsWith('/') ? path : `/${path}`}${port}`;
+}
+
+/**
+ * The status message of an API written through `client`, and when to look again. A gateway
+ * (mode ce) serves what it holds: its URL and, with `address`, where clients reach the API. A
+ * dashboard (mode pro) serves nothing: it holds the API, in an organisation, for the gateways
+ * connected to it; they are named when the dashboard says which they are (`GET /api/nodes`). When
+ * none is connected the API is not served yet, and it is looked at again soon.
+ */
+export async function servedMessage(
+  apiId: string,
+  client: ManagementClient,
+  org: string,
+  api: ServedFields,
+  address = true,
+): Promise<{ message: string; requeueAfterMs?: number }> {
+  if (client.servingGateways === undefined) {
+    const at = address ? ` at ${servedAddress(client.url, api)}` : '';
+    return { message: `API ${apiId} is served by ${client.url}${at}` };
+  }
+  // The API is written already: a failure to learn its gateways only leaves them unnamed.
+  const serving = await client.servingGateways().catch(() => undefined);
+  const held = `API ${apiId} is held by the dashboard ${client.url} in organisation ${serving?.org ?? org}`;
+  const path = servedPath(api);
+  if (serving === undefined) {
+    return { message: `${held}; the gateways that load this organisation serve it at ${path}` };
+  }
+  const count = serving.gateways.length;
+  if (count === 0) {
+    return {
+      message: `${held}; no gateway of this organisation is connected to the dashboard: it is not served yet (at ${path} once one connects)`,
+      requeueAfterMs: UNSERVED_RECHECK_MS,
+    };
+  }
+  const names = [...new Set(serving.gateways.map((g) => g.hostname || 'unnamed'))].sort();
+  const shown =
+    names.length > NAMED
+      ? `${names.slice(0, NAMED).join(', ')} and ${String(names.length - NAMED)} more`
+      : names.join(', ');
+  const gateways = count === 1 ? '1 gateway' : `${String(count)} gateways`;
+  return { message: `${held}; served at ${path} by ${gateways} connected to it: ${shown}` };
 }
