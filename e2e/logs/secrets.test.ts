@@ -8,6 +8,9 @@
  * webhook (its URL holding a token), basic-auth passwords right and wrong, user keys, the admin,
  * node and gateway secrets.
  * Then every line every process wrote, and every event delivered, is searched for each secret.
+ * The operator's run: its own management URL and an OperatorContext's, each holding a password
+ * (`https://user:password@host`), the gateway secret and a context's secret; its log, the
+ * Kubernetes Events it records and the statuses it writes are searched the same way.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -24,10 +27,14 @@ import {
   startDashboardProc,
   type DashboardProc,
 } from '../harness/dashboard.ts';
+import { API_VERSION } from '../../schemas/common.ts';
+import { startControlPlane } from '../harness/control-plane.ts';
 import {
+  freePort,
   httpRequest,
   startEchoUpstream,
   startGateway,
+  startOperator,
   waitFor,
   type GatewayProc,
   type Proc,
@@ -47,6 +54,11 @@ const ALICE_PASSWORD = 'alicePasswordPo9Iu4Yt7';
 const WRONG_PASSWORD = 'wrongPasswordLk2Jh6Gf1';
 const ANN_PASSWORD = 'annPasswordMn3Bv8Cx5Za';
 const HOOK_TOKEN = 'hookTokenWs6Ed1Rf8Tg3';
+
+const OP_GW_SECRET = 'opGwSecretYh4Uj7Ik2Ol5';
+const OP_URL_PASSWORD = 'opUrlPasswordZa8Sx3Dc6';
+const CTX_URL_PASSWORD = 'ctxUrlPasswordFv1Gb9Hn4';
+const CTX_AUTH = 'ctxAuthSecretJm7Kl2Qw5';
 
 const procs: Proc[] = [];
 const closers: (() => Promise<void>)[] = [];
@@ -136,6 +148,15 @@ async function status(
 const basic = (user: string, password: string): Record<string, string> => ({
   authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
 });
+
+/** Lines of `text` holding one of `secrets`, each named by `where` and what the secret is. */
+function leaksIn(where: string, text: string, secrets: ReadonlyMap<string, string>): string[] {
+  const out: string[] = [];
+  for (const line of text.split('\n')) {
+    for (const [what, secret] of secrets) if (line.includes(secret)) out.push(`${where}: ${what}: ${line}`);
+  }
+  return out;
+}
 
 /** How many lines of `p`'s log have a message starting with `message`. */
 const lines = (p: Proc, message: string): number =>
@@ -327,18 +348,102 @@ test('no secret used in a full run reaches a log line of any process, nor an eve
   for (const p of procs) await p.stop();
 
   const leaks: string[] = [];
-  for (const p of procs) {
-    for (const line of p.log().split('\n')) {
-      for (const [what, secret] of secrets)
-        if (line.includes(secret)) leaks.push(`${p.name}: ${what}: ${line}`);
-    }
-  }
-  for (const body of receiver.bodies) {
-    for (const [what, secret] of secrets) if (body.includes(secret)) leaks.push(`webhook: ${what}: ${body}`);
-  }
+  for (const p of procs) leaks.push(...leaksIn(p.name, p.log(), secrets));
+  for (const body of receiver.bodies) leaks.push(...leaksIn('webhook', body, secrets));
   assert.deepEqual(leaks, [], `secrets in the logs:\n${leaks.join('\n')}`);
   // The lines are still there, naming the key by the start of its hash.
   const stored = createHash('sha256').update(dashKey).digest('hex').slice(0, 12);
   assert.ok(dashboard.log().includes(`/api/keys/[redacted:${stored}]/reset`), 'the reset call is logged');
   assert.ok(ce.log().includes(`"key_hash":"${hashed}"`), 'the key calls are logged by hash');
+});
+
+test('the operator logs no secret of its connections, nor writes one in its Events or statuses', async () => {
+  const cp = await startControlPlane({
+    crdDir: join(import.meta.dirname, '..', '..', 'charts', 'svc-operator', 'crds'),
+  });
+  closers.push(() => cp.stop());
+  for (const ns of ['shop', 'svc-operator-system']) await cp.kubectl(['create', 'namespace', ns]);
+  const upstream = await startEchoUpstream();
+  closers.push(upstream.close);
+  const gw = await startGateway({
+    name: 'op-gateway',
+    secret: OP_GW_SECRET,
+    dataDir: join(dir, 'op-gateway'),
+    logDir: dir,
+    env: { SVC_GW_LOG_LEVEL: 'debug' },
+  });
+  procs.push(gw);
+  // The operator's own URL holds a password (a gateway behind a proxy that wants one).
+  const operator = await startOperator({
+    name: 'operator',
+    gateway: { ...gw, url: `http://svc-operator:${OP_URL_PASSWORD}@127.0.0.1:${gw.port}` },
+    kubeconfig: cp.kubeconfig,
+    logDir: dir,
+    env: { WATCH_NAMESPACE: 'shop', LOG_LEVEL: 'debug', SVC_RESYNC_PERIOD: '3s' },
+  });
+  procs.push(operator);
+  // A context whose gateway does not answer: every reconcile of its API fails, naming the URL.
+  const closed = await freePort();
+  await cp.kubectl(['apply', '-f', '-'], {
+    input: `apiVersion: ${API_VERSION}
+kind: ApiDefinition
+metadata: {name: orders, namespace: shop}
+spec:
+  name: orders
+  use_keyless: true
+  proxy: {listen_path: /orders/, target_url: "${upstream.url}", strip_listen_path: true}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: away-conf, namespace: shop}
+stringData: {SVC_AUTH: ${CTX_AUTH}}
+---
+apiVersion: ${API_VERSION}
+kind: OperatorContext
+metadata: {name: away, namespace: shop}
+spec:
+  env: {mode: ce, url: "http://ctx-user:${CTX_URL_PASSWORD}@127.0.0.1:${closed}", org: shop}
+  secretRef: {name: away-conf}
+---
+apiVersion: ${API_VERSION}
+kind: ApiDefinition
+metadata: {name: away, namespace: shop}
+spec:
+  name: away
+  use_keyless: true
+  contextRef: {name: away}
+  proxy: {listen_path: /away/, target_url: "${upstream.url}", strip_listen_path: true}
+`,
+  });
+  await waitFor('the operator to push orders', async () => (await status(`${gw.url}/orders/x`)) === 200);
+  await waitFor('a failed push of away logged', () => lines(operator, 'reconcile failed') > 0);
+  const events = async (): Promise<string> =>
+    (await cp.kubectl(['get', 'events', '-n', 'shop', '-o', 'json'])).stdout;
+  await waitFor('an Event about away', async () => (await events()).includes('"name": "away"'));
+  const statuses = async (): Promise<string> => {
+    const out = await cp.kubectl(['get', 'apidefinitions,operatorcontexts', '-n', 'shop', '-o', 'json']);
+    const list = JSON.parse(out.stdout) as { items: { status?: unknown }[] };
+    return list.items.map((i) => JSON.stringify(i.status, null, 1)).join('\n');
+  };
+  await waitFor('the statuses written', async () =>
+    (await statuses()).includes('"reason": "GatewayUnavailable"'),
+  );
+  await operator.stop();
+  await gw.stop();
+
+  const secrets = new Map([
+    ['gateway secret', OP_GW_SECRET],
+    ["password in the operator's URL", OP_URL_PASSWORD],
+    ["password in the context's URL", CTX_URL_PASSWORD],
+    ["context's secret", CTX_AUTH],
+  ]);
+  const leaks = [
+    ...leaksIn('operator', operator.log(), secrets),
+    ...leaksIn('op-gateway', gw.log(), secrets),
+    ...leaksIn('events', await events(), secrets),
+    // The statuses the operator writes (the spec holds what the user wrote).
+    ...leaksIn('status', await statuses(), secrets),
+  ];
+  assert.deepEqual(leaks, [], `secrets in the logs:\n${leaks.join('\n')}`);
+  assert.match(operator.log(), /svc-operator:\[redacted\]@127\.0\.0\.1/);
 });

@@ -2,12 +2,14 @@ import * as k8s from '@kubernetes/client-node';
 import { isDeepStrictEqual } from 'node:util';
 import { GROUP, VERSION } from '../../schemas/common.ts';
 import type { Condition } from '../../schemas/generated/kinds.ts';
+import { redactUrl } from '../log.ts';
 
 export type { Condition };
 
 /**
  * Sets `next` in a copy of `conditions`. The transition time moves only when the status
- * changes, so an unchanged condition compares equal and causes no status write.
+ * changes, so an unchanged condition compares equal and causes no status write. The message is
+ * redacted as a log line is (`redactUrl`): whoever reads the object reads it.
  */
 export function setCondition(
   conditions: readonly Condition[] | undefined,
@@ -19,7 +21,7 @@ export function setCondition(
   const prev = i >= 0 ? list[i] : undefined;
   const lastTransitionTime =
     prev?.status === next.status ? prev.lastTransitionTime : now.toISOString().replace(/\.\d+Z$/, 'Z');
-  const merged: Condition = { ...next, lastTransitionTime };
+  const merged: Condition = { ...next, message: redactUrl(next.message), lastTransitionTime };
   if (i >= 0) list[i] = merged;
   else list.push(merged);
   return list;

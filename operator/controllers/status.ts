@@ -5,6 +5,7 @@
 import type { Condition, NamespacedRef, Transaction } from '../../schemas/generated/kinds.ts';
 import type { EventRecorder } from '../../lib/k8s/events.ts';
 import { setCondition, type SvcObject, type SvcObjects } from '../../lib/k8s/objects.ts';
+import { redactUrl } from '../../lib/log.ts';
 import { InputError, SvcError, errorMessage } from '../../lib/errors.ts';
 import { refKey, refOf, sortedRefs, type ObjectRef } from '../references.ts';
 
@@ -79,7 +80,9 @@ export async function reportFailure<T extends Reported<ReconcileStatus>>(
   failure: { reason: string; message: string; call: boolean },
   deps: ReportDeps<T>,
 ): Promise<void> {
-  const { reason, message, call } = failure;
+  const { reason, call } = failure;
+  // As the condition holds it (setCondition redacts), so that a repeated failure is recognised.
+  const message = redactUrl(failure.message);
   const now = deps.now();
   const prev = obj.status?.latestTransaction;
   const next = { ...status, conditions: readyConditions(obj, false, reason, message, now) };

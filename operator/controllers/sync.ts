@@ -2,7 +2,7 @@
  * The two gateway operations every reconciler does the same way: push a translated document
  * (create, update on a new translation or on drift) and, in the finalizer, delete it.
  */
-import type { Logger } from '../../lib/log.ts';
+import { redactUrl, type Logger } from '../../lib/log.ts';
 import type { SvcObjects } from '../../lib/k8s/objects.ts';
 import type { WorkResult } from '../../lib/k8s/workqueue.ts';
 import { errorMessage } from '../../lib/errors.ts';
@@ -108,14 +108,17 @@ export async function finalizeInGateway<T extends Reported<ReconcileStatus>>(
   return {};
 }
 
-/** Where a document is being pushed: `status.pushedTo` once it is there. */
+/**
+ * Where a document is being pushed: `status.pushedTo` once it is there. The URL is written as a
+ * log line would be (`redactUrl`: a password in it is not), and compared in that form.
+ */
 export function pushedTo(
   client: ManagementClient,
   ref: NamespacedRef | undefined,
   namespace: string,
 ): PushedTo {
   return {
-    url: client.url,
+    url: redactUrl(client.url),
     ...(ref ? { contextRef: { name: ref.name, namespace: ref.namespace ?? namespace } } : {}),
   };
 }
@@ -141,9 +144,10 @@ export async function leaveFormerGateway<T extends Reported<ReconcileStatus>>(
   fail: Fail,
 ): Promise<void> {
   const { before, here, what } = move;
-  if (!before || before.url === here.url) return;
+  // A status written before URLs were redacted holds the URL as it was: compared redacted too.
+  if (!before || redactUrl(before.url) === here.url) return;
   const there = await deps.connections.resolve(before.contextRef, obj.metadata.namespace);
-  if (!there.ok || there.client.url !== before.url) {
+  if (!there.ok || redactUrl(there.client.url) !== redactUrl(before.url)) {
     const why = there.ok ? `its OperatorContext now points at ${there.client.url}` : there.message;
     await deps.events.record(
       obj,
