@@ -5,7 +5,7 @@
  * the document of an SvcOasApiDefinition also passes the gateway's check of an OAS API
  * (schemas/rules/oas.ts: converted to a classic definition, which the classic rules check).
  */
-import { parse } from 'yaml';
+import { parseDocumentText } from '../schemas/rules/nesting.ts';
 import { checkOasDocument } from '../schemas/rules/oas.ts';
 import { asObject, asString } from './access.ts';
 import { fe, fromSchemaProblem, quote } from './field-error.ts';
@@ -104,21 +104,17 @@ export function checkDocumentText(text: string, keyPath: string, streams: boolea
     );
   }
 
-  let parsed: unknown;
-  try {
-    parsed = text.trimStart().startsWith('{') ? JSON.parse(text) : parse(text, { prettyErrors: true });
-  } catch (err) {
-    const detail = ((err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '').replace(
-      /:$/,
-      '',
-    );
+  const read = parseDocumentText(text);
+  if ('nesting' in read) return { errors: [fe.invalid(keyPath, read.nesting)], warnings };
+  if ('syntax' in read) {
     return {
       errors: [
-        fe.invalid(keyPath, `the document does not parse as JSON or YAML (${detail}): fix its syntax`),
+        fe.invalid(keyPath, `the document does not parse as JSON or YAML (${read.syntax}): fix its syntax`),
       ],
       warnings,
     };
   }
+  const parsed = read.value;
   const doc = asObject(parsed);
   if (doc === undefined) {
     return {

@@ -16,6 +16,7 @@ import { handlers as defaultHandlers } from './handlers.ts';
 import type { Handler } from './handlers.ts';
 import { diff, equal } from './json-patch.ts';
 import { CacheNotSyncedError } from './lookups.ts';
+import { nestingProblem } from '../schemas/rules/nesting.ts';
 import type { Lookups } from './lookups.ts';
 
 /** What the server needs from the process. */
@@ -171,6 +172,8 @@ export function mutate(
   }
   // Being deleted: only finalizers change now, and one is never added back.
   if (beingDeleted(req.object)) return { uid: req.uid, allowed: true };
+  // Too deep to walk: validation refuses it (see validate).
+  if (deepSpec(req.object) !== undefined) return { uid: req.uid, allowed: true };
   const original = withNamespace(req.object, req.namespace);
   const ops = diff(original, withFinalizer(handler, handler.default(original), finalizerNamespaces));
   if (ops.length === 0) return { uid: req.uid, allowed: true };
@@ -191,6 +194,16 @@ export async function validate(
   const allow: AdmissionResponse = { uid: req.uid, allowed: true };
   let verdict: Verdict;
   const subject = req.operation === 'DELETE' ? req.oldObject : req.object;
+  // Refused before any rule walks it: a spec nested thousands of levels deep would exhaust the
+  // stack of the checks below.
+  const deep = req.operation === 'DELETE' ? undefined : deepSpec(req.object);
+  if (deep !== undefined) {
+    return {
+      uid: req.uid,
+      allowed: false,
+      status: refusal(handler, req, subject, { errors: [deep], warnings: [] }),
+    };
+  }
   switch (req.operation) {
     case 'CREATE':
       if (req.object === undefined) throw new BadReviewError('CREATE without an object');
@@ -220,6 +233,11 @@ export async function validate(
   if (verdict.warnings.length > 0) response.warnings = verdict.warnings;
   if (verdict.errors.length > 0) response.status = refusal(handler, req, subject, verdict);
   return response;
+}
+
+/** The problem of an object whose spec nests too deep (schemas/rules/nesting.ts), if any. */
+function deepSpec(obj: unknown): Verdict['errors'][number] | undefined {
+  return nestingProblem('spec', asObject(obj)?.spec, 'spec');
 }
 
 function refusal(

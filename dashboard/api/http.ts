@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { SvcError } from '../../lib/errors.ts';
+import { nestingMessage, tooDeep } from '../../schemas/rules/nesting.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { DashboardConfig } from '../config/schema.ts';
 import type { Caller } from '../rbac/rbac.ts';
@@ -85,7 +86,10 @@ export async function readText(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** The body as a JSON object; anything else is 400 `Request malformed`. */
+/**
+ * The body as a JSON object; anything else is 400 `Request malformed`, and so is an object nested
+ * deeper than the rule of schemas/rules/nesting.ts allows.
+ */
 export async function readObject(req: IncomingMessage): Promise<Record<string, unknown>> {
   let value: unknown;
   try {
@@ -97,6 +101,8 @@ export async function readObject(req: IncomingMessage): Promise<Record<string, u
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new Refusal(400, 'Request malformed: the body must be a JSON object');
   }
+  const deep = tooDeep(value);
+  if (deep !== undefined) throw new Refusal(400, `Request malformed: ${nestingMessage('the body', deep)}`);
   return value as Record<string, unknown>;
 }
 

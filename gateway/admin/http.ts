@@ -5,6 +5,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { SvcError } from '../../lib/errors.ts';
+import { nestingMessage, tooDeep } from '../../schemas/rules/nesting.ts';
 
 /** A handler's answer: status, JSON body, extra headers. */
 export interface AdminResponse {
@@ -42,7 +43,11 @@ export class MalformedBody extends SvcError {
   }
 }
 
-/** Reads the body as a JSON object; anything else is `Request malformed`. */
+/**
+ * Reads the body as a JSON object; anything else is `Request malformed`, and so is an object
+ * nested deeper than the rule of schemas/rules/nesting.ts allows (every check after this one may
+ * walk it recursively).
+ */
 export async function readJsonObject(req: IncomingMessage): Promise<Record<string, unknown>> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -58,6 +63,8 @@ export async function readJsonObject(req: IncomingMessage): Promise<Record<strin
     throw new MalformedBody();
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new MalformedBody();
+  const deep = tooDeep(value);
+  if (deep !== undefined) throw new MalformedBody(`Request malformed: ${nestingMessage('the body', deep)}`);
   return value as Record<string, unknown>;
 }
 

@@ -44,6 +44,7 @@ import {
 } from '../../schemas/rules/api-definition.ts';
 import { formatProblem, type FieldProblem } from '../../schemas/rules/field-problem.ts';
 import { OAS_EXTENSION, checkOasDocument, oasToClassic } from '../../schemas/rules/oas.ts';
+import { nestingMessage, tooDeep } from '../../schemas/rules/nesting.ts';
 
 /** What compilation needs to know about the gateway's own listeners. */
 export interface CompileEnv {
@@ -138,12 +139,17 @@ export function classicOf(value: unknown): GatewayApiDefinition {
 /**
  * `checkApi` for either kind of stored API: a classic definition, or an OAS document checked
  * against its schema, then as the classic definition it converts to (problems at document
- * paths). Returns the classic form the gateway serves.
+ * paths). Returns the classic form the gateway serves. A document nested too deep for the checks
+ * to walk (put in the store by other means than the management API) is refused first.
  */
 export function checkStoredApi(
   value: unknown,
   env: CompileEnv,
 ): { api: GatewayApiDefinition; problems: string[] } {
+  const deep = tooDeep(value);
+  if (deep !== undefined) {
+    return { api: value as GatewayApiDefinition, problems: [nestingMessage('the API definition', deep)] };
+  }
   if (!isOasDocument(value)) return { api: value as GatewayApiDefinition, problems: checkApi(value, env) };
   const schemaProblems = oasSchemaCheck(value).map(schemaLine);
   if (schemaProblems.length > 0) return { api: oasToClassic(value).api, problems: schemaProblems };

@@ -87,3 +87,21 @@ test("a document's own ID and organization are kept", () => {
   assert.equal(got.enabled, false);
   assert.deepEqual(got.doc, doc);
 });
+
+test('a document nested too deep is refused by the limit, as the webhooks refuse it', () => {
+  const deep = `${'{"a":'.repeat(4999)}{}${'}'.repeat(4999)}`;
+  const text = `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{},"x-deep":${deep}}`;
+  const input = {
+    namespace: 'default',
+    name: 'deep',
+    orgId: '',
+    ref,
+    configMap: { data: { 'oas.yaml': text } },
+  };
+  const got = translateOasApiDefinition(input);
+  assert.deepEqual(got.ok ? undefined : { reason: got.reason, message: got.message }, {
+    reason: 'DocumentInvalid',
+    message:
+      'ConfigMap default/petstore-oas key "oas.yaml": the document is nested more than 128 levels deep (under x-deep): at most 128 objects and lists may be nested in one another',
+  });
+});

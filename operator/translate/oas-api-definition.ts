@@ -5,7 +5,7 @@
  * `x-svc-api-gateway.info.id` (and the connection's organization in `info.orgId`, unless the
  * document sets one). Pure: the reconciler reads the ConfigMap and passes its content.
  */
-import { parse } from 'yaml';
+import { parseDocumentText } from '../../schemas/rules/nesting.ts';
 import { oasApiDocument } from '../../schemas/models/oas.ts';
 import { OAS_EXTENSION, checkOasDocument } from '../../schemas/rules/oas.ts';
 import { compile } from '../../schemas/validate.ts';
@@ -109,19 +109,15 @@ export function translateOasApiDefinition(input: OasTranslationInput): OasTransl
       `${where} key "${ref.keyName}": the document is ${bytes} bytes, more than 1 MiB (${MAX_DOCUMENT_BYTES} bytes): split the API into smaller APIs`,
     );
   }
-  let parsed: unknown;
-  try {
-    parsed = text.trimStart().startsWith('{') ? JSON.parse(text) : parse(text);
-  } catch (err) {
-    const detail = ((err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '').replace(
-      /:$/,
-      '',
-    );
+  const read = parseDocumentText(text);
+  if ('nesting' in read) return refuse('DocumentInvalid', `${where} key "${ref.keyName}": ${read.nesting}`);
+  if ('syntax' in read) {
     return refuse(
       'DocumentInvalid',
-      `${where} key "${ref.keyName}": the document does not parse as JSON or YAML (${detail}): fix its syntax`,
+      `${where} key "${ref.keyName}": the document does not parse as JSON or YAML (${read.syntax}): fix its syntax`,
     );
   }
+  const parsed = read.value;
   if (!isObject(parsed)) {
     return refuse(
       'DocumentInvalid',

@@ -8,6 +8,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { ValidatePathMeta } from '../generated/models.ts';
 import { quote, type FieldProblem } from './field-problem.ts';
+import { nestingMessage, tooDeep } from './nesting.ts';
 import { model, problem, text, type Unchecked } from './read.ts';
 
 /** ajv as the gateway runs it: lenient about unknown keywords, the first error only. */
@@ -25,6 +26,8 @@ export function bodySchemaOf(e: Unchecked<ValidatePathMeta>): Record<string, unk
   const parsed: unknown = JSON.parse(Buffer.from(b64, 'base64').toString('utf8'));
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
     throw new Error('not the base64 of a JSON object');
+  const deep = tooDeep(parsed);
+  if (deep !== undefined) throw new Error(nestingMessage('the schema', deep));
   return parsed as Record<string, unknown>;
 }
 

@@ -1,0 +1,148 @@
+/**
+ * Documents nested too deep (schemas/rules/nesting.ts), against a real dashboard listener: an OAS
+ * document whose request body schema nests 5,000 levels deep is refused with a 400 naming the
+ * limit, not an internal error; so is every other body (classic definition, policy, key,
+ * organisation); a document nested exactly to the limit is stored and read back.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { MAX_NESTING_DEPTH, tooDeep } from '../../schemas/rules/nesting.ts';
+import { oasDocument } from '../../schemas/testing.ts';
+import type { Store } from '../store/store.ts';
+import { startTestDashboard, type TestDashboard } from '../testing/dashboard.ts';
+import { sqliteFixture } from '../testing/stores.ts';
+
+const ORG = 'nesting-org';
+
+/** `{type: object, properties: {a: ...}}` around a string, `wrappers` times, as JSON text. */
+function schemaChain(wrappers: number): string {
+  const open = '{"type":"object","properties":{"a":';
+  return `${open.repeat(wrappers)}{"type":"string"}${'}}'.repeat(wrappers)}`;
+}
+
+/** An OAS document nested `depth` levels deep (an even number), as JSON text. */
+function deepDocument(depth: number): string {
+  const doc = oasDocument(
+    { id: `deep${String(depth)}`, name: `deep${String(depth)}`, listenPath: `/deep${String(depth)}/` },
+    { middleware: { operations: { addItem: { validateRequest: { enabled: true } } } } },
+    {
+      paths: {
+        '/items': {
+          post: {
+            operationId: 'addItem',
+            requestBody: { content: { 'application/json': { schema: 'SCHEMA' } } },
+            responses: { '200': { description: 'ok' } },
+          },
+        },
+      },
+    },
+  );
+  const text = JSON.stringify(doc).replace('"SCHEMA"', schemaChain((depth - 8) / 2));
+  const parsed: unknown = JSON.parse(text);
+  assert.equal(tooDeep(parsed, depth), undefined);
+  assert.notEqual(tooDeep(parsed, depth - 1), undefined, `nested exactly ${String(depth)} levels`);
+  return text;
+}
+
+/** `fields` as a JSON object, with `deep` holding objects nested `depth` levels. */
+function withDeep(fields: Record<string, unknown>, deep: string, depth: number): string {
+  const value = `${'{"a":'.repeat(depth - 1)}{}${'}'.repeat(depth - 1)}`;
+  return JSON.stringify({ ...fields, [deep]: 'DEEP' }).replace('"DEEP"', value);
+}
+
+const refusal = (under: string): Record<string, unknown> => ({
+  Status: 'Error',
+  Message: `Request malformed: the body is nested more than 128 levels deep (under ${under}): at most 128 objects and lists may be nested in one another`,
+  Meta: null,
+});
+
+const fx = sqliteFixture();
+let store: Store;
+let d: TestDashboard;
+let admin: string;
+
+before(async () => {
+  store = await fx.open(await fx.fresh());
+  d = await startTestDashboard(store);
+  const org = await d.call('POST', '/admin/organisations', {
+    auth: { admin: true },
+    body: { id: ORG, owner_name: ORG },
+  });
+  assert.equal(org.status, 200, org.text);
+  const user = await d.call('POST', '/admin/users', {
+    auth: { admin: true },
+    body: { org_id: ORG, email_address: `admin@${ORG}`, user_permissions: { IsAdmin: 'admin' } },
+  });
+  assert.equal(user.status, 200, user.text);
+  admin = String((user.body.Meta as Record<string, unknown>).access_key);
+});
+after(async () => {
+  await d.close();
+  await store.close();
+  await fx.stop();
+});
+
+describe('bodies nested too deep: 400 naming the limit', () => {
+  const cases: { name: string; path: string; body: () => string; under: string; admin?: true }[] = [
+    {
+      name: 'an OAS document 5,000 levels deep',
+      path: '/api/apis/oas',
+      body: () => deepDocument(5000),
+      under: 'paths',
+    },
+    {
+      name: 'an OAS document one level past the limit',
+      path: '/api/apis/oas',
+      body: () => deepDocument(MAX_NESTING_DEPTH + 2),
+      under: 'paths',
+    },
+    {
+      name: 'a classic definition',
+      path: '/api/apis',
+      body: () => withDeep({}, 'api_definition', 5000),
+      under: 'api_definition',
+    },
+    {
+      name: 'a policy',
+      path: '/api/portal/policies',
+      body: () => withDeep({ name: 'p', rate: 1, per: 1 }, 'meta_data', 5000),
+      under: 'meta_data',
+    },
+    {
+      name: 'a key',
+      path: '/api/keys',
+      body: () => withDeep({ rate: 1, per: 1 }, 'meta_data', 5000),
+      under: 'meta_data',
+    },
+    {
+      name: 'an organisation',
+      path: '/admin/organisations',
+      body: () => withDeep({ owner_name: 'deep' }, 'meta', 5000),
+      under: 'meta',
+      admin: true,
+    },
+  ];
+  for (const c of cases) {
+    test(c.name, async () => {
+      const r = await d.call('POST', c.path, {
+        auth: c.admin === true ? { admin: true } : admin,
+        body: c.body(),
+      });
+      assert.equal(r.status, 400, r.text);
+      assert.deepEqual(r.body, refusal(c.under));
+    });
+  }
+  test('nothing was stored', async () => {
+    const apis = await d.call('GET', '/api/apis', { auth: admin });
+    assert.deepEqual(apis.body.apis, []);
+  });
+});
+
+test('a document nested exactly to the limit is stored and read back', async () => {
+  const text = deepDocument(MAX_NESTING_DEPTH);
+  const created = await d.call('POST', '/api/apis/oas', { auth: admin, body: text });
+  assert.equal(created.status, 200, created.text);
+  const got = await d.call('GET', `/api/apis/oas/deep${String(MAX_NESTING_DEPTH)}`, { auth: admin });
+  assert.equal(got.status, 200);
+  assert.deepEqual(got.body.paths, (JSON.parse(text) as Record<string, unknown>).paths);
+});

@@ -1,0 +1,157 @@
+/**
+ * Documents nested too deep (schemas/rules/nesting.ts), against a real listener: an OAS document
+ * whose request body schema nests 5,000 levels deep (validated, so every check walks it) is
+ * refused with a 400 naming the limit, not answered with an internal error; so is any management
+ * body (classic definition, policy, key, organisation); a document nested exactly to the limit is
+ * stored, loaded and served.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { MAX_NESTING_DEPTH, tooDeep } from '../../schemas/rules/nesting.ts';
+import { oasDocument } from '../../schemas/testing.ts';
+import { startEcho, type Echo } from '../testing/echo.ts';
+import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
+
+/**
+ * `{type: object, properties: {a: ...}}` around a string, `wrappers` times (2 levels each, plus
+ * 1), as JSON text: JSON.stringify itself recurses, and gives out long before 5,000 levels.
+ */
+function schemaChain(wrappers: number): string {
+  const open = '{"type":"object","properties":{"a":';
+  return `${open.repeat(wrappers)}{"type":"string"}${'}}'.repeat(wrappers)}`;
+}
+
+/**
+ * An OAS document nested `depth` levels deep (an even number), as JSON text: the request body
+ * schema of an operation whose requests are validated, so the gateway compiles it.
+ */
+function deepDocument(depth: number, target: string): string {
+  const doc = oasDocument(
+    { id: `deep${String(depth)}`, listenPath: `/deep${String(depth)}/`, target },
+    { middleware: { operations: { addItem: { validateRequest: { enabled: true } } } } },
+    {
+      paths: {
+        '/items': {
+          post: {
+            operationId: 'addItem',
+            // The schema sits at level 8: document, paths, /items, post, requestBody, content,
+            // application/json, schema.
+            requestBody: { content: { 'application/json': { schema: 'SCHEMA' } } },
+            responses: { '200': { description: 'ok' } },
+          },
+        },
+      },
+    },
+  );
+  const text = JSON.stringify(doc).replace('"SCHEMA"', schemaChain((depth - 8) / 2));
+  const parsed: unknown = JSON.parse(text);
+  assert.equal(tooDeep(parsed, depth), undefined);
+  assert.notEqual(tooDeep(parsed, depth - 1), undefined, `nested exactly ${String(depth)} levels`);
+  return text;
+}
+
+/** `fields` as a JSON object, with `deep` holding objects nested `depth` levels. */
+function withDeep(fields: Record<string, unknown>, deep: string, depth: number): string {
+  const value = `${'{"a":'.repeat(depth - 1)}{}${'}'.repeat(depth - 1)}`;
+  return JSON.stringify({ ...fields, [deep]: 'DEEP' }).replace('"DEEP"', value);
+}
+
+const refusal = (under: string): { status: string; message: string } => ({
+  status: 'error',
+  message: `Request malformed: the body is nested more than 128 levels deep (under ${under}): at most 128 objects and lists may be nested in one another`,
+});
+
+let echo: Echo;
+let gw: InProcessGateway;
+before(async () => {
+  echo = await startEcho('echo');
+  gw = await startGateway();
+});
+after(async () => {
+  await gw.stop();
+  await echo.close();
+});
+
+describe('management bodies nested too deep: 400 naming the limit', () => {
+  const cases: { name: string; method: string; path: string; body: () => unknown; under: string }[] = [
+    {
+      name: 'an OAS document 5,000 levels deep',
+      method: 'POST',
+      path: '/svc/apis/oas',
+      body: () => deepDocument(5000, echo.url),
+      under: 'paths',
+    },
+    {
+      name: 'an OAS document one level past the limit',
+      method: 'POST',
+      path: '/svc/apis/oas',
+      body: () => deepDocument(MAX_NESTING_DEPTH + 2, echo.url),
+      under: 'paths',
+    },
+    {
+      name: 'an OAS document update',
+      method: 'PUT',
+      path: '/svc/apis/oas/deep5000',
+      body: () => deepDocument(5000, echo.url),
+      under: 'paths',
+    },
+    {
+      name: 'a classic definition',
+      method: 'POST',
+      path: '/svc/apis',
+      body: () => withDeep(keyless('deepc', '/deepc/', echo.url), 'config_data', 5000),
+      under: 'config_data',
+    },
+    {
+      name: 'a policy',
+      method: 'POST',
+      path: '/svc/policies',
+      body: () => withDeep({ id: 'deep', name: 'p', rate: 1, per: 1 }, 'meta_data', 5000),
+      under: 'meta_data',
+    },
+    {
+      name: 'a key',
+      method: 'POST',
+      path: '/svc/keys',
+      body: () => withDeep({ access_rights: {} }, 'meta_data', 5000),
+      under: 'meta_data',
+    },
+    {
+      name: 'an organisation session',
+      method: 'POST',
+      path: '/svc/org/keys/deep-org',
+      body: () => withDeep({}, 'meta_data', 5000),
+      under: 'meta_data',
+    },
+  ];
+  for (const c of cases) {
+    test(c.name, async () => {
+      const res = await gw.admin(c.method, c.path, c.body());
+      assert.equal(res.status, 400, res.text);
+      assert.deepEqual(res.json, refusal(c.under));
+    });
+  }
+  test('nothing was stored', async () => {
+    assert.deepEqual((await gw.admin('GET', '/svc/apis')).json, []);
+    assert.deepEqual((await gw.admin('GET', '/svc/policies')).json, []);
+  });
+});
+
+test('a document nested exactly to the limit is stored, loaded and served', async () => {
+  const doc = deepDocument(MAX_NESTING_DEPTH, echo.url);
+  const res = await gw.admin('POST', '/svc/apis/oas', doc);
+  assert.equal(res.status, 200, res.text);
+  await gw.reload();
+  const post = (body: unknown): ReturnType<typeof gw.request> =>
+    gw.request({
+      method: 'POST',
+      path: `/deep${String(MAX_NESTING_DEPTH)}/items`,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      fresh: true,
+    });
+  let valid: unknown = 'x';
+  for (let i = 0; i < (MAX_NESTING_DEPTH - 8) / 2; i++) valid = { a: valid };
+  assert.equal((await post(valid)).status, 200, 'a body the schema accepts reaches the upstream');
+  assert.equal((await post({ a: 7 })).status, 422, 'the schema is enforced');
+});
