@@ -16,6 +16,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
+import { tether } from '../../lib/tether.ts';
 
 /** Result of one kubectl invocation. */
 export interface KubectlResult {
@@ -128,6 +129,8 @@ class Child {
     } finally {
       closeSync(fd);
     }
+    // However this process ends, SIGKILL included, etcd and kube-apiserver end with it.
+    tether(this.proc);
     liveChildren.add(this);
     this.exited = new Promise((resolve) => {
       const done = (description: string): void => {

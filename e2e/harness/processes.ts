@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { freePort, waitFor } from '../../lib/testing/wait.ts';
+import { tether } from '../../lib/tether.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const children = new Set<ChildProcess>();
@@ -45,6 +46,8 @@ export function startNode(opts: {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);
+  // However the suite (or `make demo`) ends, SIGKILL included, the child ends with it.
+  tether(child);
   child.stdout.pipe(out, { end: false });
   child.stderr.pipe(out, { end: false });
   const exited = new Promise<number | null>((resolve) => {

@@ -3,7 +3,8 @@
  * (streams REST API, `/ready`, `/metrics`, and the streams' `http_server` endpoints) listens on a
  * loopback port of its own, never reachable from outside the host; a process that dies is
  * started again with capped exponential backoff until `stop()`. Whoever owns the process is told
- * each time it comes up (`onUp`), so it can put its streams back.
+ * each time it comes up (`onUp`), so it can put its streams back. It is tethered to the gateway
+ * (lib/tether.ts): when the gateway process ends, however it ends, Bento is stopped.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { errorMessage } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import { tether } from '../tether.ts';
 
 /** First restart delay after a crash; doubles up to MAX_BACKOFF_MS, reset after a stable run. */
 const FIRST_BACKOFF_MS = 200;
@@ -21,6 +23,12 @@ const MAX_BACKOFF_MS = 5_000;
 const STABLE_MS = 10_000;
 /** How long a start may take before it counts as failed. */
 const READY_TIMEOUT_MS = 15_000;
+
+/**
+ * What Bento logs when a call to its streams API ends before it answered: the gateway does that on
+ * purpose to make Bento close a stream at once (gateway/streams/host.ts `deleteStream`).
+ */
+const EXPECTED = '"msg":"Streams CRUD Error: context canceled';
 
 /** Where the process is in its life. */
 export type BentoState = 'stopped' | 'starting' | 'up' | 'down';
@@ -215,12 +223,17 @@ export class BentoProcess {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {},
     });
+    // However the gateway ends (SIGKILL, OOM, a crash), Bento ends with it and frees its port.
+    tether(child);
     this.#child = child;
     this.#port = port;
     const startedAt = Date.now();
     const forward = (chunk: Buffer): void => {
       for (const line of chunk.toString('utf8').split('\n')) {
-        if (line.trim() !== '') this.#log.warn('stream processor says', { line: line.slice(0, 2000) });
+        if (line.trim() === '') continue;
+        // The gateway ends its own calls that way on purpose (gateway/streams/host.ts deleteStream).
+        if (line.includes(EXPECTED)) this.#log.debug('stream processor says', { line: line.slice(0, 2000) });
+        else this.#log.warn('stream processor says', { line: line.slice(0, 2000) });
       }
     };
     child.stdout.on('data', forward);
