@@ -12,8 +12,7 @@ import { request } from 'node:http';
 import { errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
 import { BentoProcess, type BentoAnswer, type BentoState } from '../../lib/bento/process.ts';
-import { createHash } from 'node:crypto';
-import { splitRateLimits } from '../../lib/bento/streams.ts';
+import { resourcePrefix, runnableStream } from '../../lib/bento/streams.ts';
 import { PortalWebhooks } from './portal-webhook.ts';
 
 /** Bento as a gateway process sees it. */
@@ -74,6 +73,49 @@ export function callBento(
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/**
+ * How long a stream that goes is given to stop by itself before Bento is made to close it at once.
+ * Bento 1.16.2 stops a stream gracefully for as long as the `DELETE /streams/{id}` call lasts, and
+ * a stream with an `http_server` output never finishes that (in streams mode the output serves on
+ * Bento's shared server, and its graceful close waits for a server of its own that does not
+ * exist): the call never answers. When the caller gives up (closes the connection), Bento closes
+ * every component of the stream at once; a second DELETE then removes it (docs/design/streams.md,
+ * `Deleting a stream`).
+ */
+const GRACEFUL_STOP_MS = 250;
+/** How long the calls after that first one may take, each. */
+const FORCED_STOP_MS = 1_000;
+/** How long a stream may take to go in all before the sync fails. */
+const DELETE_DEADLINE_MS = 5_000;
+
+/**
+ * Stops and removes stream `id` on Bento, within GRACEFUL_STOP_MS when it stops by itself and
+ * within about that plus one round trip when Bento has to close it (see GRACEFUL_STOP_MS).
+ */
+export async function deleteStream(
+  bento: { call(method: string, urlPath: string, body?: string, timeoutMs?: number): Promise<BentoAnswer> },
+  id: string,
+): Promise<void> {
+  const urlPath = `/streams/${encodeURIComponent(id)}`;
+  const deadline = Date.now() + DELETE_DEADLINE_MS;
+  let timeoutMs = GRACEFUL_STOP_MS;
+  for (;;) {
+    let last: string;
+    try {
+      const res = await bento.call('DELETE', urlPath, undefined, timeoutMs);
+      // 404: gone (the call that gave up removed it after all).
+      if (res.status === 200 || res.status === 404) return;
+      last = `${res.status} ${res.body.trim().slice(0, 300)}`;
+      await new Promise((r) => setTimeout(r, 50));
+    } catch (err) {
+      // No answer in time: Bento saw the call end and is closing the stream at once.
+      last = errorMessage(err);
+    }
+    if (Date.now() >= deadline) throw new Error(`DELETE ${id}: ${last}`);
+    timeoutMs = FORCED_STOP_MS;
+  }
 }
 
 /** Bento supervised by this process. */
@@ -144,11 +186,11 @@ export class LocalHost implements StreamsHost {
       const translated = new Map<string, string>();
       for (const [id, text] of desired) {
         const parsed = JSON.parse(text) as Record<string, unknown>;
-        // A stream's rate limits become node-wide resources named for it.
-        const prefix = `s${createHash('sha256').update(id).digest('hex').slice(0, 12)}`;
-        const { config, rateLimits } = splitRateLimits(parsed, prefix);
+        // The stream as Bento runs it: the seed's forms in Bento's, and its rate limits as
+        // node-wide resources named for it (checked when it was written: checkStreams).
+        const { config, rateLimits } = runnableStream(parsed, id, resourcePrefix(id));
         const out = await this.webhooks.translate(id, config);
-        translated.set(id, out === parsed && rateLimits.size === 0 ? text : JSON.stringify(out));
+        translated.set(id, JSON.stringify(out));
         if (rateLimits.size > 0) this.#rateLimits.set(id, rateLimits);
         else this.#rateLimits.delete(id);
       }
@@ -183,14 +225,16 @@ export class LocalHost implements StreamsHost {
     const listed = await bento.call('GET', '/streams');
     if (listed.status !== 200) throw new Error(`GET /streams answered ${listed.status}`);
     const running = new Set(Object.keys(JSON.parse(listed.body) as Record<string, unknown>));
-    for (const id of running) {
-      if (this.#desired.has(id)) continue;
-      const res = await bento.call('DELETE', `/streams/${encodeURIComponent(id)}`);
-      if (res.status !== 200 && res.status !== 404)
-        throw new Error(`DELETE ${id}: ${res.status} ${res.body}`);
-      this.#applied.delete(id);
-      this.#log.info('stream deleted', { stream: id });
-    }
+    // Streams that go are stopped together: each may take up to GRACEFUL_STOP_MS.
+    await Promise.all(
+      [...running]
+        .filter((id) => !this.#desired.has(id))
+        .map(async (id) => {
+          await deleteStream(bento, id);
+          this.#applied.delete(id);
+          this.#log.info('stream deleted', { stream: id });
+        }),
+    );
     for (const id of this.#applied.keys()) if (!running.has(id)) this.#applied.delete(id);
     const refused = new Map<string, string>();
     for (const [id, text] of this.#desired) {
@@ -200,7 +244,9 @@ export class LocalHost implements StreamsHost {
       // alone must reach Bento too, so they are part of what is compared.
       const fingerprint = `${text}\n${JSON.stringify([...rateLimits])}`;
       if (exists && this.#applied.get(id) === fingerprint) continue;
-      const method = exists ? 'PUT' : 'POST';
+      // A changed stream is deleted and created again: Bento's PUT stops the old one the way its
+      // DELETE does, which never ends for a stream with an http_server output (deleteStream).
+      if (exists) await deleteStream(bento, id);
       // Resources first (POST creates or replaces one), then the stream that uses them, updated so
       // that it takes the new ones.
       for (const [name, rl] of rateLimits) {
@@ -212,7 +258,7 @@ export class LocalHost implements StreamsHost {
         if (r.status !== 200)
           this.#log.error('rate limit refused', { stream: id, status: r.status, body: r.body });
       }
-      const res = await bento.call(method, `/streams/${encodeURIComponent(id)}`, text);
+      const res = await bento.call('POST', `/streams/${encodeURIComponent(id)}`, text);
       if (res.status === 200) {
         this.#applied.set(id, fingerprint);
         this.#log.info(exists ? 'stream updated' : 'stream created', { stream: id });

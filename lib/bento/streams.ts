@@ -5,6 +5,7 @@
  * configuration sent with PUT to an unknown stream ID, and creates nothing). The management API
  * and the admission webhook both call `checkStreams`, so what one admits the other admits.
  */
+import { createHash } from 'node:crypto';
 import { takesBatches, withBatchRepair } from './batching.ts';
 import { emitYaml, locate } from './yaml.ts';
 
@@ -167,6 +168,7 @@ export function planStreams(
       continue;
     }
     portalWebhookProblems(config, at, problems);
+    problems.push(...runnableStream(config, at, resourcePrefix(streamId(apiId, name))).problems);
     const found: Found[] = [];
     httpServers(config.input, 'input', `${at}.input`, found);
     httpServers(config.output, 'output', `${at}.output`, found);
@@ -286,45 +288,117 @@ export function replacePortalWebhooks(
   return { config: walk(config) as Record<string, unknown>, count };
 }
 
+/** A Go duration as Bento parses one (`500ms`, `1s`, `1m30s`). */
+const DURATION = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/;
+
+/** Inputs that read a Kafka topic: the seed gives them `topic` as well as `topics`. */
+const KAFKA_INPUTS = new Set(['kafka', 'kafka_franz']);
+
+/** A stream as Bento runs it (`runnableStream`). */
+export interface RunnableStream {
+  /** The stream's configuration in Bento's own forms, without `rate_limit_resources`. */
+  config: Record<string, unknown>;
+  /** The rate limit resources the gateway creates on Bento for the stream, by name. */
+  rateLimits: Map<string, Record<string, unknown>>;
+  problems: StreamProblem[];
+}
+
+/** The prefix of the names of a stream's rate limit resources on Bento (node-wide: one per stream). */
+export function resourcePrefix(id: string): string {
+  return `s${createHash('sha256').update(id).digest('hex').slice(0, 12)}`;
+}
+
 /**
- * A stream's own rate limits (`rate_limit_resources`, which Bento takes only as node-wide
- * resources in streams mode): taken out of the configuration and renamed for the stream
- * (`<prefix>_<label>`, so two streams' labels never meet), with the stream's references to them
- * (`rate_limit: <label>` of outputs and inputs, `rate_limit.resource` of the processor) renamed
- * to match. The gateway creates them on Bento (`/resources/rate_limit/<name>`) before the stream.
+ * The stream `config` (at document path `at`) as Bento runs it, with the problems that would make
+ * Bento refuse it when it is created (which its lint does not see: a reference to a resource that
+ * does not exist):
+ * - the seed's forms in Bento's: a `rate_limit` given as a duration (`rate_limit: 1s`) becomes a
+ *   rate limit resource the gateway creates for the stream, `local` with `count: 1` and that
+ *   `interval` (at most one message per duration); a Kafka input's `topic` becomes `topics`;
+ * - its own rate limits (`rate_limit_resources`, which Bento takes only as node-wide resources in
+ *   streams mode) taken out and renamed `<prefix>_<label>`, so two streams' labels never meet;
+ * - every reference to a rate limit (`rate_limit: <label>` of inputs, outputs and the `http`
+ *   processor, `resource` of the `rate_limit` processor) renamed to match, and one that names
+ *   neither a duration nor a rate limit of the stream is a problem at its field.
+ * The management API and the admission webhook check with it (`checkStreams`), and the gateway
+ * runs what it makes (gateway/streams/host.ts), so what is stored is what runs.
  */
-export function splitRateLimits(
-  config: Record<string, unknown>,
-  prefix: string,
-): { config: Record<string, unknown>; rateLimits: Map<string, Record<string, unknown>> } {
+export function runnableStream(config: Record<string, unknown>, at: string, prefix: string): RunnableStream {
   const rateLimits = new Map<string, Record<string, unknown>>();
-  const declared = config.rate_limit_resources;
-  if (!Array.isArray(declared)) return { config, rateLimits };
+  const problems: StreamProblem[] = [];
   const renamed = new Map<string, string>();
-  for (const r of declared) {
-    const o = asObject(r);
-    if (o === undefined || typeof o.label !== 'string') continue;
-    const { label, ...rest } = o;
-    const name = `${prefix}_${label}`;
-    renamed.set(label, name);
-    rateLimits.set(name, rest);
-  }
-  const walk = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(walk);
+  const declared = config.rate_limit_resources;
+  if (declared !== undefined && !Array.isArray(declared))
+    problems.push({
+      path: `${at}.rate_limit_resources`,
+      message: 'a list of rate limits, each with a label',
+    });
+  if (Array.isArray(declared))
+    declared.forEach((r, i) => {
+      const here = `${at}.rate_limit_resources[${i}]`;
+      const o = asObject(r);
+      if (o === undefined || typeof o.label !== 'string' || !/^[a-z0-9_]{1,64}$/.test(o.label)) {
+        problems.push({
+          path: `${here}.label`,
+          message: 'required: a label of lower-case letters, digits and _, which rate_limit fields name',
+        });
+        return;
+      }
+      const { label, ...rest } = o;
+      if (renamed.has(label)) {
+        problems.push({ path: `${here}.label`, message: `${label} is declared twice` });
+        return;
+      }
+      const name = `${prefix}_${label}`;
+      renamed.set(label, name);
+      rateLimits.set(name, rest);
+    });
+  let every = 0;
+  const durations = new Map<string, string>();
+  /** The resource a `rate_limit` reference at `path` names, or undefined (a problem) when none. */
+  const resolve = (value: unknown, path: string): unknown => {
+    if (typeof value !== 'string') return value;
+    const own = renamed.get(value);
+    if (own !== undefined) return own;
+    if (DURATION.test(value)) {
+      let name = durations.get(value);
+      if (name === undefined) {
+        name = `${prefix}_every_${String(every++)}`;
+        durations.set(value, name);
+        rateLimits.set(name, { local: { count: 1, interval: value } });
+      }
+      return name;
+    }
+    problems.push({
+      path,
+      message: `${JSON.stringify(value)} is neither a duration (e.g. 1s: at most one message a second) nor the label of one of the stream's rate_limit_resources`,
+    });
+    return value;
+  };
+  const walk = (v: unknown, path: string, input: boolean): unknown => {
+    if (Array.isArray(v)) return v.map((x, i) => walk(x, `${path}[${i}]`, input));
     const o = asObject(v);
     if (o === undefined) return v;
     const out: Record<string, unknown> = {};
     for (const [k, child] of Object.entries(o)) {
-      if (k === 'rate_limit' && typeof child === 'string') out[k] = renamed.get(child) ?? child;
+      const here = `${path}.${k}`;
+      if (k === 'rate_limit' && typeof child === 'string') out[k] = resolve(child, here);
       else if (k === 'rate_limit' && typeof asObject(child)?.resource === 'string') {
         const c = asObject(child) ?? {};
-        out[k] = { ...c, resource: renamed.get(String(c.resource)) ?? c.resource };
-      } else out[k] = walk(child);
+        out[k] = { ...c, resource: resolve(c.resource, `${here}.resource`) };
+      } else if (input && KAFKA_INPUTS.has(k) && asObject(child)?.topic !== undefined) {
+        const { topic, ...rest } = asObject(child) ?? {};
+        if (rest.topics !== undefined)
+          problems.push({ path: `${here}.topic`, message: 'give topic or topics, not both' });
+        else if (typeof topic !== 'string' || topic === '')
+          problems.push({ path: `${here}.topic`, message: 'the name of the topic to read' });
+        out[k] = walk({ ...rest, topics: [topic] }, here, input);
+      } else out[k] = walk(child, here, input || k === 'input' || k === 'inputs');
     }
     return out;
   };
   const { rate_limit_resources: _declared, ...rest } = config;
-  return { config: walk(rest) as Record<string, unknown>, rateLimits };
+  return { config: walk(rest, at, false) as Record<string, unknown>, rateLimits, problems };
 }
 
 /** What a `portal_webhook` becomes when only its validity matters (lint). */
@@ -366,17 +440,60 @@ export async function lintStream(
   throw new Error(`the stream processor answered ${answer.status}: ${answer.body.slice(0, 300)}`);
 }
 
+/** The name the check builds rate limits under on Bento (one, replaced by each check). */
+const CHECK_RATE_LIMIT = 'svc_check_only';
+
 /**
- * Every reason the streams of `doc` can't run: the gateway's rules (`planStreams`), then Bento's
- * lint of each stream. Problems are `<path>: <message>` lines.
+ * Bento's verdict on the rate limit resources of a stream, built as the gateway will build them
+ * (`POST /resources/rate_limit/...` lints and builds one: its lint alone does not parse durations
+ * or counts); `where` names the field each came from.
+ */
+async function checkRateLimits(
+  bento: BentoApi,
+  run: RunnableStream,
+  where: (name: string) => string,
+): Promise<string[]> {
+  const out: string[] = [];
+  for (const [name, rl] of run.rateLimits) {
+    const answer = await bento.call('POST', `/resources/rate_limit/${CHECK_RATE_LIMIT}`, JSON.stringify(rl));
+    if (answer.status === 200) continue;
+    if (answer.status !== 400 && answer.status !== 502)
+      throw new Error(`the stream processor answered ${answer.status}: ${answer.body.slice(0, 300)}`);
+    let messages = [answer.body.trim().replace(/^Error: /, '')];
+    try {
+      messages = stringList((JSON.parse(answer.body) as { lint_errors?: unknown }).lint_errors) ?? messages;
+    } catch {
+      // not JSON: the build error as text
+    }
+    for (const m of messages)
+      out.push(`${where(name)}: ${m.replace(/ path root\.rate_limit_resources/, '')}`);
+  }
+  return out;
+}
+
+/**
+ * Every reason the streams of `doc` can't run: the gateway's rules (`planStreams`, which include
+ * the references Bento resolves only when it creates a stream), then Bento's verdict on what the
+ * gateway will run (`runnableStream`): each rate limit resource built, and each stream linted and
+ * parsed. Problems are `<path>: <message>` lines.
  */
 export async function checkStreams(bento: BentoApi, apiId: string, doc: unknown): Promise<string[]> {
   const { streams, problems } = planStreams(apiId, doc);
   const out = problems.map((p) => `${p.path}: ${p.message}`);
   if (out.length > 0) return out;
   for (const s of streams) {
-    const { config } = replacePortalWebhooks(splitRateLimits(s.config, 'lint').config, lintPlaceholder);
-    out.push(...(await lintStream(bento, `${STREAMS_PATH}.${s.name}`, config)));
+    const at = `${STREAMS_PATH}.${s.name}`;
+    const prefix = resourcePrefix(s.id);
+    const run = runnableStream(s.config, at, prefix);
+    const declared = Array.isArray(s.config.rate_limit_resources) ? s.config.rate_limit_resources : [];
+    out.push(
+      ...(await checkRateLimits(bento, run, (name) => {
+        const i = declared.findIndex((r) => `${prefix}_${String(asObject(r)?.label)}` === name);
+        return i >= 0 ? `${at}.rate_limit_resources[${i}]` : `${at} (rate_limit)`;
+      })),
+    );
+    const { config } = replacePortalWebhooks(run.config, lintPlaceholder);
+    out.push(...(await lintStream(bento, at, config)));
   }
   return out;
 }
