@@ -351,7 +351,6 @@ export class Gateway {
     const streamProblems = await this.#streams.update(entries);
     const built = await buildRouteTable(entries, this.#env, { ...this.#deps, policies }, this.#reusable);
     const table = built.table;
-    built.problems.push(...streamProblems);
     let sni: SniTable;
     try {
       sni = await buildSniTable(
@@ -398,11 +397,20 @@ export class Gateway {
     }
     for (const w of built.warnings) this.#log.warn('routes loaded with a warning', { detail: w });
     this.#log.info('routes loaded', { apis: table.routes.length, skipped: built.skipped.length });
+    const notes: string[] = [];
     if (built.problems.length > 0) {
       const message = built.problems.map((p) => `API ${p.api_id}: ${p.message}`).join('; ');
       this.#log.error('apis left out of the routes', { problems: built.problems });
-      return { ok: true, message: `loaded ${table.routes.length} APIs; left out: ${message}` };
+      notes.push(`left out: ${message}`);
     }
+    // An API whose streams do not run is still served (its other routes): not "left out".
+    if (streamProblems.length > 0) {
+      const message = streamProblems.map((p) => `API ${p.api_id}: ${p.message}`).join('; ');
+      this.#log.error('streams not running', { problems: streamProblems });
+      notes.push(`streams not running: ${message}`);
+    }
+    if (notes.length > 0)
+      return { ok: true, message: `loaded ${table.routes.length} APIs; ${notes.join('; ')}` };
     return { ok: true, message: '' };
   }
 
