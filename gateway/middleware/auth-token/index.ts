@@ -9,7 +9,7 @@ import { authMethodsOf, tokenAuthConfigOf } from '../../../schemas/rules/auth.ts
 import { reject, type Middleware, type Rejection } from '../../pipeline/compose.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
 import {
-  locationsOf,
+  methodLocations,
   readCredential,
   type CredentialLocations,
   type Found,
@@ -40,7 +40,7 @@ export const authToken: Middleware = {
   name: 'auth-token',
   enabled: usesAuthToken,
   create: (api, deps) => {
-    const where = locationsOf(tokenAuthConfigOf(api));
+    const where = methodLocations(api, 'auth_token');
     const orgId = api.org_id ?? '';
     // Dynamic mTLS: a key bound to the client's certificate needs no token.
     const useCertificate = tokenAuthConfigOf(api)?.use_certificate === true;

@@ -17,7 +17,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
 import { MAX_READ_BODY, type RequestContext } from '../../pipeline/context.ts';
 import { reject, type Middleware } from '../../pipeline/compose.ts';
-import { locationsOf, readCredential, type Found } from '../../pipeline/credentials.ts';
+import { methodLocations, readCredential, type Found } from '../../pipeline/credentials.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 import { keyIdOf, verifyPassword } from '../../sessions/credentials.ts';
 import { adoptIdentity } from '../../sessions/identity.ts';
@@ -66,7 +66,7 @@ export const basicAuth: Middleware = {
   enabled: (api: GatewayApiDefinition) => api.use_keyless !== true && api.use_basic_auth === true,
   readsBody: (api) => api.basic_auth?.extract_from_body === true,
   create: (api, deps) => {
-    const where = locationsOf(api.auth_configs?.basic);
+    const where = methodLocations(api, 'basic_auth_user');
     const realm = api.name;
     const orgId = api.org_id ?? '';
     const fromBody = api.basic_auth?.extract_from_body === true;

@@ -14,7 +14,12 @@ import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts'
 import { authMethodsOf } from '../../../schemas/rules/auth.ts';
 import { reject, type Middleware } from '../../pipeline/compose.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
-import { locationsOf, readCredential, type Found } from '../../pipeline/credentials.ts';
+import {
+  methodLocations,
+  readCredential,
+  type CredentialLocations,
+  type Found,
+} from '../../pipeline/credentials.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 import { adoptIdentity } from '../../sessions/identity.ts';
 import { refusalOf } from '../../sessions/refusal.ts';
@@ -33,7 +38,7 @@ const SIGNATURE = /^\s*signature\s/i;
 /** The signature of a request and where it came from: the configured location, else `Signature`. */
 function readSignature(
   ctx: RequestContext,
-  where: ReturnType<typeof locationsOf>,
+  where: CredentialLocations,
 ): { params: SignatureParams; source: Found['source'] } | undefined {
   let found = readCredential(ctx, where);
   if (found === undefined || !SIGNATURE.test(found.value)) {
@@ -54,7 +59,7 @@ export const hmacSigning: Middleware = {
   name: 'hmac',
   enabled: (api: GatewayApiDefinition) => authMethodsOf(api).includes('hmac_key'),
   create: (api, deps) => {
-    const where = locationsOf(api.auth_configs?.hmac);
+    const where = methodLocations(api, 'hmac_key');
     const allowed = new Set<string>(api.hmac_allowed_algorithms ?? []);
     const skewMs = api.hmac_allowed_clock_skew ?? 0;
     const orgId = api.org_id ?? '';

@@ -23,7 +23,7 @@ import { compactVerify, errors, type CryptoKey, type JWSHeaderParameters } from 
 import type { GatewayApiDefinition, GatewayPolicy } from '../../../schemas/generated/models.ts';
 import { authMethodsOf, JWT_ALGORITHMS, jwtSourceOf, type JwtFamily } from '../../../schemas/rules/auth.ts';
 import { reject, type Middleware } from '../../pipeline/compose.ts';
-import { locationsOf, readCredential } from '../../pipeline/credentials.ts';
+import { methodLocations, readCredential } from '../../pipeline/credentials.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 import { adoptIdentity } from '../../sessions/identity.ts';
 import { identityOf, policiesOf, skewsOf, timeRefusal, type Claims } from './claims.ts';
@@ -137,7 +137,7 @@ export const jwt: Middleware = {
       rememberMs = Math.min(rememberMs, maxAgeMs);
     } else key = source.kind === 'secret' ? source.secret : source.key;
     const verified = new VerifiedTokens();
-    const where = locationsOf(api.auth_configs?.jwt);
+    const where = methodLocations(api, 'jwt_claim');
     const orgId = api.org_id ?? '';
     const skews = skewsOf(api);
 

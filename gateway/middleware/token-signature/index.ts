@@ -12,7 +12,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
 import { SIGNATURE_HASHES, tokenAuthConfigOf } from '../../../schemas/rules/auth.ts';
 import { reject, type Middleware } from '../../pipeline/compose.ts';
-import { locationsOf } from '../../pipeline/credentials.ts';
+import { methodLocations } from '../../pipeline/credentials.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 import { readToken, usesAuthToken } from '../auth-token/index.ts';
 
@@ -49,7 +49,7 @@ export const tokenSignatureCheck: Middleware = {
       sig.error_code !== undefined && sig.error_code > 0 ? sig.error_code : undefined,
       sig.error_message !== undefined && sig.error_message !== '' ? sig.error_message : undefined,
     );
-    const where = locationsOf(config);
+    const where = methodLocations(api, 'auth_token');
 
     return async (ctx, next) => {
       const token = readToken(ctx, where)?.value;
