@@ -116,21 +116,30 @@ function httpServers(connector: unknown, role: 'input' | 'output', path: string,
 const stringList = (v: unknown): string[] | undefined =>
   Array.isArray(v) && v.every((x) => typeof x === 'string') ? v : undefined;
 
+/** An endpoint of an `http_server`, and whether its path was written or is Bento's default. */
+interface FoundEndpoint {
+  endpoint: StreamEndpoint;
+  written: boolean;
+}
+
 /** The endpoints of one `http_server`, with Bento's defaults. */
-function endpointsOf(f: Found): StreamEndpoint[] {
+function endpointsOf(f: Found): FoundEndpoint[] {
   const d = f.role === 'input' ? INPUT_DEFAULTS : OUTPUT_DEFAULTS;
-  const str = (k: string, def: string): string => {
-    const v = f.settings[k];
-    return typeof v === 'string' ? v : def;
-  };
   const verbs = (stringList(f.settings.allowed_verbs) ?? [...d.allowed_verbs]).map((v) => v.toUpperCase());
-  const out: StreamEndpoint[] = [];
-  const add = (p: string, kind: 'http' | 'ws'): void => {
-    if (p !== '') out.push({ path: p, role: f.role, kind, verbs: kind === 'ws' ? ['GET'] : verbs });
+  const out: FoundEndpoint[] = [];
+  const add = (field: string, def: string, kind: 'http' | 'ws'): void => {
+    const v = f.settings[field];
+    const written = typeof v === 'string';
+    const p = written ? v : def;
+    if (p !== '')
+      out.push({
+        endpoint: { path: p, role: f.role, kind, verbs: kind === 'ws' ? ['GET'] : verbs },
+        written,
+      });
   };
-  add(str('path', d.path), 'http');
-  if (f.role === 'output') add(str('stream_path', OUTPUT_DEFAULTS.stream_path), 'http');
-  add(str('ws_path', d.ws_path), 'ws');
+  add('path', d.path, 'http');
+  if (f.role === 'output') add('stream_path', OUTPUT_DEFAULTS.stream_path, 'http');
+  add('ws_path', d.ws_path, 'ws');
   return out;
 }
 
@@ -143,7 +152,12 @@ export interface StreamProblem {
 /**
  * The streams of `doc` for API `apiId`, and the problems that keep them from running on the
  * gateway (checked before Bento sees them): stream names, the `http_server` fields the gateway
- * owns, connectors the gateway does not provide yet, and two endpoints on one path.
+ * owns, connectors the gateway does not provide yet, and two endpoints on one path. The paths of
+ * all streams share the listen path, so a path two endpoints write is refused; a path one of them
+ * takes from Bento's defaults (`/post/ws` of every input without `ws_path`) is served by the
+ * endpoint that wrote it, else by the first that has it, and not by the others: two inputs each
+ * on its own `path` (two streams, or the inputs of a broker) are not refused for a WebSocket path
+ * neither asked for.
  */
 export function planStreams(
   apiId: string,
@@ -153,6 +167,12 @@ export function planStreams(
   const problems: StreamProblem[] = [];
   const all = streamsOf(doc) ?? {};
   const claimed = new Map<string, string>();
+  /** Each stream's endpoints, claimed once every written path is known. */
+  const pending: {
+    endpoints: StreamEndpoint[];
+    found: { f: Found; e: FoundEndpoint }[];
+    batches: boolean;
+  }[] = [];
   for (const [name, raw] of Object.entries(all)) {
     const at = `${STREAMS_PATH}.${name}`;
     if (!STREAM_NAME.test(name)) {
@@ -173,6 +193,7 @@ export function planStreams(
     httpServers(config.input, 'input', `${at}.input`, found);
     httpServers(config.output, 'output', `${at}.output`, found);
     const endpoints: StreamEndpoint[] = [];
+    const ownEndpoints: { f: Found; e: FoundEndpoint }[] = [];
     const batches = takesBatches(config);
     for (const f of found) {
       for (const k of GATEWAY_OWNED) {
@@ -183,23 +204,17 @@ export function planStreams(
           });
       }
       for (const e of endpointsOf(f)) {
-        if (!e.path.startsWith('/')) {
-          problems.push({ path: f.path, message: `${JSON.stringify(e.path)}: a path starts with /` });
-          continue;
-        }
-        const key = e.path;
-        const owner = claimed.get(key);
-        if (owner !== undefined) {
+        if (!e.endpoint.path.startsWith('/')) {
           problems.push({
             path: f.path,
-            message: `${e.path} is already served by ${owner}: give each endpoint its own path`,
+            message: `${JSON.stringify(e.endpoint.path)}: a path starts with /`,
           });
           continue;
         }
-        claimed.set(key, `${f.path} (${e.kind === 'ws' ? 'ws_path' : e.role})`);
-        endpoints.push(batches && e.role === 'input' && e.kind === 'http' ? { ...e, batches: true } : e);
+        ownEndpoints.push({ f, e });
       }
     }
+    pending.push({ endpoints, found: ownEndpoints, batches });
     streams.push({
       name,
       id: streamId(apiId, name),
@@ -207,6 +222,30 @@ export function planStreams(
       endpoints,
       batches,
     });
+  }
+  // Written paths first: a default never takes a path from an endpoint that wrote it.
+  for (const written of [true, false]) {
+    for (const p of pending) {
+      for (const { f, e } of p.found) {
+        if (e.written !== written) continue;
+        const { endpoint } = e;
+        const owner = claimed.get(endpoint.path);
+        if (owner !== undefined) {
+          if (written)
+            problems.push({
+              path: f.path,
+              message: `${endpoint.path} is already served by ${owner}: give each endpoint its own path`,
+            });
+          continue;
+        }
+        claimed.set(endpoint.path, `${f.path} (${endpoint.kind === 'ws' ? 'ws_path' : endpoint.role})`);
+        p.endpoints.push(
+          p.batches && endpoint.role === 'input' && endpoint.kind === 'http'
+            ? { ...endpoint, batches: true }
+            : endpoint,
+        );
+      }
+    }
   }
   return { streams, problems };
 }
