@@ -50,7 +50,7 @@ const schema: JsonSchema = {
     SVC_OPERATOR_LICENSE_PUBLIC_KEY: {
       type: 'string',
       description:
-        "PEM (SPKI) public key the license key's signature is checked with; unset: form and expiry only.",
+        "PEM (SPKI) public key the license key's signature is verified with. Mode pro needs it: unsigned keys are refused, and a signed key that cannot be verified counts as no license.",
     },
     SVC_TLS_INSECURE_SKIP_VERIFY: { type: 'boolean', default: false, description: 'Skip TLS verification.' },
     WATCH_NAMESPACE: {

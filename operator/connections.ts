@@ -5,7 +5,7 @@ import type { SvcObjects } from '../lib/k8s/objects.ts';
 import { DashboardClient } from './clients/dashboard.ts';
 import { GatewayClient } from './clients/gateway.ts';
 import type { Connection, ManagementClient } from './clients/management.ts';
-import type { LicenseChecker } from './license.ts';
+import { LicenseChecker } from './license.ts';
 
 /** The management client of a connection: a gateway in mode ce, a dashboard in mode pro. */
 export function clientFor(conn: Connection): ManagementClient {
@@ -52,17 +52,20 @@ export class Connections {
   readonly #secrets: SecretReader;
   readonly #makeClient: (conn: Connection) => ManagementClient;
   readonly #clients = new Map<string, ManagementClient>();
-  readonly #license: LicenseChecker | undefined;
+  readonly #license: LicenseChecker;
 
   constructor(opts: {
     default: Connection;
     contexts: SvcObjects<OperatorContext & { metadata: { name: string; namespace: string } }>;
     secrets: SecretReader;
     makeClient: (conn: Connection) => ManagementClient;
-    /** Checks the license key of mode-pro connections (expiry honoured at every resolve). */
+    /**
+     * Checks the license key of mode-pro connections (expiry honoured at every resolve). Unset:
+     * a checker without a public key, which refuses every key (mode pro fails closed).
+     */
     license?: LicenseChecker;
   }) {
-    this.#license = opts.license;
+    this.#license = opts.license ?? new LicenseChecker();
     this.#default = opts.default;
     this.#contexts = opts.contexts;
     this.#secrets = opts.secrets;
@@ -143,7 +146,7 @@ export class Connections {
   }
 
   async #withClient(conn: Connection): Promise<Resolved> {
-    if (conn.mode === 'pro' && this.#license) {
+    if (conn.mode === 'pro') {
       const problem = await this.#license.problem(conn.licenseKey);
       if (problem !== undefined) {
         return {

@@ -23,6 +23,7 @@ const signed = (exp: number, key = keys.privateKey): Promise<string> =>
     .setProtectedHeader({ alg: 'ES256' })
     .setExpirationTime(exp / 1000)
     .sign(key);
+const b64 = (v: unknown): string => Buffer.from(JSON.stringify(v)).toString('base64url');
 const unsigned = (exp?: number): string => {
   const t = new UnsecuredJWT({ sub: 'acme' });
   if (exp !== undefined) t.setExpirationTime(exp / 1000);
@@ -39,10 +40,47 @@ describe('checkLicense', () => {
   }[] = [
     { name: 'missing', token: () => undefined, ok: false, problem: /needs a license key/ },
     { name: 'not a JWT', token: () => 'abc.def.ghi', ok: false, problem: /not a JWT/ },
-    { name: 'unsigned, no public key, not expired', token: () => unsigned(NOW + 60_000), ok: true },
-    { name: 'unsigned, no expiry', token: () => unsigned(), ok: true },
-    { name: 'expired', token: () => unsigned(NOW - 1000), ok: false, problem: /expired on 2029-12-31/ },
+    {
+      name: 'unsigned, no public key: refused',
+      token: () => unsigned(NOW + 60_000),
+      ok: false,
+      problem: /not signed \(alg none\): unsigned license keys are refused/,
+    },
+    { name: 'unsigned, no expiry: refused', token: () => unsigned(), ok: false, problem: /not signed/ },
+    {
+      name: 'unsigned, alg NONE in capitals: refused',
+      token: () => `${b64({ alg: 'NONE' })}.${b64({ sub: 'acme' })}.`,
+      ok: false,
+      problem: /not signed/,
+    },
+    {
+      name: 'unsigned, no alg at all: refused',
+      token: () => `${b64({ typ: 'JWT' })}.${b64({ sub: 'acme' })}.`,
+      ok: false,
+      problem: /not signed/,
+    },
+    {
+      name: 'signed, no public key: cannot be verified, no license',
+      token: () => signed(NOW + 60_000),
+      ok: false,
+      problem:
+        /cannot be verified: no license public key is configured .*SVC_OPERATOR_LICENSE_PUBLIC_KEY.*operator\.licensePublicKey/,
+    },
+    {
+      name: 'signed with an HMAC secret, a public key set',
+      token: () =>
+        new SignJWT({ sub: 'acme' }).setProtectedHeader({ alg: 'HS256' }).sign(Buffer.alloc(32, 1)),
+      publicKey: publicPem,
+      ok: false,
+      problem: /signature/,
+    },
     { name: 'signed with the key', token: () => signed(NOW + 60_000), publicKey: publicPem, ok: true },
+    {
+      name: 'signed with the key, no expiry',
+      token: () => new SignJWT({ sub: 'acme' }).setProtectedHeader({ alg: 'ES256' }).sign(keys.privateKey),
+      publicKey: publicPem,
+      ok: true,
+    },
     {
       name: 'signed with another key',
       token: () => signed(NOW + 60_000, other.privateKey),
@@ -62,7 +100,7 @@ describe('checkLicense', () => {
       token: () => signed(NOW - 1000),
       publicKey: publicPem,
       ok: false,
-      problem: /exp|expired/,
+      problem: /expired on 2029-12-31/,
     },
   ];
   for (const c of cases) {
@@ -78,8 +116,8 @@ describe('checkLicense', () => {
 
   test('a license valid at start ends when its expiry passes', async () => {
     let now = NOW;
-    const checker = new LicenseChecker({ now: () => now });
-    const token = unsigned(NOW + 60_000);
+    const checker = new LicenseChecker({ now: () => now, publicKey: publicPem });
+    const token = await signed(NOW + 60_000);
     assert.equal(await checker.problem(token), undefined);
     now = NOW + 61_000;
     assert.match((await checker.problem(token)) ?? '', /expired/);
@@ -115,19 +153,20 @@ describe('connections in mode pro', () => {
       },
     });
     const contexts = new Map([
-      ['good', ctx('good', unsigned(NOW + 60_000))],
-      ['expired', ctx('expired', unsigned(NOW - 60_000))],
+      ['good', ctx('good', await signed(NOW + 60_000))],
+      ['expired', ctx('expired', await signed(NOW - 60_000))],
+      ['unsigned', ctx('unsigned', unsigned(NOW + 60_000))],
     ]);
     const made: unknown[] = [];
     const connections = new Connections({
-      default: { ...base, mode: 'pro', licenseKey: unsigned(NOW + 60_000) },
+      default: { ...base, mode: 'pro', licenseKey: await signed(NOW + 60_000) },
       contexts: { get: (_ns: string, name: string) => Promise.resolve(contexts.get(name)) } as never,
       secrets: () => Promise.resolve(undefined),
       makeClient: (conn) => {
         made.push(conn);
         return clientFor(conn);
       },
-      license: new LicenseChecker({ now: () => NOW }),
+      license: new LicenseChecker({ now: () => NOW, publicKey: publicPem }),
     });
     try {
       const good = await connections.resolve({ name: 'good' }, 'ns');
@@ -138,6 +177,9 @@ describe('connections in mode pro', () => {
       const expired = await connections.resolve({ name: 'expired' }, 'ns');
       assert.equal(expired.ok, false);
       assert.equal(expired.reason, 'LicenseInvalid');
+      const unsignedKey = await connections.resolve({ name: 'unsigned' }, 'ns');
+      assert.equal(unsignedKey.ok, false);
+      assert.equal(unsignedKey.reason, 'LicenseInvalid');
       const dflt = await connections.resolve(undefined, 'ns');
       assert.ok(dflt.ok);
       assert.equal(made.length, 2);

@@ -1,7 +1,10 @@
 /**
- * The operator's license key (mode pro): a JWT. Its form and expiry are always checked; its
- * signature too when a license public key is configured (SVC_OPERATOR_LICENSE_PUBLIC_KEY, PEM
- * SPKI). A key that passes is remembered with its expiry, so later checks are synchronous.
+ * The operator's license key (mode pro): a signed JWT. Unsigned keys (`alg: none`) are refused
+ * always. A signed key is verified with the license public key (SVC_OPERATOR_LICENSE_PUBLIC_KEY,
+ * PEM SPKI; the chart's `operator.licensePublicKey`); without one it cannot be verified, and it
+ * counts as no license (fail closed: mode pro does not run on a key nobody checked). Expiry is
+ * checked at start and at every later check. A key that passes is remembered with its expiry, so
+ * later checks are synchronous.
  */
 import { decodeJwt, decodeProtectedHeader, importSPKI, jwtVerify, type JWTPayload } from 'jose';
 import { errorMessage } from '../lib/errors.ts';
@@ -11,12 +14,12 @@ export type License = { ok: true; expiresAt?: number; subject?: string } | { ok:
 
 /** How licenses are checked. */
 export interface LicenseOptions {
-  /** PEM (SPKI) public key the license must be signed with; unset: the signature is not checked. */
+  /** PEM (SPKI) public key the license must be signed with; unset: no license can be verified. */
   publicKey?: string;
   now?: () => number;
 }
 
-/** Checks a license key (form, expiry, signature when a public key is given). */
+/** Checks a license key: form, signature (always required), expiry. */
 export async function checkLicense(token: string | undefined, opts: LicenseOptions = {}): Promise<License> {
   const now = opts.now ?? Date.now;
   if (token === undefined || token === '') {
@@ -30,21 +33,26 @@ export async function checkLicense(token: string | undefined, opts: LicenseOptio
   } catch (err) {
     return { ok: false, problem: `license key is not a JWT: ${errorMessage(err)}` };
   }
-  if (opts.publicKey !== undefined && opts.publicKey !== '') {
-    if (alg === undefined || alg === 'none') {
-      return { ok: false, problem: 'license key is not signed (alg none) but a license public key is set' };
-    }
-    try {
-      const key = await importSPKI(opts.publicKey, alg);
-      // Expiry is checked below against the injected clock, not jose's.
-      await jwtVerify(token, key, { currentDate: new Date(now()) });
-    } catch (err) {
-      return { ok: false, problem: `license key signature or claims do not verify: ${errorMessage(err)}` };
-    }
+  if (alg === undefined || alg.toLowerCase() === 'none') {
+    return { ok: false, problem: 'license key is not signed (alg none): unsigned license keys are refused' };
   }
+  if (opts.publicKey === undefined || opts.publicKey.trim() === '') {
+    return {
+      ok: false,
+      problem:
+        "license key cannot be verified: no license public key is configured (set SVC_OPERATOR_LICENSE_PUBLIC_KEY, the chart's operator.licensePublicKey); an unverified key counts as no license",
+    };
+  }
+  // Expiry first, for a plain message (either way the key is refused).
   const expiresAt = typeof payload.exp === 'number' ? payload.exp * 1000 : undefined;
   if (expiresAt !== undefined && expiresAt <= now()) {
     return { ok: false, problem: `license key expired on ${new Date(expiresAt).toISOString()}` };
+  }
+  try {
+    const key = await importSPKI(opts.publicKey, alg);
+    await jwtVerify(token, key, { currentDate: new Date(now()) });
+  } catch (err) {
+    return { ok: false, problem: `license key signature or claims do not verify: ${errorMessage(err)}` };
   }
   return { ok: true, expiresAt, ...(payload.sub === undefined ? {} : { subject: payload.sub }) };
 }

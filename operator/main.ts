@@ -37,7 +37,7 @@ try {
 }
 
 const log = createLogger({ component: 'operator', level: cfg.LOG_LEVEL });
-// Mode pro: the license key is checked at start (form, expiry, signature with a public key).
+// Mode pro: the license key is checked at start (form, expiry, signature with the public key).
 const license = new LicenseChecker({ publicKey: cfg.SVC_OPERATOR_LICENSE_PUBLIC_KEY });
 if (cfg.SVC_MODE === 'pro') {
   const problem = await license.problem(cfg.SVC_OPERATOR_LICENSEKEY);

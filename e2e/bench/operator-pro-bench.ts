@@ -10,7 +10,7 @@
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { startPostgres, type TestPostgres } from '../../dashboard/testing/postgres.ts';
-import { createTenant, startDashboardProc, type DashboardProc } from '../harness/dashboard.ts';
+import { createTenant, signedLicense, startDashboardProc, type DashboardProc } from '../harness/dashboard.ts';
 import {
   startGateway,
   startOperator,
@@ -29,9 +29,8 @@ const N = Number(process.env.SVC_BENCH_PRO_APIS ?? '1000');
  */
 const POSTGRES = process.env.SVC_BENCH_PRO_POSTGRES === '1';
 const NODE_SECRET = 'bench-pro-node-secret-0123456789';
-/** An unsigned license: the operator checks its form and expiry (no license public key is set). */
-const b64 = (v: unknown): string => Buffer.from(JSON.stringify(v)).toString('base64url');
-const LICENSE = `${b64({ alg: 'none' })}.${b64({ sub: 'bench', exp: 4_000_000_000 })}.`;
+/** A license signed with a key pair made here; the operator verifies it with the public key. */
+const LICENSE = await signedLicense('bench');
 
 /** One phase's times and the operator's peak resident memory then. */
 type Phase = Run & { peakRssMiB: number };
@@ -128,7 +127,7 @@ try {
     SVC_MODE: 'pro',
     SVC_URL: dashboard.url,
     SVC_AUTH: tenant.system.key,
-    SVC_OPERATOR_LICENSEKEY: LICENSE,
+    ...LICENSE,
   });
   console.log(`mode pro: ${JSON.stringify(pro)}`);
 } finally {

@@ -2,7 +2,29 @@
  * A real dashboard process (mode pro) for suites: `node dashboard/main.ts` on a free port over
  * SQLite (a data directory) or PostgreSQL (a URL), and the admin calls that set up tenants.
  */
+import { generateKeyPairSync } from 'node:crypto';
+import { SignJWT } from 'jose';
 import { freePort, httpRequest, startNode, waitFor, type Proc } from './processes.ts';
+
+/**
+ * A license for an operator in mode pro, signed with a key pair made here, and the operator
+ * environment that carries it: the key and the public key it is verified with (unsigned keys
+ * are refused, and a signed one needs the public key).
+ */
+export async function signedLicense(
+  subject: string,
+): Promise<{ SVC_OPERATOR_LICENSEKEY: string; SVC_OPERATOR_LICENSE_PUBLIC_KEY: string }> {
+  const pair = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const key = await new SignJWT({ sub: subject })
+    .setProtectedHeader({ alg: 'ES256' })
+    .setIssuedAt()
+    .setExpirationTime('1d')
+    .sign(pair.privateKey);
+  return {
+    SVC_OPERATOR_LICENSEKEY: key,
+    SVC_OPERATOR_LICENSE_PUBLIC_KEY: pair.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+  };
+}
 
 /** The admin secret of suite dashboards. */
 export const DASHBOARD_ADMIN_SECRET = 'e2e-dashboard-admin-secret-0123';

@@ -15,12 +15,11 @@
  * The dashboard's UI address and the human user's key are printed.
  */
 import { spawnSync } from 'node:child_process';
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SignJWT } from 'jose';
 import { parseAllDocuments, stringify } from 'yaml';
 import { environment } from '../../lib/config.ts';
 import { startControlPlane, toolPath, type KubectlOptions, type KubectlResult } from './control-plane.ts';
@@ -31,6 +30,7 @@ import { openSse } from '../../gateway/streams/testing.ts';
 import {
   createTenant,
   dashboardCall,
+  signedLicense,
   startDashboardProc,
   type DashboardProc,
   type DashboardTenant,
@@ -355,12 +355,7 @@ async function startPro(): Promise<{
   });
   cleanups.push(() => dashboard.stop());
   const tenant = await createTenant(dashboard.url, ORG);
-  const pair = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const license = await new SignJWT({ sub: 'svc-demo' })
-    .setProtectedHeader({ alg: 'ES256' })
-    .setIssuedAt()
-    .setExpirationTime('1d')
-    .sign(pair.privateKey);
+  const license = await signedLicense('svc-demo');
   return {
     dashboard,
     tenant,
@@ -374,8 +369,7 @@ async function startPro(): Promise<{
       SVC_MODE: 'pro',
       SVC_URL: dashboard.url,
       SVC_AUTH: tenant.system.key,
-      SVC_OPERATOR_LICENSEKEY: license,
-      SVC_OPERATOR_LICENSE_PUBLIC_KEY: pair.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+      ...license,
     },
   };
 }

@@ -14,6 +14,7 @@ import { derivedId } from '../../operator/ids.ts';
 import {
   createTenant,
   dashboardCall,
+  signedLicense,
   startDashboardProc,
   type DashboardProc,
   type DashboardTenant,
@@ -38,8 +39,6 @@ import {
 } from './helpers.ts';
 
 const NODE_SECRET = 'e2e-pro-node-secret-0123';
-const b64 = (v: unknown): string => Buffer.from(JSON.stringify(v)).toString('base64url');
-const LICENSE = `${b64({ alg: 'none' })}.${b64({ sub: 'e2e', exp: 4_000_000_000 })}.`;
 
 let w: OperatorWorld;
 let pg: TestPostgres;
@@ -92,7 +91,7 @@ before(async () => {
       SVC_MODE: 'pro',
       SVC_URL: dashboard.url,
       SVC_AUTH: tenant.system.key,
-      SVC_OPERATOR_LICENSEKEY: LICENSE,
+      ...(await signedLicense('e2e')),
       SVC_RESYNC_PERIOD: '3s',
       WATCH_NAMESPACE: 'shop',
     },

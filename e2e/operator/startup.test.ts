@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { join } from 'node:path';
+import { SignJWT } from 'jose';
 
 const main = join(import.meta.dirname, '..', '..', 'operator', 'main.ts');
 
@@ -41,19 +42,49 @@ test('mode pro without a license key and a bad URL: both named', () => {
   assert.ok(!r.stderr.includes('topsecret-auth-value'), 'the credential is not echoed');
 });
 
-test('mode pro with an expired or wrongly signed license key: exit 2, the reason named', () => {
+test('mode pro with an unsigned, unverifiable, expired or wrongly signed license key: exit 2, the reason named', async () => {
   const b64 = (v: unknown): string => Buffer.from(JSON.stringify(v)).toString('base64url');
   const unsigned = (exp: number): string => `${b64({ alg: 'none' })}.${b64({ sub: 'acme', exp })}.`;
+  const pair = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const other = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const publicPem = pair.publicKey.export({ type: 'spki', format: 'pem' }).toString();
+  const signed = (exp: number, key = pair.privateKey): Promise<string> =>
+    new SignJWT({ sub: 'acme' }).setProtectedHeader({ alg: 'ES256' }).setExpirationTime(exp).sign(key);
   const base = { SVC_MODE: 'pro', SVC_URL: 'http://127.0.0.1:1', SVC_ORG: 'o', SVC_AUTH: 'k' };
-  const expired = start({ ...base, SVC_OPERATOR_LICENSEKEY: unsigned(1_000_000) });
-  assert.equal(expired.code, 2);
-  assert.match(expired.stderr, /SVC_OPERATOR_LICENSEKEY: Invalid value: license key expired on 1970-01-12/);
-  const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const unsignedWithKey = start({
-    ...base,
-    SVC_OPERATOR_LICENSEKEY: unsigned(4_000_000_000),
-    SVC_OPERATOR_LICENSE_PUBLIC_KEY: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
-  });
-  assert.equal(unsignedWithKey.code, 2);
-  assert.match(unsignedWithKey.stderr, /license key is not signed/);
+  const cases: { name: string; env: Record<string, string>; reason: RegExp }[] = [
+    {
+      name: 'unsigned, no public key',
+      env: { SVC_OPERATOR_LICENSEKEY: unsigned(4_000_000_000) },
+      reason: /SVC_OPERATOR_LICENSEKEY: Invalid value: license key is not signed \(alg none\)/,
+    },
+    {
+      name: 'unsigned, a public key set',
+      env: { SVC_OPERATOR_LICENSEKEY: unsigned(4_000_000_000), SVC_OPERATOR_LICENSE_PUBLIC_KEY: publicPem },
+      reason: /license key is not signed/,
+    },
+    {
+      name: 'signed, no public key to verify it with',
+      env: { SVC_OPERATOR_LICENSEKEY: await signed(4_000_000_000) },
+      reason:
+        /license key cannot be verified: no license public key is configured \(set SVC_OPERATOR_LICENSE_PUBLIC_KEY/,
+    },
+    {
+      name: 'signed with another key',
+      env: {
+        SVC_OPERATOR_LICENSEKEY: await signed(4_000_000_000, other.privateKey),
+        SVC_OPERATOR_LICENSE_PUBLIC_KEY: publicPem,
+      },
+      reason: /license key signature or claims do not verify/,
+    },
+    {
+      name: 'signed, expired',
+      env: { SVC_OPERATOR_LICENSEKEY: await signed(1_000_000), SVC_OPERATOR_LICENSE_PUBLIC_KEY: publicPem },
+      reason: /SVC_OPERATOR_LICENSEKEY: Invalid value: license key expired on 1970-01-12/,
+    },
+  ];
+  for (const c of cases) {
+    const r = start({ ...base, ...c.env });
+    assert.equal(r.code, 2, `${c.name}: ${r.stderr}`);
+    assert.match(r.stderr, c.reason, c.name);
+  }
 });

@@ -6,6 +6,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
 import { cp as copy, mkdtemp, readFile, readdir, realpath, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,6 +25,9 @@ interface Container {
 }
 
 const LICENSE = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJzdmMifQ.c2lnbmF0dXJl';
+const LICENSE_PUBLIC_KEY = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+  .publicKey.export({ type: 'spki', format: 'pem' })
+  .toString();
 
 function deployment(objects: Manifest[]): {
   containers: Container[];
@@ -76,6 +80,7 @@ const options: { name: string; set: string[]; check: (objects: Manifest[]) => vo
       assert.equal(d.replicas, 1);
       assert.deepEqual(container(o, 'manager')?.envFrom, [{ secretRef: { name: 'svc-operator-conf' } }]);
       assert.equal(env(container(o, 'manager'), 'SVC_OPERATOR_LICENSEKEY'), undefined);
+      assert.equal(env(container(o, 'manager'), 'SVC_OPERATOR_LICENSE_PUBLIC_KEY'), undefined);
       assert.equal(env(container(o, 'webhook'), 'SVC_WEBHOOK_PORT')?.value, '9443');
       assert.equal(env(container(o, 'webhook'), 'SVC_WEBHOOK_CERT_MODE')?.value, 'self-managed');
       assert.deepEqual(
@@ -211,6 +216,17 @@ const options: { name: string; set: string[]; check: (objects: Manifest[]) => vo
     },
   },
   {
+    name: 'operator.licensePublicKey: passed as SVC_OPERATOR_LICENSE_PUBLIC_KEY (PEM, newlines kept)',
+    set: [`operator.licensePublicKey=${LICENSE_PUBLIC_KEY}`],
+    check: (o) => {
+      assert.equal(
+        env(container(o, 'manager'), 'SVC_OPERATOR_LICENSE_PUBLIC_KEY')?.value,
+        LICENSE_PUBLIC_KEY,
+      );
+      assert.equal(env(container(o, 'webhook'), 'SVC_OPERATOR_LICENSE_PUBLIC_KEY'), undefined);
+    },
+  },
+  {
     name: 'envFrom: another configuration Secret',
     set: ['envFrom[0].secretRef.name=team-operator-conf'],
     check: (o) => {
@@ -314,6 +330,7 @@ describe('values.schema.json refuses unknown and mistyped values', () => {
     { set: 'global.license.operator=1', message: "at '/global/license/operator': got number, want string" },
     { set: 'replicas=2', message: "additional properties 'replicas' not allowed" },
     { set: 'operator.logLevel=verbose', message: "at '/operator/logLevel'" },
+    { set: 'operator.licensePublicKey=not-a-pem', message: "at '/operator/licensePublicKey'" },
     { set: 'envFrom[0].secretRef.nmae=x', message: "additional properties 'nmae' not allowed" },
   ];
   for (const c of cases) {
