@@ -5,7 +5,6 @@
  * and a Bento killed is started again by the primary, streams back.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,37 +12,8 @@ import { after, before, describe, test } from 'node:test';
 import { waitFor } from '../../lib/testing/wait.ts';
 import { send } from '../testing/client.ts';
 import { spawnGateway, type GatewayProcess } from '../testing/harness.ts';
+import { bentosUnder, children } from './process-testing.ts';
 import { openSse, streamsDocument, type SseConsumer } from './testing.ts';
-
-/** Processes whose parent is `ppid`, as `pid command` pairs. */
-function children(ppid: number): { pid: number; command: string }[] {
-  let out: string;
-  try {
-    out = execFileSync('ps', ['-o', 'pid=,comm=', '--ppid', String(ppid)], { encoding: 'utf8' });
-  } catch {
-    return [];
-  }
-  return out
-    .trim()
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => {
-      const [pid = '0', command = ''] = l.trim().split(/\s+/);
-      return { pid: Number(pid), command };
-    });
-}
-
-function bentosUnder(root: number): number[] {
-  const found: number[] = [];
-  const walk = (pid: number): void => {
-    for (const c of children(pid)) {
-      if (c.command.startsWith('bento')) found.push(c.pid);
-      walk(c.pid);
-    }
-  };
-  walk(root);
-  return found;
-}
 
 async function metric(port: number, name: string): Promise<number | undefined> {
   const r = await send({ port, path: '/metrics', fresh: true });
