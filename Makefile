@@ -103,6 +103,19 @@ bench-soak: deps ## The operator under 30 minutes of churn (SVC_SOAK_MINUTES): m
 cluster: deps ## Start a local control plane with the CRDs and print how to use kubectl with it
 	node e2e/harness/cluster-main.ts
 
+.PHONY: node
+node: deps ## Start a single-node cluster (kubelet, containerd, CoreDNS; needs root) or reuse the running one; prints its KUBECONFIG
+	nice -n 10 tools/build.sh node
+	node e2e/harness/node-main.ts start
+
+.PHONY: e2e-node
+e2e-node: node ## The node suites (e2e/node/*.node.ts) on the node of `make node`: images made here, pods, DNS, Services
+	node --test $(TEST_FLAGS) --test-concurrency=1 $(shell find e2e/node -name '*.node.ts' 2>/dev/null | sort)
+
+.PHONY: node-stop
+node-stop: $(NODE_DEPS) ## Stop the node of `make node`: every process it started, its mounts, bridge and iptables rules
+	node e2e/harness/node-main.ts stop
+
 .PHONY: dashboard
 dashboard: $(NODE_DEPS) ## Run the dashboard (mode pro) on port 3000, SQLite under ./dashboard-data; needs SVC_DB_ADMIN_SECRET
 	node dashboard/main.ts --data-dir ./dashboard-data

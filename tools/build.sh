@@ -12,6 +12,9 @@
 #   tools/build.sh --print    print the directory the binaries live in
 #   tools/build.sh loadgen    build only the load generator (what `make bench-gateway` needs)
 #   tools/build.sh streams    build only Bento and the Kafka broker (what streams tests need)
+#   tools/build.sh node       build only the test node's binaries (what `make node` needs):
+#                             kubelet, kube-controller-manager, kube-scheduler, kube-proxy (the
+#                             kube-apiserver's version), CoreDNS and the sandbox's pause
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -42,6 +45,21 @@ build() {
   ln -sf "$name-$version" "$out/$name"
 }
 
+kube=$(version_of "$here/kube" k8s.io/kubernetes)
+minor=${kube#v1.}; minor=${minor%%.*}
+kv="-X k8s.io/component-base/version.gitVersion=$kube -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
+
+# The test node (e2e/harness/node.ts): not part of `make deps`, so `make test` does not wait for it.
+if [[ ${1:-} == node ]]; then
+  for cmd in kubelet kube-controller-manager kube-scheduler kube-proxy; do
+    build "$here/kube" "k8s.io/kubernetes/cmd/$cmd" "$cmd" "$kube" "$kv"
+  done
+  coredns=$(version_of "$here/coredns" github.com/coredns/coredns)
+  build "$here/coredns" . coredns "$coredns-$(cat "$here/coredns/go.mod" "$here/coredns/go.sum" "$here/coredns/main.go" | sha256sum | cut -c1-12)"
+  build "$here/pause" . pause "src-$(cat "$here/pause/go.mod" "$here/pause/main.go" | sha256sum | cut -c1-12)"
+  exit 0
+fi
+
 # loadgen is versioned by its source: a change to it builds a new binary.
 loadgen=src-$(cat "$here/loadgen/go.mod" "$here/loadgen/main.go" | sha256sum | cut -c1-12)
 build "$here/loadgen" . loadgen "$loadgen"
@@ -54,10 +72,7 @@ build "$here/bento" . bento "$(version_of "$here/bento" github.com/warpstreamlab
 build "$here/kfake" . kfake "$(src_of "$here/kfake")"
 [[ ${1:-} == streams ]] && exit 0
 
-kube=$(version_of "$here/kube" k8s.io/kubernetes)
 etcd=$(version_of "$here/etcd" go.etcd.io/etcd/server/v3)
-minor=${kube#v1.}; minor=${minor%%.*}
-kv="-X k8s.io/component-base/version.gitVersion=$kube -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
 
 build "$here/etcd" go.etcd.io/etcd/server/v3 etcd "$etcd"
 build "$here/kube" k8s.io/kubernetes/cmd/kube-apiserver kube-apiserver "$kube" "$kv"
