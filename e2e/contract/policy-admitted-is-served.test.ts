@@ -111,6 +111,60 @@ describe('the webhooks and the gateway give the same verdict', () => {
       stored: true,
     },
     { name: 'state draft', spec: { state: 'draft' }, stored: true },
+    // The boundary values of schemas/rules/limits.ts: -1 is off, 0 is refused, pairs go together.
+    {
+      name: 'every limit -1 (off)',
+      spec: {
+        rate: -1,
+        per: -1,
+        throttle_interval: -1,
+        throttle_retry_limit: -1,
+        quota_max: -1,
+        quota_renewal_rate: -1,
+      },
+      stored: true,
+    },
+    { name: 'rate 0', spec: { rate: 0, per: 60 }, stored: false },
+    { name: 'per 0', spec: { rate: 10, per: 0 }, stored: false },
+    { name: 'a window with the rate off', spec: { rate: -1, per: 60 }, stored: false },
+    { name: 'quota_max 0', spec: { quota_max: 0, quota_renewal_rate: 3600 }, stored: false },
+    { name: 'quota off, any period', spec: { quota_max: -1, quota_renewal_rate: 0 }, stored: true },
+    {
+      name: 'throttle interval without retries',
+      spec: { rate: 1, per: 1, throttle_interval: 1, throttle_retry_limit: -1 },
+      stored: false,
+    },
+    {
+      name: 'throttle retries without interval',
+      spec: { rate: 1, per: 1, throttle_interval: -1, throttle_retry_limit: 3 },
+      stored: false,
+    },
+    {
+      name: 'retrying without waiting (throttle_interval 0)',
+      spec: { rate: 1, per: 1, throttle_interval: 0, throttle_retry_limit: 3 },
+      stored: false,
+    },
+    {
+      name: 'throttle values 0 (off, with warnings)',
+      spec: { rate: 1, per: 1, throttle_interval: 0, throttle_retry_limit: 0 },
+      stored: true,
+    },
+    { name: 'a per-API rate 0', spec: right({ limit: { rate: 0, per: 1 } }), stored: false },
+    {
+      name: 'a per-API quota_max 0',
+      spec: right({ limit: { quota_max: 0, quota_renewal_rate: 60 } }),
+      stored: false,
+    },
+    {
+      name: 'a per-API throttle without retries',
+      spec: right({ limit: { rate: 1, per: 1, throttle_interval: 1, throttle_retry_limit: -1 } }),
+      stored: false,
+    },
+    {
+      name: 'a per-API limit all -1',
+      spec: right({ limit: { rate: -1, per: -1, quota_max: -1 } }),
+      stored: true,
+    },
   ];
   for (const c of specs) {
     test(c.name, async () => {

@@ -14,6 +14,7 @@ import { silentLogger } from '../../lib/log.ts';
 import { merge } from '../../lib/testing/merge.ts';
 import { waitFor } from '../../lib/testing/wait.ts';
 import { MemoryCounters } from '../limits/memory.ts';
+import { keyIdOf } from '../sessions/credentials.ts';
 import { RedisCounters } from '../limits/redis.ts';
 import { startEcho, type Echo } from '../testing/echo.ts';
 import {
@@ -144,13 +145,52 @@ describe('limits on an injected clock', () => {
     assert.deepEqual(await statuses(gw, '/rl/x', 'r1', 1), [200]);
   });
 
-  test('rate limit: -1 and 0 disable it; disable_rate_limit on the API skips it', async () => {
+  test('rate limit: -1 disables it; disable_rate_limit on the API skips it', async () => {
     await addKey(gw, 'r-off', { rate: -1, per: -1, access_rights: right('rl') });
-    await addKey(gw, 'r-zero', { rate: 0, per: 0, access_rights: right('rl') });
     await addKey(gw, 'r-api-off', { rate: 1, per: 60, access_rights: right('norl') });
     assert.deepEqual(await statuses(gw, '/rl/x', 'r-off', 5), [200, 200, 200, 200, 200]);
-    assert.deepEqual(await statuses(gw, '/rl/x', 'r-zero', 5), [200, 200, 200, 200, 200]);
     assert.deepEqual(await statuses(gw, '/norl/x', 'r-api-off', 3), [200, 200, 200]);
+  });
+
+  test('0 is refused when written (400 naming the field); one stored anyway allows no requests', async () => {
+    const rows: [string, Record<string, unknown>, RegExp][] = [
+      [
+        '/svc/keys/r-zero',
+        { rate: 0, per: 0, access_rights: right('rl') },
+        /rate: Invalid value: rate 0 allows no requests.*-1 to disable/,
+      ],
+      [
+        '/svc/keys/q-zero',
+        { quota_max: 0, quota_renewal_rate: 60, access_rights: right('q') },
+        /quota_max: Invalid value: quota_max 0 allows no requests/,
+      ],
+      [
+        '/svc/policies',
+        { id: 'p-zero', name: 'zero', rate: 0, per: 60, access_rights: right('rl') },
+        /rate: Invalid value: rate 0 allows no requests/,
+      ],
+      [
+        '/svc/org/keys/zero-org',
+        { quota_max: 0, quota_renewal_rate: 60 },
+        /quota_max: Invalid value: quota_max 0 allows no requests/,
+      ],
+    ];
+    for (const [path, body, reason] of rows) {
+      const res = await gw.admin('POST', path, body);
+      assert.equal(res.status, 400, `${path} ${res.text}`);
+      assert.match((res.json as { message: string }).message, reason);
+    }
+    // Written before the rule, or straight into the store: taken at its word, never as "off".
+    await gw.store.put('keys', keyIdOf('r-zero-stored'), { rate: 0, per: 0, access_rights: right('rl') });
+    await gw.store.put('keys', keyIdOf('q-zero-stored'), {
+      quota_max: 0,
+      quota_renewal_rate: 60,
+      access_rights: right('q'),
+    });
+    const rate = await call(gw, '/rl/x', 'r-zero-stored');
+    assert.deepEqual([rate.status, rate.error], [429, 'Rate Limit Exceeded']);
+    const quota = await call(gw, '/q/x', 'q-zero-stored');
+    assert.deepEqual([quota.status, quota.error], [403, 'Quota exceeded']);
   });
 
   test("rate limit: a per-API limit counts apart from the key's own", async () => {
@@ -351,7 +391,18 @@ describe('limits on an injected clock', () => {
   test('limits that miss their other half are refused by name', async () => {
     const rows: [Record<string, unknown>, RegExp][] = [
       [{ rate: 10 }, /per: Required value/],
+      [{ per: 60 }, /rate: Required value/],
+      [{ rate: -1, per: 60 }, /rate: Invalid value: per is 60 but rate is -1/],
       [{ quota_max: 10 }, /quota_renewal_rate: Required value/],
+      [
+        { rate: 1, per: 1, throttle_interval: 1, throttle_retry_limit: -1 },
+        /throttle_retry_limit: Invalid value/,
+      ],
+      [{ rate: 1, per: 1, throttle_retry_limit: 3 }, /throttle_interval: Invalid value/],
+      [
+        { rate: 1, per: 1, throttle_interval: 0, throttle_retry_limit: 3 },
+        /throttle_interval: Invalid value/,
+      ],
       [
         { access_rights: right('q', { limit: { rate: 1 } }) },
         /access_rights\["q"\]\.limit\.per: Required value/,
@@ -453,7 +504,8 @@ describe('throttling (real timers)', () => {
   });
 
   test('throttling off (either value below 0): 429 at once', async () => {
-    await addKey(gw, 't3', {
+    // Refused when written (the limits rule); stored anyway, throttling is off.
+    await gw.store.put('keys', keyIdOf('t3'), {
       rate: 1,
       per: 60,
       throttle_interval: 1,

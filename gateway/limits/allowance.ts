@@ -1,8 +1,12 @@
 /**
  * Which limits a session has on an API: the per-API `limit` of its access right when set (with
  * counters of their own, scoped to the API), else the session's root values (after policies).
+ * What the values mean is schemas/rules/limits.ts, the rule every write path applies: -1 (or
+ * absent) is off, and values the rule refuses (0, a rate without its window, a quota without its
+ * period), found in a store anyway, allow no requests rather than no limit.
  */
 import type { GatewaySession } from '../../schemas/generated/models.ts';
+import { limitModes, limitValue, type LimitModes } from '../../schemas/rules/limits.ts';
 
 /** The limits of one session on one API. */
 export interface Allowance {
@@ -14,6 +18,8 @@ export interface Allowance {
   throttleRetryLimit: number;
   quotaMax: number;
   quotaRenewalRate: number;
+  /** Whether each limit counts, is off, or refuses every request (schemas/rules/limits.ts). */
+  modes: LimitModes;
 }
 
 /** Allowances worked out per (cached, immutable) session object and API. */
@@ -42,28 +48,29 @@ function computeAllowance(session: GatewaySession, apiId: string): Allowance {
   const src = limit ?? session;
   return {
     scope: limit === undefined ? undefined : apiId,
-    rate: src.rate ?? 0,
-    per: src.per ?? 0,
-    throttleInterval: src.throttle_interval ?? -1,
-    throttleRetryLimit: src.throttle_retry_limit ?? -1,
-    quotaMax: src.quota_max ?? -1,
-    quotaRenewalRate: src.quota_renewal_rate ?? 0,
+    rate: limitValue(src, 'rate'),
+    per: limitValue(src, 'per'),
+    throttleInterval: limitValue(src, 'throttle_interval'),
+    throttleRetryLimit: limitValue(src, 'throttle_retry_limit'),
+    quotaMax: limitValue(src, 'quota_max'),
+    quotaRenewalRate: limitValue(src, 'quota_renewal_rate'),
+    modes: limitModes(src),
   };
 }
 
-/** A rate limit is on when both values are above 0 (-1 or 0 disables it). */
-export function rateLimited(a: Pick<Allowance, 'rate' | 'per'>): boolean {
-  return a.rate > 0 && a.per > 0;
+/** Whether the rate limit counts (`closed`: it refuses every request; see the module comment). */
+export function rateLimited(a: Pick<Allowance, 'modes'>): boolean {
+  return a.modes.rate !== 'off';
 }
 
-/** Throttling is on only when both values are above 0. */
-export function throttled(a: Pick<Allowance, 'throttleInterval' | 'throttleRetryLimit'>): boolean {
-  return a.throttleInterval > 0 && a.throttleRetryLimit > 0;
+/** Throttling is on only when both values are above 0 and the rate limit counts. */
+export function throttled(a: Pick<Allowance, 'modes'>): boolean {
+  return a.modes.throttle;
 }
 
-/** A quota is on when `quota_max` is above 0 (-1 is unlimited) and the period is set. */
-export function quotaLimited(a: Pick<Allowance, 'quotaMax' | 'quotaRenewalRate'>): boolean {
-  return a.quotaMax > 0 && a.quotaRenewalRate > 0;
+/** Whether the quota counts (`closed`: it refuses every request; see the module comment). */
+export function quotaLimited(a: Pick<Allowance, 'modes'>): boolean {
+  return a.modes.quota !== 'off';
 }
 
 /**

@@ -2,12 +2,13 @@
  * Rules of keys (sessions) and policies beyond their schemas, written once for every part that
  * checks them (the gateway's management API now; the webhooks and the operator for
  * SecurityPolicy once policies are reconciled). Beside validity (allowed URLs and endpoint paths
- * must compile, a rate needs its window and a quota its period, an HMAC key its secret), the
+ * must compile, the limits follow rules/limits.ts, an HMAC key needs its secret), the
  * gateway refuses what it stores but cannot enforce yet: per-key JWT secrets. A setting the gateway stores, it enforces; one it can't is refused by
  * name, never stored and ignored.
  */
 import type { AccessDefinition, GatewayPolicy, GatewaySession } from '../generated/models.ts';
 import { FieldProblemType, quote, type FieldProblem } from './field-problem.ts';
+import { limitVerdict } from './limits.ts';
 import { regexProblem } from './values.ts';
 
 /** A certificate ID: an organisation ID (may be empty) followed by a SHA-256 hex fingerprint. */
@@ -18,37 +19,6 @@ const notYet = (path: string, what: string, fix: string): FieldProblem => ({
   type: FieldProblemType.NotSupported,
   message: `${what} are not enforced by this gateway yet: ${fix}`,
 });
-
-type Limits = Partial<
-  Record<
-    'rate' | 'per' | 'throttle_interval' | 'throttle_retry_limit' | 'quota_max' | 'quota_renewal_rate',
-    number
-  >
->;
-
-/**
- * A limit that is on needs its other half: a rate (`rate` > 0) its window (`per` > 0), a quota
- * (`quota_max` > 0) its period (`quota_renewal_rate` > 0); -1 (or 0) leaves either off.
- */
-function limitProblems(obj: Limits, base: string): FieldProblem[] {
-  const on = (v: number | undefined): boolean => v !== undefined && v > 0;
-  const out: FieldProblem[] = [];
-  if (on(obj.rate) && !on(obj.per)) {
-    out.push({
-      path: `${base}per`,
-      type: FieldProblemType.Required,
-      message: `rate ${String(obj.rate)} needs its window: set per to the seconds it counts over`,
-    });
-  }
-  if (on(obj.quota_max) && !on(obj.quota_renewal_rate)) {
-    out.push({
-      path: `${base}quota_renewal_rate`,
-      type: FieldProblemType.Required,
-      message: `quota_max ${String(obj.quota_max)} needs its period: set quota_renewal_rate in seconds (3600 hourly, 86400 daily)`,
-    });
-  }
-  return out;
-}
 
 function accessProblems(rights: Record<string, AccessDefinition> | undefined, base: string): FieldProblem[] {
   const out: FieldProblem[] = [];
@@ -67,7 +37,7 @@ function accessProblems(rights: Record<string, AccessDefinition> | undefined, ba
         out.push({ path: `${at}.allowed_urls[${i}].url`, type: FieldProblemType.Invalid, message: problem });
       }
     });
-    if (ar.limit !== undefined) out.push(...limitProblems(ar.limit, `${at}.limit.`));
+    if (ar.limit !== undefined) out.push(...limitVerdict(ar.limit, `${at}.limit.`).problems);
     (ar.endpoints ?? []).forEach((e, i) => {
       const problem = regexProblem(e.path);
       if (problem !== undefined) {
@@ -80,12 +50,12 @@ function accessProblems(rights: Record<string, AccessDefinition> | undefined, ba
 
 /** What is wrong with a policy, beyond its schema. */
 export function checkPolicy(p: GatewayPolicy): FieldProblem[] {
-  return [...limitProblems(p, ''), ...accessProblems(p.access_rights, '')];
+  return [...limitVerdict(p).problems, ...accessProblems(p.access_rights, '')];
 }
 
 /** What is wrong with a key, beyond its schema. */
 export function checkSession(s: GatewaySession): FieldProblem[] {
-  const out = [...limitProblems(s, ''), ...accessProblems(s.access_rights, '')];
+  const out = [...limitVerdict(s).problems, ...accessProblems(s.access_rights, '')];
   if (s.basic_auth_data !== undefined && (s.basic_auth_data.password ?? '') === '') {
     out.push({
       path: 'basic_auth_data.password',

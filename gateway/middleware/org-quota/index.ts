@@ -12,6 +12,7 @@ import { counterName } from '../../limits/counters.ts';
 import { UNAVAILABLE } from '../../limits/guard.ts';
 import { reject, type Middleware } from '../../pipeline/compose.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
+import { limitModes } from '../../../schemas/rules/limits.ts';
 
 /** The group an organisation's quota counter belongs to (reset with `?reset_quota=1`). */
 export const orgGroup = (orgId: string): string => `org:${orgId}`;
@@ -31,7 +32,14 @@ export const orgQuota: Middleware = {
       const org = await deps.sessions.org(orgId);
       const max = org?.quota_max ?? -1;
       const renewal = org?.quota_renewal_rate ?? 0;
-      if (max > 0 && renewal > 0) {
+      const mode = limitModes(org ?? {}).quota;
+      if (mode === 'closed') {
+        // Stored values the limits rule refuses (quota_max 0, no period): no requests.
+        ctx.emit('QuotaExceeded', 'Organisation quota exceeded');
+        deps.metrics?.refused('quota');
+        return reject(ctx, GatewayError.orgQuotaExceeded());
+      }
+      if (mode === 'on') {
         const u = await deps.limits.run(() => deps.counters.quota(name, orgGroup(orgId), renewal * 1000));
         if (u === UNAVAILABLE) {
           if (!deps.limits.failOpen) return reject(ctx, GatewayError.limitsUnavailable());

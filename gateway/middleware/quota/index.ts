@@ -65,6 +65,12 @@ export const quota: Middleware = {
         if (session === undefined || keyId === undefined) return reject(ctx, GatewayError.accessDisallowed());
         const a = allowanceOf(session, apiId);
         if (!quotaLimited(a)) return undefined;
+        if (a.modes.quota === 'closed') {
+          // Stored values the limits rule refuses (quota_max 0, no period): no requests.
+          ctx.emit('QuotaExceeded', 'Quota exceeded');
+          deps.metrics?.refused('quota');
+          return reject(ctx, GatewayError.quotaExceeded());
+        }
         const name = counterName.quota(keyId, a.scope);
         // Counted with the rate limit, in the same step (rate-limit's `rateThenQuota`), or here.
         const counted = ctx.state.quotaCounted;

@@ -12,7 +12,7 @@
  * count in `ctx.state.quotaCounted` for the quota step, which decides on it.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { allowanceOf, quotaLimited, rateLimited, throttled, type Allowance } from '../../limits/allowance.ts';
+import { allowanceOf, rateLimited, throttled, type Allowance } from '../../limits/allowance.ts';
 import { counterName, type RateVerdict } from '../../limits/counters.ts';
 import { UNAVAILABLE } from '../../limits/guard.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
@@ -55,9 +55,15 @@ export const rateLimit: Middleware = {
         if (session === undefined || keyId === undefined) return reject(ctx, GatewayError.accessDisallowed());
         const a = allowanceOf(session, apiId);
         if (!rateLimited(a)) return undefined;
+        if (a.modes.rate === 'closed') {
+          // Stored values the limits rule refuses (rate 0, a rate without its window): no requests.
+          ctx.emit('RateLimitExceeded', 'Key Rate Limit Exceeded');
+          deps.metrics?.refused('rate_limit');
+          return reject(ctx, GatewayError.rateLimitExceeded());
+        }
         const name = counterName.rate(keyId, a.scope);
         const windowMs = a.per * 1000;
-        const q = quotaStep && quotaLimited(a) ? counterName.quota(keyId, a.scope) : undefined;
+        const q = quotaStep && a.modes.quota === 'on' ? counterName.quota(keyId, a.scope) : undefined;
         const check = (): Promise<RateVerdict | typeof UNAVAILABLE> =>
           deps.limits.run(() =>
             q === undefined
