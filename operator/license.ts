@@ -8,6 +8,7 @@
  */
 import { decodeJwt, decodeProtectedHeader, importSPKI, jwtVerify, type JWTPayload } from 'jose';
 import { errorMessage } from '../lib/errors.ts';
+import { licenseKeyProblem } from '../schemas/rules/license.ts';
 
 /** A checked license: when it ends (ms since the epoch; undefined: never). */
 export type License = { ok: true; expiresAt?: number; subject?: string } | { ok: false; problem: string };
@@ -33,8 +34,10 @@ export async function checkLicense(token: string | undefined, opts: LicenseOptio
   } catch (err) {
     return { ok: false, problem: `license key is not a JWT: ${errorMessage(err)}` };
   }
-  if (alg === undefined || alg.toLowerCase() === 'none') {
-    return { ok: false, problem: 'license key is not signed (alg none): unsigned license keys are refused' };
+  // The rule the admission webhook applies too: a signing algorithm is named (not none).
+  const unsigned = licenseKeyProblem(token);
+  if (unsigned !== undefined || alg === undefined) {
+    return { ok: false, problem: unsigned ?? 'license key is not signed' };
   }
   if (opts.publicKey === undefined || opts.publicKey.trim() === '') {
     return {

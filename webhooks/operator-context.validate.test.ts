@@ -6,6 +6,10 @@ import { validateOperatorContext, validateOperatorContextDelete } from './operat
 import { apiDefinition, oasApi, operatorContext, secret, securityPolicy } from './testing.ts';
 
 const ALL_KEYS = ['SVC_AUTH', 'SVC_ORG', 'SVC_MODE', 'SVC_URL'];
+const b64 = (v: unknown): string => Buffer.from(JSON.stringify(v)).toString('base64url');
+/** License keys of each form: unsigned, and signed (ES256; the signature is not checked here). */
+const UNSIGNED = `${b64({ alg: 'none' })}.${b64({ sub: 'acme' })}.`;
+const SIGNED_FORM = `${b64({ alg: 'ES256' })}.${b64({ sub: 'acme' })}.c2lnbmF0dXJl`;
 
 const cases: {
   name: string;
@@ -61,6 +65,30 @@ const cases: {
           '"http//gateway:8080" is not an absolute URL: write the scheme and host, such as http://svc-gateway.svc-system.svc:8080',
       },
     ],
+  },
+  {
+    name: 'an unsigned license key (alg none) written in env: refused, the key not echoed',
+    spec: {
+      env: { mode: 'pro', url: 'http://dash:3000', licenseKey: UNSIGNED },
+      secretRef: { name: 'conf' },
+    },
+    cluster: [secret('conf', ALL_KEYS)],
+    errors: [
+      {
+        path: 'spec.env.licenseKey',
+        type: 'Invalid',
+        message:
+          'license key is not signed (alg none): unsigned license keys are refused: use the signed key you were given',
+      },
+    ],
+  },
+  {
+    name: 'a signed license key written in env: admitted (the operator verifies its signature)',
+    spec: {
+      env: { mode: 'pro', url: 'http://dash:3000', licenseKey: SIGNED_FORM },
+      secretRef: { name: 'conf' },
+    },
+    cluster: [secret('conf', ALL_KEYS)],
   },
   {
     name: 'a URL of another scheme',

@@ -1,4 +1,5 @@
 /** Admission rules of OperatorContext, after its full schema. */
+import { licenseKeyProblem } from '../schemas/rules/license.ts';
 import { asObject, asString, at, metaOf, refOf } from './access.ts';
 import { fe, mergeErrors, quote } from './field-error.ts';
 import type { FieldError, Verdict } from './field-error.ts';
@@ -34,6 +35,13 @@ export async function validateOperatorContext(
   const mode = env?.mode;
   if (typeof mode === 'string' && mode !== 'ce' && mode !== 'pro') {
     errors.push(fe.notSupported('spec.env.mode', `${quote(mode)}: use ce (a gateway) or pro (a dashboard)`));
+  }
+  const licenseKey = env?.licenseKey;
+  if (typeof licenseKey === 'string' && licenseKey !== '') {
+    const problem = licenseKeyProblem(licenseKey);
+    if (problem !== undefined) {
+      errors.push(fe.invalid('spec.env.licenseKey', `${problem}: use the signed key you were given`));
+    }
   }
   const url = env?.url;
   if (typeof url === 'string') {

@@ -277,6 +277,21 @@ describe('bad manifests are refused with our message', () => {
       objects: () => [operatorContext('nourl', { env: { mode: 'ce', url: 'http://' } })],
       expect: ['spec.env.url: Invalid value: "http://" is not an absolute URL'],
     },
+    {
+      name: 'OperatorContext: an unsigned license key (alg none)',
+      objects: () => [
+        operatorContext('unsigned', {
+          env: {
+            mode: 'pro',
+            url: 'http://dashboard:3000',
+            licenseKey: `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from('{"sub":"acme"}').toString('base64url')}.`,
+          },
+        }),
+      ],
+      expect: [
+        'spec.env.licenseKey: Invalid value: license key is not signed (alg none): unsigned license keys are refused',
+      ],
+    },
   ];
   for (const c of cases) {
     test(c.name, async () => {
