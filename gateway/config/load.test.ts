@@ -28,6 +28,7 @@ test('config: defaults', () => {
       secret: 's',
       listen_address: '0.0.0.0',
       listen_port: 8080,
+      control_tls: false,
       store: 'files',
       data_dir: 'data',
       redis_key_prefix: 'svc-gw:',
@@ -99,7 +100,7 @@ const refused: { name: string; argv: string[]; env?: Record<string, string>; wan
     name: 'unknown flag is named',
     argv: ['--secret', 's', '--listen-port=1'],
     want: [
-      'flag --listen-port: unknown (known: --config, --secret, --host, --port, --control-port, --store, --data-dir, --redis-key-prefix, --workers, --upstream-connect-timeout-ms, --upstream-timeout-ms, --tls-cert, --tls-key, --trust-forwarded-headers, --fast-path, --metrics-enabled, --log-level, --shutdown-timeout-ms, --rate-limit-headers, --limits-fail-open, --plugin-dir, --plugin-timeout-ms, --jwks-cache-ttl-s, --monitor-enable-trigger-monitors, --monitor-global-trigger-limit, --monitor-user-keys, --monitor-org-keys, --policies-allow-explicit-policy-id, --streaming-enabled, --streaming-bento-path, --dashboard, --node-secret, --dashboard-orgs, --dashboard-poll-interval-ms)',
+      'flag --listen-port: unknown (known: --config, --secret, --host, --port, --control-port, --control-tls, --store, --data-dir, --redis-key-prefix, --workers, --upstream-connect-timeout-ms, --upstream-timeout-ms, --tls-cert, --tls-key, --trust-forwarded-headers, --fast-path, --metrics-enabled, --log-level, --shutdown-timeout-ms, --rate-limit-headers, --limits-fail-open, --plugin-dir, --plugin-timeout-ms, --jwks-cache-ttl-s, --monitor-enable-trigger-monitors, --monitor-global-trigger-limit, --monitor-user-keys, --monitor-org-keys, --policies-allow-explicit-policy-id, --streaming-enabled, --streaming-bento-path, --dashboard, --node-secret, --dashboard-orgs, --dashboard-poll-interval-ms)',
     ],
   },
   {
@@ -129,6 +130,20 @@ const refused: { name: string; argv: string[]; env?: Record<string, string>; wan
     name: 'TLS certificate without its key',
     argv: ['--secret', 's', '--tls-cert', '/x.pem'],
     want: ['tls_cert_file and tls_key_file: set both (--tls-cert and --tls-key) or neither'],
+  },
+  {
+    name: 'management API over HTTPS without a port of its own',
+    argv: ['--secret', 's', '--control-tls', '--tls-cert', '/x.pem', '--tls-key', '/x.key'],
+    want: [
+      'control_tls: serves the management API on its own port over HTTPS: set control_port (--control-port) and the certificate (--tls-cert and --tls-key)',
+    ],
+  },
+  {
+    name: 'management API over HTTPS without a certificate',
+    argv: ['--secret', 's', '--control-port', '9001', '--control-tls'],
+    want: [
+      'control_tls: serves the management API on its own port over HTTPS: set control_port (--control-port) and the certificate (--tls-cert and --tls-key)',
+    ],
   },
   {
     name: 'control port equal to the gateway port',

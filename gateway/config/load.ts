@@ -42,6 +42,11 @@ export function loadGatewayConfig(opts: {
       'tls_cert_file and tls_key_file: set both (--tls-cert and --tls-key) or neither',
     ]);
   }
+  if (config.control_tls && (config.control_port === undefined || config.tls_cert_file === undefined)) {
+    throw new ConfigError(COMPONENT, [
+      'control_tls: serves the management API on its own port over HTTPS: set control_port (--control-port) and the certificate (--tls-cert and --tls-key)',
+    ]);
+  }
   if ((config.dashboard_url === undefined) !== (config.node_secret === undefined)) {
     throw new ConfigError(COMPONENT, [
       'dashboard_url and node_secret: mode pro needs both (--dashboard and --node-secret), mode ce neither',

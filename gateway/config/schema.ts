@@ -43,6 +43,12 @@ export const gatewayConfigSchema: JsonSchema = {
       description:
         'Port of the management API (`/svc/...`, `/hello`, `/ready`). Absent: the management API shares the gateway port. 0 picks a free port.',
     },
+    control_tls: {
+      type: 'boolean',
+      default: false,
+      description:
+        'Serve the management API on `control_port` over HTTPS, with the certificate of `tls_cert_file` (the operator then reaches it at an `https://` URL; `SVC_TLS_INSECURE_SKIP_VERIFY` when that certificate is self-signed).',
+    },
     store: {
       type: 'string',
       pattern: STORE_PATTERN,
@@ -224,6 +230,7 @@ export const gatewayConfigSources: Readonly<Record<string, ConfigSource>> = {
   listen_address: { env: 'SVC_GW_LISTEN_ADDRESS', flag: 'host' },
   listen_port: { env: 'SVC_GW_LISTEN_PORT', flag: 'port' },
   control_port: { env: 'SVC_GW_CONTROL_PORT', flag: 'control-port' },
+  control_tls: { env: 'SVC_GW_CONTROL_TLS', flag: 'control-tls' },
   store: { env: 'SVC_GW_STORE', flag: 'store' },
   data_dir: { env: 'SVC_GW_DATA_DIR', flag: 'data-dir' },
   redis_key_prefix: { env: 'SVC_GW_REDIS_KEY_PREFIX', flag: 'redis-key-prefix' },
@@ -276,6 +283,7 @@ export interface GatewayConfig {
   listen_address: string;
   listen_port: number;
   control_port?: number;
+  control_tls: boolean;
   store: string;
   data_dir: string;
   redis_key_prefix: string;

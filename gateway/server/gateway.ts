@@ -209,7 +209,7 @@ export class Gateway {
           key: 'control',
           role: 'control',
           port: config.control_port,
-          protocol: 'http',
+          protocol: config.control_tls ? 'https' : 'http',
           admin: true,
         });
       }

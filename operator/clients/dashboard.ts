@@ -1,6 +1,7 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import type { GatewayApiDefinition, GatewayPolicy } from '../../schemas/generated/models.ts';
 import { InputError, SvcError, TransientError, errorMessage } from '../../lib/errors.ts';
+import { certificateHint } from './certificate-hint.ts';
 import type { Connection, ManagementClient, OasDocument, ServingGateways } from './management.ts';
 
 /** Options of {@link DashboardClient}. */
@@ -198,7 +199,7 @@ export class DashboardClient implements ManagementClient {
     } catch (err) {
       throw new TransientError(
         'OP_ERR_DASHBOARD_UNREACHABLE',
-        `dashboard ${this.url} unreachable: ${errorMessage(err)}`,
+        `dashboard ${this.url} unreachable: ${errorMessage(err)}${certificateHint(err)}`,
         {
           cause: err,
         },

@@ -1,6 +1,7 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import type { GatewayApiDefinition, GatewayPolicy } from '../../schemas/generated/models.ts';
 import { InputError, SvcError, TransientError, errorMessage } from '../../lib/errors.ts';
+import { certificateHint } from './certificate-hint.ts';
 import type { Connection, ManagementClient, OasDocument } from './management.ts';
 
 /** Options of {@link GatewayClient}. */
@@ -142,7 +143,7 @@ export class GatewayClient implements ManagementClient {
     } catch (err) {
       throw new TransientError(
         'OP_ERR_GATEWAY_UNREACHABLE',
-        `gateway ${this.url} unreachable: ${errorMessage(err)}`,
+        `gateway ${this.url} unreachable: ${errorMessage(err)}${certificateHint(err)}`,
         {
           cause: err,
         },
