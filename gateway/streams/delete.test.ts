@@ -50,7 +50,7 @@ for (const workers of [1, 2]) {
         );
     });
     after(async () => {
-      await gw.stop();
+      await (gw as GatewayProcess | undefined)?.stop();
     });
 
     test('takes effect within a second; the other API keeps serving; the reload and logs are true', async () => {

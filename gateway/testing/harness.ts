@@ -227,7 +227,11 @@ export async function spawnGateway(
         return r.status === 200 ? 'ready' : undefined;
       },
       60_000,
-    );
+    ).catch((err: unknown) => {
+      // Not ready in time: the caller never gets the process to stop, so it is stopped here.
+      child.kill('SIGKILL');
+      throw err;
+    });
     if (state === 'exited') throw new Error(`gateway exited before it was ready:\n${stderr}`);
   }
   return {
