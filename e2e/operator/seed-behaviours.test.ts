@@ -41,9 +41,39 @@ let dir: string;
 let gw: GatewayProc;
 let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
 let operator: OperatorProc;
+/** A gateway whose management API is served over HTTPS with a self-signed certificate. */
+let tlsGw: Proc;
+let tlsPort: number;
+let tlsUrl: string;
+const TLS_SECRET = 'e2e-seed-tls-secret';
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'svc-e2e-seed-'));
+  // Started first, so that it comes up while the control plane does (it is waited for in its test).
+  const cert = selfSignedCert();
+  tlsPort = await freePort();
+  const controlPort = await freePort();
+  tlsUrl = `https://127.0.0.1:${controlPort}`;
+  tlsGw = startNode({
+    name: 'seed-tls-gateway',
+    script: 'gateway/main.ts',
+    args: [
+      ...[
+        '--port',
+        String(tlsPort),
+        '--host',
+        '127.0.0.1',
+        '--workers',
+        '1',
+        '--data-dir',
+        join(dir, 'tls-gw'),
+      ],
+      ...['--control-port', String(controlPort), '--control-tls'],
+      ...['--tls-cert', cert.certFile, '--tls-key', cert.keyFile],
+    ],
+    env: { SVC_GW_SECRET: TLS_SECRET },
+    logDir: dir,
+  });
   cp = await startControlPlane({ crdDir: join(root, 'charts', 'svc-operator', 'crds') });
   for (const ns of [NS, TLS_NS, 'svc-operator-system', 'svc-tls-operator'])
     await cp.kubectl(['create', 'namespace', ns]);
@@ -65,6 +95,7 @@ before(async () => {
 });
 
 after(async () => {
+  await tlsGw.stop();
   await operator.stop();
   await gw.stop();
   await upstream.close();
@@ -197,23 +228,9 @@ function httpsGet(
 }
 
 test('SVC_TLS_INSECURE_SKIP_VERIFY: a gateway with a self-signed certificate is refused without it (the status says why), used with it', async () => {
-  const cert = selfSignedCert();
-  const port = await freePort();
-  const controlPort = await freePort();
-  const secret = 'e2e-seed-tls-secret';
-  // The management API on its own port over HTTPS with a self-signed certificate.
-  const tlsGw: Proc = startNode({
-    name: 'seed-tls-gateway',
-    script: 'gateway/main.ts',
-    args: [
-      ...['--port', String(port), '--host', '127.0.0.1', '--workers', '1', '--data-dir', join(dir, 'tls-gw')],
-      ...['--control-port', String(controlPort), '--control-tls'],
-      ...['--tls-cert', cert.certFile, '--tls-key', cert.keyFile],
-    ],
-    env: { SVC_GW_SECRET: secret },
-    logDir: dir,
-  });
-  const url = `https://127.0.0.1:${controlPort}`;
+  const url = tlsUrl;
+  const port = tlsPort;
+  const secret = TLS_SECRET;
   let tlsOperator: OperatorProc | undefined;
   const runOperator = async (run: number, env: Record<string, string>): Promise<OperatorProc> =>
     startOperator({
@@ -259,6 +276,5 @@ test('SVC_TLS_INSECURE_SKIP_VERIFY: a gateway with a self-signed certificate is 
     );
   } finally {
     await tlsOperator?.stop();
-    await tlsGw.stop();
   }
 });
