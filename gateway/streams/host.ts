@@ -12,7 +12,7 @@ import { request } from 'node:http';
 import { errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
 import { BentoProcess, type BentoAnswer, type BentoState } from '../../lib/bento/process.ts';
-import { resourcePrefix, runnableStream } from '../../lib/bento/streams.ts';
+import { deleteStream, resourcePrefix, runnableStream } from '../../lib/bento/streams.ts';
 import { PortalWebhooks } from './portal-webhook.ts';
 
 /** Bento as a gateway process sees it. */
@@ -29,7 +29,7 @@ export interface StreamsHost {
   /** Starts Bento if needed and resolves once it is up. */
   up(): Promise<void>;
   /** Bento's HTTP API (`/streams`, `/metrics`, ...). */
-  call(method: string, urlPath: string, body?: string): Promise<BentoAnswer>;
+  call(method: string, urlPath: string, body?: string, timeoutMs?: number): Promise<BentoAnswer>;
   /**
    * Makes Bento's streams the desired set (stream ID -> configuration text): creates, updates,
    * deletes, nothing else touched. Resolves with the streams Bento refused (ID -> why).
@@ -73,49 +73,6 @@ export function callBento(
     req.on('error', reject);
     req.end(body);
   });
-}
-
-/**
- * How long a stream that goes is given to stop by itself before Bento is made to close it at once.
- * Bento 1.16.2 stops a stream gracefully for as long as the `DELETE /streams/{id}` call lasts, and
- * a stream with an `http_server` output never finishes that (in streams mode the output serves on
- * Bento's shared server, and its graceful close waits for a server of its own that does not
- * exist): the call never answers. When the caller gives up (closes the connection), Bento closes
- * every component of the stream at once; a second DELETE then removes it (docs/design/streams.md,
- * `Deleting a stream`).
- */
-const GRACEFUL_STOP_MS = 250;
-/** How long the calls after that first one may take, each. */
-const FORCED_STOP_MS = 1_000;
-/** How long a stream may take to go in all before the sync fails. */
-const DELETE_DEADLINE_MS = 5_000;
-
-/**
- * Stops and removes stream `id` on Bento, within GRACEFUL_STOP_MS when it stops by itself and
- * within about that plus one round trip when Bento has to close it (see GRACEFUL_STOP_MS).
- */
-export async function deleteStream(
-  bento: { call(method: string, urlPath: string, body?: string, timeoutMs?: number): Promise<BentoAnswer> },
-  id: string,
-): Promise<void> {
-  const urlPath = `/streams/${encodeURIComponent(id)}`;
-  const deadline = Date.now() + DELETE_DEADLINE_MS;
-  let timeoutMs = GRACEFUL_STOP_MS;
-  for (;;) {
-    let last: string;
-    try {
-      const res = await bento.call('DELETE', urlPath, undefined, timeoutMs);
-      // 404: gone (the call that gave up removed it after all).
-      if (res.status === 200 || res.status === 404) return;
-      last = `${res.status} ${res.body.trim().slice(0, 300)}`;
-      await new Promise((r) => setTimeout(r, 50));
-    } catch (err) {
-      // No answer in time: Bento saw the call end and is closing the stream at once.
-      last = errorMessage(err);
-    }
-    if (Date.now() >= deadline) throw new Error(`DELETE ${id}: ${last}`);
-    timeoutMs = FORCED_STOP_MS;
-  }
 }
 
 /** Bento supervised by this process. */
@@ -176,8 +133,8 @@ export class LocalHost implements StreamsHost {
     return this.#bento.up();
   }
 
-  call(method: string, urlPath: string, body?: string): Promise<BentoAnswer> {
-    return this.#bento.call(method, urlPath, body);
+  call(method: string, urlPath: string, body?: string, timeoutMs?: number): Promise<BentoAnswer> {
+    return this.#bento.call(method, urlPath, body, timeoutMs);
   }
 
   apply(desired: ReadonlyMap<string, string>): Promise<Map<string, string>> {
@@ -225,7 +182,7 @@ export class LocalHost implements StreamsHost {
     const listed = await bento.call('GET', '/streams');
     if (listed.status !== 200) throw new Error(`GET /streams answered ${listed.status}`);
     const running = new Set(Object.keys(JSON.parse(listed.body) as Record<string, unknown>));
-    // Streams that go are stopped together: each may take up to GRACEFUL_STOP_MS.
+    // Streams that go are stopped together: each may take about 250 ms (deleteStream).
     await Promise.all(
       [...running]
         .filter((id) => !this.#desired.has(id))
@@ -404,8 +361,8 @@ export class RemoteHost implements StreamsHost {
     await this.#ask({ svc: 'streams-up', id: randomUUID() });
   }
 
-  call(method: string, urlPath: string, body?: string): Promise<BentoAnswer> {
-    return callBento(this.port, method, urlPath, body);
+  call(method: string, urlPath: string, body?: string, timeoutMs?: number): Promise<BentoAnswer> {
+    return callBento(this.port, method, urlPath, body, timeoutMs);
   }
 
   async apply(desired: ReadonlyMap<string, string>): Promise<Map<string, string>> {

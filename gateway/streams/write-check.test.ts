@@ -130,6 +130,31 @@ describe('streams are checked at write time as Bento runs them', () => {
         expect: /x-svc-streaming\.streams\.s\.rate_limit_resources\[0\]: .*interval.*unknown unit "x"/,
       },
       {
+        name: 'an input timeout that is no duration',
+        stream: {
+          input: { http_server: { path: '/in', timeout: '5x' } },
+          output: { drop: {} },
+        },
+        expect:
+          /x-svc-streaming\.streams\.s\.input\.http_server\.timeout: failed to parse 'timeout' as a duration string/,
+      },
+      {
+        name: 'a processor naming a cache that does not exist in a broker output',
+        stream: {
+          input: { http_server: { path: '/in' } },
+          output: {
+            broker: {
+              outputs: [
+                { drop: {} },
+                { drop: {}, processors: [{ cache: { resource: 'nowhere', operator: 'get', key: 'k' } }] },
+              ],
+            },
+          },
+        },
+        expect:
+          /x-svc-streaming\.streams\.s\.output\.broker\.outputs\[1\]\.processors\[0\].*cache resource 'nowhere' was not found/,
+      },
+      {
         name: 'a kafka input with topic and topics',
         stream: {
           input: { kafka: { addresses: ['127.0.0.1:1'], topic: 'a', topics: ['b'], consumer_group: 'g' } },
