@@ -278,7 +278,7 @@ export class StreamsEngine {
       for (const id of byApi.keys())
         problems.push({
           api_id: id,
-          message: `x-svc-streaming: streams not in place yet (${errorMessage(err)}); the gateway keeps trying`,
+          message: `x-svc-streaming: streams not in place yet (${errorMessage(err)}); the next reload (or a restart of the stream processor) tries again`,
         });
     }
     for (const [id, why] of this.#refused) {
