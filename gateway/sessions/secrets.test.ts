@@ -13,3 +13,11 @@ test('a sealed secret opens with the gateway secret only', () => {
   const tampered = sealed.slice(0, -4) + (sealed.endsWith('AAAA') ? 'BBBB' : 'AAAA');
   assert.equal(openSecret(tampered, 'gateway-secret'), undefined);
 });
+
+test('a secret sealed before the gateway used lib/seal.ts still opens (stored keys keep working)', () => {
+  // Made by the gateway's own sealer before it moved to lib/seal.ts: sealSecret(plain, 'gateway-secret').
+  const before = 'enc:v1:LWrNLq2xRTpdnRxfAf9/FcdNo6FNRgvSSrlFonXFPKP7UsiPWUlHEnRVCru7TB4u/F7Yxzdfd4g8wYgV';
+  assert.ok(isSealed(before));
+  assert.equal(openSecret(before, 'gateway-secret'), 'hmac-secret made before lib/seal');
+  assert.equal(openSecret(before, 'another secret'), undefined);
+});
