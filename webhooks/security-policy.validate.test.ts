@@ -125,18 +125,6 @@ const cases: Case[] = [
     ],
   },
   {
-    name: 'retrying without waiting (throttle_interval 0 with retries) is refused',
-    spec: { rate: 10, per: 1, throttle_interval: 0, throttle_retry_limit: 3 },
-    errors: [
-      {
-        path: 'spec.throttle_interval',
-        type: 'Invalid',
-        message:
-          'throttle_interval 0 with throttle_retry_limit 3 retries without waiting, and a retry at once is refused again: set throttle_interval in seconds (such as 1), or set both to -1 to disable throttling',
-      },
-    ],
-  },
-  {
     name: 'throttling without a rate limit does nothing (warning)',
     spec: { throttle_interval: 1, throttle_retry_limit: 3 },
     warnings: [

@@ -140,9 +140,9 @@ describe('the webhooks and the gateway give the same verdict', () => {
       stored: false,
     },
     {
-      name: 'retrying without waiting (throttle_interval 0)',
+      name: 'retrying without waiting (throttle_interval 0: a warning)',
       spec: { rate: 1, per: 1, throttle_interval: 0, throttle_retry_limit: 3 },
-      stored: false,
+      stored: true,
     },
     {
       name: 'throttle values 0 (off, with warnings)',

@@ -400,10 +400,6 @@ describe('limits on an injected clock', () => {
       ],
       [{ rate: 1, per: 1, throttle_retry_limit: 3 }, /throttle_interval: Invalid value/],
       [
-        { rate: 1, per: 1, throttle_interval: 0, throttle_retry_limit: 3 },
-        /throttle_interval: Invalid value/,
-      ],
-      [
         { access_rights: right('q', { limit: { rate: 1 } }) },
         /access_rights\["q"\]\.limit\.per: Required value/,
       ],

@@ -85,10 +85,10 @@ const rows: [string, Partial<Record<keyof LimitValues, unknown>>, string[], stri
     { rate: 'on', throttle: false, quota: 'off' },
   ],
   [
-    'retries without waiting (interval 0)',
+    'retries without waiting (interval 0): a warning, throttling off',
     { rate: 1, per: 1, throttle_interval: 0, throttle_retry_limit: 3 },
-    ['throttle_interval: Invalid'],
     [],
+    ['throttle_interval'],
     { rate: 'on', throttle: false, quota: 'off' },
   ],
   [

@@ -11,11 +11,11 @@
  *   is refused when written, naming -1. One found in a store anyway (written before this rule, or
  *   straight into Redis) is taken at its word: it allows no requests (fail closed, never off).
  * - A quota above 0 needs its period (`quota_renewal_rate` above 0).
- * - Throttling is on when `throttle_interval` and `throttle_retry_limit` are both above 0. One of
- *   them set without the other is refused, and so is retrying without waiting (interval 0 with a
- *   retry limit above 0: the reference busy-waits, which a sliding window never lets through).
- *   A retry limit of 0 is throttling off (a warning says to write -1). Throttling refused by the
- *   rule is off when counting: a request over the rate gets 429 at once.
+ * - Throttling is on when `throttle_interval` and `throttle_retry_limit` are both above 0; one of
+ *   them above 0 with the other -1 is refused. 0 in either is admitted with a warning (the seed
+ *   calls both "not recommended"): a retry limit of 0 is throttling off, and an interval of 0 is
+ *   throttling off here too (the reference retries at once, which a sliding window refuses again:
+ *   the client gets 429 either way). Throttling the rule refuses is off when counting.
  */
 import type { ApiLimit } from '../generated/models.ts';
 import { FieldProblemType, type FieldProblem, type FieldWarning } from './field-problem.ts';
@@ -93,12 +93,8 @@ export function limitVerdict(limits: Unchecked<LimitValues>, base = ''): LimitVe
       'throttle_interval',
       `throttle_retry_limit is ${retries} but throttle_interval is ${interval}: throttling needs both above 0: set throttle_interval in seconds (such as 1), or set both to -1 to disable throttling`,
     );
-  } else if (retries > 0 && interval === 0) {
-    invalid(
-      'throttle_interval',
-      `throttle_interval 0 with throttle_retry_limit ${retries} retries without waiting, and a retry at once is refused again: set throttle_interval in seconds (such as 1), or set both to -1 to disable throttling`,
-    );
-  } else if (interval === 0) {
+  }
+  if (interval === 0) {
     warnings.push({
       path: `${base}throttle_interval`,
       message:
