@@ -33,6 +33,20 @@ export default tseslint.config(
       'no-restricted-syntax': [
         'error',
         { selector: 'TSEnumDeclaration', message: 'Use an `as const` object instead of enum.' },
+        {
+          // tsyringe (under @peculiar/x509) needs reflect-metadata loaded first: lib/x509.ts does both.
+          selector: 'ImportDeclaration[source.value=/^(@peculiar\\/x509|reflect-metadata)$/]',
+          message: 'Import `x509` from lib/x509.ts: it loads reflect-metadata before @peculiar/x509.',
+        },
+      ],
+    },
+  },
+  {
+    files: ['lib/x509.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'TSEnumDeclaration', message: 'Use an `as const` object instead of enum.' },
       ],
     },
   },

@@ -3,13 +3,21 @@
  *
  * Certificates are built with @peculiar/x509 on node's webcrypto: ECDSA P-256 keys, SHA-256
  * signatures, a CN-only subject (UTF8String) and the usual v3 extensions. Keys are PKCS#8 PEM.
+ *
+ * This module is the only one that imports @peculiar/x509 (a lint rule says so): the others take
+ * `x509` from here, configured. Its dependency tsyringe needs the Reflect metadata API when it
+ * loads, so the `reflect-metadata` package is imported just before it, here, and no entry point or
+ * test can load the library without it, whatever order it imports things in.
  */
 import { KeyObject, createPrivateKey, randomBytes, webcrypto } from 'node:crypto';
 import net from 'node:net';
-import './reflect-metadata.ts';
+import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 
 x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+
+/** @peculiar/x509, with the Reflect metadata API it needs loaded and node's webcrypto as its provider. */
+export { x509 };
 
 /** A certificate and its private key, both PEM. */
 export interface KeyPair {

@@ -7,15 +7,12 @@
  * certificate uploaded twice by one organisation is one document. A private key given with it is
  * checked against the certificate, converted to PKCS#8 and stored encrypted (AES-256-GCM under a
  * key derived with HKDF from the gateway secret: sessions/secrets.ts); it is never returned.
- * Certificates are parsed with @peculiar/x509 (on node's webcrypto), keys with node:crypto.
+ * Certificates are parsed with @peculiar/x509 (lib/x509.ts, on node's webcrypto), keys with node:crypto.
  */
 import { createPrivateKey, createPublicKey, webcrypto, type KeyObject } from 'node:crypto';
-import '../../lib/reflect-metadata.ts';
-import * as x509 from '@peculiar/x509';
+import { x509 } from '../../lib/x509.ts';
 import { openSecret, sealSecret } from '../sessions/secrets.ts';
 import type { Collection, Store } from '../store/store.ts';
-
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
 
 /** The collection certificates live in. */
 export const CERTS = 'certs' satisfies Collection;

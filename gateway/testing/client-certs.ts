@@ -1,12 +1,9 @@
 /**
- * Certificates for mutual TLS and `/svc/certs` tests, made with @peculiar/x509 on node's
+ * Certificates for mutual TLS and `/svc/certs` tests, made with @peculiar/x509 (lib/x509.ts) on node's
  * webcrypto: self-signed ECDSA P-256, any validity window, the key as PKCS#8 or SEC1 PEM.
  */
 import { createHash, createPrivateKey, webcrypto } from 'node:crypto';
-import '../../lib/reflect-metadata.ts';
-import * as x509 from '@peculiar/x509';
-
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+import { x509 } from '../../lib/x509.ts';
 
 /** A certificate and its key, PEM, and the SHA-256 hex of the certificate's DER. */
 export interface MadeCert {
