@@ -6,6 +6,11 @@ export const GROUP = 'svc.svc.io';
 export const VERSION = 'v1alpha1';
 /** `apiVersion` value of every svc custom resource. */
 export const API_VERSION = `${GROUP}/${VERSION}`;
+
+/** The three API kinds. */
+export const API_KINDS = ['ApiDefinition', 'SvcOasApiDefinition', 'SvcStreamsApiDefinition'] as const;
+/** One of API_KINDS. */
+export type ApiKind = (typeof API_KINDS)[number];
 /** The category `kubectl get svc` lists. */
 export const CATEGORY = 'svc';
 

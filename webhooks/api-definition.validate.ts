@@ -13,7 +13,8 @@ import type { Lookups } from './lookups.ts';
 import { contextRefWarnings, deleteVerdict, policiesCovering } from './references.ts';
 import { apiDefinitionClaim, conflictMessage, findConflict } from './routes.ts';
 import { schemaErrors } from './schema.ts';
-import { isTemplateObject, templateDeleteVerdict, templateErrors } from './template.ts';
+import { isTemplate } from '../schemas/templates.ts';
+import { templateDeleteVerdict, templateErrors } from './template.ts';
 
 /**
  * Fields of the gateway's model that the resource spells differently: the shared rules speak of
@@ -60,7 +61,7 @@ export async function validateApiDefinition(obj: unknown, _old: unknown, lookups
   warnings.push(...(await contextRefWarnings(obj, lookups)), ...(await referenceWarnings(obj, lookups)));
   const all = mergeErrors(schemaErrors('ApiDefinition', obj), errors);
   // A template's Ingresses supply its listen path and target.
-  return { errors: isTemplateObject(obj) ? templateErrors(all) : all, warnings };
+  return { errors: isTemplate(obj) ? templateErrors(all) : all, warnings };
 }
 
 /** Refuses the DELETE of an API that SecurityPolicies still cover, or of a template Ingresses use. */

@@ -23,7 +23,7 @@ import {
   validateSvcStreamsApiDefinition,
   validateSvcStreamsApiDefinitionDelete,
 } from './streams-api-definition.validate.ts';
-import { isTemplateObject } from './template.ts';
+import { isTemplate } from '../schemas/templates.ts';
 import { GROUP } from '../schemas/common.ts';
 import {
   API_FINALIZER,
@@ -58,7 +58,7 @@ const spec = (obj: unknown): unknown => at(obj, 'spec');
 const apiFinalizer =
   (finalizer: string) =>
   (obj: unknown): string | undefined =>
-    isTemplateObject(obj) ? undefined : finalizer;
+    isTemplate(obj) ? undefined : finalizer;
 
 /** Every resource the server admits. */
 export const handlers: readonly Handler[] = [

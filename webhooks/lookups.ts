@@ -28,10 +28,7 @@ export interface SvcKinds {
 /** Name of an svc kind. */
 export type SvcKind = keyof SvcKinds;
 
-/** The three API kinds. */
-export const API_KINDS = ['ApiDefinition', 'SvcOasApiDefinition', 'SvcStreamsApiDefinition'] as const;
-/** One of API_KINDS. */
-export type ApiKind = (typeof API_KINDS)[number];
+export { API_KINDS, type ApiKind } from '../schemas/common.ts';
 
 /** The parts of a ConfigMap the validators read. */
 export interface ConfigMapContent {

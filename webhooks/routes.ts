@@ -9,7 +9,7 @@ import { asObject, asString, at, metaOf, refOf } from './access.ts';
 import { API_KINDS } from './lookups.ts';
 import type { ApiKind, ConfigMapContent, Lookups } from './lookups.ts';
 import { checkConfigMapKey, documentRoute } from './oas-document.ts';
-import { isTemplateObject } from './template.ts';
+import { isTemplate } from '../schemas/templates.ts';
 
 /** One API's claim on a gateway. */
 export interface RouteClaim {
@@ -45,7 +45,7 @@ export const documentRefField = {
 export function apiDefinitionClaim(obj: unknown): RouteClaim | undefined {
   const listenPath = asString(at(obj, 'spec.proxy.listen_path'));
   // A template is never served: it claims nothing.
-  if (listenPath === undefined || isTemplateObject(obj)) return undefined;
+  if (listenPath === undefined || isTemplate(obj)) return undefined;
   const port = at(obj, 'spec.listen_port');
   return {
     kind: 'ApiDefinition',
@@ -67,7 +67,7 @@ export function documentClaim(
 ): RouteClaim | undefined {
   const route = documentRoute(doc);
   // A template is never served: it claims nothing.
-  if (route === undefined || isTemplateObject(obj)) return undefined;
+  if (route === undefined || isTemplate(obj)) return undefined;
   return { kind, ...metaOf(obj), context: contextOf(obj), ...route };
 }
 

@@ -4,21 +4,13 @@
  * supplying the listen path and the target, so a template needs neither; it claims no route and
  * is never served itself. Deleting one that Ingresses of its namespace use is refused.
  */
-import { asObject, at, metaOf } from './access.ts';
+import { isTemplate, TEMPLATE_ANNOTATION } from '../schemas/templates.ts';
+import { metaOf } from './access.ts';
 import type { FieldError, Verdict } from './field-error.ts';
 import type { Lookups } from './lookups.ts';
 import { deleteVerdict } from './references.ts';
 
-/** The labels that make an ApiDefinition a template. */
-export const TEMPLATE_LABELS = ['svc.io/template', 'template'] as const;
-/** The Ingress annotation naming a template. */
-export const TEMPLATE_ANNOTATION = 'svc.io/template';
-
-/** Whether an object is labelled as a template. */
-export function isTemplateObject(obj: unknown): boolean {
-  const labels = asObject(at(obj, 'metadata.labels')) ?? {};
-  return TEMPLATE_LABELS.some((l) => labels[l] === 'true');
-}
+export { TEMPLATE_ANNOTATION };
 
 /** The fields an Ingress fills in, which a template may leave out. */
 const SUPPLIED = ['spec.proxy.listen_path', 'spec.proxy.target_url'];
@@ -46,7 +38,7 @@ export async function templateDeleteVerdict(
   lookups: Lookups,
   kind: 'ApiDefinition' | 'SvcOasApiDefinition' = 'ApiDefinition',
 ): Promise<Verdict> {
-  if (!isTemplateObject(old)) return { errors: [], warnings: [] };
+  if (!isTemplate(old)) return { errors: [], warnings: [] };
   const { namespace, name } = metaOf(old);
   return deleteVerdict(
     `template ${kind} ${namespace}/${name}`,

@@ -19,6 +19,7 @@ import { viewChanged, watchOf, type ControllerEnv } from './env.ts';
 import { byAccessRight, byContext, byJwtPolicy } from './indexes.ts';
 import { callGateway, reportFailure, reportSuccess, type Fail, type ReportDeps } from './status.ts';
 import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo } from './sync.ts';
+import { API_KINDS } from '../../schemas/common.ts';
 import { POLICY_FINALIZER } from '../../schemas/finalizers.ts';
 
 /** The finalizer names live in schemas/, which the webhook reads too. */
@@ -221,8 +222,6 @@ async function finalize(
     log,
   );
 }
-
-const API_KINDS = ['ApiDefinition', 'SvcOasApiDefinition', 'SvcStreamsApiDefinition'] as const;
 
 /** What of an API the policies depend on: its ID, whether it is going, the policies it names. */
 const apiLinkView = (api: ApiView): unknown => ({

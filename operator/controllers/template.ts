@@ -16,16 +16,11 @@ import type { OasApiObject } from './oas-api-definition.ts';
 import { viewChanged, watchOf, type ControllerEnv } from './env.ts';
 import { reportFailure, reportSuccess, type ReportDeps } from './status.ts';
 
-/** The labels that make an ApiDefinition a template (value `"true"`). */
-export const TEMPLATE_LABELS = ['svc.io/template', 'template'] as const;
 /** The finalizer that keeps a template while Ingresses use it. */
 export const TEMPLATE_FINALIZER = 'finalizers.svc.svc.io/template';
 
-/** Whether an API resource is a template (labelled `svc.io/template: "true"` or `template: "true"`). */
-export function isTemplate(obj: { metadata?: { labels?: Record<string, string> } } | undefined): boolean {
-  const labels = obj?.metadata?.labels ?? {};
-  return TEMPLATE_LABELS.some((l) => labels[l] === 'true');
-}
+import { isTemplate } from '../../schemas/templates.ts';
+export { isTemplate };
 
 /** A template: an ApiDefinition or an SvcOasApiDefinition. */
 export type TemplateObject = ApiObject | OasApiObject;

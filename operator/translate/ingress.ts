@@ -12,7 +12,8 @@ import { listenPathProblem, routeKey } from '../../schemas/rules/api-definition.
 import { oasToClassic } from '../../schemas/rules/oas.ts';
 
 /** Annotation naming the ApiDefinition template an Ingress builds from. */
-export const TEMPLATE_ANNOTATION = 'svc.io/template';
+import { TEMPLATE_ANNOTATION } from '../../schemas/templates.ts';
+export { TEMPLATE_ANNOTATION };
 /** Annotation choosing the upstream protocol (`http`, the default, or `https`). */
 export const BACKEND_PROTOCOL_ANNOTATION = 'svc.io/backend-protocol';
 /** Label naming the Ingress a generated ApiDefinition belongs to. */
