@@ -6,7 +6,8 @@
  */
 import { checkClassicApi, classicApiWarnings } from '../schemas/rules/api-definition.ts';
 import { hasContent } from '../schemas/support.ts';
-import { asArray, asNumber, asObject, asString, at, metaOf, refOf } from './access.ts';
+import type { ApiDefinition } from '../schemas/generated/kinds.ts';
+import { asArray, asNumber, asString, metaOf, refOf, specOf } from './access.ts';
 import { fe, mergeErrors } from './field-error.ts';
 import type { FieldError, Verdict } from './field-error.ts';
 import type { Lookups } from './lookups.ts';
@@ -31,7 +32,7 @@ function specPath(path: string): string {
 
 /** Validates an ApiDefinition on create or update. */
 export async function validateApiDefinition(obj: unknown, _old: unknown, lookups: Lookups): Promise<Verdict> {
-  const spec = asObject(at(obj, 'spec')) ?? {};
+  const spec = specOf<ApiDefinition>(obj);
   const classic = { ...spec, certificates: undefined };
   const errors: FieldError[] = checkClassicApi(classic).map((p) => ({ ...p, path: specPath(p.path) }));
   const warnings = classicApiWarnings(classic).map((w) => `${specPath(w.path)}: ${w.message}`);
@@ -81,7 +82,7 @@ async function referenceWarnings(obj: unknown, lookups: Lookups): Promise<string
   const { namespace } = metaOf(obj);
   const warnings: string[] = [];
   // The operator uploads each Secret's certificate to the gateway (`/svc/certs`).
-  const secrets = asArray(at(obj, 'spec.certificate_secret_names'));
+  const secrets = asArray(specOf<ApiDefinition>(obj).certificate_secret_names);
   for (const [i, name] of secrets.entries()) {
     if (typeof name !== 'string' || name === '') continue;
     if ((await lookups.secretKeys(namespace, name)) === undefined) {
@@ -90,7 +91,7 @@ async function referenceWarnings(obj: unknown, lookups: Lookups): Promise<string
       );
     }
   }
-  const policies = asArray(at(obj, 'spec.jwt_default_policies'));
+  const policies = asArray(specOf<ApiDefinition>(obj).jwt_default_policies);
   for (const [i, r] of policies.entries()) {
     const ref = refOf(r, namespace);
     if (ref === undefined) continue;

@@ -3,7 +3,7 @@
  * changed so that the API would be refused, nor deleted while the API points at it. Problems the
  * API had before the change don't block it (only what the change breaks).
  */
-import { asObject, asString, at, metaOf } from './access.ts';
+import { asObject, asString, configMapDataOf, configmapRefOf, metaOf } from './access.ts';
 import { formatFieldError } from './field-error.ts';
 import type { FieldError, Verdict } from './field-error.ts';
 import { fieldPath } from '../schemas/validate.ts';
@@ -31,7 +31,7 @@ interface Dependent {
 async function dependentsOf(lookups: Lookups, namespace: string, name: string): Promise<Dependent[]> {
   const out: Dependent[] = [];
   const refOf = (kind: DocumentKind, obj: unknown): { keyName?: string; reads: boolean } => {
-    const ref = asObject(at(obj, `spec.${documentRefField[kind]}.configmapRef`));
+    const ref = configmapRefOf(kind, obj);
     const keyName = asString(ref?.keyName);
     return {
       ...(keyName === undefined ? {} : { keyName }),
@@ -51,8 +51,8 @@ async function dependentsOf(lookups: Lookups, namespace: string, name: string): 
 
 function contentOf(obj: unknown): ConfigMapContent {
   return {
-    data: (asObject(at(obj, 'data')) ?? {}) as Record<string, string>,
-    binaryData: (asObject(at(obj, 'binaryData')) ?? {}) as Record<string, string>,
+    data: (asObject(configMapDataOf(obj).data) ?? {}) as Record<string, string>,
+    binaryData: (asObject(configMapDataOf(obj).binaryData) ?? {}) as Record<string, string>,
   };
 }
 

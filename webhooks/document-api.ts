@@ -3,7 +3,7 @@
  * the document their ConfigMap holds, and the listen path it claims.
  */
 import { listenPathProblem, reservedPathProblem } from '../schemas/rules/api-definition.ts';
-import { asObject, asString, at, metaOf } from './access.ts';
+import { asObject, asString, configmapRefOf, metaOf } from './access.ts';
 import { fe, mergeErrors } from './field-error.ts';
 import type { FieldError, Verdict } from './field-error.ts';
 import type { Lookups } from './lookups.ts';
@@ -26,7 +26,7 @@ export async function validateDocumentApi(
   const warnings: string[] = [];
   const { namespace } = metaOf(obj);
   const refPath = `spec.${documentRefField[kind]}.configmapRef`;
-  const ref = asObject(at(obj, refPath));
+  const ref = configmapRefOf(kind, obj);
   const name = asString(ref?.name);
   const keyName = asString(ref?.keyName);
   const fromSchema = schemaErrors(kind, obj);
@@ -83,6 +83,6 @@ export function defaultDocumentApi(kind: DocumentKind, obj: unknown): unknown {
   const out = asObject(clone(obj));
   if (out === undefined) return obj;
   defaultContextRef(out);
-  defaultRefNamespace(at(out, `spec.${documentRefField[kind]}.configmapRef`), metaOf(out).namespace);
+  defaultRefNamespace(configmapRefOf(kind, out), metaOf(out).namespace);
   return out;
 }

@@ -19,7 +19,14 @@ import net from 'node:net';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { API_VERSION } from '../schemas/common.ts';
-import { asArray, asNumber, asObject, at } from './access.ts';
+import { asArray, asNumber, asObject } from './access.ts';
+
+/** Reads a dotted path (the oracles' own reader: they share no code with the rules they check). */
+function at(root: unknown, path: string): unknown {
+  let cur: unknown = root;
+  for (const part of path.split('.')) cur = asObject(cur)?.[part];
+  return cur;
+}
 import { FieldErrorType } from './field-error.ts';
 import type { Verdict } from './field-error.ts';
 import { handlers } from './handlers.ts';

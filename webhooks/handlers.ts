@@ -3,7 +3,8 @@
  * endpoint), its validator (validating endpoint) and its DELETE rule. The chart's webhook configurations and the e2e
  * tests are written from this table's paths: `/mutate/<resource>` and `/validate/<resource>`.
  */
-import { at } from './access.ts';
+import { model } from '../schemas/rules/read.ts';
+import { configMapDataOf } from './access.ts';
 import { defaultApiDefinition } from './api-definition.default.ts';
 import { validateApiDefinition, validateApiDefinitionDelete } from './api-definition.validate.ts';
 import { validateConfigMap, validateConfigMapDelete } from './configmap.validate.ts';
@@ -53,7 +54,8 @@ export interface Handler {
   finalizer?: (obj: unknown) => string | undefined;
 }
 
-const spec = (obj: unknown): unknown => at(obj, 'spec');
+/** The part of an object whose change needs the checks: its spec, as sent. */
+const spec = (obj: unknown): unknown => model<{ spec: unknown }>(obj)?.spec;
 /** An API kind's finalizer: its controller skips templates, so they get none. */
 const apiFinalizer =
   (finalizer: string) =>
@@ -118,6 +120,6 @@ export const handlers: readonly Handler[] = [
     resource: 'configmaps',
     validate: validateConfigMap,
     validateDelete: validateConfigMapDelete,
-    watched: (obj) => ({ data: at(obj, 'data'), binaryData: at(obj, 'binaryData') }),
+    watched: (obj) => configMapDataOf(obj),
   },
 ];

@@ -2,7 +2,7 @@
  * Lookups over a fixed set of objects, for unit tests, the fuzz test and the ConfigMap rule
  * (which checks dependent APIs against the ConfigMap as it would be after the update).
  */
-import { asObject, asString, at, metaOf } from './access.ts';
+import { asObject, asString, configMapDataOf, metadataOf, metaOf, topOf } from './access.ts';
 import type { ConfigMapContent, Lookups, SvcKind, SvcKinds } from './lookups.ts';
 
 const key = (kind: string, namespace: string, name: string): string => `${kind}/${namespace}/${name}`;
@@ -14,7 +14,7 @@ export function memoryLookups(objects: readonly unknown[]): Lookups {
   const byKey = new Map<string, unknown>();
   for (const o of objects) {
     const { name, namespace } = metaOf(o);
-    byKey.set(key(asString(at(o, 'kind')) ?? '', namespace, name), o);
+    byKey.set(key(asString(topOf(o).kind) ?? '', namespace, name), o);
   }
   return {
     configMap(namespace, name) {
@@ -22,12 +22,12 @@ export function memoryLookups(objects: readonly unknown[]): Lookups {
       return Promise.resolve(
         cm === undefined
           ? undefined
-          : { data: strings(at(cm, 'data')), binaryData: strings(at(cm, 'binaryData')) },
+          : { data: strings(configMapDataOf(cm).data), binaryData: strings(configMapDataOf(cm).binaryData) },
       );
     },
     secretKeys(namespace, name) {
       const s = byKey.get(key('Secret', namespace, name));
-      return Promise.resolve(s === undefined ? undefined : Object.keys(strings(at(s, 'data'))));
+      return Promise.resolve(s === undefined ? undefined : Object.keys(strings(configMapDataOf(s).data)));
     },
     get<K extends SvcKind>(kind: K, namespace: string, name: string) {
       return Promise.resolve(byKey.get(key(kind, namespace, name)) as SvcKinds[K] | undefined);
@@ -35,16 +35,16 @@ export function memoryLookups(objects: readonly unknown[]): Lookups {
     ingresses(namespace) {
       return Promise.resolve(
         objects
-          .filter((o) => at(o, 'kind') === 'Ingress' && metaOf(o).namespace === namespace)
+          .filter((o) => topOf(o).kind === 'Ingress' && metaOf(o).namespace === namespace)
           .map((o) => ({
             name: metaOf(o).name,
-            annotations: strings(at(o, 'metadata.annotations')),
-            deleting: at(o, 'metadata.deletionTimestamp') !== undefined,
+            annotations: strings(metadataOf(o).annotations),
+            deleting: metadataOf(o).deletionTimestamp !== undefined,
           })),
       );
     },
     list<K extends SvcKind>(kind: K) {
-      return Promise.resolve(objects.filter((o) => at(o, 'kind') === kind) as SvcKinds[K][]);
+      return Promise.resolve(objects.filter((o) => topOf(o).kind === kind) as SvcKinds[K][]);
     },
   };
 }

@@ -1,6 +1,7 @@
 /** Admission rules of OperatorContext, after its full schema. */
 import { licenseKeyProblem } from '../schemas/rules/license.ts';
-import { asObject, asString, at, metaOf, refOf } from './access.ts';
+import type { OperatorContext } from '../schemas/generated/kinds.ts';
+import { asObject, asString, metaOf, refOf, specOf } from './access.ts';
 import { fe, mergeErrors, quote } from './field-error.ts';
 import type { FieldError, Verdict } from './field-error.ts';
 import type { Lookups } from './lookups.ts';
@@ -24,7 +25,7 @@ export async function validateOperatorContext(
 ): Promise<Verdict> {
   const errors: FieldError[] = [];
   const warnings: string[] = [];
-  const spec = asObject(at(obj, 'spec')) ?? {};
+  const spec = specOf<OperatorContext>(obj);
   const env = asObject(spec.env);
 
   if (env === undefined && spec.secretRef === undefined) {

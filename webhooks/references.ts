@@ -2,7 +2,8 @@
  * References between objects: warnings for references to objects that don't exist yet (GitOps
  * tools apply in any order, and the operator waits), and the dependents that block a DELETE.
  */
-import { asArray, asObject, asString, at, metaOf, refOf } from './access.ts';
+import type { ApiDefinition, SecurityPolicy } from '../schemas/generated/kinds.ts';
+import { asArray, asObject, asString, contextRefOf, metadataOf, metaOf, refOf, specOf } from './access.ts';
 import { fe } from './field-error.ts';
 import type { Verdict } from './field-error.ts';
 import { API_KINDS } from './lookups.ts';
@@ -10,7 +11,7 @@ import type { Lookups, SvcKind, SvcKinds } from './lookups.ts';
 
 /** A warning when `spec.contextRef` names an OperatorContext that does not exist. */
 export async function contextRefWarnings(obj: unknown, lookups: Lookups): Promise<string[]> {
-  const ref = refOf(at(obj, 'spec.contextRef'), metaOf(obj).namespace);
+  const ref = refOf(contextRefOf(obj), metaOf(obj).namespace);
   if (ref === undefined) return [];
   if ((await lookups.get('OperatorContext', ref.namespace, ref.name)) !== undefined) return [];
   return [
@@ -73,7 +74,7 @@ export async function policiesCovering(
 ): Promise<string[]> {
   const covering = await matching(lookups, 'SecurityPolicy', (policy) => {
     const meta = metaOf(policy);
-    return asArray(at(policy, 'spec.access_rights_array')).some((r) => {
+    return asArray(specOf<SecurityPolicy>(policy).access_rights_array).some((r) => {
       const right = asObject(r);
       return (
         (asString(right?.kind) ?? 'ApiDefinition') === kind &&
@@ -92,9 +93,9 @@ export async function policiesCovering(
  */
 export async function apisNamingPolicy(lookups: Lookups, namespace: string, name: string): Promise<string[]> {
   const naming = await matching(lookups, 'ApiDefinition', (api) => {
-    if (at(api, 'metadata.deletionTimestamp') !== undefined) return false;
+    if (metadataOf(api).deletionTimestamp !== undefined) return false;
     const meta = metaOf(api);
-    return asArray(at(api, 'spec.jwt_default_policies')).some((r) => {
+    return asArray(specOf<ApiDefinition>(api).jwt_default_policies).some((r) => {
       const ref = refOf(r, meta.namespace);
       return ref?.namespace === namespace && ref.name === name;
     });
@@ -107,7 +108,7 @@ export async function contextUsers(lookups: Lookups, namespace: string, name: st
   const out: string[] = [];
   for (const kind of [...API_KINDS, 'SecurityPolicy'] as const) {
     const users = await matching(lookups, kind, (obj) => {
-      const ref = refOf(at(obj, 'spec.contextRef'), metaOf(obj).namespace);
+      const ref = refOf(contextRefOf(obj), metaOf(obj).namespace);
       return ref?.namespace === namespace && ref.name === name;
     });
     for (const obj of users) out.push(`${kind} ${metaOf(obj).namespace}/${metaOf(obj).name}`);

@@ -28,7 +28,7 @@
  */
 import type { Logger } from '../lib/log.ts';
 import { errorMessage } from '../lib/errors.ts';
-import { at, metaOf } from './access.ts';
+import { configMapDataOf, metadataOf, metaOf } from './access.ts';
 import type { ApiKind, ConfigMapContent, RouteClaimSource } from './lookups.ts';
 import { apiDefinitionClaim, claimFromConfigMap, claimKey, documentRefOf, sameApi } from './routes.ts';
 import type { RouteClaim } from './routes.ts';
@@ -113,9 +113,9 @@ interface DocumentApi {
 }
 
 const sameSource = (a: unknown, b: unknown): boolean =>
-  at(a, 'metadata.generation') === at(b, 'metadata.generation') &&
-  at(a, 'metadata.generation') !== undefined &&
-  JSON.stringify(at(a, 'metadata.labels') ?? {}) === JSON.stringify(at(b, 'metadata.labels') ?? {});
+  metadataOf(a).generation === metadataOf(b).generation &&
+  metadataOf(a).generation !== undefined &&
+  JSON.stringify(metadataOf(a).labels ?? {}) === JSON.stringify(metadataOf(b).labels ?? {});
 
 /** The watch cache of route claims; see the top of this file. */
 export class RouteClaimCache implements RouteClaimSource {
@@ -304,8 +304,8 @@ export function configMapOf(obj: unknown): { namespace: string; name: string; co
   return {
     ...metaOf(obj),
     content: {
-      data: (at(obj, 'data') ?? {}) as Record<string, string>,
-      binaryData: (at(obj, 'binaryData') ?? {}) as Record<string, string>,
+      data: (configMapDataOf(obj).data ?? {}) as Record<string, string>,
+      binaryData: (configMapDataOf(obj).binaryData ?? {}) as Record<string, string>,
     },
   };
 }

@@ -5,7 +5,9 @@
  * router matches them (`routeKey`, `domainKey` of schemas/rules).
  */
 import { domainKey, routeKey } from '../schemas/rules/api-definition.ts';
-import { asObject, asString, at, metaOf, refOf } from './access.ts';
+import type { ApiDefinition, ApiDefinitionSpec } from '../schemas/generated/kinds.ts';
+import { model } from '../schemas/rules/read.ts';
+import { asString, configmapRefOf, contextRefOf, metaOf, refOf, specOf } from './access.ts';
 import { API_KINDS } from './lookups.ts';
 import type { ApiKind, ConfigMapContent, Lookups } from './lookups.ts';
 import { checkConfigMapKey, documentRoute } from './oas-document.ts';
@@ -31,7 +33,7 @@ export interface RouteClaim {
 /** The OperatorContext a resource uses, as `namespace/name`, or "". */
 export function contextOf(obj: unknown): string {
   const { namespace } = metaOf(obj);
-  const ref = refOf(at(obj, 'spec.contextRef'), namespace);
+  const ref = refOf(contextRefOf(obj), namespace);
   return ref === undefined ? '' : `${ref.namespace}/${ref.name}`;
 }
 
@@ -43,18 +45,20 @@ export const documentRefField = {
 
 /** The claim of an ApiDefinition, from its spec. */
 export function apiDefinitionClaim(obj: unknown): RouteClaim | undefined {
-  const listenPath = asString(at(obj, 'spec.proxy.listen_path'));
+  const spec = specOf<ApiDefinition>(obj);
+  const proxy = model<ApiDefinitionSpec['proxy']>(spec.proxy);
+  const listenPath = asString(proxy?.listen_path);
   // A template is never served: it claims nothing.
   if (listenPath === undefined || isTemplate(obj)) return undefined;
-  const port = at(obj, 'spec.listen_port');
+  const port = spec.listen_port;
   return {
     kind: 'ApiDefinition',
     ...metaOf(obj),
     context: contextOf(obj),
-    domain: asString(at(obj, 'spec.domain')) ?? '',
+    domain: asString(spec.domain) ?? '',
     listenPath,
-    ...(at(obj, 'spec.proxy.listen_path_exact') === true ? { exact: true } : {}),
-    ...(at(obj, 'spec.domain_wildcard_one_label') === true ? { oneLabel: true } : {}),
+    ...(proxy?.listen_path_exact === true ? { exact: true } : {}),
+    ...(spec.domain_wildcard_one_label === true ? { oneLabel: true } : {}),
     ...(typeof port === 'number' && port > 0 ? { port } : {}),
   };
 }
@@ -76,7 +80,7 @@ export function documentRefOf(
   kind: 'SvcOasApiDefinition' | 'SvcStreamsApiDefinition',
   obj: unknown,
 ): { namespace: string; name: string; keyName: string } | undefined {
-  const ref = asObject(at(obj, `spec.${documentRefField[kind]}.configmapRef`));
+  const ref = configmapRefOf(kind, obj);
   const name = asString(ref?.name);
   const keyName = asString(ref?.keyName);
   if (name === undefined || keyName === undefined) return undefined;

@@ -1,5 +1,6 @@
 /** Admission rules of SecurityPolicy, after its full schema. */
-import { asArray, asObject, asString, at, metaOf } from './access.ts';
+import type { SecurityPolicy } from '../schemas/generated/kinds.ts';
+import { asArray, asObject, asString, metaOf, specOf } from './access.ts';
 import { fe, mergeErrors, quote } from './field-error.ts';
 import type { FieldError, Verdict } from './field-error.ts';
 import { API_KINDS } from './lookups.ts';
@@ -19,7 +20,7 @@ export async function validateSecurityPolicy(
 ): Promise<Verdict> {
   const errors: FieldError[] = [];
   const warnings: string[] = [];
-  const spec = asObject(at(obj, 'spec')) ?? {};
+  const spec = specOf<SecurityPolicy>(obj);
   const { namespace } = metaOf(obj);
 
   const state = spec.state;

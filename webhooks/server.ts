@@ -9,7 +9,8 @@ import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../lib/log.ts';
 import { errorMessage } from '../lib/errors.ts';
-import { asObject, asString, at } from './access.ts';
+import { model } from '../schemas/rules/read.ts';
+import { asObject, asString, metadataOf } from './access.ts';
 import { causeReason, fieldErrorBody, formatFieldError } from './field-error.ts';
 import type { Verdict } from './field-error.ts';
 import { handlers as defaultHandlers } from './handlers.ts';
@@ -101,10 +102,11 @@ const OPERATIONS = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'];
 
 /** Decodes and checks the request part of an AdmissionReview body. */
 export function decodeReview(body: unknown): AdmissionRequest {
-  if (at(body, 'apiVersion') !== 'admission.k8s.io/v1' || at(body, 'kind') !== 'AdmissionReview') {
+  const review = model<{ apiVersion: string; kind: string; request: unknown }>(body);
+  if (review?.apiVersion !== 'admission.k8s.io/v1' || review.kind !== 'AdmissionReview') {
     throw new BadReviewError('expected an AdmissionReview of admission.k8s.io/v1');
   }
-  const req = asObject(at(body, 'request'));
+  const req = asObject(review.request);
   const uid = asString(req?.uid);
   const kind = asObject(req?.kind);
   const operation = asString(req?.operation);
@@ -137,7 +139,7 @@ function withNamespace(obj: unknown, namespace: string | undefined): unknown {
   return { ...o, metadata: { ...meta, namespace } };
 }
 
-const beingDeleted = (obj: unknown): boolean => at(obj, 'metadata.deletionTimestamp') !== undefined;
+const beingDeleted = (obj: unknown): boolean => metadataOf(obj).deletionTimestamp !== undefined;
 
 /**
  * The object with the operator's finalizer added when the operator will manage it and it lacks
@@ -246,8 +248,8 @@ function refusal(
   subject: unknown,
   verdict: Verdict,
 ): AdmissionStatus {
-  const name = req.name ?? asString(at(subject, 'metadata.name')) ?? '';
-  const ns = req.namespace ?? asString(at(subject, 'metadata.namespace'));
+  const name = req.name ?? asString(metadataOf(subject).name) ?? '';
+  const ns = req.namespace ?? asString(metadataOf(subject).namespace);
   const who = `${handler.kind} ${ns === undefined ? '' : `${ns}/`}${name}`;
   const deleting = req.operation === 'DELETE';
   const lines = verdict.errors.map(formatFieldError);

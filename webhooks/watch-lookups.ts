@@ -21,7 +21,7 @@
  * Until a kind's first list is in, a review that needs it is refused with a message that says so
  * (`CacheNotSyncedError`), and the server is not ready.
  */
-import { asObject, at, metaOf } from './access.ts';
+import { asObject, metaOf, topOf } from './access.ts';
 import { CacheNotSyncedError } from './lookups.ts';
 import type { Lookups, SvcKind, SvcKinds } from './lookups.ts';
 
@@ -118,7 +118,7 @@ export function watchLookups(deps: WatchLookupsDeps): WatchLookups {
     ingresses: (namespace) => live.ingresses(namespace),
     admitted(kind, admittedObj, requestNamespace) {
       // The object of a review may leave its namespace to the request.
-      const meta = asObject(at(admittedObj, 'metadata'));
+      const meta = asObject(topOf(admittedObj).metadata);
       const obj =
         meta !== undefined && meta.namespace === undefined && requestNamespace !== undefined
           ? { ...asObject(admittedObj), metadata: { ...meta, namespace: requestNamespace } }
