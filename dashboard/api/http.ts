@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { SvcError } from '../../lib/errors.ts';
-import { nestingMessage, tooDeep } from '../../schemas/rules/nesting.ts';
+import { readBodyText, readJsonObject, type BodyProblem } from '../../lib/http/json-body.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { DashboardConfig } from '../config/schema.ts';
 import type { Caller } from '../rbac/rbac.ts';
@@ -74,16 +74,16 @@ export function callerOf(c: Ctx): Caller {
   return c.caller;
 }
 
+/** The dashboard's answer to a body it can't read (lib/http/json-body.ts). */
+function refuse(problem: BodyProblem): Refusal {
+  if (problem.kind === 'too-large') return new Refusal(413, 'Request body too large');
+  if (problem.kind === 'too-deep') return new Refusal(400, `Request malformed: ${problem.message}`);
+  return new Refusal(400, 'Request malformed: the body must be a JSON object');
+}
+
 /** The raw body, at most MAX_BODY_BYTES. */
 export async function readText(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new Refusal(413, 'Request body too large');
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  return readBodyText(req, MAX_BODY_BYTES, refuse);
 }
 
 /**
@@ -91,31 +91,13 @@ export async function readText(req: IncomingMessage): Promise<string> {
  * deeper than the rule of schemas/rules/nesting.ts allows.
  */
 export async function readObject(req: IncomingMessage): Promise<Record<string, unknown>> {
-  let value: unknown;
   try {
-    value = JSON.parse(await readText(req));
+    return await readJsonObject(req, MAX_BODY_BYTES, refuse);
   } catch (err) {
+    // A body that could not be read to the end (the client went away) is malformed too.
     if (err instanceof Refusal) throw err;
-    throw new Refusal(400, 'Request malformed: the body must be a JSON object');
+    throw refuse({ kind: 'not-an-object' });
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new Refusal(400, 'Request malformed: the body must be a JSON object');
-  }
-  const deep = tooDeep(value);
-  if (deep !== undefined) throw new Refusal(400, `Request malformed: ${nestingMessage('the body', deep)}`);
-  return value as Record<string, unknown>;
-}
-
-/** Drops `null` properties at any depth: classic tooling writes unset fields as `null`. */
-export function withoutNulls(value: Record<string, unknown>): Record<string, unknown> {
-  const strip = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(strip);
-    if (v === null || typeof v !== 'object') return v;
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) if (x !== null) out[k] = strip(x);
-    return out;
-  };
-  return strip(value) as Record<string, unknown>;
 }
 
 /** The page a list asks for (`?p=`, 1-based; absent is 1; -1 is every item) and its slice. */

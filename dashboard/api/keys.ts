@@ -23,10 +23,10 @@ import {
   pageOf,
   readObject,
   Refusal,
-  withoutNulls,
   type Ctx,
   type Reply,
 } from './http.ts';
+import { withoutNulls } from '../../lib/http/json-body.ts';
 
 const schemaCheck = compile(sessionModel);
 const HASHED = /^[0-9a-f]{64}$/;

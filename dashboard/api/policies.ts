@@ -22,10 +22,10 @@ import {
   pageOf,
   readObject,
   Refusal,
-  withoutNulls,
   type Ctx,
   type Reply,
 } from './http.ts';
+import { withoutNulls } from '../../lib/http/json-body.ts';
 
 const schemaCheck = compile(policyModel);
 const notFound = (): Reply => fail(404, 'Policy not found');

@@ -5,7 +5,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { SvcError } from '../../lib/errors.ts';
-import { nestingMessage, tooDeep } from '../../schemas/rules/nesting.ts';
+import { readJsonObject as readJsonObjectOf, type BodyProblem } from '../../lib/http/json-body.ts';
 
 /** A handler's answer: status, JSON body, extra headers. */
 export interface AdminResponse {
@@ -43,42 +43,18 @@ export class MalformedBody extends SvcError {
   }
 }
 
+/** The management API's answer to a body it can't read (lib/http/json-body.ts). */
+function refuse(problem: BodyProblem): MalformedBody {
+  if (problem.kind === 'too-large') return new MalformedBody('Request body too large', 413);
+  if (problem.kind === 'too-deep') return new MalformedBody(`Request malformed: ${problem.message}`);
+  return new MalformedBody();
+}
+
 /**
  * Reads the body as a JSON object; anything else is `Request malformed`, and so is an object
  * nested deeper than the rule of schemas/rules/nesting.ts allows (every check after this one may
  * walk it recursively).
  */
 export async function readJsonObject(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new MalformedBody('Request body too large', 413);
-    chunks.push(chunk);
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    throw new MalformedBody();
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new MalformedBody();
-  const deep = tooDeep(value);
-  if (deep !== undefined) throw new MalformedBody(`Request malformed: ${nestingMessage('the body', deep)}`);
-  return value as Record<string, unknown>;
-}
-
-/**
- * Drops properties whose value is `null`, at any depth: classic tooling writes unset optional
- * fields as `null` (`"limit": null`), which means the same as leaving them out.
- */
-export function withoutNulls(value: Record<string, unknown>): Record<string, unknown> {
-  const strip = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(strip);
-    if (v === null || typeof v !== 'object') return v;
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) if (x !== null) out[k] = strip(x);
-    return out;
-  };
-  return strip(value) as Record<string, unknown>;
+  return readJsonObjectOf(req, MAX_BODY_BYTES, refuse);
 }

@@ -18,7 +18,8 @@ import { counterName } from '../limits/counters.ts';
 import { classicOf } from '../routes/compile.ts';
 import { generateKey, hashPassword, keyIdOf } from '../sessions/credentials.ts';
 import { isSealed, sealSecret } from '../sessions/secrets.ts';
-import { readJsonObject, withoutNulls, statusBody, type AdminResponse } from './http.ts';
+import { readJsonObject, statusBody, type AdminResponse } from './http.ts';
+import { withoutNulls } from '../../lib/http/json-body.ts';
 import type { AdminRequest } from './index.ts';
 
 const schemaCheck = compile(sessionModel);

@@ -11,7 +11,8 @@ import { idProblem } from '../../schemas/rules/ids.ts';
 import { compile } from '../../schemas/validate.ts';
 import { counterName } from '../limits/counters.ts';
 import { orgGroup } from '../middleware/org-quota/index.ts';
-import { readJsonObject, statusBody, withoutNulls, type AdminResponse } from './http.ts';
+import { readJsonObject, statusBody, type AdminResponse } from './http.ts';
+import { withoutNulls } from '../../lib/http/json-body.ts';
 import type { AdminRequest } from './index.ts';
 
 const schemaCheck = compile(sessionModel);

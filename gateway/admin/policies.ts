@@ -10,7 +10,8 @@ import { checkPolicy } from '../../schemas/rules/access.ts';
 import { formatProblem } from '../../schemas/rules/field-problem.ts';
 import { idProblem } from '../../schemas/rules/ids.ts';
 import { compile } from '../../schemas/validate.ts';
-import { readJsonObject, withoutNulls, statusBody, writeBody, type AdminResponse } from './http.ts';
+import { readJsonObject, statusBody, writeBody, type AdminResponse } from './http.ts';
+import { withoutNulls } from '../../lib/http/json-body.ts';
 import type { AdminRequest } from './index.ts';
 
 const schemaCheck = compile(policyModel);
