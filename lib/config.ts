@@ -8,6 +8,7 @@ import { parse } from 'yaml';
 import type { JsonSchema } from '../schemas/json-schema.ts';
 import { compile } from '../schemas/validate.ts';
 import { InputError, errorMessage } from './errors.ts';
+import { isPlainObject } from './plain-object.ts';
 
 /** A snapshot of the environment. */
 export function environment(): Readonly<Record<string, string | undefined>> {
@@ -56,8 +57,8 @@ export function loadConfig<T>(opts: {
   if (file !== undefined) {
     try {
       const parsed: unknown = parse(readFileSync(file, 'utf8'));
-      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
-        raw = parsed as Record<string, unknown>;
+      if (isPlainObject(parsed)) {
+        raw = parsed;
         for (const key of Object.keys(raw)) origin.set(key, `${key} in ${file}`);
       } else if (parsed !== null && parsed !== undefined) {
         problems.push(`${file}: must hold a mapping of configuration keys`);

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { isPlainObject } from '../lib/plain-object.ts';
 
 /**
  * The gateway ID of a resource without an explicit one: unpadded base64url of
@@ -12,7 +13,7 @@ export function derivedId(namespace: string, name: string): string {
 /** Canonical JSON: object keys sorted at every depth, so equal objects hash equally. */
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === 'object' && !Array.isArray(v)
+    isPlainObject(v)
       ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
       : v,
   );

@@ -9,6 +9,7 @@
  */
 import type { JsonSchema, SvcSupport } from './json-schema.ts';
 import { fieldPath } from './validate.ts';
+import { isPlainObject } from '../lib/plain-object.ts';
 
 /** The message of a refused field: the path comes first, as `spec.<path>: not supported by svc yet`. */
 export const NOT_SUPPORTED_YET = 'not supported by svc yet';
@@ -31,8 +32,6 @@ export function isNeutral(node: JsonSchema, value: unknown): boolean {
 }
 
 const escape = (key: string): string => key.replaceAll('~', '~0').replaceAll('/', '~1');
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * The field paths (`cache_options`, `version_data.versions.Default.extended_paths.white_list`) of
@@ -52,7 +51,7 @@ export function notSupportedPaths(schema: JsonSchema, value: unknown): string[] 
       }
       return;
     }
-    if (!isObject(v)) return;
+    if (!isPlainObject(v)) return;
     for (const [key, child] of Object.entries(v)) {
       const sub =
         node.properties?.[key] ??

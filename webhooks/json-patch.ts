@@ -3,6 +3,7 @@
  * adapter sends the difference. Arrays of equal length are patched element by element; an
  * array that changed length is replaced whole (the defaulters never insert into arrays).
  */
+import { isPlainObject } from '../lib/plain-object.ts';
 
 /** One JSON Patch operation (the subset a diff needs). */
 export type PatchOp =
@@ -15,13 +16,9 @@ export function pointerToken(key: string): string {
   return key.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
 /** The operations that turn `from` into `to`. */
 export function diff(from: unknown, to: unknown, path = ''): PatchOp[] {
-  if (isObject(from) && isObject(to)) {
+  if (isPlainObject(from) && isPlainObject(to)) {
     const ops: PatchOp[] = [];
     for (const key of Object.keys(from)) {
       const at = `${path}/${pointerToken(key)}`;
@@ -51,7 +48,7 @@ export function equal(a: unknown, b: unknown): boolean {
   if (Array.isArray(a)) {
     return Array.isArray(b) && a.length === b.length && a.every((v, i) => equal(v, b[i]));
   }
-  if (isObject(a) && isObject(b)) {
+  if (isPlainObject(a) && isPlainObject(b)) {
     const ka = Object.keys(a).filter((k) => a[k] !== undefined);
     const kb = Object.keys(b).filter((k) => b[k] !== undefined);
     return ka.length === kb.length && ka.every((k) => k in b && equal(a[k], b[k]));

@@ -29,6 +29,7 @@ import {
   type Ctx,
   type Reply,
 } from './http.ts';
+import { isPlainObject } from '../../lib/plain-object.ts';
 
 /** The content type of a streams document. */
 export const STREAMS_CONTENT_TYPE = 'application/vnd.svc.streams.oas';
@@ -237,10 +238,10 @@ function classicRecord(d: Doc): Record<string, unknown> {
 /** The definition of a `{"api_definition": {...}}` body, its org set to the caller's. */
 function classicBody(c: Ctx, body: Record<string, unknown>): Record<string, unknown> {
   const def = body.api_definition;
-  if (def === null || typeof def !== 'object' || Array.isArray(def)) {
+  if (!isPlainObject(def)) {
     throw new Refusal(400, 'api_definition: Required value: send {"api_definition": {...}}');
   }
-  const api = def as Record<string, unknown>;
+  const api = def;
   const org = callerOf(c).org;
   if (api.org_id !== undefined && api.org_id !== '' && api.org_id !== org) {
     throw new Refusal(
@@ -314,9 +315,7 @@ export function deleteApi(c: Ctx): Promise<Reply> {
 function infoOf(doc: Record<string, unknown>): Record<string, unknown> | undefined {
   const ext = doc[OAS_EXTENSION];
   const info = ext !== null && typeof ext === 'object' ? (ext as Record<string, unknown>).info : undefined;
-  return info !== null && typeof info === 'object' && !Array.isArray(info)
-    ? (info as Record<string, unknown>)
-    : undefined;
+  return isPlainObject(info) ? info : undefined;
 }
 
 /** Reads and checks a document of `kind`; for a create, its ID is set when absent. */

@@ -7,6 +7,7 @@
  * `api_writes_system_users_only` they alone may write API definitions.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { isPlainObject } from '../../lib/plain-object.ts';
 
 /** The resources permissions name. */
 export const RESOURCES = ['apis', 'keys', 'policies', 'users', 'certs', 'streams'] as const;
@@ -89,11 +90,11 @@ export function permits(caller: Caller, need: Requirement): boolean {
  */
 export function permissionProblems(perms: unknown, path: string, granter: Caller | 'admin-secret'): string[] {
   if (perms === undefined) return [];
-  if (perms === null || typeof perms !== 'object' || Array.isArray(perms)) {
+  if (!isPlainObject(perms)) {
     return [`${path}: must be an object of resource to read, write or deny`];
   }
   const problems: string[] = [];
-  for (const [k, v] of Object.entries(perms as Record<string, unknown>)) {
+  for (const [k, v] of Object.entries(perms)) {
     if (k === 'IsAdmin') {
       if (v !== 'admin' && v !== '') problems.push(`${path}.IsAdmin: must be "admin" or absent`);
       else if (v === 'admin' && granter !== 'admin-secret' && !granter.admin) {

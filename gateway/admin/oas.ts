@@ -14,6 +14,7 @@ import { invalid, newApiId, notFound, otherKind, reservedIdProblem, validId } fr
 import { readJsonObject, statusBody, writeBody, type AdminResponse } from './http.ts';
 import type { AdminRequest } from './index.ts';
 import { listenerIndex } from './listeners.ts';
+import { isPlainObject } from '../../lib/plain-object.ts';
 
 const INFO_ID = `${OAS_EXTENSION}.info.id`;
 
@@ -32,9 +33,7 @@ async function readDocument(r: AdminRequest): Promise<Found> {
 /** `x-svc-api-gateway.info` when it is an object. */
 function infoOf(doc: Record<string, unknown>): Record<string, unknown> | undefined {
   const info = (doc[OAS_EXTENSION] as Record<string, unknown> | null | undefined)?.info;
-  return info !== null && typeof info === 'object' && !Array.isArray(info)
-    ? (info as Record<string, unknown>)
-    : undefined;
+  return isPlainObject(info) ? info : undefined;
 }
 
 async function problemsOf(r: AdminRequest, id: string, doc: Record<string, unknown>): Promise<string[]> {

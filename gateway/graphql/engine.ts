@@ -28,6 +28,7 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import type { GraphqlDataSourceConfig, TypeFieldConfiguration } from '../../schemas/generated/models.ts';
+import { isPlainObject } from '../../lib/plain-object.ts';
 
 /** What resolvers share in one request. */
 export interface EngineContext {
@@ -142,9 +143,7 @@ function httpJsonResolver(
     if (!abstract) return value;
     const typename = member ?? config.default_type_name;
     const tag = (v: unknown): unknown =>
-      v !== null && typeof v === 'object' && !Array.isArray(v) && typename !== undefined
-        ? { ...v, [TYPENAME]: typename }
-        : v;
+      isPlainObject(v) && typename !== undefined ? { ...v, [TYPENAME]: typename } : v;
     return Array.isArray(value) ? value.map(tag) : tag(value);
   };
 }

@@ -15,6 +15,7 @@ import { pluginPathProblem, type EnabledHook } from '../../schemas/rules/plugins
 import type { RequestContext } from '../pipeline/context.ts';
 import { GatewayError } from '../pipeline/errors.ts';
 import type { PluginRefusal, PluginRequest } from './types.ts';
+import { isPlainObject } from '../../lib/plain-object.ts';
 
 /** A loaded hook: the function and what names it in logs. */
 export interface LoadedHook {
@@ -144,13 +145,9 @@ const RESERVED = new Set([
   'proxy-connection',
 ]);
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
 /** `{status, message}` when `v` is a refusal a client can get; throws otherwise. */
 export function pluginRefusalOf(v: unknown): PluginRefusal {
-  if (!isObject(v)) throw new PluginResultError('refuse must be {status, message}');
+  if (!isPlainObject(v)) throw new PluginResultError('refuse must be {status, message}');
   const { status, message } = v;
   if (typeof status !== 'number' || !Number.isInteger(status) || status < 400 || status > 599) {
     throw new PluginResultError('refuse.status must be an integer from 400 to 599');
@@ -162,7 +159,7 @@ export function pluginRefusalOf(v: unknown): PluginRefusal {
 /** Header names and values a plugin returned, lower-case names; throws when one can't be sent. */
 export function headersOf(v: unknown, what: string): [string, string][] {
   if (v === undefined) return [];
-  if (!isObject(v)) throw new PluginResultError(`${what} must be an object of header names and values`);
+  if (!isPlainObject(v)) throw new PluginResultError(`${what} must be an object of header names and values`);
   return Object.entries(v).map(([name, value]) => {
     const lower = name.toLowerCase();
     if (!TOKEN.test(name) || RESERVED.has(lower))
@@ -189,6 +186,6 @@ export function removedOf(v: unknown): string[] {
 /** Checks that a hook returned an object (or nothing); throws otherwise. */
 export function resultObject(v: unknown): Record<string, unknown> | undefined {
   if (v === undefined || v === null) return undefined;
-  if (!isObject(v)) throw new PluginResultError('a hook returns an object or nothing');
+  if (!isPlainObject(v)) throw new PluginResultError('a hook returns an object or nothing');
   return v;
 }

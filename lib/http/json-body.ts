@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { nestingMessage, tooDeep } from '../../schemas/rules/nesting.ts';
+import { isPlainObject } from '../plain-object.ts';
 
 /** Why a body is refused: larger than allowed, not a JSON object, or nested too deep (`message`). */
 export type BodyProblem =
@@ -39,12 +40,10 @@ export async function readJsonObject(
   } catch {
     throw refuse({ kind: 'not-an-object' });
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw refuse({ kind: 'not-an-object' });
-  }
+  if (!isPlainObject(value)) throw refuse({ kind: 'not-an-object' });
   const deep = tooDeep(value);
   if (deep !== undefined) throw refuse({ kind: 'too-deep', message: nestingMessage('the body', deep) });
-  return value as Record<string, unknown>;
+  return value;
 }
 
 /**

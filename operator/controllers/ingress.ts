@@ -34,6 +34,7 @@ import { configMapRefOf, type OasApiObject } from './oas-api-definition.ts';
 import { translateOasApiDefinition } from '../translate/oas-api-definition.ts';
 import { refOf } from '../references.ts';
 import { isTemplate } from './template.ts';
+import { isPlainObject } from '../../lib/plain-object.ts';
 
 /** The finalizer that keeps an Ingress until its generated ApiDefinitions are deleted. */
 export const INGRESS_FINALIZER = 'finalizers.svc.svc.io/ingress';
@@ -159,9 +160,8 @@ function apiObjectOf(ingress: IngressObject, api: GeneratedApi): ApiObject {
  * it stores, so the stored spec is a superset of the one written.
  */
 export function contains(have: unknown, want: unknown): boolean {
-  const isObj = (v: unknown): v is Record<string, unknown> =>
-    v !== null && typeof v === 'object' && !Array.isArray(v);
-  if (isObj(want) && isObj(have)) return Object.entries(want).every(([k, v]) => contains(have[k], v));
+  if (isPlainObject(want) && isPlainObject(have))
+    return Object.entries(want).every(([k, v]) => contains(have[k], v));
   return isDeepStrictEqual(have, want);
 }
 

@@ -12,6 +12,7 @@ import { compile } from '../../schemas/validate.ts';
 import type { OasDocument } from '../clients/management.ts';
 import { derivedId, hashOf } from '../ids.ts';
 import { STREAMS_PATH, streamsOf } from '../../lib/bento/streams.ts';
+import { isPlainObject } from '../../lib/plain-object.ts';
 
 /** Largest document an API may have: the ConfigMap limit, and what the gateway accepts. */
 export const MAX_DOCUMENT_BYTES = 1024 * 1024;
@@ -68,9 +69,6 @@ export interface OasRefusal {
 
 const schemaCheck = compile(oasApiDocument);
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v);
-
 /** `a; b; c and 2 more`. */
 function listed(lines: readonly string[]): string {
   const shown = lines.slice(0, LISTED_PROBLEMS).join('; ');
@@ -118,7 +116,7 @@ export function translateOasApiDefinition(input: OasTranslationInput): OasTransl
     );
   }
   const parsed = read.value;
-  if (!isObject(parsed)) {
+  if (!isPlainObject(parsed)) {
     return refuse(
       'DocumentInvalid',
       `${where} key "${ref.keyName}": the document is not a mapping: it must be an OpenAPI 3.x document with ${OAS_EXTENSION}`,
@@ -140,7 +138,7 @@ export function translateOasApiDefinition(input: OasTranslationInput): OasTransl
 
   const doc = structuredClone(parsed);
   const ext = doc[OAS_EXTENSION];
-  const info = isObject(ext) && isObject(ext.info) ? ext.info : undefined;
+  const info = isPlainObject(ext) && isPlainObject(ext.info) ? ext.info : undefined;
   const fixed = typeof info?.id === 'string' && info.id !== '' ? info.id : undefined;
   const apiId = fixed ?? derivedId(input.namespace, input.name);
   if (info) {

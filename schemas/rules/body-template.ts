@@ -22,6 +22,7 @@
  * Anything else (`template`, `define`, `block`, `break`, `continue`, other functions, method
  * calls) is refused at write time by name.
  */
+import { isPlainObject } from '../../lib/plain-object.ts';
 
 /** A value of the data a template reads: parsed JSON. */
 type Data = unknown;
@@ -461,9 +462,8 @@ function truth(v: unknown): boolean {
 function field(base: unknown, path: readonly string[]): unknown {
   let v = base;
   for (const name of path) {
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) return MISSING;
-    const o = v as Record<string, unknown>;
-    v = Object.hasOwn(o, name) ? o[name] : MISSING;
+    if (!isPlainObject(v)) return MISSING;
+    v = Object.hasOwn(v, name) ? v[name] : MISSING;
   }
   return v;
 }
@@ -528,9 +528,8 @@ function call(name: string, args: unknown[]): unknown {
         if (Array.isArray(v) && typeof k === 'number') {
           if (k < 0 || k >= v.length) throw new TemplateError(`index ${String(k)} out of range`);
           v = v[k] as unknown;
-        } else if (v !== null && typeof v === 'object' && !Array.isArray(v) && typeof k === 'string') {
-          const o = v as Record<string, unknown>;
-          v = Object.hasOwn(o, k) ? o[k] : MISSING;
+        } else if (isPlainObject(v) && typeof k === 'string') {
+          v = Object.hasOwn(v, k) ? v[k] : MISSING;
         } else {
           throw new TemplateError(`can't index ${goPrint(v)} with ${goPrint(k)}`);
         }

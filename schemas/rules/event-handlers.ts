@@ -11,6 +11,7 @@
  */
 import type { ClassicApiInput } from './api-definition.ts';
 import { quote, type FieldProblem, type FieldProblemType } from './field-problem.ts';
+import { isPlainObject } from '../../lib/plain-object.ts';
 
 /** Every event the gateway fires. */
 export const EVENT_NAMES = [
@@ -167,9 +168,6 @@ export interface EventHandlersRead {
   problems: FieldProblem[];
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v);
-
 /** A field path the way schemas/validate names them (`events.QuotaExceeded[0].handler_meta`). */
 function pathOf(parts: readonly (string | number)[]): string {
   let path = '';
@@ -198,8 +196,8 @@ export function readEventHandlers(api: ClassicApiInput): EventHandlersRead {
   const handlers = new Map<EventName, HandlerSettings[]>();
   const problems: FieldProblem[] = [];
   const eh = api.event_handlers;
-  const events = isObject(eh) ? eh.events : undefined;
-  if (!isObject(events)) return { handlers, problems };
+  const events = isPlainObject(eh) ? eh.events : undefined;
+  if (!isPlainObject(events)) return { handlers, problems };
   for (const [name, list] of Object.entries(events)) {
     if (!Array.isArray(list) || list.length === 0) continue;
     const base = ['event_handlers', 'events', name];
@@ -233,11 +231,11 @@ function readHandler(
   at: readonly (string | number)[],
   problems: FieldProblem[],
 ): HandlerSettings | undefined {
-  if (!isObject(h)) return undefined; // the schema reports it
+  if (!isPlainObject(h)) return undefined; // the schema reports it
   const kind = h.handler_name;
   if (kind !== 'eh_log_handler' && kind !== 'eh_web_hook_handler') return undefined; // the schema too
   const meta = h.handler_meta ?? {};
-  if (!isObject(meta)) return undefined;
+  if (!isPlainObject(meta)) return undefined;
   if (meta.disabled === true) return undefined;
   const metaAt = [...at, 'handler_meta'];
   const before = problems.length;
@@ -290,7 +288,7 @@ function readWebhook(meta: Record<string, unknown>, add: AddProblem): WebhookSet
 
   const headers: Record<string, string> = {};
   if (meta.header_map !== undefined) {
-    if (!isObject(meta.header_map))
+    if (!isPlainObject(meta.header_map))
       add('header_map', 'Invalid', 'write an object of header names and values');
     else {
       for (const [name, value] of Object.entries(meta.header_map)) {

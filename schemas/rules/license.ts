@@ -5,6 +5,7 @@
  * license public key), and by the admission webhook for a key written in an OperatorContext. The
  * key itself is never part of a message.
  */
+import { isPlainObject } from '../../lib/plain-object.ts';
 
 /** Why `token` can't be a license key (its form, or unsigned), or undefined when it may be one. */
 export function licenseKeyProblem(token: string): string | undefined {
@@ -18,10 +19,10 @@ export function licenseKeyProblem(token: string): string | undefined {
   } catch {
     return 'license key is not a JWT: its header is not base64url-encoded JSON';
   }
-  if (header === null || typeof header !== 'object' || Array.isArray(header)) {
+  if (!isPlainObject(header)) {
     return 'license key is not a JWT: its header is not a JSON object';
   }
-  const alg = (header as Record<string, unknown>).alg;
+  const alg = header.alg;
   if (typeof alg !== 'string' || alg === '' || alg.toLowerCase() === 'none') {
     return 'license key is not signed (alg none): unsigned license keys are refused';
   }

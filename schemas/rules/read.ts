@@ -2,6 +2,7 @@
  * Guarded reads of models the rules check before (or beside) their schema: a field of the wrong
  * type reads as absent, so every rule can run on anything a client sent.
  */
+import { isPlainObject } from '../../lib/plain-object.ts';
 import { fieldPath } from '../validate.ts';
 import type { FieldProblem, FieldProblemType } from './field-problem.ts';
 
@@ -10,7 +11,7 @@ export type Unchecked<T> = Partial<Record<keyof T, unknown>>;
 
 /** `v` as an object of model `T`, or undefined when it is no object. */
 export function model<T extends object>(v: unknown): Unchecked<T> | undefined {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) ? v : undefined;
+  return isPlainObject(v) ? (v as Unchecked<T>) : undefined;
 }
 
 /** `v` when it is a string. */

@@ -3,6 +3,7 @@
  * string `"namespace/name"` (or `"name"`, in the referring resource's namespace) and the object
  * `{name, namespace}`. Read once here for the webhooks, the operator and its translation.
  */
+import { isPlainObject } from '../../lib/plain-object.ts';
 /** A reference with its namespace filled in. */
 export interface ResolvedRef {
   name: string;
@@ -23,8 +24,8 @@ export function resolveRef(ref: unknown, namespace: string): ResolvedRef | undef
       return undefined;
     return { name, namespace: ns };
   }
-  if (ref === null || typeof ref !== 'object' || Array.isArray(ref)) return undefined;
-  const { name, namespace: ns } = ref as Record<string, unknown>;
+  if (!isPlainObject(ref)) return undefined;
+  const { name, namespace: ns } = ref;
   if (typeof name !== 'string' || name === '') return undefined;
   return { name, namespace: typeof ns === 'string' && ns !== '' ? ns : namespace };
 }

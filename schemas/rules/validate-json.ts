@@ -10,6 +10,7 @@ import type { ValidatePathMeta } from '../generated/models.ts';
 import { quote, type FieldProblem } from './field-problem.ts';
 import { nestingMessage, tooDeep } from './nesting.ts';
 import { model, problem, text, type Unchecked } from './read.ts';
+import { isPlainObject } from '../../lib/plain-object.ts';
 
 /** ajv as the gateway runs it: lenient about unknown keywords, the first error only. */
 const AJV_OPTIONS = { strict: false, allErrors: false, validateSchema: false } as const;
@@ -24,11 +25,10 @@ export function bodySchemaOf(e: Unchecked<ValidatePathMeta>): Record<string, unk
   const b64 = text(e.schema_b64) ?? '';
   if (b64 === '') return undefined;
   const parsed: unknown = JSON.parse(Buffer.from(b64, 'base64').toString('utf8'));
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
-    throw new Error('not the base64 of a JSON object');
+  if (!isPlainObject(parsed)) throw new Error('not the base64 of a JSON object');
   const deep = tooDeep(parsed);
   if (deep !== undefined) throw new Error(nestingMessage('the schema', deep));
-  return parsed as Record<string, unknown>;
+  return parsed;
 }
 
 /**

@@ -4,6 +4,7 @@
  */
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
+import { isPlainObject } from '../../../lib/plain-object.ts';
 
 /** The claims of a token: a JSON object. */
 export type Claims = Readonly<Record<string, unknown>>;
@@ -67,8 +68,8 @@ function strings(v: unknown): string[] {
 export function scopesOf(claims: Claims, path: string): string[] {
   let v: unknown = claims;
   for (const part of path.split('.')) {
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) return [];
-    v = Object.hasOwn(v, part) ? (v as Record<string, unknown>)[part] : undefined;
+    if (!isPlainObject(v)) return [];
+    v = Object.hasOwn(v, part) ? v[part] : undefined;
   }
   if (typeof v === 'string') return v.split(' ').filter((s) => s !== '');
   return strings(v);

@@ -28,6 +28,7 @@ import { GatewayError } from '../../pipeline/errors.ts';
 import { adoptIdentity } from '../../sessions/identity.ts';
 import { identityOf, policiesOf, skewsOf, timeRefusal, type Claims } from './claims.ts';
 import { jwksFor } from './jwks.ts';
+import { isPlainObject } from '../../../lib/plain-object.ts';
 
 const BEARER = /^bearer\s+/i;
 /** Verified tokens remembered per compiled API. */
@@ -95,9 +96,7 @@ async function verifiedClaims(
   }
   try {
     const claims: unknown = JSON.parse(Buffer.from(payload).toString('utf8'));
-    return claims !== null && typeof claims === 'object' && !Array.isArray(claims)
-      ? (claims as Claims)
-      : undefined;
+    return isPlainObject(claims) ? claims : undefined;
   } catch {
     return undefined;
   }
