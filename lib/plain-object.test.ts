@@ -7,6 +7,6 @@ test('a JSON object is a plain object; null, lists and scalars are not', () => {
     assert.equal(isPlainObject(v), true, JSON.stringify(v));
   }
   for (const v of [null, undefined, [], [{}], 'x', 1, true]) {
-    assert.equal(isPlainObject(v), false, String(v));
+    assert.equal(isPlainObject(v), false, JSON.stringify(v));
   }
 });
