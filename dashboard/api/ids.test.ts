@@ -8,7 +8,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { oasDocument } from '../../schemas/testing.ts';
-import { startTestDashboard, type Res, type TestDashboard } from '../testing/dashboard.ts';
+import { orgAdmin, startTestDashboard, type Res, type TestDashboard } from '../testing/dashboard.ts';
 import { sqliteFixture } from '../testing/stores.ts';
 import type { Store } from '../store/store.ts';
 
@@ -63,17 +63,7 @@ let seq = 0;
 before(async () => {
   store = await fx.open(await fx.fresh());
   d = await startTestDashboard(store);
-  const org = await d.call('POST', '/admin/organisations', {
-    auth: { admin: true },
-    body: { id: ORG, owner_name: ORG },
-  });
-  assert.equal(org.status, 200, org.text);
-  const user = await d.call('POST', '/admin/users', {
-    auth: { admin: true },
-    body: { org_id: ORG, email_address: `admin@${ORG}`, user_permissions: { IsAdmin: 'admin' } },
-  });
-  assert.equal(user.status, 200, user.text);
-  admin = String((user.body.Meta as Record<string, unknown>).access_key);
+  admin = await orgAdmin(d, ORG);
 });
 after(async () => {
   await d.close();

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { MAX_NESTING_DEPTH, tooDeep } from '../../schemas/rules/nesting.ts';
 import { oasDocument } from '../../schemas/testing.ts';
 import type { Store } from '../store/store.ts';
-import { startTestDashboard, type TestDashboard } from '../testing/dashboard.ts';
+import { orgAdmin, startTestDashboard, type TestDashboard } from '../testing/dashboard.ts';
 import { sqliteFixture } from '../testing/stores.ts';
 
 const ORG = 'nesting-org';
@@ -64,17 +64,7 @@ let admin: string;
 before(async () => {
   store = await fx.open(await fx.fresh());
   d = await startTestDashboard(store);
-  const org = await d.call('POST', '/admin/organisations', {
-    auth: { admin: true },
-    body: { id: ORG, owner_name: ORG },
-  });
-  assert.equal(org.status, 200, org.text);
-  const user = await d.call('POST', '/admin/users', {
-    auth: { admin: true },
-    body: { org_id: ORG, email_address: `admin@${ORG}`, user_permissions: { IsAdmin: 'admin' } },
-  });
-  assert.equal(user.status, 200, user.text);
-  admin = String((user.body.Meta as Record<string, unknown>).access_key);
+  admin = await orgAdmin(d, ORG);
 });
 after(async () => {
   await d.close();

@@ -83,3 +83,22 @@ export async function startTestDashboard(
     close: () => server.close(),
   };
 }
+
+/**
+ * Creates the organisation `org` (with the admin secret) and an admin user in it; returns the
+ * user's access key, what a test sends as `auth` to act as that organisation's admin.
+ */
+export async function orgAdmin(d: TestDashboard, org: string): Promise<string> {
+  const created = await d.call('POST', '/admin/organisations', {
+    auth: { admin: true },
+    body: { id: org, owner_name: org },
+  });
+  if (created.status !== 200)
+    throw new Error(`organisation ${org}: ${String(created.status)} ${created.text}`);
+  const user = await d.call('POST', '/admin/users', {
+    auth: { admin: true },
+    body: { org_id: org, email_address: `admin@${org}`, user_permissions: { IsAdmin: 'admin' } },
+  });
+  if (user.status !== 200) throw new Error(`admin user of ${org}: ${String(user.status)} ${user.text}`);
+  return String((user.body.Meta as Record<string, unknown>).access_key);
+}
