@@ -9,6 +9,9 @@
 #                                   pins (node_modules/node) + npm from the machine
 #   localhost/svc/golang:<version>  that Debian + the machine's Go (/usr/local/go)
 #
+# and, for the gateway's Redis store in a pod on the test node, localhost/svc/svc-redis (Debian's
+# redis-server package in that Debian base).
+#
 # Every image is cached by a hash of what goes into it: an OCI archive under
 # $SVC_IMAGES_DIR (default ~/.cache/svc-images), outside the repository. A second run with nothing
 # changed builds nothing. Needs root (debootstrap, buildah); apt-installs buildah and debootstrap
@@ -124,6 +127,24 @@ go_image() {
   echo "$ref $archive"
 }
 
+# Redis for the gateway chart's tests (its Redis store in a pod): Debian's redis-server package in
+# the Debian base, non-root, nothing saved to disk.
+redis_image() {
+  local debian=$1 key ref archive c
+  key=$( { echo "$debian"; echo redis-server; } | hash_of)
+  ref=localhost/svc/svc-redis:$key
+  archive=$cache/svc-redis-$key.oci.tar
+  if [[ -f $archive ]]; then load "$ref" "$archive"; echo "$ref $archive"; return; fi
+  c=$(buildah from "$debian")
+  buildah run --isolation chroot --network host "$c" -- sh -c \
+    'apt-get update -q && apt-get install -y -q --no-install-recommends redis-server && rm -rf /var/lib/apt/lists/* /var/log/*' >&2
+  buildah config --user 65532:65532 --port 6379 --entrypoint '["redis-server"]' \
+    --cmd '["--bind","0.0.0.0","--protected-mode","no","--save","","--appendonly","no","--dir","/tmp"]' "$c"
+  buildah commit --quiet --rm "$c" "$ref" >/dev/null
+  save "$ref" "$archive"
+  echo "$ref $archive"
+}
+
 # The RUN steps (npm ci, go mod download) reach the registries the way this machine does: with its
 # CA bundle (which may hold a proxy's CA) bind-mounted for the build only, and npm told to use it
 # (Node reads only its own CAs otherwise). Nothing of it is committed into the images.
@@ -133,6 +154,10 @@ if [[ -f /etc/ssl/certs/ca-certificates.crt ]]; then
   trust=(-v /etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro
     -v "$cache/build-npmrc:/usr/local/etc/npmrc:ro")
 fi
+# Go's module and build caches of the machine, for the gateway's Bento stage: the same modules and
+# flags as tools/build.sh, so a build that took 25 minutes on 2 cores takes about one. (npm's cache
+# is not shared: the Containerfiles end with `npm cache clean --force`.)
+trust+=(-v "$(go env GOMODCACHE):/go/pkg/mod" -v "$(go env GOCACHE):/root/.cache/go-build")
 
 # The app images: keyed by the Containerfile, every path its COPY lines name and the bases.
 app_image() {
@@ -178,6 +203,10 @@ echo "images: bases $debian $node $go" >&2
 for name in operator gateway dashboard; do
   app_image "$name" "$node" "$go" | tee -a "$cache/built.tsv"
 done
+read -r redis redis_archive < <(redis_image "$debian")
+[[ -n ${redis_archive:-} ]] || { echo "images: building the Redis image failed" >&2; exit 1; }
+printf '%s\t%s\t%s\t%s\n' redis "$redis" "$(buildah images --format '{{.Size}}' "$redis" | head -n1)" "$(du -h "$redis_archive" | cut -f1)" |
+  tee -a "$cache/built.tsv"
 
 if [[ ${1:-} == import ]]; then
   socket=${2:?images.sh import SOCKET}
