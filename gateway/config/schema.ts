@@ -103,7 +103,7 @@ export const gatewayConfigSchema: JsonSchema = {
       type: 'boolean',
       default: true,
       description:
-        'Serve simple requests to APIs without middleware (keyless, nothing enabled, http upstream) on a connection-level HTTP/1.1 fast path instead of node:http; anything else on the connection falls back to node:http. See docs/design/gateway.md.',
+        "Serve requests on a connection-level HTTP/1.1 fast path (request heads parsed off the socket, pooled raw upstream sockets) instead of node:http, on the gateway port and the API ports, HTTP and HTTPS (never the separate `control_port`). It runs the route's compiled middleware chain, for routes whose upstreams are all plain http without upstream TLS settings and whose middleware read only the request head (not: basic auth `extract_from_body`, JSON validation, body transforms, URL rewrites matching the payload, GraphQL). Anything else (such routes, the management API, no matching route, HTTP/1.0, `Transfer-Encoding`, `Expect`, upgrades, a head it finds unusual) hands the connection to node:http for the rest of its life. See docs/design/gateway.md.",
     },
     metrics_enabled: {
       type: 'boolean',
