@@ -3,10 +3,47 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
+import { checkOasDocument, OAS_EXTENSION } from '../../schemas/rules/oas.ts';
 import { derivedId } from '../ids.ts';
-import { translateOasApiDefinition, type ConfigMapContent } from './oas-api-definition.ts';
+import { goldenTests } from './golden.ts';
+import {
+  translateOasApiDefinition,
+  type ConfigMapContent,
+  type OasTranslation,
+  type OasRefusal,
+  type OasTranslationInput,
+} from './oas-api-definition.ts';
 
 const ref = { namespace: 'default', name: 'petstore-oas', keyName: 'oas.yaml' };
+
+/**
+ * Golden cases: each input is what the reconciler passes (the resource's name, the connection's
+ * organization, the reference and the ConfigMap as a user writes it); the output is the
+ * translation (or the refusal the status shows) and, beside it, the classic definition the
+ * gateway serves the pushed document as, so each golden reads as the record of what a document
+ * becomes.
+ */
+await goldenTests(
+  'oas-api-definition',
+  (input: OasTranslationInput) => {
+    const got = translateOasApiDefinition(input);
+    return got.ok ? { translation: got, classic: checkOasDocument(got.doc).api } : { translation: got };
+  },
+  (got: { translation: OasTranslation | OasRefusal }, input) => {
+    const t = got.translation;
+    if (!t.ok) {
+      assert.ok(
+        t.message.startsWith(`ConfigMap ${input.ref.namespace}/${input.ref.name}`),
+        'a refusal names the ConfigMap',
+      );
+      return;
+    }
+    assert.deepEqual(checkOasDocument(t.doc).problems, [], 'the gateway accepts the pushed document');
+    const info = (t.doc[OAS_EXTENSION] as { info: { id: string; orgId: string } }).info;
+    assert.equal(info.id, t.apiId, 'the API ID is written into the document');
+    assert.notEqual(info.orgId, '', 'the document names an organization');
+  },
+);
 
 /** The ConfigMap of examples/oas-api-definition.yaml. */
 async function exampleConfigMap(): Promise<ConfigMapContent> {
