@@ -6,3 +6,8 @@
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
+
+/** `v` when it is a JSON object (`isPlainObject`), else undefined: for reading nested fields. */
+export function asPlainObject(v: unknown): Record<string, unknown> | undefined {
+  return isPlainObject(v) ? v : undefined;
+}

@@ -2,7 +2,7 @@
  * The gateway's streams: one supervised Bento process per gateway node (lib/bento/process.ts;
  * with `--workers` the primary supervises it for every worker, host.ts), started when the first
  * API with streams loads and stopped with the gateway, and the set of streams it runs. At each reload `update` makes the desired set the streams of the stored APIs
- * (lib/bento/streams.ts `planStreams`) and `sync` makes Bento's set equal to it through its
+ * (schemas/rules/streams.ts `planStreams`) and `sync` makes Bento's set equal to it through its
  * streams API: create what is new, update what changed, delete what is gone, nothing else
  * touched. When Bento dies it is started again with backoff, and every stream is put back.
  */
@@ -12,14 +12,13 @@ import type { Logger } from '../../lib/log.ts';
 import { bentoMissing, bentoPath } from '../../lib/bento/binary.ts';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { BentoState } from '../../lib/bento/process.ts';
+import { bentoConfig, checkStreams } from '../../lib/bento/streams.ts';
 import {
-  bentoConfig,
-  checkStreams,
   hasStreams,
   planStreams,
   type PlannedStream,
   type StreamEndpoint,
-} from '../../lib/bento/streams.ts';
+} from '../../schemas/rules/streams.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import type { StoredEntry } from '../store/store.ts';
 import { hostFor, type StreamsHost } from './host.ts';

@@ -12,7 +12,8 @@ import { request } from 'node:http';
 import { errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
 import { BentoProcess, type BentoAnswer, type BentoState } from '../../lib/bento/process.ts';
-import { deleteStream, resourcePrefix, runnableStream } from '../../lib/bento/streams.ts';
+import { deleteStream } from '../../lib/bento/streams.ts';
+import { resourcePrefix, runnableStream } from '../../schemas/rules/streams.ts';
 import { PortalWebhooks } from './portal-webhook.ts';
 
 /** Bento as a gateway process sees it. */

@@ -20,7 +20,7 @@ import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypt
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
-import { replacePortalWebhooks, type PortalWebhook } from '../../lib/bento/streams.ts';
+import { replacePortalWebhooks, type PortalWebhook } from '../../schemas/rules/streams.ts';
 
 /** Header names of a delivery. */
 export const SIGNATURE_HEADER = 'x-svc-signature';

@@ -22,6 +22,8 @@
  * the stream reads metadata or sends it on (`metadataSeen`), the processor is left out.
  */
 
+import { asPlainObject } from '../plain-object.ts';
+
 /** The header that marks a batch, and the one that carries the publishes' `Content-Type`. */
 export const BATCH_HEADER = 'x-svc-batch';
 export const BATCH_TYPE_HEADER = 'x-svc-batch-content-type';
@@ -65,9 +67,6 @@ const PER_MESSAGE = new Set([
 /** Fields every component may have besides its own. */
 const COMMON = new Set(['label', 'processors']);
 
-const asObject = (v: unknown): Record<string, unknown> | undefined =>
-  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-
 /** The component type of a connector or processor (its one key besides `label` and `processors`). */
 function kindOf(o: Record<string, unknown>): string | undefined {
   const kinds = Object.keys(o).filter((k) => !COMMON.has(k));
@@ -81,7 +80,7 @@ function processorsTransparent(list: unknown): boolean {
 }
 
 function processorTransparent(p: unknown): boolean {
-  const o = asObject(p);
+  const o = asPlainObject(p);
   if (o === undefined) return false;
   const kind = kindOf(o);
   if (kind === undefined || !PER_MESSAGE.has(kind)) return false;
@@ -89,10 +88,11 @@ function processorTransparent(p: unknown): boolean {
   switch (kind) {
     case 'switch':
       return (
-        Array.isArray(settings) && settings.every((c) => processorsTransparent(asObject(c)?.processors ?? []))
+        Array.isArray(settings) &&
+        settings.every((c) => processorsTransparent(asPlainObject(c)?.processors ?? []))
       );
     case 'branch':
-      return processorsTransparent(asObject(settings)?.processors ?? []);
+      return processorsTransparent(asPlainObject(settings)?.processors ?? []);
     case 'try':
     case 'catch':
     case 'for_each':
@@ -104,11 +104,11 @@ function processorTransparent(p: unknown): boolean {
 
 /** Whether an output delivers each message of a batch as it would the message alone. */
 function outputTransparent(output: unknown): boolean {
-  const o = asObject(output);
+  const o = asPlainObject(output);
   if (o === undefined) return false;
   const kind = kindOf(o);
   if (kind === undefined || !processorsTransparent(o.processors)) return false;
-  const settings = asObject(o[kind]) ?? {};
+  const settings = asPlainObject(o[kind]) ?? {};
   switch (kind) {
     case 'http_server':
       // `path` (default /get) answers a batch as one multipart response; a raw `stream_path`
@@ -137,14 +137,14 @@ function outputTransparent(output: unknown): boolean {
 
 /** Whether the gateway may pass publishes to `config` (one stream) as batches. */
 export function takesBatches(config: Record<string, unknown>): boolean {
-  const input = asObject(config.input);
-  const server = input === undefined ? undefined : asObject(input.http_server);
+  const input = asPlainObject(config.input);
+  const server = input === undefined ? undefined : asPlainObject(input.http_server);
   if (input === undefined || server === undefined || kindOf(input) !== 'http_server') return false;
   if (server.rate_limit !== undefined && server.rate_limit !== '') return false;
   if (config.buffer !== undefined) return false;
   const text = JSON.stringify(config);
   if (/sync_response|batch_index|batch_size/.test(text)) return false;
-  const pipeline = asObject(config.pipeline);
+  const pipeline = asPlainObject(config.pipeline);
   return (
     processorsTransparent(input.processors) &&
     processorsTransparent(pipeline?.processors) &&
@@ -154,10 +154,10 @@ export function takesBatches(config: Record<string, unknown>): boolean {
 
 /** Outputs that send a message's metadata along by default (as Kafka or AMQP headers). */
 function sendsMetadata(output: unknown): boolean {
-  const o = asObject(output);
+  const o = asPlainObject(output);
   if (o === undefined) return false;
   if (o.kafka !== undefined || o.amqp_0_9 !== undefined) return true;
-  const outputs = asObject(o.broker)?.outputs;
+  const outputs = asPlainObject(o.broker)?.outputs;
   return Array.isArray(outputs) && outputs.some((c) => sendsMetadata(c));
 }
 
@@ -176,7 +176,7 @@ export function metadataSeen(config: Record<string, unknown>): boolean {
  */
 export function withBatchRepair(config: Record<string, unknown>): Record<string, unknown> {
   if (!metadataSeen(config)) return config;
-  const input = asObject(config.input) ?? {};
+  const input = asPlainObject(config.input) ?? {};
   const processors: unknown[] = Array.isArray(input.processors) ? (input.processors as unknown[]) : [];
   return { ...config, input: { ...input, processors: [BATCH_REPAIR, ...processors] } };
 }

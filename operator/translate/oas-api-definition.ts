@@ -11,7 +11,7 @@ import { OAS_EXTENSION, checkOasDocument } from '../../schemas/rules/oas.ts';
 import { compile } from '../../schemas/validate.ts';
 import type { OasDocument } from '../clients/management.ts';
 import { derivedId, hashOf } from '../ids.ts';
-import { STREAMS_PATH, streamsOf } from '../../lib/bento/streams.ts';
+import { STREAMS_PATH, streamsOf } from '../../schemas/rules/streams.ts';
 import { isPlainObject } from '../../lib/plain-object.ts';
 
 /** Largest document an API may have: the ConfigMap limit, and what the gateway accepts. */
