@@ -33,6 +33,15 @@ test("the operator's finalizer: in its watched namespaces, or nowhere", () => {
   assert.equal(finalizerNamespaces(loadWebhookConfig([], { SVC_WEBHOOK_FINALIZERS: 'false' })), false);
 });
 
+test('the Bento binary that checks streams: SVC_WEBHOOK_BENTO_PATH or --bento-path', () => {
+  assert.equal(loadWebhookConfig([], {}).bentoPath, undefined);
+  assert.equal(
+    loadWebhookConfig([], { SVC_WEBHOOK_BENTO_PATH: '/usr/local/bin/bento' }).bentoPath,
+    '/usr/local/bin/bento',
+  );
+  assert.equal(loadWebhookConfig(['--bento-path=/opt/bento'], {}).bentoPath, '/opt/bento');
+});
+
 test('environment variables, then flags', () => {
   const cfg = loadWebhookConfig(['--port=10443', '--cert-mode', 'files'], {
     SVC_WEBHOOK_PORT: '9000',

@@ -40,6 +40,8 @@ export interface WebhookConfig {
   finalizers: boolean;
   /** The operator's watched namespaces (its WATCH_NAMESPACE, comma-separated; empty is all). */
   watchNamespace: string;
+  /** The Bento binary that checks streams (webhooks/streams-lint.ts); default: the one `make deps` builds. */
+  bentoPath?: string;
 }
 
 const schema: JsonSchema = {
@@ -105,6 +107,11 @@ const schema: JsonSchema = {
       default: '',
       description: "The operator's watched namespaces, comma-separated; empty is all.",
     },
+    bentoPath: {
+      type: 'string',
+      minLength: 1,
+      description: 'The Bento binary that checks streams (the operator image: /usr/local/bin/bento).',
+    },
   },
 };
 
@@ -128,6 +135,7 @@ const sources: Record<string, ConfigSource> = {
   logLevel: { env: 'LOG_LEVEL', flag: 'log-level' },
   finalizers: { env: 'SVC_WEBHOOK_FINALIZERS', flag: 'finalizers' },
   watchNamespace: { env: 'WATCH_NAMESPACE', flag: 'watch-namespace' },
+  bentoPath: { env: 'SVC_WEBHOOK_BENTO_PATH', flag: 'bento-path' },
 };
 
 /** Reads the configuration once; throws a ConfigError naming every problem. */

@@ -41,7 +41,7 @@ try {
 
 const log = createLogger({ component: 'webhooks', level: cfg.logLevel });
 // Bento checks SvcStreamsApiDefinition documents, as the gateway does (webhooks/streams-lint.ts).
-startStreamsLinter(log);
+startStreamsLinter(log, cfg.bentoPath);
 const kc = loadKubeConfig(cfg.kubeconfig);
 const clients = makeClients(kc);
 const live = kubeLookups(clients);
