@@ -70,8 +70,13 @@ describe('streams are checked at write time as Bento runs them', () => {
       20_000,
     );
     assert.deepEqual(deliveries.map((d) => d.body).sort(), messages);
+    // Bento's local rate limit counts from its last refill, which starts when the stream is built:
+    // the first message can come at the end of that first period and the second at the start of
+    // the next. From the second delivery on, each waits a whole period.
     const gaps = deliveries.slice(1).map((d, i) => d.at - (deliveries[i]?.at ?? 0));
-    for (const gap of gaps) assert.ok(gap >= 900, `deliveries ${gaps.map(Math.round).join(', ')} ms apart`);
+    for (const gap of gaps.slice(1)) {
+      assert.ok(gap >= 900, `deliveries ${gaps.map(Math.round).join(', ')} ms apart`);
+    }
   });
 
   test('a kafka input with topic (the seed) as well as topics: delivered from a real broker', async () => {
