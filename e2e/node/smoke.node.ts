@@ -107,7 +107,17 @@ test(
   'a pod resolves cluster names through CoreDNS and reaches a ClusterIP',
   { timeout: TIMEOUT },
   async () => {
-    const clusterIp = await kubectl(['-n', ns, 'get', 'svc', 'echo', '-o', 'jsonpath={.spec.clusterIP}']);
+    // `services`, not `svc`: once charts/svc-operator is installed, its CRDs' category `svc` shadows
+    // the Services' short name (`kubectl get svc` lists svc.svc.io objects).
+    const clusterIp = await kubectl([
+      '-n',
+      ns,
+      'get',
+      'services',
+      'echo',
+      '-o',
+      'jsonpath={.spec.clusterIP}',
+    ]);
     const probe = `
     const dns = require('node:dns/promises');
     (async () => {
