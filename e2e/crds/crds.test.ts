@@ -36,7 +36,7 @@ test('every CRD is installed, Established, and in the svc categories', async () 
   for (const crd of crds) {
     const established = crd.status.conditions.find((c) => c.type === 'Established');
     assert.equal(established?.status, 'True', crd.metadata.name);
-    assert.deepEqual(crd.spec.names.categories, ['svc', 'svc-all'], crd.metadata.name);
+    assert.deepEqual(crd.spec.names.categories, ['svc-all'], crd.metadata.name);
   }
 });
 

@@ -68,7 +68,9 @@ export function crdFor(def: KindDefinition): Record<string, unknown> {
         plural: def.plural,
         singular: def.singular,
         shortNames: def.shortNames,
-        categories: [CATEGORY, `${CATEGORY}-all`],
+        // Not `svc` alone: a category named like the Services short name takes `kubectl get svc`
+        // over (it listed these kinds instead of Services once the CRDs were installed).
+        categories: [`${CATEGORY}-all`],
       },
       scope: 'Namespaced',
       versions: [

@@ -89,7 +89,7 @@ test('CRDs carry names, the svc category, the status subresource and printer col
     };
   };
   assert.equal(crd.metadata.name, 'apidefinitions.svc.svc.io');
-  assert.deepEqual(crd.spec.names.categories, ['svc', 'svc-all']);
+  assert.deepEqual(crd.spec.names.categories, ['svc-all']);
   assert.ok(crd.spec.names.shortNames.length > 0);
   const [version] = crd.spec.versions;
   assert.ok(version, 'one version');
