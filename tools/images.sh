@@ -22,6 +22,9 @@
 #   tools/images.sh bases           build only the bases; prints name, reference, archive
 #   tools/images.sh import SOCKET   build, then import the three into the containerd at SOCKET (k8s.io)
 #   tools/images.sh --print         print the cache directory
+#
+# SVC_IMAGES_REUSE=1 reuses the app images built last instead of rebuilding on a source change
+# (for a development session on the node while others commit; never in CI).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -166,6 +169,12 @@ app_image() {
   srcs=$(awk '$1=="COPY" && $2 !~ /^--from/ {for (i=2; i<NF; i++) print $i}' "$repo/$file" | sort -u)
   # shellcheck disable=SC2086
   key=$( { echo "$node $go"; hash_paths "$file" $srcs; } | hash_of)
+  # SVC_IMAGES_REUSE=1 (development only, while sources change under a long node session): keep
+  # the image built last for this name, whatever changed since. CI and `make e2e-node` never set it.
+  if [[ ${SVC_IMAGES_REUSE:-} == 1 && -f $cache/last-$name ]]; then
+    key=$(cat "$cache/last-$name")
+    echo "images: svc-$name reused ($key, SVC_IMAGES_REUSE=1)" >&2
+  fi
   ref=localhost/svc/svc-$name:$key
   archive=$cache/svc-$name-$key.oci.tar
   if [[ -f $archive ]]; then
@@ -179,6 +188,7 @@ app_image() {
     save "$ref" "$archive"
     echo "images: built svc-$name in $(($(date +%s) - start))s" >&2
   fi
+  echo "$key" >"$cache/last-$name"
   # name, reference, size in buildah's storage (uncompressed), size of the archive (compressed layers)
   printf '%s\t%s\t%s\t%s\n' "$name" "$ref" "$(buildah images --format '{{.Size}}' "$ref" | head -n1)" "$(du -h "$archive" | cut -f1)"
 }
