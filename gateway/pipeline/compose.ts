@@ -184,6 +184,25 @@ export function allBefore(steps: readonly Step[]): steps is readonly BeforeStep[
   return steps.every((s) => typeof s !== 'function');
 }
 
+/** How a chain runs: which of `runSteps`, `runBefore` or `runChain` an entrance calls. */
+export type ChainKind = 'sync' | 'before' | 'around';
+
+const chainKinds = new WeakMap<readonly Step[], ChainKind>();
+
+/**
+ * How `handlers` run: `sync`, all steps synchronous (`runSteps`); `before`, all act before the
+ * upstream call only but some may wait (`runBefore`); `around`, some work around it (`runChain`).
+ * Worked out once per compiled chain and remembered.
+ */
+export function chainKind(handlers: readonly Step[]): ChainKind {
+  let kind = chainKinds.get(handlers);
+  if (kind === undefined) {
+    kind = allSync(handlers) ? 'sync' : allBefore(handlers) ? 'before' : 'around';
+    chainKinds.set(handlers, kind);
+  }
+  return kind;
+}
+
 /**
  * Runs before-only steps in order from `from`: the first refusal or undefined, at once while no
  * step waits, else a promise of it. Throws (or rejects with) what a step throws.

@@ -15,8 +15,7 @@ import { connect, type Socket } from 'node:net';
 import { errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
 import {
-  allBefore,
-  allSync,
+  chainKind,
   errorBody,
   internalFailure,
   runBefore,
@@ -25,7 +24,6 @@ import {
   withoutBody,
   type BeforeStep,
   type Rejection,
-  type Step,
   type SyncStep,
 } from '../pipeline/compose.ts';
 import {
@@ -46,21 +44,6 @@ import {
   upstreamRequestHeaders,
 } from '../upstream/headers.ts';
 import { upstreamFailure, upstreamPathOf } from '../upstream/proxy.ts';
-
-/**
- * How each chain runs: `sync`, all steps synchronous (`runSteps`); `before`, all act before the
- * upstream call only but some may wait (`runBefore`); `around`, some work around it (`runChain`).
- */
-const chainKinds = new WeakMap<readonly Step[], 'sync' | 'before' | 'around'>();
-
-function chainKind(handlers: readonly Step[]): 'sync' | 'before' | 'around' {
-  let kind = chainKinds.get(handlers);
-  if (kind === undefined) {
-    kind = allSync(handlers) ? 'sync' : allBefore(handlers) ? 'before' : 'around';
-    chainKinds.set(handlers, kind);
-  }
-  return kind;
-}
 
 /** Requests served and connections handed to node:http, for tests and diagnostics. */
 export const fastPathStats = { requests: 0, handoffs: 0 };
