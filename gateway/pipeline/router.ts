@@ -7,7 +7,8 @@
  * A tier with no matching path falls through to the next one.
  */
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
-import { wildcardCovers, type Target } from '../../schemas/rules/api-definition.ts';
+import { wildcardCovers } from '../../schemas/rules/api-definition.ts';
+import type { Target } from '../../schemas/rules/target.ts';
 import { resolveInternalTarget } from '../../schemas/rules/internal-target.ts';
 import type { ApiEvents } from '../events/events.ts';
 import type { Step, Terminal } from './compose.ts';

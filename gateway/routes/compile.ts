@@ -32,16 +32,18 @@ import {
   balancedTargets,
   checkClassicApi,
   domainKey,
-  isTargetProblem,
   listenPathProblem,
-  normalizeListenPath,
   onGatewayPort,
   parsePins,
-  parseTarget,
   reservedPathProblem,
   routeKey,
-  upstreamEntry,
 } from '../../schemas/rules/api-definition.ts';
+import {
+  isTargetProblem,
+  normalizeListenPath,
+  parseTarget,
+  upstreamEntry,
+} from '../../schemas/rules/target.ts';
 import { formatProblem, type FieldProblem } from '../../schemas/rules/field-problem.ts';
 import { OAS_EXTENSION, checkOasDocument, oasToClassic } from '../../schemas/rules/oas.ts';
 import { nestingMessage, tooDeep } from '../../schemas/rules/nesting.ts';

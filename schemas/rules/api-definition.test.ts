@@ -8,13 +8,11 @@ import {
   classicApiWarnings,
   domainKey,
   listenPathProblem,
-  parseTarget,
   reservedPathProblem,
   routeKey,
   unsupportedFeatures,
-  upstreamEntry,
-  type ClassicApiInput,
 } from './api-definition.ts';
+import type { ClassicApiInput } from './read.ts';
 import { formatProblem, type FieldProblem } from './field-problem.ts';
 
 /** A keyless API at /a/ with `extra` merged over it (and `proxy` over its proxy). */
@@ -874,39 +872,6 @@ describe('listen paths and claims', () => {
   });
 });
 
-describe('parseTarget', () => {
-  const targets: { raw: string; want: ReturnType<typeof parseTarget> | string }[] = [
-    {
-      raw: 'https://u.example:8443/base/?k=v',
-      want: { origin: 'https://u.example:8443', host: 'u.example:8443', basePath: '/base', baseQuery: 'k=v' },
-    },
-    {
-      raw: 'orders.shop.svc:8080',
-      want: {
-        origin: 'http://orders.shop.svc:8080',
-        host: 'orders.shop.svc:8080',
-        basePath: '',
-        baseQuery: '',
-      },
-    },
-    {
-      raw: 'httpbin.org',
-      want: { origin: 'http://httpbin.org', host: 'httpbin.org', basePath: '', baseQuery: '' },
-    },
-    { raw: 'tcp://db:5432', want: 'NotSupported' },
-    { raw: 'ws://chat', want: 'NotSupported' },
-    { raw: 'ftp://files', want: 'NotSupported' },
-    { raw: 'not a url', want: 'Invalid' },
-  ];
-  for (const t of targets) {
-    test(t.raw, () => {
-      const got = parseTarget(t.raw);
-      if (typeof t.want === 'string') assert.equal('type' in got ? got.type : got, t.want);
-      else assert.deepEqual(got, t.want);
-    });
-  }
-});
-
 describe('unsupportedFeatures', () => {
   test('names each field the schema flags not supported, as `<path>: not supported by svc yet`', () => {
     const def = api({ expire_analytics_after: 60, use_oauth2: true, do_not_track: false });
@@ -971,14 +936,4 @@ test('the example ApiDefinitions pass', async () => {
     const spec = (doc.toJS() as { spec: ClassicApiInput }).spec;
     assert.deepEqual(checkClassicApi(spec), []);
   }
-});
-
-test('upstreamEntry: the exact host, then the longest wildcard, then *', () => {
-  const map = { '*': 'any', '*.example.com': 'wild', '*.eu.example.com': 'eu', 'API.example.com': 'exact' };
-  assert.equal(upstreamEntry(map, 'api.example.com'), 'exact');
-  assert.equal(upstreamEntry(map, 'x.eu.example.com'), 'eu');
-  assert.equal(upstreamEntry(map, 'x.example.com'), 'wild');
-  assert.equal(upstreamEntry(map, 'example.com'), 'any');
-  assert.equal(upstreamEntry({ '*.example.com': 'wild' }, 'other.org'), undefined);
-  assert.equal(upstreamEntry(undefined, 'x'), undefined);
 });

@@ -26,44 +26,22 @@ import { eventHandlerProblems } from './event-handlers.ts';
 import { endpointProblems, otherUpstreamTlsProblems, versionChoiceProblems } from './endpoints.ts';
 import { graphqlProblems } from './graphql.ts';
 import { pluginProblems } from './plugins.ts';
-import { quote, type FieldProblem, type FieldProblemType, type FieldWarning } from './field-problem.ts';
-import { isTrue, list, model, problem, text, type Unchecked } from './read.ts';
+import { quote, type FieldProblem, type FieldWarning } from './field-problem.ts';
+import {
+  isTrue,
+  list,
+  model,
+  problem,
+  text,
+  type ClassicApiInput,
+  type ClassicApiPath,
+  type Unchecked,
+} from './read.ts';
 import { isIpOrCidr, regexGroups } from './values.ts';
 import { isInternalUrl, parseInternalTarget, type InternalTargetInput } from './internal-target.ts';
-
-export type { Unchecked } from './read.ts';
-
-/** A classic API definition as the rules read it: the gateway's model, or an ApiDefinition spec. */
-export type ClassicApiInput = Unchecked<GatewayApiDefinition>;
-
-type Depth = [never, 0, 1, 2, 3, 4, 5];
-
-/**
- * Dotted paths of the fields of a model, checked by the compiler against the generated types;
- * `*` stands for any key of a map (`version_data.versions.*.expires`).
- */
-export type ModelPath<T, D extends number = 5> = [D] extends [never]
-  ? never
-  : T extends readonly unknown[]
-    ? never
-    : T extends object
-      ? string extends keyof T
-        ? '*' | `*.${ModelPath<NonNullable<T[string & keyof T]>, Depth[D]>}`
-        : { [K in keyof T & string]-?: K | `${K}.${ModelPath<NonNullable<T[K]>, Depth[D]>}` }[keyof T &
-            string]
-      : never;
-
-/** A field of the classic API definition. */
-export type ClassicApiPath = ModelPath<GatewayApiDefinition>;
+import { isTargetProblem, normalizeListenPath, parseTarget, type Target } from './target.ts';
 
 // --- listen paths and routes --------------------------------------------------------------------
-
-/** Removes the trailing slashes of a listen path (`/a/` -> `/a`, `/` -> ``). */
-export function normalizeListenPath(p: string): string {
-  let end = p.length;
-  while (end > 0 && p.charCodeAt(end - 1) === 47 /* / */) end--;
-  return p.slice(0, end);
-}
 
 /**
  * The route a listen path claims: two listen paths claim the same route when their keys are
@@ -165,71 +143,6 @@ export function reservedPathProblem(listenPath: string): string | undefined {
 /** Whether an API is served on the gateway port (no `listen_port`, or 0). */
 export function onGatewayPort(api: ClassicApiInput): boolean {
   return !(typeof api.listen_port === 'number' && api.listen_port > 0);
-}
-
-// --- upstream -------------------------------------------------------------------------------------
-
-/** The upstream of an API, parsed once. */
-export interface Target {
-  /** `http://host:port` or `https://host:port`. */
-  origin: string;
-  /** `host[:port]` as written, for the Host header. */
-  host: string;
-  /** Path of the target URL without its trailing slash (`''` for `/`). */
-  basePath: string;
-  /** Query of the target URL without `?`, merged before the client's. */
-  baseQuery: string;
-}
-
-/** Why a `target_url` can't be used. */
-export interface TargetProblem {
-  type: FieldProblemType;
-  message: string;
-}
-
-const TARGET_EXAMPLE = 'http://orders.default.svc:8080';
-
-/**
- * Parses `target_url`. A bare `host:port` (such as `orders.shop.svc:8080`, or `httpbin.org`)
- * means http; the gateway proxies to http and https only.
- */
-export function parseTarget(raw: string): Target | TargetProblem {
-  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(raw) ? raw : `http://${raw}`;
-  let u: URL;
-  try {
-    u = new URL(withScheme);
-  } catch {
-    return {
-      type: 'Invalid',
-      message: `${quote(raw)} is not a URL: write the upstream address, such as ${TARGET_EXAMPLE}`,
-    };
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
-    return {
-      type: 'NotSupported',
-      message: `${quote(raw)}: the scheme ${quote(u.protocol.slice(0, -1))} is not supported yet by this gateway: proxy to an http:// or https:// address, such as ${TARGET_EXAMPLE}`,
-    };
-  }
-  if (u.hostname === '') {
-    return { type: 'Invalid', message: `${quote(raw)} has no host: write one, such as ${TARGET_EXAMPLE}` };
-  }
-  if (u.username !== '' || u.password !== '') {
-    return {
-      type: 'Invalid',
-      message: `${quote(raw)} carries credentials: remove the user and password from the URL (they are not sent upstream)`,
-    };
-  }
-  return {
-    origin: `${u.protocol}//${u.host}`,
-    host: u.host,
-    basePath: normalizeListenPath(u.pathname),
-    baseQuery: u.search.slice(1),
-  };
-}
-
-/** Whether `parseTarget` failed. */
-export function isTargetProblem(t: Target | TargetProblem): t is TargetProblem {
-  return 'message' in t;
 }
 
 // --- load balancing and uptime tests ------------------------------------------------------------
@@ -459,28 +372,6 @@ export function parsePins(value: string): { pins: Pin[]; problems: string[] } {
       );
   }
   return { pins, problems };
-}
-
-/**
- * The value an upstream host gets from `upstream_certificates` or `pinned_public_keys`: the
- * exact host (case-insensitive), else the longest `*.suffix` covering it, else `*`.
- */
-export function upstreamEntry(
-  map: Readonly<Record<string, string>> | undefined,
-  host: string,
-): string | undefined {
-  if (map === undefined) return undefined;
-  const h = host.toLowerCase();
-  let wildcard: [string, string] | undefined;
-  let any: string | undefined;
-  for (const [k, v] of Object.entries(map)) {
-    const key = k.trim().toLowerCase();
-    if (key === h) return v;
-    if (key === '*') any = v;
-    else if (key.startsWith('*.') && h.endsWith(key.slice(1)) && key.length > (wildcard?.[0].length ?? 0))
-      wildcard = [key, v];
-  }
-  return wildcard?.[1] ?? any;
 }
 
 /** Hosts of `upstream_certificates` and `pinned_public_keys`, certificate IDs and pins. */

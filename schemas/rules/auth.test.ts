@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
-import type { ClassicApiInput } from './api-definition.ts';
+import type { ClassicApiInput } from './read.ts';
 import { authMethodsOf, authProblems, authWarnings, jwtSourceOf, type AuthMethod } from './auth.ts';
 import type { FieldProblem } from './field-problem.ts';
 

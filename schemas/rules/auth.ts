@@ -8,7 +8,7 @@
  */
 import { createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
 import type { AuthConfig, GatewayApiDefinition, SignatureConfig } from '../generated/models.ts';
-import type { ClassicApiInput } from './api-definition.ts';
+import type { ClassicApiInput } from './read.ts';
 import { quote, type FieldProblem, type FieldWarning } from './field-problem.ts';
 import { customAuthHook } from './plugins.ts';
 import { isTrue, list, model, problem, text, type Unchecked } from './read.ts';

@@ -24,7 +24,7 @@ import { regexProblem } from './values.ts';
 import { templateDataProblem } from './body-template.ts';
 import { bodySchemaProblems } from './validate-json.ts';
 import { fieldPath } from '../validate.ts';
-import { isTargetProblem, parseTarget, upstreamEntry } from './api-definition.ts';
+import { isTargetProblem, parseTarget, upstreamEntry } from './target.ts';
 import { INTERNAL_SCHEME, parseInternalTarget } from './internal-target.ts';
 
 const pointerKey = (k: string): string => k.replaceAll('~', '~0').replaceAll('/', '~1');

@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkClassicApi, type ClassicApiInput } from './api-definition.ts';
+import { checkClassicApi } from './api-definition.ts';
+import type { ClassicApiInput } from './read.ts';
 import { compileBodyTemplate, eventNameOf, readEventHandlers } from './event-handlers.ts';
 import type { FieldProblem } from './field-problem.ts';
 

@@ -9,7 +9,7 @@
  * reference's `template_path` (a Go template file on the gateway's disk) is refused: a file
  * beside one gateway is not beside the others, and a template is data of the API.
  */
-import type { ClassicApiInput } from './api-definition.ts';
+import type { ClassicApiInput } from './read.ts';
 import { quote, type FieldProblem, type FieldProblemType } from './field-problem.ts';
 import { isPlainObject } from '../../lib/plain-object.ts';
 

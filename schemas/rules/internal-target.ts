@@ -9,7 +9,7 @@
 import type { FieldProblem } from './field-problem.ts';
 import { ID_RULE, isValidId } from './ids.ts';
 import { quote } from './field-problem.ts';
-import type { Target, TargetProblem } from './api-definition.ts';
+import type { Target, TargetProblem } from './target.ts';
 import { list, model, problem, text } from './read.ts';
 import { fieldPath } from '../validate.ts';
 

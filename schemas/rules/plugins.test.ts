@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ClassicApiInput } from './api-definition.ts';
+import type { ClassicApiInput } from './read.ts';
 import type { FieldProblem } from './field-problem.ts';
 import { customAuthHook, pluginHooksOf, pluginPathProblem, pluginProblems } from './plugins.ts';
 

@@ -7,7 +7,7 @@
  * (JavaScript VM, Python, gRPC, Go plugins) are refused by name.
  */
 import type { CustomMiddleware, PluginHook } from '../generated/models.ts';
-import type { ClassicApiInput } from './api-definition.ts';
+import type { ClassicApiInput } from './read.ts';
 import { quote, type FieldProblem } from './field-problem.ts';
 import { isTrue, list, model, problem, text, type Unchecked } from './read.ts';
 

@@ -16,7 +16,8 @@
  * reused across reloads while its definition is unchanged, and its checker with it).
  */
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
-import { balancedTargets, isTargetProblem, parseTarget } from '../../../schemas/rules/api-definition.ts';
+import { balancedTargets } from '../../../schemas/rules/api-definition.ts';
+import { isTargetProblem, parseTarget } from '../../../schemas/rules/target.ts';
 import { reject, type CompiledMiddleware, type Middleware } from '../../pipeline/compose.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 import type { Target } from '../../pipeline/router.ts';

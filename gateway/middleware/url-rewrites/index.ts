@@ -25,7 +25,7 @@ import type {
   StringRegexMap,
   VersionInfo,
 } from '../../../schemas/generated/models.ts';
-import { isTargetProblem, parseTarget, type Target } from '../../../schemas/rules/api-definition.ts';
+import { isTargetProblem, parseTarget, type Target } from '../../../schemas/rules/target.ts';
 import { absoluteRewrite } from '../../../schemas/rules/endpoints.ts';
 import { INTERNAL_SCHEME, internalUrl, parseInternalTarget } from '../../../schemas/rules/internal-target.ts';
 import { reject, type Middleware } from '../../pipeline/compose.ts';

@@ -14,7 +14,7 @@
  * target for its requests.
  */
 import type { GatewayApiDefinition, VersionInfo } from '../../../schemas/generated/models.ts';
-import { isTargetProblem, parseTarget, type Target } from '../../../schemas/rules/api-definition.ts';
+import { isTargetProblem, parseTarget, type Target } from '../../../schemas/rules/target.ts';
 import { reject, type Middleware } from '../../pipeline/compose.ts';
 import { removeRequestHeader, type RequestContext } from '../../pipeline/context.ts';
 import { servedVersion, versionedByRequest } from '../../pipeline/endpoints.ts';
