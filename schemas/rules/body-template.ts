@@ -1,7 +1,8 @@
 /**
  * Body templates (`extended_paths.transform` and `transform_response`): the subset of Go's
- * text/template svc serves, parsed once (by the webhooks and the gateway's writes, to refuse what
- * is beyond it, and by the gateway when routes load) and run per request over the parsed body.
+ * text/template svc serves, parsed here once (by the webhooks and the gateway's writes, to refuse
+ * what is beyond it, and by the gateway when routes load). The body-transforms middleware runs the
+ * parsed template per request over the parsed body (gateway/middleware/body-transforms/template.ts).
  *
  * The subset (docs/gateway.md, "Body transforms"):
  * - text, and actions `{{ ... }}` with `{{-` / `-}}` trimming the spaces beside them;
@@ -22,34 +23,31 @@
  * Anything else (`template`, `define`, `block`, `break`, `continue`, other functions, method
  * calls) is refused at write time by name.
  */
-import { isPlainObject } from '../../lib/plain-object.ts';
 
-/** A value of the data a template reads: parsed JSON. */
-type Data = unknown;
-
-/** A missing value (a field that is not there). */
-const MISSING = Symbol('missing');
-
-type Arg =
+/** An operand of a command: a field or variable, a literal, a function name, a parenthesised pipeline. */
+export type TemplateArg =
   | { k: 'field'; /** `dot`, or a variable (`$`, `$name`). */ base: string; path: string[] }
-  | { k: 'lit'; v: Data }
+  | { k: 'lit'; v: unknown }
   | { k: 'fn'; name: string }
-  | { k: 'pipe'; p: Pipe };
-type Cmd = Arg[];
-interface Pipe {
+  | { k: 'pipe'; p: TemplatePipe };
+/** A command: a function and its arguments, or one operand. */
+export type TemplateCommand = TemplateArg[];
+/** A pipeline `x | f a | g`, with the variables it declares (`$v :=`) or assigns (`$v =`). */
+export interface TemplatePipe {
   decl: string[];
   assign: boolean;
-  cmds: Cmd[];
+  cmds: TemplateCommand[];
 }
-type Node =
+/** A node of a parsed template: text, an action printing a pipeline, or a control block. */
+export type TemplateNode =
   | { t: 'text'; s: string }
-  | { t: 'out'; p: Pipe }
-  | { t: 'if' | 'with'; p: Pipe; body: Node[]; else: Node[] }
-  | { t: 'range'; p: Pipe; body: Node[]; else: Node[] };
+  | { t: 'out'; p: TemplatePipe }
+  | { t: 'if' | 'with'; p: TemplatePipe; body: TemplateNode[]; else: TemplateNode[] }
+  | { t: 'range'; p: TemplatePipe; body: TemplateNode[]; else: TemplateNode[] };
 
-/** A parsed template. */
+/** A parsed template; the body-transforms middleware runs it (gateway/middleware/body-transforms/template.ts). */
 export interface BodyTemplate {
-  readonly nodes: readonly Node[];
+  readonly nodes: readonly TemplateNode[];
 }
 
 /** Why a template is refused: beyond the subset (`unsupported`) or not a template at all. */
@@ -192,8 +190,8 @@ class TokReader {
   }
 }
 
-function parsePipe(r: TokReader, allowDecl: 'none' | 'one' | 'two', inParens = false): Pipe {
-  const pipe: Pipe = { decl: [], assign: false, cmds: [] };
+function parsePipe(r: TokReader, allowDecl: 'none' | 'one' | 'two', inParens = false): TemplatePipe {
+  const pipe: TemplatePipe = { decl: [], assign: false, cmds: [] };
   if (allowDecl !== 'none') {
     const save = r.i;
     const names: string[] = [];
@@ -214,7 +212,7 @@ function parsePipe(r: TokReader, allowDecl: 'none' | 'one' | 'two', inParens = f
       r.i = save;
     }
   }
-  let cmd: Cmd = [];
+  let cmd: TemplateCommand = [];
   for (;;) {
     const t = r.peek();
     if (t === undefined || (inParens && t.k === 'punct' && t.v === ')')) break;
@@ -315,8 +313,8 @@ export function parseBodyTemplate(src: string): BodyTemplate {
   let at = 0;
   const block = (
     inside: string | undefined,
-  ): { nodes: Node[]; ended: 'end' | 'else' | 'elseif'; rest?: TokReader } => {
-    const nodes: Node[] = [];
+  ): { nodes: TemplateNode[]; ended: 'end' | 'else' | 'elseif'; rest?: TokReader } => {
+    const nodes: TemplateNode[] = [];
     while (at < parts.length) {
       const part = parts[at++];
       if (part === undefined) break;
@@ -355,10 +353,10 @@ export function parseBodyTemplate(src: string): BodyTemplate {
     if (inside !== undefined) throw new TemplateError(`{{${inside}}} without {{end}}`);
     return { nodes, ended: 'end' };
   };
-  const control = (kind: 'if' | 'with' | 'range', r: TokReader): Node => {
+  const control = (kind: 'if' | 'with' | 'range', r: TokReader): TemplateNode => {
     const p = parsePipe(r, kind === 'range' ? 'two' : kind === 'with' ? 'one' : 'none');
     const body = block(kind);
-    let otherwise: Node[] = [];
+    let otherwise: TemplateNode[] = [];
     if (body.ended === 'else') {
       const e = block(kind);
       if (e.ended !== 'end') throw new TemplateError(`{{else}} after {{else}} in {{${kind}}}`);
@@ -392,309 +390,6 @@ export function templateSource(data: { template_mode?: string; template_source?:
     );
   }
   return decoded;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Running
-
-/** Go's `%v` of a float64. */
-export function goNumber(n: number): string {
-  if (Number.isNaN(n)) return 'NaN';
-  if (!Number.isFinite(n)) return n > 0 ? '+Inf' : '-Inf';
-  if (n === 0) return Object.is(n, -0) ? '-0' : '0';
-  const e = n.toExponential();
-  const exp = Number(e.slice(e.indexOf('e') + 1));
-  // strconv's 'g' with the shortest precision: %e when the exponent is < -4 or >= 6.
-  if (exp < -4 || exp >= 6) return goExp(e);
-  return String(n);
-}
-
-function goExp(e: string): string {
-  const [mant = '', ex = '0'] = e.split('e');
-  const sign = ex.startsWith('-') ? '-' : '+';
-  const digits = ex.replace(/^[-+]/, '');
-  return `${mant}e${sign}${digits.padStart(2, '0')}`;
-}
-
-/** How Go's fmt prints a value. */
-export function goPrint(v: Data): string {
-  if (v === MISSING || v === undefined) return '<no value>';
-  if (v === null) return '<nil>';
-  if (typeof v === 'string') return v;
-  if (typeof v === 'number') return goNumber(v);
-  if (typeof v === 'boolean') return String(v);
-  if (Array.isArray(v)) return `[${v.map((x) => goPrint(x as Data)).join(' ')}]`;
-  if (typeof v === 'object') {
-    const o = v as Record<string, unknown>;
-    return `map[${Object.keys(o)
-      .sort()
-      .map((k) => `${k}:${goPrint(o[k])}`)
-      .join(' ')}]`;
-  }
-  return '<no value>'; // MISSING (JSON data holds nothing else)
-}
-
-/** JSON as Go's encoding/json writes it: map keys sorted, `<`, `>` and `&` escaped. */
-export function goJson(v: Data): string {
-  const sorted = (x: unknown): unknown => {
-    if (Array.isArray(x)) return x.map(sorted);
-    if (x !== null && typeof x === 'object') {
-      const o = x as Record<string, unknown>;
-      return Object.fromEntries(
-        Object.keys(o)
-          .sort()
-          .map((k) => [k, sorted(o[k])]),
-      );
-    }
-    return x;
-  };
-  const json = JSON.stringify(sorted(v === MISSING || v === undefined ? null : v)) as string | undefined;
-  return (json ?? 'null').replaceAll('<', '\\u003c').replaceAll('>', '\\u003e').replaceAll('&', '\\u0026');
-}
-
-function truth(v: unknown): boolean {
-  if (v === MISSING || v === undefined || v === null || v === false || v === 0 || v === '') return false;
-  if (Array.isArray(v)) return v.length > 0;
-  if (typeof v === 'object') return Object.keys(v).length > 0;
-  return true;
-}
-
-function field(base: unknown, path: readonly string[]): unknown {
-  let v = base;
-  for (const name of path) {
-    if (!isPlainObject(v)) return MISSING;
-    v = Object.hasOwn(v, name) ? v[name] : MISSING;
-  }
-  return v;
-}
-
-function compare(a: unknown, b: unknown): number {
-  if (typeof a === 'number' && typeof b === 'number') return a - b;
-  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
-  throw new TemplateError(`can't compare ${goPrint(a)} and ${goPrint(b)}`);
-}
-
-function printf(format: string, args: unknown[]): string {
-  let n = 0;
-  return format.replace(
-    /%(-?\d*)(?:\.(\d+))?([vsdfqtx%])/g,
-    (_all, width: string, prec: string | undefined, verb: string) => {
-      if (verb === '%') return '%';
-      if (n >= args.length) return `%!${verb}(MISSING)`;
-      const a = args[n++];
-      let s: string;
-      switch (verb) {
-        case 'd':
-          s = typeof a === 'number' ? String(Math.trunc(a)) : `%!d(${goPrint(a)})`;
-          break;
-        case 'f':
-          s = typeof a === 'number' ? a.toFixed(prec === undefined ? 6 : Number(prec)) : `%!f(${goPrint(a)})`;
-          break;
-        case 'q':
-          s = JSON.stringify(typeof a === 'string' ? a : goPrint(a));
-          break;
-        case 't':
-          s = typeof a === 'boolean' ? String(a) : `%!t(${goPrint(a)})`;
-          break;
-        case 'x':
-          s =
-            typeof a === 'number'
-              ? Math.trunc(a).toString(16)
-              : Buffer.from(typeof a === 'string' ? a : goPrint(a)).toString('hex');
-          break;
-        default:
-          s = goPrint(a);
-          if (prec !== undefined && verb === 's') s = s.slice(0, Number(prec));
-      }
-      const w = Number(width);
-      if (width !== '' && Math.abs(w) > s.length) s = w < 0 ? s.padEnd(-w) : s.padStart(w);
-      return s;
-    },
-  );
-}
-
-function call(name: string, args: unknown[]): unknown {
-  switch (name) {
-    case 'printf':
-      return printf(typeof args[0] === 'string' ? args[0] : goPrint(args[0]), args.slice(1));
-    case 'print':
-      return args.map((a) => goPrint(a)).join('');
-    case 'json':
-    case 'jsonMarshal':
-      return goJson(args[0]);
-    case 'index': {
-      let v = args[0];
-      for (const k of args.slice(1)) {
-        if (Array.isArray(v) && typeof k === 'number') {
-          if (k < 0 || k >= v.length) throw new TemplateError(`index ${String(k)} out of range`);
-          v = v[k] as unknown;
-        } else if (isPlainObject(v) && typeof k === 'string') {
-          v = Object.hasOwn(v, k) ? v[k] : MISSING;
-        } else {
-          throw new TemplateError(`can't index ${goPrint(v)} with ${goPrint(k)}`);
-        }
-      }
-      return v;
-    }
-    case 'len': {
-      const v = args[0];
-      if (typeof v === 'string') return Buffer.byteLength(v);
-      if (Array.isArray(v)) return v.length;
-      if (v !== null && typeof v === 'object') return Object.keys(v).length;
-      throw new TemplateError(`len of ${goPrint(v)}`);
-    }
-    case 'eq':
-      return args.slice(1).some((b) => args[0] === b);
-    case 'ne':
-      return args[0] !== args[1];
-    case 'lt':
-      return compare(args[0], args[1]) < 0;
-    case 'le':
-      return compare(args[0], args[1]) <= 0;
-    case 'gt':
-      return compare(args[0], args[1]) > 0;
-    case 'ge':
-      return compare(args[0], args[1]) >= 0;
-    case 'and': {
-      let last: unknown = true;
-      for (const a of args) {
-        last = a;
-        if (!truth(a)) return a;
-      }
-      return last;
-    }
-    case 'or': {
-      let last: unknown = false;
-      for (const a of args) {
-        last = a;
-        if (truth(a)) return a;
-      }
-      return last;
-    }
-    case 'not':
-      return !truth(args[0]);
-    default:
-      throw new TemplateError(`function ${name}`);
-  }
-}
-
-class Scope {
-  readonly vars: Map<string, unknown>;
-  readonly parent: Scope | undefined;
-  constructor(vars: Map<string, unknown>, parent: Scope | undefined) {
-    this.vars = vars;
-    this.parent = parent;
-  }
-  #holder(name: string): Map<string, unknown> {
-    if (this.vars.has(name)) return this.vars;
-    if (this.parent === undefined) throw new TemplateError(`undefined variable ${name}`);
-    return this.parent.#holder(name);
-  }
-  get(name: string): unknown {
-    return this.#holder(name).get(name);
-  }
-  set(name: string, v: unknown): void {
-    this.#holder(name).set(name, v);
-  }
-}
-
-function evalPipe(p: Pipe, dot: unknown, scope: Scope): unknown {
-  let value: unknown = MISSING;
-  let first = true;
-  for (const cmd of p.cmds) {
-    const head = cmd[0];
-    const arg = (a: Arg): unknown => {
-      switch (a.k) {
-        case 'field':
-          return field(a.base === 'dot' ? dot : scope.get(a.base), a.path);
-        case 'lit':
-          return a.v;
-        case 'pipe':
-          return evalPipe(a.p, dot, scope);
-        case 'fn':
-          throw new TemplateError(`${a.name} is a function`);
-      }
-    };
-    if (head?.k === 'fn') {
-      const args = cmd.slice(1).map(arg);
-      if (!first) args.push(value);
-      value = call(head.name, args);
-    } else if (head !== undefined) {
-      value = arg(head);
-    }
-    first = false;
-  }
-  if (p.decl.length === 1) {
-    const name = p.decl[0] ?? '';
-    if (p.assign) scope.set(name, value);
-    else scope.vars.set(name, value);
-  }
-  return value;
-}
-
-function run(nodes: readonly Node[], dot: unknown, scope: Scope, out: string[]): void {
-  for (const n of nodes) {
-    switch (n.t) {
-      case 'text':
-        out.push(n.s);
-        break;
-      case 'out': {
-        const v = evalPipe(n.p, dot, scope);
-        if (n.p.decl.length === 0) out.push(goPrint(v));
-        break;
-      }
-      case 'if': {
-        const inner = new Scope(new Map(), scope);
-        run(truth(evalPipe(n.p, dot, inner)) ? n.body : n.else, dot, inner, out);
-        break;
-      }
-      case 'with': {
-        const inner = new Scope(new Map(), scope);
-        const v = evalPipe(n.p, dot, inner);
-        if (truth(v)) run(n.body, v, inner, out);
-        else run(n.else, dot, inner, out);
-        break;
-      }
-      case 'range': {
-        const decl = n.p.decl;
-        const v = evalPipe({ ...n.p, decl: [] }, dot, scope);
-        const entries: [unknown, unknown][] = Array.isArray(v)
-          ? v.map((x, i) => [i, x])
-          : v !== null && typeof v === 'object'
-            ? Object.keys(v)
-                .sort()
-                .map((k) => [k, (v as Record<string, unknown>)[k]])
-            : typeof v === 'number' && Number.isInteger(v) && v >= 0
-              ? Array.from({ length: v }, (_, i) => [i, i])
-              : v === MISSING || v === null
-                ? []
-                : (() => {
-                    throw new TemplateError(`range can't iterate over ${goPrint(v)}`);
-                  })();
-        if (entries.length === 0) {
-          run(n.else, dot, new Scope(new Map(), scope), out);
-          break;
-        }
-        for (const [k, x] of entries) {
-          const inner = new Scope(new Map(), scope);
-          if (decl.length === 1) inner.vars.set(decl[0] ?? '', x);
-          if (decl.length === 2) {
-            inner.vars.set(decl[0] ?? '', k);
-            inner.vars.set(decl[1] ?? '', x);
-          }
-          run(n.body, x, inner, out);
-        }
-        break;
-      }
-    }
-  }
-}
-
-/** Runs a parsed template over `data`; throws a TemplateError when it fails on this data. */
-export function renderBodyTemplate(t: BodyTemplate, data: unknown): string {
-  const out: string[] = [];
-  run(t.nodes, data, new Scope(new Map([['$', data]]), undefined), out);
-  return out.join('');
 }
 
 /**

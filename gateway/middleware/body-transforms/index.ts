@@ -2,7 +2,7 @@
  * Body templates of the request's version (`extended_paths.transform` and
  * `transform_response`), as the reference gateway applies them: the first entry matching the
  * request's method and path runs its template (the subset of Go's text/template in
- * schemas/rules/body-template.ts, parsed once when routes load) over the JSON body:
+ * schemas/rules/body-template.ts, parsed once when routes load; run by ./template.ts) over the JSON body:
  * - `transform`: the request body (read whole, at most 1 MiB, else 413) becomes the template's
  *   output, sent upstream with its length;
  * - `transform_response`: the upstream's body (buffered, at most 1 MiB, else 502; gzip, deflate
@@ -16,7 +16,6 @@
 import type { GatewayApiDefinition, TemplateMeta, VersionInfo } from '../../../schemas/generated/models.ts';
 import {
   parseBodyTemplate,
-  renderBodyTemplate,
   templateSource,
   type BodyTemplate,
 } from '../../../schemas/rules/body-template.ts';
@@ -30,6 +29,7 @@ import {
   type CompiledEndpoint,
 } from '../../pipeline/endpoints.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
+import { renderBodyTemplate } from './template.ts';
 
 interface Entry {
   endpoint: CompiledEndpoint;
