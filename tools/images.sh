@@ -10,7 +10,8 @@
 #   localhost/svc/golang:<version>  that Debian + the machine's Go (/usr/local/go)
 #
 # and, for the gateway's Redis store in a pod on the test node, localhost/svc/svc-redis (Debian's
-# redis-server package in that Debian base).
+# redis-server package in that Debian base); for the dashboard's PostgreSQL store, likewise
+# localhost/svc/svc-postgres (Debian's postgresql package).
 #
 # Every image is cached by a hash of what goes into it: an OCI archive under
 # $SVC_IMAGES_DIR (default ~/.cache/svc-images), outside the repository. A second run with nothing
@@ -148,6 +149,60 @@ redis_image() {
   echo "$ref $archive"
 }
 
+# PostgreSQL for the dashboard chart's tests (storage=postgres on the test node): Debian's
+# `postgresql` package in the Debian base, as uid 65532 (the package's postgres user, made first
+# with that uid: initdb and postgres refuse a uid without a passwd entry). On its first start the
+# entrypoint runs initdb into $PGDATA (a volume) with the user POSTGRES_USER (default postgres),
+# the password POSTGRES_PASSWORD (required; scram-sha-256 from any address) and creates
+# POSTGRES_DB; then postgres runs in the foreground, its socket in /tmp (a read-only root works
+# with /tmp and the volume writable).
+postgres_entrypoint() {
+  cat <<'SH'
+#!/bin/sh
+set -eu
+: "${PGDATA:?}" "${POSTGRES_PASSWORD:?POSTGRES_PASSWORD is required}"
+user=${POSTGRES_USER:-postgres}
+db=${POSTGRES_DB:-$user}
+if [ ! -s "$PGDATA/PG_VERSION" ]; then
+  pw=$(mktemp)
+  printf '%s\n' "$POSTGRES_PASSWORD" >"$pw"
+  initdb -D "$PGDATA" -U "$user" --pwfile="$pw" -A scram-sha-256 -E UTF8 >&2
+  rm -f "$pw"
+  echo 'host all all all scram-sha-256' >>"$PGDATA/pg_hba.conf"
+  if [ "$db" != postgres ]; then
+    echo "CREATE DATABASE \"$db\"" | postgres --single -D "$PGDATA" postgres >/dev/null
+  fi
+fi
+exec postgres -D "$PGDATA" -c listen_addresses='*' -c unix_socket_directories=/tmp "$@"
+SH
+}
+postgres_image() {
+  local debian=$1 key ref archive c entry bin
+  key=$( { echo "$debian"; echo postgresql; postgres_entrypoint; } | hash_of)
+  ref=localhost/svc/svc-postgres:$key
+  archive=$cache/svc-postgres-$key.oci.tar
+  if [[ -f $archive ]]; then load "$ref" "$archive"; echo "$ref $archive"; return; fi
+  c=$(buildah from "$debian")
+  # The package would create and start a cluster of its own (create_main_cluster): the entrypoint
+  # makes the only one, in the volume.
+  buildah run --isolation chroot --network host "$c" -- sh -c '
+    groupadd -r -g 65532 postgres && useradd -r -u 65532 -g postgres -d /var/lib/postgresql -s /bin/sh postgres &&
+    apt-get update -q && apt-get install -y -q --no-install-recommends postgresql-common &&
+    sed -ri "s/#?(create_main_cluster) .*$/\1 = false/" /etc/postgresql-common/createcluster.conf &&
+    apt-get install -y -q --no-install-recommends postgresql &&
+    rm -rf /var/lib/apt/lists/* /var/log/* /usr/share/doc/* /usr/share/man/*' >&2
+  entry=$(mktemp)
+  postgres_entrypoint >"$entry"
+  buildah copy --chmod 0755 "$c" "$entry" /usr/local/bin/svc-postgres >/dev/null
+  rm -f "$entry"
+  bin=$(buildah run --isolation chroot "$c" -- sh -c 'dirname "$(ls -d /usr/lib/postgresql/*/bin/postgres | sort -V | tail -n1)"')
+  buildah config --user 65532:65532 --port 5432 --env "PATH=$bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
+    --env PGDATA=/var/lib/postgresql/data/pgdata --entrypoint '["svc-postgres"]' --cmd '[]' "$c"
+  buildah commit --quiet --rm "$c" "$ref" >/dev/null
+  save "$ref" "$archive"
+  echo "$ref $archive"
+}
+
 # The RUN steps (npm ci, go mod download) reach the registries the way this machine does: with its
 # CA bundle (which may hold a proxy's CA) bind-mounted for the build only, and npm told to use it
 # (Node reads only its own CAs otherwise). Nothing of it is committed into the images.
@@ -216,6 +271,12 @@ done
 read -r redis redis_archive < <(redis_image "$debian")
 [[ -n ${redis_archive:-} ]] || { echo "images: building the Redis image failed" >&2; exit 1; }
 printf '%s\t%s\t%s\t%s\n' redis "$redis" "$(buildah images --format '{{.Size}}' "$redis" | head -n1)" "$(du -h "$redis_archive" | cut -f1)" |
+  tee -a "$cache/built.tsv"
+pg_start=$(date +%s)
+read -r postgres postgres_archive < <(postgres_image "$debian")
+[[ -n ${postgres_archive:-} ]] || { echo "images: building the PostgreSQL image failed" >&2; exit 1; }
+echo "images: svc-postgres ready in $(($(date +%s) - pg_start))s" >&2
+printf '%s\t%s\t%s\t%s\n' postgres "$postgres" "$(buildah images --format '{{.Size}}' "$postgres" | head -n1)" "$(du -h "$postgres_archive" | cut -f1)" |
   tee -a "$cache/built.tsv"
 
 if [[ ${1:-} == import ]]; then
