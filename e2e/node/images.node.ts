@@ -5,21 +5,13 @@
  * root filesystem; inside, no test file, no test fixture and no devDependency.
  * Run by `make e2e-node`, not by `make e2e`.
  */
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { stringify } from 'yaml';
-import { waitFor } from '../../lib/testing/wait.ts';
-import { nodeKubectl, startNode } from '../harness/node.ts';
-import type { Node } from '../harness/node.ts';
+import { PULL_POLICY, imageRef, repoRoot, runPod, useNamespace } from './helpers.ts';
 
-const execFileAsync = promisify(execFile);
-const repoRoot = path.resolve(import.meta.dirname, '..', '..');
-const ns = `svc-node-images-${randomBytes(3).toString('hex')}`;
+const ns = useNamespace('svc-node-images');
 /**
  * Packages installed only for development, as the lockfile marks them (`dev: true`): none may be in
  * an image. (A devDependency that a production package also needs, like @types/node, is not dev.)
@@ -34,31 +26,6 @@ const devOnly = Object.entries(
   .filter(([key, pkg]) => pkg.dev === true && key.startsWith('node_modules/'))
   .map(([key]) => key.slice('node_modules/'.length))
   .filter((name) => !name.includes('/node_modules/'));
-
-let node: Node;
-/** name -> image reference, as tools/images.sh printed them. */
-const images = new Map<string, string>();
-
-const kubectl = (args: string[], input?: string): Promise<string> => nodeKubectl(args, input, node.dir);
-
-before(async () => {
-  node = await startNode({ verbose: true });
-  // Builds what changed (a content-hash cache outside the repository), then imports the three.
-  const { stdout } = await execFileAsync(
-    path.join(repoRoot, 'tools', 'images.sh'),
-    ['import', node.containerdSocket],
-    { maxBuffer: 64 * 1024 * 1024 },
-  );
-  for (const line of stdout.trim().split('\n')) {
-    const [name, ref] = line.split('\t');
-    if (name !== undefined && ref !== undefined) images.set(name, ref);
-  }
-  await kubectl(['create', 'namespace', ns]);
-});
-
-after(async () => {
-  await kubectl(['delete', 'namespace', ns, '--wait=false']).catch(() => undefined);
-});
 
 /** Run in the image with its own entrypoint (node): what a test of the image's contents needs. */
 const INSPECT = `
@@ -86,21 +53,18 @@ for (const name of ['operator', 'gateway', 'dashboard']) {
     `the ${name} image runs as non-root on a read-only root, without tests or devDependencies`,
     { timeout: 180_000 },
     async () => {
-      const image = images.get(name);
-      assert.ok(image !== undefined, `tools/images.sh built no ${name} image`);
-      const pod = {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name: `inspect-${name}`, namespace: ns },
-        spec: {
-          restartPolicy: 'Never',
+      const image = await imageRef(name);
+      const { phase, logs } = await runPod(
+        ns,
+        `inspect-${name}`,
+        {
           // No runAsUser: the image's own USER must be non-root for the kubelet to start it.
           securityContext: { runAsNonRoot: true },
           containers: [
             {
               name,
               image,
-              imagePullPolicy: 'Never',
+              imagePullPolicy: PULL_POLICY,
               args: ['-e', INSPECT],
               env: [{ name: 'DEV_DEPENDENCIES', value: JSON.stringify(devOnly) }],
               securityContext: {
@@ -111,26 +75,8 @@ for (const name of ['operator', 'gateway', 'dashboard']) {
             },
           ],
         },
-      };
-      await kubectl(['apply', '-f', '-'], stringify(pod));
-      const phase = await waitFor(
-        `the ${name} pod to finish`,
-        async () => {
-          const p = await kubectl([
-            '-n',
-            ns,
-            'get',
-            'pod',
-            `inspect-${name}`,
-            '-o',
-            'jsonpath={.status.phase}',
-          ]);
-          return p === 'Succeeded' || p === 'Failed' ? p : undefined;
-        },
         150_000,
-        500,
       );
-      const logs = await kubectl(['-n', ns, 'logs', `inspect-${name}`]);
       assert.equal(phase, 'Succeeded', logs);
       const out = JSON.parse(logs) as {
         uid: number;

@@ -4,46 +4,18 @@
  * CoreDNS and reaches that Service's ClusterIP (kube-proxy's iptables rules, the bridge network).
  * Run by `make e2e-node` (root; starts the node or reuses the running one), not by `make e2e`.
  */
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import path from 'node:path';
-import { promisify } from 'node:util';
-import { stringify } from 'yaml';
-import { waitFor } from '../../lib/testing/wait.ts';
-import { CLUSTER_DOMAIN, DNS_IP, importImage, nodeKubectl, startNode } from '../harness/node.ts';
-import type { Node } from '../harness/node.ts';
+import { CLUSTER_DOMAIN, DNS_IP } from '../harness/node.ts';
+import { PULL_POLICY, apply, kubectl, nodeImage, runPod, useNamespace } from './helpers.ts';
 
-const execFileAsync = promisify(execFile);
-const repoRoot = path.resolve(import.meta.dirname, '..', '..');
 const TIMEOUT = 180_000;
-const ns = `svc-node-smoke-${randomBytes(3).toString('hex')}`;
-
-let node: Node;
-/** The Node 24 base image of tools/images.sh (Debian from debootstrap + the pinned Node). */
+const ns = useNamespace('svc-node-smoke');
+/** Node 24 in an image: the Node base of tools/images.sh on the node (Debian from debootstrap + the pinned Node). */
 let image: string;
 
-const kubectl = (args: string[], input?: string): Promise<string> => nodeKubectl(args, input, node.dir);
-
 before(async () => {
-  node = await startNode({ verbose: true });
-  const { stdout } = await execFileAsync(path.join(repoRoot, 'tools', 'images.sh'), ['bases'], {
-    maxBuffer: 16 * 1024 * 1024,
-  });
-  const line = stdout.split('\n').find((l) => l.startsWith('node\t'));
-  const [, ref, archive] = line?.split('\t') ?? [];
-  assert.ok(
-    ref !== undefined && archive !== undefined,
-    `tools/images.sh bases printed no node image:\n${stdout}`,
-  );
-  image = ref;
-  await importImage(archive, node.dir);
-  await kubectl(['create', 'namespace', ns]);
-});
-
-after(async () => {
-  await kubectl(['delete', 'namespace', ns, '--wait=false']).catch(() => undefined);
+  image = await nodeImage();
 });
 
 /** An HTTP server on 8080 answering with its pod's name. */
@@ -70,7 +42,7 @@ test(
                 {
                   name: 'echo',
                   image,
-                  imagePullPolicy: 'Never',
+                  imagePullPolicy: PULL_POLICY,
                   command: ['node', '-e', ECHO],
                   ports: [{ containerPort: 8080 }],
                   readinessProbe: { httpGet: { path: '/', port: 8080 }, periodSeconds: 1 },
@@ -88,7 +60,7 @@ test(
         spec: { selector: labels, ports: [{ port: 80, targetPort: 8080 }] },
       },
     ];
-    await kubectl(['apply', '-f', '-'], manifests.map((m) => stringify(m)).join('---\n'));
+    await apply(manifests);
     await kubectl(['-n', ns, 'rollout', 'status', 'deploy/echo', '--timeout=150s']);
     const ready = await kubectl([
       '-n',
@@ -130,27 +102,15 @@ test(
       out.resolvConf = require('node:fs').readFileSync('/etc/resolv.conf', 'utf8');
       console.log(JSON.stringify(out));
     })().catch((e) => { console.error(e); process.exit(1); });`;
-    const pod = {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: 'client', namespace: ns },
-      spec: {
-        restartPolicy: 'Never',
+    const { phase, logs } = await runPod(
+      ns,
+      'client',
+      {
         securityContext: { runAsNonRoot: true, runAsUser: 65532 },
-        containers: [{ name: 'client', image, imagePullPolicy: 'Never', command: ['node', '-e', probe] }],
-      },
-    };
-    await kubectl(['apply', '-f', '-'], stringify(pod));
-    const phase = await waitFor(
-      'the client pod to finish',
-      async () => {
-        const p = await kubectl(['-n', ns, 'get', 'pod', 'client', '-o', 'jsonpath={.status.phase}']);
-        return p === 'Succeeded' || p === 'Failed' ? p : undefined;
+        containers: [{ name: 'client', image, imagePullPolicy: PULL_POLICY, command: ['node', '-e', probe] }],
       },
       150_000,
-      500,
     );
-    const logs = await kubectl(['-n', ns, 'logs', 'client']);
     assert.equal(phase, 'Succeeded', logs);
     const out = JSON.parse(logs) as {
       kubernetes: string;

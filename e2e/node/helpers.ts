@@ -1,0 +1,539 @@
+/**
+ * What the node suites (e2e/node/*.node.ts) share: the cluster they run on, kubectl and helm
+ * against it, the images made here, namespaces of their own, waiting for pods, the installs of
+ * svc-gateway and svc-operator, and a dump of what went wrong when a test fails.
+ *
+ * The cluster: the node of e2e/harness/node.ts (started, or reused when running), or any cluster
+ * when `SVC_E2E_KUBECONFIG` names its kubeconfig. Images: on the node, tools/images.sh builds
+ * them (cached by content) and imports them into the node's containerd; on another cluster they
+ * must be there already (kind load, a registry) and `SVC_E2E_IMAGES` names them
+ * (`operator=ref,gateway=ref,dashboard=ref,redis=ref`). See docs/e2e-cluster.md.
+ *
+ * A suite that installs, upgrades or uninstalls the svc-operator release (cluster-scoped objects
+ * of fixed names) runs under `flock /tmp/svc-node-operator.lock` (`make e2e-node` takes it per
+ * file) and uninstalls its release at the end ({@link uninstallOperator}).
+ */
+import { afterEach, after, before } from 'node:test';
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { appendFile, mkdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { stringify } from 'yaml';
+import { waitFor } from '../../lib/testing/wait.ts';
+import { toolsDir } from '../harness/control-plane.ts';
+import { importImage, startNode } from '../harness/node.ts';
+import type { Node } from '../harness/node.ts';
+
+/** The repository's root. */
+export const repoRoot = path.resolve(import.meta.dirname, '..', '..');
+/** Where the suites install the charts (the names docs/install.md uses). */
+export const GATEWAY_NS = 'svc-gateway';
+export const OPERATOR_NS = 'svc-operator-system';
+/** The lock file every command that installs or removes the svc-operator release holds. */
+export const OPERATOR_LOCK = '/tmp/svc-node-operator.lock';
+
+/** The cluster the suites run on. */
+export interface Cluster {
+  kubeconfig: string;
+  /** The node of e2e/harness/node.ts; undefined on a cluster named by SVC_E2E_KUBECONFIG. */
+  node?: Node;
+}
+
+let clusterPromise: Promise<Cluster> | undefined;
+
+/** The cluster, once per process: SVC_E2E_KUBECONFIG's, else the node (started or reused). */
+export function cluster(): Promise<Cluster> {
+  clusterPromise ??= (async () => {
+    const explicit = process.env.SVC_E2E_KUBECONFIG;
+    if (explicit !== undefined && explicit !== '') return { kubeconfig: path.resolve(explicit) };
+    const node = await startNode({ verbose: true });
+    return { kubeconfig: node.kubeconfig, node };
+  })();
+  return clusterPromise;
+}
+
+/** A tool built by `make deps` (~/.cache/svc-tools/bin), else the one on PATH. */
+function binary(name: 'kubectl' | 'helm'): string {
+  const built = path.join(toolsDir(), name);
+  return existsSync(built) ? built : name;
+}
+
+/** Runs a command; rejects with its stderr (and stdout) in the message. */
+export function run(cmd: string, args: string[], input?: string, timeoutMs = 15 * 60_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      cmd,
+      args,
+      { maxBuffer: 128 * 1024 * 1024, timeout: timeoutMs },
+      (err, stdout, stderr) => {
+        if (err !== null) {
+          const out = [stderr.trim(), stdout.trim()].filter((s) => s !== '').join('\n');
+          reject(new Error(`${path.basename(cmd)} ${args.join(' ')}: ${err.message}\n${out}`));
+        } else {
+          resolve(stdout);
+        }
+      },
+    );
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(input ?? '');
+  });
+}
+
+/** kubectl against the cluster. */
+export async function kubectl(args: string[], input?: string): Promise<string> {
+  const { kubeconfig } = await cluster();
+  return run(binary('kubectl'), [`--kubeconfig=${kubeconfig}`, ...args], input);
+}
+
+/** `kubectl apply` of objects (or of YAML text). */
+export async function apply(docs: object[] | string): Promise<string> {
+  const text = typeof docs === 'string' ? docs : docs.map((d) => stringify(d)).join('---\n');
+  return kubectl(['apply', '-f', '-'], text);
+}
+
+/** helm against the cluster. */
+export async function helm(args: string[]): Promise<string> {
+  const { kubeconfig } = await cluster();
+  return run(binary('helm'), [`--kubeconfig=${kubeconfig}`, ...args]);
+}
+
+/** imagePullPolicy of the suites' pods: Never (images made here or loaded), SVC_E2E_PULL_POLICY elsewhere. */
+export const PULL_POLICY = process.env.SVC_E2E_PULL_POLICY ?? 'Never';
+
+/** Image name (operator, gateway, dashboard, redis, ...) -> reference. */
+export type Images = ReadonlyMap<string, string>;
+
+let imagesPromise: Promise<Images> | undefined;
+
+/**
+ * The images, once per process. On the node: tools/images.sh builds what changed and imports
+ * every image it made into the node's containerd (namespace k8s.io). Elsewhere: SVC_E2E_IMAGES.
+ */
+export function images(): Promise<Images> {
+  imagesPromise ??= (async () => {
+    const listed = process.env.SVC_E2E_IMAGES;
+    if (listed !== undefined && listed !== '') {
+      return new Map(
+        listed
+          .split(',')
+          .map((pair) => pair.trim().split('='))
+          .filter((kv): kv is [string, string] => kv.length === 2 && kv[0] !== '' && kv[1] !== ''),
+      );
+    }
+    const { node } = await cluster();
+    if (node === undefined) {
+      throw new Error('SVC_E2E_KUBECONFIG is set but SVC_E2E_IMAGES is not: name the images the cluster has');
+    }
+    const started = Date.now();
+    const stdout = await run(path.join(repoRoot, 'tools', 'images.sh'), ['import', node.containerdSocket]);
+    process.stderr.write(`images: ready in ${((Date.now() - started) / 1000).toFixed(1)}s\n`);
+    const refs = new Map<string, string>();
+    for (const line of stdout.trim().split('\n')) {
+      const [name, ref] = line.split('\t');
+      if (name !== undefined && ref !== undefined && name !== '' && ref !== '') refs.set(name, ref);
+    }
+    return refs;
+  })();
+  return imagesPromise;
+}
+
+/** The reference of one image; fails naming what was built when it is missing. */
+export async function imageRef(name: string): Promise<string> {
+  const refs = await images();
+  const ref = refs.get(name);
+  if (ref === undefined) {
+    throw new Error(`no ${name} image (have: ${[...refs.keys()].join(', ') || 'none'})`);
+  }
+  return ref;
+}
+
+/**
+ * An image with Node 24 as `node` on its PATH, for echo servers and client pods: on the node the
+ * Node base of tools/images.sh (no app image needed, so the node is tested before them); elsewhere
+ * the gateway image.
+ */
+export async function nodeImage(): Promise<string> {
+  const { node } = await cluster();
+  if (node === undefined) return imageRef('gateway');
+  const stdout = await run(path.join(repoRoot, 'tools', 'images.sh'), ['bases']);
+  const [, ref, archive] =
+    stdout
+      .split('\n')
+      .find((l) => l.startsWith('node\t'))
+      ?.split('\t') ?? [];
+  if (ref === undefined || archive === undefined)
+    throw new Error(`tools/images.sh bases printed no node image:\n${stdout}`);
+  await importImage(archive, node.dir);
+  return ref;
+}
+
+/** `--set` values pointing a chart (values `image.repository`, `image.tag`) at an image. */
+export async function imageValues(name: string, prefix = 'image'): Promise<string[]> {
+  const ref = await imageRef(name);
+  const colon = ref.lastIndexOf(':');
+  const [repository, tag] =
+    colon > ref.lastIndexOf('/') ? [ref.slice(0, colon), ref.slice(colon + 1)] : [ref, 'latest'];
+  return [
+    '--set',
+    `${prefix}.repository=${repository}`,
+    '--set',
+    `${prefix}.tag=${tag}`,
+    '--set',
+    `${prefix}.pullPolicy=${PULL_POLICY}`,
+  ];
+}
+
+/** A container's securityContext as the restricted Pod Security Standard asks. */
+export const RESTRICTED = {
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  capabilities: { drop: ['ALL'] },
+} as const;
+
+/**
+ * A namespace of the suite's own, `<prefix>-<random>`: created before the suite's tests, dumped
+ * when a test fails, deleted after the suite. Call at the top level of a suite file.
+ */
+export function useNamespace(prefix: string): string {
+  const name = `${prefix}-${randomBytes(3).toString('hex')}`;
+  before(async () => {
+    await apply([
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'svc.io/e2e': 'true' } } },
+    ]);
+  });
+  dumpOnFailure(name);
+  after(async () => {
+    await kubectl(['delete', 'namespace', name, '--wait=false', '--ignore-not-found']).catch(() => undefined);
+  });
+  return name;
+}
+
+interface PodList {
+  items: {
+    metadata: { name: string };
+    status?: {
+      phase?: string;
+      conditions?: { type: string; status: string }[];
+      containerStatuses?: { name: string; ready: boolean; restartCount: number; state?: object }[];
+    };
+  }[];
+}
+
+/** Waits until every pod of the namespace (at least one; finished ones aside) is Ready. */
+export async function waitForPodsReady(ns: string, timeoutMs = 240_000, selector?: string): Promise<void> {
+  let last = '';
+  try {
+    await waitFor(
+      `every pod in ${ns} Ready`,
+      async () => {
+        const args = [
+          '-n',
+          ns,
+          'get',
+          'pods',
+          '-o',
+          'json',
+          ...(selector === undefined ? [] : ['-l', selector]),
+        ];
+        const list = JSON.parse(await kubectl(args)) as PodList;
+        const live = list.items.filter((p) => p.status?.phase !== 'Succeeded');
+        const notReady = live.filter(
+          (p) => !(p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
+        );
+        last = notReady
+          .map(
+            (p) =>
+              `${p.metadata.name} ${p.status?.phase ?? '?'} ${JSON.stringify(p.status?.containerStatuses ?? [])}`,
+          )
+          .join('\n');
+        return live.length > 0 && notReady.length === 0;
+      },
+      timeoutMs,
+      1000,
+    );
+  } catch (err) {
+    throw new Error(
+      `${err instanceof Error ? err.message : String(err)}\nnot Ready:\n${last || '(no pod)'}`,
+      {
+        cause: err,
+      },
+    );
+  }
+}
+
+/**
+ * Runs a pod to completion (restartPolicy Never) and returns its phase and logs. `spec` is the
+ * pod's spec (its containers at least); the pod is deleted first if one of that name is left.
+ */
+export async function runPod(
+  ns: string,
+  name: string,
+  spec: Record<string, unknown>,
+  timeoutMs = 240_000,
+): Promise<{ phase: string; logs: string }> {
+  await kubectl(['-n', ns, 'delete', 'pod', name, '--ignore-not-found', '--wait=true']);
+  await apply([
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: ns },
+      spec: { restartPolicy: 'Never', ...spec },
+    },
+  ]);
+  const phase = await waitFor(
+    `the pod ${ns}/${name} to finish`,
+    async () => {
+      const p = await kubectl(['-n', ns, 'get', 'pod', name, '-o', 'jsonpath={.status.phase}']);
+      return p === 'Succeeded' || p === 'Failed' ? p : undefined;
+    },
+    timeoutMs,
+    500,
+  );
+  const logs = await kubectl(['-n', ns, 'logs', name]);
+  return { phase, logs };
+}
+
+/** What a failure leaves to read: objects, pod descriptions, events and the pods' logs. */
+export async function dump(namespaces: string[]): Promise<string> {
+  const out: string[] = [];
+  const section = async (title: string, args: string[]): Promise<void> => {
+    const text = await kubectl(args).catch((err: unknown) =>
+      err instanceof Error ? err.message : String(err),
+    );
+    out.push(`----- ${title} -----\n${text.trimEnd()}`);
+  };
+  await section('nodes', ['get', 'nodes', '-o', 'wide']);
+  await section('pods, all namespaces', ['get', 'pods', '-A', '-o', 'wide']);
+  for (const ns of namespaces) {
+    await section(`${ns}: objects`, ['-n', ns, 'get', 'all,configmaps,secrets,leases,pvc', '-o', 'wide']);
+    await section(`${ns}: svc.io objects`, ['-n', ns, 'get', 'svc-all', '-o', 'wide']);
+    await section(`${ns}: pods described`, ['-n', ns, 'describe', 'pods']);
+    await section(`${ns}: events`, ['-n', ns, 'get', 'events', '--sort-by=.lastTimestamp']);
+    const pods = await kubectl(['-n', ns, 'get', 'pods', '-o', 'jsonpath={.items[*].metadata.name}']).catch(
+      () => '',
+    );
+    for (const pod of pods.split(' ').filter((p) => p !== '')) {
+      await section(`${ns}/${pod}: logs`, [
+        '-n',
+        ns,
+        'logs',
+        pod,
+        '--all-containers',
+        '--prefix',
+        '--tail=300',
+      ]);
+      const previous = await kubectl([
+        '-n',
+        ns,
+        'logs',
+        pod,
+        '--all-containers',
+        '--previous',
+        '--tail=100',
+      ]).catch(() => '');
+      if (previous.trim() !== '')
+        out.push(`----- ${ns}/${pod}: logs of the previous container -----\n${previous}`);
+    }
+  }
+  const { node } = await cluster();
+  if (node !== undefined) {
+    const log = await readFile(path.join(node.dir, 'logs', 'kubelet.log'), 'utf8').catch(() => '');
+    out.push(`----- kubelet.log (last 60 lines) -----\n${log.trimEnd().split('\n').slice(-60).join('\n')}`);
+  }
+  return out.join('\n');
+}
+
+let dumps = 0;
+
+/**
+ * When a test of the suite fails (its `before` hooks included): the {@link dump} of these
+ * namespaces on stderr, and appended to `$SVC_E2E_DUMP_DIR/<suite>.log` when that is set (CI keeps
+ * the folder). At most three dumps per process.
+ */
+export function dumpOnFailure(...namespaces: string[]): void {
+  afterEach(async (t) => {
+    // TestContext.passed (Node 21.7+), not yet in @types/node's TestContext | SuiteContext.
+    const { passed } = t as { passed?: boolean };
+    if (passed !== false || dumps >= 3) return;
+    dumps++;
+    const text = `===== dump after the failure of "${t.name}" =====\n${await dump(namespaces)}\n`;
+    process.stderr.write(text);
+    const dir = process.env.SVC_E2E_DUMP_DIR;
+    if (dir !== undefined && dir !== '') {
+      await mkdir(dir, { recursive: true });
+      await appendFile(path.join(dir, `${path.basename(process.argv[1] ?? 'suite')}.log`), text);
+    }
+  });
+}
+
+/** Options of {@link installGatewayAndOperator}. */
+export interface InstallOptions {
+  /** More `helm` arguments for svc-operator (`--set webhooks.certManager.enabled=true`). */
+  operatorArgs?: string[];
+  /** More `helm` arguments for svc-gateway. */
+  gatewayArgs?: string[];
+  /** SVC_ORG of the operator (default e2e-node). */
+  org?: string;
+}
+
+/** What {@link installGatewayAndOperator} installed. */
+export interface Installed {
+  gatewayNs: string;
+  operatorNs: string;
+  /** The gateway's management secret (Secret svc-gateway-secret). */
+  gatewaySecret: string;
+  /** Seconds from `helm upgrade --install` to every pod Ready, per release. */
+  readySeconds: { gateway: number; operator: number };
+}
+
+/**
+ * docs/install.md's path: Redis in a pod, `helm upgrade --install` of svc-gateway (store in that
+ * Redis) and of svc-operator (the Secret svc-operator-conf pointing it at the gateway), every pod
+ * Ready. Hold {@link OPERATOR_LOCK} (the command does) and call {@link uninstallOperator} after.
+ */
+export async function installGatewayAndOperator(opts: InstallOptions = {}): Promise<Installed> {
+  const gatewaySecret = randomBytes(16).toString('hex');
+  const redis = await imageRef('redis');
+  for (const n of [GATEWAY_NS, OPERATOR_NS]) {
+    await apply([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: n } }]);
+  }
+  await apply([
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'svc-gateway-secret', namespace: GATEWAY_NS },
+      stringData: { secret: gatewaySecret },
+    },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'redis', namespace: GATEWAY_NS },
+      spec: {
+        selector: { matchLabels: { app: 'redis' } },
+        template: {
+          metadata: { labels: { app: 'redis' } },
+          spec: {
+            securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532 },
+            containers: [
+              {
+                name: 'redis',
+                image: redis,
+                imagePullPolicy: PULL_POLICY,
+                ports: [{ containerPort: 6379 }],
+                readinessProbe: { tcpSocket: { port: 6379 }, periodSeconds: 1 },
+                securityContext: RESTRICTED,
+                volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+              },
+            ],
+            volumes: [{ name: 'tmp', emptyDir: {} }],
+          },
+        },
+      },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'redis', namespace: GATEWAY_NS },
+      spec: { selector: { app: 'redis' }, ports: [{ port: 6379 }] },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'svc-operator-conf', namespace: OPERATOR_NS },
+      stringData: {
+        SVC_MODE: 'ce',
+        SVC_URL: `http://svc-gateway.${GATEWAY_NS}.svc:8080`,
+        SVC_AUTH: gatewaySecret,
+        SVC_ORG: opts.org ?? 'e2e-node',
+      },
+    },
+  ]);
+  await kubectl(['-n', GATEWAY_NS, 'rollout', 'status', 'deploy/redis', '--timeout=180s']);
+  // A changed secret reaches a gateway already running only through a restart.
+  const restart = await kubectl([
+    '-n',
+    GATEWAY_NS,
+    'get',
+    'deploy',
+    'svc-gateway',
+    '--ignore-not-found',
+    '-o',
+    'name',
+  ]);
+  let started = Date.now();
+  await helm([
+    'upgrade',
+    '--install',
+    'svc-gateway',
+    path.join(repoRoot, 'charts', 'svc-gateway'),
+    '-n',
+    GATEWAY_NS,
+    ...(await imageValues('gateway')),
+    '--set',
+    'extraEnv[0].name=SVC_GW_STORE',
+    '--set',
+    `extraEnv[0].value=redis://redis.${GATEWAY_NS}.svc:6379`,
+    ...(opts.gatewayArgs ?? []),
+    '--wait',
+    '--timeout=5m',
+  ]);
+  if (restart.trim() !== '') {
+    await kubectl(['-n', GATEWAY_NS, 'rollout', 'restart', 'deploy/svc-gateway']);
+    await kubectl(['-n', GATEWAY_NS, 'rollout', 'status', 'deploy/svc-gateway', '--timeout=180s']);
+  }
+  await waitForPodsReady(GATEWAY_NS);
+  const gateway = (Date.now() - started) / 1000;
+  started = Date.now();
+  await helm([
+    'upgrade',
+    '--install',
+    'svc-operator',
+    path.join(repoRoot, 'charts', 'svc-operator'),
+    '-n',
+    OPERATOR_NS,
+    ...(await imageValues('operator')),
+    ...(opts.operatorArgs ?? []),
+    '--wait',
+    '--timeout=5m',
+  ]);
+  await waitForPodsReady(OPERATOR_NS);
+  const operator = (Date.now() - started) / 1000;
+  process.stderr.write(
+    `helm install to Ready: svc-gateway ${gateway.toFixed(1)}s, svc-operator ${operator.toFixed(1)}s\n`,
+  );
+  return {
+    gatewayNs: GATEWAY_NS,
+    operatorNs: OPERATOR_NS,
+    gatewaySecret,
+    readySeconds: { gateway, operator },
+  };
+}
+
+/**
+ * `helm uninstall` of svc-operator (and of svc-gateway with `gateway: true`), waiting until their
+ * pods are gone, so the next holder of the lock starts clean. The CRDs stay (helm keeps them).
+ */
+export async function uninstallOperator(opts: { gateway?: boolean } = {}): Promise<void> {
+  await helm([
+    'uninstall',
+    'svc-operator',
+    '-n',
+    OPERATOR_NS,
+    '--ignore-not-found',
+    '--wait',
+    '--timeout=3m',
+  ]);
+  if (opts.gateway === true) {
+    await helm([
+      'uninstall',
+      'svc-gateway',
+      '-n',
+      GATEWAY_NS,
+      '--ignore-not-found',
+      '--wait',
+      '--timeout=3m',
+    ]);
+    await kubectl(['-n', GATEWAY_NS, 'delete', 'deploy,service', 'redis', '--ignore-not-found']);
+  }
+}
