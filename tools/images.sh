@@ -27,6 +27,9 @@
 # SVC_IMAGES_REUSE=1 reuses the app images built last instead of rebuilding on a source change
 # (for a development session on the node while others commit; never in CI).
 set -euo pipefail
+# The whole script is one block, parsed before it runs: an edit to this file (a shared working
+# tree) does not change a run already started.
+{
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -254,6 +257,11 @@ case ${1:-} in
   *) echo "usage: tools/images.sh [bases | import SOCKET | --print]" >&2; exit 2 ;;
 esac
 
+# One build at a time on this machine (several test runs may start together): a second run waits,
+# then finds the first one's images in the cache; built.tsv is this run's list until it ends.
+exec 9>"$cache/.lock"
+flock 9
+
 read -r debian debian_archive < <(debian_image)
 [[ -n ${debian_archive:-} ]] || { echo "images: building the Debian base failed" >&2; exit 1; }
 read -r node node_archive < <(node_image "$debian")
@@ -286,3 +294,5 @@ if [[ ${1:-} == import ]]; then
     echo "images: imported $ref" >&2
   done <"$cache/built.tsv"
 fi
+exit
+}
