@@ -16,6 +16,9 @@
 #                             kubelet, kube-controller-manager, kube-scheduler, kube-proxy (the
 #                             kube-apiserver's version), CoreDNS and the sandbox's pause
 set -euo pipefail
+# The whole script is one block, parsed before it runs: an edit to this file (a shared working
+# tree) does not change a run already started.
+{
 
 here=$(cd "$(dirname "$0")" && pwd)
 out=${SVC_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/svc-tools/bin}
@@ -96,3 +99,5 @@ else
   mv "$crds.tmp" "$crds"
 fi
 ln -sfn "cert-manager-crds-$cm" "$out/cert-manager-crds"
+exit
+}
