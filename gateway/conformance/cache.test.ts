@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fastPathStats } from '../server/fast-path.ts';
+import { fastPathStats } from '../server/fast-path/index.ts';
 import { type InProcessGateway, keyed, keyless, oneVersion, startGateway } from '../testing/harness.ts';
 import { startRedis, type TestRedis } from '../testing/redis-server.ts';
 

@@ -11,7 +11,7 @@
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { after } from 'node:test';
-import { fastPathStats } from '../server/fast-path.ts';
+import { fastPathStats } from '../server/fast-path/index.ts';
 import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
 import { keyed, keyless, oneVersion } from '../testing/harness.ts';
 import { assertAnswer, describeEachSetup, SETUPS, type Expected } from '../testing/tables.ts';

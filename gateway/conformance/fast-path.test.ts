@@ -1,5 +1,5 @@
 /**
- * The connection-level fast path (server/fast-path.ts), over raw sockets: keep-alive and
+ * The connection-level fast path (server/fast-path/), over raw sockets: keep-alive and
  * pipelining, response framings, request bodies, what falls back to node:http (and that the
  * hand-off keeps the bytes already read), malformed heads, upstream failures and client aborts;
  * then compiled chains on it (authentication, strip_auth_data, refusals between pipelined
@@ -12,7 +12,7 @@ import { connect, createServer, type AddressInfo, type Server, type Socket } fro
 import { reject, type Middleware } from '../pipeline/compose.ts';
 import { GatewayError } from '../pipeline/errors.ts';
 import { chain as defaultChain } from '../routes/chain.ts';
-import { fastPathStats } from '../server/fast-path.ts';
+import { fastPathStats } from '../server/fast-path/index.ts';
 import type { Res } from '../testing/client.ts';
 import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
 import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';

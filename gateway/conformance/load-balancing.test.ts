@@ -11,7 +11,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fastPathStats } from '../server/fast-path.ts';
+import { fastPathStats } from '../server/fast-path/index.ts';
 import { openCheckers, type UptimeChecker } from '../middleware/load-balancing/index.ts';
 import { keyless } from '../testing/harness.ts';
 import { describeEachSetup, SETUPS } from '../testing/tables.ts';

@@ -11,7 +11,7 @@ import { freePort } from '../../lib/testing/wait.ts';
 import { selfSignedCert, type TestCert } from '../testing/certs.ts';
 import { makeCert, type MadeCert } from '../testing/client-certs.ts';
 import { startEcho, type Echo } from '../testing/echo.ts';
-import { fastPathStats } from '../server/fast-path.ts';
+import { fastPathStats } from '../server/fast-path/index.ts';
 import { keyed, startGateway, type InProcessGateway } from '../testing/harness.ts';
 
 interface TlsRes {

@@ -11,7 +11,7 @@ import { selfSignedCert } from '../testing/certs.ts';
 import { send } from '../testing/client.ts';
 import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
 import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
-import { fastPathStats } from '../server/fast-path.ts';
+import { fastPathStats } from '../server/fast-path/index.ts';
 import { freePort } from '../../lib/testing/wait.ts';
 
 interface Case {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { send } from '../testing/client.ts';
 import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
 import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
-import { fastPathStats } from '../server/fast-path.ts';
+import { fastPathStats } from '../server/fast-path/index.ts';
 import { freePort, waitFor } from '../../lib/testing/wait.ts';
 
 describe('reload', () => {

@@ -34,7 +34,7 @@ import { splitTarget } from '../pipeline/url.ts';
 import type { Collection, Store } from '../store/store.ts';
 import { Dispatchers } from '../upstream/dispatchers.ts';
 import { joinObservers, Metrics } from '../metrics/metrics.ts';
-import { FastPath } from './fast-path.ts';
+import { FastPath } from './fast-path/index.ts';
 import { StreamsEngine } from '../streams/engine.ts';
 import { serveUpgrade } from '../streams/upgrade.ts';
 import { Listeners, type OpenListener } from './listeners.ts';

@@ -17,7 +17,7 @@ import type { Logger } from '../../lib/log.ts';
 import type { TlsMaterial } from '../config/load.ts';
 import type { ListenerInfo } from '../pipeline/context.ts';
 import type { ListenerKey } from '../pipeline/router.ts';
-import type { FastConnectionHandle, FastPath } from './fast-path.ts';
+import type { FastConnectionHandle, FastPath } from './fast-path/index.ts';
 
 /** What a listener serves. */
 export type ListenerRole = 'gateway' | 'control' | 'api';
@@ -35,7 +35,7 @@ export interface OpenListener {
   /** Set once the listener stops accepting: responses then close their connection. */
   closing: boolean;
   server: Server;
-  /** Connections the fast path serves now (plain-HTTP gateway and API listeners only). */
+  /** Connections the fast path serves now (gateway and API listeners, HTTP and HTTPS). */
   fastConnections: Set<FastConnectionHandle>;
 }
 
@@ -70,7 +70,7 @@ export class Listeners {
     /** Upgrade requests (WebSocket streams); without it node:http closes them. */
     upgrade?: UpgradeHandler | undefined;
     log: Logger;
-    /** Serves simple requests on plain-HTTP gateway and API listeners (config `fast_path`). */
+    /** Serves simple requests on the gateway and API listeners, HTTP and HTTPS (config `fast_path`). */
     fastPath?: FastPath | undefined;
     /** The TLS context of an SNI name (per-API certificates); undefined: the default one. */
     sni?: ((servername: string) => SecureContext | undefined) | undefined;

@@ -14,7 +14,7 @@ import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { waitFor } from '../../lib/testing/wait.ts';
 import type { RequestContext } from '../pipeline/context.ts';
-import { fastPathStats } from '../server/fast-path.ts';
+import { fastPathStats } from '../server/fast-path/index.ts';
 import { startGateway, type InProcessGateway } from '../testing/harness.ts';
 import { openSse, streamsDocument } from './testing.ts';
 

@@ -1,5 +1,5 @@
 /**
- * Stream endpoints on the connection-level fast path (server/fast-path.ts): publishes are served
+ * Stream endpoints on the connection-level fast path (server/fast-path/): publishes are served
  * there (not handed to node:http), messages arrive whole and in order, an
  * event stream outlives the upstream timeout, a consumer that closes its connection gets no more
  * (the next message goes to the next consumer), the chain in front still refuses, and Bento gone
@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { waitFor } from '../../lib/testing/wait.ts';
-import { fastPathStats } from '../server/fast-path.ts';
+import { fastPathStats } from '../server/fast-path/index.ts';
 import { startGateway, type InProcessGateway } from '../testing/harness.ts';
 import { openSse, streamsDocument } from './testing.ts';
 

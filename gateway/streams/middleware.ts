@@ -39,7 +39,7 @@ const TAKEN = GatewayError.reply(200, '');
 export const streams: Middleware = {
   name: 'streams',
   enabled: (api) => api.is_oas === true && apiHasStreams(api.api_id),
-  // No `readsBody`: on the fast path (server/fast-path.ts) a stream endpoint is called there, as
+  // No `readsBody`: on the fast path (server/fast-path/) a stream endpoint is called there, as
   // an upstream of the gateway's own (`bentoCall`), the body and the answer (event streams too)
   // relayed byte for byte; node:http's requests (WebSocket upgrades, chunked bodies) go through
   // `proxyToBento`.
