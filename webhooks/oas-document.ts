@@ -3,10 +3,10 @@
  * ConfigMap, at most 1 MiB, JSON or YAML, OpenAPI 3.x with `x-svc-api-gateway` (and
  * `x-svc-streaming` for streams), valid against the document schema of schemas/models/oas.ts;
  * the document of an SvcOasApiDefinition also passes the gateway's check of an OAS API
- * (schemas/rules/oas.ts: converted to a classic definition, which the classic rules check).
+ * (schemas/oas/: converted to a classic definition, which the classic rules check).
  */
 import { parseDocumentText } from '../schemas/rules/nesting.ts';
-import { checkOasDocument } from '../schemas/rules/oas.ts';
+import { checkOasDocument } from '../schemas/oas/index.ts';
 import { asObject, asString } from './access.ts';
 import { fe, fromSchemaProblem, quote } from './field-error.ts';
 import type { FieldError } from './field-error.ts';

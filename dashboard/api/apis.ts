@@ -13,7 +13,7 @@ import { oasApiDocument } from '../../schemas/models/oas.ts';
 import { checkClassicApi } from '../../schemas/rules/api-definition.ts';
 import { formatProblem } from '../../schemas/rules/field-problem.ts';
 import { idProblem as idRuleProblem } from '../../schemas/rules/ids.ts';
-import { OAS_EXTENSION, checkOasDocument, oasToClassic } from '../../schemas/rules/oas.ts';
+import { OAS_EXTENSION, checkOasDocument, oasToClassic } from '../../schemas/oas/index.ts';
 import { compile, type SchemaProblem } from '../../schemas/validate.ts';
 import type { Doc, StoreTx } from '../store/store.ts';
 import {

@@ -3,12 +3,12 @@
  * extension. The document is stored as it came, with the API ID in `x-svc-api-gateway.info.id`
  * (generated when absent), in the collection of classic APIs: one ID names one API of either kind,
  * and a create stays atomic in the store. A write is checked as the gateway will serve it (the
- * document's schema, then its classic form: schemas/rules/oas.ts) and takes effect at the next
+ * document's schema, then its classic form: schemas/oas/) and takes effect at the next
  * reload, which compiles it into the same route and chain as a classic API.
  */
 import { formatProblem } from '../../schemas/rules/field-problem.ts';
 import { idProblem } from '../../schemas/rules/ids.ts';
-import { OAS_EXTENSION } from '../../schemas/rules/oas.ts';
+import { OAS_EXTENSION } from '../../schemas/oas/index.ts';
 import { checkStoredApi, isOasDocument } from '../routes/compile.ts';
 import { invalid, newApiId, notFound, otherKind, reservedIdProblem, validId } from './apis.ts';
 import { readJsonObject, statusBody, writeBody, type AdminResponse } from './http.ts';

@@ -45,7 +45,7 @@ import {
   upstreamEntry,
 } from '../../schemas/rules/target.ts';
 import { formatProblem, type FieldProblem } from '../../schemas/rules/field-problem.ts';
-import { OAS_EXTENSION, checkOasDocument, oasToClassic } from '../../schemas/rules/oas.ts';
+import { OAS_EXTENSION, checkOasDocument, oasToClassic } from '../../schemas/oas/index.ts';
 import { nestingMessage, tooDeep } from '../../schemas/rules/nesting.ts';
 
 /** What compilation needs to know about the gateway's own listeners. */

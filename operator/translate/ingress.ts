@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { ApiDefinitionSpec } from '../../schemas/generated/kinds.ts';
 import { listenPathProblem, routeKey } from '../../schemas/rules/api-definition.ts';
-import { oasToClassic } from '../../schemas/rules/oas.ts';
+import { oasToClassic } from '../../schemas/oas/index.ts';
 
 /** Annotation naming the ApiDefinition template an Ingress builds from. */
 import { TEMPLATE_ANNOTATION } from '../../schemas/templates.ts';

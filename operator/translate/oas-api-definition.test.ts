@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
-import { checkOasDocument, OAS_EXTENSION } from '../../schemas/rules/oas.ts';
+import { checkOasDocument, OAS_EXTENSION } from '../../schemas/oas/index.ts';
 import { derivedId } from '../ids.ts';
 import { goldenTests } from './golden.ts';
 import {

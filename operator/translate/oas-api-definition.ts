@@ -7,7 +7,7 @@
  */
 import { parseDocumentText } from '../../schemas/rules/nesting.ts';
 import { oasApiDocument } from '../../schemas/models/oas.ts';
-import { OAS_EXTENSION, checkOasDocument } from '../../schemas/rules/oas.ts';
+import { OAS_EXTENSION, checkOasDocument } from '../../schemas/oas/index.ts';
 import { compile } from '../../schemas/validate.ts';
 import type { OasDocument } from '../clients/management.ts';
 import { derivedId, hashOf } from '../ids.ts';

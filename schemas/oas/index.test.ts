@@ -2,10 +2,10 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { merge } from '../../lib/testing/merge.ts';
 import type { GatewayApiDefinition } from '../generated/models.ts';
+import type { FieldProblem } from '../rules/field-problem.ts';
+import { ID_RULE } from '../rules/ids.ts';
 import { oasDocument, requiring } from '../testing.ts';
-import type { FieldProblem } from './field-problem.ts';
-import { ID_RULE } from './ids.ts';
-import { checkOasDocument, oasToClassic, parseDuration } from './oas.ts';
+import { checkOasDocument, oasToClassic } from './index.ts';
 
 type Json = Record<string, unknown>;
 
@@ -794,22 +794,4 @@ describe('checkOasDocument', () => {
     assert.deepEqual(got.problems, []);
     assert.equal(got.api.use_standard_auth, true);
   });
-});
-
-test('parseDuration', () => {
-  const table: [string, number | undefined][] = [
-    ['1s', 1000],
-    ['1m30s', 90_000],
-    ['2h', 7_200_000],
-    ['1.5s', 1500],
-    ['250ms', 250],
-    ['1000us', 1],
-    ['1000000ns', 1],
-    ['', undefined],
-    ['1', undefined],
-    ['s', undefined],
-    ['1x', undefined],
-    ['1s ', undefined],
-  ];
-  for (const [text, ms] of table) assert.equal(parseDuration(text), ms, text);
 });
