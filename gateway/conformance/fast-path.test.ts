@@ -9,7 +9,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { reject, type Middleware } from '../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../middleware/deps.ts';
+import { reject } from '../pipeline/compose.ts';
 import { GatewayError } from '../pipeline/errors.ts';
 import { chain as defaultChain } from '../routes/chain.ts';
 import { fastPathStats } from '../server/fast-path/index.ts';
@@ -453,7 +454,7 @@ describe('fast path: compiled chains, answered as node:http answers', () => {
   let closed = 0;
 
   /** A middleware of the APIs named `t-...`: adds a response header, refuses or throws by path. */
-  const probe: Middleware = {
+  const probe: GatewayMiddleware = {
     name: 'probe',
     enabled: (api) => api.name.startsWith('t-'),
     create: () => ({

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { waitFor } from '../../lib/testing/wait.ts';
-import type { Middleware } from '../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../middleware/deps.ts';
 import { chain } from '../routes/chain.ts';
 import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
 import { keyed, keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
@@ -16,7 +16,7 @@ import { keyed, keyless, startGateway, type InProcessGateway } from '../testing/
 const events: string[] = [];
 
 /** Opens a "resource" per API asynchronously; refuses to compile for APIs tagged `boom`. */
-const tracker: Middleware = {
+const tracker: GatewayMiddleware = {
   name: 'tracker',
   enabled: (api) => api.tags?.includes('tracked') === true || api.tags?.includes('boom') === true,
   create: async (api) => {

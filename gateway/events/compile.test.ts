@@ -7,7 +7,7 @@ import { recordingLogger } from '../../lib/testing/log.ts';
 import { freePort, waitFor } from '../../lib/testing/wait.ts';
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import { Metrics, type EventOutcome } from '../metrics/metrics.ts';
-import type { Middleware } from '../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../middleware/deps.ts';
 import { chain } from '../routes/chain.ts';
 import { startEcho, type Echo } from '../testing/echo.ts';
 import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
@@ -81,7 +81,11 @@ async function startReceiver(answer: (n: number) => number | 'hang' = () => 200)
  * Compiles the API's event handlers and fires the event named by `x-fire` (message `x-message`)
  * on each request, as the limit middleware will through `ctx.emit`.
  */
-function firing(opts: { metrics: Metrics; now?: () => number; limits?: Partial<WebhookLimits> }): Middleware {
+function firing(opts: {
+  metrics: Metrics;
+  now?: () => number;
+  limits?: Partial<WebhookLimits>;
+}): GatewayMiddleware {
   return {
     name: 'test-fire-events',
     enabled: () => true,

@@ -13,7 +13,8 @@
 import { execute, OperationTypeNode, type GraphQLError, type GraphQLSchema } from 'graphql';
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import { buildGraphqlSchema } from '../../schemas/rules/graphql.ts';
-import { reject, type Middleware } from '../pipeline/compose.ts';
+import { reject } from '../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../middleware/deps.ts';
 import { HttpContext, MAX_READ_BODY } from '../pipeline/context.ts';
 import { GatewayError } from '../pipeline/errors.ts';
 import {
@@ -112,7 +113,7 @@ const isGraphql = (api: GatewayApiDefinition): boolean =>
   api.graphql?.enabled === true && (api.graphql.schema ?? '') !== '';
 
 /** See the module comment. */
-export const graphql: Middleware = {
+export const graphql: GatewayMiddleware = {
   name: 'graphql',
   enabled: isGraphql,
   // Every request's query is read from its body: never the fast path.

@@ -8,7 +8,7 @@
  * any other request.
  */
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
-import type { Middleware } from '../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../middleware/deps.ts';
 import { HttpContext } from '../pipeline/context.ts';
 import { playgroundAssets, type PlaygroundAsset, type PlaygroundAssets } from './playground-assets.ts';
 
@@ -77,7 +77,7 @@ function acceptsGzip(header: string | string[] | undefined): boolean {
 }
 
 /** Serves the playground page and its assets; every other request continues along the chain. */
-export const graphqlPlayground: Middleware = {
+export const graphqlPlayground: GatewayMiddleware = {
   name: 'graphql-playground',
   enabled: (api) => playgroundPath(api) !== undefined,
   async create(api) {

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { RequestContext } from './context.ts';
-import { reject, runBefore, runChain, type Step } from './compose.ts';
+import { reject, runBefore, runChain } from './compose.ts';
+import type { Step } from './middleware.ts';
 import { GatewayError } from './errors.ts';
 
 /** The chain functions use the context as an identity only. */

@@ -1,116 +1,17 @@
 /**
- * The middleware shape and how a chain runs (Hono's `(c, next)`): each handler may refuse the
- * request by returning `reject(ctx, error)`, call `next()` to continue, or both do work around
- * `next()`. The last step is the upstream call. Middleware compile once per API when routes load
- * (Caddy's provision), may hold resources, and are closed when the route table that holds them
- * has been replaced and its requests have finished (Caddy's cleanup).
+ * How a chain runs (Hono's compose): each step may refuse the request by returning
+ * `reject(ctx, error)`, call `next()` to continue, or both do work around `next()`. The last step
+ * is the upstream call. Middleware (their shape: middleware.ts) compile once per API when routes
+ * load (Caddy's provision), may hold resources, and are closed when the route table that holds
+ * them has been replaced and its requests have finished (Caddy's cleanup).
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorMessage } from '../../lib/errors.ts';
-import type { Logger } from '../../lib/log.ts';
-import type { GatewayApiDefinition, GatewayPolicy } from '../../schemas/generated/models.ts';
-import type { GatewayConfig } from '../config/schema.ts';
-import type { Counters } from '../limits/counters.ts';
-import type { LimitsGuard } from '../limits/guard.ts';
-import type { Metrics } from '../metrics/metrics.ts';
-import type { Sessions } from '../sessions/sessions.ts';
-import type { Store } from '../store/store.ts';
-import type { StreamsEngine } from '../streams/engine.ts';
-import type { HttpContext, RequestContext } from './context.ts';
+import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
+import type { RequestContext } from './context.ts';
 import { GatewayError } from './errors.ts';
-
-/** Continues with the rest of the chain. */
-export type Next = () => Promise<void>;
-
-/** A refusal: the chain stops and the client gets the error. Built only by `reject`. */
-export interface Rejection {
-  readonly rejected: GatewayError;
-}
-
-/** A compiled middleware: runs per request, parses nothing. */
-export type Handler = (ctx: RequestContext, next: Next) => Promise<Rejection | undefined>;
-
-/**
- * A compiled middleware that acts before the rest of the chain only and never waits: it refuses
- * the request (`return reject(...)`) or returns undefined to let it go on. It runs with no
- * promise and no microtask, so a chain of such steps costs what their work costs; a route whose
- * steps are all of this kind runs them in one synchronous loop (the fast path, `runSteps`).
- */
-export interface SyncStep {
-  readonly before: (ctx: RequestContext) => Rejection | undefined;
-}
-
-/**
- * A compiled middleware that acts before the rest of the chain only, and may wait (on the store,
- * on counters): it returns a refusal, undefined to let the request go on, or a promise of either
- * when it must wait. A step that answers at once costs no promise; none costs the unwinding of an
- * `await next()`. A route whose steps are all of this kind or `SyncStep`s is served without a
- * promise around its upstream call (`runBefore`).
- */
-export interface WaitStep {
-  readonly wait: (ctx: RequestContext) => Rejection | undefined | Promise<Rejection | undefined>;
-}
-
-/** One step of a compiled chain. */
-export type Step = Handler | SyncStep | WaitStep;
-
-/** A step that acts before the rest of the chain only. */
-export type BeforeStep = SyncStep | WaitStep;
-
-/** A compiled middleware that holds resources until its route table is retired. */
-export type CompiledMiddleware = ({ handle: Handler } | SyncStep | WaitStep) & {
-  /** Frees what `create` opened; called once, after the swap, when in-flight requests are done. */
-  close?: () => void | Promise<void>;
-};
-
-/** What middleware may use when they compile. */
-export interface MiddlewareDeps {
-  /** Documents: APIs, policies, keys. */
-  store: Store;
-  /** Counters of limits and quotas. */
-  counters: Counters;
-  /** Runs counter operations; what to do while they are unreachable. */
-  limits: LimitsGuard;
-  /** The gateway's metrics, when kept (`metrics_enabled`). */
-  metrics?: Metrics | undefined;
-  /** Keys with their policies applied, cached per process. */
-  sessions: Sessions;
-  /** The policies of the snapshot the route table is built from. */
-  policies: ReadonlyMap<string, GatewayPolicy>;
-  log: Logger;
-  config: Readonly<GatewayConfig>;
-  /** Milliseconds since the epoch (tests inject a clock). */
-  now: () => number;
-  /** The gateway's streams on Bento (gateway/streams/), for the streams middleware. */
-  streams?: StreamsEngine | undefined;
-}
-
-/**
- * One middleware: `enabled` says whether an API needs it, `create` compiles everything once per
- * API at load time (CIDRs, regular expressions, keys) and returns the request handler.
- */
-export interface Middleware {
-  name: string;
-  enabled(api: GatewayApiDefinition): boolean;
-  /**
-   * True when the handler, for this API, reads the request body (`ctx.readBody`). The fast path
-   * reads heads only, so it never serves a route with such a middleware.
-   */
-  readsBody?: (api: GatewayApiDefinition) => boolean;
-  /**
-   * True when `create` reads more than the definition (stored certificates, plugin files): a
-   * route with this middleware is compiled again at every reload, never reused.
-   */
-  readsOutside?: true;
-  create(
-    api: GatewayApiDefinition,
-    deps: MiddlewareDeps,
-  ): Handler | CompiledMiddleware | Promise<Handler | CompiledMiddleware>;
-}
-
-/** The final step of a chain on the node:http entrance: the upstream call. */
-export type Terminal = (ctx: HttpContext) => Promise<void>;
+import type { BeforeStep, Middleware, Rejection, Step, SyncStep, Terminal } from './middleware.ts';
 
 /**
  * Refuses the request with `error` (the request's first refusal is the one answered). `reject`
@@ -288,10 +189,10 @@ export interface CompiledChain {
 }
 
 /** Compiles the middleware `api` needs, in chain order. */
-export async function compileChain(
-  chain: readonly Middleware[],
+export async function compileChain<Deps>(
+  chain: readonly Middleware<Deps>[],
   api: GatewayApiDefinition,
-  deps: MiddlewareDeps,
+  deps: Deps,
 ): Promise<CompiledChain> {
   const handlers: Step[] = [];
   const closers: (() => void | Promise<void>)[] = [];
@@ -299,7 +200,7 @@ export async function compileChain(
   let fromDefinition = true;
   try {
     for (const m of chain) {
-      if (!m.enabled(api)) continue;
+      if (!m.enabled(api, deps)) continue;
       if (m.readsOutside === true) fromDefinition = false;
       const made = await m.create(api, deps);
       if (typeof made === 'function') handlers.push(made);

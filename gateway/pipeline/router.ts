@@ -11,7 +11,7 @@ import { wildcardCovers } from '../../schemas/rules/api-definition.ts';
 import type { Target } from '../../schemas/rules/target.ts';
 import { resolveInternalTarget } from '../../schemas/rules/internal-target.ts';
 import type { ApiEvents } from '../events/events.ts';
-import type { Step, Terminal } from './compose.ts';
+import type { Step, Terminal } from './middleware.ts';
 
 export type { Target };
 

@@ -38,13 +38,13 @@ import { loadBalancing } from '../middleware/load-balancing/index.ts';
 import { validateJson } from '../middleware/validate-json/index.ts';
 import { mockResponses } from '../middleware/mock-responses/index.ts';
 import { responseCache } from '../middleware/cache/index.ts';
-import type { Middleware } from '../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../middleware/deps.ts';
 import { streams } from '../streams/middleware.ts';
 import { graphql } from '../graphql/middleware.ts';
 import { graphqlPlayground } from '../graphql/playground.ts';
 
 /** Stages of the chain, in order; the upstream call follows the last one. */
-export const stages: readonly { stage: string; middleware: readonly Middleware[] }[] = [
+export const stages: readonly { stage: string; middleware: readonly GatewayMiddleware[] }[] = [
   {
     // API-wide rate limit, IP allow list, IP block list, static client certificate, the request's
     // version (chosen per request, or the one served; its override_target), the version's
@@ -115,4 +115,4 @@ export const stages: readonly { stage: string; middleware: readonly Middleware[]
 ];
 
 /** Every middleware, in chain order. */
-export const chain: readonly Middleware[] = stages.flatMap((s) => s.middleware);
+export const chain: readonly GatewayMiddleware[] = stages.flatMap((s) => s.middleware);

@@ -131,7 +131,6 @@ const deps: CompileDeps = {
   counters: new MemoryCounters(),
   limits: new LimitsGuard({ failOpen: false, log: silentLogger() }),
   sessions: new Sessions({} as Store, { log: silentLogger() }),
-  policies: new Map(),
   log: silentLogger(),
   config: loadGatewayConfig({ argv: ['--secret', 's'], env: {} }),
   now: Date.now,

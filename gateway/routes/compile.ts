@@ -5,7 +5,7 @@
  * what a failure means (the management API refuses the write; a reload keeps the old table).
  */
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
-import { apiDefinitionModel } from '../../schemas/models/api-definition.ts';
+import { apiDefinitionModel } from '../../schemas/models/api-definition/index.ts';
 import { oasApiDocument } from '../../schemas/models/oas.ts';
 import { compile as compileSchema, type SchemaProblem } from '../../schemas/validate.ts';
 import type { Store, StoredEntry } from '../store/store.ts';
@@ -26,7 +26,8 @@ import {
 } from '../../schemas/rules/internal-target.ts';
 import { errorMessage } from '../../lib/errors.ts';
 import { compileEvents } from '../events/compile.ts';
-import { compileChain, compose, type Middleware, type MiddlewareDeps } from '../pipeline/compose.ts';
+import { compileChain, compose } from '../pipeline/compose.ts';
+import type { GatewayMiddleware, MiddlewareDeps } from '../middleware/deps.ts';
 import { RouteTable, asciiLower, type ListenerKey, type Route, type Target } from '../pipeline/router.ts';
 import {
   balancedTargets,
@@ -60,7 +61,7 @@ export interface CompileEnv {
 
 /** Compilation dependencies: the middleware deps, the chain and the upstream pools. */
 export interface CompileDeps extends MiddlewareDeps {
-  chain: readonly Middleware[];
+  chain: readonly GatewayMiddleware[];
   dispatchers: Dispatchers;
 }
 

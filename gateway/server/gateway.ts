@@ -14,7 +14,6 @@ import { buildSniTable, SniTable } from '../certs/sni.ts';
 import type { TlsMaterial } from '../config/load.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { chain as defaultChain } from '../routes/chain.ts';
-import type { GatewayPolicy } from '../../schemas/generated/models.ts';
 import {
   buildRouteTable,
   protocolOf,
@@ -22,7 +21,7 @@ import {
   type CompileEnv,
   type ReusableRoutes,
 } from '../routes/compile.ts';
-import type { Middleware } from '../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../middleware/deps.ts';
 import { internalFailure, respondError } from '../pipeline/compose.ts';
 import { HttpContext, type RequestObserver } from '../pipeline/context.ts';
 import type { Counters } from '../limits/counters.ts';
@@ -55,7 +54,7 @@ export interface GatewayOptions {
   /** How `/svc/reload` reaches the other processes of this node (default: this process only). */
   bus?: NodeBus;
   /** The middleware chain (default: pipeline/chain.ts). */
-  chain?: readonly Middleware[];
+  chain?: readonly GatewayMiddleware[];
   now?: () => number;
   /** Sees every routed request on both entrances (metrics, access log, events). */
   observer?: RequestObserver | undefined;
@@ -123,7 +122,6 @@ export class Gateway {
       counters: opts.counters,
       limits: new LimitsGuard({ failOpen: config.limits_fail_open, log: log.child({ part: 'limits' }) }),
       sessions: this.#sessions,
-      policies: new Map(),
       log,
       config,
       now: opts.now ?? Date.now,
@@ -338,18 +336,14 @@ export class Gateway {
   async #reloadOnce(): Promise<ReloadReport & { retry?: boolean }> {
     if (this.#stopped) return { ok: false, message: 'gateway stopping' };
     let entries;
-    let policies: Map<string, GatewayPolicy>;
     try {
-      // One snapshot of APIs and policies for the whole table.
-      const [apis, stored] = await Promise.all([this.#store.list('apis'), this.#store.list('policies')]);
-      entries = apis;
-      policies = new Map(stored.flatMap((e) => ('value' in e ? [[e.id, e.value as GatewayPolicy]] : [])));
+      entries = await this.#store.list('apis');
     } catch (err) {
       this.#log.error('reload failed: store unavailable', { error: errorMessage(err) });
       return { ok: false, message: `store unavailable: ${errorMessage(err)}`, retry: true };
     }
     const streamProblems = await this.#streams.update(entries);
-    const built = await buildRouteTable(entries, this.#env, { ...this.#deps, policies }, this.#reusable);
+    const built = await buildRouteTable(entries, this.#env, this.#deps, this.#reusable);
     const table = built.table;
     let sni: SniTable;
     try {

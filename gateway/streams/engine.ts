@@ -32,17 +32,6 @@ export interface StreamTarget {
   endpoint: StreamEndpoint;
 }
 
-/**
- * API IDs that have streams, in any engine of this process: `enabled(api)` of the middleware sees
- * only the API definition, so it asks here (counted per engine: tests run several gateways).
- */
-const withStreams = new Map<string, number>();
-
-/** Whether an API has streams on a gateway of this process. */
-export function apiHasStreams(apiId: string | undefined): boolean {
-  return apiId !== undefined && withStreams.has(apiId);
-}
-
 /** One series of a `TallyCounter`: its labels and its count so far. */
 interface Tally {
   labels: Record<string, string>;
@@ -262,8 +251,6 @@ export class StreamsEngine {
       }
       byApi.set(e.id, { streams: plan.streams, endpoints });
     }
-    for (const id of this.#byApi.keys()) release(id);
-    for (const id of byApi.keys()) withStreams.set(id, (withStreams.get(id) ?? 0) + 1);
     this.#byApi = byApi;
     this.#desired = desired;
     const missing = desired.size > 0 ? bentoMissing(this.binary) : undefined;
@@ -288,6 +275,14 @@ export class StreamsEngine {
       });
     }
     return problems;
+  }
+
+  /**
+   * Whether API `apiId` has streams in the set the last `update` made (the streams middleware's
+   * `enabled`: routes compile after the update of their reload).
+   */
+  hasStreams(apiId: string): boolean {
+    return this.#byApi.has(apiId);
   }
 
   /** The stream endpoint `path` (under the listen path) of API `apiId` serves, if any. */
@@ -361,7 +356,6 @@ export class StreamsEngine {
   /** Stops Bento (with the gateway; a worker lets go of the primary's). */
   async stop(): Promise<void> {
     this.#stopped = true;
-    for (const id of this.#byApi.keys()) release(id);
     this.#byApi = new Map();
     await this.#host?.stop();
   }
@@ -400,12 +394,6 @@ export function relabelBentoMetrics(text: string, streams: ReadonlySet<string>):
 
 function key(path: string, kind: 'http' | 'ws'): string {
   return `${kind} ${path}`;
-}
-
-function release(apiId: string): void {
-  const n = (withStreams.get(apiId) ?? 0) - 1;
-  if (n <= 0) withStreams.delete(apiId);
-  else withStreams.set(apiId, n);
 }
 
 async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {

@@ -5,13 +5,13 @@
  * continues along the chain to the upstream. The endpoint is looked up per request in the
  * engine's current set, so a stream changed by a reload is served at once.
  */
-import { reject, type Middleware } from '../pipeline/compose.ts';
+import { reject } from '../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../middleware/deps.ts';
 import { BATCH_HEADER, BATCH_TYPE_HEADER } from '../../lib/bento/batching.ts';
 import { HttpContext, removeRequestHeader } from '../pipeline/context.ts';
 import type { Target } from '../pipeline/router.ts';
 import { GatewayError } from '../pipeline/errors.ts';
 import { batchPublish } from './batch.ts';
-import { apiHasStreams } from './engine.ts';
 import { proxyToBento, upgradeToBento } from './proxy.ts';
 
 /** Bento's loopback address as an upstream, one object per port (the fast path keys its pool by it). */
@@ -36,9 +36,9 @@ const UNAVAILABLE = new GatewayError(
 const TAKEN = GatewayError.reply(200, '');
 
 /** The streams middleware. */
-export const streams: Middleware = {
+export const streams: GatewayMiddleware = {
   name: 'streams',
-  enabled: (api) => api.is_oas === true && apiHasStreams(api.api_id),
+  enabled: (api, deps) => api.is_oas === true && deps.streams?.hasStreams(api.api_id ?? '') === true,
   // No `readsBody`: on the fast path (server/fast-path/) a stream endpoint is called there, as
   // an upstream of the gateway's own (`bentoCall`), the body and the answer (event streams too)
   // relayed byte for byte; node:http's requests (WebSocket upgrades, chunked bodies) go through

@@ -10,7 +10,7 @@ import { silentLogger, type Logger } from '../../lib/log.ts';
 import type { TlsMaterial } from '../config/load.ts';
 import { loadGatewayConfig } from '../config/load.ts';
 import type { GatewayConfig } from '../config/schema.ts';
-import type { Middleware } from '../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../middleware/deps.ts';
 import type { RequestObserver } from '../pipeline/context.ts';
 import { Gateway } from '../server/gateway.ts';
 import type { Counters } from '../limits/counters.ts';
@@ -130,7 +130,7 @@ export async function startGateway(
     log?: Logger;
     dataDir?: string;
     /** Another middleware chain (default: routes/chain.ts). */
-    chain?: readonly Middleware[];
+    chain?: readonly GatewayMiddleware[];
     /** Counters of limits (default: what the configuration names). */
     counters?: Counters;
     /** The gateway's clock (default: Date.now). */

@@ -13,7 +13,8 @@
  * compiled or sliced per request.
  */
 import type { AccessDefinition, GatewayApiDefinition } from '../../../schemas/generated/models.ts';
-import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { reject } from '../../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 
 /**
@@ -88,7 +89,7 @@ export function urlMatches(u: CompiledUrl, path: string, listenPath: number): bo
 }
 
 /** See the module comment. */
-export const accessRights: Middleware = {
+export const accessRights: GatewayMiddleware = {
   name: 'access-rights',
   enabled: (api) => api.use_keyless !== true,
   create: (api) => {

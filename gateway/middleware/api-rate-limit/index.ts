@@ -4,11 +4,12 @@
  */
 import { counterName } from '../../limits/counters.ts';
 import { UNAVAILABLE } from '../../limits/guard.ts';
-import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { reject } from '../../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 
 /** See the module comment. */
-export const apiRateLimit: Middleware = {
+export const apiRateLimit: GatewayMiddleware = {
   name: 'api-rate-limit',
   enabled: (api) => {
     const g = api.global_rate_limit;

@@ -6,7 +6,9 @@
  */
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
 import { authMethodsOf, tokenAuthConfigOf } from '../../../schemas/rules/auth.ts';
-import { reject, type Middleware, type Rejection } from '../../pipeline/compose.ts';
+import { reject } from '../../pipeline/compose.ts';
+import type { Rejection } from '../../pipeline/middleware.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
 import {
   methodLocations,
@@ -36,7 +38,7 @@ export function readToken(ctx: RequestContext, where: CredentialLocations): Foun
 }
 
 /** See the module comment. */
-export const authToken: Middleware = {
+export const authToken: GatewayMiddleware = {
   name: 'auth-token',
   enabled: usesAuthToken,
   create: (api, deps) => {

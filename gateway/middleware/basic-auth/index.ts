@@ -16,7 +16,8 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
 import { MAX_READ_BODY, type RequestContext } from '../../pipeline/context.ts';
-import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { reject } from '../../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import { methodLocations, readCredential, type Found } from '../../pipeline/credentials.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 import { keyIdOf, verifyPassword } from '../../sessions/credentials.ts';
@@ -61,7 +62,7 @@ function bodyRegexp(source: string | undefined): RegExp | undefined {
 }
 
 /** See the module comment. */
-export const basicAuth: Middleware = {
+export const basicAuth: GatewayMiddleware = {
   name: 'basic-auth',
   enabled: (api: GatewayApiDefinition) => api.use_keyless !== true && api.use_basic_auth === true,
   readsBody: (api) => api.basic_auth?.extract_from_body === true,

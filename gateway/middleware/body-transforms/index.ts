@@ -19,7 +19,8 @@ import {
   templateSource,
   type BodyTemplate,
 } from '../../../schemas/rules/body-template.ts';
-import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { reject } from '../../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import { HttpContext, MAX_READ_BODY, type RequestContext } from '../../pipeline/context.ts';
 import {
   compileEntryEndpoint,
@@ -129,7 +130,7 @@ function transform(
 const has = (api: GatewayApiDefinition): boolean => perVersion(api, compileBodyTransforms) !== undefined;
 
 /** See the module comment. */
-export const bodyTransforms: Middleware = {
+export const bodyTransforms: GatewayMiddleware = {
   name: 'body-transforms',
   enabled: has,
   // The response transform buffers the upstream's body: node:http only, as for the request's.

@@ -33,7 +33,8 @@ import { createHash } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { GatewayApiDefinition, VersionInfo } from '../../../schemas/generated/models.ts';
-import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { reject } from '../../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import type { RequestContext, ResponseTap } from '../../pipeline/context.ts';
 import {
   compileEndpoint,
@@ -261,7 +262,7 @@ function hitReply(ctx: RequestContext, hit: CachedResponse, head: boolean): Gate
 }
 
 /** See the module comment. */
-export const responseCache: Middleware = {
+export const responseCache: GatewayMiddleware = {
   name: 'cache',
   enabled: cacheEnabled,
   create: (api, deps) => {

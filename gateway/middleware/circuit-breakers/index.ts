@@ -10,7 +10,8 @@
  * The first entry matching the method and path applies; each entry has its own breaker.
  */
 import type { CircuitBreakerMeta, VersionInfo } from '../../../schemas/generated/models.ts';
-import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { reject } from '../../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import {
   compileEntryEndpoint,
   endpointMatches,
@@ -109,7 +110,7 @@ export function compileBreakers(v: VersionInfo): Entry[] | undefined {
 }
 
 /** See the module comment. */
-export const circuitBreakers: Middleware = {
+export const circuitBreakers: GatewayMiddleware = {
   name: 'circuit-breakers',
   enabled: (api) => perVersion(api, compileBreakers) !== undefined,
   create: (api, deps) => {

@@ -19,7 +19,8 @@
  * - `debug` logs each decision at debug level.
  */
 import type { CorsConfig, GatewayApiDefinition } from '../../../schemas/generated/models.ts';
-import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { reject } from '../../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 
@@ -127,7 +128,7 @@ function preflightHeaders(
 }
 
 /** See the module comment. */
-export const cors: Middleware = {
+export const cors: GatewayMiddleware = {
   name: 'cors',
   enabled: (api: GatewayApiDefinition) => isOn(api.CORS),
   create: (api) => {

@@ -16,7 +16,8 @@ import { sessionModel } from '../../../schemas/models/session.ts';
 import { authMethodsOf } from '../../../schemas/rules/auth.ts';
 import { customAuthHook } from '../../../schemas/rules/plugins.ts';
 import { compile } from '../../../schemas/validate.ts';
-import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { reject } from '../../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 import {
   callHook,
@@ -38,7 +39,7 @@ export function customSessionId(orgId: string, keyId: string): string {
 }
 
 /** See the module comment. */
-export const customAuth: Middleware = {
+export const customAuth: GatewayMiddleware = {
   name: 'custom-auth',
   enabled: (api: GatewayApiDefinition) => authMethodsOf(api).includes('custom_auth'),
   // The plugin file is read at compile time: recompiled at every reload.

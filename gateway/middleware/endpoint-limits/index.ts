@@ -7,7 +7,8 @@
 import type { AccessDefinition } from '../../../schemas/generated/models.ts';
 import { counterName } from '../../limits/counters.ts';
 import { UNAVAILABLE } from '../../limits/guard.ts';
-import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { reject } from '../../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 
 interface CompiledEndpoint {
@@ -32,7 +33,7 @@ function endpointsOf(ar: AccessDefinition): CompiledEndpoint[] {
 }
 
 /** See the module comment. */
-export const endpointLimits: Middleware = {
+export const endpointLimits: GatewayMiddleware = {
   name: 'endpoint-limits',
   enabled: (api) => api.use_keyless !== true && api.disable_rate_limit !== true,
   create: (api, deps) => {

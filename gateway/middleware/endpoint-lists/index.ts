@@ -12,7 +12,9 @@
  */
 import type { EndPointMeta, GatewayApiDefinition, VersionInfo } from '../../../schemas/generated/models.ts';
 import { endpointMethods } from '../../../schemas/rules/endpoints.ts';
-import { reject, type Handler, type Middleware } from '../../pipeline/compose.ts';
+import { reject } from '../../pipeline/compose.ts';
+import type { Handler } from '../../pipeline/middleware.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
 import {
   compileEndpoint,
@@ -82,7 +84,7 @@ export function isIgnored(ctx: RequestContext): boolean {
 }
 
 /** See the module comment. */
-export const endpointLists: Middleware = {
+export const endpointLists: GatewayMiddleware = {
   name: 'endpoint-lists',
   enabled: (api) => perVersion(api, compileVersionLists) !== undefined,
   create: (api) => {
@@ -116,7 +118,7 @@ export const endpointLists: Middleware = {
  * a key, which an ignored endpoint does not ask for). For an API without ignored endpoints, `m`
  * is compiled unchanged: nothing is added to its requests.
  */
-export function unlessIgnored(m: Middleware): Middleware {
+export function unlessIgnored(m: GatewayMiddleware): GatewayMiddleware {
   return {
     ...m,
     create: async (api, deps) => {

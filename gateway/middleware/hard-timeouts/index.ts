@@ -5,7 +5,7 @@
  * upstream call reads `ctx.upstreamTimeoutMs`). A timeout of 0 or a disabled entry sets none.
  */
 import type { VersionInfo } from '../../../schemas/generated/models.ts';
-import type { Middleware } from '../../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import {
   compileEntryEndpoint,
   endpointMatches,
@@ -29,7 +29,7 @@ export function compileHardTimeouts(
 }
 
 /** See the module comment. */
-export const hardTimeouts: Middleware = {
+export const hardTimeouts: GatewayMiddleware = {
   name: 'hard-timeouts',
   enabled: (api) => perVersion(api, compileHardTimeouts) !== undefined,
   create: (api) => {

@@ -13,7 +13,7 @@
  */
 import type { HeaderInjectionMeta, VersionInfo } from '../../../schemas/generated/models.ts';
 import { compileValue, valueOf, type Value } from '../context-vars/index.ts';
-import type { Middleware } from '../../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import { removeRequestHeader, type RequestContext } from '../../pipeline/context.ts';
 import {
   compileEntryEndpoint,
@@ -108,7 +108,7 @@ function onResponse(ctx: RequestContext, c: HeaderChange): void {
 }
 
 /** See the module comment. */
-export const headers: Middleware = {
+export const headers: GatewayMiddleware = {
   name: 'headers',
   enabled: (api) => perVersion(api, compileVersionHeaders) !== undefined,
   create: (api) => {

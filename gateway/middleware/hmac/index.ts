@@ -12,7 +12,8 @@
  */
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
 import { authMethodsOf } from '../../../schemas/rules/auth.ts';
-import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { reject } from '../../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
 import {
   methodLocations,
@@ -55,7 +56,7 @@ function readSignature(
 }
 
 /** See the module comment. */
-export const hmacSigning: Middleware = {
+export const hmacSigning: GatewayMiddleware = {
   name: 'hmac',
   enabled: (api: GatewayApiDefinition) => authMethodsOf(api).includes('hmac_key'),
   create: (api, deps) => {

@@ -18,7 +18,7 @@ const api = (v: VersionInfo): GatewayApiDefinition => ({
 test('compileInternalEndpoints: empty and disabled entries compile to nothing (the middleware is left out)', () => {
   assert.equal(compileInternalEndpoints(version([])), undefined);
   assert.equal(compileInternalEndpoints(version([{ path: '/x', disabled: true }])), undefined);
-  assert.equal(internalEndpoints.enabled(api(version([{ path: '/x', disabled: true }]))), false);
+  assert.equal(internalEndpoints.enabled(api(version([{ path: '/x', disabled: true }])), {} as never), false);
 });
 
 test('compileInternalEndpoints: the method of an entry, or every method without one', () => {
@@ -31,7 +31,7 @@ test('compileInternalEndpoints: the method of an entry, or every method without 
 
 test('internal endpoints compile to a synchronous step: the route stays on the fast path', async () => {
   const a = api(version([{ path: '/x', method: 'GET' }]));
-  assert.equal(internalEndpoints.enabled(a), true);
+  assert.equal(internalEndpoints.enabled(a, {} as never), true);
   const made = await internalEndpoints.create(a, {} as never);
   assert.ok(typeof made !== 'function' && 'before' in made);
   assert.equal(internalEndpoints.readsBody, undefined);

@@ -8,7 +8,8 @@
  * all come from clients: internal targets are served by the node:http entrance).
  */
 import type { VersionInfo } from '../../../schemas/generated/models.ts';
-import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { reject } from '../../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import {
   compileEntryEndpoint,
   endpointMatches,
@@ -29,7 +30,7 @@ export function compileInternalEndpoints(v: VersionInfo): CompiledEndpoint[] | u
 }
 
 /** See the module comment. */
-export const internalEndpoints: Middleware = {
+export const internalEndpoints: GatewayMiddleware = {
   name: 'internal-endpoints',
   enabled: (api) => perVersion(api, compileInternalEndpoints) !== undefined,
   create: (api) => {

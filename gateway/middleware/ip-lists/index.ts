@@ -5,7 +5,8 @@
  * trusts forwarded headers (RequestContext.clientIp). They apply to keyless APIs too.
  */
 import { BlockList, isIP } from 'node:net';
-import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { reject } from '../../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 
 /** Compiles a list of addresses and CIDRs (already validated at write time). */
@@ -28,7 +29,7 @@ export function compileIpList(entries: readonly string[]): (ip: string) => boole
 }
 
 /** Only clients in `allowed_ips` pass (an empty list refuses everyone). */
-export const ipAllowList: Middleware = {
+export const ipAllowList: GatewayMiddleware = {
   name: 'ip-allow-list',
   enabled: (api) => api.enable_ip_whitelisting === true,
   create: (api) => {
@@ -40,7 +41,7 @@ export const ipAllowList: Middleware = {
 };
 
 /** Clients in `blacklisted_ips` are refused. */
-export const ipBlockList: Middleware = {
+export const ipBlockList: GatewayMiddleware = {
   name: 'ip-block-list',
   enabled: (api) => api.enable_ip_blacklisting === true && (api.blacklisted_ips?.length ?? 0) > 0,
   create: (api) => {

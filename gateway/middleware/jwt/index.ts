@@ -22,7 +22,8 @@ import { hash, type KeyObject } from 'node:crypto';
 import { compactVerify, errors, type CryptoKey, type JWSHeaderParameters } from 'jose';
 import type { GatewayApiDefinition, GatewayPolicy } from '../../../schemas/generated/models.ts';
 import { authMethodsOf, JWT_ALGORITHMS, jwtSourceOf, type JwtFamily } from '../../../schemas/rules/auth.ts';
-import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { reject } from '../../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import { methodLocations, readCredential } from '../../pipeline/credentials.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 import { adoptIdentity } from '../../sessions/identity.ts';
@@ -118,7 +119,7 @@ async function firstVerifying(
 }
 
 /** See the module comment. */
-export const jwt: Middleware = {
+export const jwt: GatewayMiddleware = {
   name: 'jwt',
   enabled: (api: GatewayApiDefinition) => authMethodsOf(api).includes('jwt_claim'),
   create: (api, deps) => {

@@ -3,11 +3,12 @@
  * expired (`expires` in the past, Unix seconds; 0 or less never: 401 `Key has expired, please
  * renew`).
  */
-import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { reject } from '../../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 
 /** See the module comment. */
-export const keyState: Middleware = {
+export const keyState: GatewayMiddleware = {
   name: 'key-state',
   enabled: (api) => api.use_keyless !== true,
   create: (_api, deps) => ({

@@ -18,7 +18,9 @@
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
 import { balancedTargets } from '../../../schemas/rules/api-definition.ts';
 import { isTargetProblem, parseTarget } from '../../../schemas/rules/target.ts';
-import { reject, type CompiledMiddleware, type Middleware } from '../../pipeline/compose.ts';
+import { reject } from '../../pipeline/compose.ts';
+import type { CompiledMiddleware } from '../../pipeline/middleware.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 import type { Target } from '../../pipeline/router.ts';
 
@@ -161,7 +163,7 @@ export class UptimeChecker {
 export const openCheckers = new Set<UptimeChecker>();
 
 /** See the module comment. */
-export const loadBalancing: Middleware = {
+export const loadBalancing: GatewayMiddleware = {
   name: 'load-balancing',
   enabled: (api) => balancedTargets(api).length > 0,
   create: (api, deps): CompiledMiddleware => {

@@ -5,7 +5,7 @@
  * target (its response has no body: schemas/rules/endpoints.ts refuses it).
  */
 import type { VersionInfo } from '../../../schemas/generated/models.ts';
-import type { Middleware } from '../../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import {
   compileEntryEndpoint,
   endpointMatches,
@@ -30,7 +30,7 @@ export function compileMethodTransforms(
 }
 
 /** See the module comment. */
-export const methodTransforms: Middleware = {
+export const methodTransforms: GatewayMiddleware = {
   name: 'method-transforms',
   enabled: (api) => perVersion(api, compileMethodTransforms) !== undefined,
   create: (api) => {

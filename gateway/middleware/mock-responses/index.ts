@@ -8,7 +8,8 @@
  * or values that cannot be sent are left out.
  */
 import type { EndPointMeta, VersionInfo } from '../../../schemas/generated/models.ts';
-import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { reject } from '../../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import {
   compileEndpoint,
   compileEntryEndpoint,
@@ -76,7 +77,7 @@ export function compileMocks(v: VersionInfo): Mock[] | undefined {
 }
 
 /** See the module comment. */
-export const mockResponses: Middleware = {
+export const mockResponses: GatewayMiddleware = {
   name: 'mock-responses',
   enabled: (api) => perVersion(api, compileMocks) !== undefined,
   create: (api) => {

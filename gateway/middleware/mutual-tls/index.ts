@@ -14,7 +14,8 @@
  */
 import type { X509Certificate } from 'node:crypto';
 import { CERTS, certKeyOf, fingerprintOfId, type StoredCert } from '../../certs/certs.ts';
-import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { reject } from '../../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 import type { LoadedKey, Sessions } from '../../sessions/sessions.ts';
@@ -62,7 +63,7 @@ function outsideValidity(cert: X509Certificate, now: number): boolean {
 }
 
 /** See the module comment (static mutual TLS). */
-export const mutualTls: Middleware = {
+export const mutualTls: GatewayMiddleware = {
   name: 'mutual-tls',
   enabled: (api) => api.use_mutual_tls_auth === true,
   // The stored certificates are read at compile time: recompiled at every reload.

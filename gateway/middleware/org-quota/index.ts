@@ -10,7 +10,8 @@
 import { crossedTrigger } from '../../limits/allowance.ts';
 import { counterName } from '../../limits/counters.ts';
 import { UNAVAILABLE } from '../../limits/guard.ts';
-import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { reject } from '../../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 import { limitModes } from '../../../schemas/rules/limits.ts';
 
@@ -18,7 +19,7 @@ import { limitModes } from '../../../schemas/rules/limits.ts';
 export const orgGroup = (orgId: string): string => `org:${orgId}`;
 
 /** See the module comment. */
-export const orgQuota: Middleware = {
+export const orgQuota: GatewayMiddleware = {
   name: 'org-quota',
   enabled: (api) => api.enforce_org_quotas === true && (api.org_id ?? '') !== '',
   create: (api, deps) => {

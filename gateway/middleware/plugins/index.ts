@@ -8,7 +8,8 @@
  */
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
 import { pluginHooksOf, type PluginStage } from '../../../schemas/rules/plugins.ts';
-import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { reject } from '../../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 import { removeRequestHeader } from '../../pipeline/context.ts';
 import {
@@ -23,7 +24,7 @@ import {
 } from '../../plugins/load.ts';
 
 /** The middleware that runs the hooks of `stage`. */
-function pluginStage(stage: PluginStage): Middleware {
+function pluginStage(stage: PluginStage): GatewayMiddleware {
   return {
     name: `plugins-${stage.replaceAll('_', '-')}`,
     enabled: (api: GatewayApiDefinition) => pluginHooksOf(api, stage).length > 0,

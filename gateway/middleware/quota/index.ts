@@ -15,11 +15,13 @@ import { allowanceOf, crossedTrigger, quotaLimited, type Allowance } from '../..
 import { counterName, type QuotaUse } from '../../limits/counters.ts';
 import { UNAVAILABLE } from '../../limits/guard.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
-import { reject, type Middleware, type Rejection } from '../../pipeline/compose.ts';
+import { reject } from '../../pipeline/compose.ts';
+import type { Rejection } from '../../pipeline/middleware.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 
 /** See the module comment. */
-export const quota: Middleware = {
+export const quota: GatewayMiddleware = {
   name: 'quota',
   enabled: (api) => api.use_keyless !== true && api.disable_quota !== true,
   create: (api, deps) => {

@@ -16,7 +16,9 @@ import { allowanceOf, rateLimited, throttled, type Allowance } from '../../limit
 import { counterName, type RateVerdict } from '../../limits/counters.ts';
 import { UNAVAILABLE } from '../../limits/guard.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
-import { reject, type Middleware, type Rejection } from '../../pipeline/compose.ts';
+import { reject } from '../../pipeline/compose.ts';
+import type { Rejection } from '../../pipeline/middleware.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 import { quota } from '../quota/index.ts';
 
@@ -28,13 +30,13 @@ function rateHeaders(ctx: RequestContext, limit: number, v: RateVerdict, now: nu
 }
 
 /** See the module comment. */
-export const rateLimit: Middleware = {
+export const rateLimit: GatewayMiddleware = {
   name: 'rate-limit',
   enabled: (api) => api.use_keyless !== true && api.disable_rate_limit !== true,
   create: (api, deps) => {
     const apiId = api.api_id ?? '';
     const headers = deps.config.rate_limit_headers === 'rate';
-    const quotaStep = quota.enabled(api);
+    const quotaStep = quota.enabled(api, deps);
     /** The verdict's headers, and the refusal it means, if any. */
     const decide = (
       ctx: RequestContext,

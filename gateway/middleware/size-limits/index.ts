@@ -7,7 +7,8 @@
  * as it streams to the upstream and refused with 413 at the first byte past the limit.
  */
 import type { GatewayApiDefinition, VersionInfo } from '../../../schemas/generated/models.ts';
-import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { reject } from '../../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import { HttpContext } from '../../pipeline/context.ts';
 import {
   compileEntryEndpoint,
@@ -57,7 +58,7 @@ export function limitFor(limits: SizeLimits, method: string, path: string): numb
 }
 
 /** See the module comment. */
-export const sizeLimits: Middleware = {
+export const sizeLimits: GatewayMiddleware = {
   name: 'size-limits',
   enabled: (api) => perVersion(api, compileVersionSizeLimits) !== undefined,
   create: (api) => {

@@ -2,11 +2,11 @@
  * `strip_auth_data`: the credentials authentication read (header, query parameter or cookie)
  * are removed from the request before it is proxied, so the upstream never sees them.
  */
-import type { Middleware } from '../../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import { removeCredential } from '../../pipeline/credentials.ts';
 
 /** See the module comment. */
-export const stripAuthData: Middleware = {
+export const stripAuthData: GatewayMiddleware = {
   name: 'strip-auth-data',
   enabled: (api) => api.use_keyless !== true && api.strip_auth_data === true,
   create: () => ({

@@ -11,7 +11,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
 import { SIGNATURE_HASHES, tokenAuthConfigOf } from '../../../schemas/rules/auth.ts';
-import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { reject } from '../../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import { methodLocations } from '../../pipeline/credentials.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 import { readToken, usesAuthToken } from '../auth-token/index.ts';
@@ -31,7 +32,7 @@ export function tokenSignature(
 const HEX = /^[0-9a-fA-F]+$/;
 
 /** See the module comment. */
-export const tokenSignatureCheck: Middleware = {
+export const tokenSignatureCheck: GatewayMiddleware = {
   name: 'token-signature',
   enabled: (api: GatewayApiDefinition) =>
     usesAuthToken(api) && tokenAuthConfigOf(api)?.validate_signature === true,

@@ -28,7 +28,8 @@ import type {
 import { isTargetProblem, parseTarget, type Target } from '../../../schemas/rules/target.ts';
 import { absoluteRewrite } from '../../../schemas/rules/endpoints.ts';
 import { INTERNAL_SCHEME, internalUrl, parseInternalTarget } from '../../../schemas/rules/internal-target.ts';
-import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { reject } from '../../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import { MAX_READ_BODY, type RequestContext } from '../../pipeline/context.ts';
 import {
   compileEntryEndpoint,
@@ -368,7 +369,7 @@ export function rewriteTargets(api: GatewayApiDefinition): Target[] {
 }
 
 /** See the module comment. */
-export const urlRewrites: Middleware = {
+export const urlRewrites: GatewayMiddleware = {
   name: 'url-rewrites',
   enabled: (api) => perVersion(api, (v) => compileRewrites(v, false)) !== undefined,
   readsBody: readsPayload,

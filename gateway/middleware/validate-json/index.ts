@@ -11,7 +11,8 @@
 import type { ValidateFunction } from 'ajv';
 import { bodySchemaOf, compileBodySchema } from '../../../schemas/rules/validate-json.ts';
 import type { VersionInfo } from '../../../schemas/generated/models.ts';
-import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { reject } from '../../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import { MAX_READ_BODY } from '../../pipeline/context.ts';
 import {
   compileEntryEndpoint,
@@ -67,7 +68,7 @@ export function firstError(validate: ValidateFunction): string {
 }
 
 /** See the module comment. */
-export const validateJson: Middleware = {
+export const validateJson: GatewayMiddleware = {
   name: 'validate-json',
   enabled: (api) => perVersion(api, compileValidations) !== undefined,
   readsBody: (api) => perVersion(api, compileValidations) !== undefined,

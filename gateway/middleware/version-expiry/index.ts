@@ -6,7 +6,8 @@
  */
 import type { GatewayApiDefinition, VersionInfo } from '../../../schemas/generated/models.ts';
 import { versionExpiry } from '../../../schemas/rules/endpoints.ts';
-import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { reject } from '../../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import { perVersion, servedVersion } from '../../pipeline/endpoints.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 
@@ -26,7 +27,7 @@ export function versionExpiryOf(v: VersionInfo | undefined): number | undefined 
 }
 
 /** See the module comment. */
-export const versionExpiryCheck: Middleware = {
+export const versionExpiryCheck: GatewayMiddleware = {
   name: 'version-expiry',
   enabled: (api) => perVersion(api, versionExpiryOf) !== undefined,
   create: (api, deps) => {

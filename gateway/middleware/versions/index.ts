@@ -15,7 +15,8 @@
  */
 import type { GatewayApiDefinition, VersionInfo } from '../../../schemas/generated/models.ts';
 import { isTargetProblem, parseTarget, type Target } from '../../../schemas/rules/target.ts';
-import { reject, type Middleware } from '../../pipeline/compose.ts';
+import { reject } from '../../pipeline/compose.ts';
+import type { GatewayMiddleware } from '../deps.ts';
 import { removeRequestHeader, type RequestContext } from '../../pipeline/context.ts';
 import { servedVersion, versionedByRequest } from '../../pipeline/endpoints.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
@@ -103,7 +104,7 @@ export function namedVersion(choice: VersionChoice, ctx: RequestContext): string
 }
 
 /** See the module comment. */
-export const versions: Middleware = {
+export const versions: GatewayMiddleware = {
   name: 'versions',
   enabled: (api) => versionedByRequest(api) || overrideTargets(api).length > 0,
   create: (api) => {

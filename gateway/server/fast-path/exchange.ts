@@ -10,16 +10,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import { errorMessage } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/log.ts';
-import {
-  chainKind,
-  internalFailure,
-  runBefore,
-  runChain,
-  runSteps,
-  type BeforeStep,
-  type Rejection,
-  type SyncStep,
-} from '../../pipeline/compose.ts';
+import { chainKind, internalFailure, runBefore, runChain, runSteps } from '../../pipeline/compose.ts';
+import type { BeforeStep, Rejection, SyncStep } from '../../pipeline/middleware.ts';
 import {
   RequestContext,
   type BodyPeek,
