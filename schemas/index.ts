@@ -4,7 +4,7 @@ import { oasApiDefinitionKind } from './kinds/oas-api-definition.ts';
 import { operatorContextKind } from './kinds/operator-context.ts';
 import { securityPolicyKind } from './kinds/security-policy.ts';
 import { streamsApiDefinitionKind } from './kinds/streams-api-definition.ts';
-import { apiDefinitionModel } from './models/api-definition.ts';
+import { apiDefinitionModel } from './models/api-definition/index.ts';
 import { oasApiDocument } from './models/oas.ts';
 import { policyModel } from './models/policy.ts';
 import { sessionModel } from './models/session.ts';

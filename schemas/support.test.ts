@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { JsonSchema } from './json-schema.ts';
 import { apiDefinitionKind } from './kinds/api-definition.ts';
-import { apiDefinitionModel, classicApiProperties } from './models/api-definition.ts';
+import { apiDefinitionModel, classicApiProperties } from './models/api-definition/index.ts';
 import { fieldSupport, isNeutral, notSupportedPaths } from './support.ts';
 
 /**

@@ -8,7 +8,7 @@
  * owners (`user_owners`, `user_group_owners`).
  */
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
-import { apiDefinitionModel } from '../../schemas/models/api-definition.ts';
+import { apiDefinitionModel } from '../../schemas/models/api-definition/index.ts';
 import { oasApiDocument } from '../../schemas/models/oas.ts';
 import { checkClassicApi } from '../../schemas/rules/api-definition.ts';
 import { formatProblem } from '../../schemas/rules/field-problem.ts';

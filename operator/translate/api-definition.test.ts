@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { apiDefinitionModel } from '../../schemas/models/api-definition.ts';
+import { apiDefinitionModel } from '../../schemas/models/api-definition/index.ts';
 import { checkClassicApi } from '../../schemas/rules/api-definition.ts';
 import { compile } from '../../schemas/validate.ts';
 import { derivedId } from '../ids.ts';

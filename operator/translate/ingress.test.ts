@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { apiDefinitionKind } from '../../schemas/kinds/api-definition.ts';
-import { apiDefinitionModel } from '../../schemas/models/api-definition.ts';
+import { apiDefinitionModel } from '../../schemas/models/api-definition/index.ts';
 import { checkClassicApi } from '../../schemas/rules/api-definition.ts';
 import { compile } from '../../schemas/validate.ts';
 import type { ApiDefinitionSpec } from '../../schemas/generated/kinds.ts';

@@ -4,7 +4,7 @@
  * `make gen-check`, so the page can't drift from what the webhooks and the gateway refuse.
  */
 import { apiDefinitionKind } from '../kinds/api-definition.ts';
-import { apiDefinitionModel } from '../models/api-definition.ts';
+import { apiDefinitionModel } from '../models/api-definition/index.ts';
 import { fieldSupport, NOT_SUPPORTED_YET, type FieldSupport } from '../support.ts';
 
 const cell = (text: string): string => text.replaceAll('|', '\\|').replaceAll('\n', ' ');

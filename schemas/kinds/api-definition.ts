@@ -1,6 +1,11 @@
 import type { JsonSchema, KindDefinition } from '../json-schema.ts';
 import { apiPrinterColumns, apiStatus, contextRef, resourceRef } from '../common.ts';
-import { apiDefinitionModel, classicApiProperties, idPattern, proxy } from '../models/api-definition.ts';
+import {
+  apiDefinitionModel,
+  classicApiProperties,
+  idPattern,
+  proxy,
+} from '../models/api-definition/index.ts';
 import { MAX_ID_LENGTH } from '../rules/ids.ts';
 
 const gatewayField = (name: string): JsonSchema => apiDefinitionModel.properties?.[name] ?? {};

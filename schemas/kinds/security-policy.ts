@@ -9,7 +9,7 @@ import {
   readyColumn,
   reconcileStatusProperties,
 } from '../common.ts';
-import { idPattern } from '../models/api-definition.ts';
+import { idPattern } from '../models/api-definition/index.ts';
 import { MAX_ID_LENGTH } from '../rules/ids.ts';
 import { allowedUrls, apiLimit, endpoints, graphqlFieldPermissions } from '../models/limits.ts';
 import { policyProperties } from '../models/policy.ts';

@@ -8,7 +8,7 @@ import {
   limitProperties,
   partitions,
 } from './limits.ts';
-import { idPattern } from './api-definition.ts';
+import { idPattern } from './api-definition/index.ts';
 import { MAX_ID_LENGTH } from '../rules/ids.ts';
 
 /** Policy states: what happens to the keys of a policy in each. */

@@ -3,7 +3,7 @@
  * then the classic model's schema and rules on the classic form, mapped back to document paths.
  */
 import type { GatewayApiDefinition } from '../generated/models.ts';
-import { apiDefinitionModel } from '../models/api-definition.ts';
+import { apiDefinitionModel } from '../models/api-definition/index.ts';
 import { checkClassicApi } from '../rules/api-definition.ts';
 import { fromSchemaProblem, type FieldProblem } from '../rules/field-problem.ts';
 import { compile } from '../validate.ts';

@@ -18,7 +18,7 @@ import type {
   GraphqlConfig,
   ProxyConfig,
 } from '../generated/models.ts';
-import { apiDefinitionModel } from '../models/api-definition.ts';
+import { apiDefinitionModel } from '../models/api-definition/index.ts';
 import { NOT_SUPPORTED_YET, notSupportedPaths } from '../support.ts';
 import { CERTIFICATE_ID } from './access.ts';
 import { authProblems, authWarnings } from './auth.ts';

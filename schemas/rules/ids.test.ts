@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { apiDefinitionModel } from '../models/api-definition.ts';
+import { apiDefinitionModel } from '../models/api-definition/index.ts';
 import { policyModel } from '../models/policy.ts';
 import { compile } from '../validate.ts';
 import type { FieldProblemType } from './field-problem.ts';

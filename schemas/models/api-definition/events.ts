@@ -1,0 +1,38 @@
+/** Event handlers of a classic API: what to do when an event fires (log it, or call a webhook). */
+import type { JsonSchema } from '../../json-schema.ts';
+
+const eventHandler: JsonSchema = {
+  title: 'EventHandler',
+  description: 'What to do when an event fires.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['handler_name'],
+  properties: {
+    handler_name: {
+      type: 'string',
+      enum: ['eh_log_handler', 'eh_web_hook_handler'],
+      description: 'Log the event, or deliver it to a webhook.',
+    },
+    handler_meta: {
+      type: 'object',
+      description:
+        'Settings of the handler; for a webhook: `target_path`, `method`, `header_map`, `body_template` (an inline template of the payload fields), `event_timeout` (cooldown seconds).',
+      'x-kubernetes-preserve-unknown-fields': true,
+    },
+  },
+};
+
+/** Event handlers of an API. */
+export const eventHandlers: JsonSchema = {
+  title: 'EventHandlers',
+  description: 'Handlers per event (`RateLimitExceeded`, `QuotaExceeded`, `AuthFailure`, `KeyExpired`, ...).',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    events: {
+      type: 'object',
+      additionalProperties: { type: 'array', items: eventHandler },
+      description: 'Handlers by event name.',
+    },
+  },
+};

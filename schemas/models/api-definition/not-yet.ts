@@ -1,0 +1,327 @@
+/**
+ * The fields of the reference's classic model at the end of the classic API: those svc does not
+ * enforce yet, and a few of the same origin that it enforces since (`do_not_track`,
+ * `uptime_tests`, `cache_options`), and the versions' `definition`.
+ */
+import type { JsonSchema } from '../../json-schema.ts';
+import { notYet, enforced, strings, stringMap, openObject } from './builders.ts';
+import { versionDefinition } from './versions.ts';
+
+/**
+ * Fields of the reference's classic model that svc does not enforce yet (each flagged
+ * `not-supported`): accepted so that migrating manifests are not refused for an unknown field,
+ * refused when set to a value that changes behaviour (docs/compatibility.md).
+ */
+export function notYetClassicProperties(): Record<string, JsonSchema> {
+  const flag = (
+    description: string,
+    reason: string,
+    type: 'boolean' | 'string' | 'integer' = 'boolean',
+  ): JsonSchema => notYet({ type, description }, reason);
+  return {
+    id: flag(
+      'Database ID of other gateways; has no meaning here.',
+      "a database ID of the reference's dashboard: svc has no such database, and names an API by `api_id`",
+      'string',
+    ),
+    expiration: flag(
+      'When the API stops being served (`2006-01-02 15:04`).',
+      'not built yet: an API is served until it is deleted or `active` is false; versions can expire (`version_data.versions.<v>.expires`)',
+      'string',
+    ),
+    enable_proxy_protocol: flag(
+      'Accept the PROXY protocol on the listener (TCP APIs).',
+      'not built yet: TCP and TLS listeners (`protocol` tcp, tls) are not built, and HTTP listeners do not read a PROXY protocol header',
+    ),
+    do_not_track: enforced({
+      type: 'boolean',
+      description:
+        'Leave the API\'s requests out of the request metrics (`svc_gateway_requests_total`, `svc_gateway_request_duration_seconds`; docs/gateway.md, "Metrics").',
+    }),
+    use_oauth2: flag(
+      'OAuth 2.0 authorization server at the gateway (`/oauth/token`, `/oauth/authorize`).',
+      "svc is not an OAuth 2.0 authorization server: it issues no tokens (no `/oauth/token`, `/oauth/authorize`, client registry); use an external identity provider and validate its tokens with `enable_jwt` and the provider's JWKS URL",
+    ),
+    oauth_meta: notYet(
+      {
+        title: 'OAuth2Meta',
+        description: 'Settings of the OAuth 2.0 authorization server.',
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          allowed_access_types: {
+            type: 'array',
+            items: {
+              type: 'string',
+              enum: ['authorization_code', 'refresh_token', 'password', 'client_credentials'],
+            },
+            description: 'Grant types clients may use.',
+          },
+          allowed_authorize_types: {
+            type: 'array',
+            items: { type: 'string', enum: ['code', 'token'] },
+            description: '`response_type` values clients may use.',
+          },
+          auth_login_redirect: { type: 'string', description: 'Login page of the authorization flow.' },
+        },
+      },
+      "svc is not an OAuth 2.0 authorization server: it issues no tokens (no `/oauth/token`, `/oauth/authorize`, client registry); use an external identity provider and validate its tokens with `enable_jwt` and the provider's JWKS URL",
+    ),
+    notifications: notYet(
+      {
+        title: 'NotificationsManager',
+        description: 'Where OAuth key changes are notified.',
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          shared_secret: { type: 'string', description: 'Secret sent with notifications.' },
+          oauth_on_keychange_url: { type: 'string', description: 'URL notified of key changes.' },
+        },
+      },
+      'notifies changes of keys issued by the OAuth 2.0 authorization server, which svc is not (see `use_oauth2`)',
+    ),
+    external_oauth: notYet(
+      openObject(
+        'Tokens of an external OAuth server checked by introspection or JWT: `enabled`, `providers`.',
+      ),
+      "not built yet: token introspection (RFC 7662) is not implemented; validate JWT access tokens with `enable_jwt` and the provider's JWKS URL",
+    ),
+    use_openid: flag(
+      'OpenID Connect authentication.',
+      "not built yet as a method of its own (issuers and client IDs mapped to policies); validate OpenID Connect ID tokens with `enable_jwt` and the provider's JWKS URL",
+    ),
+    openid_options: notYet(
+      {
+        title: 'OpenIDOptions',
+        description: 'OpenID Connect providers.',
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          providers: {
+            type: 'array',
+            description: 'Accepted providers.',
+            items: {
+              title: 'OIDProviderConfig',
+              description: 'One provider.',
+              type: 'object',
+              additionalProperties: false,
+              properties: {
+                issuer: { type: 'string', description: 'Issuer of the tokens.' },
+                client_ids: stringMap('Client ID (base64) -> policy ID.'),
+              },
+            },
+          },
+          segregate_by_client: { type: 'boolean', description: 'One rate limit and quota per client.' },
+        },
+      },
+      "not built yet as a method of its own (issuers and client IDs mapped to policies); validate OpenID Connect ID tokens with `enable_jwt` and the provider's JWKS URL",
+    ),
+    scopes: notYet(
+      openObject(
+        'Scope to policy mappings per method: `jwt` and `oidc`, each with `scope_claim_name` and `scope_to_policy`.',
+      ),
+      'not built yet in this form: for JWT, set `jwt_scope_claim_name` and `jwt_scope_to_policy_mapping`; OpenID Connect is not supported (see `use_openid`)',
+    ),
+    idp_client_id_mapping_disabled: flag(
+      'Do not map identity provider client IDs to keys.',
+      'belongs to the OpenID Connect method, which svc does not have (see `use_openid`)',
+    ),
+    use_go_plugin_auth: flag(
+      'Authentication by a compiled plugin.',
+      'Go plugins are shared objects loaded into a Go process and cannot run in a Node.js gateway: use a JavaScript or TypeScript plugin (`custom_middleware.auth_check` with `base_identity_provided_by: custom_auth`)',
+    ),
+    enable_coprocess_auth: flag(
+      'Authentication by a plugin of another runtime.',
+      "coprocess plugins (Python, Lua, gRPC) need the reference's coprocess bridge: use a JavaScript or TypeScript plugin (`custom_middleware.auth_check` with `base_identity_provided_by: custom_auth`)",
+    ),
+    custom_plugin_auth_enabled: flag(
+      'Authentication by a plugin of another gateway.',
+      'plugins written for another gateway cannot run in svc: use a JavaScript or TypeScript plugin (`custom_middleware.auth_check` with `base_identity_provided_by: custom_auth`)',
+    ),
+    custom_middleware_bundle_disabled: flag(
+      'Turns `custom_middleware_bundle` off (svc never loads bundles).',
+      'belongs to plugin bundles, which svc never loads (see `custom_middleware_bundle`)',
+    ),
+    request_signing: notYet(
+      {
+        title: 'RequestSigningMeta',
+        description: 'Signing of upstream requests.',
+        type: 'object',
+        additionalProperties: false,
+        'x-svc-switch': 'is_enabled',
+        properties: {
+          is_enabled: { type: 'boolean', description: 'Sign upstream requests.' },
+          secret: { type: 'string', description: 'HMAC secret.' },
+          key_id: { type: 'string', description: 'Key ID sent with the signature.' },
+          algorithm: { type: 'string', description: 'Signature algorithm.' },
+          header_list: { type: 'array', items: { type: 'string' }, description: 'Headers signed.' },
+          certificate_id: { type: 'string', description: 'Certificate of an RSA signature.' },
+          signature_header: { type: 'string', description: 'Header that carries the signature.' },
+        },
+      },
+      'not built yet: svc does not sign the requests it sends upstream (it checks the signatures of client requests: `enable_signature_checking`)',
+    ),
+    definition: versionDefinition,
+    uptime_tests: enforced({
+      title: 'UptimeTests',
+      description:
+        'Health checks of the load-balanced upstreams (with `proxy.check_host_against_uptime_tests`): each URL requested every `config.recheck_wait` seconds (default 10); a check fails when unreachable, past its `timeout` (milliseconds, default 5000) or outside 2xx. TCP checks (`protocol` tcp, `commands`, `enable_proxy_protocol`) are not supported yet.',
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        check_list: {
+          type: 'array',
+          description:
+            'Checks: `url`, `protocol`, `timeout`, `method`, `headers`, `body`, `commands`, `enable_proxy_protocol`.',
+          items: openObject('One check.'),
+        },
+        config: openObject('Settings: `expire_utime_after`, `service_discovery`, `recheck_wait`.'),
+      },
+    }),
+    cache_options: enforced({
+      title: 'CacheOptions',
+      description:
+        'Response caching of GET, HEAD and OPTIONS requests, in Redis with the Redis store, else in the memory of each gateway process; kept per API and per key; a hit carries `X-Svc-Cached-Response: 1` (docs/gateway.md).',
+      type: 'object',
+      additionalProperties: false,
+      'x-svc-switch': 'enable_cache',
+      properties: {
+        enable_cache: { type: 'boolean', description: 'Turns caching on.' },
+        cache_timeout: {
+          type: 'integer',
+          minimum: 0,
+          description: 'Seconds a response stays cached (0: the default, 60).',
+        },
+        cache_all_safe_requests: {
+          type: 'boolean',
+          description: 'Cache every GET, HEAD and OPTIONS request (the safe methods, as the reference).',
+        },
+        cache_response_codes: {
+          type: 'array',
+          items: { type: 'integer' },
+          description: 'Statuses that are cached (empty: any status, as the reference).',
+        },
+        enable_upstream_cache_control: {
+          type: 'boolean',
+          description:
+            'The upstream decides: a response is stored only when it carries `x-tyk-cache-action-set`, for the seconds in `cache_control_ttl_header`.',
+        },
+        cache_control_ttl_header: {
+          type: 'string',
+          description: 'Response header that gives the time to live (default `x-tyk-cache-action-set-ttl`).',
+        },
+        cache_by_headers: strings('Request headers whose values join the cache key.'),
+      },
+    }),
+    session_lifetime: notYet(
+      {
+        type: 'integer',
+        minimum: 0,
+        description: 'Seconds a key lives after its last change; 0 forever.',
+      },
+      'not built yet: keys live until deleted or until their `expires`; removing keys some time after their last change is not implemented',
+    ),
+    session_lifetime_respects_key_expiration: flag(
+      'Keep keys until they expire when that is later than `session_lifetime`.',
+      'belongs to `session_lifetime`, which is not built yet',
+    ),
+    auth_provider: notYet(
+      openObject('Authentication provider of other gateways: `name`, `storage_engine`, `meta`.'),
+      "svc has one key store for every API (memory, files or Redis: the gateway's store setting); a provider per API is not built",
+    ),
+    session_provider: notYet(
+      openObject('Session provider of other gateways: `name`, `storage_engine`, `meta`.'),
+      "svc has one key store for every API (memory, files or Redis: the gateway's store setting); a provider per API is not built",
+    ),
+    enable_batch_request_support: flag(
+      'Batch requests at `/tyk/batch/`.',
+      'not built yet: the gateway has no batch endpoint; send the requests one by one (HTTP keep-alive or HTTP/2)',
+    ),
+    expire_analytics_after: notYet(
+      {
+        type: 'integer',
+        minimum: 0,
+        description: 'Seconds analytics records are kept.',
+      },
+      'svc keeps no analytics records (its request metrics are Prometheus series at `/metrics`, docs/gateway.md), so there is nothing to expire',
+    ),
+    response_processors: notYet(
+      {
+        type: 'array',
+        description: 'Response middleware of other gateways.',
+        items: {
+          title: 'ResponseProcessor',
+          description: 'One response processor.',
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            name: { type: 'string', description: 'Name of the processor.' },
+            options: openObject('Settings of the processor.'),
+          },
+        },
+      },
+      "response middleware named the reference's way; svc sets the same features per version and endpoint: `global_response_headers`, `transform_response_headers`, `transform_response`",
+    ),
+    domain_disabled: flag(
+      'Ignore `domain`.',
+      'not built yet: a `domain` always applies; to serve on every host, leave `domain` empty',
+    ),
+    config_data_disabled: flag(
+      'Hide `config_data` from middleware.',
+      'not built yet: plugins always see `config_data`; leave it empty instead',
+    ),
+    tag_headers: notYet(
+      strings('Request headers recorded as analytics tags.'),
+      'svc keeps no analytics records (its request metrics are Prometheus series at `/metrics`, docs/gateway.md) to tag',
+    ),
+    tags_disabled: flag(
+      'Ignore `tags`.',
+      'not built yet: `tags` always apply (they shard gateways); leave them empty instead',
+    ),
+    detailed_tracing: flag(
+      'OpenTelemetry spans per middleware.',
+      'OpenTelemetry tracing is not built yet: the gateway exports Prometheus metrics only',
+    ),
+    analytics_plugin: notYet(
+      {
+        title: 'AnalyticsPluginConfig',
+        description: 'A plugin that rewrites analytics records.',
+        type: 'object',
+        additionalProperties: false,
+        'x-svc-switch': 'enable',
+        properties: {
+          enable: { type: 'boolean', description: 'Turns the plugin on.' },
+          plugin_path: { type: 'string', description: 'Plugin file.' },
+          func_name: { type: 'string', description: 'Function name.' },
+        },
+      },
+      'analytics plugins are Go plugins that rewrite analytics records: Go plugins cannot run in a Node.js gateway, and svc keeps no analytics records (its request metrics are Prometheus series at `/metrics`, docs/gateway.md)',
+    ),
+    upstream_auth: notYet(
+      openObject('Authentication towards the upstream: `enabled`, `basic_auth`, `oauth`.'),
+      'not built yet: the gateway does not log in to the upstream (basic authentication, OAuth client credentials); send a fixed credential with `global_headers`, or use upstream mTLS (`upstream_certificates`)',
+    ),
+    upstream_certificates_disabled: flag(
+      'Ignore `upstream_certificates`.',
+      'not built yet: `upstream_certificates` always apply; leave the map empty instead',
+    ),
+    certificate_pinning_disabled: flag(
+      'Ignore `pinned_public_keys`.',
+      'not built yet: `pinned_public_keys` always apply; leave the map empty instead',
+    ),
+    client_certificate_refs: notYet(
+      strings(
+        'Secrets holding the client certificates static mTLS allows (the operator does not read them yet: use client_certificates).',
+      ),
+      'the operator does not read client certificates from Secrets yet: list their SHA-256 fingerprints in `client_certificates`',
+    ),
+    pinned_public_keys_refs: notYet(
+      stringMap('Upstream host -> Secret holding the pinned public key.'),
+      'the operator does not read pinned keys from Secrets yet: set `pinned_public_keys`',
+    ),
+    upstream_certificate_refs: notYet(
+      stringMap('Upstream host -> Secret holding the upstream mTLS certificate.'),
+      'the operator does not read upstream certificates from Secrets yet: set `upstream_certificates` (certificates stored in the gateway, `/svc/certs`)',
+    ),
+  };
+}
