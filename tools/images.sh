@@ -181,7 +181,7 @@ SH
 }
 postgres_image() {
   local debian=$1 key ref archive c entry bin
-  key=$( { echo "$debian"; echo postgresql; postgres_entrypoint; } | hash_of)
+  key=$( { echo "$debian"; declare -f postgres_image; postgres_entrypoint; } | hash_of)
   ref=localhost/svc/svc-postgres:$key
   archive=$cache/svc-postgres-$key.oci.tar
   if [[ -f $archive ]]; then load "$ref" "$archive"; echo "$ref $archive"; return; fi
@@ -192,8 +192,8 @@ postgres_image() {
     groupadd -r -g 65532 postgres && useradd -r -u 65532 -g postgres -d /var/lib/postgresql -s /bin/sh postgres &&
     apt-get update -q && apt-get install -y -q --no-install-recommends postgresql-common &&
     sed -ri "s/#?(create_main_cluster) .*$/\1 = false/" /etc/postgresql-common/createcluster.conf &&
-    apt-get install -y -q --no-install-recommends postgresql &&
-    rm -rf /var/lib/apt/lists/* /var/log/* /usr/share/doc/* /usr/share/man/*' >&2
+    apt-get install -y -q --no-install-recommends postgresql && apt-get clean &&
+    rm -rf /var/lib/apt/lists/* /var/log/* /usr/share/doc/* /usr/share/man/* /usr/share/locale/*' >&2
   entry=$(mktemp)
   postgres_entrypoint >"$entry"
   buildah copy --chmod 0755 "$c" "$entry" /usr/local/bin/svc-postgres >/dev/null
