@@ -21,7 +21,8 @@
 #   tools/images.sh                 build the three images (and the bases); prints name, reference,
 #                                   size in storage, size of the archive
 #   tools/images.sh bases           build only the bases; prints name, reference, archive
-#   tools/images.sh import SOCKET   build, then import the three into the containerd at SOCKET (k8s.io)
+#   tools/images.sh import SOCKET   build, then import them into the containerd at SOCKET (k8s.io)
+#   tools/images.sh kind CLUSTER    build, then load them into the kind cluster CLUSTER
 #   tools/images.sh --print         print the cache directory
 #
 # SVC_IMAGES_REUSE=1 reuses the app images built last instead of rebuilding on a source change
@@ -46,6 +47,7 @@ need() { # need COMMAND PACKAGE
 }
 need buildah buildah
 need debootstrap debootstrap
+need npm npm # the Node base copies the machine's npm (pure JavaScript) for the Containerfiles' npm ci
 
 hash_of() { sha256sum | cut -c1-16; }
 # hash of files and directories (paths relative to the repo), contents and names
@@ -253,8 +255,8 @@ app_image() {
 
 case ${1:-} in
   --print) echo "$cache"; exit 0 ;;
-  '' | bases | import) ;;
-  *) echo "usage: tools/images.sh [bases | import SOCKET | --print]" >&2; exit 2 ;;
+  '' | bases | import | kind) ;;
+  *) echo "usage: tools/images.sh [bases | import SOCKET | kind CLUSTER | --print]" >&2; exit 2 ;;
 esac
 
 # One build at a time on this machine (several test runs may start together): a second run waits,
@@ -262,10 +264,16 @@ esac
 exec 9>"$cache/.lock"
 flock 9
 
+# timed WHAT START: how long a step took, on stderr (docs/install.md's figures)
+timed() { echo "images: $1 ready in $(($(date +%s) - $2))s" >&2; }
+t=$(date +%s)
 read -r debian debian_archive < <(debian_image)
 [[ -n ${debian_archive:-} ]] || { echo "images: building the Debian base failed" >&2; exit 1; }
+timed "Debian base $debian" "$t"; t=$(date +%s)
 read -r node node_archive < <(node_image "$debian")
+timed "Node base $node" "$t"; t=$(date +%s)
 read -r go go_archive < <(go_image "$debian")
+timed "Go base $go" "$t"
 [[ -n ${go_archive:-} && -n ${node_archive:-} ]] || { echo "images: building the base images failed" >&2; exit 1; }
 if [[ ${1:-} == bases ]]; then
   printf '%s\t%s\t%s\n' debian "$debian" "$debian_archive" node "$node" "$node_archive" golang "$go" "$go_archive"
@@ -276,8 +284,10 @@ echo "images: bases $debian $node $go" >&2
 for name in operator gateway dashboard; do
   app_image "$name" "$node" "$go" | tee -a "$cache/built.tsv"
 done
+t=$(date +%s)
 read -r redis redis_archive < <(redis_image "$debian")
 [[ -n ${redis_archive:-} ]] || { echo "images: building the Redis image failed" >&2; exit 1; }
+timed "svc-redis $redis" "$t"
 printf '%s\t%s\t%s\t%s\n' redis "$redis" "$(buildah images --format '{{.Size}}' "$redis" | head -n1)" "$(du -h "$redis_archive" | cut -f1)" |
   tee -a "$cache/built.tsv"
 pg_start=$(date +%s)
@@ -292,6 +302,15 @@ if [[ ${1:-} == import ]]; then
   while IFS=$'\t' read -r name ref _; do
     ctr -a "$socket" -n k8s.io images import --all-platforms "$cache/svc-$name-${ref##*:}.oci.tar" >/dev/null
     echo "images: imported $ref" >&2
+  done <"$cache/built.tsv"
+fi
+# kind: the same archives loaded into a kind cluster's nodes (what the kind workflow runs the node
+# suites with: SVC_E2E_IMAGES is the printed name=reference list).
+if [[ ${1:-} == kind ]]; then
+  cluster=${2:?images.sh kind CLUSTER}
+  while IFS=$'\t' read -r name ref _; do
+    kind load image-archive --name "$cluster" "$cache/svc-$name-${ref##*:}.oci.tar" >&2
+    echo "images: loaded $ref into kind $cluster" >&2
   done <"$cache/built.tsv"
 fi
 exit
