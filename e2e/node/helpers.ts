@@ -450,6 +450,23 @@ export async function installGatewayAndOperator(opts: InstallOptions = {}): Prom
     },
   ]);
   await kubectl(['-n', GATEWAY_NS, 'rollout', 'status', 'deploy/redis', '--timeout=180s']);
+  // docs/install.md's CRD step: helm installs crds/ only when they are missing, and a node reused
+  // across runs may hold an older version of them.
+  await kubectl([
+    'apply',
+    '--server-side',
+    '--force-conflicts',
+    '-f',
+    path.join(repoRoot, 'charts', 'svc-operator', 'crds'),
+  ]);
+  await kubectl([
+    'wait',
+    '--for=condition=Established',
+    'crd',
+    '-l',
+    'app.kubernetes.io/part-of=svc',
+    '--timeout=60s',
+  ]);
   // A changed secret reaches a gateway already running only through a restart.
   const restart = await kubectl([
     '-n',
