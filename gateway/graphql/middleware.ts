@@ -14,6 +14,7 @@ import { execute, OperationTypeNode, type GraphQLError, type GraphQLSchema } fro
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import { buildGraphqlSchema } from '../../schemas/rules/graphql.ts';
 import { reject } from '../pipeline/compose.ts';
+import { around } from '../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../middleware/deps.ts';
 import { HttpContext, MAX_READ_BODY } from '../pipeline/context.ts';
 import { GatewayError } from '../pipeline/errors.ts';
@@ -120,7 +121,7 @@ export const graphql: GatewayMiddleware = {
   readsBody: isGraphql,
   create(api) {
     const c = compile(api);
-    return async (ctx, next) => {
+    return around(async (ctx, next) => {
       if (!(ctx instanceof HttpContext)) return reject(ctx, GatewayError.bodyTooLarge());
       if ((ctx.headers.upgrade ?? '').toLowerCase() === 'websocket') {
         if (c.engine || ctx.route.target === undefined) {
@@ -195,6 +196,6 @@ export const graphql: GatewayMiddleware = {
       });
       answer(ctx, 200, result);
       return undefined;
-    };
+    });
   },
 };

@@ -9,6 +9,7 @@
  */
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import type { GatewayMiddleware } from '../middleware/deps.ts';
+import { around } from '../pipeline/steps.ts';
 import { HttpContext } from '../pipeline/context.ts';
 import { playgroundAssets, type PlaygroundAsset, type PlaygroundAssets } from './playground-assets.ts';
 
@@ -85,7 +86,7 @@ export const graphqlPlayground: GatewayMiddleware = {
     const assetsDir = `${path === '/' ? '' : path}/assets/`;
     const assets = await playgroundAssets();
     let page: Buffer | undefined;
-    return async (ctx, next) => {
+    return around(async (ctx, next) => {
       const listenPath = ctx.route.listenPath;
       const rest = ctx.path.slice(listenPath.length).replace(/\/+$/, '') || '/';
       const asset = rest.startsWith(assetsDir) ? assets.byName.get(rest.slice(assetsDir.length)) : undefined;
@@ -140,6 +141,6 @@ export const graphqlPlayground: GatewayMiddleware = {
       });
       ctx.res.end(ctx.method === 'HEAD' ? undefined : page);
       return undefined;
-    };
+    });
   },
 };

@@ -203,13 +203,10 @@ export async function compileChain<Deps>(
       if (!m.enabled(api, deps)) continue;
       if (m.readsOutside === true) fromDefinition = false;
       const made = await m.create(api, deps);
-      if (typeof made === 'function') handlers.push(made);
-      else {
-        handlers.push(
-          'before' in made ? { before: made.before } : 'wait' in made ? { wait: made.wait } : made.handle,
-        );
-        if (made.close !== undefined) closers.push(made.close);
-      }
+      handlers.push(
+        'before' in made ? { before: made.before } : 'wait' in made ? { wait: made.wait } : made.handle,
+      );
+      if (made.close !== undefined) closers.push(made.close);
       if (m.readsBody?.(api) === true) readsBody = true;
     }
   } catch (err) {

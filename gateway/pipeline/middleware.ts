@@ -4,6 +4,10 @@
  * `pipeline/`. What a middleware may use when it compiles (the store, counters, sessions,
  * metrics, streams) is the gateway's business, not the framework's: `Middleware` is generic over
  * it, as Hono's `Context` is over the app's `Env`, and `gateway/middleware/deps.ts` binds it.
+ *
+ * A middleware compiles into a step of one of three kinds, each made by its constructor in
+ * steps.ts (`before`, `waits`, `around`): an author returns what the constructor gives, and the
+ * runners (compose.ts) pick the cheapest way to run a chain from the kinds it holds.
  */
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import type { HttpContext, RequestContext } from './context.ts';
@@ -53,7 +57,10 @@ export interface Closes {
   close?: () => void | Promise<void>;
 }
 
-/** A compiled middleware that holds resources until its route table is retired. */
+/**
+ * What `create` returns: one step, made by its constructor (steps.ts: `before`, `waits`,
+ * `around`), and what it holds until its route table is retired.
+ */
 export type CompiledMiddleware = ({ handle: Handler } | SyncStep | WaitStep) & Closes;
 
 /**
@@ -75,10 +82,7 @@ export interface Middleware<Deps> {
    * route with this middleware is compiled again at every reload, never reused.
    */
   readsOutside?: true;
-  create(
-    api: GatewayApiDefinition,
-    deps: Deps,
-  ): Handler | CompiledMiddleware | Promise<Handler | CompiledMiddleware>;
+  create(api: GatewayApiDefinition, deps: Deps): CompiledMiddleware | Promise<CompiledMiddleware>;
 }
 
 /** The final step of a chain on the node:http entrance: the upstream call. */

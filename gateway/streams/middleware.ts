@@ -6,6 +6,7 @@
  * engine's current set, so a stream changed by a reload is served at once.
  */
 import { reject } from '../pipeline/compose.ts';
+import { around } from '../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../middleware/deps.ts';
 import { BATCH_HEADER, BATCH_TYPE_HEADER } from '../../lib/bento/batching.ts';
 import { HttpContext, removeRequestHeader } from '../pipeline/context.ts';
@@ -46,7 +47,7 @@ export const streams: GatewayMiddleware = {
   create(api, deps) {
     const engine = deps.streams;
     const apiId = api.api_id ?? '';
-    return async (ctx, next) => {
+    return around(async (ctx, next) => {
       if (engine === undefined) {
         await next();
         return undefined;
@@ -106,6 +107,6 @@ export const streams: GatewayMiddleware = {
       ctx.serviceCall = { unavailable: UNAVAILABLE, opened, consumer: endpoint.role === 'output' };
       await call();
       return undefined;
-    };
+    });
   },
 };

@@ -14,6 +14,7 @@
  */
 import type { AccessDefinition, GatewayApiDefinition } from '../../../schemas/generated/models.ts';
 import { reject } from '../../pipeline/compose.ts';
+import { before } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 
@@ -95,22 +96,20 @@ export const accessRights: GatewayMiddleware = {
   create: (api) => {
     const version = versionOf(api);
     const apiId = api.api_id ?? '';
-    return {
-      before: (ctx) => {
-        const ar = ctx.session?.access_rights?.[apiId];
-        if (ar === undefined) return reject(ctx, GatewayError.accessDisallowed());
-        const versions = ar.versions ?? [];
-        if (versions.length > 0 && !versions.includes(ctx.state.version ?? version)) {
-          return reject(ctx, GatewayError.accessDisallowed());
-        }
-        if (ar.allowed_urls !== undefined && ar.allowed_urls.length > 0) {
-          const method = ctx.method.toUpperCase();
-          const lp = ctx.route.listenPath.length;
-          const ok = allowedUrlsOf(ar).some((u) => u.methods.has(method) && urlMatches(u, ctx.path, lp));
-          if (!ok) return reject(ctx, GatewayError.resourceDisallowed());
-        }
-        return undefined;
-      },
-    };
+    return before((ctx) => {
+      const ar = ctx.session?.access_rights?.[apiId];
+      if (ar === undefined) return reject(ctx, GatewayError.accessDisallowed());
+      const versions = ar.versions ?? [];
+      if (versions.length > 0 && !versions.includes(ctx.state.version ?? version)) {
+        return reject(ctx, GatewayError.accessDisallowed());
+      }
+      if (ar.allowed_urls !== undefined && ar.allowed_urls.length > 0) {
+        const method = ctx.method.toUpperCase();
+        const lp = ctx.route.listenPath.length;
+        const ok = allowedUrlsOf(ar).some((u) => u.methods.has(method) && urlMatches(u, ctx.path, lp));
+        if (!ok) return reject(ctx, GatewayError.resourceDisallowed());
+      }
+      return undefined;
+    });
   },
 };

@@ -5,6 +5,7 @@
 import { counterName } from '../../limits/counters.ts';
 import { UNAVAILABLE } from '../../limits/guard.ts';
 import { reject } from '../../pipeline/compose.ts';
+import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 
@@ -19,7 +20,7 @@ export const apiRateLimit: GatewayMiddleware = {
     const rate = api.global_rate_limit?.rate ?? 0;
     const windowMs = (api.global_rate_limit?.per ?? 0) * 1000;
     const name = counterName.api(api.api_id ?? '');
-    return async (ctx, next) => {
+    return around(async (ctx, next) => {
       const v = await deps.limits.run(() => deps.counters.rate(name, rate, windowMs));
       if (v === UNAVAILABLE) {
         if (!deps.limits.failOpen) return reject(ctx, GatewayError.limitsUnavailable());
@@ -30,6 +31,6 @@ export const apiRateLimit: GatewayMiddleware = {
       }
       await next();
       return undefined;
-    };
+    });
   },
 };

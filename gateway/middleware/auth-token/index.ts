@@ -7,6 +7,7 @@
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
 import { authMethodsOf, tokenAuthConfigOf } from '../../../schemas/rules/auth.ts';
 import { reject } from '../../pipeline/compose.ts';
+import { waits } from '../../pipeline/steps.ts';
 import type { Rejection } from '../../pipeline/middleware.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
@@ -88,6 +89,6 @@ export const authToken: GatewayMiddleware = {
       adoptIdentity(ctx, api, 'auth_token', byCert.id, byCert.applied.session);
       return undefined;
     };
-    return { wait: useCertificate ? byCertificateOrToken : byToken };
+    return waits(useCertificate ? byCertificateOrToken : byToken);
   },
 };

@@ -17,6 +17,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
 import { MAX_READ_BODY, type RequestContext } from '../../pipeline/context.ts';
 import { reject } from '../../pipeline/compose.ts';
+import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import { methodLocations, readCredential, type Found } from '../../pipeline/credentials.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
@@ -97,7 +98,7 @@ export const basicAuth: GatewayMiddleware = {
       return { ...parsed, source: found.source };
     };
 
-    return async (ctx, next) => {
+    return around(async (ctx, next) => {
       const creds = await credentials(ctx);
       if (creds instanceof GatewayError) return reject(ctx, creds);
       const id = keyIdOf(creds.user);
@@ -132,6 +133,6 @@ export const basicAuth: GatewayMiddleware = {
       if (creds.source !== undefined) (ctx.state.credentials ??= []).push(creds.source);
       await next();
       return undefined;
-    };
+    });
   },
 };

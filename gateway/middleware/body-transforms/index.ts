@@ -20,6 +20,7 @@ import {
   type BodyTemplate,
 } from '../../../schemas/rules/body-template.ts';
 import { reject } from '../../pipeline/compose.ts';
+import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import { HttpContext, MAX_READ_BODY, type RequestContext } from '../../pipeline/context.ts';
 import {
@@ -139,7 +140,7 @@ export const bodyTransforms: GatewayMiddleware = {
     const of = perVersion(api, compileBodyTransforms);
     if (of === undefined) throw new Error('body-transforms: compiled for an API without them');
     const contextVars = api.enable_context_vars === true;
-    return async (ctx, next) => {
+    return around(async (ctx, next) => {
       const t = of(ctx);
       if (t !== undefined && ctx instanceof HttpContext) {
         const method = ctx.method.toUpperCase();
@@ -158,6 +159,6 @@ export const bodyTransforms: GatewayMiddleware = {
       }
       await next();
       return undefined;
-    };
+    });
   },
 };

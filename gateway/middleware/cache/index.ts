@@ -34,6 +34,7 @@ import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { GatewayApiDefinition, VersionInfo } from '../../../schemas/generated/models.ts';
 import { reject } from '../../pipeline/compose.ts';
+import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import type { RequestContext, ResponseTap } from '../../pipeline/context.ts';
 import {
@@ -301,6 +302,6 @@ export const responseCache: GatewayMiddleware = {
       if (out !== undefined) void store.set(key, out.value, out.ttlMs);
       return undefined;
     };
-    return { handle, close: held.release };
+    return around(handle, { close: held.release });
   },
 };

@@ -11,6 +11,7 @@
  */
 import type { CircuitBreakerMeta, VersionInfo } from '../../../schemas/generated/models.ts';
 import { reject } from '../../pipeline/compose.ts';
+import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import {
   compileEntryEndpoint,
@@ -116,7 +117,7 @@ export const circuitBreakers: GatewayMiddleware = {
   create: (api, deps) => {
     const of = perVersion(api, compileBreakers);
     if (of === undefined) throw new Error('circuit-breakers: compiled for an API without breakers');
-    return async (ctx, next) => {
+    return around(async (ctx, next) => {
       const list = of(ctx);
       const method = ctx.method.toUpperCase();
       const hit = list?.find((e) => endpointMatches(e.endpoint, method, endpointPath(ctx)));
@@ -136,6 +137,6 @@ export const circuitBreakers: GatewayMiddleware = {
         }
       }
       return undefined;
-    };
+    });
   },
 };

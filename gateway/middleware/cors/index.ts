@@ -20,6 +20,7 @@
  */
 import type { CorsConfig, GatewayApiDefinition } from '../../../schemas/generated/models.ts';
 import { reject } from '../../pipeline/compose.ts';
+import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
@@ -134,7 +135,7 @@ export const cors: GatewayMiddleware = {
   create: (api) => {
     const c = compileCors(api.CORS);
     if (c === undefined) throw new Error('cors: compiled for an API without CORS');
-    return async (ctx, next) => {
+    return around(async (ctx, next) => {
       const origin = one(ctx.headers.origin);
       const asked = one(ctx.headers['access-control-request-method']);
       if (ctx.method === 'OPTIONS' && origin !== undefined && asked !== undefined) {
@@ -165,6 +166,6 @@ export const cors: GatewayMiddleware = {
       }
       await next();
       return undefined;
-    };
+    });
   },
 };

@@ -17,6 +17,7 @@ import { authMethodsOf } from '../../../schemas/rules/auth.ts';
 import { customAuthHook } from '../../../schemas/rules/plugins.ts';
 import { compile } from '../../../schemas/validate.ts';
 import { reject } from '../../pipeline/compose.ts';
+import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 import {
@@ -68,7 +69,7 @@ export const customAuth: GatewayMiddleware = {
       return { keyId, session: result?.session as GatewaySession };
     };
 
-    return async (ctx, next) => {
+    return around(async (ctx, next) => {
       let answer: ReturnType<typeof answerOf>;
       try {
         answer = answerOf(await callHook(hook, pluginRequest(ctx, api), timeoutMs));
@@ -93,6 +94,6 @@ export const customAuth: GatewayMiddleware = {
       adoptIdentity(ctx, api, 'custom_auth', key.id, key.applied.session);
       await next();
       return undefined;
-    };
+    });
   },
 };

@@ -8,6 +8,7 @@ import type { AccessDefinition } from '../../../schemas/generated/models.ts';
 import { counterName } from '../../limits/counters.ts';
 import { UNAVAILABLE } from '../../limits/guard.ts';
 import { reject } from '../../pipeline/compose.ts';
+import { waits } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 
@@ -38,31 +39,29 @@ export const endpointLimits: GatewayMiddleware = {
   enabled: (api) => api.use_keyless !== true && api.disable_rate_limit !== true,
   create: (api, deps) => {
     const apiId = api.api_id ?? '';
-    return {
-      wait: (ctx) => {
-        const ar = ctx.session?.access_rights?.[apiId];
-        const keyId = ctx.state.keyId;
-        if (ar?.endpoints === undefined || ar.endpoints.length === 0 || keyId === undefined) return undefined;
-        const rest = ctx.path.slice(ctx.route.listenPath.length) || '/';
-        const method = ctx.method.toUpperCase();
-        for (const e of endpointsOf(ar)) {
-          const limit = e.methods.get(method);
-          if (limit === undefined || !e.re.test(rest)) continue;
-          const name = counterName.endpoint(keyId, apiId, method, e.path);
-          return deps.limits
-            .run(() => deps.counters.rate(name, limit.rate, limit.per * 1000))
-            .then((v) => {
-              if (v === UNAVAILABLE) {
-                return deps.limits.failOpen ? undefined : reject(ctx, GatewayError.limitsUnavailable());
-              }
-              if (v.allowed) return undefined;
-              ctx.emit('RateLimitExceeded', `Rate Limit Exceeded on ${method} ${e.path}`);
-              deps.metrics?.refused('endpoint_rate_limit');
-              return reject(ctx, GatewayError.rateLimitExceeded());
-            });
-        }
-        return undefined;
-      },
-    };
+    return waits((ctx) => {
+      const ar = ctx.session?.access_rights?.[apiId];
+      const keyId = ctx.state.keyId;
+      if (ar?.endpoints === undefined || ar.endpoints.length === 0 || keyId === undefined) return undefined;
+      const rest = ctx.path.slice(ctx.route.listenPath.length) || '/';
+      const method = ctx.method.toUpperCase();
+      for (const e of endpointsOf(ar)) {
+        const limit = e.methods.get(method);
+        if (limit === undefined || !e.re.test(rest)) continue;
+        const name = counterName.endpoint(keyId, apiId, method, e.path);
+        return deps.limits
+          .run(() => deps.counters.rate(name, limit.rate, limit.per * 1000))
+          .then((v) => {
+            if (v === UNAVAILABLE) {
+              return deps.limits.failOpen ? undefined : reject(ctx, GatewayError.limitsUnavailable());
+            }
+            if (v.allowed) return undefined;
+            ctx.emit('RateLimitExceeded', `Rate Limit Exceeded on ${method} ${e.path}`);
+            deps.metrics?.refused('endpoint_rate_limit');
+            return reject(ctx, GatewayError.rateLimitExceeded());
+          });
+      }
+      return undefined;
+    });
   },
 };

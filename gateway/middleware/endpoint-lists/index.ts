@@ -13,7 +13,7 @@
 import type { EndPointMeta, GatewayApiDefinition, VersionInfo } from '../../../schemas/generated/models.ts';
 import { endpointMethods } from '../../../schemas/rules/endpoints.ts';
 import { reject } from '../../pipeline/compose.ts';
-import type { Handler } from '../../pipeline/middleware.ts';
+import { around, before, waits } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
 import {
@@ -90,26 +90,24 @@ export const endpointLists: GatewayMiddleware = {
   create: (api) => {
     const listsOf = perVersion(api, compileVersionLists);
     if (listsOf === undefined) throw new Error('endpoint-lists: compiled for an API without lists');
-    return {
-      before: (ctx) => {
-        const lists = listsOf(ctx);
-        if (lists === undefined) return undefined;
-        const method = ctx.method.toUpperCase();
-        const path = endpointPath(ctx);
-        let found: number | undefined;
-        for (const e of lists.entries) {
-          if (endpointMatches(e.endpoint, method, path)) {
-            found = e.list;
-            break;
-          }
+    return before((ctx) => {
+      const lists = listsOf(ctx);
+      if (lists === undefined) return undefined;
+      const method = ctx.method.toUpperCase();
+      const path = endpointPath(ctx);
+      let found: number | undefined;
+      for (const e of lists.entries) {
+        if (endpointMatches(e.endpoint, method, path)) {
+          found = e.list;
+          break;
         }
-        if (found === BLOCKED || (found === undefined && lists.whiteList)) {
-          return reject(ctx, GatewayError.endpointForbidden());
-        }
-        if (found === IGNORED) ignoredRequests.add(ctx);
-        return undefined;
-      },
-    };
+      }
+      if (found === BLOCKED || (found === undefined && lists.whiteList)) {
+        return reject(ctx, GatewayError.endpointForbidden());
+      }
+      if (found === IGNORED) ignoredRequests.add(ctx);
+      return undefined;
+    });
   },
 };
 
@@ -124,18 +122,20 @@ export function unlessIgnored(m: GatewayMiddleware): GatewayMiddleware {
     create: async (api, deps) => {
       const made = await m.create(api, deps);
       if (!servingVersions(api).some((v) => compileVersionLists(v)?.ignored === true)) return made;
-      if (typeof made !== 'function' && 'before' in made) {
-        const before = made.before;
-        return { ...made, before: (ctx) => (ignoredRequests.has(ctx) ? undefined : before(ctx)) };
+      const closes = { close: made.close };
+      if ('before' in made) {
+        const step = made.before;
+        return before((ctx) => (ignoredRequests.has(ctx) ? undefined : step(ctx)), closes);
       }
-      if (typeof made !== 'function' && 'wait' in made) {
-        const wait = made.wait;
-        return { ...made, wait: (ctx) => (ignoredRequests.has(ctx) ? undefined : wait(ctx)) };
+      if ('wait' in made) {
+        const step = made.wait;
+        return waits((ctx) => (ignoredRequests.has(ctx) ? undefined : step(ctx)), closes);
       }
-      const handle = typeof made === 'function' ? made : made.handle;
-      const skipping: Handler = (ctx, next) =>
-        ignoredRequests.has(ctx) ? next().then(() => undefined) : handle(ctx, next);
-      return typeof made === 'function' ? skipping : { ...made, handle: skipping };
+      const handle = made.handle;
+      return around(
+        (ctx, next) => (ignoredRequests.has(ctx) ? next().then(() => undefined) : handle(ctx, next)),
+        closes,
+      );
     },
   };
 }

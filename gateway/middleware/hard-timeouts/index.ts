@@ -6,6 +6,7 @@
  */
 import type { VersionInfo } from '../../../schemas/generated/models.ts';
 import type { GatewayMiddleware } from '../deps.ts';
+import { around } from '../../pipeline/steps.ts';
 import {
   compileEntryEndpoint,
   endpointMatches,
@@ -35,7 +36,7 @@ export const hardTimeouts: GatewayMiddleware = {
   create: (api) => {
     const of = perVersion(api, compileHardTimeouts);
     if (of === undefined) throw new Error('hard-timeouts: compiled for an API without timeouts');
-    return async (ctx, next) => {
+    return around(async (ctx, next) => {
       const list = of(ctx);
       if (list !== undefined) {
         const method = ctx.method.toUpperCase();
@@ -45,6 +46,6 @@ export const hardTimeouts: GatewayMiddleware = {
       }
       await next();
       return undefined;
-    };
+    });
   },
 };

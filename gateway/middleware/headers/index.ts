@@ -14,6 +14,7 @@
 import type { HeaderInjectionMeta, VersionInfo } from '../../../schemas/generated/models.ts';
 import { compileValue, valueOf, type Value } from '../context-vars/index.ts';
 import type { GatewayMiddleware } from '../deps.ts';
+import { before } from '../../pipeline/steps.ts';
 import { removeRequestHeader, type RequestContext } from '../../pipeline/context.ts';
 import {
   compileEntryEndpoint,
@@ -115,23 +116,21 @@ export const headers: GatewayMiddleware = {
     const contextVars = api.enable_context_vars === true;
     const of = perVersion(api, (v) => compileVersionHeaders(v, contextVars));
     if (of === undefined) throw new Error('headers: compiled for an API without header changes');
-    return {
-      before: (ctx) => {
-        const h = of(ctx);
-        if (h !== undefined) {
-          if (h.request !== undefined) onRequest(ctx, h.request);
-          if (h.response !== undefined) onResponse(ctx, h.response);
-          if (h.requestEndpoints.length > 0 || h.responseEndpoints.length > 0) {
-            const method = ctx.method.toUpperCase();
-            const path = endpointPath(ctx);
-            const req = h.requestEndpoints.find((e) => endpointMatches(e.endpoint, method, path));
-            if (req !== undefined) onRequest(ctx, req.change);
-            const res = h.responseEndpoints.find((e) => endpointMatches(e.endpoint, method, path));
-            if (res !== undefined) onResponse(ctx, res.change);
-          }
+    return before((ctx) => {
+      const h = of(ctx);
+      if (h !== undefined) {
+        if (h.request !== undefined) onRequest(ctx, h.request);
+        if (h.response !== undefined) onResponse(ctx, h.response);
+        if (h.requestEndpoints.length > 0 || h.responseEndpoints.length > 0) {
+          const method = ctx.method.toUpperCase();
+          const path = endpointPath(ctx);
+          const req = h.requestEndpoints.find((e) => endpointMatches(e.endpoint, method, path));
+          if (req !== undefined) onRequest(ctx, req.change);
+          const res = h.responseEndpoints.find((e) => endpointMatches(e.endpoint, method, path));
+          if (res !== undefined) onResponse(ctx, res.change);
         }
-        return undefined;
-      },
-    };
+      }
+      return undefined;
+    });
   },
 };

@@ -13,6 +13,7 @@
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
 import { authMethodsOf } from '../../../schemas/rules/auth.ts';
 import { reject } from '../../pipeline/compose.ts';
+import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
 import {
@@ -69,7 +70,7 @@ export const hmacSigning: GatewayMiddleware = {
       return reject(ctx, GatewayError.hmacInvalid());
     };
 
-    return async (ctx, next) => {
+    return around(async (ctx, next) => {
       const read = readSignature(ctx, where);
       if (read === undefined) return invalid(ctx, 'Attempted access without a valid request signature.');
       const { params } = read;
@@ -113,6 +114,6 @@ export const hmacSigning: GatewayMiddleware = {
       (ctx.state.credentials ??= []).push(read.source);
       await next();
       return undefined;
-    };
+    });
   },
 };

@@ -9,6 +9,7 @@
  */
 import type { VersionInfo } from '../../../schemas/generated/models.ts';
 import { reject } from '../../pipeline/compose.ts';
+import { before } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import {
   compileEntryEndpoint,
@@ -36,17 +37,15 @@ export const internalEndpoints: GatewayMiddleware = {
   create: (api) => {
     const of = perVersion(api, compileInternalEndpoints);
     if (of === undefined) throw new Error('internal-endpoints: compiled for an API without them');
-    return {
-      before: (ctx) => {
-        const list = of(ctx);
-        if (list === undefined || cameThroughInternalTarget(ctx)) return undefined;
-        const method = ctx.method.toUpperCase();
-        const path = endpointPath(ctx);
-        for (const e of list) {
-          if (endpointMatches(e, method, path)) return reject(ctx, GatewayError.endpointForbidden());
-        }
-        return undefined;
-      },
-    };
+    return before((ctx) => {
+      const list = of(ctx);
+      if (list === undefined || cameThroughInternalTarget(ctx)) return undefined;
+      const method = ctx.method.toUpperCase();
+      const path = endpointPath(ctx);
+      for (const e of list) {
+        if (endpointMatches(e, method, path)) return reject(ctx, GatewayError.endpointForbidden());
+      }
+      return undefined;
+    });
   },
 };

@@ -6,6 +6,7 @@
  */
 import { BlockList, isIP } from 'node:net';
 import { reject } from '../../pipeline/compose.ts';
+import { before } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 
@@ -34,9 +35,7 @@ export const ipAllowList: GatewayMiddleware = {
   enabled: (api) => api.enable_ip_whitelisting === true,
   create: (api) => {
     const allowed = compileIpList(api.allowed_ips ?? []);
-    return {
-      before: (ctx) => (allowed(ctx.clientIp) ? undefined : reject(ctx, GatewayError.ipDisallowed())),
-    };
+    return before((ctx) => (allowed(ctx.clientIp) ? undefined : reject(ctx, GatewayError.ipDisallowed())));
   },
 };
 
@@ -46,8 +45,6 @@ export const ipBlockList: GatewayMiddleware = {
   enabled: (api) => api.enable_ip_blacklisting === true && (api.blacklisted_ips?.length ?? 0) > 0,
   create: (api) => {
     const blocked = compileIpList(api.blacklisted_ips ?? []);
-    return {
-      before: (ctx) => (blocked(ctx.clientIp) ? reject(ctx, GatewayError.ipDisallowed()) : undefined),
-    };
+    return before((ctx) => (blocked(ctx.clientIp) ? reject(ctx, GatewayError.ipDisallowed()) : undefined));
   },
 };

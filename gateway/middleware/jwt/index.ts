@@ -23,6 +23,7 @@ import { compactVerify, errors, type CryptoKey, type JWSHeaderParameters } from 
 import type { GatewayApiDefinition, GatewayPolicy } from '../../../schemas/generated/models.ts';
 import { authMethodsOf, JWT_ALGORITHMS, jwtSourceOf, type JwtFamily } from '../../../schemas/rules/auth.ts';
 import { reject } from '../../pipeline/compose.ts';
+import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import { methodLocations, readCredential } from '../../pipeline/credentials.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
@@ -159,7 +160,7 @@ export const jwt: GatewayMiddleware = {
       return false;
     };
 
-    return async (ctx, next) => {
+    return around(async (ctx, next) => {
       const found = readCredential(ctx, where);
       const token = found?.value.replace(BEARER, '').trim() ?? '';
       if (found === undefined || token === '') return reject(ctx, GatewayError.jwtMissing());
@@ -208,6 +209,6 @@ export const jwt: GatewayMiddleware = {
       (ctx.state.credentials ??= []).push(found.source);
       await next();
       return undefined;
-    };
+    });
   },
 };

@@ -4,6 +4,7 @@
  * renew`).
  */
 import { reject } from '../../pipeline/compose.ts';
+import { before } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 
@@ -11,8 +12,8 @@ import { GatewayError } from '../../pipeline/errors.ts';
 export const keyState: GatewayMiddleware = {
   name: 'key-state',
   enabled: (api) => api.use_keyless !== true,
-  create: (_api, deps) => ({
-    before: (ctx) => {
+  create: (_api, deps) =>
+    before((ctx) => {
       const session = ctx.session;
       if (session === undefined) return reject(ctx, GatewayError.accessDisallowed());
       if (session.is_inactive === true) return reject(ctx, GatewayError.keyInactive());
@@ -22,6 +23,5 @@ export const keyState: GatewayMiddleware = {
         return reject(ctx, GatewayError.keyExpired());
       }
       return undefined;
-    },
-  }),
+    }),
 };

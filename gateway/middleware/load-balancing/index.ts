@@ -19,7 +19,7 @@ import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts'
 import { balancedTargets } from '../../../schemas/rules/api-definition.ts';
 import { isTargetProblem, parseTarget } from '../../../schemas/rules/target.ts';
 import { reject } from '../../pipeline/compose.ts';
-import type { CompiledMiddleware } from '../../pipeline/middleware.ts';
+import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 import type { Target } from '../../pipeline/router.ts';
@@ -166,7 +166,7 @@ export const openCheckers = new Set<UptimeChecker>();
 export const loadBalancing: GatewayMiddleware = {
   name: 'load-balancing',
   enabled: (api) => balancedTargets(api).length > 0,
-  create: (api, deps): CompiledMiddleware => {
+  create: (api, deps) => {
     const targets = balancedTargets(api);
     if (targets.length === 0) throw new Error('load-balancing: compiled for an API without target_list');
     const hosts = targets.map(hostKey);
@@ -184,8 +184,8 @@ export const loadBalancing: GatewayMiddleware = {
           });
     if (checker !== undefined) openCheckers.add(checker);
     let next = 0;
-    return {
-      handle: async (ctx, proceed) => {
+    return around(
+      async (ctx, proceed) => {
         if (ctx.upstreamTarget === undefined) {
           let chosen: Target | undefined;
           let left = targets.length;
@@ -204,11 +204,13 @@ export const loadBalancing: GatewayMiddleware = {
         await proceed();
         return undefined;
       },
-      close: () => {
-        if (checker === undefined) return;
-        checker.close();
-        openCheckers.delete(checker);
+      {
+        close: () => {
+          if (checker === undefined) return;
+          checker.close();
+          openCheckers.delete(checker);
+        },
       },
-    };
+    );
   },
 };

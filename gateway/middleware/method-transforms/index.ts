@@ -6,6 +6,7 @@
  */
 import type { VersionInfo } from '../../../schemas/generated/models.ts';
 import type { GatewayMiddleware } from '../deps.ts';
+import { before } from '../../pipeline/steps.ts';
 import {
   compileEntryEndpoint,
   endpointMatches,
@@ -36,17 +37,15 @@ export const methodTransforms: GatewayMiddleware = {
   create: (api) => {
     const of = perVersion(api, compileMethodTransforms);
     if (of === undefined) throw new Error('method-transforms: compiled for an API without them');
-    return {
-      before: (ctx) => {
-        const list = of(ctx);
-        if (list !== undefined) {
-          const method = ctx.method.toUpperCase();
-          const path = endpointPath(ctx);
-          const found = list.find((e) => endpointMatches(e.endpoint, method, path));
-          if (found !== undefined) ctx.upstreamMethod = found.to;
-        }
-        return undefined;
-      },
-    };
+    return before((ctx) => {
+      const list = of(ctx);
+      if (list !== undefined) {
+        const method = ctx.method.toUpperCase();
+        const path = endpointPath(ctx);
+        const found = list.find((e) => endpointMatches(e.endpoint, method, path));
+        if (found !== undefined) ctx.upstreamMethod = found.to;
+      }
+      return undefined;
+    });
   },
 };

@@ -9,6 +9,7 @@
  */
 import type { EndPointMeta, VersionInfo } from '../../../schemas/generated/models.ts';
 import { reject } from '../../pipeline/compose.ts';
+import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import {
   compileEndpoint,
@@ -83,7 +84,7 @@ export const mockResponses: GatewayMiddleware = {
   create: (api) => {
     const of = perVersion(api, compileMocks);
     if (of === undefined) throw new Error('mock-responses: compiled for an API without mocks');
-    return async (ctx, next) => {
+    return around(async (ctx, next) => {
       const mocks = of(ctx);
       if (mocks !== undefined) {
         const method = ctx.method.toUpperCase();
@@ -93,6 +94,6 @@ export const mockResponses: GatewayMiddleware = {
       }
       await next();
       return undefined;
-    };
+    });
   },
 };

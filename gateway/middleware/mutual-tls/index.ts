@@ -15,6 +15,7 @@
 import type { X509Certificate } from 'node:crypto';
 import { CERTS, certKeyOf, fingerprintOfId, type StoredCert } from '../../certs/certs.ts';
 import { reject } from '../../pipeline/compose.ts';
+import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
@@ -77,7 +78,7 @@ export const mutualTls: GatewayMiddleware = {
         deps.log.warn('client certificate not found, not allowed', { api_id: api.api_id, cert_id: id });
       }
     }
-    return async (ctx, next) => {
+    return around(async (ctx, next) => {
       const cert = ctx.peerCertificate();
       if (cert === undefined) return reject(ctx, certErrors.required());
       const fingerprint = fingerprintOf(cert);
@@ -85,7 +86,7 @@ export const mutualTls: GatewayMiddleware = {
       if (outsideValidity(cert, deps.now())) return reject(ctx, certErrors.expired());
       await next();
       return undefined;
-    };
+    });
   },
 };
 

@@ -11,6 +11,7 @@ import { crossedTrigger } from '../../limits/allowance.ts';
 import { counterName } from '../../limits/counters.ts';
 import { UNAVAILABLE } from '../../limits/guard.ts';
 import { reject } from '../../pipeline/compose.ts';
+import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 import { limitModes } from '../../../schemas/rules/limits.ts';
@@ -29,7 +30,7 @@ export const orgQuota: GatewayMiddleware = {
     const monitored = deps.config.monitor_enable_trigger_monitors && deps.config.monitor_org_keys;
     const global =
       deps.config.monitor_global_trigger_limit > 0 ? [deps.config.monitor_global_trigger_limit] : [];
-    return async (ctx, next) => {
+    return around(async (ctx, next) => {
       const org = await deps.sessions.org(orgId);
       const max = org?.quota_max ?? -1;
       const renewal = org?.quota_renewal_rate ?? 0;
@@ -62,6 +63,6 @@ export const orgQuota: GatewayMiddleware = {
       }
       await next();
       return undefined;
-    };
+    });
   },
 };

@@ -9,6 +9,7 @@
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
 import { pluginHooksOf, type PluginStage } from '../../../schemas/rules/plugins.ts';
 import { reject } from '../../pipeline/compose.ts';
+import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 import { removeRequestHeader } from '../../pipeline/context.ts';
@@ -37,7 +38,7 @@ function pluginStage(stage: PluginStage): GatewayMiddleware {
         ),
       );
       const timeoutMs = deps.config.plugin_timeout_ms;
-      return async (ctx, next) => {
+      return around(async (ctx, next) => {
         for (const hook of hooks) {
           try {
             const result = resultObject(await callHook(hook, pluginRequest(ctx, api), timeoutMs));
@@ -61,7 +62,7 @@ function pluginStage(stage: PluginStage): GatewayMiddleware {
         }
         await next();
         return undefined;
-      };
+      });
     },
   };
 }

@@ -16,6 +16,7 @@ import { counterName, type QuotaUse } from '../../limits/counters.ts';
 import { UNAVAILABLE } from '../../limits/guard.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
 import { reject } from '../../pipeline/compose.ts';
+import { waits } from '../../pipeline/steps.ts';
 import type { Rejection } from '../../pipeline/middleware.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
@@ -60,27 +61,25 @@ export const quota: GatewayMiddleware = {
       }
       return undefined;
     };
-    return {
-      wait: (ctx) => {
-        const session = ctx.session;
-        const keyId = ctx.state.keyId;
-        if (session === undefined || keyId === undefined) return reject(ctx, GatewayError.accessDisallowed());
-        const a = allowanceOf(session, apiId);
-        if (!quotaLimited(a)) return undefined;
-        if (a.modes.quota === 'closed') {
-          // Stored values the limits rule refuses (quota_max 0, no period): no requests.
-          ctx.emit('QuotaExceeded', 'Quota exceeded');
-          deps.metrics?.refused('quota');
-          return reject(ctx, GatewayError.quotaExceeded());
-        }
-        const name = counterName.quota(keyId, a.scope);
-        // Counted with the rate limit, in the same step (rate-limit's `rateThenQuota`), or here.
-        const counted = ctx.state.quotaCounted;
-        if (counted?.name === name) return decide(ctx, session, a, counted.use);
-        return deps.limits
-          .run(() => deps.counters.quota(name, keyId, a.quotaRenewalRate * 1000))
-          .then((u) => decide(ctx, session, a, u));
-      },
-    };
+    return waits((ctx) => {
+      const session = ctx.session;
+      const keyId = ctx.state.keyId;
+      if (session === undefined || keyId === undefined) return reject(ctx, GatewayError.accessDisallowed());
+      const a = allowanceOf(session, apiId);
+      if (!quotaLimited(a)) return undefined;
+      if (a.modes.quota === 'closed') {
+        // Stored values the limits rule refuses (quota_max 0, no period): no requests.
+        ctx.emit('QuotaExceeded', 'Quota exceeded');
+        deps.metrics?.refused('quota');
+        return reject(ctx, GatewayError.quotaExceeded());
+      }
+      const name = counterName.quota(keyId, a.scope);
+      // Counted with the rate limit, in the same step (rate-limit's `rateThenQuota`), or here.
+      const counted = ctx.state.quotaCounted;
+      if (counted?.name === name) return decide(ctx, session, a, counted.use);
+      return deps.limits
+        .run(() => deps.counters.quota(name, keyId, a.quotaRenewalRate * 1000))
+        .then((u) => decide(ctx, session, a, u));
+    });
   },
 };

@@ -17,6 +17,7 @@ import { counterName, type RateVerdict } from '../../limits/counters.ts';
 import { UNAVAILABLE } from '../../limits/guard.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
 import { reject } from '../../pipeline/compose.ts';
+import { waits } from '../../pipeline/steps.ts';
 import type { Rejection } from '../../pipeline/middleware.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
@@ -50,57 +51,55 @@ export const rateLimit: GatewayMiddleware = {
       deps.metrics?.refused(throttled(a) ? 'throttle' : 'rate_limit');
       return reject(ctx, GatewayError.rateLimitExceeded());
     };
-    return {
-      wait: (ctx) => {
-        const session = ctx.session;
-        const keyId = ctx.state.keyId;
-        if (session === undefined || keyId === undefined) return reject(ctx, GatewayError.accessDisallowed());
-        const a = allowanceOf(session, apiId);
-        if (!rateLimited(a)) return undefined;
-        if (a.modes.rate === 'closed') {
-          // Stored values the limits rule refuses (rate 0, a rate without its window): no requests.
-          ctx.emit('RateLimitExceeded', 'Key Rate Limit Exceeded');
-          deps.metrics?.refused('rate_limit');
-          return reject(ctx, GatewayError.rateLimitExceeded());
-        }
-        const name = counterName.rate(keyId, a.scope);
-        const windowMs = a.per * 1000;
-        const q = quotaStep && a.modes.quota === 'on' ? counterName.quota(keyId, a.scope) : undefined;
-        const check = (): Promise<RateVerdict | typeof UNAVAILABLE> =>
-          deps.limits.run(() =>
-            q === undefined
-              ? deps.counters.rate(name, a.rate, windowMs)
-              : deps.counters
-                  .rateThenQuota(
-                    { name, limit: a.rate, windowMs },
-                    { name: q, group: keyId, periodMs: a.quotaRenewalRate * 1000 },
-                  )
-                  .then((both) => {
-                    if (both.quota !== undefined) ctx.state.quotaCounted = { name: q, use: both.quota };
-                    return both.rate;
-                  }),
-          );
-        const throttle = async (first: RateVerdict): Promise<Rejection | undefined> => {
-          let v: RateVerdict | typeof UNAVAILABLE = first;
-          for (let retry = 0; retry < a.throttleRetryLimit; retry++) {
-            deps.metrics?.throttled();
-            try {
-              await sleep(a.throttleInterval * 1000, undefined, { signal: ctx.signal });
-            } catch {
-              return reject(ctx, GatewayError.rateLimitExceeded()); // the client went away
-            }
-            v = await check();
-            if (v === UNAVAILABLE || v.allowed) break;
-            ctx.emit('RateLimitExceeded', 'Key Rate Limit Exceeded');
+    return waits((ctx) => {
+      const session = ctx.session;
+      const keyId = ctx.state.keyId;
+      if (session === undefined || keyId === undefined) return reject(ctx, GatewayError.accessDisallowed());
+      const a = allowanceOf(session, apiId);
+      if (!rateLimited(a)) return undefined;
+      if (a.modes.rate === 'closed') {
+        // Stored values the limits rule refuses (rate 0, a rate without its window): no requests.
+        ctx.emit('RateLimitExceeded', 'Key Rate Limit Exceeded');
+        deps.metrics?.refused('rate_limit');
+        return reject(ctx, GatewayError.rateLimitExceeded());
+      }
+      const name = counterName.rate(keyId, a.scope);
+      const windowMs = a.per * 1000;
+      const q = quotaStep && a.modes.quota === 'on' ? counterName.quota(keyId, a.scope) : undefined;
+      const check = (): Promise<RateVerdict | typeof UNAVAILABLE> =>
+        deps.limits.run(() =>
+          q === undefined
+            ? deps.counters.rate(name, a.rate, windowMs)
+            : deps.counters
+                .rateThenQuota(
+                  { name, limit: a.rate, windowMs },
+                  { name: q, group: keyId, periodMs: a.quotaRenewalRate * 1000 },
+                )
+                .then((both) => {
+                  if (both.quota !== undefined) ctx.state.quotaCounted = { name: q, use: both.quota };
+                  return both.rate;
+                }),
+        );
+      const throttle = async (first: RateVerdict): Promise<Rejection | undefined> => {
+        let v: RateVerdict | typeof UNAVAILABLE = first;
+        for (let retry = 0; retry < a.throttleRetryLimit; retry++) {
+          deps.metrics?.throttled();
+          try {
+            await sleep(a.throttleInterval * 1000, undefined, { signal: ctx.signal });
+          } catch {
+            return reject(ctx, GatewayError.rateLimitExceeded()); // the client went away
           }
-          return decide(ctx, a, v);
-        };
-        return check().then((v) => {
-          if (v === UNAVAILABLE || v.allowed) return decide(ctx, a, v);
+          v = await check();
+          if (v === UNAVAILABLE || v.allowed) break;
           ctx.emit('RateLimitExceeded', 'Key Rate Limit Exceeded');
-          return throttled(a) ? throttle(v) : decide(ctx, a, v);
-        });
-      },
-    };
+        }
+        return decide(ctx, a, v);
+      };
+      return check().then((v) => {
+        if (v === UNAVAILABLE || v.allowed) return decide(ctx, a, v);
+        ctx.emit('RateLimitExceeded', 'Key Rate Limit Exceeded');
+        return throttled(a) ? throttle(v) : decide(ctx, a, v);
+      });
+    });
   },
 };

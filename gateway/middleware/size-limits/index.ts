@@ -8,6 +8,7 @@
  */
 import type { GatewayApiDefinition, VersionInfo } from '../../../schemas/generated/models.ts';
 import { reject } from '../../pipeline/compose.ts';
+import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import { HttpContext } from '../../pipeline/context.ts';
 import {
@@ -64,7 +65,7 @@ export const sizeLimits: GatewayMiddleware = {
   create: (api) => {
     const limitsOf = perVersion(api, compileVersionSizeLimits);
     if (limitsOf === undefined) throw new Error('size-limits: compiled for an API without limits');
-    return async (ctx, next) => {
+    return around(async (ctx, next) => {
       const limits = limitsOf(ctx);
       const limit =
         limits === undefined ? undefined : limitFor(limits, ctx.method.toUpperCase(), endpointPath(ctx));
@@ -80,6 +81,6 @@ export const sizeLimits: GatewayMiddleware = {
       }
       await next();
       return undefined;
-    };
+    });
   },
 };

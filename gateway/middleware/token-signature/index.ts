@@ -12,6 +12,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
 import { SIGNATURE_HASHES, tokenAuthConfigOf } from '../../../schemas/rules/auth.ts';
 import { reject } from '../../pipeline/compose.ts';
+import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import { methodLocations } from '../../pipeline/credentials.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
@@ -52,7 +53,7 @@ export const tokenSignatureCheck: GatewayMiddleware = {
     );
     const where = methodLocations(api, 'auth_token');
 
-    return async (ctx, next) => {
+    return around(async (ctx, next) => {
       const token = readToken(ctx, where)?.value;
       let given: string | undefined;
       if (header !== '') {
@@ -81,6 +82,6 @@ export const tokenSignatureCheck: GatewayMiddleware = {
       }
       await next();
       return undefined;
-    };
+    });
   },
 };

@@ -29,6 +29,7 @@ import { isTargetProblem, parseTarget, type Target } from '../../../schemas/rule
 import { absoluteRewrite } from '../../../schemas/rules/endpoints.ts';
 import { INTERNAL_SCHEME, internalUrl, parseInternalTarget } from '../../../schemas/rules/internal-target.ts';
 import { reject } from '../../pipeline/compose.ts';
+import { around, before } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import { MAX_READ_BODY, type RequestContext } from '../../pipeline/context.ts';
 import {
@@ -400,15 +401,13 @@ export const urlRewrites: GatewayMiddleware = {
     );
     // Without triggers nothing waits: a synchronous step.
     if (!triggered) {
-      return {
-        before: (ctx) => {
-          const r = matching(ctx);
-          if (r !== undefined) apply(ctx, r.found.target, r.groups);
-          return undefined;
-        },
-      };
+      return before((ctx) => {
+        const r = matching(ctx);
+        if (r !== undefined) apply(ctx, r.found.target, r.groups);
+        return undefined;
+      });
     }
-    return async (ctx, next) => {
+    return around(async (ctx, next) => {
       const r = matching(ctx);
       if (r !== undefined) {
         let target = r.found.target;
@@ -427,6 +426,6 @@ export const urlRewrites: GatewayMiddleware = {
       }
       await next();
       return undefined;
-    };
+    });
   },
 };

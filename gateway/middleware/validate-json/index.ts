@@ -12,6 +12,7 @@ import type { ValidateFunction } from 'ajv';
 import { bodySchemaOf, compileBodySchema } from '../../../schemas/rules/validate-json.ts';
 import type { VersionInfo } from '../../../schemas/generated/models.ts';
 import { reject } from '../../pipeline/compose.ts';
+import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import { MAX_READ_BODY } from '../../pipeline/context.ts';
 import {
@@ -75,7 +76,7 @@ export const validateJson: GatewayMiddleware = {
   create: (api) => {
     const of = perVersion(api, compileValidations);
     if (of === undefined) throw new Error('validate-json: compiled for an API without validations');
-    return async (ctx, next) => {
+    return around(async (ctx, next) => {
       const list = of(ctx);
       const method = ctx.method.toUpperCase();
       const hit = list?.find((e) => endpointMatches(e.endpoint, method, endpointPath(ctx)));
@@ -93,6 +94,6 @@ export const validateJson: GatewayMiddleware = {
       }
       await next();
       return undefined;
-    };
+    });
   },
 };

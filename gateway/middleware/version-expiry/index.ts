@@ -7,6 +7,7 @@
 import type { GatewayApiDefinition, VersionInfo } from '../../../schemas/generated/models.ts';
 import { versionExpiry } from '../../../schemas/rules/endpoints.ts';
 import { reject } from '../../pipeline/compose.ts';
+import { before } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import { perVersion, servedVersion } from '../../pipeline/endpoints.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
@@ -36,15 +37,13 @@ export const versionExpiryCheck: GatewayMiddleware = {
       return t === undefined ? undefined : { t, header: new Date(t).toUTCString() };
     });
     if (expiryFor === undefined) throw new Error('version-expiry: compiled for an API without expiry');
-    return {
-      before: (ctx) => {
-        const expiry = expiryFor(ctx);
-        if (expiry !== undefined) {
-          if (deps.now() >= expiry.t) return reject(ctx, GatewayError.versionExpired());
-          ctx.responseHeaders['x-svc-api-expires'] = expiry.header;
-        }
-        return undefined;
-      },
-    };
+    return before((ctx) => {
+      const expiry = expiryFor(ctx);
+      if (expiry !== undefined) {
+        if (deps.now() >= expiry.t) return reject(ctx, GatewayError.versionExpired());
+        ctx.responseHeaders['x-svc-api-expires'] = expiry.header;
+      }
+      return undefined;
+    });
   },
 };

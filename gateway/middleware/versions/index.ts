@@ -16,6 +16,7 @@
 import type { GatewayApiDefinition, VersionInfo } from '../../../schemas/generated/models.ts';
 import { isTargetProblem, parseTarget, type Target } from '../../../schemas/rules/target.ts';
 import { reject } from '../../pipeline/compose.ts';
+import { before } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import { removeRequestHeader, type RequestContext } from '../../pipeline/context.ts';
 import { servedVersion, versionedByRequest } from '../../pipeline/endpoints.ts';
@@ -110,12 +111,10 @@ export const versions: GatewayMiddleware = {
   create: (api) => {
     if (!versionedByRequest(api)) {
       const target = overrideTargetOf(servedVersion(api));
-      return {
-        before: (ctx) => {
-          ctx.upstreamTarget = target;
-          return undefined;
-        },
-      };
+      return before((ctx) => {
+        ctx.upstreamTarget = target;
+        return undefined;
+      });
     }
     const choice = compileChoice(api);
     const targets = new Map<string, Target>();
@@ -123,24 +122,22 @@ export const versions: GatewayMiddleware = {
       const t = overrideTargetOf(v);
       if (t !== undefined) targets.set(name, t);
     }
-    return {
-      before: (ctx) => {
-        let name = namedVersion(choice, ctx);
-        if (name === '') {
-          if (choice.defaultVersion === '') return reject(ctx, GatewayError.versionNotFound());
-          name = choice.defaultVersion;
+    return before((ctx) => {
+      let name = namedVersion(choice, ctx);
+      if (name === '') {
+        if (choice.defaultVersion === '') return reject(ctx, GatewayError.versionNotFound());
+        name = choice.defaultVersion;
+      }
+      if (!choice.versions.has(name)) {
+        if (!choice.fallback || !choice.versions.has(choice.defaultVersion)) {
+          return reject(ctx, GatewayError.versionUnknown());
         }
-        if (!choice.versions.has(name)) {
-          if (!choice.fallback || !choice.versions.has(choice.defaultVersion)) {
-            return reject(ctx, GatewayError.versionUnknown());
-          }
-          name = choice.defaultVersion;
-        }
-        ctx.state.version = name;
-        const target = targets.get(name);
-        if (target !== undefined) ctx.upstreamTarget = target;
-        return undefined;
-      },
-    };
+        name = choice.defaultVersion;
+      }
+      ctx.state.version = name;
+      const target = targets.get(name);
+      if (target !== undefined) ctx.upstreamTarget = target;
+      return undefined;
+    });
   },
 };
