@@ -42,8 +42,10 @@ mkdir -p "$cache"
 
 need() { # need COMMAND PACKAGE
   command -v "$1" >/dev/null && return 0
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null ||
-    { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null; }
+  # -o DPkg::Lock::Timeout: another apt-get (a second run, the node's packages) waits, not fails.
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q "$2" >/dev/null ||
+    { apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null &&
+      DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q "$2" >/dev/null; }
 }
 need buildah buildah
 need debootstrap debootstrap

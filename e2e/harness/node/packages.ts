@@ -37,6 +37,9 @@ function onPath(cmd: string): boolean {
     .some((d) => existsSync(path.join(d, cmd)));
 }
 
+/** Another apt-get (a second test run, a person) may hold dpkg's lock: wait for it, not fail. */
+const WAIT_FOR_LOCK = ['-o', 'DPkg::Lock::Timeout=600'];
+
 /** apt-get installs the host packages that are missing (we are root on these machines). */
 export async function ensureHostPackages(log: (m: string) => void): Promise<void> {
   const missing = [
@@ -50,11 +53,14 @@ export async function ensureHostPackages(log: (m: string) => void): Promise<void
   log(`apt-get install -y ${missing.join(' ')}`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   const install = (): Promise<unknown> =>
-    execFileAsync('apt-get', ['install', '-y', '-q', ...missing], { env, maxBuffer: 64 * 1024 * 1024 });
+    execFileAsync('apt-get', [...WAIT_FOR_LOCK, 'install', '-y', '-q', ...missing], {
+      env,
+      maxBuffer: 64 * 1024 * 1024,
+    });
   try {
     await install();
   } catch {
-    await execFileAsync('apt-get', ['update', '-q'], { env, maxBuffer: 64 * 1024 * 1024 });
+    await execFileAsync('apt-get', [...WAIT_FOR_LOCK, 'update', '-q'], { env, maxBuffer: 64 * 1024 * 1024 });
     await install();
   }
 }
