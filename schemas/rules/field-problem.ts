@@ -3,7 +3,6 @@
  * problem as Kubernetes names them, and a message that says how to fix it. The webhooks put the
  * problems under `spec.`; the gateway's management API joins them into its 400 answer.
  */
-import type { SchemaProblem } from '../validate.ts';
 
 /** Kinds of field problems, as Kubernetes names them. */
 export const FieldProblemType = {
@@ -68,10 +67,11 @@ const schemaPrefixes: readonly [string, FieldProblemType][] = [
 ];
 
 /**
- * A schema problem (from schemas/validate.ts) as a field problem under `prefix`. The schema's
+ * A schema problem (a `SchemaProblem` of schemas/validate.ts, which imports this module's
+ * neighbours: hence its shape, not its name) as a field problem under `prefix`. The schema's
  * messages carry their kind as a prefix; the prefix becomes the type.
  */
-export function fromSchemaProblem(p: SchemaProblem, prefix = ''): FieldProblem {
+export function fromSchemaProblem(p: Pick<FieldProblem, 'path' | 'message'>, prefix = ''): FieldProblem {
   const path = prefix === '' ? p.path : p.path === '' ? prefix : `${prefix}.${p.path}`;
   if (p.message.startsWith('unknown field')) return { path, type: 'Forbidden', message: p.message };
   for (const [text, type] of schemaPrefixes) {
