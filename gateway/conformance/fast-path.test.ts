@@ -299,18 +299,100 @@ describe('fast path', () => {
     assert.match(value, /"body":"hi"/);
   });
 
-  test('malformed heads get 400 (from node:http)', async () => {
-    for (const raw of [
-      'GET /echo/x HTTP/1.1\r\nhost: x\r\nbad header\r\n\r\n',
-      'GET /echo/x HTTP/1.1\r\nhost: x\r\nx-a: 1\r\n folded\r\n\r\n',
-      'GET /echo/x HTTP/1.1\r\nhost: x\r\ncontent-length: 1\r\ncontent-length: 2\r\n\r\n',
-      'GET /echo/x HTTP/1.1\r\nhost: x\r\nx: \x01\r\n\r\n',
-      'GET /echo/ x HTTP/1.1\r\nhost: x\r\n\r\n',
-      'GET /echo/x HTTP/1.1\r\nx-no-host: 1\r\n\r\n',
-    ]) {
-      const text = await exchange(gw.port, raw);
-      assert.deepEqual(statuses(text), [400], JSON.stringify(raw));
-    }
+  /**
+   * Smuggling probes: heads the fast path must leave to node:http, which refuses them. The
+   * connection is handed off (nothing served here), node:http answers, and nothing reaches the
+   * upstream (not the request, not one hidden in its body). head-parser.test.ts has the full
+   * table of head classes; these are the ones a client can use to make two parsers disagree.
+   */
+  const refused: { name: string; raw: string; status: number }[] = [
+    {
+      name: 'a line without a colon',
+      raw: 'GET /raw/x HTTP/1.1\r\nhost: x\r\nbad header\r\n\r\n',
+      status: 400,
+    },
+    { name: 'obs-fold', raw: 'GET /raw/x HTTP/1.1\r\nhost: x\r\nx-a: 1\r\n folded\r\n\r\n', status: 400 },
+    {
+      name: 'conflicting Content-Length',
+      raw: 'GET /raw/x HTTP/1.1\r\nhost: x\r\ncontent-length: 1\r\ncontent-length: 2\r\n\r\n',
+      status: 400,
+    },
+    {
+      name: 'duplicate Content-Length, same value',
+      raw: 'POST /raw/x HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\ncontent-length: 2\r\n\r\nhi',
+      status: 400,
+    },
+    {
+      name: 'Transfer-Encoding and Content-Length, a request hidden in the body',
+      raw:
+        'POST /raw/x HTTP/1.1\r\nhost: x\r\ncontent-length: 41\r\ntransfer-encoding: chunked\r\n\r\n' +
+        '0\r\n\r\nGET /raw/smuggled HTTP/1.1\r\nhost: x\r\n\r\n',
+      status: 400,
+    },
+    {
+      name: 'Transfer-Encoding: chunked, identity',
+      raw: 'POST /raw/x HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked, identity\r\n\r\n0\r\n\r\n',
+      status: 400,
+    },
+    {
+      name: 'space before the colon of Transfer-Encoding, with Content-Length',
+      raw:
+        'POST /raw/x HTTP/1.1\r\nhost: x\r\ncontent-length: 5\r\ntransfer-encoding : chunked\r\n\r\n' +
+        '0\r\n\r\n',
+      status: 400,
+    },
+    { name: 'space before a colon', raw: 'GET /raw/x HTTP/1.1\r\nhost: x\r\nx-a : 1\r\n\r\n', status: 400 },
+    { name: 'invalid name character', raw: 'GET /raw/x HTTP/1.1\r\nhost: x\r\nx(a): 1\r\n\r\n', status: 400 },
+    {
+      name: 'a control character in a value',
+      raw: 'GET /raw/x HTTP/1.1\r\nhost: x\r\nx: \x01\r\n\r\n',
+      status: 400,
+    },
+    { name: 'NUL in a value', raw: 'GET /raw/x HTTP/1.1\r\nhost: x\r\nx-a: a\x00b\r\n\r\n', status: 400 },
+    { name: 'NUL in the target', raw: 'GET /raw/x\x00 HTTP/1.1\r\nhost: x\r\n\r\n', status: 400 },
+    { name: 'a space in the target', raw: 'GET /raw/ x HTTP/1.1\r\nhost: x\r\n\r\n', status: 400 },
+    { name: 'obs-text in the target', raw: 'GET /raw/caf\xe9 HTTP/1.1\r\nhost: x\r\n\r\n', status: 400 },
+    { name: 'bare CR', raw: 'GET /raw/x HTTP/1.1\rhost: x\r\n\r\n', status: 400 },
+    { name: 'bare LF line ends', raw: 'GET /raw/x HTTP/1.1\nhost: x\n\n', status: 400 },
+    { name: 'bare LF before the final CRLF', raw: 'GET /raw/x HTTP/1.1\r\nhost: x\n\r\n', status: 400 },
+    { name: 'no Host', raw: 'GET /raw/x HTTP/1.1\r\nx-no-host: 1\r\n\r\n', status: 400 },
+    {
+      // 400, not node's 431: the listeners' clientError handler answers 400 to every parse error
+      name: 'a head over 16 KiB',
+      raw: `GET /raw/x HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(17_000)}\r\n\r\n`,
+      status: 400,
+    },
+    {
+      name: 'a TLS ClientHello on the plain port',
+      raw: '\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03',
+      status: 400,
+    },
+  ];
+  for (const row of refused) {
+    test(`handed to node:http and refused there: ${row.name}`, { timeout: 5_000 }, async () => {
+      const seen = up.seen.length;
+      const { value, fast, handoffs } = await counted(() => exchange(gw.port, row.raw));
+      assert.deepEqual(statuses(value), [row.status], JSON.stringify(value));
+      assert.deepEqual([fast, handoffs], [0, 1]);
+      assert.equal(up.seen.length, seen, 'nothing reached the upstream');
+    });
+  }
+
+  test('heads node:http serves and the fast path leaves to it: absolute-form, CRLF first, HTTP/1.0 keep-alive', async () => {
+    const { value, fast, handoffs } = await counted(() =>
+      exchange(gw.port, [
+        'GET http://x/raw/absolute HTTP/1.1\r\nhost: x\r\n\r\n',
+        '\r\nGET /raw/crlf HTTP/1.1\r\nhost: x\r\n\r\n',
+        'GET /raw/ten HTTP/1.0\r\nhost: x\r\nconnection: keep-alive\r\n\r\n',
+        last('/raw/after'),
+      ]),
+    );
+    assert.deepEqual(statuses(value), [200, 200, 200, 200]);
+    assert.deepEqual(
+      [...value.matchAll(/GET (\/[a-z]+)/g)].map((m) => m[1]),
+      ['/absolute', '/crlf', '/ten', '/after'],
+    );
+    assert.deepEqual([fast, handoffs], [0, 1]);
   });
 
   test('upstream down: 502 JSON, and the connection goes on', async () => {

@@ -155,14 +155,18 @@ const toNodeHttp: Row[] = [
   { name: 'obs-fold that looks like a header', raw: head(GET, HOST, 'x-a: 1', ' x-b: 2'), want: 'node:http' },
   { name: 'first header line folded', raw: head(GET, ' host: gw.test'), want: 'node:http' },
   // bare CR and LF
+  { name: 'bare LF line ends', raw: 'GET /x HTTP/1.1\nhost: gw.test\n\n', want: 'node:http' },
   {
     name: 'bare LF ending the request line',
     raw: 'GET /x HTTP/1.1\nhost: gw.test\r\n\r\n',
     want: 'node:http',
   },
   { name: 'bare LF inside a header line', raw: head(GET, 'host: gw.test\nx-a: 1'), want: 'node:http' },
+  { name: 'bare LF before the final CRLF', raw: 'GET /x HTTP/1.1\r\nhost: gw.test\n\r\n', want: 'node:http' },
+  { name: 'bare LF, head not complete yet', raw: 'GET /x HTTP/1.1\nhost: gw', want: 'node:http' },
   { name: 'bare CR ending the request line', raw: head('GET /x HTTP/1.1\rhost: gw.test'), want: 'node:http' },
   { name: 'bare CR inside a value', raw: head(GET, HOST, 'x-a: 1\r2'), want: 'node:http' },
+  { name: 'bare CR, head not complete yet', raw: 'GET /x HTTP/1.1\rhost: gw', want: 'node:http' },
   // Content-Length
   {
     name: 'duplicate Content-Length, same value',
@@ -232,6 +236,11 @@ const toNodeHttp: Row[] = [
   { name: 'VT in a value', raw: head(GET, HOST, 'x-a: a\x0bb'), want: 'node:http' },
   { name: 'DEL in a value', raw: head(GET, HOST, 'x-a: a\x7fb'), want: 'node:http' },
   { name: 'DEL in the target', raw: head('GET /x\x7f HTTP/1.1', HOST), want: 'node:http' },
+  {
+    name: 'obs-text (bytes >= 0x80) in the target (node:http: 400)',
+    raw: head('GET /caf\xe9 HTTP/1.1', HOST),
+    want: 'node:http',
+  },
   // targets in other forms
   { name: 'absolute-form target', raw: head('GET http://gw.test/x HTTP/1.1', HOST), want: 'node:http' },
   { name: 'authority-form target', raw: head('CONNECT gw.test:443 HTTP/1.1', HOST), want: 'node:http' },
@@ -289,6 +298,13 @@ const toNodeHttp: Row[] = [
     raw: `${GET}\r\n${HOST}\r\nx-pad: ${'a'.repeat(MAX_HEAD)}`,
     want: 'node:http',
   },
+  // not HTTP at all
+  {
+    name: 'a TLS ClientHello on a plain port',
+    raw: '\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03',
+    want: 'node:http',
+  },
+  { name: 'a method too long to be one the fast path takes', raw: 'PROPFIND', want: 'node:http' },
 ];
 
 const incomplete: Row[] = [

@@ -12,12 +12,16 @@ import { splitTarget } from '../../pipeline/url.ts';
 export const MAX_HEAD = 16_384;
 
 const METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS', 'POST', 'PUT', 'PATCH']);
+/** The longest of `METHODS`. */
+const LONGEST_METHOD = 7;
+/** An origin-form request target in visible ASCII: node:http refuses other bytes (400). */
+const ORIGIN_FORM = /^\/[\x21-\x7e]*$/;
 /** A header name (RFC 9110 token). */
 export const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** A control character in a header value (HTAB is allowed). */
 // eslint-disable-next-line no-control-regex
 export const BAD_VALUE = /[\x00-\x08\x0a-\x1f\x7f]/;
-/** A character that never stands in a request target. */
+/** A character that is never sent in an upstream request target (exchange.ts). */
 // eslint-disable-next-line no-control-regex
 export const BAD_TARGET = /[\x00-\x20\x7f]/;
 /** A Content-Length value. */
@@ -84,12 +88,35 @@ function owsTrimmed(line: string, from: number): string {
 
 /**
  * Where the request head at the start of `buf` ends: the index of its CRLF CRLF; -1 while more
- * bytes may complete it; -2 when the fast path will not take it whatever follows (too long).
+ * bytes may complete it; -2 when the fast path will not take it whatever follows (too long, or
+ * not the start of a head it takes).
  */
 export function headEnd(buf: Buffer): number {
   const end = buf.indexOf('\r\n\r\n');
-  if (end === -1) return buf.length > MAX_HEAD ? -2 : -1;
+  if (end === -1) return buf.length > MAX_HEAD || !mayBecomeHead(buf) ? -2 : -1;
   return end <= MAX_HEAD ? end : -2;
+}
+
+/**
+ * Whether the bytes of a head not complete yet may still become one the fast path takes: they
+ * start with one of its methods, and every line so far ends in CRLF. Otherwise node:http decides
+ * now: a client whose lines end in a bare LF (or one speaking TLS on a plain port) would wait for
+ * a CRLF CRLF that never comes, until the connection's idle timeout, where node:http answers at
+ * once. Only incomplete heads are looked at, so a head that comes in one read costs nothing more.
+ */
+function mayBecomeHead(buf: Buffer): boolean {
+  const sp = buf.indexOf(32);
+  if (sp === -1) {
+    if (buf.length > LONGEST_METHOD) return false;
+    for (const c of buf) if (c < 65 || c > 90) return false;
+  } else if (!METHODS.has(buf.toString('latin1', 0, sp))) return false;
+  for (let i = buf.indexOf(10); i !== -1; i = buf.indexOf(10, i + 1)) {
+    if (i === 0 || buf[i - 1] !== 13) return false;
+  }
+  for (let i = buf.indexOf(13); i !== -1 && i + 1 < buf.length; i = buf.indexOf(13, i + 1)) {
+    if (buf[i + 1] !== 10) return false;
+  }
+  return true;
 }
 
 /**
@@ -105,7 +132,7 @@ export function parseRequestHead(text: string): ParsedHead | undefined {
   const method = first.slice(0, sp1);
   const target = first.slice(sp1 + 1, sp2);
   if (!METHODS.has(method) || first.slice(sp2 + 1) !== 'HTTP/1.1') return undefined;
-  if (target.charCodeAt(0) !== 47 || BAD_TARGET.test(target)) return undefined;
+  if (!ORIGIN_FORM.test(target)) return undefined;
   const headers: IncomingHttpHeaders = {};
   let host: string | undefined;
   let contentLength = -1;
