@@ -45,7 +45,7 @@ export interface Route {
   /** The compiled middleware, in chain order (the fast path runs them itself). */
   handlers: readonly Step[];
   /**
-   * Whether the connection-level fast path (server/fast-path.ts) may serve this route: decided
+   * Whether the connection-level fast path (server/fast-path/) may serve this route: decided
    * once, by `fastPathServes` in routes/compile.ts.
    */
   fastPath: boolean;
