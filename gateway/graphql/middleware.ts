@@ -13,10 +13,11 @@
 import { execute, OperationTypeNode, type GraphQLError, type GraphQLSchema } from 'graphql';
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import { buildGraphqlSchema } from '../../schemas/rules/graphql.ts';
-import { reject } from '../pipeline/compose.ts';
+import { reject, respond } from '../pipeline/compose.ts';
+import type { Rejection } from '../pipeline/middleware.ts';
 import { around } from '../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../middleware/deps.ts';
-import { HttpContext, MAX_READ_BODY } from '../pipeline/context.ts';
+import { HttpContext, MAX_READ_BODY, type RequestContext } from '../pipeline/context.ts';
 import { GatewayError } from '../pipeline/errors.ts';
 import {
   fieldPermissions,
@@ -35,19 +36,9 @@ interface GraphqlParams {
   operationName: string | undefined;
 }
 
-/** Writes a GraphQL-shaped answer. */
-function answer(ctx: HttpContext, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  if (ctx.res.headersSent) {
-    ctx.res.destroy();
-    return;
-  }
-  ctx.res.writeHead(status, {
-    ...ctx.responseHeaders,
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-  });
-  ctx.res.end(text);
+/** A GraphQL-shaped answer (JSON), made by the gateway (`respond`). */
+function answer(ctx: RequestContext, status: number, body: unknown): Rejection {
+  return respond(ctx, status, JSON.stringify(body), { 'content-type': 'application/json' });
 }
 
 const errorsBody = (errors: readonly GraphQLError[]): { errors: unknown[] } => ({
@@ -125,18 +116,16 @@ export const graphql: GatewayMiddleware = {
       if (!(ctx instanceof HttpContext)) return reject(ctx, GatewayError.bodyTooLarge());
       if ((ctx.headers.upgrade ?? '').toLowerCase() === 'websocket') {
         if (c.engine || ctx.route.target === undefined) {
-          answer(ctx, 400, {
+          return answer(ctx, 400, {
             errors: [{ message: 'subscriptions are relayed to a proxyOnly upstream only' }],
           });
-          return undefined;
         }
         await relayUpgrade(ctx, ctx.route.target);
         return undefined;
       }
       if (ctx.method !== 'GET' && ctx.method !== 'POST') {
         ctx.responseHeaders.allow = 'GET, POST';
-        answer(ctx, 405, { errors: [{ message: 'GraphQL requests are sent with GET or POST' }] });
-        return undefined;
+        return answer(ctx, 405, { errors: [{ message: 'GraphQL requests are sent with GET or POST' }] });
       }
       let body: Buffer | undefined;
       if (ctx.method === 'POST') {
@@ -145,19 +134,16 @@ export const graphql: GatewayMiddleware = {
       }
       const params = paramsOf(ctx.method, ctx.query, body);
       if (typeof params === 'string') {
-        answer(ctx, 400, { errors: [{ message: params }] });
-        return undefined;
+        return answer(ctx, 400, { errors: [{ message: params }] });
       }
       const checked = parseAndValidate(c.schema, params.query, params.operationName);
       if (!('document' in checked)) {
-        answer(ctx, 400, errorsBody(checked));
-        return undefined;
+        return answer(ctx, 400, errorsBody(checked));
       }
       if (!c.introspection) {
         const errors = introspectionErrors(c.schema, checked.document);
         if (errors.length > 0) {
-          answer(ctx, 403, errorsBody(errors));
-          return undefined;
+          return answer(ctx, 403, errorsBody(errors));
         }
       }
       const session = ctx.session;
@@ -166,14 +152,12 @@ export const graphql: GatewayMiddleware = {
         // A per-API limit replaces the key's limits whole, its depth included.
         const most = (right?.limit ?? session).max_query_depth ?? -1;
         if (most > 0 && queryDepth(checked.document, checked.operation) > most) {
-          answer(ctx, 403, { errors: [{ message: 'depth limit exceeded' }] });
-          return undefined;
+          return answer(ctx, 403, { errors: [{ message: 'depth limit exceeded' }] });
         }
         const perms = fieldPermissions(right?.restricted_types, right?.allowed_types);
         const refused = perms === undefined ? undefined : refusedField(c.schema, checked.document, perms);
         if (refused !== undefined) {
-          answer(ctx, 403, errorsBody([refused.error]));
-          return undefined;
+          return answer(ctx, 403, errorsBody([refused.error]));
         }
       }
       if (!c.engine) {
@@ -181,10 +165,9 @@ export const graphql: GatewayMiddleware = {
         return undefined;
       }
       if (checked.operation.operation === OperationTypeNode.SUBSCRIPTION) {
-        answer(ctx, 400, {
+        return answer(ctx, 400, {
           errors: [{ message: 'subscriptions are not supported by the execution engine' }],
         });
-        return undefined;
       }
       const context: EngineContext = { calls: new Map(), signal: ctx.signal };
       const result = await execute({
@@ -194,8 +177,7 @@ export const graphql: GatewayMiddleware = {
         variableValues: params.variables,
         operationName: params.operationName,
       });
-      answer(ctx, 200, result);
-      return undefined;
+      return answer(ctx, 200, result);
     });
   },
 };

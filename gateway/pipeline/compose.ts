@@ -25,7 +25,25 @@ export function reject(ctx: RequestContext, error: GatewayError): Rejection {
   return refusal;
 }
 
-/** The JSON body of a refusal: `{"error": message}`. */
+/**
+ * Answers the request with what the gateway makes itself instead of the upstream's (a cache hit,
+ * a mock, a CORS preflight, a GraphQL result, a publish Bento took): `status`, `headers`
+ * (lower-case names, with its own `content-type` if it has one; the gateway's response headers
+ * join them) and `body` as they are. For an answer to HEAD, `contentLength` is the length the
+ * answer to GET carries (the body is then ''). The chain stops as on a refusal, and both
+ * entrances write it the way they write one (`respondError`, the fast path's writer).
+ */
+export function respond(
+  ctx: RequestContext,
+  status: number,
+  body: string,
+  headers: Record<string, string> = {},
+  contentLength?: number,
+): Rejection {
+  return reject(ctx, GatewayError.answer(status, body, headers, contentLength));
+}
+
+/** The JSON body of a refusal: `{"error": message}`, or the body of an answer (`respond`). */
 export function errorBody(error: GatewayError): string {
   return error.replyBody ?? JSON.stringify({ error: error.message });
 }
@@ -52,7 +70,7 @@ export function respondError(
   const body = errorBody(error);
   const unread = ctx.req !== undefined && !ctx.req.complete;
   if (unread) res.shouldKeepAlive = false;
-  // A reply (GatewayError.reply) brings its own content type, if any.
+  // An answer (`respond`) brings its own content type, if any.
   const type = error.replyBody === undefined ? { 'content-type': 'application/json' } : {};
   const empty = withoutBody(error.status);
   res.writeHead(error.status, {

@@ -11,7 +11,7 @@ export class GatewayError extends SvcError {
   readonly headers: Readonly<Record<string, string>>;
   /**
    * The body of an answer the gateway makes itself instead of the upstream's (a mock response, a
-   * CORS preflight: `GatewayError.reply`), sent as it is instead of `{"error": message}`.
+   * CORS preflight: `respond` in compose.ts), sent as it is instead of `{"error": message}`.
    */
   readonly replyBody: string | undefined;
   /**
@@ -43,20 +43,17 @@ export class GatewayError extends SvcError {
   }
 
   /**
-   * An answer the gateway makes itself: `status`, `headers` (lower-case names; its own
-   * `content-type`, if any) and `body` as they are. Returned through `reject` like a refusal, so
-   * both entrances write it and the chain stops.
+   * An answer the gateway makes itself, for `respond` (compose.ts) only: it stops the chain and is
+   * written by both entrances the way a refusal is, with its body as it is. `contentLength`: the
+   * Content-Length of an answer to HEAD (no body to measure).
    */
-  static reply(status: number, body: string, headers: Record<string, string> = {}): GatewayError {
-    return new GatewayError('GW_REPLY', status, 'reply', headers, body);
-  }
-
-  /**
-   * An answer to HEAD the gateway makes itself: no body, and `length` as its Content-Length (what
-   * the answer to GET would carry).
-   */
-  static headReply(status: number, length: number, headers: Record<string, string> = {}): GatewayError {
-    return new GatewayError('GW_REPLY', status, 'reply', headers, '', length);
+  static answer(
+    status: number,
+    body: string,
+    headers: Record<string, string>,
+    contentLength?: number,
+  ): GatewayError {
+    return new GatewayError('GW_ANSWER', status, 'answer', headers, body, contentLength);
   }
 
   /** No API matches the host and path. */

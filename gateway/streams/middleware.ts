@@ -5,7 +5,7 @@
  * continues along the chain to the upstream. The endpoint is looked up per request in the
  * engine's current set, so a stream changed by a reload is served at once.
  */
-import { reject } from '../pipeline/compose.ts';
+import { reject, respond } from '../pipeline/compose.ts';
 import { around } from '../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../middleware/deps.ts';
 import { BATCH_HEADER, BATCH_TYPE_HEADER } from '../../lib/bento/batching.ts';
@@ -32,9 +32,6 @@ const UNAVAILABLE = new GatewayError(
     'retry-after': '1',
   },
 );
-
-/** Bento's answer to a publish it took (no `sync_response`): 200, no body. */
-const TAKEN = GatewayError.reply(200, '');
 
 /** The streams middleware. */
 export const streams: GatewayMiddleware = {
@@ -93,7 +90,8 @@ export const streams: GatewayMiddleware = {
         if (body !== undefined && !(type?.startsWith('multipart/') ?? false)) {
           if ((await batchPublish(ctx, port, target, body, { sink: engine, stream })) === 'sent') {
             opened(200);
-            return reject(ctx, TAKEN);
+            // Bento's answer to a publish it took (no `sync_response`): 200, no body.
+            return respond(ctx, 200, '');
           }
         }
       }

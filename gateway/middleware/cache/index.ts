@@ -33,7 +33,8 @@ import { createHash } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { GatewayApiDefinition, VersionInfo } from '../../../schemas/generated/models.ts';
-import { reject } from '../../pipeline/compose.ts';
+import { respond } from '../../pipeline/compose.ts';
+import type { Rejection } from '../../pipeline/middleware.ts';
 import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import type { RequestContext, ResponseTap } from '../../pipeline/context.ts';
@@ -45,7 +46,6 @@ import {
   perVersion,
   type CompiledEndpoint,
 } from '../../pipeline/endpoints.ts';
-import { GatewayError } from '../../pipeline/errors.ts';
 import { CACHED_METHODS } from '../../../schemas/rules/endpoints.ts';
 import { addedResponseHeaders } from '../../upstream/headers.ts';
 import { acquireResponses, type CachedResponse, type ResponseStore } from './store.ts';
@@ -245,7 +245,7 @@ function headLength(v: string | undefined): number | undefined {
 }
 
 /** The answer of a hit: the stored response, the gateway's own headers winning, as upstream. */
-function hitReply(ctx: RequestContext, hit: CachedResponse, head: boolean): GatewayError {
+function answerHit(ctx: RequestContext, hit: CachedResponse, head: boolean): Rejection {
   const headers: Record<string, string> = {};
   for (const [name, v] of Object.entries(hit.headers)) {
     // A HEAD entry's Content-Length is sent as the answer's own (below).
@@ -257,9 +257,8 @@ function hitReply(ctx: RequestContext, hit: CachedResponse, head: boolean): Gate
   const vary = addedResponseHeaders(ctx.responseHeaders, hit.headers.vary, ctx.removedResponseHeaders).vary;
   if (vary !== undefined) headers.vary = vary;
   headers[CACHED_HEADER] = '1';
-  if (head)
-    return GatewayError.headReply(hit.status, headLength(hit.headers['content-length']) ?? 0, headers);
-  return GatewayError.reply(hit.status, hit.body, headers);
+  if (head) return respond(ctx, hit.status, '', headers, headLength(hit.headers['content-length']) ?? 0);
+  return respond(ctx, hit.status, hit.body, headers);
 }
 
 /** See the module comment. */
@@ -292,7 +291,7 @@ export const responseCache: GatewayMiddleware = {
       const key = cacheKey(ctx, s, scope);
       const hit = await store.get(key);
       const head = method === 'HEAD';
-      if (hit !== undefined) return reject(ctx, hitReply(ctx, hit, head));
+      if (hit !== undefined) return answerHit(ctx, hit, head);
       const rec = new Recorder();
       ctx.responseTap = rec;
       await next();

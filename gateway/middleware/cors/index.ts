@@ -19,11 +19,10 @@
  * - `debug` logs each decision at debug level.
  */
 import type { CorsConfig, GatewayApiDefinition } from '../../../schemas/generated/models.ts';
-import { reject } from '../../pipeline/compose.ts';
+import { respond } from '../../pipeline/compose.ts';
 import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
-import { GatewayError } from '../../pipeline/errors.ts';
 
 const DEFAULT_METHODS = ['GET', 'POST', 'HEAD'];
 const DEFAULT_HEADERS = ['origin', 'accept', 'content-type', 'x-requested-with'];
@@ -149,7 +148,7 @@ export const cors: GatewayMiddleware = {
           });
         }
         const headers = { vary: PREFLIGHT_VARY, ...('headers' in r ? r.headers : {}) };
-        if (!c.passthrough) return reject(ctx, GatewayError.reply(204, '', headers));
+        if (!c.passthrough) return respond(ctx, 204, '', headers);
         Object.assign(ctx.responseHeaders, headers);
         await next();
         return undefined;

@@ -8,7 +8,7 @@
  * or values that cannot be sent are left out.
  */
 import type { EndPointMeta, VersionInfo } from '../../../schemas/generated/models.ts';
-import { reject } from '../../pipeline/compose.ts';
+import { respond } from '../../pipeline/compose.ts';
 import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import {
@@ -19,7 +19,6 @@ import {
   perVersion,
   type CompiledEndpoint,
 } from '../../pipeline/endpoints.ts';
-import { GatewayError } from '../../pipeline/errors.ts';
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // eslint-disable-next-line no-control-regex -- control characters are what it finds
@@ -90,7 +89,7 @@ export const mockResponses: GatewayMiddleware = {
         const method = ctx.method.toUpperCase();
         const path = endpointPath(ctx);
         const hit = mocks.find((m) => endpointMatches(m.endpoint, method, path));
-        if (hit !== undefined) return reject(ctx, GatewayError.reply(hit.status, hit.body, hit.headers));
+        if (hit !== undefined) return respond(ctx, hit.status, hit.body, hit.headers);
       }
       await next();
       return undefined;

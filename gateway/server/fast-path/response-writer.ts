@@ -35,7 +35,7 @@ export function errorResponse(
 ): string {
   const body = errorBody(error);
   const status = error.status;
-  // A reply (GatewayError.reply) brings its own content type, if any.
+  // An answer (`respond`, pipeline/compose.ts) brings its own content type, if any.
   const type = error.replyBody === undefined ? 'content-type: application/json\r\n' : '';
   const empty = withoutBody(status);
   return (
