@@ -72,8 +72,8 @@ test: lint typecheck gen-check unit e2e ## Everything: lint, type-check, gen-che
 bench: bench-gateway bench-graphql bench-operator bench-operator-pro bench-ingress bench-soak bench-streams ## Benchmarks; figures and ratios go to docs/benchmarks.md
 
 .PHONY: bench-gateway
-bench-gateway: $(NODE_DEPS) ## Gateway against nginx (apt-installs nginx-light and wrk if missing; builds tools/loadgen with Go)
-	node gateway/bench/run.ts
+bench-gateway: $(NODE_DEPS) ## Gateway against nginx (apt-installs nginx-light and wrk if missing; builds tools/loadgen with Go); node e2e/bench/gateway/run.ts --quick checks the script in 2-second runs
+	node e2e/bench/gateway/run.ts
 
 .PHONY: bench-graphql
 bench-graphql: $(NODE_DEPS) ## GraphQL proxyOnly (validated) against the plain proxy of the same upstream, and the execution engine (apt-installs wrk if missing); SVC_BENCH_GRAPHQL_SECONDS

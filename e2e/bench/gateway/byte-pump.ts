@@ -3,7 +3,7 @@
  * to its own upstream connection, byte for byte, with no HTTP parsing at all. A proxy that
  * reads requests (to route, authenticate, limit) can only be slower than this.
  *
- * Usage: node gateway/bench/byte-pump.ts <port> <upstream port> <workers>
+ * Usage: node e2e/bench/gateway/byte-pump.ts <port> <upstream port> <workers>
  */
 import cluster from 'node:cluster';
 import net from 'node:net';

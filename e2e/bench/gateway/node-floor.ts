@@ -3,7 +3,7 @@
  * routing, no chain, no header rules. The gateway can't be faster than this on the same machine;
  * the difference is what the gateway's own work costs.
  *
- * Usage: node gateway/bench/node-floor.ts <port> <upstream port> <workers>
+ * Usage: node e2e/bench/gateway/node-floor.ts <port> <upstream port> <workers>
  */
 import cluster from 'node:cluster';
 import { createServer } from 'node:http';
