@@ -104,6 +104,54 @@ export interface BodyPeek {
   peekBody(): Buffer | undefined;
 }
 
+/**
+ * What the upstream call of one request will be, as the chain decides it
+ * (`RequestContext.upstream`). The terminal of each entrance reads it (upstream/proxy.ts and
+ * upstream/internal.ts on node:http, the fast path's exchange) and nothing else tells it; a field
+ * left undefined means the route's own (its target, the request's path and method). The request
+ * headers that go upstream are the context's `headers`, as the chain left them.
+ */
+export class UpstreamPlan {
+  /** Another upstream than the route's (`override_target`, a URL rewrite, load balancing, Bento). */
+  target: Target | undefined = undefined;
+  /**
+   * The path sent after the target's, when a middleware changed it (a version in the URL
+   * stripped, a URL rewrite): it replaces the request path and the listen-path strip.
+   */
+  path: string | undefined = undefined;
+  /** The method, when a middleware changed it (`method_transforms`). */
+  method: string | undefined = undefined;
+  /**
+   * Milliseconds the upstream has to start its response (`hard_timeouts`): past it the request
+   * gets 504 `Upstream service reached hard timeout.`
+   */
+  timeoutMs: number | undefined = undefined;
+  /**
+   * The body to send instead of the client's stream: what a middleware read (`readBody`) or made
+   * of it (a body transform). Only node:http reads bodies; the fast path never runs such
+   * middleware (`Middleware.readsBody`).
+   */
+  body: Buffer | undefined = undefined;
+  /**
+   * The largest body the request may send (size limits): a body without Content-Length is
+   * counted as it streams, and refused with 413 past it (node:http: the fast path hands such
+   * requests over).
+   */
+  bodyLimit: number | undefined = undefined;
+  /** Upstream response headers (lower case) not relayed to the client. */
+  removedResponseHeaders: Set<string> | undefined = undefined;
+  /**
+   * Rewrites the upstream's response body (`transform_response`): the response is then buffered
+   * whole (at most `MAX_READ_BODY`, else 502), decoded (gzip, deflate, br) and handed over;
+   * undefined back sends it unchanged.
+   */
+  transformResponse: ((body: Buffer) => Buffer | undefined) | undefined = undefined;
+  /** Sees the upstream response as the client gets it (the response cache). */
+  tap: ResponseTap | undefined = undefined;
+  /** The upstream is a service of the gateway's own (a stream endpoint on Bento). */
+  service: ServiceCall | undefined = undefined;
+}
+
 /** What an entrance gives a context. */
 export interface ContextInit {
   method: string;
@@ -140,38 +188,21 @@ export class RequestContext {
   session: GatewaySession | undefined = undefined;
   /** What middleware hand each other. */
   readonly state: RequestState = {};
-  /**
-   * The path sent upstream after the target's path, when a middleware changed it (a version in
-   * the URL stripped, a URL rewrite): it replaces the request path and the listen-path strip.
-   */
-  upstreamPath: string | undefined = undefined;
-  /** The method sent upstream, when a middleware changed it (`method_transforms`). */
-  upstreamMethod: string | undefined = undefined;
-  /** The upstream of this request, when a middleware chose another (`override_target`). */
-  upstreamTarget: Target | undefined = undefined;
-  /**
-   * Milliseconds the upstream has to start its response, when a middleware set it
-   * (`hard_timeouts`): past it the request gets 504 `Upstream service reached hard timeout.`
-   */
-  upstreamTimeoutMs: number | undefined = undefined;
+  /** What the upstream call will be, as the chain decides it (see `UpstreamPlan`). */
+  readonly upstream = new UpstreamPlan();
   /**
    * The status the upstream answered with, set by both entrances when its response starts;
    * undefined while it has not (or when the call failed): what circuit breakers count.
    */
   upstreamStatus: number | undefined = undefined;
-  /** Upstream response headers (lower case) not relayed to the client. */
-  removedResponseHeaders: Set<string> | undefined = undefined;
-  /** Sees the upstream response, when a middleware set it (the response cache). */
-  responseTap: ResponseTap | undefined = undefined;
   /**
    * The upstream call itself, when the entrance lets a middleware make it at once (the fast
    * path): a middleware that sends the request to a service of the gateway's own (streams, to
-   * Bento) sets the target and calls it instead of `next()`, so the rest of the chain does not
-   * run, as when it answers itself on node:http. Resolves when the exchange is over.
+   * Bento) sets the plan's target and `service` and calls it instead of `next()`, so the rest of
+   * the chain does not run, as when it answers itself on node:http. Resolves when the exchange is
+   * over.
    */
   upstreamCall: (() => Promise<void>) | undefined = undefined;
-  /** Set with `upstreamCall` when the upstream is a service of the gateway's own. */
-  serviceCall: ServiceCall | undefined = undefined;
   /**
    * The fast path's view of the request body before the call: the whole body when it came with
    * the head (a small publish), left in place for the call; undefined when some is still to come.
@@ -252,8 +283,10 @@ export class RequestContext {
   }
 
   /**
-   * The whole request body, read once (at most `limit` bytes; more is refused with 413 by the
-   * caller). Only middleware marked `readsBody` may call it; the fast path never runs them.
+   * The whole request body, read once (at most `limit` bytes, and at most the plan's
+   * `bodyLimit`; undefined past it, which the caller refuses with 413), then sent upstream as
+   * `upstream.body`. The one body API of both entrances: only middleware marked `readsBody` call
+   * it, and the fast path, which reads heads only, never runs them (here: undefined).
    */
   readBody(_limit: number): Promise<Buffer | undefined> {
     return Promise.resolve(undefined);
@@ -297,20 +330,6 @@ export const MAX_READ_BODY = 1024 * 1024;
 export class HttpContext extends RequestContext {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
-  /** The body, once a middleware read it; the upstream call then sends this buffer. */
-  body: Buffer | undefined;
-  /**
-   * The largest body this request may send, when a middleware set one (size limits): a body
-   * without Content-Length is counted as it streams, and refused with 413 past it.
-   */
-  bodyLimit: number | undefined;
-  /**
-   * Rewrites the upstream's response body, when a middleware set it (`transform_response`): the
-   * response is then buffered whole (at most `MAX_READ_BODY`, else 502), decoded (gzip, deflate,
-   * br) and handed over; undefined back sends it unchanged.
-   */
-  transformResponse: ((body: Buffer) => Buffer | undefined) | undefined;
-
   constructor(opts: {
     req: IncomingMessage;
     res: ServerResponse;
@@ -339,17 +358,18 @@ export class HttpContext extends RequestContext {
   }
 
   override async readBody(limit: number): Promise<Buffer | undefined> {
-    if (this.body !== undefined) return this.body;
+    const plan = this.upstream;
+    if (plan.body !== undefined) return plan.body;
     const chunks: Buffer[] = [];
     let size = 0;
-    const most = Math.min(limit, this.bodyLimit ?? limit);
+    const most = Math.min(limit, plan.bodyLimit ?? limit);
     for await (const chunk of this.req as AsyncIterable<Buffer>) {
       size += chunk.length;
       if (size > most) return undefined;
       chunks.push(chunk);
     }
-    this.body = Buffer.concat(chunks);
-    return this.body;
+    plan.body = Buffer.concat(chunks);
+    return plan.body;
   }
 }
 

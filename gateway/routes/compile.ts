@@ -347,7 +347,7 @@ export async function compileApi(
     internal === undefined
       ? upstream
       : (ctx) => {
-          const t = ctx.upstreamTarget ?? target;
+          const t = ctx.upstream.target ?? target;
           return t !== undefined && isInternalTarget(t) ? internal(ctx, t) : upstream(ctx);
         };
   let compiled: Awaited<ReturnType<typeof compileChain>>;

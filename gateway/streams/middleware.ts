@@ -84,7 +84,7 @@ export const streams: GatewayMiddleware = {
         return undefined;
       }
       // A publish whose whole body came with its head may go to Bento with others (batch.ts).
-      if (endpoint.batches === true && ctx.upstreamTimeoutMs === undefined) {
+      if (endpoint.batches === true && ctx.upstream.timeoutMs === undefined) {
         const body = ctx.bodyPeek?.peekBody();
         const type = ctx.headers['content-type'];
         if (body !== undefined && !(type?.startsWith('multipart/') ?? false)) {
@@ -100,9 +100,9 @@ export const streams: GatewayMiddleware = {
         await next();
         return undefined;
       }
-      ctx.upstreamTarget = bentoTarget(port);
-      ctx.upstreamPath = target;
-      ctx.serviceCall = { unavailable: UNAVAILABLE, opened, consumer: endpoint.role === 'output' };
+      ctx.upstream.target = bentoTarget(port);
+      ctx.upstream.path = target;
+      ctx.upstream.service = { unavailable: UNAVAILABLE, opened, consumer: endpoint.role === 'output' };
       await call();
       return undefined;
     });

@@ -163,7 +163,7 @@ export function proxyToBento(
       }
     };
     const length = ctx.headers['content-length'];
-    if (ctx.body !== undefined) send(ctx.body);
+    if (ctx.upstream.body !== undefined) send(ctx.upstream.body);
     else if (length === undefined && ctx.headers['transfer-encoding'] === undefined) send(null);
     else if (ctx.headers['transfer-encoding'] === undefined && Number(length) <= WHOLE_BODY)
       readWhole(ctx.req, send);

@@ -80,7 +80,7 @@ export function relaysResponseHeader(
   name: string,
   connectionNamed: ReadonlySet<string> | undefined,
   added: Readonly<Record<string, string>>,
-  /** Headers a middleware removes from responses (`RequestContext.removedResponseHeaders`). */
+  /** Headers a middleware removes from responses (`RequestContext.upstream.removedResponseHeaders`). */
   removed?: ReadonlySet<string>,
 ): boolean {
   return (

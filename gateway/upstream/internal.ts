@@ -97,13 +97,13 @@ export function internalCall(
     const id = next.id;
     const before = hops.get(ctx.req) ?? [ctx.route.id];
     const seen = visited.get(ctx.req) ?? new Set([`${ctx.route.id} ${ctx.method} ${ctx.path}`]);
-    const full = upstreamPathOf(target, route, ctx.path, ctx.query, ctx.upstreamPath);
+    const full = upstreamPathOf(target, route, ctx.path, ctx.query, ctx.upstream.path);
     const q = full.indexOf('?');
     const rest = q === -1 ? full : full.slice(0, q);
     const query = q === -1 ? '' : full.slice(q);
     const path = next.listenPath + (rest === '/' && next.listenPath !== '' ? '/' : rest);
     // The method the first API sends on (`method_transforms`) is the one the next API sees.
-    const method = ctx.upstreamMethod ?? ctx.method;
+    const method = ctx.upstream.method ?? ctx.method;
     const here = `${id} ${method} ${path}`;
     const back = id === ctx.route.id ? seen.has(here) : before.includes(id);
     if (back || before.length >= MAX_INTERNAL_HOPS) {
@@ -124,12 +124,12 @@ export function internalCall(
     });
     handedOver.add(inner);
     // What the first API did to the request and to its answer carries over.
-    inner.body = ctx.body;
-    inner.bodyLimit = ctx.bodyLimit;
+    inner.upstream.body = ctx.upstream.body;
+    inner.upstream.bodyLimit = ctx.upstream.bodyLimit;
     Object.assign(inner.responseHeaders, ctx.responseHeaders);
-    inner.removedResponseHeaders = ctx.removedResponseHeaders;
-    inner.transformResponse = ctx.transformResponse;
-    inner.responseTap = ctx.responseTap;
+    inner.upstream.removedResponseHeaders = ctx.upstream.removedResponseHeaders;
+    inner.upstream.transformResponse = ctx.upstream.transformResponse;
+    inner.upstream.tap = ctx.upstream.tap;
     await next.handle(inner);
     ctx.upstreamStatus = inner.upstreamStatus ?? (ctx.res.headersSent ? ctx.res.statusCode : undefined);
   };

@@ -22,7 +22,7 @@ export function upstreamPathOf(
   route: { listenPath: string; strip: boolean },
   path: string,
   query: string,
-  /** The path a middleware set instead (`RequestContext.upstreamPath`): no strip applies. */
+  /** The path a middleware set instead (`RequestContext.upstream.path`): no strip applies. */
   changed?: string,
 ): string {
   const rest = changed ?? (route.strip ? path.slice(route.listenPath.length) : path);
@@ -122,7 +122,7 @@ class Relay implements Dispatcher.DispatchHandler {
   #timedOut: Error | undefined;
   #started = false;
 
-  /** The request's hard timeout passed (`ctx.upstreamTimeoutMs`): 504 unless the response began. */
+  /** The request's hard timeout passed (`ctx.upstream.timeoutMs`): 504 unless the response began. */
   hardTimeout(): void {
     if (this.#started || this.#finished) return;
     const err = Object.assign(new Error('upstream hard timeout'), { code: 'UND_ERR_HEADERS_TIMEOUT' });
@@ -140,7 +140,7 @@ class Relay implements Dispatcher.DispatchHandler {
     this.#started = true;
     this.#ctx.upstreamStatus = statusCode;
     if (
-      this.#ctx.transformResponse !== undefined &&
+      this.#ctx.upstream.transformResponse !== undefined &&
       !withoutBody(statusCode) &&
       this.#ctx.method.toUpperCase() !== 'HEAD'
     ) {
@@ -148,14 +148,18 @@ class Relay implements Dispatcher.DispatchHandler {
       this.#buffered = { status: statusCode, message: statusMessage, headers, chunks: [], size: 0 };
       return;
     }
-    this.#ctx.responseTap?.start(statusCode, headers, false);
-    const out = clientResponseHeaders(headers, this.#ctx.responseHeaders, this.#ctx.removedResponseHeaders);
+    this.#ctx.upstream.tap?.start(statusCode, headers, false);
+    const out = clientResponseHeaders(
+      headers,
+      this.#ctx.responseHeaders,
+      this.#ctx.upstream.removedResponseHeaders,
+    );
     if (statusMessage !== undefined && statusMessage !== '')
       this.#ctx.res.writeHead(statusCode, statusMessage, out);
     else this.#ctx.res.writeHead(statusCode, out);
   }
 
-  /** The response being buffered for `ctx.transformResponse`. */
+  /** The response being buffered for `ctx.upstream.transformResponse`. */
   #buffered: BufferedResponse | undefined;
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -177,7 +181,7 @@ class Relay implements Dispatcher.DispatchHandler {
       return;
     }
     const { res } = this.#ctx;
-    this.#ctx.responseTap?.data(chunk);
+    this.#ctx.upstream.tap?.data(chunk);
     if (!res.write(chunk)) {
       controller.pause();
       res.once('drain', () => {
@@ -192,12 +196,12 @@ class Relay implements Dispatcher.DispatchHandler {
       this.#finish();
       return;
     }
-    this.#ctx.responseTap?.end();
+    this.#ctx.upstream.tap?.end();
     this.#ctx.res.end();
     this.#finish();
   }
 
-  /** Writes a buffered response, its body rewritten by `ctx.transformResponse` when it can be. */
+  /** Writes a buffered response, its body rewritten by `ctx.upstream.transformResponse` when it can be. */
   #endTransformed(b: BufferedResponse): void {
     const ctx = this.#ctx;
     let body: Buffer = Buffer.concat(b.chunks);
@@ -205,7 +209,7 @@ class Relay implements Dispatcher.DispatchHandler {
     let changed: Buffer | undefined;
     try {
       const decoded = decode(body, headers['content-encoding']);
-      changed = decoded === undefined ? undefined : ctx.transformResponse?.(decoded);
+      changed = decoded === undefined ? undefined : ctx.upstream.transformResponse?.(decoded);
     } catch (err) {
       ctx.log.warn('response body transform failed', { error: errorMessage(err) });
     }
@@ -215,10 +219,10 @@ class Relay implements Dispatcher.DispatchHandler {
       delete headers['transfer-encoding'];
       headers['content-length'] = String(body.length);
     }
-    ctx.responseTap?.start(b.status, headers, false);
-    ctx.responseTap?.data(body);
-    ctx.responseTap?.end();
-    const out = clientResponseHeaders(headers, ctx.responseHeaders, ctx.removedResponseHeaders);
+    ctx.upstream.tap?.start(b.status, headers, false);
+    ctx.upstream.tap?.data(body);
+    ctx.upstream.tap?.end();
+    const out = clientResponseHeaders(headers, ctx.responseHeaders, ctx.upstream.removedResponseHeaders);
     if (b.message !== undefined && b.message !== '') ctx.res.writeHead(b.status, b.message, out);
     else ctx.res.writeHead(b.status, out);
     ctx.res.end(body);
@@ -256,13 +260,13 @@ export function upstreamCall(
 ): Terminal {
   return (ctx) => {
     // A middleware may have chosen another upstream for this request (`override_target`).
-    const target = ctx.upstreamTarget ?? route.target;
+    const target = ctx.upstream.target ?? route.target;
     if (target === undefined) {
       respondError(ctx, GatewayError.noUpstream());
       return Promise.resolve();
     }
     return new Promise<void>((resolve) => {
-      const ms = ctx.upstreamTimeoutMs;
+      const ms = ctx.upstream.timeoutMs;
       const timer =
         ms === undefined
           ? undefined
@@ -281,19 +285,20 @@ export function upstreamCall(
       );
       const headers = upstreamRequestHeaders(ctx, target.host, route.preserveHost);
       let body: Readable | Buffer | null = hasBody(ctx.headers) ? ctx.req : null;
-      if (body !== null && ctx.bodyLimit !== undefined) body = limitedBody(ctx.req, ctx.bodyLimit);
-      if (ctx.body !== undefined) {
+      if (body !== null && ctx.upstream.bodyLimit !== undefined)
+        body = limitedBody(ctx.req, ctx.upstream.bodyLimit);
+      if (ctx.upstream.body !== undefined) {
         // A middleware read the body: send what it read, with its length.
-        body = ctx.body;
+        body = ctx.upstream.body;
         delete headers['transfer-encoding'];
-        headers['content-length'] = String(ctx.body.length);
+        headers['content-length'] = String(ctx.upstream.body.length);
       }
       try {
         (typeof dispatcher === 'function' ? dispatcher(target) : dispatcher).dispatch(
           {
             origin: target.origin,
-            path: upstreamPathOf(target, route, ctx.path, ctx.query, ctx.upstreamPath),
-            method: ctx.upstreamMethod ?? ctx.method,
+            path: upstreamPathOf(target, route, ctx.path, ctx.query, ctx.upstream.path),
+            method: ctx.upstream.method ?? ctx.method,
             headers,
             body,
           },

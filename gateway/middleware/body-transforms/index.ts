@@ -22,7 +22,7 @@ import {
 import { reject } from '../../pipeline/compose.ts';
 import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
-import { HttpContext, MAX_READ_BODY, type RequestContext } from '../../pipeline/context.ts';
+import { MAX_READ_BODY, type RequestContext } from '../../pipeline/context.ts';
 import {
   compileEntryEndpoint,
   endpointMatches,
@@ -142,7 +142,7 @@ export const bodyTransforms: GatewayMiddleware = {
     const contextVars = api.enable_context_vars === true;
     return around(async (ctx, next) => {
       const t = of(ctx);
-      if (t !== undefined && ctx instanceof HttpContext) {
+      if (t !== undefined) {
         const method = ctx.method.toUpperCase();
         const path = endpointPath(ctx);
         const req = t.request.find((e) => endpointMatches(e.endpoint, method, path));
@@ -150,11 +150,12 @@ export const bodyTransforms: GatewayMiddleware = {
           const body = await ctx.readBody(MAX_READ_BODY);
           if (body === undefined) return reject(ctx, GatewayError.bodyTooLarge());
           const out = transform(ctx, req, body, contextVars, 'transform');
-          if (out !== undefined) ctx.body = out;
+          if (out !== undefined) ctx.upstream.body = out;
         }
         const res = t.response.find((e) => endpointMatches(e.endpoint, method, path));
         if (res !== undefined) {
-          ctx.transformResponse = (body) => transform(ctx, res, body, contextVars, 'transform_response');
+          ctx.upstream.transformResponse = (body) =>
+            transform(ctx, res, body, contextVars, 'transform_response');
         }
       }
       await next();

@@ -250,11 +250,16 @@ function answerHit(ctx: RequestContext, hit: CachedResponse, head: boolean): Rej
   for (const [name, v] of Object.entries(hit.headers)) {
     // A HEAD entry's Content-Length is sent as the answer's own (below).
     if (name === 'content-length') continue;
-    if (Object.hasOwn(ctx.responseHeaders, name) || ctx.removedResponseHeaders?.has(name) === true) continue;
+    if (Object.hasOwn(ctx.responseHeaders, name) || ctx.upstream.removedResponseHeaders?.has(name) === true)
+      continue;
     headers[name] = v;
   }
   // The stored Vary joins the gateway's (CORS), as on the upstream's answer.
-  const vary = addedResponseHeaders(ctx.responseHeaders, hit.headers.vary, ctx.removedResponseHeaders).vary;
+  const vary = addedResponseHeaders(
+    ctx.responseHeaders,
+    hit.headers.vary,
+    ctx.upstream.removedResponseHeaders,
+  ).vary;
   if (vary !== undefined) headers.vary = vary;
   headers[CACHED_HEADER] = '1';
   if (head) return respond(ctx, hit.status, '', headers, headLength(hit.headers['content-length']) ?? 0);
@@ -293,9 +298,9 @@ export const responseCache: GatewayMiddleware = {
       const head = method === 'HEAD';
       if (hit !== undefined) return answerHit(ctx, hit, head);
       const rec = new Recorder();
-      ctx.responseTap = rec;
+      ctx.upstream.tap = rec;
       await next();
-      ctx.responseTap = undefined;
+      ctx.upstream.tap = undefined;
       const out = storable(rec, s, rule, head);
       // Not awaited: the client has its answer; a write that fails is a later miss.
       if (out !== undefined) void store.set(key, out.value, out.ttlMs);

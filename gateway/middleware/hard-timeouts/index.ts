@@ -2,7 +2,7 @@
  * Upstream timeouts per endpoint (`extended_paths.hard_timeouts`): the first entry matching the
  * method and path gives the request `timeout` seconds for the upstream to start its response;
  * past it the client gets 504 `Upstream service reached hard timeout.` (both entrances: the
- * upstream call reads `ctx.upstreamTimeoutMs`). A timeout of 0 or a disabled entry sets none.
+ * upstream call reads `ctx.upstream.timeoutMs`). A timeout of 0 or a disabled entry sets none.
  */
 import type { VersionInfo } from '../../../schemas/generated/models.ts';
 import type { GatewayMiddleware } from '../deps.ts';
@@ -42,7 +42,7 @@ export const hardTimeouts: GatewayMiddleware = {
         const method = ctx.method.toUpperCase();
         const path = endpointPath(ctx);
         const hit = list.find((e) => endpointMatches(e.endpoint, method, path));
-        if (hit !== undefined) ctx.upstreamTimeoutMs = hit.ms;
+        if (hit !== undefined) ctx.upstream.timeoutMs = hit.ms;
       }
       await next();
       return undefined;

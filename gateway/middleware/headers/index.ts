@@ -99,11 +99,11 @@ function onRequest(ctx: RequestContext, c: HeaderChange): void {
 
 function onResponse(ctx: RequestContext, c: HeaderChange): void {
   for (const n of c.remove) {
-    (ctx.removedResponseHeaders ??= new Set()).add(n);
+    (ctx.upstream.removedResponseHeaders ??= new Set()).add(n);
     Reflect.deleteProperty(ctx.responseHeaders, n);
   }
   for (const [n, v] of c.add) {
-    ctx.removedResponseHeaders?.delete(n);
+    ctx.upstream.removedResponseHeaders?.delete(n);
     ctx.responseHeaders[n] = valueOf(v, ctx);
   }
 }

@@ -186,7 +186,7 @@ export const loadBalancing: GatewayMiddleware = {
     let next = 0;
     return around(
       async (ctx, proceed) => {
-        if (ctx.upstreamTarget === undefined) {
+        if (ctx.upstream.target === undefined) {
           let chosen: Target | undefined;
           let left = targets.length;
           while (left-- > 0) {
@@ -199,7 +199,7 @@ export const loadBalancing: GatewayMiddleware = {
           if (chosen === undefined) {
             return reject(ctx, new GatewayError('GW_ERR_ALL_HOSTS_DOWN', 503, 'All upstream hosts are down'));
           }
-          ctx.upstreamTarget = chosen;
+          ctx.upstream.target = chosen;
         }
         await proceed();
         return undefined;

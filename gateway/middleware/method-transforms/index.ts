@@ -43,7 +43,7 @@ export const methodTransforms: GatewayMiddleware = {
         const method = ctx.method.toUpperCase();
         const path = endpointPath(ctx);
         const found = list.find((e) => endpointMatches(e.endpoint, method, path));
-        if (found !== undefined) ctx.upstreamMethod = found.to;
+        if (found !== undefined) ctx.upstream.method = found.to;
       }
       return undefined;
     });

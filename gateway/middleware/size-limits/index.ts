@@ -10,7 +10,6 @@ import type { GatewayApiDefinition, VersionInfo } from '../../../schemas/generat
 import { reject } from '../../pipeline/compose.ts';
 import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
-import { HttpContext } from '../../pipeline/context.ts';
 import {
   compileEntryEndpoint,
   endpointMatches,
@@ -75,8 +74,7 @@ export const sizeLimits: GatewayMiddleware = {
           if (Number(length) > limit) return reject(ctx, GatewayError.bodyTooLarge());
         } else if (ctx.headers['transfer-encoding'] !== undefined) {
           // Only node:http sees bodies without a length: counted as they stream.
-          if (!(ctx instanceof HttpContext)) return reject(ctx, GatewayError.bodyTooLarge());
-          ctx.bodyLimit = Math.min(limit, ctx.bodyLimit ?? limit);
+          ctx.upstream.bodyLimit = Math.min(limit, ctx.upstream.bodyLimit ?? limit);
         }
       }
       await next();

@@ -320,10 +320,10 @@ function safeTarget(s: string): string {
 function apply(ctx: RequestContext, target: RewriteTarget, groups: readonly string[]): void {
   let out = valueOf(target.rest, ctx);
   if (target.hasGroups) out = out.replace(/\$(\d+)/g, (_all, d: string) => groups[Number(d)] ?? '');
-  if (target.host !== undefined) ctx.upstreamTarget = target.host;
+  if (target.host !== undefined) ctx.upstream.target = target.host;
   const q = out.indexOf('?');
   const path = q === -1 ? out : out.slice(0, q);
-  ctx.upstreamPath = safeTarget(path.startsWith('/') ? path : `/${path}`);
+  ctx.upstream.path = safeTarget(path.startsWith('/') ? path : `/${path}`);
   if (q !== -1) {
     const query = out.slice(q + 1);
     ctx.query = query === '' ? '' : `?${safeTarget(query)}`;

@@ -95,7 +95,7 @@ export function namedVersion(choice: VersionChoice, ctx: RequestContext): string
       if (segment === '' || (choice.pattern !== undefined && !choice.pattern.test(segment))) return '';
       if (choice.strip) {
         const left = end === -1 ? '' : rest.slice(end);
-        ctx.upstreamPath = ctx.route.strip ? left : lp + left;
+        ctx.upstream.path = ctx.route.strip ? left : lp + left;
       }
       return segment;
     }
@@ -112,7 +112,7 @@ export const versions: GatewayMiddleware = {
     if (!versionedByRequest(api)) {
       const target = overrideTargetOf(servedVersion(api));
       return before((ctx) => {
-        ctx.upstreamTarget = target;
+        ctx.upstream.target = target;
         return undefined;
       });
     }
@@ -136,7 +136,7 @@ export const versions: GatewayMiddleware = {
       }
       ctx.state.version = name;
       const target = targets.get(name);
-      if (target !== undefined) ctx.upstreamTarget = target;
+      if (target !== undefined) ctx.upstream.target = target;
       return undefined;
     });
   },

@@ -92,7 +92,7 @@ export class Connection implements FastConnectionHandle, ExchangeClient {
     // consumer going away, before its first message as after) is gone, as node:http takes it:
     // the call stops, so the stream hands its next message to another consumer instead of
     // writing it to a closed connection.
-    else if (ex.ctx.serviceCall !== undefined && (ex.sent || ex.ctx.serviceCall.consumer === true))
+    else if (ex.ctx.upstream.service !== undefined && (ex.sent || ex.ctx.upstream.service.consumer === true))
       this.socket.destroy();
   };
   ended = false;

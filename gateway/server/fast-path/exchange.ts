@@ -251,7 +251,7 @@ export class Exchange implements BodyPeek, UpstreamExchange {
 
   /** The last step of the chain: the upstream call with the context's (possibly changed) head. */
   #forward(): void {
-    if (this.conn.closed || (this.conn.ended && this.ctx.serviceCall?.consumer === true)) {
+    if (this.conn.closed || (this.conn.ended && this.ctx.upstream.service?.consumer === true)) {
       // The client went away while the chain ran (a consumer that ended its side is gone too).
       this.forwarded = true;
       this.finished = true;
@@ -259,7 +259,7 @@ export class Exchange implements BodyPeek, UpstreamExchange {
       this.#complete(false);
       return;
     }
-    const chosen = this.ctx.upstreamTarget;
+    const chosen = this.ctx.upstream.target;
     if (chosen !== undefined && chosen !== this.target) {
       this.target = chosen;
       this.origin = originOf(chosen);
@@ -282,10 +282,10 @@ export class Exchange implements BodyPeek, UpstreamExchange {
     const target = this.target;
     // Middleware may have changed the head: what they wrote is checked before it is sent.
     const check = this.checkHead;
-    const path = upstreamPathOf(target, route, ctx.path, ctx.query, ctx.upstreamPath);
+    const path = upstreamPathOf(target, route, ctx.path, ctx.query, ctx.upstream.path);
     if (check && BAD_TARGET.test(path)) throw new Error('the chain left an invalid request target');
     const headers = upstreamRequestHeaders(ctx, target.host, route.api.proxy.preserve_host_header === true);
-    let out = `${ctx.upstreamMethod ?? ctx.method} ${path} HTTP/1.1\r\n`;
+    let out = `${ctx.upstream.method ?? ctx.method} ${path} HTTP/1.1\r\n`;
     // Every name and every value, each run together, for one check of each (not one per header).
     let names = '';
     let values = '';
@@ -349,11 +349,11 @@ export class Exchange implements BodyPeek, UpstreamExchange {
     this.conn.done(this.keepAlive);
   }
 
-  /** The request's hard timeout (`ctx.upstreamTimeoutMs`), while the response has not begun. */
+  /** The request's hard timeout (`ctx.upstream.timeoutMs`), while the response has not begun. */
   #hardTimer: NodeJS.Timeout | undefined;
 
   #start(): void {
-    const ms = this.ctx.upstreamTimeoutMs;
+    const ms = this.ctx.upstream.timeoutMs;
     if (ms !== undefined && this.#hardTimer === undefined) {
       this.#hardTimer = setTimeout(() => {
         if (this.sent || this.finished) return;
@@ -362,7 +362,7 @@ export class Exchange implements BodyPeek, UpstreamExchange {
     }
     const { conn, reused } = this.conn.fp.pool.get(this.origin, this.retried);
     this.reused = reused;
-    if (this.ctx.serviceCall !== undefined && conn.connected && !conn.untimed) {
+    if (this.ctx.upstream.service !== undefined && conn.connected && !conn.untimed) {
       // A service's answer (an event stream) lasts as long as its client stays.
       conn.untimed = true;
       conn.socket.setTimeout(0);
@@ -500,8 +500,8 @@ export class Exchange implements BodyPeek, UpstreamExchange {
     this.clientKeepAlive = keepAlive;
     this.status = status;
     this.ctx.upstreamStatus = status;
-    this.ctx.serviceCall?.opened?.(status);
-    const tap = this.ctx.responseTap;
+    this.ctx.upstream.service?.opened?.(status);
+    const tap = this.ctx.upstream.tap;
     if (tap !== undefined) {
       const seen: IncomingHttpHeaders = {};
       for (const h of headers) addHeader(seen, h.lower, h.value);
@@ -512,11 +512,13 @@ export class Exchange implements BodyPeek, UpstreamExchange {
     let vary: string[] | undefined;
     for (const h of headers) {
       if (h.lower === 'vary' && extra?.has('vary') !== true) (vary ??= []).push(h.value);
-      if (!relaysResponseHeader(h.lower, extra, added, this.ctx.removedResponseHeaders)) continue;
+      if (!relaysResponseHeader(h.lower, extra, added, this.ctx.upstream.removedResponseHeaders)) continue;
       out += `${h.raw}: ${h.value}\r\n`;
     }
     out += headerLines(
-      vary === undefined ? added : addedResponseHeaders(added, vary, this.ctx.removedResponseHeaders),
+      vary === undefined
+        ? added
+        : addedResponseHeaders(added, vary, this.ctx.upstream.removedResponseHeaders),
     );
     if (mode === R.chunked) out += 'transfer-encoding: chunked\r\n';
     if (!date) out += `date: ${httpDate()}\r\n`;
@@ -566,7 +568,7 @@ export class Exchange implements BodyPeek, UpstreamExchange {
 
   /** Upstream body bytes to the client (and to the response tap, if any). */
   #relay(data: Buffer): void {
-    this.ctx.responseTap?.data(data);
+    this.ctx.upstream.tap?.data(data);
     this.#write(data);
   }
 
@@ -712,7 +714,7 @@ export class Exchange implements BodyPeek, UpstreamExchange {
       this.#complete(false);
       return;
     }
-    const service = this.ctx.serviceCall;
+    const service = this.ctx.upstream.service;
     service?.opened?.(0);
     const error = service?.unavailable ?? upstreamFailure(err);
     this.ctx.log.warn('upstream call failed', { status: error.status, code, error: errorMessage(err) });
@@ -727,7 +729,7 @@ export class Exchange implements BodyPeek, UpstreamExchange {
     if (this.finished) return;
     this.finished = true;
     this.answered = true;
-    if (clean) this.ctx.responseTap?.end();
+    if (clean) this.ctx.upstream.tap?.end();
     const up = this.#detach();
     if (up !== undefined) {
       if (clean && this.upstreamReusable) this.conn.fp.pool.give(up);

@@ -34,7 +34,7 @@ export function originOf(target: Target): Origin {
 
 /** The request using a connection (exchange.ts): what happens on the socket goes to it. */
 export interface UpstreamExchange {
-  readonly ctx: Pick<RequestContext, 'serviceCall'>;
+  readonly ctx: Pick<RequestContext, 'upstream'>;
   /** Response bytes. */
   upData(chunk: Buffer): void;
   /** The upstream ended or closed the connection. */
@@ -66,7 +66,7 @@ export class UpstreamConn {
     s.setTimeout(timeouts.connectMs);
     s.once('connect', () => {
       this.connected = true;
-      this.untimed = this.exchange?.ctx.serviceCall !== undefined;
+      this.untimed = this.exchange?.ctx.upstream.service !== undefined;
       s.setTimeout(this.untimed ? 0 : timeouts.responseMs);
     });
     s.on('data', (chunk: Buffer) => {
