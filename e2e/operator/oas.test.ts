@@ -5,9 +5,11 @@
  * on the OAS API lets a key in. No webhooks here: the broken edits must reach the operator, whose
  * own check is the backstop when webhooks are off.
  *
- * Also runs against a cluster (`SVC_E2E_CLUSTER=1`, `make e2e-cluster`, e2e/harness/world.ts),
- * where the chart's webhooks are on: there the broken-edit test (which the ConfigMap webhook
- * refuses) and the examples test (which writes to the namespace `default`) are skipped.
+ * Also runs against a cluster (`SVC_E2E_CLUSTER=1`, `make e2e-cluster`, the node suite
+ * e2e/node/cluster-suites.node.ts, e2e/harness/world.ts), where the chart's webhooks are on: there
+ * the API server refuses the broken edit (the ConfigMap webhook names the key and the API reading
+ * it) before the operator sees it; either way the last good version keeps serving. The examples
+ * test writes to the namespace `default` and deletes what it applied.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -170,67 +172,102 @@ test('authentication switched from keyless to token: a request without a key is 
   await waitForStatus(w, oasApi(), 'Ready', ready);
 });
 
-test(
-  'a broken edit (invalid JSON): the old version keeps serving, the condition says why',
-  {
-    skip: cluster && "cluster mode: the chart's ConfigMap webhook refuses the edit (e2e/webhooks covers it)",
-  },
-  async () => {
-    const before = await admin(w.gateway, 'GET', `/svc/apis/oas/${ID}`);
-    await apply(configMap({ raw: '{"openapi": "3.0.3", "x-svc-api-gateway": ' }));
-    const st = await waitForStatus(
-      w,
-      oasApi(),
-      'Ready=False, DocumentInvalid',
-      (s) => readyOf(s)?.reason === 'DocumentInvalid',
-    );
-    const cond = readyOf(st);
-    assert.ok(cond?.message);
-    assert.equal(cond.status, 'False');
-    assert.match(
-      cond.message,
-      new RegExp(`ConfigMap ${SHOP}/petstore-oas key "oas.json": the document does not parse as JSON`),
-    );
-    assert.match(cond.message, new RegExp(`API ${ID} keeps serving its last good version`));
-    assert.equal(st.listen_path, '/pets2/', 'the status still describes the version served');
-    assert.deepEqual((await admin(w.gateway, 'GET', `/svc/apis/oas/${ID}`)).body, before.body);
-    assert.equal((await call('/pets2/dogs')).status, 401, 'the last good version is still served');
-
-    // Fixed: Ready again.
-    await apply(configMap({ listenPath: '/pets2/', upstream: upstream2.url, token: true }));
-    await waitForStatus(w, oasApi(), 'Ready again once fixed', ready, SECONDS);
-  },
-);
-
-test(
-  'examples/oas-api-definition.yaml reconciles Ready; its ConfigMap (same name, other namespace) changes nothing here',
-  {
-    skip: cluster && 'cluster mode: the example writes to the namespace default of a shared cluster',
-  },
-  async () => {
-    const before = await waitForStatus(w, oasApi(), 'Ready', ready);
-    const r = await w.kubectl(['apply', '-f', join(root, 'examples', 'oas-api-definition.yaml')], {
+test('a broken edit (invalid JSON): the old version keeps serving, the user is told why', async () => {
+  const before = await admin(w.gateway, 'GET', `/svc/apis/oas/${ID}`);
+  const broken = configMap({ raw: '{"openapi": "3.0.3", "x-svc-api-gateway": ' });
+  if (cluster) {
+    // The chart's ConfigMap webhook: the API server refuses the edit, naming the key and the API.
+    const r = await w.kubectl(['apply', '--server-side', '--field-manager=e2e', '-f', '-'], {
+      input: broken,
       allowFailure: true,
     });
-    assert.equal(r.code, 0, r.stderr);
-    const example = await waitForStatus(
-      w,
-      { kind: 'svcoasapidefinition', ns: 'default', name: 'petstore' },
-      'Ready',
-      ready,
+    assert.notEqual(r.code, 0, 'the broken edit is refused');
+    // kubectl prints the webhook's causes: the field, then the message.
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `The ConfigMap "petstore-oas" is invalid: data\\["oas\\.json"\\]: Invalid value: SvcOasApiDefinition ${SHOP}/petstore reads its document from this key, and would be refused: the document does not parse as JSON`,
+      ),
     );
-    assert.equal(example.api_id, derivedId('default', 'petstore'));
-    assert.equal(example.listen_path, '/petstore/');
-    await served('the example served (token-protected)', '/petstore/pets', { status: 401 });
+    const cm = await w.kubectl([
+      'get',
+      'configmap',
+      'petstore-oas',
+      '-n',
+      SHOP,
+      '-o',
+      'jsonpath={.data.oas\\.json}',
+    ]);
+    assert.match(
+      cm.stdout,
+      /"listenPath":\{"value":"\/pets2\/"/,
+      'the ConfigMap keeps the last good document',
+    );
+    assert.deepEqual((await admin(w.gateway, 'GET', `/svc/apis/oas/${ID}`)).body, before.body);
+    assert.equal((await call('/pets2/dogs')).status, 401, 'the last good version is still served');
+    assert.equal(readyOf(await waitForStatus(w, oasApi(), 'Ready', ready))?.status, 'True');
+    return;
+  }
+  await apply(broken);
+  const st = await waitForStatus(
+    w,
+    oasApi(),
+    'Ready=False, DocumentInvalid',
+    (s) => readyOf(s)?.reason === 'DocumentInvalid',
+  );
+  const cond = readyOf(st);
+  assert.ok(cond?.message);
+  assert.equal(cond.status, 'False');
+  assert.match(
+    cond.message,
+    new RegExp(`ConfigMap ${SHOP}/petstore-oas key "oas.json": the document does not parse as JSON`),
+  );
+  assert.match(cond.message, new RegExp(`API ${ID} keeps serving its last good version`));
+  assert.equal(st.listen_path, '/pets2/', 'the status still describes the version served');
+  assert.deepEqual((await admin(w.gateway, 'GET', `/svc/apis/oas/${ID}`)).body, before.body);
+  assert.equal((await call('/pets2/dogs')).status, 401, 'the last good version is still served');
 
-    // default/petstore-oas has another listen path and upstream: shop/petstore is untouched.
-    const after = await waitForStatus(w, oasApi(), 'Ready', ready);
-    assert.equal(after.latestConfigMapHash, before.latestConfigMapHash);
-    assert.deepEqual(after.latestTransaction, before.latestTransaction);
-    assert.equal(after.listen_path, '/pets2/');
-    assert.equal((await call('/pets2/dogs')).status, 401);
-  },
-);
+  // Fixed: Ready again.
+  await apply(configMap({ listenPath: '/pets2/', upstream: upstream2.url, token: true }));
+  await waitForStatus(w, oasApi(), 'Ready again once fixed', ready, SECONDS);
+});
+
+test('examples/oas-api-definition.yaml reconciles Ready; its ConfigMap (same name, other namespace) changes nothing here', async (t) => {
+  const before = await waitForStatus(w, oasApi(), 'Ready', ready);
+  const example = join(root, 'examples', 'oas-api-definition.yaml');
+  // The example writes to the namespace default: on a cluster others use too, it goes again (the
+  // API first: the ConfigMap webhook refuses to delete a document an API still reads).
+  t.after(async () => {
+    await w.kubectl([
+      'delete',
+      'svcoasapidefinition',
+      'petstore',
+      '-n',
+      'default',
+      '--ignore-not-found',
+      '--timeout=60s',
+    ]);
+    await w.kubectl(['delete', '-f', example, '--ignore-not-found', '--timeout=60s']);
+  });
+  const r = await w.kubectl(['apply', '-f', example], { allowFailure: true });
+  assert.equal(r.code, 0, r.stderr);
+  const st = await waitForStatus(
+    w,
+    { kind: 'svcoasapidefinition', ns: 'default', name: 'petstore' },
+    'Ready',
+    ready,
+  );
+  assert.equal(st.api_id, derivedId('default', 'petstore'));
+  assert.equal(st.listen_path, '/petstore/');
+  await served('the example served (token-protected)', '/petstore/pets', { status: 401 });
+
+  // default/petstore-oas has another listen path and upstream: shop/petstore is untouched.
+  const after = await waitForStatus(w, oasApi(), 'Ready', ready);
+  assert.equal(after.latestConfigMapHash, before.latestConfigMapHash);
+  assert.deepEqual(after.latestTransaction, before.latestTransaction);
+  assert.equal(after.listen_path, '/pets2/');
+  assert.equal((await call('/pets2/dogs')).status, 401);
+});
 
 test('a SecurityPolicy on the OAS API: Ready, versions [""], a key with it gets in', async () => {
   await apply(`apiVersion: svc.svc.io/v1alpha1
