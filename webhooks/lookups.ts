@@ -15,7 +15,7 @@ import type {
   SvcOasApiDefinition,
   SvcStreamsApiDefinition,
 } from '../schemas/generated/kinds.ts';
-import type { RouteClaim } from './routes.ts';
+import type { ApiKind } from '../schemas/common.ts';
 
 /** The svc kinds, by kind name. */
 export interface SvcKinds {
@@ -29,6 +29,23 @@ export interface SvcKinds {
 export type SvcKind = keyof SvcKinds;
 
 export { API_KINDS, type ApiKind } from '../schemas/common.ts';
+
+/** One API's claim on a gateway. */
+export interface RouteClaim {
+  kind: ApiKind;
+  namespace: string;
+  name: string;
+  /** `namespace/name` of the OperatorContext, or "" for the operator's default gateway. */
+  context: string;
+  domain: string;
+  listenPath: string;
+  /** `proxy.listen_path_exact`: the listen path alone, a route of its own (`routeKey`). */
+  exact?: boolean;
+  /** `domain_wildcard_one_label`: a wildcard domain of one label, a route of its own. */
+  oneLabel?: boolean;
+  /** The API's own `listen_port`; 0 or absent: the gateway port. Each port has its own routes. */
+  port?: number;
+}
 
 /** The parts of a ConfigMap the validators read. */
 export interface ConfigMapContent {

@@ -9,26 +9,11 @@ import type { ApiDefinition, ApiDefinitionSpec } from '../schemas/generated/kind
 import { model } from '../schemas/rules/read.ts';
 import { asString, configmapRefOf, contextRefOf, metaOf, refOf, specOf } from './access.ts';
 import { API_KINDS } from './lookups.ts';
-import type { ApiKind, ConfigMapContent, Lookups } from './lookups.ts';
+import type { ApiKind, ConfigMapContent, Lookups, RouteClaim } from './lookups.ts';
 import { checkConfigMapKey, documentRoute } from './oas-document.ts';
 import { isTemplate } from '../schemas/templates.ts';
 
-/** One API's claim on a gateway. */
-export interface RouteClaim {
-  kind: ApiKind;
-  namespace: string;
-  name: string;
-  /** `namespace/name` of the OperatorContext, or "" for the operator's default gateway. */
-  context: string;
-  domain: string;
-  listenPath: string;
-  /** `proxy.listen_path_exact`: the listen path alone, a route of its own (`routeKey`). */
-  exact?: boolean;
-  /** `domain_wildcard_one_label`: a wildcard domain of one label, a route of its own. */
-  oneLabel?: boolean;
-  /** The API's own `listen_port`; 0 or absent: the gateway port. Each port has its own routes. */
-  port?: number;
-}
+export type { RouteClaim } from './lookups.ts';
 
 /** The OperatorContext a resource uses, as `namespace/name`, or "". */
 export function contextOf(obj: unknown): string {

@@ -11,7 +11,7 @@ import { formatProblem } from '../../schemas/rules/field-problem.ts';
 import { idProblem, isValidId } from '../../schemas/rules/ids.ts';
 import { checkApi, classicOf, isOasDocument } from '../routes/compile.ts';
 import { readJsonObject, statusBody, writeBody, type AdminResponse } from './http.ts';
-import type { AdminRequest } from './index.ts';
+import type { AdminRequest } from './types.ts';
 import { listenerIndex } from './listeners.ts';
 
 /** 404 `API not found`. */

@@ -10,7 +10,7 @@ import { CERTS, CertInputError, detailsOf, parseUpload, type StoredCert } from '
 import { formatProblem } from '../../schemas/rules/field-problem.ts';
 import { idProblem } from '../../schemas/rules/ids.ts';
 import { MalformedBody, MAX_BODY_BYTES, statusBody, type AdminResponse } from './http.ts';
-import type { AdminRequest } from './index.ts';
+import type { AdminRequest } from './types.ts';
 
 function queryOf(r: AdminRequest): URLSearchParams {
   const url = r.req.url ?? '';

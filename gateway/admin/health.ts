@@ -1,6 +1,6 @@
 /** `/hello` (liveness and store health) and `/ready` (routes loaded). */
 import { statusBody, type AdminResponse } from './http.ts';
-import type { AdminRequest } from './index.ts';
+import type { AdminRequest } from './types.ts';
 
 /**
  * GET /hello: 200 while the process serves. A store that doesn't answer turns the status to

@@ -8,12 +8,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SvcError, errorMessage } from '../../lib/errors.ts';
-import type { Logger } from '../../lib/log.ts';
-import type { CompileEnv } from '../routes/compile.ts';
-import type { Store } from '../store/store.ts';
-import type { Counters } from '../limits/counters.ts';
-import type { Sessions } from '../sessions/sessions.ts';
-import type { Collection } from '../store/store.ts';
 import { createApi, deleteApi, getApi, listApis, updateApi } from './apis.ts';
 import { addCert, deleteCert, getCerts, listCerts } from './certs.ts';
 import { createKey, deleteKey, getKey, importKey, listKeys, resetKeyQuota, updateKey } from './keys.ts';
@@ -24,60 +18,9 @@ import { METRICS_CONTENT_TYPE } from '../metrics/metrics.ts';
 import { hello, ready } from './health.ts';
 import { secretChecker, statusBody, type AdminResponse } from './http.ts';
 import { reloadGroup, reloadNode } from './reload.ts';
+import type { AdminDeps, AdminHandler, AdminRequest } from './types.ts';
 
-/** The outcome of a reload, as the management API reports it. */
-export interface ReloadReport {
-  ok: boolean;
-  /** Empty when ok; otherwise what failed. */
-  message: string;
-}
-
-/** What the management API works with. */
-export interface AdminDeps {
-  secret: string;
-  store: Store;
-  env: CompileEnv;
-  log: Logger;
-  version: string;
-  /** Reloads every process of this gateway node. */
-  reloadNode(): Promise<ReloadReport>;
-  /** Reloads every node sharing the store. */
-  reloadGroup(): Promise<ReloadReport>;
-  /** A key or policy was written: every gateway process forgets what it cached of it. */
-  changed(collection: Collection, id: string): Promise<void>;
-  /** Counters of limits and quotas (quota resets, live quota values). */
-  counters: Counters;
-  /** Keys with their policies applied. */
-  sessions: Sessions;
-  /** Milliseconds since the epoch. */
-  now(): number;
-  /**
-   * `policies.allow_explicit_policy_id`: whether `POST /svc/policies` keeps a body's `id` (false:
-   * refused, every ID generated). Absent: kept, the configuration's default.
-   */
-  allowExplicitPolicyId?: boolean;
-  /** True once routes have loaded successfully. */
-  isReady(): boolean;
-  /** Why the node is not ready beyond its routes (the stream processor down), if it is not. */
-  notReady?: (() => string | undefined) | undefined;
-  /**
-   * Why the streams of an API document (`x-svc-streaming`) can't run on this gateway, as
-   * `<path>: <message>` lines; empty when they can or there are none (gateway/streams/).
-   */
-  streamProblems?: ((apiId: string, doc: Record<string, unknown>) => Promise<string[]>) | undefined;
-  /** The Prometheus text of this node's metrics; absent when metrics are off (`metrics_enabled`). */
-  metrics?: (() => Promise<string>) | undefined;
-}
-
-/** One management call: the request, the path parameters, the dependencies. */
-export interface AdminRequest {
-  req: IncomingMessage;
-  params: string[];
-  deps: AdminDeps;
-}
-
-/** A handler of one method on one route. */
-export type AdminHandler = (r: AdminRequest) => Promise<AdminResponse>;
+export type { AdminDeps, AdminHandler, AdminRequest, ReloadReport } from './types.ts';
 
 type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE';
 

@@ -20,7 +20,7 @@ import { generateKey, hashPassword, keyIdOf } from '../sessions/credentials.ts';
 import { isSealed, sealSecret } from '../sessions/secrets.ts';
 import { readJsonObject, statusBody, type AdminResponse } from './http.ts';
 import { withoutNulls } from '../../lib/http/json-body.ts';
-import type { AdminRequest } from './index.ts';
+import type { AdminRequest } from './types.ts';
 
 const schemaCheck = compile(sessionModel);
 const notFound = (): AdminResponse => statusBody(404, 'error', 'Key not found');

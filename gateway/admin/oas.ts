@@ -12,7 +12,7 @@ import { OAS_EXTENSION } from '../../schemas/oas/index.ts';
 import { checkStoredApi, isOasDocument } from '../routes/compile.ts';
 import { invalid, newApiId, notFound, otherKind, reservedIdProblem, validId } from './apis.ts';
 import { readJsonObject, statusBody, writeBody, type AdminResponse } from './http.ts';
-import type { AdminRequest } from './index.ts';
+import type { AdminRequest } from './types.ts';
 import { listenerIndex } from './listeners.ts';
 import { isPlainObject } from '../../lib/plain-object.ts';
 

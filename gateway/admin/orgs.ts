@@ -13,7 +13,7 @@ import { counterName } from '../limits/counters.ts';
 import { orgGroup } from '../middleware/org-quota/index.ts';
 import { readJsonObject, statusBody, type AdminResponse } from './http.ts';
 import { withoutNulls } from '../../lib/http/json-body.ts';
-import type { AdminRequest } from './index.ts';
+import type { AdminRequest } from './types.ts';
 
 const schemaCheck = compile(sessionModel);
 const notFound = (): AdminResponse => statusBody(404, 'error', 'Org not found');

@@ -12,7 +12,7 @@ import { idProblem } from '../../schemas/rules/ids.ts';
 import { compile } from '../../schemas/validate.ts';
 import { readJsonObject, statusBody, writeBody, type AdminResponse } from './http.ts';
 import { withoutNulls } from '../../lib/http/json-body.ts';
-import type { AdminRequest } from './index.ts';
+import type { AdminRequest } from './types.ts';
 
 const schemaCheck = compile(policyModel);
 const notFound = (): AdminResponse => statusBody(404, 'error', 'Policy not found');

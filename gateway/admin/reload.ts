@@ -4,7 +4,7 @@
  * says why.
  */
 import { statusBody, type AdminResponse } from './http.ts';
-import type { AdminRequest, ReloadReport } from './index.ts';
+import type { AdminRequest, ReloadReport } from './types.ts';
 
 function answer(report: ReloadReport): AdminResponse {
   // An API left out doesn't fail the reload (every other API loaded): the message names it.

@@ -1,9 +1,9 @@
 import type * as k8s from '@kubernetes/client-node';
-import type { ApiDefinition, ApiStatus, SecurityPolicySpec } from '../../schemas/generated/kinds.ts';
+import type { ApiStatus } from '../../schemas/generated/kinds.ts';
 import type { ControllerSpec } from '../../lib/k8s/manager.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { WorkResult } from '../../lib/k8s/workqueue.ts';
-import { SvcObjects, type SvcObject } from '../../lib/k8s/objects.ts';
+import { SvcObjects } from '../../lib/k8s/objects.ts';
 import { objectKey, splitKey, type InformerEvent } from '../../lib/k8s/informer.ts';
 import { derivedId } from '../ids.ts';
 import type { ManagementClient } from '../clients/management.ts';
@@ -25,18 +25,13 @@ import {
 import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo } from './sync.ts';
 import { isTemplate } from './template.ts';
 import { servedMessage } from './served.ts';
+import type { ApiObject, PolicyView } from './objects.ts';
 import { API_FINALIZER } from '../../schemas/finalizers.ts';
 
 /** The finalizer names live in schemas/, which the webhook reads too. */
 export { API_FINALIZER };
 
-/** An ApiDefinition with the metadata every stored object has. */
-export type ApiObject = ApiDefinition & SvcObject<ApiDefinition['spec'], ApiStatus>;
-
-/** A SecurityPolicy, as much of it as the API controller reads. */
-export interface PolicyView extends k8s.KubernetesObject {
-  spec?: Pick<SecurityPolicySpec, 'id' | 'access_rights_array'>;
-}
+export type { ApiObject, PolicyView } from './objects.ts';
 
 /** What the reconciler needs; tests pass their own. */
 export interface ApiDefinitionDeps extends ReportDeps<ApiObject> {

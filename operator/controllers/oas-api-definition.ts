@@ -1,19 +1,15 @@
 import * as k8s from '@kubernetes/client-node';
-import type {
-  OasApiStatus,
-  SvcOasApiDefinition,
-  SvcStreamsApiDefinition,
-} from '../../schemas/generated/kinds.ts';
+import type { OasApiStatus } from '../../schemas/generated/kinds.ts';
 import type { ControllerSpec } from '../../lib/k8s/manager.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { WorkResult } from '../../lib/k8s/workqueue.ts';
-import { SvcObjects, type SvcObject } from '../../lib/k8s/objects.ts';
+import { SvcObjects } from '../../lib/k8s/objects.ts';
 import { objectKey, splitKey, type InformerEvent } from '../../lib/k8s/informer.ts';
 import { derivedId } from '../ids.ts';
 import type { Connections } from '../connections.ts';
 import { accessRefs, refKey, refOf, sameRef, sortedRefs } from '../references.ts';
 import { translateOasApiDefinition, type ConfigMapContent } from '../translate/oas-api-definition.ts';
-import type { PolicyView } from './api-definition.ts';
+import type { OasApiObject, PolicyView } from './objects.ts';
 import { configMapWatch, viewChanged, watchOf, type ControllerEnv } from './env.ts';
 import { byAccessRight, byContext, byRef } from './indexes.ts';
 import {
@@ -63,13 +59,7 @@ export const STREAMS_KIND: DocumentKind = {
   controller: 'svcstreamsapidefinition',
 };
 
-/**
- * An SvcOasApiDefinition or an SvcStreamsApiDefinition (one reconciler serves both), with the
- * metadata every stored object has.
- */
-export type OasApiObject =
-  | (SvcOasApiDefinition & SvcObject<SvcOasApiDefinition['spec'], OasApiStatus>)
-  | (SvcStreamsApiDefinition & SvcObject<SvcStreamsApiDefinition['spec'], OasApiStatus>);
+export type { OasApiObject } from './objects.ts';
 
 /** What the reconciler needs; tests pass their own. */
 export interface OasApiDefinitionDeps extends ReportDeps<OasApiObject> {

@@ -11,8 +11,7 @@ import type { WorkResult } from '../../lib/k8s/workqueue.ts';
 import { SvcObjects } from '../../lib/k8s/objects.ts';
 import { splitKey, type InformerEvent } from '../../lib/k8s/informer.ts';
 import { TEMPLATE_ANNOTATION } from '../translate/ingress.ts';
-import type { ApiObject } from './api-definition.ts';
-import type { OasApiObject } from './oas-api-definition.ts';
+import type { ApiObject, OasApiObject } from './objects.ts';
 import { viewChanged, watchOf, type ControllerEnv } from './env.ts';
 import { reportFailure, reportSuccess, type ReportDeps } from './status.ts';
 
