@@ -29,9 +29,10 @@ tools: ## Build etcd, kube-apiserver, kubectl, helm, Bento and kfake from their 
 	tools/build.sh
 
 .PHONY: lint
-lint: $(NODE_DEPS) ## ESLint (typescript-eslint strictTypeChecked) and Prettier
+lint: $(NODE_DEPS) ## ESLint (typescript-eslint strictTypeChecked), Prettier, no import circle (tools/lint/no-cycle.ts)
 	eslint --max-warnings 0 .
 	prettier --check --log-level warn .
+	node tools/lint/no-cycle.ts
 
 .PHONY: format
 format: $(NODE_DEPS) ## Rewrite files with Prettier
