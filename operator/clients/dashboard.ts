@@ -1,8 +1,6 @@
-import { Agent, request, type Dispatcher } from 'undici';
 import type { GatewayApiDefinition, GatewayPolicy } from '../../schemas/generated/models.ts';
-import { InputError, SvcError, TransientError, errorMessage } from '../../lib/errors.ts';
-import { certificateHint } from './certificate-hint.ts';
 import type { Connection, ManagementClient, OasDocument, ServingGateways } from './management.ts';
+import { ManagementTransport, type CallResult, type Method } from './transport.ts';
 
 /** Options of {@link DashboardClient}. */
 export interface DashboardClientOptions {
@@ -24,22 +22,20 @@ export type BasicAuthUser = Record<string, unknown> & { org_id?: string };
  */
 export class DashboardClient implements ManagementClient {
   readonly url: string;
-  readonly #auth: string;
-  readonly #agent: Dispatcher;
+  readonly #http: ManagementTransport;
   readonly #owners: { user_owners: string[]; user_group_owners: string[] };
 
   constructor(conn: Connection, opts: DashboardClientOptions = {}) {
-    this.url = conn.url.replace(/\/+$/, '');
-    this.#auth = conn.auth;
     this.#owners = { user_owners: conn.userOwners ?? [], user_group_owners: conn.userGroupOwners ?? [] };
-    const timeoutMs = opts.timeoutMs ?? 10_000;
-    this.#agent = new Agent({
-      connections: 16,
-      keepAliveTimeout: 30_000,
-      connect: { rejectUnauthorized: !conn.insecureSkipVerify, timeout: timeoutMs },
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
+    this.#http = new ManagementTransport({
+      peer: 'dashboard',
+      url: conn.url,
+      auth: { header: 'authorization', value: conn.auth },
+      insecureSkipVerify: conn.insecureSkipVerify,
+      timeoutMs: opts.timeoutMs ?? 10_000,
+      textType: 'application/json',
     });
+    this.url = this.#http.url;
   }
 
   async getApi(id: string): Promise<GatewayApiDefinition | undefined> {
@@ -161,7 +157,7 @@ export class DashboardClient implements ManagementClient {
   }
 
   async close(): Promise<void> {
-    await this.#agent.close();
+    await this.#http.close();
   }
 
   #ownersQuery(): string {
@@ -178,61 +174,17 @@ export class DashboardClient implements ManagementClient {
     return res.status !== 404;
   }
 
-  async #call(
-    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+  #call(
+    method: Method,
     path: string,
     body?: unknown,
     allowed: number[] = [],
     opts: { contentType?: string | undefined } = {},
-  ): Promise<{ status: number; body: unknown }> {
-    let res: Dispatcher.ResponseData;
-    try {
-      res = await request(`${this.url}${path}`, {
-        method,
-        dispatcher: this.#agent,
-        headers: {
-          authorization: this.#auth,
-          ...(body === undefined ? {} : { 'content-type': opts.contentType ?? 'application/json' }),
-        },
-        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-      });
-    } catch (err) {
-      throw new TransientError(
-        'OP_ERR_DASHBOARD_UNREACHABLE',
-        `dashboard ${this.url} unreachable: ${errorMessage(err)}${certificateHint(err)}`,
-        {
-          cause: err,
-        },
-      );
-    }
-    const text = await res.body.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      // Not JSON: keep the text for the message.
-    }
-    const status = res.statusCode;
-    if ((status >= 200 && status < 300) || allowed.includes(status)) return { status, body: parsed };
-    const message = messageOf(parsed) ?? text.slice(0, 200);
-    const what = `dashboard ${method} ${path.replace(/\?.*$/, '')}: ${status} ${message}`;
-    if (status === 429 || status >= 500)
-      throw new TransientError('OP_ERR_DASHBOARD_UNAVAILABLE', what, { status });
-    if (status === 401 || status === 403)
-      throw new SvcError('OP_ERR_DASHBOARD_UNAUTHORIZED', what, { status });
-    if (status === 409) throw new TransientError('OP_ERR_DASHBOARD_CONFLICT', what, { status });
-    throw new InputError('OP_ERR_DASHBOARD_REJECTED', what, { status });
+  ): Promise<CallResult> {
+    return this.#http.call(method, path, body, allowed, opts.contentType);
   }
 }
 
 function isStreams(doc: OasDocument): boolean {
   return doc['x-svc-streaming'] !== undefined;
-}
-
-function messageOf(body: unknown): string | undefined {
-  if (body === null || typeof body !== 'object') return undefined;
-  const b = body as Record<string, unknown>;
-  if (typeof b.Message === 'string') return b.Message;
-  if (typeof b.message === 'string') return b.message;
-  return undefined;
 }

@@ -1,8 +1,6 @@
-import { Agent, request, type Dispatcher } from 'undici';
 import type { GatewayApiDefinition, GatewayPolicy } from '../../schemas/generated/models.ts';
-import { InputError, SvcError, TransientError, errorMessage } from '../../lib/errors.ts';
-import { certificateHint } from './certificate-hint.ts';
 import type { Connection, ManagementClient, OasDocument } from './management.ts';
+import { ManagementTransport, type CallResult, type Method } from './transport.ts';
 
 /** Options of {@link GatewayClient}. */
 export interface GatewayClientOptions {
@@ -17,22 +15,21 @@ export interface GatewayClientOptions {
 /** The gateway's management API (`/svc/...`), mode ce. */
 export class GatewayClient implements ManagementClient {
   readonly url: string;
-  readonly #auth: string;
-  readonly #agent: Dispatcher;
+  readonly #http: ManagementTransport;
   readonly #opts: Required<GatewayClientOptions>;
   readonly #reloads: ReloadBatcher;
 
   constructor(conn: Connection, opts: GatewayClientOptions = {}) {
-    this.url = conn.url.replace(/\/+$/, '');
-    this.#auth = conn.auth;
     this.#opts = { reloadQuietMs: 50, reloadMaxWaitMs: 500, timeoutMs: 10_000, ...opts };
-    this.#agent = new Agent({
-      connections: 16,
-      keepAliveTimeout: 30_000,
-      connect: { rejectUnauthorized: !conn.insecureSkipVerify, timeout: this.#opts.timeoutMs },
-      headersTimeout: this.#opts.timeoutMs,
-      bodyTimeout: this.#opts.timeoutMs,
+    this.#http = new ManagementTransport({
+      peer: 'gateway',
+      url: conn.url,
+      auth: { header: 'x-svc-authorization', value: conn.auth },
+      insecureSkipVerify: conn.insecureSkipVerify,
+      timeoutMs: this.#opts.timeoutMs,
+      textType: 'application/x-pem-file',
     });
+    this.url = this.#http.url;
     this.#reloads = new ReloadBatcher(
       async () => {
         await this.#call('GET', '/svc/reload/group');
@@ -106,7 +103,7 @@ export class GatewayClient implements ManagementClient {
   }
 
   async close(): Promise<void> {
-    await this.#agent.close();
+    await this.#http.close();
   }
 
   /** A document of a collection, or undefined on 404. */
@@ -121,58 +118,9 @@ export class GatewayClient implements ManagementClient {
     return res.status !== 404;
   }
 
-  async #call(
-    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
-    path: string,
-    body?: unknown,
-    allowed: number[] = [],
-  ): Promise<{ status: number; body: unknown }> {
-    let res: Dispatcher.ResponseData;
-    try {
-      res = await request(`${this.url}${path}`, {
-        method,
-        dispatcher: this.#agent,
-        headers: {
-          'x-svc-authorization': this.#auth,
-          ...(body === undefined
-            ? {}
-            : { 'content-type': typeof body === 'string' ? 'application/x-pem-file' : 'application/json' }),
-        },
-        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-      });
-    } catch (err) {
-      throw new TransientError(
-        'OP_ERR_GATEWAY_UNREACHABLE',
-        `gateway ${this.url} unreachable: ${errorMessage(err)}${certificateHint(err)}`,
-        {
-          cause: err,
-        },
-      );
-    }
-    const text = await res.body.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      // Not JSON: keep the text for the message.
-    }
-    const status = res.statusCode;
-    if ((status >= 200 && status < 300) || allowed.includes(status)) return { status, body: parsed };
-    const message = messageOf(parsed) ?? text.slice(0, 200);
-    const what = `gateway ${method} ${path}: ${status} ${message}`;
-    if (status === 429 || status >= 500)
-      throw new TransientError('OP_ERR_GATEWAY_UNAVAILABLE', what, { status });
-    if (status === 401 || status === 403) throw new SvcError('OP_ERR_GATEWAY_UNAUTHORIZED', what, { status });
-    if (status === 409) throw new TransientError('OP_ERR_GATEWAY_CONFLICT', what, { status });
-    throw new InputError('OP_ERR_GATEWAY_REJECTED', what, { status });
+  #call(method: Method, path: string, body?: unknown, allowed: number[] = []): Promise<CallResult> {
+    return this.#http.call(method, path, body, allowed);
   }
-}
-
-function messageOf(body: unknown): string | undefined {
-  if (body !== null && typeof body === 'object' && 'message' in body && typeof body.message === 'string') {
-    return body.message;
-  }
-  return undefined;
 }
 
 /**
