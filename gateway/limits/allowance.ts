@@ -5,8 +5,17 @@
  * absent) is off, and values the rule refuses (0, a rate without its window, a quota without its
  * period), found in a store anyway, allow no requests rather than no limit.
  */
-import type { GatewaySession } from '../../schemas/generated/models.ts';
+import type { GatewayApiDefinition, GatewaySession } from '../../schemas/generated/models.ts';
 import { limitModes, limitValue, type LimitModes } from '../../schemas/rules/limits.ts';
+
+/**
+ * Whether an API counts its keys' quotas: not keyless, `disable_quota` off. The quota middleware
+ * runs on such APIs, and the rate-limit middleware counts the quota with its rate check there (one
+ * round trip for both).
+ */
+export function countsQuota(api: GatewayApiDefinition): boolean {
+  return api.use_keyless !== true && api.disable_quota !== true;
+}
 
 /** The limits of one session on one API. */
 export interface Allowance {

@@ -206,3 +206,18 @@ export function removeCredential(ctx: RequestContext, source: CredentialSource):
     }
   }
 }
+
+/** Whether the API authenticates with auth tokens (schemas/rules/auth.ts says when). */
+export function usesAuthToken(api: GatewayApiDefinition): boolean {
+  return authMethodsOf(api).includes('auth_token');
+}
+
+const BEARER = /^bearer\s+/i;
+
+/** The token of a request, a leading `Bearer ` removed, and where it was; undefined when absent. */
+export function readToken(ctx: RequestContext, where: CredentialLocations): Found | undefined {
+  const found = readCredential(ctx, where);
+  if (found === undefined) return undefined;
+  const token = found.value.replace(BEARER, '').trim();
+  return token === '' ? undefined : { value: token, source: found.source };
+}

@@ -4,39 +4,18 @@
  * or the classic `auth`), a leading `Bearer ` in any case removed, and looked up by its hash.
  * It is the default of every API that is not keyless and enables no other method.
  */
-import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
-import { authMethodsOf, tokenAuthConfigOf } from '../../../schemas/rules/auth.ts';
+import { tokenAuthConfigOf } from '../../../schemas/rules/auth.ts';
 import { reject } from '../../pipeline/compose.ts';
 import { waits } from '../../pipeline/steps.ts';
 import type { Rejection } from '../../pipeline/middleware.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
-import {
-  methodLocations,
-  readCredential,
-  type CredentialLocations,
-  type Found,
-} from '../../pipeline/credentials.ts';
+import { methodLocations, readToken, usesAuthToken, type Found } from '../../pipeline/credentials.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 import { adoptIdentity } from '../../sessions/identity.ts';
 import type { LoadedKey } from '../../sessions/sessions.ts';
-import { boundCertificatePresented, certificateKey } from '../mutual-tls/index.ts';
+import { boundCertificatePresented, certificateKey } from '../../sessions/client-certificates.ts';
 import { refusalOf } from '../../sessions/refusal.ts';
-
-/** Whether the API authenticates with auth tokens (schemas/rules/auth.ts says when). */
-export function usesAuthToken(api: GatewayApiDefinition): boolean {
-  return authMethodsOf(api).includes('auth_token');
-}
-
-const BEARER = /^bearer\s+/i;
-
-/** The token of a request, a leading `Bearer ` removed, and where it was; undefined when absent. */
-export function readToken(ctx: RequestContext, where: CredentialLocations): Found | undefined {
-  const found = readCredential(ctx, where);
-  if (found === undefined) return undefined;
-  const token = found.value.replace(BEARER, '').trim();
-  return token === '' ? undefined : { value: token, source: found.source };
-}
 
 /** See the module comment. */
 export const authToken: GatewayMiddleware = {

@@ -11,7 +11,13 @@
  * to rate headers.
  */
 import type { GatewaySession } from '../../../schemas/generated/models.ts';
-import { allowanceOf, crossedTrigger, quotaLimited, type Allowance } from '../../limits/allowance.ts';
+import {
+  allowanceOf,
+  countsQuota,
+  crossedTrigger,
+  quotaLimited,
+  type Allowance,
+} from '../../limits/allowance.ts';
 import { counterName, type QuotaUse } from '../../limits/counters.ts';
 import { UNAVAILABLE } from '../../limits/guard.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
@@ -24,7 +30,7 @@ import { GatewayError } from '../../pipeline/errors.ts';
 /** See the module comment. */
 export const quota: GatewayMiddleware = {
   name: 'quota',
-  enabled: (api) => api.use_keyless !== true && api.disable_quota !== true,
+  enabled: countsQuota,
   create: (api, deps) => {
     const apiId = api.api_id ?? '';
     const headers = deps.config.rate_limit_headers === 'quota';

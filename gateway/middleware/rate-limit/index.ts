@@ -12,7 +12,7 @@
  * count in `ctx.state.quotaCounted` for the quota step, which decides on it.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { allowanceOf, rateLimited, throttled, type Allowance } from '../../limits/allowance.ts';
+import { allowanceOf, countsQuota, rateLimited, throttled, type Allowance } from '../../limits/allowance.ts';
 import { counterName, type RateVerdict } from '../../limits/counters.ts';
 import { UNAVAILABLE } from '../../limits/guard.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
@@ -21,7 +21,6 @@ import { waits } from '../../pipeline/steps.ts';
 import type { Rejection } from '../../pipeline/middleware.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
-import { quota } from '../quota/index.ts';
 
 /** Sets the X-RateLimit-* headers from a rate verdict. */
 function rateHeaders(ctx: RequestContext, limit: number, v: RateVerdict, now: number): void {
@@ -37,7 +36,7 @@ export const rateLimit: GatewayMiddleware = {
   create: (api, deps) => {
     const apiId = api.api_id ?? '';
     const headers = deps.config.rate_limit_headers === 'rate';
-    const quotaStep = quota.enabled(api, deps);
+    const quotaStep = countsQuota(api);
     /** The verdict's headers, and the refusal it means, if any. */
     const decide = (
       ctx: RequestContext,

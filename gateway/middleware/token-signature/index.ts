@@ -14,9 +14,8 @@ import { SIGNATURE_HASHES, tokenAuthConfigOf } from '../../../schemas/rules/auth
 import { reject } from '../../pipeline/compose.ts';
 import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
-import { methodLocations } from '../../pipeline/credentials.ts';
+import { methodLocations, readToken, usesAuthToken } from '../../pipeline/credentials.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
-import { readToken, usesAuthToken } from '../auth-token/index.ts';
 
 /** The hex digest a client sends for `token` at Unix second `atS`. */
 export function tokenSignature(
