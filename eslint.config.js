@@ -87,6 +87,36 @@ export default tseslint.config(
     },
   },
   {
+    // gateway/pipeline/ is the request path's framework floor (docs/design/gateway.md, "Middleware:
+    // one contract"): it imports schemas/, lib/, itself and the event vocabulary (events/events.ts,
+    // types that import only schemas/), never the parts it serves (store, limits, sessions,
+    // metrics, streams, middleware, routes, server), so that none of them can make an import
+    // circle through it. The gateway-wide restrictions above are repeated: a later entry replaces
+    // an earlier one's options for the same rule.
+    files: ['gateway/pipeline/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: '@kubernetes/client-node', message: 'The gateway never imports Kubernetes types.' },
+          ],
+          patterns: [
+            {
+              group: ['**/lib/k8s/**', '**/operator/**', '**/webhooks/**', '**/dashboard/**'],
+              message: 'The gateway imports only schemas/ and lib/ (not lib/k8s).',
+            },
+            {
+              regex: '^\\.\\./(?!\\.\\./|events/events\\.ts$)',
+              message:
+                'gateway/pipeline/ is the framework floor: it imports only schemas/, lib/ and pipeline/ (and the event types); pass what it needs in, or define the type here.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // client-node's models are classes that its serializer reads as plain data; object
     // literals (and spreads of objects it returned) are its documented way of building them.
     files: ['lib/k8s/**/*.ts', 'operator/**/*.ts', 'webhooks/**/*.ts', 'e2e/**/*.ts'],

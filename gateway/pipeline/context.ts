@@ -15,7 +15,6 @@ import type { GatewaySession } from '../../schemas/generated/models.ts';
 import type { EventName } from '../events/events.ts';
 import type { GatewayError } from './errors.ts';
 import type { Route, Target } from './router.ts';
-import type { QuotaUse } from '../limits/counters.ts';
 
 /** The listener a request came in on. */
 
@@ -52,9 +51,10 @@ export interface RequestState {
   identityFromBase?: boolean;
   /**
    * Limits: the key's quota, already counted by the rate-limit step with its rate check (one
-   * round trip for both); the quota step uses it instead of counting again.
+   * round trip for both); the quota step uses it instead of counting again. `use` is a
+   * `QuotaUse` (limits/counters.ts), written out: the floor does not import limits/.
    */
-  quotaCounted?: { name: string; use: QuotaUse };
+  quotaCounted?: { name: string; use: { used: number; ttlMs: number } };
   /** Metrics (the request observer): `performance.now()` when the request was routed. */
   startedAt?: number;
   /**
