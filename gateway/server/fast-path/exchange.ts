@@ -2,8 +2,8 @@
  * One request on the fast path, from its parsed head to the end of its response: its
  * `RequestContext` and compiled chain, then (when the chain lets it through) the exchange with
  * the upstream over a pooled socket (upstream-pool.ts): the request head written from the
- * context, the body forwarded, and the upstream response parsed only as far as needed to relay
- * it byte for byte (its head re-emitted with the gateway's headers; its body by its framing:
+ * context, the body forwarded, and the upstream response relayed byte for byte (its head, read
+ * by upstream-response.ts, re-emitted with the gateway's headers; its body by its framing:
  * Content-Length, chunked, close-delimited, none).
  */
 import type { IncomingHttpHeaders } from 'node:http';
@@ -27,8 +27,9 @@ import {
   upstreamRequestHeaders,
 } from '../../upstream/headers.ts';
 import { upstreamFailure, upstreamPathOf } from '../../upstream/proxy.ts';
-import { addHeader, BAD_TARGET, BAD_VALUE, DIGITS, TOKEN, type ParsedHead } from './head-parser.ts';
+import { addHeader, BAD_TARGET, BAD_VALUE, TOKEN, type ParsedHead } from './head-parser.ts';
 import { connectionLines, errorResponse, headerLines, httpDate } from './response-writer.ts';
+import { ChunkedEnd, readResponseHead, type ResponseHead } from './upstream-response.ts';
 import {
   originOf,
   type Origin,
@@ -73,13 +74,6 @@ export interface ExchangeClient {
   dropBody(length: number): boolean;
   /** The request in flight is over. */
   done(keepAlive: boolean): void;
-}
-
-/** A response header of the upstream's, as it came and in lower case. */
-interface Header {
-  lower: string;
-  raw: string;
-  value: string;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -129,10 +123,8 @@ export class Exchange implements BodyPeek, UpstreamExchange {
   mode: RespMode = R.head;
   upBuf: Buffer | undefined;
   left = 0;
-  /** Chunked scanning: 0 size digits, 4 rest of the size line, 1 data, 2 CRLF, 3 trailers. */
-  cState = 0;
-  cSize = 0;
-  cLine = 0;
+  /** Where a chunked response's body ends (set for a chunked response). */
+  chunks: ChunkedEnd | undefined;
   pendingBody: Buffer | undefined;
 
   constructor(conn: ExchangeClient, head: ParsedHead, found: Matched) {
@@ -426,63 +418,23 @@ export class Exchange implements BodyPeek, UpstreamExchange {
   }
 
   #parseHead(): void {
-    for (;;) {
-      const buf = this.upBuf;
-      if (buf === undefined) return;
-      const end = buf.indexOf('\r\n\r\n');
-      if (end === -1) {
-        if (buf.length > 65_536) this.#fail(new Error('upstream response head too large'));
-        return;
-      }
-      const lines = buf.toString('latin1', 0, end).split('\r\n');
-      const m = /^HTTP\/1\.[01] (\d{3})(?: (.*))?$/.exec(lines[0] ?? '');
-      if (m === null) {
-        this.#fail(new Error('malformed upstream status line'));
-        return;
-      }
-      const status = Number(m[1]);
-      const rest = buf.length > end + 4 ? buf.subarray(end + 4) : undefined;
-      if (status < 200) {
-        if (status === 101) {
-          this.#fail(new Error('unexpected 101 from upstream'));
-          return;
-        }
-        this.upBuf = rest;
-        continue; // informational: the final response follows
-      }
-      this.upBuf = undefined;
-      this.#respond(status, m[2] ?? '', lines, rest);
+    const buf = this.upBuf;
+    if (buf === undefined) return;
+    const read = readResponseHead(buf);
+    if (read instanceof Error) {
+      this.#fail(read);
       return;
     }
+    if ('more' in read) {
+      this.upBuf = read.more;
+      return;
+    }
+    this.upBuf = undefined;
+    this.#respond(read.head, read.rest);
   }
 
-  #respond(status: number, reason: string, lines: string[], rest: Buffer | undefined): void {
-    const headers: Header[] = [];
-    const connValues: string[] = [];
-    let te: string | undefined;
-    let cl: string | undefined;
-    let date = false;
-    for (let i = 1; i < lines.length; i++) {
-      const line = lines[i] ?? '';
-      const colon = line.indexOf(':');
-      if (colon <= 0) {
-        this.#fail(new Error('malformed upstream header'));
-        return;
-      }
-      const raw = line.slice(0, colon).trim();
-      const value = line.slice(colon + 1).trim();
-      const lower = raw.toLowerCase();
-      if (lower === 'connection') connValues.push(value);
-      else if (lower === 'transfer-encoding') te = te === undefined ? value : `${te}, ${value}`;
-      else if (lower === 'content-length') {
-        if ((cl !== undefined && cl !== value) || !DIGITS.test(value)) {
-          this.#fail(new Error('invalid upstream content-length'));
-          return;
-        }
-        cl = value;
-      } else if (lower === 'date') date = true;
-      headers.push({ lower, raw, value });
-    }
+  #respond(head: ResponseHead, rest: Buffer | undefined): void {
+    const { status, reason, headers, te, cl, connValues, date } = head;
     let upstreamClose = false;
     for (const v of connValues)
       for (const t of v.split(',')) if (t.trim().toLowerCase() === 'close') upstreamClose = true;
@@ -493,6 +445,7 @@ export class Exchange implements BodyPeek, UpstreamExchange {
     else if (cl !== undefined) mode = R.length;
     else mode = R.close;
     this.mode = mode;
+    if (mode === R.chunked) this.chunks = new ChunkedEnd();
     this.left = cl === undefined ? 0 : Number(cl);
     this.upstreamReusable = !upstreamClose && mode !== R.close;
     const keepAlive =
@@ -584,7 +537,7 @@ export class Exchange implements BodyPeek, UpstreamExchange {
         return;
       }
       case R.chunked: {
-        const end = this.#scanChunked(chunk);
+        const end = this.chunks?.scan(chunk) ?? -2;
         if (end === -2) {
           this.#fail(new Error('malformed chunked upstream body'));
           return;
@@ -605,72 +558,6 @@ export class Exchange implements BodyPeek, UpstreamExchange {
         this.upstreamReusable = false;
         return;
     }
-  }
-
-  /**
-   * Advances the chunked-framing scanner over `b`. Returns the index just past the end of the
-   * body when it ends in `b`, -1 when it goes on, -2 when the framing is malformed.
-   */
-  #scanChunked(b: Buffer): number {
-    let i = 0;
-    const n = b.length;
-    while (i < n) {
-      switch (this.cState) {
-        case 0: {
-          // chunk size: hex digits (cLine counts them), then an extension or CRLF
-          const c = b[i++] ?? 0;
-          const d =
-            c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : c >= 65 && c <= 70 ? c - 55 : -1;
-          if (d >= 0) {
-            if (++this.cLine > 13) return -2;
-            this.cSize = this.cSize * 16 + d;
-          } else if (this.cLine === 0) return -2;
-          else if (c === 13 || c === 59 || c === 32 || c === 9) this.cState = 4;
-          else return -2;
-          break;
-        }
-        case 4: {
-          // rest of the size line, up to LF
-          const lf = b.indexOf(10, i);
-          if (lf === -1) return -1;
-          i = lf + 1;
-          this.cLine = 0;
-          this.cState = this.cSize === 0 ? 3 : 1;
-          break;
-        }
-        case 1: {
-          const take = Math.min(this.cSize, n - i);
-          i += take;
-          this.cSize -= take;
-          if (this.cSize === 0) {
-            this.cState = 2;
-            this.cLine = 0;
-          }
-          break;
-        }
-        case 2: {
-          // CRLF after chunk data
-          const c = b[i++];
-          if (this.cLine === 0 && c === 13) this.cLine = 1;
-          else if (c === 10) {
-            this.cLine = 0;
-            this.cSize = 0;
-            this.cState = 0;
-          } else return -2;
-          break;
-        }
-        default: {
-          // trailers: lines until an empty one; cLine counts bytes of the current line
-          const c = b[i++];
-          if (c === 10) {
-            if (this.cLine === 0) return i;
-            this.cLine = 0;
-          } else if (c !== 13) this.cLine++;
-          break;
-        }
-      }
-    }
-    return -1;
   }
 
   upClosed(): void {

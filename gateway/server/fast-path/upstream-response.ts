@@ -1,0 +1,170 @@
+/**
+ * The fast path's upstream response parser: the final response head an upstream sends (after
+ * any informational 1xx ones), and where a chunked body ends. Only as much is parsed as relaying
+ * needs: the body's bytes go to the client as they came (exchange.ts), the head is re-emitted
+ * with the gateway's header rules. The rows of upstream-response.test.ts are its specification.
+ */
+import { DIGITS } from './head-parser.ts';
+
+/** A response head larger than this is a failure (502), not relayed. */
+const MAX_RESPONSE_HEAD = 65_536;
+
+/** A response header of the upstream's, as it came and in lower case. */
+export interface Header {
+  lower: string;
+  raw: string;
+  value: string;
+}
+
+/** The final response head of an upstream, parsed. */
+export interface ResponseHead {
+  status: number;
+  reason: string;
+  /** Every header line, in order. */
+  headers: Header[];
+  /** The Transfer-Encoding values, joined with `, `. */
+  te: string | undefined;
+  /** The Content-Length value (every Content-Length the same). */
+  cl: string | undefined;
+  /** The Connection values. */
+  connValues: string[];
+  /** Whether the upstream sent Date. */
+  date: boolean;
+}
+
+/**
+ * Reads the final response head at the start of `buf`, skipping informational (1xx) ones: the
+ * head and the bytes after it; `more` (the bytes to keep, 1xx heads dropped) while the head is
+ * not complete; an Error when the response cannot be relayed (malformed, too large, a 101).
+ */
+export function readResponseHead(
+  buf: Buffer,
+): { head: ResponseHead; rest: Buffer | undefined } | { more: Buffer | undefined } | Error {
+  let left: Buffer | undefined = buf;
+  for (;;) {
+    if (left === undefined) return { more: undefined };
+    const end: number = left.indexOf('\r\n\r\n');
+    if (end === -1) {
+      if (left.length > MAX_RESPONSE_HEAD) return new Error('upstream response head too large');
+      return { more: left };
+    }
+    const lines = left.toString('latin1', 0, end).split('\r\n');
+    const m = /^HTTP\/1\.[01] (\d{3})(?: (.*))?$/.exec(lines[0] ?? '');
+    if (m === null) return new Error('malformed upstream status line');
+    const status = Number(m[1]);
+    const rest: Buffer | undefined = left.length > end + 4 ? left.subarray(end + 4) : undefined;
+    if (status < 200) {
+      if (status === 101) return new Error('unexpected 101 from upstream');
+      left = rest;
+      continue; // informational: the final response follows
+    }
+    const head = responseHead(status, m[2] ?? '', lines);
+    return head instanceof Error ? head : { head, rest };
+  }
+}
+
+/** The header lines of a final response head (`lines[0]` is its status line). */
+function responseHead(status: number, reason: string, lines: string[]): ResponseHead | Error {
+  const headers: Header[] = [];
+  const connValues: string[] = [];
+  let te: string | undefined;
+  let cl: string | undefined;
+  let date = false;
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i] ?? '';
+    const colon = line.indexOf(':');
+    if (colon <= 0) return new Error('malformed upstream header');
+    const raw = line.slice(0, colon).trim();
+    const value = line.slice(colon + 1).trim();
+    const lower = raw.toLowerCase();
+    if (lower === 'connection') connValues.push(value);
+    else if (lower === 'transfer-encoding') te = te === undefined ? value : `${te}, ${value}`;
+    else if (lower === 'content-length') {
+      if ((cl !== undefined && cl !== value) || !DIGITS.test(value)) {
+        return new Error('invalid upstream content-length');
+      }
+      cl = value;
+    } else if (lower === 'date') date = true;
+    headers.push({ lower, raw, value });
+  }
+  return { status, reason, headers, te, cl, connValues, date };
+}
+
+/**
+ * Finds the end of a chunked body in the bytes an upstream sends, read by read, without
+ * changing them (they are relayed as they came): chunk sizes in hex (at most 13 digits), chunk
+ * extensions skipped, the data, its CRLF, then trailers up to an empty line.
+ */
+export class ChunkedEnd {
+  /** 0 size digits, 4 rest of the size line, 1 data, 2 CRLF, 3 trailers. */
+  #state = 0;
+  #size = 0;
+  /** Size digits read; in state 2, whether the CR came; in trailers, bytes of the line. */
+  #line = 0;
+
+  /**
+   * Advances over `b`. Returns the index just past the end of the body when it ends in `b`, -1
+   * when it goes on, -2 when the framing is malformed.
+   */
+  scan(b: Buffer): number {
+    let i = 0;
+    const n = b.length;
+    while (i < n) {
+      switch (this.#state) {
+        case 0: {
+          // chunk size: hex digits (#line counts them), then an extension or CRLF
+          const c = b[i++] ?? 0;
+          const d =
+            c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : c >= 65 && c <= 70 ? c - 55 : -1;
+          if (d >= 0) {
+            if (++this.#line > 13) return -2;
+            this.#size = this.#size * 16 + d;
+          } else if (this.#line === 0) return -2;
+          else if (c === 13 || c === 59 || c === 32 || c === 9) this.#state = 4;
+          else return -2;
+          break;
+        }
+        case 4: {
+          // rest of the size line, up to LF
+          const lf = b.indexOf(10, i);
+          if (lf === -1) return -1;
+          i = lf + 1;
+          this.#line = 0;
+          this.#state = this.#size === 0 ? 3 : 1;
+          break;
+        }
+        case 1: {
+          const take = Math.min(this.#size, n - i);
+          i += take;
+          this.#size -= take;
+          if (this.#size === 0) {
+            this.#state = 2;
+            this.#line = 0;
+          }
+          break;
+        }
+        case 2: {
+          // CRLF after chunk data
+          const c = b[i++];
+          if (this.#line === 0 && c === 13) this.#line = 1;
+          else if (c === 10) {
+            this.#line = 0;
+            this.#size = 0;
+            this.#state = 0;
+          } else return -2;
+          break;
+        }
+        default: {
+          // trailers: lines until an empty one; #line counts bytes of the current line
+          const c = b[i++];
+          if (c === 10) {
+            if (this.#line === 0) return i;
+            this.#line = 0;
+          } else if (c !== 13) this.#line++;
+          break;
+        }
+      }
+    }
+    return -1;
+  }
+}
