@@ -17,7 +17,8 @@ import { detectNodeIp, setSysctl, writeCniConfig } from './network.ts';
 import { ensureHostPackages } from './packages.ts';
 import { makePki, writeKubeconfigs } from './pki.ts';
 import { alive, ours } from './processes.ts';
-import { stopNode } from './stop.ts';
+import { withNodeLock } from './lock.ts';
+import { stopNodeUnlocked } from './stop.ts';
 
 /** The node's health: every daemon alive and the apiserver ready. */
 async function healthy(dir: string, state: NodeState): Promise<boolean> {
@@ -54,11 +55,32 @@ export async function startNode(opts: NodeOptions = {}): Promise<Node> {
     readyAfterMs: state.readyAfterMs,
   });
 
+  const running = await readState(dir);
+  if (running !== undefined && sameBinaries(running).length === 0 && (await healthy(dir, running))) {
+    log(`reusing the node running since ${running.startedAt}`);
+    return info(running, true);
+  }
+  return withNodeLock(dir, () => startLocked(dir, info, log, started), log);
+}
+
+/** The binaries a node's state records that differ from the ones built: `kubelet (a -> b)`. */
+function sameBinaries(state: NodeState): string[] {
+  return Object.entries(binaries())
+    .filter(([t, file]) => state.binaries !== undefined && state.binaries[t] !== file)
+    .map(([t, file]) => `${t} (${state.binaries?.[t] ?? '?'} -> ${file})`);
+}
+
+/** startNode under the lock: another process may have started the node meanwhile. */
+async function startLocked(
+  dir: string,
+  info: (state: NodeState, reused: boolean) => Node,
+  log: (m: string) => void,
+  started: number,
+): Promise<Node> {
+  const p = paths(dir);
   const previous = await readState(dir);
   if (previous !== undefined) {
-    const changed = Object.entries(binaries())
-      .filter(([t, file]) => previous.binaries !== undefined && previous.binaries[t] !== file)
-      .map(([t, file]) => `${t} (${previous.binaries?.[t] ?? '?'} -> ${file})`);
+    const changed = sameBinaries(previous);
     if (changed.length === 0 && (await healthy(dir, previous))) {
       log(`reusing the node running since ${previous.startedAt}`);
       return info(previous, true);
@@ -68,7 +90,7 @@ export async function startNode(opts: NodeOptions = {}): Promise<Node> {
         ? `the running node runs other binaries than the ones built: ${changed.join(', ')}; restarting it`
         : 'a previous node is not healthy: stopping what is left of it',
     );
-    await stopNode(opts);
+    await stopNodeUnlocked(log);
   }
   if (process.getuid?.() !== 0) throw new Error('node: must run as root (containerd, kubelet, iptables)');
   for (const t of TOOLS) {

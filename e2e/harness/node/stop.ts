@@ -7,6 +7,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { nodeDir, paths, readState, tool } from './layout.ts';
 import type { NodeOptions, Tool } from './layout.ts';
+import { withNodeLock } from './lock.ts';
 import { removeBridge, removeChains } from './network.ts';
 import { execFileSyncQuiet, killAndWait, ours, procsWithCmdline, sh } from './processes.ts';
 
@@ -80,6 +81,11 @@ export async function stopNode(opts: NodeOptions = {}): Promise<void> {
   const log = (m: string): void => {
     if (opts.verbose === true) process.stderr.write(`node: ${m}\n`);
   };
+  await withNodeLock(nodeDir(), () => stopNodeUnlocked(log), log);
+}
+
+/** {@link stopNode} for a caller holding the node's lock (a start replacing a broken node). */
+export async function stopNodeUnlocked(log: (m: string) => void): Promise<void> {
   const dir = nodeDir();
   const p = paths(dir);
   const state = await readState(dir);
