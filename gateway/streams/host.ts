@@ -8,10 +8,9 @@
  */
 import type { Worker } from 'node:cluster';
 import { randomUUID } from 'node:crypto';
-import { request } from 'node:http';
 import { errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
-import { BentoProcess, type BentoAnswer, type BentoState } from '../../lib/bento/process.ts';
+import { BentoProcess, callBento, type BentoAnswer, type BentoState } from '../../lib/bento/process.ts';
 import { deleteStream } from '../../lib/bento/streams.ts';
 import { resourcePrefix, runnableStream } from '../../schemas/rules/streams.ts';
 import { PortalWebhooks } from './portal-webhook.ts';
@@ -38,42 +37,6 @@ export interface StreamsHost {
   apply(desired: ReadonlyMap<string, string>): Promise<Map<string, string>>;
   /** Lets go of Bento: stops it when this process supervises it. */
   stop(): Promise<void>;
-}
-
-/** Calls Bento's HTTP API on a loopback port. */
-export function callBento(
-  port: number,
-  method: string,
-  urlPath: string,
-  body?: string,
-  timeoutMs = 10_000,
-): Promise<BentoAnswer> {
-  if (port === 0) return Promise.reject(new Error('the stream processor is not running'));
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        method,
-        path: urlPath,
-        timeout: timeoutMs,
-        headers: body === undefined ? {} : { 'content-type': 'application/yaml' },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') });
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () =>
-      req.destroy(new Error(`Bento ${method} ${urlPath}: no answer in ${timeoutMs} ms`)),
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
 }
 
 /** Bento supervised by this process. */

@@ -39,6 +39,46 @@ export interface BentoAnswer {
   body: string;
 }
 
+/**
+ * Calls Bento's HTTP API on a loopback port: the one caller of it, for the process that
+ * supervises Bento (BentoProcess.call) and for the gateway workers that only know its port
+ * (gateway/streams/host.ts). A body is sent as YAML; the answer is read whole.
+ */
+export function callBento(
+  port: number,
+  method: string,
+  urlPath: string,
+  body?: string,
+  timeoutMs = 10_000,
+): Promise<BentoAnswer> {
+  if (port === 0) return Promise.reject(new Error('the stream processor is not running'));
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path: urlPath,
+        timeout: timeoutMs,
+        headers: body === undefined ? {} : { 'content-type': 'application/yaml' },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () =>
+      req.destroy(new Error(`Bento ${method} ${urlPath}: no answer in ${timeoutMs} ms`)),
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 /** A free TCP port on 127.0.0.1 (bound and released; Bento binds it right after). */
 function freeLoopbackPort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -124,34 +164,8 @@ export class BentoProcess {
 
   /** Calls Bento's HTTP API (`/streams/...`, `/ready`, `/metrics`) on its loopback port. */
   call(method: string, urlPath: string, body?: string, timeoutMs = 10_000): Promise<BentoAnswer> {
-    const port = this.#port;
-    if (port === 0 || this.#state === 'stopped')
-      return Promise.reject(new Error('the stream processor is not running'));
-    return new Promise((resolve, reject) => {
-      const req = request(
-        {
-          host: '127.0.0.1',
-          port,
-          method,
-          path: urlPath,
-          timeout: timeoutMs,
-          headers: body === undefined ? {} : { 'content-type': 'application/yaml' },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') });
-          });
-          res.on('error', reject);
-        },
-      );
-      req.on('timeout', () =>
-        req.destroy(new Error(`Bento ${method} ${urlPath}: no answer in ${timeoutMs} ms`)),
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
+    if (this.#state === 'stopped') return Promise.reject(new Error('the stream processor is not running'));
+    return callBento(this.#port, method, urlPath, body, timeoutMs);
   }
 
   /** Stops the process (SIGTERM, then SIGKILL after 5 s) and does not restart it. */
