@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the test binaries (etcd, kube-apiserver, kubectl, helm) from their Go modules
-# with the machine's Go, and fetches cert-manager's CRD manifests from its module zip.
+# with the machine's Go, and renders cert-manager's CRD manifests from its module zip.
 # Nothing is downloaded except through the Go module proxy. Also builds the benchmark's load
 # generator (tools/loadgen, our own code, standard library only), the Bento stream processor the
 # gateway runs for streams (tools/bento) and a Kafka wire-protocol broker for tests (tools/kfake).
@@ -15,6 +15,9 @@
 #   tools/build.sh node       build only the test node's binaries (what `make node` needs):
 #                             kubelet, kube-controller-manager, kube-scheduler, kube-proxy (the
 #                             kube-apiserver's version), CoreDNS and the sandbox's pause
+#   tools/build.sh cert-manager build only cert-manager's controller, webhook and cainjector and
+#                             put its Helm chart together (what the node's cert-manager needs;
+#                             tools/cert-manager-images.sh runs it)
 set -euo pipefail
 # The whole script is one block, parsed before it runs: an edit to this file (a shared working
 # tree) does not change a run already started.
@@ -63,6 +66,52 @@ if [[ ${1:-} == node ]]; then
   exit 0
 fi
 
+# cert-manager (tools/cert-manager/go.mod pins the version): its controller, webhook and
+# cainjector built from the module zip, and its Helm chart put together from the zip as its
+# release does (cert_manager_chart). The test node's cert-manager (e2e/node/cert-manager.ts); not
+# part of `make deps`.
+cm=$(version_of "$here/cert-manager" github.com/cert-manager/cert-manager)
+cm_src() { (cd "$here/cert-manager" && go mod download -json "github.com/cert-manager/cert-manager@$cm" | awk -F'"' '$2=="Dir" {print $4}'); }
+
+# cert_manager_chart SRC: deploy/charts/cert-manager with its Chart.yaml stamped with the version
+# and deploy/crds/ concatenated into templates/crds.yaml behind installCRDs, as cert-manager's
+# Bazel rules of that version package it (deploy/charts/cert-manager/BUILD.bazel, build/files.bzl).
+cert_manager_chart() {
+  local src=$1 chart="$out/cert-manager-chart-$cm"
+  [[ -d $chart ]] && { ln -sfn "cert-manager-chart-$cm" "$out/cert-manager-chart"; return 0; }
+  rm -rf "$chart.tmp" && cp -r "$src/deploy/charts/cert-manager" "$chart.tmp" && chmod -R u+w "$chart.tmp"
+  rm -f "$chart.tmp"/BUILD.bazel "$chart.tmp"/templates/BUILD.bazel "$chart.tmp"/OWNERS
+  sed -e "s/^version: .*/version: $cm/" -e "s/^appVersion: .*/appVersion: $cm/" -e 's/{{IS_PRERELEASE}}/false/' \
+    "$chart.tmp/Chart.template.yaml" >"$chart.tmp/Chart.yaml"
+  rm "$chart.tmp/Chart.template.yaml"
+  {
+    echo '{{- if .Values.installCRDs }}'
+    for crd in certificaterequests certificates challenges clusterissuers issuers orders; do
+      cat "$src/deploy/crds/crd-$crd.yaml" && echo '---'
+    done
+    echo '{{- end }}'
+  } >"$chart.tmp/templates/crds.yaml"
+  mv "$chart.tmp" "$chart"
+  ln -sfn "cert-manager-chart-$cm" "$out/cert-manager-chart"
+}
+
+if [[ ${1:-} == cert-manager ]]; then
+  src=$(cm_src)
+  [[ -d $src/cmd/controller ]] || { echo "tools/build.sh: no cmd/controller in $src" >&2; exit 1; }
+  # Built inside a writable copy of the module: its go.mod has replace directives (and v1.8 keeps
+  # the three commands in the root module), which a wrapper module requiring it would drop.
+  work=""
+  for cmd in controller webhook cainjector; do
+    if [[ ! -x $out/cert-manager-$cmd-$cm ]]; then
+      [[ -n $work ]] || { work=$(mktemp -d) && cp -r "$src/." "$work" && chmod -R u+w "$work"; }
+    fi
+    build "${work:-$src}" "./cmd/$cmd" "cert-manager-$cmd" "$cm" "-X github.com/cert-manager/cert-manager/pkg/util.AppVersion=$cm"
+  done
+  [[ -z $work ]] || rm -rf "$work"
+  cert_manager_chart "$src"
+  exit 0
+fi
+
 # loadgen is versioned by its source: a change to it builds a new binary.
 loadgen=src-$(cat "$here/loadgen/go.mod" "$here/loadgen/main.go" | sha256sum | cut -c1-12)
 build "$here/loadgen" . loadgen "$loadgen"
@@ -84,18 +133,17 @@ build "$here/kube" k8s.io/kubernetes/cmd/kubectl kubectl "$kube" "$kv"
 helm=$(version_of "$here/helm" helm.sh/helm/v3)
 build "$here/helm" helm.sh/helm/v3/cmd/helm helm "$helm" "-X helm.sh/helm/v3/internal/version.version=$helm"
 
-# cert-manager's CRDs, for server-side dry-runs of the chart's Issuer and Certificate. The
-# module zip carries them as plain manifests in deploy/crds/; go.sum pins its checksum.
-cm=$(version_of "$here/cert-manager" github.com/cert-manager/cert-manager)
+# cert-manager's CRDs, for server-side dry-runs of the chart's Issuer and Certificate: rendered
+# from its chart (templates/crds.yaml, the version the test node runs), as plain manifests.
 crds="$out/cert-manager-crds-$cm"
 if [[ -d $crds ]]; then
   echo "tools: cert-manager CRDs $cm (cached)"
 else
-  echo "tools: fetching cert-manager CRDs $cm"
-  src=$(cd "$here/cert-manager" && go mod download -json github.com/cert-manager/cert-manager | awk -F'"' '$2=="Dir" {print $4}')
-  [[ -d $src/deploy/crds ]] || { echo "tools/build.sh: no deploy/crds in $src" >&2; exit 1; }
+  echo "tools: rendering cert-manager CRDs $cm"
+  cert_manager_chart "$(cm_src)"
   rm -rf "$crds.tmp" && mkdir -p "$crds.tmp"
-  cp "$src"/deploy/crds/*.yaml "$crds.tmp/"
+  "$out/helm" template cert-manager "$out/cert-manager-chart-$cm" --namespace cert-manager \
+    --set installCRDs=true --show-only templates/crds.yaml >"$crds.tmp/crds.yaml"
   mv "$crds.tmp" "$crds"
 fi
 ln -sfn "cert-manager-crds-$cm" "$out/cert-manager-crds"
