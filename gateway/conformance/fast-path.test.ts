@@ -66,6 +66,20 @@ async function rawUpstream(): Promise<{
       case '/partial':
         s.write('HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nfirst part');
         return;
+      case '/bad-cr':
+        s.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\nx-a: 1\rx-b: 2\r\n\r\nok');
+        return;
+      case '/bad-lf':
+        s.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\nx-a: 1\nx-b: 2\r\n\r\nok');
+        return;
+      case '/bad-fold':
+        s.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\nx-a: 1\r\n x-b: 2\r\n\r\nok');
+        return;
+      case '/bad-te-cl':
+        s.write(
+          'HTTP/1.1 200 OK\r\ncontent-length: 2\r\ntransfer-encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n',
+        );
+        return;
       case '/upstream-close':
         s.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok');
         s.end();
@@ -394,6 +408,21 @@ describe('fast path', () => {
     );
     assert.deepEqual([fast, handoffs], [0, 1]);
   });
+
+  /**
+   * Upstream responses node:http's client refuses (502 on that path): the fast path answers 502
+   * too, and nothing of them reaches the client (not a header hidden behind a bare CR or LF or an
+   * obs-fold, not a response framed both by Transfer-Encoding and Content-Length).
+   */
+  for (const path of ['/bad-cr', '/bad-lf', '/bad-fold', '/bad-te-cl']) {
+    test(`upstream response node:http refuses, ${path}: 502 JSON, nothing of it relayed`, async () => {
+      const { value, fast } = await counted(() => exchange(gw.port, last(`/raw${path}`)));
+      assert.equal(fast, 1);
+      assert.deepEqual(statuses(value), [502], JSON.stringify(value));
+      assert.ok(value.endsWith('{"error":"There was a problem proxying the request"}'), value);
+      assert.doesNotMatch(value, /x-b|x-a|transfer-encoding/i);
+    });
+  }
 
   test('upstream down: 502 JSON, and the connection goes on', async () => {
     const text = await exchange(gw.port, get('/dead/x') + last('/raw/after'));

@@ -59,11 +59,6 @@ describe('upstream response head', () => {
       want: { te: 'gzip, chunked', cl: undefined },
     },
     {
-      name: 'Transfer-Encoding and Content-Length both kept (the framing is decided from both)',
-      raw: 'HTTP/1.1 200 OK\r\ncontent-length: 5\r\ntransfer-encoding: chunked\r\n\r\n',
-      want: { te: 'chunked', cl: '5' },
-    },
-    {
       name: 'Connection values collected',
       raw: 'HTTP/1.1 200 OK\r\nconnection: keep-alive\r\nConnection: close, x-hop\r\n\r\n',
       want: { connValues: ['keep-alive', 'close, x-hop'] },
@@ -75,8 +70,8 @@ describe('upstream response head', () => {
     },
     { name: 'no Date', raw: 'HTTP/1.1 200 OK\r\n\r\n', want: { date: false } },
     {
-      name: 'whitespace around names and values trimmed',
-      raw: 'HTTP/1.1 200 OK\r\nx-a:   spaced  \r\n\r\n',
+      name: 'whitespace around values trimmed (SP and HTAB)',
+      raw: 'HTTP/1.1 200 OK\r\nx-a: \t spaced \t\r\n\r\n',
       want: { headers: [{ lower: 'x-a', raw: 'x-a', value: 'spaced' }] },
     },
   ];
@@ -160,6 +155,52 @@ describe('upstream response head', () => {
       raw: `HTTP/1.1 200 OK\r\ncontent-length: ${value}\r\n\r\n`,
       error: 'invalid upstream content-length',
     })),
+    // what node:http's client refuses (502 there): never relayed to a client
+    {
+      name: 'a bare CR in a value',
+      raw: 'HTTP/1.1 200 OK\r\nx-a: 1\r2\r\n\r\n',
+      error: 'malformed upstream header',
+    },
+    {
+      name: 'a bare LF in a header line (a second header for a lenient client)',
+      raw: 'HTTP/1.1 200 OK\r\nx-a: 1\nx-b: 2\r\n\r\n',
+      error: 'malformed upstream header',
+    },
+    {
+      name: 'NUL in a value',
+      raw: 'HTTP/1.1 200 OK\r\nx-a: 1\x002\r\n\r\n',
+      error: 'malformed upstream header',
+    },
+    {
+      name: 'DEL in a value',
+      raw: 'HTTP/1.1 200 OK\r\nx-a: 1\x7f\r\n\r\n',
+      error: 'malformed upstream header',
+    },
+    {
+      name: 'obs-fold that looks like a header',
+      raw: 'HTTP/1.1 200 OK\r\nx-a: 1\r\n x-b: 2\r\n\r\n',
+      error: 'malformed upstream header',
+    },
+    {
+      name: 'whitespace before the colon',
+      raw: 'HTTP/1.1 200 OK\r\nx-a : 1\r\n\r\n',
+      error: 'malformed upstream header',
+    },
+    {
+      name: 'an invalid name character',
+      raw: 'HTTP/1.1 200 OK\r\nx(a): 1\r\n\r\n',
+      error: 'malformed upstream header',
+    },
+    {
+      name: 'Transfer-Encoding and Content-Length',
+      raw: 'HTTP/1.1 200 OK\r\ncontent-length: 2\r\ntransfer-encoding: chunked\r\n\r\n',
+      error: 'upstream sent both transfer-encoding and content-length',
+    },
+    {
+      name: 'Content-Length and a Transfer-Encoding that is not chunked',
+      raw: 'HTTP/1.1 200 OK\r\ntransfer-encoding: gzip\r\ncontent-length: 2\r\n\r\n',
+      error: 'upstream sent both transfer-encoding and content-length',
+    },
     {
       name: 'a malformed final head after a 1xx',
       raw: 'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 OK\r\n\r\n',

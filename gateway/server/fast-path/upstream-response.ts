@@ -2,9 +2,14 @@
  * The fast path's upstream response parser: the final response head an upstream sends (after
  * any informational 1xx ones), and where a chunked body ends. Only as much is parsed as relaying
  * needs: the body's bytes go to the client as they came (exchange.ts), the head is re-emitted
- * with the gateway's header rules. The rows of upstream-response.test.ts are its specification.
+ * with the gateway's header rules. A head node:http's client (llhttp) would refuse fails here too
+ * (502), so that nothing the node:http path never relays reaches a client from the fast path: a
+ * name that is not a token (whitespace before the colon, obs-fold), a control character in a
+ * value (a bare CR or LF would split the header line for the client), Transfer-Encoding with
+ * Content-Length (a client or a proxy in front could frame the body by either). The rows of
+ * upstream-response.test.ts are its specification.
  */
-import { DIGITS } from './head-parser.ts';
+import { BAD_VALUE, DIGITS, TOKEN } from './head-parser.ts';
 
 /** A response head larger than this is a failure (502), not relayed. */
 const MAX_RESPONSE_HEAD = 65_536;
@@ -74,8 +79,10 @@ function responseHead(status: number, reason: string, lines: string[]): Response
     const line = lines[i] ?? '';
     const colon = line.indexOf(':');
     if (colon <= 0) return new Error('malformed upstream header');
-    const raw = line.slice(0, colon).trim();
-    const value = line.slice(colon + 1).trim();
+    const raw = line.slice(0, colon);
+    const rawValue = line.slice(colon + 1);
+    if (!TOKEN.test(raw) || BAD_VALUE.test(rawValue)) return new Error('malformed upstream header');
+    const value = rawValue.trim();
     const lower = raw.toLowerCase();
     if (lower === 'connection') connValues.push(value);
     else if (lower === 'transfer-encoding') te = te === undefined ? value : `${te}, ${value}`;
@@ -86,6 +93,9 @@ function responseHead(status: number, reason: string, lines: string[]): Response
       cl = value;
     } else if (lower === 'date') date = true;
     headers.push({ lower, raw, value });
+  }
+  if (te !== undefined && cl !== undefined) {
+    return new Error('upstream sent both transfer-encoding and content-length');
   }
   return { status, reason, headers, te, cl, connValues, date };
 }
