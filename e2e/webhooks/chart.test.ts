@@ -251,6 +251,33 @@ const options: { name: string; set: string[]; check: (objects: Manifest[]) => vo
     },
   },
   {
+    name: 'uninstall: a pre-delete hook releases the finalizers (default), none when turned off',
+    set: [],
+    check: (o) => {
+      const [job] = pick(o, 'Job', 'svc-operator-uninstall');
+      assert.ok(job, 'the uninstall Job is rendered');
+      assert.equal(annotations(job)['helm.sh/hook'], 'pre-delete');
+      const spec = job.spec as {
+        template: { spec: { serviceAccountName: string; containers: Container[] } };
+      };
+      assert.equal(spec.template.spec.serviceAccountName, 'svc-operator-uninstall');
+      assert.equal(spec.template.spec.containers[0]?.name, 'uninstall');
+      for (const kind of ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']) {
+        const [hookObject] = pick(o, kind, 'svc-operator-uninstall');
+        assert.ok(hookObject, `the hook's ${kind}`);
+        assert.equal(annotations(hookObject)['helm.sh/hook'], 'pre-delete');
+      }
+    },
+  },
+  {
+    name: 'uninstall.releaseFinalizers false',
+    set: ['uninstall.releaseFinalizers=false'],
+    check: (o) => {
+      assert.equal(pick(o, 'Job').length, 0);
+      assert.equal(pick(o, 'ClusterRole', 'svc-operator-uninstall').length, 0);
+    },
+  },
+  {
     name: 'replicaCount, operator.leaderElection, metrics.service.enabled false',
     set: ['replicaCount=2', 'operator.leaderElection=true', 'metrics.service.enabled=false'],
     check: (o) => {
