@@ -113,8 +113,10 @@ export const graphql: GatewayMiddleware = {
   create(api) {
     const c = compile(api);
     return around(async (ctx, next) => {
-      if (!(ctx instanceof HttpContext)) return reject(ctx, GatewayError.bodyTooLarge());
       if ((ctx.headers.upgrade ?? '').toLowerCase() === 'websocket') {
+        // Subscriptions: the client's connection itself is relayed, which only node:http hands
+        // over (the fast path takes no upgrade).
+        if (!(ctx instanceof HttpContext)) return reject(ctx, GatewayError.bodyTooLarge());
         if (c.engine || ctx.route.target === undefined) {
           return answer(ctx, 400, {
             errors: [{ message: 'subscriptions are relayed to a proxyOnly upstream only' }],

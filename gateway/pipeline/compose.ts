@@ -190,6 +190,8 @@ export function runChain(
 export function compose(handlers: readonly Step[], terminal: Terminal): Terminal {
   if (handlers.length === 0) return terminal;
   return async (ctx) => {
+    // A step may make the call itself, the rest of the chain skipped (a stream endpoint).
+    ctx.upstreamCall = () => terminal(ctx);
     const refused = await runChain(handlers, ctx, () => terminal(ctx));
     if (refused !== undefined) respondError(ctx, refused.rejected);
   };

@@ -196,8 +196,9 @@ export class RequestContext {
    */
   upstreamStatus: number | undefined = undefined;
   /**
-   * The upstream call itself, when the entrance lets a middleware make it at once (the fast
-   * path): a middleware that sends the request to a service of the gateway's own (streams, to
+   * The upstream call itself, which each entrance lets a middleware make at once (the fast
+   * path's exchange, node:http's terminal; undefined outside a chain): a middleware that sends
+   * the request to a service of the gateway's own (streams, to
    * Bento) sets the plan's target and `service` and calls it instead of `next()`, so the rest of
    * the chain does not run, as when it answers itself on node:http. Resolves when the exchange is
    * over.

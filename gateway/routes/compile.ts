@@ -27,6 +27,7 @@ import {
 import { errorMessage } from '../../lib/errors.ts';
 import { compileEvents } from '../events/compile.ts';
 import { compileChain, compose } from '../pipeline/compose.ts';
+import { callBento } from '../streams/proxy.ts';
 import type { GatewayMiddleware, MiddlewareDeps } from '../middleware/deps.ts';
 import { RouteTable, asciiLower, type ListenerKey, type Route, type Target } from '../pipeline/router.ts';
 import {
@@ -343,13 +344,16 @@ export async function compileApi(
   const internal = [target, ...rewriteTargets(api)].some((t) => t !== undefined && isInternalTarget(t))
     ? internalCall({ listenPath, strip }, lookup ?? (() => undefined))
     : undefined;
-  const terminal: typeof upstream =
+  const proxied: typeof upstream =
     internal === undefined
       ? upstream
       : (ctx) => {
           const t = ctx.upstream.target ?? target;
           return t !== undefined && isInternalTarget(t) ? internal(ctx, t) : upstream(ctx);
         };
+  // A stream endpoint planned by the streams middleware is called on Bento (streams/proxy.ts).
+  const terminal: typeof upstream = (ctx) =>
+    ctx.upstream.service !== undefined ? callBento(ctx) : proxied(ctx);
   let compiled: Awaited<ReturnType<typeof compileChain>>;
   try {
     compiled = await compileChain(deps.chain, api, deps);

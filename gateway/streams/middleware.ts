@@ -9,11 +9,10 @@ import { reject, respond } from '../pipeline/compose.ts';
 import { around } from '../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../middleware/deps.ts';
 import { BATCH_HEADER, BATCH_TYPE_HEADER } from '../../lib/bento/batching.ts';
-import { HttpContext, removeRequestHeader } from '../pipeline/context.ts';
+import { removeRequestHeader } from '../pipeline/context.ts';
 import type { Target } from '../pipeline/router.ts';
 import { GatewayError } from '../pipeline/errors.ts';
 import { batchPublish } from './batch.ts';
-import { proxyToBento, upgradeToBento } from './proxy.ts';
 
 /** Bento's loopback address as an upstream, one object per port (the fast path keys its pool by it). */
 let bento: Target | undefined;
@@ -37,10 +36,10 @@ const UNAVAILABLE = new GatewayError(
 export const streams: GatewayMiddleware = {
   name: 'streams',
   enabled: (api, deps) => api.is_oas === true && deps.streams?.hasStreams(api.api_id ?? '') === true,
-  // No `readsBody`: on the fast path (server/fast-path/) a stream endpoint is called there, as
-  // an upstream of the gateway's own (`bentoCall`), the body and the answer (event streams too)
-  // relayed byte for byte; node:http's requests (WebSocket upgrades, chunked bodies) go through
-  // `proxyToBento`.
+  // No `readsBody`: a stream endpoint is the request's upstream, a service of the gateway's own
+  // (`ctx.upstream.service`), called at once through the entrance's `upstreamCall`: on the fast
+  // path (server/fast-path/) the body and the answer (event streams too) are relayed byte for
+  // byte; node:http (WebSocket upgrades, chunked bodies) calls it with `callBento` (proxy.ts).
   create(api, deps) {
     const engine = deps.streams;
     const apiId = api.api_id ?? '';
@@ -79,11 +78,8 @@ export const streams: GatewayMiddleware = {
       const opened = (status: number): void => {
         engine.connection(stream, endpoint, status);
       };
-      if (ctx instanceof HttpContext) {
-        await (ws ? upgradeToBento(ctx, port, target, opened) : proxyToBento(ctx, port, target, opened));
-        return undefined;
-      }
-      // A publish whose whole body came with its head may go to Bento with others (batch.ts).
+      // A publish whose whole body came with its head (the fast path's `bodyPeek`) may go to Bento
+      // with others (batch.ts).
       if (endpoint.batches === true && ctx.upstream.timeoutMs === undefined) {
         const body = ctx.bodyPeek?.peekBody();
         const type = ctx.headers['content-type'];

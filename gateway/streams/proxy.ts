@@ -237,3 +237,17 @@ export function upgradeToBento(
     client.once('close', finish);
   });
 }
+
+/**
+ * The node:http entrance's call of a stream endpoint the streams middleware planned
+ * (`ctx.upstream.service`, with Bento's loopback address as its target and the stream's path):
+ * a WebSocket upgrade is relayed as raw bytes, any other request proxied; resolves when the
+ * exchange is over.
+ */
+export function callBento(ctx: HttpContext): Promise<void> {
+  const { target, path, service } = ctx.upstream;
+  const port = Number(target?.host.slice(target.host.lastIndexOf(':') + 1) ?? 0);
+  const opened = service?.opened;
+  const ws = (ctx.headers.upgrade ?? '').toLowerCase() === 'websocket';
+  return ws ? upgradeToBento(ctx, port, path ?? '/', opened) : proxyToBento(ctx, port, path ?? '/', opened);
+}
