@@ -56,8 +56,42 @@ test('with a default certificate (cert-manager or a Secret): the HTTPS ingress p
   assert.match(JSON.stringify(own), /"secretName":"my-tls"/);
 });
 
+test('mode pro: dashboard.url, the node secret from a Secret and the organisations', async () => {
+  const env = (objs: Manifest[]): Record<string, unknown> => {
+    const dep = objs.find((o) => o.kind === 'Deployment') as
+      { spec: { template: { spec: { containers: { env: { name: string }[] }[] } } } } | undefined;
+    assert.ok(dep, 'a Deployment');
+    return Object.fromEntries((dep.spec.template.spec.containers[0]?.env ?? []).map((e) => [e.name, e]));
+  };
+  const ce = env(await render());
+  assert.equal(ce.SVC_GW_DASHBOARD_URL, undefined);
+  assert.equal(ce.SVC_GW_NODE_SECRET, undefined);
+  const pro = env(
+    await render([
+      'dashboard.url=http://svc-dashboard.dash.svc:3000',
+      'dashboard.nodeSecret.name=node',
+      'dashboard.orgs={a,b}',
+    ]),
+  );
+  assert.deepEqual(pro.SVC_GW_DASHBOARD_URL, {
+    name: 'SVC_GW_DASHBOARD_URL',
+    value: 'http://svc-dashboard.dash.svc:3000',
+  });
+  assert.deepEqual(pro.SVC_GW_NODE_SECRET, {
+    name: 'SVC_GW_NODE_SECRET',
+    valueFrom: { secretKeyRef: { name: 'node', key: 'secret' } },
+  });
+  assert.deepEqual(pro.SVC_GW_DASHBOARD_ORGS, { name: 'SVC_GW_DASHBOARD_ORGS', value: 'a,b' });
+});
+
 test('values.schema.json refuses unknown keys and wrong types', async () => {
-  for (const set of ['colour=blue', 'port=http', 'service.type=Magic', 'tls.certManager.enabled=maybe']) {
+  for (const set of [
+    'colour=blue',
+    'port=http',
+    'service.type=Magic',
+    'tls.certManager.enabled=maybe',
+    'dashboard.url=svc-dashboard:3000',
+  ]) {
     const r = await run(tool('helm'), ['template', 'svc-gateway', chart, '--set', set]);
     assert.notEqual(r.code, 0, `helm accepted ${set}`);
   }
