@@ -17,13 +17,10 @@ import type {
 } from '../schemas/generated/kinds.ts';
 import { model, type Unchecked } from '../schemas/rules/read.ts';
 import { resolveRef } from '../schemas/rules/references.ts';
+import { asPlainObject } from '../lib/plain-object.ts';
 
-/** A plain object, or undefined. */
-export function asObject(v: unknown): Record<string, unknown> | undefined {
-  return v !== null && typeof v === 'object' && !Array.isArray(v)
-    ? (v as Record<string, unknown>)
-    : undefined;
-}
+/** A plain object, or undefined (lib/plain-object.ts). */
+export const asObject = asPlainObject;
 
 /** An array, or an empty one. */
 export function asArray(v: unknown): readonly unknown[] {

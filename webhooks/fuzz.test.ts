@@ -48,6 +48,7 @@ import {
   streamsApi,
   streamsDocument,
 } from './testing.ts';
+import { isPlainObject } from '../lib/plain-object.ts';
 
 const SEED = 0x5eed_2026;
 const ITERATIONS_PER_KIND = 400;
@@ -182,8 +183,7 @@ class Fuzzer {
         break;
       case 2: {
         const child = container[last];
-        if (child !== null && typeof child === 'object' && !Array.isArray(child))
-          child[this.key()] = this.value();
+        if (isPlainObject(child)) child[this.key()] = this.value();
         else container[last] = this.value();
         break;
       }

@@ -29,7 +29,7 @@ import {
   type Ctx,
   type Reply,
 } from './http.ts';
-import { isPlainObject } from '../../lib/plain-object.ts';
+import { asPlainObject, isPlainObject } from '../../lib/plain-object.ts';
 
 /** The content type of a streams document. */
 export const STREAMS_CONTENT_TYPE = 'application/vnd.svc.streams.oas';
@@ -314,7 +314,7 @@ export function deleteApi(c: Ctx): Promise<Reply> {
 
 function infoOf(doc: Record<string, unknown>): Record<string, unknown> | undefined {
   const ext = doc[OAS_EXTENSION];
-  const info = ext !== null && typeof ext === 'object' ? (ext as Record<string, unknown>).info : undefined;
+  const info = asPlainObject(ext)?.info;
   return isPlainObject(info) ? info : undefined;
 }
 

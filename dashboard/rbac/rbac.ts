@@ -7,7 +7,7 @@
  * `api_writes_system_users_only` they alone may write API definitions.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { isPlainObject } from '../../lib/plain-object.ts';
+import { asPlainObject, isPlainObject } from '../../lib/plain-object.ts';
 
 /** The resources permissions name. */
 export const RESOURCES = ['apis', 'keys', 'policies', 'users', 'certs', 'streams'] as const;
@@ -59,18 +59,17 @@ export function allows(have: Level, need: Level): boolean {
 
 /** `user_permissions` with `IsAdmin: "admin"`. */
 export function isAdminPermissions(p: unknown): boolean {
-  return p !== null && typeof p === 'object' && (p as Record<string, unknown>).IsAdmin === 'admin';
+  return isPlainObject(p) && p.IsAdmin === 'admin';
 }
 
 /** The effective permission of each resource: the group's, overridden by the user's own. */
 export function effectivePermissions(user: unknown, group: unknown): Record<Resource, Level> {
   const out = Object.fromEntries(RESOURCES.map((r) => [r, 'deny'])) as Record<Resource, Level>;
   for (const source of [group, user]) {
-    if (source === null || typeof source !== 'object') continue;
-    const perms = (source as Record<string, unknown>).user_permissions;
-    if (perms === null || typeof perms !== 'object') continue;
+    const perms = asPlainObject(asPlainObject(source)?.user_permissions);
+    if (perms === undefined) continue;
     for (const r of RESOURCES) {
-      const v = (perms as Record<string, unknown>)[r];
+      const v = perms[r];
       if (isLevel(v)) out[r] = v;
     }
   }

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { TransientError } from '../../lib/errors.ts';
 import type { Counters, QuotaCount, QuotaUse, RateCheck, RateQuotaVerdict, RateVerdict } from './counters.ts';
 import type { MemoryCounters } from './memory.ts';
+import { isPlainObject } from '../../lib/plain-object.ts';
 
 /** An operation a worker asks of the primary. */
 export type CounterOp =
@@ -134,21 +135,10 @@ export interface CountersCall {
 }
 
 function isCountersDone(m: unknown): m is CountersDone {
-  return (
-    m !== null &&
-    typeof m === 'object' &&
-    (m as { svc?: unknown }).svc === 'counters-done' &&
-    typeof (m as { id?: unknown }).id === 'string'
-  );
+  return isPlainObject(m) && m.svc === 'counters-done' && typeof m.id === 'string';
 }
 
 /** Whether an IPC message is a worker's counter request. */
 export function isCountersCall(m: unknown): m is CountersCall {
-  return (
-    m !== null &&
-    typeof m === 'object' &&
-    (m as { svc?: unknown }).svc === 'counters' &&
-    typeof (m as { id?: unknown }).id === 'string' &&
-    typeof (m as { call?: unknown }).call === 'object'
-  );
+  return isPlainObject(m) && m.svc === 'counters' && typeof m.id === 'string' && typeof m.call === 'object';
 }

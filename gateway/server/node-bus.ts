@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { ReloadReport } from '../admin/index.ts';
 import type { MetricsSnapshot } from '../metrics/metrics.ts';
 import { COLLECTIONS, type Collection } from '../store/store.ts';
+import { isPlainObject } from '../../lib/plain-object.ts';
 
 /** Node-wide reloads. */
 export interface NodeBus {
@@ -73,12 +74,7 @@ export type BusMessage =
 
 /** Whether an IPC message is one of ours. */
 export function isBusMessage(m: unknown): m is BusMessage {
-  return (
-    m !== null &&
-    typeof m === 'object' &&
-    typeof (m as { svc?: unknown }).svc === 'string' &&
-    typeof (m as { id?: unknown }).id === 'string'
-  );
+  return isPlainObject(m) && typeof m.svc === 'string' && typeof m.id === 'string';
 }
 
 /** How long a worker waits for the primary's answer to a node reload. */

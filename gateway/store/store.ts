@@ -3,6 +3,7 @@
  * collections, and group messages reach every gateway process that shares the store.
  * Implementations: `files` (embedded) and `redis`. Counters live apart, in `limits/`.
  */
+import { isPlainObject } from '../../lib/plain-object.ts';
 
 /** Collections of documents. A new kind of object is a new name here, nothing else. */
 export const COLLECTIONS = ['apis', 'policies', 'keys', 'orgs', 'certs'] as const;
@@ -80,8 +81,8 @@ export interface Store {
 
 /** Checks a group message received from outside the process. */
 export function isGroupMessage(value: unknown): value is GroupMessage {
-  if (value === null || typeof value !== 'object') return false;
-  const v = value as Record<string, unknown>;
+  if (!isPlainObject(value)) return false;
+  const v = value;
   if (typeof v.origin !== 'string') return false;
   if (v.type === 'reload') return true;
   return (

@@ -14,6 +14,7 @@ import { BentoProcess, callBento, type BentoAnswer, type BentoState } from '../.
 import { deleteStream } from '../../lib/bento/streams.ts';
 import { resourcePrefix, runnableStream } from '../../schemas/rules/streams.ts';
 import { PortalWebhooks } from './portal-webhook.ts';
+import { isPlainObject } from '../../lib/plain-object.ts';
 
 /** Bento as a gateway process sees it. */
 export interface StreamsHost {
@@ -208,11 +209,9 @@ type StreamsMessage =
   | ({ svc: 'streams-state'; id: '' } & HostState);
 
 function isStreamsMessage(m: unknown): m is StreamsMessage {
-  if (m === null || typeof m !== 'object') return false;
-  const svc = (m as { svc?: unknown }).svc;
-  return (
-    typeof svc === 'string' && svc.startsWith('streams-') && typeof (m as { id?: unknown }).id === 'string'
-  );
+  if (!isPlainObject(m)) return false;
+  const svc = m.svc;
+  return typeof svc === 'string' && svc.startsWith('streams-') && typeof m.id === 'string';
 }
 
 /** The primary's side: supervises the node's one Bento for every worker. */
@@ -238,7 +237,7 @@ export class PrimaryStreams {
 
   /** Handles a message from worker `w`; true when it was about streams. */
   onMessage(w: Worker, m: unknown): boolean {
-    if (m !== null && typeof m === 'object' && (m as { svc?: unknown }).svc === 'hello') {
+    if (isPlainObject(m) && m.svc === 'hello') {
       // A new worker learns where Bento is (it may have started before the worker).
       this.#tell(w);
       return false;

@@ -4,6 +4,7 @@
  * field of the user's document it is about. Multi-line strings (Bloblang mappings) are block
  * scalars, so a mapping's own line and column can be worked out from Bento's.
  */
+import { isPlainObject } from '../plain-object.ts';
 
 /** What a line of the emitted YAML belongs to. */
 export interface LineInfo {
@@ -71,8 +72,8 @@ export function emitYaml(value: Record<string, unknown>, base = ''): Emitted {
 
   // An array item: `- ` then the value; an object item's first key shares the dash's line.
   const item_ = (indent: string, v: unknown, path: string): void => {
-    if (v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length > 0) {
-      const obj = v as Record<string, unknown>;
+    if (isPlainObject(v) && Object.keys(v).length > 0) {
+      const obj = v;
       const keys = Object.keys(obj);
       keys.forEach((k, i) => {
         const before = out.length;

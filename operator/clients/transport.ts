@@ -1,6 +1,7 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import { InputError, SvcError, TransientError, errorMessage } from '../../lib/errors.ts';
 import { certificateHint } from './certificate-hint.ts';
+import { asPlainObject } from '../../lib/plain-object.ts';
 
 /**
  * The HTTP transport both management clients (gateway.ts, dashboard.ts) use: one connection
@@ -129,8 +130,8 @@ export class ManagementTransport {
 
 /** The error message of a peer's JSON body: `message` (gateway, dashboard) or `Message` (dashboard). */
 function messageOf(body: unknown): string | undefined {
-  if (body === null || typeof body !== 'object') return undefined;
-  const b = body as Record<string, unknown>;
+  const b = asPlainObject(body);
+  if (b === undefined) return undefined;
   if (typeof b.Message === 'string') return b.Message;
   if (typeof b.message === 'string') return b.message;
   return undefined;
