@@ -75,6 +75,12 @@ export interface Counters {
   close(): Promise<void>;
 }
 
+/**
+ * The group an organisation's quota counter belongs to: the org-quota middleware counts in it,
+ * `/svc/org/keys/{org_id}?reset_quota=1` resets it.
+ */
+export const orgGroup = (orgId: string): string => `org:${orgId}`;
+
 /** The names counters are kept under, in one place. */
 export const counterName = {
   /** The API-wide rate limit of an API. */

@@ -8,16 +8,13 @@
  * percent, fires `TriggerExceeded`, as a key's quota does.
  */
 import { crossedTrigger } from '../../limits/allowance.ts';
-import { counterName } from '../../limits/counters.ts';
+import { counterName, orgGroup } from '../../limits/counters.ts';
 import { UNAVAILABLE } from '../../limits/guard.ts';
 import { reject } from '../../pipeline/compose.ts';
 import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 import { limitModes } from '../../../schemas/rules/limits.ts';
-
-/** The group an organisation's quota counter belongs to (reset with `?reset_quota=1`). */
-export const orgGroup = (orgId: string): string => `org:${orgId}`;
 
 /** See the module comment. */
 export const orgQuota: GatewayMiddleware = {
