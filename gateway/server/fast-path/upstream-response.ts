@@ -75,13 +75,17 @@ function responseHead(status: number, reason: string, lines: string[]): Response
   let te: string | undefined;
   let cl: string | undefined;
   let date = false;
+  // Every name and every value, each run together, for one check of each (not two per header).
+  let names = '';
+  let values = '';
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i] ?? '';
     const colon = line.indexOf(':');
     if (colon <= 0) return new Error('malformed upstream header');
     const raw = line.slice(0, colon);
     const rawValue = line.slice(colon + 1);
-    if (!TOKEN.test(raw) || BAD_VALUE.test(rawValue)) return new Error('malformed upstream header');
+    names += raw;
+    values += rawValue;
     const value = rawValue.trim();
     const lower = raw.toLowerCase();
     if (lower === 'connection') connValues.push(value);
@@ -93,6 +97,9 @@ function responseHead(status: number, reason: string, lines: string[]): Response
       cl = value;
     } else if (lower === 'date') date = true;
     headers.push({ lower, raw, value });
+  }
+  if ((names !== '' && !TOKEN.test(names)) || BAD_VALUE.test(values)) {
+    return new Error('malformed upstream header');
   }
   if (te !== undefined && cl !== undefined) {
     return new Error('upstream sent both transfer-encoding and content-length');
