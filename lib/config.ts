@@ -9,6 +9,7 @@ import type { JsonSchema } from '../schemas/json-schema.ts';
 import { compile } from '../schemas/validate.ts';
 import { InputError, errorMessage } from './errors.ts';
 import { isPlainObject } from './plain-object.ts';
+import { durationPatternOf, parseDuration as parseUnits, type DurationUnit } from './duration.ts';
 
 /** A snapshot of the environment. */
 export function environment(): Readonly<Record<string, string | undefined>> {
@@ -88,18 +89,19 @@ export function loadConfig<T>(opts: {
   return deepFreeze(raw) as Readonly<T>;
 }
 
+/**
+ * The units of a configuration duration: a millisecond and up (the parts' timers count
+ * milliseconds; a setting in `us` or `ns` would be a mistake, and is named as one).
+ */
+const CONFIG_UNITS: readonly DurationUnit[] = ['ms', 's', 'm', 'h'];
+
 /** Milliseconds of a duration such as `10h`, `1h30m`, `45s` or `250ms`; undefined if malformed. */
 export function parseDuration(text: string): number | undefined {
-  const unit: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-  if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(text)) return undefined;
-  let total = 0;
-  for (const m of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g))
-    total += Number(m[1]) * (unit[m[2] ?? ''] ?? 0);
-  return total;
+  return parseUnits(text, CONFIG_UNITS);
 }
 
 /** Schema of a duration string for {@link parseDuration}. */
-export const durationPattern = '^(\\d+(\\.\\d+)?(ms|s|m|h))+$';
+export const durationPattern = durationPatternOf(CONFIG_UNITS);
 
 /** `--name value`, `--name=value` and bare boolean `--name`; keyed by config key. */
 function parseFlags(

@@ -2,36 +2,15 @@
  * `middleware.global` of the extension: IP lists, the API-wide rate limit and switches, CORS and
  * the API cache, as the classic fields of the same settings.
  */
+import { parseDuration } from '../../lib/duration.ts';
 import { quote } from '../rules/field-problem.ts';
 import { EXT, type Conversion, type Part } from './document.ts';
 
 /** Where the API-wide middleware is configured. */
 export const GLOBAL: readonly Part[] = [EXT, 'middleware', 'global'];
 
-/** A duration as Go writes it (`1m30s`), in milliseconds; undefined when it is not one. */
-export function parseDuration(text: string): number | undefined {
-  const units: Record<string, number> = {
-    h: 3_600_000,
-    m: 60_000,
-    s: 1000,
-    ms: 1,
-    us: 1e-3,
-    µs: 1e-3,
-    ns: 1e-6,
-  };
-  const part = /([0-9]+(?:\.[0-9]+)?)(h|ms|m|s|us|µs|ns)/y;
-  let total = 0;
-  let at = 0;
-  if (text === '') return undefined;
-  while (at < text.length) {
-    part.lastIndex = at;
-    const m = part.exec(text);
-    if (m === null) return undefined;
-    total += Number(m[1]) * (units[m[2] ?? ''] ?? 0);
-    at = part.lastIndex;
-  }
-  return total;
-}
+/** A duration as Go writes it (`1m30s`, every Go unit), in milliseconds; undefined when it is not one. */
+export { parseDuration };
 
 /** The API-wide switches of `middleware.global` and the classic fields the gateway enforces. */
 const SKIPS = [

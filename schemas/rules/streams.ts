@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { takesBatches } from '../../lib/bento/batching.ts';
 import { asPlainObject } from '../../lib/plain-object.ts';
+import { parseDuration } from '../../lib/duration.ts';
 
 /** The document path of the streams. */
 export const STREAMS_PATH = 'x-svc-streaming.streams';
@@ -320,9 +321,6 @@ export function replacePortalWebhooks(
   return { config: walk(config) as Record<string, unknown>, count };
 }
 
-/** A Go duration as Bento parses one (`500ms`, `1s`, `1m30s`). */
-const DURATION = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/;
-
 /** Inputs that read a Kafka topic: the seed gives them `topic` as well as `topics`. */
 const KAFKA_INPUTS = new Set(['kafka', 'kafka_franz']);
 
@@ -393,7 +391,8 @@ export function runnableStream(config: Record<string, unknown>, at: string, pref
     if (typeof value !== 'string') return value;
     const own = renamed.get(value);
     if (own !== undefined) return own;
-    if (DURATION.test(value)) {
+    // A Go duration as Bento parses one (`500ms`, `1s`, `1m30s`).
+    if (parseDuration(value) !== undefined) {
       let name = durations.get(value);
       if (name === undefined) {
         name = `${prefix}_every_${String(every++)}`;
