@@ -5,8 +5,7 @@
  * message and an error ID; the detail goes to the log under that ID.
  */
 import { randomBytes } from 'node:crypto';
-import express from 'express';
-import type { NextFunction, Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../lib/log.ts';
 import { errorMessage } from '../lib/errors.ts';
 import { model } from '../schemas/rules/read.ts';
@@ -19,6 +18,8 @@ import { diff, equal } from './json-patch.ts';
 import { CacheNotSyncedError } from './lookups.ts';
 import { nestingProblem } from '../schemas/rules/nesting.ts';
 import type { Lookups } from './lookups.ts';
+import { readBodyText } from '../lib/http/json-body.ts';
+import { findRoute, trimTrailingSlashes, type Route } from '../lib/http/router.ts';
 
 /** What the server needs from the process. */
 export interface ServerDeps {
@@ -317,102 +318,168 @@ const envelope = (response: AdmissionResponse): AdmissionReview => ({
   response,
 });
 
-/** The express app: the admission endpoints of every handler, /healthz and /readyz. */
-export function admissionApp(deps: ServerDeps): express.Express {
-  const app = express();
-  app.disable('x-powered-by');
-  // An ETag is a hash of every answer, and no client of an admission review ever revalidates one.
-  app.disable('etag');
-  app.get('/healthz', (_req, res) => {
-    res.type('text/plain').send('ok');
+/** The largest review body: it holds the object and the old object (a ConfigMap may be 1 MiB each, base64 grows it). */
+const MAX_REVIEW_BYTES = 16 * 1024 * 1024;
+
+/** A body that is not JSON, or too large: answered with its status and message. */
+class BodyError extends Error {
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.status = status;
+  }
+}
+
+/** Writes a JSON answer. */
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
   });
-  app.get('/readyz', (_req, res) => {
-    const ok = deps.ready();
-    res
-      .status(ok ? 200 : 503)
-      .type('text/plain')
-      .send(ok ? 'ok' : 'not ready');
+  res.end(text);
+}
+
+/** Writes a plain-text answer. */
+function sendText(res: ServerResponse, status: number, text: string, head: boolean): void {
+  res.writeHead(status, {
+    'content-type': 'text/plain; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
   });
-  // A review holds the object and the old object; a ConfigMap may be 1 MiB each, base64 grows it.
-  app.use(express.json({ limit: '16mb' }));
+  res.end(head ? undefined : text);
+}
+
+/**
+ * The request body as JSON: `{}` when it is not sent as JSON (then no review, a 400), a
+ * BodyError when it is malformed (400) or too large (413).
+ */
+async function readReviewBody(req: IncomingMessage): Promise<unknown> {
+  const text = await readBodyText(
+    req,
+    MAX_REVIEW_BYTES,
+    () => new BodyError(413, 'request entity too large'),
+  );
+  const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+  if (type !== 'application/json') return {};
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new BodyError(400, errorMessage(err));
+  }
+}
+
+/** A handler of one admission route. */
+type Serve = (req: IncomingMessage, res: ServerResponse, path: string) => Promise<void>;
+
+/**
+ * The admission server's request listener (node:http, lib/http/router.ts): the admission
+ * endpoints of every handler, /healthz and /readyz. Give it to `http(s).createServer`.
+ */
+export function admissionApp(deps: ServerDeps): (req: IncomingMessage, res: ServerResponse) => void {
   const deadline = deps.deadlineMs ?? 8_000;
+  const probe =
+    (ok: () => boolean): Serve =>
+    (req, res) => {
+      const up = ok();
+      sendText(res, up ? 200 : 503, up ? 'ok' : 'not ready', req.method === 'HEAD');
+      return Promise.resolve();
+    };
+  const routes: Route<Serve>[] = [
+    { path: /^\/healthz$/, methods: { GET: probe(() => true) } },
+    { path: /^\/readyz$/, methods: { GET: probe(deps.ready) } },
+  ];
   for (const handler of deps.handlers ?? defaultHandlers) {
-    const serve = (mode: 'mutate' | 'validate') => async (req: Request, res: Response) => {
-      let review: AdmissionRequest;
-      try {
-        review = decodeReview(req.body);
-      } catch (err) {
-        res.status(400).json({ error: errorMessage(err) });
-        return;
-      }
-      const started = performance.now();
-      const done = (outcome: ReviewOutcome['outcome']): void => {
-        deps.onReview?.({
-          resource: handler.resource,
-          mode,
-          outcome,
-          seconds: (performance.now() - started) / 1000,
-        });
-      };
-      // A child logger costs more than most reviews: made only when something is logged.
-      const fields = (): Record<string, unknown> => ({
-        uid: review.uid,
-        kind: review.kind.kind,
-        name: review.name,
-        namespace: review.namespace,
-        operation: review.operation,
-        mode,
-      });
-      const log = (): Logger => deps.log.child(fields());
-      try {
-        if (review.kind.kind !== handler.kind || review.kind.group !== handler.group) {
-          throw new Error(
-            `${req.path} admits ${handler.kind}, got ${review.kind.group}/${review.kind.kind}: check the webhook configuration's rules`,
-          );
-        }
-        const response =
-          mode === 'mutate'
-            ? mutate(handler, review, deps.finalizerNamespaces)
-            : await withDeadline(validate(handler, review, deps.lookups), deadline);
-        if (!response.allowed)
-          log().info('admission denied', { causes: response.status?.details?.causes.map((c) => c.field) });
-        else
-          deps.log.debug('admission allowed', {
-            ...fields(),
-            patched: response.patch !== undefined,
-            warnings: response.warnings?.length ?? 0,
-          });
-        res.json(envelope(response));
-        done(response.allowed ? 'allowed' : 'denied');
-        if (mode === 'validate' && response.allowed && review.dryRun !== true) {
-          deps.onAdmitted?.(handler.resource, review);
-        }
-      } catch (err) {
-        if (err instanceof CacheNotSyncedError) {
-          log().warn('admission refused: cache not synced', { error: err.message });
-          res.json(envelope(notSynced(review.uid, err)));
-          done('error');
+    const serve =
+      (mode: 'mutate' | 'validate'): Serve =>
+      async (req, res, path) => {
+        let review: AdmissionRequest;
+        try {
+          review = decodeReview(await readReviewBody(req));
+        } catch (err) {
+          if (err instanceof BodyError) {
+            sendJson(res, err.status, { error: err.message });
+            return;
+          }
+          sendJson(res, 400, { error: errorMessage(err) });
           return;
         }
-        const id = randomBytes(6).toString('hex');
-        log().error('admission failed', {
-          errorId: id,
-          error: errorMessage(err),
-          stack: err instanceof Error ? err.stack : undefined,
+        const started = performance.now();
+        const done = (outcome: ReviewOutcome['outcome']): void => {
+          deps.onReview?.({
+            resource: handler.resource,
+            mode,
+            outcome,
+            seconds: (performance.now() - started) / 1000,
+          });
+        };
+        // A child logger costs more than most reviews: made only when something is logged.
+        const fields = (): Record<string, unknown> => ({
+          uid: review.uid,
+          kind: review.kind.kind,
+          name: review.name,
+          namespace: review.namespace,
+          operation: review.operation,
+          mode,
         });
-        res.json(envelope(internalError(review.uid, id)));
-        done('error');
-      }
-    };
-    if (handler.default !== undefined) app.post(`/mutate/${handler.resource}`, serve('mutate'));
-    app.post(`/validate/${handler.resource}`, serve('validate'));
+        const log = (): Logger => deps.log.child(fields());
+        try {
+          if (review.kind.kind !== handler.kind || review.kind.group !== handler.group) {
+            throw new Error(
+              `${path} admits ${handler.kind}, got ${review.kind.group}/${review.kind.kind}: check the webhook configuration's rules`,
+            );
+          }
+          const response =
+            mode === 'mutate'
+              ? mutate(handler, review, deps.finalizerNamespaces)
+              : await withDeadline(validate(handler, review, deps.lookups), deadline);
+          if (!response.allowed)
+            log().info('admission denied', { causes: response.status?.details?.causes.map((c) => c.field) });
+          else
+            deps.log.debug('admission allowed', {
+              ...fields(),
+              patched: response.patch !== undefined,
+              warnings: response.warnings?.length ?? 0,
+            });
+          sendJson(res, 200, envelope(response));
+          done(response.allowed ? 'allowed' : 'denied');
+          if (mode === 'validate' && response.allowed && review.dryRun !== true) {
+            deps.onAdmitted?.(handler.resource, review);
+          }
+        } catch (err) {
+          if (err instanceof CacheNotSyncedError) {
+            log().warn('admission refused: cache not synced', { error: err.message });
+            sendJson(res, 200, envelope(notSynced(review.uid, err)));
+            done('error');
+            return;
+          }
+          const id = randomBytes(6).toString('hex');
+          log().error('admission failed', {
+            errorId: id,
+            error: errorMessage(err),
+            stack: err instanceof Error ? err.stack : undefined,
+          });
+          sendJson(res, 200, envelope(internalError(review.uid, id)));
+          done('error');
+        }
+      };
+    const escaped = handler.resource.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    if (handler.default !== undefined)
+      routes.push({ path: new RegExp(`^/mutate/${escaped}$`), methods: { POST: serve('mutate') } });
+    routes.push({ path: new RegExp(`^/validate/${escaped}$`), methods: { POST: serve('validate') } });
   }
-  // express.json() errors (malformed JSON, too large) and unknown paths.
-  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const status =
-      typeof (err as { status?: unknown }).status === 'number' ? (err as { status: number }).status : 500;
-    if (status >= 500) deps.log.error('request failed', { error: errorMessage(err) });
-    res.status(status).json({ error: status >= 500 ? 'internal error' : errorMessage(err) });
-  });
-  return app;
+  return (req, res) => {
+    const path = trimTrailingSlashes((req.url ?? '/').split('?')[0] ?? '/');
+    const method = req.method ?? 'GET';
+    const found = findRoute(routes, method, path, { headAsGet: true });
+    // Any path or method the server does not serve is 404, as it was under express.
+    if (found.kind !== 'found') {
+      sendJson(res, 404, { error: `Cannot ${method} ${path}` });
+      return;
+    }
+    found.handler(req, res, path).catch((err: unknown) => {
+      deps.log.error('request failed', { error: errorMessage(err) });
+      if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
+      else res.destroy();
+    });
+  };
 }

@@ -18,14 +18,14 @@ import { METRICS_CONTENT_TYPE } from '../metrics/metrics.ts';
 import { hello, ready } from './health.ts';
 import { secretChecker, statusBody, type AdminResponse } from './http.ts';
 import { reloadGroup, reloadNode } from './reload.ts';
+import { findRoute, trimTrailingSlashes, type Route } from '../../lib/http/router.ts';
 import type { AdminDeps, AdminHandler, AdminRequest } from './types.ts';
 
 export type { AdminDeps, AdminHandler, AdminRequest, ReloadReport } from './types.ts';
 
 type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE';
 
-interface AdminRoute {
-  path: RegExp;
+interface AdminRoute extends Route<AdminHandler> {
   /** Whether the secret is required. */
   secret: boolean;
   methods: Partial<Record<Method, AdminHandler>>;
@@ -91,13 +91,6 @@ const routes: readonly AdminRoute[] = [
   { path: /^\/svc\/reload\/group$/, secret: true, methods: { GET: reloadGroup } },
 ];
 
-/** Removes trailing slashes, keeping `/`. */
-function trimSlashes(path: string): string {
-  let end = path.length;
-  while (end > 1 && path.charCodeAt(end - 1) === 47) end--;
-  return path.slice(0, end);
-}
-
 /** The management API of one process. */
 export class Admin {
   readonly #deps: AdminDeps;
@@ -112,9 +105,10 @@ export class Admin {
   owns(path: string): boolean {
     // Most requests are for APIs: decide on the second character before trimming anything.
     const c = path.charCodeAt(1);
-    if (c === 109 /* m */) return this.#deps.metrics !== undefined && trimSlashes(path) === '/metrics';
+    if (c === 109 /* m */)
+      return this.#deps.metrics !== undefined && trimTrailingSlashes(path) === '/metrics';
     if (c !== 115 /* s */ && c !== 104 /* h */ && c !== 114 /* r */) return false;
-    const p = trimSlashes(path);
+    const p = trimTrailingSlashes(path);
     return p === '/hello' || p === '/ready' || p === '/svc' || p.startsWith('/svc/');
   }
 
@@ -122,7 +116,7 @@ export class Admin {
   async handle(req: IncomingMessage, res: ServerResponse, rawPath: string): Promise<void> {
     let out: AdminResponse;
     try {
-      out = await this.#dispatch(req, trimSlashes(rawPath));
+      out = await this.#dispatch(req, trimTrailingSlashes(rawPath));
     } catch (err) {
       out = this.#failure(err);
     }
@@ -147,24 +141,14 @@ export class Admin {
     if (isSvc && !this.#secretOk(req.headers['x-svc-authorization'])) {
       return statusBody(403, 'error', 'Attempted administrative access with invalid or missing key!');
     }
-    for (const route of routes) {
-      const m = route.path.exec(path);
-      if (m === null) continue;
-      const handler = route.methods[(req.method ?? 'GET') as Method];
-      if (handler === undefined) {
-        return {
-          ...statusBody(405, 'error', 'Method not allowed'),
-          headers: { allow: Object.keys(route.methods).join(', ') },
-        };
-      }
-      let params: string[];
-      try {
-        params = m.slice(1).map((p) => decodeURIComponent(p));
-      } catch {
-        return statusBody(404, 'error', 'Not found');
-      }
-      return handler({ req, params, deps: this.#deps });
+    const found = findRoute(routes, req.method ?? 'GET', path);
+    if (found.kind === 'method-not-allowed') {
+      return {
+        ...statusBody(405, 'error', 'Method not allowed'),
+        headers: { allow: found.allow.join(', ') },
+      };
     }
+    if (found.kind === 'found') return await found.handler({ req, params: found.params, deps: this.#deps });
     return statusBody(404, 'error', 'Not found');
   }
 
