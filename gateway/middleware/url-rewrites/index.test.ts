@@ -7,10 +7,10 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fastPathStats } from '../server/fast-path/index.ts';
-import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
-import { keyed, keyless, oneVersion, startGateway } from '../testing/harness.ts';
-import { assertAnswer, describeEachSetup, SETUPS, type Expected } from '../testing/tables.ts';
+import { fastPathStats } from '../../server/fast-path/index.ts';
+import { startEcho, type Echo, type Echoed } from '../../testing/echo.ts';
+import { keyed, keyless, oneVersion, startGateway } from '../../testing/harness.ts';
+import { assertAnswer, describeEachSetup, SETUPS, type Expected } from '../../testing/tables.ts';
 
 interface Row extends Expected {
   name: string;

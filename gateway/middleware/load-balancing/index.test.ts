@@ -11,10 +11,10 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fastPathStats } from '../server/fast-path/index.ts';
-import { openCheckers, type UptimeChecker } from '../middleware/load-balancing/index.ts';
-import { keyless } from '../testing/harness.ts';
-import { describeEachSetup, SETUPS } from '../testing/tables.ts';
+import { fastPathStats } from '../../server/fast-path/index.ts';
+import { openCheckers, type UptimeChecker } from './index.ts';
+import { keyless } from '../../testing/harness.ts';
+import { describeEachSetup, SETUPS } from '../../testing/tables.ts';
 
 /** An upstream that can be stopped and started again on the same port. */
 interface Upstream {

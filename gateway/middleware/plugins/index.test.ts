@@ -12,11 +12,11 @@ import assert from 'node:assert/strict';
 import { copyFile, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEcho, type Echo } from '../testing/echo.ts';
-import { keyed, keyless, type InProcessGateway } from '../testing/harness.ts';
-import { assertAnswer, describeEachSetup, type Expected } from '../testing/tables.ts';
+import { startEcho, type Echo } from '../../testing/echo.ts';
+import { keyed, keyless, type InProcessGateway } from '../../testing/harness.ts';
+import { assertAnswer, describeEachSetup, type Expected } from '../../testing/tables.ts';
 
-const EXAMPLE = join(import.meta.dirname, '..', '..', 'examples', 'plugins', 'partner.ts');
+const EXAMPLE = join(import.meta.dirname, '..', '..', '..', 'examples', 'plugins', 'partner.ts');
 const TIMEOUT_MS = 300;
 
 /** Plugins that misbehave, as plain JavaScript. */

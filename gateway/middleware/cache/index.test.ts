@@ -9,9 +9,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fastPathStats } from '../server/fast-path/index.ts';
-import { type InProcessGateway, keyed, keyless, oneVersion, startGateway } from '../testing/harness.ts';
-import { startRedis, type TestRedis } from '../testing/redis-server.ts';
+import { fastPathStats } from '../../server/fast-path/index.ts';
+import { type InProcessGateway, keyed, keyless, oneVersion, startGateway } from '../../testing/harness.ts';
+import { startRedis, type TestRedis } from '../../testing/redis-server.ts';
 
 /** An upstream that answers `<call number> <method> <path>` and what the query asks for. */
 function startCounter(): Promise<{ url: string; close: () => Promise<void> }> {

@@ -12,10 +12,10 @@ import { createPrivateKey, generateKeyPairSync, randomUUID, type KeyObject } fro
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, SignJWT, type JWK } from 'jose';
-import { selfSignedCert } from '../testing/certs.ts';
-import { startEcho, type Echo } from '../testing/echo.ts';
-import { keyed, type InProcessGateway } from '../testing/harness.ts';
-import { assertAnswer, describeEachSetup, type Expected } from '../testing/tables.ts';
+import { selfSignedCert } from '../../testing/certs.ts';
+import { startEcho, type Echo } from '../../testing/echo.ts';
+import { keyed, type InProcessGateway } from '../../testing/harness.ts';
+import { assertAnswer, describeEachSetup, type Expected } from '../../testing/tables.ts';
 
 const T0 = Math.floor(Date.now() / 1000);
 const b64 = (s: string | Buffer): string => Buffer.from(s).toString('base64');
