@@ -11,6 +11,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { SvcError, errorMessage } from '../lib/errors.ts';
+import { decodeParams, findRoute, type Route as HttpRoute } from '../lib/http/router.ts';
 import * as apis from './api/apis.ts';
 import { listAudit } from './api/audit.ts';
 import * as certs from './api/certs.ts';
@@ -61,10 +62,9 @@ interface Action {
   apiWrite?: boolean;
 }
 
-/** One route. `name` labels its metrics. */
-interface Route {
+/** One route (lib/http/router.ts). `name` labels its metrics. */
+interface Route extends HttpRoute<Action> {
   name: string;
-  path: RegExp;
   auth: 'open' | 'admin' | 'user';
   methods: Partial<Record<Method, Action>>;
 }
@@ -428,20 +428,15 @@ export async function startDashboard(given: DashboardDeps): Promise<DashboardSer
     }
     const system = await nodeRoute(req, url, path);
     if (system !== undefined) return system;
-    for (const route of allRoutes) {
-      const m = route.path.exec(path);
-      if (m === null) continue;
-      const method = (req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET')) as Method;
-      const action = route.methods[method];
-      if (action === undefined) {
-        return {
-          route: route.name,
-          reply: {
-            ...fail(405, 'Method not allowed'),
-            headers: { allow: Object.keys(route.methods).join(', ') },
-          },
-        };
-      }
+    const found = findRoute(allRoutes, req.method ?? 'GET', path, { headAsGet: true });
+    if (found.kind === 'method-not-allowed') {
+      return {
+        route: found.route.name,
+        reply: { ...fail(405, 'Method not allowed'), headers: { allow: found.allow.join(', ') } },
+      };
+    }
+    if (found.kind === 'found') {
+      const { route, handler: action } = found;
       let caller: Caller | undefined;
       if (route.auth === 'admin' && !adminOk(req.headers['admin-auth'])) {
         return {
@@ -470,12 +465,8 @@ export async function startDashboard(given: DashboardDeps): Promise<DashboardSer
           return { route: route.name, reply: fail(403, SYSTEM_ONLY_MESSAGE) };
         }
       }
-      let params: string[];
-      try {
-        params = m.slice(1).map((p) => decodeURIComponent(p));
-      } catch {
-        return { route: route.name, reply: fail(404, 'Not found') };
-      }
+      const params = decodeParams(found.groups);
+      if (params === undefined) return { route: route.name, reply: fail(404, 'Not found') };
       const c: Ctx = {
         req,
         url,

@@ -18,7 +18,7 @@ import { METRICS_CONTENT_TYPE } from '../metrics/metrics.ts';
 import { hello, ready } from './health.ts';
 import { secretChecker, statusBody, type AdminResponse } from './http.ts';
 import { reloadGroup, reloadNode } from './reload.ts';
-import { findRoute, trimTrailingSlashes, type Route } from '../../lib/http/router.ts';
+import { decodeParams, findRoute, trimTrailingSlashes, type Route } from '../../lib/http/router.ts';
 import type { AdminDeps, AdminHandler, AdminRequest } from './types.ts';
 
 export type { AdminDeps, AdminHandler, AdminRequest, ReloadReport } from './types.ts';
@@ -148,8 +148,9 @@ export class Admin {
         headers: { allow: found.allow.join(', ') },
       };
     }
-    if (found.kind === 'found') return await found.handler({ req, params: found.params, deps: this.#deps });
-    return statusBody(404, 'error', 'Not found');
+    const params = found.kind === 'found' ? decodeParams(found.groups) : undefined;
+    if (found.kind !== 'found' || params === undefined) return statusBody(404, 'error', 'Not found');
+    return await found.handler({ req, params, deps: this.#deps });
   }
 
   #failure(err: unknown): AdminResponse {

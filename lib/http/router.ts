@@ -18,15 +18,16 @@ export type HandlerOf<R> = R extends Route<infer H> ? H : never;
 
 /** What {@link findRoute} found for a request. */
 export type RouteMatch<R extends Route<unknown>> =
-  | { kind: 'found'; route: R; handler: HandlerOf<R>; params: string[] }
+  /** `groups`: the pattern's groups as they came; {@link decodeParams} decodes them. */
+  | { kind: 'found'; route: R; handler: HandlerOf<R>; groups: string[] }
   /** The path is a route's, the method is not: answer 405 with `allow`. */
   | { kind: 'method-not-allowed'; route: R; allow: string[] }
-  /** No route has this path (or a parameter is not valid percent-encoding): answer 404. */
+  /** No route has this path: answer 404. */
   | { kind: 'not-found' };
 
 /**
- * The route of `method path` among `routes`, first match wins; the parameters are
- * percent-decoded. `headAsGet`: a HEAD request takes a route's GET handler when it has no HEAD one.
+ * The route of `method path` among `routes`, first match wins. `headAsGet`: a HEAD request
+ * takes a route's GET handler when it has no HEAD one.
  */
 export function findRoute<R extends Route<unknown>>(
   routes: readonly R[],
@@ -43,14 +44,22 @@ export function findRoute<R extends Route<unknown>>(
     if (handler === undefined) {
       return { kind: 'method-not-allowed', route, allow: Object.keys(route.methods) };
     }
-    try {
-      const params = m.slice(1).map((p) => decodeURIComponent(p));
-      return { kind: 'found', route, handler, params };
-    } catch {
-      return { kind: 'not-found' };
-    }
+    return { kind: 'found', route, handler, groups: m.slice(1).map((g: string | undefined) => g ?? '') };
   }
   return { kind: 'not-found' };
+}
+
+/**
+ * The parameters of a found route, percent-decoded; undefined when one is not valid
+ * percent-encoding (answer 404: no resource has that name). Apart from {@link findRoute} so
+ * that a part may check the caller first (the dashboard answers 401 before it).
+ */
+export function decodeParams(groups: readonly string[]): string[] | undefined {
+  try {
+    return groups.map((g) => decodeURIComponent(g));
+  } catch {
+    return undefined;
+  }
 }
 
 /** A path without its trailing slashes (`/a/b/` is `/a/b`; `/` stays). */
