@@ -7,26 +7,30 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp } from 'node:fs/promises';
 import { request } from 'node:https';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { derivedId } from '../../operator/ids.ts';
 import { makeCert, type MadeCert } from '../../gateway/testing/client-certs.ts';
-import { selfSignedCert } from '../../gateway/testing/certs.ts';
-import { startControlPlane, type ControlPlane } from '../harness/control-plane.ts';
+import type { ControlPlane } from '../harness/control-plane.ts';
 import {
   freePort,
-  httpRequest,
   startEchoUpstream,
-  startNode,
+  startGateway,
   startOperator,
   waitFor,
   type GatewayProc,
   type OperatorProc,
 } from '../harness/processes.ts';
-import { admin, applyManifest, readyOf, root, waitForStatus, type Status } from './helpers.ts';
+import {
+  admin,
+  applyManifest,
+  readyOf,
+  waitForStatus,
+  type Status,
+  startCluster,
+  defaultCertEnv,
+} from './helpers.ts';
 
 const ORG = 'e2e-org';
 const NS = 'shop';
@@ -44,24 +48,16 @@ let first: MadeCert;
 let rotated: MadeCert;
 
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'svc-e2e-certs-'));
-  cp = await startControlPlane({ crdDir: join(root, 'charts', 'svc-operator', 'crds') });
-  for (const ns of [NS, 'svc-operator-system']) await cp.kubectl(['create', 'namespace', ns]);
+  ({ dir, cp } = await startCluster('certs', [NS, 'svc-operator-system']));
   upstream = await startEchoUpstream();
   // A gateway with a default certificate (--tls-cert/--tls-key): HTTPS listen ports need one.
-  const tls = selfSignedCert();
-  const port = await freePort();
-  const secret = 'e2e-certs-secret';
-  const proc = startNode({
+  gw = await startGateway({
     name: 'certs-gateway',
-    script: 'gateway/main.ts',
-    args: ['--port', String(port), '--host', '127.0.0.1', '--workers', '1', '--data-dir', join(dir, 'gw')],
-    env: { SVC_GW_SECRET: secret, SVC_GW_TLS_CERT_FILE: tls.certFile, SVC_GW_TLS_KEY_FILE: tls.keyFile },
+    secret: 'e2e-certs-secret',
+    dataDir: join(dir, 'gw'),
     logDir: dir,
+    env: defaultCertEnv(),
   });
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor('certs-gateway /hello', async () => (await httpRequest(`${url}/hello`)).status === 200);
-  gw = { ...proc, url, port, secret };
   operator = await startOperator({
     name: 'certs-operator',
     gateway: gw,

@@ -11,12 +11,10 @@ import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { derivedId } from '../../operator/ids.ts';
 import { startRedis, startRedisOn, type TestRedis } from '../../gateway/testing/redis-server.ts';
-import { startControlPlane, type ControlPlane } from '../harness/control-plane.ts';
+import type { ControlPlane } from '../harness/control-plane.ts';
 import {
   httpRequest,
   startEchoUpstream,
@@ -26,7 +24,7 @@ import {
   type GatewayProc,
   type OperatorProc,
 } from '../harness/processes.ts';
-import { admin, applyManifest, readyOf, root, type Status } from './helpers.ts';
+import { admin, applyManifest, readyOf, type Status, startCluster } from './helpers.ts';
 
 /** Objects per burst; the gateway-down case uses the 500. */
 const BURST_GATEWAY_DOWN = 500;
@@ -49,8 +47,7 @@ let cleanups: (() => Promise<unknown>)[] = [];
 
 before(
   async () => {
-    dir = await mkdtemp(join(tmpdir(), 'svc-e2e-faults-'));
-    cp = await startControlPlane({ crdDir: join(root, 'charts', 'svc-operator', 'crds') });
+    ({ dir, cp } = await startCluster('faults'));
     upstream = await startEchoUpstream();
   },
   { timeout: 120_000 },

@@ -5,6 +5,7 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { selfSignedCert } from '../../gateway/testing/certs.ts';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.ts';
 import {
   httpRequest,
@@ -85,6 +86,26 @@ export async function admin(
   return { status: r.status, body: parsed };
 }
 
+/**
+ * What every operator suite starts with: a directory for logs and data (`svc-e2e-<name>-...`) and
+ * a control plane with the chart's CRDs and `namespaces` created.
+ */
+export async function startCluster(
+  name: string,
+  namespaces: readonly string[] = [],
+): Promise<{ dir: string; cp: ControlPlane }> {
+  const dir = await mkdtemp(join(tmpdir(), `svc-e2e-${name}-`));
+  const cp = await startControlPlane({ crdDir: join(root, 'charts', 'svc-operator', 'crds') });
+  for (const ns of namespaces) await cp.kubectl(['create', 'namespace', ns]);
+  return { dir, cp };
+}
+
+/** A gateway's settings for a default certificate (self-signed): HTTPS listen ports need one. */
+export function defaultCertEnv(): Record<string, string> {
+  const tls = selfSignedCert();
+  return { SVC_GW_TLS_CERT_FILE: tls.certFile, SVC_GW_TLS_KEY_FILE: tls.keyFile };
+}
+
 /** What an operator suite runs against: a control plane with the CRDs, two gateways, an upstream. */
 export interface OperatorWorld {
   cp: ControlPlane;
@@ -106,9 +127,7 @@ export async function startWorld(opts: {
   /** Settings of both gateways (for example `SVC_GW_STREAMING_ENABLED`). */
   gatewayEnv?: Record<string, string>;
 }): Promise<OperatorWorld> {
-  const dir = await mkdtemp(join(tmpdir(), `svc-e2e-${opts.name}-`));
-  const cp = await startControlPlane({ crdDir: join(root, 'charts', 'svc-operator', 'crds') });
-  for (const ns of [...opts.namespaces, 'svc-operator-system']) await cp.kubectl(['create', 'namespace', ns]);
+  const { dir, cp } = await startCluster(opts.name, [...opts.namespaces, 'svc-operator-system']);
   const upstream = await startEchoUpstream();
   const [secret, secret2] = opts.secrets;
   const gw = await startGateway({

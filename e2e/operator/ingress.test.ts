@@ -6,27 +6,24 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp } from 'node:fs/promises';
 import { request } from 'node:https';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { makeCert, type MadeCert } from '../../gateway/testing/client-certs.ts';
-import { selfSignedCert } from '../../gateway/testing/certs.ts';
 import { derivedId } from '../../operator/ids.ts';
 import { ingressApiId } from '../../operator/translate/ingress.ts';
-import { startControlPlane, type ControlPlane } from '../harness/control-plane.ts';
+import type { ControlPlane } from '../harness/control-plane.ts';
 import {
   freePort,
   httpRequest,
   startEchoUpstream,
-  startNode,
+  startGateway,
   startOperator,
   waitFor,
   type GatewayProc,
   type OperatorProc,
 } from '../harness/processes.ts';
-import { admin, applyManifest, readyOf, root, waitForStatus } from './helpers.ts';
+import { admin, applyManifest, readyOf, waitForStatus, startCluster, defaultCertEnv } from './helpers.ts';
 
 const ORG = 'e2e-org';
 const NS = 'shop';
@@ -50,24 +47,16 @@ const operatorEnv = (): Record<string, string> => ({
 });
 
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'svc-e2e-ingress-'));
-  cp = await startControlPlane({ crdDir: join(root, 'charts', 'svc-operator', 'crds') });
-  for (const ns of [NS, 'svc-operator-system']) await cp.kubectl(['create', 'namespace', ns]);
+  ({ dir, cp } = await startCluster('ingress', [NS, 'svc-operator-system']));
   for (const n of ['a', 'b', 'c'] as const) upstreams[n] = await startEchoUpstream(n);
   // HTTPS listen ports need the gateway's default certificate.
-  const tls = selfSignedCert();
-  const port = await freePort();
-  const secret = 'e2e-ingress-secret';
-  const proc = startNode({
+  gw = await startGateway({
     name: 'ingress-gateway',
-    script: 'gateway/main.ts',
-    args: ['--port', String(port), '--host', '127.0.0.1', '--workers', '1', '--data-dir', join(dir, 'gw')],
-    env: { SVC_GW_SECRET: secret, SVC_GW_TLS_CERT_FILE: tls.certFile, SVC_GW_TLS_KEY_FILE: tls.keyFile },
+    secret: 'e2e-ingress-secret',
+    dataDir: join(dir, 'gw'),
     logDir: dir,
+    env: defaultCertEnv(),
   });
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor('ingress-gateway /hello', async () => (await httpRequest(`${url}/hello`)).status === 200);
-  gw = { ...proc, url, port, secret };
   httpPort = await freePort();
   httpsPort = await freePort();
   // The chart installs this IngressClass (ingressClass.create).
