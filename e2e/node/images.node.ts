@@ -5,13 +5,18 @@
  * root filesystem; inside, no test file, no test fixture and no devDependency.
  * Run by `make e2e-node`, not by `make e2e`.
  */
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { PULL_POLICY, imageRef, repoRoot, runPod, useNamespace } from './helpers.ts';
+import { PULL_POLICY, imageRef, images, repoRoot, runPod, useNamespace } from './helpers.ts';
 
 const ns = useNamespace('svc-node-images');
+
+// The build (minutes on a fresh machine) belongs to the hook, not to the first test's timeout.
+before(async () => {
+  await images();
+});
 /**
  * Packages installed only for development, as the lockfile marks them (`dev: true`): none may be in
  * an image. (A devDependency that a production package also needs, like @types/node, is not dev.)
