@@ -11,10 +11,17 @@
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { after } from 'node:test';
-import { fastPathStats } from '../server/fast-path/index.ts';
 import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
 import { keyed, keyless, oneVersion } from '../testing/harness.ts';
-import { assertAnswer, describeEachSetup, SETUPS, type Expected } from '../testing/tables.ts';
+import {
+  assertAnswer,
+  describeEachSetup,
+  fastPathOn,
+  provision,
+  sendRow,
+  SETUPS,
+  type Expected,
+} from '../testing/tables.ts';
 
 interface Row extends Expected {
   name: string;
@@ -424,33 +431,24 @@ describeEachSetup(
   (index) => ({ now: () => clocks[index]?.t ?? Date.now() }),
   ({ gw, index }) => {
     before(async () => {
-      for (const api of apis()) await gw().addApi(api);
-      const key = await gw().admin('POST', '/svc/keys/ef-key', {
-        access_rights: {
-          cors: { api_id: 'cors', versions: ['Default'] },
-          mock: { api_id: 'mock', versions: ['Default'] },
+      await provision(gw(), apis(), {
+        'ef-key': {
+          access_rights: {
+            cors: { api_id: 'cors', versions: ['Default'] },
+            mock: { api_id: 'mock', versions: ['Default'] },
+          },
         },
       });
-      assert.equal(key.status, 200, key.text);
-      await gw().reload();
     });
-    const fastPath = !(SETUPS[index]?.argv.includes('--fast-path=false') ?? true);
+    const fastPath = fastPathOn(index);
     const clock = clocks[index] ?? { t: 0 };
     for (const row of rows) {
       test(`${row.name}: ${String(row.status)}`, async () => {
         if (row.advance !== undefined) clock.t += row.advance * 1000;
-        const before = fastPathStats.requests;
-        const res = await gw().request({
-          fresh: true,
-          method: row.method ?? 'GET',
-          path: row.path,
-          ...(row.headers === undefined ? {} : { headers: row.headers }),
-          ...(row.body === undefined ? {} : { body: row.body }),
-        });
+        const { res, served } = await sendRow(gw(), row);
         assertAnswer(res, row);
         if (row.text !== undefined) assert.equal(res.text, row.text);
         if (row.upstreamMethod !== undefined) assert.equal((res.json as Echoed).method, row.upstreamMethod);
-        const served = fastPathStats.requests - before;
         assert.equal(served, fastPath && row.nodeHttp !== true ? 1 : 0, 'the entrance that served it');
       });
     }

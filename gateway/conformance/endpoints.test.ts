@@ -13,7 +13,7 @@ import { fastPathStats } from '../server/fast-path/index.ts';
 import type { Res } from '../testing/client.ts';
 import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
 import { keyed, keyless, oneVersion, startGateway } from '../testing/harness.ts';
-import { assertAnswer, describeEachSetup, SETUPS, type Expected } from '../testing/tables.ts';
+import { assertAnswer, describeEachSetup, fastPathOn, provision, type Expected } from '../testing/tables.ts';
 
 interface Row extends Expected {
   name: string;
@@ -332,14 +332,13 @@ describeEachSetup(
   () => ({}),
   ({ gw, index }) => {
     before(async () => {
-      for (const api of apis()) await gw().addApi(api);
-      const key = await gw().admin('POST', '/svc/keys/ep-key', {
-        access_rights: { lists: { api_id: 'lists', versions: ['v1'] } },
+      await provision(gw(), apis(), {
+        'ep-key': {
+          access_rights: { lists: { api_id: 'lists', versions: ['v1'] } },
+        },
       });
-      assert.equal(key.status, 200, key.text);
-      await gw().reload();
     });
-    const fastPath = !(SETUPS[index]?.argv.includes('--fast-path=false') ?? true);
+    const fastPath = fastPathOn(index);
     for (const row of rows) {
       test(`${row.name}: ${String(row.status)}`, async () => {
         const before = fastPathStats.requests;

@@ -10,10 +10,16 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fastPathStats } from '../server/fast-path/index.ts';
 import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
 import { keyed, keyless, startGateway } from '../testing/harness.ts';
-import { assertAnswer, describeEachSetup, SETUPS, type Expected } from '../testing/tables.ts';
+import {
+  assertAnswer,
+  describeEachSetup,
+  fastPathOn,
+  provision,
+  sendRow,
+  type Expected,
+} from '../testing/tables.ts';
 
 interface Row extends Expected {
   name: string;
@@ -337,24 +343,16 @@ describeEachSetup(
   () => ({}),
   ({ gw, index }) => {
     before(async () => {
-      for (const api of apis()) await gw().addApi(api);
-      const key = await gw().admin('POST', '/svc/keys/ver-key', {
-        access_rights: { keyver: { api_id: 'keyver', versions: ['v1'] } },
+      await provision(gw(), apis(), {
+        'ver-key': {
+          access_rights: { keyver: { api_id: 'keyver', versions: ['v1'] } },
+        },
       });
-      assert.equal(key.status, 200, key.text);
-      await gw().reload();
     });
-    const fastPath = !(SETUPS[index]?.argv.includes('--fast-path=false') ?? true);
+    const fastPath = fastPathOn(index);
     for (const row of rows) {
       test(`${row.name}: ${String(row.status)}`, async () => {
-        const before = fastPathStats.requests;
-        const res = await gw().request({
-          fresh: true,
-          method: row.method ?? 'GET',
-          path: row.path,
-          ...(row.headers === undefined ? {} : { headers: row.headers }),
-          ...(row.body === undefined ? {} : { body: row.body }),
-        });
+        const { res, served } = await sendRow(gw(), row);
         assertAnswer(res, row);
         if (row.status === 200) {
           const got = res.json as Echoed;
@@ -363,7 +361,6 @@ describeEachSetup(
           if (row.upstreamQuery !== undefined) assert.equal(got.query, row.upstreamQuery);
           if (row.upstreamMethod !== undefined) assert.equal(got.method, row.upstreamMethod);
         }
-        const served = fastPathStats.requests - before;
         assert.equal(served, fastPath ? 1 : 0, fastPath ? 'served by the fast path' : 'served by node:http');
       });
     }

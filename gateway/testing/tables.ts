@@ -1,16 +1,18 @@
 /**
  * What conformance tables share: the four setups they run against (the files store and the
  * Redis store, each with the fast path on and off; `describeEachSetup` starts one redis-server
- * for the file and one gateway per setup, and declares the same suite for each), and the check
- * of one row's answer (`assertAnswer`).
+ * for the file and one gateway per setup, and declares the same suite for each), the set-up of a
+ * suite's gateway (`provision`), sending one row (`sendRow`, counting what the fast path served)
+ * and the check of one row's answer (`assertAnswer`).
  */
 import { after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { silentLogger } from '../../lib/log.ts';
+import { fastPathStats } from '../server/fast-path/index.ts';
 import { RedisStore } from '../store/redis.ts';
 import type { Res } from './client.ts';
 import type { Echoed } from './echo.ts';
-import { startGateway, type InProcessGateway } from './harness.ts';
+import { startGateway, type GatewayClient, type InProcessGateway } from './harness.ts';
 import { startRedis, type TestRedis } from './redis-server.ts';
 
 /** One setup. */
@@ -27,6 +29,53 @@ export const SETUPS: readonly Setup[] = [
   { name: 'redis store, fast path on', redis: true, argv: [] },
   { name: 'redis store, fast path off', redis: true, argv: ['--fast-path=false'] },
 ];
+
+/** Whether the setup at `index` runs with the fast path on. */
+export function fastPathOn(index: number): boolean {
+  return !(SETUPS[index]?.argv.includes('--fast-path=false') ?? true);
+}
+
+/**
+ * A suite's gateway as its rows want it: the APIs stored, the keys created (key id to body; a
+ * refused key fails the set-up), then one reload.
+ */
+export async function provision(
+  gw: GatewayClient,
+  apis: readonly Record<string, unknown>[],
+  keys: Record<string, unknown> = {},
+): Promise<void> {
+  for (const api of apis) await gw.addApi(api);
+  for (const [id, body] of Object.entries(keys)) {
+    const key = await gw.admin('POST', `/svc/keys/${id}`, body);
+    assert.equal(key.status, 200, key.text);
+  }
+  await gw.reload();
+}
+
+/** The request of a row. */
+export interface RowRequest {
+  method?: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+/**
+ * Sends a row's request (GET unless it says) on a new connection, so that one the management
+ * calls left to node:http is not reused; `served` is how many requests the fast path served
+ * meanwhile (1 or 0).
+ */
+export async function sendRow(gw: GatewayClient, row: RowRequest): Promise<{ res: Res; served: number }> {
+  const before = fastPathStats.requests;
+  const res = await gw.request({
+    fresh: true,
+    method: row.method ?? 'GET',
+    path: row.path,
+    ...(row.headers === undefined ? {} : { headers: row.headers }),
+    ...(row.body === undefined ? {} : { body: row.body }),
+  });
+  return { res, served: fastPathStats.requests - before };
+}
 
 /** What a suite gets: its gateway (once started) and the index of its setup. */
 export interface SetupContext {

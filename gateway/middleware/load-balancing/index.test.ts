@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { fastPathStats } from '../../server/fast-path/index.ts';
 import { openCheckers, type UptimeChecker } from './index.ts';
 import { keyless } from '../../testing/harness.ts';
-import { describeEachSetup, SETUPS } from '../../testing/tables.ts';
+import { describeEachSetup, fastPathOn } from '../../testing/tables.ts';
 
 /** An upstream that can be stopped and started again on the same port. */
 interface Upstream {
@@ -126,7 +126,7 @@ describeEachSetup(
   'load balancing and uptime tests',
   () => ({}),
   ({ gw, index }) => {
-    const fastPath = !(SETUPS[index]?.argv.includes('--fast-path=false') ?? true);
+    const fastPath = fastPathOn(index);
     let checker: UptimeChecker | undefined;
     before(async () => {
       await Promise.all([flaky.start(), steady.start()]);

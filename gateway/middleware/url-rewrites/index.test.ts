@@ -7,10 +7,16 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fastPathStats } from '../../server/fast-path/index.ts';
 import { startEcho, type Echo, type Echoed } from '../../testing/echo.ts';
 import { keyed, keyless, oneVersion, startGateway } from '../../testing/harness.ts';
-import { assertAnswer, describeEachSetup, SETUPS, type Expected } from '../../testing/tables.ts';
+import {
+  assertAnswer,
+  describeEachSetup,
+  fastPathOn,
+  provision,
+  sendRow,
+  type Expected,
+} from '../../testing/tables.ts';
 
 interface Row extends Expected {
   name: string;
@@ -310,31 +316,22 @@ describeEachSetup(
   () => ({}),
   ({ gw, index }) => {
     before(async () => {
-      for (const api of apis()) await gw().addApi(api);
-      const key = await gw().admin('POST', '/svc/keys/rw-gold', {
-        access_rights: { rwmeta: { api_id: 'rwmeta', versions: ['Default'] } },
-        meta_data: { tier: 'gold' },
+      await provision(gw(), apis(), {
+        'rw-gold': {
+          access_rights: { rwmeta: { api_id: 'rwmeta', versions: ['Default'] } },
+          meta_data: { tier: 'gold' },
+        },
       });
-      assert.equal(key.status, 200, key.text);
-      await gw().reload();
     });
-    const fastPath = !(SETUPS[index]?.argv.includes('--fast-path=false') ?? true);
+    const fastPath = fastPathOn(index);
     for (const row of rows) {
       test(`${row.name}: ${String(row.status)}`, async () => {
-        const before = fastPathStats.requests;
-        const res = await gw().request({
-          fresh: true,
-          method: row.method ?? 'GET',
-          path: row.path,
-          ...(row.headers === undefined ? {} : { headers: row.headers }),
-          ...(row.body === undefined ? {} : { body: row.body }),
-        });
+        const { res, served } = await sendRow(gw(), row);
         assertAnswer(res, row);
         const got = res.json as Echoed;
         if (row.status === 200) assert.equal(got.upstream, row.upstream ?? 'echo', 'upstream');
         if (row.upstreamPath !== undefined) assert.equal(got.path, row.upstreamPath);
         if (row.status === 200) assert.equal(got.query, row.upstreamQuery ?? '');
-        const served = fastPathStats.requests - before;
         assert.equal(served, fastPath && row.readsBody !== true ? 1 : 0, 'entrance');
       });
     }
