@@ -1,20 +1,19 @@
 /**
- * Signed requests as tables: signature validation of auth tokens (`VendorSHA256`, `VendorMD5`,
- * in a header or a query parameter, with a clock skew and a configurable refusal) and HMAC
- * request signing (each algorithm, the `Authorization` and `Signature` headers, `X-Aux-Date`, a
- * stale date, keys without HMAC). The expected signatures are literals computed once with other
- * tools (coreutils, openssl), on a gateway whose clock stands at 1700000000 (Tue, 14 Nov 2023
- * 22:13:20 GMT). Each table runs against the files store and the Redis store, with the fast path
- * on and off.
+ * HMAC request signing as a table through a real gateway: each algorithm, the `Authorization` and
+ * `Signature` headers, `X-Aux-Date`, a stale date, keys without HMAC, a policy that lets a key
+ * sign; and the key's HMAC secret sealed at rest. The expected signatures are literals computed
+ * once with openssl, on a gateway whose clock stands at 1700000000 (Tue, 14 Nov 2023 22:13:20
+ * GMT). The table runs against the files store and the Redis store, with the fast path on and
+ * off.
  */
-import { before, after, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FilesStore } from '../store/files.ts';
-import { startEcho, type Echo } from '../testing/echo.ts';
-import { keyed, type InProcessGateway } from '../testing/harness.ts';
-import { assertAnswer, describeEachSetup, type Expected } from '../testing/tables.ts';
+import { FilesStore } from '../../store/files.ts';
+import { startEcho, type Echo } from '../../testing/echo.ts';
+import { keyed, type InProcessGateway } from '../../testing/harness.ts';
+import { assertAnswer, describeEachSetup, type Expected } from '../../testing/tables.ts';
 
 const NOW_MS = 1_700_000_000_000;
 const DATE = 'Tue, 14 Nov 2023 22:13:20 GMT';
@@ -32,36 +31,6 @@ const right = (...ids: string[]): Record<string, unknown> =>
 
 async function provision(gw: InProcessGateway): Promise<void> {
   const apis = [
-    keyed('sig', '/sig/', echo.url, {
-      use_standard_auth: true,
-      auth: {
-        validate_signature: true,
-        signature: {
-          algorithm: 'VendorSHA256',
-          header: 'X-Signature',
-          secret: 'sig-secret',
-          allowed_clock_skew: 2,
-        },
-      },
-    }),
-    keyed('sigmd5', '/sigmd5/', echo.url, {
-      use_standard_auth: true,
-      auth_configs: {
-        authToken: {
-          auth_header_name: 'X-Api-Key',
-          validate_signature: true,
-          signature: {
-            algorithm: 'VendorMD5',
-            use_param: true,
-            param_name: 'sig',
-            secret: 'sig-secret',
-            allowed_clock_skew: 2,
-            error_code: 403,
-            error_message: 'Bad signature',
-          },
-        },
-      },
-    }),
     keyed('hmac', '/hmac/', echo.url, {
       enable_signature_checking: true,
       hmac_allowed_clock_skew: 5000,
@@ -82,7 +51,6 @@ async function provision(gw: InProcessGateway): Promise<void> {
   };
   assert.equal((await gw.admin('POST', '/svc/policies', policy)).status, 200);
   const keys: [string, Record<string, unknown>][] = [
-    ['key-one', { access_rights: right('sig', 'sigmd5') }],
     ['hmac-key', { hmac_enabled: true, hmac_string: 'hmac-secret', access_rights: right('hmac', 'hmac256') }],
     ['hmac-off', { hmac_string: 'hmac-secret', access_rights: right('hmac') }],
     ['hmac-by-policy', { hmac_string: 'hmac-secret', apply_policies: ['hmac-pol'] }],
@@ -133,63 +101,6 @@ const hmacRefused = (name: string, headers: Record<string, string>, path = '/hma
 });
 
 const cases: Case[] = [
-  // Signature validation of tokens: printf 'key-onesig-secret<seconds>' | sha256sum (or md5sum).
-  {
-    name: 'token signature: SHA-256 of this second',
-    path: '/sig/x',
-    headers: {
-      authorization: 'key-one',
-      'x-signature': '07e4fc8993da4ea340be828b4465adc9e692889c8145f91165c490fa5e494406',
-    },
-    status: 200,
-  },
-  {
-    name: 'token signature: upper-case hex, 2 s ago (within the skew)',
-    path: '/sig/x',
-    headers: {
-      authorization: 'key-one',
-      'x-signature': 'A996F4F801E428641030A41D57DEF5C3819D070A1A55E026C9F5C79D24D872B0',
-    },
-    status: 200,
-  },
-  {
-    name: 'token signature: 3 s ahead (beyond the skew)',
-    path: '/sig/x',
-    headers: {
-      authorization: 'key-one',
-      'x-signature': '267948f5bb412229dbf40435a2fd412933f7a109ff20e818f77b381fc607464f',
-    },
-    status: 401,
-    error: 'Request signature verification failed',
-  },
-  {
-    name: 'token signature: none',
-    path: '/sig/x',
-    headers: { authorization: 'key-one' },
-    status: 401,
-    error: 'Request signature verification failed',
-  },
-  {
-    name: 'token signature: the token is checked first',
-    path: '/sig/x',
-    headers: { authorization: 'nope', 'x-signature': '07e4fc' },
-    status: 403,
-    error: 'Access to this API has been disallowed',
-  },
-  {
-    name: 'token signature: MD5 in a query parameter, 1 s ahead',
-    path: '/sigmd5/x?sig=820f9d6d68b88b84dd7a915be2591a88',
-    headers: { 'x-api-key': 'key-one' },
-    status: 200,
-  },
-  {
-    name: 'token signature: the configured refusal',
-    path: '/sigmd5/x?sig=820f9d6d68b88b84dd7a915be2591a89',
-    headers: { 'x-api-key': 'key-one' },
-    status: 403,
-    error: 'Bad signature',
-  },
-  // HMAC request signing.
   ...(Object.entries(SIGNED) as [keyof typeof SIGNED, string][]).map(([algorithm, sig]): Case => ({
     name: `hmac: ${algorithm}`,
     path: '/hmac/x?a=1',
@@ -297,7 +208,7 @@ const cases: Case[] = [
 ];
 
 describeEachSetup(
-  'signing',
+  'hmac signing',
   () => ({ now: () => NOW_MS }),
   ({ gw }) => {
     before(async () => {
