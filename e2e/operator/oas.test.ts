@@ -8,8 +8,10 @@
  * Also runs against a cluster (`SVC_E2E_CLUSTER=1`, `make e2e-cluster`, the node suite
  * e2e/node/cluster-suites.node.ts, e2e/harness/world.ts), where the chart's webhooks are on: there
  * the API server refuses the broken edit (the ConfigMap webhook names the key and the API reading
- * it) before the operator sees it; either way the last good version keeps serving. The examples
- * test writes to the namespace `default` and deletes what it applied.
+ * it) before the operator sees it; either way the last good version keeps serving. Likewise the
+ * delete of an API a policy covers is refused by the API server there, held by the operator's
+ * finalizer here (InUse). The examples test writes to the namespace `default` and deletes what it
+ * applied.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -300,11 +302,34 @@ spec:
 });
 
 test('deleted while the policy covers it: held (InUse); once the policy goes, deleted from the gateway', async () => {
-  await w.kubectl(['delete', 'svcoasapidefinition', 'petstore', '-n', SHOP, '--wait=false']);
-  await waitForStatus(w, oasApi(), 'InUse', (s) => readyOf(s)?.reason === 'InUse');
+  const del = await w.kubectl(['delete', 'svcoasapidefinition', 'petstore', '-n', SHOP, '--wait=false'], {
+    allowFailure: true,
+  });
+  if (cluster) {
+    // The chart's webhooks are on: the API server refuses the delete, naming the policy.
+    assert.notEqual(del.code, 0, 'the delete of a covered API is refused');
+    assert.match(
+      del.stderr,
+      new RegExp(`SvcOasApiDefinition ${SHOP}/petstore is still used by SecurityPolicy ${SHOP}/pets-plan`),
+    );
+  } else {
+    // No webhooks: the operator's finalizer holds the API and its status says why.
+    assert.equal(del.code, 0, del.stderr);
+    await waitForStatus(w, oasApi(), 'InUse', (s) => readyOf(s)?.reason === 'InUse');
+  }
   assert.equal((await admin(w.gateway, 'GET', `/svc/apis/oas/${ID}`)).status, 200, 'still held');
+  assert.equal((await call('/pets2/dogs', KEY)).status, 200, 'still served');
 
   await w.kubectl(['delete', 'securitypolicy', 'pets-plan', '-n', SHOP, '--wait=false']);
+  if (cluster) {
+    // Once the policy is gone, the delete is admitted.
+    await waitFor('the delete admitted once the policy is gone', async () => {
+      const r = await w.kubectl(['delete', 'svcoasapidefinition', 'petstore', '-n', SHOP, '--wait=false'], {
+        allowFailure: true,
+      });
+      return r.code === 0;
+    });
+  }
   await waitFor('the OAS API gone from the gateway', async () => {
     return (await admin(w.gateway, 'GET', `/svc/apis/oas/${ID}`)).status === 404;
   });
