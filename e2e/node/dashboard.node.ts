@@ -1,0 +1,667 @@
+/**
+ * charts/svc-dashboard installed on the node with `helm upgrade --install`, both ways a cluster
+ * admin runs it, then mode pro end to end:
+ * - on SQLite, its file on a `local` PersistentVolume the suite creates as an admin would (a
+ *   StorageClass without provisioner, WaitForFirstConsumer, and a PV on a directory of the node):
+ *   an organisation and its user made through the dashboard's API survive the pod's deletion;
+ * - on PostgreSQL (a Deployment of the svc-postgres image tools/images.sh makes, data in an
+ *   emptyDir): the same;
+ * - mode pro: charts/svc-gateway pointed at that dashboard (`dashboard.url`) and charts/svc-operator
+ *   in mode pro (the dashboard's URL, its system user's key, a signed license and its public key);
+ *   an ApiDefinition is Ready, held by the dashboard and served through the gateway's Service to a
+ *   client pod, its upstream a pod addressed as `<service>.<namespace>.svc:<port>`.
+ * Every pod Ready, everything the suite made deleted at the end. The operator release is
+ * cluster-wide (one per node): run this suite under the node's operator lock,
+ * `flock /tmp/svc-node-operator.lock node --test e2e/node/dashboard.node.ts`, as `make e2e-node` is.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, statSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { freePort, waitFor } from '../../lib/testing/wait.ts';
+import { toolsDir } from '../harness/control-plane.ts';
+import { signedLicense } from '../harness/dashboard.ts';
+import {
+  OPERATOR_NS,
+  PULL_POLICY,
+  RESTRICTED,
+  apply,
+  cluster,
+  dumpOnFailure,
+  helm,
+  imageRef,
+  imageValues,
+  kubectl,
+  repoRoot,
+  runPod,
+  uninstallOperator,
+  useNamespace,
+  waitForPodsReady,
+} from './helpers.ts';
+
+const suffix = randomBytes(3).toString('hex');
+const STORAGE_CLASS = `svc-node-local-${suffix}`;
+const PV = `svc-node-dash-${suffix}`;
+const OPERATOR_CONF = `svc-operator-conf-dash-${suffix}`;
+const ADMIN_SECRET = randomBytes(16).toString('hex');
+const NODE_SECRET = randomBytes(16).toString('hex');
+
+let pvDir: string | undefined;
+let scratch: string | undefined;
+let operatorInstalled = false;
+const forwards = new Set<ChildProcess>();
+/** helm install -> every pod Ready, per release (reported on stderr). */
+const timings: string[] = [];
+
+// Registered before the namespaces' own hooks, so it runs first: the ApiDefinition goes while the
+// operator still runs (its finalizer), and the releases before their namespaces.
+after(async () => {
+  for (const pf of forwards) pf.kill();
+  const quiet = (p: Promise<unknown>): Promise<unknown> => p.catch(() => undefined);
+  await quiet(kubectl(['-n', PRO_NS, 'delete', 'apidefinitions', '--all', '--timeout=120s']));
+  if (operatorInstalled) {
+    await quiet(uninstallOperator());
+    await quiet(kubectl(['-n', OPERATOR_NS, 'delete', 'secret', OPERATOR_CONF, '--ignore-not-found']));
+  }
+  for (const [release, ns] of [
+    ['svc-gateway', PRO_NS],
+    ['svc-dashboard', PG_NS],
+    ['svc-dashboard', SQLITE_NS],
+  ] as const) {
+    await quiet(helm(['uninstall', release, '-n', ns, '--ignore-not-found', '--wait', '--timeout=2m']));
+  }
+  // The SQLite claim is kept on uninstall (it holds the data): the volume is freed with it.
+  await quiet(kubectl(['-n', SQLITE_NS, 'delete', 'pvc', '--all', '--timeout=120s']));
+  await quiet(kubectl(['delete', 'pv', PV, '--ignore-not-found', '--timeout=60s']));
+  await quiet(kubectl(['delete', 'storageclass', STORAGE_CLASS, '--ignore-not-found']));
+  if (pvDir !== undefined) await rm(pvDir, { recursive: true, force: true });
+  if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
+  if (timings.length > 0) process.stderr.write(`${timings.join('\n')}\n`);
+});
+
+/** The dashboard on SQLite, the dashboard on PostgreSQL (and its database), mode pro's gateway and upstream. */
+const SQLITE_NS = useNamespace('svc-node-dash-sqlite');
+const PG_NS = useNamespace('svc-node-dash-pg');
+const PRO_NS = useNamespace('svc-node-dash-pro');
+dumpOnFailure(OPERATOR_NS);
+
+before(async () => {
+  await cluster();
+  scratch = await mkdtemp(path.join(tmpdir(), 'svc-node-dash-'));
+});
+
+/** `helm upgrade --install --wait`, timed from the command to every pod of the release Ready. */
+async function install(release: string, ns: string, chart: string, args: string[]): Promise<void> {
+  const start = Date.now();
+  await helm([
+    'upgrade',
+    '--install',
+    release,
+    path.join(repoRoot, 'charts', chart),
+    '-n',
+    ns,
+    ...args,
+    '--wait',
+    '--timeout=5m',
+  ]);
+  await waitForPodsReady(ns, 240_000, `app.kubernetes.io/instance=${release}`);
+  timings.push(
+    `${chart} (${release}, ${ns}): helm install to Ready ${((Date.now() - start) / 1000).toFixed(1)} s`,
+  );
+}
+
+/** The one pod of the dashboard's Deployment that is Ready and not being deleted. */
+async function dashboardPod(ns: string, not?: string): Promise<string> {
+  return waitFor(
+    `a Ready dashboard pod in ${ns}${not === undefined ? '' : ` other than ${not}`}`,
+    async () => {
+      const out = await kubectl([
+        '-n',
+        ns,
+        'get',
+        'pods',
+        '-l',
+        'app.kubernetes.io/instance=svc-dashboard',
+        '-o',
+        'jsonpath={range .items[*]}{.metadata.name} {.metadata.deletionTimestamp} {.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}',
+      ]);
+      const ready = out
+        .trim()
+        .split('\n')
+        .map((l) => l.split(' '))
+        .filter(([name, deleting, status]) => name !== not && deleting === '' && status === 'True');
+      return ready.length === 1 ? ready[0]?.[0] : undefined;
+    },
+    240_000,
+    1000,
+  );
+}
+
+/** A JSON call to the dashboard through `kubectl port-forward` of its Service. */
+type Call = (
+  method: string,
+  p: string,
+  opts?: { auth?: string; body?: unknown },
+) => Promise<{ status: number; body: Record<string, unknown>; text: string }>;
+
+/** Runs `fn` with calls to the dashboard Service of `ns` through a fresh port-forward. */
+async function withDashboard<T>(ns: string, fn: (call: Call) => Promise<T>): Promise<T> {
+  const { kubeconfig } = await cluster();
+  const local = await freePort();
+  const pf = spawn(
+    path.join(toolsDir(), 'kubectl'),
+    [
+      `--kubeconfig=${kubeconfig}`,
+      'port-forward',
+      '-n',
+      ns,
+      'svc/svc-dashboard',
+      `${String(local)}:3000`,
+      '--address',
+      '127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
+  forwards.add(pf);
+  const base = `http://127.0.0.1:${String(local)}`;
+  try {
+    await waitFor(
+      `port-forward to ${ns}/svc-dashboard`,
+      async () => {
+        try {
+          return (await fetch(`${base}/ready`)).status === 200;
+        } catch {
+          return false;
+        }
+      },
+      60_000,
+      250,
+    );
+    return await fn(async (method, p, opts = {}) => {
+      const headers: Record<string, string> = {};
+      if (opts.auth === undefined) headers['admin-auth'] = ADMIN_SECRET;
+      else headers.authorization = opts.auth;
+      if (opts.body !== undefined) headers['content-type'] = 'application/json';
+      const res = await fetch(base + p, {
+        method,
+        headers,
+        ...(opts.body === undefined ? {} : { body: JSON.stringify(opts.body) }),
+      });
+      const text = await res.text();
+      let body: Record<string, unknown> = {};
+      try {
+        body = JSON.parse(text) as Record<string, unknown>;
+      } catch {
+        // not JSON
+      }
+      return { status: res.status, body, text };
+    });
+  } finally {
+    pf.kill();
+    forwards.delete(pf);
+  }
+}
+
+/** An organisation, its operator (a system admin user) and a read-only human, made through the admin API. */
+interface Tenant {
+  org: string;
+  system: { id: string; key: string };
+  reader: { id: string; key: string };
+}
+
+async function createTenant(call: Call, org: string): Promise<Tenant> {
+  const o = await call('POST', '/admin/organisations', {
+    body: { id: org, owner_name: org, cname: `${org}.example.com` },
+  });
+  assert.equal(o.status, 200, o.text);
+  const user = async (email: string, body: Record<string, unknown>): Promise<{ id: string; key: string }> => {
+    const r = await call('POST', '/admin/users', { body: { org_id: org, email_address: email, ...body } });
+    assert.equal(r.status, 200, r.text);
+    const meta = r.body.Meta as Record<string, unknown>;
+    return { id: String(meta.id), key: String(meta.access_key) };
+  };
+  const read = Object.fromEntries(
+    ['apis', 'keys', 'policies', 'users', 'certs', 'streams'].map((r) => [r, 'read']),
+  );
+  return {
+    org,
+    system: await user(`operator@${org}.example.com`, {
+      user_permissions: { IsAdmin: 'admin' },
+      system_user: true,
+    }),
+    reader: await user(`reader@${org}.example.com`, { user_permissions: read }),
+  };
+}
+
+/** What a tenant's data looks like through the API: its organisation and its users' e-mail addresses. */
+async function tenantSeen(call: Call, t: Tenant): Promise<{ org: number; users: string[] }> {
+  const org = await call('GET', `/admin/organisations/${t.org}`);
+  const users = await call('GET', '/api/users', { auth: t.reader.key });
+  assert.equal(users.status, 200, users.text);
+  return {
+    org: org.status,
+    users: (users.body.users as { email_address: string }[]).map((u) => u.email_address).sort(),
+  };
+}
+
+/** Deletes the dashboard's pod and returns its Ready successor. */
+async function replaceDashboardPod(ns: string): Promise<string> {
+  const old = await dashboardPod(ns);
+  await kubectl(['-n', ns, 'delete', 'pod', old, '--wait=true', '--timeout=120s']);
+  const next = await dashboardPod(ns, old);
+  assert.notEqual(next, old);
+  return next;
+}
+
+/** The Secrets the dashboard chart reads (it creates none). */
+function dashboardSecrets(ns: string): object[] {
+  return [
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'svc-dashboard-admin', namespace: ns },
+      stringData: { secret: ADMIN_SECRET },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'svc-dashboard-node', namespace: ns },
+      stringData: { secret: NODE_SECRET },
+    },
+  ];
+}
+
+test(
+  'the dashboard on SQLite on a local PersistentVolume: Ready, and its data outlives its pod',
+  { timeout: 600_000 },
+  async () => {
+    const { node } = await cluster();
+    let storageClass = process.env.SVC_E2E_STORAGE_CLASS ?? '';
+    if (node !== undefined) {
+      // What a cluster admin makes on a cluster without a volume provisioner: a class and a volume
+      // on a directory of the node, made by root and nothing else prepared (the chart's fsGroup
+      // makes it the dashboard's). Another cluster (SVC_E2E_KUBECONFIG) uses its own provisioner.
+      storageClass = STORAGE_CLASS;
+      const hostname = await kubectl([
+        'get',
+        'nodes',
+        '-o',
+        'jsonpath={.items[0].metadata.labels.kubernetes\\.io/hostname}',
+      ]);
+      assert.notEqual(hostname, '');
+      pvDir = path.join(node.dir, 'volumes', PV);
+      await mkdir(pvDir, { recursive: true, mode: 0o755 });
+      await apply([
+        {
+          apiVersion: 'storage.k8s.io/v1',
+          kind: 'StorageClass',
+          metadata: { name: STORAGE_CLASS },
+          provisioner: 'kubernetes.io/no-provisioner',
+          volumeBindingMode: 'WaitForFirstConsumer',
+        },
+        {
+          apiVersion: 'v1',
+          kind: 'PersistentVolume',
+          metadata: { name: PV },
+          spec: {
+            capacity: { storage: '1Gi' },
+            accessModes: ['ReadWriteOnce'],
+            persistentVolumeReclaimPolicy: 'Retain',
+            storageClassName: STORAGE_CLASS,
+            local: { path: pvDir },
+            nodeAffinity: {
+              required: {
+                nodeSelectorTerms: [
+                  {
+                    matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [hostname] }],
+                  },
+                ],
+              },
+            },
+          },
+        },
+      ]);
+    }
+    await apply([...dashboardSecrets(SQLITE_NS)]);
+    await install('svc-dashboard', SQLITE_NS, 'svc-dashboard', [
+      ...(await imageValues('dashboard')),
+      '--set',
+      `sqlite.persistence.storageClass=${storageClass}`,
+    ]);
+    await waitForPodsReady(SQLITE_NS);
+    const claim = await kubectl([
+      '-n',
+      SQLITE_NS,
+      'get',
+      'pvc',
+      'svc-dashboard-data',
+      '-o',
+      'jsonpath={.status.phase} {.spec.volumeName}',
+    ]);
+    assert.match(claim, /^Bound \S+$/);
+    if (pvDir !== undefined) assert.equal(claim, `Bound ${PV}`);
+
+    const tenant = await withDashboard(SQLITE_NS, async (call) => {
+      const t = await createTenant(call, `sqlite-${suffix}`);
+      assert.deepEqual(await tenantSeen(call, t), {
+        org: 200,
+        users: [`operator@${t.org}.example.com`, `reader@${t.org}.example.com`],
+      });
+      return t;
+    });
+    if (pvDir !== undefined) {
+      // The file is in the node's directory, written by the pod's non-root user.
+      const file = path.join(pvDir, 'dashboard.sqlite');
+      assert.ok(existsSync(file), `no ${file}`);
+      assert.equal(statSync(file).uid, 65532);
+    }
+
+    await replaceDashboardPod(SQLITE_NS);
+    await withDashboard(SQLITE_NS, async (call) => {
+      assert.deepEqual(await tenantSeen(call, tenant), {
+        org: 200,
+        users: [`operator@${tenant.org}.example.com`, `reader@${tenant.org}.example.com`],
+      });
+    });
+  },
+);
+
+let proTenant: Tenant | undefined;
+
+test(
+  'the dashboard on PostgreSQL in a pod: Ready, and its data outlives its pod',
+  { timeout: 600_000 },
+  async () => {
+    const password = randomBytes(12).toString('hex');
+    const labels = { app: 'postgres' };
+    await apply([
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'postgres', namespace: PG_NS },
+        stringData: { password },
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'svc-dashboard-postgres', namespace: PG_NS },
+        stringData: { url: `postgres://svc:${password}@postgres.${PG_NS}.svc:5432/svc` },
+      },
+      ...dashboardSecrets(PG_NS),
+      {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'postgres', namespace: PG_NS },
+        spec: {
+          selector: { matchLabels: labels },
+          strategy: { type: 'Recreate' },
+          template: {
+            metadata: { labels },
+            spec: {
+              securityContext: { runAsNonRoot: true, fsGroup: 65532 },
+              containers: [
+                {
+                  name: 'postgres',
+                  image: await imageRef('postgres'),
+                  imagePullPolicy: PULL_POLICY,
+                  env: [
+                    { name: 'POSTGRES_USER', value: 'svc' },
+                    { name: 'POSTGRES_DB', value: 'svc' },
+                    {
+                      name: 'POSTGRES_PASSWORD',
+                      valueFrom: { secretKeyRef: { name: 'postgres', key: 'password' } },
+                    },
+                  ],
+                  ports: [{ containerPort: 5432 }],
+                  readinessProbe: {
+                    exec: { command: ['pg_isready', '-h', '127.0.0.1', '-U', 'svc'] },
+                    periodSeconds: 1,
+                  },
+                  securityContext: RESTRICTED,
+                  volumeMounts: [
+                    { name: 'data', mountPath: '/var/lib/postgresql/data' },
+                    { name: 'tmp', mountPath: '/tmp' },
+                  ],
+                },
+              ],
+              volumes: [
+                { name: 'data', emptyDir: {} },
+                { name: 'tmp', emptyDir: {} },
+              ],
+            },
+          },
+        },
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'postgres', namespace: PG_NS },
+        spec: { selector: labels, ports: [{ port: 5432 }] },
+      },
+    ]);
+    const start = Date.now();
+    await kubectl(['-n', PG_NS, 'rollout', 'status', 'deploy/postgres', '--timeout=180s']);
+    timings.push(`svc-postgres Deployment to Ready ${((Date.now() - start) / 1000).toFixed(1)} s`);
+    await install('svc-dashboard', PG_NS, 'svc-dashboard', [
+      ...(await imageValues('dashboard')),
+      '--set',
+      'storage=postgres',
+      '--set',
+      'postgres.urlSecret.name=svc-dashboard-postgres',
+    ]);
+    await waitForPodsReady(PG_NS);
+    const tenant = await withDashboard(PG_NS, async (call) => {
+      const t = await createTenant(call, `pg-${suffix}`);
+      assert.deepEqual(await tenantSeen(call, t), {
+        org: 200,
+        users: [`operator@${t.org}.example.com`, `reader@${t.org}.example.com`],
+      });
+      return t;
+    });
+    await replaceDashboardPod(PG_NS);
+    await withDashboard(PG_NS, async (call) => {
+      assert.deepEqual(await tenantSeen(call, tenant), {
+        org: 200,
+        users: [`operator@${tenant.org}.example.com`, `reader@${tenant.org}.example.com`],
+      });
+    });
+    proTenant = tenant;
+  },
+);
+
+test(
+  'mode pro: operator, dashboard and gateway pods; an ApiDefinition is Ready, held by the dashboard and served through the gateway',
+  { timeout: 900_000 },
+  async () => {
+    const tenant = proTenant;
+    assert.ok(tenant !== undefined, 'the PostgreSQL dashboard test made the tenant');
+    const dashboardUrl = `http://svc-dashboard.${PG_NS}.svc:3000`;
+    // The gateway: its management secret, and the dashboard's node secret copied into its namespace.
+    await apply([
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'svc-gateway-secret', namespace: PRO_NS },
+        stringData: { secret: randomBytes(16).toString('hex') },
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'svc-dashboard-node', namespace: PRO_NS },
+        stringData: { secret: NODE_SECRET },
+      },
+    ]);
+    await install('svc-gateway', PRO_NS, 'svc-gateway', [
+      ...(await imageValues('gateway')),
+      '--set',
+      `dashboard.url=${dashboardUrl}`,
+      '--set',
+      `dashboard.orgs={${tenant.org}}`,
+    ]);
+
+    // The operator in mode pro, watching this suite's namespace only.
+    const license = await signedLicense('e2e-node');
+    assert.ok(scratch !== undefined);
+    const publicKey = path.join(scratch, 'license.pub');
+    await writeFile(publicKey, license.SVC_OPERATOR_LICENSE_PUBLIC_KEY);
+    await apply([
+      {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: OPERATOR_NS },
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: OPERATOR_CONF, namespace: OPERATOR_NS },
+        stringData: {
+          SVC_MODE: 'pro',
+          SVC_URL: dashboardUrl,
+          SVC_AUTH: tenant.system.key,
+          SVC_ORG: tenant.org,
+          WATCH_NAMESPACE: PRO_NS,
+        },
+      },
+    ]);
+    operatorInstalled = true;
+    await install('svc-operator', OPERATOR_NS, 'svc-operator', [
+      ...(await imageValues('operator')),
+      '--set',
+      `envFrom[0].secretRef.name=${OPERATOR_CONF}`,
+      '--set',
+      `global.license.operator=${license.SVC_OPERATOR_LICENSEKEY}`,
+      '--set-file',
+      `operator.licensePublicKey=${publicKey}`,
+    ]);
+    for (const n of [PG_NS, PRO_NS, OPERATOR_NS]) await waitForPodsReady(n);
+
+    // The upstream: a pod behind a Service, addressed by its cluster name.
+    const image = await imageRef('gateway');
+    const labels = { app: 'upstream' };
+    const listenPath = `/pro-${suffix}/`;
+    const echo = `require('node:http').createServer((q, s) => s.end(JSON.stringify({ pod: process.env.HOSTNAME, path: q.url }))).listen(8000)`;
+    await apply([
+      {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'upstream', namespace: PRO_NS },
+        spec: {
+          selector: { matchLabels: labels },
+          template: {
+            metadata: { labels },
+            spec: {
+              securityContext: { runAsNonRoot: true },
+              containers: [
+                {
+                  name: 'upstream',
+                  image,
+                  imagePullPolicy: PULL_POLICY,
+                  args: ['-e', echo],
+                  readinessProbe: { tcpSocket: { port: 8000 }, periodSeconds: 1 },
+                  securityContext: RESTRICTED,
+                },
+              ],
+            },
+          },
+        },
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'upstream', namespace: PRO_NS },
+        spec: { selector: labels, ports: [{ port: 8000 }] },
+      },
+      {
+        apiVersion: 'svc.svc.io/v1alpha1',
+        kind: 'ApiDefinition',
+        metadata: { name: 'upstream', namespace: PRO_NS },
+        spec: {
+          name: 'upstream',
+          active: true,
+          use_keyless: true,
+          protocol: 'http',
+          proxy: {
+            listen_path: listenPath,
+            target_url: `http://upstream.${PRO_NS}.svc:8000`,
+            strip_listen_path: true,
+          },
+        },
+      },
+    ]);
+    await kubectl(['-n', PRO_NS, 'rollout', 'status', 'deploy/upstream', '--timeout=120s']);
+
+    // Ready: pushed to the dashboard.
+    const apiId = await waitFor(
+      'the ApiDefinition Ready',
+      async () => {
+        const out = await kubectl([
+          '-n',
+          PRO_NS,
+          'get',
+          'apidefinition',
+          'upstream',
+          '-o',
+          'jsonpath={.status.conditions[?(@.type=="Ready")].status} {.status.api_id}',
+        ]);
+        const [status, id] = out.split(' ');
+        return status === 'True' && id !== undefined && id !== '' ? id : undefined;
+      },
+      180_000,
+      1000,
+    );
+    await withDashboard(PG_NS, async (call) => {
+      const r = await call('GET', `/api/apis/${apiId}`, { auth: tenant.reader.key });
+      assert.equal(r.status, 200, r.text);
+      const def = r.body.api_definition as {
+        org_id: string;
+        proxy: { listen_path: string; target_url: string };
+      };
+      assert.equal(def.org_id, tenant.org);
+      assert.equal(def.proxy.listen_path, listenPath);
+      assert.equal(def.proxy.target_url, `http://upstream.${PRO_NS}.svc:8000`);
+    });
+
+    // Served by the gateway, which loaded it from the dashboard: a client pod calls its Service.
+    const client = `
+    (async () => {
+      const deadline = Date.now() + 150000;
+      let last = '';
+      while (Date.now() < deadline) {
+        try {
+          const res = await fetch('http://svc-gateway.${PRO_NS}.svc:8080${listenPath}anything?x=1');
+          const body = await res.text();
+          if (res.status === 200) { console.log(JSON.stringify({ status: res.status, body: JSON.parse(body) })); return; }
+          last = res.status + ' ' + body;
+        } catch (e) { last = String(e); }
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+      console.error('not served: ' + last);
+      process.exit(1);
+    })();`;
+    const { phase, logs } = await runPod(PRO_NS, 'client', {
+      securityContext: { runAsNonRoot: true },
+      containers: [
+        {
+          name: 'client',
+          image,
+          imagePullPolicy: PULL_POLICY,
+          args: ['-e', client],
+          securityContext: RESTRICTED,
+        },
+      ],
+    });
+    assert.equal(phase, 'Succeeded', logs);
+    const out = JSON.parse(logs) as { status: number; body: { pod: string; path: string } };
+    assert.equal(out.status, 200);
+    assert.match(out.body.pod, /^upstream-/);
+    assert.equal(out.body.path, '/anything?x=1');
+    // The gateway registered with the dashboard as one of its nodes.
+    const registered = await withDashboard(PG_NS, (call) => call('GET', '/admin/nodes'));
+    assert.equal(registered.status, 200, registered.text);
+    assert.match(registered.text, /svc-gateway-/);
+  },
+);
