@@ -2,10 +2,11 @@
  * What conformance tables share: the four setups they run against (the files store and the
  * Redis store, each with the fast path on and off; `describeEachSetup` starts one redis-server
  * for the file and one gateway per setup, and declares the same suite for each), the set-up of a
- * suite's gateway (`provision`), sending one row (`sendRow`, counting what the fast path served)
- * and the check of one row's answer (`assertAnswer`).
+ * suite's gateway (`provision`), sending one row (`sendRow`, counting what the fast path served),
+ * the check of one row's answer (`assertAnswer`), and a test per row of the common shape
+ * (`testRows`).
  */
-import { after, before, describe } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { silentLogger } from '../../lib/log.ts';
 import { fastPathStats } from '../server/fast-path/index.ts';
@@ -151,5 +152,40 @@ export function assertAnswer(res: Res, want: Expected): void {
   }
   for (const [name, value] of Object.entries(want.upstreamHeaders ?? {})) {
     assert.equal((res.json as Echoed).headers[name], value, `upstream header ${name}`);
+  }
+}
+
+/** A row of the common shape: a request, what the answer must be, and its entrance. */
+export interface Row extends Expected, RowRequest {
+  name: string;
+  /** The exact body the client got. */
+  text?: string;
+  /** The method the echo upstream received (proxied rows). */
+  upstreamMethod?: string;
+  /** Served by node:http even with the fast path on (the route reads bodies). */
+  nodeHttp?: boolean;
+}
+
+/**
+ * Declares a test per row (`<name>: <status>`), in order: `beforeRow` (moving a clock), the
+ * request (`sendRow`), the answer (`assertAnswer`, the exact text and the upstream's method where
+ * the row says), and the entrance that served it: the fast path when `fastPath` is on, unless the
+ * row is `nodeHttp`.
+ */
+export function testRows<R extends Row>(
+  gw: () => GatewayClient,
+  rows: readonly R[],
+  fastPath: boolean,
+  beforeRow?: (row: R) => void,
+): void {
+  for (const row of rows) {
+    test(`${row.name}: ${String(row.status)}`, async () => {
+      beforeRow?.(row);
+      const { res, served } = await sendRow(gw(), row);
+      assertAnswer(res, row);
+      if (row.text !== undefined) assert.equal(res.text, row.text);
+      if (row.upstreamMethod !== undefined) assert.equal((res.json as Echoed).method, row.upstreamMethod);
+      assert.equal(served, fastPath && row.nodeHttp !== true ? 1 : 0, 'the entrance that served it');
+    });
   }
 }

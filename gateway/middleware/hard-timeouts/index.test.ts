@@ -1,0 +1,55 @@
+/**
+ * `hard_timeouts` as a table: past the timeout the gateway answers 504; a disabled entry and
+ * another endpoint are proxied. Runs against the files and Redis stores with the fast path on and
+ * off; on the fast path every row must be served by it.
+ */
+import { after, before } from 'node:test';
+import { startEcho, type Echo } from '../../testing/echo.ts';
+import { keyless, oneVersion } from '../../testing/harness.ts';
+import { describeEachSetup, fastPathOn, provision, testRows, type Row } from '../../testing/tables.ts';
+
+let echo: Echo;
+before(async () => {
+  echo = await startEcho('echo');
+});
+after(async () => {
+  await echo.close();
+});
+
+const apis = (): Record<string, unknown>[] => [
+  keyless(
+    'slow',
+    '/slow/',
+    echo.url,
+    oneVersion({
+      extended_paths: {
+        hard_timeouts: [
+          { path: '/hang', method: 'GET', timeout: 1 },
+          { path: '/hang', method: 'POST', timeout: 1, disabled: true },
+        ],
+      },
+    }),
+  ),
+];
+
+const rows: Row[] = [
+  // Hard timeouts.
+  {
+    name: 'hard_timeouts: past the timeout',
+    path: '/slow/hang',
+    status: 504,
+    error: 'Upstream service reached hard timeout.',
+  },
+  { name: 'hard_timeouts: another endpoint', path: '/slow/other', status: 200 },
+];
+
+describeEachSetup(
+  'hard timeouts',
+  () => ({}),
+  ({ gw, index }) => {
+    before(async () => {
+      await provision(gw(), apis());
+    });
+    testRows(gw, rows, fastPathOn(index));
+  },
+);
