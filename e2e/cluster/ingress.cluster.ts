@@ -3,8 +3,10 @@
  * operator and webhooks installed by charts/svc-operator and the gateway by charts/svc-gateway
  * from the images of images/ (as .github/workflows/e2e-kind.yaml does on a kind cluster). Each
  * test runs in a namespace of its own, deleted at the end. Requests reach the gateway through
- * `kubectl port-forward` of its Service. Not run by `make e2e` (no cluster here); settings:
- * E2E_GATEWAY_NAMESPACE (svc-gateway), E2E_INGRESS_CLASS (svc), E2E_ECHO_IMAGE, KUBECTL.
+ * `kubectl port-forward` of its Service. Not run by `make e2e`; run on the node by
+ * e2e/node/cluster-suites.node.ts. Settings: E2E_GATEWAY_NAMESPACE (svc-gateway),
+ * E2E_INGRESS_CLASS (svc), E2E_NODE_IMAGE (the image the echo backend runs `node -e` in;
+ * node:24-alpine), KUBECTL.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,8 +23,13 @@ const env = environment();
 const KUBECTL = env.KUBECTL ?? 'kubectl';
 const GATEWAY_NS = env.E2E_GATEWAY_NAMESPACE ?? 'svc-gateway';
 const CLASS = env.E2E_INGRESS_CLASS ?? 'svc';
-/** An HTTP server that answers `/hostname` with its pod's name (Kubernetes' own e2e image). */
-const ECHO_IMAGE = env.E2E_ECHO_IMAGE ?? 'registry.k8s.io/e2e-test-images/agnhost:2.53';
+/** The image the echo backend runs in (anything with `node`; the workflow and the node use the gateway's). */
+const NODE_IMAGE = env.E2E_NODE_IMAGE ?? 'node:24-alpine';
+/** The echo backend: answers `/hostname` with its pod's name. */
+const ECHO_SCRIPT = `require('node:http').createServer((req, res) => {
+  res.end(req.url === '/hostname' ? require('node:os').hostname() : 'ok');
+}).listen(8080);
+process.on('SIGTERM', () => process.exit(0));`;
 const TIMEOUT = 180_000;
 
 if (env.KUBECONFIG === undefined || env.KUBECONFIG === '') {
@@ -49,36 +56,46 @@ function kubectl(
   });
 }
 
-/** `kubectl port-forward` of the gateway Service's `port` to a local port. */
+/**
+ * `kubectl port-forward` of the gateway Service's `port` to a local port, once kubectl listens.
+ * The gateway opens its HTTPS ingress port only when a TLS Ingress is served, so nothing answers
+ * there yet: the TLS test retries its requests.
+ */
 async function forward(port: number): Promise<{ local: number; stop: () => void }> {
   const local = await freePort();
   const p: ChildProcess = spawn(
     KUBECTL,
     ['port-forward', '-n', GATEWAY_NS, 'svc/svc-gateway', `${local}:${port}`, '--address', '127.0.0.1'],
-    { stdio: 'ignore' },
+    { stdio: ['ignore', 'pipe', 'ignore'] },
   );
-  await waitFor(`port-forward to svc-gateway:${port}`, async () => {
-    try {
-      await httpRequest(`http://127.0.0.1:${local}/hello`);
-      return true;
-    } catch {
-      return false;
-    }
-  });
+  let out = '';
+  p.stdout?.on('data', (c: Buffer) => (out += c.toString()));
+  await waitFor(
+    `port-forward to svc-gateway:${port}`,
+    () => {
+      if (p.exitCode !== null) throw new Error(`kubectl port-forward exited with ${String(p.exitCode)}`);
+      return out.includes('Forwarding from');
+    },
+    60_000,
+    100,
+  );
   return { local, stop: () => p.kill() };
 }
 
 let http: { local: number; stop: () => void };
 let https: { local: number; stop: () => void };
+/** The port-forwards started, stopped after the suite (also when the second did not start). */
+const forwards: { stop: () => void }[] = [];
 
 before(async () => {
   http = await forward(8080);
+  forwards.push(http);
   https = await forward(8443);
+  forwards.push(https);
 });
 
 after(() => {
-  http.stop();
-  https.stop();
+  for (const f of forwards) f.stop();
 });
 
 /** A namespace of the test's own with the echo backend (Deployment and Service `echo`), deleted after. */
@@ -95,11 +112,15 @@ spec:
   template:
     metadata: {labels: {app: echo}}
     spec:
+      securityContext: {runAsNonRoot: true, runAsUser: 65532}
       containers:
         - name: echo
-          image: ${ECHO_IMAGE}
-          args: [netexec, --http-port=8080]
+          image: ${NODE_IMAGE}
+          imagePullPolicy: IfNotPresent
+          command: [node, -e, ${JSON.stringify(ECHO_SCRIPT)}]
           ports: [{name: http, containerPort: 8080}]
+          readinessProbe: {tcpSocket: {port: http}, periodSeconds: 1}
+          securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
 ---
 apiVersion: v1
 kind: Service
