@@ -1,7 +1,24 @@
-import { test } from 'node:test';
+/**
+ * The endpoint lists: how an entry's path matches (a table over compileEndpointPath and the
+ * compiled lists), and as a table through a real gateway (request in; status, error out):
+ * `ignored`, `white_list`, `black_list` (first match wins, in that order), the older `paths`,
+ * `ignore_case` and the version's `ignore_endpoint_case`. The gateway table runs against the files
+ * and Redis stores with the fast path on and off; on the fast path every row must be served by it.
+ */
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
 import { compileEndpointPath } from '../../pipeline/endpoints.ts';
+import { startEcho, type Echo, type Echoed } from '../../testing/echo.ts';
+import { keyed, keyless, oneVersion } from '../../testing/harness.ts';
+import {
+  assertAnswer,
+  describeEachSetup,
+  fastPathOn,
+  provision,
+  sendRow,
+  type Row,
+} from '../../testing/tables.ts';
 import { compileEndpointLists } from './index.ts';
 
 const paths: { path: string; request: string; want: boolean }[] = [
@@ -66,3 +83,157 @@ test('compileEndpointLists: ignored first, then black, then white; methods from 
   assert.equal(lists.whiteList, true);
   assert.equal(lists.ignored, true);
 });
+
+const FORBIDDEN = 'Requested endpoint is forbidden';
+const KEY = { authorization: 'ep-key' };
+
+let echo: Echo;
+before(async () => {
+  echo = await startEcho('echo');
+});
+after(async () => {
+  await echo.close();
+});
+
+const apis = (): Record<string, unknown>[] => [
+  keyed(
+    'lists',
+    '/lists/',
+    echo.url,
+    oneVersion(
+      {
+        extended_paths: {
+          ignored: [{ path: '/public', method_actions: { GET: { action: 'no_action', code: 200 } } }],
+          black_list: [
+            { path: '/admin/{id}', method: 'DELETE' },
+            { path: '/users/13', disabled: true },
+          ],
+          white_list: [
+            { path: '/public' },
+            { path: '/users/[0-9]+', method_actions: { GET: { action: 'no_action' }, POST: {} } },
+            { path: '/admin' },
+            { path: '/Mixed', ignore_case: true },
+          ],
+        },
+      },
+      'v1',
+    ),
+  ),
+  keyless(
+    'older',
+    '/older/',
+    echo.url,
+    oneVersion({
+      use_extended_paths: false,
+      paths: { black_list: ['/secret'], ignored: [], white_list: [] },
+    }),
+  ),
+  keyless(
+    'anycase',
+    '/anycase/',
+    echo.url,
+    oneVersion({ ignore_endpoint_case: true, extended_paths: { black_list: [{ path: '/secret' }] } }),
+  ),
+];
+
+const rows: Row[] = [
+  // Endpoint lists: ignored, black list, white list (first match wins, in that order).
+  { name: 'lists: ignored endpoint without a key', path: '/lists/public', status: 200 },
+  { name: 'lists: ignored endpoint, below it', path: '/lists/public/a/b', status: 200 },
+  {
+    name: 'lists: ignored endpoint, an unknown key is not looked at',
+    path: '/lists/public',
+    headers: { authorization: 'nope' },
+    status: 200,
+    upstreamHeaders: { authorization: 'nope' },
+  },
+  {
+    name: 'lists: ignored for GET only: POST needs a key',
+    method: 'POST',
+    path: '/lists/public',
+    body: '',
+    status: 401,
+    error: 'Authorization field missing',
+  },
+  {
+    name: 'lists: white-listed POST with its key',
+    method: 'POST',
+    path: '/lists/public',
+    body: '',
+    headers: KEY,
+    status: 200,
+  },
+  {
+    name: 'lists: white list, no key',
+    path: '/lists/users/12',
+    status: 401,
+    error: 'Authorization field missing',
+  },
+  { name: 'lists: white list, with a key', path: '/lists/users/12', headers: KEY, status: 200 },
+  {
+    name: 'lists: white list, a method it does not name',
+    method: 'DELETE',
+    path: '/lists/users/12',
+    headers: KEY,
+    status: 403,
+    error: FORBIDDEN,
+  },
+  {
+    name: 'lists: outside the white list, before authentication',
+    path: '/lists/users/abc',
+    status: 403,
+    error: FORBIDDEN,
+  },
+  { name: 'lists: a path that only starts alike', path: '/lists/publicity', status: 403, error: FORBIDDEN },
+  { name: 'lists: the listen path itself', path: '/lists/', headers: KEY, status: 403, error: FORBIDDEN },
+  {
+    name: 'lists: black list, its method',
+    method: 'DELETE',
+    path: '/lists/admin/7',
+    headers: KEY,
+    status: 403,
+    error: FORBIDDEN,
+  },
+  { name: 'lists: black list, another method', path: '/lists/admin/7', headers: KEY, status: 200 },
+  { name: 'lists: a disabled black-list entry', path: '/lists/users/13', headers: KEY, status: 200 },
+  {
+    name: 'lists: paths match case-sensitively',
+    path: '/lists/ADMIN',
+    headers: KEY,
+    status: 403,
+    error: FORBIDDEN,
+  },
+  { name: 'lists: ignore_case on an entry', path: '/lists/mIXED', headers: KEY, status: 200 },
+  { name: 'older paths: black list', path: '/older/secret', status: 403, error: FORBIDDEN },
+  { name: 'older paths: elsewhere', path: '/older/open', status: 200 },
+  {
+    name: 'ignore_endpoint_case: the version matches any case',
+    path: '/anycase/SeCrEt/1',
+    status: 403,
+    error: FORBIDDEN,
+  },
+];
+
+describeEachSetup(
+  'endpoint lists',
+  () => ({}),
+  ({ gw, index }) => {
+    before(async () => {
+      await provision(gw(), apis(), {
+        'ep-key': {
+          access_rights: { lists: { api_id: 'lists', versions: ['v1'] } },
+        },
+      });
+    });
+    const fastPath = fastPathOn(index);
+    for (const row of rows) {
+      test(`${row.name}: ${String(row.status)}`, async () => {
+        const { res, served } = await sendRow(gw(), row);
+        assertAnswer(res, row);
+        if (row.status === 200) assert.equal((res.json as Echoed).upstream, 'echo', 'proxied');
+        if (fastPath) assert.equal(served, 1, 'served by the fast path');
+        if (!fastPath) assert.equal(served, 0, 'served by node:http');
+      });
+    }
+  },
+);
