@@ -1,0 +1,156 @@
+/**
+ * A version's header changes as a table (request in; status, the headers the upstream and the
+ * client saw out): `global_headers` and `global_response_headers` (add, replace, remove,
+ * disabled), `transform_headers` and `transform_response_headers` per endpoint and method, a
+ * disabled entry. Runs against the files and Redis stores with the fast path on and off; on the
+ * fast path every row must be served by it.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startEcho, type Echo, type Echoed } from '../../testing/echo.ts';
+import { keyless } from '../../testing/harness.ts';
+import {
+  assertAnswer,
+  describeEachSetup,
+  fastPathOn,
+  provision,
+  sendRow,
+  type Expected,
+} from '../../testing/tables.ts';
+
+interface Row extends Expected {
+  name: string;
+  method?: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+  /** Which upstream answered (a 200 only). */
+  upstream?: string;
+  /** The path and query the upstream received (a 200 only). */
+  upstreamPath?: string;
+  upstreamQuery?: string;
+  upstreamMethod?: string;
+}
+
+let echo: Echo;
+before(async () => {
+  echo = await startEcho('echo');
+});
+after(async () => {
+  await echo.close();
+});
+
+const apis = (): Record<string, unknown>[] => [
+  keyless('hdr', '/hdr/', echo.url, {
+    version_data: {
+      not_versioned: true,
+      versions: {
+        Default: {
+          name: 'Default',
+          use_extended_paths: true,
+          global_headers: { 'x-global': 'g', 'x-replaced': 'by-gateway' },
+          global_headers_remove: ['x-drop-me'],
+          global_response_headers: { 'x-resp': 'r' },
+          global_response_headers_remove: ['x-upstream'],
+          extended_paths: {
+            transform_headers: [
+              {
+                path: '/users',
+                method: 'GET',
+                add_headers: { 'x-users': 'yes' },
+                delete_headers: ['x-global'],
+              },
+              { path: '/off', method: 'GET', add_headers: { 'x-off': 'yes' }, disabled: true },
+            ],
+            transform_response_headers: [
+              {
+                path: '/users',
+                method: 'GET',
+                add_headers: { 'x-upstream': 'rewritten' },
+                delete_headers: ['x-resp'],
+              },
+            ],
+            method_transforms: [{ path: '/convert', method: 'GET', to_method: 'POST' }],
+          },
+        },
+      },
+    },
+  }),
+  keyless('hdroff', '/hdroff/', echo.url, {
+    version_data: {
+      not_versioned: true,
+      versions: {
+        Default: {
+          name: 'Default',
+          global_headers: { 'x-global': 'g' },
+          global_headers_disabled: true,
+          global_response_headers: { 'x-resp': 'r' },
+          global_response_headers_disabled: true,
+        },
+      },
+    },
+  }),
+];
+
+const rows: Row[] = [
+  {
+    name: 'headers: global add, replace and remove',
+    path: '/hdr/a',
+    headers: { 'x-replaced': 'by-client', 'x-drop-me': '1', 'x-kept': 'k' },
+    status: 200,
+    upstreamHeaders: { 'x-global': 'g', 'x-replaced': 'by-gateway', 'x-drop-me': undefined, 'x-kept': 'k' },
+    responseHeaders: { 'x-resp': 'r', 'x-upstream': undefined },
+  },
+  {
+    name: 'headers: an endpoint after the global ones',
+    path: '/hdr/users/1',
+    status: 200,
+    upstreamHeaders: { 'x-global': undefined, 'x-users': 'yes' },
+    responseHeaders: { 'x-resp': undefined, 'x-upstream': 'rewritten' },
+  },
+  {
+    name: "headers: another method is not the endpoint's",
+    method: 'DELETE',
+    path: '/hdr/users/1',
+    status: 200,
+    upstreamHeaders: { 'x-global': 'g', 'x-users': undefined },
+  },
+  {
+    name: 'headers: a disabled entry',
+    path: '/hdr/off',
+    status: 200,
+    upstreamHeaders: { 'x-off': undefined },
+  },
+  {
+    name: 'headers: disabled global headers',
+    path: '/hdroff/a',
+    status: 200,
+    upstreamHeaders: { 'x-global': undefined },
+    responseHeaders: { 'x-resp': undefined, 'x-upstream': 'echo' },
+  },
+];
+
+describeEachSetup(
+  'headers',
+  () => ({}),
+  ({ gw, index }) => {
+    before(async () => {
+      await provision(gw(), apis());
+    });
+    const fastPath = fastPathOn(index);
+    for (const row of rows) {
+      test(`${row.name}: ${String(row.status)}`, async () => {
+        const { res, served } = await sendRow(gw(), row);
+        assertAnswer(res, row);
+        if (row.status === 200) {
+          const got = res.json as Echoed;
+          assert.equal(got.upstream, row.upstream ?? 'echo', 'upstream');
+          if (row.upstreamPath !== undefined) assert.equal(got.path, row.upstreamPath);
+          if (row.upstreamQuery !== undefined) assert.equal(got.query, row.upstreamQuery);
+          if (row.upstreamMethod !== undefined) assert.equal(got.method, row.upstreamMethod);
+        }
+        assert.equal(served, fastPath ? 1 : 0, fastPath ? 'served by the fast path' : 'served by node:http');
+      });
+    }
+  },
+);
