@@ -1,79 +1,23 @@
 /**
  * Mutual TLS and per-API certificates through real HTTPS listeners and a real client presenting
- * (or not) a certificate: static allow lists, keys bound to certificates, SNI.
+ * (or not) a certificate: keys bound to certificates (dynamic mutual TLS), SNI. The static allow
+ * lists are beside their middleware (middleware/mutual-tls/index.test.ts).
  */
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { request } from 'node:https';
-import { TLSSocket } from 'node:tls';
 import { after, before, describe, test } from 'node:test';
 import { freePort } from '../../lib/testing/wait.ts';
 import { selfSignedCert, type TestCert } from '../testing/certs.ts';
 import { makeCert, type MadeCert } from '../testing/client-certs.ts';
 import { startEcho, type Echo } from '../testing/echo.ts';
-import { fastPathStats } from '../server/fast-path/index.ts';
 import { keyed, startGateway, type InProcessGateway } from '../testing/harness.ts';
-
-interface TlsRes {
-  status: number;
-  json: { error?: string } | undefined;
-  /** SHA-256 hex of the certificate the server presented. */
-  serverFingerprint: string;
-}
-
-/** A fresh HTTPS connection to the port, presenting `client` when given. */
-function tlsGet(
-  port: number,
-  path: string,
-  opts: {
-    client?: { cert: string; key: string };
-    servername?: string;
-    headers?: Record<string, string>;
-  } = {},
-): Promise<TlsRes> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        agent: false,
-        rejectUnauthorized: false,
-        servername: opts.servername ?? 'localhost',
-        headers: { host: opts.servername ?? 'localhost', ...opts.headers },
-        ...(opts.client === undefined ? {} : { cert: opts.client.cert, key: opts.client.key }),
-      },
-      (res) => {
-        const socket = res.socket;
-        const peer = socket instanceof TLSSocket ? socket.getPeerX509Certificate() : undefined;
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let json: { error?: string } | undefined;
-          try {
-            json = JSON.parse(text) as { error?: string };
-          } catch {
-            json = undefined;
-          }
-          resolve({
-            status: res.statusCode ?? 0,
-            json,
-            serverFingerprint: peer?.fingerprint256.replaceAll(':', '').toLowerCase() ?? '',
-          });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
+import { tlsGet } from '../testing/tls-client.ts';
 
 const fingerprintOfPem = (pem: Buffer | string): string =>
   new X509Certificate(pem).fingerprint256.replaceAll(':', '').toLowerCase();
 
 for (const fast of [true, false])
-  describe(`mutual TLS and per-API certificates (fast path ${fast ? 'on' : 'off'})`, () => {
+  describe(`dynamic mutual TLS and per-API certificates (fast path ${fast ? 'on' : 'off'})`, () => {
     let gw: InProcessGateway;
     let echo: Echo;
     let serverCert: TestCert;
@@ -83,7 +27,6 @@ for (const fast of [true, false])
     let expired: MadeCert;
     let sniCert: MadeCert;
     const id = (c: MadeCert): string => `org1${c.fingerprint}`;
-    const access = { 'static-keyed': { api_id: 'static-keyed', api_name: 'x', versions: ['Default'] } };
 
     before(async () => {
       serverCert = selfSignedCert();
@@ -112,19 +55,6 @@ for (const fast of [true, false])
       }
       const https = { protocol: 'https', listen_port: port, org_id: 'org1' };
       const apis = [
-        // Static mTLS only: keyless with an allow list.
-        keyed('static', '/static/', echo.url, {
-          ...https,
-          use_keyless: true,
-          use_mutual_tls_auth: true,
-          client_certificates: [id(allowed)],
-        }),
-        // Static mTLS with the token (the default method still applies).
-        keyed('static-keyed', '/static-keyed/', echo.url, {
-          ...https,
-          use_mutual_tls_auth: true,
-          client_certificates: [id(allowed)],
-        }),
         // Dynamic mTLS.
         keyed('dynamic', '/dynamic/', echo.url, { ...https, auth: { use_certificate: true } }),
         keyed('dynamic-configs', '/dynamic2/', echo.url, {
@@ -145,65 +75,6 @@ for (const fast of [true, false])
     after(async () => {
       await gw.stop();
       await echo.close();
-    });
-
-    describe('static', () => {
-      const cases: { name: string; client?: () => MadeCert; status: number; error?: () => string }[] = [
-        { name: 'no certificate', status: 401, error: () => 'Client certificate required' },
-        {
-          name: 'a certificate not in the list',
-          client: () => other,
-          status: 403,
-          error: () => `Certificate with SHA256 ${other.fingerprint} not allowed`,
-        },
-        {
-          name: 'an expired certificate not in the list',
-          client: () => expired,
-          status: 403,
-          error: () => `Certificate with SHA256 ${expired.fingerprint} not allowed`,
-        },
-        { name: 'an allowed certificate', client: () => allowed, status: 200 },
-      ];
-      for (const c of cases) {
-        test(c.name, async () => {
-          const served = fastPathStats.requests;
-          const res = await tlsGet(port, '/static/x', c.client === undefined ? {} : { client: c.client() });
-          assert.equal(res.status, c.status);
-          if (c.error !== undefined) assert.equal(res.json?.error, c.error());
-          assert.equal(fastPathStats.requests - served, fast ? 1 : 0, 'served by the fast path when on');
-        });
-      }
-
-      test('with the token as well: the certificate first, then the token', async () => {
-        const none = await tlsGet(port, '/static-keyed/x');
-        assert.equal(none.json?.error, 'Client certificate required');
-        const noToken = await tlsGet(port, '/static-keyed/x', { client: allowed });
-        assert.equal(noToken.status, 401);
-        assert.equal(noToken.json?.error, 'Authorization field missing');
-        const created = await gw.admin('POST', '/svc/keys', { org_id: 'org1', access_rights: access });
-        assert.equal(created.status, 200, JSON.stringify(created.json));
-        const token = (created.json as { key: string }).key;
-        const ok = await tlsGet(port, '/static-keyed/x', {
-          client: allowed,
-          headers: { authorization: token },
-        });
-        assert.equal(ok.status, 200);
-        const wrongCert = await tlsGet(port, '/static-keyed/x', {
-          client: other,
-          headers: { authorization: token },
-        });
-        assert.equal(wrongCert.status, 403);
-      });
-
-      test('a list entry that is not a certificate ID is refused at write time', async () => {
-        const res = await gw.admin(
-          'POST',
-          '/svc/apis',
-          keyed('bad', '/bad/', echo.url, { use_mutual_tls_auth: true, client_certificates: ['not-an-id'] }),
-        );
-        assert.equal(res.status, 400);
-        assert.match(res.text, /client_certificates\[0\]: .*not a certificate ID/);
-      });
     });
 
     describe('dynamic', () => {

@@ -1,0 +1,63 @@
+/**
+ * An HTTPS request for tests that look at the TLS layer: a fresh connection to 127.0.0.1 that
+ * presents a client certificate when given, sends SNI and Host, and says which certificate the
+ * server presented.
+ */
+import { request } from 'node:https';
+import { TLSSocket } from 'node:tls';
+
+/** What {@link tlsGet} got. */
+export interface TlsRes {
+  status: number;
+  json: { error?: string } | undefined;
+  /** SHA-256 hex of the certificate the server presented. */
+  serverFingerprint: string;
+}
+
+/** A fresh HTTPS connection to the port, presenting `client` when given. */
+export function tlsGet(
+  port: number,
+  path: string,
+  opts: {
+    client?: { cert: string; key: string };
+    servername?: string;
+    headers?: Record<string, string>;
+  } = {},
+): Promise<TlsRes> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        agent: false,
+        rejectUnauthorized: false,
+        servername: opts.servername ?? 'localhost',
+        headers: { host: opts.servername ?? 'localhost', ...opts.headers },
+        ...(opts.client === undefined ? {} : { cert: opts.client.cert, key: opts.client.key }),
+      },
+      (res) => {
+        const socket = res.socket;
+        const peer = socket instanceof TLSSocket ? socket.getPeerX509Certificate() : undefined;
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let json: { error?: string } | undefined;
+          try {
+            json = JSON.parse(text) as { error?: string };
+          } catch {
+            json = undefined;
+          }
+          resolve({
+            status: res.statusCode ?? 0,
+            json,
+            serverFingerprint: peer?.fingerprint256.replaceAll(':', '').toLowerCase() ?? '',
+          });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
