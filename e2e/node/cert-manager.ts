@@ -173,10 +173,14 @@ export async function installCertManager(): Promise<CertManager> {
   const chart = path.join(toolsDir(), 'cert-manager-chart');
 
   let started = Date.now();
-  const tsv = await run(path.join(repoRoot, 'tools', 'cert-manager-images.sh'), [
-    'import',
-    node.containerdSocket,
-  ]);
+  // A first build compiles the three commands: 20 minutes on two cores busy with other builds
+  // (2026-11-27), beyond run()'s default of 15.
+  const tsv = await run(
+    path.join(repoRoot, 'tools', 'cert-manager-images.sh'),
+    ['import', node.containerdSocket],
+    undefined,
+    40 * 60_000,
+  );
   for (const line of tsv.trim().split('\n')) {
     const [name, ref] = line.split('\t');
     const component = COMPONENTS.find((c) => name === `cert-manager-${c}`);
