@@ -15,7 +15,7 @@ import {
   perVersion,
   type CompiledEndpoint,
 } from '../pipeline/endpoints.ts';
-import type { Route } from '../pipeline/router.ts';
+import type { RouteInfo } from '../pipeline/route.ts';
 
 /**
  * The `endpoint` label of a request (`''`: none), or undefined when the request is left out of
@@ -51,7 +51,7 @@ export function compileTracking(v: VersionInfo): VersionTracking | undefined {
 }
 
 /** How the requests of `route` are tracked; null when every request counts without an endpoint. */
-export function trackingOf(route: Route): Tracking | null {
+export function trackingOf(route: RouteInfo): Tracking | null {
   if (route.api.do_not_track === true) return leftOut;
   const of = perVersion(route.api, compileTracking);
   if (of === undefined) return null;
@@ -67,9 +67,9 @@ export function trackingOf(route: Route): Tracking | null {
 
 /** `trackingOf`, compiled once per route (a route object lives as long as its definition). */
 export class TrackingCache {
-  readonly #byRoute = new WeakMap<Route, Tracking | null>();
+  readonly #byRoute = new WeakMap<RouteInfo, Tracking | null>();
 
-  get(route: Route): Tracking | null {
+  get(route: RouteInfo): Tracking | null {
     let t = this.#byRoute.get(route);
     if (t === undefined) {
       try {

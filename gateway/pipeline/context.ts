@@ -14,7 +14,7 @@ import { redactUrl, type Logger } from '../../lib/log.ts';
 import type { GatewaySession } from '../../schemas/generated/models.ts';
 import type { EventName } from '../events/events.ts';
 import type { GatewayError } from './errors.ts';
-import type { Route, Target } from './router.ts';
+import type { RouteInfo, Target } from './route.ts';
 
 /** The listener a request came in on. */
 
@@ -159,7 +159,7 @@ export interface ContextInit {
   query: string;
   headers: IncomingHttpHeaders;
   socketAddress: string;
-  route: Route;
+  route: RouteInfo;
   listener: ListenerInfo;
   log: Logger;
   /** The client connection, for its TLS peer certificate (mutual TLS). */
@@ -172,7 +172,7 @@ const peerCertificates = new WeakMap<TLSSocket, X509Certificate | null>();
 /** One request on its way through the chain. */
 export class RequestContext {
   readonly method: string;
-  readonly route: Route;
+  readonly route: RouteInfo;
   readonly listener: ListenerInfo;
   /** Request path, dot segments removed, without the query. */
   readonly path: string;
@@ -334,7 +334,7 @@ export class HttpContext extends RequestContext {
   constructor(opts: {
     req: IncomingMessage;
     res: ServerResponse;
-    route: Route;
+    route: RouteInfo;
     listener: ListenerInfo;
     path: string;
     query: string;

@@ -6,58 +6,19 @@
  * case-insensitively: exactly what the claim rule of schemas/rules (`routeKey`) calls one route.
  * A tier with no matching path falls through to the next one.
  */
-import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import { wildcardCovers } from '../../schemas/rules/api-definition.ts';
-import type { Target } from '../../schemas/rules/target.ts';
 import { resolveInternalTarget } from '../../schemas/rules/internal-target.ts';
-import type { ApiEvents } from '../events/events.ts';
 import type { Step, Terminal } from './middleware.ts';
+import type { ListenerKey, RouteInfo } from './route.ts';
 
-export type { Target };
+export type { ListenerKey, RouteInfo, Target } from './route.ts';
 
-/** `main` is the gateway port; a number is an API's own `listen_port`. */
-export type ListenerKey = 'main' | number;
-
-/** One compiled API. */
-export interface Route {
-  id: string;
-  api: GatewayApiDefinition;
-  listener: ListenerKey;
-  /** Lower-case host, `*.suffix` for a wildcard, undefined for any host. */
-  domain: string | undefined;
-  /**
-   * `domain_wildcard_one_label`: the wildcard `domain` serves names exactly one label below it
-   * (an Ingress wildcard host), not any depth.
-   */
-  domainOneLabel?: boolean | undefined;
-  /** Listen path without its trailing slash (`''` for `/`). */
-  listenPath: string;
-  /**
-   * `proxy.listen_path_exact`: the listen path as written, ASCII lower case; the route serves
-   * that request path alone, not the paths under it.
-   */
-  exactPath?: string | undefined;
-  /** Remove the listen path before proxying. */
-  strip: boolean;
-  target: Target | undefined;
+/** One compiled API: its settings (route.ts) and its chain. */
+export interface Route extends RouteInfo {
   /** The compiled chain on the node:http entrance, ending with the upstream call. */
   handle: Terminal;
   /** The compiled middleware, in chain order (the fast path runs them itself). */
   handlers: readonly Step[];
-  /**
-   * Whether the connection-level fast path (server/fast-path/) may serve this route: decided
-   * once, by `fastPathServes` in routes/compile.ts.
-   */
-  fastPath: boolean;
-  /** Frees what the route's middleware hold; called once no table serving it is left. */
-  close(): Promise<void>;
-  /**
-   * Compiled from the stored definition alone (no certificate or plugin file read): while the
-   * stored text is unchanged, the next reload reuses this route instead of compiling it again.
-   */
-  reusable: boolean;
-  /** The API's compiled event handlers (`event_handlers`). */
-  events: ApiEvents;
 }
 
 interface Tier {

@@ -342,7 +342,7 @@ export async function compileApi(
   );
   // Internal targets (`svc://`: target_url, target_internal, a rewrite) run another API's chain.
   const internal = [target, ...rewriteTargets(api)].some((t) => t !== undefined && isInternalTarget(t))
-    ? internalCall({ listenPath, strip }, lookup ?? (() => undefined))
+    ? internalCall({ listenPath, strip, self: () => self }, lookup ?? (() => undefined))
     : undefined;
   const proxied: typeof upstream =
     internal === undefined
@@ -362,7 +362,7 @@ export async function compileApi(
     throw err;
   }
   const events = compileEvents(api, { log: deps.log, now: deps.now, metrics: deps.metrics });
-  return {
+  const self: Route = {
     id,
     api,
     listener: listenerOf(api, env),
@@ -391,6 +391,7 @@ export async function compileApi(
     },
     events,
   };
+  return self;
 }
 
 /**

@@ -78,14 +78,15 @@ export type RouteLookup = (host: string) => Route | { ambiguous: string[] } | un
 
 /**
  * The terminal step towards an internal target: runs the target API's chain on the request.
- * `route` is the calling API's path settings (its listen path and strip).
+ * `route` is the calling API's path settings (its listen path and strip) and, once compiled, the
+ * calling route itself (`self`, the target `svc://self`).
  */
 export function internalCall(
-  route: { listenPath: string; strip: boolean },
+  route: { listenPath: string; strip: boolean; self: () => Route | undefined },
   lookup: RouteLookup,
 ): (ctx: HttpContext, target: Target) => Promise<void> {
   return async (ctx, target) => {
-    const next = target.host.toLowerCase() === SELF ? ctx.route : lookup(target.host);
+    const next = target.host.toLowerCase() === SELF ? route.self() : lookup(target.host);
     if (next === undefined) {
       respondError(ctx, internalTargetMissing(target.host));
       return;

@@ -11,7 +11,7 @@ import type { Socket } from 'node:net';
 import { errorMessage } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/log.ts';
 import { chainKind, internalFailure, runBefore, runChain, runSteps } from '../../pipeline/compose.ts';
-import type { BeforeStep, Rejection, SyncStep } from '../../pipeline/middleware.ts';
+import type { BeforeStep, Rejection, Step, SyncStep } from '../../pipeline/middleware.ts';
 import {
   RequestContext,
   type BodyPeek,
@@ -88,6 +88,8 @@ type RespMode = (typeof R)[keyof typeof R];
 export class Exchange implements BodyPeek, UpstreamExchange {
   readonly conn: ExchangeClient;
   readonly ctx: RequestContext;
+  /** The route's compiled middleware, in chain order. */
+  readonly handlers: readonly Step[];
   readonly table: RouteTable;
   /** The route's upstream, or the one a middleware chose for this request (`#forward`). */
   target: Target;
@@ -136,6 +138,7 @@ export class Exchange implements BodyPeek, UpstreamExchange {
     this.contentLength = head.contentLength;
     this.hasLength = head.hasLength;
     this.keepAliveWanted = !head.close;
+    this.handlers = found.route.handlers;
     this.ctx = new RequestContext({
       method: head.method,
       path: head.path,
@@ -166,7 +169,7 @@ export class Exchange implements BodyPeek, UpstreamExchange {
    * whose steps are all synchronous runs them in a loop, then goes up, with no promise.
    */
   run(): void {
-    const handlers = this.ctx.route.handlers;
+    const handlers = this.handlers;
     if (handlers.length === 0) {
       this.#forward();
       return;

@@ -1,0 +1,52 @@
+/**
+ * What a request sees of its route (`RequestContext.route`): the compiled API's settings, without
+ * its compiled chain. A leaf of the floor, so that the context (context.ts), the middleware
+ * contract (middleware.ts) and the route table (router.ts) import it without a circle: the chain
+ * (`Route.handle`, `Route.handlers`) names the context, the context names only this.
+ */
+import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
+import type { Target } from '../../schemas/rules/target.ts';
+import type { ApiEvents } from '../events/events.ts';
+
+export type { Target };
+
+/** `main` is the gateway port; a number is an API's own `listen_port`. */
+export type ListenerKey = 'main' | number;
+
+/** One compiled API, as its requests see it; router.ts's `Route` adds the chain. */
+export interface RouteInfo {
+  id: string;
+  api: GatewayApiDefinition;
+  listener: ListenerKey;
+  /** Lower-case host, `*.suffix` for a wildcard, undefined for any host. */
+  domain: string | undefined;
+  /**
+   * `domain_wildcard_one_label`: the wildcard `domain` serves names exactly one label below it
+   * (an Ingress wildcard host), not any depth.
+   */
+  domainOneLabel?: boolean | undefined;
+  /** Listen path without its trailing slash (`''` for `/`). */
+  listenPath: string;
+  /**
+   * `proxy.listen_path_exact`: the listen path as written, ASCII lower case; the route serves
+   * that request path alone, not the paths under it.
+   */
+  exactPath?: string | undefined;
+  /** Remove the listen path before proxying. */
+  strip: boolean;
+  target: Target | undefined;
+  /**
+   * Whether the connection-level fast path (server/fast-path/) may serve this route: decided
+   * once, by `fastPathServes` in routes/compile.ts.
+   */
+  fastPath: boolean;
+  /** Frees what the route's middleware hold; called once no table serving it is left. */
+  close(): Promise<void>;
+  /**
+   * Compiled from the stored definition alone (no certificate or plugin file read): while the
+   * stored text is unchanged, the next reload reuses this route instead of compiling it again.
+   */
+  reusable: boolean;
+  /** The API's compiled event handlers (`event_handlers`). */
+  events: ApiEvents;
+}
