@@ -61,6 +61,30 @@ const streaming = (i: number): string[] => [
 
 dumpOnFailure(GATEWAY_NS, GATEWAY2_NS, OPERATOR_NS);
 
+/**
+ * The namespace `name`, Active: one still Terminating (a previous run's, deleted without waiting)
+ * is waited out first, else it would vanish under the objects created in it.
+ */
+async function activeNamespace(name: string): Promise<void> {
+  await waitFor(
+    `namespace ${name} not Terminating`,
+    async () => {
+      const phase = await kubectl([
+        'get',
+        'namespace',
+        name,
+        '--ignore-not-found',
+        '-o',
+        'jsonpath={.status.phase}',
+      ]);
+      return phase !== 'Terminating';
+    },
+    300_000,
+    1000,
+  );
+  await apply([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }]);
+}
+
 before(async () => {
   // cert-manager issues the gateway's default certificate and the webhooks' serving certificate,
   // as in the kind workflow (e2e/node/cert-manager.ts: installed once on the node, reused after).
@@ -83,6 +107,7 @@ before(async () => {
   });
 
   // The second gateway: its own namespace, secret and release.
+  await activeNamespace(GATEWAY2_NS);
   await apply([
     {
       apiVersion: 'v1',
