@@ -189,3 +189,40 @@ export function testRows<R extends Row>(
     });
   }
 }
+
+/** A row whose 200 says which upstream answered and what it received. */
+export interface ProxiedRow extends Expected, RowRequest {
+  name: string;
+  /** Which upstream answered (a 200 only; default `echo`). */
+  upstream?: string;
+  /** The path, query and method the upstream received (a 200 only). */
+  upstreamPath?: string;
+  upstreamQuery?: string;
+  upstreamMethod?: string;
+}
+
+/**
+ * Declares a test per row (`<name>: <status>`): the request (`sendRow`), the answer
+ * (`assertAnswer`), on a 200 the upstream that answered and what it received, and the entrance:
+ * every row is served by the fast path when it is on.
+ */
+export function testProxiedRows(
+  gw: () => GatewayClient,
+  rows: readonly ProxiedRow[],
+  fastPath: boolean,
+): void {
+  for (const row of rows) {
+    test(`${row.name}: ${String(row.status)}`, async () => {
+      const { res, served } = await sendRow(gw(), row);
+      assertAnswer(res, row);
+      if (row.status === 200) {
+        const got = res.json as Echoed;
+        assert.equal(got.upstream, row.upstream ?? 'echo', 'upstream');
+        if (row.upstreamPath !== undefined) assert.equal(got.path, row.upstreamPath);
+        if (row.upstreamQuery !== undefined) assert.equal(got.query, row.upstreamQuery);
+        if (row.upstreamMethod !== undefined) assert.equal(got.method, row.upstreamMethod);
+      }
+      assert.equal(served, fastPath ? 1 : 0, fastPath ? 'served by the fast path' : 'served by node:http');
+    });
+  }
+}

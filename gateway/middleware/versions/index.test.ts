@@ -7,32 +7,16 @@
  * runs against the files and Redis stores with the fast path on and off; on the fast path every
  * row must be served by it.
  */
-import { after, before, test } from 'node:test';
-import assert from 'node:assert/strict';
-import { startEcho, type Echo, type Echoed } from '../../testing/echo.ts';
+import { after, before } from 'node:test';
+import { startEcho, type Echo } from '../../testing/echo.ts';
 import { keyed, keyless } from '../../testing/harness.ts';
 import {
-  assertAnswer,
   describeEachSetup,
   fastPathOn,
   provision,
-  sendRow,
-  type Expected,
+  testProxiedRows,
+  type ProxiedRow,
 } from '../../testing/tables.ts';
-
-interface Row extends Expected {
-  name: string;
-  method?: string;
-  path: string;
-  headers?: Record<string, string>;
-  body?: string;
-  /** Which upstream answered (a 200 only). */
-  upstream?: string;
-  /** The path and query the upstream received (a 200 only). */
-  upstreamPath?: string;
-  upstreamQuery?: string;
-  upstreamMethod?: string;
-}
 
 const NOT_FOUND = 'Version information not found';
 const UNKNOWN = 'This API version does not seem to exist';
@@ -119,7 +103,7 @@ const apis = (): Record<string, unknown>[] => [
   }),
 ];
 
-const rows: Row[] = [
+const rows: ProxiedRow[] = [
   // A header names the version.
   { name: 'header: no version, no default', path: '/byheader/x', status: 403, error: NOT_FOUND },
   {
@@ -256,20 +240,6 @@ describeEachSetup(
         },
       });
     });
-    const fastPath = fastPathOn(index);
-    for (const row of rows) {
-      test(`${row.name}: ${String(row.status)}`, async () => {
-        const { res, served } = await sendRow(gw(), row);
-        assertAnswer(res, row);
-        if (row.status === 200) {
-          const got = res.json as Echoed;
-          assert.equal(got.upstream, row.upstream ?? 'echo', 'upstream');
-          if (row.upstreamPath !== undefined) assert.equal(got.path, row.upstreamPath);
-          if (row.upstreamQuery !== undefined) assert.equal(got.query, row.upstreamQuery);
-          if (row.upstreamMethod !== undefined) assert.equal(got.method, row.upstreamMethod);
-        }
-        assert.equal(served, fastPath ? 1 : 0, fastPath ? 'served by the fast path' : 'served by node:http');
-      });
-    }
+    testProxiedRows(gw, rows, fastPathOn(index));
   },
 );
