@@ -17,6 +17,7 @@ test('defaults match the chart', () => {
     validatingConfigurationName: 'svc-operator-validating-webhook-configuration',
     extraHosts: '',
     resyncSeconds: 10,
+    shutdownDelaySeconds: 5,
     logLevel: 'info',
     finalizers: true,
     watchNamespace: '',

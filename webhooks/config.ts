@@ -30,6 +30,12 @@ export interface WebhookConfig {
   extraHosts: string;
   /** How often the CA Secret and the webhook configurations' caBundle are checked. */
   resyncSeconds: number;
+  /**
+   * After SIGTERM, how long the server keeps answering (not ready) before it closes: the
+   * Service's endpoints and every node's proxy forget a terminating pod a moment after it was
+   * told to stop, and a review sent to it meanwhile would fail the API server's request.
+   */
+  shutdownDelaySeconds: number;
   /** Kubeconfig file; in a pod, the service account is used. */
   kubeconfig?: string;
   logLevel: LogLevel;
@@ -95,6 +101,12 @@ const schema: JsonSchema = {
     },
     extraHosts: { type: 'string', default: '', description: 'Extra certificate names, comma-separated.' },
     resyncSeconds: { type: 'integer', minimum: 1, default: 10, description: 'Resync period.' },
+    shutdownDelaySeconds: {
+      type: 'integer',
+      minimum: 0,
+      default: 5,
+      description: 'Seconds the server keeps answering after SIGTERM, before it closes.',
+    },
     kubeconfig: { type: 'string', minLength: 1, description: 'Kubeconfig file.' },
     logLevel: { type: 'string', enum: LOG_LEVELS, default: 'info', description: 'Log level.' },
     finalizers: {
@@ -131,6 +143,7 @@ const sources: Record<string, ConfigSource> = {
   },
   extraHosts: { env: 'SVC_WEBHOOK_EXTRA_HOSTS', flag: 'extra-hosts' },
   resyncSeconds: { env: 'SVC_WEBHOOK_RESYNC_SECONDS', flag: 'resync-seconds' },
+  shutdownDelaySeconds: { env: 'SVC_WEBHOOK_SHUTDOWN_DELAY_SECONDS', flag: 'shutdown-delay-seconds' },
   kubeconfig: { env: 'KUBECONFIG', flag: 'kubeconfig' },
   logLevel: { env: 'LOG_LEVEL', flag: 'log-level' },
   finalizers: { env: 'SVC_WEBHOOK_FINALIZERS', flag: 'finalizers' },

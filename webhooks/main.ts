@@ -139,6 +139,7 @@ const certs: CertSource =
       });
 
 let listening = false;
+let stopping = false;
 // Not ready until every watch cache has listed its kind: reviews go to replicas that can answer.
 const ready = (): boolean => listening && certs.ready() && lookups.synced();
 const ops =
@@ -175,7 +176,12 @@ const app = admissionApp({
 });
 
 const first = await certs.start();
-const server = https.createServer({ key: first.key, cert: first.cert, minVersion: 'TLSv1.2' }, app);
+// While shutting down (below), every answer closes its connection: the API server's next review
+// opens a new one, which the Service sends to a replica that is not stopping.
+const server = https.createServer({ key: first.key, cert: first.cert, minVersion: 'TLSv1.2' }, (req, res) => {
+  if (stopping) res.setHeader('Connection', 'close');
+  app(req, res);
+});
 certs.onRotate((c) => {
   try {
     server.setSecureContext({ key: c.key, cert: c.cert, minVersion: 'TLSv1.2' });
@@ -193,8 +199,20 @@ listening = true;
 log.info('webhook server listening', { address: cfg.address, port: cfg.port, certMode: cfg.certMode });
 
 const shutdown = (signal: string): void => {
-  log.info('shutting down', { signal });
+  if (stopping) return;
+  stopping = true;
+  // Not ready from now on, but still answering: the API server reaches this pod through the
+  // Service, whose endpoints and the nodes' proxy rules drop a terminating pod only a moment
+  // after the kubelet signalled it. Closing at once failed the reviews sent meanwhile
+  // ("failed calling webhook ... connection refused", or "broken pipe" on a kept-alive
+  // connection), even with another replica running (e2e/node/operator-faults.node.ts).
+  log.info('shutting down', { signal, delaySeconds: cfg.shutdownDelaySeconds });
   listening = false;
+  setTimeout(() => {
+    close();
+  }, cfg.shutdownDelaySeconds * 1000);
+};
+const close = (): void => {
   certs.stop();
   routeClaims.stop();
   for (const { informer } of informers) void informer.stop();
@@ -202,7 +220,7 @@ const shutdown = (signal: string): void => {
   server.closeIdleConnections();
   void ops?.close();
   void stopStreamsLinter();
-  // In-flight reviews get a moment; the API server retries on another replica otherwise.
+  // In-flight reviews get a moment to finish.
   setTimeout(() => process.exit(0), 2_000).unref();
 };
 process.on('SIGTERM', () => {

@@ -140,6 +140,8 @@ export async function startWebhookServer(opts: {
       `--port=${port}`,
       `--health-port=${healthPort}`,
       `--log-level=${opts.logLevel ?? 'debug'}`,
+      // No Service sends it reviews here: nothing to wait for on SIGTERM (webhooks.md, Stopping).
+      '--shutdown-delay-seconds=0',
       ...opts.args,
     ],
     logDir: opts.logDir,
