@@ -1,0 +1,753 @@
+/**
+ * The operator's faults on the real node (issue 28 item 4), svc installed by the charts from the
+ * images built here, everything checked as a user sees it (kubectl, the Lease, the gateway's
+ * answers through its Service, the gateway's log of its management writes):
+ *
+ * 1. `helm upgrade` with the documented CRD step (docs/install.md section 3) from the chart as of
+ *    an older commit to the current one: the APIs stay Ready and served during and after.
+ * 2. The operator pod deleted in the middle of a burst of 200 applies: its successor converges,
+ *    every API served with its latest content and Ready, none pushed twice.
+ * 3. The leader's pod deleted with two replicas: the other takes the Lease, a change applied
+ *    after the deletion is served within the lease duration plus a margin, and the webhooks
+ *    answer throughout (admitted or refused as they should, never a webhook call error).
+ * 4. `helm uninstall` with ApiDefinitions and SecurityPolicies present, then their namespace
+ *    deleted: nothing stays behind on a finalizer (the chart's pre-delete hook,
+ *    operator/uninstall.ts).
+ *
+ * The svc-operator release is cluster-wide (fixed names): run this file under
+ * `flock /tmp/svc-node-operator.lock`. It leaves no release behind. Run by `make e2e-node`.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { stringify } from 'yaml';
+import * as k8s from '@kubernetes/client-node';
+import { loadKubeConfig } from '../../lib/k8s/client.ts';
+import { waitFor } from '../../lib/testing/wait.ts';
+import { toolsDir } from '../harness/control-plane.ts';
+import { nodeKubectl, startNode } from '../harness/node.ts';
+import type { Node } from '../harness/node.ts';
+
+const execFileAsync = promisify(execFile);
+const repoRoot = path.resolve(import.meta.dirname, '..', '..');
+const OPERATOR_NS = 'svc-operator-system';
+const RELEASE = 'svc-operator';
+const suffix = randomBytes(3).toString('hex');
+const GW_NS = `n4b-gw-${suffix}`;
+const ns = `n4b-faults-${suffix}`;
+const gatewaySecret = randomBytes(16).toString('hex');
+/** The chart as of 2026-11-24: CRDs with the older ID pattern, no license public key value. */
+const OLD_CHART_COMMIT = '56a22f5';
+/** The operator's lease (lib/k8s/leader.ts): 15 s without renewal. */
+const LEASE_DURATION_MS = 15_000;
+const BURST = 200;
+const MUTATING = 'svc-operator-mutating-webhook-configuration';
+const VALIDATING = 'svc-operator-validating-webhook-configuration';
+
+let node: Node;
+let nodeStarted = false;
+let gatewayIp = '';
+const images = new Map<string, string>();
+
+const kubectl = (args: string[], input?: string): Promise<string> => nodeKubectl(args, input, node.dir);
+const manifest = (docs: object[]): string => docs.map((d) => stringify(d)).join('---\n');
+const apply = (docs: object[]): Promise<string> =>
+  kubectl(['apply', '--server-side', '--field-manager=e2e-faults', '-f', '-'], manifest(docs));
+const errText = (err: unknown): string => {
+  const e = err as { stderr?: unknown; message?: unknown };
+  return typeof e.stderr === 'string' && e.stderr !== '' ? e.stderr : String(e.message ?? err);
+};
+
+async function helm(args: string[]): Promise<string> {
+  const { stdout } = await execFileAsync(
+    path.join(toolsDir(), 'helm'),
+    [`--kubeconfig=${node.kubeconfig}`, ...args],
+    { maxBuffer: 16 * 1024 * 1024 },
+  );
+  return stdout;
+}
+
+/** `--set` values pointing a chart at an image made here. */
+function imageValues(name: string): string[] {
+  const ref = images.get(name);
+  assert.ok(ref !== undefined, `tools/images.sh built no ${name} image`);
+  const colon = ref.lastIndexOf(':');
+  return [
+    '--set',
+    `image.repository=${ref.slice(0, colon)}`,
+    '--set',
+    `image.tag=${ref.slice(colon + 1)}`,
+    '--set',
+    'image.pullPolicy=Never',
+  ];
+}
+
+const restricted = {
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  capabilities: { drop: ['ALL'] },
+};
+
+const listenPath = (name: string): string => `/${suffix}/${name}/`;
+
+/** An ApiDefinition whose upstream path says which version of it the gateway serves. */
+function apiDefinition(name: string, version: string, extra: Record<string, unknown> = {}): object {
+  return {
+    apiVersion: 'svc.svc.io/v1alpha1',
+    kind: 'ApiDefinition',
+    metadata: { name, namespace: ns },
+    spec: {
+      name,
+      active: true,
+      use_keyless: true,
+      protocol: 'http',
+      proxy: {
+        listen_path: listenPath(name),
+        target_url: `http://echo.${ns}.svc:8000/${version}`,
+        strip_listen_path: true,
+      },
+      ...extra,
+    },
+  };
+}
+
+/**
+ * The version (`v1`, `v2`, ...) the gateway serves for an API, from the path its upstream saw, or
+ * a description of the failure.
+ */
+async function servedVersion(name: string): Promise<{ version?: string; failure?: string }> {
+  try {
+    const res = await fetch(`http://${gatewayIp}:8080${listenPath(name)}probe`, {
+      signal: AbortSignal.timeout(5000),
+    });
+    const body = await res.text();
+    if (res.status !== 200) return { failure: `${res.status} ${body.slice(0, 200)}` };
+    const upstreamPath = (JSON.parse(body) as { path: string }).path;
+    const m = /^\/(v\d+)\/probe$/.exec(upstreamPath);
+    return m?.[1] !== undefined ? { version: m[1] } : { failure: `upstream saw ${upstreamPath}` };
+  } catch (err) {
+    return { failure: String(err) };
+  }
+}
+
+async function waitServed(
+  names: string[],
+  version: (name: string) => string,
+  timeoutMs: number,
+): Promise<void> {
+  let pending = names;
+  await waitFor(
+    `${names.length} APIs served by the gateway with their latest content`,
+    async () => {
+      const still: string[] = [];
+      for (const name of pending) {
+        if ((await servedVersion(name)).version !== version(name)) still.push(name);
+      }
+      pending = still;
+      return pending.length === 0;
+    },
+    timeoutMs,
+    1000,
+  ).catch(async (err: unknown) => {
+    const first = pending[0];
+    const why = first === undefined ? '' : ` (${first}: ${JSON.stringify(await servedVersion(first))})`;
+    throw new Error(`${String(err)}; ${pending.length} not served as expected${why}`);
+  });
+}
+
+interface ApiObject {
+  metadata: { name: string; generation: number; finalizers?: string[] };
+  status?: {
+    api_id?: string;
+    conditions?: { type: string; status: string; reason?: string; observedGeneration?: number }[];
+  };
+}
+
+async function apiObjects(kind = 'apidefinitions'): Promise<ApiObject[]> {
+  return (JSON.parse(await kubectl(['-n', ns, 'get', kind, '-o', 'json'])) as { items: ApiObject[] }).items;
+}
+
+/** Ready=True for the object's current generation: the operator has pushed its latest spec. */
+const readyNow = (o: ApiObject): boolean =>
+  o.status?.conditions?.some(
+    (c) => c.type === 'Ready' && c.status === 'True' && c.observedGeneration === o.metadata.generation,
+  ) === true;
+
+async function waitReady(names: string[], timeoutMs: number): Promise<ApiObject[]> {
+  const wanted = new Set(names);
+  let notReady: string[] = [];
+  return waitFor(
+    `${names.length} ApiDefinitions Ready for their latest generation`,
+    async () => {
+      const items = (await apiObjects()).filter((o) => wanted.has(o.metadata.name));
+      notReady = [...wanted].filter((n) => !items.some((o) => o.metadata.name === n && readyNow(o)));
+      return notReady.length === 0 ? items : undefined;
+    },
+    timeoutMs,
+    2000,
+  ).catch((err: unknown) => {
+    throw new Error(`${String(err)}; not Ready: ${notReady.slice(0, 5).join(', ')} (${notReady.length})`);
+  });
+}
+
+async function operatorPods(): Promise<{ name: string; ready: boolean; deleting: boolean }[]> {
+  const out = JSON.parse(
+    await kubectl(['-n', OPERATOR_NS, 'get', 'pods', '-l', 'control-plane=controller-manager', '-o', 'json']),
+  ) as {
+    items: {
+      metadata: { name: string; deletionTimestamp?: string };
+      status?: { conditions?: { type: string; status: string }[] };
+    }[];
+  };
+  return out.items.map((p) => ({
+    name: p.metadata.name,
+    deleting: p.metadata.deletionTimestamp !== undefined,
+    ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true,
+  }));
+}
+
+/** The pod named by the Lease's holder (`<pod>_<random>`), or '' when nobody holds it. */
+async function leaseHolder(): Promise<string> {
+  const holder = await kubectl([
+    '-n',
+    OPERATOR_NS,
+    'get',
+    'lease',
+    'svc-operator-leader',
+    '-o',
+    'jsonpath={.spec.holderIdentity}',
+  ]).catch(() => '');
+  return holder.trim().replace(/_[0-9a-f]+$/, '');
+}
+
+/** The gateway's management writes of APIs, from its log: api_id to the actions, in order. */
+async function gatewayApiWrites(): Promise<Map<string, string[]>> {
+  const log = await kubectl([
+    '-n',
+    GW_NS,
+    'logs',
+    '-l',
+    'app.kubernetes.io/name=svc-gateway',
+    '--tail=-1',
+    '--max-log-requests=10',
+  ]);
+  const writes = new Map<string, string[]>();
+  for (const line of log.split('\n')) {
+    if (!line.includes('"api stored"')) continue;
+    const entry = JSON.parse(line) as { message?: string; api_id?: string; action?: string };
+    if (entry.message !== 'api stored' || entry.api_id === undefined) continue;
+    writes.set(entry.api_id, [...(writes.get(entry.api_id) ?? []), entry.action ?? '?']);
+  }
+  return writes;
+}
+
+async function releaseExists(): Promise<boolean> {
+  const out = await helm(['list', '-n', OPERATOR_NS, '-q', '--filter', `^${RELEASE}$`]);
+  return out.trim() !== '';
+}
+
+async function installOperator(chart: string, extra: string[] = []): Promise<void> {
+  await helm([
+    'upgrade',
+    '--install',
+    RELEASE,
+    chart,
+    '-n',
+    OPERATOR_NS,
+    ...imageValues('operator'),
+    ...extra,
+    '--wait',
+    '--timeout=5m',
+  ]);
+  await kubectl([
+    '-n',
+    OPERATOR_NS,
+    'rollout',
+    'status',
+    'deploy/svc-operator-controller-manager',
+    '--timeout=240s',
+  ]);
+}
+
+before(async () => {
+  node = await startNode({ verbose: true });
+  nodeStarted = true;
+  const { stdout } = await execFileAsync(
+    path.join(repoRoot, 'tools', 'images.sh'),
+    ['import', node.containerdSocket],
+    { maxBuffer: 64 * 1024 * 1024 },
+  );
+  for (const line of stdout.trim().split('\n')) {
+    const [name, ref] = line.split('\t');
+    if (name !== undefined && ref !== undefined) images.set(name, ref);
+  }
+  for (const n of [GW_NS, OPERATOR_NS, ns]) {
+    await apply([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: n } }]);
+  }
+  const echo = `require('node:http').createServer((q, s) => s.end(JSON.stringify({ path: q.url }))).listen(8000)`;
+  const labels = { app: 'echo' };
+  await apply([
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'svc-gateway-secret', namespace: GW_NS },
+      stringData: { secret: gatewaySecret },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'svc-operator-conf', namespace: OPERATOR_NS },
+      stringData: {
+        SVC_MODE: 'ce',
+        SVC_URL: `http://svc-gateway.${GW_NS}.svc:8080`,
+        SVC_AUTH: gatewaySecret,
+        SVC_ORG: 'e2e-node-faults',
+      },
+    },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'echo', namespace: ns },
+      spec: {
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: {
+            securityContext: { runAsNonRoot: true },
+            containers: [
+              {
+                name: 'echo',
+                image: images.get('gateway'),
+                imagePullPolicy: 'Never',
+                args: ['-e', echo],
+                readinessProbe: { tcpSocket: { port: 8000 }, periodSeconds: 1 },
+                securityContext: restricted,
+              },
+            ],
+          },
+        },
+      },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'echo', namespace: ns },
+      spec: { selector: labels, ports: [{ port: 8000 }] },
+    },
+  ]);
+  await helm([
+    'upgrade',
+    '--install',
+    'svc-gateway',
+    path.join(repoRoot, 'charts', 'svc-gateway'),
+    '-n',
+    GW_NS,
+    ...imageValues('gateway'),
+    '--wait',
+    '--timeout=5m',
+  ]);
+  await kubectl(['-n', ns, 'rollout', 'status', 'deploy/echo', '--timeout=120s']);
+  // The node's own processes reach Services by their cluster IP (kube-proxy's rules cover locally
+  // generated traffic), so the test asks the gateway through its Service as a pod would.
+  gatewayIp = (
+    await kubectl(['-n', GW_NS, 'get', 'svc', 'svc-gateway', '-o', 'jsonpath={.spec.clusterIP}'])
+  ).trim();
+  // A release another suite left (the lock is ours): this file starts from the older chart.
+  if (await releaseExists()) await helm(['uninstall', RELEASE, '-n', OPERATOR_NS, '--wait', '--timeout=5m']);
+});
+
+after(async () => {
+  // Leave no release behind, whatever failed; the hook lets go of what the operator held.
+  if (!nodeStarted) return;
+  if (await releaseExists().catch(() => false)) {
+    await helm(['uninstall', RELEASE, '-n', OPERATOR_NS, '--wait', '--timeout=5m']).catch(() => undefined);
+  }
+  await helm(['uninstall', 'svc-gateway', '-n', GW_NS, '--wait', '--timeout=2m']).catch(() => undefined);
+  for (const n of [ns, GW_NS]) {
+    await kubectl(['delete', 'namespace', n, '--wait=false', '--ignore-not-found']).catch(() => undefined);
+  }
+});
+
+test(
+  `helm upgrade from the chart as of ${OLD_CHART_COMMIT} with the documented CRD step: APIs stay Ready and served`,
+  { timeout: 900_000 },
+  async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-old-chart-'));
+    try {
+      const archive = path.join(dir, 'chart.tar');
+      await execFileAsync('git', [
+        '-C',
+        repoRoot,
+        'archive',
+        '--output',
+        archive,
+        OLD_CHART_COMMIT,
+        'charts/svc-operator',
+      ]);
+      await execFileAsync('tar', ['-xf', archive, '-C', dir]);
+      const oldChart = path.join(dir, 'charts', 'svc-operator');
+      // The older CRDs, as a cluster running that version has them. One change: their category
+      // `svc` is left out, as on the current CRDs, because on this shared node it would take
+      // `kubectl get svc` from every other suite for as long as the old CRDs are there (58acdaf).
+      const crdDir = path.join(oldChart, 'crds');
+      for (const f of await readdir(crdDir)) {
+        const file = path.join(crdDir, f);
+        await writeFile(file, (await readFile(file, 'utf8')).replace(/^( +)- svc\n(?=\1- svc-all\n)/m, ''));
+      }
+      await kubectl(['apply', '--server-side', '--force-conflicts', '-f', crdDir]);
+      await installOperator(oldChart);
+
+      const names = Array.from({ length: 5 }, (_, i) => `upgrade-${i}`);
+      await apply(names.map((n) => apiDefinition(n, 'v1')));
+      await waitReady(names, 180_000);
+      await waitServed(names, () => 'v1', 120_000);
+
+      // While the upgrade runs: every API asked through the gateway, every status read.
+      const failures: string[] = [];
+      let polls = 0;
+      const control = { stop: false };
+      const poller = (async () => {
+        while (!control.stop) {
+          for (const name of names) {
+            const got = await servedVersion(name);
+            if (got.version !== 'v1') failures.push(`${name} served: ${JSON.stringify(got)}`);
+          }
+          const items = await apiObjects().catch(() => []);
+          for (const o of items) {
+            if (names.includes(o.metadata.name) && !readyNow(o)) {
+              failures.push(`${o.metadata.name} not Ready: ${JSON.stringify(o.status?.conditions)}`);
+            }
+          }
+          polls++;
+          await sleep(250);
+        }
+      })();
+
+      // docs/install.md, section 3: the new CRDs first, then the release.
+      await kubectl([
+        'apply',
+        '--server-side',
+        '--force-conflicts',
+        '-f',
+        path.join(repoRoot, 'charts', 'svc-operator', 'crds'),
+      ]);
+      await kubectl([
+        'wait',
+        '--for',
+        'condition=Established',
+        'crd',
+        '-l',
+        'app.kubernetes.io/part-of=svc',
+        '--timeout=60s',
+      ]);
+      await installOperator(path.join(repoRoot, 'charts', 'svc-operator'));
+      // The new operator has taken over once it serves a change made now.
+      names.shift();
+      await apply([apiDefinition('upgrade-0', 'v2')]);
+      await waitServed(['upgrade-0'], () => 'v2', 120_000);
+      await sleep(3000);
+      control.stop = true;
+      await poller;
+      assert.ok(polls > 5, `the gateway was asked ${polls} times during the upgrade`);
+      assert.deepEqual(failures.slice(0, 10), [], `${failures.length} failures during the upgrade`);
+
+      // The CRDs are the current chart's (its ID pattern), the release is at revision 2.
+      const crd = await kubectl(['get', 'crd', 'apidefinitions.svc.svc.io', '-o', 'json']);
+      assert.ok(crd.includes('^\\\\.*[A-Za-z0-9_~-][A-Za-z0-9._~-]*$'), 'the current CRD schema is applied');
+      const history = JSON.parse(await helm(['history', RELEASE, '-n', OPERATOR_NS, '-o', 'json'])) as {
+        revision: number;
+        status: string;
+      }[];
+      assert.equal(history.at(-1)?.status, 'deployed');
+      assert.ok((history.at(-1)?.revision ?? 0) >= 2);
+      await waitReady(['upgrade-0', ...names], 60_000);
+      await waitServed(names, () => 'v1', 30_000);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  `the operator pod deleted in the middle of a burst of ${BURST} applies: nothing lost, nothing pushed twice`,
+  { timeout: 900_000 },
+  async () => {
+    const names = Array.from({ length: BURST }, (_, i) => `burst-${String(i).padStart(3, '0')}`);
+    // Which content each API must end with: the first half is applied twice.
+    const latest = (name: string): string => (names.indexOf(name) < BURST / 2 ? 'v2' : 'v1');
+    const [first] = (await operatorPods()).filter((p) => !p.deleting);
+    assert.ok(first !== undefined, 'an operator pod runs');
+
+    // One replica: while the pod is replaced no webhook answers, and the API server refuses
+    // writes (failurePolicy Fail). A user's CI applies again; so does this, and counts it.
+    let refusedWhileDown = 0;
+    const applyChunk = async (docs: object[]): Promise<void> => {
+      await waitFor(
+        'a chunk of the burst admitted',
+        async () => {
+          try {
+            await apply(docs);
+            return true;
+          } catch (err) {
+            const text = errText(err);
+            if (
+              !/failed calling webhook|no endpoints available|connection refused|deadline exceeded/.test(text)
+            )
+              throw err;
+            refusedWhileDown++;
+            return false;
+          }
+        },
+        180_000,
+        500,
+      );
+    };
+    const started = Date.now();
+    let deletedAt = 0;
+    for (let c = 0; c < BURST / 10; c++) {
+      if (c === 6) {
+        await kubectl(['-n', OPERATOR_NS, 'delete', 'pod', first.name, '--wait=false']);
+        deletedAt = Date.now();
+      }
+      await applyChunk(names.slice(c * 10, c * 10 + 10).map((n) => apiDefinition(n, 'v1')));
+    }
+    for (let c = 0; c < BURST / 20; c++) {
+      await applyChunk(names.slice(c * 10, c * 10 + 10).map((n) => apiDefinition(n, 'v2')));
+    }
+    const appliedAt = Date.now();
+
+    const items = await waitReady(names, 600_000);
+    await waitServed(names, latest, 300_000);
+    const convergedAt = Date.now();
+    const pods = await operatorPods();
+    assert.ok(!pods.some((p) => p.name === first.name), `${first.name} is gone`);
+    assert.equal(pods.filter((p) => p.ready).length, 1, JSON.stringify(pods));
+
+    // Nothing pushed twice: the gateway logs each API it stores ('added' or 'modified'). Each API
+    // is created once, and updated at most once per later version of it.
+    const writes = await gatewayApiWrites();
+    const problems: string[] = [];
+    for (const o of items) {
+      const id = o.status?.api_id;
+      if (id === undefined) {
+        problems.push(`${o.metadata.name}: no api_id`);
+        continue;
+      }
+      const actions = writes.get(id) ?? [];
+      const added = actions.filter((a) => a === 'added').length;
+      const modified = actions.filter((a) => a === 'modified').length;
+      const maxModified = latest(o.metadata.name) === 'v2' ? 1 : 0;
+      if (added !== 1 || modified > maxModified) problems.push(`${o.metadata.name}: ${actions.join(',')}`);
+    }
+    assert.deepEqual(problems, [], `APIs written more often than their versions: ${problems.length}`);
+    console.error(
+      `burst: ${BURST} applies + ${BURST / 2} updates, operator pod deleted ${((deletedAt - started) / 1000).toFixed(1)}s in; ` +
+        `applies refused while no webhook answered: ${refusedWhileDown}; applied in ${((appliedAt - started) / 1000).toFixed(1)}s; ` +
+        `all Ready and served ${((convergedAt - appliedAt) / 1000).toFixed(1)}s after the last apply`,
+    );
+  },
+);
+
+test(
+  'the leader pod deleted with two replicas: the other takes over, changes are served, webhooks keep answering',
+  { timeout: 600_000 },
+  async () => {
+    await installOperator(path.join(repoRoot, 'charts', 'svc-operator'), ['--set', 'replicaCount=2']);
+    const pods = await waitFor(
+      'two Ready operator pods',
+      async () => {
+        const p = (await operatorPods()).filter((x) => !x.deleting);
+        return p.length === 2 && p.every((x) => x.ready) ? p : undefined;
+      },
+      240_000,
+      1000,
+    );
+    const leader = await waitFor(
+      'a leader among the two pods',
+      async () => {
+        const h = await leaseHolder();
+        return pods.some((p) => p.name === h) ? h : undefined;
+      },
+      60_000,
+      500,
+    );
+    const standby = pods.find((p) => p.name !== leader)?.name ?? '';
+
+    // Admission all along, as the API server answers its clients: an apply of a valid change is
+    // admitted (kubectl, one at a time), and several clients at once create a valid object and an
+    // invalid one with dry-run (the webhooks run as for a real write): the first admitted, the
+    // second refused naming its field. A webhook call error (a replica that stopped listening
+    // while the Service still sent it requests) is neither.
+    const outcomes = { applied: 0, admitted: 0, refused: 0 };
+    const wrong: string[] = [];
+    const control = { stop: false };
+    const custom = loadKubeConfig(node.kubeconfig).makeApiClient(k8s.CustomObjectsApi);
+    const ref = { group: 'svc.svc.io', version: 'v1alpha1', plural: 'apidefinitions', namespace: ns };
+    let n = 0;
+    const applier = (async () => {
+      while (!control.stop) {
+        n++;
+        try {
+          const doc = apiDefinition('takeover-probe', 'v1') as { metadata: object };
+          await apply([{ ...doc, metadata: { ...doc.metadata, labels: { probe: String(n) } } }]);
+          outcomes.applied++;
+        } catch (err) {
+          wrong.push(`apply ${n}: ${errText(err).trim()}`);
+        }
+        await sleep(200);
+      }
+    })();
+    const dryRunner = async (worker: number): Promise<void> => {
+      for (let i = 0; !control.stop; i++) {
+        const name = `dry-${worker}-${i}`;
+        try {
+          await custom.createNamespacedCustomObject({
+            ...ref,
+            body: apiDefinition(name, 'v1'),
+            dryRun: 'All',
+          });
+          outcomes.admitted++;
+        } catch (err) {
+          wrong.push(`valid dry-run ${name}: ${String((err as { body?: unknown }).body ?? err)}`);
+        }
+        try {
+          await custom.createNamespacedCustomObject({
+            ...ref,
+            body: apiDefinition(name, 'v1', { allowed_ips: ['10.0.0.*'] }),
+            dryRun: 'All',
+          });
+          wrong.push(`invalid dry-run ${name} admitted`);
+        } catch (err) {
+          const body = String((err as { body?: unknown }).body ?? err);
+          if ((err as { code?: number }).code === 422 && body.includes('spec.allowed_ips[0]'))
+            outcomes.refused++;
+          else wrong.push(`invalid dry-run ${name}: ${body}`);
+        }
+      }
+    };
+    const probes = [applier, ...[0, 1, 2, 3].map((w) => dryRunner(w))];
+    await waitFor(
+      'admission answering before the deletion',
+      () => outcomes.applied >= 2 && outcomes.admitted >= 2 && outcomes.refused >= 2,
+      60_000,
+      200,
+    );
+
+    const deletedAt = Date.now();
+    await kubectl(['-n', OPERATOR_NS, 'delete', 'pod', leader, '--wait=false']);
+    await waitFor(
+      'the standby to hold the Lease',
+      async () => (await leaseHolder()) === standby,
+      60_000,
+      200,
+    );
+    const takeoverMs = Date.now() - deletedAt;
+    const changedAt = Date.now();
+    await apply([apiDefinition('burst-150', 'v3')]);
+    await waitServed(['burst-150'], () => 'v3', LEASE_DURATION_MS + 30_000);
+    const servedMs = Date.now() - changedAt;
+    assert.ok(
+      servedMs <= LEASE_DURATION_MS + 15_000,
+      `a change after the deletion served in ${servedMs} ms (lease ${LEASE_DURATION_MS} ms)`,
+    );
+    // Until the replacement pod is Ready and the deleted one gone: admission keeps answering.
+    await waitFor(
+      'the deleted pod gone and two Ready pods again',
+      async () => {
+        const p = await operatorPods();
+        return !p.some((x) => x.name === leader) && p.filter((x) => x.ready).length === 2;
+      },
+      240_000,
+      1000,
+    );
+    await sleep(2000);
+    control.stop = true;
+    await Promise.all(probes);
+    assert.deepEqual(wrong, [], `admission answers during the takeover (${JSON.stringify(outcomes)})`);
+    assert.ok(
+      outcomes.applied >= 5 && outcomes.admitted >= 20 && outcomes.refused >= 20,
+      JSON.stringify(outcomes),
+    );
+    await waitReady(['burst-150', 'takeover-probe'], 60_000);
+    console.error(
+      `takeover: Lease moved ${takeoverMs} ms after the leader's pod was deleted; a change served ${servedMs} ms after its apply; ` +
+        `admission: ${outcomes.applied} applies and ${outcomes.admitted} valid dry-runs admitted, ${outcomes.refused} invalid refused, none failed`,
+    );
+  },
+);
+
+test(
+  'helm uninstall, then the namespace deleted: no object stays on a finalizer',
+  { timeout: 600_000 },
+  async () => {
+    await apply([
+      {
+        apiVersion: 'svc.svc.io/v1alpha1',
+        kind: 'SecurityPolicy',
+        metadata: { name: 'gold', namespace: ns },
+        spec: {
+          name: 'gold',
+          state: 'active',
+          active: true,
+          rate: 100,
+          per: 60,
+          access_rights_array: [
+            { name: 'burst-000', namespace: ns, kind: 'ApiDefinition', versions: ['Default'] },
+          ],
+        },
+      },
+    ]);
+    await waitFor(
+      'the SecurityPolicy Ready',
+      async () => {
+        const [p] = await apiObjects('securitypolicies');
+        return p !== undefined && readyNow(p);
+      },
+      120_000,
+      1000,
+    );
+    const held = async (): Promise<string[]> => {
+      const out: string[] = [];
+      for (const kind of ['apidefinitions', 'securitypolicies']) {
+        for (const o of await apiObjects(kind)) {
+          if (o.metadata.finalizers?.some((f) => f.startsWith('finalizers.svc.svc.io/'))) {
+            out.push(`${kind}/${o.metadata.name}`);
+          }
+        }
+      }
+      return out;
+    };
+    assert.ok((await held()).length > BURST, 'the operator holds its objects with finalizers');
+
+    await helm(['uninstall', RELEASE, '-n', OPERATOR_NS, '--wait', '--timeout=5m']);
+    assert.equal(await releaseExists(), false);
+    assert.equal(
+      (await kubectl(['get', 'mutatingwebhookconfigurations,validatingwebhookconfigurations', '-o', 'name']))
+        .split('\n')
+        .filter((l) => l.includes(MUTATING) || l.includes(VALIDATING))
+        .join(','),
+      '',
+    );
+    assert.deepEqual(await held(), [], 'no object keeps the operator finalizer after the uninstall');
+    // The objects stay, and so does what the gateway was given (docs/install.md, section 5).
+    assert.equal((await servedVersion('burst-000')).version, 'v2');
+
+    const count = (await held().catch(() => [])).length;
+    const objects = (await kubectl(['-n', ns, 'get', 'apidefinitions,securitypolicies', '-o', 'name']))
+      .trim()
+      .split('\n').length;
+    const started = Date.now();
+    await kubectl(['delete', 'namespace', ns, '--timeout=120s']);
+    const gone = await kubectl(['get', 'namespace', ns, '--ignore-not-found', '-o', 'name']);
+    assert.equal(gone.trim(), '', `namespace ${ns} deleted`);
+    console.error(
+      `uninstall: namespace with ${objects} svc objects (${count} held) deleted in ${Date.now() - started} ms`,
+    );
+  },
+);
