@@ -52,8 +52,12 @@ need debootstrap debootstrap
 need npm npm # the Node base copies the machine's npm (pure JavaScript) for the Containerfiles' npm ci
 
 hash_of() { sha256sum | cut -c1-16; }
-# hash of files and directories (paths relative to the repo), contents and names
-hash_paths() { (cd "$repo" && find "$@" -type f -print0 | sort -z | xargs -0 sha256sum) | hash_of; }
+# hash of files and directories (paths relative to the repo), contents and names. Tests and their
+# fixtures (*.test.ts, testdata/) are left out: every Containerfile deletes them from the image, so
+# a change to a test alone (most commits) rebuilds nothing.
+hash_paths() {
+  (cd "$repo" && find "$@" -name testdata -prune -o -type f ! -name '*.test.ts' -print0 | sort -z | xargs -0 sha256sum) | hash_of
+}
 
 # have REF: the image is in buildah's storage
 have() { buildah inspect --type image "$1" >/dev/null 2>&1; }
