@@ -4,18 +4,12 @@
  * in one answer. The features' own tables are beside their middlewares (middleware/size-limits,
  * endpoint-lists, version-expiry).
  */
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startEcho, type Echo } from '../testing/echo.ts';
+import { useEcho } from '../testing/echo.ts';
 import { keyless, oneVersion, startGateway } from '../testing/harness.ts';
 
-let echo: Echo;
-before(async () => {
-  echo = await startEcho('echo');
-});
-after(async () => {
-  await echo.close();
-});
+const echo = useEcho();
 
 test('writes: what the endpoint features do not serve yet is refused by path, with the rest', async () => {
   const gw = await startGateway();
@@ -26,7 +20,7 @@ test('writes: what the endpoint features do not serve yet is refused by path, wi
       keyless(
         'refused',
         '/refused/',
-        echo.url,
+        echo().url,
         oneVersion({
           expires: 'tomorrow',
           extended_paths: {

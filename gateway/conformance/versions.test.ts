@@ -4,18 +4,12 @@
  * values, a `method_transforms` target) are refused by path, all in one answer. The tables of
  * the features are beside their middlewares (middleware/versions, headers, method-transforms).
  */
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startEcho, type Echo } from '../testing/echo.ts';
+import { useEcho } from '../testing/echo.ts';
 import { keyless, startGateway } from '../testing/harness.ts';
 
-let echo: Echo;
-before(async () => {
-  echo = await startEcho('echo');
-});
-after(async () => {
-  await echo.close();
-});
+const echo = useEcho();
 
 test('writes: versioning and header settings the gateway cannot serve are refused by path', async () => {
   const gw = await startGateway();
@@ -23,7 +17,7 @@ test('writes: versioning and header settings the gateway cannot serve are refuse
     const res = await gw.admin(
       'POST',
       '/svc/apis',
-      keyless('refused', '/refused/', echo.url, {
+      keyless('refused', '/refused/', echo().url, {
         definition: { location: 'header', key: '', versions: { v2: 'other-api' } },
         version_data: {
           not_versioned: false,

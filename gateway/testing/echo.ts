@@ -17,6 +17,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import { after, before } from 'node:test';
 import type { AddressInfo } from 'node:net';
 
 /** What the echo answers by default. */
@@ -135,5 +136,23 @@ export async function startEcho(name: string, tls?: { cert: Buffer; key: Buffer 
         });
         server.closeAllConnections();
       }),
+  };
+}
+
+/**
+ * An echo upstream for the whole test file: started in a `before` hook of the file and closed in
+ * its `after` hook; the getter gives it to the file's API definitions and tests (once started).
+ */
+export function useEcho(name = 'echo'): () => Echo {
+  let echo: Echo | undefined;
+  before(async () => {
+    echo = await startEcho(name);
+  });
+  after(async () => {
+    await echo?.close();
+  });
+  return () => {
+    if (echo === undefined) throw new Error(`echo upstream ${name} did not start`);
+    return echo;
   };
 }

@@ -5,9 +5,9 @@
  * is always served by node:http (it reads bodies). Writes with templates beyond the subset are
  * refused by path.
  */
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startEcho, type Echo, type Echoed } from '../../testing/echo.ts';
+import { useEcho, type Echoed } from '../../testing/echo.ts';
 import { keyed, keyless, oneVersion, startGateway } from '../../testing/harness.ts';
 import { assertAnswer, describeEachSetup, provision, sendRow, type Expected } from '../../testing/tables.ts';
 
@@ -33,16 +33,10 @@ const tpl = (path: string, method: string, source: string, extra: Record<string,
 const version = (extended: Record<string, unknown>): Record<string, unknown> =>
   oneVersion({ extended_paths: extended });
 
-let echo: Echo;
-before(async () => {
-  echo = await startEcho('echo');
-});
-after(async () => {
-  await echo.close();
-});
+const echo = useEcho();
 
 const apis = (): Record<string, unknown>[] => [
-  keyless('bt', '/bt/', echo.url, {
+  keyless('bt', '/bt/', echo().url, {
     enable_context_vars: true,
     ...version({
       transform: [
@@ -70,7 +64,7 @@ const apis = (): Record<string, unknown>[] => [
   keyed(
     'btmeta',
     '/btmeta/',
-    echo.url,
+    echo().url,
     version({
       transform: [tpl('/m', 'POST', 'tier={{._tyk_meta.tier}} a={{.a}}', { enable_session: true })],
     }),

@@ -5,9 +5,9 @@
  * it again, a good one closes it. Runs against the files and Redis stores with the fast path on
  * and off; on the fast path every row must be served by it.
  */
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startEcho, type Echo } from '../../testing/echo.ts';
+import { useEcho } from '../../testing/echo.ts';
 import { keyless, oneVersion } from '../../testing/harness.ts';
 import {
   describeEachSetup,
@@ -60,19 +60,13 @@ interface BreakerRow extends Row {
   advance?: number;
 }
 
-let echo: Echo;
-before(async () => {
-  echo = await startEcho('echo');
-});
-after(async () => {
-  await echo.close();
-});
+const echo = useEcho();
 
 const apis = (): Record<string, unknown>[] => [
   keyless(
     'breaker',
     '/breaker/',
-    echo.url,
+    echo().url,
     oneVersion({
       extended_paths: {
         circuit_breakers: [

@@ -4,8 +4,8 @@
  * CORS headers, `enable: false`. Runs against the files and Redis stores with the fast path on
  * and off; on the fast path every row must be served by it.
  */
-import { after, before } from 'node:test';
-import { startEcho, type Echo } from '../../testing/echo.ts';
+import { before } from 'node:test';
+import { useEcho } from '../../testing/echo.ts';
 import { keyed, keyless } from '../../testing/harness.ts';
 import { describeEachSetup, fastPathOn, provision, testRows, type Row } from '../../testing/tables.ts';
 
@@ -24,16 +24,10 @@ const NO_CORS = {
   'access-control-allow-credentials': undefined,
 };
 
-let echo: Echo;
-before(async () => {
-  echo = await startEcho('echo');
-});
-after(async () => {
-  await echo.close();
-});
+const echo = useEcho();
 
 const apis = (): Record<string, unknown>[] => [
-  keyed('cors', '/cors/', echo.url, {
+  keyed('cors', '/cors/', echo().url, {
     CORS: {
       enable: true,
       allowed_origins: [APP, 'https://*.example.org'],
@@ -46,8 +40,8 @@ const apis = (): Record<string, unknown>[] => [
       debug: true,
     },
   }),
-  keyless('corsany', '/corsany/', echo.url, { CORS: { enable: true, options_passthrough: true } }),
-  keyless('corsoff', '/corsoff/', echo.url, { CORS: { enable: false, allowed_origins: [APP] } }),
+  keyless('corsany', '/corsany/', echo().url, { CORS: { enable: true, options_passthrough: true } }),
+  keyless('corsoff', '/corsoff/', echo().url, { CORS: { enable: false, allowed_origins: [APP] } }),
 ];
 
 const rows: Row[] = [

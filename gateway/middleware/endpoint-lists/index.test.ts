@@ -5,11 +5,11 @@
  * `ignore_case` and the version's `ignore_endpoint_case`. The gateway table runs against the files
  * and Redis stores with the fast path on and off; on the fast path every row must be served by it.
  */
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
 import { compileEndpointPath } from '../../pipeline/endpoints.ts';
-import { startEcho, type Echo, type Echoed } from '../../testing/echo.ts';
+import { useEcho, type Echoed } from '../../testing/echo.ts';
 import { keyed, keyless, oneVersion } from '../../testing/harness.ts';
 import {
   assertAnswer,
@@ -87,19 +87,13 @@ test('compileEndpointLists: ignored first, then black, then white; methods from 
 const FORBIDDEN = 'Requested endpoint is forbidden';
 const KEY = { authorization: 'ep-key' };
 
-let echo: Echo;
-before(async () => {
-  echo = await startEcho('echo');
-});
-after(async () => {
-  await echo.close();
-});
+const echo = useEcho();
 
 const apis = (): Record<string, unknown>[] => [
   keyed(
     'lists',
     '/lists/',
-    echo.url,
+    echo().url,
     oneVersion(
       {
         extended_paths: {
@@ -122,7 +116,7 @@ const apis = (): Record<string, unknown>[] => [
   keyless(
     'older',
     '/older/',
-    echo.url,
+    echo().url,
     oneVersion({
       use_extended_paths: false,
       paths: { black_list: ['/secret'], ignored: [], white_list: [] },
@@ -131,7 +125,7 @@ const apis = (): Record<string, unknown>[] => [
   keyless(
     'anycase',
     '/anycase/',
-    echo.url,
+    echo().url,
     oneVersion({ ignore_endpoint_case: true, extended_paths: { black_list: [{ path: '/secret' }] } }),
   ),
 ];

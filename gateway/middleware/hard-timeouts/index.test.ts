@@ -3,24 +3,18 @@
  * another endpoint are proxied. Runs against the files and Redis stores with the fast path on and
  * off; on the fast path every row must be served by it.
  */
-import { after, before } from 'node:test';
-import { startEcho, type Echo } from '../../testing/echo.ts';
+import { before } from 'node:test';
+import { useEcho } from '../../testing/echo.ts';
 import { keyless, oneVersion } from '../../testing/harness.ts';
 import { describeEachSetup, fastPathOn, provision, testRows, type Row } from '../../testing/tables.ts';
 
-let echo: Echo;
-before(async () => {
-  echo = await startEcho('echo');
-});
-after(async () => {
-  await echo.close();
-});
+const echo = useEcho();
 
 const apis = (): Record<string, unknown>[] => [
   keyless(
     'slow',
     '/slow/',
-    echo.url,
+    echo().url,
     oneVersion({
       extended_paths: {
         hard_timeouts: [

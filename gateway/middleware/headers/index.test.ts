@@ -5,8 +5,8 @@
  * disabled entry. Runs against the files and Redis stores with the fast path on and off; on the
  * fast path every row must be served by it.
  */
-import { after, before } from 'node:test';
-import { startEcho, type Echo } from '../../testing/echo.ts';
+import { before } from 'node:test';
+import { useEcho } from '../../testing/echo.ts';
 import { keyless } from '../../testing/harness.ts';
 import {
   describeEachSetup,
@@ -16,16 +16,10 @@ import {
   type ProxiedRow,
 } from '../../testing/tables.ts';
 
-let echo: Echo;
-before(async () => {
-  echo = await startEcho('echo');
-});
-after(async () => {
-  await echo.close();
-});
+const echo = useEcho();
 
 const apis = (): Record<string, unknown>[] => [
-  keyless('hdr', '/hdr/', echo.url, {
+  keyless('hdr', '/hdr/', echo().url, {
     version_data: {
       not_versioned: true,
       versions: {
@@ -60,7 +54,7 @@ const apis = (): Record<string, unknown>[] => [
       },
     },
   }),
-  keyless('hdroff', '/hdroff/', echo.url, {
+  keyless('hdroff', '/hdroff/', echo().url, {
     version_data: {
       not_versioned: true,
       versions: {

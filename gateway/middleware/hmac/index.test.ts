@@ -6,37 +6,31 @@
  * GMT). The table runs against the files store and the Redis store, with the fast path on and
  * off.
  */
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FilesStore } from '../../store/files.ts';
-import { startEcho, type Echo } from '../../testing/echo.ts';
+import { useEcho } from '../../testing/echo.ts';
 import { keyed, type InProcessGateway } from '../../testing/harness.ts';
 import { assertAnswer, describeEachSetup, type Expected } from '../../testing/tables.ts';
 
 const NOW_MS = 1_700_000_000_000;
 const DATE = 'Tue, 14 Nov 2023 22:13:20 GMT';
 
-let echo: Echo;
-before(async () => {
-  echo = await startEcho('echo');
-});
-after(async () => {
-  await echo.close();
-});
+const echo = useEcho();
 
 const right = (...ids: string[]): Record<string, unknown> =>
   Object.fromEntries(ids.map((id) => [id, { api_id: id, versions: ['Default'] }]));
 
 async function provision(gw: InProcessGateway): Promise<void> {
   const apis = [
-    keyed('hmac', '/hmac/', echo.url, {
+    keyed('hmac', '/hmac/', echo().url, {
       enable_signature_checking: true,
       hmac_allowed_clock_skew: 5000,
       strip_auth_data: true,
     }),
-    keyed('hmac256', '/hmac256/', echo.url, {
+    keyed('hmac256', '/hmac256/', echo().url, {
       enable_signature_checking: true,
       hmac_allowed_algorithms: ['hmac-sha256'],
     }),

@@ -4,23 +4,17 @@
  * needed). Runs against the files and Redis stores with the fast path on and off; on the fast
  * path every row must be served by it.
  */
-import { after, before } from 'node:test';
-import { startEcho, type Echo } from '../../testing/echo.ts';
+import { before } from 'node:test';
+import { useEcho } from '../../testing/echo.ts';
 import { keyed, oneVersion } from '../../testing/harness.ts';
 import { describeEachSetup, fastPathOn, provision, testRows, type Row } from '../../testing/tables.ts';
 
 const KEY = { authorization: 'ef-key' };
 
-let echo: Echo;
-before(async () => {
-  echo = await startEcho('echo');
-});
-after(async () => {
-  await echo.close();
-});
+const echo = useEcho();
 
 const apis = (): Record<string, unknown>[] => [
-  keyed('mock', '/mock/', echo.url, {
+  keyed('mock', '/mock/', echo().url, {
     ...oneVersion({
       global_response_headers: { 'x-version': 'Default' },
       extended_paths: {

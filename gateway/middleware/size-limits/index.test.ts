@@ -6,13 +6,13 @@
  * stores with the fast path on and off; on the fast path every row with a Content-Length must be
  * served by it (node:http serves the chunked ones).
  */
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
 import { fastPathStats } from '../../server/fast-path/index.ts';
 import type { Res } from '../../testing/client.ts';
-import { startEcho, type Echo, type Echoed } from '../../testing/echo.ts';
+import { useEcho, type Echoed } from '../../testing/echo.ts';
 import { keyless, oneVersion } from '../../testing/harness.ts';
 import {
   assertAnswer,
@@ -90,19 +90,13 @@ interface Row extends Expected {
 
 const TOO_LARGE = 'Request body too large';
 
-let echo: Echo;
-before(async () => {
-  echo = await startEcho('echo');
-});
-after(async () => {
-  await echo.close();
-});
+const echo = useEcho();
 
 const apis = (): Record<string, unknown>[] => [
   keyless(
     'size',
     '/size/',
-    echo.url,
+    echo().url,
     oneVersion({
       global_size_limit: 10,
       extended_paths: {
@@ -118,7 +112,7 @@ const apis = (): Record<string, unknown>[] => [
   keyless(
     'sizeoff',
     '/sizeoff/',
-    echo.url,
+    echo().url,
     oneVersion({ global_size_limit: 2, global_size_limit_disabled: true }),
   ),
 ];

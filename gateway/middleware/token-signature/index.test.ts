@@ -5,9 +5,9 @@
  * with coreutils, on a gateway whose clock stands at 1700000000 (Tue, 14 Nov 2023 22:13:20 GMT).
  * The table runs against the files store and the Redis store, with the fast path on and off.
  */
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startEcho, type Echo } from '../../testing/echo.ts';
+import { useEcho } from '../../testing/echo.ts';
 import { keyed, type InProcessGateway } from '../../testing/harness.ts';
 import { assertAnswer, describeEachSetup, type Expected } from '../../testing/tables.ts';
 import { tokenSignature } from './index.ts';
@@ -28,20 +28,14 @@ test('the signature is the hex digest of token, secret and Unix seconds', () => 
 
 const NOW_MS = 1_700_000_000_000;
 
-let echo: Echo;
-before(async () => {
-  echo = await startEcho('echo');
-});
-after(async () => {
-  await echo.close();
-});
+const echo = useEcho();
 
 const right = (...ids: string[]): Record<string, unknown> =>
   Object.fromEntries(ids.map((id) => [id, { api_id: id, versions: ['Default'] }]));
 
 async function provision(gw: InProcessGateway): Promise<void> {
   const apis = [
-    keyed('sig', '/sig/', echo.url, {
+    keyed('sig', '/sig/', echo().url, {
       use_standard_auth: true,
       auth: {
         validate_signature: true,
@@ -53,7 +47,7 @@ async function provision(gw: InProcessGateway): Promise<void> {
         },
       },
     }),
-    keyed('sigmd5', '/sigmd5/', echo.url, {
+    keyed('sigmd5', '/sigmd5/', echo().url, {
       use_standard_auth: true,
       auth_configs: {
         authToken: {

@@ -4,8 +4,8 @@
  * another method is not checked. Runs against the files and Redis stores with the fast path on
  * and off; the route reads bodies, so node:http serves every row.
  */
-import { after, before } from 'node:test';
-import { startEcho, type Echo } from '../../testing/echo.ts';
+import { before } from 'node:test';
+import { useEcho } from '../../testing/echo.ts';
 import { keyless, oneVersion } from '../../testing/harness.ts';
 import { describeEachSetup, fastPathOn, provision, testRows, type Row } from '../../testing/tables.ts';
 
@@ -16,19 +16,13 @@ const userSchema = {
   properties: { name: { type: 'string' } },
 };
 
-let echo: Echo;
-before(async () => {
-  echo = await startEcho('echo');
-});
-after(async () => {
-  await echo.close();
-});
+const echo = useEcho();
 
 const apis = (): Record<string, unknown>[] => [
   keyless(
     'valid',
     '/valid/',
-    echo.url,
+    echo().url,
     oneVersion({
       extended_paths: {
         validate_json: [

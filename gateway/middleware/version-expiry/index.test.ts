@@ -3,9 +3,9 @@
  * with `X-Svc-Api-Expires`. Runs against the files and Redis stores with the fast path on and
  * off; on the fast path every row must be served by it.
  */
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startEcho, type Echo, type Echoed } from '../../testing/echo.ts';
+import { useEcho, type Echoed } from '../../testing/echo.ts';
 import { keyless, oneVersion } from '../../testing/harness.ts';
 import {
   assertAnswer,
@@ -18,17 +18,11 @@ import {
 
 const EXPIRED = 'Api Version has expired, please check documentation or contact administrator';
 
-let echo: Echo;
-before(async () => {
-  echo = await startEcho('echo');
-});
-after(async () => {
-  await echo.close();
-});
+const echo = useEcho();
 
 const apis = (): Record<string, unknown>[] => [
-  keyless('expired', '/expired/', echo.url, oneVersion({ expires: '2020-01-31 12:00' }, 'v1')),
-  keyless('expiring', '/expiring/', echo.url, oneVersion({ expires: '2999-12-31 23:59' })),
+  keyless('expired', '/expired/', echo().url, oneVersion({ expires: '2020-01-31 12:00' }, 'v1')),
+  keyless('expiring', '/expiring/', echo().url, oneVersion({ expires: '2999-12-31 23:59' })),
 ];
 
 const rows: Row[] = [
