@@ -9,18 +9,11 @@
  */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { after } from 'node:test';
-import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
+import { useEcho, type Echoed } from '../testing/echo.ts';
 import { keyed, type InProcessGateway } from '../testing/harness.ts';
 import { assertAnswer, describeEachSetup, type Expected } from '../testing/tables.ts';
 
-let echo: Echo;
-before(async () => {
-  echo = await startEcho('echo');
-});
-after(async () => {
-  await echo.close();
-});
+const echo = useEcho();
 
 const GET = ['GET'];
 const right = (
@@ -32,27 +25,27 @@ const right = (
 async function provision(gw: InProcessGateway): Promise<void> {
   const apis = [
     // The report: listen path with a trailing slash, the listen path stripped.
-    keyed('acc', '/acc/', echo.url, {
-      proxy: { listen_path: '/acc/', target_url: echo.url, strip_listen_path: true },
+    keyed('acc', '/acc/', echo().url, {
+      proxy: { listen_path: '/acc/', target_url: echo().url, strip_listen_path: true },
     }),
     // No trailing slash, the listen path kept upstream.
-    keyed('keep', '/keep', echo.url, {
-      proxy: { listen_path: '/keep', target_url: echo.url, strip_listen_path: false },
+    keyed('keep', '/keep', echo().url, {
+      proxy: { listen_path: '/keep', target_url: echo().url, strip_listen_path: false },
     }),
     // The version is the first segment after the listen path.
-    keyed('ver', '/ver/', echo.url, {
-      proxy: { listen_path: '/ver/', target_url: echo.url, strip_listen_path: true },
+    keyed('ver', '/ver/', echo().url, {
+      proxy: { listen_path: '/ver/', target_url: echo().url, strip_listen_path: true },
       definition: { location: 'url', strip_path: true },
       version_data: { not_versioned: false, default_version: '', versions: { v1: { name: 'v1' } } },
     }),
-    keyed('dom', '/dom/', echo.url, {
+    keyed('dom', '/dom/', echo().url, {
       domain: 'api.example.test',
-      proxy: { listen_path: '/dom/', target_url: echo.url, strip_listen_path: true },
+      proxy: { listen_path: '/dom/', target_url: echo().url, strip_listen_path: true },
     }),
     // The root listen path: both paths are one.
-    keyed('root', '/', echo.url, {
+    keyed('root', '/', echo().url, {
       domain: 'root.example.test',
-      proxy: { listen_path: '/', target_url: echo.url, strip_listen_path: true },
+      proxy: { listen_path: '/', target_url: echo().url, strip_listen_path: true },
     }),
   ];
   for (const api of apis) await gw.addApi(api);

@@ -7,19 +7,13 @@
  * responses show is the basic user's session. Each table runs against the files store and the
  * Redis store, with the fast path on and off.
  */
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startEcho, type Echo } from '../testing/echo.ts';
+import { useEcho } from '../testing/echo.ts';
 import { keyed, type InProcessGateway } from '../testing/harness.ts';
 import { assertAnswer, describeEachSetup, type Expected } from '../testing/tables.ts';
 
-let echo: Echo;
-before(async () => {
-  echo = await startEcho('echo');
-});
-after(async () => {
-  await echo.close();
-});
+const echo = useEcho();
 
 const basic = (user: string, password: string): string =>
   `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
@@ -31,21 +25,21 @@ const right = (...ids: string[]): Record<string, unknown> =>
 async function provision(gw: InProcessGateway): Promise<void> {
   const both = { use_standard_auth: true, use_basic_auth: true, org_id: 'acme' };
   await gw.addApi(
-    keyed('chain-a', '/chain-a/', echo.url, {
+    keyed('chain-a', '/chain-a/', echo().url, {
       ...both,
       base_identity_provided_by: 'basic_auth_user',
       auth_configs: { authToken: { auth_header_name: 'X-Api-Key' } },
     }),
   );
   await gw.addApi(
-    keyed('chain-b', '/chain-b/', echo.url, {
+    keyed('chain-b', '/chain-b/', echo().url, {
       ...both,
       base_identity_provided_by: 'basic_auth_user',
       auth_configs: { basic: { auth_header_name: 'X-Basic' } },
     }),
   );
   await gw.addApi(
-    keyed('chain-tok', '/chain-tok/', echo.url, {
+    keyed('chain-tok', '/chain-tok/', echo().url, {
       ...both,
       base_identity_provided_by: 'auth_token',
       auth_configs: { authToken: { auth_header_name: 'X-Api-Key' } },

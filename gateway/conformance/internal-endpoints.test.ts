@@ -9,10 +9,10 @@
  * stores with the fast path on and off (`ie-plain`, without internal targets of its own, is
  * served by the fast path when it is on).
  */
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { oasDocument } from '../../schemas/testing.ts';
-import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
+import { useEcho, type Echoed } from '../testing/echo.ts';
 import { keyless, oneVersion } from '../testing/harness.ts';
 import { assertAnswer, describeEachSetup, type Expected } from '../testing/tables.ts';
 
@@ -26,13 +26,7 @@ interface Row extends Expected {
   upstreamPath?: string;
 }
 
-let echo: Echo;
-before(async () => {
-  echo = await startEcho('echo');
-});
-after(async () => {
-  await echo.close();
-});
+const echo = useEcho();
 
 const op = (operationId: string): Json => ({ operationId, responses: { 200: { description: 'ok' } } });
 
@@ -41,7 +35,7 @@ const classicApis = (): Json[] => [
   keyless(
     'ie-api',
     '/ie/',
-    echo.url,
+    echo().url,
     {
       name: 'Orders Internal',
       ...oneVersion({
@@ -68,7 +62,7 @@ const classicApis = (): Json[] => [
   keyless(
     'ie-plain',
     '/ie-plain/',
-    echo.url,
+    echo().url,
     oneVersion({ extended_paths: { internal: [{ path: '/private', method: 'GET' }] } }),
     { strip_listen_path: true },
   ),
@@ -77,8 +71,8 @@ const classicApis = (): Json[] => [
   keyless('ie-by-name', '/ie-by-name/', 'svc://orders-internal/private', {}, { strip_listen_path: true }),
   keyless('ie-to-oas', '/ie-to-oas/', 'svc://oas-ie/secret', {}, { strip_listen_path: true }),
   // A name two APIs share: the API naming it stays loaded; its requests to that target get 502.
-  keyless('dup-1', '/dup-1/', echo.url, { name: 'Dup Name' }),
-  keyless('dup-2', '/dup-2/', echo.url, { name: 'dup-name' }),
+  keyless('dup-1', '/dup-1/', echo().url, { name: 'Dup Name' }),
+  keyless('dup-2', '/dup-2/', echo().url, { name: 'dup-name' }),
   keyless('ie-ambiguous', '/ie-ambiguous/', 'svc://dup-name/x', {}, { strip_listen_path: true }),
   // svc://self back on the same method and path: a loop.
   keyless('ie-loop', '/ie-loop/', 'svc://self', {}, { strip_listen_path: true }),
@@ -191,7 +185,7 @@ describeEachSetup(
   ({ gw }) => {
     before(async () => {
       for (const api of classicApis()) await gw().addApi(api);
-      for (const doc of oasApis(echo.url)) {
+      for (const doc of oasApis(echo().url)) {
         const res = await gw().admin('POST', '/svc/apis/oas', doc);
         assert.equal(res.status, 200, res.text);
       }

@@ -6,9 +6,9 @@
  * path, query and headers the upstream saw out) against the files and Redis stores, with the fast
  * path on and off (routes with internal targets are served by node:http).
  */
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
+import { useEcho, type Echoed } from '../testing/echo.ts';
 import { keyed, keyless, oneVersion, startGateway } from '../testing/harness.ts';
 import { assertAnswer, describeEachSetup, type Expected } from '../testing/tables.ts';
 
@@ -25,20 +25,14 @@ interface Row extends Expected {
   upstreamBody?: string;
 }
 
-let echo: Echo;
-before(async () => {
-  echo = await startEcho('echo');
-});
-after(async () => {
-  await echo.close();
-});
+const echo = useEcho();
 
 const apis = (): Record<string, unknown>[] => [
   // The internal API every other one goes to: not served to clients; adds a header.
   keyless(
     'int-b',
     '/int-b/',
-    echo.url,
+    echo().url,
     { internal: true, ...oneVersion({ global_headers: { 'x-via-b': 'b' } }) },
     { strip_listen_path: true },
   ),
@@ -59,7 +53,7 @@ const apis = (): Record<string, unknown>[] => [
   keyless(
     'int-rw',
     '/int-rw/',
-    echo.url,
+    echo().url,
     oneVersion({
       extended_paths: {
         url_rewrites: [
@@ -94,7 +88,7 @@ const apis = (): Record<string, unknown>[] => [
     { strip_listen_path: true },
   ),
   // The target's own authentication applies.
-  keyed('int-keyed', '/int-keyed/', echo.url, { internal: true, use_standard_auth: true }),
+  keyed('int-keyed', '/int-keyed/', echo().url, { internal: true, use_standard_auth: true }),
   keyless('to-keyed', '/to-keyed/', 'svc://int-keyed/', {}, { strip_listen_path: true }),
   // Loops and missing APIs.
   keyless('loop-a', '/loop-a/', 'svc://loop-b/'),
@@ -240,7 +234,7 @@ test('writes: a malformed svc:// target is refused with 400 naming the field', a
         def: keyless(
           'bad-rw',
           '/bad-rw/',
-          echo.url,
+          echo().url,
           oneVersion({
             extended_paths: {
               url_rewrites: [{ path: '/a', match_pattern: '/a(.*)', rewrite_to: 'svc://$1/a' }],

@@ -16,7 +16,7 @@ import { waitFor } from '../../lib/testing/wait.ts';
 import { MemoryCounters } from '../limits/memory.ts';
 import { keyIdOf } from '../sessions/credentials.ts';
 import { RedisCounters } from '../limits/redis.ts';
-import { startEcho, type Echo } from '../testing/echo.ts';
+import { useEcho } from '../testing/echo.ts';
 import {
   keyed,
   keyless,
@@ -41,13 +41,7 @@ function oasKeyed(id: string, listenPath: string, target: string, global: Record
 /** Access to an OAS API (its one version is ""). */
 const oasRight = (id: string): Record<string, unknown> => ({ [id]: { api_id: id, versions: [''] } });
 
-let echo: Echo;
-before(async () => {
-  echo = await startEcho('echo');
-});
-after(async () => {
-  await echo.close();
-});
+const echo = useEcho();
 
 async function call(
   gw: GatewayClient,
@@ -83,17 +77,17 @@ describe('limits on an injected clock', () => {
   before(async () => {
     gw = await startGateway({ now: clock, counters: new MemoryCounters({ now: clock }) });
     for (const api of [
-      keyed('rl', '/rl/', echo.url),
-      keyed('rl2', '/rl2/', echo.url),
-      keyed('norl', '/norl/', echo.url, { disable_rate_limit: true, disable_quota: true }),
-      keyed('q', '/q/', echo.url),
-      keyed('qkeep', '/qkeep/', echo.url, { dont_set_quota_on_create: true }),
-      keyed('ep', '/ep/', echo.url),
-      keyless('open', '/open/', echo.url, { global_rate_limit: { rate: 2, per: 60 } }),
-      keyless('open-off', '/open-off/', echo.url, {
+      keyed('rl', '/rl/', echo().url),
+      keyed('rl2', '/rl2/', echo().url),
+      keyed('norl', '/norl/', echo().url, { disable_rate_limit: true, disable_quota: true }),
+      keyed('q', '/q/', echo().url),
+      keyed('qkeep', '/qkeep/', echo().url, { dont_set_quota_on_create: true }),
+      keyed('ep', '/ep/', echo().url),
+      keyless('open', '/open/', echo().url, { global_rate_limit: { rate: 2, per: 60 } }),
+      keyless('open-off', '/open-off/', echo().url, {
         global_rate_limit: { rate: 2, per: 60, disabled: true },
       }),
-      keyed('orgq', '/orgq/', echo.url, { org_id: 'acme', enforce_org_quotas: true }),
+      keyed('orgq', '/orgq/', echo().url, { org_id: 'acme', enforce_org_quotas: true }),
     ]) {
       await gw.addApi(api);
     }
@@ -102,7 +96,7 @@ describe('limits on an injected clock', () => {
       ['oskip', { skipQuota: true, skipRateLimit: true }],
       ['okeep', { skipQuotaReset: true }],
     ] as const) {
-      const res = await gw.admin('POST', '/svc/apis/oas', oasKeyed(id, `/${id}/`, echo.url, global));
+      const res = await gw.admin('POST', '/svc/apis/oas', oasKeyed(id, `/${id}/`, echo().url, global));
       assert.equal(res.status, 200, res.text);
     }
     await gw.reload();
@@ -416,7 +410,7 @@ describe('limits on an injected clock', () => {
     const api = await gw.admin(
       'POST',
       '/svc/apis',
-      keyless('grl', '/grl/', echo.url, { global_rate_limit: { rate: 5 } }),
+      keyless('grl', '/grl/', echo().url, { global_rate_limit: { rate: 5 } }),
     );
     assert.equal(api.status, 400);
     assert.match((api.json as { message: string }).message, /global_rate_limit\.per: Required value/);
@@ -427,7 +421,7 @@ describe('rate limit headers', () => {
   test('--rate-limit-headers rate: the rate limit, on 200 and on 429', async () => {
     const gw = await startGateway({ argv: ['--rate-limit-headers', 'rate'] });
     try {
-      await gw.addApi(keyed('h', '/h/', echo.url));
+      await gw.addApi(keyed('h', '/h/', echo().url));
       await gw.reload();
       await addKey(gw, 'h1', {
         rate: 2,
@@ -458,7 +452,7 @@ describe('throttling (real timers)', () => {
   let gw: InProcessGateway;
   before(async () => {
     gw = await startGateway();
-    await gw.addApi(keyed('t', '/t/', echo.url));
+    await gw.addApi(keyed('t', '/t/', echo().url));
     await gw.reload();
   });
   after(async () => {
@@ -529,7 +523,7 @@ describe('limits across nodes and workers', () => {
     const a = await spawnGateway(args);
     const b = await spawnGateway(args);
     try {
-      await a.addApi(keyed('x', '/x/', echo.url));
+      await a.addApi(keyed('x', '/x/', echo().url));
       assert.equal((await a.admin('GET', '/svc/reload/group')).status, 200);
       await waitFor('the API on the second process', async () =>
         (await b.request({ path: '/x/y' })).status === 401 ? true : undefined,
@@ -553,7 +547,7 @@ describe('limits across nodes and workers', () => {
   test('a gateway restart keeps the counters held in Redis', async () => {
     const args = ['--store', redis.url, '--redis-key-prefix', 'restart:', '--workers', '1'];
     const first = await spawnGateway(args);
-    await first.addApi(keyed('rs', '/rs/', echo.url));
+    await first.addApi(keyed('rs', '/rs/', echo().url));
     await first.reload();
     await addKey(first, 'kept-count', { quota_max: 2, quota_renewal_rate: 3600, access_rights: right('rs') });
     assert.deepEqual(await statuses(first, '/rs/x', 'kept-count', 2), [200, 200]);
@@ -574,7 +568,7 @@ describe('limits across nodes and workers', () => {
       mkdtempSync(join(tmpdir(), 'svc-gw-limits-')),
     ]);
     try {
-      await gw.addApi(keyed('w', '/w/', echo.url));
+      await gw.addApi(keyed('w', '/w/', echo().url));
       await gw.reload();
       await addKey(gw, 'shared', { rate: 5, per: 60, access_rights: right('w') });
       const results = await Promise.all(
@@ -599,7 +593,7 @@ describe('limits across nodes and workers', () => {
     });
     try {
       for (const gw of [closed, open]) {
-        await gw.addApi(keyed('z', '/z/', echo.url));
+        await gw.addApi(keyed('z', '/z/', echo().url));
         await gw.reload();
         await addKey(gw, 'limited', { rate: 100, per: 60, access_rights: right('z') });
         await addKey(gw, 'free', { access_rights: right('z') });
@@ -645,7 +639,7 @@ describe('events fired by limits and authentication', () => {
       ],
     });
     try {
-      await gw.addApi(keyed('ev', '/ev/', echo.url, { event_handlers: { events: handlers } }));
+      await gw.addApi(keyed('ev', '/ev/', echo().url, { event_handlers: { events: handlers } }));
       await gw.reload();
       await addKey(gw, 'ev-rate', { rate: 1, per: 60, access_rights: right('ev') });
       await addKey(gw, 'ev-quota', { quota_max: 2, quota_renewal_rate: 60, access_rights: right('ev') });

@@ -6,10 +6,10 @@
  * upstream received. Runs in every setup of testing/tables.ts: files and Redis stores, the fast
  * path on and off.
  */
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { oasDocument, requiring } from '../../schemas/testing.ts';
-import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
+import { useEcho, type Echoed } from '../testing/echo.ts';
 import { assertAnswer, describeEachSetup, type Expected } from '../testing/tables.ts';
 
 type Json = Record<string, unknown>;
@@ -376,13 +376,7 @@ const refusals: Refusal[] = [
   },
 ];
 
-let echo: Echo;
-before(async () => {
-  echo = await startEcho('echo');
-});
-after(async () => {
-  await echo.close();
-});
+const echo = useEcho();
 
 describeEachSetup(
   'OAS endpoint features',
@@ -391,7 +385,7 @@ describeEachSetup(
     describe('served', () => {
       before(async () => {
         const gw = ctx.gw();
-        for (const doc of apis(echo.url)) {
+        for (const doc of apis(echo().url)) {
           const res = await gw.admin('POST', '/svc/apis/oas', doc);
           assert.equal(res.status, 200, res.text);
         }
@@ -420,7 +414,7 @@ describeEachSetup(
     describe('refused, by document path', () => {
       for (const r of refusals) {
         test(r.name, async () => {
-          const res = await ctx.gw().admin('POST', '/svc/apis/oas', r.doc(echo.url));
+          const res = await ctx.gw().admin('POST', '/svc/apis/oas', r.doc(echo().url));
           assert.equal(res.status, 400, res.text);
           assert.match(String((res.json as Json).message), r.reason);
         });

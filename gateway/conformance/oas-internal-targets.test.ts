@@ -6,22 +6,16 @@
  * clients). A table (request in; status, error and what the upstream saw out) in every setup of
  * testing/tables.ts: files and Redis stores, the fast path on and off.
  */
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { oasDocument } from '../../schemas/testing.ts';
-import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
+import { useEcho, type Echoed } from '../testing/echo.ts';
 import { keyless } from '../testing/harness.ts';
 import { assertAnswer, describeEachSetup, type Expected } from '../testing/tables.ts';
 
 type Json = Record<string, unknown>;
 
-let echo: Echo;
-before(async () => {
-  echo = await startEcho('echo');
-});
-after(async () => {
-  await echo.close();
-});
+const echo = useEcho();
 
 const op = (operationId: string): Json => ({ operationId, responses: { 200: { description: 'ok' } } });
 
@@ -112,9 +106,9 @@ describeEachSetup(
       before(async () => {
         const gw = ctx.gw();
         await gw.addApi(
-          keyless('cl-int', '/cl-int/', echo.url, { internal: true }, { strip_listen_path: true }),
+          keyless('cl-int', '/cl-int/', echo().url, { internal: true }, { strip_listen_path: true }),
         );
-        for (const doc of oasApis(echo.url)) {
+        for (const doc of oasApis(echo().url)) {
           const res = await gw.admin('POST', '/svc/apis/oas', doc);
           assert.equal(res.status, 200, res.text);
         }

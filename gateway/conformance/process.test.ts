@@ -10,20 +10,14 @@ import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { send } from '../testing/client.ts';
-import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
+import { useEcho, type Echoed } from '../testing/echo.ts';
 import { keyless, spawnGateway, type GatewayProcess } from '../testing/harness.ts';
 import { startRedis, type TestRedis } from '../testing/redis-server.ts';
 import { waitFor } from '../../lib/testing/wait.ts';
 
 const MAIN = join(import.meta.dirname, '..', 'main.ts');
 
-let echo: Echo;
-before(async () => {
-  echo = await startEcho('echo');
-});
-after(async () => {
-  await echo.close();
-});
+const echo = useEcho();
 
 /** Upstream name, or the status when the gateway did not proxy. */
 async function served(gw: { port: number }, path: string): Promise<string | number> {
@@ -53,7 +47,7 @@ describe('gateway process', () => {
     const args = ['--workers', '1', '--data-dir', dataDir];
     let gw: GatewayProcess = await spawnGateway(args);
     try {
-      await gw.addApi(keyless('kept', '/kept/', echo.url));
+      await gw.addApi(keyless('kept', '/kept/', echo().url));
       await gw.reload();
       assert.equal(await served(gw, '/kept/x'), 'echo');
       assert.equal(await gw.stop(), 0, 'a clean stop on SIGTERM');
@@ -70,7 +64,7 @@ describe('gateway process', () => {
     const gw = await spawnGateway(['--workers', '2', '--data-dir', dataDir]);
     try {
       // The first worker serves; the second may still be starting: the node reload waits for it.
-      await gw.addApi(keyless('w', '/w/', echo.url));
+      await gw.addApi(keyless('w', '/w/', echo().url));
       await gw.reload();
       await waitFor('both workers', () =>
         gw.stderr().includes('"message":"all workers serving"') ? true : undefined,
@@ -114,7 +108,7 @@ describe('two nodes on one Redis', () => {
     nodeA = await spawnGateway(args);
     nodeB = await spawnGateway(args);
     const a = nodeA;
-    await a.addApi(keyless('shared', '/shared/', echo.url));
+    await a.addApi(keyless('shared', '/shared/', echo().url));
     const onB = await send({
       port: nodeB.port,
       path: '/svc/apis/shared',
