@@ -9,6 +9,7 @@ import type { SecretContent } from '../certificates.ts';
 import { API_FINALIZER, reconcileApiDefinition, type ApiObject, type PolicyView } from './api-definition.ts';
 import { assertReady, baseDeps, FakeGateway, settle } from './testing.ts';
 import { HELD_RECHECK_MS } from './status.ts';
+import { PushMemory } from './sync.ts';
 
 const A = 'http://gw-a';
 const ID = derivedId('team', 'orders');
@@ -404,4 +405,63 @@ describe('reconcileApiDefinition', () => {
       if (c.finalizers) assert.deepEqual(deps.objects.finalizers, c.finalizers);
     });
   }
+});
+
+describe('reconcileApiDefinition with the memory of pushes', () => {
+  const api = (): ApiObject => ({
+    apiVersion: 'svc.svc.io/v1alpha1',
+    kind: 'ApiDefinition',
+    metadata: { name: 'orders', namespace: 'team', uid: 'uid-1', generation: 1, finalizers: [API_FINALIZER] },
+    spec: { name: 'orders', proxy: { listen_path: '/orders/', target_url: 'http://orders' } },
+  });
+  const depsOf = (gw: FakeGateway, read: () => ApiObject, pushes?: PushMemory) => ({
+    ...baseDeps<ApiObject>({ default: gw }),
+    read: () => Promise.resolve(read()),
+    policies: () => [],
+    secret: () => Promise.resolve(undefined),
+    apis: () => [read()],
+    ...(pushes ? { pushes } : {}),
+  });
+
+  test('a second reconcile reading a cache without the status the first wrote: nothing pushed again', async () => {
+    const gw = new FakeGateway(A);
+    const deps = depsOf(gw, api, new PushMemory());
+    await reconcileApiDefinition('team/orders', deps);
+    assert.deepEqual(gw.writes, [`createApi ${ID}`, 'reload']);
+    gw.writes.length = 0;
+    await reconcileApiDefinition('team/orders', deps);
+    assert.deepEqual(gw.writes, []);
+    assertReady(deps.objects.statuses.at(-1), { status: 'True', reason: 'Synced' });
+  });
+
+  test('remembered, but the gateway changed since (drift) or the spec did: pushed', async () => {
+    const gw = new FakeGateway(A);
+    let obj = api();
+    const deps = depsOf(gw, () => obj, new PushMemory());
+    await reconcileApiDefinition('team/orders', deps);
+    const held = gw.apis.get(ID);
+    assert.ok(held);
+    gw.apis.set(ID, { ...held, name: 'edited by hand' });
+    gw.writes.length = 0;
+    await reconcileApiDefinition('team/orders', deps);
+    assert.deepEqual(gw.writes, [`updateApi ${ID}`, 'reload']);
+    obj = { ...obj, spec: { ...obj.spec, name: 'orders-2' } };
+    gw.writes.length = 0;
+    await reconcileApiDefinition('team/orders', deps);
+    assert.deepEqual(gw.writes, [`updateApi ${ID}`, 'reload']);
+    assert.equal(gw.apis.get(ID)?.name, 'orders-2');
+  });
+
+  test('another process (a restart) has no memory: the status is the truth', async () => {
+    const gw = new FakeGateway(A);
+    const first = depsOf(gw, api, new PushMemory());
+    await reconcileApiDefinition('team/orders', first);
+    const pushed: ApiObject = { ...api(), status: first.objects.statuses.at(-1) as ApiStatus };
+    gw.writes.length = 0;
+    await reconcileApiDefinition(
+      'team/orders',
+      depsOf(gw, () => pushed, new PushMemory()),
+    );
+    assert.deepEqual(gw.writes, []);
+  });
 });

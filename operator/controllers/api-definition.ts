@@ -22,7 +22,7 @@ import {
   type Fail,
   type ReportDeps,
 } from './status.ts';
-import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo } from './sync.ts';
+import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo, PushMemory } from './sync.ts';
 import { isTemplate } from './template.ts';
 import { servedMessage } from './served.ts';
 import type { ApiObject, PolicyView } from './objects.ts';
@@ -48,6 +48,11 @@ export interface ApiDefinitionDeps extends ReportDeps<ApiObject> {
   secret: (namespace: string, name: string) => Promise<SecretContent | undefined>;
   /** Every ApiDefinition: a certificate is deleted only when none of the others lists it. */
   apis: () => readonly ApiObject[];
+  /**
+   * The pushes this process made, by object: the cache may not hold the status of the last one
+   * yet (sync.ts). One per controller in production; without it, the status alone says.
+   */
+  pushes?: PushMemory;
   log: Logger;
 }
 
@@ -240,6 +245,7 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
         desired,
         old,
         () => client.reload(),
+        deps.pushes && { pushes: deps.pushes, uid: current.metadata.uid, id: apiId },
       ),
     fail,
   );
@@ -312,6 +318,7 @@ export function apiDefinitionController(env: ControllerEnv): ControllerSpec {
   const apisOfSecret = byCertificateSecret(apis);
   const apisTargeting = byInternalTarget(apis);
   const policiesCovering = byAccessRight(policies);
+  const pushes = new PushMemory();
 
   /** Keys of the APIs linked to a policy. */
   const apisOf = (p: PolicyView | undefined): string[] => {
@@ -343,6 +350,7 @@ export function apiDefinitionController(env: ControllerEnv): ControllerSpec {
         // The API's namespace is watched, so its Secrets are in the cache.
         secret: (namespace, name) => Promise.resolve(secrets.get(namespace, name)),
         apis: () => apis.list(),
+        pushes,
         now: env.now,
         log: env.log,
       }),

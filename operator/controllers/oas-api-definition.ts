@@ -22,7 +22,7 @@ import {
   type ReportDeps,
 } from './status.ts';
 import { servedMessage } from './served.ts';
-import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo } from './sync.ts';
+import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo, PushMemory } from './sync.ts';
 import { isTemplate } from './template.ts';
 import { OAS_FINALIZER, STREAMS_FINALIZER } from '../../schemas/finalizers.ts';
 
@@ -74,6 +74,8 @@ export interface OasApiDefinitionDeps extends ReportDeps<OasApiObject> {
    * production.
    */
   policies: (api: OasApiObject) => readonly PolicyView[];
+  /** The pushes this process made, by object (sync.ts); without it, the status alone says. */
+  pushes?: PushMemory;
   log: Logger;
   /** Which of the two document kinds (default: SvcOasApiDefinition). */
   kind?: DocumentKind;
@@ -209,6 +211,7 @@ export async function reconcileSvcOasApiDefinition(
       doc,
       old.api_id === apiId ? old : {},
       () => client.reload(),
+      deps.pushes && { pushes: deps.pushes, uid: current.metadata.uid, id: apiId },
     );
     // The document now names another ID: the API under the former one goes.
     if (old.api_id && old.api_id !== apiId && (await client.deleteOasApi(old.api_id))) await client.reload();
@@ -290,6 +293,7 @@ function documentController(env: ControllerEnv, kind: DocumentKind): ControllerS
   const policiesCovering = byAccessRight(policies);
   const apisOfContext = byContext(apis);
   const apisOfConfigMap = byRef(apis, 'configmap', configMapRefOf);
+  const pushes = new PushMemory();
 
   /** A ConfigMap from the cache, or read directly when its namespace is not watched. */
   const configMap = async (namespace: string, name: string): Promise<ConfigMapContent | undefined> => {
@@ -324,6 +328,7 @@ function documentController(env: ControllerEnv, kind: DocumentKind): ControllerS
         connections: env.connections,
         events: env.events,
         policies: (api) => policiesCovering({ kind: kind.kind, ...refOf(api) }),
+        pushes,
         now: env.now,
         log: env.log,
         kind,

@@ -18,7 +18,7 @@ import { translateSecurityPolicy } from '../translate/security-policy.ts';
 import { viewChanged, watchOf, type ControllerEnv } from './env.ts';
 import { byAccessRight, byContext, byJwtPolicy } from './indexes.ts';
 import { callGateway, reportFailure, reportSuccess, type Fail, type ReportDeps } from './status.ts';
-import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo } from './sync.ts';
+import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo, PushMemory } from './sync.ts';
 import { API_KINDS } from '../../schemas/common.ts';
 import { POLICY_FINALIZER } from '../../schemas/finalizers.ts';
 
@@ -48,6 +48,8 @@ export interface SecurityPolicyDeps extends ReportDeps<PolicyObject> {
    * superset will do): the informer's index in production.
    */
   apiDefinitions: (policy: ObjectRef) => readonly ApiView[];
+  /** The pushes this process made, by object (sync.ts); without it, the status alone says. */
+  pushes?: PushMemory;
   log: Logger;
 }
 
@@ -128,6 +130,8 @@ export async function reconcileSecurityPolicy(key: string, deps: SecurityPolicyD
       },
       desired,
       old,
+      undefined,
+      deps.pushes && { pushes: deps.pushes, uid: current.metadata.uid, id: polId },
     );
     Object.assign(status, pushed.hashes);
     return pushed.action;
@@ -244,6 +248,7 @@ export function securityPolicyController(env: ControllerEnv): ControllerSpec {
   const policiesCovering = byAccessRight(policies);
   const policiesOfContext = byContext(policies);
   const apisNaming = byJwtPolicy(apis.ApiDefinition);
+  const pushes = new PushMemory();
 
   /** Keys of the policies an API of `kind` is linked to. */
   const policiesOf = (kind: (typeof API_KINDS)[number], api: ApiView | undefined): string[] => {
@@ -266,6 +271,7 @@ export function securityPolicyController(env: ControllerEnv): ControllerSpec {
         events: env.events,
         api: (ref) => apis[ref.kind].get(ref.namespace, ref.name),
         apiDefinitions: (policy) => apisNaming(policy),
+        pushes,
         now: env.now,
         log: env.log,
       }),

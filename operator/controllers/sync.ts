@@ -35,18 +35,58 @@ export interface PushHashes {
 }
 
 /**
+ * The hashes of the last push of each object (by uid) this process made, and under which
+ * document ID. A reconcile reads its object from the informer cache, which may not hold yet the
+ * status the previous reconcile of the same object wrote: a second reconcile queued while the
+ * first ran (a SecurityPolicy that covers the API appearing, a Secret, a context) starts as soon
+ * as the first ends, sees no or old `latestCRDSpecHash` and would push the same document again
+ * (docs/design/operator-pushes.md). This process is the only writer of the status (the leader),
+ * so what it remembers is never older than the status in its cache; after a restart the memory is
+ * empty and the status on the API server is the truth. A stale entry cannot skip a needed push:
+ * a push is skipped only when the gateway still holds exactly what it held after the push.
+ */
+export class PushMemory {
+  readonly #last = new Map<string, { id: string; hashes: Required<PushHashes> }>();
+
+  /** The hashes of the last push of the object's document `id`; undefined when none is known. */
+  last(uid: string | undefined, id: string): Required<PushHashes> | undefined {
+    if (uid === undefined) return undefined;
+    const entry = this.#last.get(uid);
+    return entry?.id === id ? entry.hashes : undefined;
+  }
+
+  /** Records a push (or a check that found the gateway up to date). */
+  record(uid: string | undefined, id: string, hashes: Required<PushHashes>): void {
+    if (uid !== undefined) this.#last.set(uid, { id, hashes });
+  }
+
+  /** Forgets an object whose document is being deleted. */
+  forget(uid: string | undefined): void {
+    if (uid !== undefined) this.#last.delete(uid);
+  }
+
+  /** Objects remembered (for tests). */
+  get size(): number {
+    return this.#last.size;
+  }
+}
+
+/**
  * Makes the gateway hold `desired`: CREATE when absent; UPDATE when the translation's hash
  * differs from the last one pushed, or the gateway's copy differs from what it held right after
- * that push (drift detection, whatever the gateway adds to what it stores). `afterWrite` runs
- * after a write (APIs need a reload). Returns what was done and the hashes to record.
+ * that push (drift detection, whatever the gateway adds to what it stores). The last push is
+ * what `memory` remembers of the object, else what its `status` says. `afterWrite` runs after a
+ * write (APIs need a reload). Returns what was done and the hashes to record.
  */
 export async function pushDocument<T>(
   ops: DocumentOps<T>,
   desired: T,
-  last: PushHashes,
+  status: PushHashes,
   afterWrite?: () => Promise<void>,
+  memory?: { pushes: PushMemory; uid: string | undefined; id: string },
 ): Promise<{ action?: 'Created' | 'Updated'; hashes: Required<PushHashes> }> {
   const desiredHash = hashOf(desired);
+  const last = memory?.pushes.last(memory.uid, memory.id) ?? status;
   let held = await ops.get();
   let action: 'Created' | 'Updated' | undefined;
   if (!held) {
@@ -60,12 +100,16 @@ export async function pushDocument<T>(
     held = await ops.get();
     await afterWrite?.();
   }
-  return { action, hashes: { latestCRDSpecHash: desiredHash, latestSvcSpecHash: hashOf(held) } };
+  const hashes = { latestCRDSpecHash: desiredHash, latestSvcSpecHash: hashOf(held) };
+  memory?.pushes.record(memory.uid, memory.id, hashes);
+  return { action, hashes };
 }
 
 /** What {@link finalizeInGateway} needs. */
 export interface FinalizeDeps<T extends Reported<ReconcileStatus>> extends ReportDeps<T> {
   objects: Pick<SvcObjects<T>, 'patchStatus' | 'removeFinalizer'>;
+  /** The controller's memory of pushes: the object is forgotten once its document is deleted. */
+  pushes?: PushMemory;
 }
 
 /**
@@ -104,6 +148,7 @@ export async function finalizeInGateway<T extends Reported<ReconcileStatus>>(
   log.info('deleted from the gateway', { what, gateway: resolved.client.url, removed });
   if (removed)
     await deps.events.record(obj, 'Normal', 'Deleted', `${what} deleted from ${resolved.client.url}`);
+  deps.pushes?.forget(obj.metadata.uid);
   await deps.objects.removeFinalizer(obj, opts.finalizer);
   return {};
 }

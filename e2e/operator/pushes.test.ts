@@ -1,0 +1,216 @@
+/**
+ * Pushes per spec: the operator writes an object to the gateway once per distinct spec, not once
+ * more when a second reconcile of it reads a cache that does not hold the status the first one
+ * wrote yet. Counted as a user sees it: the gateway's `api stored` and `policy stored` log lines
+ * (one per write to its management API). Real processes: etcd and kube-apiserver from the
+ * harness, a gateway, an operator, an echo upstream.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { derivedId } from '../../operator/ids.ts';
+import type { ControlPlane } from '../harness/control-plane.ts';
+import {
+  startEchoUpstream,
+  startGateway,
+  startOperator,
+  waitFor,
+  type GatewayProc,
+  type OperatorProc,
+} from '../harness/processes.ts';
+import { applyManifest, startCluster } from './helpers.ts';
+
+const NS = 'pushes';
+/** ApiDefinitions (and SecurityPolicies) of the burst. */
+const N = 80;
+const CONVERGE_MS = 90_000;
+
+let cp: ControlPlane;
+let dir: string;
+let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+let gw: GatewayProc;
+let op: OperatorProc;
+
+before(
+  async () => {
+    ({ dir, cp } = await startCluster('pushes', [NS, 'svc-operator-system']));
+    upstream = await startEchoUpstream();
+    gw = await startGateway({
+      name: 'pushes-gateway',
+      secret: 'pushes-secret',
+      dataDir: join(dir, 'gw'),
+      logDir: dir,
+    });
+    op = await startOperator({
+      name: 'pushes-operator',
+      gateway: gw,
+      kubeconfig: cp.kubeconfig,
+      logDir: dir,
+      env: { WATCH_NAMESPACE: NS, LOG_LEVEL: 'info' },
+    });
+  },
+  { timeout: 120_000 },
+);
+
+after(async () => {
+  await op.stop();
+  await gw.stop();
+  await upstream.close();
+  await cp.stop();
+});
+
+const apiName = (i: number): string => `api-${String(i).padStart(3, '0')}`;
+const policyName = (i: number): string => `pol-${String(i).padStart(3, '0')}`;
+const range = (from: number, to: number): number[] => Array.from({ length: to - from }, (_, k) => from + k);
+
+function apiYaml(i: number, version: number): string {
+  const name = apiName(i);
+  return `apiVersion: svc.svc.io/v1alpha1
+kind: ApiDefinition
+metadata: {name: ${name}, namespace: ${NS}}
+spec:
+  name: ${name}-v${String(version)}
+  use_keyless: true
+  proxy: {listen_path: /${name}/, target_url: "${upstream.url}/v${String(version)}", strip_listen_path: true}
+`;
+}
+
+function policyYaml(i: number, rate: number): string {
+  return `apiVersion: svc.svc.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: ${policyName(i)}, namespace: ${NS}}
+spec:
+  name: ${policyName(i)}
+  rate: ${String(rate)}
+  per: 60
+  access_rights_array: [{name: ${apiName(i)}}]
+`;
+}
+
+/** Writes per document as the gateway's log lists them (`added` and `modified` alike). */
+function writes(what: 'api stored' | 'policy stored'): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const line of gw.log().split('\n')) {
+    if (!line.startsWith('{')) continue;
+    let entry: { message?: string; api_id?: string; policy_id?: string };
+    try {
+      entry = JSON.parse(line) as typeof entry;
+    } catch {
+      continue;
+    }
+    if (entry.message !== what) continue;
+    const id = entry.api_id ?? entry.policy_id ?? '';
+    counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  return counts;
+}
+
+interface Item {
+  metadata: { name: string; generation?: number };
+  status?: { conditions?: { type: string; status: string; observedGeneration?: number }[] };
+}
+
+/** Waits until every object of `kind` is Ready for its current generation. */
+async function waitConverged(kind: string, n: number): Promise<void> {
+  await waitFor(
+    `${String(n)} ${kind} Ready`,
+    async () => {
+      const out = await cp.kubectl(['get', kind, '-n', NS, '-o', 'json']);
+      const items = (JSON.parse(out.stdout) as { items: Item[] }).items;
+      const ready = items.filter((it) => {
+        const c = it.status?.conditions?.find((x) => x.type === 'Ready');
+        return c?.status === 'True' && c.observedGeneration === it.metadata.generation;
+      });
+      return ready.length === n && items.length === n;
+    },
+    CONVERGE_MS,
+    500,
+  );
+}
+
+/**
+ * Waits until the gateway's count of writes stays the same for 3 s: the operator's reconciles
+ * of the burst (and any second ones they queued) are done.
+ */
+async function settled(): Promise<void> {
+  let last = -1;
+  let since = Date.now();
+  await waitFor(
+    'the gateway written no more',
+    () => {
+      const total = gw
+        .log()
+        .split('\n')
+        .filter((l) => l.includes(' stored"')).length;
+      if (total !== last) {
+        last = total;
+        since = Date.now();
+        return false;
+      }
+      return Date.now() - since >= 3000;
+    },
+    60_000,
+    250,
+  );
+}
+
+/** The documents not written exactly as often as expected: `[name, writes]`. */
+function wrong(
+  what: 'api stored' | 'policy stored',
+  name: (i: number) => string,
+  expected: (i: number) => number,
+): [string, number][] {
+  const counts = writes(what);
+  return range(0, N)
+    .map((i): [string, number, number] => [name(i), counts.get(derivedId(NS, name(i))) ?? 0, expected(i)])
+    .filter(([, got, want]) => got !== want)
+    .map(([n, got]) => [n, got]);
+}
+
+test(
+  'a burst of ApiDefinitions and SecurityPolicies, then updates of half: each written to the gateway once per distinct spec',
+  { timeout: 240_000 },
+  async () => {
+    await applyManifest(
+      cp,
+      range(0, N)
+        .map((i) => apiYaml(i, 1))
+        .join('---\n'),
+    );
+    await applyManifest(
+      cp,
+      range(0, N)
+        .map((i) => policyYaml(i, 100))
+        .join('---\n'),
+    );
+    await waitConverged('apidefinition', N);
+    await waitConverged('securitypolicy', N);
+    await settled();
+    assert.deepEqual(
+      wrong('api stored', apiName, () => 1),
+      [],
+      'APIs written more than once for one spec',
+    );
+    assert.deepEqual(
+      wrong('policy stored', policyName, () => 1),
+      [],
+      'policies written more than once for one spec',
+    );
+
+    // Updates of half of each: one more write for those, none for the others.
+    const updated = (i: number): boolean => i % 2 === 0;
+    const half = range(0, N).filter(updated);
+    await applyManifest(cp, half.map((i) => apiYaml(i, 2)).join('---\n'));
+    await applyManifest(cp, half.map((i) => policyYaml(i, 200)).join('---\n'));
+    await waitConverged('apidefinition', N);
+    await waitConverged('securitypolicy', N);
+    await settled();
+    const perSpec = (i: number): number => (updated(i) ? 2 : 1);
+    assert.deepEqual(wrong('api stored', apiName, perSpec), [], 'APIs written more than once per spec');
+    assert.deepEqual(
+      wrong('policy stored', policyName, perSpec),
+      [],
+      'policies written more than once per spec',
+    );
+  },
+);
