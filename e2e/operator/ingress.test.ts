@@ -598,6 +598,48 @@ test('operator restart: nothing duplicated, nothing rewritten', async () => {
   assert.equal(await generations(), before);
 });
 
+test('an Ingress made while the operator is down: served after its start, its Events name the Ingress', async () => {
+  await operator.stop();
+  await applyManifest(
+    cp,
+    `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: offline, namespace: ${NS}}
+spec:
+  ingressClassName: ${WATCH_CLASS}
+  rules:
+    - host: offline.example
+      http:
+        paths:
+          - {path: /, pathType: Prefix, backend: ${backend('a')}}
+`,
+  );
+  operator = await startOperator({
+    name: 'ingress-operator-3',
+    gateway: gw,
+    kubeconfig: cp.kubeconfig,
+    logDir: dir,
+    org: ORG,
+    env: operatorEnv(),
+  });
+  await waitServed('offline.example', '/x', { upstream: 'a' });
+  // The operator found this Ingress in its first list (whose items carry no kind), not in a
+  // watch event: its Event must still name the Ingress, as kubectl describe looks it up.
+  await waitFor('a Created Event about the Ingress offline', async () => {
+    const events = await cp.kubectl([
+      'get',
+      'events',
+      '-n',
+      NS,
+      '--field-selector',
+      'involvedObject.kind=Ingress,involvedObject.name=offline,reason=Created',
+      '-o',
+      'jsonpath={.items[*].reason}',
+    ]);
+    return events.stdout.trim() === 'Created';
+  });
+});
+
 test('the Ingress deleted: its ApiDefinitions and APIs are gone', async () => {
   const id = ingressApiId(NS, 'shop', {
     scheme: 'http',

@@ -200,6 +200,11 @@ export class Informer<T extends k8s.KubernetesObject> {
   #apply(event: InformerEvent, obj: T): void {
     // managedFields are often the largest part of an object and no reconciler reads them.
     if (obj.metadata?.managedFields) delete obj.metadata.managedFields;
+    // The items of a list of a built-in kind (Ingress, Service) come without kind and
+    // apiVersion, where a watch event's object has them: every cached object gets them, so that
+    // an Event about it names its kind (involvedObject.kind) whether it was listed or watched.
+    obj.kind ??= this.spec.kind;
+    obj.apiVersion ??= this.spec.apiVersion;
     const key = objectKey(obj);
     const old = this.#objects.get(key);
     if (event === 'delete') this.#objects.delete(key);
