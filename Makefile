@@ -96,6 +96,10 @@ bench-operator-pro: deps ## 1000 ApiDefinitions until served, operator in mode c
 bench-ingress: deps ## 1000 Ingresses until served, beside 1000 ApiDefinitions in the same run (SVC_BENCH_INGRESSES)
 	node e2e/bench/ingress-bench.ts
 
+.PHONY: bench-node
+bench-node: node ## 1000 ApiDefinitions until served with svc installed on the node by its charts (operator in its pod; SVC_BENCH_NODE_APIS)
+	flock $(NODE_LOCK) node e2e/bench/operator-node.ts
+
 .PHONY: bench-soak
 bench-soak: deps ## The operator under 30 minutes of churn (SVC_SOAK_MINUTES): memory over time
 	node e2e/bench/operator-soak.ts

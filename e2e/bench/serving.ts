@@ -37,7 +37,11 @@ const WINDOW = 64;
  * 10,000 pending paths every round would load the gateway more than the operator does. A path
  * served while out of the window is seen when the window reaches it: times err late, never early.
  */
-export async function timeToServe(gw: GatewayProc, paths: string[], t0: number): Promise<number[]> {
+export async function timeToServe(
+  gw: Pick<GatewayProc, 'url'>,
+  paths: string[],
+  t0: number,
+): Promise<number[]> {
   const pool = new Pool(gw.url, { connections: 8, pipelining: 1 });
   const done = new Map<string, number>();
   const deadline = t0 + timeoutMs(paths.length);
