@@ -44,6 +44,7 @@ test('by default: the gateway port only, the secret from svc-gateway-secret, no 
   const text = JSON.stringify(objs.find((o) => o.kind === 'Deployment'));
   assert.match(text, /"SVC_GW_SECRET".*"svc-gateway-secret"/);
   assert.doesNotMatch(text, /SVC_GW_TLS_CERT_FILE/);
+  assert.doesNotMatch(text, /SVC_GW_HTTPS_PORT/);
 });
 
 test('with a default certificate (cert-manager or a Secret): the HTTPS ingress port', async () => {
@@ -52,6 +53,10 @@ test('with a default certificate (cert-manager or a Secret): the HTTPS ingress p
   assert.ok(managed.some((o) => o.kind === 'Certificate' && o.metadata.name === 'svc-gateway-default-tls'));
   const own = await render(['tls.secretName=my-tls', 'ingress.httpsPort=9443']);
   assert.deepEqual(servicePorts(own), ['http:8080', 'https:9443']);
+  // The gateway keeps that port open from the start (its default certificate, 404 for unknown
+  // hosts), not only once a TLS Ingress asks for it.
+  assert.match(JSON.stringify(managed), /"name":"SVC_GW_HTTPS_PORT","value":"8443"/);
+  assert.match(JSON.stringify(own), /"name":"SVC_GW_HTTPS_PORT","value":"9443"/);
   assert.ok(!own.some((o) => o.kind === 'Certificate'));
   assert.match(JSON.stringify(own), /"secretName":"my-tls"/);
 });

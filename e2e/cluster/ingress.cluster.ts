@@ -58,8 +58,9 @@ function kubectl(
 
 /**
  * `kubectl port-forward` of the gateway Service's `port` to a local port, once kubectl listens.
- * The gateway opens its HTTPS ingress port only when a TLS Ingress is served, so nothing answers
- * there yet: the TLS test retries its requests.
+ * The chart's gateway keeps its HTTPS ingress port open from the start (`https_port`): kubectl
+ * gives up on the first connection the pod refuses, so a port that opened only with the first
+ * TLS Ingress lost this forward. The TLS test retries its requests until the Ingress is served.
  */
 async function forward(port: number): Promise<{ local: number; stop: () => void }> {
   const local = await freePort();

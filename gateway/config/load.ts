@@ -47,6 +47,17 @@ export function loadGatewayConfig(opts: {
       'control_tls: serves the management API on its own port over HTTPS: set control_port (--control-port) and the certificate (--tls-cert and --tls-key)',
     ]);
   }
+  if (config.https_port !== undefined && config.tls_cert_file === undefined) {
+    throw new ConfigError(COMPONENT, [
+      'https_port: an HTTPS port needs the certificate: set --tls-cert and --tls-key',
+    ]);
+  }
+  if (
+    config.https_port !== undefined &&
+    (config.https_port === config.listen_port || config.https_port === config.control_port)
+  ) {
+    throw new ConfigError(COMPONENT, ['https_port: must differ from listen_port and control_port']);
+  }
   if ((config.dashboard_url === undefined) !== (config.node_secret === undefined)) {
     throw new ConfigError(COMPONENT, [
       'dashboard_url and node_secret: mode pro needs both (--dashboard and --node-secret), mode ce neither',

@@ -43,6 +43,13 @@ export const gatewayConfigSchema: JsonSchema = {
       description:
         'Port of the management API (`/svc/...`, `/hello`, `/ready`). Absent: the management API shares the gateway port. 0 picks a free port.',
     },
+    https_port: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 65535,
+      description:
+        "An HTTPS API port opened at start with the certificate of `tls_cert_file` and kept open while no API uses it (the HTTPS ingress port of a cluster, the chart's `ingress.httpsPort`): clients, load balancers and `kubectl port-forward` find it answering (404 for hosts no API serves) before the first API with this `listen_port` and after the last. APIs with this `listen_port` are served on it over HTTPS. Absent: API ports open and close with their APIs.",
+    },
     control_tls: {
       type: 'boolean',
       default: false,
@@ -231,6 +238,7 @@ export const gatewayConfigSources: Readonly<Record<string, ConfigSource>> = {
   listen_port: { env: 'SVC_GW_LISTEN_PORT', flag: 'port' },
   control_port: { env: 'SVC_GW_CONTROL_PORT', flag: 'control-port' },
   control_tls: { env: 'SVC_GW_CONTROL_TLS', flag: 'control-tls' },
+  https_port: { env: 'SVC_GW_HTTPS_PORT', flag: 'https-port' },
   store: { env: 'SVC_GW_STORE', flag: 'store' },
   data_dir: { env: 'SVC_GW_DATA_DIR', flag: 'data-dir' },
   redis_key_prefix: { env: 'SVC_GW_REDIS_KEY_PREFIX', flag: 'redis-key-prefix' },
@@ -284,6 +292,7 @@ export interface GatewayConfig {
   listen_port: number;
   control_port?: number;
   control_tls: boolean;
+  https_port?: number;
   store: string;
   data_dir: string;
   redis_key_prefix: string;

@@ -211,6 +211,18 @@ export class Gateway {
           admin: true,
         });
       }
+      if (config.https_port !== undefined) {
+        // The HTTPS ingress port answers from the start (404 for unknown hosts), not only once
+        // an API asks for it: a port that refuses connections until the first TLS API makes
+        // load balancers and `kubectl port-forward` give up on it.
+        await gw.#listeners.open({
+          key: config.https_port,
+          role: 'api',
+          port: config.https_port,
+          protocol: 'https',
+          admin: false,
+        });
+      }
       gw.#bus.serve(() => gw.reloadLocal());
       if (gw.#metrics !== undefined) gw.#bus.serveMetrics(gw.#metrics);
       gw.#bus.onChanged((collection, id) => {
@@ -360,6 +372,8 @@ export class Gateway {
     }
     const wanted = new Map<number, 'http' | 'https'>();
     for (const r of table.routes) if (r.listener !== 'main') wanted.set(r.listener, protocolOf(r.api));
+    // The configured HTTPS port stays open and HTTPS, with or without APIs on it.
+    if (this.#config.https_port !== undefined) wanted.set(this.#config.https_port, 'https');
     const opened: number[] = [];
     try {
       for (const [port, protocol] of wanted) {

@@ -1,0 +1,89 @@
+/**
+ * The configured HTTPS port (`https_port`, the chart's HTTPS ingress port): open from the start
+ * with the default certificate, before any API uses it, and still open after the last one is
+ * deleted; an API on it (as the operator pushes a TLS Ingress: its host as `domain`, the Secret's
+ * certificate) gets its certificate by SNI. Before, the port opened only with the first such API:
+ * in the cluster `kubectl port-forward` to it gave up on the first refused connection.
+ */
+import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { freePort } from '../../lib/testing/wait.ts';
+import { selfSignedCert, type TestCert } from '../testing/certs.ts';
+import { makeCert } from '../testing/client-certs.ts';
+import { startEcho, type Echo } from '../testing/echo.ts';
+import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { tlsGet } from '../testing/tls-client.ts';
+
+const fingerprintOfPem = (pem: Buffer | string): string =>
+  new X509Certificate(pem).fingerprint256.replaceAll(':', '').toLowerCase();
+
+describe('https_port: the HTTPS ingress port', () => {
+  let gw: InProcessGateway;
+  let echo: Echo;
+  let serverCert: TestCert;
+  let port = 0;
+
+  before(async () => {
+    serverCert = selfSignedCert();
+    echo = await startEcho('echo');
+    port = await freePort();
+    gw = await startGateway({
+      argv: [
+        '--tls-cert',
+        serverCert.certFile,
+        '--tls-key',
+        serverCert.keyFile,
+        '--https-port',
+        String(port),
+      ],
+      tls: serverCert,
+    });
+  });
+  after(async () => {
+    await gw.stop();
+    await echo.close();
+  });
+
+  test('open at start with no API on it: the default certificate, 404', async () => {
+    const res = await tlsGet(port, '/x', { servername: 'nothing.example' });
+    assert.equal(res.status, 404);
+    assert.equal(res.serverFingerprint, fingerprintOfPem(serverCert.cert));
+  });
+
+  test('a TLS API on it: its certificate by SNI; deleted, the port stays open', async () => {
+    const host = 'shop.tls.example';
+    const cert = await makeCert(host);
+    const up = await gw.admin('POST', '/svc/certs?org_id=org1', cert.cert + cert.key);
+    assert.equal(up.status, 200, up.text);
+    await gw.addApi(
+      keyless('ingress-tls', '/hostname', echo.url, {
+        org_id: 'org1',
+        protocol: 'https',
+        listen_port: port,
+        domain: host,
+        certificates: [`org1${cert.fingerprint}`],
+      }),
+    );
+    await gw.reload();
+    const own = await tlsGet(port, '/hostname', { servername: host });
+    assert.equal(own.status, 200);
+    assert.equal(own.serverFingerprint, cert.fingerprint);
+    const other = await tlsGet(port, '/hostname', { servername: 'other.example' });
+    assert.equal(other.status, 404);
+    assert.equal(other.serverFingerprint, fingerprintOfPem(serverCert.cert));
+
+    assert.equal((await gw.admin('DELETE', '/svc/apis/ingress-tls')).status, 200);
+    await gw.reload();
+    const gone = await tlsGet(port, '/hostname', { servername: host });
+    assert.equal(gone.status, 404);
+    assert.equal(gone.serverFingerprint, fingerprintOfPem(serverCert.cert));
+  });
+});
+
+test('https_port needs the default certificate', async () => {
+  await assert.rejects(
+    startGateway({ argv: ['--https-port', String(await freePort())] }),
+    /https_port: .*--tls-cert/,
+  );
+});
