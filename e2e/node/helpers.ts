@@ -398,6 +398,10 @@ export async function installGatewayAndOperator(opts: InstallOptions = {}): Prom
   for (const n of [GATEWAY_NS, OPERATOR_NS]) {
     await apply([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: n } }]);
   }
+  // Written whole: `kubectl apply` keeps keys it did not write, and a cluster suite interrupted
+  // before its stop() leaves its own in the Secret (e2e/harness/world.ts's WATCH_NAMESPACE: the
+  // next operator then watched only that suite's namespaces and served no other Ingress).
+  await kubectl(['delete', 'secret', 'svc-operator-conf', '-n', OPERATOR_NS, '--ignore-not-found']);
   await apply([
     {
       apiVersion: 'v1',
