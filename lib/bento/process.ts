@@ -9,10 +9,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { errorMessage } from '../errors.ts';
+import { freeLoopbackPort } from '../net.ts';
 import type { Logger } from '../log.ts';
 import { tether } from '../tether.ts';
 
@@ -76,21 +76,6 @@ export function callBento(
     );
     req.on('error', reject);
     req.end(body);
-  });
-}
-
-/** A free TCP port on 127.0.0.1 (bound and released; Bento binds it right after). */
-function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
-      srv.close(() => {
-        resolve(port);
-      });
-    });
   });
 }
 

@@ -1,5 +1,4 @@
 /** Waiting on conditions with a deadline, and free ports: for tests, benchmarks and the demo. */
-import { createServer } from 'node:net';
 
 /**
  * Polls `check` until it returns a value other than undefined or false, or fails after
@@ -30,16 +29,4 @@ export async function waitFor<T>(
 }
 
 /** A TCP port that was free a moment ago on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
-      srv.close(() => {
-        resolve(port);
-      });
-    });
-  });
-}
+export { freeLoopbackPort as freePort } from '../net.ts';
