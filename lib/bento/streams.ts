@@ -161,53 +161,67 @@ function connectorKind(o: Record<string, unknown>): string | undefined {
  */
 export function inertStream(config: Record<string, unknown>): Record<string, unknown> {
   const list = (v: unknown, f: (x: unknown) => unknown): unknown => (Array.isArray(v) ? v.map(f) : v);
-  const input = (v: unknown): unknown => {
+  /**
+   * `v` with its connector replaced by `replace` (given the connector's kind, its settings and its
+   * `processors`, if any); as it is when it is no connector or one kept as it is.
+   */
+  const inert = (
+    v: unknown,
+    replace: (
+      o: Record<string, unknown>,
+      kind: string,
+      settings: Record<string, unknown>,
+      keep: { processors?: unknown },
+    ) => unknown,
+  ): unknown => {
     const o = asPlainObject(v);
     if (o === undefined) return v;
     const kind = connectorKind(o);
     if (kind === undefined || kind === 'http_server' || kind === 'resource') return o;
-    const settings = asPlainObject(o[kind]) ?? {};
-    const keep = o.processors === undefined ? {} : { processors: o.processors };
-    switch (kind) {
-      case 'broker':
-        return { ...o, broker: { ...settings, inputs: list(settings.inputs, input) } };
-      case 'sequence':
-        return { ...o, sequence: { ...settings, inputs: list(settings.inputs, input) } };
-      case 'read_until':
-        return { ...o, read_until: { ...settings, input: input(settings.input) } };
-      default:
-        return { inproc: CHECK_INPROC, ...keep };
-    }
+    return replace(
+      o,
+      kind,
+      asPlainObject(o[kind]) ?? {},
+      o.processors === undefined ? {} : { processors: o.processors },
+    );
   };
-  const output = (v: unknown): unknown => {
-    const o = asPlainObject(v);
-    if (o === undefined) return v;
-    const kind = connectorKind(o);
-    if (kind === undefined || kind === 'http_server' || kind === 'resource') return o;
-    const settings = asPlainObject(o[kind]) ?? {};
-    const keep = o.processors === undefined ? {} : { processors: o.processors };
-    switch (kind) {
-      case 'broker':
-        return { ...o, broker: { ...settings, outputs: list(settings.outputs, output) } };
-      case 'switch':
-        return {
-          ...o,
-          switch: {
-            ...settings,
-            cases: list(settings.cases, (c) => {
-              const k = asPlainObject(c);
-              return k === undefined ? c : { ...k, output: output(k.output) };
-            }),
-          },
-        };
-      case 'fallback':
-        return { ...o, fallback: list(o.fallback, output) };
-      case 'retry':
-        return { ...o, retry: { ...settings, output: output(settings.output) } };
-      default:
-        return { drop: {}, ...keep };
-    }
-  };
+  const input = (v: unknown): unknown =>
+    inert(v, (o, kind, settings, keep) => {
+      switch (kind) {
+        case 'broker':
+          return { ...o, broker: { ...settings, inputs: list(settings.inputs, input) } };
+        case 'sequence':
+          return { ...o, sequence: { ...settings, inputs: list(settings.inputs, input) } };
+        case 'read_until':
+          return { ...o, read_until: { ...settings, input: input(settings.input) } };
+        default:
+          return { inproc: CHECK_INPROC, ...keep };
+      }
+    });
+  const output = (v: unknown): unknown =>
+    inert(v, (o, kind, settings, keep) => {
+      switch (kind) {
+        case 'broker':
+          return { ...o, broker: { ...settings, outputs: list(settings.outputs, output) } };
+        case 'switch':
+          return {
+            ...o,
+            switch: {
+              ...settings,
+              cases: list(settings.cases, (c) => {
+                const k = asPlainObject(c);
+                return k === undefined ? c : { ...k, output: output(k.output) };
+              }),
+            },
+          };
+        case 'fallback':
+          return { ...o, fallback: list(o.fallback, output) };
+        case 'retry':
+          return { ...o, retry: { ...settings, output: output(settings.output) } };
+        default:
+          return { drop: {}, ...keep };
+      }
+    });
   return { ...config, input: input(config.input), output: output(config.output) };
 }
 
