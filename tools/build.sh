@@ -18,6 +18,18 @@
 #   tools/build.sh cert-manager build only cert-manager's controller, webhook and cainjector and
 #                             put its Helm chart together (what the node's cert-manager needs;
 #                             tools/cert-manager-images.sh runs it)
+#
+# Another Kubernetes version (the oldest minor the charts claim, docs/e2e-cluster.md): with
+# SVC_KUBE_VERSION=v1.28.15 (a k8s.io/kubernetes tag) the commands above build only the
+# Kubernetes binaries, at that version, into a folder of their own beside the default one
+# (~/.cache/svc-tools/k8s-v1.28.15/bin); the default binaries are left as they are. Its wrapper
+# module is written there too (k8s.io/kubernetes at that tag, its staging modules replaced by their
+# v0 tags, the go line of its own go.mod).
+#   SVC_KUBE_VERSION=v1.28.15 tools/build.sh          kube-apiserver
+#   SVC_KUBE_VERSION=v1.28.15 tools/build.sh node     kubelet, kube-controller-manager,
+#                                                     kube-scheduler, kube-proxy
+#   SVC_KUBE_VERSION=v1.28.15 tools/build.sh --print  the folder (the harness reads the same
+#                                                     variable: e2e/harness/control-plane.ts)
 set -euo pipefail
 # The whole script is one block, parsed before it runs: an edit to this file (a shared working
 # tree) does not change a run already started.
@@ -25,6 +37,11 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 out=${SVC_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/svc-tools/bin}
+kube_version=${SVC_KUBE_VERSION:-}
+if [[ -n $kube_version ]]; then
+  [[ $kube_version =~ ^v1\.[0-9]+\.[0-9]+$ ]] || { echo "tools/build.sh: SVC_KUBE_VERSION=$kube_version is not a k8s.io/kubernetes tag like v1.28.15" >&2; exit 1; }
+  out=$(dirname "$out")/k8s-$kube_version/bin
+fi
 
 if [[ ${1:-} == --print ]]; then
   echo "$out"
@@ -51,18 +68,60 @@ build() {
   ln -sf "$name-$version" "$out/$name"
 }
 
+# kube_module VERSION DIR: writes DIR/go.mod, a wrapper module of k8s.io/kubernetes at VERSION
+# as tools/kube is of the default one: its staging modules (replaced by ./staging/... in its own
+# go.mod) replaced by their published v0 tags, its own go line (so the GODEBUG defaults its
+# release was built with); go.sum is filled by the first build (-mod=mod). Kept once written.
+kube_module() {
+  local version=$1 dir=$2 gomod
+  [[ -f $dir/go.mod ]] && return 0
+  mkdir -p "$dir"
+  gomod=$(cd "$dir" && go mod download -json "k8s.io/kubernetes@$version" | awk -F'"' '$2=="GoMod" {print $4}')
+  [[ -f $gomod ]] || { echo "tools/build.sh: the Go module proxy has no k8s.io/kubernetes $version" >&2; exit 1; }
+  {
+    echo "// Written by tools/build.sh (SVC_KUBE_VERSION=$version): k8s.io/kubernetes $version, its"
+    echo "// staging modules replaced by their tags, as tools/kube/go.mod does for the default version."
+    echo "module svc.io/tools/kube"
+    echo
+    awk '$1=="go" {print; exit}' "$gomod"
+    echo
+    echo "require k8s.io/kubernetes $version"
+    echo
+    echo "replace ("
+    awk -v v="v0.${version#v1.}" '$2=="=>" && $3 ~ /^\.\/staging\// {printf "\t%s => %s %s\n", $1, $1, v}' "$gomod"
+    echo ")"
+  } >"$dir/go.mod.tmp"
+  mv "$dir/go.mod.tmp" "$dir/go.mod"
+}
+
 kube=$(version_of "$here/kube" k8s.io/kubernetes)
+kube_dir=$here/kube
+if [[ -n $kube_version ]]; then
+  kube=$kube_version
+  kube_dir=$(dirname "$out")/module
+  kube_module "$kube" "$kube_dir"
+  export GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=mod"
+fi
 minor=${kube#v1.}; minor=${minor%%.*}
 kv="-X k8s.io/component-base/version.gitVersion=$kube -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
 
 # The test node (e2e/harness/node.ts): not part of `make deps`, so `make test` does not wait for it.
 if [[ ${1:-} == node ]]; then
   for cmd in kubelet kube-controller-manager kube-scheduler kube-proxy; do
-    build "$here/kube" "k8s.io/kubernetes/cmd/$cmd" "$cmd" "$kube" "$kv"
+    build "$kube_dir" "k8s.io/kubernetes/cmd/$cmd" "$cmd" "$kube" "$kv"
   done
+  [[ -n $kube_version ]] && exit 0
   coredns=$(version_of "$here/coredns" github.com/coredns/coredns)
   build "$here/coredns" . coredns "$coredns-$(cat "$here/coredns/go.mod" "$here/coredns/go.sum" "$here/coredns/main.go" | sha256sum | cut -c1-12)"
   build "$here/pause" . pause "src-$(cat "$here/pause/go.mod" "$here/pause/main.go" | sha256sum | cut -c1-12)"
+  exit 0
+fi
+
+# Another Kubernetes version: its kube-apiserver, nothing else (kubectl, etcd and the rest stay the
+# default's: the version is the cluster's, not the client's).
+if [[ -n $kube_version ]]; then
+  [[ -z ${1:-} ]] || { echo "tools/build.sh: with SVC_KUBE_VERSION, only no argument, node or --print" >&2; exit 1; }
+  build "$kube_dir" k8s.io/kubernetes/cmd/kube-apiserver kube-apiserver "$kube" "$kv"
   exit 0
 fi
 

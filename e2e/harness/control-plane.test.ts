@@ -1,6 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startControlPlane } from './control-plane.ts';
+import { kubeVersion, startControlPlane } from './control-plane.ts';
 import type { ControlPlane } from './control-plane.ts';
 
 let cp: ControlPlane | undefined;
@@ -23,10 +23,10 @@ void test('apiserver reports ready', async () => {
   assert.equal(stdout.trim(), 'ok');
 });
 
-void test('apiserver is the pinned Kubernetes version', async () => {
+void test('apiserver is the pinned Kubernetes version (or SVC_KUBE_VERSION)', async () => {
   const { stdout } = await plane().kubectl(['version', '-o', 'json']);
   const version = JSON.parse(stdout) as { serverVersion?: { gitVersion?: string } };
-  assert.equal(version.serverVersion?.gitVersion, 'v1.36.3');
+  assert.equal(version.serverVersion?.gitVersion, kubeVersion() ?? 'v1.36.3');
 });
 
 void test('a ConfigMap round-trips through the API', async () => {

@@ -84,13 +84,39 @@ export function toolsDir(): string {
   return path.join(cache, 'svc-tools', 'bin');
 }
 
+/**
+ * The Kubernetes version the local control plane runs when it is not the default one:
+ * `SVC_KUBE_VERSION` (a k8s.io/kubernetes tag such as `v1.28.15`), else undefined.
+ */
+export function kubeVersion(): string | undefined {
+  const version = process.env.SVC_KUBE_VERSION;
+  if (version === undefined || version === '') return undefined;
+  if (!/^v1\.\d+\.\d+$/.test(version)) {
+    throw new Error(`SVC_KUBE_VERSION=${version} is not a k8s.io/kubernetes tag like v1.28.15`);
+  }
+  return version;
+}
+
+/**
+ * Directory of the kube-apiserver the local control plane runs: with `SVC_KUBE_VERSION` the
+ * folder `SVC_KUBE_VERSION=<tag> tools/build.sh` builds that version into (`k8s-<tag>/bin` beside
+ * {@link toolsDir}), else {@link toolsDir}. etcd and kubectl always come from {@link toolsDir}.
+ */
+export function kubeToolsDir(): string {
+  const version = kubeVersion();
+  return version === undefined ? toolsDir() : path.join(path.dirname(toolsDir()), `k8s-${version}`, 'bin');
+}
+
 /** Absolute path of a built tool (`etcd`, `kube-apiserver`, `kubectl`); throws naming `make deps` if missing. */
 export function toolPath(name: 'etcd' | 'kube-apiserver' | 'kubectl'): string {
-  const file = path.join(toolsDir(), name);
+  const version = name === 'kube-apiserver' ? kubeVersion() : undefined;
+  const file = path.join(version === undefined ? toolsDir() : kubeToolsDir(), name);
   if (!existsSync(file)) {
     throw new Error(
-      `${name} not found at ${file}; run \`make deps\` (tools/build.sh) to build the test binaries` +
-        ' (SVC_TOOLS_DIR overrides the directory)',
+      version === undefined
+        ? `${name} not found at ${file}; run \`make deps\` (tools/build.sh) to build the test binaries` +
+            ' (SVC_TOOLS_DIR overrides the directory)'
+        : `${name} ${version} not found at ${file}; run \`SVC_KUBE_VERSION=${version} tools/build.sh\` to build it`,
     );
   }
   return file;
@@ -446,6 +472,19 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
       });
     await apiserverReady(apiserver);
     log(`kube-apiserver ready after ${Date.now() - started}ms`);
+    const wanted = kubeVersion();
+    if (wanted !== undefined) {
+      // The suites must not pass on another version than the one asked for by mistake.
+      const res = await httpGet(`${server}/version`, {
+        ca: readFileSync(caFile),
+        headers: { Authorization: `Bearer ${token}` },
+      });
+      const served = (JSON.parse(res.body) as { gitVersion?: string }).gitVersion;
+      if (served !== wanted) {
+        throw new Error(`SVC_KUBE_VERSION=${wanted} but ${bins.apiserver} serves version ${String(served)}`);
+      }
+      log(`kube-apiserver ${served}`);
+    }
 
     const kubeconfig = path.join(dir, 'kubeconfig');
     await writeFile(
