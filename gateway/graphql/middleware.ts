@@ -17,7 +17,7 @@ import { reject, respond } from '../pipeline/compose.ts';
 import type { Rejection } from '../pipeline/middleware.ts';
 import { around } from '../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../middleware/deps.ts';
-import { HttpContext, MAX_READ_BODY, type RequestContext } from '../pipeline/context.ts';
+import { MAX_READ_BODY, type RequestContext } from '../pipeline/context.ts';
 import { GatewayError } from '../pipeline/errors.ts';
 import {
   fieldPermissions,
@@ -114,15 +114,16 @@ export const graphql: GatewayMiddleware = {
     const c = compile(api);
     return around(async (ctx, next) => {
       if ((ctx.headers.upgrade ?? '').toLowerCase() === 'websocket') {
-        // Subscriptions: the client's connection itself is relayed, which only node:http hands
-        // over (the fast path takes no upgrade).
-        if (!(ctx instanceof HttpContext)) return reject(ctx, GatewayError.bodyTooLarge());
+        // Subscriptions: the client's connection itself is relayed, on an entrance that hands it
+        // over (node:http; the fast path takes no upgrade, nor a route of this middleware).
+        const conn = ctx.clientConnection();
+        if (conn === undefined) return reject(ctx, GatewayError.bodyTooLarge());
         if (c.engine || ctx.route.target === undefined) {
           return answer(ctx, 400, {
             errors: [{ message: 'subscriptions are relayed to a proxyOnly upstream only' }],
           });
         }
-        await relayUpgrade(ctx, ctx.route.target);
+        await relayUpgrade(ctx, conn, ctx.route.target);
         return undefined;
       }
       if (ctx.method !== 'GET' && ctx.method !== 'POST') {

@@ -9,8 +9,8 @@
  */
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import type { GatewayMiddleware } from '../middleware/deps.ts';
-import { around } from '../pipeline/steps.ts';
-import { HttpContext } from '../pipeline/context.ts';
+import { respond } from '../pipeline/compose.ts';
+import { before } from '../pipeline/steps.ts';
 import { playgroundAssets, type PlaygroundAsset, type PlaygroundAssets } from './playground-assets.ts';
 
 const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -77,7 +77,10 @@ function acceptsGzip(header: string | string[] | undefined): boolean {
   });
 }
 
-/** Serves the playground page and its assets; every other request continues along the chain. */
+/**
+ * Serves the playground page and its assets (`respond`, as any answer of the gateway's own, on
+ * either entrance); every other request continues along the chain.
+ */
 export const graphqlPlayground: GatewayMiddleware = {
   name: 'graphql-playground',
   enabled: (api) => playgroundPath(api) !== undefined,
@@ -86,41 +89,26 @@ export const graphqlPlayground: GatewayMiddleware = {
     const assetsDir = `${path === '/' ? '' : path}/assets/`;
     const assets = await playgroundAssets();
     let page: Buffer | undefined;
-    return around(async (ctx, next) => {
+    return before((ctx) => {
       const listenPath = ctx.route.listenPath;
       const rest = ctx.path.slice(listenPath.length).replace(/\/+$/, '') || '/';
       const asset = rest.startsWith(assetsDir) ? assets.byName.get(rest.slice(assetsDir.length)) : undefined;
-      if (
-        (rest !== path && asset === undefined) ||
-        (ctx.method !== 'GET' && ctx.method !== 'HEAD') ||
-        !(ctx instanceof HttpContext)
-      ) {
-        await next();
+      if ((rest !== path && asset === undefined) || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) {
         return undefined;
       }
+      // An answer to HEAD carries the body's length only: both entrances leave the body out.
       if (asset !== undefined) {
         const gzipped = acceptsGzip(ctx.headers['accept-encoding']);
-        const common = {
-          ...ctx.responseHeaders,
-          etag: asset.etag,
-          'cache-control': ASSET_CACHE,
-          vary: 'accept-encoding',
-        };
+        const common = { etag: asset.etag, 'cache-control': ASSET_CACHE, vary: 'accept-encoding' };
         if (ctx.headers['if-none-match']?.includes(asset.etag) === true) {
-          ctx.res.writeHead(304, common);
-          ctx.res.end();
-          return undefined;
+          return respond(ctx, 304, '', common);
         }
-        const body = gzipped ? asset.gzipped : asset.body;
-        ctx.res.writeHead(200, {
+        return respond(ctx, 200, gzipped ? asset.gzipped : asset.body, {
           ...common,
           'content-type': asset.contentType,
-          'content-length': body.length,
           'x-content-type-options': 'nosniff',
           ...(gzipped ? { 'content-encoding': 'gzip' } : {}),
         });
-        ctx.res.end(ctx.method === 'HEAD' ? undefined : body);
-        return undefined;
       }
       page ??= Buffer.from(
         playgroundPage(
@@ -130,17 +118,13 @@ export const graphqlPlayground: GatewayMiddleware = {
           assets,
         ),
       );
-      ctx.res.writeHead(200, {
-        ...ctx.responseHeaders,
+      return respond(ctx, 200, page, {
         'content-type': 'text/html; charset=utf-8',
-        'content-length': page.length,
         // The page is small and names the current assets: always ask again.
         'cache-control': 'no-cache',
         'content-security-policy': PLAYGROUND_CSP,
         'x-content-type-options': 'nosniff',
       });
-      ctx.res.end(ctx.method === 'HEAD' ? undefined : page);
-      return undefined;
     });
   },
 };

@@ -6,13 +6,16 @@
  */
 import { connect as connectTcp, type Socket } from 'node:net';
 import { connect as connectTls } from 'node:tls';
-import type { HttpContext } from '../pipeline/context.ts';
+import type { ClientConnection, RequestContext } from '../pipeline/context.ts';
 import type { Target } from '../pipeline/router.ts';
 import { upstreamPathOf } from '../upstream/proxy.ts';
 
-/** Relays the upgrade of `ctx` to `target`; resolves once both connections are closed. */
-export function relayUpgrade(ctx: HttpContext, target: Target): Promise<void> {
-  const client = ctx.req.socket;
+/**
+ * Relays the upgrade of `ctx`, whose client connection is `conn` (`ctx.clientConnection()`), to
+ * `target`; resolves once both connections are closed.
+ */
+export function relayUpgrade(ctx: RequestContext, conn: ClientConnection, target: Target): Promise<void> {
+  const client = conn.socket;
   const url = new URL(target.origin);
   const tls = url.protocol === 'https:';
   const port = Number(url.port === '' ? (tls ? 443 : 80) : url.port);
@@ -32,7 +35,7 @@ export function relayUpgrade(ctx: HttpContext, target: Target): Promise<void> {
     };
     upstream.once(tls ? 'secureConnect' : 'connect', () => {
       const lines = [`GET ${path} HTTP/1.1`, `host: ${target.host}`];
-      const raw = ctx.req.rawHeaders;
+      const raw = conn.rawHeaders;
       for (let i = 0; i + 1 < raw.length; i += 2) {
         const name = raw[i] ?? '';
         // The key's credentials were for the gateway; the upstream gets what the chain left.

@@ -29,14 +29,16 @@ export function reject(ctx: RequestContext, error: GatewayError): Rejection {
  * Answers the request with what the gateway makes itself instead of the upstream's (a cache hit,
  * a mock, a CORS preflight, a GraphQL result, a publish Bento took): `status`, `headers`
  * (lower-case names, with its own `content-type` if it has one; the gateway's response headers
- * join them) and `body` as they are. For an answer to HEAD, `contentLength` is the length the
- * answer to GET carries (the body is then ''). The chain stops as on a refusal, and both
- * entrances write it the way they write one (`respondError`, the fast path's writer).
+ * join them) and `body` as they are (text, or bytes such as a gzipped file). An answer to HEAD
+ * may carry the body the answer to GET carries (neither entrance sends it, both send its
+ * length), or '' with `contentLength`, the length the answer to GET carries. The chain stops as
+ * on a refusal, and both entrances write it the way they write one (`respondError`, the fast
+ * path's writer).
  */
 export function respond(
   ctx: RequestContext,
   status: number,
-  body: string,
+  body: string | Buffer,
   headers: Record<string, string> = {},
   contentLength?: number,
 ): Rejection {
@@ -44,7 +46,7 @@ export function respond(
 }
 
 /** The JSON body of a refusal: `{"error": message}`, or the body of an answer (`respond`). */
-export function errorBody(error: GatewayError): string {
+export function errorBody(error: GatewayError): string | Buffer {
   return error.replyBody ?? JSON.stringify({ error: error.message });
 }
 

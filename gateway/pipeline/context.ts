@@ -4,11 +4,14 @@
  * first use only. The context holds the request head only (method, path, query, headers), so
  * both entrances build one: node:http (`HttpContext`, which adds the request and response
  * objects) and the connection-level fast path. Middleware read and change the head here; what
- * they hand each other goes in `state`, typed.
+ * they hand each other goes in `state`, typed. What differs between the entrances is behind
+ * methods both have (`readBody`, `clientConnection`, `peerCertificate`), so no middleware asks
+ * which entrance a request came through.
  */
 import { randomUUID, type X509Certificate } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { isIP, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
 import { redactUrl, type Logger } from '../../lib/log.ts';
 import type { GatewaySession } from '../../schemas/generated/models.ts';
@@ -150,6 +153,17 @@ export class UpstreamPlan {
   tap: ResponseTap | undefined = undefined;
   /** The upstream is a service of the gateway's own (a stream endpoint on Bento). */
   service: ServiceCall | undefined = undefined;
+}
+
+/**
+ * The client's connection, handed over whole for a WebSocket upgrade the chain let through
+ * (`RequestContext.clientConnection`): whoever takes it relays bytes both ways and closes it.
+ */
+export interface ClientConnection {
+  /** The connection itself. */
+  readonly socket: Duplex;
+  /** The request head's header lines as they came: names in their case, each value after its name. */
+  readonly rawHeaders: readonly string[];
 }
 
 /** What an entrance gives a context. */
@@ -294,6 +308,16 @@ export class RequestContext {
   }
 
   /**
+   * The client's connection, for a middleware that relays a WebSocket upgrade itself (GraphQL
+   * subscriptions), or undefined where the entrance does not hand connections over. Only
+   * node:http does: the fast path's head parser leaves every upgrade to node:http, and never
+   * serves a route whose chain reads the body, as those relaying upgrades do.
+   */
+  clientConnection(): ClientConnection | undefined {
+    return undefined;
+  }
+
+  /**
    * The leaf certificate the client presented on its TLS connection (mutual TLS), or undefined.
    * Only HTTPS listeners ask for one; both entrances read it from the connection the same way.
    */
@@ -356,6 +380,10 @@ export class HttpContext extends RequestContext {
     opts.res.once('close', () => {
       if (!opts.res.writableFinished) this.clientGone();
     });
+  }
+
+  override clientConnection(): ClientConnection {
+    return { socket: this.req.socket, rawHeaders: this.req.rawHeaders };
   }
 
   override async readBody(limit: number): Promise<Buffer | undefined> {

@@ -11,9 +11,10 @@ export class GatewayError extends SvcError {
   readonly headers: Readonly<Record<string, string>>;
   /**
    * The body of an answer the gateway makes itself instead of the upstream's (a mock response, a
-   * CORS preflight: `respond` in compose.ts), sent as it is instead of `{"error": message}`.
+   * CORS preflight, a playground asset: `respond` in compose.ts), sent as it is instead of
+   * `{"error": message}`.
    */
-  readonly replyBody: string | undefined;
+  readonly replyBody: string | Buffer | undefined;
   /**
    * The Content-Length of an answer to HEAD that has no body to measure (a cached answer to HEAD:
    * the length the upstream gave); otherwise the body's length is sent.
@@ -25,7 +26,7 @@ export class GatewayError extends SvcError {
     status: number,
     message: string,
     headers: Record<string, string> = {},
-    replyBody?: string,
+    replyBody?: string | Buffer,
     replyLength?: number,
   ) {
     // A refusal is an answer, not a fault: no stack is captured (it costs more than the rest of
@@ -49,7 +50,7 @@ export class GatewayError extends SvcError {
    */
   static answer(
     status: number,
-    body: string,
+    body: string | Buffer,
     headers: Record<string, string>,
     contentLength?: number,
   ): GatewayError {

@@ -25,24 +25,26 @@ export function headerLines(fields: Readonly<Record<string, string>>): string {
 /**
  * The answer to a refusal or an upstream failure, as node:http's `respondError` writes it: the
  * error's status, the context's response headers, the error's headers, `{"error": message}` as
- * JSON; no body for HEAD.
+ * JSON (or an answer's body, text or bytes); no body for HEAD.
  */
 export function errorResponse(
   error: GatewayError,
   added: Readonly<Record<string, string>>,
   keepAlive: boolean,
   head: boolean,
-): string {
+): string | Buffer {
   const body = errorBody(error);
   const status = error.status;
   // An answer (`respond`, pipeline/compose.ts) brings its own content type, if any.
   const type = error.replyBody === undefined ? 'content-type: application/json\r\n' : '';
   const empty = withoutBody(status);
-  return (
+  const text =
     `HTTP/1.1 ${String(status)} ${STATUS_CODES[status] ?? ''}\r\n${headerLines({ ...added, ...error.headers })}` +
     `${type}${empty ? '' : `content-length: ${String(error.replyLength ?? Buffer.byteLength(body))}\r\n`}` +
-    `date: ${httpDate()}\r\n${connectionLines(keepAlive)}${head || empty ? '' : body}`
-  );
+    `date: ${httpDate()}\r\n${connectionLines(keepAlive)}`;
+  if (head || empty) return text;
+  // A body of bytes (a gzipped file) goes as it is, after the head written as text would be.
+  return typeof body === 'string' ? text + body : Buffer.concat([Buffer.from(text), body]);
 }
 
 /** The last lines of a response head: whether the connection goes on (as node:http says it). */
