@@ -1,5 +1,15 @@
+/**
+ * IP allow and block lists: `compileIpList` (addresses and CIDRs, IPv4 and IPv6), then the lists
+ * through a real gateway as a table (GATEWAY-BEHAVIOUR §2; the client is 127.0.0.1, keyless APIs
+ * too): forwarded headers are not trusted by default, and a blocked client is refused before
+ * authentication. Each row is a request in, and the status and the `error`. The table runs
+ * against the files and Redis stores, with the fast path on and off.
+ */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { keyed, keyless } from '../../testing/harness.ts';
+import { describeAuthTable, type AuthRow } from '../../testing/auth-rows.ts';
+import { provision } from '../../testing/tables.ts';
 import { compileIpList } from './index.ts';
 
 const cases: { list: string[]; ip: string; want: boolean }[] = [
@@ -26,3 +36,67 @@ for (const c of cases) {
 test('compileIpList: an entry that is not an address fails at compile time', () => {
   assert.throws(() => compileIpList(['10.0.0.*']), /not an IP address or CIDR/);
 });
+
+const rows: AuthRow[] = [
+  {
+    name: 'ip: allow list without the client',
+    path: '/allow-other/x',
+    status: 403,
+    error: 'access from this IP has been disallowed',
+  },
+  { name: 'ip: allow list with the client (CIDR)', path: '/allow-me/x', status: 200 },
+  {
+    name: 'ip: empty allow list refuses everyone',
+    path: '/allow-none/x',
+    status: 403,
+    error: 'access from this IP has been disallowed',
+  },
+  {
+    name: 'ip: block list with the client',
+    path: '/block-me/x',
+    status: 403,
+    error: 'access from this IP has been disallowed',
+  },
+  { name: 'ip: block list without the client (IPv6 and IPv4)', path: '/block-other/x', status: 200 },
+  {
+    name: 'ip: forwarded headers are not trusted by default',
+    path: '/block-me/x',
+    headers: { 'x-forwarded-for': '198.51.100.7', 'x-real-ip': '198.51.100.7' },
+    status: 403,
+  },
+  {
+    name: 'ip: a blocked client is refused before authentication',
+    path: '/tok-blocked/x',
+    status: 403,
+    error: 'access from this IP has been disallowed',
+  },
+];
+
+describeAuthTable(
+  'ip lists',
+  (gw, upstream) =>
+    provision(gw, [
+      keyless('allow-other', '/allow-other/', upstream, {
+        enable_ip_whitelisting: true,
+        allowed_ips: ['10.0.0.0/8', '2001:db8::/32'],
+      }),
+      keyless('allow-me', '/allow-me/', upstream, {
+        enable_ip_whitelisting: true,
+        allowed_ips: ['10.0.0.1', '127.0.0.0/8'],
+      }),
+      keyless('allow-none', '/allow-none/', upstream, { enable_ip_whitelisting: true, allowed_ips: [] }),
+      keyless('block-me', '/block-me/', upstream, {
+        enable_ip_blacklisting: true,
+        blacklisted_ips: ['127.0.0.1'],
+      }),
+      keyless('block-other', '/block-other/', upstream, {
+        enable_ip_blacklisting: true,
+        blacklisted_ips: ['::1', '192.0.2.0/24'],
+      }),
+      keyed('tok-blocked', '/tok-blocked/', upstream, {
+        enable_ip_blacklisting: true,
+        blacklisted_ips: ['127.0.0.0/8'],
+      }),
+    ]),
+  rows,
+);
