@@ -10,6 +10,7 @@ import { compile } from '../schemas/validate.ts';
 import { InputError, errorMessage } from './errors.ts';
 import { isPlainObject } from './plain-object.ts';
 import { durationPatternOf, parseDuration as parseUnits, type DurationUnit } from './duration.ts';
+import { LOG_LEVELS } from './log.ts';
 
 /** A snapshot of the environment. */
 export function environment(): Readonly<Record<string, string | undefined>> {
@@ -146,3 +147,22 @@ function deepFreeze(value: unknown): unknown {
   }
   return value;
 }
+
+/**
+ * The keys of a server's configuration that mean the same in each server (the gateway, the
+ * dashboard): the lowest level it logs, and how long its in-flight requests get on SIGTERM.
+ */
+export const serverProcessProperties: Readonly<Record<'log_level' | 'shutdown_timeout_ms', JsonSchema>> = {
+  log_level: {
+    type: 'string',
+    enum: [...LOG_LEVELS],
+    default: 'info',
+    description: 'Lowest level logged.',
+  },
+  shutdown_timeout_ms: {
+    type: 'integer',
+    minimum: 0,
+    default: 10000,
+    description: 'On SIGTERM, milliseconds in-flight requests get to finish before the process exits.',
+  },
+};

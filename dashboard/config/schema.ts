@@ -2,9 +2,9 @@
  * The dashboard's process configuration: one closed schema, the env variable and flag of each
  * key, and the type the loader returns. Like the gateway's, it has no default secret.
  */
-import type { ConfigSource } from '../../lib/config.ts';
+import { serverProcessProperties, type ConfigSource } from '../../lib/config.ts';
 import type { JsonSchema } from '../../schemas/json-schema.ts';
-import { LOG_LEVELS, type LogLevel } from '../../lib/log.ts';
+import type { LogLevel } from '../../lib/log.ts';
 
 /** The shortest admin secret accepted: long enough not to be guessed. */
 export const MIN_SECRET_LENGTH = 16;
@@ -89,18 +89,7 @@ export const dashboardConfigSchema: JsonSchema = {
       default: true,
       description: 'Answer Prometheus scrapes on `/metrics` (no secret, like `/hello`).',
     },
-    log_level: {
-      type: 'string',
-      enum: [...LOG_LEVELS],
-      default: 'info',
-      description: 'Lowest level logged.',
-    },
-    shutdown_timeout_ms: {
-      type: 'integer',
-      minimum: 0,
-      default: 10000,
-      description: 'On SIGTERM, milliseconds in-flight requests get to finish before the process exits.',
-    },
+    ...serverProcessProperties,
   },
 };
 

@@ -4,9 +4,9 @@
  * and it has no CRD.
  */
 import { availableParallelism } from 'node:os';
-import type { ConfigSource } from '../../lib/config.ts';
+import { serverProcessProperties, type ConfigSource } from '../../lib/config.ts';
 import type { JsonSchema } from '../../schemas/json-schema.ts';
-import { LOG_LEVELS, type LogLevel } from '../../lib/log.ts';
+import type { LogLevel } from '../../lib/log.ts';
 
 /** Where the gateway keeps definitions and counters: the embedded files store or a Redis URL. */
 export const STORE_PATTERN = '^(files|rediss?://.+)$';
@@ -118,18 +118,7 @@ export const gatewayConfigSchema: JsonSchema = {
       description:
         'Answer Prometheus scrapes on `/metrics` (no secret, like `/hello`) on the listener of the management API: the control port when set, else the gateway port, where `/metrics` then belongs to the gateway. With `--workers` > 1 every scrape reports the whole node.',
     },
-    log_level: {
-      type: 'string',
-      enum: [...LOG_LEVELS],
-      default: 'info',
-      description: 'Lowest level logged.',
-    },
-    shutdown_timeout_ms: {
-      type: 'integer',
-      minimum: 0,
-      default: 10000,
-      description: 'On SIGTERM, milliseconds in-flight requests get to finish before the process exits.',
-    },
+    ...serverProcessProperties,
     rate_limit_headers: {
       type: 'string',
       enum: ['quota', 'rate'],
