@@ -6,21 +6,16 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:https';
-import { selfSignedCert } from '../testing/certs.ts';
 import { send } from '../testing/client.ts';
 import { startEcho, type Echo } from '../testing/echo.ts';
-import { keyless, SECRET, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { keyless, SECRET, startTlsGateway, type InProcessGateway } from '../testing/harness.ts';
 
 let gw: InProcessGateway;
 let echo: Echo;
 
 before(async () => {
-  const cert = selfSignedCert();
   echo = await startEcho('echo');
-  gw = await startGateway({
-    argv: ['--control-port', '0', '--control-tls', '--tls-cert', cert.certFile, '--tls-key', cert.keyFile],
-    tls: cert,
-  });
+  gw = await startTlsGateway(['--control-port', '0', '--control-tls']);
 });
 after(async () => {
   await gw.stop();

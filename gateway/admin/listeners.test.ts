@@ -4,8 +4,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { selfSignedCert } from '../testing/certs.ts';
-import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { keyless, startTlsGateway, type InProcessGateway } from '../testing/harness.ts';
 import { freePort } from '../../lib/testing/wait.ts';
 import { listenerIndex } from './listeners.ts';
 
@@ -15,8 +14,7 @@ let other = 0;
 const up = 'http://127.0.0.1:9';
 
 before(async () => {
-  const cert = selfSignedCert();
-  gw = await startGateway({ argv: ['--tls-cert', cert.certFile, '--tls-key', cert.keyFile], tls: cert });
+  gw = await startTlsGateway();
   port = await freePort();
   other = await freePort();
   // Written to the store directly, before the index exists: the index reads it at first use.

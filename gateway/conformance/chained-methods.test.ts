@@ -16,10 +16,9 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { SignJWT } from 'jose';
 import { freePort } from '../../lib/testing/wait.ts';
-import { selfSignedCert } from '../testing/certs.ts';
 import { makeCert, type MadeCert } from '../testing/client-certs.ts';
 import { startEcho, type Echo } from '../testing/echo.ts';
-import { keyed, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { keyed, startTlsGateway, type InProcessGateway } from '../testing/harness.ts';
 
 const ORG = 'org1';
 const JWT_SECRET = 'the chained JWT secret';
@@ -280,23 +279,11 @@ for (const fast of [true, false])
     let made: Made;
 
     before(async () => {
-      const serverCert = selfSignedCert();
       echo = await startEcho('echo');
       port = await freePort();
       const pluginDir = await mkdtemp(join(tmpdir(), 'svc-chained-'));
       await writeFile(join(pluginDir, 'custom.mjs'), PLUGIN);
-      gw = await startGateway({
-        argv: [
-          '--tls-cert',
-          serverCert.certFile,
-          '--tls-key',
-          serverCert.keyFile,
-          '--plugin-dir',
-          pluginDir,
-          ...(fast ? [] : ['--fast-path=false']),
-        ],
-        tls: serverCert,
-      });
+      gw = await startTlsGateway(['--plugin-dir', pluginDir, ...(fast ? [] : ['--fast-path=false'])]);
       const bound = await makeCert('bound-client');
       const unbound = await makeCert('unbound-client');
       const jwtFor = async (secret: string): Promise<string> =>
@@ -304,10 +291,7 @@ for (const fast of [true, false])
           .setProtectedHeader({ alg: 'HS256' })
           .sign(new TextEncoder().encode(secret));
       made = { jwtRight: await jwtFor(JWT_SECRET), jwtWrong: await jwtFor('another secret'), bound, unbound };
-      for (const c of [bound, unbound]) {
-        const res = await gw.admin('POST', `/svc/certs?org_id=${ORG}`, c.cert);
-        assert.equal(res.status, 200, res.text);
-      }
+      await gw.addCerts([bound.cert, unbound.cert], ORG);
 
       const chains = [...METHODS.map((m) => [m]), ...CHAINS];
       for (const chain of chains) {

@@ -6,39 +6,23 @@
  * in the cluster `kubectl port-forward` to it gave up on the first refused connection.
  */
 import assert from 'node:assert/strict';
-import { X509Certificate } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { freePort } from '../../lib/testing/wait.ts';
-import { selfSignedCert, type TestCert } from '../testing/certs.ts';
+import { fingerprintOfPem } from '../testing/certs.ts';
 import { makeCert } from '../testing/client-certs.ts';
 import { startEcho, type Echo } from '../testing/echo.ts';
-import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { keyless, startGateway, startTlsGateway, type TlsGateway } from '../testing/harness.ts';
 import { tlsGet } from '../testing/tls-client.ts';
 
-const fingerprintOfPem = (pem: Buffer | string): string =>
-  new X509Certificate(pem).fingerprint256.replaceAll(':', '').toLowerCase();
-
 describe('https_port: the HTTPS ingress port', () => {
-  let gw: InProcessGateway;
+  let gw: TlsGateway;
   let echo: Echo;
-  let serverCert: TestCert;
   let port = 0;
 
   before(async () => {
-    serverCert = selfSignedCert();
     echo = await startEcho('echo');
     port = await freePort();
-    gw = await startGateway({
-      argv: [
-        '--tls-cert',
-        serverCert.certFile,
-        '--tls-key',
-        serverCert.keyFile,
-        '--https-port',
-        String(port),
-      ],
-      tls: serverCert,
-    });
+    gw = await startTlsGateway(['--https-port', String(port)]);
   });
   after(async () => {
     await gw.stop();
@@ -48,7 +32,7 @@ describe('https_port: the HTTPS ingress port', () => {
   test('open at start with no API on it: the default certificate, 404', async () => {
     const res = await tlsGet(port, '/x', { servername: 'nothing.example' });
     assert.equal(res.status, 404);
-    assert.equal(res.serverFingerprint, fingerprintOfPem(serverCert.cert));
+    assert.equal(res.serverFingerprint, fingerprintOfPem(gw.serverCert.cert));
   });
 
   test('a TLS API on it: its certificate by SNI; deleted, the port stays open', async () => {
@@ -71,13 +55,13 @@ describe('https_port: the HTTPS ingress port', () => {
     assert.equal(own.serverFingerprint, cert.fingerprint);
     const other = await tlsGet(port, '/hostname', { servername: 'other.example' });
     assert.equal(other.status, 404);
-    assert.equal(other.serverFingerprint, fingerprintOfPem(serverCert.cert));
+    assert.equal(other.serverFingerprint, fingerprintOfPem(gw.serverCert.cert));
 
     assert.equal((await gw.admin('DELETE', '/svc/apis/ingress-tls')).status, 200);
     await gw.reload();
     const gone = await tlsGet(port, '/hostname', { servername: host });
     assert.equal(gone.status, 404);
-    assert.equal(gone.serverFingerprint, fingerprintOfPem(serverCert.cert));
+    assert.equal(gone.serverFingerprint, fingerprintOfPem(gw.serverCert.cert));
   });
 });
 

@@ -4,23 +4,18 @@
  * lists are beside their middleware (middleware/mutual-tls/index.test.ts).
  */
 import assert from 'node:assert/strict';
-import { X509Certificate } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { freePort } from '../../lib/testing/wait.ts';
-import { selfSignedCert, type TestCert } from '../testing/certs.ts';
-import { makeCert, type MadeCert } from '../testing/client-certs.ts';
+import { fingerprintOfPem } from '../testing/certs.ts';
+import { clientCerts, makeCert, type MadeCert } from '../testing/client-certs.ts';
 import { startEcho, type Echo } from '../testing/echo.ts';
-import { keyed, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { keyed, startTlsGateway, type TlsGateway } from '../testing/harness.ts';
 import { tlsGet } from '../testing/tls-client.ts';
-
-const fingerprintOfPem = (pem: Buffer | string): string =>
-  new X509Certificate(pem).fingerprint256.replaceAll(':', '').toLowerCase();
 
 for (const fast of [true, false])
   describe(`dynamic mutual TLS and per-API certificates (fast path ${fast ? 'on' : 'off'})`, () => {
-    let gw: InProcessGateway;
+    let gw: TlsGateway;
     let echo: Echo;
-    let serverCert: TestCert;
     let port = 0;
     let allowed: MadeCert;
     let other: MadeCert;
@@ -29,30 +24,12 @@ for (const fast of [true, false])
     const id = (c: MadeCert): string => `org1${c.fingerprint}`;
 
     before(async () => {
-      serverCert = selfSignedCert();
       echo = await startEcho('echo');
       port = await freePort();
-      gw = await startGateway({
-        argv: [
-          '--tls-cert',
-          serverCert.certFile,
-          '--tls-key',
-          serverCert.keyFile,
-          ...(fast ? [] : ['--fast-path=false']),
-        ],
-        tls: serverCert,
-      });
-      allowed = await makeCert('allowed-client');
-      other = await makeCert('other-client');
-      expired = await makeCert('expired-client', {
-        notBefore: new Date(Date.now() - 2 * 86400_000),
-        notAfter: new Date(Date.now() - 86400_000),
-      });
+      gw = await startTlsGateway(fast ? [] : ['--fast-path=false']);
+      ({ allowed, other, expired } = await clientCerts());
       sniCert = await makeCert('api.sni.test');
-      for (const body of [allowed.cert, other.cert, sniCert.cert + sniCert.key]) {
-        const res = await gw.admin('POST', '/svc/certs?org_id=org1', body);
-        assert.equal(res.status, 200, res.text);
-      }
+      await gw.addCerts([allowed.cert, other.cert, sniCert.cert + sniCert.key]);
       const https = { protocol: 'https', listen_port: port, org_id: 'org1' };
       const apis = [
         // Dynamic mTLS.
@@ -156,7 +133,7 @@ for (const fast of [true, false])
         assert.equal(own.status, 200);
         assert.equal(own.serverFingerprint, sniCert.fingerprint);
         const def = await tlsGet(port, '/static/x', { servername: 'localhost', client: allowed });
-        assert.equal(def.serverFingerprint, fingerprintOfPem(serverCert.cert));
+        assert.equal(def.serverFingerprint, fingerprintOfPem(gw.serverCert.cert));
       });
 
       test('a deleted certificate gives way to the default at the next reload', async () => {
@@ -164,7 +141,7 @@ for (const fast of [true, false])
         await gw.reload();
         const res = await tlsGet(port, '/x', { servername: 'api.sni.test' });
         assert.equal(res.status, 200);
-        assert.equal(res.serverFingerprint, fingerprintOfPem(serverCert.cert));
+        assert.equal(res.serverFingerprint, fingerprintOfPem(gw.serverCert.cert));
         const back = await gw.admin('POST', '/svc/certs?org_id=org1', sniCert.cert + sniCert.key);
         assert.equal(back.status, 200);
         await gw.reload();

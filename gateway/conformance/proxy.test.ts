@@ -10,7 +10,7 @@ import { request } from 'node:http';
 import { selfSignedCert } from '../testing/certs.ts';
 import { send } from '../testing/client.ts';
 import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
-import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { keyless, startGateway, startTlsGateway, type InProcessGateway } from '../testing/harness.ts';
 import { fastPathStats } from '../server/fast-path/index.ts';
 import { freePort } from '../../lib/testing/wait.ts';
 
@@ -278,18 +278,7 @@ for (const fastPath of [true, false]) {
       const dead = await freePort();
       ownPort = await freePort();
       securePort = await freePort();
-      gw = await startGateway({
-        argv: [
-          `--fast-path=${String(fastPath)}`,
-          '--upstream-timeout-ms',
-          '300',
-          '--tls-cert',
-          cert.certFile,
-          '--tls-key',
-          cert.keyFile,
-        ],
-        tls: cert,
-      });
+      gw = await startTlsGateway([`--fast-path=${String(fastPath)}`, '--upstream-timeout-ms', '300'], cert);
       const e = echo.url;
       const strip = { strip_listen_path: true };
       const apis = [

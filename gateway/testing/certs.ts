@@ -1,5 +1,6 @@
 /** A self-signed certificate for 127.0.0.1 and localhost, made with openssl for a test run. */
 import { execFileSync } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,3 +43,7 @@ export function selfSignedCert(): TestCert {
   );
   return { cert: readFileSync(certFile), key: readFileSync(keyFile), certFile, keyFile };
 }
+
+/** The SHA-256 hex of a PEM certificate's DER, as the gateway names certificates and TLS clients report them. */
+export const fingerprintOfPem = (pem: Buffer | string): string =>
+  new X509Certificate(pem).fingerprint256.replaceAll(':', '').toLowerCase();

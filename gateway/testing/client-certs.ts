@@ -48,3 +48,15 @@ export async function makeCert(
     fingerprint: createHash('sha256').update(Buffer.from(cert.rawData)).digest('hex'),
   };
 }
+
+/** The client certificates of the mutual TLS tests: two valid ones and one that expired a day ago. */
+export async function clientCerts(): Promise<{ allowed: MadeCert; other: MadeCert; expired: MadeCert }> {
+  return {
+    allowed: await makeCert('allowed-client'),
+    other: await makeCert('other-client'),
+    expired: await makeCert('expired-client', {
+      notBefore: new Date(Date.now() - 2 * 86400_000),
+      notAfter: new Date(Date.now() - 86400_000),
+    }),
+  };
+}

@@ -17,6 +17,7 @@ import type { Counters } from '../limits/counters.ts';
 import { openCounters } from '../limits/open.ts';
 import { openStore } from '../store/open.ts';
 import type { Store } from '../store/store.ts';
+import { selfSignedCert, type TestCert } from './certs.ts';
 import { send, type Req, type Res } from './client.ts';
 import { freePort, waitFor } from '../../lib/testing/wait.ts';
 
@@ -37,6 +38,8 @@ export interface GatewayClient {
   addApi(def: Record<string, unknown>): Promise<void>;
   /** `/svc/reload`, failing the test unless it succeeded. */
   reload(): Promise<void>;
+  /** Stores PEM certificates (with their keys when given) for `org` (default `org1`); fails unless stored. */
+  addCerts(pems: readonly string[], org?: string): Promise<void>;
 }
 
 function client(port: number, adminPort: number): GatewayClient {
@@ -59,6 +62,12 @@ function client(port: number, adminPort: number): GatewayClient {
     reload: async () => {
       const res = await c.admin('GET', '/svc/reload');
       if (res.status !== 200) throw new Error(`reload failed: ${res.status} ${res.text}`);
+    },
+    addCerts: async (pems, org = 'org1') => {
+      for (const pem of pems) {
+        const res = await c.admin('POST', `/svc/certs?org_id=${encodeURIComponent(org)}`, pem);
+        if (res.status !== 200) throw new Error(`adding certificate failed: ${res.status} ${res.text}`);
+      }
     },
   };
   return c;
@@ -179,6 +188,25 @@ export async function startGateway(
       await counters.close();
     },
   };
+}
+
+/** A gateway in this process with the default certificate it presents. */
+export type TlsGateway = InProcessGateway & { serverCert: TestCert };
+
+/**
+ * Starts a gateway in this process (as {@link startGateway}) whose HTTPS listeners present `cert`
+ * (default: a fresh self-signed one) as the default certificate (`--tls-cert`, `--tls-key`);
+ * `argv` follows those flags.
+ */
+export async function startTlsGateway(
+  argv: string[] = [],
+  cert: TestCert = selfSignedCert(),
+): Promise<TlsGateway> {
+  const gw = await startGateway({
+    argv: ['--tls-cert', cert.certFile, '--tls-key', cert.keyFile, ...argv],
+    tls: cert,
+  });
+  return Object.assign(gw, { serverCert: cert });
 }
 
 /** A gateway running as a child process (`node gateway/main.ts ...`). */

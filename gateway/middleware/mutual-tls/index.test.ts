@@ -8,17 +8,15 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { freePort } from '../../../lib/testing/wait.ts';
 import { fastPathStats } from '../../server/fast-path/index.ts';
-import { selfSignedCert, type TestCert } from '../../testing/certs.ts';
-import { makeCert, type MadeCert } from '../../testing/client-certs.ts';
+import { clientCerts, type MadeCert } from '../../testing/client-certs.ts';
 import { startEcho, type Echo } from '../../testing/echo.ts';
-import { keyed, startGateway, type InProcessGateway } from '../../testing/harness.ts';
+import { keyed, startTlsGateway, type InProcessGateway } from '../../testing/harness.ts';
 import { tlsGet } from '../../testing/tls-client.ts';
 
 for (const fast of [true, false])
   describe(`static mutual TLS (fast path ${fast ? 'on' : 'off'})`, () => {
     let gw: InProcessGateway;
     let echo: Echo;
-    let serverCert: TestCert;
     let port = 0;
     let allowed: MadeCert;
     let other: MadeCert;
@@ -27,29 +25,11 @@ for (const fast of [true, false])
     const access = { 'static-keyed': { api_id: 'static-keyed', api_name: 'x', versions: ['Default'] } };
 
     before(async () => {
-      serverCert = selfSignedCert();
       echo = await startEcho('echo');
       port = await freePort();
-      gw = await startGateway({
-        argv: [
-          '--tls-cert',
-          serverCert.certFile,
-          '--tls-key',
-          serverCert.keyFile,
-          ...(fast ? [] : ['--fast-path=false']),
-        ],
-        tls: serverCert,
-      });
-      allowed = await makeCert('allowed-client');
-      other = await makeCert('other-client');
-      expired = await makeCert('expired-client', {
-        notBefore: new Date(Date.now() - 2 * 86400_000),
-        notAfter: new Date(Date.now() - 86400_000),
-      });
-      for (const body of [allowed.cert, other.cert]) {
-        const res = await gw.admin('POST', '/svc/certs?org_id=org1', body);
-        assert.equal(res.status, 200, res.text);
-      }
+      gw = await startTlsGateway(fast ? [] : ['--fast-path=false']);
+      ({ allowed, other, expired } = await clientCerts());
+      await gw.addCerts([allowed.cert, other.cert]);
       const https = { protocol: 'https', listen_port: port, org_id: 'org1' };
       const apis = [
         // Static mTLS only: keyless with an allow list.
