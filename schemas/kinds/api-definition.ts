@@ -1,12 +1,7 @@
 import type { JsonSchema, KindDefinition } from '../json-schema.ts';
 import { apiPrinterColumns, apiStatus, contextRef, resourceRef } from '../common.ts';
-import {
-  apiDefinitionModel,
-  classicApiProperties,
-  idPattern,
-  proxy,
-} from '../models/api-definition/index.ts';
-import { MAX_ID_LENGTH } from '../rules/ids.ts';
+import { apiDefinitionModel, classicApiProperties, proxy } from '../models/api-definition/index.ts';
+import { objectIdSchema } from '../rules/ids.ts';
 
 const gatewayField = (name: string): JsonSchema => apiDefinitionModel.properties?.[name] ?? {};
 
@@ -34,11 +29,9 @@ export const apiDefinitionKind: KindDefinition = {
     properties: {
       api_id: {
         'x-svc-support': 'supported',
-        type: 'string',
-        pattern: idPattern,
-        maxLength: MAX_ID_LENGTH,
-        description:
+        ...objectIdSchema(
           'Adopts the existing API with this ID. When omitted the ID is derived from the namespaced name (unpadded base64url of `namespace/name`), so a re-created resource gets the same ID and its keys keep working.',
+        ),
       },
       contextRef: { ...contextRef, 'x-svc-support': 'supported' },
       org_id: {

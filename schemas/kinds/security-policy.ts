@@ -9,8 +9,7 @@ import {
   readyColumn,
   reconcileStatusProperties,
 } from '../common.ts';
-import { idPattern } from '../models/api-definition/index.ts';
-import { MAX_ID_LENGTH } from '../rules/ids.ts';
+import { objectIdSchema } from '../rules/ids.ts';
 import { allowedUrls, apiLimit, endpoints, graphqlFieldPermissions } from '../models/limits.ts';
 import { policyProperties } from '../models/policy.ts';
 
@@ -89,13 +88,9 @@ export const securityPolicyKind: KindDefinition = {
     additionalProperties: false,
     required: ['name'],
     properties: {
-      id: {
-        type: 'string',
-        pattern: idPattern,
-        maxLength: MAX_ID_LENGTH,
-        description:
-          'Links to an existing policy ID so its keys keep working; the resource then overwrites that policy. When omitted the ID is derived from the namespaced name.',
-      },
+      id: objectIdSchema(
+        'Links to an existing policy ID so its keys keep working; the resource then overwrites that policy. When omitted the ID is derived from the namespaced name.',
+      ),
       contextRef,
       ...policyProperties,
       rate: { ...policyProperties.rate, default: -1 },

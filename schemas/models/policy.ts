@@ -9,7 +9,7 @@ import {
   partitions,
 } from './limits.ts';
 import { idPattern } from './api-definition/index.ts';
-import { MAX_ID_LENGTH } from '../rules/ids.ts';
+import { objectIdSchema } from '../rules/ids.ts';
 
 /** Policy states: what happens to the keys of a policy in each. */
 export const policyState: JsonSchema = {
@@ -73,12 +73,7 @@ export const policyModel: JsonSchema = {
   additionalProperties: false,
   required: ['name'],
   properties: {
-    id: {
-      type: 'string',
-      pattern: idPattern,
-      maxLength: MAX_ID_LENGTH,
-      description: 'Policy ID; generated when absent.',
-    },
+    id: objectIdSchema('Policy ID; generated when absent.'),
     _id: {
       type: 'string',
       description: "The dashboard's record ID of the policy, as classic exports carry it (kept, not used).",

@@ -19,6 +19,7 @@
  * URL as encodeURIComponent does; leading and trailing white space is refused, since HTTP drops
  * it from the header that would carry the key.
  */
+import type { JsonSchema } from '../json-schema.ts';
 import { quote, type FieldProblem } from './field-problem.ts';
 
 /** Longest object ID (API, policy, organisation). */
@@ -36,6 +37,14 @@ const ID = new RegExp(ID_PATTERN);
 
 /** What an object ID may be, for messages. */
 export const ID_RULE = `letters, digits and . _ ~ - only, not only dots (a URL resolves . and .. away), at most ${String(MAX_ID_LENGTH)} characters`;
+
+/** The schema of an object ID (this rule's pattern and length), with what the ID is. */
+export const objectIdSchema = (description: string): JsonSchema => ({
+  type: 'string',
+  pattern: ID_PATTERN,
+  maxLength: MAX_ID_LENGTH,
+  description,
+});
 
 // C0 controls, DEL and C1 controls.
 // eslint-disable-next-line no-control-regex

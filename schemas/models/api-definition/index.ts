@@ -7,7 +7,7 @@
  * The order of the fields is the order of the generated CRD and types.
  */
 import type { JsonSchema } from '../../json-schema.ts';
-import { ID_PATTERN, MAX_ID_LENGTH } from '../../rules/ids.ts';
+import { ID_PATTERN, objectIdSchema } from '../../rules/ids.ts';
 import { accessProperties } from './access.ts';
 import { authProperties } from './auth.ts';
 import { enforced } from './builders.ts';
@@ -154,13 +154,7 @@ export const apiDefinitionModel: JsonSchema = {
   additionalProperties: false,
   required: ['name', 'proxy'],
   properties: {
-    api_id: {
-      'x-svc-support': 'supported',
-      type: 'string',
-      pattern: idPattern,
-      maxLength: MAX_ID_LENGTH,
-      description: 'ID of the API; generated when absent.',
-    },
+    api_id: { 'x-svc-support': 'supported', ...objectIdSchema('ID of the API; generated when absent.') },
     org_id: { 'x-svc-support': 'supported', type: 'string', description: 'Organization the API belongs to.' },
     is_oas: {
       'x-svc-support': 'supported',
