@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { SvcError, errorMessage } from '../lib/errors.ts';
 import { decodeParams, findRoute, type Route as HttpRoute } from '../lib/http/router.ts';
+import { TextBody, wireBody } from '../lib/http/reply-body.ts';
 import * as apis from './api/apis.ts';
 import { listAudit } from './api/audit.ts';
 import * as certs from './api/certs.ts';
@@ -492,17 +493,15 @@ export async function startDashboard(given: DashboardDeps): Promise<DashboardSer
       return;
     }
     const answer = (route: string, out: Reply): void => {
-      const text = out.body instanceof TextBody ? out.body : undefined;
-      const full = text === undefined ? JSON.stringify(out.body) : text.text;
-      const body = req.method === 'HEAD' ? '' : full;
+      const body = wireBody(out.body, req.method);
       if (!req.complete) res.shouldKeepAlive = false;
       res.writeHead(out.status, {
         ...out.headers,
-        'content-type': text?.contentType ?? 'application/json',
-        'content-length': Buffer.byteLength(body),
+        'content-type': body.contentType,
+        'content-length': Buffer.byteLength(body.text),
         'x-request-id': requestId,
       });
-      res.end(body);
+      res.end(body.text);
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       metrics.observe(route, req.method ?? 'GET', out.status, seconds);
       log.info('request', {
@@ -560,14 +559,4 @@ export async function startDashboard(given: DashboardDeps): Promise<DashboardSer
         }, deps.config.shutdown_timeout_ms).unref();
       }),
   };
-}
-
-/** A body sent as it is, not as JSON (`/metrics`). */
-class TextBody {
-  readonly contentType: string;
-  readonly text: string;
-  constructor(contentType: string, text: string) {
-    this.contentType = contentType;
-    this.text = text;
-  }
 }

@@ -19,6 +19,7 @@ import { hello, ready } from './health.ts';
 import { secretChecker, statusBody, type AdminResponse } from './http.ts';
 import { reloadGroup, reloadNode } from './reload.ts';
 import { decodeParams, findRoute, trimTrailingSlashes, type Route } from '../../lib/http/router.ts';
+import { TextBody, wireBody } from '../../lib/http/reply-body.ts';
 import type { AdminDeps, AdminHandler, AdminRequest } from './types.ts';
 
 export type { AdminDeps, AdminHandler, AdminRequest, ReloadReport } from './types.ts';
@@ -29,16 +30,6 @@ interface AdminRoute extends Route<AdminHandler> {
   /** Whether the secret is required. */
   secret: boolean;
   methods: Partial<Record<Method, AdminHandler>>;
-}
-
-/** A body sent as it is, not as JSON (`/metrics`). */
-class TextBody {
-  readonly contentType: string;
-  readonly text: string;
-  constructor(contentType: string, text: string) {
-    this.contentType = contentType;
-    this.text = text;
-  }
 }
 
 /** GET /metrics: Prometheus scrapes (no secret, like the probes); 404 when metrics are off. */
@@ -124,16 +115,14 @@ export class Admin {
     // nor hold it up: the connection closes after this answer.
     const unread = !req.complete;
     if (unread) res.shouldKeepAlive = false;
-    const text = out.body instanceof TextBody ? out.body : undefined;
-    const full = text === undefined ? JSON.stringify(out.body) : text.text;
-    const body = req.method === 'HEAD' ? '' : full;
+    const body = wireBody(out.body, req.method);
     res.writeHead(out.status, {
       ...out.headers,
-      'content-type': text?.contentType ?? 'application/json',
-      'content-length': Buffer.byteLength(body),
+      'content-type': body.contentType,
+      'content-length': Buffer.byteLength(body.text),
       ...(unread ? { connection: 'close' } : {}),
     });
-    res.end(body);
+    res.end(body.text);
   }
 
   async #dispatch(req: IncomingMessage, path: string): Promise<AdminResponse> {
