@@ -18,13 +18,13 @@ import {
   heldByPolicies,
   HELD_RECHECK_MS,
   reportFailure,
-  reportSuccess,
+  reportUnresolved,
   type Fail,
   type ReportDeps,
 } from './status.ts';
 import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo, PushMemory } from './sync.ts';
 import { isTemplate } from './template.ts';
-import { servedMessage } from './served.ts';
+import { reportApiSynced } from './served.ts';
 import type { ApiObject, PolicyView } from './objects.ts';
 import { API_FINALIZER } from '../../schemas/finalizers.ts';
 
@@ -169,11 +169,7 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
   const fail: Fail = (reason, message, call) =>
     reportFailure(current, status, { reason, message, call }, deps);
 
-  if (!resolved.ok) {
-    await fail(resolved.reason, resolved.message, false);
-    // A missing context is queued again when it appears; a broken one may be fixed in its Secret.
-    return resolved.reason === 'ContextNotFound' ? {} : { requeueAfterMs: 60_000 };
-  }
+  if (!resolved.ok) return reportUnresolved(resolved, fail);
 
   // Internal targets: each ApiDefinition named must exist; its api_id (explicit, else derived)
   // becomes the `svc://` target. A missing one queues this API again when it appears (the
@@ -283,14 +279,12 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
   if (action) log.info(action === 'Created' ? 'api created' : 'api updated', { gateway: client.url });
   // Where clients reach it: its own listen_port and protocol, not the management port (mode ce);
   // where it is held and which gateways serve it (mode pro).
-  const { message, requeueAfterMs } = await servedMessage(apiId, client, resolved.conn.org, current.spec);
-  await reportSuccess(
+  return reportApiSynced(
     current,
     status,
-    { reason: 'Synced', message, action, what: `API ${apiId}`, where: client.url },
+    { apiId, client, org: resolved.conn.org, api: current.spec, action },
     deps,
   );
-  return requeueAfterMs === undefined ? {} : { requeueAfterMs };
 }
 
 /** What of a policy its APIs depend on: its ID, the APIs it covers, whether it is going. */

@@ -17,11 +17,11 @@ import {
   heldByPolicies,
   HELD_RECHECK_MS,
   reportFailure,
-  reportSuccess,
+  reportUnresolved,
   type Fail,
   type ReportDeps,
 } from './status.ts';
-import { servedMessage } from './served.ts';
+import { reportApiSynced } from './served.ts';
 import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo, PushMemory } from './sync.ts';
 import { isTemplate } from './template.ts';
 import { OAS_FINALIZER, STREAMS_FINALIZER } from '../../schemas/finalizers.ts';
@@ -179,11 +179,7 @@ export async function reconcileSvcOasApiDefinition(
     await fail('SpecInvalid', `spec.${kind.field}.configmapRef is required`, false);
     return {};
   }
-  if (!resolved.ok) {
-    await fail(resolved.reason, resolved.message, false);
-    // A missing context is queued again when it appears; a broken one may be fixed in its Secret.
-    return resolved.reason === 'ContextNotFound' ? {} : { requeueAfterMs: 60_000 };
-  }
+  if (!resolved.ok) return reportUnresolved(resolved, fail);
   const translated = translateOasApiDefinition({
     namespace,
     name,
@@ -246,20 +242,19 @@ export async function reconcileSvcOasApiDefinition(
   );
   status.pushedTo = here;
   if (action) log.info(action === 'Created' ? 'api created' : 'api updated', { apiId, gateway: client.url });
-  const { message, requeueAfterMs } = await servedMessage(
-    apiId,
-    client,
-    resolved.conn.org,
-    { proxy: { listen_path: translated.listenPath } },
-    false,
-  );
-  await reportSuccess(
+  return reportApiSynced(
     current,
     status,
-    { reason: 'Synced', message, action, what: `API ${apiId}`, where: client.url },
+    {
+      apiId,
+      client,
+      org: resolved.conn.org,
+      api: { proxy: { listen_path: translated.listenPath } },
+      address: false,
+      action,
+    },
     deps,
   );
-  return requeueAfterMs === undefined ? {} : { requeueAfterMs };
 }
 
 /** What of a policy its APIs depend on: the APIs it covers, whether it is going. */

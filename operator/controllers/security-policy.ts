@@ -17,7 +17,14 @@ import { accessRefs, apiRefText, jwtPolicyRefs, refKey, sortedRefs, type ObjectR
 import { translateSecurityPolicy } from '../translate/security-policy.ts';
 import { viewChanged, watchOf, type ControllerEnv } from './env.ts';
 import { byAccessRight, byContext, byJwtPolicy } from './indexes.ts';
-import { callGateway, reportFailure, reportSuccess, type Fail, type ReportDeps } from './status.ts';
+import {
+  callGateway,
+  reportFailure,
+  reportSuccess,
+  reportUnresolved,
+  type Fail,
+  type ReportDeps,
+} from './status.ts';
 import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo, PushMemory } from './sync.ts';
 import { API_KINDS } from '../../schemas/common.ts';
 import { POLICY_FINALIZER } from '../../schemas/finalizers.ts';
@@ -97,11 +104,7 @@ export async function reconcileSecurityPolicy(key: string, deps: SecurityPolicyD
     return {};
   }
   const resolved = await deps.connections.resolve(current.spec.contextRef, namespace);
-  if (!resolved.ok) {
-    await fail(resolved.reason, resolved.message, false);
-    // A missing context is queued again when it appears; a broken one may be fixed in its Secret.
-    return resolved.reason === 'ContextNotFound' ? {} : { requeueAfterMs: 60_000 };
-  }
+  if (!resolved.ok) return reportUnresolved(resolved, fail);
   const client = resolved.client;
   const here = pushedTo(client, current.spec.contextRef, namespace);
 

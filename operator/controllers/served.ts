@@ -6,7 +6,9 @@
  * the API is held and the gateways that serve it.
  */
 
+import type { WorkResult } from '../../lib/k8s/workqueue.ts';
 import type { ManagementClient } from '../clients/management.ts';
+import { reportSuccess, type ReconcileStatus, type ReportDeps, type Reported } from './status.ts';
 
 /** The fields of an API that decide where it is served. */
 export interface ServedFields {
@@ -84,4 +86,34 @@ export async function servedMessage(
       : names.join(', ');
   const gateways = count === 1 ? '1 gateway' : `${String(count)} gateways`;
   return { message: `${held}; served at ${path} by ${gateways} connected to it: ${shown}` };
+}
+
+/**
+ * Reports an API written through `client` synced (`Ready=True`, reason `Synced`), its message
+ * saying where it is served ({@link servedMessage}); an API no gateway serves yet is looked at
+ * again soon, so that its status catches up.
+ */
+export async function reportApiSynced<T extends Reported<ReconcileStatus>>(
+  obj: T,
+  status: NonNullable<T['status']>,
+  push: {
+    apiId: string;
+    client: ManagementClient;
+    org: string;
+    api: ServedFields;
+    /** Whether the message names the address clients reach the API at (mode ce). */
+    address?: boolean;
+    action: 'Created' | 'Updated' | undefined;
+  },
+  deps: ReportDeps<T>,
+): Promise<WorkResult> {
+  const { apiId, client, action } = push;
+  const { message, requeueAfterMs } = await servedMessage(apiId, client, push.org, push.api, push.address);
+  await reportSuccess(
+    obj,
+    status,
+    { reason: 'Synced', message, action, what: `API ${apiId}`, where: client.url },
+    deps,
+  );
+  return requeueAfterMs === undefined ? {} : { requeueAfterMs };
 }

@@ -4,6 +4,7 @@
  */
 import type { Condition, NamespacedRef, Transaction } from '../../schemas/generated/kinds.ts';
 import type { EventRecorder } from '../../lib/k8s/events.ts';
+import type { WorkResult } from '../../lib/k8s/workqueue.ts';
 import { setCondition, type SvcObject, type SvcObjects } from '../../lib/k8s/objects.ts';
 import { redactUrl } from '../../lib/log.ts';
 import { InputError, SvcError, errorMessage } from '../../lib/errors.ts';
@@ -114,6 +115,19 @@ export async function callGateway<R>(run: () => Promise<R>, fail: Fail): Promise
     if (!failure.retry) return undefined;
     throw err;
   }
+}
+
+/**
+ * Reports a contextRef that does not resolve. A missing context is queued again when it appears
+ * (the OperatorContext watch); a broken one is looked at again in a minute, since it may be fixed
+ * in its Secret.
+ */
+export async function reportUnresolved(
+  unresolved: { reason: string; message: string },
+  fail: Fail,
+): Promise<WorkResult> {
+  await fail(unresolved.reason, unresolved.message, false);
+  return unresolved.reason === 'ContextNotFound' ? {} : { requeueAfterMs: 60_000 };
 }
 
 /**
