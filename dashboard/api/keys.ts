@@ -128,15 +128,28 @@ export async function getKey(c: Ctx): Promise<Reply> {
   return d === undefined ? notFound() : keyReply(c.params[0] ?? '', d);
 }
 
-/** PUT /api/keys/{key}: the whole session; a basic-auth user keeps its password unless a new one is sent. */
-export async function updateKey(c: Ctx): Promise<Reply> {
+/**
+ * Runs `change` on the key the path names, in one write of the caller's organisation; 404 when
+ * there is no such key.
+ */
+async function changeKey(
+  c: Ctx,
+  change: (tx: StoreTx, org: string, id: string, before: Doc) => Promise<Reply>,
+): Promise<Reply> {
   const org = callerOf(c).org;
   const id = idOf(c);
-  const body = withoutNulls(await readObject(c.req));
   if (id === undefined) return notFound();
   return c.deps.store.write(org, async (tx) => {
     const before = await tx.get(org, 'keys', id);
     if (before === undefined) return notFound();
+    return change(tx, org, id, before);
+  });
+}
+
+/** PUT /api/keys/{key}: the whole session; a basic-auth user keeps its password unless a new one is sent. */
+export async function updateKey(c: Ctx): Promise<Reply> {
+  const body = withoutNulls(await readObject(c.req));
+  return changeKey(c, async (tx, org, id, before) => {
     const s = await withPassword(await checkedSession(c, tx, body), before);
     await auditedPut(c, tx, org, 'keys', id, before, s);
     return keyReply(c.params[0] ?? '', { ...before, body: s });
@@ -145,12 +158,7 @@ export async function updateKey(c: Ctx): Promise<Reply> {
 
 /** DELETE /api/keys/{key} */
 export async function deleteKey(c: Ctx): Promise<Reply> {
-  const org = callerOf(c).org;
-  const id = idOf(c);
-  if (id === undefined) return notFound();
-  return c.deps.store.write(org, async (tx) => {
-    const before = await tx.get(org, 'keys', id);
-    if (before === undefined) return notFound();
+  return changeKey(c, async (tx, org, id, before) => {
     await auditedPut(c, tx, org, 'keys', id, before, undefined);
     return ok('Key deleted');
   });
@@ -158,12 +166,7 @@ export async function deleteKey(c: Ctx): Promise<Reply> {
 
 /** POST /api/keys/{key}/reset: a new quota period starts now with the full `quota_max`. */
 export async function resetKeyQuota(c: Ctx): Promise<Reply> {
-  const org = callerOf(c).org;
-  const id = idOf(c);
-  if (id === undefined) return notFound();
-  return c.deps.store.write(org, async (tx) => {
-    const before = await tx.get(org, 'keys', id);
-    if (before === undefined) return notFound();
+  return changeKey(c, async (tx, org, id, before) => {
     const max = Number(before.body.quota_max ?? -1);
     const rate = Number(before.body.quota_renewal_rate ?? 0);
     const s = {
