@@ -10,14 +10,10 @@ import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { useEcho, type Echoed } from '../testing/echo.ts';
 import { keyed, keyless, oneVersion, startGateway } from '../testing/harness.ts';
-import { assertAnswer, describeEachSetup, type Expected } from '../testing/tables.ts';
+import { assertAnswer, describeEachSetup, type Expected, type RowRequest } from '../testing/tables.ts';
 
-interface Row extends Expected {
+interface Row extends Expected, RowRequest {
   name: string;
-  method?: string;
-  path: string;
-  headers?: Record<string, string>;
-  body?: string;
   /** What the upstream saw (a 200 only). */
   upstreamPath?: string;
   upstreamQuery?: string;

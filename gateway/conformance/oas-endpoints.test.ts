@@ -10,7 +10,7 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { oasDocument, requiring } from '../../schemas/testing.ts';
 import { useEcho, type Echoed } from '../testing/echo.ts';
-import { assertAnswer, describeEachSetup, type Expected } from '../testing/tables.ts';
+import { assertAnswer, describeEachSetup, type Expected, type RowRequest } from '../testing/tables.ts';
 
 type Json = Record<string, unknown>;
 
@@ -170,12 +170,8 @@ const apis = (u: string): Json[] => [
   ),
 ];
 
-interface Row extends Expected {
+interface Row extends Expected, RowRequest {
   name: string;
-  method?: string;
-  path: string;
-  headers?: Record<string, string>;
-  body?: string;
   /** The exact body the client got. */
   text?: string;
   /** What the echo upstream received (proxied rows). */

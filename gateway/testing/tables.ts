@@ -3,8 +3,9 @@
  * Redis store, each with the fast path on and off; `describeEachSetup` starts one redis-server
  * for the file and one gateway per setup, and declares the same suite for each), the set-up of a
  * suite's gateway (`provision`), sending one row (`sendRow`, counting what the fast path served),
- * the check of one row's answer (`assertAnswer`), and a test per row of the common shape
- * (`testRows`).
+ * the check of one row's answer (`assertAnswer`), a test per row of the common shape
+ * (`testRows`, `testProxiedRows`), and a whole table that needs only its APIs and keys
+ * (`describeTable`, `describeProxiedTable`).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -225,4 +226,45 @@ export function testProxiedRows(
       assert.equal(served, fastPath ? 1 : 0, fastPath ? 'served by the fast path' : 'served by node:http');
     });
   }
+}
+
+/**
+ * A whole table whose rows need only APIs and keys: per setup (`describeEachSetup`), the APIs and
+ * keys provisioned, then a test per row (`testRows`).
+ */
+export function describeTable(
+  title: string,
+  apis: () => readonly Record<string, unknown>[],
+  rows: readonly Row[],
+  keys: Record<string, unknown> = {},
+): void {
+  describeEachSetup(
+    title,
+    () => ({}),
+    ({ gw, index }) => {
+      before(async () => {
+        await provision(gw(), apis(), keys);
+      });
+      testRows(gw, rows, fastPathOn(index));
+    },
+  );
+}
+
+/** {@link describeTable} for proxied rows (`testProxiedRows`): every row served by the fast path when on. */
+export function describeProxiedTable(
+  title: string,
+  apis: () => readonly Record<string, unknown>[],
+  rows: readonly ProxiedRow[],
+  keys: Record<string, unknown> = {},
+): void {
+  describeEachSetup(
+    title,
+    () => ({}),
+    ({ gw, index }) => {
+      before(async () => {
+        await provision(gw(), apis(), keys);
+      });
+      testProxiedRows(gw, rows, fastPathOn(index));
+    },
+  );
 }

@@ -9,14 +9,17 @@ import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { useEcho, type Echoed } from '../../testing/echo.ts';
 import { keyed, keyless, oneVersion, startGateway } from '../../testing/harness.ts';
-import { assertAnswer, describeEachSetup, provision, sendRow, type Expected } from '../../testing/tables.ts';
+import {
+  assertAnswer,
+  describeEachSetup,
+  provision,
+  sendRow,
+  type Expected,
+  type RowRequest,
+} from '../../testing/tables.ts';
 
-interface Row extends Expected {
+interface Row extends Expected, RowRequest {
   name: string;
-  method?: string;
-  path: string;
-  headers?: Record<string, string>;
-  body?: string;
   /** The body the upstream received. */
   upstreamBody?: string;
   /** The body the client received (when the response is transformed). */

@@ -4,10 +4,9 @@
  * CORS headers, `enable: false`. Runs against the files and Redis stores with the fast path on
  * and off; on the fast path every row must be served by it.
  */
-import { before } from 'node:test';
 import { useEcho } from '../../testing/echo.ts';
 import { keyed, keyless } from '../../testing/harness.ts';
-import { describeEachSetup, fastPathOn, provision, testRows, type Row } from '../../testing/tables.ts';
+import { describeTable, type Row } from '../../testing/tables.ts';
 
 const KEY = { authorization: 'ef-key' };
 const APP = 'https://app.example.com';
@@ -169,15 +168,6 @@ const rows: Row[] = [
   },
 ];
 
-describeEachSetup(
-  'cors',
-  () => ({}),
-  ({ gw, index }) => {
-    before(async () => {
-      await provision(gw(), apis(), {
-        'ef-key': { access_rights: { cors: { api_id: 'cors', versions: ['Default'] } } },
-      });
-    });
-    testRows(gw, rows, fastPathOn(index));
-  },
-);
+describeTable('cors', apis, rows, {
+  'ef-key': { access_rights: { cors: { api_id: 'cors', versions: ['Default'] } } },
+});

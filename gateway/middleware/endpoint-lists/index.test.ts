@@ -5,20 +5,13 @@
  * `ignore_case` and the version's `ignore_endpoint_case`. The gateway table runs against the files
  * and Redis stores with the fast path on and off; on the fast path every row must be served by it.
  */
-import { before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
 import { compileEndpointPath } from '../../pipeline/endpoints.ts';
-import { useEcho, type Echoed } from '../../testing/echo.ts';
+import { useEcho } from '../../testing/echo.ts';
 import { keyed, keyless, oneVersion } from '../../testing/harness.ts';
-import {
-  assertAnswer,
-  describeEachSetup,
-  fastPathOn,
-  provision,
-  sendRow,
-  type Row,
-} from '../../testing/tables.ts';
+import { describeProxiedTable, type ProxiedRow } from '../../testing/tables.ts';
 import { compileEndpointLists } from './index.ts';
 
 const paths: { path: string; request: string; want: boolean }[] = [
@@ -130,7 +123,7 @@ const apis = (): Record<string, unknown>[] => [
   ),
 ];
 
-const rows: Row[] = [
+const rows: ProxiedRow[] = [
   // Endpoint lists: ignored, black list, white list (first match wins, in that order).
   { name: 'lists: ignored endpoint without a key', path: '/lists/public', status: 200 },
   { name: 'lists: ignored endpoint, below it', path: '/lists/public/a/b', status: 200 },
@@ -208,26 +201,8 @@ const rows: Row[] = [
   },
 ];
 
-describeEachSetup(
-  'endpoint lists',
-  () => ({}),
-  ({ gw, index }) => {
-    before(async () => {
-      await provision(gw(), apis(), {
-        'ep-key': {
-          access_rights: { lists: { api_id: 'lists', versions: ['v1'] } },
-        },
-      });
-    });
-    const fastPath = fastPathOn(index);
-    for (const row of rows) {
-      test(`${row.name}: ${String(row.status)}`, async () => {
-        const { res, served } = await sendRow(gw(), row);
-        assertAnswer(res, row);
-        if (row.status === 200) assert.equal((res.json as Echoed).upstream, 'echo', 'proxied');
-        if (fastPath) assert.equal(served, 1, 'served by the fast path');
-        if (!fastPath) assert.equal(served, 0, 'served by node:http');
-      });
-    }
+describeProxiedTable('endpoint lists', apis, rows, {
+  'ep-key': {
+    access_rights: { lists: { api_id: 'lists', versions: ['v1'] } },
   },
-);
+});

@@ -3,10 +3,9 @@
  * another endpoint are proxied. Runs against the files and Redis stores with the fast path on and
  * off; on the fast path every row must be served by it.
  */
-import { before } from 'node:test';
 import { useEcho } from '../../testing/echo.ts';
 import { keyless, oneVersion } from '../../testing/harness.ts';
-import { describeEachSetup, fastPathOn, provision, testRows, type Row } from '../../testing/tables.ts';
+import { describeTable, type Row } from '../../testing/tables.ts';
 
 const echo = useEcho();
 
@@ -37,13 +36,4 @@ const rows: Row[] = [
   { name: 'hard_timeouts: another endpoint', path: '/slow/other', status: 200 },
 ];
 
-describeEachSetup(
-  'hard timeouts',
-  () => ({}),
-  ({ gw, index }) => {
-    before(async () => {
-      await provision(gw(), apis());
-    });
-    testRows(gw, rows, fastPathOn(index));
-  },
-);
+describeTable('hard timeouts', apis, rows);

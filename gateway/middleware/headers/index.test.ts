@@ -5,69 +5,55 @@
  * disabled entry. Runs against the files and Redis stores with the fast path on and off; on the
  * fast path every row must be served by it.
  */
-import { before } from 'node:test';
 import { useEcho } from '../../testing/echo.ts';
-import { keyless } from '../../testing/harness.ts';
-import {
-  describeEachSetup,
-  fastPathOn,
-  provision,
-  testProxiedRows,
-  type ProxiedRow,
-} from '../../testing/tables.ts';
+import { keyless, oneVersion } from '../../testing/harness.ts';
+import { describeProxiedTable, type ProxiedRow } from '../../testing/tables.ts';
 
 const echo = useEcho();
 
 const apis = (): Record<string, unknown>[] => [
-  keyless('hdr', '/hdr/', echo().url, {
-    version_data: {
-      not_versioned: true,
-      versions: {
-        Default: {
-          name: 'Default',
-          use_extended_paths: true,
-          global_headers: { 'x-global': 'g', 'x-replaced': 'by-gateway' },
-          global_headers_remove: ['x-drop-me'],
-          global_response_headers: { 'x-resp': 'r' },
-          global_response_headers_remove: ['x-upstream'],
-          extended_paths: {
-            transform_headers: [
-              {
-                path: '/users',
-                method: 'GET',
-                add_headers: { 'x-users': 'yes' },
-                delete_headers: ['x-global'],
-              },
-              { path: '/off', method: 'GET', add_headers: { 'x-off': 'yes' }, disabled: true },
-            ],
-            transform_response_headers: [
-              {
-                path: '/users',
-                method: 'GET',
-                add_headers: { 'x-upstream': 'rewritten' },
-                delete_headers: ['x-resp'],
-              },
-            ],
-            method_transforms: [{ path: '/convert', method: 'GET', to_method: 'POST' }],
+  keyless(
+    'hdr',
+    '/hdr/',
+    echo().url,
+    oneVersion({
+      global_headers: { 'x-global': 'g', 'x-replaced': 'by-gateway' },
+      global_headers_remove: ['x-drop-me'],
+      global_response_headers: { 'x-resp': 'r' },
+      global_response_headers_remove: ['x-upstream'],
+      extended_paths: {
+        transform_headers: [
+          {
+            path: '/users',
+            method: 'GET',
+            add_headers: { 'x-users': 'yes' },
+            delete_headers: ['x-global'],
           },
-        },
+          { path: '/off', method: 'GET', add_headers: { 'x-off': 'yes' }, disabled: true },
+        ],
+        transform_response_headers: [
+          {
+            path: '/users',
+            method: 'GET',
+            add_headers: { 'x-upstream': 'rewritten' },
+            delete_headers: ['x-resp'],
+          },
+        ],
+        method_transforms: [{ path: '/convert', method: 'GET', to_method: 'POST' }],
       },
-    },
-  }),
-  keyless('hdroff', '/hdroff/', echo().url, {
-    version_data: {
-      not_versioned: true,
-      versions: {
-        Default: {
-          name: 'Default',
-          global_headers: { 'x-global': 'g' },
-          global_headers_disabled: true,
-          global_response_headers: { 'x-resp': 'r' },
-          global_response_headers_disabled: true,
-        },
-      },
-    },
-  }),
+    }),
+  ),
+  keyless(
+    'hdroff',
+    '/hdroff/',
+    echo().url,
+    oneVersion({
+      global_headers: { 'x-global': 'g' },
+      global_headers_disabled: true,
+      global_response_headers: { 'x-resp': 'r' },
+      global_response_headers_disabled: true,
+    }),
+  ),
 ];
 
 const rows: ProxiedRow[] = [
@@ -108,13 +94,4 @@ const rows: ProxiedRow[] = [
   },
 ];
 
-describeEachSetup(
-  'headers',
-  () => ({}),
-  ({ gw, index }) => {
-    before(async () => {
-      await provision(gw(), apis());
-    });
-    testProxiedRows(gw, rows, fastPathOn(index));
-  },
-);
+describeProxiedTable('headers', apis, rows);

@@ -3,34 +3,21 @@
  * another endpoint keeps its own. Runs against the files and Redis stores with the fast path on
  * and off; on the fast path every row must be served by it.
  */
-import { before } from 'node:test';
 import { useEcho } from '../../testing/echo.ts';
-import { keyless } from '../../testing/harness.ts';
-import {
-  describeEachSetup,
-  fastPathOn,
-  provision,
-  testProxiedRows,
-  type ProxiedRow,
-} from '../../testing/tables.ts';
+import { keyless, oneVersion } from '../../testing/harness.ts';
+import { describeProxiedTable, type ProxiedRow } from '../../testing/tables.ts';
 
 const echo = useEcho();
 
 const apis = (): Record<string, unknown>[] => [
-  keyless('hdr', '/hdr/', echo().url, {
-    version_data: {
-      not_versioned: true,
-      versions: {
-        Default: {
-          name: 'Default',
-          use_extended_paths: true,
-          extended_paths: {
-            method_transforms: [{ path: '/convert', method: 'GET', to_method: 'POST' }],
-          },
-        },
-      },
-    },
-  }),
+  keyless(
+    'hdr',
+    '/hdr/',
+    echo().url,
+    oneVersion({
+      extended_paths: { method_transforms: [{ path: '/convert', method: 'GET', to_method: 'POST' }] },
+    }),
+  ),
 ];
 
 const rows: ProxiedRow[] = [
@@ -43,13 +30,4 @@ const rows: ProxiedRow[] = [
   },
 ];
 
-describeEachSetup(
-  'method transforms',
-  () => ({}),
-  ({ gw, index }) => {
-    before(async () => {
-      await provision(gw(), apis());
-    });
-    testProxiedRows(gw, rows, fastPathOn(index));
-  },
-);
+describeProxiedTable('method transforms', apis, rows);

@@ -4,10 +4,9 @@
  * needed). Runs against the files and Redis stores with the fast path on and off; on the fast
  * path every row must be served by it.
  */
-import { before } from 'node:test';
 import { useEcho } from '../../testing/echo.ts';
 import { keyed, oneVersion } from '../../testing/harness.ts';
-import { describeEachSetup, fastPathOn, provision, testRows, type Row } from '../../testing/tables.ts';
+import { describeTable, type Row } from '../../testing/tables.ts';
 
 const KEY = { authorization: 'ef-key' };
 
@@ -103,15 +102,6 @@ const rows: Row[] = [
   { name: 'mock: a disabled mock_response', path: '/mock/real', headers: KEY, status: 200 },
 ];
 
-describeEachSetup(
-  'mock responses',
-  () => ({}),
-  ({ gw, index }) => {
-    before(async () => {
-      await provision(gw(), apis(), {
-        'ef-key': { access_rights: { mock: { api_id: 'mock', versions: ['Default'] } } },
-      });
-    });
-    testRows(gw, rows, fastPathOn(index));
-  },
-);
+describeTable('mock responses', apis, rows, {
+  'ef-key': { access_rights: { mock: { api_id: 'mock', versions: ['Default'] } } },
+});

@@ -20,6 +20,7 @@ import {
   fastPathOn,
   provision,
   type Expected,
+  type RowRequest,
 } from '../../testing/tables.ts';
 import { compileSizeLimits, limitFor } from './index.ts';
 
@@ -76,12 +77,8 @@ test('compileSizeLimits: nothing to compile without a limit, or with the limit d
   assert.equal(compileSizeLimits(api({ global_size_limit: 0 })), undefined);
 });
 
-interface Row extends Expected {
+interface Row extends Expected, RowRequest {
   name: string;
-  method?: string;
-  path: string;
-  headers?: Record<string, string>;
-  body?: string;
   /** Sent with `Transfer-Encoding: chunked`, in these pieces (node:http serves these). */
   chunks?: string[];
   /** The body the upstream received (a 200 only). */

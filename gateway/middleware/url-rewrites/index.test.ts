@@ -5,9 +5,9 @@
  * Redis stores with the fast path on and off; on the fast path every row is served by it, except
  * a payload trigger's (it reads the body).
  */
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startEcho, type Echo, type Echoed } from '../../testing/echo.ts';
+import { useEcho, type Echoed } from '../../testing/echo.ts';
 import { keyed, keyless, oneVersion, startGateway } from '../../testing/harness.ts';
 import {
   assertAnswer,
@@ -16,14 +16,11 @@ import {
   provision,
   sendRow,
   type Expected,
+  type RowRequest,
 } from '../../testing/tables.ts';
 
-interface Row extends Expected {
+interface Row extends Expected, RowRequest {
   name: string;
-  method?: string;
-  path: string;
-  headers?: Record<string, string>;
-  body?: string;
   /** What the upstream saw (a 200 only). */
   upstream?: string;
   upstreamPath?: string;
@@ -32,22 +29,14 @@ interface Row extends Expected {
   readsBody?: boolean;
 }
 
-let echo: Echo;
-let other: Echo;
-before(async () => {
-  echo = await startEcho('echo');
-  other = await startEcho('other');
-});
-after(async () => {
-  await echo.close();
-  await other.close();
-});
+const echo = useEcho();
+const other = useEcho('other');
 
 const apis = (): Record<string, unknown>[] => [
   keyless(
     'rw',
     '/rw/',
-    echo.url,
+    echo().url,
     oneVersion({
       extended_paths: {
         url_rewrites: [
@@ -85,12 +74,12 @@ const apis = (): Record<string, unknown>[] => [
           { path: '/keep', match_pattern: '/keep', rewrite_to: '/kept' },
           { path: '/off', match_pattern: '.*', rewrite_to: '/never', disabled: true },
           { path: '/digits', match_pattern: '/digits/(\\d+)', rewrite_to: '/num/$1' },
-          { path: '/away', match_pattern: '/away(.*)', rewrite_to: `${other.url}/there$1` },
+          { path: '/away', match_pattern: '/away(.*)', rewrite_to: `${other().url}/there$1` },
         ],
       },
     }),
   ),
-  keyless('rwctx', '/rwctx/', echo.url, {
+  keyless('rwctx', '/rwctx/', echo().url, {
     enable_context_vars: true,
     ...oneVersion({
       global_headers: {
@@ -111,7 +100,7 @@ const apis = (): Record<string, unknown>[] => [
   keyless(
     'rwplain',
     '/rwplain/',
-    echo.url,
+    echo().url,
     oneVersion({
       global_headers: { 'x-literal': '$tyk_context.path' },
       extended_paths: {
@@ -124,7 +113,7 @@ const apis = (): Record<string, unknown>[] => [
   keyed(
     'rwmeta',
     '/rwmeta/',
-    echo.url,
+    echo().url,
     oneVersion({
       global_headers: { 'x-tier': '$tyk_meta.tier', 'x-none': '[$tyk_meta.absent]' },
       extended_paths: {
@@ -148,7 +137,7 @@ const apis = (): Record<string, unknown>[] => [
   keyless(
     'rwbody',
     '/rwbody/',
-    echo.url,
+    echo().url,
     oneVersion({
       extended_paths: {
         url_rewrites: [

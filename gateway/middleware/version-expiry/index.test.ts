@@ -3,18 +3,9 @@
  * with `X-Svc-Api-Expires`. Runs against the files and Redis stores with the fast path on and
  * off; on the fast path every row must be served by it.
  */
-import { before, test } from 'node:test';
-import assert from 'node:assert/strict';
-import { useEcho, type Echoed } from '../../testing/echo.ts';
+import { useEcho } from '../../testing/echo.ts';
 import { keyless, oneVersion } from '../../testing/harness.ts';
-import {
-  assertAnswer,
-  describeEachSetup,
-  fastPathOn,
-  provision,
-  sendRow,
-  type Row,
-} from '../../testing/tables.ts';
+import { describeProxiedTable, type ProxiedRow } from '../../testing/tables.ts';
 
 const EXPIRED = 'Api Version has expired, please check documentation or contact administrator';
 
@@ -25,7 +16,7 @@ const apis = (): Record<string, unknown>[] => [
   keyless('expiring', '/expiring/', echo().url, oneVersion({ expires: '2999-12-31 23:59' })),
 ];
 
-const rows: Row[] = [
+const rows: ProxiedRow[] = [
   {
     name: 'expires: past',
     path: '/expired/x',
@@ -41,22 +32,4 @@ const rows: Row[] = [
   },
 ];
 
-describeEachSetup(
-  'version expiry',
-  () => ({}),
-  ({ gw, index }) => {
-    before(async () => {
-      await provision(gw(), apis());
-    });
-    const fastPath = fastPathOn(index);
-    for (const row of rows) {
-      test(`${row.name}: ${String(row.status)}`, async () => {
-        const { res, served } = await sendRow(gw(), row);
-        assertAnswer(res, row);
-        if (row.status === 200) assert.equal((res.json as Echoed).upstream, 'echo', 'proxied');
-        if (fastPath) assert.equal(served, 1, 'served by the fast path');
-        if (!fastPath) assert.equal(served, 0, 'served by node:http');
-      });
-    }
-  },
-);
+describeProxiedTable('version expiry', apis, rows);

@@ -7,32 +7,17 @@
  * runs against the files and Redis stores with the fast path on and off; on the fast path every
  * row must be served by it.
  */
-import { after, before } from 'node:test';
-import { startEcho, type Echo } from '../../testing/echo.ts';
+import { useEcho } from '../../testing/echo.ts';
 import { keyed, keyless } from '../../testing/harness.ts';
-import {
-  describeEachSetup,
-  fastPathOn,
-  provision,
-  testProxiedRows,
-  type ProxiedRow,
-} from '../../testing/tables.ts';
+import { describeProxiedTable, type ProxiedRow } from '../../testing/tables.ts';
 
 const NOT_FOUND = 'Version information not found';
 const UNKNOWN = 'This API version does not seem to exist';
 const FORBIDDEN = 'Requested endpoint is forbidden';
 const EXPIRED = 'Api Version has expired, please check documentation or contact administrator';
 
-let echo: Echo;
-let other: Echo;
-before(async () => {
-  echo = await startEcho('echo');
-  other = await startEcho('other');
-});
-after(async () => {
-  await echo.close();
-  await other.close();
-});
+const echo = useEcho();
+const other = useEcho('other');
 
 const versioned = (
   definition: Record<string, unknown>,
@@ -53,13 +38,13 @@ const apis = (): Record<string, unknown>[] => [
   keyless(
     'byheader',
     '/byheader/',
-    echo.url,
+    echo().url,
     versioned(
       { location: 'header', key: 'X-Api-Version' },
       {
         v1: { extended_paths: { black_list: [{ path: '/old' }] }, global_size_limit: 3 },
         v2: {
-          override_target: other.url,
+          override_target: other().url,
           global_headers: { 'x-version': 'two' },
           global_response_headers: { 'x-served-by': 'v2' },
         },
@@ -70,17 +55,17 @@ const apis = (): Record<string, unknown>[] => [
   keyless(
     'byparam',
     '/byparam/',
-    echo.url,
+    echo().url,
     versioned(
       { location: 'url-param', key: 'version', strip_versioning_data: true, fallback_to_default: true },
-      { v1: {}, v2: { override_target: other.url } },
+      { v1: {}, v2: { override_target: other().url } },
       'v1',
     ),
   ),
   keyless(
     'byurl',
     '/byurl/',
-    echo.url,
+    echo().url,
     versioned(
       { location: 'url', strip_path: true, url_versioning_pattern: 'v[0-9]+' },
       { v1: { extended_paths: { white_list: [{ path: '/v1/users' }] } }, v2: {} },
@@ -88,17 +73,17 @@ const apis = (): Record<string, unknown>[] => [
     ),
     { strip_listen_path: true },
   ),
-  keyless('byurlkeep', '/byurlkeep/', echo.url, versioned({ location: 'url' }, { v1: {} })),
+  keyless('byurlkeep', '/byurlkeep/', echo().url, versioned({ location: 'url' }, { v1: {} })),
   keyed(
     'keyver',
     '/keyver/',
-    echo.url,
+    echo().url,
     versioned({ location: 'header', key: 'x-v' }, { v1: {}, v2: {} }, 'v1'),
   ),
-  keyless('moved', '/moved/', echo.url, {
+  keyless('moved', '/moved/', echo().url, {
     version_data: {
       not_versioned: true,
-      versions: { Default: { name: 'Default', override_target: other.url } },
+      versions: { Default: { name: 'Default', override_target: other().url } },
     },
   }),
 ];
@@ -229,17 +214,8 @@ const rows: ProxiedRow[] = [
   { name: 'override_target: not versioned', path: '/moved/a', status: 200, upstream: 'other' },
 ];
 
-describeEachSetup(
-  'versions',
-  () => ({}),
-  ({ gw, index }) => {
-    before(async () => {
-      await provision(gw(), apis(), {
-        'ver-key': {
-          access_rights: { keyver: { api_id: 'keyver', versions: ['v1'] } },
-        },
-      });
-    });
-    testProxiedRows(gw, rows, fastPathOn(index));
+describeProxiedTable('versions', apis, rows, {
+  'ver-key': {
+    access_rights: { keyver: { api_id: 'keyver', versions: ['v1'] } },
   },
-);
+});
