@@ -69,7 +69,7 @@ const cases: { name: string; obj: Record<string, unknown>; want: SchemaProblem[]
   {
     name: 'listen_path without a leading slash',
     obj: api({ proxy: { listen_path: 'a/', target_url: 'http://u' } }),
-    want: [{ path: 'spec.proxy.listen_path', message: 'Invalid value: must match ^/' }],
+    want: [{ path: 'spec.proxy.listen_path', message: 'Invalid value: must match ^(/|$)' }],
   },
   {
     name: 'unknown field',

@@ -230,14 +230,14 @@ const cases: Case[] = [
     }),
   ),
   {
-    name: 'protocol tcp is not supported',
-    obj: apiDefinition('db', { protocol: 'tcp', listen_port: 5432 }),
+    name: 'protocol h2c is not supported',
+    obj: apiDefinition('db', { protocol: 'h2c', listen_port: 5432 }),
     errors: [
       {
         path: 'spec.protocol',
         type: 'NotSupported',
         message:
-          'this listener protocol is not supported yet by this gateway: set protocol to http or https, or leave it empty to serve on the gateway port',
+          'this listener protocol is not supported yet by this gateway: set protocol to http, https, tcp or tls, or leave it empty to serve on the gateway port',
       },
     ],
   },
@@ -580,7 +580,8 @@ const cases: Case[] = [
       {
         path: 'spec.protocol',
         type: 'Required',
-        message: 'listen_port needs a protocol: set protocol to http or https, or remove listen_port',
+        message:
+          'listen_port needs a protocol: set protocol to http, https, tcp or tls, or remove listen_port',
       },
     ],
   },
@@ -665,7 +666,121 @@ const cases: Case[] = [
       'spec.jwt_default_policies[0]: SecurityPolicy policies/basic does not exist yet: tokens without a policy claim get no policy until it does',
     ],
   },
+  {
+    name: "a tcp API as the reference operator's sample writes it is valid (no listen path, no auth)",
+    obj: tcpApiDefinition('sessions', 7000),
+  },
+  {
+    name: 'a tls API with its certificate from a Secret is valid',
+    obj: tcpApiDefinition('sessions', 7000, {
+      protocol: 'tls',
+      certificate_secret_names: ['sessions-tls'],
+      enable_ip_whitelisting: true,
+      allowed_ips: ['10.0.0.0/8'],
+      global_rate_limit: { rate: 100, per: 1 },
+    }),
+    cluster: [
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'sessions-tls', namespace: 'default' },
+        type: 'kubernetes.io/tls',
+        data: { 'tls.crt': '', 'tls.key': '' },
+      },
+    ],
+  },
+  {
+    name: 'a tcp API: what a connection cannot honour is refused by name',
+    obj: tcpApiDefinition('sessions', 7000, {
+      use_keyless: false,
+      use_standard_auth: true,
+      certificate_secret_names: ['sessions-tls'],
+      proxy: {
+        listen_path: '/sessions/',
+        target_url: 'tcp://sessions.default.svc:6379',
+        strip_listen_path: true,
+      },
+    }),
+    errors: [
+      {
+        path: 'spec.certificate_secret_names',
+        type: 'Forbidden',
+        message: tcpForbidden('certificate_secret_names'),
+      },
+      {
+        path: 'spec.proxy.listen_path',
+        type: 'Forbidden',
+        message: 'a tcp API is reached on its listen_port, not by a path: remove the listen path',
+      },
+      {
+        path: 'spec.proxy.strip_listen_path',
+        type: 'Forbidden',
+        message: tcpForbidden('proxy.strip_listen_path'),
+      },
+      { path: 'spec.use_standard_auth', type: 'Forbidden', message: tcpForbidden('use_standard_auth') },
+    ],
+    warnings: [
+      'spec.certificate_secret_names[0]: Secret default/sessions-tls does not exist yet: the API is not served until it does',
+    ],
+  },
+  {
+    name: 'a tcp API needs a listen_port and a tcp:// target',
+    obj: tcpApiDefinition('sessions', 0, { proxy: { target_url: 'http://sessions.default.svc:6379' } }),
+    errors: [
+      {
+        path: 'spec.listen_port',
+        type: 'Required',
+        message: 'a tcp API is served on a port of its own: set listen_port, such as 7000',
+      },
+      {
+        path: 'spec.proxy.target_url',
+        type: 'NotSupported',
+        message:
+          '"http://sessions.default.svc:6379": a tcp or tls API proxies to a tcp:// address (the scheme "http" is not supported for it), such as tcp://sessions-store.default.svc:6379',
+      },
+    ],
+  },
+  {
+    name: 'two tcp APIs on one port: refused on listen_port',
+    obj: tcpApiDefinition('sessions', 7000),
+    cluster: [tcpApiDefinition('cache', 7000)],
+    errors: [
+      {
+        path: 'spec.listen_port',
+        type: 'Invalid',
+        message:
+          '7000 is already the port of ApiDefinition default/cache on the same gateway: a tcp or tls API has its port alone',
+      },
+    ],
+  },
+  {
+    name: 'tcp APIs on different ports do not conflict',
+    obj: tcpApiDefinition('sessions', 7000),
+    cluster: [tcpApiDefinition('cache', 7001)],
+  },
 ];
+
+/** A TCP ApiDefinition as the reference operator's sample writes it. */
+function tcpApiDefinition(
+  name: string,
+  port: number,
+  spec: Record<string, unknown> = {},
+): Record<string, unknown> {
+  const obj = apiDefinition(name, {
+    protocol: 'tcp',
+    listen_port: port,
+    proxy: { target_url: `tcp://${name}.default.svc:6379` },
+    ...spec,
+  });
+  delete (obj.spec as Record<string, unknown>).use_keyless;
+  if (!('use_keyless' in spec)) return obj;
+  return { ...obj, spec: { ...(obj.spec as object), use_keyless: spec.use_keyless } };
+}
+
+/** The refusal of a field a tcp API cannot honour. */
+function tcpForbidden(field: string): string {
+  return `a tcp API proxies connections, not HTTP requests: ${field} does not apply to them: remove it (what a tcp API honours: listen_port, proxy.target_url, the IP allow and block lists, global_rate_limit per connection; docs/gateway.md, "TCP and TLS APIs")`;
+}
 
 describe('validateApiDefinition', () => {
   for (const c of cases) {

@@ -14,6 +14,7 @@ import type { Lookups } from './lookups.ts';
 import { contextRefWarnings, deleteVerdict, policiesCovering } from './references.ts';
 import { apiDefinitionClaim, conflictMessage, findConflict } from './routes.ts';
 import { schemaErrors } from './schema.ts';
+import { isTcpApi } from '../schemas/rules/tcp.ts';
 import { isTemplate } from '../schemas/templates.ts';
 import { templateDeleteVerdict, templateErrors } from './template.ts';
 
@@ -47,7 +48,7 @@ export async function validateApiDefinition(obj: unknown, _old: unknown, lookups
     errors.push(
       fe.required(
         'spec.protocol',
-        'listen_port needs a protocol: set protocol to http or https, or remove listen_port',
+        'listen_port needs a protocol: set protocol to http, https, tcp or tls, or remove listen_port',
       ),
     );
   }
@@ -56,7 +57,15 @@ export async function validateApiDefinition(obj: unknown, _old: unknown, lookups
   const claim = apiDefinitionClaim(obj);
   if (claim !== undefined && !errors.some((e) => e.path === 'spec.proxy.listen_path')) {
     const other = await findConflict(claim, lookups);
-    if (other !== undefined) errors.push(fe.invalid('spec.proxy.listen_path', conflictMessage(claim, other)));
+    if (other !== undefined)
+      errors.push(
+        isTcpApi(spec)
+          ? fe.invalid(
+              'spec.listen_port',
+              `${String(claim.port ?? 0)} is already the port of ${other.kind} ${other.namespace}/${other.name} on the same gateway: a tcp or tls API has its port alone`,
+            )
+          : fe.invalid('spec.proxy.listen_path', conflictMessage(claim, other)),
+      );
   }
 
   warnings.push(...(await contextRefWarnings(obj, lookups)), ...(await referenceWarnings(obj, lookups)));

@@ -7,6 +7,7 @@
 import { domainKey, routeKey } from '../schemas/rules/api-definition.ts';
 import type { ApiDefinition, ApiDefinitionSpec } from '../schemas/generated/kinds.ts';
 import { model } from '../schemas/rules/read.ts';
+import { isTcpApi } from '../schemas/rules/tcp.ts';
 import { asString, configmapRefOf, contextRefOf, metaOf, refOf, specOf } from './access.ts';
 import { API_KINDS } from './lookups.ts';
 import type { ApiKind, ConfigMapContent, Lookups, RouteClaim } from './lookups.ts';
@@ -32,7 +33,8 @@ export const documentRefField = {
 export function apiDefinitionClaim(obj: unknown): RouteClaim | undefined {
   const spec = specOf<ApiDefinition>(obj);
   const proxy = model<ApiDefinitionSpec['proxy']>(spec.proxy);
-  const listenPath = asString(proxy?.listen_path);
+  // A TCP or TLS API has no listen path: it claims the whole of its port.
+  const listenPath = asString(proxy?.listen_path) ?? (isTcpApi(spec) ? '' : undefined);
   // A template is never served: it claims nothing.
   if (listenPath === undefined || isTemplate(obj)) return undefined;
   const port = spec.listen_port;

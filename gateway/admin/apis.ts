@@ -6,9 +6,11 @@
  * updated only through `/svc/apis/oas/{id}`.
  */
 import { randomUUID } from 'node:crypto';
+import { isPlainObject } from '../../lib/plain-object.ts';
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import { formatProblem } from '../../schemas/rules/field-problem.ts';
 import { idProblem, isValidId } from '../../schemas/rules/ids.ts';
+import { isTcpApi } from '../../schemas/rules/tcp.ts';
 import { checkApi, classicOf, isOasDocument } from '../routes/compile.ts';
 import { readJsonObject, statusBody, writeBody, type AdminResponse } from './http.ts';
 import type { AdminRequest } from './types.ts';
@@ -53,6 +55,9 @@ async function problemsOf(r: AdminRequest, id: unknown, def: Record<string, unkn
       'is_oas: set by the gateway on the classic form of OAS APIs: remove it, or write the API to /svc/apis/oas',
     ];
   }
+  // A TCP or TLS API is reached on its port, not by a path: stored with the model's empty one.
+  const proxy = def.proxy;
+  if (isTcpApi(def) && isPlainObject(proxy) && proxy.listen_path === undefined) proxy.listen_path = '';
   const problems = checkApi(def, r.deps.env);
   if (problems.length > 0) return problems;
   // The gateway port serves http only (checkApi refuses https there), so only an API on a port

@@ -12,7 +12,7 @@ import {
   isServed,
   listenerOf,
   protocolConflict,
-  protocolOf,
+  portProtocolOf,
   type CompileEnv,
 } from '../routes/compile.ts';
 import type { Store } from '../store/store.ts';
@@ -53,7 +53,7 @@ export class ListenerIndex {
   #claimOf(api: GatewayApiDefinition | undefined): Claim | undefined {
     if (api === undefined || !isServed(api)) return undefined;
     const listener = listenerOf(api, this.#env);
-    return listener === 'main' ? undefined : { port: listener, protocol: protocolOf(api) };
+    return listener === 'main' ? undefined : { port: listener, protocol: portProtocolOf(api) };
   }
 
   #set(id: string, api: GatewayApiDefinition | undefined): void {

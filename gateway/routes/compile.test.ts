@@ -31,14 +31,17 @@ const checks: { name: string; def: unknown; env?: CompileEnv; want: string[] }[]
   {
     name: 'schema problems come first, with field paths',
     def: { name: 'a', proxy: { listen_path: 'a' }, listen_port: 'x' },
-    want: ['listen_port: Invalid type: must be integer', 'proxy.listen_path: Invalid value: must match ^/'],
+    want: [
+      'listen_port: Invalid type: must be integer',
+      'proxy.listen_path: Invalid value: must match ^(/|$)',
+    ],
   },
   {
     name: 'the shared rules of the model follow, labelled like Kubernetes field errors',
-    def: api({ protocol: 'tcp', listen_port: 9000, enable_jwt: true }, { target_url: 'ftp://u' }),
+    def: api({ protocol: 'h2c', listen_port: 9000, enable_jwt: true }, { target_url: 'ftp://u' }),
     want: [
       'proxy.target_url: Unsupported value: "ftp://u": the scheme "ftp" is not supported yet by this gateway: proxy to an http:// or https:// address, such as http://orders.default.svc:8080',
-      'protocol: Unsupported value: this listener protocol is not supported yet by this gateway: set protocol to http or https, or leave it empty to serve on the gateway port',
+      'protocol: Unsupported value: this listener protocol is not supported yet by this gateway: set protocol to http, https, tcp or tls, or leave it empty to serve on the gateway port',
       'use_keyless: Forbidden: use_keyless excludes authentication, but enable_jwt is true: set use_keyless to false, or turn enable_jwt off',
     ].sort(),
   },
@@ -53,7 +56,7 @@ const checks: { name: string; def: unknown; env?: CompileEnv; want: string[] }[]
     name: 'h2c listener',
     def: api({ protocol: 'h2c', listen_port: 9000 }),
     want: [
-      'protocol: Unsupported value: this listener protocol is not supported yet by this gateway: set protocol to http or https, or leave it empty to serve on the gateway port',
+      'protocol: Unsupported value: this listener protocol is not supported yet by this gateway: set protocol to http, https, tcp or tls, or leave it empty to serve on the gateway port',
     ],
   },
   {

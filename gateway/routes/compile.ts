@@ -49,6 +49,7 @@ import {
 import { formatProblem, type FieldProblem } from '../../schemas/rules/field-problem.ts';
 import { OAS_EXTENSION, checkOasDocument, oasToClassic } from '../../schemas/oas/index.ts';
 import { nestingMessage, tooDeep } from '../../schemas/rules/nesting.ts';
+import { isTcpApi } from '../../schemas/rules/tcp.ts';
 
 /** What compilation needs to know about the gateway's own listeners. */
 export interface CompileEnv {
@@ -58,6 +59,8 @@ export interface CompileEnv {
   controlPort: number | undefined;
   /** Whether a TLS certificate is configured for HTTPS listeners. */
   tls: boolean;
+  /** The configured HTTPS API port (`https_port`), kept open for HTTPS APIs. */
+  httpsPort?: number | undefined;
 }
 
 /** Compilation dependencies: the middleware deps, the chain and the upstream pools. */
@@ -81,6 +84,8 @@ export interface BuildResult {
   warnings: string[];
   /** IDs of stored APIs not served (inactive or internal). */
   skipped: string[];
+  /** The TCP and TLS APIs to serve (checked, not compiled into routes: gateway/tcp/). */
+  tcp: { id: string; api: GatewayApiDefinition }[];
   /** The routes the next build may reuse, by API ID, with the stored text they come from. */
   reusable: ReusableRoutes;
 }
@@ -108,6 +113,11 @@ export function listenerOf(api: GatewayApiDefinition, env: CompileEnv): Listener
 /** `http` or `https` for the listener of an API. */
 export function protocolOf(api: GatewayApiDefinition): 'http' | 'https' {
   return api.protocol === 'https' ? 'https' : 'http';
+}
+
+/** The protocol an API serves on its listener: a port has one (tcp and tls ports one API). */
+export function portProtocolOf(api: GatewayApiDefinition): string {
+  return isTcpApi(api) ? (api.protocol ?? 'tcp') : protocolOf(api);
 }
 
 /** Lower-case domain without port; undefined when the API takes any host. */
@@ -181,6 +191,31 @@ function configurationProblems(api: GatewayApiDefinition, env: CompileEnv): Fiel
         path: 'listen_port',
         type: 'Required',
         message: 'https needs a listen_port of its own: the gateway port serves http',
+      });
+    }
+  }
+  if (isTcpApi(api)) {
+    const port = api.listen_port ?? 0;
+    if (port > 0 && port === env.listenPort) {
+      problems.push({
+        path: 'listen_port',
+        type: 'Invalid',
+        message: `${port} is the gateway port, which serves HTTP: choose another listen_port`,
+      });
+    }
+    if (port > 0 && port === env.httpsPort) {
+      problems.push({
+        path: 'listen_port',
+        type: 'Invalid',
+        message: `${port} is the gateway's HTTPS port (https_port), which serves HTTPS APIs: choose another listen_port`,
+      });
+    }
+    if (api.protocol === 'tls' && !env.tls && (api.certificates ?? []).length === 0) {
+      problems.push({
+        path: 'certificates',
+        type: 'Required',
+        message:
+          "a tls API terminates TLS with its certificates, or the gateway's (tls_cert_file): list the certificate IDs /svc/certs gave",
       });
     }
   }
@@ -402,14 +437,22 @@ export function protocolConflict(
   api: GatewayApiDefinition,
   claimed: ReadonlyMap<ListenerKey, { protocol: string; by: string }>,
   env: CompileEnv,
+  /** The API's own ID: its own claim is no clash. */
+  id?: string,
 ): string | undefined {
   const listener = listenerOf(api, env);
   const seen = claimed.get(listener);
-  const protocol = protocolOf(api);
-  if (seen === undefined || seen.protocol === protocol) return undefined;
+  const protocol = portProtocolOf(api);
+  if (seen === undefined || seen.by === id) return undefined;
   const port = listener === 'main' ? 'the gateway port' : `port ${String(listener)}`;
+  // A tcp or tls port pipes every connection to one upstream: it has one API.
+  if (isTcpProtocol(seen.protocol) || isTcpProtocol(protocol))
+    return `listen_port: ${port} is already the port of API ${seen.by} (${seen.protocol}); a tcp or tls API has its port alone`;
+  if (seen.protocol === protocol) return undefined;
   return `listen_port: ${port} already serves ${seen.protocol} for API ${seen.by}; a port has one protocol`;
 }
+
+const isTcpProtocol = (p: string): boolean => p === 'tcp' || p === 'tls';
 
 /** Listener protocols claimed by `apis`, the first (by order) winning. */
 export function claimedProtocols(
@@ -419,7 +462,7 @@ export function claimedProtocols(
   const claimed = new Map<ListenerKey, { protocol: string; by: string }>();
   for (const { id, api } of apis) {
     const listener = listenerOf(api, env);
-    if (!claimed.has(listener)) claimed.set(listener, { protocol: protocolOf(api), by: id });
+    if (!claimed.has(listener)) claimed.set(listener, { protocol: portProtocolOf(api), by: id });
   }
   return claimed;
 }
@@ -428,7 +471,7 @@ function crossCheck(apis: { id: string; api: GatewayApiDefinition }[], env: Comp
   const claimed = claimedProtocols(apis, env);
   const problems: ApiProblem[] = [];
   for (const { id, api } of apis) {
-    const conflict = protocolConflict(api, claimed, env);
+    const conflict = protocolConflict(api, claimed, env, id);
     if (conflict !== undefined) problems.push({ api_id: id, message: conflict });
   }
   return problems;
@@ -481,10 +524,12 @@ export async function buildRouteTable(
   const clashes = crossCheck(checked, env);
   problems.push(...clashes);
   const clashing = new Set(clashes.map((p) => p.api_id));
+  // TCP and TLS APIs are served by gateway/tcp/, not by routes.
+  const tcp = checked.filter(({ id, api }) => isTcpApi(api) && !clashing.has(id));
   const routes: Route[] = [];
   const reusable = new Map<string, { text: string; route: Route }>();
   for (const { id, api, kept, text } of checked) {
-    if (clashing.has(id)) continue;
+    if (clashing.has(id) || isTcpApi(api)) continue;
     try {
       const route = kept ?? (await compileApi(api, id, env, deps, lookup));
       routes.push(route);
@@ -518,5 +563,5 @@ export async function buildRouteTable(
   for (const { id, api } of [...checked, ...internalApis])
     for (const p of ambiguousTargets(api, id, named))
       warnings.push(`API ${id}: ${formatProblem(p)} (its requests to this target get 502 until then)`);
-  return { table, problems, warnings, skipped, reusable };
+  return { table, problems, warnings, skipped, reusable, tcp: tcp.map(({ id, api }) => ({ id, api })) };
 }

@@ -37,6 +37,7 @@ import { FastPath } from './fast-path/index.ts';
 import { StreamsEngine } from '../streams/engine.ts';
 import { serveUpgrade } from '../streams/upgrade.ts';
 import { Listeners, type OpenListener } from './listeners.ts';
+import { TcpProxies, type TcpSwap } from '../tcp/index.ts';
 import { localBus, type NodeBus } from './node-bus.ts';
 
 /** First retry of a start-up load that failed because the store didn't answer; doubles to 15 s. */
@@ -84,6 +85,8 @@ export class Gateway {
   readonly #metrics: Metrics | undefined;
   /** Streams on Bento (gateway/streams/): started with the first API with streams. */
   readonly #streams: StreamsEngine;
+  /** TCP and TLS APIs (gateway/tcp/): their ports follow the reloads with the HTTP ones. */
+  readonly #tcp: TcpProxies;
   #table = new RouteTable([]);
   /** The routes of `#table` the next reload may reuse (unchanged stored text). */
   #reusable: ReusableRoutes = new Map();
@@ -109,6 +112,7 @@ export class Gateway {
       listenPort: config.listen_port,
       controlPort: config.control_port,
       tls: opts.tls !== undefined,
+      httpsPort: config.https_port,
     };
     this.#sessions = new Sessions(store, { log, now: opts.now ?? Date.now });
     this.#dispatchers = new Dispatchers({
@@ -129,6 +133,18 @@ export class Gateway {
       dispatchers: this.#dispatchers,
       metrics: this.#metrics,
     };
+    this.#tcp = new TcpProxies({
+      host: config.listen_address,
+      tls: opts.tls,
+      store,
+      secret: config.secret,
+      counters: opts.counters,
+      limits: this.#deps.limits,
+      log,
+      connectTimeoutMs: config.upstream_connect_timeout_ms,
+      shutdownTimeoutMs: config.shutdown_timeout_ms,
+      metrics: this.#metrics,
+    });
     this.#fastPath = config.fast_path
       ? new FastPath({
           table: () => this.#table,
@@ -321,7 +337,7 @@ export class Gateway {
     clearTimeout(this.#retryTimer);
     this.#unsubscribe?.();
     this.#bus.close();
-    await this.#listeners.closeAll(this.#config.shutdown_timeout_ms);
+    await Promise.all([this.#listeners.closeAll(this.#config.shutdown_timeout_ms), this.#tcp.close()]);
     this.#fastPath?.close();
     void this.#table.retire();
     await this.#dispatchers.close();
@@ -375,7 +391,9 @@ export class Gateway {
     // The configured HTTPS port stays open and HTTPS, with or without APIs on it.
     if (this.#config.https_port !== undefined) wanted.set(this.#config.https_port, 'https');
     const opened: number[] = [];
+    let tcp: TcpSwap | undefined;
     try {
+      tcp = await this.#tcp.prepare(built.tcp, new Set(wanted.keys()), (port) => this.#listeners.close(port));
       for (const [port, protocol] of wanted) {
         const current = this.#listeners.get(port);
         if (current?.info.protocol === protocol) continue;
@@ -385,6 +403,7 @@ export class Gateway {
       }
     } catch (err) {
       for (const port of opened) await this.#listeners.close(port);
+      await tcp?.abort();
       void table.retire();
       this.#log.error('reload refused, previous routes keep serving', { error: errorMessage(err) });
       return { ok: false, message: errorMessage(err) };
@@ -395,6 +414,8 @@ export class Gateway {
     this.#table = table;
     this.#reusable = built.reusable;
     this.#sni = sni;
+    tcp.commit();
+    built.problems.push(...tcp.problems);
     this.#ready = true;
     void old.retire().catch((err: unknown) => {
       this.#log.warn('closing retired routes failed', { error: errorMessage(err) });

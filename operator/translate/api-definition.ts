@@ -1,3 +1,4 @@
+import { isTcpApi } from '../../schemas/rules/tcp.ts';
 import { authMethodsOf } from '../../schemas/rules/auth.ts';
 import { resolveRef, type ResolvedRef } from '../../schemas/rules/references.ts';
 import { internalTargetsOf, internalUrl } from '../../schemas/rules/internal-target.ts';
@@ -108,7 +109,8 @@ export function translateApiDefinition(
   };
   // The seed: a keyed API that names no method uses auth tokens. Which methods run is the
   // gateway's one rule (schemas/rules/auth.ts), so an HMAC- or plugin-only API gets no token.
-  const methods = authMethodsOf(out);
+  // A TCP or TLS API's connections carry no credentials: it has no auth method (rules/tcp.ts).
+  const methods = isTcpApi(out) ? [] : authMethodsOf(out);
   if (
     !out.use_standard_auth &&
     !out.use_mutual_tls_auth &&

@@ -66,7 +66,7 @@ export interface ApiDefinitionSpec {
   active?: boolean;
   /** Reachable only from other APIs of the gateway, never from clients. */
   internal?: boolean;
-  /** Protocol of the listener. Empty serves on the gateway port with its protocol. */
+  /** Protocol of the listener. Empty serves on the gateway port with its protocol; http and https serve HTTP APIs on a `listen_port`; tcp and tls pipe each connection on the `listen_port` to a `tcp://` `proxy.target_url` (tls terminating TLS with the API's `certificates`, else the gateway's), honouring the IP lists and `global_rate_limit` per connection (docs/gateway.md, "TCP and TLS APIs"). h2c is not supported yet. */
   protocol?: '' | 'http' | 'https' | 'h2c' | 'tcp' | 'tls';
   /** Port the gateway listens on for this API; 0 uses the gateway port. */
   listen_port?: number;
@@ -985,11 +985,11 @@ export interface PolicyPartitions {
 
 /** Where the API listens on the gateway and where it sends requests. */
 export interface ProxyConfig {
-  /** Base path on the gateway, for example `/orders/`. Must start with `/`. */
+  /** Base path on the gateway, for example `/orders/`. Must start with `/`; empty for a `tcp` or `tls` API, which is reached on its `listen_port`. */
   listen_path?: string;
   /** Serve the listen path itself only (compared without case, a trailing slash included), not the paths under it: what an Ingress path of `pathType: Exact` becomes. An svc extension; the reference serves every listen path as a prefix. */
   listen_path_exact?: boolean;
-  /** Upstream address (http or https; without a scheme, http: `httpbin.org` is `http://httpbin.org`). A cluster service is addressed as `http://<service>.<namespace>.svc:<port>`; another API of the gateway as `svc://<api_id>/<path>`. Required unless GraphQL is enabled or `target_internal` is set. */
+  /** Upstream address (http or https; without a scheme, http: `httpbin.org` is `http://httpbin.org`). A cluster service is addressed as `http://<service>.<namespace>.svc:<port>`; another API of the gateway as `svc://<api_id>/<path>`; the upstream of a `tcp` or `tls` API as `tcp://<host>:<port>`. Required unless GraphQL is enabled or `target_internal` is set. */
   target_url?: string;
   /** Remove the listen path from the request before it is proxied. */
   strip_listen_path?: boolean;

@@ -82,7 +82,7 @@ export const apiDefinitionKind: KindDefinition = {
       // a template has none (its Ingresses supply it).
       {
         rule: "!has(self.listen_port) || self.listen_port == 0 || (has(self.protocol) && self.protocol != '')",
-        message: 'listen_port needs a protocol (http or https)',
+        message: 'listen_port needs a protocol (http, https, tcp or tls)',
         fieldPath: '.protocol',
         reason: 'FieldValueRequired',
       },

@@ -276,18 +276,48 @@ const cases: Case[] = [
   { name: 'protocol http', api: api({ protocol: 'http' }) },
   { name: 'protocol https on a port of its own', api: api({ protocol: 'https', listen_port: 8443 }) },
   { name: 'protocol empty', api: api({ protocol: '' }) },
-  ...['tcp', 'tls', 'h2c'].map((protocol): Case => ({
-    name: `protocol ${protocol} is not supported`,
-    api: api({ protocol, listen_port: 9000 }),
+  {
+    name: 'protocol h2c is not supported',
+    api: api({ protocol: 'h2c', listen_port: 9000 }),
     want: [
       {
         path: 'protocol',
         type: 'NotSupported',
         message:
-          'this listener protocol is not supported yet by this gateway: set protocol to http or https, or leave it empty to serve on the gateway port',
+          'this listener protocol is not supported yet by this gateway: set protocol to http, https, tcp or tls, or leave it empty to serve on the gateway port',
       },
     ],
+  },
+  ...['tcp', 'tls'].map((protocol): Case => ({
+    name: `protocol ${protocol} on a port of its own to a tcp:// target, without a listen path`,
+    api: { name: 'db', protocol, listen_port: 9000, proxy: { target_url: 'tcp://db.default.svc:5432' } },
   })),
+  {
+    name: 'protocol tcp with a bare host:port target (no scheme)',
+    api: { name: 'db', protocol: 'tcp', listen_port: 9000, proxy: { target_url: 'db.default.svc:5432' } },
+    want: [
+      {
+        path: 'proxy.target_url',
+        type: 'Invalid',
+        message:
+          '"db.default.svc:5432" has no scheme: a tcp or tls API proxies to a tcp:// address, such as tcp://sessions-store.default.svc:6379',
+      },
+    ],
+  },
+  {
+    name: 'protocol tcp: a version with per-path settings is refused at its path',
+    api: {
+      name: 'db',
+      protocol: 'tcp',
+      listen_port: 9000,
+      proxy: { target_url: 'tcp://db:5432' },
+      version_data: {
+        not_versioned: true,
+        versions: { Default: { name: 'Default', use_extended_paths: true, global_headers: { a: 'b' } } },
+      },
+    },
+    each: [(p) => p.path === 'version_data.versions.Default.global_headers' && p.type === 'Forbidden'],
+  },
   {
     name: 'listen path with a dot segment (/p/./)',
     api: api({}, { listen_path: '/p/./' }),

@@ -40,6 +40,7 @@ import {
 import { isIpOrCidr, regexGroups } from './values.ts';
 import { isInternalUrl, parseInternalTarget, type InternalTargetInput } from './internal-target.ts';
 import { isTargetProblem, normalizeListenPath, parseTarget, type Target } from './target.ts';
+import { isTcpApi, tcpProblems } from './tcp.ts';
 
 // --- listen paths and routes --------------------------------------------------------------------
 
@@ -222,15 +223,14 @@ function loadBalancingProblems(
 
 const NOT_YET = 'not supported yet by this gateway';
 
-/** A listener protocol svc serves: http and https (TCP, TLS and h2c listeners are not supported yet). */
+/** A listener protocol svc serves: http, https, tcp and tls (h2c listeners are not supported yet; tcp.ts). */
 function protocolProblems(api: ClassicApiInput): FieldProblem[] {
-  const p = api.protocol;
-  return p === 'h2c' || p === 'tcp' || p === 'tls'
+  return api.protocol === 'h2c'
     ? [
         problem(
           'protocol',
           'NotSupported',
-          `this listener protocol is ${NOT_YET}: set protocol to http or https, or leave it empty to serve on the gateway port`,
+          `this listener protocol is ${NOT_YET}: set protocol to http, https, tcp or tls, or leave it empty to serve on the gateway port`,
         ),
       ]
     : [];
@@ -260,9 +260,11 @@ export function unsupportedFeatures(api: ClassicApiInput): FieldProblem[] {
 export function checkClassicApi(api: ClassicApiInput): FieldProblem[] {
   const problems: FieldProblem[] = [];
   const proxy = model<ProxyConfig>(api.proxy);
+  // A TCP or TLS API has no listen path and a tcp:// target (tcp.ts checks both).
+  const tcp = isTcpApi(api);
 
-  const listenPath = text(proxy?.listen_path);
-  if (listenPath === undefined && proxy !== undefined) {
+  const listenPath = tcp ? undefined : text(proxy?.listen_path);
+  if (listenPath === undefined && proxy !== undefined && !tcp) {
     problems.push(
       problem('proxy.listen_path', 'Required', 'set the base path on the gateway, such as /orders/'),
     );
@@ -280,7 +282,9 @@ export function checkClassicApi(api: ClassicApiInput): FieldProblem[] {
   // An internal target (another API of the gateway) stands for target_url.
   const internal = model<InternalTargetInput>(proxy?.target_internal)?.target !== undefined;
   problems.push(...loadBalancingProblems(api, proxy));
-  if ((target === undefined || target === '') && !engineOn && !balanced && !internal) {
+  if (tcp) {
+    problems.push(...tcpProblems(api));
+  } else if ((target === undefined || target === '') && !engineOn && !balanced && !internal) {
     problems.push(
       problem(
         'proxy.target_url',

@@ -49,7 +49,8 @@ export const classicApiProperties: Record<string, JsonSchema> = {
     'x-svc-support': 'supported',
     type: 'string',
     enum: ['', 'http', 'https', 'h2c', 'tcp', 'tls'],
-    description: 'Protocol of the listener. Empty serves on the gateway port with its protocol.',
+    description:
+      'Protocol of the listener. Empty serves on the gateway port with its protocol; http and https serve HTTP APIs on a `listen_port`; tcp and tls pipe each connection on the `listen_port` to a `tcp://` `proxy.target_url` (tls terminating TLS with the API\'s `certificates`, else the gateway\'s), honouring the IP lists and `global_rate_limit` per connection (docs/gateway.md, "TCP and TLS APIs"). h2c is not supported yet.',
   },
   listen_port: {
     'x-svc-support': 'supported',

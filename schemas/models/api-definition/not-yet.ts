@@ -31,7 +31,7 @@ export function notYetClassicProperties(): Record<string, JsonSchema> {
     ),
     enable_proxy_protocol: flag(
       'Accept the PROXY protocol on the listener (TCP APIs).',
-      'not built yet: TCP and TLS listeners (`protocol` tcp, tls) are not built, and HTTP listeners do not read a PROXY protocol header',
+      'not built yet: neither TCP and TLS listeners (`protocol` tcp, tls) nor HTTP listeners read a PROXY protocol header',
     ),
     do_not_track: enforced({
       type: 'boolean',

@@ -17,8 +17,10 @@ export const proxy: JsonSchema = {
   properties: {
     listen_path: {
       type: 'string',
-      pattern: '^/',
-      description: 'Base path on the gateway, for example `/orders/`. Must start with `/`.',
+      // Empty for TCP and TLS APIs, which are reached on their listen_port (schemas/rules/tcp.ts).
+      pattern: '^(/|$)',
+      description:
+        'Base path on the gateway, for example `/orders/`. Must start with `/`; empty for a `tcp` or `tls` API, which is reached on its `listen_port`.',
     },
     listen_path_exact: {
       type: 'boolean',
@@ -28,7 +30,7 @@ export const proxy: JsonSchema = {
     target_url: {
       type: 'string',
       description:
-        'Upstream address (http or https; without a scheme, http: `httpbin.org` is `http://httpbin.org`). A cluster service is addressed as `http://<service>.<namespace>.svc:<port>`; another API of the gateway as `svc://<api_id>/<path>`. Required unless GraphQL is enabled or `target_internal` is set.',
+        'Upstream address (http or https; without a scheme, http: `httpbin.org` is `http://httpbin.org`). A cluster service is addressed as `http://<service>.<namespace>.svc:<port>`; another API of the gateway as `svc://<api_id>/<path>`; the upstream of a `tcp` or `tls` API as `tcp://<host>:<port>`. Required unless GraphQL is enabled or `target_internal` is set.',
     },
     strip_listen_path: {
       type: 'boolean',
