@@ -2,9 +2,11 @@
  * One request on the fast path, from its parsed head to the end of its response: its
  * `RequestContext` and compiled chain, then (when the chain lets it through) the exchange with
  * the upstream over a pooled socket (upstream-pool.ts): the request head written from the
- * context, the body forwarded, and the upstream response relayed byte for byte (its head, read
- * by upstream-response.ts, re-emitted with the gateway's headers; its body by its framing:
- * Content-Length, chunked, close-delimited, none).
+ * context (upstream-request.ts), the body forwarded, and the upstream response relayed byte for
+ * byte (its head read by upstream-response.ts and re-emitted by response-writer.ts with the
+ * gateway's headers; its body up to where its framing ends it, upstream-response.ts `BodyEnd`),
+ * with a retry on a pooled connection the upstream had closed, the hard timeout, backpressure
+ * both ways, and the end: the upstream socket back to the pool or closed, the connection on.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
@@ -20,16 +22,11 @@ import {
 } from '../../pipeline/context.ts';
 import type { GatewayError } from '../../pipeline/errors.ts';
 import type { Route, RouteTable, Target } from '../../pipeline/router.ts';
-import {
-  addedResponseHeaders,
-  connectionTokens,
-  relaysResponseHeader,
-  upstreamRequestHeaders,
-} from '../../upstream/headers.ts';
-import { upstreamFailure, upstreamPathOf } from '../../upstream/proxy.ts';
-import { addHeader, BAD_TARGET, BAD_VALUE, TOKEN, type ParsedHead } from './head-parser.ts';
-import { connectionLines, errorResponse, headerLines, httpDate } from './response-writer.ts';
-import { ChunkedEnd, readResponseHead, type ResponseHead } from './upstream-response.ts';
+import { upstreamFailure } from '../../upstream/proxy.ts';
+import { addHeader, type ParsedHead } from './head-parser.ts';
+import { errorResponse, relayedHead } from './response-writer.ts';
+import { upstreamRequestHead } from './upstream-request.ts';
+import { BodyEnd, readResponseHead, type ResponseHead } from './upstream-response.ts';
 import {
   originOf,
   type Origin,
@@ -78,9 +75,6 @@ export interface ExchangeClient {
 
 const EMPTY = Buffer.alloc(0);
 
-const R = { head: 0, length: 1, chunked: 2, close: 3, none: 4 } as const;
-type RespMode = (typeof R)[keyof typeof R];
-
 /**
  * One request on the fast path: its context and chain, then (when the chain lets it through) the
  * exchange with the upstream. It counts on its route table from its head to its end.
@@ -122,11 +116,10 @@ export class Exchange implements BodyPeek, UpstreamExchange {
   /** Something was written to the client. */
   sent = false;
   finished = false;
-  mode: RespMode = R.head;
+  /** Where the response's body ends; undefined while its head is still being read. */
+  body: BodyEnd | undefined;
+  /** Bytes of an incomplete response head. */
   upBuf: Buffer | undefined;
-  left = 0;
-  /** Where a chunked response's body ends (set for a chunked response). */
-  chunks: ChunkedEnd | undefined;
   pendingBody: Buffer | undefined;
 
   constructor(conn: ExchangeClient, head: ParsedHead, found: Matched) {
@@ -260,50 +253,16 @@ export class Exchange implements BodyPeek, UpstreamExchange {
       this.origin = originOf(chosen);
     }
     // Built before anything moves: a head the chain made unsendable fails here, as a 500.
-    this.headText = this.#upstreamHead();
+    this.headText = upstreamRequestHead(
+      this.ctx,
+      this.target,
+      this.checkHead,
+      this.hasLength,
+      this.contentLength,
+    );
     this.forwarded = true;
     this.pendingBody = this.conn.takeBody(this.contentLength);
     this.#start();
-  }
-
-  /**
-   * The upstream request head, from the context: the path with the context's query, and the
-   * headers by the rules of upstream/headers.ts (the same function node:http uses). The body's
-   * framing is the client's Content-Length, whatever the chain did to the headers.
-   */
-  #upstreamHead(): string {
-    const ctx = this.ctx;
-    const route = ctx.route;
-    const target = this.target;
-    // Middleware may have changed the head: what they wrote is checked before it is sent.
-    const check = this.checkHead;
-    const path = upstreamPathOf(target, route, ctx.path, ctx.query, ctx.upstream.path);
-    if (check && BAD_TARGET.test(path)) throw new Error('the chain left an invalid request target');
-    const headers = upstreamRequestHeaders(ctx, target.host, route.api.proxy.preserve_host_header === true);
-    let out = `${ctx.upstream.method ?? ctx.method} ${path} HTTP/1.1\r\n`;
-    // Every name and every value, each run together, for one check of each (not one per header).
-    let names = '';
-    let values = '';
-    for (const name in headers) {
-      if (name === 'content-length') continue;
-      const v = headers[name];
-      if (v === undefined) continue;
-      if (typeof v === 'string') {
-        out += `${name}: ${v}\r\n`;
-        if (check) values += v;
-      } else {
-        for (const x of v) {
-          out += `${name}: ${x}\r\n`;
-          if (check) values += x;
-        }
-      }
-      if (check) names += name;
-    }
-    if (check && ((names !== '' && !TOKEN.test(names)) || BAD_VALUE.test(values))) {
-      throw new Error('the chain left a header that cannot be sent');
-    }
-    if (this.hasLength) out += `content-length: ${String(this.contentLength)}\r\n`;
-    return `${out}\r\n`;
   }
 
   /** The chain refused the request (or threw): the answer node:http's respondError gives. */
@@ -412,7 +371,7 @@ export class Exchange implements BodyPeek, UpstreamExchange {
 
   upData(chunk: Buffer): void {
     this.gotResponse = true;
-    if (this.mode === R.head) {
+    if (this.body === undefined) {
       this.upBuf = this.upBuf === undefined ? chunk : Buffer.concat([this.upBuf, chunk]);
       this.#parseHead();
       return;
@@ -436,53 +395,40 @@ export class Exchange implements BodyPeek, UpstreamExchange {
     this.#respond(read.head, read.rest);
   }
 
+  /** The upstream's response head: its head to the client, then its body (`rest` to begin with). */
   #respond(head: ResponseHead, rest: Buffer | undefined): void {
-    const { status, reason, headers, te, cl, connValues, date } = head;
+    const status = head.status;
     let upstreamClose = false;
-    for (const v of connValues)
+    for (const v of head.connValues)
       for (const t of v.split(',')) if (t.trim().toLowerCase() === 'close') upstreamClose = true;
-    const extra = connValues.length === 0 ? undefined : connectionTokens(connValues);
-    let mode: RespMode;
-    if (this.isHead || status === 204 || status === 304) mode = R.none;
-    else if (te !== undefined) mode = /(^|,)\s*chunked\s*$/i.test(te) ? R.chunked : R.close;
-    else if (cl !== undefined) mode = R.length;
-    else mode = R.close;
-    this.mode = mode;
-    if (mode === R.chunked) this.chunks = new ChunkedEnd();
-    this.left = cl === undefined ? 0 : Number(cl);
-    this.upstreamReusable = !upstreamClose && mode !== R.close;
+    const body = new BodyEnd(head, this.isHead);
+    this.body = body;
+    const framing = body.framing;
+    this.upstreamReusable = !upstreamClose && framing !== 'close';
     const keepAlive =
-      this.keepAliveWanted && mode !== R.close && !this.conn.listener.closing && !this.conn.bodyFlows;
+      this.keepAliveWanted && framing !== 'close' && !this.conn.listener.closing && !this.conn.bodyFlows;
     this.clientKeepAlive = keepAlive;
     this.status = status;
+    const plan = this.ctx.upstream;
     this.ctx.upstreamStatus = status;
-    this.ctx.upstream.service?.opened?.(status);
-    const tap = this.ctx.upstream.tap;
+    plan.service?.opened?.(status);
+    const tap = plan.tap;
     if (tap !== undefined) {
       const seen: IncomingHttpHeaders = {};
-      for (const h of headers) addHeader(seen, h.lower, h.value);
-      tap.start(status, seen, mode === R.chunked);
+      for (const h of head.headers) addHeader(seen, h.lower, h.value);
+      tap.start(status, seen, framing === 'chunked');
     }
-    const added = this.ctx.responseHeaders;
-    let out = `HTTP/1.1 ${String(status)} ${reason}\r\n`;
-    let vary: string[] | undefined;
-    for (const h of headers) {
-      if (h.lower === 'vary' && extra?.has('vary') !== true) (vary ??= []).push(h.value);
-      if (!relaysResponseHeader(h.lower, extra, added, this.ctx.upstream.removedResponseHeaders)) continue;
-      out += `${h.raw}: ${h.value}\r\n`;
-    }
-    out += headerLines(
-      vary === undefined
-        ? added
-        : addedResponseHeaders(added, vary, this.ctx.upstream.removedResponseHeaders),
+    const out = relayedHead(
+      head,
+      this.ctx.responseHeaders,
+      plan.removedResponseHeaders,
+      framing === 'chunked',
+      keepAlive,
     );
-    if (mode === R.chunked) out += 'transfer-encoding: chunked\r\n';
-    if (!date) out += `date: ${httpDate()}\r\n`;
-    out += connectionLines(keepAlive);
     this.sent = true;
     // The head goes out with the first body bytes, in one write.
     this.headOut = Buffer.from(out, 'latin1');
-    if (mode === R.none || (mode === R.length && this.left === 0)) {
+    if (body.ended) {
       this.#flushHead();
       if (rest !== undefined) this.upstreamReusable = false;
       this.#finish(true);
@@ -528,44 +474,24 @@ export class Exchange implements BodyPeek, UpstreamExchange {
     this.#write(data);
   }
 
+  /** Response bytes after the head: the body's go to the client, up to where it ends. */
   #body(chunk: Buffer): void {
-    if (this.finished) return;
-    switch (this.mode) {
-      case R.length: {
-        const n = Math.min(this.left, chunk.length);
-        this.left -= n;
-        if (n > 0) this.#relay(n === chunk.length ? chunk : chunk.subarray(0, n));
-        if (n < chunk.length) this.upstreamReusable = false;
-        if (this.left === 0) this.#finish(true);
-        return;
-      }
-      case R.chunked: {
-        const end = this.chunks?.scan(chunk) ?? -2;
-        if (end === -2) {
-          this.#fail(new Error('malformed chunked upstream body'));
-          return;
-        }
-        if (end === -1) {
-          this.#relay(chunk);
-          return;
-        }
-        this.#relay(end === chunk.length ? chunk : chunk.subarray(0, end));
-        if (end < chunk.length) this.upstreamReusable = false;
-        this.#finish(true);
-        return;
-      }
-      case R.close:
-        this.#relay(chunk);
-        return;
-      default:
-        this.upstreamReusable = false;
-        return;
+    const body = this.body;
+    if (this.finished || body === undefined) return;
+    const n = body.take(chunk);
+    if (n === -1) {
+      this.#fail(new Error('malformed chunked upstream body'));
+      return;
     }
+    if (n > 0) this.#relay(n === chunk.length ? chunk : chunk.subarray(0, n));
+    // Bytes after the body (or a body where none may be): the connection is not reused.
+    if (n < chunk.length) this.upstreamReusable = false;
+    if (body.ended) this.#finish(true);
   }
 
   upClosed(): void {
     if (this.finished) return;
-    if (this.mode === R.close) {
+    if (this.body?.framing === 'close') {
       this.upstreamReusable = false;
       this.#finish(false);
       return;

@@ -11,9 +11,11 @@
  * far, to the listener's node:http server for the rest of its life, so node:http decides (and
  * answers 400 to what it finds malformed). See docs/design/gateway.md.
  *
- * One file per job: head-parser.ts (request heads), response-writer.ts (what the gateway writes
- * itself), upstream-pool.ts (upstream sockets), connection.ts (a client connection's state
- * machine), exchange.ts (one request: its chain, the upstream call, the upstream response).
+ * One file per job: head-parser.ts (request heads), connection.ts (a client connection's state
+ * machine), exchange.ts (one request: its chain, then the upstream call and the relay of its
+ * response), upstream-request.ts (the request head sent upstream), upstream-pool.ts (upstream
+ * sockets), upstream-response.ts (the upstream response's head and where its body ends),
+ * response-writer.ts (what the gateway writes to the client: its own answers, relayed heads).
  */
 import type { Socket } from 'node:net';
 import type { Logger } from '../../../lib/log.ts';

@@ -1,12 +1,15 @@
 /**
  * What the fast path writes to a client itself: the answer to a refusal or an upstream failure,
- * as node:http's `respondError` writes it, and the header lines the gateway adds to a relayed
- * response (the context's response headers, `date`, the connection's).
+ * as node:http's `respondError` writes it, and the head of a relayed upstream response (the
+ * upstream's headers by the rules node:http's path follows, the context's response headers,
+ * `date`, the connection's).
  */
 import { STATUS_CODES } from 'node:http';
 import { errorBody, withoutBody } from '../../pipeline/compose.ts';
 import type { GatewayError } from '../../pipeline/errors.ts';
+import { addedResponseHeaders, connectionTokens, relaysResponseHeader } from '../../upstream/headers.ts';
 import { BAD_VALUE, TOKEN } from './head-parser.ts';
+import type { ResponseHead } from './upstream-response.ts';
 
 /**
  * Header lines for fields the gateway adds (the context's response headers, an error's headers).
@@ -45,6 +48,35 @@ export function errorResponse(
   if (head || empty) return text;
   // A body of bytes (a gzipped file) goes as it is, after the head written as text would be.
   return typeof body === 'string' ? text + body : Buffer.concat([Buffer.from(text), body]);
+}
+
+/**
+ * The head of a relayed upstream response as the client gets it: the upstream's status line and
+ * the headers it may relay (upstream/headers.ts: not hop-by-hop nor named by its Connection, not
+ * the gateway's own nor one the chain removed), the gateway's response headers (`added`, their
+ * Vary joined with the upstream's), `transfer-encoding: chunked` for a chunked body, `date` when
+ * the upstream sent none, and the connection's lines.
+ */
+export function relayedHead(
+  head: ResponseHead,
+  added: Readonly<Record<string, string>>,
+  removed: ReadonlySet<string> | undefined,
+  chunked: boolean,
+  keepAlive: boolean,
+): string {
+  const { connValues } = head;
+  const extra = connValues.length === 0 ? undefined : connectionTokens(connValues);
+  let out = `HTTP/1.1 ${String(head.status)} ${head.reason}\r\n`;
+  let vary: string[] | undefined;
+  for (const h of head.headers) {
+    if (h.lower === 'vary' && extra?.has('vary') !== true) (vary ??= []).push(h.value);
+    if (!relaysResponseHeader(h.lower, extra, added, removed)) continue;
+    out += `${h.raw}: ${h.value}\r\n`;
+  }
+  out += headerLines(vary === undefined ? added : addedResponseHeaders(added, vary, removed));
+  if (chunked) out += 'transfer-encoding: chunked\r\n';
+  if (!head.date) out += `date: ${httpDate()}\r\n`;
+  return out + connectionLines(keepAlive);
 }
 
 /** The last lines of a response head: whether the connection goes on (as node:http says it). */

@@ -1,11 +1,12 @@
 /**
  * The fast path's upstream response parser, as tables: the final response head (1xx skipped,
- * what fails the call), and where a chunked body ends, whole and read by read. What the client
+ * what fails the call), where a chunked body ends, whole and read by read, and where any body
+ * ends by its framing (`BodyEnd`). What the client
  * then gets is checked in gateway/conformance/fast-path.test.ts (framings, 1xx, failures).
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ChunkedEnd, readResponseHead, type ResponseHead } from './upstream-response.ts';
+import { BodyEnd, ChunkedEnd, readResponseHead, type ResponseHead } from './upstream-response.ts';
 
 const bytes = (s: string): Buffer => Buffer.from(s, 'latin1');
 
@@ -258,6 +259,124 @@ describe('chunked body end', () => {
       assert.equal(scan(row.body, row.body.length), end, 'in one read');
       assert.equal(scan(row.body, 1), end, 'one byte per read');
       assert.equal(scan(row.body, 3), end, 'three bytes per read');
+    });
+  }
+});
+
+describe('body end by framing', () => {
+  const rows: {
+    name: string;
+    head: string;
+    /** The response answers HEAD. */
+    toHead?: boolean;
+    framing: BodyEnd['framing'];
+    /** The bytes after the head, read in the reads given. */
+    reads: string[];
+    /** What `take` answers for each read, and whether the body has ended after the last. */
+    took: number[];
+    ended: boolean;
+  }[] = [
+    {
+      name: 'Content-Length: read by read, bytes after it are not the body',
+      head: 'HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\n',
+      framing: 'length',
+      reads: ['hel', 'loHTTP'],
+      took: [3, 2],
+      ended: true,
+    },
+    {
+      name: 'Content-Length: not ended while bytes are missing',
+      head: 'HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\n',
+      framing: 'length',
+      reads: ['hell'],
+      took: [4],
+      ended: false,
+    },
+    {
+      name: 'Content-Length 0: ended at once',
+      head: 'HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n',
+      framing: 'length',
+      reads: [],
+      took: [],
+      ended: true,
+    },
+    {
+      name: 'chunked, bytes after the last chunk are not the body',
+      head: 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n',
+      framing: 'chunked',
+      reads: ['5\r\nhel', 'lo\r\n0\r\n\r\nX'],
+      took: [6, 9],
+      ended: true,
+    },
+    {
+      name: 'chunked after another coding',
+      head: 'HTTP/1.1 200 OK\r\ntransfer-encoding: gzip, chunked\r\n\r\n',
+      framing: 'chunked',
+      reads: ['0\r\n\r\n'],
+      took: [5],
+      ended: true,
+    },
+    {
+      name: 'chunked, malformed',
+      head: 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n',
+      framing: 'chunked',
+      reads: ['x\r\n'],
+      took: [-1],
+      ended: false,
+    },
+    {
+      name: 'a Transfer-Encoding not ending in chunked: until the upstream closes',
+      head: 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked, gzip\r\n\r\n',
+      framing: 'close',
+      reads: ['0\r\n\r\n', 'more'],
+      took: [5, 4],
+      ended: false,
+    },
+    {
+      name: 'neither Content-Length nor Transfer-Encoding: until the upstream closes',
+      head: 'HTTP/1.1 200 OK\r\n\r\n',
+      framing: 'close',
+      reads: ['abc'],
+      took: [3],
+      ended: false,
+    },
+    {
+      name: '204: no body, whatever follows',
+      head: 'HTTP/1.1 204 No Content\r\ncontent-length: 5\r\n\r\n',
+      framing: 'none',
+      reads: ['hello'],
+      took: [0],
+      ended: true,
+    },
+    {
+      name: '304: no body',
+      head: 'HTTP/1.1 304 Not Modified\r\ntransfer-encoding: chunked\r\n\r\n',
+      framing: 'none',
+      reads: [],
+      took: [],
+      ended: true,
+    },
+    {
+      name: 'the answer to HEAD: no body, whatever its head says',
+      head: 'HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\n',
+      toHead: true,
+      framing: 'none',
+      reads: ['hello'],
+      took: [0],
+      ended: true,
+    },
+  ];
+  for (const row of rows) {
+    test(row.name, () => {
+      const read = readResponseHead(bytes(row.head));
+      assert.ok(!(read instanceof Error) && 'head' in read, 'the head is read');
+      const end = new BodyEnd(read.head, row.toHead === true);
+      assert.equal(end.framing, row.framing);
+      assert.deepEqual(
+        row.reads.map((r) => end.take(bytes(r))),
+        row.took,
+      );
+      assert.equal(end.ended, row.ended);
     });
   }
 });

@@ -1,8 +1,9 @@
 /**
  * The fast path's upstream response parser: the final response head an upstream sends (after
- * any informational 1xx ones), and where a chunked body ends. Only as much is parsed as relaying
- * needs: the body's bytes go to the client as they came (exchange.ts), the head is re-emitted
- * with the gateway's header rules. A head node:http's client (llhttp) would refuse fails here too
+ * any informational 1xx ones), and where its body ends by its framing (`BodyEnd`; a chunked one:
+ * `ChunkedEnd`). Only as much is parsed as relaying needs: the body's bytes go to the client as
+ * they came (exchange.ts), the head is re-emitted with the gateway's header rules
+ * (response-writer.ts). A head node:http's client (llhttp) would refuse fails here too
  * (502), so that nothing the node:http path never relays reaches a client from the fast path: a
  * name that is not a token (whitespace before the colon, obs-fold), a control character in a
  * value (a bare CR or LF would split the header line for the client), Transfer-Encoding with
@@ -183,5 +184,64 @@ export class ChunkedEnd {
       }
     }
     return -1;
+  }
+}
+
+/** How a response's body is framed: by its length, chunked, by the upstream closing, or none. */
+export type Framing = 'length' | 'chunked' | 'close' | 'none';
+
+/**
+ * Where the body of a final response ends, in the bytes read after its head, by its framing:
+ * Content-Length, chunked (`ChunkedEnd`), close-delimited (until the upstream closes), or none
+ * (the answer to HEAD, 204, 304). A Transfer-Encoding that does not end in chunked is
+ * close-delimited, as RFC 9112 §6.3 says.
+ */
+export class BodyEnd {
+  readonly framing: Framing;
+  /** The body has ended (at once for a response without one, or with Content-Length 0). */
+  ended: boolean;
+  /** Bytes of a Content-Length body still to come. */
+  #left: number;
+  readonly #chunks: ChunkedEnd | undefined;
+
+  /** `toHead`: the response answers HEAD (no body, whatever its head says). */
+  constructor(head: ResponseHead, toHead: boolean) {
+    const { status, te, cl } = head;
+    let framing: Framing;
+    if (toHead || status === 204 || status === 304) framing = 'none';
+    else if (te !== undefined) framing = /(^|,)\s*chunked\s*$/i.test(te) ? 'chunked' : 'close';
+    else if (cl !== undefined) framing = 'length';
+    else framing = 'close';
+    this.framing = framing;
+    this.#left = cl === undefined ? 0 : Number(cl);
+    this.#chunks = framing === 'chunked' ? new ChunkedEnd() : undefined;
+    this.ended = framing === 'none' || (framing === 'length' && this.#left === 0);
+  }
+
+  /**
+   * Reads `chunk`, the next bytes of the response: how many at its start belong to the body (the
+   * rest does not: the body ended within it, or the response has none), or -1 when the chunked
+   * framing is malformed. `ended` says whether the body is complete.
+   */
+  take(chunk: Buffer): number {
+    switch (this.framing) {
+      case 'length': {
+        const n = Math.min(this.#left, chunk.length);
+        this.#left -= n;
+        if (this.#left === 0) this.ended = true;
+        return n;
+      }
+      case 'chunked': {
+        const end = this.#chunks?.scan(chunk) ?? -2;
+        if (end === -2) return -1;
+        if (end === -1) return chunk.length;
+        this.ended = true;
+        return end;
+      }
+      case 'close':
+        return chunk.length;
+      default:
+        return 0;
+    }
   }
 }
