@@ -33,6 +33,13 @@ function invalid(problems: string[]): AdminResponse {
   return statusBody(400, 'error', `Validation of Policy failed. Reason: ${problems.join('; ')}`);
 }
 
+/** The answer to a policy stored: every process hears of it first (its keys are recomputed). */
+async function stored(r: AdminRequest, id: string, action: 'added' | 'modified'): Promise<AdminResponse> {
+  await r.deps.changed('policies', id);
+  r.deps.log.info('policy stored', { policy_id: id, action });
+  return writeBody(id, action);
+}
+
 /** GET /svc/policies */
 export async function listPolicies(r: AdminRequest): Promise<AdminResponse> {
   const entries = await r.deps.store.list('policies');
@@ -69,9 +76,7 @@ export async function createPolicy(r: AdminRequest): Promise<AdminResponse> {
   if ((await r.deps.store.put('policies', id, body, 'create')) === 'exists') {
     return statusBody(409, 'error', 'Policy already exists');
   }
-  await r.deps.changed('policies', id);
-  r.deps.log.info('policy stored', { policy_id: id, action: 'added' });
-  return writeBody(id, 'added');
+  return stored(r, id, 'added');
 }
 
 /** PUT /svc/policies/{id}: the body's id, when present, must be the path's. */
@@ -91,9 +96,7 @@ export async function updatePolicy(r: AdminRequest): Promise<AdminResponse> {
   const problems = policyProblems(body);
   if (problems.length > 0) return invalid(problems);
   if ((await r.deps.store.put('policies', id, body, 'update')) === 'missing') return notFound();
-  await r.deps.changed('policies', id);
-  r.deps.log.info('policy stored', { policy_id: id, action: 'modified' });
-  return writeBody(id, 'modified');
+  return stored(r, id, 'modified');
 }
 
 /** DELETE /svc/policies/{id} */
