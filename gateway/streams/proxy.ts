@@ -10,6 +10,7 @@ import { connect, type Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import type { HttpContext } from '../pipeline/context.ts';
+import { HOP_BY_HOP } from '../upstream/headers.ts';
 
 /**
  * Kept-alive connections to Bento for plain requests (streaming ones hold theirs while they
@@ -21,19 +22,6 @@ import type { HttpContext } from '../pipeline/context.ts';
  */
 export const bentoAgent = new Agent({ headersTimeout: 0, bodyTimeout: 0 });
 
-/** Hop-by-hop headers (RFC 9110 §7.6.1), never relayed. */
-const HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'te',
-  'trailer',
-  'upgrade',
-  'proxy-authorization',
-  'proxy-authenticate',
-]);
-
 function relayable(headers: IncomingHttpHeaders): Record<string, string | string[]> {
   const connection = headers.connection;
   const named =
@@ -41,7 +29,8 @@ function relayable(headers: IncomingHttpHeaders): Record<string, string | string
   const out: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(headers)) {
     // `expect`: node:http answered 100-continue already (and undici refuses to send it).
-    if (v === undefined || HOP.has(k) || named?.has(k) === true || k === 'host' || k === 'expect') continue;
+    if (v === undefined || HOP_BY_HOP.has(k) || named?.has(k) === true || k === 'host' || k === 'expect')
+      continue;
     out[k] = v;
   }
   return out;
