@@ -1,0 +1,113 @@
+/**
+ * The local world of the operator suites (`make e2e`, world.ts): a private control plane with the
+ * CRDs and the suite's namespaces, two gateway processes, echo upstreams on 127.0.0.1 and the
+ * operator as a process; `world.local` gives the fault tests the processes themselves.
+ */
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startControlPlane } from './control-plane.ts';
+import { httpRequest, startEchoUpstream, startGateway, startOperator } from './processes.ts';
+import type { ContextGateway, LocalWorld, World, WorldOptions } from './world-types.ts';
+
+const root = join(import.meta.dirname, '..', '..');
+
+/** Starts a local world for the suite `opts` describes. */
+export async function startLocalWorld(opts: WorldOptions): Promise<World> {
+  const dir = await mkdtemp(join(tmpdir(), `svc-e2e-${opts.name}-`));
+  const cp = await startControlPlane({ crdDir: join(root, 'charts', 'svc-operator', 'crds') });
+  for (const ns of [...opts.namespaces, 'svc-operator-system']) await cp.kubectl(['create', 'namespace', ns]);
+  const upstreams = [await startEchoUpstream()];
+  const [secret, secret2] = opts.secrets;
+  const gw = await startGateway({
+    name: `${opts.name}-gateway`,
+    secret,
+    dataDir: join(dir, 'gw'),
+    logDir: dir,
+  });
+  const gw2 = await startGateway({
+    name: `${opts.name}-gateway-2`,
+    secret: secret2,
+    dataDir: join(dir, 'gw2'),
+    logDir: dir,
+  });
+  const org = opts.org ?? 'e2e-org';
+  let runs = 0;
+  const local: LocalWorld = {
+    cp,
+    dir,
+    gw,
+    gw2,
+    operator: undefined,
+    async startOperator() {
+      runs++;
+      local.operator = await startOperator({
+        name: runs === 1 ? `${opts.name}-operator` : `${opts.name}-operator-${String(runs)}`,
+        gateway: gw,
+        kubeconfig: cp.kubeconfig,
+        logDir: dir,
+        org,
+        ...(opts.operatorEnv ? { env: opts.operatorEnv } : {}),
+      });
+      return local.operator;
+    },
+    async stopOperator() {
+      await local.operator?.stop();
+      local.operator = undefined;
+    },
+  };
+  await local.startOperator();
+  const first = upstreams[0];
+  if (first === undefined) throw new Error('no upstream');
+  const second = (): ContextGateway => ({
+    url: local.gw2.url,
+    secret: local.gw2.secret,
+    operatorUrl: local.gw2.url,
+  });
+  let restarts = 0;
+  return {
+    cluster: false,
+    kubectl: (args, kopts) => cp.kubectl(args, kopts),
+    gateway: gw,
+    secondGateway: () => Promise.resolve(second()),
+    async stopSecondGateway() {
+      await local.gw2.stop();
+    },
+    async startSecondGateway() {
+      restarts++;
+      local.gw2 = await startGateway({
+        name: `${opts.name}-gateway-2-${String(restarts + 1)}`,
+        secret: secret2,
+        dataDir: join(dir, 'gw2'),
+        logDir: dir,
+        port: local.gw2.port,
+      });
+      return second();
+    },
+    stopOperator: () => local.stopOperator(),
+    async startOperator() {
+      await local.startOperator();
+    },
+    async operatorMetrics() {
+      const op = local.operator;
+      if (op === undefined) throw new Error('the operator is stopped');
+      return (await httpRequest(`${op.opsUrl}/metrics`)).body;
+    },
+    org,
+    ns: (name) => name,
+    upstream: { name: 'echo', url: first.url },
+    async startUpstream(name) {
+      const u = await startEchoUpstream(name);
+      upstreams.push(u);
+      return { name, url: u.url };
+    },
+    local,
+    async stop() {
+      await local.stopOperator();
+      await local.gw.stop();
+      await local.gw2.stop();
+      for (const u of upstreams) await u.close();
+      await cp.stop();
+    },
+  };
+}
