@@ -212,7 +212,7 @@ export interface ApiDefinitionSpec {
   enable_batch_request_support?: boolean;
   /** Seconds analytics records are kept. */
   expire_analytics_after?: number;
-  /** Response middleware of other gateways. */
+  /** Response processors, named the reference's way: `header_injector` changes the headers of every response of the API (its `options`: `remove_headers`, then `add_headers`, after the version's and the endpoint's header changes); `response_body_transform` names the endpoints' `transform_response` templates, which apply whether it is listed or not. Other processors are refused by name (docs/gateway.md, "Response processors"). */
   response_processors?: ResponseProcessor[];
   /** Ignore `domain`. */
   domain_disabled?: boolean;
@@ -528,9 +528,9 @@ export interface ExtendedPathsSet {
   cache?: string[];
   /** Cache settings per endpoint: the first entry matching caches with its `timeout` and `cache_response_codes`. */
   advance_cache_config?: CacheMeta[];
-  /** Request body templates: the first entry matching the method and path rewrites the JSON body sent upstream (docs/gateway.md, "Body transforms"). */
+  /** Request body templates: the first entry matching the method and path rewrites the JSON or XML body sent upstream (docs/gateway.md, "Body transforms"). */
   transform?: TemplateMeta[];
-  /** Response body templates: the first entry matching the request's method and path rewrites the upstream's JSON body (buffered, at most 1 MiB). */
+  /** Response body templates: the first entry matching the request's method and path rewrites the upstream's JSON or XML body (buffered, at most 1 MiB). */
   transform_response?: TemplateMeta[];
   /** Request jq transforms. */
   transform_jq?: TransformJQMeta[];
@@ -1089,10 +1089,20 @@ export interface RequestSizeMeta {
 
 /** One response processor. */
 export interface ResponseProcessor {
-  /** Name of the processor. */
+  /** Name of the processor: `header_injector` or `response_body_transform`. */
   name?: string;
-  /** Settings of the processor. */
-  options?: Record<string, unknown>;
+  /** Settings of the processor: `add_headers` and `remove_headers` for `header_injector`; `response_body_transform` takes none. */
+  options?: ResponseProcessorOptions;
+}
+
+/** Settings of the processor: `add_headers` and `remove_headers` for `header_injector`; `response_body_transform` takes none. */
+export interface ResponseProcessorOptions {
+  /** Headers set on every response of the API (replacing the upstream's); values may hold `$tyk_meta.<key>` and, with `enable_context_vars`, `$tyk_context.<name>`. */
+  add_headers?: Record<string, string>;
+  /** Headers removed from every response of the API. */
+  remove_headers?: string[];
+  /** Fields the schema leaves open. */
+  [key: string]: unknown;
 }
 
 /** Another API of the gateway to rewrite to (instead of `rewrite_to`): the request goes through its chain as `svc://<api_id>/<path>?<query>`. */
@@ -1320,7 +1330,7 @@ export interface TargetInternal {
 
 /** A body template. */
 export interface TemplateData {
-  /** Format of the body the template reads: `json` (`xml` is not supported yet). */
+  /** Format of the body the template reads: `json` (the default), or `xml`, read into a map as the reference reads it (docs/gateway.md, "Body transforms"). */
   input_type?: '' | 'json' | 'xml';
   /** `blob`: `template_source` is the base64 template; `file` (a file path) is not supported yet. */
   template_mode?: '' | 'blob' | 'file';

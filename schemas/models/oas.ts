@@ -154,7 +154,12 @@ const headerTransform = (title: string, what: string): JsonSchema =>
 
 const bodyTransform = (title: string, what: string): JsonSchema =>
   switched(title, what, {
-    format: { type: 'string', enum: ['json'], description: 'Format of the body the template reads.' },
+    format: {
+      type: 'string',
+      enum: ['json', 'xml'],
+      description:
+        'Format of the body the template reads: `json`, or `xml` read into a map as the reference reads it (docs/gateway.md, "Body transforms").',
+    },
     body: { type: 'string', description: 'The template, base64-encoded.' },
     path: { type: 'string', description: 'File of the template (instead of `body`).' },
   });

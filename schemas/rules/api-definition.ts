@@ -26,6 +26,7 @@ import { eventHandlerProblems } from './event-handlers.ts';
 import { endpointProblems, otherUpstreamTlsProblems, versionChoiceProblems } from './endpoints.ts';
 import { graphqlProblems } from './graphql.ts';
 import { pluginProblems } from './plugins.ts';
+import { responseProcessorProblems } from './response-processors.ts';
 import { quote, type FieldProblem, type FieldWarning } from './field-problem.ts';
 import {
   isTrue,
@@ -332,6 +333,7 @@ export function checkClassicApi(api: ClassicApiInput): FieldProblem[] {
   );
   problems.push(...upstreamTlsProblems(api), ...otherUpstreamTlsProblems(api));
   problems.push(...endpointProblems(api.version_data), ...versionChoiceProblems(api));
+  problems.push(...responseProcessorProblems(api));
   problems.push(...unsupportedFeatures(api));
   return problems;
 }

@@ -2,7 +2,8 @@
  * Body templates (`extended_paths.transform` and `transform_response`): the subset of Go's
  * text/template svc serves, parsed here once (by the webhooks and the gateway's writes, to refuse
  * what is beyond it, and by the gateway when routes load). The body-transforms middleware runs the
- * parsed template per request over the parsed body (gateway/middleware/body-transforms/template.ts).
+ * parsed template per request over the parsed body, JSON or XML
+ * (gateway/middleware/body-transforms/template.ts).
  *
  * The subset (docs/gateway.md, "Body transforms"):
  * - text, and actions `{{ ... }}` with `{{-` / `-}}` trimming the spaces beside them;
@@ -394,16 +395,14 @@ export function templateSource(data: { template_mode?: string; template_source?:
 
 /**
  * Why `template_data` can't be served (a message and whether it is beyond the subset), or
- * undefined. `xml` input is refused by name.
+ * undefined. Both input types are served: `json`, and `xml` read into a map the way the
+ * reference reads it (gateway/middleware/body-transforms/xml.ts).
  */
 export function templateDataProblem(data: {
   input_type?: string;
   template_mode?: string;
   template_source?: string;
 }): { field: string; message: string; unsupported: boolean } | undefined {
-  if (data.input_type === 'xml') {
-    return { field: 'input_type', message: 'xml input (templates read JSON bodies)', unsupported: true };
-  }
   try {
     parseBodyTemplate(templateSource(data));
     return undefined;

@@ -121,7 +121,7 @@ export function variableProblems(at: string, value: string): FieldProblem[] {
 }
 
 /** Problems of the headers a version adds and removes (`at`: the field path of the map or list). */
-function headerProblems(at: string, add: unknown, remove: unknown): FieldProblem[] {
+export function headerProblems(at: string, add: unknown, remove: unknown): FieldProblem[] {
   const out: FieldProblem[] = [];
   for (const [name, value] of Object.entries(model<Record<string, unknown>>(add) ?? {})) {
     const where = `${at}${fieldPath(`/${pointerKey(name)}`).replace(/^(?!\[)/, '.')}`;

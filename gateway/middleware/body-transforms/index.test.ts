@@ -1,12 +1,16 @@
 /**
  * Body templates (`extended_paths.transform` and `transform_response`) as a table: request in;
- * status, the body the upstream received and the body the client received out. Each table runs
- * against the files and Redis stores with the fast path on and off; a route with a body template
- * is always served by node:http (it reads bodies). Writes with templates beyond the subset are
- * refused by path.
+ * status, the body the upstream received and the body the client received out. JSON bodies, and
+ * XML ones (`input_type: xml`, read into the reference's map: the reference operator's own
+ * sample, httpbin's /xml through `{{ . | jsonMarshal }}`, is a row), from the echo upstream and
+ * an XML upstream. Each table runs against the files and Redis stores with the fast path on and
+ * off; a route with a body template is always served by node:http (it reads bodies). Writes
+ * with templates beyond the subset are refused by path.
  */
-import { before, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { useEcho, type Echoed } from '../../testing/echo.ts';
 import { keyed, keyless, oneVersion, startGateway } from '../../testing/harness.ts';
 import {
@@ -38,6 +42,73 @@ const version = (extended: Record<string, unknown>): Record<string, unknown> =>
 
 const echo = useEcho();
 
+/** httpbin's /xml, as the reference operator's sample reads it. */
+const HTTPBIN_XML = `<?xml version='1.0' encoding='us-ascii'?>
+
+<!--  A SAMPLE set of slides  -->
+
+<slideshow
+    title="Sample Slide Show"
+    date="Date of publication"
+    author="Yours Truly"
+    >
+
+    <!-- TITLE SLIDE -->
+    <slide type="all">
+      <title>Wake up to WonderWidgets!</title>
+    </slide>
+
+    <!-- OVERVIEW -->
+    <slide type="all">
+        <title>Overview</title>
+        <item>Why <em>WonderWidgets</em> are great</item>
+        <item/>
+        <item>Who <em>buys</em> WonderWidgets</item>
+    </slide>
+
+</slideshow>`;
+
+const XML_BODIES: Record<string, string> = {
+  '/xml': HTTPBIN_XML,
+  '/soap':
+    '<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body>' +
+    '<m:Price xmlns:m="urn:x" currency="EUR">12.50</m:Price><note><![CDATA[a < b]]></note>' +
+    '<q>&lt;&amp;&#65;</q></soap:Body></soap:Envelope>',
+  '/broken': '<a><b></a>',
+};
+
+/** An upstream answering XML documents (XML_BODIES by the end of the path). */
+let xmlUpstream: Server | undefined;
+let xmlUrl = '';
+before(async () => {
+  xmlUpstream = createServer((req, res) => {
+    const body = XML_BODIES[(req.url ?? '').slice((req.url ?? '').lastIndexOf('/'))];
+    res
+      .writeHead(body === undefined ? 404 : 200, {
+        'content-type': 'application/xml',
+        'content-length': Buffer.byteLength(body ?? ''),
+      })
+      .end(body ?? '');
+  });
+  await new Promise<void>((resolve) => xmlUpstream?.listen(0, '127.0.0.1', resolve));
+  xmlUrl = `http://127.0.0.1:${String((xmlUpstream.address() as AddressInfo).port)}`;
+});
+after(async () => {
+  const server = xmlUpstream;
+  if (server === undefined) return;
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => {
+    server.close(() => {
+      resolve();
+    });
+  });
+});
+
+const xmlTpl = (path: string, method: string, source: string) => {
+  const t = tpl(path, method, source);
+  return { ...t, template_data: { ...t.template_data, input_type: 'xml' } };
+};
+
 const apis = (): Record<string, unknown>[] => [
   keyless('bt', '/bt/', echo().url, {
     enable_context_vars: true,
@@ -64,6 +135,31 @@ const apis = (): Record<string, unknown>[] => [
       ],
     }),
   }),
+  keyless('btxml', '/btxml/', xmlUrl, {
+    response_processors: [{ name: 'response_body_transform' }],
+    ...version({
+      transform_response: [
+        xmlTpl('/xml', 'GET', '{{ . | jsonMarshal }}'),
+        xmlTpl(
+          '/soap',
+          'GET',
+          '{{with .Envelope}}{{index .Body.Price "-currency"}} {{index .Body.Price "#text"}}|{{.Body.note}}|{{.Body.q}}|{{index . "-soap"}}{{end}}',
+        ),
+        xmlTpl('/broken', 'GET', '{{ . | jsonMarshal }}'),
+      ],
+    }),
+  }),
+  keyless(
+    'btxmlreq',
+    '/btxmlreq/',
+    echo().url,
+    version({
+      transform: [
+        xmlTpl('/order', 'POST', '{"id": "{{index .order "-id"}}", "items": {{json .order.item}}}'),
+        xmlTpl('/empty', 'POST', '{{ . | json }}'),
+      ],
+    }),
+  ),
   keyed(
     'btmeta',
     '/btmeta/',
@@ -123,6 +219,43 @@ const rows: Row[] = [
     clientBody: '{"path": "/bt/resp", "method": "GET", "big": true}',
   },
   {
+    name: "XML response through a template: the reference operator's sample (httpbin's /xml)",
+    path: '/btxml/xml',
+    status: 200,
+    clientBody:
+      '{"slideshow":{"-author":"Yours Truly","-date":"Date of publication","-title":"Sample Slide Show",' +
+      '"slide":[{"-type":"all","title":"Wake up to WonderWidgets!"},' +
+      '{"-type":"all","item":["Why","","Who"],"title":"Overview"}]}}',
+  },
+  {
+    name: 'XML response: namespaces dropped, attributes, #text, CDATA and entities',
+    path: '/btxml/soap',
+    status: 200,
+    clientBody: 'EUR 12.50|a < b|<&A|http://schemas.xmlsoap.org/soap/envelope/',
+  },
+  {
+    name: 'an XML response that does not parse is sent unchanged',
+    path: '/btxml/broken',
+    status: 200,
+    clientBody: '<a><b></a>',
+  },
+  {
+    name: 'XML request body through a template (a repeated element is a list)',
+    method: 'POST',
+    path: '/btxmlreq/order',
+    body: '<order id="7"><item>a</item><item>b</item></order>',
+    status: 200,
+    upstreamBody: '{"id": "7", "items": ["a","b"]}',
+  },
+  {
+    name: 'an empty XML request body reads as <_/>',
+    method: 'POST',
+    path: '/btxmlreq/empty',
+    body: '',
+    status: 200,
+    upstreamBody: '{"_":""}',
+  },
+  {
     name: 'session metadata as ._tyk_meta',
     method: 'POST',
     path: '/btmeta/m',
@@ -175,11 +308,7 @@ test('writes: templates beyond the subset are refused by path', async () => {
             tpl('/a', 'POST', '{{template "x" .}}'),
             tpl('/b', 'POST', '{{.a | upper}}'),
             tpl('/c', 'POST', '{{if .a}}'),
-            {
-              path: '/d',
-              template_data: { input_type: 'xml', template_mode: 'blob', template_source: b64('{{.a}}') },
-            },
-            { path: '/e', template_data: { template_mode: 'file', template_source: '/etc/t.tmpl' } },
+            { path: '/d', template_data: { template_mode: 'file', template_source: '/etc/t.tmpl' } },
           ],
           transform_response: [tpl('/f', 'GET', '{{define "x"}}{{end}}')],
         }),
@@ -192,8 +321,7 @@ test('writes: templates beyond the subset are refused by path', async () => {
       `${at}.transform[0].template_data.template_source: not supported by svc yet: the action {{template}}`,
       `${at}.transform[1].template_data.template_source: not supported by svc yet: the function "upper"`,
       `${at}.transform[2].template_data.template_source: Invalid value`,
-      `${at}.transform[3].template_data.input_type: not supported by svc yet`,
-      `${at}.transform[4].template_data.template_mode: not supported by svc yet`,
+      `${at}.transform[3].template_data.template_mode: not supported by svc yet`,
       `${at}.transform_response[0].template_data.template_source: not supported by svc yet: the action {{define}}`,
     ]) {
       assert.ok(message.includes(part), `${part} in ${message}`);

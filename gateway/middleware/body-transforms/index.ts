@@ -1,16 +1,19 @@
 /**
  * Body templates of the request's version (`extended_paths.transform` and
- * `transform_response`), as the reference gateway applies them: the first entry matching the
- * request's method and path runs its template (the subset of Go's text/template in
- * schemas/rules/body-template.ts, parsed once when routes load; run by ./template.ts) over the JSON body:
+ * `transform_response`, which the reference's `response_body_transform` processor names), as the
+ * reference gateway applies them: the first entry matching the request's method and path runs
+ * its template (the subset of Go's text/template in schemas/rules/body-template.ts, parsed once
+ * when routes load; run by ./template.ts) over the body, read as JSON or, with
+ * `template_data.input_type: xml`, as XML (./xml.ts):
  * - `transform`: the request body (read whole, at most 1 MiB, else 413) becomes the template's
  *   output, sent upstream with its length;
  * - `transform_response`: the upstream's body (buffered, at most 1 MiB, else 502; gzip, deflate
  *   and br decoded) becomes the output, sent with its length and without `Content-Encoding`.
- * The data is the parsed body (an empty body is `{}`, a JSON list is under `array`), plus
+ * The data is the parsed body (an empty JSON body is `{}`, a JSON list is under `array`; an XML
+ * body is a map under its root element's name, an empty one `{"_": ""}`), plus
  * `_tyk_meta` (the session's `meta_data`, with `enable_session`) and `_tyk_context` (the
- * request's context variables, with the API's `enable_context_vars`). A body that is not JSON,
- * or a template that fails on it, leaves the body unchanged (logged), as the reference does. As
+ * request's context variables, with the API's `enable_context_vars`). A body that does not
+ * parse, or a template that fails on it, leaves the body unchanged (logged). As
  * both read bodies, a route with them is served by node:http.
  */
 import type { GatewayApiDefinition, TemplateMeta, VersionInfo } from '../../../schemas/generated/models.ts';
@@ -32,11 +35,14 @@ import {
 } from '../../pipeline/endpoints.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 import { renderBodyTemplate } from './template.ts';
+import { xmlToMap } from './xml.ts';
 
 interface Entry {
   endpoint: CompiledEndpoint;
   template: BodyTemplate;
   session: boolean;
+  /** The body is XML (`input_type: xml`), else JSON. */
+  xml: boolean;
 }
 
 interface VersionTransforms {
@@ -59,6 +65,7 @@ function entries(list: readonly TemplateMeta[] | undefined, ignoreCase: boolean,
       endpoint: compileEntryEndpoint(e, ignoreCase),
       template,
       session: e.template_data.enable_session === true,
+      xml: e.template_data.input_type === 'xml',
     });
   }
   return out;
@@ -98,7 +105,29 @@ function contextData(ctx: RequestContext): Record<string, unknown> {
   return data;
 }
 
-/** Runs `entry` over `body`; undefined when the body is not JSON or the template fails. */
+/** The data a template reads from `body`, or why the body does not parse. */
+function bodyData(body: Buffer, xml: boolean): Record<string, unknown> | string {
+  if (xml) {
+    try {
+      return xmlToMap(body);
+    } catch (err) {
+      return `the body is not XML (${err instanceof Error ? err.message : String(err)})`;
+    }
+  }
+  let parsed: unknown;
+  try {
+    parsed = body.length === 0 ? {} : JSON.parse(body.toString('utf8'));
+  } catch {
+    return 'the body is not JSON';
+  }
+  return Array.isArray(parsed)
+    ? { array: parsed }
+    : parsed !== null && typeof parsed === 'object'
+      ? { ...(parsed as Record<string, unknown>) }
+      : {};
+}
+
+/** Runs `entry` over `body`; undefined when the body does not parse or the template fails. */
 function transform(
   ctx: RequestContext,
   entry: Entry,
@@ -106,18 +135,11 @@ function transform(
   contextVars: boolean,
   what: string,
 ): Buffer | undefined {
-  let parsed: unknown;
-  try {
-    parsed = body.length === 0 ? {} : JSON.parse(body.toString('utf8'));
-  } catch {
-    ctx.log.warn(`${what}: the body is not JSON, sent unchanged`);
+  const data = bodyData(body, entry.xml);
+  if (typeof data === 'string') {
+    ctx.log.warn(`${what}: ${data}, sent unchanged`);
     return undefined;
   }
-  const data: Record<string, unknown> = Array.isArray(parsed)
-    ? { array: parsed }
-    : parsed !== null && typeof parsed === 'object'
-      ? { ...(parsed as Record<string, unknown>) }
-      : {};
   if (entry.session && ctx.session !== undefined) data._tyk_meta = ctx.session.meta_data ?? {};
   if (contextVars) data._tyk_context = contextData(ctx);
   try {

@@ -5,13 +5,20 @@
  *   entry matching the method and path: its `delete_headers`, then its `add_headers`;
  * - to the client response: `global_response_headers_remove` then `global_response_headers`
  *   (`global_response_headers_disabled` turns both off), then the first matching
- *   `transform_response_headers` entry, the same way.
+ *   `transform_response_headers` entry, the same way; then, for every version, each
+ *   `header_injector` of the API's `response_processors` (in list order): its
+ *   `options.remove_headers`, then its `options.add_headers`. The API-wide changes come last, so
+ *   they win, as the reference's header injector applies them after the version's.
  * Names match without case; an added header replaces the client's (request) or the upstream's
  * (response). Values may hold the reference's variables (gateway/middleware/context-vars):
  * `$tyk_meta.<key>` always, `$tyk_context.<name>` with `enable_context_vars: true` (without it
  * they are sent as written, as the reference sends them); each value is compiled once.
  */
-import type { HeaderInjectionMeta, VersionInfo } from '../../../schemas/generated/models.ts';
+import type {
+  GatewayApiDefinition,
+  HeaderInjectionMeta,
+  VersionInfo,
+} from '../../../schemas/generated/models.ts';
 import { compileValue, valueOf, type Value } from '../context-vars/index.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import { before } from '../../pipeline/steps.ts';
@@ -92,6 +99,16 @@ export function compileVersionHeaders(v: VersionInfo, contextVars = false): Vers
   return none ? undefined : h;
 }
 
+/** The response header changes of the API's `header_injector` processors, in list order; undefined when none. */
+export function compileApiHeaders(api: GatewayApiDefinition): HeaderChange[] | undefined {
+  const contextVars = api.enable_context_vars === true;
+  const changes = (api.response_processors ?? [])
+    .filter((p) => p.name === 'header_injector')
+    .map((p) => change(p.options?.remove_headers, p.options?.add_headers, contextVars))
+    .filter((c) => c !== undefined);
+  return changes.length === 0 ? undefined : changes;
+}
+
 function onRequest(ctx: RequestContext, c: HeaderChange): void {
   for (const n of c.remove) removeRequestHeader(ctx.headers, n);
   for (const [n, v] of c.add) ctx.headers[n] = valueOf(v, ctx);
@@ -111,13 +128,17 @@ function onResponse(ctx: RequestContext, c: HeaderChange): void {
 /** See the module comment. */
 export const headers: GatewayMiddleware = {
   name: 'headers',
-  enabled: (api) => perVersion(api, compileVersionHeaders) !== undefined,
+  enabled: (api) =>
+    perVersion(api, compileVersionHeaders) !== undefined || compileApiHeaders(api) !== undefined,
   create: (api) => {
     const contextVars = api.enable_context_vars === true;
     const of = perVersion(api, (v) => compileVersionHeaders(v, contextVars));
-    if (of === undefined) throw new Error('headers: compiled for an API without header changes');
+    const apiWide = compileApiHeaders(api);
+    if (of === undefined && apiWide === undefined) {
+      throw new Error('headers: compiled for an API without header changes');
+    }
     return before((ctx) => {
-      const h = of(ctx);
+      const h = of?.(ctx);
       if (h !== undefined) {
         if (h.request !== undefined) onRequest(ctx, h.request);
         if (h.response !== undefined) onResponse(ctx, h.response);
@@ -130,6 +151,7 @@ export const headers: GatewayMiddleware = {
           if (res !== undefined) onResponse(ctx, res.change);
         }
       }
+      for (const c of apiWide ?? []) onResponse(ctx, c);
       return undefined;
     });
   },

@@ -71,7 +71,8 @@ const templateData: JsonSchema = {
     input_type: {
       type: 'string',
       enum: ['', 'json', 'xml'],
-      description: 'Format of the body the template reads: `json` (`xml` is not supported yet).',
+      description:
+        'Format of the body the template reads: `json` (the default), or `xml`, read into a map as the reference reads it (docs/gateway.md, "Body transforms").',
     },
     template_mode: {
       type: 'string',
@@ -307,11 +308,11 @@ export const extendedPaths: JsonSchema = {
     ),
     transform: supportedList(
       templateMeta,
-      'Request body templates: the first entry matching the method and path rewrites the JSON body sent upstream (docs/gateway.md, "Body transforms").',
+      'Request body templates: the first entry matching the method and path rewrites the JSON or XML body sent upstream (docs/gateway.md, "Body transforms").',
     ),
     transform_response: supportedList(
       templateMeta,
-      "Response body templates: the first entry matching the request's method and path rewrites the upstream's JSON body (buffered, at most 1 MiB).",
+      "Response body templates: the first entry matching the request's method and path rewrites the upstream's JSON or XML body (buffered, at most 1 MiB).",
     ),
     transform_jq: endpointList(
       transformJq,

@@ -1,7 +1,7 @@
 /**
  * The fields of the reference's classic model at the end of the classic API: those svc does not
  * enforce yet, and a few of the same origin that it enforces since (`do_not_track`,
- * `uptime_tests`, `cache_options`), and the versions' `definition`.
+ * `uptime_tests`, `cache_options`, `response_processors`), and the versions' `definition`.
  */
 import type { JsonSchema } from '../../json-schema.ts';
 import { notYet, enforced, strings, stringMap, openObject } from './builders.ts';
@@ -245,23 +245,36 @@ export function notYetClassicProperties(): Record<string, JsonSchema> {
       },
       'svc keeps no analytics records (its request metrics are Prometheus series at `/metrics`, docs/gateway.md), so there is nothing to expire',
     ),
-    response_processors: notYet(
-      {
-        type: 'array',
-        description: 'Response middleware of other gateways.',
-        items: {
-          title: 'ResponseProcessor',
-          description: 'One response processor.',
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            name: { type: 'string', description: 'Name of the processor.' },
-            options: openObject('Settings of the processor.'),
+    response_processors: enforced({
+      type: 'array',
+      description:
+        "Response processors, named the reference's way: `header_injector` changes the headers of every response of the API (its `options`: `remove_headers`, then `add_headers`, after the version's and the endpoint's header changes); `response_body_transform` names the endpoints' `transform_response` templates, which apply whether it is listed or not. Other processors are refused by name (docs/gateway.md, \"Response processors\").",
+      items: {
+        title: 'ResponseProcessor',
+        description: 'One response processor.',
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          name: {
+            type: 'string',
+            description: 'Name of the processor: `header_injector` or `response_body_transform`.',
+          },
+          options: {
+            title: 'ResponseProcessorOptions',
+            description:
+              'Settings of the processor: `add_headers` and `remove_headers` for `header_injector`; `response_body_transform` takes none.',
+            type: 'object',
+            'x-kubernetes-preserve-unknown-fields': true,
+            properties: {
+              add_headers: stringMap(
+                "Headers set on every response of the API (replacing the upstream's); values may hold `$tyk_meta.<key>` and, with `enable_context_vars`, `$tyk_context.<name>`.",
+              ),
+              remove_headers: strings('Headers removed from every response of the API.'),
+            },
           },
         },
       },
-      "response middleware named the reference's way; svc sets the same features per version and endpoint: `global_response_headers`, `transform_response_headers`, `transform_response`",
-    ),
+    }),
     domain_disabled: flag(
       'Ignore `domain`.',
       'not built yet: a `domain` always applies; to serve on every host, leave `domain` empty',
