@@ -5,6 +5,17 @@ import tseslint from 'typescript-eslint';
 /** The four parts talk over HTTP and share only schemas/ and lib/. */
 const parts = ['operator', 'webhooks', 'gateway', 'dashboard'];
 
+/** The gateway speaks API definitions, policies and keys, never Kubernetes objects. */
+const gatewayImports = {
+  paths: [{ name: '@kubernetes/client-node', message: 'The gateway never imports Kubernetes types.' }],
+  patterns: [
+    {
+      group: ['**/lib/k8s/**', '**/operator/**', '**/webhooks/**', '**/dashboard/**'],
+      message: 'The gateway imports only schemas/ and lib/ (not lib/k8s).',
+    },
+  ],
+};
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'charts/**', 'docs/**', '**/testdata/**'] },
   js.configs.recommended,
@@ -70,20 +81,7 @@ export default tseslint.config(
     // The gateway speaks API definitions, policies and keys, never Kubernetes objects.
     files: ['gateway/**/*.ts'],
     rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: [
-            { name: '@kubernetes/client-node', message: 'The gateway never imports Kubernetes types.' },
-          ],
-          patterns: [
-            {
-              group: ['**/lib/k8s/**', '**/operator/**', '**/webhooks/**', '**/dashboard/**'],
-              message: 'The gateway imports only schemas/ and lib/ (not lib/k8s).',
-            },
-          ],
-        },
-      ],
+      'no-restricted-imports': ['error', gatewayImports],
     },
   },
   {
@@ -91,21 +89,16 @@ export default tseslint.config(
     // one contract"): it imports schemas/, lib/, itself and the event vocabulary (events/events.ts,
     // types that import only schemas/), never the parts it serves (store, limits, sessions,
     // metrics, streams, middleware, routes, server), so that none of them can make an import
-    // circle through it. The gateway-wide restrictions above are repeated: a later entry replaces
-    // an earlier one's options for the same rule.
+    // circle through it. The gateway-wide restrictions (gatewayImports) are given again: a later
+    // entry replaces an earlier one's options for the same rule.
     files: ['gateway/pipeline/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
-          paths: [
-            { name: '@kubernetes/client-node', message: 'The gateway never imports Kubernetes types.' },
-          ],
+          paths: gatewayImports.paths,
           patterns: [
-            {
-              group: ['**/lib/k8s/**', '**/operator/**', '**/webhooks/**', '**/dashboard/**'],
-              message: 'The gateway imports only schemas/ and lib/ (not lib/k8s).',
-            },
+            ...gatewayImports.patterns,
             {
               regex: '^\\.\\./(?!\\.\\./|events/events\\.ts$)',
               message:
