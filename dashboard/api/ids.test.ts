@@ -7,28 +7,11 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { oasDocument } from '../../schemas/testing.ts';
-import { orgAdmin, startTestDashboard, type Res, type TestDashboard } from '../testing/dashboard.ts';
-import { sqliteFixture } from '../testing/stores.ts';
-import type { Store } from '../store/store.ts';
+import { badObjectIds, oasDocument } from '../../schemas/testing.ts';
+import { startOrgDashboard, type Res, type TestDashboard } from '../testing/dashboard.ts';
 
 const STREAMS = 'application/vnd.svc.streams.oas';
 const ORG = 'ids-org';
-
-/** IDs no API, policy or organisation may have, and what the message says. */
-const badObjectIds: [name: string, id: string, says: RegExp][] = [
-  ['.', '.', /Invalid value: a URL resolves \. and \.\. away/],
-  ['..', '..', /Invalid value: a URL resolves \. and \.\. away/],
-  ['dots only', '...', /Invalid value: .*dots only/],
-  ['a slash', 'a/b', /Invalid value: \/ would split the URL/],
-  ['a newline', 'a\nb', /Invalid value: control characters/],
-  ['too long', 'a'.repeat(256), /Too long: 256 characters, more than 255/],
-  ['percent', 'a%b', /"%" is not allowed/],
-  ['question mark', 'a?b', /"\?" is not allowed/],
-  ['hash', 'a#b', /"#" is not allowed/],
-  ['backslash', 'a\\b', /"\\\\" is not allowed/],
-  ['white space only', '   ', /" " is not allowed/],
-];
 
 /**
  * Basic-auth user names refused. A name is in the path, where `.` and `..` are resolved before
@@ -54,22 +37,15 @@ const goodUserNames = [
   '...',
 ];
 
-const fx = sqliteFixture();
-let store: Store;
 let d: TestDashboard;
 let admin: string;
+let close: () => Promise<void>;
 let seq = 0;
 
 before(async () => {
-  store = await fx.open(await fx.fresh());
-  d = await startTestDashboard(store);
-  admin = await orgAdmin(d, ORG);
+  ({ d, admin, close } = await startOrgDashboard(ORG));
 });
-after(async () => {
-  await d.close();
-  await store.close();
-  await fx.stop();
-});
+after(() => close());
 
 const classic = (id: string): Record<string, unknown> => ({
   api_definition: {

@@ -6,9 +6,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { orgAdmin, startTestDashboard, type TestDashboard } from '../testing/dashboard.ts';
-import { sqliteFixture } from '../testing/stores.ts';
-import type { Store } from '../store/store.ts';
+import { startOrgDashboard, type TestDashboard } from '../testing/dashboard.ts';
 
 const ORG = 'limits-org';
 
@@ -51,21 +49,15 @@ const rows: [name: string, limits: Record<string, unknown>, says: RegExp | undef
   ],
 ];
 
-const fx = sqliteFixture();
-let store: Store;
 let d: TestDashboard;
 let admin: string;
+let close: () => Promise<void>;
 let seq = 0;
 
 before(async () => {
-  store = await fx.open(await fx.fresh());
-  d = await startTestDashboard(store);
-  admin = await orgAdmin(d, ORG);
+  ({ d, admin, close } = await startOrgDashboard(ORG));
 });
-after(async () => {
-  await d.close();
-  await store.close();
-});
+after(() => close());
 
 describe('the dashboard applies the limits rule to policies and keys', () => {
   for (const [name, limits, says] of rows) {

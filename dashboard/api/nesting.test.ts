@@ -6,49 +6,11 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_NESTING_DEPTH, tooDeep } from '../../schemas/rules/nesting.ts';
-import { oasDocument } from '../../schemas/testing.ts';
-import type { Store } from '../store/store.ts';
-import { orgAdmin, startTestDashboard, type TestDashboard } from '../testing/dashboard.ts';
-import { sqliteFixture } from '../testing/stores.ts';
+import { MAX_NESTING_DEPTH } from '../../schemas/rules/nesting.ts';
+import { deepOasDocument, withDeep } from '../../schemas/testing.ts';
+import { startOrgDashboard, type TestDashboard } from '../testing/dashboard.ts';
 
 const ORG = 'nesting-org';
-
-/** `{type: object, properties: {a: ...}}` around a string, `wrappers` times, as JSON text. */
-function schemaChain(wrappers: number): string {
-  const open = '{"type":"object","properties":{"a":';
-  return `${open.repeat(wrappers)}{"type":"string"}${'}}'.repeat(wrappers)}`;
-}
-
-/** An OAS document nested `depth` levels deep (an even number), as JSON text. */
-function deepDocument(depth: number): string {
-  const doc = oasDocument(
-    { id: `deep${String(depth)}`, name: `deep${String(depth)}`, listenPath: `/deep${String(depth)}/` },
-    { middleware: { operations: { addItem: { validateRequest: { enabled: true } } } } },
-    {
-      paths: {
-        '/items': {
-          post: {
-            operationId: 'addItem',
-            requestBody: { content: { 'application/json': { schema: 'SCHEMA' } } },
-            responses: { '200': { description: 'ok' } },
-          },
-        },
-      },
-    },
-  );
-  const text = JSON.stringify(doc).replace('"SCHEMA"', schemaChain((depth - 8) / 2));
-  const parsed: unknown = JSON.parse(text);
-  assert.equal(tooDeep(parsed, depth), undefined);
-  assert.notEqual(tooDeep(parsed, depth - 1), undefined, `nested exactly ${String(depth)} levels`);
-  return text;
-}
-
-/** `fields` as a JSON object, with `deep` holding objects nested `depth` levels. */
-function withDeep(fields: Record<string, unknown>, deep: string, depth: number): string {
-  const value = `${'{"a":'.repeat(depth - 1)}{}${'}'.repeat(depth - 1)}`;
-  return JSON.stringify({ ...fields, [deep]: 'DEEP' }).replace('"DEEP"', value);
-}
 
 const refusal = (under: string): Record<string, unknown> => ({
   Status: 'Error',
@@ -56,34 +18,27 @@ const refusal = (under: string): Record<string, unknown> => ({
   Meta: null,
 });
 
-const fx = sqliteFixture();
-let store: Store;
 let d: TestDashboard;
 let admin: string;
+let close: () => Promise<void>;
 
 before(async () => {
-  store = await fx.open(await fx.fresh());
-  d = await startTestDashboard(store);
-  admin = await orgAdmin(d, ORG);
+  ({ d, admin, close } = await startOrgDashboard(ORG));
 });
-after(async () => {
-  await d.close();
-  await store.close();
-  await fx.stop();
-});
+after(() => close());
 
 describe('bodies nested too deep: 400 naming the limit', () => {
   const cases: { name: string; path: string; body: () => string; under: string; admin?: true }[] = [
     {
       name: 'an OAS document 5,000 levels deep',
       path: '/api/apis/oas',
-      body: () => deepDocument(5000),
+      body: () => deepOasDocument(5000),
       under: 'paths',
     },
     {
       name: 'an OAS document one level past the limit',
       path: '/api/apis/oas',
-      body: () => deepDocument(MAX_NESTING_DEPTH + 2),
+      body: () => deepOasDocument(MAX_NESTING_DEPTH + 2),
       under: 'paths',
     },
     {
@@ -129,7 +84,7 @@ describe('bodies nested too deep: 400 naming the limit', () => {
 });
 
 test('a document nested exactly to the limit is stored and read back', async () => {
-  const text = deepDocument(MAX_NESTING_DEPTH);
+  const text = deepOasDocument(MAX_NESTING_DEPTH);
   const created = await d.call('POST', '/api/apis/oas', { auth: admin, body: text });
   assert.equal(created.status, 200, created.text);
   const got = await d.call('GET', `/api/apis/oas/deep${String(MAX_NESTING_DEPTH)}`, { auth: admin });

@@ -3,6 +3,7 @@ import { recordingLogger, type LoggedLine } from '../../lib/testing/log.ts';
 import type { DashboardConfig } from '../config/schema.ts';
 import { startDashboard, type DashboardServer } from '../server.ts';
 import type { Store } from '../store/store.ts';
+import { sqliteFixture } from './stores.ts';
 
 /** The admin secret of test dashboards. */
 export const ADMIN_SECRET = 'test-admin-secret-0123456789';
@@ -101,4 +102,26 @@ export async function orgAdmin(d: TestDashboard, org: string): Promise<string> {
   });
   if (user.status !== 200) throw new Error(`admin user of ${org}: ${String(user.status)} ${user.text}`);
   return String((user.body.Meta as Record<string, unknown>).access_key);
+}
+
+/**
+ * A dashboard over a fresh SQLite store with the organisation `org` and its admin (`orgAdmin`):
+ * what a file of tests against one organisation starts in its `before` hook; `close` stops the
+ * dashboard and removes the store.
+ */
+export async function startOrgDashboard(
+  org: string,
+): Promise<{ d: TestDashboard; admin: string; close: () => Promise<void> }> {
+  const fx = sqliteFixture();
+  const store = await fx.open(await fx.fresh());
+  const d = await startTestDashboard(store);
+  return {
+    d,
+    admin: await orgAdmin(d, org),
+    close: async () => {
+      await d.close();
+      await store.close();
+      await fx.stop();
+    },
+  };
 }

@@ -7,29 +7,14 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { oasDocument } from '../../schemas/testing.ts';
+import { badObjectIds, oasDocument } from '../../schemas/testing.ts';
 import { send } from '../testing/client.ts';
 import { startEcho, type Echo } from '../testing/echo.ts';
-import { SECRET, keyed, keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { keyed, keyless, SECRET, startGateway, type InProcessGateway } from '../testing/harness.ts';
 
 /** The URL form of an ID: escaped as clients do, and dots as `%2E` so nothing resolves them first. */
 const inPath = (id: string): string => encodeURIComponent(id).replaceAll('.', '%2E');
 const target = 'http://127.0.0.1:9';
-
-/** IDs no API, policy or organisation may have, and what the message says. */
-const badObjectIds: [name: string, id: string, says: RegExp][] = [
-  ['.', '.', /Invalid value: a URL resolves \. and \.\. away/],
-  ['..', '..', /Invalid value: a URL resolves \. and \.\. away/],
-  ['dots only', '...', /Invalid value: .*dots only/],
-  ['a slash', 'a/b', /Invalid value: \/ would split the URL/],
-  ['a newline', 'a\nb', /Invalid value: control characters/],
-  ['too long', 'a'.repeat(256), /Too long: 256 characters, more than 255/],
-  ['percent', 'a%b', /Invalid value: "a%b": "%" is not allowed/],
-  ['question mark', 'a?b', /"\?" is not allowed/],
-  ['hash', 'a#b', /"#" is not allowed/],
-  ['backslash', 'a\\b', /"\\\\" is not allowed/],
-  ['white space only', '   ', /" " is not allowed/],
-];
 
 /**
  * Custom key values (and basic-auth user names) refused, and what the message says. A key is

@@ -7,54 +7,10 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_NESTING_DEPTH, tooDeep } from '../../schemas/rules/nesting.ts';
-import { oasDocument } from '../../schemas/testing.ts';
+import { MAX_NESTING_DEPTH } from '../../schemas/rules/nesting.ts';
+import { deepOasDocument, withDeep } from '../../schemas/testing.ts';
 import { startEcho, type Echo } from '../testing/echo.ts';
 import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
-
-/**
- * `{type: object, properties: {a: ...}}` around a string, `wrappers` times (2 levels each, plus
- * 1), as JSON text: JSON.stringify itself recurses, and gives out long before 5,000 levels.
- */
-function schemaChain(wrappers: number): string {
-  const open = '{"type":"object","properties":{"a":';
-  return `${open.repeat(wrappers)}{"type":"string"}${'}}'.repeat(wrappers)}`;
-}
-
-/**
- * An OAS document nested `depth` levels deep (an even number), as JSON text: the request body
- * schema of an operation whose requests are validated, so the gateway compiles it.
- */
-function deepDocument(depth: number, target: string): string {
-  const doc = oasDocument(
-    { id: `deep${String(depth)}`, listenPath: `/deep${String(depth)}/`, target },
-    { middleware: { operations: { addItem: { validateRequest: { enabled: true } } } } },
-    {
-      paths: {
-        '/items': {
-          post: {
-            operationId: 'addItem',
-            // The schema sits at level 8: document, paths, /items, post, requestBody, content,
-            // application/json, schema.
-            requestBody: { content: { 'application/json': { schema: 'SCHEMA' } } },
-            responses: { '200': { description: 'ok' } },
-          },
-        },
-      },
-    },
-  );
-  const text = JSON.stringify(doc).replace('"SCHEMA"', schemaChain((depth - 8) / 2));
-  const parsed: unknown = JSON.parse(text);
-  assert.equal(tooDeep(parsed, depth), undefined);
-  assert.notEqual(tooDeep(parsed, depth - 1), undefined, `nested exactly ${String(depth)} levels`);
-  return text;
-}
-
-/** `fields` as a JSON object, with `deep` holding objects nested `depth` levels. */
-function withDeep(fields: Record<string, unknown>, deep: string, depth: number): string {
-  const value = `${'{"a":'.repeat(depth - 1)}{}${'}'.repeat(depth - 1)}`;
-  return JSON.stringify({ ...fields, [deep]: 'DEEP' }).replace('"DEEP"', value);
-}
 
 const refusal = (under: string): { status: string; message: string } => ({
   status: 'error',
@@ -78,21 +34,21 @@ describe('management bodies nested too deep: 400 naming the limit', () => {
       name: 'an OAS document 5,000 levels deep',
       method: 'POST',
       path: '/svc/apis/oas',
-      body: () => deepDocument(5000, echo.url),
+      body: () => deepOasDocument(5000, { target: echo.url }),
       under: 'paths',
     },
     {
       name: 'an OAS document one level past the limit',
       method: 'POST',
       path: '/svc/apis/oas',
-      body: () => deepDocument(MAX_NESTING_DEPTH + 2, echo.url),
+      body: () => deepOasDocument(MAX_NESTING_DEPTH + 2, { target: echo.url }),
       under: 'paths',
     },
     {
       name: 'an OAS document update',
       method: 'PUT',
       path: '/svc/apis/oas/deep5000',
-      body: () => deepDocument(5000, echo.url),
+      body: () => deepOasDocument(5000, { target: echo.url }),
       under: 'paths',
     },
     {
@@ -138,7 +94,7 @@ describe('management bodies nested too deep: 400 naming the limit', () => {
 });
 
 test('a document nested exactly to the limit is stored, loaded and served', async () => {
-  const doc = deepDocument(MAX_NESTING_DEPTH, echo.url);
+  const doc = deepOasDocument(MAX_NESTING_DEPTH, { target: echo.url });
   const res = await gw.admin('POST', '/svc/apis/oas', doc);
   assert.equal(res.status, 200, res.text);
   await gw.reload();
