@@ -331,6 +331,63 @@ describe('bad manifests are refused with our message', () => {
   });
 });
 
+describe("response processors (the reference's httpbin-transform sample)", () => {
+  const b64 = (s: string): string => Buffer.from(s).toString('base64');
+  const processors = [
+    { name: 'response_body_transform' },
+    {
+      name: 'header_injector',
+      options: { add_headers: { 'X-Served-By': 'svc' }, remove_headers: ['Server'] },
+    },
+  ];
+
+  test('admitted and stored with their options; XML response templates too', async () => {
+    admitted(
+      await apply(
+        cp,
+        apiDefinition('rp-sample', {
+          response_processors: processors,
+          version_data: {
+            default_version: 'Default',
+            not_versioned: true,
+            versions: {
+              Default: {
+                name: 'Default',
+                use_extended_paths: true,
+                extended_paths: {
+                  transform_response: [
+                    {
+                      method: 'GET',
+                      path: '/xml',
+                      template_data: {
+                        input_type: 'xml',
+                        template_mode: 'blob',
+                        template_source: b64('{{ . | jsonMarshal }}'),
+                      },
+                    },
+                  ],
+                },
+              },
+            },
+          },
+        }),
+      ),
+    );
+    const api = await getObject(cp, 'apidefinition', 'rp-sample');
+    assert.deepEqual((api.spec as Manifest).response_processors, processors);
+  });
+
+  test('a processor svc does not serve is refused by name', async () => {
+    refusedWith(
+      await apply(
+        cp,
+        apiDefinition('rp-jq', { response_processors: [{ name: 'response_body_transform_jq' }] }),
+      ),
+      'The ApiDefinition "rp-jq" is invalid: spec.response_processors[0].name: not supported by svc yet: jq needs an engine',
+    );
+  });
+});
+
 describe('ConfigMaps read by APIs', () => {
   test('an update that breaks the document is refused, naming the API', async () => {
     refusedWith(
