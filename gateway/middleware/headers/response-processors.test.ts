@@ -7,17 +7,11 @@
  * the fast path every row must be served by it. Refusals at write time: the processors svc does
  * not serve, named.
  */
-import { before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { useEcho } from '../../testing/echo.ts';
 import { keyless, oneVersion, startGateway } from '../../testing/harness.ts';
-import {
-  describeEachSetup,
-  fastPathOn,
-  provision,
-  testProxiedRows,
-  type ProxiedRow,
-} from '../../testing/tables.ts';
+import { describeProxiedTable, type ProxiedRow } from '../../testing/tables.ts';
 
 const echo = useEcho();
 
@@ -107,16 +101,7 @@ const rows: ProxiedRow[] = [
   },
 ];
 
-describeEachSetup(
-  'response processors',
-  () => ({}),
-  ({ gw, index }) => {
-    before(async () => {
-      await provision(gw(), apis());
-    });
-    testProxiedRows(gw, rows, fastPathOn(index));
-  },
-);
+describeProxiedTable('response processors', apis, rows);
 
 test('writes: processors svc does not serve are refused by name, bad options by path', async () => {
   const gw = await startGateway();
