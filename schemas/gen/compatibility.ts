@@ -5,6 +5,7 @@
  */
 import { apiDefinitionKind } from '../kinds/api-definition.ts';
 import { apiDefinitionModel } from '../models/api-definition/index.ts';
+import { RESOURCE_FIELDS, TCP_FIELDS, TCP_PROXY_FIELDS } from '../rules/tcp.ts';
 import { fieldSupport, NOT_SUPPORTED_YET, type FieldSupport } from '../support.ts';
 
 const cell = (text: string): string => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
@@ -86,6 +87,7 @@ A \`target_url\` without a scheme means \`http://\`.
 
 ${count('supported')} fields of \`ApiDefinition.spec\` are supported, ${count('not-supported')} not supported yet.
 
+${tcpSection()}
 ## Not supported yet, and why
 
 Each field below is not supported yet, with the fields under it (the tables list them):
@@ -99,5 +101,30 @@ ${table(spec)}
 ## Fields of the gateway's model only (\`/svc/apis\`)
 
 ${table(gatewayOnly)}
+`;
+}
+
+/**
+ * What a TCP or TLS API honours, from the rule itself (schemas/rules/tcp.ts): a field not listed
+ * is refused on such an API by name.
+ */
+function tcpSection(): string {
+  const code = (names: readonly string[]): string => names.map((n) => `\`${n}\``).join(', ');
+  const fields = TCP_FIELDS.filter((f) => f !== 'proxy' && f !== 'certificates' && f !== 'version_data');
+  return `## TCP and TLS APIs
+
+An API with \`protocol: tcp\` or \`tls\` proxies connections, not HTTP requests: the gateway
+listens on its \`listen_port\` and pipes each connection to \`proxy.target_url\`
+(\`tcp://<host>:<port>\`), terminating TLS first with \`tls\` (docs/gateway.md, "TCP and TLS
+APIs"). Such an API honours ${code(fields)}, ${code(TCP_PROXY_FIELDS.map((f) => `proxy.${f}`))}
+(the listen path empty), \`version_data\` whose versions carry their name only,
+${code(RESOURCE_FIELDS.filter((f) => f !== 'certificate_secret_names'))} in the resource,
+and with \`tls\` \`certificates\` (\`certificate_secret_names\` in the resource); IP lists and
+\`global_rate_limit\` apply per connection. Any other field set to a value that changes behaviour
+is refused on such an API, by name (\`<path>: Forbidden: a tcp API proxies connections, not HTTP
+requests ...\`), never stored and ignored: authentication, per-path settings, headers, CORS,
+caching and the other HTTP middleware. Not built yet for them: the PROXY protocol
+(\`enable_proxy_protocol\`), a TLS upstream (\`tls://\`), and a choice among several
+certificates by SNI (the first of \`certificates\` stored with its private key is served).
 `;
 }

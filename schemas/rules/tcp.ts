@@ -28,7 +28,7 @@ export function isTcpApi(api: { protocol?: unknown }): boolean {
  * on such an API unless its value is neutral (schemas/support.ts: false, 0, '', empty lists and
  * maps, an object whose switch is off).
  */
-const TCP_FIELDS = [
+export const TCP_FIELDS = [
   'api_id',
   'org_id',
   'name',
@@ -53,10 +53,13 @@ const TCP_FIELDS = [
 ] as const satisfies readonly (keyof GatewayApiDefinition)[];
 
 /** Fields of the ApiDefinition resource (not of the gateway's model) a TCP API may have. */
-const RESOURCE_FIELDS = ['contextRef', 'certificate_secret_names'] as const;
+export const RESOURCE_FIELDS = ['contextRef', 'certificate_secret_names'] as const;
 
 /** The proxy fields a TCP API honours. */
-const TCP_PROXY_FIELDS = ['listen_path', 'target_url'] as const satisfies readonly (keyof ProxyConfig)[];
+export const TCP_PROXY_FIELDS = [
+  'listen_path',
+  'target_url',
+] as const satisfies readonly (keyof ProxyConfig)[];
 
 /** What a version of a TCP API may set: its name (and an empty set of endpoint settings). */
 const TCP_VERSION_FIELDS = new Set<string>(['name', 'use_extended_paths']);

@@ -68,7 +68,8 @@ export interface Made {
   jwtToken: string;
 }
 
-const auth = { 'x-svc-authorization': SECRET };
+/** The management API header of the bench gateways. */
+export const auth = { 'x-svc-authorization': SECRET };
 
 /** Starts `node gateway/main.ts` on `port` with the bench's settings and waits until it is ready. */
 export async function startGatewayProcess(port: number, storeArgs: string[], label: string): Promise<void> {
@@ -84,7 +85,8 @@ export async function startGatewayProcess(port: number, storeArgs: string[], lab
   await waitFor(
     `the ${label}`,
     async () => ((await send({ port, path: '/ready' })).status === 200 ? true : undefined),
-    20_000,
+    // Generous: --workers on a loaded machine took over 20 s to be ready.
+    60_000,
   );
 }
 

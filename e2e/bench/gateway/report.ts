@@ -20,6 +20,7 @@ import {
   type Result,
 } from './drivers.ts';
 import { versionOf } from './processes.ts';
+import type { TcpResult } from './tcp.ts';
 
 /** 1-minute load average before the run: other work on the machine skews every figure. */
 export function loadAverage(): string {
@@ -67,6 +68,8 @@ export function writeReport(f: {
   cache: Result;
   /** Upstream calls of the cache API during its runs (warm-up and measured): misses. */
   cacheMisses: number;
+  /** redis-benchmark PING directly and through a `protocol: tcp` API. */
+  tcp: { direct: TcpResult; gateway: TcpResult };
 }): string {
   const {
     nginx,
@@ -82,7 +85,10 @@ export function writeReport(f: {
     redisLoaded,
   } = f;
   const { jwt, jwtHalf, tokenLoadgen, tokenTls, tokenTlsHalf, mtls, mtlsHalf, mix, cache, cacheMisses } = f;
-  const { loadBefore } = f;
+  const { loadBefore, tcp } = f;
+  const tcpRatio = tcp.gateway.rps / tcp.direct.rps;
+  const tcpRow = (name: string, r: TcpResult): string =>
+    `| ${name} | ${fmt(r.rps, 0)} | ${fmt(r.rps / tcp.direct.rps)} | ${fmt(r.p50ms)} ms | ${fmt(r.p99ms)} ms |`;
   const mixRatio = mix.rps / gw.rps;
   const cacheRatio = cache.rps / gw.rps;
   const protectedRatio = protectedRun.rps / nginx.rps;
@@ -186,6 +192,20 @@ paced at the rate, ${CONNECTIONS} connections):
 - ${halfLine('token over HTTPS', tokenTlsHalf)}
 - ${halfLine('mTLS', mtlsHalf)}
 
+TCP proxying: a \`protocol: tcp\` API (its own \`listen_port\`, \`proxy.target_url:
+tcp://127.0.0.1:<port>\`, nothing else) on the same gateway, piping each connection to a
+redis-server of its own, against connecting to that redis-server directly; loaded by
+redis-benchmark (\`PING\` as clients send it, a RESP array; ${CONNECTIONS} connections, one command
+in flight on each; ${ROUNDS} runs each, interleaved, the best kept). Each command crosses the
+gateway's byte pipe both ways (two more socket hops), nothing parsed.
+
+| TCP | Commands/s | / direct | p50 | p99 |
+| --- | ---: | ---: | ---: | ---: |
+${tcpRow('redis-server, direct', tcp.direct)}
+${tcpRow('svc gateway, tcp API (gateway/tcp/)', tcp.gateway)}
+
+TCP API / direct: ${fmt(tcpRatio)}.
+
 The Node floor is the ceiling of any proxy built on \`node:http\` and undici on this machine:
 the gap between it and nginx is the cost of Node's HTTP stack (V8, the HTTP parser and
 streams, per request), the gap between the gateway and the floor is the gateway's own work
@@ -215,7 +235,7 @@ Targets:
 
 Load average before the run: ${loadBefore} (other work on the machine lowers every figure).
 Versions: ${versionOf(process.execPath, ['--version'])} (gateway), ${versionOf('nginx', ['-v'])},
-${versionOf('wrk', ['--version'])}, tools/loadgen on ${versionOf('go', ['version'])}.
+${versionOf('wrk', ['--version'])}, ${versionOf('redis-server', ['--version'])}, tools/loadgen on ${versionOf('go', ['version'])}.
 `;
   const file = join(root, 'docs', 'benchmarks.md');
   let doc = existsSync(file)

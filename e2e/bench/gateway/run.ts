@@ -5,7 +5,8 @@
  * token case over the same HTTPS listener, for a like-for-like ratio). The cases are in
  * cases.ts; the drivers in drivers.ts; nginx in nginx.ts; the report, the "Gateway" section of
  * docs/benchmarks.md, in report.ts. The Node floor (node-floor.ts) and the byte pump
- * (byte-pump.ts) bound what a Node proxy can do on the same machine.
+ * (byte-pump.ts) bound what a Node proxy can do on the same machine. TCP proxying (a `protocol:
+ * tcp` API) is measured against a direct connection with redis-benchmark (tcp.ts).
  *
  * Measurements: saturation (fixed connections, 10 s each after a warm-up) for each, then the
  * gateway cases at half of their own saturation rate (wrk paced by a Lua `delay()`, loadgen by its
@@ -41,6 +42,7 @@ import {
 import { ensureTools, startNginx } from './nginx.ts';
 import { start, stopAll } from './processes.ts';
 import { loadAverage, writeReport } from './report.ts';
+import { addTcpCase, tcpRuns } from './tcp.ts';
 
 async function main(): Promise<void> {
   const loadBefore = loadAverage();
@@ -78,6 +80,8 @@ async function main(): Promise<void> {
       'gateway',
     );
     const made = await addCases(ports, dir, server);
+    const tcpPorts = { redis: await freePort(), listen: await freePort() };
+    await addTcpCase(ports.gateway, tcpPorts);
 
     // The protected case: a second gateway on a redis-server of its own.
     const redisPort = ports.redis;
@@ -154,6 +158,8 @@ async function main(): Promise<void> {
     const jwtHalf = halfOf(loads.jwt, jwt, dir);
     const tokenTlsHalf = halfOf(loads.tokenTls, tokenTls, dir);
     const mtlsHalf = halfOf(loads.mtls, mtls, dir);
+    console.log('bench: TCP proxying (redis-benchmark PING), direct and through a tcp API, interleaved');
+    const tcp = tcpRuns(tcpPorts);
     console.log(
       writeReport({
         loadBefore,
@@ -178,6 +184,7 @@ async function main(): Promise<void> {
         mix,
         cache,
         cacheMisses,
+        tcp,
       }),
     );
   } finally {
