@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { JsonSchema } from '../schemas/json-schema.ts';
-import { ConfigError, durationPattern, loadConfig, parseDuration } from './config.ts';
+import { ConfigError, durationPattern, loadConfig, parseDuration, whereToSet } from './config.ts';
 
 const schema: JsonSchema = {
   type: 'object',
@@ -81,4 +81,17 @@ test('durations', () => {
     undefined,
   ]);
   assert.ok(new RegExp(durationPattern).test('1h30m'));
+});
+
+test('whereToSet names the flag, the environment variable and the file key a key has', () => {
+  const sources = { both: { env: 'X_BOTH', flag: 'both' }, env_only: { env: 'X_ENV' } };
+  assert.equal(
+    whereToSet('both', sources),
+    'set the flag --both, the environment variable X_BOTH, or `both` in the --config file',
+  );
+  assert.equal(
+    whereToSet('env_only', sources),
+    'set the environment variable X_ENV, or `env_only` in the --config file',
+  );
+  assert.equal(whereToSet('file_only', sources), 'set `file_only` in the --config file');
 });

@@ -25,6 +25,21 @@ export interface ConfigSource {
   flag?: string;
 }
 
+/**
+ * How to set `key`, for messages: `set the flag --x, the environment variable X, or \`x\` in the
+ * --config file` (the flag and the variable when it has them).
+ */
+export function whereToSet(key: string, sources: Readonly<Record<string, ConfigSource>>): string {
+  const src = sources[key];
+  const where = [
+    src?.flag === undefined ? undefined : `the flag --${src.flag}`,
+    src?.env === undefined ? undefined : `the environment variable ${src.env}`,
+    `\`${key}\` in the --config file`,
+  ].filter((w) => w !== undefined);
+  const last = where.pop() ?? '';
+  return `set ${where.length > 0 ? `${where.join(', ')}, or ${last}` : last}`;
+}
+
 /** Refused configuration: every problem, each naming where the bad value came from. */
 export class ConfigError extends InputError {
   readonly problems: readonly string[];

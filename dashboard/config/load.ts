@@ -2,7 +2,7 @@
  * Loads the dashboard configuration once at start (file, environment, flags; later sources win),
  * strictly, and says how to fix each problem.
  */
-import { ConfigError, loadConfig } from '../../lib/config.ts';
+import { ConfigError, loadConfig, whereToSet } from '../../lib/config.ts';
 import {
   MIN_SECRET_LENGTH,
   dashboardConfigSchema,
@@ -28,7 +28,7 @@ export function loadDashboardConfig(opts: {
       rules: (raw) =>
         raw.storage === 'postgres' && raw.postgres_url === undefined
           ? [
-              'postgres_url: required when storage is postgres: set the flag --postgres-url, the environment variable SVC_DB_POSTGRES_URL, or `postgres_url` in the --config file',
+              `postgres_url: required when storage is postgres: ${whereToSet('postgres_url', dashboardConfigSources)}`,
             ]
           : [],
     });
@@ -41,7 +41,7 @@ export function loadDashboardConfig(opts: {
 /** Rewrites the schema's messages about the admin secret into how to set it. */
 function explain(problem: string): string {
   if (problem.startsWith('admin_secret: Required value')) {
-    return 'admin_secret: required (it protects the admin API; the dashboard has no default secret): set the flag --admin-secret, the environment variable SVC_DB_ADMIN_SECRET, or `admin_secret` in the --config file';
+    return `admin_secret: required (it protects the admin API; the dashboard has no default secret): ${whereToSet('admin_secret', dashboardConfigSources)}`;
   }
   if (
     /admin_secret|admin-secret|SVC_DB_ADMIN_SECRET/.test(problem) &&

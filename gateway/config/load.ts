@@ -3,7 +3,7 @@
  * strictly, and says how to fix each problem.
  */
 import { readFileSync } from 'node:fs';
-import { ConfigError, loadConfig } from '../../lib/config.ts';
+import { ConfigError, loadConfig, whereToSet } from '../../lib/config.ts';
 import { errorMessage } from '../../lib/errors.ts';
 import { gatewayConfigSchema, gatewayConfigSources, type GatewayConfig } from './schema.ts';
 
@@ -97,14 +97,7 @@ function explainRequired(problem: string): string {
   const m = /^([a-z_]+): Required value: add this field$/.exec(problem);
   const key = m?.[1];
   if (key === undefined) return problem;
-  const src = gatewayConfigSources[key];
-  const where = [
-    src?.flag === undefined ? undefined : `the flag --${src.flag}`,
-    src?.env === undefined ? undefined : `the environment variable ${src.env}`,
-    `\`${key}\` in the --config file`,
-  ].filter((w) => w !== undefined);
   const why =
     key === 'secret' ? ' (it protects the management API; the gateway does not start without it)' : '';
-  const last = where.pop() ?? '';
-  return `${key}: required${why}: set ${where.length > 0 ? `${where.join(', ')}, or ${last}` : last}`;
+  return `${key}: required${why}: ${whereToSet(key, gatewayConfigSources)}`;
 }
