@@ -72,6 +72,8 @@ const admittedExpected: Record<string, boolean> = {
   'api-definition.certificates.in.yaml': true,
   'api-definition.jwt.in.yaml': true,
   'api-definition.internal-targets.in.yaml': true,
+  'api-definition.tcp.in.yaml': true,
+  'api-definition.tls.in.yaml': true,
 };
 
 describe('a manifest the webhooks admit is never refused by the gateway', async () => {
@@ -106,9 +108,25 @@ describe('the webhooks and the gateway give the same verdict', () => {
       spec: { proxy: { listen_path: '/P/', target_url: 'http://u' } },
       served: true,
     },
-    ...['tcp', 'tls', 'h2c'].map((protocol) => ({
-      name: `protocol ${protocol}`,
-      spec: { protocol, listen_port: 9000 },
+    {
+      name: 'protocol h2c',
+      spec: { protocol: 'h2c', listen_port: 9000 },
+      served: false,
+    },
+    ...['tcp', 'tls'].map((protocol) => ({
+      name: `protocol ${protocol} to a tcp:// target`,
+      spec: { protocol, listen_port: 9000, proxy: { target_url: 'tcp://db:5432' } },
+      served: true,
+    })),
+    ...['tcp', 'tls'].map((protocol) => ({
+      name: `protocol ${protocol} with a listen path and basic auth`,
+      spec: {
+        protocol,
+        listen_port: 9000,
+        use_keyless: false,
+        use_basic_auth: true,
+        proxy: { listen_path: '/db/', target_url: 'tcp://db:5432' },
+      },
       served: false,
     })),
     { name: 'protocol https on its own port', spec: { protocol: 'https', listen_port: 8443 }, served: true },

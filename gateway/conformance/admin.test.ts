@@ -103,7 +103,7 @@ const cases: Case[] = [
     want: {
       status: 'error',
       message:
-        'Validation of API Definition failed. Reason: use_keyles: unknown field: remove it, or check its spelling and nesting; proxy.listen_path: Invalid value: must match ^/',
+        'Validation of API Definition failed. Reason: use_keyles: unknown field: remove it, or check its spelling and nesting; proxy.listen_path: Invalid value: must match ^(/|$)',
     },
   },
   {
