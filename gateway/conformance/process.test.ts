@@ -88,6 +88,54 @@ describe('gateway process', () => {
       await gw.stop();
     }
   });
+
+  test('--workers 2: an API written through one worker is read back from every worker, before any reload', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-gw-workers-'));
+    const gw = await spawnGateway(['--workers', '2', '--data-dir', dataDir]);
+    const auth = { 'x-svc-authorization': 'test-secret' };
+    // Fresh connections alternate between the workers: each read may reach the one that wrote.
+    const read = async (id: string): Promise<{ status: number; target?: string }> => {
+      const r = await send({ port: gw.port, path: `/svc/apis/${id}`, headers: auth, fresh: true });
+      return { status: r.status, target: (r.json as { proxy?: { target_url?: string } }).proxy?.target_url };
+    };
+    const write = async (method: 'POST' | 'PUT', id: string, target: string): Promise<void> => {
+      const r = await send({
+        port: gw.port,
+        method,
+        path: method === 'POST' ? '/svc/apis' : `/svc/apis/${id}`,
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify(keyless(id, `/${id}/`, target)),
+        fresh: true,
+      });
+      assert.equal(r.status, 200, r.text);
+    };
+    try {
+      await waitFor('both workers', () =>
+        gw.stderr().includes('"message":"all workers serving"') ? true : undefined,
+      );
+      for (let n = 0; n < 4; n++) {
+        const id = `rw${n}`;
+        // Both workers asked first (each keeps what it read), then the write through one of them.
+        for (let i = 0; i < 2; i++) assert.equal((await read(id)).status, 404);
+        await write('POST', id, `${echo().url}/v1`);
+        for (let i = 0; i < 4; i++)
+          assert.deepEqual(
+            await read(id),
+            { status: 200, target: `${echo().url}/v1` },
+            `${id} read ${i} after its create`,
+          );
+        await write('PUT', id, `${echo().url}/v2`);
+        for (let i = 0; i < 4; i++)
+          assert.deepEqual(
+            await read(id),
+            { status: 200, target: `${echo().url}/v2` },
+            `${id} read ${i} after its update`,
+          );
+      }
+    } finally {
+      await gw.stop();
+    }
+  });
 });
 
 describe('two nodes on one Redis', () => {

@@ -3,10 +3,12 @@
  * written atomically (temporary file, fsync, rename, fsync of the directory), so a crash leaves
  * the old file or the new one, never half of one. `get` keeps what it read in memory (bounded),
  * so a warm lookup never touches the disk; a write by another process of the node (`--workers`)
- * reaches this one as a `changed` message, and `forget` drops the copy. `list` always looks at the
- * disk: it reads each file again unless its inode, size and times are those it saw last time (so
- * a reload of thousands of unchanged APIs stats them rather than reading them), and refreshes the
- * copies of what it read.
+ * reaches this one as a `changed` message, and `forget` drops the copy. API documents are not
+ * kept: only the management API reads them one at a time (routes load through `list`), and it
+ * must answer with what another process just wrote, not a copy from before. `list` always looks
+ * at the disk: it reads each file again unless its inode, size and times are those it saw last
+ * time (so a reload of thousands of unchanged APIs stats them rather than reading them), and
+ * refreshes the copies of what it read.
  */
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -36,6 +38,12 @@ const LIST_CONCURRENCY = 64;
 const CACHE_MAX = 100_000;
 /** A cached "no such document". */
 const ABSENT = Symbol('absent');
+/**
+ * Collections `get` reads from the disk every time. API writes send no `changed` message (a
+ * reload makes them take effect), so a copy kept by another worker answered a read right after
+ * a write with the version from before it, or 404 after a create (docs/design/gateway.md).
+ */
+const UNKEPT: ReadonlySet<Collection> = new Set<Collection>(['apis']);
 
 /** A file as `list` last read it: its stamp (inode, size, change times) and its text. */
 interface Listed {
@@ -290,6 +298,7 @@ export class FilesStore implements Store {
   #remember(collection: Collection, id: string, text: string | typeof ABSENT): void {
     const key = `${collection}/${id}`;
     this.#cache.delete(key);
+    if (UNKEPT.has(collection)) return;
     if (this.#cache.size >= CACHE_MAX) {
       const oldest = this.#cache.keys().next();
       if (oldest.done !== true) this.#cache.delete(oldest.value);
