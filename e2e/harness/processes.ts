@@ -142,8 +142,9 @@ export interface GatewayProc extends Proc {
 }
 
 /**
- * Starts `gateway/main.ts` on a free port (one worker) and waits until `/hello` answers. `env`
- * adds to the settings (e.g. `SVC_GW_STORE` for a Redis store).
+ * Starts `gateway/main.ts` on a free port (one worker unless `workers` says more, as the chart's
+ * gateway has one per core) and waits until `/hello` answers. `env` adds to the settings (e.g.
+ * `SVC_GW_STORE` for a Redis store).
  */
 export async function startGateway(opts: {
   name: string;
@@ -151,13 +152,23 @@ export async function startGateway(opts: {
   dataDir: string;
   logDir: string;
   port?: number;
+  workers?: number;
   env?: Record<string, string>;
 }): Promise<GatewayProc> {
   const port = opts.port ?? (await freePort());
   const proc = startNode({
     name: opts.name,
     script: 'gateway/main.ts',
-    args: ['--port', String(port), '--host', '127.0.0.1', '--workers', '1', '--data-dir', opts.dataDir],
+    args: [
+      '--port',
+      String(port),
+      '--host',
+      '127.0.0.1',
+      '--workers',
+      String(opts.workers ?? 1),
+      '--data-dir',
+      opts.dataDir,
+    ],
     env: { SVC_GW_SECRET: opts.secret, ...opts.env },
     logDir: opts.logDir,
   });

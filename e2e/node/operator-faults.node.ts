@@ -481,6 +481,8 @@ test(
     const names = Array.from({ length: BURST }, (_, i) => `burst-${String(i).padStart(3, '0')}`);
     // Which content each API must end with: the first half is applied twice.
     const latest = (name: string): string => (names.indexOf(name) < BURST / 2 ? 'v2' : 'v1');
+    // Run alone (--test-name-pattern), nothing installed the operator before: the current chart.
+    if (!(await releaseExists())) await installOperator(path.join(repoRoot, 'charts', 'svc-operator'));
     const [first] = (await operatorPods()).filter((p) => !p.deleting);
     assert.ok(first !== undefined, 'an operator pod runs');
 

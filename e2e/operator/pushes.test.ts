@@ -3,7 +3,8 @@
  * more when a second reconcile of it reads a cache that does not hold the status the first one
  * wrote yet. Counted as a user sees it: the gateway's `api stored` and `policy stored` log lines
  * (one per write to its management API). Real processes: etcd and kube-apiserver from the
- * harness, a gateway, an operator, an echo upstream.
+ * harness, a gateway, an operator, an echo upstream; and a gateway of two worker processes, as
+ * the chart runs it on a node of two cores, with an operator replaced as a deleted pod is.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import { derivedId } from '../../operator/ids.ts';
 import type { ControlPlane } from '../harness/control-plane.ts';
 import {
+  httpRequest,
   startEchoUpstream,
   startGateway,
   startOperator,
@@ -21,6 +23,9 @@ import {
 import { applyManifest, startCluster } from './helpers.ts';
 
 const NS = 'pushes';
+/** The namespace of the two-worker case, and its operators' lease. */
+const NS_WORKERS = 'pushes-workers';
+const LEASE_NS_WORKERS = 'pushes-workers-lease';
 /** ApiDefinitions (and SecurityPolicies) of the burst. */
 const N = 80;
 const CONVERGE_MS = 90_000;
@@ -33,7 +38,7 @@ let op: OperatorProc;
 
 before(
   async () => {
-    ({ dir, cp } = await startCluster('pushes', [NS, 'svc-operator-system']));
+    ({ dir, cp } = await startCluster('pushes', [NS, 'svc-operator-system', NS_WORKERS, LEASE_NS_WORKERS]));
     upstream = await startEchoUpstream();
     gw = await startGateway({
       name: 'pushes-gateway',
@@ -63,11 +68,11 @@ const apiName = (i: number): string => `api-${String(i).padStart(3, '0')}`;
 const policyName = (i: number): string => `pol-${String(i).padStart(3, '0')}`;
 const range = (from: number, to: number): number[] => Array.from({ length: to - from }, (_, k) => from + k);
 
-function apiYaml(i: number, version: number): string {
+function apiYaml(i: number, version: number, ns = NS): string {
   const name = apiName(i);
   return `apiVersion: svc.svc.io/v1alpha1
 kind: ApiDefinition
-metadata: {name: ${name}, namespace: ${NS}}
+metadata: {name: ${name}, namespace: ${ns}}
 spec:
   name: ${name}-v${String(version)}
   use_keyless: true
@@ -88,9 +93,9 @@ spec:
 }
 
 /** Writes per document as the gateway's log lists them (`added` and `modified` alike). */
-function writes(what: 'api stored' | 'policy stored'): Map<string, number> {
+function writes(what: 'api stored' | 'policy stored', of: GatewayProc = gw): Map<string, number> {
   const counts = new Map<string, number>();
-  for (const line of gw.log().split('\n')) {
+  for (const line of of.log().split('\n')) {
     if (!line.startsWith('{')) continue;
     let entry: { message?: string; api_id?: string; policy_id?: string };
     try {
@@ -111,11 +116,11 @@ interface Item {
 }
 
 /** Waits until every object of `kind` is Ready for its current generation. */
-async function waitConverged(kind: string, n: number): Promise<void> {
+async function waitConverged(kind: string, n: number, ns = NS): Promise<void> {
   await waitFor(
     `${String(n)} ${kind} Ready`,
     async () => {
-      const out = await cp.kubectl(['get', kind, '-n', NS, '-o', 'json']);
+      const out = await cp.kubectl(['get', kind, '-n', ns, '-o', 'json']);
       const items = (JSON.parse(out.stdout) as { items: Item[] }).items;
       const ready = items.filter((it) => {
         const c = it.status?.conditions?.find((x) => x.type === 'Ready');
@@ -132,13 +137,13 @@ async function waitConverged(kind: string, n: number): Promise<void> {
  * Waits until the gateway's count of writes stays the same for 3 s: the operator's reconciles
  * of the burst (and any second ones they queued) are done.
  */
-async function settled(): Promise<void> {
+async function settled(of: GatewayProc = gw): Promise<void> {
   let last = -1;
   let since = Date.now();
   await waitFor(
     'the gateway written no more',
     () => {
-      const total = gw
+      const total = of
         .log()
         .split('\n')
         .filter((l) => l.includes(' stored"')).length;
@@ -212,5 +217,90 @@ test(
       [],
       'policies written more than once per spec',
     );
+  },
+);
+
+/** Reconciles of ApiDefinitions an operator has finished (its `/metrics`). */
+async function apiReconciles(of: OperatorProc): Promise<number> {
+  const text = (await httpRequest(`${of.opsUrl}/metrics`)).body;
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('svc_reconcile_total{') && line.includes('controller="apidefinition"')) {
+      total += Number(line.slice(line.lastIndexOf(' ') + 1));
+    }
+  }
+  return total;
+}
+
+test(
+  'a gateway of two workers, then the operator replaced (a deleted pod): its successor writes nothing again',
+  { timeout: 300_000 },
+  async () => {
+    // As on the node: the chart's gateway runs one worker per core, and the process a read
+    // reaches may not be the one that took the write before them all reloading.
+    const gw2 = await startGateway({
+      name: 'pushes-workers-gateway',
+      secret: 'pushes-workers-secret',
+      dataDir: join(dir, 'gw-workers'),
+      logDir: dir,
+      workers: 2,
+    });
+    const env = { WATCH_NAMESPACE: NS_WORKERS, POD_NAMESPACE: LEASE_NS_WORKERS, LOG_LEVEL: 'info' };
+    let first: OperatorProc | undefined;
+    let successor: OperatorProc | undefined;
+    try {
+      first = await startOperator({
+        name: 'pushes-workers-operator-1',
+        gateway: gw2,
+        kubeconfig: cp.kubeconfig,
+        logDir: dir,
+        env,
+      });
+      const updated = (i: number): boolean => i < N / 2;
+      await applyManifest(
+        cp,
+        range(0, N)
+          .map((i) => apiYaml(i, 1, NS_WORKERS))
+          .join('---\n'),
+      );
+      await waitConverged('apidefinition', N, NS_WORKERS);
+      await applyManifest(
+        cp,
+        range(0, N)
+          .filter(updated)
+          .map((i) => apiYaml(i, 2, NS_WORKERS))
+          .join('---\n'),
+      );
+      await waitConverged('apidefinition', N, NS_WORKERS);
+      await settled(gw2);
+
+      // SIGTERM, as the kubelet ends a deleted pod; the successor starts from the statuses.
+      await first.stop();
+      const next = await startOperator({
+        name: 'pushes-workers-operator-2',
+        gateway: gw2,
+        kubeconfig: cp.kubeconfig,
+        logDir: dir,
+        env,
+      });
+      successor = next;
+      await waitFor(
+        `the successor's reconcile of the ${String(N)} APIs`,
+        async () => (await apiReconciles(next)) >= N,
+        120_000,
+        500,
+      );
+      await settled(gw2);
+
+      const counts = writes('api stored', gw2);
+      const wrong = range(0, N)
+        .map((i): [string, number] => [apiName(i), counts.get(derivedId(NS_WORKERS, apiName(i))) ?? 0])
+        .filter(([name, got]) => got !== (updated(Number(name.slice(4))) ? 2 : 1));
+      assert.deepEqual(wrong, [], 'APIs written more (or less) than once per spec');
+    } finally {
+      await successor?.stop();
+      await first?.stop();
+      await gw2.stop();
+    }
   },
 );

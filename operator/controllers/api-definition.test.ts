@@ -7,7 +7,7 @@ import { createHash, X509Certificate } from 'node:crypto';
 import { createCa } from '../../lib/x509.ts';
 import type { SecretContent } from '../certificates.ts';
 import { API_FINALIZER, reconcileApiDefinition, type ApiObject, type PolicyView } from './api-definition.ts';
-import { assertReady, baseDeps, FakeGateway, settle } from './testing.ts';
+import { assertReady, baseDeps, FakeGateway, readyOf, settle } from './testing.ts';
 import { HELD_RECHECK_MS } from './status.ts';
 import { PushMemory } from './sync.ts';
 
@@ -450,6 +450,47 @@ describe('reconcileApiDefinition with the memory of pushes', () => {
     await reconcileApiDefinition('team/orders', deps);
     assert.deepEqual(gw.writes, [`updateApi ${ID}`, 'reload']);
     assert.equal(gw.apis.get(ID)?.name, 'orders-2');
+  });
+
+  test('a gateway whose reads lag its writes until it reloads (several workers): a restart pushes nothing again', async () => {
+    const gw = new FakeGateway(A);
+    gw.staleReads = true;
+    let obj = api();
+    const first = depsOf(gw, () => obj, new PushMemory());
+    await reconcileApiDefinition('team/orders', first);
+    assert.deepEqual(gw.writes, [`createApi ${ID}`, 'reload']);
+    obj = { ...obj, status: first.objects.statuses.at(-1) as ApiStatus };
+    // A new leader reads the status its predecessor wrote.
+    gw.writes.length = 0;
+    await reconcileApiDefinition(
+      'team/orders',
+      depsOf(gw, () => obj, new PushMemory()),
+    );
+    assert.deepEqual(gw.writes, [], 'created once');
+
+    const second = depsOf(gw, () => obj, new PushMemory());
+    obj = { ...obj, metadata: { ...obj.metadata, generation: 2 }, spec: { ...obj.spec, name: 'orders-2' } };
+    await reconcileApiDefinition('team/orders', second);
+    assert.deepEqual(gw.writes, [`updateApi ${ID}`, 'reload']);
+    obj = { ...obj, status: second.objects.statuses.at(-1) as ApiStatus };
+    gw.writes.length = 0;
+    await reconcileApiDefinition(
+      'team/orders',
+      depsOf(gw, () => obj, new PushMemory()),
+    );
+    assert.deepEqual(gw.writes, [], 'updated once');
+    assert.equal(gw.apis.get(ID)?.name, 'orders-2');
+  });
+
+  test('a gateway that answers 404 for the API it just stored: retried, saying so', async () => {
+    const gw = new FakeGateway(A);
+    gw.staleReads = true;
+    // Never reloaded: its reads never see the write.
+    gw.reload = () => Promise.resolve();
+    const deps = depsOf(gw, api, new PushMemory());
+    const { thrown } = await settle(reconcileApiDefinition('team/orders', deps));
+    assert.match(String(thrown), /answered 404 when reading back the document it had just stored/);
+    assert.match(readyOf(deps.objects.statuses.at(-1))?.message ?? '', /answered 404 when reading back/);
   });
 
   test('another process (a restart) has no memory: the status is the truth', async () => {

@@ -5,7 +5,7 @@
 import { redactUrl, type Logger } from '../../lib/log.ts';
 import type { SvcObjects } from '../../lib/k8s/objects.ts';
 import type { WorkResult } from '../../lib/k8s/workqueue.ts';
-import { errorMessage } from '../../lib/errors.ts';
+import { TransientError, errorMessage } from '../../lib/errors.ts';
 import type { NamespacedRef, PushedTo } from '../../schemas/generated/kinds.ts';
 import type { ManagementClient } from '../clients/management.ts';
 import type { Connections, Resolved } from '../connections.ts';
@@ -76,7 +76,8 @@ export class PushMemory {
  * differs from the last one pushed, or the gateway's copy differs from what it held right after
  * that push (drift detection, whatever the gateway adds to what it stores). The last push is
  * what `memory` remembers of the object, else what its `status` says. `afterWrite` runs after a
- * write (APIs need a reload). Returns what was done and the hashes to record.
+ * write (APIs need a reload), before the gateway's copy is read back. Returns what was done and
+ * the hashes to record.
  */
 export async function pushDocument<T>(
   ops: DocumentOps<T>,
@@ -97,8 +98,20 @@ export async function pushDocument<T>(
     action = 'Updated';
   }
   if (action) {
-    held = await ops.get();
+    // Read back after the reload, not before: a gateway of several processes (`--workers`)
+    // answers a read from a process that has not seen the write yet with its copy from before
+    // (none after a create) until they all reload. Read before, that copy's hash became
+    // latestSvcSpecHash, and the next reconcile (a resync, a new leader) took the difference for
+    // drift and wrote the same document again (docs/design/operator-pushes.md).
     await afterWrite?.();
+    held = await ops.get();
+    // Retried (and written again): there is no copy to remember.
+    if (!held) {
+      throw new TransientError(
+        'OP_ERR_GATEWAY_UNAVAILABLE',
+        'the gateway answered 404 when reading back the document it had just stored',
+      );
+    }
   }
   const hashes = { latestCRDSpecHash: desiredHash, latestSvcSpecHash: hashOf(held) };
   memory?.pushes.record(memory.uid, memory.id, hashes);

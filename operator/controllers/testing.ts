@@ -22,6 +22,16 @@ export class FakeGateway implements ManagementClient {
   /** Calls that changed something, as `createPolicy <id>`, `deleteApi <id>`, `reload`. */
   readonly writes: string[] = [];
   failWith: Error | undefined;
+  /**
+   * Reads of APIs answer what the gateway held at its last reload, as a gateway of several
+   * processes (`--workers`) may: the process a read reaches keeps its copy from before a write
+   * another one took until they all reload.
+   */
+  staleReads = false;
+  #atReload = {
+    apis: new Map<string, GatewayApiDefinition>(),
+    oasApis: new Map<string, OasDocument>(),
+  };
 
   constructor(url: string) {
     this.url = url;
@@ -52,7 +62,7 @@ export class FakeGateway implements ManagementClient {
   }
 
   getApi(id: string): Promise<GatewayApiDefinition | undefined> {
-    return this.#get(this.apis, id);
+    return this.#get(this.staleReads ? this.#atReload.apis : this.apis, id);
   }
   createApi(def: GatewayApiDefinition): Promise<void> {
     return this.#put(this.apis, 'createApi', def.api_id ?? '', def);
@@ -64,7 +74,7 @@ export class FakeGateway implements ManagementClient {
     return this.#delete(this.apis, 'deleteApi', id);
   }
   getOasApi(id: string): Promise<OasDocument | undefined> {
-    return this.#get(this.oasApis, id);
+    return this.#get(this.staleReads ? this.#atReload.oasApis : this.oasApis, id);
   }
   createOasApi(doc: OasDocument): Promise<void> {
     const info = (doc['x-svc-api-gateway'] as { info?: { id?: string } } | undefined)?.info;
@@ -104,6 +114,8 @@ export class FakeGateway implements ManagementClient {
   reload(): Promise<void> {
     this.#check();
     this.writes.push('reload');
+    this.#atReload.apis = structuredClone(this.apis);
+    this.#atReload.oasApis = structuredClone(this.oasApis);
     return Promise.resolve();
   }
   close(): Promise<void> {
