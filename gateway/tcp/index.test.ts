@@ -63,6 +63,18 @@ function talk(
   });
 }
 
+/**
+ * A connection the gateway reset: nothing read, and the reset seen on the read (ECONNRESET) or, when
+ * it came before the client's first write went out, on that write (EPIPE).
+ */
+function assertReset(seen: Seen): void {
+  assert.equal(seen.data, '');
+  assert.ok(
+    seen.error === 'ECONNRESET' || seen.error === 'EPIPE',
+    `expected a reset, got ${String(seen.error)}`,
+  );
+}
+
 /** A TCP API as the reference operator's sample writes it. */
 function tcpApi(
   id: string,
@@ -185,7 +197,7 @@ describe('TCP and TLS APIs', () => {
       await gw.reload();
       const seen = await talk(port, ['PING']);
       if (c.served) assert.deepEqual(seen, { data: '+PONG\r\n', error: undefined });
-      else assert.deepEqual(seen, { data: '', error: 'ECONNRESET' });
+      else assertReset(seen);
     });
   }
 
@@ -196,7 +208,7 @@ describe('TCP and TLS APIs', () => {
     const many = ['PING', 'PING', 'PING', 'PING', 'PING'];
     assert.equal((await talk(port, many)).data, '+PONG\r\n'.repeat(5));
     assert.equal((await talk(port, many)).data, '+PONG\r\n'.repeat(5));
-    assert.deepEqual(await talk(port, ['PING']), { data: '', error: 'ECONNRESET' });
+    assertReset(await talk(port, ['PING']));
   });
 
   test('an upstream that refuses: the client connection is closed', async () => {
