@@ -27,6 +27,7 @@ import {
   uninstallOperator,
   useNamespace,
   waitForPodsReady,
+  echoUpstreamDocs,
 } from './helpers.ts';
 import type { Installed } from './helpers.ts';
 
@@ -183,39 +184,14 @@ test('an invalid ApiDefinition is refused by the API server through the webhook 
 
 test("a valid ApiDefinition is admitted with the mutating webhook's defaults, and served over HTTPS with the certificate cert-manager issued the gateway", async () => {
   const listenPath = `/tls-${randomBytes(3).toString('hex')}/`;
-  const labels = { app: 'echo' };
-  const echo = `require('node:http').createServer((q, s) => s.end(JSON.stringify({ pod: process.env.HOSTNAME, path: q.url }))).listen(8000)`;
   await apply([
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'echo', namespace: ns },
-      spec: {
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532 },
-            containers: [
-              {
-                name: 'echo',
-                image,
-                imagePullPolicy: PULL_POLICY,
-                command: ['node', '-e', echo],
-                readinessProbe: { tcpSocket: { port: 8000 }, periodSeconds: 1 },
-                securityContext: RESTRICTED,
-              },
-            ],
-          },
-        },
-      },
-    },
-    {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name: 'echo', namespace: ns },
-      spec: { selector: labels, ports: [{ port: 8000 }] },
-    },
+    ...echoUpstreamDocs({
+      name: 'echo',
+      ns,
+      image,
+      command: true,
+      podSecurity: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532 },
+    }),
     {
       apiVersion: 'v1',
       kind: 'Secret',

@@ -24,6 +24,7 @@ import {
   uninstallOperator,
   useNamespace,
   waitForPodsReady,
+  echoUpstreamDocs,
 } from './helpers.ts';
 
 const ns = useNamespace('svc-node-charts');
@@ -58,40 +59,9 @@ test(
   { timeout: 300_000 },
   async () => {
     const image = await imageRef('gateway');
-    const labels = { app: 'httpbin' };
     const listenPath = `/httpbin-${randomBytes(3).toString('hex')}/`;
-    const echo = `require('node:http').createServer((q, s) => s.end(JSON.stringify({ pod: process.env.HOSTNAME, path: q.url }))).listen(8000)`;
     await apply([
-      {
-        apiVersion: 'apps/v1',
-        kind: 'Deployment',
-        metadata: { name: 'httpbin', namespace: ns },
-        spec: {
-          selector: { matchLabels: labels },
-          template: {
-            metadata: { labels },
-            spec: {
-              securityContext: { runAsNonRoot: true },
-              containers: [
-                {
-                  name: 'httpbin',
-                  image,
-                  imagePullPolicy: PULL_POLICY,
-                  args: ['-e', echo],
-                  readinessProbe: { tcpSocket: { port: 8000 }, periodSeconds: 1 },
-                  securityContext: RESTRICTED,
-                },
-              ],
-            },
-          },
-        },
-      },
-      {
-        apiVersion: 'v1',
-        kind: 'Service',
-        metadata: { name: 'httpbin', namespace: ns },
-        spec: { selector: labels, ports: [{ port: 8000 }] },
-      },
+      ...echoUpstreamDocs({ name: 'httpbin', ns: ns, image }),
       {
         apiVersion: 'svc.svc.io/v1alpha1',
         kind: 'ApiDefinition',

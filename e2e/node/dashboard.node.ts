@@ -41,6 +41,7 @@ import {
   uninstallOperator,
   useNamespace,
   waitForPodsReady,
+  echoUpstreamDocs,
 } from './helpers.ts';
 
 const suffix = randomBytes(3).toString('hex');
@@ -541,40 +542,9 @@ test(
 
     // The upstream: a pod behind a Service, addressed by its cluster name.
     const image = await imageRef('gateway');
-    const labels = { app: 'upstream' };
     const listenPath = `/pro-${suffix}/`;
-    const echo = `require('node:http').createServer((q, s) => s.end(JSON.stringify({ pod: process.env.HOSTNAME, path: q.url }))).listen(8000)`;
     await apply([
-      {
-        apiVersion: 'apps/v1',
-        kind: 'Deployment',
-        metadata: { name: 'upstream', namespace: PRO_NS },
-        spec: {
-          selector: { matchLabels: labels },
-          template: {
-            metadata: { labels },
-            spec: {
-              securityContext: { runAsNonRoot: true },
-              containers: [
-                {
-                  name: 'upstream',
-                  image,
-                  imagePullPolicy: PULL_POLICY,
-                  args: ['-e', echo],
-                  readinessProbe: { tcpSocket: { port: 8000 }, periodSeconds: 1 },
-                  securityContext: RESTRICTED,
-                },
-              ],
-            },
-          },
-        },
-      },
-      {
-        apiVersion: 'v1',
-        kind: 'Service',
-        metadata: { name: 'upstream', namespace: PRO_NS },
-        spec: { selector: labels, ports: [{ port: 8000 }] },
-      },
+      ...echoUpstreamDocs({ name: 'upstream', ns: PRO_NS, image }),
       {
         apiVersion: 'svc.svc.io/v1alpha1',
         kind: 'ApiDefinition',

@@ -13,7 +13,7 @@
  * of fixed names) runs under `flock /tmp/svc-node-operator.lock` (`make e2e-node` takes it per
  * file) and uninstalls its release at the end ({@link uninstallOperator}).
  */
-import { afterEach, after, before } from 'node:test';
+import { after, afterEach, before } from 'node:test';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -190,6 +190,56 @@ export const RESTRICTED = {
   readOnlyRootFilesystem: true,
   capabilities: { drop: ['ALL'] },
 } as const;
+
+/**
+ * An echo upstream in `ns`: a Deployment `name` (label `app: name`) whose pod runs a Node
+ * one-liner on port 8000 answering its pod name and the path it got, as JSON, and its Service
+ * `name`. `image` runs it with `args: ['-e', ...]`, or as `command` when `command` says so (an
+ * image whose entrypoint is not node); `podSecurity` is the pod's securityContext.
+ */
+export function echoUpstreamDocs(opts: {
+  name: string;
+  ns: string;
+  image: string;
+  command?: boolean;
+  podSecurity?: Record<string, unknown>;
+}): object[] {
+  const { name, ns } = opts;
+  const labels = { app: name };
+  const echo = `require('node:http').createServer((q, s) => s.end(JSON.stringify({ pod: process.env.HOSTNAME, path: q.url }))).listen(8000)`;
+  return [
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name, namespace: ns },
+      spec: {
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: {
+            securityContext: opts.podSecurity ?? { runAsNonRoot: true },
+            containers: [
+              {
+                name,
+                image: opts.image,
+                imagePullPolicy: PULL_POLICY,
+                ...(opts.command === true ? { command: ['node', '-e', echo] } : { args: ['-e', echo] }),
+                readinessProbe: { tcpSocket: { port: 8000 }, periodSeconds: 1 },
+                securityContext: RESTRICTED,
+              },
+            ],
+          },
+        },
+      },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name, namespace: ns },
+      spec: { selector: labels, ports: [{ port: 8000 }] },
+    },
+  ];
+}
 
 /**
  * A namespace of the suite's own, `<prefix>-<random>`: created before the suite's tests, dumped
