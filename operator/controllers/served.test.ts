@@ -35,6 +35,18 @@ test('the address an API is served on', () => {
       api: { proxy: { listen_path: '/x' } },
       want: 'http://gw/x',
     },
+    {
+      name: 'a tcp API: its port, no path',
+      url: 'http://gw.svc:8080',
+      api: { listen_port: 7000, protocol: 'tcp', proxy: { listen_path: '' } },
+      want: 'tcp://gw.svc:7000',
+    },
+    {
+      name: 'a tls API: its port, no path',
+      url: 'http://gw.svc:8080',
+      api: { listen_port: 7443, protocol: 'tls', proxy: { listen_path: '' } },
+      want: 'tls://gw.svc:7443',
+    },
   ];
   for (const c of cases) assert.equal(servedAddress(c.url, c.api), c.want, c.name);
 });

@@ -7,6 +7,7 @@
  */
 
 import type { WorkResult } from '../../lib/k8s/workqueue.ts';
+import { isTcpApi } from '../../schemas/rules/tcp.ts';
 import type { ManagementClient } from '../clients/management.ts';
 import { reportSuccess, type ReconcileStatus, type ReportDeps, type Reported } from './status.ts';
 
@@ -27,6 +28,8 @@ export function servedAddress(managementUrl: string, api: ServedFields): string 
     return managementUrl;
   }
   const port = api.listen_port ?? 0;
+  // A TCP or TLS API is its port: no domain, no path.
+  if (isTcpApi(api) && port > 0) return `${String(api.protocol)}://${url.hostname}:${String(port)}`;
   const scheme = port > 0 ? (api.protocol === 'https' ? 'https' : 'http') : url.protocol.replace(/:$/, '');
   const host = api.domain !== undefined && api.domain !== '' ? api.domain : url.hostname;
   const portText = port > 0 ? String(port) : url.port;
@@ -41,6 +44,7 @@ export const UNSERVED_RECHECK_MS = 30_000;
 
 /** Where an API is: `/orders/`, `shop.example.com/orders/`, `/orders/ on port 8443`. */
 function servedPath(api: ServedFields): string {
+  if (isTcpApi(api)) return `port ${String(api.listen_port ?? 0)} (${String(api.protocol)})`;
   const path = api.proxy?.listen_path ?? '/';
   const domain = api.domain !== undefined && api.domain !== '' ? api.domain : '';
   const port = (api.listen_port ?? 0) > 0 ? ` on port ${String(api.listen_port)}` : '';
