@@ -7,11 +7,10 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'node:https';
 import { join } from 'node:path';
-import type { TLSSocket } from 'node:tls';
 import { derivedId } from '../../operator/ids.ts';
 import { makeCert, type MadeCert } from '../../gateway/testing/client-certs.ts';
+import { tlsGet } from '../../gateway/testing/tls-client.ts';
 import type { ControlPlane } from '../harness/control-plane.ts';
 import {
   freePort,
@@ -25,11 +24,12 @@ import {
 import {
   admin,
   applyManifest,
+  defaultCertEnv,
   readyOf,
+  startCluster,
+  tlsSecretManifest,
   waitForStatus,
   type Status,
-  startCluster,
-  defaultCertEnv,
 } from './helpers.ts';
 
 const ORG = 'e2e-org';
@@ -81,42 +81,11 @@ after(async () => {
 
 const certId = (c: MadeCert): string => ORG + c.fingerprint;
 
-function tlsSecret(c: MadeCert): string {
-  const b64 = (t: string): string => Buffer.from(t).toString('base64');
-  return `apiVersion: v1
-kind: Secret
-metadata: {name: secure-tls, namespace: ${NS}}
-type: kubernetes.io/tls
-data:
-  tls.crt: ${b64(c.cert)}
-  tls.key: ${b64(c.key)}
-`;
-}
+const tlsSecret = (c: MadeCert): string => tlsSecretManifest(NS, 'secure-tls', c);
 
 /** SHA-256 hex of the certificate the API's port presents for SNI `DOMAIN`. */
-function servedFingerprint(): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port: apiPort,
-        servername: DOMAIN,
-        path: '/secure/',
-        headers: { host: DOMAIN },
-        rejectUnauthorized: false,
-        agent: false,
-      },
-      (res) => {
-        const cert = (res.socket as TLSSocket).getPeerCertificate();
-        res.resume();
-        resolve(cert.fingerprint256.replaceAll(':', '').toLowerCase());
-      },
-    );
-    req.on('error', reject);
-    req.setTimeout(5000, () => req.destroy(new Error('timed out')));
-    req.end();
-  });
-}
+const servedFingerprint = async (): Promise<string> =>
+  (await tlsGet(apiPort, '/secure/', { servername: DOMAIN })).serverFingerprint;
 
 test('an API naming a Secret that does not exist yet: SecretNotFound, nothing pushed', async () => {
   await applyManifest(

@@ -11,8 +11,10 @@ import {
   httpRequest,
   startEchoUpstream,
   startGateway,
+  startOperator,
   waitFor,
   type GatewayProc,
+  type OperatorProc,
 } from '../harness/processes.ts';
 
 /** The repository root. */
@@ -60,6 +62,42 @@ export async function waitForStatus(
     },
     timeoutMs,
   );
+}
+
+/**
+ * The Events in `ns` that `fieldSelector` picks (`involvedObject.name=x,reason=Created`), as
+ * kubectl prints `jsonpath` over them (default: their reasons, space-separated).
+ */
+export async function eventsOf(
+  cp: Pick<ControlPlane, 'kubectl'>,
+  ns: string,
+  fieldSelector: string,
+  jsonpath = '{.items[*].reason}',
+): Promise<string> {
+  const out = await cp.kubectl([
+    'get',
+    'events',
+    '-n',
+    ns,
+    '--field-selector',
+    fieldSelector,
+    '-o',
+    `jsonpath=${jsonpath}`,
+  ]);
+  return out.stdout;
+}
+
+/** A `kubernetes.io/tls` Secret manifest holding a certificate and its key. */
+export function tlsSecretManifest(ns: string, name: string, c: { cert: string; key: string }): string {
+  const b64 = (t: string): string => Buffer.from(t).toString('base64');
+  return `apiVersion: v1
+kind: Secret
+metadata: {name: ${name}, namespace: ${ns}}
+type: kubernetes.io/tls
+data:
+  tls.crt: ${b64(c.cert)}
+  tls.key: ${b64(c.key)}
+`;
 }
 
 /** A call to the gateway's management API with its secret; the body parsed when it is JSON. */
@@ -145,6 +183,17 @@ export async function startWorld(opts: {
     ...(opts.gatewayEnv ? { env: opts.gatewayEnv } : {}),
   });
   return { cp, dir, gw, gw2, upstream };
+}
+
+/**
+ * The operator of a world (`startOperator`): against its first gateway and its control plane,
+ * logging into its directory.
+ */
+export function startWorldOperator(
+  w: OperatorWorld,
+  opts: { name: string; org?: string; env?: Record<string, string> },
+): Promise<OperatorProc> {
+  return startOperator({ ...opts, gateway: w.gw, kubeconfig: w.cp.kubeconfig, logDir: w.dir });
 }
 
 /** Stops what {@link startWorld} started. */

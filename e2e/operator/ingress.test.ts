@@ -6,10 +6,9 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'node:https';
 import { join } from 'node:path';
-import type { TLSSocket } from 'node:tls';
 import { makeCert, type MadeCert } from '../../gateway/testing/client-certs.ts';
+import { tlsGet } from '../../gateway/testing/tls-client.ts';
 import { derivedId } from '../../operator/ids.ts';
 import { ingressApiId } from '../../operator/translate/ingress.ts';
 import type { ControlPlane } from '../harness/control-plane.ts';
@@ -23,7 +22,16 @@ import {
   type GatewayProc,
   type OperatorProc,
 } from '../harness/processes.ts';
-import { admin, applyManifest, readyOf, waitForStatus, startCluster, defaultCertEnv } from './helpers.ts';
+import {
+  admin,
+  applyManifest,
+  defaultCertEnv,
+  eventsOf,
+  readyOf,
+  startCluster,
+  tlsSecretManifest,
+  waitForStatus,
+} from './helpers.ts';
 
 const ORG = 'e2e-org';
 const NS = 'shop';
@@ -37,14 +45,22 @@ let httpPort: number;
 let httpsPort: number;
 const upstreams: Record<'a' | 'b' | 'c', Awaited<ReturnType<typeof startEchoUpstream>>> = {} as never;
 
-/** The operator's settings: its ingress ports and a fixed load-balancer address. */
-const operatorEnv = (): Record<string, string> => ({
-  WATCH_NAMESPACE: NS,
-  WATCH_INGRESS_CLASS: WATCH_CLASS,
-  SVC_HTTP_INGRESS_PORT: String(httpPort),
-  SVC_HTTPS_INGRESS_PORT: String(httpsPort),
-  SVC_INGRESS_ADDRESS: '127.0.0.1',
-});
+/** The operator, with its ingress ports and a fixed load-balancer address. */
+const startIngressOperator = (name: string): Promise<OperatorProc> =>
+  startOperator({
+    name,
+    gateway: gw,
+    kubeconfig: cp.kubeconfig,
+    logDir: dir,
+    org: ORG,
+    env: {
+      WATCH_NAMESPACE: NS,
+      WATCH_INGRESS_CLASS: WATCH_CLASS,
+      SVC_HTTP_INGRESS_PORT: String(httpPort),
+      SVC_HTTPS_INGRESS_PORT: String(httpsPort),
+      SVC_INGRESS_ADDRESS: '127.0.0.1',
+    },
+  });
 
 before(async () => {
   ({ dir, cp } = await startCluster('ingress', [NS, 'svc-operator-system']));
@@ -90,14 +106,7 @@ spec:
       )
       .join('---\n'),
   );
-  operator = await startOperator({
-    name: 'ingress-operator',
-    gateway: gw,
-    kubeconfig: cp.kubeconfig,
-    logDir: dir,
-    org: ORG,
-    env: operatorEnv(),
-  });
+  operator = await startIngressOperator('ingress-operator');
 });
 
 after(async () => {
@@ -154,18 +163,23 @@ async function generatedFor(ingress: string): Promise<string[]> {
     .sort();
 }
 
+/** An Ingress of our class in NS; `spec` is the rest of its spec (YAML, indented as in it). */
+const ingress = (name: string, spec: string): string => `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: ${name}, namespace: ${NS}}
+spec:
+  ingressClassName: ${WATCH_CLASS}
+${spec}`;
+
 const backend = (n: 'a' | 'b' | 'c', port = '{name: http}'): string =>
   `{service: {name: svc-${n}, port: ${port}}}`;
 
 test('two hosts and three paths (a named port, a numbered one): each served by its backend; status and annotation written', async () => {
   await applyManifest(
     cp,
-    `apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: {name: shop, namespace: ${NS}}
-spec:
-  ingressClassName: ${WATCH_CLASS}
-  rules:
+    ingress(
+      'shop',
+      `  rules:
     - host: shop.example
       http:
         paths:
@@ -176,6 +190,7 @@ spec:
         paths:
           - {path: /v1, pathType: ImplementationSpecific, backend: ${backend('c')}}
 `,
+    ),
   );
   await waitServed('shop.example', '/cart/items', { upstream: 'a' });
   await waitServed('shop.example', '/anything', { upstream: 'b' });
@@ -217,38 +232,23 @@ spec:
     (s) => readyOf(s)?.status === 'True',
   );
   assert.match(readyOf(st)?.message ?? '', new RegExp(`at http://[a-z.]+:${httpPort}/`));
-  const events = await cp.kubectl([
-    'get',
-    'events',
-    '-n',
-    NS,
-    '--field-selector',
-    'involvedObject.kind=Ingress,involvedObject.name=shop',
-    '-o',
-    'jsonpath={.items[*].reason}',
-  ]);
-  assert.equal(
-    events.stdout.split(' ').filter((r) => r === 'Created').length,
-    3,
-    'an Event per generated API',
-  );
+  const events = await eventsOf(cp, NS, 'involvedObject.kind=Ingress,involvedObject.name=shop');
+  assert.equal(events.split(' ').filter((r) => r === 'Created').length, 3, 'an Event per generated API');
 });
 
 test('Exact and Prefix: an Exact path serves itself, a Prefix path its subtree (element-wise)', async () => {
   await applyManifest(
     cp,
-    `apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: {name: types, namespace: ${NS}}
-spec:
-  ingressClassName: ${WATCH_CLASS}
-  rules:
+    ingress(
+      'types',
+      `  rules:
     - host: types.example
       http:
         paths:
           - {path: /exact, pathType: Exact, backend: ${backend('a')}}
           - {path: /prefix/, pathType: Prefix, backend: ${backend('b')}}
 `,
+    ),
   );
   await waitServed('types.example', '/exact', { upstream: 'a' });
   // Exact serves that path alone: nothing under it (no other route on this host).
@@ -262,18 +262,16 @@ spec:
 test('a default backend and a wildcard host (one label only)', async () => {
   await applyManifest(
     cp,
-    `apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: {name: fallback, namespace: ${NS}}
-spec:
-  ingressClassName: ${WATCH_CLASS}
-  defaultBackend: ${backend('c')}
+    ingress(
+      'fallback',
+      `  defaultBackend: ${backend('c')}
   rules:
     - host: "*.wild.example"
       http:
         paths:
           - {path: /, pathType: Prefix, backend: ${backend('a')}}
 `,
+    ),
   );
   await waitServed('tenant.wild.example', '/x', { upstream: 'a' });
   await waitServed('nobody.example', '/whatever', { upstream: 'c' });
@@ -318,28 +316,22 @@ spec:
 test('a missing Service: a Warning Event naming the field; served once the Service exists', async () => {
   await applyManifest(
     cp,
-    `apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: {name: early, namespace: ${NS}}
-spec:
-  ingressClassName: ${WATCH_CLASS}
-  rules:
+    ingress(
+      'early',
+      `  rules:
     - host: early.example
       http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: late, port: {name: http}}}}]}
 `,
+    ),
   );
   await waitFor('a ServiceNotFound event', async () => {
-    const out = await cp.kubectl([
-      'get',
-      'events',
-      '-n',
+    const messages = await eventsOf(
+      cp,
       NS,
-      '--field-selector',
       'involvedObject.name=early,reason=ServiceNotFound',
-      '-o',
-      'jsonpath={.items[*].message}',
-    ]);
-    return out.stdout.includes(
+      '{.items[*].message}',
+    );
+    return messages.includes(
       'spec.rules[0].http.paths[0].backend.service.name: Not found: Service shop/late does not exist',
     );
   });
@@ -355,58 +347,15 @@ spec: {type: ExternalName, externalName: 127.0.0.1, ports: [{name: http, port: $
 });
 
 /** The certificate the HTTPS ingress port presents for SNI `host`, and the upstream that answered. */
-function viaHttps(
+async function viaHttps(
   host: string,
   path: string,
 ): Promise<{ fingerprint: string; upstream?: string; status: number }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port: httpsPort,
-        servername: host,
-        path,
-        headers: { host },
-        rejectUnauthorized: false,
-        agent: false,
-      },
-      (res) => {
-        const cert = (res.socket as TLSSocket).getPeerCertificate();
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => {
-          let upstream: string | undefined;
-          try {
-            upstream = (JSON.parse(body) as { upstream?: string }).upstream;
-          } catch {
-            upstream = undefined;
-          }
-          resolve({
-            fingerprint: cert.fingerprint256.replaceAll(':', '').toLowerCase(),
-            upstream,
-            status: res.statusCode ?? 0,
-          });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.setTimeout(5000, () => req.destroy(new Error('timed out')));
-    req.end();
-  });
+  const r = await tlsGet(httpsPort, path, { servername: host });
+  return { fingerprint: r.serverFingerprint, upstream: r.json?.upstream, status: r.status };
 }
 
-function tlsSecret(c: MadeCert): string {
-  const b64 = (t: string): string => Buffer.from(t).toString('base64');
-  return `apiVersion: v1
-kind: Secret
-metadata: {name: secure-tls, namespace: ${NS}}
-type: kubernetes.io/tls
-data:
-  tls.crt: ${b64(c.cert)}
-  tls.key: ${b64(c.key)}
-`;
-}
+const tlsSecret = (c: MadeCert): string => tlsSecretManifest(NS, 'secure-tls', c);
 
 test("TLS: the host served over HTTPS with the Secret's certificate by SNI; the Secret rotated without a restart", async () => {
   const first = await makeCert('secure.example');
@@ -414,16 +363,14 @@ test("TLS: the host served over HTTPS with the Secret's certificate by SNI; the 
   await applyManifest(cp, tlsSecret(first));
   await applyManifest(
     cp,
-    `apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: {name: secure, namespace: ${NS}}
-spec:
-  ingressClassName: ${WATCH_CLASS}
-  tls: [{hosts: [secure.example], secretName: secure-tls}]
+    ingress(
+      'secure',
+      `  tls: [{hosts: [secure.example], secretName: secure-tls}]
   rules:
     - host: secure.example
       http: {paths: [{path: /, pathType: Prefix, backend: ${backend('a')}}]}
 `,
+    ),
   );
   await waitFor("the Secret's certificate served by SNI", async () => {
     const r = await viaHttps('secure.example', '/hello-tls').catch(() => undefined);
@@ -585,14 +532,7 @@ test('operator restart: nothing duplicated, nothing rewritten', async () => {
   const idsBefore = await apiIds();
   const before = await generations();
   await operator.stop();
-  operator = await startOperator({
-    name: 'ingress-operator-2',
-    gateway: gw,
-    kubeconfig: cp.kubeconfig,
-    logDir: dir,
-    org: ORG,
-    env: operatorEnv(),
-  });
+  operator = await startIngressOperator('ingress-operator-2');
   await waitServed('shop.example', '/cart', { upstream: 'a' });
   assert.deepEqual(await apiIds(), idsBefore);
   assert.equal(await generations(), before);
@@ -602,41 +542,27 @@ test('an Ingress made while the operator is down: served after its start, its Ev
   await operator.stop();
   await applyManifest(
     cp,
-    `apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: {name: offline, namespace: ${NS}}
-spec:
-  ingressClassName: ${WATCH_CLASS}
-  rules:
+    ingress(
+      'offline',
+      `  rules:
     - host: offline.example
       http:
         paths:
           - {path: /, pathType: Prefix, backend: ${backend('a')}}
 `,
+    ),
   );
-  operator = await startOperator({
-    name: 'ingress-operator-3',
-    gateway: gw,
-    kubeconfig: cp.kubeconfig,
-    logDir: dir,
-    org: ORG,
-    env: operatorEnv(),
-  });
+  operator = await startIngressOperator('ingress-operator-3');
   await waitServed('offline.example', '/x', { upstream: 'a' });
   // The operator found this Ingress in its first list (whose items carry no kind), not in a
   // watch event: its Event must still name the Ingress, as kubectl describe looks it up.
   await waitFor('a Created Event about the Ingress offline', async () => {
-    const events = await cp.kubectl([
-      'get',
-      'events',
-      '-n',
+    const events = await eventsOf(
+      cp,
       NS,
-      '--field-selector',
       'involvedObject.kind=Ingress,involvedObject.name=offline,reason=Created',
-      '-o',
-      'jsonpath={.items[*].reason}',
-    ]);
-    return events.stdout.trim() === 'Created';
+    );
+    return events.trim() === 'Created';
   });
 });
 

@@ -1,7 +1,7 @@
 /**
  * An HTTPS request for tests that look at the TLS layer: a fresh connection to 127.0.0.1 that
  * presents a client certificate when given, sends SNI and Host, and says which certificate the
- * server presented.
+ * server presented (and what it answered); it gives up after 5 s.
  */
 import { request } from 'node:https';
 import { TLSSocket } from 'node:tls';
@@ -9,7 +9,8 @@ import { TLSSocket } from 'node:tls';
 /** What {@link tlsGet} got. */
 export interface TlsRes {
   status: number;
-  json: { error?: string } | undefined;
+  /** The body as JSON (`error` of a refusal, `upstream` of an echo), when it is JSON. */
+  json: { error?: string; upstream?: string } | undefined;
   /** SHA-256 hex of the certificate the server presented. */
   serverFingerprint: string;
 }
@@ -43,9 +44,9 @@ export function tlsGet(
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
-          let json: { error?: string } | undefined;
+          let json: TlsRes['json'];
           try {
-            json = JSON.parse(text) as { error?: string };
+            json = JSON.parse(text) as TlsRes['json'];
           } catch {
             json = undefined;
           }
@@ -58,6 +59,8 @@ export function tlsGet(
       },
     );
     req.on('error', reject);
+    // A port that accepts and never answers fails the call instead of hanging a wait on it.
+    req.setTimeout(5000, () => req.destroy(new Error('timed out')));
     req.end();
   });
 }
