@@ -144,6 +144,12 @@ export const gatewayConfigSchema: JsonSchema = {
       default: 1000,
       description: 'Milliseconds a plugin function may take before the request is answered 500.',
     },
+    coprocess_grpc_server: {
+      type: 'string',
+      pattern: '^(tcp://[^/\\s]+:[0-9]+|unix:///?[^\\s]+)$',
+      description:
+        "The gRPC plugin server of APIs with `custom_middleware.driver: grpc` (the reference's `coprocess_options.coprocess_grpc_server`): `tcp://host:port` or `unix:///path/to.sock`. Each hook is a `Dispatch` call bounded by `plugin_timeout_ms`; a failed call answers 500. Unset: APIs with gRPC plugins are not served.",
+    },
     jwks_cache_ttl_s: {
       type: 'integer',
       minimum: 1,
@@ -248,6 +254,7 @@ export const gatewayConfigSources: Readonly<Record<string, ConfigSource>> = {
   limits_fail_open: { env: 'SVC_GW_LIMITS_FAIL_OPEN', flag: 'limits-fail-open' },
   plugin_dir: { env: 'SVC_GW_PLUGIN_DIR', flag: 'plugin-dir' },
   plugin_timeout_ms: { env: 'SVC_GW_PLUGIN_TIMEOUT_MS', flag: 'plugin-timeout-ms' },
+  coprocess_grpc_server: { env: 'SVC_GW_COPROCESS_GRPC_SERVER', flag: 'coprocess-grpc-server' },
   jwks_cache_ttl_s: { env: 'SVC_GW_JWKS_CACHE_TTL_S', flag: 'jwks-cache-ttl-s' },
   monitor_enable_trigger_monitors: {
     env: 'SVC_GW_MONITOR_ENABLE_TRIGGER_MONITORS',
@@ -299,6 +306,7 @@ export interface GatewayConfig {
   limits_fail_open: boolean;
   plugin_dir?: string;
   plugin_timeout_ms: number;
+  coprocess_grpc_server?: string;
   jwks_cache_ttl_s: number;
   monitor_enable_trigger_monitors: boolean;
   monitor_global_trigger_limit: number;

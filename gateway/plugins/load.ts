@@ -93,7 +93,7 @@ export function callHook(hook: LoadedHook, req: PluginRequest, timeoutMs: number
 /** The 500 a failed plugin gets the request, logged with an error ID and the plugin's name. */
 export function pluginFailure(
   ctx: RequestContext,
-  hook: LoadedHook,
+  hook: Pick<LoadedHook, 'label'>,
   stage: string,
   err: unknown,
 ): GatewayError {

@@ -3,8 +3,10 @@
  * (`pluginHooksOf`, `customAuthHook`, what its middleware load) and what it refuses at write
  * time. A plugin is a function exported by a JavaScript or TypeScript module under the gateway's
  * `plugin_dir` (driver `svc`); the path is relative and never leaves that directory, so the
- * rule holds whatever directory a gateway is configured with. The other gateways' drivers
- * (JavaScript VM, Python, gRPC, Go plugins) are refused by name.
+ * rule holds whatever directory a gateway is configured with. With driver `grpc` a hook is a
+ * name the gateway sends to its gRPC plugin server (the reference's coprocess protocol,
+ * gateway/plugins/coprocess/); the path is not used. The other gateways' drivers (JavaScript VM,
+ * Python, Lua, Go plugins) are refused by name.
  */
 import type { CustomMiddleware, PluginHook } from '../generated/models.ts';
 import type { ClassicApiInput } from './read.ts';
@@ -16,8 +18,12 @@ export const PLUGIN_STAGES = ['pre', 'post_key_auth', 'post', 'response'] as con
 /** One of PLUGIN_STAGES. */
 export type PluginStage = (typeof PLUGIN_STAGES)[number];
 
-/** The driver of this gateway's plugins. */
+/** The driver of this gateway's own plugins: JavaScript or TypeScript modules. */
 export const PLUGIN_DRIVER = 'svc';
+/** The driver of plugins served by a gRPC plugin server (the reference's coprocess protocol). */
+export const GRPC_PLUGIN_DRIVER = 'grpc';
+/** The drivers this gateway runs. */
+export type PluginDriver = typeof PLUGIN_DRIVER | typeof GRPC_PLUGIN_DRIVER;
 
 /** A hook the gateway runs: the function `name` exported by the module at `path`. */
 export interface EnabledHook {
@@ -36,6 +42,11 @@ function enabled(hook: Unchecked<PluginHook> | undefined): EnabledHook | undefin
 
 function middlewareOf(api: ClassicApiInput): Unchecked<CustomMiddleware> | undefined {
   return model<CustomMiddleware>(api.custom_middleware);
+}
+
+/** The driver of the plugins of `api` (`svc` unless it says `grpc`). */
+export function pluginDriverOf(api: ClassicApiInput): PluginDriver {
+  return text(middlewareOf(api)?.driver) === GRPC_PLUGIN_DRIVER ? GRPC_PLUGIN_DRIVER : PLUGIN_DRIVER;
 }
 
 /** The authentication hook of `api` (`custom_middleware.auth_check`), when it names one. */
@@ -65,7 +76,14 @@ export function pluginPathProblem(path: string): string | undefined {
   return undefined;
 }
 
-function hookProblems(hook: EnabledHook, at: string): FieldProblem[] {
+function grpcHookProblems(hook: EnabledHook, at: string): FieldProblem[] {
+  return hook.name === ''
+    ? [problem(`${at}.name`, 'Required', 'set the name of the hook the gRPC plugin server dispatches on')]
+    : [];
+}
+
+function hookProblems(hook: EnabledHook, at: string, driver: string): FieldProblem[] {
+  if (driver === GRPC_PLUGIN_DRIVER) return grpcHookProblems(hook, at);
   const problems: FieldProblem[] = [];
   if (hook.name === '') {
     problems.push(problem(`${at}.name`, 'Required', 'set the name of the function the module exports'));
@@ -87,27 +105,37 @@ function hookProblems(hook: EnabledHook, at: string): FieldProblem[] {
 export function pluginProblems(api: ClassicApiInput): FieldProblem[] {
   const problems: FieldProblem[] = [];
   let any = false;
+  const cm = middlewareOf(api);
+  const driver = text(cm?.driver) ?? '';
   const auth = customAuthHook(api);
   if (auth !== undefined) {
     any = true;
-    problems.push(...hookProblems(auth, 'custom_middleware.auth_check'));
+    problems.push(...hookProblems(auth, 'custom_middleware.auth_check', driver));
   }
-  const cm = middlewareOf(api);
   for (const stage of PLUGIN_STAGES) {
     list(cm?.[stage]).forEach((h, i) => {
       const hook = enabled(model<PluginHook>(h));
       if (hook === undefined) return;
       any = true;
-      problems.push(...hookProblems(hook, `custom_middleware.${stage}[${i}]`));
+      if (driver === GRPC_PLUGIN_DRIVER && stage === 'response') {
+        problems.push(
+          problem(
+            `custom_middleware.${stage}[${i}]`,
+            'NotSupported',
+            'response hooks of a gRPC plugin server are not supported yet: use pre, post_key_auth, post or auth_check',
+          ),
+        );
+        return;
+      }
+      problems.push(...hookProblems(hook, `custom_middleware.${stage}[${i}]`, driver));
     });
   }
-  const driver = text(cm?.driver) ?? '';
-  if (any && driver !== PLUGIN_DRIVER) {
+  if (any && driver !== PLUGIN_DRIVER && driver !== GRPC_PLUGIN_DRIVER) {
     problems.push(
       problem(
         'custom_middleware.driver',
         driver === '' ? 'Required' : 'NotSupported',
-        `${driver === '' ? '' : `the driver ${quote(driver)} is not supported by this gateway: `}plugins are JavaScript or TypeScript modules: set driver to ${PLUGIN_DRIVER}`,
+        `${driver === '' ? '' : `the driver ${quote(driver)} is not supported by this gateway: `}set driver to ${PLUGIN_DRIVER} (JavaScript or TypeScript modules under plugin_dir) or ${GRPC_PLUGIN_DRIVER} (a gRPC plugin server)`,
       ),
     );
   }

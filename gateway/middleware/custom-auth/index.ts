@@ -4,7 +4,10 @@
  * session under an ID it chooses, or a refusal. The session is checked against the key model,
  * its `apply_policies` are applied as for a stored key, and it belongs to the API's organisation
  * unless it names one; its ID is a hash of the organisation and the plugin's ID, so the limits
- * and quota of one client count together across requests, apart from every stored key.
+ * and quota of one client count together across requests, apart from every stored key. With
+ * driver `grpc` the gateway's gRPC plugin server answers instead (a `CustomKeyCheck` hook, the
+ * reference's coprocess protocol: gateway/plugins/coprocess/): its `session` under the key in
+ * `metadata.token`, or a refusal in `return_overrides`; an answer without either is refused 403.
  */
 import { createHash } from 'node:crypto';
 import type {
@@ -14,11 +17,15 @@ import type {
 } from '../../../schemas/generated/models.ts';
 import { sessionModel } from '../../../schemas/models/session.ts';
 import { authMethodsOf } from '../../../schemas/rules/auth.ts';
-import { customAuthHook } from '../../../schemas/rules/plugins.ts';
+import { customAuthHook, GRPC_PLUGIN_DRIVER, pluginDriverOf } from '../../../schemas/rules/plugins.ts';
 import { compile } from '../../../schemas/validate.ts';
 import { reject } from '../../pipeline/compose.ts';
+import type { RequestContext } from '../../pipeline/context.ts';
 import { around } from '../../pipeline/steps.ts';
-import type { GatewayMiddleware } from '../deps.ts';
+import type { CompiledMiddleware, Rejection } from '../../pipeline/middleware.ts';
+import type { GatewayMiddleware, MiddlewareDeps } from '../deps.ts';
+import { openDispatcher } from '../../plugins/coprocess/dispatcher.ts';
+import { gatewaySessionOf, outgoingObject, overrideAnswer } from '../../plugins/coprocess/hooks.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 import {
   callHook,
@@ -39,6 +46,82 @@ export function customSessionId(orgId: string, keyId: string): string {
   return createHash('sha256').update(`custom\0${orgId}\0${keyId}`).digest('hex');
 }
 
+/**
+ * Makes the session a plugin answered (`keyId`, `session`) the request's session, as a stored key
+ * would be: its organisation, policies, state and access to the API checked; a refusal otherwise.
+ */
+async function adoptPluginSession(
+  ctx: RequestContext,
+  api: GatewayApiDefinition,
+  deps: MiddlewareDeps,
+  keyId: string,
+  session: GatewaySession,
+): Promise<Rejection | undefined> {
+  const orgId = api.org_id ?? '';
+  const stored: GatewaySession = { ...session, org_id: session.org_id ?? orgId };
+  const policies = new Map<string, GatewayPolicy | undefined>();
+  for (const pid of stored.apply_policies ?? []) policies.set(pid, await deps.sessions.policy(pid));
+  const key = {
+    id: customSessionId(orgId, keyId),
+    stored,
+    applied: applyPolicies(stored, (pid) => policies.get(pid)),
+  };
+  const refused = refusalOf(key, orgId);
+  if (refused !== undefined) return reject(ctx, refused);
+  if (!key.applied.ok) return reject(ctx, GatewayError.accessDisallowed());
+  adoptIdentity(ctx, api, 'custom_auth', key.id, key.applied.session);
+  return undefined;
+}
+
+/** The authentication step of an API whose auth_check is a hook of the gRPC plugin server. */
+function grpcAuth(api: GatewayApiDefinition, deps: MiddlewareDeps, name: string): CompiledMiddleware {
+  const server = deps.config.coprocess_grpc_server;
+  if (server === undefined) {
+    throw new Error(
+      "custom_middleware.driver: the gateway setting coprocess_grpc_server is not set, so gRPC plugins can't run: set it (--coprocess-grpc-server)",
+    );
+  }
+  const dispatcher = openDispatcher(server);
+  const timeoutMs = deps.config.plugin_timeout_ms;
+  const hook = { label: `grpc:${name}` };
+  return around(
+    async (ctx, next) => {
+      let refused: Rejection | undefined;
+      let answer: { keyId: string; session: GatewaySession } | undefined;
+      try {
+        const got = await dispatcher.dispatch(outgoingObject(ctx, api, 'CustomKeyCheck', name), timeoutMs);
+        refused = overrideAnswer(ctx, got.request?.return_overrides ?? null);
+        const token = got.metadata.token ?? '';
+        if (refused === undefined && got.session !== null && token !== '') {
+          const session = gatewaySessionOf(got.session);
+          const problems = sessionCheck(session);
+          if (problems.length > 0) {
+            throw new Error(
+              `auth_check session: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`,
+            );
+          }
+          answer = { keyId: token, session };
+        }
+      } catch (err) {
+        return reject(ctx, pluginFailure(ctx, hook, 'auth_check', err));
+      }
+      if (answer === undefined) {
+        ctx.emit('AuthFailure', 'Custom authentication refused the request.');
+        return refused ?? reject(ctx, GatewayError.pluginRefused(403, 'Key not authorised'));
+      }
+      const rejected = await adoptPluginSession(ctx, api, deps, answer.keyId, answer.session);
+      if (rejected !== undefined) return rejected;
+      await next();
+      return undefined;
+    },
+    {
+      close: () => {
+        dispatcher.close();
+      },
+    },
+  );
+}
+
 /** See the module comment. */
 export const customAuth: GatewayMiddleware = {
   name: 'custom-auth',
@@ -48,9 +131,9 @@ export const customAuth: GatewayMiddleware = {
   create: async (api, deps) => {
     const found = customAuthHook(api);
     if (found === undefined) throw new Error('custom_middleware.auth_check: no hook');
+    if (pluginDriverOf(api) === GRPC_PLUGIN_DRIVER) return grpcAuth(api, deps, found.name);
     const hook = await loadHook(found, deps.config.plugin_dir, 'custom_middleware.auth_check');
     const timeoutMs = deps.config.plugin_timeout_ms;
-    const orgId = api.org_id ?? '';
 
     /** The plugin's answer as a refusal, or the session ID and session; throws when malformed. */
     const answerOf = (value: unknown): GatewayError | { keyId: string; session: GatewaySession } => {
@@ -80,18 +163,8 @@ export const customAuth: GatewayMiddleware = {
         ctx.emit('AuthFailure', 'Custom authentication refused the request.');
         return reject(ctx, answer);
       }
-      const stored: GatewaySession = { ...answer.session, org_id: answer.session.org_id ?? orgId };
-      const policies = new Map<string, GatewayPolicy | undefined>();
-      for (const pid of stored.apply_policies ?? []) policies.set(pid, await deps.sessions.policy(pid));
-      const key = {
-        id: customSessionId(orgId, answer.keyId),
-        stored,
-        applied: applyPolicies(stored, (pid) => policies.get(pid)),
-      };
-      const refused = refusalOf(key, orgId);
-      if (refused !== undefined) return reject(ctx, refused);
-      if (!key.applied.ok) return reject(ctx, GatewayError.accessDisallowed());
-      adoptIdentity(ctx, api, 'custom_auth', key.id, key.applied.session);
+      const rejected = await adoptPluginSession(ctx, api, deps, answer.keyId, answer.session);
+      if (rejected !== undefined) return rejected;
       await next();
       return undefined;
     });

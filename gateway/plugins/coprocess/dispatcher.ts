@@ -1,0 +1,146 @@
+/**
+ * The client of a gRPC plugin server (`custom_middleware.driver: grpc`): the reference gateway's
+ * coprocess protocol (proto/, the `coprocess.Dispatcher` service), so that a plugin server
+ * written for the reference works with svc unchanged. The .proto files are read once, with the
+ * field names as they are written (`set_headers`, not `setHeaders`), 64-bit integers as numbers
+ * and enums as their names, the way plugin servers built from the same files see them.
+ */
+import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+
+/** The proto files of the protocol. */
+export const PROTO_DIR = join(import.meta.dirname, 'proto');
+
+/** The hook types of the protocol (`coprocess.HookType`). */
+export type HookType = 'Unknown' | 'Pre' | 'Post' | 'PostKeyAuth' | 'CustomKeyCheck' | 'Response';
+
+/** `coprocess.ReturnOverrides`. */
+export interface ReturnOverrides {
+  response_code: number;
+  response_error: string;
+  headers: Record<string, string>;
+  override_error: boolean;
+  response_body: string;
+}
+
+/** `coprocess.MiniRequestObject` (the fields the gateway fills and reads). */
+export interface MiniRequestObject {
+  headers: Record<string, string>;
+  set_headers: Record<string, string>;
+  delete_headers: string[];
+  body: string;
+  url: string;
+  params: Record<string, string>;
+  add_params: Record<string, string>;
+  extended_params: Record<string, string>;
+  delete_params: string[];
+  return_overrides: ReturnOverrides | null;
+  method: string;
+  request_uri: string;
+  scheme: string;
+  raw_body: Buffer;
+}
+
+/** `coprocess.AccessDefinition`. */
+export interface AccessDefinition {
+  api_name: string;
+  api_id: string;
+  versions: string[];
+  allowed_urls: { url: string; methods: string[] }[];
+}
+
+/** `coprocess.SessionState` (the fields the gateway maps to its session model). */
+export interface SessionState {
+  rate: number;
+  per: number;
+  expires: number;
+  quota_max: number;
+  quota_renews: number;
+  quota_remaining: number;
+  quota_renewal_rate: number;
+  access_rights: Record<string, AccessDefinition>;
+  org_id: string;
+  is_inactive: boolean;
+  apply_policy_id: string;
+  metadata: Record<string, string>;
+  tags: string[];
+  alias: string;
+  apply_policies: string[];
+}
+
+/** `coprocess.Object`: what one Dispatch call sends and receives. */
+export interface CoprocessObject {
+  hook_type: HookType;
+  hook_name: string;
+  request: MiniRequestObject | null;
+  session: SessionState | null;
+  metadata: Record<string, string>;
+  spec: Record<string, string>;
+}
+
+/** The messages as the plugin server receives them (the partial object the gateway sends). */
+export type OutgoingObject = Omit<Partial<CoprocessObject>, 'request' | 'session'> & {
+  request: Partial<MiniRequestObject>;
+  session?: Partial<SessionState> | undefined;
+};
+
+const LOADER_OPTIONS: protoLoader.Options = {
+  keepCase: true,
+  longs: Number,
+  enums: String,
+  defaults: true,
+  arrays: true,
+  objects: false,
+  oneofs: true,
+};
+
+let loaded: grpc.GrpcObject | undefined;
+
+/** The `coprocess` package of the proto files (read once). */
+export function coprocessPackage(): grpc.GrpcObject {
+  loaded ??= grpc.loadPackageDefinition(
+    protoLoader.loadSync('coprocess_object.proto', { ...LOADER_OPTIONS, includeDirs: [PROTO_DIR] }),
+  );
+  return loaded.coprocess as grpc.GrpcObject;
+}
+
+/** The gRPC target of `coprocess_grpc_server` (`tcp://host:port` or `unix:///path`). */
+export function grpcTarget(server: string): string {
+  if (server.startsWith('tcp://')) return server.slice('tcp://'.length);
+  if (server.startsWith('unix://')) return server;
+  throw new Error(`coprocess_grpc_server: ${server}: write tcp://host:port or unix:///path`);
+}
+
+/** One connection to a plugin server. */
+export interface Dispatcher {
+  /** Sends `object` to the server; rejects when it fails or takes longer than `timeoutMs`. */
+  dispatch(object: OutgoingObject, timeoutMs: number): Promise<CoprocessObject>;
+  close(): void;
+}
+
+type UnaryCall = (
+  req: OutgoingObject,
+  opts: grpc.CallOptions,
+  cb: (err: grpc.ServiceError | null, res?: CoprocessObject) => void,
+) => void;
+
+/** Opens a client of the plugin server at `server` (it connects at the first call). */
+export function openDispatcher(server: string): Dispatcher {
+  const Client = coprocessPackage().Dispatcher as grpc.ServiceClientConstructor;
+  const client = new Client(grpcTarget(server), grpc.credentials.createInsecure());
+  const call = (client as unknown as { Dispatch: UnaryCall }).Dispatch.bind(client);
+  return {
+    dispatch: (object, timeoutMs) =>
+      new Promise((resolve, reject) => {
+        call(object, { deadline: Date.now() + timeoutMs }, (err, res) => {
+          if (err !== null) reject(new Error(`gRPC plugin server: ${err.message}`, { cause: err }));
+          else if (res === undefined) reject(new Error('gRPC plugin server: no answer'));
+          else resolve(res);
+        });
+      }),
+    close: () => {
+      client.close();
+    },
+  };
+}
