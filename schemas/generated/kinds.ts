@@ -122,7 +122,7 @@ export interface ApiDefinitionSpec {
   hmac_allowed_clock_skew?: number;
   /** Algorithms clients may sign with; empty: all four. */
   hmac_allowed_algorithms?: ('hmac-sha1' | 'hmac-sha256' | 'hmac-sha384' | 'hmac-sha512')[];
-  /** Plugins: functions of JavaScript or TypeScript modules run at fixed points of the chain. */
+  /** Plugins: functions of JavaScript or TypeScript modules, or hooks of a gRPC plugin server, run at fixed points of the chain. */
   custom_middleware?: CustomMiddleware;
   /** A plugin bundle of other gateways; refused when set (name modules in custom_middleware). */
   custom_middleware_bundle?: string;
@@ -442,9 +442,9 @@ export interface CorsConfig {
   debug?: boolean;
 }
 
-/** Plugins: functions of JavaScript or TypeScript modules run at fixed points of the chain. */
+/** Plugins: functions of JavaScript or TypeScript modules, or hooks of a gRPC plugin server, run at fixed points of the chain. */
 export interface CustomMiddleware {
-  /** What runs the plugins: `svc` (JavaScript or TypeScript modules) is the one this gateway has. */
+  /** What runs the plugins: `svc` (JavaScript or TypeScript modules under plugin_dir) or `grpc` (a gRPC plugin server). */
   driver?: string;
   /** Hooks run before authentication, after the API-wide checks, in order. */
   pre?: PluginHook[];

@@ -40,7 +40,8 @@ const hookList = (when: string): JsonSchema => ({
 /** Plugins of an API: JavaScript or TypeScript modules the gateway loads (docs/gateway.md). */
 const customMiddleware: JsonSchema = {
   title: 'CustomMiddleware',
-  description: 'Plugins: functions of JavaScript or TypeScript modules run at fixed points of the chain.',
+  description:
+    'Plugins: functions of JavaScript or TypeScript modules, or hooks of a gRPC plugin server, run at fixed points of the chain.',
   type: 'object',
   additionalProperties: false,
   'x-svc-support': 'supported',
@@ -48,7 +49,7 @@ const customMiddleware: JsonSchema = {
     driver: {
       type: 'string',
       description:
-        'What runs the plugins: `svc` (JavaScript or TypeScript modules) is the one this gateway has.',
+        'What runs the plugins: `svc` (JavaScript or TypeScript modules under plugin_dir) or `grpc` (a gRPC plugin server).',
     },
     pre: hookList('before authentication, after the API-wide checks'),
     auth_check: {
