@@ -388,6 +388,41 @@ describe("response processors (the reference's httpbin-transform sample)", () =>
   });
 });
 
+describe("TCP and TLS APIs (the reference operator's TCP sample)", () => {
+  /** The sample as the reference writes it: no listen path, no auth, a tcp:// upstream. */
+  const tcpSample = (name: string, port: number, spec: Manifest = {}): Manifest => {
+    const obj = apiDefinition(name, {
+      protocol: 'tcp',
+      active: true,
+      listen_port: port,
+      proxy: { target_url: `tcp://${name}.default.svc:6379` },
+      ...spec,
+    });
+    delete (obj.spec as Manifest).use_keyless;
+    return obj;
+  };
+
+  test('admitted as the sample writes it, and stored without a listen path', async () => {
+    admitted(await apply(cp, tcpSample('sessions-store', 7000)));
+    const api = await getObject(cp, 'apidefinition', 'sessions-store');
+    assert.deepEqual((api.spec as Manifest).proxy, { target_url: 'tcp://sessions-store.default.svc:6379' });
+  });
+
+  test('a second tcp API on its port is refused, naming listen_port', async () => {
+    refusedWith(
+      await apply(cp, tcpSample('sessions-copy', 7000)),
+      'spec.listen_port: Invalid value: 7000 is already the port of ApiDefinition default/sessions-store on the same gateway: a tcp or tls API has its port alone',
+    );
+  });
+
+  test('a setting a connection cannot honour is refused by name', async () => {
+    refusedWith(
+      await apply(cp, tcpSample('sessions-cors', 7001, { CORS: { enable: true } })),
+      'The ApiDefinition "sessions-cors" is invalid: spec.CORS: Forbidden: a tcp API proxies connections, not HTTP requests: CORS does not apply to them',
+    );
+  });
+});
+
 describe('ConfigMaps read by APIs', () => {
   test('an update that breaks the document is refused, naming the API', async () => {
     refusedWith(

@@ -293,6 +293,28 @@ const cases: Case[] = [
     api: { name: 'db', protocol, listen_port: 9000, proxy: { target_url: 'tcp://db.default.svc:5432' } },
   })),
   {
+    name: 'protocol tcp with the defaults the API server writes (jwt_identity_base_field sub, auth header)',
+    api: {
+      name: 'db',
+      protocol: 'tcp',
+      listen_port: 9000,
+      proxy: { target_url: 'tcp://db:5432' },
+      jwt_identity_base_field: 'sub',
+      auth: { auth_header_name: 'Authorization' },
+    },
+  },
+  {
+    name: 'protocol tcp with a value other than the default is refused by name',
+    api: {
+      name: 'db',
+      protocol: 'tcp',
+      listen_port: 9000,
+      proxy: { target_url: 'tcp://db:5432' },
+      jwt_identity_base_field: 'email',
+    },
+    each: [(p) => p.path === 'jwt_identity_base_field' && p.type === 'Forbidden'],
+  },
+  {
     name: 'protocol tcp with a bare host:port target (no scheme)',
     api: { name: 'db', protocol: 'tcp', listen_port: 9000, proxy: { target_url: 'db.default.svc:5432' } },
     want: [

@@ -10,6 +10,7 @@
 import type { GatewayApiDefinition, ProxyConfig } from '../generated/models.ts';
 import type { JsonSchema } from '../json-schema.ts';
 import { apiDefinitionModel } from '../models/api-definition/index.ts';
+import { isPlainObject } from '../../lib/plain-object.ts';
 import { hasContent, isNeutral } from '../support.ts';
 import { quote, type FieldProblem } from './field-problem.ts';
 import { fieldPath } from '../validate.ts';
@@ -112,6 +113,20 @@ export function parseTcpTarget(
 }
 
 /**
+ * Whether `value`, at a field of schema `node`, leaves the API as if the field were absent: neutral
+ * (schemas/support.ts), or the field's schema default (the API server writes defaults, such as
+ * `jwt_identity_base_field: sub`, into every stored resource), or an object of such values.
+ */
+function unchanged(node: JsonSchema | undefined, value: unknown): boolean {
+  if (node === undefined) return !hasContent(value);
+  if (node.default !== undefined && JSON.stringify(value) === JSON.stringify(node.default)) return true;
+  if (isNeutral(node, value)) return true;
+  if (node['x-svc-switch'] !== undefined || !isPlainObject(value)) return false;
+  const extra = typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined;
+  return Object.entries(value).every(([k, v]) => unchanged(node.properties?.[k] ?? extra, v));
+}
+
+/**
  * Every reason a TCP or TLS API can't be served as written (none for an HTTP API): a listen_port
  * of its own, a tcp:// target, no listen path, and no field a connection can't honour.
  */
@@ -154,7 +169,7 @@ export function tcpProblems(api: ClassicApiInput): FieldProblem[] {
   for (const [key, value] of Object.entries(proxy ?? {})) {
     if ((TCP_PROXY_FIELDS as readonly string[]).includes(key)) continue;
     const node = proxySchema?.properties?.[key];
-    if (node !== undefined && !isNeutral(node, value))
+    if (node !== undefined && !unchanged(node, value))
       problems.push(problem(`proxy.${key}`, 'Forbidden', why(`proxy.${key}`)));
   }
   const allowed = new Set<string>([...TCP_FIELDS, ...RESOURCE_FIELDS]);
@@ -164,9 +179,8 @@ export function tcpProblems(api: ClassicApiInput): FieldProblem[] {
   }
   for (const [key, value] of Object.entries(api)) {
     if (allowed.has(key)) continue;
-    const node: JsonSchema | undefined = apiDefinitionModel.properties?.[key];
-    const neutral = node === undefined ? !hasContent(value) : isNeutral(node, value);
-    if (!neutral) problems.push(problem(key, 'Forbidden', why(key)));
+    if (!unchanged(apiDefinitionModel.properties?.[key], value))
+      problems.push(problem(key, 'Forbidden', why(key)));
   }
   const versions = model<Record<string, unknown>>(model<{ versions: unknown }>(api.version_data)?.versions);
   for (const [name, v] of Object.entries(versions ?? {})) {
