@@ -20,12 +20,15 @@ export function certificateId(pem: string, orgId: string): string {
 /** A TLS Secret read for upload: the PEM to send and its ID, or what is wrong with it. */
 export type TlsSecret = { ok: true; pem: string; id: string } | { ok: false; problem: string };
 
+/** A key of a Secret's data as text; undefined when absent. */
+function dataText(secret: SecretContent, key: string): string | undefined {
+  const b64 = secret.data?.[key];
+  return b64 === undefined ? undefined : Buffer.from(b64, 'base64').toString('utf8');
+}
+
 /** Reads `tls.crt` and `tls.key` of a Secret into an upload for `orgId`. */
 export function tlsUploadOf(secret: SecretContent, orgId: string): TlsSecret {
-  const text = (key: string): string | undefined => {
-    const b64 = secret.data?.[key];
-    return b64 === undefined ? undefined : Buffer.from(b64, 'base64').toString('utf8');
-  };
+  const text = (key: string): string | undefined => dataText(secret, key);
   const crt = text('tls.crt');
   const key = text('tls.key');
   if (crt === undefined || crt.trim() === '' || key === undefined || key.trim() === '') {
@@ -38,4 +41,25 @@ export function tlsUploadOf(secret: SecretContent, orgId: string): TlsSecret {
     return { ok: false, problem: `tls.crt does not parse as a PEM certificate: ${(err as Error).message}` };
   }
   return { ok: true, pem: `${crt.trimEnd()}\n${key.trimEnd()}\n`, id };
+}
+
+/** The pin of a Secret's `tls.crt` public key (`pinned_public_keys_refs`), or what is wrong with it. */
+export type PinSecret = { ok: true; pin: string } | { ok: false; problem: string };
+
+/**
+ * The public-key pin of the leaf of a Secret's `tls.crt`, as `pinned_public_keys` writes one:
+ * `sha256/` and the base64 SHA-256 of its DER SubjectPublicKeyInfo. Only the certificate is
+ * needed (a pinned upstream's key is not the gateway's to hold), so nothing is uploaded.
+ */
+export function publicKeyPinOf(secret: SecretContent): PinSecret {
+  const crt = dataText(secret, 'tls.crt');
+  if (crt === undefined || crt.trim() === '') {
+    return { ok: false, problem: 'needs tls.crt (the certificate whose public key is pinned)' };
+  }
+  try {
+    const spki = new X509Certificate(crt).publicKey.export({ type: 'spki', format: 'der' });
+    return { ok: true, pin: `sha256/${createHash('sha256').update(spki).digest('base64')}` };
+  } catch (err) {
+    return { ok: false, problem: `tls.crt does not parse as a PEM certificate: ${(err as Error).message}` };
+  }
 }

@@ -667,6 +667,64 @@ const cases: Case[] = [
     ],
   },
   {
+    name: 'certificates by Secret: Secrets that do not exist yet are warnings, each at its field',
+    obj: apiDefinition('orders', {
+      use_mutual_tls_auth: true,
+      client_certificate_refs: ['orders-client'],
+      upstream_certificate_refs: { '*': 'orders-upstream' },
+      pinned_public_keys_refs: { 'orders.example': 'orders-pin' },
+      proxy: { listen_path: '/orders/', target_url: 'https://orders.example' },
+    }),
+    warnings: [
+      'spec.client_certificate_refs[0]: Secret default/orders-client does not exist yet: the API is not served until it does',
+      'spec.upstream_certificate_refs["*"]: Secret default/orders-upstream does not exist yet: the API is not served until it does',
+      'spec.pinned_public_keys_refs["orders.example"]: Secret default/orders-pin does not exist yet: the API is not served until it does',
+    ],
+  },
+  {
+    name: 'certificates by Secret: hosts and Secret names are checked at their fields',
+    obj: apiDefinition('orders', {
+      use_mutual_tls_auth: true,
+      client_certificate_refs: ['Orders_Client'],
+      upstream_certificates: { 'orders.example': `org-1${'a'.repeat(64)}` },
+      upstream_certificate_refs: { 'orders.example': 'orders-upstream', 'https://x.example': 'x-upstream' },
+      pinned_public_keys_refs: { 'orders.example:443': 'orders-pin' },
+      proxy: { listen_path: '/orders/', target_url: 'https://orders.example' },
+    }),
+    cluster: ['Orders_Client', 'orders-upstream', 'x-upstream', 'orders-pin'].map((name) => ({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name, namespace: 'default' },
+      type: 'kubernetes.io/tls',
+      data: { 'tls.crt': '', 'tls.key': '' },
+    })),
+    errors: [
+      {
+        path: 'spec.client_certificate_refs[0]',
+        type: 'Invalid',
+        message: 'must match ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+      },
+      {
+        path: 'spec.pinned_public_keys_refs["orders.example:443"]',
+        type: 'Invalid',
+        message:
+          '"orders.example:443" is not an upstream host: write one such as api.example.com, *.example.com for its subdomains, or * for any host (no scheme, no port)',
+      },
+      {
+        path: 'spec.upstream_certificate_refs["https://x.example"]',
+        type: 'Invalid',
+        message:
+          '"https://x.example" is not an upstream host: write one such as api.example.com, *.example.com for its subdomains, or * for any host (no scheme, no port)',
+      },
+      {
+        path: 'spec.upstream_certificate_refs["orders.example"]',
+        type: 'Invalid',
+        message:
+          '"orders.example" has a certificate in upstream_certificates too: a host is presented one certificate; keep one of the two entries',
+      },
+    ],
+  },
+  {
     name: "a tcp API as the reference operator's sample writes it is valid (no listen path, no auth)",
     obj: tcpApiDefinition('sessions', 7000),
   },

@@ -15,6 +15,7 @@ import { contextRefWarnings, deleteVerdict, policiesCovering } from './reference
 import { apiDefinitionClaim, conflictMessage, findConflict } from './routes.ts';
 import { schemaErrors } from './schema.ts';
 import { isTcpApi } from '../schemas/rules/tcp.ts';
+import { certificateSecretRefs, secretRefProblems, withSecretRefs } from '../schemas/rules/secret-refs.ts';
 import { isTemplate } from '../schemas/templates.ts';
 import { templateDeleteVerdict, templateErrors } from './template.ts';
 
@@ -34,9 +35,14 @@ function specPath(path: string): string {
 /** Validates an ApiDefinition on create or update. */
 export async function validateApiDefinition(obj: unknown, _old: unknown, lookups: Lookups): Promise<Verdict> {
   const spec = specOf<ApiDefinition>(obj);
-  const classic = { ...spec, certificates: undefined };
-  const errors: FieldError[] = checkClassicApi(classic).map((p) => ({ ...p, path: specPath(p.path) }));
-  const warnings = classicApiWarnings(classic).map((w) => `${specPath(w.path)}: ${w.message}`);
+  // Certificates named by Secret stand in their gateway fields, so the gateway's rules check them.
+  const { api: withRefs, refPath } = withSecretRefs(spec);
+  const classic = { ...withRefs, certificates: undefined };
+  const errors: FieldError[] = [...checkClassicApi(classic), ...secretRefProblems(spec)].map((p) => ({
+    ...p,
+    path: specPath(refPath(p.path)),
+  }));
+  const warnings = classicApiWarnings(classic).map((w) => `${specPath(refPath(w.path))}: ${w.message}`);
 
   // `certificates` of the resource are gateway IDs the shared rules never see (they check the
   // IDs the operator uploads from certificate_secret_names).
@@ -90,13 +96,11 @@ export async function validateApiDefinitionDelete(old: unknown, lookups: Lookups
 async function referenceWarnings(obj: unknown, lookups: Lookups): Promise<string[]> {
   const { namespace } = metaOf(obj);
   const warnings: string[] = [];
-  // The operator uploads each Secret's certificate to the gateway (`/svc/certs`).
-  const secrets = asArray(specOf<ApiDefinition>(obj).certificate_secret_names);
-  for (const [i, name] of secrets.entries()) {
-    if (typeof name !== 'string' || name === '') continue;
+  // The operator reads each Secret's certificate (and uploads it to the gateway, `/svc/certs`).
+  for (const { path, name } of certificateSecretRefs(specOf<ApiDefinition>(obj))) {
     if ((await lookups.secretKeys(namespace, name)) === undefined) {
       warnings.push(
-        `spec.certificate_secret_names[${i}]: Secret ${namespace}/${name} does not exist yet: the API is not served until it does`,
+        `${path}: Secret ${namespace}/${name} does not exist yet: the API is not served until it does`,
       );
     }
   }

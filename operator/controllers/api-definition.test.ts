@@ -320,6 +320,105 @@ const cases: Case[] = [
     finalizers: [`-${API_FINALIZER}`],
   },
   {
+    name: 'client certificates by Secret: uploaded, their IDs added to client_certificates and the status',
+    spec: {
+      use_mutual_tls_auth: true,
+      client_certificates: [tls2.id],
+      client_certificate_refs: ['orders-client'],
+    },
+    secrets: { 'orders-client': tls1.secret },
+    writes: [`addCert ${tls1.id}`, `createApi ${ID}`, 'reload'],
+    ready: { status: 'True', reason: 'Synced' },
+    status: (s, gw) => {
+      assert.deepEqual(gw.apis.get(ID)?.client_certificates, [tls2.id, tls1.id]);
+      assert.deepEqual(s?.certificates, [tls1.id]);
+    },
+  },
+  {
+    name: 'upstream certificate by Secret: uploaded with its key, its ID set for the host',
+    spec: { upstream_certificate_refs: { '*': 'orders-upstream' } },
+    secrets: { 'orders-upstream': tls1.secret },
+    writes: [`addCert ${tls1.id}`, `createApi ${ID}`, 'reload'],
+    status: (s, gw) => {
+      assert.deepEqual(gw.apis.get(ID)?.upstream_certificates, { '*': tls1.id });
+      assert.deepEqual(s?.certificates, [tls1.id]);
+      assert.match(gw.certs.get(tls1.id) ?? '', /BEGIN CERTIFICATE[\s\S]*BEGIN PRIVATE KEY/);
+    },
+  },
+  {
+    name: 'pinned key by Secret: its tls.crt public key pinned for the host, nothing uploaded',
+    spec: { pinned_public_keys_refs: { 'orders.example': 'orders-pin' } },
+    // Only the certificate: a pinned upstream's key is not the gateway's.
+    secrets: { 'orders-pin': { data: { 'tls.crt': tls1.secret.data?.['tls.crt'] ?? '' } } },
+    writes: [`createApi ${ID}`, 'reload'],
+    status: (s, gw) => {
+      const spki = new X509Certificate(
+        Buffer.from(tls1.secret.data?.['tls.crt'] ?? '', 'base64').toString(),
+      ).publicKey.export({ type: 'spki', format: 'der' });
+      const pin = `sha256/${createHash('sha256').update(spki).digest('base64')}`;
+      assert.deepEqual(gw.apis.get(ID)?.pinned_public_keys, { 'orders.example': pin });
+      assert.equal(s?.certificates, undefined);
+    },
+  },
+  {
+    name: 'client certificate Secret missing: SecretNotFound naming it and its field, nothing pushed',
+    spec: { use_mutual_tls_auth: true, client_certificate_refs: ['absent-client'] },
+    writes: [],
+    ready: {
+      status: 'False',
+      reason: 'SecretNotFound',
+      message: /^spec\.client_certificate_refs\[0\]: Secret team\/absent-client does not exist/,
+    },
+  },
+  {
+    name: 'upstream certificate Secret without tls.key: SecretInvalid naming it',
+    spec: { upstream_certificate_refs: { '*': 'orders-upstream' } },
+    secrets: { 'orders-upstream': { data: { 'tls.crt': tls1.secret.data?.['tls.crt'] ?? '' } } },
+    writes: [],
+    ready: {
+      status: 'False',
+      reason: 'SecretInvalid',
+      message:
+        /^spec\.upstream_certificate_refs\["\*"\]: Secret team\/orders-upstream needs tls.crt and tls.key/,
+    },
+  },
+  {
+    name: 'pinned key Secret whose tls.crt is not a certificate: SecretInvalid naming it',
+    spec: { pinned_public_keys_refs: { '*': 'orders-pin' } },
+    secrets: { 'orders-pin': { data: { 'tls.crt': Buffer.from('not a certificate').toString('base64') } } },
+    writes: [],
+    ready: {
+      status: 'False',
+      reason: 'SecretInvalid',
+      message: /^spec\.pinned_public_keys_refs\["\*"\]: Secret team\/orders-pin tls.crt does not parse/,
+    },
+  },
+  {
+    name: 'client certificate Secret rotated: the new one uploaded and allowed, the old one deleted',
+    spec: { use_mutual_tls_auth: true, client_certificate_refs: ['orders-client'] },
+    secrets: { 'orders-client': tls1.secret },
+    pushedBefore: true,
+    gateway: (_gw, secrets) => secrets.set('orders-client', tls3.secret),
+    writes: [`addCert ${tls3.id}`, `updateApi ${ID}`, 'reload', `deleteCert ${tls1.id}`],
+    status: (s, gw) => {
+      assert.deepEqual(gw.apis.get(ID)?.client_certificates, [tls3.id]);
+      assert.deepEqual(s?.certificates, [tls3.id]);
+    },
+  },
+  {
+    name: 'deleted: certificates by Secret deleted too',
+    spec: {
+      use_mutual_tls_auth: true,
+      client_certificate_refs: ['orders-client'],
+      upstream_certificate_refs: { '*': 'orders-upstream' },
+    },
+    secrets: { 'orders-client': tls1.secret, 'orders-upstream': tls2.secret },
+    pushedBefore: true,
+    deleting: true,
+    writes: [`deleteApi ${ID}`, 'reload', `deleteCert ${tls1.id}`, `deleteCert ${tls2.id}`],
+    finalizers: [`-${API_FINALIZER}`],
+  },
+  {
     name: 'a template deleted with the finalizer (from webhooks off): the finalizer removed, nothing called',
     template: true,
     deleting: true,

@@ -10,7 +10,8 @@ import type { ManagementClient } from '../clients/management.ts';
 import type { Connections } from '../connections.ts';
 import { accessRefs, jwtPolicyRefs, refKey, refOf, sameRef, sortedRefs } from '../references.ts';
 import { internalRefsOf, translateApiDefinition } from '../translate/api-definition.ts';
-import { tlsUploadOf, type SecretContent } from '../certificates.ts';
+import { publicKeyPinOf, tlsUploadOf, type SecretContent } from '../certificates.ts';
+import { certificateSecretRefs } from '../../schemas/rules/secret-refs.ts';
 import { secretWatch, viewChanged, watchOf, type ControllerEnv } from './env.ts';
 import { byAccessRight, byCertificateSecret, byContext, byInternalTarget, byJwtPolicy } from './indexes.ts';
 import {
@@ -44,7 +45,7 @@ export interface ApiDefinitionDeps extends ReportDeps<ApiObject> {
    * a superset will do): the informer's indexes in production.
    */
   policies: (api: ApiObject) => readonly PolicyView[];
-  /** Reads a Secret (`certificate_secret_names`); undefined when it does not exist. */
+  /** Reads a Secret (certificates named by Secret); undefined when it does not exist. */
   secret: (namespace: string, name: string) => Promise<SecretContent | undefined>;
   /** Every ApiDefinition: a certificate is deleted only when none of the others lists it. */
   apis: () => readonly ApiObject[];
@@ -188,21 +189,30 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
     internalIds.set(`${ref.namespace}/${ref.name}`, target.spec.api_id ?? derivedId(ref.namespace, ref.name));
   }
 
-  // certificate_secret_names: each Secret read into an upload, its ID known before the upload.
+  // Certificates named by Secret (schemas/rules/secret-refs.ts): served, allowed from clients and
+  // presented upstream, each read into an upload, its ID known before the upload; pinned, read
+  // into a public-key pin (nothing uploaded).
   const uploads = new Map<string, { pem: string; id: string }>();
-  for (const secretName of new Set(current.spec.certificate_secret_names ?? [])) {
+  const pins = new Map<string, string>();
+  for (const { path, name: secretName, use } of certificateSecretRefs(current.spec)) {
+    const pinned = use === 'pinned';
+    if (pinned ? pins.has(secretName) : uploads.has(secretName)) continue;
     const secret = await deps.secret(namespace, secretName);
     if (!secret) {
-      const message = `Secret ${namespace}/${secretName} (certificate_secret_names) does not exist: create it (type kubernetes.io/tls, with tls.crt and tls.key)`;
+      const needs = pinned
+        ? 'with tls.crt, the certificate whose public key is pinned'
+        : 'type kubernetes.io/tls, with tls.crt and tls.key';
+      const message = `${path}: Secret ${namespace}/${secretName} does not exist: create it (${needs})`;
       await fail('SecretNotFound', message, false);
       return {}; // The Secret's watch queues the API when it appears.
     }
-    const upload = tlsUploadOf(secret, resolved.conn.org);
-    if (!upload.ok) {
-      await fail('SecretInvalid', `Secret ${namespace}/${secretName} ${upload.problem}`, false);
+    const read = pinned ? publicKeyPinOf(secret) : tlsUploadOf(secret, resolved.conn.org);
+    if (!read.ok) {
+      await fail('SecretInvalid', `${path}: Secret ${namespace}/${secretName} ${read.problem}`, false);
       return {}; // Queued again when the Secret changes.
     }
-    uploads.set(secretName, upload);
+    if ('pin' in read) pins.set(secretName, read.pin);
+    else uploads.set(secretName, read);
   }
   const certificates = [...new Set([...uploads.values()].map((u) => u.id))];
 
@@ -210,6 +220,7 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
     apiId,
     orgId: resolved.conn.org,
     certificateId: (secretName) => uploads.get(secretName)?.id ?? '',
+    publicKeyPin: (secretName) => pins.get(secretName) ?? '',
     internalApiId: (ref) =>
       internalIds.get(`${ref.namespace}/${ref.name}`) ?? derivedId(ref.namespace, ref.name),
     // A policy that does not exist yet gets the ID it will be derived to; its watch queues the API.
@@ -297,7 +308,9 @@ const policyLinkView = (p: PolicyView): unknown => ({
 /**
  * The ApiDefinition controller: APIs are reconciled when they change, when their OperatorContext
  * changes, when a SecurityPolicy that covers them or that they name changes (its ID, its
- * access rights, its deletion), and when a Secret they name in certificate_secret_names changes.
+ * access rights, its deletion), and when a Secret they name for certificates changes
+ * (`certificate_secret_names`, `client_certificate_refs`, `upstream_certificate_refs`,
+ * `pinned_public_keys_refs`).
  */
 export function apiDefinitionController(env: ControllerEnv): ControllerSpec {
   const apiSpec = watchOf(env, 'ApiDefinition');
@@ -369,8 +382,8 @@ export function apiDefinitionController(env: ControllerEnv): ControllerSpec {
           viewChanged(event, p, old, policyLinkView) ? [...new Set([...apisOf(p), ...apisOf(old)])] : [],
       },
       {
-        // A Secret that appears, changes its data or goes queues the APIs that name it in
-        // certificate_secret_names (in their own namespace).
+        // A Secret that appears, changes its data or goes queues the APIs that name it for
+        // certificates (in their own namespace).
         watch: secretSpec,
         map: (secret: k8s.V1Secret, old: k8s.V1Secret | undefined, event: InformerEvent) => {
           if (!viewChanged(event, secret, old, (s) => s.data)) return [];

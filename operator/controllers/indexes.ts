@@ -10,6 +10,7 @@ import type { ApiResourceRef, NamespacedRef } from '../../schemas/generated/kind
 import { accessRefs, apiRefText, jwtPolicyRefs, refKey, type ObjectRef } from '../references.ts';
 import { internalRefsOf } from '../translate/api-definition.ts';
 import type { ApiDefinitionSpec } from '../../schemas/generated/kinds.ts';
+import { certificateSecretNames } from '../../schemas/rules/secret-refs.ts';
 import { contextKeyOf } from './env.ts';
 
 /** Objects whose `contextRef` names the OperatorContext `namespace/name`. */
@@ -46,13 +47,16 @@ export function byInternalTarget<T extends k8s.KubernetesObject>(inf: Informer<T
   return (api) => inf.byIndex('internal-target', refKey(api));
 }
 
-/** ApiDefinitions that name a Secret (of their namespace) in `certificate_secret_names`. */
+/**
+ * ApiDefinitions that name a Secret (of their namespace) for certificates: served
+ * (`certificate_secret_names`), client, upstream or pinned (schemas/rules/secret-refs.ts).
+ */
 export function byCertificateSecret<T extends k8s.KubernetesObject>(
   inf: Informer<T>,
 ): (secret: ObjectRef) => T[] {
   inf.addIndex('certificate-secret', (api) => {
-    const names = (api as { spec?: { certificate_secret_names?: string[] } }).spec?.certificate_secret_names;
-    return (names ?? []).map((name) => refKey({ namespace: api.metadata?.namespace ?? '', name }));
+    const names = certificateSecretNames((api as { spec?: ApiDefinitionSpec }).spec);
+    return names.map((name) => refKey({ namespace: api.metadata?.namespace ?? '', name }));
   });
   return (secret) => inf.byIndex('certificate-secret', refKey(secret));
 }

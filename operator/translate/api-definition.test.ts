@@ -18,6 +18,7 @@ await goldenTests(
       orgId: 'org-1',
       policyId: (ref) => derivedId(ref.namespace, ref.name),
       certificateId: (name) => `org-1${createHash('sha256').update(name).digest('hex')}`,
+      publicKeyPin: (name) => `sha256/${createHash('sha256').update(name).digest('base64')}`,
     }),
   (got, cr) => {
     assert.deepEqual(validGatewayDefinition(got), [], 'the gateway accepts the translation');

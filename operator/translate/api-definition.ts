@@ -23,6 +23,11 @@ export interface ApiTranslationContext {
    */
   certificateId: (secretName: string) => string;
   /**
+   * Public-key pin (`sha256/<base64>`) of a Secret's `tls.crt`, for `pinned_public_keys_refs`;
+   * the reconciler reads the Secrets before translating.
+   */
+  publicKeyPin?: (secretName: string) => string;
+  /**
    * API ID of an ApiDefinition an internal target names (`target_internal`,
    * `rewrite_to_internal`); the reconciler checks first that it exists (`internalRefsOf`).
    * Without it, the ID derived from the namespaced name.
@@ -81,7 +86,9 @@ export interface ApiDefinitionInput {
  * the same output, so its hash tells whether the gateway needs an update.
  *
  * Cluster-only fields are dropped (`contextRef`) or become IDs (`certificate_secret_names` the
- * `certificates` uploaded from them, `jwt_default_policies` policy IDs); implicit defaults users rely on are made explicit (a new API without any auth method
+ * `certificates` uploaded from them, `client_certificate_refs` and `upstream_certificate_refs`
+ * IDs in `client_certificates` and `upstream_certificates`, `pinned_public_keys_refs` pins in
+ * `pinned_public_keys`, `jwt_default_policies` policy IDs); implicit defaults users rely on are made explicit (a new API without any auth method
  * uses auth tokens; an unversioned API has the version `Default`).
  */
 export function translateApiDefinition(
@@ -91,6 +98,9 @@ export function translateApiDefinition(
   const {
     contextRef: _ctx,
     certificate_secret_names,
+    client_certificate_refs,
+    upstream_certificate_refs,
+    pinned_public_keys_refs,
     jwt_default_policies,
     api_id: _id,
     org_id: _org,
@@ -139,6 +149,32 @@ export function translateApiDefinition(
   }
   if (certificate_secret_names && certificate_secret_names.length > 0) {
     out.certificates = [...new Set(certificate_secret_names.map((n) => ctx.certificateId(n)))];
+  }
+  // Certificates by Secret join those given by ID (schemas/rules/secret-refs.ts).
+  if (client_certificate_refs && client_certificate_refs.length > 0) {
+    out.client_certificates = [
+      ...new Set([
+        ...(out.client_certificates ?? []),
+        ...client_certificate_refs.map((n) => ctx.certificateId(n)),
+      ]),
+    ];
+  }
+  const upstreamRefs = Object.entries(upstream_certificate_refs ?? {});
+  if (upstreamRefs.length > 0) {
+    out.upstream_certificates = {
+      ...out.upstream_certificates,
+      ...Object.fromEntries(upstreamRefs.map(([host, n]) => [host, ctx.certificateId(n)])),
+    };
+  }
+  const pinRefs = Object.entries(pinned_public_keys_refs ?? {});
+  if (pinRefs.length > 0) {
+    const pins: Record<string, string> = { ...out.pinned_public_keys };
+    for (const [host, n] of pinRefs) {
+      const pin = ctx.publicKeyPin?.(n) ?? '';
+      const own = pins[host]?.trim() ?? '';
+      pins[host] = own === '' ? pin : `${own}, ${pin}`;
+    }
+    out.pinned_public_keys = pins;
   }
   if (!out.version_data?.versions || Object.keys(out.version_data.versions).length === 0) {
     out.version_data = {

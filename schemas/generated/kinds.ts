@@ -232,11 +232,11 @@ export interface ApiDefinitionSpec {
   upstream_certificates_disabled?: boolean;
   /** Ignore `pinned_public_keys`. */
   certificate_pinning_disabled?: boolean;
-  /** Secrets holding the client certificates static mTLS allows (the operator does not read them yet: use client_certificates). */
+  /** Secrets (type kubernetes.io/tls, in the namespace of the API) whose certificates static mutual TLS (use_mutual_tls_auth) allows: the operator uploads each certificate and adds its ID to client_certificates. */
   client_certificate_refs?: string[];
-  /** Upstream host -> Secret holding the pinned public key. */
+  /** Upstream host (api.example.com, *.example.com, or * for any) -> Secret (in the namespace of the API) whose tls.crt public key the upstream must present: the operator adds its pin (sha256/ and the base64 SHA-256 of the SubjectPublicKeyInfo) to pinned_public_keys. */
   pinned_public_keys_refs?: Record<string, string>;
-  /** Upstream host -> Secret holding the upstream mTLS certificate. */
+  /** Upstream host (api.example.com, *.example.com, or * for any) -> Secret (type kubernetes.io/tls, in the namespace of the API) whose certificate and key the gateway presents to that upstream: the operator uploads it and sets its ID in upstream_certificates. */
   upstream_certificate_refs?: Record<string, string>;
   /** SHA-256 fingerprints of the client certificates allowed by static mTLS. */
   client_certificates?: string[];

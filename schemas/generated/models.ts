@@ -500,11 +500,11 @@ export interface GatewayApiDefinition {
   upstream_certificates_disabled?: boolean;
   /** Ignore `pinned_public_keys`. */
   certificate_pinning_disabled?: boolean;
-  /** Secrets holding the client certificates static mTLS allows (the operator does not read them yet: use client_certificates). */
+  /** Secrets holding the client certificates static mTLS allows: read by the operator (ApiDefinition resources), which writes their IDs in client_certificates. */
   client_certificate_refs?: string[];
-  /** Upstream host -> Secret holding the pinned public key. */
+  /** Upstream host -> Secret holding the pinned public key: read by the operator (ApiDefinition resources), which writes the pin in pinned_public_keys. */
   pinned_public_keys_refs?: Record<string, string>;
-  /** Upstream host -> Secret holding the upstream mTLS certificate. */
+  /** Upstream host -> Secret holding the upstream mTLS certificate: read by the operator (ApiDefinition resources), which writes its ID in upstream_certificates. */
   upstream_certificate_refs?: Record<string, string>;
   /** Policy IDs applied when a token has no policy claim. */
   jwt_default_policies?: string[];

@@ -324,17 +324,21 @@ export function notYetClassicProperties(): Record<string, JsonSchema> {
     ),
     client_certificate_refs: notYet(
       strings(
-        'Secrets holding the client certificates static mTLS allows (the operator does not read them yet: use client_certificates).',
+        'Secrets holding the client certificates static mTLS allows: read by the operator (ApiDefinition resources), which writes their IDs in client_certificates.',
       ),
-      'the operator does not read client certificates from Secrets yet: list their SHA-256 fingerprints in `client_certificates`',
+      'names Kubernetes Secrets, which only the operator reads (an ApiDefinition resource): to the gateway, give the IDs of certificates uploaded to `/svc/certs` in `client_certificates`',
     ),
     pinned_public_keys_refs: notYet(
-      stringMap('Upstream host -> Secret holding the pinned public key.'),
-      'the operator does not read pinned keys from Secrets yet: set `pinned_public_keys`',
+      stringMap(
+        'Upstream host -> Secret holding the pinned public key: read by the operator (ApiDefinition resources), which writes the pin in pinned_public_keys.',
+      ),
+      'names Kubernetes Secrets, which only the operator reads (an ApiDefinition resource): to the gateway, give the pins in `pinned_public_keys`',
     ),
     upstream_certificate_refs: notYet(
-      stringMap('Upstream host -> Secret holding the upstream mTLS certificate.'),
-      'the operator does not read upstream certificates from Secrets yet: set `upstream_certificates` (certificates stored in the gateway, `/svc/certs`)',
+      stringMap(
+        'Upstream host -> Secret holding the upstream mTLS certificate: read by the operator (ApiDefinition resources), which writes its ID in upstream_certificates.',
+      ),
+      'names Kubernetes Secrets, which only the operator reads (an ApiDefinition resource): to the gateway, give certificates stored in `/svc/certs` in `upstream_certificates`',
     ),
   };
 }

@@ -1,0 +1,159 @@
+/**
+ * Certificates an ApiDefinition names by Secret (of its own namespace), and the gateway fields
+ * they become: `certificate_secret_names` (served, `certificates`), `client_certificate_refs`
+ * (static mutual TLS, `client_certificates`), `upstream_certificate_refs` (presented to an
+ * upstream host, `upstream_certificates`) and `pinned_public_keys_refs` (an upstream host's
+ * pinned public key, `pinned_public_keys`). Read by the webhook (field-pathed problems, warnings
+ * for Secrets that do not exist yet) and the operator (which Secrets to read and watch).
+ */
+import { quote, type FieldProblem } from './field-problem.ts';
+import { model } from './read.ts';
+
+/** What a Secret's certificate is for. */
+export type SecretUse = 'served' | 'client' | 'upstream' | 'pinned';
+
+/** One Secret an API names, where (`spec.` path) and what for; `host` for the per-host maps. */
+export interface CertificateSecretRef {
+  path: string;
+  name: string;
+  use: SecretUse;
+  host?: string;
+}
+
+/** The gateway field each by-Secret field becomes. */
+export const SECRET_REF_FIELDS = {
+  certificate_secret_names: 'certificates',
+  client_certificate_refs: 'client_certificates',
+  upstream_certificate_refs: 'upstream_certificates',
+  pinned_public_keys_refs: 'pinned_public_keys',
+} as const;
+
+/** The spec fields that name Secrets (values unchecked: the webhook reads them before the schema). */
+type RefSpec = Partial<
+  Record<
+    | 'certificate_secret_names'
+    | 'client_certificate_refs'
+    | 'upstream_certificate_refs'
+    | 'pinned_public_keys_refs',
+    unknown
+  >
+>;
+
+const listOf = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+const mapOf = (v: unknown): Record<string, unknown> => model<Record<string, unknown>>(v) ?? {};
+
+/**
+ * Every Secret the spec names for certificates, in field order (a Secret named twice is listed
+ * twice: each place is a path of its own). Values that are not names are left out (the schema
+ * refuses them).
+ */
+export function certificateSecretRefs(spec: RefSpec | undefined): CertificateSecretRef[] {
+  const out: CertificateSecretRef[] = [];
+  const list = (field: 'certificate_secret_names' | 'client_certificate_refs', use: SecretUse): void => {
+    listOf(spec?.[field]).forEach((name, i) => {
+      if (typeof name === 'string' && name !== '') out.push({ path: `spec.${field}[${i}]`, name, use });
+    });
+  };
+  const map = (field: 'upstream_certificate_refs' | 'pinned_public_keys_refs', use: SecretUse): void => {
+    for (const [host, name] of Object.entries(mapOf(spec?.[field]))) {
+      if (typeof name === 'string' && name !== '')
+        out.push({ path: `spec.${field}[${quote(host)}]`, name, use, host });
+    }
+  };
+  list('certificate_secret_names', 'served');
+  list('client_certificate_refs', 'client');
+  map('upstream_certificate_refs', 'upstream');
+  map('pinned_public_keys_refs', 'pinned');
+  return out;
+}
+
+/** The names of the Secrets a spec names, without repeats. */
+export function certificateSecretNames(spec: RefSpec | undefined): string[] {
+  return [...new Set(certificateSecretRefs(spec).map((r) => r.name))];
+}
+
+/**
+ * An upstream host given a certificate both by ID (`upstream_certificates`) and by Secret
+ * (`upstream_certificate_refs`): one of them would silently lose. (Pins by Secret add to pins
+ * written out: a host may have several.)
+ */
+export function secretRefProblems(
+  spec: { upstream_certificates?: unknown; upstream_certificate_refs?: unknown } | undefined,
+): FieldProblem[] {
+  const byId = new Set(Object.keys(mapOf(spec?.upstream_certificates)).map((h) => h.trim().toLowerCase()));
+  return Object.keys(mapOf(spec?.upstream_certificate_refs))
+    .filter((host) => byId.has(host.trim().toLowerCase()))
+    .map((host) => ({
+      path: `upstream_certificate_refs[${quote(host)}]`,
+      type: 'Invalid' as const,
+      message: `${quote(host)} has a certificate in upstream_certificates too: a host is presented one certificate; keep one of the two entries`,
+    }));
+}
+
+/** A certificate ID and a pin of the right form, standing for what the operator will upload. */
+const PLACEHOLDER_ID = '0'.repeat(64);
+const PLACEHOLDER_PIN = `sha256/${'A'.repeat(43)}=`;
+
+/**
+ * The spec as the gateway will see it once the operator has read its Secrets: each by-Secret
+ * entry stands in its gateway field (with an ID or pin of the right form), so that the gateway's
+ * rules (upstream hosts, the target's host, static mutual TLS) check it too. `refPath` maps a
+ * problem's path in the gateway field back to the by-Secret field it came from.
+ */
+export function withSecretRefs<T extends RefSpec>(refSpec: T): { api: T; refPath: (path: string) => string } {
+  const spec = refSpec as Record<string, unknown>;
+  const clients = listOf(spec.client_certificate_refs);
+  const upstream = mapOf(spec.upstream_certificate_refs);
+  const pinned = mapOf(spec.pinned_public_keys_refs);
+  const api: Record<string, unknown> = { ...spec };
+  delete api.client_certificate_refs;
+  delete api.upstream_certificate_refs;
+  delete api.pinned_public_keys_refs;
+  const ownClients = listOf(spec.client_certificates).length;
+  if (clients.length > 0) {
+    api.client_certificates = [...listOf(spec.client_certificates), ...clients.map(() => PLACEHOLDER_ID)];
+  }
+  const ownUpstream = mapOf(spec.upstream_certificates);
+  if (Object.keys(upstream).length > 0) {
+    api.upstream_certificates = {
+      ...Object.fromEntries(Object.keys(upstream).map((h) => [h, PLACEHOLDER_ID])),
+      ...ownUpstream,
+    };
+  }
+  const ownPins = mapOf(spec.pinned_public_keys);
+  if (Object.keys(pinned).length > 0) {
+    api.pinned_public_keys = {
+      ...ownPins,
+      ...Object.fromEntries(
+        Object.keys(pinned).map((h) => {
+          const own = ownPins[h];
+          return [
+            h,
+            typeof own === 'string' && own.trim() !== '' ? `${own}, ${PLACEHOLDER_PIN}` : PLACEHOLDER_PIN,
+          ];
+        }),
+      ),
+    };
+  }
+  const refPath = (path: string): string => {
+    const client = /^client_certificates\[(\d+)\]/.exec(path);
+    if (client !== null && Number(client[1]) >= ownClients) {
+      return `client_certificate_refs[${String(Number(client[1]) - ownClients)}]${path.slice(client[0].length)}`;
+    }
+    for (const [field, refs, own] of [
+      ['upstream_certificates', upstream, ownUpstream],
+      ['pinned_public_keys', pinned, ownPins],
+    ] as const) {
+      for (const host of Object.keys(refs)) {
+        const at = `${field}[${quote(host)}]`;
+        if (path.startsWith(at) && !(host in own)) {
+          const refField =
+            field === 'upstream_certificates' ? 'upstream_certificate_refs' : 'pinned_public_keys_refs';
+          return `${refField}[${quote(host)}]${path.slice(at.length)}`;
+        }
+      }
+    }
+    return path;
+  };
+  return { api: api as T, refPath };
+}
