@@ -91,6 +91,13 @@ const apis = (u: string): Json[] => [
             ],
           },
         },
+        wrapXml: {
+          transformRequestBody: {
+            enabled: true,
+            format: 'xml',
+            body: b64('{"wrapped": {{printf "%q" .person.name}}}'),
+          },
+        },
         wrap: {
           transformRequestBody: {
             enabled: true,
@@ -142,6 +149,7 @@ const apis = (u: string): Json[] => [
         ['/method', 'get', 'method'],
         ['/books/{id}', 'get', 'rewrite'],
         ['/wrap', 'post', 'wrap'],
+        ['/wrap-xml', 'post', 'wrapXml'],
         ['/shape', 'get', 'shape'],
         [
           '/users',
@@ -238,6 +246,15 @@ const rows: Row[] = [
     path: '/ops/wrap',
     headers: json,
     body: '{"name":"Ann"}',
+    status: 200,
+    upstream: { body: '{"wrapped": "Ann"}' },
+  },
+  {
+    name: 'transformRequestBody, format xml',
+    method: 'POST',
+    path: '/ops/wrap-xml',
+    headers: { 'content-type': 'application/xml' },
+    body: '<person><name>Ann</name></person>',
     status: 200,
     upstream: { body: '{"wrapped": "Ann"}' },
   },
