@@ -8,7 +8,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { API_FINALIZER } from '../../schemas/finalizers.ts';
-import { httpRequest, startOperator, waitFor, type OperatorProc } from '../harness/processes.ts';
+import { httpRequest, waitFor, type OperatorProc } from '../harness/processes.ts';
 import { startLocalWebhooks, type WebhookServer } from '../webhooks/helpers.ts';
 import {
   applyManifest,
@@ -17,6 +17,7 @@ import {
   stopWorld,
   waitForStatus,
   type OperatorWorld,
+  startWorldOperator,
 } from './helpers.ts';
 
 let w: OperatorWorld;
@@ -30,11 +31,8 @@ before(async () => {
     secrets: ['e2e-finalizer-secret', 'e2e-finalizer-secret-2'],
   });
   webhooks = await startLocalWebhooks(w.cp, w.dir, 'finalizer-webhooks', { operatorNamespaces: 'shop' });
-  operator = await startOperator({
+  operator = await startWorldOperator(w, {
     name: 'finalizer-operator',
-    gateway: w.gw,
-    kubeconfig: w.cp.kubeconfig,
-    logDir: w.dir,
     env: { WATCH_NAMESPACE: 'shop', LOG_LEVEL: 'debug' },
   });
 });

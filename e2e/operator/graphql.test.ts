@@ -17,7 +17,8 @@ import {
   type TestUpstream,
 } from '../../gateway/graphql/testing.ts';
 import { derivedId } from '../../operator/ids.ts';
-import { httpRequest, startOperator, waitFor } from '../harness/processes.ts';
+import type { startOperator } from '../harness/processes.ts';
+import { httpRequest, waitFor } from '../harness/processes.ts';
 import {
   admin,
   applyManifest,
@@ -28,6 +29,7 @@ import {
   waitForStatus,
   type OperatorWorld,
   type Status,
+  startWorldOperator,
 } from './helpers.ts';
 
 const ORG = 'e2e-org';
@@ -48,11 +50,8 @@ before(async () => {
     secrets: ['e2e-graphql-secret', 'e2e-graphql-secret-2'],
   });
   [gql, users, posts] = await Promise.all([startGraphqlUpstream(), startJsonUpstream(), startJsonUpstream()]);
-  operator = await startOperator({
+  operator = await startWorldOperator(w, {
     name: 'graphql-operator',
-    gateway: w.gw,
-    kubeconfig: w.cp.kubeconfig,
-    logDir: w.dir,
     org: ORG,
     env: { WATCH_NAMESPACE: `${NS},default`, SVC_RESYNC_PERIOD: '2s', LOG_LEVEL: 'debug' },
   });

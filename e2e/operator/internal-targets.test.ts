@@ -8,7 +8,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { derivedId } from '../../operator/ids.ts';
-import { httpRequest, startOperator, waitFor, type OperatorProc } from '../harness/processes.ts';
+import { httpRequest, waitFor, type OperatorProc } from '../harness/processes.ts';
 import {
   applyManifest,
   readyOf,
@@ -16,6 +16,7 @@ import {
   stopWorld,
   waitForStatus,
   type OperatorWorld,
+  startWorldOperator,
 } from './helpers.ts';
 
 let w: OperatorWorld;
@@ -27,11 +28,8 @@ before(async () => {
     namespaces: ['shop'],
     secrets: ['e2e-internal-secret', 'e2e-internal-secret-2'],
   });
-  operator = await startOperator({
+  operator = await startWorldOperator(w, {
     name: 'internal-targets-operator',
-    gateway: w.gw,
-    kubeconfig: w.cp.kubeconfig,
-    logDir: w.dir,
     env: { WATCH_NAMESPACE: 'shop', LOG_LEVEL: 'debug' },
   });
 });

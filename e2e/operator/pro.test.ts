@@ -23,7 +23,6 @@ import {
   freePort,
   httpRequest,
   startGateway,
-  startOperator,
   waitFor,
   type GatewayProc,
   type OperatorProc,
@@ -36,6 +35,7 @@ import {
   stopWorld,
   waitForStatus,
   type OperatorWorld,
+  startWorldOperator,
 } from './helpers.ts';
 
 const NODE_SECRET = 'e2e-pro-node-secret-0123';
@@ -81,11 +81,8 @@ before(async () => {
       SVC_GW_DASHBOARD_ORGS: tenant.org,
     },
   });
-  operator = await startOperator({
+  operator = await startWorldOperator(w, {
     name: 'pro-operator',
-    gateway: w.gw,
-    kubeconfig: w.cp.kubeconfig,
-    logDir: w.dir,
     org: tenant.org,
     env: {
       SVC_MODE: 'pro',

@@ -8,7 +8,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { derivedId } from '../../operator/ids.ts';
-import { httpRequest, startOperator, waitFor, type GatewayProc } from '../harness/processes.ts';
+import type { startOperator } from '../harness/processes.ts';
+import { httpRequest, waitFor, type GatewayProc } from '../harness/processes.ts';
 import { startLocalWebhooks, type WebhookServer } from '../webhooks/helpers.ts';
 import {
   admin,
@@ -20,6 +21,7 @@ import {
   waitForStatus,
   type OperatorWorld,
   type Status,
+  startWorldOperator,
 } from './helpers.ts';
 
 const ORG = 'e2e-org';
@@ -33,11 +35,8 @@ let runs = 0;
 
 async function runOperator(): Promise<typeof operator> {
   runs++;
-  return startOperator({
+  return startWorldOperator(w, {
     name: `policy-operator-${runs}`,
-    gateway: w.gw,
-    kubeconfig: w.cp.kubeconfig,
-    logDir: w.dir,
     org: ORG,
     env: { WATCH_NAMESPACE: 'shop,default', SVC_RESYNC_PERIOD: '2s', LOG_LEVEL: 'debug' },
   });

@@ -8,7 +8,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { derivedId } from '../../operator/ids.ts';
 import { openSse, type SseConsumer } from '../../gateway/streams/testing.ts';
-import { httpRequest, startOperator, waitFor } from '../harness/processes.ts';
+import type { startOperator } from '../harness/processes.ts';
+import { httpRequest, waitFor } from '../harness/processes.ts';
 import {
   applyManifest,
   readyOf,
@@ -17,6 +18,7 @@ import {
   waitForStatus,
   type OperatorWorld,
   type Status,
+  startWorldOperator,
 } from './helpers.ts';
 
 const ID = derivedId('events', 'orders');
@@ -31,11 +33,8 @@ before(async () => {
     secrets: ['e2e-streams-secret', 'e2e-streams-secret-2'],
     gatewayEnv: { SVC_GW_STREAMING_ENABLED: 'true' },
   });
-  operator = await startOperator({
+  operator = await startWorldOperator(w, {
     name: 'streams-operator',
-    gateway: w.gw,
-    kubeconfig: w.cp.kubeconfig,
-    logDir: w.dir,
     org: 'e2e-org',
     env: { WATCH_NAMESPACE: 'events,default' },
   });
