@@ -273,7 +273,7 @@ describe('notSupportedPaths', () => {
     {
       name: 'every not-supported field set is listed, in document order',
       value: {
-        use_oauth2: true,
+        use_openid: true,
         do_not_track: true,
         session_lifetime: 30,
         proxy: { disable_strip_slash: true, transport: { proxy_url: 'http://p:3128' } },
@@ -293,7 +293,7 @@ describe('notSupportedPaths', () => {
         jwt_client_base_field: 'cid',
       },
       want: [
-        'use_oauth2',
+        'use_openid',
         'session_lifetime',
         'proxy.disable_strip_slash',
         'proxy.transport.proxy_url',

@@ -275,7 +275,7 @@ const cases: Case[] = [
   {
     name: 'settings the gateway does not enforce yet are refused by name',
     obj: apiDefinition('orders', {
-      use_oauth2: true,
+      use_openid: true,
       enable_detailed_recording: true,
       version_data: {
         versions: {
@@ -292,7 +292,7 @@ const cases: Case[] = [
         type: 'NotSupportedYet',
         message: 'not supported by svc yet',
       },
-      { path: 'spec.use_oauth2', type: 'NotSupportedYet', message: 'not supported by svc yet' },
+      { path: 'spec.use_openid', type: 'NotSupportedYet', message: 'not supported by svc yet' },
       {
         path: 'spec.version_data.versions.Default.extended_paths.virtual',
         type: 'NotSupportedYet',

@@ -133,7 +133,22 @@ describe('the webhooks and the gateway give the same verdict', () => {
     { name: 'a bad domain', spec: { domain: 'a*.example.com' }, served: false },
     { name: 'a wildcard in an IP list', spec: { allowed_ips: ['10.*'] }, served: false },
     { name: 'CORS', spec: { CORS: { enable: true } }, served: true },
-    { name: 'OAuth2 (not supported yet)', spec: { use_oauth2: true }, served: false },
+    {
+      name: 'OAuth2 client credentials',
+      spec: {
+        use_keyless: false,
+        use_oauth2: true,
+        oauth_meta: { allowed_access_types: ['client_credentials'] },
+      },
+      served: true,
+    },
+    { name: 'OAuth2 without its grant', spec: { use_oauth2: true }, served: false },
+    {
+      name: 'OAuth2 authorization code',
+      spec: { use_oauth2: true, oauth_meta: { allowed_access_types: ['authorization_code'] } },
+      served: false,
+    },
+    { name: 'OpenID Connect (not supported yet)', spec: { use_openid: true }, served: false },
     { name: 'an API-wide rate limit', spec: { global_rate_limit: { rate: 10, per: 1 } }, served: true },
     {
       name: 'JWT',

@@ -18,6 +18,7 @@ import { METRICS_CONTENT_TYPE } from '../metrics/metrics.ts';
 import { hello, ready } from './health.ts';
 import { secretChecker, statusBody, type AdminResponse } from './http.ts';
 import { reloadGroup, reloadNode } from './reload.ts';
+import { createClient, deleteClient, getClient, listClients, revokeToken } from '../oauth2/admin.ts';
 import { decodeParams, findRoute, trimTrailingSlashes, type Route } from '../../lib/http/router.ts';
 import { TextBody, wireBody } from '../../lib/http/reply-body.ts';
 import type { AdminDeps, AdminHandler, AdminRequest } from './types.ts';
@@ -78,6 +79,15 @@ const routes: readonly AdminRoute[] = [
   },
   { path: /^\/svc\/certs$/, secret: true, methods: { GET: listCerts, POST: addCert } },
   { path: /^\/svc\/certs\/([^/]+)$/, secret: true, methods: { GET: getCerts, DELETE: deleteCert } },
+  // OAuth 2.0 clients (gateway/oauth2/); `create` before `{apiID}`.
+  { path: /^\/svc\/oauth\/clients\/create$/, secret: true, methods: { POST: createClient } },
+  { path: /^\/svc\/oauth\/clients\/([^/]+)$/, secret: true, methods: { GET: listClients } },
+  {
+    path: /^\/svc\/oauth\/clients\/([^/]+)\/([^/]+)$/,
+    secret: true,
+    methods: { GET: getClient, DELETE: deleteClient },
+  },
+  { path: /^\/svc\/oauth\/revoke$/, secret: true, methods: { POST: revokeToken } },
   { path: /^\/svc\/reload$/, secret: true, methods: { GET: reloadNode } },
   { path: /^\/svc\/reload\/group$/, secret: true, methods: { GET: reloadGroup } },
 ];

@@ -129,11 +129,11 @@ const cases: Case[] = [
     name: 'POST a setting the gateway does not enforce yet: refused by name, nothing stored',
     method: 'POST',
     path: '/svc/apis',
-    body: api('oauth', { use_oauth2: true, proxy: { listen_path: '/oauth/', target_url: target } }),
+    body: api('openid', { use_openid: true, proxy: { listen_path: '/openid/', target_url: target } }),
     status: 400,
     want: {
       status: 'error',
-      message: 'Validation of API Definition failed. Reason: use_oauth2: not supported by svc yet',
+      message: 'Validation of API Definition failed. Reason: use_openid: not supported by svc yet',
     },
   },
   {

@@ -10,7 +10,7 @@ import type { LimitsGuard } from '../limits/guard.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { Middleware } from '../pipeline/middleware.ts';
 import type { Sessions } from '../sessions/sessions.ts';
-import type { Store } from '../store/store.ts';
+import type { Collection, Store } from '../store/store.ts';
 import type { StreamsEngine } from '../streams/engine.ts';
 
 /** What middleware may use when they compile. */
@@ -29,6 +29,11 @@ export interface MiddlewareDeps {
   config: Readonly<GatewayConfig>;
   /** Milliseconds since the epoch (tests inject a clock). */
   now: () => number;
+  /**
+   * A key was written or deleted on the request path (an OAuth token revoked): every gateway
+   * process forgets what it cached of it. Absent: only this process's caches are told.
+   */
+  changed?: ((collection: Collection, id: string) => Promise<void>) | undefined;
   /**
    * The gateway's streams on Bento (gateway/streams/), for the streams middleware: which APIs
    * have streams running (`hasStreams`, read when a route compiles) and where each endpoint goes.

@@ -94,6 +94,8 @@ const FORMS: Readonly<Record<Exclude<AuthMethod, 'custom_auth'>, RegExp | undefi
   basic_auth_user: BASIC_FORM,
   jwt_claim: JWT_FORM,
   hmac_key: SIGNATURE_FORM,
+  // An OAuth 2.0 access token is a bearer token, as the auth token may be.
+  oauth_key: undefined,
 };
 
 /** Where a method reads its credential, before anything is passed over. */
@@ -109,6 +111,8 @@ function ownLocations(api: GatewayApiDefinition, method: AuthMethod): Credential
       return locationsOf(api.auth_configs?.hmac);
     case 'custom_auth':
       return undefined;
+    case 'oauth_key':
+      return locationsOf(api.auth_configs?.oauth);
   }
 }
 

@@ -42,6 +42,7 @@ import type { GatewayMiddleware } from '../middleware/deps.ts';
 import { streams } from '../streams/middleware.ts';
 import { graphql } from '../graphql/middleware.ts';
 import { graphqlPlayground } from '../graphql/playground.ts';
+import { oauth2Bearer, oauth2Endpoints } from '../oauth2/middleware.ts';
 
 /** Stages of the chain, in order; the upstream call follows the last one. */
 export const stages: readonly { stage: string; middleware: readonly GatewayMiddleware[] }[] = [
@@ -59,6 +60,8 @@ export const stages: readonly { stage: string; middleware: readonly GatewayMiddl
       ipAllowList,
       ipBlockList,
       mutualTls,
+      // `{listen_path}oauth/token` and `oauth/revoke` of OAuth 2.0 APIs answer here.
+      oauth2Endpoints,
       versions,
       versionExpiryCheck,
       sizeLimits,
@@ -74,7 +77,9 @@ export const stages: readonly { stage: string; middleware: readonly GatewayMiddl
     // has at least one. The token's signature is checked right after the token is found. This
     // stage and the next two skip requests to the version's `ignored` endpoints.
     stage: 'authentication',
-    middleware: [authToken, tokenSignatureCheck, basicAuth, jwt, hmacSigning, customAuth].map(unlessIgnored),
+    middleware: [authToken, tokenSignatureCheck, basicAuth, jwt, hmacSigning, customAuth, oauth2Bearer].map(
+      unlessIgnored,
+    ),
   },
   {
     // The plugins' `post_key_auth` hooks first, then the checks of the session.

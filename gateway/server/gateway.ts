@@ -129,6 +129,7 @@ export class Gateway {
       log,
       config,
       now: opts.now ?? Date.now,
+      changed: (collection, id) => this.changed(collection, id),
       chain: opts.chain ?? defaultChain,
       dispatchers: this.#dispatchers,
       metrics: this.#metrics,

@@ -6,7 +6,7 @@
 import { isPlainObject } from '../../lib/plain-object.ts';
 
 /** Collections of documents. A new kind of object is a new name here, nothing else. */
-export const COLLECTIONS = ['apis', 'policies', 'keys', 'orgs', 'certs'] as const;
+export const COLLECTIONS = ['apis', 'policies', 'keys', 'orgs', 'certs', 'oauth-clients'] as const;
 /** One of COLLECTIONS. */
 export type Collection = (typeof COLLECTIONS)[number];
 

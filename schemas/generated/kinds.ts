@@ -168,9 +168,9 @@ export interface ApiDefinitionSpec {
   enable_proxy_protocol?: boolean;
   /** Leave the API's requests out of the request metrics (`svc_gateway_requests_total`, `svc_gateway_request_duration_seconds`; docs/gateway.md, "Metrics"). */
   do_not_track?: boolean;
-  /** OAuth 2.0 authorization server at the gateway (`/oauth/token`, `/oauth/authorize`). */
+  /** OAuth 2.0 client credentials at the gateway: clients registered with `/svc/oauth/clients/create`, tokens issued by `POST {listen_path}oauth/token` and checked as bearer tokens (docs/gateway.md, "OAuth 2.0"). */
   use_oauth2?: boolean;
-  /** Settings of the OAuth 2.0 authorization server. */
+  /** Settings of the OAuth 2.0 authorization server: svc serves the `client_credentials` grant only; other grants and response types are refused. */
   oauth_meta?: OAuth2Meta;
   /** Where OAuth key changes are notified. */
   notifications?: NotificationsManager;
@@ -848,7 +848,7 @@ export interface OasApiStatus {
   latestConfigMapHash?: string;
 }
 
-/** Settings of the OAuth 2.0 authorization server. */
+/** Settings of the OAuth 2.0 authorization server: svc serves the `client_credentials` grant only; other grants and response types are refused. */
 export interface OAuth2Meta {
   /** Grant types clients may use. */
   allowed_access_types?: ('authorization_code' | 'refresh_token' | 'password' | 'client_credentials')[];

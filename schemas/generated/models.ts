@@ -436,9 +436,9 @@ export interface GatewayApiDefinition {
   enable_proxy_protocol?: boolean;
   /** Leave the API's requests out of the request metrics (`svc_gateway_requests_total`, `svc_gateway_request_duration_seconds`; docs/gateway.md, "Metrics"). */
   do_not_track?: boolean;
-  /** OAuth 2.0 authorization server at the gateway (`/oauth/token`, `/oauth/authorize`). */
+  /** OAuth 2.0 client credentials at the gateway: clients registered with `/svc/oauth/clients/create`, tokens issued by `POST {listen_path}oauth/token` and checked as bearer tokens (docs/gateway.md, "OAuth 2.0"). */
   use_oauth2?: boolean;
-  /** Settings of the OAuth 2.0 authorization server. */
+  /** Settings of the OAuth 2.0 authorization server: svc serves the `client_credentials` grant only; other grants and response types are refused. */
   oauth_meta?: OAuth2Meta;
   /** Where OAuth key changes are notified. */
   notifications?: NotificationsManager;
@@ -572,6 +572,8 @@ export interface GatewaySession {
   org_id?: string;
   /** Name of the key, for people and logs. */
   alias?: string;
+  /** The OAuth 2.0 client an access token was issued to (`POST {listen_path}oauth/token`); deleting the client revokes its tokens. */
+  oauth_client_id?: string;
   /** Requests allowed per `per` seconds. -1 disables. */
   rate?: number;
   /** Rate-limit window in seconds. -1 disables. */
@@ -1446,7 +1448,7 @@ export interface OasValidateRequest {
   [key: string]: unknown;
 }
 
-/** Settings of the OAuth 2.0 authorization server. */
+/** Settings of the OAuth 2.0 authorization server: svc serves the `client_credentials` grant only; other grants and response types are refused. */
 export interface OAuth2Meta {
   /** Grant types clients may use. */
   allowed_access_types?: ('authorization_code' | 'refresh_token' | 'password' | 'client_credentials')[];

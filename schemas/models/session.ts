@@ -13,6 +13,11 @@ export const sessionModel: JsonSchema = {
   properties: {
     org_id: { type: 'string', description: 'Organization of the key; must match the APIs it is used on.' },
     alias: { type: 'string', description: 'Name of the key, for people and logs.' },
+    oauth_client_id: {
+      type: 'string',
+      description:
+        'The OAuth 2.0 client an access token was issued to (`POST {listen_path}oauth/token`); deleting the client revokes its tokens.',
+    },
     ...limitProperties,
     max_query_depth: disabledOrPositive('Deepest GraphQL query the key may send; deeper queries get 403.'),
     quota_remaining: {

@@ -627,7 +627,7 @@ const cases: Case[] = [
       ['jwt_client_base_field', { jwt_client_base_field: 'cid' }],
       ['custom_middleware_bundle', { custom_middleware_bundle: 'bundle.zip' }],
       ['custom_middleware.id_extractor', { custom_middleware: { id_extractor: { extract_from: 'header' } } }],
-      ['use_oauth2', { use_oauth2: true }],
+      ['use_openid', { use_openid: true }],
       ...(
         [
           ['extended_paths.virtual', { virtual: [{ path: '/a', response_function_name: 'f' }] }],
@@ -926,15 +926,15 @@ describe('listen paths and claims', () => {
 
 describe('unsupportedFeatures', () => {
   test('names each field the schema flags not supported, as `<path>: not supported by svc yet`', () => {
-    const def = api({ expire_analytics_after: 60, use_oauth2: true, do_not_track: false });
+    const def = api({ expire_analytics_after: 60, use_openid: true, do_not_track: false });
     assert.deepEqual(unsupportedFeatures(def).map(formatProblem), [
       'expire_analytics_after: not supported by svc yet',
-      'use_oauth2: not supported by svc yet',
+      'use_openid: not supported by svc yet',
     ]);
   });
 
   test('is part of checkClassicApi', () => {
-    const def = api({ expire_analytics_after: 60, use_oauth2: true });
+    const def = api({ expire_analytics_after: 60, use_openid: true });
     assert.deepEqual(unsupportedFeatures(def), checkClassicApi(def));
   });
 });

@@ -145,9 +145,28 @@ const cases: Case[] = [
     each: [at('base_identity_provided_by', 'Invalid', 'turn enable_signature_checking on')],
   },
   {
-    name: 'chained: OAuth keys are not served',
+    name: 'chained: oauth_key needs use_oauth2',
     api: api({ base_identity_provided_by: 'oauth_key' }),
-    each: [at('base_identity_provided_by', 'NotSupported', 'OAuth 2.0 keys are not supported')],
+    each: [at('base_identity_provided_by', 'Invalid', 'turn use_oauth2 on')],
+  },
+  {
+    name: 'OAuth 2.0: grants other than client_credentials and authorize response types are refused by name',
+    api: api({
+      use_oauth2: true,
+      oauth_meta: {
+        allowed_access_types: ['client_credentials', 'password'],
+        allowed_authorize_types: ['code'],
+      },
+    }),
+    each: [
+      at('oauth_meta.allowed_access_types[1]', 'NotSupported', 'client_credentials grant only'),
+      at('oauth_meta.allowed_authorize_types[0]', 'NotSupported', 'no authorize endpoint'),
+    ],
+  },
+  {
+    name: 'OAuth 2.0: use_oauth2 needs the client_credentials grant',
+    api: api({ use_oauth2: true }),
+    each: [at('oauth_meta.allowed_access_types', 'Required', 'set oauth_meta.allowed_access_types')],
   },
   // Keyless excludes every method.
   {
@@ -234,6 +253,7 @@ describe('authMethodsOf', () => {
   const rows: { name: string; api: ClassicApiInput; want: AuthMethod[] }[] = [
     { name: 'keyless', api: api({ use_keyless: true, use_standard_auth: true }), want: [] },
     { name: 'tokens by default', api: api(), want: ['auth_token'] },
+    { name: 'OAuth 2.0 alone: no auth token', api: api({ use_oauth2: true }), want: ['oauth_key'] },
     { name: 'basic alone', api: api({ use_basic_auth: true }), want: ['basic_auth_user'] },
     {
       name: 'tokens and basic',

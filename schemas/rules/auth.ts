@@ -11,13 +11,11 @@ import type { AuthConfig, GatewayApiDefinition, SignatureConfig } from '../gener
 import type { ClassicApiInput } from './read.ts';
 import { quote, type FieldProblem, type FieldWarning } from './field-problem.ts';
 import { customAuthHook } from './plugins.ts';
+import { oauth2Problems, usesOauth2 } from './oauth2.ts';
 import { isTrue, list, model, problem, text, type Unchecked } from './read.ts';
 
-/** The methods the gateway serves, as `base_identity_provided_by` names them (`oauth_key` is not one). */
-export type AuthMethod = Exclude<
-  NonNullable<GatewayApiDefinition['base_identity_provided_by']>,
-  '' | 'oauth_key'
->;
+/** The methods the gateway serves, as `base_identity_provided_by` names them. */
+export type AuthMethod = Exclude<NonNullable<GatewayApiDefinition['base_identity_provided_by']>, ''>;
 
 /** The flag that turns each method on, as messages name it. */
 const METHOD_FIELD: Readonly<Record<AuthMethod, string>> = {
@@ -26,6 +24,7 @@ const METHOD_FIELD: Readonly<Record<AuthMethod, string>> = {
   jwt_claim: 'enable_jwt',
   hmac_key: 'enable_signature_checking',
   custom_auth: 'custom_middleware.auth_check',
+  oauth_key: 'use_oauth2',
 };
 
 /**
@@ -39,6 +38,8 @@ export function authMethodsOf(api: ClassicApiInput): AuthMethod[] {
     ['jwt_claim', isTrue(api.enable_jwt)],
     ['hmac_key', isTrue(api.enable_signature_checking)],
     ['custom_auth', customAuthHook(api) !== undefined],
+    // OAuth 2.0 access tokens the gateway issued (schemas/rules/oauth2.ts).
+    ['oauth_key', usesOauth2(api)],
   ];
   // Static mutual TLS checks the client's certificate and names no key: with no other method the
   // token is still needed (the reference's rule); a certificate-only API is keyless with it.
@@ -54,6 +55,7 @@ const KEYED_FLAGS = [
   'use_basic_auth',
   'enable_jwt',
   'enable_signature_checking',
+  'use_oauth2',
 ] as const satisfies readonly (keyof GatewayApiDefinition)[];
 
 /** Every authentication problem of `api` (see the module comment). */
@@ -63,6 +65,7 @@ export function authProblems(api: ClassicApiInput): FieldProblem[] {
     ...baseIdentityProblems(api),
     ...jwtProblems(api),
     ...tokenSignatureProblems(api),
+    ...oauth2Problems(api),
   ];
 }
 
@@ -95,15 +98,6 @@ function keylessProblems(api: ClassicApiInput): FieldProblem[] {
 function baseIdentityProblems(api: ClassicApiInput): FieldProblem[] {
   const base = text(api.base_identity_provided_by) ?? '';
   if (base === '' || isTrue(api.use_keyless)) return [];
-  if (base === 'oauth_key') {
-    return [
-      problem(
-        'base_identity_provided_by',
-        'NotSupported',
-        'OAuth 2.0 keys are not supported by this gateway: name another method (auth_token, basic_auth_user, jwt_claim, hmac_key or custom_auth)',
-      ),
-    ];
-  }
   const methods = authMethodsOf(api);
   if ((methods as string[]).includes(base)) return [];
   const enable = Object.hasOwn(METHOD_FIELD, base) ? ` turn ${METHOD_FIELD[base as AuthMethod]} on, or` : '';

@@ -38,35 +38,34 @@ export function notYetClassicProperties(): Record<string, JsonSchema> {
       description:
         'Leave the API\'s requests out of the request metrics (`svc_gateway_requests_total`, `svc_gateway_request_duration_seconds`; docs/gateway.md, "Metrics").',
     }),
-    use_oauth2: flag(
-      'OAuth 2.0 authorization server at the gateway (`/oauth/token`, `/oauth/authorize`).',
-      "svc is not an OAuth 2.0 authorization server: it issues no tokens (no `/oauth/token`, `/oauth/authorize`, client registry); use an external identity provider and validate its tokens with `enable_jwt` and the provider's JWKS URL",
-    ),
-    oauth_meta: notYet(
-      {
-        title: 'OAuth2Meta',
-        description: 'Settings of the OAuth 2.0 authorization server.',
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          allowed_access_types: {
-            type: 'array',
-            items: {
-              type: 'string',
-              enum: ['authorization_code', 'refresh_token', 'password', 'client_credentials'],
-            },
-            description: 'Grant types clients may use.',
+    use_oauth2: enforced({
+      type: 'boolean',
+      description:
+        'OAuth 2.0 client credentials at the gateway: clients registered with `/svc/oauth/clients/create`, tokens issued by `POST {listen_path}oauth/token` and checked as bearer tokens (docs/gateway.md, "OAuth 2.0").',
+    }),
+    oauth_meta: enforced({
+      title: 'OAuth2Meta',
+      description:
+        'Settings of the OAuth 2.0 authorization server: svc serves the `client_credentials` grant only; other grants and response types are refused.',
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        allowed_access_types: {
+          type: 'array',
+          items: {
+            type: 'string',
+            enum: ['authorization_code', 'refresh_token', 'password', 'client_credentials'],
           },
-          allowed_authorize_types: {
-            type: 'array',
-            items: { type: 'string', enum: ['code', 'token'] },
-            description: '`response_type` values clients may use.',
-          },
-          auth_login_redirect: { type: 'string', description: 'Login page of the authorization flow.' },
+          description: 'Grant types clients may use.',
         },
+        allowed_authorize_types: {
+          type: 'array',
+          items: { type: 'string', enum: ['code', 'token'] },
+          description: '`response_type` values clients may use.',
+        },
+        auth_login_redirect: { type: 'string', description: 'Login page of the authorization flow.' },
       },
-      "svc is not an OAuth 2.0 authorization server: it issues no tokens (no `/oauth/token`, `/oauth/authorize`, client registry); use an external identity provider and validate its tokens with `enable_jwt` and the provider's JWKS URL",
-    ),
+    }),
     notifications: notYet(
       {
         title: 'NotificationsManager',

@@ -1,0 +1,181 @@
+/**
+ * The management API of OAuth 2.0 clients, the reference's paths under `/svc`:
+ * `POST /svc/oauth/clients/create` registers a client of an API (`use_oauth2`) bound to a policy
+ * and answers its secret, once; `GET /svc/oauth/clients/{apiID}` lists an API's clients,
+ * `GET` and `DELETE /svc/oauth/clients/{apiID}/{clientID}` read and delete one (deleting a client
+ * revokes its tokens); `POST /svc/oauth/revoke` revokes one access token. Secrets are never
+ * returned after creation, nor logged.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { GatewayPolicy, GatewaySession } from '../../schemas/generated/models.ts';
+import { keyIdProblem } from '../../schemas/rules/ids.ts';
+import { formatProblem, quote } from '../../schemas/rules/field-problem.ts';
+import { usesOauth2 } from '../../schemas/rules/oauth2.ts';
+import {
+  MAX_BODY_BYTES,
+  MalformedBody,
+  readJsonObject,
+  statusBody,
+  writeBody,
+  type AdminResponse,
+} from '../admin/http.ts';
+import { withoutNulls } from '../../lib/http/json-body.ts';
+import type { AdminRequest } from '../admin/types.ts';
+import { classicOf } from '../routes/compile.ts';
+import { keyIdOf } from '../sessions/credentials.ts';
+import {
+  OAUTH_CLIENTS,
+  clientDocId,
+  deleteTokensOf,
+  loadClient,
+  newClient,
+  presented,
+  type StoredClient,
+} from './clients.ts';
+
+const clientNotFound = (): AdminResponse => statusBody(404, 'error', 'OAuth Client ID not found');
+const invalid = (problems: string[]): AdminResponse =>
+  statusBody(400, 'error', `Validation of OAuth client failed. Reason: ${problems.join('; ')}`);
+
+/** The fields of a form or JSON body (the reference reads both), strings only. */
+export async function readFields(req: IncomingMessage): Promise<Record<string, string>> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw new MalformedBody('Request body too large', 413);
+    chunks.push(chunk);
+  }
+  return fieldsOf(Buffer.concat(chunks), req.headers['content-type']);
+}
+
+/** The string fields of a body: JSON when its type says so, else a form. */
+export function fieldsOf(body: Buffer, contentType: string | undefined): Record<string, string> {
+  const text = body.toString('utf8');
+  if ((contentType ?? '').toLowerCase().includes('json')) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new MalformedBody();
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new MalformedBody();
+    const out: Record<string, string> = {};
+    for (const [k, v] of Object.entries(parsed)) if (typeof v === 'string') out[k] = v;
+    return out;
+  }
+  return Object.fromEntries(new URLSearchParams(text));
+}
+
+/** POST /svc/oauth/clients/create */
+export async function createClient(r: AdminRequest): Promise<AdminResponse> {
+  const body = withoutNulls(await readJsonObject(r.req));
+  const str = (k: string): string => (typeof body[k] === 'string' ? body[k] : '');
+  const apiId = str('api_id');
+  const policyId = str('policy_id');
+  const problems: string[] = [];
+  if (apiId === '') problems.push('api_id: Required: name the API (use_oauth2) the client is for');
+  if (policyId === '') problems.push("policy_id: Required: name the policy the client's tokens get");
+  const clientId = str('client_id');
+  const badId = clientId === '' ? undefined : keyIdProblem('client_id', clientId);
+  if (badId !== undefined) problems.push(formatProblem(badId));
+  const meta = body.meta_data;
+  if (meta !== undefined && meta !== null && (typeof meta !== 'object' || Array.isArray(meta))) {
+    problems.push('meta_data: Invalid: an object of key metadata');
+  }
+  if (problems.length > 0) return invalid(problems);
+  const stored = await r.deps.store.get('apis', apiId);
+  if (stored === undefined) return statusBody(400, 'error', "API doesn't exist");
+  const api = classicOf(stored);
+  if (!usesOauth2(api)) {
+    return invalid([
+      `api_id: Invalid: API ${quote(apiId)} does not use OAuth 2.0: set its use_oauth2 to true`,
+    ]);
+  }
+  const policy = (await r.deps.store.get('policies', policyId)) as GatewayPolicy | undefined;
+  if (policy === undefined)
+    return invalid([`policy_id: policy ${quote(policyId)} not found: create it first`]);
+  if (policy.access_rights?.[apiId] === undefined) {
+    return invalid([
+      `policy_id: policy ${quote(policyId)} grants no access to API ${quote(apiId)}: add it to the policy's access rights`,
+    ]);
+  }
+  const { client, secret } = await newClient({
+    ...(clientId === '' ? {} : { client_id: clientId }),
+    ...(str('secret') === '' ? {} : { secret: str('secret') }),
+    api_id: apiId,
+    policy_id: policyId,
+    redirect_uri: str('redirect_uri'),
+    description: str('description'),
+    ...(meta === undefined || meta === null ? {} : { meta_data: meta as Record<string, unknown> }),
+    org_id: api.org_id ?? '',
+  });
+  const outcome = await r.deps.store.put(
+    OAUTH_CLIENTS,
+    clientDocId(apiId, client.client_id),
+    client,
+    'create',
+  );
+  if (outcome === 'exists') return statusBody(409, 'error', 'OAuth client already exists');
+  r.deps.log.info('oauth client stored', { api_id: apiId, client_id: client.client_id });
+  return { status: 200, body: { ...presented(client), secret } };
+}
+
+/** GET /svc/oauth/clients/{apiID} */
+export async function listClients(r: AdminRequest): Promise<AdminResponse> {
+  const apiId = r.params[0] ?? '';
+  if ((await r.deps.store.get('apis', apiId)) === undefined) return statusBody(404, 'error', 'API not found');
+  const clients = (await r.deps.store.list(OAUTH_CLIENTS)).flatMap((e) => {
+    if (!('value' in e)) return [];
+    const c = e.value as StoredClient;
+    return c.api_id === apiId ? [presented(c)] : [];
+  });
+  return { status: 200, body: clients };
+}
+
+/** GET /svc/oauth/clients/{apiID}/{clientID} */
+export async function getClient(r: AdminRequest): Promise<AdminResponse> {
+  const client = await loadClient(r.deps.store, r.params[0] ?? '', r.params[1] ?? '');
+  return client === undefined ? clientNotFound() : { status: 200, body: presented(client) };
+}
+
+/** DELETE /svc/oauth/clients/{apiID}/{clientID}: the client and its tokens. */
+export async function deleteClient(r: AdminRequest): Promise<AdminResponse> {
+  const apiId = r.params[0] ?? '';
+  const client = await loadClient(r.deps.store, apiId, r.params[1] ?? '');
+  if (client === undefined) return clientNotFound();
+  await r.deps.store.delete(OAUTH_CLIENTS, clientDocId(apiId, client.client_id));
+  const tokens = await deleteTokensOf(r.deps.store, client);
+  for (const id of tokens) await r.deps.changed('keys', id);
+  r.deps.log.info('oauth client deleted', {
+    api_id: apiId,
+    client_id: client.client_id,
+    tokens: tokens.length,
+  });
+  return writeBody(client.client_id, 'deleted');
+}
+
+/**
+ * POST /svc/oauth/revoke (form or JSON: `token`, `client_id`, optional `token_type_hint`): the
+ * access token stops working on every gateway process at once. A token of another client, or an
+ * unknown one, is left alone and answered the same way (RFC 7009 §2.2).
+ */
+export async function revokeToken(r: AdminRequest): Promise<AdminResponse> {
+  const f = await readFields(r.req);
+  const token = f.token ?? '';
+  const clientId = f.client_id ?? '';
+  if (token === '' || clientId === '') {
+    return statusBody(400, 'error', 'token and client_id are required');
+  }
+  if ((f.token_type_hint ?? 'access_token') === 'refresh_token') {
+    return statusBody(400, 'error', 'refresh tokens are not issued (client_credentials grant only)');
+  }
+  const id = keyIdOf(token);
+  const key = (await r.deps.store.get('keys', id)) as GatewaySession | undefined;
+  if (key?.oauth_client_id === clientId && (f.org_id === undefined || f.org_id === (key.org_id ?? ''))) {
+    await r.deps.store.delete('keys', id);
+    await r.deps.changed('keys', id);
+    r.deps.log.info('oauth token revoked', { key_hash: id, client_id: clientId });
+  }
+  return statusBody(200, 'ok', 'token revoked successfully');
+}

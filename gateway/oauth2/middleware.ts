@@ -1,0 +1,218 @@
+/**
+ * OAuth 2.0 client credentials on an API with `use_oauth2` (schemas/rules/oauth2.ts says what is
+ * accepted), as the reference gateway serves it:
+ *
+ * - `oauth2Endpoints` answers `POST {listen_path}oauth/token` (`grant_type=client_credentials`,
+ *   the client's ID and secret by HTTP Basic or as the form fields `client_id` and
+ *   `client_secret`) with `{"access_token","expires_in","token_type":"bearer"}`, the token a key
+ *   made from the client's policy (clients.ts), and `POST {listen_path}oauth/revoke` (`token`, the
+ *   client authenticated the same way; RFC 7009). Errors are the reference's (osin's) bodies,
+ *   `{"error","error_description"}`, with RFC 6749's statuses: 401 for a client that does not
+ *   authenticate, 400 otherwise. Both read the body, so the routes of OAuth APIs are served by
+ *   node:http, never the fast path (`readsBody`).
+ * - `oauth2Bearer` authenticates the API's requests by `Authorization: Bearer <token>`: missing
+ *   400 `Authorization field missing`, not a bearer token 400 `Bearer token malformed`, unknown
+ *   (or revoked) 403 `Key not authorised`; expiry, access rights and limits are the key's, checked
+ *   by the rest of the chain (an expired token: 401 `Key has expired, please renew`).
+ */
+import type { GatewayPolicy } from '../../schemas/generated/models.ts';
+import { CLIENT_CREDENTIALS, allowedGrants, usesOauth2 } from '../../schemas/rules/oauth2.ts';
+import { normalizeListenPath } from '../../schemas/rules/target.ts';
+import { reject, respond } from '../pipeline/compose.ts';
+import type { RequestContext } from '../pipeline/context.ts';
+import { methodLocations, readCredential } from '../pipeline/credentials.ts';
+import { GatewayError } from '../pipeline/errors.ts';
+import type { Rejection } from '../pipeline/middleware.ts';
+import { waits } from '../pipeline/steps.ts';
+import type { GatewayMiddleware, MiddlewareDeps } from '../middleware/deps.ts';
+import { adoptIdentity } from '../sessions/identity.ts';
+import type { LoadedKey } from '../sessions/sessions.ts';
+import { keyIdOf } from '../sessions/credentials.ts';
+import { refusalOf } from '../sessions/refusal.ts';
+import { accessTokenOf, authenticateClient, type StoredClient } from './clients.ts';
+import { fieldsOf } from './admin.ts';
+
+/** The largest token or revocation request body. */
+const MAX_FORM_BYTES = 64 * 1024;
+
+/** osin's error descriptions, which clients of the reference may match. */
+const DESCRIPTIONS = {
+  invalid_request:
+    'The request is missing a required parameter, includes an invalid parameter value, includes a parameter more than once, or is otherwise malformed.',
+  unauthorized_client: 'The client is not authorized to request a token using this method.',
+  unsupported_grant_type: 'The authorization grant type is not supported by the authorization server.',
+  server_error:
+    'The authorization server encountered an unexpected condition that prevented it from fulfilling the request.',
+} as const;
+
+/** RFC 6749 §5.1: token answers are never cached. */
+const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
+
+function oauthError(ctx: RequestContext, status: number, error: keyof typeof DESCRIPTIONS): Rejection {
+  return respond(ctx, status, JSON.stringify({ error, error_description: DESCRIPTIONS[error] }), {
+    'content-type': 'application/json',
+    ...NO_STORE,
+  });
+}
+
+function isRejection(v: object): v is Rejection {
+  return 'rejected' in v && v.rejected instanceof GatewayError;
+}
+
+/** The client's ID and secret: HTTP Basic, else the form's `client_id` and `client_secret`. */
+function clientCredentials(
+  ctx: RequestContext,
+  form: Record<string, string>,
+): { id: string; secret: string } | undefined {
+  const h = ctx.headers.authorization;
+  const m = typeof h === 'string' ? /^\s*basic\s+(\S+)\s*$/i.exec(h) : null;
+  if (m !== null) {
+    const decoded = Buffer.from(m[1] ?? '', 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon <= 0) return undefined;
+    return { id: decoded.slice(0, colon), secret: decoded.slice(colon + 1) };
+  }
+  const id = form.client_id ?? '';
+  return id === '' ? undefined : { id, secret: form.client_secret ?? '' };
+}
+
+/** See the module comment. */
+export const oauth2Endpoints: GatewayMiddleware = {
+  name: 'oauth2-endpoints',
+  enabled: (api) => usesOauth2(api),
+  readsBody: (api) => usesOauth2(api),
+  create: (api, deps) => {
+    const base = normalizeListenPath(api.proxy.listen_path);
+    const tokenPath = `${base}/oauth/token`;
+    const revokePath = `${base}/oauth/revoke`;
+    const apiId = api.api_id ?? '';
+    const grants = allowedGrants(api);
+    /** The form of a POST, or the refusal. */
+    const formOf = async (ctx: RequestContext): Promise<Record<string, string> | Rejection> => {
+      if (ctx.method !== 'POST') return oauthError(ctx, 400, 'invalid_request');
+      const body = await ctx.readBody(MAX_FORM_BYTES);
+      if (body === undefined) return reject(ctx, GatewayError.bodyTooLarge());
+      try {
+        return fieldsOf(body, ctx.headers['content-type']);
+      } catch {
+        return oauthError(ctx, 400, 'invalid_request');
+      }
+    };
+    /** The client the request authenticates, or the refusal. */
+    const clientOf = async (
+      ctx: RequestContext,
+      form: Record<string, string>,
+    ): Promise<StoredClient | Rejection> => {
+      const given = clientCredentials(ctx, form);
+      const found =
+        given === undefined ? undefined : await authenticateClient(deps.store, apiId, given.id, given.secret);
+      if (found !== undefined) return found;
+      ctx.emit('AuthFailure', 'OAuth client authentication failed.');
+      return oauthError(ctx, 401, 'unauthorized_client');
+    };
+    // As the reference (osin): the grant type is checked before the client.
+    const token = async (ctx: RequestContext): Promise<Rejection> => {
+      const form = await formOf(ctx);
+      if (isRejection(form)) return form;
+      const grantType = form.grant_type ?? '';
+      if (grantType !== CLIENT_CREDENTIALS || !grants.includes(grantType)) {
+        return oauthError(ctx, 400, 'unsupported_grant_type');
+      }
+      const client = await clientOf(ctx, form);
+      if (isRejection(client)) return client;
+      return issue(ctx, deps, client);
+    };
+    const revoke = async (ctx: RequestContext): Promise<Rejection> => {
+      const form = await formOf(ctx);
+      if (isRejection(form)) return form;
+      const client = await clientOf(ctx, form);
+      if (isRejection(client)) return client;
+      const raw = form.token ?? '';
+      if (raw === '') return oauthError(ctx, 400, 'invalid_request');
+      await revokeOne(deps, keyIdOf(raw), client);
+      return respond(ctx, 200, '', NO_STORE);
+    };
+    return waits((ctx) => {
+      if (ctx.path === tokenPath) return token(ctx);
+      if (ctx.path === revokePath) return revoke(ctx);
+      return undefined;
+    });
+  },
+};
+
+/** Issues an access token to `client`: a key made from its policy. */
+async function issue(ctx: RequestContext, deps: MiddlewareDeps, client: StoredClient): Promise<Rejection> {
+  const policy = (await deps.store.get('policies', client.policy_id)) as GatewayPolicy | undefined;
+  if (
+    policy === undefined ||
+    policy.state === 'draft' ||
+    policy.state === 'deny' ||
+    policy.active === false
+  ) {
+    ctx.log.warn('oauth client policy unusable', {
+      client_id: client.client_id,
+      policy_id: client.policy_id,
+    });
+    return oauthError(ctx, 401, 'unauthorized_client');
+  }
+  const { token, session, expiresIn } = accessTokenOf(client, policy, deps.now());
+  await deps.store.put('keys', keyIdOf(token), session, 'create');
+  ctx.log.info('oauth token issued', { client_id: client.client_id, key_hash: keyIdOf(token) });
+  return respond(
+    ctx,
+    200,
+    JSON.stringify({ access_token: token, expires_in: expiresIn, token_type: 'bearer' }),
+    { 'content-type': 'application/json', ...NO_STORE },
+  );
+}
+
+/** Deletes the token stored as `id` when `client` owns it; every process forgets it. */
+async function revokeOne(deps: MiddlewareDeps, id: string, client: StoredClient): Promise<void> {
+  const key = (await deps.store.get('keys', id)) as { oauth_client_id?: string; org_id?: string } | undefined;
+  if (key?.oauth_client_id !== client.client_id || (key.org_id ?? '') !== client.org_id) return;
+  await deps.store.delete('keys', id);
+  if (deps.changed !== undefined) await deps.changed('keys', id);
+  else {
+    deps.store.forget('keys', id);
+    deps.sessions.forget('keys', id);
+  }
+}
+
+const BEARER = /^\s*bearer\s+(\S+)\s*$/i;
+const missing = (): GatewayError =>
+  new GatewayError('GW_ERR_AUTH_FIELD_MISSING', 400, 'Authorization field missing');
+const malformed = (): GatewayError =>
+  new GatewayError('GW_ERR_AUTH_MALFORMED', 400, 'Bearer token malformed');
+const unknown = (): GatewayError => new GatewayError('GW_ERR_KEY_NOT_AUTHORISED', 403, 'Key not authorised');
+
+/** See the module comment. */
+export const oauth2Bearer: GatewayMiddleware = {
+  name: 'oauth2-bearer',
+  enabled: (api) => usesOauth2(api),
+  create: (api, deps) => {
+    const where = methodLocations(api, 'oauth_key');
+    const orgId = api.org_id ?? '';
+    const withKey = (ctx: RequestContext, key: LoadedKey | null | undefined): Rejection | undefined => {
+      if (key === undefined || key === null || key.stored.basic_auth_data !== undefined) {
+        ctx.emit('AuthFailure', 'Attempted access with non-existent key.');
+        return reject(ctx, unknown());
+      }
+      const refused = refusalOf(key, orgId);
+      if (refused !== undefined) return reject(ctx, refused);
+      if (!key.applied.ok) return reject(ctx, GatewayError.accessDisallowed());
+      adoptIdentity(ctx, api, 'oauth_key', key.id, key.applied.session);
+      return undefined;
+    };
+    return waits((ctx) => {
+      const found = readCredential(ctx, where);
+      if (found === undefined) return reject(ctx, missing());
+      const m = BEARER.exec(found.value);
+      if (m === null) return reject(ctx, malformed());
+      (ctx.state.credentials ??= []).push(found.source);
+      const raw = m[1] ?? '';
+      const cached = deps.sessions.byKeyCached(raw);
+      if (cached !== undefined) return withKey(ctx, cached);
+      return deps.sessions.byKey(raw).then((key) => withKey(ctx, key));
+    });
+  },
+};
