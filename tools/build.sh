@@ -3,7 +3,8 @@
 # with the machine's Go, and renders cert-manager's CRD manifests from its module zip.
 # Nothing is downloaded except through the Go module proxy. Also builds the benchmark's load
 # generator (tools/loadgen, our own code, standard library only), the Bento stream processor the
-# gateway runs for streams (tools/bento) and a Kafka wire-protocol broker for tests (tools/kfake).
+# gateway runs for streams (tools/bento), a Kafka wire-protocol broker for tests (tools/kfake) and
+# a gRPC plugin server for the gateway's tests of gRPC plugins (tools/grpcplugin).
 #
 # Binaries land in $SVC_TOOLS_DIR (default ~/.cache/svc-tools/bin), each under a
 # name that carries its version, and are reused when present: a second run is a no-op.
@@ -24,7 +25,8 @@
 # Kubernetes binaries, at that version, into a folder of their own beside the default one
 # (~/.cache/svc-tools/k8s-v1.28.15/bin); the default binaries are left as they are. Its wrapper
 # module is written there too (k8s.io/kubernetes at that tag, its staging modules replaced by their
-# v0 tags, the go line of its own go.mod).
+# v0 tags, the go line of its own go.mod); built with the tag providerless (no in-tree cloud
+# providers, which 1.31 and later no longer have).
 #   SVC_KUBE_VERSION=v1.28.15 tools/build.sh          kube-apiserver
 #   SVC_KUBE_VERSION=v1.28.15 tools/build.sh node     kubelet, kube-controller-manager,
 #                                                     kube-scheduler, kube-proxy
@@ -62,7 +64,7 @@ build() {
     echo "tools: $name $version (cached)"
   else
     echo "tools: building $name $version (first time only, a few minutes)"
-    (cd "$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $ldflags" -o "$target.tmp" "$pkg")
+    (cd "$dir" && CGO_ENABLED=0 go build -trimpath ${kube_tags:+-tags "$kube_tags"} -ldflags "-s -w $ldflags" -o "$target.tmp" "$pkg")
     mv "$target.tmp" "$target"
   fi
   ln -sf "$name-$version" "$out/$name"
@@ -96,11 +98,15 @@ kube_module() {
 
 kube=$(version_of "$here/kube" k8s.io/kubernetes)
 kube_dir=$here/kube
+kube_tags=""
 if [[ -n $kube_version ]]; then
   kube=$kube_version
   kube_dir=$(dirname "$out")/module
   kube_module "$kube" "$kube_dir"
   export GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=mod"
+  # Without the in-tree cloud providers (removed from 1.31 on, the default version has none): before
+  # that they are most of the build (the Azure, GCE and vSphere SDKs), and no test uses them.
+  kube_tags=providerless
 fi
 minor=${kube#v1.}; minor=${minor%%.*}
 kv="-X k8s.io/component-base/version.gitVersion=$kube -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
@@ -183,14 +189,26 @@ build "$here/bento" . bento "$(version_of "$here/bento" github.com/warpstreamlab
 build "$here/kfake" . kfake "$(src_of "$here/kfake")"
 [[ ${1:-} == streams ]] && exit 0
 
+# A gRPC plugin server built with grpc-go (tools/grpcplugin, our own code): the gateway's tests of
+# gRPC plugins run it (gateway/middleware/plugins/grpc-go.test.ts). Versioned by its source.
+build "$here/grpcplugin" . grpcplugin "$(src_of "$here/grpcplugin")"
+
 etcd=$(version_of "$here/etcd" go.etcd.io/etcd/server/v3)
 
 build "$here/etcd" go.etcd.io/etcd/server/v3 etcd "$etcd"
 build "$here/kube" k8s.io/kubernetes/cmd/kube-apiserver kube-apiserver "$kube" "$kv"
 build "$here/kube" k8s.io/kubernetes/cmd/kubectl kubectl "$kube" "$kv"
 
+# Helm's Makefile stamps the Kubernetes version `helm template` and `helm lint` assume without a
+# cluster (1.<client-go's minor>.0); unstamped it is v1.20.0, and a chart's kubeVersion above
+# that fails to render. The binary's name carries it.
 helm=$(version_of "$here/helm" helm.sh/helm/v3)
-build "$here/helm" helm.sh/helm/v3/cmd/helm helm "$helm" "-X helm.sh/helm/v3/internal/version.version=$helm"
+helm_k8s=$(version_of "$here/helm" k8s.io/client-go); helm_k8s=${helm_k8s#v0.}; helm_k8s=${helm_k8s%%.*}
+helm_kv=""
+for pkg in chartutil lint/rules; do
+  helm_kv+=" -X helm.sh/helm/v3/pkg/$pkg.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/$pkg.k8sVersionMinor=$helm_k8s"
+done
+build "$here/helm" helm.sh/helm/v3/cmd/helm helm "$helm-k8s1.$helm_k8s" "-X helm.sh/helm/v3/internal/version.version=$helm$helm_kv"
 
 # cert-manager's CRDs, for server-side dry-runs of the chart's Issuer and Certificate: rendered
 # from its chart (templates/crds.yaml, the version the test node runs), as plain manifests.
