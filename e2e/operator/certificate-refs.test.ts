@@ -1,0 +1,242 @@
+/**
+ * Certificates by Secret end to end (`client_certificate_refs`, `upstream_certificate_refs`,
+ * `pinned_public_keys_refs`): a real control plane, a gateway started with a default TLS
+ * certificate, the operator as a process, and an HTTPS upstream that requires a client
+ * certificate. The API is applied before its Secrets (SecretNotFound naming the field and the
+ * Secret); once they exist the gateway really requires the client certificate, presents the
+ * upstream certificate and refuses the upstream while its public key is not the pinned one;
+ * rotated Secrets replace the certificates (the old ones deleted from the gateway); deleting the
+ * API deletes its certificates.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { TLSSocket } from 'node:tls';
+import { derivedId } from '../../operator/ids.ts';
+import { selfSignedCert, fingerprintOfPem, type TestCert } from '../../gateway/testing/certs.ts';
+import { makeCert, type MadeCert } from '../../gateway/testing/client-certs.ts';
+import { tlsGet, type TlsRes } from '../../gateway/testing/tls-client.ts';
+import type { ControlPlane } from '../harness/control-plane.ts';
+import {
+  freePort,
+  startGateway,
+  startOperator,
+  waitFor,
+  type GatewayProc,
+  type OperatorProc,
+} from '../harness/processes.ts';
+import {
+  admin,
+  applyManifest,
+  defaultCertEnv,
+  readyOf,
+  startCluster,
+  tlsSecretManifest,
+  waitForStatus,
+} from './helpers.ts';
+
+const ORG = 'e2e-org';
+const NS = 'shop';
+const ID = derivedId(NS, 'partners');
+const api = { kind: 'apidefinition', ns: NS, name: 'partners' };
+
+let dir: string;
+let cp: ControlPlane;
+let gw: GatewayProc;
+let operator: OperatorProc;
+let apiPort: number;
+/** The mTLS upstream: it accepts the gateway's two upstream certificates and says which it got. */
+let upstream: Server;
+let upstreamCert: TestCert;
+let target: string;
+/** Client certificates of the API (before and after rotation), and one it never allows. */
+const client: Record<'first' | 'rotated' | 'stranger', MadeCert> = {} as never;
+/** Certificates the gateway presents upstream (before and after rotation). */
+const toUpstream: Record<'first' | 'rotated', MadeCert> = {} as never;
+/** A certificate whose public key is not the upstream's. */
+let wrongPin: MadeCert;
+
+before(async () => {
+  ({ dir, cp } = await startCluster('cert-refs', [NS, 'svc-operator-system']));
+  for (const k of ['first', 'rotated', 'stranger'] as const) client[k] = await makeCert(`client-${k}`);
+  for (const k of ['first', 'rotated'] as const) toUpstream[k] = await makeCert(`gateway-${k}`);
+  wrongPin = await makeCert('not-the-upstream');
+  upstreamCert = selfSignedCert();
+  upstream = createServer(
+    {
+      cert: upstreamCert.cert,
+      key: upstreamCert.key,
+      requestCert: true,
+      rejectUnauthorized: true,
+      ca: [toUpstream.first.cert, toUpstream.rotated.cert],
+    },
+    (req, res) => {
+      const peer = req.socket instanceof TLSSocket ? req.socket.getPeerX509Certificate() : undefined;
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ upstream: peer?.fingerprint256.replaceAll(':', '').toLowerCase() ?? '' }));
+    },
+  );
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  target = `https://127.0.0.1:${String((upstream.address() as AddressInfo).port)}`;
+  // A gateway with a default certificate (--tls-cert/--tls-key): HTTPS listen ports need one.
+  gw = await startGateway({
+    name: 'cert-refs-gateway',
+    secret: 'e2e-cert-refs-secret',
+    dataDir: join(dir, 'gw'),
+    logDir: dir,
+    env: defaultCertEnv(),
+  });
+  operator = await startOperator({
+    name: 'cert-refs-operator',
+    gateway: gw,
+    kubeconfig: cp.kubeconfig,
+    logDir: dir,
+    org: ORG,
+    // The resync is left at its default: the Secrets must arrive through their watch.
+    env: { WATCH_NAMESPACE: NS },
+  });
+  apiPort = await freePort();
+});
+
+after(async () => {
+  await operator.stop();
+  await gw.stop();
+  upstream.closeAllConnections();
+  await new Promise((resolve) => upstream.close(resolve));
+  await cp.stop();
+});
+
+const certId = (c: MadeCert): string => ORG + c.fingerprint;
+
+/** The pinned Secret holds only a certificate (type Opaque): a pinned upstream's key is not ours. */
+const pinSecret = (certPem: string | Buffer): string => `apiVersion: v1
+kind: Secret
+metadata: {name: upstream-pin, namespace: ${NS}}
+type: Opaque
+data:
+  tls.crt: ${Buffer.from(certPem).toString('base64')}
+`;
+
+/**
+ * Static mutual TLS identifies no key: as in the reference, the API asks for a token too
+ * (docs/gateway.md, "Certificates and mutual TLS"). Created once the API exists.
+ */
+const KEY = 'e2e-partners-key';
+
+/** A request to the API with the key, presenting `cert` when given. */
+const call = (cert?: MadeCert): Promise<TlsRes> =>
+  tlsGet(apiPort, '/partners/', {
+    headers: { authorization: KEY },
+    ...(cert === undefined ? {} : { client: cert }),
+  });
+
+/** The fingerprint of the certificate the gateway presented to the upstream, from its answer. */
+const presented = (res: TlsRes): string | undefined => res.json?.upstream;
+
+test('an API naming Secrets that do not exist yet: SecretNotFound naming the field and the Secret', async () => {
+  await applyManifest(
+    cp,
+    `apiVersion: svc.svc.io/v1alpha1
+kind: ApiDefinition
+metadata: {name: partners, namespace: ${NS}}
+spec:
+  name: partners
+  use_mutual_tls_auth: true
+  client_certificate_refs: [partners-client]
+  upstream_certificate_refs: {"127.0.0.1": gateway-client}
+  pinned_public_keys_refs: {"127.0.0.1": upstream-pin}
+  protocol: https
+  listen_port: ${String(apiPort)}
+  proxy:
+    listen_path: /partners/
+    target_url: ${target}
+    transport: {ssl_insecure_skip_verify: true}
+`,
+  );
+  const st = await waitForStatus(cp, api, 'SecretNotFound', (s) => readyOf(s)?.reason === 'SecretNotFound');
+  assert.equal(readyOf(st)?.status, 'False');
+  assert.match(
+    readyOf(st)?.message ?? '',
+    /^spec\.client_certificate_refs\[0\]: Secret shop\/partners-client does not exist/,
+  );
+  assert.equal((await admin(gw, 'GET', `/svc/apis/${ID}`)).status, 404);
+});
+
+test('the Secrets applied, the pin not the upstream key: Ready, the client certificate required, the upstream refused', async () => {
+  await applyManifest(cp, tlsSecretManifest(NS, 'partners-client', client.first));
+  await applyManifest(cp, tlsSecretManifest(NS, 'gateway-client', toUpstream.first));
+  await applyManifest(cp, pinSecret(wrongPin.cert));
+  const st = await waitForStatus(cp, api, 'Ready', (s) => readyOf(s)?.status === 'True');
+  assert.deepEqual(st.certificates, [certId(client.first), certId(toUpstream.first)]);
+  const held = (await admin(gw, 'GET', `/svc/apis/${ID}`)).body as {
+    client_certificates?: string[];
+    upstream_certificates?: Record<string, string>;
+  };
+  assert.deepEqual(held.client_certificates, [certId(client.first)]);
+  assert.deepEqual(held.upstream_certificates, { '127.0.0.1': certId(toUpstream.first) });
+  const key = await admin(gw, 'POST', `/svc/keys/${KEY}`, {
+    org_id: ORG,
+    access_rights: { [ID]: { api_id: ID, api_name: 'partners', versions: ['Default'] } },
+  });
+  assert.equal(key.status, 200, JSON.stringify(key.body));
+  await waitFor('the API served on its port', async () => {
+    const res = await call(client.first).catch(() => undefined);
+    return res?.status === 502;
+  });
+  // The upstream's public key is not the pinned one: refused before any request reaches it.
+  const pinned = await call(client.first);
+  assert.equal(pinned.status, 502);
+  assert.match(pinned.json?.error ?? '', /pinned public keys/);
+  const without = await call();
+  assert.equal(without.status, 401);
+  assert.equal(without.json?.error, 'Client certificate required');
+  assert.equal((await call(client.stranger)).status, 403);
+});
+
+test('the pin Secret holds the upstream certificate: served, the upstream certificate presented', async () => {
+  await applyManifest(cp, pinSecret(upstreamCert.cert));
+  await waitFor('the upstream served through its pin', async () => (await call(client.first)).status === 200);
+  assert.equal(presented(await call(client.first)), toUpstream.first.fingerprint);
+  assert.equal((await call()).status, 401);
+  assert.equal((await call(client.stranger)).status, 403);
+  // Nothing is uploaded for a pin.
+  assert.equal(
+    (await admin(gw, 'GET', `/svc/certs/${ORG}${fingerprintOfPem(upstreamCert.cert)}`)).status,
+    404,
+  );
+});
+
+test('the Secrets rotated: the new certificates used, the old ones deleted from the gateway', async () => {
+  await applyManifest(cp, tlsSecretManifest(NS, 'partners-client', client.rotated));
+  await applyManifest(cp, tlsSecretManifest(NS, 'gateway-client', toUpstream.rotated));
+  await waitForStatus(
+    cp,
+    api,
+    'the rotated certificates recorded',
+    (s) =>
+      readyOf(s)?.status === 'True' &&
+      JSON.stringify(s.certificates) === JSON.stringify([certId(client.rotated), certId(toUpstream.rotated)]),
+  );
+  await waitFor(
+    'the rotated client certificate allowed',
+    async () => (await call(client.rotated)).status === 200,
+  );
+  assert.equal(presented(await call(client.rotated)), toUpstream.rotated.fingerprint);
+  assert.equal((await call(client.first)).status, 403);
+  for (const old of [client.first, toUpstream.first]) {
+    assert.equal((await admin(gw, 'GET', `/svc/certs/${certId(old)}`)).status, 404);
+  }
+});
+
+test('the API deleted: its certificates deleted from the gateway', async () => {
+  await cp.kubectl(['delete', 'apidefinition', 'partners', '-n', NS, '--wait=true']);
+  await waitFor('the certificates deleted', async () => {
+    for (const c of [client.rotated, toUpstream.rotated]) {
+      if ((await admin(gw, 'GET', `/svc/certs/${certId(c)}`)).status !== 404) return false;
+    }
+    return true;
+  });
+  assert.equal((await admin(gw, 'GET', `/svc/apis/${ID}`)).status, 404);
+});
