@@ -37,6 +37,7 @@ async function throughEveryPart(
     orgId: 'org-1',
     policyId: (ref) => derivedId(ref.namespace, ref.name),
     certificateId: (name) => `org-1${createHash('sha256').update(name).digest('hex')}`,
+    publicKeyPin: (name) => `sha256/${createHash('sha256').update(name).digest('base64')}`,
   });
   return { webhooks: verdict.errors.map(formatFieldError), gateway: checkApi(translated, env) };
 }
@@ -74,6 +75,9 @@ const admittedExpected: Record<string, boolean> = {
   'api-definition.internal-targets.in.yaml': true,
   'api-definition.tcp.in.yaml': true,
   'api-definition.tls.in.yaml': true,
+  'api-definition.client-certificate-refs.in.yaml': true,
+  'api-definition.upstream-certificate-refs.in.yaml': true,
+  'api-definition.pinned-public-keys-refs.in.yaml': true,
 };
 
 describe('a manifest the webhooks admit is never refused by the gateway', async () => {
