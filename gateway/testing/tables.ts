@@ -268,3 +268,26 @@ export function describeProxiedTable(
     },
   );
 }
+
+/** A case of {@link testAnswers}: a GET with headers, and the answer it must get. */
+export interface AnswerCase extends Expected {
+  name: string;
+  path: string;
+  headers?: Record<string, string>;
+}
+
+/**
+ * Declares a test per case (named as it is): its GET on the gateway's usual connection and the
+ * answer checked (`assertAnswer`), whichever entrance served it.
+ */
+export function testAnswers(gw: () => GatewayClient, cases: readonly AnswerCase[]): void {
+  for (const c of cases) {
+    test(c.name, async () => {
+      const res = await gw().request({
+        path: c.path,
+        ...(c.headers === undefined ? {} : { headers: c.headers }),
+      });
+      assertAnswer(res, c);
+    });
+  }
+}

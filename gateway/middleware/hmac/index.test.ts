@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { FilesStore } from '../../store/files.ts';
 import { useEcho } from '../../testing/echo.ts';
 import { keyed, type InProcessGateway } from '../../testing/harness.ts';
-import { assertAnswer, describeEachSetup, type Expected } from '../../testing/tables.ts';
+import { describeEachSetup, testAnswers, type AnswerCase } from '../../testing/tables.ts';
 
 const NOW_MS = 1_700_000_000_000;
 const DATE = 'Tue, 14 Nov 2023 22:13:20 GMT';
@@ -56,12 +56,6 @@ async function provision(gw: InProcessGateway): Promise<void> {
   await gw.reload();
 }
 
-interface Case extends Expected {
-  name: string;
-  path: string;
-  headers?: Record<string, string>;
-}
-
 /** `Signature keyId=...,algorithm=...,headers=...,signature=...`. */
 const signature = (
   keyId: string,
@@ -86,7 +80,7 @@ const SIGNED_DATE = 'SCPNtT6J0oedudpQnsLVgV8jE62RJa4aJ2CED+Tr8j8=';
 const SIGNED_AUX_DATE = 'quqyoW837XK4J3g7zRA2DmbK+fJjWyGtXO3IOnc0X5A=';
 
 const HMAC_REFUSED = 'Authorization field missing, malformed or invalid';
-const hmacRefused = (name: string, headers: Record<string, string>, path = '/hmac/x?a=1'): Case => ({
+const hmacRefused = (name: string, headers: Record<string, string>, path = '/hmac/x?a=1'): AnswerCase => ({
   name,
   path,
   headers,
@@ -94,8 +88,8 @@ const hmacRefused = (name: string, headers: Record<string, string>, path = '/hma
   error: HMAC_REFUSED,
 });
 
-const cases: Case[] = [
-  ...(Object.entries(SIGNED) as [keyof typeof SIGNED, string][]).map(([algorithm, sig]): Case => ({
+const cases: AnswerCase[] = [
+  ...(Object.entries(SIGNED) as [keyof typeof SIGNED, string][]).map(([algorithm, sig]): AnswerCase => ({
     name: `hmac: ${algorithm}`,
     path: '/hmac/x?a=1',
     headers: { date: DATE, authorization: signature('hmac-key', algorithm, sig) },
@@ -209,15 +203,7 @@ describeEachSetup(
       await provision(gw());
     });
 
-    for (const c of cases) {
-      test(c.name, async () => {
-        const res = await gw().request({
-          path: c.path,
-          ...(c.headers === undefined ? {} : { headers: c.headers }),
-        });
-        assertAnswer(res, c);
-      });
-    }
+    testAnswers(gw, cases);
 
     test('the HMAC secret is stored encrypted, never returned, and kept by an update without it', async () => {
       const got = (await gw().admin('GET', '/svc/keys/hmac-key')).json as Record<string, unknown>;

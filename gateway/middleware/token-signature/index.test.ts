@@ -9,7 +9,7 @@ import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { useEcho } from '../../testing/echo.ts';
 import { keyed, type InProcessGateway } from '../../testing/harness.ts';
-import { assertAnswer, describeEachSetup, type Expected } from '../../testing/tables.ts';
+import { describeEachSetup, testAnswers, type AnswerCase } from '../../testing/tables.ts';
 import { tokenSignature } from './index.ts';
 
 // Computed once with coreutils, not with this code:
@@ -72,13 +72,7 @@ async function provision(gw: InProcessGateway): Promise<void> {
   await gw.reload();
 }
 
-interface Case extends Expected {
-  name: string;
-  path: string;
-  headers?: Record<string, string>;
-}
-
-const cases: Case[] = [
+const cases: AnswerCase[] = [
   // Signature validation of tokens: printf 'key-onesig-secret<seconds>' | sha256sum (or md5sum).
   {
     name: 'token signature: SHA-256 of this second',
@@ -145,14 +139,6 @@ describeEachSetup(
       await provision(gw());
     });
 
-    for (const c of cases) {
-      test(c.name, async () => {
-        const res = await gw().request({
-          path: c.path,
-          ...(c.headers === undefined ? {} : { headers: c.headers }),
-        });
-        assertAnswer(res, c);
-      });
-    }
+    testAnswers(gw, cases);
   },
 );
