@@ -1,0 +1,201 @@
+/**
+ * Measures how many of the reference operator's published sample ApiDefinitions svc admits, as a
+ * user migrating would apply them: every `*.yaml`/`*.yml` under a directory (a checkout of
+ * TykTechnologies/tyk-operator's `config/samples/`, which this repository does not copy), renamed
+ * to svc (group `tyk.tyk.io` → `svc.svc.io`, kinds `Tyk*` → `Svc*`, `x-tyk-*` keys → `x-svc-*`),
+ * each ApiDefinition validated by the admission webhook's own validation, one sample file at a
+ * time, with the file's objects and every other file's Secrets, policies and contexts there for
+ * its lookups.
+ *
+ *   node tools/reference-samples/measure.ts <dir> [--json]
+ *
+ * The admitted ones then go, with their upstream pointed at a local server, through the operator's
+ * translation and the gateway's check of a management write (as e2e/contract/admitted-is-served
+ * does). Prints one line per ApiDefinition document (`served`, `admitted` with the gateway's
+ * refusal, or `refused` with the webhook's messages) and the totals; `--json` prints the same as JSON for docs/compatibility.md.
+ */
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { API_VERSION } from '../../schemas/common.ts';
+import { formatProblem } from '../../schemas/rules/field-problem.ts';
+import { checkApi } from '../../gateway/routes/compile.ts';
+import { derivedId } from '../../operator/ids.ts';
+import { translateApiDefinition, type ApiDefinitionInput } from '../../operator/translate/api-definition.ts';
+import { defaultApiDefinition } from '../../webhooks/api-definition.default.ts';
+import { validateApiDefinition } from '../../webhooks/api-definition.validate.ts';
+import { memoryLookups } from '../../webhooks/memory-lookups.ts';
+
+type Obj = Record<string, unknown>;
+
+/** Renames a reference object to svc's group, kinds and extension keys. */
+export function renameToSvc(v: unknown, top = true): unknown {
+  if (Array.isArray(v)) return v.map((x) => renameToSvc(x, false));
+  if (v === null || typeof v !== 'object') return v;
+  const out: Obj = {};
+  for (const [k, x] of Object.entries(v as Obj)) {
+    const key = k.startsWith('x-tyk-') ? `x-svc-${k.slice('x-tyk-'.length)}` : k;
+    if (top && k === 'apiVersion' && typeof x === 'string' && x.startsWith('tyk.tyk.io/'))
+      out[key] = API_VERSION;
+    else if (top && k === 'kind' && typeof x === 'string' && x.startsWith('Tyk'))
+      out[key] = `Svc${x.slice(3)}`;
+    else out[key] = renameToSvc(x, false);
+  }
+  return out;
+}
+
+/** The API server drops null values of fields that are not nullable before calling webhooks. */
+function dropNulls(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(dropNulls);
+  if (v !== null && typeof v === 'object') {
+    return Object.fromEntries(
+      Object.entries(v)
+        .filter(([, x]) => x !== null)
+        .map(([k, x]) => [k, dropNulls(x)]),
+    );
+  }
+  return v;
+}
+
+function yamlFiles(dir: string, base = dir): string[] {
+  return readdirSync(dir)
+    .sort()
+    .flatMap((name) => {
+      const file = path.join(dir, name);
+      if (statSync(file).isDirectory()) return yamlFiles(file, base);
+      return /\.ya?ml$/.test(name) ? [path.relative(base, file)] : [];
+    });
+}
+
+/** One ApiDefinition document's outcome. */
+export interface Outcome {
+  /** `<file>#<index among the file's ApiDefinitions>`. */
+  key: string;
+  name: string;
+  admitted: boolean;
+  /** The webhook's refusals (none when admitted). */
+  problems: string[];
+  /** An Ingress template (label `template: "true"`): served through Ingresses, not on its own. */
+  template: boolean;
+  /**
+   * For an admitted one: what the gateway refuses of the operator's translation, with the
+   * upstream pointed at a local server (none: the gateway serves it).
+   */
+  gateway: string[];
+}
+
+const LOCAL_UPSTREAM = 'http://127.0.0.1:8000';
+
+/** The API with its upstream pointed at a local server, as a user trying the samples would. */
+function localUpstream(obj: Obj): Obj {
+  const spec = (obj.spec ?? {}) as Obj;
+  const proxy = (spec.proxy ?? {}) as Obj;
+  const target = typeof proxy.target_url === 'string' ? proxy.target_url : '';
+  const local = /^(tcp|tls):/.test(target) ? target.replace(/\/\/[^/]*/, '//127.0.0.1:6379') : LOCAL_UPSTREAM;
+  return { ...obj, spec: { ...spec, proxy: target === '' ? proxy : { ...proxy, target_url: local } } };
+}
+
+/** What the gateway refuses of the operator's translation of an admitted API (as e2e/contract/admitted-is-served does). */
+function gatewayVerdict(obj: Obj): string[] {
+  const cr = localUpstream(obj) as unknown as ApiDefinitionInput;
+  const translated = translateApiDefinition(cr, {
+    apiId: cr.spec.api_id ?? derivedId(cr.metadata.namespace, cr.metadata.name),
+    orgId: 'org-1',
+    policyId: (ref) => derivedId(ref.namespace, ref.name),
+    certificateId: (name) => `org-1${createHash('sha256').update(name).digest('hex')}`,
+  });
+  return checkApi(translated, { listenPort: 8080, controlPort: undefined, tls: true });
+}
+
+/** Every ApiDefinition document of the samples under `dir`, validated as the webhook does. */
+export async function measure(dir: string): Promise<Outcome[]> {
+  const all: { file: string; obj: Obj }[] = [];
+  for (const file of yamlFiles(dir)) {
+    let docs;
+    try {
+      docs = parseAllDocuments(readFileSync(path.join(dir, file), 'utf8'));
+    } catch {
+      continue;
+    }
+    for (const d of Array.isArray(docs) ? docs : [docs]) {
+      let js: unknown;
+      try {
+        js = d.toJS();
+      } catch {
+        continue;
+      }
+      if (js === null || typeof js !== 'object' || Array.isArray(js)) continue;
+      const obj = dropNulls(renameToSvc(js)) as Obj;
+      obj.metadata = { namespace: 'default', ...((obj.metadata ?? {}) as Obj) };
+      all.push({ file, obj });
+    }
+  }
+  // Applied one sample file at a time, its documents in order (kubectl apply -f): the lookups see
+  // every file's Secrets, ConfigMaps, policies and contexts, and the ApiDefinitions of the file
+  // before this one, but no other file's ApiDefinitions (whose listen paths would clash: most
+  // samples use /httpbin).
+  const lookupsOf = (file: string, self: Obj) => {
+    const before = all.slice(
+      0,
+      all.findIndex((o) => o.obj === self),
+    );
+    return memoryLookups(
+      all
+        .filter((o) => o.obj.kind !== 'ApiDefinition' || (o.file === file && before.includes(o)))
+        .map(({ obj }) => obj),
+    );
+  };
+  const outcomes: Outcome[] = [];
+  const index = new Map<string, number>();
+  for (const { file, obj } of all) {
+    if (obj.kind !== 'ApiDefinition') continue;
+    const i = index.get(file) ?? 0;
+    index.set(file, i + 1);
+    const defaulted = defaultApiDefinition(obj) as Obj;
+    const got = await validateApiDefinition(defaulted, undefined, lookupsOf(file, obj));
+    const admitted = got.errors.length === 0;
+    // An Ingress template (label template: "true") is served only through the Ingresses naming it.
+    const template = ((obj.metadata as Obj).labels as Obj | undefined)?.template === 'true';
+    outcomes.push({
+      key: `${file}#${i}`,
+      name: String((obj.metadata as Obj).name),
+      admitted,
+      problems: got.errors.map((e) => formatProblem(e)),
+      template,
+      gateway: admitted && !template ? gatewayVerdict(defaulted) : [],
+    });
+  }
+  return outcomes;
+}
+
+if (import.meta.main) {
+  const dir = process.argv[2];
+  if (dir === undefined) {
+    process.stderr.write('usage: node tools/reference-samples/measure.ts <dir> [--json]\n');
+    process.exit(2);
+  }
+  const outcomes = await measure(dir);
+  const admitted = outcomes.filter((o) => o.admitted).length;
+  const served = outcomes.filter((o) => o.admitted && o.gateway.length === 0).length;
+  if (process.argv.includes('--json')) {
+    process.stdout.write(
+      `${JSON.stringify({ total: outcomes.length, admitted, served, outcomes }, null, 2)}\n`,
+    );
+  } else {
+    for (const o of outcomes) {
+      process.stdout.write(
+        !o.admitted
+          ? `refused   ${o.key} (${o.name}): ${o.problems.join('; ')}\n`
+          : o.template
+            ? `admitted  ${o.key} (${o.name}): an Ingress template\n`
+            : o.gateway.length > 0
+              ? `admitted  ${o.key} (${o.name}) but the gateway refuses it: ${o.gateway.join('; ')}\n`
+              : `served    ${o.key} (${o.name})\n`,
+      );
+    }
+    process.stdout.write(
+      `${outcomes.length} ApiDefinitions: ${admitted} admitted (${served} of them served), ${outcomes.length - admitted} refused\n`,
+    );
+  }
+}
