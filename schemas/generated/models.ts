@@ -454,7 +454,7 @@ export interface GatewayApiDefinition {
   idp_client_id_mapping_disabled?: boolean;
   /** Authentication by a compiled plugin. */
   use_go_plugin_auth?: boolean;
-  /** Authentication by a plugin of another runtime. */
+  /** Authentication by the `custom_middleware.auth_check` hook of the gRPC plugin server (`custom_middleware.driver: grpc`; docs/gateway.md, "gRPC plugins"); refused with another driver or without an auth_check. */
   enable_coprocess_auth?: boolean;
   /** Authentication by a plugin of another gateway. */
   custom_plugin_auth_enabled?: boolean;

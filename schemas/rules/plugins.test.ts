@@ -114,3 +114,48 @@ test('pluginPathProblem says what to write', () => {
   assert.match(pluginPathProblem('C:/x.ts') ?? '', /relative to the gateway's plugin_dir/);
   assert.match(pluginPathProblem('a//b.ts') ?? '', /stays inside/);
 });
+
+describe('enable_coprocess_auth', () => {
+  const coprocess = (custom_middleware: unknown): ClassicApiInput => ({
+    ...api(custom_middleware),
+    use_keyless: false,
+    enable_coprocess_auth: true,
+  });
+  const grpcCheck = { name: 'MyAuthCheck', path: '' };
+
+  test("accepted with the gRPC plugin server's auth_check (the reference's auth_check samples)", () => {
+    assert.deepEqual(pluginProblems(coprocess({ driver: 'grpc', auth_check: grpcCheck })), []);
+  });
+
+  test('refused by name with another driver, or none', () => {
+    for (const cm of [
+      { driver: 'python', auth_check: grpcCheck },
+      { driver: 'svc', auth_check: { name: 'check', path: 'check.ts' } },
+      undefined,
+    ]) {
+      const found = pluginProblems(coprocess(cm)).filter((p) => p.path === 'enable_coprocess_auth');
+      assert.deepEqual(
+        found.map((p) => p.type),
+        ['NotSupported'],
+        JSON.stringify(cm),
+      );
+      assert.match(
+        found[0]?.message ?? '',
+        /served by a gRPC plugin server only.*set custom_middleware\.driver to grpc/,
+      );
+    }
+  });
+
+  test('refused without an auth_check', () => {
+    const found = pluginProblems(coprocess({ driver: 'grpc', pre: [{ name: 'AddHeader', path: '' }] }));
+    assert.deepEqual(
+      found.map((p) => [p.path, p.type]),
+      [['enable_coprocess_auth', 'Invalid']],
+    );
+    assert.match(found[0]?.message ?? '', /set custom_middleware\.auth_check\.name/);
+  });
+
+  test('false asks for nothing', () => {
+    assert.deepEqual(pluginProblems({ ...api(undefined), enable_coprocess_auth: false }), []);
+  });
+});

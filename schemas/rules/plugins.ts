@@ -101,6 +101,39 @@ function hookProblems(hook: EnabledHook, at: string, driver: string): FieldProbl
   return problems;
 }
 
+/**
+ * `enable_coprocess_auth`: the reference's switch for authentication by a coprocess plugin. It
+ * means the gRPC plugin server's auth_check (the reference's auth_check samples set it with
+ * driver grpc), so it needs both; with another driver (Python, Lua: the reference's other
+ * coprocess runtimes) or no auth_check it would authenticate with nothing this gateway runs.
+ */
+function coprocessAuthProblems(
+  api: ClassicApiInput,
+  driver: string,
+  auth: EnabledHook | undefined,
+): FieldProblem[] {
+  if (!isTrue(api.enable_coprocess_auth)) return [];
+  if (driver !== GRPC_PLUGIN_DRIVER) {
+    return [
+      problem(
+        'enable_coprocess_auth',
+        'NotSupported',
+        `coprocess authentication is served by a gRPC plugin server only${driver === '' ? '' : `, not by the driver ${quote(driver)}`}: set custom_middleware.driver to ${GRPC_PLUGIN_DRIVER} with an auth_check hook, or use a JavaScript or TypeScript plugin (custom_middleware.auth_check with driver ${PLUGIN_DRIVER}) and set enable_coprocess_auth to false`,
+      ),
+    ];
+  }
+  if (auth === undefined) {
+    return [
+      problem(
+        'enable_coprocess_auth',
+        'Invalid',
+        'coprocess authentication needs the hook of the gRPC plugin server that checks the request: set custom_middleware.auth_check.name, or set enable_coprocess_auth to false',
+      ),
+    ];
+  }
+  return [];
+}
+
 /** Every problem of the plugins of `api`. */
 export function pluginProblems(api: ClassicApiInput): FieldProblem[] {
   const problems: FieldProblem[] = [];
@@ -130,6 +163,7 @@ export function pluginProblems(api: ClassicApiInput): FieldProblem[] {
       problems.push(...hookProblems(hook, `custom_middleware.${stage}[${i}]`, driver));
     });
   }
+  problems.push(...coprocessAuthProblems(api, driver, auth));
   if (any && driver !== PLUGIN_DRIVER && driver !== GRPC_PLUGIN_DRIVER) {
     problems.push(
       problem(

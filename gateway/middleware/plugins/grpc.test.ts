@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import { freePort } from '../../../lib/testing/wait.ts';
 import { startEcho, type Echo } from '../../testing/echo.ts';
-import { keyed, keyless, startGateway } from '../../testing/harness.ts';
+import { keyed, keyless, startGateway, type InProcessGateway } from '../../testing/harness.ts';
 import { describeEachSetup, fastPathOn, provision, testRows, type Row } from '../../testing/tables.ts';
 import { coprocessPackage, type CoprocessObject } from '../../plugins/coprocess/dispatcher.ts';
 
@@ -144,7 +144,10 @@ const apis = (): Record<string, unknown>[] => [
   keyless('g-short', '/g-short/', echo.url, grpcHooks({ pre: [named('ShortCircuit')] })),
   keyless('g-fail', '/g-fail/', echo.url, grpcHooks({ pre: [named('Fail')] })),
   // As the reference's auth sample writes it: not keyless, coprocess auth on, the hook by name.
-  keyed('g-auth', '/g-auth/', echo.url, grpcHooks({ auth_check: named('Auth'), post: [named('Post')] })),
+  keyed('g-auth', '/g-auth/', echo.url, {
+    enable_coprocess_auth: true,
+    ...grpcHooks({ auth_check: named('Auth'), post: [named('Post')] }),
+  }),
 ];
 
 const INTERNAL = /^Internal error \(ID [0-9a-f-]{36}\)$/;
@@ -223,6 +226,42 @@ describeEachSetup(
     });
   },
 );
+
+describe('grpc plugins: enable_coprocess_auth without the gRPC auth_check', () => {
+  let gw: InProcessGateway;
+  before(async () => {
+    gw = await startGateway({ argv: ['--coprocess-grpc-server', `tcp://127.0.0.1:${String(serverPort)}`] });
+  });
+  after(async () => {
+    await gw.stop();
+  });
+
+  const cases: [string, Record<string, unknown>, RegExp][] = [
+    [
+      'a JavaScript auth_check',
+      { driver: 'svc', auth_check: { name: 'check', path: 'check.ts' } },
+      /enable_coprocess_auth.*served by a gRPC plugin server only/,
+    ],
+    ['no plugins', {}, /enable_coprocess_auth.*served by a gRPC plugin server only/],
+    [
+      'driver grpc without an auth_check',
+      { driver: 'grpc', pre: [named('AddHeader')] },
+      /enable_coprocess_auth.*set custom_middleware\.auth_check\.name/,
+    ],
+  ];
+  for (const [name, custom_middleware, message] of cases) {
+    test(`${name}: refused at write with a 400 naming the field`, async () => {
+      const res = await gw.admin(
+        'POST',
+        '/svc/apis',
+        keyed('c-auth', '/c-auth/', echo.url, { enable_coprocess_auth: true, custom_middleware }),
+      );
+      assert.equal(res.status, 400, res.text);
+      assert.match(res.text, message);
+      assert.equal((await gw.admin('GET', '/svc/apis/c-auth')).status, 404, 'nothing was stored');
+    });
+  }
+});
 
 describe('grpc plugins: the plugin server is down', () => {
   for (const fastPath of [true, false]) {

@@ -129,10 +129,11 @@ export function notYetClassicProperties(): Record<string, JsonSchema> {
       'Authentication by a compiled plugin.',
       'Go plugins are shared objects loaded into a Go process and cannot run in a Node.js gateway: use a JavaScript or TypeScript plugin (`custom_middleware.auth_check` with `base_identity_provided_by: custom_auth`)',
     ),
-    enable_coprocess_auth: flag(
-      'Authentication by a plugin of another runtime.',
-      "coprocess plugins (Python, Lua, gRPC) need the reference's coprocess bridge: use a JavaScript or TypeScript plugin (`custom_middleware.auth_check` with `base_identity_provided_by: custom_auth`)",
-    ),
+    enable_coprocess_auth: enforced({
+      type: 'boolean',
+      description:
+        'Authentication by the `custom_middleware.auth_check` hook of the gRPC plugin server (`custom_middleware.driver: grpc`; docs/gateway.md, "gRPC plugins"); refused with another driver or without an auth_check.',
+    }),
     custom_plugin_auth_enabled: flag(
       'Authentication by a plugin of another gateway.',
       'plugins written for another gateway cannot run in svc: use a JavaScript or TypeScript plugin (`custom_middleware.auth_check` with `base_identity_provided_by: custom_auth`)',
