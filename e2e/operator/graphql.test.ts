@@ -22,14 +22,12 @@ import { httpRequest, waitFor } from '../harness/processes.ts';
 import {
   admin,
   applyManifest,
-  readyOf,
   root,
   startWorld,
   stopWorld,
-  waitForStatus,
   type OperatorWorld,
-  type Status,
   startWorldOperator,
+  waitReady,
 } from './helpers.ts';
 
 const ORG = 'e2e-org';
@@ -62,8 +60,6 @@ after(async () => {
   await Promise.all([gql.close(), users.close(), posts.close()]);
   await stopWorld(w);
 });
-
-const ready = (st: Status): boolean => readyOf(st)?.status === 'True';
 
 /** Indents a multi-line text for a YAML block scalar. */
 const block = (text: string, indent: string): string =>
@@ -119,7 +115,7 @@ spec:
 ${block(UPSTREAM_SDL, '      ')}
 `,
   );
-  await waitForStatus(w.cp, { kind: 'apidefinition', ns: NS, name: 'people' }, 'Ready', ready);
+  await waitReady(w.cp, { kind: 'apidefinition', ns: NS, name: 'people' });
   await applyManifest(
     w.cp,
     `apiVersion: svc.svc.io/v1alpha1
@@ -135,12 +131,7 @@ spec:
         - {name: User, fields: [email]}
 `,
   );
-  const st = await waitForStatus(
-    w.cp,
-    { kind: 'securitypolicy', ns: NS, name: 'people-readers' },
-    'Ready',
-    ready,
-  );
+  const st = await waitReady(w.cp, { kind: 'securitypolicy', ns: NS, name: 'people-readers' });
   const polId = st.pol_id as string;
   const pol = await admin(w.gw, 'GET', `/svc/policies/${polId}`);
   assert.equal(pol.status, 200);
@@ -198,12 +189,7 @@ spec:
       limit: {max_query_depth: 3}
 `,
   );
-  const st = await waitForStatus(
-    w.cp,
-    { kind: 'securitypolicy', ns: NS, name: 'people-deep' },
-    'Ready',
-    ready,
-  );
+  const st = await waitReady(w.cp, { kind: 'securitypolicy', ns: NS, name: 'people-deep' });
   const polId = st.pol_id as string;
   const pol = await admin(w.gw, 'GET', `/svc/policies/${polId}`);
   const right = (pol.body as { access_rights: Record<string, { limit?: { max_query_depth?: number } }> })
@@ -254,7 +240,7 @@ spec:
           data_source_config: {url: "${posts.url}/users/{{.object.id}}/posts", method: GET}
 `,
   );
-  await waitForStatus(w.cp, { kind: 'apidefinition', ns: NS, name: 'graph' }, 'Ready', ready);
+  await waitReady(w.cp, { kind: 'apidefinition', ns: NS, name: 'graph' });
   await waitFor('the data graph served', async () => {
     return (await query('/graph/', '{ user(id: "2") { name } }')).status === 200;
   });
@@ -281,7 +267,7 @@ test('examples/graphql-api-definition.yaml: both APIs Ready; the proxyOnly one v
   });
   assert.equal(r.code, 0, r.stderr);
   for (const name of ['people', 'people-graph']) {
-    await waitForStatus(w.cp, { kind: 'apidefinition', ns: 'default', name }, 'Ready', ready);
+    await waitReady(w.cp, { kind: 'apidefinition', ns: 'default', name });
   }
   // Its upstream is a cluster service this test does not have: an invalid query is refused
   // before the gateway would try it.

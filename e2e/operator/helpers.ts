@@ -100,6 +100,18 @@ data:
 `;
 }
 
+/** Whether a status's `Ready` condition is True. */
+export const isReady = (st: Status): boolean => readyOf(st)?.status === 'True';
+
+/** Waits until the resource is Ready (True); returns its status. */
+export function waitReady(
+  cp: Pick<ControlPlane, 'kubectl'>,
+  target: { kind: string; ns: string; name: string },
+  timeoutMs?: number,
+): Promise<Status> {
+  return waitForStatus(cp, target, 'Ready', isReady, timeoutMs);
+}
+
 /** A call to the gateway's management API with its secret; the body parsed when it is JSON. */
 export async function admin(
   gw: Pick<GatewayProc, 'url' | 'secret'>,

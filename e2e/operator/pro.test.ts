@@ -36,6 +36,7 @@ import {
   waitForStatus,
   type OperatorWorld,
   startWorldOperator,
+  waitReady,
 } from './helpers.ts';
 
 const NODE_SECRET = 'e2e-pro-node-secret-0123';
@@ -103,8 +104,6 @@ after(async () => {
   await stopWorld(w);
 });
 
-const ready = (st: Record<string, unknown>): boolean => readyOf(st)?.status === 'True';
-
 async function call(path: string, headers: Record<string, string> = {}): Promise<number> {
   try {
     return (await httpRequest(`${gw.url}${path}`, { headers })).status;
@@ -139,18 +138,8 @@ spec:
   access_rights_array: [{name: catalog}]
 `,
   );
-  const api = await waitForStatus(
-    w.cp,
-    { kind: 'apidefinition', ns: 'shop', name: 'catalog' },
-    'Ready',
-    ready,
-  );
-  const pol = await waitForStatus(
-    w.cp,
-    { kind: 'securitypolicy', ns: 'shop', name: 'catalog-basic' },
-    'Ready',
-    ready,
-  );
+  const api = await waitReady(w.cp, { kind: 'apidefinition', ns: 'shop', name: 'catalog' });
+  const pol = await waitReady(w.cp, { kind: 'securitypolicy', ns: 'shop', name: 'catalog-basic' });
   const apiId = String(api.api_id);
   const listed = await dashboardCall(dashboard.url, 'GET', `/api/apis/${apiId}`, { auth: tenant.reader.key });
   assert.equal(listed.status, 200, listed.text);
@@ -190,7 +179,7 @@ spec:
   proxy: {listen_path: /basic/, target_url: "${w.upstream.url}", strip_listen_path: true}
 `,
   );
-  const api = await waitForStatus(w.cp, { kind: 'apidefinition', ns: 'shop', name: 'basic' }, 'Ready', ready);
+  const api = await waitReady(w.cp, { kind: 'apidefinition', ns: 'shop', name: 'basic' });
   const apiId = String(api.api_id);
   const user = await dashboardCall(dashboard.url, 'POST', '/api/apis/keys/basic/alice', {
     auth: tenant.system.key,
@@ -209,7 +198,7 @@ spec:
 });
 
 test('pro: an edit in the dashboard is reverted at the next reconcile', async () => {
-  const api = await waitForStatus(w.cp, { kind: 'apidefinition', ns: 'shop', name: 'basic' }, 'Ready', ready);
+  const api = await waitReady(w.cp, { kind: 'apidefinition', ns: 'shop', name: 'basic' });
   const apiId = String(api.api_id);
   const cur = await dashboardCall(dashboard.url, 'GET', `/api/apis/${apiId}`, { auth: tenant.system.key });
   const def = cur.body.api_definition as Record<string, unknown>;
@@ -274,7 +263,7 @@ test('pro: two OperatorContexts with different organisations act as different te
       tenantApi('b', 'b-only', ''),
   );
   for (const name of ['a-orders', 'b-orders', 'b-only']) {
-    await waitForStatus(w.cp, { kind: 'apidefinition', ns: 'shop', name }, 'Ready', ready);
+    await waitReady(w.cp, { kind: 'apidefinition', ns: 'shop', name });
   }
   // No gateway loads these organisations (the suite's gateway loads the default one only).
   const unserved = await statusOf(w.cp, 'apidefinition', 'shop', 'a-orders');
@@ -364,12 +353,7 @@ spec:
     configmapRef: {name: petstore-oas, keyName: oas.json}
 `,
   );
-  const oas = await waitForStatus(
-    w.cp,
-    { kind: 'svcoasapidefinition', ns: 'shop', name: 'petstore' },
-    'Ready',
-    ready,
-  );
+  const oas = await waitReady(w.cp, { kind: 'svcoasapidefinition', ns: 'shop', name: 'petstore' });
   assert.match(
     readyOf(oas)?.message ?? '',
     new RegExp(

@@ -20,8 +20,9 @@ import {
   stopWorld,
   waitForStatus,
   type OperatorWorld,
-  type Status,
   startWorldOperator,
+  waitReady,
+  isReady,
 } from './helpers.ts';
 
 const ORG = 'e2e-org';
@@ -61,8 +62,6 @@ after(async () => {
 const apply = (manifest: string): Promise<void> => applyManifest(w.cp, manifest);
 const policy = (ns: string, name: string) => ({ kind: 'securitypolicy', ns, name });
 const apiDef = (ns: string, name: string) => ({ kind: 'apidefinition', ns, name });
-const ready = (st: Status): boolean => readyOf(st)?.status === 'True';
-
 /** An ApiDefinition in `shop` proxying to the echo upstream; keyless unless `protect`. */
 function apiManifest(name: string, protect: boolean, extra = ''): string {
   return `apiVersion: svc.svc.io/v1alpha1
@@ -114,12 +113,7 @@ test('examples: the example policy is admitted and Ready against the example API
   );
   assert.equal(r.code, 0, r.stderr);
   assert.doesNotMatch(r.stderr, /Warning/);
-  const st = await waitForStatus(
-    w.cp,
-    { kind: 'securitypolicy', ns: 'default', name: 'orders-standard' },
-    'Ready',
-    ready,
-  );
+  const st = await waitReady(w.cp, { kind: 'securitypolicy', ns: 'default', name: 'orders-standard' });
   const polId = derivedId('default', 'orders-standard');
   assert.equal(st.pol_id, polId);
   assert.deepEqual(st.linked_apis, [{ kind: 'ApiDefinition', name: 'orders', namespace: 'default' }]);
@@ -159,7 +153,7 @@ test('a policy applied before its API: ApiNotFound, then Ready once the API is a
   assert.equal(await held(w.gw, derivedId('shop', 'early')), undefined);
 
   await apply(apiManifest('late', false));
-  await waitForStatus(w.cp, policy('shop', 'early'), 'Ready after the API appeared', ready);
+  await waitForStatus(w.cp, policy('shop', 'early'), 'Ready after the API appeared', isReady);
   const p = await held(w.gw, derivedId('shop', 'early'));
   assert.deepEqual(Object.keys(p?.access_rights ?? {}), [derivedId('shop', 'late')]);
 });
@@ -177,7 +171,7 @@ test('a key with a rate-limited policy: requests allowed and refused as the poli
 `,
     ),
   );
-  const st = await waitForStatus(w.cp, policy('shop', 'catalog-basic'), 'Ready', ready);
+  const st = await waitReady(w.cp, policy('shop', 'catalog-basic'));
   const polId = st.pol_id as string;
   const key = await admin(w.gw, 'POST', `/svc/keys/${KEY}`, { org_id: ORG, apply_policies: [polId] });
   assert.equal(key.status, 200, JSON.stringify(key.body));
@@ -242,7 +236,7 @@ spec: {env: {mode: ce, url: "${w.gw2.url}", auth: ${w.gw2.secret}, org: ${ORG}}}
   await waitFor('the policy in the second gateway', async () => (await held(w.gw2, polId)) !== undefined);
   await waitFor('the policy gone from the first', async () => (await held(w.gw, polId)) === undefined);
   const st = await waitForStatus(w.cp, policy('shop', 'early'), 'pushedTo the second gateway', (s) => {
-    return (s.pushedTo as { url?: string } | undefined)?.url === w.gw2.url && ready(s);
+    return (s.pushedTo as { url?: string } | undefined)?.url === w.gw2.url && isReady(s);
   });
   assert.deepEqual(st.pushedTo, { url: w.gw2.url, contextRef: { name: 'second', namespace: 'shop' } });
 });
@@ -250,7 +244,7 @@ spec: {env: {mode: ce, url: "${w.gw2.url}", auth: ${w.gw2.secret}, org: ${ORG}}}
 test('a policy named in jwt_default_policies cannot be deleted while the API names it', async () => {
   await apply(apiManifest('reports', false, '  jwt_default_policies: [{name: catalog-basic}]\n'));
   const polId = derivedId('shop', 'catalog-basic');
-  await waitForStatus(w.cp, apiDef('shop', 'reports'), 'Ready', ready);
+  await waitReady(w.cp, apiDef('shop', 'reports'));
   const api = await admin(w.gw, 'GET', `/svc/apis/${derivedId('shop', 'reports')}`);
   assert.deepEqual((api.body as { jwt_default_policies?: string[] }).jwt_default_policies, [polId]);
   await waitForStatus(
