@@ -25,7 +25,7 @@ $(NODE_DEPS): package.json package-lock.json
 	@touch $@
 
 .PHONY: tools
-tools: ## Build etcd, kube-apiserver, kubectl, helm, Bento and kfake from their Go modules (cached outside the repo)
+tools: ## Build etcd, kube-apiserver, kubectl, helm, Bento, kfake and the gRPC plugin server from their Go modules (cached outside the repo)
 	tools/build.sh
 
 .PHONY: lint

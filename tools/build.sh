@@ -3,7 +3,8 @@
 # with the machine's Go, and renders cert-manager's CRD manifests from its module zip.
 # Nothing is downloaded except through the Go module proxy. Also builds the benchmark's load
 # generator (tools/loadgen, our own code, standard library only), the Bento stream processor the
-# gateway runs for streams (tools/bento) and a Kafka wire-protocol broker for tests (tools/kfake).
+# gateway runs for streams (tools/bento), a Kafka wire-protocol broker for tests (tools/kfake) and
+# a gRPC plugin server for the gateway's tests of gRPC plugins (tools/grpcplugin).
 #
 # Binaries land in $SVC_TOOLS_DIR (default ~/.cache/svc-tools/bin), each under a
 # name that carries its version, and are reused when present: a second run is a no-op.
@@ -187,6 +188,10 @@ src_of() { cat "$1/go.mod" "$1/go.sum" "$1/main.go" | sha256sum | cut -c1-12; }
 build "$here/bento" . bento "$(version_of "$here/bento" github.com/warpstreamlabs/bento)-$(src_of "$here/bento")"
 build "$here/kfake" . kfake "$(src_of "$here/kfake")"
 [[ ${1:-} == streams ]] && exit 0
+
+# A gRPC plugin server built with grpc-go (tools/grpcplugin, our own code): the gateway's tests of
+# gRPC plugins run it (gateway/middleware/plugins/grpc-go.test.ts). Versioned by its source.
+build "$here/grpcplugin" . grpcplugin "$(src_of "$here/grpcplugin")"
 
 etcd=$(version_of "$here/etcd" go.etcd.io/etcd/server/v3)
 

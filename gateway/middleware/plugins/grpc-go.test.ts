@@ -1,0 +1,127 @@
+/**
+ * gRPC plugins against a plugin server built from Go modules (tools/grpcplugin: grpc-go, the
+ * protocol's .proto files compiled at its start), as a plugin server for the reference gateway is
+ * written: its `pre` hook sets a header the upstream sees, its `auth_check` accepts its tokens
+ * with a session whose rate limit the gateway enforces and gives other tokens no session. The API
+ * is written as the reference's auth_check samples write it (`enable_coprocess_auth: true`,
+ * `driver: grpc`). `make deps` builds the server (tools/build.sh); without it the suite fails.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { builtToolsDir } from '../../../lib/bento/binary.ts';
+import { startEcho, type Echo, type Echoed } from '../../testing/echo.ts';
+import { keyed, startGateway, type InProcessGateway } from '../../testing/harness.ts';
+import { provision } from '../../testing/tables.ts';
+import { PROTO_DIR } from '../../plugins/coprocess/dispatcher.ts';
+
+const TOKEN = 'go-plugin-token';
+/** Another token it accepts, for the rate limit (a session's limit counts per token). */
+const RATE_TOKEN = 'go-plugin-rate';
+const START_TIMEOUT_MS = 30_000;
+
+/** Starts tools/grpcplugin on a free port; resolves with its `tcp://` address once it serves. */
+async function startPluginServer(): Promise<{ child: ChildProcess; address: string }> {
+  const bin = path.join(builtToolsDir(), 'grpcplugin');
+  if (!existsSync(bin)) {
+    throw new Error(`grpcplugin not found at ${bin}: run \`make deps\` (tools/build.sh builds it)`);
+  }
+  const child = spawn(
+    bin,
+    ['-proto-dir', PROTO_DIR, '-tokens', `${TOKEN},${RATE_TOKEN}`, '-rate', '2', '-per', '60'],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const address = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      reject(new Error(`grpcplugin did not start within ${String(START_TIMEOUT_MS)} ms: ${stderr}`));
+    }, START_TIMEOUT_MS);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`grpcplugin exited (${String(code)}): ${stderr}`));
+    });
+    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+      const m = /^listening on (tcp:\/\/\S+)$/.exec(line);
+      if (m?.[1] !== undefined) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+  });
+  return { child, address };
+}
+
+let plugin: { child: ChildProcess; address: string };
+let echo: Echo;
+before(async () => {
+  echo = await startEcho('echo');
+  plugin = await startPluginServer();
+});
+after(async () => {
+  const exited = new Promise((resolve) => plugin.child.once('exit', resolve));
+  plugin.child.kill('SIGTERM');
+  await exited;
+  await echo.close();
+});
+
+/** The API as the reference's auth_check samples write it. */
+const sample = (id: string): Record<string, unknown> =>
+  keyed(id, `/${id}/`, echo.url, {
+    enable_coprocess_auth: true,
+    custom_middleware: {
+      driver: 'grpc',
+      pre: [{ name: 'AddHeader', path: '' }],
+      auth_check: { name: 'MyAuthCheck', path: '' },
+    },
+  });
+
+for (const fastPath of [true, false]) {
+  describe(`a plugin server built with grpc-go (fast path ${fastPath ? 'on' : 'off'})`, () => {
+    let gw: InProcessGateway;
+    before(async () => {
+      gw = await startGateway({
+        argv: [`--fast-path=${String(fastPath)}`, '--coprocess-grpc-server', plugin.address],
+      });
+      await provision(gw, [sample('go-auth'), sample('go-rate')]);
+    });
+    after(async () => {
+      await gw.stop();
+    });
+
+    test("its pre hook's header reaches the upstream; its auth_check accepts the token", async () => {
+      const res = await gw.request({ path: '/go-auth/x', headers: { authorization: TOKEN } });
+      assert.equal(res.status, 200, res.text);
+      assert.equal((res.json as Echoed).headers['x-go-plugin'], 'Pre');
+    });
+
+    test('another token gets no session from it: 403', async () => {
+      const res = await gw.request({ path: '/go-auth/x', headers: { authorization: 'wrong' } });
+      assert.equal(res.status, 403, res.text);
+      assert.equal((res.json as { error?: unknown }).error, 'Key not authorised');
+    });
+
+    test('no token: 403, the upstream is not reached', async () => {
+      const res = await gw.request({ path: '/go-auth/x' });
+      assert.equal(res.status, 403, res.text);
+      assert.notEqual(res.headers['x-upstream'], 'echo');
+    });
+
+    test('the rate limit of the session it returned is enforced (2 per 60 s)', async () => {
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        statuses.push(
+          (await gw.request({ path: '/go-rate/x', headers: { authorization: RATE_TOKEN } })).status,
+        );
+      }
+      assert.deepEqual(statuses, [200, 200, 429]);
+    });
+  });
+}
