@@ -61,7 +61,7 @@ test(
     const image = await imageRef('gateway');
     const listenPath = `/httpbin-${randomBytes(3).toString('hex')}/`;
     await apply([
-      ...echoUpstreamDocs({ name: 'httpbin', ns: ns, image }),
+      ...echoUpstreamDocs({ name: 'httpbin', ns, image }),
       {
         apiVersion: 'svc.svc.io/v1alpha1',
         kind: 'ApiDefinition',
