@@ -30,7 +30,7 @@ import {
   type OperatorProc,
   type Proc,
 } from '../harness/processes.ts';
-import { admin, applyManifest, readyOf, root, waitForStatus, type Status } from './helpers.ts';
+import { admin, applyManifest, readyOf, root, waitForStatus, waitReady, isReady } from './helpers.ts';
 
 const ORG = 'e2e-org';
 const NS = 'seed';
@@ -102,8 +102,6 @@ after(async () => {
   await cp.stop();
 });
 
-const ready = (st: Status): boolean => readyOf(st)?.status === 'True';
-
 /** A protected ApiDefinition in `ns` proxying `/<name>/` to the echo upstream. */
 function apiManifest(ns: string, name: string): string {
   return `apiVersion: svc.svc.io/v1alpha1
@@ -128,7 +126,7 @@ const rightsTo = (apiId: string): Record<string, unknown> => ({
 
 test('SecurityPolicy spec.id adopts a policy made in the gateway: its keys keep working, with the resource’s limits', async () => {
   await applyManifest(cp, apiManifest(NS, 'adopted'));
-  const api = await waitForStatus(cp, { kind: 'apidefinition', ns: NS, name: 'adopted' }, 'Ready', ready);
+  const api = await waitReady(cp, { kind: 'apidefinition', ns: NS, name: 'adopted' });
   const apiId = api.api_id as string;
   // Made by hand in the gateway, before any resource: no limits.
   const made = await admin(gw, 'POST', '/svc/policies', {
@@ -163,7 +161,7 @@ spec:
   access_rights_array: [{name: adopted}]
 `,
   );
-  const st = await waitForStatus(cp, { kind: 'securitypolicy', ns: NS, name: 'gold' }, 'Ready', ready);
+  const st = await waitReady(cp, { kind: 'securitypolicy', ns: NS, name: 'gold' });
   assert.equal(st.pol_id, 'legacy-gold', 'the status names the adopted policy');
   const held = await admin(gw, 'GET', '/svc/policies/legacy-gold');
   assert.equal(held.status, 200);
@@ -183,7 +181,7 @@ spec:
 test('an ApiDefinition deleted and applied again keeps its ID, so a key made against it keeps working', async () => {
   const manifest = apiManifest(NS, 'again');
   await applyManifest(cp, manifest);
-  const first = await waitForStatus(cp, { kind: 'apidefinition', ns: NS, name: 'again' }, 'Ready', ready);
+  const first = await waitReady(cp, { kind: 'apidefinition', ns: NS, name: 'again' });
   const apiId = first.api_id as string;
   const key = await admin(gw, 'POST', '/svc/keys/again-key', { org_id: ORG, access_rights: rightsTo(apiId) });
   assert.equal(key.status, 200, JSON.stringify(key.body));
@@ -201,7 +199,7 @@ test('an ApiDefinition deleted and applied again keeps its ID, so a key made aga
     cp,
     { kind: 'apidefinition', ns: NS, name: 'again' },
     'Ready again',
-    ready,
+    isReady,
   );
   assert.equal(second.api_id, apiId, 'recreated with the same ID');
   await waitFor('the same key works again', async () => (await call('/again/x', 'again-key')) === 200);
@@ -267,7 +265,7 @@ test('SVC_TLS_INSECURE_SKIP_VERIFY: a gateway with a self-signed certificate is 
     await tlsOperator.stop();
 
     tlsOperator = await runOperator(2, { SVC_TLS_INSECURE_SKIP_VERIFY: 'true' });
-    const st = await waitForStatus(cp, { kind: 'apidefinition', ns: TLS_NS, name: 'secure' }, 'Ready', ready);
+    const st = await waitReady(cp, { kind: 'apidefinition', ns: TLS_NS, name: 'secure' });
     const apiId = st.api_id as string;
     assert.equal((await httpsGet(`${url}/svc/apis/${apiId}`, { 'x-svc-authorization': secret })).status, 200);
     await waitFor(
