@@ -30,6 +30,7 @@ import {
   tlsSecretManifest,
   waitForStatus,
   type Status,
+  waitReady,
 } from './helpers.ts';
 
 const ORG = 'e2e-org';
@@ -113,7 +114,7 @@ spec:
 
 test('the Secret applied: uploaded, its ID in the pushed definition, served for the domain', async () => {
   await applyManifest(cp, tlsSecret(first));
-  const st: Status = await waitForStatus(cp, api, 'Ready', (s) => readyOf(s)?.status === 'True');
+  const st: Status = await waitReady(cp, api);
   assert.deepEqual(st.certificates, [certId(first)]);
   assert.equal((await admin(gw, 'GET', `/svc/certs/${certId(first)}`)).status, 200);
   const held = await admin(gw, 'GET', `/svc/apis/${ID}`);
