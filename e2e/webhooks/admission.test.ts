@@ -423,6 +423,54 @@ describe("TCP and TLS APIs (the reference operator's TCP sample)", () => {
   });
 });
 
+describe("gRPC plugins (the reference operator's auth_check samples)", () => {
+  /** The sample as the reference writes it: not keyless, coprocess auth on, hooks named only. */
+  const authSample = (name: string, custom_middleware: Manifest): Manifest => {
+    const obj = apiDefinition(name, {
+      active: true,
+      protocol: 'http',
+      proxy: {
+        listen_path: `/${name}`,
+        target_url: 'http://httpbin.default.svc:8000',
+        strip_listen_path: true,
+      },
+      enable_coprocess_auth: true,
+      custom_middleware,
+    });
+    delete (obj.spec as Manifest).use_keyless;
+    return obj;
+  };
+  const grpcAuth = {
+    driver: 'grpc',
+    auth_check: { name: 'MyAuthCheck', path: '', raw_body_only: false },
+    pre: [{ name: 'MyPreMiddleware', path: '' }],
+  };
+
+  test('admitted as the sample writes it, and stored with coprocess auth on', async () => {
+    admitted(await apply(cp, authSample('grpc-auth', grpcAuth)));
+    const spec = (await getObject(cp, 'apidefinition', 'grpc-auth')).spec as Manifest;
+    assert.equal(spec.enable_coprocess_auth, true);
+    assert.deepEqual((spec.custom_middleware as Manifest).auth_check, grpcAuth.auth_check);
+  });
+
+  test('coprocess auth with another driver is refused, naming enable_coprocess_auth', async () => {
+    refusedWith(
+      await apply(cp, authSample('python-auth', { ...grpcAuth, driver: 'python' })),
+      'The ApiDefinition "python-auth" is invalid',
+      'spec.enable_coprocess_auth',
+      'coprocess authentication is served by a gRPC plugin server only, not by the driver "python"',
+    );
+  });
+
+  test('coprocess auth without an auth_check is refused, naming enable_coprocess_auth', async () => {
+    refusedWith(
+      await apply(cp, authSample('grpc-no-check', { driver: 'grpc', pre: grpcAuth.pre })),
+      'spec.enable_coprocess_auth',
+      'set custom_middleware.auth_check.name',
+    );
+  });
+});
+
 describe('ConfigMaps read by APIs', () => {
   test('an update that breaks the document is refused, naming the API', async () => {
     refusedWith(
