@@ -2,8 +2,9 @@
  * Loading and calling plugins (types.ts). A hook's module is imported once when its API's routes
  * are built, from `plugin_dir` (its real path: a symbolic link out of the directory is refused);
  * a module changed on disk is imported anew at the next reload (its modification time is part of
- * the URL Node caches modules by). A call is bounded by `plugin_timeout_ms`, and what a hook
- * returns is checked before the gateway acts on it.
+ * the URL Node caches modules by). Each hook runs in a worker thread of its own (runner.ts), so
+ * one that loops stalls no other request; a call is bounded by `plugin_timeout_ms`, and what a
+ * hook returns is checked before the gateway acts on it.
  */
 import { randomUUID } from 'node:crypto';
 import { realpath, stat } from 'node:fs/promises';
@@ -16,50 +17,76 @@ import type { RequestContext } from '../pipeline/context.ts';
 import { GatewayError } from '../pipeline/errors.ts';
 import type { PluginRefusal, PluginRequest } from './types.ts';
 import { isPlainObject } from '../../lib/plain-object.ts';
+import { PluginRunner } from './runner.ts';
 
-/** A loaded hook: the function and what names it in logs. */
+/** A loaded hook: the function (given the call's time limit) and what names it in logs. */
 export interface LoadedHook {
   label: string;
-  fn: (req: PluginRequest) => unknown;
+  fn: (req: PluginRequest, timeoutMs: number) => unknown;
+  /** Stops the hook's worker (when the routes holding it are retired). */
+  close?: () => void;
 }
 
-/** Imports the function `hook` names from a module under `pluginDir`; throws saying why it can't. */
+/**
+ * The real path of `path` under `pluginDir`: relative, no `..`, and no symbolic link out of the
+ * directory (its real path must stay under the directory's). Throws saying why it can't be used.
+ */
+export async function pluginFile(
+  path: string,
+  pluginDir: string | undefined,
+  at: string,
+  problemOf: (path: string) => string | undefined = pluginPathProblem,
+): Promise<string> {
+  if (pluginDir === undefined) {
+    throw new Error(
+      `${at}: the gateway setting plugin_dir is not set, so plugins can't be loaded: set it (--plugin-dir)`,
+    );
+  }
+  const problem = problemOf(path);
+  if (problem !== undefined) throw new Error(`${at}: ${problem}`);
+  let file: string;
+  let root: string;
+  try {
+    root = await realpath(pluginDir);
+    file = await realpath(resolve(root, path));
+  } catch (err) {
+    throw new Error(`${at}: ${path} can't be read in plugin_dir: ${errorMessage(err)}`, { cause: err });
+  }
+  if (!file.startsWith(root + sep)) throw new Error(`${at}: ${path} leads out of plugin_dir`);
+  return file;
+}
+
+/**
+ * Loads the function `hook` names from a module under `pluginDir` into a worker of its own;
+ * throws saying why it can't.
+ */
 export async function loadHook(
   hook: EnabledHook,
   pluginDir: string | undefined,
   at: string,
 ): Promise<LoadedHook> {
   const label = `${hook.path}#${hook.name}`;
-  if (pluginDir === undefined) {
-    throw new Error(
-      `${at}: the gateway setting plugin_dir is not set, so plugins can't be loaded: set it (--plugin-dir)`,
-    );
-  }
-  const problem = pluginPathProblem(hook.path);
-  if (problem !== undefined) throw new Error(`${at}.path: ${problem}`);
-  let file: string;
-  let root: string;
-  try {
-    root = await realpath(pluginDir);
-    file = await realpath(resolve(root, hook.path));
-  } catch (err) {
-    throw new Error(`${at}.path: ${hook.path} can't be read in plugin_dir: ${errorMessage(err)}`, {
-      cause: err,
-    });
-  }
-  if (!file.startsWith(root + sep)) throw new Error(`${at}.path: ${hook.path} leads out of plugin_dir`);
+  const file = await pluginFile(hook.path, pluginDir, `${at}.path`);
   const st = await stat(file);
   const url = pathToFileURL(file);
   url.search = `v=${String(st.mtimeMs)}-${String(st.size)}`;
-  let mod: Record<string, unknown>;
+  let runner: PluginRunner;
   try {
-    mod = (await import(url.href)) as Record<string, unknown>;
+    runner = await PluginRunner.start({ kind: 'module', url: url.href, name: hook.name, label });
   } catch (err) {
-    throw new Error(`${at}.path: ${hook.path} failed to load: ${errorMessage(err)}`, { cause: err });
+    const message = errorMessage(err);
+    if (message.startsWith('exports no function')) {
+      throw new Error(`${at}.name: ${hook.path} ${message}`, { cause: err });
+    }
+    throw new Error(`${at}.path: ${hook.path} failed to load: ${message}`, { cause: err });
   }
-  const fn = mod[hook.name];
-  if (typeof fn !== 'function') throw new Error(`${at}.name: ${hook.path} exports no function ${hook.name}`);
-  return { label, fn: fn as LoadedHook['fn'] };
+  return {
+    label,
+    fn: (req, timeoutMs) => runner.call([req], timeoutMs),
+    close: () => {
+      runner.close();
+    },
+  };
 }
 
 /** A plugin answered something the gateway can't act on. */
@@ -76,7 +103,7 @@ export function callHook(hook: LoadedHook, req: PluginRequest, timeoutMs: number
     }, timeoutMs);
     timer.unref();
     Promise.resolve()
-      .then(() => hook.fn(req))
+      .then(() => hook.fn(req, timeoutMs))
       .then(
         (value) => {
           clearTimeout(timer);

@@ -4,8 +4,10 @@
  * (driver `svc`). Each hook gets a frozen view of the request and returns what it wants done; it
  * may be async. A hook that throws, returns something else than these shapes, or takes longer
  * than `plugin_timeout_ms` (default 1 s) gets the request a 500 with an error ID, logged with
- * the plugin's name; the gateway goes on serving. Plugins run in the gateway process: they are
- * trusted code (a synchronous endless loop would stall the process).
+ * the plugin's name; the gateway goes on serving. Each hook runs in a worker thread of its own
+ * (runner.ts): one that loops is stopped at its time limit and stalls no other request; it gets
+ * its request as a copy (structured clone) and what it returns is copied back, so return plain
+ * data. Plugins are still trusted code: a worker has the gateway's file system and network.
  *
  * ```ts
  * import type { AuthCheck, RequestHook } from '<svc>/gateway/plugins/types.ts';

@@ -152,21 +152,28 @@ export const customAuth: GatewayMiddleware = {
       return { keyId, session: result?.session as GatewaySession };
     };
 
-    return around(async (ctx, next) => {
-      let answer: ReturnType<typeof answerOf>;
-      try {
-        answer = answerOf(await callHook(hook, pluginRequest(ctx, api), timeoutMs));
-      } catch (err) {
-        return reject(ctx, pluginFailure(ctx, hook, 'auth_check', err));
-      }
-      if (answer instanceof GatewayError) {
-        ctx.emit('AuthFailure', 'Custom authentication refused the request.');
-        return reject(ctx, answer);
-      }
-      const rejected = await adoptPluginSession(ctx, api, deps, answer.keyId, answer.session);
-      if (rejected !== undefined) return rejected;
-      await next();
-      return undefined;
-    });
+    return around(
+      async (ctx, next) => {
+        let answer: ReturnType<typeof answerOf>;
+        try {
+          answer = answerOf(await callHook(hook, pluginRequest(ctx, api), timeoutMs));
+        } catch (err) {
+          return reject(ctx, pluginFailure(ctx, hook, 'auth_check', err));
+        }
+        if (answer instanceof GatewayError) {
+          ctx.emit('AuthFailure', 'Custom authentication refused the request.');
+          return reject(ctx, answer);
+        }
+        const rejected = await adoptPluginSession(ctx, api, deps, answer.keyId, answer.session);
+        if (rejected !== undefined) return rejected;
+        await next();
+        return undefined;
+      },
+      {
+        close: () => {
+          hook.close?.();
+        },
+      },
+    );
   },
 };

@@ -90,31 +90,38 @@ function pluginStage(stage: PluginStage): GatewayMiddleware {
         ),
       );
       const timeoutMs = deps.config.plugin_timeout_ms;
-      return around(async (ctx, next) => {
-        for (const hook of hooks) {
-          try {
-            const result = resultObject(await callHook(hook, pluginRequest(ctx, api), timeoutMs));
-            if (result === undefined) continue;
-            if (stage === 'response') {
-              for (const [name, value] of headersOf(result.setHeaders, 'setHeaders')) {
-                ctx.responseHeaders[name] = value;
+      return around(
+        async (ctx, next) => {
+          for (const hook of hooks) {
+            try {
+              const result = resultObject(await callHook(hook, pluginRequest(ctx, api), timeoutMs));
+              if (result === undefined) continue;
+              if (stage === 'response') {
+                for (const [name, value] of headersOf(result.setHeaders, 'setHeaders')) {
+                  ctx.responseHeaders[name] = value;
+                }
+                continue;
               }
-              continue;
+              if (result.refuse !== undefined) {
+                const r = pluginRefusalOf(result.refuse);
+                return reject(ctx, GatewayError.pluginRefused(r.status, r.message));
+              }
+              const set = headersOf(result.setHeaders, 'setHeaders');
+              for (const name of removedOf(result.removeHeaders)) removeRequestHeader(ctx.headers, name);
+              for (const [name, value] of set) ctx.headers[name] = value;
+            } catch (err) {
+              return reject(ctx, pluginFailure(ctx, hook, stage, err));
             }
-            if (result.refuse !== undefined) {
-              const r = pluginRefusalOf(result.refuse);
-              return reject(ctx, GatewayError.pluginRefused(r.status, r.message));
-            }
-            const set = headersOf(result.setHeaders, 'setHeaders');
-            for (const name of removedOf(result.removeHeaders)) removeRequestHeader(ctx.headers, name);
-            for (const [name, value] of set) ctx.headers[name] = value;
-          } catch (err) {
-            return reject(ctx, pluginFailure(ctx, hook, stage, err));
           }
-        }
-        await next();
-        return undefined;
-      });
+          await next();
+          return undefined;
+        },
+        {
+          close: () => {
+            for (const h of hooks) h.close?.();
+          },
+        },
+      );
     },
   };
 }
