@@ -111,7 +111,7 @@ const refused: { name: string; manifest: string; says: RegExp[] }[] = [
     name: 'a listen path that does not start with a slash',
     manifest: api('  proxy: {listen_path: bad/, target_url: "http://u"}\n'),
     says: [
-      /spec\.proxy\.listen_path: Invalid value: "bad\/": spec\.proxy\.listen_path in body should match '\^\/'/,
+      /spec\.proxy\.listen_path: Invalid value: "bad\/": spec\.proxy\.listen_path in body should match '\^\(\/\|\$\)'/,
     ],
   },
   {
@@ -122,6 +122,11 @@ const refused: { name: string; manifest: string; says: RegExp[] }[] = [
   {
     name: 'CEL: keyless together with auth token',
     manifest: api(`${proxy}  use_keyless: true\n  use_standard_auth: true\n`),
+    says: [/spec\.use_keyless: Forbidden: use_keyless excludes authentication/],
+  },
+  {
+    name: 'CEL: keyless together with OAuth 2.0 (the same flags as the webhook)',
+    manifest: api(`${proxy}  use_keyless: true\n  use_oauth2: true\n`),
     says: [/spec\.use_keyless: Forbidden: use_keyless excludes authentication/],
   },
   {
@@ -178,6 +183,25 @@ for (const c of refused) {
     for (const re of c.says) assert.match(out.stderr, re);
   });
 }
+
+test('a certificate-only API (keyless with static mutual TLS, as docs/gateway.md writes it) is accepted by the CRD', async () => {
+  // The gateway requires the client certificate of such an API (gateway/middleware/mutual-tls).
+  const out = await cp.kubectl(['apply', '--server-side', '--field-manager=e2e', '-f', '-'], {
+    input: `apiVersion: svc.svc.io/v1alpha1
+kind: ApiDefinition
+metadata: {name: partners, namespace: default}
+spec:
+  name: partners
+  use_keyless: true
+  use_mutual_tls_auth: true
+  client_certificates: [acme3f1c]
+  protocol: https
+  listen_port: 8443
+  proxy: {listen_path: /partners/, target_url: "http://u"}
+`,
+  });
+  assert.match(out.stdout, /apidefinition\.svc\.svc\.io\/partners serverside-applied/);
+});
 
 test('a template (no listen path, no target: its Ingresses supply them) is accepted by the CRD', async () => {
   // The webhook requires both of every ApiDefinition that is not a template, as the gateway does.
