@@ -277,14 +277,6 @@ const cases: Case[] = [
     obj: apiDefinition('orders', {
       use_openid: true,
       enable_detailed_recording: true,
-      version_data: {
-        versions: {
-          Default: {
-            name: 'Default',
-            extended_paths: { virtual: [{ path: '/a', response_function_name: 'f' }] },
-          },
-        },
-      },
     }),
     errors: [
       {
@@ -293,10 +285,41 @@ const cases: Case[] = [
         message: 'not supported by svc yet',
       },
       { path: 'spec.use_openid', type: 'NotSupportedYet', message: 'not supported by svc yet' },
+    ],
+  },
+  {
+    name: 'a virtual endpoint is served; its function name and source are checked',
+    obj: apiDefinition('orders', {
+      version_data: {
+        versions: {
+          Default: {
+            name: 'Default',
+            extended_paths: {
+              virtual: [
+                {
+                  path: '/a',
+                  response_function_name: 'f',
+                  function_source_type: 'blob',
+                  function_source_uri: 'ZnVuY3Rpb24gZigpIHt9',
+                },
+                {
+                  path: '/b',
+                  response_function_name: 'f',
+                  function_source_type: 'file',
+                  function_source_uri: '../f.js',
+                },
+              ],
+            },
+          },
+        },
+      },
+    }),
+    errors: [
       {
-        path: 'spec.version_data.versions.Default.extended_paths.virtual',
-        type: 'NotSupportedYet',
-        message: 'not supported by svc yet',
+        path: 'spec.version_data.versions.Default.extended_paths.virtual[1].function_source_uri',
+        type: 'Invalid',
+        message:
+          '"../f.js": the file stays inside the gateway\'s plugin_dir: remove "..", "." and empty segments',
       },
     ],
   },

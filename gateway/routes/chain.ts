@@ -37,6 +37,7 @@ import { circuitBreakers } from '../middleware/circuit-breakers/index.ts';
 import { loadBalancing } from '../middleware/load-balancing/index.ts';
 import { validateJson } from '../middleware/validate-json/index.ts';
 import { mockResponses } from '../middleware/mock-responses/index.ts';
+import { virtualEndpoints } from '../middleware/virtual-endpoints/index.ts';
 import { responseCache } from '../middleware/cache/index.ts';
 import type { GatewayMiddleware } from '../middleware/deps.ts';
 import { streams } from '../streams/middleware.ts';
@@ -95,7 +96,7 @@ export const stages: readonly { stage: string; middleware: readonly GatewayMiddl
     // `transform_response` is set here and applied to the upstream's body); the version's header changes (global and per
     // endpoint, request and response), URL rewrites (whose triggers see the changed headers, as
     // the reference's do) and method transforms come before the mock responses
-    // (which carry the response headers), the response cache (a hit answers here, after
+    // (which carry the response headers), the virtual endpoints (a function answers), the response cache (a hit answers here, after
     // authentication and limits) and the plugins' `post` hooks, which see the request as
     // sent upstream; load balancing then picks the upstream (`target_list`, unless one was chosen
     // before: `override_target`, a rewrite); hard timeouts and circuit breakers wrap the upstream call itself.
@@ -109,6 +110,7 @@ export const stages: readonly { stage: string; middleware: readonly GatewayMiddl
       urlRewrites,
       methodTransforms,
       mockResponses,
+      virtualEndpoints,
       responseCache,
       pluginsPost,
       loadBalancing,

@@ -546,7 +546,7 @@ export interface ExtendedPathsSet {
   circuit_breakers?: CircuitBreakerMeta[];
   /** URL rewrites per endpoint: the first entry matching the method and path rewrites the path sent upstream. */
   url_rewrites?: URLRewriteMeta[];
-  /** Virtual endpoints. */
+  /** Virtual endpoints: the first entry matching the method and path is answered by its JavaScript function (the reference's contract: `function f(request, session, config) { return SvcJsResponse({Body, Headers, Code}, session.meta_data) }`, `TykJsResponse` accepted), run in a worker of its own bounded by the gateway's `plugin_timeout_ms` (docs/gateway.md, "Virtual endpoints"). */
   virtual?: VirtualMeta[];
   /** Request size limits per endpoint (with `global_size_limit`, the smaller applies). */
   size_limits?: RequestSizeMeta[];
@@ -1522,15 +1522,15 @@ export interface VirtualMeta {
   path?: string;
   /** HTTP method of the endpoint. */
   method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS' | 'CONNECT' | 'TRACE';
-  /** Name of the function. */
+  /** Name of the function the source defines (a JavaScript identifier). */
   response_function_name?: string;
-  /** `blob` (base64 source) or `file`. */
-  function_source_type?: string;
-  /** The source (base64) or its file. */
+  /** `blob` (the source in `function_source_uri`, base64) or `file`. */
+  function_source_type?: 'blob' | 'file';
+  /** The source (base64), or its `.js` file: a path relative to the gateway's `plugin_dir` that stays inside it. */
   function_source_uri?: string;
-  /** Pass the session to the function. */
+  /** Pass the key's session to the function (else it gets an empty one). */
   use_session?: boolean;
-  /** Proxy upstream when the function fails. */
+  /** When the function throws or times out, send the request upstream instead of answering 500. */
   proxy_on_error?: boolean;
   /** Skips the entry. */
   disabled?: boolean;

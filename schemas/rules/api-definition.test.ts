@@ -628,21 +628,18 @@ const cases: Case[] = [
       ['custom_middleware_bundle', { custom_middleware_bundle: 'bundle.zip' }],
       ['custom_middleware.id_extractor', { custom_middleware: { id_extractor: { extract_from: 'header' } } }],
       ['use_openid', { use_openid: true }],
-      ...(
-        [
-          ['extended_paths.virtual', { virtual: [{ path: '/a', response_function_name: 'f' }] }],
-          ['extended_paths.transform_jq', { transform_jq: [{ path: '/a', filter: '.' }] }],
-        ] as const
-      ).map(([field, value]) => [
-        `version_data.versions.v1.${field}`,
-        {
-          version_data: {
-            versions: {
-              v1: { name: 'v1', [field.startsWith('extended_paths') ? 'extended_paths' : field]: value },
+      ...([['extended_paths.transform_jq', { transform_jq: [{ path: '/a', filter: '.' }] }]] as const).map(
+        ([field, value]) => [
+          `version_data.versions.v1.${field}`,
+          {
+            version_data: {
+              versions: {
+                v1: { name: 'v1', [field.startsWith('extended_paths') ? 'extended_paths' : field]: value },
+              },
             },
           },
-        },
-      ]),
+        ],
+      ),
       ['enable_detailed_recording', { enable_detailed_recording: true }],
       ['expire_analytics_after', { expire_analytics_after: 60 }],
     ] as [string, Record<string, unknown>][]

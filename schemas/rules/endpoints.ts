@@ -23,6 +23,7 @@ import { list, model, problem, text, type Unchecked } from './read.ts';
 import { regexProblem } from './values.ts';
 import { templateDataProblem } from './body-template.ts';
 import { bodySchemaProblems } from './validate-json.ts';
+import { virtualProblems } from './virtual-endpoints.ts';
 import { fieldPath } from '../validate.ts';
 import { isTargetProblem, parseTarget, upstreamEntry } from './target.ts';
 import { INTERNAL_SCHEME, parseInternalTarget } from './internal-target.ts';
@@ -79,6 +80,7 @@ const PATH_LISTS = [
   'track_endpoints',
   'do_not_track_endpoints',
   'internal',
+  'virtual',
 ] as const satisfies readonly (keyof ExtendedPathsSet)[];
 
 /** An HTTP header name (RFC 9110 token). */
@@ -227,6 +229,7 @@ export function endpointProblems(versionData: unknown): FieldProblem[] {
           );
         }
         if (listName === 'validate_json') out.push(...bodySchemaProblems(where, e));
+        if (listName === 'virtual') out.push(...virtualProblems(where, e));
         if (listName === 'advance_cache_config') out.push(...cacheMethodProblems(where, e));
         if (listName === 'method_transforms') {
           const m = model<Record<string, unknown>>(e) ?? {};

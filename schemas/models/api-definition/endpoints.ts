@@ -203,11 +203,29 @@ const virtualMeta = endpoint(
   'VirtualMeta',
   'A virtual endpoint: a function answers instead of the upstream.',
   {
-    response_function_name: { type: 'string', description: 'Name of the function.' },
-    function_source_type: { type: 'string', description: '`blob` (base64 source) or `file`.' },
-    function_source_uri: { type: 'string', description: 'The source (base64) or its file.' },
-    use_session: { type: 'boolean', description: 'Pass the session to the function.' },
-    proxy_on_error: { type: 'boolean', description: 'Proxy upstream when the function fails.' },
+    response_function_name: {
+      type: 'string',
+      description: 'Name of the function the source defines (a JavaScript identifier).',
+    },
+    function_source_type: {
+      type: 'string',
+      enum: ['blob', 'file'],
+      description: '`blob` (the source in `function_source_uri`, base64) or `file`.',
+    },
+    function_source_uri: {
+      type: 'string',
+      description:
+        "The source (base64), or its `.js` file: a path relative to the gateway's `plugin_dir` that stays inside it.",
+    },
+    use_session: {
+      type: 'boolean',
+      description: "Pass the key's session to the function (else it gets an empty one).",
+    },
+    proxy_on_error: {
+      type: 'boolean',
+      description:
+        'When the function throws or times out, send the request upstream instead of answering 500.',
+    },
     disabled: { type: 'boolean', description: 'Skips the entry.' },
   },
 );
@@ -351,10 +369,9 @@ export const extendedPaths: JsonSchema = {
       urlRewrite,
       'URL rewrites per endpoint: the first entry matching the method and path rewrites the path sent upstream.',
     ),
-    virtual: endpointList(
+    virtual: supportedList(
       virtualMeta,
-      'Virtual endpoints.',
-      "not built yet: the reference runs these scripts in its sandboxed JavaScript VM, and svc has no sandbox for scripts from API definitions; answer with `mock_response`, or with a plugin (`custom_middleware`) from the gateway's `plugin_dir`",
+      'Virtual endpoints: the first entry matching the method and path is answered by its JavaScript function (the reference\'s contract: `function f(request, session, config) { return SvcJsResponse({Body, Headers, Code}, session.meta_data) }`, `TykJsResponse` accepted), run in a worker of its own bounded by the gateway\'s `plugin_timeout_ms` (docs/gateway.md, "Virtual endpoints").',
     ),
     size_limits: supportedList(
       endpoint('RequestSizeMeta', 'A request size limit of one endpoint.', {
