@@ -31,6 +31,7 @@ import {
   startCluster,
   tlsSecretManifest,
   waitForStatus,
+  waitReady,
 } from './helpers.ts';
 
 const ORG = 'e2e-org';
@@ -225,12 +226,7 @@ test('two hosts and three paths (a named port, a numbered one): each served by i
     'the ID derived from name, host and path',
   );
   // The API's status reports where it is served: the ingress port, not the management port.
-  const st = await waitForStatus(
-    cp,
-    { kind: 'apidefinition', ns: NS, name: names[0] ?? '' },
-    'Ready',
-    (s) => readyOf(s)?.status === 'True',
-  );
+  const st = await waitReady(cp, { kind: 'apidefinition', ns: NS, name: names[0] ?? '' });
   assert.match(readyOf(st)?.message ?? '', new RegExp(`at http://[a-z.]+:${httpPort}/`));
   const events = await eventsOf(cp, NS, 'involvedObject.kind=Ingress,involvedObject.name=shop');
   assert.equal(events.split(' ').filter((r) => r === 'Created').length, 3, 'an Event per generated API');
