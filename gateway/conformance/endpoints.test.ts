@@ -1,7 +1,7 @@
 /**
- * Writes of a classic API's endpoint features: what svc does not serve yet (`transform_jq`,
- * `virtual`), a malformed list path and an `expires` that is not a time are refused by path, all
- * in one answer. The features' own tables are beside their middlewares (middleware/size-limits,
+ * Writes of a classic API's endpoint features: what svc does not serve yet (`transform_jq`), a
+ * malformed list path, a virtual endpoint without its function's source and an `expires` that is
+ * not a time are refused by path, all in one answer. The features' own tables are beside their middlewares (middleware/size-limits,
  * endpoint-lists, version-expiry).
  */
 import { test } from 'node:test';
@@ -37,7 +37,7 @@ test('writes: what the endpoint features do not serve yet is refused by path, wi
     for (const part of [
       'version_data.versions.Default.extended_paths.black_list[0].path: Invalid value: "/b["',
       'version_data.versions.Default.extended_paths.transform_jq: not supported by svc yet',
-      'version_data.versions.Default.extended_paths.virtual: not supported by svc yet',
+      'version_data.versions.Default.extended_paths.virtual[0].function_source_type: Unsupported value',
       'version_data.versions.Default.expires: Invalid value: "tomorrow" is not a time',
     ]) {
       assert.ok(message.includes(part), `${part} in ${message}`);
