@@ -152,19 +152,18 @@ sends each admitted ApiDefinition, its upstream pointed at a local server, throu
 translation and the gateway's check of a management write. It prints \`served\`, \`admitted\` with
 the gateway's refusal (none so far), or \`refused\` with the webhook's messages.
 
-A run over 25 ApiDefinition documents of 21 sample files, each as stored at one commit of the
-reference's history (some older than its latest), admitted and served 17. They cover plain
-proxying, authentication by token, basic, JWT and mTLS, certificates by Secret, global headers,
-transforms, mocks, JSON validation, CORS, caching, load balancing, endpoint tracking, GraphQL
+A run over 28 ApiDefinition documents of 24 sample files, each as stored at one commit of the
+reference's history (some older than its latest), admitted and served 21. They cover plain
+proxying, authentication by token, basic, JWT and mTLS, TLS and certificates by Secret, global headers,
+transforms, mocks, allow lists, JSON validation, CORS, caching, load balancing, endpoint tracking, GraphQL
 proxying, virtual endpoints, OAuth2 and analytics plugins; the samples for TCP, response
-processors and gRPC plugins were not among them. These 8 are
+processors and gRPC plugins were not among them. These 7 are
 refused, each by name:
 
 | Sample | Refused | Why |
 | --- | --- | --- |
 | \`analytics_plugin.yaml\` | \`analytics_plugin\`, \`enable_detailed_recording\` | An analytics plugin is a Go shared object that rewrites the gateway's analytics records: Go plugins cannot run in a Node.js gateway, and svc keeps no analytics records (its request metrics are Prometheus series at \`/metrics\`), so there are no bodies to record or rewrite. Both stay refused rather than accepted and ignored; remove them to migrate the API. |
 | \`oauth2/client_credentials.yaml\`, \`06-oauth2/client_credentials.yaml\` | \`oauth_meta.allowed_authorize_types\` (\`token\`, \`code\`) | svc serves the client-credentials grant, which needs no authorize endpoint, and has none: the response types the samples also allow would never be served. Remove the entry. |
-| \`config_data_virtual_endpoint.yaml\` | \`version_data.versions.*.extended_paths.virtual\` | Virtual endpoints are not supported yet (being built: issue 30 item 4). |
 | \`httpbin_certificate_pinning.yaml\` (an earlier version) | \`pinned_public_keys_secret_names\` | An earlier form of the reference's model, unknown to svc: the current form, \`pinned_public_keys_refs\` (host to Secret), is served. |
 | \`dynamic_auth.yaml\` (3 of its 4 APIs) | \`proxy\`, \`proxy.target_url\`, \`proxy.listen_path\` | A sketch: its internal APIs have no \`proxy\` or no listen path, and nothing routes to them (the rewrites its comments describe are missing). svc needs a listen path and an upstream for an HTTP API. |
 `;
