@@ -1,6 +1,7 @@
 import type { JsonSchema, KindDefinition } from '../json-schema.ts';
 import { apiPrinterColumns, apiStatus, contextRef, k8sName, resourceRef } from '../common.ts';
 import { apiDefinitionModel, classicApiProperties, proxy } from '../models/api-definition/index.ts';
+import { KEYED_FLAGS } from '../rules/auth.ts';
 import { objectIdSchema } from '../rules/ids.ts';
 
 const gatewayField = (name: string): JsonSchema => apiDefinitionModel.properties?.[name] ?? {};
@@ -93,9 +94,8 @@ export const apiDefinitionKind: KindDefinition = {
     },
     'x-kubernetes-validations': [
       {
-        rule: '!(has(self.use_keyless) && self.use_keyless) || !((has(self.use_standard_auth) && self.use_standard_auth) || (has(self.use_basic_auth) && self.use_basic_auth) || (has(self.enable_jwt) && self.enable_jwt) || (has(self.use_mutual_tls_auth) && self.use_mutual_tls_auth))',
-        message:
-          'use_keyless excludes authentication: set use_keyless to false, or turn off use_standard_auth, use_basic_auth, enable_jwt and use_mutual_tls_auth',
+        rule: `!(has(self.use_keyless) && self.use_keyless) || !(${KEYED_FLAGS.map((f) => `(has(self.${f}) && self.${f})`).join(' || ')})`,
+        message: `use_keyless excludes authentication: set use_keyless to false, or turn off ${KEYED_FLAGS.join(', ')} (use_mutual_tls_auth may stay on: a certificate-only API)`,
         fieldPath: '.use_keyless',
         reason: 'FieldValueForbidden',
       },

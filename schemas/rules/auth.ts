@@ -49,8 +49,12 @@ export function authMethodsOf(api: ClassicApiInput): AuthMethod[] {
   return methods;
 }
 
-/** The flags use_keyless excludes. */
-const KEYED_FLAGS = [
+/**
+ * The flags use_keyless excludes (the webhook and the gateway here, the CRD's CEL rule in
+ * schemas/kinds/api-definition.ts). Not use_mutual_tls_auth: static mutual TLS names no key, so
+ * a certificate-only API is keyless with it, and the gateway still requires the certificate.
+ */
+export const KEYED_FLAGS = [
   'use_standard_auth',
   'use_basic_auth',
   'enable_jwt',
