@@ -25,7 +25,7 @@ const cases: { name: string; def: unknown; want: string[] }[] = [
           versions: {
             Default: {
               name: 'Default',
-              extended_paths: { virtual: [{ path: '/a', response_function_name: 'f' }] },
+              extended_paths: { transform_jq: [{ path: '/a', filter: '.' }] },
             },
           },
         },
@@ -36,7 +36,7 @@ const cases: { name: string; def: unknown; want: string[] }[] = [
       'enable_batch_request_support: not supported by svc yet',
       'proxy.disable_strip_slash: not supported by svc yet',
       'session_lifetime: not supported by svc yet',
-      'version_data.versions.Default.extended_paths.virtual: not supported by svc yet',
+      'version_data.versions.Default.extended_paths.transform_jq: not supported by svc yet',
     ],
   },
   {
