@@ -12,12 +12,11 @@ import { httpRequest, waitFor, type OperatorProc } from '../harness/processes.ts
 import { startLocalWebhooks, type WebhookServer } from '../webhooks/helpers.ts';
 import {
   applyManifest,
-  readyOf,
   startWorld,
   stopWorld,
-  waitForStatus,
   type OperatorWorld,
   startWorldOperator,
+  waitReady,
 } from './helpers.ts';
 
 let w: OperatorWorld;
@@ -97,12 +96,7 @@ async function serves(path: string): Promise<number> {
 test('an ApiDefinition created through the webhook is served; the operator wrote no finalizer', async () => {
   await applyManifest(w.cp, apiManifest('shop', 'orders', '/orders/'));
   await waitFor('/orders/ served', async () => (await serves('/orders/')) === 200);
-  await waitForStatus(
-    w.cp,
-    { kind: 'apidefinition', ns: 'shop', name: 'orders' },
-    'Ready',
-    (st) => readyOf(st)?.status === 'True',
-  );
+  await waitReady(w.cp, { kind: 'apidefinition', ns: 'shop', name: 'orders' });
   const obj = await stored('shop', 'orders');
   assert.deepEqual(obj.metadata.finalizers, [API_FINALIZER]);
   const o = owners(obj);

@@ -17,6 +17,7 @@ import {
   waitForStatus,
   type OperatorWorld,
   startWorldOperator,
+  waitReady,
 } from './helpers.ts';
 
 let w: OperatorWorld;
@@ -90,12 +91,7 @@ spec:
   assert.ok(took < 15_000, `served ${String(took)} ms after the target appeared`);
   // The echo upstream answers with what it got: the internal API's strip and the target's path.
   assert.match(served.body, /\/v2\/items\/1/);
-  const st = await waitForStatus(
-    w.cp,
-    { kind: 'apidefinition', ns: 'shop', name: 'orders' },
-    'Ready',
-    (s) => readyOf(s)?.status === 'True',
-  );
+  const st = await waitReady(w.cp, { kind: 'apidefinition', ns: 'shop', name: 'orders' });
   assert.equal(st.api_id, derivedId('shop', 'orders'));
   // The internal API itself is served to no client.
   assert.equal((await httpRequest(`${w.gw.url}/orders-internal/items/1`)).status, 404);

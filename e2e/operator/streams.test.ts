@@ -12,13 +12,11 @@ import type { startOperator } from '../harness/processes.ts';
 import { httpRequest, waitFor } from '../harness/processes.ts';
 import {
   applyManifest,
-  readyOf,
   startWorld,
   stopWorld,
-  waitForStatus,
   type OperatorWorld,
-  type Status,
   startWorldOperator,
+  waitReady,
 } from './helpers.ts';
 
 const ID = derivedId('events', 'orders');
@@ -101,12 +99,7 @@ async function subscribe(): Promise<SseConsumer> {
 test('a message POSTed through the gateway reaches an SSE consumer; a ConfigMap edit adds a mapping', async () => {
   await applyManifest(w.cp, configMap());
   await applyManifest(w.cp, streamsApi);
-  const st = await waitForStatus(
-    w.cp,
-    { kind: 'svcstreamsapidefinition', ns: 'events', name: 'orders' },
-    'Ready',
-    (s: Status) => readyOf(s)?.status === 'True',
-  );
+  const st = await waitReady(w.cp, { kind: 'svcstreamsapidefinition', ns: 'events', name: 'orders' });
   assert.equal(st.api_id, ID);
   assert.equal(st.listen_path, '/orders/');
 
