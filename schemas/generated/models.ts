@@ -954,6 +954,19 @@ export interface OasCache {
   [key: string]: unknown;
 }
 
+/** Public keys the upstream must present (classic: `pinned_public_keys`). */
+export interface OasCertificatePinning {
+  /** Enables certificate pinning. */
+  enabled?: boolean;
+  /** Upstream host and its pins: certificate IDs or `sha256/<base64>` public-key pins. */
+  domainToPublicKeysMapping?: {
+    /** Upstream host. */
+    domain: string;
+    /** Pins of the host. */
+    publicKeys: string[];
+  }[];
+}
+
 /** Circuit breaker (classic `circuit_breakers`). */
 export interface OasCircuitBreaker {
   /** Enables it. */
@@ -968,6 +981,14 @@ export interface OasCircuitBreaker {
   halfOpenStateEnabled?: boolean;
   /** Fields the schema leaves open. */
   [key: string]: unknown;
+}
+
+/** Static mutual TLS: only clients presenting a listed certificate pass (classic: `use_mutual_tls_auth`, `client_certificates`). */
+export interface OasClientCertificates {
+  /** Enables static mutual TLS. */
+  enabled?: boolean;
+  /** IDs of the certificates allowed. */
+  allowlist?: string[];
 }
 
 /** Cross-origin resource sharing (classic `CORS`). */
@@ -1282,6 +1303,8 @@ export interface OasServer {
   customDomain?: OasCustomDomain;
   /** Detailed tracing of requests. */
   detailedTracing?: OasDetailedTracing;
+  /** Static mutual TLS: only clients presenting a listed certificate pass (classic: `use_mutual_tls_auth`, `client_certificates`). */
+  clientCertificates?: OasClientCertificates;
   /** Client authentication. */
   authentication?: OasAuthentication;
   /** Fields the schema leaves open. */
@@ -1398,8 +1421,25 @@ export interface OasTransformResponseHeaders {
 export interface OasUpstream {
   /** Upstream address. */
   url: string;
+  /** Client certificates the gateway presents upstream (classic: `upstream_certificates`). */
+  mutualTLS?: OasUpstreamMutualTls;
+  /** Public keys the upstream must present (classic: `pinned_public_keys`). */
+  certificatePinning?: OasCertificatePinning;
   /** Fields the schema leaves open. */
   [key: string]: unknown;
+}
+
+/** Client certificates the gateway presents upstream (classic: `upstream_certificates`). */
+export interface OasUpstreamMutualTls {
+  /** Enables upstream client certificates. */
+  enabled?: boolean;
+  /** Upstream host (api.example.com, *.example.com or *) and the ID of a certificate uploaded with its key. */
+  domainToCertificateMapping?: {
+    /** Upstream host. */
+    domain: string;
+    /** Certificate ID. */
+    certificate: string;
+  }[];
 }
 
 /** URL rewrite (classic `url_rewrites`). */

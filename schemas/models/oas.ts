@@ -347,7 +347,52 @@ export const oasGatewayExtension: JsonSchema = {
       description: 'Where requests go.',
       type: 'object',
       required: ['url'],
-      properties: { url: { type: 'string', minLength: 1, description: 'Upstream address.' } },
+      properties: {
+        url: { type: 'string', minLength: 1, description: 'Upstream address.' },
+        mutualTLS: {
+          title: 'OasUpstreamMutualTls',
+          description:
+            'Client certificates the gateway presents upstream (classic: `upstream_certificates`).',
+          type: 'object',
+          properties: {
+            enabled: enabled('upstream client certificates'),
+            domainToCertificateMapping: {
+              type: 'array',
+              description:
+                'Upstream host (api.example.com, *.example.com or *) and the ID of a certificate uploaded with its key.',
+              items: {
+                type: 'object',
+                required: ['domain', 'certificate'],
+                properties: {
+                  domain: { type: 'string', description: 'Upstream host.' },
+                  certificate: { type: 'string', description: 'Certificate ID.' },
+                },
+              },
+            },
+          },
+        },
+        certificatePinning: {
+          title: 'OasCertificatePinning',
+          description: 'Public keys the upstream must present (classic: `pinned_public_keys`).',
+          type: 'object',
+          properties: {
+            enabled: enabled('certificate pinning'),
+            domainToPublicKeysMapping: {
+              type: 'array',
+              description:
+                'Upstream host and its pins: certificate IDs or `sha256/<base64>` public-key pins.',
+              items: {
+                type: 'object',
+                required: ['domain', 'publicKeys'],
+                properties: {
+                  domain: { type: 'string', description: 'Upstream host.' },
+                  publicKeys: { type: 'array', items: { type: 'string' }, description: 'Pins of the host.' },
+                },
+              },
+            },
+          },
+        },
+      },
       'x-kubernetes-preserve-unknown-fields': true,
     },
     server: {
@@ -380,6 +425,20 @@ export const oasGatewayExtension: JsonSchema = {
           description: 'Detailed tracing of requests.',
           type: 'object',
           properties: { enabled: enabled('detailed tracing') },
+        },
+        clientCertificates: {
+          title: 'OasClientCertificates',
+          description:
+            'Static mutual TLS: only clients presenting a listed certificate pass (classic: `use_mutual_tls_auth`, `client_certificates`).',
+          type: 'object',
+          properties: {
+            enabled: enabled('static mutual TLS'),
+            allowlist: {
+              type: 'array',
+              items: { type: 'string' },
+              description: 'IDs of the certificates allowed.',
+            },
+          },
         },
         authentication: {
           title: 'OasAuthentication',

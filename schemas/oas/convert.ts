@@ -6,7 +6,7 @@ import { operationSecurity, readAuthentication } from './auth.ts';
 import { Conversion, EXT, obj, type OasConversion } from './document.ts';
 import { readGlobalCorsAndCache, readGlobalMiddleware } from './global.ts';
 import { readOperations } from './operations.ts';
-import { readInfo, readServer } from './server.ts';
+import { readCertificates, readInfo, readServer } from './server.ts';
 
 /**
  * Converts an OAS document into the classic definition of the same API. Problems name paths in the
@@ -24,6 +24,7 @@ export function oasToClassic(doc: unknown): OasConversion {
   }
   readInfo(c);
   readServer(c);
+  readCertificates(c);
   readAuthentication(c);
   readGlobalMiddleware(c);
   readGlobalCorsAndCache(c);

@@ -50,6 +50,84 @@ interface Case {
 const cases: Case[] = [
   { name: 'a keyless API', doc: oas(), api: classic() },
   {
+    name: 'certificates: static mutual TLS, upstream client certificates and pinned public keys',
+    doc: oas({
+      server: { clientCertificates: { enabled: true, allowlist: ['acme1', 'acme2'] } },
+      upstream: {
+        mutualTLS: {
+          enabled: true,
+          domainToCertificateMapping: [
+            { domain: 'pets.default.svc', certificate: 'acme3' },
+            { domain: '*', certificate: 'acme4' },
+          ],
+        },
+        certificatePinning: {
+          enabled: true,
+          domainToPublicKeysMapping: [{ domain: 'pets.default.svc', publicKeys: ['sha256/abc=', 'acme5'] }],
+        },
+      },
+    }),
+    api: classic({
+      use_mutual_tls_auth: true,
+      client_certificates: ['acme1', 'acme2'],
+      upstream_certificates: { 'pets.default.svc': 'acme3', '*': 'acme4' },
+      pinned_public_keys: { 'pets.default.svc': 'sha256/abc=,acme5' },
+    }),
+  },
+  {
+    name: 'certificates: disabled settings say nothing',
+    doc: oas({
+      server: { clientCertificates: { enabled: false, allowlist: ['acme1'] } },
+      upstream: {
+        mutualTLS: { enabled: false, domainToCertificateMapping: [{ domain: '*', certificate: 'acme3' }] },
+        certificatePinning: {
+          enabled: false,
+          domainToPublicKeysMapping: [{ domain: '*', publicKeys: ['x'] }],
+        },
+      },
+    }),
+    api: classic(),
+  },
+  {
+    name: 'certificates: an entry without its domain or value, a domain twice, an empty mapping',
+    doc: oas({
+      upstream: {
+        mutualTLS: {
+          enabled: true,
+          domainToCertificateMapping: [
+            { certificate: 'acme3' },
+            { domain: 'a.example', certificate: 'acme3' },
+            { domain: 'a.example', certificate: 'acme4' },
+            { domain: 'b.example' },
+          ],
+        },
+        certificatePinning: { enabled: true },
+      },
+    }),
+    problems: [
+      {
+        path: `${X}.upstream.mutualTLS.domainToCertificateMapping[0].domain`,
+        type: 'Required',
+        message: 'set the upstream host: a name or IP, *.example.com, or *',
+      },
+      {
+        path: `${X}.upstream.mutualTLS.domainToCertificateMapping[2].domain`,
+        type: 'Invalid',
+        message: '"a.example" is mapped more than once: map it once',
+      },
+      {
+        path: `${X}.upstream.mutualTLS.domainToCertificateMapping[3].certificate`,
+        type: 'Required',
+        message: 'set certificate for "b.example"',
+      },
+      {
+        path: `${X}.upstream.certificatePinning.domainToPublicKeysMapping`,
+        type: 'Required',
+        message: 'certificatePinning is enabled: map at least one domain, or set enabled to false',
+      },
+    ],
+  },
+  {
     name: 'identity, state, strip and domain',
     doc: oas({
       info: { id: 'pets-1', orgId: 'acme', state: { active: false, internal: true } },
@@ -692,6 +770,49 @@ describe('oasToClassic', () => {
 
 describe('checkOasDocument', () => {
   const mapped: { name: string; doc: Json; want: FieldProblem[] }[] = [
+    {
+      name: 'certificate IDs, hosts and pins, at the setting and the domain',
+      doc: oas({
+        server: { clientCertificates: { enabled: true, allowlist: ['bad id'] } },
+        upstream: {
+          url: 'https://pets.example',
+          certificatePinning: {
+            enabled: true,
+            domainToPublicKeysMapping: [{ domain: 'pets.example', publicKeys: ['nope'] }],
+          },
+          mutualTLS: {
+            enabled: true,
+            domainToCertificateMapping: [{ domain: 'https://x', certificate: 'acme' }],
+          },
+        },
+      }),
+      want: [
+        {
+          path: `${X}.server.clientCertificates.allowlist[0]`,
+          type: 'Invalid',
+          message:
+            '"bad id" is not a certificate ID: give the ID POST /svc/certs answered (organisation ID followed by the certificate\'s SHA-256 hex)',
+        },
+        {
+          path: `${X}.upstream.mutualTLS.domainToCertificateMapping["https://x"]`,
+          type: 'Invalid',
+          message:
+            '"https://x" is not an upstream host: write one such as api.example.com, *.example.com for its subdomains, or * for any host (no scheme, no port)',
+        },
+        {
+          path: `${X}.upstream.mutualTLS.domainToCertificateMapping["https://x"]`,
+          type: 'Invalid',
+          message:
+            '"acme" is not a certificate ID: give the ID POST /svc/certs answered for a certificate uploaded with its private key',
+        },
+        {
+          path: `${X}.upstream.certificatePinning.domainToPublicKeysMapping["pets.example"]`,
+          type: 'Invalid',
+          message:
+            '"nope" is neither a certificate ID (organisation ID followed by the certificate\'s SHA-256 hex) nor a public-key pin (sha256/<base64 SHA-256 of the SubjectPublicKeyInfo>, 44 base64 characters)',
+        },
+      ],
+    },
     {
       name: 'the classic rules, at document paths',
       doc: oas({
