@@ -116,3 +116,21 @@ export async function deleteTokensOf(store: Store, client: StoredClient): Promis
   }
   return gone;
 }
+
+/**
+ * Deletes the access tokens whose lifetime ended at `nowMs` or before (an expired token is refused
+ * anyway, and nothing ever reads it again: kept, every token request would grow the store);
+ * returns their stored IDs, which every process must then forget. Keys that are not access tokens
+ * are left alone, expired or not: an expired key can be renewed through the management API.
+ */
+export async function deleteExpiredTokens(store: Store, nowMs: number): Promise<string[]> {
+  const gone: string[] = [];
+  for (const e of await store.list('keys')) {
+    if (!('value' in e)) continue;
+    const key = e.value as GatewaySession | undefined;
+    const expires = key?.expires ?? 0;
+    if (key?.oauth_client_id === undefined || expires <= 0 || expires * 1000 > nowMs) continue;
+    if (await store.delete('keys', e.id)) gone.push(e.id);
+  }
+  return gone;
+}

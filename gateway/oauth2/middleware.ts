@@ -14,7 +14,13 @@
  *   400 `Authorization field missing`, not a bearer token 400 `Bearer token malformed`, unknown
  *   (or revoked) 403 `Key not authorised`; expiry, access rights and limits are the key's, checked
  *   by the rest of the chain (an expired token: 401 `Key has expired, please renew`).
+ *
+ * Expired tokens leave the store: a token request sweeps the keys collection for access tokens
+ * whose lifetime has ended (`sweepExpired`), at most once every SWEEP_INTERVAL_MS of the gateway's
+ * clock per process and store, in the background. The same for both stores: a Redis collection is
+ * one hash and Redis before 7.4 has no expiry of a hash field, so a TTL can't do it there.
  */
+import { errorMessage } from '../../lib/errors.ts';
 import type { GatewayPolicy } from '../../schemas/generated/models.ts';
 import { CLIENT_CREDENTIALS, allowedGrants, usesOauth2 } from '../../schemas/rules/oauth2.ts';
 import { normalizeListenPath } from '../../schemas/rules/target.ts';
@@ -29,7 +35,8 @@ import { adoptIdentity } from '../sessions/identity.ts';
 import type { LoadedKey } from '../sessions/sessions.ts';
 import { keyIdOf } from '../sessions/credentials.ts';
 import { refusalOf } from '../sessions/refusal.ts';
-import { accessTokenOf, authenticateClient, type StoredClient } from './clients.ts';
+import type { Store } from '../store/store.ts';
+import { accessTokenOf, authenticateClient, deleteExpiredTokens, type StoredClient } from './clients.ts';
 import { fieldsOf } from './admin.ts';
 
 /** The largest token or revocation request body. */
@@ -157,6 +164,7 @@ async function issue(ctx: RequestContext, deps: MiddlewareDeps, client: StoredCl
   }
   const { token, session, expiresIn } = accessTokenOf(client, policy, deps.now());
   await deps.store.put('keys', keyIdOf(token), session, 'create');
+  sweepExpired(deps, ctx);
   ctx.log.info('oauth token issued', { client_id: client.client_id, key_hash: keyIdOf(token) });
   return respond(
     ctx,
@@ -166,16 +174,53 @@ async function issue(ctx: RequestContext, deps: MiddlewareDeps, client: StoredCl
   );
 }
 
-/** Deletes the token stored as `id` when `client` owns it; every process forgets it. */
-async function revokeOne(deps: MiddlewareDeps, id: string, client: StoredClient): Promise<void> {
-  const key = (await deps.store.get('keys', id)) as { oauth_client_id?: string; org_id?: string } | undefined;
-  if (key?.oauth_client_id !== client.client_id || (key.org_id ?? '') !== client.org_id) return;
-  await deps.store.delete('keys', id);
+/** How often (gateway clock) a process sweeps expired tokens out of a store. */
+export const SWEEP_INTERVAL_MS = 60_000;
+
+/** Per store: when this process may sweep next, and whether a sweep is running. */
+const sweeps = new WeakMap<Store, { next: number; running: boolean }>();
+
+/**
+ * Deletes expired access tokens from the store in the background, unless this process swept it
+ * less than SWEEP_INTERVAL_MS ago or is sweeping it now; every process forgets what was deleted.
+ */
+function sweepExpired(deps: MiddlewareDeps, ctx: RequestContext): void {
+  const now = deps.now();
+  const state = sweeps.get(deps.store) ?? { next: 0, running: false };
+  sweeps.set(deps.store, state);
+  if (state.running || now < state.next) return;
+  state.running = true;
+  state.next = now + SWEEP_INTERVAL_MS;
+  const log = ctx.log;
+  const run = async (): Promise<void> => {
+    const gone = await deleteExpiredTokens(deps.store, now);
+    for (const id of gone) await forgetKey(deps, id);
+    if (gone.length > 0) log.info('expired oauth tokens deleted', { tokens: gone.length });
+  };
+  run()
+    .catch((err: unknown) => {
+      log.warn('sweeping expired oauth tokens failed', { error: errorMessage(err) });
+    })
+    .finally(() => {
+      state.running = false;
+    });
+}
+
+/** Every process forgets the key stored as `id`. */
+async function forgetKey(deps: MiddlewareDeps, id: string): Promise<void> {
   if (deps.changed !== undefined) await deps.changed('keys', id);
   else {
     deps.store.forget('keys', id);
     deps.sessions.forget('keys', id);
   }
+}
+
+/** Deletes the token stored as `id` when `client` owns it; every process forgets it. */
+async function revokeOne(deps: MiddlewareDeps, id: string, client: StoredClient): Promise<void> {
+  const key = (await deps.store.get('keys', id)) as { oauth_client_id?: string; org_id?: string } | undefined;
+  if (key?.oauth_client_id !== client.client_id || (key.org_id ?? '') !== client.org_id) return;
+  await deps.store.delete('keys', id);
+  await forgetKey(deps, id);
 }
 
 const BEARER = /^\s*bearer\s+(\S+)\s*$/i;

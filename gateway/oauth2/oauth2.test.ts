@@ -16,6 +16,8 @@ import { keyed, startGateway, type GatewayClient, type InProcessGateway } from '
 import { startRedis, type TestRedis } from '../testing/redis-server.ts';
 import { describeEachSetup, fastPathOn } from '../testing/tables.ts';
 import { fastPathStats } from '../server/fast-path/index.ts';
+import { waitFor } from '../../lib/testing/wait.ts';
+import { keyIdOf } from '../sessions/credentials.ts';
 import { OAUTH_CLIENTS } from './clients.ts';
 
 const echo = useEcho();
@@ -303,6 +305,30 @@ describeEachSetup(
       assert.equal((await bearer(g, '/oa/get', token)).status, 403);
       assert.equal((await tokenRequest(g, 'c-del', 'd')).status, 401);
       assert.equal((await g.admin('DELETE', '/svc/oauth/clients/oa/c-del')).status, 404);
+    });
+
+    test('an expired token leaves the store (the next token request sweeps it out); a valid one still works', async () => {
+      const g = gw();
+      const old = await tokenOf(g, 'c1', 's3cret-c1');
+      assert.equal((await g.admin('GET', `/svc/keys/${old}`)).status, 200);
+      clock += 3_600_000;
+      const fresh = await tokenOf(g, 'c1', 's3cret-c1');
+      // The sweep runs in the background of the token request.
+      await waitFor(
+        'the expired token to leave the store',
+        async () => (await g.admin('GET', `/svc/keys/${old}`)).status === 404,
+        15_000,
+      );
+      const listed = (await g.admin('GET', '/svc/keys')).json as { keys: string[] };
+      assert.ok(!listed.keys.includes(keyIdOf(old)), JSON.stringify(listed));
+      assert.ok(listed.keys.includes(keyIdOf(fresh)), JSON.stringify(listed));
+      // Every token issued before (this suite's other tests included) has expired: one is left,
+      // in the files or in the Redis hash of keys.
+      const tokens = (await g.store.list('keys')).flatMap((e) =>
+        'value' in e && (e.value as { oauth_client_id?: string }).oauth_client_id !== undefined ? [e.id] : [],
+      );
+      assert.deepEqual(tokens, [keyIdOf(fresh)]);
+      assert.equal((await bearer(g, '/oa/get', fresh)).status, 200);
     });
   },
 );
