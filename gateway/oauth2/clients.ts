@@ -89,16 +89,21 @@ export function accessTokenOf(
     expires: Math.floor(nowMs / 1000) + expiresIn,
     alias: client.client_id,
     oauth_client_id: client.client_id,
+    oauth_api_id: client.api_id,
     ...(client.meta_data === undefined ? {} : { meta_data: client.meta_data }),
     date_created: new Date(nowMs).toISOString().replace(/\.\d+Z$/, 'Z'),
   };
   return { token: generateKey(client.org_id), session, expiresIn };
 }
 
-/** Whether a stored key is an access token issued to `client`. */
+/**
+ * Whether a stored key is an access token issued to `client`: its client ID, and its API (a
+ * client ID is unique per API only; tokens stored before the API was recorded have none).
+ */
 export function issuedTo(key: GatewaySession | undefined, client: StoredClient): boolean {
   return (
     key?.oauth_client_id === client.client_id &&
+    (key.oauth_api_id === undefined || key.oauth_api_id === client.api_id) &&
     (key.apply_policies ?? []).includes(client.policy_id) &&
     (key.org_id ?? '') === client.org_id
   );

@@ -21,7 +21,7 @@
  * one hash and Redis before 7.4 has no expiry of a hash field, so a TTL can't do it there.
  */
 import { errorMessage } from '../../lib/errors.ts';
-import type { GatewayPolicy } from '../../schemas/generated/models.ts';
+import type { GatewayPolicy, GatewaySession } from '../../schemas/generated/models.ts';
 import { CLIENT_CREDENTIALS, allowedGrants, usesOauth2 } from '../../schemas/rules/oauth2.ts';
 import { normalizeListenPath } from '../../schemas/rules/target.ts';
 import { reject, respond } from '../pipeline/compose.ts';
@@ -217,8 +217,9 @@ async function forgetKey(deps: MiddlewareDeps, id: string): Promise<void> {
 
 /** Deletes the token stored as `id` when `client` owns it; every process forgets it. */
 async function revokeOne(deps: MiddlewareDeps, id: string, client: StoredClient): Promise<void> {
-  const key = (await deps.store.get('keys', id)) as { oauth_client_id?: string; org_id?: string } | undefined;
+  const key = (await deps.store.get('keys', id)) as GatewaySession | undefined;
   if (key?.oauth_client_id !== client.client_id || (key.org_id ?? '') !== client.org_id) return;
+  if (key.oauth_api_id !== undefined && key.oauth_api_id !== client.api_id) return;
   await deps.store.delete('keys', id);
   await forgetKey(deps, id);
 }

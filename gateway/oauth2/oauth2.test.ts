@@ -307,6 +307,42 @@ describeEachSetup(
       assert.equal((await g.admin('DELETE', '/svc/oauth/clients/oa/c-del')).status, 404);
     });
 
+    test("deleting a client leaves the tokens of another API's client of the same client ID", async () => {
+      const g = gw();
+      await g.addApi(
+        keyed('ob', '/ob/', echo().url, {
+          use_oauth2: true,
+          oauth_meta: { allowed_access_types: ['client_credentials'] },
+        }),
+      );
+      const both = policy('oab-pol', {
+        access_rights: {
+          oa: { api_id: 'oa', versions: ['Default'] },
+          ob: { api_id: 'ob', versions: ['Default'] },
+        },
+      });
+      assert.equal((await g.admin('POST', '/svc/policies', both)).status, 200);
+      await g.reload();
+      for (const apiId of ['oa', 'ob']) {
+        const made = await createClient(g, {
+          api_id: apiId,
+          policy_id: 'oab-pol',
+          client_id: 'shared',
+          secret: 'sh',
+        });
+        assert.equal(made.status, 200, made.text);
+      }
+      const ofA = await tokenOf(g, 'shared', 'sh');
+      const ofB = (
+        (await tokenRequest(g, 'shared', 'sh', { path: '/ob/oauth/token' })).json as { access_token: string }
+      ).access_token;
+      assert.equal((await bearer(g, '/ob/get', ofB)).status, 200);
+      const del = await g.admin('DELETE', '/svc/oauth/clients/oa/shared');
+      assert.equal(del.status, 200, del.text);
+      assert.equal((await bearer(g, '/oa/get', ofA)).status, 403);
+      assert.equal((await bearer(g, '/ob/get', ofB)).status, 200);
+      assert.equal((await g.admin('GET', `/svc/keys/${ofB}`)).status, 200);
+    });
     test('an expired token leaves the store (the next token request sweeps it out); a valid one still works', async () => {
       const g = gw();
       const old = await tokenOf(g, 'c1', 's3cret-c1');

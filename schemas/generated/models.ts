@@ -574,6 +574,8 @@ export interface GatewaySession {
   alias?: string;
   /** The OAuth 2.0 client an access token was issued to (`POST {listen_path}oauth/token`); deleting the client revokes its tokens. */
   oauth_client_id?: string;
+  /** The API whose OAuth 2.0 client (`oauth_client_id`) an access token was issued to: clients of different APIs may share a client ID, and deleting one revokes its own tokens only. */
+  oauth_api_id?: string;
   /** Requests allowed per `per` seconds. -1 disables. */
   rate?: number;
   /** Rate-limit window in seconds. -1 disables. */

@@ -18,6 +18,11 @@ export const sessionModel: JsonSchema = {
       description:
         'The OAuth 2.0 client an access token was issued to (`POST {listen_path}oauth/token`); deleting the client revokes its tokens.',
     },
+    oauth_api_id: {
+      type: 'string',
+      description:
+        'The API whose OAuth 2.0 client (`oauth_client_id`) an access token was issued to: clients of different APIs may share a client ID, and deleting one revokes its own tokens only.',
+    },
     ...limitProperties,
     max_query_depth: disabledOrPositive('Deepest GraphQL query the key may send; deeper queries get 403.'),
     quota_remaining: {
