@@ -13,7 +13,10 @@ import { send } from '../testing/client.ts';
 import { useEcho, type Echoed } from '../testing/echo.ts';
 import { keyless, spawnGateway, type GatewayProcess } from '../testing/harness.ts';
 import { startRedis, type TestRedis } from '../testing/redis-server.ts';
-import { waitFor } from '../../lib/testing/wait.ts';
+import { freePort, waitFor } from '../../lib/testing/wait.ts';
+import { selfSignedCert } from '../testing/certs.ts';
+import { makeCert } from '../testing/client-certs.ts';
+import { tlsGet } from '../testing/tls-client.ts';
 
 const MAIN = join(import.meta.dirname, '..', 'main.ts');
 
@@ -131,6 +134,79 @@ describe('gateway process', () => {
             { status: 200, target: `${echo().url}/v2` },
             `${id} read ${i} after its update`,
           );
+      }
+    } finally {
+      await gw.stop();
+    }
+  });
+  test('--workers 2: a certificate uploaded or deleted through one worker is seen by every worker (reads and mutual TLS)', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-gw-workers-certs-'));
+    const serverCert = selfSignedCert();
+    const gw = await spawnGateway([
+      '--workers',
+      '2',
+      '--data-dir',
+      dataDir,
+      '--tls-cert',
+      serverCert.certFile,
+      '--tls-key',
+      serverCert.keyFile,
+    ]);
+    const auth = { 'x-svc-authorization': 'test-secret' };
+    const client = await makeCert('rotating-client');
+    const certId = `org1${client.fingerprint}`;
+    // Fresh connections alternate between the workers.
+    const read = async (): Promise<number> =>
+      (await send({ port: gw.port, path: `/svc/certs/${certId}`, headers: auth, fresh: true })).status;
+    const reloadNode = async (): Promise<void> => {
+      const r = await send({ port: gw.port, path: '/svc/reload/group', headers: auth, fresh: true });
+      assert.equal(r.status, 200, r.text);
+    };
+    try {
+      await waitFor('both workers', () =>
+        gw.stderr().includes('"message":"all workers serving"') ? true : undefined,
+      );
+      const tlsPort = await freePort();
+      // The API lists the certificate before it is uploaded: every worker looks it up (absent).
+      await gw.addApi(
+        keyless('mtls', '/mtls/', echo().url, {
+          protocol: 'https',
+          listen_port: tlsPort,
+          org_id: 'org1',
+          use_mutual_tls_auth: true,
+          client_certificates: [certId],
+        }),
+      );
+      await reloadNode();
+      for (let i = 0; i < 4; i++) assert.equal(await read(), 404, `read ${i} before the upload`);
+      const up = await send({
+        port: gw.port,
+        method: 'POST',
+        path: '/svc/certs?org_id=org1',
+        headers: auth,
+        body: client.cert,
+        fresh: true,
+      });
+      assert.equal(up.status, 200, up.text);
+      for (let i = 0; i < 8; i++) assert.equal(await read(), 200, `read ${i} after the upload`);
+      await reloadNode();
+      for (let i = 0; i < 8; i++) {
+        const r = await tlsGet(tlsPort, '/mtls/x', { client });
+        assert.equal(r.status, 200, `request ${i} with the uploaded certificate: ${JSON.stringify(r.json)}`);
+      }
+      const del = await send({
+        port: gw.port,
+        method: 'DELETE',
+        path: `/svc/certs/${certId}`,
+        headers: auth,
+        fresh: true,
+      });
+      assert.equal(del.status, 200, del.text);
+      for (let i = 0; i < 8; i++) assert.equal(await read(), 404, `read ${i} after the delete`);
+      await reloadNode();
+      for (let i = 0; i < 8; i++) {
+        const r = await tlsGet(tlsPort, '/mtls/x', { client });
+        assert.equal(r.status, 403, `request ${i} with the deleted certificate: ${JSON.stringify(r.json)}`);
       }
     } finally {
       await gw.stop();

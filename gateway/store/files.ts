@@ -39,11 +39,14 @@ const CACHE_MAX = 100_000;
 /** A cached "no such document". */
 const ABSENT = Symbol('absent');
 /**
- * Collections `get` reads from the disk every time. API writes send no `changed` message (a
- * reload makes them take effect), so a copy kept by another worker answered a read right after
- * a write with the version from before it, or 404 after a create (docs/design/gateway.md).
+ * Collections `get` reads from the disk every time. API and certificate writes send no `changed`
+ * message (a reload makes them take effect), so a copy kept by another worker answered a read
+ * right after a write with the version from before it, or 404 after a create; for certificates
+ * that worker's reload also kept allowing a deleted client certificate (mutual TLS, upstream and
+ * listener certificates are looked up with `get`). Both are read only by the management API and
+ * when routes compile, never per request (docs/design/gateway.md).
  */
-const UNKEPT: ReadonlySet<Collection> = new Set<Collection>(['apis']);
+const UNKEPT: ReadonlySet<Collection> = new Set<Collection>(['apis', 'certs']);
 
 /** A file as `list` last read it: its stamp (inode, size, change times) and its text. */
 interface Listed {
