@@ -1,6 +1,7 @@
 /**
  * charts/svc-gateway, which the kind workflow installs: `helm lint --strict`, what it renders by
- * default and with a default certificate (the HTTPS ingress port), and values.schema.json.
+ * default and with a default certificate (the HTTPS ingress port), gateway.enableJsvm, and
+ * values.schema.json.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -45,6 +46,13 @@ test('by default: the gateway port only, the secret from svc-gateway-secret, no 
   assert.match(text, /"SVC_GW_SECRET".*"svc-gateway-secret"/);
   assert.doesNotMatch(text, /SVC_GW_TLS_CERT_FILE/);
   assert.doesNotMatch(text, /SVC_GW_HTTPS_PORT/);
+  // Virtual endpoints' JavaScript is off unless gateway.enableJsvm.
+  assert.match(text, /"name":"SVC_GW_ENABLE_JSVM","value":"false"/);
+});
+
+test('gateway.enableJsvm: SVC_GW_ENABLE_JSVM', async () => {
+  const objs = await render(['gateway.enableJsvm=true']);
+  assert.match(JSON.stringify(objs), /"name":"SVC_GW_ENABLE_JSVM","value":"true"/);
 });
 
 test('with a default certificate (cert-manager or a Secret): the HTTPS ingress port', async () => {
@@ -96,6 +104,8 @@ test('values.schema.json refuses unknown keys and wrong types', async () => {
     'service.type=Magic',
     'tls.certManager.enabled=maybe',
     'dashboard.url=svc-dashboard:3000',
+    'gateway.enableJsvm=maybe',
+    'gateway.colour=blue',
   ]) {
     const r = await run(tool('helm'), ['template', 'svc-gateway', chart, '--set', set]);
     assert.notEqual(r.code, 0, `helm accepted ${set}`);

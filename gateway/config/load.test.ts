@@ -42,6 +42,7 @@ test('config: defaults', () => {
       shutdown_timeout_ms: 10000,
       rate_limit_headers: 'quota',
       limits_fail_open: false,
+      enable_jsvm: false,
       plugin_timeout_ms: 1000,
       jwks_cache_ttl_s: 240,
       monitor_enable_trigger_monitors: false,
@@ -83,6 +84,16 @@ test('config: the fast path is on by default, off by flag or environment', () =>
   assert.equal(loadGatewayConfig({ ...base, env: { SVC_GW_FAST_PATH: 'false' } }).fast_path, false);
 });
 
+test('config: the JavaScript VM is off by default, on by flag, environment or config file', () => {
+  const base = { argv: ['--secret', 's'] };
+  const jsvmFile = join(dir, 'jsvm.yaml');
+  writeFileSync(jsvmFile, 'secret: s\nenable_jsvm: true\n');
+  assert.equal(loadGatewayConfig({ ...base, env: {} }).enable_jsvm, false);
+  assert.equal(loadGatewayConfig({ argv: [...base.argv, '--enable-jsvm'], env: {} }).enable_jsvm, true);
+  assert.equal(loadGatewayConfig({ ...base, env: { SVC_GW_ENABLE_JSVM: 'true' } }).enable_jsvm, true);
+  assert.equal(loadGatewayConfig({ argv: ['--config', jsvmFile], env: {} }).enable_jsvm, true);
+});
+
 const refused: { name: string; argv: string[]; env?: Record<string, string>; want: string[] }[] = [
   {
     name: 'missing secret says where to set it',
@@ -100,7 +111,7 @@ const refused: { name: string; argv: string[]; env?: Record<string, string>; wan
     name: 'unknown flag is named',
     argv: ['--secret', 's', '--listen-port=1'],
     want: [
-      'flag --listen-port: unknown (known: --config, --secret, --host, --port, --control-port, --control-tls, --https-port, --store, --data-dir, --redis-key-prefix, --workers, --upstream-connect-timeout-ms, --upstream-timeout-ms, --tls-cert, --tls-key, --trust-forwarded-headers, --fast-path, --metrics-enabled, --log-level, --shutdown-timeout-ms, --rate-limit-headers, --limits-fail-open, --plugin-dir, --plugin-timeout-ms, --coprocess-grpc-server, --jwks-cache-ttl-s, --monitor-enable-trigger-monitors, --monitor-global-trigger-limit, --monitor-user-keys, --monitor-org-keys, --policies-allow-explicit-policy-id, --streaming-enabled, --streaming-bento-path, --dashboard, --node-secret, --dashboard-orgs, --dashboard-poll-interval-ms)',
+      'flag --listen-port: unknown (known: --config, --secret, --host, --port, --control-port, --control-tls, --https-port, --store, --data-dir, --redis-key-prefix, --workers, --upstream-connect-timeout-ms, --upstream-timeout-ms, --tls-cert, --tls-key, --trust-forwarded-headers, --fast-path, --metrics-enabled, --log-level, --shutdown-timeout-ms, --rate-limit-headers, --limits-fail-open, --plugin-dir, --enable-jsvm, --plugin-timeout-ms, --coprocess-grpc-server, --jwks-cache-ttl-s, --monitor-enable-trigger-monitors, --monitor-global-trigger-limit, --monitor-user-keys, --monitor-org-keys, --policies-allow-explicit-policy-id, --streaming-enabled, --streaming-bento-path, --dashboard, --node-secret, --dashboard-orgs, --dashboard-poll-interval-ms)',
     ],
   },
   {

@@ -138,6 +138,12 @@ export const gatewayConfigSchema: JsonSchema = {
       description:
         "Directory of the APIs' plugin modules (`custom_middleware`): a plugin's path is relative to it and can't leave it. Unset: APIs with plugins are not served.",
     },
+    enable_jsvm: {
+      type: 'boolean',
+      default: false,
+      description:
+        "Run the JavaScript of virtual endpoints (`extended_paths.virtual`, blob and file sources), the reference's `enable_jsvm`. A `node:vm` context is not a security boundary: with it on, whoever may write API definitions may run code in the gateway. False: an API with virtual endpoints is refused when written (400 naming the entry) and not served when loaded.",
+    },
     plugin_timeout_ms: {
       type: 'integer',
       minimum: 1,
@@ -253,6 +259,7 @@ export const gatewayConfigSources: Readonly<Record<string, ConfigSource>> = {
   rate_limit_headers: { env: 'SVC_GW_RATE_LIMIT_HEADERS', flag: 'rate-limit-headers' },
   limits_fail_open: { env: 'SVC_GW_LIMITS_FAIL_OPEN', flag: 'limits-fail-open' },
   plugin_dir: { env: 'SVC_GW_PLUGIN_DIR', flag: 'plugin-dir' },
+  enable_jsvm: { env: 'SVC_GW_ENABLE_JSVM', flag: 'enable-jsvm' },
   plugin_timeout_ms: { env: 'SVC_GW_PLUGIN_TIMEOUT_MS', flag: 'plugin-timeout-ms' },
   coprocess_grpc_server: { env: 'SVC_GW_COPROCESS_GRPC_SERVER', flag: 'coprocess-grpc-server' },
   jwks_cache_ttl_s: { env: 'SVC_GW_JWKS_CACHE_TTL_S', flag: 'jwks-cache-ttl-s' },
@@ -305,6 +312,7 @@ export interface GatewayConfig {
   rate_limit_headers: 'quota' | 'rate';
   limits_fail_open: boolean;
   plugin_dir?: string;
+  enable_jsvm: boolean;
   plugin_timeout_ms: number;
   coprocess_grpc_server?: string;
   jwks_cache_ttl_s: number;

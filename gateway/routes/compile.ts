@@ -7,7 +7,7 @@
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import { apiDefinitionModel } from '../../schemas/models/api-definition/index.ts';
 import { oasApiDocument } from '../../schemas/models/oas.ts';
-import { compile as compileSchema, type SchemaProblem } from '../../schemas/validate.ts';
+import { compile as compileSchema, fieldPath, type SchemaProblem } from '../../schemas/validate.ts';
 import type { Store, StoredEntry } from '../store/store.ts';
 import type { Dispatcher } from 'undici';
 import type { Dispatchers, HeldDispatcher, UpstreamTls } from '../upstream/dispatchers.ts';
@@ -50,6 +50,7 @@ import { formatProblem, type FieldProblem } from '../../schemas/rules/field-prob
 import { OAS_EXTENSION, checkOasDocument, oasToClassic } from '../../schemas/oas/index.ts';
 import { nestingMessage, tooDeep } from '../../schemas/rules/nesting.ts';
 import { isTcpApi } from '../../schemas/rules/tcp.ts';
+import { JSVM_OFF } from '../../schemas/rules/virtual-endpoints.ts';
 
 /** What compilation needs to know about the gateway's own listeners. */
 export interface CompileEnv {
@@ -61,6 +62,8 @@ export interface CompileEnv {
   tls: boolean;
   /** The configured HTTPS API port (`https_port`), kept open for HTTPS APIs. */
   httpsPort?: number | undefined;
+  /** `enable_jsvm`: whether virtual endpoints' JavaScript may run. Absent: it may not. */
+  jsvm?: boolean | undefined;
 }
 
 /** Compilation dependencies: the middleware deps, the chain and the upstream pools. */
@@ -176,6 +179,7 @@ function configurationProblems(api: GatewayApiDefinition, env: CompileEnv): Fiel
   // The object form of internal targets names an API by its ID here (the operator resolves
   // references), which only the gateway's model says.
   const problems: FieldProblem[] = gatewayInternalTargetProblems(api);
+  if (env.jsvm !== true) problems.push(...jsvmProblems(api));
   const listener = listenerOf(api, env);
   if (api.protocol === 'https') {
     if (!env.tls) {
@@ -233,6 +237,28 @@ function configurationProblems(api: GatewayApiDefinition, env: CompileEnv): Fiel
     const reserved = reservedPathProblem(lp);
     if (reserved !== undefined)
       problems.push({ path: 'proxy.listen_path', type: 'Invalid', message: reserved });
+  }
+  return problems;
+}
+
+/**
+ * Each virtual endpoint (`extended_paths.virtual`, blob or file, of any version) that is not
+ * disabled, refused: its function would run in a `node:vm` context, which is no security
+ * boundary, so running API authors' JavaScript is the operator's choice (`enable_jsvm`, off by
+ * default, as the reference's).
+ */
+function jsvmProblems(api: GatewayApiDefinition): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  for (const [name, v] of Object.entries(api.version_data?.versions ?? {})) {
+    const at = fieldPath(`/version_data/versions/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`);
+    (v.extended_paths?.virtual ?? []).forEach((e, i) => {
+      if (e.disabled === true) return;
+      problems.push({
+        path: `${at}.extended_paths.virtual[${String(i)}]`,
+        type: 'Forbidden',
+        message: JSVM_OFF,
+      });
+    });
   }
   return problems;
 }

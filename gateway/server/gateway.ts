@@ -113,6 +113,7 @@ export class Gateway {
       controlPort: config.control_port,
       tls: opts.tls !== undefined,
       httpsPort: config.https_port,
+      jsvm: config.enable_jsvm,
     };
     this.#sessions = new Sessions(store, { log, now: opts.now ?? Date.now });
     this.#dispatchers = new Dispatchers({

@@ -9,6 +9,12 @@ import type { VirtualMeta } from '../generated/models.ts';
 import { quote, type FieldProblem } from './field-problem.ts';
 import { model, problem, text } from './read.ts';
 
+/**
+ * Why the gateway refuses an API with virtual endpoints while its `enable_jsvm` is off (the
+ * default): their functions run in a `node:vm` context, which is no security boundary.
+ */
+export const JSVM_OFF = 'JavaScript virtual endpoints are off on this gateway: set enable_jsvm';
+
 /** The sources the gateway reads. */
 export const VIRTUAL_SOURCE_TYPES = ['blob', 'file'] as const;
 

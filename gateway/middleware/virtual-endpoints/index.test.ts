@@ -5,7 +5,9 @@
  * and an empty one without; a function that throws answers 500 with an error ID, or with
  * `proxy_on_error` the upstream answers; a function that loops times out (500) while other APIs
  * keep answering; entries match per method; a file path out of plugin_dir is refused when
- * written. Files and Redis stores, fast path on and off.
+ * written. Files and Redis stores, fast path on and off. With `enable_jsvm` off (the default) an
+ * API with virtual endpoints, blob or file, is refused when written (POST and PUT: 400 naming the
+ * entry, nothing stored) and left out when loaded from the store.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -132,7 +134,9 @@ const rows: VirtualRow[] = [
 
 describeEachSetup(
   'virtual endpoints',
-  () => ({ argv: ['--plugin-dir', pluginDir, '--plugin-timeout-ms', String(TIMEOUT_MS)] }),
+  () => ({
+    argv: ['--enable-jsvm', '--plugin-dir', pluginDir, '--plugin-timeout-ms', String(TIMEOUT_MS)],
+  }),
   ({ gw }) => {
     before(async () => {
       await provision(
@@ -238,6 +242,82 @@ describeEachSetup(
       );
       assert.equal(res.status, 400, res.text);
       assert.match(res.text, /extended_paths\.virtual\[0\]\.function_source_uri/);
+    });
+  },
+);
+
+const JSVM_OFF =
+  /version_data\.versions\.Default\.extended_paths\.virtual\[0\]: Forbidden: JavaScript virtual endpoints are off on this gateway: set enable_jsvm/;
+
+describeEachSetup(
+  'virtual endpoints, enable_jsvm off',
+  () => ({ argv: ['--plugin-dir', pluginDir] }),
+  ({ gw }) => {
+    const sources: [string, { blob: string } | { file: string }][] = [
+      ['blob', { blob: HELLO }],
+      ['file', { file: 'virtual/hello.js' }],
+    ];
+    for (const [kind, source] of sources) {
+      test(`a ${kind} virtual endpoint is refused when written, nothing stored`, async () => {
+        const id = `off-${kind}`;
+        const def = keyless(
+          id,
+          `/${id}/`,
+          echo.url,
+          withVirtual([virtual('/hello', 'myVirtualHandler', source)]),
+        );
+        const res = await gw().admin('POST', '/svc/apis', def);
+        assert.equal(res.status, 400, res.text);
+        assert.match(res.text, JSVM_OFF);
+        assert.equal((await gw().admin('GET', `/svc/apis/${id}`)).status, 404);
+
+        // PUT over a stored API: refused, the stored one unchanged.
+        assert.equal((await gw().admin('POST', '/svc/apis', keyless(id, `/${id}/`, echo.url))).status, 200);
+        const put = await gw().admin('PUT', `/svc/apis/${id}`, def);
+        assert.equal(put.status, 400, put.text);
+        assert.match(put.text, JSVM_OFF);
+        const stored = await gw().admin('GET', `/svc/apis/${id}`);
+        assert.equal(stored.status, 200);
+        assert.equal((stored.json as Record<string, unknown>).version_data, undefined);
+      });
+    }
+
+    test('a stored API with a virtual endpoint is not served after a reload', async () => {
+      const id = 'off-stored';
+      await gw().store.put(
+        'apis',
+        id,
+        keyless(
+          id,
+          `/${id}/`,
+          echo.url,
+          withVirtual([virtual('/hello', 'myVirtualHandler', { blob: HELLO })]),
+        ),
+      );
+      const res = await gw().admin('GET', '/svc/reload');
+      assert.equal(res.status, 200, res.text);
+      assert.match(res.text, new RegExp(`API ${id}: ${JSVM_OFF.source}`));
+      const answer = await gw().request({ path: `/${id}/hello` });
+      assert.equal(answer.status, 404, answer.text);
+    });
+
+    test('a disabled virtual endpoint is accepted', async () => {
+      const id = 'off-disabled';
+      const res = await gw().admin(
+        'POST',
+        '/svc/apis',
+        keyless(
+          id,
+          `/${id}/`,
+          echo.url,
+          withVirtual([virtual('/hello', 'myVirtualHandler', { blob: HELLO }, { disabled: true })]),
+        ),
+      );
+      assert.equal(res.status, 200, res.text);
+      await gw().reload();
+      const answer = await gw().request({ path: `/${id}/hello` });
+      assert.equal(answer.status, 200, answer.text);
+      assert.equal((answer.json as Echoed).upstream, 'echo');
     });
   },
 );

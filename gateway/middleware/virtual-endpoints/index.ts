@@ -17,11 +17,13 @@
  * without Node's globals, bounded by `plugin_timeout_ms` (gateway/plugins/runner.ts). A function
  * that throws, times out or answers something else than the contract gets the request 500 with
  * an error ID, or, with `proxy_on_error`, the request goes on to the upstream. The first entry
- * matching the method and path answers; it runs where mock responses do.
+ * matching the method and path answers; it runs where mock responses do. Only with the gateway's
+ * `enable_jsvm` on (off by default): otherwise such an API is refused when written and not served
+ * when loaded (routes/compile.ts).
  */
 import { readFile } from 'node:fs/promises';
 import type { GatewayApiDefinition, VersionInfo } from '../../../schemas/generated/models.ts';
-import { virtualSourceProblem } from '../../../schemas/rules/virtual-endpoints.ts';
+import { JSVM_OFF, virtualSourceProblem } from '../../../schemas/rules/virtual-endpoints.ts';
 import { errorMessage } from '../../../lib/errors.ts';
 import { isPlainObject } from '../../../lib/plain-object.ts';
 import { reject, respond } from '../../pipeline/compose.ts';
@@ -174,6 +176,8 @@ export const virtualEndpoints: GatewayMiddleware = {
   // File sources are read at compile time: recompiled at every reload.
   readsOutside: true,
   create: async (api, deps) => {
+    // The write and load checks refuse such APIs already (routes/compile.ts): never run one.
+    if (!deps.config.enable_jsvm) throw new Error(`extended_paths.virtual: ${JSVM_OFF}`);
     const timeoutMs = deps.config.plugin_timeout_ms;
     const byVersion = new Map<string | undefined, Virtual[]>();
     try {
