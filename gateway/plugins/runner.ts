@@ -75,6 +75,9 @@ export class PluginRunner {
           worker.on('message', (a: WorkerAnswer) => {
             this.#answer(a);
           });
+          // A 'message' listener refs the worker's port again: a loaded hook must not keep a
+          // process alive (the gateway's own servers do that).
+          worker.unref();
           resolve(worker);
         } else failed(new Error(m.loadError));
       });
