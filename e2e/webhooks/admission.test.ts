@@ -119,9 +119,9 @@ describe('bad manifests are refused with our message', () => {
       ],
     },
     {
-      name: 'ApiDefinition: a setting the gateway does not enforce yet (OAuth2), named',
-      objects: () => [apiDefinition('c', { use_oauth2: true })],
-      expect: ['The ApiDefinition "c" is invalid: spec.use_oauth2: not supported by svc yet'],
+      name: 'ApiDefinition: a setting the gateway does not enforce yet (OpenID Connect), named',
+      objects: () => [apiDefinition('c', { use_openid: true })],
+      expect: ['The ApiDefinition "c" is invalid: spec.use_openid: not supported by svc yet'],
     },
     {
       name: 'ApiDefinition: a JWT key that does not fit the signing method, named',
