@@ -228,6 +228,25 @@ export function testProxiedRows(
   }
 }
 
+/** Per setup (`describeEachSetup`): the APIs and keys provisioned, then `rowsOf`'s tests. */
+function describeProvisioned(
+  title: string,
+  apis: () => readonly Record<string, unknown>[],
+  keys: Record<string, unknown>,
+  rowsOf: (gw: () => GatewayClient, fastPath: boolean) => void,
+): void {
+  describeEachSetup(
+    title,
+    () => ({}),
+    ({ gw, index }) => {
+      before(async () => {
+        await provision(gw(), apis(), keys);
+      });
+      rowsOf(gw, fastPathOn(index));
+    },
+  );
+}
+
 /**
  * A whole table whose rows need only APIs and keys: per setup (`describeEachSetup`), the APIs and
  * keys provisioned, then a test per row (`testRows`).
@@ -238,16 +257,9 @@ export function describeTable(
   rows: readonly Row[],
   keys: Record<string, unknown> = {},
 ): void {
-  describeEachSetup(
-    title,
-    () => ({}),
-    ({ gw, index }) => {
-      before(async () => {
-        await provision(gw(), apis(), keys);
-      });
-      testRows(gw, rows, fastPathOn(index));
-    },
-  );
+  describeProvisioned(title, apis, keys, (gw, fastPath) => {
+    testRows(gw, rows, fastPath);
+  });
 }
 
 /** {@link describeTable} for proxied rows (`testProxiedRows`): every row served by the fast path when on. */
@@ -257,16 +269,9 @@ export function describeProxiedTable(
   rows: readonly ProxiedRow[],
   keys: Record<string, unknown> = {},
 ): void {
-  describeEachSetup(
-    title,
-    () => ({}),
-    ({ gw, index }) => {
-      before(async () => {
-        await provision(gw(), apis(), keys);
-      });
-      testProxiedRows(gw, rows, fastPathOn(index));
-    },
-  );
+  describeProvisioned(title, apis, keys, (gw, fastPath) => {
+    testProxiedRows(gw, rows, fastPath);
+  });
 }
 
 /** A case of {@link testAnswers}: a GET with headers, and the answer it must get. */
