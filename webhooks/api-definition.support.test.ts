@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { withoutNulls } from '../lib/http/json-body.ts';
 import { API_VERSION } from '../schemas/common.ts';
 import type { JsonSchema } from '../schemas/json-schema.ts';
 import { apiDefinitionKind } from '../schemas/kinds/api-definition.ts';
@@ -219,19 +220,6 @@ describe('references take both forms', () => {
 
 const manifestsDir = path.join(import.meta.dirname, 'testdata', 'migration-manifests');
 
-/** The API server drops null values of fields that are not nullable before calling webhooks. */
-function dropNulls(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(dropNulls);
-  if (v !== null && typeof v === 'object') {
-    return Object.fromEntries(
-      Object.entries(v)
-        .filter(([, x]) => x !== null)
-        .map(([k, x]) => [k, dropNulls(x)]),
-    );
-  }
-  return v;
-}
-
 /** The objects of a manifest file, as the API server hands them over (namespace set, nulls dropped). */
 function objectsOf(file: string): Obj[] {
   const docs = parseAllDocuments(readFileSync(path.join(manifestsDir, file), 'utf8'));
@@ -239,7 +227,7 @@ function objectsOf(file: string): Obj[] {
     .map((d) => d.toJS() as unknown)
     .filter((o): o is Obj => o !== null && typeof o === 'object')
     .map((o) => {
-      const obj = dropNulls(o) as Obj;
+      const obj = withoutNulls(o);
       const meta = (obj.metadata ?? {}) as Obj;
       obj.metadata = { namespace: 'default', ...meta };
       return obj;

@@ -26,6 +26,7 @@ import { translateApiDefinition, type ApiDefinitionInput } from '../../operator/
 import { defaultApiDefinition } from '../../webhooks/api-definition.default.ts';
 import { validateApiDefinition } from '../../webhooks/api-definition.validate.ts';
 import { memoryLookups } from '../../webhooks/memory-lookups.ts';
+import { withoutNulls } from '../../lib/http/json-body.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -43,19 +44,6 @@ export function renameToSvc(v: unknown, top = true): unknown {
     else out[key] = renameToSvc(x, false);
   }
   return out;
-}
-
-/** The API server drops null values of fields that are not nullable before calling webhooks. */
-function dropNulls(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(dropNulls);
-  if (v !== null && typeof v === 'object') {
-    return Object.fromEntries(
-      Object.entries(v)
-        .filter(([, x]) => x !== null)
-        .map(([k, x]) => [k, dropNulls(x)]),
-    );
-  }
-  return v;
 }
 
 function yamlFiles(dir: string, base = dir): string[] {
@@ -126,7 +114,8 @@ export async function measure(dir: string): Promise<Outcome[]> {
         continue;
       }
       if (js === null || typeof js !== 'object' || Array.isArray(js)) continue;
-      const obj = dropNulls(renameToSvc(js)) as Obj;
+      // The API server drops null values of fields that are not nullable before calling webhooks.
+      const obj = withoutNulls(renameToSvc(js) as Obj);
       obj.metadata = { namespace: 'default', ...((obj.metadata ?? {}) as Obj) };
       all.push({ file, obj });
     }
