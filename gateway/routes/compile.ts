@@ -171,7 +171,31 @@ export function checkStoredApi(
   const schemaProblems = oasSchemaCheck(value).map(schemaLine);
   if (schemaProblems.length > 0) return { api: oasToClassic(value).api, problems: schemaProblems };
   const { api, problems } = checkOasDocument(value, (a) => configurationProblems(a, env));
-  return { api, problems: problems.map(formatProblem) };
+  return { api: onHttpsPort(api, env), problems: problems.map(formatProblem) };
+}
+
+/**
+ * An OAS API with static mutual TLS (`server.clientCertificates`) is served on the gateway's
+ * HTTPS port (`https_port`), over HTTPS: OAS documents name no port, and on the gateway port,
+ * plain HTTP, no client can present a certificate, so the API would refuse everyone. Without an
+ * HTTPS port the document is refused (`oasMutualTlsProblems`).
+ */
+function onHttpsPort(api: GatewayApiDefinition, env: CompileEnv): GatewayApiDefinition {
+  if (api.is_oas !== true || api.use_mutual_tls_auth !== true || env.httpsPort === undefined) return api;
+  return { ...api, listen_port: env.httpsPort, protocol: 'https' };
+}
+
+/** An OAS API with static mutual TLS on a gateway without an HTTPS port: never servable. */
+function oasMutualTlsProblems(api: GatewayApiDefinition, env: CompileEnv): FieldProblem[] {
+  if (api.is_oas !== true || api.use_mutual_tls_auth !== true || env.httpsPort !== undefined) return [];
+  return [
+    {
+      path: 'use_mutual_tls_auth',
+      type: 'Forbidden',
+      message:
+        "static mutual TLS needs the gateway's HTTPS port: OAS APIs are served on the gateway port, plain HTTP, where no client presents a certificate; start the gateway with https_port (--https-port, with --tls-cert and --tls-key), where such APIs are served, or set enabled to false",
+    },
+  ];
 }
 
 /** What this gateway's configuration adds to the shared rules. */
@@ -180,6 +204,7 @@ function configurationProblems(api: GatewayApiDefinition, env: CompileEnv): Fiel
   // references), which only the gateway's model says.
   const problems: FieldProblem[] = gatewayInternalTargetProblems(api);
   if (env.jsvm !== true) problems.push(...jsvmProblems(api));
+  problems.push(...oasMutualTlsProblems(api, env));
   const listener = listenerOf(api, env);
   if (api.protocol === 'https') {
     if (!env.tls) {

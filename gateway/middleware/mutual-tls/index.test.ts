@@ -103,9 +103,9 @@ for (const fast of [true, false])
         assert.equal(wrongCert.status, 403);
       });
 
-      test('an OAS API: server.clientCertificates is static mutual TLS, never served without the certificate', async () => {
-        // OAS APIs have no listen_port: they are served on the gateway port, plain HTTP here,
-        // where no client presents a certificate (see the report of issue 30 item 1).
+      test('an OAS API on a gateway without https_port: refused at write time, naming clientCertificates', async () => {
+        // OAS APIs have no listen_port: without an HTTPS port they would be served on the
+        // gateway port, plain HTTP, where no client presents a certificate.
         const doc = oasDocument(
           { id: 'static-oas', listenPath: '/static-oas/', target: echo.url },
           {
@@ -114,11 +114,11 @@ for (const fast of [true, false])
           },
         );
         const created = await gw.admin('POST', '/svc/apis/oas', doc);
-        assert.equal(created.status, 200, created.text);
-        await gw.reload();
-        const none = await gw.request({ path: '/static-oas/x' });
-        assert.equal(none.status, 401);
-        assert.deepEqual(none.json, { error: 'Client certificate required' });
+        assert.equal(created.status, 400, created.text);
+        assert.match(
+          created.text,
+          /x-svc-api-gateway\.server\.clientCertificates\.enabled: .*needs the gateway's HTTPS port/,
+        );
         const bad = await gw.admin(
           'POST',
           '/svc/apis/oas',
@@ -129,6 +129,40 @@ for (const fast of [true, false])
         );
         assert.equal(bad.status, 400);
         assert.match(bad.text, /clientCertificates\.allowlist\[0\]: .*not a certificate ID/);
+      });
+
+      test('an OAS API on a gateway with https_port: served there over HTTPS, the certificate required', async () => {
+        const httpsPort = await freePort();
+        const tlsGw = await startTlsGateway([
+          '--https-port',
+          String(httpsPort),
+          ...(fast ? [] : ['--fast-path=false']),
+        ]);
+        try {
+          await tlsGw.addCerts([allowed.cert, other.cert]);
+          const doc = oasDocument(
+            { id: 'static-oas', listenPath: '/static-oas/', target: echo.url },
+            {
+              info: { orgId: 'org1' },
+              server: { clientCertificates: { enabled: true, allowlist: [id(allowed)] } },
+            },
+          );
+          const created = await tlsGw.admin('POST', '/svc/apis/oas', doc);
+          assert.equal(created.status, 200, created.text);
+          await tlsGw.reload();
+          const ok = await tlsGet(httpsPort, '/static-oas/x', { client: allowed });
+          assert.equal(ok.status, 200);
+          const stranger = await tlsGet(httpsPort, '/static-oas/x', { client: other });
+          assert.equal(stranger.status, 403);
+          assert.equal(stranger.json?.error, `Certificate with SHA256 ${other.fingerprint} not allowed`);
+          const none = await tlsGet(httpsPort, '/static-oas/x');
+          assert.equal(none.status, 401);
+          assert.equal(none.json?.error, 'Client certificate required');
+          // Not on the gateway port, where no certificate can come.
+          assert.equal((await tlsGw.request({ path: '/static-oas/x' })).status, 404);
+        } finally {
+          await tlsGw.stop();
+        }
       });
 
       test('a list entry that is not a certificate ID is refused at write time', async () => {
