@@ -13,14 +13,12 @@ import { randomBytes } from 'node:crypto';
 import {
   GATEWAY_NS,
   OPERATOR_NS,
-  PULL_POLICY,
-  RESTRICTED,
   apply,
   dumpOnFailure,
   imageRef,
   installGatewayAndOperator,
   kubectl,
-  runPod,
+  fetchFromPod,
   uninstallOperator,
   useNamespace,
   waitForPodsReady,
@@ -81,36 +79,11 @@ test(
     ]);
     await kubectl(['-n', ns, 'rollout', 'status', 'deploy/httpbin', '--timeout=120s']);
     // The client retries until the operator has pushed the API and the gateway serves it.
-    const client = `
-    (async () => {
-      const deadline = Date.now() + 150000;
-      let last = '';
-      while (Date.now() < deadline) {
-        try {
-          const res = await fetch('http://svc-gateway.${GATEWAY_NS}.svc:8080${listenPath}anything?x=1');
-          const body = await res.text();
-          if (res.status === 200) { console.log(JSON.stringify({ status: res.status, body: JSON.parse(body) })); return; }
-          last = res.status + ' ' + body;
-        } catch (e) { last = String(e); }
-        await new Promise((r) => setTimeout(r, 1000));
-      }
-      console.error('not served: ' + last);
-      process.exit(1);
-    })();`;
-    const { phase, logs } = await runPod(ns, 'client', {
-      securityContext: { runAsNonRoot: true },
-      containers: [
-        {
-          name: 'client',
-          image,
-          imagePullPolicy: PULL_POLICY,
-          args: ['-e', client],
-          securityContext: RESTRICTED,
-        },
-      ],
-    });
-    assert.equal(phase, 'Succeeded', logs);
-    const out = JSON.parse(logs) as { status: number; body: { pod: string; path: string } };
+    const out = await fetchFromPod(
+      ns,
+      image,
+      `http://svc-gateway.${GATEWAY_NS}.svc:8080${listenPath}anything?x=1`,
+    );
     assert.equal(out.status, 200);
     assert.match(out.body.pod, /^httpbin-/);
     assert.equal(out.body.path, '/anything?x=1');

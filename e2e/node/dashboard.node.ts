@@ -37,7 +37,7 @@ import {
   imageValues,
   kubectl,
   repoRoot,
-  runPod,
+  fetchFromPod,
   uninstallOperator,
   useNamespace,
   waitForPodsReady,
@@ -596,36 +596,11 @@ test(
     });
 
     // Served by the gateway, which loaded it from the dashboard: a client pod calls its Service.
-    const client = `
-    (async () => {
-      const deadline = Date.now() + 150000;
-      let last = '';
-      while (Date.now() < deadline) {
-        try {
-          const res = await fetch('http://svc-gateway.${PRO_NS}.svc:8080${listenPath}anything?x=1');
-          const body = await res.text();
-          if (res.status === 200) { console.log(JSON.stringify({ status: res.status, body: JSON.parse(body) })); return; }
-          last = res.status + ' ' + body;
-        } catch (e) { last = String(e); }
-        await new Promise((r) => setTimeout(r, 1000));
-      }
-      console.error('not served: ' + last);
-      process.exit(1);
-    })();`;
-    const { phase, logs } = await runPod(PRO_NS, 'client', {
-      securityContext: { runAsNonRoot: true },
-      containers: [
-        {
-          name: 'client',
-          image,
-          imagePullPolicy: PULL_POLICY,
-          args: ['-e', client],
-          securityContext: RESTRICTED,
-        },
-      ],
-    });
-    assert.equal(phase, 'Succeeded', logs);
-    const out = JSON.parse(logs) as { status: number; body: { pod: string; path: string } };
+    const out = await fetchFromPod(
+      PRO_NS,
+      image,
+      `http://svc-gateway.${PRO_NS}.svc:8080${listenPath}anything?x=1`,
+    );
     assert.equal(out.status, 200);
     assert.match(out.body.pod, /^upstream-/);
     assert.equal(out.body.path, '/anything?x=1');

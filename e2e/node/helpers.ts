@@ -344,6 +344,50 @@ export async function runPod(
   return { phase, logs };
 }
 
+/** An answer of the echo upstream of {@link echoUpstreamDocs}: its pod and the path it was asked. */
+export interface EchoAnswer {
+  status: number;
+  body: { pod: string; path: string };
+}
+
+/**
+ * GETs `url` from a client pod in `ns` (`image`, whose entrypoint is node), once a second for up
+ * to 150 s until it answers 200; returns that answer, its body the echo upstream's
+ * ({@link echoUpstreamDocs}). The pod fails, and so does this, when it never does.
+ */
+export async function fetchFromPod(ns: string, image: string, url: string): Promise<EchoAnswer> {
+  const client = `
+    (async () => {
+      const deadline = Date.now() + 150000;
+      let last = '';
+      while (Date.now() < deadline) {
+        try {
+          const res = await fetch(${JSON.stringify(url)});
+          const body = await res.text();
+          if (res.status === 200) { console.log(JSON.stringify({ status: res.status, body: JSON.parse(body) })); return; }
+          last = res.status + ' ' + body;
+        } catch (e) { last = String(e); }
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+      console.error('not served: ' + last);
+      process.exit(1);
+    })();`;
+  const { phase, logs } = await runPod(ns, 'client', {
+    securityContext: { runAsNonRoot: true },
+    containers: [
+      {
+        name: 'client',
+        image,
+        imagePullPolicy: PULL_POLICY,
+        args: ['-e', client],
+        securityContext: RESTRICTED,
+      },
+    ],
+  });
+  if (phase !== 'Succeeded') throw new Error(`the client pod ${ns}/client: ${phase}\n${logs}`);
+  return JSON.parse(logs) as EchoAnswer;
+}
+
 /** What a failure leaves to read: objects, pod descriptions, events and the pods' logs. */
 export async function dump(namespaces: string[]): Promise<string> {
   const out: string[] = [];
