@@ -26,6 +26,7 @@ import {
   type Reply,
 } from './api/http.ts';
 import * as keys from './api/keys.ts';
+import * as oauth from './api/oauth.ts';
 import * as orgs from './api/organisations.ts';
 import * as policies from './api/policies.ts';
 import * as users from './api/users.ts';
@@ -167,6 +168,19 @@ const routes: readonly Route[] = [
       { GET: apis.getStreamsApi, PUT: apis.updateStreamsApi, DELETE: apis.deleteStreamsApi },
       true,
     ),
+  },
+  // OAuth clients are credentials: the keys permission governs them, as it does keys.
+  {
+    name: 'oauth_clients',
+    path: /^\/api\/apis\/oauth\/([^/]+)$/,
+    auth: 'user',
+    methods: crud('keys', { GET: oauth.listClients, POST: oauth.createClient }),
+  },
+  {
+    name: 'oauth_client',
+    path: /^\/api\/apis\/oauth\/([^/]+)\/([^/]+)$/,
+    auth: 'user',
+    methods: crud('keys', { GET: oauth.getClient, DELETE: oauth.deleteClient }),
   },
   {
     name: 'basic_user',
@@ -372,6 +386,14 @@ export async function startDashboard(given: DashboardDeps): Promise<DashboardSer
     if (key !== null && method === 'GET') {
       const found = await nodeKey(deps.store, orgsOf(url), key[1] ?? '');
       return { route: 'system_keys', reply: found === undefined ? fail(404, 'Key not found') : json(found) };
+    }
+    const client = /^\/system\/oauth-clients\/([0-9a-f]{64})$/.exec(path);
+    if (client !== null && method === 'GET') {
+      const found = await oauth.nodeClient(deps.store, orgsOf(url), client[1] ?? '');
+      return {
+        route: 'system_oauth_clients',
+        reply: found === undefined ? fail(404, 'OAuth Client ID not found') : json(found),
+      };
     }
     const cert = /^\/system\/certs\/([^/]+)$/.exec(path);
     if (cert !== null && method === 'GET') {

@@ -50,7 +50,7 @@ const invalid = (problems: string[]): Reply =>
   fail(400, `Validation of API Definition failed. Reason: ${problems.join('; ')}`);
 
 /** The classic form of a record's definition (what the gateway serves). */
-function classicOf(d: Doc): GatewayApiDefinition {
+export function classicOf(d: Doc): GatewayApiDefinition {
   return d.body.kind === 'classic'
     ? (d.body.definition as GatewayApiDefinition)
     : oasToClassic(d.body.definition).api;
@@ -201,6 +201,12 @@ async function remove(c: Ctx, kinds: readonly ApiKind[]): Promise<Reply> {
     if (before === undefined) return notFound();
     if (!kinds.includes(before.body.kind as ApiKind)) return otherKind(id, before.body.kind);
     await auditedPut(c, tx, org, 'apis', id, before, undefined);
+    // Its OAuth clients go with it (an API created again under the ID does not inherit them);
+    // gateways in mode pro then delete the tokens they issued to them.
+    for (const client of (await tx.list(org, 'oauth-clients')).items) {
+      if (client.body.api_id === id)
+        await auditedPut(c, tx, org, 'oauth-clients', client.id, client, undefined);
+    }
     return ok('API deleted', id, { ID: id });
   });
 }

@@ -7,7 +7,7 @@
  */
 
 /** The kinds of documents an organisation owns. */
-export const KINDS = ['apis', 'policies', 'keys', 'certs', 'users', 'groups'] as const;
+export const KINDS = ['apis', 'policies', 'keys', 'certs', 'users', 'groups', 'oauth-clients'] as const;
 /** One of KINDS. */
 export type Kind = (typeof KINDS)[number];
 

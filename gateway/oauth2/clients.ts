@@ -7,7 +7,8 @@
  * rest of the chain (expiry, access rights, rate limits, quotas) treats them as keys.
  */
 import type { GatewayPolicy, GatewaySession } from '../../schemas/generated/models.ts';
-import { generateKey, hashPassword, keyIdOf, verifyPassword } from '../sessions/credentials.ts';
+import { oauthClientDocId } from '../../schemas/rules/oauth2.ts';
+import { generateKey, hashPassword, verifyPassword } from '../sessions/credentials.ts';
 import type { Collection, Store } from '../store/store.ts';
 
 /** The store collection of clients. */
@@ -32,9 +33,9 @@ export type PresentedClient = Omit<StoredClient, 'secret_hash'>;
 /** The reference gateway's default token lifetime (`oauth_token_expire`), in seconds. */
 export const DEFAULT_TOKEN_LIFETIME_S = 3600;
 
-/** The document ID of a client: `/` is in no API ID, so the pair is never ambiguous. */
+/** The document ID of a client (schemas/rules/oauth2.ts: the dashboard uses the same). */
 export function clientDocId(apiId: string, clientId: string): string {
-  return keyIdOf(`${apiId}/${clientId}`);
+  return oauthClientDocId(apiId, clientId);
 }
 
 /** A client without its secret hash. */

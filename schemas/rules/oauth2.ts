@@ -6,12 +6,22 @@
  * `refresh_token`, `password`) and the authorize endpoint's response types (`code`, `token`) are
  * refused by name. One rule for the webhooks, the gateway's management API and the operator.
  */
+import { createHash } from 'node:crypto';
 import type { OAuth2Meta } from '../generated/models.ts';
 import { quote, type FieldProblem } from './field-problem.ts';
 import { isTrue, list, model, problem, type ClassicApiInput } from './read.ts';
 
 /** The one grant svc serves. */
 export const CLIENT_CREDENTIALS = 'client_credentials';
+
+/**
+ * The stored ID of an OAuth client of an API: the hex SHA-256 of `<api ID>/<client ID>` (`/` is in
+ * no API ID, so the pair is never ambiguous; a client ID is unique per API only). The gateway's
+ * store and the dashboard's (which hands clients to gateways in mode pro by this ID) agree on it.
+ */
+export function oauthClientDocId(apiId: string, clientId: string): string {
+  return createHash('sha256').update(`${apiId}/${clientId}`, 'utf8').digest('hex');
+}
 
 /** Whether the API is an OAuth 2.0 API whose tokens the gateway issues and checks. */
 export function usesOauth2(api: { use_oauth2?: unknown }): boolean {
