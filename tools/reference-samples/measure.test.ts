@@ -78,4 +78,63 @@ describe('tools/reference-samples/measure.ts', () => {
     );
     assert.match(got[1]?.problems.join() ?? '', /already claimed by ApiDefinition default\/a/);
   });
+
+  test('served as the reconciler and a gateway with enable_jsvm serve them: pins from Secrets, virtual endpoints, Ingress templates', async (t) => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'reference-samples-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    await writeFile(
+      path.join(dir, 'pinned.yaml'),
+      keyless('pinned', '/pinned', '  pinned_public_keys_refs:\n    "*": upstream-key\n'),
+    );
+    const handler = Buffer.from(
+      'function handler(request, session, config) { return TykJsResponse({ Body: "hi", Code: 200 }, session.meta_data) }',
+    ).toString('base64');
+    await writeFile(
+      path.join(dir, 'virtual.yaml'),
+      keyless(
+        'virtual',
+        '/virtual',
+        `  version_data:
+    not_versioned: true
+    default_version: Default
+    versions:
+      Default:
+        name: Default
+        use_extended_paths: true
+        extended_paths:
+          virtual:
+            - path: /hello
+              method: GET
+              function_source_type: blob
+              function_source_uri: ${handler}
+              response_function_name: handler
+`,
+      ),
+    );
+    await writeFile(
+      path.join(dir, 'template.yaml'),
+      `apiVersion: tyk.tyk.io/v1alpha1
+kind: ApiDefinition
+metadata:
+  name: tpl
+  labels:
+    template: "true"
+spec:
+  name: tpl
+  protocol: http
+  use_keyless: true
+  proxy:
+    target_url: http://example.com
+`,
+    );
+    const got = await measure(dir);
+    assert.deepEqual(
+      got.map((o) => [o.key, o.admitted, o.template, o.gateway]),
+      [
+        ['pinned.yaml#0', true, false, []],
+        ['template.yaml#0', true, true, []],
+        ['virtual.yaml#0', true, false, []],
+      ],
+    );
+  });
 });

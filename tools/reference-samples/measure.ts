@@ -20,7 +20,7 @@ import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { API_VERSION } from '../../schemas/common.ts';
 import { formatProblem } from '../../schemas/rules/field-problem.ts';
-import { checkApi } from '../../gateway/routes/compile.ts';
+import { checkApi, type CompileEnv } from '../../gateway/routes/compile.ts';
 import { derivedId } from '../../operator/ids.ts';
 import { translateApiDefinition, type ApiDefinitionInput } from '../../operator/translate/api-definition.ts';
 import { defaultApiDefinition } from '../../webhooks/api-definition.default.ts';
@@ -64,7 +64,10 @@ export interface Outcome {
   admitted: boolean;
   /** The webhook's refusals (none when admitted). */
   problems: string[];
-  /** An Ingress template (label `template: "true"`): served through Ingresses, not on its own. */
+  /**
+   * An Ingress template (label `template: "true"`): served through Ingresses, not on its own;
+   * `gateway` is the verdict on an API made from it with an Ingress rule's listen path.
+   */
   template: boolean;
   /**
    * For an admitted one: what the gateway refuses of the operator's translation, with the
@@ -84,16 +87,41 @@ function localUpstream(obj: Obj): Obj {
   return { ...obj, spec: { ...spec, proxy: target === '' ? proxy : { ...proxy, target_url: local } } };
 }
 
-/** What the gateway refuses of the operator's translation of an admitted API (as e2e/contract/admitted-is-served does). */
-function gatewayVerdict(obj: Obj): string[] {
+/**
+ * The gateway a user trying the samples runs: TLS configured (for the HTTPS samples) and
+ * `enable_jsvm` on, as the reference's gateway needs it for virtual endpoints too.
+ */
+const GATEWAY: CompileEnv = { listenPort: 8080, controlPort: undefined, tls: true, jsvm: true };
+
+/** The listen path an Ingress rule gives an API made from a template (`path: /from-ingress`). */
+const INGRESS_PATH = '/from-ingress/';
+
+/**
+ * An Ingress template as the Ingress controller instantiates it: the template's spec with the
+ * listen path of an Ingress rule.
+ */
+export function fromTemplate(obj: Obj): Obj {
+  const spec = (obj.spec ?? {}) as Obj;
+  const proxy = (spec.proxy ?? {}) as Obj;
+  const metadata = { ...(obj.metadata as Obj), labels: {} };
+  return { ...obj, metadata, spec: { ...spec, proxy: { ...proxy, listen_path: INGRESS_PATH } } };
+}
+
+/**
+ * What the gateway refuses of the operator's translation of an admitted API (as
+ * e2e/contract/admitted-is-served does): the IDs the reconciler resolves (policies, certificates
+ * uploaded from Secrets, public-key pins read from Secrets) stand in as it would compute them.
+ */
+export function gatewayVerdict(obj: Obj): string[] {
   const cr = localUpstream(obj) as unknown as ApiDefinitionInput;
   const translated = translateApiDefinition(cr, {
     apiId: cr.spec.api_id ?? derivedId(cr.metadata.namespace, cr.metadata.name),
     orgId: 'org-1',
     policyId: (ref) => derivedId(ref.namespace, ref.name),
     certificateId: (name) => `org-1${createHash('sha256').update(name).digest('hex')}`,
+    publicKeyPin: (name) => `sha256/${createHash('sha256').update(name).digest('base64')}`,
   });
-  return checkApi(translated, { listenPort: 8080, controlPort: undefined, tls: true });
+  return checkApi(translated, GATEWAY);
 }
 
 /** Every ApiDefinition document of the samples under `dir`, validated as the webhook does. */
@@ -152,7 +180,7 @@ export async function measure(dir: string): Promise<Outcome[]> {
       admitted,
       problems: got.errors.map((e) => formatProblem(e)),
       template,
-      gateway: admitted && !template ? gatewayVerdict(defaulted) : [],
+      gateway: !admitted ? [] : gatewayVerdict(template ? fromTemplate(defaulted) : defaulted),
     });
   }
   return outcomes;
@@ -176,11 +204,9 @@ if (import.meta.main) {
       process.stdout.write(
         !o.admitted
           ? `refused   ${o.key} (${o.name}): ${o.problems.join('; ')}\n`
-          : o.template
-            ? `admitted  ${o.key} (${o.name}): an Ingress template\n`
-            : o.gateway.length > 0
-              ? `admitted  ${o.key} (${o.name}) but the gateway refuses it: ${o.gateway.join('; ')}\n`
-              : `served    ${o.key} (${o.name})\n`,
+          : o.gateway.length > 0
+            ? `admitted  ${o.key} (${o.name}) but the gateway refuses it: ${o.gateway.join('; ')}\n`
+            : `served    ${o.key} (${o.name})${o.template ? ': an Ingress template, through an Ingress' : ''}\n`,
       );
     }
     process.stdout.write(
