@@ -1,17 +1,18 @@
 /**
  * The execution engine (universal data graph): the gateway answers queries itself with
- * graphql-js's executor over the API's schema; each field listed in `type_field_configurations`
- * resolves through its data source:
- * - `HTTPJSONDataSource`: an HTTP call whose URL, body and headers are templates over the parent
- *   object's fields and the field's arguments (`{{ .object.id }}`, `{{ .arguments.id }}`); a union
- *   or interface member is chosen by status code (`status_code_type_name_mappings`, else
- *   `default_type_name`);
- * - `GraphQLDataSource`: the field with its sub-selection, sent as a GraphQL query (with the
- *   variables it uses) to another GraphQL server.
- * `mapping.path` selects the value in the response (a dot path); `mapping.disabled`, or no path,
- * takes it whole. graphql-js resolves the fields of one level concurrently; identical calls in one
- * request are made once (a per-request loader). A failed call becomes a GraphQL error with the
- * field's path, never a 500.
+ * graphql-js's executor over the API's schema; each field of the graph (sources.ts: one model read
+ * from `type_field_configurations` or from the version 2 `engine`) resolves through its source:
+ * - REST (`HTTPJSONDataSource`, `REST`): an HTTP call whose URL, query parameters, body and
+ *   headers are templates over the parent object's fields and the field's arguments
+ *   (`{{ .object.id }}`, `{{ .arguments.id }}`); a union or interface member is chosen by status
+ *   code (`status_code_type_name_mappings`, else `default_type_name`) or the `__typename` the
+ *   answer carries;
+ * - GraphQL (`GraphQLDataSource`, `GraphQL`): the field with its sub-selection, sent as a GraphQL
+ *   query (with the variables it uses) to another GraphQL server, or a fixed operation with its
+ *   templated variables.
+ * The field's key path selects its value in the answer (a GraphQL answer's `data`). graphql-js
+ * resolves the fields of one level concurrently; identical calls in one request are made once (a
+ * per-request loader). A failed call becomes a GraphQL error with the field's path, never a 500.
  */
 import {
   GraphQLError,
@@ -27,8 +28,8 @@ import {
   type GraphQLResolveInfo,
   type GraphQLSchema,
 } from 'graphql';
-import type { GraphqlDataSourceConfig, TypeFieldConfiguration } from '../../schemas/generated/models.ts';
 import { isPlainObject } from '../../lib/plain-object.ts';
+import type { EngineField, GraphqlSource, RestSource } from './sources.ts';
 
 /** What resolvers share in one request. */
 export interface EngineContext {
@@ -48,6 +49,7 @@ export interface DataSourceAnswer {
 const TYPENAME = '__typename';
 
 const TEMPLATE = /\{\{\s*\.?(object|arguments)((?:\.[A-Za-z_][A-Za-z0-9_]*)+)\s*\}\}/g;
+const WHOLE_TEMPLATE = /^\{\{\s*\.?(object|arguments)((?:\.[A-Za-z_][A-Za-z0-9_]*)+)\s*\}\}$/;
 
 function pick(value: unknown, path: readonly string[]): unknown {
   let v = value;
@@ -72,10 +74,10 @@ export function fillTemplate(
   });
 }
 
-/** The value at a dot path of `mapping.path` (`data.items`), or the whole value. */
-function mapped(value: unknown, path: string | undefined): unknown {
-  if (path === undefined || path === '') return value;
-  return pick(value, path.split('.'));
+/** The value at a key path (`[data, items]`), or the whole value. */
+function mapped(value: unknown, path: readonly string[] | undefined): unknown {
+  if (path === undefined || path.length === 0) return value;
+  return pick(value, path);
 }
 
 async function call(
@@ -106,42 +108,64 @@ async function call(
   return answer;
 }
 
-function httpJsonResolver(
-  config: GraphqlDataSourceConfig,
-  mappingPath: string | undefined,
+/** The headers of a call, each value's templates filled. */
+function filledHeaders(
+  headers: Readonly<Record<string, string>>,
+  object: unknown,
+  args: Record<string, unknown>,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) out[k] = fillTemplate(v, object, args);
+  return out;
+}
+
+const hasHeader = (headers: Record<string, string>, name: string): boolean =>
+  Object.keys(headers).some((k) => k.toLowerCase() === name);
+
+async function callSource(
+  ctx: EngineContext,
+  req: { method: string; url: string; body?: string; headers: Record<string, string> },
+): Promise<DataSourceAnswer> {
+  try {
+    return await call(ctx, req);
+  } catch (err) {
+    throw new GraphQLError(`data source unreachable: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+function restResolver(
+  source: RestSource,
+  path: readonly string[] | undefined,
   abstract: boolean,
 ): GraphQLFieldResolver<unknown, EngineContext> {
-  const method = config.method ?? 'GET';
-  const typeByStatus = new Map(
-    (config.status_code_type_name_mappings ?? [])
-      .filter((m) => m.type_name !== undefined && m.type_name !== '')
-      .map((m) => [m.status_code, m.type_name ?? '']),
-  );
-  return async (source, rawArgs, ctx) => {
+  return async (parent, rawArgs, ctx) => {
     const args = rawArgs as Record<string, unknown>;
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(config.headers ?? {})) headers[k] = fillTemplate(v, source, args);
-    const body =
-      config.body === undefined || config.body === '' ? undefined : fillTemplate(config.body, source, args);
-    if (body !== undefined && headers['content-type'] === undefined)
+    const headers = filledHeaders(source.headers, parent, args);
+    const body = source.body === undefined ? undefined : fillTemplate(source.body, parent, args);
+    if (body !== undefined && !hasHeader(headers, 'content-type'))
       headers['content-type'] = 'application/json';
-    const url = fillTemplate(config.url, source, args, encodeURIComponent);
-    let answer: DataSourceAnswer;
-    try {
-      answer = await call(ctx, { method, url, headers, ...(body === undefined ? {} : { body }) });
-    } catch (err) {
-      throw new GraphQLError(`data source unreachable: ${err instanceof Error ? err.message : String(err)}`);
+    let url = fillTemplate(source.url, parent, args, encodeURIComponent);
+    if (source.query.length > 0) {
+      const u = new URL(url);
+      for (const q of source.query) u.searchParams.append(q.name, fillTemplate(q.value, parent, args));
+      url = u.toString();
     }
-    const member = typeByStatus.get(answer.status);
+    const answer = await callSource(ctx, {
+      method: source.method,
+      url,
+      headers,
+      ...(body === undefined ? {} : { body }),
+    });
+    const member = source.typeByStatus.get(answer.status);
     const ok = answer.status >= 200 && answer.status < 300;
     if (member === undefined && !ok) {
       throw new GraphQLError(`data source answered ${answer.status}`, {
         extensions: { status: answer.status },
       });
     }
-    const value = mapped(answer.body, mappingPath);
+    const value = mapped(answer.body, path);
     if (!abstract) return value;
-    const typename = member ?? config.default_type_name;
+    const typename = member ?? source.defaultTypeName;
     const tag = (v: unknown): unknown =>
       isPlainObject(v) && typename !== undefined ? { ...v, [TYPENAME]: typename } : v;
     return Array.isArray(value) ? value.map(tag) : tag(value);
@@ -184,17 +208,42 @@ function subQuery(info: GraphQLResolveInfo): { query: string; variables: Record<
   return { query, variables };
 }
 
+/**
+ * The variables of a fixed operation, each string's templates filled; a string that is one
+ * template alone takes the value as it is (a number stays a number).
+ */
+function filledVariables(v: unknown, object: unknown, args: Record<string, unknown>): unknown {
+  if (typeof v === 'string') {
+    const whole = WHOLE_TEMPLATE.exec(v);
+    if (whole !== null) {
+      return pick(whole[1] === 'object' ? object : args, (whole[2] ?? '').slice(1).split('.')) ?? null;
+    }
+    return fillTemplate(v, object, args);
+  }
+  if (Array.isArray(v)) return v.map((x) => filledVariables(x, object, args));
+  if (isPlainObject(v)) {
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, filledVariables(x, object, args)]));
+  }
+  return v;
+}
+
 function graphqlResolver(
-  config: GraphqlDataSourceConfig,
-  mappingPath: string | undefined,
+  source: GraphqlSource,
+  path: readonly string[] | undefined,
 ): GraphQLFieldResolver<unknown, EngineContext> {
-  const method = config.method ?? 'POST';
-  return async (_source, _args, ctx, info) => {
-    const { query, variables } = subQuery(info);
-    const headers: Record<string, string> = { ...(config.headers ?? {}) };
-    let url = config.url;
+  return async (parent, rawArgs, ctx, info) => {
+    const args = rawArgs as Record<string, unknown>;
+    const { query, variables } =
+      source.operation === undefined
+        ? subQuery(info)
+        : {
+            query: source.operation.query,
+            variables: filledVariables(source.operation.variables, parent, args) as Record<string, unknown>,
+          };
+    const headers = filledHeaders(source.headers, parent, args);
+    let url = source.url;
     let body: string | undefined;
-    if (method === 'GET') {
+    if (source.method === 'GET') {
       const u = new URL(url);
       u.searchParams.set('query', query);
       u.searchParams.set('variables', JSON.stringify(variables));
@@ -203,12 +252,12 @@ function graphqlResolver(
       body = JSON.stringify({ query, variables });
       headers['content-type'] = 'application/json';
     }
-    let answer: DataSourceAnswer;
-    try {
-      answer = await call(ctx, { method, url, headers, ...(body === undefined ? {} : { body }) });
-    } catch (err) {
-      throw new GraphQLError(`data source unreachable: ${err instanceof Error ? err.message : String(err)}`);
-    }
+    const answer = await callSource(ctx, {
+      method: source.method,
+      url,
+      headers,
+      ...(body === undefined ? {} : { body }),
+    });
     const res = answer.body as
       { data?: Record<string, unknown> | null; errors?: { message?: string }[] } | undefined;
     const first = res?.errors?.[0];
@@ -218,32 +267,31 @@ function graphqlResolver(
         extensions: { status: answer.status },
       });
     }
-    return mapped(res.data[info.fieldName], mappingPath);
+    return mapped(res.data, path);
   };
 }
 
 /**
- * Sets the resolvers of `schema` (built for this API alone, from its SDL) from the API's
- * `type_field_configurations`. Abstract types resolve by the `__typename` the data sources set.
+ * Sets the resolvers of `schema` (built for this API alone, from its SDL) from the API's data
+ * graph (sources.ts reads either form into `fields`). Abstract types resolve by the `__typename`
+ * the data sources set.
  */
-export function wireEngine(schema: GraphQLSchema, fields: readonly TypeFieldConfiguration[]): void {
+export function wireEngine(schema: GraphQLSchema, fields: readonly EngineField[]): void {
   for (const f of fields) {
-    const type = schema.getType(f.type_name);
+    const type = schema.getType(f.typeName);
     if (!(type instanceof GraphQLObjectType)) continue;
-    const field = type.getFields()[f.field_name];
+    const field = type.getFields()[f.fieldName];
     if (field === undefined) continue;
-    const path = f.mapping?.disabled === true ? undefined : f.mapping?.path;
-    const source = f.data_source;
+    const path = f.path;
+    const source = f.source;
     if (source === undefined) {
-      if (path !== undefined && path !== '') field.resolve = (parent) => mapped(parent, path);
+      if (path !== undefined && path.length > 0) field.resolve = (parent) => mapped(parent, path);
       continue;
     }
-    const config = source.data_source_config;
-    const named = getNamedType(field.type);
     field.resolve =
-      source.kind === 'GraphQLDataSource'
-        ? graphqlResolver(config, path)
-        : httpJsonResolver(config, path, isAbstractType(named));
+      source.kind === 'graphql'
+        ? graphqlResolver(source, path)
+        : restResolver(source, path, isAbstractType(getNamedType(field.type)));
   }
   for (const t of Object.values(schema.getTypeMap())) {
     if (isAbstractType(t) && t.resolveType === undefined) {

@@ -27,6 +27,7 @@ import {
   refusedField,
 } from './checks.ts';
 import { wireEngine, type EngineContext } from './engine.ts';
+import { engineFields } from './sources.ts';
 import { relayUpgrade } from './subscriptions.ts';
 
 /** A GraphQL request as clients send it. */
@@ -96,7 +97,7 @@ function compile(api: GatewayApiDefinition): CompiledGraphql {
   const built = buildGraphqlSchema(g?.schema ?? '');
   if (typeof built === 'string') throw new Error(`graphql.schema: ${built}`);
   const engine = g?.execution_mode === 'executionEngine';
-  if (engine) wireEngine(built, g.type_field_configurations ?? []);
+  if (engine) wireEngine(built, engineFields(g));
   return { schema: built, engine, introspection: g?.introspection?.disabled !== true };
 }
 

@@ -150,8 +150,9 @@ export async function startGraphqlUpstream(): Promise<TestUpstream> {
 }
 
 /**
- * A JSON upstream: `GET /users/{id}` (404 for an unknown user), `GET /users/{id}/posts`, and
- * `/fail` (500). Each answer waits `delayMs`, so concurrent calls overlap.
+ * A JSON upstream: `GET /users/{id}` (404 for an unknown user), `GET /users/{id}/posts`,
+ * `/fail` (500), and `/echo/...` (what it was sent: method, path, query, the `x-tag` and `x-global`
+ * headers, content type and JSON body). Each answer waits `delayMs`, so concurrent calls overlap.
  */
 export async function startJsonUpstream(delayMs = 30): Promise<TestUpstream> {
   const up = { calls: [] as string[], maxInFlight: 0 };
@@ -168,7 +169,18 @@ export async function startJsonUpstream(delayMs = 30): Promise<TestUpstream> {
       const path = new URL(req.url ?? '/', 'http://x').pathname;
       const m = /^\/users\/([^/]+)(\/posts)?$/.exec(path);
       const user = m === null ? undefined : people.find((p) => p.id === m[1]);
-      if (path === '/fail') json(res, 500, { message: 'boom' });
+      if (path.startsWith('/echo/')) {
+        const body = await readAll(req);
+        json(res, 200, {
+          method: req.method,
+          path,
+          query: new URL(req.url ?? '/', 'http://x').search,
+          tag: req.headers['x-tag'],
+          global: req.headers['x-global'],
+          contentType: req.headers['content-type'],
+          body: body === '' ? null : (JSON.parse(body) as unknown),
+        });
+      } else if (path === '/fail') json(res, 500, { message: 'boom' });
       else if (m === null) json(res, 404, { message: 'no route' });
       else if (user === undefined) json(res, 404, { message: `no user ${m[1] ?? ''}` });
       else if (m[2] !== undefined) json(res, 200, { items: posts[user.id] ?? [] });

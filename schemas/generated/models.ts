@@ -658,9 +658,9 @@ export interface GoPluginMeta {
 export interface GraphqlConfig {
   /** Enables GraphQL handling. */
   enabled?: boolean;
-  /** `proxyOnly` proxies GraphQL to the upstream; `executionEngine` resolves the schema from `type_field_configurations`. */
+  /** `proxyOnly` proxies GraphQL to the upstream; `executionEngine` resolves the schema from its data sources (`type_field_configurations`, or `engine` with version 2). */
   execution_mode?: '' | 'proxyOnly' | 'executionEngine' | 'supergraph' | 'subgraph';
-  /** Version of the GraphQL configuration format. */
+  /** Version of the GraphQL configuration format: "2" reads the data graph from `engine`, anything else from `type_field_configurations`. */
   version?: string;
   /** GraphQL schema (SDL) of the API. */
   schema?: string;
@@ -670,7 +670,7 @@ export interface GraphqlConfig {
   type_field_configurations?: TypeFieldConfiguration[];
   /** When the schema was last updated from the upstream. */
   last_schema_update?: string;
-  /** Settings of the version 2 execution engine. */
+  /** The universal data graph in its version 2 form (with `graphql.version: "2"`): data sources serving root fields, and field mappings. Read into the same engine as `type_field_configurations`. */
   engine?: GraphqlEngineConfig;
   /** Settings of a proxy-only GraphQL API. */
   proxy?: GraphqlProxyConfig;
@@ -708,14 +708,52 @@ export interface GraphqlDataSourceConfig {
   status_code_type_name_mappings?: StatusCodeTypeNameMapping[];
 }
 
-/** Settings of the version 2 execution engine. */
+/** The universal data graph in its version 2 form (with `graphql.version: "2"`): data sources serving root fields, and field mappings. Read into the same engine as `type_field_configurations`. */
 export interface GraphqlEngineConfig {
   /** How fields map onto data source responses. */
-  field_configs?: Record<string, unknown>[];
-  /** Data sources: `kind` (REST, GraphQL, Kafka), `name`, `internal`, `root_fields`, `config`. */
-  data_sources?: Record<string, unknown>[];
+  field_configs?: GraphqlFieldConfig[];
+  /** Data sources, each serving the fields listed in its `root_fields`. */
+  data_sources?: GraphqlEngineDataSource[];
   /** Headers sent to every data source. */
   global_headers?: GraphqlEngineGlobalHeader[];
+}
+
+/** One data source. */
+export interface GraphqlEngineDataSource {
+  /** Kind of the data source (Kafka is not supported yet). */
+  kind: 'REST' | 'GraphQL' | 'Kafka';
+  /** Name of the data source (for people). */
+  name?: string;
+  /** Marks a data source that is another API of the gateway (for people; the URL decides). */
+  internal?: boolean;
+  /** Fields the data source serves. */
+  root_fields?: GraphqlRootFields[];
+  /** Settings of the data source, by kind. REST: `url`, `method`, `headers`, `query`, `body`; GraphQL: `url`, `method`, `headers`, `subscription_type`, `has_operation`, `operation`, `variables`. Templates `{{ .arguments.x }}` (the field's arguments) and `{{ .object.x }}` (the parent object's fields) are filled in the URL, query values, headers, body and variables. */
+  config?: GraphqlEngineDataSourceConfig;
+}
+
+/** Settings of the data source, by kind. REST: `url`, `method`, `headers`, `query`, `body`; GraphQL: `url`, `method`, `headers`, `subscription_type`, `has_operation`, `operation`, `variables`. Templates `{{ .arguments.x }}` (the field's arguments) and `{{ .object.x }}` (the parent object's fields) are filled in the URL, query values, headers, body and variables. */
+export interface GraphqlEngineDataSourceConfig {
+  /** http(s) URL of the data source; may hold templates, such as http://users/{{ .arguments.id }}. */
+  url?: string;
+  /** HTTP method of the call (REST: default GET; GraphQL: POST or GET). */
+  method?: string;
+  /** Headers of the call (values may hold templates); they win over global_headers. */
+  headers?: Record<string, string>;
+  /** REST: query parameters added to the URL (values may hold templates). */
+  query?: GraphqlEngineQueryVariable[];
+  /** REST: request body template (JSON by default). */
+  body?: string;
+  /** GraphQL: the upstream subscription protocol. The execution engine answers queries and mutations; a subscription sent to it is refused with 400. */
+  subscription_type?: string;
+  /** GraphQL: send `operation` (with `variables`) instead of the client's selection. */
+  has_operation?: boolean;
+  /** GraphQL: the operation sent when has_operation is true. */
+  operation?: string;
+  /** GraphQL: variables of `operation`, a JSON object whose strings may hold templates. */
+  variables?: Record<string, unknown>;
+  /** Fields the schema leaves open. */
+  [key: string]: unknown;
 }
 
 /** One header. */
@@ -724,6 +762,26 @@ export interface GraphqlEngineGlobalHeader {
   key?: string;
   /** Header value. */
   value?: string;
+}
+
+/** One query parameter. */
+export interface GraphqlEngineQueryVariable {
+  /** Parameter name. */
+  name: string;
+  /** Parameter value (may hold templates). */
+  value?: string;
+}
+
+/** Mapping of one field. By default a field reads the key of its own name in the value its data source answered (or its parent object); `path` names another key path; `disable_default_mapping` with an empty path takes the value whole. */
+export interface GraphqlFieldConfig {
+  /** GraphQL type that holds the field. */
+  type_name: string;
+  /** Field name. */
+  field_name: string;
+  /** Do not read the key named as the field: read `path`, or the value whole. */
+  disable_default_mapping?: boolean;
+  /** Key path of the value in the response, such as [data, items]. */
+  path?: string[];
 }
 
 /** Introspection queries. */
@@ -752,6 +810,14 @@ export interface GraphqlProxyConfig {
   features?: Record<string, unknown>;
   /** Request header rewrites. */
   request_headers_rewrite?: Record<string, unknown>;
+}
+
+/** Fields of one type served by the data source. */
+export interface GraphqlRootFields {
+  /** GraphQL type that holds the fields, such as Query. */
+  type: string;
+  /** Field names. */
+  fields: string[];
 }
 
 /** Settings of a federation subgraph. */

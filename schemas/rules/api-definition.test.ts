@@ -848,6 +848,193 @@ const cases: Case[] = [
     ],
   },
   {
+    name: "GraphQL version 2: the reference's data graph sample (REST sources, field configs) passes",
+    api: api(
+      {
+        graphql: {
+          enabled: true,
+          execution_mode: 'executionEngine',
+          version: '2',
+          schema:
+            'type Query { user(id: Int!): User }\ntype User { id: Int posts: [Post] }\ntype Post { id: Int }',
+          engine: {
+            field_configs: [
+              { type_name: 'Query', field_name: 'user', disable_default_mapping: true, path: [] },
+              { type_name: 'User', field_name: 'posts', disable_default_mapping: true, path: [] },
+            ],
+            data_sources: [
+              {
+                kind: 'REST',
+                name: 'User',
+                internal: true,
+                root_fields: [{ type: 'Query', fields: ['user'] }],
+                config: {
+                  url: 'http://users:3101/users/{{.arguments.id}}',
+                  method: 'GET',
+                  body: '',
+                  headers: {},
+                },
+              },
+              {
+                kind: 'GraphQL',
+                name: 'Posts',
+                root_fields: [{ type: 'User', fields: ['posts'] }],
+                config: {
+                  url: 'http://posts:3102/graphql',
+                  method: 'POST',
+                  // Neutral values of another kind's settings set nothing: accepted.
+                  body: '',
+                  headers: {},
+                  subscription_type: 'graphql-ws',
+                  has_operation: true,
+                  operation: 'query($id: Int) { posts(user: $id) { id } }',
+                  variables: { id: '{{ .object.id }}' },
+                },
+              },
+            ],
+            global_headers: [{ key: 'x-from', value: 'svc' }],
+          },
+        },
+      },
+      { target_url: '' },
+    ),
+  },
+  {
+    name: 'GraphQL version 2: bad sources are refused at their paths, Kafka by name',
+    api: api(
+      {
+        graphql: {
+          enabled: true,
+          execution_mode: 'executionEngine',
+          version: '2',
+          schema: 'type Query { a: String b(id: ID): String }',
+          type_field_configurations: [{ type_name: 'Query', field_name: 'a' }],
+          engine: {
+            field_configs: [{ type_name: 'Query', field_name: 'nope' }],
+            data_sources: [
+              {
+                kind: 'Kafka',
+                root_fields: [{ type: 'Query', fields: ['a'] }],
+                config: { broker_addresses: ['k:9092'], topics: ['t'] },
+              },
+              {
+                kind: 'REST',
+                root_fields: [
+                  { type: 'Query', fields: ['a', 'b'] },
+                  { type: 'Mutation', fields: ['x'] },
+                ],
+                config: {
+                  url: 'tyk://users/{{.arguments.id}}',
+                  method: 'TRACE',
+                  headers: { 'x-h': '{{ .request.headers.x }}' },
+                  operation: '{ a }',
+                },
+              },
+              {
+                kind: 'GraphQL',
+                root_fields: [{ type: 'Query', fields: ['b'] }],
+                config: { has_operation: true },
+              },
+              { kind: 'REST', root_fields: [] },
+            ],
+          },
+        },
+      },
+      { target_url: '' },
+    ),
+    want: [
+      {
+        path: 'graphql.type_field_configurations',
+        type: 'Invalid',
+        message:
+          'with graphql.version "2" the data graph is read from graphql.engine: move these fields to engine.data_sources and engine.field_configs, or remove graphql.version',
+      },
+      {
+        path: 'graphql.engine.field_configs[0].field_name',
+        type: 'Invalid',
+        message: '"Query" has no field "nope" in graphql.schema',
+      },
+      {
+        path: 'graphql.engine.data_sources[0].kind',
+        type: 'NotSupported',
+        message:
+          '"Kafka": Kafka data sources are not supported yet by this gateway: use REST or GraphQL sources, or serve the topic as a stream (x-svc-streaming)',
+      },
+      {
+        path: 'graphql.engine.data_sources[1].root_fields[1].type',
+        type: 'Invalid',
+        message: '"Mutation" is not an object type of graphql.schema',
+      },
+      {
+        path: 'graphql.engine.data_sources[1].config.operation',
+        type: 'Forbidden',
+        message: 'not a setting of a REST data source: it takes url, method, headers, query, body',
+      },
+      {
+        path: 'graphql.engine.data_sources[1].config.url',
+        type: 'Invalid',
+        message:
+          '"tyk://users/{{.arguments.id}}": another API of the gateway (tyk://) as a data source is not supported yet: write the http(s) URL of its upstream',
+      },
+      {
+        path: 'graphql.engine.data_sources[1].config.method',
+        type: 'NotSupported',
+        message: '"TRACE": a REST data source calls with GET, POST, PUT, PATCH, DELETE',
+      },
+      {
+        path: 'graphql.engine.data_sources[1].config.headers.x-h',
+        type: 'Invalid',
+        message:
+          '"{{ .request.headers.x }}": templates fill the field\'s arguments or its parent object\'s fields, such as {{ .arguments.id }} or {{ .object.id }}',
+      },
+      {
+        path: 'graphql.engine.data_sources[2].root_fields[0].fields[0]',
+        type: 'Invalid',
+        message:
+          'Query.b is already served by graphql.engine.data_sources[1]: list each field in one data source',
+      },
+      {
+        path: 'graphql.engine.data_sources[2].config.url',
+        type: 'Required',
+        message: 'set the http(s) URL the data source calls',
+      },
+      {
+        path: 'graphql.engine.data_sources[2].config.operation',
+        type: 'Required',
+        message: 'has_operation is true: write the operation sent',
+      },
+      {
+        path: 'graphql.engine.data_sources[3].config',
+        type: 'Required',
+        message: 'a REST data source needs its config, with the url it calls',
+      },
+    ],
+  },
+  {
+    name: 'GraphQL: a version 2 engine without version "2" would be ignored: refused',
+    api: api({
+      graphql: {
+        enabled: true,
+        execution_mode: 'executionEngine',
+        schema: 'type Query { a: String }',
+        engine: {
+          field_configs: [],
+          data_sources: [
+            { kind: 'REST', root_fields: [{ type: 'Query', fields: ['a'] }], config: { url: 'http://a' } },
+          ],
+        },
+      },
+    }),
+    want: [
+      {
+        path: 'graphql.engine',
+        type: 'Invalid',
+        message:
+          'the version 2 data graph is read when graphql.version is "2": set graphql.version to "2", or write the graph in graphql.type_field_configurations',
+      },
+    ],
+  },
+  {
     name: 'wrongly typed fields read as absent (the schema reports them)',
     api: {
       name: 1,
@@ -956,6 +1143,13 @@ describe('classicApiWarnings', () => {
       api: api({ graphql: { type_field_configurations: [{ type_name: 'Q', field_name: 'a' }] } }),
       want: [
         'graphql.type_field_configurations: data sources are used only when execution_mode is executionEngine',
+      ],
+    },
+    {
+      name: 'version 2 data sources outside executionEngine',
+      api: api({ graphql: { version: '2', engine: { data_sources: [{ kind: 'REST' }] } } }),
+      want: [
+        'graphql.engine.data_sources: data sources are used only when execution_mode is executionEngine',
       ],
     },
   ];

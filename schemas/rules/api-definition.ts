@@ -16,6 +16,7 @@ import type {
   GatewayApiDefinition,
   GlobalRateLimit,
   GraphqlConfig,
+  GraphqlEngineConfig,
   ProxyConfig,
 } from '../generated/models.ts';
 import { apiDefinitionModel } from '../models/api-definition/index.ts';
@@ -464,6 +465,15 @@ export function classicApiWarnings(api: ClassicApiInput): FieldWarning[] {
   if (list(graphql?.type_field_configurations).length > 0 && mode !== 'executionEngine') {
     warnings.push({
       path: 'graphql.type_field_configurations',
+      message: 'data sources are used only when execution_mode is executionEngine',
+    });
+  }
+  if (
+    list(model<GraphqlEngineConfig>(graphql?.engine)?.data_sources).length > 0 &&
+    mode !== 'executionEngine'
+  ) {
+    warnings.push({
+      path: 'graphql.engine.data_sources',
       message: 'data sources are used only when execution_mode is executionEngine',
     });
   }

@@ -3,7 +3,11 @@
  * (SDL) must parse and build, with the line and column of the first problem; both modes need a
  * schema (a proxyOnly API checks queries against it, and svc does not fetch it by introspection);
  * `type_field_configurations` name a known data source kind, an http(s) URL (or a template of
- * one), and a type and field the schema has. Federation modes are refused by name.
+ * one), and a type and field the schema has. The version 2 form (`graphql.version: "2"`,
+ * `graphql.engine`) the same: REST and GraphQL sources with the settings of their kind, root fields
+ * the schema has (each served by one source), templates over arguments and the parent object only;
+ * Kafka sources are refused by name. The form `version` does not name must be empty. Federation
+ * modes are refused by name.
  */
 import {
   buildASTSchema,
@@ -18,13 +22,33 @@ import type {
   GraphqlConfig,
   GraphqlDataSource,
   GraphqlDataSourceConfig,
+  GraphqlEngineConfig,
+  GraphqlEngineDataSource,
+  GraphqlEngineDataSourceConfig,
+  GraphqlFieldConfig,
+  GraphqlRootFields,
   TypeFieldConfiguration,
 } from '../generated/models.ts';
 import { quote, type FieldProblem } from './field-problem.ts';
-import { isTrue, list, model, problem, text, type Unchecked } from './read.ts';
+import { hasContent, isTrue, list, model, problem, text, type Unchecked } from './read.ts';
 
 /** The data source kinds the execution engine knows. */
 export const DATA_SOURCE_KINDS = ['GraphQLDataSource', 'HTTPJSONDataSource'];
+
+/** The settings each version 2 data source kind takes. */
+const V2_CONFIG_FIELDS: Record<string, readonly string[]> = {
+  REST: ['url', 'method', 'headers', 'query', 'body'],
+  GraphQL: ['url', 'method', 'headers', 'subscription_type', 'has_operation', 'operation', 'variables'],
+};
+
+/** The methods each version 2 data source kind calls with. */
+const V2_METHODS: Record<string, readonly string[]> = {
+  REST: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+  GraphQL: ['GET', 'POST'],
+};
+
+/** The upstream subscription protocols the reference names. */
+const SUBSCRIPTION_TYPES = ['', 'graphql-ws', 'graphql-transport-ws', 'sse'];
 
 /** `line L, column C: message` of a GraphQL error (its first location). */
 function located(err: GraphQLError): string {
@@ -139,7 +163,224 @@ export function graphqlProblems(graphql: Unchecked<GraphqlConfig> | undefined): 
     const p = templatedUrlProblem(url);
     if (p !== undefined) problems.push(problem(`${base}.data_source_config.url`, 'Invalid', p));
   });
+  problems.push(
+    ...versionProblems(graphql),
+    ...engineProblems(model<GraphqlEngineConfig>(graphql.engine), schema),
+  );
   return problems;
+}
+
+/** Whether a version 2 engine config says anything (an empty one is what exports carry). */
+function engineHasContent(engine: Unchecked<GraphqlEngineConfig> | undefined): boolean {
+  return (
+    list(engine?.data_sources).length > 0 ||
+    list(engine?.field_configs).length > 0 ||
+    list(engine?.global_headers).length > 0
+  );
+}
+
+/** The form read is the one `version` names: the other one, written too, would be ignored. */
+function versionProblems(graphql: Unchecked<GraphqlConfig>): FieldProblem[] {
+  const v2 = text(graphql.version) === '2';
+  if (!v2 && engineHasContent(model<GraphqlEngineConfig>(graphql.engine))) {
+    return [
+      problem(
+        'graphql.engine',
+        'Invalid',
+        'the version 2 data graph is read when graphql.version is "2": set graphql.version to "2", or write the graph in graphql.type_field_configurations',
+      ),
+    ];
+  }
+  if (v2 && list(graphql.type_field_configurations).length > 0) {
+    return [
+      problem(
+        'graphql.type_field_configurations',
+        'Invalid',
+        'with graphql.version "2" the data graph is read from graphql.engine: move these fields to engine.data_sources and engine.field_configs, or remove graphql.version',
+      ),
+    ];
+  }
+  return [];
+}
+
+/** A type and field of the schema, or the problem at `at`. */
+function fieldProblem(
+  schema: GraphQLSchema | undefined,
+  typeName: string | undefined,
+  fieldName: string | undefined,
+  typeAt: string,
+  fieldAt: string,
+): FieldProblem | undefined {
+  if (schema === undefined || typeName === undefined || fieldName === undefined) return undefined;
+  const type = schema.getType(typeName);
+  if (!isObjectType(type)) {
+    return problem(typeAt, 'Invalid', `${quote(typeName)} is not an object type of graphql.schema`);
+  }
+  if (type.getFields()[fieldName] === undefined) {
+    return problem(
+      fieldAt,
+      'Invalid',
+      `${quote(typeName)} has no field ${quote(fieldName)} in graphql.schema`,
+    );
+  }
+  return undefined;
+}
+
+/** Every problem of the version 2 `engine`. */
+function engineProblems(
+  engine: Unchecked<GraphqlEngineConfig> | undefined,
+  schema: GraphQLSchema | undefined,
+): FieldProblem[] {
+  if (engine === undefined) return [];
+  const problems: FieldProblem[] = [];
+  list(engine.field_configs).forEach((f, i) => {
+    const at = `graphql.engine.field_configs[${i}]`;
+    const fc = model<GraphqlFieldConfig>(f);
+    const p = fieldProblem(
+      schema,
+      text(fc?.type_name),
+      text(fc?.field_name),
+      `${at}.type_name`,
+      `${at}.field_name`,
+    );
+    if (p !== undefined) problems.push(p);
+  });
+  const servedBy = new Map<string, number>();
+  list(engine.data_sources).forEach((d, i) => {
+    const at = `graphql.engine.data_sources[${i}]`;
+    const ds = model<GraphqlEngineDataSource>(d);
+    if (ds === undefined) return;
+    const kind = text(ds.kind);
+    if (kind === 'Kafka') {
+      problems.push(
+        problem(
+          `${at}.kind`,
+          'NotSupported',
+          '"Kafka": Kafka data sources are not supported yet by this gateway: use REST or GraphQL sources, or serve the topic as a stream (x-svc-streaming)',
+        ),
+      );
+      return;
+    }
+    list(ds.root_fields).forEach((r, j) => {
+      const rf = model<GraphqlRootFields>(r);
+      const typeName = text(rf?.type);
+      list(rf?.fields).forEach((f, k) => {
+        const fieldName = text(f);
+        const fieldAt = `${at}.root_fields[${j}].fields[${k}]`;
+        const p = fieldProblem(schema, typeName, fieldName, `${at}.root_fields[${j}].type`, fieldAt);
+        if (p !== undefined) {
+          problems.push(p);
+          return;
+        }
+        if (typeName === undefined || fieldName === undefined) return;
+        const key = `${typeName}.${fieldName}`;
+        const earlier = servedBy.get(key);
+        if (earlier !== undefined) {
+          problems.push(
+            problem(
+              fieldAt,
+              'Invalid',
+              `${key} is already served by graphql.engine.data_sources[${earlier}]: list each field in one data source`,
+            ),
+          );
+        } else servedBy.set(key, i);
+      });
+    });
+    if (kind === undefined || V2_CONFIG_FIELDS[kind] === undefined) return;
+    problems.push(...sourceConfigProblems(kind, ds.config, `${at}.config`));
+  });
+  return problems;
+}
+
+/** The problems of one REST or GraphQL source's `config`. */
+function sourceConfigProblems(kind: string, raw: unknown, at: string): FieldProblem[] {
+  const config = model<GraphqlEngineDataSourceConfig>(raw);
+  if (config === undefined) {
+    return [problem(at, 'Required', `a ${kind} data source needs its config, with the url it calls`)];
+  }
+  const problems: FieldProblem[] = [];
+  const known = V2_CONFIG_FIELDS[kind] ?? [];
+  for (const [key, value] of Object.entries(config)) {
+    // A neutral value sets nothing (the reference's samples write `body: ""` on GraphQL sources).
+    if (!known.includes(key) && hasContent(value)) {
+      problems.push(
+        problem(
+          `${at}.${key}`,
+          'Forbidden',
+          `not a setting of a ${kind} data source: it takes ${known.join(', ')}`,
+        ),
+      );
+    }
+  }
+  const url = text(config.url) ?? '';
+  if (url === '') {
+    problems.push(problem(`${at}.url`, 'Required', 'set the http(s) URL the data source calls'));
+  } else {
+    const p = templatedUrlProblem(url) ?? templateProblem(url);
+    if (p !== undefined) problems.push(problem(`${at}.url`, 'Invalid', p));
+  }
+  const method = text(config.method) ?? '';
+  const methods = V2_METHODS[kind] ?? [];
+  if (method !== '' && !methods.includes(method.toUpperCase())) {
+    problems.push(
+      problem(
+        `${at}.method`,
+        'NotSupported',
+        `${quote(method)}: a ${kind} data source calls with ${methods.join(', ')}`,
+      ),
+    );
+  }
+  for (const [name, value] of Object.entries(model<Record<string, string>>(config.headers) ?? {})) {
+    const p = typeof value === 'string' ? templateProblem(value) : undefined;
+    if (p !== undefined) problems.push(problem(`${at}.headers.${name}`, 'Invalid', p));
+  }
+  list(config.query).forEach((q, i) => {
+    const value = text(model<{ value: string }>(q)?.value);
+    const p = value === undefined ? undefined : templateProblem(value);
+    if (p !== undefined) problems.push(problem(`${at}.query[${i}].value`, 'Invalid', p));
+  });
+  const body = text(config.body);
+  const bodyProblem = body === undefined ? undefined : templateProblem(body);
+  if (bodyProblem !== undefined) problems.push(problem(`${at}.body`, 'Invalid', bodyProblem));
+  const sub = text(config.subscription_type);
+  if (sub !== undefined && !SUBSCRIPTION_TYPES.includes(sub)) {
+    problems.push(
+      problem(
+        `${at}.subscription_type`,
+        'NotSupported',
+        `${quote(sub)}: use ${SUBSCRIPTION_TYPES.filter((t) => t !== '').join(', ')}, or leave it empty`,
+      ),
+    );
+  }
+  if (isTrue(config.has_operation)) {
+    const op = text(config.operation) ?? '';
+    if (op === '') {
+      problems.push(
+        problem(`${at}.operation`, 'Required', 'has_operation is true: write the operation sent'),
+      );
+    } else {
+      try {
+        parse(op);
+      } catch (err) {
+        const m = err instanceof GraphQLError ? located(err) : String(err);
+        problems.push(problem(`${at}.operation`, 'Invalid', `the operation does not parse: ${m}`));
+      }
+    }
+  }
+  return problems;
+}
+
+/**
+ * Templates of the engine fill the field's arguments and its parent object's fields
+ * (`{{ .arguments.id }}`, `{{ .object.id }}`); any other template would be sent as written.
+ */
+function templateProblem(value: string): string | undefined {
+  for (const m of value.matchAll(/\{\{[^{}]*\}\}/g)) {
+    if (!/^\{\{\s*\.?(object|arguments)(\.[A-Za-z_][A-Za-z0-9_]*)+\s*\}\}$/.test(m[0])) {
+      return `${quote(m[0])}: templates fill the field's arguments or its parent object's fields, such as {{ .arguments.id }} or {{ .object.id }}`;
+    }
+  }
+  return undefined;
 }
 
 /** A data source URL may hold `{{ .object.id }}` templates; everything else must be a URL. */
@@ -153,6 +394,9 @@ function templatedUrlProblem(url: string): string | undefined {
     parsed = new URL(filled);
   } catch {
     return `${quote(url)} is not an absolute http(s) URL: write the scheme and host, such as http://users.default.svc:8080/graphql`;
+  }
+  if (parsed.protocol === 'tyk:') {
+    return `${quote(url)}: another API of the gateway (tyk://) as a data source is not supported yet: write the http(s) URL of its upstream`;
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     return `${quote(url)} has the scheme ${quote(parsed.protocol.slice(0, -1))}: data sources are called over http or https`;

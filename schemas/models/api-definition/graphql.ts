@@ -3,7 +3,7 @@
  * graph.
  */
 import type { JsonSchema } from '../../json-schema.ts';
-import { stringMap, openObject } from './builders.ts';
+import { stringMap, openObject, strings } from './builders.ts';
 
 const graphqlDataSource: JsonSchema = {
   title: 'GraphqlDataSource',
@@ -62,6 +62,145 @@ const graphqlDataSource: JsonSchema = {
   },
 };
 
+/** The fields of one type a data source serves (`root_fields`). */
+const typeFields: JsonSchema = {
+  title: 'GraphqlRootFields',
+  description: 'Fields of one type served by the data source.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'fields'],
+  properties: {
+    type: { type: 'string', minLength: 1, description: 'GraphQL type that holds the fields, such as Query.' },
+    fields: { ...strings('Field names.'), minItems: 1 },
+  },
+};
+
+/**
+ * The settings of a version 2 data source. One shape for every kind (the rules check which
+ * fields each kind takes): REST takes `url`, `method`, `headers`, `query`, `body`; GraphQL takes
+ * `url`, `method`, `headers`, `subscription_type`, `has_operation`, `operation`, `variables`.
+ */
+const engineDataSourceConfig: JsonSchema = {
+  title: 'GraphqlEngineDataSourceConfig',
+  description:
+    "Settings of the data source, by kind. REST: `url`, `method`, `headers`, `query`, `body`; GraphQL: `url`, `method`, `headers`, `subscription_type`, `has_operation`, `operation`, `variables`. Templates `{{ .arguments.x }}` (the field's arguments) and `{{ .object.x }}` (the parent object's fields) are filled in the URL, query values, headers, body and variables.",
+  type: 'object',
+  'x-kubernetes-preserve-unknown-fields': true,
+  properties: {
+    url: {
+      type: 'string',
+      description:
+        'http(s) URL of the data source; may hold templates, such as http://users/{{ .arguments.id }}.',
+    },
+    method: {
+      type: 'string',
+      description: 'HTTP method of the call (REST: default GET; GraphQL: POST or GET).',
+    },
+    headers: stringMap('Headers of the call (values may hold templates); they win over global_headers.'),
+    query: {
+      type: 'array',
+      description: 'REST: query parameters added to the URL (values may hold templates).',
+      items: {
+        title: 'GraphqlEngineQueryVariable',
+        description: 'One query parameter.',
+        type: 'object',
+        additionalProperties: false,
+        required: ['name'],
+        properties: {
+          name: { type: 'string', minLength: 1, description: 'Parameter name.' },
+          value: { type: 'string', description: 'Parameter value (may hold templates).' },
+        },
+      },
+    },
+    body: { type: 'string', description: 'REST: request body template (JSON by default).' },
+    subscription_type: {
+      type: 'string',
+      description:
+        'GraphQL: the upstream subscription protocol. The execution engine answers queries and mutations; a subscription sent to it is refused with 400.',
+    },
+    has_operation: {
+      type: 'boolean',
+      description: "GraphQL: send `operation` (with `variables`) instead of the client's selection.",
+    },
+    operation: { type: 'string', description: 'GraphQL: the operation sent when has_operation is true.' },
+    variables: {
+      ...openObject('GraphQL: variables of `operation`, a JSON object whose strings may hold templates.'),
+    },
+  },
+};
+
+/** The universal data graph in the reference's version 2 form (`graphql.version: "2"`). */
+const graphqlEngine: JsonSchema = {
+  title: 'GraphqlEngineConfig',
+  description:
+    'The universal data graph in its version 2 form (with `graphql.version: "2"`): data sources serving root fields, and field mappings. Read into the same engine as `type_field_configurations`.',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    field_configs: {
+      type: 'array',
+      description: 'How fields map onto data source responses.',
+      items: {
+        title: 'GraphqlFieldConfig',
+        description:
+          'Mapping of one field. By default a field reads the key of its own name in the value its data source answered (or its parent object); `path` names another key path; `disable_default_mapping` with an empty path takes the value whole.',
+        type: 'object',
+        additionalProperties: false,
+        required: ['type_name', 'field_name'],
+        properties: {
+          type_name: { type: 'string', minLength: 1, description: 'GraphQL type that holds the field.' },
+          field_name: { type: 'string', minLength: 1, description: 'Field name.' },
+          disable_default_mapping: {
+            type: 'boolean',
+            description: 'Do not read the key named as the field: read `path`, or the value whole.',
+          },
+          path: strings('Key path of the value in the response, such as [data, items].'),
+        },
+      },
+    },
+    data_sources: {
+      type: 'array',
+      description: 'Data sources, each serving the fields listed in its `root_fields`.',
+      items: {
+        title: 'GraphqlEngineDataSource',
+        description: 'One data source.',
+        type: 'object',
+        additionalProperties: false,
+        required: ['kind'],
+        properties: {
+          kind: {
+            type: 'string',
+            enum: ['REST', 'GraphQL', 'Kafka'],
+            description: 'Kind of the data source (Kafka is not supported yet).',
+          },
+          name: { type: 'string', description: 'Name of the data source (for people).' },
+          internal: {
+            type: 'boolean',
+            description:
+              'Marks a data source that is another API of the gateway (for people; the URL decides).',
+          },
+          root_fields: { type: 'array', description: 'Fields the data source serves.', items: typeFields },
+          config: engineDataSourceConfig,
+        },
+      },
+    },
+    global_headers: {
+      type: 'array',
+      description: 'Headers sent to every data source.',
+      items: {
+        title: 'GraphqlEngineGlobalHeader',
+        description: 'One header.',
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          key: { type: 'string', description: 'Header name.' },
+          value: { type: 'string', description: 'Header value.' },
+        },
+      },
+    },
+  },
+};
+
 /** GraphQL settings of a classic API. */
 export const graphql: JsonSchema = {
   title: 'GraphqlConfig',
@@ -77,9 +216,13 @@ export const graphql: JsonSchema = {
       enum: ['', 'proxyOnly', 'executionEngine', 'supergraph', 'subgraph'],
       default: 'proxyOnly',
       description:
-        '`proxyOnly` proxies GraphQL to the upstream; `executionEngine` resolves the schema from `type_field_configurations`.',
+        '`proxyOnly` proxies GraphQL to the upstream; `executionEngine` resolves the schema from its data sources (`type_field_configurations`, or `engine` with version 2).',
     },
-    version: { type: 'string', description: 'Version of the GraphQL configuration format.' },
+    version: {
+      type: 'string',
+      description:
+        'Version of the GraphQL configuration format: "2" reads the data graph from `engine`, anything else from `type_field_configurations`.',
+    },
     schema: { type: 'string', description: 'GraphQL schema (SDL) of the API.' },
     playground: {
       title: 'GraphqlPlayground',
@@ -123,44 +266,7 @@ export const graphql: JsonSchema = {
       format: 'date-time',
       description: 'When the schema was last updated from the upstream.',
     },
-    engine: {
-      title: 'GraphqlEngineConfig',
-      description: 'Settings of the version 2 execution engine.',
-      type: 'object',
-      'x-svc-support': 'not-supported',
-      'x-svc-reason':
-        'not built yet: the execution engine reads `type_field_configurations` (data sources per field); the version 2 form (`field_configs`, `data_sources`) is not translated to it',
-      additionalProperties: false,
-      properties: {
-        field_configs: {
-          type: 'array',
-          description: 'How fields map onto data source responses.',
-          items: openObject(
-            'Mapping of one field: `type_name`, `field_name`, `disable_default_mapping`, `path`.',
-          ),
-        },
-        data_sources: {
-          type: 'array',
-          description:
-            'Data sources: `kind` (REST, GraphQL, Kafka), `name`, `internal`, `root_fields`, `config`.',
-          items: openObject('One data source.'),
-        },
-        global_headers: {
-          type: 'array',
-          description: 'Headers sent to every data source.',
-          items: {
-            title: 'GraphqlEngineGlobalHeader',
-            description: 'One header.',
-            type: 'object',
-            additionalProperties: false,
-            properties: {
-              key: { type: 'string', description: 'Header name.' },
-              value: { type: 'string', description: 'Header value.' },
-            },
-          },
-        },
-      },
-    },
+    engine: graphqlEngine,
     proxy: {
       title: 'GraphqlProxyConfig',
       description: 'Settings of a proxy-only GraphQL API.',

@@ -1,0 +1,198 @@
+/**
+ * The execution engine's one model of a data graph, read from either form an API definition may
+ * write it in, so every feature of the engine works in both:
+ * - version 1, `graphql.type_field_configurations`: a data source and a mapping per field
+ *   (`HTTPJSONDataSource`, `GraphQLDataSource`; `mapping.path` a dot path);
+ * - version 2 (`graphql.version: "2"`), `graphql.engine`: data sources of kind `REST` and
+ *   `GraphQL`, each serving the fields of its `root_fields`, `field_configs` mapping fields (a key
+ *   path; by default the key of the field's own name, as the reference's engine reads it), and
+ *   `global_headers` sent to every source.
+ * The rules in schemas/rules/graphql.ts refuse what this model cannot hold (Kafka sources among
+ * them), so what is read here is what was admitted.
+ */
+import type {
+  GraphqlConfig,
+  GraphqlEngineConfig,
+  GraphqlEngineDataSourceConfig,
+  TypeFieldConfiguration,
+} from '../../schemas/generated/models.ts';
+
+/** An HTTP call answering JSON (v1 `HTTPJSONDataSource`, v2 `REST`). */
+export interface RestSource {
+  kind: 'rest';
+  method: string;
+  /** May hold `{{ .object.x }}` and `{{ .arguments.y }}` templates, as may the values below. */
+  url: string;
+  headers: Readonly<Record<string, string>>;
+  /** Query parameters added to the URL. */
+  query: readonly { name: string; value: string }[];
+  body: string | undefined;
+  /** The member of an abstract type a successful answer is. */
+  defaultTypeName: string | undefined;
+  /** The member of an abstract type an answer with this status is (any status, errors too). */
+  typeByStatus: ReadonlyMap<number, string>;
+}
+
+/** Another GraphQL server (v1 `GraphQLDataSource`, v2 `GraphQL`). */
+export interface GraphqlSource {
+  kind: 'graphql';
+  /** GET sends the query in the URL; any other method a JSON body. */
+  method: string;
+  url: string;
+  headers: Readonly<Record<string, string>>;
+  /**
+   * A fixed operation sent instead of the client's selection, with its variables (strings may
+   * hold templates); undefined sends the field with its sub-selection and the variables it uses.
+   */
+  operation: { query: string; variables: Readonly<Record<string, unknown>> } | undefined;
+}
+
+/** Where one field's data comes from. */
+export type EngineSource = RestSource | GraphqlSource;
+
+/** One field of the graph the engine resolves itself. */
+export interface EngineField {
+  typeName: string;
+  fieldName: string;
+  /**
+   * Key path of the field's value: in what its source answered (a REST body; a GraphQL answer's
+   * `data`), or in its parent object when it has no source. Undefined takes the value whole.
+   */
+  path: readonly string[] | undefined;
+  source: EngineSource | undefined;
+}
+
+const dotPath = (path: string | undefined): string[] | undefined =>
+  path === undefined || path === '' ? undefined : path.split('.');
+
+/** Version 1: `type_field_configurations`. */
+function fromVersion1(fields: readonly TypeFieldConfiguration[]): EngineField[] {
+  return fields.map((f): EngineField => {
+    const path = f.mapping?.disabled === true ? undefined : dotPath(f.mapping?.path);
+    const ds = f.data_source;
+    const base = { typeName: f.type_name, fieldName: f.field_name };
+    if (ds === undefined) return { ...base, path, source: undefined };
+    const c = ds.data_source_config;
+    if (ds.kind === 'GraphQLDataSource') {
+      // A GraphQL answer holds the field under its own name; the mapping reads inside it.
+      return {
+        ...base,
+        path: [f.field_name, ...(path ?? [])],
+        source: {
+          kind: 'graphql',
+          method: c.method ?? 'POST',
+          url: c.url,
+          headers: c.headers ?? {},
+          operation: undefined,
+        },
+      };
+    }
+    return {
+      ...base,
+      path,
+      source: {
+        kind: 'rest',
+        method: c.method ?? 'GET',
+        url: c.url,
+        headers: c.headers ?? {},
+        query: [],
+        body: c.body === '' ? undefined : c.body,
+        defaultTypeName: c.default_type_name,
+        typeByStatus: new Map(
+          (c.status_code_type_name_mappings ?? []).flatMap((m) =>
+            m.type_name === undefined || m.type_name === '' ? [] : [[m.status_code, m.type_name] as const],
+          ),
+        ),
+      },
+    };
+  });
+}
+
+/** Headers of a source over the global ones (a source's header wins, whatever its case). */
+function withGlobal(
+  global: readonly { key?: string; value?: string }[],
+  own: Readonly<Record<string, string>> | undefined,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  const ownNames = new Set(Object.keys(own ?? {}).map((k) => k.toLowerCase()));
+  for (const h of global) {
+    if (h.key !== undefined && h.key !== '' && !ownNames.has(h.key.toLowerCase())) out[h.key] = h.value ?? '';
+  }
+  return { ...out, ...own };
+}
+
+function v2Source(
+  kind: string,
+  c: GraphqlEngineDataSourceConfig,
+  global: readonly { key?: string; value?: string }[],
+): EngineSource | undefined {
+  const headers = withGlobal(global, c.headers);
+  if (kind === 'REST') {
+    return {
+      kind: 'rest',
+      method: c.method === undefined || c.method === '' ? 'GET' : c.method.toUpperCase(),
+      url: c.url ?? '',
+      headers,
+      query: (c.query ?? []).map((q) => ({ name: q.name, value: q.value ?? '' })),
+      body: c.body === '' ? undefined : c.body,
+      defaultTypeName: undefined,
+      typeByStatus: new Map(),
+    };
+  }
+  if (kind === 'GraphQL') {
+    return {
+      kind: 'graphql',
+      method: c.method === undefined || c.method === '' ? 'POST' : c.method.toUpperCase(),
+      url: c.url ?? '',
+      headers,
+      operation:
+        c.has_operation === true ? { query: c.operation ?? '', variables: c.variables ?? {} } : undefined,
+    };
+  }
+  return undefined;
+}
+
+/** Version 2: `engine.data_sources` and `engine.field_configs`. */
+function fromVersion2(engine: GraphqlEngineConfig): EngineField[] {
+  const key = (t: string, f: string): string => `${t}.${f}`;
+  const mapping = new Map((engine.field_configs ?? []).map((fc) => [key(fc.type_name, fc.field_name), fc]));
+  // The reference's engine reads the key named as the field unless told otherwise.
+  const pathOf = (t: string, f: string): string[] | undefined => {
+    const fc = mapping.get(key(t, f));
+    const path = fc?.path ?? [];
+    if (path.length > 0) return path;
+    return fc?.disable_default_mapping === true ? undefined : [f];
+  };
+  const global = engine.global_headers ?? [];
+  const out: EngineField[] = [];
+  const served = new Set<string>();
+  for (const ds of engine.data_sources ?? []) {
+    const source = v2Source(ds.kind, ds.config ?? {}, global);
+    if (source === undefined) continue;
+    for (const rf of ds.root_fields ?? []) {
+      for (const f of rf.fields) {
+        served.add(key(rf.type, f));
+        out.push({ typeName: rf.type, fieldName: f, path: pathOf(rf.type, f), source });
+      }
+    }
+  }
+  // A mapped field without a source reads its parent object.
+  for (const fc of engine.field_configs ?? []) {
+    if (served.has(key(fc.type_name, fc.field_name))) continue;
+    out.push({
+      typeName: fc.type_name,
+      fieldName: fc.field_name,
+      path: pathOf(fc.type_name, fc.field_name),
+      source: undefined,
+    });
+  }
+  return out;
+}
+
+/** Whether the API writes its data graph in the version 2 form. */
+export const isVersion2 = (g: GraphqlConfig): boolean => g.version === '2';
+
+/** The engine's fields of an API's GraphQL settings, from whichever form it writes. */
+export function engineFields(g: GraphqlConfig): EngineField[] {
+  return isVersion2(g) ? fromVersion2(g.engine ?? {}) : fromVersion1(g.type_field_configurations ?? []);
+}
