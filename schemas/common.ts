@@ -203,7 +203,7 @@ export const apiStatus: JsonSchema = {
     certificates: {
       type: 'array',
       description:
-        'IDs of the certificates the operator uploaded to the gateway from certificate_secret_names (ApiDefinition).',
+        'IDs of the certificates the operator uploaded to the gateway from the Secrets the API names (ApiDefinition: certificate_secret_names, client_certificate_refs, upstream_certificate_refs; SvcOasApiDefinition: clientCertificate, mutualTLS).',
       items: { type: 'string' },
     },
     ...reconcileStatusProperties,

@@ -10,9 +10,17 @@ import type { ManagementClient } from '../clients/management.ts';
 import type { Connections } from '../connections.ts';
 import { accessRefs, jwtPolicyRefs, refKey, refOf, sameRef, sortedRefs } from '../references.ts';
 import { internalRefsOf, translateApiDefinition } from '../translate/api-definition.ts';
-import { publicKeyPinOf, tlsUploadOf, type SecretContent } from '../certificates.ts';
+import type { SecretContent } from '../certificates.ts';
 import { certificateSecretRefs } from '../../schemas/rules/secret-refs.ts';
 import { secretWatch, viewChanged, watchOf, type ControllerEnv } from './env.ts';
+import {
+  deleteCertificatesOf,
+  readCertificateSecrets,
+  certificateHolders,
+  retireCertificates,
+  uploadCertificates,
+  type CertificateHolder,
+} from './certificate-secrets.ts';
 import { byAccessRight, byCertificateSecret, byContext, byInternalTarget, byJwtPolicy } from './indexes.ts';
 import {
   callGateway,
@@ -47,39 +55,17 @@ export interface ApiDefinitionDeps extends ReportDeps<ApiObject> {
   policies: (api: ApiObject) => readonly PolicyView[];
   /** Reads a Secret (certificates named by Secret); undefined when it does not exist. */
   secret: (namespace: string, name: string) => Promise<SecretContent | undefined>;
-  /** Every ApiDefinition: a certificate is deleted only when none of the others lists it. */
-  apis: () => readonly ApiObject[];
+  /**
+   * Every API that may list certificates (of every kind): a certificate is deleted only when none
+   * of the others lists it.
+   */
+  apis: () => readonly CertificateHolder[];
   /**
    * The pushes this process made, by object: the cache may not hold the status of the last one
    * yet (sync.ts). One per controller in production; without it, the status alone says.
    */
   pushes?: PushMemory;
   log: Logger;
-}
-
-/** The certificate IDs the other ApiDefinitions recorded (`status.certificates`). */
-function certificatesOfOthers(self: ApiObject, apis: readonly ApiObject[]): Set<string> {
-  const key = objectKey(self);
-  return new Set(apis.filter((a) => objectKey(a) !== key).flatMap((a) => a.status?.certificates ?? []));
-}
-
-/**
- * Deletes the certificates in `ids` that no other ApiDefinition lists; an ID on the gateway no
- * more counts as done. Returns what was deleted.
- */
-async function deleteUnusedCertificates(
-  client: { deleteCert: (id: string) => Promise<boolean> },
-  ids: readonly string[],
-  self: ApiObject,
-  apis: readonly ApiObject[],
-): Promise<string[]> {
-  const inUse = certificatesOfOthers(self, apis);
-  const deleted: string[] = [];
-  for (const id of ids) {
-    if (inUse.has(id)) continue;
-    if (await client.deleteCert(id)) deleted.push(id);
-  }
-  return deleted;
 }
 
 /**
@@ -147,9 +133,7 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
           const removed = await client.deleteApi(apiId);
           if (removed) await client.reload();
           // The certificates it served, unless another API lists them.
-          const certs = obj.status?.certificates ?? [];
-          const deleted = await deleteUnusedCertificates(client, certs, obj, deps.apis());
-          if (deleted.length > 0) log.info('certificates deleted', { certificates: deleted });
+          await deleteCertificatesOf(client, obj, deps.apis(), log);
           return removed;
         },
       },
@@ -192,35 +176,20 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
   // Certificates named by Secret (schemas/rules/secret-refs.ts): served, allowed from clients and
   // presented upstream, each read into an upload, its ID known before the upload; pinned, read
   // into a public-key pin (nothing uploaded).
-  const uploads = new Map<string, { pem: string; id: string }>();
-  const pins = new Map<string, string>();
-  for (const { path, name: secretName, use } of certificateSecretRefs(current.spec)) {
-    const pinned = use === 'pinned';
-    if (pinned ? pins.has(secretName) : uploads.has(secretName)) continue;
-    const secret = await deps.secret(namespace, secretName);
-    if (!secret) {
-      const needs = pinned
-        ? 'with tls.crt, the certificate whose public key is pinned'
-        : 'type kubernetes.io/tls, with tls.crt and tls.key';
-      const message = `${path}: Secret ${namespace}/${secretName} does not exist: create it (${needs})`;
-      await fail('SecretNotFound', message, false);
-      return {}; // The Secret's watch queues the API when it appears.
-    }
-    const read = pinned ? publicKeyPinOf(secret) : tlsUploadOf(secret, resolved.conn.org);
-    if (!read.ok) {
-      await fail('SecretInvalid', `${path}: Secret ${namespace}/${secretName} ${read.problem}`, false);
-      return {}; // Queued again when the Secret changes.
-    }
-    if ('pin' in read) pins.set(secretName, read.pin);
-    else uploads.set(secretName, read);
-  }
-  const certificates = [...new Set([...uploads.values()].map((u) => u.id))];
+  const certs = await readCertificateSecrets(
+    certificateSecretRefs(current.spec),
+    namespace,
+    resolved.conn.org,
+    deps.secret,
+    fail,
+  );
+  if (!certs) return {}; // The Secret's watch queues the API when it appears or changes.
 
   const desired = translateApiDefinition(current, {
     apiId,
     orgId: resolved.conn.org,
-    certificateId: (secretName) => uploads.get(secretName)?.id ?? '',
-    publicKeyPin: (secretName) => pins.get(secretName) ?? '',
+    certificateId: (secretName) => certs.uploads.get(secretName)?.id ?? '',
+    publicKeyPin: (secretName) => certs.pins.get(secretName) ?? '',
     internalApiId: (ref) =>
       internalIds.get(`${ref.namespace}/${ref.name}`) ?? derivedId(ref.namespace, ref.name),
     // A policy that does not exist yet gets the ID it will be derived to; its watch queues the API.
@@ -228,19 +197,7 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
       policies.find((p) => sameRef(refOf(p), ref))?.spec?.id ?? derivedId(ref.namespace, ref.name),
   });
   const client = resolved.client;
-  const uploaded = await callGateway(async () => {
-    const added: string[] = [];
-    const seen = new Set<string>();
-    for (const { pem, id } of uploads.values()) {
-      if (seen.has(id)) continue;
-      seen.add(id);
-      // False: the gateway holds it already (409).
-      if (await client.addCert(pem, resolved.conn.org)) added.push(id);
-    }
-    return added;
-  }, fail);
-  if (!uploaded) return {};
-  if (uploaded.value.length > 0) log.info('certificates uploaded', { certificates: uploaded.value });
+  if (!(await uploadCertificates(client, certs, resolved.conn.org, fail, log))) return {};
   const pushed = await callGateway(
     () =>
       pushDocument(
@@ -259,21 +216,8 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
   if (!pushed) return {};
   const { action, hashes } = pushed.value;
   Object.assign(status, hashes);
-  // The gateway no longer serves the certificates this API stopped listing: delete those no other
-  // API lists (after the push, so that the gateway never points at a deleted one). Until that
-  // succeeds, the status keeps them, so that a retry deletes them.
-  const dropped = (old.certificates ?? []).filter((id) => !certificates.includes(id));
-  status.certificates = [...certificates, ...dropped];
-  if (dropped.length > 0) {
-    const deleted = await callGateway(
-      () => deleteUnusedCertificates(client, dropped, current, deps.apis()),
-      fail,
-    );
-    if (!deleted) return {};
-    if (deleted.value.length > 0) log.info('certificates deleted', { certificates: deleted.value });
-  }
-  if (certificates.length > 0) status.certificates = certificates;
-  else delete status.certificates;
+  // The gateway no longer serves the certificates this API stopped listing.
+  if (!(await retireCertificates(client, certs.ids, current, deps.apis, status, fail, log))) return {};
   // When contextRef moved the API to another gateway, it goes from the one it was pushed to
   // before; until then, the status keeps pointing at that one.
   const here = pushedTo(client, current.spec.contextRef, namespace);
@@ -326,6 +270,7 @@ export function apiDefinitionController(env: ControllerEnv): ControllerSpec {
   const apisTargeting = byInternalTarget(apis);
   const policiesCovering = byAccessRight(policies);
   const pushes = new PushMemory();
+  const holders = certificateHolders(env);
 
   /** Keys of the APIs linked to a policy. */
   const apisOf = (p: PolicyView | undefined): string[] => {
@@ -356,7 +301,7 @@ export function apiDefinitionController(env: ControllerEnv): ControllerSpec {
         ],
         // The API's namespace is watched, so its Secrets are in the cache.
         secret: (namespace, name) => Promise.resolve(secrets.get(namespace, name)),
-        apis: () => apis.list(),
+        apis: holders,
         pushes,
         now: env.now,
         log: env.log,

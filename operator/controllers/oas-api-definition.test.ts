@@ -3,6 +3,10 @@ import assert from 'node:assert/strict';
 import type { AccessRight, OasApiStatus } from '../../schemas/generated/kinds.ts';
 import { InputError } from '../../lib/errors.ts';
 import { derivedId } from '../ids.ts';
+import { createHash, X509Certificate } from 'node:crypto';
+import { createCa } from '../../lib/x509.ts';
+import { publicKeyPinOf, type SecretContent } from '../certificates.ts';
+import type { CertificateHolder } from './certificate-secrets.ts';
 import type { ConfigMapContent } from '../translate/oas-api-definition.ts';
 import type { PolicyView } from './api-definition.ts';
 import {
@@ -18,6 +22,41 @@ import { assertReady, baseDeps, FakeGateway, settle } from './testing.ts';
 const A = 'http://gw-a';
 const ID = derivedId('team', 'petstore');
 const EXT = 'x-svc-api-gateway';
+
+/** A kubernetes.io/tls Secret of a fresh certificate, its gateway ID and its public-key pin. */
+async function tlsSecret(cn: string): Promise<{ secret: SecretContent; id: string; pin: string }> {
+  const c = await createCa({ commonName: cn, validityDays: 1 });
+  const b64 = (t: string): string => Buffer.from(t).toString('base64');
+  const fingerprint = createHash('sha256').update(new X509Certificate(c.certPem).raw).digest('hex');
+  const secret = { type: 'kubernetes.io/tls', data: { 'tls.crt': b64(c.certPem), 'tls.key': b64(c.keyPem) } };
+  const pinned = publicKeyPinOf(secret);
+  assert.ok(pinned.ok);
+  return { secret, id: `org-1${fingerprint}`, pin: pinned.pin };
+}
+const tls1 = await tlsSecret('partner.example');
+const tls2 = await tlsSecret('gateway-to-upstream.example');
+const tls3 = await tlsSecret('upstream.example');
+const tlsRotated = await tlsSecret('partner-rotated.example');
+
+/** The spec fields naming Secrets: the client, upstream and pinned certificates of the cases. */
+const certSpec = {
+  clientCertificate: { enabled: true, allowlist: ['partner'] },
+  mutualTLS: {
+    enabled: true,
+    domainToCertificateMapping: [{ domain: 'petstore', certificateRef: 'to-upstream' }],
+  },
+  certificatePinning: {
+    enabled: true,
+    domainToPublicKeysMapping: [{ domain: 'petstore', publicKeyRefs: ['upstream-pin'] }],
+  },
+};
+const certSecrets = { partner: tls1.secret, 'to-upstream': tls2.secret, 'upstream-pin': tls3.secret };
+
+/** Another SvcOasApiDefinition of `team` whose status lists certificates. */
+const otherApi = (certificates: string[]): CertificateHolder => ({
+  metadata: { name: 'billing', namespace: 'team' },
+  status: { certificates },
+});
 
 /** An OAS document (JSON) with the extension; `ext` is merged into the extension. */
 function oas(opts: { listenPath?: string; target?: string; id?: string; token?: boolean } = {}): string {
@@ -80,13 +119,96 @@ interface Case {
   throws?: boolean;
   /** The reconcile's `requeueAfterMs` (checked when given). */
   requeueAfterMs?: number;
+  /** Spec fields besides `svcOAS` (the certificates by Secret). */
+  spec?: Record<string, unknown>;
+  /** Secrets of `team` by name. */
+  secrets?: Record<string, SecretContent>;
+  /** Secrets changed after the `pushed` reconcile. */
+  rotate?: Record<string, SecretContent>;
+  /** Other APIs listing certificates. */
+  others?: CertificateHolder[];
 }
+
+/** Deps of an API naming no Secrets. */
+const noSecrets = { secret: () => Promise.resolve(undefined), apis: () => [] };
 
 const cm = (text: string): Record<string, ConfigMapContent> => ({
   'team/petstore-oas': { data: { 'oas.json': text } },
 });
 
 const cases: Case[] = [
+  {
+    name: 'certificates by Secret, one Secret missing: SecretNotFound naming the field and the Secret, nothing pushed',
+    configMaps: cm(oas()),
+    spec: certSpec,
+    secrets: { partner: tls1.secret, 'upstream-pin': tls3.secret },
+    writes: [],
+    ready: {
+      status: 'False',
+      reason: 'SecretNotFound',
+      message:
+        /^spec\.mutualTLS\.domainToCertificateMapping\[0\]\.certificateRef: Secret team\/to-upstream does not exist/,
+    },
+  },
+  {
+    name: 'certificates by Secret: uploaded before the push, their IDs and pin written into the document, Ready',
+    configMaps: cm(oas()),
+    spec: certSpec,
+    secrets: certSecrets,
+    writes: [`addCert ${tls1.id}`, `addCert ${tls2.id}`, `createOasApi ${ID}`, 'reload'],
+    ready: { status: 'True', reason: 'Synced' },
+    status: (s, gw) => {
+      assert.deepEqual(s?.certificates, [tls1.id, tls2.id]);
+      assert.deepEqual([...gw.certs.keys()], [tls1.id, tls2.id]);
+      const held = JSON.parse(JSON.stringify(gw.oasApis.get(ID))) as Record<
+        string,
+        { server: Record<string, unknown>; upstream: Record<string, unknown> }
+      >;
+      const ext = held[EXT];
+      assert.ok(ext);
+      assert.deepEqual(ext.server.clientCertificates, { enabled: true, allowlist: [tls1.id] });
+      assert.deepEqual(ext.upstream.mutualTLS, {
+        enabled: true,
+        domainToCertificateMapping: [{ domain: 'petstore', certificate: tls2.id }],
+      });
+      assert.deepEqual(ext.upstream.certificatePinning, {
+        enabled: true,
+        domainToPublicKeysMapping: [{ domain: 'petstore', publicKeys: [tls3.pin] }],
+      });
+    },
+  },
+  {
+    name: 'a Secret rotated: the new certificate uploaded and pushed, the old one deleted',
+    pushed: oas(),
+    configMaps: cm(oas()),
+    spec: certSpec,
+    secrets: certSecrets,
+    rotate: { partner: tlsRotated.secret },
+    writes: [`addCert ${tlsRotated.id}`, `updateOasApi ${ID}`, 'reload', `deleteCert ${tls1.id}`],
+    status: (s, gw) => {
+      assert.deepEqual(s?.certificates, [tlsRotated.id, tls2.id]);
+      assert.deepEqual([...gw.certs.keys()].sort(), [tls2.id, tlsRotated.id].sort());
+    },
+  },
+  {
+    name: 'a Secret rotated while another API lists the old certificate: the old one stays',
+    pushed: oas(),
+    configMaps: cm(oas()),
+    spec: certSpec,
+    secrets: certSecrets,
+    rotate: { partner: tlsRotated.secret },
+    others: [otherApi([tls1.id])],
+    writes: [`addCert ${tlsRotated.id}`, `updateOasApi ${ID}`, 'reload'],
+  },
+  {
+    name: 'deleted: the API and its certificates go',
+    pushed: oas(),
+    configMaps: cm(oas()),
+    spec: certSpec,
+    secrets: certSecrets,
+    deleting: true,
+    writes: [`deleteOasApi ${ID}`, 'reload', `deleteCert ${tls1.id}`, `deleteCert ${tls2.id}`],
+  },
   {
     name: 'new: the document is created with the derived ID, reloaded, Ready',
     configMaps: cm(oas()),
@@ -318,13 +440,19 @@ describe('reconcileSvcOasApiDefinition', () => {
         apiVersion: 'svc.svc.io/v1alpha1',
         kind: 'SvcOasApiDefinition',
         metadata: { name: 'petstore', namespace: 'team', generation: 1, finalizers: [] },
-        spec: { svcOAS: { configmapRef: { name: 'petstore-oas', keyName: 'oas.json', ...c.ref } } },
+        spec: {
+          svcOAS: { configmapRef: { name: 'petstore-oas', keyName: 'oas.json', ...c.ref } },
+          ...c.spec,
+        },
       };
+      const secrets = new Map(Object.entries(c.secrets ?? {}));
       const deps = {
         ...baseDeps<OasApiObject>({ default: gw }),
         read: () => Promise.resolve(api),
         configMap: (ns: string, name: string) => Promise.resolve(configMaps[`${ns}/${name}`]),
         policies: () => c.policies ?? [],
+        secret: (ns: string, name: string) => Promise.resolve(ns === 'team' ? secrets.get(name) : undefined),
+        apis: () => [api, ...(c.others ?? [])],
       };
       if (c.pushed) {
         await reconcileSvcOasApiDefinition('team/petstore', deps);
@@ -338,6 +466,7 @@ describe('reconcileSvcOasApiDefinition', () => {
         api.metadata.finalizers = [OAS_FINALIZER];
       }
       if (c.template) api.metadata.labels = { 'svc.io/template': 'true' };
+      for (const [name, secret] of Object.entries(c.rotate ?? {})) secrets.set(name, secret);
       c.gateway?.(gw);
       if (c.deleting) api.metadata.deletionTimestamp = new Date(0);
       gw.writes.length = 0;
@@ -366,6 +495,7 @@ describe('reconcileSvcOasApiDefinition', () => {
     };
     const deps = {
       ...baseDeps<OasApiObject>({ default: gwA, 'team/second': gwB }),
+      ...noSecrets,
       read: () => Promise.resolve(api),
       configMap: () => Promise.resolve(cm(oas())['team/petstore-oas']),
       policies: () => [],
@@ -395,6 +525,7 @@ describe('reconcileSvcOasApiDefinition', () => {
   test('a context that does not exist: ContextNotFound, nothing pushed', async () => {
     const deps = {
       ...baseDeps<OasApiObject>({}),
+      ...noSecrets,
       read: () =>
         Promise.resolve<OasApiObject>({
           apiVersion: 'svc.svc.io/v1alpha1',
@@ -442,6 +573,7 @@ describe('reconcileSvcOasApiDefinition, kind SvcStreamsApiDefinition', () => {
     };
     const deps = {
       ...baseDeps<OasApiObject>({ default: gw }),
+      ...noSecrets,
       read: () => Promise.resolve(api),
       configMap: (ns: string, name: string) =>
         Promise.resolve(

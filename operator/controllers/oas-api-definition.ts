@@ -9,9 +9,20 @@ import { derivedId } from '../ids.ts';
 import type { Connections } from '../connections.ts';
 import { accessRefs, refKey, refOf, sameRef, sortedRefs } from '../references.ts';
 import { translateOasApiDefinition, type ConfigMapContent } from '../translate/oas-api-definition.ts';
+import type { OasCertificateSpec } from '../../schemas/oas/secret-refs.ts';
 import type { OasApiObject, PolicyView } from './objects.ts';
-import { configMapWatch, viewChanged, watchOf, type ControllerEnv } from './env.ts';
-import { byAccessRight, byContext, byRef } from './indexes.ts';
+import { configMapWatch, secretWatch, viewChanged, watchOf, type ControllerEnv } from './env.ts';
+import { byAccessRight, byCertificateSecret, byContext, byRef } from './indexes.ts';
+import type { SecretContent } from '../certificates.ts';
+import { certificateSecretRefs } from '../../schemas/rules/secret-refs.ts';
+import {
+  certificateHolders,
+  deleteCertificatesOf,
+  readCertificateSecrets,
+  retireCertificates,
+  uploadCertificates,
+  type CertificateHolder,
+} from './certificate-secrets.ts';
 import {
   callGateway,
   heldByPolicies,
@@ -74,6 +85,16 @@ export interface OasApiDefinitionDeps extends ReportDeps<OasApiObject> {
    * production.
    */
   policies: (api: OasApiObject) => readonly PolicyView[];
+  /**
+   * Reads a Secret of the API's namespace (`spec.clientCertificate`, `spec.mutualTLS`,
+   * `spec.certificatePinning`); undefined when it does not exist.
+   */
+  secret: (namespace: string, name: string) => Promise<SecretContent | undefined>;
+  /**
+   * Every API that may list certificates (of every kind): a certificate is deleted only when none
+   * of the others lists it.
+   */
+  apis: () => readonly CertificateHolder[];
   /** The pushes this process made, by object (sync.ts); without it, the status alone says. */
   pushes?: PushMemory;
   log: Logger;
@@ -157,6 +178,8 @@ export async function reconcileSvcOasApiDefinition(
         remove: async (client) => {
           const removed = await client.deleteOasApi(apiId);
           if (removed) await client.reload();
+          // The certificates it named by Secret, unless another API lists them.
+          await deleteCertificatesOf(client, obj, deps.apis(), log);
           return removed;
         },
       },
@@ -180,6 +203,18 @@ export async function reconcileSvcOasApiDefinition(
     return {};
   }
   if (!resolved.ok) return reportUnresolved(resolved, fail);
+  // Certificates named by Secret (the reference's TykOasApiDefinition forms): each read into an
+  // upload or a pin, written into the document by the translation (schemas/oas/secret-refs.ts).
+  const certSpec = current.spec as OasCertificateSpec;
+  const certs = await readCertificateSecrets(
+    certificateSecretRefs(certSpec),
+    namespace,
+    resolved.conn.org,
+    deps.secret,
+    fail,
+  );
+  if (!certs) return {}; // The Secret's watch queues the API when it appears or changes.
+  const { clientCertificate, mutualTLS, certificatePinning } = certSpec;
   const translated = translateOasApiDefinition({
     namespace,
     name,
@@ -187,6 +222,17 @@ export async function reconcileSvcOasApiDefinition(
     ref,
     configMap: await deps.configMap(ref.namespace, ref.name),
     streams: kind === STREAMS_KIND,
+    certificates: {
+      spec: {
+        ...(clientCertificate === undefined ? {} : { clientCertificate }),
+        ...(mutualTLS === undefined ? {} : { mutualTLS }),
+        ...(certificatePinning === undefined ? {} : { certificatePinning }),
+      },
+      values: {
+        certificateId: (secretName) => certs.uploads.get(secretName)?.id ?? '',
+        publicKeyPin: (secretName) => certs.pins.get(secretName) ?? '',
+      },
+    },
   });
   if (!translated.ok) {
     const served = old.api_id ? `; API ${old.api_id} keeps serving its last good version` : '';
@@ -197,6 +243,7 @@ export async function reconcileSvcOasApiDefinition(
 
   const { apiId, doc } = translated;
   const client = resolved.client;
+  if (!(await uploadCertificates(client, certs, resolved.conn.org, fail, log))) return {};
   const pushed = await callGateway(async () => {
     const result = await pushDocument(
       {
@@ -223,6 +270,8 @@ export async function reconcileSvcOasApiDefinition(
   });
   if (translated.targetUrl === undefined) delete status.target_url;
   else status.target_url = translated.targetUrl;
+  // The gateway no longer serves the certificates this API stopped listing.
+  if (!(await retireCertificates(client, certs.ids, current, deps.apis, status, fail, log))) return {};
   // When contextRef moved the API to another gateway, it goes from the one it was pushed to
   // before (under the ID it had there); until then, the status keeps pointing at that one.
   const here = pushedTo(client, current.spec.contextRef, namespace);
@@ -274,7 +323,8 @@ export const svcStreamsApiDefinitionController = (env: ControllerEnv): Controlle
 /**
  * The controller of a document kind: its APIs are reconciled when they change, when the
  * ConfigMap they point at changes (matched by namespace and name), when their OperatorContext
- * changes, and when a SecurityPolicy starts or stops covering them.
+ * changes, when a SecurityPolicy starts or stops covering them, and when a Secret they name for
+ * certificates changes.
  */
 function documentController(env: ControllerEnv, kind: DocumentKind): ControllerSpec {
   const oasSpec = watchOf(env, kind.kind);
@@ -288,6 +338,10 @@ function documentController(env: ControllerEnv, kind: DocumentKind): ControllerS
   const policiesCovering = byAccessRight(policies);
   const apisOfContext = byContext(apis);
   const apisOfConfigMap = byRef(apis, 'configmap', configMapRefOf);
+  const secretSpec = secretWatch(env);
+  const secrets = env.manager.informer<k8s.V1Secret>(secretSpec);
+  const apisOfSecret = byCertificateSecret(apis);
+  const holders = certificateHolders(env);
   const pushes = new PushMemory();
 
   /** A ConfigMap from the cache, or read directly when its namespace is not watched. */
@@ -323,6 +377,9 @@ function documentController(env: ControllerEnv, kind: DocumentKind): ControllerS
         connections: env.connections,
         events: env.events,
         policies: (api) => policiesCovering({ kind: kind.kind, ...refOf(api) }),
+        // The API's namespace is watched, so its Secrets are in the cache.
+        secret: (namespace, name) => Promise.resolve(secrets.get(namespace, name)),
+        apis: holders,
         pushes,
         now: env.now,
         log: env.log,
@@ -342,6 +399,15 @@ function documentController(env: ControllerEnv, kind: DocumentKind): ControllerS
         watch: policySpec,
         map: (p: PolicyView, old: PolicyView | undefined, event: InformerEvent) =>
           viewChanged(event, p, old, policyLinkView) ? [...new Set([...apisOf(p), ...apisOf(old)])] : [],
+      },
+      {
+        // A Secret that appears, changes its data or goes queues the APIs that name it for
+        // certificates (in their own namespace).
+        watch: secretSpec,
+        map: (secret: k8s.V1Secret, old: k8s.V1Secret | undefined, event: InformerEvent) => {
+          if (!viewChanged(event, secret, old, (s) => s.data)) return [];
+          return apisOfSecret(refOf(secret)).map((api) => objectKey(api));
+        },
       },
     ],
   };

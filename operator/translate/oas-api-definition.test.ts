@@ -1,9 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { checkOasDocument, OAS_EXTENSION } from '../../schemas/oas/index.ts';
+import type { OasCertificateSpec } from '../../schemas/oas/secret-refs.ts';
 import { derivedId } from '../ids.ts';
 import { goldenTests } from './golden.ts';
 import {
@@ -23,19 +25,40 @@ const ref = { namespace: 'default', name: 'petstore-oas', keyName: 'oas.yaml' };
  * gateway serves the pushed document as, so each golden reads as the record of what a document
  * becomes.
  */
+/**
+ * A golden input's certificates by Secret name only the spec: a Secret's certificate ID and pin
+ * stand in as hashes of its name (the reconciler reads the real ones).
+ */
+type GoldenInput = Omit<OasTranslationInput, 'certificates'> & {
+  certificates?: { spec: OasCertificateSpec };
+};
+const withSecretValues = ({ certificates, ...input }: GoldenInput): OasTranslationInput => ({
+  ...input,
+  ...(certificates === undefined
+    ? {}
+    : {
+        certificates: {
+          spec: certificates.spec,
+          values: {
+            certificateId: (name) => `${input.orgId}${createHash('sha256').update(name).digest('hex')}`,
+            publicKeyPin: (name) => `sha256/${createHash('sha256').update(name).digest('base64')}`,
+          },
+        },
+      }),
+});
+
 await goldenTests(
   'oas-api-definition',
-  (input: OasTranslationInput) => {
-    const got = translateOasApiDefinition(input);
+  (input: GoldenInput) => {
+    const got = translateOasApiDefinition(withSecretValues(input));
     return got.ok ? { translation: got, classic: checkOasDocument(got.doc).api } : { translation: got };
   },
   (got: { translation: OasTranslation | OasRefusal }, input) => {
     const t = got.translation;
     if (!t.ok) {
-      assert.ok(
-        t.message.startsWith(`ConfigMap ${input.ref.namespace}/${input.ref.name}`),
-        'a refusal names the ConfigMap',
-      );
+      const names =
+        t.reason === 'SpecInvalid' ? 'spec.' : `ConfigMap ${input.ref.namespace}/${input.ref.name}`;
+      assert.ok(t.message.startsWith(names), 'a refusal names the field, or the ConfigMap');
       return;
     }
     assert.deepEqual(checkOasDocument(t.doc).problems, [], 'the gateway accepts the pushed document');

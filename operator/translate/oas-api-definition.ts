@@ -3,7 +3,9 @@
  * ConfigMap key, parsed (JSON or YAML), checked as the gateway and the webhooks check it (the
  * document's schema, then `checkOasDocument`), with the API ID written into
  * `x-svc-api-gateway.info.id` (and the connection's organization in `info.orgId`, unless the
- * document sets one). Pure: the reconciler reads the ConfigMap and passes its content.
+ * document sets one), and the certificates the resource names by Secret written into the
+ * extension (schemas/oas/secret-refs.ts). Pure: the reconciler reads the ConfigMap and the
+ * Secrets and passes what they hold.
  */
 import { parseDocumentText } from '../../schemas/rules/nesting.ts';
 import { oasApiDocument } from '../../schemas/models/oas.ts';
@@ -13,6 +15,12 @@ import type { OasDocument } from '../clients/management.ts';
 import { derivedId, hashOf } from '../ids.ts';
 import { STREAMS_PATH, streamsOf } from '../../schemas/rules/streams.ts';
 import { isPlainObject } from '../../lib/plain-object.ts';
+import {
+  applyOasSecretRefs,
+  oasSecretRefProblems,
+  type OasCertificateSpec,
+  type OasSecretValues,
+} from '../../schemas/oas/secret-refs.ts';
 
 /** Largest document an API may have: the ConfigMap limit, and what the gateway accepts. */
 export const MAX_DOCUMENT_BYTES = 1024 * 1024;
@@ -41,11 +49,21 @@ export interface OasTranslationInput {
   streams?: boolean;
   /** The ConfigMap's content; undefined when it does not exist. */
   configMap: ConfigMapContent | undefined;
+  /**
+   * The certificates the resource names by Secret (`spec.clientCertificate`, `spec.mutualTLS`,
+   * `spec.certificatePinning`) and what the Secrets hold, read by the reconciler.
+   */
+  certificates?: { spec: OasCertificateSpec; values: OasSecretValues };
 }
 
 /** Why a document can't be pushed: the `Ready` condition's reason. */
 export type OasProblemReason =
-  'ConfigMapNotFound' | 'ConfigMapKeyNotFound' | 'DocumentTooLarge' | 'DocumentInvalid' | 'ExtensionMissing';
+  | 'ConfigMapNotFound'
+  | 'ConfigMapKeyNotFound'
+  | 'DocumentTooLarge'
+  | 'DocumentInvalid'
+  | 'ExtensionMissing'
+  | 'SpecInvalid';
 
 /** A document ready to push, and what the status says about it. */
 export interface OasTranslation {
@@ -144,6 +162,13 @@ export function translateOasApiDefinition(input: OasTranslationInput): OasTransl
   if (info) {
     info.id = apiId;
     if (typeof info.orgId !== 'string' || info.orgId === '') info.orgId = input.orgId;
+  }
+  if (input.certificates !== undefined) {
+    const specProblems = oasSecretRefProblems(input.certificates.spec, parsed);
+    if (specProblems.length > 0) {
+      return refuse('SpecInvalid', listed(specProblems.map((p) => `${p.path}: ${p.message}`)));
+    }
+    applyOasSecretRefs(doc, input.certificates.spec, input.certificates.values);
   }
 
   const schemaProblems = schemaCheck(doc).map((p) => `${p.path === '' ? '(root)' : p.path}: ${p.message}`);

@@ -292,7 +292,7 @@ export interface ApiStatus {
   linked_by_policies?: NamespacedRef[];
   /** Where the operator last wrote the resource: the management URL, and the OperatorContext it was reached through (none: the operator's own settings). When contextRef moves the resource to another gateway, it is deleted from this one. */
   pushedTo?: PushedTo;
-  /** IDs of the certificates the operator uploaded to the gateway from certificate_secret_names (ApiDefinition). */
+  /** IDs of the certificates the operator uploaded to the gateway from the Secrets the API names (ApiDefinition: certificate_secret_names, client_certificate_refs, upstream_certificate_refs; SvcOasApiDefinition: clientCertificate, mutualTLS). */
   certificates?: string[];
   /** The metadata.generation the operator last reconciled. */
   observedGeneration?: number;
@@ -894,7 +894,7 @@ export interface OasApiStatus {
   linked_by_policies?: NamespacedRef[];
   /** Where the operator last wrote the resource: the management URL, and the OperatorContext it was reached through (none: the operator's own settings). When contextRef moves the resource to another gateway, it is deleted from this one. */
   pushedTo?: PushedTo;
-  /** IDs of the certificates the operator uploaded to the gateway from certificate_secret_names (ApiDefinition). */
+  /** IDs of the certificates the operator uploaded to the gateway from the Secrets the API names (ApiDefinition: certificate_secret_names, client_certificate_refs, upstream_certificate_refs; SvcOasApiDefinition: clientCertificate, mutualTLS). */
   certificates?: string[];
   /** The metadata.generation the operator last reconciled. */
   observedGeneration?: number;
@@ -912,6 +912,40 @@ export interface OasApiStatus {
   enabled?: boolean;
   /** Hash of the ConfigMap key the document pushed last came from. */
   latestConfigMapHash?: string;
+}
+
+/** Certificate pinning with public keys from Secrets: `enabled` is written into the document's `x-svc-api-gateway.upstream.certificatePinning.enabled` and each Secret's tls.crt public key, as a sha256/ pin, is added to the host's `publicKeys` in `domainToPublicKeysMapping` (nothing is uploaded). */
+export interface OasCertificatePinning {
+  /** Whether certificate pinning is on. */
+  enabled: boolean;
+  /** Upstream host -> the Secrets whose public keys it may present. */
+  domainToPublicKeysMapping?: {
+    /** Upstream host: api.example.com, *.example.com for its subdomains, or * for any. */
+    domain: string;
+    /** Secrets (in the namespace of the API) whose tls.crt certificate holds a public key the host may present. */
+    publicKeyRefs: string[];
+  }[];
+}
+
+/** Static mutual TLS with client certificates from Secrets: `enabled` is written into the document's `x-svc-api-gateway.server.clientCertificates.enabled` (over what the document says) and each Secret's certificate, uploaded by the operator, is added to its `allowlist`. Served on the gateway's HTTPS port (`https_port`): OAS documents name no port, and the gateway port is plain HTTP. */
+export interface OasClientCertificate {
+  /** Whether static mutual TLS is on. */
+  enabled: boolean;
+  /** Secrets (type kubernetes.io/tls, with tls.crt and tls.key, in the namespace of the API) whose certificates are allowed. */
+  allowlist?: string[];
+}
+
+/** Upstream mutual TLS with certificates from Secrets: `enabled` is written into the document's `x-svc-api-gateway.upstream.mutualTLS.enabled` and each mapping, its Secret uploaded by the operator, is added to `domainToCertificateMapping` (a domain the document maps too is refused: an upstream host is presented one certificate). */
+export interface OasUpstreamMutualTls {
+  /** Whether upstream mutual TLS is on. */
+  enabled: boolean;
+  /** Upstream host -> the Secret whose certificate and key the gateway presents to it. */
+  domainToCertificateMapping?: {
+    /** Upstream host: api.example.com, *.example.com for its subdomains, or * for any. */
+    domain: string;
+    /** Secret (type kubernetes.io/tls, with tls.crt and tls.key, in the namespace of the API) presented to the host. */
+    certificateRef: string;
+  }[];
 }
 
 /** Settings of the OAuth 2.0 authorization server: svc serves the `client_credentials` grant only; other grants and response types are refused. */
@@ -1353,6 +1387,12 @@ export interface SvcOasApiDefinitionSpec {
   contextRef?: NamespacedRef;
   /** Where the OAS document is. */
   svcOAS: SvcOasRef;
+  /** Static mutual TLS with client certificates from Secrets: `enabled` is written into the document's `x-svc-api-gateway.server.clientCertificates.enabled` (over what the document says) and each Secret's certificate, uploaded by the operator, is added to its `allowlist`. Served on the gateway's HTTPS port (`https_port`): OAS documents name no port, and the gateway port is plain HTTP. */
+  clientCertificate?: OasClientCertificate;
+  /** Upstream mutual TLS with certificates from Secrets: `enabled` is written into the document's `x-svc-api-gateway.upstream.mutualTLS.enabled` and each mapping, its Secret uploaded by the operator, is added to `domainToCertificateMapping` (a domain the document maps too is refused: an upstream host is presented one certificate). */
+  mutualTLS?: OasUpstreamMutualTls;
+  /** Certificate pinning with public keys from Secrets: `enabled` is written into the document's `x-svc-api-gateway.upstream.certificatePinning.enabled` and each Secret's tls.crt public key, as a sha256/ pin, is added to the host's `publicKeys` in `domainToPublicKeysMapping` (nothing is uploaded). */
+  certificatePinning?: OasCertificatePinning;
 }
 
 /** Where the OAS document is. */

@@ -72,6 +72,109 @@ export function oasPrinterColumns(): readonly PrinterColumn[] {
   ];
 }
 
+/** A Secret named by an OAS API's certificate fields (in the API's namespace). */
+const secretName: JsonSchema = { ...k8sName, description: 'Name of a Secret in the namespace of the API.' };
+
+/** An upstream host as the document's domain mappings write it. */
+const upstreamDomain: JsonSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 253,
+  description: 'Upstream host: api.example.com, *.example.com for its subdomains, or * for any.',
+};
+
+/**
+ * Certificates named by Secret, the reference's TykOasApiDefinition forms: the operator reads the
+ * Secrets and writes what they hold into the document's `x-svc-api-gateway` before pushing it
+ * (`server.clientCertificates`, `upstream.mutualTLS`, `upstream.certificatePinning`). The document
+ * itself names certificates by gateway ID only, as the reference's does.
+ */
+export const oasCertificateRefs: Record<string, JsonSchema> = {
+  clientCertificate: {
+    title: 'OasClientCertificate',
+    description:
+      "Static mutual TLS with client certificates from Secrets: `enabled` is written into the document's `x-svc-api-gateway.server.clientCertificates.enabled` (over what the document says) and each Secret's certificate, uploaded by the operator, is added to its `allowlist`. Served on the gateway's HTTPS port (`https_port`): OAS documents name no port, and the gateway port is plain HTTP.",
+    type: 'object',
+    additionalProperties: false,
+    required: ['enabled'],
+    properties: {
+      enabled: { type: 'boolean', description: 'Whether static mutual TLS is on.' },
+      allowlist: {
+        type: 'array',
+        maxItems: 100,
+        items: secretName,
+        description:
+          'Secrets (type kubernetes.io/tls, with tls.crt and tls.key, in the namespace of the API) whose certificates are allowed.',
+      },
+    },
+  },
+  mutualTLS: {
+    title: 'OasUpstreamMutualTls',
+    description:
+      "Upstream mutual TLS with certificates from Secrets: `enabled` is written into the document's `x-svc-api-gateway.upstream.mutualTLS.enabled` and each mapping, its Secret uploaded by the operator, is added to `domainToCertificateMapping` (a domain the document maps too is refused: an upstream host is presented one certificate).",
+    type: 'object',
+    additionalProperties: false,
+    required: ['enabled'],
+    properties: {
+      enabled: { type: 'boolean', description: 'Whether upstream mutual TLS is on.' },
+      domainToCertificateMapping: {
+        type: 'array',
+        maxItems: 100,
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['domain'],
+        description: 'Upstream host -> the Secret whose certificate and key the gateway presents to it.',
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['domain', 'certificateRef'],
+          properties: {
+            domain: upstreamDomain,
+            certificateRef: {
+              ...secretName,
+              description:
+                'Secret (type kubernetes.io/tls, with tls.crt and tls.key, in the namespace of the API) presented to the host.',
+            },
+          },
+        },
+      },
+    },
+  },
+  certificatePinning: {
+    title: 'OasCertificatePinning',
+    description:
+      "Certificate pinning with public keys from Secrets: `enabled` is written into the document's `x-svc-api-gateway.upstream.certificatePinning.enabled` and each Secret's tls.crt public key, as a sha256/ pin, is added to the host's `publicKeys` in `domainToPublicKeysMapping` (nothing is uploaded).",
+    type: 'object',
+    additionalProperties: false,
+    required: ['enabled'],
+    properties: {
+      enabled: { type: 'boolean', description: 'Whether certificate pinning is on.' },
+      domainToPublicKeysMapping: {
+        type: 'array',
+        maxItems: 100,
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['domain'],
+        description: 'Upstream host -> the Secrets whose public keys it may present.',
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['domain', 'publicKeyRefs'],
+          properties: {
+            domain: upstreamDomain,
+            publicKeyRefs: {
+              type: 'array',
+              minItems: 1,
+              maxItems: 20,
+              items: secretName,
+              description:
+                'Secrets (in the namespace of the API) whose tls.crt certificate holds a public key the host may present.',
+            },
+          },
+        },
+      },
+    },
+  },
+};
+
 /** SvcOasApiDefinition: an API described by an OAS document kept in a ConfigMap. */
 export const oasApiDefinitionKind: KindDefinition = {
   kind: 'SvcOasApiDefinition',
@@ -98,6 +201,7 @@ export const oasApiDefinitionKind: KindDefinition = {
           configmapRef: configMapKeyRef('the OAS document (at most 1 MiB)'),
         },
       },
+      ...oasCertificateRefs,
     },
   },
   status: oasApiStatus(),

@@ -381,12 +381,17 @@ export function parsePins(value: string): { pins: Pin[]; problems: string[] } {
   return { pins, problems };
 }
 
+/** A host `upstream_certificates` and `pinned_public_keys` may map: a name, `*.` a name, or `*`. */
+export function isUpstreamHost(key: string): boolean {
+  const k = key.trim().toLowerCase();
+  return k === '*' || DOMAIN.test(k);
+}
+
 /** Hosts of `upstream_certificates` and `pinned_public_keys`, certificate IDs and pins. */
 function upstreamTlsProblems(api: ClassicApiInput): FieldProblem[] {
   const out: FieldProblem[] = [];
   const hostProblem = (field: string, key: string): FieldProblem[] => {
-    const k = key.trim().toLowerCase();
-    return k === '*' || DOMAIN.test(k)
+    return isUpstreamHost(key)
       ? []
       : [
           problem(

@@ -5,6 +5,10 @@
  * upstream host, `upstream_certificates`) and `pinned_public_keys_refs` (an upstream host's
  * pinned public key, `pinned_public_keys`). Read by the webhook (field-pathed problems, warnings
  * for Secrets that do not exist yet) and the operator (which Secrets to read and watch).
+ * An SvcOasApiDefinition names them in the reference's TykOasApiDefinition forms:
+ * `clientCertificate.allowlist` (`server.clientCertificates`), `mutualTLS.domainToCertificateMapping`
+ * (`upstream.mutualTLS`) and `certificatePinning.domainToPublicKeysMapping` (`upstream.certificatePinning`),
+ * each read only while its `enabled` is true.
  */
 import { quote, type FieldProblem } from './field-problem.ts';
 import { model } from './read.ts';
@@ -34,7 +38,10 @@ type RefSpec = Partial<
     | 'certificate_secret_names'
     | 'client_certificate_refs'
     | 'upstream_certificate_refs'
-    | 'pinned_public_keys_refs',
+    | 'pinned_public_keys_refs'
+    | 'clientCertificate'
+    | 'mutualTLS'
+    | 'certificatePinning',
     unknown
   >
 >;
@@ -64,6 +71,39 @@ export function certificateSecretRefs(spec: RefSpec | undefined): CertificateSec
   list('client_certificate_refs', 'client');
   map('upstream_certificate_refs', 'upstream');
   map('pinned_public_keys_refs', 'pinned');
+  out.push(...oasSecretRefs(spec));
+  return out;
+}
+
+/** The OAS kind's forms (see the module comment), those whose `enabled` is true. */
+function oasSecretRefs(spec: RefSpec | undefined): CertificateSecretRef[] {
+  const out: CertificateSecretRef[] = [];
+  const on = (v: unknown): Record<string, unknown> | undefined => {
+    const m = model<Record<string, unknown>>(v);
+    return m?.enabled === true ? m : undefined;
+  };
+  const named = (path: string, name: unknown, use: SecretUse, host?: unknown): void => {
+    if (typeof name !== 'string' || name === '') return;
+    out.push({ path, name, use, ...(typeof host === 'string' ? { host } : {}) });
+  };
+  const client = on(spec?.clientCertificate);
+  listOf(client?.allowlist).forEach((name, i) => {
+    named(`spec.clientCertificate.allowlist[${String(i)}]`, name, 'client');
+  });
+  const upstream = on(spec?.mutualTLS);
+  listOf(upstream?.domainToCertificateMapping).forEach((e, i) => {
+    const entry = mapOf(e);
+    const at = `spec.mutualTLS.domainToCertificateMapping[${String(i)}].certificateRef`;
+    named(at, entry.certificateRef, 'upstream', entry.domain);
+  });
+  const pinning = on(spec?.certificatePinning);
+  listOf(pinning?.domainToPublicKeysMapping).forEach((e, i) => {
+    const entry = mapOf(e);
+    listOf(entry.publicKeyRefs).forEach((name, j) => {
+      const at = `spec.certificatePinning.domainToPublicKeysMapping[${String(i)}].publicKeyRefs[${String(j)}]`;
+      named(at, name, 'pinned', entry.domain);
+    });
+  });
   return out;
 }
 
