@@ -140,31 +140,56 @@ function referenceSamplesSection(): string {
   return `## Reference samples
 
 The reference operator publishes sample manifests (\`config/samples/\` of TykTechnologies/tyk-operator,
-MPL-2.0; not copied into this repository). To see how many a migration takes as they are, check
-the reference out and run
+and a few more beside its tests and documentation; MPL-2.0, not copied into this repository).
+\`tools/reference-samples/samples.tsv\` lists the 77 files this measure was run over, each with the
+commit it was read at (two, marked \`master\`, in their current form as the reference's documentation
+quotes it); \`tools/reference-samples/fetch.sh <dir>\` downloads them. Then run
 
-    node tools/reference-samples/measure.ts <tyk-operator>/config/samples
+    node tools/reference-samples/measure.ts <dir>
 
 It renames each file to svc (group \`tyk.tyk.io\` to \`${GROUP}\`, kinds \`Tyk*\` to \`Svc*\`,
 \`x-tyk-*\` keys to \`x-svc-*\`), applies one file at a time, its documents in order, through the
 webhooks' defaulting and validation (every file's Secrets, policies and contexts present), and
 sends each admitted ApiDefinition, its upstream pointed at a local server, through the operator's
-translation and the gateway's check of a management write. It prints \`served\`, \`admitted\` with
-the gateway's refusal (none so far), or \`refused\` with the webhook's messages.
+translation (certificate IDs and public-key pins as the reconciler computes them from Secrets) and
+the gateway's check of a management write, on a gateway with TLS and \`enable_jsvm\` on (the
+reference's gateway needs \`enable_jsvm\` for virtual endpoints too); an Ingress template is checked
+as an Ingress instantiates it. It prints \`served\`, \`admitted\` with the gateway's refusal (none
+so far), or \`refused\` with the webhook's messages. \`e2e/webhooks/reference-samples.test.ts\` applies
+manifests of the same feature classes, written in the reference's naming and renamed, through a
+real API server and the webhooks, and checks that what is stored is served.
 
-A run over 28 ApiDefinition documents of 24 sample files, each as stored at one commit of the
-reference's history (some older than its latest), admitted and served 21. They cover plain
-proxying, authentication by token, basic, JWT and mTLS, TLS and certificates by Secret, global headers,
-transforms, mocks, allow lists, JSON validation, CORS, caching, load balancing, endpoint tracking, GraphQL
-proxying, virtual endpoints, OAuth2 and analytics plugins; the samples for TCP, response
-processors and gRPC plugins were not among them. These 7 are
-refused, each by name:
+The run over the 86 ApiDefinition documents of those files admits and serves 58: plain proxying
+(with tags, Ingress templates, load balancing, IP allow and block lists), authentication by token,
+basic, JWT and mTLS (certificates by ID or by Secret), HTTPS with certificates, upstream
+certificates and pinned public keys by Secret, global headers, request and response transforms
+with response processors, mocks, allow, block and ignore lists, URL rewrites to internal APIs,
+method transforms, JSON validation, CORS, caching, endpoint tracking, timeouts and circuit
+breakers, TCP, GraphQL proxying, the universal data graph (both forms, over http(s) sources),
+virtual endpoints with config data, gRPC plugins (pre and post), and APIs of policies and portal
+samples. These 28 are refused, each by name:
 
 | Sample | Refused | Why |
 | --- | --- | --- |
+| \`09-federation/\` (5), \`federation/\` (3) | \`graphql.execution_mode\` (\`subgraph\`, \`supergraph\`), \`graphql.subgraph\`, \`graphql.supergraph\`, \`graphql.graph_ref\`, \`proxy.disable_strip_slash\` | GraphQL federation (subgraphs merged into a supergraph, by SubGraph and SuperGraph resources or inline) is not built yet. |
+| \`udg2/udg_external_graphql_internal_rest.yaml\`, \`udg2/udg_internal_graphql_external_rest.yaml\`, \`udg2/udg_internal_graphql_internal_rest.yaml\` (the data graph of each; the APIs beside them are served) | \`graphql.engine.data_sources[].config.url\` (\`tyk://\`) | Another API of the gateway as a data source of the universal data graph is not built yet: write the http(s) URL of its upstream. |
+| \`udg2/graphql_datasource_example.yaml\` | \`graphql.engine.data_sources[].config.headers\` (\`{{.request.headers.*}}\`), \`config.url\` (\`tyk://\`), \`enable_detailed_recording\` | Request headers in data source templates and other APIs as data sources are not built yet; svc keeps no analytics records to put bodies in. |
+| \`udg2/udg_kafka_example.yaml\` | \`graphql.engine.data_sources[].kind\` (\`Kafka\`), \`config.default_type_name\` | Kafka data sources are not built yet (the reference's own comment says the sample does not work either). |
 | \`analytics_plugin.yaml\` | \`analytics_plugin\`, \`enable_detailed_recording\` | An analytics plugin is a Go shared object that rewrites the gateway's analytics records: Go plugins cannot run in a Node.js gateway, and svc keeps no analytics records (its request metrics are Prometheus series at \`/metrics\`), so there are no bodies to record or rewrite. Both stay refused rather than accepted and ignored; remove them to migrate the API. |
 | \`oauth2/client_credentials.yaml\`, \`06-oauth2/client_credentials.yaml\` | \`oauth_meta.allowed_authorize_types\` (\`token\`, \`code\`) | svc serves the client-credentials grant, which needs no authorize endpoint, and has none: the response types the samples also allow would never be served. Remove the entry. |
-| \`httpbin_certificate_pinning.yaml\` (an earlier version) | \`pinned_public_keys_secret_names\` | An earlier form of the reference's model, unknown to svc: the current form, \`pinned_public_keys_refs\` (host to Secret), is served. |
+| \`bdd/custom_resources/httpbin.keyless.grpc-auth.apidefinition.yaml\` | \`custom_middleware.id_extractor\` | The gRPC \`auth_check\` is served; caching its result per extracted identity is not built yet, so the setting is refused rather than ignored. Remove it (the plugin is then asked on every request). |
+| \`docs/api_definitions/custom_plugin.yaml\` | \`custom_middleware.driver\` (\`otto\`) | The reference's JavaScript middleware API (\`TykJS.TykMiddleware\`) is not provided: write the hook as a JavaScript or TypeScript module (driver \`svc\`) or serve it from a gRPC plugin server. |
+| \`docs/api_definitions/custom_plugin_goauth.yaml\` | \`custom_middleware.driver\` (\`goplugin\`), \`use_go_plugin_auth\` | Go plugins are shared objects loaded into a Go process and cannot run in a Node.js gateway. |
+| \`docs/api_definitions/custom_plugin_python/custom_plugin_python.yaml\` | \`custom_middleware_bundle\` | Bundles are archives of Python, Lua or Go plugins fetched from a bundle server; svc runs JavaScript or TypeScript modules from its \`plugin_dir\`, or a gRPC plugin server. |
+| \`07-operator-context/pro.yaml\`, \`07-operator-context/pro_direct.yaml\` | \`context\` | An earlier name of the reference's field: the current one, \`contextRef\`, is served. |
+| \`06-looping/dynamic_auth.yaml\` (an earlier version) | \`url_rewrites[].triggers[].options.rewrite_to\` | The target written inside \`options\`, where the reference's gateway does not read it either (its API server drops the unknown field); the current version of the sample (\`looping/dynamic_auth.yaml\`, \`rewrite_to_internal\` on the trigger) is served. |
 | \`dynamic_auth.yaml\` (3 of its 4 APIs) | \`proxy\`, \`proxy.target_url\`, \`proxy.listen_path\` | A sketch: its internal APIs have no \`proxy\` or no listen path, and nothing routes to them (the rewrites its comments describe are missing). svc needs a listen path and an upstream for an HTTP API. |
+| \`mtls/client/httpbin_client_mtls_using_certids.yaml\` | \`client_certificates\` | Placeholders (\`CERTIFICATE_ID_1\`) the sample says to replace with the IDs of uploaded certificates; with real IDs it is served. |
+| \`httpbin_invalid.yml\` | \`use_keyless\` | Invalid on purpose (keyless and authenticated at once), and refused as the reference meant it to be. |
+
+Of the 28, 20 need a feature svc does not have (federation 8, other APIs and request headers as
+data sources 4, Kafka 1, analytics plugins 1, OAuth2 authorize types 2, plugins other than
+JavaScript, TypeScript and gRPC 3, the auth-check cache 1); the other 8 are earlier forms,
+placeholders, a sketch and an invalid sample.
 `;
 }
