@@ -154,6 +154,8 @@ export async function startGateway(opts: {
   port?: number;
   workers?: number;
   env?: Record<string, string>;
+  /** How long to wait for `/hello` (30 s unless given). */
+  startTimeoutMs?: number;
 }): Promise<GatewayProc> {
   const port = opts.port ?? (await freePort());
   const proc = startNode({
@@ -173,10 +175,20 @@ export async function startGateway(opts: {
     logDir: opts.logDir,
   });
   const url = `http://127.0.0.1:${port}`;
-  await waitFor(`${opts.name} /hello`, async () => {
-    const r = await httpRequest(`${url}/hello`);
-    return r.status === 200;
-  });
+  try {
+    await waitFor(
+      `${opts.name} /hello`,
+      async () => {
+        const r = await httpRequest(`${url}/hello`);
+        return r.status === 200;
+      },
+      opts.startTimeoutMs,
+    );
+  } catch (err) {
+    // Not left running when the test gives up on it (it would outlive the test run).
+    await proc.stop();
+    throw err;
+  }
   return { ...proc, url, port, secret: opts.secret };
 }
 

@@ -93,6 +93,7 @@ export const oauth2Endpoints: GatewayMiddleware = {
     const tokenPath = `${base}/oauth/token`;
     const revokePath = `${base}/oauth/revoke`;
     const apiId = api.api_id ?? '';
+    const orgId = api.org_id ?? '';
     const grants = allowedGrants(api);
     /** The form of a POST, or the refusal. */
     const formOf = async (ctx: RequestContext): Promise<Record<string, string> | Rejection> => {
@@ -113,7 +114,8 @@ export const oauth2Endpoints: GatewayMiddleware = {
       const given = clientCredentials(ctx, form);
       const found =
         given === undefined ? undefined : await authenticateClient(deps.store, apiId, given.id, given.secret);
-      if (found !== undefined) return found;
+      // A client of another organisation's API of the same ID (mode pro) is no client of this one.
+      if (found?.org_id === orgId) return found;
       ctx.emit('AuthFailure', 'OAuth client authentication failed.');
       return oauthError(ctx, 401, 'unauthorized_client');
     };

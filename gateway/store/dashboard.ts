@@ -21,6 +21,14 @@
  *   certificates managed in the dashboard. Kept until a change names them (or the stream
  *   reconnects); the last copy serves while the dashboard is unreachable; one the dashboard
  *   doesn't have is looked up in the local store.
+ * - OAuth clients: read from the dashboard on a miss (`/system/oauth-clients/{id}`), by the ID
+ *   both sides compute (schemas/rules/oauth2.ts), so `{listen_path}oauth/token` authenticates the
+ *   clients registered in the dashboard; the last copy serves while the dashboard is unreachable;
+ *   one the dashboard doesn't have is looked up in the local store. They are written there only:
+ *   the management API's client writes are refused (403). The access tokens the gateway issues
+ *   are keys of the local store. A change naming a client the dashboard no longer has (deleted,
+ *   or its API deleted) deletes the tokens issued to it, and every one of this process's cached
+ *   sessions of them is forgotten; so does a reconnect, for the changes it may have missed.
  * - Unreachable dashboard: the last good configuration keeps serving; nothing is dropped.
  */
 import { randomUUID } from 'node:crypto';
@@ -30,6 +38,8 @@ import { join } from 'node:path';
 import { SvcError, errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
 import { CERT_KEY_TO_NODE, unseal } from '../../lib/seal.ts';
+import { oauthClientDocId } from '../../schemas/rules/oauth2.ts';
+import type { GatewaySession } from '../../schemas/generated/models.ts';
 import { CERTS, parseUpload, type StoredCert } from '../certs/certs.ts';
 import type {
   Collection,
@@ -55,7 +65,11 @@ const FRESH_MS = 1000;
 const LAST_KNOWN_KEYS = 10_000;
 const KEY_ID = /^[0-9a-f]{64}$/;
 /** Collections the dashboard owns: writing them through the gateway is refused. */
-const MANAGED: readonly Collection[] = ['apis', 'policies'];
+const MANAGED: readonly Collection[] = ['apis', 'policies', 'oauth-clients'];
+/** Collections served from the configuration snapshot. */
+const SNAPSHOT: readonly Collection[] = ['apis', 'policies'];
+/** The store collection of OAuth clients (gateway/oauth2/clients.ts). */
+const OAUTH_CLIENTS = 'oauth-clients' satisfies Collection;
 
 /** `/system/config` as the dashboard answers it. */
 interface NodeConfig {
@@ -105,6 +119,8 @@ export class DashboardStore implements Store {
   readonly #log: Logger;
   readonly #handlers = new Set<(m: GroupMessage) => void>();
   readonly #lastKnownKeys = new Map<string, unknown>();
+  /** OAuth clients last read from the dashboard, for while it is unreachable. */
+  readonly #lastKnownClients = new Map<string, unknown>();
   /** Certificates read from the dashboard (undefined: it has none of that ID), by ID. */
   readonly #certs = new Map<string, StoredCert | undefined>();
   readonly #origin = `dashboard:${randomUUID()}`;
@@ -118,6 +134,8 @@ export class DashboardStore implements Store {
   #pollTimer: NodeJS.Timeout | undefined;
   #reconnectTimer: NodeJS.Timeout | undefined;
   #lastError: string | undefined;
+  /** Token revocations run one after another (a reconnect's sweep and a change's may overlap). */
+  #revoking: Promise<void> = Promise.resolve();
 
   constructor(local: Store, opts: DashboardStoreOptions) {
     this.#local = local;
@@ -148,15 +166,16 @@ export class DashboardStore implements Store {
   }
 
   async list(collection: Collection): Promise<StoredEntry[]> {
-    if (!MANAGED.includes(collection)) return this.#local.list(collection);
+    if (!SNAPSHOT.includes(collection)) return this.#local.list(collection);
     const s = await this.#current();
     return collection === 'apis' ? s.apis : s.policies;
   }
 
   async get(collection: Collection, id: string): Promise<unknown> {
     if (collection === 'keys') return this.#key(id);
+    if (collection === OAUTH_CLIENTS) return this.#client(id);
     if (collection === CERTS) return (await this.#cert(id)) ?? this.#local.get(collection, id);
-    if (!MANAGED.includes(collection)) return this.#local.get(collection, id);
+    if (!SNAPSHOT.includes(collection)) return this.#local.get(collection, id);
     const s = this.#snapshot ?? (await this.#current());
     const e = (collection === 'apis' ? s.apis : s.policies).find((x) => x.id === id);
     return e !== undefined && 'value' in e ? e.value : undefined;
@@ -174,6 +193,7 @@ export class DashboardStore implements Store {
 
   forget(collection: Collection, id: string): void {
     if (collection === 'keys') this.#lastKnownKeys.delete(id);
+    if (collection === OAUTH_CLIENTS) this.#lastKnownClients.delete(id);
     if (collection === CERTS) this.#certs.delete(id);
     this.#local.forget(collection, id);
   }
@@ -357,6 +377,85 @@ export class DashboardStore implements Store {
     return this.#local.get('keys', id);
   }
 
+  // --- OAuth clients ---------------------------------------------------------------------
+
+  /** The dashboard's answer for the client `id`: the client, null when it has none. Throws when unreachable. */
+  async #fetchClient(id: string): Promise<unknown> {
+    const res = await this.#call('GET', `/system/oauth-clients/${id}`);
+    if (res.status === 200) {
+      const client: unknown = await res.json();
+      if (this.#lastKnownClients.size >= LAST_KNOWN_KEYS) {
+        const first = this.#lastKnownClients.keys().next().value;
+        if (first !== undefined) this.#lastKnownClients.delete(first);
+      }
+      this.#lastKnownClients.set(id, client);
+      return client;
+    }
+    await res.body?.cancel();
+    if (res.status !== 404) throw new Error(`GET /system/oauth-clients answered ${res.status}`);
+    this.#lastKnownClients.delete(id);
+    return null;
+  }
+
+  async #client(id: string): Promise<unknown> {
+    if (!KEY_ID.test(id)) return this.#local.get(OAUTH_CLIENTS, id);
+    try {
+      const found = await this.#fetchClient(id);
+      if (found !== null) return found;
+    } catch (err) {
+      this.#failed(err);
+      const known = this.#lastKnownClients.get(id);
+      if (known !== undefined) return known;
+    }
+    return this.#local.get(OAUTH_CLIENTS, id);
+  }
+
+  /**
+   * Deletes the local access tokens issued to the clients `ids` (stored IDs) that neither the
+   * dashboard nor the local store has; every cached session of them is forgotten. With `ids`
+   * undefined, every client that tokens name is checked (after a reconnect). A client the
+   * dashboard can't be asked about keeps its tokens.
+   */
+  async #revokeTokensOfGone(ids: ReadonlySet<string> | undefined): Promise<void> {
+    const byClient = new Map<string, string[]>();
+    for (const e of await this.#local.list('keys')) {
+      if (!('value' in e)) continue;
+      const key = e.value as GatewaySession | undefined;
+      if (key?.oauth_client_id === undefined || key.oauth_api_id === undefined) continue;
+      const clientId = oauthClientDocId(key.oauth_api_id, key.oauth_client_id);
+      if (ids !== undefined && !ids.has(clientId)) continue;
+      byClient.set(clientId, [...(byClient.get(clientId) ?? []), e.id]);
+    }
+    for (const [clientId, tokens] of byClient) {
+      if ((await this.#local.get(OAUTH_CLIENTS, clientId)) !== undefined) continue;
+      try {
+        if ((await this.#fetchClient(clientId)) !== null) continue;
+      } catch (err) {
+        this.#failed(err);
+        continue;
+      }
+      let deleted = 0;
+      for (const id of tokens) {
+        if (await this.#local.delete('keys', id)) deleted++;
+        this.#lastKnownKeys.delete(id);
+        this.#local.forget('keys', id);
+        this.#emitChanged('keys', id);
+      }
+      this.#log.info('oauth tokens of a client gone from the dashboard deleted', {
+        client: clientId,
+        tokens: deleted,
+      });
+    }
+  }
+
+  #revokeInBackground(ids: ReadonlySet<string> | undefined): void {
+    this.#revoking = this.#revoking
+      .then(() => this.#revokeTokensOfGone(ids))
+      .catch((err: unknown) => {
+        this.#log.warn('deleting the oauth tokens of a deleted client failed', { error: errorMessage(err) });
+      });
+  }
+
   // --- certificates ----------------------------------------------------------------------
 
   /** The certificate `id` as the dashboard has it, undefined when it has none (or can't be read). */
@@ -533,6 +632,8 @@ export class DashboardStore implements Store {
       this.#pollTimer = undefined;
       this.#log.info('dashboard notifications open');
       void this.#check('connected');
+      // Clients deleted while the stream was down: their tokens go now.
+      this.#revokeInBackground(undefined);
       return;
     }
     if (event !== 'change') return;
@@ -547,6 +648,10 @@ export class DashboardStore implements Store {
       this.#certs.delete(c.id);
       this.#emitChanged(CERTS, c.id);
       this.#emit({ type: 'reload', origin: this.#origin });
+    } else if (c.kind === OAUTH_CLIENTS && typeof c.id === 'string') {
+      this.#lastKnownClients.delete(c.id);
+      this.#emitChanged(OAUTH_CLIENTS, c.id);
+      this.#revokeInBackground(new Set([c.id]));
     } else if (c.kind === 'keys' && typeof c.id === 'string') {
       this.#lastKnownKeys.delete(c.id);
       this.#emitChanged('keys', c.id);

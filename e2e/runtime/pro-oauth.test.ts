@@ -1,0 +1,237 @@
+/**
+ * OAuth 2.0 client credentials in mode pro, with real processes: a dashboard (SQLite) and a
+ * gateway of two workers loading from it. A client registered through the dashboard gets a token
+ * at the gateway's `{listen_path}oauth/token`, and the token is served; once the client is
+ * deleted in the dashboard its token is refused on every worker (403 `Key not authorised`, the
+ * gateway's answer to a revoked token) and it gets no new one. A client deleted while the gateway
+ * was down loses its tokens when the gateway is back. The gateway's own client writes are refused
+ * (the dashboard owns them), and no log holds a secret or a token.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import {
+  createTenant,
+  dashboardCall,
+  startDashboardProc,
+  type DashboardProc,
+  type DashboardTenant,
+} from '../harness/dashboard.ts';
+import {
+  httpRequest,
+  startEchoUpstream,
+  startGateway,
+  waitFor,
+  type GatewayProc,
+} from '../harness/processes.ts';
+
+const NODE_SECRET = 'e2e-node-secret-oauth-0123456789';
+const GW_SECRET = 'pro-gateway-oauth-secret';
+const dir = mkdtempSync(join(tmpdir(), 'svc-pro-oauth-'));
+const gwData = join(dir, 'gw');
+let dashboard: DashboardProc;
+let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+let a: DashboardTenant;
+let gateway: GatewayProc | undefined;
+/** Every secret and token the test saw: none may be in a log. */
+const secrets: string[] = [];
+
+async function startProGateway(): Promise<GatewayProc> {
+  const g = await startGateway({
+    name: 'gw-oauth',
+    secret: GW_SECRET,
+    dataDir: gwData,
+    logDir: dir,
+    workers: 2,
+    // Two workers start slowly on a loaded machine.
+    startTimeoutMs: 90_000,
+    env: {
+      SVC_GW_DASHBOARD_URL: dashboard.url,
+      SVC_GW_NODE_SECRET: NODE_SECRET,
+      SVC_GW_DASHBOARD_ORGS: a.org,
+      SVC_GW_DASHBOARD_POLL_INTERVAL_MS: '300',
+    },
+  });
+  // The API is loaded: a request without a token is refused by the OAuth check.
+  await waitFor('/stock/ loaded', async () => (await call(g, '/stock/get')).status === 400, 60_000);
+  return g;
+}
+
+async function call(
+  g: GatewayProc,
+  path: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; body: string }> {
+  try {
+    return await httpRequest(g.url + path, opts);
+  } catch {
+    return { status: 0, body: '' };
+  }
+}
+
+/** A client registered through the dashboard: its ID and secret. */
+async function register(description: string): Promise<{ id: string; secret: string }> {
+  const r = await dashboardCall(dashboard.url, 'POST', '/api/apis/oauth/stock', {
+    auth: a.system.key,
+    body: { policy_id: 'stock-clients', description },
+  });
+  assert.equal(r.status, 200, r.text);
+  const client = { id: String(r.body.client_id), secret: String(r.body.secret) };
+  secrets.push(client.secret);
+  return client;
+}
+
+async function token(
+  g: GatewayProc,
+  client: { id: string; secret: string },
+): Promise<{ status: number; body: string }> {
+  return call(g, '/stock/oauth/token', {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: 'grant_type=client_credentials',
+  });
+}
+
+/** Statuses of `n` requests with the bearer token, each on a fresh connection (both workers answer). */
+async function statuses(g: GatewayProc, accessToken: string, n = 8): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    out.push((await call(g, '/stock/get', { headers: { authorization: `Bearer ${accessToken}` } })).status);
+  }
+  return out;
+}
+
+before(async () => {
+  upstream = await startEchoUpstream('stock');
+  dashboard = await startDashboardProc({
+    name: 'dashboard-oauth',
+    logDir: dir,
+    dataDir: join(dir, 'dashboard'),
+    args: ['--node-secret', NODE_SECRET],
+  });
+  a = await createTenant(dashboard.url, 'oauth-a');
+  const api = await dashboardCall(dashboard.url, 'POST', '/api/apis', {
+    auth: a.system.key,
+    body: {
+      api_definition: {
+        api_id: 'stock',
+        name: 'stock',
+        use_keyless: false,
+        use_oauth2: true,
+        oauth_meta: { allowed_access_types: ['client_credentials'] },
+        proxy: { listen_path: '/stock/', target_url: upstream.url, strip_listen_path: true },
+      },
+    },
+  });
+  assert.equal(api.status, 200, api.text);
+  const policy = await dashboardCall(dashboard.url, 'POST', '/api/portal/policies', {
+    auth: a.system.key,
+    body: {
+      id: 'stock-clients',
+      name: 'stock clients',
+      state: 'active',
+      rate: 1000,
+      per: 60,
+      quota_max: -1,
+      access_rights: { stock: { api_id: 'stock', api_name: 'stock', versions: ['Default'] } },
+    },
+  });
+  assert.equal(policy.status, 200, policy.text);
+  gateway = await startProGateway();
+});
+
+after(async () => {
+  await gateway?.stop();
+  await dashboard.stop();
+  await upstream.close();
+});
+
+test('a client registered in the dashboard gets a token at the gateway; deleted, its token is refused', async () => {
+  const g = gateway;
+  assert.ok(g !== undefined);
+  const client = await register('the stock robot');
+  const issued = await token(g, client);
+  assert.equal(issued.status, 200, issued.body);
+  const body = JSON.parse(issued.body) as { access_token: string; expires_in: number; token_type: string };
+  assert.equal(body.token_type, 'bearer');
+  assert.equal(body.expires_in, 3600);
+  secrets.push(body.access_token);
+  assert.deepEqual(await statuses(g, body.access_token), Array(8).fill(200));
+  const served = await call(g, '/stock/get', { headers: { authorization: `Bearer ${body.access_token}` } });
+  assert.equal((JSON.parse(served.body) as { upstream: string; path: string }).path, '/get');
+  // A wrong secret gets no token.
+  const wrong = await token(g, { id: client.id, secret: 'not-the-secret' });
+  assert.equal(wrong.status, 401, wrong.body);
+  assert.equal((JSON.parse(wrong.body) as { error: string }).error, 'unauthorized_client');
+  // The gateway does not take client writes: the dashboard owns them.
+  const local = await call(g, '/svc/oauth/clients/create', {
+    method: 'POST',
+    headers: { 'x-svc-authorization': GW_SECRET, 'content-type': 'application/json' },
+    body: JSON.stringify({ api_id: 'stock', policy_id: 'stock-clients' }),
+  });
+  assert.equal(local.status, 403, local.body);
+  assert.match(local.body, /managed in the dashboard/);
+
+  const deleted = await dashboardCall(dashboard.url, 'DELETE', `/api/apis/oauth/stock/${client.id}`, {
+    auth: a.system.key,
+  });
+  assert.equal(deleted.status, 200, deleted.text);
+  let last: number[] = [];
+  await waitFor(
+    `the token refused on every worker after the client's deletion (last ${JSON.stringify(last)})`,
+    async () => {
+      last = await statuses(g, body.access_token, 4);
+      return last.every((s) => s === 403);
+    },
+    10_000,
+  );
+  const refused = await call(g, '/stock/get', { headers: { authorization: `Bearer ${body.access_token}` } });
+  assert.equal(refused.status, 403);
+  assert.match(refused.body, /Key not authorised/);
+  assert.deepEqual(await statuses(g, body.access_token), Array(8).fill(403));
+  const again = await token(g, client);
+  assert.equal(again.status, 401, again.body);
+});
+
+test('a client deleted while the gateway is down loses its tokens when the gateway is back', async () => {
+  assert.ok(gateway !== undefined);
+  const client = await register('deleted while down');
+  const issued = await token(gateway, client);
+  assert.equal(issued.status, 200, issued.body);
+  const accessToken = (JSON.parse(issued.body) as { access_token: string }).access_token;
+  secrets.push(accessToken);
+  assert.deepEqual(await statuses(gateway, accessToken, 4), Array(4).fill(200));
+  await gateway.stop();
+  gateway = undefined;
+  const deleted = await dashboardCall(dashboard.url, 'DELETE', `/api/apis/oauth/stock/${client.id}`, {
+    auth: a.system.key,
+  });
+  assert.equal(deleted.status, 200, deleted.text);
+  gateway = await startProGateway();
+  const g = gateway;
+  let last: number[] = [];
+  await waitFor(
+    `the token refused after the restart (last ${JSON.stringify(last)})`,
+    async () => {
+      last = await statuses(g, accessToken, 4);
+      return last.every((s) => s === 403);
+    },
+    10_000,
+  );
+  assert.deepEqual(await statuses(g, accessToken), Array(8).fill(403));
+});
+
+test('no log holds a client secret or an access token', () => {
+  const logs = readdirSync(dir).filter((f) => f.endsWith('.log'));
+  assert.ok(logs.length >= 2, logs.join(', '));
+  assert.ok(secrets.length >= 4);
+  for (const f of logs) {
+    const text = readFileSync(join(dir, f), 'utf8');
+    for (const s of secrets) assert.ok(!text.includes(s), `a secret or token in ${f}`);
+  }
+});
