@@ -1,8 +1,8 @@
 /**
  * The web UI end to end in headless Chromium (Debian's /usr/bin/chromium, driven by
  * playwright-core): a wrong key refused, signing in, the lists, opening an API, a write, an
- * operator-managed API shown read-only, and a read-only user's write refused with the dashboard's
- * 403.
+ * operator-managed API shown read-only, a read-only user's write refused with the dashboard's
+ * 403, and an OAuth API's clients (registered with the secret shown once, listed, deleted).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -223,6 +223,90 @@ describe(
         .getByText('403: Access to this resource has been disallowed: it needs read access to users')
         .waitFor();
       await p.context().close();
+    });
+
+    test("an OAuth API's clients: registered with the secret shown once, listed, deleted; a reader may not register", async () => {
+      const api = await d.call('POST', '/api/apis', {
+        auth: admin,
+        body: {
+          api_definition: {
+            api_id: 'stock',
+            name: 'stock',
+            use_oauth2: true,
+            oauth_meta: { allowed_access_types: ['client_credentials'] },
+            proxy: { listen_path: '/stock/', target_url: 'http://up.test' },
+          },
+        },
+      });
+      assert.equal(api.status, 200, api.text);
+      const policy = await d.call('POST', '/api/portal/policies', {
+        auth: admin,
+        body: {
+          id: 'stock-clients',
+          name: 'stock clients',
+          state: 'active',
+          rate: 10,
+          per: 60,
+          quota_max: -1,
+          access_rights: { stock: { api_id: 'stock', versions: ['Default'] } },
+        },
+      });
+      assert.equal(policy.status, 200, policy.text);
+      const p = await page();
+      await signIn(p, admin);
+      await p.locator('[data-testid=apis]').waitFor();
+      await p.click('a[data-api-id="stock"]');
+      await p.locator('#oauth-clients').getByText('No OAuth clients.').waitFor();
+      // A policy that does not exist: the dashboard's 400, nothing registered.
+      await p.fill('#oauth-policy', 'nope');
+      await p.click('#oauth-register button[type=submit]');
+      await p
+        .locator('#error')
+        .getByText('policy_id: policy "nope" not found in your organisation')
+        .waitFor();
+      await p.fill('#oauth-policy', 'stock-clients');
+      await p.fill('#oauth-description', 'the stock robot');
+      await p.click('#oauth-register button[type=submit]');
+      const shown = await p.locator('#oauth-secret code').innerText();
+      const listed = await d.call('GET', '/api/apis/oauth/stock', { auth: admin });
+      const apps = listed.body.apps as { client_id: string; description: string }[];
+      assert.equal(apps.length, 1);
+      const clientId = apps[0]?.client_id ?? '';
+      assert.match(await p.locator('#oauth-secret').innerText(), new RegExp(`Client ${clientId} registered`));
+      assert.ok(shown.length >= 40, shown);
+      const rows = await p.locator('[data-testid=oauth-clients]').innerText();
+      assert.match(rows, new RegExp(`${clientId}\\s+the stock robot\\s+stock-clients`));
+      // Shown once: not after the page is drawn again.
+      await p.click('a[href="#apis"]');
+      await p.click('a[data-api-id="stock"]');
+      await p.locator('[data-testid=oauth-clients]').waitFor();
+      assert.equal(await p.locator('#oauth-secret').count(), 0);
+      assert.equal((await p.content()).includes(shown), false, 'the secret is not on the page again');
+      await p.context().close();
+
+      // A reader (keys read) sees the list; registering is refused with the dashboard's 403.
+      const r = await page();
+      await signIn(r, reader);
+      await r.locator('[data-testid=apis]').waitFor();
+      await r.click('a[data-api-id="stock"]');
+      assert.match(await r.locator('[data-testid=oauth-clients]').innerText(), new RegExp(clientId));
+      await r.fill('#oauth-policy', 'stock-clients');
+      await r.click('#oauth-register button[type=submit]');
+      await r
+        .locator('#error')
+        .getByText('403: Access to this resource has been disallowed: it needs write access to keys')
+        .waitFor();
+      await r.context().close();
+
+      // The admin deletes it.
+      const q = await page();
+      await signIn(q, admin);
+      await q.locator('[data-testid=apis]').waitFor();
+      await q.click('a[data-api-id="stock"]');
+      await q.click(`button[data-delete-client="${clientId}"]`);
+      await q.locator('#oauth-clients').getByText('No OAuth clients.').waitFor();
+      assert.deepEqual((await d.call('GET', '/api/apis/oauth/stock', { auth: admin })).body.apps, []);
+      await q.context().close();
     });
 
     test('the UI calls no other host and is served with a strict CSP', async () => {

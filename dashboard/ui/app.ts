@@ -1,9 +1,9 @@
 /**
  * The dashboard's web UI: one ES module, served after type stripping (dashboard/api/ui.ts). It
  * signs in with a user's key (kept in sessionStorage, sent in the Authorization header) and shows
- * the organisation's APIs, policies, keys (masked), users, audit log and streams APIs through the
- * same `/api/...` endpoints as any tool, so the dashboard's RBAC decides what the page may do: a
- * refused call shows the dashboard's own message. Views are built with DOM calls and textContent
+ * the organisation's APIs (with the OAuth clients of OAuth APIs), policies, keys (masked), users,
+ * audit log and streams APIs through the same `/api/...` endpoints as any tool, so the
+ * dashboard's RBAC decides what the page may do: a refused call shows the dashboard's own message. Views are built with DOM calls and textContent
  * (never HTML from data). Routing is the location hash: `#apis`, `#api/<id>`, `#policies`, ...
  */
 
@@ -177,6 +177,104 @@ async function viewApis(): Promise<Node> {
   );
 }
 
+/** A client's secret just registered: shown once, by the next render of its API, then forgotten. */
+let shownSecret: { apiId: string; clientId: string; secret: string } | undefined;
+
+/**
+ * The OAuth clients of an API with `use_oauth2`: the list, a form that registers one (its secret
+ * shown once), and a delete button per client. A user who may not read keys sees the refusal here,
+ * the rest of the API's page still shown.
+ */
+async function oauthClients(apiId: string): Promise<Node> {
+  const base = `/api/apis/oauth/${encodeURIComponent(apiId)}`;
+  const title = h('h3', {}, 'OAuth clients');
+  let apps: Json[];
+  try {
+    apps = arr((await call('GET', `${base}?p=-1`)).apps).map(obj);
+  } catch (err) {
+    const message = err instanceof CallError ? `${String(err.status)}: ${err.message}` : String(err);
+    return h('section', { id: 'oauth-clients' }, title, h('p', { class: 'note' }, message));
+  }
+  const secret = shownSecret?.apiId === apiId ? shownSecret : undefined;
+  shownSecret = undefined;
+  const rows = apps.map((c) => {
+    const clientId = str(c.client_id);
+    const del = h(
+      'button',
+      { type: 'button', 'data-delete-client': clientId },
+      'Delete',
+    ) as HTMLButtonElement;
+    del.addEventListener('click', () => {
+      clearError();
+      del.disabled = true;
+      void call('DELETE', `${base}/${encodeURIComponent(clientId)}`).then(render, (err: unknown) => {
+        showError(err);
+        del.disabled = false;
+      });
+    });
+    return [
+      h('code', {}, clientId),
+      str(c.description),
+      h('code', {}, str(c.policy_id)),
+      str(c.redirect_uri),
+      del,
+    ];
+  });
+  const policy = h('input', {
+    id: 'oauth-policy',
+    name: 'policy_id',
+    placeholder: 'policy ID',
+    required: '',
+  });
+  const description = h('input', {
+    id: 'oauth-description',
+    name: 'description',
+    placeholder: 'description',
+  });
+  const form = h(
+    'form',
+    { id: 'oauth-register' },
+    policy,
+    ' ',
+    description,
+    ' ',
+    h('button', { type: 'submit' }, 'Register client'),
+  );
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    clearError();
+    void (async () => {
+      try {
+        const made = await call('POST', base, {
+          policy_id: (policy as HTMLInputElement).value.trim(),
+          description: (description as HTMLInputElement).value.trim(),
+        });
+        shownSecret = { apiId, clientId: str(made.client_id), secret: str(made.secret) };
+        await render();
+      } catch (err) {
+        showError(err);
+      }
+    })();
+  });
+  return h(
+    'section',
+    { id: 'oauth-clients' },
+    title,
+    secret === undefined
+      ? null
+      : h(
+          'p',
+          { class: 'note', id: 'oauth-secret' },
+          `Client ${secret.clientId} registered. Its secret, shown this once (the dashboard keeps only a hash): `,
+          h('code', {}, secret.secret),
+        ),
+    apps.length > 0
+      ? table(['Client ID', 'Description', 'Policy', 'Redirect URI', ''], rows, 'oauth-clients')
+      : h('p', {}, 'No OAuth clients.'),
+    form,
+  );
+}
+
 async function viewApi(id: string): Promise<Node> {
   const a = apiRow(await call('GET', `/api/apis/${encodeURIComponent(id)}`));
   const path = a.oas ? `/api/apis/oas/${encodeURIComponent(id)}` : `/api/apis/${encodeURIComponent(id)}`;
@@ -247,6 +345,7 @@ async function viewApi(id: string): Promise<Node> {
         )
       : null,
     h('p', {}, toggle),
+    obj(a.record.api_definition).use_oauth2 === true ? await oauthClients(a.id) : null,
     h('h3', {}, 'Definition'),
     h('pre', {}, JSON.stringify(full, null, 2)),
   );
