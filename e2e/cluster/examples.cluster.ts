@@ -21,6 +21,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { environment } from '../../lib/config.ts';
 import { waitFor } from '../../lib/testing/wait.ts';
+import { nodeServiceManifest, RESTRICTED_YAML } from '../harness/node-service.ts';
 import { startWorld, type World } from '../harness/world.ts';
 import { admin, applyManifest, readyOf, root, waitForStatus } from '../operator/helpers.ts';
 
@@ -42,8 +43,6 @@ before(async () => {
 after(async () => {
   await w.stop();
 });
-
-const restricted = `{allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}`;
 
 /**
  * The examples' upstreams: one answers every request with what it received, as JSON, and
@@ -72,32 +71,16 @@ process.on('SIGTERM', () => process.exit(0));
 
 /** A Deployment and Service `name` answering on `port` in the suite's namespace. */
 function upstream(name: string, port: number): string {
-  return `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: ${name}, namespace: ${NS}}
-spec:
-  selector: {matchLabels: {app: ${name}}}
-  template:
-    metadata: {labels: {app: ${name}}}
-    spec:
-      securityContext: {runAsNonRoot: true, runAsUser: 65532}
-      containers:
-        - name: upstream
-          image: ${NODE_IMAGE}
-          imagePullPolicy: IfNotPresent
-          command: [node, -e, ${JSON.stringify(UPSTREAM_SCRIPT)}]
-          env: [{name: NAME, value: ${name}}, {name: PORT, value: "${String(port)}"}]
-          ports: [{name: http, containerPort: ${String(port)}}]
-          readinessProbe: {tcpSocket: {port: http}, periodSeconds: 1}
-          securityContext: ${restricted}
----
-apiVersion: v1
-kind: Service
-metadata: {name: ${name}, namespace: ${NS}}
-spec:
-  selector: {app: ${name}}
-  ports: [{name: http, port: ${String(port)}, targetPort: http}]
-`;
+  return nodeServiceManifest({
+    name,
+    namespace: NS,
+    container: 'upstream',
+    image: NODE_IMAGE,
+    script: UPSTREAM_SCRIPT,
+    env: { NAME: name, PORT: String(port) },
+    containerPort: port,
+    servicePort: port,
+  });
 }
 
 /** A request the client pod makes through the gateway's Service, retried until `want` answers. */
@@ -186,7 +169,7 @@ spec:
         - {name: GATEWAY, value: "http://svc-gateway.${GATEWAY_NS}.svc:8080"}
         - {name: REQUESTS, value: ${JSON.stringify(JSON.stringify(requests))}}
         - {name: DEADLINE_MS, value: "${String(TIMEOUT - 60_000)}"}
-      securityContext: ${restricted}
+      securityContext: ${RESTRICTED_YAML}
 `,
   );
   const phase = await waitFor(

@@ -17,6 +17,7 @@ import type { TLSSocket } from 'node:tls';
 import { environment } from '../../lib/config.ts';
 import { freePort, waitFor } from '../../lib/testing/wait.ts';
 import { makeCert } from '../../gateway/testing/client-certs.ts';
+import { nodeServiceManifest } from '../harness/node-service.ts';
 import { httpRequest } from '../harness/processes.ts';
 
 const env = environment();
@@ -105,31 +106,14 @@ async function withNamespace(run: (ns: string) => Promise<void>): Promise<void> 
   await kubectl(['create', 'namespace', ns]);
   try {
     await kubectl(['apply', '-n', ns, '-f', '-'], {
-      input: `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: echo}
-spec:
-  selector: {matchLabels: {app: echo}}
-  template:
-    metadata: {labels: {app: echo}}
-    spec:
-      securityContext: {runAsNonRoot: true, runAsUser: 65532}
-      containers:
-        - name: echo
-          image: ${NODE_IMAGE}
-          imagePullPolicy: IfNotPresent
-          command: [node, -e, ${JSON.stringify(ECHO_SCRIPT)}]
-          ports: [{name: http, containerPort: 8080}]
-          readinessProbe: {tcpSocket: {port: http}, periodSeconds: 1}
-          securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
----
-apiVersion: v1
-kind: Service
-metadata: {name: echo}
-spec:
-  selector: {app: echo}
-  ports: [{name: http, port: 80, targetPort: http}]
-`,
+      input: nodeServiceManifest({
+        name: 'echo',
+        container: 'echo',
+        image: NODE_IMAGE,
+        script: ECHO_SCRIPT,
+        containerPort: 8080,
+        servicePort: 80,
+      }),
     });
     await kubectl(['rollout', 'status', '-n', ns, 'deployment/echo', `--timeout=${TIMEOUT / 1000}s`]);
     await run(ns);

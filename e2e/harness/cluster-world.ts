@@ -9,6 +9,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { environment } from '../../lib/config.ts';
+import { nodeServiceManifest } from './node-service.ts';
 import { freePort, httpRequest, waitFor } from './processes.ts';
 import type { ContextGateway, Kubectl, Upstream, World, WorldOptions } from './world-types.ts';
 
@@ -262,32 +263,15 @@ spec: {name: probe, use_keyless: true, proxy: {listen_path: /svc-e2e-webhook-pro
 
     const startUpstream = async (name: string): Promise<Upstream> => {
       await kubectl(['apply', '-n', home, '-f', '-'], {
-        input: `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: ${name}}
-spec:
-  selector: {matchLabels: {app: ${name}}}
-  template:
-    metadata: {labels: {app: ${name}}}
-    spec:
-      securityContext: {runAsNonRoot: true, runAsUser: 65532}
-      containers:
-        - name: echo
-          image: ${nodeImage}
-          imagePullPolicy: IfNotPresent
-          command: [node, -e, ${JSON.stringify(ECHO_SCRIPT)}]
-          env: [{name: ECHO_NAME, value: ${name}}]
-          ports: [{name: http, containerPort: 8080}]
-          readinessProbe: {tcpSocket: {port: http}, periodSeconds: 1}
-          securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
----
-apiVersion: v1
-kind: Service
-metadata: {name: ${name}}
-spec:
-  selector: {app: ${name}}
-  ports: [{name: http, port: 80, targetPort: http}]
-`,
+        input: nodeServiceManifest({
+          name,
+          container: 'echo',
+          image: nodeImage,
+          script: ECHO_SCRIPT,
+          env: { ECHO_NAME: name },
+          containerPort: 8080,
+          servicePort: 80,
+        }),
       });
       await kubectl(['rollout', 'status', '-n', home, `deployment/${name}`, '--timeout=180s']);
       return { name, url: `http://${name}.${home}.svc.cluster.local` };
