@@ -105,7 +105,10 @@ const udg2 = (): Record<string, unknown> => ({
           url: `${users.url}/echo/{{.arguments.id}}`,
           method: 'post',
           headers: { 'X-Tag': 'tag-{{ .arguments.tag }}' },
-          query: [{ name: 'id', value: '{{.arguments.id}}' }],
+          query: [
+            { name: 'id', value: '{{.arguments.id}}' },
+            { name: 'client', value: '{{ .request.headers.X-Client }}' },
+          ],
           body: '{"id": "{{.arguments.id}}", "tag": "{{.arguments.tag}}"}',
         },
       },
@@ -461,7 +464,7 @@ rows.push(
         echo: {
           method: 'POST',
           path: '/echo/7',
-          query: '?id=7',
+          query: '?id=7&client=',
           tag: 'tag-red',
           global: 'g1',
           contentType: 'application/json',
@@ -604,6 +607,24 @@ describeEachSetup(
         assert.equal(users.calls.length - seen, 2, 'one call per distinct user');
         assert.equal(users.maxInFlight, 2, 'both users fetched at once');
       });
+
+    test("engine v2: a template of a request header sends the client request's header", async () => {
+      const res = await gw().request({
+        method: 'POST',
+        path: '/udg2/',
+        headers: { 'content-type': 'application/json', 'x-client': 'cli {{.arguments.tag}}' },
+        body: JSON.stringify({ query: '{ echo(id: "8", tag: "t") { query } }' }),
+      });
+      assert.equal(res.status, 200, res.text);
+      // Filled once: a header holding a template is sent as written, not filled again.
+      assert.deepEqual(res.json, {
+        data: {
+          echo: {
+            query: `?id=8&client=${encodeURIComponent('cli {{.arguments.tag}}').replaceAll('%20', '+')}`,
+          },
+        },
+      });
+    });
 
     test('engine v2: a bad data graph is refused by the management API, naming each field', async () => {
       const bad = udg2();

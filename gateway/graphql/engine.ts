@@ -37,6 +37,8 @@ export interface EngineContext {
   calls: Map<string, Promise<DataSourceAnswer>>;
   /** Aborted when the client goes away. */
   signal: AbortSignal;
+  /** The client request's headers (`{{ .request.headers.x }}`). */
+  requestHeaders: RequestHeaders;
 }
 
 /** A data source's answer: status and parsed JSON (undefined when the body was not JSON). */
@@ -48,7 +50,8 @@ export interface DataSourceAnswer {
 /** The key each value of an abstract type carries to name its member (`__typename`). */
 const TYPENAME = '__typename';
 
-const TEMPLATE = /\{\{\s*\.?(object|arguments)((?:\.[A-Za-z_][A-Za-z0-9_]*)+)\s*\}\}/g;
+const TEMPLATE =
+  /\{\{\s*\.?(?:(object|arguments)((?:\.[A-Za-z_][A-Za-z0-9_]*)+)|request\.headers\.([A-Za-z0-9_-]+))\s*\}\}/g;
 const WHOLE_TEMPLATE = /^\{\{\s*\.?(object|arguments)((?:\.[A-Za-z_][A-Za-z0-9_]*)+)\s*\}\}$/;
 
 function pick(value: unknown, path: readonly string[]): unknown {
@@ -60,18 +63,32 @@ function pick(value: unknown, path: readonly string[]): unknown {
   return v;
 }
 
-/** Fills `{{ .object.x }}` and `{{ .arguments.y }}` (`encode` for URLs). */
+/** The client request's headers, by lower-case name (`{{ .request.headers.x }}`). */
+export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
+
+/**
+ * Fills `{{ .object.x }}`, `{{ .arguments.y }}` and `{{ .request.headers.z }}` (`encode` for
+ * URLs) in one pass, so a filled value is never read as a template itself.
+ */
 export function fillTemplate(
   template: string,
   object: unknown,
   args: Record<string, unknown>,
   encode: (s: string) => string = (s) => s,
+  headers: RequestHeaders = {},
 ): string {
-  return template.replace(TEMPLATE, (_all, root: string, rest: string) => {
-    const v = pick(root === 'object' ? object : args, rest.slice(1).split('.'));
-    if (v === undefined || v === null) return '';
-    return encode(typeof v === 'string' ? v : JSON.stringify(v));
-  });
+  return template.replace(
+    TEMPLATE,
+    (_all, root: string, rest: string | undefined, header: string | undefined) => {
+      let v: unknown;
+      if (header !== undefined) {
+        const h = headers[header.toLowerCase()];
+        v = Array.isArray(h) ? h.join(', ') : h;
+      } else v = pick(root === 'object' ? object : args, (rest ?? '').slice(1).split('.'));
+      if (v === undefined || v === null) return '';
+      return encode(typeof v === 'string' ? v : JSON.stringify(v));
+    },
+  );
 }
 
 /** The value at a key path (`[data, items]`), or the whole value. */
@@ -113,9 +130,10 @@ function filledHeaders(
   headers: Readonly<Record<string, string>>,
   object: unknown,
   args: Record<string, unknown>,
+  request: RequestHeaders,
 ): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers)) out[k] = fillTemplate(v, object, args);
+  for (const [k, v] of Object.entries(headers)) out[k] = fillTemplate(v, object, args, undefined, request);
   return out;
 }
 
@@ -140,14 +158,17 @@ function restResolver(
 ): GraphQLFieldResolver<unknown, EngineContext> {
   return async (parent, rawArgs, ctx) => {
     const args = rawArgs as Record<string, unknown>;
-    const headers = filledHeaders(source.headers, parent, args);
-    const body = source.body === undefined ? undefined : fillTemplate(source.body, parent, args);
+    const req = ctx.requestHeaders;
+    const headers = filledHeaders(source.headers, parent, args, req);
+    const body =
+      source.body === undefined ? undefined : fillTemplate(source.body, parent, args, undefined, req);
     if (body !== undefined && !hasHeader(headers, 'content-type'))
       headers['content-type'] = 'application/json';
-    let url = fillTemplate(source.url, parent, args, encodeURIComponent);
+    let url = fillTemplate(source.url, parent, args, encodeURIComponent, req);
     if (source.query.length > 0) {
       const u = new URL(url);
-      for (const q of source.query) u.searchParams.append(q.name, fillTemplate(q.value, parent, args));
+      for (const q of source.query)
+        u.searchParams.append(q.name, fillTemplate(q.value, parent, args, undefined, req));
       url = u.toString();
     }
     const answer = await callSource(ctx, {
@@ -212,17 +233,24 @@ function subQuery(info: GraphQLResolveInfo): { query: string; variables: Record<
  * The variables of a fixed operation, each string's templates filled; a string that is one
  * template alone takes the value as it is (a number stays a number).
  */
-function filledVariables(v: unknown, object: unknown, args: Record<string, unknown>): unknown {
+function filledVariables(
+  v: unknown,
+  object: unknown,
+  args: Record<string, unknown>,
+  request: RequestHeaders,
+): unknown {
   if (typeof v === 'string') {
     const whole = WHOLE_TEMPLATE.exec(v);
     if (whole !== null) {
       return pick(whole[1] === 'object' ? object : args, (whole[2] ?? '').slice(1).split('.')) ?? null;
     }
-    return fillTemplate(v, object, args);
+    return fillTemplate(v, object, args, undefined, request);
   }
-  if (Array.isArray(v)) return v.map((x) => filledVariables(x, object, args));
+  if (Array.isArray(v)) return v.map((x) => filledVariables(x, object, args, request));
   if (isPlainObject(v)) {
-    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, filledVariables(x, object, args)]));
+    return Object.fromEntries(
+      Object.entries(v).map(([k, x]) => [k, filledVariables(x, object, args, request)]),
+    );
   }
   return v;
 }
@@ -238,9 +266,14 @@ function graphqlResolver(
         ? subQuery(info)
         : {
             query: source.operation.query,
-            variables: filledVariables(source.operation.variables, parent, args) as Record<string, unknown>,
+            variables: filledVariables(
+              source.operation.variables,
+              parent,
+              args,
+              ctx.requestHeaders,
+            ) as Record<string, unknown>,
           };
-    const headers = filledHeaders(source.headers, parent, args);
+    const headers = filledHeaders(source.headers, parent, args, ctx.requestHeaders);
     let url = source.url;
     let body: string | undefined;
     if (source.method === 'GET') {

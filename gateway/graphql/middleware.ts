@@ -173,7 +173,7 @@ export const graphql: GatewayMiddleware = {
           errors: [{ message: 'subscriptions are not supported by the execution engine' }],
         });
       }
-      const context: EngineContext = { calls: new Map(), signal: ctx.signal };
+      const context: EngineContext = { calls: new Map(), signal: ctx.signal, requestHeaders: ctx.headers };
       const result = await execute({
         schema: c.schema,
         document: checked.document,

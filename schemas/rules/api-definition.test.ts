@@ -926,7 +926,7 @@ const cases: Case[] = [
                 config: {
                   url: 'tyk://users/{{.arguments.id}}',
                   method: 'TRACE',
-                  headers: { 'x-h': '{{ .request.headers.x }}' },
+                  headers: { 'x-h': '{{ .request.header.x }}', 'x-ok': '{{ .request.headers.x-key }}' },
                   operation: '{ a }',
                 },
               },
@@ -985,7 +985,7 @@ const cases: Case[] = [
         path: 'graphql.engine.data_sources[1].config.headers.x-h',
         type: 'Invalid',
         message:
-          '"{{ .request.headers.x }}": templates fill the field\'s arguments or its parent object\'s fields, such as {{ .arguments.id }} or {{ .object.id }}',
+          "\"{{ .request.header.x }}\": templates fill the field's arguments, its parent object's fields or the request's headers, such as {{ .arguments.id }}, {{ .object.id }} or {{ .request.headers.authorization }}",
       },
       {
         path: 'graphql.engine.data_sources[2].root_fields[0].fields[0]',

@@ -371,17 +371,21 @@ function sourceConfigProblems(kind: string, raw: unknown, at: string): FieldProb
 }
 
 /**
- * Templates of the engine fill the field's arguments and its parent object's fields
- * (`{{ .arguments.id }}`, `{{ .object.id }}`); any other template would be sent as written.
+ * Templates of the engine fill the field's arguments, its parent object's fields and the client
+ * request's headers (`{{ .arguments.id }}`, `{{ .object.id }}`, `{{ .request.headers.x-key }}`);
+ * any other template would be sent as written.
  */
 function templateProblem(value: string): string | undefined {
   for (const m of value.matchAll(/\{\{[^{}]*\}\}/g)) {
-    if (!/^\{\{\s*\.?(object|arguments)(\.[A-Za-z_][A-Za-z0-9_]*)+\s*\}\}$/.test(m[0])) {
-      return `${quote(m[0])}: templates fill the field's arguments or its parent object's fields, such as {{ .arguments.id }} or {{ .object.id }}`;
+    if (!TEMPLATE_FORM.test(m[0])) {
+      return `${quote(m[0])}: templates fill the field's arguments, its parent object's fields or the request's headers, such as {{ .arguments.id }}, {{ .object.id }} or {{ .request.headers.authorization }}`;
     }
   }
   return undefined;
 }
+
+const TEMPLATE_FORM =
+  /^\{\{\s*\.?(?:(object|arguments)(\.[A-Za-z_][A-Za-z0-9_]*)+|request\.headers\.[A-Za-z0-9_-]+)\s*\}\}$/;
 
 /** A data source URL may hold `{{ .object.id }}` templates; everything else must be a URL. */
 function templatedUrlProblem(url: string): string | undefined {
@@ -395,8 +399,8 @@ function templatedUrlProblem(url: string): string | undefined {
   } catch {
     return `${quote(url)} is not an absolute http(s) URL: write the scheme and host, such as http://users.default.svc:8080/graphql`;
   }
-  if (parsed.protocol === 'tyk:') {
-    return `${quote(url)}: another API of the gateway (tyk://) as a data source is not supported yet: write the http(s) URL of its upstream`;
+  if (parsed.protocol === 'tyk:' || parsed.protocol === 'svc:') {
+    return `${quote(url)}: another API of the gateway (${parsed.protocol}//) as a data source is not supported yet: write the http(s) URL of its upstream`;
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     return `${quote(url)} has the scheme ${quote(parsed.protocol.slice(0, -1))}: data sources are called over http or https`;
