@@ -102,6 +102,13 @@ export interface ServiceCall {
   consumer?: boolean;
 }
 
+/** An upstream response buffered whole (`UpstreamPlan.responseHook`); header names lower case. */
+export interface BufferedResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
 /** See `RequestContext.bodyPeek`. */
 export interface BodyPeek {
   peekBody(): Buffer | undefined;
@@ -149,6 +156,13 @@ export class UpstreamPlan {
    * undefined back sends it unchanged.
    */
   transformResponse: ((body: Buffer) => Buffer | undefined) | undefined = undefined;
+  /**
+   * Rewrites the whole upstream response, status, headers and body, and may wait (gRPC plugins'
+   * `response` hooks): the response is then buffered whole (at most `MAX_READ_BODY`, else 502),
+   * its body decoded (gzip, deflate, br), after `transformResponse`. An error back is answered
+   * instead (a failed hook: 500 with an error ID). node:http only, as for `transformResponse`.
+   */
+  responseHook: ((res: BufferedResponse) => Promise<BufferedResponse | GatewayError>) | undefined = undefined;
   /** Sees the upstream response as the client gets it (the response cache). */
   tap: ResponseTap | undefined = undefined;
   /** The upstream is a service of the gateway's own (a stream endpoint on Bento). */

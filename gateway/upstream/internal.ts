@@ -130,6 +130,7 @@ export function internalCall(
     Object.assign(inner.responseHeaders, ctx.responseHeaders);
     inner.upstream.removedResponseHeaders = ctx.upstream.removedResponseHeaders;
     inner.upstream.transformResponse = ctx.upstream.transformResponse;
+    inner.upstream.responseHook = ctx.upstream.responseHook;
     inner.upstream.tap = ctx.upstream.tap;
     await next.handle(inner);
     ctx.upstreamStatus = inner.upstreamStatus ?? (ctx.res.headersSent ? ctx.res.statusCode : undefined);

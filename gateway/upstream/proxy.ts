@@ -11,7 +11,7 @@ import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { errorMessage } from '../../lib/errors.ts';
 import { respondError, withoutBody } from '../pipeline/compose.ts';
 import type { Terminal } from '../pipeline/middleware.ts';
-import { MAX_READ_BODY, type HttpContext } from '../pipeline/context.ts';
+import { MAX_READ_BODY, type BufferedResponse, type HttpContext } from '../pipeline/context.ts';
 import { GatewayError } from '../pipeline/errors.ts';
 import type { Target } from '../pipeline/router.ts';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.ts';
@@ -70,8 +70,8 @@ function limitedBody(req: Readable, limit: number): Readable {
   return req.pipe(counted);
 }
 
-/** A response buffered for a body transform. */
-interface BufferedResponse {
+/** A response buffered for a body transform or a response hook, as it came. */
+interface BufferedUpstream {
   status: number;
   message: string | undefined;
   headers: IncomingHttpHeaders;
@@ -87,6 +87,19 @@ function decode(body: Buffer, encoding: string | string[] | undefined): Buffer |
   if (e === 'deflate') return inflateSync(body);
   if (e === 'br') return brotliDecompressSync(body);
   return undefined;
+}
+
+/** Whether a response of `status` to this request carries a body a transform may rewrite. */
+function hasResponseBody(ctx: HttpContext, status: number): boolean {
+  return !withoutBody(status) && ctx.method.toUpperCase() !== 'HEAD';
+}
+
+/** `headers` for a body of `body`'s length, sent whole (no chunked framing). */
+function withBodyLength(headers: IncomingHttpHeaders, body: Buffer): IncomingHttpHeaders {
+  const out = { ...headers };
+  delete out['transfer-encoding'];
+  out['content-length'] = String(body.length);
+  return out;
 }
 
 /** Relays one upstream response to the client. */
@@ -140,11 +153,11 @@ class Relay implements Dispatcher.DispatchHandler {
     this.#started = true;
     this.#ctx.upstreamStatus = statusCode;
     if (
-      this.#ctx.upstream.transformResponse !== undefined &&
-      !withoutBody(statusCode) &&
-      this.#ctx.method.toUpperCase() !== 'HEAD'
+      this.#ctx.upstream.responseHook !== undefined ||
+      (this.#ctx.upstream.transformResponse !== undefined && hasResponseBody(this.#ctx, statusCode))
     ) {
-      // A response body transform: the response is buffered, then written at its end.
+      // A response body transform or a response hook: the response is buffered, then written
+      // at its end.
       this.#buffered = { status: statusCode, message: statusMessage, headers, chunks: [], size: 0 };
       return;
     }
@@ -159,8 +172,8 @@ class Relay implements Dispatcher.DispatchHandler {
     else this.#ctx.res.writeHead(statusCode, out);
   }
 
-  /** The response being buffered for `ctx.upstream.transformResponse`. */
-  #buffered: BufferedResponse | undefined;
+  /** The response being buffered for `ctx.upstream.transformResponse` or `responseHook`. */
+  #buffered: BufferedUpstream | undefined;
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     const b = this.#buffered;
@@ -191,9 +204,21 @@ class Relay implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
-    if (this.#buffered !== undefined) {
-      this.#endTransformed(this.#buffered);
-      this.#finish();
+    const b = this.#buffered;
+    if (b !== undefined) {
+      if (this.#ctx.upstream.responseHook === undefined) {
+        this.#endTransformed(b);
+        this.#finish();
+        return;
+      }
+      this.#endHooked(b).then(
+        () => {
+          this.#finish();
+        },
+        (err: unknown) => {
+          this.fail(err);
+        },
+      );
       return;
     }
     this.#ctx.upstream.tap?.end();
@@ -201,31 +226,80 @@ class Relay implements Dispatcher.DispatchHandler {
     this.#finish();
   }
 
-  /** Writes a buffered response, its body rewritten by `ctx.upstream.transformResponse` when it can be. */
-  #endTransformed(b: BufferedResponse): void {
+  /** A buffered response, its body rewritten by `ctx.upstream.transformResponse` when it can be. */
+  #transformed(b: BufferedUpstream): BufferedResponse {
     const ctx = this.#ctx;
-    let body: Buffer = Buffer.concat(b.chunks);
+    const body: Buffer = Buffer.concat(b.chunks);
     const headers = { ...b.headers };
+    if (ctx.upstream.transformResponse === undefined || !hasResponseBody(ctx, b.status)) {
+      return { status: b.status, headers, body };
+    }
     let changed: Buffer | undefined;
     try {
       const decoded = decode(body, headers['content-encoding']);
-      changed = decoded === undefined ? undefined : ctx.upstream.transformResponse?.(decoded);
+      changed = decoded === undefined ? undefined : ctx.upstream.transformResponse(decoded);
     } catch (err) {
       ctx.log.warn('response body transform failed', { error: errorMessage(err) });
     }
-    if (changed !== undefined) {
-      body = changed;
-      delete headers['content-encoding'];
-      delete headers['transfer-encoding'];
-      headers['content-length'] = String(body.length);
+    if (changed === undefined) return { status: b.status, headers, body };
+    delete headers['content-encoding'];
+    return { status: b.status, headers: withBodyLength(headers, changed), body: changed };
+  }
+
+  /** Writes a buffered response, its body rewritten by `ctx.upstream.transformResponse` when it can be. */
+  #endTransformed(b: BufferedUpstream): void {
+    this.#write(this.#transformed(b), b.message);
+  }
+
+  /**
+   * Writes a buffered response after `ctx.upstream.responseHook` (after the body transform): the
+   * hook sees the body decoded; when it gives back the same bytes, the response keeps its
+   * encoding, else it goes out decoded.
+   */
+  async #endHooked(b: BufferedUpstream): Promise<void> {
+    const ctx = this.#ctx;
+    const hook = ctx.upstream.responseHook;
+    const res = this.#transformed(b);
+    const decoded = decode(res.body, res.headers['content-encoding']);
+    const encoded = decoded !== undefined && decoded !== res.body ? res.body : undefined;
+    const seen: BufferedResponse =
+      encoded === undefined ? res : { ...res, body: decoded ?? res.body, headers: { ...res.headers } };
+    if (encoded !== undefined) delete seen.headers['content-encoding'];
+    const out = hook === undefined ? seen : await hook(seen);
+    if (ctx.res.destroyed) return;
+    if (out instanceof GatewayError) {
+      respondError(ctx, out);
+      return;
     }
-    ctx.upstream.tap?.start(b.status, headers, false);
-    ctx.upstream.tap?.data(body);
+    const message = out.status === b.status ? b.message : undefined;
+    if (!hasResponseBody(ctx, out.status)) {
+      // No body goes out (HEAD, 204, 304): the headers say what a body would have been.
+      this.#write({ ...out, body: Buffer.alloc(0) }, message);
+      return;
+    }
+    if (
+      encoded !== undefined &&
+      out.body.equals(seen.body) &&
+      out.headers['content-encoding'] === undefined
+    ) {
+      // The body unchanged: sent as the upstream encoded it.
+      const headers = { ...out.headers, 'content-encoding': res.headers['content-encoding'] };
+      this.#write({ ...out, headers: withBodyLength(headers, encoded), body: encoded }, message);
+      return;
+    }
+    this.#write({ ...out, headers: withBodyLength(out.headers, out.body) }, message);
+  }
+
+  /** Writes a whole response to the client (and the response tap). */
+  #write(r: BufferedResponse, message: string | undefined): void {
+    const ctx = this.#ctx;
+    ctx.upstream.tap?.start(r.status, r.headers, false);
+    ctx.upstream.tap?.data(r.body);
     ctx.upstream.tap?.end();
-    const out = clientResponseHeaders(headers, ctx.responseHeaders, ctx.upstream.removedResponseHeaders);
-    if (b.message !== undefined && b.message !== '') ctx.res.writeHead(b.status, b.message, out);
-    else ctx.res.writeHead(b.status, out);
-    ctx.res.end(body);
+    const out = clientResponseHeaders(r.headers, ctx.responseHeaders, ctx.upstream.removedResponseHeaders);
+    if (message !== undefined && message !== '') ctx.res.writeHead(r.status, message, out);
+    else ctx.res.writeHead(r.status, out);
+    ctx.res.end(r.body);
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {

@@ -105,7 +105,7 @@ test('the hooks the gateway runs', () => {
     ['a', 'c'],
   );
   assert.deepEqual(pluginHooksOf(def, 'post'), []);
-  assert.deepEqual(customAuthHook(def), { name: 'check', path: 'check.ts' });
+  assert.deepEqual(customAuthHook(def), { name: 'check', path: 'check.ts', raw_body_only: false });
   assert.equal(customAuthHook(api({ auth_check: { name: 'x', path: 'x.ts', disabled: true } })), undefined);
 });
 

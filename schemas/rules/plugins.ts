@@ -29,6 +29,8 @@ export type PluginDriver = typeof PLUGIN_DRIVER | typeof GRPC_PLUGIN_DRIVER;
 export interface EnabledHook {
   name: string;
   path: string;
+  /** A gRPC plugin server gets bodies as bytes only (`raw_body`), not as text (`body`). */
+  raw_body_only?: boolean;
 }
 
 const MODULE_FILE = /\.(?:js|mjs|ts|mts)$/;
@@ -37,7 +39,7 @@ function enabled(hook: Unchecked<PluginHook> | undefined): EnabledHook | undefin
   if (hook === undefined || isTrue(hook.disabled)) return undefined;
   const name = text(hook.name) ?? '';
   const path = text(hook.path) ?? '';
-  return name === '' && path === '' ? undefined : { name, path };
+  return name === '' && path === '' ? undefined : { name, path, raw_body_only: isTrue(hook.raw_body_only) };
 }
 
 function middlewareOf(api: ClassicApiInput): Unchecked<CustomMiddleware> | undefined {
@@ -150,16 +152,6 @@ export function pluginProblems(api: ClassicApiInput): FieldProblem[] {
       const hook = enabled(model<PluginHook>(h));
       if (hook === undefined) return;
       any = true;
-      if (driver === GRPC_PLUGIN_DRIVER && stage === 'response') {
-        problems.push(
-          problem(
-            `custom_middleware.${stage}[${i}]`,
-            'NotSupported',
-            'response hooks of a gRPC plugin server are not supported yet: use pre, post_key_auth, post or auth_check',
-          ),
-        );
-        return;
-      }
       problems.push(...hookProblems(hook, `custom_middleware.${stage}[${i}]`, driver));
     });
   }

@@ -2,11 +2,20 @@
 // coprocess.Dispatcher service), built with grpc-go: what the gateway's tests run against a real
 // one (gateway/middleware/plugins/grpc-go.test.ts). The messages are dynamic (dynamicpb), their
 // descriptors compiled at start from the protocol's .proto files (-proto-dir), so no protoc step
-// or generated code is needed.
+// or generated code is needed. It reads the request as a plugin for the reference does: headers
+// by their canonical names (Authorization), the API's ID as spec["APIID"].
 //
 // Hooks, by name:
 //
 //   - AddHeader (pre): sets the header X-Go-Plugin: <hook type>.
+//
+//   - Rewrite (pre): replaces "/rewrite-me" in the URL with "/go-rewritten" and sets the method
+//     to POST.
+//
+//   - UpperBody (post): the request body in upper case (raw_body).
+//
+//   - GoResponse (response): the status becomes 203, the header X-Go-Response: <hook type> is
+//     added and the body becomes "go saw <status> <body>" (raw_body).
 //
 //   - MyAuthCheck (auth_check): accepts a token of -tokens in Authorization with a session whose
 //     rate limit is -rate requests per -per seconds (alias go-plugin-user, metadata plugin: go,
@@ -21,7 +30,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -58,14 +69,11 @@ func child(o object, k string) object {
 	return c
 }
 
-// header returns the request header name, whatever its case.
-func header(req object, name string) string {
-	for k, v := range child(req, "headers") {
-		if s, ok := v.(string); ok && strings.EqualFold(k, name) {
-			return s
-		}
-	}
-	return ""
+// bytesOf decodes a bytes field as protojson carries it (base64).
+func bytesOf(o object, k string) []byte {
+	s, _ := o[k].(string)
+	b, _ := base64.StdEncoding.DecodeString(s)
+	return b
 }
 
 // dispatch runs the hook the object names and returns the object the gateway applies.
@@ -76,13 +84,27 @@ func dispatch(o object) object {
 	switch name {
 	case "AddHeader":
 		child(req, "set_headers")["X-Go-Plugin"] = hookType
+	case "Rewrite":
+		url, _ := req["url"].(string)
+		req["url"] = strings.Replace(url, "/rewrite-me", "/go-rewritten", 1)
+		req["method"] = "POST"
+	case "UpperBody":
+		req["raw_body"] = base64.StdEncoding.EncodeToString(bytes.ToUpper(bytesOf(req, "raw_body")))
+	case "GoResponse":
+		res := child(o, "response")
+		status, _ := res["status_code"].(float64)
+		child(res, "headers")["X-Go-Response"] = hookType
+		body := fmt.Sprintf("go saw %d %s", int(status), bytesOf(res, "raw_body"))
+		res["raw_body"] = base64.StdEncoding.EncodeToString([]byte(body))
+		res["status_code"] = 203
 	case "MyAuthCheck":
-		got := strings.TrimPrefix(header(req, "Authorization"), "Bearer ")
+		auth, _ := child(req, "headers")["Authorization"].(string)
+		got := strings.TrimPrefix(auth, "Bearer ")
 		if got == "" || !slices.Contains(strings.Split(*tokens, ","), got) {
 			return o
 		}
 		// Access to the API it is called for (svc grants no API to a session without access rights).
-		apiID, _ := child(o, "spec")["api_id"].(string)
+		apiID, _ := child(o, "spec")["APIID"].(string)
 		o["session"] = object{
 			"rate":          *rate,
 			"per":           *per,

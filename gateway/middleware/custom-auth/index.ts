@@ -17,15 +17,27 @@ import type {
 } from '../../../schemas/generated/models.ts';
 import { sessionModel } from '../../../schemas/models/session.ts';
 import { authMethodsOf } from '../../../schemas/rules/auth.ts';
-import { customAuthHook, GRPC_PLUGIN_DRIVER, pluginDriverOf } from '../../../schemas/rules/plugins.ts';
+import {
+  customAuthHook,
+  GRPC_PLUGIN_DRIVER,
+  pluginDriverOf,
+  type EnabledHook,
+} from '../../../schemas/rules/plugins.ts';
 import { compile } from '../../../schemas/validate.ts';
 import { reject } from '../../pipeline/compose.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
 import { around } from '../../pipeline/steps.ts';
 import type { CompiledMiddleware, Rejection } from '../../pipeline/middleware.ts';
 import type { GatewayMiddleware, MiddlewareDeps } from '../deps.ts';
-import { openDispatcher } from '../../plugins/coprocess/dispatcher.ts';
-import { gatewaySessionOf, outgoingObject, overrideAnswer } from '../../plugins/coprocess/hooks.ts';
+import { openPluginServer } from '../../plugins/coprocess/dispatcher.ts';
+import {
+  applyRequestEdits,
+  gatewaySessionOf,
+  outgoingObject,
+  overrideAnswer,
+  readRequestBody,
+  sentRequest,
+} from '../../plugins/coprocess/hooks.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 import {
   callHook,
@@ -74,23 +86,26 @@ async function adoptPluginSession(
 }
 
 /** The authentication step of an API whose auth_check is a hook of the gRPC plugin server. */
-function grpcAuth(api: GatewayApiDefinition, deps: MiddlewareDeps, name: string): CompiledMiddleware {
-  const server = deps.config.coprocess_grpc_server;
-  if (server === undefined) {
-    throw new Error(
-      "custom_middleware.driver: the gateway setting coprocess_grpc_server is not set, so gRPC plugins can't run: set it (--coprocess-grpc-server)",
-    );
-  }
-  const dispatcher = openDispatcher(server);
+function grpcAuth(api: GatewayApiDefinition, deps: MiddlewareDeps, found: EnabledHook): CompiledMiddleware {
+  const dispatcher = openPluginServer(deps.config.coprocess_grpc_server);
   const timeoutMs = deps.config.plugin_timeout_ms;
+  const name = found.name;
   const hook = { label: `grpc:${name}` };
   return around(
     async (ctx, next) => {
       let refused: Rejection | undefined;
       let answer: { keyId: string; session: GatewaySession } | undefined;
       try {
-        const got = await dispatcher.dispatch(outgoingObject(ctx, api, 'CustomKeyCheck', name), timeoutMs);
+        const body = await readRequestBody(ctx);
+        if (body === undefined) return reject(ctx, GatewayError.bodyTooLarge());
+        const sent = sentRequest(ctx, body, found.raw_body_only === true);
+        const got = await dispatcher.dispatch(
+          outgoingObject(ctx, api, 'CustomKeyCheck', name, sent),
+          timeoutMs,
+        );
         refused = overrideAnswer(ctx, got.request?.return_overrides ?? null);
+        // As the reference: the hook's changes to the request apply whatever its verdict.
+        if (refused === undefined && got.request !== null) applyRequestEdits(ctx, got.request, sent);
         const token = got.metadata.token ?? '';
         if (refused === undefined && got.session !== null && token !== '') {
           const session = gatewaySessionOf(got.session);
@@ -128,10 +143,12 @@ export const customAuth: GatewayMiddleware = {
   enabled: (api: GatewayApiDefinition) => authMethodsOf(api).includes('custom_auth'),
   // The plugin file is read at compile time: recompiled at every reload.
   readsOutside: true,
+  // A gRPC plugin server is sent the request body: node:http only.
+  readsBody: (api) => pluginDriverOf(api) === GRPC_PLUGIN_DRIVER,
   create: async (api, deps) => {
     const found = customAuthHook(api);
     if (found === undefined) throw new Error('custom_middleware.auth_check: no hook');
-    if (pluginDriverOf(api) === GRPC_PLUGIN_DRIVER) return grpcAuth(api, deps, found.name);
+    if (pluginDriverOf(api) === GRPC_PLUGIN_DRIVER) return grpcAuth(api, deps, found);
     const hook = await loadHook(found, deps.config.plugin_dir, 'custom_middleware.auth_check');
     const timeoutMs = deps.config.plugin_timeout_ms;
 

@@ -2,9 +2,11 @@
  * gRPC plugins against a plugin server built from Go modules (tools/grpcplugin: grpc-go, the
  * protocol's .proto files compiled at its start), as a plugin server for the reference gateway is
  * written: its `pre` hook sets a header the upstream sees, its `auth_check` accepts its tokens
- * with a session whose rate limit the gateway enforces and gives other tokens no session. The API
- * is written as the reference's auth_check samples write it (`enable_coprocess_auth: true`,
- * `driver: grpc`). `make deps` builds the server (tools/build.sh); without it the suite fails.
+ * with a session whose rate limit the gateway enforces and gives other tokens no session; another
+ * `pre` hook rewrites the URL and the method, a `post` hook the body, and a `response` hook the
+ * status, headers and body the client gets. The API is written as the reference's auth_check
+ * samples write it (`enable_coprocess_auth: true`, `driver: grpc`). `make deps` builds the server
+ * (tools/build.sh); without it the suite fails.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,7 +16,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { builtToolsDir } from '../../../lib/bento/binary.ts';
 import { startEcho, type Echo, type Echoed } from '../../testing/echo.ts';
-import { keyed, startGateway, type InProcessGateway } from '../../testing/harness.ts';
+import { keyed, keyless, startGateway, type InProcessGateway } from '../../testing/harness.ts';
 import { provision } from '../../testing/tables.ts';
 import { PROTO_DIR } from '../../plugins/coprocess/dispatcher.ts';
 
@@ -88,9 +90,33 @@ for (const fastPath of [true, false]) {
     let gw: InProcessGateway;
     before(async () => {
       gw = await startGateway({
-        argv: [`--fast-path=${String(fastPath)}`, '--coprocess-grpc-server', plugin.address],
+        argv: [
+          `--fast-path=${String(fastPath)}`,
+          '--coprocess-grpc-server',
+          plugin.address,
+          // The first call opens the connection: on a loaded machine it can take past the default.
+          '--plugin-timeout-ms',
+          '5000',
+        ],
       });
-      await provision(gw, [sample('go-auth'), sample('go-rate')]);
+      await provision(gw, [
+        sample('go-auth'),
+        sample('go-rate'),
+        keyless(
+          'go-rw',
+          '/go-rw/',
+          echo.url,
+          {
+            custom_middleware: {
+              driver: 'grpc',
+              pre: [{ name: 'Rewrite', path: '' }],
+              post: [{ name: 'UpperBody', path: '' }],
+              response: [{ name: 'GoResponse', path: '' }],
+            },
+          },
+          { strip_listen_path: true },
+        ),
+      ]);
     });
     after(async () => {
       await gw.stop();
@@ -112,6 +138,24 @@ for (const fastPath of [true, false]) {
       const res = await gw.request({ path: '/go-auth/x' });
       assert.equal(res.status, 403, res.text);
       assert.notEqual(res.headers['x-upstream'], 'echo');
+    });
+
+    test('its hooks rewrite the URL, the method and the body; its response hook the answer', async () => {
+      const res = await gw.request({
+        method: 'PUT',
+        path: '/go-rw/rewrite-me?q=1',
+        body: 'hello',
+        fresh: true,
+      });
+      assert.equal(res.status, 203, res.text);
+      assert.equal(res.headers['x-go-response'], 'Response');
+      const m = /^go saw 200 (\{.*\})$/s.exec(res.text);
+      assert.ok(m?.[1] !== undefined, res.text);
+      const echoed = JSON.parse(m[1]) as Echoed;
+      assert.equal(echoed.method, 'POST');
+      assert.equal(echoed.path, '/go-rewritten');
+      assert.equal(echoed.query, 'q=1');
+      assert.equal(echoed.body, 'HELLO');
     });
 
     test('the rate limit of the session it returned is enforced (2 per 60 s)', async () => {

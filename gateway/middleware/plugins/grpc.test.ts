@@ -1,17 +1,20 @@
 /**
  * gRPC plugins (`custom_middleware.driver: grpc`) against a plugin server written here with
  * @grpc/grpc-js from the protocol's .proto files, as a plugin server for the reference gateway is
- * written: a `pre` hook whose header and query changes the upstream sees, an `auth_check` that
+ * written: a `pre` hook whose header and query changes the upstream sees, one that rewrites the
+ * URL and the method, hooks that read and replace the request body (`raw_body`, or `body` alone),
+ * `response` hooks that change the upstream's status, headers and body, an `auth_check` that
  * accepts with a session whose rate limit is enforced or refuses through `return_overrides`, a
  * `post` hook that sees the session, `return_overrides` that answer instead of the upstream, a
  * plugin server that fails a call, and one that is down: each failure is a 500 with an error ID.
- * Each table runs against the files store and the Redis store, with the fast path on and off.
+ * Each table runs against the files store and the Redis store, with the fast path on and off;
+ * the gRPC routes are served by node:http either way (the plugin server is sent the body).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import { freePort } from '../../../lib/testing/wait.ts';
-import { startEcho, type Echo } from '../../testing/echo.ts';
+import { startEcho, type Echo, type Echoed } from '../../testing/echo.ts';
 import { keyed, keyless, startGateway, type InProcessGateway } from '../../testing/harness.ts';
 import { describeEachSetup, fastPathOn, provision, testRows, type Row } from '../../testing/tables.ts';
 import { coprocessPackage, type CoprocessObject } from '../../plugins/coprocess/dispatcher.ts';
@@ -59,7 +62,8 @@ const HOOKS: Record<string, Handler> = {
   Fail: () => new Error('the plugin broke'),
   Auth: (o) => {
     if (o.request === null) return new Error('no request');
-    const token = o.request.headers.authorization ?? '';
+    // By its name as the reference's Go net/http gives it.
+    const token = o.request.headers.Authorization ?? '';
     if (token.startsWith('good-')) {
       o.session = {
         rate: 2,
@@ -85,6 +89,63 @@ const HOOKS: Record<string, Handler> = {
     }
     if (token === 'no-session') return o;
     o.request.return_overrides = overrides(401, 'Not authorised by plugin');
+    return o;
+  },
+  Rewrite: (o) => {
+    if (o.request === null) return new Error('no request');
+    o.request.url = `/g-rw/rewritten?was=${encodeURIComponent(o.request.url)}&method=${o.request.method}`;
+    o.request.method = 'put';
+    o.request.add_params = { added: '1' };
+    return o;
+  },
+  BadUrl: (o) => {
+    if (o.request === null) return new Error('no request');
+    o.request.url = 'http://elsewhere/x';
+    return o;
+  },
+  Body: (o) => {
+    if (o.request === null) return new Error('no request');
+    // Both forms came: the text and the bytes.
+    const text = `${o.request.raw_body.toString().toUpperCase()}|text:${o.request.body}`;
+    o.request.raw_body = Buffer.from(text);
+    return o;
+  },
+  BodyText: (o) => {
+    if (o.request === null) return new Error('no request');
+    o.request.body = `replaced:${o.request.body}`;
+    return o;
+  },
+  RawOnly: (o) => {
+    if (o.request === null) return new Error('no request');
+    o.request.set_headers = {
+      'x-body-text': `[${o.request.body}]`,
+      'x-raw-len': String(o.request.raw_body.length),
+    };
+    return o;
+  },
+  Respond: (o) => {
+    const r = o.response;
+    if (r === null) return new Error('no response');
+    const echoed = JSON.parse(r.raw_body.toString()) as { path: string; method: string };
+    r.status_code = 201;
+    r.headers = {
+      ...r.headers,
+      'X-Response-Hook': `${o.hook_type}:${o.request?.method ?? ''}:${o.spec.APIID ?? ''}`,
+    };
+    r.raw_body = Buffer.from(
+      `hooked ${echoed.method} ${echoed.path} (upstream said ${r.headers['X-Upstream'] ?? ''})`,
+    );
+    return o;
+  },
+  RespondText: (o) => {
+    const r = o.response;
+    if (r === null) return new Error('no response');
+    r.body = `text:${String(r.status_code)}`;
+    r.multivalue_headers = [...r.multivalue_headers, { key: 'X-Multi', values: ['a', 'b'] }];
+    return o;
+  },
+  RespondNothing: (o) => {
+    o.response = null;
     return o;
   },
   Post: (o) => {
@@ -139,6 +200,19 @@ const grpcHooks = (hooks: Record<string, unknown>): Record<string, unknown> => (
 const named = (name: string): { name: string; path: string } => ({ name, path: '' });
 
 const apis = (): Record<string, unknown>[] => [
+  keyless('g-rw', '/g-rw/', echo.url, grpcHooks({ pre: [named('Rewrite')] }), { strip_listen_path: true }),
+  keyless('g-badurl', '/g-badurl/', echo.url, grpcHooks({ pre: [named('BadUrl')] })),
+  keyless('g-body', '/g-body/', echo.url, grpcHooks({ pre: [named('BodyText')], post: [named('Body')] })),
+  keyless('g-raw', '/g-raw/', echo.url, grpcHooks({ pre: [{ ...named('RawOnly'), raw_body_only: true }] })),
+  keyless(
+    'g-resp',
+    '/g-resp/',
+    echo.url,
+    grpcHooks({ pre: [named('Rewrite')], response: [named('Respond')] }),
+    { strip_listen_path: true },
+  ),
+  keyless('g-resp2', '/g-resp2/', echo.url, grpcHooks({ response: [named('RespondText')] })),
+  keyless('g-resp-none', '/g-resp-none/', echo.url, grpcHooks({ response: [named('RespondNothing')] })),
   keyless('g-pre', '/g-pre/', echo.url, grpcHooks({ pre: [named('AddHeader')] })),
   keyless('g-refuse', '/g-refuse/', echo.url, grpcHooks({ pre: [named('Refuse')] })),
   keyless('g-short', '/g-short/', echo.url, grpcHooks({ pre: [named('ShortCircuit')] })),
@@ -157,12 +231,14 @@ const rows = (index: number): Row[] => [
     name: 'a pre hook sets and removes headers and query parameters the upstream sees',
     path: '/g-pre/x?keep=1&secret=s',
     headers: { 'x-drop': 'gone' },
+    nodeHttp: true,
     status: 200,
     upstreamHeaders: { 'x-from-pre': 'HelloFromPre', 'x-hook-type': 'Pre', 'x-drop': undefined },
   },
   {
     name: 'return_overrides with an error code refuse with its message and headers',
     path: '/g-refuse/x',
+    nodeHttp: true,
     status: 403,
     error: 'Denied by plugin',
     responseHeaders: { 'x-why': 'policy' },
@@ -170,15 +246,23 @@ const rows = (index: number): Row[] => [
   {
     name: 'return_overrides with a success code answer instead of the upstream',
     path: '/g-short/x',
+    nodeHttp: true,
     status: 200,
     text: 'answered for g-short',
     responseHeaders: { 'x-answered-by': 'plugin' },
   },
-  { name: 'a call the plugin server fails is a 500', path: '/g-fail/x', status: 500, error: INTERNAL },
+  {
+    name: 'a call the plugin server fails is a 500',
+    path: '/g-fail/x',
+    nodeHttp: true,
+    status: 500,
+    error: INTERNAL,
+  },
   {
     name: 'auth_check accepts; the post hook sees the session',
     path: '/g-auth/x',
     headers: { authorization: `good-${String(index)}-a` },
+    nodeHttp: true,
     status: 200,
     upstreamHeaders: { 'x-from-post': 'Post:grpc-user:gold' },
   },
@@ -186,6 +270,7 @@ const rows = (index: number): Row[] => [
     name: 'auth_check refuses through return_overrides',
     path: '/g-auth/x',
     headers: { authorization: 'bad' },
+    nodeHttp: true,
     status: 401,
     error: 'Not authorised by plugin',
   },
@@ -193,8 +278,47 @@ const rows = (index: number): Row[] => [
     name: 'auth_check without a session is refused',
     path: '/g-auth/x',
     headers: { authorization: 'no-session' },
+    nodeHttp: true,
     status: 403,
     error: 'Key not authorised',
+  },
+  {
+    name: 'a pre hook rewrites the URL (path and query) and the method the upstream sees',
+    path: '/g-rw/x?orig=1',
+    nodeHttp: true,
+    status: 200,
+    upstreamMethod: 'PUT',
+  },
+  {
+    name: 'a hook that answers a URL that is no path is a 500',
+    path: '/g-badurl/x',
+    nodeHttp: true,
+    status: 500,
+    error: INTERNAL,
+  },
+  {
+    name: 'response hooks change the status, headers and body the client gets',
+    path: '/g-resp/x',
+    nodeHttp: true,
+    status: 201,
+    // Not under this API's listen path: sent as it is.
+    text: 'hooked PUT /g-rw/rewritten (upstream said echo)',
+    responseHeaders: { 'x-response-hook': 'Response:PUT:g-resp', 'x-upstream': 'echo' },
+  },
+  {
+    name: 'a response hook that changes body only (text) and adds a header of several values',
+    path: '/g-resp2/status/202',
+    nodeHttp: true,
+    status: 202,
+    text: 'text:202',
+    responseHeaders: { 'x-multi': 'a, b', 'content-length': '8' },
+  },
+  {
+    name: 'a response hook that answers without a response is a 500',
+    path: '/g-resp-none/x',
+    nodeHttp: true,
+    status: 500,
+    error: INTERNAL,
   },
 ];
 
@@ -214,6 +338,34 @@ describeEachSetup(
         keep: '1',
         added: '1',
       });
+    });
+
+    test('the rewritten URL: the path, the query the hook wrote with its added parameter', async () => {
+      const res = await gw().request({ path: '/g-rw/x?orig=1' });
+      assert.equal(res.status, 200, res.text);
+      const echoed = res.json as Echoed;
+      assert.equal(echoed.path, '/rewritten');
+      assert.deepEqual(Object.fromEntries(new URLSearchParams(echoed.query)), {
+        was: '/g-rw/x?orig=1',
+        method: 'GET',
+        added: '1',
+      });
+    });
+
+    test('hooks get the request body and what they change of it goes upstream', async () => {
+      const res = await gw().request({ method: 'POST', path: '/g-body/x', body: 'hello' });
+      assert.equal(res.status, 200, res.text);
+      // pre changed the text (`body`) only; post got that as bytes and text, and changed the bytes.
+      assert.equal((res.json as Echoed).body, 'REPLACED:HELLO|text:replaced:hello');
+      assert.equal((res.json as Echoed).headers['content-length'], '34');
+    });
+
+    test('raw_body_only: the hook gets the bytes, not the text', async () => {
+      const res = await gw().request({ method: 'POST', path: '/g-raw/x', body: 'abc' });
+      assert.equal(res.status, 200, res.text);
+      assert.equal((res.json as Echoed).headers['x-body-text'], '[]');
+      assert.equal((res.json as Echoed).headers['x-raw-len'], '3');
+      assert.equal((res.json as Echoed).body, 'abc', 'the body unchanged');
     });
 
     test('the session auth_check returned has its rate limit enforced', async () => {

@@ -5,7 +5,9 @@
  * `response`. Hooks of a point run in order; each may set or remove request headers or refuse
  * the request (`response` hooks add response headers). A hook that fails answers 500 with an
  * error ID. The modules are imported when the API's routes are built. With driver `grpc` each hook
- * is a call to the gateway's gRPC plugin server instead (gateway/plugins/coprocess/).
+ * is a call to the gateway's gRPC plugin server instead (gateway/plugins/coprocess/), which is
+ * sent the request body and may change it, the URL and the method; its `response` hooks get the
+ * upstream's response once it is there and may change its status, headers and body.
  */
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
 import {
@@ -15,10 +17,18 @@ import {
   type PluginStage,
 } from '../../../schemas/rules/plugins.ts';
 import { reject } from '../../pipeline/compose.ts';
-import { around, waits } from '../../pipeline/steps.ts';
+import { around, before, waits } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware, MiddlewareDeps } from '../deps.ts';
-import { openDispatcher, type HookType } from '../../plugins/coprocess/dispatcher.ts';
-import { applyRequestChanges, outgoingObject } from '../../plugins/coprocess/hooks.ts';
+import { openPluginServer, type HookType } from '../../plugins/coprocess/dispatcher.ts';
+import {
+  answeredResponse,
+  applyRequestChanges,
+  outgoingObject,
+  readRequestBody,
+  responseObject,
+  sentRequest,
+  sessionStateOf,
+} from '../../plugins/coprocess/hooks.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 import { removeRequestHeader } from '../../pipeline/context.ts';
 import {
@@ -39,32 +49,79 @@ const HOOK_TYPES: Readonly<Record<PluginStage, HookType>> = {
   response: 'Response',
 };
 
-/** The step that sends the hooks of `stage` to the gRPC plugin server, in order. */
+/** The step that sends the hooks of `stage` (not `response`) to the gRPC plugin server, in order. */
 function grpcStage(api: GatewayApiDefinition, deps: MiddlewareDeps, stage: PluginStage) {
-  const server = deps.config.coprocess_grpc_server;
-  if (server === undefined) {
-    throw new Error(
-      "custom_middleware.driver: the gateway setting coprocess_grpc_server is not set, so gRPC plugins can't run: set it (--coprocess-grpc-server)",
-    );
-  }
-  const dispatcher = openDispatcher(server);
-  const names = pluginHooksOf(api, stage).map((h) => h.name);
+  const dispatcher = openPluginServer(deps.config.coprocess_grpc_server);
+  const hooks = pluginHooksOf(api, stage);
   const timeoutMs = deps.config.plugin_timeout_ms;
   return waits(
     async (ctx) => {
-      for (const name of names) {
-        const hook = { label: `grpc:${name}` };
+      for (const h of hooks) {
+        const hook = { label: `grpc:${h.name}` };
         try {
+          const body = await readRequestBody(ctx);
+          if (body === undefined) return reject(ctx, GatewayError.bodyTooLarge());
+          const sent = sentRequest(ctx, body, h.raw_body_only === true);
           const answer = await dispatcher.dispatch(
-            outgoingObject(ctx, api, HOOK_TYPES[stage], name),
+            outgoingObject(ctx, api, HOOK_TYPES[stage], h.name, sent),
             timeoutMs,
           );
-          const refused = applyRequestChanges(ctx, answer);
+          const refused = applyRequestChanges(ctx, answer, sent);
           if (refused !== undefined) return refused;
         } catch (err) {
           return reject(ctx, pluginFailure(ctx, hook, stage, err));
         }
       }
+      return undefined;
+    },
+    {
+      close: () => {
+        dispatcher.close();
+      },
+    },
+  );
+}
+
+/**
+ * The `response` hooks of the gRPC plugin server: each gets the request and the upstream's
+ * response, and what it answers (status, headers, body) is the next one's, then the client's
+ * (`UpstreamPlan.responseHook`, after any hook set before: an internal API's own run first).
+ */
+function grpcResponseStage(api: GatewayApiDefinition, deps: MiddlewareDeps) {
+  const dispatcher = openPluginServer(deps.config.coprocess_grpc_server);
+  const hooks = pluginHooksOf(api, 'response');
+  const timeoutMs = deps.config.plugin_timeout_ms;
+  return before(
+    (ctx) => {
+      const outer = ctx.upstream.responseHook;
+      ctx.upstream.responseHook = async (upstream) => {
+        let res = upstream;
+        for (const h of hooks) {
+          try {
+            const sentRes = responseObject(res, h.raw_body_only === true);
+            const object = outgoingObject(
+              ctx,
+              api,
+              'Response',
+              h.name,
+              sentRequest(ctx, ctx.upstream.body ?? Buffer.alloc(0), h.raw_body_only === true),
+            );
+            // As the reference: the session goes to response hooks whichever the hook type.
+            const answer = await dispatcher.dispatch(
+              {
+                ...object,
+                response: sentRes,
+                ...(ctx.session === undefined ? {} : { session: sessionStateOf(ctx.session) }),
+              },
+              timeoutMs,
+            );
+            res = answeredResponse(res, sentRes, answer.response);
+          } catch (err) {
+            return pluginFailure(ctx, { label: `grpc:${h.name}` }, 'response', err);
+          }
+        }
+        return outer === undefined ? res : outer(res);
+      };
       return undefined;
     },
     {
@@ -82,8 +139,13 @@ function pluginStage(stage: PluginStage): GatewayMiddleware {
     enabled: (api: GatewayApiDefinition) => pluginHooksOf(api, stage).length > 0,
     // Plugin files are read at compile time: recompiled at every reload.
     readsOutside: true,
+    // A gRPC plugin server is sent the request body, and its response hooks the whole response:
+    // node:http only.
+    readsBody: (api) => pluginDriverOf(api) === GRPC_PLUGIN_DRIVER,
     create: async (api, deps) => {
-      if (pluginDriverOf(api) === GRPC_PLUGIN_DRIVER) return grpcStage(api, deps, stage);
+      if (pluginDriverOf(api) === GRPC_PLUGIN_DRIVER) {
+        return stage === 'response' ? grpcResponseStage(api, deps) : grpcStage(api, deps, stage);
+      }
       const hooks = await Promise.all(
         pluginHooksOf(api, stage).map((h, i) =>
           loadHook(h, deps.config.plugin_dir, `custom_middleware.${stage}[${String(i)}]`),

@@ -42,6 +42,21 @@ export interface MiniRequestObject {
   raw_body: Buffer;
 }
 
+/** `coprocess.Header`: a response header with all its values. */
+export interface MultivalueHeader {
+  key: string;
+  values: string[];
+}
+
+/** `coprocess.ResponseObject`: the upstream's response, for response hooks. */
+export interface ResponseObject {
+  status_code: number;
+  raw_body: Buffer;
+  body: string;
+  headers: Record<string, string>;
+  multivalue_headers: MultivalueHeader[];
+}
+
 /** `coprocess.AccessDefinition`. */
 export interface AccessDefinition {
   api_name: string;
@@ -77,12 +92,14 @@ export interface CoprocessObject {
   session: SessionState | null;
   metadata: Record<string, string>;
   spec: Record<string, string>;
+  response: ResponseObject | null;
 }
 
 /** The messages as the plugin server receives them (the partial object the gateway sends). */
-export type OutgoingObject = Omit<Partial<CoprocessObject>, 'request' | 'session'> & {
+export type OutgoingObject = Omit<Partial<CoprocessObject>, 'request' | 'session' | 'response'> & {
   request: Partial<MiniRequestObject>;
   session?: Partial<SessionState> | undefined;
+  response?: ResponseObject | undefined;
 };
 
 const LOADER_OPTIONS: protoLoader.Options = {
@@ -116,29 +133,56 @@ export function grpcTarget(server: string): string {
 export interface Dispatcher {
   /** Sends `object` to the server; rejects when it fails or takes longer than `timeoutMs`. */
   dispatch(object: OutgoingObject, timeoutMs: number): Promise<CoprocessObject>;
+  /** Sends an event's JSON payload (`DispatchEvent`); rejects as `dispatch` does. */
+  dispatchEvent(payload: string, timeoutMs: number): Promise<void>;
   close(): void;
 }
 
-type UnaryCall = (
-  req: OutgoingObject,
+type UnaryCall<Req, Res> = (
+  req: Req,
   opts: grpc.CallOptions,
-  cb: (err: grpc.ServiceError | null, res?: CoprocessObject) => void,
+  cb: (err: grpc.ServiceError | null, res?: Res) => void,
 ) => void;
+
+/** Calls `call` with a deadline; the answer, or an error naming the plugin server. */
+function unary<Req, Res>(call: UnaryCall<Req, Res>, req: Req, timeoutMs: number): Promise<Res> {
+  return new Promise((resolve, reject) => {
+    call(req, { deadline: Date.now() + timeoutMs }, (err, res) => {
+      if (err !== null) reject(new Error(`gRPC plugin server: ${err.message}`, { cause: err }));
+      else if (res === undefined) reject(new Error('gRPC plugin server: no answer'));
+      else resolve(res);
+    });
+  });
+}
+
+/**
+ * The client of the gateway's plugin server (`coprocess_grpc_server`) for an API's hooks; throws,
+ * so the API is not served, when the gateway has none.
+ */
+export function openPluginServer(server: string | undefined): Dispatcher {
+  if (server === undefined) {
+    throw new Error(
+      "custom_middleware.driver: the gateway setting coprocess_grpc_server is not set, so gRPC plugins can't run: set it (--coprocess-grpc-server)",
+    );
+  }
+  return openDispatcher(server);
+}
 
 /** Opens a client of the plugin server at `server` (it connects at the first call). */
 export function openDispatcher(server: string): Dispatcher {
   const Client = coprocessPackage().Dispatcher as grpc.ServiceClientConstructor;
   const client = new Client(grpcTarget(server), grpc.credentials.createInsecure());
-  const call = (client as unknown as { Dispatch: UnaryCall }).Dispatch.bind(client);
+  const methods = client as unknown as {
+    Dispatch: UnaryCall<OutgoingObject, CoprocessObject>;
+    DispatchEvent: UnaryCall<{ payload: string }, object>;
+  };
+  const call = methods.Dispatch.bind(client);
+  const event = methods.DispatchEvent.bind(client);
   return {
-    dispatch: (object, timeoutMs) =>
-      new Promise((resolve, reject) => {
-        call(object, { deadline: Date.now() + timeoutMs }, (err, res) => {
-          if (err !== null) reject(new Error(`gRPC plugin server: ${err.message}`, { cause: err }));
-          else if (res === undefined) reject(new Error('gRPC plugin server: no answer'));
-          else resolve(res);
-        });
-      }),
+    dispatch: (object, timeoutMs) => unary(call, object, timeoutMs),
+    dispatchEvent: async (payload, timeoutMs) => {
+      await unary(event, { payload }, timeoutMs);
+    },
     close: () => {
       client.close();
     },
