@@ -4,6 +4,7 @@
  */
 import { listenPathProblem, reservedPathProblem } from '../schemas/rules/api-definition.ts';
 import { asObject, asString, configmapRefOf, metaOf } from './access.ts';
+import { model } from '../schemas/rules/read.ts';
 import { fe, mergeErrors } from './field-error.ts';
 import type { FieldError, Verdict } from './field-error.ts';
 import type { Lookups } from './lookups.ts';
@@ -12,6 +13,8 @@ import { clone, defaultContextRef, defaultRefNamespace } from './defaults.ts';
 import { contextRefWarnings, deleteVerdict, policiesCovering } from './references.ts';
 import { conflictMessage, documentClaim, documentRefField, findConflict } from './routes.ts';
 import { schemaErrors } from './schema.ts';
+import { certificateSecretRefs } from '../schemas/rules/secret-refs.ts';
+import { oasSecretRefProblems, type OasCertificateSpec } from '../schemas/oas/secret-refs.ts';
 
 /** One of the two OAS-based kinds. */
 export type DocumentKind = keyof typeof documentRefField;
@@ -32,6 +35,7 @@ export async function validateDocumentApi(
   const fromSchema = schemaErrors(kind, obj);
   // A reference the schema refuses (a malformed name) is not looked up.
   const refOk = !fromSchema.some((e) => e.path.startsWith(refPath));
+  let document: unknown;
   if (refOk && name !== undefined && keyName !== undefined) {
     const result = await loadDocument(lookups, {
       refPath,
@@ -42,6 +46,7 @@ export async function validateDocumentApi(
     });
     errors.push(...result.errors);
     warnings.push(...result.warnings);
+    document = result.doc;
     const claim = result.doc === undefined ? undefined : documentClaim(kind, obj, result.doc);
     // A listen path without its leading "/" is reported by the document's schema.
     if (claim?.listenPath.startsWith('/') === true) {
@@ -60,8 +65,40 @@ export async function validateDocumentApi(
       }
     }
   }
+  if (kind === 'SvcOasApiDefinition') {
+    const found = await certificateRefVerdict(obj, document, lookups);
+    errors.push(...found.errors);
+    warnings.push(...found.warnings);
+  }
   warnings.push(...(await contextRefWarnings(obj, lookups)));
   return { errors: mergeErrors(fromSchema, errors), warnings };
+}
+
+/**
+ * Certificates named by Secret (`spec.clientCertificate`, `spec.mutualTLS`,
+ * `spec.certificatePinning`): a mapped domain that is not an upstream host, or that the document
+ * maps a certificate to as well, refused at its path; Secrets that do not exist yet, and static
+ * mutual TLS's need of the gateway's HTTPS port, warned of.
+ */
+async function certificateRefVerdict(obj: unknown, doc: unknown, lookups: Lookups): Promise<Verdict> {
+  const spec = model<OasCertificateSpec>(model<{ spec?: unknown }>(obj)?.spec) ?? {};
+  const client = model<{ enabled?: unknown }>(spec.clientCertificate);
+  const { namespace } = metaOf(obj);
+  const errors = oasSecretRefProblems(spec, doc).map((p) => ({ ...p }));
+  const warnings: string[] = [];
+  for (const { path, name } of certificateSecretRefs(spec)) {
+    if ((await lookups.secretKeys(namespace, name)) === undefined) {
+      warnings.push(
+        `${path}: Secret ${namespace}/${name} does not exist yet: the API is not served until it does`,
+      );
+    }
+  }
+  if (client?.enabled === true) {
+    warnings.push(
+      "spec.clientCertificate: static mutual TLS is served on the gateway's HTTPS port (https_port) only, where clients can present certificates; a gateway without one refuses the API",
+    );
+  }
+  return { errors, warnings };
 }
 
 /** Refuses the DELETE of an OAS-based API that SecurityPolicies still cover. */

@@ -6,7 +6,15 @@ import {
   validateSvcOasApiDefinition,
   validateSvcOasApiDefinitionDelete,
 } from './oas-api-definition.validate.ts';
-import { apiDefinition, configMap, oasApi, oasDocument, securityPolicy, streamsDocument } from './testing.ts';
+import {
+  apiDefinition,
+  configMap,
+  oasApi,
+  oasDocument,
+  secret,
+  securityPolicy,
+  streamsDocument,
+} from './testing.ts';
 
 interface Case {
   name: string;
@@ -24,8 +32,96 @@ const err = (message: string, type: FieldError['type'] = 'Invalid'): FieldError 
   message,
 });
 
+/** An SvcOasApiDefinition naming certificates by Secret (the reference's forms). */
+const withCertRefs = (mutualTLSDomain = 'petstore.default.svc'): Record<string, unknown> => {
+  const api = oasApi('pets', 'pets-oas');
+  return {
+    ...api,
+    spec: {
+      ...(api.spec as Record<string, unknown>),
+      clientCertificate: { enabled: true, allowlist: ['partner'] },
+      mutualTLS: {
+        enabled: true,
+        domainToCertificateMapping: [{ domain: mutualTLSDomain, certificateRef: 'to-upstream' }],
+      },
+      certificatePinning: {
+        enabled: true,
+        domainToPublicKeysMapping: [{ domain: '*.default.svc', publicKeyRefs: ['upstream-pin'] }],
+      },
+    },
+  };
+};
+const tlsKeys = ['tls.crt', 'tls.key'];
+const HTTPS_PORT_WARNING =
+  "spec.clientCertificate: static mutual TLS is served on the gateway's HTTPS port (https_port) only, where clients can present certificates; a gateway without one refuses the API";
+/** The petstore document with an upstream certificate of its own for `petstore.default.svc`. */
+const docWithUpstreamCert = oasDocument().replace(
+  '    url: http://petstore.default.svc:8080\n',
+  `    url: http://petstore.default.svc:8080\n    mutualTLS:\n      enabled: true\n      domainToCertificateMapping:\n        - domain: petstore.default.svc\n          certificate: org1${'a'.repeat(64)}\n`,
+);
+
 const cases: Case[] = [
   { name: 'a YAML document', cluster: [doc(oasDocument())] },
+  {
+    name: 'certificates by Secret, the Secrets there: admitted, with the HTTPS port warning',
+    obj: withCertRefs(),
+    cluster: [
+      doc(oasDocument()),
+      secret('partner', tlsKeys),
+      secret('to-upstream', tlsKeys),
+      secret('upstream-pin', ['tls.crt']),
+    ],
+    warnings: [HTTPS_PORT_WARNING],
+  },
+  {
+    name: 'certificates by Secret, the Secrets missing: admitted, each Secret warned of at its path',
+    obj: withCertRefs(),
+    cluster: [doc(oasDocument())],
+    warnings: [
+      'spec.clientCertificate.allowlist[0]: Secret default/partner does not exist yet: the API is not served until it does',
+      'spec.mutualTLS.domainToCertificateMapping[0].certificateRef: Secret default/to-upstream does not exist yet: the API is not served until it does',
+      'spec.certificatePinning.domainToPublicKeysMapping[0].publicKeyRefs[0]: Secret default/upstream-pin does not exist yet: the API is not served until it does',
+      HTTPS_PORT_WARNING,
+    ],
+  },
+  {
+    name: 'a mapped domain that is not an upstream host: refused at its path',
+    obj: withCertRefs('https://petstore:8080'),
+    cluster: [
+      doc(oasDocument()),
+      secret('partner', tlsKeys),
+      secret('to-upstream', tlsKeys),
+      secret('upstream-pin', ['tls.crt']),
+    ],
+    errors: [
+      {
+        path: 'spec.mutualTLS.domainToCertificateMapping[0].domain',
+        type: 'Invalid',
+        message:
+          '"https://petstore:8080" is not an upstream host: write one such as api.example.com, *.example.com for its subdomains, or * for any host (no scheme, no port)',
+      },
+    ],
+    warnings: [HTTPS_PORT_WARNING],
+  },
+  {
+    name: 'a domain the document maps a certificate to as well: refused at the spec entry',
+    obj: withCertRefs('Petstore.default.svc'),
+    cluster: [
+      doc(docWithUpstreamCert),
+      secret('partner', tlsKeys),
+      secret('to-upstream', tlsKeys),
+      secret('upstream-pin', ['tls.crt']),
+    ],
+    errors: [
+      {
+        path: 'spec.mutualTLS.domainToCertificateMapping[0].domain',
+        type: 'Invalid',
+        message:
+          '"Petstore.default.svc" is mapped in the document too (x-svc-api-gateway.upstream.mutualTLS.domainToCertificateMapping): a host is presented one certificate; keep one of the two entries',
+      },
+    ],
+    warnings: [HTTPS_PORT_WARNING],
+  },
   {
     name: 'a JSON document',
     obj: oasApi('pets', 'pets-oas', 'oas.json'),

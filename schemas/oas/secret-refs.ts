@@ -39,7 +39,10 @@ const hostKey = (domain: unknown): string => (typeof domain === 'string' ? domai
  * domain the document maps a certificate to as well (one of the two would silently lose).
  * `doc` is the document when known (the webhook may not have it).
  */
-export function oasSecretRefProblems(spec: OasCertificateSpec | undefined, doc?: unknown): FieldProblem[] {
+export function oasSecretRefProblems(
+  spec: Partial<Record<keyof OasCertificateSpec, unknown>> | undefined,
+  doc?: unknown,
+): FieldProblem[] {
   const out: FieldProblem[] = [];
   const upstream = obj(obj(obj(doc)?.[EXT])?.upstream);
   const documentDomains = new Set(
@@ -65,14 +68,12 @@ export function oasSecretRefProblems(spec: OasCertificateSpec | undefined, doc?:
       }
     });
   };
-  if (spec?.mutualTLS?.enabled === true)
-    hosts('mutualTLS', 'domainToCertificateMapping', spec.mutualTLS.domainToCertificateMapping);
-  if (spec?.certificatePinning?.enabled === true)
-    hosts(
-      'certificatePinning',
-      'domainToPublicKeysMapping',
-      spec.certificatePinning.domainToPublicKeysMapping,
-    );
+  const mutualTLS = obj(spec?.mutualTLS);
+  if (mutualTLS?.enabled === true)
+    hosts('mutualTLS', 'domainToCertificateMapping', mutualTLS.domainToCertificateMapping);
+  const pinning = obj(spec?.certificatePinning);
+  if (pinning?.enabled === true)
+    hosts('certificatePinning', 'domainToPublicKeysMapping', pinning.domainToPublicKeysMapping);
   return out;
 }
 
