@@ -19,11 +19,10 @@ import {
   RESTRICTED,
   apply,
   imageRef,
-  installGatewayAndOperator,
   kubectl,
-  uninstallOperator,
   waitForPodsReady,
 } from '../node/helpers.ts';
+import { installGatewayAndOperator, uninstallOperator } from '../node/install.ts';
 
 const N = Number(process.env.SVC_BENCH_NODE_APIS ?? 1000);
 const ns = `svc-bench-node-${randomBytes(3).toString('hex')}`;

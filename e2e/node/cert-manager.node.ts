@@ -20,16 +20,15 @@ import {
   RESTRICTED,
   apply,
   dumpOnFailure,
-  installGatewayAndOperator,
   kubectl,
   nodeImage,
   runPod,
-  uninstallOperator,
   useNamespace,
   waitForPodsReady,
   echoUpstreamDocs,
 } from './helpers.ts';
-import type { Installed } from './helpers.ts';
+import { installGatewayAndOperator, uninstallOperator } from './install.ts';
+import type { Installed } from './install.ts';
 
 const SERVING_CERT = 'svc-operator-serving-cert';
 const SERVING_SECRET = 'svc-operator-webhook-server-cert';

@@ -16,14 +16,13 @@ import {
   apply,
   dumpOnFailure,
   imageRef,
-  installGatewayAndOperator,
   kubectl,
   fetchFromPod,
-  uninstallOperator,
   useNamespace,
   waitForPodsReady,
   echoUpstreamDocs,
 } from './helpers.ts';
+import { installGatewayAndOperator, uninstallOperator } from './install.ts';
 
 const ns = useNamespace('svc-node-charts');
 dumpOnFailure(GATEWAY_NS, OPERATOR_NS);

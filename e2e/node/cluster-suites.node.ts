@@ -41,12 +41,11 @@ import {
   helm,
   imageRef,
   imageValues,
-  installGatewayAndOperator,
   kubectl,
   repoRoot,
-  uninstallOperator,
   waitForPodsReady,
 } from './helpers.ts';
+import { installGatewayAndOperator, uninstallOperator } from './install.ts';
 
 const GATEWAY2_NS = 'svc-gateway-2';
 /** A suite's own deadline: the operator suite restarts pods a dozen times. */

@@ -38,11 +38,11 @@ import {
   kubectl,
   repoRoot,
   fetchFromPod,
-  uninstallOperator,
   useNamespace,
   waitForPodsReady,
   echoUpstreamDocs,
 } from './helpers.ts';
+import { uninstallOperator } from './install.ts';
 
 const suffix = randomBytes(3).toString('hex');
 const STORAGE_CLASS = `svc-node-local-${suffix}`;

@@ -1,0 +1,211 @@
+/**
+ * The installs of svc-gateway and svc-operator that the node suites share: docs/install.md's
+ * path with the charts of this repository and the images made here, and their uninstall.
+ */
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import {
+  GATEWAY_NS,
+  OPERATOR_NS,
+  PULL_POLICY,
+  RESTRICTED,
+  apply,
+  helm,
+  imageRef,
+  imageValues,
+  kubectl,
+  repoRoot,
+  waitForPodsReady,
+} from './helpers.ts';
+
+/** Options of {@link installGatewayAndOperator}. */
+export interface InstallOptions {
+  /** More `helm` arguments for svc-operator (`--set webhooks.certManager.enabled=true`). */
+  operatorArgs?: string[];
+  /** More `helm` arguments for svc-gateway. */
+  gatewayArgs?: string[];
+  /** SVC_ORG of the operator (default e2e-node). */
+  org?: string;
+}
+
+/** What {@link installGatewayAndOperator} installed. */
+export interface Installed {
+  gatewayNs: string;
+  operatorNs: string;
+  /** The gateway's management secret (Secret svc-gateway-secret). */
+  gatewaySecret: string;
+  /** Seconds from `helm upgrade --install` to every pod Ready, per release. */
+  readySeconds: { gateway: number; operator: number };
+}
+
+/**
+ * docs/install.md's path: Redis in a pod, `helm upgrade --install` of svc-gateway (store in that
+ * Redis) and of svc-operator (the Secret svc-operator-conf pointing it at the gateway), every pod
+ * Ready. Hold `OPERATOR_LOCK` (the command does) and call {@link uninstallOperator} after.
+ */
+export async function installGatewayAndOperator(opts: InstallOptions = {}): Promise<Installed> {
+  const gatewaySecret = randomBytes(16).toString('hex');
+  const redis = await imageRef('redis');
+  for (const n of [GATEWAY_NS, OPERATOR_NS]) {
+    await apply([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: n } }]);
+  }
+  // Written whole: `kubectl apply` keeps keys it did not write, and a cluster suite interrupted
+  // before its stop() leaves its own in the Secret (e2e/harness/world.ts's WATCH_NAMESPACE: the
+  // next operator then watched only that suite's namespaces and served no other Ingress).
+  await kubectl(['delete', 'secret', 'svc-operator-conf', '-n', OPERATOR_NS, '--ignore-not-found']);
+  await apply([
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'svc-gateway-secret', namespace: GATEWAY_NS },
+      stringData: { secret: gatewaySecret },
+    },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'redis', namespace: GATEWAY_NS },
+      spec: {
+        selector: { matchLabels: { app: 'redis' } },
+        template: {
+          metadata: { labels: { app: 'redis' } },
+          spec: {
+            securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532 },
+            containers: [
+              {
+                name: 'redis',
+                image: redis,
+                imagePullPolicy: PULL_POLICY,
+                ports: [{ containerPort: 6379 }],
+                readinessProbe: { tcpSocket: { port: 6379 }, periodSeconds: 1 },
+                securityContext: RESTRICTED,
+                volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+              },
+            ],
+            volumes: [{ name: 'tmp', emptyDir: {} }],
+          },
+        },
+      },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'redis', namespace: GATEWAY_NS },
+      spec: { selector: { app: 'redis' }, ports: [{ port: 6379 }] },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'svc-operator-conf', namespace: OPERATOR_NS },
+      stringData: {
+        SVC_MODE: 'ce',
+        SVC_URL: `http://svc-gateway.${GATEWAY_NS}.svc:8080`,
+        SVC_AUTH: gatewaySecret,
+        SVC_ORG: opts.org ?? 'e2e-node',
+      },
+    },
+  ]);
+  await kubectl(['-n', GATEWAY_NS, 'rollout', 'status', 'deploy/redis', '--timeout=180s']);
+  // docs/install.md's CRD step: helm installs crds/ only when they are missing, and a node reused
+  // across runs may hold an older version of them.
+  await kubectl([
+    'apply',
+    '--server-side',
+    '--force-conflicts',
+    '-f',
+    path.join(repoRoot, 'charts', 'svc-operator', 'crds'),
+  ]);
+  await kubectl([
+    'wait',
+    '--for=condition=Established',
+    'crd',
+    '-l',
+    'app.kubernetes.io/part-of=svc',
+    '--timeout=60s',
+  ]);
+  // A changed secret reaches a gateway already running only through a restart.
+  const restart = await kubectl([
+    '-n',
+    GATEWAY_NS,
+    'get',
+    'deploy',
+    'svc-gateway',
+    '--ignore-not-found',
+    '-o',
+    'name',
+  ]);
+  let started = Date.now();
+  await helm([
+    'upgrade',
+    '--install',
+    'svc-gateway',
+    path.join(repoRoot, 'charts', 'svc-gateway'),
+    '-n',
+    GATEWAY_NS,
+    ...(await imageValues('gateway')),
+    '--set',
+    'extraEnv[0].name=SVC_GW_STORE',
+    '--set',
+    `extraEnv[0].value=redis://redis.${GATEWAY_NS}.svc:6379`,
+    ...(opts.gatewayArgs ?? []),
+    '--wait',
+    '--timeout=5m',
+  ]);
+  if (restart.trim() !== '') {
+    await kubectl(['-n', GATEWAY_NS, 'rollout', 'restart', 'deploy/svc-gateway']);
+    await kubectl(['-n', GATEWAY_NS, 'rollout', 'status', 'deploy/svc-gateway', '--timeout=180s']);
+  }
+  await waitForPodsReady(GATEWAY_NS);
+  const gateway = (Date.now() - started) / 1000;
+  started = Date.now();
+  await helm([
+    'upgrade',
+    '--install',
+    'svc-operator',
+    path.join(repoRoot, 'charts', 'svc-operator'),
+    '-n',
+    OPERATOR_NS,
+    ...(await imageValues('operator')),
+    ...(opts.operatorArgs ?? []),
+    '--wait',
+    '--timeout=5m',
+  ]);
+  await waitForPodsReady(OPERATOR_NS);
+  const operator = (Date.now() - started) / 1000;
+  process.stderr.write(
+    `helm install to Ready: svc-gateway ${gateway.toFixed(1)}s, svc-operator ${operator.toFixed(1)}s\n`,
+  );
+  return {
+    gatewayNs: GATEWAY_NS,
+    operatorNs: OPERATOR_NS,
+    gatewaySecret,
+    readySeconds: { gateway, operator },
+  };
+}
+
+/**
+ * `helm uninstall` of svc-operator (and of svc-gateway with `gateway: true`), waiting until their
+ * pods are gone, so the next holder of the lock starts clean. The CRDs stay (helm keeps them).
+ */
+export async function uninstallOperator(opts: { gateway?: boolean } = {}): Promise<void> {
+  await helm([
+    'uninstall',
+    'svc-operator',
+    '-n',
+    OPERATOR_NS,
+    '--ignore-not-found',
+    '--wait',
+    '--timeout=3m',
+  ]);
+  if (opts.gateway === true) {
+    await helm([
+      'uninstall',
+      'svc-gateway',
+      '-n',
+      GATEWAY_NS,
+      '--ignore-not-found',
+      '--wait',
+      '--timeout=3m',
+    ]);
+    await kubectl(['-n', GATEWAY_NS, 'delete', 'deploy,service', 'redis', '--ignore-not-found']);
+  }
+}
