@@ -454,7 +454,7 @@ export interface CustomMiddleware {
   post_key_auth?: PluginHook[];
   /** Hooks run last, just before the upstream call, in order. */
   post?: PluginHook[];
-  /** Hooks run before the upstream call, to add headers to the response, in order. */
+  /** Hooks run on the response: JavaScript and TypeScript hooks add its headers (they run before the upstream call); a gRPC plugin server's get the upstream's response and may change its status, headers and body, in order. */
   response?: PluginHook[];
   /** Identity extractor of a custom authentication plugin (caches its result per identity). */
   id_extractor?: MiddlewareIdExtractor;
@@ -1053,7 +1053,7 @@ export interface PluginAuthCheck {
   disabled?: boolean;
   /** Kept for definitions of other gateways: hooks after authentication always see the session. */
   require_session?: boolean;
-  /** Kept for definitions of other gateways: hooks never receive the body. */
+  /** With driver `grpc`: the hook is sent bodies as bytes only (`raw_body`), not as text (`body`). JavaScript and TypeScript hooks never receive the body. */
   raw_body_only?: boolean;
 }
 
@@ -1067,7 +1067,7 @@ export interface PluginHook {
   disabled?: boolean;
   /** Kept for definitions of other gateways: hooks after authentication always see the session. */
   require_session?: boolean;
-  /** Kept for definitions of other gateways: hooks never receive the body. */
+  /** With driver `grpc`: the hook is sent bodies as bytes only (`raw_body`), not as text (`body`). JavaScript and TypeScript hooks never receive the body. */
   raw_body_only?: boolean;
 }
 

@@ -26,7 +26,8 @@ const pluginHook: JsonSchema = {
     },
     raw_body_only: {
       type: 'boolean',
-      description: 'Kept for definitions of other gateways: hooks never receive the body.',
+      description:
+        'With driver `grpc`: the hook is sent bodies as bytes only (`raw_body`), not as text (`body`). JavaScript and TypeScript hooks never receive the body.',
     },
   },
 };
@@ -60,7 +61,9 @@ const customMiddleware: JsonSchema = {
     },
     post_key_auth: hookList('right after authentication, before the access checks'),
     post: hookList('last, just before the upstream call'),
-    response: hookList('before the upstream call, to add headers to the response'),
+    response: hookList(
+      "on the response: JavaScript and TypeScript hooks add its headers (they run before the upstream call); a gRPC plugin server's get the upstream's response and may change its status, headers and body",
+    ),
     id_extractor: notYet(
       {
         title: 'MiddlewareIdExtractor',
