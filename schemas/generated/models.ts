@@ -728,13 +728,13 @@ export interface GraphqlEngineDataSource {
   internal?: boolean;
   /** Fields the data source serves. */
   root_fields?: GraphqlRootFields[];
-  /** Settings of the data source, by kind. REST: `url`, `method`, `headers`, `query`, `body`; GraphQL: `url`, `method`, `headers`, `subscription_type`, `has_operation`, `operation`, `variables`. Templates `{{ .arguments.x }}` (the field's arguments) and `{{ .object.x }}` (the parent object's fields) are filled in the URL, query values, headers, body and variables. */
+  /** Settings of the data source, by kind. REST: `url`, `method`, `headers`, `query`, `body`; GraphQL: `url`, `method`, `headers`, `subscription_type`, `has_operation`, `operation`, `variables`. Templates `{{ .arguments.x }}` (the field's arguments), `{{ .object.x }}` (the parent object's fields) and `{{ .request.headers.x }}` (a header of the client's request) are filled in the URL, query values, headers, body and variables. */
   config?: GraphqlEngineDataSourceConfig;
 }
 
-/** Settings of the data source, by kind. REST: `url`, `method`, `headers`, `query`, `body`; GraphQL: `url`, `method`, `headers`, `subscription_type`, `has_operation`, `operation`, `variables`. Templates `{{ .arguments.x }}` (the field's arguments) and `{{ .object.x }}` (the parent object's fields) are filled in the URL, query values, headers, body and variables. */
+/** Settings of the data source, by kind. REST: `url`, `method`, `headers`, `query`, `body`; GraphQL: `url`, `method`, `headers`, `subscription_type`, `has_operation`, `operation`, `variables`. Templates `{{ .arguments.x }}` (the field's arguments), `{{ .object.x }}` (the parent object's fields) and `{{ .request.headers.x }}` (a header of the client's request) are filled in the URL, query values, headers, body and variables. */
 export interface GraphqlEngineDataSourceConfig {
-  /** http(s) URL of the data source; may hold templates, such as http://users/{{ .arguments.id }}. */
+  /** http(s) URL of the data source; may hold templates, such as http://users/{{ .arguments.id }}. Another API of the gateway (svc://, tyk://) is not supported yet. */
   url?: string;
   /** HTTP method of the call (REST: default GET; GraphQL: POST or GET). */
   method?: string;

@@ -83,14 +83,14 @@ const typeFields: JsonSchema = {
 const engineDataSourceConfig: JsonSchema = {
   title: 'GraphqlEngineDataSourceConfig',
   description:
-    "Settings of the data source, by kind. REST: `url`, `method`, `headers`, `query`, `body`; GraphQL: `url`, `method`, `headers`, `subscription_type`, `has_operation`, `operation`, `variables`. Templates `{{ .arguments.x }}` (the field's arguments) and `{{ .object.x }}` (the parent object's fields) are filled in the URL, query values, headers, body and variables.",
+    "Settings of the data source, by kind. REST: `url`, `method`, `headers`, `query`, `body`; GraphQL: `url`, `method`, `headers`, `subscription_type`, `has_operation`, `operation`, `variables`. Templates `{{ .arguments.x }}` (the field's arguments), `{{ .object.x }}` (the parent object's fields) and `{{ .request.headers.x }}` (a header of the client's request) are filled in the URL, query values, headers, body and variables.",
   type: 'object',
   'x-kubernetes-preserve-unknown-fields': true,
   properties: {
     url: {
       type: 'string',
       description:
-        'http(s) URL of the data source; may hold templates, such as http://users/{{ .arguments.id }}.',
+        'http(s) URL of the data source; may hold templates, such as http://users/{{ .arguments.id }}. Another API of the gateway (svc://, tyk://) is not supported yet.',
     },
     method: {
       type: 'string',
