@@ -8,8 +8,8 @@
  *   made from the client's policy (clients.ts), and `POST {listen_path}oauth/revoke` (`token`, the
  *   client authenticated the same way; RFC 7009). Errors are the reference's (osin's) bodies,
  *   `{"error","error_description"}`, with RFC 6749's statuses: 401 for a client that does not
- *   authenticate, 400 otherwise. Both read the body, so the routes of OAuth APIs are served by
- *   node:http, never the fast path (`readsBody`).
+ *   authenticate, 400 otherwise. Both read the body, so requests for these two paths are served
+ *   by node:http (`bodyPaths`); the fast path may serve the API's other requests.
  * - `oauth2Bearer` authenticates the API's requests by `Authorization: Bearer <token>`: missing
  *   400 `Authorization field missing`, not a bearer token 400 `Bearer token malformed`, unknown
  *   (or revoked) 403 `Key not authorised`; expiry, access rights and limits are the key's, checked
@@ -21,7 +21,7 @@
  * one hash and Redis before 7.4 has no expiry of a hash field, so a TTL can't do it there.
  */
 import { errorMessage } from '../../lib/errors.ts';
-import type { GatewayPolicy, GatewaySession } from '../../schemas/generated/models.ts';
+import type { GatewayApiDefinition, GatewayPolicy, GatewaySession } from '../../schemas/generated/models.ts';
 import { CLIENT_CREDENTIALS, allowedGrants, usesOauth2 } from '../../schemas/rules/oauth2.ts';
 import { normalizeListenPath } from '../../schemas/rules/target.ts';
 import { reject, respond } from '../pipeline/compose.ts';
@@ -83,15 +83,24 @@ function clientCredentials(
   return id === '' ? undefined : { id, secret: form.client_secret ?? '' };
 }
 
+/** The token and revocation endpoints of an API: `{listen_path}oauth/token` and `.../revoke`. */
+function endpointPaths(api: GatewayApiDefinition): { tokenPath: string; revokePath: string } {
+  const base = normalizeListenPath(api.proxy.listen_path);
+  return { tokenPath: `${base}/oauth/token`, revokePath: `${base}/oauth/revoke` };
+}
+
 /** See the module comment. */
 export const oauth2Endpoints: GatewayMiddleware = {
   name: 'oauth2-endpoints',
   enabled: (api) => usesOauth2(api),
-  readsBody: (api) => usesOauth2(api),
+  // Only the token and revocation endpoints read the body: the API's other requests (bearer
+  // tokens, read from the head) may be served by the fast path.
+  bodyPaths: (api) => {
+    const { tokenPath, revokePath } = endpointPaths(api);
+    return [tokenPath, revokePath];
+  },
   create: (api, deps) => {
-    const base = normalizeListenPath(api.proxy.listen_path);
-    const tokenPath = `${base}/oauth/token`;
-    const revokePath = `${base}/oauth/revoke`;
+    const { tokenPath, revokePath } = endpointPaths(api);
     const apiId = api.api_id ?? '';
     const orgId = api.org_id ?? '';
     const grants = allowedGrants(api);

@@ -204,6 +204,8 @@ export interface CompiledChain {
   handlers: Step[];
   /** Whether a middleware reads the body (the fast path can't serve the route). */
   readsBody: boolean;
+  /** The paths at which a middleware reads the body (`Middleware.bodyPaths`): node:http serves them. */
+  bodyPaths: ReadonlySet<string>;
   /** Whether every middleware was compiled from the definition alone (see `readsOutside`). */
   fromDefinition: boolean;
   /** Closes every compiled middleware that holds resources. */
@@ -219,6 +221,7 @@ export async function compileChain<Deps>(
   const handlers: Step[] = [];
   const closers: (() => void | Promise<void>)[] = [];
   let readsBody = false;
+  const bodyPaths = new Set<string>();
   let fromDefinition = true;
   try {
     for (const m of chain) {
@@ -230,12 +233,13 @@ export async function compileChain<Deps>(
       );
       if (made.close !== undefined) closers.push(made.close);
       if (m.readsBody?.(api) === true) readsBody = true;
+      for (const p of m.bodyPaths?.(api) ?? []) bodyPaths.add(p);
     }
   } catch (err) {
     await closeAll(closers);
     throw err;
   }
-  return { handlers, readsBody, fromDefinition, close: () => closeAll(closers) };
+  return { handlers, readsBody, bodyPaths, fromDefinition, close: () => closeAll(closers) };
 }
 
 async function closeAll(closers: readonly (() => void | Promise<void>)[]): Promise<void> {

@@ -78,6 +78,12 @@ export interface Middleware<Deps> {
    */
   readsBody?: (api: GatewayApiDefinition) => boolean;
   /**
+   * The request paths (exact, as `ctx.path`) at which the step reads the body, when it reads it
+   * there only (the OAuth token endpoint): requests for those paths are left to node:http, and
+   * the fast path may still serve the API's other requests. Ignored with `readsBody`.
+   */
+  bodyPaths?: (api: GatewayApiDefinition) => readonly string[];
+  /**
    * True when `create` reads more than the definition (stored certificates, plugin files): a
    * route with this middleware is compiled again at every reload, never reused.
    */

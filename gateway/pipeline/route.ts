@@ -40,6 +40,11 @@ export interface RouteInfo {
    * once, by `fastPathServes` in routes/compile.ts.
    */
   fastPath: boolean;
+  /**
+   * Request paths (exact, as `ctx.path`) whose requests the fast path leaves to node:http, though
+   * it serves the route's others: a middleware reads the body there (`Middleware.bodyPaths`).
+   */
+  bodyPaths?: ReadonlySet<string> | undefined;
   /** Frees what the route's middleware hold; called once no table serving it is left. */
   close(): Promise<void>;
   /**

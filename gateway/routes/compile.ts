@@ -468,6 +468,7 @@ export async function compileApi(
       },
       compiled,
     ),
+    bodyPaths: compiled.bodyPaths.size > 0 ? compiled.bodyPaths : undefined,
     // Internal targets look up the table being built: such a route is compiled with each table.
     reusable: compiled.fromDefinition && upstreamTls === undefined && internal === undefined,
     close: async () => {

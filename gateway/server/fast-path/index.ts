@@ -71,6 +71,9 @@ export class FastPath implements ConnectionOwner {
     // The one rule, decided when the route compiled (routes/compile.ts fastPathServes); it
     // implies an http target.
     if (route?.fastPath !== true || route.target === undefined) return undefined;
+    // A path whose body a middleware reads (the OAuth token endpoint): the exchange's context
+    // takes `head.path` as its path, so this is the very path the middleware compares.
+    if (route.bodyPaths?.has(head.path) === true) return undefined;
     return { route, target: route.target, table };
   }
 }
