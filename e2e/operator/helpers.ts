@@ -215,3 +215,44 @@ export async function stopWorld(w: OperatorWorld): Promise<void> {
   await w.upstream.close();
   await w.cp.stop();
 }
+
+/** A certificate suite's world: a control plane, one gateway with a default certificate, the operator. */
+export interface TlsSuite {
+  cp: ControlPlane;
+  /** Logs and gateway data. */
+  dir: string;
+  gw: GatewayProc;
+  operator: OperatorProc;
+}
+
+/**
+ * Starts a {@link TlsSuite} named `name`: the control plane with `ns` and `svc-operator-system`, a
+ * gateway with a default certificate (HTTPS listen ports need one) and the operator of `org`
+ * watching `ns`. Its resync is left at its default: Secrets must arrive through their watch.
+ */
+export async function startTlsSuite(name: string, ns: string, org: string): Promise<TlsSuite> {
+  const { dir, cp } = await startCluster(name, [ns, 'svc-operator-system']);
+  const gw = await startGateway({
+    name: `${name}-gateway`,
+    secret: `e2e-${name}-secret`,
+    dataDir: join(dir, 'gw'),
+    logDir: dir,
+    env: defaultCertEnv(),
+  });
+  const operator = await startOperator({
+    name: `${name}-operator`,
+    gateway: gw,
+    kubeconfig: cp.kubeconfig,
+    logDir: dir,
+    org,
+    env: { WATCH_NAMESPACE: ns },
+  });
+  return { cp, dir, gw, operator };
+}
+
+/** Stops what {@link startTlsSuite} started. */
+export async function stopTlsSuite(s: TlsSuite): Promise<void> {
+  await s.operator.stop();
+  await s.gw.stop();
+  await s.cp.stop();
+}
