@@ -3,8 +3,13 @@
  * what the protocol-clash check of an API write compares with (a port has one protocol). Read
  * from the store once, then kept current by this gateway's own writes of APIs of either kind,
  * so that a write is checked without reading every stored API. A store shared with other
- * gateways (redis) is written by them too: there the check reads the store each time.
+ * gateways (redis) is written by them too, and so is the files store of a gateway with several
+ * workers (`--workers`: each worker process writes it, and API writes send no message to the
+ * others): there the check reads the store each time. A kept index in a worker missed the APIs
+ * the other worker wrote, so a tcp API on an HTTP API's port was stored (200) and left out at
+ * the next reload.
  */
+import cluster from 'node:cluster';
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import {
   claimedProtocols,
@@ -34,6 +39,11 @@ export class ListenerIndex {
   constructor(store: Store, env: CompileEnv) {
     this.#store = store;
     this.#env = env;
+  }
+
+  /** Whether other processes write the store's APIs too, so a kept index would go stale. */
+  #othersWrite(): boolean {
+    return this.#store.shared || cluster.isWorker;
   }
 
   #load(): Promise<void> {
@@ -82,7 +92,7 @@ export class ListenerIndex {
   async conflict(id: string, api: GatewayApiDefinition): Promise<string | undefined> {
     const claim = this.#claimOf(api);
     if (claim === undefined) return undefined;
-    if (this.#store.shared) {
+    if (this.#othersWrite()) {
       const others = (await this.#store.list('apis')).flatMap((e) =>
         'value' in e && e.id !== id && isServed(classicOf(e.value))
           ? [{ id: e.id, api: classicOf(e.value) }]
@@ -100,7 +110,7 @@ export class ListenerIndex {
 
   /** `id` was written (`value`, a classic definition or an OAS document) or deleted (undefined). */
   async stored(id: string, value: unknown): Promise<void> {
-    if (this.#store.shared || this.#loaded === undefined) return;
+    if (this.#othersWrite() || this.#loaded === undefined) return;
     try {
       await this.#load();
     } catch {

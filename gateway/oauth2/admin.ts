@@ -67,6 +67,9 @@ export function fieldsOf(body: Buffer, contentType: string | undefined): Record<
   return Object.fromEntries(new URLSearchParams(text));
 }
 
+/** The fields of a client that are text. */
+const STRING_FIELDS = ['api_id', 'policy_id', 'client_id', 'secret', 'redirect_uri', 'description'] as const;
+
 /** POST /svc/oauth/clients/create */
 export async function createClient(r: AdminRequest): Promise<AdminResponse> {
   const body = withoutNulls(await readJsonObject(r.req));
@@ -74,8 +77,17 @@ export async function createClient(r: AdminRequest): Promise<AdminResponse> {
   const apiId = str('api_id');
   const policyId = str('policy_id');
   const problems: string[] = [];
-  if (apiId === '') problems.push('api_id: Required: name the API (use_oauth2) the client is for');
-  if (policyId === '') problems.push("policy_id: Required: name the policy the client's tokens get");
+  // A value of another type is refused, not dropped: a `secret` or `client_id` given as a number
+  // was answered with a generated one, and the client stored with it.
+  for (const k of STRING_FIELDS) {
+    if (body[k] !== undefined && typeof body[k] !== 'string') {
+      problems.push(`${k}: Invalid type: must be a string`);
+    }
+  }
+  if (apiId === '' && typeof (body.api_id ?? '') === 'string')
+    problems.push('api_id: Required: name the API (use_oauth2) the client is for');
+  if (policyId === '' && typeof (body.policy_id ?? '') === 'string')
+    problems.push("policy_id: Required: name the policy the client's tokens get");
   const clientId = str('client_id');
   const badId = clientId === '' ? undefined : keyIdProblem('client_id', clientId);
   if (badId !== undefined) problems.push(formatProblem(badId));
