@@ -10,7 +10,6 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -19,6 +18,7 @@ import { freePort } from '../../lib/testing/wait.ts';
 import { makeCert, type MadeCert } from '../testing/client-certs.ts';
 import { startEcho, type Echo } from '../testing/echo.ts';
 import { keyed, startTlsGateway, type InProcessGateway } from '../testing/harness.ts';
+import { tlsGet } from '../testing/tls-client.ts';
 
 const ORG = 'org1';
 const JWT_SECRET = 'the chained JWT secret';
@@ -179,53 +179,6 @@ function compose(
   return { headers, ...(client === undefined ? {} : { client }) };
 }
 
-interface TlsRes {
-  status: number;
-  error: string | undefined;
-  challenge: string | undefined;
-  text: string;
-}
-
-/** A request on a fresh HTTPS connection, presenting `client` when given. */
-function tlsGet(
-  port: number,
-  path: string,
-  headers: Record<string, string>,
-  client?: Client,
-): Promise<TlsRes> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        agent: false,
-        rejectUnauthorized: false,
-        servername: 'localhost',
-        headers: { host: 'localhost', ...headers },
-        ...(client ?? {}),
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let error: string | undefined;
-          try {
-            error = (JSON.parse(text) as { error?: string }).error;
-          } catch {
-            error = undefined;
-          }
-          const challenge = res.headers['www-authenticate'];
-          resolve({ status: res.statusCode ?? 0, error, challenge, text });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
-
 interface Row {
   name: string;
   path: string;
@@ -343,10 +296,10 @@ for (const fast of [true, false])
           ...(first === 'basic' ? { challenge: realm(apiId(chain)) } : {}),
         };
       }
-      const res = await tlsGet(port, row.path, req.headers, req.client);
+      const res = await tlsGet(port, row.path, req);
       assert.equal(res.status, want.status, res.text);
-      if (want.error !== undefined) assert.equal(res.error, want.error, res.text);
-      if (want.challenge !== undefined) assert.equal(res.challenge, want.challenge);
+      if (want.error !== undefined) assert.equal(res.json?.error, want.error, res.text);
+      if (want.challenge !== undefined) assert.equal(res.headers['www-authenticate'], want.challenge);
     };
 
     for (const m of METHODS) {
@@ -364,8 +317,8 @@ for (const fast of [true, false])
 
     test('the report: basic and dynamic mTLS, basic the base identity, right password and no certificate', async () => {
       const res = await tlsGet(port, `/${apiId(['basic', 'mtls'])}/x`, {
-        authorization: `Basic ${Buffer.from('alice:pw-a').toString('base64')}`,
+        headers: { authorization: `Basic ${Buffer.from('alice:pw-a').toString('base64')}` },
       });
-      assert.deepEqual([res.status, res.error], [401, 'Authorization field missing']);
+      assert.deepEqual([res.status, res.json?.error], [401, 'Authorization field missing']);
     });
   });

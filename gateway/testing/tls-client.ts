@@ -3,6 +3,7 @@
  * presents a client certificate when given, sends SNI and Host, and says which certificate the
  * server presented (and what it answered); it gives up after 5 s.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import { request } from 'node:https';
 import { TLSSocket } from 'node:tls';
 
@@ -13,6 +14,8 @@ export interface TlsRes {
   json: { error?: string; upstream?: string } | undefined;
   /** SHA-256 hex of the certificate the server presented. */
   serverFingerprint: string;
+  headers: IncomingHttpHeaders;
+  text: string;
 }
 
 /** A fresh HTTPS connection to the port, presenting `client` when given. */
@@ -54,6 +57,8 @@ export function tlsGet(
             status: res.statusCode ?? 0,
             json,
             serverFingerprint: peer?.fingerprint256.replaceAll(':', '').toLowerCase() ?? '',
+            headers: res.headers,
+            text,
           });
         });
       },
