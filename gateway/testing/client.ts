@@ -12,6 +12,8 @@ export interface Req {
   path?: string;
   headers?: Record<string, string>;
   body?: string | Buffer;
+  /** A body sent with `Transfer-Encoding: chunked`, piece by piece (instead of `body`). */
+  chunks?: readonly string[];
   /** HTTPS, accepting self-signed certificates. */
   tls?: boolean;
   /** A fresh connection (no keep-alive pool), so cluster workers take turns. */
@@ -57,7 +59,26 @@ export function send(r: Req): Promise<Res> {
         });
       },
     );
-    req.on('error', reject);
-    req.end(r.body);
+    const { chunks } = r;
+    if (chunks === undefined) {
+      req.on('error', reject);
+      req.end(r.body);
+      return;
+    }
+    // The gateway may answer (413) and close before the last piece is written.
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE' && err.code !== 'ECONNRESET') reject(err);
+    });
+    req.flushHeaders();
+    let i = 0;
+    const next = (): void => {
+      const piece = chunks[i++];
+      if (piece === undefined) {
+        req.end();
+        return;
+      }
+      req.write(piece, () => setImmediate(next));
+    };
+    next();
   });
 }

@@ -8,10 +8,8 @@
  */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
 import { fastPathStats } from '../../server/fast-path/index.ts';
-import type { Res } from '../../testing/client.ts';
 import { useEcho, type Echoed } from '../../testing/echo.ts';
 import { keyless, oneVersion } from '../../testing/harness.ts';
 import {
@@ -211,42 +209,6 @@ const rows: Row[] = [
   },
 ];
 
-/** A request whose body goes out with `Transfer-Encoding: chunked`, piece by piece. */
-function sendChunked(port: number, method: string, path: string, chunks: string[]): Promise<Res> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method, path, agent: false }, (res) => {
-      const got: Buffer[] = [];
-      res.on('data', (c: Buffer) => got.push(c));
-      res.on('error', reject);
-      res.on('end', () => {
-        const text = Buffer.concat(got).toString('utf8');
-        let json: unknown;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-      });
-    });
-    // The gateway may answer 413 and close before the last piece is written.
-    req.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EPIPE' && err.code !== 'ECONNRESET') reject(err);
-    });
-    req.flushHeaders();
-    let i = 0;
-    const next = (): void => {
-      const piece = chunks[i++];
-      if (piece === undefined) {
-        req.end();
-        return;
-      }
-      req.write(piece, () => setImmediate(next));
-    };
-    next();
-  });
-}
-
 describeEachSetup(
   'size limits',
   () => ({}),
@@ -268,7 +230,12 @@ describeEachSetup(
                 ...(row.headers === undefined ? {} : { headers: row.headers }),
                 ...(row.body === undefined ? {} : { body: row.body }),
               })
-            : await sendChunked(gw().port, row.method ?? 'POST', row.path, row.chunks);
+            : await gw().request({
+                fresh: true,
+                method: row.method ?? 'POST',
+                path: row.path,
+                chunks: row.chunks,
+              });
         assertAnswer(res, row);
         if (row.upstreamBody !== undefined) assert.equal((res.json as Echoed).body, row.upstreamBody);
         if (row.status === 200) assert.equal((res.json as Echoed).upstream, 'echo', 'proxied');
