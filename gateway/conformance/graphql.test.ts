@@ -45,7 +45,7 @@ union Lookup = User | NotFound
 
 /** The v1 graph's schema, and fields the version 2 tests add. */
 const UDG2_SDL = `${UDG_SDL}
-extend type Query { echo(id: ID!, tag: String): Echo method: String greet(who: String): String }
+extend type Query { echo(id: ID!, tag: String): Echo method: String greet(who: String): String viaApi(id: ID!): User missingApi: String }
 extend type User { display: String }
 type Echo { method: String path: String query: String tag: String global: String contentType: String body: EchoBody }
 type EchoBody { id: ID tag: String }
@@ -70,6 +70,7 @@ const udg2 = (): Record<string, unknown> => ({
       { type_name: 'Query', field_name: 'echo', disable_default_mapping: true },
       { type_name: 'Query', field_name: 'greet', disable_default_mapping: true, path: ['hello'] },
       { type_name: 'User', field_name: 'display', disable_default_mapping: true, path: ['name'] },
+      { type_name: 'Query', field_name: 'viaApi', disable_default_mapping: true },
     ],
     data_sources: [
       {
@@ -111,6 +112,19 @@ const udg2 = (): Record<string, unknown> => ({
           ],
           body: '{"id": "{{.arguments.id}}", "tag": "{{.arguments.tag}}"}',
         },
+      },
+      {
+        // Another API of the gateway: the call goes through its chain, then its upstream.
+        kind: 'REST',
+        name: 'users through their API',
+        internal: true,
+        root_fields: [{ type: 'Query', fields: ['viaApi'] }],
+        config: { url: 'svc://users-api/users/{{.arguments.id}}', method: 'GET' },
+      },
+      {
+        kind: 'REST',
+        root_fields: [{ type: 'Query', fields: ['missingApi'] }],
+        config: { url: 'svc://no-such-api/x' },
       },
       {
         kind: 'REST',
@@ -206,6 +220,7 @@ const apis = (): Record<string, unknown>[] => [
     },
   }),
   keyless('udg2', '/udg2/', '', { graphql: udg2() }),
+  keyless('users-api', '/users-api/', users.url, {}, { strip_listen_path: true }),
 ];
 
 interface Row {
@@ -481,6 +496,29 @@ rows.push(
     body: { data: { method: 'GET' } },
   },
   {
+    name: 'engine v2: a data source that is another API of the gateway (svc://), through its chain',
+    path: '/udg2/',
+    params: { query: '{ viaApi(id: "1") { name posts { title } } }' },
+    status: 200,
+    body: { data: { viaApi: { name: 'Ada', posts: [{ title: 'Notes' }, { title: 'Engines' }] } } },
+  },
+  {
+    name: 'engine v2: a data source API that is not loaded is a GraphQL error with its path',
+    path: '/udg2/',
+    params: { query: '{ missingApi }' },
+    status: 200,
+    body: {
+      data: { missingApi: null },
+      errors: [
+        {
+          message: 'data source API no-such-api is not loaded on this gateway',
+          locations: [{ line: 1, column: 3 }],
+          path: ['missingApi'],
+        },
+      ],
+    },
+  },
+  {
     name: 'engine v2: a field mapped from its parent object by path',
     path: '/udg2/',
     params: { query: '{ user(id: "2") { display } }' },
@@ -644,9 +682,9 @@ describeEachSetup(
         message:
           'Validation of API Definition failed. Reason: ' +
           [
-            'graphql.engine.data_sources[7].kind: Unsupported value: "Kafka": Kafka data sources are not supported yet by this gateway: use REST or GraphQL sources, or serve the topic as a stream (x-svc-streaming)',
-            'graphql.engine.data_sources[8].root_fields[0].fields[0]: Invalid value: "Query" has no field "nope" in graphql.schema',
-            'graphql.engine.data_sources[8].config.url: Invalid value: "ftp://x" has the scheme "ftp": data sources are called over http or https',
+            'graphql.engine.data_sources[9].kind: Unsupported value: "Kafka": Kafka data sources are not supported yet by this gateway: use REST or GraphQL sources, or serve the topic as a stream (x-svc-streaming)',
+            'graphql.engine.data_sources[10].root_fields[0].fields[0]: Invalid value: "Query" has no field "nope" in graphql.schema',
+            'graphql.engine.data_sources[10].config.url: Invalid value: "ftp://x" has the scheme "ftp": data sources are called over http or https',
           ].join('; '),
       });
     });

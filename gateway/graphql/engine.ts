@@ -39,6 +39,11 @@ export interface EngineContext {
   signal: AbortSignal;
   /** The client request's headers (`{{ .request.headers.x }}`). */
   requestHeaders: RequestHeaders;
+  /**
+   * Where a call to another API of the gateway (`svc://<api>/<path>`) goes: the URL on the
+   * gateway's own listener and the headers it adds; or why it can't be called.
+   */
+  internal: (url: string) => { url: string; headers: Record<string, string> } | string;
 }
 
 /** A data source's answer: status and parsed JSON (undefined when the body was not JSON). */
@@ -144,8 +149,14 @@ async function callSource(
   ctx: EngineContext,
   req: { method: string; url: string; body?: string; headers: Record<string, string> },
 ): Promise<DataSourceAnswer> {
+  let target = req;
+  if (/^svc:\/\//i.test(req.url)) {
+    const local = ctx.internal(req.url);
+    if (typeof local === 'string') throw new GraphQLError(local);
+    target = { ...req, url: local.url, headers: { ...req.headers, ...local.headers } };
+  }
   try {
-    return await call(ctx, req);
+    return await call(ctx, target);
   } catch (err) {
     throw new GraphQLError(`data source unreachable: ${err instanceof Error ? err.message : String(err)}`);
   }

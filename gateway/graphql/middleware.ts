@@ -17,7 +17,10 @@ import { reject, respond } from '../pipeline/compose.ts';
 import type { Rejection } from '../pipeline/middleware.ts';
 import { around } from '../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../middleware/deps.ts';
-import { MAX_READ_BODY, type RequestContext } from '../pipeline/context.ts';
+import { HttpContext, MAX_READ_BODY, type RequestContext } from '../pipeline/context.ts';
+import type { RouteLookup } from '../upstream/internal.ts';
+import { ambiguousTargetMessage, parseInternalTarget, SELF } from '../../schemas/rules/internal-target.ts';
+import { isTargetProblem } from '../../schemas/rules/target.ts';
 import { GatewayError } from '../pipeline/errors.ts';
 import {
   fieldPermissions,
@@ -85,6 +88,45 @@ function paramsOf(method: string, query: string, body: Buffer | undefined): Grap
   };
 }
 
+/** The header counting the data graphs a request went through (a graph calling itself). */
+const HOPS = 'x-svc-graph-hops';
+/** The most data graphs one request may go through. */
+const MAX_HOPS = 8;
+
+/**
+ * Calls to other APIs of the gateway (`svc://<api>/<path>` data sources) go to the gateway's own
+ * listener, at the API's listen path, through the API's whole chain (authentication, limits,
+ * middleware, its upstream), as a client's request would.
+ */
+function internalSources(ctx: RequestContext, routes: RouteLookup | undefined): EngineContext['internal'] {
+  const hops = Number(ctx.headers[HOPS] ?? 0) || 0;
+  return (url) => {
+    const t = parseInternalTarget(url);
+    if (isTargetProblem(t)) return t.message;
+    const next = t.host.toLowerCase() === SELF ? ctx.route : routes?.(t.host);
+    if (next === undefined) return `data source API ${t.host} is not loaded on this gateway`;
+    if ('ambiguous' in next) return ambiguousTargetMessage(t.host, next.ambiguous);
+    if (next.api.internal === true) {
+      return `data source API ${t.host} is internal: an internal API is not supported yet as a data source`;
+    }
+    const port = ctx instanceof HttpContext ? ctx.req.socket.localPort : undefined;
+    if (next.listener !== ctx.route.listener || ctx.listener.protocol !== 'http' || port === undefined) {
+      return `data source API ${t.host} is not on this API's plain HTTP listener: not supported yet as a data source`;
+    }
+    if (next.domain !== undefined) {
+      return `data source API ${t.host} has a domain: not supported yet as a data source`;
+    }
+    if (hops >= MAX_HOPS)
+      return `data source API ${t.host}: the request went through ${MAX_HOPS} data graphs (a loop?)`;
+    const rest = t.basePath === '' ? '/' : t.basePath;
+    const query = t.baseQuery === '' ? '' : `?${t.baseQuery}`;
+    return {
+      url: `http://127.0.0.1:${port}${next.listenPath}${rest}${query}`,
+      headers: { [HOPS]: String(hops + 1) },
+    };
+  };
+}
+
 /** What the middleware compiles once per API. */
 interface CompiledGraphql {
   schema: GraphQLSchema;
@@ -111,8 +153,9 @@ export const graphql: GatewayMiddleware = {
   enabled: isGraphql,
   // Every request's query is read from its body: never the fast path.
   readsBody: isGraphql,
-  create(api) {
+  create(api, deps) {
     const c = compile(api);
+    const routes = deps.routes;
     return around(async (ctx, next) => {
       if ((ctx.headers.upgrade ?? '').toLowerCase() === 'websocket') {
         // Subscriptions: the client's connection itself is relayed, on an entrance that hands it
@@ -173,7 +216,12 @@ export const graphql: GatewayMiddleware = {
           errors: [{ message: 'subscriptions are not supported by the execution engine' }],
         });
       }
-      const context: EngineContext = { calls: new Map(), signal: ctx.signal, requestHeaders: ctx.headers };
+      const context: EngineContext = {
+        calls: new Map(),
+        signal: ctx.signal,
+        requestHeaders: ctx.headers,
+        internal: internalSources(ctx, routes),
+      };
       const result = await execute({
         schema: c.schema,
         document: checked.document,

@@ -12,6 +12,7 @@ import type { Middleware } from '../pipeline/middleware.ts';
 import type { Sessions } from '../sessions/sessions.ts';
 import type { Collection, Store } from '../store/store.ts';
 import type { StreamsEngine } from '../streams/engine.ts';
+import type { RouteLookup } from '../upstream/internal.ts';
 
 /** What middleware may use when they compile. */
 export interface MiddlewareDeps {
@@ -39,6 +40,12 @@ export interface MiddlewareDeps {
    * have streams running (`hasStreams`, read when a route compiles) and where each endpoint goes.
    */
   streams?: StreamsEngine | undefined;
+  /**
+   * The APIs of the route table being built, by the host of an internal target (`svc://<api>`:
+   * an API ID or name), looked up on the request path: the data graph's sources that are other
+   * APIs of the gateway.
+   */
+  routes?: RouteLookup | undefined;
 }
 
 /** A middleware of this gateway. */

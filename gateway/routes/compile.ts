@@ -442,7 +442,7 @@ export async function compileApi(
     ctx.upstream.service !== undefined ? callBento(ctx) : proxied(ctx);
   let compiled: Awaited<ReturnType<typeof compileChain>>;
   try {
-    compiled = await compileChain(deps.chain, api, deps);
+    compiled = await compileChain(deps.chain, api, lookup === undefined ? deps : { ...deps, routes: lookup });
   } catch (err) {
     await releaseAll();
     throw err;

@@ -734,7 +734,7 @@ export interface GraphqlEngineDataSource {
 
 /** Settings of the data source, by kind. REST: `url`, `method`, `headers`, `query`, `body`; GraphQL: `url`, `method`, `headers`, `subscription_type`, `has_operation`, `operation`, `variables`. Templates `{{ .arguments.x }}` (the field's arguments), `{{ .object.x }}` (the parent object's fields) and `{{ .request.headers.x }}` (a header of the client's request) are filled in the URL, query values, headers, body and variables. */
 export interface GraphqlEngineDataSourceConfig {
-  /** http(s) URL of the data source; may hold templates, such as http://users/{{ .arguments.id }}. Another API of the gateway (svc://, tyk://) is not supported yet. */
+  /** http(s) URL of the data source, or another API of the gateway (svc://<api>/<path>, called through its chain); may hold templates, such as http://users/{{ .arguments.id }}. */
   url?: string;
   /** HTTP method of the call (REST: default GET; GraphQL: POST or GET). */
   method?: string;

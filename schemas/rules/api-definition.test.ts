@@ -869,7 +869,8 @@ const cases: Case[] = [
                 internal: true,
                 root_fields: [{ type: 'Query', fields: ['user'] }],
                 config: {
-                  url: 'http://users:3101/users/{{.arguments.id}}',
+                  // Another API of the gateway (the reference writes tyk://users-api/...).
+                  url: 'svc://users-api/users/{{.arguments.id}}',
                   method: 'GET',
                   body: '',
                   headers: {},
@@ -974,7 +975,7 @@ const cases: Case[] = [
         path: 'graphql.engine.data_sources[1].config.url',
         type: 'Invalid',
         message:
-          '"tyk://users/{{.arguments.id}}": another API of the gateway (tyk://) as a data source is not supported yet: write the http(s) URL of its upstream',
+          '"tyk://users/{{.arguments.id}}": another API of the gateway is written svc://<api>/<path> here (tyk:// is the reference gateway\'s spelling)',
       },
       {
         path: 'graphql.engine.data_sources[1].config.method',

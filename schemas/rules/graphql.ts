@@ -30,6 +30,8 @@ import type {
   TypeFieldConfiguration,
 } from '../generated/models.ts';
 import { quote, type FieldProblem } from './field-problem.ts';
+import { isInternalUrl, parseInternalTarget } from './internal-target.ts';
+import { isTargetProblem } from './target.ts';
 import { hasContent, isTrue, list, model, problem, text, type Unchecked } from './read.ts';
 
 /** The data source kinds the execution engine knows. */
@@ -387,7 +389,10 @@ function templateProblem(value: string): string | undefined {
 const TEMPLATE_FORM =
   /^\{\{\s*\.?(?:(object|arguments)(\.[A-Za-z_][A-Za-z0-9_]*)+|request\.headers\.[A-Za-z0-9_-]+)\s*\}\}$/;
 
-/** A data source URL may hold `{{ .object.id }}` templates; everything else must be a URL. */
+/**
+ * A data source URL may hold `{{ .object.id }}` templates; everything else must be an http(s) URL,
+ * or another API of the gateway (`svc://<api>/<path>`, called through its chain).
+ */
 function templatedUrlProblem(url: string): string | undefined {
   const filled = url.replace(/\{\{[^{}]*\}\}/g, 'x');
   if (filled.includes('{{') || filled.includes('}}')) {
@@ -399,8 +404,12 @@ function templatedUrlProblem(url: string): string | undefined {
   } catch {
     return `${quote(url)} is not an absolute http(s) URL: write the scheme and host, such as http://users.default.svc:8080/graphql`;
   }
-  if (parsed.protocol === 'tyk:' || parsed.protocol === 'svc:') {
-    return `${quote(url)}: another API of the gateway (${parsed.protocol}//) as a data source is not supported yet: write the http(s) URL of its upstream`;
+  if (parsed.protocol === 'tyk:') {
+    return `${quote(url)}: another API of the gateway is written svc://<api>/<path> here (tyk:// is the reference gateway's spelling)`;
+  }
+  if (isInternalUrl(filled)) {
+    const t = parseInternalTarget(filled);
+    return isTargetProblem(t) ? `${quote(url)}: ${t.message}` : undefined;
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     return `${quote(url)} has the scheme ${quote(parsed.protocol.slice(0, -1))}: data sources are called over http or https`;

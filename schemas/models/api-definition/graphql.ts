@@ -90,7 +90,7 @@ const engineDataSourceConfig: JsonSchema = {
     url: {
       type: 'string',
       description:
-        'http(s) URL of the data source; may hold templates, such as http://users/{{ .arguments.id }}. Another API of the gateway (svc://, tyk://) is not supported yet.',
+        'http(s) URL of the data source, or another API of the gateway (svc://<api>/<path>, called through its chain); may hold templates, such as http://users/{{ .arguments.id }}.',
     },
     method: {
       type: 'string',
