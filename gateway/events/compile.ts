@@ -8,7 +8,13 @@
 import { Agent } from 'undici';
 import type { Logger } from '../../lib/log.ts';
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
-import { readEventHandlers, type LogHandlerSettings } from '../../schemas/rules/event-handlers.ts';
+import {
+  readEventHandlers,
+  type CoprocessHandlerSettings,
+  type LogHandlerSettings,
+} from '../../schemas/rules/event-handlers.ts';
+import { errorMessage } from '../../lib/errors.ts';
+import { openPluginServer, type Dispatcher } from '../plugins/coprocess/dispatcher.ts';
 import { formatProblem } from '../../schemas/rules/field-problem.ts';
 import { processCooldowns, type Cooldowns } from './cooldown.ts';
 import { noEvents, type ApiEvents, type EventName, type GatewayEvent } from './events.ts';
@@ -25,6 +31,10 @@ export interface EventDeps {
   cooldowns?: Cooldowns;
   /** Bounds of webhook deliveries (default: WEBHOOK_LIMITS); tests shorten them. */
   webhookLimits?: Partial<WebhookLimits>;
+  /** The gateway's gRPC plugin server (`coprocess_grpc_server`), for `cp_dynamic_handler`. */
+  coprocessServer?: string | undefined;
+  /** Milliseconds a plugin server has to take an event (`plugin_timeout_ms`). */
+  pluginTimeoutMs?: number;
 }
 
 /** Runs one handler on one event; must not throw nor wait. */
@@ -48,12 +58,23 @@ export function compileEvents(api: GatewayApiDefinition, deps: EventDeps): ApiEv
   let agent: Agent | undefined;
   const dispatcher = (): Agent => (agent ??= new Agent({ keepAliveTimeout: 4_000 }));
   const webhooks: Webhook[] = [];
+  // One client of the plugin server for the API's coprocess handlers, opened when compiled: an
+  // API that names one on a gateway without a plugin server is not served.
+  let plugins: Dispatcher | undefined;
+  const pluginServer = (): Dispatcher => (plugins ??= openPluginServer(deps.coprocessServer));
   const handlers = new Map<EventName, Handle[]>();
   for (const [event, list] of read.handlers) {
     handlers.set(
       event,
       list.map((s): Handle => {
         if (s.kind === 'log') return logHandler(s, log, deps.metrics);
+        if (s.kind === 'coprocess') {
+          return coprocessHandler(s, api, pluginServer(), {
+            log,
+            metrics: deps.metrics,
+            timeoutMs: deps.pluginTimeoutMs ?? 1000,
+          });
+        }
         const w = new Webhook(s, {
           apiId,
           log,
@@ -82,9 +103,48 @@ export function compileEvents(api: GatewayApiDefinition, deps: EventDeps): ApiEv
       }
     },
     close: async () => {
+      plugins?.close();
       await Promise.all(webhooks.map((w) => w.close()));
       await agent?.close();
     },
+  };
+}
+
+/**
+ * The handler of the gRPC plugin server (`cp_dynamic_handler`): the event goes to its
+ * `DispatchEvent` as the reference sends it, a JSON payload
+ * `{"message": {"Type", "Meta": {"Message", "Path", "Origin", "Key", "OriginatingRequest"},
+ * "TimeStamp"}, "handler_name", "spec": {"APIID", "OrgID"}}`, in the background; a failed
+ * delivery is logged and counted, never retried (as the reference).
+ */
+function coprocessHandler(
+  s: CoprocessHandlerSettings,
+  api: GatewayApiDefinition,
+  server: Dispatcher,
+  opts: { log: Logger; metrics: EventMetrics | undefined; timeoutMs: number },
+): Handle {
+  const spec = { APIID: api.api_id ?? '', OrgID: api.org_id ?? '' };
+  return (e) => {
+    const payload = JSON.stringify({
+      message: {
+        Type: e.event,
+        Meta: { Message: e.message, Path: e.path, Origin: e.origin, Key: e.key, OriginatingRequest: '' },
+        TimeStamp: e.timestamp,
+      },
+      handler_name: s.name,
+      spec,
+    });
+    server.dispatchEvent(payload, opts.timeoutMs).then(
+      () => opts.metrics?.event(e.event, 'delivered'),
+      (err: unknown) => {
+        opts.log.warn('event delivery failed', {
+          event: e.event,
+          handler: `grpc:${s.name}`,
+          error: errorMessage(err),
+        });
+        opts.metrics?.event(e.event, 'failed');
+      },
+    );
   };
 }
 

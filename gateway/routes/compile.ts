@@ -447,7 +447,20 @@ export async function compileApi(
     await releaseAll();
     throw err;
   }
-  const events = compileEvents(api, { log: deps.log, now: deps.now, metrics: deps.metrics });
+  let events: ReturnType<typeof compileEvents>;
+  try {
+    events = compileEvents(api, {
+      log: deps.log,
+      now: deps.now,
+      metrics: deps.metrics,
+      coprocessServer: deps.config.coprocess_grpc_server,
+      pluginTimeoutMs: deps.config.plugin_timeout_ms,
+    });
+  } catch (err) {
+    await compiled.close();
+    await releaseAll();
+    throw err;
+  }
   const self: Route = {
     id,
     api,

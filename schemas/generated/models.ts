@@ -244,9 +244,9 @@ export interface EndpointRateLimit {
 
 /** What to do when an event fires. */
 export interface EventHandler {
-  /** Log the event, or deliver it to a webhook. */
-  handler_name: 'eh_log_handler' | 'eh_web_hook_handler';
-  /** Settings of the handler; for a webhook: `target_path`, `method`, `header_map`, `body_template` (an inline template of the payload fields), `event_timeout` (cooldown seconds). */
+  /** Log the event, deliver it to a webhook, or send it to the gateway's gRPC plugin server (`cp_dynamic_handler`: its `DispatchEvent`, with `handler_meta.name` as the payload's `handler_name`). */
+  handler_name: 'eh_log_handler' | 'eh_web_hook_handler' | 'cp_dynamic_handler';
+  /** Settings of the handler; for a webhook: `target_path`, `method`, `header_map`, `body_template` (an inline template of the payload fields), `event_timeout` (cooldown seconds); for `cp_dynamic_handler`: `name`, the handler the plugin server runs. */
   handler_meta?: Record<string, unknown>;
 }
 

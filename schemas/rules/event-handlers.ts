@@ -141,8 +141,18 @@ export interface WebhookSettings {
   cooldownSeconds: number;
 }
 
+/**
+ * A handler of the gRPC plugin server (`cp_dynamic_handler`, the reference's coprocess event
+ * handler): the event goes to its `DispatchEvent`, naming the handler.
+ */
+export interface CoprocessHandlerSettings {
+  kind: 'coprocess';
+  /** `handler_meta.name`: the handler the plugin server runs (the payload's `handler_name`). */
+  name: string;
+}
+
 /** One handler of one event, read and checked. */
-export type HandlerSettings = LogHandlerSettings | WebhookSettings;
+export type HandlerSettings = LogHandlerSettings | WebhookSettings | CoprocessHandlerSettings;
 
 /** What `handler_meta` may hold, per handler. */
 const META_FIELDS = {
@@ -158,6 +168,7 @@ const META_FIELDS = {
     'id',
     'disabled',
   ],
+  cp_dynamic_handler: ['name', 'disabled'],
 } as const;
 
 /** The handlers of an API's events, and what is wrong with the ones that can't be used. */
@@ -233,7 +244,8 @@ function readHandler(
 ): HandlerSettings | undefined {
   if (!isPlainObject(h)) return undefined; // the schema reports it
   const kind = h.handler_name;
-  if (kind !== 'eh_log_handler' && kind !== 'eh_web_hook_handler') return undefined; // the schema too
+  if (kind !== 'eh_log_handler' && kind !== 'eh_web_hook_handler' && kind !== 'cp_dynamic_handler')
+    return undefined; // the schema too
   const meta = h.handler_meta ?? {};
   if (!isPlainObject(meta)) return undefined;
   if (meta.disabled === true) return undefined;
@@ -261,6 +273,13 @@ function readHandler(
     }
     if (problems.length > before) return undefined;
     return { kind: 'log', prefix: typeof meta.prefix === 'string' ? meta.prefix : '' };
+  }
+  if (kind === 'cp_dynamic_handler') {
+    if (typeof meta.name !== 'string' || meta.name.trim() === '') {
+      add('name', 'Required', 'name the handler the gRPC plugin server runs for the event');
+    }
+    if (problems.length > before) return undefined;
+    return { kind: 'coprocess', name: String(meta.name).trim() };
   }
   const settings = readWebhook(meta, add);
   return problems.length > before ? undefined : settings;

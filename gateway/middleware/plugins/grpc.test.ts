@@ -13,7 +13,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
-import { freePort } from '../../../lib/testing/wait.ts';
+import { freePort, waitFor } from '../../../lib/testing/wait.ts';
 import { startEcho, type Echo, type Echoed } from '../../testing/echo.ts';
 import { keyed, keyless, startGateway, type InProcessGateway } from '../../testing/harness.ts';
 import { describeEachSetup, fastPathOn, provision, testRows, type Row } from '../../testing/tables.ts';
@@ -157,6 +157,19 @@ const HOOKS: Record<string, Handler> = {
   },
 };
 
+/** An event's payload as the reference's `cp_dynamic_handler` sends it. */
+interface DispatchedEvent {
+  message: {
+    Type: string;
+    Meta: { Message: string; Path: string; Origin: string; Key: string };
+    TimeStamp: string;
+  };
+  handler_name: string;
+  spec: { APIID: string; OrgID: string };
+}
+/** The events the plugin server was sent (`DispatchEvent`). */
+const events: DispatchedEvent[] = [];
+
 let server: grpc.Server;
 let serverPort: number;
 let echo: Echo;
@@ -174,7 +187,11 @@ before(async () => {
       if (out instanceof Error) cb({ code: grpc.status.INTERNAL, details: out.message }, null);
       else cb(null, out);
     },
-    DispatchEvent: (_call: unknown, cb: grpc.sendUnaryData<object>) => {
+    DispatchEvent: (
+      call: grpc.ServerUnaryCall<{ payload: string }, object>,
+      cb: grpc.sendUnaryData<object>,
+    ) => {
+      events.push(JSON.parse(call.request.payload) as DispatchedEvent);
       cb(null, {});
     },
   });
@@ -218,6 +235,16 @@ const apis = (): Record<string, unknown>[] => [
   keyless('g-short', '/g-short/', echo.url, grpcHooks({ pre: [named('ShortCircuit')] })),
   keyless('g-fail', '/g-fail/', echo.url, grpcHooks({ pre: [named('Fail')] })),
   // As the reference's auth sample writes it: not keyless, coprocess auth on, the hook by name.
+  // Its auth failures go to the plugin server's event handler.
+  keyed('g-ev', '/g-ev/', echo.url, {
+    enable_coprocess_auth: true,
+    ...grpcHooks({ auth_check: named('Auth') }),
+    event_handlers: {
+      events: {
+        AuthFailure: [{ handler_name: 'cp_dynamic_handler', handler_meta: { name: 'OnAuthFailure' } }],
+      },
+    },
+  }),
   keyed('g-auth', '/g-auth/', echo.url, {
     enable_coprocess_auth: true,
     ...grpcHooks({ auth_check: named('Auth'), post: [named('Post')] }),
@@ -368,6 +395,20 @@ describeEachSetup(
       assert.equal((res.json as Echoed).body, 'abc', 'the body unchanged');
     });
 
+    test('cp_dynamic_handler: an event goes to the plugin server, as the reference sends it', async () => {
+      const path = `/g-ev/${String(index)}`;
+      const res = await gw().request({ path, headers: { authorization: 'bad' } });
+      assert.equal(res.status, 401, res.text);
+      const got = await waitFor('the AuthFailure event at the plugin server', () =>
+        events.find((e) => e.message.Meta.Path === path),
+      );
+      assert.equal(got.handler_name, 'OnAuthFailure');
+      assert.equal(got.message.Type, 'AuthFailure');
+      assert.deepEqual(got.spec, { APIID: 'g-ev', OrgID: '' });
+      assert.equal(got.message.Meta.Origin, '127.0.0.1');
+      assert.ok(!Number.isNaN(Date.parse(got.message.TimeStamp)), got.message.TimeStamp);
+    });
+
     test('the session auth_check returned has its rate limit enforced', async () => {
       const token = `good-${String(index)}-rate`;
       const statuses: number[] = [];
@@ -401,6 +442,21 @@ describe('grpc plugins: enable_coprocess_auth without the gRPC auth_check', () =
       /enable_coprocess_auth.*set custom_middleware\.auth_check\.name/,
     ],
   ];
+  test('cp_dynamic_handler without the name of its handler: refused at write with a 400 naming the field', async () => {
+    const res = await gw.admin(
+      'POST',
+      '/svc/apis',
+      keyless('c-ev', '/c-ev/', echo.url, {
+        event_handlers: {
+          events: { AuthFailure: [{ handler_name: 'cp_dynamic_handler', handler_meta: {} }] },
+        },
+      }),
+    );
+    assert.equal(res.status, 400, res.text);
+    assert.match(res.text, /event_handlers\.events\.AuthFailure\[0\]\.handler_meta\.name/);
+    assert.equal((await gw.admin('GET', '/svc/apis/c-ev')).status, 404, 'nothing was stored');
+  });
+
   for (const [name, custom_middleware, message] of cases) {
     test(`${name}: refused at write with a 400 naming the field`, async () => {
       const res = await gw.admin(

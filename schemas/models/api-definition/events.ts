@@ -10,13 +10,14 @@ const eventHandler: JsonSchema = {
   properties: {
     handler_name: {
       type: 'string',
-      enum: ['eh_log_handler', 'eh_web_hook_handler'],
-      description: 'Log the event, or deliver it to a webhook.',
+      enum: ['eh_log_handler', 'eh_web_hook_handler', 'cp_dynamic_handler'],
+      description:
+        "Log the event, deliver it to a webhook, or send it to the gateway's gRPC plugin server (`cp_dynamic_handler`: its `DispatchEvent`, with `handler_meta.name` as the payload's `handler_name`).",
     },
     handler_meta: {
       type: 'object',
       description:
-        'Settings of the handler; for a webhook: `target_path`, `method`, `header_map`, `body_template` (an inline template of the payload fields), `event_timeout` (cooldown seconds).',
+        'Settings of the handler; for a webhook: `target_path`, `method`, `header_map`, `body_template` (an inline template of the payload fields), `event_timeout` (cooldown seconds); for `cp_dynamic_handler`: `name`, the handler the plugin server runs.',
       'x-kubernetes-preserve-unknown-fields': true,
     },
   },
