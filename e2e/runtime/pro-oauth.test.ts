@@ -176,6 +176,9 @@ test('a client registered in the dashboard gets a token at the gateway; deleted,
   });
   assert.equal(local.status, 403, local.body);
   assert.match(local.body, /managed in the dashboard/);
+  const listed = await call(g, '/svc/oauth/clients/stock', { headers: { 'x-svc-authorization': GW_SECRET } });
+  assert.equal(listed.status, 403, listed.body);
+  assert.match(listed.body, /list them there \(GET \/api\/apis\/oauth\/\{apiId\}\)/);
 
   const deleted = await dashboardCall(dashboard.url, 'DELETE', `/api/apis/oauth/stock/${client.id}`, {
     auth: a.system.key,
@@ -183,13 +186,15 @@ test('a client registered in the dashboard gets a token at the gateway; deleted,
   assert.equal(deleted.status, 200, deleted.text);
   let last: number[] = [];
   await waitFor(
-    `the token refused on every worker after the client's deletion (last ${JSON.stringify(last)})`,
+    "the token refused on every worker after the client's deletion",
     async () => {
       last = await statuses(g, body.access_token, 4);
       return last.every((s) => s === 403);
     },
     10_000,
-  );
+  ).catch((err: unknown) => {
+    throw new Error(`${String(err)}; the last statuses: ${JSON.stringify(last)}`);
+  });
   const refused = await call(g, '/stock/get', { headers: { authorization: `Bearer ${body.access_token}` } });
   assert.equal(refused.status, 403);
   assert.match(refused.body, /Key not authorised/);
@@ -216,13 +221,15 @@ test('a client deleted while the gateway is down loses its tokens when the gatew
   const g = gateway;
   let last: number[] = [];
   await waitFor(
-    `the token refused after the restart (last ${JSON.stringify(last)})`,
+    'the token refused after the restart',
     async () => {
       last = await statuses(g, accessToken, 4);
       return last.every((s) => s === 403);
     },
     10_000,
-  );
+  ).catch((err: unknown) => {
+    throw new Error(`${String(err)}; the last statuses: ${JSON.stringify(last)}`);
+  });
   assert.deepEqual(await statuses(g, accessToken), Array(8).fill(403));
 });
 

@@ -24,11 +24,12 @@
  * - OAuth clients: read from the dashboard on a miss (`/system/oauth-clients/{id}`), by the ID
  *   both sides compute (schemas/rules/oauth2.ts), so `{listen_path}oauth/token` authenticates the
  *   clients registered in the dashboard; the last copy serves while the dashboard is unreachable;
- *   one the dashboard doesn't have is looked up in the local store. They are written there only:
- *   the management API's client writes are refused (403). The access tokens the gateway issues
- *   are keys of the local store. A change naming a client the dashboard no longer has (deleted,
- *   or its API deleted) deletes the tokens issued to it, and every one of this process's cached
- *   sessions of them is forgotten; so does a reconnect, for the changes it may have missed.
+ *   one the dashboard doesn't have is looked up in the local store. They are written and listed
+ *   in the dashboard only: the management API's client writes and lists are refused (403). The
+ *   access tokens the gateway issues are keys of the local store. A change naming a client the
+ *   dashboard no longer has (deleted, or its API deleted) deletes the tokens issued to it, and
+ *   every one of this process's cached sessions of them is forgotten; so does a reconnect, for
+ *   the changes it may have missed.
  * - Unreachable dashboard: the last good configuration keeps serving; nothing is dropped.
  */
 import { randomUUID } from 'node:crypto';
@@ -166,6 +167,14 @@ export class DashboardStore implements Store {
   }
 
   async list(collection: Collection): Promise<StoredEntry[]> {
+    if (collection === OAUTH_CLIENTS) {
+      // The local store has none of the dashboard's: an empty list would say there are none.
+      throw new SvcError(
+        'GW_ERR_MANAGED_BY_DASHBOARD',
+        `this gateway runs in mode pro: OAuth clients are managed in the dashboard (${this.#opts.url}): list them there (GET /api/apis/oauth/{apiId})`,
+        { status: 403 },
+      );
+    }
     if (!SNAPSHOT.includes(collection)) return this.#local.list(collection);
     const s = await this.#current();
     return collection === 'apis' ? s.apis : s.policies;
@@ -379,7 +388,7 @@ export class DashboardStore implements Store {
 
   // --- OAuth clients ---------------------------------------------------------------------
 
-  /** The dashboard's answer for the client `id`: the client, null when it has none. Throws when unreachable. */
+  /** The dashboard's client `id`, null when it has none; throws when it can't be asked. */
   async #fetchClient(id: string): Promise<unknown> {
     const res = await this.#call('GET', `/system/oauth-clients/${id}`);
     if (res.status === 200) {
