@@ -12,6 +12,9 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer, type Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import * as grpc from '@grpc/grpc-js';
 import { freePort, waitFor } from '../../../lib/testing/wait.ts';
 import { startEcho, type Echo, type Echoed } from '../../testing/echo.ts';
@@ -144,6 +147,18 @@ const HOOKS: Record<string, Handler> = {
     r.multivalue_headers = [...r.multivalue_headers, { key: 'X-Multi', values: ['a', 'b'] }];
     return o;
   },
+  RespondSeen: (o) => {
+    const r = o.response;
+    if (r === null) return new Error('no response');
+    r.headers = { ...r.headers, 'X-Seen': r.body };
+    return o;
+  },
+  RespondUpper: (o) => {
+    const r = o.response;
+    if (r === null) return new Error('no response');
+    r.raw_body = Buffer.from(r.raw_body.toString().toUpperCase());
+    return o;
+  },
   RespondNothing: (o) => {
     o.response = null;
     return o;
@@ -170,11 +185,23 @@ interface DispatchedEvent {
 /** The events the plugin server was sent (`DispatchEvent`). */
 const events: DispatchedEvent[] = [];
 
+/** The body of the gzip upstream, before compression. */
+const GZ_BODY = '{"hello":"gz"}';
+/** An upstream whose answers are gzip-compressed. */
+let gz: HttpServer;
+let gzUrl: string;
+
 let server: grpc.Server;
 let serverPort: number;
 let echo: Echo;
 before(async () => {
   echo = await startEcho('echo');
+  const zipped = gzipSync(GZ_BODY);
+  gz = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(zipped);
+  });
+  await new Promise<void>((resolve) => gz.listen(0, '127.0.0.1', resolve));
+  gzUrl = `http://127.0.0.1:${String((gz.address() as AddressInfo).port)}`;
   server = new grpc.Server();
   const Dispatcher = coprocessPackage().Dispatcher as grpc.ServiceClientConstructor;
   server.addService(Dispatcher.service, {
@@ -209,6 +236,7 @@ after(async () => {
     });
   });
   await echo.close();
+  await new Promise((resolve) => gz.close(resolve));
 });
 
 const grpcHooks = (hooks: Record<string, unknown>): Record<string, unknown> => ({
@@ -230,6 +258,8 @@ const apis = (): Record<string, unknown>[] => [
   ),
   keyless('g-resp2', '/g-resp2/', echo.url, grpcHooks({ response: [named('RespondText')] })),
   keyless('g-resp-none', '/g-resp-none/', echo.url, grpcHooks({ response: [named('RespondNothing')] })),
+  keyless('g-gz-keep', '/g-gz-keep/', gzUrl, grpcHooks({ response: [named('RespondSeen')] })),
+  keyless('g-gz-change', '/g-gz-change/', gzUrl, grpcHooks({ response: [named('RespondUpper')] })),
   keyless('g-pre', '/g-pre/', echo.url, grpcHooks({ pre: [named('AddHeader')] })),
   keyless('g-refuse', '/g-refuse/', echo.url, grpcHooks({ pre: [named('Refuse')] })),
   keyless('g-short', '/g-short/', echo.url, grpcHooks({ pre: [named('ShortCircuit')] })),
@@ -339,6 +369,25 @@ const rows = (index: number): Row[] => [
     status: 202,
     text: 'text:202',
     responseHeaders: { 'x-multi': 'a, b', 'content-length': '8' },
+  },
+  {
+    name: 'a response hook is sent a compressed body decoded; left unchanged, it goes out compressed',
+    path: '/g-gz-keep/x',
+    nodeHttp: true,
+    status: 200,
+    responseHeaders: {
+      'x-seen': GZ_BODY,
+      'content-encoding': 'gzip',
+      'content-length': String(gzipSync(GZ_BODY).length),
+    },
+  },
+  {
+    name: 'a compressed body a response hook changes goes out as the hook wrote it',
+    path: '/g-gz-change/x',
+    nodeHttp: true,
+    status: 200,
+    text: GZ_BODY.toUpperCase(),
+    responseHeaders: { 'content-encoding': undefined, 'content-length': String(GZ_BODY.length) },
   },
   {
     name: 'a response hook that answers without a response is a 500',
