@@ -45,7 +45,7 @@ union Lookup = User | NotFound
 
 /** The v1 graph's schema, and fields the version 2 tests add. */
 const UDG2_SDL = `${UDG_SDL}
-extend type Query { echo(id: ID!, tag: String): Echo method: String greet(who: String): String viaApi(id: ID!): User missingApi: String }
+extend type Query { echo(id: ID!, tag: String): Echo method: String greet(who: String): String viaApi(id: ID!): User missingApi: String viaKeyed(id: ID!): User }
 extend type User { display: String }
 type Echo { method: String path: String query: String tag: String global: String contentType: String body: EchoBody }
 type EchoBody { id: ID tag: String }
@@ -71,6 +71,7 @@ const udg2 = (): Record<string, unknown> => ({
       { type_name: 'Query', field_name: 'greet', disable_default_mapping: true, path: ['hello'] },
       { type_name: 'User', field_name: 'display', disable_default_mapping: true, path: ['name'] },
       { type_name: 'Query', field_name: 'viaApi', disable_default_mapping: true },
+      { type_name: 'Query', field_name: 'viaKeyed', disable_default_mapping: true },
     ],
     data_sources: [
       {
@@ -120,6 +121,15 @@ const udg2 = (): Record<string, unknown> => ({
         internal: true,
         root_fields: [{ type: 'Query', fields: ['viaApi'] }],
         config: { url: 'svc://users-api/users/{{.arguments.id}}', method: 'GET' },
+      },
+      {
+        // A keyed API: the client's key is passed on by a request header template.
+        kind: 'REST',
+        root_fields: [{ type: 'Query', fields: ['viaKeyed'] }],
+        config: {
+          url: 'svc://users-keyed/users/{{.arguments.id}}',
+          headers: { Authorization: '{{ .request.headers.authorization }}' },
+        },
       },
       {
         kind: 'REST',
@@ -221,6 +231,9 @@ const apis = (): Record<string, unknown>[] => [
   }),
   keyless('udg2', '/udg2/', '', { graphql: udg2() }),
   keyless('users-api', '/users-api/', users.url, {}, { strip_listen_path: true }),
+  keyed('users-keyed', '/users-keyed/', users.url, {
+    proxy: { listen_path: '/users-keyed/', target_url: users.url, strip_listen_path: true },
+  }),
 ];
 
 interface Row {
@@ -664,6 +677,36 @@ describeEachSetup(
       });
     });
 
+    test("engine v2: an API source's own authentication applies (the client's key passed on by a header template)", async () => {
+      const key = await gw().admin('POST', '/svc/keys/udg-users-key', {
+        org_id: '',
+        access_rights: { 'users-keyed': { api_id: 'users-keyed', versions: ['Default'] } },
+      });
+      assert.equal(key.status, 200, key.text);
+      const ask = (headers: Record<string, string>) =>
+        gw().request({
+          method: 'POST',
+          path: '/udg2/',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: JSON.stringify({ query: '{ viaKeyed(id: "2") { name } }' }),
+        });
+      const without = await ask({});
+      assert.equal(without.status, 200, without.text);
+      assert.deepEqual(without.json, {
+        data: { viaKeyed: null },
+        errors: [
+          {
+            message: 'data source answered 401',
+            locations: [{ line: 1, column: 3 }],
+            path: ['viaKeyed'],
+            extensions: { status: 401 },
+          },
+        ],
+      });
+      const withKey = await ask({ authorization: 'udg-users-key' });
+      assert.deepEqual(withKey.json, { data: { viaKeyed: { name: 'Brian' } } });
+    });
+
     test('engine v2: a bad data graph is refused by the management API, naming each field', async () => {
       const bad = udg2();
       const engine = bad.engine as { data_sources: Record<string, unknown>[] };
@@ -682,9 +725,9 @@ describeEachSetup(
         message:
           'Validation of API Definition failed. Reason: ' +
           [
-            'graphql.engine.data_sources[9].kind: Unsupported value: "Kafka": Kafka data sources are not supported yet by this gateway: use REST or GraphQL sources, or serve the topic as a stream (x-svc-streaming)',
-            'graphql.engine.data_sources[10].root_fields[0].fields[0]: Invalid value: "Query" has no field "nope" in graphql.schema',
-            'graphql.engine.data_sources[10].config.url: Invalid value: "ftp://x" has the scheme "ftp": data sources are called over http or https',
+            'graphql.engine.data_sources[10].kind: Unsupported value: "Kafka": Kafka data sources are not supported yet by this gateway: use REST or GraphQL sources, or serve the topic as a stream (x-svc-streaming)',
+            'graphql.engine.data_sources[11].root_fields[0].fields[0]: Invalid value: "Query" has no field "nope" in graphql.schema',
+            'graphql.engine.data_sources[11].config.url: Invalid value: "ftp://x" has the scheme "ftp": data sources are called over http or https',
           ].join('; '),
       });
     });
