@@ -155,6 +155,96 @@ describe('the webhooks and the gateway give the same verdict', () => {
     { name: 'OpenID Connect (not supported yet)', spec: { use_openid: true }, served: false },
     { name: 'an API-wide rate limit', spec: { global_rate_limit: { rate: 10, per: 1 } }, served: true },
     {
+      name: 'a data graph in its version 2 form: REST, GraphQL and another API as sources',
+      spec: {
+        proxy: { listen_path: '/g/', target_url: '' },
+        graphql: {
+          enabled: true,
+          execution_mode: 'executionEngine',
+          version: '2',
+          schema: 'type Query { a: String b: String c: String }',
+          engine: {
+            data_sources: [
+              {
+                kind: 'REST',
+                root_fields: [{ type: 'Query', fields: ['a'] }],
+                config: { url: 'http://u/{{.request.headers.x}}', body: '' },
+              },
+              {
+                kind: 'GraphQL',
+                root_fields: [{ type: 'Query', fields: ['b'] }],
+                config: { url: 'http://g/graphql', body: '' },
+              },
+              {
+                kind: 'REST',
+                root_fields: [{ type: 'Query', fields: ['c'] }],
+                config: { url: 'svc://users/x' },
+              },
+            ],
+          },
+        },
+      },
+      served: true,
+    },
+    {
+      name: 'a data graph in its version 2 form with a Kafka source',
+      spec: {
+        proxy: { listen_path: '/g/', target_url: '' },
+        graphql: {
+          enabled: true,
+          execution_mode: 'executionEngine',
+          version: '2',
+          schema: 'type Query { a: String b: String c: String }',
+          engine: {
+            data_sources: [
+              { kind: 'Kafka', root_fields: [{ type: 'Query', fields: ['a'] }], config: { topics: ['t'] } },
+            ],
+          },
+        },
+      },
+      served: false,
+    },
+    {
+      name: 'a version 2 data graph without graphql.version "2"',
+      spec: {
+        proxy: { listen_path: '/g/', target_url: '' },
+        graphql: {
+          enabled: true,
+          execution_mode: 'executionEngine',
+          version: '1',
+          schema: 'type Query { a: String b: String c: String }',
+          engine: {
+            data_sources: [
+              { kind: 'REST', root_fields: [{ type: 'Query', fields: ['a'] }], config: { url: 'http://u' } },
+            ],
+          },
+        },
+      },
+      served: false,
+    },
+    {
+      name: "a version 2 data source written the reference's way (tyk://)",
+      spec: {
+        proxy: { listen_path: '/g/', target_url: '' },
+        graphql: {
+          enabled: true,
+          execution_mode: 'executionEngine',
+          version: '2',
+          schema: 'type Query { a: String b: String c: String }',
+          engine: {
+            data_sources: [
+              {
+                kind: 'REST',
+                root_fields: [{ type: 'Query', fields: ['a'] }],
+                config: { url: 'tyk://users/x' },
+              },
+            ],
+          },
+        },
+      },
+      served: false,
+    },
+    {
       name: 'JWT',
       spec: {
         use_keyless: false,
