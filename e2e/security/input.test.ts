@@ -7,9 +7,17 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { selfSignedCert } from '../../gateway/testing/certs.ts';
 import { startRedis, type TestRedis } from '../../gateway/testing/redis-server.ts';
@@ -158,6 +166,65 @@ describe('TCP API ports with --workers 2', () => {
     const reload = await call(gw, 'GET', '/svc/reload');
     assert.equal(reload.status, 200, reload.body);
     assert.doesNotMatch(reload.body, /left out/);
+  });
+});
+
+describe('a gateway run as a user, as the chart runs it', () => {
+  test('a listen_port it may not open: 400 naming listen_port at write; left out at reload, which still applies the rest', async () => {
+    const echo = await startEchoUpstream();
+    closers.push(echo.close);
+    const dataDir = join(dir, 'as-user');
+    mkdirSync(dataDir, { recursive: true });
+    chmodSync(dir, 0o755);
+    chmodSync(dataDir, 0o777);
+    const cert = selfSignedCert();
+    chmodSync(dirname(cert.keyFile), 0o755);
+    chmodSync(cert.keyFile, 0o644);
+    const gw = await startGw({
+      name: 'as-user',
+      secret: SECRET,
+      dataDir,
+      logDir: dir,
+      env: { SVC_GW_TLS_CERT_FILE: cert.certFile, SVC_GW_TLS_KEY_FILE: cert.keyFile },
+      ...(process.getuid?.() === 0 ? { user: 65532 } : {}),
+    });
+    assert.equal(
+      (await call(gw, 'POST', '/svc/apis', { ...httpApi('web', 0, echo.url), listen_port: 0 })).status,
+      200,
+    );
+    assert.equal((await call(gw, 'GET', '/svc/reload')).status, 200);
+    const before = await apis(gw);
+    const cases: [string, Record<string, unknown>][] = [
+      ['tcp on port 80', tcpApi('low', 80)],
+      ['tls on port 443', tcpApi('low', 443, 'tls')],
+      ['https on port 443', { ...httpApi('low', 443, echo.url), protocol: 'https' }],
+      ['http on port 81', httpApi('low', 81, echo.url)],
+    ];
+    for (const [name, def] of cases) {
+      const r = await call(gw, 'POST', '/svc/apis', def);
+      assert.equal(r.status, 400, `${name}: ${r.body}`);
+      assert.match(r.body, /listen_port: Invalid value: port \d+ needs a privilege/, `${name}: ${r.body}`);
+    }
+    assert.equal(await apis(gw), before, 'nothing stored');
+    // One already in the store (written by hand, or by a gateway that could open it): left out at
+    // reload, and the reload still applies everything else: a deleted API stops being served.
+    writeFileSync(
+      join(dataDir, 'apis', 'low.json'),
+      JSON.stringify({
+        ...tcpApi('low', 80),
+        proxy: { listen_path: '', target_url: 'tcp://127.0.0.1:6399' },
+      }),
+    );
+    assert.equal((await call(gw, 'DELETE', '/svc/apis/web')).status, 200);
+    const reload = await call(gw, 'GET', '/svc/reload');
+    assert.equal(reload.status, 200, reload.body);
+    assert.match(reload.body, /left out: API low: listen_port: Invalid value: port 80 needs a privilege/);
+    assert.equal((await httpRequest(`${gw.url}/web/x`)).status, 404, 'the deleted API is gone');
+    // A port it may open is served.
+    const high = await freePort();
+    assert.equal((await call(gw, 'POST', '/svc/apis', httpApi('high', high, echo.url))).status, 200);
+    assert.equal((await call(gw, 'GET', '/svc/reload')).status, 200);
+    assert.equal((await httpRequest(`http://127.0.0.1:${String(high)}/high/x`)).status, 200);
   });
 });
 

@@ -20,15 +20,22 @@ export async function startGw(opts: {
   logDir: string;
   workers?: number;
   env?: Record<string, string>;
+  /** Run as this user and group (the chart's 65532), through setpriv: the suite runs as root. */
+  user?: number;
 }): Promise<GatewayProc> {
   const port = await freePort();
-  const proc = startNode({
-    name: opts.name,
-    script: 'gateway/main.ts',
-    args: ['--port', String(port), '--host', '127.0.0.1', '--workers', String(opts.workers ?? 1)],
-    env: { SVC_GW_SECRET: opts.secret, SVC_GW_DATA_DIR: opts.dataDir, ...opts.env },
-    logDir: opts.logDir,
-  });
+  const args = ['--port', String(port), '--host', '127.0.0.1', '--workers', String(opts.workers ?? 1)];
+  const env = { SVC_GW_SECRET: opts.secret, SVC_GW_DATA_DIR: opts.dataDir, ...opts.env };
+  const proc =
+    opts.user === undefined
+      ? startNode({ name: opts.name, script: 'gateway/main.ts', args, env, logDir: opts.logDir })
+      : startNode({
+          name: opts.name,
+          script: 'e2e/security/testdata/as-user.ts',
+          args: [String(opts.user), join(import.meta.dirname, '..', '..', 'gateway', 'main.ts'), ...args],
+          env,
+          logDir: opts.logDir,
+        });
   const gw: GatewayProc = { ...proc, url: `http://127.0.0.1:${String(port)}`, port, secret: opts.secret };
   started.push(gw);
   try {

@@ -64,6 +64,8 @@ export interface CompileEnv {
   httpsPort?: number | undefined;
   /** `enable_jsvm`: whether virtual endpoints' JavaScript may run. Absent: it may not. */
   jsvm?: boolean | undefined;
+  /** The lowest port this gateway may open (server/port-privilege.ts). Absent: any. */
+  lowestPort?: number | undefined;
 }
 
 /** Compilation dependencies: the middleware deps, the chain and the upstream pools. */
@@ -206,6 +208,19 @@ function configurationProblems(api: GatewayApiDefinition, env: CompileEnv): Fiel
   if (env.jsvm !== true) problems.push(...jsvmProblems(api));
   problems.push(...oasMutualTlsProblems(api, env));
   const listener = listenerOf(api, env);
+  const lowest = env.lowestPort ?? 1;
+  if (
+    listener !== 'main' &&
+    listener < lowest &&
+    listener !== env.httpsPort &&
+    listener !== env.controlPort
+  ) {
+    problems.push({
+      path: 'listen_port',
+      type: 'Invalid',
+      message: `port ${String(listener)} needs a privilege this gateway does not have (it runs as a user without CAP_NET_BIND_SERVICE): choose a listen_port from ${String(lowest)}`,
+    });
+  }
   if (api.protocol === 'https') {
     if (!env.tls) {
       problems.push({

@@ -39,6 +39,7 @@ import { serveUpgrade } from '../streams/upgrade.ts';
 import { Listeners, type OpenListener } from './listeners.ts';
 import { TcpProxies, type TcpSwap } from '../tcp/index.ts';
 import { localBus, type NodeBus } from './node-bus.ts';
+import { lowestBindablePort } from './port-privilege.ts';
 
 /** First retry of a start-up load that failed because the store didn't answer; doubles to 15 s. */
 const FIRST_RETRY_MS = 500;
@@ -114,6 +115,7 @@ export class Gateway {
       tls: opts.tls !== undefined,
       httpsPort: config.https_port,
       jsvm: config.enable_jsvm,
+      lowestPort: lowestBindablePort(),
     };
     this.#sessions = new Sessions(store, { log, now: opts.now ?? Date.now });
     this.#dispatchers = new Dispatchers({
