@@ -24,6 +24,7 @@ export const SVC_PLURALS = [
   'svcstreamsapidefinitions',
   'securitypolicies',
   'operatorcontexts',
+  'apikeys',
 ] as const;
 
 /** Where the operator runs and which webhook configurations call it. */

@@ -15,3 +15,5 @@ export const STREAMS_FINALIZER = 'finalizers.svc.svc.io/svcstreamsapidefinition'
 export const POLICY_FINALIZER = 'finalizers.svc.svc.io/securitypolicy';
 /** Keeps an OperatorContext while resources still use it. */
 export const CONTEXT_FINALIZER = 'finalizers.svc.svc.io/operatorcontext';
+/** Keeps an ApiKey until its key is gone from the gateway. */
+export const KEY_FINALIZER = 'finalizers.svc.svc.io/apikey';

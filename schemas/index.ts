@@ -1,5 +1,6 @@
 import type { JsonSchema, KindDefinition } from './json-schema.ts';
 import { apiDefinitionKind } from './kinds/api-definition.ts';
+import { apiKeyKind } from './kinds/api-key.ts';
 import { oasApiDefinitionKind } from './kinds/oas-api-definition.ts';
 import { operatorContextKind } from './kinds/operator-context.ts';
 import { securityPolicyKind } from './kinds/security-policy.ts';
@@ -19,6 +20,7 @@ export const kinds: readonly KindDefinition[] = [
   streamsApiDefinitionKind,
   securityPolicyKind,
   operatorContextKind,
+  apiKeyKind,
 ];
 
 /** The gateway's own models, by the name of their generated type. */

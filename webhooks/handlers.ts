@@ -6,6 +6,8 @@
 import { model } from '../schemas/rules/read.ts';
 import { configMapDataOf } from './access.ts';
 import { defaultApiDefinition } from './api-definition.default.ts';
+import { defaultApiKey } from './api-key.default.ts';
+import { validateApiKey } from './api-key.validate.ts';
 import { validateApiDefinition, validateApiDefinitionDelete } from './api-definition.validate.ts';
 import { validateConfigMap, validateConfigMapDelete } from './configmap.validate.ts';
 import type { Verdict } from './field-error.ts';
@@ -29,6 +31,7 @@ import { GROUP } from '../schemas/common.ts';
 import {
   API_FINALIZER,
   CONTEXT_FINALIZER,
+  KEY_FINALIZER,
   OAS_FINALIZER,
   POLICY_FINALIZER,
   STREAMS_FINALIZER,
@@ -113,6 +116,15 @@ export const handlers: readonly Handler[] = [
     validateDelete: validateOperatorContextDelete,
     watched: spec,
     finalizer: () => CONTEXT_FINALIZER,
+  },
+  {
+    group: GROUP,
+    kind: 'ApiKey',
+    resource: 'apikeys',
+    default: defaultApiKey,
+    validate: validateApiKey,
+    watched: spec,
+    finalizer: () => KEY_FINALIZER,
   },
   {
     group: '',

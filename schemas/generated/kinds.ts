@@ -254,6 +254,97 @@ export interface ApiDefinitionSpec {
   jwt_default_policies?: (string | NamespacedRef)[];
 }
 
+/** A key (or basic-auth user) of the gateway, its value held in a Secret. The gateway stores only its hash; when the Secret does not exist, the operator generates a strong value and writes it there. */
+export interface ApiKey {
+  apiVersion: 'svc.svc.io/v1alpha1';
+  kind: 'ApiKey';
+  metadata: V1ObjectMeta;
+  spec: ApiKeySpec;
+  status?: ApiKeyStatus;
+}
+
+/** The previous token, still valid during the rotation overlap. */
+export interface ApiKeyRotatedFrom {
+  /** Hash of the previous token. */
+  keyHash?: string;
+  /** When the previous token is deleted. */
+  until?: string;
+}
+
+/** How a new value replaces the old one. */
+export interface ApiKeyRotation {
+  /** Seconds the old value keeps working after the Secret changes (0: replaced at once). Token keys only. */
+  overlapSeconds?: number;
+}
+
+/** The Secret (in the namespace of the ApiKey) and its data key holding the token or password. Missing: the operator generates a value and creates the Secret, owned by the ApiKey. Defaults to a Secret named like the ApiKey, data key `key`. */
+export interface ApiKeySecretRef {
+  /** Name of the Secret. Defaults to the name of the ApiKey. */
+  name?: string;
+  /** Data key of the Secret holding the value. */
+  key?: string;
+}
+
+/** Desired state of the key. */
+export interface ApiKeySpec {
+  /** `token` (the Secret holds the key), `basic` (the Secret holds the password of `username`) or `certificate` (not supported yet). */
+  type?: 'token' | 'basic' | 'certificate';
+  /** The Secret (in the namespace of the ApiKey) and its data key holding the token or password. Missing: the operator generates a value and creates the Secret, owned by the ApiKey. Defaults to a Secret named like the ApiKey, data key `key`. */
+  secretRef?: ApiKeySecretRef;
+  /** User name of a `basic` key (required for it, refused for the others). */
+  username?: string;
+  /** Secret (kubernetes.io/tls) whose certificate a `certificate` key is bound to (dynamic mTLS). Not supported yet. */
+  certificateSecretRef?: string;
+  /** SecurityPolicies the key applies; the operator resolves them to policy IDs. */
+  policies?: (string | NamespacedRef)[];
+  /** Name of the key, for people and logs. */
+  alias?: string;
+  /** Metadata of the key (the session `meta_data`), passed on to plugins and templates. */
+  metaData?: Record<string, string>;
+  /** Tags of the key, copied to its analytics records. */
+  tags?: string[];
+  /** When the key stops working (RFC 3339). Past it the gateway refuses the key with 401 `Key has expired, please renew`. Absent: never. */
+  expiresAt?: string;
+  /** Any new value makes the operator generate a new key value and write it to the Secret (a rotation). */
+  rotate?: string;
+  /** How a new value replaces the old one. */
+  rotation?: ApiKeyRotation;
+  /** OperatorContext whose connection settings (gateway or dashboard URL, credentials, organization) the operator uses for this resource. Without it the operator uses its own settings from the svc-operator-conf secret or its environment. */
+  contextRef?: NamespacedRef;
+}
+
+/** Observed state of the key, written by the operator. */
+export interface ApiKeyStatus {
+  /** SHA-256 (hex) of the token: the ID the gateway stores it under (token keys). */
+  keyHash?: string;
+  /** The basic-auth user the gateway holds (basic keys). */
+  username?: string;
+  /** IDs of the SecurityPolicies the key applies, resolved from spec.policies. */
+  policyIds?: string[];
+  /** The policies, as one comma-separated string (for the printer column). */
+  policies?: string;
+  /** When the key expires, as pushed. */
+  expiresAt?: string;
+  /** When the operator last saw the Secret change value (or generated a new one). */
+  lastRotatedAt?: string;
+  /** The previous token, still valid during the rotation overlap. */
+  rotatedFrom?: ApiKeyRotatedFrom;
+  /** The last spec.rotate value the operator acted on. */
+  rotated?: string;
+  /** Where the operator last wrote the resource: the management URL, and the OperatorContext it was reached through (none: the operator's own settings). When contextRef moves the resource to another gateway, it is deleted from this one. */
+  pushedTo?: PushedTo;
+  /** The metadata.generation the operator last reconciled. */
+  observedGeneration?: number;
+  /** Hash of the translated object the operator last pushed to the gateway or dashboard. */
+  latestCRDSpecHash?: string;
+  /** Hash of the object the gateway or dashboard held after the last push (drift detection). */
+  latestSvcSpecHash?: string;
+  /** Outcome of the operator's last call to the gateway or dashboard for this resource. */
+  latestTransaction?: Transaction;
+  /** Standard conditions. `Ready` is True when the gateway or dashboard holds the desired state. */
+  conditions?: Condition[];
+}
+
 /** Rate, throttle, quota and GraphQL depth limits for this API only. Without it the global limits apply; with it, they replace the global limits whole for this API. */
 export interface ApiLimit {
   /** Requests allowed per `per` seconds. -1 disables. */

@@ -1,0 +1,173 @@
+import type { KindDefinition } from '../json-schema.ts';
+import {
+  ageColumn,
+  contextRef,
+  k8sName,
+  pushedTo,
+  readyColumn,
+  reconcileStatusProperties,
+  resourceRef,
+} from '../common.ts';
+
+/** The key types an ApiKey may name; `certificate` is refused at admission for now. */
+export const API_KEY_TYPES = ['token', 'basic', 'certificate'] as const;
+/** The key types the operator reconciles today. */
+export const API_KEY_TYPES_SERVED = ['token', 'basic'] as const;
+
+/** ApiKey: one key or basic-auth user, its value in a Secret. */
+export const apiKeyKind: KindDefinition = {
+  kind: 'ApiKey',
+  plural: 'apikeys',
+  singular: 'apikey',
+  shortNames: ['svckey'],
+  description:
+    'A key (or basic-auth user) of the gateway, its value held in a Secret. The gateway stores only its hash; when the Secret does not exist, the operator generates a strong value and writes it there.',
+  spec: {
+    title: 'ApiKeySpec',
+    description: 'Desired state of the key.',
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      type: {
+        type: 'string',
+        enum: [...API_KEY_TYPES],
+        default: 'token',
+        description:
+          '`token` (the Secret holds the key), `basic` (the Secret holds the password of `username`) or `certificate` (not supported yet).',
+      },
+      secretRef: {
+        title: 'ApiKeySecretRef',
+        description:
+          'The Secret (in the namespace of the ApiKey) and its data key holding the token or password. Missing: the operator generates a value and creates the Secret, owned by the ApiKey. Defaults to a Secret named like the ApiKey, data key `key`.',
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          name: { ...k8sName, description: 'Name of the Secret. Defaults to the name of the ApiKey.' },
+          key: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 253,
+            pattern: '^[-._a-zA-Z0-9]+$',
+            default: 'key',
+            description: 'Data key of the Secret holding the value.',
+          },
+        },
+      },
+      username: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 253,
+        pattern: '^[-._@a-zA-Z0-9]+$',
+        description: 'User name of a `basic` key (required for it, refused for the others).',
+      },
+      certificateSecretRef: {
+        ...k8sName,
+        description:
+          'Secret (kubernetes.io/tls) whose certificate a `certificate` key is bound to (dynamic mTLS). Not supported yet.',
+      },
+      policies: {
+        type: 'array',
+        maxItems: 100,
+        items: resourceRef('A SecurityPolicy'),
+        description: 'SecurityPolicies the key applies; the operator resolves them to policy IDs.',
+      },
+      alias: { type: 'string', maxLength: 1024, description: 'Name of the key, for people and logs.' },
+      metaData: {
+        type: 'object',
+        additionalProperties: { type: 'string' },
+        description: 'Metadata of the key (the session `meta_data`), passed on to plugins and templates.',
+      },
+      tags: {
+        type: 'array',
+        items: { type: 'string', maxLength: 1024 },
+        maxItems: 100,
+        description: 'Tags of the key, copied to its analytics records.',
+      },
+      expiresAt: {
+        type: 'string',
+        format: 'date-time',
+        description:
+          'When the key stops working (RFC 3339). Past it the gateway refuses the key with 401 `Key has expired, please renew`. Absent: never.',
+      },
+      rotate: {
+        type: 'string',
+        maxLength: 253,
+        description:
+          'Any new value makes the operator generate a new key value and write it to the Secret (a rotation).',
+      },
+      rotation: {
+        title: 'ApiKeyRotation',
+        description: 'How a new value replaces the old one.',
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          overlapSeconds: {
+            type: 'integer',
+            minimum: 0,
+            maximum: 2592000,
+            default: 0,
+            description:
+              'Seconds the old value keeps working after the Secret changes (0: replaced at once). Token keys only.',
+          },
+        },
+      },
+      contextRef,
+    },
+  },
+  status: {
+    title: 'ApiKeyStatus',
+    description: 'Observed state of the key, written by the operator.',
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      keyHash: {
+        type: 'string',
+        description: 'SHA-256 (hex) of the token: the ID the gateway stores it under (token keys).',
+      },
+      username: { type: 'string', description: 'The basic-auth user the gateway holds (basic keys).' },
+      policyIds: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'IDs of the SecurityPolicies the key applies, resolved from spec.policies.',
+      },
+      policies: {
+        type: 'string',
+        description: 'The policies, as one comma-separated string (for the printer column).',
+      },
+      expiresAt: { type: 'string', format: 'date-time', description: 'When the key expires, as pushed.' },
+      lastRotatedAt: {
+        type: 'string',
+        format: 'date-time',
+        description: 'When the operator last saw the Secret change value (or generated a new one).',
+      },
+      rotatedFrom: {
+        title: 'ApiKeyRotatedFrom',
+        description: 'The previous token, still valid during the rotation overlap.',
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          keyHash: { type: 'string', description: 'Hash of the previous token.' },
+          until: { type: 'string', format: 'date-time', description: 'When the previous token is deleted.' },
+        },
+      },
+      rotated: {
+        type: 'string',
+        description: 'The last spec.rotate value the operator acted on.',
+      },
+      pushedTo,
+      ...reconcileStatusProperties,
+    },
+  },
+  printerColumns: [
+    { name: 'Type', type: 'string', jsonPath: '.spec.type', description: 'Type of the key.' },
+    {
+      name: 'Policies',
+      type: 'string',
+      jsonPath: '.status.policies',
+      description: 'IDs of the policies the key applies.',
+    },
+    { name: 'Expires', type: 'string', jsonPath: '.spec.expiresAt', description: 'When the key expires.' },
+    readyColumn,
+    ageColumn,
+  ],
+};
