@@ -128,6 +128,75 @@ describe('TCP and TLS API ports', () => {
   });
 });
 
+describe('headers that frame a message', () => {
+  test('added by response_processors or the version header settings: 400 naming the entry, nothing stored; other headers served', async () => {
+    const echo = await startEchoUpstream();
+    closers.push(echo.close);
+    const gw = await startGw({ name: 'framing', secret: SECRET, dataDir: join(dir, 'framing'), logDir: dir });
+    const api = (extra: Record<string, unknown>): Record<string, unknown> => ({
+      api_id: 'framed',
+      name: 'framed',
+      use_keyless: true,
+      proxy: { listen_path: '/framed/', target_url: echo.url, strip_listen_path: true },
+      ...extra,
+    });
+    const injector = (add: Record<string, string>): Record<string, unknown> => ({
+      response_processors: [{ name: 'header_injector', options: { add_headers: add } }],
+    });
+    const version = (settings: Record<string, unknown>): Record<string, unknown> => ({
+      version_data: { not_versioned: true, versions: { Default: { name: 'Default', ...settings } } },
+    });
+    const before = await apis(gw);
+    const cases: [string, Record<string, unknown>, RegExp][] = [
+      [
+        'header_injector content-length',
+        injector({ 'Content-Length': '1' }),
+        /response_processors\[0\]\.options\.add_headers\.Content-Length: Forbidden/,
+      ],
+      [
+        'header_injector transfer-encoding',
+        injector({ 'transfer-encoding': 'chunked' }),
+        /add_headers\.transfer-encoding: Forbidden/,
+      ],
+      ['header_injector connection', injector({ connection: 'close' }), /add_headers\.connection: Forbidden/],
+      [
+        'global_response_headers content-length',
+        version({ global_response_headers: { 'content-length': '1' } }),
+        /global_response_headers\.content-length: Forbidden/,
+      ],
+      [
+        'global_headers transfer-encoding',
+        version({ global_headers: { 'Transfer-Encoding': 'chunked' } }),
+        /global_headers\.Transfer-Encoding: Forbidden/,
+      ],
+      [
+        'transform_response_headers upgrade',
+        version({
+          extended_paths: {
+            transform_response_headers: [
+              { path: '/x', method: 'GET', add_headers: { upgrade: 'websocket' } },
+            ],
+          },
+        }),
+        /add_headers\.upgrade: Forbidden/,
+      ],
+    ];
+    for (const [name, extra, field] of cases) {
+      const r = await call(gw, 'POST', '/svc/apis', api(extra));
+      assert.equal(r.status, 400, `${name}: ${r.body}`);
+      assert.match(r.body, field, `${name}: ${r.body}`);
+    }
+    assert.equal(await apis(gw), before, 'nothing stored');
+    // Other headers are added, and the answer's length is its body's.
+    assert.equal((await call(gw, 'POST', '/svc/apis', api(injector({ 'x-served-by': 'svc' })))).status, 200);
+    assert.equal((await call(gw, 'GET', '/svc/reload')).status, 200);
+    const r = await httpRequest(`${gw.url}/framed/x`);
+    assert.equal(r.status, 200);
+    assert.equal(r.headers['x-served-by'], 'svc');
+    assert.equal((JSON.parse(r.body) as { path: string }).path, '/x');
+  });
+});
+
 describe('TCP API ports with --workers 2', () => {
   test('a port clash is refused whichever worker takes the write (each keeps no stale view of the others)', async () => {
     const echo = await startEchoUpstream();

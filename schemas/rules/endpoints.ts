@@ -88,6 +88,20 @@ const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Control characters a header value must not carry. */
 // eslint-disable-next-line no-control-regex -- control characters are what it finds
 const BAD_HEADER_VALUE = /[\0-\x08\x0a-\x1f\x7f]/;
+/**
+ * Headers that frame a message or its connection: headers added by the API's settings can't set
+ * them (hop-by-hop headers and the body's length are the gateway's to write on each side).
+ */
+const FRAMING_HEADERS: ReadonlySet<string> = new Set([
+  'connection',
+  'content-length',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
 /** A request context variable (`$tyk_context.path`); group 1 is its name. */
 export const CONTEXT_VARIABLE = /\$tyk_context\.([A-Za-z0-9_\-.]+)/;
 /** A session metadata variable (`$tyk_meta.tier`); group 1 is its key. */
@@ -129,6 +143,14 @@ export function headerProblems(at: string, add: unknown, remove: unknown): Field
     const where = `${at}${fieldPath(`/${pointerKey(name)}`).replace(/^(?!\[)/, '.')}`;
     if (!HEADER_NAME.test(name)) {
       out.push(problem(where, 'Invalid', `${quote(name)} is not a header name`));
+    } else if (FRAMING_HEADERS.has(name.toLowerCase())) {
+      out.push(
+        problem(
+          where,
+          'Forbidden',
+          `${quote(name)} frames the message, which the gateway does itself: a value set here made a response whose length is not its body's (the rest of the body read as the next response) and a request the upstream refused; remove it`,
+        ),
+      );
     }
     const v = text(value);
     if (v !== undefined && BAD_HEADER_VALUE.test(v)) {
