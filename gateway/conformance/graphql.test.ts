@@ -49,6 +49,7 @@ extend type Query { echo(id: ID!, tag: String): Echo method: String greet(who: S
 extend type User { display: String }
 type Echo { method: String path: String query: String tag: String global: String contentType: String body: EchoBody }
 type EchoBody { id: ID tag: String }
+type Subscription { count(to: Int!): Int! }
 `;
 
 /**
@@ -90,7 +91,11 @@ const udg2 = (): Record<string, unknown> => ({
       {
         kind: 'GraphQL',
         name: 'hello',
-        root_fields: [{ type: 'Query', fields: ['hello'] }],
+        // Its subscription too: relayed over WebSocket to the source.
+        root_fields: [
+          { type: 'Query', fields: ['hello'] },
+          { type: 'Subscription', fields: ['count'] },
+        ],
         // An empty body, as the reference's samples write on GraphQL sources: it sets nothing.
         config: { url: `${gql.url}/graphql`, method: 'POST', body: '' },
       },
@@ -732,6 +737,28 @@ describeEachSetup(
       });
     });
 
+    test('subscription (the engine, without a source serving it): the upgrade is refused with 400 saying why', async () => {
+      const ws = new WebSocket(`ws://127.0.0.1:${gw().port}/udg/`, 'graphql-transport-ws');
+      const refused = await new Promise<{ status: number | undefined; body: string }>((resolve, reject) => {
+        ws.on('unexpected-response', (_req, res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString()));
+          res.on('end', () => {
+            resolve({ status: res.statusCode, body });
+          });
+        });
+        ws.on('open', () => {
+          reject(new Error('upgraded'));
+        });
+        ws.on('error', () => undefined);
+      });
+      ws.terminate();
+      assert.equal(refused.status, 400);
+      assert.deepEqual(JSON.parse(refused.body), {
+        errors: [{ message: 'the schema has no subscriptions' }],
+      });
+    });
+
     test('playground: the page is served without a key and calls nothing outside', async () => {
       const res = await gw().request({ path: '/gql/playground' });
       assert.equal(res.status, 200);
@@ -740,32 +767,36 @@ describeEachSetup(
       assert.doesNotMatch(res.text, /https?:\/\//);
     });
 
-    test('subscription: relayed over WebSocket (graphql-transport-ws)', async () => {
-      const ws = new WebSocket(`ws://127.0.0.1:${gw().port}/gql/graphql`, 'graphql-transport-ws');
-      const got: unknown[] = [];
-      const done = new Promise<void>((resolve, reject) => {
-        ws.on('open', () => {
-          ws.send(JSON.stringify({ type: 'connection_init' }));
+    for (const [what, path] of [
+      ['proxyOnly', '/gql/graphql'],
+      ['the engine, to the GraphQL source serving it', '/udg2/'],
+    ] as const)
+      test(`subscription (${what}): relayed over WebSocket (graphql-transport-ws)`, async () => {
+        const ws = new WebSocket(`ws://127.0.0.1:${gw().port}${path}`, 'graphql-transport-ws');
+        const got: unknown[] = [];
+        const done = new Promise<void>((resolve, reject) => {
+          ws.on('open', () => {
+            ws.send(JSON.stringify({ type: 'connection_init' }));
+          });
+          ws.on('message', (raw: Buffer) => {
+            const msg = JSON.parse(raw.toString()) as { type: string; payload?: unknown };
+            if (msg.type === 'connection_ack') {
+              ws.send(
+                JSON.stringify({
+                  id: '1',
+                  type: 'subscribe',
+                  payload: { query: 'subscription { count(to: 3) }' },
+                }),
+              );
+            } else if (msg.type === 'next') got.push(msg.payload);
+            else if (msg.type === 'complete') resolve();
+          });
+          ws.on('error', reject);
         });
-        ws.on('message', (raw: Buffer) => {
-          const msg = JSON.parse(raw.toString()) as { type: string; payload?: unknown };
-          if (msg.type === 'connection_ack') {
-            ws.send(
-              JSON.stringify({
-                id: '1',
-                type: 'subscribe',
-                payload: { query: 'subscription { count(to: 3) }' },
-              }),
-            );
-          } else if (msg.type === 'next') got.push(msg.payload);
-          else if (msg.type === 'complete') resolve();
-        });
-        ws.on('error', reject);
+        await done;
+        ws.close();
+        assert.equal(ws.protocol, 'graphql-transport-ws');
+        assert.deepEqual(got, [{ data: { count: 1 } }, { data: { count: 2 } }, { data: { count: 3 } }]);
       });
-      await done;
-      ws.close();
-      assert.equal(ws.protocol, 'graphql-transport-ws');
-      assert.deepEqual(got, [{ data: { count: 1 } }, { data: { count: 2 } }, { data: { count: 3 } }]);
-    });
   },
 );

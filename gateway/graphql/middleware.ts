@@ -20,7 +20,8 @@ import type { GatewayMiddleware } from '../middleware/deps.ts';
 import { HttpContext, MAX_READ_BODY, type RequestContext } from '../pipeline/context.ts';
 import type { RouteLookup } from '../upstream/internal.ts';
 import { ambiguousTargetMessage, parseInternalTarget, SELF } from '../../schemas/rules/internal-target.ts';
-import { isTargetProblem } from '../../schemas/rules/target.ts';
+import { isTargetProblem, parseTarget } from '../../schemas/rules/target.ts';
+import type { Target } from '../pipeline/router.ts';
 import { GatewayError } from '../pipeline/errors.ts';
 import {
   fieldPermissions,
@@ -29,8 +30,8 @@ import {
   queryDepth,
   refusedField,
 } from './checks.ts';
-import { wireEngine, type EngineContext } from './engine.ts';
-import { engineFields } from './sources.ts';
+import { fillTemplate, wireEngine, type EngineContext } from './engine.ts';
+import { engineFields, type EngineField, type GraphqlSource } from './sources.ts';
 import { relayUpgrade } from './subscriptions.ts';
 
 /** A GraphQL request as clients send it. */
@@ -132,6 +133,43 @@ interface CompiledGraphql {
   schema: GraphQLSchema;
   engine: boolean;
   introspection: boolean;
+  /** The engine's subscriptions: the GraphQL source they are relayed to, or why there is none. */
+  subscriptions: { target: Target; path: string; source: GraphqlSource } | string;
+}
+
+/**
+ * The GraphQL source an engine's subscriptions are relayed to: one source serving every field of
+ * the Subscription type, each read as the source answers it (the default mapping), over an
+ * http(s) URL without templates and a WebSocket protocol (not server-sent events), so the
+ * client's messages mean to the source what they mean to the API.
+ */
+function subscriptionSource(
+  schema: GraphQLSchema,
+  fields: readonly EngineField[],
+): CompiledGraphql['subscriptions'] {
+  const type = schema.getSubscriptionType();
+  if (type === null || type === undefined) return 'the schema has no subscriptions';
+  let source: GraphqlSource | undefined;
+  for (const name of Object.keys(type.getFields())) {
+    const f = fields.find((x) => x.typeName === type.name && x.fieldName === name);
+    const s = f?.source;
+    if (s?.kind !== 'graphql' || s.operation !== undefined) {
+      return `subscription ${name} is not served by a GraphQL data source sending the client's selection`;
+    }
+    if (f?.path?.length !== 1 || f.path[0] !== name) {
+      return `subscription ${name} is mapped: subscriptions are relayed as the source answers them`;
+    }
+    if (source !== undefined && source !== s) return 'the subscriptions are served by several data sources';
+    source = s;
+  }
+  if (source === undefined) return 'the schema has no subscriptions';
+  if (source.subscriptionType === 'sse') return 'subscriptions over server-sent events are not supported yet';
+  const t = source.url.includes('{{') ? undefined : parseTarget(source.url);
+  if (t === undefined || isTargetProblem(t) || !/^https?:\/\//.test(t.origin)) {
+    return 'subscriptions are relayed to a data source with an http(s) URL without templates';
+  }
+  const u = new URL(source.url);
+  return { target: t, path: `${u.pathname}${u.search}`, source };
 }
 
 function compile(api: GatewayApiDefinition): CompiledGraphql {
@@ -139,8 +177,14 @@ function compile(api: GatewayApiDefinition): CompiledGraphql {
   const built = buildGraphqlSchema(g?.schema ?? '');
   if (typeof built === 'string') throw new Error(`graphql.schema: ${built}`);
   const engine = g?.execution_mode === 'executionEngine';
-  if (engine) wireEngine(built, engineFields(g));
-  return { schema: built, engine, introspection: g?.introspection?.disabled !== true };
+  const fields = engine ? engineFields(g) : [];
+  if (engine) wireEngine(built, fields);
+  return {
+    schema: built,
+    engine,
+    introspection: g?.introspection?.disabled !== true,
+    subscriptions: engine ? subscriptionSource(built, fields) : 'not the execution engine',
+  };
 }
 
 /** Whether the API is GraphQL with a schema to check requests against. */
@@ -162,7 +206,16 @@ export const graphql: GatewayMiddleware = {
         // over (node:http; the fast path takes no upgrade, nor a route of this middleware).
         const conn = ctx.clientConnection();
         if (conn === undefined) return reject(ctx, GatewayError.bodyTooLarge());
-        if (c.engine || ctx.route.target === undefined) {
+        if (c.engine) {
+          const sub = c.subscriptions;
+          if (typeof sub === 'string') return answer(ctx, 400, { errors: [{ message: sub }] });
+          const headers: Record<string, string> = {};
+          for (const [k, v] of Object.entries(sub.source.headers))
+            headers[k] = fillTemplate(v, undefined, {}, undefined, ctx.headers);
+          await relayUpgrade(ctx, conn, sub.target, { path: sub.path, headers });
+          return undefined;
+        }
+        if (ctx.route.target === undefined) {
           return answer(ctx, 400, {
             errors: [{ message: 'subscriptions are relayed to a proxyOnly upstream only' }],
           });

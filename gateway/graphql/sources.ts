@@ -45,6 +45,8 @@ export interface GraphqlSource {
    * hold templates); undefined sends the field with its sub-selection and the variables it uses.
    */
   operation: { query: string; variables: Readonly<Record<string, unknown>> } | undefined;
+  /** How the source serves subscriptions (v2 `subscription_type`; empty: graphql-transport-ws). */
+  subscriptionType: string;
 }
 
 /** Where one field's data comes from. */
@@ -84,6 +86,7 @@ function fromVersion1(fields: readonly TypeFieldConfiguration[]): EngineField[] 
           url: c.url,
           headers: c.headers ?? {},
           operation: undefined,
+          subscriptionType: '',
         },
       };
     }
@@ -147,6 +150,7 @@ function v2Source(
       headers,
       operation:
         c.has_operation === true ? { query: c.operation ?? '', variables: c.variables ?? {} } : undefined,
+      subscriptionType: c.subscription_type ?? '',
     };
   }
   return undefined;

@@ -1,5 +1,6 @@
 /**
- * GraphQL subscriptions of a proxyOnly API: a WebSocket upgrade (`graphql-transport-ws`, or any
+ * GraphQL subscriptions of a proxyOnly API (and of the execution engine, to the GraphQL data
+ * source that serves them): a WebSocket upgrade (`graphql-transport-ws`, or any
  * subprotocol the upstream speaks) that passed the chain (authentication, limits) is relayed to
  * the upstream: the request head goes out with the upstream's path and host, then bytes flow both
  * ways untouched until either side closes. Messages are not inspected.
@@ -14,13 +15,20 @@ import { upstreamPathOf } from '../upstream/proxy.ts';
  * Relays the upgrade of `ctx`, whose client connection is `conn` (`ctx.clientConnection()`), to
  * `target`; resolves once both connections are closed.
  */
-export function relayUpgrade(ctx: RequestContext, conn: ClientConnection, target: Target): Promise<void> {
+export function relayUpgrade(
+  ctx: RequestContext,
+  conn: ClientConnection,
+  target: Target,
+  /** A data source's own path and headers (the execution engine), instead of the API's upstream path. */
+  source?: { path: string; headers: Readonly<Record<string, string>> },
+): Promise<void> {
   const client = conn.socket;
   const url = new URL(target.origin);
   const tls = url.protocol === 'https:';
   const port = Number(url.port === '' ? (tls ? 443 : 80) : url.port);
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  const path = upstreamPathOf(target, ctx.route, ctx.path, ctx.query);
+  const path = source?.path ?? upstreamPathOf(target, ctx.route, ctx.path, ctx.query);
+  const own = new Set(Object.keys(source?.headers ?? {}).map((k) => k.toLowerCase()));
   return new Promise<void>((resolve) => {
     const upstream: Socket = tls
       ? connectTls({ host, port, servername: host, ALPNProtocols: ['http/1.1'] })
@@ -40,9 +48,10 @@ export function relayUpgrade(ctx: RequestContext, conn: ClientConnection, target
         const name = raw[i] ?? '';
         // The key's credentials were for the gateway; the upstream gets what the chain left.
         const lower = name.toLowerCase();
-        if (lower === 'host' || ctx.headers[lower] === undefined) continue;
+        if (lower === 'host' || ctx.headers[lower] === undefined || own.has(lower)) continue;
         lines.push(`${name}: ${raw[i + 1] ?? ''}`);
       }
+      for (const [name, value] of Object.entries(source?.headers ?? {})) lines.push(`${name}: ${value}`);
       upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
       upstream.pipe(client);
       client.pipe(upstream);

@@ -744,7 +744,7 @@ export interface GraphqlEngineDataSourceConfig {
   query?: GraphqlEngineQueryVariable[];
   /** REST: request body template (JSON by default). */
   body?: string;
-  /** GraphQL: the upstream subscription protocol. The execution engine answers queries and mutations; a subscription sent to it is refused with 400. */
+  /** GraphQL: the upstream subscription protocol. Subscriptions the source serves are relayed to it over WebSocket as the client speaks them; `sse` is not supported yet. */
   subscription_type?: string;
   /** GraphQL: send `operation` (with `variables`) instead of the client's selection. */
   has_operation?: boolean;

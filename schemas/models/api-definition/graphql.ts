@@ -116,7 +116,7 @@ const engineDataSourceConfig: JsonSchema = {
     subscription_type: {
       type: 'string',
       description:
-        'GraphQL: the upstream subscription protocol. The execution engine answers queries and mutations; a subscription sent to it is refused with 400.',
+        'GraphQL: the upstream subscription protocol. Subscriptions the source serves are relayed to it over WebSocket as the client speaks them; `sse` is not supported yet.',
     },
     has_operation: {
       type: 'boolean',
