@@ -12,40 +12,24 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { TLSSocket } from 'node:tls';
 import { derivedId } from '../../operator/ids.ts';
 import { selfSignedCert, fingerprintOfPem, type TestCert } from '../../gateway/testing/certs.ts';
 import { makeCert, type MadeCert } from '../../gateway/testing/client-certs.ts';
 import { tlsGet, type TlsRes } from '../../gateway/testing/tls-client.ts';
 import type { ControlPlane } from '../harness/control-plane.ts';
-import {
-  freePort,
-  startGateway,
-  startOperator,
-  waitFor,
-  type GatewayProc,
-  type OperatorProc,
-} from '../harness/processes.ts';
-import {
-  admin,
-  applyManifest,
-  defaultCertEnv,
-  readyOf,
-  startCluster,
-  tlsSecretManifest,
-  waitForStatus,
-} from './helpers.ts';
+import { freePort, waitFor, type GatewayProc } from '../harness/processes.ts';
+import { admin, applyManifest, readyOf, tlsSecretManifest, waitForStatus } from './helpers.ts';
+import { startTlsSuite, stopTlsSuite, type TlsSuite } from './helpers.ts';
 
 const ORG = 'e2e-org';
 const NS = 'shop';
 const ID = derivedId(NS, 'partners');
 const api = { kind: 'apidefinition', ns: NS, name: 'partners' };
 
-let dir: string;
+let suite: TlsSuite;
 let cp: ControlPlane;
 let gw: GatewayProc;
-let operator: OperatorProc;
 let apiPort: number;
 /** The mTLS upstream: it accepts the gateway's two upstream certificates and says which it got. */
 let upstream: Server;
@@ -59,7 +43,6 @@ const toUpstream: Record<'first' | 'rotated', MadeCert> = {} as never;
 let wrongPin: MadeCert;
 
 before(async () => {
-  ({ dir, cp } = await startCluster('cert-refs', [NS, 'svc-operator-system']));
   for (const k of ['first', 'rotated', 'stranger'] as const) client[k] = await makeCert(`client-${k}`);
   for (const k of ['first', 'rotated'] as const) toUpstream[k] = await makeCert(`gateway-${k}`);
   wrongPin = await makeCert('not-the-upstream');
@@ -80,32 +63,15 @@ before(async () => {
   );
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   target = `https://127.0.0.1:${String((upstream.address() as AddressInfo).port)}`;
-  // A gateway with a default certificate (--tls-cert/--tls-key): HTTPS listen ports need one.
-  gw = await startGateway({
-    name: 'cert-refs-gateway',
-    secret: 'e2e-cert-refs-secret',
-    dataDir: join(dir, 'gw'),
-    logDir: dir,
-    env: defaultCertEnv(),
-  });
-  operator = await startOperator({
-    name: 'cert-refs-operator',
-    gateway: gw,
-    kubeconfig: cp.kubeconfig,
-    logDir: dir,
-    org: ORG,
-    // The resync is left at its default: the Secrets must arrive through their watch.
-    env: { WATCH_NAMESPACE: NS },
-  });
+  suite = await startTlsSuite('cert-refs', NS, ORG);
+  ({ cp, gw } = suite);
   apiPort = await freePort();
 });
 
 after(async () => {
-  await operator.stop();
-  await gw.stop();
+  await stopTlsSuite(suite);
   upstream.closeAllConnections();
   await new Promise((resolve) => upstream.close(resolve));
-  await cp.stop();
 });
 
 const certId = (c: MadeCert): string => ORG + c.fingerprint;

@@ -7,31 +7,13 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { derivedId } from '../../operator/ids.ts';
 import { makeCert, type MadeCert } from '../../gateway/testing/client-certs.ts';
 import { tlsGet } from '../../gateway/testing/tls-client.ts';
 import type { ControlPlane } from '../harness/control-plane.ts';
-import {
-  freePort,
-  startEchoUpstream,
-  startGateway,
-  startOperator,
-  waitFor,
-  type GatewayProc,
-  type OperatorProc,
-} from '../harness/processes.ts';
-import {
-  admin,
-  applyManifest,
-  defaultCertEnv,
-  readyOf,
-  startCluster,
-  tlsSecretManifest,
-  waitForStatus,
-  type Status,
-  waitReady,
-} from './helpers.ts';
+import { freePort, startEchoUpstream, waitFor, type GatewayProc } from '../harness/processes.ts';
+import { admin, applyManifest, readyOf, tlsSecretManifest, waitForStatus, type Status } from './helpers.ts';
+import { startTlsSuite, stopTlsSuite, waitReady, type TlsSuite } from './helpers.ts';
 
 const ORG = 'e2e-org';
 const NS = 'shop';
@@ -39,45 +21,26 @@ const ID = derivedId(NS, 'secure');
 const DOMAIN = 'secure.example';
 const api = { kind: 'apidefinition', ns: NS, name: 'secure' };
 
-let dir: string;
+let suite: TlsSuite;
 let cp: ControlPlane;
 let gw: GatewayProc;
 let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
-let operator: OperatorProc;
 let apiPort: number;
 let first: MadeCert;
 let rotated: MadeCert;
 
 before(async () => {
-  ({ dir, cp } = await startCluster('certs', [NS, 'svc-operator-system']));
   upstream = await startEchoUpstream();
-  // A gateway with a default certificate (--tls-cert/--tls-key): HTTPS listen ports need one.
-  gw = await startGateway({
-    name: 'certs-gateway',
-    secret: 'e2e-certs-secret',
-    dataDir: join(dir, 'gw'),
-    logDir: dir,
-    env: defaultCertEnv(),
-  });
-  operator = await startOperator({
-    name: 'certs-operator',
-    gateway: gw,
-    kubeconfig: cp.kubeconfig,
-    logDir: dir,
-    org: ORG,
-    // The resync is left at its default: the Secret must arrive through its watch.
-    env: { WATCH_NAMESPACE: NS },
-  });
+  suite = await startTlsSuite('certs', NS, ORG);
+  ({ cp, gw } = suite);
   apiPort = await freePort();
   first = await makeCert(DOMAIN);
   rotated = await makeCert(DOMAIN);
 });
 
 after(async () => {
-  await operator.stop();
-  await gw.stop();
+  await stopTlsSuite(suite);
   await upstream.close();
-  await cp.stop();
 });
 
 const certId = (c: MadeCert): string => ORG + c.fingerprint;
