@@ -1,0 +1,104 @@
+/**
+ * The plugin's command line: parses the arguments, runs a subcommand, returns the exit code.
+ * Output goes through `io` so that tests read exactly what a user sees.
+ */
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { stringify } from 'yaml';
+import { translateManifests, type ManifestFile } from './translate.ts';
+
+/** Where the command writes, and the environment it reads (`--secret-env`, SVC_ORG). */
+export interface CliIo {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+const USAGE = `Usage: kubectl svc <command> [options]
+
+Commands:
+  translate -f FILE [-f FILE ...] [-o yaml|json] [--org ORG] [-n NAMESPACE]
+      What the operator would send to the gateway for the resources in FILE, offline.
+  explain METHOD URL [-H 'Name: value' ...] [--key KEY] [-o table|json]
+      Asks a gateway how it would answer a request, without proxying or counting it.
+
+See docs/kubectl-plugin.md.
+`;
+
+/** Runs the plugin with `argv` (without `node` and the script); resolves to the exit code. */
+export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'translate':
+        return await translateCommand(rest, io);
+      case undefined:
+      case 'help':
+      case '-h':
+      case '--help':
+        io.out(USAGE);
+        return command === undefined ? 1 : 0;
+      default:
+        io.err(`error: unknown command "${command}"\n${USAGE}`);
+        return 1;
+    }
+  } catch (err) {
+    io.err(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+}
+
+/** `-o`: the formats a command accepts, the first being its default. */
+function outputFormat(value: string | undefined, allowed: readonly string[]): string {
+  const format = value ?? allowed[0] ?? '';
+  if (!allowed.includes(format)) {
+    throw new Error(`-o ${format}: unknown output format (one of ${allowed.join(', ')})`);
+  }
+  return format;
+}
+
+async function translateCommand(args: readonly string[], io: CliIo): Promise<number> {
+  const { values } = parseArgs({
+    args: [...args],
+    options: {
+      filename: { type: 'string', short: 'f', multiple: true },
+      output: { type: 'string', short: 'o' },
+      org: { type: 'string' },
+      namespace: { type: 'string', short: 'n' },
+    },
+    strict: true,
+  });
+  const format = outputFormat(values.output, ['yaml', 'json']);
+  const paths = values.filename ?? [];
+  if (paths.length === 0) throw new Error('translate needs -f FILE (a manifest with svc resources)');
+  const files: ManifestFile[] = [];
+  for (const path of paths) {
+    files.push({ path, text: path === '-' ? await readStdin() : await readFile(path, 'utf8') });
+  }
+  const result = translateManifests(files, {
+    org: values.org ?? io.env.SVC_ORG ?? '',
+    namespace: values.namespace ?? 'default',
+  });
+  if (result.errors.length > 0) {
+    io.err(result.errors.map((e) => `error: ${e}\n`).join(''));
+    return 1;
+  }
+  const items = result.objects.map((o) => ({
+    source: o.source,
+    call: o.call,
+    id: o.id,
+    body: o.body,
+  }));
+  io.out(
+    format === 'json'
+      ? `${JSON.stringify({ items }, null, 2)}\n`
+      : items.map((i) => `---\n${stringify(i, { lineWidth: 0 })}`).join(''),
+  );
+  return 0;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
