@@ -15,11 +15,9 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { TLSSocket } from 'node:tls';
-import { selfSignedCert, type TestCert } from '../../gateway/testing/certs.ts';
+import { pinSecretManifest, startMtlsUpstream, type MtlsUpstream } from './cert-fixtures.ts';
 import { derivedId } from '../../operator/ids.ts';
 import { makeCert, type MadeCert } from '../../gateway/testing/client-certs.ts';
 import { tlsGet, type TlsRes } from '../../gateway/testing/tls-client.ts';
@@ -58,8 +56,7 @@ let upstream: Server;
 /** Client certificates of the API (before and after rotation), and one it never allows. */
 const client: Record<'first' | 'rotated' | 'stranger', MadeCert> = {} as never;
 /** The mTLS upstream: it accepts the gateway's upstream certificate and says which it got. */
-let secureUpstream: HttpsServer;
-let secureUpstreamCert: TestCert;
+let secureUpstream: MtlsUpstream;
 /** The certificate the gateway presents upstream, and one whose public key is not the upstream's. */
 let toUpstream: MadeCert;
 let wrongPin: MadeCert;
@@ -77,26 +74,8 @@ before(async () => {
   });
   toUpstream = await makeCert('oas-gateway-to-upstream');
   wrongPin = await makeCert('oas-not-the-upstream');
-  secureUpstreamCert = selfSignedCert();
-  secureUpstream = createHttpsServer(
-    {
-      cert: secureUpstreamCert.cert,
-      key: secureUpstreamCert.key,
-      requestCert: true,
-      rejectUnauthorized: true,
-      ca: [toUpstream.cert],
-    },
-    (req, res) => {
-      const peer = req.socket instanceof TLSSocket ? req.socket.getPeerX509Certificate() : undefined;
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ upstream: peer?.fingerprint256.replaceAll(':', '').toLowerCase() ?? '' }));
-    },
-  );
-  await new Promise<void>((resolve) => secureUpstream.listen(0, '127.0.0.1', resolve));
-  stops.push(async () => {
-    secureUpstream.closeAllConnections();
-    await new Promise((resolve) => secureUpstream.close(resolve));
-  });
+  secureUpstream = await startMtlsUpstream([toUpstream.cert]);
+  stops.push(() => secureUpstream.close());
   let dir: string;
   ({ dir, cp } = await startCluster('oas-cert-refs', [NS, 'svc-operator-system']));
   stops.push(() => cp.stop());
@@ -109,7 +88,7 @@ before(async () => {
     env: {
       ...defaultCertEnv(),
       SVC_GW_HTTPS_PORT: String(httpsPort),
-      NODE_EXTRA_CA_CERTS: secureUpstreamCert.certFile,
+      NODE_EXTRA_CA_CERTS: secureUpstream.cert.certFile,
     },
   });
   stops.push(() => gw.stop());
@@ -225,21 +204,14 @@ test('the Secret rotated: the new certificate allowed, the old one refused and d
   assert.equal((await admin(gw, 'GET', `/svc/certs/${certId(client.first)}`)).status, 404);
 });
 
-/** The pinned Secret holds only a certificate (type Opaque): a pinned upstream's key is not ours. */
-const pinSecret = (certPem: string | Buffer): string => `apiVersion: v1
-kind: Secret
-metadata: {name: upstream-pin, namespace: ${NS}}
-type: Opaque
-data:
-  tls.crt: ${Buffer.from(certPem).toString('base64')}
-`;
+/** The pinned Secret holds only a certificate: a pinned upstream's key is not ours. */
+const pinSecret = (certPem: string | Buffer): string => pinSecretManifest(NS, 'upstream-pin', certPem);
 
 const secureApi = { kind: 'svcoasapidefinition', ns: NS, name: 'secure' };
 const SECURE_ID = derivedId(NS, 'secure');
 
 test('upstream mTLS and pinning by Secret, the pin not the upstream key: the upstream refused', async () => {
-  const target = `https://127.0.0.1:${String((secureUpstream.address() as AddressInfo).port)}`;
-  await applyManifest(cp, DOC(target, 'secure'));
+  await applyManifest(cp, DOC(secureUpstream.url, 'secure'));
   await applyManifest(cp, tlsSecretManifest(NS, 'gateway-client', toUpstream));
   await applyManifest(cp, pinSecret(wrongPin.cert));
   await applyManifest(
@@ -276,7 +248,7 @@ spec:
 });
 
 test('the pin Secret holds the upstream certificate: served, the upstream certificate presented', async () => {
-  await applyManifest(cp, pinSecret(secureUpstreamCert.cert));
+  await applyManifest(cp, pinSecret(secureUpstream.cert.cert));
   await waitFor(
     'the upstream served through its pin',
     async () => (await fetch(`${gw.url}/secure/`)).status === 200,
