@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { derivedId } from '../../operator/ids.ts';
 import { clusterMode, startWorld, type Upstream, type World } from '../harness/world.ts';
 import { httpRequest, waitFor } from '../harness/processes.ts';
-import { admin, applyManifest, readyOf, root, waitForStatus, type Status } from './helpers.ts';
+import { admin, applyManifest, isReady, readyOf, root, waitForStatus, waitReady } from './helpers.ts';
 
 const KEY = 'e2e-oas-key';
 /** How soon a ConfigMap edit must be served. */
@@ -56,7 +56,6 @@ const oasApi = (): { kind: string; ns: string; name: string } => ({
   ns: SHOP,
   name: 'petstore',
 });
-const ready = (st: Status): boolean => readyOf(st)?.status === 'True';
 
 /** The ConfigMap `shop/petstore-oas` (or in `ns`) with an OAS document as its `oas.json`. */
 function configMap(
@@ -133,7 +132,7 @@ async function served(
 test('an OAS ConfigMap applied: served by the gateway, status filled', async () => {
   await apply(configMap({ listenPath: '/pets/', upstream: w.upstream.url }));
   await apply(oasManifest());
-  const st = await waitForStatus(w, oasApi(), 'Ready', ready);
+  const st = await waitReady(w, oasApi());
   assert.equal(st.api_id, ID);
   assert.equal(st.listen_path, '/pets/');
   assert.equal(st.target_url, w.upstream.url);
@@ -159,7 +158,12 @@ test('the listen path edited in the ConfigMap: served on the new path within sec
   await apply(configMap({ listenPath: '/pets2/', upstream: w.upstream.url }));
   await served('the new listen path served', '/pets2/dogs', { status: 200, upstream: 'echo' });
   await served('the old listen path gone', '/pets/dogs', { status: 404 });
-  await waitForStatus(w, oasApi(), 'listen_path /pets2/', (st) => st.listen_path === '/pets2/' && ready(st));
+  await waitForStatus(
+    w,
+    oasApi(),
+    'listen_path /pets2/',
+    (st) => st.listen_path === '/pets2/' && isReady(st),
+  );
 });
 
 test('the upstream edited: requests go to the new upstream within seconds', async () => {
@@ -171,7 +175,7 @@ test('the upstream edited: requests go to the new upstream within seconds', asyn
 test('authentication switched from keyless to token: a request without a key is refused', async () => {
   await apply(configMap({ listenPath: '/pets2/', upstream: upstream2.url, token: true }));
   await served('requests without a key refused', '/pets2/dogs', { status: 401 });
-  await waitForStatus(w, oasApi(), 'Ready', ready);
+  await waitReady(w, oasApi());
 });
 
 test('a broken edit (invalid JSON): the old version keeps serving, the user is told why', async () => {
@@ -207,7 +211,7 @@ test('a broken edit (invalid JSON): the old version keeps serving, the user is t
     );
     assert.deepEqual((await admin(w.gateway, 'GET', `/svc/apis/oas/${ID}`)).body, before.body);
     assert.equal((await call('/pets2/dogs')).status, 401, 'the last good version is still served');
-    assert.equal(readyOf(await waitForStatus(w, oasApi(), 'Ready', ready))?.status, 'True');
+    assert.equal(readyOf(await waitReady(w, oasApi()))?.status, 'True');
     return;
   }
   await apply(broken);
@@ -231,11 +235,11 @@ test('a broken edit (invalid JSON): the old version keeps serving, the user is t
 
   // Fixed: Ready again.
   await apply(configMap({ listenPath: '/pets2/', upstream: upstream2.url, token: true }));
-  await waitForStatus(w, oasApi(), 'Ready again once fixed', ready, SECONDS);
+  await waitReady(w, oasApi(), SECONDS);
 });
 
 test('examples/oas-api-definition.yaml reconciles Ready; its ConfigMap (same name, other namespace) changes nothing here', async (t) => {
-  const before = await waitForStatus(w, oasApi(), 'Ready', ready);
+  const before = await waitReady(w, oasApi());
   const example = join(root, 'examples', 'oas-api-definition.yaml');
   // The example writes to the namespace default: on a cluster others use too, it goes again (the
   // API first: the ConfigMap webhook refuses to delete a document an API still reads).
@@ -253,18 +257,13 @@ test('examples/oas-api-definition.yaml reconciles Ready; its ConfigMap (same nam
   });
   const r = await w.kubectl(['apply', '-f', example], { allowFailure: true });
   assert.equal(r.code, 0, r.stderr);
-  const st = await waitForStatus(
-    w,
-    { kind: 'svcoasapidefinition', ns: 'default', name: 'petstore' },
-    'Ready',
-    ready,
-  );
+  const st = await waitReady(w, { kind: 'svcoasapidefinition', ns: 'default', name: 'petstore' });
   assert.equal(st.api_id, derivedId('default', 'petstore'));
   assert.equal(st.listen_path, '/petstore/');
   await served('the example served (token-protected)', '/petstore/pets', { status: 401 });
 
   // default/petstore-oas has another listen path and upstream: shop/petstore is untouched.
-  const after = await waitForStatus(w, oasApi(), 'Ready', ready);
+  const after = await waitReady(w, oasApi());
   assert.equal(after.latestConfigMapHash, before.latestConfigMapHash);
   assert.deepEqual(after.latestTransaction, before.latestTransaction);
   assert.equal(after.listen_path, '/pets2/');
@@ -280,7 +279,7 @@ spec:
   access_rights_array:
     - {name: petstore, kind: SvcOasApiDefinition}
 `);
-  const st = await waitForStatus(w, { kind: 'securitypolicy', ns: SHOP, name: 'pets-plan' }, 'Ready', ready);
+  const st = await waitReady(w, { kind: 'securitypolicy', ns: SHOP, name: 'pets-plan' });
   const polId = st.pol_id as string;
   const pol = await admin(w.gateway, 'GET', `/svc/policies/${polId}`);
   assert.equal(pol.status, 200);
