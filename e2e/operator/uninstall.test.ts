@@ -104,6 +104,17 @@ after(async () => {
   await cp.stop();
 });
 
+/** What the chart's Job runs, with a kubeconfig instead of the in-cluster account. */
+const runHook = (): Promise<unknown> =>
+  execFileAsync(process.execPath, [
+    join(root, 'operator', 'uninstall-main.ts'),
+    `--kubeconfig=${cp.kubeconfig}`,
+    `--namespace=${OP_NS}`,
+    '--deployment=svc-operator-controller-manager',
+    `--mutating=${MUTATING}`,
+    `--validating=${VALIDATING}`,
+  ]);
+
 const get = async (args: string[]): Promise<string> =>
   (await cp.kubectl(['get', ...args], { allowFailure: true })).stdout.trim();
 
@@ -111,15 +122,7 @@ test(
   'the uninstall hook stops the operator and releases only its finalizers',
   { timeout: 120_000 },
   async () => {
-    // What the chart's Job runs, with a kubeconfig instead of the in-cluster account.
-    await execFileAsync(process.execPath, [
-      join(root, 'operator', 'uninstall-main.ts'),
-      `--kubeconfig=${cp.kubeconfig}`,
-      `--namespace=${OP_NS}`,
-      '--deployment=svc-operator-controller-manager',
-      `--mutating=${MUTATING}`,
-      `--validating=${VALIDATING}`,
-    ]);
+    await runHook();
     assert.equal(await get(['mutatingwebhookconfigurations', '-o', 'name']), '');
     assert.equal(await get(['validatingwebhookconfigurations', '-o', 'name']), '');
     assert.equal(
@@ -148,13 +151,6 @@ test(
   'the hook is idempotent: a second run (an uninstall retried) succeeds',
   { timeout: 60_000 },
   async () => {
-    await execFileAsync(process.execPath, [
-      join(root, 'operator', 'uninstall-main.ts'),
-      `--kubeconfig=${cp.kubeconfig}`,
-      `--namespace=${OP_NS}`,
-      '--deployment=svc-operator-controller-manager',
-      `--mutating=${MUTATING}`,
-      `--validating=${VALIDATING}`,
-    ]);
+    await runHook();
   },
 );
