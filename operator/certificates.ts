@@ -3,7 +3,7 @@
  * upload is the PEM of `tls.crt` (the leaf, then its chain) and `tls.key`; the ID is the org ID
  * followed by the SHA-256 hex of the leaf's DER, so the operator knows it without asking.
  */
-import { createHash, X509Certificate } from 'node:crypto';
+import { createHash, createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 
 /** The parts of a Secret the operator reads: `data` is base64, as the API server gives it. */
 export interface SecretContent {
@@ -39,6 +39,24 @@ export function tlsUploadOf(secret: SecretContent, orgId: string): TlsSecret {
     id = certificateId(crt, orgId);
   } catch (err) {
     return { ok: false, problem: `tls.crt does not parse as a PEM certificate: ${(err as Error).message}` };
+  }
+  // Checked here, so that the status names the Secret: the gateway refused the upload with only
+  // "Private key does not match the certificate". No message quotes the key.
+  let privateKey: KeyObject;
+  try {
+    privateKey = createPrivateKey(key);
+  } catch {
+    return {
+      ok: false,
+      problem: 'tls.key does not parse as a PEM private key (PKCS#8, PKCS#1 or SEC1, unencrypted)',
+    };
+  }
+  if (!new X509Certificate(crt).checkPrivateKey(privateKey)) {
+    return {
+      ok: false,
+      problem:
+        "tls.key is not the private key of tls.crt's certificate: put that certificate's key in tls.key",
+    };
   }
   return { ok: true, pem: `${crt.trimEnd()}\n${key.trimEnd()}\n`, id };
 }
