@@ -165,48 +165,23 @@ test('leader election: one of two replicas leads; on release the other takes ove
   await a.acquire(() => lost.push('a'));
   let bLeads = false;
   const bDone = b.acquire(() => lost.push('b')).then(() => (bLeads = true));
+  /** A field of the Lease, as kubectl prints it. */
+  const leaseField = async (field: 'renewTime' | 'holderIdentity'): Promise<string> =>
+    (await cp.kubectl(['get', 'lease', opts.name, '-n', opts.namespace, '-o', `jsonpath={.spec.${field}}`]))
+      .stdout;
   // a keeps renewing past its lease duration while b waits.
-  const renewTime = async (): Promise<string> =>
-    (
-      await cp.kubectl([
-        'get',
-        'lease',
-        'svc-operator-leader',
-        '-n',
-        'rt-c',
-        '-o',
-        'jsonpath={.spec.renewTime}',
-      ])
-    ).stdout;
+  const renewTime = (): Promise<string> => leaseField('renewTime');
   const first = await renewTime();
   await waitFor('a to renew its lease', async () => (await renewTime()) !== first);
   await waitFor('a lease duration to pass', () => Date.now() - start > opts.leaseDurationMs + 500, 10_000);
   assert.equal(a.leading, true);
   assert.equal(bLeads, false, 'b waits while a renews');
-  const lease = await cp.kubectl([
-    'get',
-    'lease',
-    'svc-operator-leader',
-    '-n',
-    'rt-c',
-    '-o',
-    'jsonpath={.spec.holderIdentity}',
-  ]);
-  assert.equal(lease.stdout, 'a');
+  assert.equal(await leaseField('holderIdentity'), 'a');
 
   await a.release();
   await bDone;
   assert.equal(b.leading, true);
-  const after = await cp.kubectl([
-    'get',
-    'lease',
-    'svc-operator-leader',
-    '-n',
-    'rt-c',
-    '-o',
-    'jsonpath={.spec.holderIdentity}',
-  ]);
-  assert.equal(after.stdout, 'b');
+  assert.equal(await leaseField('holderIdentity'), 'b');
   await b.release();
   assert.deepEqual(lost, []);
 });
