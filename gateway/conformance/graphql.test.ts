@@ -537,6 +537,17 @@ rows.push(
     },
   },
   {
+    name: 'engine: a subscription sent as an HTTP request is refused with 400, saying how to send it',
+    path: '/udg2/',
+    params: { query: 'subscription { count(to: 1) }' },
+    status: 400,
+    body: {
+      errors: [
+        { message: 'a subscription is sent over WebSocket (graphql-transport-ws), not as an HTTP request' },
+      ],
+    },
+  },
+  {
     name: 'engine v2: a field mapped from its parent object by path',
     path: '/udg2/',
     params: { query: '{ user(id: "2") { display } }' },

@@ -266,7 +266,11 @@ export const graphql: GatewayMiddleware = {
       }
       if (checked.operation.operation === OperationTypeNode.SUBSCRIPTION) {
         return answer(ctx, 400, {
-          errors: [{ message: 'subscriptions are not supported by the execution engine' }],
+          errors: [
+            {
+              message: 'a subscription is sent over WebSocket (graphql-transport-ws), not as an HTTP request',
+            },
+          ],
         });
       }
       const context: EngineContext = {
