@@ -18,6 +18,7 @@ import { loadOperatorConfig, resyncPeriodMs, watchedNamespaces } from './config.
 import { Connections, clientFor, secretReader } from './connections.ts';
 import { LicenseChecker } from './license.ts';
 import { apiDefinitionController } from './controllers/api-definition.ts';
+import { apiKeyController } from './controllers/api-key.ts';
 import type { ControllerEnv } from './controllers/env.ts';
 import {
   svcOasApiDefinitionController,
@@ -77,6 +78,7 @@ manager.add(svcOasApiDefinitionController(env));
 manager.add(svcStreamsApiDefinitionController(env));
 manager.add(securityPolicyController(env));
 manager.add(operatorContextController(env, contexts));
+manager.add(apiKeyController(env));
 const ingress = ingressController(env, {
   watchClass: cfg.WATCH_INGRESS_CLASS,
   httpPort: cfg.SVC_HTTP_INGRESS_PORT,

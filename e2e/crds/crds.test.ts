@@ -61,6 +61,7 @@ test('the examples are accepted as they are, with strict field validation', asyn
     'apidefinition.svc.svc.io/orders',
     'apidefinition.svc.svc.io/people',
     'apidefinition.svc.svc.io/people-graph',
+    'apikey.svc.svc.io/orders-client',
     'operatorcontext.svc.svc.io/payments-gateway',
     'securitypolicy.svc.svc.io/orders-standard',
     'svcoasapidefinition.svc.svc.io/petstore',

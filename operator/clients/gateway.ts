@@ -1,5 +1,5 @@
-import type { GatewayApiDefinition, GatewayPolicy } from '../../schemas/generated/models.ts';
-import type { Connection, ManagementClient, OasDocument } from './management.ts';
+import type { GatewayApiDefinition, GatewayPolicy, GatewaySession } from '../../schemas/generated/models.ts';
+import type { Connection, KeyOps, ManagementClient, OasDocument } from './management.ts';
 import { ManagementTransport, type CallResult, type Method } from './transport.ts';
 
 /** Options of {@link GatewayClient}. */
@@ -86,6 +86,27 @@ export class GatewayClient implements ManagementClient {
   deletePolicy(id: string): Promise<boolean> {
     return this.#delete('policies', id);
   }
+
+  /** `/svc/keys`: created by value, then named by hash (`?hashed=true`); updates keep counters. */
+  readonly keys: KeyOps = {
+    get: async (keyHash) => {
+      const path = `/svc/keys/${encodeURIComponent(keyHash)}?hashed=true`;
+      const res = await this.#call('GET', path, undefined, [404]);
+      return res.status === 404 ? undefined : (res.body as GatewaySession);
+    },
+    create: async (raw, session) => {
+      await this.#call('POST', `/svc/keys/${encodeURIComponent(raw)}`, session);
+    },
+    update: async (keyHash, session) => {
+      const path = `/svc/keys/${encodeURIComponent(keyHash)}?hashed=true&suppress_reset=1`;
+      await this.#call('PUT', path, session);
+    },
+    delete: async (keyHash) => {
+      const path = `/svc/keys/${encodeURIComponent(keyHash)}?hashed=true`;
+      const res = await this.#call('DELETE', path, undefined, [404]);
+      return res.status !== 404;
+    },
+  };
 
   async addCert(pem: string, orgId: string): Promise<boolean> {
     const path = `/svc/certs?org_id=${encodeURIComponent(orgId)}`;

@@ -1,4 +1,4 @@
-import type { GatewayApiDefinition, GatewayPolicy } from '../../schemas/generated/models.ts';
+import type { GatewayApiDefinition, GatewayPolicy, GatewaySession } from '../../schemas/generated/models.ts';
 
 /**
  * What the operator needs from a gateway (mode ce) or a dashboard (mode pro). Failures are
@@ -29,6 +29,12 @@ export interface ManagementClient {
   updatePolicy(id: string, policy: GatewayPolicy): Promise<void>;
   /** False when there was nothing to delete. */
   deletePolicy(id: string): Promise<boolean>;
+  /**
+   * Keys (mode ce; absent where the peer's keys are not managed yet). A key is named by its
+   * stored ID (the SHA-256 hex of the token or basic-auth user name), except when created: the
+   * peer hashes what it is given and keeps only the hash.
+   */
+  keys?: KeyOps;
   /**
    * Uploads a certificate (PEM: the certificate, its chain, its private key) for `orgId`; false
    * when the peer already holds it (its ID is the org ID and the SHA-256 hex of the leaf's DER).
@@ -72,4 +78,16 @@ export interface Connection {
   userOwners?: string[];
   /** Mode pro: dashboard user group IDs set as owners of every object created. */
   userGroupOwners?: string[];
+}
+
+/** Keys of a gateway, by stored ID (`keyHash`). */
+export interface KeyOps {
+  /** The key as stored (never its value nor its password), or undefined when there is none. */
+  get(keyHash: string): Promise<GatewaySession | undefined>;
+  /** Creates the key `raw` (a token, or the user name of a session with `basic_auth_data`). */
+  create(raw: string, session: GatewaySession): Promise<void>;
+  /** Writes the key again, keeping its quota and rate counters. */
+  update(keyHash: string, session: GatewaySession): Promise<void>;
+  /** False when there was nothing to delete. */
+  delete(keyHash: string): Promise<boolean>;
 }

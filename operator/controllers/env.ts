@@ -28,7 +28,12 @@ export interface ControllerEnv {
 
 /** Names of the svc kinds. */
 export type SvcKindName =
-  'ApiDefinition' | 'SvcOasApiDefinition' | 'SvcStreamsApiDefinition' | 'SecurityPolicy' | 'OperatorContext';
+  | 'ApiDefinition'
+  | 'SvcOasApiDefinition'
+  | 'SvcStreamsApiDefinition'
+  | 'SecurityPolicy'
+  | 'OperatorContext'
+  | 'ApiKey';
 
 /** The watch of an svc kind in the watched namespaces (one shared informer per kind). */
 export function watchOf(env: Pick<ControllerEnv, 'namespaces'>, kind: SvcKindName): WatchSpec {

@@ -1,0 +1,352 @@
+/**
+ * ApiKey end to end: a real control plane with the real webhooks, a real gateway and the
+ * operator as a process. Keys are declared as resources; clients call the gateway with the value
+ * the Secret holds, and see it accepted, rotated, expired and deleted.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { httpRequest, waitFor, type OperatorProc } from '../harness/processes.ts';
+import { startLocalWebhooks, type WebhookServer } from '../webhooks/helpers.ts';
+import {
+  admin,
+  applyManifest,
+  isReady,
+  readyOf,
+  root,
+  startWorld,
+  startWorldOperator,
+  stopWorld,
+  waitForStatus,
+  waitReady,
+  type OperatorWorld,
+} from './helpers.ts';
+
+const ORG = 'e2e-org';
+let w: OperatorWorld;
+let webhooks: WebhookServer | undefined;
+let operator: OperatorProc | undefined;
+
+before(async () => {
+  w = await startWorld({
+    name: 'apikey',
+    namespaces: ['shop'],
+    secrets: ['e2e-key-secret', 'e2e-key-secret-2'],
+  });
+  webhooks = await startLocalWebhooks(w.cp, w.dir, 'apikey-webhooks');
+  operator = await startWorldOperator(w, {
+    name: 'apikey-operator',
+    org: ORG,
+    env: { WATCH_NAMESPACE: 'shop,default', SVC_RESYNC_PERIOD: '2s', LOG_LEVEL: 'debug' },
+  });
+  await applyManifest(
+    w.cp,
+    `apiVersion: svc.svc.io/v1alpha1
+kind: ApiDefinition
+metadata: {name: vault, namespace: shop}
+spec:
+  name: vault
+  use_keyless: false
+  use_standard_auth: true
+  strip_auth_data: true
+  proxy: {listen_path: /vault/, target_url: "${w.upstream.url}", strip_listen_path: true}
+---
+apiVersion: svc.svc.io/v1alpha1
+kind: ApiDefinition
+metadata: {name: locker, namespace: shop}
+spec:
+  name: locker
+  use_keyless: false
+  use_basic_auth: true
+  proxy: {listen_path: /locker/, target_url: "${w.upstream.url}", strip_listen_path: true}
+---
+apiVersion: svc.svc.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: vault-plan, namespace: shop}
+spec:
+  name: vault-plan
+  access_rights_array: [{name: vault}, {name: locker}]
+`,
+  );
+  await waitReady(w.cp, { kind: 'securitypolicy', ns: 'shop', name: 'vault-plan' });
+});
+
+after(async () => {
+  await operator?.stop();
+  await webhooks?.stop();
+  await stopWorld(w);
+});
+
+const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
+const key = (name: string, ns = 'shop') => ({ kind: 'apikey', ns, name });
+
+/** The value under `dataKey` of a Secret, or undefined when it does not exist. */
+async function secretValue(ns: string, name: string, dataKey = 'key'): Promise<string | undefined> {
+  const r = await w.cp.kubectl(['get', 'secret', name, '-n', ns, '-o', 'json'], { allowFailure: true });
+  if (r.code !== 0) return undefined;
+  const b64 = (JSON.parse(r.stdout) as { data?: Record<string, string> }).data?.[dataKey];
+  return b64 === undefined ? undefined : Buffer.from(b64, 'base64').toString('utf8');
+}
+
+/** A client request through the gateway with `authorization`. */
+async function call(path: string, authorization?: string): Promise<{ status: number; body: string }> {
+  const r = await httpRequest(`${w.gw.url}${path}`, { headers: authorization ? { authorization } : {} });
+  return { status: r.status, body: r.body };
+}
+
+function keyManifest(name: string, spec: string): string {
+  return `apiVersion: svc.svc.io/v1alpha1
+kind: ApiKey
+metadata: {name: ${name}, namespace: shop}
+spec:
+${spec}`;
+}
+
+async function patch(name: string, body: unknown): Promise<void> {
+  await w.cp.kubectl(['patch', 'apikey', name, '-n', 'shop', '--type=merge', '-p', JSON.stringify(body)]);
+}
+
+test('a key without a Secret: the operator generates it; the value authenticates, the gateway holds only its hash', async () => {
+  await applyManifest(w.cp, keyManifest('alice', '  policies: [vault-plan]\n  alias: alice\n'));
+  const st = await waitReady(w.cp, key('alice'));
+  const value = await secretValue('shop', 'alice');
+  assert.ok(value !== undefined && value.length >= 32, 'a strong value was written to the Secret');
+  assert.equal(st.keyHash, sha256(value));
+  assert.deepEqual(st.policyIds, [
+    (await waitReady(w.cp, { kind: 'securitypolicy', ns: 'shop', name: 'vault-plan' })).pol_id,
+  ]);
+  await waitFor('the key authenticates', async () => (await call('/vault/x', value)).status === 200);
+  assert.equal((await call('/vault/x', 'not-the-key')).status, 403);
+  const held = await admin(w.gw, 'GET', `/svc/keys/${sha256(value)}?hashed=true`);
+  assert.equal(held.status, 200);
+  assert.doesNotMatch(JSON.stringify(held.body), new RegExp(value), 'the clear value is not stored');
+  const owner = await w.cp.kubectl([
+    'get',
+    'secret',
+    'alice',
+    '-n',
+    'shop',
+    '-o',
+    'jsonpath={.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}',
+  ]);
+  assert.equal(owner.stdout, 'ApiKey/alice');
+  const logs = operator?.log() ?? '';
+  assert.doesNotMatch(logs, new RegExp(value), 'the value is never logged');
+});
+
+test('a Secret created after its ApiKey: SecretNotFound, then the key works with its value', async () => {
+  await applyManifest(
+    w.cp,
+    keyManifest('bob', '  policies: [vault-plan]\n  secretRef: {name: bob-credentials, key: token}\n'),
+  );
+  const waiting = await waitForStatus(
+    w.cp,
+    key('bob'),
+    'SecretNotFound',
+    (s) => readyOf(s)?.reason === 'SecretNotFound',
+  );
+  assert.match(readyOf(waiting)?.message ?? '', /Secret shop\/bob-credentials does not exist yet/);
+  await w.cp.kubectl([
+    'create',
+    'secret',
+    'generic',
+    'bob-credentials',
+    '-n',
+    'shop',
+    '--from-literal=token=bob-token-0123456789abcdef',
+  ]);
+  const st = await waitReady(w.cp, key('bob'));
+  assert.equal(st.keyHash, sha256('bob-token-0123456789abcdef'));
+  await waitFor(
+    'bob authenticates',
+    async () => (await call('/vault/y', 'bob-token-0123456789abcdef')).status === 200,
+  );
+});
+
+test('a policy created after the key: PolicyNotFound, then Ready and authenticating', async () => {
+  await applyManifest(w.cp, keyManifest('carol', '  policies: [late-plan]\n'));
+  const waiting = await waitForStatus(
+    w.cp,
+    key('carol'),
+    'PolicyNotFound',
+    (s) => readyOf(s)?.reason === 'PolicyNotFound',
+  );
+  assert.match(readyOf(waiting)?.message ?? '', /SecurityPolicy shop\/late-plan does not exist yet/);
+  await applyManifest(
+    w.cp,
+    `apiVersion: svc.svc.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: late-plan, namespace: shop}
+spec:
+  name: late-plan
+  access_rights_array: [{name: vault}]
+`,
+  );
+  await waitReady(w.cp, key('carol'));
+  const value = (await secretValue('shop', 'carol')) ?? '';
+  await waitFor('carol authenticates', async () => (await call('/vault/z', value)).status === 200);
+});
+
+test('metadata changed: the key is updated in place, its hash and value unchanged', async () => {
+  const before = await waitReady(w.cp, key('alice'));
+  await patch('alice', { spec: { metaData: { team: 'blue' } } });
+  await waitFor('the gateway holds the new metadata', async () => {
+    const r = await admin(w.gw, 'GET', `/svc/keys/${String(before.keyHash)}?hashed=true`);
+    return (r.body as { meta_data?: Record<string, string> }).meta_data?.team === 'blue';
+  });
+  assert.equal((await waitReady(w.cp, key('alice'))).keyHash, before.keyHash);
+});
+
+test('drift: a key deleted behind the operator is created again', async () => {
+  const st = await waitReady(w.cp, key('bob'));
+  const del = await admin(w.gw, 'DELETE', `/svc/keys/${String(st.keyHash)}?hashed=true`);
+  assert.equal(del.status, 200);
+  await waitFor(
+    'bob works again',
+    async () => (await call('/vault/y', 'bob-token-0123456789abcdef')).status === 200,
+  );
+});
+
+test('rotate with overlap: both values work during the overlap, the old one is refused after', async () => {
+  const oldValue = (await secretValue('shop', 'alice')) ?? '';
+  await patch('alice', { spec: { rotation: { overlapSeconds: 6 }, rotate: 'r1' } });
+  const st = await waitForStatus(w.cp, key('alice'), 'rotated', (s) => s.rotated === 'r1' && isReady(s));
+  const newValue = (await secretValue('shop', 'alice')) ?? '';
+  assert.notEqual(newValue, oldValue);
+  assert.equal(st.keyHash, sha256(newValue));
+  assert.equal((st.rotatedFrom as { keyHash?: string } | undefined)?.keyHash, sha256(oldValue));
+  assert.equal((await call('/vault/r', newValue)).status, 200);
+  assert.equal((await call('/vault/r', oldValue)).status, 200, 'the old value works during the overlap');
+  await waitFor(
+    'the old value refused after the overlap',
+    async () => (await call('/vault/r', oldValue)).status === 403,
+    30_000,
+  );
+  assert.equal((await call('/vault/r', newValue)).status, 200);
+  const after = await waitForStatus(w.cp, key('alice'), 'overlap over', (s) => s.rotatedFrom === undefined);
+  assert.equal(after.keyHash, sha256(newValue));
+});
+
+test('a Secret changed by hand (overlap 0): the new value works at once, the old one is refused', async () => {
+  await w.cp.kubectl([
+    'patch',
+    'secret',
+    'bob-credentials',
+    '-n',
+    'shop',
+    '--type=merge',
+    '-p',
+    JSON.stringify({ stringData: { token: 'bob-token-rotated-0123456789' } }),
+  ]);
+  await waitFor(
+    'the new value works',
+    async () => (await call('/vault/y', 'bob-token-rotated-0123456789')).status === 200,
+  );
+  await waitFor(
+    'the old value is refused',
+    async () => (await call('/vault/y', 'bob-token-0123456789abcdef')).status === 403,
+  );
+  assert.equal((await waitReady(w.cp, key('bob'))).keyHash, sha256('bob-token-rotated-0123456789'));
+});
+
+test('expiresAt in the past: 401 Key has expired, please renew', async () => {
+  const value = (await secretValue('shop', 'carol')) ?? '';
+  await patch('carol', { spec: { expiresAt: '2020-01-01T00:00:00Z' } });
+  await waitFor('the key refused as expired', async () => (await call('/vault/z', value)).status === 401);
+  const r = await call('/vault/z', value);
+  assert.match(r.body, /Key has expired, please renew/);
+  const st = await waitForStatus(
+    w.cp,
+    key('carol'),
+    'expiresAt',
+    (s) => s.expiresAt === '2020-01-01T00:00:00Z',
+  );
+  assert.match(readyOf(st)?.message ?? '', /expired/);
+});
+
+test('a basic-auth user: its password from the Secret authenticates, a changed one replaces it', async () => {
+  await w.cp.kubectl([
+    'create',
+    'secret',
+    'generic',
+    'dave-pw',
+    '-n',
+    'shop',
+    '--from-literal=password=first-pass-1',
+  ]);
+  await applyManifest(
+    w.cp,
+    keyManifest(
+      'dave',
+      '  type: basic\n  username: dave\n  policies: [vault-plan]\n  secretRef: {name: dave-pw, key: password}\n',
+    ),
+  );
+  const st = await waitReady(w.cp, key('dave'));
+  assert.equal(st.username, 'dave');
+  assert.equal(st.keyHash, undefined);
+  const basic = (user: string, pw: string): string =>
+    `Basic ${Buffer.from(`${user}:${pw}`).toString('base64')}`;
+  await waitFor(
+    'dave authenticates',
+    async () => (await call('/locker/a', basic('dave', 'first-pass-1'))).status === 200,
+  );
+  assert.equal((await call('/locker/a', basic('dave', 'wrong'))).status, 401);
+  await w.cp.kubectl([
+    'patch',
+    'secret',
+    'dave-pw',
+    '-n',
+    'shop',
+    '--type=merge',
+    '-p',
+    JSON.stringify({ stringData: { password: 'second-pass-2' } }),
+  ]);
+  await waitFor(
+    'the new password works',
+    async () => (await call('/locker/a', basic('dave', 'second-pass-2'))).status === 200,
+  );
+  assert.equal((await call('/locker/a', basic('dave', 'first-pass-1'))).status, 401);
+});
+
+test('the webhook refuses a certificate key and a basic key without a user, naming the field', async () => {
+  const r = await w.cp.kubectl(['apply', '-f', '-'], {
+    input: keyManifest('eve', '  type: certificate\n  certificateSecretRef: eve-tls\n'),
+    allowFailure: true,
+  });
+  assert.notEqual(r.code, 0);
+  assert.match(
+    r.stderr,
+    /spec\.type: Unsupported value: "certificate": certificate-bound ApiKeys are not supported yet/,
+  );
+  const r2 = await w.cp.kubectl(['apply', '-f', '-'], {
+    input: keyManifest('eve', '  type: basic\n'),
+    allowFailure: true,
+  });
+  assert.match(r2.stderr, /spec\.username: Required value: a basic key names its user/);
+});
+
+test('deleted: the key is refused and gone from the gateway', async () => {
+  const st = await waitReady(w.cp, key('bob'));
+  await w.cp.kubectl(['delete', 'apikey', 'bob', '-n', 'shop', '--wait=true', '--timeout=60s']);
+  assert.equal((await call('/vault/y', 'bob-token-rotated-0123456789')).status, 403);
+  assert.equal((await admin(w.gw, 'GET', `/svc/keys/${String(st.keyHash)}?hashed=true`)).status, 404);
+});
+
+test('examples: the example key is Ready with its generated Secret, the gateway holds it', async () => {
+  const r = await w.cp.kubectl(
+    [
+      'apply',
+      '-f',
+      join(root, 'examples', 'api-definition.yaml'),
+      '-f',
+      join(root, 'examples', 'security-policy.yaml'),
+    ],
+    { allowFailure: true },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  const st = await waitReady(w.cp, key('orders-client', 'default'), 60_000);
+  const value = (await secretValue('default', 'orders-client')) ?? '';
+  assert.equal(st.keyHash, sha256(value));
+  assert.equal((await admin(w.gw, 'GET', `/svc/keys/${sha256(value)}?hashed=true`)).status, 200);
+});

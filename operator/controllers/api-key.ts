@@ -1,0 +1,466 @@
+/**
+ * The ApiKey controller: one key (or basic-auth user) of the gateway per object, its value in a
+ * Secret. The gateway stores only the hash; the operator writes the clear value nowhere but the
+ * Secret (and the gateway's management API, which hashes it), and never logs it.
+ */
+import { hash, randomBytes } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import * as k8s from '@kubernetes/client-node';
+import type { ApiKey, ApiKeyStatus, SecurityPolicy } from '../../schemas/generated/kinds.ts';
+import type { GatewaySession } from '../../schemas/generated/models.ts';
+import { API_VERSION } from '../../schemas/common.ts';
+import { KEY_FINALIZER } from '../../schemas/finalizers.ts';
+import { apiKeyProblems, keyTypeOf } from '../../schemas/rules/api-key.ts';
+import { formatProblem } from '../../schemas/rules/field-problem.ts';
+import { resolveRef } from '../../schemas/rules/references.ts';
+import type { ControllerSpec } from '../../lib/k8s/manager.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { WorkResult } from '../../lib/k8s/workqueue.ts';
+import { SvcObjects, type SvcObject } from '../../lib/k8s/objects.ts';
+import { objectKey, splitKey, type InformerEvent } from '../../lib/k8s/informer.ts';
+import { statusOf } from '../../lib/k8s/client.ts';
+import { TransientError } from '../../lib/errors.ts';
+import type { KeyOps, ManagementClient } from '../clients/management.ts';
+import type { Connections } from '../connections.ts';
+import { hashOf } from '../ids.ts';
+import { translateApiKey } from '../translate/api-key.ts';
+import { secretWatch, viewChanged, watchOf, type ControllerEnv } from './env.ts';
+import { byContext } from './indexes.ts';
+import {
+  callGateway,
+  reportFailure,
+  reportSuccess,
+  reportUnresolved,
+  type Fail,
+  type ReportDeps,
+} from './status.ts';
+import { finalizeInGateway, leaveFormerGateway, pushedTo } from './sync.ts';
+
+export { KEY_FINALIZER };
+
+/** An ApiKey with the metadata every stored object has. */
+export type KeyObject = ApiKey & SvcObject<ApiKey['spec'], ApiKeyStatus>;
+
+/** As much of a SecurityPolicy as a key reads. */
+export interface PolicyView extends k8s.KubernetesObject {
+  status?: Pick<NonNullable<SecurityPolicy['status']>, 'pol_id' | 'conditions'>;
+}
+
+/** The Secret holding a key's value, as the reconciler sees it. */
+export interface KeySecret {
+  /** The value under the data key, or undefined when the Secret has no such key. */
+  value: string | undefined;
+  /** Changes whenever the Secret is written (basic passwords are re-sent then). */
+  version: string;
+}
+
+/** What the reconciler needs; tests pass their own. */
+export interface ApiKeyDeps extends ReportDeps<KeyObject> {
+  read: (namespace: string, name: string) => Promise<KeyObject | undefined>;
+  objects: Pick<SvcObjects<KeyObject>, 'ensureFinalizer' | 'removeFinalizer' | 'patchStatus'>;
+  connections: Pick<Connections, 'resolve'>;
+  policy: (namespace: string, name: string) => PolicyView | undefined;
+  /** The Secret's value under `dataKey`; undefined when the Secret does not exist. */
+  secret: (namespace: string, name: string, dataKey: string) => KeySecret | undefined;
+  /**
+   * Writes `value` under `dataKey` of the Secret (created, owned by the key, when missing);
+   * returns the Secret's new version.
+   */
+  writeSecret: (owner: KeyObject, name: string, dataKey: string, value: string) => Promise<string>;
+  log: Logger;
+}
+
+/** The stored ID of a token or a user name: what the gateway names the key by. */
+export const keyHashOf = (raw: string): string => hash('sha256', raw, 'hex');
+
+/** A new key value: 192 random bits, hex (a valid key ID for the gateway's paths). */
+const newValue = (): string => randomBytes(24).toString('hex');
+
+/** The Secret a key reads, and whether the operator generates it (no name given). */
+function secretOf(obj: KeyObject): { name: string; dataKey: string; generated: boolean } {
+  const ref = obj.spec.secretRef;
+  return {
+    name: ref?.name ?? obj.metadata.name,
+    dataKey: ref?.key ?? 'key',
+    generated: ref?.name === undefined,
+  };
+}
+
+/** Whether the gateway's copy differs from what the operator wrote in a field it owns. */
+function drifted(held: GatewaySession, desired: GatewaySession): boolean {
+  const h = held as Record<string, unknown>;
+  return Object.entries(desired).some(([k, v]) => {
+    const got = h[k] ?? (Array.isArray(v) ? [] : typeof v === 'object' ? {} : typeof v === 'string' ? '' : 0);
+    return !isDeepStrictEqual(got, v);
+  });
+}
+
+/**
+ * Makes the gateway hold the key an ApiKey describes. Policies are resolved to the IDs of
+ * SecurityPolicies the gateway holds (missing: `PolicyNotFound`, not pushed yet:
+ * `PolicyNotReady`; their watch queues the key again). The value is read from the Secret; a
+ * Secret named in `spec.secretRef.name` that does not exist (or lacks the data key) is waited
+ * for (`SecretNotFound`); without a name, the operator generates the value and writes the Secret
+ * named like the key, owned by it. A token whose value changed is a rotation: the new value is
+ * created, the old one deleted at once or after `spec.rotation.overlapSeconds`. `spec.rotate`
+ * set to a new string makes the operator write a new value itself. Updates keep the key's
+ * counters (quota, rate). The finalizer deletes the key.
+ */
+export async function reconcileApiKey(key: string, deps: ApiKeyDeps): Promise<WorkResult> {
+  const { namespace, name } = splitKey(key);
+  const obj = await deps.read(namespace, name);
+  if (!obj) return {};
+  const log = deps.log.child({ kind: 'ApiKey', object: key });
+  if (obj.metadata.deletionTimestamp) return finalize(obj, deps, log);
+
+  const current = await deps.objects.ensureFinalizer(obj, KEY_FINALIZER);
+  const old = current.status ?? {};
+  const spec = current.spec;
+  const status: ApiKeyStatus = { ...old, observedGeneration: current.metadata.generation };
+  const fail: Fail = (reason, message, call) =>
+    reportFailure(current, status, { reason, message, call }, deps);
+
+  const problems = apiKeyProblems(spec);
+  if (problems.length > 0) {
+    await fail(
+      'SpecInvalid',
+      problems.map((p) => formatProblem({ ...p, path: `spec.${p.path}` })).join('; '),
+      false,
+    );
+    return {};
+  }
+  const resolved = await deps.connections.resolve(spec.contextRef, namespace);
+  if (!resolved.ok) return reportUnresolved(resolved, fail);
+  const client = resolved.client;
+  const keys = client.keys;
+  if (resolved.conn.mode === 'pro' || keys === undefined) {
+    await fail(
+      'NotSupportedInPro',
+      `ApiKeys are reconciled against a gateway (mode ce) only for now; ${client.url} is a dashboard: create the key through its /api/keys`,
+      false,
+    );
+    return {};
+  }
+
+  // Policies: resolved to the IDs of policies the gateway holds.
+  const policyIds: string[] = [];
+  for (const [i, r] of (spec.policies ?? []).entries()) {
+    const ref = resolveRef(r, namespace);
+    if (!ref) {
+      await fail('SpecInvalid', `spec.policies[${i}]: names no SecurityPolicy`, false);
+      return {};
+    }
+    const p = deps.policy(ref.namespace, ref.name);
+    const ready = p?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+    if (!p) {
+      await fail(
+        'PolicyNotFound',
+        `spec.policies[${i}]: SecurityPolicy ${ref.namespace}/${ref.name} does not exist yet: the key is created once it does`,
+        false,
+      );
+      return {};
+    }
+    if (!ready || p.status?.pol_id === undefined) {
+      await fail(
+        'PolicyNotReady',
+        `spec.policies[${i}]: SecurityPolicy ${ref.namespace}/${ref.name} is not Ready yet (not held by the gateway): the key is created once it is`,
+        false,
+      );
+      return {};
+    }
+    policyIds.push(p.status.pol_id);
+  }
+
+  // The value: from the Secret, generated when the operator owns the Secret.
+  const where = secretOf(current);
+  const held = deps.secret(namespace, where.name, where.dataKey);
+  let value = held?.value;
+  let version = held?.version ?? '';
+  const pushedBefore = old.keyHash !== undefined || old.username !== undefined;
+  const rotateAsked = spec.rotate !== undefined && spec.rotate !== old.rotated && pushedBefore;
+  if (value === undefined || value === '' || rotateAsked) {
+    if (!rotateAsked && !where.generated) {
+      const what = held
+        ? `Secret ${namespace}/${where.name} has no data key ${where.dataKey}`
+        : `Secret ${namespace}/${where.name} does not exist`;
+      await fail('SecretNotFound', `${what} yet: the key is created once it does`, false);
+      return {};
+    }
+    value = newValue();
+    version = await deps.writeSecret(current, where.name, where.dataKey, value);
+    log.info(rotateAsked ? 'key value rotated' : 'key value generated', { secret: where.name });
+    if (rotateAsked) status.lastRotatedAt = stamp(deps.now());
+  }
+  if (spec.rotate !== undefined) status.rotated = spec.rotate;
+  else delete status.rotated;
+
+  const type = keyTypeOf(spec);
+  const desired = translateApiKey(spec, { orgId: resolved.conn.org, policyIds });
+  const here = pushedTo(client, spec.contextRef, namespace);
+  const now = deps.now();
+  let requeueAfterMs: number | undefined;
+
+  const done = await callGateway(async (): Promise<'Created' | 'Updated' | undefined> => {
+    if (type === 'basic') {
+      const username = spec.username ?? '';
+      const id = keyHashOf(username);
+      const desiredHash = hashOf({ desired, username, secret: version });
+      const withPassword = { ...desired, basic_auth_data: { password: value } };
+      const copy = await keys.get(id);
+      let action: 'Created' | 'Updated' | undefined;
+      if (!copy) {
+        await keys.create(username, withPassword);
+        action = 'Created';
+      } else if (desiredHash !== old.latestCRDSpecHash || drifted(copy, desired)) {
+        await keys.update(id, withPassword);
+        action = 'Updated';
+      }
+      if (old.username !== undefined && old.username !== username) await keys.delete(keyHashOf(old.username));
+      if (old.keyHash !== undefined) await keys.delete(old.keyHash);
+      if (old.rotatedFrom?.keyHash !== undefined) await keys.delete(old.rotatedFrom.keyHash);
+      status.username = username;
+      status.latestCRDSpecHash = desiredHash;
+      delete status.keyHash;
+      delete status.rotatedFrom;
+      return action;
+    }
+
+    const keyHash = keyHashOf(value);
+    const desiredHash = hashOf(desired);
+    const copy = await keys.get(keyHash);
+    let action: 'Created' | 'Updated' | undefined;
+    if (!copy) {
+      await keys.create(value, desired);
+      action = 'Created';
+    } else if (desiredHash !== old.latestCRDSpecHash || drifted(copy, desired)) {
+      await keys.update(keyHash, desired);
+      action = 'Updated';
+    }
+    if (old.username !== undefined) await keys.delete(keyHashOf(old.username));
+    // One previous value at most: a rotation during an overlap ends the older one at once.
+    let previous = old.rotatedFrom;
+    if (old.keyHash !== undefined && old.keyHash !== keyHash) {
+      if (previous?.keyHash !== undefined && previous.keyHash !== keyHash)
+        await keys.delete(previous.keyHash);
+      const overlap = spec.rotation?.overlapSeconds ?? 0;
+      status.lastRotatedAt = stamp(now);
+      if (overlap > 0) {
+        previous = { keyHash: old.keyHash, until: stamp(new Date(now.getTime() + overlap * 1000)) };
+        // The old value keeps working as the key is now: same policies, expiry, metadata.
+        await keys.update(old.keyHash, desired);
+      } else {
+        await keys.delete(old.keyHash);
+        previous = undefined;
+      }
+      log.info('key rotated', { keyHash, previous: old.keyHash, overlapSeconds: overlap });
+    }
+    if (previous?.keyHash !== undefined && previous.until !== undefined) {
+      const left = Date.parse(previous.until) - now.getTime();
+      if (left <= 0 || previous.keyHash === keyHash) {
+        if (previous.keyHash !== keyHash) await keys.delete(previous.keyHash);
+        previous = undefined;
+      } else {
+        requeueAfterMs = left;
+      }
+    }
+    if (previous) status.rotatedFrom = previous;
+    else delete status.rotatedFrom;
+    status.keyHash = keyHash;
+    status.latestCRDSpecHash = desiredHash;
+    delete status.username;
+    return action;
+  }, fail);
+  if (!done) return {};
+  const action = done.value;
+  await leaveFormerGateway(
+    current,
+    { before: old.pushedTo, here, what: `key ${name}`, remove: (c) => removeFrom(c, old) },
+    deps,
+    fail,
+  );
+  status.pushedTo = here;
+  status.policyIds = policyIds;
+  status.policies = policyIds.join(',');
+  if (spec.expiresAt !== undefined) status.expiresAt = spec.expiresAt;
+  else delete status.expiresAt;
+  if (action) log.info(`key ${action.toLowerCase()}`, { gateway: client.url });
+  const who = type === 'basic' ? `basic-auth user ${spec.username ?? ''}` : `key ${status.keyHash ?? ''}`;
+  const expired = spec.expiresAt !== undefined && Date.parse(spec.expiresAt) <= now.getTime();
+  await reportSuccess(
+    current,
+    status,
+    {
+      reason: 'Synced',
+      message: `${who} is held by ${client.url}${expired ? ` (expired at ${spec.expiresAt ?? ''}: refused)` : ''}${status.rotatedFrom ? ` (the previous value works until ${status.rotatedFrom.until ?? ''})` : ''}`,
+      action,
+      what: `key ${name}`,
+      where: client.url,
+    },
+    deps,
+  );
+  return requeueAfterMs === undefined ? {} : { requeueAfterMs };
+}
+
+const stamp = (d: Date): string => d.toISOString().replace(/\.\d+Z$/, 'Z');
+
+/** Deletes every key the status records from a gateway; false when there was none. */
+async function removeFrom(client: ManagementClient, status: ApiKeyStatus): Promise<boolean> {
+  const keys: KeyOps | undefined = client.keys;
+  if (!keys) return false;
+  const ids = [
+    status.keyHash,
+    status.rotatedFrom?.keyHash,
+    status.username === undefined ? undefined : keyHashOf(status.username),
+  ].filter((id): id is string => id !== undefined);
+  let removed = false;
+  for (const id of ids) removed = (await keys.delete(id)) || removed;
+  return removed;
+}
+
+async function finalize(obj: KeyObject, deps: ApiKeyDeps, log: Logger): Promise<WorkResult> {
+  if (!obj.metadata.finalizers?.includes(KEY_FINALIZER)) return {};
+  const status = obj.status ?? {};
+  const where = status.pushedTo ? status.pushedTo.contextRef : obj.spec.contextRef;
+  return finalizeInGateway(
+    obj,
+    {
+      finalizer: KEY_FINALIZER,
+      what: `key ${obj.metadata.name}`,
+      resolved: await deps.connections.resolve(where, obj.metadata.namespace),
+      remove: (client) => removeFrom(client, status),
+    },
+    deps,
+    log,
+  );
+}
+
+/** What of a policy its keys depend on: its ID, readiness, deletion. */
+const policyView = (p: PolicyView): unknown => ({
+  id: p.status?.pol_id,
+  ready: p.status?.conditions?.find((c) => c.type === 'Ready')?.status,
+  deleting: p.metadata?.deletionTimestamp !== undefined,
+});
+
+/** The value under `dataKey` of a Secret from the cache. */
+function secretValue(secret: k8s.V1Secret | undefined, dataKey: string): KeySecret | undefined {
+  if (!secret) return undefined;
+  const b64 = secret.data?.[dataKey];
+  return {
+    value: b64 === undefined ? undefined : Buffer.from(b64, 'base64').toString('utf8'),
+    version: `${secret.metadata?.uid ?? ''}/${secret.metadata?.resourceVersion ?? ''}`,
+  };
+}
+
+/**
+ * The ApiKey controller: keys are reconciled when they change, when the Secret they read
+ * appears or changes, when a policy they name appears, gets its ID or goes, and when their
+ * OperatorContext changes.
+ */
+export function apiKeyController(env: ControllerEnv): ControllerSpec {
+  const keySpec = watchOf(env, 'ApiKey');
+  const policySpec = watchOf(env, 'SecurityPolicy');
+  const secretSpec = secretWatch(env);
+  const keysInf = env.manager.informer<KeyObject>(keySpec);
+  const policies = env.manager.informer<PolicyView>(policySpec);
+  const secrets = env.manager.informer<k8s.V1Secret>(secretSpec);
+  const objects = new SvcObjects<KeyObject>(env.kc, keySpec.plural);
+  const core = env.kc.makeApiClient(k8s.CoreV1Api);
+  const keysOfContext = byContext(keysInf);
+  keysInf.addIndex('key-secret', (k) => [`${k.metadata.namespace}/${secretOf(k).name}`]);
+  keysInf.addIndex('key-policy', (k) =>
+    (k.spec.policies ?? []).flatMap((r) => {
+      const ref = resolveRef(r, k.metadata.namespace);
+      return ref ? [`${ref.namespace}/${ref.name}`] : [];
+    }),
+  );
+
+  const writeSecret = async (
+    owner: KeyObject,
+    name: string,
+    dataKey: string,
+    value: string,
+  ): Promise<string> => {
+    const namespace = owner.metadata.namespace;
+    const data = { [dataKey]: Buffer.from(value, 'utf8').toString('base64') };
+    const existing = secrets.get(namespace, name);
+    if (existing) {
+      const patched = await core.patchNamespacedSecret(
+        { name, namespace, body: { data }, fieldManager: 'svc-operator' },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
+      return `${patched.metadata?.uid ?? ''}/${patched.metadata?.resourceVersion ?? ''}`;
+    }
+    try {
+      const created = await core.createNamespacedSecret({
+        namespace,
+        fieldManager: 'svc-operator',
+        body: {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          type: 'Opaque',
+          metadata: {
+            name,
+            namespace,
+            labels: { 'app.kubernetes.io/managed-by': 'svc-operator' },
+            ownerReferences: [
+              {
+                apiVersion: API_VERSION,
+                kind: 'ApiKey',
+                name: owner.metadata.name,
+                uid: owner.metadata.uid ?? '',
+                controller: true,
+                blockOwnerDeletion: true,
+              },
+            ],
+          },
+          data,
+        },
+      });
+      return `${created.metadata?.uid ?? ''}/${created.metadata?.resourceVersion ?? ''}`;
+    } catch (err) {
+      // Written meanwhile (by a user, or a reconcile before the cache saw it): read it next time.
+      if (statusOf(err) === 409) {
+        throw new TransientError('OP_ERR_SECRET_CONFLICT', `Secret ${namespace}/${name} appeared meanwhile`);
+      }
+      throw err;
+    }
+  };
+
+  return {
+    name: 'apikey',
+    watch: keySpec,
+    workers: 64,
+    reconcile: (key) =>
+      reconcileApiKey(key, {
+        read: (namespace, name) => Promise.resolve(keysInf.get(namespace, name)),
+        objects,
+        connections: env.connections,
+        events: env.events,
+        policy: (namespace, name) => policies.get(namespace, name),
+        secret: (namespace, name, dataKey) => secretValue(secrets.get(namespace, name), dataKey),
+        writeSecret,
+        now: env.now,
+        log: env.log,
+      }),
+    watches: [
+      {
+        watch: secretSpec,
+        map: (secret: k8s.V1Secret, old: k8s.V1Secret | undefined, event: InformerEvent) =>
+          viewChanged(event, secret, old, (s) => s.data)
+            ? keysInf.byIndex('key-secret', objectKey(secret)).map((k) => objectKey(k))
+            : [],
+      },
+      {
+        watch: policySpec,
+        map: (p: PolicyView, old: PolicyView | undefined, event: InformerEvent) =>
+          viewChanged(event, p, old, policyView)
+            ? keysInf.byIndex('key-policy', objectKey(p)).map((k) => objectKey(k))
+            : [],
+      },
+      {
+        watch: watchOf(env, 'OperatorContext'),
+        map: (ctx: k8s.KubernetesObject) => keysOfContext(objectKey(ctx)).map((k) => objectKey(k)),
+      },
+    ],
+  };
+}

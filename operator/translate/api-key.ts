@@ -1,0 +1,27 @@
+import type { ApiKeySpec } from '../../schemas/generated/kinds.ts';
+import type { GatewaySession } from '../../schemas/generated/models.ts';
+
+/** What translation needs besides the resource: values resolved by the reconciler. */
+export interface KeyTranslationContext {
+  orgId: string;
+  /** IDs of `spec.policies`, in order. */
+  policyIds: readonly string[];
+}
+
+/**
+ * ApiKey spec -> the gateway's key (session), without its credential: the token is the key's
+ * name (the gateway hashes it), a basic password is added by the reconciler when it changes.
+ * Pure: every field the operator owns is written, empty when the spec leaves it out, so that a
+ * change made behind the operator's back (drift) shows as a difference.
+ */
+export function translateApiKey(spec: ApiKeySpec, ctx: KeyTranslationContext): GatewaySession {
+  const expires = spec.expiresAt === undefined ? 0 : Math.floor(Date.parse(spec.expiresAt) / 1000);
+  return {
+    org_id: ctx.orgId,
+    alias: spec.alias ?? '',
+    apply_policies: [...ctx.policyIds],
+    meta_data: { ...spec.metaData },
+    tags: [...(spec.tags ?? [])],
+    expires,
+  };
+}
