@@ -100,6 +100,49 @@ describe('defaults appear on the stored objects', () => {
   });
 });
 
+test('ApiDefinition: the data graph in its version 2 form (the reference sample with local URLs) is admitted as written', async () => {
+  const graphql = {
+    enabled: true,
+    execution_mode: 'executionEngine',
+    version: '2',
+    schema:
+      'type Country { name: String code: String restCountry: RestCountry }\ntype Query { countries: [Country] }\ntype RestCountry { subregion: String population: Int }\n',
+    type_field_configurations: [],
+    engine: {
+      field_configs: [
+        { disable_default_mapping: false, field_name: 'countries', path: ['countries'], type_name: 'Query' },
+        { disable_default_mapping: true, field_name: 'restCountry', path: [], type_name: 'Country' },
+      ],
+      data_sources: [
+        {
+          kind: 'GraphQL',
+          name: 'countries',
+          internal: false,
+          root_fields: [{ type: 'Query', fields: ['countries'] }],
+          config: { url: 'http://countries.default.svc/', method: 'POST', headers: {}, body: '' },
+        },
+        {
+          kind: 'REST',
+          name: 'restCountries',
+          internal: false,
+          root_fields: [{ type: 'Country', fields: ['restCountry'] }],
+          config: {
+            url: 'http://rest.default.svc/v2/alpha/{{ .object.code }}',
+            method: 'GET',
+            body: '',
+            headers: {},
+          },
+        },
+      ],
+    },
+  };
+  admitted(
+    await apply(cp, apiDefinition('udg2', { proxy: { listen_path: '/udg2/', target_url: '' }, graphql })),
+  );
+  const stored = await getObject(cp, 'apidefinition', 'udg2');
+  assert.deepEqual((stored.spec as { graphql: { engine: unknown } }).graphql.engine, graphql.engine);
+});
+
 describe('bad manifests are refused with our message', () => {
   // kubectl prints a refusal with causes as `The <Kind> "<name>" is invalid:` and the causes,
   // `path: Invalid value: message`, one per line (`* ...`) when there are several.
@@ -199,6 +242,40 @@ describe('bad manifests are refused with our message', () => {
         'The ApiDefinition "g" is invalid: \n',
         '* spec.graphql.schema: Required value: execution_mode executionEngine needs the GraphQL schema (SDL) of the API: set graphql.schema',
         '* spec.graphql.type_field_configurations[0].data_source.data_source_config.url: Invalid value: "users" is not an absolute http(s) URL',
+      ],
+    },
+    {
+      name: 'ApiDefinition: GraphQL version 2, a Kafka source and a root field the schema lacks, named',
+      objects: () => [
+        apiDefinition('g2', {
+          proxy: { listen_path: '/g2/', target_url: '' },
+          graphql: {
+            enabled: true,
+            execution_mode: 'executionEngine',
+            version: '2',
+            schema: 'type Query { a: String }',
+            engine: {
+              data_sources: [
+                {
+                  kind: 'Kafka',
+                  name: 'events',
+                  root_fields: [{ type: 'Query', fields: ['a'] }],
+                  config: { broker_addresses: ['kafka:9092'], topics: ['t'] },
+                },
+                {
+                  kind: 'REST',
+                  root_fields: [{ type: 'Query', fields: ['b'] }],
+                  config: { url: 'http://u/b' },
+                },
+              ],
+            },
+          },
+        }),
+      ],
+      expect: [
+        'The ApiDefinition "g2" is invalid: \n',
+        '* spec.graphql.engine.data_sources[0].kind: Unsupported value: "Kafka": Kafka data sources are not supported yet by this gateway',
+        '* spec.graphql.engine.data_sources[1].root_fields[0].fields[0]: Invalid value: "Query" has no field "b" in graphql.schema',
       ],
     },
     {
