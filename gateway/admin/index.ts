@@ -18,6 +18,7 @@ import { METRICS_CONTENT_TYPE } from '../metrics/metrics.ts';
 import { hello, ready } from './health.ts';
 import { secretChecker, statusBody, type AdminResponse } from './http.ts';
 import { reloadGroup, reloadNode } from './reload.ts';
+import { explainRequest } from './explain.ts';
 import { createClient, deleteClient, getClient, listClients, revokeToken } from '../oauth2/admin.ts';
 import { decodeParams, findRoute, trimTrailingSlashes, type Route } from '../../lib/http/router.ts';
 import { TextBody, wireBody } from '../../lib/http/reply-body.ts';
@@ -90,6 +91,7 @@ const routes: readonly AdminRoute[] = [
   { path: /^\/svc\/oauth\/revoke$/, secret: true, methods: { POST: revokeToken } },
   { path: /^\/svc\/reload$/, secret: true, methods: { GET: reloadNode } },
   { path: /^\/svc\/reload\/group$/, secret: true, methods: { GET: reloadGroup } },
+  { path: /^\/svc\/explain$/, secret: true, methods: { POST: explainRequest } },
 ];
 
 /** The management API of one process. */

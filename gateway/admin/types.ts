@@ -10,6 +10,7 @@ import type { CompileEnv } from '../routes/compile.ts';
 import type { Sessions } from '../sessions/sessions.ts';
 import type { Collection, Store } from '../store/store.ts';
 import type { AdminResponse } from './http.ts';
+import type { ExplainInput, Explanation } from '../server/explain.ts';
 
 /** The outcome of a reload, as the management API reports it. */
 export interface ReloadReport {
@@ -53,6 +54,8 @@ export interface AdminDeps {
   streamProblems?: ((apiId: string, doc: Record<string, unknown>) => Promise<string[]>) | undefined;
   /** The Prometheus text of this node's metrics; absent when metrics are off (`metrics_enabled`). */
   metrics?: (() => Promise<string>) | undefined;
+  /** How the gateway would answer a request, in a dry run (`POST /svc/explain`). */
+  explain?: ((input: ExplainInput) => Promise<Explanation>) | undefined;
 }
 
 /** One management call: the request, the path parameters, the dependencies. */

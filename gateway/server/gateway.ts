@@ -13,7 +13,8 @@ import { Admin, type ReloadReport } from '../admin/index.ts';
 import { buildSniTable, SniTable } from '../certs/sni.ts';
 import type { TlsMaterial } from '../config/load.ts';
 import type { GatewayConfig } from '../config/schema.ts';
-import { chain as defaultChain } from '../routes/chain.ts';
+import { chain as defaultChain, stages } from '../routes/chain.ts';
+import { explain } from './explain.ts';
 import {
   buildRouteTable,
   protocolOf,
@@ -191,6 +192,8 @@ export class Gateway {
       isReady: () => this.#ready && this.#streams.healthy,
       notReady: () => (this.#ready ? this.#streams.notReady : undefined),
       streamProblems: (id, doc) => this.#streams.writeProblems(id, doc),
+      explain: (input) =>
+        explain(input, { table: this.#table, deps: this.#deps, stages, log: log.child({ part: 'explain' }) }),
       // `/metrics` reports every process of the node (node-bus.ts).
       // Bento's stream series follow, once: it is the node's (streams/engine.ts).
       metrics:

@@ -6,6 +6,8 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { translateManifests, type ManifestFile } from './translate.ts';
+import { gatewayTarget } from './gateway.ts';
+import { explanationTable, type ExplanationView } from './explain-print.ts';
 
 /** Where the command writes, and the environment it reads (`--secret-env`, SVC_ORG). */
 export interface CliIo {
@@ -19,8 +21,10 @@ const USAGE = `Usage: kubectl svc <command> [options]
 Commands:
   translate -f FILE [-f FILE ...] [-o yaml|json] [--org ORG] [-n NAMESPACE]
       What the operator would send to the gateway for the resources in FILE, offline.
-  explain METHOD URL [-H 'Name: value' ...] [--key KEY] [-o table|json]
+  explain METHOD URL [-H 'Name: value' ...] [--key KEY] [--client-ip IP] [-o table|json]
       Asks a gateway how it would answer a request, without proxying or counting it.
+      The gateway: the operator's Secret (--operator-namespace, --operator-secret), an
+      OperatorContext (--operator-context NS/NAME), or --gateway URL --secret-env VAR.
 
 See docs/kubectl-plugin.md.
 `;
@@ -32,6 +36,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     switch (command) {
       case 'translate':
         return await translateCommand(rest, io);
+      case 'explain':
+        return await explainCommand(rest, io);
       case undefined:
       case 'help':
       case '-h':
@@ -94,6 +100,71 @@ async function translateCommand(args: readonly string[], io: CliIo): Promise<num
       ? `${JSON.stringify({ items }, null, 2)}\n`
       : items.map((i) => `---\n${stringify(i, { lineWidth: 0 })}`).join(''),
   );
+  return 0;
+}
+
+/** The flags that say which gateway to ask. */
+const targetOptions = {
+  gateway: { type: 'string' },
+  'secret-env': { type: 'string' },
+  'operator-context': { type: 'string' },
+  'operator-namespace': { type: 'string' },
+  'operator-secret': { type: 'string' },
+  kubeconfig: { type: 'string' },
+} as const;
+
+async function explainCommand(args: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    options: {
+      header: { type: 'string', short: 'H', multiple: true },
+      key: { type: 'string' },
+      'client-ip': { type: 'string' },
+      output: { type: 'string', short: 'o' },
+      ...targetOptions,
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+  const format = outputFormat(values.output, ['table', 'json']);
+  const [method, url, ...extra] = positionals;
+  if (method === undefined || url === undefined || extra.length > 0) {
+    throw new Error('explain needs METHOD URL (for example: kubectl svc explain GET /orders/1)');
+  }
+  const headers: Record<string, string> = {};
+  for (const h of values.header ?? []) {
+    const at = h.indexOf(':');
+    if (at <= 0) throw new Error(`-H ${h}: write a header as 'Name: value'`);
+    headers[h.slice(0, at).trim()] = h.slice(at + 1).trim();
+  }
+  if (values.key !== undefined) headers.Authorization = values.key;
+  const gw = await gatewayTarget(
+    {
+      gateway: values.gateway,
+      secretEnv: values['secret-env'],
+      operatorContext: values['operator-context'],
+      operatorNamespace: values['operator-namespace'],
+      operatorSecret: values['operator-secret'],
+      kubeconfig: values.kubeconfig,
+    },
+    io.env,
+  );
+  const res = await fetch(`${gw.url}/svc/explain`, {
+    method: 'POST',
+    headers: { 'x-svc-authorization': gw.secret, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      method,
+      url,
+      headers,
+      ...(values['client-ip'] === undefined ? {} : { client_ip: values['client-ip'] }),
+    }),
+  });
+  const text = await res.text();
+  if (res.status !== 200) {
+    throw new Error(`gateway ${gw.url} answered ${res.status} to /svc/explain: ${text}`);
+  }
+  const explanation = JSON.parse(text) as ExplanationView;
+  io.out(format === 'json' ? `${JSON.stringify(explanation, null, 2)}\n` : explanationTable(explanation));
   return 0;
 }
 
