@@ -1,0 +1,104 @@
+/**
+ * The gateway at scale, in process (issue 33 item 4): route lookup, reload and memory with 1 and
+ * with N keyless APIs (10,000 by default), compared in one run so that the machine's other load
+ * cancels out in the ratios. `node --expose-gc e2e/bench/gateway/scale.ts [N] [seconds]`.
+ *
+ * - lookup: `RouteTable.match` per second for the first, a middle and the last API, against the
+ *   one-API table (ratio wanted: at least 0.95).
+ * - reload: a full build of N APIs, then a build with one API changed reusing the others' routes.
+ * - memory: heap held per compiled route (heapUsed after gc, divided by N).
+ */
+import { silentLogger } from '../../../lib/log.ts';
+import { loadGatewayConfig } from '../../../gateway/config/load.ts';
+import type { Store } from '../../../gateway/store/store.ts';
+import { Dispatchers } from '../../../gateway/upstream/dispatchers.ts';
+import { MemoryCounters } from '../../../gateway/limits/memory.ts';
+import { LimitsGuard } from '../../../gateway/limits/guard.ts';
+import { Sessions } from '../../../gateway/sessions/sessions.ts';
+import { chain } from '../../../gateway/routes/chain.ts';
+import { buildRouteTable, type CompileDeps, type CompileEnv } from '../../../gateway/routes/compile.ts';
+import type { RouteTable } from '../../../gateway/pipeline/router.ts';
+
+const n = Number(process.argv[2] ?? 10_000);
+const seconds = Number(process.argv[3] ?? 1);
+const env: CompileEnv = { listenPort: 8080, controlPort: undefined, tls: false };
+const deps: CompileDeps = {
+  store: {} as Store,
+  counters: new MemoryCounters(),
+  limits: new LimitsGuard({ failOpen: false, log: silentLogger() }),
+  sessions: new Sessions({} as Store, { log: silentLogger() }),
+  log: silentLogger(),
+  config: loadGatewayConfig({ argv: ['--secret', 's'], env: {} }),
+  now: Date.now,
+  chain,
+  dispatchers: new Dispatchers({ connectTimeoutMs: 1000, timeoutMs: 1000 }),
+};
+
+const id = (i: number): string => `api-${String(i).padStart(5, '0')}`;
+function entry(i: number, version = 0): { id: string; value: unknown; text: string } {
+  const value = {
+    name: `API ${i}`,
+    use_keyless: true,
+    proxy: { listen_path: `/svc-${i}/v${version}/`, target_url: `http://127.0.0.1:${1000 + (i % 50)}` },
+  };
+  return { id: id(i), value, text: JSON.stringify(value) };
+}
+
+const gc = (): void => {
+  const g = (globalThis as { gc?: () => void }).gc;
+  if (g !== undefined) for (let i = 0; i < 3; i++) g();
+};
+
+function lookupRate(table: RouteTable, path: string, want: string | undefined): number {
+  if (table.match('main', '127.0.0.1', path)?.id !== want) throw new Error(`${path} not served by ${want}`);
+  let count = 0;
+  const end = performance.now() + seconds * 1000;
+  while (performance.now() < end) {
+    for (let k = 0; k < 1000; k++) table.match('main', '127.0.0.1', path);
+    count += 1000;
+  }
+  return count / seconds;
+}
+
+async function main(): Promise<void> {
+  const one = await buildRouteTable([entry(0)], env, deps);
+  gc();
+  const heap0 = process.memoryUsage().heapUsed;
+  const all = Array.from({ length: n }, (_, i) => entry(i));
+  const t0 = performance.now();
+  const full = await buildRouteTable(all, env, deps);
+  const fullMs = performance.now() - t0;
+  gc();
+  const heap1 = process.memoryUsage().heapUsed;
+  const changed = all.map((e, i) => (i === n >> 1 ? entry(i, 1) : e));
+  const t1 = performance.now();
+  const again = await buildRouteTable(changed, env, deps, full.reusable);
+  const reloadMs = performance.now() - t1;
+  if (again.problems.length > 0) throw new Error(JSON.stringify(again.problems.slice(0, 3)));
+
+  const base = lookupRate(one.table, '/svc-0/v0/get', id(0));
+  const rows: [string, number][] = [];
+  for (const i of [0, n >> 2, n - 1]) {
+    const v = i === n >> 1 ? 1 : 0;
+    rows.push([`API ${i}`, lookupRate(again.table, `/svc-${i}/v${v}/get`, id(i))]);
+  }
+  rows.push(['no API (404)', lookupRate(again.table, '/nothing/here/at/all', undefined)]);
+  const again1 = lookupRate(one.table, '/svc-0/v0/get', id(0));
+  const baseline = Math.max(base, again1);
+  console.log(`lookup, 1 API: ${Math.round(baseline).toLocaleString()} /s`);
+  for (const [label, rate] of rows)
+    console.log(
+      `lookup, ${n} APIs, ${label}: ${Math.round(rate).toLocaleString()} /s (${(rate / baseline).toFixed(2)})`,
+    );
+  console.log(
+    `build, ${n} APIs: ${fullMs.toFixed(0)} ms; reload with one changed: ${reloadMs.toFixed(1)} ms`,
+  );
+  console.log(
+    `heap per route: ${((heap1 - heap0) / n / 1024).toFixed(1)} KiB (${((heap1 - heap0) / 2 ** 20).toFixed(0)} MiB for ${n})`,
+  );
+  await again.table.retire();
+  await full.table.retire();
+}
+
+await main();
+process.exit(0);
