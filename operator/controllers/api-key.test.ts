@@ -1,0 +1,167 @@
+/**
+ * reconcileApiKey against fake parts: the Secret, the policies and the gateway's keys in, the
+ * gateway writes, the Secret writes, the status and the requeue out. The e2e suite
+ * (e2e/operator/api-key.test.ts) runs the same lifecycle against the real processes.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ApiKeySpec, ApiKeyStatus } from '../../schemas/generated/kinds.ts';
+import type { GatewaySession } from '../../schemas/generated/models.ts';
+import type { KeyOps } from '../clients/management.ts';
+import { keyHashOf, reconcileApiKey, type ApiKeyDeps, type KeyObject, type PolicyView } from './api-key.ts';
+import { assertReady, baseDeps, FakeGateway, NOW } from './testing.ts';
+
+/** A gateway with keys: what it holds by hash, and its writes. */
+class KeyedGateway extends FakeGateway {
+  readonly held = new Map<string, GatewaySession>();
+  readonly keyWrites: string[] = [];
+  readonly keys: KeyOps = {
+    get: (h) => Promise.resolve(this.held.get(h)),
+    create: (raw, s) => {
+      this.keyWrites.push(`create ${keyHashOf(raw)}`);
+      this.held.set(keyHashOf(raw), s);
+      return Promise.resolve();
+    },
+    update: (h, s) => {
+      this.keyWrites.push(`update ${h}`);
+      this.held.set(h, s);
+      return Promise.resolve();
+    },
+    delete: (h) => {
+      this.keyWrites.push(`delete ${h}`);
+      return Promise.resolve(this.held.delete(h));
+    },
+  };
+}
+
+const policy: PolicyView = {
+  metadata: { name: 'plan', namespace: 'team' },
+  status: {
+    pol_id: 'pol-1',
+    conditions: [
+      {
+        type: 'Ready',
+        status: 'True',
+        reason: 'Synced',
+        message: '',
+        lastTransitionTime: '2025-01-01T00:00:00Z',
+      },
+    ],
+  },
+};
+
+function setup(spec: ApiKeySpec, opts: { secret?: string; mode?: 'ce' | 'pro'; status?: ApiKeyStatus } = {}) {
+  const gw = new KeyedGateway('http://gw');
+  const base = baseDeps<KeyObject>({ default: gw });
+  let secretValue = opts.secret;
+  let version = 1;
+  const secretWrites: string[] = [];
+  const obj: KeyObject = {
+    apiVersion: 'svc.svc.io/v1alpha1',
+    kind: 'ApiKey',
+    metadata: {
+      name: 'k',
+      namespace: 'team',
+      generation: 1,
+      uid: 'u1',
+      finalizers: ['finalizers.svc.svc.io/apikey'],
+    },
+    spec,
+    ...(opts.status ? { status: opts.status } : {}),
+  };
+  const deps: ApiKeyDeps = {
+    ...base,
+    connections: {
+      resolve: async (ref, ns) => {
+        const r = await base.connections.resolve(ref, ns);
+        return r.ok && opts.mode === 'pro' ? { ...r, conn: { ...r.conn, mode: 'pro' } } : r;
+      },
+    },
+    read: () => Promise.resolve(obj),
+    policy: (ns, name) => (ns === 'team' && name === 'plan' ? policy : undefined),
+    secret: () =>
+      secretValue === undefined ? undefined : { value: secretValue, version: `v${String(version)}` },
+    writeSecret: (_o, name, dataKey, value) => {
+      secretWrites.push(`${name}/${dataKey}`);
+      secretValue = value;
+      version++;
+      return Promise.resolve(`v${String(version)}`);
+    },
+  };
+  const lastStatus = (): ApiKeyStatus => base.objects.statuses.at(-1) as ApiKeyStatus;
+  return { gw, deps, obj, secretWrites, lastStatus, secret: () => secretValue };
+}
+
+test('no Secret named: a value is generated into the Secret and created by its hash', async () => {
+  const s = setup({ policies: ['plan'] });
+  await reconcileApiKey('team/k', s.deps);
+  const value = s.secret() ?? '';
+  assert.equal(value.length, 48);
+  assert.deepEqual(s.secretWrites, ['k/key']);
+  assert.deepEqual(s.gw.keyWrites, [`create ${keyHashOf(value)}`]);
+  assert.deepEqual(s.gw.held.get(keyHashOf(value))?.apply_policies, ['pol-1']);
+  assertReady(s.lastStatus(), { status: 'True', reason: 'Synced' });
+  assert.equal(s.lastStatus().keyHash, keyHashOf(value));
+  assert.doesNotMatch(JSON.stringify(s.lastStatus()), new RegExp(value), 'the value is not in the status');
+});
+
+test('a named Secret that does not exist: SecretNotFound, nothing generated', async () => {
+  const s = setup({ secretRef: { name: 'creds' } });
+  await reconcileApiKey('team/k', s.deps);
+  assertReady(s.lastStatus(), {
+    status: 'False',
+    reason: 'SecretNotFound',
+    message: /team\/creds does not exist/,
+  });
+  assert.deepEqual(s.secretWrites, []);
+  assert.deepEqual(s.gw.keyWrites, []);
+});
+
+test('a policy not created yet: PolicyNotFound', async () => {
+  const s = setup({ policies: ['later'] }, { secret: 'tok-1' });
+  await reconcileApiKey('team/k', s.deps);
+  assertReady(s.lastStatus(), { status: 'False', reason: 'PolicyNotFound', message: /team\/later/ });
+});
+
+test('mode pro: Ready=False NotSupportedInPro, nothing written', async () => {
+  const s = setup({}, { secret: 'tok-1', mode: 'pro' });
+  await reconcileApiKey('team/k', s.deps);
+  assertReady(s.lastStatus(), {
+    status: 'False',
+    reason: 'NotSupportedInPro',
+    message: /\(mode ce\) only for now.*\/api\/keys/,
+  });
+  assert.deepEqual(s.gw.keyWrites, []);
+});
+
+test('a new value with an overlap: the old hash is kept until the overlap ends, and the key queued then', async () => {
+  const old = keyHashOf('tok-old');
+  const s = setup(
+    { rotation: { overlapSeconds: 30 } },
+    { secret: 'tok-new', status: { keyHash: old, latestCRDSpecHash: 'x' } },
+  );
+  s.gw.held.set(old, {});
+  const out = await reconcileApiKey('team/k', s.deps);
+  assert.deepEqual(s.gw.keyWrites, [`create ${keyHashOf('tok-new')}`, `update ${old}`]);
+  assert.deepEqual(out, { requeueAfterMs: 30_000 });
+  assert.deepEqual(s.lastStatus().rotatedFrom, {
+    keyHash: old,
+    until: new Date(NOW.getTime() + 30_000).toISOString().replace(/\.\d+Z$/, 'Z'),
+  });
+});
+
+test('the overlap over: the old hash is deleted', async () => {
+  const old = keyHashOf('tok-old');
+  const s = setup(
+    {},
+    {
+      secret: 'tok-new',
+      status: { keyHash: keyHashOf('tok-new'), rotatedFrom: { keyHash: old, until: '2025-06-01T11:59:00Z' } },
+    },
+  );
+  s.gw.held.set(old, {});
+  const out = await reconcileApiKey('team/k', s.deps);
+  assert.ok(s.gw.keyWrites.includes(`delete ${old}`));
+  assert.deepEqual(out, {});
+  assert.equal(s.lastStatus().rotatedFrom, undefined);
+});
