@@ -198,6 +198,35 @@ test('metadata changed: the key is updated in place, its hash and value unchange
   assert.equal((await waitReady(w.cp, key('alice'))).keyHash, before.keyHash);
 });
 
+test('quota kept across a metadata change: the update does not reset the key counters', async () => {
+  await applyManifest(
+    w.cp,
+    `apiVersion: svc.svc.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: metered, namespace: shop}
+spec:
+  name: metered
+  quota_max: 3
+  quota_renewal_rate: 3600
+  access_rights_array: [{name: vault}]
+---
+${keyManifest('frank', '  policies: [metered]\n')}`,
+  );
+  const st = await waitReady(w.cp, key('frank'));
+  const value = (await secretValue('shop', 'frank')) ?? '';
+  await waitFor('frank authenticates', async () => (await call('/vault/q', value)).status === 200);
+  assert.equal((await call('/vault/q', value)).status, 200);
+  await patch('frank', { spec: { metaData: { plan: 'gold' } } });
+  await waitFor('the gateway holds the new metadata', async () => {
+    const r = await admin(w.gw, 'GET', `/svc/keys/${String(st.keyHash)}?hashed=true`);
+    return (r.body as { meta_data?: Record<string, string> }).meta_data?.plan === 'gold';
+  });
+  assert.equal((await call('/vault/q', value)).status, 200, 'the third request of the quota');
+  const over = await call('/vault/q', value);
+  assert.equal(over.status, 403, 'the fourth is over the quota: the update kept the count');
+  assert.match(over.body, /Quota exceeded/);
+});
+
 test('drift: a key deleted behind the operator is created again', async () => {
   const st = await waitReady(w.cp, key('bob'));
   const del = await admin(w.gw, 'DELETE', `/svc/keys/${String(st.keyHash)}?hashed=true`);
