@@ -79,7 +79,9 @@ export function pick(objects: readonly Manifest[], kind: string, name?: string):
 
 /** Multi-document YAML of objects, for kubectl apply. */
 export function toYaml(objects: readonly Manifest[]): string {
-  return objects.map((o) => stringify(o)).join('---\n');
+  // kubectl reads YAML 1.1, where an unquoted on, off, yes or no is a boolean (a trigger's "on"
+  // key would arrive as true): written as 1.1, such strings are quoted.
+  return objects.map((o) => stringify(o, { version: '1.1' })).join('---\n');
 }
 
 /**

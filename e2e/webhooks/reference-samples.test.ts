@@ -1,0 +1,471 @@
+/**
+ * A migration from the reference operator, through a real API server: manifests written here in
+ * the reference's own naming (group tyk.tyk.io, Tyk kinds), one for each class of feature its
+ * published samples use (tools/reference-samples/, docs/compatibility.md "Reference samples"),
+ * renamed as tools/reference-samples/measure.ts renames them and applied file by file with
+ * kubectl through the CRDs and the real webhook server. Every API is admitted, and what the API
+ * server stored, translated by the operator, passes the gateway's check of a management write
+ * (the measure's verdict: served). The features svc does not serve are refused, by name.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { startControlPlane } from '../harness/control-plane.ts';
+import type { ControlPlane, KubectlResult } from '../harness/control-plane.ts';
+import { fromTemplate, gatewayVerdict, renameToSvc } from '../../tools/reference-samples/measure.ts';
+import { apply, getObject, root, startLocalWebhooks } from './helpers.ts';
+import type { WebhookServer } from './helpers.ts';
+
+type Manifest = Record<string, unknown>;
+
+let cp: ControlPlane;
+let server: WebhookServer & { caPem: string };
+
+before(async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-reference-samples-e2e-'));
+  cp = await startControlPlane({ crdDir: path.join(root, 'charts', 'svc-operator', 'crds') });
+  try {
+    server = await startLocalWebhooks(cp, dir);
+  } catch (err) {
+    await cp.stop();
+    throw err;
+  }
+});
+
+after(async () => {
+  await server.stop();
+  await cp.stop();
+});
+
+const b64 = (s: string): string => Buffer.from(s).toString('base64');
+
+/** An ApiDefinition in the reference's naming. */
+function api(name: string, spec: Manifest, labels?: Record<string, string>): Manifest {
+  return {
+    apiVersion: 'tyk.tyk.io/v1alpha1',
+    kind: 'ApiDefinition',
+    metadata: { name, ...(labels === undefined ? {} : { labels }) },
+    spec: { name, protocol: 'http', active: true, ...spec },
+  };
+}
+
+/** A SecurityPolicy in the reference's naming, giving access to the APIs named. */
+function policy(name: string, apis: string[]): Manifest {
+  return {
+    apiVersion: 'tyk.tyk.io/v1alpha1',
+    kind: 'SecurityPolicy',
+    metadata: { name },
+    spec: {
+      name,
+      state: 'active',
+      active: true,
+      access_rights_array: apis.map((a) => ({ name: a, namespace: 'default', versions: ['Default'] })),
+    },
+  };
+}
+
+const proxy = (listenPath: string, target = 'http://httpbin.default.svc:8000'): Manifest => ({
+  target_url: target,
+  listen_path: listenPath,
+  strip_listen_path: true,
+});
+
+/** `version_data` of one version, Default, with these extended paths. */
+const extended = (extended_paths: Manifest): Manifest => ({
+  default_version: 'Default',
+  not_versioned: true,
+  versions: { Default: { name: 'Default', use_extended_paths: true, extended_paths } },
+});
+
+const ecdsaPublicKey = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+  .publicKey.export({ type: 'spki', format: 'pem' })
+  .toString();
+
+const UDG_SDL = 'type Query { countries: [Country] }\ntype Country { name: String code: String }\n';
+
+/** Sample files, each a list of documents applied together (kubectl apply -f <file>). */
+const files: Record<string, Manifest[]> = {
+  'keyless proxy, tags, an Ingress template': [
+    api('rs-open', { use_keyless: true, tags: ['edge'], proxy: proxy('/rs-open') }),
+    api(
+      'rs-template',
+      { use_keyless: true, proxy: { target_url: 'http://example.com', strip_listen_path: true } },
+      { template: 'true' },
+    ),
+  ],
+  'auth token with a policy after it': [
+    api('rs-token', {
+      use_standard_auth: true,
+      auth_configs: { authToken: { auth_header_name: 'Authorization' } },
+      proxy: proxy('/rs-token'),
+      version_data: {
+        default_version: 'Default',
+        not_versioned: false,
+        versions: { Default: { name: 'Default' } },
+      },
+    }),
+    policy('rs-token-policy', ['rs-token']),
+  ],
+  'basic auth, and basic auth with mTLS by Secret': [
+    api('rs-basic', { use_basic_auth: true, proxy: proxy('/rs-basic') }),
+    api('rs-basic-mtls', {
+      base_identity_provided_by: 'basic_auth_user',
+      use_basic_auth: true,
+      use_mutual_tls_auth: true,
+      client_certificate_refs: ['rs-client-ca'],
+      proxy: proxy('/rs-basic-mtls'),
+    }),
+  ],
+  'JWT (ECDSA) with a default policy written after it': [
+    api('rs-jwt', {
+      enable_jwt: true,
+      strip_auth_data: true,
+      jwt_signing_method: 'ecdsa',
+      jwt_source: b64(ecdsaPublicKey),
+      jwt_identity_base_field: 'sub',
+      jwt_policy_field_name: 'pol',
+      jwt_default_policies: ['default/rs-jwt-policy'],
+      proxy: proxy('/rs-jwt'),
+    }),
+    policy('rs-jwt-policy', ['rs-jwt']),
+  ],
+  'TLS: certificates, upstream certificates and pinned keys by Secret': [
+    api('rs-https', {
+      use_keyless: true,
+      protocol: 'https',
+      listen_port: 8443,
+      certificate_secret_names: ['rs-serving'],
+      upstream_certificate_refs: { '*': 'rs-upstream' },
+      pinned_public_keys_refs: { 'httpbin.org': 'rs-pin' },
+      proxy: proxy('/rs-https', 'https://httpbin.org'),
+    }),
+  ],
+  'headers, transforms and response processors': [
+    api('rs-transform', {
+      use_keyless: true,
+      proxy: proxy('/rs-transform'),
+      response_processors: [{ name: 'response_body_transform' }, { name: 'header_injector' }],
+      version_data: {
+        default_version: 'Default',
+        not_versioned: true,
+        versions: {
+          Default: {
+            name: 'Default',
+            use_extended_paths: true,
+            global_headers: { 'X-Req': 'a' },
+            global_headers_remove: ['hello'],
+            global_response_headers: { 'X-Res': 'b' },
+            global_response_headers_remove: ['server'],
+            extended_paths: {
+              transform: [
+                {
+                  method: 'POST',
+                  path: '/anything',
+                  template_data: {
+                    input_type: 'json',
+                    template_mode: 'blob',
+                    template_source: b64('{"bar": "{{.foo}}"}'),
+                  },
+                },
+              ],
+              transform_headers: [
+                {
+                  method: 'POST',
+                  path: '/anything',
+                  add_headers: { foo: 'bar' },
+                  delete_headers: ['remove_this'],
+                },
+              ],
+              transform_response: [
+                {
+                  method: 'GET',
+                  path: '/xml',
+                  template_data: {
+                    input_type: 'xml',
+                    template_mode: 'blob',
+                    template_source: b64('{{ . | jsonMarshal }}'),
+                  },
+                },
+              ],
+              transform_response_headers: [
+                { method: 'GET', path: '/xml', add_headers: { 'Content-Type': 'application/json' } },
+              ],
+            },
+          },
+        },
+      },
+    }),
+  ],
+  'mocks, allow and block lists, tracking, timeouts, a circuit breaker': [
+    api('rs-endpoints', {
+      use_keyless: true,
+      do_not_track: false,
+      proxy: proxy('/rs-endpoints'),
+      version_data: extended({
+        ignored: [
+          {
+            path: '/foo',
+            ignore_case: false,
+            method_actions: { GET: { action: 'reply', code: 200, data: '{"foo": "bar"}', headers: {} } },
+          },
+        ],
+        black_list: [
+          {
+            path: '/get',
+            ignore_case: true,
+            method_actions: { GET: { action: 'no_action', code: 200, data: '', headers: {} } },
+          },
+        ],
+        track_endpoints: [{ method: 'GET', path: '/headers' }],
+        hard_timeouts: [{ method: 'GET', path: '/delay/{delay_seconds}', timeout: 2 }],
+        circuit_breakers: [
+          {
+            method: 'GET',
+            path: '/status/500',
+            return_to_service_after: 10,
+            samples: 4,
+            threshold_percent: '0.5',
+          },
+        ],
+      }),
+    }),
+    api('rs-allow', {
+      use_keyless: true,
+      proxy: proxy('/rs-allow'),
+      version_data: extended({
+        white_list: [
+          {
+            path: '/allowed/',
+            ignore_case: true,
+            method_actions: { GET: { action: 'no_action', code: 200, data: '', headers: {} } },
+          },
+        ],
+      }),
+    }),
+  ],
+  'JSON validation, CORS, caching': [
+    api('rs-validate', {
+      use_keyless: true,
+      proxy: proxy('/rs-validate'),
+      CORS: { enable: true, allowed_origins: ['http://foo.com'], allowed_methods: null, max_age: 24 },
+      cache_options: { enable_cache: true, cache_timeout: 30, cache_response_codes: [200] },
+      version_data: extended({
+        validate_json: [
+          {
+            path: '/post',
+            method: 'POST',
+            error_response_code: 422,
+            schema: {
+              type: 'object',
+              properties: { age: { type: 'integer', minimum: 1 } },
+              required: ['age'],
+            },
+          },
+        ],
+        cache: ['/get'],
+        advance_cache_config: [
+          { path: '/anything', method: 'GET', cache_key_regex: '', cache_response_codes: [200] },
+        ],
+      }),
+    }),
+  ],
+  'load balancing, IP lists': [
+    api('rs-balanced', {
+      use_keyless: true,
+      proxy: {
+        ...proxy('/rs-balanced', 'httpbin.org'),
+        enable_load_balancing: true,
+        target_list: ['httpbin.org', 'httpbingo.org'],
+      },
+    }),
+    api('rs-allowed-ips', {
+      use_keyless: true,
+      enable_ip_whitelisting: true,
+      allowed_ips: ['127.0.0.2'],
+      enable_ip_blacklisting: true,
+      blacklisted_ips: ['127.0.0.1'],
+      proxy: proxy('/rs-allowed-ips'),
+    }),
+  ],
+  'URL rewrites to internal APIs, method transforms': [
+    api('rs-entry', {
+      use_keyless: true,
+      proxy: { listen_path: '/rs-entry', target_url: 'http://example.com' },
+      version_data: extended({
+        url_rewrites: [
+          {
+            path: '/{id}',
+            match_pattern: '/(.*)/(.*)',
+            method: 'GET',
+            triggers: [
+              {
+                on: 'all',
+                options: { header_matches: { Authorization: { match_rx: '^Basic' } } },
+                rewrite_to_internal: { target: { name: 'rs-inner', namespace: 'default' }, path: 'inner/$2' },
+              },
+            ],
+          },
+        ],
+        method_transforms: [{ path: '/get', method: 'GET', to_method: 'POST' }],
+      }),
+    }),
+    api('rs-inner', {
+      use_keyless: true,
+      internal: true,
+      proxy: proxy('/rs-inner', 'http://httpbin.org'),
+    }),
+  ],
+  'GraphQL: a proxy and a universal data graph': [
+    api('rs-graphql-proxy', {
+      use_keyless: true,
+      proxy: proxy('/rs-graphql-proxy', 'https://countries.example.com'),
+      graphql: {
+        enabled: true,
+        version: '2',
+        execution_mode: 'proxyOnly',
+        schema: UDG_SDL,
+        playground: { enabled: true, path: '/playground' },
+      },
+    }),
+    api('rs-udg', {
+      use_keyless: true,
+      proxy: { target_url: '', listen_path: '/rs-udg', strip_listen_path: true },
+      graphql: {
+        enabled: true,
+        execution_mode: 'executionEngine',
+        schema: UDG_SDL,
+        type_field_configurations: [
+          {
+            type_name: 'Query',
+            field_name: 'countries',
+            mapping: { disabled: false, path: 'countries' },
+            data_source: {
+              kind: 'GraphQLDataSource',
+              data_source_config: { url: 'https://countries.example.com', method: 'POST' },
+            },
+          },
+        ],
+      },
+    }),
+  ],
+  'a virtual endpoint with config data': [
+    api('rs-virtual', {
+      use_keyless: true,
+      enable_context_vars: true,
+      proxy: proxy('/rs-virtual'),
+      config_data: { string: 'string', num: 4 },
+      version_data: extended({
+        virtual: [
+          {
+            path: 'virtual',
+            method: 'GET',
+            function_source_type: 'blob',
+            response_function_name: 'handler',
+            function_source_uri: b64(
+              'function handler(request, session, config) { return TykJsResponse({ Body: config.config_data.string, Code: 200 }, session.meta_data) }',
+            ),
+            use_session: false,
+            proxy_on_error: false,
+          },
+        ],
+      }),
+    }),
+  ],
+  'a TCP API': [
+    api('rs-tcp', { protocol: 'tcp', listen_port: 6380, proxy: { target_url: 'tcp://localhost:6379' } }),
+  ],
+  'gRPC plugins, pre and post': [
+    api('rs-grpc', {
+      use_keyless: true,
+      proxy: proxy('/rs-grpc'),
+      custom_middleware: {
+        driver: 'grpc',
+        pre: [{ name: 'HelloFromPre', path: '' }],
+        post: [{ name: 'HelloFromPost', path: '' }],
+      },
+    }),
+  ],
+  'OAuth2 client credentials with its policy': [
+    api('rs-oauth', {
+      use_oauth2: true,
+      oauth_meta: { allowed_access_types: ['client_credentials'], auth_login_redirect: 'http://localhost' },
+      proxy: proxy('/rs-oauth'),
+    }),
+    policy('rs-oauth-policy', ['rs-oauth']),
+  ],
+};
+
+function admitted(r: KubectlResult): void {
+  assert.equal(r.code, 0, `expected success, kubectl said:\n${r.stderr}`);
+}
+
+describe('sample files in the reference naming, renamed, through a real API server', () => {
+  for (const [name, docs] of Object.entries(files)) {
+    test(`${name}: admitted, and what is stored is served`, async () => {
+      const renamed = docs.map((d) => renameToSvc(d) as Manifest);
+      admitted(await apply(cp, renamed));
+      for (const doc of renamed.filter((d) => d.kind === 'ApiDefinition')) {
+        const metadata = doc.metadata as { name: string; labels?: Record<string, string> };
+        const stored = await getObject(cp, 'apidefinition', metadata.name);
+        const template = metadata.labels?.template === 'true';
+        assert.deepEqual(
+          gatewayVerdict(template ? fromTemplate(stored) : stored),
+          [],
+          `the gateway refuses ${metadata.name}`,
+        );
+      }
+    });
+  }
+});
+
+describe('what svc does not serve is refused by name', () => {
+  const refusals: [string, Manifest, string][] = [
+    [
+      'an analytics plugin',
+      api('rs-analytics', {
+        use_keyless: true,
+        proxy: proxy('/rs-analytics'),
+        enable_detailed_recording: true,
+        analytics_plugin: { enable: true, func_name: 'Mask', plugin_path: '/plugins/mask.so' },
+      }),
+      'spec.analytics_plugin: not supported by svc yet',
+    ],
+    [
+      'a federation subgraph',
+      api('rs-subgraph', {
+        use_keyless: true,
+        proxy: proxy('/rs-subgraph'),
+        graphql: { enabled: true, execution_mode: 'subgraph', schema: UDG_SDL, subgraph: { sdl: UDG_SDL } },
+      }),
+      'spec.graphql.execution_mode: Unsupported value: "subgraph"',
+    ],
+    [
+      'an OAuth2 authorize type',
+      api('rs-oauth-code', {
+        use_oauth2: true,
+        oauth_meta: { allowed_access_types: ['client_credentials'], allowed_authorize_types: ['code'] },
+        proxy: proxy('/rs-oauth-code'),
+      }),
+      'spec.oauth_meta.allowed_authorize_types[0]',
+    ],
+    [
+      'a plugin bundle',
+      api('rs-bundle', {
+        use_keyless: true,
+        proxy: proxy('/rs-bundle'),
+        custom_middleware_bundle: 'bundle.zip',
+      }),
+      'spec.custom_middleware_bundle: not supported by svc yet',
+    ],
+  ];
+  for (const [name, doc, message] of refusals) {
+    test(name, async () => {
+      const r = await apply(cp, renameToSvc(doc) as Manifest);
+      assert.notEqual(r.code, 0, `expected a refusal, kubectl said:\n${r.stdout}`);
+      assert.ok(r.stderr.includes(message), `expected ${JSON.stringify(message)} in:\n${r.stderr}`);
+    });
+  }
+});
