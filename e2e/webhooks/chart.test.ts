@@ -91,6 +91,7 @@ const options: { name: string; set: string[]; check: (objects: Manifest[]) => vo
           'msvcstreamsapidefinitions.svc.svc.io',
           'msecuritypolicies.svc.svc.io',
           'moperatorcontexts.svc.svc.io',
+          'mapikeys.svc.svc.io',
         ],
       );
       const validating = webhooksOf(o, 'ValidatingWebhookConfiguration');
@@ -102,6 +103,7 @@ const options: { name: string; set: string[]; check: (objects: Manifest[]) => vo
           '/validate/svcstreamsapidefinitions',
           '/validate/securitypolicies',
           '/validate/operatorcontexts',
+          '/validate/apikeys',
           '/validate/configmaps',
         ],
       );
