@@ -25,6 +25,7 @@ import {
 const PLUGIN = new URL('../../operator/cli/kubectl-svc.ts', import.meta.url).pathname;
 const ORG = 'plugin-org';
 const KEY = 'plugin-key-1';
+const RATE_KEY = 'plugin-key-2';
 
 let w: OperatorWorld;
 let operator: OperatorProc | undefined;
@@ -97,6 +98,16 @@ spec:
   quota_renewal_rate: 3600
   access_rights_array:
     - name: orders
+---
+apiVersion: svc.svc.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: two-a-minute, namespace: shop}
+spec:
+  name: two-a-minute
+  rate: 2
+  per: 60
+  access_rights_array:
+    - name: orders
 `,
   );
   for (const [kind, name] of [
@@ -104,6 +115,7 @@ spec:
     ['apidefinition', 'orders'],
     ['securitypolicy', 'bronze'],
     ['securitypolicy', 'silver'],
+    ['securitypolicy', 'two-a-minute'],
   ] as const) {
     await waitReady(w.cp, { kind, ns: 'shop', name });
   }
@@ -112,6 +124,11 @@ spec:
     apply_policies: [derivedId('shop', 'bronze'), derivedId('shop', 'silver')],
   });
   assert.equal(key.status, 200, JSON.stringify(key.body));
+  const rateKey = await admin(w.gw, 'POST', `/svc/keys/${RATE_KEY}`, {
+    org_id: ORG,
+    apply_policies: [derivedId('shop', 'two-a-minute')],
+  });
+  assert.equal(rateKey.status, 200, JSON.stringify(rateKey.body));
 });
 
 after(async () => {
@@ -242,6 +259,40 @@ test('a spent quota: 403 from quota with remaining 0, and explaining it again sp
   assert.deepEqual(
     reads.filter((r) => r.kind === 'quota').map((r) => r.used),
     [3],
+  );
+});
+
+test('a rate limit: explains read its window without counting; once spent, 429 from rate-limit with remaining 0', async () => {
+  const rateOf = (x: ExplanationView) =>
+    x.steps
+      .flatMap((st) => (st.details.counters ?? []) as { kind: string; limit: number; remaining: number }[])
+      .filter((c) => c.kind === 'rate');
+  for (let i = 0; i < 3; i++) {
+    const x = await explainJson(['GET', '/orders/1', '--key', RATE_KEY]);
+    assert.equal(x.answer.status, 200);
+    assert.deepEqual(
+      rateOf(x).map((c) => [c.limit, c.remaining]),
+      [[2, 1]],
+    );
+  }
+  // Had the explains counted, the window would be spent: both real requests pass.
+  for (let i = 0; i < 2; i++) {
+    const r = await httpRequest(`${w.gw.url}/orders/1`, { headers: { authorization: RATE_KEY } });
+    assert.equal(r.status, 200);
+  }
+  const x = await explainJson(['GET', '/orders/1', '--key', RATE_KEY]);
+  assert.equal(x.answer.status, 429);
+  assert.deepEqual(JSON.parse(x.answer.body), { error: 'Rate Limit Exceeded' });
+  const last = x.steps.at(-1);
+  assert.equal(last?.middleware, 'rate-limit');
+  assert.deepEqual(
+    rateOf(x).map((c) => c.remaining),
+    [0],
+  );
+  const table = await plugin(['explain', 'GET', '/orders/1', '--key', RATE_KEY]);
+  assert.match(
+    table.stdout,
+    /limits +rate-limit +refused 429 Rate Limit Exceeded +rate rl:\S+: 2 per 60s, remaining 0/,
   );
 });
 

@@ -76,6 +76,19 @@ for (const b of backends) {
       await waitFor('a slot to free', async () => ((await c.rate('w', 3, 400)).allowed ? true : undefined));
     });
 
+    test('peekRate: what a check would answer, without counting (kubectl svc explain)', async () => {
+      assert.deepEqual(await c.peekRate('pw', 2, 60_000), { allowed: true, remaining: 1, resetMs: 60_000 });
+      assert.equal((await c.peekRate('pw', 2, 60_000)).remaining, 1, 'the peek counted nothing');
+      assert.equal((await c.rate('pw', 2, 60_000)).remaining, 1);
+      const one = await c.peekRate('pw', 2, 60_000);
+      assert.deepEqual([one.allowed, one.remaining], [true, 0]);
+      assert.ok(one.resetMs > 0 && one.resetMs <= 60_000, `reset ${one.resetMs}`);
+      assert.equal((await c.rate('pw', 2, 60_000)).allowed, true, 'the second request still fits');
+      const spent = await c.peekRate('pw', 2, 60_000);
+      assert.deepEqual([spent.allowed, spent.remaining], [false, 0]);
+      assert.equal((await c.rate('pw', 2, 60_000)).allowed, false);
+    });
+
     test('quota: a fixed period counted from the first request; peek; reset one; reset a group', async () => {
       assert.equal(await c.peekQuota('q1'), undefined);
       assert.equal((await c.quota('q1', 'k', 60_000)).used, 1);

@@ -65,6 +65,11 @@ export interface Counters {
    * quota step when both apply; see middleware/rate-limit).
    */
   rateThenQuota(rate: RateCheck, quota: QuotaCount): Promise<RateQuotaVerdict>;
+  /**
+   * What `rate` would answer now, without recording anything (`kubectl svc explain`'s dry run):
+   * `remaining` is what would be left after this request.
+   */
+  peekRate(name: string, limit: number, windowMs: number): Promise<RateVerdict>;
   /** The quota counter as it stands, or undefined when no period runs. */
   peekQuota(name: string): Promise<QuotaUse | undefined>;
   /** Ends the current period of one quota counter: the next request starts a new one. */
@@ -97,3 +102,9 @@ export const counterName = {
   /** An organisation's quota. */
   org: (orgId: string): string => `org:${orgId}`,
 } as const;
+
+/** A dry-run verdict from the requests in the window (`count`): as if one more came now. */
+export function peekVerdict(count: number, limit: number, resetMs: number): RateVerdict {
+  const allowed = count < limit;
+  return { allowed, remaining: Math.max(0, limit - count - (allowed ? 1 : 0)), resetMs };
+}

@@ -3,6 +3,7 @@
  * values with an end. Expired entries are dropped when touched and by a periodic sweep, so idle
  * keys don't accumulate. The clock is injected, so tests can move through long periods.
  */
+import { peekVerdict } from './counters.ts';
 import type { Counters, QuotaCount, QuotaUse, RateCheck, RateQuotaVerdict, RateVerdict } from './counters.ts';
 
 const SWEEP_EVERY_MS = 60_000;
@@ -60,6 +61,17 @@ export class MemoryCounters implements Counters {
       remaining: Math.max(0, limit - w.times.length),
       resetMs: oldest === undefined ? windowMs : oldest + windowMs - now,
     };
+  }
+
+  peekRate(name: string, limit: number, windowMs: number): Promise<RateVerdict> {
+    return Promise.resolve(this.peekRateNow(name, limit, windowMs));
+  }
+
+  /** See Counters.peekRate, synchronously. */
+  peekRateNow(name: string, limit: number, windowMs: number): RateVerdict {
+    const now = this.#now();
+    const times = (this.#windows.get(name)?.times ?? []).filter((t) => t > now - windowMs);
+    return peekVerdict(times.length, limit, times[0] === undefined ? windowMs : times[0] + windowMs - now);
   }
 
   quota(name: string, group: string, periodMs: number): Promise<QuotaUse> {

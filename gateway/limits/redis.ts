@@ -6,7 +6,15 @@
 import { Redis } from 'ioredis';
 import { TransientError, errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
-import type { Counters, QuotaCount, QuotaUse, RateCheck, RateQuotaVerdict, RateVerdict } from './counters.ts';
+import {
+  peekVerdict,
+  type Counters,
+  type QuotaCount,
+  type QuotaUse,
+  type RateCheck,
+  type RateQuotaVerdict,
+  type RateVerdict,
+} from './counters.ts';
 
 /** What one entry of a batch asks (ARGV's first value of the entry). */
 const KIND = { rate: '1', quota: '2', rateThenQuota: '3' } as const;
@@ -203,6 +211,27 @@ local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then return {0, 0} end
 return {tonumber(v), ttl}`;
 
+/**
+ * KEYS[1] a sliding window's log, KEYS[2] its total, ARGV[1] its span in ms. Read only: the requests still in the
+ * window and the ms until the oldest leaves it (-1 when none), by Redis's clock.
+ */
+const PEEK_RATE_SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local span = tonumber(ARGV[1])
+local n, oldest = 0, -1
+-- Without its total the log is stale: the next check starts the window afresh.
+if not redis.call('GET', KEYS[2]) then return {0, -1} end
+for _, b in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+  local sep = string.find(b, ':', 1, true)
+  local bt = tonumber(string.sub(b, 1, sep - 1))
+  if bt > now - span then
+    n = n + tonumber(string.sub(b, sep + 1))
+    if oldest < 0 then oldest = bt + span - now end
+  end
+end
+return {n, oldest}`;
+
 /** KEYS[1] the group's set: deletes every counter in it, and the set. */
 const RESET_GROUP_SCRIPT = `
 local names = redis.call('SMEMBERS', KEYS[1])
@@ -215,6 +244,7 @@ interface Scripts {
   /** The number of keys, the keys, then the arguments (see BATCH_SCRIPT). */
   svcBatch(numberOfKeys: number, ...keysThenArgs: string[]): Promise<unknown>;
   svcPeek(key: string): Promise<unknown>;
+  svcPeekRate(log: string, total: string, spanMs: string): Promise<unknown>;
   svcResetGroup(group: string): Promise<unknown>;
 }
 
@@ -241,6 +271,7 @@ export class RedisCounters implements Counters {
     // sending the script text with every request costs Redis a parse and the network the bytes.
     this.#redis.defineCommand('svcBatch', { lua: BATCH_SCRIPT });
     this.#redis.defineCommand('svcPeek', { numberOfKeys: 1, lua: PEEK_SCRIPT });
+    this.#redis.defineCommand('svcPeekRate', { numberOfKeys: 2, lua: PEEK_RATE_SCRIPT });
     this.#redis.defineCommand('svcResetGroup', { numberOfKeys: 1, lua: RESET_GROUP_SCRIPT });
     this.#scripts = this.#redis as unknown as Scripts;
     this.#redis.on('ready', () => {
@@ -379,6 +410,15 @@ export class RedisCounters implements Counters {
       rate: { allowed, remaining: res[1], resetMs: res[2] },
       quota: allowed ? { used: res[3], ttlMs: res[4] } : undefined,
     };
+  }
+
+  async peekRate(name: string, limit: number, windowMs: number): Promise<RateVerdict> {
+    const [log, total] = this.#window(name);
+    const res = (await this.#run('peek', () => this.#scripts.svcPeekRate(log, total, String(windowMs)))) as [
+      number,
+      number,
+    ];
+    return peekVerdict(res[0], limit, res[1] < 0 ? windowMs : res[1]);
   }
 
   async peekQuota(name: string): Promise<QuotaUse | undefined> {

@@ -15,6 +15,7 @@ export type CounterOp =
   | { op: 'quota'; name: string; group: string; periodMs: number }
   | { op: 'rateThenQuota'; rate: RateCheck; quota: QuotaCount }
   | { op: 'peek'; name: string }
+  | { op: 'peekRate'; name: string; limit: number; windowMs: number }
   | { op: 'reset'; name: string }
   | { op: 'resetGroup'; group: string };
 
@@ -32,6 +33,8 @@ export function runCounterOp(counters: MemoryCounters, o: CounterOp): CounterRes
       return counters.rateThenQuotaNow(o.rate, o.quota);
     case 'peek':
       return counters.peekNow(o.name) ?? null;
+    case 'peekRate':
+      return counters.peekRateNow(o.name, o.limit, o.windowMs);
     case 'reset':
       void counters.resetQuota(o.name);
       return null;
@@ -86,6 +89,10 @@ export class RelayedCounters implements Counters {
 
   async rateThenQuota(rate: RateCheck, quota: QuotaCount): Promise<RateQuotaVerdict> {
     return (await this.#call({ op: 'rateThenQuota', rate, quota })) as RateQuotaVerdict;
+  }
+
+  async peekRate(name: string, limit: number, windowMs: number): Promise<RateVerdict> {
+    return (await this.#call({ op: 'peekRate', name, limit, windowMs })) as RateVerdict;
   }
 
   async peekQuota(name: string): Promise<QuotaUse | undefined> {

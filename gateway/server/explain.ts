@@ -2,7 +2,7 @@
  * `POST /svc/explain` (`kubectl svc explain`): how this gateway would answer a request, without
  * answering it. The request's route is matched as `#handle` matches it; the API's chain is
  * compiled again, for this request alone, with dry-run dependencies (counters read, never
- * written: a rate check reports its counter without counting, a quota its count as it stands;
+ * written: a rate check reports what is left of its window, a quota its count as it stands;
  * no events delivered, no metrics kept); each step is wrapped so that its decision is recorded
  * in chain order; the upstream call is replaced by a note of where it would go. Nothing reaches
  * the upstream and no counter moves, so a real request afterwards gets what it would have got.
@@ -34,9 +34,10 @@ export interface CounterRead {
   name: string;
   limit?: number;
   windowSeconds?: number;
+  /** Rate: requests left in the window after this one (0 when it would be refused). */
+  remaining?: number;
   /** Quota: requests counted in the current period (this one not included). */
   used?: number;
-  note?: string;
 }
 
 /** One middleware's decision. */
@@ -86,24 +87,21 @@ function dryCounters(real: Counters, reads: CounterRead[]): Counters {
     reads.push({ kind: 'quota', name, used: now?.used ?? 0 });
     return { used: (now?.used ?? 0) + 1, ttlMs: now?.ttlMs ?? 0 };
   };
-  const rateRead = (name: string, limit: number, windowMs: number): RateVerdict => {
-    reads.push({
-      kind: 'rate',
-      name,
-      limit,
-      windowSeconds: windowMs / 1000,
-      note: 'sliding window: not counted, its remaining count not read',
-    });
-    return { allowed: true, remaining: limit, resetMs: 0 };
+  const rateRead = async (name: string, limit: number, windowMs: number): Promise<RateVerdict> => {
+    const v = await real.peekRate(name, limit, windowMs);
+    reads.push({ kind: 'rate', name, limit, windowSeconds: windowMs / 1000, remaining: v.remaining });
+    return v;
   };
   return {
     kind: real.kind,
-    rate: (name, limit, windowMs) => Promise.resolve(rateRead(name, limit, windowMs)),
+    rate: rateRead,
     quota: (name) => quotaRead(name),
-    rateThenQuota: async (rate, quota) => ({
-      rate: rateRead(rate.name, rate.limit, rate.windowMs),
-      quota: await quotaRead(quota.name),
-    }),
+    // As the real step: the quota is counted (here, read) only when the rate check admits.
+    rateThenQuota: async (rate, quota) => {
+      const v = await rateRead(rate.name, rate.limit, rate.windowMs);
+      return { rate: v, quota: v.allowed ? await quotaRead(quota.name) : undefined };
+    },
+    peekRate: (name, limit, windowMs) => real.peekRate(name, limit, windowMs),
     peekQuota: (name) => real.peekQuota(name),
     resetQuota: () => Promise.reject(new Error('dry run: no counter is reset')),
     resetGroup: () => Promise.reject(new Error('dry run: no counter is reset')),

@@ -23,7 +23,7 @@ const refused: ExplanationView = {
       decision: 'passed',
       details: {
         counters: [
-          { kind: 'rate', name: 'rl:k1', limit: 10, windowSeconds: 1, note: 'not counted' },
+          { kind: 'rate', name: 'rl:k1', limit: 10, windowSeconds: 1, remaining: 4 },
           { kind: 'quota', name: 'q:k1', used: 3 },
         ],
       },
@@ -58,7 +58,7 @@ const cases: { name: string; in: ExplanationView; lines: RegExp[] }[] = [
       /^STAGE +MIDDLEWARE +DECISION +DETAILS$/m,
       /^api-wide checks +ip-block-list +passed$/m,
       /^authentication +auth-token +passed +identity k1; policies p1, p2$/m,
-      /^limits +rate-limit +passed +rate rl:k1: 10 per 1s \(not counted\); quota q:k1: used 3$/m,
+      /^limits +rate-limit +passed +rate rl:k1: 10 per 1s, remaining 4; quota q:k1: used 3$/m,
       /^limits +quota +refused 403 Quota exceeded +remaining 0; event QuotaExceeded$/m,
       /^Answer: {3}403 \{"error":"Quota exceeded"\}$/m,
       /^By: {7}quota \(limits\)$/m,

@@ -45,7 +45,6 @@ interface CounterView {
   windowSeconds?: number;
   remaining?: number;
   used?: number;
-  note?: string;
 }
 
 /** What a step found, in a few words. */
@@ -60,7 +59,9 @@ function detailText(d: Record<string, unknown>): string {
         `quota ${c.name}: used ${c.used ?? 0}${c.remaining === undefined ? '' : `, remaining ${c.remaining}`}`,
       );
     } else {
-      parts.push(`rate ${c.name}: ${c.limit ?? '?'} per ${c.windowSeconds ?? '?'}s (${c.note ?? ''})`);
+      parts.push(
+        `rate ${c.name}: ${c.limit ?? '?'} per ${c.windowSeconds ?? '?'}s${c.remaining === undefined ? '' : `, remaining ${c.remaining}`}`,
+      );
     }
   }
   if (typeof d.remaining === 'number') parts.push(`remaining ${d.remaining}`);
