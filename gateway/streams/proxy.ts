@@ -11,6 +11,7 @@ import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import type { HttpContext } from '../pipeline/context.ts';
 import { HOP_BY_HOP } from '../upstream/headers.ts';
+import { ClientRelay } from '../upstream/relay.ts';
 
 /**
  * Kept-alive connections to Bento for plain requests (streaming ones hold theirs while they
@@ -40,34 +41,18 @@ function relayable(headers: IncomingHttpHeaders): Record<string, string | string
  * Relays Bento's answer to the client: the head at once, then each chunk as it comes (server-sent
  * events, raw streams), with backpressure.
  */
-class BentoRelay implements Dispatcher.DispatchHandler {
-  readonly #ctx: HttpContext;
+class BentoRelay extends ClientRelay implements Dispatcher.DispatchHandler {
   readonly #opened: ((status: number) => void) | undefined;
-  readonly #done: () => void;
-  #controller: Dispatcher.DispatchController | undefined;
-  #finished = false;
 
   constructor(ctx: HttpContext, opened: ((status: number) => void) | undefined, done: () => void) {
-    this.#ctx = ctx;
+    super(ctx, done);
     this.#opened = opened;
-    this.#done = done;
     // The client went away: stop the call, so Bento hands its next message to another consumer.
     ctx.res.once('close', () => {
-      const cut = !ctx.res.writableFinished && !this.#finished;
-      this.#finish(); // first: the abort's error is no failure of Bento's to answer or count
-      if (cut) this.#controller?.abort(new Error('client closed the connection'));
+      const cut = !ctx.res.writableFinished && !this.finished;
+      this.finish(); // first: the abort's error is no failure of Bento's to answer or count
+      if (cut) this.controller?.abort(new Error('client closed the connection'));
     });
-  }
-
-  #finish(): void {
-    if (this.#finished) return;
-    this.#finished = true;
-    this.#done();
-  }
-
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.#controller = controller;
-    if (this.#ctx.res.destroyed) controller.abort(new Error('client closed the connection'));
   }
 
   onResponseStart(
@@ -76,16 +61,16 @@ class BentoRelay implements Dispatcher.DispatchHandler {
     headers: IncomingHttpHeaders,
   ): void {
     if (statusCode < 200) return; // informational: the final response follows
-    const { res } = this.#ctx;
+    const { res } = this.ctx;
     this.#opened?.(statusCode);
-    res.writeHead(statusCode, { ...relayable(headers), ...this.#ctx.responseHeaders });
+    res.writeHead(statusCode, { ...relayable(headers), ...this.ctx.responseHeaders });
     // Server-sent events and raw streams (no length): the head goes out at once, then each
     // chunk as it comes. A plain answer (a publish acknowledged) goes out in one write.
     if (headers['content-length'] === undefined) res.flushHeaders();
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    const { res } = this.#ctx;
+    const { res } = this.ctx;
     if (!res.write(chunk)) {
       controller.pause();
       res.once('drain', () => {
@@ -95,8 +80,8 @@ class BentoRelay implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
-    this.#ctx.res.end();
-    this.#finish();
+    this.ctx.res.end();
+    this.finish();
   }
 
   onResponseError(): void {
@@ -105,8 +90,8 @@ class BentoRelay implements Dispatcher.DispatchHandler {
 
   /** Bento could not be reached (503), or the exchange broke once begun (the client's connection cut). */
   fail(): void {
-    const { res } = this.#ctx;
-    if (this.#finished) return;
+    const { res } = this.ctx;
+    if (this.finished) return;
     if (!res.headersSent) {
       this.#opened?.(0);
       const body = JSON.stringify({ error: 'The stream is not available right now' });
@@ -117,7 +102,7 @@ class BentoRelay implements Dispatcher.DispatchHandler {
       });
       res.end(body);
     } else res.destroy();
-    this.#finish();
+    this.finish();
   }
 }
 

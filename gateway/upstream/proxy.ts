@@ -15,6 +15,7 @@ import { MAX_READ_BODY, type BufferedResponse, type HttpContext } from '../pipel
 import { GatewayError } from '../pipeline/errors.ts';
 import type { Target } from '../pipeline/router.ts';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.ts';
+import { ClientRelay } from './relay.ts';
 
 /** Upstream path and query for a request path: the target's path, then the (stripped) path. */
 export function upstreamPathOf(
@@ -103,33 +104,21 @@ function withBodyLength(headers: IncomingHttpHeaders, body: Buffer): IncomingHtt
 }
 
 /** Relays one upstream response to the client. */
-class Relay implements Dispatcher.DispatchHandler {
-  readonly #ctx: HttpContext;
-  readonly #done: () => void;
+class Relay extends ClientRelay implements Dispatcher.DispatchHandler {
   readonly #onFailure: (() => void) | undefined;
-  #controller: Dispatcher.DispatchController | undefined;
-  #finished = false;
 
   constructor(ctx: HttpContext, done: () => void, onFailure?: () => void) {
-    this.#ctx = ctx;
-    this.#done = done;
+    super(ctx, done);
     this.#onFailure = onFailure;
     ctx.res.on('close', () => {
       // The client went away before the response ended: stop the upstream call.
-      if (!this.#finished) this.#controller?.abort(new Error('client closed the connection'));
+      if (!this.finished) this.controller?.abort(new Error('client closed the connection'));
     });
   }
 
-  #finish(): void {
-    if (this.#finished) return;
-    this.#finished = true;
-    this.#done();
-  }
-
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.#controller = controller;
-    if (this.#ctx.res.destroyed) controller.abort(new Error('client closed the connection'));
-    else if (this.#timedOut !== undefined) controller.abort(this.#timedOut);
+  override onRequestStart(controller: Dispatcher.DispatchController): void {
+    super.onRequestStart(controller);
+    if (!this.ctx.res.destroyed && this.#timedOut !== undefined) controller.abort(this.#timedOut);
   }
 
   #timedOut: Error | undefined;
@@ -137,10 +126,10 @@ class Relay implements Dispatcher.DispatchHandler {
 
   /** The request's hard timeout passed (`ctx.upstream.timeoutMs`): 504 unless the response began. */
   hardTimeout(): void {
-    if (this.#started || this.#finished) return;
+    if (this.#started || this.finished) return;
     const err = Object.assign(new Error('upstream hard timeout'), { code: 'UND_ERR_HEADERS_TIMEOUT' });
     this.#timedOut = err;
-    this.#controller?.abort(err);
+    this.controller?.abort(err);
   }
 
   onResponseStart(
@@ -151,25 +140,25 @@ class Relay implements Dispatcher.DispatchHandler {
   ): void {
     if (statusCode < 200) return; // informational: the final response follows
     this.#started = true;
-    this.#ctx.upstreamStatus = statusCode;
+    this.ctx.upstreamStatus = statusCode;
     if (
-      this.#ctx.upstream.responseHook !== undefined ||
-      (this.#ctx.upstream.transformResponse !== undefined && hasResponseBody(this.#ctx, statusCode))
+      this.ctx.upstream.responseHook !== undefined ||
+      (this.ctx.upstream.transformResponse !== undefined && hasResponseBody(this.ctx, statusCode))
     ) {
       // A response body transform or a response hook: the response is buffered, then written
       // at its end.
       this.#buffered = { status: statusCode, message: statusMessage, headers, chunks: [], size: 0 };
       return;
     }
-    this.#ctx.upstream.tap?.start(statusCode, headers, false);
+    this.ctx.upstream.tap?.start(statusCode, headers, false);
     const out = clientResponseHeaders(
       headers,
-      this.#ctx.responseHeaders,
-      this.#ctx.upstream.removedResponseHeaders,
+      this.ctx.responseHeaders,
+      this.ctx.upstream.removedResponseHeaders,
     );
     if (statusMessage !== undefined && statusMessage !== '')
-      this.#ctx.res.writeHead(statusCode, statusMessage, out);
-    else this.#ctx.res.writeHead(statusCode, out);
+      this.ctx.res.writeHead(statusCode, statusMessage, out);
+    else this.ctx.res.writeHead(statusCode, out);
   }
 
   /** The response being buffered for `ctx.upstream.transformResponse` or `responseHook`. */
@@ -193,8 +182,8 @@ class Relay implements Dispatcher.DispatchHandler {
       b.chunks.push(chunk);
       return;
     }
-    const { res } = this.#ctx;
-    this.#ctx.upstream.tap?.data(chunk);
+    const { res } = this.ctx;
+    this.ctx.upstream.tap?.data(chunk);
     if (!res.write(chunk)) {
       controller.pause();
       res.once('drain', () => {
@@ -206,14 +195,14 @@ class Relay implements Dispatcher.DispatchHandler {
   onResponseEnd(): void {
     const b = this.#buffered;
     if (b !== undefined) {
-      if (this.#ctx.upstream.responseHook === undefined) {
+      if (this.ctx.upstream.responseHook === undefined) {
         this.#endTransformed(b);
-        this.#finish();
+        this.finish();
         return;
       }
       this.#endHooked(b).then(
         () => {
-          this.#finish();
+          this.finish();
         },
         (err: unknown) => {
           this.fail(err);
@@ -221,14 +210,14 @@ class Relay implements Dispatcher.DispatchHandler {
       );
       return;
     }
-    this.#ctx.upstream.tap?.end();
-    this.#ctx.res.end();
-    this.#finish();
+    this.ctx.upstream.tap?.end();
+    this.ctx.res.end();
+    this.finish();
   }
 
   /** A buffered response, its body rewritten by `ctx.upstream.transformResponse` when it can be. */
   #transformed(b: BufferedUpstream): BufferedResponse {
-    const ctx = this.#ctx;
+    const ctx = this.ctx;
     const body: Buffer = Buffer.concat(b.chunks);
     const headers = { ...b.headers };
     if (ctx.upstream.transformResponse === undefined || !hasResponseBody(ctx, b.status)) {
@@ -257,7 +246,7 @@ class Relay implements Dispatcher.DispatchHandler {
    * encoding, else it goes out decoded.
    */
   async #endHooked(b: BufferedUpstream): Promise<void> {
-    const ctx = this.#ctx;
+    const ctx = this.ctx;
     const hook = ctx.upstream.responseHook;
     const res = this.#transformed(b);
     const decoded = decode(res.body, res.headers['content-encoding']);
@@ -292,7 +281,7 @@ class Relay implements Dispatcher.DispatchHandler {
 
   /** Writes a whole response to the client (and the response tap). */
   #write(r: BufferedResponse, message: string | undefined): void {
-    const ctx = this.#ctx;
+    const ctx = this.ctx;
     ctx.upstream.tap?.start(r.status, r.headers, false);
     ctx.upstream.tap?.data(r.body);
     ctx.upstream.tap?.end();
@@ -303,24 +292,24 @@ class Relay implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
-    if (this.#finished) return; // answered already (a response too large to transform)
+    if (this.finished) return; // answered already (a response too large to transform)
     this.fail(err);
   }
 
   /** Answers 502/504 (or cuts the connection if the response has begun). */
   fail(err: unknown): void {
-    const { res } = this.#ctx;
+    const { res } = this.ctx;
     this.#onFailure?.();
     if (!res.destroyed) {
       const failure = upstreamFailure(err);
-      this.#ctx.log.warn('upstream call failed', {
+      this.ctx.log.warn('upstream call failed', {
         status: res.headersSent ? undefined : failure.status,
         code: (err as { code?: unknown }).code,
         error: errorMessage(err),
       });
-      respondError(this.#ctx, failure);
+      respondError(this.ctx, failure);
     }
-    this.#finish();
+    this.finish();
   }
 }
 
