@@ -19,6 +19,7 @@ import { internalCall, type RouteLookup } from '../upstream/internal.ts';
 import {
   ambiguousTargets,
   gatewayInternalTargetProblems,
+  internalTargetHostsOf,
   internalUrl,
   isInternalTarget,
   isInternalUrl,
@@ -558,6 +559,33 @@ function crossCheck(apis: { id: string; api: GatewayApiDefinition }[], env: Comp
 }
 
 /**
+ * Worked out once per route or definition, not at every reload (a reload keeps the route and the
+ * definition of an unchanged API: issue 33 item 4).
+ */
+const claimKeys = new WeakMap<Route, string>();
+const internalHosts = new WeakMap<GatewayApiDefinition, boolean>();
+
+/** What two routes claiming one path share: listener, domain tier and the route key. */
+function claimKeyOf(r: Route): string {
+  let key = claimKeys.get(r);
+  if (key === undefined) {
+    key = `${String(r.listener)} ${r.domain ?? '*'}${r.domainOneLabel === true ? ' one-label' : ''} ${routeKey(r.exactPath ?? r.listenPath, r.exactPath !== undefined)}`;
+    claimKeys.set(r, key);
+  }
+  return key;
+}
+
+/** Whether the definition names another API as a target (`svc://`) anywhere. */
+function hasInternalTargets(api: GatewayApiDefinition): boolean {
+  let has = internalHosts.get(api);
+  if (has === undefined) {
+    has = internalTargetHostsOf(api).length > 0;
+    internalHosts.set(api, has);
+  }
+  return has;
+}
+
+/**
  * Checks and compiles every stored API. One that fails (a check, a protocol clash with an API
  * before it, or its middleware) is reported and left out; every other API is served. An API whose
  * stored text is unchanged since `previous` was built keeps its route.
@@ -632,7 +660,7 @@ export async function buildRouteTable(
   const warnings: string[] = [];
   const claimed = new Map<string, string>();
   for (const r of table.routes) {
-    const key = `${String(r.listener)} ${r.domain ?? '*'}${r.domainOneLabel === true ? ' one-label' : ''} ${routeKey(r.exactPath ?? r.listenPath, r.exactPath !== undefined)}`;
+    const key = claimKeyOf(r);
     const owner = claimed.get(key);
     if (owner === undefined) claimed.set(key, r.id);
     else warnings.push(`APIs ${owner} and ${r.id} claim the same domain and listen path; ${owner} serves it`);
@@ -641,7 +669,7 @@ export async function buildRouteTable(
   // requests to that target get 502 (upstream/internal.ts) until one API has the name.
   const named = [...checked, ...internalApis].map(({ id, api }) => ({ id, name: api.name }));
   for (const { id, api } of [...checked, ...internalApis])
-    for (const p of ambiguousTargets(api, id, named))
+    for (const p of hasInternalTargets(api) ? ambiguousTargets(api, id, named) : [])
       warnings.push(`API ${id}: ${formatProblem(p)} (its requests to this target get 502 until then)`);
   return { table, problems, warnings, skipped, reusable, tcp: tcp.map(({ id, api }) => ({ id, api })) };
 }
