@@ -165,3 +165,26 @@ test('the overlap over: the old hash is deleted', async () => {
   assert.deepEqual(out, {});
   assert.equal(s.lastStatus().rotatedFrom, undefined);
 });
+
+test('a second reconcile that reads a stale status does not rotate twice (the written status is remembered)', async () => {
+  const s = setup({ rotate: 'r1' }, { secret: 'tok-old', status: { keyHash: keyHashOf('tok-old') } });
+  s.gw.held.set(keyHashOf('tok-old'), {});
+  const memory = new Map<string, ApiKeyStatus>();
+  const deps: ApiKeyDeps = {
+    ...s.deps,
+    written: (uid) => (uid === undefined ? undefined : memory.get(uid)),
+    objects: {
+      ...s.deps.objects,
+      patchStatus: async (o, st) => {
+        memory.set(o.metadata.uid ?? '', st);
+        return s.deps.objects.patchStatus(o, st);
+      },
+    },
+  };
+  await reconcileApiKey('team/k', deps);
+  await reconcileApiKey('team/k', deps);
+  assert.deepEqual(s.secretWrites, ['k/key'], 'one new value');
+  const value = s.secret() ?? '';
+  assert.equal(s.lastStatus().keyHash, keyHashOf(value));
+  assert.deepEqual([...s.gw.held.keys()], [keyHashOf(value)], 'the gateway holds the new value only');
+});

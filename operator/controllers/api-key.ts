@@ -67,6 +67,13 @@ export interface ApiKeyDeps extends ReportDeps<KeyObject> {
    * returns the Secret's new version.
    */
   writeSecret: (owner: KeyObject, name: string, dataKey: string, value: string) => Promise<string>;
+  /**
+   * The status this process last wrote for the object (by uid). The informer cache may not hold
+   * it yet when a second reconcile starts right after the first: read stale, a rotation would
+   * be done twice (a second value generated, the first one left in the gateway). This process
+   * is the only writer (the leader), so what it remembers is never older than its cache.
+   */
+  written?: (uid: string | undefined) => ApiKeyStatus | undefined;
   log: Logger;
 }
 
@@ -113,7 +120,9 @@ export async function reconcileApiKey(key: string, deps: ApiKeyDeps): Promise<Wo
   const log = deps.log.child({ kind: 'ApiKey', object: key });
   if (obj.metadata.deletionTimestamp) return finalize(obj, deps, log);
 
-  const current = await deps.objects.ensureFinalizer(obj, KEY_FINALIZER);
+  const ensured = await deps.objects.ensureFinalizer(obj, KEY_FINALIZER);
+  const remembered = deps.written?.(ensured.metadata.uid);
+  const current: KeyObject = remembered ? { ...ensured, status: remembered } : ensured;
   const old = current.status ?? {};
   const spec = current.spec;
   const status: ApiKeyStatus = { ...old, observedGeneration: current.metadata.generation };
@@ -363,7 +372,20 @@ export function apiKeyController(env: ControllerEnv): ControllerSpec {
   const keysInf = env.manager.informer<KeyObject>(keySpec);
   const policies = env.manager.informer<PolicyView>(policySpec);
   const secrets = env.manager.informer<k8s.V1Secret>(secretSpec);
-  const objects = new SvcObjects<KeyObject>(env.kc, keySpec.plural);
+  const stored = new SvcObjects<KeyObject>(env.kc, keySpec.plural);
+  const written = new Map<string, ApiKeyStatus>();
+  const objects: ApiKeyDeps['objects'] = {
+    ensureFinalizer: (o, f) => stored.ensureFinalizer(o, f),
+    removeFinalizer: async (o, f) => {
+      await stored.removeFinalizer(o, f);
+      if (o.metadata.uid !== undefined) written.delete(o.metadata.uid);
+    },
+    patchStatus: async (o, st) => {
+      const changed = await stored.patchStatus(o, st);
+      if (o.metadata.uid !== undefined) written.set(o.metadata.uid, structuredClone(st));
+      return changed;
+    },
+  };
   const core = env.kc.makeApiClient(k8s.CoreV1Api);
   const keysOfContext = byContext(keysInf);
   keysInf.addIndex('key-secret', (k) => [`${k.metadata.namespace}/${secretOf(k).name}`]);
@@ -439,6 +461,7 @@ export function apiKeyController(env: ControllerEnv): ControllerSpec {
         policy: (namespace, name) => policies.get(namespace, name),
         secret: (namespace, name, dataKey) => secretValue(secrets.get(namespace, name), dataKey),
         writeSecret,
+        written: (uid) => (uid === undefined ? undefined : written.get(uid)),
         now: env.now,
         log: env.log,
       }),
