@@ -301,3 +301,29 @@ test('a configuration Secret that does not exist is named', async () => {
   assert.equal(r.code, 1);
   assert.match(r.stderr, /Secret svc-operator-system\/no-such-secret not found/);
 });
+
+test('status: the resources with their IDs, Ready and gateway, as the kubeconfig lets the user list them', async () => {
+  const r = await plugin(['status', '-n', 'shop']);
+  assert.equal(r.code, 0, r.stderr);
+  const gw = w.gw.url.replace(/[.]/g, '\\.');
+  assert.match(
+    r.stdout,
+    new RegExp(`^ApiDefinition +shop +orders +${derivedId('shop', 'orders')} +True +\\S+ +${gw}`, 'm'),
+  );
+  assert.match(
+    r.stdout,
+    new RegExp(`^SecurityPolicy +shop +bronze +${derivedId('shop', 'bronze')} +True `, 'm'),
+  );
+  const json = await plugin(['status', '-A', '-o', 'json']);
+  const { items } = JSON.parse(json.stdout) as { items: { kind: string; name: string }[] };
+  assert.equal(items.filter((i) => i.kind === 'SecurityPolicy').length, 3);
+});
+
+test('/svc/explain is a management call: without the secret, 403', async () => {
+  const r = await httpRequest(`${w.gw.url}/svc/explain`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ method: 'GET', url: '/open/' }),
+  });
+  assert.equal(r.status, 403);
+});

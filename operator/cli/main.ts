@@ -6,7 +6,9 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { translateManifests, type ManifestFile } from './translate.ts';
+import * as k8s from '@kubernetes/client-node';
 import { gatewayTarget } from './gateway.ts';
+import { listStatus, statusTable } from './status.ts';
 import { explanationTable, type ExplanationView } from './explain-print.ts';
 
 /** Where the command writes, and the environment it reads (`--secret-env`, SVC_ORG). */
@@ -25,6 +27,8 @@ Commands:
       Asks a gateway how it would answer a request, without proxying or counting it.
       The gateway: the operator's Secret (--operator-namespace, --operator-secret), an
       OperatorContext (--operator-context NS/NAME), or --gateway URL --secret-env VAR.
+  status [-n NAMESPACE | -A] [-o table|json] [--kubeconfig FILE]
+      Every svc resource with its gateway ID, Ready condition and gateway.
 
 See docs/kubectl-plugin.md.
 `;
@@ -38,6 +42,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
         return await translateCommand(rest, io);
       case 'explain':
         return await explainCommand(rest, io);
+      case 'status':
+        return await statusCommand(rest, io);
       case undefined:
       case 'help':
       case '-h':
@@ -165,6 +171,31 @@ async function explainCommand(args: readonly string[], io: CliIo): Promise<numbe
   }
   const explanation = JSON.parse(text) as ExplanationView;
   io.out(format === 'json' ? `${JSON.stringify(explanation, null, 2)}\n` : explanationTable(explanation));
+  return 0;
+}
+
+async function statusCommand(args: readonly string[], io: CliIo): Promise<number> {
+  const { values } = parseArgs({
+    args: [...args],
+    options: {
+      namespace: { type: 'string', short: 'n' },
+      'all-namespaces': { type: 'boolean', short: 'A' },
+      output: { type: 'string', short: 'o' },
+      kubeconfig: { type: 'string' },
+    },
+    strict: true,
+  });
+  const format = outputFormat(values.output, ['table', 'json']);
+  const kc = new k8s.KubeConfig();
+  if (values.kubeconfig !== undefined) kc.loadFromFile(values.kubeconfig);
+  else kc.loadFromDefault();
+  const namespace =
+    values['all-namespaces'] === true
+      ? undefined
+      : (values.namespace ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default');
+  const { rows, denied } = await listStatus(kc, namespace);
+  io.out(format === 'json' ? `${JSON.stringify({ items: rows }, null, 2)}\n` : statusTable(rows));
+  for (const d of denied) io.err(`warning: ${d}\n`);
   return 0;
 }
 
