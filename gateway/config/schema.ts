@@ -87,6 +87,13 @@ export const gatewayConfigSchema: JsonSchema = {
       default: 5000,
       description: 'Milliseconds to open a connection to an upstream before answering 504.',
     },
+    tls_handshake_timeout_ms: {
+      type: 'integer',
+      minimum: 1,
+      default: 10000,
+      description:
+        'Milliseconds a client of a TLS API (protocol tls) has to finish its TLS handshake before its connection is closed; the upstream is dialled only after the handshake.',
+    },
     upstream_timeout_ms: {
       type: 'integer',
       minimum: 1,
@@ -249,6 +256,7 @@ export const gatewayConfigSources: Readonly<Record<string, ConfigSource>> = {
     flag: 'upstream-connect-timeout-ms',
   },
   upstream_timeout_ms: { env: 'SVC_GW_UPSTREAM_TIMEOUT_MS', flag: 'upstream-timeout-ms' },
+  tls_handshake_timeout_ms: { env: 'SVC_GW_TLS_HANDSHAKE_TIMEOUT_MS', flag: 'tls-handshake-timeout-ms' },
   tls_cert_file: { env: 'SVC_GW_TLS_CERT_FILE', flag: 'tls-cert' },
   tls_key_file: { env: 'SVC_GW_TLS_KEY_FILE', flag: 'tls-key' },
   trust_forwarded_headers: { env: 'SVC_GW_TRUST_FORWARDED_HEADERS', flag: 'trust-forwarded-headers' },
@@ -302,6 +310,7 @@ export interface GatewayConfig {
   workers: number;
   upstream_connect_timeout_ms: number;
   upstream_timeout_ms: number;
+  tls_handshake_timeout_ms: number;
   tls_cert_file?: string;
   tls_key_file?: string;
   trust_forwarded_headers: boolean;

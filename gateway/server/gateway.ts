@@ -147,6 +147,7 @@ export class Gateway {
       limits: this.#deps.limits,
       log,
       connectTimeoutMs: config.upstream_connect_timeout_ms,
+      handshakeTimeoutMs: config.tls_handshake_timeout_ms,
       shutdownTimeoutMs: config.shutdown_timeout_ms,
       metrics: this.#metrics,
     });

@@ -6,7 +6,7 @@
  * field, and the port opening and closing with reloads.
  */
 import assert from 'node:assert/strict';
-import { connect as connectTcp, type Socket } from 'node:net';
+import { connect as connectTcp, createServer, type Socket } from 'node:net';
 import { connect as connectTls, TLSSocket } from 'node:tls';
 import { after, before, describe, test } from 'node:test';
 import { freePort } from '../../lib/testing/wait.ts';
@@ -277,6 +277,60 @@ describe('TCP and TLS APIs', () => {
         assert.ok(message.includes(c.field), message);
       });
     }
+  });
+});
+
+describe('tls: the handshake comes first, within tls_handshake_timeout_ms', () => {
+  const cert = selfSignedCert();
+  let gw: InProcessGateway;
+  /** A real upstream listener that counts the connections made to it and answers each with OK. */
+  let accepted = 0;
+  const upstream = createServer((s) => {
+    accepted++;
+    s.on('error', () => s.destroy());
+    s.end('OK\n');
+  });
+
+  before(async () => {
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    gw = await startGateway({
+      argv: ['--tls-cert', cert.certFile, '--tls-key', cert.keyFile, '--tls-handshake-timeout-ms', '500'],
+      tls: cert,
+    });
+  });
+  after(async () => {
+    await gw.stop();
+    await new Promise<void>((resolve) =>
+      upstream.close(() => {
+        resolve();
+      }),
+    );
+  });
+
+  test('a client that opens TCP and never sends a ClientHello is closed after the timeout; no upstream connection is made', async () => {
+    const port = await freePort();
+    const address = upstream.address();
+    assert.ok(address !== null && typeof address === 'object');
+    await gw.addApi(tcpApi('hs', port, `tcp://127.0.0.1:${String(address.port)}`, { protocol: 'tls' }));
+    await gw.reload();
+    const t0 = Date.now();
+    const closedIn = await new Promise<number>((resolve, reject) => {
+      const s = connectTcp({ port, host: '127.0.0.1' });
+      s.on('error', () => undefined);
+      s.on('close', () => {
+        resolve(Date.now() - t0);
+      });
+      s.setTimeout(10_000, () => {
+        s.destroy();
+        reject(new Error('the gateway kept a silent connection open for 10 s'));
+      });
+    });
+    assert.ok(closedIn >= 400, `closed after ${String(closedIn)} ms, before the timeout`);
+    assert.equal(accepted, 0, 'the upstream was dialled before the handshake');
+    // A client that completes its handshake is served: one upstream connection.
+    const seen = await talk(port, [], { ca: cert.cert, servername: 'localhost' });
+    assert.equal(seen.data, 'OK\n');
+    assert.equal(accepted, 1);
   });
 });
 

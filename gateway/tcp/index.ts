@@ -9,6 +9,11 @@
  * connection in the same counters as an HTTP API's requests (so nodes sharing Redis share it). A
  * refused connection is reset (RST) before any byte is read from it.
  *
+ * For tls, the upstream is dialled only once the client's handshake has completed, and a client
+ * that has not completed it within `tls_handshake_timeout_ms` (default 10 s) is closed without an
+ * upstream connection ever being made (a client that opens TCP and sends nothing costs a socket
+ * for that long, never an upstream connection).
+ *
  * Ports follow reloads as the HTTP API ports do: `prepare` builds the proxies of the new
  * definitions and opens the ports new APIs need (refusing the reload when one can't be bound),
  * `commit` makes them current in one assignment and stops accepting on ports no API uses any
@@ -43,6 +48,8 @@ export interface TcpDeps {
   limits: LimitsGuard;
   log: Logger;
   connectTimeoutMs: number;
+  /** How long a tls API's client has to finish its handshake (`tls_handshake_timeout_ms`). */
+  handshakeTimeoutMs: number;
   shutdownTimeoutMs: number;
   metrics?: Metrics | undefined;
 }
@@ -265,10 +272,36 @@ export class TcpProxies {
   /** Pipes the client (after its TLS handshake, for tls) to a new upstream connection. */
   #pipe(proxy: TcpProxy, socket: Socket): void {
     if (socket.destroyed) return;
-    const client: Socket =
-      proxy.secureContext === undefined
-        ? socket
-        : new TLSSocket(socket, { isServer: true, secureContext: proxy.secureContext });
+    if (proxy.secureContext === undefined) {
+      this.#dial(proxy, socket, socket);
+      return;
+    }
+    const tls = new TLSSocket(socket, { isServer: true, secureContext: proxy.secureContext });
+    const timer = setTimeout(() => {
+      this.#deps.log.debug('tls handshake timed out', { api_id: proxy.id });
+      tls.destroy();
+      socket.destroy();
+    }, this.#deps.handshakeTimeoutMs);
+    const failed = (err: Error): void => {
+      clearTimeout(timer);
+      this.#deps.log.debug('tls handshake failed', { api_id: proxy.id, error: err.message });
+      tls.destroy();
+      socket.destroy();
+    };
+    tls.once('error', failed);
+    tls.once('close', () => {
+      clearTimeout(timer);
+    });
+    tls.once('secure', () => {
+      clearTimeout(timer);
+      tls.off('error', failed);
+      this.#dial(proxy, tls, socket);
+    });
+    socket.resume();
+  }
+
+  /** Connects to the upstream and pipes `client` (the socket, or its TLS layer) both ways. */
+  #dial(proxy: TcpProxy, client: Socket, socket: Socket): void {
     const upstream = connect({
       host: proxy.target.host,
       port: proxy.target.port,
