@@ -151,11 +151,16 @@ for (const fx of storeFixtures()) {
       // A client ID and secret may be given; the same client ID twice is a conflict.
       const given = await d.call('POST', `/api/apis/oauth/${apiId}`, {
         auth: a.admin,
-        body: { policy_id: policyId, client_id: 'robot-1', secret: 'robot-1-secret', description: 'robot' },
+        body: {
+          policy_id: policyId,
+          client_id: 'robot-1',
+          secret: 'robot-1-secret-given',
+          description: 'robot',
+        },
       });
       assert.equal(given.status, 200, given.text);
       assert.equal(given.body.client_id, 'robot-1');
-      assert.equal(given.body.secret, 'robot-1-secret');
+      assert.equal(given.body.secret, 'robot-1-secret-given');
       const again = await d.call('POST', `/api/apis/oauth/${apiId}`, {
         auth: a.admin,
         body: { policy_id: policyId, client_id: 'robot-1' },
@@ -282,6 +287,13 @@ for (const fx of storeFixtures()) {
           body: {},
           status: 400,
           message: /^Validation of OAuth client failed\. Reason: policy_id: Required/,
+        },
+        {
+          name: 'a secret of 15 characters',
+          api: apiId,
+          body: { policy_id: policyId, secret: 'fifteen-chars-x' },
+          status: 400,
+          message: /secret: Invalid value: a client secret needs at least 16 characters/,
         },
         {
           name: 'unknown policy',

@@ -15,7 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import { formatProblem, quote } from '../../schemas/rules/field-problem.ts';
 import { keyIdProblem } from '../../schemas/rules/ids.ts';
-import { oauthClientDocId, usesOauth2 } from '../../schemas/rules/oauth2.ts';
+import { clientSecretProblem, oauthClientDocId, usesOauth2 } from '../../schemas/rules/oauth2.ts';
 import { withoutNulls } from '../../lib/http/json-body.ts';
 import { isPlainObject } from '../../lib/plain-object.ts';
 import type { Doc, Store } from '../store/store.ts';
@@ -54,6 +54,8 @@ export async function createClient(c: Ctx): Promise<Reply> {
   const givenId = str('client_id');
   const badId = givenId === '' ? undefined : keyIdProblem('client_id', givenId);
   if (badId !== undefined) problems.push(formatProblem(badId));
+  const badSecret = str('secret') === '' ? undefined : clientSecretProblem('secret', str('secret'));
+  if (badSecret !== undefined) problems.push(formatProblem(badSecret));
   const meta = body.meta_data;
   if (meta !== undefined && !isPlainObject(meta))
     problems.push('meta_data: Invalid: an object of key metadata');

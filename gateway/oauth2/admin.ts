@@ -10,7 +10,7 @@ import type { IncomingMessage } from 'node:http';
 import type { GatewayPolicy, GatewaySession } from '../../schemas/generated/models.ts';
 import { keyIdProblem } from '../../schemas/rules/ids.ts';
 import { formatProblem, quote } from '../../schemas/rules/field-problem.ts';
-import { usesOauth2 } from '../../schemas/rules/oauth2.ts';
+import { clientSecretProblem, usesOauth2 } from '../../schemas/rules/oauth2.ts';
 import {
   MAX_BODY_BYTES,
   MalformedBody,
@@ -91,13 +91,18 @@ export async function createClient(r: AdminRequest): Promise<AdminResponse> {
   const clientId = str('client_id');
   const badId = clientId === '' ? undefined : keyIdProblem('client_id', clientId);
   if (badId !== undefined) problems.push(formatProblem(badId));
+  const givenSecret = str('secret');
+  const badSecret = givenSecret === '' ? undefined : clientSecretProblem('secret', givenSecret);
+  if (badSecret !== undefined) problems.push(formatProblem(badSecret));
   const meta = body.meta_data;
   if (meta !== undefined && meta !== null && (typeof meta !== 'object' || Array.isArray(meta))) {
     problems.push('meta_data: Invalid: an object of key metadata');
   }
   if (problems.length > 0) return invalid(problems);
   const stored = await r.deps.store.get('apis', apiId);
-  if (stored === undefined) return statusBody(400, 'error', "API doesn't exist");
+  if (stored === undefined) {
+    return invalid([`api_id: Invalid: API doesn't exist: no API ${quote(apiId)}; create it first`]);
+  }
   const api = classicOf(stored);
   if (!usesOauth2(api)) {
     return invalid([

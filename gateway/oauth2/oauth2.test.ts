@@ -99,7 +99,7 @@ describeEachSetup(
       await g.reload();
       const made = await createClient(g, {
         client_id: 'c1',
-        secret: 's3cret-c1',
+        secret: 's3cret-c1-long-enough',
         api_id: 'oa',
         policy_id: 'oa-pol',
         redirect_uri: 'https://client.example/cb',
@@ -139,7 +139,7 @@ describeEachSetup(
 
     test('POST {listen_path}oauth/token issues a bearer token (client by HTTP Basic or in the form); the API answers it', async () => {
       const g = gw();
-      const res = await tokenRequest(g, 'c1', 's3cret-c1');
+      const res = await tokenRequest(g, 'c1', 's3cret-c1-long-enough');
       assert.equal(res.status, 200, res.text);
       assert.equal(res.headers['cache-control'], 'no-store');
       const t = res.json as { access_token: string; expires_in: number; token_type: string };
@@ -158,7 +158,7 @@ describeEachSetup(
       );
       // The token endpoint reads the body: node:http serves it, with or without the fast path.
       const beforeToken = fastPathStats.requests;
-      const inForm = await tokenRequest(g, 'c1', 's3cret-c1', { inForm: true });
+      const inForm = await tokenRequest(g, 'c1', 's3cret-c1-long-enough', { inForm: true });
       assert.equal(inForm.status, 200, inForm.text);
       assert.equal(fastPathStats.requests - beforeToken, 0, 'token requests are not on the fast path');
       const t2 = (inForm.json as { access_token: string }).access_token;
@@ -174,7 +174,7 @@ describeEachSetup(
       };
       for (const [id, secret] of [
         ['c1', 'wrong'],
-        ['nobody', 's3cret-c1'],
+        ['nobody', 's3cret-c1-long-enough'],
         ['c1', ''],
       ] as const) {
         const res = await tokenRequest(g, id, secret);
@@ -189,7 +189,7 @@ describeEachSetup(
     test('another grant type: 400 unsupported_grant_type; a GET: 400 invalid_request', async () => {
       const g = gw();
       for (const grant of ['password', 'authorization_code', 'refresh_token', 'nonsense', '']) {
-        const res = await tokenRequest(g, 'c1', 's3cret-c1', { grant });
+        const res = await tokenRequest(g, 'c1', 's3cret-c1-long-enough', { grant });
         assert.equal(res.status, 400, `${grant}: ${res.text}`);
         assert.deepEqual(res.json, {
           error: 'unsupported_grant_type',
@@ -203,7 +203,7 @@ describeEachSetup(
 
     test('requests without a bearer token: 400 Authorization field missing, 400 Bearer token malformed, 403 Key not authorised', async () => {
       const g = gw();
-      const token = await tokenOf(g, 'c1', 's3cret-c1');
+      const token = await tokenOf(g, 'c1', 's3cret-c1-long-enough');
       const rows: [Record<string, string>, number, string][] = [
         [{}, 400, 'Authorization field missing'],
         [{ authorization: token }, 400, 'Bearer token malformed'],
@@ -218,7 +218,7 @@ describeEachSetup(
 
     test('a token expires after its lifetime: 401 Key has expired, please renew', async () => {
       const g = gw();
-      const token = await tokenOf(g, 'c1', 's3cret-c1');
+      const token = await tokenOf(g, 'c1', 's3cret-c1-long-enough');
       clock += 3_599_000;
       assert.equal((await bearer(g, '/oa/get', token)).status, 200);
       clock += 1_000;
@@ -229,14 +229,14 @@ describeEachSetup(
 
     test('a revoked token is refused: POST {listen_path}oauth/revoke by its client, or the management API', async () => {
       const g = gw();
-      const token = await tokenOf(g, 'c1', 's3cret-c1');
+      const token = await tokenOf(g, 'c1', 's3cret-c1-long-enough');
       assert.equal((await bearer(g, '/oa/get', token)).status, 200);
       // Another client's revocation leaves it alone.
       const other = await createClient(g, {
         api_id: 'oa',
         policy_id: 'oa-pol',
         client_id: 'c-other',
-        secret: 'x',
+        secret: 'x-secret-of-16-chars',
       });
       assert.equal(other.status, 200, other.text);
       const revoke = (id: string, secret: string): Promise<Res> =>
@@ -247,15 +247,15 @@ describeEachSetup(
           headers: { ...FORM, authorization: basic(id, secret) },
           body: new URLSearchParams({ token, token_type_hint: 'access_token' }).toString(),
         });
-      assert.equal((await revoke('c-other', 'x')).status, 200);
+      assert.equal((await revoke('c-other', 'x-secret-of-16-chars')).status, 200);
       assert.equal((await bearer(g, '/oa/get', token)).status, 200);
       assert.equal((await revoke('c1', 'wrong')).status, 401);
-      assert.equal((await revoke('c1', 's3cret-c1')).status, 200);
+      assert.equal((await revoke('c1', 's3cret-c1-long-enough')).status, 200);
       const refused = await bearer(g, '/oa/get', token);
       assert.equal(refused.status, 403);
       assert.deepEqual(refused.json, { error: 'Key not authorised' });
 
-      const second = await tokenOf(g, 'c1', 's3cret-c1');
+      const second = await tokenOf(g, 'c1', 's3cret-c1-long-enough');
       assert.equal((await bearer(g, '/oa/get', second)).status, 200);
       const byAdmin = await g.admin(
         'POST',
@@ -273,10 +273,10 @@ describeEachSetup(
         api_id: 'oa',
         policy_id: 'oa-limited',
         client_id: 'c-lim',
-        secret: 'l',
+        secret: 'l-secret-of-16-chars',
       });
       assert.equal(made.status, 200, made.text);
-      const token = await tokenOf(g, 'c-lim', 'l');
+      const token = await tokenOf(g, 'c-lim', 'l-secret-of-16-chars');
       const seen: number[] = [];
       for (let i = 0; i < 3; i++) seen.push((await bearer(g, '/oa/get', token)).status);
       assert.deepEqual(seen, [200, 200, 429]);
@@ -296,17 +296,17 @@ describeEachSetup(
         api_id: 'oa',
         policy_id: 'oa-pol',
         client_id: 'c-del',
-        secret: 'd',
+        secret: 'd-secret-of-16-chars',
       });
       assert.equal(made.status, 200, made.text);
-      const token = await tokenOf(g, 'c-del', 'd');
+      const token = await tokenOf(g, 'c-del', 'd-secret-of-16-chars');
       assert.equal((await bearer(g, '/oa/get', token)).status, 200);
       const del = await g.admin('DELETE', '/svc/oauth/clients/oa/c-del');
       assert.equal(del.status, 200, del.text);
       assert.deepEqual(del.json, { key: 'c-del', status: 'ok', action: 'deleted' });
       assert.equal((await g.admin('GET', '/svc/oauth/clients/oa/c-del')).status, 404);
       assert.equal((await bearer(g, '/oa/get', token)).status, 403);
-      assert.equal((await tokenRequest(g, 'c-del', 'd')).status, 401);
+      assert.equal((await tokenRequest(g, 'c-del', 'd-secret-of-16-chars')).status, 401);
       assert.equal((await g.admin('DELETE', '/svc/oauth/clients/oa/c-del')).status, 404);
     });
 
@@ -331,13 +331,15 @@ describeEachSetup(
           api_id: apiId,
           policy_id: 'oab-pol',
           client_id: 'shared',
-          secret: 'sh',
+          secret: 'sh-secret-of-16-chars',
         });
         assert.equal(made.status, 200, made.text);
       }
-      const ofA = await tokenOf(g, 'shared', 'sh');
+      const ofA = await tokenOf(g, 'shared', 'sh-secret-of-16-chars');
       const ofB = (
-        (await tokenRequest(g, 'shared', 'sh', { path: '/ob/oauth/token' })).json as { access_token: string }
+        (await tokenRequest(g, 'shared', 'sh-secret-of-16-chars', { path: '/ob/oauth/token' })).json as {
+          access_token: string;
+        }
       ).access_token;
       assert.equal((await bearer(g, '/ob/get', ofB)).status, 200);
       const del = await g.admin('DELETE', '/svc/oauth/clients/oa/shared');
@@ -348,10 +350,10 @@ describeEachSetup(
     });
     test('an expired token leaves the store (the next token request sweeps it out); a valid one still works', async () => {
       const g = gw();
-      const old = await tokenOf(g, 'c1', 's3cret-c1');
+      const old = await tokenOf(g, 'c1', 's3cret-c1-long-enough');
       assert.equal((await g.admin('GET', `/svc/keys/${old}`)).status, 200);
       clock += 3_600_000;
-      const fresh = await tokenOf(g, 'c1', 's3cret-c1');
+      const fresh = await tokenOf(g, 'c1', 's3cret-c1-long-enough');
       // The sweep runs in the background of the token request.
       await waitFor(
         'the expired token to leave the store',
@@ -395,17 +397,24 @@ describe('oauth2 on two gateways sharing one Redis', () => {
 
   test('a client registered on one node gets tokens on the other; a token revoked on one is refused on the other at once', async () => {
     assert.equal(
-      (await createClient(a, { api_id: 'oa', policy_id: 'oa-pol', client_id: 'c', secret: 's' })).status,
+      (
+        await createClient(a, {
+          api_id: 'oa',
+          policy_id: 'oa-pol',
+          client_id: 'c',
+          secret: 's-secret-of-16-chars',
+        })
+      ).status,
       200,
     );
-    const token = await tokenOf(b, 'c', 's');
+    const token = await tokenOf(b, 'c', 's-secret-of-16-chars');
     assert.equal((await bearer(a, '/oa/get', token)).status, 200);
     assert.equal((await bearer(b, '/oa/get', token)).status, 200);
     const revoked = await a.request({
       fresh: true,
       method: 'POST',
       path: '/oa/oauth/revoke',
-      headers: { ...FORM, authorization: basic('c', 's') },
+      headers: { ...FORM, authorization: basic('c', 's-secret-of-16-chars') },
       body: `token=${token}`,
     });
     assert.equal(revoked.status, 200);
@@ -448,7 +457,12 @@ describe('oauth2 settings at write time', () => {
     await g.admin('POST', '/svc/apis', keyed('plain', '/plain/', echo().url));
     const rows: [Record<string, unknown>, number, string][] = [
       [{ policy_id: 'p' }, 400, 'api_id: Required'],
-      [{ api_id: 'missing', policy_id: 'p' }, 400, "API doesn't exist"],
+      [{ api_id: 'missing', policy_id: 'p' }, 400, 'api_id: Invalid: API doesn\'t exist: no API "missing"'],
+      [
+        { api_id: 'oa', policy_id: 'oa-pol', secret: 'fifteen-chars-x' },
+        400,
+        'secret: Invalid value: a client secret needs at least 16 characters',
+      ],
       [{ api_id: 'plain', policy_id: 'p' }, 400, 'does not use OAuth 2.0'],
       [{ api_id: 'oa', policy_id: 'none' }, 400, 'policy "none" not found'],
     ];

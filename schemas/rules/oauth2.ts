@@ -69,3 +69,23 @@ export function oauth2Problems(api: ClassicApiInput): FieldProblem[] {
   }
   return problems;
 }
+
+/**
+ * The shortest client secret a user may choose (`secret` of a new OAuth client, at the gateway's
+ * `/svc/oauth/clients/create` and the dashboard's `/api/apis/oauth/{apiId}`): 16 characters. A
+ * secret is the client's only credential and the token endpoint is open to anyone, so a short one
+ * could be guessed; generated secrets are far longer (32 hex characters at the gateway, 43 at the
+ * dashboard). Counted in UTF-16 code units (JavaScript string length). Omit `secret` to have one
+ * generated.
+ */
+export const MIN_CLIENT_SECRET_LENGTH = 16;
+
+/** The problem of a client secret the user gave (`path` its field), or undefined when usable. */
+export function clientSecretProblem(path: string, secret: string): FieldProblem | undefined {
+  if (secret.length >= MIN_CLIENT_SECRET_LENGTH) return undefined;
+  return problem(
+    path,
+    'Invalid',
+    `a client secret needs at least ${String(MIN_CLIENT_SECRET_LENGTH)} characters (it is the client's only credential): give a longer one, or omit it to have one generated`,
+  );
+}
