@@ -114,7 +114,8 @@ function indexPaths(tier: Tier): void {
     if (!map.has(key)) map.set(key, r);
   }
   tier.byPath = byPath;
-  tier.exactByPath = exactByPath;
+  // Most tiers have no exact route: no lookup of the whole path for them.
+  if (exactByPath.size > 0) tier.exactByPath = exactByPath;
 }
 
 function firstCovering(tier: Tier | undefined, path: string): Route | undefined {
