@@ -10,6 +10,7 @@ import type { GatewayPolicy, GatewaySession } from '../../schemas/generated/mode
 import { oauthClientDocId } from '../../schemas/rules/oauth2.ts';
 import { generateKey, hashPassword, verifyPassword } from '../sessions/credentials.ts';
 import type { Collection, Store } from '../store/store.ts';
+import { BUSY, type OAuthGuard } from './guard.ts';
 
 /** The store collection of clients. */
 export const OAUTH_CLIENTS = 'oauth-clients' satisfies Collection;
@@ -64,18 +65,30 @@ export async function newClient(
   return { client: { ...rest, client_id: clientId, secret_hash: await hashPassword(secret) }, secret };
 }
 
-/** The client `clientId` of `apiId` when `secret` is its secret (constant-time); else undefined. */
+/**
+ * The client `clientId` of `apiId` when `secret` is its secret (constant-time); else undefined;
+ * BUSY when too many verifications run and wait already. A success is remembered by `guard`
+ * (guard.ts), so the client's next requests skip the scrypt while its stored hash is unchanged.
+ */
 export async function authenticateClient(
   store: Store,
+  guard: OAuthGuard,
   apiId: string,
   clientId: string,
   secret: string,
-): Promise<StoredClient | undefined> {
+  nowMs: number,
+): Promise<StoredClient | undefined | typeof BUSY> {
   const client = await loadClient(store, apiId, clientId);
+  const mac = guard.macOf(apiId, clientId, secret);
+  if (client !== undefined && guard.cached(mac, client.secret_hash, nowMs)) return client;
   // An unknown client costs the scrypt of a wrong secret, so the answer's time does not tell
   // which client IDs exist (without it, an unknown one was answered about 50 ms sooner).
-  const ok = await verifyPassword(secret, client?.secret_hash ?? (await unknownClientHash()));
-  return client !== undefined && ok ? client : undefined;
+  const hash = client?.secret_hash ?? (await unknownClientHash());
+  const ok = await guard.verify(() => verifyPassword(secret, hash));
+  if (ok === BUSY) return BUSY;
+  if (client === undefined || !ok) return undefined;
+  guard.remember(mac, client.secret_hash, nowMs);
+  return client;
 }
 
 let unknownHash: Promise<string> | undefined;

@@ -38,6 +38,7 @@ import { refusalOf } from '../sessions/refusal.ts';
 import type { Store } from '../store/store.ts';
 import { accessTokenOf, authenticateClient, deleteExpiredTokens, type StoredClient } from './clients.ts';
 import { fieldsOf } from './admin.ts';
+import { BUSY, guardOf } from './guard.ts';
 
 /** The largest token or revocation request body. */
 const MAX_FORM_BYTES = 64 * 1024;
@@ -50,15 +51,23 @@ const DESCRIPTIONS = {
   unsupported_grant_type: 'The authorization grant type is not supported by the authorization server.',
   server_error:
     'The authorization server encountered an unexpected condition that prevented it from fulfilling the request.',
+  temporarily_unavailable:
+    'The authorization server is currently unable to handle the request due to a temporary overloading or maintenance of the server.',
 } as const;
 
 /** RFC 6749 §5.1: token answers are never cached. */
 const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
 
-function oauthError(ctx: RequestContext, status: number, error: keyof typeof DESCRIPTIONS): Rejection {
+function oauthError(
+  ctx: RequestContext,
+  status: number,
+  error: keyof typeof DESCRIPTIONS,
+  headers: Record<string, string> = {},
+): Rejection {
   return respond(ctx, status, JSON.stringify({ error, error_description: DESCRIPTIONS[error] }), {
     'content-type': 'application/json',
     ...NO_STORE,
+    ...headers,
   });
 }
 
@@ -121,10 +130,25 @@ export const oauth2Endpoints: GatewayMiddleware = {
       form: Record<string, string>,
     ): Promise<StoredClient | Rejection> => {
       const given = clientCredentials(ctx, form);
-      const found =
-        given === undefined ? undefined : await authenticateClient(deps.store, apiId, given.id, given.secret);
+      if (given === undefined) {
+        ctx.emit('AuthFailure', 'OAuth client authentication failed.');
+        return oauthError(ctx, 401, 'unauthorized_client');
+      }
+      // guard.ts: failed attempts and concurrent scrypt verifications are bounded.
+      const guard = guardOf(deps.store);
+      const ip = ctx.clientIp;
+      const wait = guard.retryAfter(ip, given.id, deps.now());
+      if (wait > 0) {
+        ctx.log.debug('oauth client authentication limited', { client_id: given.id, client: ip });
+        return oauthError(ctx, 429, 'temporarily_unavailable', { 'retry-after': String(wait) });
+      }
+      const found = await authenticateClient(deps.store, guard, apiId, given.id, given.secret, deps.now());
+      if (found === BUSY) {
+        return oauthError(ctx, 503, 'temporarily_unavailable', { 'retry-after': '1' });
+      }
       // A client of another organisation's API of the same ID (mode pro) is no client of this one.
       if (found?.org_id === orgId) return found;
+      guard.failed(ip, given.id, deps.now());
       ctx.emit('AuthFailure', 'OAuth client authentication failed.');
       return oauthError(ctx, 401, 'unauthorized_client');
     };
