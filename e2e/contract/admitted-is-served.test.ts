@@ -8,19 +8,18 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { API_VERSION } from '../../schemas/common.ts';
-import { checkApi, type CompileEnv } from '../../gateway/routes/compile.ts';
-import { derivedId } from '../../operator/ids.ts';
-import { translateApiDefinition, type ApiDefinitionInput } from '../../operator/translate/api-definition.ts';
+import type { CompileEnv } from '../../gateway/routes/compile.ts';
+import type { ApiDefinitionInput } from '../../operator/translate/api-definition.ts';
 import { defaultApiDefinition } from '../../webhooks/api-definition.default.ts';
 import { validateApiDefinition } from '../../webhooks/api-definition.validate.ts';
 import { formatFieldError } from '../../webhooks/field-error.ts';
 import { memoryLookups } from '../../webhooks/memory-lookups.ts';
 import { apiDefinition } from '../../webhooks/testing.ts';
+import { translatedVerdict } from './gateway-verdict.ts';
 
 const root = path.join(import.meta.dirname, '..', '..');
 const env: CompileEnv = { listenPort: 8080, controlPort: undefined, tls: true };
@@ -31,15 +30,10 @@ async function throughEveryPart(
 ): Promise<{ webhooks: string[]; gateway: string[] }> {
   const obj = defaultApiDefinition({ apiVersion: API_VERSION, kind: 'ApiDefinition', ...manifest });
   const verdict = await validateApiDefinition(obj, undefined, memoryLookups([]));
-  const cr = obj as ApiDefinitionInput;
-  const translated = translateApiDefinition(cr, {
-    apiId: cr.spec.api_id ?? derivedId(cr.metadata.namespace, cr.metadata.name),
-    orgId: 'org-1',
-    policyId: (ref) => derivedId(ref.namespace, ref.name),
-    certificateId: (name) => `org-1${createHash('sha256').update(name).digest('hex')}`,
-    publicKeyPin: (name) => `sha256/${createHash('sha256').update(name).digest('base64')}`,
-  });
-  return { webhooks: verdict.errors.map(formatFieldError), gateway: checkApi(translated, env) };
+  return {
+    webhooks: verdict.errors.map(formatFieldError),
+    gateway: translatedVerdict(obj as ApiDefinitionInput, env),
+  };
 }
 
 /** Every ApiDefinition the project ships or tests translation with, and whether it is admitted. */

@@ -14,19 +14,18 @@
  * does). Prints one line per ApiDefinition document (`served`, `admitted` with the gateway's
  * refusal, or `refused` with the webhook's messages) and the totals; `--json` prints the same as JSON for docs/compatibility.md.
  */
-import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { API_VERSION } from '../../schemas/common.ts';
 import { formatProblem } from '../../schemas/rules/field-problem.ts';
-import { checkApi, type CompileEnv } from '../../gateway/routes/compile.ts';
-import { derivedId } from '../../operator/ids.ts';
-import { translateApiDefinition, type ApiDefinitionInput } from '../../operator/translate/api-definition.ts';
+import type { CompileEnv } from '../../gateway/routes/compile.ts';
+import type { ApiDefinitionInput } from '../../operator/translate/api-definition.ts';
 import { defaultApiDefinition } from '../../webhooks/api-definition.default.ts';
 import { validateApiDefinition } from '../../webhooks/api-definition.validate.ts';
 import { memoryLookups } from '../../webhooks/memory-lookups.ts';
 import { withoutNulls } from '../../lib/http/json-body.ts';
+import { translatedVerdict } from '../../e2e/contract/gateway-verdict.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -113,15 +112,7 @@ export function fromTemplate(obj: Obj): Obj {
  * uploaded from Secrets, public-key pins read from Secrets) stand in as it would compute them.
  */
 export function gatewayVerdict(obj: Obj): string[] {
-  const cr = localUpstream(obj) as unknown as ApiDefinitionInput;
-  const translated = translateApiDefinition(cr, {
-    apiId: cr.spec.api_id ?? derivedId(cr.metadata.namespace, cr.metadata.name),
-    orgId: 'org-1',
-    policyId: (ref) => derivedId(ref.namespace, ref.name),
-    certificateId: (name) => `org-1${createHash('sha256').update(name).digest('hex')}`,
-    publicKeyPin: (name) => `sha256/${createHash('sha256').update(name).digest('base64')}`,
-  });
-  return checkApi(translated, GATEWAY);
+  return translatedVerdict(localUpstream(obj) as unknown as ApiDefinitionInput, GATEWAY);
 }
 
 /** Every ApiDefinition document of the samples under `dir`, validated as the webhook does. */
