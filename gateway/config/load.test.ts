@@ -35,6 +35,7 @@ test('config: defaults', () => {
       workers: availableParallelism(),
       upstream_connect_timeout_ms: 5000,
       upstream_timeout_ms: 30000,
+      tls_handshake_timeout_ms: 10000,
       trust_forwarded_headers: false,
       fast_path: true,
       metrics_enabled: true,
@@ -111,7 +112,7 @@ const refused: { name: string; argv: string[]; env?: Record<string, string>; wan
     name: 'unknown flag is named',
     argv: ['--secret', 's', '--listen-port=1'],
     want: [
-      'flag --listen-port: unknown (known: --config, --secret, --host, --port, --control-port, --control-tls, --https-port, --store, --data-dir, --redis-key-prefix, --workers, --upstream-connect-timeout-ms, --upstream-timeout-ms, --tls-cert, --tls-key, --trust-forwarded-headers, --fast-path, --metrics-enabled, --log-level, --shutdown-timeout-ms, --rate-limit-headers, --limits-fail-open, --plugin-dir, --enable-jsvm, --plugin-timeout-ms, --coprocess-grpc-server, --jwks-cache-ttl-s, --monitor-enable-trigger-monitors, --monitor-global-trigger-limit, --monitor-user-keys, --monitor-org-keys, --policies-allow-explicit-policy-id, --streaming-enabled, --streaming-bento-path, --dashboard, --node-secret, --dashboard-orgs, --dashboard-poll-interval-ms)',
+      'flag --listen-port: unknown (known: --config, --secret, --host, --port, --control-port, --control-tls, --https-port, --store, --data-dir, --redis-key-prefix, --workers, --upstream-connect-timeout-ms, --upstream-timeout-ms, --tls-handshake-timeout-ms, --tls-cert, --tls-key, --trust-forwarded-headers, --fast-path, --metrics-enabled, --log-level, --shutdown-timeout-ms, --rate-limit-headers, --limits-fail-open, --plugin-dir, --enable-jsvm, --plugin-timeout-ms, --coprocess-grpc-server, --jwks-cache-ttl-s, --monitor-enable-trigger-monitors, --monitor-global-trigger-limit, --monitor-user-keys, --monitor-org-keys, --policies-allow-explicit-policy-id, --streaming-enabled, --streaming-bento-path, --dashboard, --node-secret, --dashboard-orgs, --dashboard-poll-interval-ms)',
     ],
   },
   {
