@@ -1,39 +1,27 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { ApiStatus } from '../../schemas/generated/kinds.ts';
 import type { ControllerSpec } from '../../lib/k8s/manager.ts';
-import type { Logger } from '../../lib/log.ts';
 import type { WorkResult } from '../../lib/k8s/workqueue.ts';
 import { SvcObjects } from '../../lib/k8s/objects.ts';
 import { objectKey, splitKey, type InformerEvent } from '../../lib/k8s/informer.ts';
 import { derivedId } from '../ids.ts';
 import type { ManagementClient } from '../clients/management.ts';
-import type { Connections } from '../connections.ts';
 import { accessRefs, jwtPolicyRefs, refKey, refOf, sameRef, sortedRefs } from '../references.ts';
 import { internalRefsOf, translateApiDefinition } from '../translate/api-definition.ts';
-import type { SecretContent } from '../certificates.ts';
 import { certificateSecretRefs } from '../../schemas/rules/secret-refs.ts';
 import { secretWatch, viewChanged, watchOf, type ControllerEnv } from './env.ts';
 import {
-  deleteCertificatesOf,
   readCertificateSecrets,
   certificateHolders,
   retireCertificates,
   uploadCertificates,
-  type CertificateHolder,
 } from './certificate-secrets.ts';
 import { byAccessRight, byCertificateSecret, byContext, byInternalTarget, byJwtPolicy } from './indexes.ts';
-import {
-  callGateway,
-  heldByPolicies,
-  HELD_RECHECK_MS,
-  reportFailure,
-  reportUnresolved,
-  type Fail,
-  type ReportDeps,
-} from './status.ts';
-import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo, PushMemory } from './sync.ts';
+import { callGateway, reportFailure, reportUnresolved, type Fail } from './status.ts';
+import { leaveFormerGateway, pushDocument, pushedTo, PushMemory } from './sync.ts';
 import { isTemplate } from './template.ts';
 import { reportApiSynced } from './served.ts';
+import { apiLeaves, type ApiReconcileDeps } from './api-reconcile.ts';
 import type { ApiObject, PolicyView } from './objects.ts';
 import { API_FINALIZER } from '../../schemas/finalizers.ts';
 
@@ -43,30 +31,7 @@ export { API_FINALIZER };
 export type { ApiObject, PolicyView } from './objects.ts';
 
 /** What the reconciler needs; tests pass their own. */
-export interface ApiDefinitionDeps extends ReportDeps<ApiObject> {
-  /** Reads the object; the informer cache in production (a write that raced it gets a 409 and a retry). */
-  read: (namespace: string, name: string) => Promise<ApiObject | undefined>;
-  objects: Pick<SvcObjects<ApiObject>, 'ensureFinalizer' | 'removeFinalizer' | 'patchStatus'>;
-  connections: Pick<Connections, 'resolve'>;
-  /**
-   * The SecurityPolicies that may be linked to the API (those that cover it, or that it names;
-   * a superset will do): the informer's indexes in production.
-   */
-  policies: (api: ApiObject) => readonly PolicyView[];
-  /** Reads a Secret (certificates named by Secret); undefined when it does not exist. */
-  secret: (namespace: string, name: string) => Promise<SecretContent | undefined>;
-  /**
-   * Every API that may list certificates (of every kind): a certificate is deleted only when none
-   * of the others lists it.
-   */
-  apis: () => readonly CertificateHolder[];
-  /**
-   * The pushes this process made, by object: the cache may not hold the status of the last one
-   * yet (sync.ts). One per controller in production; without it, the status alone says.
-   */
-  pushes?: PushMemory;
-  log: Logger;
-}
+export type ApiDefinitionDeps = ApiReconcileDeps<ApiObject>;
 
 /**
  * The policies linked to an API: those whose access rights cover it (they hold it: deleting it
@@ -112,30 +77,17 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
 
   if (obj.metadata.deletionTimestamp || template) {
     if (!obj.metadata.finalizers?.includes(API_FINALIZER)) return {};
-    // Policies cover no template's API: nothing of it is served to hold back.
-    if (!template && (await heldByPolicies(obj, links.covering, linked, deps)))
-      return { requeueAfterMs: HELD_RECHECK_MS };
-    // A template never pushed (no status of a push) has nothing in a gateway to delete.
-    if (template && obj.status?.pushedTo === undefined && obj.status?.latestSvcSpecHash === undefined) {
-      await deps.objects.removeFinalizer(obj, API_FINALIZER);
-      return {};
-    }
-    return finalizeInGateway(
+    return apiLeaves(
       obj,
       {
         finalizer: API_FINALIZER,
-        what: `API ${apiId}`,
-        // The API is where it was last pushed; without a record, where the spec says.
-        resolved: obj.status?.pushedTo
-          ? await deps.connections.resolve(obj.status.pushedTo.contextRef, namespace)
-          : resolved,
-        remove: async (client) => {
-          const removed = await client.deleteApi(apiId);
-          if (removed) await client.reload();
-          // The certificates it served, unless another API lists them.
-          await deleteCertificatesOf(client, obj, deps.apis(), log);
-          return removed;
-        },
+        namespace,
+        apiId,
+        template,
+        covering: links.covering,
+        linked,
+        resolved,
+        remove: (client, id) => client.deleteApi(id),
       },
       deps,
       log,

@@ -1,39 +1,27 @@
 import * as k8s from '@kubernetes/client-node';
 import type { OasApiStatus } from '../../schemas/generated/kinds.ts';
 import type { ControllerSpec } from '../../lib/k8s/manager.ts';
-import type { Logger } from '../../lib/log.ts';
 import type { WorkResult } from '../../lib/k8s/workqueue.ts';
 import { SvcObjects } from '../../lib/k8s/objects.ts';
 import { objectKey, splitKey, type InformerEvent } from '../../lib/k8s/informer.ts';
 import { derivedId } from '../ids.ts';
-import type { Connections } from '../connections.ts';
 import { accessRefs, refKey, refOf, sameRef, sortedRefs } from '../references.ts';
 import { translateOasApiDefinition, type ConfigMapContent } from '../translate/oas-api-definition.ts';
 import type { OasCertificateSpec } from '../../schemas/oas/secret-refs.ts';
 import type { OasApiObject, PolicyView } from './objects.ts';
 import { configMapWatch, secretWatch, viewChanged, watchOf, type ControllerEnv } from './env.ts';
 import { byAccessRight, byCertificateSecret, byContext, byRef } from './indexes.ts';
-import type { SecretContent } from '../certificates.ts';
 import { certificateSecretRefs } from '../../schemas/rules/secret-refs.ts';
 import {
   certificateHolders,
-  deleteCertificatesOf,
   readCertificateSecrets,
   retireCertificates,
   uploadCertificates,
-  type CertificateHolder,
 } from './certificate-secrets.ts';
-import {
-  callGateway,
-  heldByPolicies,
-  HELD_RECHECK_MS,
-  reportFailure,
-  reportUnresolved,
-  type Fail,
-  type ReportDeps,
-} from './status.ts';
+import { callGateway, reportFailure, reportUnresolved, type Fail } from './status.ts';
 import { reportApiSynced } from './served.ts';
-import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo, PushMemory } from './sync.ts';
+import { apiLeaves, type ApiReconcileDeps } from './api-reconcile.ts';
+import { leaveFormerGateway, pushDocument, pushedTo, PushMemory } from './sync.ts';
 import { isTemplate } from './template.ts';
 import { OAS_FINALIZER, STREAMS_FINALIZER } from '../../schemas/finalizers.ts';
 
@@ -73,31 +61,9 @@ export const STREAMS_KIND: DocumentKind = {
 export type { OasApiObject } from './objects.ts';
 
 /** What the reconciler needs; tests pass their own. */
-export interface OasApiDefinitionDeps extends ReportDeps<OasApiObject> {
-  /** Reads the object; the informer cache in production. */
-  read: (namespace: string, name: string) => Promise<OasApiObject | undefined>;
+export interface OasApiDefinitionDeps extends ApiReconcileDeps<OasApiObject> {
   /** Reads a ConfigMap; undefined when it does not exist. */
   configMap: (namespace: string, name: string) => Promise<ConfigMapContent | undefined>;
-  objects: Pick<SvcObjects<OasApiObject>, 'ensureFinalizer' | 'removeFinalizer' | 'patchStatus'>;
-  connections: Pick<Connections, 'resolve'>;
-  /**
-   * The SecurityPolicies that may cover the API (a superset will do): the informer's index in
-   * production.
-   */
-  policies: (api: OasApiObject) => readonly PolicyView[];
-  /**
-   * Reads a Secret of the API's namespace (`spec.clientCertificate`, `spec.mutualTLS`,
-   * `spec.certificatePinning`); undefined when it does not exist.
-   */
-  secret: (namespace: string, name: string) => Promise<SecretContent | undefined>;
-  /**
-   * Every API that may list certificates (of every kind): a certificate is deleted only when none
-   * of the others lists it.
-   */
-  apis: () => readonly CertificateHolder[];
-  /** The pushes this process made, by object (sync.ts); without it, the status alone says. */
-  pushes?: PushMemory;
-  log: Logger;
   /** Which of the two document kinds (default: SvcOasApiDefinition). */
   kind?: DocumentKind;
 }
@@ -158,30 +124,17 @@ export async function reconcileSvcOasApiDefinition(
     if (!obj.metadata.finalizers?.includes(kind.finalizer)) return {};
     // The API is what was pushed last; before any push, the ID it would have had.
     const apiId = obj.status?.api_id ?? derivedId(namespace, name);
-    // Policies cover no template's API: nothing of it is served to hold back.
-    if (!template && (await heldByPolicies(obj, covering, linked, deps)))
-      return { requeueAfterMs: HELD_RECHECK_MS };
-    // A template never pushed (no status of a push) has nothing in a gateway to delete.
-    if (template && obj.status?.pushedTo === undefined && obj.status?.latestSvcSpecHash === undefined) {
-      await deps.objects.removeFinalizer(obj, kind.finalizer);
-      return {};
-    }
-    return finalizeInGateway(
+    return apiLeaves(
       obj,
       {
         finalizer: kind.finalizer,
-        what: `API ${apiId}`,
-        // The API is where it was last pushed; without a record, where the spec says.
-        resolved: obj.status?.pushedTo
-          ? await deps.connections.resolve(obj.status.pushedTo.contextRef, namespace)
-          : resolved,
-        remove: async (client) => {
-          const removed = await client.deleteOasApi(apiId);
-          if (removed) await client.reload();
-          // The certificates it named by Secret, unless another API lists them.
-          await deleteCertificatesOf(client, obj, deps.apis(), log);
-          return removed;
-        },
+        namespace,
+        apiId,
+        template,
+        covering,
+        linked,
+        resolved,
+        remove: (client, id) => client.deleteOasApi(id),
       },
       deps,
       log,
