@@ -327,3 +327,21 @@ test('/svc/explain is a management call: without the secret, 403', async () => {
   });
   assert.equal(r.status, 403);
 });
+
+test('diff: in sync after the push; a policy changed in the gateway shows as drifted, field by field', async () => {
+  const clean = await plugin(['diff', '-n', 'shop', '--org', ORG]);
+  assert.equal(clean.code, 0, clean.stdout + clean.stderr);
+  assert.match(
+    clean.stdout,
+    new RegExp(`^SecurityPolicy/bronze \\(${derivedId('shop', 'bronze')}\\): in sync$`, 'm'),
+  );
+  assert.match(clean.stdout, /^ApiDefinition\/orders \(\S+\): in sync$/m);
+  assert.doesNotMatch(clean.stdout, /->/, 'the translation matches the gateway copy field by field');
+  const id = derivedId('shop', 'bronze');
+  const held = await admin(w.gw, 'GET', `/svc/policies/${id}`);
+  const changed = await admin(w.gw, 'PUT', `/svc/policies/${id}`, { ...(held.body as object), rate: 5 });
+  assert.equal(changed.status, 200, JSON.stringify(changed.body));
+  const drift = await plugin(['diff', 'SecurityPolicy/bronze', '-n', 'shop', '--org', ORG]);
+  assert.equal(drift.code, 1);
+  assert.equal(drift.stdout, `SecurityPolicy/bronze (${id}): drifted\n  rate: 1000 -> 5\n`);
+});

@@ -9,6 +9,7 @@ import { translateManifests, type ManifestFile } from './translate.ts';
 import * as k8s from '@kubernetes/client-node';
 import { gatewayTarget } from './gateway.ts';
 import { listStatus, statusTable } from './status.ts';
+import { compare, diffText, type DiffEntry } from './diff.ts';
 import { explanationTable, type ExplanationView } from './explain-print.ts';
 
 /** Where the command writes, and the environment it reads (`--secret-env`, SVC_ORG). */
@@ -27,6 +28,8 @@ Commands:
       Asks a gateway how it would answer a request, without proxying or counting it.
       The gateway: the operator's Secret (--operator-namespace, --operator-secret), an
       OperatorContext (--operator-context NS/NAME), or --gateway URL --secret-env VAR.
+  diff [KIND/NAME] [-n NAMESPACE] [-o table|json] [--org ORG] (and the gateway flags of explain)
+      The gateway's objects against what the operator would push: in sync, drifted, missing.
   status [-n NAMESPACE | -A] [-o table|json] [--kubeconfig FILE]
       Every svc resource with its gateway ID, Ready condition and gateway.
 
@@ -44,6 +47,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
         return await explainCommand(rest, io);
       case 'status':
         return await statusCommand(rest, io);
+      case 'diff':
+        return await diffCommand(rest, io);
       case undefined:
       case 'help':
       case '-h':
@@ -197,6 +202,113 @@ async function statusCommand(args: readonly string[], io: CliIo): Promise<number
   io.out(format === 'json' ? `${JSON.stringify({ items: rows }, null, 2)}\n` : statusTable(rows));
   for (const d of denied) io.err(`warning: ${d}\n`);
   return 0;
+}
+
+const DIFF_KINDS = [
+  { kind: 'ApiDefinition', plural: 'apidefinitions', path: '/svc/apis/', idField: 'api_id' },
+  { kind: 'SvcOasApiDefinition', plural: 'svcoasapidefinitions', path: '/svc/apis/oas/', idField: 'api_id' },
+  { kind: 'SecurityPolicy', plural: 'securitypolicies', path: '/svc/policies/', idField: 'pol_id' },
+] as const;
+
+async function diffCommand(args: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    options: {
+      namespace: { type: 'string', short: 'n' },
+      output: { type: 'string', short: 'o' },
+      org: { type: 'string' },
+      ...targetOptions,
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+  const format = outputFormat(values.output, ['table', 'json']);
+  const [only] = positionals;
+  const kc = new k8s.KubeConfig();
+  if (values.kubeconfig !== undefined) kc.loadFromFile(values.kubeconfig);
+  else kc.loadFromDefault();
+  const namespace = values.namespace ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
+  const gw = await gatewayTarget(
+    {
+      gateway: values.gateway,
+      secretEnv: values['secret-env'],
+      operatorContext: values['operator-context'],
+      operatorNamespace: values['operator-namespace'],
+      operatorSecret: values['operator-secret'],
+      kubeconfig: values.kubeconfig,
+    },
+    io.env,
+  );
+  const api = kc.makeApiClient(k8s.CustomObjectsApi);
+  interface Obj {
+    apiVersion?: string;
+    kind?: string;
+    metadata: { name: string; namespace: string; [k: string]: unknown };
+    spec?: unknown;
+    status?: Record<string, unknown>;
+  }
+  const listed: { plural: string; path: string; idField: string; obj: Obj }[] = [];
+  const configMaps: unknown[] = [];
+  for (const k of DIFF_KINDS) {
+    const list = (await api.listNamespacedCustomObject({
+      group: 'svc.svc.io',
+      version: 'v1alpha1',
+      namespace,
+      plural: k.plural,
+    })) as { items?: Obj[] };
+    for (const o of list.items ?? []) {
+      if (only !== undefined && only.toLowerCase() !== `${k.kind}/${o.metadata.name}`.toLowerCase()) continue;
+      listed.push({ plural: k.plural, path: k.path, idField: k.idField, obj: { ...o, kind: k.kind } });
+    }
+  }
+  if (listed.some((l) => l.plural === 'svcoasapidefinitions')) {
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    const cms = await core.listNamespacedConfigMap({ namespace });
+    for (const cm of cms.items) configMaps.push({ ...cm, apiVersion: 'v1', kind: 'ConfigMap' });
+  }
+  if (only !== undefined && listed.length === 0)
+    throw new Error(`${only}: not found in namespace ${namespace}`);
+  // The operator's translation of the whole namespace at once, so references resolve as there.
+  const manifests = [
+    ...listed.map((l) => ({ apiVersion: 'svc.svc.io/v1alpha1', ...l.obj, status: undefined })),
+    ...configMaps,
+  ];
+  const translated = translateManifests(
+    [{ path: 'cluster', text: manifests.map((m) => stringify(m)).join('---\n') }],
+    {
+      org: values.org ?? io.env.SVC_ORG ?? '',
+      namespace,
+    },
+  );
+  const entries: DiffEntry[] = [];
+  for (const l of listed) {
+    const id = typeof l.obj.status?.[l.idField] === 'string' ? (l.obj.status[l.idField] as string) : '';
+    const res =
+      id === ''
+        ? undefined
+        : await fetch(`${gw.url}${l.path}${encodeURIComponent(id)}`, {
+            headers: { 'x-svc-authorization': gw.secret },
+          });
+    if (res !== undefined && res.status !== 200 && res.status !== 404) {
+      throw new Error(`gateway ${gw.url} answered ${res.status} to GET ${l.path}${id}: ${await res.text()}`);
+    }
+    const have: unknown = res?.status === 200 ? await res.json() : undefined;
+    const want = translated.objects.find(
+      (o) => o.kind === l.obj.kind && o.name === l.obj.metadata.name,
+    )?.body;
+    const lastHash = l.obj.status?.latestSvcSpecHash;
+    entries.push(
+      compare(
+        `${l.obj.kind}/${l.obj.metadata.name}`,
+        id,
+        typeof lastHash === 'string' ? lastHash : undefined,
+        want,
+        have,
+      ),
+    );
+  }
+  io.out(format === 'json' ? `${JSON.stringify({ items: entries }, null, 2)}\n` : diffText(entries));
+  return entries.some((e) => e.state !== 'in sync') ? 1 : 0;
 }
 
 async function readStdin(): Promise<string> {
