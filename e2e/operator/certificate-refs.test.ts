@@ -10,17 +10,15 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { TLSSocket } from 'node:tls';
 import { derivedId } from '../../operator/ids.ts';
-import { selfSignedCert, fingerprintOfPem, type TestCert } from '../../gateway/testing/certs.ts';
+import { fingerprintOfPem } from '../../gateway/testing/certs.ts';
 import { makeCert, type MadeCert } from '../../gateway/testing/client-certs.ts';
 import { tlsGet, type TlsRes } from '../../gateway/testing/tls-client.ts';
 import type { ControlPlane } from '../harness/control-plane.ts';
 import { freePort, waitFor, type GatewayProc } from '../harness/processes.ts';
 import { admin, applyManifest, readyOf, tlsSecretManifest, waitForStatus } from './helpers.ts';
 import { startTlsSuite, stopTlsSuite, type TlsSuite } from './helpers.ts';
+import { pinSecretManifest, startMtlsUpstream, type MtlsUpstream } from './cert-fixtures.ts';
 
 const ORG = 'e2e-org';
 const NS = 'shop';
@@ -32,9 +30,7 @@ let cp: ControlPlane;
 let gw: GatewayProc;
 let apiPort: number;
 /** The mTLS upstream: it accepts the gateway's two upstream certificates and says which it got. */
-let upstream: Server;
-let upstreamCert: TestCert;
-let target: string;
+let upstream: MtlsUpstream;
 /** Client certificates of the API (before and after rotation), and one it never allows. */
 const client: Record<'first' | 'rotated' | 'stranger', MadeCert> = {} as never;
 /** Certificates the gateway presents upstream (before and after rotation). */
@@ -46,23 +42,7 @@ before(async () => {
   for (const k of ['first', 'rotated', 'stranger'] as const) client[k] = await makeCert(`client-${k}`);
   for (const k of ['first', 'rotated'] as const) toUpstream[k] = await makeCert(`gateway-${k}`);
   wrongPin = await makeCert('not-the-upstream');
-  upstreamCert = selfSignedCert();
-  upstream = createServer(
-    {
-      cert: upstreamCert.cert,
-      key: upstreamCert.key,
-      requestCert: true,
-      rejectUnauthorized: true,
-      ca: [toUpstream.first.cert, toUpstream.rotated.cert],
-    },
-    (req, res) => {
-      const peer = req.socket instanceof TLSSocket ? req.socket.getPeerX509Certificate() : undefined;
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ upstream: peer?.fingerprint256.replaceAll(':', '').toLowerCase() ?? '' }));
-    },
-  );
-  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-  target = `https://127.0.0.1:${String((upstream.address() as AddressInfo).port)}`;
+  upstream = await startMtlsUpstream([toUpstream.first.cert, toUpstream.rotated.cert]);
   suite = await startTlsSuite('cert-refs', NS, ORG);
   ({ cp, gw } = suite);
   apiPort = await freePort();
@@ -70,20 +50,13 @@ before(async () => {
 
 after(async () => {
   await stopTlsSuite(suite);
-  upstream.closeAllConnections();
-  await new Promise((resolve) => upstream.close(resolve));
+  await upstream.close();
 });
 
 const certId = (c: MadeCert): string => ORG + c.fingerprint;
 
 /** The pinned Secret holds only a certificate (type Opaque): a pinned upstream's key is not ours. */
-const pinSecret = (certPem: string | Buffer): string => `apiVersion: v1
-kind: Secret
-metadata: {name: upstream-pin, namespace: ${NS}}
-type: Opaque
-data:
-  tls.crt: ${Buffer.from(certPem).toString('base64')}
-`;
+const pinSecret = (certPem: string | Buffer): string => pinSecretManifest(NS, 'upstream-pin', certPem);
 
 /**
  * Static mutual TLS identifies no key: as in the reference, the API asks for a token too
@@ -117,7 +90,7 @@ spec:
   listen_port: ${String(apiPort)}
   proxy:
     listen_path: /partners/
-    target_url: ${target}
+    target_url: ${upstream.url}
     transport: {ssl_insecure_skip_verify: true}
 `,
   );
@@ -162,14 +135,14 @@ test('the Secrets applied, the pin not the upstream key: Ready, the client certi
 });
 
 test('the pin Secret holds the upstream certificate: served, the upstream certificate presented', async () => {
-  await applyManifest(cp, pinSecret(upstreamCert.cert));
+  await applyManifest(cp, pinSecret(upstream.cert.cert));
   await waitFor('the upstream served through its pin', async () => (await call(client.first)).status === 200);
   assert.equal(presented(await call(client.first)), toUpstream.first.fingerprint);
   assert.equal((await call()).status, 401);
   assert.equal((await call(client.stranger)).status, 403);
   // Nothing is uploaded for a pin.
   assert.equal(
-    (await admin(gw, 'GET', `/svc/certs/${ORG}${fingerprintOfPem(upstreamCert.cert)}`)).status,
+    (await admin(gw, 'GET', `/svc/certs/${ORG}${fingerprintOfPem(upstream.cert.cert)}`)).status,
     404,
   );
 });
