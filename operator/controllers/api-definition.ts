@@ -21,7 +21,7 @@ import { callGateway, reportFailure, reportUnresolved, type Fail } from './statu
 import { leaveFormerGateway, pushDocument, pushedTo, PushMemory } from './sync.ts';
 import { isTemplate } from './template.ts';
 import { reportApiSynced } from './served.ts';
-import { apiLeaves, type ApiReconcileDeps } from './api-reconcile.ts';
+import { apiLeaves, sharedApiWatches, type ApiReconcileDeps } from './api-reconcile.ts';
 import type { ApiObject, PolicyView } from './objects.ts';
 import { API_FINALIZER } from '../../schemas/finalizers.ts';
 
@@ -268,25 +268,14 @@ export function apiDefinitionController(env: ControllerEnv): ControllerSpec {
             ? apisTargeting(refOf(api)).map((a) => objectKey(a))
             : [],
       },
-      {
-        // A context that appears or changes queues the APIs that use it.
-        watch: watchOf(env, 'OperatorContext'),
-        map: (ctx: k8s.KubernetesObject) => apisOfContext(objectKey(ctx)).map((api) => objectKey(api)),
-      },
-      {
-        watch: policySpec,
-        map: (p: PolicyView, old: PolicyView | undefined, event: InformerEvent) =>
-          viewChanged(event, p, old, policyLinkView) ? [...new Set([...apisOf(p), ...apisOf(old)])] : [],
-      },
-      {
-        // A Secret that appears, changes its data or goes queues the APIs that name it for
-        // certificates (in their own namespace).
-        watch: secretSpec,
-        map: (secret: k8s.V1Secret, old: k8s.V1Secret | undefined, event: InformerEvent) => {
-          if (!viewChanged(event, secret, old, (s) => s.data)) return [];
-          return apisOfSecret(refOf(secret)).map((api) => objectKey(api));
-        },
-      },
+      ...sharedApiWatches(env, {
+        apisOfContext,
+        policySpec,
+        policyView: policyLinkView,
+        apisOfPolicy: apisOf,
+        secretSpec,
+        apisOfSecret,
+      }),
     ],
   };
 }

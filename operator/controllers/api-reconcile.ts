@@ -5,13 +5,17 @@
  * SecurityPolicies cover it, then deleted from the gateway it was last pushed to with the
  * certificates no other API lists, then the finalizer goes.
  */
+import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../lib/log.ts';
+import type { ControllerSpec } from '../../lib/k8s/manager.ts';
+import { objectKey, type InformerEvent, type WatchSpec } from '../../lib/k8s/informer.ts';
 import type { WorkResult } from '../../lib/k8s/workqueue.ts';
 import type { SvcObjects } from '../../lib/k8s/objects.ts';
 import type { ManagementClient } from '../clients/management.ts';
 import type { Connections, Resolved } from '../connections.ts';
 import type { SecretContent } from '../certificates.ts';
-import type { ObjectRef } from '../references.ts';
+import { refOf, type ObjectRef } from '../references.ts';
+import { viewChanged, watchOf, type ControllerEnv } from './env.ts';
 import { deleteCertificatesOf, type CertificateHolder } from './certificate-secrets.ts';
 import type { ApiObject, OasApiObject, PolicyView } from './objects.ts';
 import { heldByPolicies, HELD_RECHECK_MS, type ReportDeps } from './status.ts';
@@ -94,4 +98,44 @@ export async function apiLeaves<T extends ApiObject | OasApiObject>(
     deps,
     log,
   );
+}
+
+/**
+ * The watches both API controllers share: a context that appears or changes queues the APIs
+ * that use it; a SecurityPolicy whose view (`policyView`: what of it the APIs depend on)
+ * changes queues the APIs linked to it before and after; a Secret that appears, changes its data
+ * or goes queues the APIs that name it for certificates (in their own namespace).
+ */
+export function sharedApiWatches(
+  env: ControllerEnv,
+  opts: {
+    apisOfContext: (contextKey: string) => readonly k8s.KubernetesObject[];
+    policySpec: WatchSpec;
+    policyView: (p: PolicyView) => unknown;
+    /** Keys of the APIs linked to a policy. */
+    apisOfPolicy: (p: PolicyView | undefined) => string[];
+    secretSpec: WatchSpec;
+    apisOfSecret: (secret: ObjectRef) => readonly k8s.KubernetesObject[];
+  },
+): NonNullable<ControllerSpec['watches']> {
+  return [
+    {
+      watch: watchOf(env, 'OperatorContext'),
+      map: (ctx: k8s.KubernetesObject) => opts.apisOfContext(objectKey(ctx)).map((api) => objectKey(api)),
+    },
+    {
+      watch: opts.policySpec,
+      map: (p: PolicyView, old: PolicyView | undefined, event: InformerEvent) =>
+        viewChanged(event, p, old, opts.policyView)
+          ? [...new Set([...opts.apisOfPolicy(p), ...opts.apisOfPolicy(old)])]
+          : [],
+    },
+    {
+      watch: opts.secretSpec,
+      map: (secret: k8s.V1Secret, old: k8s.V1Secret | undefined, event: InformerEvent) => {
+        if (!viewChanged(event, secret, old, (s) => s.data)) return [];
+        return opts.apisOfSecret(refOf(secret)).map((api) => objectKey(api));
+      },
+    },
+  ];
 }

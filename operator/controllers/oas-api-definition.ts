@@ -3,13 +3,13 @@ import type { OasApiStatus } from '../../schemas/generated/kinds.ts';
 import type { ControllerSpec } from '../../lib/k8s/manager.ts';
 import type { WorkResult } from '../../lib/k8s/workqueue.ts';
 import { SvcObjects } from '../../lib/k8s/objects.ts';
-import { objectKey, splitKey, type InformerEvent } from '../../lib/k8s/informer.ts';
+import { objectKey, splitKey } from '../../lib/k8s/informer.ts';
 import { derivedId } from '../ids.ts';
 import { accessRefs, refKey, refOf, sameRef, sortedRefs } from '../references.ts';
 import { translateOasApiDefinition, type ConfigMapContent } from '../translate/oas-api-definition.ts';
 import type { OasCertificateSpec } from '../../schemas/oas/secret-refs.ts';
 import type { OasApiObject, PolicyView } from './objects.ts';
-import { configMapWatch, secretWatch, viewChanged, watchOf, type ControllerEnv } from './env.ts';
+import { configMapWatch, secretWatch, watchOf, type ControllerEnv } from './env.ts';
 import { byAccessRight, byCertificateSecret, byContext, byRef } from './indexes.ts';
 import { certificateSecretRefs } from '../../schemas/rules/secret-refs.ts';
 import {
@@ -20,7 +20,7 @@ import {
 } from './certificate-secrets.ts';
 import { callGateway, reportFailure, reportUnresolved, type Fail } from './status.ts';
 import { reportApiSynced } from './served.ts';
-import { apiLeaves, type ApiReconcileDeps } from './api-reconcile.ts';
+import { apiLeaves, sharedApiWatches, type ApiReconcileDeps } from './api-reconcile.ts';
 import { leaveFormerGateway, pushDocument, pushedTo, PushMemory } from './sync.ts';
 import { isTemplate } from './template.ts';
 import { OAS_FINALIZER, STREAMS_FINALIZER } from '../../schemas/finalizers.ts';
@@ -344,24 +344,14 @@ function documentController(env: ControllerEnv, kind: DocumentKind): ControllerS
         watch: cmSpec,
         map: (cm: k8s.KubernetesObject) => apisOfConfigMap(refOf(cm)).map((api) => objectKey(api)),
       },
-      {
-        watch: watchOf(env, 'OperatorContext'),
-        map: (ctx: k8s.KubernetesObject) => apisOfContext(objectKey(ctx)).map((api) => objectKey(api)),
-      },
-      {
-        watch: policySpec,
-        map: (p: PolicyView, old: PolicyView | undefined, event: InformerEvent) =>
-          viewChanged(event, p, old, policyLinkView) ? [...new Set([...apisOf(p), ...apisOf(old)])] : [],
-      },
-      {
-        // A Secret that appears, changes its data or goes queues the APIs that name it for
-        // certificates (in their own namespace).
-        watch: secretSpec,
-        map: (secret: k8s.V1Secret, old: k8s.V1Secret | undefined, event: InformerEvent) => {
-          if (!viewChanged(event, secret, old, (s) => s.data)) return [];
-          return apisOfSecret(refOf(secret)).map((api) => objectKey(api));
-        },
-      },
+      ...sharedApiWatches(env, {
+        apisOfContext,
+        policySpec,
+        policyView: policyLinkView,
+        apisOfPolicy: apisOf,
+        secretSpec,
+        apisOfSecret,
+      }),
     ],
   };
 }
