@@ -229,15 +229,21 @@ export interface TlsSuite {
  * Starts a {@link TlsSuite} named `name`: the control plane with `ns` and `svc-operator-system`, a
  * gateway with a default certificate (HTTPS listen ports need one) and the operator of `org`
  * watching `ns`. Its resync is left at its default: Secrets must arrive through their watch.
+ * `gatewayEnv` adds to the gateway's environment (an HTTPS port, a CA to trust upstream).
  */
-export async function startTlsSuite(name: string, ns: string, org: string): Promise<TlsSuite> {
+export async function startTlsSuite(
+  name: string,
+  ns: string,
+  org: string,
+  gatewayEnv: Record<string, string> = {},
+): Promise<TlsSuite> {
   const { dir, cp } = await startCluster(name, [ns, 'svc-operator-system']);
   const gw = await startGateway({
     name: `${name}-gateway`,
     secret: `e2e-${name}-secret`,
     dataDir: join(dir, 'gw'),
     logDir: dir,
-    env: defaultCertEnv(),
+    env: { ...defaultCertEnv(), ...gatewayEnv },
   });
   const operator = await startOperator({
     name: `${name}-operator`,

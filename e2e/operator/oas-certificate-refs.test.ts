@@ -16,26 +16,18 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { pinSecretManifest, startMtlsUpstream, type MtlsUpstream } from './cert-fixtures.ts';
 import { derivedId } from '../../operator/ids.ts';
 import { makeCert, type MadeCert } from '../../gateway/testing/client-certs.ts';
 import { tlsGet, type TlsRes } from '../../gateway/testing/tls-client.ts';
 import type { ControlPlane } from '../harness/control-plane.ts';
-import {
-  freePort,
-  startGateway,
-  startOperator,
-  waitFor,
-  type GatewayProc,
-  type OperatorProc,
-} from '../harness/processes.ts';
+import { freePort, waitFor, type GatewayProc } from '../harness/processes.ts';
 import {
   admin,
   applyManifest,
-  defaultCertEnv,
   readyOf,
-  startCluster,
+  startTlsSuite,
+  stopTlsSuite,
   tlsSecretManifest,
   waitForStatus,
 } from './helpers.ts';
@@ -47,7 +39,6 @@ const api = { kind: 'svcoasapidefinition', ns: NS, name: 'partners' };
 
 let cp: ControlPlane;
 let gw: GatewayProc;
-let operator: OperatorProc;
 /** What `before` started, to stop in reverse order (a start that failed leaves the later ones out). */
 const stops: (() => Promise<unknown>)[] = [];
 /** The gateway's HTTPS port, where OAS APIs with static mutual TLS are served. */
@@ -76,32 +67,13 @@ before(async () => {
   wrongPin = await makeCert('oas-not-the-upstream');
   secureUpstream = await startMtlsUpstream([toUpstream.cert]);
   stops.push(() => secureUpstream.close());
-  let dir: string;
-  ({ dir, cp } = await startCluster('oas-cert-refs', [NS, 'svc-operator-system']));
-  stops.push(() => cp.stop());
   httpsPort = await freePort();
-  gw = await startGateway({
-    name: 'oas-cert-refs-gateway',
-    secret: 'e2e-oas-cert-refs-secret',
-    dataDir: join(dir, 'gw'),
-    logDir: dir,
-    env: {
-      ...defaultCertEnv(),
-      SVC_GW_HTTPS_PORT: String(httpsPort),
-      NODE_EXTRA_CA_CERTS: secureUpstream.cert.certFile,
-    },
+  const suite = await startTlsSuite('oas-cert-refs', NS, ORG, {
+    SVC_GW_HTTPS_PORT: String(httpsPort),
+    NODE_EXTRA_CA_CERTS: secureUpstream.cert.certFile,
   });
-  stops.push(() => gw.stop());
-  operator = await startOperator({
-    name: 'oas-cert-refs-operator',
-    gateway: gw,
-    kubeconfig: cp.kubeconfig,
-    logDir: dir,
-    org: ORG,
-    // The resync is left at its default: the Secrets must arrive through their watch.
-    env: { WATCH_NAMESPACE: NS },
-  });
-  stops.push(() => operator.stop());
+  ({ cp, gw } = suite);
+  stops.push(() => stopTlsSuite(suite));
 });
 
 after(async () => {
