@@ -362,7 +362,9 @@ export function boom(): never { throw new Error('the plugin broke'); }
   await new Promise<void>((resolve) => {
     const s = net.connect(blockedPort, '127.0.0.1');
     s.on('error', () => undefined);
-    s.once('close', () => { resolve(); });
+    s.once('close', () => {
+      resolve();
+    });
   });
   // A failure the gateway logs: the management secret, wrong.
   const wrongAdmin = await httpRequest(`${gw.url}/svc/apis`, {
