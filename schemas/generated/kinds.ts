@@ -535,7 +535,7 @@ export interface CorsConfig {
 
 /** Plugins: functions of JavaScript or TypeScript modules, or hooks of a gRPC plugin server, run at fixed points of the chain. */
 export interface CustomMiddleware {
-  /** What runs the plugins: `svc` (JavaScript or TypeScript modules under plugin_dir), `grpc` (a gRPC plugin server) or `otto` (middleware files written for the reference's JavaScript VM, `TykJS.TykMiddleware`: `pre`, `post_key_auth` and `post` hooks, with the gateway setting `enable_jsvm` on). */
+  /** What runs the plugins: `svc` (JavaScript or TypeScript modules under plugin_dir) or `grpc` (a gRPC plugin server). */
   driver?: string;
   /** Hooks run before authentication, after the API-wide checks, in order. */
   pre?: PluginHook[];

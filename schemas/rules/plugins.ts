@@ -5,12 +5,8 @@
  * `plugin_dir` (driver `svc`); the path is relative and never leaves that directory, so the
  * rule holds whatever directory a gateway is configured with. With driver `grpc` a hook is a
  * name the gateway sends to its gRPC plugin server (the reference's coprocess protocol,
- * gateway/plugins/coprocess/); the path is not used. With driver `otto` (the reference's
- * JavaScript VM) a hook is a middleware file written for the reference (`TykJS.TykMiddleware`,
- * gateway/plugins/otto.ts): `path` a `.js` file under `plugin_dir`, `name` the variable holding
- * the middleware; its `pre`, `post_key_auth` and `post` hooks run, its `auth_check` and
- * `response` hooks are refused by name. The other gateways' drivers (Python, Lua, Go plugins)
- * are refused by name.
+ * gateway/plugins/coprocess/); the path is not used. The other gateways' drivers (JavaScript VM,
+ * Python, Lua, Go plugins) are refused by name.
  */
 import type { CustomMiddleware, PluginHook } from '../generated/models.ts';
 import type { ClassicApiInput } from './read.ts';
@@ -26,10 +22,8 @@ export type PluginStage = (typeof PLUGIN_STAGES)[number];
 export const PLUGIN_DRIVER = 'svc';
 /** The driver of plugins served by a gRPC plugin server (the reference's coprocess protocol). */
 export const GRPC_PLUGIN_DRIVER = 'grpc';
-/** The driver of middleware files written for the reference's JavaScript VM (`TykJS`). */
-export const OTTO_PLUGIN_DRIVER = 'otto';
 /** The drivers this gateway runs. */
-export type PluginDriver = typeof PLUGIN_DRIVER | typeof GRPC_PLUGIN_DRIVER | typeof OTTO_PLUGIN_DRIVER;
+export type PluginDriver = typeof PLUGIN_DRIVER | typeof GRPC_PLUGIN_DRIVER;
 
 /** A hook the gateway runs: the function `name` exported by the module at `path`. */
 export interface EnabledHook {
@@ -52,10 +46,9 @@ function middlewareOf(api: ClassicApiInput): Unchecked<CustomMiddleware> | undef
   return model<CustomMiddleware>(api.custom_middleware);
 }
 
-/** The driver of the plugins of `api` (`svc` unless it says `grpc` or `otto`). */
+/** The driver of the plugins of `api` (`svc` unless it says `grpc`). */
 export function pluginDriverOf(api: ClassicApiInput): PluginDriver {
-  const d = text(middlewareOf(api)?.driver);
-  return d === GRPC_PLUGIN_DRIVER || d === OTTO_PLUGIN_DRIVER ? d : PLUGIN_DRIVER;
+  return text(middlewareOf(api)?.driver) === GRPC_PLUGIN_DRIVER ? GRPC_PLUGIN_DRIVER : PLUGIN_DRIVER;
 }
 
 /** The authentication hook of `api` (`custom_middleware.auth_check`), when it names one. */
@@ -94,21 +87,6 @@ function grpcHookProblems(hook: EnabledHook, at: string): FieldProblem[] {
 function hookProblems(hook: EnabledHook, at: string, driver: string): FieldProblem[] {
   if (driver === GRPC_PLUGIN_DRIVER) return grpcHookProblems(hook, at);
   const problems: FieldProblem[] = [];
-  if (
-    driver === OTTO_PLUGIN_DRIVER &&
-    (at.endsWith('auth_check') || at.startsWith('custom_middleware.response'))
-  ) {
-    return [
-      problem(
-        at,
-        'NotSupported',
-        `an otto (TykJS) ${at.endsWith('auth_check') ? 'auth_check' : 'response'} hook is not run by this gateway: write it as a module (driver ${PLUGIN_DRIVER}) or serve it from a gRPC plugin server (driver ${GRPC_PLUGIN_DRIVER})`,
-      ),
-    ];
-  }
-  if (driver === OTTO_PLUGIN_DRIVER && hook.path !== '' && !hook.path.endsWith('.js')) {
-    problems.push(problem(`${at}.path`, 'Invalid', `${quote(hook.path)}: an otto middleware is a .js file`));
-  }
   if (hook.name === '') {
     problems.push(problem(`${at}.name`, 'Required', 'set the name of the function the module exports'));
   } else if (!/^[A-Za-z_$][\w$]*$/.test(hook.name)) {
@@ -178,12 +156,12 @@ export function pluginProblems(api: ClassicApiInput): FieldProblem[] {
     });
   }
   problems.push(...coprocessAuthProblems(api, driver, auth));
-  if (any && driver !== PLUGIN_DRIVER && driver !== GRPC_PLUGIN_DRIVER && driver !== OTTO_PLUGIN_DRIVER) {
+  if (any && driver !== PLUGIN_DRIVER && driver !== GRPC_PLUGIN_DRIVER) {
     problems.push(
       problem(
         'custom_middleware.driver',
         driver === '' ? 'Required' : 'NotSupported',
-        `${driver === '' ? '' : `the driver ${quote(driver)} is not supported by this gateway: `}set driver to ${PLUGIN_DRIVER} (JavaScript or TypeScript modules under plugin_dir), ${GRPC_PLUGIN_DRIVER} (a gRPC plugin server) or ${OTTO_PLUGIN_DRIVER} (middleware files of the reference's JavaScript VM)`,
+        `${driver === '' ? '' : `the driver ${quote(driver)} is not supported by this gateway: `}set driver to ${PLUGIN_DRIVER} (JavaScript or TypeScript modules under plugin_dir) or ${GRPC_PLUGIN_DRIVER} (a gRPC plugin server)`,
       ),
     );
   }

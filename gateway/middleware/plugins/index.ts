@@ -12,7 +12,6 @@
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
 import {
   GRPC_PLUGIN_DRIVER,
-  OTTO_PLUGIN_DRIVER,
   pluginDriverOf,
   pluginHooksOf,
   type PluginStage,
@@ -42,7 +41,6 @@ import {
   removedOf,
   resultObject,
 } from '../../plugins/load.ts';
-import { loadOttoHook } from '../../plugins/otto.ts';
 
 const HOOK_TYPES: Readonly<Record<PluginStage, HookType>> = {
   pre: 'Pre',
@@ -148,16 +146,12 @@ function pluginStage(stage: PluginStage): GatewayMiddleware {
       if (pluginDriverOf(api) === GRPC_PLUGIN_DRIVER) {
         return stage === 'response' ? grpcResponseStage(api, deps) : grpcStage(api, deps, stage);
       }
-      const timeoutMs = deps.config.plugin_timeout_ms;
-      const otto = pluginDriverOf(api) === OTTO_PLUGIN_DRIVER;
       const hooks = await Promise.all(
-        pluginHooksOf(api, stage).map((h, i) => {
-          const at = `custom_middleware.${stage}[${String(i)}]`;
-          return otto
-            ? loadOttoHook(h, deps.config.plugin_dir, at, deps.config.enable_jsvm, timeoutMs)
-            : loadHook(h, deps.config.plugin_dir, at);
-        }),
+        pluginHooksOf(api, stage).map((h, i) =>
+          loadHook(h, deps.config.plugin_dir, `custom_middleware.${stage}[${String(i)}]`),
+        ),
       );
+      const timeoutMs = deps.config.plugin_timeout_ms;
       return around(
         async (ctx, next) => {
           for (const hook of hooks) {

@@ -50,7 +50,7 @@ const customMiddleware: JsonSchema = {
     driver: {
       type: 'string',
       description:
-        "What runs the plugins: `svc` (JavaScript or TypeScript modules under plugin_dir), `grpc` (a gRPC plugin server) or `otto` (middleware files written for the reference's JavaScript VM, `TykJS.TykMiddleware`: `pre`, `post_key_auth` and `post` hooks, with the gateway setting `enable_jsvm` on).",
+        'What runs the plugins: `svc` (JavaScript or TypeScript modules under plugin_dir) or `grpc` (a gRPC plugin server).',
     },
     pre: hookList('before authentication, after the API-wide checks'),
     auth_check: {
