@@ -4,7 +4,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { JsonSchema } from '../schemas/json-schema.ts';
-import { ConfigError, durationPattern, loadConfig, parseDuration, whereToSet } from './config.ts';
+import {
+  ConfigError,
+  configSources,
+  durationPattern,
+  loadConfig,
+  parseDuration,
+  whereToSet,
+} from './config.ts';
 
 const schema: JsonSchema = {
   type: 'object',
@@ -94,4 +101,15 @@ test('whereToSet names the flag, the environment variable and the file key a key
     'set the environment variable X_ENV, or `env_only` in the --config file',
   );
   assert.equal(whereToSet('file_only', sources), 'set `file_only` in the --config file');
+});
+
+test('configSources: a variable and a flag of each key, in schema order, but where named', () => {
+  const keys: JsonSchema = { type: 'object', properties: { data_dir: {}, healthPort: {}, host: {} } };
+  const sources = configSources(keys, 'X_', { host: { flag: 'address' }, healthPort: { env: 'HEALTH' } });
+  assert.deepEqual(sources, {
+    data_dir: { env: 'X_DATA_DIR', flag: 'data-dir' },
+    healthPort: { env: 'HEALTH', flag: 'health-port' },
+    host: { env: 'X_HOST', flag: 'address' },
+  });
+  assert.deepEqual(Object.keys(sources), ['data_dir', 'healthPort', 'host']);
 });

@@ -26,6 +26,25 @@ export interface ConfigSource {
 }
 
 /**
+ * The environment variable and flag of each key of `schema`, in the schema's order (the order
+ * of the flags a message lists): `<envPrefix><KEY>` and `--<key>`, the key's words (snake_case
+ * or camelCase) upper-cased and joined by `_`, or lower-cased and joined by `-`; `named` gives
+ * a key's variable or flag where it has another name.
+ */
+export function configSources(
+  schema: JsonSchema,
+  envPrefix: string,
+  named: Readonly<Record<string, ConfigSource>> = {},
+): Readonly<Record<string, ConfigSource>> {
+  const sources: Record<string, ConfigSource> = {};
+  for (const key of Object.keys(schema.properties ?? {})) {
+    const words = key.split(/_|(?=[A-Z])/).map((w) => w.toLowerCase());
+    sources[key] = { env: envPrefix + words.join('_').toUpperCase(), flag: words.join('-'), ...named[key] };
+  }
+  return Object.freeze(sources);
+}
+
+/**
  * How to set `key`, for messages: `set the flag --x, the environment variable X, or \`x\` in the
  * --config file` (the flag and the variable when it has them).
  */

@@ -1,6 +1,5 @@
 /** Configuration of the webhook server: flags, environment variables (set by the chart), or a file. */
-import { loadConfig } from '../lib/config.ts';
-import type { ConfigSource } from '../lib/config.ts';
+import { configSources, loadConfig } from '../lib/config.ts';
 import { LOG_LEVELS } from '../lib/log.ts';
 import type { LogLevel } from '../lib/log.ts';
 import type { JsonSchema } from '../schemas/json-schema.ts';
@@ -127,13 +126,9 @@ const schema: JsonSchema = {
   },
 };
 
-const sources: Record<string, ConfigSource> = {
-  port: { env: 'SVC_WEBHOOK_PORT', flag: 'port' },
-  address: { env: 'SVC_WEBHOOK_ADDRESS', flag: 'address' },
-  healthPort: { env: 'SVC_WEBHOOK_HEALTH_PORT', flag: 'health-port' },
-  certMode: { env: 'SVC_WEBHOOK_CERT_MODE', flag: 'cert-mode' },
-  certDir: { env: 'SVC_WEBHOOK_CERT_DIR', flag: 'cert-dir' },
-  namespace: { env: 'POD_NAMESPACE', flag: 'namespace' },
+/** Environment variable and flag of each key: `SVC_WEBHOOK_<KEY>` and `--<key>` but where named. */
+const sources = configSources(schema, 'SVC_WEBHOOK_', {
+  namespace: { env: 'POD_NAMESPACE' },
   serviceName: { env: 'SVC_WEBHOOK_SERVICE', flag: 'service' },
   caSecretName: { env: 'SVC_WEBHOOK_CA_SECRET', flag: 'ca-secret' },
   mutatingConfigurationName: { env: 'SVC_WEBHOOK_MUTATING_CONFIGURATION', flag: 'mutating-configuration' },
@@ -141,15 +136,10 @@ const sources: Record<string, ConfigSource> = {
     env: 'SVC_WEBHOOK_VALIDATING_CONFIGURATION',
     flag: 'validating-configuration',
   },
-  extraHosts: { env: 'SVC_WEBHOOK_EXTRA_HOSTS', flag: 'extra-hosts' },
-  resyncSeconds: { env: 'SVC_WEBHOOK_RESYNC_SECONDS', flag: 'resync-seconds' },
-  shutdownDelaySeconds: { env: 'SVC_WEBHOOK_SHUTDOWN_DELAY_SECONDS', flag: 'shutdown-delay-seconds' },
-  kubeconfig: { env: 'KUBECONFIG', flag: 'kubeconfig' },
-  logLevel: { env: 'LOG_LEVEL', flag: 'log-level' },
-  finalizers: { env: 'SVC_WEBHOOK_FINALIZERS', flag: 'finalizers' },
-  watchNamespace: { env: 'WATCH_NAMESPACE', flag: 'watch-namespace' },
-  bentoPath: { env: 'SVC_WEBHOOK_BENTO_PATH', flag: 'bento-path' },
-};
+  kubeconfig: { env: 'KUBECONFIG' },
+  logLevel: { env: 'LOG_LEVEL' },
+  watchNamespace: { env: 'WATCH_NAMESPACE' },
+});
 
 /** Reads the configuration once; throws a ConfigError naming every problem. */
 export function loadWebhookConfig(

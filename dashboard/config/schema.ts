@@ -2,7 +2,7 @@
  * The dashboard's process configuration: one closed schema, the env variable and flag of each
  * key, and the type the loader returns. Like the gateway's, it has no default secret.
  */
-import { serverProcessProperties, type ConfigSource } from '../../lib/config.ts';
+import { configSources, serverProcessProperties } from '../../lib/config.ts';
 import type { JsonSchema } from '../../schemas/json-schema.ts';
 import type { LogLevel } from '../../lib/log.ts';
 
@@ -93,27 +93,11 @@ export const dashboardConfigSchema: JsonSchema = {
   },
 };
 
-/** Environment variable and flag of each key. */
-export const dashboardConfigSources: Readonly<Record<string, ConfigSource>> = {
-  admin_secret: { env: 'SVC_DB_ADMIN_SECRET', flag: 'admin-secret' },
-  listen_address: { env: 'SVC_DB_LISTEN_ADDRESS', flag: 'host' },
-  listen_port: { env: 'SVC_DB_LISTEN_PORT', flag: 'port' },
-  storage: { env: 'SVC_DB_STORAGE', flag: 'storage' },
-  data_dir: { env: 'SVC_DB_DATA_DIR', flag: 'data-dir' },
-  postgres_url: { env: 'SVC_DB_POSTGRES_URL', flag: 'postgres-url' },
-  page_size: { env: 'SVC_DB_PAGE_SIZE', flag: 'page-size' },
-  streaming_enabled: { env: 'SVC_DB_STREAMING_ENABLED', flag: 'streaming-enabled' },
-  allow_explicit_policy_id: { env: 'SVC_DB_ALLOW_EXPLICIT_POLICY_ID', flag: 'allow-explicit-policy-id' },
-  enable_duplicate_slugs: { env: 'SVC_DB_ENABLE_DUPLICATE_SLUGS', flag: 'enable-duplicate-slugs' },
-  api_writes_system_users_only: {
-    env: 'SVC_DB_API_WRITES_SYSTEM_USERS_ONLY',
-    flag: 'api-writes-system-users-only',
-  },
-  node_secret: { env: 'SVC_DB_NODE_SECRET', flag: 'node-secret' },
-  metrics_enabled: { env: 'SVC_DB_METRICS_ENABLED', flag: 'metrics-enabled' },
-  log_level: { env: 'SVC_DB_LOG_LEVEL', flag: 'log-level' },
-  shutdown_timeout_ms: { env: 'SVC_DB_SHUTDOWN_TIMEOUT_MS', flag: 'shutdown-timeout-ms' },
-};
+/** Environment variable and flag of each key: `SVC_DB_<KEY>` and `--<key>` but where named. */
+export const dashboardConfigSources = configSources(dashboardConfigSchema, 'SVC_DB_', {
+  listen_address: { flag: 'host' },
+  listen_port: { flag: 'port' },
+});
 
 /** The decoded configuration (see the schema for each key). */
 export interface DashboardConfig {

@@ -4,7 +4,7 @@
  * and it has no CRD.
  */
 import { availableParallelism } from 'node:os';
-import { serverProcessProperties, type ConfigSource } from '../../lib/config.ts';
+import { configSources, serverProcessProperties } from '../../lib/config.ts';
 import type { JsonSchema } from '../../schemas/json-schema.ts';
 import type { LogLevel } from '../../lib/log.ts';
 
@@ -43,18 +43,18 @@ export const gatewayConfigSchema: JsonSchema = {
       description:
         'Port of the management API (`/svc/...`, `/hello`, `/ready`). Absent: the management API shares the gateway port. 0 picks a free port.',
     },
+    control_tls: {
+      type: 'boolean',
+      default: false,
+      description:
+        'Serve the management API on `control_port` over HTTPS, with the certificate of `tls_cert_file` (the operator then reaches it at an `https://` URL; `SVC_TLS_INSECURE_SKIP_VERIFY` when that certificate is self-signed).',
+    },
     https_port: {
       type: 'integer',
       minimum: 1,
       maximum: 65535,
       description:
         "An HTTPS API port opened at start with the certificate of `tls_cert_file` and kept open while no API uses it (the HTTPS ingress port of a cluster, the chart's `ingress.httpsPort`): clients, load balancers and `kubectl port-forward` find it answering (404 for hosts no API serves) before the first API with this `listen_port` and after the last. APIs with this `listen_port` are served on it over HTTPS. Absent: API ports open and close with their APIs.",
-    },
-    control_tls: {
-      type: 'boolean',
-      default: false,
-      description:
-        'Serve the management API on `control_port` over HTTPS, with the certificate of `tls_cert_file` (the operator then reaches it at an `https://` URL; `SVC_TLS_INSECURE_SKIP_VERIFY` when that certificate is self-signed).',
     },
     store: {
       type: 'string',
@@ -87,19 +87,19 @@ export const gatewayConfigSchema: JsonSchema = {
       default: 5000,
       description: 'Milliseconds to open a connection to an upstream before answering 504.',
     },
-    tls_handshake_timeout_ms: {
-      type: 'integer',
-      minimum: 1,
-      default: 10000,
-      description:
-        'Milliseconds a client of a TLS API (protocol tls) has to finish its TLS handshake before its connection is closed; the upstream is dialled only after the handshake.',
-    },
     upstream_timeout_ms: {
       type: 'integer',
       minimum: 1,
       default: 30000,
       description:
         'Milliseconds to wait for the response headers, and between two chunks of the response body, before answering 504.',
+    },
+    tls_handshake_timeout_ms: {
+      type: 'integer',
+      minimum: 1,
+      default: 10000,
+      description:
+        'Milliseconds a client of a TLS API (protocol tls) has to finish its TLS handshake before its connection is closed; the upstream is dialled only after the handshake.',
     },
     tls_cert_file: {
       type: 'string',
@@ -124,6 +124,20 @@ export const gatewayConfigSchema: JsonSchema = {
       default: true,
       description:
         'Answer Prometheus scrapes on `/metrics` (no secret, like `/hello`) on the listener of the management API: the control port when set, else the gateway port, where `/metrics` then belongs to the gateway. With `--workers` > 1 every scrape reports the whole node.',
+    },
+    node_heartbeat_interval_ms: {
+      type: 'integer',
+      minimum: 100,
+      default: 5000,
+      description:
+        'Milliseconds between two heartbeats of this process in the registry of the gateways sharing the Redis store (`GET /svc/nodes`), where the operator finds every gateway that must serve an API before it is Ready.',
+    },
+    node_timeout_ms: {
+      type: 'integer',
+      minimum: 1000,
+      default: 30000,
+      description:
+        'Milliseconds after its last heartbeat that a gateway process is dropped from the registry of the Redis store: until then a stopped gateway keeps the APIs it has not applied Pending; after it, they are Ready without it. Keep it several heartbeats long.',
     },
     ...serverProcessProperties,
     rate_limit_headers: {
@@ -206,6 +220,42 @@ export const gatewayConfigSchema: JsonSchema = {
       description:
         '`streaming.enabled`: run the streams of APIs (`x-svc-streaming`) on Bento (gateway/streams/). False: an API with streams is refused at write time.',
     },
+    analytics_enabled: {
+      type: 'boolean',
+      default: true,
+      description:
+        'Mode pro: send a record of each request (time, organisation, API, key hash and alias, method, path template, status, latencies, sizes, refusal reason) to the dashboard in batches, for its traffic analytics (gateway/analytics/). Never blocks a request: see `analytics_buffer_size`. No effect without `dashboard_url`.',
+    },
+    analytics_sample_rate: {
+      type: 'number',
+      minimum: 0.001,
+      maximum: 1,
+      default: 1,
+      description:
+        'Mode pro: fraction of requests recorded for analytics (1: every request; 0.1: one in ten, each counted ten times by the dashboard).',
+    },
+    analytics_buffer_size: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 1000000,
+      default: 10000,
+      description:
+        'Mode pro: analytics records a process holds at most while they wait to be sent; with the buffer full a record is dropped and counted (`svc_gateway_analytics_records_total{outcome="dropped_buffer_full"}` on `/metrics`).',
+    },
+    analytics_flush_interval_ms: {
+      type: 'integer',
+      minimum: 50,
+      maximum: 600000,
+      default: 2000,
+      description:
+        'Mode pro: milliseconds between two sends of analytics records to the dashboard (a batch of 1000 goes at once).',
+    },
+    streaming_bento_path: {
+      type: 'string',
+      minLength: 1,
+      description:
+        'The Bento binary the gateway runs for streams. Default: the one `make deps` builds (tools/build.sh, `~/.cache/svc-tools/bin/bento`).',
+    },
     dashboard_url: {
       type: 'string',
       pattern: '^https?://.+',
@@ -230,71 +280,17 @@ export const gatewayConfigSchema: JsonSchema = {
       description:
         "Mode pro: while the dashboard's notification stream is down, milliseconds between two reads of its configuration (the fallback that still catches changes).",
     },
-    streaming_bento_path: {
-      type: 'string',
-      minLength: 1,
-      description:
-        'The Bento binary the gateway runs for streams. Default: the one `make deps` builds (tools/build.sh, `~/.cache/svc-tools/bin/bento`).',
-    },
   },
 };
 
-/** Environment variable and flag of each key. */
-export const gatewayConfigSources: Readonly<Record<string, ConfigSource>> = {
-  secret: { env: 'SVC_GW_SECRET', flag: 'secret' },
-  listen_address: { env: 'SVC_GW_LISTEN_ADDRESS', flag: 'host' },
-  listen_port: { env: 'SVC_GW_LISTEN_PORT', flag: 'port' },
-  control_port: { env: 'SVC_GW_CONTROL_PORT', flag: 'control-port' },
-  control_tls: { env: 'SVC_GW_CONTROL_TLS', flag: 'control-tls' },
-  https_port: { env: 'SVC_GW_HTTPS_PORT', flag: 'https-port' },
-  store: { env: 'SVC_GW_STORE', flag: 'store' },
-  data_dir: { env: 'SVC_GW_DATA_DIR', flag: 'data-dir' },
-  redis_key_prefix: { env: 'SVC_GW_REDIS_KEY_PREFIX', flag: 'redis-key-prefix' },
-  workers: { env: 'SVC_GW_WORKERS', flag: 'workers' },
-  upstream_connect_timeout_ms: {
-    env: 'SVC_GW_UPSTREAM_CONNECT_TIMEOUT_MS',
-    flag: 'upstream-connect-timeout-ms',
-  },
-  upstream_timeout_ms: { env: 'SVC_GW_UPSTREAM_TIMEOUT_MS', flag: 'upstream-timeout-ms' },
-  tls_handshake_timeout_ms: { env: 'SVC_GW_TLS_HANDSHAKE_TIMEOUT_MS', flag: 'tls-handshake-timeout-ms' },
-  tls_cert_file: { env: 'SVC_GW_TLS_CERT_FILE', flag: 'tls-cert' },
-  tls_key_file: { env: 'SVC_GW_TLS_KEY_FILE', flag: 'tls-key' },
-  trust_forwarded_headers: { env: 'SVC_GW_TRUST_FORWARDED_HEADERS', flag: 'trust-forwarded-headers' },
-  fast_path: { env: 'SVC_GW_FAST_PATH', flag: 'fast-path' },
-  metrics_enabled: { env: 'SVC_GW_METRICS_ENABLED', flag: 'metrics-enabled' },
-  log_level: { env: 'SVC_GW_LOG_LEVEL', flag: 'log-level' },
-  shutdown_timeout_ms: { env: 'SVC_GW_SHUTDOWN_TIMEOUT_MS', flag: 'shutdown-timeout-ms' },
-  rate_limit_headers: { env: 'SVC_GW_RATE_LIMIT_HEADERS', flag: 'rate-limit-headers' },
-  limits_fail_open: { env: 'SVC_GW_LIMITS_FAIL_OPEN', flag: 'limits-fail-open' },
-  plugin_dir: { env: 'SVC_GW_PLUGIN_DIR', flag: 'plugin-dir' },
-  enable_jsvm: { env: 'SVC_GW_ENABLE_JSVM', flag: 'enable-jsvm' },
-  plugin_timeout_ms: { env: 'SVC_GW_PLUGIN_TIMEOUT_MS', flag: 'plugin-timeout-ms' },
-  coprocess_grpc_server: { env: 'SVC_GW_COPROCESS_GRPC_SERVER', flag: 'coprocess-grpc-server' },
-  jwks_cache_ttl_s: { env: 'SVC_GW_JWKS_CACHE_TTL_S', flag: 'jwks-cache-ttl-s' },
-  monitor_enable_trigger_monitors: {
-    env: 'SVC_GW_MONITOR_ENABLE_TRIGGER_MONITORS',
-    flag: 'monitor-enable-trigger-monitors',
-  },
-  monitor_global_trigger_limit: {
-    env: 'SVC_GW_MONITOR_GLOBAL_TRIGGER_LIMIT',
-    flag: 'monitor-global-trigger-limit',
-  },
-  monitor_user_keys: { env: 'SVC_GW_MONITOR_USER_KEYS', flag: 'monitor-user-keys' },
-  monitor_org_keys: { env: 'SVC_GW_MONITOR_ORG_KEYS', flag: 'monitor-org-keys' },
-  policies_allow_explicit_policy_id: {
-    env: 'SVC_GW_POLICIES_ALLOW_EXPLICIT_POLICY_ID',
-    flag: 'policies-allow-explicit-policy-id',
-  },
-  streaming_enabled: { env: 'SVC_GW_STREAMING_ENABLED', flag: 'streaming-enabled' },
-  streaming_bento_path: { env: 'SVC_GW_STREAMING_BENTO_PATH', flag: 'streaming-bento-path' },
-  dashboard_url: { env: 'SVC_GW_DASHBOARD_URL', flag: 'dashboard' },
-  node_secret: { env: 'SVC_GW_NODE_SECRET', flag: 'node-secret' },
-  dashboard_orgs: { env: 'SVC_GW_DASHBOARD_ORGS', flag: 'dashboard-orgs' },
-  dashboard_poll_interval_ms: {
-    env: 'SVC_GW_DASHBOARD_POLL_INTERVAL_MS',
-    flag: 'dashboard-poll-interval-ms',
-  },
-};
+/** Environment variable and flag of each key: `SVC_GW_<KEY>` and `--<key>` but where named. */
+export const gatewayConfigSources = configSources(gatewayConfigSchema, 'SVC_GW_', {
+  listen_address: { flag: 'host' },
+  listen_port: { flag: 'port' },
+  tls_cert_file: { flag: 'tls-cert' },
+  tls_key_file: { flag: 'tls-key' },
+  dashboard_url: { flag: 'dashboard' },
+});
 
 /** The decoded configuration (see the schema for each key). */
 export interface GatewayConfig {
@@ -316,6 +312,8 @@ export interface GatewayConfig {
   trust_forwarded_headers: boolean;
   fast_path: boolean;
   metrics_enabled: boolean;
+  node_heartbeat_interval_ms: number;
+  node_timeout_ms: number;
   log_level: LogLevel;
   shutdown_timeout_ms: number;
   rate_limit_headers: 'quota' | 'rate';
@@ -336,4 +334,8 @@ export interface GatewayConfig {
   node_secret?: string;
   dashboard_orgs: string;
   dashboard_poll_interval_ms: number;
+  analytics_enabled: boolean;
+  analytics_sample_rate: number;
+  analytics_buffer_size: number;
+  analytics_flush_interval_ms: number;
 }
