@@ -14,8 +14,8 @@ import { formatProblem, quote } from '../../schemas/rules/field-problem.ts';
 import { keyIdProblem } from '../../schemas/rules/ids.ts';
 import { compile } from '../../schemas/validate.ts';
 import { CERTS, certKeyOf, fingerprintOfId, type StoredCert } from '../certs/certs.ts';
-import { counterName } from '../limits/counters.ts';
-import { classicOf } from '../routes/compile.ts';
+import { counterIdOf, counterName } from '../limits/counters.ts';
+import { classicOf } from '../routes/check.ts';
 import { generateKey, hashPassword, keyIdOf } from '../sessions/credentials.ts';
 import { isSealed, sealSecret } from '../sessions/secrets.ts';
 import { readJsonObject, statusBody, type AdminResponse } from './http.ts';
@@ -93,13 +93,14 @@ async function resetQuotasOnWrite(r: AdminRequest, id: string, s: GatewaySession
     const stored = await r.deps.store.get('apis', apiId);
     if (stored !== undefined && classicOf(stored).dont_set_quota_on_create === true) return;
   }
-  await r.deps.counters.resetGroup(id);
+  await r.deps.counters.resetGroup(counterIdOf(id, s));
 }
 
 /** The stored key with its live quota: `quota_remaining` and `quota_renews`, root and per API. */
 async function withLiveQuota(r: AdminRequest, id: string, s: GatewaySession): Promise<GatewaySession> {
   const loaded = await r.deps.sessions.byId(id);
   const applied = loaded?.applied.ok === true ? loaded.applied.session : s;
+  const counted = counterIdOf(id, s);
   const out: GatewaySession = structuredClone(s);
   const now = r.deps.now();
   const live = async (
@@ -113,11 +114,12 @@ async function withLiveQuota(r: AdminRequest, id: string, s: GatewaySession): Pr
     };
   };
   if ((applied.quota_max ?? -1) > 0)
-    Object.assign(out, await live(counterName.quota(id), applied.quota_max ?? 0));
+    Object.assign(out, await live(counterName.quota(counted), applied.quota_max ?? 0));
   for (const [apiId, ar] of Object.entries(applied.access_rights ?? {})) {
     const max = ar.limit?.quota_max ?? -1;
     const target = out.access_rights?.[apiId]?.limit;
-    if (max > 0 && target !== undefined) Object.assign(target, await live(counterName.quota(id, apiId), max));
+    if (max > 0 && target !== undefined)
+      Object.assign(target, await live(counterName.quota(counted, apiId), max));
   }
   return out;
 }
@@ -280,10 +282,13 @@ export async function deleteKey(r: AdminRequest): Promise<AdminResponse> {
  */
 export async function resetKeyQuota(r: AdminRequest): Promise<AdminResponse> {
   const id = storedIdOf(r);
-  if (id === undefined || (await r.deps.store.get('keys', id)) === undefined) return notFound();
+  const s =
+    id === undefined ? undefined : ((await r.deps.store.get('keys', id)) as GatewaySession | undefined);
+  if (id === undefined || s === undefined) return notFound();
+  const counted = counterIdOf(id, s);
   const apiId = queryOf(r).get('api_id');
-  if (apiId === null || apiId === '') await r.deps.counters.resetGroup(id);
-  else await r.deps.counters.resetQuota(counterName.quota(id, apiId));
+  if (apiId === null || apiId === '') await r.deps.counters.resetGroup(counted);
+  else await r.deps.counters.resetQuota(counterName.quota(counted, apiId));
   r.deps.log.info('key quota reset', { key_hash: id, api_id: apiId ?? undefined });
   return { status: 200, body: { key: r.params[0] ?? '', key_hash: id, status: 'ok', action: 'reset' } };
 }

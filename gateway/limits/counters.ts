@@ -5,6 +5,7 @@
  * Redis enforce one limit exactly. Implementations: memory (one process), Redis (every node),
  * and, for `--workers > 1` on the files store, the primary's memory reached over IPC (relay.ts).
  */
+import type { GatewaySession } from '../../schemas/generated/models.ts';
 
 /** The outcome of a sliding-window check. */
 export interface RateVerdict {
@@ -85,6 +86,14 @@ export interface Counters {
  * `/svc/org/keys/{org_id}?reset_quota=1` resets it.
  */
 export const orgGroup = (orgId: string): string => `org:${orgId}`;
+
+/**
+ * The ID a key's counters (rate, quota, per-endpoint, and the quota's reset group) are kept
+ * under: its `counter_id` when set, so that keys sharing one count against one allowance (both
+ * values of a rotated ApiKey), else the key's stored ID.
+ */
+export const counterIdOf = (keyId: string, session: Pick<GatewaySession, 'counter_id'>): string =>
+  session.counter_id === undefined || session.counter_id === '' ? keyId : session.counter_id;
 
 /** The names counters are kept under, in one place. */
 export const counterName = {

@@ -94,8 +94,9 @@ export class GatewayClient implements ManagementClient {
       const res = await this.#call('GET', path, undefined, [404]);
       return res.status === 404 ? undefined : (res.body as GatewaySession);
     },
-    create: async (raw, session) => {
-      await this.#call('POST', `/svc/keys/${encodeURIComponent(raw)}`, session);
+    create: async (raw, session, opts) => {
+      const keep = opts?.keepCounters === true ? '?suppress_reset=1' : '';
+      await this.#call('POST', `/svc/keys/${encodeURIComponent(raw)}${keep}`, session);
     },
     update: async (keyHash, session) => {
       const path = `/svc/keys/${encodeURIComponent(keyHash)}?hashed=true&suppress_reset=1`;

@@ -84,8 +84,12 @@ export interface Connection {
 export interface KeyOps {
   /** The key as stored (never its value nor its password), or undefined when there is none. */
   get(keyHash: string): Promise<GatewaySession | undefined>;
-  /** Creates the key `raw` (a token, or the user name of a session with `basic_auth_data`). */
-  create(raw: string, session: GatewaySession): Promise<void>;
+  /**
+   * Creates the key `raw` (a token, or the user name of a session with `basic_auth_data`).
+   * `keepCounters`: the counters its `counter_id` names are not reset (a rotated key's new value
+   * goes on counting where the old one was).
+   */
+  create(raw: string, session: GatewaySession, opts?: { keepCounters?: boolean }): Promise<void>;
   /** Writes the key again, keeping its quota and rate counters. */
   update(keyHash: string, session: GatewaySession): Promise<void>;
   /** False when there was nothing to delete. */

@@ -17,8 +17,8 @@ class KeyedGateway extends FakeGateway {
   readonly keyWrites: string[] = [];
   readonly keys: KeyOps = {
     get: (h) => Promise.resolve(this.held.get(h)),
-    create: (raw, s) => {
-      this.keyWrites.push(`create ${keyHashOf(raw)}`);
+    create: (raw, s, opts) => {
+      this.keyWrites.push(`create ${keyHashOf(raw)}${opts?.keepCounters === true ? ' (counters kept)' : ''}`);
       this.held.set(keyHashOf(raw), s);
       return Promise.resolve();
     },
@@ -98,8 +98,9 @@ test('no Secret named: a value is generated into the Secret and created by its h
   const value = s.secret() ?? '';
   assert.equal(value.length, 48);
   assert.deepEqual(s.secretWrites, ['k/key']);
-  assert.deepEqual(s.gw.keyWrites, [`create ${keyHashOf(value)}`]);
+  assert.deepEqual(s.gw.keyWrites, [`create ${keyHashOf(value)}`], 'a new key: its counters start');
   assert.deepEqual(s.gw.held.get(keyHashOf(value))?.apply_policies, ['pol-1']);
+  assert.equal(s.gw.held.get(keyHashOf(value))?.counter_id, 'apikey-u1');
   assertReady(s.lastStatus(), { status: 'True', reason: 'Synced' });
   assert.equal(s.lastStatus().keyHash, keyHashOf(value));
   assert.doesNotMatch(JSON.stringify(s.lastStatus()), new RegExp(value), 'the value is not in the status');
@@ -142,8 +143,11 @@ test('a new value with an overlap: the old hash is kept until the overlap ends, 
   );
   s.gw.held.set(old, {});
   const out = await reconcileApiKey('team/k', s.deps);
-  assert.deepEqual(s.gw.keyWrites, [`create ${keyHashOf('tok-new')}`, `update ${old}`]);
+  assert.deepEqual(s.gw.keyWrites, [`create ${keyHashOf('tok-new')} (counters kept)`, `update ${old}`]);
   assert.deepEqual(out, { requeueAfterMs: 30_000 });
+  // One allowance for both values: the same counter_id, the ApiKey's.
+  assert.equal(s.gw.held.get(old)?.counter_id, 'apikey-u1');
+  assert.equal(s.gw.held.get(keyHashOf('tok-new'))?.counter_id, 'apikey-u1');
   assert.deepEqual(s.lastStatus().rotatedFrom, {
     keyHash: old,
     until: new Date(NOW.getTime() + 30_000).toISOString().replace(/\.\d+Z$/, 'Z'),

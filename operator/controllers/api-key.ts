@@ -80,6 +80,13 @@ export interface ApiKeyDeps extends ReportDeps<KeyObject> {
 /** The stored ID of a token or a user name: what the gateway names the key by. */
 export const keyHashOf = (raw: string): string => hash('sha256', raw, 'hex');
 
+/**
+ * The gateway's `counter_id` of an ApiKey: every value the key has (both during a rotation's
+ * overlap) counts against one rate limit and quota, kept across rotations.
+ */
+const counterIdOf = (obj: KeyObject): string =>
+  `apikey-${obj.metadata.uid ?? `${obj.metadata.namespace}.${obj.metadata.name}`}`;
+
 /** A new key value: 192 random bits, hex (a valid key ID for the gateway's paths). */
 const newValue = (): string => randomBytes(24).toString('hex');
 
@@ -204,7 +211,14 @@ export async function reconcileApiKey(key: string, deps: ApiKeyDeps): Promise<Wo
   else delete status.rotated;
 
   const type = keyTypeOf(spec);
-  const desired = translateApiKey(spec, { orgId: resolved.conn.org, policyIds });
+  const desired = translateApiKey(spec, {
+    orgId: resolved.conn.org,
+    policyIds,
+    counterId: counterIdOf(current),
+  });
+  // Once the key was pushed, its counters are the ApiKey's: a new value (rotation, a user name
+  // changed, a key re-created after drift) goes on counting where the previous one was.
+  const keepCounters = pushedBefore;
   const here = pushedTo(client, spec.contextRef, namespace);
   const now = deps.now();
   let requeueAfterMs: number | undefined;
@@ -218,7 +232,7 @@ export async function reconcileApiKey(key: string, deps: ApiKeyDeps): Promise<Wo
       const copy = await keys.get(id);
       let action: 'Created' | 'Updated' | undefined;
       if (!copy) {
-        await keys.create(username, withPassword);
+        await keys.create(username, withPassword, { keepCounters });
         action = 'Created';
       } else if (desiredHash !== old.latestCRDSpecHash || drifted(copy, desired)) {
         await keys.update(id, withPassword);
@@ -239,7 +253,7 @@ export async function reconcileApiKey(key: string, deps: ApiKeyDeps): Promise<Wo
     const copy = await keys.get(keyHash);
     let action: 'Created' | 'Updated' | undefined;
     if (!copy) {
-      await keys.create(value, desired);
+      await keys.create(value, desired, { keepCounters });
       action = 'Created';
     } else if (desiredHash !== old.latestCRDSpecHash || drifted(copy, desired)) {
       await keys.update(keyHash, desired);

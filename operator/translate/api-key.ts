@@ -6,6 +6,12 @@ export interface KeyTranslationContext {
   orgId: string;
   /** IDs of `spec.policies`, in order. */
   policyIds: readonly string[];
+  /**
+   * What the key's counters are kept under (the gateway's `counter_id`): one per ApiKey, so
+   * that the values a rotation leaves working count against one allowance and the counters
+   * outlive the rotation.
+   */
+  counterId: string;
 }
 
 /**
@@ -18,6 +24,7 @@ export function translateApiKey(spec: ApiKeySpec, ctx: KeyTranslationContext): G
   const expires = spec.expiresAt === undefined ? 0 : Math.floor(Date.parse(spec.expiresAt) / 1000);
   return {
     org_id: ctx.orgId,
+    counter_id: ctx.counterId,
     alias: spec.alias ?? '',
     apply_policies: [...ctx.policyIds],
     meta_data: { ...spec.metaData },

@@ -576,6 +576,8 @@ export interface GatewaySession {
   oauth_client_id?: string;
   /** The API whose OAuth 2.0 client (`oauth_client_id`) an access token was issued to: clients of different APIs may share a client ID, and deleting one revokes its own tokens only. */
   oauth_api_id?: string;
+  /** The name the key's rate-limit and quota counters are kept under, instead of the key's own stored ID: keys that share it count against one allowance (the operator gives both values of a rotated ApiKey the same one, so the old and the new value share the key's limits and its counters outlive the rotation); resetting the quota of one resets it for all. Unset: the key counts on its own. */
+  counter_id?: string;
   /** Requests allowed per `per` seconds. -1 disables. */
   rate?: number;
   /** Rate-limit window in seconds. -1 disables. */

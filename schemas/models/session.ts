@@ -1,5 +1,6 @@
 import type { JsonSchema } from '../json-schema.ts';
 import { disabledOrPositive } from '../common.ts';
+import { ID_PATTERN } from '../rules/ids.ts';
 import { limitProperties } from './limits.ts';
 import { accessDefinition } from './policy.ts';
 
@@ -22,6 +23,13 @@ export const sessionModel: JsonSchema = {
       type: 'string',
       description:
         'The API whose OAuth 2.0 client (`oauth_client_id`) an access token was issued to: clients of different APIs may share a client ID, and deleting one revokes its own tokens only.',
+    },
+    counter_id: {
+      type: 'string',
+      pattern: ID_PATTERN,
+      maxLength: 128,
+      description:
+        "The name the key's rate-limit and quota counters are kept under, instead of the key's own stored ID: keys that share it count against one allowance (the operator gives both values of a rotated ApiKey the same one, so the old and the new value share the key's limits and its counters outlive the rotation); resetting the quota of one resets it for all. Unset: the key counts on its own.",
     },
     ...limitProperties,
     max_query_depth: disabledOrPositive('Deepest GraphQL query the key may send; deeper queries get 403.'),

@@ -5,7 +5,7 @@
  * per key. Over it: 429 `Rate Limit Exceeded`. Compiled once per session entry.
  */
 import type { AccessDefinition } from '../../../schemas/generated/models.ts';
-import { counterName } from '../../limits/counters.ts';
+import { counterIdOf, counterName } from '../../limits/counters.ts';
 import { UNAVAILABLE } from '../../limits/guard.ts';
 import { reject } from '../../pipeline/compose.ts';
 import { waits } from '../../pipeline/steps.ts';
@@ -41,8 +41,10 @@ export const endpointLimits: GatewayMiddleware = {
     const apiId = api.api_id ?? '';
     return waits((ctx) => {
       const ar = ctx.session?.access_rights?.[apiId];
-      const keyId = ctx.state.keyId;
-      if (ar?.endpoints === undefined || ar.endpoints.length === 0 || keyId === undefined) return undefined;
+      const session = ctx.session;
+      if (ar?.endpoints === undefined || ar.endpoints.length === 0 || session === undefined) return undefined;
+      if (ctx.state.keyId === undefined) return undefined;
+      const keyId = counterIdOf(ctx.state.keyId, session);
       const rest = ctx.path.slice(ctx.route.listenPath.length) || '/';
       const method = ctx.method.toUpperCase();
       for (const e of endpointsOf(ar)) {

@@ -2,7 +2,7 @@
  * The key's quota with real listeners (the seed's "Quota counter" table and quota rules):
  * `quota_max` per period, then 403, its headers and when the period renews; resets (manual, on
  * update, suppressed, `dont_set_quota_on_create`); changes of `quota_max` and of the period
- * mid-period; -1, `disable_quota`, a per-API quota; never throttled. Periods run on an injected
+ * mid-period; -1, `disable_quota`, a per-API quota; never throttled; keys sharing a `counter_id`. Periods run on an injected
  * clock.
  */
 import { describe, test } from 'node:test';
@@ -139,5 +139,45 @@ describe('quota on an injected clock', () => {
       access_rights: right('q'),
     });
     assert.deepEqual(await statuses(gw, '/q/x', 'q8', 2), [200, 403]);
+  });
+
+  test('counter_id: two keys sharing it count against one quota and one rate limit, reset together', async () => {
+    const gw = gateway();
+    const limits = { quota_max: 3, quota_renewal_rate: 3600, access_rights: right('q') };
+    await addKey(gw, 'old-value', { ...limits, counter_id: 'apikey-one' });
+    assert.deepEqual(await statuses(gw, '/q/x', 'old-value', 2), [200, 200]);
+    // The new value of a rotated key, written without resetting the shared counters.
+    const created = await gw.admin('POST', '/svc/keys/new-value?suppress_reset=1', {
+      ...limits,
+      counter_id: 'apikey-one',
+    });
+    assert.equal(created.status, 200, created.text);
+    const third = await call(gw, '/q/x', 'new-value');
+    assert.deepEqual([third.status, third.headers['x-ratelimit-remaining']], [200, '0']);
+    assert.equal((await call(gw, '/q/x', 'old-value')).status, 403, 'the old value is over the shared quota');
+    assert.equal((await call(gw, '/q/x', 'new-value')).status, 403);
+    const seen = (await gw.admin('GET', '/svc/keys/old-value')).json as { quota_remaining: number };
+    assert.equal(seen.quota_remaining, 0);
+    // A key without it counts on its own.
+    await addKey(gw, 'other-value', limits);
+    assert.equal((await call(gw, '/q/x', 'other-value')).status, 200);
+    // Resetting one resets the allowance both count against.
+    assert.equal((await gw.admin('POST', '/svc/keys/new-value/reset')).status, 200);
+    assert.equal((await call(gw, '/q/x', 'old-value')).status, 200);
+    assert.equal((await call(gw, '/q/x', 'new-value')).status, 200);
+
+    await addKey(gw, 'rate-a', { rate: 2, per: 60, access_rights: right('q'), counter_id: 'apikey-two' });
+    await addKey(gw, 'rate-b', { rate: 2, per: 60, access_rights: right('q'), counter_id: 'apikey-two' });
+    assert.deepEqual(
+      [
+        await call(gw, '/q/x', 'rate-a'),
+        await call(gw, '/q/x', 'rate-b'),
+        await call(gw, '/q/x', 'rate-a'),
+      ].map((r) => r.status),
+      [200, 200, 429],
+    );
+    const bad = await gw.admin('POST', '/svc/keys/bad-counter', { ...limits, counter_id: 'a:b' });
+    assert.equal(bad.status, 400);
+    assert.match(bad.text, /counter_id/);
   });
 });

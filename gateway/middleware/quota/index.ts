@@ -18,7 +18,7 @@ import {
   quotaLimited,
   type Allowance,
 } from '../../limits/allowance.ts';
-import { counterName, type QuotaUse } from '../../limits/counters.ts';
+import { counterIdOf, counterName, type QuotaUse } from '../../limits/counters.ts';
 import { UNAVAILABLE } from '../../limits/guard.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
 import { reject } from '../../pipeline/compose.ts';
@@ -69,8 +69,9 @@ export const quota: GatewayMiddleware = {
     };
     return waits((ctx) => {
       const session = ctx.session;
-      const keyId = ctx.state.keyId;
-      if (session === undefined || keyId === undefined) return reject(ctx, GatewayError.accessDisallowed());
+      if (session === undefined || ctx.state.keyId === undefined)
+        return reject(ctx, GatewayError.accessDisallowed());
+      const keyId = counterIdOf(ctx.state.keyId, session);
       const a = allowanceOf(session, apiId);
       if (!quotaLimited(a)) return undefined;
       if (a.modes.quota === 'closed') {

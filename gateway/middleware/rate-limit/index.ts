@@ -13,7 +13,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { allowanceOf, countsQuota, rateLimited, throttled, type Allowance } from '../../limits/allowance.ts';
-import { counterName, type RateVerdict } from '../../limits/counters.ts';
+import { counterIdOf, counterName, type RateVerdict } from '../../limits/counters.ts';
 import { UNAVAILABLE } from '../../limits/guard.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
 import { reject } from '../../pipeline/compose.ts';
@@ -52,8 +52,9 @@ export const rateLimit: GatewayMiddleware = {
     };
     return waits((ctx) => {
       const session = ctx.session;
-      const keyId = ctx.state.keyId;
-      if (session === undefined || keyId === undefined) return reject(ctx, GatewayError.accessDisallowed());
+      if (session === undefined || ctx.state.keyId === undefined)
+        return reject(ctx, GatewayError.accessDisallowed());
+      const keyId = counterIdOf(ctx.state.keyId, session);
       const a = allowanceOf(session, apiId);
       if (!rateLimited(a)) return undefined;
       if (a.modes.rate === 'closed') {
