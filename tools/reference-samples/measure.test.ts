@@ -27,17 +27,25 @@ spec:
 ${extra}`;
 
 describe('tools/reference-samples/measure.ts', () => {
-  test('renames the group, the kinds and the x-tyk- keys, nothing else', () => {
+  test('renames the group, the kinds, the x-tyk- keys and the tyk:// scheme, nothing else', () => {
     assert.deepEqual(
       renameToSvc({
         apiVersion: 'tyk.tyk.io/v1alpha1',
         kind: 'TykOasApiDefinition',
-        spec: { 'x-tyk-api-gateway': { kind: 'Tyk' }, name: 'tyk.tyk.io' },
+        spec: {
+          'x-tyk-api-gateway': { kind: 'Tyk' },
+          name: 'tyk.tyk.io',
+          sources: [{ url: 'tyk://rest-countries/{{ .object.code }}' }, { url: 'https://tyk.io/tyk://' }],
+        },
       }),
       {
         apiVersion: API_VERSION,
         kind: 'SvcOasApiDefinition',
-        spec: { 'x-svc-api-gateway': { kind: 'Tyk' }, name: 'tyk.tyk.io' },
+        spec: {
+          'x-svc-api-gateway': { kind: 'Tyk' },
+          name: 'tyk.tyk.io',
+          sources: [{ url: 'svc://rest-countries/{{ .object.code }}' }, { url: 'https://tyk.io/tyk://' }],
+        },
       },
     );
   });

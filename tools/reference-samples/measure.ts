@@ -2,7 +2,8 @@
  * Measures how many of the reference operator's published sample ApiDefinitions svc admits, as a
  * user migrating would apply them: every `*.yaml`/`*.yml` under a directory (a checkout of
  * TykTechnologies/tyk-operator's `config/samples/`, which this repository does not copy), renamed
- * to svc (group `tyk.tyk.io` → `svc.svc.io`, kinds `Tyk*` → `Svc*`, `x-tyk-*` keys → `x-svc-*`),
+ * to svc (group `tyk.tyk.io` → `svc.svc.io`, kinds `Tyk*` → `Svc*`, `x-tyk-*` keys → `x-svc-*`,
+ * internal targets `tyk://<api>/...` → `svc://<api>/...`),
  * each ApiDefinition validated by the admission webhook's own validation, one sample file at a
  * time, with the file's objects and every other file's Secrets, policies and contexts there for
  * its lookups.
@@ -19,7 +20,7 @@ import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { API_VERSION } from '../../schemas/common.ts';
 import { formatProblem } from '../../schemas/rules/field-problem.ts';
-import type { CompileEnv } from '../../gateway/routes/compile.ts';
+import type { CompileEnv } from '../../gateway/routes/check.ts';
 import type { ApiDefinitionInput } from '../../operator/translate/api-definition.ts';
 import { defaultApiDefinition } from '../../webhooks/api-definition.default.ts';
 import { validateApiDefinition } from '../../webhooks/api-definition.validate.ts';
@@ -29,9 +30,14 @@ import { translatedVerdict } from '../../e2e/contract/gateway-verdict.ts';
 
 type Obj = Record<string, unknown>;
 
-/** Renames a reference object to svc's group, kinds and extension keys. */
+/**
+ * Renames a reference object to svc's group, kinds and extension keys, and the reference gateway's
+ * scheme of internal targets (`tyk://<api>/...`, another API of the gateway) to svc's (`svc://`,
+ * resolved the same way: `self`, an API ID, or an API's name; schemas/rules/internal-target.ts).
+ */
 export function renameToSvc(v: unknown, top = true): unknown {
   if (Array.isArray(v)) return v.map((x) => renameToSvc(x, false));
+  if (typeof v === 'string') return /^tyk:\/\//i.test(v) ? `svc://${v.slice('tyk://'.length)}` : v;
   if (v === null || typeof v !== 'object') return v;
   const out: Obj = {};
   for (const [k, x] of Object.entries(v as Obj)) {
