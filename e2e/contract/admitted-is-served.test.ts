@@ -12,7 +12,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { API_VERSION } from '../../schemas/common.ts';
-import type { CompileEnv } from '../../gateway/routes/compile.ts';
+import type { CompileEnv } from '../../gateway/routes/check.ts';
 import type { ApiDefinitionInput } from '../../operator/translate/api-definition.ts';
 import { defaultApiDefinition } from '../../webhooks/api-definition.default.ts';
 import { validateApiDefinition } from '../../webhooks/api-definition.validate.ts';

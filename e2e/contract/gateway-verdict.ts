@@ -6,7 +6,7 @@
  * reference samples' measure.
  */
 import { createHash } from 'node:crypto';
-import { checkApi, type CompileEnv } from '../../gateway/routes/compile.ts';
+import { checkApi, type CompileEnv } from '../../gateway/routes/check.ts';
 import { derivedId } from '../../operator/ids.ts';
 import { translateApiDefinition, type ApiDefinitionInput } from '../../operator/translate/api-definition.ts';
 

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
-import { checkStoredApi, type CompileEnv } from '../../gateway/routes/compile.ts';
+import { checkStoredApi, type CompileEnv } from '../../gateway/routes/check.ts';
 import { oasDocument, requiring } from '../../schemas/testing.ts';
 import { formatFieldError } from '../../webhooks/field-error.ts';
 import { memoryLookups } from '../../webhooks/memory-lookups.ts';

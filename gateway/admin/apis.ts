@@ -11,7 +11,7 @@ import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import { formatProblem } from '../../schemas/rules/field-problem.ts';
 import { idProblem, isValidId } from '../../schemas/rules/ids.ts';
 import { isTcpApi } from '../../schemas/rules/tcp.ts';
-import { checkApi, classicOf, isOasDocument } from '../routes/compile.ts';
+import { checkApi, classicOf, isOasDocument } from '../routes/check.ts';
 import { readJsonObject, statusBody, writeBody, type AdminResponse } from './http.ts';
 import type { AdminRequest } from './types.ts';
 import { listenerIndex } from './listeners.ts';

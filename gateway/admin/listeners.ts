@@ -19,7 +19,7 @@ import {
   protocolConflict,
   portProtocolOf,
   type CompileEnv,
-} from '../routes/compile.ts';
+} from '../routes/check.ts';
 import type { Store } from '../store/store.ts';
 
 /** One stored API's claim: its own listen port and the protocol served there. */

@@ -9,7 +9,7 @@
 import { formatProblem } from '../../schemas/rules/field-problem.ts';
 import { idProblem } from '../../schemas/rules/ids.ts';
 import { OAS_EXTENSION } from '../../schemas/oas/index.ts';
-import { checkStoredApi, isOasDocument } from '../routes/compile.ts';
+import { checkStoredApi, isOasDocument } from '../routes/check.ts';
 import { invalid, newApiId, notFound, otherKind, reservedIdProblem, validId } from './apis.ts';
 import { readJsonObject, statusBody, writeBody, type AdminResponse } from './http.ts';
 import type { AdminRequest } from './types.ts';

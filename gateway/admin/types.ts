@@ -6,7 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from '../../lib/log.ts';
 import type { Counters } from '../limits/counters.ts';
-import type { CompileEnv } from '../routes/compile.ts';
+import type { CompileEnv } from '../routes/check.ts';
 import type { Sessions } from '../sessions/sessions.ts';
 import type { Collection, Store } from '../store/store.ts';
 import type { AdminResponse } from './http.ts';

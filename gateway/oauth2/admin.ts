@@ -21,7 +21,7 @@ import {
 } from '../admin/http.ts';
 import { withoutNulls } from '../../lib/http/json-body.ts';
 import type { AdminRequest } from '../admin/types.ts';
-import { classicOf } from '../routes/compile.ts';
+import { classicOf } from '../routes/check.ts';
 import { keyIdOf } from '../sessions/credentials.ts';
 import {
   OAUTH_CLIENTS,

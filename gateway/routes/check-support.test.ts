@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkApi, type CompileEnv } from './compile.ts';
+import { checkApi, type CompileEnv } from './check.ts';
 
 const env: CompileEnv = { listenPort: 8080, controlPort: undefined, tls: false };
 const api = (

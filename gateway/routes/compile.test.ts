@@ -8,7 +8,8 @@ import { MemoryCounters } from '../limits/memory.ts';
 import { LimitsGuard } from '../limits/guard.ts';
 import { Sessions } from '../sessions/sessions.ts';
 import { chain } from './chain.ts';
-import { buildRouteTable, checkApi, type CompileDeps, type CompileEnv } from './compile.ts';
+import { checkApi, type CompileEnv } from './check.ts';
+import { buildRouteTable, type CompileDeps } from './compile.ts';
 
 const env: CompileEnv = { listenPort: 8080, controlPort: undefined, tls: false };
 const api = (

@@ -15,13 +15,8 @@ import type { TlsMaterial } from '../config/load.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { chain as defaultChain, stages } from '../routes/chain.ts';
 import { explain } from './explain.ts';
-import {
-  buildRouteTable,
-  protocolOf,
-  type CompileDeps,
-  type CompileEnv,
-  type ReusableRoutes,
-} from '../routes/compile.ts';
+import { protocolOf, type CompileEnv } from '../routes/check.ts';
+import { buildRouteTable, type CompileDeps, type ReusableRoutes } from '../routes/compile.ts';
 import type { GatewayMiddleware } from '../middleware/deps.ts';
 import { internalFailure, respondError } from '../pipeline/compose.ts';
 import { HttpContext, type RequestObserver } from '../pipeline/context.ts';

@@ -16,7 +16,8 @@ import { MemoryCounters } from '../../../gateway/limits/memory.ts';
 import { LimitsGuard } from '../../../gateway/limits/guard.ts';
 import { Sessions } from '../../../gateway/sessions/sessions.ts';
 import { chain } from '../../../gateway/routes/chain.ts';
-import { buildRouteTable, type CompileDeps, type CompileEnv } from '../../../gateway/routes/compile.ts';
+import type { CompileEnv } from '../../../gateway/routes/check.ts';
+import { buildRouteTable, type CompileDeps } from '../../../gateway/routes/compile.ts';
 import type { RouteTable } from '../../../gateway/pipeline/router.ts';
 
 const n = Number(process.argv[2] ?? 10_000);

@@ -19,7 +19,7 @@
  * an error ID, or, with `proxy_on_error`, the request goes on to the upstream. The first entry
  * matching the method and path answers; it runs where mock responses do. Only with the gateway's
  * `enable_jsvm` on (off by default): otherwise such an API is refused when written and not served
- * when loaded (routes/compile.ts).
+ * when loaded (routes/check.ts).
  */
 import { readFile } from 'node:fs/promises';
 import type { GatewayApiDefinition, VersionInfo } from '../../../schemas/generated/models.ts';
@@ -176,7 +176,7 @@ export const virtualEndpoints: GatewayMiddleware = {
   // File sources are read at compile time: recompiled at every reload.
   readsOutside: true,
   create: async (api, deps) => {
-    // The write and load checks refuse such APIs already (routes/compile.ts): never run one.
+    // The write and load checks refuse such APIs already (routes/check.ts): never run one.
     if (!deps.config.enable_jsvm) throw new Error(`extended_paths.virtual: ${JSVM_OFF}`);
     const timeoutMs = deps.config.plugin_timeout_ms;
     const byVersion = new Map<string | undefined, Virtual[]>();
