@@ -9,7 +9,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Res } from '../testing/client.ts';
 import { useEcho } from '../testing/echo.ts';
-import { keyed, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import type { InProcessGateway } from '../testing/harness.ts';
+import { addOauthClient, startOauthGateway } from './testing.ts';
 import { FAILURES_PER_CLIENT, MAX_CONCURRENT_VERIFICATIONS, MAX_QUEUED_VERIFICATIONS } from './guard.ts';
 
 const echo = useEcho();
@@ -17,33 +18,8 @@ let gw: InProcessGateway;
 const SECRET = 'guard-test-secret-0123456789';
 
 before(async () => {
-  gw = await startGateway();
-  await gw.addApi(
-    keyed('oa', '/oa/', echo().url, {
-      use_oauth2: true,
-      oauth_meta: { allowed_access_types: ['client_credentials'] },
-    }),
-  );
-  const policy = {
-    id: 'oa-pol',
-    name: 'oa-pol',
-    state: 'active',
-    rate: 1000,
-    per: 1,
-    quota_max: -1,
-    access_rights: { oa: { api_id: 'oa', versions: ['Default'] } },
-  };
-  assert.equal((await gw.admin('POST', '/svc/policies', policy)).status, 200);
-  await gw.reload();
-  for (const id of ['limited', 'other', 'cached']) {
-    const c = await gw.admin('POST', '/svc/oauth/clients/create', {
-      api_id: 'oa',
-      policy_id: 'oa-pol',
-      client_id: id,
-      secret: SECRET,
-    });
-    assert.equal(c.status, 200, c.text);
-  }
+  gw = await startOauthGateway(echo);
+  for (const id of ['limited', 'other', 'cached']) await addOauthClient(gw, id, SECRET);
 });
 after(async () => {
   await gw.stop();

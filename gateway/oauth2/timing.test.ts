@@ -7,36 +7,15 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { useEcho } from '../testing/echo.ts';
-import { keyed, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import type { InProcessGateway } from '../testing/harness.ts';
+import { addOauthClient, startOauthGateway } from './testing.ts';
 
 const echo = useEcho();
 let gw: InProcessGateway;
 
 before(async () => {
-  gw = await startGateway();
-  await gw.addApi(
-    keyed('oa', '/oa/', echo().url, {
-      use_oauth2: true,
-      oauth_meta: { allowed_access_types: ['client_credentials'] },
-    }),
-  );
-  const policy = {
-    id: 'oa-pol',
-    name: 'oa-pol',
-    state: 'active',
-    rate: 1000,
-    per: 1,
-    quota_max: -1,
-    access_rights: { oa: { api_id: 'oa', versions: ['Default'] } },
-  };
-  assert.equal((await gw.admin('POST', '/svc/policies', policy)).status, 200);
-  await gw.reload();
-  const c = await gw.admin('POST', '/svc/oauth/clients/create', {
-    api_id: 'oa',
-    policy_id: 'oa-pol',
-    client_id: 'known-client',
-  });
-  assert.equal(c.status, 200, c.text);
+  gw = await startOauthGateway(echo);
+  await addOauthClient(gw, 'known-client');
 });
 after(async () => {
   await gw.stop();
