@@ -72,10 +72,14 @@ export function startNode(opts: {
   };
 }
 
-/** Plain HTTP GET/POST/PUT/DELETE returning status, headers and text body. */
+/**
+ * Plain HTTP GET/POST/PUT/DELETE returning status, headers and text body; fails when no answer
+ * has come in `timeoutMs`.
+ */
 export async function httpRequest(
   url: string,
   opts: { method?: string; headers?: Record<string, string>; body?: string } = {},
+  timeoutMs = 10_000,
 ): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -91,7 +95,7 @@ export async function httpRequest(
       },
     );
     req.on('error', reject);
-    req.setTimeout(10_000, () => req.destroy(new Error(`request to ${url} timed out`)));
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(`request to ${url} timed out`)));
     req.end(opts.body);
   });
 }

@@ -2,7 +2,7 @@
  * The gateway process of the security suites: e2e/harness's gateway, waited for longer (a loaded
  * machine starts it slowly) and stopped after the suite, or at once when it never answers.
  */
-import http from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import { after } from 'node:test';
 import { freePort, httpRequest, startNode, waitFor, type GatewayProc } from '../harness/processes.ts';
@@ -57,22 +57,6 @@ export async function request(
   url: string,
   opts: { method?: string; headers?: Record<string, string>; body?: string } = {},
   timeoutMs = 60_000,
-): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      { method: opts.method ?? 'GET', headers: opts.headers, agent: false },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => {
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.setTimeout(timeoutMs, () => req.destroy(new Error(`request to ${url} timed out`)));
-    req.end(opts.body);
-  });
+): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
+  return httpRequest(url, opts, timeoutMs);
 }
