@@ -29,6 +29,7 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import { isPlainObject } from '../../lib/plain-object.ts';
+import type { InternalSource } from './internal-sources.ts';
 import type { EngineField, GraphqlSource, RestSource } from './sources.ts';
 
 /** What resolvers share in one request. */
@@ -40,10 +41,10 @@ export interface EngineContext {
   /** The client request's headers (`{{ .request.headers.x }}`). */
   requestHeaders: RequestHeaders;
   /**
-   * Where a call to another API of the gateway (`svc://<api>/<path>`) goes: the URL on the
-   * gateway's own listener and the headers it adds; or why it can't be called.
+   * A call to another API of the gateway (`svc://<api>/<path>`, internal-sources.ts): how it is
+   * sent, or why it can't be.
    */
-  internal: (url: string) => { url: string; headers: Record<string, string> } | string;
+  internal: (url: string) => InternalSource;
 }
 
 /** A data source's answer: status and parsed JSON (undefined when the body was not JSON). */
@@ -102,14 +103,25 @@ function mapped(value: unknown, path: readonly string[] | undefined): unknown {
   return pick(value, path);
 }
 
+/** One call of a data source. */
+interface SourceRequest {
+  method: string;
+  url: string;
+  body?: string;
+  headers: Record<string, string>;
+}
+
+/** Makes a call once per request (`ctx.calls`): over HTTP, or through `internal` (an API of the gateway). */
 async function call(
   ctx: EngineContext,
-  req: { method: string; url: string; body?: string; headers: Record<string, string> },
+  req: SourceRequest,
+  internal?: Exclude<InternalSource, string>,
 ): Promise<DataSourceAnswer> {
   const key = JSON.stringify([req.method, req.url, req.body ?? null, req.headers]);
   let answer = ctx.calls.get(key);
   if (answer === undefined) {
     answer = (async () => {
+      if (internal !== undefined) return internal(req);
       const res = await fetch(req.url, {
         method: req.method,
         headers: req.headers,
@@ -145,18 +157,11 @@ function filledHeaders(
 const hasHeader = (headers: Record<string, string>, name: string): boolean =>
   Object.keys(headers).some((k) => k.toLowerCase() === name);
 
-async function callSource(
-  ctx: EngineContext,
-  req: { method: string; url: string; body?: string; headers: Record<string, string> },
-): Promise<DataSourceAnswer> {
-  let target = req;
-  if (/^svc:\/\//i.test(req.url)) {
-    const local = ctx.internal(req.url);
-    if (typeof local === 'string') throw new GraphQLError(local);
-    target = { ...req, url: local.url, headers: { ...req.headers, ...local.headers } };
-  }
+async function callSource(ctx: EngineContext, req: SourceRequest): Promise<DataSourceAnswer> {
+  const internal = /^svc:\/\//i.test(req.url) ? ctx.internal(req.url) : undefined;
+  if (typeof internal === 'string') throw new GraphQLError(internal);
   try {
-    return await call(ctx, target);
+    return await call(ctx, req, internal);
   } catch (err) {
     throw new GraphQLError(`data source unreachable: ${err instanceof Error ? err.message : String(err)}`);
   }

@@ -17,9 +17,7 @@ import { reject, respond } from '../pipeline/compose.ts';
 import type { Rejection } from '../pipeline/middleware.ts';
 import { around } from '../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../middleware/deps.ts';
-import { HttpContext, MAX_READ_BODY, type RequestContext } from '../pipeline/context.ts';
-import type { RouteLookup } from '../upstream/internal.ts';
-import { ambiguousTargetMessage, parseInternalTarget, SELF } from '../../schemas/rules/internal-target.ts';
+import { MAX_READ_BODY, type RequestContext } from '../pipeline/context.ts';
 import { isTargetProblem, parseTarget } from '../../schemas/rules/target.ts';
 import type { Target } from '../pipeline/router.ts';
 import { GatewayError } from '../pipeline/errors.ts';
@@ -31,6 +29,7 @@ import {
   refusedField,
 } from './checks.ts';
 import { fillTemplate, wireEngine, type EngineContext } from './engine.ts';
+import { internalSources } from './internal-sources.ts';
 import { engineFields, type EngineField, type GraphqlSource } from './sources.ts';
 import { relayUpgrade } from './subscriptions.ts';
 
@@ -86,45 +85,6 @@ function paramsOf(method: string, query: string, body: Buffer | undefined): Grap
     query: raw.query,
     variables: variables as Record<string, unknown> | undefined,
     operationName: typeof op === 'string' && op !== '' ? op : undefined,
-  };
-}
-
-/** The header counting the data graphs a request went through (a graph calling itself). */
-const HOPS = 'x-svc-graph-hops';
-/** The most data graphs one request may go through. */
-const MAX_HOPS = 8;
-
-/**
- * Calls to other APIs of the gateway (`svc://<api>/<path>` data sources) go to the gateway's own
- * listener, at the API's listen path, through the API's whole chain (authentication, limits,
- * middleware, its upstream), as a client's request would.
- */
-function internalSources(ctx: RequestContext, routes: RouteLookup | undefined): EngineContext['internal'] {
-  const hops = Number(ctx.headers[HOPS] ?? 0) || 0;
-  return (url) => {
-    const t = parseInternalTarget(url);
-    if (isTargetProblem(t)) return t.message;
-    const next = t.host.toLowerCase() === SELF ? ctx.route : routes?.(t.host);
-    if (next === undefined) return `data source API ${t.host} is not loaded on this gateway`;
-    if ('ambiguous' in next) return ambiguousTargetMessage(t.host, next.ambiguous);
-    if (next.api.internal === true) {
-      return `data source API ${t.host} is internal: an internal API is not supported yet as a data source`;
-    }
-    const port = ctx instanceof HttpContext ? ctx.req.socket.localPort : undefined;
-    if (next.listener !== ctx.route.listener || ctx.listener.protocol !== 'http' || port === undefined) {
-      return `data source API ${t.host} is not on this API's plain HTTP listener: not supported yet as a data source`;
-    }
-    if (next.domain !== undefined) {
-      return `data source API ${t.host} has a domain: not supported yet as a data source`;
-    }
-    if (hops >= MAX_HOPS)
-      return `data source API ${t.host}: the request went through ${MAX_HOPS} data graphs (a loop?)`;
-    const rest = t.basePath === '' ? '/' : t.basePath;
-    const query = t.baseQuery === '' ? '' : `?${t.baseQuery}`;
-    return {
-      url: `http://127.0.0.1:${port}${next.listenPath}${rest}${query}`,
-      headers: { [HOPS]: String(hops + 1) },
-    };
   };
 }
 

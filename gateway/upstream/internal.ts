@@ -38,6 +38,14 @@ export function cameThroughInternalTarget(ctx: RequestContext): boolean {
   return handedOver.has(ctx);
 }
 
+/**
+ * Marks a request another API of the gateway hands to this one in process (a data graph's
+ * `svc://` source, gateway/graphql/internal-sources.ts), as an internal target does.
+ */
+export function markHandedOver(ctx: RequestContext): void {
+  handedOver.add(ctx);
+}
+
 /** The most APIs one request may go through (loops are cut before; this bounds long chains). */
 export const MAX_INTERNAL_HOPS = 16;
 

@@ -14,11 +14,14 @@ const apis = [
   { id: 'dup-a', name: 'Dup Name' },
   { id: 'dup-b', name: 'dup-name' },
   { id: 'named-like-an-id', name: 'orders-1' },
+  { id: 'dotted.id', name: 'Catalogue.V2 #shop' },
 ];
 
-test('internalTargetName: non-alphanumerics become -, lower case', () => {
+test('internalTargetName: each run of non-alphanumerics becomes -, lower case, categories left out', () => {
   assert.equal(internalTargetName('Orders API v2'), 'orders-api-v2');
   assert.equal(internalTargetName('a.b_c'), 'a-b-c');
+  assert.equal(internalTargetName('Users - API'), 'users-api');
+  assert.equal(internalTargetName('Catalogue.V2 #shop #public'), 'catalogue-v2');
 });
 
 const resolutions: { host: string; want: ReturnType<typeof resolveInternalTarget> }[] = [
@@ -29,6 +32,9 @@ const resolutions: { host: string; want: ReturnType<typeof resolveInternalTarget
   { host: 'ORDERS-API', want: { id: 'orders-1' } },
   { host: 'dup-name', want: { ambiguous: ['dup-a', 'dup-b'] } },
   { host: 'nowhere', want: { missing: true } },
+  { host: 'dotted.id', want: { id: 'dotted.id' } }, // an ID with dots, as written
+  { host: 'catalogue-v2', want: { id: 'dotted.id' } },
+  { host: 'Catalogue.V2', want: { id: 'dotted.id' } }, // a host is read as names are
 ];
 for (const r of resolutions) {
   test(`resolveInternalTarget: ${r.host}`, () => {

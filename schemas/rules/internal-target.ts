@@ -20,18 +20,23 @@ export const INTERNAL_SCHEME = 'svc';
 export const SELF = 'self';
 
 /**
- * An API's name as an internal target writes it (as the reference gateway matches it): every
- * character other than a letter or digit becomes `-`, and case does not matter (`Orders API v2`
- * is `svc://orders-api-v2/...`).
+ * An API's name as an internal target writes it (as the reference gateway's looping names): a
+ * ` #category` suffix left out, every run of characters other than letters and digits one `-`,
+ * and case does not matter (`Orders API v2` is `svc://orders-api-v2/...`, `Catalogue.V2 #shop` is
+ * `svc://catalogue-v2/...`). A host is read by the same rule, so `svc://catalogue.v2/...` names
+ * that API too.
  */
 export function internalTargetName(name: string): string {
-  return name.replace(/[^A-Za-z0-9]/g, '-').toLowerCase();
+  return name
+    .replace(/\s*#.*$/s, '')
+    .replace(/[^A-Za-z0-9]+/g, '-')
+    .toLowerCase();
 }
 
 /**
  * The one rule for which API an internal target's host names, given the APIs of the gateway:
  * `self` is the API the request is on; else the API with that ID; else the one API whose name,
- * written as `internalTargetName` says, is the host (case-insensitive). A name that several APIs
+ * written as `internalTargetName` says, is the host read the same way. A name that several APIs
  * share names none of them: `ambiguous` lists their IDs; no API at all: `missing`. Both are
  * conditions of the gateway's set of APIs, which changes after a definition is written: the
  * definition stays loaded and the gateway answers its requests to that target with 502 until one
@@ -42,8 +47,8 @@ export function resolveInternalTarget(
   selfId: string,
   apis: Iterable<{ id: string; name?: string | undefined }>,
 ): { id: string } | { ambiguous: string[] } | { missing: true } {
-  const wanted = host.toLowerCase();
-  if (wanted === SELF) return { id: selfId };
+  if (host.toLowerCase() === SELF) return { id: selfId };
+  const wanted = internalTargetName(host);
   const byName: string[] = [];
   for (const a of apis) {
     if (a.id === host) return { id: a.id };

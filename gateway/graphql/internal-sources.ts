@@ -1,0 +1,145 @@
+/**
+ * Data sources that are other APIs of the gateway (`svc://<api>/<path>`, the reference's
+ * `tyk://`): as the reference gateway does, the call is handed to that API's compiled chain in
+ * this process, found by ID or name (schemas/rules/internal-target.ts), never through a listener:
+ * its domain, its port and its protocol do not matter, and an `internal: true` API (served to no
+ * client) is reachable, as are its internal endpoints. The request is a real HTTP exchange over an
+ * in-memory connection, so the chain reads and answers it as a client's: its authentication,
+ * limits and middleware, then its upstream. The target API sees the client's address.
+ *
+ * A graph calling itself (directly or through other APIs) is cut after MAX_HOPS data graphs: the
+ * count goes along the calls in the async context, never in a header, so nothing of it reaches
+ * an upstream.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import { duplexPair, type Duplex } from 'node:stream';
+import { ambiguousTargetMessage, parseInternalTarget, SELF } from '../../schemas/rules/internal-target.ts';
+import { isTargetProblem } from '../../schemas/rules/target.ts';
+import { internalFailure, respondError } from '../pipeline/compose.ts';
+import { HttpContext, type RequestContext } from '../pipeline/context.ts';
+import type { Route } from '../pipeline/router.ts';
+import { splitTarget } from '../pipeline/url.ts';
+import { markHandedOver, type RouteLookup } from '../upstream/internal.ts';
+import type { DataSourceAnswer } from './engine.ts';
+
+/** The most data graphs one request may go through. */
+export const MAX_HOPS = 8;
+
+/** How many data graphs the request being handled went through before this one. */
+const graphHops = new AsyncLocalStorage<number>();
+
+/** One call to an API of the gateway, as the engine makes it. */
+export interface InternalRequest {
+  method: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** A call to another API of the gateway, ready to be sent; or why it can't be made. */
+export type InternalSource = ((req: InternalRequest) => Promise<DataSourceAnswer>) | string;
+
+/** What the in-memory server needs to run one call on its API's chain. */
+interface Pending {
+  route: Route;
+  from: RequestContext;
+  hops: number;
+}
+
+/** The calls waiting for their request, by the server side of their connection. */
+const pending = new WeakMap<Duplex, Pending>();
+
+/** Never listens: it parses the requests of in-memory connections and runs their API's chain. */
+const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const p = pending.get(req.socket);
+  if (p === undefined) {
+    res.statusCode = 500;
+    res.end();
+    return;
+  }
+  pending.delete(req.socket);
+  const { path, query } = splitTarget(req.url ?? '/');
+  const ctx = new HttpContext({
+    req,
+    res,
+    route: p.route,
+    listener: p.from.listener,
+    path,
+    query,
+    log: p.from.log,
+  });
+  // As a request handed over by an internal target: the API's internal endpoints serve it.
+  markHandedOver(ctx);
+  void graphHops.run(p.hops, async () => {
+    try {
+      await p.route.handle(ctx);
+    } catch (err) {
+      respondError(ctx, internalFailure(ctx, err));
+    }
+  });
+});
+
+/** Sends one request over a new in-memory connection to `route`'s chain. */
+function send(route: Route, from: RequestContext, hops: number, path: string, req: InternalRequest) {
+  return new Promise<DataSourceAnswer>((resolve, reject) => {
+    const [client, side] = duplexPair();
+    // The target API sees the client's address (IP lists, rate limits by IP, context variables).
+    Object.defineProperty(side, 'remoteAddress', { value: from.socketAddress });
+    pending.set(side, { route, from, hops });
+    server.emit('connection', side);
+    const host = route.domain !== undefined && !route.domain.includes('*') ? route.domain : route.id;
+    const out = request(
+      {
+        createConnection: () => client,
+        method: req.method,
+        path,
+        headers: { host, ...req.headers },
+        signal: from.signal,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          client.destroy();
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: unknown;
+          try {
+            body = text === '' ? undefined : JSON.parse(text);
+          } catch {
+            body = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, body });
+        });
+      },
+    );
+    out.on('error', (err) => {
+      client.destroy();
+      reject(err);
+    });
+    out.end(req.body);
+  });
+}
+
+/**
+ * The calls of one request's data graph to other APIs of the gateway: `url` is a filled
+ * `svc://<api>/<path>?<query>`; the call goes to `<api>`'s listen path followed by `<path>`.
+ */
+export function internalSources(
+  ctx: RequestContext,
+  routes: RouteLookup | undefined,
+): (url: string) => InternalSource {
+  const hops = graphHops.getStore() ?? 0;
+  return (url) => {
+    const t = parseInternalTarget(url);
+    if (isTargetProblem(t)) return t.message;
+    const next = routes?.(t.host.toLowerCase() === SELF ? ctx.route.id : t.host);
+    if (next === undefined) return `data source API ${t.host} is not loaded on this gateway`;
+    if ('ambiguous' in next) return ambiguousTargetMessage(t.host, next.ambiguous);
+    if (hops >= MAX_HOPS)
+      return `data source API ${t.host}: the request went through ${MAX_HOPS} data graphs (a loop?)`;
+    const rest = t.basePath === '' ? '/' : t.basePath;
+    const path = `${next.listenPath}${rest}${t.baseQuery === '' ? '' : `?${t.baseQuery}`}`;
+    return (req) => send(next, ctx, hops + 1, path, req);
+  };
+}
