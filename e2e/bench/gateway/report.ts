@@ -71,34 +71,19 @@ export function writeReport(f: {
   /** redis-benchmark PING directly and through a `protocol: tcp` API. */
   tcp: { direct: TcpResult; gateway: TcpResult };
 }): string {
-  const {
-    nginx,
-    gw,
-    token,
-    floor,
-    pump,
-    half,
-    tokenHalf,
-    protectedRun,
-    protectedHalf,
-    redisPerRequest,
-    redisLoaded,
-  } = f;
-  const { jwt, jwtHalf, tokenLoadgen, tokenTls, tokenTlsHalf, mtls, mtlsHalf, mix, cache, cacheMisses } = f;
-  const { loadBefore, tcp } = f;
-  const tcpRatio = tcp.gateway.rps / tcp.direct.rps;
+  const tcpRatio = f.tcp.gateway.rps / f.tcp.direct.rps;
   const tcpRow = (name: string, r: TcpResult): string =>
-    `| ${name} | ${fmt(r.rps, 0)} | ${fmt(r.rps / tcp.direct.rps)} | ${fmt(r.p50ms)} ms | ${fmt(r.p99ms)} ms |`;
-  const mixRatio = mix.rps / gw.rps;
-  const cacheRatio = cache.rps / gw.rps;
-  const protectedRatio = protectedRun.rps / nginx.rps;
-  const jwtRatio = jwt.rps / token.rps;
-  const mtlsRatio = mtls.rps / token.rps;
-  const mtlsTlsRatio = mtls.rps / tokenTls.rps;
-  const rpsRatio = gw.rps / nginx.rps;
-  const tokenRatio = token.rps / nginx.rps;
+    `| ${name} | ${fmt(r.rps, 0)} | ${fmt(r.rps / f.tcp.direct.rps)} | ${fmt(r.p50ms)} ms | ${fmt(r.p99ms)} ms |`;
+  const mixRatio = f.mix.rps / f.gw.rps;
+  const cacheRatio = f.cache.rps / f.gw.rps;
+  const protectedRatio = f.protectedRun.rps / f.nginx.rps;
+  const jwtRatio = f.jwt.rps / f.token.rps;
+  const mtlsRatio = f.mtls.rps / f.token.rps;
+  const mtlsTlsRatio = f.mtls.rps / f.tokenTls.rps;
+  const rpsRatio = f.gw.rps / f.nginx.rps;
+  const tokenRatio = f.token.rps / f.nginx.rps;
   const row = (name: string, r: Result): string =>
-    `| ${name} | ${fmt(r.rps, 0)} | ${fmt(r.rps / nginx.rps)} | ${fmt(r.p50ms)} ms | ${fmt(r.p99ms)} ms |`;
+    `| ${name} | ${fmt(r.rps, 0)} | ${fmt(r.rps / f.nginx.rps)} | ${fmt(r.p50ms)} ms | ${fmt(r.p99ms)} ms |`;
   const section = `## Gateway
 
 Proxying through the gateway against nginx as a reverse proxy, measured by \`make bench\`
@@ -122,10 +107,10 @@ X-Forwarded-* headers set.
   event loop go to Redis as one atomic script called by SHA, which reads each window and counter
   once, decides every check in order and writes each back once (identical checks, the
   requests of one key, travel as one run with a count, each key once). One request alone: one script
-  call, ${fmt(redisPerRequest)} Redis commands counting those the script runs (${COUNTED_REQUESTS}
+  call, ${fmt(f.redisPerRequest)} Redis commands counting those the script runs (${COUNTED_REQUESTS}
   requests one after the other, \`INFO stats\` before and after). Saturated (${CONNECTIONS}
-  connections, ${DURATION_S} s): ${redisLoaded.scriptsPerRequest.toFixed(3)} script calls (round
-  trips) and ${redisLoaded.commandsPerRequest.toFixed(2)} Redis commands per request.
+  connections, ${DURATION_S} s): ${f.redisLoaded.scriptsPerRequest.toFixed(3)} script calls (round
+  trips) and ${f.redisLoaded.commandsPerRequest.toFixed(2)} Redis commands per request.
 - **JWT**: an API with \`enable_jwt\` and \`jwt_signing_method: rsa\`, its \`jwt_source\` the
   base64 of a PEM public key (RSA 2048) and a default policy; every request carries the same
   RS256 token (\`Authorization: Bearer\`), so the key is warm (parsed once, at load) and the
@@ -156,41 +141,41 @@ X-Forwarded-* headers set.
 - **cache hit**: a keyless API with \`cache_options\` (\`enable_cache\`,
   \`cache_all_safe_requests\`, \`cache_timeout: 3600\` so nothing expires during the run), in the
   memory of each gateway worker (the store is not Redis), warmed before the run until every
-  worker answers from its cache (\`X-Svc-Cached-Response: 1\`): ${cacheMisses} upstream calls
+  worker answers from its cache (\`X-Svc-Cached-Response: 1\`): ${f.cacheMisses} upstream calls
   during its runs (the upstream's access log of that path). Also on the fast path (the cache
   middleware reads request heads only; a hit is answered from the chain).
 
 | Proxy | Requests/s | / nginx keyless | p50 | p99 |
 | --- | ---: | ---: | ---: | ---: |
-${row('nginx (reverse proxy), keyless', nginx)}
-${row('svc gateway, keyless', gw)}
-${row('svc gateway, endpoint-feature mix (version by header, white list, header transform, URL rewrite)', mix)}
-${row('svc gateway, cache hit (cache_all_safe_requests, memory store)', cache)}
-${row('svc gateway, token (one key, Authorization header)', token)}
-${row('svc gateway, protected (token + rate limit + quota, Redis store)', protectedRun)}
-${row('svc gateway, JWT (RS256, one warm key, Authorization header)', jwt)}
-${row('svc gateway, token, plain HTTP (tools/loadgen)', tokenLoadgen)}
-${row('svc gateway, token over HTTPS (tools/loadgen)', tokenTls)}
-${row('svc gateway, mTLS (static client certificate, HTTPS, tools/loadgen)', mtls)}
-${row('Node floor: node:http + one undici dispatch, no gateway logic', floor)}
-${row('Node byte pump: TCP piped to the upstream, no HTTP parsing', pump)}
+${row('nginx (reverse proxy), keyless', f.nginx)}
+${row('svc gateway, keyless', f.gw)}
+${row('svc gateway, endpoint-feature mix (version by header, white list, header transform, URL rewrite)', f.mix)}
+${row('svc gateway, cache hit (cache_all_safe_requests, memory store)', f.cache)}
+${row('svc gateway, token (one key, Authorization header)', f.token)}
+${row('svc gateway, protected (token + rate limit + quota, Redis store)', f.protectedRun)}
+${row('svc gateway, JWT (RS256, one warm key, Authorization header)', f.jwt)}
+${row('svc gateway, token, plain HTTP (tools/loadgen)', f.tokenLoadgen)}
+${row('svc gateway, token over HTTPS (tools/loadgen)', f.tokenTls)}
+${row('svc gateway, mTLS (static client certificate, HTTPS, tools/loadgen)', f.mtls)}
+${row('Node floor: node:http + one undici dispatch, no gateway logic', f.floor)}
+${row('Node byte pump: TCP piped to the upstream, no HTTP parsing', f.pump)}
 
-Gateway keyless / Node floor: ${fmt(gw.rps / floor.rps)}; token / keyless: ${fmt(token.rps / gw.rps)};
+Gateway keyless / Node floor: ${fmt(f.gw.rps / f.floor.rps)}; token / keyless: ${fmt(f.token.rps / f.gw.rps)};
 endpoint-feature mix / keyless: ${fmt(mixRatio)}; cache hit / keyless: ${fmt(cacheRatio)};
 JWT / token: ${fmt(jwtRatio)}; mTLS / token (plain HTTP, wrk): ${fmt(mtlsRatio)}; mTLS / token over
 HTTPS (same listener, same tool): ${fmt(mtlsTlsRatio)}; token, tools/loadgen / wrk (plain HTTP):
-${fmt(tokenLoadgen.rps / token.rps)}; token over HTTPS / plain HTTP (tools/loadgen):
-${fmt(tokenTls.rps / tokenLoadgen.rps)}.
+${fmt(f.tokenLoadgen.rps / f.token.rps)}; token over HTTPS / plain HTTP (tools/loadgen):
+${fmt(f.tokenTls.rps / f.tokenLoadgen.rps)}.
 
 At half of its own saturation rate (wrk paced with a 2 ms delay between requests; tools/loadgen
 paced at the rate, ${CONNECTIONS} connections):
 
-- ${halfLine('keyless', half)}
-- ${halfLine('token', tokenHalf)}
-- ${halfLine('protected', protectedHalf)}
-- ${halfLine('JWT', jwtHalf)}
-- ${halfLine('token over HTTPS', tokenTlsHalf)}
-- ${halfLine('mTLS', mtlsHalf)}
+- ${halfLine('keyless', f.half)}
+- ${halfLine('token', f.tokenHalf)}
+- ${halfLine('protected', f.protectedHalf)}
+- ${halfLine('JWT', f.jwtHalf)}
+- ${halfLine('token over HTTPS', f.tokenTlsHalf)}
+- ${halfLine('mTLS', f.mtlsHalf)}
 
 TCP proxying: a \`protocol: tcp\` API (its own \`listen_port\`, \`proxy.target_url:
 tcp://127.0.0.1:<port>\`, nothing else) on the same gateway, piping each connection to a
@@ -201,8 +186,8 @@ gateway's byte pipe both ways (two more socket hops), nothing parsed.
 
 | TCP | Commands/s | / direct | p50 | p99 |
 | --- | ---: | ---: | ---: | ---: |
-${tcpRow('redis-server, direct', tcp.direct)}
-${tcpRow('svc gateway, tcp API (gateway/tcp/)', tcp.gateway)}
+${tcpRow('redis-server, direct', f.tcp.direct)}
+${tcpRow('svc gateway, tcp API (gateway/tcp/)', f.tcp.gateway)}
 
 TCP API / direct: ${fmt(tcpRatio)}.
 
@@ -215,13 +200,13 @@ written in Node from above.
 Targets:
 
 - keyless requests/s at least half of nginx's: **${met(rpsRatio >= 0.5)}** (${fmt(rpsRatio * 100, 1)} %);
-  p99 under 5 ms at half of its saturation: **${met(half.best.p99ms < 5)}** (${fmt(half.best.p99ms)} ms).
+  p99 under 5 ms at half of its saturation: **${met(f.half.best.p99ms < 5)}** (${fmt(f.half.best.p99ms)} ms).
 - token-authenticated requests/s at least 0.45 of nginx keyless: **${met(tokenRatio >= 0.45)}**
   (${fmt(tokenRatio * 100, 1)} %); p99 under 5 ms at half of its own saturation:
-  **${met(tokenHalf.best.p99ms < 5)}** (${fmt(tokenHalf.best.p99ms)} ms).
+  **${met(f.tokenHalf.best.p99ms < 5)}** (${fmt(f.tokenHalf.best.p99ms)} ms).
 - protected (token + rate limit + quota, Redis) requests/s at least 0.35 of nginx keyless:
   **${met(protectedRatio >= 0.35)}** (${fmt(protectedRatio * 100, 1)} %); p99 under 5 ms at half of its
-  own saturation: **${met(protectedHalf.best.p99ms < 5)}** (${fmt(protectedHalf.best.p99ms)} ms).
+  own saturation: **${met(f.protectedHalf.best.p99ms < 5)}** (${fmt(f.protectedHalf.best.p99ms)} ms).
 - JWT (RS256, warm key) requests/s at least 0.8 of token-authenticated, same run:
   **${met(jwtRatio >= 0.8)}** (${fmt(jwtRatio * 100, 1)} %).
 - mTLS requests/s at least 0.8 of token-authenticated, same run: against the token on plain
@@ -233,7 +218,7 @@ Targets:
 - cache hit / keyless: ${fmt(cacheRatio)} (target > 1): **${met(cacheRatio > 1)}**; a cache hit
   against keyless proxying, same run.
 
-Load average before the run: ${loadBefore} (other work on the machine lowers every figure).
+Load average before the run: ${f.loadBefore} (other work on the machine lowers every figure).
 Versions: ${versionOf(process.execPath, ['--version'])} (gateway), ${versionOf('nginx', ['-v'])},
 ${versionOf('wrk', ['--version'])}, ${versionOf('redis-server', ['--version'])}, tools/loadgen on ${versionOf('go', ['version'])}.
 `;
