@@ -1,8 +1,11 @@
 import { KUBERNETES_EXTENSIONS, type JsonSchema, type KindDefinition } from '../json-schema.ts';
 import { CATEGORY, GROUP, VERSION } from '../common.ts';
 
-/** Keywords the API server's structural schemas accept, copied as they are. */
-const kept = [
+/**
+ * Keywords the API server's structural schemas accept, copied as they are (with `properties`,
+ * `items` and `additionalProperties`, which `structural` turns structural in turn).
+ */
+export const STRUCTURAL_KEYWORDS = [
   'description',
   'type',
   'required',
@@ -36,7 +39,7 @@ export function structural(schema: JsonSchema): Record<string, unknown> {
   if (schema.anyOf) {
     return { description: schema.description, 'x-kubernetes-preserve-unknown-fields': true };
   }
-  for (const key of kept) {
+  for (const key of STRUCTURAL_KEYWORDS) {
     if (schema[key] !== undefined) out[key] = schema[key];
   }
   if (schema.const !== undefined) out.enum = [schema.const];

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { JsonSchema } from '../json-schema.ts';
 import { kinds, models } from '../index.ts';
-import { crdFor, structural } from './crd.ts';
+import { crdFor, STRUCTURAL_KEYWORDS, structural } from './crd.ts';
 import { TypeEmitter } from './types.ts';
 
 /** Every schema node below `schema`, with its field path. */
@@ -31,32 +31,7 @@ test('every field of every kind and model has a description (kubectl explain sho
 });
 
 test('CRD schemas are structural: only keywords the API server accepts', () => {
-  const allowed = new Set([
-    'description',
-    'type',
-    'properties',
-    'required',
-    'items',
-    'additionalProperties',
-    'enum',
-    'default',
-    'format',
-    'pattern',
-    'minLength',
-    'maxLength',
-    'minimum',
-    'maximum',
-    'minItems',
-    'maxItems',
-    'uniqueItems',
-    'minProperties',
-    'x-kubernetes-preserve-unknown-fields',
-    'x-kubernetes-validations',
-    'x-kubernetes-list-type',
-    'x-kubernetes-list-map-keys',
-    'x-kubernetes-map-type',
-    'x-kubernetes-int-or-string',
-  ]);
+  const allowed = new Set<string>([...STRUCTURAL_KEYWORDS, 'properties', 'items', 'additionalProperties']);
   const bad: string[] = [];
   const visit = (node: Record<string, unknown>, path: string): void => {
     for (const key of Object.keys(node)) if (!allowed.has(key)) bad.push(`${path}: ${key}`);
