@@ -547,7 +547,7 @@ export interface CustomMiddleware {
   post?: PluginHook[];
   /** Hooks run on the response: JavaScript and TypeScript hooks add its headers (they run before the upstream call); a gRPC plugin server's get the upstream's response and may change its status, headers and body, in order. */
   response?: PluginHook[];
-  /** Identity extractor of a custom authentication plugin (caches its result per identity). */
+  /** Identity extractor of a gRPC plugin server's `auth_check`: the identity read from the request before the hook is asked (none: 400 `Authorization field missing`); the session the hook answers is that identity's, and until the `id_extractor_deadline` (Unix seconds) the hook sets in it, requests with the same identity get it without the hook being asked. */
   id_extractor?: MiddlewareIdExtractor;
 }
 
@@ -931,16 +931,27 @@ export interface MethodTransformMeta {
   disabled?: boolean;
 }
 
-/** Identity extractor of a custom authentication plugin (caches its result per identity). */
+/** Identity extractor of a gRPC plugin server's `auth_check`: the identity read from the request before the hook is asked (none: 400 `Authorization field missing`); the session the hook answers is that identity's, and until the `id_extractor_deadline` (Unix seconds) the hook sets in it, requests with the same identity get it without the hook being asked. */
 export interface MiddlewareIdExtractor {
-  /** Skips the extractor. */
+  /** Skips the extractor: the hook is asked on every request. */
   disabled?: boolean;
-  /** `header`, `form` or `body`. */
+  /** `header`, `form` (query and URL-encoded body) or `body`. */
   extract_from?: string;
-  /** `value`, `regex` or `xpath`. */
+  /** `value` (the whole header or form value) or `regex` (a match of `regex_expression`); `xpath` is not built yet. */
   extract_with?: string;
-  /** Settings: `header_name`, `param_name`, `regex_expression`, `regex_match_index`, `xpath_expression`. */
-  extractor_config?: Record<string, unknown>;
+  /** What the extractor reads: only the settings of its source and method. */
+  extractor_config?: {
+    /** With `extract_from: header`: the header. */
+    header_name?: string;
+    /** With `extract_from: form`: the form parameter. */
+    param_name?: string;
+    /** With `extract_with: regex`: the regular expression whose match is the identity. */
+    regex_expression?: string;
+    /** With `extract_with: regex`: which match (from 0, the default) is the identity. */
+    regex_match_index?: number;
+    /** With `extract_with: xpath`: the XPath expression. */
+    xpath_expression?: string;
+  };
 }
 
 /** A mock answer of one endpoint. */

@@ -626,7 +626,6 @@ const cases: Case[] = [
     [
       ['jwt_client_base_field', { jwt_client_base_field: 'cid' }],
       ['custom_middleware_bundle', { custom_middleware_bundle: 'bundle.zip' }],
-      ['custom_middleware.id_extractor', { custom_middleware: { id_extractor: { extract_from: 'header' } } }],
       ['use_openid', { use_openid: true }],
       ...([['extended_paths.transform_jq', { transform_jq: [{ path: '/a', filter: '.' }] }]] as const).map(
         ([field, value]) => [

@@ -27,6 +27,7 @@ import { eventHandlerProblems } from './event-handlers.ts';
 import { endpointProblems, otherUpstreamTlsProblems, versionChoiceProblems } from './endpoints.ts';
 import { graphqlProblems } from './graphql.ts';
 import { pluginProblems } from './plugins.ts';
+import { idExtractorProblems } from './id-extractor.ts';
 import { responseProcessorProblems } from './response-processors.ts';
 import { quote, type FieldProblem, type FieldWarning } from './field-problem.ts';
 import {
@@ -322,7 +323,7 @@ export function checkClassicApi(api: ClassicApiInput): FieldProblem[] {
     );
   }
 
-  problems.push(...authProblems(api), ...pluginProblems(api));
+  problems.push(...authProblems(api), ...pluginProblems(api), ...idExtractorProblems(api));
   problems.push(...ipListProblems(api, 'allowed_ips'), ...ipListProblems(api, 'blacklisted_ips'));
   problems.push(...basicAuthProblems(api));
   problems.push(...globalRateLimitProblems(model<GlobalRateLimit>(api.global_rate_limit)));

@@ -20,11 +20,12 @@
 //   - MyAuthCheck (auth_check): accepts a token of -tokens in Authorization with a session whose
 //     rate limit is -rate requests per -per seconds (alias go-plugin-user, metadata plugin: go,
 //     access to the API of the call) and the key in metadata["token"]; any other token gets no
-//     session (the gateway refuses it).
+//     session (the gateway refuses it). With -extractor-ttl S the session's id_extractor_deadline
+//     is S seconds from now (an API's id_extractor keeps it that long).
 //
 //   - anything else is returned unchanged.
 //
-//     grpcplugin -proto-dir DIR [-listen tcp://127.0.0.1:0 | unix:///path] [-tokens T1,T2] [-rate N] [-per S]
+//     grpcplugin -proto-dir DIR [-listen tcp://127.0.0.1:0 | unix:///path] [-tokens T1,T2] [-rate N] [-per S] [-extractor-ttl S]
 //
 // It prints "listening on <address>" once it serves, and stops on SIGTERM or SIGINT.
 package main
@@ -42,6 +43,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/bufbuild/protocompile"
 	"google.golang.org/grpc"
@@ -55,6 +57,7 @@ var (
 	tokens   = flag.String("tokens", "plugin-token", "the tokens MyAuthCheck accepts, comma-separated")
 	rate     = flag.Float64("rate", 2, "the rate of the session MyAuthCheck returns")
 	per      = flag.Float64("per", 60, "the period (seconds) of that rate")
+	ttl      = flag.Int64("extractor-ttl", 0, "seconds from now for the id_extractor_deadline of the session MyAuthCheck returns (0: none)")
 )
 
 type object = map[string]any
@@ -105,13 +108,17 @@ func dispatch(o object) object {
 		}
 		// Access to the API it is called for (svc grants no API to a session without access rights).
 		apiID, _ := child(o, "spec")["APIID"].(string)
-		o["session"] = object{
+		session := object{
 			"rate":          *rate,
 			"per":           *per,
 			"alias":         "go-plugin-user",
 			"metadata":      object{"plugin": "go"},
 			"access_rights": object{apiID: object{"api_id": apiID, "api_name": apiID}},
 		}
+		if *ttl > 0 {
+			session["id_extractor_deadline"] = time.Now().Unix() + *ttl
+		}
+		o["session"] = session
 		child(o, "metadata")["token"] = got
 	}
 	return o

@@ -8,6 +8,10 @@
  * driver `grpc` the gateway's gRPC plugin server answers instead (a `CustomKeyCheck` hook, the
  * reference's coprocess protocol: gateway/plugins/coprocess/): its `session` under the key in
  * `metadata.token`, or a refusal in `return_overrides`; an answer without either is refused 403.
+ * With an identity extractor (`custom_middleware.id_extractor`), the identity is read first (none:
+ * 400 `Authorization field missing`), the session is that identity's, and it is kept until the
+ * `id_extractor_deadline` the server set in it: meanwhile the same identity gets it without the
+ * server being asked (gateway/plugins/coprocess/id-extractor.ts).
  */
 import { createHash } from 'node:crypto';
 import type {
@@ -30,6 +34,8 @@ import { around } from '../../pipeline/steps.ts';
 import type { CompiledMiddleware, Rejection } from '../../pipeline/middleware.ts';
 import type { GatewayMiddleware, MiddlewareDeps } from '../deps.ts';
 import { openPluginServer } from '../../plugins/coprocess/dispatcher.ts';
+import { extractIdentity, IdentitySessions } from '../../plugins/coprocess/id-extractor.ts';
+import { idExtractorOf } from '../../../schemas/rules/id-extractor.ts';
 import {
   applyRequestEdits,
   gatewaySessionOf,
@@ -85,12 +91,42 @@ async function adoptPluginSession(
   return undefined;
 }
 
+/** The ID (before `customSessionId`) of the session of an identity an `id_extractor` read. */
+function identityKeyId(identity: string): string {
+  return `\0id_extractor\0${IdentitySessions.hashOf(identity)}`;
+}
+
 /** The authentication step of an API whose auth_check is a hook of the gRPC plugin server. */
 function grpcAuth(api: GatewayApiDefinition, deps: MiddlewareDeps, found: EnabledHook): CompiledMiddleware {
   const dispatcher = openPluginServer(deps.config.coprocess_grpc_server);
   const timeoutMs = deps.config.plugin_timeout_ms;
   const name = found.name;
   const hook = { label: `grpc:${name}` };
+  const extractor = idExtractorOf(api);
+  const kept = extractor === undefined ? undefined : new IdentitySessions();
+  /** Asks the server; its session (under `keyId`) and refusal, or throws when its answer is bad. */
+  const ask = async (
+    ctx: RequestContext,
+    body: Buffer,
+  ): Promise<{
+    refused?: Rejection;
+    answer?: { keyId: string; session: GatewaySession; deadline: number };
+  }> => {
+    const sent = sentRequest(ctx, body, found.raw_body_only === true);
+    const got = await dispatcher.dispatch(outgoingObject(ctx, api, 'CustomKeyCheck', name, sent), timeoutMs);
+    const refused = overrideAnswer(ctx, got.request?.return_overrides ?? null);
+    if (refused !== undefined) return { refused };
+    // As the reference: the hook's changes to the request apply whatever its verdict.
+    if (got.request !== null) applyRequestEdits(ctx, got.request, sent);
+    const token = got.metadata.token ?? '';
+    if (got.session === null || token === '') return {};
+    const session = gatewaySessionOf(got.session);
+    const problems = sessionCheck(session);
+    if (problems.length > 0) {
+      throw new Error(`auth_check session: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
+    }
+    return { answer: { keyId: token, session, deadline: got.session.id_extractor_deadline } };
+  };
   return around(
     async (ctx, next) => {
       let refused: Rejection | undefined;
@@ -98,24 +134,29 @@ function grpcAuth(api: GatewayApiDefinition, deps: MiddlewareDeps, found: Enable
       try {
         const body = await readRequestBody(ctx);
         if (body === undefined) return reject(ctx, GatewayError.bodyTooLarge());
-        const sent = sentRequest(ctx, body, found.raw_body_only === true);
-        const got = await dispatcher.dispatch(
-          outgoingObject(ctx, api, 'CustomKeyCheck', name, sent),
-          timeoutMs,
-        );
-        refused = overrideAnswer(ctx, got.request?.return_overrides ?? null);
-        // As the reference: the hook's changes to the request apply whatever its verdict.
-        if (refused === undefined && got.request !== null) applyRequestEdits(ctx, got.request, sent);
-        const token = got.metadata.token ?? '';
-        if (refused === undefined && got.session !== null && token !== '') {
-          const session = gatewaySessionOf(got.session);
-          const problems = sessionCheck(session);
-          if (problems.length > 0) {
-            throw new Error(
-              `auth_check session: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`,
-            );
+        if (extractor === undefined || kept === undefined) {
+          ({ refused, answer } = await ask(ctx, body));
+        } else {
+          const identity = await extractIdentity(extractor, {
+            headers: ctx.headers,
+            query: ctx.query,
+            body: () => Promise.resolve(body),
+          });
+          if (identity === undefined) {
+            ctx.emit('AuthFailure', 'Custom authentication refused the request.');
+            return reject(ctx, GatewayError.pluginRefused(400, 'Authorization field missing'));
           }
-          answer = { keyId: token, session };
+          // The session kept for the identity, else the server's, kept until its deadline.
+          answer = kept.get(identity);
+          if (answer === undefined) {
+            const asked = await ask(ctx, body);
+            refused = asked.refused;
+            if (asked.answer !== undefined) {
+              // The session is the identity's (as the reference's), whatever token it names.
+              answer = { keyId: identityKeyId(identity), session: asked.answer.session };
+              kept.set(identity, answer.keyId, answer.session, asked.answer.deadline);
+            }
+          }
         }
       } catch (err) {
         return reject(ctx, pluginFailure(ctx, hook, 'auth_check', err));

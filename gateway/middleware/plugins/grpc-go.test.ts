@@ -10,67 +10,22 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { builtToolsDir } from '../../../lib/bento/binary.ts';
 import { startEcho, type Echo, type Echoed } from '../../testing/echo.ts';
 import { keyed, keyless, startGateway, type InProcessGateway } from '../../testing/harness.ts';
 import { provision } from '../../testing/tables.ts';
-import { PROTO_DIR } from '../../plugins/coprocess/dispatcher.ts';
+import { startGoPluginServer, type GoPluginServer } from '../../testing/grpcplugin.ts';
 
 const TOKEN = 'go-plugin-token';
 /** Another token it accepts, for the rate limit (a session's limit counts per token). */
 const RATE_TOKEN = 'go-plugin-rate';
-const START_TIMEOUT_MS = 30_000;
-
-/** Starts tools/grpcplugin on a free port; resolves with its `tcp://` address once it serves. */
-async function startPluginServer(): Promise<{ child: ChildProcess; address: string }> {
-  const bin = path.join(builtToolsDir(), 'grpcplugin');
-  if (!existsSync(bin)) {
-    throw new Error(`grpcplugin not found at ${bin}: run \`make deps\` (tools/build.sh builds it)`);
-  }
-  const child = spawn(
-    bin,
-    ['-proto-dir', PROTO_DIR, '-tokens', `${TOKEN},${RATE_TOKEN}`, '-rate', '2', '-per', '60'],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  const address = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      reject(new Error(`grpcplugin did not start within ${String(START_TIMEOUT_MS)} ms: ${stderr}`));
-    }, START_TIMEOUT_MS);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`grpcplugin exited (${String(code)}): ${stderr}`));
-    });
-    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-      const m = /^listening on (tcp:\/\/\S+)$/.exec(line);
-      if (m?.[1] !== undefined) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-  });
-  return { child, address };
-}
-
-let plugin: { child: ChildProcess; address: string };
+let plugin: GoPluginServer;
 let echo: Echo;
 before(async () => {
   echo = await startEcho('echo');
-  plugin = await startPluginServer();
+  plugin = await startGoPluginServer(['-tokens', `${TOKEN},${RATE_TOKEN}`, '-rate', '2', '-per', '60']);
 });
 after(async () => {
-  const exited = new Promise((resolve) => plugin.child.once('exit', resolve));
-  plugin.child.kill('SIGTERM');
-  await exited;
+  await plugin.stop();
   await echo.close();
 });
 

@@ -86,6 +86,7 @@ const HOOKS: Record<string, Handler> = {
         tags: [],
         alias: 'grpc-user',
         apply_policies: [],
+        id_extractor_deadline: 0,
       };
       o.metadata = { token };
       return o;

@@ -82,6 +82,11 @@ export interface SessionState {
   tags: string[];
   alias: string;
   apply_policies: string[];
+  /**
+   * Until when (Unix seconds) the session an auth hook answers stands for the identity the API's
+   * `id_extractor` read (gateway/plugins/coprocess/id-extractor.ts); 0: not kept.
+   */
+  id_extractor_deadline: number;
 }
 
 /** `coprocess.Object`: what one Dispatch call sends and receives. */

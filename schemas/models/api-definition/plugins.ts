@@ -3,7 +3,7 @@
  * the chain.
  */
 import type { JsonSchema } from '../../json-schema.ts';
-import { notYet, openObject } from './builders.ts';
+import { notYet } from './builders.ts';
 
 const pluginHook: JsonSchema = {
   title: 'PluginHook',
@@ -64,23 +64,50 @@ const customMiddleware: JsonSchema = {
     response: hookList(
       "on the response: JavaScript and TypeScript hooks add its headers (they run before the upstream call); a gRPC plugin server's get the upstream's response and may change its status, headers and body",
     ),
-    id_extractor: notYet(
-      {
-        title: 'MiddlewareIdExtractor',
-        description: 'Identity extractor of a custom authentication plugin (caches its result per identity).',
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          disabled: { type: 'boolean', description: 'Skips the extractor.' },
-          extract_from: { type: 'string', description: '`header`, `form` or `body`.' },
-          extract_with: { type: 'string', description: '`value`, `regex` or `xpath`.' },
-          extractor_config: openObject(
-            'Settings: `header_name`, `param_name`, `regex_expression`, `regex_match_index`, `xpath_expression`.',
-          ),
+    id_extractor: {
+      title: 'MiddlewareIdExtractor',
+      description:
+        "Identity extractor of a gRPC plugin server's `auth_check`: the identity read from the request before the hook is asked (none: 400 `Authorization field missing`); the session the hook answers is that identity's, and until the `id_extractor_deadline` (Unix seconds) the hook sets in it, requests with the same identity get it without the hook being asked.",
+      type: 'object',
+      additionalProperties: false,
+      'x-svc-support': 'supported',
+      properties: {
+        disabled: {
+          type: 'boolean',
+          description: 'Skips the extractor: the hook is asked on every request.',
+        },
+        extract_from: {
+          type: 'string',
+          description: '`header`, `form` (query and URL-encoded body) or `body`.',
+        },
+        extract_with: {
+          type: 'string',
+          description:
+            '`value` (the whole header or form value) or `regex` (a match of `regex_expression`); `xpath` is not built yet.',
+        },
+        extractor_config: {
+          type: 'object',
+          additionalProperties: false,
+          description: 'What the extractor reads: only the settings of its source and method.',
+          properties: {
+            header_name: { type: 'string', description: 'With `extract_from: header`: the header.' },
+            param_name: { type: 'string', description: 'With `extract_from: form`: the form parameter.' },
+            regex_expression: {
+              type: 'string',
+              description: 'With `extract_with: regex`: the regular expression whose match is the identity.',
+            },
+            regex_match_index: {
+              type: 'integer',
+              description: 'With `extract_with: regex`: which match (from 0, the default) is the identity.',
+            },
+            xpath_expression: notYet(
+              { type: 'string', description: 'With `extract_with: xpath`: the XPath expression.' },
+              'not built yet: reading the identity with an XPath expression (`extract_with: xpath`); read it with `regex_expression` (`extract_with: regex`)',
+            ),
+          },
         },
       },
-      'not built yet: the custom authentication function runs on every request; caching its result per extracted identity is not implemented',
-    ),
+    },
   },
 };
 
