@@ -148,7 +148,8 @@ quotes it); \`tools/reference-samples/fetch.sh <dir>\` downloads them. Then run
     node tools/reference-samples/measure.ts <dir>
 
 It renames each file to svc (group \`tyk.tyk.io\` to \`${GROUP}\`, kinds \`Tyk*\` to \`Svc*\`,
-\`x-tyk-*\` keys to \`x-svc-*\`), applies one file at a time, its documents in order, through the
+\`x-tyk-*\` keys to \`x-svc-*\`,
+internal targets \`tyk://<api>/...\` to \`svc://<api>/...\`), applies one file at a time, its documents in order, through the
 webhooks' defaulting and validation (every file's Secrets, policies and contexts present), and
 sends each admitted ApiDefinition, its upstream pointed at a local server, through the operator's
 translation (certificate IDs and public-key pins as the reconciler computes them from Secrets) and
@@ -159,25 +160,24 @@ so far), or \`refused\` with the webhook's messages. \`e2e/webhooks/reference-sa
 manifests of the same feature classes, written in the reference's naming and renamed, through a
 real API server and the webhooks, and checks that what is stored is served.
 
-The run over the 86 ApiDefinition documents of those files admits and serves 58: plain proxying
+The run over the 86 ApiDefinition documents of those files admits and serves 62: plain proxying
 (with tags, Ingress templates, load balancing, IP allow and block lists), authentication by token,
 basic, JWT and mTLS (certificates by ID or by Secret), HTTPS with certificates, upstream
 certificates and pinned public keys by Secret, global headers, request and response transforms
 with response processors, mocks, allow, block and ignore lists, URL rewrites to internal APIs,
 method transforms, JSON validation, CORS, caching, endpoint tracking, timeouts and circuit
-breakers, TCP, GraphQL proxying, the universal data graph (both forms, over http(s) sources),
-virtual endpoints with config data, gRPC plugins (pre and post), and APIs of policies and portal
-samples. These 28 are refused, each by name:
+breakers, TCP, GraphQL proxying, the universal data graph (both forms, over http(s) sources and
+other APIs of the gateway), virtual endpoints with config data, gRPC plugins (pre, post, and
+auth_check with its identity extractor), and APIs of policies and portal
+samples. These 24 are refused, each by name:
 
 | Sample | Refused | Why |
 | --- | --- | --- |
 | \`09-federation/\` (5), \`federation/\` (3) | \`graphql.execution_mode\` (\`subgraph\`, \`supergraph\`), \`graphql.subgraph\`, \`graphql.supergraph\`, \`graphql.graph_ref\`, \`proxy.disable_strip_slash\` | GraphQL federation (subgraphs merged into a supergraph, by SubGraph and SuperGraph resources or inline) is not built yet. |
-| \`udg2/udg_external_graphql_internal_rest.yaml\`, \`udg2/udg_internal_graphql_external_rest.yaml\`, \`udg2/udg_internal_graphql_internal_rest.yaml\` (the data graph of each; the APIs beside them are served) | \`graphql.engine.data_sources[].config.url\` (\`tyk://\`) | svc writes another API of the gateway \`svc://<api>/<path>\` (served as a data source, through that API's chain): write the URLs so. |
-| \`udg2/graphql_datasource_example.yaml\` | \`graphql.engine.data_sources[].config.url\` (\`tyk://\`), \`enable_detailed_recording\` | Its \`tyk://example.org/...\` URLs name an API by a domain, which svc does not resolve (write \`svc://<api>/...\`; its \`{{.request.headers.*}}\` header templates are served); svc keeps no analytics records to put bodies in. |
+| \`udg2/graphql_datasource_example.yaml\` | \`enable_detailed_recording\` | svc keeps no analytics records to put bodies in. Its \`tyk://example.org/...\` data sources, renamed \`svc://\`, are admitted: they name another API of the gateway by its name, resolved when called (a GraphQL error naming the source while no API has it); its \`{{.request.headers.*}}\` header templates are served. |
 | \`udg2/udg_kafka_example.yaml\` | \`graphql.engine.data_sources[].kind\` (\`Kafka\`), \`config.default_type_name\` | Kafka data sources are not built yet (the reference's own comment says the sample does not work either). |
 | \`analytics_plugin.yaml\` | \`analytics_plugin\`, \`enable_detailed_recording\` | An analytics plugin is a Go shared object that rewrites the gateway's analytics records: Go plugins cannot run in a Node.js gateway, and svc keeps no analytics records (its request metrics are Prometheus series at \`/metrics\`), so there are no bodies to record or rewrite. Both stay refused rather than accepted and ignored; remove them to migrate the API. |
 | \`oauth2/client_credentials.yaml\`, \`06-oauth2/client_credentials.yaml\` | \`oauth_meta.allowed_authorize_types\` (\`token\`, \`code\`) | svc serves the client-credentials grant, which needs no authorize endpoint, and has none: the response types the samples also allow would never be served. Remove the entry. |
-| \`bdd/custom_resources/httpbin.keyless.grpc-auth.apidefinition.yaml\` | \`custom_middleware.id_extractor\` | The gRPC \`auth_check\` is served; caching its result per extracted identity is not built yet, so the setting is refused rather than ignored. Remove it (the plugin is then asked on every request). |
 | \`docs/api_definitions/custom_plugin.yaml\` | \`custom_middleware.driver\` (\`otto\`) | The reference's JavaScript middleware API (\`TykJS.TykMiddleware\`) is not provided: write the hook as a JavaScript or TypeScript module (driver \`svc\`) or serve it from a gRPC plugin server. |
 | \`docs/api_definitions/custom_plugin_goauth.yaml\` | \`custom_middleware.driver\` (\`goplugin\`), \`use_go_plugin_auth\` | Go plugins are shared objects loaded into a Go process and cannot run in a Node.js gateway. |
 | \`docs/api_definitions/custom_plugin_python/custom_plugin_python.yaml\` | \`custom_middleware_bundle\` | Bundles are archives of Python, Lua or Go plugins fetched from a bundle server; svc runs JavaScript or TypeScript modules from its \`plugin_dir\`, or a gRPC plugin server. |
@@ -187,9 +187,9 @@ samples. These 28 are refused, each by name:
 | \`mtls/client/httpbin_client_mtls_using_certids.yaml\` | \`client_certificates\` | Placeholders (\`CERTIFICATE_ID_1\`) the sample says to replace with the IDs of uploaded certificates; with real IDs it is served. |
 | \`httpbin_invalid.yml\` | \`use_keyless\` | Invalid on purpose (keyless and authenticated at once), and refused as the reference meant it to be. |
 
-Of the 28, 20 need a feature svc does not have (federation 8, other APIs and request headers as
-data sources 4, Kafka 1, analytics plugins 1, OAuth2 authorize types 2, plugins other than
-JavaScript, TypeScript and gRPC 3, the auth-check cache 1); the other 8 are earlier forms,
+Of the 24, 16 need a feature svc does not have (federation 8, Kafka 1, analytics
+records 2, OAuth2 authorize types 2, plugins other than
+JavaScript, TypeScript and gRPC 3); the other 8 are earlier forms,
 placeholders, a sketch and an invalid sample.
 `;
 }
