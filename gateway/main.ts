@@ -3,6 +3,7 @@
  * (`--workers` > 1) or one serving process. Wiring only.
  */
 import cluster from 'node:cluster';
+import { hostname } from 'node:os';
 import { bentoPath } from '../lib/bento/binary.ts';
 import { ConfigError } from '../lib/config.ts';
 import { errorMessage } from '../lib/errors.ts';
@@ -49,6 +50,10 @@ async function main(): Promise<void> {
       log,
       tls,
       bus: cluster.isWorker ? workerBus() : localBus(),
+      // Each worker serves on its own: the registry of gateways names it apart (gateway/nodes/).
+      ...(cluster.worker === undefined
+        ? {}
+        : { nodeName: `${hostname()}:${String(config.listen_port)}/worker-${String(cluster.worker.id)}` }),
     });
   } catch (err) {
     log.error('gateway failed to start', { error: errorMessage(err) });

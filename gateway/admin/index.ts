@@ -19,6 +19,7 @@ import { hello, ready } from './health.ts';
 import { secretChecker, statusBody, type AdminResponse } from './http.ts';
 import { reloadGroup, reloadNode } from './reload.ts';
 import { explainRequest } from './explain.ts';
+import { appliedHere, listNodes, nodesOfApi } from './nodes.ts';
 import { createClient, deleteClient, getClient, listClients, revokeToken } from '../oauth2/admin.ts';
 import { decodeParams, findRoute, trimTrailingSlashes, type Route } from '../../lib/http/router.ts';
 import { TextBody, wireBody } from '../../lib/http/reply-body.ts';
@@ -92,6 +93,9 @@ const routes: readonly AdminRoute[] = [
   { path: /^\/svc\/reload$/, secret: true, methods: { GET: reloadNode } },
   { path: /^\/svc\/reload\/group$/, secret: true, methods: { GET: reloadGroup } },
   { path: /^\/svc\/explain$/, secret: true, methods: { POST: explainRequest } },
+  { path: /^\/svc\/applied$/, secret: true, methods: { GET: appliedHere } },
+  { path: /^\/svc\/nodes$/, secret: true, methods: { GET: listNodes } },
+  { path: /^\/svc\/nodes\/apis\/([^/]+)$/, secret: true, methods: { GET: nodesOfApi } },
 ];
 
 /** The management API of one process. */

@@ -39,6 +39,8 @@ test('config: defaults', () => {
       trust_forwarded_headers: false,
       fast_path: true,
       metrics_enabled: true,
+      node_heartbeat_interval_ms: 5000,
+      node_timeout_ms: 30000,
       log_level: 'info',
       shutdown_timeout_ms: 10000,
       rate_limit_headers: 'quota',

@@ -4,26 +4,14 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '../../lib/testing/wait.ts';
-import { send } from '../testing/client.ts';
 import { startEcho, type Echo } from '../testing/echo.ts';
 import { keyless, spawnGateway, startGateway, type GatewayClient } from '../testing/harness.ts';
 import { Metrics, THROTTLE_WINDOW_SECONDS } from './metrics.ts';
-
-/** The samples of a Prometheus text, by series (`name{labels}`). */
-function samples(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const at = line.lastIndexOf(' ');
-    out.set(line.slice(0, at), Number(line.slice(at + 1)));
-  }
-  return out;
-}
+import { samples, scrapeAnswer } from './testing.ts';
 
 /** A scrape of `/metrics` on `port`, without the secret, on a new connection. */
 async function scrape(port: number): Promise<Map<string, number>> {
-  const r = await send({ port, path: '/metrics', fresh: true });
-  assert.equal(r.status, 200, r.text);
+  const r = await scrapeAnswer(port);
   assert.equal(r.headers['content-type'], 'text/plain; version=0.0.4; charset=utf-8');
   return samples(r.text);
 }

@@ -6,23 +6,10 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { send } from '../testing/client.ts';
 import { startEcho, type Echo } from '../testing/echo.ts';
 import { keyed, startGateway, type GatewayClient } from '../testing/harness.ts';
 import { THROTTLE_WINDOW_SECONDS } from './metrics.ts';
-
-/** The samples of a scrape of `/metrics`, by series. */
-async function scrape(port: number): Promise<Map<string, number>> {
-  const r = await send({ port, path: '/metrics', fresh: true });
-  assert.equal(r.status, 200, r.text);
-  const out = new Map<string, number>();
-  for (const line of r.text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const at = line.lastIndexOf(' ');
-    out.set(line.slice(0, at), Number(line.slice(at + 1)));
-  }
-  return out;
-}
+import { scrape } from './testing.ts';
 
 const access = { th: { api_id: 'th', api_name: 'th', versions: ['Default'] } };
 

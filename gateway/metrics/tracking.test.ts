@@ -6,26 +6,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { oasDocument } from '../../schemas/testing.ts';
-import { send } from '../testing/client.ts';
 import { startEcho, type Echo } from '../testing/echo.ts';
 import { keyless, oneVersion, startGateway, type GatewayClient } from '../testing/harness.ts';
-
-/** The samples of a Prometheus text, by series (`name{labels}`). */
-function samples(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const at = line.lastIndexOf(' ');
-    out.set(line.slice(0, at), Number(line.slice(at + 1)));
-  }
-  return out;
-}
-
-async function scrape(port: number): Promise<Map<string, number>> {
-  const r = await send({ port, path: '/metrics', fresh: true });
-  assert.equal(r.status, 200, r.text);
-  return samples(r.text);
-}
+import { scrape } from './testing.ts';
 
 const requests = (api: string, method: string, cls: string, endpoint?: string): string =>
   `svc_gateway_requests_total{api_id="${api}",${endpoint === undefined ? '' : `endpoint="${endpoint}",`}method="${method}",status_class="${cls}"}`;

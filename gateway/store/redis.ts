@@ -16,6 +16,7 @@ import {
   type StoreHealth,
   type StoredEntry,
 } from './store.ts';
+import { redisRegistry, type NodeRegistry } from '../nodes/registry.ts';
 
 /** HSET only when the field exists; returns 1 when written. */
 const UPDATE_SCRIPT = `
@@ -167,6 +168,10 @@ export class RedisStore implements Store {
   /** Resolves once the subscription is active, or Redis has failed to answer once. */
   subscribed(): Promise<void> {
     return this.#subscribing;
+  }
+
+  nodeRegistry(opts: { timeoutMs: number }): NodeRegistry {
+    return redisRegistry(this.#redis, { prefix: this.#prefix, timeoutMs: opts.timeoutMs });
   }
 
   async health(): Promise<StoreHealth> {

@@ -4,6 +4,7 @@
  * Implementations: `files` (embedded) and `redis`. Counters live apart, in `limits/`.
  */
 import { isPlainObject } from '../../lib/plain-object.ts';
+import type { NodeRegistry } from '../nodes/registry.ts';
 
 /** Collections of documents. A new kind of object is a new name here, nothing else. */
 export const COLLECTIONS = ['apis', 'policies', 'keys', 'orgs', 'certs', 'oauth-clients'] as const;
@@ -72,6 +73,12 @@ export interface Store {
   subscribe(handler: (message: GroupMessage) => void): () => void;
   /** Resolves once subscriptions made so far receive messages. */
   subscribed(): Promise<void>;
+
+  /**
+   * The registry of the gateway processes sharing this store (gateway/nodes/); absent when the
+   * store is not shared, whose only process is the one asked.
+   */
+  nodeRegistry?(opts: { timeoutMs: number }): NodeRegistry;
 
   /** Whether the backing answers. */
   health(): Promise<StoreHealth>;

@@ -1,0 +1,28 @@
+/**
+ * What the gateways serve (gateway/nodes/): `GET /svc/applied` is this process and the revision
+ * of each API it serves; `GET /svc/nodes` every gateway process sharing the store (the ones whose
+ * heartbeat is older than `node_timeout_ms` are dropped); `GET /svc/nodes/apis/{id}` the same,
+ * each with the revision of one API it serves (none: it does not serve it).
+ */
+import { statusBody, type AdminResponse } from './http.ts';
+import type { AdminRequest } from './types.ts';
+
+const unavailable = (): AdminResponse => statusBody(404, 'error', 'Not found');
+
+/** GET /svc/applied */
+export function appliedHere(r: AdminRequest): Promise<AdminResponse> {
+  const applied = r.deps.applied?.();
+  return Promise.resolve(applied === undefined ? unavailable() : { status: 200, body: applied });
+}
+
+/** GET /svc/nodes */
+export async function listNodes(r: AdminRequest): Promise<AdminResponse> {
+  if (r.deps.nodes === undefined) return unavailable();
+  return { status: 200, body: await r.deps.nodes() };
+}
+
+/** GET /svc/nodes/apis/{id} */
+export async function nodesOfApi(r: AdminRequest): Promise<AdminResponse> {
+  if (r.deps.nodes === undefined) return unavailable();
+  return { status: 200, body: await r.deps.nodes(r.params[0] ?? '') };
+}
