@@ -13,6 +13,7 @@ import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client
 import { SvcError, errorMessage } from '../lib/errors.ts';
 import { decodeParams, findRoute, type Route as HttpRoute } from '../lib/http/router.ts';
 import { TextBody, wireBody } from '../lib/http/reply-body.ts';
+import * as analytics from './analytics/api.ts';
 import * as apis from './api/apis.ts';
 import { listAudit } from './api/audit.ts';
 import * as certs from './api/certs.ts';
@@ -276,6 +277,12 @@ const routes: readonly Route[] = [
     auth: 'user',
     methods: crud('users', { GET: users.getGroup, PUT: users.updateGroup, DELETE: users.deleteGroup }),
   },
+  {
+    name: 'analytics_traffic',
+    path: /^\/api\/analytics\/traffic$/,
+    auth: 'user',
+    methods: { GET: { handler: analytics.traffic, need: read('analytics') } },
+  },
   { name: 'me', path: /^\/api\/me$/, auth: 'user', methods: { GET: { handler: me } } },
   {
     name: 'audit',
@@ -341,6 +348,7 @@ export async function startDashboard(given: DashboardDeps): Promise<DashboardSer
     },
   ];
   const deps: DashboardDeps = { ...given, store: withNotifications(given.store, notifier) };
+  const stopPruning = analytics.pruneAnalytics(deps);
   const nodeOk = (req: http.IncomingMessage): boolean =>
     nodeSecretOk(deps.config.node_secret, req.headers[NODE_SECRET_HEADER]);
   /** `/system/...` (node secret) and `/admin/nodes` (admin secret); undefined for other paths. */
@@ -378,6 +386,9 @@ export async function startDashboard(given: DashboardDeps): Promise<DashboardSer
         route: name,
         reply: { status: 200, body: { Status: 'OK', Message: 'Node registered', Meta: info } },
       };
+    }
+    if (path === '/system/analytics' && method === 'POST') {
+      return { route: name, reply: await analytics.ingest(deps, orgsOf(url), await readObject(req)) };
     }
     if (path === '/system/config' && method === 'GET') {
       return { route: name, reply: json(await nodeConfig(deps.store, orgsOf(url))) };
@@ -575,6 +586,7 @@ export async function startDashboard(given: DashboardDeps): Promise<DashboardSer
           resolve();
         });
         notifier.endAll();
+        stopPruning();
         server.closeIdleConnections();
         setTimeout(() => {
           server.closeAllConnections();

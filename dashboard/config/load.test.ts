@@ -30,6 +30,8 @@ test('config: defaults, with the admin secret from the environment', () => {
       allow_explicit_policy_id: false,
       enable_duplicate_slugs: false,
       api_writes_system_users_only: false,
+      analytics_minute_retention_hours: 48,
+      analytics_hour_retention_days: 90,
       metrics_enabled: true,
       log_level: 'info',
       shutdown_timeout_ms: 10000,

@@ -84,6 +84,21 @@ export const dashboardConfigSchema: JsonSchema = {
       description:
         'Secret gateways in mode pro send (`--node-secret`, header `x-svc-node-secret`) to register and load APIs, policies and keys from `/system/...`. Unset: no gateway can connect. At least 16 characters.',
     },
+    analytics_minute_retention_hours: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 8760,
+      default: 48,
+      description:
+        "Traffic analytics: hours the per-minute rollups of the gateways' requests are kept (ranges up to 48 hours are read per minute).",
+    },
+    analytics_hour_retention_days: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 3650,
+      default: 90,
+      description: "Traffic analytics: days the per-hour rollups of the gateways' requests are kept.",
+    },
     metrics_enabled: {
       type: 'boolean',
       default: true,
@@ -113,6 +128,8 @@ export interface DashboardConfig {
   enable_duplicate_slugs: boolean;
   api_writes_system_users_only: boolean;
   node_secret?: string;
+  analytics_minute_retention_hours: number;
+  analytics_hour_retention_days: number;
   metrics_enabled: boolean;
   log_level: LogLevel;
   shutdown_timeout_ms: number;

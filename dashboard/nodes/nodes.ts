@@ -79,6 +79,7 @@ export class Notifier {
 export function withNotifications(store: Store, notifier: Notifier): Store {
   return {
     kind: store.kind,
+    analytics: store.analytics,
     getOrg: (id) => store.getOrg(id),
     listOrgs: (slice) => store.listOrgs(slice),
     get: (org, kind, id) => store.get(org, kind, id),

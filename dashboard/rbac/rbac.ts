@@ -3,14 +3,14 @@
  * SHA-256 (the lookup that finds the user), compared in constant time. Permissions are per
  * resource (`read`, `write`, `deny`; absent is `deny`); a user in a group gets the group's, and
  * the user's own entries override them. An organisation's admin (`user_permissions.IsAdmin =
- * "admin"`) may do everything in it. System users (the operator) are marked `system_user`; with
+ * "admin"`) may do everything in it. `analytics` (traffic analytics) is only ever read. System users (the operator) are marked `system_user`; with
  * `api_writes_system_users_only` they alone may write API definitions.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { asPlainObject, isPlainObject } from '../../lib/plain-object.ts';
 
 /** The resources permissions name. */
-export const RESOURCES = ['apis', 'keys', 'policies', 'users', 'certs', 'streams'] as const;
+export const RESOURCES = ['apis', 'keys', 'policies', 'users', 'certs', 'streams', 'analytics'] as const;
 /** One of RESOURCES. */
 export type Resource = (typeof RESOURCES)[number];
 /** Access levels, weakest first. */

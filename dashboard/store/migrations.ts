@@ -3,6 +3,7 @@
  * `schema_migrations`. A migration is never edited once released: a change is a new version.
  * The two dialects differ only where SQL does (an auto-incremented sequence).
  */
+import { ANALYTICS_TABLES } from '../analytics/store.ts';
 
 /** One migration: its version and its statements per dialect. */
 export interface Migration {
@@ -49,6 +50,12 @@ export const MIGRATIONS: readonly Migration[] = [
     description: 'organisations, documents, audit log',
     sqlite: tables('INTEGER PRIMARY KEY AUTOINCREMENT'),
     postgres: tables('BIGSERIAL PRIMARY KEY'),
+  },
+  {
+    version: 2,
+    description: 'traffic analytics rollups',
+    sqlite: ANALYTICS_TABLES,
+    postgres: ANALYTICS_TABLES,
   },
 ];
 

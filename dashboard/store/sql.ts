@@ -6,6 +6,7 @@
 import type { AuditEntry, Doc, Kind, Org, Page, Slice, Store, StoreReader, StoreTx } from './store.ts';
 import { LookupTakenError } from './store.ts';
 import { MIGRATIONS, MIGRATIONS_TABLE, type Migration } from './migrations.ts';
+import { SqlAnalytics, type AnalyticsStore } from '../analytics/store.ts';
 
 /** A row as a driver returns it (numbers may come back as strings from PostgreSQL). */
 export type Row = Record<string, unknown>;
@@ -189,12 +190,15 @@ class SqlTx extends SqlReader implements StoreTx {
 /** A Store over a driver: applies the pending migrations, then serves. */
 export class SqlStore extends SqlReader implements Store {
   readonly kind: 'sqlite' | 'postgres';
+  readonly analytics: AnalyticsStore;
   readonly #driver: SqlDriver;
   readonly #now: () => number;
 
   private constructor(driver: SqlDriver, now: () => number) {
     super(driver.conn);
     this.kind = driver.kind;
+    // One lock for analytics writes (organisations' document writes are not held up by them).
+    this.analytics = new SqlAnalytics(driver.conn, (fn) => driver.transaction('svc-analytics', fn));
     this.#driver = driver;
     this.#now = now;
   }

@@ -5,6 +5,7 @@
  * reach another organisation's rows without naming it. Every write runs in a transaction that
  * also appends its audit entries: a write is acknowledged only after both are durable.
  */
+import type { AnalyticsStore } from '../analytics/store.ts';
 
 /** The kinds of documents an organisation owns. */
 export const KINDS = ['apis', 'policies', 'keys', 'certs', 'users', 'groups', 'oauth-clients'] as const;
@@ -87,6 +88,8 @@ export interface StoreTx extends StoreReader {
 /** The storage of one dashboard process. */
 export interface Store extends StoreReader {
   readonly kind: 'sqlite' | 'postgres';
+  /** Traffic analytics of the gateways (dashboard/analytics/): rollups, not documents. */
+  readonly analytics: AnalyticsStore;
   /**
    * Runs `fn` in a transaction: committed when it returns, rolled back when it throws. Writes of
    * one organisation (`scope`) are serialized, so a check made inside (a slug in use) holds

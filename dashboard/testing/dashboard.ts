@@ -47,6 +47,8 @@ export async function startTestDashboard(
     enable_duplicate_slugs: false,
     api_writes_system_users_only: false,
     metrics_enabled: true,
+    analytics_minute_retention_hours: 48,
+    analytics_hour_retention_days: 90,
     log_level: 'info',
     shutdown_timeout_ms: 1000,
     ...config,

@@ -61,6 +61,13 @@ export interface RequestState {
   /** Metrics (the request observer): `performance.now()` when the request was routed. */
   startedAt?: number;
   /**
+   * Both entrances, for analytics (gateway/analytics/): `performance.now()` when the upstream call
+   * started and when its response's head came, and the response's Content-Length on the fast path.
+   */
+  upstreamStartedAt?: number;
+  upstreamRespondedAt?: number;
+  responseBytes?: number;
+  /**
    * Versions (middleware/versions): the name of the version chosen for this request, when the
    * API chooses one per request (`version_data.not_versioned: false`).
    */

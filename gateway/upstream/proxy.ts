@@ -141,6 +141,7 @@ class Relay extends ClientRelay implements Dispatcher.DispatchHandler {
     if (statusCode < 200) return; // informational: the final response follows
     this.#started = true;
     this.ctx.upstreamStatus = statusCode;
+    this.ctx.state.upstreamRespondedAt = performance.now();
     if (
       this.ctx.upstream.responseHook !== undefined ||
       (this.ctx.upstream.transformResponse !== undefined && hasResponseBody(this.ctx, statusCode))
@@ -356,6 +357,7 @@ export function upstreamCall(
         delete headers['transfer-encoding'];
         headers['content-length'] = String(ctx.upstream.body.length);
       }
+      ctx.state.upstreamStartedAt = performance.now();
       try {
         (typeof dispatcher === 'function' ? dispatcher(target) : dispatcher).dispatch(
           {

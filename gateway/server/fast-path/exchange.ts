@@ -323,6 +323,7 @@ export class Exchange implements BodyPeek, UpstreamExchange {
     }
     conn.exchange = this;
     this.up = conn;
+    this.ctx.state.upstreamStartedAt = performance.now();
     const up = conn.socket;
     // One write per request head (with the body bytes that came with it): one syscall.
     const body = this.pendingBody;
@@ -411,6 +412,8 @@ export class Exchange implements BodyPeek, UpstreamExchange {
     this.status = status;
     const plan = this.ctx.upstream;
     this.ctx.upstreamStatus = status;
+    this.ctx.state.upstreamRespondedAt = performance.now();
+    if (framing === 'length') this.ctx.state.responseBytes = Number(head.cl);
     plan.service?.opened?.(status);
     const tap = plan.tap;
     if (tap !== undefined) {

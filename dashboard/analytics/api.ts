@@ -1,0 +1,213 @@
+/**
+ * Traffic analytics over HTTP. Gateways in mode pro send their records to
+ * `POST /system/analytics` (node secret); the dashboard rolls them up (rollup.ts) and adds them
+ * to its store. Users read them with `GET /api/analytics/traffic` (the `analytics` permission,
+ * their own organisation only): totals, a time series, per API, refusals by reason, top keys and
+ * top endpoints of a time range. Rows older than their period's retention are deleted every few
+ * minutes.
+ */
+import { isPlainObject } from '../../lib/plain-object.ts';
+import { REFUSAL_REASONS } from '../../schemas/rules/analytics.ts';
+import { callerOf, json, ok, Refusal, type Ctx, type DashboardDeps, type Reply } from '../api/http.ts';
+import { PERIODS, quantile, rollUp, type IngestRecord, type Period, type Sums } from './rollup.ts';
+import type { Group, RangeQuery } from './store.ts';
+
+/** Records in one batch at most (a gateway sends 1000). */
+export const MAX_BATCH = 5000;
+/** The longest range read per minute, and in all. */
+const MAX_MINUTE_RANGE_MS = 48 * 3_600_000;
+const MAX_RANGE_MS = 400 * 24 * 3_600_000;
+/** Ranges up to this are read per minute unless `resolution` says otherwise. */
+const AUTO_MINUTE_MS = 6 * 3_600_000;
+/** Groups in each top list. */
+const TOP = 10;
+const PRUNE_EVERY_MS = 5 * 60_000;
+
+function str(v: unknown, max: number): string | undefined {
+  return typeof v === 'string' && v.length <= max ? v : undefined;
+}
+
+function num(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined;
+}
+
+/** A record of a batch, or undefined when it is not one (it is then skipped and counted). */
+function recordOf(v: unknown): IngestRecord | undefined {
+  if (!isPlainObject(v)) return undefined;
+  const time = num(v.time);
+  const org_id = str(v.org_id, 256);
+  const api_id = str(v.api_id, 256);
+  const status = num(v.status);
+  if (time === undefined || org_id === undefined || api_id === undefined || status === undefined)
+    return undefined;
+  const refusal = str(v.refusal, 32) ?? '';
+  return {
+    time,
+    org_id,
+    api_id,
+    key: str(v.key, 256) ?? '',
+    alias: str(v.alias, 256) ?? '',
+    method: (str(v.method, 16) ?? 'OTHER').toUpperCase(),
+    path: str(v.path, 512) ?? '/',
+    status,
+    latency_ms: num(v.latency_ms) ?? 0,
+    upstream_latency_ms: num(v.upstream_latency_ms) ?? 0,
+    request_bytes: num(v.request_bytes) ?? 0,
+    response_bytes: num(v.response_bytes) ?? 0,
+    refusal: (REFUSAL_REASONS as readonly string[]).includes(refusal) ? refusal : '',
+  };
+}
+
+/**
+ * `POST /system/analytics` `{"sample_rate": r, "records": [...]}`: rolls the records of the
+ * gateway's organisations (`orgs`; empty: any) up and stores them. Answers how many were taken.
+ */
+export async function ingest(
+  deps: Pick<DashboardDeps, 'store'>,
+  orgs: readonly string[],
+  body: Record<string, unknown>,
+): Promise<Reply> {
+  const rate = body.sample_rate === undefined ? 1 : body.sample_rate;
+  if (typeof rate !== 'number' || !(rate > 0 && rate <= 1))
+    throw new Refusal(400, 'sample_rate: must be a number above 0 and at most 1');
+  if (!Array.isArray(body.records)) throw new Refusal(400, 'records: must be an array of records');
+  if (body.records.length > MAX_BATCH)
+    throw new Refusal(400, `records: at most ${MAX_BATCH} records per batch`);
+  const taken: IngestRecord[] = [];
+  let skipped = 0;
+  for (const raw of body.records as unknown[]) {
+    const r = recordOf(raw);
+    if (r === undefined || (orgs.length > 0 && !orgs.includes(r.org_id))) skipped++;
+    else taken.push(r);
+  }
+  await deps.store.analytics.add(rollUp(taken, 1 / rate));
+  return ok('Analytics recorded', { accepted: taken.length, skipped });
+}
+
+/** Deletes rollups older than the retention settings now and every few minutes; returns the stop. */
+export function pruneAnalytics(deps: DashboardDeps): () => void {
+  const run = (): void => {
+    const now = deps.now();
+    const cfg = deps.config;
+    Promise.all([
+      deps.store.analytics.prune('minute', now - cfg.analytics_minute_retention_hours * 3_600_000),
+      deps.store.analytics.prune('hour', now - cfg.analytics_hour_retention_days * 24 * 3_600_000),
+    ]).then(
+      ([m, h]) => {
+        if (m + h > 0) deps.log.info('analytics pruned', { minute_rows: m, hour_rows: h });
+      },
+      (err: unknown) => {
+        deps.log.warn('analytics prune failed', { error: err instanceof Error ? err.message : String(err) });
+      },
+    );
+  };
+  run();
+  const timer = setInterval(run, PRUNE_EVERY_MS);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+  };
+}
+
+/** A time parameter: milliseconds since the epoch or an ISO 8601 date. */
+function timeParam(c: Ctx, name: string, fallback: number): number {
+  const raw = c.url.searchParams.get(name);
+  if (raw === null || raw === '') return fallback;
+  const n = /^\d+$/.test(raw) ? Number(raw) : Date.parse(raw);
+  if (!Number.isFinite(n))
+    throw new Refusal(400, `${name}: must be milliseconds since the epoch or an ISO 8601 date`);
+  return n;
+}
+
+function rounded(n: number): number {
+  return Math.round(n * 100) / 100;
+}
+
+/** The figures of a group of rows as the API shows them. */
+function figures(s: Sums): Record<string, number> {
+  return {
+    requests: Math.round(s.requests),
+    errors: Math.round(s.errors),
+    latency_avg_ms: s.requests === 0 ? 0 : rounded(s.latency_ms / s.requests),
+    latency_p50_ms: quantile(s.hist, 0.5),
+    latency_p95_ms: quantile(s.hist, 0.95),
+    latency_p99_ms: quantile(s.hist, 0.99),
+    upstream_avg_ms: s.requests === 0 ? 0 : rounded(s.upstream_ms / s.requests),
+    request_bytes: Math.round(s.request_bytes),
+    response_bytes: Math.round(s.response_bytes),
+  };
+}
+
+function total(groups: readonly Group[]): Sums {
+  const out: Sums = {
+    requests: 0,
+    errors: 0,
+    latency_ms: 0,
+    upstream_ms: 0,
+    request_bytes: 0,
+    response_bytes: 0,
+    hist: [],
+  };
+  for (const g of groups) {
+    out.requests += g.requests;
+    out.errors += g.errors;
+    out.latency_ms += g.latency_ms;
+    out.upstream_ms += g.upstream_ms;
+    out.request_bytes += g.request_bytes;
+    out.response_bytes += g.response_bytes;
+    g.hist.forEach((n, i) => (out.hist[i] = (out.hist[i] ?? 0) + n));
+  }
+  return out;
+}
+
+/**
+ * `GET /api/analytics/traffic?from=&to=&api_id=&resolution=minute|hour`: the caller's
+ * organisation's traffic in [from, to) (default: the last hour), per minute up to 6 hours and per
+ * hour beyond unless `resolution` says otherwise.
+ */
+export async function traffic(c: Ctx): Promise<Reply> {
+  const caller = callerOf(c);
+  const now = c.deps.now();
+  const to = timeParam(c, 'to', now);
+  const from = timeParam(c, 'from', to - 3_600_000);
+  if (from >= to) throw new Refusal(400, 'from: must be before to');
+  if (to - from > MAX_RANGE_MS) throw new Refusal(400, 'from: the range may cover at most 400 days');
+  const res = c.url.searchParams.get('resolution');
+  if (res !== null && res !== '' && res !== 'minute' && res !== 'hour')
+    throw new Refusal(400, 'resolution: must be minute or hour');
+  const period: Period =
+    res === 'minute' || res === 'hour' ? res : to - from <= AUTO_MINUTE_MS ? 'minute' : 'hour';
+  if (period === 'minute' && to - from > MAX_MINUTE_RANGE_MS)
+    throw new Refusal(400, 'resolution: minute covers at most 48 hours: use hour');
+  const apiId = c.url.searchParams.get('api_id') ?? '';
+  const step = PERIODS[period];
+  const q: RangeQuery = {
+    org: caller.org,
+    period,
+    from: Math.floor(from / step) * step,
+    to,
+    apiId: apiId === '' ? undefined : apiId,
+  };
+  const a = c.deps.store.analytics;
+  const [series, apis, reasons, keys, endpoints] = await Promise.all([
+    a.sum(q, 'api', 'at'),
+    a.sum(q, 'api', 'api'),
+    a.sum(q, 'reason', 'name'),
+    a.sum(q, 'key', 'name', TOP),
+    a.sum(q, 'endpoint', 'name', TOP),
+  ]);
+  return json({
+    org_id: caller.org,
+    from: q.from,
+    to,
+    resolution: period,
+    step_ms: step,
+    api_id: apiId === '' ? null : apiId,
+    totals: figures(total(apis)),
+    series: series.map((g) => ({ at: g.at, ...figures(g) })),
+    apis: apis.map((g) => ({ api_id: g.api_id, ...figures(g) })),
+    refusals: reasons.map((g) => ({ reason: g.name, requests: Math.round(g.requests) })),
+    top_keys: keys.map((g) => ({ key: g.name, alias: g.label, ...figures(g) })),
+    top_endpoints: endpoints.map((g) => ({ api_id: g.api_id, endpoint: g.name, ...figures(g) })),
+  });
+}

@@ -1,0 +1,177 @@
+/**
+ * What the dashboard keeps of traffic: not the gateways' records, but their sums per minute and
+ * per hour (a rollup), per API and, within an API, per key, per endpoint (method and path
+ * template) and per refusal reason. A rollup row holds weighted counts (a sampled record counts
+ * as the inverse of its sample rate), latency sums and a latency histogram on fixed bounds, so
+ * percentiles of any range are read from summed histograms. Its size depends on time and on how
+ * many keys and endpoints an API has, not on traffic: at most MAX_NAMES keys and endpoints per
+ * API in one batch, the rest summed under OTHER.
+ */
+
+/** Upper bounds (milliseconds) of the latency histogram's buckets; a last bucket holds the rest. */
+export const LATENCY_BOUNDS_MS = [
+  1, 2, 3, 5, 7.5, 10, 15, 20, 30, 50, 75, 100, 150, 200, 300, 500, 750, 1000, 1500, 2000, 3000, 5000, 10000,
+  30000, 60000,
+] as const;
+/** Number of histogram buckets (one per bound, and the last). */
+export const BUCKETS = LATENCY_BOUNDS_MS.length + 1;
+
+/** The periods rolled up. */
+export const PERIODS = { minute: 60_000, hour: 3_600_000 } as const;
+/** One of PERIODS. */
+export type Period = keyof typeof PERIODS;
+
+/** Dimensions of a rollup row (`api`: the API as a whole, `name` empty). */
+export const DIMS = ['api', 'key', 'endpoint', 'reason'] as const;
+/** One of DIMS. */
+export type Dim = (typeof DIMS)[number];
+
+/** Keys or endpoints of one API in one batch beyond this are summed under OTHER. */
+export const MAX_NAMES = 200;
+/** The name of the rest. */
+export const OTHER = '(other)';
+
+/** The sums of one rollup row. */
+export interface Sums {
+  requests: number;
+  errors: number;
+  latency_ms: number;
+  upstream_ms: number;
+  request_bytes: number;
+  response_bytes: number;
+  /** BUCKETS counts. */
+  hist: number[];
+}
+
+/** One rollup row: where it belongs and its sums. */
+export interface RollupRow extends Sums {
+  org_id: string;
+  period: Period;
+  /** Start of the period, milliseconds since the epoch. */
+  at: number;
+  api_id: string;
+  dim: Dim;
+  /** Key ID, `METHOD /path`, or refusal reason; `''` for `api`. */
+  name: string;
+  /** The key's alias (`key` rows), else `''`. */
+  label: string;
+}
+
+/** A record as the dashboard reads it (see gateway/analytics/records.ts). */
+export interface IngestRecord {
+  time: number;
+  org_id: string;
+  api_id: string;
+  key: string;
+  alias: string;
+  method: string;
+  path: string;
+  status: number;
+  latency_ms: number;
+  upstream_latency_ms: number;
+  request_bytes: number;
+  response_bytes: number;
+  refusal: string;
+}
+
+/** The histogram bucket of a latency. */
+export function bucketOf(ms: number): number {
+  let b = 0;
+  while (b < LATENCY_BOUNDS_MS.length && ms > (LATENCY_BOUNDS_MS[b] ?? Infinity)) b++;
+  return b;
+}
+
+/** Empty sums. */
+export function emptySums(): Sums {
+  return {
+    requests: 0,
+    errors: 0,
+    latency_ms: 0,
+    upstream_ms: 0,
+    request_bytes: 0,
+    response_bytes: 0,
+    hist: new Array<number>(BUCKETS).fill(0),
+  };
+}
+
+/** Adds `b` into `a`. */
+export function addSums(a: Sums, b: Sums): void {
+  a.requests += b.requests;
+  a.errors += b.errors;
+  a.latency_ms += b.latency_ms;
+  a.upstream_ms += b.upstream_ms;
+  a.request_bytes += b.request_bytes;
+  a.response_bytes += b.response_bytes;
+  for (let i = 0; i < BUCKETS; i++) a.hist[i] = (a.hist[i] ?? 0) + (b.hist[i] ?? 0);
+}
+
+/**
+ * The `p` quantile (0..1) of a histogram, in milliseconds: the upper bound of the bucket it
+ * falls in (the last bucket reads as its lower bound); 0 for an empty histogram.
+ */
+export function quantile(hist: readonly number[], p: number): number {
+  const total = hist.reduce((s, n) => s + n, 0);
+  if (total === 0) return 0;
+  const rank = p * total;
+  let seen = 0;
+  for (let i = 0; i < hist.length; i++) {
+    seen += hist[i] ?? 0;
+    if (seen >= rank && (hist[i] ?? 0) > 0)
+      return LATENCY_BOUNDS_MS[i] ?? LATENCY_BOUNDS_MS[LATENCY_BOUNDS_MS.length - 1] ?? 0;
+  }
+  return LATENCY_BOUNDS_MS[LATENCY_BOUNDS_MS.length - 1] ?? 0;
+}
+
+/** An error, for analytics: the client got 400 or more, or nothing (connection cut). */
+export function isError(status: number): boolean {
+  return status >= 400 || status === 0;
+}
+
+/** The rollup rows of a batch of records, each weighing `weight` requests. */
+export function rollUp(records: readonly IngestRecord[], weight: number): RollupRow[] {
+  const rows = new Map<string, RollupRow>();
+  /** Distinct names per (org, api, dim) in this batch, to cap them at MAX_NAMES. */
+  const names = new Map<string, Set<string>>();
+  const capped = (org: string, api: string, dim: Dim, name: string): string => {
+    if (dim === 'api' || dim === 'reason') return name;
+    const k = `${org}\n${api}\n${dim}`;
+    let seen = names.get(k);
+    if (seen === undefined) {
+      seen = new Set();
+      names.set(k, seen);
+    }
+    if (seen.has(name)) return name;
+    if (seen.size >= MAX_NAMES) return OTHER;
+    seen.add(name);
+    return name;
+  };
+  for (const r of records) {
+    const one = emptySums();
+    one.requests = weight;
+    one.errors = isError(r.status) ? weight : 0;
+    one.latency_ms = r.latency_ms * weight;
+    one.upstream_ms = r.upstream_latency_ms * weight;
+    one.request_bytes = r.request_bytes * weight;
+    one.response_bytes = r.response_bytes * weight;
+    one.hist[bucketOf(r.latency_ms)] = weight;
+    const targets: [Dim, string, string][] = [['api', '', '']];
+    if (r.key !== '') targets.push(['key', r.key, r.alias]);
+    targets.push(['endpoint', `${r.method} ${r.path}`, '']);
+    if (r.refusal !== '') targets.push(['reason', r.refusal, '']);
+    for (const [period, ms] of Object.entries(PERIODS) as [Period, number][]) {
+      const at = Math.floor(r.time / ms) * ms;
+      for (const [dim, raw, label] of targets) {
+        const name = capped(r.org_id, r.api_id, dim, raw);
+        const id = `${r.org_id}\n${period}\n${at}\n${r.api_id}\n${dim}\n${name}`;
+        let row = rows.get(id);
+        if (row === undefined) {
+          row = { org_id: r.org_id, period, at, api_id: r.api_id, dim, name, label, ...emptySums() };
+          rows.set(id, row);
+        }
+        if (label !== '') row.label = label;
+        addSums(row, one);
+      }
+    }
+  }
+  return [...rows.values()];
+}

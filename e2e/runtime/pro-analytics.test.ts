@@ -1,0 +1,233 @@
+/**
+ * Traffic analytics with real processes, on each storage of the dashboard (SQLite, then
+ * PostgreSQL): two gateways in mode pro serve an organisation's APIs and send their request
+ * records to the dashboard; `GET /api/analytics/traffic` answers the counts of the traffic sent
+ * (per API, errors, refusals by reason, top keys with their alias, endpoints as path templates),
+ * to the organisation's users with the analytics permission only. A gateway whose buffer is full
+ * keeps answering and counts the records it dropped on `/metrics`.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { startPostgres, type TestPostgres } from '../../dashboard/testing/postgres.ts';
+import {
+  createTenant,
+  dashboardCall,
+  startDashboardProc,
+  type DashboardProc,
+  type DashboardTenant,
+} from '../harness/dashboard.ts';
+import {
+  httpRequest,
+  startEchoUpstream,
+  startGateway,
+  waitFor,
+  type GatewayProc,
+} from '../harness/processes.ts';
+
+const NODE_SECRET = 'e2e-node-secret-0123456789';
+const GW_SECRET = 'pro-analytics-secret';
+
+interface Traffic {
+  totals: { requests: number; errors: number; latency_p50_ms: number; latency_p99_ms: number };
+  apis: { api_id: string; requests: number; errors: number }[];
+  refusals: { reason: string; requests: number }[];
+  top_keys: { key: string; alias: string; requests: number; errors: number }[];
+  top_endpoints: { api_id: string; endpoint: string; requests: number }[];
+  series: { at: number; requests: number }[];
+}
+
+for (const storage of ['sqlite', 'postgres'] as const) {
+  describe(`analytics from pro gateways (${storage})`, () => {
+    const dir = mkdtempSync(join(tmpdir(), `svc-pro-analytics-${storage}-`));
+    let pg: TestPostgres | undefined;
+    let dashboard: DashboardProc;
+    let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+    let a: DashboardTenant;
+    let b: DashboardTenant;
+    let keyAnalyst: string;
+    const gateways: GatewayProc[] = [];
+
+    const startProGateway = async (name: string, env: Record<string, string> = {}): Promise<GatewayProc> => {
+      const g = await startGateway({
+        name,
+        secret: GW_SECRET,
+        dataDir: join(dir, name),
+        logDir: dir,
+        env: {
+          SVC_GW_DASHBOARD_URL: dashboard.url,
+          SVC_GW_NODE_SECRET: NODE_SECRET,
+          SVC_GW_DASHBOARD_ORGS: a.org,
+          SVC_GW_ANALYTICS_FLUSH_INTERVAL_MS: '200',
+          ...env,
+        },
+      });
+      gateways.push(g);
+      await waitFor(`${name} /ready`, async () => (await httpRequest(`${g.url}/ready`)).status === 200);
+      return g;
+    };
+
+    const traffic = async (key: string, query = ''): Promise<{ status: number; body: Traffic }> => {
+      const r = await dashboardCall(dashboard.url, 'GET', `/api/analytics/traffic${query}`, { auth: key });
+      return { status: r.status, body: r.body as unknown as Traffic };
+    };
+
+    before(async () => {
+      upstream = await startEchoUpstream();
+      if (storage === 'postgres') pg = await startPostgres();
+      dashboard = await startDashboardProc({
+        name: `dashboard-${storage}`,
+        logDir: dir,
+        ...(pg === undefined
+          ? { dataDir: join(dir, 'dashboard') }
+          : { postgresUrl: await pg.createDatabase('analytics') }),
+        args: ['--node-secret', NODE_SECRET],
+      });
+      a = await createTenant(dashboard.url, 'an-a');
+      b = await createTenant(dashboard.url, 'an-b');
+      const call = async (t: DashboardTenant, method: string, path: string, body: unknown): Promise<void> => {
+        const r = await dashboardCall(dashboard.url, method, path, { auth: t.system.key, body });
+        assert.equal(r.status, 200, `${method} ${path}: ${r.text}`);
+      };
+      const api = (name: string, keyless: boolean): Record<string, unknown> => ({
+        api_definition: {
+          api_id: name,
+          name,
+          use_keyless: keyless,
+          proxy: { listen_path: `/${name}/`, target_url: upstream.url, strip_listen_path: true },
+        },
+      });
+      await call(a, 'POST', '/api/apis', api('open', true));
+      await call(a, 'POST', '/api/apis', api('keyed', false));
+      await call(a, 'POST', '/api/portal/policies', {
+        id: 'three',
+        name: 'three',
+        state: 'active',
+        rate: 3,
+        per: 60,
+        quota_max: -1,
+        access_rights: { keyed: { api_id: 'keyed', api_name: 'keyed', versions: ['Default'] } },
+      });
+      const analyst = await dashboardCall(dashboard.url, 'POST', '/admin/users', {
+        admin: true,
+        body: {
+          org_id: a.org,
+          email_address: `analyst@${a.org}.example.com`,
+          user_permissions: { analytics: 'read' },
+        },
+      });
+      assert.equal(analyst.status, 200, analyst.text);
+      keyAnalyst = String((analyst.body.Meta as Record<string, unknown>).access_key);
+    });
+
+    after(async () => {
+      for (const g of gateways) await g.stop();
+      await dashboard.stop();
+      await upstream.close();
+      await pg?.stop();
+    });
+
+    test('records from two gateways are aggregated and answered per API, key, endpoint and reason', async () => {
+      const g1 = await startProGateway(`gw-1-${storage}`);
+      const g2 = await startProGateway(`gw-2-${storage}`);
+      const key = await dashboardCall(dashboard.url, 'POST', '/api/keys', {
+        auth: a.system.key,
+        body: { alias: 'partner', apply_policies: ['three'] },
+      });
+      assert.equal(key.status, 200, key.text);
+      const raw = String(key.body.key_id);
+      const send = async (
+        g: GatewayProc,
+        path: string,
+        headers: Record<string, string> = {},
+      ): Promise<number> => (await httpRequest(g.url + path, { headers })).status;
+
+      // gateway 1: 5 keyless requests on IDs that differ (one endpoint template)
+      for (const id of ['123', '456', '789', '1011', '1213'])
+        assert.equal(await send(g1, `/open/users/${id}`), 200);
+      // gateway 2: 2 requests without a key (401), 3 with it (200), a 4th over its rate (429)
+      assert.equal(await send(g2, '/keyed/items'), 401);
+      assert.equal(await send(g2, '/keyed/items'), 401);
+      for (let i = 0; i < 3; i++) assert.equal(await send(g2, '/keyed/items', { authorization: raw }), 200);
+      assert.equal(await send(g2, '/keyed/items', { authorization: raw }), 429);
+
+      const t = await waitFor(
+        'the dashboard to count the 11 requests',
+        async () => {
+          const r = await traffic(keyAnalyst);
+          assert.equal(r.status, 200, JSON.stringify(r.body));
+          return r.body.totals.requests === 11 ? r.body : undefined;
+        },
+        20_000,
+      );
+      assert.equal(t.totals.errors, 3);
+      assert.ok(t.totals.latency_p50_ms > 0 && t.totals.latency_p99_ms >= t.totals.latency_p50_ms);
+      const byApi = Object.fromEntries(t.apis.map((x) => [x.api_id, [x.requests, x.errors]]));
+      assert.deepEqual(byApi, { open: [5, 0], keyed: [6, 3] });
+      const reasons = Object.fromEntries(t.refusals.map((x) => [x.reason, x.requests]));
+      assert.deepEqual(reasons, { auth: 2, rate_limit: 1 });
+      assert.equal(t.top_keys.length, 1);
+      const top = t.top_keys.at(0);
+      assert.ok(top !== undefined);
+      assert.equal(top.alias, 'partner');
+      assert.equal(top.requests, 4);
+      assert.equal(top.errors, 1);
+      assert.match(top.key, /^[0-9a-f]{64}$/, 'the key is named by its hash, never its value');
+      assert.notEqual(top.key, raw);
+      const endpoints = Object.fromEntries(t.top_endpoints.map((x) => [x.endpoint, x.requests]));
+      assert.deepEqual(endpoints, { 'GET /open/users/{id}': 5, 'GET /keyed/items': 6 });
+      assert.equal(
+        t.series.reduce((s, x) => s + x.requests, 0),
+        11,
+      );
+
+      // One API, and by the hour.
+      const one = await traffic(keyAnalyst, '?api_id=open&resolution=hour');
+      assert.equal(one.status, 200);
+      assert.equal(one.body.totals.requests, 5);
+
+      // What each gateway says it sent.
+      for (const [g, n] of [
+        [g1, 5],
+        [g2, 6],
+      ] as const) {
+        const m = await httpRequest(`${g.url}/metrics`);
+        assert.match(m.body, new RegExp(`svc_gateway_analytics_records_total\\{outcome="sent"\\} ${n}\\b`));
+      }
+    });
+
+    test("analytics are the caller's organisation's, and need the analytics permission", async () => {
+      const other = await traffic(b.system.key);
+      assert.equal(other.status, 200);
+      assert.equal(other.body.totals.requests, 0, 'another organisation sees none of it');
+      const reader = await traffic(a.reader.key);
+      assert.equal(reader.status, 403, 'read on every other resource is not enough');
+      const anonymous = await dashboardCall(dashboard.url, 'GET', '/api/analytics/traffic');
+      assert.equal(anonymous.status, 401);
+      const bad = await dashboardCall(dashboard.url, 'GET', '/api/analytics/traffic?resolution=day', {
+        auth: keyAnalyst,
+      });
+      assert.equal(bad.status, 400);
+      assert.match(bad.text, /resolution/);
+      const noSecret = await httpRequest(`${dashboard.url}/system/analytics`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ records: [] }),
+      });
+      assert.equal(noSecret.status, 401);
+    });
+
+    test('a full buffer never holds a request up: the records dropped are counted on /metrics', async () => {
+      // One record fits, and nothing is sent for 10 minutes: the other four are dropped.
+      const g = await startProGateway(`gw-full-${storage}`, {
+        SVC_GW_ANALYTICS_BUFFER_SIZE: '1',
+        SVC_GW_ANALYTICS_FLUSH_INTERVAL_MS: '600000',
+      });
+      for (let i = 0; i < 5; i++) assert.equal((await httpRequest(`${g.url}/open/x`)).status, 200);
+      const m = await httpRequest(`${g.url}/metrics`);
+      assert.match(m.body, /svc_gateway_analytics_records_total\{outcome="dropped_buffer_full"\} 4\b/);
+    });
+  });
+}

@@ -1,0 +1,192 @@
+/**
+ * Traffic analytics of a gateway in mode pro: a request observer that keeps one record per
+ * request (records.ts) in a bounded buffer, and sends the buffer to the dashboard in batches
+ * (`POST /system/analytics`, with the node secret) every `analytics_flush_interval_ms`, or as
+ * soon as a batch is full. Nothing waits on it: a request only pushes its record (or, with the
+ * buffer full, counts it dropped); a batch the dashboard does not take (unreachable, refused) is
+ * dropped too, counted, and the next one goes on. `analytics_sample_rate` keeps that fraction of
+ * requests, and the dashboard weighs each record by its inverse.
+ *
+ * `/metrics`: `svc_gateway_analytics_records_total{outcome}` (sent, dropped_buffer_full,
+ * dropped_send_failed).
+ */
+import { Counter, type Registry } from 'prom-client';
+import { errorMessage } from '../../lib/errors.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { GatewayConfig } from '../config/schema.ts';
+import { TrackingCache } from '../metrics/tracking.ts';
+import type { RequestContext, RequestObserver } from '../pipeline/context.ts';
+import { recordOf, type AnalyticsRecord } from './records.ts';
+
+/** The header of the node secret (store/dashboard.ts sends the same). */
+const NODE_SECRET_HEADER = 'x-svc-node-secret';
+/** Records per request to the dashboard. */
+export const BATCH_SIZE = 1000;
+/** A send longer than this is given up (its records counted dropped). */
+const SEND_TIMEOUT_MS = 10_000;
+
+/** What becomes of records (`svc_gateway_analytics_records_total{outcome}`). */
+export const OUTCOMES = ['sent', 'dropped_buffer_full', 'dropped_send_failed'] as const;
+
+type Counts = Record<(typeof OUTCOMES)[number], Counter.Internal | undefined>;
+
+/** Options of the analytics of one process. */
+export interface AnalyticsOptions {
+  /** The dashboard's base URL. */
+  url: string;
+  nodeSecret: string;
+  /** Fraction of requests recorded, in (0, 1]. */
+  sampleRate: number;
+  /** Records held at most while waiting to be sent. */
+  bufferSize: number;
+  flushIntervalMs: number;
+  log: Logger;
+  /** The registry of `/metrics` (metrics/metrics.ts), when metrics are on. */
+  registry?: Registry | undefined;
+  now?: () => number;
+  random?: () => number;
+}
+
+/** The analytics of one gateway process (see the module comment). */
+export class Analytics implements RequestObserver {
+  readonly #opts: AnalyticsOptions;
+  readonly #url: string;
+  readonly #now: () => number;
+  readonly #random: () => number;
+  readonly #tracking = new TrackingCache();
+  readonly #counts: Counts;
+  #buffer: AnalyticsRecord[] = [];
+  #sending: Promise<void> | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #closed = false;
+  #lastError = '';
+
+  constructor(opts: AnalyticsOptions) {
+    this.#opts = opts;
+    this.#url = `${opts.url.replace(/\/+$/, '')}/system/analytics`;
+    this.#now = opts.now ?? Date.now;
+    this.#random = opts.random ?? Math.random;
+    const counter =
+      opts.registry === undefined
+        ? undefined
+        : new Counter({
+            name: 'svc_gateway_analytics_records_total',
+            help: 'Analytics records by outcome: sent to the dashboard, dropped because the buffer was full (analytics_buffer_size), dropped because the dashboard did not take their batch.',
+            labelNames: ['outcome'],
+            registers: [opts.registry],
+          });
+    this.#counts = Object.fromEntries(
+      OUTCOMES.map((o) => {
+        const c = counter?.labels(o);
+        c?.inc(0);
+        return [o, c];
+      }),
+    ) as Counts;
+    this.#timer = setInterval(() => {
+      this.#flush();
+    }, opts.flushIntervalMs);
+    this.#timer.unref();
+  }
+
+  /** Records held now (for tests). */
+  get buffered(): number {
+    return this.#buffer.length;
+  }
+
+  /** The request observer: notes when the request was routed (unless metrics did). */
+  onRequest(ctx: RequestContext): void {
+    ctx.state.startedAt ??= performance.now();
+  }
+
+  /** The request observer: keeps the request's record, unless sampled out or left out. */
+  onResponse(ctx: RequestContext, status: number): void {
+    if (this.#closed) return;
+    const rate = this.#opts.sampleRate;
+    if (rate < 1 && this.#random() >= rate) return;
+    const tracking = this.#tracking.get(ctx.route);
+    const endpoint = tracking === null ? '' : tracking(ctx);
+    if (endpoint === undefined) return; // do_not_track
+    if (this.#buffer.length >= this.#opts.bufferSize) {
+      this.#counts.dropped_buffer_full?.inc();
+      return;
+    }
+    this.#buffer.push(recordOf(ctx, status, endpoint, this.#now()));
+    if (this.#buffer.length >= BATCH_SIZE && this.#sending === undefined) this.#flush();
+  }
+
+  /** Sends what is buffered, one batch at a time; at most one send in flight. */
+  #flush(): void {
+    if (this.#sending !== undefined || this.#buffer.length === 0) return;
+    this.#sending = this.#sendAll().finally(() => {
+      this.#sending = undefined;
+    });
+  }
+
+  async #sendAll(): Promise<void> {
+    while (this.#buffer.length > 0) {
+      const batch = this.#buffer.splice(0, BATCH_SIZE);
+      try {
+        const res = await fetch(this.#url, {
+          method: 'POST',
+          headers: { [NODE_SECRET_HEADER]: this.#opts.nodeSecret, 'content-type': 'application/json' },
+          body: JSON.stringify({ sample_rate: this.#opts.sampleRate, records: batch }),
+          signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
+        });
+        const text = await res.text();
+        if (res.status !== 200)
+          throw new Error(`the dashboard answered ${res.status}: ${text.slice(0, 200)}`);
+        this.#counts.sent?.inc(batch.length);
+        if (this.#lastError !== '') this.#opts.log.info('analytics sent again');
+        this.#lastError = '';
+      } catch (err) {
+        this.#counts.dropped_send_failed?.inc(batch.length);
+        const message = errorMessage(err);
+        // One line per kind of failure, not one per batch.
+        if (message !== this.#lastError)
+          this.#opts.log.warn('analytics batch dropped', { records: batch.length, error: message });
+        this.#lastError = message;
+        return;
+      }
+    }
+  }
+
+  /** Sends what is left (once), then stops. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#timer);
+    if (this.#sending !== undefined) await this.#sending;
+    this.#flush();
+    if (this.#sending !== undefined) await this.#sending;
+  }
+}
+
+/**
+ * The analytics the configuration asks for: on in mode pro (`dashboard_url` and `node_secret`)
+ * unless `analytics_enabled` is false; undefined otherwise.
+ */
+export function analyticsOf(
+  config: Pick<
+    GatewayConfig,
+    | 'dashboard_url'
+    | 'node_secret'
+    | 'analytics_enabled'
+    | 'analytics_sample_rate'
+    | 'analytics_buffer_size'
+    | 'analytics_flush_interval_ms'
+  >,
+  log: Logger,
+  registry: Registry | undefined,
+): Analytics | undefined {
+  if (!config.analytics_enabled || config.dashboard_url === undefined || config.node_secret === undefined)
+    return undefined;
+  return new Analytics({
+    url: config.dashboard_url,
+    nodeSecret: config.node_secret,
+    sampleRate: config.analytics_sample_rate,
+    bufferSize: config.analytics_buffer_size,
+    flushIntervalMs: config.analytics_flush_interval_ms,
+    log: log.child({ part: 'analytics' }),
+    registry,
+  });
+}

@@ -1,0 +1,152 @@
+/**
+ * One request as analytics sees it: a small flat record built when the request is over (time,
+ * organisation, API and version, key, method, path template, status, latencies, sizes, why it
+ * was refused). The path is a template, never the raw path: segments that look like IDs
+ * (numbers, UUIDs, long hex or mixed letters and digits) become `{id}`, and an API's
+ * `track_endpoints` entry names the requests it matches, so a month of traffic on
+ * `/users/12345` is one endpoint, and no client can create endpoints at will.
+ */
+import { performance } from 'node:perf_hooks';
+import type { RefusalReason } from '../../schemas/rules/analytics.ts';
+import type { RequestContext } from '../pipeline/context.ts';
+import { HttpContext } from '../pipeline/context.ts';
+
+/** Why the gateway refused a request (`refusal` of a record; `''` when it did not). */
+type Refusal = RefusalReason;
+
+/** One request, as the gateway sends it to the dashboard (`POST /system/analytics`). */
+export interface AnalyticsRecord {
+  /** Milliseconds since the epoch, when the request was over. */
+  time: number;
+  org_id: string;
+  api_id: string;
+  /** The version chosen for the request (`''`: the API's default). */
+  api_version: string;
+  /** The stored ID of the key (a hash, never the raw key); `''` for keyless requests. */
+  key: string;
+  /** The key's alias, when it has one. */
+  alias: string;
+  method: string;
+  /** The path template (see the module comment). */
+  path: string;
+  /** The status the client got; 0 when the connection was cut first. */
+  status: number;
+  /** Milliseconds from routing to the end of the response. */
+  latency_ms: number;
+  /** Milliseconds from the upstream call to its response's head; 0 when no upstream answered. */
+  upstream_latency_ms: number;
+  /** The request's Content-Length (0 when it declared none). */
+  request_bytes: number;
+  /** The response's Content-Length (0 when it declared none). */
+  response_bytes: number;
+  refusal: Refusal | '';
+}
+
+/** The refusal of each error code (pipeline/errors.ts); codes not named here are not refusals. */
+const BY_CODE: Readonly<Record<string, Refusal>> = {
+  GW_ERR_AUTH_FIELD_MISSING: 'auth',
+  GW_ERR_AUTH_MALFORMED: 'auth',
+  GW_ERR_USER_NOT_AUTHORISED: 'auth',
+  GW_ERR_KEY_INACTIVE: 'auth',
+  GW_ERR_KEY_EXPIRED: 'auth',
+  GW_ERR_JWT_EXPIRED: 'auth',
+  GW_ERR_JWT_INVALID: 'auth',
+  GW_ERR_JWT_ISSUED_IN_FUTURE: 'auth',
+  GW_ERR_JWT_NOT_YET_VALID: 'auth',
+  GW_ERR_JWT_NO_IDENTITY: 'auth',
+  GW_ERR_JWT_NO_POLICY: 'auth',
+  GW_ERR_SIGNATURE_INVALID: 'auth',
+  GW_ERR_HMAC_INVALID: 'auth',
+  GW_ERR_RESOURCE_DISALLOWED: 'access',
+  GW_ERR_ENDPOINT_FORBIDDEN: 'access',
+  GW_ERR_IP_DISALLOWED: 'ip',
+  GW_ERR_RATE_LIMIT_EXCEEDED: 'rate_limit',
+  GW_ERR_API_RATE_LIMIT_EXCEEDED: 'rate_limit',
+  GW_ERR_QUOTA_EXCEEDED: 'quota',
+  GW_ERR_ORG_QUOTA_EXCEEDED: 'quota',
+  GW_ERR_BODY_TOO_LARGE: 'other',
+  GW_ERR_PLUGIN_REFUSED: 'other',
+  GW_ERR_VERSION_EXPIRED: 'other',
+  GW_ERR_VERSION_NOT_FOUND: 'other',
+  GW_ERR_VERSION_UNKNOWN: 'other',
+};
+
+/** Why the request was refused, from its first refusal. */
+export function refusalOf(ctx: RequestContext): Refusal | '' {
+  const code = ctx.refusal?.rejected.code;
+  if (code === undefined) return '';
+  // An unknown key and a known key outside its access rights share one answer (403 `Access to
+  // this API has been disallowed`): a session tells them apart.
+  if (code === 'GW_ERR_ACCESS_DISALLOWED') return ctx.session === undefined ? 'auth' : 'access';
+  return BY_CODE[code] ?? '';
+}
+
+const ID_SEGMENT =
+  /^(?:\d+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{16,}|(?=[^/]*\d)[A-Za-z0-9_-]{12,})$/i;
+/** Segments kept in a template; the rest become one `{...}`. */
+const MAX_SEGMENTS = 8;
+const MAX_SEGMENT_LENGTH = 64;
+
+/** The template of a request path (see the module comment). */
+export function pathTemplate(path: string): string {
+  const parts = path.split('/');
+  const out: string[] = [];
+  for (let i = 0; i < parts.length; i++) {
+    if (i > MAX_SEGMENTS) {
+      out.push('{...}');
+      break;
+    }
+    const s = parts[i] ?? '';
+    out.push(ID_SEGMENT.test(s) ? '{id}' : s.length > MAX_SEGMENT_LENGTH ? '{long}' : s);
+  }
+  return out.join('/') || '/';
+}
+
+function bytes(v: unknown): number {
+  const n = typeof v === 'string' ? Number(v) : typeof v === 'number' ? v : 0;
+  return Number.isFinite(n) && n >= 0 ? n : 0;
+}
+
+/**
+ * The record of a request that is over; `endpoint` is its `track_endpoints` entry (`''`: none).
+ * Cheap on purpose: it runs on the request's path (a few property reads).
+ */
+export function recordOf(
+  ctx: RequestContext,
+  status: number,
+  endpoint: string,
+  now: number,
+): AnalyticsRecord {
+  const state = ctx.state;
+  const api = ctx.route.api;
+  const end = performance.now();
+  const up =
+    state.upstreamStartedAt !== undefined && state.upstreamRespondedAt !== undefined
+      ? state.upstreamRespondedAt - state.upstreamStartedAt
+      : 0;
+  const responseBytes =
+    ctx instanceof HttpContext ? bytes(ctx.res.getHeader('content-length')) : (state.responseBytes ?? 0);
+  return {
+    time: now,
+    org_id: api.org_id ?? '',
+    api_id: ctx.route.id,
+    api_version: state.version ?? '',
+    key: state.keyId ?? '',
+    alias: ctx.session?.alias ?? '',
+    method: ctx.method,
+    path:
+      endpoint !== ''
+        ? ctx.route.listenPath + (endpoint.startsWith('/') ? endpoint : `/${endpoint}`)
+        : pathTemplate(ctx.path),
+    status,
+    latency_ms: state.startedAt === undefined ? 0 : round(end - state.startedAt),
+    upstream_latency_ms: round(Math.max(0, up)),
+    request_bytes: bytes(ctx.headers['content-length']),
+    response_bytes: responseBytes,
+    refusal: refusalOf(ctx),
+  };
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
+}
