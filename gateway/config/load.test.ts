@@ -39,6 +39,8 @@ test('config: defaults', () => {
       trust_forwarded_headers: false,
       fast_path: true,
       metrics_enabled: true,
+      node_heartbeat_interval_ms: 5000,
+      node_timeout_ms: 30000,
       log_level: 'info',
       shutdown_timeout_ms: 10000,
       rate_limit_headers: 'quota',
@@ -116,7 +118,7 @@ const refused: { name: string; argv: string[]; env?: Record<string, string>; wan
     name: 'unknown flag is named',
     argv: ['--secret', 's', '--listen-port=1'],
     want: [
-      'flag --listen-port: unknown (known: --config, --secret, --host, --port, --control-port, --control-tls, --https-port, --store, --data-dir, --redis-key-prefix, --workers, --upstream-connect-timeout-ms, --upstream-timeout-ms, --tls-handshake-timeout-ms, --tls-cert, --tls-key, --trust-forwarded-headers, --fast-path, --metrics-enabled, --log-level, --shutdown-timeout-ms, --rate-limit-headers, --limits-fail-open, --plugin-dir, --enable-jsvm, --plugin-timeout-ms, --coprocess-grpc-server, --jwks-cache-ttl-s, --monitor-enable-trigger-monitors, --monitor-global-trigger-limit, --monitor-user-keys, --monitor-org-keys, --policies-allow-explicit-policy-id, --streaming-enabled, --analytics-enabled, --analytics-sample-rate, --analytics-buffer-size, --analytics-flush-interval-ms, --streaming-bento-path, --dashboard, --node-secret, --dashboard-orgs, --dashboard-poll-interval-ms)',
+      'flag --listen-port: unknown (known: --config, --secret, --host, --port, --control-port, --control-tls, --https-port, --store, --data-dir, --redis-key-prefix, --workers, --upstream-connect-timeout-ms, --upstream-timeout-ms, --tls-handshake-timeout-ms, --tls-cert, --tls-key, --trust-forwarded-headers, --fast-path, --metrics-enabled, --node-heartbeat-interval-ms, --node-timeout-ms, --log-level, --shutdown-timeout-ms, --rate-limit-headers, --limits-fail-open, --plugin-dir, --enable-jsvm, --plugin-timeout-ms, --coprocess-grpc-server, --jwks-cache-ttl-s, --monitor-enable-trigger-monitors, --monitor-global-trigger-limit, --monitor-user-keys, --monitor-org-keys, --policies-allow-explicit-policy-id, --streaming-enabled, --analytics-enabled, --analytics-sample-rate, --analytics-buffer-size, --analytics-flush-interval-ms, --streaming-bento-path, --dashboard, --node-secret, --dashboard-orgs, --dashboard-poll-interval-ms)',
     ],
   },
   {

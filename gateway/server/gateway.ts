@@ -5,6 +5,7 @@
  * anything fails to compile, the old table keeps serving and the reload reports why.
  */
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
@@ -37,6 +38,8 @@ import { Listeners, type OpenListener } from './listeners.ts';
 import { TcpProxies, type TcpSwap } from '../tcp/index.ts';
 import { localBus, type NodeBus } from './node-bus.ts';
 import { lowestBindablePort } from './port-privilege.ts';
+import { AppliedApis } from '../nodes/applied.ts';
+import { localRegistry, type NodeInfo, type NodeRegistry } from '../nodes/registry.ts';
 
 /** First retry of a start-up load that failed because the store didn't answer; doubles to 15 s. */
 const FIRST_RETRY_MS = 500;
@@ -62,6 +65,11 @@ export interface GatewayOptions {
    * them, `/metrics` prints them. Default: new ones when `metrics_enabled`.
    */
   metrics?: Metrics | undefined;
+  /**
+   * How this process is named in the registry of gateways (gateway/nodes/). Default:
+   * `<hostname>:<listen_port>`; main.ts adds the worker's number with `--workers` > 1.
+   */
+  nodeName?: string;
 }
 
 /** A running gateway process. */
@@ -97,10 +105,24 @@ export class Gateway {
   #queued: Promise<ReloadReport> | undefined;
   #retryTimer: NodeJS.Timeout | undefined;
   #unsubscribe: (() => void) | undefined;
+  /** The revisions this process serves, and where the other gateways find them (gateway/nodes/). */
+  readonly #applied = new AppliedApis();
+  readonly #node: NodeInfo;
+  readonly #registry: NodeRegistry;
+  #heartbeat: NodeJS.Timeout | undefined;
 
   private constructor(opts: GatewayOptions) {
     const { config, store, log } = opts;
     this.#config = config;
+    this.#node = {
+      id: this.processId,
+      name: opts.nodeName ?? `${hostname()}:${String(config.listen_port)}`,
+      pid: process.pid,
+      started_at: new Date().toISOString(),
+    };
+    this.#registry =
+      store.nodeRegistry?.({ timeoutMs: config.node_timeout_ms }) ??
+      localRegistry(() => ({ info: this.#node, applied: this.#applied }));
     this.#store = store;
     this.#log = log;
     this.#bus = opts.bus ?? localBus();
@@ -192,6 +214,8 @@ export class Gateway {
       isReady: () => this.#ready && this.#streams.healthy,
       notReady: () => (this.#ready ? this.#streams.notReady : undefined),
       streamProblems: (id, doc) => this.#streams.writeProblems(id, doc),
+      applied: () => ({ node: this.#node, apis: this.#applied.all() }),
+      nodes: (apiId) => this.#registry.list(apiId),
       explain: (input) =>
         explain(input, { table: this.#table, deps: this.#deps, stages, log: log.child({ part: 'explain' }) }),
       // `/metrics` reports every process of the node (node-bus.ts).
@@ -269,6 +293,12 @@ export class Gateway {
     }
     const first = await gw.reloadLocal();
     if (!first.ok && first.retry === true) gw.#retryStart(FIRST_RETRY_MS);
+    gw.#heartbeat = setInterval(() => {
+      gw.#registry.heartbeat(gw.#node, gw.#applied).catch((err: unknown) => {
+        gw.#log.warn('node heartbeat failed', { error: errorMessage(err) });
+      });
+    }, config.node_heartbeat_interval_ms);
+    gw.#heartbeat.unref();
     return gw;
   }
 
@@ -342,6 +372,11 @@ export class Gateway {
     if (this.#stopped) return;
     this.#stopped = true;
     clearTimeout(this.#retryTimer);
+    clearInterval(this.#heartbeat);
+    // A clean stop leaves the registry at once: the operator need not wait for the timeout.
+    await this.#registry.leave(this.#node).catch((err: unknown) => {
+      this.#log.warn('leaving the node registry failed', { error: errorMessage(err) });
+    });
     this.#unsubscribe?.();
     this.#bus.close();
     await Promise.all([this.#listeners.closeAll(this.#config.shutdown_timeout_ms), this.#tcp.close()]);
@@ -425,6 +460,11 @@ export class Gateway {
     tcp.commit();
     built.problems.push(...tcp.problems);
     this.#ready = true;
+    // What this process serves now, for the operator (gateway/nodes/): an API left out is not.
+    this.#applied.swapped(entries, new Set(built.problems.map((p) => p.api_id)), Date.now());
+    await this.#registry.publish(this.#node, this.#applied).catch((err: unknown) => {
+      this.#log.warn('publishing the applied revisions failed', { error: errorMessage(err) });
+    });
     void old.retire().catch((err: unknown) => {
       this.#log.warn('closing retired routes failed', { error: errorMessage(err) });
     });
