@@ -31,10 +31,12 @@
  *   every one of this process's cached sessions of them is forgotten; so does a reconnect, for
  *   the changes it may have missed.
  * - Unreachable dashboard: the last good configuration keeps serving; nothing is dropped.
+ *
+ * The registration, the calls and the notification stream (with polling while it is down) are
+ * dashboard-connection.ts; what each notification changes here is `#opened` and `#changed`.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { SvcError, errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
@@ -51,16 +53,12 @@ import type {
   StoreHealth,
   StoredEntry,
 } from './store.ts';
+import {
+  DashboardConnection,
+  type DashboardChange,
+  type DashboardConnectionOptions,
+} from './dashboard-connection.ts';
 
-/** The header of the node secret. */
-export const NODE_SECRET_HEADER = 'x-svc-node-secret';
-const NODE_ID_HEADER = 'x-svc-node-id';
-/** A read of the dashboard longer than this counts as a failure. */
-const CALL_TIMEOUT_MS = 5000;
-/** A stream silent for longer than this (the dashboard beats every 15 s) is reopened. */
-const STREAM_IDLE_MS = 45_000;
-const FIRST_RECONNECT_MS = 250;
-const MAX_RECONNECT_MS = 5000;
 /** A configuration read this recent serves `list` without another call (one reload reads twice). */
 const FRESH_MS = 1000;
 const LAST_KNOWN_KEYS = 10_000;
@@ -88,17 +86,11 @@ interface Snapshot {
 }
 
 /** Options of a DashboardStore. */
-export interface DashboardStoreOptions {
-  url: string;
-  nodeSecret: string;
+export interface DashboardStoreOptions extends DashboardConnectionOptions {
   /** The gateway secret: certificates' keys are sealed under it once here. */
   gatewaySecret: string;
-  /** Organisations served (empty: all). */
-  orgs: readonly string[];
-  pollIntervalMs: number;
   /** Directory of the snapshot file. */
   dataDir: string;
-  version: string;
   log: Logger;
 }
 
@@ -126,14 +118,9 @@ export class DashboardStore implements Store {
   readonly #certs = new Map<string, StoredCert | undefined>();
   readonly #origin = `dashboard:${randomUUID()}`;
   readonly #snapshotFile: string;
+  readonly #connection: DashboardConnection;
   #snapshot: Snapshot | undefined;
   #fetching: Promise<Snapshot> | undefined;
-  #nodeId: string | undefined;
-  #closed = false;
-  #abort: AbortController | undefined;
-  #streamUp = false;
-  #pollTimer: NodeJS.Timeout | undefined;
-  #reconnectTimer: NodeJS.Timeout | undefined;
   #lastError: string | undefined;
   /** Token revocations run one after another (a reconnect's sweep and a change's may overlap). */
   #revoking: Promise<void> = Promise.resolve();
@@ -150,7 +137,19 @@ export class DashboardStore implements Store {
         policies: this.#snapshot.policies.length,
       });
     }
-    void this.#connect(FIRST_RECONNECT_MS);
+    this.#connection = new DashboardConnection(this.#opts, this.#log, {
+      opened: () => {
+        this.#opened();
+      },
+      changed: (c) => {
+        this.#changed(c);
+      },
+      poll: () => this.#check('poll'),
+      failed: (err) => {
+        this.#failed(err);
+      },
+    });
+    this.#connection.start();
   }
 
   get kind(): Store['kind'] {
@@ -163,7 +162,7 @@ export class DashboardStore implements Store {
 
   /** Whether the notification stream is open (for tests and `/hello`). */
   get streaming(): boolean {
-    return this.#streamUp;
+    return this.#connection.streaming;
   }
 
   async list(collection: Collection): Promise<StoredEntry[]> {
@@ -233,10 +232,7 @@ export class DashboardStore implements Store {
   }
 
   async close(): Promise<void> {
-    this.#closed = true;
-    this.#abort?.abort();
-    clearTimeout(this.#pollTimer);
-    clearTimeout(this.#reconnectTimer);
+    this.#connection.close();
     await this.#local.close();
   }
 
@@ -266,7 +262,7 @@ export class DashboardStore implements Store {
   }
 
   async #fetchConfig(): Promise<Snapshot> {
-    const res = await this.#call('GET', '/system/config');
+    const res = await this.#connection.call('GET', '/system/config');
     if (res.status !== 200) throw new Error(`GET /system/config answered ${res.status}: ${await res.text()}`);
     const c = (await res.json()) as NodeConfig;
     const seen = new Set<string>();
@@ -365,7 +361,7 @@ export class DashboardStore implements Store {
   async #key(id: string): Promise<unknown> {
     if (!KEY_ID.test(id)) return this.#local.get('keys', id);
     try {
-      const res = await this.#call('GET', `/system/keys/${id}`);
+      const res = await this.#connection.call('GET', `/system/keys/${id}`);
       if (res.status === 200) {
         const key = await res.json();
         if (this.#lastKnownKeys.size >= LAST_KNOWN_KEYS) {
@@ -390,7 +386,7 @@ export class DashboardStore implements Store {
 
   /** The dashboard's client `id`, null when it has none; throws when it can't be asked. */
   async #fetchClient(id: string): Promise<unknown> {
-    const res = await this.#call('GET', `/system/oauth-clients/${id}`);
+    const res = await this.#connection.call('GET', `/system/oauth-clients/${id}`);
     if (res.status === 200) {
       const client: unknown = await res.json();
       if (this.#lastKnownClients.size >= LAST_KNOWN_KEYS) {
@@ -472,7 +468,7 @@ export class DashboardStore implements Store {
     if (this.#certs.has(id)) return this.#certs.get(id);
     let answer: { id: string; org_id: string; pem: string; private_key?: string } | undefined;
     try {
-      const res = await this.#call('GET', `/system/certs/${encodeURIComponent(id)}`);
+      const res = await this.#connection.call('GET', `/system/certs/${encodeURIComponent(id)}`);
       if (res.status === 200) answer = (await res.json()) as typeof answer;
       else {
         await res.body?.cancel();
@@ -514,144 +510,19 @@ export class DashboardStore implements Store {
     return stored;
   }
 
-  // --- the dashboard connection ----------------------------------------------------------
+  // --- notifications ---------------------------------------------------------------------
 
-  #call(method: string, path: string, body?: unknown): Promise<Response> {
-    const orgs =
-      this.#opts.orgs.length > 0 ? `orgs=${this.#opts.orgs.map(encodeURIComponent).join(',')}` : '';
-    const sep = path.includes('?') ? '&' : '?';
-    return fetch(`${this.#opts.url}${path}${orgs === '' ? '' : sep + orgs}`, {
-      method,
-      headers: {
-        [NODE_SECRET_HEADER]: this.#opts.nodeSecret,
-        ...(this.#nodeId === undefined ? {} : { [NODE_ID_HEADER]: this.#nodeId }),
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
-    });
+  /** The notification stream is open: what changed while it was down is read again. */
+  #opened(): void {
+    // Changes to certificates may have been missed while the stream was down.
+    this.#forgetCerts();
+    void this.#check('connected');
+    // Clients deleted while the stream was down: their tokens go now.
+    this.#revokeInBackground(undefined);
   }
 
-  async #register(): Promise<void> {
-    const res = await this.#call('POST', '/system/nodes', {
-      hostname: hostname(),
-      version: this.#opts.version,
-      orgs: this.#opts.orgs,
-    });
-    const body = (await res.json()) as { Message?: string; Meta?: { node_id?: string } };
-    if (res.status !== 200)
-      throw new Error(`node registration answered ${res.status}: ${body.Message ?? ''}`);
-    this.#nodeId = body.Meta?.node_id;
-    this.#log.info('registered with the dashboard', { node_id: this.#nodeId });
-  }
-
-  /** Registers, then holds the notification stream open; reconnects with backoff, polling meanwhile. */
-  async #connect(delayMs: number): Promise<void> {
-    if (this.#isClosed()) return;
-    let wait = delayMs;
-    try {
-      await this.#register();
-      await this.#stream();
-      // The stream was open and ended (the dashboard stopped): try again soon.
-      wait = FIRST_RECONNECT_MS;
-    } catch (err) {
-      if (!this.#isClosed()) this.#failed(err);
-    }
-    this.#streamUp = false;
-    if (this.#isClosed()) return;
-    this.#startPolling();
-    this.#reconnectTimer = setTimeout(() => void this.#connect(Math.min(wait * 2, MAX_RECONNECT_MS)), wait);
-    this.#reconnectTimer.unref();
-  }
-
-  /** Read through a method: `close()` may run while a call awaits. */
-  #isClosed(): boolean {
-    return this.#closed;
-  }
-
-  #startPolling(): void {
-    if (this.#pollTimer !== undefined || this.#closed) return;
-    const tick = (): void => {
-      this.#pollTimer = undefined;
-      if (this.#closed || this.#streamUp) return;
-      void this.#check('poll').finally(() => {
-        this.#startPolling();
-      });
-    };
-    this.#pollTimer = setTimeout(tick, this.#opts.pollIntervalMs);
-    this.#pollTimer.unref();
-  }
-
-  /** Reads the notification stream until it ends. */
-  async #stream(): Promise<void> {
-    const abort = new AbortController();
-    this.#abort = abort;
-    let idle: NodeJS.Timeout | undefined;
-    const beat = (): void => {
-      clearTimeout(idle);
-      idle = setTimeout(() => {
-        abort.abort(new Error('notification stream silent'));
-      }, STREAM_IDLE_MS);
-      idle.unref();
-    };
-    const orgs =
-      this.#opts.orgs.length > 0 ? `?orgs=${this.#opts.orgs.map(encodeURIComponent).join(',')}` : '';
-    try {
-      beat();
-      const res = await fetch(`${this.#opts.url}/system/notifications${orgs}`, {
-        headers: {
-          [NODE_SECRET_HEADER]: this.#opts.nodeSecret,
-          accept: 'text/event-stream',
-          ...(this.#nodeId === undefined ? {} : { [NODE_ID_HEADER]: this.#nodeId }),
-        },
-        signal: abort.signal,
-      });
-      if (res.status !== 200 || res.body === null) {
-        throw new Error(`notification stream answered ${res.status}`);
-      }
-      const decoder = new TextDecoder();
-      let buffer = '';
-      for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
-        beat();
-        buffer += decoder.decode(chunk, { stream: true });
-        let end;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          this.#onEvent(block);
-        }
-      }
-    } finally {
-      clearTimeout(idle);
-    }
-  }
-
-  #onEvent(block: string): void {
-    let event = 'message';
-    let data = '';
-    for (const line of block.split('\n')) {
-      if (line.startsWith('event:')) event = line.slice(6).trim();
-      else if (line.startsWith('data:')) data += line.slice(5).trim();
-    }
-    if (event === 'hello') {
-      this.#streamUp = true;
-      // Changes to certificates may have been missed while the stream was down.
-      this.#forgetCerts();
-      clearTimeout(this.#pollTimer);
-      this.#pollTimer = undefined;
-      this.#log.info('dashboard notifications open');
-      void this.#check('connected');
-      // Clients deleted while the stream was down: their tokens go now.
-      this.#revokeInBackground(undefined);
-      return;
-    }
-    if (event !== 'change') return;
-    let c: { kind?: unknown; id?: unknown };
-    try {
-      c = JSON.parse(data) as typeof c;
-    } catch {
-      return;
-    }
+  /** A change the dashboard names: what this store keeps of it is forgotten or read again. */
+  #changed(c: DashboardChange): void {
     if (c.kind === 'certs' && typeof c.id === 'string') {
       // TLS listeners and upstream certificates are built at reload: read it again there.
       this.#certs.delete(c.id);
