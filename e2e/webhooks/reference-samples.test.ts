@@ -434,13 +434,13 @@ describe('what svc does not serve is refused by name', () => {
       'spec.analytics_plugin: not supported by svc yet',
     ],
     [
-      'a federation subgraph',
+      'a federation subgraph named by a schema registry reference (graph_ref)',
       api('rs-subgraph', {
         use_keyless: true,
         proxy: proxy('/rs-subgraph'),
-        graphql: { enabled: true, execution_mode: 'subgraph', schema: UDG_SDL, subgraph: { sdl: UDG_SDL } },
+        graphql: { enabled: true, execution_mode: 'subgraph', schema: UDG_SDL, graph_ref: 'users' },
       }),
-      'spec.graphql.execution_mode: Unsupported value: "subgraph"',
+      'spec.graphql.graph_ref: not supported by svc yet',
     ],
     [
       'an OAuth2 authorize type',

@@ -104,7 +104,7 @@ function mapped(value: unknown, path: readonly string[] | undefined): unknown {
 }
 
 /** One call of a data source. */
-interface SourceRequest {
+export interface SourceRequest {
   method: string;
   url: string;
   body?: string;
@@ -157,7 +157,8 @@ function filledHeaders(
 const hasHeader = (headers: Record<string, string>, name: string): boolean =>
   Object.keys(headers).some((k) => k.toLowerCase() === name);
 
-async function callSource(ctx: EngineContext, req: SourceRequest): Promise<DataSourceAnswer> {
+/** Calls a data source (over HTTP, or another API of the gateway for `svc://`); errors become GraphQL errors. */
+export async function callSource(ctx: EngineContext, req: SourceRequest): Promise<DataSourceAnswer> {
   const internal = /^svc:\/\//i.test(req.url) ? ctx.internal(req.url) : undefined;
   if (typeof internal === 'string') throw new GraphQLError(internal);
   try {

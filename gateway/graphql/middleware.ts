@@ -30,6 +30,14 @@ import {
 } from './checks.ts';
 import { fillTemplate, wireEngine, type EngineContext } from './engine.ts';
 import { internalSources } from './internal-sources.ts';
+import { Supergraph } from './federation.ts';
+import {
+  buildSubgraphSchema,
+  buildSupergraphSchema,
+  subgraphSdl,
+  supergraphSdl,
+  supergraphSubgraphs,
+} from '../../schemas/rules/graphql-federation.ts';
 import { engineFields, type EngineField, type GraphqlSource } from './sources.ts';
 import { relayUpgrade } from './subscriptions.ts';
 
@@ -92,6 +100,8 @@ function paramsOf(method: string, query: string, body: Buffer | undefined): Grap
 interface CompiledGraphql {
   schema: GraphQLSchema;
   engine: boolean;
+  /** A supergraph API's planner (federation.ts). */
+  supergraph?: Supergraph;
   introspection: boolean;
   /** The engine's subscriptions: the GraphQL source they are relayed to, or why there is none. */
   subscriptions: { target: Target; path: string; source: GraphqlSource } | string;
@@ -134,10 +144,37 @@ function subscriptionSource(
 
 function compile(api: GatewayApiDefinition): CompiledGraphql {
   const g = api.graphql;
+  const mode = g?.execution_mode;
+  if (g !== undefined && mode === 'subgraph') {
+    // A federation subgraph: its SDL with `_service` and `_entities`, proxied to its upstream.
+    const built = buildSubgraphSchema(subgraphSdl(g));
+    if (typeof built === 'string') throw new Error(`graphql.subgraph.sdl: ${built}`);
+    return {
+      schema: built,
+      engine: false,
+      introspection: g.introspection?.disabled !== true,
+      subscriptions: '',
+    };
+  }
+  if (g !== undefined && mode === 'supergraph') {
+    const built = buildSupergraphSchema(supergraphSdl(g));
+    if (typeof built === 'string') throw new Error(`graphql.schema: ${built}`);
+    return {
+      schema: built,
+      engine: false,
+      supergraph: new Supergraph(
+        built,
+        supergraphSubgraphs(g.supergraph),
+        (g.supergraph as { disable_query_batching?: unknown } | undefined)?.disable_query_batching !== true,
+      ),
+      introspection: g.introspection?.disabled !== true,
+      subscriptions: 'subscriptions through a supergraph are not supported yet',
+    };
+  }
   const built = buildGraphqlSchema(g?.schema ?? '');
   if (typeof built === 'string') throw new Error(`graphql.schema: ${built}`);
-  const engine = g?.execution_mode === 'executionEngine';
-  const fields = engine ? engineFields(g) : [];
+  const engine = mode === 'executionEngine';
+  const fields = engine && g !== undefined ? engineFields(g) : [];
   if (engine) wireEngine(built, fields);
   return {
     schema: built,
@@ -148,8 +185,13 @@ function compile(api: GatewayApiDefinition): CompiledGraphql {
 }
 
 /** Whether the API is GraphQL with a schema to check requests against. */
-const isGraphql = (api: GatewayApiDefinition): boolean =>
-  api.graphql?.enabled === true && (api.graphql.schema ?? '') !== '';
+const isGraphql = (api: GatewayApiDefinition): boolean => {
+  const g = api.graphql;
+  if (g?.enabled !== true) return false;
+  if (g.execution_mode === 'subgraph') return subgraphSdl(g) !== '';
+  if (g.execution_mode === 'supergraph') return supergraphSdl(g) !== '';
+  return (g.schema ?? '') !== '';
+};
 
 /** See the module comment. */
 export const graphql: GatewayMiddleware = {
@@ -166,6 +208,11 @@ export const graphql: GatewayMiddleware = {
         // over (node:http; the fast path takes no upgrade, nor a route of this middleware).
         const conn = ctx.clientConnection();
         if (conn === undefined) return reject(ctx, GatewayError.bodyTooLarge());
+        if (c.supergraph !== undefined) {
+          return answer(ctx, 400, {
+            errors: [{ message: 'subscriptions through a supergraph are not supported yet' }],
+          });
+        }
         if (c.engine) {
           const sub = c.subscriptions;
           if (typeof sub === 'string') return answer(ctx, 400, { errors: [{ message: sub }] });
@@ -220,7 +267,7 @@ export const graphql: GatewayMiddleware = {
           return answer(ctx, 403, errorsBody([refused.error]));
         }
       }
-      if (!c.engine) {
+      if (!c.engine && c.supergraph === undefined) {
         await next();
         return undefined;
       }
@@ -239,6 +286,13 @@ export const graphql: GatewayMiddleware = {
         requestHeaders: ctx.headers,
         internal: internalSources(ctx, routes),
       };
+      if (c.supergraph !== undefined) {
+        return answer(
+          ctx,
+          200,
+          await c.supergraph.run(context, checked.document, checked.operation, params.variables),
+        );
+      }
       const result = await execute({
         schema: c.schema,
         document: checked.document,

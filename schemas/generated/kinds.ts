@@ -697,7 +697,7 @@ export interface GoPluginMeta {
 export interface GraphqlConfig {
   /** Enables GraphQL handling. */
   enabled?: boolean;
-  /** `proxyOnly` proxies GraphQL to the upstream; `executionEngine` resolves the schema from its data sources (`type_field_configurations`, or `engine` with version 2). */
+  /** `proxyOnly` proxies GraphQL to the upstream; `executionEngine` resolves the schema from its data sources (`type_field_configurations`, or `engine` with version 2); `subgraph` serves a federation subgraph (`subgraph.sdl`) from the upstream; `supergraph` plans each query across the subgraphs of `supergraph`. */
   execution_mode?: '' | 'proxyOnly' | 'executionEngine' | 'supergraph' | 'subgraph';
   /** Version of the GraphQL configuration format: "2" reads the data graph from `engine`, anything else from `type_field_configurations`. */
   version?: string;
@@ -713,9 +713,9 @@ export interface GraphqlConfig {
   engine?: GraphqlEngineConfig;
   /** Settings of a proxy-only GraphQL API. */
   proxy?: GraphqlProxyConfig;
-  /** Settings of a federation subgraph. */
+  /** Settings of a federation subgraph (`execution_mode: subgraph`): queries are checked against its SDL (with `_service` and `_entities`) and proxied to the upstream. */
   subgraph?: GraphqlSubgraphConfig;
-  /** Settings of a federation supergraph: `subgraphs`, `merged_sdl`, `global_headers`, `disable_query_batching`, `updated_at`. */
+  /** Settings of a federation supergraph (`execution_mode: supergraph`): `subgraphs` (each `url`, `svc://<subgraph api>` or http(s), its `sdl` and `headers`), `merged_sdl`, `global_headers`, `disable_query_batching`, `updated_at`. Each query is planned across the subgraphs: root fields from the subgraph owning them, entity fields through `_entities` with its `@key`. */
   supergraph?: Record<string, unknown>;
   /** Reference to the graph in a schema registry. */
   graph_ref?: string;
@@ -859,9 +859,9 @@ export interface GraphqlRootFields {
   fields: string[];
 }
 
-/** Settings of a federation subgraph. */
+/** Settings of a federation subgraph (`execution_mode: subgraph`): queries are checked against its SDL (with `_service` and `_entities`) and proxied to the upstream. */
 export interface GraphqlSubgraphConfig {
-  /** The subgraph SDL. */
+  /** The subgraph SDL, with the federation directives (`@key`, `@external`, ...). */
   sdl?: string;
 }
 

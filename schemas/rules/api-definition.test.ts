@@ -152,13 +152,18 @@ const cases: Case[] = [
     ],
   },
   {
-    name: 'federation modes are refused by name',
+    name: 'a supergraph needs its subgraphs and its merged schema',
     api: api({ graphql: { enabled: true, execution_mode: 'supergraph' } }),
     want: [
       {
-        path: 'graphql.execution_mode',
-        type: 'NotSupported',
-        message: '"supergraph": federation is not supported by svc yet: use proxyOnly or executionEngine',
+        path: 'graphql.supergraph.subgraphs',
+        type: 'Required',
+        message: 'a supergraph API needs its subgraphs: each with url and sdl',
+      },
+      {
+        path: 'graphql.schema',
+        type: 'Required',
+        message: 'a supergraph API needs the merged schema (SDL): set graphql.schema',
       },
     ],
   },

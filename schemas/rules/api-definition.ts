@@ -279,8 +279,11 @@ export function checkClassicApi(api: ClassicApiInput): FieldProblem[] {
 
   const target = proxy?.target_url;
   const graphql = model<GraphqlConfig>(api.graphql);
-  // The execution engine answers from its data sources: only it needs no upstream.
-  const engineOn = isTrue(graphql?.enabled) && text(graphql?.execution_mode) === 'executionEngine';
+  // The execution engine answers from its data sources, a supergraph from its subgraphs: only
+  // they need no upstream.
+  const engineOn =
+    isTrue(graphql?.enabled) &&
+    ['executionEngine', 'supergraph'].includes(text(graphql?.execution_mode) ?? '');
   const balanced = loadBalanced(proxy);
   // An internal target (another API of the gateway) stands for target_url.
   const internal = model<InternalTargetInput>(proxy?.target_internal)?.target !== undefined;

@@ -7,7 +7,7 @@
  * `graphql.engine`) the same: REST and GraphQL sources with the settings of their kind, root fields
  * the schema has (each served by one source), templates over arguments and the parent object only;
  * Kafka sources are refused by name. The form `version` does not name must be empty. Federation
- * modes are refused by name.
+ * (`subgraph`, `supergraph`): graphql-federation.ts.
  */
 import {
   buildASTSchema,
@@ -30,6 +30,7 @@ import type {
   TypeFieldConfiguration,
 } from '../generated/models.ts';
 import { quote, type FieldProblem } from './field-problem.ts';
+import { federationProblems } from './graphql-federation.ts';
 import { isInternalUrl, parseInternalTarget } from './internal-target.ts';
 import { isTargetProblem } from './target.ts';
 import { hasContent, isTrue, list, model, problem, text, type Unchecked } from './read.ts';
@@ -80,18 +81,13 @@ export function graphqlProblems(graphql: Unchecked<GraphqlConfig> | undefined): 
   const problems: FieldProblem[] = [];
   const on = isTrue(graphql.enabled);
   const mode = text(graphql.execution_mode) ?? 'proxyOnly';
-  if (on && (mode === 'supergraph' || mode === 'subgraph')) {
-    problems.push(
-      problem(
-        'graphql.execution_mode',
-        'NotSupported',
-        `${quote(mode)}: federation is not supported by svc yet: use proxyOnly or executionEngine`,
-      ),
-    );
-  }
+  const federated = mode === 'supergraph' || mode === 'subgraph';
+  if (on && federated) problems.push(...federationProblems(mode, graphql));
   const sdl = text(graphql.schema) ?? '';
   let schema: GraphQLSchema | undefined;
-  if (sdl !== '') {
+  if (federated) {
+    // Its SDL holds the federation directives: read by graphql-federation.ts.
+  } else if (sdl !== '') {
     const built = buildGraphqlSchema(sdl);
     if (typeof built === 'string') {
       problems.push(problem('graphql.schema', 'Invalid', `the schema does not parse: ${built}`));

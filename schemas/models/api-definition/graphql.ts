@@ -216,7 +216,7 @@ export const graphql: JsonSchema = {
       enum: ['', 'proxyOnly', 'executionEngine', 'supergraph', 'subgraph'],
       default: 'proxyOnly',
       description:
-        '`proxyOnly` proxies GraphQL to the upstream; `executionEngine` resolves the schema from its data sources (`type_field_configurations`, or `engine` with version 2).',
+        '`proxyOnly` proxies GraphQL to the upstream; `executionEngine` resolves the schema from its data sources (`type_field_configurations`, or `engine` with version 2); `subgraph` serves a federation subgraph (`subgraph.sdl`) from the upstream; `supergraph` plans each query across the subgraphs of `supergraph`.',
     },
     version: {
       type: 'string',
@@ -285,19 +285,21 @@ export const graphql: JsonSchema = {
     },
     subgraph: {
       title: 'GraphqlSubgraphConfig',
-      description: 'Settings of a federation subgraph.',
+      description:
+        'Settings of a federation subgraph (`execution_mode: subgraph`): queries are checked against its SDL (with `_service` and `_entities`) and proxied to the upstream.',
       type: 'object',
-      'x-svc-support': 'not-supported',
-      'x-svc-reason': 'GraphQL federation (subgraphs merged into a supergraph) is not built yet',
       additionalProperties: false,
-      properties: { sdl: { type: 'string', description: 'The subgraph SDL.' } },
+      properties: {
+        sdl: {
+          type: 'string',
+          description: 'The subgraph SDL, with the federation directives (`@key`, `@external`, ...).',
+        },
+      },
     },
     supergraph: {
       ...openObject(
-        'Settings of a federation supergraph: `subgraphs`, `merged_sdl`, `global_headers`, `disable_query_batching`, `updated_at`.',
+        'Settings of a federation supergraph (`execution_mode: supergraph`): `subgraphs` (each `url`, `svc://<subgraph api>` or http(s), its `sdl` and `headers`), `merged_sdl`, `global_headers`, `disable_query_batching`, `updated_at`. Each query is planned across the subgraphs: root fields from the subgraph owning them, entity fields through `_entities` with its `@key`.',
       ),
-      'x-svc-support': 'not-supported',
-      'x-svc-reason': 'GraphQL federation (subgraphs merged into a supergraph) is not built yet',
     },
     graph_ref: {
       type: 'string',

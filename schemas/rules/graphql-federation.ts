@@ -1,0 +1,384 @@
+/**
+ * GraphQL federation, read once for the webhooks and the gateway: a subgraph's SDL (with the
+ * federation directives `@key`, `@external`, `@requires`, `@provides`, `@extends`, `@shareable`)
+ * read into what it resolves (`readSubgraph`: the fields it owns, its entities and their keys), a
+ * subgraph's servable schema (`buildSubgraphSchema`: the SDL with the federation definitions,
+ * `_service` and `_entities`), a supergraph's schema (`buildSupergraphSchema`: the merged SDL,
+ * federation directives allowed), and the rules of both modes (`federationProblems`).
+ *
+ * What is served: a subgraph API checks queries against its SDL and proxies them to its upstream;
+ * a supergraph API plans each query across its subgraphs (root fields from the subgraph owning
+ * them, entity fields through `_entities` with the owner's `@key`). Not served, refused naming the
+ * field: subscriptions through a supergraph, `@requires` (fields a subgraph needs from another),
+ * and supergraph settings the gateway does not know.
+ */
+import {
+  Kind,
+  parse,
+  print,
+  type DefinitionNode,
+  type DocumentNode,
+  type GraphQLSchema,
+  type ObjectTypeDefinitionNode,
+  type ObjectTypeExtensionNode,
+  type SelectionSetNode,
+} from 'graphql';
+import { quote, type FieldProblem } from './field-problem.ts';
+import { buildGraphqlSchema } from './graphql.ts';
+import { isInternalUrl, parseInternalTarget } from './internal-target.ts';
+import { isTargetProblem } from './target.ts';
+import { list, model, problem, text } from './read.ts';
+
+/** The federation definitions a subgraph's SDL may use without declaring them. */
+const FEDERATION_DEFINITIONS: Record<string, string> = {
+  _Any: 'scalar _Any',
+  _FieldSet: 'scalar _FieldSet',
+  FieldSet: 'scalar FieldSet',
+  key: 'directive @key(fields: _FieldSet!, resolvable: Boolean = true) repeatable on OBJECT | INTERFACE',
+  external: 'directive @external(reason: String) on FIELD_DEFINITION | OBJECT',
+  requires: 'directive @requires(fields: _FieldSet!) on FIELD_DEFINITION',
+  provides: 'directive @provides(fields: _FieldSet!) on FIELD_DEFINITION',
+  extends: 'directive @extends on OBJECT | INTERFACE',
+  shareable: 'directive @shareable repeatable on OBJECT | FIELD_DEFINITION',
+  inaccessible:
+    'directive @inaccessible on FIELD_DEFINITION | OBJECT | INTERFACE | UNION | ARGUMENT_DEFINITION | SCALAR | ENUM | ENUM_VALUE | INPUT_OBJECT | INPUT_FIELD_DEFINITION',
+  override: 'directive @override(from: String!) on FIELD_DEFINITION',
+  tag: 'directive @tag(name: String!) repeatable on FIELD_DEFINITION | OBJECT | INTERFACE | UNION | ARGUMENT_DEFINITION | SCALAR | ENUM | ENUM_VALUE | INPUT_OBJECT | INPUT_FIELD_DEFINITION',
+};
+
+/** What one subgraph resolves, read from its SDL. */
+export interface SubgraphModel {
+  /** The fields it resolves itself, by type (`@external` fields left out). */
+  owns: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Its entities: each type's `@key` field sets (a selection set each). */
+  keys: ReadonlyMap<string, readonly SelectionSetNode[]>;
+  /** Fields with `@requires` (`Type.field`), which the planner does not serve. */
+  requires: readonly string[];
+}
+
+type ObjectNode = ObjectTypeDefinitionNode | ObjectTypeExtensionNode;
+
+const isObjectNode = (d: DefinitionNode): d is ObjectNode =>
+  d.kind === Kind.OBJECT_TYPE_DEFINITION || d.kind === Kind.OBJECT_TYPE_EXTENSION;
+
+const hasDirective = (node: { directives?: readonly { name: { value: string } }[] }, name: string) =>
+  (node.directives ?? []).some((d) => d.name.value === name);
+
+/** The `fields` argument of a `@key` as a selection set, or undefined. */
+function keySelection(node: ObjectNode): SelectionSetNode[] {
+  const out: SelectionSetNode[] = [];
+  for (const d of node.directives ?? []) {
+    if (d.name.value !== 'key') continue;
+    const resolvable = d.arguments?.find((a) => a.name.value === 'resolvable');
+    if (resolvable?.value.kind === Kind.BOOLEAN && !resolvable.value.value) continue;
+    const fields = d.arguments?.find((a) => a.name.value === 'fields');
+    if (fields?.value.kind !== Kind.STRING) continue;
+    const op = parse(`{ ${fields.value.value} }`).definitions[0];
+    if (op?.kind === Kind.OPERATION_DEFINITION) out.push(op.selectionSet);
+  }
+  return out;
+}
+
+/** Reads a subgraph's SDL; a string says why it can't be read. */
+export function readSubgraph(sdl: string): SubgraphModel | string {
+  let doc: DocumentNode;
+  try {
+    doc = parse(sdl);
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  }
+  const owns = new Map<string, Set<string>>();
+  const keys = new Map<string, SelectionSetNode[]>();
+  const requires: string[] = [];
+  try {
+    for (const d of doc.definitions) {
+      if (!isObjectNode(d)) continue;
+      const type = d.name.value;
+      const k = keySelection(d);
+      if (k.length > 0) keys.set(type, [...(keys.get(type) ?? []), ...k]);
+      if (hasDirective(d, 'external')) continue;
+      const set = owns.get(type) ?? new Set<string>();
+      owns.set(type, set);
+      for (const f of d.fields ?? []) {
+        if (hasDirective(f, 'requires')) requires.push(`${type}.${f.name.value}`);
+        if (!hasDirective(f, 'external')) set.add(f.name.value);
+      }
+    }
+  } catch (err) {
+    return `a @key does not parse: ${err instanceof Error ? err.message : String(err)}`;
+  }
+  return { owns, keys, requires };
+}
+
+/**
+ * The SDL as graphql-js builds it: the federation definitions it uses added, `extend schema`
+ * (Federation 2's `@link`) left out, and an extension of a type the SDL does not define read as
+ * its definition (a subgraph extends types other subgraphs define).
+ */
+function servableSdl(doc: DocumentNode, extra: readonly string[]): string {
+  const defined = new Set<string>();
+  for (const d of doc.definitions) {
+    if ('name' in d && d.name !== undefined && !d.kind.endsWith('Extension')) defined.add(d.name.value);
+  }
+  const definitions: DefinitionNode[] = [];
+  for (const d of doc.definitions) {
+    if (d.kind === Kind.SCHEMA_EXTENSION) continue;
+    if (d.kind === Kind.OBJECT_TYPE_EXTENSION && !defined.has(d.name.value)) {
+      defined.add(d.name.value);
+      definitions.push({ ...d, kind: Kind.OBJECT_TYPE_DEFINITION });
+      continue;
+    }
+    if (d.kind === Kind.INTERFACE_TYPE_EXTENSION && !defined.has(d.name.value)) {
+      defined.add(d.name.value);
+      definitions.push({ ...d, kind: Kind.INTERFACE_TYPE_DEFINITION });
+      continue;
+    }
+    definitions.push(d);
+  }
+  const declared = new Set(
+    doc.definitions.flatMap((d) => (d.kind === Kind.DIRECTIVE_DEFINITION ? [d.name.value] : [])),
+  );
+  const fed = Object.entries(FEDERATION_DEFINITIONS)
+    .filter(([name]) => !declared.has(name) && !defined.has(name))
+    .map(([, def]) => def);
+  return [print({ kind: Kind.DOCUMENT, definitions }), ...fed, ...extra].join('\n');
+}
+
+/** A subgraph's servable schema: its SDL with `_service` and `_entities`, or the first problem. */
+export function buildSubgraphSchema(sdl: string): GraphQLSchema | string {
+  let doc: DocumentNode;
+  try {
+    doc = parse(sdl);
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  }
+  const read = readSubgraph(sdl);
+  if (typeof read === 'string') return read;
+  const entities = [...read.keys.keys()];
+  const hasQuery = doc.definitions.some((d) => isObjectNode(d) && d.name.value === 'Query');
+  const extra = ['type _Service { sdl: String }'];
+  const fields = ['_service: _Service!'];
+  if (entities.length > 0) {
+    extra.push(`union _Entity = ${entities.join(' | ')}`);
+    fields.push('_entities(representations: [_Any!]!): [_Entity]!');
+  }
+  extra.push(`${hasQuery ? 'extend type' : 'type'} Query { ${fields.join(' ')} }`);
+  return buildGraphqlSchema(servableSdl(doc, extra));
+}
+
+/** A supergraph's schema from its merged SDL (federation directives allowed), or the first problem. */
+export function buildSupergraphSchema(sdl: string): GraphQLSchema | string {
+  let doc: DocumentNode;
+  try {
+    doc = parse(sdl);
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  }
+  return buildGraphqlSchema(servableSdl(doc, []));
+}
+
+/** The supergraph settings the gateway serves, and those of each subgraph. */
+const SUPERGRAPH_FIELDS = [
+  'subgraphs',
+  'merged_sdl',
+  'global_headers',
+  'disable_query_batching',
+  'updated_at',
+];
+const SUBGRAPH_FIELDS = ['api_id', 'name', 'url', 'sdl', 'headers', 'subscription_type'];
+
+/** A subgraph of a supergraph as the gateway reads it. */
+export interface SupergraphSubgraph {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+  model: SubgraphModel;
+}
+
+/** A supergraph's settings read (what `federationProblems` admitted). */
+export function supergraphSubgraphs(supergraph: unknown): SupergraphSubgraph[] {
+  const out: SupergraphSubgraph[] = [];
+  const s = model<{ subgraphs: unknown; global_headers: unknown }>(supergraph);
+  const global = stringMap(s?.global_headers);
+  list(s?.subgraphs).forEach((raw, i) => {
+    const g = model<{ name: unknown; api_id: unknown; url: unknown; sdl: unknown; headers: unknown }>(raw);
+    const read = readSubgraph(text(g?.sdl) ?? '');
+    if (typeof read === 'string') return;
+    out.push({
+      name: text(g?.name) ?? text(g?.api_id) ?? `subgraphs[${i}]`,
+      url: text(g?.url) ?? '',
+      headers: { ...global, ...stringMap(g?.headers) },
+      model: read,
+    });
+  });
+  return out;
+}
+
+function stringMap(v: unknown): Record<string, string> {
+  const m = model<Record<string, unknown>>(v) ?? {};
+  const out: Record<string, string> = {};
+  for (const [k, x] of Object.entries(m)) if (typeof x === 'string') out[k] = x;
+  return out;
+}
+
+/** The supergraph's merged SDL: `graphql.schema`, else `supergraph.merged_sdl`. */
+export function supergraphSdl(graphql: { schema?: unknown; supergraph?: unknown }): string {
+  const own = text(graphql.schema) ?? '';
+  if (own !== '') return own;
+  return text(model<{ merged_sdl: unknown }>(graphql.supergraph)?.merged_sdl) ?? '';
+}
+
+/** A subgraph's SDL: `graphql.subgraph.sdl`, else `graphql.schema`. */
+export function subgraphSdl(graphql: { schema?: unknown; subgraph?: unknown }): string {
+  const own = text(model<{ sdl: unknown }>(graphql.subgraph)?.sdl) ?? '';
+  return own !== '' ? own : (text(graphql.schema) ?? '');
+}
+
+function urlProblem(url: string): string | undefined {
+  if (isInternalUrl(url)) {
+    const t = parseInternalTarget(url);
+    return isTargetProblem(t) ? t.message : undefined;
+  }
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return `${quote(url)} is not an absolute URL: write svc://<api>/<path> (a subgraph API of this gateway) or http(s)://host/path`;
+  }
+  if (u.protocol === 'tyk:')
+    return `${quote(url)}: another API of the gateway is written svc://<api>/<path> here (tyk:// is the reference gateway's spelling)`;
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    return `${quote(url)} has the scheme ${quote(u.protocol.slice(0, -1))}: subgraphs are called over http(s) or svc://`;
+  return undefined;
+}
+
+/** Every problem of a federated API's GraphQL settings (`mode` subgraph or supergraph). */
+export function federationProblems(
+  mode: string,
+  graphql: { schema?: unknown; subgraph?: unknown; supergraph?: unknown },
+): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  if (mode === 'subgraph') {
+    if (graphql.supergraph !== undefined)
+      problems.push(
+        problem('graphql.supergraph', 'Forbidden', 'a subgraph API takes graphql.subgraph, not supergraph'),
+      );
+    const sdl = subgraphSdl(graphql);
+    const at = text(model<{ sdl: unknown }>(graphql.subgraph)?.sdl)
+      ? 'graphql.subgraph.sdl'
+      : 'graphql.schema';
+    if (sdl === '') {
+      problems.push(
+        problem(
+          'graphql.subgraph.sdl',
+          'Required',
+          "a subgraph API needs its subgraph's SDL: set graphql.subgraph.sdl",
+        ),
+      );
+    } else {
+      const built = buildSubgraphSchema(sdl);
+      if (typeof built === 'string')
+        problems.push(problem(at, 'Invalid', `the subgraph SDL does not build: ${built}`));
+    }
+    return problems;
+  }
+  if (graphql.subgraph !== undefined)
+    problems.push(
+      problem('graphql.subgraph', 'Forbidden', 'a supergraph API takes graphql.supergraph, not subgraph'),
+    );
+  const s = model<Record<string, unknown>>(graphql.supergraph);
+  for (const k of Object.keys(s ?? {})) {
+    if (!SUPERGRAPH_FIELDS.includes(k))
+      problems.push(
+        problem(
+          `graphql.supergraph.${k}`,
+          'NotSupported',
+          `not a supergraph setting svc serves (${SUPERGRAPH_FIELDS.join(', ')})`,
+        ),
+      );
+  }
+  const subgraphs = list(s?.subgraphs);
+  if (subgraphs.length === 0) {
+    problems.push(
+      problem(
+        'graphql.supergraph.subgraphs',
+        'Required',
+        'a supergraph API needs its subgraphs: each with url and sdl',
+      ),
+    );
+  }
+  const models: SubgraphModel[] = [];
+  subgraphs.forEach((raw, i) => {
+    const at = `graphql.supergraph.subgraphs[${i}]`;
+    const g = model<Record<string, unknown>>(raw) ?? {};
+    for (const k of Object.keys(g)) {
+      if (!SUBGRAPH_FIELDS.includes(k))
+        problems.push(
+          problem(
+            `${at}.${k}`,
+            'NotSupported',
+            `not a subgraph setting svc serves (${SUBGRAPH_FIELDS.join(', ')})`,
+          ),
+        );
+    }
+    const url = text(g.url) ?? '';
+    const bad =
+      url === ''
+        ? 'each subgraph needs the URL it is called at (svc://<subgraph api> or http(s)://...)'
+        : urlProblem(url);
+    if (bad !== undefined) problems.push(problem(`${at}.url`, url === '' ? 'Required' : 'Invalid', bad));
+    if ((text(g.subscription_type) ?? '') !== '')
+      problems.push(
+        problem(
+          `${at}.subscription_type`,
+          'NotSupported',
+          'subscriptions through a supergraph are not supported yet',
+        ),
+      );
+    const read = readSubgraph(text(g.sdl) ?? '');
+    if ((text(g.sdl) ?? '') === '')
+      problems.push(problem(`${at}.sdl`, 'Required', "each subgraph needs its SDL (the subgraph's schema)"));
+    else if (typeof read === 'string')
+      problems.push(problem(`${at}.sdl`, 'Invalid', `the subgraph SDL does not parse: ${read}`));
+    else {
+      models.push(read);
+      if (read.requires[0] !== undefined)
+        problems.push(
+          problem(
+            `${at}.sdl`,
+            'NotSupported',
+            `${read.requires[0]}: @requires is not supported yet by svc's supergraph planner`,
+          ),
+        );
+    }
+  });
+  const sdl = supergraphSdl(graphql);
+  const at = (text(graphql.schema) ?? '') !== '' ? 'graphql.schema' : 'graphql.supergraph.merged_sdl';
+  if (sdl === '') {
+    problems.push(
+      problem(
+        'graphql.schema',
+        'Required',
+        'a supergraph API needs the merged schema (SDL): set graphql.schema',
+      ),
+    );
+    return problems;
+  }
+  const schema = buildSupergraphSchema(sdl);
+  if (typeof schema === 'string') {
+    problems.push(problem(at, 'Invalid', `the merged schema does not build: ${schema}`));
+    return problems;
+  }
+  if (schema.getSubscriptionType() !== undefined && schema.getSubscriptionType() !== null)
+    problems.push(problem(at, 'NotSupported', 'subscriptions through a supergraph are not supported yet'));
+  if (models.length !== subgraphs.length) return problems;
+  // Every field a client may ask for is served by a subgraph.
+  for (const root of [schema.getQueryType(), schema.getMutationType()]) {
+    if (root === null || root === undefined) continue;
+    for (const f of Object.keys(root.getFields())) {
+      if (!models.some((m) => m.owns.get(root.name)?.has(f) === true))
+        problems.push(problem(at, 'Invalid', `${root.name}.${f}: no subgraph resolves this field`));
+    }
+  }
+  return problems;
+}
