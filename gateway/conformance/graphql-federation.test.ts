@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buildSchema, graphql, type GraphQLSchema } from 'graphql';
-import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { keyed, keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
 
 const USERS_SDL = `
 type Query { me: User users: [User!]! }
@@ -153,9 +153,32 @@ type User { id: ID! reviews: [Review!]! }`),
       graphql: { enabled: true, execution_mode: 'subgraph', subgraph: { sdl: REVIEWS_SDL } },
     }),
     keyless('super', '/super/', '', { graphql: supergraph() }),
+    keyed('super-keyed', '/super-keyed/', '', { graphql: supergraph() }),
+    keyless('super-nobatch', '/super-nobatch/', '', {
+      graphql: supergraph({ disable_query_batching: true }),
+    }),
+    // Its reviews subgraph is down; topReviews is nullable here.
+    keyless('super-down', '/super-down/', '', {
+      graphql: {
+        ...supergraph(),
+        schema: MERGED_SDL.replace('topReviews: [Review!]!', 'topReviews: [Review!]'),
+        supergraph: {
+          subgraphs: [
+            { name: 'users', url: 'svc://users-sub/graphql', sdl: USERS_SDL },
+            { name: 'reviews', url: 'http://127.0.0.1:1/graphql', sdl: REVIEWS_SDL },
+          ],
+        },
+      },
+    }),
   ];
   for (const api of apis) await gw.addApi(api);
   await gw.reload();
+  const key = await gw.admin('POST', '/svc/keys/fed-depth', {
+    org_id: '',
+    max_query_depth: 2,
+    access_rights: { 'super-keyed': { api_id: 'super-keyed', versions: ['Default'] } },
+  });
+  assert.equal(key.status, 200, key.text);
 });
 after(async () => {
   await gw.stop();
@@ -281,4 +304,38 @@ extend type User @key(fields: "id") { id: ID! @external name: String! @external 
       'graphql.schema: Invalid value: Query.orphan: no subgraph resolves this field',
     ],
   );
+});
+
+test('supergraph: disable_query_batching sends one _entities call per object', async () => {
+  const { result, users: u } = await sent(() => ask('/super-nobatch/', '{ topReviews { author { name } } }'));
+  assert.deepEqual(result.json, {
+    data: { topReviews: [{ author: { name: 'Ada' } }, { author: { name: 'Brian' } }] },
+  });
+  assert.equal(u.length, 2);
+});
+
+test("supergraph: a subgraph that can't be reached is a GraphQL error naming it; the other subgraph's fields answer", async () => {
+  const { status, json } = await ask('/super-down/', '{ me { name } topReviews { body } }');
+  assert.equal(status, 200);
+  assert.deepEqual(json.data, { me: { name: 'Ada' }, topReviews: null });
+  const errors = json.errors as { message: string }[];
+  assert.equal(errors.length, 1, JSON.stringify(errors));
+  assert.match(errors[0]?.message ?? '', /^subgraph reviews: data source unreachable: /);
+});
+
+test("supergraph: the key's depth limit applies before any subgraph is called", async () => {
+  const call = (query: string) =>
+    gw.request({
+      method: 'POST',
+      path: '/super-keyed/',
+      headers: { 'content-type': 'application/json', authorization: 'fed-depth' },
+      body: JSON.stringify({ query }),
+    });
+  const { result, users: u, reviews: r } = await sent(() => call('{ users { reviews { body } } }'));
+  assert.equal(result.status, 403, result.text);
+  assert.deepEqual(result.json, { errors: [{ message: 'depth limit exceeded' }] });
+  assert.deepEqual([u.length, r.length], [0, 0]);
+  const ok = await call('{ users { name } }');
+  assert.equal(ok.status, 200, ok.text);
+  assert.deepEqual(ok.json, { data: { users: [{ name: 'Ada' }, { name: 'Brian' }] } });
 });
