@@ -60,6 +60,9 @@ async function problemsOf(r: AdminRequest, id: unknown, def: Record<string, unkn
   if (isTcpApi(def) && isPlainObject(proxy) && proxy.listen_path === undefined) proxy.listen_path = '';
   const problems = checkApi(def, r.deps.env);
   if (problems.length > 0) return problems;
+  // Plugin files the gateway would refuse to load are refused now, never stored and not served.
+  const plugins = (await r.deps.pluginProblems?.(def as unknown as GatewayApiDefinition)) ?? [];
+  if (plugins.length > 0) return plugins;
   // The gateway port serves http only (checkApi refuses https there), so only an API on a port
   // of its own can clash with another: compared with the index of claimed ports, not the store.
   const conflict = await listenerIndex(r.deps.store, r.deps.env).conflict(

@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from '../../lib/log.ts';
+import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import type { Counters } from '../limits/counters.ts';
 import type { CompileEnv } from '../routes/check.ts';
 import type { Sessions } from '../sessions/sessions.ts';
@@ -54,6 +55,12 @@ export interface AdminDeps {
    * `<path>: <message>` lines; empty when they can or there are none (gateway/streams/).
    */
   streamProblems?: ((apiId: string, doc: Record<string, unknown>) => Promise<string[]>) | undefined;
+  /**
+   * Why the plugins of a classic API can't be loaded on this gateway (the load a reload does: the
+   * otto middleware files, gateway/plugins/otto.ts), as `<path>: <message>` lines; empty when
+   * they can or there are none.
+   */
+  pluginProblems?: ((api: GatewayApiDefinition) => Promise<string[]>) | undefined;
   /** The Prometheus text of this node's metrics; absent when metrics are off (`metrics_enabled`). */
   metrics?: (() => Promise<string>) | undefined;
   /** This process and the revision of each API it serves (`GET /svc/applied`). */

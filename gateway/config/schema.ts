@@ -163,7 +163,7 @@ export const gatewayConfigSchema: JsonSchema = {
       type: 'boolean',
       default: false,
       description:
-        "Run the JavaScript of virtual endpoints (`extended_paths.virtual`, blob and file sources), the reference's `enable_jsvm`. A `node:vm` context is not a security boundary: with it on, whoever may write API definitions may run code in the gateway. False: an API with virtual endpoints is refused when written (400 naming the entry) and not served when loaded.",
+        "Run the JavaScript of virtual endpoints (`extended_paths.virtual`, blob and file sources) and of otto middleware files (`custom_middleware.driver: otto`), the reference's `enable_jsvm`. A `node:vm` context is not a security boundary: with it on, whoever may write API definitions may run code in the gateway. False: an API with virtual endpoints or otto hooks is refused when written (400 naming the entry or hook) and not served when loaded.",
     },
     plugin_timeout_ms: {
       type: 'integer',

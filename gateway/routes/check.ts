@@ -22,6 +22,7 @@ import { OAS_EXTENSION, checkOasDocument, oasToClassic } from '../../schemas/oas
 import { nestingMessage, tooDeep } from '../../schemas/rules/nesting.ts';
 import { isTcpApi } from '../../schemas/rules/tcp.ts';
 import { JSVM_OFF } from '../../schemas/rules/virtual-endpoints.ts';
+import { OTTO_JSVM_OFF, ottoHooksOf } from '../../schemas/rules/plugins.ts';
 
 /** What the checks and compilation need to know about the gateway's own listeners and settings. */
 export interface CompileEnv {
@@ -214,9 +215,9 @@ function configurationProblems(api: GatewayApiDefinition, env: CompileEnv): Fiel
 
 /**
  * Each virtual endpoint (`extended_paths.virtual`, blob or file, of any version) that is not
- * disabled, refused: its function would run in a `node:vm` context, which is no security
- * boundary, so running API authors' JavaScript is the operator's choice (`enable_jsvm`, off by
- * default, as the reference's).
+ * disabled, and each otto (TykJS) middleware hook, refused: its function would run in a
+ * `node:vm` context, which is no security boundary, so running API authors' JavaScript is the
+ * operator's choice (`enable_jsvm`, off by default, as the reference's).
  */
 function jsvmProblems(api: GatewayApiDefinition): FieldProblem[] {
   const problems: FieldProblem[] = [];
@@ -231,6 +232,9 @@ function jsvmProblems(api: GatewayApiDefinition): FieldProblem[] {
       });
     });
   }
+  // Otto (TykJS) middleware files run in a `node:vm` context too.
+  for (const { at } of ottoHooksOf(api))
+    problems.push({ path: at, type: 'Forbidden', message: OTTO_JSVM_OFF });
   return problems;
 }
 

@@ -33,6 +33,7 @@ import { joinObservers, Metrics } from '../metrics/metrics.ts';
 import { analyticsOf, type Analytics } from '../analytics/analytics.ts';
 import { FastPath } from './fast-path/index.ts';
 import { StreamsEngine } from '../streams/engine.ts';
+import { ottoWriteProblems } from '../plugins/otto.ts';
 import { serveUpgrade } from '../streams/upgrade.ts';
 import { Listeners, type OpenListener } from './listeners.ts';
 import { TcpProxies, type TcpSwap } from '../tcp/index.ts';
@@ -216,6 +217,12 @@ export class Gateway {
       streamProblems: (id, doc) => this.#streams.writeProblems(id, doc),
       applied: () => ({ node: this.#node, apis: this.#applied.all() }),
       nodes: (apiId) => this.#registry.list(apiId),
+      pluginProblems: (api) =>
+        ottoWriteProblems(api, {
+          pluginDir: config.plugin_dir,
+          jsvm: config.enable_jsvm,
+          timeoutMs: config.plugin_timeout_ms,
+        }),
       explain: (input) =>
         explain(input, { table: this.#table, deps: this.#deps, stages, log: log.child({ part: 'explain' }) }),
       // `/metrics` reports every process of the node (node-bus.ts).

@@ -160,7 +160,7 @@ so far), or \`refused\` with the webhook's messages. \`e2e/webhooks/reference-sa
 manifests of the same feature classes, written in the reference's naming and renamed, through a
 real API server and the webhooks, and checks that what is stored is served.
 
-The run over the 86 ApiDefinition documents of those files admits and serves 62: plain proxying
+The run over the 86 ApiDefinition documents of those files admits and serves 63: plain proxying
 (with tags, Ingress templates, load balancing, IP allow and block lists), authentication by token,
 basic, JWT and mTLS (certificates by ID or by Secret), HTTPS with certificates, upstream
 certificates and pinned public keys by Secret, global headers, request and response transforms
@@ -168,8 +168,9 @@ with response processors, mocks, allow, block and ignore lists, URL rewrites to 
 method transforms, JSON validation, CORS, caching, endpoint tracking, timeouts and circuit
 breakers, TCP, GraphQL proxying, the universal data graph (both forms, over http(s) sources and
 other APIs of the gateway), virtual endpoints with config data, gRPC plugins (pre, post, and
-auth_check with its identity extractor), and APIs of policies and portal
-samples. These 24 are refused, each by name:
+auth_check with its identity extractor), JavaScript VM middleware (\`otto\`, with its file under the
+gateway's \`plugin_dir\`), and APIs of policies and portal samples. These 23 are refused, each by
+name:
 
 | Sample | Refused | Why |
 | --- | --- | --- |
@@ -178,7 +179,6 @@ samples. These 24 are refused, each by name:
 | \`udg2/udg_kafka_example.yaml\` | \`graphql.engine.data_sources[].kind\` (\`Kafka\`), \`config.default_type_name\` | Kafka data sources are not built yet (the reference's own comment says the sample does not work either). |
 | \`analytics_plugin.yaml\` | \`analytics_plugin\`, \`enable_detailed_recording\` | An analytics plugin is a Go shared object that rewrites the gateway's analytics records: Go plugins cannot run in a Node.js gateway, and svc keeps no analytics records (its request metrics are Prometheus series at \`/metrics\`), so there are no bodies to record or rewrite. Both stay refused rather than accepted and ignored; remove them to migrate the API. |
 | \`oauth2/client_credentials.yaml\`, \`06-oauth2/client_credentials.yaml\` | \`oauth_meta.allowed_authorize_types\` (\`token\`, \`code\`) | svc serves the client-credentials grant, which needs no authorize endpoint, and has none: the response types the samples also allow would never be served. Remove the entry. |
-| \`docs/api_definitions/custom_plugin.yaml\` | \`custom_middleware.driver\` (\`otto\`) | The reference's JavaScript middleware API (\`TykJS.TykMiddleware\`) is not provided: write the hook as a JavaScript or TypeScript module (driver \`svc\`) or serve it from a gRPC plugin server. |
 | \`docs/api_definitions/custom_plugin_goauth.yaml\` | \`custom_middleware.driver\` (\`goplugin\`), \`use_go_plugin_auth\` | Go plugins are shared objects loaded into a Go process and cannot run in a Node.js gateway. |
 | \`docs/api_definitions/custom_plugin_python/custom_plugin_python.yaml\` | \`custom_middleware_bundle\` | Bundles are archives of Python, Lua or Go plugins fetched from a bundle server; svc runs JavaScript or TypeScript modules from its \`plugin_dir\`, or a gRPC plugin server. |
 | \`07-operator-context/pro.yaml\`, \`07-operator-context/pro_direct.yaml\` | \`context\` | An earlier name of the reference's field: the current one, \`contextRef\`, is served. |
@@ -187,9 +187,9 @@ samples. These 24 are refused, each by name:
 | \`mtls/client/httpbin_client_mtls_using_certids.yaml\` | \`client_certificates\` | Placeholders (\`CERTIFICATE_ID_1\`) the sample says to replace with the IDs of uploaded certificates; with real IDs it is served. |
 | \`httpbin_invalid.yml\` | \`use_keyless\` | Invalid on purpose (keyless and authenticated at once), and refused as the reference meant it to be. |
 
-Of the 24, 16 need a feature svc does not have (federation 8, Kafka 1, analytics
-records 2, OAuth2 authorize types 2, plugins other than
-JavaScript, TypeScript and gRPC 3); the other 8 are earlier forms,
+Of the 23, 15 need a feature svc does not have (federation 8, Kafka 1, analytics
+records 2, OAuth2 authorize types 2, Go plugins and
+plugin bundles 2); the other 8 are earlier forms,
 placeholders, a sketch and an invalid sample.
 `;
 }

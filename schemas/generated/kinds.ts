@@ -535,7 +535,7 @@ export interface CorsConfig {
 
 /** Plugins: functions of JavaScript or TypeScript modules, or hooks of a gRPC plugin server, run at fixed points of the chain. */
 export interface CustomMiddleware {
-  /** What runs the plugins: `svc` (JavaScript or TypeScript modules under plugin_dir) or `grpc` (a gRPC plugin server). */
+  /** What runs the plugins: `svc` (JavaScript or TypeScript modules under plugin_dir), `grpc` (a gRPC plugin server) or `otto` (middleware files written for the reference's JavaScript VM, `TykJS.TykMiddleware`, under plugin_dir: `pre`, `post_key_auth` and `post` hooks, with the gateway setting `enable_jsvm` on). */
   driver?: string;
   /** Hooks run before authentication, after the API-wide checks, in order. */
   pre?: PluginHook[];
@@ -1153,7 +1153,7 @@ export interface PluginAuthCheck {
   path?: string;
   /** Skips the hook. */
   disabled?: boolean;
-  /** Kept for definitions of other gateways: hooks after authentication always see the session. */
+  /** Hooks after authentication always see the session. With driver `otto`: a hook with it that changes the session's `meta_data` fails, naming it (the reference saves the change, svc does not); a hook without it has the `meta_data` it returns ignored, as in the reference. */
   require_session?: boolean;
   /** With driver `grpc`: the hook is sent bodies as bytes only (`raw_body`), not as text (`body`). JavaScript and TypeScript hooks never receive the body. */
   raw_body_only?: boolean;
@@ -1167,7 +1167,7 @@ export interface PluginHook {
   path?: string;
   /** Skips the hook. */
   disabled?: boolean;
-  /** Kept for definitions of other gateways: hooks after authentication always see the session. */
+  /** Hooks after authentication always see the session. With driver `otto`: a hook with it that changes the session's `meta_data` fails, naming it (the reference saves the change, svc does not); a hook without it has the `meta_data` it returns ignored, as in the reference. */
   require_session?: boolean;
   /** With driver `grpc`: the hook is sent bodies as bytes only (`raw_body`), not as text (`body`). JavaScript and TypeScript hooks never receive the body. */
   raw_body_only?: boolean;

@@ -2,7 +2,13 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ClassicApiInput } from './read.ts';
 import type { FieldProblem } from './field-problem.ts';
-import { customAuthHook, pluginHooksOf, pluginPathProblem, pluginProblems } from './plugins.ts';
+import {
+  customAuthHook,
+  ottoSourceProblem,
+  pluginHooksOf,
+  pluginPathProblem,
+  pluginProblems,
+} from './plugins.ts';
 
 const api = (custom_middleware: unknown): ClassicApiInput => ({
   name: 'a',
@@ -74,8 +80,32 @@ const cases: { name: string; api: ClassicApiInput; want: Pick<FieldProblem, 'pat
   },
   {
     name: 'the drivers of other gateways are refused by name',
-    api: api({ driver: 'otto', pre: [{ name: 'a', path: 'a.js' }] }),
+    api: api({ driver: 'python', pre: [{ name: 'a', path: 'a.js' }] }),
     want: [{ path: 'custom_middleware.driver', type: 'NotSupported' }],
+  },
+  {
+    name: 'otto (TykJS) files: pre, post_key_auth and post run; auth_check and response are refused by name',
+    api: api({
+      driver: 'otto',
+      pre: [
+        { name: 'a', path: 'middleware/a.js' },
+        { name: 'b', path: 'b.ts' },
+        { name: 'c', path: '../c.js' },
+        { name: 'd-e', path: 'd.py' },
+      ],
+      post_key_auth: [{ name: 'f', path: 'f.js' }],
+      post: [{ name: 'g', path: 'g.js' }],
+      auth_check: { name: 'h', path: 'h.js' },
+      response: [{ name: 'i', path: 'i.js' }],
+    }),
+    want: [
+      { path: 'custom_middleware.auth_check', type: 'NotSupported' },
+      { path: 'custom_middleware.pre[1].path', type: 'Invalid' },
+      { path: 'custom_middleware.pre[2].path', type: 'Invalid' },
+      { path: 'custom_middleware.pre[3].name', type: 'Invalid' },
+      { path: 'custom_middleware.pre[3].path', type: 'Invalid' },
+      { path: 'custom_middleware.response[0]', type: 'NotSupported' },
+    ],
   },
 ];
 
@@ -158,4 +188,13 @@ describe('enable_coprocess_auth', () => {
   test('false asks for nothing', () => {
     assert.deepEqual(pluginProblems({ ...api(undefined), enable_coprocess_auth: false }), []);
   });
+});
+
+test("ottoSourceProblem names the reference's functions the otto driver does not provide", () => {
+  assert.equal(ottoSourceProblem('var m = new TykJS.TykMiddleware.NewMiddleware({});'), undefined);
+  assert.match(
+    ottoSourceProblem('var r = TykMakeHttpRequest(JSON.stringify(req));') ?? '',
+    /uses TykMakeHttpRequest/,
+  );
+  assert.match(ottoSourceProblem('TykGetKeyData(k, api)') ?? '', /uses TykGetKeyData/);
 });

@@ -7,11 +7,14 @@
  * error ID. The modules are imported when the API's routes are built. With driver `grpc` each hook
  * is a call to the gateway's gRPC plugin server instead (gateway/plugins/coprocess/), which is
  * sent the request body and may change it, the URL and the method; its `response` hooks get the
- * upstream's response once it is there and may change its status, headers and body.
+ * upstream's response once it is there and may change its status, headers and body. With driver
+ * `otto` each hook is a middleware file written for the reference's JavaScript VM
+ * (gateway/plugins/otto.ts), run in a worker thread as modules are.
  */
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
 import {
   GRPC_PLUGIN_DRIVER,
+  OTTO_PLUGIN_DRIVER,
   pluginDriverOf,
   pluginHooksOf,
   type PluginStage,
@@ -41,6 +44,7 @@ import {
   removedOf,
   resultObject,
 } from '../../plugins/load.ts';
+import { loadOttoHook, type OttoHook } from '../../plugins/otto.ts';
 
 const HOOK_TYPES: Readonly<Record<PluginStage, HookType>> = {
   pre: 'Pre',
@@ -132,6 +136,50 @@ function grpcResponseStage(api: GatewayApiDefinition, deps: MiddlewareDeps) {
   );
 }
 
+/** The step that runs the otto (TykJS) hooks of `stage` (not `response`, refused at write), in order. */
+async function ottoStage(api: GatewayApiDefinition, deps: MiddlewareDeps, stage: PluginStage) {
+  const env = {
+    pluginDir: deps.config.plugin_dir,
+    jsvm: deps.config.enable_jsvm,
+    timeoutMs: deps.config.plugin_timeout_ms,
+  };
+  const hooks: OttoHook[] = [];
+  try {
+    for (const [i, h] of pluginHooksOf(api, stage).entries()) {
+      hooks.push(await loadOttoHook(h, stage, `custom_middleware.${stage}[${String(i)}]`, env));
+    }
+  } catch (err) {
+    for (const h of hooks) h.close();
+    throw err;
+  }
+  return waits(
+    async (ctx) => {
+      for (const hook of hooks) {
+        try {
+          const result = await hook.call(pluginRequest(ctx, api), {
+            scheme: ctx.listener.protocol,
+            timeoutMs: env.timeoutMs,
+          });
+          for (const message of result.logs) ctx.log.info('plugin log', { plugin: hook.label, message });
+          if (result.refuse !== undefined) {
+            return reject(ctx, GatewayError.pluginRefused(result.refuse.status, result.refuse.message));
+          }
+          for (const name of result.removeHeaders) removeRequestHeader(ctx.headers, name);
+          for (const [name, value] of result.setHeaders) ctx.headers[name] = value;
+        } catch (err) {
+          return reject(ctx, pluginFailure(ctx, hook, stage, err));
+        }
+      }
+      return undefined;
+    },
+    {
+      close: () => {
+        for (const h of hooks) h.close();
+      },
+    },
+  );
+}
+
 /** The middleware that runs the hooks of `stage`. */
 function pluginStage(stage: PluginStage): GatewayMiddleware {
   return {
@@ -146,6 +194,7 @@ function pluginStage(stage: PluginStage): GatewayMiddleware {
       if (pluginDriverOf(api) === GRPC_PLUGIN_DRIVER) {
         return stage === 'response' ? grpcResponseStage(api, deps) : grpcStage(api, deps, stage);
       }
+      if (pluginDriverOf(api) === OTTO_PLUGIN_DRIVER) return ottoStage(api, deps, stage);
       const hooks = await Promise.all(
         pluginHooksOf(api, stage).map((h, i) =>
           loadHook(h, deps.config.plugin_dir, `custom_middleware.${stage}[${String(i)}]`),

@@ -22,7 +22,7 @@ const pluginHook: JsonSchema = {
     require_session: {
       type: 'boolean',
       description:
-        'Kept for definitions of other gateways: hooks after authentication always see the session.',
+        "Hooks after authentication always see the session. With driver `otto`: a hook with it that changes the session's `meta_data` fails, naming it (the reference saves the change, svc does not); a hook without it has the `meta_data` it returns ignored, as in the reference.",
     },
     raw_body_only: {
       type: 'boolean',
@@ -50,7 +50,7 @@ const customMiddleware: JsonSchema = {
     driver: {
       type: 'string',
       description:
-        'What runs the plugins: `svc` (JavaScript or TypeScript modules under plugin_dir) or `grpc` (a gRPC plugin server).',
+        "What runs the plugins: `svc` (JavaScript or TypeScript modules under plugin_dir), `grpc` (a gRPC plugin server) or `otto` (middleware files written for the reference's JavaScript VM, `TykJS.TykMiddleware`, under plugin_dir: `pre`, `post_key_auth` and `post` hooks, with the gateway setting `enable_jsvm` on).",
     },
     pre: hookList('before authentication, after the API-wide checks'),
     auth_check: {

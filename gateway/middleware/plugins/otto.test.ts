@@ -1,0 +1,321 @@
+/**
+ * Otto (TykJS) middleware files (`custom_middleware.driver: otto`, gateway/plugins/otto.ts) on a
+ * real gateway with an echo upstream, as tables: a `pre` middleware written as the reference's
+ * samples are sets and deletes headers the upstream sees, a `ReturnOverrides.ResponseCode` of 403
+ * answers the client, a `post_key_auth` middleware reads the key's session, and what svc does not
+ * do (a changed body) fails the request with 500 and a log naming it. What a load would refuse is
+ * refused when written, 400 naming the field: otto `auth_check` and `response` hooks, a file that
+ * calls `TykMakeHttpRequest`, a missing file, a file that does not parse, a name that is no
+ * middleware of the file, and any otto hook on a gateway with `enable_jsvm` off. Each table runs
+ * against the files store and the Redis store, with the fast path on and off.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { recordingLogger } from '../../../lib/testing/log.ts';
+import { startEcho, type Echo } from '../../testing/echo.ts';
+import { keyed, keyless, startGateway, type GatewayClient } from '../../testing/harness.ts';
+import { assertAnswer, describeEachSetup, type Expected } from '../../testing/tables.ts';
+
+/** The middleware files, as a user migrating from the reference has them. */
+const FILES: Record<string, string> = {
+  'middleware/tag.js': `var tagRequest = new TykJS.TykMiddleware.NewMiddleware({});
+
+tagRequest.NewProcessRequest(function (request, session, spec) {
+  log("tagging " + request.Method + " " + request.URL);
+  request.SetHeaders["X-Otto-Tag"] = spec.config_data.tag + ":" + request.Method;
+  request.SetHeaders["X-Otto-B64"] = b64enc("svc") + "/" + b64dec("c3Zj");
+  request.DeleteHeaders.push("X-Remove-Me");
+  return tagRequest.ReturnData(request, {});
+});
+
+log("tag middleware loaded");
+`,
+  'middleware/deny.js': `var denyRequest = new TykJS.TykMiddleware.NewMiddleware({});
+denyRequest.NewProcessRequest(function (request, session) {
+  if (request.Headers["X-Let-Me-In"] === undefined) {
+    request.ReturnOverrides.ResponseCode = 403;
+    request.ReturnOverrides.ResponseError = "Forbidden by otto";
+  }
+  return denyRequest.ReturnData(request, {});
+});
+`,
+  'middleware/user.js': `var forwardUser = new TykJS.TykMiddleware.NewMiddleware({});
+forwardUser.NewProcessRequest(function (request, session) {
+  request.SetHeaders["X-Otto-User"] = session.meta_data.user;
+  return forwardUser.ReturnData(request, session.meta_data);
+});
+`,
+  'middleware/body.js': `var setBody = new TykJS.TykMiddleware.NewMiddleware({});
+setBody.NewProcessRequest(function (request, session) {
+  request.Body = "New Request body";
+  return setBody.ReturnData(request, {});
+});
+`,
+  'middleware/http.js': `var callOut = new TykJS.TykMiddleware.NewMiddleware({});
+callOut.NewProcessRequest(function (request, session) {
+  var r = TykMakeHttpRequest(JSON.stringify({ Method: "GET", Domain: "http://example.com", Resource: "/" }));
+  return callOut.ReturnData(request, {});
+});
+`,
+  'middleware/broken.js': `var broken = new TykJS.TykMiddleware.NewMiddleware({});
+broken.NewProcessRequest(function (request, session) {
+  return broken.ReturnData(request, {};
+});
+`,
+};
+
+let echo: Echo;
+let pluginDir: string;
+before(async () => {
+  echo = await startEcho('echo');
+  pluginDir = await mkdtemp(join(tmpdir(), 'svc-otto-'));
+  await mkdir(join(pluginDir, 'middleware'));
+  for (const [path, text] of Object.entries(FILES)) await writeFile(join(pluginDir, path), text);
+});
+after(async () => {
+  await echo.close();
+});
+
+const hook = (name: string, file: string): { name: string; path: string } => ({
+  name,
+  path: `middleware/${file}`,
+});
+const otto = (stage: string, name: string, file: string): Record<string, unknown> => ({
+  custom_middleware: { driver: 'otto', [stage]: [hook(name, file)] },
+});
+
+async function provision(gw: GatewayClient): Promise<void> {
+  const apis = [
+    keyless('tag', '/tag/', echo.url, {
+      config_data: { tag: 'migrated' },
+      ...otto('pre', 'tagRequest', 'tag.js'),
+    }),
+    keyless('deny', '/deny/', echo.url, otto('pre', 'denyRequest', 'deny.js')),
+    keyed('user', '/user/', echo.url, otto('post_key_auth', 'forwardUser', 'user.js')),
+    keyless('body', '/body/', echo.url, otto('post', 'setBody', 'body.js')),
+  ];
+  for (const a of apis) await gw.addApi(a);
+  const key = await gw.admin('POST', '/svc/keys/tok', {
+    meta_data: { user: 'alice' },
+    access_rights: { user: { api_id: 'user', versions: [] } },
+  });
+  assert.equal(key.status, 200, key.text);
+  await gw.reload();
+}
+
+interface Case extends Expected {
+  name: string;
+  path: string;
+  headers?: Record<string, string>;
+}
+
+const INTERNAL = /^Internal error \(ID [0-9a-f-]{36}\)$/;
+
+const cases: Case[] = [
+  {
+    name: 'a pre middleware sets and deletes headers the upstream sees',
+    path: '/tag/x?q=1',
+    headers: { 'x-remove-me': 'secret', 'x-kept': 'yes' },
+    status: 200,
+    upstreamHeaders: {
+      'x-otto-tag': 'migrated:GET',
+      'x-otto-b64': 'c3Zj/svc',
+      'x-remove-me': undefined,
+      'x-kept': 'yes',
+    },
+  },
+  {
+    name: 'ReturnOverrides.ResponseCode 403 answers the client with ResponseError',
+    path: '/deny/x',
+    status: 403,
+    error: 'Forbidden by otto',
+  },
+  {
+    name: 'without the override the request goes on',
+    path: '/deny/x',
+    headers: { 'x-let-me-in': '1' },
+    status: 200,
+  },
+  {
+    name: "a post_key_auth middleware reads the key's session",
+    path: '/user/x',
+    headers: { authorization: 'tok' },
+    status: 200,
+    upstreamHeaders: { 'x-otto-user': 'alice' },
+  },
+  {
+    name: 'authentication still comes first',
+    path: '/user/x',
+    status: 401,
+    error: 'Authorization field missing',
+  },
+  { name: 'a changed request body is a failure, not ignored', path: '/body/x', status: 500, error: INTERNAL },
+];
+
+/** What `POST /svc/apis` answers for `def`. */
+async function write(
+  gw: GatewayClient,
+  def: Record<string, unknown>,
+): Promise<{ status: number; message: string }> {
+  const res = await gw.admin('POST', '/svc/apis', def);
+  return { status: res.status, message: String((res.json as { message?: unknown } | undefined)?.message) };
+}
+
+/** Writes refused with 400, each naming its field. */
+const refusals: { name: string; def: Record<string, unknown>; message: RegExp }[] = [
+  {
+    name: 'an otto auth_check hook',
+    def: keyed('r-auth', '/r-auth/', 'http://127.0.0.1:1', {
+      custom_middleware: { driver: 'otto', auth_check: hook('tagRequest', 'tag.js') },
+    }),
+    message: /custom_middleware\.auth_check: .*otto \(TykJS\) auth_check hook is not run by this gateway/,
+  },
+  {
+    name: 'an otto response hook',
+    def: keyless(
+      'r-response',
+      '/r-response/',
+      'http://127.0.0.1:1',
+      otto('response', 'tagRequest', 'tag.js'),
+    ),
+    message: /custom_middleware\.response\[0\]: .*otto \(TykJS\) response hook is not run by this gateway/,
+  },
+  {
+    name: 'a file that calls TykMakeHttpRequest',
+    def: keyless('r-http', '/r-http/', 'http://127.0.0.1:1', otto('pre', 'callOut', 'http.js')),
+    message:
+      /custom_middleware\.pre\[0\]\.path: middleware\/http\.js uses TykMakeHttpRequest, which svc's otto driver does not provide/,
+  },
+  {
+    name: 'a file that is not there',
+    def: keyless('r-missing', '/r-missing/', 'http://127.0.0.1:1', otto('post', 'tagRequest', 'missing.js')),
+    message: /custom_middleware\.post\[0\]\.path: middleware\/missing\.js can't be read in plugin_dir/,
+  },
+  {
+    name: 'a file that does not parse',
+    def: keyless('r-broken', '/r-broken/', 'http://127.0.0.1:1', otto('pre', 'broken', 'broken.js')),
+    message: /custom_middleware\.pre\[0\]\.path: middleware\/broken\.js failed to load: /,
+  },
+  {
+    name: 'a name that is no middleware of the file',
+    def: keyless('r-name', '/r-name/', 'http://127.0.0.1:1', otto('pre', 'notThere', 'tag.js')),
+    message: /custom_middleware\.pre\[0\]\.name: middleware\/tag\.js has no middleware notThere/,
+  },
+  {
+    name: 'a file that is not .js',
+    def: keyless('r-ts', '/r-ts/', 'http://127.0.0.1:1', {
+      custom_middleware: { driver: 'otto', pre: [{ name: 'tagRequest', path: 'middleware/tag.ts' }] },
+    }),
+    message: /custom_middleware\.pre\[0\]\.path: .*an otto \(TykJS\) middleware is a \.js file/,
+  },
+];
+
+describeEachSetup(
+  'otto middleware',
+  () => ({ argv: ['--plugin-dir', pluginDir, '--enable-jsvm'] }),
+  ({ gw }) => {
+    before(async () => {
+      await provision(gw());
+    });
+
+    for (const c of cases) {
+      test(c.name, async () => {
+        const res = await gw().request({
+          path: c.path,
+          ...(c.headers === undefined ? {} : { headers: c.headers }),
+        });
+        assertAnswer(res, c);
+      });
+    }
+
+    for (const r of refusals) {
+      test(`refused when written: ${r.name}`, async () => {
+        const res = await write(gw(), r.def);
+        assert.equal(res.status, 400, res.message);
+        assert.match(res.message, /^Validation of API Definition failed\. Reason: /);
+        assert.match(res.message, r.message);
+        // Nothing was stored.
+        assert.equal((await gw().admin('GET', `/svc/apis/${String(r.def.api_id)}`)).status, 404);
+      });
+    }
+
+    test('a PUT is checked as a POST', async () => {
+      const res = await gw().admin('PUT', '/svc/apis/tag', {
+        ...keyless('tag', '/tag/', echo.url, otto('pre', 'callOut', 'http.js')),
+      });
+      assert.equal(res.status, 400, res.text);
+      assert.match(
+        res.text,
+        /custom_middleware\.pre\[0\]\.path: middleware\/http\.js uses TykMakeHttpRequest/,
+      );
+    });
+  },
+);
+
+describe('otto middleware on a gateway with enable_jsvm off', () => {
+  let gw: Awaited<ReturnType<typeof startGateway>>;
+  before(async () => {
+    gw = await startGateway({ argv: ['--plugin-dir', pluginDir] });
+  });
+  after(async () => {
+    await gw.stop();
+  });
+
+  test('refused when written, naming each hook', async () => {
+    const res = await write(
+      gw,
+      keyless('off', '/off/', echo.url, {
+        custom_middleware: {
+          driver: 'otto',
+          pre: [hook('tagRequest', 'tag.js')],
+          post: [hook('setBody', 'body.js')],
+        },
+      }),
+    );
+    assert.equal(res.status, 400, res.message);
+    assert.match(res.message, /custom_middleware\.pre\[0\]: .*enable_jsvm is off on this gateway/);
+    assert.match(res.message, /custom_middleware\.post\[0\]: .*enable_jsvm is off on this gateway/);
+    assert.equal((await gw.admin('GET', '/svc/apis/off')).status, 404);
+  });
+});
+
+describe('otto middleware logs', () => {
+  const log = recordingLogger();
+  let gw: Awaited<ReturnType<typeof startGateway>>;
+  before(async () => {
+    gw = await startGateway({ argv: ['--plugin-dir', pluginDir, '--enable-jsvm'], log });
+    await gw.addApi(
+      keyless('tag', '/tag/', echo.url, {
+        config_data: { tag: 't' },
+        ...otto('pre', 'tagRequest', 'tag.js'),
+      }),
+    );
+    await gw.addApi(keyless('body', '/body/', echo.url, otto('post', 'setBody', 'body.js')));
+    await gw.reload();
+  });
+  after(async () => {
+    await gw.stop();
+  });
+
+  test("log() messages are logged with the middleware's name", async () => {
+    assert.equal((await gw.request({ path: '/tag/a' })).status, 200);
+    const line = log.lines.find(
+      (l) => l.message === 'plugin log' && l.fields.message === 'tagging GET /tag/a',
+    );
+    assert.ok(line, JSON.stringify(log.lines.filter((l) => l.message === 'plugin log')));
+    assert.equal(line.fields.plugin, 'middleware/tag.js#tagRequest');
+  });
+
+  test('a failure is logged naming what svc does not do', async () => {
+    const res = await gw.request({ path: '/body/a' });
+    assert.equal(res.status, 500);
+    const line = log.lines.find(
+      (l) => l.message === 'plugin failed' && l.fields.plugin === 'middleware/body.js#setBody',
+    );
+    assert.ok(line);
+    assert.match(String(line.fields.error), /request\.Body is not supported by svc's otto driver/);
+  });
+});
