@@ -6,7 +6,8 @@
  * do (a changed body) fails the request with 500 and a log naming it. What a load would refuse is
  * refused when written, 400 naming the field: otto `auth_check` and `response` hooks, a file that
  * calls `TykMakeHttpRequest`, a missing file, a file that does not parse, a name that is no
- * middleware of the file, and any otto hook on a gateway with `enable_jsvm` off. Each table runs
+ * middleware of the file, and any otto hook on a gateway with `enable_jsvm` off; a file changed
+ * after the write is checked again at the reload, which leaves its API out. Each table runs
  * against the files store and the Redis store, with the fast path on and off.
  */
 import { after, before, describe, test } from 'node:test';
@@ -307,6 +308,30 @@ describe('otto middleware logs', () => {
     );
     assert.ok(line, JSON.stringify(log.lines.filter((l) => l.message === 'plugin log')));
     assert.equal(line.fields.plugin, 'middleware/tag.js#tagRequest');
+  });
+
+  test('a file changed after the write is checked again at the reload, which leaves its API out', async () => {
+    await writeFile(join(pluginDir, 'middleware/later.js'), FILES['middleware/tag.js'] ?? '');
+    await gw.addApi(
+      keyless('later', '/later/', echo.url, {
+        config_data: { tag: 't' },
+        ...otto('pre', 'tagRequest', 'later.js'),
+      }),
+    );
+    await gw.reload();
+    assert.equal((await gw.request({ path: '/later/a' })).status, 200);
+    await writeFile(
+      join(pluginDir, 'middleware/later.js'),
+      (FILES['middleware/tag.js'] ?? '').replace('log(', 'TykGetKeyData("k", "a"); log('),
+    );
+    const reload = await gw.admin('GET', '/svc/reload');
+    assert.equal(reload.status, 200, reload.text);
+    assert.match(
+      reload.text,
+      /API later: custom_middleware\.pre\[0\]\.path: middleware\/later\.js uses TykGetKeyData/,
+    );
+    assert.equal((await gw.request({ path: '/later/a' })).status, 404);
+    assert.equal((await gw.request({ path: '/tag/a' })).status, 200);
   });
 
   test('a failure is logged naming what svc does not do', async () => {
