@@ -1,6 +1,6 @@
 /**
- * The web UI (`dashboard/ui/`): `/` redirects to `/ui/`, which serves the page, its style sheet
- * and its script. The script is written in TypeScript and served as an ES module after Node's
+ * The web UI (`dashboard/ui/`): `/` redirects to `/ui/`, which serves the page, its style sheet,
+ * its script and the charting library it imports (uPlot, from node_modules). The script is written in TypeScript and served as an ES module after Node's
  * type stripping (no build step, no framework, nothing fetched from other hosts). `/api/me` tells
  * the signed-in page who its key belongs to.
  */
@@ -18,6 +18,15 @@ const FILES: Readonly<Record<string, { file: string; type: string; ts?: boolean 
   '/ui/index.html': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/ui/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
   '/ui/app.js': { file: 'app.ts', type: 'text/javascript; charset=utf-8', ts: true },
+  // uPlot (MIT, package.json), the charts of the analytics view, served from node_modules.
+  '/ui/vendor/uplot.js': {
+    file: '../../node_modules/uplot/dist/uPlot.esm.js',
+    type: 'text/javascript; charset=utf-8',
+  },
+  '/ui/vendor/uplot.css': {
+    file: '../../node_modules/uplot/dist/uPlot.min.css',
+    type: 'text/css; charset=utf-8',
+  },
 };
 
 /** Files read once per process (the UI does not change under a running dashboard). */

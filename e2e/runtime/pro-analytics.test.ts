@@ -3,14 +3,16 @@
  * PostgreSQL): two gateways in mode pro serve an organisation's APIs and send their request
  * records to the dashboard; `GET /api/analytics/traffic` answers the counts of the traffic sent
  * (per API, errors, refusals by reason, top keys with their alias, endpoints as path templates),
- * to the organisation's users with the analytics permission only. A gateway whose buffer is full
+ * to the organisation's users with the analytics permission only, and the web UI draws it in
+ * headless Chromium (uPlot charts, the tables behind them). A gateway whose buffer is full
  * keeps answering and counts the records it dropped on `/metrics`.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { chromium } from 'playwright-core';
 import { startPostgres, type TestPostgres } from '../../dashboard/testing/postgres.ts';
 import {
   createTenant,
@@ -28,6 +30,15 @@ import {
 } from '../harness/processes.ts';
 
 const NODE_SECRET = 'e2e-node-secret-0123456789';
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+];
 const GW_SECRET = 'pro-analytics-secret';
 
 interface Traffic {
@@ -197,6 +208,71 @@ for (const storage of ['sqlite', 'postgres'] as const) {
         assert.match(m.body, new RegExp(`svc_gateway_analytics_records_total\\{outcome="sent"\\} ${n}\\b`));
       }
     });
+
+    test(
+      'the web UI charts that traffic (uPlot, served by the dashboard) with a table behind each chart',
+      { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} missing (apt-get install chromium)` },
+      async () => {
+        const browser = await chromium.launch({
+          executablePath: CHROMIUM,
+          args: CHROMIUM_ARGS,
+          headless: true,
+        });
+        try {
+          const page = await browser.newPage();
+          const outside: string[] = [];
+          const problems: string[] = [];
+          page.on('request', (r) => {
+            if (!r.url().startsWith(dashboard.url)) outside.push(r.url());
+          });
+          page.on('console', (m) => {
+            // A refused resource is named by the response handler below.
+            if (m.type() === 'error' && !m.text().startsWith('Failed to load resource'))
+              problems.push(m.text());
+          });
+          page.on('response', (r) => {
+            // The browser asks for /favicon.ico on its own; the dashboard has none.
+            if (r.status() >= 400 && !r.url().endsWith('/favicon.ico'))
+              problems.push(`${r.status()} ${r.url()}`);
+          });
+          await page.goto(`${dashboard.url}/ui/#analytics`);
+          await page.fill('#key', keyAnalyst);
+          await page.click('#sign-in button[type=submit]');
+          // The requests chart is drawn (a canvas of uPlot) and its table holds the 11 requests.
+          await page.locator('[data-testid=chart-requests] canvas').first().waitFor();
+          await page.locator('[data-testid=total-requests]').getByText('11').waitFor();
+          const counts = await page
+            .locator('[data-testid=chart-requests-table] tbody td:nth-child(2)')
+            .allTextContents();
+          assert.equal(
+            counts.reduce((n, c) => n + Number(c), 0),
+            11,
+            counts.join(','),
+          );
+          await page.locator('[data-testid=chart-latency] canvas').first().waitFor();
+          const refusals = await page.locator('[data-testid=chart-refusals-table]').innerText();
+          assert.match(refusals, /auth\s+2/);
+          assert.match(refusals, /rate_limit\s+1/);
+          assert.match(await page.locator('[data-testid=chart-keys-table]').innerText(), /partner\s+4\s+1/);
+          assert.match(
+            await page.locator('[data-testid=chart-endpoints-table]').innerText(),
+            /open\s+GET \/open\/users\/\{id\}\s+5/,
+          );
+          // One API chosen: the view follows.
+          await page.selectOption('#analytics-api', 'open');
+          await page.locator('[data-testid=total-requests]').getByText('5').waitFor();
+          assert.match(await page.locator('[data-testid=chart-requests] h3').innerText(), /of open/);
+          // A week: per hour, the same count.
+          await page.selectOption('#analytics-range', '7d');
+          await page.locator('main').getByText('per hour').waitFor();
+          await page.locator('[data-testid=total-requests]').getByText('5').waitFor();
+          assert.deepEqual(outside, [], 'nothing is fetched from another host');
+          assert.deepEqual(problems, [], 'no errors in the console (CSP included)');
+        } finally {
+          await browser.close();
+        }
+      },
+    );
 
     test("analytics are the caller's organisation's, and need the analytics permission", async () => {
       const other = await traffic(b.system.key);
