@@ -227,6 +227,26 @@ ${keyManifest('frank', '  policies: [metered]\n')}`,
   assert.match(over.body, /Quota exceeded/);
 });
 
+test('rotation: the old and the new value count against one quota, and the count outlives the rotation', async () => {
+  await applyManifest(
+    w.cp,
+    keyManifest('gina', '  policies: [metered]\n  rotation: {overlapSeconds: 600}\n'),
+  );
+  await waitReady(w.cp, key('gina'));
+  const oldValue = (await secretValue('shop', 'gina')) ?? '';
+  await waitFor('gina authenticates', async () => (await call('/vault/g', oldValue)).status === 200);
+  await patch('gina', { spec: { rotate: 'r1' } });
+  await waitForStatus(w.cp, key('gina'), 'rotated', (s) => s.rotated === 'r1' && isReady(s));
+  const newValue = (await secretValue('shop', 'gina')) ?? '';
+  assert.notEqual(newValue, oldValue);
+  assert.equal((await call('/vault/g', newValue)).status, 200, 'the second request of the quota');
+  assert.equal((await call('/vault/g', oldValue)).status, 200, 'the third, with the old value');
+  const over = await call('/vault/g', newValue);
+  assert.equal(over.status, 403, 'the fourth is over the one quota both values count against');
+  assert.match(over.body, /Quota exceeded/);
+  assert.equal((await call('/vault/g', oldValue)).status, 403);
+});
+
 test('drift: a key deleted behind the operator is created again', async () => {
   const st = await waitReady(w.cp, key('bob'));
   const del = await admin(w.gw, 'DELETE', `/svc/keys/${String(st.keyHash)}?hashed=true`);
