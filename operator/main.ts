@@ -20,6 +20,7 @@ import { LicenseChecker } from './license.ts';
 import { apiDefinitionController } from './controllers/api-definition.ts';
 import { apiKeyController } from './controllers/api-key.ts';
 import type { ControllerEnv } from './controllers/env.ts';
+import { Convergence } from './controllers/convergence.ts';
 import {
   svcOasApiDefinitionController,
   svcStreamsApiDefinitionController,
@@ -72,7 +73,8 @@ const connections = new Connections({
 });
 
 // Each controller wires its own watches (operator/controllers/<kind>.ts).
-const env: ControllerEnv = { manager, kc, namespaces, connections, events, now, log };
+const convergence = new Convergence(registry);
+const env: ControllerEnv = { manager, kc, namespaces, connections, events, now, log, convergence };
 manager.add(apiDefinitionController(env));
 manager.add(svcOasApiDefinitionController(env));
 manager.add(svcStreamsApiDefinitionController(env));

@@ -185,6 +185,32 @@ export const reconcileStatusProperties: Record<string, JsonSchema> = {
   conditions,
 };
 
+/** One gateway that must serve a resource, and the revision of it that gateway serves. */
+export const gatewayRevision: JsonSchema = {
+  title: 'GatewayRevision',
+  description:
+    'A gateway process that must serve the resource (a gateway sharing the store, as its registry of gateways lists it), and the revision of the resource it serves.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: {
+    name: {
+      type: 'string',
+      description: 'The gateway as it names itself: `host:port` (and `/worker-N` with several workers).',
+    },
+    revision: {
+      type: 'string',
+      description:
+        'Hash of the document the gateway serves (compared with latestSvcSpecHash); absent when it serves none.',
+    },
+    appliedAt: {
+      type: 'string',
+      format: 'date-time',
+      description: 'When the gateway started serving that revision.',
+    },
+  },
+};
+
 /** Status of the three API kinds. */
 export const apiStatus: JsonSchema = {
   title: 'ApiStatus',
@@ -205,6 +231,12 @@ export const apiStatus: JsonSchema = {
       description:
         'IDs of the certificates the operator uploaded to the gateway from the Secrets the API names (ApiDefinition: certificate_secret_names, client_certificate_refs, upstream_certificate_refs; SvcOasApiDefinition: clientCertificate, mutualTLS).',
       items: { type: 'string' },
+    },
+    gateways: {
+      type: 'array',
+      description:
+        'Mode ce: every gateway that must serve the API (all the gateways sharing the store of the gateway the operator writes to) and the revision each serves. `Ready` and `Programmed` are True only when every one serves latestSvcSpecHash; until then they are False with reason `Pending`, naming the gateways that do not yet.',
+      items: gatewayRevision,
     },
     ...reconcileStatusProperties,
   },

@@ -54,6 +54,22 @@ export interface ManagementClient {
    * dashboard, a user who may not read APIs). Gateways (mode ce) serve what they hold: no method.
    */
   servingGateways?(): Promise<ServingGateways | undefined>;
+  /**
+   * Mode ce: every gateway process sharing the store of the one called (its registry of
+   * gateways, `GET /svc/nodes/apis/{id}`), each with the revision of the API it serves; undefined
+   * when the gateway does not say (an older gateway).
+   */
+  appliedBy?(apiId: string): Promise<AppliedBy[] | undefined>;
+}
+
+/** One gateway process and the revision of an API it serves (none: it does not serve it). */
+export interface AppliedBy {
+  id: string;
+  name: string;
+  /** The hash of the document it serves (the operator's `latestSvcSpecHash` of it). */
+  revision?: string;
+  /** When it started serving it (ISO 8601). */
+  appliedAt?: string;
 }
 
 /** Where a dashboard's APIs are served: its organisation and the gateways connected for it. */

@@ -58,6 +58,7 @@ function policyLinks(
  * still cover the API (`InUse`). Writes status once, at the end, only when it changed.
  */
 export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDeps): Promise<WorkResult> {
+  const since = deps.now();
   const { namespace, name } = splitKey(key);
   const obj = await deps.read(namespace, name);
   if (!obj) return {};
@@ -189,7 +190,7 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
   return reportApiSynced(
     current,
     status,
-    { apiId, client, org: resolved.conn.org, api: current.spec, action },
+    { apiId, client, org: resolved.conn.org, api: current.spec, action, since, kind: 'ApiDefinition' },
     deps,
   );
 }
@@ -255,6 +256,7 @@ export function apiDefinitionController(env: ControllerEnv): ControllerSpec {
         secret: (namespace, name) => Promise.resolve(secrets.get(namespace, name)),
         apis: holders,
         pushes,
+        convergence: env.convergence,
         now: env.now,
         log: env.log,
       }),

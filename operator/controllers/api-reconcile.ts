@@ -20,6 +20,7 @@ import { deleteCertificatesOf, type CertificateHolder } from './certificate-secr
 import type { ApiObject, OasApiObject, PolicyView } from './objects.ts';
 import { heldByPolicies, HELD_RECHECK_MS, type ReportDeps } from './status.ts';
 import { finalizeInGateway, type PushMemory } from './sync.ts';
+import type { Convergence } from './convergence.ts';
 
 /** What an API reconciler needs; tests pass their own. */
 export interface ApiReconcileDeps<T extends ApiObject | OasApiObject> extends ReportDeps<T> {
@@ -44,6 +45,8 @@ export interface ApiReconcileDeps<T extends ApiObject | OasApiObject> extends Re
    * yet (sync.ts). One per controller in production; without it, the status alone says.
    */
   pushes?: PushMemory;
+  /** `svc_config_convergence_seconds` (convergence.ts); one per operator in production. */
+  convergence?: Convergence | undefined;
   log: Logger;
 }
 

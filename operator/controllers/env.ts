@@ -13,6 +13,7 @@ import type { InformerEvent, WatchSpec } from '../../lib/k8s/informer.ts';
 import type { ControllerManager } from '../../lib/k8s/manager.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { Connections } from '../connections.ts';
+import type { Convergence } from './convergence.ts';
 
 /** The operator's shared parts, as main.ts builds them. */
 export interface ControllerEnv {
@@ -24,6 +25,8 @@ export interface ControllerEnv {
   events: EventRecorder;
   now: () => Date;
   log: Logger;
+  /** `svc_config_convergence_seconds` on the operator's /metrics (convergence.ts). */
+  convergence?: Convergence;
 }
 
 /** Names of the svc kinds. */

@@ -105,6 +105,7 @@ export async function reconcileSvcOasApiDefinition(
   key: string,
   deps: OasApiDefinitionDeps,
 ): Promise<WorkResult> {
+  const since = deps.now();
   const { namespace, name } = splitKey(key);
   const obj = await deps.read(namespace, name);
   if (!obj) return {};
@@ -254,6 +255,8 @@ export async function reconcileSvcOasApiDefinition(
       api: { proxy: { listen_path: translated.listenPath } },
       address: false,
       action,
+      since,
+      kind: kind.kind,
     },
     deps,
   );
@@ -334,6 +337,7 @@ function documentController(env: ControllerEnv, kind: DocumentKind): ControllerS
         secret: (namespace, name) => Promise.resolve(secrets.get(namespace, name)),
         apis: holders,
         pushes,
+        convergence: env.convergence,
         now: env.now,
         log: env.log,
         kind,

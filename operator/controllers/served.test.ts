@@ -1,7 +1,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ManagementClient, ServingGateways } from '../clients/management.ts';
-import { UNSERVED_RECHECK_MS, servedAddress, servedMessage } from './served.ts';
+import { Registry } from 'prom-client';
+import type { SvcObject } from '../../lib/k8s/objects.ts';
+import type { AppliedBy, ManagementClient, ServingGateways } from '../clients/management.ts';
+import { Convergence } from './convergence.ts';
+import {
+  PENDING_RECHECK_MS,
+  UNSERVED_RECHECK_MS,
+  reportApiSynced,
+  servedAddress,
+  servedMessage,
+} from './served.ts';
+import { NOW, fakeEvents, fakeObjects, readyOf } from './testing.ts';
 
 test('the address an API is served on', () => {
   const cases: { name: string; url: string; api: Parameters<typeof servedAddress>[1]; want: string }[] = [
@@ -108,5 +118,157 @@ test('the status message: the gateway that serves an API (ce); where it is held 
     const got = await servedMessage('a1', c.client, 'conn-org', c.api ?? api);
     assert.equal(got.message, c.want, c.name);
     assert.equal(got.requeueAfterMs, c.requeue, c.name);
+  }
+});
+
+test('Ready and Programmed only when every gateway of the store serves the revision pushed (ce)', async () => {
+  const REV = 'a'.repeat(64);
+  const OLD = 'b'.repeat(64);
+  const at = (ms: number): string => new Date(Date.parse('2025-06-01T12:00:00.000Z') + ms).toISOString();
+  type Answer = AppliedBy[] | undefined;
+  const cases: {
+    name: string;
+    /** What `GET /svc/nodes/apis/{id}` answers, call after call (the last one repeats). */
+    answers: Answer[];
+    before?: { name: string; revision?: string }[];
+    action?: 'Updated';
+    ready: 'True' | 'False';
+    reason: string;
+    message: RegExp;
+    programmed?: 'True' | 'False';
+    gateways?: string[];
+    events?: RegExp[];
+    requeue?: number;
+    converged?: number;
+  }[] = [
+    {
+      name: 'both serve it',
+      answers: [
+        [
+          { id: '2', name: 'gw-b:8080', revision: REV, appliedAt: at(30) },
+          { id: '1', name: 'gw-a:8080', revision: REV, appliedAt: at(10) },
+        ],
+      ],
+      ready: 'True',
+      reason: 'Synced',
+      message:
+        /^API a1 is served by http:\/\/gw-a:8080 .*; revision a{12} served by all 2 gateways: gw-a:8080, gw-b:8080$/,
+      programmed: 'True',
+      gateways: [`gw-a:8080 ${REV}`, `gw-b:8080 ${REV}`],
+    },
+    {
+      name: 'one still serves the revision before, another none: Pending naming both',
+      answers: [
+        [
+          { id: '1', name: 'gw-a:8080', revision: REV, appliedAt: at(10) },
+          { id: '2', name: 'gw-b:8080', revision: OLD, appliedAt: at(-5000) },
+          { id: '3', name: 'gw-c:8080' },
+        ],
+      ],
+      ready: 'False',
+      reason: 'Pending',
+      message: /waiting for 2 of 3 gateways to serve revision a{12}: gw-b:8080, gw-c:8080$/,
+      programmed: 'False',
+      gateways: [`gw-a:8080 ${REV}`, `gw-b:8080 ${OLD}`, 'gw-c:8080 -'],
+      requeue: PENDING_RECHECK_MS,
+    },
+    {
+      name: 'a gateway listed before and gone from the registry: an event, Ready on the other',
+      answers: [[{ id: '1', name: 'gw-a:8080', revision: REV, appliedAt: at(10) }]],
+      before: [
+        { name: 'gw-a:8080', revision: OLD },
+        { name: 'gw-b:8080', revision: OLD },
+      ],
+      ready: 'True',
+      reason: 'Synced',
+      message: /revision a{12} served by its one gateway: gw-a:8080$/,
+      programmed: 'True',
+      gateways: [`gw-a:8080 ${REV}`],
+      events: [
+        /^Warning GatewayDropped: gateway gw-b:8080 left the registry .* API a1 no longer waits for it$/,
+      ],
+    },
+    {
+      name: 'just pushed: waits for the other gateway to reload, then Ready; the convergence is observed',
+      action: 'Updated',
+      answers: [
+        [
+          { id: '1', name: 'gw-a:8080', revision: REV, appliedAt: at(40) },
+          { id: '2', name: 'gw-b:8080', revision: OLD, appliedAt: at(-5000) },
+        ],
+        [
+          { id: '1', name: 'gw-a:8080', revision: REV, appliedAt: at(40) },
+          { id: '2', name: 'gw-b:8080', revision: REV, appliedAt: at(75) },
+        ],
+      ],
+      ready: 'True',
+      reason: 'Synced',
+      message: /served by all 2 gateways/,
+      programmed: 'True',
+      gateways: [`gw-a:8080 ${REV}`, `gw-b:8080 ${REV}`],
+      events: [/^Normal Updated: API a1 updated in http:\/\/gw-a:8080$/],
+      converged: 0.075,
+    },
+    {
+      name: 'a gateway that does not report: Ready as before, no Programmed, no gateways',
+      answers: [undefined],
+      ready: 'True',
+      reason: 'Synced',
+      message: /^API a1 is served by http:\/\/gw-a:8080 at http:\/\/gw-a:8080\/a\/$/,
+    },
+  ];
+  for (const c of cases) {
+    let calls = 0;
+    const client = {
+      url: 'http://gw-a:8080',
+      appliedBy: () => Promise.resolve(c.answers[Math.min(calls++, c.answers.length - 1)]),
+    } as unknown as ManagementClient;
+    const objects = fakeObjects<SvcObject<unknown, Record<string, unknown>>>();
+    const events = fakeEvents();
+    const registry = new Registry();
+    const convergence = new Convergence(registry);
+    const obj: SvcObject<unknown, Record<string, unknown>> = {
+      metadata: { name: 'a', namespace: 'ns', uid: 'u1', generation: 2 },
+      spec: {},
+      status: c.before === undefined ? {} : { gateways: c.before },
+    };
+    const result = await reportApiSynced(
+      obj,
+      { latestSvcSpecHash: REV },
+      {
+        apiId: 'a1',
+        client,
+        org: 'o',
+        api: { proxy: { listen_path: '/a/' } },
+        action: c.action,
+        since: NOW,
+      },
+      { objects, events, now: () => NOW, convergence },
+    );
+    const status = objects.statuses.at(-1) as
+      { gateways?: { name: string; revision?: string }[] } | undefined;
+    assert.ok(status, c.name);
+    const ready = readyOf(status);
+    assert.ok(ready, c.name);
+    assert.equal(ready.status, c.ready, `${c.name}: ${ready.message}`);
+    assert.equal(ready.reason, c.reason, c.name);
+    assert.match(ready.message, c.message, c.name);
+    const programmed = (status as { conditions?: { type: string; status: string }[] }).conditions?.find(
+      (x) => x.type === 'Programmed',
+    );
+    assert.equal(programmed?.status, c.programmed, c.name);
+    assert.deepEqual(
+      status.gateways?.map((g) => `${g.name} ${g.revision ?? '-'}`),
+      c.gateways,
+      c.name,
+    );
+    assert.equal(events.lines.length, c.events?.length ?? 0, `${c.name}: ${events.lines.join('\n')}`);
+    c.events?.forEach((e, i) => {
+      assert.match(events.lines[i] ?? '', e, c.name);
+    });
+    assert.equal(result.requeueAfterMs, c.requeue, c.name);
+    const text = await registry.metrics();
+    const sum = /^svc_config_convergence_seconds_sum\{kind="ApiDefinition"\} (\S+)$/m.exec(text);
+    assert.equal(sum === null ? undefined : Number(sum[1]), c.converged, c.name);
   }
 });

@@ -144,6 +144,8 @@ export async function reportSuccess<T extends Reported<ReconcileStatus>>(
     action?: 'Created' | 'Updated' | 'Deleted';
     what: string;
     where: string;
+    /** Conditions set besides `Ready` (an API's `Programmed`). */
+    conditions?: Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>[];
   },
   deps: ReportDeps<T>,
 ): Promise<void> {
@@ -153,6 +155,13 @@ export async function reportSuccess<T extends Reported<ReconcileStatus>>(
     status.latestTransaction = transaction('Successful', now);
   }
   status.conditions = readyConditions(obj, true, outcome.reason, outcome.message, now);
+  for (const c of outcome.conditions ?? []) {
+    status.conditions = setCondition(
+      status.conditions,
+      { ...c, observedGeneration: obj.metadata.generation },
+      now,
+    );
+  }
   await deps.objects.patchStatus(obj, status);
   if (action) {
     const at = action === 'Deleted' ? 'from' : 'in';

@@ -385,6 +385,8 @@ export interface ApiStatus {
   pushedTo?: PushedTo;
   /** IDs of the certificates the operator uploaded to the gateway from the Secrets the API names (ApiDefinition: certificate_secret_names, client_certificate_refs, upstream_certificate_refs; SvcOasApiDefinition: clientCertificate, mutualTLS). */
   certificates?: string[];
+  /** Mode ce: every gateway that must serve the API (all the gateways sharing the store of the gateway the operator writes to) and the revision each serves. `Ready` and `Programmed` are True only when every one serves latestSvcSpecHash; until then they are False with reason `Pending`, naming the gateways that do not yet. */
+  gateways?: GatewayRevision[];
   /** The metadata.generation the operator last reconciled. */
   observedGeneration?: number;
   /** Hash of the translated object the operator last pushed to the gateway or dashboard. */
@@ -667,6 +669,16 @@ export interface FieldMapping {
   disabled?: boolean;
   /** Dot path of the value in the response. */
   path?: string;
+}
+
+/** A gateway process that must serve the resource (a gateway sharing the store, as its registry of gateways lists it), and the revision of the resource it serves. */
+export interface GatewayRevision {
+  /** The gateway as it names itself: `host:port` (and `/worker-N` with several workers). */
+  name: string;
+  /** Hash of the document the gateway serves (compared with latestSvcSpecHash); absent when it serves none. */
+  revision?: string;
+  /** When the gateway started serving that revision. */
+  appliedAt?: string;
 }
 
 /** Rate limit of the whole API, for all clients together (keyless APIs too). */
@@ -998,6 +1010,8 @@ export interface OasApiStatus {
   pushedTo?: PushedTo;
   /** IDs of the certificates the operator uploaded to the gateway from the Secrets the API names (ApiDefinition: certificate_secret_names, client_certificate_refs, upstream_certificate_refs; SvcOasApiDefinition: clientCertificate, mutualTLS). */
   certificates?: string[];
+  /** Mode ce: every gateway that must serve the API (all the gateways sharing the store of the gateway the operator writes to) and the revision each serves. `Ready` and `Programmed` are True only when every one serves latestSvcSpecHash; until then they are False with reason `Pending`, naming the gateways that do not yet. */
+  gateways?: GatewayRevision[];
   /** The metadata.generation the operator last reconciled. */
   observedGeneration?: number;
   /** Hash of the translated object the operator last pushed to the gateway or dashboard. */
