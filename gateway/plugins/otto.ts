@@ -213,6 +213,9 @@ export async function loadOttoHook(
   env: OttoEnv,
 ): Promise<OttoHook> {
   if (!env.jsvm) throw new Error(`${at}: ${OTTO_JSVM_OFF}`);
+  // The name is written into the script that calls the middleware: an identifier only (the shared
+  // rule refuses others at write; checked again here, where it matters).
+  if (!/^[A-Za-z_$][\w$]*$/.test(hook.name)) throw new Error(`${at}.name: not a JavaScript variable name`);
   const label = `${hook.path}#${hook.name}`;
   const file = await pluginFile(hook.path, env.pluginDir, `${at}.path`);
   let source: string;
