@@ -18,8 +18,8 @@ export type Collection = (typeof COLLECTIONS)[number];
 export type StoredEntry = { id: string; value: unknown; text?: string } | { id: string; problem: string };
 
 /**
- * How `put` treats an existing document: `upsert` writes either way, `create` only when absent,
- * `update` only when present.
+ * How `put` treats an existing document: `upsert` (the mode when none is given) writes either way,
+ * `create` only when absent, `update` only when present.
  */
 export type PutMode = 'upsert' | 'create' | 'update';
 
