@@ -238,15 +238,7 @@ function objectsOf(file: string): Obj[] {
  * Refusals that are not `not supported by svc yet`: real problems of a manifest, each with the
  * reason it is kept (by `file#index`, the problems in the order the webhook lists them).
  */
-const EXPECTED_PROBLEMS: Readonly<Record<string, { reason: string; problems: readonly string[] }>> = {
-  'oauth2.yaml#0': {
-    reason:
-      "svc serves the client_credentials grant only and has no authorize endpoint: the reference's sample also allows the response type `token` (implicit grant), refused by name",
-    problems: [
-      'spec.oauth_meta.allowed_authorize_types[0]: Unsupported value: response type "token" is not served: svc has no authorize endpoint (the client_credentials grant needs none); remove it',
-    ],
-  },
-};
+const EXPECTED_PROBLEMS: Readonly<Record<string, { reason: string; problems: readonly string[] }>> = {};
 
 describe('migration manifests, applied through the webhook', () => {
   const files = readdirSync(manifestsDir)

@@ -185,7 +185,11 @@ export async function revokeToken(r: AdminRequest): Promise<AdminResponse> {
     return statusBody(400, 'error', 'token and client_id are required');
   }
   if ((f.token_type_hint ?? 'access_token') === 'refresh_token') {
-    return statusBody(400, 'error', 'refresh tokens are not issued (client_credentials grant only)');
+    return statusBody(
+      400,
+      'error',
+      'refresh tokens are not issued (the client_credentials and authorization_code grants issue access tokens only)',
+    );
   }
   const id = keyIdOf(token);
   const key = (await r.deps.store.get('keys', id)) as GatewaySession | undefined;

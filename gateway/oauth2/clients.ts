@@ -8,7 +8,7 @@
  */
 import type { GatewayPolicy, GatewaySession } from '../../schemas/generated/models.ts';
 import { oauthClientDocId } from '../../schemas/rules/oauth2.ts';
-import { generateKey, hashPassword, verifyPassword } from '../sessions/credentials.ts';
+import { generateKey, hashPassword, keyIdOf, verifyPassword } from '../sessions/credentials.ts';
 import type { Collection, Store } from '../store/store.ts';
 import { BUSY, type OAuthGuard } from './guard.ts';
 
@@ -118,6 +118,30 @@ export function accessTokenOf(
     date_created: new Date(nowMs).toISOString().replace(/\.\d+Z$/, 'Z'),
   };
   return { token: generateKey(client.org_id), session, expiresIn };
+}
+
+/**
+ * Issues an access token to `client` (a grant, or the implicit flow): a key made from its policy,
+ * stored; undefined when the policy is missing, a draft, denied or inactive.
+ */
+export async function mintAccessToken(
+  store: Store,
+  client: StoredClient,
+  nowMs: number,
+): Promise<{ token: string; keyId: string; expiresIn: number } | undefined> {
+  const policy = (await store.get('policies', client.policy_id)) as GatewayPolicy | undefined;
+  if (
+    policy === undefined ||
+    policy.state === 'draft' ||
+    policy.state === 'deny' ||
+    policy.active === false
+  ) {
+    return undefined;
+  }
+  const { token, session, expiresIn } = accessTokenOf(client, policy, nowMs);
+  const keyId = keyIdOf(token);
+  await store.put('keys', keyId, session, 'create');
+  return { token, keyId, expiresIn };
 }
 
 /**

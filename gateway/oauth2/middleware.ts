@@ -1,14 +1,16 @@
 /**
- * OAuth 2.0 client credentials on an API with `use_oauth2` (schemas/rules/oauth2.ts says what is
- * accepted), as the reference gateway serves it:
+ * OAuth 2.0 on an API with `use_oauth2` (schemas/rules/oauth2.ts says what is accepted), as the
+ * reference gateway serves it:
  *
- * - `oauth2Endpoints` answers `POST {listen_path}oauth/token` (`grant_type=client_credentials`,
- *   the client's ID and secret by HTTP Basic or as the form fields `client_id` and
- *   `client_secret`) with `{"access_token","expires_in","token_type":"bearer"}`, the token a key
+ * - `oauth2Endpoints` answers `POST {listen_path}oauth/token` (`grant_type=client_credentials`, or
+ *   `authorization_code` with a `code` of the authorize flow and its `redirect_uri`; the client's
+ *   ID and secret by HTTP Basic or as the form fields `client_id` and `client_secret`) with
+ *   `{"access_token","expires_in","token_type":"bearer"}`, the token a key
  *   made from the client's policy (clients.ts), and `POST {listen_path}oauth/revoke` (`token`, the
  *   client authenticated the same way; RFC 7009). Errors are the reference's (osin's) bodies,
  *   `{"error","error_description"}`, with RFC 6749's statuses: 401 for a client that does not
- *   authenticate, 400 otherwise. Both read the body, so requests for these two paths are served
+ *   authenticate, 400 otherwise. It answers `{listen_path}oauth/authorize` too, the start of the
+ *   authorization flow (authorize.ts). They read the body, so requests for these paths are served
  *   by node:http (`bodyPaths`); the fast path may serve the API's other requests.
  * - `oauth2Bearer` authenticates the API's requests by `Authorization: Bearer <token>`: missing
  *   400 `Authorization field missing`, not a bearer token 400 `Bearer token malformed`, unknown
@@ -21,8 +23,13 @@
  * one hash and Redis before 7.4 has no expiry of a hash field, so a TTL can't do it there.
  */
 import { errorMessage } from '../../lib/errors.ts';
-import type { GatewayApiDefinition, GatewayPolicy, GatewaySession } from '../../schemas/generated/models.ts';
-import { CLIENT_CREDENTIALS, allowedGrants, usesOauth2 } from '../../schemas/rules/oauth2.ts';
+import type { GatewayApiDefinition, GatewaySession } from '../../schemas/generated/models.ts';
+import {
+  AUTHORIZATION_CODE,
+  CLIENT_CREDENTIALS,
+  allowedGrants,
+  usesOauth2,
+} from '../../schemas/rules/oauth2.ts';
 import { normalizeListenPath } from '../../schemas/rules/target.ts';
 import { reject, respond } from '../pipeline/compose.ts';
 import type { RequestContext } from '../pipeline/context.ts';
@@ -36,7 +43,14 @@ import type { LoadedKey } from '../sessions/sessions.ts';
 import { keyIdOf } from '../sessions/credentials.ts';
 import { refusalOf } from '../sessions/refusal.ts';
 import type { Store } from '../store/store.ts';
-import { accessTokenOf, authenticateClient, deleteExpiredTokens, type StoredClient } from './clients.ts';
+import { authenticateClient, deleteExpiredTokens, mintAccessToken, type StoredClient } from './clients.ts';
+import {
+  AUTHORIZE_ERRORS,
+  checkAuthorizeRequest,
+  deleteExpiredCodes,
+  loginLocation,
+  takeCode,
+} from './authorize.ts';
 import { fieldsOf } from './admin.ts';
 import { BUSY, guardOf } from './guard.ts';
 
@@ -49,6 +63,9 @@ const DESCRIPTIONS = {
     'The request is missing a required parameter, includes an invalid parameter value, includes a parameter more than once, or is otherwise malformed.',
   unauthorized_client: 'The client is not authorized to request a token using this method.',
   unsupported_grant_type: 'The authorization grant type is not supported by the authorization server.',
+  invalid_grant:
+    'The provided authorization grant (e.g., authorization code, resource owner credentials) or refresh token is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.',
+  unsupported_response_type: AUTHORIZE_ERRORS.unsupported_response_type,
   server_error:
     'The authorization server encountered an unexpected condition that prevented it from fulfilling the request.',
   temporarily_unavailable:
@@ -92,10 +109,18 @@ function clientCredentials(
   return id === '' ? undefined : { id, secret: form.client_secret ?? '' };
 }
 
-/** The token and revocation endpoints of an API: `{listen_path}oauth/token` and `.../revoke`. */
-function endpointPaths(api: GatewayApiDefinition): { tokenPath: string; revokePath: string } {
+/** The endpoints of an API: `{listen_path}oauth/token`, `.../revoke` and `.../authorize`. */
+function endpointPaths(api: GatewayApiDefinition): {
+  tokenPath: string;
+  revokePath: string;
+  authorizePath: string;
+} {
   const base = normalizeListenPath(api.proxy.listen_path);
-  return { tokenPath: `${base}/oauth/token`, revokePath: `${base}/oauth/revoke` };
+  return {
+    tokenPath: `${base}/oauth/token`,
+    revokePath: `${base}/oauth/revoke`,
+    authorizePath: `${base}/oauth/authorize`,
+  };
 }
 
 /** See the module comment. */
@@ -105,11 +130,11 @@ export const oauth2Endpoints: GatewayMiddleware = {
   // Only the token and revocation endpoints read the body: the API's other requests (bearer
   // tokens, read from the head) may be served by the fast path.
   bodyPaths: (api) => {
-    const { tokenPath, revokePath } = endpointPaths(api);
-    return [tokenPath, revokePath];
+    const { tokenPath, revokePath, authorizePath } = endpointPaths(api);
+    return [tokenPath, revokePath, authorizePath];
   },
   create: (api, deps) => {
-    const { tokenPath, revokePath } = endpointPaths(api);
+    const { tokenPath, revokePath, authorizePath } = endpointPaths(api);
     const apiId = api.api_id ?? '';
     const orgId = api.org_id ?? '';
     const grants = allowedGrants(api);
@@ -157,12 +182,48 @@ export const oauth2Endpoints: GatewayMiddleware = {
       const form = await formOf(ctx);
       if (isRejection(form)) return form;
       const grantType = form.grant_type ?? '';
-      if (grantType !== CLIENT_CREDENTIALS || !grants.includes(grantType)) {
+      if (
+        (grantType !== CLIENT_CREDENTIALS && grantType !== AUTHORIZATION_CODE) ||
+        !grants.includes(grantType)
+      ) {
         return oauthError(ctx, 400, 'unsupported_grant_type');
       }
       const client = await clientOf(ctx, form);
       if (isRejection(client)) return client;
+      if (grantType === AUTHORIZATION_CODE) {
+        // The code, once, by the client it was issued to, with the redirect URI it was issued for.
+        const ok = await takeCode(deps.store, client, form.code ?? '', form.redirect_uri ?? '', deps.now());
+        if (!ok) {
+          ctx.log.info('oauth code refused', { client_id: client.client_id });
+          return oauthError(ctx, 400, 'invalid_grant');
+        }
+      }
       return issue(ctx, deps, client);
+    };
+    // The authorize endpoint: the request checked, then on to the API's login page (authorize.ts).
+    const authorize = async (ctx: RequestContext): Promise<Rejection> => {
+      if (ctx.method !== 'GET' && ctx.method !== 'POST') {
+        return respond(ctx, 405, JSON.stringify({ error: 'Method Not Allowed' }), {
+          'content-type': 'application/json',
+        });
+      }
+      let params: Record<string, string> = Object.fromEntries(
+        new URLSearchParams(ctx.query.replace(/^\?/, '')),
+      );
+      if (ctx.method === 'POST') {
+        const form = await formOf(ctx);
+        if (isRejection(form)) return form;
+        params = { ...params, ...form };
+      }
+      const checked = await checkAuthorizeRequest(deps.store, api, params);
+      if ('error' in checked) {
+        ctx.log.info('oauth authorize request refused', { reason: checked.reason });
+        return oauthError(ctx, 400, checked.error);
+      }
+      return respond(ctx, 307, '', {
+        location: loginLocation(api, ctx.method, ctx.query),
+        ...NO_STORE,
+      });
     };
     const revoke = async (ctx: RequestContext): Promise<Rejection> => {
       const form = await formOf(ctx);
@@ -177,6 +238,7 @@ export const oauth2Endpoints: GatewayMiddleware = {
     return waits((ctx) => {
       if (ctx.path === tokenPath) return token(ctx);
       if (ctx.path === revokePath) return revoke(ctx);
+      if (ctx.path === authorizePath) return authorize(ctx);
       return undefined;
     });
   },
@@ -184,27 +246,20 @@ export const oauth2Endpoints: GatewayMiddleware = {
 
 /** Issues an access token to `client`: a key made from its policy. */
 async function issue(ctx: RequestContext, deps: MiddlewareDeps, client: StoredClient): Promise<Rejection> {
-  const policy = (await deps.store.get('policies', client.policy_id)) as GatewayPolicy | undefined;
-  if (
-    policy === undefined ||
-    policy.state === 'draft' ||
-    policy.state === 'deny' ||
-    policy.active === false
-  ) {
+  const minted = await mintAccessToken(deps.store, client, deps.now());
+  if (minted === undefined) {
     ctx.log.warn('oauth client policy unusable', {
       client_id: client.client_id,
       policy_id: client.policy_id,
     });
     return oauthError(ctx, 401, 'unauthorized_client');
   }
-  const { token, session, expiresIn } = accessTokenOf(client, policy, deps.now());
-  await deps.store.put('keys', keyIdOf(token), session, 'create');
   sweepExpired(deps, ctx);
-  ctx.log.info('oauth token issued', { client_id: client.client_id, key_hash: keyIdOf(token) });
+  ctx.log.info('oauth token issued', { client_id: client.client_id, key_hash: minted.keyId });
   return respond(
     ctx,
     200,
-    JSON.stringify({ access_token: token, expires_in: expiresIn, token_type: 'bearer' }),
+    JSON.stringify({ access_token: minted.token, expires_in: minted.expiresIn, token_type: 'bearer' }),
     { 'content-type': 'application/json', ...NO_STORE },
   );
 }
@@ -230,6 +285,8 @@ function sweepExpired(deps: MiddlewareDeps, ctx: RequestContext): void {
   const run = async (): Promise<void> => {
     const gone = await deleteExpiredTokens(deps.store, now);
     for (const id of gone) await forgetKey(deps, id);
+    // Codes never exchanged, past their lifetime.
+    await deleteExpiredCodes(deps.store, now);
     if (gone.length > 0) log.info('expired oauth tokens deleted', { tokens: gone.length });
   };
   run()

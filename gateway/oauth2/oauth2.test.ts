@@ -438,15 +438,15 @@ describe('oauth2 settings at write time', () => {
     await g.stop();
   });
 
-  test('grants other than client_credentials and authorize response types are refused with 400 naming the field', async () => {
+  test('grants svc does not serve and response types without a login page are refused with 400 naming the field', async () => {
     const rows: [Record<string, unknown>, string][] = [
       [
-        { allowed_access_types: ['client_credentials', 'authorization_code'] },
-        'oauth_meta.allowed_access_types[1]: Unsupported value: grant "authorization_code" is not served',
+        { allowed_access_types: ['client_credentials', 'password'] },
+        'oauth_meta.allowed_access_types[1]: Unsupported value: grant "password" is not served',
       ],
       [
         { allowed_access_types: ['client_credentials'], allowed_authorize_types: ['token'] },
-        'oauth_meta.allowed_authorize_types[0]',
+        'oauth_meta.auth_login_redirect: Required value',
       ],
       [{ allowed_access_types: [] }, 'oauth_meta.allowed_access_types: Required value'],
     ];

@@ -150,21 +150,65 @@ const cases: Case[] = [
     each: [at('base_identity_provided_by', 'Invalid', 'turn use_oauth2 on')],
   },
   {
-    name: 'OAuth 2.0: grants other than client_credentials and authorize response types are refused by name',
+    name: 'OAuth 2.0: the password and refresh_token grants are refused by name',
     api: api({
       use_oauth2: true,
-      oauth_meta: {
-        allowed_access_types: ['client_credentials', 'password'],
-        allowed_authorize_types: ['code'],
-      },
+      oauth_meta: { allowed_access_types: ['client_credentials', 'password', 'refresh_token'] },
     }),
     each: [
-      at('oauth_meta.allowed_access_types[1]', 'NotSupported', 'client_credentials grant only'),
-      at('oauth_meta.allowed_authorize_types[0]', 'NotSupported', 'no authorize endpoint'),
+      at('oauth_meta.allowed_access_types[1]', 'NotSupported', 'no refresh tokens'),
+      at('oauth_meta.allowed_access_types[2]', 'NotSupported', 'no refresh tokens'),
     ],
   },
   {
-    name: 'OAuth 2.0: use_oauth2 needs the client_credentials grant',
+    name: 'OAuth 2.0: the authorize flow (code and token) with its login page and the authorization_code grant',
+    api: api({
+      use_oauth2: true,
+      oauth_meta: {
+        allowed_access_types: ['authorization_code', 'client_credentials'],
+        allowed_authorize_types: ['code', 'token'],
+        auth_login_redirect: 'https://login.example.com/oauth',
+      },
+    }),
+    each: [],
+  },
+  {
+    name: 'OAuth 2.0: response types need the login page, as an http(s) URL',
+    api: api({
+      use_oauth2: true,
+      oauth_meta: { allowed_access_types: ['client_credentials'], allowed_authorize_types: ['token'] },
+    }),
+    each: [at('oauth_meta.auth_login_redirect', 'Required', 'set it to an http(s) URL')],
+  },
+  {
+    name: 'OAuth 2.0: a login page that is no http(s) URL',
+    api: api({
+      use_oauth2: true,
+      oauth_meta: {
+        allowed_access_types: ['client_credentials'],
+        allowed_authorize_types: ['code'],
+        auth_login_redirect: 'javascript:alert(1)',
+      },
+    }),
+    each: [at('oauth_meta.auth_login_redirect', 'Invalid', 'set it to an http(s) URL')],
+  },
+  {
+    name: 'OAuth 2.0: an unknown response type; authorization_code without the response type code',
+    api: api({
+      use_oauth2: true,
+      oauth_meta: {
+        allowed_access_types: ['authorization_code'],
+        allowed_authorize_types: ['id_token'],
+        auth_login_redirect: 'http://localhost',
+      },
+    }),
+    each: [
+      at('oauth_meta.allowed_authorize_types[0]', 'NotSupported', 'write code or token'),
+      at('oauth_meta.allowed_access_types', 'Invalid', 'add code to oauth_meta.allowed_authorize_types'),
+    ],
+  },
+  {
+    name: 'OAuth 2.0: use_oauth2 needs a way to get tokens',
     api: api({ use_oauth2: true }),
     each: [at('oauth_meta.allowed_access_types', 'Required', 'set oauth_meta.allowed_access_types')],
   },

@@ -11,7 +11,7 @@ import type { AuthConfig, GatewayApiDefinition, SignatureConfig } from '../gener
 import type { ClassicApiInput } from './read.ts';
 import { quote, type FieldProblem, type FieldWarning } from './field-problem.ts';
 import { customAuthHook } from './plugins.ts';
-import { oauth2Problems, usesOauth2 } from './oauth2.ts';
+import { oauth2Problems, oauth2Warnings, usesOauth2 } from './oauth2.ts';
 import { isTrue, list, model, problem, text, type Unchecked } from './read.ts';
 
 /** The methods the gateway serves, as `base_identity_provided_by` names them. */
@@ -116,7 +116,7 @@ function baseIdentityProblems(api: ClassicApiInput): FieldProblem[] {
 
 /** Remarks on authentication settings that are allowed but probably not what the author meant. */
 export function authWarnings(api: ClassicApiInput): FieldWarning[] {
-  const warnings: FieldWarning[] = [];
+  const warnings: FieldWarning[] = [...oauth2Warnings(api)];
   const methods = authMethodsOf(api);
   if (methods.length > 1 && (text(api.base_identity_provided_by) ?? '') === '') {
     warnings.push({

@@ -1,18 +1,31 @@
 /**
- * OAuth 2.0 at the gateway (`use_oauth2`, `oauth_meta`): svc is the authorization server of the
- * client-credentials grant only. Clients are registered through the management API
- * (`/svc/oauth/clients/...`), `POST {listen_path}oauth/token` issues their access tokens and the
- * API checks them as bearer tokens (gateway/oauth2/). The other grants (`authorization_code`,
- * `refresh_token`, `password`) and the authorize endpoint's response types (`code`, `token`) are
- * refused by name. One rule for the webhooks, the gateway's management API and the operator.
+ * OAuth 2.0 at the gateway (`use_oauth2`, `oauth_meta`): svc is the authorization server, as the
+ * reference gateway is, of the client-credentials grant and of the authorization flow: clients are
+ * registered through the management API (`/svc/oauth/clients/...`); `{listen_path}oauth/authorize`
+ * checks a client's request (response type, client, redirect URI) and sends the user on to the
+ * API's login page (`auth_login_redirect`), which, once the user is signed in, asks the gateway
+ * (`POST /svc/oauth/authorize-client`) for a code (`code`) or a token (`token`, the implicit grant)
+ * and sends the user back to the client; `POST {listen_path}oauth/token` issues access tokens for
+ * `client_credentials` and `authorization_code` (a code, once, for the redirect URI it was issued
+ * for), and the API checks them as bearer tokens (gateway/oauth2/). Refresh tokens and the password
+ * grant are refused by name. One rule for the webhooks, the gateway's management API and the
+ * operator.
  */
 import { createHash } from 'node:crypto';
 import type { OAuth2Meta } from '../generated/models.ts';
-import { quote, type FieldProblem } from './field-problem.ts';
-import { isTrue, list, model, problem, type ClassicApiInput } from './read.ts';
+import { quote, type FieldProblem, type FieldWarning } from './field-problem.ts';
+import { isTrue, list, model, problem, text, type ClassicApiInput } from './read.ts';
 
-/** The one grant svc serves. */
+/** The client-credentials grant. */
 export const CLIENT_CREDENTIALS = 'client_credentials';
+/** The authorization-code grant: a code from the authorize flow exchanged for a token. */
+export const AUTHORIZATION_CODE = 'authorization_code';
+/** The grants svc serves. */
+export const GRANTS = [CLIENT_CREDENTIALS, AUTHORIZATION_CODE] as const;
+/** The response types of the authorize flow svc serves: a code, or a token (implicit grant). */
+export const RESPONSE_TYPES = ['code', 'token'] as const;
+/** One of RESPONSE_TYPES. */
+export type ResponseType = (typeof RESPONSE_TYPES)[number];
 
 /**
  * The stored ID of an OAuth client of an API: the hex SHA-256 of `<api ID>/<client ID>` (`/` is in
@@ -35,39 +48,100 @@ export function allowedGrants(api: ClassicApiInput): string[] {
   );
 }
 
+/** The response types the API's authorize flow serves (`oauth_meta.allowed_authorize_types`). */
+export function allowedResponseTypes(api: ClassicApiInput): ResponseType[] {
+  return list(model<OAuth2Meta>(api.oauth_meta)?.allowed_authorize_types).filter((t): t is ResponseType =>
+    (RESPONSE_TYPES as readonly unknown[]).includes(t),
+  );
+}
+
+/** The login page of the API's authorize flow (`oauth_meta.auth_login_redirect`), or ''. */
+export function loginRedirect(api: ClassicApiInput): string {
+  return text(model<OAuth2Meta>(api.oauth_meta)?.auth_login_redirect) ?? '';
+}
+
+/** Whether `raw` is an absolute http(s) URL without a fragment (a login page, a redirect URI). */
+export function isHttpUrl(raw: string): boolean {
+  try {
+    const u = new URL(raw);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hash === '' && u.host !== '';
+  } catch {
+    return false;
+  }
+}
+
 /** Every OAuth 2.0 problem of `api` (see the module comment). */
 export function oauth2Problems(api: ClassicApiInput): FieldProblem[] {
   const meta = model<OAuth2Meta>(api.oauth_meta);
   const problems: FieldProblem[] = [];
   list(meta?.allowed_access_types).forEach((grant, i) => {
-    if (grant === CLIENT_CREDENTIALS) return;
+    if ((GRANTS as readonly unknown[]).includes(grant)) return;
     problems.push(
       problem(
         `oauth_meta.allowed_access_types[${String(i)}]`,
         'NotSupported',
-        `grant ${quote(grant)} is not served: svc issues tokens for the client_credentials grant only; remove it`,
+        `grant ${quote(grant)} is not served: svc issues tokens for the ${GRANTS.join(' and ')} grants (no refresh tokens); remove it`,
       ),
     );
   });
   list(meta?.allowed_authorize_types).forEach((type, i) => {
+    if ((RESPONSE_TYPES as readonly unknown[]).includes(type)) return;
     problems.push(
       problem(
         `oauth_meta.allowed_authorize_types[${String(i)}]`,
         'NotSupported',
-        `response type ${quote(type)} is not served: svc has no authorize endpoint (the client_credentials grant needs none); remove it`,
+        `response type ${quote(type)} is not served: write code or token`,
       ),
     );
   });
-  if (usesOauth2(api) && !allowedGrants(api).includes(CLIENT_CREDENTIALS)) {
+  const types = allowedResponseTypes(api);
+  const login = loginRedirect(api);
+  if (types.length > 0 && !isHttpUrl(login)) {
+    problems.push(
+      problem(
+        'oauth_meta.auth_login_redirect',
+        login === '' ? 'Required' : 'Invalid',
+        `${login === '' ? '' : `${quote(login)}: `}the authorize endpoint sends the user to the API's login page: set it to an http(s) URL`,
+      ),
+    );
+  }
+  const grants = allowedGrants(api);
+  if (grants.includes(AUTHORIZATION_CODE) && !types.includes('code')) {
+    problems.push(
+      problem(
+        'oauth_meta.allowed_access_types',
+        'Invalid',
+        'the authorization_code grant exchanges codes the authorize flow issues: add code to oauth_meta.allowed_authorize_types, or remove the grant',
+      ),
+    );
+  }
+  if (
+    usesOauth2(api) &&
+    !grants.some((g) => (GRANTS as readonly string[]).includes(g)) &&
+    !types.includes('token')
+  ) {
     problems.push(
       problem(
         'oauth_meta.allowed_access_types',
         'Required',
-        'use_oauth2 needs the grant its clients use: set oauth_meta.allowed_access_types to [client_credentials]',
+        'use_oauth2 needs a way for clients to get tokens: set oauth_meta.allowed_access_types to [client_credentials] (or authorization_code with the response type code)',
       ),
     );
   }
   return problems;
+}
+
+/** Remarks on OAuth 2.0 settings that are allowed but probably not what the author meant. */
+export function oauth2Warnings(api: ClassicApiInput): FieldWarning[] {
+  if (!allowedResponseTypes(api).includes('code') || allowedGrants(api).includes(AUTHORIZATION_CODE))
+    return [];
+  return [
+    {
+      path: 'oauth_meta.allowed_authorize_types',
+      message:
+        'the response type code is allowed but not the authorization_code grant: the authorize flow issues codes the token endpoint will not exchange (as the reference): add authorization_code to oauth_meta.allowed_access_types',
+    },
+  ];
 }
 
 /**

@@ -41,12 +41,12 @@ export function notYetClassicProperties(): Record<string, JsonSchema> {
     use_oauth2: enforced({
       type: 'boolean',
       description:
-        'OAuth 2.0 client credentials at the gateway: clients registered with `/svc/oauth/clients/create`, tokens issued by `POST {listen_path}oauth/token` and checked as bearer tokens (docs/gateway.md, "OAuth 2.0").',
+        'OAuth 2.0 at the gateway: clients registered with `/svc/oauth/clients/create`, tokens issued by `POST {listen_path}oauth/token` (client credentials, or a code of the authorize flow at `{listen_path}oauth/authorize`) and checked as bearer tokens (docs/gateway.md, "OAuth 2.0").',
     }),
     oauth_meta: enforced({
       title: 'OAuth2Meta',
       description:
-        'Settings of the OAuth 2.0 authorization server: svc serves the `client_credentials` grant only; other grants and response types are refused.',
+        'Settings of the OAuth 2.0 authorization server: svc serves the `client_credentials` and `authorization_code` grants and the response types `code` and `token` (no refresh tokens, no password grant: refused).',
       type: 'object',
       additionalProperties: false,
       properties: {
@@ -56,14 +56,20 @@ export function notYetClassicProperties(): Record<string, JsonSchema> {
             type: 'string',
             enum: ['authorization_code', 'refresh_token', 'password', 'client_credentials'],
           },
-          description: 'Grant types clients may use.',
+          description:
+            'Grant types clients may use at the token endpoint: `client_credentials`, `authorization_code` (with the response type `code`); `refresh_token` and `password` are refused.',
         },
         allowed_authorize_types: {
           type: 'array',
           items: { type: 'string', enum: ['code', 'token'] },
-          description: '`response_type` values clients may use.',
+          description:
+            '`response_type` values the authorize endpoint (`{listen_path}oauth/authorize`) takes: `code` (a code for the authorization_code grant) and `token` (a token, the implicit grant).',
         },
-        auth_login_redirect: { type: 'string', description: 'Login page of the authorization flow.' },
+        auth_login_redirect: {
+          type: 'string',
+          description:
+            'Login page of the authorization flow: the authorize endpoint sends the user there (307); once signed in, it asks `POST /svc/oauth/authorize-client` for the code or token. Required with `allowed_authorize_types`.',
+        },
       },
     }),
     notifications: notYet(
