@@ -1,17 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkApi, type CompileEnv } from './check.ts';
-
-const env: CompileEnv = { listenPort: 8080, controlPort: undefined, tls: false };
-const api = (
-  extra: Record<string, unknown> = {},
-  proxy: Record<string, unknown> = {},
-): Record<string, unknown> => ({
-  name: 'a',
-  use_keyless: true,
-  proxy: { listen_path: '/a/', target_url: 'http://u:1', ...proxy },
-  ...extra,
-});
+import { checkApi } from './check.ts';
+import { api, env } from './testing.ts';
 
 const cases: { name: string; def: unknown; want: string[] }[] = [
   {

@@ -10,17 +10,7 @@ import { Sessions } from '../sessions/sessions.ts';
 import { chain } from './chain.ts';
 import { checkApi, type CompileEnv } from './check.ts';
 import { buildRouteTable, type CompileDeps } from './compile.ts';
-
-const env: CompileEnv = { listenPort: 8080, controlPort: undefined, tls: false };
-const api = (
-  extra: Record<string, unknown> = {},
-  proxy: Record<string, unknown> = {},
-): Record<string, unknown> => ({
-  name: 'a',
-  use_keyless: true,
-  proxy: { listen_path: '/a/', target_url: 'http://u:1', ...proxy },
-  ...extra,
-});
+import { api, env } from './testing.ts';
 
 const checks: { name: string; def: unknown; env?: CompileEnv; want: string[] }[] = [
   { name: 'minimal keyless API', def: api(), want: [] },

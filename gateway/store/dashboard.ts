@@ -105,6 +105,15 @@ export class ManagedByDashboardError extends SvcError {
   }
 }
 
+/** Keeps `value` as the last copy of `id` read, the oldest copy dropped beyond LAST_KNOWN_KEYS. */
+function keepLast(known: Map<string, unknown>, id: string, value: unknown): void {
+  if (known.size >= LAST_KNOWN_KEYS) {
+    const first = known.keys().next().value;
+    if (first !== undefined) known.delete(first);
+  }
+  known.set(id, value);
+}
+
 /** The store of a gateway in mode pro (see the file comment). */
 export class DashboardStore implements Store {
   readonly #local: Store;
@@ -364,11 +373,7 @@ export class DashboardStore implements Store {
       const res = await this.#connection.call('GET', `/system/keys/${id}`);
       if (res.status === 200) {
         const key = await res.json();
-        if (this.#lastKnownKeys.size >= LAST_KNOWN_KEYS) {
-          const first = this.#lastKnownKeys.keys().next().value;
-          if (first !== undefined) this.#lastKnownKeys.delete(first);
-        }
-        this.#lastKnownKeys.set(id, key);
+        keepLast(this.#lastKnownKeys, id, key);
         return key;
       }
       await res.body?.cancel();
@@ -389,11 +394,7 @@ export class DashboardStore implements Store {
     const res = await this.#connection.call('GET', `/system/oauth-clients/${id}`);
     if (res.status === 200) {
       const client: unknown = await res.json();
-      if (this.#lastKnownClients.size >= LAST_KNOWN_KEYS) {
-        const first = this.#lastKnownClients.keys().next().value;
-        if (first !== undefined) this.#lastKnownClients.delete(first);
-      }
-      this.#lastKnownClients.set(id, client);
+      keepLast(this.#lastKnownClients, id, client);
       return client;
     }
     await res.body?.cancel();

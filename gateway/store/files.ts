@@ -16,16 +16,8 @@ import { link, mkdir, open, readFile, readdir, realpath, rename, stat, unlink } 
 import { join } from 'node:path';
 import { InputError, SvcError, errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
-import {
-  COLLECTIONS,
-  type Collection,
-  type GroupMessage,
-  type PutMode,
-  type PutOutcome,
-  type Store,
-  type StoreHealth,
-  type StoredEntry,
-} from './store.ts';
+import { COLLECTIONS, type Collection } from './store.ts';
+import type { GroupMessage, PutMode, PutOutcome, Store, StoreHealth, StoredEntry } from './store.ts';
 
 /** Longest encoded file name, so that `<name>.json` fits the usual 255-byte limit. */
 const MAX_NAME_BYTES = 240;
@@ -232,12 +224,7 @@ export class FilesStore implements Store {
     }
   }
 
-  async put(
-    collection: Collection,
-    id: string,
-    value: unknown,
-    mode: PutMode = 'upsert',
-  ): Promise<PutOutcome> {
+  async put(collection: Collection, id: string, value: unknown, mode?: PutMode): Promise<PutOutcome> {
     const cdir = join(this.#dir, collection);
     const path = join(cdir, fileNameOf(id));
     const temp = join(cdir, `${TEMP_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`);

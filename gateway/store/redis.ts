@@ -6,16 +6,8 @@
 import { Redis } from 'ioredis';
 import { TransientError, errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
-import {
-  isGroupMessage,
-  type Collection,
-  type GroupMessage,
-  type PutMode,
-  type PutOutcome,
-  type Store,
-  type StoreHealth,
-  type StoredEntry,
-} from './store.ts';
+import { isGroupMessage, type GroupMessage } from './store.ts';
+import type { Collection, PutMode, PutOutcome, Store, StoreHealth, StoredEntry } from './store.ts';
 import { redisRegistry, type NodeRegistry } from '../nodes/registry.ts';
 
 /** HSET only when the field exists; returns 1 when written. */
@@ -87,16 +79,11 @@ export class RedisStore implements Store {
     return JSON.parse(text) as unknown;
   }
 
-  async put(
-    collection: Collection,
-    id: string,
-    value: unknown,
-    mode: PutMode = 'upsert',
-  ): Promise<PutOutcome> {
+  async put(collection: Collection, id: string, value: unknown, mode?: PutMode): Promise<PutOutcome> {
     const key = this.#key(collection);
     const text = JSON.stringify(value);
     return this.#run('put', async () => {
-      switch (mode) {
+      switch (mode ?? 'upsert') {
         case 'create':
           return (await this.#redis.hsetnx(key, id, text)) === 1 ? 'added' : 'exists';
         case 'update':

@@ -7,15 +7,7 @@ import { isPlainObject } from '../../lib/plain-object.ts';
 import type { NodeRegistry } from '../nodes/registry.ts';
 
 /** Collections of documents. A new kind of object is a new name here, nothing else. */
-export const COLLECTIONS = [
-  'apis',
-  'policies',
-  'keys',
-  'orgs',
-  'certs',
-  'oauth-clients',
-  'oauth-codes',
-] as const;
+export const COLLECTIONS = ['apis', 'policies', 'keys', 'orgs', 'certs', 'oauth-clients'] as const;
 /** One of COLLECTIONS. */
 export type Collection = (typeof COLLECTIONS)[number];
 
@@ -26,8 +18,8 @@ export type Collection = (typeof COLLECTIONS)[number];
 export type StoredEntry = { id: string; value: unknown; text?: string } | { id: string; problem: string };
 
 /**
- * How `put` treats an existing document: `upsert` writes either way, `create` only when absent,
- * `update` only when present.
+ * How `put` treats an existing document: `upsert` (the mode when none is given) writes either way,
+ * `create` only when absent, `update` only when present.
  */
 export type PutMode = 'upsert' | 'create' | 'update';
 
