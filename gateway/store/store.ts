@@ -7,7 +7,15 @@ import { isPlainObject } from '../../lib/plain-object.ts';
 import type { NodeRegistry } from '../nodes/registry.ts';
 
 /** Collections of documents. A new kind of object is a new name here, nothing else. */
-export const COLLECTIONS = ['apis', 'policies', 'keys', 'orgs', 'certs', 'oauth-clients'] as const;
+export const COLLECTIONS = [
+  'apis',
+  'policies',
+  'keys',
+  'orgs',
+  'certs',
+  'oauth-clients',
+  'oauth-codes',
+] as const;
 /** One of COLLECTIONS. */
 export type Collection = (typeof COLLECTIONS)[number];
 

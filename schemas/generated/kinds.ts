@@ -168,9 +168,9 @@ export interface ApiDefinitionSpec {
   enable_proxy_protocol?: boolean;
   /** Leave the API's requests out of the request metrics (`svc_gateway_requests_total`, `svc_gateway_request_duration_seconds`; docs/gateway.md, "Metrics"). */
   do_not_track?: boolean;
-  /** OAuth 2.0 client credentials at the gateway: clients registered with `/svc/oauth/clients/create`, tokens issued by `POST {listen_path}oauth/token` and checked as bearer tokens (docs/gateway.md, "OAuth 2.0"). */
+  /** OAuth 2.0 at the gateway: clients registered with `/svc/oauth/clients/create`, tokens issued by `POST {listen_path}oauth/token` (client credentials, or a code of the authorize flow at `{listen_path}oauth/authorize`) and checked as bearer tokens (docs/gateway.md, "OAuth 2.0"). */
   use_oauth2?: boolean;
-  /** Settings of the OAuth 2.0 authorization server: svc serves the `client_credentials` grant only; other grants and response types are refused. */
+  /** Settings of the OAuth 2.0 authorization server: svc serves the `client_credentials` and `authorization_code` grants and the response types `code` and `token` (no refresh tokens, no password grant: refused). */
   oauth_meta?: OAuth2Meta;
   /** Where OAuth key changes are notified. */
   notifications?: NotificationsManager;
@@ -1064,13 +1064,13 @@ export interface OasUpstreamMutualTls {
   }[];
 }
 
-/** Settings of the OAuth 2.0 authorization server: svc serves the `client_credentials` grant only; other grants and response types are refused. */
+/** Settings of the OAuth 2.0 authorization server: svc serves the `client_credentials` and `authorization_code` grants and the response types `code` and `token` (no refresh tokens, no password grant: refused). */
 export interface OAuth2Meta {
-  /** Grant types clients may use. */
+  /** Grant types clients may use at the token endpoint: `client_credentials`, `authorization_code` (with the response type `code`); `refresh_token` and `password` are refused. */
   allowed_access_types?: ('authorization_code' | 'refresh_token' | 'password' | 'client_credentials')[];
-  /** `response_type` values clients may use. */
+  /** `response_type` values the authorize endpoint (`{listen_path}oauth/authorize`) takes: `code` (a code for the authorization_code grant) and `token` (a token, the implicit grant). */
   allowed_authorize_types?: ('code' | 'token')[];
-  /** Login page of the authorization flow. */
+  /** Login page of the authorization flow: the authorize endpoint sends the user there (307); once signed in, it asks `POST /svc/oauth/authorize-client` for the code or token. Required with `allowed_authorize_types`. */
   auth_login_redirect?: string;
 }
 
