@@ -14,8 +14,9 @@ import { buildSchema, graphql, type GraphQLSchema } from 'graphql';
 import { keyed, keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
 
 const USERS_SDL = `
-type Query { me: User users: [User!]! }
-type User @key(fields: "id") { id: ID! name: String! }
+type Query { me: User users: [User!]! named: [Named!]! }
+interface Named { name: String! }
+type User implements Named @key(fields: "id") { id: ID! name: String! }
 `;
 
 const REVIEWS_SDL = `
@@ -25,8 +26,9 @@ extend type User @key(fields: "id") { id: ID! @external reviews: [Review!]! }
 `;
 
 const MERGED_SDL = `
-type Query { me: User users: [User!]! topReviews: [Review!]! }
-type User { id: ID! name: String! reviews: [Review!]! }
+type Query { me: User users: [User!]! topReviews: [Review!]! named: [Named!]! }
+interface Named { name: String! }
+type User implements Named { id: ID! name: String! reviews: [Review!]! }
 type Review { id: ID! body: String! author: User! }
 `;
 
@@ -112,11 +114,13 @@ before(async () => {
   const withType = <T extends object>(typename: string, v: T) => ({ __typename: typename, ...v });
   users = await startSubgraph(
     buildSchema(`${FEDERATION}
-type Query { me: User users: [User!]! _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
-type User { id: ID! name: String! }`),
+type Query { me: User users: [User!]! named: [Named!]! _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
+interface Named { name: String! }
+type User implements Named { id: ID! name: String! }`),
     {
       me: () => withType('User', USERS[0] ?? {}),
       users: () => USERS.map((u) => withType('User', u)),
+      named: () => USERS.map((u) => withType('User', u)),
       _entities: ({ representations }: { representations: Rep[] }) =>
         representations.map((r) => withType('User', USERS.find((u) => u.id === r.id) ?? {})),
       _service: () => ({ sdl: USERS_SDL }),
@@ -338,4 +342,41 @@ test("supergraph: the key's depth limit applies before any subgraph is called", 
   const ok = await call('{ users { name } }');
   assert.equal(ok.status, 200, ok.text);
   assert.deepEqual(ok.json, { data: { users: [{ name: 'Ada' }, { name: 'Brian' }] } });
+});
+
+test("supergraph: an interface's fields from its subgraph, a member's entity fields from the other", async () => {
+  const {
+    result,
+    users: u,
+    reviews: r,
+  } = await sent(() => ask('/super/', '{ named { __typename name ... on User { reviews { body } } } }'));
+  assert.deepEqual(result.json, {
+    data: {
+      named: [
+        { __typename: 'User', name: 'Ada', reviews: [{ body: 'Great engine' }, { body: 'Good notes' }] },
+        { __typename: 'User', name: 'Brian', reviews: [{ body: 'Fast planner' }] },
+      ],
+    },
+  });
+  assert.deepEqual([u.length, r.length], [1, 1]);
+});
+
+test('supergraph: an entity interface (@key on an interface) is refused when written', async () => {
+  const bad = supergraph();
+  const sg = bad.supergraph as { subgraphs: Record<string, unknown>[] };
+  sg.subgraphs.push({
+    name: 'nodes',
+    url: 'http://127.0.0.1:1/graphql',
+    sdl: 'type Query { node: Node } interface Node @key(fields: "id") { id: ID! }',
+  });
+  const res = await gw.admin(
+    'POST',
+    '/svc/apis',
+    keyless('super-iface', '/super-iface/', '', { graphql: bad }),
+  );
+  assert.equal(res.status, 400, res.text);
+  assert.match(
+    (res.json as { message: string }).message,
+    /graphql\.supergraph\.subgraphs\[2\]\.sdl: Unsupported value: Node: an interface with @key \(an entity interface\) is not supported yet/,
+  );
 });

@@ -19,6 +19,7 @@ import {
   GraphQLIncludeDirective,
   GraphQLSkipDirective,
   isCompositeType,
+  isInterfaceType,
   isObjectType,
   Kind,
   OperationTypeNode,
@@ -131,7 +132,11 @@ export class Supergraph {
     for (const s of set.selections) {
       if (s.kind === Kind.FIELD) {
         if (s.name.value === '__typename') continue;
-        if (!isObjectType(type) || sub.model.owns.get(typeName)?.has(s.name.value) !== true) continue;
+        if (
+          !(isObjectType(type) || isInterfaceType(type)) ||
+          sub.model.owns.get(typeName)?.has(s.name.value) !== true
+        )
+          continue;
         const fieldType = type.getFields()[s.name.value]?.type;
         if (s.selectionSet === undefined || fieldType === undefined) selections.push(s);
         else

@@ -19,6 +19,8 @@ import {
   type DefinitionNode,
   type DocumentNode,
   type GraphQLSchema,
+  type InterfaceTypeDefinitionNode,
+  type InterfaceTypeExtensionNode,
   type ObjectTypeDefinitionNode,
   type ObjectTypeExtensionNode,
   type SelectionSetNode,
@@ -54,12 +56,25 @@ export interface SubgraphModel {
   keys: ReadonlyMap<string, readonly SelectionSetNode[]>;
   /** Fields with `@requires` (`Type.field`), which the planner does not serve. */
   requires: readonly string[];
+  /** Interfaces with a `@key` (entity interfaces), which the planner does not serve. */
+  keyedInterfaces: readonly string[];
 }
 
-type ObjectNode = ObjectTypeDefinitionNode | ObjectTypeExtensionNode;
+type ObjectNode =
+  | ObjectTypeDefinitionNode
+  | ObjectTypeExtensionNode
+  | InterfaceTypeDefinitionNode
+  | InterfaceTypeExtensionNode;
 
+/** An object or interface type of an SDL (both hold fields a subgraph resolves). */
 const isObjectNode = (d: DefinitionNode): d is ObjectNode =>
-  d.kind === Kind.OBJECT_TYPE_DEFINITION || d.kind === Kind.OBJECT_TYPE_EXTENSION;
+  d.kind === Kind.OBJECT_TYPE_DEFINITION ||
+  d.kind === Kind.OBJECT_TYPE_EXTENSION ||
+  d.kind === Kind.INTERFACE_TYPE_DEFINITION ||
+  d.kind === Kind.INTERFACE_TYPE_EXTENSION;
+
+const isInterfaceNode = (d: ObjectNode): boolean =>
+  d.kind === Kind.INTERFACE_TYPE_DEFINITION || d.kind === Kind.INTERFACE_TYPE_EXTENSION;
 
 const hasDirective = (node: { directives?: readonly { name: { value: string } }[] }, name: string) =>
   (node.directives ?? []).some((d) => d.name.value === name);
@@ -90,12 +105,14 @@ export function readSubgraph(sdl: string): SubgraphModel | string {
   const owns = new Map<string, Set<string>>();
   const keys = new Map<string, SelectionSetNode[]>();
   const requires: string[] = [];
+  const keyedInterfaces: string[] = [];
   try {
     for (const d of doc.definitions) {
       if (!isObjectNode(d)) continue;
       const type = d.name.value;
       const k = keySelection(d);
-      if (k.length > 0) keys.set(type, [...(keys.get(type) ?? []), ...k]);
+      if (k.length > 0 && isInterfaceNode(d)) keyedInterfaces.push(type);
+      else if (k.length > 0) keys.set(type, [...(keys.get(type) ?? []), ...k]);
       if (hasDirective(d, 'external')) continue;
       const set = owns.get(type) ?? new Set<string>();
       owns.set(type, set);
@@ -107,7 +124,7 @@ export function readSubgraph(sdl: string): SubgraphModel | string {
   } catch (err) {
     return `a @key does not parse: ${err instanceof Error ? err.message : String(err)}`;
   }
-  return { owns, keys, requires };
+  return { owns, keys, requires, keyedInterfaces };
 }
 
 /**
@@ -342,6 +359,14 @@ export function federationProblems(
       problems.push(problem(`${at}.sdl`, 'Invalid', `the subgraph SDL does not parse: ${read}`));
     else {
       models.push(read);
+      if (read.keyedInterfaces[0] !== undefined)
+        problems.push(
+          problem(
+            `${at}.sdl`,
+            'NotSupported',
+            `${read.keyedInterfaces[0]}: an interface with @key (an entity interface) is not supported yet by svc's supergraph planner`,
+          ),
+        );
       if (read.requires[0] !== undefined)
         problems.push(
           problem(
