@@ -274,6 +274,50 @@ for (const storage of ['sqlite', 'postgres'] as const) {
       },
     );
 
+    test('a gateway in mode ce with analytics_dashboard_url sends its records too', async () => {
+      const g = await startGateway({
+        name: `gw-ce-${storage}`,
+        secret: GW_SECRET,
+        dataDir: join(dir, `gw-ce-${storage}`),
+        logDir: dir,
+        env: {
+          SVC_GW_ANALYTICS_DASHBOARD_URL: dashboard.url,
+          SVC_GW_NODE_SECRET: NODE_SECRET,
+          SVC_GW_ANALYTICS_FLUSH_INTERVAL_MS: '200',
+        },
+      });
+      gateways.push(g);
+      const put = await httpRequest(`${g.url}/svc/apis`, {
+        method: 'POST',
+        headers: { 'x-svc-authorization': GW_SECRET, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          api_id: 'local',
+          name: 'local',
+          org_id: a.org,
+          use_keyless: true,
+          proxy: { listen_path: '/local/', target_url: upstream.url, strip_listen_path: true },
+        }),
+      });
+      assert.equal(put.status, 200, put.body);
+      assert.equal(
+        (await httpRequest(`${g.url}/svc/reload`, { headers: { 'x-svc-authorization': GW_SECRET } })).status,
+        200,
+      );
+      await waitFor('the local API', async () => (await httpRequest(`${g.url}/local/x`)).status === 200);
+      const served = (await httpRequest(`${g.url}/metrics`)).body;
+      const seen = Number(
+        /svc_gateway_requests_total\{api_id="local"[^}]*status_class="2xx"\} (\d+)/.exec(served)?.[1] ?? 0,
+      );
+      assert.ok(seen > 0, served);
+      await waitFor(
+        `the dashboard to count the ${String(seen)} requests of the mode ce gateway`,
+        async () => {
+          const r = await traffic(keyAnalyst, '?api_id=local');
+          return r.body.totals.requests === seen;
+        },
+      );
+    });
+
     test("analytics are the caller's organisation's, and need the analytics permission", async () => {
       const other = await traffic(b.system.key);
       assert.equal(other.status, 200);

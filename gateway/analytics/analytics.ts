@@ -1,5 +1,6 @@
 /**
- * Traffic analytics of a gateway in mode pro: a request observer that keeps one record per
+ * Traffic analytics of a gateway in mode pro (or in mode ce with `analytics_dashboard_url`): a
+ * request observer that keeps one record per
  * request (records.ts) in a bounded buffer, and sends the buffer to the dashboard in batches
  * (`POST /system/analytics`, with the node secret) every `analytics_flush_interval_ms`, or as
  * soon as a batch is full. Nothing waits on it: a request only pushes its record (or, with the
@@ -162,8 +163,9 @@ export class Analytics implements RequestObserver {
 }
 
 /**
- * The analytics the configuration asks for: on in mode pro (`dashboard_url` and `node_secret`)
- * unless `analytics_enabled` is false; undefined otherwise.
+ * The analytics the configuration asks for: on in mode pro (`dashboard_url` and `node_secret`),
+ * and in mode ce with `analytics_dashboard_url` (and `node_secret`), unless `analytics_enabled`
+ * is false; undefined otherwise.
  */
 export function analyticsOf(
   config: Pick<
@@ -174,14 +176,15 @@ export function analyticsOf(
     | 'analytics_sample_rate'
     | 'analytics_buffer_size'
     | 'analytics_flush_interval_ms'
+    | 'analytics_dashboard_url'
   >,
   log: Logger,
   registry: Registry | undefined,
 ): Analytics | undefined {
-  if (!config.analytics_enabled || config.dashboard_url === undefined || config.node_secret === undefined)
-    return undefined;
+  const url = config.dashboard_url ?? config.analytics_dashboard_url;
+  if (!config.analytics_enabled || url === undefined || config.node_secret === undefined) return undefined;
   return new Analytics({
-    url: config.dashboard_url,
+    url,
     nodeSecret: config.node_secret,
     sampleRate: config.analytics_sample_rate,
     bufferSize: config.analytics_buffer_size,

@@ -118,7 +118,7 @@ const refused: { name: string; argv: string[]; env?: Record<string, string>; wan
     name: 'unknown flag is named',
     argv: ['--secret', 's', '--listen-port=1'],
     want: [
-      'flag --listen-port: unknown (known: --config, --secret, --host, --port, --control-port, --control-tls, --https-port, --store, --data-dir, --redis-key-prefix, --workers, --upstream-connect-timeout-ms, --upstream-timeout-ms, --tls-handshake-timeout-ms, --tls-cert, --tls-key, --trust-forwarded-headers, --fast-path, --metrics-enabled, --node-heartbeat-interval-ms, --node-timeout-ms, --log-level, --shutdown-timeout-ms, --rate-limit-headers, --limits-fail-open, --plugin-dir, --enable-jsvm, --plugin-timeout-ms, --coprocess-grpc-server, --jwks-cache-ttl-s, --monitor-enable-trigger-monitors, --monitor-global-trigger-limit, --monitor-user-keys, --monitor-org-keys, --policies-allow-explicit-policy-id, --streaming-enabled, --analytics-enabled, --analytics-sample-rate, --analytics-buffer-size, --analytics-flush-interval-ms, --streaming-bento-path, --dashboard, --node-secret, --dashboard-orgs, --dashboard-poll-interval-ms)',
+      'flag --listen-port: unknown (known: --config, --secret, --host, --port, --control-port, --control-tls, --https-port, --store, --data-dir, --redis-key-prefix, --workers, --upstream-connect-timeout-ms, --upstream-timeout-ms, --tls-handshake-timeout-ms, --tls-cert, --tls-key, --trust-forwarded-headers, --fast-path, --metrics-enabled, --node-heartbeat-interval-ms, --node-timeout-ms, --log-level, --shutdown-timeout-ms, --rate-limit-headers, --limits-fail-open, --plugin-dir, --enable-jsvm, --plugin-timeout-ms, --coprocess-grpc-server, --jwks-cache-ttl-s, --monitor-enable-trigger-monitors, --monitor-global-trigger-limit, --monitor-user-keys, --monitor-org-keys, --policies-allow-explicit-policy-id, --streaming-enabled, --analytics-enabled, --analytics-sample-rate, --analytics-buffer-size, --analytics-flush-interval-ms, --analytics-dashboard-url, --streaming-bento-path, --dashboard, --node-secret, --dashboard-orgs, --dashboard-poll-interval-ms)',
     ],
   },
   {
@@ -216,4 +216,25 @@ test('config: mode pro needs both the dashboard URL and the node secret', () => 
   assert.equal(cfg.dashboard_url, 'http://dashboard:3000');
   assert.equal(cfg.node_secret, 'n');
   assert.equal(cfg.dashboard_orgs, 'a,b');
+});
+
+test('config: analytics_dashboard_url (mode ce) needs the node secret, and is refused in mode pro', () => {
+  assert.throws(
+    () =>
+      loadGatewayConfig({ argv: ['--secret', 's', '--analytics-dashboard-url', 'http://dashboard:3000'] }),
+    /node_secret: analytics_dashboard_url needs/,
+  );
+  assert.throws(
+    () =>
+      loadGatewayConfig({
+        argv: ['--secret', 's', '--dashboard', 'http://d:3000', '--node-secret', 'n'],
+        env: { SVC_GW_ANALYTICS_DASHBOARD_URL: 'http://d:3000' },
+      }),
+    /analytics_dashboard_url: mode pro sends analytics to dashboard_url/,
+  );
+  const cfg = loadGatewayConfig({
+    argv: ['--secret', 's', '--analytics-dashboard-url', 'http://d:3000', '--node-secret', 'n'],
+  });
+  assert.equal(cfg.analytics_dashboard_url, 'http://d:3000');
+  assert.equal(cfg.dashboard_url, undefined);
 });

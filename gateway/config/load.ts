@@ -58,9 +58,22 @@ export function loadGatewayConfig(opts: {
   ) {
     throw new ConfigError(COMPONENT, ['https_port: must differ from listen_port and control_port']);
   }
-  if ((config.dashboard_url === undefined) !== (config.node_secret === undefined)) {
+  if (config.dashboard_url !== undefined && config.analytics_dashboard_url !== undefined) {
     throw new ConfigError(COMPONENT, [
-      'dashboard_url and node_secret: mode pro needs both (--dashboard and --node-secret), mode ce neither',
+      'analytics_dashboard_url: mode pro sends analytics to dashboard_url (--dashboard): leave analytics_dashboard_url out',
+    ]);
+  }
+  if (config.analytics_dashboard_url !== undefined && config.node_secret === undefined) {
+    throw new ConfigError(COMPONENT, [
+      "node_secret: analytics_dashboard_url needs the dashboard's node secret (--node-secret)",
+    ]);
+  }
+  if (
+    (config.dashboard_url === undefined) !== (config.node_secret === undefined) &&
+    config.analytics_dashboard_url === undefined
+  ) {
+    throw new ConfigError(COMPONENT, [
+      'dashboard_url and node_secret: mode pro needs both (--dashboard and --node-secret), mode ce neither (but for analytics_dashboard_url)',
     ]);
   }
   if (

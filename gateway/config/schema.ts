@@ -224,7 +224,7 @@ export const gatewayConfigSchema: JsonSchema = {
       type: 'boolean',
       default: true,
       description:
-        'Mode pro: send a record of each request (time, organisation, API, key hash and alias, method, path template, status, latencies, sizes, refusal reason) to the dashboard in batches, for its traffic analytics (gateway/analytics/). Never blocks a request: see `analytics_buffer_size`. No effect without `dashboard_url`.',
+        'Mode pro (or mode ce with `analytics_dashboard_url`): send a record of each request (time, organisation, API, key hash and alias, method, path template, status, latencies, sizes, refusal reason) to the dashboard in batches, for its traffic analytics (gateway/analytics/). Never blocks a request: see `analytics_buffer_size`. No effect without `dashboard_url` or `analytics_dashboard_url`.',
     },
     analytics_sample_rate: {
       type: 'number',
@@ -249,6 +249,12 @@ export const gatewayConfigSchema: JsonSchema = {
       default: 2000,
       description:
         'Mode pro: milliseconds between two sends of analytics records to the dashboard (a batch of 1000 goes at once).',
+    },
+    analytics_dashboard_url: {
+      type: 'string',
+      pattern: '^https?://.+',
+      description:
+        "Mode ce: a dashboard that receives this gateway's analytics records (`POST /system/analytics` with `node_secret`), while its APIs, policies and keys stay in its own store; the records' organisations are the APIs' `org_id`. Mode pro sends them to `dashboard_url` and refuses this key.",
     },
     streaming_bento_path: {
       type: 'string',
@@ -338,4 +344,5 @@ export interface GatewayConfig {
   analytics_sample_rate: number;
   analytics_buffer_size: number;
   analytics_flush_interval_ms: number;
+  analytics_dashboard_url?: string;
 }
