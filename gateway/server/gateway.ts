@@ -45,6 +45,8 @@ import { localRegistry, type NodeInfo, type NodeRegistry } from '../nodes/regist
 /** First retry of a start-up load that failed because the store didn't answer; doubles to 15 s. */
 const FIRST_RETRY_MS = 500;
 const MAX_RETRY_MS = 15_000;
+/** Longest a stop waits to leave the registry of gateways (gateway/nodes/). */
+const LEAVE_TIMEOUT_MS = 1_000;
 
 /** What a gateway process is built from. */
 export interface GatewayOptions {
@@ -300,10 +302,19 @@ export class Gateway {
     }
     const first = await gw.reloadLocal();
     if (!first.ok && first.retry === true) gw.#retryStart(FIRST_RETRY_MS);
+    let failing = false;
     gw.#heartbeat = setInterval(() => {
-      gw.#registry.heartbeat(gw.#node, gw.#applied).catch((err: unknown) => {
-        gw.#log.warn('node heartbeat failed', { error: errorMessage(err) });
-      });
+      gw.#registry.heartbeat(gw.#node, gw.#applied).then(
+        () => {
+          if (failing) gw.#log.info('node heartbeat back');
+          failing = false;
+        },
+        (err: unknown) => {
+          // Once per outage, not once per heartbeat.
+          if (!failing) gw.#log.warn('node heartbeat failed', { error: errorMessage(err) });
+          failing = true;
+        },
+      );
     }, config.node_heartbeat_interval_ms);
     gw.#heartbeat.unref();
     return gw;
@@ -381,9 +392,20 @@ export class Gateway {
     clearTimeout(this.#retryTimer);
     clearInterval(this.#heartbeat);
     // A clean stop leaves the registry at once: the operator need not wait for the timeout.
-    await this.#registry.leave(this.#node).catch((err: unknown) => {
-      this.#log.warn('leaving the node registry failed', { error: errorMessage(err) });
-    });
+    // A store that does not answer does not hold the stop: the entry then expires by itself.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.#registry.leave(this.#node),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, LEAVE_TIMEOUT_MS);
+      }),
+    ])
+      .catch((err: unknown) => {
+        this.#log.warn('leaving the node registry failed', { error: errorMessage(err) });
+      })
+      .finally(() => {
+        clearTimeout(timer);
+      });
     this.#unsubscribe?.();
     this.#bus.close();
     await Promise.all([this.#listeners.closeAll(this.#config.shutdown_timeout_ms), this.#tcp.close()]);
