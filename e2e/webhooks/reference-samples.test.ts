@@ -350,6 +350,36 @@ const files: Record<string, Manifest[]> = {
         ],
       },
     }),
+    // The data graph of udg2/: its source another API of the gateway, by name (tyk://).
+    api('rs-udg2', {
+      use_keyless: true,
+      proxy: { target_url: '', listen_path: '/rs-udg2', strip_listen_path: true },
+      graphql: {
+        enabled: true,
+        version: '2',
+        execution_mode: 'executionEngine',
+        schema: UDG_SDL,
+        engine: {
+          field_configs: [
+            {
+              type_name: 'Query',
+              field_name: 'countries',
+              disable_default_mapping: false,
+              path: ['countries'],
+            },
+          ],
+          data_sources: [
+            {
+              kind: 'GraphQL',
+              name: 'countries',
+              internal: true,
+              root_fields: [{ type: 'Query', fields: ['countries'] }],
+              config: { url: 'tyk://rs-graphql-proxy/', method: 'POST', headers: {}, body: '' },
+            },
+          ],
+        },
+      },
+    }),
   ],
   'a virtual endpoint with config data': [
     api('rs-virtual', {
@@ -388,13 +418,26 @@ const files: Record<string, Manifest[]> = {
       },
     }),
   ],
-  'OAuth2 client credentials with its policy': [
+  'OAuth2 client credentials with its policy, and the authorize flow': [
     api('rs-oauth', {
       use_oauth2: true,
-      oauth_meta: { allowed_access_types: ['client_credentials'], auth_login_redirect: 'http://localhost' },
+      oauth_meta: {
+        allowed_access_types: ['client_credentials'],
+        allowed_authorize_types: ['token'],
+        auth_login_redirect: 'http://localhost',
+      },
       proxy: proxy('/rs-oauth'),
     }),
     policy('rs-oauth-policy', ['rs-oauth']),
+    api('rs-oauth-code', {
+      use_oauth2: true,
+      oauth_meta: {
+        allowed_access_types: ['client_credentials', 'authorization_code'],
+        allowed_authorize_types: ['code'],
+        auth_login_redirect: 'http://localhost',
+      },
+      proxy: proxy('/rs-oauth-code'),
+    }),
   ],
 };
 
@@ -443,13 +486,13 @@ describe('what svc does not serve is refused by name', () => {
       'spec.graphql.graph_ref: not supported by svc yet',
     ],
     [
-      'an OAuth2 authorize type',
-      api('rs-oauth-code', {
+      'an OAuth2 grant svc does not serve (refresh tokens)',
+      api('rs-oauth-refresh', {
         use_oauth2: true,
-        oauth_meta: { allowed_access_types: ['client_credentials'], allowed_authorize_types: ['code'] },
-        proxy: proxy('/rs-oauth-code'),
+        oauth_meta: { allowed_access_types: ['client_credentials', 'refresh_token'] },
+        proxy: proxy('/rs-oauth-refresh'),
       }),
-      'spec.oauth_meta.allowed_authorize_types[0]',
+      'spec.oauth_meta.allowed_access_types[1]',
     ],
     [
       'a plugin bundle',
