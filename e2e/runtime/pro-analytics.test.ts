@@ -22,6 +22,7 @@ import {
   type DashboardTenant,
 } from '../harness/dashboard.ts';
 import {
+  freePort,
   httpRequest,
   startEchoUpstream,
   startGateway,
@@ -337,6 +338,49 @@ for (const storage of ['sqlite', 'postgres'] as const) {
         body: JSON.stringify({ records: [] }),
       });
       assert.equal(noSecret.status, 401);
+    });
+
+    test('a dashboard that does not answer holds no request up: the batches lost are counted on /metrics', async () => {
+      const g = await startGateway({
+        name: `gw-lost-${storage}`,
+        secret: GW_SECRET,
+        dataDir: join(dir, `gw-lost-${storage}`),
+        logDir: dir,
+        env: {
+          // Nothing listens there.
+          SVC_GW_ANALYTICS_DASHBOARD_URL: `http://127.0.0.1:${String(await freePort())}`,
+          SVC_GW_NODE_SECRET: NODE_SECRET,
+          SVC_GW_ANALYTICS_FLUSH_INTERVAL_MS: '100',
+        },
+      });
+      gateways.push(g);
+      const put = await httpRequest(`${g.url}/svc/apis`, {
+        method: 'POST',
+        headers: { 'x-svc-authorization': GW_SECRET, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          api_id: 'lost',
+          name: 'lost',
+          org_id: a.org,
+          use_keyless: true,
+          proxy: { listen_path: '/lost/', target_url: upstream.url, strip_listen_path: true },
+        }),
+      });
+      assert.equal(put.status, 200, put.body);
+      await httpRequest(`${g.url}/svc/reload`, { headers: { 'x-svc-authorization': GW_SECRET } });
+      await waitFor('the lost API', async () => (await httpRequest(`${g.url}/lost/x`)).status === 200);
+      for (let i = 0; i < 3; i++) assert.equal((await httpRequest(`${g.url}/lost/x`)).status, 200);
+      const scrape = async (): Promise<{ ok: number; lost: number }> => {
+        const m = (await httpRequest(`${g.url}/metrics`)).body;
+        const n = (re: RegExp): number => Number(re.exec(m)?.[1] ?? -1);
+        return {
+          ok: n(/svc_gateway_requests_total\{api_id="lost"[^}]*status_class="2xx"\} (\d+)/),
+          lost: n(/svc_gateway_analytics_records_total\{outcome="dropped_send_failed"\} (\d+)/),
+        };
+      };
+      await waitFor('every record counted lost', async () => {
+        const { ok, lost } = await scrape();
+        return ok >= 4 && lost === ok;
+      });
     });
 
     test('a full buffer never holds a request up: the records dropped are counted on /metrics', async () => {
