@@ -93,6 +93,8 @@ for (const { kind, informer } of informers) {
 void Promise.all(
   informers.map(async ({ kind, informer }) => {
     await informer.start();
+    // A kind not listable yet (forbidden, or its CRD missing) is waited for, not taken as empty.
+    await informer.whenListed();
     watchedKind(kind).markSynced();
   }),
 )

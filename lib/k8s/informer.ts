@@ -1,6 +1,7 @@
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../log.ts';
 import { errorMessage } from '../errors.ts';
+import { statusOf } from './client.ts';
 import { backoffMs } from './workqueue.ts';
 
 /** Which objects an informer follows. */
@@ -38,6 +39,21 @@ interface WatchEntry<T extends k8s.KubernetesObject> {
   lw: k8s.ListWatch<T>;
   failures: number;
   timer?: NodeJS.Timeout;
+  /** Why the first list can't succeed yet (the kind not served, or forbidden), until it does. */
+  unavailable?: string;
+}
+
+/**
+ * Why a list failed for a reason that only a change to the cluster mends (its CRD installed, its
+ * RBAC granted), or undefined for any other failure (the API server unreachable, say).
+ */
+export function unavailableReason(err: unknown): string | undefined {
+  const code = statusOf(err);
+  if (code === 403) return 'forbidden (RBAC)';
+  if (code === 404 || (err instanceof Error && err.message.includes('Unrecognized API version and kind'))) {
+    return 'not served by the API server (CRD not installed)';
+  }
+  return undefined;
 }
 
 /**
@@ -59,6 +75,7 @@ export class Informer<T extends k8s.KubernetesObject> {
     { of: (obj: T) => readonly string[]; keys: Map<string, Set<string>> }
   >();
   #stopped = false;
+  #listed: Promise<void> = Promise.resolve();
 
   constructor(
     kc: k8s.KubeConfig,
@@ -138,12 +155,16 @@ export class Informer<T extends k8s.KubernetesObject> {
     }
   }
 
-  /** Lists and starts watching; resolves once every namespace has been listed at least once. */
+  /**
+   * Lists and starts watching; resolves once every namespace has been listed at least once, or
+   * its first list was refused for a reason only a change to the cluster mends (`unavailable`
+   * says which); such a list is retried with backoff, and `whenListed` resolves once it passes.
+   */
   async start(): Promise<void> {
     const objects = k8s.KubernetesObjectApi.makeApiClient(this.#kc);
     const watch = new k8s.Watch(this.#kc);
     const namespaces = this.spec.namespaces.length > 0 ? this.spec.namespaces : [undefined];
-    const synced = namespaces.map(async (ns) => {
+    const entries = namespaces.map((ns) => {
       const listFn = async (): Promise<k8s.KubernetesListObject<T>> =>
         objects.list<T>(this.spec.apiVersion, this.spec.kind, ns);
       const lw = new k8s.ListWatch<T>(collectionPath(this.spec, ns), watch, listFn, false);
@@ -164,13 +185,37 @@ export class Informer<T extends k8s.KubernetesObject> {
       lw.on(k8s.CONNECT, () => {
         entry.failures = 0;
       });
-      await lw.start();
-      // A failed first list has scheduled a restart; wait for it to succeed.
-      while (!this.#stopped && lw.latestResourceVersion() === '') {
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      return entry;
     });
-    await Promise.all(synced);
+    // A failed first list has scheduled a restart; these wait for it to succeed.
+    this.#listed = Promise.all(
+      entries.map((e) => this.#until(() => e.lw.latestResourceVersion() !== '')),
+    ).then(() => undefined);
+    await Promise.all(
+      entries.map(async (e) => {
+        await e.lw.start();
+        await this.#until(() => e.lw.latestResourceVersion() !== '' || e.unavailable !== undefined);
+      }),
+    );
+  }
+
+  /** True once every namespace has been listed. */
+  get listed(): boolean {
+    return this.#watches.every((w) => w.lw.latestResourceVersion() !== '');
+  }
+
+  /** Why a namespace is not listed yet (the kind not served, or forbidden), if one is not. */
+  get unavailable(): string | undefined {
+    return this.#watches.find((w) => w.lw.latestResourceVersion() === '' && w.unavailable)?.unavailable;
+  }
+
+  /** Resolves once every namespace has been listed (after `start`). */
+  whenListed(): Promise<void> {
+    return this.#listed;
+  }
+
+  async #until(done: () => boolean): Promise<void> {
+    while (!this.#stopped && !done()) await new Promise((r) => setTimeout(r, 100));
   }
 
   /** Stops every watch. */
@@ -186,7 +231,16 @@ export class Informer<T extends k8s.KubernetesObject> {
     if (this.#stopped || entry.timer) return;
     entry.failures++;
     const delay = backoffMs(entry.failures, this.#backoff.baseMs, this.#backoff.maxMs);
-    this.#log.warn('watch failed, restarting', { error: errorMessage(err), retryInMs: delay });
+    const why = entry.lw.latestResourceVersion() === '' ? unavailableReason(err) : undefined;
+    if (why !== undefined && entry.unavailable === undefined) {
+      this.#log.warn(`${this.spec.kind} ${why}: waiting for it`, {
+        error: errorMessage(err),
+        retryInMs: delay,
+      });
+    } else if (why === undefined) {
+      this.#log.warn('watch failed, restarting', { error: errorMessage(err), retryInMs: delay });
+    }
+    entry.unavailable = why;
     entry.timer = setTimeout(() => {
       entry.timer = undefined;
       if (this.#stopped) return;

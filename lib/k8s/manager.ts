@@ -72,9 +72,12 @@ export class ControllerManager {
     total: Counter<'controller' | 'result'>;
     duration: Histogram<'controller'>;
     depth: Gauge<'controller'>;
+    waiting: Gauge<'controller'>;
   };
   #resyncTimer: NodeJS.Timeout | undefined;
   #synced = false;
+  /** Controllers waiting for a kind to be listable, and why. */
+  readonly #waiting = new Map<string, string>();
 
   constructor(opts: ManagerOptions) {
     this.#opts = opts;
@@ -93,6 +96,17 @@ export class ControllerManager {
         buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
         registers,
       }),
+      waiting: new Gauge({
+        name: 'svc_controller_waiting',
+        help: 'Controllers waiting (1) until a kind of theirs can be listed: its CRD installed, its RBAC granted.',
+        labelNames: ['controller'],
+        registers,
+        collect: () => {
+          for (const c of this.#controllers) {
+            this.#metrics.waiting.set({ controller: c.name }, this.#waiting.has(c.name) ? 1 : 0);
+          }
+        },
+      }),
       depth: new Gauge({
         name: 'svc_workqueue_depth',
         help: 'Keys waiting in the work queue.',
@@ -108,6 +122,11 @@ export class ControllerManager {
   /** True once every informer has listed its objects. */
   get synced(): boolean {
     return this.#synced;
+  }
+
+  /** Controllers not started because a kind of theirs can't be listed yet, with the reason. */
+  get waiting(): ReadonlyMap<string, string> {
+    return this.#waiting;
   }
 
   /** The shared informer of a kind (created on first use). */
@@ -154,16 +173,43 @@ export class ControllerManager {
     }
   }
 
-  /** Lists every kind, then starts the queues and the resync timer. */
+  /**
+   * Lists every kind, then starts the queues and the resync timer. A controller one of whose
+   * kinds can't be listed yet (its CRD not installed, or its RBAC not granted: an operator newer
+   * than its chart) waits, saying so, and starts once they list; the others start at once, and
+   * the manager counts as synced, so one missing kind does not keep the operator un-ready.
+   */
   async start(): Promise<void> {
     await Promise.all([...this.#informers.values()].map((i) => i.start()));
     this.#synced = true;
-    for (const q of this.#queues.values()) q.start();
+    for (const c of this.#controllers) {
+      const q = this.#queues.get(c.name);
+      const blocking = [c.watch, ...(c.watches ?? []).map((w) => w.watch)]
+        .map((spec) => this.informer(spec))
+        .filter((i) => !i.listed);
+      if (blocking.length === 0) {
+        q?.start();
+        continue;
+      }
+      const kinds = blocking.map((i) => `${i.spec.kind}: ${i.unavailable ?? 'not listed yet'}`).join('; ');
+      this.#waiting.set(c.name, kinds);
+      this.#opts.log.warn(`controller ${c.name} waits until its kinds can be listed`, {
+        controller: c.name,
+        waitingFor: kinds,
+      });
+      void Promise.all(blocking.map((i) => i.whenListed())).then(() => {
+        if (!this.#waiting.delete(c.name)) return;
+        q?.start();
+        this.#opts.log.info(`controller ${c.name} started: its kinds are listed now`, { controller: c.name });
+      });
+    }
     this.#resyncTimer = setInterval(() => {
       this.resync();
     }, this.#opts.resyncPeriodMs);
     this.#resyncTimer.unref();
-    this.#opts.log.info('controllers started', { controllers: this.#controllers.map((c) => c.name) });
+    this.#opts.log.info('controllers started', {
+      controllers: this.#controllers.map((c) => c.name).filter((n) => !this.#waiting.has(n)),
+    });
   }
 
   /** Queues every primary object of every controller (what the periodic resync does). */
@@ -176,6 +222,7 @@ export class ControllerManager {
 
   /** Stops the resync, the queues (letting work in progress finish) and the informers. */
   async stop(): Promise<void> {
+    this.#waiting.clear();
     if (this.#resyncTimer) clearInterval(this.#resyncTimer);
     await Promise.all([...this.#queues.values()].map((q) => q.stop()));
     await Promise.all([...this.#informers.values()].map((i) => i.stop()));

@@ -1,0 +1,189 @@
+/**
+ * An operator newer than what the cluster has (issue 28: the chart of an earlier release upgraded
+ * to today's image): the ApiKey kind not installed, or not granted to the operator's
+ * ServiceAccount. The operator must become ready and serve the kinds it can list, say which
+ * controller waits and why (log, `svc_controller_waiting`), and start that controller by itself
+ * once the CRD is installed or the RBAC granted. A real control plane, a real gateway, the
+ * operator as a process; in the RBAC case under a ServiceAccount token with the chart's own
+ * ClusterRole, less its ApiKey rules.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { httpRequest, waitFor, type OperatorProc } from '../harness/processes.ts';
+import {
+  applyManifest,
+  root,
+  startWorld,
+  startWorldOperator,
+  stopWorld,
+  waitReady,
+  type OperatorWorld,
+} from './helpers.ts';
+
+const ORG = 'e2e-org';
+const NS = 'mk';
+const KEY_CRD = join(root, 'charts', 'svc-operator', 'crds', 'svc.svc.io_apikeys.yaml');
+/** The informer's backoff reaches 30 s; the controller must start within a few of them. */
+const START_MS = 90_000;
+
+let w: OperatorWorld;
+const running: OperatorProc[] = [];
+
+before(async () => {
+  w = await startWorld({
+    name: 'missing-kinds',
+    namespaces: [NS, 'mk-lease-crd', 'mk-lease-rbac'],
+    secrets: ['e2e-mk-secret-0001', 'e2e-mk-secret-0002'],
+  });
+});
+
+after(async () => {
+  for (const o of running) await o.stop();
+  await stopWorld(w);
+});
+
+/** The chart's templates/rbac.yaml documents, rendered for namespace `ns` (labels dropped). */
+function chartRbac(ns: string): string[] {
+  const text = readFileSync(join(root, 'charts', 'svc-operator', 'templates', 'rbac.yaml'), 'utf8');
+  return text
+    .split(/^---$/m)
+    .slice(1)
+    .map((doc) =>
+      doc
+        .split('\n')
+        .filter((l) => !l.includes('{{-') && !l.trimStart().startsWith('labels:') && !l.startsWith('#'))
+        .join('\n')
+        .replaceAll('{{ .Release.Namespace }}', ns),
+    )
+    .filter((doc) => /kind: (ClusterRole|Role|ClusterRoleBinding|RoleBinding)\n/.test(doc))
+    .filter((doc) => doc.includes('svc-operator-manager-') || doc.includes('svc-operator-leader-election-'));
+}
+
+/** The ApiKey rules taken out of the chart's ClusterRole: what a chart older than ApiKey grants. */
+const withoutApiKeys = (doc: string): string =>
+  doc
+    .replaceAll(', apikeys]', ']')
+    .split('\n')
+    .filter((l) => !l.includes('- apikeys/'))
+    .join('\n');
+
+async function metric(o: OperatorProc, controller: string): Promise<string | undefined> {
+  const r = await httpRequest(`${o.opsUrl}/metrics`);
+  return new RegExp(`^svc_controller_waiting\\{controller="${controller}"\\} (\\d+)$`, 'm').exec(r.body)?.[1];
+}
+
+/** An ApiDefinition, a policy and an ApiKey for it; `tag` keeps each case's names apart. */
+function apiManifest(tag: string): string {
+  return `apiVersion: svc.svc.io/v1alpha1
+kind: ApiDefinition
+metadata: {name: ${tag}, namespace: ${NS}}
+spec:
+  name: ${tag}
+  use_keyless: false
+  use_standard_auth: true
+  proxy: {listen_path: /${tag}/, target_url: "${w.upstream.url}", strip_listen_path: true}
+---
+apiVersion: svc.svc.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: ${tag}-plan, namespace: ${NS}}
+spec:
+  name: ${tag}-plan
+  access_rights_array: [{name: ${tag}}]
+`;
+}
+
+/** A Secret holding a key's value and the ApiKey that names it. */
+const keyManifest = (tag: string): string => `apiVersion: v1
+kind: Secret
+metadata: {name: ${tag}-key, namespace: ${NS}}
+stringData: {key: ${tag}-key-value-0123456789abcdef}
+---
+apiVersion: svc.svc.io/v1alpha1
+kind: ApiKey
+metadata: {name: ${tag}-key, namespace: ${NS}}
+spec:
+  policies: [${tag}-plan]
+  secretRef: {name: ${tag}-key}
+`;
+
+/**
+ * What both cases assert: the operator is ready with the ApiKey controller waiting, the other
+ * kinds reconciled and served; once `mend` runs, the ApiKey controller starts and a key works.
+ */
+async function waitsThenStarts(o: OperatorProc, tag: string, reason: RegExp, mend: () => Promise<void>) {
+  assert.equal((await httpRequest(`${o.opsUrl}/readyz`)).status, 200, 'ready with a kind missing');
+  await waitFor('the waiting gauge', async () => (await metric(o, 'apikey')) === '1');
+  assert.equal(await metric(o, 'apidefinition'), '0');
+  assert.match(o.log(), reason);
+  assert.match(o.log(), /controller apikey waits until its kinds can be listed/);
+
+  await applyManifest(w.cp, apiManifest(tag));
+  await waitReady(w.cp, { kind: 'securitypolicy', ns: NS, name: `${tag}-plan` });
+  await waitReady(w.cp, { kind: 'apidefinition', ns: NS, name: tag });
+  const value = `${tag}-key-value-0123456789abcdef`;
+  const call = async (): Promise<number> =>
+    (await httpRequest(`${w.gw.url}/${tag}/x`, { headers: { authorization: value } })).status;
+  assert.equal(await call(), 403, 'no key yet: the ApiDefinition is served and protected');
+
+  await mend();
+  await applyManifest(w.cp, keyManifest(tag));
+  await waitReady(w.cp, { kind: 'apikey', ns: NS, name: `${tag}-key` }, START_MS);
+  await waitFor('the key authenticates', async () => (await call()) === 200);
+  assert.equal(await metric(o, 'apikey'), '0');
+  assert.match(o.log(), /controller apikey started: its kinds are listed now/);
+}
+
+test('the ApiKey CRD not installed: the operator is ready, ApiKey waits and starts once the CRD is applied', async () => {
+  await w.cp.kubectl(['delete', 'crd', 'apikeys.svc.svc.io', '--wait=true']);
+  const o = await startWorldOperator(w, {
+    name: 'mk-operator-crd',
+    org: ORG,
+    env: { WATCH_NAMESPACE: NS, POD_NAMESPACE: 'mk-lease-crd' },
+  });
+  running.push(o);
+  await waitsThenStarts(
+    o,
+    'crd',
+    /ApiKey not served by the API server \(CRD not installed\): waiting for it/,
+    async () => {
+      await w.cp.kubectl(['apply', '-f', KEY_CRD]);
+      await w.cp.kubectl(['wait', '--for=condition=Established', 'crd/apikeys.svc.svc.io', '--timeout=60s']);
+    },
+  );
+  await o.stop();
+});
+
+test('the ServiceAccount not granted ApiKey (the chart of an earlier release): the operator is ready, ApiKey waits and starts once granted', async () => {
+  const lease = 'mk-lease-rbac';
+  const sa = 'svc-operator-controller-manager';
+  const docs = chartRbac(lease);
+  assert.equal(docs.length, 4, 'the manager and leader-election roles and bindings of the chart');
+  await w.cp.kubectl(['create', 'serviceaccount', sa, '-n', lease]);
+  await applyManifest(w.cp, docs.map(withoutApiKeys).join('\n---\n'));
+  const token = (await w.cp.kubectl(['create', 'token', sa, '-n', lease, '--duration=2h'])).stdout.trim();
+  const kubeconfig = join(w.dir, 'sa-kubeconfig');
+  writeFileSync(
+    kubeconfig,
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'c', cluster: { server: w.cp.server, 'certificate-authority': w.cp.caFile } }],
+      users: [{ name: sa, user: { token } }],
+      contexts: [{ name: 'c', context: { cluster: 'c', user: sa } }],
+      'current-context': 'c',
+    }),
+    { mode: 0o600 },
+  );
+  const o = await startWorldOperator(
+    { ...w, cp: { ...w.cp, kubeconfig } },
+    { name: 'mk-operator-rbac', org: ORG, env: { WATCH_NAMESPACE: NS, POD_NAMESPACE: lease } },
+  );
+  running.push(o);
+  await waitsThenStarts(o, 'rbac', /ApiKey forbidden \(RBAC\): waiting for it/, async () => {
+    // `helm upgrade` to the chart of the operator's release: its ClusterRole, ApiKey rules and all.
+    await applyManifest(w.cp, docs.join('\n---\n'));
+  });
+});
