@@ -548,6 +548,54 @@ describe("gRPC plugins (the reference operator's auth_check samples)", () => {
   });
 });
 
+describe("JavaScript VM middleware (driver otto, the reference operator's custom_plugin sample)", () => {
+  const ottoApi = (name: string, custom_middleware: Manifest): Manifest =>
+    apiDefinition(name, {
+      active: true,
+      protocol: 'http',
+      proxy: {
+        listen_path: `/${name}`,
+        target_url: 'http://httpbin.default.svc:8000',
+        strip_listen_path: true,
+      },
+      custom_middleware,
+    });
+
+  test('admitted as the sample writes it (the gateway checks the file when the operator pushes it)', async () => {
+    const pre = [
+      { name: 'exampleJavaScriptMiddlewarePreHook', path: 'middleware/example-javascript-middleware.js' },
+    ];
+    admitted(await apply(cp, ottoApi('otto-pre', { driver: 'otto', pre })));
+    const spec = (await getObject(cp, 'apidefinition', 'otto-pre')).spec as Manifest;
+    assert.deepEqual((spec.custom_middleware as Manifest).pre, pre);
+  });
+
+  test('an otto auth_check is refused by name', async () => {
+    refusedWith(
+      await apply(
+        cp,
+        ottoApi('otto-auth', {
+          driver: 'otto',
+          auth_check: { name: 'checkKey', path: 'middleware/auth.js' },
+        }),
+      ),
+      'spec.custom_middleware.auth_check',
+      'an otto (TykJS) auth_check hook is not run by this gateway',
+    );
+  });
+
+  test('an otto middleware that is not a .js file is refused, naming its path', async () => {
+    refusedWith(
+      await apply(
+        cp,
+        ottoApi('otto-ts', { driver: 'otto', post: [{ name: 'tag', path: 'middleware/tag.ts' }] }),
+      ),
+      'spec.custom_middleware.post[0].path',
+      'an otto (TykJS) middleware is a .js file',
+    );
+  });
+});
+
 describe('ConfigMaps read by APIs', () => {
   test('an update that breaks the document is refused, naming the API', async () => {
     refusedWith(
