@@ -16,19 +16,8 @@ import { idProblem as idRuleProblem } from '../../schemas/rules/ids.ts';
 import { OAS_EXTENSION, checkOasDocument, oasToClassic } from '../../schemas/oas/index.ts';
 import { compile, type SchemaProblem } from '../../schemas/validate.ts';
 import type { Doc, StoreTx } from '../store/store.ts';
-import {
-  auditedPut,
-  callerOf,
-  fail,
-  json,
-  newId,
-  ok,
-  pageOf,
-  readObject,
-  Refusal,
-  type Ctx,
-  type Reply,
-} from './http.ts';
+import { auditedPut, changeExisting, newId, pageIn } from './documents.ts';
+import { callerOf, fail, json, ok, readObject, Refusal, type Ctx, type Reply } from './http.ts';
 import { asPlainObject, isPlainObject } from '../../lib/plain-object.ts';
 
 /** The content type of a streams document. */
@@ -175,10 +164,7 @@ async function update(
   definition: Record<string, unknown>,
   own?: ReturnType<typeof owners>,
 ): Promise<Reply> {
-  const org = callerOf(c).org;
-  return c.deps.store.write(org, async (tx) => {
-    const before = await tx.get(org, 'apis', id);
-    if (before === undefined) return notFound();
+  return changeExisting(c, 'apis', id, notFound, async (tx, org, before) => {
     if (before.body.kind !== kind) return otherKind(id, before.body.kind);
     const record = {
       kind,
@@ -194,11 +180,8 @@ async function update(
 
 /** Deletes a record of one of `kinds`. */
 async function remove(c: Ctx, kinds: readonly ApiKind[]): Promise<Reply> {
-  const org = callerOf(c).org;
   const id = c.params[0] ?? '';
-  return c.deps.store.write(org, async (tx) => {
-    const before = await tx.get(org, 'apis', id);
-    if (before === undefined) return notFound();
+  return changeExisting(c, 'apis', id, notFound, async (tx, org, before) => {
     if (!kinds.includes(before.body.kind as ApiKind)) return otherKind(id, before.body.kind);
     await auditedPut(c, tx, org, 'apis', id, before, undefined);
     // Its OAuth clients go with it (an API created again under the ID does not inherit them);
@@ -214,14 +197,11 @@ async function remove(c: Ctx, kinds: readonly ApiKind[]): Promise<Reply> {
 /** A page of the organisation's records of `kinds`. */
 async function listOf(c: Ctx, kinds: readonly ApiKind[]): Promise<{ items: Doc[]; pages: number }> {
   const org = callerOf(c).org;
-  const page = pageOf(c);
-  // Kinds share one collection: filter, then slice, so pages count only what is listed.
+  // Kinds share one collection: filter, then page.
   const all = (await c.deps.store.list(org, 'apis')).items.filter((d) =>
     kinds.includes(d.body.kind as ApiKind),
   );
-  const from = page.slice.offset ?? 0;
-  const items = all.slice(from, page.slice.limit === undefined ? undefined : from + page.slice.limit);
-  return { items, pages: page.pages(all.length) };
+  return pageIn(c, all);
 }
 
 async function readOf(c: Ctx, kinds: readonly ApiKind[]): Promise<Doc | Reply> {

@@ -11,7 +11,8 @@ import { X509Certificate, createPrivateKey, createPublicKey, type KeyObject } fr
 import { CERT_KEY_AT_REST, CERT_KEY_TO_NODE, seal, unseal } from '../../lib/seal.ts';
 import { orgIds } from '../nodes/nodes.ts';
 import type { Doc, Store } from '../store/store.ts';
-import { auditedPut, callerOf, fail, json, ok, pageOf, readText, type Ctx, type Reply } from './http.ts';
+import { auditedPut, deleteExisting, pageOfKind } from './documents.ts';
+import { callerOf, fail, json, readText, type Ctx, type Reply } from './http.ts';
 
 const notFound = (): Reply => fail(404, 'Certificate not found');
 const PEM_CERT = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
@@ -99,9 +100,8 @@ export async function addCert(c: Ctx): Promise<Reply> {
 
 /** GET /api/certs: `{"certs": [<id>...], "pages": n}` */
 export async function listCerts(c: Ctx): Promise<Reply> {
-  const page = pageOf(c);
-  const { items, total } = await c.deps.store.list(callerOf(c).org, 'certs', page.slice);
-  return json({ certs: items.map((d) => d.id), pages: page.pages(total) });
+  const { items, pages } = await pageOfKind(c, 'certs');
+  return json({ certs: items.map((d) => d.id), pages });
 }
 
 /** GET /api/certs/{id}: details and the PEM of the certificate (not of its key). */
@@ -148,12 +148,5 @@ export async function nodeCert(
 
 /** DELETE /api/certs/{id} */
 export async function deleteCert(c: Ctx): Promise<Reply> {
-  const org = callerOf(c).org;
-  const id = c.params[0] ?? '';
-  return c.deps.store.write(org, async (tx) => {
-    const before = await tx.get(org, 'certs', id);
-    if (before === undefined) return notFound();
-    await auditedPut(c, tx, org, 'certs', id, before, undefined);
-    return ok('Certificate deleted');
-  });
+  return deleteExisting(c, 'certs', notFound, 'Certificate deleted');
 }

@@ -1,7 +1,7 @@
 /**
  * The pieces every handler shares: the request context, the answer shapes of the dashboard
- * (`{"Status":"OK"|"Error","Message":...,"Meta":...}`), bounded body reading, pages, and the
- * audited write.
+ * (`{"Status":"OK"|"Error","Message":...,"Meta":...}`), bounded body reading and the page asked
+ * for. The organisation's documents as handlers read and write them are in documents.ts.
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -10,7 +10,7 @@ import { readBodyText, readJsonObject, type BodyProblem } from '../../lib/http/j
 import type { Logger } from '../../lib/log.ts';
 import type { DashboardConfig } from '../config/schema.ts';
 import type { Caller } from '../rbac/rbac.ts';
-import type { AuditEntry, Doc, Kind, Slice, Store, StoreTx } from '../store/store.ts';
+import type { Slice, Store } from '../store/store.ts';
 
 /** What the handlers work with. */
 export interface DashboardDeps {
@@ -112,11 +112,6 @@ export function pageOf(c: Ctx): { slice: Slice; pages: (total: number) => number
   return { slice: { offset: (p - 1) * size, limit: size }, pages: (total) => Math.ceil(total / size) };
 }
 
-/** A new ID: 32 lower-case hex characters. */
-export function newId(): string {
-  return crypto.randomUUID().replaceAll('-', '');
-}
-
 /** SHA-256 of the canonical JSON (sorted keys) of a value; null for no value. */
 export function hashOf(value: unknown): string | null {
   if (value === undefined) return null;
@@ -132,40 +127,4 @@ export function hashOf(value: unknown): string | null {
   return createHash('sha256')
     .update(JSON.stringify(canonical(value)))
     .digest('hex');
-}
-
-/** Who the audit log names for this call. */
-export function actorOf(c: Ctx): string {
-  return c.caller === undefined ? 'admin' : `user:${c.caller.userId}`;
-}
-
-/**
- * Writes (or, with `after` undefined, deletes) one document and its audit entry in the
- * transaction `tx`.
- */
-export async function auditedPut(
-  c: Ctx,
-  tx: StoreTx,
-  org: string,
-  kind: Kind,
-  id: string,
-  before: Doc | undefined,
-  after: Record<string, unknown> | undefined,
-  lookup?: string,
-): Promise<void> {
-  if (after === undefined) await tx.delete(org, kind, id);
-  else await tx.put(org, kind, id, after, lookup);
-  const action: AuditEntry['action'] =
-    after === undefined ? 'delete' : before === undefined ? 'create' : 'update';
-  await tx.audit({
-    org_id: org,
-    at: c.deps.now(),
-    actor: actorOf(c),
-    action,
-    kind,
-    object_id: id,
-    before_hash: hashOf(before?.body),
-    after_hash: hashOf(after),
-  });
-  c.log.info('object written', { kind, object_id: id, action, org_id: org });
 }

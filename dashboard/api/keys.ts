@@ -14,18 +14,8 @@ import { keyIdProblem } from '../../schemas/rules/ids.ts';
 import { compile } from '../../schemas/validate.ts';
 import type { Doc, StoreTx } from '../store/store.ts';
 import { apiExists } from './apis.ts';
-import {
-  auditedPut,
-  callerOf,
-  fail,
-  json,
-  ok,
-  pageOf,
-  readObject,
-  Refusal,
-  type Ctx,
-  type Reply,
-} from './http.ts';
+import { auditedPut, changeExisting, pageOfKind } from './documents.ts';
+import { callerOf, fail, json, ok, readObject, Refusal, type Ctx, type Reply } from './http.ts';
 import { withoutNulls } from '../../lib/http/json-body.ts';
 
 const schemaCheck = compile(sessionModel);
@@ -97,9 +87,8 @@ function idOf(c: Ctx): string | undefined {
 
 /** GET /api/keys: `{"data": {"keys": [<hash>...]}, "pages": n}` */
 export async function listKeys(c: Ctx): Promise<Reply> {
-  const page = pageOf(c);
-  const { items, total } = await c.deps.store.list(callerOf(c).org, 'keys', page.slice);
-  return json({ data: { keys: items.map((d) => d.id) }, pages: page.pages(total) });
+  const { items, pages } = await pageOfKind(c, 'keys');
+  return json({ data: { keys: items.map((d) => d.id) }, pages });
 }
 
 /** POST /api/keys: a generated key, returned once. */
@@ -136,14 +125,9 @@ async function changeKey(
   c: Ctx,
   change: (tx: StoreTx, org: string, id: string, before: Doc) => Promise<Reply>,
 ): Promise<Reply> {
-  const org = callerOf(c).org;
   const id = idOf(c);
   if (id === undefined) return notFound();
-  return c.deps.store.write(org, async (tx) => {
-    const before = await tx.get(org, 'keys', id);
-    if (before === undefined) return notFound();
-    return change(tx, org, id, before);
-  });
+  return changeExisting(c, 'keys', id, notFound, (tx, org, before) => change(tx, org, id, before));
 }
 
 /** PUT /api/keys/{key}: the whole session; a basic-auth user keeps its password unless a new one is sent. */

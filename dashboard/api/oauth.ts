@@ -22,7 +22,8 @@ import type { Doc, Store } from '../store/store.ts';
 import { classicOf } from './apis.ts';
 import { hashPassword } from './keys.ts';
 import { orgIds } from '../nodes/nodes.ts';
-import { auditedPut, callerOf, fail, json, ok, pageOf, readObject, type Ctx, type Reply } from './http.ts';
+import { auditedPut, pageIn } from './documents.ts';
+import { callerOf, fail, json, ok, readObject, type Ctx, type Reply } from './http.ts';
 
 /** The store kind of clients. */
 export const OAUTH_CLIENTS = 'oauth-clients';
@@ -105,12 +106,10 @@ export async function listClients(c: Ctx): Promise<Reply> {
   const org = callerOf(c).org;
   const apiId = c.params[0] ?? '';
   if ((await c.deps.store.get(org, 'apis', apiId)) === undefined) return apiNotFound();
-  const page = pageOf(c);
-  // Clients of every API share one kind: filter, then slice, so pages count only this API's.
+  // Clients of every API share one kind: filter, then page, so pages count only this API's.
   const all = (await c.deps.store.list(org, OAUTH_CLIENTS)).items.filter((d) => d.body.api_id === apiId);
-  const from = page.slice.offset ?? 0;
-  const items = all.slice(from, page.slice.limit === undefined ? undefined : from + page.slice.limit);
-  return json({ apps: items.map(presented), pages: page.pages(all.length) });
+  const { items, pages } = pageIn(c, all);
+  return json({ apps: items.map(presented), pages });
 }
 
 /** The client the path names in the caller's organisation, or undefined. */

@@ -4,19 +4,8 @@
  */
 import { formatProblem } from '../../schemas/rules/field-problem.ts';
 import { idProblem } from '../../schemas/rules/ids.ts';
-import {
-  fail,
-  json,
-  ok,
-  pageOf,
-  readObject,
-  Refusal,
-  newId,
-  hashOf,
-  actorOf,
-  type Ctx,
-  type Reply,
-} from './http.ts';
+import { actorOf, newId } from './documents.ts';
+import { fail, hashOf, json, ok, pageOf, readObject, Refusal, type Ctx, type Reply } from './http.ts';
 import type { StoreTx } from '../store/store.ts';
 import { createUser } from './users.ts';
 

@@ -12,19 +12,8 @@ import { idProblem } from '../../schemas/rules/ids.ts';
 import { compile } from '../../schemas/validate.ts';
 import type { StoreTx } from '../store/store.ts';
 import { apiExists } from './apis.ts';
-import {
-  auditedPut,
-  callerOf,
-  fail,
-  json,
-  newId,
-  ok,
-  pageOf,
-  readObject,
-  Refusal,
-  type Ctx,
-  type Reply,
-} from './http.ts';
+import { auditedPut, changeExisting, deleteExisting, newId, pageOfKind } from './documents.ts';
+import { callerOf, fail, json, ok, readObject, Refusal, type Ctx, type Reply } from './http.ts';
 import { withoutNulls } from '../../lib/http/json-body.ts';
 
 const schemaCheck = compile(policyModel);
@@ -63,9 +52,8 @@ function checked(c: Ctx, body: Record<string, unknown>, id: string): Record<stri
 
 /** GET /api/portal/policies: `{"Data": [...], "Pages": n}` */
 export async function listPolicies(c: Ctx): Promise<Reply> {
-  const page = pageOf(c);
-  const { items, total } = await c.deps.store.list(callerOf(c).org, 'policies', page.slice);
-  return json({ Data: items.map((d) => d.body), Pages: page.pages(total) });
+  const { items, pages } = await pageOfKind(c, 'policies');
+  return json({ Data: items.map((d) => d.body), Pages: pages });
 }
 
 /** GET /api/portal/policies/{id} */
@@ -111,10 +99,7 @@ export async function updatePolicy(c: Ctx): Promise<Reply> {
   }
   const { _id: _ignored, ...rest } = body;
   const policy = checked(c, rest, id);
-  const org = callerOf(c).org;
-  return c.deps.store.write(org, async (tx) => {
-    const before = await tx.get(org, 'policies', id);
-    if (before === undefined) return notFound();
+  return changeExisting(c, 'policies', id, notFound, async (tx, org, before) => {
     const foreign = await foreignApis(tx, org, policy);
     if (foreign.length > 0) return fail(400, invalid(foreign));
     await auditedPut(c, tx, org, 'policies', id, before, policy);
@@ -124,12 +109,5 @@ export async function updatePolicy(c: Ctx): Promise<Reply> {
 
 /** DELETE /api/portal/policies/{id} */
 export async function deletePolicy(c: Ctx): Promise<Reply> {
-  const org = callerOf(c).org;
-  const id = c.params[0] ?? '';
-  return c.deps.store.write(org, async (tx) => {
-    const before = await tx.get(org, 'policies', id);
-    if (before === undefined) return notFound();
-    await auditedPut(c, tx, org, 'policies', id, before, undefined);
-    return ok('Data deleted');
-  });
+  return deleteExisting(c, 'policies', notFound, 'Data deleted');
 }

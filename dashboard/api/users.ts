@@ -6,19 +6,8 @@
  */
 import { accessKeyHash, newAccessKey, permissionProblems, type Caller } from '../rbac/rbac.ts';
 import type { Doc, StoreTx } from '../store/store.ts';
-import {
-  auditedPut,
-  callerOf,
-  fail,
-  json,
-  newId,
-  ok,
-  pageOf,
-  readObject,
-  Refusal,
-  type Ctx,
-  type Reply,
-} from './http.ts';
+import { auditedPut, changeExisting, deleteExisting, newId, pageOfKind } from './documents.ts';
+import { callerOf, fail, json, ok, readObject, Refusal, type Ctx, type Reply } from './http.ts';
 
 const userNotFound = (): Reply => fail(404, 'User not found');
 const groupNotFound = (): Reply => fail(404, 'User group not found');
@@ -108,9 +97,8 @@ async function checkGroupAndEmail(
 /** GET /api/users */
 export async function listUsers(c: Ctx): Promise<Reply> {
   const org = callerOf(c).org;
-  const page = pageOf(c);
-  const { items, total } = await c.deps.store.list(org, 'users', page.slice);
-  return json({ users: items.map((d) => presentedUser(d, org)), pages: page.pages(total) });
+  const { items, pages } = await pageOfKind(c, 'users');
+  return json({ users: items.map((d) => presentedUser(d, org)), pages });
 }
 
 /** GET /api/users/{id} */
@@ -134,37 +122,25 @@ export async function putUser(c: Ctx): Promise<Reply> {
   if (body.id !== undefined && body.id !== id) return fail(400, 'id: must match the ID in the path');
   const problems = userProblems(body, caller);
   if (problems.length > 0) return fail(400, `Validation of User failed. Reason: ${problems.join('; ')}`);
-  return c.deps.store.write(caller.org, async (tx) => {
-    const before = await tx.get(caller.org, 'users', id);
-    if (before === undefined) return userNotFound();
+  return changeExisting(c, 'users', id, userNotFound, async (tx, org, before) => {
     const record = userRecord(body);
-    await checkGroupAndEmail(tx, caller.org, record, id);
-    await auditedPut(c, tx, caller.org, 'users', id, before, record);
+    await checkGroupAndEmail(tx, org, record, id);
+    await auditedPut(c, tx, org, 'users', id, before, record);
     return ok('User updated');
   });
 }
 
 /** DELETE /api/users/{id} */
 export async function deleteUser(c: Ctx): Promise<Reply> {
-  const caller = callerOf(c);
-  const id = c.params[0] ?? '';
-  return c.deps.store.write(caller.org, async (tx) => {
-    const before = await tx.get(caller.org, 'users', id);
-    if (before === undefined) return userNotFound();
-    await auditedPut(c, tx, caller.org, 'users', id, before, undefined);
-    return ok('User deleted');
-  });
+  return deleteExisting(c, 'users', userNotFound, 'User deleted');
 }
 
 /** POST /api/users/{id}/actions/key/reset: a new access key; the old one stops working at once. */
 export async function resetUserKey(c: Ctx): Promise<Reply> {
-  const caller = callerOf(c);
   const id = c.params[0] ?? '';
   const key = newAccessKey();
-  return c.deps.store.write(caller.org, async (tx) => {
-    const before = await tx.get(caller.org, 'users', id);
-    if (before === undefined) return userNotFound();
-    await auditedPut(c, tx, caller.org, 'users', id, before, { ...before.body }, accessKeyHash(key));
+  return changeExisting(c, 'users', id, userNotFound, async (tx, org, before) => {
+    await auditedPut(c, tx, org, 'users', id, before, { ...before.body }, accessKeyHash(key));
     return ok('User key reset', { access_key: key });
   });
 }
@@ -197,9 +173,8 @@ function groupRecord(body: Record<string, unknown>): Record<string, unknown> {
 /** GET /api/usergroups */
 export async function listGroups(c: Ctx): Promise<Reply> {
   const org = callerOf(c).org;
-  const page = pageOf(c);
-  const { items, total } = await c.deps.store.list(org, 'groups', page.slice);
-  return json({ groups: items.map((d) => ({ ...d.body, id: d.id, org_id: org })), pages: page.pages(total) });
+  const { items, pages } = await pageOfKind(c, 'groups');
+  return json({ groups: items.map((d) => ({ ...d.body, id: d.id, org_id: org })), pages });
 }
 
 /** GET /api/usergroups/{id} */
@@ -231,24 +206,19 @@ export async function updateGroup(c: Ctx): Promise<Reply> {
   const problems = groupProblems(body, caller);
   if (problems.length > 0)
     return fail(400, `Validation of User group failed. Reason: ${problems.join('; ')}`);
-  return c.deps.store.write(caller.org, async (tx) => {
-    const before = await tx.get(caller.org, 'groups', id);
-    if (before === undefined) return groupNotFound();
-    await auditedPut(c, tx, caller.org, 'groups', id, before, groupRecord(body));
+  return changeExisting(c, 'groups', id, groupNotFound, async (tx, org, before) => {
+    await auditedPut(c, tx, org, 'groups', id, before, groupRecord(body));
     return ok('User group updated');
   });
 }
 
 /** DELETE /api/usergroups/{id}: refused while users are in it. */
 export async function deleteGroup(c: Ctx): Promise<Reply> {
-  const caller = callerOf(c);
   const id = c.params[0] ?? '';
-  return c.deps.store.write(caller.org, async (tx) => {
-    const before = await tx.get(caller.org, 'groups', id);
-    if (before === undefined) return groupNotFound();
-    const members = (await tx.list(caller.org, 'users')).items.filter((u) => u.body.group_id === id);
+  return changeExisting(c, 'groups', id, groupNotFound, async (tx, org, before) => {
+    const members = (await tx.list(org, 'users')).items.filter((u) => u.body.group_id === id);
     if (members.length > 0) return fail(409, `User group has ${members.length} users: move them first`);
-    await auditedPut(c, tx, caller.org, 'groups', id, before, undefined);
+    await auditedPut(c, tx, org, 'groups', id, before, undefined);
     return ok('User group deleted');
   });
 }
