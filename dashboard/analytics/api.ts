@@ -161,9 +161,10 @@ function total(groups: readonly Group[]): Sums {
 }
 
 /**
- * `GET /api/analytics/traffic?from=&to=&api_id=&resolution=minute|hour`: the caller's
+ * `GET /api/analytics/traffic?from=&to=&api_id=&key=&resolution=minute|hour`: the caller's
  * organisation's traffic in [from, to) (default: the last hour), per minute up to 6 hours and per
- * hour beyond unless `resolution` says otherwise.
+ * hour beyond unless `resolution` says otherwise; with `key` (a key's ID, as `top_keys` names it)
+ * the totals and the series are that key's.
  */
 export async function traffic(c: Ctx): Promise<Reply> {
   const caller = callerOf(c);
@@ -180,6 +181,7 @@ export async function traffic(c: Ctx): Promise<Reply> {
   if (period === 'minute' && to - from > MAX_MINUTE_RANGE_MS)
     throw new Refusal(400, 'resolution: minute covers at most 48 hours: use hour');
   const apiId = c.url.searchParams.get('api_id') ?? '';
+  const key = c.url.searchParams.get('key') ?? '';
   const step = PERIODS[period];
   const q: RangeQuery = {
     org: caller.org,
@@ -189,12 +191,15 @@ export async function traffic(c: Ctx): Promise<Reply> {
     apiId: apiId === '' ? undefined : apiId,
   };
   const a = c.deps.store.analytics;
-  const [series, apis, reasons, keys, endpoints] = await Promise.all([
-    a.sum(q, 'api', 'at'),
+  // One key: its series and totals from its own rows; the rankings stay those of the range.
+  const one = key === '' ? undefined : { ...q, name: key };
+  const [series, apis, reasons, keys, endpoints, ofKey] = await Promise.all([
+    one === undefined ? a.sum(q, 'api', 'at') : a.sum(one, 'key', 'at'),
     a.sum(q, 'api', 'api'),
     a.sum(q, 'reason', 'name'),
     a.sum(q, 'key', 'name', TOP),
     a.sum(q, 'endpoint', 'name', TOP),
+    one === undefined ? Promise.resolve(undefined) : a.sum(one, 'key', 'name'),
   ]);
   return json({
     org_id: caller.org,
@@ -203,7 +208,8 @@ export async function traffic(c: Ctx): Promise<Reply> {
     resolution: period,
     step_ms: step,
     api_id: apiId === '' ? null : apiId,
-    totals: figures(total(apis)),
+    key: key === '' ? null : key,
+    totals: figures(total(ofKey ?? apis)),
     series: series.map((g) => ({ at: g.at, ...figures(g) })),
     apis: apis.map((g) => ({ api_id: g.api_id, ...figures(g) })),
     refusals: reasons.map((g) => ({ reason: g.name, requests: Math.round(g.requests) })),

@@ -30,6 +30,8 @@ export interface RangeQuery {
   to: number;
   /** One API only. */
   apiId?: string | undefined;
+  /** One name only (a key's ID, for the series of one key). */
+  name?: string | undefined;
 }
 
 /** Analytics in the store. */
@@ -151,6 +153,10 @@ export class SqlAnalytics implements AnalyticsStore {
     if (q.apiId !== undefined) {
       where += ' AND api_id = ?';
       params.push(q.apiId);
+    }
+    if (q.name !== undefined) {
+      where += ' AND name = ?';
+      params.push(q.name);
     }
     const group = by === 'at' ? 'at' : by === 'api' ? 'api_id' : dim === 'endpoint' ? 'api_id, name' : 'name';
     const order = by === 'at' ? 'at' : `SUM(requests) DESC, ${group}`;

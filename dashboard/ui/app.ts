@@ -519,20 +519,23 @@ interface AnalyticsQuery {
   from: number;
   to: number;
   api: string;
+  /** One key's ID (its totals and series), or ''. */
+  key: string;
 }
 
 function analyticsQuery(): AnalyticsQuery {
   const params = new URLSearchParams(location.hash.replace(/^#analytics\??/, ''));
   const range = params.get('range') ?? '1h';
   const api = params.get('api') ?? '';
+  const key = params.get('key') ?? '';
   if (range === 'custom') {
     const from = Date.parse(params.get('from') ?? '');
     const to = Date.parse(params.get('to') ?? '');
-    if (Number.isFinite(from) && Number.isFinite(to)) return { range, from, to, api };
+    if (Number.isFinite(from) && Number.isFinite(to)) return { range, from, to, api, key };
   }
   const ms = (RANGES.find((r) => r[0] === range) ?? RANGES[0] ?? ['1h', '', 3_600_000])[2];
   const to = Date.now();
-  return { range: range === 'custom' ? '1h' : range, from: to - ms, to, api };
+  return { range: range === 'custom' ? '1h' : range, from: to - ms, to, api, key };
 }
 
 /** Every period of the range, with zeros where the series has no row. */
@@ -611,13 +614,14 @@ async function viewAnalytics(): Promise<Node> {
   const q = analyticsQuery();
   const params = new URLSearchParams({ from: String(q.from), to: String(q.to) });
   if (q.api !== '') params.set('api_id', q.api);
+  if (q.key !== '') params.set('key', q.key);
   const t = await call('GET', `/api/analytics/traffic?${params.toString()}`);
   const totals = obj(t.totals);
   const step = num(t.step_ms) || 60_000;
   const rows = filled(arr(t.series).map(obj), num(t.from), num(t.to), step);
 
   const go = (next: Partial<Record<string, string>>): void => {
-    const p = new URLSearchParams({ range: q.range, api: q.api });
+    const p = new URLSearchParams({ range: q.range, api: q.api, key: q.key });
     for (const [k, v] of Object.entries(next)) if (v !== undefined) p.set(k, v);
     location.hash = `analytics?${p.toString()}`;
   };
@@ -682,6 +686,17 @@ async function viewAnalytics(): Promise<Node> {
     });
   });
 
+  const mask = (k: string): string => `${k.slice(0, 6)}…${k.slice(-4)}`;
+  const keyRow = arr(t.top_keys)
+    .map(obj)
+    .find((k) => str(k.key) === q.key);
+  const keyLabel = q.key === '' ? '' : str(keyRow?.alias) || mask(q.key);
+  const keyLink = (k: string): string => {
+    const p = new URLSearchParams(location.hash.replace(/^#analytics\??/, ''));
+    if (k === '') p.delete('key');
+    else p.set('key', k);
+    return `#analytics?${p.toString()}`;
+  };
   const figure = (label: string, value: string, id: string): HTMLElement =>
     h('div', { 'data-testid': id }, label, h('strong', {}, value));
   const section = h(
@@ -700,6 +715,10 @@ async function viewAnalytics(): Promise<Node> {
       {},
       `${when(num(t.from))} to ${when(num(t.to))} UTC, per ${str(t.resolution)}`,
       q.range === 'custom' ? '' : ' · updates every 15 s',
+      q.key === '' ? '' : ' · ',
+      q.key === ''
+        ? ''
+        : h('a', { href: keyLink(''), id: 'analytics-all-keys' }, `key ${keyLabel}: show all keys`),
     ),
     h(
       'div',
@@ -715,7 +734,7 @@ async function viewAnalytics(): Promise<Node> {
   section.append(grid);
   grid.append(
     await timeChart(
-      q.api === '' ? 'Requests and errors' : `Requests and errors of ${q.api}`,
+      `Requests and errors${q.api === '' ? '' : ` of ${q.api}`}${keyLabel === '' ? '' : ` of key ${keyLabel}`}`,
       'chart-requests',
       rows,
       [
@@ -762,7 +781,7 @@ async function viewAnalytics(): Promise<Node> {
         .map(obj)
         .map((k) => [
           [
-            h('code', {}, `${str(k.key).slice(0, 6)}…${str(k.key).slice(-4)}`),
+            h('a', { href: keyLink(str(k.key)), 'data-key': str(k.key) }, h('code', {}, mask(str(k.key)))),
             str(k.alias) || '-',
             String(num(k.requests)),
             String(num(k.errors)),

@@ -195,6 +195,16 @@ for (const storage of ['sqlite', 'postgres'] as const) {
         11,
       );
 
+      // One key: its own totals.
+      const ofKey = await traffic(keyAnalyst, `?key=${top.key}`);
+      assert.equal(ofKey.status, 200);
+      assert.equal(ofKey.body.totals.requests, 4);
+      assert.equal(ofKey.body.totals.errors, 1);
+      assert.equal(
+        ofKey.body.series.reduce((s, x) => s + x.requests, 0),
+        4,
+      );
+
       // One API, and by the hour.
       const one = await traffic(keyAnalyst, '?api_id=open&resolution=hour');
       assert.equal(one.status, 200);
@@ -259,6 +269,12 @@ for (const storage of ['sqlite', 'postgres'] as const) {
             await page.locator('[data-testid=chart-endpoints-table]').innerText(),
             /open\s+GET \/open\/users\/\{id\}\s+5/,
           );
+          // One key (from the top keys), then all keys again.
+          await page.click('[data-testid=chart-keys-table] a[data-key]');
+          await page.locator('[data-testid=total-requests]').getByText('4').waitFor();
+          assert.match(await page.locator('[data-testid=chart-requests] h3').innerText(), /of key partner/);
+          await page.click('#analytics-all-keys');
+          await page.locator('[data-testid=total-requests]').getByText('11').waitFor();
           // One API chosen: the view follows.
           await page.selectOption('#analytics-api', 'open');
           await page.locator('[data-testid=total-requests]').getByText('5').waitFor();
