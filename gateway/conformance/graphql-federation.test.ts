@@ -158,6 +158,10 @@ type User { id: ID! reviews: [Review!]! }`),
     }),
     keyless('super', '/super/', '', { graphql: supergraph() }),
     keyed('super-keyed', '/super-keyed/', '', { graphql: supergraph() }),
+    // No merged schema given: composed from the subgraphs' SDLs.
+    keyless('super-composed', '/super-composed/', '', {
+      graphql: { ...supergraph(), schema: undefined },
+    }),
     keyless('super-nobatch', '/super-nobatch/', '', {
       graphql: supergraph({ disable_query_batching: true }),
     }),
@@ -361,13 +365,18 @@ test("supergraph: an interface's fields from its subgraph, a member's entity fie
   assert.deepEqual([u.length, r.length], [1, 1]);
 });
 
-test('supergraph: an entity interface (@key on an interface) is refused when written', async () => {
+test('supergraph: an entity interface (@key on an interface) and a key of nested fields are refused when written', async () => {
   const bad = supergraph();
   const sg = bad.supergraph as { subgraphs: Record<string, unknown>[] };
   sg.subgraphs.push({
     name: 'nodes',
     url: 'http://127.0.0.1:1/graphql',
     sdl: 'type Query { node: Node } interface Node @key(fields: "id") { id: ID! }',
+  });
+  sg.subgraphs.push({
+    name: 'orgs',
+    url: 'http://127.0.0.1:1/graphql',
+    sdl: 'type Query { org: Org } type Org @key(fields: "id owner { id }") { id: ID! owner: User }',
   });
   const res = await gw.admin(
     'POST',
@@ -378,5 +387,47 @@ test('supergraph: an entity interface (@key on an interface) is refused when wri
   assert.match(
     (res.json as { message: string }).message,
     /graphql\.supergraph\.subgraphs\[2\]\.sdl: Unsupported value: Node: an interface with @key \(an entity interface\) is not supported yet/,
+  );
+  assert.match(
+    (res.json as { message: string }).message,
+    /graphql\.supergraph\.subgraphs\[3\]\.sdl: Unsupported value: Org: a @key with nested fields is not supported yet/,
+  );
+});
+
+test('supergraph without a merged schema: composed from the subgraphs, served alike', async () => {
+  const { status, json } = await ask(
+    '/super-composed/',
+    '{ topReviews { body author { name } } user: __type(name: "User") { fields { name } } }',
+  );
+  assert.equal(status, 200);
+  assert.deepEqual(json, {
+    data: {
+      topReviews: [
+        { body: 'Great engine', author: { name: 'Ada' } },
+        { body: 'Fast planner', author: { name: 'Brian' } },
+      ],
+      user: { fields: [{ name: 'id' }, { name: 'name' }, { name: 'reviews' }] },
+    },
+  });
+});
+
+test('supergraph: subgraphs that do not compose are refused when written, naming the field', async () => {
+  const bad = supergraph();
+  delete bad.schema;
+  const sg = bad.supergraph as { subgraphs: Record<string, unknown>[] };
+  sg.subgraphs.push({
+    name: 'legacy',
+    url: 'http://127.0.0.1:1/graphql',
+    sdl: 'type Query { legacy: Review } type Review { id: Int! }',
+  });
+  const res = await gw.admin(
+    'POST',
+    '/svc/apis',
+    keyless('super-clash', '/super-clash/', '', { graphql: bad }),
+  );
+  assert.equal(res.status, 400, res.text);
+  assert.equal(
+    (res.json as { message: string }).message,
+    'Validation of API Definition failed. Reason: graphql.supergraph.subgraphs: Invalid value: the subgraphs do not compose: Review.id: subgraph reviews gives it the type ID!, subgraph legacy Int!',
   );
 });

@@ -163,7 +163,8 @@ const cases: Case[] = [
       {
         path: 'graphql.schema',
         type: 'Required',
-        message: 'a supergraph API needs the merged schema (SDL): set graphql.schema',
+        message:
+          'a supergraph API needs the merged schema (SDL): set graphql.schema, or subgraphs that compose',
       },
     ],
   },

@@ -58,6 +58,8 @@ export interface SubgraphModel {
   requires: readonly string[];
   /** Interfaces with a `@key` (entity interfaces), which the planner does not serve. */
   keyedInterfaces: readonly string[];
+  /** Types with a `@key` of nested fields, which the planner does not serve. */
+  nestedKeys: readonly string[];
 }
 
 type ObjectNode =
@@ -106,6 +108,7 @@ export function readSubgraph(sdl: string): SubgraphModel | string {
   const keys = new Map<string, SelectionSetNode[]>();
   const requires: string[] = [];
   const keyedInterfaces: string[] = [];
+  const nestedKeys: string[] = [];
   try {
     for (const d of doc.definitions) {
       if (!isObjectNode(d)) continue;
@@ -113,6 +116,8 @@ export function readSubgraph(sdl: string): SubgraphModel | string {
       const k = keySelection(d);
       if (k.length > 0 && isInterfaceNode(d)) keyedInterfaces.push(type);
       else if (k.length > 0) keys.set(type, [...(keys.get(type) ?? []), ...k]);
+      if (k.some((set) => set.selections.some((x) => x.kind !== Kind.FIELD || x.selectionSet !== undefined)))
+        nestedKeys.push(type);
       if (hasDirective(d, 'external')) continue;
       const set = owns.get(type) ?? new Set<string>();
       owns.set(type, set);
@@ -124,7 +129,7 @@ export function readSubgraph(sdl: string): SubgraphModel | string {
   } catch (err) {
     return `a @key does not parse: ${err instanceof Error ? err.message : String(err)}`;
   }
-  return { owns, keys, requires, keyedInterfaces };
+  return { owns, keys, requires, keyedInterfaces, nestedKeys };
 }
 
 /**
@@ -194,6 +199,111 @@ export function buildSupergraphSchema(sdl: string): GraphQLSchema | string {
   return buildGraphqlSchema(servableSdl(doc, []));
 }
 
+/** The definitions federation adds to a subgraph, never part of the supergraph. */
+const FEDERATION_TYPES = new Set([
+  '_Any',
+  '_FieldSet',
+  'FieldSet',
+  '_Service',
+  '_Entity',
+  'link__Import',
+  'link__Purpose',
+]);
+
+/** Federation's directives, left out of the composed schema. */
+const FEDERATION_DIRECTIVES = new Set([
+  ...Object.keys(FEDERATION_DEFINITIONS),
+  'link',
+  'composeDirective',
+  'interfaceObject',
+]);
+
+/**
+ * Composes the supergraph's schema from its subgraphs' SDLs (`sdls`, by subgraph name): each
+ * type once, the fields of an object or interface type united (a field `@external` in a subgraph
+ * comes from the one resolving it), union members and enum values united, federation's own types,
+ * fields (`_entities`, `_service`) and directives left out. A field two subgraphs give different
+ * types is an error naming both: `{ errors }`, else `{ sdl }`.
+ */
+export function composeSupergraph(
+  sdls: readonly { name: string; sdl: string }[],
+): { sdl: string } | { errors: string[] } {
+  const errors: string[] = [];
+  interface Composed {
+    /** The first definition or extension of the name, printed as a definition when not composed. */
+    first: DefinitionNode;
+    fields: Map<string, { text: string; type: string; from: string }>;
+    /** Interfaces, union members or enum values. */
+    members: Set<string>;
+  }
+  const types = new Map<string, Composed>();
+  const strip = <T extends { readonly directives?: readonly { name: { value: string } }[] }>(n: T): T => ({
+    ...n,
+    directives: (n.directives ?? []).filter((d) => !FEDERATION_DIRECTIVES.has(d.name.value)),
+  });
+  for (const { name, sdl } of sdls) {
+    let doc: DocumentNode;
+    try {
+      doc = parse(sdl);
+    } catch (err) {
+      errors.push(`subgraph ${name}: ${err instanceof Error ? err.message : String(err)}`);
+      continue;
+    }
+    for (const d of doc.definitions) {
+      if (!('name' in d) || d.name === undefined) continue;
+      const typeName = d.name.value;
+      if (
+        d.kind === Kind.DIRECTIVE_DEFINITION
+          ? FEDERATION_DIRECTIVES.has(typeName)
+          : FEDERATION_TYPES.has(typeName)
+      )
+        continue;
+      const key = d.kind === Kind.DIRECTIVE_DEFINITION ? `@${typeName}` : typeName;
+      const t: Composed = types.get(key) ?? { first: d, fields: new Map(), members: new Set<string>() };
+      types.set(key, t);
+      if (isObjectNode(d)) {
+        for (const i of d.interfaces ?? []) t.members.add(i.name.value);
+        for (const f of d.fields ?? []) {
+          if (typeName === 'Query' && (f.name.value === '_entities' || f.name.value === '_service')) continue;
+          if (hasDirective(f, 'external')) continue;
+          const before = t.fields.get(f.name.value);
+          const type = print(f.type);
+          if (before === undefined) t.fields.set(f.name.value, { text: print(strip(f)), type, from: name });
+          else if (before.type !== type)
+            errors.push(
+              `${typeName}.${f.name.value}: subgraph ${before.from} gives it the type ${before.type}, subgraph ${name} ${type}`,
+            );
+        }
+      } else if (d.kind === Kind.UNION_TYPE_DEFINITION || d.kind === Kind.UNION_TYPE_EXTENSION) {
+        for (const m of d.types ?? []) t.members.add(m.name.value);
+      } else if (d.kind === Kind.ENUM_TYPE_DEFINITION || d.kind === Kind.ENUM_TYPE_EXTENSION) {
+        for (const v of d.values ?? []) t.members.add(print(strip(v)));
+      }
+    }
+  }
+  if (errors.length > 0) return { errors };
+  const out: string[] = [];
+  for (const t of types.values()) {
+    const d = t.first;
+    if (!('name' in d) || d.name === undefined) continue;
+    const name = d.name.value;
+    if (isObjectNode(d)) {
+      if (t.fields.size === 0) continue;
+      const word = isInterfaceNode(d) ? 'interface' : 'type';
+      const impl = t.members.size > 0 ? ` implements ${[...t.members].join(' & ')}` : '';
+      const fields = [...t.fields.values()].map((f) => `  ${f.text}`).join('\n');
+      out.push(`${word} ${name}${impl} {\n${fields}\n}`);
+    } else if (d.kind === Kind.UNION_TYPE_DEFINITION || d.kind === Kind.UNION_TYPE_EXTENSION) {
+      out.push(`union ${name} = ${[...t.members].join(' | ')}`);
+    } else if (d.kind === Kind.ENUM_TYPE_DEFINITION || d.kind === Kind.ENUM_TYPE_EXTENSION) {
+      out.push(`enum ${name} {\n${[...t.members].map((v) => `  ${v}`).join('\n')}\n}`);
+    } else {
+      out.push(print(strip(d)).replace(/^extend /, ''));
+    }
+  }
+  return { sdl: out.join('\n\n') };
+}
+
 /** The supergraph settings the gateway serves, and those of each subgraph. */
 const SUPERGRAPH_FIELDS = [
   'subgraphs',
@@ -238,11 +348,25 @@ function stringMap(v: unknown): Record<string, string> {
   return out;
 }
 
-/** The supergraph's merged SDL: `graphql.schema`, else `supergraph.merged_sdl`. */
+/**
+ * The supergraph's merged SDL: `graphql.schema`, else `supergraph.merged_sdl`, else composed from
+ * its subgraphs (`composeSupergraph`; empty when they do not compose).
+ */
 export function supergraphSdl(graphql: { schema?: unknown; supergraph?: unknown }): string {
   const own = text(graphql.schema) ?? '';
   if (own !== '') return own;
-  return text(model<{ merged_sdl: unknown }>(graphql.supergraph)?.merged_sdl) ?? '';
+  const merged = text(model<{ merged_sdl: unknown }>(graphql.supergraph)?.merged_sdl) ?? '';
+  if (merged !== '') return merged;
+  const composed = composeSupergraph(subgraphSdls(graphql.supergraph));
+  return 'sdl' in composed ? composed.sdl : '';
+}
+
+/** The SDL of each subgraph of a supergraph, by name. */
+function subgraphSdls(supergraph: unknown): { name: string; sdl: string }[] {
+  return list(model<{ subgraphs: unknown }>(supergraph)?.subgraphs).map((raw, i) => {
+    const g = model<{ name: unknown; sdl: unknown }>(raw);
+    return { name: text(g?.name) ?? `subgraphs[${i}]`, sdl: text(g?.sdl) ?? '' };
+  });
 }
 
 /** A subgraph's SDL: `graphql.subgraph.sdl`, else `graphql.schema`. */
@@ -359,6 +483,14 @@ export function federationProblems(
       problems.push(problem(`${at}.sdl`, 'Invalid', `the subgraph SDL does not parse: ${read}`));
     else {
       models.push(read);
+      if (read.nestedKeys[0] !== undefined)
+        problems.push(
+          problem(
+            `${at}.sdl`,
+            'NotSupported',
+            `${read.nestedKeys[0]}: a @key with nested fields is not supported yet by svc's supergraph planner`,
+          ),
+        );
       if (read.keyedInterfaces[0] !== undefined)
         problems.push(
           problem(
@@ -377,14 +509,31 @@ export function federationProblems(
         );
     }
   });
+  const given =
+    (text(graphql.schema) ?? '') !== '' || (text(model<{ merged_sdl: unknown }>(s)?.merged_sdl) ?? '') !== '';
+  if (!given && models.length === subgraphs.length && subgraphs.length > 0) {
+    const composed = composeSupergraph(subgraphSdls(graphql.supergraph));
+    if ('errors' in composed) {
+      for (const e of composed.errors)
+        problems.push(
+          problem('graphql.supergraph.subgraphs', 'Invalid', `the subgraphs do not compose: ${e}`),
+        );
+      return problems;
+    }
+  }
   const sdl = supergraphSdl(graphql);
-  const at = (text(graphql.schema) ?? '') !== '' ? 'graphql.schema' : 'graphql.supergraph.merged_sdl';
+  const at =
+    (text(graphql.schema) ?? '') !== ''
+      ? 'graphql.schema'
+      : given
+        ? 'graphql.supergraph.merged_sdl'
+        : 'graphql.supergraph.subgraphs';
   if (sdl === '') {
     problems.push(
       problem(
         'graphql.schema',
         'Required',
-        'a supergraph API needs the merged schema (SDL): set graphql.schema',
+        'a supergraph API needs the merged schema (SDL): set graphql.schema, or subgraphs that compose',
       ),
     );
     return problems;
