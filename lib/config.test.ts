@@ -4,14 +4,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { JsonSchema } from '../schemas/json-schema.ts';
-import {
-  ConfigError,
-  configSources,
-  durationPattern,
-  loadConfig,
-  parseDuration,
-  whereToSet,
-} from './config.ts';
+import { configSources, durationPattern, loadConfig, parseDuration, whereToSet } from './config.ts';
+import { configProblems } from './testing/config.ts';
 
 const schema: JsonSchema = {
   type: 'object',
@@ -31,16 +25,6 @@ interface Cfg {
   debug: boolean;
 }
 
-function problems(fn: () => unknown): readonly string[] {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-  return assert.fail('expected a ConfigError');
-}
-
 test('config: defaults filled, env coerced, flags win over env, result frozen', () => {
   const cfg = loadConfig<Cfg>({
     component: 't',
@@ -55,7 +39,7 @@ test('config: defaults filled, env coerced, flags win over env, result frozen', 
 
 test('config: every problem is named with its source', () => {
   assert.deepEqual(
-    problems(() =>
+    configProblems(() =>
       loadConfig({ component: 't', schema, sources, env: { T_PORT: 'x' }, argv: ['--colour=red'] }),
     ),
     [
@@ -71,7 +55,7 @@ test('config: file keys are checked strictly and named with the file', () => {
   const file = join(dir, 'c.yaml');
   writeFileSync(file, 'secret: s\nprot: 1\n');
   assert.deepEqual(
-    problems(() => loadConfig({ component: 't', schema, sources, env: {}, argv: ['--config', file] })),
+    configProblems(() => loadConfig({ component: 't', schema, sources, env: {}, argv: ['--config', file] })),
     [`prot in ${file}: unknown field: remove it, or check its spelling and nesting`],
   );
 });

@@ -3,18 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError } from '../../lib/config.ts';
+import { configProblems } from '../../lib/testing/config.ts';
 import { loadGatewayConfig, loadTls } from './load.ts';
-
-function problems(fn: () => unknown): readonly string[] {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-  return assert.fail('expected a ConfigError');
-}
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-gw-cfg-'));
 const file = join(dir, 'gateway.yaml');
@@ -183,7 +173,7 @@ const refused: { name: string; argv: string[]; env?: Record<string, string>; wan
 for (const c of refused) {
   test(`config refused: ${c.name}`, () => {
     assert.deepEqual(
-      problems(() => loadGatewayConfig({ argv: c.argv, env: c.env ?? {} })),
+      configProblems(() => loadGatewayConfig({ argv: c.argv, env: c.env ?? {} })),
       c.want,
     );
   });
@@ -194,7 +184,7 @@ test('config: unreadable TLS files are named', () => {
     argv: ['--secret', 's', '--tls-cert', join(dir, 'nope.pem'), '--tls-key', join(dir, 'nope.key')],
     env: {},
   });
-  const got = problems(() => loadTls(cfg));
+  const got = configProblems(() => loadTls(cfg));
   assert.equal(got.length, 2);
   assert.match(got[0] ?? '', /^tls_cert_file: cannot read .*nope\.pem: ENOENT/);
   assert.match(got[1] ?? '', /^tls_key_file: cannot read .*nope\.key: ENOENT/);
