@@ -1,10 +1,10 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '../../lib/testing/wait.ts';
-import { startEcho, type Echo } from '../testing/echo.ts';
+import { useEcho } from '../testing/echo.ts';
 import { keyless, spawnGateway, startGateway, type GatewayClient } from '../testing/harness.ts';
 import { Metrics, THROTTLE_WINDOW_SECONDS } from './metrics.ts';
 import { samples, scrapeAnswer } from './testing.ts';
@@ -41,20 +41,14 @@ function assertTraffic(m: Map<string, number>, times = 1): void {
 }
 
 describe('/metrics', () => {
-  let echo: Echo;
-  before(async () => {
-    echo = await startEcho('echo');
-  });
-  after(async () => {
-    await echo.close();
-  });
+  const echo = useEcho();
 
   for (const fastPath of [true, false]) {
     test(`counts requests by API, method and status class (fast path ${fastPath ? 'on' : 'off'})`, async () => {
       const gw = await startGateway({ argv: [`--fast-path=${String(fastPath)}`] });
       try {
-        await gw.addApi(keyless('a1', '/a1/', echo.url));
-        await gw.addApi(keyless('a2', '/a2/', echo.url));
+        await gw.addApi(keyless('a1', '/a1/', echo().url));
+        await gw.addApi(keyless('a2', '/a2/', echo().url));
         await gw.reload();
         await traffic(gw);
         const m = await scrape(gw.port);
@@ -76,7 +70,7 @@ describe('/metrics', () => {
   test('on the control port when there is one; the gateway port leaves /metrics to APIs', async () => {
     const gw = await startGateway({ argv: ['--control-port', '0'] });
     try {
-      await gw.addApi(keyless('m', '/metrics/', echo.url));
+      await gw.addApi(keyless('m', '/metrics/', echo().url));
       await gw.reload();
       await gw.request({ path: '/metrics' });
       const m = await scrape(gw.adminPort);
@@ -91,7 +85,7 @@ describe('/metrics', () => {
   test('on a shared port /metrics itself is the gateway’s, the paths below it the API’s', async () => {
     const gw = await startGateway();
     try {
-      await gw.addApi(keyless('m', '/metrics/', echo.url));
+      await gw.addApi(keyless('m', '/metrics/', echo().url));
       await gw.reload();
       assert.equal((await gw.request({ path: '/metrics/x' })).status, 200);
       const m = await scrape(gw.port);
@@ -108,7 +102,7 @@ describe('/metrics', () => {
       const none = await gw.request({ path: '/metrics' });
       assert.equal(none.status, 404);
       assert.deepEqual(none.json, { error: 'Not Found' });
-      await gw.addApi(keyless('m', '/metrics/', echo.url));
+      await gw.addApi(keyless('m', '/metrics/', echo().url));
       await gw.reload();
       assert.equal(((await gw.request({ path: '/metrics' })).json as { upstream?: string }).upstream, 'echo');
     } finally {
@@ -120,8 +114,8 @@ describe('/metrics', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'svc-gw-metrics-'));
     const gw = await spawnGateway(['--workers', '2', '--data-dir', dataDir]);
     try {
-      await gw.addApi(keyless('a1', '/a1/', echo.url));
-      await gw.addApi(keyless('a2', '/a2/', echo.url));
+      await gw.addApi(keyless('a1', '/a1/', echo().url));
+      await gw.addApi(keyless('a2', '/a2/', echo().url));
       await gw.reload();
       await waitFor('both workers', () => gw.stderr().includes('"message":"all workers serving"'));
       // New connections take turns between the workers (round robin): each serves part of it.

@@ -3,10 +3,10 @@
  * `trackEndpoint` and `doNotTrackEndpoint`) through a real listener: requests in, `/metrics`
  * scraped, series present or absent. On both entrances.
  */
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { oasDocument } from '../../schemas/testing.ts';
-import { startEcho, type Echo } from '../testing/echo.ts';
+import { useEcho } from '../testing/echo.ts';
 import { keyless, oneVersion, startGateway, type GatewayClient } from '../testing/harness.ts';
 import { scrape } from './testing.ts';
 
@@ -69,23 +69,17 @@ async function get(gw: GatewayClient, path: string, method = 'GET'): Promise<voi
 }
 
 describe('request metrics honour do_not_track and the tracking lists', () => {
-  let echo: Echo;
-  before(async () => {
-    echo = await startEcho('echo');
-  });
-  after(async () => {
-    await echo.close();
-  });
+  const echo = useEcho();
 
   for (const fastPath of [true, false]) {
     test(`fast path ${fastPath ? 'on' : 'off'}`, async () => {
       const gw = await startGateway({ argv: [`--fast-path=${String(fastPath)}`] });
       try {
-        await gw.addApi(keyless('plain', '/plain/', echo.url));
-        await gw.addApi(keyless('hidden', '/hidden/', echo.url, { do_not_track: true }));
-        await gw.addApi(keyless('shown', '/shown/', echo.url, { do_not_track: false }));
-        await gw.addApi(keyless('tr', '/tr/', echo.url, tracked));
-        const oas = await gw.admin('POST', '/svc/apis/oas', oasApi(echo.url));
+        await gw.addApi(keyless('plain', '/plain/', echo().url));
+        await gw.addApi(keyless('hidden', '/hidden/', echo().url, { do_not_track: true }));
+        await gw.addApi(keyless('shown', '/shown/', echo().url, { do_not_track: false }));
+        await gw.addApi(keyless('tr', '/tr/', echo().url, tracked));
+        const oas = await gw.admin('POST', '/svc/apis/oas', oasApi(echo().url));
         assert.equal(oas.status, 200, oas.text);
         await gw.reload();
 
