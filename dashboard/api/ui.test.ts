@@ -2,7 +2,8 @@
  * The web UI end to end in headless Chromium (Debian's /usr/bin/chromium, driven by
  * playwright-core): a wrong key refused, signing in, the lists, opening an API, a write, an
  * operator-managed API shown read-only, a read-only user's write refused with the dashboard's
- * 403, and an OAuth API's clients (registered with the secret shown once, listed, deleted).
+ * 403, an OAuth API's clients (registered with the secret shown once, listed, deleted), and keys
+ * (created from a policy with the value shown once and copied, quota reset, revoked).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -307,6 +308,101 @@ describe(
       await q.locator('#oauth-clients').getByText('No OAuth clients.').waitFor();
       assert.deepEqual((await d.call('GET', '/api/apis/oauth/stock', { auth: admin })).body.apps, []);
       await q.context().close();
+    });
+
+    test("keys: created from a policy (the value shown once, copied), quota reset, revoked; a reader's reset refused", async () => {
+      const policy = await d.call('POST', '/api/portal/policies', {
+        auth: admin,
+        body: { id: 'silver', name: 'silver', state: 'active', rate: 5, per: 60, quota_max: -1 },
+      });
+      assert.equal(policy.status, 200, policy.text);
+      const context = await browser.newContext({ permissions: ['clipboard-read', 'clipboard-write'] });
+      const p = await context.newPage();
+      p.on('request', (r) => {
+        if (!r.url().startsWith(d.url)) outside.push(r.url());
+      });
+      await signIn(p, admin);
+      await p.locator('[data-testid=apis]').waitFor();
+      await p.click('#tabs a[href="#keys"]');
+      await p.locator('#key-create').waitFor();
+      await p.selectOption('#key-policy', 'silver');
+      await p.fill('#key-alias', 'made-in-ui');
+      await p.click('#key-create button[type=submit]');
+      const value = await p.locator('#key-value').innerText();
+      assert.match(await p.locator('#key-created').innerText(), /created from policy silver/);
+      // The key the user sees is a key of the dashboard, from that policy.
+      const made = await d.call('GET', `/api/keys/${value}`, { auth: admin });
+      assert.equal(made.status, 200, made.text);
+      assert.deepEqual((made.body.data as Record<string, unknown>).apply_policies, ['silver']);
+      assert.equal((made.body.data as Record<string, unknown>).alias, 'made-in-ui');
+      const hash = String(made.body.key_hash);
+      assert.match(
+        await p.locator('[data-testid=keys]').innerText(),
+        /made-in-ui\s+silver\s+unlimited\s+active/,
+      );
+      await p.click('#copy-key');
+      await p.locator('#copy-key').getByText('Copied').waitFor();
+      assert.equal(await p.evaluate('navigator.clipboard.readText()'), value);
+      // Shown once: not after the page is drawn again.
+      await p.click('#tabs a[href="#policies"]');
+      await p.click('#tabs a[href="#keys"]');
+      await p.locator('#key-create').waitFor();
+      assert.equal(await p.locator('#key-created').count(), 0);
+      assert.equal((await p.content()).includes(value), false, 'the value is not on the page again');
+
+      // Quota reset: partner-key (quota_max 100) has used 93 of its quota.
+      const partnerHash = String((await d.call('GET', `/api/keys/${keyId}`, { auth: admin })).body.key_hash);
+      const stored = (await d.call('GET', `/api/keys/${keyId}`, { auth: admin })).body.data as Record<
+        string,
+        unknown
+      >;
+      const used = await d.call('PUT', `/api/keys/${keyId}`, {
+        auth: admin,
+        body: { ...stored, quota_remaining: 7 },
+      });
+      assert.equal(used.status, 200, used.text);
+      await p.click('#tabs a[href="#policies"]');
+      await p.click('#tabs a[href="#keys"]');
+      const partnerRow = p.locator('[data-testid=keys] tr', { hasText: 'partner-key' });
+      await partnerRow.getByText('7 / 100').waitFor();
+      await p.click(`button[data-reset-key="${partnerHash}"]`);
+      await partnerRow.getByText('100 / 100').waitFor();
+      const reset = (await d.call('GET', `/api/keys/${keyId}`, { auth: admin })).body.data as Record<
+        string,
+        unknown
+      >;
+      assert.equal(reset.quota_remaining, 100);
+
+      // Revoke: a dismissed confirmation keeps the key; an accepted one deletes it.
+      p.once('dialog', (dialog) => void dialog.dismiss());
+      await p.click(`button[data-revoke-key="${hash}"]`);
+      await p.locator(`button[data-revoke-key="${hash}"]:not([disabled])`).waitFor();
+      assert.equal((await d.call('GET', `/api/keys/${value}`, { auth: admin })).status, 200);
+      p.once('dialog', (dialog) => {
+        assert.match(dialog.message(), /made-in-ui/);
+        void dialog.accept();
+      });
+      await p.click(`button[data-revoke-key="${hash}"]`);
+      await p.locator(`button[data-revoke-key="${hash}"]`).waitFor({ state: 'detached' });
+      assert.doesNotMatch(await p.locator('[data-testid=keys]').innerText(), /made-in-ui/);
+      assert.equal(
+        (await d.call('GET', `/api/keys/${value}`, { auth: admin })).status,
+        404,
+        'the key no longer works',
+      );
+      await context.close();
+
+      // A reader sees the keys; resetting a quota is refused with the dashboard's 403.
+      const r = await page();
+      await signIn(r, reader);
+      await r.locator('[data-testid=apis]').waitFor();
+      await r.click('#tabs a[href="#keys"]');
+      await r.click(`button[data-reset-key="${partnerHash}"]`);
+      await r
+        .locator('#error')
+        .getByText('403: Access to this resource has been disallowed: it needs write access to keys')
+        .waitFor();
+      await r.context().close();
     });
 
     test('the UI calls no other host and is served with a strict CSP', async () => {
