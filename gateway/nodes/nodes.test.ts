@@ -7,6 +7,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
 import { hashOf } from '../../lib/canonical-hash.ts';
 import { waitFor } from '../../lib/testing/wait.ts';
 import { useEcho } from '../testing/echo.ts';
@@ -82,6 +83,27 @@ describe('the registry of gateways on one Redis', () => {
   });
   after(async () => {
     await redis.stop();
+  });
+
+  test('Redis restarted empty: the next reload writes every revision again, unchanged ones included', async () => {
+    const gw = await startGateway({ argv: ['--store', redis.url, '--redis-key-prefix', 'flushed:'] });
+    const client = new Redis(redis.url);
+    try {
+      await gw.addApi(keyless('kept', '/kept/', echo().url));
+      await gw.reload();
+      const revision = await storedRevision(gw, 'kept');
+      assert.equal((await nodesOf(gw, 'kept'))[0]?.api?.revision, revision);
+      await client.flushall();
+      // Written again as it was (what a resync does): the same revision.
+      await gw.addApi(keyless('kept', '/kept/', echo().url));
+      await gw.reload();
+      const nodes = await nodesOf(gw, 'kept');
+      assert.equal(nodes.length, 1);
+      assert.equal(nodes[0]?.api?.revision, revision);
+    } finally {
+      client.disconnect();
+      await gw.stop();
+    }
   });
 
   test('both gateways listed with the revision each serves; a killed one is dropped after the timeout, a stopped one at once', async () => {

@@ -101,7 +101,13 @@ export function redisRegistry(redis: Redis, opts: { prefix: string; timeoutMs: n
     written = now;
   };
   return {
-    publish: (info, applied) => publish(info, applied, written.size === 0),
+    publish: async (info, applied) => {
+      // Written in full the first time, and when the entry is gone (Redis restarted empty, or
+      // this process silent past the timeout): what it held of the unchanged APIs went with it.
+      const present =
+        written.size > 0 && (await run('node publish', () => redis.exists(meta(info.id)))) === 1;
+      await publish(info, applied, !present);
+    },
     heartbeat: async (info, applied) => {
       const alive = await run('node heartbeat', () => redis.pexpire(meta(info.id), opts.timeoutMs));
       // Dropped meanwhile (Redis restarted, or this process was silent past the timeout):
