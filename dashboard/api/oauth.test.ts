@@ -169,6 +169,31 @@ for (const fx of storeFixtures()) {
       assert.equal(again.body.Message, 'OAuth client already exists');
     });
 
+    test('deleting a policy OAuth clients use is refused (409, naming them) until they are deleted', async () => {
+      const { apiId, policyId } = await oauthApi(d, a, 'held');
+      for (const clientId of ['held-1', 'held-2']) {
+        const made = await d.call('POST', `/api/apis/oauth/${apiId}`, {
+          auth: a.admin,
+          body: { policy_id: policyId, client_id: clientId },
+        });
+        assert.equal(made.status, 200, made.text);
+      }
+      const refused = await d.call('DELETE', `/api/portal/policies/${policyId}`, { auth: a.admin });
+      assert.equal(refused.status, 409, refused.text);
+      assert.equal(
+        refused.body.Message,
+        'policy "held-clients" is used by OAuth clients "held-1" of API "held", "held-2" of API "held": delete them (or register them with another policy) first',
+      );
+      assert.equal((await d.call('GET', `/api/portal/policies/${policyId}`, { auth: a.admin })).status, 200);
+      for (const clientId of ['held-1', 'held-2']) {
+        const del = await d.call('DELETE', `/api/apis/oauth/${apiId}/${clientId}`, { auth: a.admin });
+        assert.equal(del.status, 200, del.text);
+      }
+      const deleted = await d.call('DELETE', `/api/portal/policies/${policyId}`, { auth: a.admin });
+      assert.equal(deleted.status, 200, deleted.text);
+      assert.equal((await d.call('GET', `/api/portal/policies/${policyId}`, { auth: a.admin })).status, 404);
+    });
+
     test('the keys permission: read lists and reads, write creates and deletes, deny nothing', async () => {
       const { apiId, policyId } = await oauthApi(d, a, 'perm');
       const made = await d.call('POST', `/api/apis/oauth/${apiId}`, {

@@ -9,10 +9,12 @@ import { policyModel } from '../../schemas/models/policy.ts';
 import { checkPolicy } from '../../schemas/rules/access.ts';
 import { formatProblem } from '../../schemas/rules/field-problem.ts';
 import { idProblem } from '../../schemas/rules/ids.ts';
+import { policyInUseByClients } from '../../schemas/rules/oauth2.ts';
 import { compile } from '../../schemas/validate.ts';
 import type { StoreTx } from '../store/store.ts';
 import { apiExists } from './apis.ts';
-import { auditedPut, changeExisting, deleteExisting, newId, pageOfKind } from './documents.ts';
+import { auditedPut, changeExisting, newId, pageOfKind } from './documents.ts';
+import { OAUTH_CLIENTS } from './oauth.ts';
 import { callerOf, fail, json, ok, readObject, Refusal, type Ctx, type Reply } from './http.ts';
 import { withoutNulls } from '../../lib/http/json-body.ts';
 
@@ -107,7 +109,20 @@ export async function updatePolicy(c: Ctx): Promise<Reply> {
   });
 }
 
-/** DELETE /api/portal/policies/{id} */
+/**
+ * DELETE /api/portal/policies/{id}: refused (409, naming them) while OAuth clients use the policy,
+ * checked in the same write as the deletion.
+ */
 export async function deletePolicy(c: Ctx): Promise<Reply> {
-  return deleteExisting(c, 'policies', notFound, 'Data deleted');
+  const id = c.params[0] ?? '';
+  return changeExisting(c, 'policies', id, notFound, async (tx, org, before) => {
+    const clients = (await tx.list(org, OAUTH_CLIENTS)).items
+      .map((d) => d.body)
+      .filter((b) => b.policy_id === id)
+      .map((b) => ({ api_id: String(b.api_id), client_id: String(b.client_id) }));
+    const inUse = policyInUseByClients(id, clients);
+    if (inUse !== undefined) return fail(409, inUse);
+    await auditedPut(c, tx, org, 'policies', id, before, undefined);
+    return ok('Data deleted');
+  });
 }

@@ -9,7 +9,9 @@ import { policyModel } from '../../schemas/models/policy.ts';
 import { checkPolicy } from '../../schemas/rules/access.ts';
 import { formatProblem } from '../../schemas/rules/field-problem.ts';
 import { idProblem } from '../../schemas/rules/ids.ts';
+import { policyInUseByClients } from '../../schemas/rules/oauth2.ts';
 import { compile } from '../../schemas/validate.ts';
+import { OAUTH_CLIENTS, type StoredClient } from '../oauth2/clients.ts';
 import { readJsonObject, statusBody, writeBody, type AdminResponse } from './http.ts';
 import { withoutNulls } from '../../lib/http/json-body.ts';
 import type { AdminRequest } from './types.ts';
@@ -99,11 +101,17 @@ export async function updatePolicy(r: AdminRequest): Promise<AdminResponse> {
   return stored(r, id, 'modified');
 }
 
-/** DELETE /svc/policies/{id} */
+/** DELETE /svc/policies/{id}: refused (409, naming them) while OAuth clients use the policy. */
 export async function deletePolicy(r: AdminRequest): Promise<AdminResponse> {
   const id = r.params[0] ?? '';
   const bad = badId(id);
   if (bad !== undefined) return bad;
+  const clients = (await r.deps.store.list(OAUTH_CLIENTS)).flatMap((e) => {
+    const c = 'value' in e ? (e.value as StoredClient | undefined) : undefined;
+    return c?.policy_id === id ? [c] : [];
+  });
+  const inUse = policyInUseByClients(id, clients);
+  if (inUse !== undefined) return statusBody(409, 'error', inUse);
   if (!(await r.deps.store.delete('policies', id))) return notFound();
   await r.deps.changed('policies', id);
   r.deps.log.info('policy deleted', { policy_id: id });

@@ -310,6 +310,31 @@ describeEachSetup(
       assert.equal((await g.admin('DELETE', '/svc/oauth/clients/oa/c-del')).status, 404);
     });
 
+    test('DELETE /svc/policies/{id} is refused (409, naming them) while OAuth clients use the policy', async () => {
+      const g = gw();
+      assert.equal((await g.admin('POST', '/svc/policies', policy('oa-used'))).status, 200);
+      for (const clientId of ['c-pol-1', 'c-pol-2']) {
+        const made = await createClient(g, { api_id: 'oa', policy_id: 'oa-used', client_id: clientId });
+        assert.equal(made.status, 200, made.text);
+      }
+      const refused = await g.admin('DELETE', '/svc/policies/oa-used');
+      assert.equal(refused.status, 409, refused.text);
+      assert.deepEqual(refused.json, {
+        status: 'error',
+        message:
+          'policy "oa-used" is used by OAuth clients "c-pol-1" of API "oa", "c-pol-2" of API "oa": delete them (or register them with another policy) first',
+      });
+      assert.equal((await g.admin('GET', '/svc/policies/oa-used')).status, 200);
+      assert.equal((await g.admin('DELETE', '/svc/oauth/clients/oa/c-pol-1')).status, 200);
+      const still = await g.admin('DELETE', '/svc/policies/oa-used');
+      assert.equal(still.status, 409, still.text);
+      assert.match((still.json as { message: string }).message, /clients "c-pol-2" of API "oa": /);
+      assert.equal((await g.admin('DELETE', '/svc/oauth/clients/oa/c-pol-2')).status, 200);
+      const deleted = await g.admin('DELETE', '/svc/policies/oa-used');
+      assert.equal(deleted.status, 200, deleted.text);
+      assert.equal((await g.admin('GET', '/svc/policies/oa-used')).status, 404);
+    });
+
     test("deleting a client leaves the tokens of another API's client of the same client ID", async () => {
       const g = gw();
       await g.addApi(

@@ -163,3 +163,21 @@ export function clientSecretProblem(path: string, secret: string): FieldProblem 
     `a client secret needs at least ${String(MIN_CLIENT_SECRET_LENGTH)} characters (it is the client's only credential): give a longer one, or omit it to have one generated`,
   );
 }
+
+/**
+ * Why the policy `policyId` can't be deleted while the OAuth clients `clients` (API ID and client
+ * ID, named in that order) use it: their tokens are made from it, so a client left without its policy could no longer
+ * be issued tokens. The dashboard and the gateway's management API refuse it with 409 and this
+ * message; undefined when no client uses it.
+ */
+export function policyInUseByClients(
+  policyId: string,
+  clients: readonly { api_id: string; client_id: string }[],
+): string | undefined {
+  if (clients.length === 0) return undefined;
+  const sorted = [...clients].sort(
+    (a, b) => a.api_id.localeCompare(b.api_id) || a.client_id.localeCompare(b.client_id),
+  );
+  const named = sorted.map((c) => `${quote(c.client_id)} of API ${quote(c.api_id)}`).join(', ');
+  return `policy ${quote(policyId)} is used by OAuth clients ${named}: delete them (or register them with another policy) first`;
+}
