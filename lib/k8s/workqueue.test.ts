@@ -142,3 +142,19 @@ test('a paused queue holds keys until started', async () => {
   await q.drained();
   assert.deepEqual(seen, ['a', 'b']);
 });
+
+test('options left undefined keep the default backoff (the manager passes its own, often unset)', async () => {
+  let attempts = 0;
+  const q = new WorkQueue(
+    () => {
+      attempts++;
+      return Promise.reject(new Error('down'));
+    },
+    { workers: 1, baseBackoffMs: undefined, maxBackoffMs: undefined },
+  );
+  q.add('k');
+  // The first retry is due after the default 500 ms; an undefined base made it NaN (1 ms).
+  await new Promise((r) => setTimeout(r, 200));
+  await q.stop();
+  assert.equal(attempts, 1);
+});

@@ -47,7 +47,13 @@ export class WorkQueue {
   constructor(handler: (key: string) => Promise<WorkResult>, opts: WorkQueueOptions & { paused?: boolean }) {
     this.#handler = handler;
     const { paused, ...rest } = opts;
-    this.#opts = { baseBackoffMs: 500, maxBackoffMs: 60_000, ...rest };
+    // `??`, not a spread over defaults: an option passed as undefined keeps its default (a NaN
+    // backoff would retry a failing key every millisecond).
+    this.#opts = {
+      ...rest,
+      baseBackoffMs: rest.baseBackoffMs ?? 500,
+      maxBackoffMs: rest.maxBackoffMs ?? 60_000,
+    };
     this.#started = paused !== true;
   }
 
