@@ -3,7 +3,7 @@
  * playwright-core): a wrong key refused, signing in, the lists, opening an API, a write, an
  * operator-managed API shown read-only, a read-only user's write refused with the dashboard's
  * 403, an OAuth API's clients (registered with the secret shown once, listed, deleted), and keys
- * (created from a policy with the value shown once and copied, quota reset, revoked).
+ * (created from a policy with the value shown once and copied, quota reset, revoked), and the search of every list.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -403,6 +403,52 @@ describe(
         .getByText('403: Access to this resource has been disallowed: it needs write access to keys')
         .waitFor();
       await r.context().close();
+    });
+
+    test('every list has a search that hides the rows without every word typed, kept across tabs', async () => {
+      const p = await page();
+      await signIn(p, admin);
+      const apis = p.locator('[data-testid=apis]');
+      await apis.waitFor();
+      const rows = apis.locator('tbody tr');
+      const all = await rows.count();
+      assert.ok(all >= 2, String(all));
+      assert.equal(await p.locator('#search-apis-count').innerText(), `${String(all)} rows`);
+      await p.fill('#search-apis', 'BILLING active');
+      assert.equal(await p.locator('#search-apis-count').innerText(), `1 of ${String(all)} rows`);
+      assert.equal(await apis.locator('tbody tr:visible').count(), 1);
+      assert.match(await apis.locator('tbody tr:visible').innerText(), /billing/);
+      assert.equal(await p.locator(`a[data-api-id="${dashboardApi}"]`).isVisible(), false);
+      await p.fill('#search-apis', 'billing nothing-like-this');
+      assert.equal(await apis.locator('tbody tr:visible').count(), 0);
+      assert.equal(await p.locator('#search-apis-count').innerText(), `0 of ${String(all)} rows`);
+
+      await p.click('#tabs a[href="#keys"]');
+      const keys = p.locator('[data-testid=keys]');
+      await keys.waitFor();
+      await p.fill('#search-keys', 'partner');
+      assert.equal(await keys.locator('tbody tr:visible').count(), 1);
+      assert.match(await keys.locator('tbody tr:visible').innerText(), /partner-key/);
+      await p.click('#tabs a[href="#users"]');
+      await p.locator('[data-testid=users]').waitFor();
+      await p.fill('#search-users', 'yes');
+      assert.equal(await p.locator('[data-testid=users] tbody tr:visible').count(), 1, 'the one system user');
+      await p.click('#tabs a[href="#policies"]');
+      await p.fill('#search-policies', 'gold');
+      assert.match(await p.locator('[data-testid=policies] tbody tr:visible').innerText(), /gold/);
+      assert.equal(await p.locator('[data-testid=policies] tbody tr:visible').count(), 1);
+      await p.click('#tabs a[href="#audit"]');
+      await p.fill('#search-audit', 'keys');
+      assert.ok((await p.locator('[data-testid=audit] tbody tr:visible').count()) >= 1);
+
+      // The search is kept when the list is drawn again; emptied, every row shows.
+      await p.click('#tabs a[href="#keys"]');
+      await keys.waitFor();
+      assert.equal(await p.inputValue('#search-keys'), 'partner');
+      assert.equal(await keys.locator('tbody tr:visible').count(), 1);
+      await p.fill('#search-keys', '');
+      assert.equal(await keys.locator('tbody tr:visible').count(), await keys.locator('tbody tr').count());
+      await p.context().close();
     });
 
     test('the UI calls no other host and is served with a strict CSP', async () => {

@@ -108,6 +108,45 @@ function table(headers: string[], rows: Child[][], testId: string): HTMLElement 
   );
 }
 
+/** The search of each list, kept while the page is drawn again (after an action, on a tab change). */
+const searches = new Map<string, string>();
+
+/**
+ * A list's table with a search box above it: rows whose text does not contain every word typed
+ * (case-insensitive) are hidden, and the count of rows shown is given.
+ */
+function searchable(list: HTMLElement): HTMLElement {
+  const id = list.getAttribute('data-testid') ?? 'list';
+  const rows = [...list.querySelectorAll('tbody tr')] as HTMLElement[];
+  const input = h('input', {
+    type: 'search',
+    id: `search-${id}`,
+    'aria-label': `Search ${id}`,
+    placeholder: 'Search…',
+    value: searches.get(id) ?? '',
+  }) as HTMLInputElement;
+  const count = h('span', { class: 'search-count', id: `search-${id}-count` });
+  const apply = (): void => {
+    const words = input.value
+      .toLowerCase()
+      .split(/\s+/)
+      .filter((w) => w !== '');
+    let shown = 0;
+    for (const r of rows) {
+      const text = r.textContent.toLowerCase();
+      r.hidden = !words.every((w) => text.includes(w));
+      if (!r.hidden) shown += 1;
+    }
+    count.textContent =
+      words.length === 0 ? `${String(rows.length)} rows` : `${String(shown)} of ${String(rows.length)} rows`;
+    if (input.value === '') searches.delete(id);
+    else searches.set(id, input.value);
+  };
+  input.addEventListener('input', apply);
+  apply();
+  return h('div', { class: 'searchable' }, h('p', { class: 'search' }, input, ' ', count), list);
+}
+
 /**
  * The cluster resource that manages an API, if the operator wrote it: the operator derives an
  * API's ID from the resource's `namespace/name` (base64url) and sets the OperatorContext's
@@ -165,16 +204,18 @@ async function viewApis(): Promise<Node> {
     'section',
     {},
     h('h2', {}, 'APIs'),
-    table(
-      ['Name', 'Listen path', 'Type', 'State', 'Managed by'],
-      rows.map((a) => [
-        h('a', { href: `#api/${encodeURIComponent(a.id)}`, 'data-api-id': a.id }, a.name),
-        h('code', {}, a.listenPath),
-        a.oas ? 'OAS' : 'classic',
-        stateCell(a.active),
-        h('span', { class: 'managed' }, a.managedBy ?? 'dashboard'),
-      ]),
-      'apis',
+    searchable(
+      table(
+        ['Name', 'Listen path', 'Type', 'State', 'Managed by'],
+        rows.map((a) => [
+          h('a', { href: `#api/${encodeURIComponent(a.id)}`, 'data-api-id': a.id }, a.name),
+          h('code', {}, a.listenPath),
+          a.oas ? 'OAS' : 'classic',
+          stateCell(a.active),
+          h('span', { class: 'managed' }, a.managedBy ?? 'dashboard'),
+        ]),
+        'apis',
+      ),
     ),
   );
 }
@@ -359,20 +400,22 @@ async function viewPolicies(): Promise<Node> {
     'section',
     {},
     h('h2', {}, 'Policies'),
-    table(
-      ['Name', 'ID', 'State', 'Rate', 'Quota', 'APIs'],
-      arr(list.Data).map((x) => {
-        const p = obj(x);
-        return [
-          str(p.name),
-          h('code', {}, str(p._id ?? p.id)),
-          str(p.state, 'active'),
-          `${str(p.rate, '-')} / ${str(p.per, '-')} s`,
-          str(p.quota_max, '-'),
-          Object.keys(obj(p.access_rights)).join(', '),
-        ];
-      }),
-      'policies',
+    searchable(
+      table(
+        ['Name', 'ID', 'State', 'Rate', 'Quota', 'APIs'],
+        arr(list.Data).map((x) => {
+          const p = obj(x);
+          return [
+            str(p.name),
+            h('code', {}, str(p._id ?? p.id)),
+            str(p.state, 'active'),
+            `${str(p.rate, '-')} / ${str(p.per, '-')} s`,
+            str(p.quota_max, '-'),
+            Object.keys(obj(p.access_rights)).join(', '),
+          ];
+        }),
+        'policies',
+      ),
     ),
   );
 }
@@ -524,7 +567,7 @@ async function viewKeys(): Promise<Node> {
     h('h2', {}, 'Keys'),
     created,
     await keyCreate(),
-    table(['Key', 'Alias', 'APIs', 'Policies', 'Quota', 'State', ''], rows, 'keys'),
+    searchable(table(['Key', 'Alias', 'APIs', 'Policies', 'Quota', 'State', ''], rows, 'keys')),
     ids.length > 100 ? h('p', {}, `First 100 of ${String(ids.length)} keys.`) : null,
   );
 }
@@ -543,19 +586,21 @@ async function viewUsers(): Promise<Node> {
     'section',
     {},
     h('h2', {}, 'Users'),
-    table(
-      ['Email', 'ID', 'Permissions', 'System user', 'State'],
-      arr(list.users).map((x) => {
-        const u = obj(x);
-        return [
-          str(u.email_address),
-          h('code', {}, str(u.id)),
-          permissionsText(u.user_permissions),
-          u.system_user === true ? 'yes' : 'no',
-          u.active === false ? 'inactive' : 'active',
-        ];
-      }),
-      'users',
+    searchable(
+      table(
+        ['Email', 'ID', 'Permissions', 'System user', 'State'],
+        arr(list.users).map((x) => {
+          const u = obj(x);
+          return [
+            str(u.email_address),
+            h('code', {}, str(u.id)),
+            permissionsText(u.user_permissions),
+            u.system_user === true ? 'yes' : 'no',
+            u.active === false ? 'inactive' : 'active',
+          ];
+        }),
+        'users',
+      ),
     ),
   );
 }
@@ -567,18 +612,20 @@ async function viewAudit(): Promise<Node> {
     'section',
     {},
     h('h2', {}, 'Audit log'),
-    table(
-      ['When', 'Who', 'Action', 'Kind', 'Object', 'Before', 'After'],
-      entries.map((e) => [
-        str(e.at),
-        str(e.actor),
-        str(e.action),
-        str(e.kind),
-        h('code', {}, str(e.object_id)),
-        h('code', {}, str(e.before_hash).slice(0, 12) || '-'),
-        h('code', {}, str(e.after_hash).slice(0, 12) || '-'),
-      ]),
-      'audit',
+    searchable(
+      table(
+        ['When', 'Who', 'Action', 'Kind', 'Object', 'Before', 'After'],
+        entries.map((e) => [
+          str(e.at),
+          str(e.actor),
+          str(e.action),
+          str(e.kind),
+          h('code', {}, str(e.object_id)),
+          h('code', {}, str(e.before_hash).slice(0, 12) || '-'),
+          h('code', {}, str(e.after_hash).slice(0, 12) || '-'),
+        ]),
+        'audit',
+      ),
     ),
   );
 }
