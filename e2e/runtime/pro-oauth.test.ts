@@ -8,7 +8,7 @@
  * (the dashboard owns them), and no log holds a secret or a token.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -39,6 +39,10 @@ let gateway: GatewayProc | undefined;
 const secrets: string[] = [];
 
 async function startProGateway(): Promise<GatewayProc> {
+  // The log is appended to across restarts: this start's workers are the next ones serving.
+  const serving = (log: string): number => log.split('"message":"all workers serving"').length - 1;
+  const logFile = join(dir, 'gw-oauth.log');
+  const seen = existsSync(logFile) ? serving(readFileSync(logFile, 'utf8')) : 0;
   const g = await startGateway({
     name: 'gw-oauth',
     secret: GW_SECRET,
@@ -54,6 +58,9 @@ async function startProGateway(): Promise<GatewayProc> {
       SVC_GW_DASHBOARD_POLL_INTERVAL_MS: '300',
     },
   });
+  // Both workers have loaded their routes (a worker takes connections before its first load is
+  // in, answering 404 meanwhile: /hello answering says only that one worker listens).
+  await waitFor('both workers serving', () => serving(g.log()) > seen, 90_000);
   // The API is loaded: a request without a token is refused by the OAuth check.
   await waitFor('/stock/ loaded', async () => (await call(g, '/stock/get')).status === 400, 60_000);
   return g;

@@ -10,7 +10,7 @@ import { MemoryCounters } from '../limits/memory.ts';
 import { isCountersCall, runCounterOp, type CountersDone } from '../limits/relay.ts';
 import { MetricsRelay } from '../metrics/relay.ts';
 import { PrimaryStreams } from '../streams/host.ts';
-import { isBusMessage, type BusMessage } from './node-bus.ts';
+import { CHANGED_ACK_TIMEOUT_MS, isBusMessage, type BusMessage } from './node-bus.ts';
 
 /** A worker sends this once it serves; a worker that exits before it stops the node. */
 export const STARTED: BusMessage = { svc: 'started', id: '' };
@@ -44,6 +44,8 @@ export function runPrimary(opts: {
   const attached = new Set<number>();
   const crashes: number[] = [];
   const rounds = new Map<string, Round>();
+  /** Change notices being acknowledged: the workers still to answer, by round. */
+  const changes = new Map<string, { origin: Worker; waiting: Set<number>; timer: NodeJS.Timeout }>();
   let stopping = false;
 
   const send = (w: Worker, m: BusMessage): void => {
@@ -58,6 +60,14 @@ export function runPrimary(opts: {
     const ok = round.failures.length === 0;
     const report: ReloadReport = { ok, message: (ok ? [...round.notes] : round.failures).join('; ') };
     send(round.origin, { svc: 'reload-node-done', id, report });
+  };
+
+  const changeDone = (round: string): void => {
+    const c = changes.get(round);
+    if (c === undefined) return;
+    changes.delete(round);
+    clearTimeout(c.timer);
+    send(c.origin, { svc: 'changed-done', id: round });
   };
 
   // With the files store, the node's rate limits and quotas are counted here, once for all
@@ -117,10 +127,31 @@ export function runPrimary(opts: {
       rounds.set(m.id, round);
       for (const x of workers) send(x, { svc: 'reload', id: m.id });
     } else if (m.svc === 'changed') {
-      // A key or policy written by one worker: the others forget their copies.
-      for (const x of Object.values(cluster.workers ?? {})) {
-        if (x !== undefined && x.id !== w.id && attached.has(x.id)) send(x, m);
+      // A key or policy written by one worker: the others forget their copies, and the writer
+      // hears when they all have (its write answers only then: the change holds at once).
+      const others = Object.values(cluster.workers ?? {}).filter(
+        (x): x is Worker => x !== undefined && x.id !== w.id && attached.has(x.id) && x.isConnected(),
+      );
+      const round = m.round;
+      if (round !== undefined) {
+        changes.set(round, {
+          origin: w,
+          waiting: new Set(others.map((x) => x.id)),
+          timer: setTimeout(() => {
+            log.warn('a change notice was not acknowledged by every worker in time', {
+              workers: changes.get(round)?.waiting.size,
+            });
+            changeDone(round);
+          }, CHANGED_ACK_TIMEOUT_MS),
+        });
       }
+      for (const x of others) send(x, m);
+      if (round !== undefined && others.length === 0) changeDone(round);
+    } else if (m.svc === 'changed-ack') {
+      const c = changes.get(m.id);
+      if (c === undefined) return;
+      c.waiting.delete(w.id);
+      if (c.waiting.size === 0) changeDone(m.id);
     } else if (m.svc === 'reloaded') {
       const round = rounds.get(m.id);
       if (round === undefined) return;
@@ -143,6 +174,9 @@ export function runPrimary(opts: {
     metrics.onExit(w);
     for (const [id, round] of rounds) {
       if (round.waiting.delete(w.id) && round.waiting.size === 0) finish(id);
+    }
+    for (const [id, c] of changes) {
+      if (c.waiting.delete(w.id) && c.waiting.size === 0) changeDone(id);
     }
     const live = Object.keys(cluster.workers ?? {}).length;
     if (stopping) {

@@ -287,6 +287,15 @@ export class Gateway {
       gw.#unsubscribe = opts.store.subscribe((m) => {
         if (m.origin === gw.processId) return;
         if (m.type === 'changed') {
+          // A write the store made itself (mode pro: the tokens of a client deleted in the
+          // dashboard): the other processes may hold it too, and may not learn of it otherwise
+          // (another one may have deleted the same tokens first, and find none to name).
+          if (m.spread === true) {
+            gw.changed(m.collection, m.id).catch((err: unknown) => {
+              gw.#log.warn('a change not told to the other gateways', { error: errorMessage(err) });
+            });
+            return;
+          }
           gw.#forget(m.collection, m.id);
           // The other processes of this node share the message only through this one's bus
           // when the store is not shared (files); a shared store tells each of them itself.
@@ -374,10 +383,12 @@ export class Gateway {
    */
   async changed(collection: Collection, id: string): Promise<void> {
     this.#forget(collection, id);
-    this.#bus.changed(collection, id);
+    // The other workers of this node have forgotten it when this resolves (node-bus.ts).
+    const node = this.#bus.changed(collection, id);
     if (this.#store.shared) {
       await this.#store.publish({ type: 'changed', origin: this.processId, collection, id });
     }
+    await node;
   }
 
   #forget(collection: Collection, id: string): void {

@@ -16,8 +16,11 @@ export interface NodeBus {
   reloadNode(): Promise<ReloadReport>;
   /** Registers this process's own reload. */
   serve(reloadLocal: () => Promise<ReloadReport>): void;
-  /** Tells the other processes of this node that a document changed. */
-  changed(collection: Collection, id: string): void;
+  /**
+   * Tells the other processes of this node that a document changed; resolves once every one of
+   * them has forgotten its copy (or after CHANGED_ACK_TIMEOUT_MS, when one does not answer).
+   */
+  changed(collection: Collection, id: string): Promise<void>;
   /** Receives what other processes of this node changed. */
   onChanged(handler: (collection: Collection, id: string) => void): void;
   /** The Prometheus text of the metrics of every process of this node, merged. */
@@ -46,7 +49,7 @@ export function localBus(): NodeBus {
     serve: (fn) => {
       local = fn;
     },
-    changed: () => undefined,
+    changed: () => Promise.resolve(),
     onChanged: () => undefined,
     nodeMetrics: () => metrics?.text() ?? Promise.reject(new Error('metrics are not kept')),
     serveMetrics: (m) => {
@@ -64,7 +67,11 @@ export type BusMessage =
   | { svc: 'reload'; id: string }
   | { svc: 'reloaded'; id: string; report: ReloadReport }
   | { svc: 'reload-node-done'; id: string; report: ReloadReport }
-  | { svc: 'changed'; id: string; collection: Collection }
+  // `round` (a worker's change notice): the primary answers `changed-done` with it once every
+  // other worker has sent `changed-ack`, each after forgetting its copy.
+  | { svc: 'changed'; id: string; collection: Collection; round?: string }
+  | { svc: 'changed-ack'; id: string }
+  | { svc: 'changed-done'; id: string }
   // A worker asks for the node's metrics; the primary asks every worker for its own and answers
   // with the merged text (`error` when it could not).
   | { svc: 'metrics-node'; id: string }
@@ -79,6 +86,11 @@ export function isBusMessage(m: unknown): m is BusMessage {
 
 /** How long a worker waits for the primary's answer to a node reload. */
 const NODE_RELOAD_TIMEOUT_MS = 60_000;
+/**
+ * How long a change notice waits for the other workers' acknowledgements: a worker that does not
+ * answer in time (stuck, or dying) does not hold the write; its copy still ages out (sessions/).
+ */
+export const CHANGED_ACK_TIMEOUT_MS = 2_000;
 /** How long the primary waits for the workers' metrics; the asking worker waits a little more. */
 export const METRICS_ROUND_TIMEOUT_MS = 5_000;
 
@@ -94,6 +106,7 @@ export function workerBus(): NodeBus {
   let changedHandler: ((collection: Collection, id: string) => void) | undefined;
   let metrics: ProcessMetrics | undefined;
   const metricsWaiting = new Map<string, (m: { text: string; error?: string }) => void>();
+  const changedWaiting = new Map<string, () => void>();
   const reload = (id: string, run: () => Promise<ReloadReport>): void => {
     void run().then((report) => send({ svc: 'reloaded', id, report } satisfies BusMessage));
   };
@@ -104,6 +117,11 @@ export function workerBus(): NodeBus {
       else reload(m.id, local);
     } else if (m.svc === 'changed') {
       if ((COLLECTIONS as readonly unknown[]).includes(m.collection)) changedHandler?.(m.collection, m.id);
+      // Forgotten (the handler is synchronous): the writer may answer now.
+      if (typeof m.round === 'string') send({ svc: 'changed-ack', id: m.round } satisfies BusMessage);
+    } else if (m.svc === 'changed-done') {
+      changedWaiting.get(m.id)?.();
+      changedWaiting.delete(m.id);
     } else if (m.svc === 'reload-node-done') {
       waiting.get(m.id)?.(m.report);
       waiting.delete(m.id);
@@ -138,9 +156,19 @@ export function workerBus(): NodeBus {
       local = fn;
       for (const id of early.splice(0)) reload(id, fn);
     },
-    changed: (collection, id) => {
-      send({ svc: 'changed', id, collection } satisfies BusMessage);
-    },
+    changed: (collection, id) =>
+      new Promise((resolve) => {
+        const round = randomUUID();
+        const timer = setTimeout(() => {
+          changedWaiting.delete(round);
+          resolve();
+        }, CHANGED_ACK_TIMEOUT_MS + 500);
+        changedWaiting.set(round, () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        send({ svc: 'changed', id, collection, round } satisfies BusMessage);
+      }),
     onChanged: (handler) => {
       changedHandler = handler;
     },

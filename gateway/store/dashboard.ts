@@ -420,7 +420,9 @@ export class DashboardStore implements Store {
    * Deletes the local access tokens issued to the clients `ids` (stored IDs) that neither the
    * dashboard nor the local store has; every cached session of them is forgotten. With `ids`
    * undefined, every client that tokens name is checked (after a reconnect). A client the
-   * dashboard can't be asked about keeps its tokens.
+   * dashboard can't be asked about keeps its tokens. The deletion is spread to every process
+   * that may cache a token (`spread`): each process of the node, and each gateway sharing the
+   * store, sweeps on its own, and the first to delete a token is the only one to see it.
    */
   async #revokeTokensOfGone(ids: ReadonlySet<string> | undefined): Promise<void> {
     const byClient = new Map<string, string[]>();
@@ -442,10 +444,19 @@ export class DashboardStore implements Store {
       }
       let deleted = 0;
       for (const id of tokens) {
-        if (await this.#local.delete('keys', id)) deleted++;
+        // The process that deletes a token tells the others (the node's workers, the gateways
+        // sharing the store): one that lists the tokens after it finds none to forget.
+        const gone = await this.#local.delete('keys', id);
+        if (gone) deleted++;
         this.#lastKnownKeys.delete(id);
         this.#local.forget('keys', id);
-        this.#emitChanged('keys', id);
+        this.#emit({
+          type: 'changed',
+          origin: this.#origin,
+          collection: 'keys',
+          id,
+          ...(gone ? { spread: true } : {}),
+        });
       }
       this.#log.info('oauth tokens of a client gone from the dashboard deleted', {
         client: clientId,

@@ -44,7 +44,17 @@ export type GroupMessage =
       /** ID of the sending process, so it can skip its own message. */
       origin: string;
     }
-  | { type: 'changed'; origin: string; collection: Collection; id: string };
+  | {
+      type: 'changed';
+      origin: string;
+      collection: Collection;
+      id: string;
+      /**
+       * Set by a store on a write it made itself (never sent between processes): the gateway
+       * tells every process that may cache the document, as for a write through its own API.
+       */
+      spread?: true;
+    };
 
 /** Store health, for `/hello`. */
 export interface StoreHealth {
