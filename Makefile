@@ -113,11 +113,13 @@ node: deps ## Start a single-node cluster (kubelet, containerd, CoreDNS; needs r
 	nice -n 10 tools/build.sh node
 	node e2e/harness/node-main.ts start
 
-# The node suites: smoke (the node itself) and images first, then the others by name. Each file runs
-# on its own, those that install svc-operator under the node's operator lock
+# The node suites: restart (the node SIGKILLed, then started again: what CI meets after a session;
+# not on SVC_E2E_KUBECONFIG's cluster), smoke (the node itself) and images first, then the others by
+# name. Each file runs on its own, those that install svc-operator under the node's operator lock
 # (/tmp/svc-node-operator.lock, docs/e2e-cluster.md), so others sharing the node take turns between
 # files; a file that hangs is ended after E2E_NODE_FILE_TIMEOUT. Every file runs even after a failure; the target fails if one did.
-NODE_SUITES = e2e/node/smoke.node.ts e2e/node/images.node.ts $(filter-out e2e/node/smoke.node.ts e2e/node/images.node.ts,$(sort $(wildcard e2e/node/*.node.ts)))
+NODE_FIRST = $(if $(SVC_E2E_KUBECONFIG),,e2e/node/restart.node.ts) e2e/node/smoke.node.ts e2e/node/images.node.ts
+NODE_SUITES = $(NODE_FIRST) $(filter-out e2e/node/restart.node.ts e2e/node/smoke.node.ts e2e/node/images.node.ts,$(sort $(wildcard e2e/node/*.node.ts)))
 NODE_LOCK ?= /tmp/svc-node-operator.lock
 # Suites that install nothing cluster-scoped: they run without waiting for the lock.
 NODE_SUITES_UNLOCKED = e2e/node/smoke.node.ts e2e/node/images.node.ts

@@ -12,7 +12,7 @@ import { removeBridge, removeChains } from './network.ts';
 import { execFileSyncQuiet, killAndWait, ours, procsWithCmdline, sh } from './processes.ts';
 
 /** Every process in the kubelet's pod cgroups (containers and their children). */
-function podProcesses(): number[] {
+export function podProcesses(): number[] {
   const pids = new Set<number>();
   const walk = (d: string): void => {
     let entries: string[];
