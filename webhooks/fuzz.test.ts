@@ -33,7 +33,7 @@ import { handlers } from './handlers.ts';
 import { diff } from './json-patch.ts';
 import { memoryLookups } from './memory-lookups.ts';
 import { checkDocumentText } from './oas-document.ts';
-import { buildGraphqlSchema } from '../schemas/rules/graphql.ts';
+import { buildGraphqlSchema } from '../schemas/rules/graphql-schema.ts';
 import { schemaErrors } from './schema.ts';
 import { BadReviewError, decodeReview } from './server.ts';
 import {

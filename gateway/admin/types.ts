@@ -12,7 +12,7 @@ import type { Sessions } from '../sessions/sessions.ts';
 import type { Collection, Store } from '../store/store.ts';
 import type { AdminResponse } from './http.ts';
 import type { ExplainInput, Explanation } from '../server/explain.ts';
-import type { AppliedRevision } from '../nodes/applied.ts';
+import type { AppliedRevision } from '../nodes/registry.ts';
 import type { NodeEntry, NodeInfo } from '../nodes/registry.ts';
 
 /** The outcome of a reload, as the management API reports it. */

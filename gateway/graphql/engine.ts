@@ -29,7 +29,7 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import { isPlainObject } from '../../lib/plain-object.ts';
-import type { InternalSource } from './internal-sources.ts';
+import type { DataSourceAnswer, InternalSource } from './internal-sources.ts';
 import type { EngineField, GraphqlSource, RestSource } from './sources.ts';
 
 /** What resolvers share in one request. */
@@ -45,12 +45,6 @@ export interface EngineContext {
    * sent, or why it can't be.
    */
   internal: (url: string) => InternalSource;
-}
-
-/** A data source's answer: status and parsed JSON (undefined when the body was not JSON). */
-export interface DataSourceAnswer {
-  status: number;
-  body: unknown;
 }
 
 /** The key each value of an abstract type carries to name its member (`__typename`). */

@@ -21,7 +21,6 @@ import { HttpContext, type RequestContext } from '../pipeline/context.ts';
 import type { Route } from '../pipeline/router.ts';
 import { splitTarget } from '../pipeline/url.ts';
 import { markHandedOver, type RouteLookup } from '../upstream/internal.ts';
-import type { DataSourceAnswer } from './engine.ts';
 
 /** The most data graphs one request may go through. */
 export const MAX_HOPS = 8;
@@ -34,6 +33,12 @@ export interface InternalRequest {
   method: string;
   headers: Record<string, string>;
   body?: string;
+}
+
+/** A data source's answer: status and parsed JSON (undefined when the body was not JSON). */
+export interface DataSourceAnswer {
+  status: number;
+  body: unknown;
 }
 
 /** A call to another API of the gateway, ready to be sent; or why it can't be made. */

@@ -12,7 +12,7 @@
  */
 import { execute, OperationTypeNode, type GraphQLError, type GraphQLSchema } from 'graphql';
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
-import { buildGraphqlSchema } from '../../schemas/rules/graphql.ts';
+import { buildGraphqlSchema } from '../../schemas/rules/graphql-schema.ts';
 import { reject, respond } from '../pipeline/compose.ts';
 import type { Rejection } from '../pipeline/middleware.ts';
 import { around } from '../pipeline/steps.ts';

@@ -6,17 +6,10 @@
  */
 import { hashOf } from '../../lib/canonical-hash.ts';
 import type { StoredEntry } from '../store/store.ts';
-
-/** One API as a process serves it. */
-export interface AppliedRevision {
-  /** sha256 of the canonical JSON of the stored document. */
-  revision: string;
-  /** When the route table serving this revision was swapped in (ISO 8601, milliseconds). */
-  applied_at: string;
-}
+import type { AppliedRevision, AppliedView } from './registry.ts';
 
 /** The revisions a process serves, updated by each reload that swapped its table. */
-export class AppliedApis {
+export class AppliedApis implements AppliedView {
   readonly #apis = new Map<string, AppliedRevision & { text?: string }>();
 
   /**

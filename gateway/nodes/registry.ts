@@ -13,7 +13,20 @@
  */
 import type { Redis } from 'ioredis';
 import { TransientError, errorMessage } from '../../lib/errors.ts';
-import type { AppliedApis, AppliedRevision } from './applied.ts';
+
+/** One API as a process serves it. */
+export interface AppliedRevision {
+  /** sha256 of the canonical JSON of the stored document. */
+  revision: string;
+  /** When the route table serving this revision was swapped in (ISO 8601, milliseconds). */
+  applied_at: string;
+}
+
+/** What the registry reads of the revisions a process serves (applied.ts keeps them). */
+export interface AppliedView {
+  get(id: string): AppliedRevision | undefined;
+  all(): Record<string, AppliedRevision>;
+}
 
 /** What a gateway process says of itself. */
 export interface NodeInfo {
@@ -34,9 +47,9 @@ export interface NodeEntry extends NodeInfo {
 /** The registry, as a gateway process uses it. */
 export interface NodeRegistry {
   /** Writes what this process serves now (after each reload that swapped its table). */
-  publish(info: NodeInfo, applied: AppliedApis): Promise<void>;
+  publish(info: NodeInfo, applied: AppliedView): Promise<void>;
   /** Keeps this process in the set; publishes again when it was dropped meanwhile. */
-  heartbeat(info: NodeInfo, applied: AppliedApis): Promise<void>;
+  heartbeat(info: NodeInfo, applied: AppliedView): Promise<void>;
   /** Every live process, with the revision each serves of `apiId` when given. */
   list(apiId?: string): Promise<NodeEntry[]>;
   /** Leaves the set (a clean stop). */
@@ -44,7 +57,7 @@ export interface NodeRegistry {
 }
 
 /** The registry of a store nobody else shares: the process itself. */
-export function localRegistry(self: () => { info: NodeInfo; applied: AppliedApis }): NodeRegistry {
+export function localRegistry(self: () => { info: NodeInfo; applied: AppliedView }): NodeRegistry {
   return {
     publish: () => Promise.resolve(),
     heartbeat: () => Promise.resolve(),
@@ -81,7 +94,7 @@ export function redisRegistry(redis: Redis, opts: { prefix: string; timeoutMs: n
       });
     }
   };
-  const publish = async (info: NodeInfo, applied: AppliedApis, full: boolean): Promise<void> => {
+  const publish = async (info: NodeInfo, applied: AppliedView, full: boolean): Promise<void> => {
     const now = new Map(Object.entries(applied.all()).map(([id, a]) => [id, encode(a)]));
     const m = redis.multi();
     if (full) m.del(apis(info.id));

@@ -26,7 +26,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { quote, type FieldProblem } from './field-problem.ts';
-import { buildGraphqlSchema } from './graphql.ts';
+import { buildGraphqlSchema } from './graphql-schema.ts';
 import { isInternalUrl, parseInternalTarget } from './internal-target.ts';
 import { isTargetProblem } from './target.ts';
 import { list, model, problem, text } from './read.ts';

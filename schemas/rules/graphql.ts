@@ -9,15 +9,7 @@
  * Kafka sources are refused by name. The form `version` does not name must be empty. Federation
  * (`subgraph`, `supergraph`): graphql-federation.ts.
  */
-import {
-  buildASTSchema,
-  GraphQLError,
-  isObjectType,
-  parse,
-  validateSchema,
-  type GraphQLSchema,
-} from 'graphql';
-import { validateSDL } from 'graphql/validation/validate.js';
+import { GraphQLError, isObjectType, parse, type GraphQLSchema } from 'graphql';
 import type {
   GraphqlConfig,
   GraphqlDataSource,
@@ -31,6 +23,7 @@ import type {
 } from '../generated/models.ts';
 import { quote, type FieldProblem } from './field-problem.ts';
 import { federationProblems } from './graphql-federation.ts';
+import { buildGraphqlSchema, located } from './graphql-schema.ts';
 import { isInternalUrl, parseInternalTarget } from './internal-target.ts';
 import { isTargetProblem } from './target.ts';
 import { hasContent, isTrue, list, model, problem, text, type Unchecked } from './read.ts';
@@ -52,28 +45,6 @@ const V2_METHODS: Record<string, readonly string[]> = {
 
 /** The upstream subscription protocols the reference names. */
 const SUBSCRIPTION_TYPES = ['', 'graphql-ws', 'graphql-transport-ws', 'sse'];
-
-/** `line L, column C: message` of a GraphQL error (its first location). */
-function located(err: GraphQLError): string {
-  const at = err.locations?.[0];
-  return at === undefined ? err.message : `line ${at.line}, column ${at.column}: ${err.message}`;
-}
-
-/** The schema built from `sdl`, or the first problem, with its line and column. */
-export function buildGraphqlSchema(sdl: string): GraphQLSchema | string {
-  let doc;
-  try {
-    doc = parse(sdl);
-  } catch (err) {
-    return err instanceof GraphQLError ? located(err) : String(err);
-  }
-  const sdlErrors = validateSDL(doc);
-  if (sdlErrors[0] !== undefined) return located(sdlErrors[0]);
-  const schema = buildASTSchema(doc, { assumeValidSDL: true });
-  const errors = validateSchema(schema);
-  if (errors[0] !== undefined) return located(errors[0]);
-  return schema;
-}
 
 /** Every problem of `graphql` (paths relative to the API definition). */
 export function graphqlProblems(graphql: Unchecked<GraphqlConfig> | undefined): FieldProblem[] {
