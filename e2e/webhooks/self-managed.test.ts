@@ -137,7 +137,7 @@ test('the CA is kept in a Secret and every webhook carries it', async () => {
   assert.ok(data['ca.crt'] !== undefined && data['ca.key'] !== undefined);
   assert.equal(new X509Certificate(data['ca.crt']).ca, true);
   const bundles = await caBundles();
-  assert.equal(bundles.length, 11, 'five mutating, six validating webhooks');
+  assert.equal(bundles.length, 13, 'six mutating, seven validating webhooks (the six kinds, and ConfigMaps)');
   for (const b of bundles) assert.equal(b, data['ca.crt']);
 });
 
@@ -217,9 +217,12 @@ test('the ServiceAccount may do what the webhook needs, and no more', async () =
     false,
   );
   assert.equal(await can('update', 'secrets/svc-operator-webhook-ca', '-n', NAMESPACE), true);
-  assert.equal(await can('update', 'secrets/other', '-n', NAMESPACE), false);
   assert.equal(await can('delete', 'secrets/svc-operator-webhook-ca', '-n', NAMESPACE), false);
-  assert.equal(await can('create', 'secrets', '-n', 'default'), false);
+  // The ApiKey controller writes the Secret of a key that names none (owned by the ApiKey): it may
+  // create and update Secrets, never delete them (owner references do that).
+  assert.equal(await can('create', 'secrets', '-n', 'default'), true);
+  assert.equal(await can('update', 'secrets/other', '-n', NAMESPACE), true);
+  assert.equal(await can('delete', 'secrets', '-n', 'default'), false);
   assert.equal(await can('update', 'configmaps', '-n', 'default'), false);
   // The ingress controller creates and deletes the ApiDefinitions it generates; nothing else.
   assert.equal(await can('delete', 'apidefinitions', '-n', 'default'), true);
