@@ -6,10 +6,9 @@
  * top endpoints of a time range. Rows older than their period's retention are deleted every few
  * minutes.
  */
-import { isPlainObject } from '../../lib/plain-object.ts';
-import { REFUSAL_REASONS } from '../../schemas/rules/analytics.ts';
+import { readAnalyticsRecord, type AnalyticsRecord } from '../../schemas/rules/analytics.ts';
 import { callerOf, json, ok, Refusal, type Ctx, type DashboardDeps, type Reply } from '../api/http.ts';
-import { PERIODS, quantile, rollUp, type IngestRecord, type Period, type Sums } from './rollup.ts';
+import { PERIODS, quantile, rollUp, type Period, type Sums } from './rollup.ts';
 import type { Group, RangeQuery } from './store.ts';
 
 /** Records in one batch at most (a gateway sends 1000). */
@@ -22,41 +21,6 @@ const AUTO_MINUTE_MS = 6 * 3_600_000;
 /** Groups in each top list. */
 const TOP = 10;
 const PRUNE_EVERY_MS = 5 * 60_000;
-
-function str(v: unknown, max: number): string | undefined {
-  return typeof v === 'string' && v.length <= max ? v : undefined;
-}
-
-function num(v: unknown): number | undefined {
-  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined;
-}
-
-/** A record of a batch, or undefined when it is not one (it is then skipped and counted). */
-function recordOf(v: unknown): IngestRecord | undefined {
-  if (!isPlainObject(v)) return undefined;
-  const time = num(v.time);
-  const org_id = str(v.org_id, 256);
-  const api_id = str(v.api_id, 256);
-  const status = num(v.status);
-  if (time === undefined || org_id === undefined || api_id === undefined || status === undefined)
-    return undefined;
-  const refusal = str(v.refusal, 32) ?? '';
-  return {
-    time,
-    org_id,
-    api_id,
-    key: str(v.key, 256) ?? '',
-    alias: str(v.alias, 256) ?? '',
-    method: (str(v.method, 16) ?? 'OTHER').toUpperCase(),
-    path: str(v.path, 512) ?? '/',
-    status,
-    latency_ms: num(v.latency_ms) ?? 0,
-    upstream_latency_ms: num(v.upstream_latency_ms) ?? 0,
-    request_bytes: num(v.request_bytes) ?? 0,
-    response_bytes: num(v.response_bytes) ?? 0,
-    refusal: (REFUSAL_REASONS as readonly string[]).includes(refusal) ? refusal : '',
-  };
-}
 
 /**
  * `POST /system/analytics` `{"sample_rate": r, "records": [...]}`: rolls the records of the
@@ -73,10 +37,10 @@ export async function ingest(
   if (!Array.isArray(body.records)) throw new Refusal(400, 'records: must be an array of records');
   if (body.records.length > MAX_BATCH)
     throw new Refusal(400, `records: at most ${MAX_BATCH} records per batch`);
-  const taken: IngestRecord[] = [];
+  const taken: AnalyticsRecord[] = [];
   let skipped = 0;
   for (const raw of body.records as unknown[]) {
-    const r = recordOf(raw);
+    const r = readAnalyticsRecord(raw);
     if (r === undefined || (orgs.length > 0 && !orgs.includes(r.org_id))) skipped++;
     else taken.push(r);
   }

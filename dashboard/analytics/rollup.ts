@@ -7,6 +7,7 @@
  * many keys and endpoints an API has, not on traffic: at most MAX_NAMES keys and endpoints per
  * API in one batch, the rest summed under OTHER.
  */
+import type { AnalyticsRecord } from '../../schemas/rules/analytics.ts';
 
 /** Upper bounds (milliseconds) of the latency histogram's buckets; a last bucket holds the rest. */
 export const LATENCY_BOUNDS_MS = [
@@ -55,23 +56,6 @@ export interface RollupRow extends Sums {
   name: string;
   /** The key's alias (`key` rows), else `''`. */
   label: string;
-}
-
-/** A record as the dashboard reads it (see gateway/analytics/records.ts). */
-export interface IngestRecord {
-  time: number;
-  org_id: string;
-  api_id: string;
-  key: string;
-  alias: string;
-  method: string;
-  path: string;
-  status: number;
-  latency_ms: number;
-  upstream_latency_ms: number;
-  request_bytes: number;
-  response_bytes: number;
-  refusal: string;
 }
 
 /** The histogram bucket of a latency. */
@@ -128,7 +112,7 @@ export function isError(status: number): boolean {
 }
 
 /** The rollup rows of a batch of records, each weighing `weight` requests. */
-export function rollUp(records: readonly IngestRecord[], weight: number): RollupRow[] {
+export function rollUp(records: readonly AnalyticsRecord[], weight: number): RollupRow[] {
   const rows = new Map<string, RollupRow>();
   /** Distinct names per (org, api, dim) in this batch, to cap them at MAX_NAMES. */
   const names = new Map<string, Set<string>>();

@@ -6,15 +6,17 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { storeFixtures } from '../testing/stores.ts';
-import { MAX_NAMES, OTHER, quantile, rollUp, type IngestRecord } from './rollup.ts';
+import type { AnalyticsRecord } from '../../schemas/rules/analytics.ts';
+import { MAX_NAMES, OTHER, quantile, rollUp } from './rollup.ts';
 
 const MIN = 60_000;
 const T0 = Date.UTC(2026, 0, 1, 10, 0, 0);
 
-const rec = (over: Partial<IngestRecord>): IngestRecord => ({
+const rec = (over: Partial<AnalyticsRecord>): AnalyticsRecord => ({
   time: T0,
   org_id: 'o1',
   api_id: 'a1',
+  api_version: '',
   key: '',
   alias: '',
   method: 'GET',

@@ -14,10 +14,11 @@
 import { Counter, type Registry } from 'prom-client';
 import { errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
+import type { AnalyticsRecord } from '../../schemas/rules/analytics.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { TrackingCache } from '../metrics/tracking.ts';
 import type { RequestContext, RequestObserver } from '../pipeline/context.ts';
-import { recordOf, type AnalyticsRecord } from './records.ts';
+import { recordOf } from './records.ts';
 
 /** The header of the node secret (store/dashboard.ts sends the same). */
 const NODE_SECRET_HEADER = 'x-svc-node-secret';

@@ -7,43 +7,12 @@
  * `/users/12345` is one endpoint, and no client can create endpoints at will.
  */
 import { performance } from 'node:perf_hooks';
-import type { RefusalReason } from '../../schemas/rules/analytics.ts';
+import type { AnalyticsRecord, RefusalReason } from '../../schemas/rules/analytics.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import { HttpContext } from '../pipeline/context.ts';
 
-/** Why the gateway refused a request (`refusal` of a record; `''` when it did not). */
-type Refusal = RefusalReason;
-
-/** One request, as the gateway sends it to the dashboard (`POST /system/analytics`). */
-export interface AnalyticsRecord {
-  /** Milliseconds since the epoch, when the request was over. */
-  time: number;
-  org_id: string;
-  api_id: string;
-  /** The version chosen for the request (`''`: the API's default). */
-  api_version: string;
-  /** The stored ID of the key (a hash, never the raw key); `''` for keyless requests. */
-  key: string;
-  /** The key's alias, when it has one. */
-  alias: string;
-  method: string;
-  /** The path template (see the module comment). */
-  path: string;
-  /** The status the client got; 0 when the connection was cut first. */
-  status: number;
-  /** Milliseconds from routing to the end of the response. */
-  latency_ms: number;
-  /** Milliseconds from the upstream call to its response's head; 0 when no upstream answered. */
-  upstream_latency_ms: number;
-  /** The request's Content-Length (0 when it declared none). */
-  request_bytes: number;
-  /** The response's Content-Length (0 when it declared none). */
-  response_bytes: number;
-  refusal: Refusal | '';
-}
-
 /** The refusal of each error code (pipeline/errors.ts); codes not named here are not refusals. */
-const BY_CODE: Readonly<Record<string, Refusal>> = {
+const BY_CODE: Readonly<Record<string, RefusalReason>> = {
   GW_ERR_AUTH_FIELD_MISSING: 'auth',
   GW_ERR_AUTH_MALFORMED: 'auth',
   GW_ERR_USER_NOT_AUTHORISED: 'auth',
@@ -72,7 +41,7 @@ const BY_CODE: Readonly<Record<string, Refusal>> = {
 };
 
 /** Why the request was refused, from its first refusal. */
-export function refusalOf(ctx: RequestContext): Refusal | '' {
+export function refusalOf(ctx: RequestContext): RefusalReason | '' {
   const code = ctx.refusal?.rejected.code;
   if (code === undefined) return '';
   // An unknown key and a known key outside its access rights share one answer (403 `Access to

@@ -1,8 +1,10 @@
 /**
  * Traffic analytics between gateways in mode pro and the dashboard (`POST /system/analytics`):
- * the reasons a record names for a refusal, one list for the gateway that writes them
- * (gateway/analytics/) and the dashboard that counts them (dashboard/analytics/).
+ * the record a gateway writes for each request (gateway/analytics/) and the dashboard reads and
+ * counts (dashboard/analytics/), with the reasons a record names for a refusal. One model for
+ * both ends, so a field added on one side is read on the other.
  */
+import { isPlainObject } from '../../lib/plain-object.ts';
 
 /**
  * Why the gateway refused a request: authentication (401, or 403 for an unknown or inactive
@@ -12,3 +14,80 @@
 export const REFUSAL_REASONS = ['auth', 'access', 'ip', 'rate_limit', 'quota', 'other'] as const;
 /** One of REFUSAL_REASONS. */
 export type RefusalReason = (typeof REFUSAL_REASONS)[number];
+
+/**
+ * One request, as the gateway sends it to the dashboard: a small flat record built when the
+ * request is over. The path is a template (gateway/analytics/records.ts `pathTemplate`), never
+ * the raw path.
+ */
+export interface AnalyticsRecord {
+  /** Milliseconds since the epoch, when the request was over. */
+  time: number;
+  org_id: string;
+  api_id: string;
+  /** The version chosen for the request (`''`: the API's default). */
+  api_version: string;
+  /** The stored ID of the key (a hash, never the raw key); `''` for keyless requests. */
+  key: string;
+  /** The key's alias, when it has one. */
+  alias: string;
+  method: string;
+  /** The path template. */
+  path: string;
+  /** The status the client got; 0 when the connection was cut first. */
+  status: number;
+  /** Milliseconds from routing to the end of the response. */
+  latency_ms: number;
+  /** Milliseconds from the upstream call to its response's head; 0 when no upstream answered. */
+  upstream_latency_ms: number;
+  /** The request's Content-Length (0 when it declared none). */
+  request_bytes: number;
+  /** The response's Content-Length (0 when it declared none). */
+  response_bytes: number;
+  /** Why the gateway refused the request; `''` when it did not. */
+  refusal: RefusalReason | '';
+}
+
+function str(v: unknown, max: number): string | undefined {
+  return typeof v === 'string' && v.length <= max ? v : undefined;
+}
+
+function num(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined;
+}
+
+function isRefusalReason(v: string): v is RefusalReason {
+  return (REFUSAL_REASONS as readonly string[]).includes(v);
+}
+
+/**
+ * A record of a batch as received, or undefined when it is not one (no time, organisation, API
+ * or status). Other fields too long or of the wrong type read as empty (or 0); the method is
+ * upper-cased (`OTHER` when missing), the path `/` when missing, an unknown refusal `''`.
+ */
+export function readAnalyticsRecord(v: unknown): AnalyticsRecord | undefined {
+  if (!isPlainObject(v)) return undefined;
+  const time = num(v.time);
+  const org_id = str(v.org_id, 256);
+  const api_id = str(v.api_id, 256);
+  const status = num(v.status);
+  if (time === undefined || org_id === undefined || api_id === undefined || status === undefined)
+    return undefined;
+  const refusal = str(v.refusal, 32) ?? '';
+  return {
+    time,
+    org_id,
+    api_id,
+    api_version: str(v.api_version, 256) ?? '',
+    key: str(v.key, 256) ?? '',
+    alias: str(v.alias, 256) ?? '',
+    method: (str(v.method, 16) ?? 'OTHER').toUpperCase(),
+    path: str(v.path, 512) ?? '/',
+    status,
+    latency_ms: num(v.latency_ms) ?? 0,
+    upstream_latency_ms: num(v.upstream_latency_ms) ?? 0,
+    request_bytes: num(v.request_bytes) ?? 0,
+    response_bytes: num(v.response_bytes) ?? 0,
+    refusal: isRefusalReason(refusal) ? refusal : '',
+  };
+}
