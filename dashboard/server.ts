@@ -233,7 +233,12 @@ const routes: readonly Route[] = [
     name: 'key',
     path: /^\/api\/keys\/([^/]+)$/,
     auth: 'user',
-    methods: crud('keys', { GET: keys.getKey, PUT: keys.updateKey, DELETE: keys.deleteKey }),
+    methods: crud('keys', {
+      GET: keys.getKey,
+      POST: keys.importKey,
+      PUT: keys.updateKey,
+      DELETE: keys.deleteKey,
+    }),
   },
   {
     name: 'certs',

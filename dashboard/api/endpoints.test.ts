@@ -275,6 +275,13 @@ const routeCases: RouteCase[] = [
   },
   { name: 'list keys', resource: 'keys', method: 'GET', path: () => '/api/keys' },
   { name: 'create key', resource: 'keys', method: 'POST', path: () => '/api/keys', body: () => session() },
+  {
+    name: 'import key',
+    resource: 'keys',
+    method: 'POST',
+    path: () => `/api/keys/${uniq('custom0key')}`,
+    body: () => session(),
+  },
   { name: 'get key', resource: 'keys', method: 'GET', setup: mk.key, path: (id) => `/api/keys/${id}` },
   {
     name: 'update key',
@@ -543,6 +550,40 @@ for (const fx of storeFixtures()) {
       >;
       assert.equal(after.quota_remaining, 100);
       assert.ok((after.quota_renews ?? 0) > Date.now() / 1000 + 3500);
+    });
+
+    test('keys: imported by value, stored by hash, a taken value 409, basic_auth_data and hashes refused', async () => {
+      const value = uniq('imported0value0');
+      const created = await d.call('POST', `/api/keys/${value}`, { auth: a.admin, body: session() });
+      assert.equal(created.status, 200, created.text);
+      const hash = String(created.body.key_hash);
+      assert.equal(created.body.key_id, value);
+      assert.match(hash, /^[0-9a-f]{64}$/);
+      const byHash = await d.call('GET', `/api/keys/${hash}?hashed=true`, { auth: a.admin });
+      assert.equal(byHash.status, 200);
+      assert.ok(!byHash.text.includes(value), 'the value is not stored');
+      assert.equal((await d.call('GET', `/api/keys/${value}`, { auth: a.admin })).body.key_hash, hash);
+      const again = await d.call('POST', `/api/keys/${value}`, { auth: a.admin, body: session() });
+      assert.equal(again.status, 409);
+      assert.equal(again.body.Message, 'Key already exists');
+      const basic = await d.call('POST', `/api/keys/${uniq('v')}`, {
+        auth: a.admin,
+        body: { ...session(), basic_auth_data: { password: 'p' } },
+      });
+      assert.equal(basic.status, 400);
+      assert.match(String(basic.body.Message), /basic_auth_data: register basic-auth users/);
+      const hashed = await d.call('POST', `/api/keys/${'a'.repeat(64)}?hashed=true`, {
+        auth: a.admin,
+        body: session(),
+      });
+      assert.equal(hashed.status, 400);
+      assert.equal(hashed.body.Message, 'A key is imported by its value, not its hash');
+      const badValue = await d.call('POST', `/api/keys/${encodeURIComponent(' padded')}`, {
+        auth: a.admin,
+        body: session(),
+      });
+      assert.equal(badValue.status, 400);
+      assert.match(String(badValue.body.Message), /^Validation of Key failed\. Reason: key: .*spaces/);
     });
 
     test('streams: the seed shape, the content type, and streaming.enabled', async () => {

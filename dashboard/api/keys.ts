@@ -2,8 +2,9 @@
  * `/api/keys[/{key}]` and `/api/apis/keys/basic/{username}`: the organisation's keys (sessions)
  * and basic-auth users. A key is stored under the SHA-256 of its value (returned once, when it
  * is generated) and a password as an scrypt hash, as the gateway stores them; `?hashed=true`
- * names a key by its hash. Every API a key grants, and every policy it applies, must be the
- * organisation's: a key's `org_id` is the organisation of its APIs.
+ * names a key by its hash; `POST /api/keys/{key}` imports a key of a given value. Every API a
+ * key grants, and every policy it applies, must be the organisation's: a key's `org_id` is the
+ * organisation of its APIs.
  */
 import { createHash, randomBytes, scrypt } from 'node:crypto';
 import type { GatewaySession } from '../../schemas/generated/models.ts';
@@ -104,6 +105,34 @@ export async function createKey(c: Ctx): Promise<Reply> {
   const raw = `${org}${randomBytes(16).toString('hex')}`;
   const id = keyHash(raw);
   return c.deps.store.write(org, async (tx) => {
+    const s = await checkedSession(c, tx, body);
+    await auditedPut(c, tx, org, 'keys', id, undefined, s);
+    return keyReply(raw, { id, body: s, created: 0, updated: 0 });
+  });
+}
+
+/**
+ * POST /api/keys/{key}: imports a custom key: stored under the hash of the value the path gives
+ * (never the value itself), 409 when that key exists. Keys sharing a `counter_id` count against
+ * one allowance, so two values can work as one key (a rotation's overlap).
+ */
+export async function importKey(c: Ctx): Promise<Reply> {
+  const org = callerOf(c).org;
+  const raw = c.params[0] ?? '';
+  if (c.url.searchParams.get('hashed') === 'true')
+    return fail(400, 'A key is imported by its value, not its hash');
+  const bad = keyIdProblem('key', raw);
+  if (bad !== undefined) return fail(400, invalid([formatProblem(bad)]));
+  const body = withoutNulls(await readObject(c.req));
+  if (body.basic_auth_data !== undefined) {
+    return fail(
+      400,
+      invalid(['basic_auth_data: register basic-auth users at /api/apis/keys/basic/{username}']),
+    );
+  }
+  const id = keyHash(raw);
+  return c.deps.store.write(org, async (tx) => {
+    if ((await tx.get(org, 'keys', id)) !== undefined) return fail(409, 'Key already exists');
     const s = await checkedSession(c, tx, body);
     await auditedPut(c, tx, org, 'keys', id, undefined, s);
     return keyReply(raw, { id, body: s, created: 0, updated: 0 });

@@ -326,19 +326,15 @@ spec:
   assert.equal((kept.body.api_definition as { org_id?: string }).org_id, b.org);
 });
 
-test('pro: an ApiKey, under the pro operator or an OperatorContext of mode pro, is refused clearly: Ready=False NotSupportedInPro, nothing written', async () => {
+test("pro: an ApiKey is filed in its connection's organisation: the pro operator's, or an OperatorContext's", async () => {
   const b = await createTenant(dashboard.url, 'tenant-keys');
   await applyManifest(w.cp, contextManifest('keys', b));
   await waitReady(w.cp, { kind: 'operatorcontext', ns: 'shop', name: 'ctx-keys' });
   const keysOf = async (t: DashboardTenant): Promise<string[]> => {
-    const r = await dashboardCall(dashboard.url, 'GET', '/api/keys', { auth: t.reader.key });
+    const r = await dashboardCall(dashboard.url, 'GET', '/api/keys?p=-1', { auth: t.reader.key });
     assert.equal(r.status, 200, r.text);
     return (r.body.data as { keys: string[] }).keys;
   };
-  const before = new Map([
-    [tenant.org, await keysOf(tenant)],
-    [b.org, await keysOf(b)],
-  ]);
   await applyManifest(
     w.cp,
     `apiVersion: svc.svc.io/v1alpha1
@@ -354,26 +350,19 @@ spec:
   contextRef: {name: ctx-keys}
 `,
   );
-  for (const [name, t] of [
-    ['pro-key', tenant],
-    ['ctx-key', b],
-  ] as const) {
-    const st = await waitForStatus(
-      w.cp,
-      { kind: 'apikey', ns: 'shop', name },
-      'NotSupportedInPro',
-      (s) => readyOf(s)?.reason === 'NotSupportedInPro',
-    );
-    assert.equal(readyOf(st)?.status, 'False');
-    assert.equal(
-      readyOf(st)?.message,
-      `ApiKeys are reconciled against a gateway (mode ce) only for now; ${dashboard.url} is a dashboard: create the key through its /api/keys`,
-    );
-    assert.equal(st.keyHash, undefined);
-    const secret = await w.cp.kubectl(['get', 'secret', name, '-n', 'shop'], { allowFailure: true });
-    assert.notEqual(secret.code, 0, `no Secret generated for ${name}`);
-    assert.deepEqual(await keysOf(t), before.get(t.org), `no key written in ${t.org}`);
+  const [mine, other] = [
+    await waitReady(w.cp, { kind: 'apikey', ns: 'shop', name: 'pro-key' }),
+    await waitReady(w.cp, { kind: 'apikey', ns: 'shop', name: 'ctx-key' }),
+  ];
+  assert.ok((await keysOf(tenant)).includes(String(mine.keyHash)));
+  assert.ok(!(await keysOf(tenant)).includes(String(other.keyHash)));
+  assert.ok((await keysOf(b)).includes(String(other.keyHash)));
+  assert.ok(!(await keysOf(b)).includes(String(mine.keyHash)));
+  for (const name of ['pro-key', 'ctx-key']) {
+    await w.cp.kubectl(['delete', 'apikey', name, '-n', 'shop', '--wait=true', '--timeout=30s']);
   }
+  assert.ok(!(await keysOf(tenant)).includes(String(mine.keyHash)), 'deleted from the dashboard');
+  assert.ok(!(await keysOf(b)).includes(String(other.keyHash)));
 });
 
 test('pro: an SvcOasApiDefinition is served by the pro gateway', async () => {

@@ -5,12 +5,13 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InputError, SvcError, TransientError } from '../../lib/errors.ts';
 import { createCa } from '../../lib/x509.ts';
-import type { GatewayApiDefinition, GatewayPolicy } from '../../schemas/generated/models.ts';
+import type { GatewayApiDefinition, GatewayPolicy, GatewaySession } from '../../schemas/generated/models.ts';
 import { oasDocument } from '../../schemas/testing.ts';
 import {
   createTenant,
@@ -27,6 +28,8 @@ let dir: string;
 let dash: DashboardProc;
 let a: DashboardTenant;
 let b: DashboardTenant;
+
+const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
 
 const conn = (t: DashboardTenant, extra: Partial<Connection> = {}): Connection => ({
   mode: 'pro',
@@ -176,6 +179,55 @@ describe('DashboardClient', () => {
       assert.equal(await c.createBasicAuthUser('alice', user), false);
       assert.equal(await c.updateBasicAuthUser('alice', { ...user, rate: 20 }), true);
       assert.equal(await c.updateBasicAuthUser('nobody', user), false);
+    } finally {
+      await c.close();
+    }
+  });
+
+  test('keys: imported by value, named by hash, two values on one counter, basic users, deleted', async () => {
+    const c = new DashboardClient(conn(a));
+    try {
+      await c.createApi({ ...classic('keyapi', a.org), use_keyless: false, use_standard_auth: true });
+      const session = {
+        org_id: a.org,
+        counter_id: 'apikey-uid-1',
+        alias: 'k1',
+        rate: 10,
+        per: 60,
+        quota_max: -1,
+        access_rights: { keyapi: { api_id: 'keyapi', api_name: 'keyapi', versions: ['Default'] } },
+      } as unknown as GatewaySession;
+      const first = 'first0value0of0the0key';
+      const second = 'second0value0of0the0key';
+      const h1 = sha256(first);
+      const h2 = sha256(second);
+      assert.equal(await c.keys.get(h1), undefined);
+      await c.keys.create(first, session);
+      await c.keys.create(second, session);
+      await assert.rejects(c.keys.create(first, session), TransientError, 'a taken value: 409');
+      assert.equal((await c.keys.get(h1))?.alias, 'k1');
+      assert.equal((await c.keys.get(h2))?.counter_id, 'apikey-uid-1');
+      // The dashboard holds only hashes: the value is in no answer, and it reads the key by value.
+      const listed = await dashboardCall(dash.url, 'GET', '/api/keys?p=-1', { auth: a.system.key });
+      assert.ok(!listed.text.includes(first) && listed.text.includes(h1), listed.text);
+      const byValue = await dashboardCall(dash.url, 'GET', `/api/keys/${first}`, { auth: a.system.key });
+      assert.equal(byValue.body.key_hash, h1);
+      await c.keys.update(h1, { ...session, alias: 'renamed' });
+      assert.equal((await c.keys.get(h1))?.alias, 'renamed');
+      assert.equal(await c.keys.delete(h1), true);
+      assert.equal(await c.keys.delete(h1), false);
+      assert.equal(await c.keys.get(h1), undefined);
+      assert.equal((await c.keys.get(h2))?.alias, 'k1', 'the other value stays');
+
+      const user = { ...session, basic_auth_data: { password: 'pw-one-1' } } as GatewaySession;
+      await c.keys.create('bob', user);
+      const hb = sha256('bob');
+      const got = await c.keys.get(hb);
+      assert.deepEqual(got?.basic_auth_data, { hash_type: 'scrypt' }, 'no password hash shown');
+      await c.keys.update(hb, { ...user, basic_auth_data: { password: 'pw-two-2' } });
+      assert.equal(await c.keys.delete(hb), true);
+      await c.keys.delete(h2);
+      await c.deleteApi('keyapi');
     } finally {
       await c.close();
     }

@@ -1,5 +1,5 @@
-import type { GatewayApiDefinition, GatewayPolicy } from '../../schemas/generated/models.ts';
-import type { Connection, ManagementClient, OasDocument, ServingGateways } from './management.ts';
+import type { GatewayApiDefinition, GatewayPolicy, GatewaySession } from '../../schemas/generated/models.ts';
+import type { Connection, KeyOps, ManagementClient, OasDocument, ServingGateways } from './management.ts';
 import { ManagementTransport, type CallResult, type Method } from './transport.ts';
 
 /** Options of {@link DashboardClient}. */
@@ -121,6 +121,35 @@ export class DashboardClient implements ManagementClient {
   deleteCert(id: string): Promise<boolean> {
     return this.#delete(`/api/certs/${encodeURIComponent(id)}`);
   }
+
+  /**
+   * `/api/keys`: a token is imported by its value (`POST /api/keys/{key}`), a basic-auth user
+   * registered at `/api/apis/keys/basic/{username}`; then both are named by hash
+   * (`?hashed=true`). The dashboard keeps only hashes. Counters live in the gateways, under the
+   * session's `counter_id`: the dashboard resets none, so every write keeps them.
+   */
+  readonly keys: KeyOps = {
+    get: async (keyHash) => {
+      const res = await this.#call(
+        'GET',
+        `/api/keys/${encodeURIComponent(keyHash)}?hashed=true`,
+        undefined,
+        [404],
+      );
+      return res.status === 404 ? undefined : (res.body as { data: GatewaySession }).data;
+    },
+    create: async (raw, session) => {
+      const path =
+        session.basic_auth_data === undefined
+          ? `/api/keys/${encodeURIComponent(raw)}`
+          : `/api/apis/keys/basic/${encodeURIComponent(raw)}`;
+      await this.#call('POST', path, session);
+    },
+    update: async (keyHash, session) => {
+      await this.#call('PUT', `/api/keys/${encodeURIComponent(keyHash)}?hashed=true`, session);
+    },
+    delete: (keyHash) => this.#delete(`/api/keys/${encodeURIComponent(keyHash)}?hashed=true`),
+  };
 
   /** Registers a basic-auth user; false when the username is taken. */
   async createBasicAuthUser(username: string, user: BasicAuthUser): Promise<boolean> {

@@ -74,7 +74,7 @@ function setup(spec: ApiKeySpec, opts: { secret?: string; mode?: 'ce' | 'pro'; s
     connections: {
       resolve: async (ref, ns) => {
         const r = await base.connections.resolve(ref, ns);
-        return r.ok && opts.mode === 'pro' ? { ...r, conn: { ...r.conn, mode: 'pro' } } : r;
+        return r.ok && opts.mode === 'pro' ? { ...r, conn: { ...r.conn, mode: 'pro', org: '' } } : r;
       },
     },
     read: () => Promise.resolve(obj),
@@ -124,15 +124,25 @@ test('a policy not created yet: PolicyNotFound', async () => {
   assertReady(s.lastStatus(), { status: 'False', reason: 'PolicyNotFound', message: /team\/later/ });
 });
 
-test('mode pro: Ready=False NotSupportedInPro, nothing written', async () => {
-  const s = setup({}, { secret: 'tok-1', mode: 'pro' });
+test('mode pro: created in the dashboard by value, then kept by hash; an empty org_id is not drift', async () => {
+  const s = setup({ policies: ['plan'] }, { secret: 'tok-1', mode: 'pro' });
   await reconcileApiKey('team/k', s.deps);
-  assertReady(s.lastStatus(), {
-    status: 'False',
-    reason: 'NotSupportedInPro',
-    message: /\(mode ce\) only for now.*\/api\/keys/,
-  });
-  assert.deepEqual(s.gw.keyWrites, []);
+  const h = keyHashOf('tok-1');
+  assert.deepEqual(s.gw.keyWrites, [`create ${h}`]);
+  assertReady(s.lastStatus(), { status: 'True', reason: 'Synced' });
+  assert.equal(s.lastStatus().keyHash, h);
+  // The dashboard files the key under its caller's organisation: read back with it.
+  const held = s.gw.held.get(h);
+  assert.ok(held);
+  s.gw.held.set(h, { ...held, org_id: 'org-of-the-caller' });
+  s.obj.status = s.lastStatus();
+  await reconcileApiKey('team/k', s.deps);
+  assert.deepEqual(s.gw.keyWrites, [`create ${h}`], 'nothing written again');
+  // A field changed in the dashboard is drift: reverted.
+  s.gw.held.set(h, { ...held, org_id: 'org-of-the-caller', alias: 'changed by hand' });
+  await reconcileApiKey('team/k', s.deps);
+  assert.deepEqual(s.gw.keyWrites, [`create ${h}`, `update ${h}`]);
+  assert.equal(s.gw.held.get(h)?.alias, '');
 });
 
 test('a new value with an overlap: the old hash is kept until the overlap ends, and the key queued then', async () => {

@@ -1,6 +1,7 @@
 /**
- * The ApiKey controller: one key (or basic-auth user) of the gateway per object, its value in a
- * Secret. The gateway stores only the hash; the operator writes the clear value nowhere but the
+ * The ApiKey controller: one key (or basic-auth user) of the gateway (mode ce, `/svc/keys`) or
+ * the dashboard (mode pro, `/api/keys`) per object, its value in a Secret. The gateway and the
+ * dashboard store only the hash; the operator writes the clear value nowhere but the
  * Secret (and the gateway's management API, which hashes it), and never logs it.
  */
 import { hash, randomBytes } from 'node:crypto';
@@ -100,10 +101,14 @@ function secretOf(obj: KeyObject): { name: string; dataKey: string; generated: b
   };
 }
 
-/** Whether the gateway's copy differs from what the operator wrote in a field it owns. */
+/**
+ * Whether the gateway's copy differs from what the operator wrote in a field it owns. An empty
+ * `org_id` is the peer's to fill (a dashboard files the key under its caller's organisation).
+ */
 function drifted(held: GatewaySession, desired: GatewaySession): boolean {
   const h = held as Record<string, unknown>;
   return Object.entries(desired).some(([k, v]) => {
+    if (k === 'org_id' && v === '') return false;
     const got = h[k] ?? (Array.isArray(v) ? [] : typeof v === 'object' ? {} : typeof v === 'string' ? '' : 0);
     return !isDeepStrictEqual(got, v);
   });
@@ -149,12 +154,8 @@ export async function reconcileApiKey(key: string, deps: ApiKeyDeps): Promise<Wo
   if (!resolved.ok) return reportUnresolved(resolved, fail);
   const client = resolved.client;
   const keys = client.keys;
-  if (resolved.conn.mode === 'pro' || keys === undefined) {
-    await fail(
-      'NotSupportedInPro',
-      `ApiKeys are reconciled against a gateway (mode ce) only for now; ${client.url} is a dashboard: create the key through its /api/keys`,
-      false,
-    );
+  if (keys === undefined) {
+    await fail('KeysNotSupported', `${client.url} manages no keys: an older gateway or dashboard`, false);
     return {};
   }
 
