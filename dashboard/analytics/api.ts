@@ -8,7 +8,7 @@
  */
 import { readAnalyticsRecord, type AnalyticsRecord } from '../../schemas/rules/analytics.ts';
 import { callerOf, json, ok, Refusal, type Ctx, type DashboardDeps, type Reply } from '../api/http.ts';
-import { PERIODS, quantile, rollUp, type Period, type Sums } from './rollup.ts';
+import { addSums, emptySums, PERIODS, quantile, rollUp, type Period, type Sums } from './rollup.ts';
 import type { Group, RangeQuery } from './store.ts';
 
 /** Records in one batch at most (a gateway sends 1000). */
@@ -102,25 +102,10 @@ function figures(s: Sums): Record<string, number> {
   };
 }
 
+/** The sums of all the groups. */
 function total(groups: readonly Group[]): Sums {
-  const out: Sums = {
-    requests: 0,
-    errors: 0,
-    latency_ms: 0,
-    upstream_ms: 0,
-    request_bytes: 0,
-    response_bytes: 0,
-    hist: [],
-  };
-  for (const g of groups) {
-    out.requests += g.requests;
-    out.errors += g.errors;
-    out.latency_ms += g.latency_ms;
-    out.upstream_ms += g.upstream_ms;
-    out.request_bytes += g.request_bytes;
-    out.response_bytes += g.response_bytes;
-    g.hist.forEach((n, i) => (out.hist[i] = (out.hist[i] ?? 0) + n));
-  }
+  const out = emptySums();
+  for (const g of groups) addSums(out, g);
   return out;
 }
 
