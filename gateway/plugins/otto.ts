@@ -10,13 +10,14 @@
  * reference's globals `log`, `rawlog` (their messages are logged by the gateway with the hook's
  * name), `b64enc`, `b64dec`. The gateway's `enable_jsvm` gates it as it gates virtual endpoints.
  * What the function returns is read as the reference reads it: `request.SetHeaders` and
- * `request.DeleteHeaders` change the request, `request.ReturnOverrides.ResponseCode` of 400 or
- * more answers the client with it and `{"error": ResponseError}` (or `ResponseBody`). What svc
- * does not do is a failure of the call naming it (the client gets 500 with an error ID, logged
- * with the hook's name), never ignored: a changed `request.Body` (hooks get no body: it is empty),
- * `request.URL`, `request.AddParams`, `request.ExtendedParams`, `request.DeleteParams`, an
- * override below 400 or with `OverrideError` (an answer without the upstream), override
- * `ResponseHeaders`, and, for a hook with `require_session`, a changed session `meta_data` (the
+ * `request.DeleteHeaders` change the request's headers, `request.DeleteParams`, `AddParams` and
+ * `ExtendedParams` its query; `request.ReturnOverrides.ResponseCode` of 400 or more answers the
+ * client with it and `{"error": ResponseError}` (or `ResponseBody`), any other code (or one with
+ * `OverrideError`) is the answer itself, without the upstream (that status, `ResponseBody`, or
+ * `ResponseError` when set, as it is); `ResponseHeaders` go with either. What svc does not do is
+ * a failure of the call naming it (the client gets 500 with an error ID, logged with the hook's
+ * name), never ignored: a changed `request.Body` (hooks get no body: it is empty),
+ * `request.URL`, and, for a hook with `require_session`, a changed session `meta_data` (the
  * reference saves it; without `require_session` it ignores it, and so does svc).
  *
  * Loading a hook (`loadOttoHook`) checks everything a load can refuse: `enable_jsvm`, the file
@@ -125,11 +126,23 @@ export function miniRequest(req: PluginRequest, scheme: string): Record<string, 
   };
 }
 
+/** An answer without the upstream (`ReturnOverrides.ResponseCode` below 400, or `OverrideError`). */
+export interface OttoAnswer {
+  status: number;
+  body: string;
+  /** `ReturnOverrides.ResponseHeaders`, lower-case names. */
+  headers: Record<string, string>;
+}
+
 /** What an otto hook asks of the request. */
 export interface OttoResult {
   setHeaders: [string, string][];
   removeHeaders: string[];
-  refuse?: PluginRefusal;
+  /** The query parameters removed (`DeleteParams`), then set (`AddParams`), then added (`ExtendedParams`). */
+  params?: { remove: string[]; set: [string, string][]; add: [string, string][] };
+  /** A refusal (`{"error": message}`), with the response headers it carries. */
+  refuse?: PluginRefusal & { headers: Record<string, string> };
+  answer?: OttoAnswer;
   /** The messages the call gave `log` and `rawlog`. */
   logs: string[];
 }
@@ -140,8 +153,62 @@ function unsupported(what: string): never {
   throw new OttoResultError(`${what} is not supported by svc's otto driver`);
 }
 
-const nonEmpty = (v: unknown): boolean =>
-  (isPlainObject(v) && Object.keys(v).length > 0) || (Array.isArray(v) && v.length > 0);
+/** `AddParams` (one value a name) as pairs; throws naming the field when it is no such object. */
+function paramPairs(v: unknown, what: string): [string, string][] {
+  if (v === undefined || v === null) return [];
+  if (!isPlainObject(v)) throw new OttoResultError(`${what} must be an object of parameter names and values`);
+  return Object.entries(v).map(([k, value]) => {
+    if (typeof value !== 'string') throw new OttoResultError(`${what}.${k} must be a string`);
+    return [k, value];
+  });
+}
+
+/** `ExtendedParams` (a list of values a name) as pairs. */
+function extendedPairs(v: unknown): [string, string][] {
+  if (v === undefined || v === null) return [];
+  const what = 'request.ExtendedParams';
+  if (!isPlainObject(v)) throw new OttoResultError(`${what} must be an object of parameter names and lists`);
+  return Object.entries(v).flatMap(([k, values]) => {
+    if (!Array.isArray(values) || values.some((x) => typeof x !== 'string')) {
+      throw new OttoResultError(`${what}.${k} must be a list of strings`);
+    }
+    return (values as string[]).map((x): [string, string] => [k, x]);
+  });
+}
+
+/** `DeleteParams`: parameter names. */
+function deletedParams(v: unknown): string[] {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) {
+    throw new OttoResultError('request.DeleteParams must be a list of parameter names');
+  }
+  return v as string[];
+}
+
+/**
+ * `ReturnOverrides` read as the reference reads it: `ResponseError`, when set, is the body; a
+ * code of 400 or more without `OverrideError` refuses (`{"error": body}`, with `ResponseHeaders`);
+ * any other code is the answer itself (status, `ResponseHeaders`, the body as it is).
+ */
+function overridesOf(overrides: Record<string, unknown>): Pick<OttoResult, 'refuse' | 'answer'> {
+  const code = overrides.ResponseCode ?? 0;
+  if (code === 0) return {};
+  if (typeof code !== 'number' || !Number.isInteger(code) || code < 100 || code > 599) {
+    throw new OttoResultError(
+      `request.ReturnOverrides.ResponseCode ${JSON.stringify(code)} is no HTTP status (100 to 599)`,
+    );
+  }
+  const headers = Object.fromEntries(
+    headersOf(overrides.ResponseHeaders ?? undefined, 'request.ReturnOverrides.ResponseHeaders'),
+  );
+  const error = typeof overrides.ResponseError === 'string' ? overrides.ResponseError : '';
+  const body =
+    error !== '' ? error : typeof overrides.ResponseBody === 'string' ? overrides.ResponseBody : '';
+  if (code >= 400 && overrides.OverrideError !== true) {
+    return { refuse: { ...pluginRefusalOf({ status: code, message: body }), headers } };
+  }
+  return { answer: { status: code, body, headers } };
+}
 
 /**
  * What the middleware returned (`ReturnData`), read; throws naming what svc doesn't do. `meta`:
@@ -158,40 +225,37 @@ export function ottoResult(text: unknown, sent: Record<string, unknown>, meta?: 
     throw new OttoResultError('the middleware must return ReturnData(request, session.meta_data)');
   }
   const r = out.Request;
-  const overrides = isPlainObject(r.ReturnOverrides) ? r.ReturnOverrides : {};
-  const code = overrides.ResponseCode ?? 0;
-  if (code !== 0) {
-    if (typeof code !== 'number' || !Number.isInteger(code) || code < 400 || code > 599) {
-      unsupported(
-        `request.ReturnOverrides.ResponseCode ${JSON.stringify(code)} (an answer without the upstream)`,
-      );
-    }
-    if (overrides.OverrideError === true) {
-      unsupported('request.ReturnOverrides.OverrideError (an answer without the upstream)');
-    }
-    if (nonEmpty(overrides.ResponseHeaders)) unsupported('request.ReturnOverrides.ResponseHeaders');
-    const error = typeof overrides.ResponseError === 'string' ? overrides.ResponseError : '';
-    const body = typeof overrides.ResponseBody === 'string' ? overrides.ResponseBody : '';
-    return {
-      setHeaders: [],
-      removeHeaders: [],
-      refuse: pluginRefusalOf({ status: code, message: error === '' ? body : error }),
-      logs,
-    };
+  const overridden = overridesOf(isPlainObject(r.ReturnOverrides) ? r.ReturnOverrides : {});
+  if (overridden.refuse !== undefined || overridden.answer !== undefined) {
+    return { setHeaders: [], removeHeaders: [], ...overridden, logs };
   }
   if (r.Body !== undefined && r.Body !== '' && r.Body !== null) unsupported('request.Body');
   if (r.URL !== undefined && r.URL !== sent.URL) unsupported('request.URL');
-  if (nonEmpty(r.AddParams)) unsupported('request.AddParams');
-  if (nonEmpty(r.ExtendedParams)) unsupported('request.ExtendedParams');
-  if (nonEmpty(r.DeleteParams)) unsupported('request.DeleteParams');
   if (meta !== undefined && JSON.stringify(out.SessionMeta ?? {}) !== JSON.stringify(meta)) {
     unsupported("changing the session's meta_data");
   }
+  const params = {
+    remove: deletedParams(r.DeleteParams),
+    set: paramPairs(r.AddParams, 'request.AddParams'),
+    add: extendedPairs(r.ExtendedParams),
+  };
+  const changesParams = params.remove.length + params.set.length + params.add.length > 0;
   return {
     setHeaders: headersOf(r.SetHeaders ?? undefined, 'request.SetHeaders'),
     removeHeaders: removedOf(r.DeleteHeaders ?? undefined),
+    ...(changesParams ? { params } : {}),
     logs,
   };
+}
+
+/** `query` (with its `?`, or '') with the parameter changes of a hook applied, as the reference applies them. */
+export function withParams(query: string, params: NonNullable<OttoResult['params']>): string {
+  const values = new URLSearchParams(query.startsWith('?') ? query.slice(1) : query);
+  for (const name of params.remove) values.delete(name);
+  for (const [name, value] of params.set) values.set(name, value);
+  for (const [name, value] of params.add) values.append(name, value);
+  const q = values.toString();
+  return q === '' ? '' : `?${q}`;
 }
 
 /** A loaded otto hook. */

@@ -19,7 +19,7 @@ import {
   pluginHooksOf,
   type PluginStage,
 } from '../../../schemas/rules/plugins.ts';
-import { reject } from '../../pipeline/compose.ts';
+import { reject, respond } from '../../pipeline/compose.ts';
 import { around, before, waits } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware, MiddlewareDeps } from '../deps.ts';
 import { openPluginServer, type HookType } from '../../plugins/coprocess/dispatcher.ts';
@@ -44,7 +44,7 @@ import {
   removedOf,
   resultObject,
 } from '../../plugins/load.ts';
-import { loadOttoHook, type OttoHook } from '../../plugins/otto.ts';
+import { loadOttoHook, withParams, type OttoHook } from '../../plugins/otto.ts';
 
 const HOOK_TYPES: Readonly<Record<PluginStage, HookType>> = {
   pre: 'Pre',
@@ -162,10 +162,16 @@ async function ottoStage(api: GatewayApiDefinition, deps: MiddlewareDeps, stage:
           });
           for (const message of result.logs) ctx.log.info('plugin log', { plugin: hook.label, message });
           if (result.refuse !== undefined) {
+            Object.assign(ctx.responseHeaders, result.refuse.headers);
             return reject(ctx, GatewayError.pluginRefused(result.refuse.status, result.refuse.message));
+          }
+          if (result.answer !== undefined) {
+            const { status, body, headers } = result.answer;
+            return respond(ctx, status, body, headers);
           }
           for (const name of result.removeHeaders) removeRequestHeader(ctx.headers, name);
           for (const [name, value] of result.setHeaders) ctx.headers[name] = value;
+          if (result.params !== undefined) ctx.query = withParams(ctx.query, result.params);
         } catch (err) {
           return reject(ctx, pluginFailure(ctx, hook, stage, err));
         }

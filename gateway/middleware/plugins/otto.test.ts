@@ -16,7 +16,7 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { recordingLogger } from '../../../lib/testing/log.ts';
-import { startEcho, type Echo } from '../../testing/echo.ts';
+import { startEcho, type Echo, type Echoed } from '../../testing/echo.ts';
 import { keyed, keyless, startGateway, type GatewayClient } from '../../testing/harness.ts';
 import { assertAnswer, describeEachSetup, type Expected } from '../../testing/tables.ts';
 
@@ -47,6 +47,35 @@ denyRequest.NewProcessRequest(function (request, session) {
 forwardUser.NewProcessRequest(function (request, session) {
   request.SetHeaders["X-Otto-User"] = session.meta_data.user;
   return forwardUser.ReturnData(request, session.meta_data);
+});
+`,
+  'middleware/answer.js': `var answerHere = new TykJS.TykMiddleware.NewMiddleware({});
+answerHere.NewProcessRequest(function (request, session) {
+  if (request.Params["teapot"] !== undefined) {
+    request.ReturnOverrides.ResponseCode = 418;
+    request.ReturnOverrides.OverrideError = true;
+    request.ReturnOverrides.ResponseBody = "short and stout";
+  } else if (request.Params["moved"] !== undefined) {
+    request.ReturnOverrides.ResponseCode = 302;
+    request.ReturnOverrides.ResponseHeaders = { "Location": "/elsewhere" };
+  } else if (request.Params["unauthorised"] !== undefined) {
+    request.ReturnOverrides.ResponseCode = 401;
+    request.ReturnOverrides.ResponseError = "Sign in first";
+    request.ReturnOverrides.ResponseHeaders = { "WWW-Authenticate": "Otto realm=svc" };
+  } else {
+    request.ReturnOverrides.ResponseCode = 200;
+    request.ReturnOverrides.ResponseBody = JSON.stringify({ answered: "by otto", method: request.Method });
+    request.ReturnOverrides.ResponseHeaders = { "Content-Type": "application/json", "X-Otto": "answered" };
+  }
+  return answerHere.ReturnData(request, {});
+});
+`,
+  'middleware/params.js': `var editParams = new TykJS.TykMiddleware.NewMiddleware({});
+editParams.NewProcessRequest(function (request, session) {
+  request.DeleteParams.push("drop");
+  request.AddParams["set"] = "by-otto";
+  request.ExtendedParams["multi"] = ["a", "b"];
+  return editParams.ReturnData(request, {});
 });
 `,
   'middleware/body.js': `var setBody = new TykJS.TykMiddleware.NewMiddleware({});
@@ -97,11 +126,17 @@ async function provision(gw: GatewayClient): Promise<void> {
     keyless('deny', '/deny/', echo.url, otto('pre', 'denyRequest', 'deny.js')),
     keyed('user', '/user/', echo.url, otto('post_key_auth', 'forwardUser', 'user.js')),
     keyless('body', '/body/', echo.url, otto('post', 'setBody', 'body.js')),
+    keyless('answer', '/answer/', echo.url, otto('pre', 'answerHere', 'answer.js')),
+    keyed('answer-key', '/answer-key/', echo.url, otto('post', 'answerHere', 'answer.js')),
+    keyless('params', '/params/', echo.url, otto('pre', 'editParams', 'params.js')),
   ];
   for (const a of apis) await gw.addApi(a);
   const key = await gw.admin('POST', '/svc/keys/tok', {
     meta_data: { user: 'alice' },
-    access_rights: { user: { api_id: 'user', versions: [] } },
+    access_rights: {
+      user: { api_id: 'user', versions: [] },
+      'answer-key': { api_id: 'answer-key', versions: [] },
+    },
   });
   assert.equal(key.status, 200, key.text);
   await gw.reload();
@@ -111,6 +146,10 @@ interface Case extends Expected {
   name: string;
   path: string;
   headers?: Record<string, string>;
+  /** The exact body the client got. */
+  text?: string;
+  /** The query the echo upstream received. */
+  upstreamQuery?: string;
 }
 
 const INTERNAL = /^Internal error \(ID [0-9a-f-]{36}\)$/;
@@ -154,6 +193,52 @@ const cases: Case[] = [
     error: 'Authorization field missing',
   },
   { name: 'a changed request body is a failure, not ignored', path: '/body/x', status: 500, error: INTERNAL },
+  {
+    name: 'ResponseCode 200 answers without the upstream, with ResponseBody and ResponseHeaders',
+    path: '/answer/x',
+    status: 200,
+    text: '{"answered":"by otto","method":"GET"}',
+    responseHeaders: { 'content-type': 'application/json', 'x-otto': 'answered' },
+  },
+  {
+    name: 'ResponseCode 302 with a Location header redirects',
+    path: '/answer/x?moved=1',
+    status: 302,
+    text: '',
+    responseHeaders: { location: '/elsewhere' },
+  },
+  {
+    name: 'ResponseCode 418 with OverrideError answers with the body as it is',
+    path: '/answer/x?teapot=1',
+    status: 418,
+    text: 'short and stout',
+  },
+  {
+    name: 'ResponseCode 401 refuses with ResponseError, and its ResponseHeaders',
+    path: '/answer/x?unauthorised=1',
+    status: 401,
+    error: 'Sign in first',
+    responseHeaders: { 'www-authenticate': 'Otto realm=svc' },
+  },
+  {
+    name: 'a post middleware answers after authentication',
+    path: '/answer-key/x',
+    headers: { authorization: 'tok' },
+    status: 200,
+    text: '{"answered":"by otto","method":"GET"}',
+  },
+  {
+    name: 'a post middleware does not answer before authentication',
+    path: '/answer-key/x',
+    status: 401,
+    error: 'Authorization field missing',
+  },
+  {
+    name: 'DeleteParams, AddParams and ExtendedParams change the query the upstream gets',
+    path: '/params/x?drop=1&keep=2&set=old',
+    status: 200,
+    upstreamQuery: 'keep=2&set=by-otto&multi=a&multi=b',
+  },
 ];
 
 /** What `POST /svc/apis` answers for `def`. */
@@ -229,6 +314,8 @@ describeEachSetup(
           ...(c.headers === undefined ? {} : { headers: c.headers }),
         });
         assertAnswer(res, c);
+        if (c.text !== undefined) assert.equal(res.text, c.text);
+        if (c.upstreamQuery !== undefined) assert.equal((res.json as Echoed).query, c.upstreamQuery);
       });
     }
 
@@ -242,6 +329,15 @@ describeEachSetup(
         assert.equal((await gw().admin('GET', `/svc/apis/${String(r.def.api_id)}`)).status, 404);
       });
     }
+
+    test('admitted when written: a middleware that answers itself (ResponseCode below 400, ResponseHeaders)', async () => {
+      const def = keyless('w-answer', '/w-answer/', echo.url, otto('pre', 'answerHere', 'answer.js'));
+      const res = await write(gw(), def);
+      assert.equal(res.status, 200, res.message);
+      const stored = await gw().admin('GET', '/svc/apis/w-answer');
+      assert.equal(stored.status, 200, stored.text);
+      assert.deepEqual((stored.json as Record<string, unknown>).custom_middleware, def.custom_middleware);
+    });
 
     test('a PUT is checked as a POST', async () => {
       const res = await gw().admin('PUT', '/svc/apis/tag', {
