@@ -230,3 +230,51 @@ test('router: an exact route serves its path alone; a prefix route of the same t
     assert.equal(t.match('main', 'h', '/end/x')?.id, 'root');
   }
 });
+
+test('router: a large tier of many first segments matches exactly what a scan of every route matches', () => {
+  const segments = ['a', 'B', 'k', 'ab', 'a.b', '%41'];
+  const paths: string[] = [''];
+  for (const x of segments) {
+    paths.push(`/${x}`);
+    for (const y of segments) paths.push(`/${x}/${y}`);
+  }
+  const exact = (r: Route, raw: string): Route => ({ ...r, exactPath: raw.toLowerCase() });
+  // Few routes per first segment (each list is scanned), many first segments (the tier is large).
+  const many = [
+    ...paths.map((p, i) => route(`r${String(i).padStart(3, '0')}`, p === '' ? '/' : `${p}/`)),
+    route('r001-twin', '/a/'),
+    exact(route('x-exact', '/a/B'), '/a/B'),
+    exact(route('x-exact-slash', '/k/ab/'), '/k/ab/'),
+    exact(route('x-exact-root', '/'), '/'),
+    ...Array.from({ length: 30 }, (_, i) => route(`z${String(i)}`, `/z${String(i)}/x/`)),
+  ];
+  const t = new RouteTable(many);
+  const order = [...t.routes].sort(
+    (a, b) =>
+      b.listenPath.length - a.listenPath.length ||
+      Number(b.exactPath !== undefined) - Number(a.exactPath !== undefined) ||
+      (a.id < b.id ? -1 : 1),
+  );
+  const scan = (path: string): string | undefined =>
+    order.find((r) =>
+      r.exactPath === undefined ? coversPath(r.listenPath, path) : path.toLowerCase() === r.exactPath,
+    )?.id;
+  const requests = [
+    ...paths,
+    '/',
+    '/A/b',
+    '/a/b/c/d',
+    '/z3/x',
+    '/Z3/X/y',
+    '/z3',
+    '/a//b',
+    '/\u212A',
+    '*',
+    '',
+  ];
+  for (const path of requests.flatMap((p) => [p, `${p}/`, `${p}/tail`])) {
+    assert.equal(t.match('main', 'h', path)?.id, scan(path), path);
+  }
+  assert.equal(t.match('main', 'h', '/A/b')?.id, 'x-exact');
+  assert.equal(t.match('main', 'h', '/')?.id, 'x-exact-root');
+});
