@@ -11,21 +11,12 @@
 import * as k8s from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GROUP, VERSION } from '../schemas/common.ts';
+import { SVC_PLURALS } from '../schemas/index.ts';
 import type { Logger } from '../lib/log.ts';
 import { statusOf } from '../lib/k8s/client.ts';
 
 /** Every finalizer of the operator starts with this (schemas/finalizers.ts, template, ingress). */
 export const FINALIZER_PREFIX = `finalizers.${GROUP}/`;
-
-/** The svc kinds that may carry one of the operator's finalizers. */
-export const SVC_PLURALS = [
-  'apidefinitions',
-  'svcoasapidefinitions',
-  'svcstreamsapidefinitions',
-  'securitypolicies',
-  'operatorcontexts',
-  'apikeys',
-] as const;
 
 /** Where the operator runs and which webhook configurations call it. */
 export interface OperatorInstall {
@@ -173,6 +164,7 @@ export async function releaseFinalizers(kc: k8s.KubeConfig, log: Logger): Promis
     }
   };
 
+  // Every svc kind may carry one of the operator's finalizers.
   for (const plural of SVC_PLURALS) {
     let list: { items: Held[] };
     try {

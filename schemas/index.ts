@@ -23,6 +23,9 @@ export const kinds: readonly KindDefinition[] = [
   apiKeyKind,
 ];
 
+/** Every kind's plural, as kubectl and the API server's paths name it (`kubectl get`, uninstall). */
+export const SVC_PLURALS: readonly string[] = kinds.map((k) => k.plural);
+
 /** The gateway's own models, by the name of their generated type. */
 export const models: Readonly<Record<string, JsonSchema>> = {
   GatewayApiDefinition: apiDefinitionModel,

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { httpRequest, waitFor, type OperatorProc } from '../harness/processes.ts';
 import { startLocalWebhooks, type WebhookServer } from '../webhooks/helpers.ts';
 import { argoHealth } from '../../operator/gitops/testing.ts';
+import { SVC_PLURALS } from '../../schemas/index.ts';
 import {
   root,
   startWorld,
@@ -24,15 +25,6 @@ import {
   type OperatorWorld,
 } from './helpers.ts';
 
-/** The svc kinds, as kubectl names them. */
-const KINDS = [
-  'apidefinitions',
-  'svcoasapidefinitions',
-  'svcstreamsapidefinitions',
-  'securitypolicies',
-  'operatorcontexts',
-  'apikeys',
-] as const;
 /** Their controllers, as the operator's metrics name them. */
 const CONTROLLERS = [
   'apidefinition',
@@ -99,7 +91,7 @@ after(async () => {
 
 /** Every svc object in the namespace default. */
 async function objects(): Promise<Obj[]> {
-  const r = await w.cp.kubectl(['get', KINDS.join(','), '-n', 'default', '-o', 'json']);
+  const r = await w.cp.kubectl(['get', SVC_PLURALS.join(','), '-n', 'default', '-o', 'json']);
   return (JSON.parse(r.stdout) as { items: Obj[] }).items;
 }
 
@@ -157,7 +149,7 @@ test('every example, applied twice with server-side apply: no change the second 
   await waitFor('every example reconciled for its generation', async () => {
     objs = await objects();
     return (
-      objs.length >= KINDS.length &&
+      objs.length >= SVC_PLURALS.length &&
       objs.every((o) => {
         const r = ready(o);
         return r !== undefined && r.observedGeneration === o.metadata.generation;
