@@ -211,6 +211,15 @@ export const gatewayRevision: JsonSchema = {
   },
 };
 
+/** `status.gateways` of a kind the gateways serve (`what`: API, policy). */
+export function gatewaysStatus(what: string): JsonSchema {
+  return {
+    type: 'array',
+    description: `Every gateway that must serve the ${what} and the revision of it each serves: in mode ce all the gateways sharing the store of the gateway the operator writes to, in mode pro the gateways connected to the dashboard that load the organisation. \`Ready\` and \`Programmed\` are True only when every one serves latestSvcSpecHash; until then they are False with reason \`Pending\`, naming the gateways that do not yet.`,
+    items: gatewayRevision,
+  };
+}
+
 /** Status of the three API kinds. */
 export const apiStatus: JsonSchema = {
   title: 'ApiStatus',

@@ -19,7 +19,7 @@ import { hello, ready } from './health.ts';
 import { secretChecker, statusBody, type AdminResponse } from './http.ts';
 import { reloadGroup, reloadNode } from './reload.ts';
 import { explainRequest } from './explain.ts';
-import { appliedHere, listNodes, nodesOfApi } from './nodes.ts';
+import { appliedHere, listNodes, nodesOf } from './nodes.ts';
 import { createClient, deleteClient, getClient, listClients, revokeToken } from '../oauth2/admin.ts';
 import { authorizeClient } from '../oauth2/authorize.ts';
 import { decodeParams, findRoute, trimTrailingSlashes, type Route } from '../../lib/http/router.ts';
@@ -97,7 +97,7 @@ const routes: readonly AdminRoute[] = [
   { path: /^\/svc\/explain$/, secret: true, methods: { POST: explainRequest } },
   { path: /^\/svc\/applied$/, secret: true, methods: { GET: appliedHere } },
   { path: /^\/svc\/nodes$/, secret: true, methods: { GET: listNodes } },
-  { path: /^\/svc\/nodes\/apis\/([^/]+)$/, secret: true, methods: { GET: nodesOfApi } },
+  { path: /^\/svc\/nodes\/(apis|policies)\/([^/]+)$/, secret: true, methods: { GET: nodesOf } },
 ];
 
 /** The management API of one process. */

@@ -1,8 +1,9 @@
 /**
  * What the gateways serve (gateway/nodes/): `GET /svc/applied` is this process and the revision
- * of each API it serves; `GET /svc/nodes` every gateway process sharing the store (the ones whose
- * heartbeat is older than `node_timeout_ms` are dropped); `GET /svc/nodes/apis/{id}` the same,
- * each with the revision of one API it serves (none: it does not serve it).
+ * of each API and policy it serves; `GET /svc/nodes` every gateway process sharing the store (the
+ * ones whose heartbeat is older than `node_timeout_ms` are dropped); `GET /svc/nodes/apis/{id}`
+ * and `GET /svc/nodes/policies/{id}` the same, each with the revision of that API (`api`) or
+ * policy (`policy`) it serves (none: it does not serve it).
  */
 import { statusBody, type AdminResponse } from './http.ts';
 import type { AdminRequest } from './types.ts';
@@ -21,8 +22,9 @@ export async function listNodes(r: AdminRequest): Promise<AdminResponse> {
   return { status: 200, body: await r.deps.nodes() };
 }
 
-/** GET /svc/nodes/apis/{id} */
-export async function nodesOfApi(r: AdminRequest): Promise<AdminResponse> {
+/** GET /svc/nodes/apis/{id}, GET /svc/nodes/policies/{id} */
+export async function nodesOf(r: AdminRequest): Promise<AdminResponse> {
   if (r.deps.nodes === undefined) return unavailable();
-  return { status: 200, body: await r.deps.nodes(r.params[0] ?? '') };
+  const kind = r.params[0] === 'policies' ? 'policies' : 'apis';
+  return { status: 200, body: await r.deps.nodes({ kind, id: r.params[1] ?? '' }) };
 }

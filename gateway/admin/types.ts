@@ -12,8 +12,7 @@ import type { Sessions } from '../sessions/sessions.ts';
 import type { Collection, Store } from '../store/store.ts';
 import type { AdminResponse } from './http.ts';
 import type { ExplainInput, Explanation } from '../server/explain.ts';
-import type { AppliedRevision } from '../nodes/registry.ts';
-import type { NodeEntry, NodeInfo } from '../nodes/registry.ts';
+import type { AppliedOf, AppliedRevision, NodeEntry, NodeInfo } from '../nodes/registry.ts';
 
 /** The outcome of a reload, as the management API reports it. */
 export interface ReloadReport {
@@ -63,10 +62,19 @@ export interface AdminDeps {
   pluginProblems?: ((api: GatewayApiDefinition) => Promise<string[]>) | undefined;
   /** The Prometheus text of this node's metrics; absent when metrics are off (`metrics_enabled`). */
   metrics?: (() => Promise<string>) | undefined;
-  /** This process and the revision of each API it serves (`GET /svc/applied`). */
-  applied?: (() => { node: NodeInfo; apis: Record<string, AppliedRevision> }) | undefined;
-  /** The gateway processes sharing the store, with one API's revision when given (`GET /svc/nodes`). */
-  nodes?: ((apiId?: string) => Promise<NodeEntry[]>) | undefined;
+  /** This process and the revision of each API and policy it serves (`GET /svc/applied`). */
+  applied?:
+    | (() => {
+        node: NodeInfo;
+        apis: Record<string, AppliedRevision>;
+        policies: Record<string, AppliedRevision>;
+      })
+    | undefined;
+  /**
+   * The gateway processes sharing the store, with the revision of one API or policy when given
+   * (`GET /svc/nodes`).
+   */
+  nodes?: ((of?: AppliedOf) => Promise<NodeEntry[]>) | undefined;
   /** How the gateway would answer a request, in a dry run (`POST /svc/explain`). */
   explain?: ((input: ExplainInput) => Promise<Explanation>) | undefined;
 }

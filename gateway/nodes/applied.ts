@@ -1,46 +1,80 @@
 /**
- * What one gateway process serves: a revision per API, the hash of the stored document as the
- * management API returns it (`lib/canonical-hash.ts`: the operator's `latestSvcSpecHash`), and
- * when the route table holding it was swapped in. An API left out of the table (it failed to
- * compile) has no revision: it is not served.
+ * What one gateway process serves: a revision per API and per policy, the hash of the stored
+ * document as the management API returns it (`lib/canonical-hash.ts`: the operator's
+ * `latestSvcSpecHash`), and when it took effect here. An API takes effect when the route table
+ * holding it is swapped in; one left out of the table (it failed to compile) has no revision: it
+ * is not served. A policy takes effect once this process has forgotten what it cached of the
+ * one before (policies.ts).
  */
 import { hashOf } from '../../lib/canonical-hash.ts';
 import type { StoredEntry } from '../store/store.ts';
-import type { AppliedRevision, AppliedView } from './registry.ts';
+import type { AppliedKind, AppliedRevision, AppliedView } from './registry.ts';
 
-/** The revisions a process serves, updated by each reload that swapped its table. */
-export class AppliedApis implements AppliedView {
-  readonly #apis = new Map<string, AppliedRevision & { text?: string }>();
+/** The revisions of one kind of document a process serves. */
+export class AppliedDocs {
+  readonly #docs = new Map<string, AppliedRevision & { text?: string }>();
 
   /**
-   * Records a swap: `entries` are the stored APIs the reload read, `leftOut` the IDs it could not
-   * serve. An unchanged stored text keeps its revision and time, so only a change is timed anew.
+   * Records a swap: `entries` are the stored documents read, `leftOut` the IDs not served. An
+   * unchanged stored text keeps its revision and time, so only a change is timed anew; a
+   * document no longer stored is no longer served.
    */
   swapped(entries: readonly StoredEntry[], leftOut: ReadonlySet<string>, now: number): void {
-    const at = new Date(now).toISOString();
     const seen = new Set<string>();
     for (const e of entries) {
       if (!('value' in e) || leftOut.has(e.id)) continue;
       seen.add(e.id);
-      const before = this.#apis.get(e.id);
+      const before = this.#docs.get(e.id);
       if (before !== undefined && e.text !== undefined && before.text === e.text) continue;
-      const revision = hashOf(e.value);
-      if (before?.revision === revision) continue;
-      this.#apis.set(e.id, { revision, applied_at: at, ...(e.text === undefined ? {} : { text: e.text }) });
+      this.#record(e.id, e.value, now, e.text);
     }
-    for (const id of this.#apis.keys()) if (!seen.has(id)) this.#apis.delete(id);
+    for (const id of this.#docs.keys()) if (!seen.has(id)) this.#docs.delete(id);
   }
 
-  /** One API's revision, or undefined when this process does not serve it. */
+  /** Records one document as stored now (undefined: gone, no longer served). */
+  set(id: string, value: unknown, now: number): void {
+    if (value === undefined) this.#docs.delete(id);
+    else this.#record(id, value, now);
+  }
+
+  #record(id: string, value: unknown, now: number, text?: string): void {
+    const revision = hashOf(value);
+    const before = this.#docs.get(id);
+    if (before?.revision === revision) {
+      if (text !== undefined) before.text = text;
+      return;
+    }
+    this.#docs.set(id, {
+      revision,
+      applied_at: new Date(now).toISOString(),
+      ...(text === undefined ? {} : { text }),
+    });
+  }
+
+  /** One document's revision, or undefined when this process does not serve it. */
   get(id: string): AppliedRevision | undefined {
-    const a = this.#apis.get(id);
+    const a = this.#docs.get(id);
     return a === undefined ? undefined : { revision: a.revision, applied_at: a.applied_at };
   }
 
-  /** Every API served, by ID. */
+  /** Every document served, by ID. */
   all(): Record<string, AppliedRevision> {
     const out: Record<string, AppliedRevision> = {};
-    for (const [id, a] of this.#apis) out[id] = { revision: a.revision, applied_at: a.applied_at };
+    for (const [id, a] of this.#docs) out[id] = { revision: a.revision, applied_at: a.applied_at };
     return out;
+  }
+}
+
+/** The revisions a process serves: its APIs and its policies. */
+export class Applied implements AppliedView {
+  readonly apis = new AppliedDocs();
+  readonly policies = new AppliedDocs();
+
+  get(kind: AppliedKind, id: string): AppliedRevision | undefined {
+    return this[kind].get(id);
+  }
+
+  all(kind: AppliedKind): Record<string, AppliedRevision> {
+    return this[kind].all();
   }
 }

@@ -24,8 +24,8 @@ async function storedRevision(gw: GatewayClient, id: string): Promise<string> {
   return hashOf(res.json);
 }
 
-async function nodesOf(gw: GatewayClient, id: string): Promise<NodeEntry[]> {
-  const res = await gw.admin('GET', `/svc/nodes/apis/${id}`);
+async function nodesOf(gw: GatewayClient, id: string, kind = 'apis'): Promise<NodeEntry[]> {
+  const res = await gw.admin('GET', `/svc/nodes/${kind}/${id}`);
   assert.equal(res.status, 200, res.text);
   return res.json as NodeEntry[];
 }
@@ -66,7 +66,7 @@ describe('applied revisions of one gateway (files store)', () => {
   test('the registry needs the management secret', async () => {
     const gw = await startGateway();
     try {
-      for (const path of ['/svc/applied', '/svc/nodes', '/svc/nodes/apis/x']) {
+      for (const path of ['/svc/applied', '/svc/nodes', '/svc/nodes/apis/x', '/svc/nodes/policies/x']) {
         const res = await gw.request({ path });
         assert.equal(res.status, 403, path);
       }
@@ -83,6 +83,80 @@ describe('the registry of gateways on one Redis', () => {
   });
   after(async () => {
     await redis.stop();
+  });
+
+  test('a policy written through one gateway: every gateway reports its revision at once, no reload; deleted, none', async () => {
+    const args = ['--store', redis.url, '--redis-key-prefix', 'policies:', '--workers', '1'];
+    const a = await spawnGateway(args);
+    const b = await spawnGateway(args);
+    try {
+      const policy = {
+        id: 'gold',
+        name: 'gold',
+        org_id: 'o',
+        rate: 10,
+        per: 1,
+        quota_max: -1,
+        access_rights: {},
+      };
+      assert.equal((await a.admin('POST', '/svc/policies', policy)).status, 200);
+      const revisionOf = async (): Promise<string> => {
+        const res = await a.admin('GET', '/svc/policies/gold');
+        assert.equal(res.status, 200);
+        return hashOf(res.json);
+      };
+      const first = await revisionOf();
+      const servingAll = (revision: string | undefined) => async () => {
+        const nodes = await nodesOf(b, 'gold', 'policies');
+        return nodes.length === 2 && nodes.every((n) => n.policy?.revision === revision) ? nodes : undefined;
+      };
+      await waitFor('both gateways applying the policy', servingAll(first));
+      const applied = (await b.admin('GET', '/svc/applied')).json as {
+        policies: Record<string, { revision: string; applied_at: string }>;
+      };
+      assert.equal(applied.policies.gold?.revision, first);
+
+      // Changed through b: the new revision on both, with no reload asked for.
+      assert.equal((await b.admin('PUT', '/svc/policies/gold', { ...policy, rate: 20 })).status, 200);
+      const second = await revisionOf();
+      assert.notEqual(second, first);
+      await waitFor('both gateways applying the change', servingAll(second));
+
+      assert.equal((await a.admin('DELETE', '/svc/policies/gold')).status, 200);
+      await waitFor('no gateway applying the deleted policy', servingAll(undefined));
+      // An API's revision is not a policy's: the API list says nothing of it.
+      assert.ok((await nodesOf(a, 'gold')).every((n) => n.api === undefined && n.policy === undefined));
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+  });
+
+  test('a gateway started after a policy was written reports it', async () => {
+    const args = ['--store', redis.url, '--redis-key-prefix', 'policies-late:', '--workers', '1'];
+    const a = await spawnGateway(args);
+    let b: Awaited<ReturnType<typeof spawnGateway>> | undefined;
+    try {
+      const policy = {
+        id: 'early',
+        name: 'early',
+        org_id: 'o',
+        rate: 5,
+        per: 1,
+        quota_max: -1,
+        access_rights: {},
+      };
+      assert.equal((await a.admin('POST', '/svc/policies', policy)).status, 200);
+      const revision = hashOf((await a.admin('GET', '/svc/policies/early')).json);
+      b = await spawnGateway(args);
+      await waitFor('the late gateway reporting the policy', async () => {
+        const nodes = await nodesOf(a, 'early', 'policies');
+        return nodes.length === 2 && nodes.every((n) => n.policy?.revision === revision) ? true : undefined;
+      });
+    } finally {
+      await a.stop();
+      await b?.stop();
+    }
   });
 
   test('Redis restarted empty: the next reload writes every revision again, unchanged ones included', async () => {

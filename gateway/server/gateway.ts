@@ -39,7 +39,8 @@ import { Listeners, type OpenListener } from './listeners.ts';
 import { TcpProxies, type TcpSwap } from '../tcp/index.ts';
 import { localBus, type NodeBus } from './node-bus.ts';
 import { lowestBindablePort } from './port-privilege.ts';
-import { AppliedApis } from '../nodes/applied.ts';
+import { Applied } from '../nodes/applied.ts';
+import { PolicyRevisions } from '../nodes/policies.ts';
 import { localRegistry, type NodeInfo, type NodeRegistry } from '../nodes/registry.ts';
 
 /** First retry of a start-up load that failed because the store didn't answer; doubles to 15 s. */
@@ -109,7 +110,9 @@ export class Gateway {
   #retryTimer: NodeJS.Timeout | undefined;
   #unsubscribe: (() => void) | undefined;
   /** The revisions this process serves, and where the other gateways find them (gateway/nodes/). */
-  readonly #applied = new AppliedApis();
+  readonly #applied = new Applied();
+  /** When this process applies each policy (it forgot the one before): gateway/nodes/policies.ts. */
+  readonly #policyRevisions: PolicyRevisions;
   readonly #node: NodeInfo;
   readonly #registry: NodeRegistry;
   #heartbeat: NodeJS.Timeout | undefined;
@@ -128,6 +131,13 @@ export class Gateway {
       localRegistry(() => ({ info: this.#node, applied: this.#applied }));
     this.#store = store;
     this.#log = log;
+    this.#policyRevisions = new PolicyRevisions({
+      store,
+      docs: this.#applied.policies,
+      publish: () => this.#registry.publish(this.#node, this.#applied),
+      now: Date.now,
+      log,
+    });
     this.#bus = opts.bus ?? localBus();
     // Metrics (gateway/metrics/): one registry per process, observing both entrances.
     this.#metrics = opts.metrics ?? (config.metrics_enabled ? new Metrics() : undefined);
@@ -217,8 +227,12 @@ export class Gateway {
       isReady: () => this.#ready && this.#streams.healthy,
       notReady: () => (this.#ready ? this.#streams.notReady : undefined),
       streamProblems: (id, doc) => this.#streams.writeProblems(id, doc),
-      applied: () => ({ node: this.#node, apis: this.#applied.all() }),
-      nodes: (apiId) => this.#registry.list(apiId),
+      applied: () => ({
+        node: this.#node,
+        apis: this.#applied.all('apis'),
+        policies: this.#applied.all('policies'),
+      }),
+      nodes: (of) => this.#registry.list(of),
       pluginProblems: (api) =>
         ottoWriteProblems(api, {
           pluginDir: config.plugin_dir,
@@ -310,6 +324,7 @@ export class Gateway {
       throw err;
     }
     const first = await gw.reloadLocal();
+    gw.#policyRevisions.loadAll();
     if (!first.ok && first.retry === true) gw.#retryStart(FIRST_RETRY_MS);
     let failing = false;
     gw.#heartbeat = setInterval(() => {
@@ -394,6 +409,7 @@ export class Gateway {
   #forget(collection: Collection, id: string): void {
     this.#store.forget(collection, id);
     this.#sessions.forget(collection, id);
+    if (collection === 'policies') this.#policyRevisions.changed(id);
   }
 
   /** Stops accepting, lets requests in flight finish (up to the shutdown timeout), frees pools. */
@@ -402,6 +418,7 @@ export class Gateway {
     this.#stopped = true;
     clearTimeout(this.#retryTimer);
     clearInterval(this.#heartbeat);
+    this.#policyRevisions.close();
     // A clean stop leaves the registry at once: the operator need not wait for the timeout.
     // A store that does not answer does not hold the stop: the entry then expires by itself.
     let timer: NodeJS.Timeout | undefined;
@@ -501,7 +518,7 @@ export class Gateway {
     built.problems.push(...tcp.problems);
     this.#ready = true;
     // What this process serves now, for the operator (gateway/nodes/): an API left out is not.
-    this.#applied.swapped(entries, new Set(built.problems.map((p) => p.api_id)), Date.now());
+    this.#applied.apis.swapped(entries, new Set(built.problems.map((p) => p.api_id)), Date.now());
     await this.#registry.publish(this.#node, this.#applied).catch((err: unknown) => {
       this.#log.warn('publishing the applied revisions failed', { error: errorMessage(err) });
     });

@@ -1,5 +1,13 @@
 import type { GatewayApiDefinition, GatewayPolicy, GatewaySession } from '../../schemas/generated/models.ts';
-import type { AppliedBy, Connection, KeyOps, ManagementClient, OasDocument } from './management.ts';
+import {
+  appliedList,
+  type AppliedBy,
+  type AppliedOf,
+  type Connection,
+  type KeyOps,
+  type ManagementClient,
+  type OasDocument,
+} from './management.ts';
 import { ManagementTransport, type CallResult, type Method } from './transport.ts';
 
 /** Options of {@link GatewayClient}. */
@@ -124,22 +132,12 @@ export class GatewayClient implements ManagementClient {
     return this.#reloads.request();
   }
 
-  async appliedBy(apiId: string): Promise<AppliedBy[] | undefined> {
-    const res = await this.#call('GET', `/svc/nodes/apis/${encodeURIComponent(apiId)}`, undefined, [404]);
-    if (res.status === 404 || !Array.isArray(res.body)) return undefined;
-    const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
-    return (
-      res.body as { id?: unknown; name?: unknown; api?: { revision?: unknown; applied_at?: unknown } }[]
-    ).map((n) => {
-      const revision = text(n.api?.revision);
-      const appliedAt = text(n.api?.applied_at);
-      return {
-        id: text(n.id) ?? '',
-        name: text(n.name) ?? text(n.id) ?? '',
-        ...(revision === undefined ? {} : { revision }),
-        ...(appliedAt === undefined ? {} : { appliedAt }),
-      };
-    });
+  /** `GET /svc/nodes/{apis|policies}/{id}`; undefined on 404 (a gateway that does not report). */
+  async appliedBy(of: AppliedOf): Promise<AppliedBy[] | undefined> {
+    const path = `/svc/nodes/${of.kind}/${encodeURIComponent(of.id)}`;
+    const res = await this.#call('GET', path, undefined, [404]);
+    if (res.status === 404) return undefined;
+    return appliedList(res.body, of.kind === 'apis' ? 'api' : 'policy');
   }
 
   async close(): Promise<void> {

@@ -55,11 +55,19 @@ export interface ManagementClient {
    */
   servingGateways?(): Promise<ServingGateways | undefined>;
   /**
-   * Mode ce: every gateway process sharing the store of the one called (its registry of
-   * gateways, `GET /svc/nodes/apis/{id}`), each with the revision of the API it serves; undefined
-   * when the gateway does not say (an older gateway).
+   * Every gateway that must serve the API or policy `of`, each with the revision of it that it
+   * serves: mode ce, every gateway process sharing the store of the one called (its registry of
+   * gateways, `GET /svc/nodes/{apis|policies}/{id}`); mode pro, the gateways connected to the
+   * dashboard that load the organisation (`GET /api/nodes/{apis|policies}/{id}`). Undefined when
+   * the peer does not say (an older gateway or dashboard).
    */
-  appliedBy?(apiId: string): Promise<AppliedBy[] | undefined>;
+  appliedBy?(of: AppliedOf): Promise<AppliedBy[] | undefined>;
+}
+
+/** A document the gateways are asked about: an API or a policy, by ID. */
+export interface AppliedOf {
+  kind: 'apis' | 'policies';
+  id: string;
 }
 
 /** One gateway process and the revision of an API it serves (none: it does not serve it). */
@@ -110,4 +118,24 @@ export interface KeyOps {
   update(keyHash: string, session: GatewaySession): Promise<void>;
   /** False when there was nothing to delete. */
   delete(keyHash: string): Promise<boolean>;
+}
+
+/**
+ * The gateways a registry lists (a JSON array of `{id, name, <field>: {revision, applied_at}}`,
+ * as gateways and dashboards answer it), read as {@link AppliedBy}; undefined when it is not one.
+ */
+export function appliedList(body: unknown, field: 'api' | 'policy'): AppliedBy[] | undefined {
+  if (!Array.isArray(body)) return undefined;
+  const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+  return (body as Record<string, unknown>[]).map((n) => {
+    const doc = n[field] as { revision?: unknown; applied_at?: unknown } | undefined;
+    const revision = text(doc?.revision);
+    const appliedAt = text(doc?.applied_at);
+    return {
+      id: text(n.id) ?? '',
+      name: text(n.name) ?? text(n.id) ?? '',
+      ...(revision === undefined ? {} : { revision }),
+      ...(appliedAt === undefined ? {} : { appliedAt }),
+    };
+  });
 }

@@ -1,5 +1,5 @@
 /**
- * `svc_config_convergence_seconds`: how long a change of an API takes to be served by every
+ * `svc_config_convergence_seconds`: how long a change of an API or policy takes to be served by every
  * gateway, from the reconcile that pushed it (the operator's first sight of the change, right
  * after the API server accepted it) to the time the last gateway started serving the new
  * revision (its `applied_at`, gateway/nodes/). One observation per pushed revision, made by the
@@ -19,7 +19,7 @@ export class Convergence {
   constructor(registry?: Registry) {
     this.#histogram = new Histogram({
       name: 'svc_config_convergence_seconds',
-      help: "Seconds from an API's change to the last gateway serving its new revision",
+      help: 'Seconds from a change of an API or policy to the last gateway serving its new revision',
       labelNames: ['kind'],
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
       registers: registry === undefined ? [] : [registry],

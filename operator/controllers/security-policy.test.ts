@@ -7,7 +7,8 @@ import type {
   SecurityPolicyStatus,
 } from '../../schemas/generated/kinds.ts';
 import { InputError, TransientError } from '../../lib/errors.ts';
-import { derivedId } from '../ids.ts';
+import { derivedId, hashOf } from '../ids.ts';
+import type { AppliedBy, AppliedOf } from '../clients/management.ts';
 import {
   POLICY_FINALIZER,
   reconcileSecurityPolicy,
@@ -64,6 +65,11 @@ interface Case {
   finalizers?: string[];
   throws?: boolean;
   requeue?: boolean;
+  /**
+   * What the gateways say they apply of the policy (`GET /svc/nodes/policies/{id}`), given the
+   * revision the default gateway holds; absent: they do not say.
+   */
+  applied?: (held: string) => AppliedBy[];
 }
 
 const ordersRight = {
@@ -393,6 +399,75 @@ const cases: Case[] = [
     finalizers: [`-${POLICY_FINALIZER}`],
   },
   {
+    name: 'every gateway applies the revision pushed: Ready and Programmed, both listed in status.gateways',
+    spec: ordersRight,
+    apis: [api('orders')],
+    applied: (held) => [
+      { id: '2', name: 'gw-b:8080', revision: held, appliedAt: '2025-06-01T12:00:00.040Z' },
+      { id: '1', name: 'gw-a:8080', revision: held, appliedAt: '2025-06-01T12:00:00.020Z' },
+    ],
+    ready: {
+      status: 'True',
+      reason: 'Synced',
+      message: new RegExp(
+        `^policy ${POL} is held by ${A}; revision [0-9a-f]{12} served by all 2 gateways: gw-a:8080, gw-b:8080$`,
+      ),
+    },
+    status: (s) => {
+      assert.ok(s);
+      assert.deepEqual(
+        s.gateways?.map((g) => `${g.name} ${g.revision === s.latestSvcSpecHash ? 'current' : 'other'}`),
+        ['gw-a:8080 current', 'gw-b:8080 current'],
+      );
+      const programmed = s.conditions?.find((c) => c.type === 'Programmed');
+      assert.equal(programmed?.status, 'True');
+    },
+    events: [`Normal Created: policy ${POL} created in ${A}`],
+  },
+  {
+    name: 'a gateway that has not applied the change: Pending naming it, looked at again soon',
+    spec: ordersRight,
+    apis: [api('orders')],
+    pushedBefore: true,
+    then: { spec: { ...ordersRight, rate: 5, per: 1 } },
+    applied: (held) => [
+      { id: '1', name: 'gw-a:8080', revision: held, appliedAt: '2025-06-01T12:00:00.020Z' },
+      { id: '2', name: 'gw-b:8080', revision: 'b'.repeat(64), appliedAt: '2025-06-01T11:00:00.000Z' },
+    ],
+    writes: { [A]: [`updatePolicy ${POL}`] },
+    ready: {
+      status: 'False',
+      reason: 'Pending',
+      message: new RegExp(
+        `^policy ${POL} is written to ${A}; waiting for 1 of 2 gateways to serve revision [0-9a-f]{12}: gw-b:8080$`,
+      ),
+    },
+    status: (s) => {
+      assert.ok(s);
+      assert.equal(s.conditions?.find((c) => c.type === 'Programmed')?.status, 'False');
+      assert.deepEqual(
+        s.gateways?.map((g) => g.name),
+        ['gw-a:8080', 'gw-b:8080'],
+      );
+    },
+    events: [`Normal Updated: policy ${POL} updated in ${A}`],
+    requeue: true,
+  },
+  {
+    name: 'state deny: not published, no gateways to wait for',
+    spec: { ...ordersRight, state: 'deny' },
+    apis: [api('orders')],
+    applied: () => [{ id: '1', name: 'gw-a:8080' }],
+    ready: { status: 'True', reason: 'Denied', message: /is not published \(state deny\)/ },
+    status: (s) => {
+      assert.equal(s?.gateways, undefined);
+      assert.equal(
+        s?.conditions?.find((c) => c.type === 'Programmed'),
+        undefined,
+      );
+    },
+  },
+  {
     name: 'deleted without a connection: the finalizer stays, checked again later',
     spec: { contextRef: { name: 'nowhere' } },
     deleting: true,
@@ -406,6 +481,16 @@ describe('reconcileSecurityPolicy', () => {
   for (const c of cases) {
     test(c.name, async () => {
       const gateways = { default: new FakeGateway(A), 'team/edge': new FakeGateway(B) };
+      const applied = c.applied;
+      if (applied !== undefined) {
+        const gw = gateways.default;
+        Object.assign(gw, {
+          appliedBy: (of: AppliedOf): Promise<AppliedBy[]> => {
+            assert.equal(of.kind, 'policies');
+            return Promise.resolve(applied(hashOf(gw.policies.get(of.id))));
+          },
+        });
+      }
       let policy: PolicyObject = {
         apiVersion: 'svc.svc.io/v1alpha1',
         kind: 'SecurityPolicy',

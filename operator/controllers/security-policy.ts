@@ -26,6 +26,8 @@ import {
   type ReportDeps,
 } from './status.ts';
 import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo, PushMemory } from './sync.ts';
+import { reportProgrammed } from './programmed.ts';
+import type { Convergence } from './convergence.ts';
 import { API_KINDS } from '../../schemas/common.ts';
 import { POLICY_FINALIZER } from '../../schemas/finalizers.ts';
 
@@ -57,6 +59,8 @@ export interface SecurityPolicyDeps extends ReportDeps<PolicyObject> {
   apiDefinitions: (policy: ObjectRef) => readonly ApiView[];
   /** The pushes this process made, by object (sync.ts); without it, the status alone says. */
   pushes?: PushMemory;
+  /** `svc_config_convergence_seconds` (convergence.ts); one per operator in production. */
+  convergence?: Convergence | undefined;
   log: Logger;
 }
 
@@ -69,9 +73,12 @@ const namespaceOf = (o: k8s.KubernetesObject): string => o.metadata?.namespace ?
  * API's watch queues the policy again). State `active` and `draft` are pushed (CREATE, UPDATE on
  * a new translation or drift), `deny` deletes it from the gateway. When `contextRef` moves the
  * policy to another gateway, it is deleted from the one in `status.pushedTo`. The finalizer
- * deletes it, unless an ApiDefinition still names it in `jwt_default_policies` (`InUse`).
+ * deletes it, unless an ApiDefinition still names it in `jwt_default_policies` (`InUse`). A
+ * published policy is `Ready` and `Programmed` once every gateway applies the revision pushed
+ * (programmed.ts), `Pending` naming the others until then.
  */
 export async function reconcileSecurityPolicy(key: string, deps: SecurityPolicyDeps): Promise<WorkResult> {
+  const since = deps.now();
   const { namespace, name } = splitKey(key);
   const obj = await deps.read(namespace, name);
   if (!obj) return {};
@@ -156,16 +163,32 @@ export async function reconcileSecurityPolicy(key: string, deps: SecurityPolicyD
     status.pushedTo = here;
   }
   if (action) log.info(`policy ${action.toLowerCase()}`, { gateway: client.url });
-  const message = denied
-    ? `policy ${polId} is not published (state deny): ${action ? 'deleted from' : 'absent from'} ${client.url}; its keys are refused`
-    : `policy ${polId} is held by ${client.url}${current.spec.state === 'draft' ? ' (state draft: its keys are disabled)' : ''}`;
-  await reportSuccess(
+  if (denied) {
+    delete status.gateways;
+    const message = `policy ${polId} is not published (state deny): ${action ? 'deleted from' : 'absent from'} ${client.url}; its keys are refused`;
+    await reportSuccess(
+      current,
+      status,
+      { reason: 'Denied', message, action, what: `policy ${polId}`, where: client.url },
+      deps,
+    );
+    return {};
+  }
+  const draft = current.spec.state === 'draft' ? ' (state draft: its keys are disabled)' : '';
+  return reportProgrammed(
     current,
     status,
-    { reason: denied ? 'Denied' : 'Synced', message, action, what: `policy ${polId}`, where: client.url },
-    deps,
+    {
+      of: { kind: 'policies', id: polId },
+      what: `policy ${polId}`,
+      client,
+      synced: { message: `policy ${polId} is held by ${client.url}${draft}` },
+      action: action === 'Deleted' ? undefined : action,
+      since,
+      kind: 'SecurityPolicy',
+    },
+    { ...deps, log },
   );
-  return {};
 }
 
 /** Fills `ids` with the API ID of each reference, or says why one can't be resolved yet. */
@@ -275,6 +298,7 @@ export function securityPolicyController(env: ControllerEnv): ControllerSpec {
         api: (ref) => apis[ref.kind].get(ref.namespace, ref.name),
         apiDefinitions: (policy) => apisNaming(policy),
         pushes,
+        convergence: env.convergence,
         now: env.now,
         log: env.log,
       }),

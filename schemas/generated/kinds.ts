@@ -1414,6 +1414,8 @@ export interface SecurityPolicyStatus {
   linked_apis?: ApiResourceRef[];
   /** Where the operator last wrote the resource: the management URL, and the OperatorContext it was reached through (none: the operator's own settings). When contextRef moves the resource to another gateway, it is deleted from this one. */
   pushedTo?: PushedTo;
+  /** Every gateway that must serve the policy and the revision of it each serves: in mode ce all the gateways sharing the store of the gateway the operator writes to, in mode pro the gateways connected to the dashboard that load the organisation. `Ready` and `Programmed` are True only when every one serves latestSvcSpecHash; until then they are False with reason `Pending`, naming the gateways that do not yet. */
+  gateways?: GatewayRevision[];
   /** The metadata.generation the operator last reconciled. */
   observedGeneration?: number;
   /** Hash of the translated object the operator last pushed to the gateway or dashboard. */
