@@ -3,13 +3,15 @@ import { isDeepStrictEqual } from 'node:util';
 import { GROUP, VERSION } from '../../schemas/common.ts';
 import type { Condition } from '../../schemas/generated/kinds.ts';
 import { redactUrl } from '../log.ts';
+import { withKstatus } from './kstatus.ts';
 
 export type { Condition };
 
 /**
  * Sets `next` in a copy of `conditions`. The transition time moves only when the status
  * changes, so an unchanged condition compares equal and causes no status write. The message is
- * redacted as a log line is (`redactUrl`): whoever reads the object reads it.
+ * redacted as a log line is (`redactUrl`): whoever reads the object reads it. Setting `Ready`
+ * also sets the conditions kstatus (Flux) reads from it (kstatus.ts).
  */
 export function setCondition(
   conditions: readonly Condition[] | undefined,
@@ -24,7 +26,7 @@ export function setCondition(
   const merged: Condition = { ...next, message: redactUrl(next.message), lastTransitionTime };
   if (i >= 0) list[i] = merged;
   else list.push(merged);
-  return list;
+  return merged.type === 'Ready' ? withKstatus(list, merged, now) : list;
 }
 
 /** An svc custom resource as the helpers see it. */
