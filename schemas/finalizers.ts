@@ -17,3 +17,7 @@ export const POLICY_FINALIZER = 'finalizers.svc.svc.io/securitypolicy';
 export const CONTEXT_FINALIZER = 'finalizers.svc.svc.io/operatorcontext';
 /** Keeps an ApiKey until its key is gone from the gateway. */
 export const KEY_FINALIZER = 'finalizers.svc.svc.io/apikey';
+/** Keeps a SubGraph while SuperGraphs list it or ApiDefinitions serve it (graphql.graph_ref). */
+export const SUBGRAPH_FINALIZER = 'finalizers.svc.svc.io/subgraph';
+/** Keeps a SuperGraph while ApiDefinitions serve it (graphql.graph_ref). */
+export const SUPERGRAPH_FINALIZER = 'finalizers.svc.svc.io/supergraph';

@@ -5,6 +5,8 @@ import { oasApiDefinitionKind } from './kinds/oas-api-definition.ts';
 import { operatorContextKind } from './kinds/operator-context.ts';
 import { securityPolicyKind } from './kinds/security-policy.ts';
 import { streamsApiDefinitionKind } from './kinds/streams-api-definition.ts';
+import { subGraphKind } from './kinds/sub-graph.ts';
+import { superGraphKind } from './kinds/super-graph.ts';
 import { apiDefinitionModel } from './models/api-definition/index.ts';
 import { oasApiDocument } from './models/oas.ts';
 import { policyModel } from './models/policy.ts';
@@ -21,6 +23,8 @@ export const kinds: readonly KindDefinition[] = [
   securityPolicyKind,
   operatorContextKind,
   apiKeyKind,
+  subGraphKind,
+  superGraphKind,
 ];
 
 /** Every kind's plural, as kubectl and the API server's paths name it (`kubectl get`, uninstall). */

@@ -18,6 +18,7 @@ import { isTcpApi } from '../schemas/rules/tcp.ts';
 import { certificateSecretRefs, secretRefProblems, withSecretRefs } from '../schemas/rules/secret-refs.ts';
 import { isTemplate } from '../schemas/templates.ts';
 import { templateDeleteVerdict, templateErrors } from './template.ts';
+import { graphRefOf, graphRefProblems } from '../schemas/rules/graphs.ts';
 
 /**
  * Fields of the gateway's model that the resource spells differently: the shared rules speak of
@@ -37,8 +38,13 @@ export async function validateApiDefinition(obj: unknown, _old: unknown, lookups
   const spec = specOf<ApiDefinition>(obj);
   // Certificates named by Secret stand in their gateway fields, so the gateway's rules check them.
   const { api: withRefs, refPath } = withSecretRefs(spec);
-  const classic = { ...withRefs, certificates: undefined };
-  const errors: FieldError[] = [...checkClassicApi(classic), ...secretRefProblems(spec)].map((p) => ({
+  const { graphql, fromGraph } = withoutGraphRef(withRefs.graphql);
+  const classic = { ...withRefs, certificates: undefined, graphql };
+  const errors: FieldError[] = [
+    ...checkClassicApi(classic).filter((p) => !fromGraph(p.path)),
+    ...secretRefProblems(spec),
+    ...graphRefProblems(withRefs.graphql),
+  ].map((p) => ({
     ...p,
     path: specPath(refPath(p.path)),
   }));
@@ -80,6 +86,28 @@ export async function validateApiDefinition(obj: unknown, _old: unknown, lookups
   return { errors: isTemplate(obj) ? templateErrors(all) : all, warnings };
 }
 
+/**
+ * `graphql` as the shared rules check it when `graph_ref` names a SubGraph or SuperGraph: without
+ * `graph_ref` (the gateway's model refuses it: the operator writes what it names inline), and
+ * `fromGraph`: the paths the graph fills (its SDL, its subgraphs, the merged schema), whose
+ * problems are the graph's own, checked by its webhook and composition.
+ */
+function withoutGraphRef(graphql: unknown): { graphql: unknown; fromGraph: (path: string) => boolean } {
+  const g = graphql as { graph_ref?: unknown; execution_mode?: unknown } | undefined;
+  if (g?.graph_ref === undefined) return { graphql, fromGraph: () => false };
+  // graph_ref's own problems are graphRefProblems'.
+  const { graph_ref: _ref, ...rest } = g;
+  if (graphRefOf(g, '') === undefined) return { graphql: rest, fromGraph: () => false };
+  return {
+    graphql: rest,
+    fromGraph: (path) =>
+      path === 'graphql.schema' ||
+      path.startsWith('graphql.subgraph.') ||
+      path === 'graphql.subgraph' ||
+      path.startsWith('graphql.supergraph'),
+  };
+}
+
 /** Refuses the DELETE of an API that SecurityPolicies still cover, or of a template Ingresses use. */
 export async function validateApiDefinitionDelete(old: unknown, lookups: Lookups): Promise<Verdict> {
   const { namespace, name } = metaOf(old);
@@ -103,6 +131,15 @@ async function referenceWarnings(obj: unknown, lookups: Lookups): Promise<string
         `${path}: Secret ${namespace}/${name} does not exist yet: the API is not served until it does`,
       );
     }
+  }
+  const graph = graphRefOf(specOf<ApiDefinition>(obj).graphql, namespace);
+  if (
+    graph !== undefined &&
+    (await lookups.get(graph.kind, graph.ref.namespace, graph.ref.name)) === undefined
+  ) {
+    warnings.push(
+      `spec.graphql.graph_ref: ${graph.kind} ${graph.ref.namespace}/${graph.ref.name} does not exist yet: the API is not served until it does`,
+    );
   }
   const policies = asArray(specOf<ApiDefinition>(obj).jwt_default_policies);
   for (const [i, r] of policies.entries()) {

@@ -26,6 +26,9 @@ import {
   validateSvcStreamsApiDefinition,
   validateSvcStreamsApiDefinitionDelete,
 } from './streams-api-definition.validate.ts';
+import { defaultGraph } from './graphs.default.ts';
+import { validateSubGraph, validateSubGraphDelete } from './sub-graph.validate.ts';
+import { validateSuperGraph, validateSuperGraphDelete } from './super-graph.validate.ts';
 import { isTemplate } from '../schemas/templates.ts';
 import { GROUP } from '../schemas/common.ts';
 import {
@@ -35,6 +38,8 @@ import {
   OAS_FINALIZER,
   POLICY_FINALIZER,
   STREAMS_FINALIZER,
+  SUBGRAPH_FINALIZER,
+  SUPERGRAPH_FINALIZER,
 } from '../schemas/finalizers.ts';
 
 /** How one resource is admitted. */
@@ -125,6 +130,26 @@ export const handlers: readonly Handler[] = [
     validate: validateApiKey,
     watched: spec,
     finalizer: () => KEY_FINALIZER,
+  },
+  {
+    group: GROUP,
+    kind: 'SubGraph',
+    resource: 'subgraphs',
+    default: defaultGraph,
+    validate: validateSubGraph,
+    validateDelete: validateSubGraphDelete,
+    watched: spec,
+    finalizer: () => SUBGRAPH_FINALIZER,
+  },
+  {
+    group: GROUP,
+    kind: 'SuperGraph',
+    resource: 'supergraphs',
+    default: defaultGraph,
+    validate: validateSuperGraph,
+    validateDelete: validateSuperGraphDelete,
+    watched: spec,
+    finalizer: () => SUPERGRAPH_FINALIZER,
   },
   {
     group: '',

@@ -12,6 +12,8 @@ import type {
   ApiDefinition,
   OperatorContext,
   SecurityPolicy,
+  SubGraph,
+  SuperGraph,
   SvcOasApiDefinition,
   SvcStreamsApiDefinition,
 } from '../schemas/generated/kinds.ts';
@@ -24,6 +26,8 @@ export interface SvcKinds {
   SvcStreamsApiDefinition: SvcStreamsApiDefinition;
   SecurityPolicy: SecurityPolicy;
   OperatorContext: OperatorContext;
+  SubGraph: SubGraph;
+  SuperGraph: SuperGraph;
 }
 /** Name of an svc kind. */
 export type SvcKind = keyof SvcKinds;

@@ -76,6 +76,8 @@ function cluster(stored: Obj[] = [], opts: { synced?: boolean } = {}) {
       SvcStreamsApiDefinition: watched('SvcStreamsApiDefinition'),
       SecurityPolicy: watched('SecurityPolicy'),
       OperatorContext: watched('OperatorContext'),
+      SubGraph: watched('SubGraph'),
+      SuperGraph: watched('SuperGraph'),
     },
     admittedMs: 30_000,
     now: () => clock,

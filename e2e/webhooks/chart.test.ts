@@ -92,6 +92,8 @@ const options: { name: string; set: string[]; check: (objects: Manifest[]) => vo
           'msecuritypolicies.svc.svc.io',
           'moperatorcontexts.svc.svc.io',
           'mapikeys.svc.svc.io',
+          'msubgraphs.svc.svc.io',
+          'msupergraphs.svc.svc.io',
         ],
       );
       const validating = webhooksOf(o, 'ValidatingWebhookConfiguration');
@@ -104,6 +106,8 @@ const options: { name: string; set: string[]; check: (objects: Manifest[]) => vo
           '/validate/securitypolicies',
           '/validate/operatorcontexts',
           '/validate/apikeys',
+          '/validate/subgraphs',
+          '/validate/supergraphs',
           '/validate/configmaps',
         ],
       );

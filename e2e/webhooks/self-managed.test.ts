@@ -137,7 +137,11 @@ test('the CA is kept in a Secret and every webhook carries it', async () => {
   assert.ok(data['ca.crt'] !== undefined && data['ca.key'] !== undefined);
   assert.equal(new X509Certificate(data['ca.crt']).ca, true);
   const bundles = await caBundles();
-  assert.equal(bundles.length, 13, 'six mutating, seven validating webhooks (the six kinds, and ConfigMaps)');
+  assert.equal(
+    bundles.length,
+    17,
+    'eight mutating, nine validating webhooks (the eight kinds, and ConfigMaps)',
+  );
   for (const b of bundles) assert.equal(b, data['ca.crt']);
 });
 

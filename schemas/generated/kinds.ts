@@ -487,6 +487,26 @@ export interface CircuitBreakerMeta {
   disabled?: boolean;
 }
 
+/** A SubGraph as it was composed. */
+export interface ComposedSubGraph {
+  /** Name of the SubGraph. */
+  name: string;
+  /** Namespace of the SubGraph. */
+  namespace: string;
+  /** Its SDL when composed. */
+  sdl: string;
+}
+
+/** One reason the SubGraphs do not compose. */
+export interface CompositionError {
+  /** The SubGraph the problem is in, when it is in one. */
+  subgraph?: string;
+  /** The field (`Type.field`) the problem is about, when it is about one. */
+  field?: string;
+  /** What is wrong and how to fix it. */
+  message: string;
+}
+
 /** Current state of one aspect of the resource (the standard Kubernetes condition). */
 export interface Condition {
   /** Type of the condition, in CamelCase. `Ready` tells whether the gateway holds the resource. */
@@ -729,7 +749,7 @@ export interface GraphqlConfig {
   subgraph?: GraphqlSubgraphConfig;
   /** Settings of a federation supergraph (`execution_mode: supergraph`): `subgraphs` (each `url`, `svc://<subgraph api>` or http(s), its `sdl` and `headers`), `merged_sdl`, `global_headers`, `disable_query_batching`, `updated_at`. Each query is planned across the subgraphs: root fields from the subgraph owning them, entity fields through `_entities` with its `@key`. */
   supergraph?: Record<string, unknown>;
-  /** Reference to the graph in a schema registry. */
+  /** With execution_mode subgraph: the SubGraph this API serves; with supergraph: the SuperGraph it serves. By name, in the namespace of the API. The operator writes its SDL (subgraph.sdl) or its composition and subgraph APIs (supergraph.subgraphs, merged_sdl) into the API, and waits (Ready False, SubGraphNotFound or SuperGraphNotFound) until it exists. */
   graph_ref?: string;
   /** Introspection queries. */
   introspection?: GraphqlIntrospectionConfig;
@@ -1488,6 +1508,76 @@ export interface StringRegexMap {
   match_rx?: string;
   /** Trigger when the value does not match. */
   reverse?: boolean;
+}
+
+/** A GraphQL federation subgraph: its SDL with the federation directives. An ApiDefinition with `graphql.execution_mode: subgraph` and `graphql.graph_ref: <name>` serves it; SuperGraphs compose it. */
+export interface SubGraph {
+  apiVersion: 'svc.svc.io/v1alpha1';
+  kind: 'SubGraph';
+  metadata: V1ObjectMeta;
+  spec: SubGraphSpec;
+  status?: SubGraphStatus;
+}
+
+/** The subgraph's schema. */
+export interface SubGraphSpec {
+  /** The subgraph SDL, with the federation directives (`@key`, `@external`, `@requires`, `@provides`, `@extends`, `@shareable`): what its subgraph API serves (with `_service` and `_entities`) and SuperGraphs compose. */
+  sdl?: string;
+  /** The subgraph's schema as its server prints it (the reference's field beside `sdl`). Used as the SDL when `sdl` is empty; otherwise it must parse and is not served. */
+  schema?: string;
+}
+
+/** Where the subgraph is used, written by the operator. */
+export interface SubGraphStatus {
+  /** ApiDefinitions whose graphql.graph_ref names this SubGraph (its subgraph APIs). */
+  linked_apis?: ApiResourceRef[];
+  /** SuperGraphs whose subgraph_refs list this SubGraph: it cannot be deleted while they do. */
+  linked_supergraphs?: NamespacedRef[];
+  /** The metadata.generation the operator last reconciled. */
+  observedGeneration?: number;
+  /** Standard conditions. `Ready` is True when the gateway or dashboard holds the desired state. */
+  conditions?: Condition[];
+}
+
+/** A GraphQL federation supergraph: SubGraphs composed into one schema. The operator composes them (again whenever one changes) and writes the schema, or why they do not compose, to the status; an ApiDefinition with `graphql.execution_mode: supergraph` and `graphql.graph_ref: <name>` serves it, planning each query across the subgraph APIs. */
+export interface SuperGraph {
+  apiVersion: 'svc.svc.io/v1alpha1';
+  kind: 'SuperGraph';
+  metadata: V1ObjectMeta;
+  spec: SuperGraphSpec;
+  status?: SuperGraphStatus;
+}
+
+/** The SubGraphs to compose. */
+export interface SuperGraphSpec {
+  /** The SubGraphs composed, each as "name" (in the namespace of the SuperGraph), "namespace/name", or {name, namespace}. */
+  subgraph_refs?: (string | NamespacedRef)[];
+  /** The reference's earlier spelling of subgraph_refs, read the same way (set one of the two). */
+  subgraphs_refs?: (string | NamespacedRef)[];
+  /** The merged schema to serve instead of the composition (the reference writes it by hand); the subgraphs must still resolve each of its root fields. */
+  schema?: string;
+  /** The reference's other name for schema: served instead of the composition when schema is empty. */
+  merged_sdl?: string;
+}
+
+/** The composition, written by the operator. */
+export interface SuperGraphStatus {
+  /** The schema served: the last composition that succeeded (kept while a later one fails: conditions and composition_errors say why). */
+  schema?: string;
+  /** The SubGraphs of that composition, with the SDL each had: what the supergraph APIs plan with. */
+  subgraphs?: ComposedSubGraph[];
+  /** The metadata.generation of the SuperGraph the schema was composed for. */
+  composedGeneration?: number;
+  /** Why the latest composition failed, one entry per problem (empty when it succeeded). */
+  composition_errors?: CompositionError[];
+  /** ApiDefinitions whose graphql.graph_ref names this SuperGraph. */
+  linked_apis?: ApiResourceRef[];
+  /** The SubGraphs listed. */
+  linked_subgraphs?: NamespacedRef[];
+  /** The metadata.generation the operator last reconciled. */
+  observedGeneration?: number;
+  /** Standard conditions. `Ready` is True when the gateway or dashboard holds the desired state. */
+  conditions?: Condition[];
 }
 
 /** An API described by an OpenAPI 3.x document with the `x-svc-api-gateway` extension, kept in a ConfigMap. Recommended for standard HTTP APIs. A change to the ConfigMap is reconciled. */

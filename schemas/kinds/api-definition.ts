@@ -13,6 +13,25 @@ const gatewayField = (name: string): JsonSchema => apiDefinitionModel.properties
  */
 const { required: _listenPathRequired, ...resourceProxy } = proxy;
 
+/**
+ * `graphql` as the resource states it: `graph_ref` names a SubGraph or SuperGraph of the API's
+ * namespace, which the operator writes into the gateway's inline form (the gateway itself knows
+ * no graphs by name and refuses the field).
+ */
+const gatewayGraphql = classicApiProperties.graphql ?? {};
+const resourceGraphql: JsonSchema = {
+  ...gatewayGraphql,
+  properties: {
+    ...gatewayGraphql.properties,
+    graph_ref: {
+      type: 'string',
+      'x-svc-support': 'supported',
+      description:
+        'With execution_mode subgraph: the SubGraph this API serves; with supergraph: the SuperGraph it serves. By name, in the namespace of the API. The operator writes its SDL (subgraph.sdl) or its composition and subgraph APIs (supergraph.subgraphs, merged_sdl) into the API, and waits (Ready False, SubGraphNotFound or SuperGraphNotFound) until it exists.',
+    },
+  },
+};
+
 /** ApiDefinition: a classic-format API (TCP, GraphQL, universal data graph, plain HTTP). */
 export const apiDefinitionKind: KindDefinition = {
   kind: 'ApiDefinition',
@@ -42,6 +61,7 @@ export const apiDefinitionKind: KindDefinition = {
           'Ignored: the operator sets the organisation from its settings or the OperatorContext (kept so that manifests that set it apply as they are).',
       },
       ...classicApiProperties,
+      graphql: resourceGraphql,
       proxy: resourceProxy,
       client_certificates: gatewayField('client_certificates'),
       upstream_certificates: gatewayField('upstream_certificates'),

@@ -13,6 +13,7 @@
  * and supergraph settings the gateway does not know.
  */
 import {
+  GraphQLError,
   Kind,
   parse,
   print,
@@ -26,7 +27,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { quote, type FieldProblem } from './field-problem.ts';
-import { buildGraphqlSchema } from './graphql-schema.ts';
+import { buildGraphqlSchema, located } from './graphql-schema.ts';
 import { isInternalUrl, parseInternalTarget } from './internal-target.ts';
 import { isTargetProblem } from './target.ts';
 import { list, model, problem, text } from './read.ts';
@@ -102,7 +103,7 @@ export function readSubgraph(sdl: string): SubgraphModel | string {
   try {
     doc = parse(sdl);
   } catch (err) {
-    return err instanceof Error ? err.message : String(err);
+    return err instanceof GraphQLError ? located(err) : String(err);
   }
   const owns = new Map<string, Set<string>>();
   const keys = new Map<string, SelectionSetNode[]>();
@@ -137,7 +138,7 @@ export function readSubgraph(sdl: string): SubgraphModel | string {
  * (Federation 2's `@link`) left out, and an extension of a type the SDL does not define read as
  * its definition (a subgraph extends types other subgraphs define).
  */
-function servableSdl(doc: DocumentNode, extra: readonly string[]): string {
+function servableSdl(doc: DocumentNode, extra: readonly string[]): DocumentNode {
   const defined = new Set<string>();
   for (const d of doc.definitions) {
     if ('name' in d && d.name !== undefined && !d.kind.endsWith('Extension')) defined.add(d.name.value);
@@ -163,7 +164,12 @@ function servableSdl(doc: DocumentNode, extra: readonly string[]): string {
   const fed = Object.entries(FEDERATION_DEFINITIONS)
     .filter(([name]) => !declared.has(name) && !defined.has(name))
     .map(([, def]) => def);
-  return [print({ kind: Kind.DOCUMENT, definitions }), ...fed, ...extra].join('\n');
+  // The SDL's own nodes keep their places in its text: a problem in them is at the user's line.
+  const added = [...fed, ...extra];
+  return {
+    kind: Kind.DOCUMENT,
+    definitions: [...definitions, ...(added.length === 0 ? [] : parse(added.join('\n')).definitions)],
+  };
 }
 
 /** A subgraph's servable schema: its SDL with `_service` and `_entities`, or the first problem. */
@@ -172,7 +178,7 @@ export function buildSubgraphSchema(sdl: string): GraphQLSchema | string {
   try {
     doc = parse(sdl);
   } catch (err) {
-    return err instanceof Error ? err.message : String(err);
+    return err instanceof GraphQLError ? located(err) : String(err);
   }
   const read = readSubgraph(sdl);
   if (typeof read === 'string') return read;
@@ -194,7 +200,7 @@ export function buildSupergraphSchema(sdl: string): GraphQLSchema | string {
   try {
     doc = parse(sdl);
   } catch (err) {
-    return err instanceof Error ? err.message : String(err);
+    return err instanceof GraphQLError ? located(err) : String(err);
   }
   return buildGraphqlSchema(servableSdl(doc, []));
 }
@@ -218,6 +224,17 @@ const FEDERATION_DIRECTIVES = new Set([
   'interfaceObject',
 ]);
 
+/** One reason the subgraphs do not compose: the field (`Type.field`) when it is about one, and the subgraphs involved. */
+export interface CompositionError {
+  field?: string;
+  subgraphs: string[];
+  message: string;
+}
+
+/** `Type.field: message`, or `message`. */
+export const compositionErrorText = (e: CompositionError): string =>
+  e.field === undefined ? e.message : `${e.field}: ${e.message}`;
+
 /**
  * Composes the supergraph's schema from its subgraphs' SDLs (`sdls`, by subgraph name): each
  * type once, the fields of an object or interface type united (a field `@external` in a subgraph
@@ -227,8 +244,8 @@ const FEDERATION_DIRECTIVES = new Set([
  */
 export function composeSupergraph(
   sdls: readonly { name: string; sdl: string }[],
-): { sdl: string } | { errors: string[] } {
-  const errors: string[] = [];
+): { sdl: string } | { errors: CompositionError[] } {
+  const errors: CompositionError[] = [];
   interface Composed {
     /** The first definition or extension of the name, printed as a definition when not composed. */
     first: DefinitionNode;
@@ -246,7 +263,10 @@ export function composeSupergraph(
     try {
       doc = parse(sdl);
     } catch (err) {
-      errors.push(`subgraph ${name}: ${err instanceof Error ? err.message : String(err)}`);
+      errors.push({
+        subgraphs: [name],
+        message: `subgraph ${name}: ${err instanceof GraphQLError ? located(err) : String(err)}`,
+      });
       continue;
     }
     for (const d of doc.definitions) {
@@ -270,9 +290,11 @@ export function composeSupergraph(
           const type = print(f.type);
           if (before === undefined) t.fields.set(f.name.value, { text: print(strip(f)), type, from: name });
           else if (before.type !== type)
-            errors.push(
-              `${typeName}.${f.name.value}: subgraph ${before.from} gives it the type ${before.type}, subgraph ${name} ${type}`,
-            );
+            errors.push({
+              field: `${typeName}.${f.name.value}`,
+              subgraphs: [before.from, name],
+              message: `subgraph ${before.from} gives it the type ${before.type}, subgraph ${name} ${type}`,
+            });
         }
       } else if (d.kind === Kind.UNION_TYPE_DEFINITION || d.kind === Kind.UNION_TYPE_EXTENSION) {
         for (const m of d.types ?? []) t.members.add(m.name.value);
@@ -516,7 +538,11 @@ export function federationProblems(
     if ('errors' in composed) {
       for (const e of composed.errors)
         problems.push(
-          problem('graphql.supergraph.subgraphs', 'Invalid', `the subgraphs do not compose: ${e}`),
+          problem(
+            'graphql.supergraph.subgraphs',
+            'Invalid',
+            `the subgraphs do not compose: ${compositionErrorText(e)}`,
+          ),
         );
       return problems;
     }
