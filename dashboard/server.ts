@@ -14,6 +14,7 @@ import { SvcError, errorMessage } from '../lib/errors.ts';
 import { decodeParams, findRoute, type Route as HttpRoute } from '../lib/http/router.ts';
 import { TextBody, wireBody } from '../lib/http/reply-body.ts';
 import * as analytics from './analytics/api.ts';
+import * as details from './analytics/details.ts';
 import * as apis from './api/apis.ts';
 import { listAudit } from './api/audit.ts';
 import * as certs from './api/certs.ts';
@@ -288,6 +289,12 @@ const routes: readonly Route[] = [
     auth: 'user',
     methods: { GET: { handler: analytics.traffic, need: read('analytics') } },
   },
+  {
+    name: 'analytics_requests',
+    path: /^\/api\/analytics\/requests$/,
+    auth: 'user',
+    methods: { GET: { handler: details.requests, need: read('analytics') } },
+  },
   { name: 'me', path: /^\/api\/me$/, auth: 'user', methods: { GET: { handler: me } } },
   {
     name: 'audit',
@@ -354,6 +361,7 @@ export async function startDashboard(given: DashboardDeps): Promise<DashboardSer
   ];
   const deps: DashboardDeps = { ...given, store: withNotifications(given.store, notifier) };
   const stopPruning = analytics.pruneAnalytics(deps);
+  const stopPruningDetails = details.pruneDetails(deps);
   const nodeOk = (req: http.IncomingMessage): boolean =>
     nodeSecretOk(deps.config.node_secret, req.headers[NODE_SECRET_HEADER]);
   /** `/system/...` (node secret) and `/admin/nodes` (admin secret); undefined for other paths. */
@@ -592,6 +600,7 @@ export async function startDashboard(given: DashboardDeps): Promise<DashboardSer
         });
         notifier.endAll();
         stopPruning();
+        stopPruningDetails();
         server.closeIdleConnections();
         setTimeout(() => {
           server.closeAllConnections();

@@ -10,6 +10,7 @@ import { readAnalyticsRecord, type AnalyticsRecord } from '../../schemas/rules/a
 import { callerOf, json, ok, Refusal, type Ctx, type DashboardDeps, type Reply } from '../api/http.ts';
 import { addSums, emptySums, PERIODS, quantile, rollUp, type Period, type Sums } from './rollup.ts';
 import type { Group, RangeQuery } from './store.ts';
+import { addDetails } from './details.ts';
 
 /** Records in one batch at most (a gateway sends 1000). */
 export const MAX_BATCH = 5000;
@@ -45,6 +46,7 @@ export async function ingest(
     else taken.push(r);
   }
   await deps.store.analytics.add(rollUp(taken, 1 / rate));
+  await addDetails(deps, taken);
   return ok('Analytics recorded', { accepted: taken.length, skipped });
 }
 

@@ -4,6 +4,7 @@
  * batches from many gateways and dashboards add up without reading first), read summed over a
  * range, and deleted once older than their period's retention.
  */
+import { SqlDetails, type DetailStore } from './details-store.ts';
 import { BUCKETS, emptySums, type Dim, type Period, type RollupRow, type Sums } from './rollup.ts';
 
 /** A connection as the store's drivers give one (store/sql.ts's SqlConn). */
@@ -45,6 +46,8 @@ export interface AnalyticsStore {
   sum(q: RangeQuery, dim: Dim, by: 'at' | 'api' | 'name', limit?: number): Promise<Group[]>;
   /** Deletes the rows of `period` that start before `before`; returns how many. */
   prune(period: Period, before: number): Promise<number>;
+  /** The detailed records (bodies) of APIs with `enable_detailed_recording`. */
+  readonly details: DetailStore;
 }
 
 const HIST = Array.from({ length: BUCKETS }, (_, i) => `h${i}`);
@@ -128,9 +131,11 @@ function groupOf(r: Record<string, unknown>): Group {
 export class SqlAnalytics implements AnalyticsStore {
   readonly #conn: Conn;
   readonly #transaction: <T>(fn: (c: Conn) => Promise<T>) => Promise<T>;
+  readonly details: DetailStore;
 
   constructor(conn: Conn, transaction: <T>(fn: (c: Conn) => Promise<T>) => Promise<T>) {
     this.#conn = conn;
+    this.details = new SqlDetails(conn);
     this.#transaction = transaction;
   }
 

@@ -32,6 +32,8 @@ test('config: defaults, with the admin secret from the environment', () => {
       api_writes_system_users_only: false,
       analytics_minute_retention_hours: 48,
       analytics_hour_retention_days: 90,
+      analytics_detail_retention_hours: 24,
+      analytics_detail_max_records: 1000,
       metrics_enabled: true,
       log_level: 'info',
       shutdown_timeout_ms: 10000,

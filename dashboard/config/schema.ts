@@ -99,6 +99,22 @@ export const dashboardConfigSchema: JsonSchema = {
       default: 90,
       description: "Traffic analytics: days the per-hour rollups of the gateways' requests are kept.",
     },
+    analytics_detail_retention_hours: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 8760,
+      default: 24,
+      description:
+        'Traffic analytics: hours the detailed records (with bodies) of APIs with `enable_detailed_recording` are kept.',
+    },
+    analytics_detail_max_records: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 1000000,
+      default: 1000,
+      description:
+        'Traffic analytics: detailed records kept per API at most (its newest); each body is at most 16 KiB, so an API keeps at most this x 32 KiB of bodies.',
+    },
     metrics_enabled: {
       type: 'boolean',
       default: true,
@@ -130,6 +146,8 @@ export interface DashboardConfig {
   node_secret?: string;
   analytics_minute_retention_hours: number;
   analytics_hour_retention_days: number;
+  analytics_detail_retention_hours: number;
+  analytics_detail_max_records: number;
   metrics_enabled: boolean;
   log_level: LogLevel;
   shutdown_timeout_ms: number;

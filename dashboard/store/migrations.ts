@@ -3,6 +3,7 @@
  * `schema_migrations`. A migration is never edited once released: a change is a new version.
  * The two dialects differ only where SQL does (an auto-incremented sequence).
  */
+import { detailTables } from '../analytics/details-store.ts';
 import { ANALYTICS_TABLES } from '../analytics/store.ts';
 
 /** One migration: its version and its statements per dialect. */
@@ -56,6 +57,12 @@ export const MIGRATIONS: readonly Migration[] = [
     description: 'traffic analytics rollups',
     sqlite: ANALYTICS_TABLES,
     postgres: ANALYTICS_TABLES,
+  },
+  {
+    version: 3,
+    description: 'detailed analytics records',
+    sqlite: detailTables('INTEGER PRIMARY KEY AUTOINCREMENT'),
+    postgres: detailTables('BIGSERIAL PRIMARY KEY'),
   },
 ];
 

@@ -49,6 +49,8 @@ export async function startTestDashboard(
     metrics_enabled: true,
     analytics_minute_retention_hours: 48,
     analytics_hour_retention_days: 90,
+    analytics_detail_retention_hours: 24,
+    analytics_detail_max_records: 1000,
     log_level: 'info',
     shutdown_timeout_ms: 1000,
     ...config,

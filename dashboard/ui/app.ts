@@ -8,6 +8,7 @@
  */
 
 import type uPlot from 'uplot';
+import { requestLog } from './request-log.ts';
 
 const KEY_STORAGE = 'svc-dashboard-key';
 
@@ -978,6 +979,14 @@ async function viewAnalytics(): Promise<Node> {
         ]),
     ),
   );
+  if (q.api !== '') {
+    // The API's detailed records (enable_detailed_recording), newest first.
+    const log = await call(
+      'GET',
+      `/api/analytics/requests?${new URLSearchParams({ api_id: q.api, from: String(q.from), to: String(q.to) }).toString()}`,
+    );
+    section.append(requestLog(q.api, arr(log.records)));
+  }
   if (q.range !== 'custom') {
     analyticsTimer = window.setTimeout(() => {
       if (location.hash.startsWith('#analytics')) void render();

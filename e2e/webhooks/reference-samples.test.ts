@@ -350,9 +350,11 @@ const files: Record<string, Manifest[]> = {
         ],
       },
     }),
-    // The data graph of udg2/: its source another API of the gateway, by name (tyk://).
+    // The data graph of udg2/: its source another API of the gateway, by name (tyk://); its
+    // detailed analytics records (enable_detailed_recording) are served.
     api('rs-udg2', {
       use_keyless: true,
+      enable_detailed_recording: true,
       proxy: { target_url: '', listen_path: '/rs-udg2', strip_listen_path: true },
       graphql: {
         enabled: true,
@@ -471,7 +473,6 @@ describe('what svc does not serve is refused by name', () => {
       api('rs-analytics', {
         use_keyless: true,
         proxy: proxy('/rs-analytics'),
-        enable_detailed_recording: true,
         analytics_plugin: { enable: true, func_name: 'Mask', plugin_path: '/plugins/mask.so' },
       }),
       'spec.analytics_plugin: not supported by svc yet',

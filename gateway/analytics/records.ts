@@ -113,6 +113,8 @@ export function recordOf(
     request_bytes: bytes(ctx.headers['content-length']),
     response_bytes: responseBytes,
     refusal: refusalOf(ctx),
+    // An API with enable_detailed_recording (middleware/detailed-recording): its bodies.
+    ...(state.detail === undefined ? {} : { detail: state.detail.read() }),
   };
 }
 

@@ -15,6 +15,7 @@ import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
 import { redactUrl, type Logger } from '../../lib/log.ts';
 import type { GatewaySession } from '../../schemas/generated/models.ts';
+import type { AnalyticsDetail } from '../../schemas/rules/analytics-detail.ts';
 import type { EventName } from '../events/events.ts';
 import type { GatewayError } from './errors.ts';
 import type { RouteInfo, Target } from './route.ts';
@@ -77,6 +78,11 @@ export interface RequestState {
    * (`trigger-0-X-Tier-0`), for `$tyk_context.trigger-...` variables.
    */
   vars?: Record<string, string>;
+  /**
+   * Detailed recording (middleware/detailed-recording): the bodies recorded so far, which
+   * analytics adds to the request's record when it is over.
+   */
+  detail?: { read(): AnalyticsDetail };
 }
 
 /**
@@ -89,6 +95,27 @@ export interface ResponseTap {
   data(chunk: Buffer): void;
   /** The body ended cleanly (not called when the call failed or was cut). */
   end(): void;
+}
+
+/**
+ * One tap of two (the response cache and detailed recording both watching a response): each
+ * hears every call, `a` first.
+ */
+export function teeTap(a: ResponseTap, b: ResponseTap): ResponseTap {
+  return {
+    start(status, headers, chunked) {
+      a.start(status, headers, chunked);
+      b.start(status, headers, chunked);
+    },
+    data(chunk) {
+      a.data(chunk);
+      b.data(chunk);
+    },
+    end() {
+      a.end();
+      b.end();
+    },
+  };
 }
 
 /**

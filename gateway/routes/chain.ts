@@ -39,6 +39,7 @@ import { validateJson } from '../middleware/validate-json/index.ts';
 import { mockResponses } from '../middleware/mock-responses/index.ts';
 import { virtualEndpoints } from '../middleware/virtual-endpoints/index.ts';
 import { responseCache } from '../middleware/cache/index.ts';
+import { detailedRecording } from '../middleware/detailed-recording/index.ts';
 import type { GatewayMiddleware } from '../middleware/deps.ts';
 import { streams } from '../streams/middleware.ts';
 import { graphql } from '../graphql/middleware.ts';
@@ -92,7 +93,8 @@ export const stages: readonly { stage: string; middleware: readonly GatewayMiddl
     middleware: [rateLimit, quota, orgQuota, endpointLimits].map(unlessIgnored),
   },
   {
-    // JSON Schema validation of the body first, then the body templates (`transform`; a
+    // Detailed recording first (it records the body as the client sent it), then JSON Schema
+    // validation of the body, then the body templates (`transform`; a
     // `transform_response` is set here and applied to the upstream's body); the version's header changes (global and per
     // endpoint, request and response), URL rewrites (whose triggers see the changed headers, as
     // the reference's do) and method transforms come before the mock responses
@@ -102,6 +104,7 @@ export const stages: readonly { stage: string; middleware: readonly GatewayMiddl
     // before: `override_target`, a rewrite); hard timeouts and circuit breakers wrap the upstream call itself.
     stage: 'before upstream',
     middleware: [
+      detailedRecording,
       graphql,
       streams,
       validateJson,

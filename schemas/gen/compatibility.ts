@@ -160,7 +160,7 @@ so far), or \`refused\` with the webhook's messages. \`e2e/webhooks/reference-sa
 manifests of the same feature classes, written in the reference's naming and renamed, through a
 real API server and the webhooks, and checks that what is stored is served.
 
-The run over the 86 ApiDefinition documents of those files admits and serves 65: plain proxying
+The run over the 86 ApiDefinition documents of those files admits and serves 66: plain proxying
 (with tags, Ingress templates, load balancing, IP allow and block lists), authentication by token,
 basic, JWT and mTLS (certificates by ID or by Secret), OAuth 2.0 (client credentials, and the
 authorize flow: codes exchanged for tokens, and implicit tokens), HTTPS with certificates, upstream
@@ -168,17 +168,16 @@ certificates and pinned public keys by Secret, global headers, request and respo
 with response processors, mocks, allow, block and ignore lists, URL rewrites to internal APIs,
 method transforms, JSON validation, CORS, caching, endpoint tracking, timeouts and circuit
 breakers, TCP, GraphQL proxying, the universal data graph (both forms, over http(s) sources and
-other APIs of the gateway), virtual endpoints with config data, gRPC plugins (pre, post, and
+other APIs of the gateway, with detailed analytics records), virtual endpoints with config data, gRPC plugins (pre, post, and
 auth_check with its identity extractor), JavaScript VM middleware (\`otto\`, with its file under the
-gateway's \`plugin_dir\`), and APIs of policies and portal samples. These 21 are refused, each by
+gateway's \`plugin_dir\`), and APIs of policies and portal samples. These 20 are refused, each by
 name:
 
 | Sample | Refused | Why |
 | --- | --- | --- |
 | \`09-federation/\` (5), \`federation/\` (3) | \`graphql.execution_mode\` (\`subgraph\`, \`supergraph\`), \`graphql.subgraph\`, \`graphql.supergraph\`, \`graphql.graph_ref\`, \`proxy.disable_strip_slash\` | GraphQL federation (subgraphs merged into a supergraph, by SubGraph and SuperGraph resources or inline) is not built yet. |
-| \`udg2/graphql_datasource_example.yaml\` | \`enable_detailed_recording\` | svc keeps no analytics records to put bodies in. Its \`tyk://example.org/...\` data sources, renamed \`svc://\`, are admitted: they name another API of the gateway by its name, resolved when called (a GraphQL error naming the source while no API has it); its \`{{.request.headers.*}}\` header templates are served. |
 | \`udg2/udg_kafka_example.yaml\` | \`graphql.engine.data_sources[].kind\` (\`Kafka\`), \`config.default_type_name\` | Kafka data sources are not built yet (the reference's own comment says the sample does not work either). |
-| \`analytics_plugin.yaml\` | \`analytics_plugin\`, \`enable_detailed_recording\` | An analytics plugin is a Go shared object that rewrites the gateway's analytics records: Go plugins cannot run in a Node.js gateway, and svc keeps no analytics records (its request metrics are Prometheus series at \`/metrics\`), so there are no bodies to record or rewrite. Both stay refused rather than accepted and ignored; remove them to migrate the API. |
+| \`analytics_plugin.yaml\` | \`analytics_plugin\` | An analytics plugin is a Go shared object that rewrites the gateway's analytics records: Go plugins cannot run in a Node.js gateway. It stays refused rather than accepted and ignored; remove it to migrate the API (its \`enable_detailed_recording\` is served: docs/dashboard.md, "Detailed records"). |
 | \`docs/api_definitions/custom_plugin_goauth.yaml\` | \`custom_middleware.driver\` (\`goplugin\`), \`use_go_plugin_auth\` | Go plugins are shared objects loaded into a Go process and cannot run in a Node.js gateway. |
 | \`docs/api_definitions/custom_plugin_python/custom_plugin_python.yaml\` | \`custom_middleware_bundle\` | Bundles are archives of Python, Lua or Go plugins fetched from a bundle server; svc runs JavaScript or TypeScript modules from its \`plugin_dir\`, or a gRPC plugin server. |
 | \`07-operator-context/pro.yaml\`, \`07-operator-context/pro_direct.yaml\` | \`context\` | An earlier name of the reference's field: the current one, \`contextRef\`, is served. |

@@ -412,7 +412,7 @@ export interface GatewayApiDefinition {
   dont_set_quota_on_create?: boolean;
   /** Count every key of the API's organisation together against the organisation's quota (`/svc/org/keys/{org_id}`), whatever the keys' own quotas. */
   enforce_org_quotas?: boolean;
-  /** Record request and response bodies in analytics. */
+  /** Record request and response bodies in analytics: each request's analytics record carries its query and the first 16 KiB of its request body and of the upstream's response body, kept by the dashboard as the API's request log (`GET /api/analytics/requests`, the web UI's Analytics tab). Needs a dashboard that takes analytics records (mode pro, or `analytics_dashboard_url`); requests of the API are served by node:http, which reads bodies. A request body over 1 MiB or without a Content-Length streams upstream unrecorded (marked cut). */
   enable_detailed_recording?: boolean;
   /** Replace `$tyk_context.` variables (path, path_parts, remote_addr, request_id, request_data, headers_<Name>, cookies_<name>) in header values and URL rewrites. */
   enable_context_vars?: boolean;

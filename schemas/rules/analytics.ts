@@ -5,6 +5,7 @@
  * both ends, so a field added on one side is read on the other.
  */
 import { isPlainObject } from '../../lib/plain-object.ts';
+import { readAnalyticsDetail, type AnalyticsDetail } from './analytics-detail.ts';
 
 /**
  * Why the gateway refused a request: authentication (401, or 403 for an unknown or inactive
@@ -46,6 +47,8 @@ export interface AnalyticsRecord {
   response_bytes: number;
   /** Why the gateway refused the request; `''` when it did not. */
   refusal: RefusalReason | '';
+  /** The bodies, for an API with `enable_detailed_recording` (analytics-detail.ts). */
+  detail?: AnalyticsDetail;
 }
 
 function str(v: unknown, max: number): string | undefined {
@@ -89,5 +92,6 @@ export function readAnalyticsRecord(v: unknown): AnalyticsRecord | undefined {
     request_bytes: num(v.request_bytes) ?? 0,
     response_bytes: num(v.response_bytes) ?? 0,
     refusal: isRefusalReason(refusal) ? refusal : '',
+    ...(v.detail === undefined ? {} : { detail: readAnalyticsDetail(v.detail) }),
   };
 }

@@ -542,6 +542,12 @@ const cases: Case[] = [
     ],
   },
   {
+    // Detailed analytics records (gateway/middleware/detailed-recording): served.
+    name: 'enable_detailed_recording is accepted',
+    api: api({ enable_detailed_recording: true }),
+    want: [],
+  },
+  {
     name: 'what the gateway enforces (or will) is accepted',
     api: api({
       use_keyless: false,
@@ -645,7 +651,6 @@ const cases: Case[] = [
           },
         ],
       ),
-      ['enable_detailed_recording', { enable_detailed_recording: true }],
       ['expire_analytics_after', { expire_analytics_after: 60 }],
     ] as [string, Record<string, unknown>][]
   ).map(([path, extra]): Case => ({

@@ -37,7 +37,7 @@ import { respond } from '../../pipeline/compose.ts';
 import type { Rejection } from '../../pipeline/middleware.ts';
 import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
-import type { RequestContext, ResponseTap } from '../../pipeline/context.ts';
+import { teeTap, type RequestContext, type ResponseTap } from '../../pipeline/context.ts';
 import {
   compileEndpoint,
   compileEntryEndpoint,
@@ -298,9 +298,11 @@ export const responseCache: GatewayMiddleware = {
       const head = method === 'HEAD';
       if (hit !== undefined) return answerHit(ctx, hit, head);
       const rec = new Recorder();
-      ctx.upstream.tap = rec;
+      // Another tap (detailed recording) keeps hearing the response too.
+      const other = ctx.upstream.tap;
+      ctx.upstream.tap = other === undefined ? rec : teeTap(other, rec);
       await next();
-      ctx.upstream.tap = undefined;
+      ctx.upstream.tap = other;
       const out = storable(rec, s, rule, head);
       // Not awaited: the client has its answer; a write that fails is a later miss.
       if (out !== undefined) void store.set(key, out.value, out.ttlMs);

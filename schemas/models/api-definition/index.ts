@@ -76,11 +76,10 @@ export const classicApiProperties: Record<string, JsonSchema> = {
   ...pluginProperties,
   ...accessProperties,
   enable_detailed_recording: {
-    'x-svc-support': 'not-supported',
-    'x-svc-reason':
-      'svc keeps no analytics records (its request metrics are Prometheus series at `/metrics`, docs/gateway.md), so there are no bodies to record',
+    'x-svc-support': 'supported',
     type: 'boolean',
-    description: 'Record request and response bodies in analytics.',
+    description:
+      "Record request and response bodies in analytics: each request's analytics record carries its query and the first 16 KiB of its request body and of the upstream's response body, kept by the dashboard as the API's request log (`GET /api/analytics/requests`, the web UI's Analytics tab). Needs a dashboard that takes analytics records (mode pro, or `analytics_dashboard_url`); requests of the API are served by node:http, which reads bodies. A request body over 1 MiB or without a Content-Length streams upstream unrecorded (marked cut).",
   },
   enable_context_vars: {
     'x-svc-support': 'supported',

@@ -249,7 +249,7 @@ export function notYetClassicProperties(): Record<string, JsonSchema> {
         minimum: 0,
         description: 'Seconds analytics records are kept.',
       },
-      'svc keeps no analytics records (its request metrics are Prometheus series at `/metrics`, docs/gateway.md), so there is nothing to expire',
+      'not built yet: the dashboard keeps the analytics of every API for as long as its retention settings say (`analytics_minute_retention_hours`, `analytics_hour_retention_days`, `analytics_detail_retention_hours`, docs/dashboard.md)',
     ),
     response_processors: enforced({
       type: 'array',
@@ -291,7 +291,7 @@ export function notYetClassicProperties(): Record<string, JsonSchema> {
     ),
     tag_headers: notYet(
       strings('Request headers recorded as analytics tags.'),
-      'svc keeps no analytics records (its request metrics are Prometheus series at `/metrics`, docs/gateway.md) to tag',
+      'not built yet: analytics records (docs/dashboard.md, "Traffic analytics") carry no tags',
     ),
     tags_disabled: flag(
       'Ignore `tags`.',
@@ -314,7 +314,7 @@ export function notYetClassicProperties(): Record<string, JsonSchema> {
           func_name: { type: 'string', description: 'Function name.' },
         },
       },
-      'analytics plugins are Go plugins that rewrite analytics records: Go plugins cannot run in a Node.js gateway, and svc keeps no analytics records (its request metrics are Prometheus series at `/metrics`, docs/gateway.md)',
+      'analytics plugins are Go plugins (shared objects) that rewrite analytics records: Go plugins cannot run in a Node.js gateway',
     ),
     upstream_auth: notYet(
       openObject('Authentication towards the upstream: `enabled`, `basic_auth`, `oauth`.'),
