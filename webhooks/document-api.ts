@@ -76,9 +76,10 @@ export async function validateDocumentApi(
 
 /**
  * Certificates named by Secret (`spec.clientCertificate`, `spec.mutualTLS`,
- * `spec.certificatePinning`): a mapped domain that is not an upstream host, or that the document
- * maps a certificate to as well, refused at its path; Secrets that do not exist yet, and static
- * mutual TLS's need of the gateway's HTTPS port, warned of.
+ * `spec.certificatePinning`, `spec.customDomain`): a mapped domain that is not an upstream host,
+ * or that the document maps a certificate to as well, refused at its path; Secrets that do not
+ * exist yet, and the gateway's HTTPS port that static mutual TLS and a custom domain's
+ * certificates need, warned of.
  */
 async function certificateRefVerdict(obj: unknown, doc: unknown, lookups: Lookups): Promise<Verdict> {
   const spec = model<OasCertificateSpec>(model<{ spec?: unknown }>(obj)?.spec) ?? {};
@@ -96,6 +97,16 @@ async function certificateRefVerdict(obj: unknown, doc: unknown, lookups: Lookup
   if (client?.enabled === true) {
     warnings.push(
       "spec.clientCertificate: static mutual TLS is served on the gateway's HTTPS port (https_port) only, where clients can present certificates; a gateway without one refuses the API",
+    );
+  }
+  const domain = model<{ enabled?: unknown; certificatesRef?: unknown }>(spec.customDomain);
+  if (
+    domain?.enabled === true &&
+    Array.isArray(domain.certificatesRef) &&
+    domain.certificatesRef.length > 0
+  ) {
+    warnings.push(
+      "spec.customDomain.certificatesRef: an API with certificates for its domain is served on the gateway's HTTPS port (https_port) only, over HTTPS; a gateway without one refuses the API",
     );
   }
   return { errors, warnings };

@@ -85,6 +85,21 @@ const cases: Case[] = [
     ],
   },
   {
+    name: "the custom domain's certificates by Secret, the Secret missing: admitted, warned of at its path and of the HTTPS port",
+    obj: {
+      ...oasApi('pets', 'pets-oas'),
+      spec: {
+        ...(oasApi('pets', 'pets-oas').spec as Record<string, unknown>),
+        customDomain: { enabled: true, name: 'pets.example.com', certificatesRef: ['pets-tls'] },
+      },
+    },
+    cluster: [doc(oasDocument())],
+    warnings: [
+      'spec.customDomain.certificatesRef[0]: Secret default/pets-tls does not exist yet: the API is not served until it does',
+      "spec.customDomain.certificatesRef: an API with certificates for its domain is served on the gateway's HTTPS port (https_port) only, over HTTPS; a gateway without one refuses the API",
+    ],
+  },
+  {
     name: 'a mapped domain that is not an upstream host: refused at its path',
     obj: withCertRefs('https://petstore:8080'),
     cluster: [

@@ -109,27 +109,43 @@ export function checkStoredApi(
 }
 
 /**
- * An OAS API with static mutual TLS (`server.clientCertificates`) is served on the gateway's
- * HTTPS port (`https_port`), over HTTPS: OAS documents name no port, and on the gateway port,
- * plain HTTP, no client can present a certificate, so the API would refuse everyone. Without an
- * HTTPS port the document is refused (`oasMutualTlsProblems`).
+ * An OAS API with static mutual TLS (`server.clientCertificates`) or certificates of its custom
+ * domain (`server.customDomain.certificates`) is served on the gateway's HTTPS port
+ * (`https_port`), over HTTPS: OAS documents name no port, and on the gateway port, plain HTTP, no
+ * client can present a certificate (the API would refuse everyone) and no certificate is served.
+ * Without an HTTPS port the document is refused (`oasHttpsProblems`).
  */
 function onHttpsPort(api: GatewayApiDefinition, env: CompileEnv): GatewayApiDefinition {
-  if (api.is_oas !== true || api.use_mutual_tls_auth !== true || env.httpsPort === undefined) return api;
+  if (!needsHttps(api) || env.httpsPort === undefined) return api;
   return { ...api, listen_port: env.httpsPort, protocol: 'https' };
 }
 
-/** An OAS API with static mutual TLS on a gateway without an HTTPS port: never servable. */
-function oasMutualTlsProblems(api: GatewayApiDefinition, env: CompileEnv): FieldProblem[] {
-  if (api.is_oas !== true || api.use_mutual_tls_auth !== true || env.httpsPort !== undefined) return [];
-  return [
-    {
+/** Whether an OAS API is served only over HTTPS (see `onHttpsPort`). */
+function needsHttps(api: GatewayApiDefinition): boolean {
+  return api.is_oas === true && (api.use_mutual_tls_auth === true || (api.certificates ?? []).length > 0);
+}
+
+/** An OAS API served only over HTTPS on a gateway without an HTTPS port: never servable. */
+function oasHttpsProblems(api: GatewayApiDefinition, env: CompileEnv): FieldProblem[] {
+  if (!needsHttps(api) || env.httpsPort !== undefined) return [];
+  const start =
+    'start the gateway with https_port (--https-port, with --tls-cert and --tls-key), where such APIs are served';
+  const problems: FieldProblem[] = [];
+  if (api.use_mutual_tls_auth === true) {
+    problems.push({
       path: 'use_mutual_tls_auth',
       type: 'Forbidden',
-      message:
-        "static mutual TLS needs the gateway's HTTPS port: OAS APIs are served on the gateway port, plain HTTP, where no client presents a certificate; start the gateway with https_port (--https-port, with --tls-cert and --tls-key), where such APIs are served, or set enabled to false",
-    },
-  ];
+      message: `static mutual TLS needs the gateway's HTTPS port: OAS APIs are served on the gateway port, plain HTTP, where no client presents a certificate; ${start}, or set enabled to false`,
+    });
+  }
+  if ((api.certificates ?? []).length > 0) {
+    problems.push({
+      path: 'certificates',
+      type: 'Forbidden',
+      message: `the custom domain's certificates need the gateway's HTTPS port: OAS APIs are served on the gateway port, plain HTTP, where no certificate is served; ${start}, or remove them`,
+    });
+  }
+  return problems;
 }
 
 /** What this gateway's configuration adds to the shared rules. */
@@ -138,7 +154,7 @@ function configurationProblems(api: GatewayApiDefinition, env: CompileEnv): Fiel
   // references), which only the gateway's model says.
   const problems: FieldProblem[] = gatewayInternalTargetProblems(api);
   if (env.jsvm !== true) problems.push(...jsvmProblems(api));
-  problems.push(...oasMutualTlsProblems(api, env));
+  problems.push(...oasHttpsProblems(api, env));
   const listener = listenerOf(api, env);
   const lowest = env.lowestPort ?? 1;
   if (

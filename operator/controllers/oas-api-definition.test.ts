@@ -178,6 +178,38 @@ const cases: Case[] = [
     },
   },
   {
+    name: 'the custom domain by Secret, its Secret missing: SecretNotFound naming the field and the Secret, nothing pushed',
+    configMaps: cm(oas()),
+    spec: { customDomain: { enabled: true, name: 'pets.example.com', certificatesRef: ['pets-tls'] } },
+    secrets: {},
+    writes: [],
+    ready: {
+      status: 'False',
+      reason: 'SecretNotFound',
+      message: /^spec\.customDomain\.certificatesRef\[0\]: Secret team\/pets-tls does not exist/,
+    },
+  },
+  {
+    name: 'the custom domain by Secret: its certificate uploaded before the push and written into the document, Ready',
+    configMaps: cm(oas()),
+    spec: { customDomain: { enabled: true, name: 'pets.example.com', certificatesRef: ['pets-tls'] } },
+    secrets: { 'pets-tls': tls1.secret },
+    writes: [`addCert ${tls1.id}`, `createOasApi ${ID}`, 'reload'],
+    ready: { status: 'True', reason: 'Synced' },
+    status: (s, gw) => {
+      assert.deepEqual(s?.certificates, [tls1.id]);
+      const held = JSON.parse(JSON.stringify(gw.oasApis.get(ID))) as Record<
+        string,
+        { server: Record<string, unknown> }
+      >;
+      assert.deepEqual(held[EXT]?.server.customDomain, {
+        enabled: true,
+        name: 'pets.example.com',
+        certificates: [tls1.id],
+      });
+    },
+  },
+  {
     name: 'a Secret rotated: the new certificate uploaded and pushed, the old one deleted',
     pushed: oas(),
     configMaps: cm(oas()),

@@ -168,7 +168,7 @@ export async function reconcileSvcOasApiDefinition(
     fail,
   );
   if (!certs) return {}; // The Secret's watch queues the API when it appears or changes.
-  const { clientCertificate, mutualTLS, certificatePinning } = certSpec;
+  const { clientCertificate, mutualTLS, certificatePinning, customDomain } = certSpec;
   const translated = translateOasApiDefinition({
     namespace,
     name,
@@ -181,6 +181,7 @@ export async function reconcileSvcOasApiDefinition(
         ...(clientCertificate === undefined ? {} : { clientCertificate }),
         ...(mutualTLS === undefined ? {} : { mutualTLS }),
         ...(certificatePinning === undefined ? {} : { certificatePinning }),
+        ...(customDomain === undefined ? {} : { customDomain }),
       },
       values: {
         certificateId: (secretName) => certs.uploads.get(secretName)?.id ?? '',

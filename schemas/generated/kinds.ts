@@ -1071,6 +1071,16 @@ export interface OasClientCertificate {
   allowlist?: string[];
 }
 
+/** The custom domain, with its certificates from Secrets: `enabled` is written into the document's `x-svc-api-gateway.server.customDomain.enabled` (over what the document says), `name` (when set) over its name, and each Secret's certificate, uploaded by the operator, is added to its `certificates`. An API with certificates for its domain is served over HTTPS on the gateway's HTTPS port (`https_port`), the certificate chosen by the client's server name (SNI). */
+export interface OasCustomDomainRef {
+  /** Whether the API is bound to its custom domain. */
+  enabled: boolean;
+  /** The domain, such as api.example.com (over the document's `server.customDomain.name`); unset: the document's. */
+  name?: string;
+  /** Secrets (type kubernetes.io/tls, with tls.crt and tls.key, in the namespace of the API) whose certificates are served for the domain. */
+  certificatesRef?: string[];
+}
+
 /** Upstream mutual TLS with certificates from Secrets: `enabled` is written into the document's `x-svc-api-gateway.upstream.mutualTLS.enabled` and each mapping, its Secret uploaded by the operator, is added to `domainToCertificateMapping` (a domain the document maps too is refused: an upstream host is presented one certificate). */
 export interface OasUpstreamMutualTls {
   /** Whether upstream mutual TLS is on. */
@@ -1599,6 +1609,8 @@ export interface SvcOasApiDefinitionSpec {
   clientCertificate?: OasClientCertificate;
   /** Upstream mutual TLS with certificates from Secrets: `enabled` is written into the document's `x-svc-api-gateway.upstream.mutualTLS.enabled` and each mapping, its Secret uploaded by the operator, is added to `domainToCertificateMapping` (a domain the document maps too is refused: an upstream host is presented one certificate). */
   mutualTLS?: OasUpstreamMutualTls;
+  /** The custom domain, with its certificates from Secrets: `enabled` is written into the document's `x-svc-api-gateway.server.customDomain.enabled` (over what the document says), `name` (when set) over its name, and each Secret's certificate, uploaded by the operator, is added to its `certificates`. An API with certificates for its domain is served over HTTPS on the gateway's HTTPS port (`https_port`), the certificate chosen by the client's server name (SNI). */
+  customDomain?: OasCustomDomainRef;
   /** Certificate pinning with public keys from Secrets: `enabled` is written into the document's `x-svc-api-gateway.upstream.certificatePinning.enabled` and each Secret's tls.crt public key, as a sha256/ pin, is added to the host's `publicKeys` in `domainToPublicKeysMapping` (nothing is uploaded). */
   certificatePinning?: OasCertificatePinning;
 }

@@ -1102,6 +1102,8 @@ export interface OasCustomDomain {
   enabled?: boolean;
   /** Domain name. */
   name?: string;
+  /** IDs of the certificates (stored with their private keys) served to clients for the domain (classic: `certificates`): the API is then served over HTTPS on the gateway's HTTPS port (`https_port`), the certificate chosen by the client's server name (SNI). */
+  certificates?: string[];
 }
 
 /** Detailed tracing of requests. */

@@ -86,7 +86,8 @@ const upstreamDomain: JsonSchema = {
 /**
  * Certificates named by Secret, the reference's TykOasApiDefinition forms: the operator reads the
  * Secrets and writes what they hold into the document's `x-svc-api-gateway` before pushing it
- * (`server.clientCertificates`, `upstream.mutualTLS`, `upstream.certificatePinning`). The document
+ * (`server.clientCertificates`, `upstream.mutualTLS`, `upstream.certificatePinning`,
+ * `server.customDomain`). The document
  * itself names certificates by gateway ID only, as the reference's does.
  */
 export const oasCertificateRefs: Record<string, JsonSchema> = {
@@ -136,6 +137,31 @@ export const oasCertificateRefs: Record<string, JsonSchema> = {
             },
           },
         },
+      },
+    },
+  },
+  customDomain: {
+    title: 'OasCustomDomainRef',
+    description:
+      "The custom domain, with its certificates from Secrets: `enabled` is written into the document's `x-svc-api-gateway.server.customDomain.enabled` (over what the document says), `name` (when set) over its name, and each Secret's certificate, uploaded by the operator, is added to its `certificates`. An API with certificates for its domain is served over HTTPS on the gateway's HTTPS port (`https_port`), the certificate chosen by the client's server name (SNI).",
+    type: 'object',
+    additionalProperties: false,
+    required: ['enabled'],
+    properties: {
+      enabled: { type: 'boolean', description: 'Whether the API is bound to its custom domain.' },
+      name: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 253,
+        description:
+          "The domain, such as api.example.com (over the document's `server.customDomain.name`); unset: the document's.",
+      },
+      certificatesRef: {
+        type: 'array',
+        maxItems: 100,
+        items: secretName,
+        description:
+          'Secrets (type kubernetes.io/tls, with tls.crt and tls.key, in the namespace of the API) whose certificates are served for the domain.',
       },
     },
   },

@@ -129,6 +129,12 @@ export const oasGatewayExtension: JsonSchema = {
           properties: {
             enabled: enabled('the custom domain'),
             name: { type: 'string', description: 'Domain name.' },
+            certificates: {
+              type: 'array',
+              items: { type: 'string' },
+              description:
+                "IDs of the certificates (stored with their private keys) served to clients for the domain (classic: `certificates`): the API is then served over HTTPS on the gateway's HTTPS port (`https_port`), the certificate chosen by the client's server name (SNI).",
+            },
           },
         },
         detailedTracing: {

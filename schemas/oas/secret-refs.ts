@@ -1,10 +1,11 @@
 /**
  * What an SvcOasApiDefinition's certificates by Secret (`spec.clientCertificate`,
- * `spec.mutualTLS`, `spec.certificatePinning`, the reference's TykOasApiDefinition forms) make of
+ * `spec.mutualTLS`, `spec.certificatePinning`, `spec.customDomain`, the reference's
+ * TykOasApiDefinition forms) make of
  * its document, as the reference's operator does it: each `enabled` is written over the
  * document's, and the Secrets' certificate IDs and pins are added to what the document lists
  * (`server.clientCertificates.allowlist`, `upstream.mutualTLS.domainToCertificateMapping`,
- * `upstream.certificatePinning.domainToPublicKeysMapping`). The document names certificates by
+ * `upstream.certificatePinning.domainToPublicKeysMapping`, `server.customDomain.certificates`). The document names certificates by
  * gateway ID only. Read by the operator (with the uploaded IDs) and the webhook (which checks
  * the spec's entries at their own paths).
  */
@@ -17,7 +18,7 @@ import { EXT, obj, type Json } from './document.ts';
 /** The spec fields that name Secrets. */
 export type OasCertificateSpec = Pick<
   SvcOasApiDefinitionSpec,
-  'clientCertificate' | 'mutualTLS' | 'certificatePinning'
+  'clientCertificate' | 'mutualTLS' | 'certificatePinning' | 'customDomain'
 >;
 
 /** What the Secrets hold, by Secret name: an uploaded certificate's ID, a public-key pin. */
@@ -96,6 +97,7 @@ export function applyOasSecretRefs(doc: Json, spec: OasCertificateSpec, values: 
       }
     }
   }
+  if (spec.customDomain !== undefined) applyCustomDomain(ext, spec.customDomain, values);
   const upstream = (mutualTLS ?? pinning) === undefined ? undefined : child(ext, 'upstream');
   if (mutualTLS !== undefined && upstream) {
     const target = child(upstream, 'mutualTLS');
@@ -129,4 +131,23 @@ export function applyOasSecretRefs(doc: Json, spec: OasCertificateSpec, values: 
       }
     }
   }
+}
+
+/**
+ * `spec.customDomain`: `enabled` over the document's `server.customDomain.enabled`, `name` (when
+ * set) over its name, and the Secrets' certificate IDs added to its `certificates`.
+ */
+function applyCustomDomain(
+  ext: Json,
+  domain: NonNullable<OasCertificateSpec['customDomain']>,
+  values: OasSecretValues,
+): void {
+  const server = child(ext, 'server');
+  const target = server && child(server, 'customDomain');
+  if (!target) return;
+  target.enabled = domain.enabled;
+  if (!domain.enabled) return;
+  if (domain.name !== undefined && domain.name !== '') target.name = domain.name;
+  const ids = (domain.certificatesRef ?? []).map((name) => values.certificateId(name));
+  if (ids.length > 0) target.certificates = [...new Set([...list(target.certificates), ...ids])];
 }

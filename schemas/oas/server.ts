@@ -17,7 +17,10 @@ export function readInfo(c: Conversion): void {
   c.copy('proxy.target_url', [EXT, 'upstream', 'url']);
 }
 
-/** `server`: the listen path and whether it is stripped, the custom domain. */
+/**
+ * `server`: the listen path and whether it is stripped, the custom domain and the certificates
+ * served for it (`certificates`: such an API is served over HTTPS, gateway/routes/check.ts).
+ */
 export function readServer(c: Conversion): void {
   const server = [EXT, 'server'];
   c.copy('proxy.listen_path', [...server, 'listenPath', 'value']);
@@ -33,6 +36,10 @@ export function readServer(c: Conversion): void {
       );
     }
     c.set('domain', name, [...domain, 'name']);
+    const certificates = c.take([...domain, 'certificates']);
+    if (Array.isArray(certificates) && certificates.length > 0) {
+      c.set('certificates', certificates, [...domain, 'certificates']);
+    }
   }
   // Accepted and kept in the document: tracing is not done yet, and does not change an answer.
   c.take([...server, 'detailedTracing']);

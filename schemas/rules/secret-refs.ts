@@ -7,8 +7,9 @@
  * for Secrets that do not exist yet) and the operator (which Secrets to read and watch).
  * An SvcOasApiDefinition names them in the reference's TykOasApiDefinition forms:
  * `clientCertificate.allowlist` (`server.clientCertificates`), `mutualTLS.domainToCertificateMapping`
- * (`upstream.mutualTLS`) and `certificatePinning.domainToPublicKeysMapping` (`upstream.certificatePinning`),
- * each read only while its `enabled` is true.
+ * (`upstream.mutualTLS`), `certificatePinning.domainToPublicKeysMapping` (`upstream.certificatePinning`)
+ * and `customDomain.certificatesRef` (`server.customDomain.certificates`), each read only while
+ * its `enabled` is true.
  */
 import { quote, type FieldProblem } from './field-problem.ts';
 import { model } from './read.ts';
@@ -41,7 +42,8 @@ type RefSpec = Partial<
     | 'pinned_public_keys_refs'
     | 'clientCertificate'
     | 'mutualTLS'
-    | 'certificatePinning',
+    | 'certificatePinning'
+    | 'customDomain',
     unknown
   >
 >;
@@ -95,6 +97,10 @@ function oasSecretRefs(spec: RefSpec | undefined): CertificateSecretRef[] {
     const entry = mapOf(e);
     const at = `spec.mutualTLS.domainToCertificateMapping[${String(i)}].certificateRef`;
     named(at, entry.certificateRef, 'upstream', entry.domain);
+  });
+  const domain = on(spec?.customDomain);
+  listOf(domain?.certificatesRef).forEach((name, i) => {
+    named(`spec.customDomain.certificatesRef[${String(i)}]`, name, 'served');
   });
   const pinning = on(spec?.certificatePinning);
   listOf(pinning?.domainToPublicKeysMapping).forEach((e, i) => {

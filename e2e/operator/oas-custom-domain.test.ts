@@ -1,0 +1,169 @@
+/**
+ * The custom domain's certificates by Secret for an SvcOasApiDefinition end to end
+ * (`spec.customDomain.certificatesRef`, the reference's TykOasApiDefinition form): a real control
+ * plane, a gateway with a default TLS certificate and an HTTPS port (`https_port`), where OAS APIs
+ * with certificates for their domain are served, the operator as a process, a local upstream. The
+ * API is applied before its Secret (SecretNotFound naming the field and the Secret, nothing
+ * pushed); once the Secret exists the gateway serves the API on its HTTPS port with that
+ * certificate to clients naming the domain (SNI), the default certificate to others; a rotated
+ * Secret replaces the certificate (the old one deleted from the gateway); deleting the API deletes
+ * it.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { derivedId } from '../../operator/ids.ts';
+import { makeCert, type MadeCert } from '../../gateway/testing/client-certs.ts';
+import { tlsGet, type TlsRes } from '../../gateway/testing/tls-client.ts';
+import type { ControlPlane } from '../harness/control-plane.ts';
+import { freePort, waitFor, type GatewayProc } from '../harness/processes.ts';
+import {
+  admin,
+  applyManifest,
+  readyOf,
+  startTlsSuite,
+  stopTlsSuite,
+  tlsSecretManifest,
+  waitForStatus,
+} from './helpers.ts';
+
+const ORG = 'e2e-org';
+const NS = 'shop';
+const HOST = 'store.shop.example';
+const ID = derivedId(NS, 'store');
+const api = { kind: 'svcoasapidefinition', ns: NS, name: 'store' };
+
+let cp: ControlPlane;
+let gw: GatewayProc;
+const stops: (() => Promise<unknown>)[] = [];
+let httpsPort: number;
+let upstream: Server;
+/** The domain's certificate, before and after rotation. */
+const served: Record<'first' | 'rotated', MadeCert> = {} as never;
+
+before(async () => {
+  for (const k of ['first', 'rotated'] as const) served[k] = await makeCert(HOST);
+  upstream = createServer((_req, res) => {
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ upstream: 'store' }));
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  stops.push(async () => {
+    upstream.closeAllConnections();
+    await new Promise((resolve) => upstream.close(resolve));
+  });
+  httpsPort = await freePort();
+  const suite = await startTlsSuite('oas-custom-domain', NS, ORG, { SVC_GW_HTTPS_PORT: String(httpsPort) });
+  ({ cp, gw } = suite);
+  stops.push(() => stopTlsSuite(suite));
+});
+
+after(async () => {
+  for (const stop of stops.reverse()) await stop();
+});
+
+const certId = (c: MadeCert): string => ORG + c.fingerprint;
+
+/** A request to the API on the gateway's HTTPS port, naming `servername` (SNI and Host). */
+const call = (servername = HOST): Promise<TlsRes> => tlsGet(httpsPort, '/store/', { servername });
+
+test('an OAS API whose custom domain names a Secret that does not exist yet: SecretNotFound naming the field and the Secret', async () => {
+  const target = `http://127.0.0.1:${String((upstream.address() as AddressInfo).port)}`;
+  await applyManifest(
+    cp,
+    `apiVersion: v1
+kind: ConfigMap
+metadata: {name: store-oas, namespace: ${NS}}
+data:
+  oas.yaml: |
+    openapi: 3.0.3
+    info: {title: Store, version: 1.0.0}
+    paths: {}
+    x-svc-api-gateway:
+      info:
+        name: store
+        state: {active: true}
+      upstream:
+        url: ${target}
+      server:
+        listenPath: {value: /store/, strip: true}
+`,
+  );
+  await applyManifest(
+    cp,
+    `apiVersion: svc.svc.io/v1alpha1
+kind: SvcOasApiDefinition
+metadata: {name: store, namespace: ${NS}}
+spec:
+  svcOAS:
+    configmapRef: {name: store-oas, keyName: oas.yaml}
+  customDomain:
+    enabled: true
+    name: ${HOST}
+    certificatesRef: [store-tls]
+`,
+  );
+  const st = await waitForStatus(cp, api, 'SecretNotFound', (s) => readyOf(s)?.reason === 'SecretNotFound');
+  assert.equal(readyOf(st)?.status, 'False');
+  assert.match(
+    readyOf(st)?.message ?? '',
+    /^spec\.customDomain\.certificatesRef\[0\]: Secret shop\/store-tls does not exist/,
+  );
+  assert.equal((await admin(gw, 'GET', `/svc/apis/${ID}`)).status, 404);
+});
+
+test("the Secret applied: Ready, served on the HTTPS port with the Secret's certificate to its domain", async () => {
+  await applyManifest(cp, tlsSecretManifest(NS, 'store-tls', served.first));
+  const st = await waitForStatus(cp, api, 'Ready', (s) => readyOf(s)?.status === 'True');
+  assert.deepEqual(st.certificates, [certId(served.first)]);
+  const held = (await admin(gw, 'GET', `/svc/apis/oas/${ID}`)).body as Record<
+    string,
+    { server?: { customDomain?: unknown } }
+  >;
+  assert.deepEqual(held['x-svc-api-gateway']?.server?.customDomain, {
+    enabled: true,
+    name: HOST,
+    certificates: [certId(served.first)],
+  });
+  await waitFor('the API served on the HTTPS port', async () => {
+    const res = await call().catch(() => undefined);
+    return res?.status === 200;
+  });
+  const res = await call();
+  assert.deepEqual(res.json, { upstream: 'store' });
+  assert.equal(res.serverFingerprint, served.first.fingerprint);
+  // Another name: the gateway's default certificate, and no API there.
+  const other = await call('other.shop.example');
+  assert.notEqual(other.serverFingerprint, served.first.fingerprint);
+  assert.equal(other.status, 404);
+  // Not on the gateway port, plain HTTP, where no certificate is served.
+  const plain = await fetch(`${gw.url}/store/`, { headers: { host: HOST } });
+  assert.equal(plain.status, 404);
+});
+
+test('the Secret rotated: the new certificate served, the old one deleted from the gateway', async () => {
+  await applyManifest(cp, tlsSecretManifest(NS, 'store-tls', served.rotated));
+  await waitForStatus(
+    cp,
+    api,
+    'the rotated certificate recorded',
+    (s) =>
+      readyOf(s)?.status === 'True' &&
+      JSON.stringify(s.certificates) === JSON.stringify([certId(served.rotated)]),
+  );
+  await waitFor(
+    'the rotated certificate served',
+    async () => (await call()).serverFingerprint === served.rotated.fingerprint,
+  );
+  assert.equal((await admin(gw, 'GET', `/svc/certs/${certId(served.first)}`)).status, 404);
+});
+
+test('the API deleted: its certificate deleted from the gateway', async () => {
+  await cp.kubectl(['delete', 'svcoasapidefinition', 'store', '-n', NS, '--wait=true']);
+  await waitFor(
+    'the certificate deleted',
+    async () => (await admin(gw, 'GET', `/svc/certs/${certId(served.rotated)}`)).status === 404,
+  );
+  assert.equal((await admin(gw, 'GET', `/svc/apis/oas/${ID}`)).status, 404);
+});
