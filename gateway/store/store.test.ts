@@ -283,6 +283,37 @@ describe('store (files) on disk', () => {
     );
   });
 
+  test('a list sees what another process wrote since the last list, among many unchanged files', async () => {
+    for (let i = 0; i < 300; i++) await store.put('policies', `p${String(i)}`, { n: i });
+    const other = await FilesStore.open(d, log);
+    try {
+      assert.equal((await store.list('policies')).length, 300);
+      // Another worker of the node (its own store on the same directory) replaces, adds, removes.
+      await other.put('policies', 'p7', { n: 'seven' });
+      await other.put('policies', 'new', { n: 'new' });
+      await other.delete('policies', 'p8');
+      // By hand, in place, at the same size.
+      const path = join(d, 'policies', 'p9.json');
+      writeFileSync(path, readFileSync(path, 'utf8').replace('9', '6'));
+      const listed = await store.list('policies');
+      const value = (id: string): unknown => {
+        const e = listed.find((x) => x.id === id);
+        return e === undefined || 'problem' in e ? e : e.value;
+      };
+      assert.equal(listed.length, 300);
+      assert.deepEqual(
+        [value('p7'), value('new'), value('p8'), value('p9'), value('p10')],
+        [{ n: 'seven' }, { n: 'new' }, undefined, { n: 6 }, { n: 10 }],
+      );
+      // Each list hands out its own values: a caller changing one changes no other list's.
+      (value('p10') as { n: number }).n = -1;
+      const again = (await store.list('policies')).find((x) => x.id === 'p10');
+      assert.deepEqual(again !== undefined && 'value' in again ? again.value : again, { n: 10 });
+    } finally {
+      await other.close();
+    }
+  });
+
   test('file names: reserved characters encoded, over-long IDs refused', () => {
     assert.equal(fileNameOf('.hidden'), '%2Ehidden.json');
     assert.equal(fileNameOf('a/b'), 'a%2Fb.json');

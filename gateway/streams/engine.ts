@@ -81,6 +81,15 @@ function apiIdOf(streamId: string): string {
 }
 
 /** The streams of one gateway process. */
+/**
+ * Whether a stored document may have streams, from its text when the store kept it: without the
+ * key `x-svc-streaming` (nor a `\\u` escape that could spell it) it has none, and its value need
+ * not be parsed (the files store parses an unchanged document only when its value is read).
+ */
+function mayHaveStreams(e: { text?: string }): boolean {
+  return e.text === undefined || e.text.includes('x-svc-streaming') || e.text.includes('\\u');
+}
+
 export class StreamsEngine {
   readonly enabled: boolean;
   readonly binary: string;
@@ -227,7 +236,7 @@ export class StreamsEngine {
     const desired = new Map<string, { stream: PlannedStream; text: string }>();
     const byApi = new Map<string, ApiStreams>();
     for (const e of entries) {
-      if (!('value' in e) || !hasStreams(e.value)) continue;
+      if (!('value' in e) || !mayHaveStreams(e) || !hasStreams(e.value)) continue;
       if (!this.enabled) {
         problems.push({
           api_id: e.id,
