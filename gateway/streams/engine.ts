@@ -80,7 +80,6 @@ function apiIdOf(streamId: string): string {
   return streamId.slice(0, streamId.lastIndexOf('.'));
 }
 
-/** The streams of one gateway process. */
 /**
  * Whether a stored document may have streams, from its text when the store kept it: without the
  * key `x-svc-streaming` (nor a `\\u` escape that could spell it) it has none, and its value need
@@ -90,6 +89,7 @@ function mayHaveStreams(e: { text?: string }): boolean {
   return e.text === undefined || e.text.includes('x-svc-streaming') || e.text.includes('\\u');
 }
 
+/** The streams of one gateway process. */
 export class StreamsEngine {
   readonly enabled: boolean;
   readonly binary: string;
