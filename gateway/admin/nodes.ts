@@ -1,6 +1,7 @@
 /**
  * What the gateways serve (gateway/nodes/): `GET /svc/applied` is this process and the revision
- * of each API and policy it serves; `GET /svc/nodes` every gateway process sharing the store (the
+ * of each API and policy it serves, and the APIs its last reload left out with the reason
+ * (`left_out`: ID -> the problems, field by field); `GET /svc/nodes` every gateway process sharing the store (the
  * ones whose heartbeat is older than `node_timeout_ms` are dropped); `GET /svc/nodes/apis/{id}`
  * and `GET /svc/nodes/policies/{id}` the same, each with the revision of that API (`api`) or
  * policy (`policy`) it serves (none: it does not serve it).

@@ -68,6 +68,8 @@ export interface AdminDeps {
         node: NodeInfo;
         apis: Record<string, AppliedRevision>;
         policies: Record<string, AppliedRevision>;
+        /** The APIs stored but left out of the routes by the last reload, with the reason. */
+        left_out: Record<string, string>;
       })
     | undefined;
   /**

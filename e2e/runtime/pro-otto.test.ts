@@ -1,0 +1,169 @@
+/**
+ * Otto (TykJS) middleware written through the dashboard, with real processes: a dashboard
+ * (SQLite) and a gateway in mode pro with `enable_jsvm` and a `plugin_dir`. The dashboard checks
+ * what every part checks (the shared rules: the driver, the hooks it runs, a `.js` path) and
+ * refuses the rest with 400 naming the field, as the gateway's own API does; the middleware file
+ * itself is on the gateway's disk, under its `plugin_dir`, which the dashboard does not have (and
+ * gateways of one organisation may each have their own), so the gateway checks it when it loads
+ * the API: an API whose file is there is served with its middleware, one whose file is missing
+ * is left out (404) while the others serve, logged as an error naming the field and the file,
+ * and listed with that reason in the gateway's `GET /svc/applied` (`left_out`); once the file is
+ * there, the next reload serves it.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import {
+  createTenant,
+  dashboardCall,
+  startDashboardProc,
+  type DashboardProc,
+  type DashboardTenant,
+} from '../harness/dashboard.ts';
+import {
+  httpRequest,
+  startEchoUpstream,
+  startGateway,
+  waitFor,
+  type GatewayProc,
+} from '../harness/processes.ts';
+
+const NODE_SECRET = 'e2e-node-secret-otto-0123456789';
+const GW_SECRET = 'pro-otto-gateway-secret';
+const dir = mkdtempSync(join(tmpdir(), 'svc-pro-otto-'));
+const pluginDir = join(dir, 'plugins');
+let dashboard: DashboardProc;
+let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+let a: DashboardTenant;
+let gateway: GatewayProc;
+
+const TAG = `var tagRequest = new TykJS.TykMiddleware.NewMiddleware({});
+tagRequest.NewProcessRequest(function (request, session, spec) {
+  request.SetHeaders["X-Otto-Tag"] = "from-" + spec.APIID;
+  return tagRequest.ReturnData(request, {});
+});
+`;
+
+/** A keyless classic API with one otto `pre` hook, as the dashboard takes it. */
+const ottoApi = (id: string, hook: Record<string, unknown>, stage = 'pre'): Record<string, unknown> => ({
+  api_definition: {
+    api_id: id,
+    name: id,
+    use_keyless: true,
+    proxy: { listen_path: `/${id}/`, target_url: upstream.url, strip_listen_path: true },
+    custom_middleware: { driver: 'otto', [stage]: stage === 'auth_check' ? hook : [hook] },
+  },
+});
+
+async function get(path: string): Promise<{ status: number; body: string }> {
+  try {
+    return await httpRequest(gateway.url + path);
+  } catch {
+    return { status: 0, body: '' };
+  }
+}
+
+before(async () => {
+  mkdirSync(join(pluginDir, 'middleware'), { recursive: true });
+  writeFileSync(join(pluginDir, 'middleware', 'tag.js'), TAG);
+  upstream = await startEchoUpstream();
+  dashboard = await startDashboardProc({
+    name: 'dashboard',
+    logDir: dir,
+    dataDir: join(dir, 'dashboard'),
+    args: ['--node-secret', NODE_SECRET],
+  });
+  a = await createTenant(dashboard.url, 'pro-otto');
+  for (const [id, file] of [
+    ['tagged', 'tag.js'],
+    ['later', 'later.js'],
+  ] as const) {
+    const r = await dashboardCall(dashboard.url, 'POST', '/api/apis', {
+      auth: a.system.key,
+      body: ottoApi(id, { name: 'tagRequest', path: `middleware/${file}` }),
+    });
+    assert.equal(r.status, 200, `${id}: ${r.text}`);
+  }
+  gateway = await startGateway({
+    name: 'gw-otto',
+    secret: GW_SECRET,
+    dataDir: join(dir, 'gw'),
+    logDir: dir,
+    env: {
+      SVC_GW_DASHBOARD_URL: dashboard.url,
+      SVC_GW_NODE_SECRET: NODE_SECRET,
+      SVC_GW_DASHBOARD_ORGS: a.org,
+      SVC_GW_DASHBOARD_POLL_INTERVAL_MS: '300',
+      SVC_GW_PLUGIN_DIR: pluginDir,
+      SVC_GW_ENABLE_JSVM: 'true',
+    },
+  });
+});
+
+after(async () => {
+  await gateway.stop();
+  await dashboard.stop();
+  await upstream.close();
+});
+
+test('the dashboard refuses what the shared rules refuse, naming the field', async () => {
+  const cases: [Record<string, unknown>, RegExp][] = [
+    [
+      ottoApi('r-auth', { name: 'tagRequest', path: 'middleware/tag.js' }, 'auth_check'),
+      /custom_middleware\.auth_check: .*otto \(TykJS\) auth_check hook is not run by this gateway/,
+    ],
+    [
+      ottoApi('r-ts', { name: 'tagRequest', path: 'middleware/tag.ts' }),
+      /custom_middleware\.pre\[0\]\.path: .*an otto \(TykJS\) middleware is a \.js file/,
+    ],
+  ];
+  for (const [body, message] of cases) {
+    const r = await dashboardCall(dashboard.url, 'POST', '/api/apis', { auth: a.system.key, body });
+    assert.equal(r.status, 400, r.text);
+    assert.match(r.text, message);
+  }
+});
+
+test('an API whose file is under the gateway plugin_dir: served with its middleware', async () => {
+  await waitFor('the tagged API served', async () => (await get('/tagged/x')).status === 200);
+  const echoed = JSON.parse((await get('/tagged/x')).body) as { headers: Record<string, string> };
+  assert.equal(echoed.headers['x-otto-tag'], 'from-tagged');
+});
+
+test('an API whose file the gateway does not have: left out, logged and listed with the reason', async () => {
+  assert.equal((await get('/later/x')).status, 404);
+  const applied = await httpRequest(`${gateway.url}/svc/applied`, {
+    headers: { 'x-svc-authorization': GW_SECRET },
+  });
+  assert.equal(applied.status, 200, applied.body);
+  const body = JSON.parse(applied.body) as {
+    apis: Record<string, unknown>;
+    left_out: Record<string, string>;
+  };
+  assert.ok(body.apis.tagged, 'the other API is served');
+  assert.equal(body.apis.later, undefined);
+  assert.match(
+    body.left_out.later ?? '',
+    /^custom_middleware\.pre\[0\]\.path: middleware\/later\.js can't be read in plugin_dir/,
+  );
+  assert.match(
+    gateway.log(),
+    /apis left out of the routes.*middleware\/later\.js can't be read in plugin_dir/,
+  );
+});
+
+test('the file put under plugin_dir: the next change the dashboard announces serves it', async () => {
+  writeFileSync(join(pluginDir, 'middleware', 'later.js'), TAG);
+  // A change the dashboard announces makes the gateway reload (here, the API's name).
+  const body = ottoApi('later', { name: 'tagRequest', path: 'middleware/later.js' });
+  (body.api_definition as Record<string, unknown>).name = 'later, its file there';
+  const r = await dashboardCall(dashboard.url, 'PUT', '/api/apis/later', { auth: a.system.key, body });
+  assert.equal(r.status, 200, r.text);
+  await waitFor('the later API served', async () => (await get('/later/x')).status === 200);
+  const applied = await httpRequest(`${gateway.url}/svc/applied`, {
+    headers: { 'x-svc-authorization': GW_SECRET },
+  });
+  assert.deepEqual((JSON.parse(applied.body) as { left_out: unknown }).left_out, {});
+});
