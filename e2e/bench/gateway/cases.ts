@@ -302,7 +302,7 @@ export async function addCases(ports: Ports, dir: string, server: Made['server']
 }
 
 /** The protected case on the second gateway (Redis store): its API and key, then a reload. */
-export async function addProtected(ports: Ports): Promise<void> {
+export async function addProtected(ports: Pick<Ports, 'protected' | 'upstream'>): Promise<void> {
   const protectedPort = ports.protected;
   const upstream = ports.upstream;
   const protectedApi = {
@@ -371,6 +371,11 @@ export async function redisCommandsPerRequest(ports: Ports): Promise<number> {
   return (commands() - before - 1) / COUNTED_REQUESTS;
 }
 
+/** The protected case's load on a gateway at `port` (analytics.ts loads it on a third one). */
+export function protectedLoad(port: number): Load {
+  return { url: `http://127.0.0.1:${port}/protected/`, headers: { Authorization: PROTECTED_TOKEN } };
+}
+
 /** What each case loads (nginx, the Node floor and the byte pump as cases too). */
 export type Loads = Record<
   | 'nginx'
@@ -398,10 +403,7 @@ export function loadsOf(ports: Ports, made: Made): Loads {
     nginx: { url: `http://127.0.0.1:${nginxPort}/` },
     gw: { url: `http://127.0.0.1:${gatewayPort}/` },
     token: { url: `http://127.0.0.1:${gatewayPort}/token/`, headers: { Authorization: TOKEN } },
-    protected: {
-      url: `http://127.0.0.1:${protectedPort}/protected/`,
-      headers: { Authorization: PROTECTED_TOKEN },
-    },
+    protected: protectedLoad(protectedPort),
     floor: { url: `http://127.0.0.1:${floorPort}/` },
     pump: { url: `http://127.0.0.1:${pumpPort}/` },
     jwt: { url: `http://127.0.0.1:${gatewayPort}/jwt/`, headers: { Authorization: `Bearer ${jwtToken}` } },

@@ -21,6 +21,7 @@ import {
 } from './drivers.ts';
 import { versionOf } from './processes.ts';
 import type { TcpResult } from './tcp.ts';
+import { analyticsLines, type AnalyticsOutcomes } from './analytics.ts';
 
 /** 1-minute load average before the run: other work on the machine skews every figure. */
 export function loadAverage(): string {
@@ -54,6 +55,9 @@ export function writeReport(f: {
   tokenHalf: Half;
   protectedRun: Result;
   protectedHalf: Half;
+  /** The protected case with analytics on (analytics.ts), and its records' outcomes. */
+  protectedAnalytics: Result;
+  analyticsOutcomes: AnalyticsOutcomes;
   redisPerRequest: number;
   /** Redis commands and script calls per request while the protected case is saturated. */
   redisLoaded: { commandsPerRequest: number; scriptsPerRequest: number };
@@ -111,6 +115,10 @@ X-Forwarded-* headers set.
   requests one after the other, \`INFO stats\` before and after). Saturated (${CONNECTIONS}
   connections, ${DURATION_S} s): ${f.redisLoaded.scriptsPerRequest.toFixed(3)} script calls (round
   trips) and ${f.redisLoaded.commandsPerRequest.toFixed(2)} Redis commands per request.
+- **protected with analytics on**: the protected case's API and key on a third gateway on the
+  same Redis, sending a record of every request (sample rate 1) to a real dashboard (SQLite,
+  \`--analytics-dashboard-url\`, batches every 2 s), measured interleaved with the protected case
+  (analytics off) in the same run (e2e/bench/gateway/analytics.ts).
 - **JWT**: an API with \`enable_jwt\` and \`jwt_signing_method: rsa\`, its \`jwt_source\` the
   base64 of a PEM public key (RSA 2048) and a default policy; every request carries the same
   RS256 token (\`Authorization: Bearer\`), so the key is warm (parsed once, at load) and the
@@ -153,6 +161,7 @@ ${row('svc gateway, endpoint-feature mix (version by header, white list, header 
 ${row('svc gateway, cache hit (cache_all_safe_requests, memory store)', f.cache)}
 ${row('svc gateway, token (one key, Authorization header)', f.token)}
 ${row('svc gateway, protected (token + rate limit + quota, Redis store)', f.protectedRun)}
+${row('svc gateway, protected with analytics on (records to a dashboard)', f.protectedAnalytics)}
 ${row('svc gateway, JWT (RS256, one warm key, Authorization header)', f.jwt)}
 ${row('svc gateway, token, plain HTTP (tools/loadgen)', f.tokenLoadgen)}
 ${row('svc gateway, token over HTTPS (tools/loadgen)', f.tokenTls)}
@@ -166,6 +175,8 @@ JWT / token: ${fmt(jwtRatio)}; mTLS / token (plain HTTP, wrk): ${fmt(mtlsRatio)}
 HTTPS (same listener, same tool): ${fmt(mtlsTlsRatio)}; token, tools/loadgen / wrk (plain HTTP):
 ${fmt(f.tokenLoadgen.rps / f.token.rps)}; token over HTTPS / plain HTTP (tools/loadgen):
 ${fmt(f.tokenTls.rps / f.tokenLoadgen.rps)}.
+
+${analyticsLines(f.protectedRun, f.protectedAnalytics, f.analyticsOutcomes)}
 
 At half of its own saturation rate (wrk paced with a 2 ms delay between requests; tools/loadgen
 paced at the rate, ${CONNECTIONS} connections):

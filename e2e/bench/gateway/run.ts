@@ -43,6 +43,7 @@ import { ensureTools, startNginx } from './nginx.ts';
 import { start, stopAll } from './processes.ts';
 import { loadAverage, writeReport } from './report.ts';
 import { addTcpCase, tcpRuns } from './tcp.ts';
+import { settledOutcomes, startAnalyticsCase } from './analytics.ts';
 
 async function main(): Promise<void> {
   const loadBefore = loadAverage();
@@ -107,6 +108,8 @@ async function main(): Promise<void> {
     );
     await addProtected(ports);
     const redisPerRequest = await redisCommandsPerRequest(ports);
+    // The protected case again with analytics on: a third gateway on the same Redis.
+    const analytics = await startAnalyticsCase(redisPort, dir);
     start(process.execPath, node('byte-pump.ts', ports.pump), 'byte pump');
     await waitFor('the byte pump', async () =>
       (await send({ port: ports.pump, path: '/' })).status === 200 ? true : undefined,
@@ -116,23 +119,52 @@ async function main(): Promise<void> {
     const callsBefore = upstreamCalls();
 
     console.log(
-      `bench: nginx, the gateway (keyless, endpoint-feature mix, cache hit, token, protected on Redis, JWT; token and mTLS over HTTPS with tools/loadgen), the Node floor and the byte pump, ${ROUNDS} x ${DURATION_S} s each, interleaved`,
+      `bench: nginx, the gateway (keyless, endpoint-feature mix, cache hit, token, protected on Redis with analytics off and on, JWT; token and mTLS over HTTPS with tools/loadgen), the Node floor and the byte pump, ${ROUNDS} x ${DURATION_S} s each, interleaved`,
     );
-    const [nginx, gw, mix, cache, token, protectedRun, floor, pump, jwt, tokenLoadgen, tokenTls, mtls] =
-      saturate([
-        loads.nginx,
-        loads.gw,
-        loads.mix,
-        loads.cache,
-        loads.token,
-        loads.protected,
-        loads.floor,
-        loads.pump,
-        loads.jwt,
-        loads.tokenLoadgen,
-        loads.tokenTls,
-        loads.mtls,
-      ]) as [Result, Result, Result, Result, Result, Result, Result, Result, Result, Result, Result, Result];
+    const [
+      nginx,
+      gw,
+      mix,
+      cache,
+      token,
+      protectedRun,
+      protectedAnalytics,
+      floor,
+      pump,
+      jwt,
+      tokenLoadgen,
+      tokenTls,
+      mtls,
+    ] = saturate([
+      loads.nginx,
+      loads.gw,
+      loads.mix,
+      loads.cache,
+      loads.token,
+      loads.protected,
+      analytics.load,
+      loads.floor,
+      loads.pump,
+      loads.jwt,
+      loads.tokenLoadgen,
+      loads.tokenTls,
+      loads.mtls,
+    ]) as [
+      Result,
+      Result,
+      Result,
+      Result,
+      Result,
+      Result,
+      Result,
+      Result,
+      Result,
+      Result,
+      Result,
+      Result,
+      Result,
+    ];
+    const analyticsOutcomes = await settledOutcomes(analytics);
     const cacheMisses = upstreamCalls() - callsBefore;
     if (cacheMisses > 0)
       console.warn(`bench: the cache API called its upstream ${cacheMisses} times under load`);
@@ -172,6 +204,8 @@ async function main(): Promise<void> {
         tokenHalf,
         protectedRun,
         protectedHalf,
+        protectedAnalytics,
+        analyticsOutcomes,
         redisPerRequest,
         redisLoaded,
         jwt,

@@ -1,0 +1,149 @@
+/**
+ * The protected case with traffic analytics on (issue 34 item 5): a third gateway on the protected
+ * case's Redis (the same API and key), sending a record of every request to a real dashboard
+ * (`--analytics-dashboard-url`, SQLite), measured interleaved with the protected case (analytics
+ * off) in the same run: the cost of analytics on the request path. After the runs, the gateway's
+ * `svc_gateway_analytics_records_total` says how many records went to the dashboard and how many
+ * were dropped (a full buffer, a batch the dashboard did not take), so the figure is not that of a
+ * gateway dropping its records.
+ *
+ * Run alone, `node e2e/bench/gateway/analytics.ts [--quick]` measures just this pair (nginx as the
+ * upstream, Redis, the two gateways, the dashboard) and prints the ratio; `make bench-gateway`
+ * (run.ts) measures it with the other cases and writes it to docs/benchmarks.md.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, waitFor } from '../../../lib/testing/wait.ts';
+import { send } from '../../../gateway/testing/client.ts';
+import { addProtected, protectedLoad, startGatewayProcess } from './cases.ts';
+import { ensureLoadgen, fmt, root, saturate, type Load, type Result } from './drivers.ts';
+import { ensureTools, startNginx } from './nginx.ts';
+import { start, stopAll } from './processes.ts';
+
+const NODE_SECRET = 'bench-node-secret-0123456789';
+const DASHBOARD_SECRET = 'bench-dashboard-admin-0123456789';
+
+/** Records of the analytics gateway by outcome (`svc_gateway_analytics_records_total`). */
+export interface AnalyticsOutcomes {
+  sent: number;
+  dropped: number;
+}
+
+/** The protected case with analytics on: what it loads, and its records' outcomes so far. */
+export interface AnalyticsCase {
+  load: Load;
+  outcomes(): Promise<AnalyticsOutcomes>;
+}
+
+/**
+ * Starts a dashboard and the analytics gateway on the protected case's Redis (`redisPort`), after
+ * `addProtected`: the gateway loads the protected API and key from Redis.
+ */
+export async function startAnalyticsCase(redisPort: number, dir: string): Promise<AnalyticsCase> {
+  const dashboardPort = await freePort();
+  const port = await freePort();
+  start(
+    process.execPath,
+    [
+      join(root, 'dashboard', 'main.ts'),
+      ...['--host', '127.0.0.1', '--port', String(dashboardPort), '--data-dir', join(dir, 'dashboard')],
+      ...['--admin-secret', DASHBOARD_SECRET, '--node-secret', NODE_SECRET, '--log-level', 'warn'],
+    ],
+    'dashboard',
+  );
+  await waitFor('the dashboard', async () =>
+    (await send({ port: dashboardPort, path: '/ready' })).status === 200 ? true : undefined,
+  );
+  await startGatewayProcess(
+    port,
+    [
+      ...['--store', `redis://127.0.0.1:${redisPort}`],
+      ...['--analytics-dashboard-url', `http://127.0.0.1:${dashboardPort}`, '--node-secret', NODE_SECRET],
+    ],
+    'gateway (redis, analytics on)',
+  );
+  const load = protectedLoad(port);
+  const r = await send({ port, path: new URL(load.url).pathname, headers: { ...load.headers } });
+  if (r.status !== 200) throw new Error(`the protected API with analytics answers ${r.status}: ${r.text}`);
+  return {
+    load,
+    outcomes: async () => {
+      const m = (await send({ port, path: '/metrics' })).text;
+      const n = (outcome: string): number => {
+        const re = new RegExp(`svc_gateway_analytics_records_total\\{outcome="${outcome}"\\} (\\d+)`);
+        return Number(re.exec(m)?.[1] ?? NaN);
+      };
+      return { sent: n('sent'), dropped: n('dropped_buffer_full') + n('dropped_send_failed') };
+    },
+  };
+}
+
+/** The records sent so far, once the gateway's buffer has gone out (its flush interval is 2 s). */
+export async function settledOutcomes(c: AnalyticsCase): Promise<AnalyticsOutcomes> {
+  let last = await c.outcomes();
+  await waitFor('the analytics buffer to go out', async () => {
+    await new Promise((r) => setTimeout(r, 2500));
+    const now = await c.outcomes();
+    const settled = now.sent === last.sent && now.dropped === last.dropped;
+    last = now;
+    return settled ? true : undefined;
+  });
+  return last;
+}
+
+/** The lines of the report for the pair. */
+export function analyticsLines(off: Result, on: Result, outcomes: AnalyticsOutcomes): string {
+  const ratio = on.rps / off.rps;
+  return `Analytics on / off (protected case, same run): ${fmt(ratio)} (target 0.9): **${ratio >= 0.9 ? 'met' : 'missed'}**;
+records sent to the dashboard ${fmt(outcomes.sent, 0)}, dropped ${fmt(outcomes.dropped, 0)}.`;
+}
+
+async function main(): Promise<void> {
+  ensureTools();
+  ensureLoadgen();
+  const dir = mkdtempSync(join(tmpdir(), 'svc-gw-bench-analytics-'));
+  try {
+    const ports = { upstream: await freePort(), redis: await freePort(), protected: await freePort() };
+    await startNginx(dir, { workers: 1, listen: ports.upstream });
+    start(
+      'redis-server',
+      ['--port', String(ports.redis), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      'redis',
+    );
+    await waitFor('redis', () => {
+      try {
+        return execFileSync('redis-cli', ['-p', String(ports.redis), 'ping'], { encoding: 'utf8' }).trim() ===
+          'PONG'
+          ? true
+          : undefined;
+      } catch {
+        return undefined;
+      }
+    });
+    await startGatewayProcess(
+      ports.protected,
+      ['--store', `redis://127.0.0.1:${ports.redis}`],
+      'gateway (redis)',
+    );
+    await addProtected(ports);
+    const analytics = await startAnalyticsCase(ports.redis, dir);
+    const off = protectedLoad(ports.protected);
+    console.log('bench: protected, analytics off and on, interleaved');
+    const [offRun, onRun] = saturate([off, analytics.load]) as [Result, Result];
+    const outcomes = await settledOutcomes(analytics);
+    console.log(
+      `| protected, analytics off | ${fmt(offRun.rps, 0)} | ${fmt(offRun.p50ms)} ms | ${fmt(offRun.p99ms)} ms |`,
+    );
+    console.log(
+      `| protected, analytics on | ${fmt(onRun.rps, 0)} | ${fmt(onRun.p50ms)} ms | ${fmt(onRun.p99ms)} ms |`,
+    );
+    console.log(analyticsLines(offRun, onRun, outcomes));
+  } finally {
+    await stopAll();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.main) await main();
