@@ -8,27 +8,13 @@
  * keeps answering and counts the records it dropped on `/metrics`.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { chromium } from 'playwright-core';
-import { startPostgres, type TestPostgres } from '../../dashboard/testing/postgres.ts';
-import {
-  createTenant,
-  dashboardCall,
-  startDashboardProc,
-  type DashboardProc,
-  type DashboardTenant,
-} from '../harness/dashboard.ts';
-import {
-  freePort,
-  httpRequest,
-  startEchoUpstream,
-  startGateway,
-  waitFor,
-  type GatewayProc,
-} from '../harness/processes.ts';
+import { dashboardCall, type DashboardTenant } from '../harness/dashboard.ts';
+import { startProWorld, type ProWorld } from '../harness/pro.ts';
+import { freePort, httpRequest, startGateway, waitFor, type GatewayProc } from '../harness/processes.ts';
 
 const NODE_SECRET = 'e2e-node-secret-0123456789';
 const CHROMIUM = '/usr/bin/chromium';
@@ -53,67 +39,48 @@ interface Traffic {
 
 for (const storage of ['sqlite', 'postgres'] as const) {
   describe(`analytics from pro gateways (${storage})`, () => {
-    const dir = mkdtempSync(join(tmpdir(), `svc-pro-analytics-${storage}-`));
-    let pg: TestPostgres | undefined;
-    let dashboard: DashboardProc;
-    let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+    let w: ProWorld;
     let a: DashboardTenant;
     let b: DashboardTenant;
     let keyAnalyst: string;
-    const gateways: GatewayProc[] = [];
 
     const startProGateway = async (name: string, env: Record<string, string> = {}): Promise<GatewayProc> => {
-      const g = await startGateway({
+      const g = await w.startGateway({
         name,
         secret: GW_SECRET,
-        dataDir: join(dir, name),
-        logDir: dir,
-        env: {
-          SVC_GW_DASHBOARD_URL: dashboard.url,
-          SVC_GW_NODE_SECRET: NODE_SECRET,
-          SVC_GW_DASHBOARD_ORGS: a.org,
-          SVC_GW_ANALYTICS_FLUSH_INTERVAL_MS: '200',
-          ...env,
-        },
+        org: a.org,
+        env: { SVC_GW_ANALYTICS_FLUSH_INTERVAL_MS: '200', ...env },
       });
-      gateways.push(g);
       await waitFor(`${name} /ready`, async () => (await httpRequest(`${g.url}/ready`)).status === 200);
       return g;
     };
 
     const traffic = async (key: string, query = ''): Promise<{ status: number; body: Traffic }> => {
-      const r = await dashboardCall(dashboard.url, 'GET', `/api/analytics/traffic${query}`, { auth: key });
+      const r = await dashboardCall(w.dashboard.url, 'GET', `/api/analytics/traffic${query}`, { auth: key });
       return { status: r.status, body: r.body as unknown as Traffic };
     };
 
     before(async () => {
-      upstream = await startEchoUpstream();
-      if (storage === 'postgres') pg = await startPostgres();
-      dashboard = await startDashboardProc({
-        name: `dashboard-${storage}`,
-        logDir: dir,
-        ...(pg === undefined
-          ? { dataDir: join(dir, 'dashboard') }
-          : { postgresUrl: await pg.createDatabase('analytics') }),
-        args: ['--node-secret', NODE_SECRET],
+      w = await startProWorld({
+        name: `analytics-${storage}`,
+        nodeSecret: NODE_SECRET,
+        storage,
+        dashboardName: `dashboard-${storage}`,
+        database: 'analytics',
       });
-      a = await createTenant(dashboard.url, 'an-a');
-      b = await createTenant(dashboard.url, 'an-b');
-      const call = async (t: DashboardTenant, method: string, path: string, body: unknown): Promise<void> => {
-        const r = await dashboardCall(dashboard.url, method, path, { auth: t.system.key, body });
-        assert.equal(r.status, 200, `${method} ${path}: ${r.text}`);
-      };
+      a = await w.tenant('an-a');
+      b = await w.tenant('an-b');
       const api = (name: string, keyless: boolean): Record<string, unknown> => ({
         api_definition: {
           api_id: name,
           name,
           use_keyless: keyless,
-          proxy: { listen_path: `/${name}/`, target_url: upstream.url, strip_listen_path: true },
+          proxy: { listen_path: `/${name}/`, target_url: w.upstream.url, strip_listen_path: true },
         },
       });
-      await call(a, 'POST', '/api/apis', api('open', true));
-      await call(a, 'POST', '/api/apis', api('keyed', false));
-      await call(a, 'POST', '/api/portal/policies', {
+      await w.write(a, 'POST', '/api/apis', api('open', true));
+      await w.write(a, 'POST', '/api/apis', api('keyed', false));
+      await w.write(a, 'POST', '/api/portal/policies', {
         id: 'three',
         name: 'three',
         state: 'active',
@@ -122,7 +89,7 @@ for (const storage of ['sqlite', 'postgres'] as const) {
         quota_max: -1,
         access_rights: { keyed: { api_id: 'keyed', api_name: 'keyed', versions: ['Default'] } },
       });
-      const analyst = await dashboardCall(dashboard.url, 'POST', '/admin/users', {
+      const analyst = await dashboardCall(w.dashboard.url, 'POST', '/admin/users', {
         admin: true,
         body: {
           org_id: a.org,
@@ -134,17 +101,12 @@ for (const storage of ['sqlite', 'postgres'] as const) {
       keyAnalyst = String((analyst.body.Meta as Record<string, unknown>).access_key);
     });
 
-    after(async () => {
-      for (const g of gateways) await g.stop();
-      await dashboard.stop();
-      await upstream.close();
-      await pg?.stop();
-    });
+    after(() => w.stop());
 
     test('records from two gateways are aggregated and answered per API, key, endpoint and reason', async () => {
       const g1 = await startProGateway(`gw-1-${storage}`);
       const g2 = await startProGateway(`gw-2-${storage}`);
-      const key = await dashboardCall(dashboard.url, 'POST', '/api/keys', {
+      const key = await dashboardCall(w.dashboard.url, 'POST', '/api/keys', {
         auth: a.system.key,
         body: { alias: 'partner', apply_policies: ['three'] },
       });
@@ -234,7 +196,7 @@ for (const storage of ['sqlite', 'postgres'] as const) {
           const outside: string[] = [];
           const problems: string[] = [];
           page.on('request', (r) => {
-            if (!r.url().startsWith(dashboard.url)) outside.push(r.url());
+            if (!r.url().startsWith(w.dashboard.url)) outside.push(r.url());
           });
           page.on('console', (m) => {
             // A refused resource is named by the response handler below.
@@ -246,7 +208,7 @@ for (const storage of ['sqlite', 'postgres'] as const) {
             if (r.status() >= 400 && !r.url().endsWith('/favicon.ico'))
               problems.push(`${r.status()} ${r.url()}`);
           });
-          await page.goto(`${dashboard.url}/ui/#analytics`);
+          await page.goto(`${w.dashboard.url}/ui/#analytics`);
           await page.fill('#key', keyAnalyst);
           await page.click('#sign-in button[type=submit]');
           // The requests chart is drawn (a canvas of uPlot) and its table holds the 11 requests.
@@ -295,15 +257,15 @@ for (const storage of ['sqlite', 'postgres'] as const) {
       const g = await startGateway({
         name: `gw-ce-${storage}`,
         secret: GW_SECRET,
-        dataDir: join(dir, `gw-ce-${storage}`),
-        logDir: dir,
+        dataDir: join(w.dir, `gw-ce-${storage}`),
+        logDir: w.dir,
         env: {
-          SVC_GW_ANALYTICS_DASHBOARD_URL: dashboard.url,
+          SVC_GW_ANALYTICS_DASHBOARD_URL: w.dashboard.url,
           SVC_GW_NODE_SECRET: NODE_SECRET,
           SVC_GW_ANALYTICS_FLUSH_INTERVAL_MS: '200',
         },
       });
-      gateways.push(g);
+      w.gateways.push(g);
       const put = await httpRequest(`${g.url}/svc/apis`, {
         method: 'POST',
         headers: { 'x-svc-authorization': GW_SECRET, 'content-type': 'application/json' },
@@ -312,7 +274,7 @@ for (const storage of ['sqlite', 'postgres'] as const) {
           name: 'local',
           org_id: a.org,
           use_keyless: true,
-          proxy: { listen_path: '/local/', target_url: upstream.url, strip_listen_path: true },
+          proxy: { listen_path: '/local/', target_url: w.upstream.url, strip_listen_path: true },
         }),
       });
       assert.equal(put.status, 200, put.body);
@@ -341,14 +303,14 @@ for (const storage of ['sqlite', 'postgres'] as const) {
       assert.equal(other.body.totals.requests, 0, 'another organisation sees none of it');
       const reader = await traffic(a.reader.key);
       assert.equal(reader.status, 403, 'read on every other resource is not enough');
-      const anonymous = await dashboardCall(dashboard.url, 'GET', '/api/analytics/traffic');
+      const anonymous = await dashboardCall(w.dashboard.url, 'GET', '/api/analytics/traffic');
       assert.equal(anonymous.status, 401);
-      const bad = await dashboardCall(dashboard.url, 'GET', '/api/analytics/traffic?resolution=day', {
+      const bad = await dashboardCall(w.dashboard.url, 'GET', '/api/analytics/traffic?resolution=day', {
         auth: keyAnalyst,
       });
       assert.equal(bad.status, 400);
       assert.match(bad.text, /resolution/);
-      const noSecret = await httpRequest(`${dashboard.url}/system/analytics`, {
+      const noSecret = await httpRequest(`${w.dashboard.url}/system/analytics`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ records: [] }),
@@ -360,8 +322,8 @@ for (const storage of ['sqlite', 'postgres'] as const) {
       const g = await startGateway({
         name: `gw-lost-${storage}`,
         secret: GW_SECRET,
-        dataDir: join(dir, `gw-lost-${storage}`),
-        logDir: dir,
+        dataDir: join(w.dir, `gw-lost-${storage}`),
+        logDir: w.dir,
         env: {
           // Nothing listens there.
           SVC_GW_ANALYTICS_DASHBOARD_URL: `http://127.0.0.1:${String(await freePort())}`,
@@ -369,7 +331,7 @@ for (const storage of ['sqlite', 'postgres'] as const) {
           SVC_GW_ANALYTICS_FLUSH_INTERVAL_MS: '100',
         },
       });
-      gateways.push(g);
+      w.gateways.push(g);
       const put = await httpRequest(`${g.url}/svc/apis`, {
         method: 'POST',
         headers: { 'x-svc-authorization': GW_SECRET, 'content-type': 'application/json' },
@@ -378,7 +340,7 @@ for (const storage of ['sqlite', 'postgres'] as const) {
           name: 'lost',
           org_id: a.org,
           use_keyless: true,
-          proxy: { listen_path: '/lost/', target_url: upstream.url, strip_listen_path: true },
+          proxy: { listen_path: '/lost/', target_url: w.upstream.url, strip_listen_path: true },
         }),
       });
       assert.equal(put.status, 200, put.body);

@@ -6,29 +6,20 @@
  * (upstream mutual TLS).
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync, mkdtempSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TLSSocket } from 'node:tls';
 import { after, before, test } from 'node:test';
 import { selfSignedCert } from '../../gateway/testing/certs.ts';
 import { makeCert, type MadeCert } from '../../gateway/testing/client-certs.ts';
-import {
-  createTenant,
-  dashboardCall,
-  startDashboardProc,
-  type DashboardProc,
-  type DashboardTenant,
-} from '../harness/dashboard.ts';
-import { httpRequest, startGateway, waitFor, type GatewayProc } from '../harness/processes.ts';
+import { dashboardCall, type DashboardTenant } from '../harness/dashboard.ts';
+import { startProWorld, type ProWorld } from '../harness/pro.ts';
+import { httpRequest, waitFor } from '../harness/processes.ts';
 
 const NODE_SECRET = 'e2e-node-secret-certs-0123456789';
-const dir = mkdtempSync(join(tmpdir(), 'svc-pro-certs-'));
-const dbData = join(dir, 'dashboard');
-let dashboard: DashboardProc;
-let gateway: GatewayProc | undefined;
+let w: ProWorld;
 let upstream: Server;
 let target = '';
 let a: DashboardTenant;
@@ -62,25 +53,19 @@ before(async () => {
   );
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   target = `https://127.0.0.1:${String((upstream.address() as AddressInfo).port)}`;
-  dashboard = await startDashboardProc({
-    name: 'dashboard-certs',
-    logDir: dir,
-    dataDir: dbData,
-    args: ['--node-secret', NODE_SECRET],
-  });
-  a = await createTenant(dashboard.url, 'certs-a');
+  w = await startProWorld({ name: 'certs', nodeSecret: NODE_SECRET, dashboardName: 'dashboard-certs' });
+  a = await w.tenant('certs-a');
   certId = `${a.org}${client.fingerprint}`;
 });
 
 after(async () => {
-  await gateway?.stop();
-  await dashboard.stop();
+  await w.stop();
   upstream.closeAllConnections();
   upstream.close();
 });
 
 test('dashboard: a certificate with its private key is stored; users never read the key back', async () => {
-  const add = await dashboardCall(dashboard.url, 'POST', '/api/certs', {
+  const add = await dashboardCall(w.dashboard.url, 'POST', '/api/certs', {
     auth: a.system.key,
     body: client.cert + client.key,
     contentType: 'application/x-pem-file',
@@ -92,19 +77,19 @@ test('dashboard: a certificate with its private key is stored; users never read 
     ['system', a.system.key],
     ['reader', a.reader.key],
   ] as const) {
-    const got = await dashboardCall(dashboard.url, 'GET', `/api/certs/${certId}`, { auth: key });
+    const got = await dashboardCall(w.dashboard.url, 'GET', `/api/certs/${certId}`, { auth: key });
     assert.equal(got.status, 200, `${who}: ${got.text}`);
     assert.equal(got.body.has_private_key, true, got.text);
     assert.equal(got.body.private_key, undefined, got.text);
     assert.ok(!got.text.includes('PRIVATE KEY'), got.text);
     for (const l of lines) assert.ok(!got.text.includes(l), `${who}: key material in the details`);
-    const list = await dashboardCall(dashboard.url, 'GET', '/api/certs', { auth: key });
+    const list = await dashboardCall(w.dashboard.url, 'GET', '/api/certs', { auth: key });
     assert.equal(list.status, 200, list.text);
     assert.deepEqual(list.body.certs, [certId]);
   }
   // A key that is not the certificate's is refused, without quoting it.
   const other = await makeCert('other');
-  const wrong = await dashboardCall(dashboard.url, 'POST', '/api/certs', {
+  const wrong = await dashboardCall(w.dashboard.url, 'POST', '/api/certs', {
     auth: a.system.key,
     body: client.cert + other.key,
     contentType: 'application/x-pem-file',
@@ -112,10 +97,10 @@ test('dashboard: a certificate with its private key is stored; users never read 
   assert.equal(wrong.status, 400, wrong.text);
   assert.match(wrong.text, /does not match the certificate/);
   // Users can't reach the nodes' channel.
-  const sys = await dashboardCall(dashboard.url, 'GET', `/system/certs/${certId}`, { auth: a.system.key });
+  const sys = await dashboardCall(w.dashboard.url, 'GET', `/system/certs/${certId}`, { auth: a.system.key });
   assert.equal(sys.status, 401, sys.text);
   // Through the node channel the key is sealed under the node secret, never in clear.
-  const node = await httpRequest(`${dashboard.url}/system/certs/${certId}`, {
+  const node = await httpRequest(`${w.dashboard.url}/system/certs/${certId}`, {
     headers: { 'x-svc-node-secret': NODE_SECRET },
   });
   assert.equal(node.status, 200, node.body);
@@ -124,7 +109,7 @@ test('dashboard: a certificate with its private key is stored; users never read 
 });
 
 test('pro gateway: gets the certificate and its key from the dashboard and presents it upstream', async () => {
-  const api = await dashboardCall(dashboard.url, 'POST', '/api/apis', {
+  const api = await dashboardCall(w.dashboard.url, 'POST', '/api/apis', {
     auth: a.system.key,
     body: {
       api_definition: {
@@ -143,19 +128,13 @@ test('pro gateway: gets the certificate and its key from the dashboard and prese
     },
   });
   assert.equal(api.status, 200, api.text);
-  gateway = await startGateway({
+  const g = await w.startGateway({
     name: 'gw-certs',
     secret: 'pro-gateway-certs-secret',
-    dataDir: join(dir, 'gw'),
-    logDir: dir,
-    env: {
-      SVC_GW_DASHBOARD_URL: dashboard.url,
-      SVC_GW_NODE_SECRET: NODE_SECRET,
-      SVC_GW_DASHBOARD_ORGS: a.org,
-      SVC_GW_DASHBOARD_POLL_INTERVAL_MS: '300',
-    },
+    org: a.org,
+    dataDir: join(w.dir, 'gw'),
+    pollMs: 300,
   });
-  const g = gateway;
   let last = { status: 0, body: '' };
   await waitFor(
     `/mtls/ through the upstream that requires the client certificate (last ${last.status})`,
@@ -168,7 +147,10 @@ test('pro gateway: gets the certificate and its key from the dashboard and prese
   assert.match((JSON.parse(last.body) as { client: string }).client, /CN=pro-gateway-client/, last.body);
   // The key in clear is nowhere: not in the dashboard's database, not in either log.
   const lines = keyLines(client.key);
-  const places = [...filesUnder(dbData), ...filesUnder(dir).filter((f) => f.path.endsWith('.log'))];
+  const places = [
+    ...filesUnder(w.dashboardData),
+    ...filesUnder(w.dir).filter((f) => f.path.endsWith('.log')),
+  ];
   assert.ok(places.length > 1, places.map((p) => p.path).join(', '));
   for (const f of places)
     for (const l of lines) assert.ok(!f.text.includes(l), `key material in clear in ${f.path}`);

@@ -7,62 +7,22 @@
  * the dashboard is back.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { oasDocument } from '../../schemas/testing.ts';
-import {
-  createTenant,
-  dashboardCall,
-  startDashboardProc,
-  type DashboardProc,
-  type DashboardTenant,
-} from '../harness/dashboard.ts';
-import {
-  freePort,
-  httpRequest,
-  startEchoUpstream,
-  startGateway,
-  waitFor,
-  type GatewayProc,
-} from '../harness/processes.ts';
+import { dashboardCall, type DashboardTenant } from '../harness/dashboard.ts';
+import { startProWorld, type ProWorld } from '../harness/pro.ts';
+import { httpRequest, waitFor, type GatewayProc } from '../harness/processes.ts';
 
 const NODE_SECRET = 'e2e-node-secret-0123456789';
 const GW_SECRET = 'pro-gateway-secret';
-const dir = mkdtempSync(join(tmpdir(), 'svc-pro-gw-'));
-const dbData = join(dir, 'dashboard');
-let dbPort = 0;
-let dashboard: DashboardProc;
-let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+let w: ProWorld;
 let a: DashboardTenant;
 let b: DashboardTenant;
-const gateways: GatewayProc[] = [];
-
-async function startDb(): Promise<DashboardProc> {
-  return startDashboardProc({
-    name: 'dashboard',
-    logDir: dir,
-    dataDir: dbData,
-    port: dbPort,
-    args: ['--node-secret', NODE_SECRET],
-  });
-}
 
 async function startProGateway(name: string, dataDir: string, wait = true): Promise<GatewayProc> {
-  const g = await startGateway({
-    name,
-    secret: GW_SECRET,
-    dataDir,
-    logDir: dir,
-    env: {
-      SVC_GW_DASHBOARD_URL: `http://127.0.0.1:${dbPort}`,
-      SVC_GW_NODE_SECRET: NODE_SECRET,
-      SVC_GW_DASHBOARD_ORGS: a.org,
-      SVC_GW_DASHBOARD_POLL_INTERVAL_MS: '300',
-    },
-  });
-  gateways.push(g);
+  const g = await w.startGateway({ name, secret: GW_SECRET, org: a.org, dataDir, pollMs: 300 });
   if (wait) await waitStatus(g, '/classic/', 200);
   return g;
 }
@@ -97,30 +57,30 @@ const classic = (name: string, extra: Record<string, unknown> = {}): Record<stri
     api_id: name,
     name,
     use_keyless: true,
-    proxy: { listen_path: `/${name}/`, target_url: upstream.url, strip_listen_path: true },
+    proxy: { listen_path: `/${name}/`, target_url: w.upstream.url, strip_listen_path: true },
     ...extra,
   },
 });
 
 before(async () => {
-  upstream = await startEchoUpstream();
-  dbPort = await freePort();
-  dashboard = await startDb();
-  a = await createTenant(dashboard.url, 'pro-a');
-  b = await createTenant(dashboard.url, 'pro-b');
-  const call = async (t: DashboardTenant, method: string, path: string, body: unknown): Promise<void> => {
-    const r = await dashboardCall(dashboard.url, method, path, { auth: t.system.key, body });
-    assert.equal(r.status, 200, `${method} ${path}: ${r.text}`);
-  };
-  await call(a, 'POST', '/api/apis', classic('classic'));
-  await call(a, 'POST', '/api/apis', classic('keyed', { use_keyless: false }));
-  await call(
+  w = await startProWorld({ name: 'gw', nodeSecret: NODE_SECRET });
+  a = await w.tenant('pro-a');
+  b = await w.tenant('pro-b');
+  await w.write(a, 'POST', '/api/apis', classic('classic'));
+  await w.write(a, 'POST', '/api/apis', classic('keyed', { use_keyless: false }));
+  await w.write(
     a,
     'POST',
     '/api/apis/oas',
-    oasDocument({ id: 'petstore', name: 'petstore', listenPath: '/oas/', target: upstream.url, strip: true }),
+    oasDocument({
+      id: 'petstore',
+      name: 'petstore',
+      listenPath: '/oas/',
+      target: w.upstream.url,
+      strip: true,
+    }),
   );
-  await call(a, 'POST', '/api/portal/policies', {
+  await w.write(a, 'POST', '/api/portal/policies', {
     id: 'pol',
     name: 'pol',
     state: 'active',
@@ -129,22 +89,18 @@ before(async () => {
     quota_max: -1,
     access_rights: { keyed: { api_id: 'keyed', api_name: 'keyed', versions: ['Default'] } },
   });
-  await call(b, 'POST', '/api/apis', classic('other'));
+  await w.write(b, 'POST', '/api/apis', classic('other'));
 });
 
-after(async () => {
-  for (const g of gateways) await g.stop();
-  await dashboard.stop();
-  await upstream.close();
-});
+after(() => w.stop());
 
 test('pro gateway: node secret checked, node registered', async () => {
-  const bad = await httpRequest(`${dashboard.url}/system/config`, {
+  const bad = await httpRequest(`${w.dashboard.url}/system/config`, {
     headers: { 'x-svc-node-secret': 'nope' },
   });
   assert.equal(bad.status, 401);
-  const g = await startProGateway('gw-1', join(dir, 'gw-1'));
-  const nodes = await dashboardCall(dashboard.url, 'GET', '/admin/nodes', { admin: true });
+  const g = await startProGateway('gw-1', join(w.dir, 'gw-1'));
+  const nodes = await dashboardCall(w.dashboard.url, 'GET', '/admin/nodes', { admin: true });
   assert.equal(nodes.status, 200);
   const list = nodes.body.nodes as { orgs: string[] }[];
   assert.ok(
@@ -155,9 +111,9 @@ test('pro gateway: node secret checked, node registered', async () => {
 });
 
 test("pro gateway: /api/nodes names the gateways connected for the caller's organisation; one that stops leaves the list", async () => {
-  const g = gateways[0] ?? (await startProGateway('gw-1', join(dir, 'gw-1')));
+  const g = w.gateways[0] ?? (await startProGateway('gw-1', join(w.dir, 'gw-1')));
   const serving = async (t: DashboardTenant): Promise<{ hostname: string }[]> => {
-    const r = await dashboardCall(dashboard.url, 'GET', '/api/nodes', { auth: t.reader.key });
+    const r = await dashboardCall(w.dashboard.url, 'GET', '/api/nodes', { auth: t.reader.key });
     assert.equal(r.status, 200, r.text);
     assert.equal(r.body.org, t.org);
     return r.body.nodes as { hostname: string }[];
@@ -168,22 +124,22 @@ test("pro gateway: /api/nodes names the gateways connected for the caller's orga
     [hostname()],
   );
   assert.deepEqual(await serving(b), [], 'no gateway loads the other organisation');
-  const extra = await startProGateway('gw-extra', join(dir, 'gw-extra'));
+  const extra = await startProGateway('gw-extra', join(w.dir, 'gw-extra'));
   await waitFor('two gateways connected', async () => (await serving(a)).length === 2);
   await extra.stop();
-  gateways.splice(gateways.indexOf(extra), 1);
+  w.gateways.splice(w.gateways.indexOf(extra), 1);
   await waitFor('the stopped gateway gone from the list', async () => (await serving(a)).length === 1);
-  const anonymous = await dashboardCall(dashboard.url, 'GET', '/api/nodes', {});
+  const anonymous = await dashboardCall(w.dashboard.url, 'GET', '/api/nodes', {});
   assert.equal(anonymous.status, 401);
 });
 
 test('pro gateway: serves its organisation only, classic and OAS; policies apply to keys from the dashboard', async () => {
-  const g = gateways[0] ?? (await startProGateway('gw-1', join(dir, 'gw-1')));
+  const g = w.gateways[0] ?? (await startProGateway('gw-1', join(w.dir, 'gw-1')));
   assert.equal(await get(g, '/classic/x'), 200);
   assert.equal(await get(g, '/oas/x'), 200);
   assert.equal(await get(g, '/other/x'), 404, "another organisation's API is not served");
   assert.equal(await get(g, '/keyed/x'), 401);
-  const key = await dashboardCall(dashboard.url, 'POST', '/api/keys', {
+  const key = await dashboardCall(w.dashboard.url, 'POST', '/api/keys', {
     auth: a.system.key,
     body: { apply_policies: ['pol'] },
   });
@@ -191,7 +147,7 @@ test('pro gateway: serves its organisation only, classic and OAS; policies apply
   const raw = String(key.body.key_id);
   await waitStatus(g, '/keyed/x', 200, { authorization: raw });
   // Deleted in the dashboard: the notification makes the gateway forget it.
-  const del = await dashboardCall(dashboard.url, 'DELETE', `/api/keys/${raw}`, { auth: a.system.key });
+  const del = await dashboardCall(w.dashboard.url, 'DELETE', `/api/keys/${raw}`, { auth: a.system.key });
   assert.equal(del.status, 200, del.text);
   await waitFor('the deleted key to be refused', async () => {
     const s = await get(g, '/keyed/x', { authorization: raw });
@@ -200,7 +156,7 @@ test('pro gateway: serves its organisation only, classic and OAS; policies apply
 });
 
 test('pro gateway: its own API writes are refused, naming mode pro', async () => {
-  const g = gateways[0] ?? (await startProGateway('gw-1', join(dir, 'gw-1')));
+  const g = w.gateways[0] ?? (await startProGateway('gw-1', join(w.dir, 'gw-1')));
   const r = await httpRequest(`${g.url}/svc/apis`, {
     method: 'POST',
     headers: { 'x-svc-authorization': GW_SECRET, 'content-type': 'application/json' },
@@ -211,32 +167,32 @@ test('pro gateway: its own API writes are refused, naming mode pro', async () =>
 });
 
 test('pro gateway: a change in the dashboard is served without polling delay', async () => {
-  const g = gateways[0] ?? (await startProGateway('gw-1', join(dir, 'gw-1')));
-  const r = await dashboardCall(dashboard.url, 'POST', '/api/apis', {
+  const g = w.gateways[0] ?? (await startProGateway('gw-1', join(w.dir, 'gw-1')));
+  const r = await dashboardCall(w.dashboard.url, 'POST', '/api/apis', {
     auth: a.system.key,
     body: classic('added'),
   });
   assert.equal(r.status, 200, r.text);
   await waitStatus(g, '/added/x', 200);
   assert.match(g.log(), /dashboard notifications open/);
-  const d = await dashboardCall(dashboard.url, 'DELETE', '/api/apis/added', { auth: a.system.key });
+  const d = await dashboardCall(w.dashboard.url, 'DELETE', '/api/apis/added', { auth: a.system.key });
   assert.equal(d.status, 200, d.text);
   await waitStatus(g, '/added/x', 404);
 });
 
 test('pro gateway: dashboard down, the gateway serves; restarted from its snapshot; picks up changes when back', async () => {
-  const g = gateways[0] ?? (await startProGateway('gw-1', join(dir, 'gw-1')));
-  await dashboard.stop();
+  const g = w.gateways[0] ?? (await startProGateway('gw-1', join(w.dir, 'gw-1')));
+  await w.dashboard.stop();
   assert.equal(await get(g, '/classic/x'), 200);
   assert.equal(await get(g, '/oas/x'), 200);
   // A gateway restarted while the dashboard is unreachable serves its last snapshot.
   await g.stop();
-  gateways.shift();
-  const g2 = await startProGateway('gw-2', join(dir, 'gw-1'));
+  w.gateways.shift();
+  const g2 = await startProGateway('gw-2', join(w.dir, 'gw-1'));
   assert.equal(await get(g2, '/oas/x'), 200);
   // The dashboard comes back (same port, same data): a change reaches the gateway.
-  dashboard = await startDb();
-  const r = await dashboardCall(dashboard.url, 'POST', '/api/apis', {
+  await w.startDashboard();
+  const r = await dashboardCall(w.dashboard.url, 'POST', '/api/apis', {
     auth: a.system.key,
     body: classic('later'),
   });

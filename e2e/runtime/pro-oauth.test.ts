@@ -8,31 +8,16 @@
  * (the dashboard owns them), and no log holds a secret or a token.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import {
-  createTenant,
-  dashboardCall,
-  startDashboardProc,
-  type DashboardProc,
-  type DashboardTenant,
-} from '../harness/dashboard.ts';
-import {
-  httpRequest,
-  startEchoUpstream,
-  startGateway,
-  waitFor,
-  type GatewayProc,
-} from '../harness/processes.ts';
+import { dashboardCall, type DashboardTenant } from '../harness/dashboard.ts';
+import { startProWorld, type ProWorld } from '../harness/pro.ts';
+import { httpRequest, waitFor, type GatewayProc } from '../harness/processes.ts';
 
 const NODE_SECRET = 'e2e-node-secret-oauth-0123456789';
 const GW_SECRET = 'pro-gateway-oauth-secret';
-const dir = mkdtempSync(join(tmpdir(), 'svc-pro-oauth-'));
-const gwData = join(dir, 'gw');
-let dashboard: DashboardProc;
-let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+let w: ProWorld;
 let a: DashboardTenant;
 let gateway: GatewayProc | undefined;
 /** Every secret and token the test saw: none may be in a log. */
@@ -41,22 +26,17 @@ const secrets: string[] = [];
 async function startProGateway(): Promise<GatewayProc> {
   // The log is appended to across restarts: this start's workers are the next ones serving.
   const serving = (log: string): number => log.split('"message":"all workers serving"').length - 1;
-  const logFile = join(dir, 'gw-oauth.log');
+  const logFile = join(w.dir, 'gw-oauth.log');
   const seen = existsSync(logFile) ? serving(readFileSync(logFile, 'utf8')) : 0;
-  const g = await startGateway({
+  const g = await w.startGateway({
     name: 'gw-oauth',
     secret: GW_SECRET,
-    dataDir: gwData,
-    logDir: dir,
+    org: a.org,
+    dataDir: join(w.dir, 'gw'),
     workers: 2,
     // Two workers start slowly on a loaded machine.
     startTimeoutMs: 90_000,
-    env: {
-      SVC_GW_DASHBOARD_URL: dashboard.url,
-      SVC_GW_NODE_SECRET: NODE_SECRET,
-      SVC_GW_DASHBOARD_ORGS: a.org,
-      SVC_GW_DASHBOARD_POLL_INTERVAL_MS: '300',
-    },
+    pollMs: 300,
   });
   // Both workers have loaded their routes (a worker takes connections before its first load is
   // in, answering 404 meanwhile: /hello answering says only that one worker listens).
@@ -80,7 +60,7 @@ async function call(
 
 /** A client registered through the dashboard: its ID and secret. */
 async function register(description: string): Promise<{ id: string; secret: string }> {
-  const r = await dashboardCall(dashboard.url, 'POST', '/api/apis/oauth/stock', {
+  const r = await dashboardCall(w.dashboard.url, 'POST', '/api/apis/oauth/stock', {
     auth: a.system.key,
     body: { policy_id: 'stock-clients', description },
   });
@@ -114,49 +94,36 @@ async function statuses(g: GatewayProc, accessToken: string, n = 8): Promise<num
 }
 
 before(async () => {
-  upstream = await startEchoUpstream('stock');
-  dashboard = await startDashboardProc({
-    name: 'dashboard-oauth',
-    logDir: dir,
-    dataDir: join(dir, 'dashboard'),
-    args: ['--node-secret', NODE_SECRET],
+  w = await startProWorld({
+    name: 'oauth',
+    nodeSecret: NODE_SECRET,
+    dashboardName: 'dashboard-oauth',
+    upstream: 'stock',
   });
-  a = await createTenant(dashboard.url, 'oauth-a');
-  const api = await dashboardCall(dashboard.url, 'POST', '/api/apis', {
-    auth: a.system.key,
-    body: {
-      api_definition: {
-        api_id: 'stock',
-        name: 'stock',
-        use_keyless: false,
-        use_oauth2: true,
-        oauth_meta: { allowed_access_types: ['client_credentials'] },
-        proxy: { listen_path: '/stock/', target_url: upstream.url, strip_listen_path: true },
-      },
+  a = await w.tenant('oauth-a');
+  await w.write(a, 'POST', '/api/apis', {
+    api_definition: {
+      api_id: 'stock',
+      name: 'stock',
+      use_keyless: false,
+      use_oauth2: true,
+      oauth_meta: { allowed_access_types: ['client_credentials'] },
+      proxy: { listen_path: '/stock/', target_url: w.upstream.url, strip_listen_path: true },
     },
   });
-  assert.equal(api.status, 200, api.text);
-  const policy = await dashboardCall(dashboard.url, 'POST', '/api/portal/policies', {
-    auth: a.system.key,
-    body: {
-      id: 'stock-clients',
-      name: 'stock clients',
-      state: 'active',
-      rate: 1000,
-      per: 60,
-      quota_max: -1,
-      access_rights: { stock: { api_id: 'stock', api_name: 'stock', versions: ['Default'] } },
-    },
+  await w.write(a, 'POST', '/api/portal/policies', {
+    id: 'stock-clients',
+    name: 'stock clients',
+    state: 'active',
+    rate: 1000,
+    per: 60,
+    quota_max: -1,
+    access_rights: { stock: { api_id: 'stock', api_name: 'stock', versions: ['Default'] } },
   });
-  assert.equal(policy.status, 200, policy.text);
   gateway = await startProGateway();
 });
 
-after(async () => {
-  await gateway?.stop();
-  await dashboard.stop();
-  await upstream.close();
-});
+after(() => w.stop());
 
 test('a client registered in the dashboard gets a token at the gateway; deleted, its token is refused', async () => {
   const g = gateway;
@@ -187,7 +154,7 @@ test('a client registered in the dashboard gets a token at the gateway; deleted,
   assert.equal(listed.status, 403, listed.body);
   assert.match(listed.body, /list them there \(GET \/api\/apis\/oauth\/\{apiId\}\)/);
 
-  const deleted = await dashboardCall(dashboard.url, 'DELETE', `/api/apis/oauth/stock/${client.id}`, {
+  const deleted = await dashboardCall(w.dashboard.url, 'DELETE', `/api/apis/oauth/stock/${client.id}`, {
     auth: a.system.key,
   });
   assert.equal(deleted.status, 200, deleted.text);
@@ -220,7 +187,7 @@ test('a client deleted while the gateway is down loses its tokens when the gatew
   assert.deepEqual(await statuses(gateway, accessToken, 4), Array(4).fill(200));
   await gateway.stop();
   gateway = undefined;
-  const deleted = await dashboardCall(dashboard.url, 'DELETE', `/api/apis/oauth/stock/${client.id}`, {
+  const deleted = await dashboardCall(w.dashboard.url, 'DELETE', `/api/apis/oauth/stock/${client.id}`, {
     auth: a.system.key,
   });
   assert.equal(deleted.status, 200, deleted.text);
@@ -241,11 +208,11 @@ test('a client deleted while the gateway is down loses its tokens when the gatew
 });
 
 test('no log holds a client secret or an access token', () => {
-  const logs = readdirSync(dir).filter((f) => f.endsWith('.log'));
+  const logs = readdirSync(w.dir).filter((f) => f.endsWith('.log'));
   assert.ok(logs.length >= 2, logs.join(', '));
   assert.ok(secrets.length >= 4);
   for (const f of logs) {
-    const text = readFileSync(join(dir, f), 'utf8');
+    const text = readFileSync(join(w.dir, f), 'utf8');
     for (const s of secrets) assert.ok(!text.includes(s), `a secret or token in ${f}`);
   }
 });
