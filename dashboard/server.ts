@@ -15,6 +15,7 @@ import { decodeParams, findRoute, type Route as HttpRoute } from '../lib/http/ro
 import { TextBody, wireBody } from '../lib/http/reply-body.ts';
 import * as analytics from './analytics/api.ts';
 import * as details from './analytics/details.ts';
+import { quotas } from './analytics/quotas.ts';
 import * as apis from './api/apis.ts';
 import { listAudit } from './api/audit.ts';
 import * as certs from './api/certs.ts';
@@ -294,6 +295,12 @@ const routes: readonly Route[] = [
     path: /^\/api\/analytics\/requests$/,
     auth: 'user',
     methods: { GET: { handler: details.requests, need: read('analytics') } },
+  },
+  {
+    name: 'analytics_quotas',
+    path: /^\/api\/analytics\/quotas$/,
+    auth: 'user',
+    methods: { GET: { handler: quotas, need: read('analytics') } },
   },
   { name: 'me', path: /^\/api\/me$/, auth: 'user', methods: { GET: { handler: me } } },
   {

@@ -8,6 +8,7 @@
  */
 
 import type uPlot from 'uplot';
+import { quotaUsage } from './quota-usage.ts';
 import { requestLog } from './request-log.ts';
 
 const KEY_STORAGE = 'svc-dashboard-key';
@@ -979,6 +980,8 @@ async function viewAnalytics(): Promise<Node> {
         ]),
     ),
   );
+  // Quota usage per key (the organisation's keys, whatever the API chosen).
+  grid.append(quotaUsage(arr((await call('GET', '/api/analytics/quotas')).keys)));
   if (q.api !== '') {
     // The API's detailed records (enable_detailed_recording), newest first.
     const log = await call(
