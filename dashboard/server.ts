@@ -47,6 +47,7 @@ import {
   servingNodes,
   withNotifications,
 } from './nodes/nodes.ts';
+import { appliedBy, reportApplied } from './nodes/applied.ts';
 import {
   accessKeyHash,
   effectivePermissions,
@@ -365,6 +366,13 @@ export async function startDashboard(given: DashboardDeps): Promise<DashboardSer
       auth: 'user',
       methods: { GET: { handler: servingNodes(nodes), need: read('apis') } },
     },
+    // Which revision of an API or policy each connected gateway serves (nodes/applied.ts).
+    ...(['apis', 'policies'] as const).map((kind) => ({
+      name: `nodes_applied_${kind}`,
+      path: new RegExp(`^/api/nodes/${kind}/([^/]+)$`),
+      auth: 'user' as const,
+      methods: { GET: { handler: appliedBy(nodes, kind), need: read(kind) } },
+    })),
   ];
   const deps: DashboardDeps = { ...given, store: withNotifications(given.store, notifier) };
   const stopPruning = analytics.pruneAnalytics(deps);
@@ -406,6 +414,10 @@ export async function startDashboard(given: DashboardDeps): Promise<DashboardSer
         route: name,
         reply: { status: 200, body: { Status: 'OK', Message: 'Node registered', Meta: info } },
       };
+    }
+    if (path === '/system/applied' && method === 'POST') {
+      const reply = reportApplied(nodes, req.headers[NODE_ID_HEADER], await readObject(req));
+      return { route: name, reply };
     }
     if (path === '/system/analytics' && method === 'POST') {
       return { route: name, reply: await analytics.ingest(deps, orgsOf(url), await readObject(req)) };

@@ -154,9 +154,33 @@ export interface ServingNode {
   last_seen: string;
 }
 
+/** The revision of one API or policy a node serves, and since when (as the gateway reports it). */
+export interface AppliedRevision {
+  revision: string;
+  applied_at: string;
+}
+
+/** What a node serves, as it last reported it (`POST /system/applied`). */
+interface AppliedRecord {
+  /** How the gateway names itself (`host:port`). */
+  name: string;
+  apis: Map<string, AppliedRevision>;
+  policies: Map<string, AppliedRevision>;
+}
+
+/** A connected node and the revision of one API or policy it serves (`GET /api/nodes/{kind}/{id}`). */
+export interface AppliedNode extends ServingNode {
+  id: string;
+  name: string;
+  api?: AppliedRevision;
+  policy?: AppliedRevision;
+}
+
 /** The registered nodes of this process. */
 export class Nodes {
   readonly #nodes = new Map<string, NodeInfo>();
+  /** What each node serves, by node ID: dropped with the node. */
+  readonly #applied = new Map<string, AppliedRecord>();
   /** Open notification streams per node ID: a node with one is connected (and alive). */
   readonly #streams = new Map<string, number>();
   readonly #now: () => number;
@@ -209,7 +233,10 @@ export class Nodes {
   list(): NodeInfo[] {
     const cutoff = this.#now() - NODE_TTL_MS;
     for (const [id, n] of this.#nodes) {
-      if (!this.#streams.has(id) && Date.parse(n.last_seen) < cutoff) this.#nodes.delete(id);
+      if (!this.#streams.has(id) && Date.parse(n.last_seen) < cutoff) {
+        this.#nodes.delete(id);
+        this.#applied.delete(id);
+      }
     }
     return [...this.#nodes.values()];
   }
@@ -219,16 +246,73 @@ export class Nodes {
    * for it, or for every organisation.
    */
   serving(org: string): ServingNode[] {
-    return this.list()
-      .filter((n) => this.#streams.has(n.node_id) && (n.orgs.length === 0 || n.orgs.includes(org)))
-      .map((n) => ({
-        hostname: n.hostname,
-        version: n.version,
-        registered_at: n.registered_at,
-        last_seen: n.last_seen,
-      }));
+    return this.#connected(org).map(servingOf);
+  }
+
+  #connected(org: string): NodeInfo[] {
+    return this.list().filter(
+      (n) => this.#streams.has(n.node_id) && (n.orgs.length === 0 || n.orgs.includes(org)),
+    );
+  }
+
+  /**
+   * Records what node `id` serves: `full` replaces what was known, otherwise the entries given
+   * change it (null: no longer served). `unknown`: no node has this ID (registered with another
+   * dashboard process, or before a restart); `incomplete`: a change came before the full report
+   * it changes (the node sends its full report then).
+   */
+  report(
+    id: string | string[] | undefined,
+    r: {
+      name: string;
+      full: boolean;
+      apis: Record<string, AppliedRevision | null>;
+      policies: Record<string, AppliedRevision | null>;
+    },
+  ): 'ok' | 'unknown' | 'incomplete' {
+    if (typeof id !== 'string' || !this.#nodes.has(id)) return 'unknown';
+    let record = this.#applied.get(id);
+    if (!r.full && record === undefined) return 'incomplete';
+    if (r.full || record === undefined) {
+      record = { name: r.name, apis: new Map(), policies: new Map() };
+      this.#applied.set(id, record);
+    }
+    if (r.name !== '') record.name = r.name;
+    for (const kind of ['apis', 'policies'] as const) {
+      for (const [doc, rev] of Object.entries(r[kind])) {
+        if (rev === null) record[kind].delete(doc);
+        else record[kind].set(doc, rev);
+      }
+    }
+    return 'ok';
+  }
+
+  /**
+   * The nodes connected now that load `org`, each with the revision of the API or policy `doc`
+   * it serves (none: it does not serve it, or has not reported yet).
+   */
+  appliedBy(org: string, kind: 'apis' | 'policies', doc: string): AppliedNode[] {
+    return this.#connected(org).map((n) => {
+      const record = this.#applied.get(n.node_id);
+      const revision = record?.[kind].get(doc);
+      const name = record?.name !== undefined && record.name !== '' ? record.name : n.hostname || n.node_id;
+      return {
+        id: n.node_id,
+        name,
+        ...servingOf(n),
+        ...(revision === undefined ? {} : { [kind === 'apis' ? 'api' : 'policy']: revision }),
+      };
+    });
   }
 }
+
+/** A node as the organisation's users see it. */
+const servingOf = (n: NodeInfo): ServingNode => ({
+  hostname: n.hostname,
+  version: n.version,
+  registered_at: n.registered_at,
+  last_seen: n.last_seen,
+});
 
 /**
  * `GET /api/nodes`: the gateways connected to this dashboard process that serve the caller's

@@ -58,6 +58,7 @@ export class DashboardConnection {
   #streamUp = false;
   #pollTimer: NodeJS.Timeout | undefined;
   #reconnectTimer: NodeJS.Timeout | undefined;
+  readonly #onOpened: (() => void)[] = [];
 
   /** `opts.url` has no trailing slash; `log` names the dashboard. */
   constructor(opts: DashboardConnectionOptions, log: Logger, listener: DashboardListener) {
@@ -69,6 +70,11 @@ export class DashboardConnection {
   /** Registers and opens the notification stream, in the background. */
   start(): void {
     void this.#connect(FIRST_RECONNECT_MS);
+  }
+
+  /** Calls `fn` each time the node has registered and its notification stream is open. */
+  onOpened(fn: () => void): void {
+    this.#onOpened.push(fn);
   }
 
   /** Whether the notification stream is open. */
@@ -208,6 +214,7 @@ export class DashboardConnection {
       this.#pollTimer = undefined;
       this.#log.info('dashboard notifications open');
       this.#listener.opened();
+      for (const fn of this.#onOpened) fn();
       return;
     }
     if (event !== 'change') return;

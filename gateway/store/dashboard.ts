@@ -44,6 +44,8 @@ import { CERT_KEY_TO_NODE, unseal } from '../../lib/seal.ts';
 import { oauthClientDocId } from '../../schemas/rules/oauth2.ts';
 import type { GatewaySession } from '../../schemas/generated/models.ts';
 import { CERTS, parseUpload, type StoredCert } from '../certs/certs.ts';
+import { dashboardRegistry } from '../nodes/dashboard-registry.ts';
+import type { NodeRegistry } from '../nodes/registry.ts';
 import type {
   Collection,
   GroupMessage,
@@ -230,6 +232,11 @@ export class DashboardStore implements Store {
 
   subscribed(): Promise<void> {
     return this.#local.subscribed();
+  }
+
+  /** The gateways of an organisation are those connected to the dashboard: its registry. */
+  nodeRegistry(): NodeRegistry {
+    return dashboardRegistry(this.#connection);
   }
 
   async health(): Promise<StoreHealth> {

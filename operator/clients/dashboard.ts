@@ -1,5 +1,14 @@
 import type { GatewayApiDefinition, GatewayPolicy, GatewaySession } from '../../schemas/generated/models.ts';
-import type { Connection, KeyOps, ManagementClient, OasDocument, ServingGateways } from './management.ts';
+import {
+  appliedList,
+  type AppliedBy,
+  type AppliedOf,
+  type Connection,
+  type KeyOps,
+  type ManagementClient,
+  type OasDocument,
+  type ServingGateways,
+} from './management.ts';
 import { ManagementTransport, type CallResult, type Method } from './transport.ts';
 
 /** Options of {@link DashboardClient}. */
@@ -178,6 +187,19 @@ export class DashboardClient implements ManagementClient {
       version: typeof n.version === 'string' ? n.version : '',
     }));
     return { org: body.org, gateways };
+  }
+
+  /**
+   * The gateways connected to the dashboard that load the caller's organisation, each with the
+   * revision of the API or policy `of` it serves (`GET /api/nodes/{apis|policies}/{id}`);
+   * undefined when the dashboard does not answer it (older dashboards: 404; a user who may not
+   * read them: 403).
+   */
+  async appliedBy(of: AppliedOf): Promise<AppliedBy[] | undefined> {
+    const path = `/api/nodes/${of.kind}/${encodeURIComponent(of.id)}`;
+    const res = await this.#call('GET', path, undefined, [403, 404]);
+    if (res.status !== 200) return undefined;
+    return appliedList(res.body, of.kind === 'apis' ? 'api' : 'policy');
   }
 
   /** Nothing to do here: gateways in mode pro load from the dashboard, not from the operator. */

@@ -151,13 +151,24 @@ export async function reportProgrammed<T extends Reported<ProgrammedStatus>>(
       ...(g.appliedAt === undefined ? {} : { appliedAt: g.appliedAt }),
     }));
   const present = new Set(gateways.map((g) => g.name));
+  const pro = client.servingGateways !== undefined;
+  const registry = pro
+    ? `the gateways connected to the dashboard ${client.url} (stopped, or disconnected)`
+    : `the gateways sharing the store of ${client.url} (stopped, or no heartbeat for longer than its timeout)`;
   for (const gone of (obj.status?.gateways ?? []).filter((g) => !present.has(g.name))) {
     await deps.events.record(
       obj,
       'Warning',
       'GatewayDropped',
-      `gateway ${gone.name} left the registry of the gateways sharing the store of ${client.url} (stopped, or no heartbeat for longer than its timeout): ${what} no longer waits for it`,
+      `gateway ${gone.name} left the registry of ${registry}: ${what} no longer waits for it`,
     );
+  }
+  // Mode pro: a dashboard holds objects for gateways that may connect later; none connected is
+  // what the synced message says (not served yet), not a push waiting to land.
+  if (pro && gateways.length === 0) {
+    delete status.gateways;
+    await reportSuccess(obj, status, synced, deps);
+    return again;
   }
 
   const waiting = missing(gateways, revision);
