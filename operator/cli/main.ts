@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { translateManifests, type ManifestFile } from './translate.ts';
 import * as k8s from '@kubernetes/client-node';
-import { gatewayTarget } from './gateway.ts';
+import { gatewayTarget, type TargetFlags } from './gateway.ts';
 import { listStatus, statusTable } from './status.ts';
 import { compare, diffText, type DiffEntry } from './diff.ts';
 import { explanationTable, type ExplanationView } from './explain-print.ts';
@@ -124,6 +124,18 @@ const targetOptions = {
   kubeconfig: { type: 'string' },
 } as const;
 
+/** The values of targetOptions as gatewayTarget reads them. */
+function targetFlags(values: { [K in keyof typeof targetOptions]?: string | undefined }): TargetFlags {
+  return {
+    gateway: values.gateway,
+    secretEnv: values['secret-env'],
+    operatorContext: values['operator-context'],
+    operatorNamespace: values['operator-namespace'],
+    operatorSecret: values['operator-secret'],
+    kubeconfig: values.kubeconfig,
+  };
+}
+
 async function explainCommand(args: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args: [...args],
@@ -149,17 +161,7 @@ async function explainCommand(args: readonly string[], io: CliIo): Promise<numbe
     headers[h.slice(0, at).trim()] = h.slice(at + 1).trim();
   }
   if (values.key !== undefined) headers.Authorization = values.key;
-  const gw = await gatewayTarget(
-    {
-      gateway: values.gateway,
-      secretEnv: values['secret-env'],
-      operatorContext: values['operator-context'],
-      operatorNamespace: values['operator-namespace'],
-      operatorSecret: values['operator-secret'],
-      kubeconfig: values.kubeconfig,
-    },
-    io.env,
-  );
+  const gw = await gatewayTarget(targetFlags(values), io.env);
   const res = await fetch(`${gw.url}/svc/explain`, {
     method: 'POST',
     headers: { 'x-svc-authorization': gw.secret, 'content-type': 'application/json' },
@@ -228,17 +230,7 @@ async function diffCommand(args: readonly string[], io: CliIo): Promise<number> 
   if (values.kubeconfig !== undefined) kc.loadFromFile(values.kubeconfig);
   else kc.loadFromDefault();
   const namespace = values.namespace ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
-  const gw = await gatewayTarget(
-    {
-      gateway: values.gateway,
-      secretEnv: values['secret-env'],
-      operatorContext: values['operator-context'],
-      operatorNamespace: values['operator-namespace'],
-      operatorSecret: values['operator-secret'],
-      kubeconfig: values.kubeconfig,
-    },
-    io.env,
-  );
+  const gw = await gatewayTarget(targetFlags(values), io.env);
   const api = kc.makeApiClient(k8s.CustomObjectsApi);
   interface Obj {
     apiVersion?: string;
