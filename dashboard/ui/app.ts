@@ -8,6 +8,7 @@
  */
 
 import type uPlot from 'uplot';
+import { policyForm, resetUserKeyButton, secretNote, userForm, type FormEnv } from './forms.ts';
 import { quotaUsage } from './quota-usage.ts';
 import { requestLog } from './request-log.ts';
 
@@ -170,6 +171,28 @@ function managedBy(id: string, owners: unknown[], kind: string): string | undefi
   return `${kind} ${ns}/${name}`;
 }
 
+/**
+ * The command that edits the cluster resource `managedBy` names (`ApiDefinition ns/name`), or
+ * undefined when it names none.
+ */
+function kubectlHint(managed: string | undefined): string | undefined {
+  const m = /^(\w+) ([^/ ]+)\/([^/ ]+)$/.exec(managed ?? '');
+  if (m === null) return undefined;
+  return `kubectl -n ${m[2] ?? ''} edit ${(m[1] ?? '').toLowerCase()}/${m[3] ?? ''}`;
+}
+
+/** Who manages an object, with the command that edits its cluster resource beneath. */
+function managedCell(managed: string | undefined): HTMLElement {
+  const hint = kubectlHint(managed);
+  return h(
+    'span',
+    { class: 'managed' },
+    managed ?? 'dashboard',
+    hint === undefined ? null : h('br'),
+    hint === undefined ? null : h('code', { class: 'kubectl-hint' }, hint),
+  );
+}
+
 /** One API as the list and the detail view show it, from the classic form of `/api/apis`. */
 interface ApiRow {
   id: string;
@@ -214,7 +237,7 @@ async function viewApis(): Promise<Node> {
           h('code', {}, a.listenPath),
           a.oas ? 'OAS' : 'classic',
           stateCell(a.active),
-          h('span', { class: 'managed' }, a.managedBy ?? 'dashboard'),
+          managedCell(a.managedBy),
         ]),
         'apis',
       ),
@@ -372,7 +395,7 @@ async function viewApi(id: string): Promise<Node> {
       h('dt', {}, 'State'),
       h('dd', { id: 'api-state' }, stateCell(a.active)),
       h('dt', {}, 'Managed by'),
-      h('dd', { id: 'api-managed-by' }, a.managedBy ?? 'dashboard'),
+      h('dd', { id: 'api-managed-by' }, managedCell(a.managedBy)),
       h('dt', {}, 'Owners'),
       h(
         'dd',
@@ -387,6 +410,10 @@ async function viewApi(id: string): Promise<Node> {
           'p',
           { class: 'note', id: 'read-only' },
           `Read-only here: managed in the cluster by ${a.managedBy}. Edit the resource; the operator reverts edits made in the dashboard.`,
+          kubectlHint(a.managedBy) === undefined ? null : ' ',
+          kubectlHint(a.managedBy) === undefined
+            ? null
+            : h('code', { id: 'kubectl-hint' }, kubectlHint(a.managedBy) ?? ''),
         )
       : null,
     h('p', {}, toggle),
@@ -396,17 +423,31 @@ async function viewApi(id: string): Promise<Node> {
   );
 }
 
+/** The forms' way to the dashboard (forms.ts). */
+const formEnv: FormEnv = { call, showError, rerender: () => render() };
+
+/** The policy being edited (its Edit button), until it is saved or the tab is left. */
+let editingPolicy: Json | undefined;
+
 async function viewPolicies(): Promise<Node> {
   const list = await call('GET', '/api/portal/policies?p=-1');
+  const editing = editingPolicy;
+  editingPolicy = undefined;
   return h(
     'section',
     {},
     h('h2', {}, 'Policies'),
+    policyForm(formEnv, editing),
     searchable(
       table(
-        ['Name', 'ID', 'State', 'Rate', 'Quota', 'APIs'],
+        ['Name', 'ID', 'State', 'Rate', 'Quota', 'APIs', ''],
         arr(list.Data).map((x) => {
           const p = obj(x);
+          const edit = h('button', { type: 'button', 'data-edit-policy': str(p._id ?? p.id) }, 'Edit');
+          edit.addEventListener('click', () => {
+            editingPolicy = p;
+            void render();
+          });
           return [
             str(p.name),
             h('code', {}, str(p._id ?? p.id)),
@@ -414,6 +455,7 @@ async function viewPolicies(): Promise<Node> {
             `${str(p.rate, '-')} / ${str(p.per, '-')} s`,
             str(p.quota_max, '-'),
             Object.keys(obj(p.access_rights)).join(', '),
+            edit,
           ];
         }),
         'policies',
@@ -588,9 +630,11 @@ async function viewUsers(): Promise<Node> {
     'section',
     {},
     h('h2', {}, 'Users'),
+    secretNote(formEnv),
+    userForm(formEnv),
     searchable(
       table(
-        ['Email', 'ID', 'Permissions', 'System user', 'State'],
+        ['Email', 'ID', 'Permissions', 'System user', 'State', ''],
         arr(list.users).map((x) => {
           const u = obj(x);
           return [
@@ -599,6 +643,7 @@ async function viewUsers(): Promise<Node> {
             permissionsText(u.user_permissions),
             u.system_user === true ? 'yes' : 'no',
             u.active === false ? 'inactive' : 'active',
+            resetUserKeyButton(formEnv, str(u.id), str(u.email_address)),
           ];
         }),
         'users',
