@@ -10,14 +10,14 @@
  * reference's globals `log`, `rawlog` (their messages are logged by the gateway with the hook's
  * name), `b64enc`, `b64dec`. The gateway's `enable_jsvm` gates it as it gates virtual endpoints.
  * What the function returns is read as the reference reads it: `request.SetHeaders` and
- * `request.DeleteHeaders` change the request's headers, `request.DeleteParams`, `AddParams` and
- * `ExtendedParams` its query; `request.ReturnOverrides.ResponseCode` of 400 or more answers the
+ * `request.DeleteHeaders` change the request's headers, `request.URL` its path and query (as a
+ * gRPC plugin's `url`), then `request.DeleteParams`, `AddParams` and `ExtendedParams` its query; `request.ReturnOverrides.ResponseCode` of 400 or more answers the
  * client with it and `{"error": ResponseError}` (or `ResponseBody`), any other code (or one with
  * `OverrideError`) is the answer itself, without the upstream (that status, `ResponseBody`, or
  * `ResponseError` when set, as it is); `ResponseHeaders` go with either. What svc does not do is
  * a failure of the call naming it (the client gets 500 with an error ID, logged with the hook's
- * name), never ignored: a changed `request.Body` (hooks get no body: it is empty),
- * `request.URL`, and, for a hook with `require_session`, a changed session `meta_data` (the
+ * name), never ignored: a changed `request.Body` (hooks get no body: it is empty), and, for a
+ * hook with `require_session`, a changed session `meta_data` (the
  * reference saves it; without `require_session` it ignores it, and so does svc).
  *
  * Loading a hook (`loadOttoHook`) checks everything a load can refuse: `enable_jsvm`, the file
@@ -138,6 +138,8 @@ export interface OttoAnswer {
 export interface OttoResult {
   setHeaders: [string, string][];
   removeHeaders: string[];
+  /** A changed `request.URL`: the path, and its query, that go upstream. */
+  url?: string;
   /** The query parameters removed (`DeleteParams`), then set (`AddParams`), then added (`ExtendedParams`). */
   params?: { remove: string[]; set: [string, string][]; add: [string, string][] };
   /** A refusal (`{"error": message}`), with the response headers it carries. */
@@ -230,7 +232,10 @@ export function ottoResult(text: unknown, sent: Record<string, unknown>, meta?: 
     return { setHeaders: [], removeHeaders: [], ...overridden, logs };
   }
   if (r.Body !== undefined && r.Body !== '' && r.Body !== null) unsupported('request.Body');
-  if (r.URL !== undefined && r.URL !== sent.URL) unsupported('request.URL');
+  const url = r.URL === undefined || r.URL === sent.URL ? undefined : r.URL;
+  if (url !== undefined && (typeof url !== 'string' || !url.startsWith('/'))) {
+    throw new OttoResultError(`request.URL ${JSON.stringify(url)}: a path, and its query, starting with /`);
+  }
   if (meta !== undefined && JSON.stringify(out.SessionMeta ?? {}) !== JSON.stringify(meta)) {
     unsupported("changing the session's meta_data");
   }
@@ -243,6 +248,7 @@ export function ottoResult(text: unknown, sent: Record<string, unknown>, meta?: 
   return {
     setHeaders: headersOf(r.SetHeaders ?? undefined, 'request.SetHeaders'),
     removeHeaders: removedOf(r.DeleteHeaders ?? undefined),
+    ...(url === undefined ? {} : { url }),
     ...(changesParams ? { params } : {}),
     logs,
   };

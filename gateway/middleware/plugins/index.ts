@@ -26,6 +26,7 @@ import { openPluginServer, type HookType } from '../../plugins/coprocess/dispatc
 import {
   answeredResponse,
   applyRequestChanges,
+  applyUrlAndMethod,
   outgoingObject,
   readRequestBody,
   responseObject,
@@ -171,6 +172,9 @@ async function ottoStage(api: GatewayApiDefinition, deps: MiddlewareDeps, stage:
           }
           for (const name of result.removeHeaders) removeRequestHeader(ctx.headers, name);
           for (const [name, value] of result.setHeaders) ctx.headers[name] = value;
+          if (result.url !== undefined) {
+            applyUrlAndMethod(ctx, sentRequest(ctx, Buffer.alloc(0), false), result.url, '');
+          }
           if (result.params !== undefined) ctx.query = withParams(ctx.query, result.params);
         } catch (err) {
           return reject(ctx, pluginFailure(ctx, hook, stage, err));

@@ -2,8 +2,10 @@
  * Otto (TykJS) middleware files (`custom_middleware.driver: otto`, gateway/plugins/otto.ts) on a
  * real gateway with an echo upstream, as tables: a `pre` middleware written as the reference's
  * samples are sets and deletes headers the upstream sees, a `ReturnOverrides.ResponseCode` of 403
- * answers the client, a `post_key_auth` middleware reads the key's session, and what svc does not
- * do (a changed body) fails the request with 500 and a log naming it. What a load would refuse is
+ * answers the client, one below 400 is the answer itself (with its ResponseHeaders), `request.URL`
+ * and the params change what the upstream gets, a `post_key_auth` middleware reads the key's
+ * session, and what svc does not do (a changed body) fails the request with 500 and a log naming
+ * it. What a load would refuse is
  * refused when written, 400 naming the field: otto `auth_check` and `response` hooks, a file that
  * calls `TykMakeHttpRequest`, a missing file, a file that does not parse, a name that is no
  * middleware of the file, and any otto hook on a gateway with `enable_jsvm` off; a file changed
@@ -78,6 +80,13 @@ editParams.NewProcessRequest(function (request, session) {
   return editParams.ReturnData(request, {});
 });
 `,
+  'middleware/url.js': `var rewrite = new TykJS.TykMiddleware.NewMiddleware({});
+rewrite.NewProcessRequest(function (request, session) {
+  request.URL = "/url/rewritten/" + request.Method.toLowerCase() + "?from=otto";
+  request.AddParams["then"] = "params";
+  return rewrite.ReturnData(request, {});
+});
+`,
   'middleware/body.js': `var setBody = new TykJS.TykMiddleware.NewMiddleware({});
 setBody.NewProcessRequest(function (request, session) {
   request.Body = "New Request body";
@@ -129,6 +138,7 @@ async function provision(gw: GatewayClient): Promise<void> {
     keyless('answer', '/answer/', echo.url, otto('pre', 'answerHere', 'answer.js')),
     keyed('answer-key', '/answer-key/', echo.url, otto('post', 'answerHere', 'answer.js')),
     keyless('params', '/params/', echo.url, otto('pre', 'editParams', 'params.js')),
+    keyless('url', '/url/', echo.url, otto('pre', 'rewrite', 'url.js'), { strip_listen_path: true }),
   ];
   for (const a of apis) await gw.addApi(a);
   const key = await gw.admin('POST', '/svc/keys/tok', {
@@ -150,6 +160,8 @@ interface Case extends Expected {
   text?: string;
   /** The query the echo upstream received. */
   upstreamQuery?: string;
+  /** The path the echo upstream received. */
+  upstreamPath?: string;
 }
 
 const INTERNAL = /^Internal error \(ID [0-9a-f-]{36}\)$/;
@@ -239,6 +251,13 @@ const cases: Case[] = [
     status: 200,
     upstreamQuery: 'keep=2&set=by-otto&multi=a&multi=b',
   },
+  {
+    name: 'request.URL changes the path and query the upstream gets (the listen path stripped), then the params',
+    path: '/url/x?dropped=1',
+    status: 200,
+    upstreamPath: '/rewritten/get',
+    upstreamQuery: 'from=otto&then=params',
+  },
 ];
 
 /** What `POST /svc/apis` answers for `def`. */
@@ -316,6 +335,7 @@ describeEachSetup(
         assertAnswer(res, c);
         if (c.text !== undefined) assert.equal(res.text, c.text);
         if (c.upstreamQuery !== undefined) assert.equal((res.json as Echoed).query, c.upstreamQuery);
+        if (c.upstreamPath !== undefined) assert.equal((res.json as Echoed).path, c.upstreamPath);
       });
     }
 

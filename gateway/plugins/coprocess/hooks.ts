@@ -205,9 +205,9 @@ const METHOD = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /**
  * Applies a changed `url` and `method`: a new path goes upstream in place of the request's (under
  * the listen path, which is stripped as for the request when the API strips it), a new query
- * replaces the request's.
+ * replaces the request's. Otto middleware changes `request.URL` the same way (otto.ts).
  */
-function applyUrlAndMethod(ctx: RequestContext, sent: SentRequest, url: string, method: string): void {
+export function applyUrlAndMethod(ctx: RequestContext, sent: SentRequest, url: string, method: string): void {
   if (url !== '' && url !== sent.url) {
     if (!url.startsWith('/')) {
       throw new Error(`request.url ${JSON.stringify(url)}: a path, and its query, starting with /`);
