@@ -1,7 +1,7 @@
 /**
  * `kubectl svc status`: every svc resource the user may list, with its gateway ID, its `Ready`
- * condition and the gateway it was pushed to, read with the user's kubeconfig. (Per-gateway
- * revisions come with the gateways' reports of what they applied: issue 33, item 1.)
+ * condition, the gateway it was pushed to and how many of the gateways that must serve it serve
+ * its current revision (`status.gateways`), read with the user's kubeconfig.
  */
 import * as k8s from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../schemas/common.ts';
@@ -21,6 +21,10 @@ export interface StatusRow {
   ready: string;
   reason: string;
   gateway: string;
+  /** `served/all`: the gateways serving the revision pushed, of those listed; empty: none listed. */
+  served: string;
+  /** Each gateway that must serve it, the revision it serves, and whether that is the current one. */
+  gateways: { name: string; revision?: string; appliedAt?: string; current: boolean }[];
   message: string;
 }
 
@@ -39,6 +43,8 @@ interface Listed {
     pol_id?: string;
     key_id?: string;
     pushedTo?: { url?: string; contextRef?: { name?: string; namespace?: string } };
+    latestSvcSpecHash?: string;
+    gateways?: { name: string; revision?: string; appliedAt?: string }[];
     conditions?: { type?: string; status?: string; reason?: string; message?: string }[];
   };
 }
@@ -48,6 +54,11 @@ export function statusRow(kind: string, o: Listed): StatusRow {
   const st = o.status ?? {};
   const ready = st.conditions?.find((c) => c.type === 'Ready');
   const ctx = st.pushedTo?.contextRef;
+  const gateways = (st.gateways ?? []).map((g) => ({
+    ...g,
+    current: g.revision !== undefined && g.revision === st.latestSvcSpecHash,
+  }));
+  const served = gateways.filter((g) => g.current).length;
   return {
     kind,
     namespace: o.metadata?.namespace ?? '',
@@ -59,6 +70,8 @@ export function statusRow(kind: string, o: Listed): StatusRow {
       st.pushedTo?.url === undefined
         ? ''
         : `${st.pushedTo.url}${ctx?.name === undefined ? '' : ` (${ctx.namespace ?? ''}/${ctx.name})`}`,
+    served: gateways.length === 0 ? '' : `${String(served)}/${String(gateways.length)}`,
+    gateways,
     message: ready?.status === 'True' ? '' : (ready?.message ?? ''),
   };
 }
@@ -67,8 +80,18 @@ export function statusRow(kind: string, o: Listed): StatusRow {
 export function statusTable(rows: readonly StatusRow[]): string {
   if (rows.length === 0) return 'No svc resources found.\n';
   return `${columns([
-    ['KIND', 'NAMESPACE', 'NAME', 'ID', 'READY', 'REASON', 'GATEWAY', 'MESSAGE'],
-    ...rows.map((r) => [r.kind, r.namespace, r.name, r.id, r.ready, r.reason, r.gateway, r.message]),
+    ['KIND', 'NAMESPACE', 'NAME', 'ID', 'READY', 'REASON', 'GATEWAY', 'SERVED', 'MESSAGE'],
+    ...rows.map((r) => [
+      r.kind,
+      r.namespace,
+      r.name,
+      r.id,
+      r.ready,
+      r.reason,
+      r.gateway,
+      r.served,
+      r.message,
+    ]),
   ])}\n`;
 }
 

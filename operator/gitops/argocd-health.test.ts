@@ -64,6 +64,20 @@ test('every kind, not reconciled yet (no status) or reconciled for an older gene
   }
 });
 
+test('written, waiting for every gateway to serve it (Pending): Progressing, the gateways named', async () => {
+  for (const file of ['apidefinition.ready.json', 'securitypolicy.ready.json']) {
+    const obj = await load(file);
+    const message =
+      'written to http://gw-a:8080; waiting for 1 of 2 gateways to serve revision 3f2a9c1d0b7e: gw-b:8080';
+    const conditions = (obj.status?.conditions as { type: string }[]).map((c) =>
+      c.type === 'Ready' ? { ...c, status: 'False', reason: 'Pending', message } : c,
+    );
+    const h = await argoHealth({ ...obj, status: { ...obj.status, conditions } });
+    assert.equal(h.status, 'Progressing', `${file}: ${h.message}`);
+    assert.equal(h.message, `Pending: ${message}`);
+  }
+});
+
 test('being deleted, even when Ready: Progressing', async () => {
   const obj = await load('apikey.ready.json');
   const h = await argoHealth({

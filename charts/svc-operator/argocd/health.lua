@@ -5,7 +5,8 @@
 --   Healthy      Ready=True for the current generation.
 --   Progressing  not reconciled yet, an older generation, being deleted, or Ready=False waiting
 --                for an object it references (reasons ending in NotFound or NotReady: the
---                operator queues it again when that object appears or becomes ready).
+--                operator queues it again when that object appears or becomes ready) or for
+--                every gateway to serve what was written (Pending: the operator looks again).
 --   Degraded     Ready=False for any other reason (a spec, Secret or document to fix, a
 --                gateway that refuses or does not answer): the condition's message says why.
 local hs = {}
@@ -50,7 +51,8 @@ if ready.status == "True" then
   return hs
 end
 
-if ready.status == "False" and not (string.match(reason, "NotFound$") or string.match(reason, "NotReady$")) then
+local waiting = string.match(reason, "NotFound$") or string.match(reason, "NotReady$") or reason == "Pending"
+if ready.status == "False" and not waiting then
   hs.status = "Degraded"
 else
   hs.status = "Progressing"
