@@ -8,6 +8,8 @@
  * (byte-pump.ts) bound what a Node proxy can do on the same machine. TCP proxying (a `protocol:
  * tcp` API) is measured against a direct connection with redis-benchmark (tcp.ts).
  *
+ * Then the gateway at 10,000 APIs against 1 (scale-proxy.ts: its own gateways, after these).
+ *
  * Measurements: saturation (fixed connections, 10 s each after a warm-up) for each, then the
  * gateway cases at half of their own saturation rate (wrk paced by a Lua `delay()`, loadgen by its
  * `-rate`), for their p99. `--quick` runs 2-second measurements to check the script itself.
@@ -225,6 +227,10 @@ async function main(): Promise<void> {
     await stopAll();
     rmSync(dir, { recursive: true, force: true });
   }
+  // The 10,000-API rows (scale-proxy.ts), once the processes above are gone.
+  execFileSync(process.execPath, [join(import.meta.dirname, 'scale-proxy.ts'), ...process.argv.slice(2)], {
+    stdio: 'inherit',
+  });
 }
 
 await main();
