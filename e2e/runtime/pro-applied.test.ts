@@ -212,6 +212,23 @@ test("the operator's status in mode pro: Programmed when both serve, Pending nam
   ]);
 });
 
+test('a restarted dashboard knows what the gateway serves again once it reconnects', async () => {
+  const revision = hashOf(await client.getApi(API_ID));
+  await servedBy({ kind: 'apis', id: API_ID }, revision, 1);
+  await dashboard.stop();
+  dashboard = await startDashboardProc({
+    name: 'dashboard-again',
+    logDir: dir,
+    dataDir: join(dir, 'dashboard'),
+    port: dashboard.port,
+    args: ['--node-secret', NODE_SECRET],
+  });
+  // The gateway registers again and opens its stream: it reports in full at once.
+  const again = await servedBy({ kind: 'apis', id: API_ID }, revision, 1);
+  assert.ok(again[0]?.appliedAt !== undefined);
+  await servedBy({ kind: 'policies', id: 'applied-pol' }, hashOf(await client.getPolicy('applied-pol')), 1);
+});
+
 test('the dashboard takes reports only from a registered node, in full first', async () => {
   const headers = { 'x-svc-node-secret': NODE_SECRET };
   const post = async (path: string, body: unknown, extra: Record<string, string> = {}) => {

@@ -3,8 +3,9 @@
  * load an organisation are the ones connected to the dashboard for it, whatever store they keep
  * their keys in. Each process reports there what it serves (`POST /system/applied`, as the node
  * it registered as): in full after it registers (and whenever the dashboard lost it: a restart,
- * another dashboard process), then what changed; a heartbeat sends an empty change, which tells
- * it whether the dashboard still holds its report. The operator reads them from the dashboard
+ * another dashboard process), then what changed; a heartbeat sends it only while the dashboard
+ * has not taken it (registered again, the node reports in full when its notification stream
+ * reopens). The operator reads them from the dashboard
  * (`GET /api/nodes/{apis|policies}/{id}`). The process leaves with its notification stream.
  */
 import { TransientError } from '../../lib/errors.ts';
@@ -80,7 +81,13 @@ export function dashboardRegistry(link: DashboardLink): NodeRegistry {
   });
   return {
     publish: report,
-    heartbeat: report,
+    heartbeat: (info, applied) => {
+      if (written !== undefined) {
+        self = { info, applied };
+        return Promise.resolve();
+      }
+      return report(info, applied);
+    },
     // This process: the dashboard lists every gateway to the users of an organisation.
     list: (of) => {
       const s = self;
