@@ -10,14 +10,14 @@
  * reference's globals `log`, `rawlog` (their messages are logged by the gateway with the hook's
  * name), `b64enc`, `b64dec`. The gateway's `enable_jsvm` gates it as it gates virtual endpoints.
  * What the function returns is read as the reference reads it: `request.SetHeaders` and
- * `request.DeleteHeaders` change the request's headers, `request.URL` its path and query (as a
+ * `request.DeleteHeaders` change the request's headers, `request.Body` its body (the request body
+ * as text; not with `IgnoreBody`), `request.URL` its path and query (as a
  * gRPC plugin's `url`), then `request.DeleteParams`, `AddParams` and `ExtendedParams` its query; `request.ReturnOverrides.ResponseCode` of 400 or more answers the
  * client with it and `{"error": ResponseError}` (or `ResponseBody`), any other code (or one with
  * `OverrideError`) is the answer itself, without the upstream (that status, `ResponseBody`, or
  * `ResponseError` when set, as it is); `ResponseHeaders` go with either. What svc does not do is
  * a failure of the call naming it (the client gets 500 with an error ID, logged with the hook's
- * name), never ignored: a changed `request.Body` (hooks get no body: it is empty), and, for a
- * hook with `require_session`, a changed session `meta_data` (the
+ * name), never ignored: for a hook with `require_session`, a changed session `meta_data` (the
  * reference saves it; without `require_session` it ignores it, and so does svc).
  *
  * Loading a hook (`loadOttoHook`) checks everything a load can refuse: `enable_jsvm`, the file
@@ -98,7 +98,7 @@ function canonical(name: string): string {
 }
 
 /** The reference's request object (MiniRequestObject) for `req`. */
-export function miniRequest(req: PluginRequest, scheme: string): Record<string, unknown> {
+export function miniRequest(req: PluginRequest, scheme: string, body = ''): Record<string, unknown> {
   const url = req.rawQuery === '' ? req.path : `${req.path}?${req.rawQuery}`;
   const params: Record<string, string[]> = {};
   for (const [k, v] of new URLSearchParams(req.rawQuery)) (params[k] ??= []).push(v);
@@ -106,7 +106,7 @@ export function miniRequest(req: PluginRequest, scheme: string): Record<string, 
     Headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [canonical(k), [v]])),
     SetHeaders: {},
     DeleteHeaders: [],
-    Body: '',
+    Body: body,
     URL: url,
     Params: params,
     AddParams: {},
@@ -138,6 +138,8 @@ export interface OttoAnswer {
 export interface OttoResult {
   setHeaders: [string, string][];
   removeHeaders: string[];
+  /** A changed `request.Body` (unless `IgnoreBody`): the body that goes upstream. */
+  body?: string;
   /** A changed `request.URL`: the path, and its query, that go upstream. */
   url?: string;
   /** The query parameters removed (`DeleteParams`), then set (`AddParams`), then added (`ExtendedParams`). */
@@ -231,7 +233,11 @@ export function ottoResult(text: unknown, sent: Record<string, unknown>, meta?: 
   if (overridden.refuse !== undefined || overridden.answer !== undefined) {
     return { setHeaders: [], removeHeaders: [], ...overridden, logs };
   }
-  if (r.Body !== undefined && r.Body !== '' && r.Body !== null) unsupported('request.Body');
+  if (r.Body !== undefined && r.Body !== null && typeof r.Body !== 'string') {
+    throw new OttoResultError('request.Body must be a string');
+  }
+  const body =
+    r.IgnoreBody === true || typeof r.Body !== 'string' || r.Body === sent.Body ? undefined : r.Body;
   const url = r.URL === undefined || r.URL === sent.URL ? undefined : r.URL;
   if (url !== undefined && (typeof url !== 'string' || !url.startsWith('/'))) {
     throw new OttoResultError(`request.URL ${JSON.stringify(url)}: a path, and its query, starting with /`);
@@ -249,6 +255,7 @@ export function ottoResult(text: unknown, sent: Record<string, unknown>, meta?: 
     setHeaders: headersOf(r.SetHeaders ?? undefined, 'request.SetHeaders'),
     removeHeaders: removedOf(r.DeleteHeaders ?? undefined),
     ...(url === undefined ? {} : { url }),
+    ...(body === undefined ? {} : { body }),
     ...(changesParams ? { params } : {}),
     logs,
   };
@@ -268,7 +275,7 @@ export function withParams(query: string, params: NonNullable<OttoResult['params
 export interface OttoHook {
   label: string;
   /** Runs the middleware on `req`; throws (naming what svc doesn't do) when it fails. */
-  call(req: PluginRequest, opts: { scheme: string; timeoutMs: number }): Promise<OttoResult>;
+  call(req: PluginRequest, opts: { scheme: string; timeoutMs: number; body: string }): Promise<OttoResult>;
   close(): void;
 }
 
@@ -318,8 +325,8 @@ export async function loadOttoHook(
   const afterAuth = stage !== 'pre';
   return {
     label,
-    call: async (req, { scheme, timeoutMs }) => {
-      const sent = miniRequest(req, scheme);
+    call: async (req, { scheme, timeoutMs, body }) => {
+      const sent = miniRequest(req, scheme, body);
       const session = afterAuth && req.session !== undefined ? req.session : {};
       const meta =
         afterAuth && hook.require_session === true && req.session !== undefined

@@ -9,7 +9,7 @@
  * sent the request body and may change it, the URL and the method; its `response` hooks get the
  * upstream's response once it is there and may change its status, headers and body. With driver
  * `otto` each hook is a middleware file written for the reference's JavaScript VM
- * (gateway/plugins/otto.ts), run in a worker thread as modules are.
+ * (gateway/plugins/otto.ts), run in a worker thread as modules are, sent the request body as text.
  */
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
 import {
@@ -157,9 +157,13 @@ async function ottoStage(api: GatewayApiDefinition, deps: MiddlewareDeps, stage:
     async (ctx) => {
       for (const hook of hooks) {
         try {
+          // As the reference, each hook gets the request body as text (and may change it).
+          const raw = await readRequestBody(ctx);
+          if (raw === undefined) return reject(ctx, GatewayError.bodyTooLarge());
           const result = await hook.call(pluginRequest(ctx, api), {
             scheme: ctx.listener.protocol,
             timeoutMs: env.timeoutMs,
+            body: raw.toString('utf8'),
           });
           for (const message of result.logs) ctx.log.info('plugin log', { plugin: hook.label, message });
           if (result.refuse !== undefined) {
@@ -172,6 +176,7 @@ async function ottoStage(api: GatewayApiDefinition, deps: MiddlewareDeps, stage:
           }
           for (const name of result.removeHeaders) removeRequestHeader(ctx.headers, name);
           for (const [name, value] of result.setHeaders) ctx.headers[name] = value;
+          if (result.body !== undefined) ctx.upstream.body = Buffer.from(result.body);
           if (result.url !== undefined) {
             applyUrlAndMethod(ctx, sentRequest(ctx, Buffer.alloc(0), false), result.url, '');
           }
@@ -197,9 +202,10 @@ function pluginStage(stage: PluginStage): GatewayMiddleware {
     enabled: (api: GatewayApiDefinition) => pluginHooksOf(api, stage).length > 0,
     // Plugin files are read at compile time: recompiled at every reload.
     readsOutside: true,
-    // A gRPC plugin server is sent the request body, and its response hooks the whole response:
-    // node:http only.
-    readsBody: (api) => pluginDriverOf(api) === GRPC_PLUGIN_DRIVER,
+    // A gRPC plugin server is sent the request body, and its response hooks the whole response;
+    // otto middleware gets the body too: node:http only.
+    readsBody: (api) =>
+      pluginDriverOf(api) === GRPC_PLUGIN_DRIVER || pluginDriverOf(api) === OTTO_PLUGIN_DRIVER,
     create: async (api, deps) => {
       if (pluginDriverOf(api) === GRPC_PLUGIN_DRIVER) {
         return stage === 'response' ? grpcResponseStage(api, deps) : grpcStage(api, deps, stage);

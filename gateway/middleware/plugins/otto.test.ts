@@ -4,8 +4,8 @@
  * samples are sets and deletes headers the upstream sees, a `ReturnOverrides.ResponseCode` of 403
  * answers the client, one below 400 is the answer itself (with its ResponseHeaders), `request.URL`
  * and the params change what the upstream gets, a `post_key_auth` middleware reads the key's
- * session, and what svc does not do (a changed body) fails the request with 500 and a log naming
- * it. What a load would refuse is
+ * session, a changed request.Body is what the upstream gets, and what can't be done (a status
+ * that is no HTTP status) fails the request with 500 and a log naming it. What a load would refuse is
  * refused when written, 400 naming the field: otto `auth_check` and `response` hooks, a file that
  * calls `TykMakeHttpRequest`, a missing file, a file that does not parse, a name that is no
  * middleware of the file, and any otto hook on a gateway with `enable_jsvm` off; a file changed
@@ -89,8 +89,14 @@ rewrite.NewProcessRequest(function (request, session) {
 `,
   'middleware/body.js': `var setBody = new TykJS.TykMiddleware.NewMiddleware({});
 setBody.NewProcessRequest(function (request, session) {
-  request.Body = "New Request body";
+  request.Body = "New Request body, was: " + request.Body;
   return setBody.ReturnData(request, {});
+});
+`,
+  'middleware/bad-code.js': `var badCode = new TykJS.TykMiddleware.NewMiddleware({});
+badCode.NewProcessRequest(function (request, session) {
+  request.ReturnOverrides.ResponseCode = 42;
+  return badCode.ReturnData(request, {});
 });
 `,
   'middleware/http.js': `var callOut = new TykJS.TykMiddleware.NewMiddleware({});
@@ -135,6 +141,7 @@ async function provision(gw: GatewayClient): Promise<void> {
     keyless('deny', '/deny/', echo.url, otto('pre', 'denyRequest', 'deny.js')),
     keyed('user', '/user/', echo.url, otto('post_key_auth', 'forwardUser', 'user.js')),
     keyless('body', '/body/', echo.url, otto('post', 'setBody', 'body.js')),
+    keyless('bad-code', '/bad-code/', echo.url, otto('pre', 'badCode', 'bad-code.js')),
     keyless('answer', '/answer/', echo.url, otto('pre', 'answerHere', 'answer.js')),
     keyed('answer-key', '/answer-key/', echo.url, otto('post', 'answerHere', 'answer.js')),
     keyless('params', '/params/', echo.url, otto('pre', 'editParams', 'params.js')),
@@ -162,6 +169,10 @@ interface Case extends Expected {
   upstreamQuery?: string;
   /** The path the echo upstream received. */
   upstreamPath?: string;
+  method?: string;
+  body?: string;
+  /** The body the echo upstream received. */
+  upstreamBody?: string;
 }
 
 const INTERNAL = /^Internal error \(ID [0-9a-f-]{36}\)$/;
@@ -204,7 +215,20 @@ const cases: Case[] = [
     status: 401,
     error: 'Authorization field missing',
   },
-  { name: 'a changed request body is a failure, not ignored', path: '/body/x', status: 500, error: INTERNAL },
+  {
+    name: 'a changed request.Body is the body the upstream gets',
+    path: '/body/x',
+    method: 'POST',
+    body: 'the client body',
+    status: 200,
+    upstreamBody: 'New Request body, was: the client body',
+  },
+  {
+    name: 'a ResponseCode that is no HTTP status is a failure, not ignored',
+    path: '/bad-code/x',
+    status: 500,
+    error: INTERNAL,
+  },
   {
     name: 'ResponseCode 200 answers without the upstream, with ResponseBody and ResponseHeaders',
     path: '/answer/x',
@@ -330,12 +354,15 @@ describeEachSetup(
       test(c.name, async () => {
         const res = await gw().request({
           path: c.path,
+          ...(c.method === undefined ? {} : { method: c.method }),
+          ...(c.body === undefined ? {} : { body: c.body }),
           ...(c.headers === undefined ? {} : { headers: c.headers }),
         });
         assertAnswer(res, c);
         if (c.text !== undefined) assert.equal(res.text, c.text);
         if (c.upstreamQuery !== undefined) assert.equal((res.json as Echoed).query, c.upstreamQuery);
         if (c.upstreamPath !== undefined) assert.equal((res.json as Echoed).path, c.upstreamPath);
+        if (c.upstreamBody !== undefined) assert.equal((res.json as Echoed).body, c.upstreamBody);
       });
     }
 
@@ -410,7 +437,7 @@ describe('otto middleware logs', () => {
         ...otto('pre', 'tagRequest', 'tag.js'),
       }),
     );
-    await gw.addApi(keyless('body', '/body/', echo.url, otto('post', 'setBody', 'body.js')));
+    await gw.addApi(keyless('bad-code', '/bad-code/', echo.url, otto('pre', 'badCode', 'bad-code.js')));
     await gw.reload();
   });
   after(async () => {
@@ -450,13 +477,13 @@ describe('otto middleware logs', () => {
     assert.equal((await gw.request({ path: '/tag/a' })).status, 200);
   });
 
-  test('a failure is logged naming what svc does not do', async () => {
-    const res = await gw.request({ path: '/body/a' });
+  test('a failure is logged naming what can not be done', async () => {
+    const res = await gw.request({ path: '/bad-code/a' });
     assert.equal(res.status, 500);
     const line = log.lines.find(
-      (l) => l.message === 'plugin failed' && l.fields.plugin === 'middleware/body.js#setBody',
+      (l) => l.message === 'plugin failed' && l.fields.plugin === 'middleware/bad-code.js#badCode',
     );
     assert.ok(line);
-    assert.match(String(line.fields.error), /request\.Body is not supported by svc's otto driver/);
+    assert.match(String(line.fields.error), /request\.ReturnOverrides\.ResponseCode 42 is no HTTP status/);
   });
 });
