@@ -30,6 +30,7 @@ import {
 } from './api/http.ts';
 import * as keys from './api/keys.ts';
 import * as oauth from './api/oauth.ts';
+import * as oauthTokens from './api/oauth-tokens.ts';
 import * as orgs from './api/organisations.ts';
 import * as policies from './api/policies.ts';
 import * as users from './api/users.ts';
@@ -179,6 +180,19 @@ const routes: readonly Route[] = [
     path: /^\/api\/apis\/oauth\/([^/]+)$/,
     auth: 'user',
     methods: crud('keys', { GET: oauth.listClients, POST: oauth.createClient }),
+  },
+  // The reference's revocation by client ID, before a client named `revoke` of an API.
+  {
+    name: 'oauth_client_revoke',
+    path: /^\/api\/apis\/oauth\/([^/]+)\/(revoke|revoke_all)$/,
+    auth: 'user',
+    methods: crud('keys', { POST: oauthTokens.revokeByClient }),
+  },
+  {
+    name: 'oauth_client_tokens',
+    path: /^\/api\/apis\/oauth\/([^/]+)\/([^/]+)\/tokens(?:\/([0-9a-f]{64}))?$/,
+    auth: 'user',
+    methods: crud('keys', { GET: oauthTokens.listTokens, DELETE: oauthTokens.deleteTokens }),
   },
   {
     name: 'oauth_client',
@@ -437,6 +451,11 @@ export async function startDashboard(given: DashboardDeps): Promise<DashboardSer
         route: 'system_oauth_clients',
         reply: found === undefined ? fail(404, 'OAuth Client ID not found') : json(found),
       };
+    }
+    if (path === '/system/oauth-tokens' && method === 'POST') {
+      // The plain store: the gateways are not told of a token one of them reported.
+      const body = await readObject(req);
+      return { route: name, reply: await oauthTokens.nodeReport(given.store, orgsOf(url), body, deps.now()) };
     }
     const cert = /^\/system\/certs\/([^/]+)$/.exec(path);
     if (cert !== null && method === 'GET') {

@@ -8,7 +8,17 @@
 import type { AnalyticsStore } from '../analytics/store.ts';
 
 /** The kinds of documents an organisation owns. */
-export const KINDS = ['apis', 'policies', 'keys', 'certs', 'users', 'groups', 'oauth-clients'] as const;
+export const KINDS = [
+  'apis',
+  'policies',
+  'keys',
+  'certs',
+  'users',
+  'groups',
+  'oauth-clients',
+  // Records of the access tokens gateways issue (api/oauth-tokens.ts); the tokens are theirs.
+  'oauth-tokens',
+] as const;
 /** One of KINDS. */
 export type Kind = (typeof KINDS)[number];
 

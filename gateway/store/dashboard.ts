@@ -30,6 +30,11 @@
  *   dashboard no longer has (deleted, or its API deleted) deletes the tokens issued to it, and
  *   every one of this process's cached sessions of them is forgotten; so does a reconnect, for
  *   the changes it may have missed.
+ * - OAuth access tokens: each one issued here is reported to the dashboard (dashboard-tokens.ts),
+ *   which lists them; a change naming one (`oauth-tokens`, its hash) makes this store report it
+ *   again, and the dashboard's answer says whether it is revoked: then it is deleted, and every
+ *   cached session of it forgotten. A reconnect reports every local token (issued, or revoked,
+ *   while the stream was down).
  * - Unreachable dashboard: the last good configuration keeps serving; nothing is dropped.
  *
  * The registration, the calls and the notification stream (with polling while it is down) are
@@ -56,6 +61,13 @@ import type {
   StoredEntry,
 } from './store.ts';
 import {
+  syncTokens,
+  tokenRecordOf,
+  tokensGone,
+  type TokenRecord,
+  type TokenSyncDeps,
+} from './dashboard-tokens.ts';
+import {
   DashboardConnection,
   type DashboardChange,
   type DashboardConnectionOptions,
@@ -71,6 +83,8 @@ const MANAGED: readonly Collection[] = ['apis', 'policies', 'oauth-clients'];
 const SNAPSHOT: readonly Collection[] = ['apis', 'policies'];
 /** The store collection of OAuth clients (gateway/oauth2/clients.ts). */
 const OAUTH_CLIENTS = 'oauth-clients' satisfies Collection;
+/** The dashboard's kind of access-token records (a change names one it revoked). */
+const OAUTH_TOKENS = 'oauth-tokens';
 
 /** `/system/config` as the dashboard answers it. */
 interface NodeConfig {
@@ -200,14 +214,27 @@ export class DashboardStore implements Store {
     return e !== undefined && 'value' in e ? e.value : undefined;
   }
 
-  put(collection: Collection, id: string, value: unknown, mode?: PutMode): Promise<PutOutcome> {
+  async put(collection: Collection, id: string, value: unknown, mode?: PutMode): Promise<PutOutcome> {
     if (MANAGED.includes(collection)) throw new ManagedByDashboardError(collection, this.#opts.url);
-    return this.#local.put(collection, id, value, mode);
+    const outcome = await this.#local.put(collection, id, value, mode);
+    // An access token issued here: the dashboard lists it and may revoke it.
+    const record = collection === 'keys' && outcome !== 'exists' ? tokenRecordOf(id, value) : undefined;
+    if (record !== undefined) this.#reportInBackground([record]);
+    return outcome;
   }
 
-  delete(collection: Collection, id: string): Promise<boolean> {
+  async delete(collection: Collection, id: string): Promise<boolean> {
     if (MANAGED.includes(collection)) throw new ManagedByDashboardError(collection, this.#opts.url);
-    return this.#local.delete(collection, id);
+    const token = collection === 'keys' ? tokenRecordOf(id, await this.#local.get('keys', id)) : undefined;
+    const gone = await this.#local.delete(collection, id);
+    // An access token revoked here (/svc/oauth/revoke): the dashboard lists it no more. (An
+    // expired one it lists no more anyway: the sweep of expired tokens costs no calls.)
+    const live = token !== undefined && (token.expires <= 0 || token.expires * 1000 > Date.now());
+    if (gone && live)
+      this.#queue('reporting oauth tokens to the dashboard failed', () =>
+        tokensGone(this.#tokenDeps(), [id]),
+      );
+    return gone;
   }
 
   forget(collection: Collection, id: string): void {
@@ -449,22 +476,7 @@ export class DashboardStore implements Store {
         this.#failed(err);
         continue;
       }
-      let deleted = 0;
-      for (const id of tokens) {
-        // The process that deletes a token tells the others (the node's workers, the gateways
-        // sharing the store): one that lists the tokens after it finds none to forget.
-        const gone = await this.#local.delete('keys', id);
-        if (gone) deleted++;
-        this.#lastKnownKeys.delete(id);
-        this.#local.forget('keys', id);
-        this.#emit({
-          type: 'changed',
-          origin: this.#origin,
-          collection: 'keys',
-          id,
-          ...(gone ? { spread: true } : {}),
-        });
-      }
+      const deleted = await this.#deleteTokens(tokens);
       this.#log.info('oauth tokens of a client gone from the dashboard deleted', {
         client: clientId,
         tokens: deleted,
@@ -472,12 +484,58 @@ export class DashboardStore implements Store {
     }
   }
 
-  #revokeInBackground(ids: ReadonlySet<string> | undefined): void {
-    this.#revoking = this.#revoking
-      .then(() => this.#revokeTokensOfGone(ids))
-      .catch((err: unknown) => {
-        this.#log.warn('deleting the oauth tokens of a deleted client failed', { error: errorMessage(err) });
+  /**
+   * Deletes the local access tokens `ids` and forgets every cached session of them; answers how
+   * many this process deleted. The process that deletes a token tells the others (the node's
+   * workers, the gateways sharing the store): one that lists the tokens after it finds none to
+   * forget.
+   */
+  async #deleteTokens(ids: readonly string[]): Promise<number> {
+    let deleted = 0;
+    for (const id of ids) {
+      const gone = await this.#local.delete('keys', id);
+      if (gone) deleted++;
+      this.#lastKnownKeys.delete(id);
+      this.#local.forget('keys', id);
+      this.#emit({
+        type: 'changed',
+        origin: this.#origin,
+        collection: 'keys',
+        id,
+        ...(gone ? { spread: true } : {}),
       });
+    }
+    return deleted;
+  }
+
+  /** Runs `job` after the token jobs queued before it (a reconnect's and a change's overlap). */
+  #queue(failure: string, job: () => Promise<void>): void {
+    this.#revoking = this.#revoking.then(job).catch((err: unknown) => {
+      this.#log.warn(failure, { error: errorMessage(err) });
+    });
+  }
+
+  /** Reports tokens (syncTokens: records, stored IDs, or all when undefined); the revoked ones go. */
+  #reportInBackground(records: readonly (TokenRecord | string)[] | undefined): void {
+    this.#queue('reporting oauth tokens to the dashboard failed', () =>
+      syncTokens(this.#tokenDeps(), records),
+    );
+  }
+
+  #tokenDeps(): TokenSyncDeps {
+    return {
+      call: (m, p, b) => this.#connection.call(m, p, b),
+      local: this.#local,
+      deleteTokens: (ids) => this.#deleteTokens(ids),
+      failed: (err) => {
+        this.#failed(err);
+      },
+      log: this.#log,
+    };
+  }
+
+  #revokeInBackground(ids: ReadonlySet<string> | undefined): void {
+    this.#queue('deleting the oauth tokens of a deleted client failed', () => this.#revokeTokensOfGone(ids));
   }
 
   // --- certificates ----------------------------------------------------------------------
@@ -536,8 +594,10 @@ export class DashboardStore implements Store {
     // Changes to certificates may have been missed while the stream was down.
     this.#forgetCerts();
     void this.#check('connected');
-    // Clients deleted while the stream was down: their tokens go now.
+    // Clients deleted while the stream was down: their tokens go now; so do tokens revoked
+    // meanwhile, and the dashboard hears of those issued meanwhile.
     this.#revokeInBackground(undefined);
+    this.#reportInBackground(undefined);
   }
 
   /** A change the dashboard names: what this store keeps of it is forgotten or read again. */
@@ -551,6 +611,9 @@ export class DashboardStore implements Store {
       this.#lastKnownClients.delete(c.id);
       this.#emitChanged(OAUTH_CLIENTS, c.id);
       this.#revokeInBackground(new Set([c.id]));
+    } else if (c.kind === OAUTH_TOKENS && typeof c.id === 'string') {
+      // A revocation: this token (when this store has it) is reported again, to learn so.
+      this.#reportInBackground([c.id]);
     } else if (c.kind === 'keys' && typeof c.id === 'string') {
       this.#lastKnownKeys.delete(c.id);
       this.#emitChanged('keys', c.id);
