@@ -144,6 +144,8 @@ export class FilesStore implements Store {
   readonly #cache = new Map<string, string | typeof ABSENT>();
   /** What the last `list` of each collection read, by file name, with the file's stamp. */
   readonly #listed = new Map<Collection, ReadonlyMap<string, Listed>>();
+  /** The file names the last `list` of each collection read, in ID order. */
+  readonly #order = new Map<Collection, string[]>();
   /** The files changed since the last `list` of each collection listed so far. */
   readonly #changes = new Map<Collection, Changes>();
   /** Bumped by every write and forget: a read that spans one doesn't cache what it read. */
@@ -297,23 +299,47 @@ export class FilesStore implements Store {
     };
     // Files are read LIST_CONCURRENCY at a time: one after another, a thousand APIs took a third
     // of a second, on every write (its conflict check) and every reload. Unchanged ones at once.
-    const entries: StoredEntry[] = [];
-    const pending: string[] = [];
-    for (const name of names) {
+    // The same files as the last list (none added or removed): in its order, sorted by ID, so
+    // that the entries need no sort.
+    const previous = this.#order.get(collection);
+    const sameFiles =
+      previous !== undefined &&
+      before !== undefined &&
+      previous.length === names.length &&
+      before.size === names.length &&
+      names.every((name) => before.has(name));
+    const order = sameFiles ? previous : names;
+    const slots: (StoredEntry | undefined)[] = [];
+    const pending: number[] = [];
+    for (const name of order) {
       const known = before?.get(name);
       // Unchanged since the last list, which parsed it: no stat, no read, parsed when used.
       if (known?.parsed === true && changed !== undefined && !changed.has(name)) {
         seen.set(name, known);
-        entries.push(parsedLater(known.id, known.text));
-      } else pending.push(name);
-    }
-    for (let i = 0; i < pending.length; i += LIST_CONCURRENCY) {
-      for (const e of await Promise.all(pending.slice(i, i + LIST_CONCURRENCY).map(read))) {
-        if (e) entries.push(e);
+        slots.push(parsedLater(known.id, known.text));
+      } else {
+        pending.push(slots.length);
+        slots.push(undefined);
       }
     }
+    for (let i = 0; i < pending.length; i += LIST_CONCURRENCY) {
+      const batch = pending.slice(i, i + LIST_CONCURRENCY);
+      const read1 = await Promise.all(batch.map((slot) => read(order[slot] ?? '')));
+      batch.forEach((slot, k) => (slots[slot] = read1[k]));
+    }
+    // Each entry with its file name, in ID order; the names of the listed files kept for the next
+    // list (a file with a problem is not one of them).
+    const listed: { e: StoredEntry; name: string }[] = [];
+    slots.forEach((e, k) => {
+      if (e !== undefined) listed.push({ e, name: order[k] ?? '' });
+    });
+    if (!sameFiles) listed.sort((a, b) => (a.e.id < b.e.id ? -1 : a.e.id > b.e.id ? 1 : 0));
     this.#listed.set(collection, seen);
-    return entries.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    this.#order.set(
+      collection,
+      listed.filter((x) => seen.has(x.name)).map((x) => x.name),
+    );
+    return listed.map((x) => x.e);
   }
 
   async get(collection: Collection, id: string): Promise<unknown> {
