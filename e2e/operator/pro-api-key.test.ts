@@ -1,0 +1,313 @@
+/**
+ * ApiKey in mode pro end to end: a real control plane, a real dashboard (SQLite), a gateway in
+ * mode pro loading from it, and the operator (mode pro) writing keys to the dashboard's
+ * `/api/keys` and `/api/apis/keys/basic/{username}`. Clients call the gateway with the value the
+ * Secret holds and see it accepted, rotated with an overlap (one quota for both values),
+ * reverted after drift, expired and deleted; the dashboard holds only hashes.
+ */
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import {
+  createTenant,
+  dashboardCall,
+  signedLicense,
+  startDashboardProc,
+  type DashboardProc,
+  type DashboardTenant,
+} from '../harness/dashboard.ts';
+import {
+  httpRequest,
+  startGateway,
+  waitFor,
+  type GatewayProc,
+  type OperatorProc,
+} from '../harness/processes.ts';
+import {
+  applyManifest,
+  isReady,
+  readyOf,
+  startWorld,
+  startWorldOperator,
+  stopWorld,
+  waitForStatus,
+  waitReady,
+  type OperatorWorld,
+} from './helpers.ts';
+
+const NODE_SECRET = 'e2e-pro-key-node-secret-01';
+
+let w: OperatorWorld;
+let dashboard: DashboardProc;
+let tenant: DashboardTenant;
+let gw: GatewayProc;
+let operator: OperatorProc;
+
+before(async () => {
+  w = await startWorld({
+    name: 'pro-key',
+    namespaces: ['shop'],
+    secrets: ['e2e-pro-key-unused', 'e2e-pro-key-unused-2'],
+  });
+  dashboard = await startDashboardProc({
+    name: 'pro-key-dashboard',
+    logDir: w.dir,
+    dataDir: join(w.dir, 'dashboard'),
+    args: ['--node-secret', NODE_SECRET],
+  });
+  tenant = await createTenant(dashboard.url, 'pro-key-org');
+  gw = await startGateway({
+    name: 'pro-key-gateway',
+    secret: 'e2e-pro-key-gateway',
+    dataDir: join(w.dir, 'pro-gw'),
+    logDir: w.dir,
+    env: {
+      SVC_GW_DASHBOARD_URL: dashboard.url,
+      SVC_GW_NODE_SECRET: NODE_SECRET,
+      SVC_GW_DASHBOARD_ORGS: tenant.org,
+    },
+  });
+  operator = await startWorldOperator(w, {
+    name: 'pro-key-operator',
+    org: tenant.org,
+    env: {
+      SVC_MODE: 'pro',
+      SVC_URL: dashboard.url,
+      SVC_AUTH: tenant.system.key,
+      ...(await signedLicense('e2e')),
+      SVC_RESYNC_PERIOD: '2s',
+      WATCH_NAMESPACE: 'shop',
+    },
+  });
+  await applyManifest(
+    w.cp,
+    `apiVersion: svc.svc.io/v1alpha1
+kind: ApiDefinition
+metadata: {name: vault, namespace: shop}
+spec:
+  name: vault
+  use_keyless: false
+  use_standard_auth: true
+  proxy: {listen_path: /vault/, target_url: "${w.upstream.url}", strip_listen_path: true}
+---
+apiVersion: svc.svc.io/v1alpha1
+kind: ApiDefinition
+metadata: {name: locker, namespace: shop}
+spec:
+  name: locker
+  use_keyless: false
+  use_basic_auth: true
+  proxy: {listen_path: /locker/, target_url: "${w.upstream.url}", strip_listen_path: true}
+---
+apiVersion: svc.svc.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: vault-plan, namespace: shop}
+spec:
+  name: vault-plan
+  access_rights_array: [{name: vault}, {name: locker}]
+---
+apiVersion: svc.svc.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: metered, namespace: shop}
+spec:
+  name: metered
+  quota_max: 3
+  quota_renewal_rate: 3600
+  access_rights_array: [{name: vault}]
+`,
+  );
+  await waitReady(w.cp, { kind: 'securitypolicy', ns: 'shop', name: 'vault-plan' });
+  await waitReady(w.cp, { kind: 'securitypolicy', ns: 'shop', name: 'metered' });
+});
+
+after(async () => {
+  await operator.stop();
+  await gw.stop();
+  await dashboard.stop();
+  await stopWorld(w);
+});
+
+const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
+const key = (name: string) => ({ kind: 'apikey', ns: 'shop', name });
+
+async function secretValue(name: string, dataKey = 'key'): Promise<string> {
+  const r = await w.cp.kubectl(['get', 'secret', name, '-n', 'shop', '-o', 'json']);
+  const b64 = (JSON.parse(r.stdout) as { data?: Record<string, string> }).data?.[dataKey] ?? '';
+  return Buffer.from(b64, 'base64').toString('utf8');
+}
+
+async function call(path: string, authorization: string): Promise<{ status: number; body: string }> {
+  try {
+    const r = await httpRequest(`${gw.url}${path}`, { headers: { authorization } });
+    return { status: r.status, body: r.body };
+  } catch {
+    return { status: 0, body: '' };
+  }
+}
+
+const answers = async (path: string, auth: string, status: number): Promise<void> => {
+  await waitFor(
+    `${path} answers ${String(status)}`,
+    async () => (await call(path, auth)).status === status,
+    30_000,
+  );
+};
+
+/** The key as the dashboard holds it, by hash: status and body. */
+const held = (hash: string) =>
+  dashboardCall(dashboard.url, 'GET', `/api/keys/${hash}?hashed=true`, { auth: tenant.system.key });
+
+function keyManifest(name: string, spec: string): string {
+  return `apiVersion: svc.svc.io/v1alpha1
+kind: ApiKey
+metadata: {name: ${name}, namespace: shop}
+spec:
+${spec}`;
+}
+
+async function patch(name: string, body: unknown): Promise<void> {
+  await w.cp.kubectl(['patch', 'apikey', name, '-n', 'shop', '--type=merge', '-p', JSON.stringify(body)]);
+}
+
+test('pro: a key without a Secret is generated, held by the dashboard by its hash only, and authenticates at the gateway', async () => {
+  await applyManifest(w.cp, keyManifest('alice', '  policies: [vault-plan]\n  alias: alice\n'));
+  const st = await waitReady(w.cp, key('alice'));
+  const value = await secretValue('alice');
+  assert.ok(value.length >= 32);
+  assert.equal(st.keyHash, sha256(value));
+  assert.match(readyOf(st)?.message ?? '', new RegExp(`key ${sha256(value)} is held by ${dashboard.url}`));
+  const h = await held(sha256(value));
+  assert.equal(h.status, 200, h.text);
+  assert.equal((h.body.data as { alias?: string }).alias, 'alice');
+  assert.equal((h.body.data as { org_id?: string }).org_id, tenant.org);
+  const list = await dashboardCall(dashboard.url, 'GET', '/api/keys?p=-1', { auth: tenant.system.key });
+  assert.ok(
+    list.text.includes(sha256(value)) && !list.text.includes(value),
+    'the dashboard lists the hash only',
+  );
+  await answers('/vault/a', value, 200);
+  assert.equal((await call('/vault/a', 'not-the-key')).status, 403);
+  assert.doesNotMatch(operator.log(), new RegExp(value), 'the value is never logged');
+});
+
+test('pro: a basic-auth user registered from its Secret; a new password replaces the old', async () => {
+  await w.cp.kubectl([
+    'create',
+    'secret',
+    'generic',
+    'dave-pw',
+    '-n',
+    'shop',
+    '--from-literal=password=first-1',
+  ]);
+  await applyManifest(
+    w.cp,
+    keyManifest(
+      'dave',
+      '  type: basic\n  username: dave\n  policies: [vault-plan]\n  secretRef: {name: dave-pw, key: password}\n',
+    ),
+  );
+  const st = await waitReady(w.cp, key('dave'));
+  assert.equal(st.username, 'dave');
+  const basic = (pw: string): string => `Basic ${Buffer.from(`dave:${pw}`).toString('base64')}`;
+  await answers('/locker/a', basic('first-1'), 200);
+  const h = await held(sha256('dave'));
+  assert.deepEqual((h.body.data as { basic_auth_data?: unknown }).basic_auth_data, { hash_type: 'scrypt' });
+  await w.cp.kubectl([
+    'patch',
+    'secret',
+    'dave-pw',
+    '-n',
+    'shop',
+    '--type=merge',
+    '-p',
+    JSON.stringify({ stringData: { password: 'second-2' } }),
+  ]);
+  await answers('/locker/a', basic('second-2'), 200);
+  assert.equal((await call('/locker/a', basic('first-1'))).status, 401);
+});
+
+test('pro: drift in the dashboard is reverted: a field edited by hand, the key deleted by hand', async () => {
+  const st = await waitReady(w.cp, key('alice'));
+  const hash = String(st.keyHash);
+  const before = (await held(hash)).body.data as Record<string, unknown>;
+  const put = await dashboardCall(dashboard.url, 'PUT', `/api/keys/${hash}?hashed=true`, {
+    auth: tenant.system.key,
+    body: { ...before, alias: 'edited by hand' },
+  });
+  assert.equal(put.status, 200, put.text);
+  await waitFor(
+    'the alias back to alice',
+    async () => ((await held(hash)).body.data as { alias?: string } | undefined)?.alias === 'alice',
+    30_000,
+  );
+  const del = await dashboardCall(dashboard.url, 'DELETE', `/api/keys/${hash}?hashed=true`, {
+    auth: tenant.system.key,
+  });
+  assert.equal(del.status, 200, del.text);
+  await waitFor('the key held again', async () => (await held(hash)).status === 200, 30_000);
+  await answers('/vault/a', await secretValue('alice'), 200);
+});
+
+test('pro: rotation with an overlap: both values work on one quota, the old one is refused after', async () => {
+  await applyManifest(w.cp, keyManifest('gina', '  policies: [metered]\n  rotation: {overlapSeconds: 20}\n'));
+  await waitReady(w.cp, key('gina'));
+  const oldValue = await secretValue('gina');
+  await answers('/vault/g', oldValue, 200);
+  await patch('gina', { spec: { rotate: 'r1' } });
+  const st = await waitForStatus(w.cp, key('gina'), 'rotated', (s) => s.rotated === 'r1' && isReady(s));
+  const newValue = await secretValue('gina');
+  assert.notEqual(newValue, oldValue);
+  assert.equal(st.keyHash, sha256(newValue));
+  assert.equal((st.rotatedFrom as { keyHash?: string } | undefined)?.keyHash, sha256(oldValue));
+  assert.equal((await held(sha256(oldValue))).status, 200, 'the old hash kept during the overlap');
+  await answers('/vault/g', newValue, 200);
+  assert.equal((await call('/vault/g', oldValue)).status, 200, 'the third request, with the old value');
+  const over = await call('/vault/g', newValue);
+  assert.equal(over.status, 403, 'the fourth is over the one quota both values count against');
+  assert.match(over.body, /Quota exceeded/);
+  await waitFor(
+    'the old hash deleted after the overlap',
+    async () => (await held(sha256(oldValue))).status === 404,
+    60_000,
+  );
+  // Refused as unknown now, no longer as over the quota.
+  const unknown = await call('/vault/g', 'never-a-key-0123456789');
+  await waitFor(
+    'the old value refused as an unknown key',
+    async () => {
+      const r = await call('/vault/g', oldValue);
+      return r.status === unknown.status && r.body === unknown.body;
+    },
+    30_000,
+  );
+  assert.doesNotMatch(unknown.body, /Quota exceeded/);
+  const after = await waitForStatus(w.cp, key('gina'), 'overlap over', (s) => s.rotatedFrom === undefined);
+  assert.equal(after.keyHash, sha256(newValue));
+});
+
+test('pro: expiresAt in the past: 401 Key has expired, please renew', async () => {
+  const value = await secretValue('alice');
+  await patch('alice', { spec: { expiresAt: '2020-01-01T00:00:00Z' } });
+  await answers('/vault/e', value, 401);
+  assert.match((await call('/vault/e', value)).body, /Key has expired, please renew/);
+  const st = await waitForStatus(
+    w.cp,
+    key('alice'),
+    'expired',
+    (s) => s.expiresAt === '2020-01-01T00:00:00Z',
+  );
+  assert.match(readyOf(st)?.message ?? '', /expired/);
+  assert.equal(((await held(sha256(value))).body.data as { expires?: number }).expires, 1577836800);
+});
+
+test('pro: deleted: the finalizer deletes the key and the user from the dashboard; the gateway refuses them', async () => {
+  const st = await waitReady(w.cp, key('gina'));
+  const value = await secretValue('gina');
+  await w.cp.kubectl(['delete', 'apikey', 'gina', 'dave', '-n', 'shop', '--wait=true', '--timeout=60s']);
+  assert.equal((await held(String(st.keyHash))).status, 404);
+  assert.equal((await held(sha256('dave'))).status, 404);
+  await answers('/vault/g', value, 403);
+  await answers('/locker/a', `Basic ${Buffer.from('dave:second-2').toString('base64')}`, 401);
+});
