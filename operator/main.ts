@@ -27,6 +27,8 @@ import {
 } from './controllers/oas-api-definition.ts';
 import { operatorContextController, type ContextObject } from './controllers/operator-context.ts';
 import { securityPolicyController } from './controllers/security-policy.ts';
+import { subGraphController } from './controllers/sub-graph.ts';
+import { superGraphController } from './controllers/super-graph.ts';
 import { ingressController } from './controllers/ingress.ts';
 import { templateController } from './controllers/template.ts';
 
@@ -81,6 +83,8 @@ manager.add(svcStreamsApiDefinitionController(env));
 manager.add(securityPolicyController(env));
 manager.add(operatorContextController(env, contexts));
 manager.add(apiKeyController(env));
+manager.add(subGraphController(env));
+manager.add(superGraphController(env));
 const ingress = ingressController(env, {
   watchClass: cfg.WATCH_INGRESS_CLASS,
   httpPort: cfg.SVC_HTTP_INGRESS_PORT,

@@ -33,6 +33,8 @@ const CONTROLLERS = [
   'securitypolicy',
   'operatorcontext',
   'apikey',
+  'subgraph',
+  'supergraph',
 ];
 const MANAGER = 'gitops';
 
@@ -163,10 +165,12 @@ test('every example, applied twice with server-side apply: no change the second 
       'ApiKey',
       'OperatorContext',
       'SecurityPolicy',
+      'SubGraph',
+      'SuperGraph',
       'SvcOasApiDefinition',
       'SvcStreamsApiDefinition',
     ],
-    'the examples hold all six kinds',
+    'the examples hold all eight kinds',
   );
   await aResyncLater(objs);
   const settled = snapshot(await objects());

@@ -65,6 +65,7 @@ function chartRbac(ns: string): string[] {
 /** The ApiKey rules taken out of the chart's ClusterRole: what a chart older than ApiKey grants. */
 const withoutApiKeys = (doc: string): string =>
   doc
+    .replaceAll(', apikeys,', ',')
     .replaceAll(', apikeys]', ']')
     .split('\n')
     .filter((l) => !l.includes('- apikeys/'))

@@ -6,7 +6,15 @@ import { SvcObjects } from '../../lib/k8s/objects.ts';
 import { objectKey, splitKey, type InformerEvent } from '../../lib/k8s/informer.ts';
 import { derivedId } from '../ids.ts';
 import type { ManagementClient } from '../clients/management.ts';
-import { accessRefs, jwtPolicyRefs, refKey, refOf, sameRef, sortedRefs } from '../references.ts';
+import {
+  accessRefs,
+  jwtPolicyRefs,
+  refKey,
+  refOf,
+  sameRef,
+  sortedRefs,
+  type ObjectRef,
+} from '../references.ts';
 import { internalRefsOf, translateApiDefinition } from '../translate/api-definition.ts';
 import { certificateSecretRefs } from '../../schemas/rules/secret-refs.ts';
 import { secretWatch, viewChanged, watchOf, type ControllerEnv } from './env.ts';
@@ -16,13 +24,23 @@ import {
   retireCertificates,
   uploadCertificates,
 } from './certificate-secrets.ts';
-import { byAccessRight, byCertificateSecret, byContext, byInternalTarget, byJwtPolicy } from './indexes.ts';
+import {
+  byAccessRight,
+  byCertificateSecret,
+  byContext,
+  byGraphRef,
+  byInternalTarget,
+  byJwtPolicy,
+  bySubgraphRef,
+} from './indexes.ts';
+import { resolveGraph, type GraphLookups } from './graph-refs.ts';
+import { graphRefOf } from '../../schemas/rules/graphs.ts';
 import { callGateway, reportFailure, reportUnresolved, type Fail } from './status.ts';
 import { leaveFormerGateway, pushDocument, pushedTo, PushMemory } from './sync.ts';
 import { isTemplate } from './template.ts';
 import { reportApiSynced } from './served.ts';
 import { apiLeaves, sharedApiWatches, type ApiReconcileDeps } from './api-reconcile.ts';
-import type { ApiObject, PolicyView } from './objects.ts';
+import type { ApiObject, PolicyView, SubGraphObject, SuperGraphObject } from './objects.ts';
 import { API_FINALIZER } from '../../schemas/finalizers.ts';
 
 /** The finalizer names live in schemas/, which the webhook reads too. */
@@ -31,7 +49,16 @@ export { API_FINALIZER };
 export type { ApiObject, PolicyView } from './objects.ts';
 
 /** What the reconciler needs; tests pass their own. */
-export type ApiDefinitionDeps = ApiReconcileDeps<ApiObject>;
+export type ApiDefinitionDeps = ApiReconcileDeps<ApiObject> & {
+  /** The SubGraphs, SuperGraphs and subgraph APIs `graphql.graph_ref` resolves through; none without. */
+  graphs?: GraphLookups;
+};
+
+const noGraphs: GraphLookups = {
+  subGraph: () => undefined,
+  superGraph: () => undefined,
+  subgraphApis: () => [],
+};
 
 /**
  * The policies linked to an API: those whose access rights cover it (they hold it: deleting it
@@ -126,6 +153,14 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
     internalIds.set(`${ref.namespace}/${ref.name}`, target.spec.api_id ?? derivedId(ref.namespace, ref.name));
   }
 
+  // graph_ref: the SubGraph's SDL, or the SuperGraph's composition and its subgraph APIs. Missing,
+  // the API waits; the SubGraph, SuperGraph and ApiDefinition watches queue it again.
+  const graph = resolveGraph(current, deps.graphs ?? noGraphs);
+  if (graph !== undefined && !('graph' in graph)) {
+    await fail(graph.reason, graph.message, false);
+    return {};
+  }
+
   // Certificates named by Secret (schemas/rules/secret-refs.ts): served, allowed from clients and
   // presented upstream, each read into an upload, its ID known before the upload; pinned, read
   // into a public-key pin (nothing uploaded).
@@ -145,6 +180,7 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
     publicKeyPin: (secretName) => certs.pins.get(secretName) ?? '',
     internalApiId: (ref) =>
       internalIds.get(`${ref.namespace}/${ref.name}`) ?? derivedId(ref.namespace, ref.name),
+    ...(graph === undefined ? {} : { graph: graph.graph }),
     // A policy that does not exist yet gets the ID it will be derived to; its watch queues the API.
     policyId: (ref) =>
       policies.find((p) => sameRef(refOf(p), ref))?.spec?.id ?? derivedId(ref.namespace, ref.name),
@@ -224,6 +260,25 @@ export function apiDefinitionController(env: ControllerEnv): ControllerSpec {
   const policiesCovering = byAccessRight(policies);
   const pushes = new PushMemory();
   const holders = certificateHolders(env);
+  const subGraphSpec = watchOf(env, 'SubGraph');
+  const superGraphSpec = watchOf(env, 'SuperGraph');
+  const subGraphs = env.manager.informer<SubGraphObject>(subGraphSpec);
+  const superGraphs = env.manager.informer<SuperGraphObject>(superGraphSpec);
+  const apisServing = byGraphRef(apis);
+  const superGraphsListing = bySubgraphRef(superGraphs);
+  /** Keys of the APIs serving the SuperGraphs that list a SubGraph. */
+  const supergraphApisOf = (subgraph: ObjectRef): string[] =>
+    superGraphsListing(subgraph).flatMap((sg) =>
+      apisServing('SuperGraph', refOf(sg)).map((a) => objectKey(a)),
+    );
+  /** A subgraph API's SubGraph, as the supergraph APIs depend on it. */
+  const servedSubgraph = (api: k8s.KubernetesObject | undefined): ObjectRef | undefined => {
+    const g = graphRefOf(
+      (api as Partial<ApiObject> | undefined)?.spec?.graphql,
+      api?.metadata?.namespace ?? '',
+    );
+    return g?.kind === 'SubGraph' ? g.ref : undefined;
+  };
 
   /** Keys of the APIs linked to a policy. */
   const apisOf = (p: PolicyView | undefined): string[] => {
@@ -255,6 +310,11 @@ export function apiDefinitionController(env: ControllerEnv): ControllerSpec {
         // The API's namespace is watched, so its Secrets are in the cache.
         secret: (namespace, name) => Promise.resolve(secrets.get(namespace, name)),
         apis: holders,
+        graphs: {
+          subGraph: (namespace, name) => subGraphs.get(namespace, name),
+          superGraph: (namespace, name) => superGraphs.get(namespace, name),
+          subgraphApis: (subgraph) => apisServing('SubGraph', subgraph),
+        },
         pushes,
         convergence: env.convergence,
         now: env.now,
@@ -265,9 +325,43 @@ export function apiDefinitionController(env: ControllerEnv): ControllerSpec {
         // An ApiDefinition that appears, goes or changes its api_id queues the APIs whose internal
         // targets name it (they wait with ApiNotFound, or write its ID into their svc:// target).
         watch: apiSpec,
-        map: (api: k8s.KubernetesObject, old: k8s.KubernetesObject | undefined, event: InformerEvent) =>
-          viewChanged(event, api, old, (a) => (a as Partial<ApiObject>).spec?.api_id)
+        // A subgraph API that appears, goes or changes its ID or SubGraph queues the supergraph
+        // APIs whose SuperGraphs list that SubGraph (they call it by its ID).
+        map: (api: k8s.KubernetesObject, old: k8s.KubernetesObject | undefined, event: InformerEvent) => {
+          const targeting = viewChanged(event, api, old, (a) => (a as Partial<ApiObject>).spec?.api_id)
             ? apisTargeting(refOf(api)).map((a) => objectKey(a))
+            : [];
+          const view = (a: k8s.KubernetesObject): unknown => ({
+            id: (a as Partial<ApiObject>).spec?.api_id,
+            graph: servedSubgraph(a),
+            deleting: a.metadata?.deletionTimestamp !== undefined,
+          });
+          if (!viewChanged(event, api, old, view)) return targeting;
+          const subgraphs = [servedSubgraph(api), servedSubgraph(old)].flatMap((r) => r ?? []);
+          return [...new Set([...targeting, ...subgraphs.flatMap(supergraphApisOf)])];
+        },
+      },
+      {
+        // A SubGraph's SDL feeds the subgraph APIs that serve it.
+        watch: subGraphSpec,
+        map: (sg: k8s.KubernetesObject, old: k8s.KubernetesObject | undefined, event: InformerEvent) =>
+          viewChanged(event, sg, old, (g) => ({
+            spec: (g as Partial<SubGraphObject>).spec,
+            deleting: g.metadata?.deletionTimestamp !== undefined,
+          }))
+            ? apisServing('SubGraph', refOf(sg)).map((a) => objectKey(a))
+            : [],
+      },
+      {
+        // A SuperGraph's composition (its status) feeds the supergraph APIs that serve it.
+        watch: superGraphSpec,
+        map: (sg: k8s.KubernetesObject, old: k8s.KubernetesObject | undefined, event: InformerEvent) =>
+          viewChanged(event, sg, old, (g) => ({
+            schema: (g as Partial<SuperGraphObject>).status?.schema,
+            subgraphs: (g as Partial<SuperGraphObject>).status?.subgraphs,
+            deleting: g.metadata?.deletionTimestamp !== undefined,
+          }))
+            ? apisServing('SuperGraph', refOf(sg)).map((a) => objectKey(a))
             : [],
       },
       ...sharedApiWatches(env, {

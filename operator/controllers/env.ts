@@ -36,7 +36,9 @@ export type SvcKindName =
   | 'SvcStreamsApiDefinition'
   | 'SecurityPolicy'
   | 'OperatorContext'
-  | 'ApiKey';
+  | 'ApiKey'
+  | 'SubGraph'
+  | 'SuperGraph';
 
 /** The watch of an svc kind in the watched namespaces (one shared informer per kind). */
 export function watchOf(env: Pick<ControllerEnv, 'namespaces'>, kind: SvcKindName): WatchSpec {

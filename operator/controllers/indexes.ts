@@ -12,6 +12,7 @@ import { internalRefsOf } from '../translate/api-definition.ts';
 import type { ApiDefinitionSpec } from '../../schemas/generated/kinds.ts';
 import { certificateSecretNames } from '../../schemas/rules/secret-refs.ts';
 import { contextKeyOf } from './env.ts';
+import { graphRefOf, subgraphRefsOf } from '../../schemas/rules/graphs.ts';
 
 /** Objects whose `contextRef` names the OperatorContext `namespace/name`. */
 export function byContext<T extends k8s.KubernetesObject>(inf: Informer<T>): (contextKey: string) => T[] {
@@ -72,4 +73,30 @@ export function byRef<T extends k8s.KubernetesObject>(
     return ref === undefined ? [] : [refKey(ref)];
   });
   return (ref) => inf.byIndex(name, refKey(ref));
+}
+
+/** ApiDefinitions whose `graphql.graph_ref` names a SubGraph (mode subgraph) or a SuperGraph (mode supergraph). */
+export function byGraphRef<T extends k8s.KubernetesObject>(
+  inf: Informer<T>,
+): (kind: 'SubGraph' | 'SuperGraph', graph: ObjectRef) => T[] {
+  inf.addIndex('graph-ref', (api) => {
+    const graph = graphRefOf(
+      (api as { spec?: ApiDefinitionSpec }).spec?.graphql,
+      api.metadata?.namespace ?? '',
+    );
+    return graph === undefined ? [] : [`${graph.kind} ${refKey(graph.ref)}`];
+  });
+  return (kind, graph) => inf.byIndex('graph-ref', `${kind} ${refKey(graph)}`);
+}
+
+/** SuperGraphs whose `subgraph_refs` (or `subgraphs_refs`) list a SubGraph. */
+export function bySubgraphRef<T extends k8s.KubernetesObject>(
+  inf: Informer<T>,
+): (subgraph: ObjectRef) => T[] {
+  inf.addIndex('subgraph-ref', (sg) => {
+    const spec = (sg as { spec?: Parameters<typeof subgraphRefsOf>[0] }).spec;
+    const refs = subgraphRefsOf(spec, sg.metadata?.namespace ?? '').flatMap((r) => r.ref ?? []);
+    return [...new Set(refs.map(refKey))];
+  });
+  return (subgraph) => inf.byIndex('subgraph-ref', refKey(subgraph));
 }

@@ -9,6 +9,10 @@ import type {
   ApiStatus,
   OasApiStatus,
   SecurityPolicySpec,
+  SubGraph,
+  SubGraphStatus,
+  SuperGraph,
+  SuperGraphStatus,
   SvcOasApiDefinition,
   SvcStreamsApiDefinition,
 } from '../../schemas/generated/kinds.ts';
@@ -29,3 +33,9 @@ export interface PolicyView extends k8s.KubernetesObject {
 export type OasApiObject =
   | (SvcOasApiDefinition & SvcObject<SvcOasApiDefinition['spec'], OasApiStatus>)
   | (SvcStreamsApiDefinition & SvcObject<SvcStreamsApiDefinition['spec'], OasApiStatus>);
+
+/** A SubGraph with the metadata every stored object has. */
+export type SubGraphObject = SubGraph & SvcObject<SubGraph['spec'], SubGraphStatus>;
+
+/** A SuperGraph with the metadata every stored object has. */
+export type SuperGraphObject = SuperGraph & SvcObject<SuperGraph['spec'], SuperGraphStatus>;

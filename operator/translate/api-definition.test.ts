@@ -7,13 +7,16 @@ import { compile } from '../../schemas/validate.ts';
 import { derivedId } from '../ids.ts';
 import { translateApiDefinition, type ApiDefinitionInput } from './api-definition.ts';
 import { goldenTests } from './golden.ts';
+import type { ResolvedGraph } from '../../schemas/rules/graphs.ts';
 
 const validGatewayDefinition = compile(apiDefinitionModel);
 
 await goldenTests(
   'api-definition',
-  (cr: ApiDefinitionInput) =>
+  // `graph`: what the reconciler resolved graphql.graph_ref to, given beside the resource.
+  (cr: ApiDefinitionInput & { graph?: ResolvedGraph }) =>
     translateApiDefinition(cr, {
+      ...(cr.graph === undefined ? {} : { graph: cr.graph }),
       apiId: cr.spec.api_id ?? derivedId(cr.metadata.namespace, cr.metadata.name),
       orgId: 'org-1',
       policyId: (ref) => derivedId(ref.namespace, ref.name),
@@ -38,4 +41,22 @@ test('translation is pure: same input, same output, input untouched', () => {
   const ctx = { apiId: 'id', orgId: 'o', policyId: () => 'p', certificateId: () => 'c' };
   assert.deepEqual(translateApiDefinition(cr, ctx), translateApiDefinition(cr, ctx));
   assert.deepEqual(cr, frozen);
+});
+
+test('a graph_ref translated with its graph is served by the gateway as it is (no rule of the gateway refuses it)', async () => {
+  const { goldenInputs } = await import('./golden.ts');
+  const inputs = (await goldenInputs('api-definition')).filter((i) => i.file.includes('graph-ref'));
+  assert.equal(inputs.length, 2);
+  for (const { file, input } of inputs) {
+    const cr = input as ApiDefinitionInput & { graph: ResolvedGraph };
+    const got = translateApiDefinition(cr, {
+      apiId: 'id',
+      orgId: 'o',
+      policyId: () => 'p',
+      certificateId: () => 'c',
+      graph: cr.graph,
+    });
+    assert.deepEqual(checkClassicApi(got), [], file);
+    assert.equal(got.graphql?.graph_ref, undefined, file);
+  }
 });

@@ -10,6 +10,7 @@ import type {
   VersionData,
 } from '../../schemas/generated/models.ts';
 import { derivedId } from '../ids.ts';
+import { inlineGraph, type ResolvedGraph } from '../../schemas/rules/graphs.ts';
 
 /** What translation needs besides the resource: IDs resolved by the reconciler. */
 export interface ApiTranslationContext {
@@ -33,6 +34,11 @@ export interface ApiTranslationContext {
    * Without it, the ID derived from the namespaced name.
    */
   internalApiId?: (ref: Required<NamespacedRef>) => string;
+  /**
+   * What `graphql.graph_ref` names, resolved by the reconciler: a SubGraph's SDL, or a
+   * SuperGraph's composition and the subgraph API serving each of its SubGraphs.
+   */
+  graph?: ResolvedGraph;
 }
 
 /** The ApiDefinitions an API's internal targets name, each with its field path under `spec.`. */
@@ -146,6 +152,12 @@ export function translateApiDefinition(
     const to = target_internal === undefined ? undefined : url(target_internal);
     out.proxy = to === undefined ? proxy : { ...proxy, target_url: to };
     if (out.version_data !== undefined) out.version_data = internalRewrites(out.version_data, url);
+  }
+  // A SubGraph or SuperGraph by name becomes the gateway's inline form (its SDL, or its subgraphs
+  // and composition): the gateway knows no graphs by name.
+  if (out.graphql?.graph_ref !== undefined) {
+    const { graph_ref: _ref, ...graphql } = out.graphql;
+    out.graphql = ctx.graph === undefined ? graphql : inlineGraph(out.graphql, ctx.graph);
   }
   if (certificate_secret_names && certificate_secret_names.length > 0) {
     out.certificates = [...new Set(certificate_secret_names.map((n) => ctx.certificateId(n)))];
