@@ -144,3 +144,39 @@ test('the web UI draws quota usage per key', async () => {
     await browser.close();
   }
 });
+
+test('a custom time range shows the traffic in it only', async () => {
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  try {
+    const page = await browser.newPage();
+    await page.goto(`${dashboard.url}/ui/#analytics?api=metered`);
+    await page.fill('#key', a.system.key);
+    await page.click('#sign-in button[type=submit]');
+    const total = page.locator('[data-testid=total-requests] strong');
+    await total.waitFor();
+    const now = Date.now();
+    // datetime-local takes the browser's local time, as a user types it.
+    const local = (ms: number): Promise<string> =>
+      page.evaluate(
+        (t) => new Date(t - new Date().getTimezoneOffset() * 60_000).toISOString().slice(0, 16),
+        ms,
+      );
+    await page.selectOption('#analytics-range', 'custom');
+    await page.fill('#analytics-from', await local(now - 3 * 3_600_000));
+    await page.fill('#analytics-to', await local(now - 2 * 3_600_000));
+    await page.click('#analytics-apply');
+    await page.waitForURL(/range=custom/);
+    await page.locator('[data-testid=total-requests] strong').getByText('0', { exact: true }).waitFor();
+    await page.fill('#analytics-from', await local(now - 3_600_000));
+    await page.fill('#analytics-to', await local(now + 120_000));
+    await page.click('#analytics-apply');
+    // The 4 answered requests and the 401 the gateway answered before the key was used.
+    await waitFor('the range holding the traffic', async () => {
+      const n = Number(await page.locator('[data-testid=total-requests] strong').textContent());
+      return n >= 5 ? n : undefined;
+    });
+    assert.match(page.url(), /range=custom&.*from=.*to=/);
+  } finally {
+    await browser.close();
+  }
+});
