@@ -6,10 +6,13 @@
  * Then 1000 SecurityPolicies, each on its own API (the 1000 APIs applied before), until each is in
  * the gateway's policy list with its API's ID in its access rights, against the same policies
  * written straight to `/svc/policies`.
+ * Then 1000 ApiKeys (`SVC_BENCH_KEYS`) until each authenticates, against the same keys written
+ * straight to `/svc/keys` (api-key-phase.ts).
  * Figures go to the "Operator" section of docs/benchmarks.md.
  */
 import { cpus } from 'node:os';
 import { derivedId } from '../../operator/ids.ts';
+import { apiKeysPhase, type KeysResult } from './api-key-phase.ts';
 import { APPLIERS, applyAll, summarize, timeToServe, timeoutMs, type Run } from './serving.ts';
 import { operatorMemory, startBenchStack, writeSection } from './stack.ts';
 import { startLocalWebhooks } from '../webhooks/helpers.ts';
@@ -28,6 +31,10 @@ const SIZES = (process.env.SVC_BENCH_SIZES ?? '10,100,1000,10000').split(',').ma
  * webhook server one in `<dir>/webhooks`.
  */
 const PROFILE_DIR = process.env.SVC_BENCH_PROFILE;
+/** `SVC_BENCH_KEYS=50`: the ApiKey row with fewer keys (0 leaves it out). */
+const KEYS = Number(process.env.SVC_BENCH_KEYS ?? '1000');
+/** `SVC_BENCH_WRITE=0`: print the section without writing docs/benchmarks.md (a trial run). */
+const WRITE = process.env.SVC_BENCH_WRITE !== '0';
 /**
  * Polls the gateway's policy list until every ID in `want` is there with the access rights the
  * map gives (policy ID to API ID); returns each one's time since `t0`.
@@ -98,6 +105,7 @@ const results: {
   direct: Run[];
   policies?: Run;
   policiesDirect?: Run;
+  keys?: KeysResult;
   memory: Memory[];
   changeOne?: number;
   /** API server requests per object during each size's burst, by verb and resource. */
@@ -318,6 +326,19 @@ spec:
     JSON.stringify({ spec: { proxy: { listen_path: changedPath } } }),
   ]);
   results.changeOne = (await timeToServe(gw, [changedPath], tc))[0];
+
+  if (KEYS > 0) {
+    results.keys = await apiKeysPhase({
+      cp,
+      gw,
+      secret,
+      upstreamUrl: upstream.url,
+      namespace: 'bench',
+      org: 'bench',
+      count: KEYS,
+    });
+    console.log(`keys: ${JSON.stringify(results.keys)}`);
+  }
 } finally {
   await operator?.stop();
   await webhooks?.stop();
@@ -338,6 +359,11 @@ const policyRow =
   pol === undefined || polDirect === undefined
     ? '| SecurityPolicies | - | - | - | - | - | - |'
     : `| ${pol.n} SecurityPolicies (each on its own API) | ${fmt(pol.applied ?? NaN)} | ${fmt(pol.p50)} | ${fmt(pol.p99)} | ${fmt(pol.total)} | ${fmt(polDirect.total)} | ${(pol.total / polDirect.total).toFixed(1)}x |`;
+const keys = results.keys;
+const keysRow =
+  keys === undefined
+    ? '| ApiKeys | - | - | - | - | - | - |'
+    : `| ${keys.operator.n} ApiKeys (until each authenticates) | ${fmt(keys.operator.applied ?? NaN)} | ${fmt(keys.operator.p50)} | ${fmt(keys.operator.p99)} | ${fmt(keys.operator.total)} | ${fmt(keys.direct.total)} | ${(keys.operator.total / keys.direct.total).toFixed(1)}x |`;
 const memoryRows = results.memory.map(
   (m) => `| ${m.n} | ${m.peakRssMiB.toFixed(0)} | ${m.heapUsedMiB.toFixed(0)} |`,
 );
@@ -360,10 +386,14 @@ The operator runs as the chart starts it (\`NODE_OPTIONS=${OPERATOR_NODE_OPTIONS
 |---|---|---|---|---|---|---|
 ${rows.join('\n')}
 ${policyRow}
+${keysRow}
 
 The SecurityPolicy row: time from one \`kubectl apply\` of the policies (their APIs already
 serving) until each is in the gateway's policy list with its API in its access rights; the
 reference writes the same policies to \`/svc/policies\`.
+The ApiKey row: time from one \`kubectl apply\` of the keys, each with its Secret (a known
+value), until each value authenticates through the gateway on an API granted by one policy; the
+reference writes the same keys to \`/svc/keys/{value}\` (16 at a time) with that policy.
 
 One change among all ${SIZES.at(-1) ?? 0} (a new listen path for one API, \`kubectl patch\`) served after
 ${results.changeOne === undefined ? '-' : fmt(results.changeOne)} s.
@@ -391,5 +421,5 @@ ${target('one change among 10,000 served ≤ 2 s', results.changeOne, 2_000, 's'
 ${target('operator peak memory at 1,000 objects ≤ 250 MiB', mem1000?.peakRssMiB, 250, 'MiB')}
 `;
 
-await writeSection('Operator', section);
+if (WRITE) await writeSection('Operator', section);
 console.log(section);
