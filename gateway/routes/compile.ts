@@ -338,7 +338,14 @@ export async function buildRouteTable(
 ): Promise<BuildResult> {
   const problems: ApiProblem[] = [];
   const skipped: string[] = [];
-  const checked: { id: string; api: GatewayApiDefinition; kept?: Route; text?: string }[] = [];
+  const checked: {
+    id: string;
+    api: GatewayApiDefinition;
+    kept?: Route;
+    text?: string;
+    /** The previous build's entry of a kept route, handed on as it is. */
+    from?: { text: string; route: Route };
+  }[] = [];
   const internalApis: { id: string; api: GatewayApiDefinition }[] = [];
   // Internal targets look up the table this build makes, once it is made.
   const built: { table?: RouteTable } = {};
@@ -350,7 +357,7 @@ export async function buildRouteTable(
     }
     const before = e.text === undefined ? undefined : previous?.get(e.id);
     if (before !== undefined && before.text === e.text) {
-      checked.push({ id: e.id, api: before.route.api, kept: before.route, text: e.text });
+      checked.push({ id: e.id, api: before.route.api, kept: before.route, text: e.text, from: before });
       continue;
     }
     const { api, problems: found } = checkStoredApi(e.value, env);
@@ -376,12 +383,12 @@ export async function buildRouteTable(
   const tcp = checked.filter(({ id, api }) => isTcpApi(api) && !clashing.has(id));
   const routes: Route[] = [];
   const reusable = new Map<string, { text: string; route: Route }>();
-  for (const { id, api, kept, text } of checked) {
+  for (const { id, api, kept, text, from } of checked) {
     if (clashing.has(id) || isTcpApi(api)) continue;
     try {
       const route = kept ?? (await compileApi(api, id, env, deps, lookup));
       routes.push(route);
-      if (route.reusable && text !== undefined) reusable.set(id, { text, route });
+      if (route.reusable && text !== undefined) reusable.set(id, from ?? { text, route });
     } catch (err) {
       problems.push({ api_id: id, message: errorMessage(err) });
     }
