@@ -1,0 +1,322 @@
+/**
+ * GraphQL federation by the kinds, end to end: a real control plane, the operator as a process, a
+ * real gateway, and two real GraphQL subgraph servers (graphql-js over node:http, each serving
+ * `_entities` as a federation subgraph does). Applied in the worst order (the supergraph API
+ * first, the SubGraphs last): every API waits with a reason ending in NotFound or NotReady, then
+ * the SuperGraph is composed, the subgraph APIs carry their SubGraphs' SDLs and the supergraph API
+ * answers a query joining both subgraphs. A SubGraph changed so that the two no longer compose
+ * leaves the last good composition serving, the errors field by field in the SuperGraph's status;
+ * a SubGraph the SuperGraph lists is held by its finalizer when deleted (InUse).
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { buildSchema, graphql, type GraphQLSchema } from 'graphql';
+import type { startOperator } from '../harness/processes.ts';
+import { httpRequest } from '../harness/processes.ts';
+import {
+  applyManifest,
+  readyOf,
+  startWorld,
+  startWorldOperator,
+  statusOf,
+  stopWorld,
+  waitForStatus,
+  waitReady,
+  type OperatorWorld,
+} from './helpers.ts';
+
+const NS = 'fed';
+
+const USERS_SDL = `extend type Query {
+  users: [User!]!
+}
+type User @key(fields: "id") {
+  id: ID!
+  name: String!
+}`;
+const POSTS_SDL = `type Query {
+  posts: [Post!]!
+}
+type Post @key(fields: "id") {
+  id: ID!
+  title: String!
+}
+type User @key(fields: "id") @extends {
+  id: ID! @external
+  posts: [Post!]!
+}`;
+
+const USERS = [
+  { id: 'u1', name: 'Ada' },
+  { id: 'u2', name: 'Brian' },
+];
+const POSTS = [
+  { id: 'p1', title: 'Engines', authorId: 'u1' },
+  { id: 'p2', title: 'Planners', authorId: 'u2' },
+  { id: 'p3', title: 'Notes', authorId: 'u1' },
+];
+
+interface Subgraph {
+  url: string;
+  queries: string[];
+  close(): Promise<void>;
+}
+
+/** A federation subgraph server on a free port: its schema with `_entities`, answered by graphql-js. */
+async function startSubgraph(schema: GraphQLSchema, root: Record<string, unknown>): Promise<Subgraph> {
+  const queries: string[] = [];
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      const { query, variables } = JSON.parse(body) as { query: string; variables?: Record<string, unknown> };
+      queries.push(query);
+      void graphql({ schema, source: query, rootValue: root, variableValues: variables }).then((r) => {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify(r));
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${String(port)}`,
+    queries,
+    close: () =>
+      new Promise((resolve) =>
+        server.close(() => {
+          resolve();
+        }),
+      ),
+  };
+}
+
+const FEDERATION = 'scalar _Any\ntype _Service { sdl: String }';
+const typed = <T extends object>(typename: string, v: T) => ({ __typename: typename, ...v });
+
+let w: OperatorWorld;
+let users: Subgraph;
+let posts: Subgraph;
+let operator: Awaited<ReturnType<typeof startOperator>>;
+
+before(async () => {
+  w = await startWorld({
+    name: 'federation',
+    namespaces: [NS],
+    secrets: ['e2e-fed-secret', 'e2e-fed-secret-2'],
+  });
+  users = await startSubgraph(
+    buildSchema(`${FEDERATION}
+union _Entity = User
+type Query { users: [User!]! _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
+type User { id: ID! name: String! }`),
+    {
+      users: () => USERS.map((u) => typed('User', u)),
+      _entities: ({ representations }: { representations: { id: string }[] }) =>
+        representations.map((r) => typed('User', USERS.find((u) => u.id === r.id) ?? {})),
+      _service: () => ({ sdl: USERS_SDL }),
+    },
+  );
+  posts = await startSubgraph(
+    buildSchema(`${FEDERATION}
+union _Entity = User | Post
+type Query { posts: [Post!]! _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
+type Post { id: ID! title: String! }
+type User { id: ID! posts: [Post!]! }`),
+    {
+      posts: () => POSTS.map((p) => typed('Post', p)),
+      _entities: ({ representations }: { representations: { id: string }[] }) =>
+        representations.map((r) =>
+          typed('User', {
+            id: r.id,
+            posts: POSTS.filter((p) => p.authorId === r.id).map((p) => typed('Post', p)),
+          }),
+        ),
+      _service: () => ({ sdl: POSTS_SDL }),
+    },
+  );
+  operator = await startWorldOperator(w, {
+    name: 'federation-operator',
+    org: 'e2e-org',
+    env: { WATCH_NAMESPACE: NS, SVC_RESYNC_PERIOD: '30s' },
+  });
+});
+
+after(async () => {
+  await operator.stop();
+  await Promise.all([users.close(), posts.close()]);
+  await stopWorld(w);
+});
+
+const indent = (text: string, by: string): string =>
+  text
+    .split('\n')
+    .map((l) => `${by}${l}`)
+    .join('\n');
+
+const subGraphManifest = (name: string, sdl: string): string => `apiVersion: svc.svc.io/v1alpha1
+kind: SubGraph
+metadata: {name: ${name}, namespace: ${NS}}
+spec:
+  sdl: |
+${indent(sdl, '    ')}
+`;
+
+const subgraphApi = (name: string, graph: string, url: string): string => `apiVersion: svc.svc.io/v1alpha1
+kind: ApiDefinition
+metadata: {name: ${name}, namespace: ${NS}}
+spec:
+  name: ${name}
+  use_keyless: true
+  internal: true
+  proxy: {listen_path: /${name}/, target_url: '${url}', strip_listen_path: true}
+  graphql: {enabled: true, execution_mode: subgraph, graph_ref: ${graph}}
+`;
+
+/** A GraphQL query through the gateway's supergraph API. */
+async function ask(
+  q: string,
+): Promise<{ status: number; body: { data?: unknown; errors?: { message: string }[] } }> {
+  const r = await httpRequest(`${w.gw.url}/social/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query: q }),
+  });
+  return { status: r.status, body: JSON.parse(r.body) as { data?: unknown } };
+}
+
+const JOIN = '{ users { name posts { title } } }';
+const JOINED = {
+  users: [
+    { name: 'Ada', posts: [{ title: 'Engines' }, { title: 'Notes' }] },
+    { name: 'Brian', posts: [{ title: 'Planners' }] },
+  ],
+};
+
+const reasonOf = (st: Record<string, unknown>): string | undefined => readyOf(st)?.reason;
+
+test('applied supergraph API first, SubGraphs last: each waits, then the supergraph answers a query joining both subgraphs', async () => {
+  await applyManifest(
+    w.cp,
+    `apiVersion: svc.svc.io/v1alpha1
+kind: ApiDefinition
+metadata: {name: social, namespace: ${NS}}
+spec:
+  name: social
+  use_keyless: true
+  proxy: {listen_path: /social/, strip_listen_path: true}
+  graphql: {enabled: true, execution_mode: supergraph, graph_ref: social}
+`,
+  );
+  await waitForStatus(
+    w.cp,
+    { kind: 'apidefinition', ns: NS, name: 'social' },
+    'SuperGraphNotFound',
+    (st) => reasonOf(st) === 'SuperGraphNotFound',
+  );
+  await applyManifest(w.cp, subgraphApi('users-subgraph', 'users', users.url));
+  await applyManifest(w.cp, subgraphApi('posts-subgraph', 'posts', posts.url));
+  await waitForStatus(
+    w.cp,
+    { kind: 'apidefinition', ns: NS, name: 'users-subgraph' },
+    'SubGraphNotFound',
+    (st) => reasonOf(st) === 'SubGraphNotFound',
+  );
+  await applyManifest(
+    w.cp,
+    `apiVersion: svc.svc.io/v1alpha1
+kind: SuperGraph
+metadata: {name: social, namespace: ${NS}}
+spec:
+  subgraph_refs: [users, posts]
+`,
+  );
+  await waitForStatus(
+    w.cp,
+    { kind: 'supergraph', ns: NS, name: 'social' },
+    'SubGraphNotFound',
+    (st) => reasonOf(st) === 'SubGraphNotFound',
+  );
+  await waitForStatus(
+    w.cp,
+    { kind: 'apidefinition', ns: NS, name: 'social' },
+    'SuperGraphNotReady',
+    (st) => reasonOf(st) === 'SuperGraphNotReady',
+  );
+  await applyManifest(w.cp, subGraphManifest('users', USERS_SDL));
+  await applyManifest(w.cp, subGraphManifest('posts', POSTS_SDL));
+
+  const composed = await waitReady(w.cp, { kind: 'supergraph', ns: NS, name: 'social' });
+  assert.match(
+    String(composed.schema),
+    /type User \{\n {2}id: ID!\n {2}name: String!\n {2}posts: \[Post!\]!\n\}/,
+  );
+  for (const name of ['users-subgraph', 'posts-subgraph', 'social'])
+    await waitReady(w.cp, { kind: 'apidefinition', ns: NS, name });
+  const sub = await waitForStatus(
+    w.cp,
+    { kind: 'subgraph', ns: NS, name: 'users' },
+    'lists its users',
+    (st) => Array.isArray(st.linked_supergraphs) && Array.isArray(st.linked_apis),
+  );
+  assert.deepEqual(sub.linked_apis, [{ kind: 'ApiDefinition', name: 'users-subgraph', namespace: NS }]);
+  assert.deepEqual(sub.linked_supergraphs, [{ name: 'social', namespace: NS }]);
+
+  const r = await ask(JOIN);
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.deepEqual(r.body, { data: JOINED });
+  assert.ok(
+    posts.queries.some((q) => q.includes('_entities')),
+    'the posts of the users are fetched from the posts subgraph through _entities',
+  );
+});
+
+test('a SubGraph changed so that they no longer compose: the errors in the status, the last good composition still served', async () => {
+  const good = await statusOf(w.cp, 'supergraph', NS, 'social');
+  await applyManifest(
+    w.cp,
+    subGraphManifest('posts', POSTS_SDL.replace('id: ID! @external', 'id: ID! @external\n  name: Int')),
+  );
+  const bad = await waitForStatus(
+    w.cp,
+    { kind: 'supergraph', ns: NS, name: 'social' },
+    'CompositionFailed',
+    (st) => reasonOf(st) === 'CompositionFailed',
+  );
+  assert.deepEqual(bad.composition_errors, [
+    { field: 'User.name', message: 'subgraph users gives it the type String!, subgraph posts Int' },
+  ]);
+  assert.match(readyOf(bad)?.message ?? '', /the composition of generation 1 is still served$/);
+  assert.equal(bad.schema, good.schema);
+  const r = await ask(JOIN);
+  assert.deepEqual(r.body, { data: JOINED });
+  // Fixed again: composed, Ready.
+  await applyManifest(w.cp, subGraphManifest('posts', POSTS_SDL));
+  await waitForStatus(
+    w.cp,
+    { kind: 'supergraph', ns: NS, name: 'social' },
+    'Composed again',
+    (st) => reasonOf(st) === 'Composed' && st.composition_errors === undefined,
+  );
+});
+
+test('a SubGraph the SuperGraph lists, deleted: held by its finalizer (InUse) until the SuperGraph lets it go', async () => {
+  await w.cp.kubectl(['delete', 'subgraph', 'posts', '-n', NS, '--wait=false']);
+  const held = await waitForStatus(
+    w.cp,
+    { kind: 'subgraph', ns: NS, name: 'posts' },
+    'InUse',
+    (st) => reasonOf(st) === 'InUse',
+  );
+  assert.match(
+    readyOf(held)?.message ?? '',
+    /^still used by SuperGraph fed\/social, ApiDefinition fed\/posts-subgraph: /,
+  );
+  // Still served meanwhile.
+  assert.deepEqual((await ask(JOIN)).body, { data: JOINED });
+  await w.cp.kubectl(['delete', 'apidefinition', 'social', 'posts-subgraph', '-n', NS, '--wait=true']);
+  await w.cp.kubectl(['delete', 'supergraph', 'social', '-n', NS, '--wait=true']);
+  await w.cp.kubectl(['wait', '--for=delete', 'subgraph/posts', '-n', NS, '--timeout=60s']);
+});
