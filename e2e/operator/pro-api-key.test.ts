@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { kstatusOf, type KstatusObject } from '../../lib/testing/kstatus.ts';
 import {
   createTenant,
   dashboardCall,
@@ -310,4 +311,37 @@ test('pro: deleted: the finalizer deletes the key and the user from the dashboar
   assert.equal((await held(sha256('dave'))).status, 404);
   await answers('/vault/g', value, 403);
   await answers('/locker/a', `Basic ${Buffer.from('dave:second-2').toString('base64')}`, 401);
+});
+
+test('pro: kstatus (Flux) reads the stored objects: a Secret to come InProgress then Current, a refused spec Failed', async () => {
+  const kstatus = async (name: string) => {
+    const r = await w.cp.kubectl(['get', 'apikey', name, '-n', 'shop', '-o', 'json']);
+    return kstatusOf(JSON.parse(r.stdout) as KstatusObject);
+  };
+  await applyManifest(
+    w.cp,
+    keyManifest('late', '  policies: [vault-plan]\n  secretRef: {name: late-secret}\n'),
+  );
+  await waitForStatus(w.cp, key('late'), 'SecretNotFound', (s) => readyOf(s)?.reason === 'SecretNotFound');
+  assert.deepEqual(await kstatus('late'), {
+    status: 'InProgress',
+    message: 'Secret shop/late-secret does not exist yet: the key is created once it does',
+  });
+  await w.cp.kubectl([
+    'create',
+    'secret',
+    'generic',
+    'late-secret',
+    '-n',
+    'shop',
+    '--from-literal=key=late-0123456789',
+  ]);
+  await waitReady(w.cp, key('late'));
+  assert.deepEqual(await kstatus('late'), { status: 'Current', message: 'Resource is current' });
+  // No webhook in this suite: what it would refuse reaches the operator, which refuses it for good.
+  await applyManifest(w.cp, keyManifest('bad', '  type: basic\n'));
+  await waitForStatus(w.cp, key('bad'), 'SpecInvalid', (s) => readyOf(s)?.reason === 'SpecInvalid');
+  const bad = await kstatus('bad');
+  assert.equal(bad.status, 'Failed');
+  assert.match(bad.message, /spec\.username/);
 });
