@@ -57,6 +57,7 @@ describe('web UI forms', () => {
       [admin, 'orders', 'orders'],
       [admin, 'billing', 'billing'],
       [operator, OPERATOR_ID, 'ledger'],
+      [admin, 'archive', 'archive'],
     ] as const) {
       const r = await d.call('POST', '/api/apis', {
         auth,
@@ -64,7 +65,7 @@ describe('web UI forms', () => {
           api_definition: {
             api_id: id,
             name,
-            active: true,
+            active: id !== 'archive',
             proxy: { listen_path: `/${name}/`, target_url: 'http://up.test' },
           },
           ...(auth === operator ? { user_owners: ['operator-user'] } : {}),
@@ -204,6 +205,29 @@ describe('web UI forms', () => {
       await p.locator('#kubectl-hint').textContent(),
       'kubectl -n payments edit apidefinition/ledger',
     );
+    await p.context().close();
+  });
+
+  test('a list is filtered by state, with its search', async () => {
+    const p = await signedIn(reader, 'apis');
+    const state = p.locator('#filter-apis-state');
+    await state.waitFor();
+    assert.deepEqual(await state.locator('option').allTextContents(), ['State: all', 'active', 'inactive']);
+    await p.selectOption('#filter-apis-state', 'inactive');
+    assert.equal(await p.locator('#search-apis-count').textContent(), '1 of 4 rows');
+    assert.match(await p.locator('[data-testid=apis] tbody tr:visible').innerText(), /archive/);
+    await p.selectOption('#filter-apis-state', 'active');
+    await p.fill('#search-apis', 'ledger');
+    assert.equal(await p.locator('#search-apis-count').textContent(), '1 of 4 rows');
+    // Kept while the tab is open, as the search is.
+    await p.click('#tabs a[href="#policies"]');
+    await p.click('#tabs a[href="#apis"]');
+    await p.locator('#filter-apis-state').waitFor();
+    assert.equal(await p.inputValue('#filter-apis-state'), 'active');
+    assert.equal(await p.locator('#search-apis-count').textContent(), '1 of 4 rows');
+    await p.fill('#search-apis', '');
+    await p.selectOption('#filter-apis-state', '');
+    assert.equal(await p.locator('#search-apis-count').textContent(), '4 rows');
     await p.context().close();
   });
 });

@@ -113,10 +113,16 @@ function table(headers: string[], rows: Child[][], testId: string): HTMLElement 
 
 /** The search of each list, kept while the page is drawn again (after an action, on a tab change). */
 const searches = new Map<string, string>();
+/** The filters of each list (`<list>/<column>` -> value), kept as the searches are. */
+const filters = new Map<string, string>();
+
+/** Columns a list can be filtered by, when they hold at least two values. */
+const FILTERED = new Set(['Type', 'State', 'System user', 'Action', 'Kind']);
 
 /**
  * A list's table with a search box above it: rows whose text does not contain every word typed
- * (case-insensitive) are hidden, and the count of rows shown is given.
+ * (case-insensitive) are hidden, and the count of rows shown is given. A column of a few values
+ * (FILTERED: state, type, ...) gets a filter beside it: only the rows holding the value chosen.
  */
 function searchable(list: HTMLElement): HTMLElement {
   const id = list.getAttribute('data-testid') ?? 'list';
@@ -128,6 +134,23 @@ function searchable(list: HTMLElement): HTMLElement {
     placeholder: 'Search…',
     value: searches.get(id) ?? '',
   }) as HTMLInputElement;
+  const cell = (r: HTMLElement, i: number): string => (r.children[i]?.textContent ?? '').trim();
+  const selects: { index: number; key: string; select: HTMLSelectElement }[] = [];
+  [...list.querySelectorAll('thead th')].forEach((th, index) => {
+    const name = th.textContent.trim();
+    if (!FILTERED.has(name)) return;
+    const values = [...new Set(rows.map((r) => cell(r, index)))].sort();
+    if (values.length < 2) return;
+    const key = `${id}/${name}`;
+    const kept = filters.get(key) ?? '';
+    const select = h(
+      'select',
+      { id: `filter-${id}-${name.toLowerCase().replaceAll(' ', '-')}`, 'aria-label': `${name} of ${id}` },
+      h('option', { value: '' }, `${name}: all`),
+      ...values.map((v) => h('option', v === kept ? { value: v, selected: '' } : { value: v }, v)),
+    ) as HTMLSelectElement;
+    selects.push({ index, key, select });
+  });
   const count = h('span', { class: 'search-count', id: `search-${id}-count` });
   const apply = (): void => {
     const words = input.value
@@ -137,17 +160,31 @@ function searchable(list: HTMLElement): HTMLElement {
     let shown = 0;
     for (const r of rows) {
       const text = r.textContent.toLowerCase();
-      r.hidden = !words.every((w) => text.includes(w));
+      r.hidden =
+        !words.every((w) => text.includes(w)) ||
+        selects.some((f) => f.select.value !== '' && cell(r, f.index) !== f.select.value);
       if (!r.hidden) shown += 1;
     }
-    count.textContent =
-      words.length === 0 ? `${String(rows.length)} rows` : `${String(shown)} of ${String(rows.length)} rows`;
+    const narrowed = words.length > 0 || selects.some((f) => f.select.value !== '');
+    count.textContent = narrowed
+      ? `${String(shown)} of ${String(rows.length)} rows`
+      : `${String(rows.length)} rows`;
     if (input.value === '') searches.delete(id);
     else searches.set(id, input.value);
+    for (const f of selects) {
+      if (f.select.value === '') filters.delete(f.key);
+      else filters.set(f.key, f.select.value);
+    }
   };
   input.addEventListener('input', apply);
+  for (const f of selects) f.select.addEventListener('change', apply);
   apply();
-  return h('div', { class: 'searchable' }, h('p', { class: 'search' }, input, ' ', count), list);
+  return h(
+    'div',
+    { class: 'searchable' },
+    h('p', { class: 'search' }, input, ' ', ...selects.flatMap((f) => [f.select, ' ']), count),
+    list,
+  );
 }
 
 /**
