@@ -27,8 +27,22 @@ function revisions(value: unknown, field: string): Record<string, AppliedRevisio
   return out;
 }
 
+/** A report's `left_out` (API ID -> why the node does not serve it), or why it can't be read. */
+function leftOutOf(value: unknown): Record<string, string> | string | undefined {
+  if (value === undefined) return undefined;
+  const bad = 'left_out: must be an object of API ID -> the reason (a string)';
+  if (!isPlainObject(value)) return bad;
+  const out: Record<string, string> = {};
+  for (const [id, why] of Object.entries(value)) {
+    if (typeof why !== 'string') return bad;
+    out[id] = why.slice(0, 4000);
+  }
+  return out;
+}
+
 /**
- * `POST /system/applied`: a node's report, `{"name", "full", "apis", "policies"}`. 404 when the
+ * `POST /system/applied`: a node's report, `{"name", "full", "apis", "policies", "left_out"}`
+ * (`left_out`, whole when given: the APIs its last reload left out, and why). 404 when the
  * node is not registered here (it registers again when its notification stream reconnects), 409
  * when a change comes without the full report before it (the node then sends it in full).
  */
@@ -39,7 +53,15 @@ export function reportApplied(nodes: Nodes, nodeId: string | string[] | undefine
   const policies = revisions(body.policies, 'policies');
   if (typeof policies === 'string') return fail(400, policies);
   const name = typeof body.name === 'string' ? body.name : '';
-  const outcome = nodes.report(nodeId, { name, full: body.full === true, apis, policies });
+  const leftOut = leftOutOf(body.left_out);
+  if (typeof leftOut === 'string') return fail(400, leftOut);
+  const outcome = nodes.report(nodeId, {
+    name,
+    full: body.full === true,
+    apis,
+    policies,
+    ...(leftOut === undefined ? {} : { leftOut }),
+  });
   if (outcome === 'unknown')
     return fail(404, 'Node not registered: register first (POST /system/nodes), then send x-svc-node-id');
   if (outcome === 'incomplete')
@@ -50,7 +72,8 @@ export function reportApplied(nodes: Nodes, nodeId: string | string[] | undefine
 /**
  * `GET /api/nodes/{kind}/{id}`: the gateways connected now that load the caller's organisation,
  * each with the revision of the API (`api`) or policy (`policy`) `{id}` it serves; the same shape
- * as a gateway's `GET /svc/nodes/{kind}/{id}`.
+ * as a gateway's `GET /svc/nodes/{kind}/{id}`. A node that left the API out says why (`left_out`):
+ * what only the gateway can check (its plugin files) is not checked when the API is written.
  */
 export function appliedBy(nodes: Nodes, kind: 'apis' | 'policies'): Handler {
   return (c) => Promise.resolve(json(nodes.appliedBy(callerOf(c).org, kind, c.params[0] ?? '')));

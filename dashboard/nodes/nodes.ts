@@ -166,6 +166,8 @@ interface AppliedRecord {
   name: string;
   apis: Map<string, AppliedRevision>;
   policies: Map<string, AppliedRevision>;
+  /** The APIs its last reload left out, and why. */
+  leftOut: Record<string, string>;
 }
 
 /** A connected node and the revision of one API or policy it serves (`GET /api/nodes/{kind}/{id}`). */
@@ -174,6 +176,8 @@ export interface AppliedNode extends ServingNode {
   name: string;
   api?: AppliedRevision;
   policy?: AppliedRevision;
+  /** Why the node does not serve the API: its last reload left it out. */
+  left_out?: string;
 }
 
 /** The registered nodes of this process. */
@@ -268,16 +272,19 @@ export class Nodes {
       full: boolean;
       apis: Record<string, AppliedRevision | null>;
       policies: Record<string, AppliedRevision | null>;
+      /** Whole when given; absent: unchanged. */
+      leftOut?: Record<string, string>;
     },
   ): 'ok' | 'unknown' | 'incomplete' {
     if (typeof id !== 'string' || !this.#nodes.has(id)) return 'unknown';
     let record = this.#applied.get(id);
     if (!r.full && record === undefined) return 'incomplete';
     if (r.full || record === undefined) {
-      record = { name: r.name, apis: new Map(), policies: new Map() };
+      record = { name: r.name, apis: new Map(), policies: new Map(), leftOut: {} };
       this.#applied.set(id, record);
     }
     if (r.name !== '') record.name = r.name;
+    if (r.leftOut !== undefined) record.leftOut = r.leftOut;
     for (const kind of ['apis', 'policies'] as const) {
       for (const [doc, rev] of Object.entries(r[kind])) {
         if (rev === null) record[kind].delete(doc);
@@ -296,11 +303,13 @@ export class Nodes {
       const record = this.#applied.get(n.node_id);
       const revision = record?.[kind].get(doc);
       const name = record?.name !== undefined && record.name !== '' ? record.name : n.hostname || n.node_id;
+      const leftOut = kind === 'apis' && revision === undefined ? record?.leftOut[doc] : undefined;
       return {
         id: n.node_id,
         name,
         ...servingOf(n),
         ...(revision === undefined ? {} : { [kind === 'apis' ? 'api' : 'policy']: revision }),
+        ...(leftOut === undefined ? {} : { left_out: leftOut }),
       };
     });
   }

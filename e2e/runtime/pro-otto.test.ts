@@ -7,8 +7,9 @@
  * gateways of one organisation may each have their own), so the gateway checks it when it loads
  * the API: an API whose file is there is served with its middleware, one whose file is missing
  * is left out (404) while the others serve, logged as an error naming the field and the file,
- * and listed with that reason in the gateway's `GET /svc/applied` (`left_out`); once the file is
- * there, the next reload serves it.
+ * and listed with that reason in the gateway's `GET /svc/applied` (`left_out`) and in the
+ * dashboard's `GET /api/nodes/apis/{id}` (the gateway reports it there); once the file is there,
+ * the next reload serves it.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -63,6 +64,15 @@ async function get(path: string): Promise<{ status: number; body: string }> {
   } catch {
     return { status: 0, body: '' };
   }
+}
+
+const REASON = "custom_middleware.pre[0].path: middleware/later.js can't be read in plugin_dir";
+
+/** The gateways the dashboard lists for the API `id`, with what each serves of it. */
+async function nodesOf(id: string): Promise<{ api?: unknown; left_out?: string }[]> {
+  const r = await dashboardCall(dashboard.url, 'GET', `/api/nodes/apis/${id}`, { auth: a.system.key });
+  assert.equal(r.status, 200, r.text);
+  return JSON.parse(r.text) as { api?: unknown; left_out?: string }[];
 }
 
 before(async () => {
@@ -152,6 +162,14 @@ test('an API whose file the gateway does not have: left out, logged and listed w
     gateway.log(),
     /apis left out of the routes.*middleware\/later\.js can't be read in plugin_dir/,
   );
+  // The dashboard, where the API was written, says which gateway left it out and why.
+  await waitFor('the dashboard to hold the reason', async () => {
+    const node = (await nodesOf('later'))[0];
+    return node?.api === undefined && (node?.left_out ?? '').startsWith(REASON);
+  });
+  const node = (await nodesOf('tagged'))[0];
+  assert.ok(node?.api, 'the dashboard sees the other API served');
+  assert.equal(node.left_out, undefined);
 });
 
 test('the file put under plugin_dir: the next change the dashboard announces serves it', async () => {
@@ -166,4 +184,8 @@ test('the file put under plugin_dir: the next change the dashboard announces ser
     headers: { 'x-svc-authorization': GW_SECRET },
   });
   assert.deepEqual((JSON.parse(applied.body) as { left_out: unknown }).left_out, {});
+  await waitFor('the dashboard to see it served', async () => {
+    const node = (await nodesOf('later'))[0];
+    return node?.api !== undefined && node.left_out === undefined;
+  });
 });

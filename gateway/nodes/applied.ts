@@ -77,4 +77,11 @@ export class Applied implements AppliedView {
   all(kind: AppliedKind): Record<string, AppliedRevision> {
     return this[kind].all();
   }
+
+  /** The APIs the last reload that swapped the table left out, and why (set by that reload). */
+  apisLeftOut: Readonly<Record<string, string>> = {};
+
+  leftOut(): Readonly<Record<string, string>> {
+    return this.apisLeftOut;
+  }
 }

@@ -3,7 +3,8 @@
  * load an organisation are the ones connected to the dashboard for it, whatever store they keep
  * their keys in. Each process reports there what it serves (`POST /system/applied`, as the node
  * it registered as): in full after it registers (and whenever the dashboard lost it: a restart,
- * another dashboard process), then what changed; a heartbeat sends it only while the dashboard
+ * another dashboard process), then what changed, with the APIs its reload left out and why
+ * (`left_out`, whole, when it changed); a heartbeat sends it only while the dashboard
  * has not taken it (registered again, the node reports in full when its notification stream
  * reopens). The operator reads them from the dashboard
  * (`GET /api/nodes/{apis|policies}/{id}`). The process leaves with its notification stream.
@@ -35,6 +36,8 @@ export function dashboardRegistry(link: DashboardLink): NodeRegistry {
   let self: { info: NodeInfo; applied: AppliedView } | undefined;
   /** What the dashboard holds of this process; undefined: nothing known, send in full. */
   let written: Map<AppliedKind, Map<string, string>> | undefined;
+  /** The APIs left out, as the dashboard holds them (JSON), when `written` is known. */
+  let writtenLeftOut: string | undefined;
   let queue: Promise<unknown> = Promise.resolve();
   const serial = <T>(fn: () => Promise<T>): Promise<T> => {
     const next = queue.then(fn, fn);
@@ -54,6 +57,9 @@ export function dashboardRegistry(link: DashboardLink): NodeRegistry {
       for (const id of before.keys()) if (!current.has(id)) changes[id] = null;
       body[kind] = changes;
     }
+    // The APIs left out and why, whole, when they changed: users see why one is not served.
+    const leftOut = JSON.stringify(applied.leftOut?.() ?? {});
+    if (full || leftOut !== writtenLeftOut) body.left_out = JSON.parse(leftOut) as unknown;
     const res = await link.call('POST', '/system/applied', body).catch((err: unknown) => {
       written = undefined;
       throw new TransientError('GW_ERR_DASHBOARD_UNAVAILABLE', 'dashboard unreachable', { cause: err });
@@ -69,6 +75,7 @@ export function dashboardRegistry(link: DashboardLink): NodeRegistry {
       );
     }
     written = now;
+    writtenLeftOut = leftOut;
   };
   const report = (info: NodeInfo, applied: AppliedView): Promise<void> => {
     self = { info, applied };

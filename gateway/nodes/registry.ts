@@ -34,6 +34,8 @@ export interface AppliedRevision {
 export interface AppliedView {
   get(kind: AppliedKind, id: string): AppliedRevision | undefined;
   all(kind: AppliedKind): Record<string, AppliedRevision>;
+  /** The APIs stored but left out of the routes by the last reload, and why (absent: none known). */
+  leftOut?(): Readonly<Record<string, string>>;
 }
 
 /** One document asked about: its kind and ID. */

@@ -110,13 +110,12 @@ export class Gateway {
   #retryTimer: NodeJS.Timeout | undefined;
   #unsubscribe: (() => void) | undefined;
   /** The revisions this process serves, and where the other gateways find them (gateway/nodes/). */
-  readonly #applied = new Applied();
   /**
-   * The APIs the last reload that swapped its table left out, and why (`GET /svc/applied`): in mode
-   * pro the dashboard can't check what only this gateway has (its plugin files), so this is
-   * where a user finds why one it stored is not served.
+   * Also the APIs the last reload that swapped its table left out, and why (`GET /svc/applied`,
+   * and in mode pro the dashboard's `GET /api/nodes/apis/{id}`): the dashboard can't check what
+   * only this gateway has (its plugin files), so this is where a user finds why one is not served.
    */
-  #leftOut: Record<string, string> = {};
+  readonly #applied = new Applied();
   /** When this process applies each policy (it forgot the one before): gateway/nodes/policies.ts. */
   readonly #policyRevisions: PolicyRevisions;
   readonly #node: NodeInfo;
@@ -237,7 +236,7 @@ export class Gateway {
         node: this.#node,
         apis: this.#applied.all('apis'),
         policies: this.#applied.all('policies'),
-        left_out: { ...this.#leftOut },
+        left_out: { ...this.#applied.leftOut() },
       }),
       nodes: (of) => this.#registry.list(of),
       pluginProblems: (api) =>
@@ -526,7 +525,7 @@ export class Gateway {
     this.#ready = true;
     // What this process serves now, for the operator (gateway/nodes/): an API left out is not.
     this.#applied.apis.swapped(entries, new Set(built.problems.map((p) => p.api_id)), Date.now());
-    this.#leftOut = Object.fromEntries(built.problems.map((p) => [p.api_id, p.message]));
+    this.#applied.apisLeftOut = Object.fromEntries(built.problems.map((p) => [p.api_id, p.message]));
     await this.#registry.publish(this.#node, this.#applied).catch((err: unknown) => {
       this.#log.warn('publishing the applied revisions failed', { error: errorMessage(err) });
     });
