@@ -12,8 +12,8 @@
  * `--mode=pro` (`make demo MODE=pro`): a dashboard (SQLite under the demo's temporary directory)
  * with an organisation, a system user for the operator and a human user (read-only); the operator
  * in mode pro (a license key signed at start with a demo key pair, whose public key it checks) and
- * a gateway in mode pro loading from the dashboard; the demo's key is made through the dashboard
- * (the example ApiKey is left out: ApiKeys are not reconciled against a dashboard yet).
+ * a gateway in mode pro loading from the dashboard; the example ApiKey's key is held by the
+ * dashboard (its hash only), where the operator wrote it.
  * The dashboard's UI address and the human user's key are printed.
  */
 import { spawnSync } from 'node:child_process';
@@ -44,7 +44,7 @@ const crdDir = join(root, 'charts', 'svc-operator', 'crds');
 const DEMO_RATE = 3;
 /** The org of the demo's operator, its policies and its key. */
 const ORG = 'demo';
-/** The example ApiKey (examples/security-policy.yaml) whose value the demo calls with, in mode ce. */
+/** The example ApiKey (examples/security-policy.yaml) whose value the demo calls with. */
 const EXAMPLE_KEY = 'orders-client';
 /** `--mode=pro`: the dashboard, the operator and the gateway in mode pro. */
 const PRO = process.argv.includes('--mode=pro');
@@ -55,9 +55,9 @@ if (!PRO && process.argv.some((a) => a.startsWith('--mode=') && a !== '--mode=ce
 
 /**
  * Kinds the operator does not reconcile (yet) in the demo's mode: their examples are left out.
- * In mode pro an ApiKey would stay Ready=False (NotSupportedInPro).
+ * None today: every kind of examples/ is reconciled in both modes.
  */
-const NOT_RECONCILED = new Set<string>(PRO ? ['ApiKey'] : []);
+const NOT_RECONCILED = new Set<string>([]);
 /** A manifest of examples/, as much of it as the demo reads and changes. */
 interface DemoManifest {
   apiVersion: string;
@@ -272,40 +272,44 @@ try {
   ]);
   const polId = pol.stdout.trim();
   const keyBody = { org_id: ORG, apply_policies: [polId] };
-  let demoKey: string;
+  console.log(
+    `the key of ApiKey ${EXAMPLE_KEY} (examples/security-policy.yaml, policy orders-standard): the operator`,
+  );
+  console.log(
+    `generated its value into the Secret of the same name; the ${pro ? 'dashboard' : 'gateway'} holds only its hash`,
+  );
+  const key = await kubectl([
+    'get',
+    'apikey',
+    EXAMPLE_KEY,
+    '-n',
+    'default',
+    '-o',
+    'jsonpath={.status.keyHash}',
+  ]);
+  const keyHash = key.stdout.trim();
+  const data = await kubectl(['get', 'secret', EXAMPLE_KEY, '-n', 'default', '-o', 'jsonpath={.data.key}']);
+  const demoKey = Buffer.from(data.stdout.trim(), 'base64').toString('utf8');
+  console.log(`$ kubectl get secret ${EXAMPLE_KEY} -o jsonpath='{.data.key}' | base64 -d`);
+  console.log(demoKey);
   if (pro) {
-    console.log("a key, created with the dashboard's API (by the organisation's system user):");
-    console.log(
-      `$ curl -X POST ${pro.dashboard.url}/api/keys -H 'authorization: <system user key>' -H 'content-type: application/json' -d '${JSON.stringify(keyBody)}'`,
-    );
-    const created = await dashboardCall(pro.dashboard.url, 'POST', '/api/keys', {
+    const held = await dashboardCall(pro.dashboard.url, 'GET', `/api/keys/${keyHash}?hashed=true`, {
       auth: pro.tenant.system.key,
-      body: keyBody,
     });
-    console.log(`HTTP ${String(created.status)} ${created.text}`);
-    if (created.status !== 200) throw new Error(`the key was not created: HTTP ${String(created.status)}`);
-    demoKey = String(created.body.key_id);
-  } else {
     console.log(
-      `the key of ApiKey ${EXAMPLE_KEY} (examples/security-policy.yaml, policy orders-standard): the operator`,
+      `$ curl ${pro.dashboard.url}/api/keys/${keyHash}?hashed=true -H 'authorization: <system user key>'   # status.keyHash`,
     );
-    console.log('generated its value into the Secret of the same name; the gateway holds only its hash');
-    const key = await kubectl([
-      'get',
-      'apikey',
-      EXAMPLE_KEY,
-      '-n',
-      'default',
-      '-o',
-      'jsonpath={.status.keyHash}',
-    ]);
-    const data = await kubectl(['get', 'secret', EXAMPLE_KEY, '-n', 'default', '-o', 'jsonpath={.data.key}']);
-    demoKey = Buffer.from(data.stdout.trim(), 'base64').toString('utf8');
-    console.log(`$ kubectl get secret ${EXAMPLE_KEY} -o jsonpath='{.data.key}' | base64 -d`);
-    console.log(demoKey);
-    const held = await admin(gw, 'GET', `/svc/keys/${key.stdout.trim()}?hashed=true`);
+    console.log(`HTTP ${String(held.status)}   (the dashboard holds the key under its hash)`);
+    if (held.status !== 200)
+      throw new Error(`the dashboard does not hold the example key: HTTP ${String(held.status)}`);
+    console.log("(without Kubernetes, a key is made with the dashboard's API:");
     console.log(
-      `$ curl ${gw.url}/svc/keys/${key.stdout.trim()}?hashed=true -H 'x-svc-authorization: ${secret}'   # status.keyHash`,
+      ` curl -X POST ${pro.dashboard.url}/api/keys -H 'authorization: <system user key>' -H 'content-type: application/json' -d '${JSON.stringify(keyBody)}')`,
+    );
+  } else {
+    const held = await admin(gw, 'GET', `/svc/keys/${keyHash}?hashed=true`);
+    console.log(
+      `$ curl ${gw.url}/svc/keys/${keyHash}?hashed=true -H 'x-svc-authorization: ${secret}'   # status.keyHash`,
     );
     console.log(`HTTP ${String(held.status)}   (the gateway holds the key under its hash)`);
     if (held.status !== 200)
