@@ -27,6 +27,14 @@ import { validateApiDefinition } from '../../webhooks/api-definition.validate.ts
 import { memoryLookups } from '../../webhooks/memory-lookups.ts';
 import { withoutNulls } from '../../lib/http/json-body.ts';
 import { translatedVerdict } from '../../e2e/contract/gateway-verdict.ts';
+import { derivedId } from '../../operator/ids.ts';
+import {
+  composeGraph,
+  graphRefOf,
+  subgraphRefsOf,
+  subgraphSdlOf,
+  type ResolvedGraph,
+} from '../../schemas/rules/graphs.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -117,8 +125,49 @@ export function fromTemplate(obj: Obj): Obj {
  * e2e/contract/admitted-is-served does): the IDs the reconciler resolves (policies, certificates
  * uploaded from Secrets, public-key pins read from Secrets) stand in as it would compute them.
  */
-export function gatewayVerdict(obj: Obj): string[] {
-  return translatedVerdict(localUpstream(obj) as unknown as ApiDefinitionInput, GATEWAY);
+export function gatewayVerdict(obj: Obj, graph?: ResolvedGraph): string[] {
+  return translatedVerdict(localUpstream(obj) as unknown as ApiDefinitionInput, GATEWAY, graph);
+}
+
+/**
+ * What an API's graphql.graph_ref resolves to among the samples' objects, as the operator resolves
+ * it (operator/controllers/graph-refs.ts): a SubGraph's SDL, or a SuperGraph composed from its
+ * SubGraphs (super-graph.ts) with the ApiDefinition serving each; undefined when it names none or
+ * the graph is not among them (the gateway then says what is missing).
+ */
+export function graphOf(obj: Obj, objects: readonly Obj[]): ResolvedGraph | undefined {
+  const meta = (o: Obj): { name: string; namespace: string } =>
+    o.metadata as { name: string; namespace: string };
+  const named = graphRefOf((obj.spec as Obj | undefined)?.graphql, meta(obj).namespace);
+  if (named === undefined) return undefined;
+  const find = (kind: string, ref: { name: string; namespace: string }): Obj | undefined =>
+    objects.find((o) => o.kind === kind && meta(o).name === ref.name && meta(o).namespace === ref.namespace);
+  const graph = find(named.kind, named.ref);
+  if (graph === undefined) return undefined;
+  const spec = (graph.spec ?? {}) as Obj;
+  if (named.kind === 'SubGraph') return { kind: 'SubGraph', sdl: subgraphSdlOf(spec).sdl };
+  const subgraphs = [];
+  for (const { ref } of subgraphRefsOf(spec, meta(graph).namespace)) {
+    const sub = ref === undefined ? undefined : find('SubGraph', ref);
+    if (ref === undefined || sub === undefined) return undefined;
+    const api = objects.find((o) => {
+      const g =
+        o.kind === 'ApiDefinition' ? graphRefOf((o.spec as Obj).graphql, meta(o).namespace) : undefined;
+      return g?.kind === 'SubGraph' && g.ref.name === ref.name && g.ref.namespace === ref.namespace;
+    });
+    if (api === undefined) return undefined;
+    subgraphs.push({
+      name: ref.name,
+      namespace: ref.namespace,
+      sdl: subgraphSdlOf(sub.spec as Obj).sdl,
+      url: `svc://${derivedId(meta(api).namespace, meta(api).name)}/`,
+    });
+  }
+  const given =
+    [spec.schema, spec.merged_sdl].find((v): v is string => typeof v === 'string' && v !== '') ?? '';
+  const composed = composeGraph(subgraphs, given);
+  if ('errors' in composed) return undefined;
+  return { kind: 'SuperGraph', schema: composed.schema, subgraphs };
 }
 
 /** Every ApiDefinition document of the samples under `dir`, validated as the webhook does. */
@@ -177,7 +226,15 @@ export async function measure(dir: string): Promise<Outcome[]> {
       admitted,
       problems: got.errors.map((e) => formatProblem(e)),
       template,
-      gateway: !admitted ? [] : gatewayVerdict(template ? fromTemplate(defaulted) : defaulted),
+      gateway: !admitted
+        ? []
+        : gatewayVerdict(
+            template ? fromTemplate(defaulted) : defaulted,
+            graphOf(
+              defaulted,
+              all.map((o) => o.obj),
+            ),
+          ),
     });
   }
   return outcomes;
