@@ -73,7 +73,7 @@ test: lint typecheck gen-check unit e2e ## Everything: lint, type-check, gen-che
 bench: bench-gateway bench-graphql bench-operator bench-operator-pro bench-ingress bench-soak bench-streams ## Benchmarks; figures and ratios go to docs/benchmarks.md
 
 .PHONY: bench-gateway
-bench-gateway: $(NODE_DEPS) ## Gateway against nginx (apt-installs nginx-light and wrk if missing; builds tools/loadgen with Go); node e2e/bench/gateway/run.ts --quick checks the script in 2-second runs
+bench-gateway: $(NODE_DEPS) ## Gateway against nginx, and the protected case with analytics on against off (apt-installs nginx-light and wrk if missing; builds tools/loadgen with Go); node e2e/bench/gateway/run.ts --quick checks the script in 2-second runs; node e2e/bench/gateway/analytics.ts --quick measures the analytics pair alone
 	node e2e/bench/gateway/run.ts
 
 .PHONY: bench-graphql
