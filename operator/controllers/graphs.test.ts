@@ -155,6 +155,17 @@ type User @key(fields: "id") @extends { id: ID! @external name: Int posts: [Post
     );
   });
 
+  test("the reference's merged schema (merged_sdl, schema empty) is served instead of the composition", async () => {
+    const merged = 'type Query { users: [User!]! } type User { id: ID! name: String! }';
+    const sg = {
+      ...superGraph(['users']),
+      spec: { subgraph_refs: ['users'], schema: '', merged_sdl: merged },
+    };
+    const { status } = await compose(sg, [subGraph('users', USERS)]);
+    assertReady(status, { status: 'True', reason: 'Composed', message: /serving the schema the spec gives/ });
+    assert.equal(status?.schema, merged);
+  });
+
   test('deleting: held while an API serves it (InUse), the finalizer removed once none does', async () => {
     const going = superGraph(['users'], { deletionTimestamp: new Date(0) });
     const held = await compose(going, [], [graphApi('social', 'supergraph', 'social')]);

@@ -112,7 +112,9 @@ export async function reconcileSuperGraph(key: string, deps: SuperGraphDeps): Pr
       errors.push({ subgraph: ref.name, message: `spec.${p.path} of the SubGraph: ${p.message}` });
     subgraphs.push({ name: ref.name, namespace: ref.namespace, sdl: subgraphSdlOf(sub.spec).sdl });
   }
-  const given = current.spec.schema ?? current.spec.merged_sdl ?? '';
+  // The schema the spec gives (schema, else merged_sdl, the reference's two names), if any.
+  const given =
+    [current.spec.schema, current.spec.merged_sdl].find((v) => v !== undefined && v.trim() !== '') ?? '';
   const composed = errors.length > 0 ? { errors } : composeGraph(subgraphs, given);
   if ('errors' in composed) {
     status.composition_errors = composed.errors;
