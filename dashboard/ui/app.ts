@@ -989,7 +989,7 @@ async function viewAnalytics(): Promise<Node> {
   section.append(grid);
   grid.append(
     await timeChart(
-      `Requests and errors${q.api === '' ? '' : ` of ${q.api}`}${keyLabel === '' ? '' : ` of key ${keyLabel}`}`,
+      `Requests and errors${q.api === '' && keyLabel === '' ? ` of organisation ${me?.org_name ?? ''}` : ''}${q.api === '' ? '' : ` of ${q.api}`}${keyLabel === '' ? '' : ` of key ${keyLabel}`}`,
       'chart-requests',
       rows,
       [

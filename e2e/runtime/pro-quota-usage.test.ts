@@ -138,6 +138,11 @@ test('the web UI draws quota usage per key', async () => {
     await page.click('#sign-in button[type=submit]');
     const table = page.locator('[data-testid=chart-quotas-table]');
     await table.waitFor();
+    // The organisation's own series (no API or key chosen), named.
+    assert.match(
+      await page.locator('[data-testid=chart-requests] h3').innerText(),
+      /^Requests and errors of organisation /,
+    );
     assert.match(await table.innerText(), /metered-partner\s+4 \/ 10\s+40 %/);
     assert.equal(await table.locator('meter').getAttribute('value'), '4');
   } finally {
