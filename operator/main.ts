@@ -115,7 +115,9 @@ const ops = await startOpsServer({
   host: '0.0.0.0',
   port: cfg.HEALTH_PROBE_PORT,
   healthz: () => true,
-  // A standby replica is ready (it is healthy and waiting); the leader once its caches are full.
+  // A standby replica is ready (it is healthy and waiting): its pod's webhook container serves
+  // admission and is in the Service only while the whole pod is ready (docs/install.md, Probes).
+  // The leader is ready once its caches are full.
   readyz: () => (elector && !elector.leading ? true : manager.synced),
   registry,
 });
