@@ -653,6 +653,51 @@ describe('deletes of referenced objects are refused', () => {
     );
   });
 
+  test('a SubGraph a SuperGraph lists, and a SuperGraph an API serves; a SubGraph whose SDL does not build', async () => {
+    const graph = (kind: string, name: string, spec: Manifest): Manifest => ({
+      apiVersion: 'svc.svc.io/v1alpha1',
+      kind,
+      metadata: { name, namespace: 'default' },
+      spec,
+    });
+    refusedWith(
+      await apply(
+        cp,
+        graph('SubGraph', 'fed-broken', {
+          sdl: 'type Query { u: User }\ntype User @key(fields: "uid") { id: ID! }',
+        }),
+      ),
+      'The SubGraph "fed-broken" is invalid: spec.sdl: Invalid value: line 2, column 11: @key names uid, which is not a field of User',
+    );
+    admitted(
+      await apply(cp, [
+        graph('SubGraph', 'fed-users', {
+          sdl: 'type Query { users: [User!]! }\ntype User @key(fields: "id") { id: ID! }',
+        }),
+        graph('SuperGraph', 'fed-social', { subgraph_refs: ['fed-users'] }),
+        apiDefinition('fed-social-api', {
+          proxy: { listen_path: '/fed-social-api/' },
+          graphql: { enabled: true, execution_mode: 'supergraph', graph_ref: 'fed-social' },
+        }),
+      ]),
+    );
+    refusedWith(
+      await cp.kubectl(['delete', 'subgraph', 'fed-users', '--wait=false'], { allowFailure: true }),
+      'admission webhook "vsubgraphs.svc.svc.io" denied the request: SubGraph default/fed-users is still used by SuperGraph default/fed-social',
+    );
+    refusedWith(
+      await cp.kubectl(['delete', 'supergraph', 'fed-social', '--wait=false'], { allowFailure: true }),
+      'SuperGraph default/fed-social is still used by ApiDefinition default/fed-social-api',
+    );
+    admitted(
+      await cp.kubectl(['delete', 'apidefinition', 'fed-social-api', '--wait=false'], { allowFailure: true }),
+    );
+    admitted(
+      await cp.kubectl(['delete', 'supergraph', 'fed-social', '--wait=false'], { allowFailure: true }),
+    );
+    admitted(await cp.kubectl(['delete', 'subgraph', 'fed-users', '--wait=false'], { allowFailure: true }));
+  });
+
   test('a label change on an admitted object needs no checks', async () => {
     admitted(await cp.kubectl(['label', 'apidefinition', 'orders', 'tier=gold'], { allowFailure: true }));
   });

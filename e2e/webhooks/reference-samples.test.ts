@@ -478,13 +478,13 @@ describe('what svc does not serve is refused by name', () => {
       'spec.analytics_plugin: not supported by svc yet',
     ],
     [
-      'a federation subgraph named by a schema registry reference (graph_ref)',
+      'a graph_ref on an API that is no subgraph or supergraph (it names a SubGraph or SuperGraph)',
       api('rs-subgraph', {
         use_keyless: true,
         proxy: proxy('/rs-subgraph'),
-        graphql: { enabled: true, execution_mode: 'subgraph', schema: UDG_SDL, graph_ref: 'users' },
+        graphql: { enabled: true, execution_mode: 'proxyOnly', schema: UDG_SDL, graph_ref: 'users' },
       }),
-      'spec.graphql.graph_ref: not supported by svc yet',
+      'spec.graphql.graph_ref: Forbidden: names a SubGraph (execution_mode subgraph) or a SuperGraph (execution_mode supergraph)',
     ],
     [
       'an OAuth2 grant svc does not serve (refresh tokens)',
