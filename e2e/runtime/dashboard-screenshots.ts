@@ -117,8 +117,8 @@ try {
     const page = await browser.newPage({ viewport: { width: 1000, height: 720 } });
     /** The top `height` pixels at most of an element, from the whole page. */
     const clipped = async (el: Locator, path: string, height: number): Promise<void> => {
-      const box = await el.boundingBox();
-      assert.ok(box !== null);
+      // The view may be drawn again (its live refresh) between finding the element and measuring it.
+      const box = await waitFor('the element drawn', async () => (await el.boundingBox()) ?? undefined);
       const scroll = await page.evaluate<number>('window.scrollY');
       await page.screenshot({
         path,
