@@ -20,7 +20,7 @@ import { link, mkdir, open, readFile, readdir, realpath, rename, stat, unlink } 
 import { join } from 'node:path';
 import { InputError, SvcError, errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
-import { COLLECTIONS, type Collection } from './store.ts';
+import { COLLECTIONS, parsedLater, type Collection } from './store.ts';
 import type { GroupMessage, PutMode, PutOutcome, Store, StoreHealth, StoredEntry } from './store.ts';
 
 /** Longest encoded file name, so that `<name>.json` fits the usual 255-byte limit. */
@@ -68,23 +68,6 @@ interface Changes {
 
 /** How long a list waits for the event of its marker file before it looks at every file. */
 const MARKER_TIMEOUT_MS = 2_000;
-
-/** A listed document whose text parsed before: parsed again only when its value is read. */
-function parsedLater(id: string, text: string): StoredEntry {
-  let value: unknown;
-  let parsed = false;
-  return {
-    id,
-    text,
-    get value(): unknown {
-      if (!parsed) {
-        value = JSON.parse(text) as unknown;
-        parsed = true;
-      }
-      return value;
-    },
-  };
-}
 
 /** Group messages between stores on one data directory in this process. */
 const buses = new Map<string, EventEmitter>();

@@ -186,6 +186,33 @@ for (const b of backends) {
       }
     });
 
+    test('list after list: a change by another store is seen, values are not shared between lists', async () => {
+      for (const id of ['l1', 'l2', 'l3']) await store.put('policies', id, { id, n: 1 });
+      const other = await b.open();
+      try {
+        const valueIn = (entries: Awaited<ReturnType<Store['list']>>, id: string): unknown => {
+          const e = entries.find((x) => x.id === id);
+          return e === undefined || 'problem' in e ? e : e.value;
+        };
+        const first = await store.list('policies');
+        await other.put('policies', 'l2', { id: 'l2', n: 2 });
+        const second = await store.list('policies');
+        assert.deepEqual(valueIn(second, 'l2'), { id: 'l2', n: 2 });
+        (valueIn(first, 'l1') as { n: number }).n = -1;
+        (valueIn(second, 'l3') as { n: number }).n = -1;
+        const third = await store.list('policies');
+        assert.deepEqual(
+          [valueIn(third, 'l1'), valueIn(third, 'l3')],
+          [
+            { id: 'l1', n: 1 },
+            { id: 'l3', n: 1 },
+          ],
+        );
+      } finally {
+        await other.close();
+      }
+    });
+
     test('concurrent creates of one ID: exactly one wins', async () => {
       const outcomes = await Promise.all(
         Array.from({ length: 8 }, (_, i) => store.put('apis', 'race', { i }, 'create')),

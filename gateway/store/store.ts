@@ -26,6 +26,26 @@ export type Collection = (typeof COLLECTIONS)[number];
 export type StoredEntry = { id: string; value: unknown; text?: string } | { id: string; problem: string };
 
 /**
+ * A listed document whose text parsed at the store's last list: parsed again only when its value
+ * is read (once; each list hands out its own value).
+ */
+export function parsedLater(id: string, text: string): StoredEntry {
+  let value: unknown;
+  let parsed = false;
+  return {
+    id,
+    text,
+    get value(): unknown {
+      if (!parsed) {
+        value = JSON.parse(text) as unknown;
+        parsed = true;
+      }
+      return value;
+    },
+  };
+}
+
+/**
  * How `put` treats an existing document: `upsert` (the mode when none is given) writes either way,
  * `create` only when absent, `update` only when present.
  */
