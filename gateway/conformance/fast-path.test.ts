@@ -371,10 +371,10 @@ describe('fast path', () => {
     { name: 'bare LF before the final CRLF', raw: 'GET /raw/x HTTP/1.1\r\nhost: x\n\r\n', status: 400 },
     { name: 'no Host', raw: 'GET /raw/x HTTP/1.1\r\nx-no-host: 1\r\n\r\n', status: 400 },
     {
-      // 400, not node's 431: the listeners' clientError handler answers 400 to every parse error
+      // Too large, not malformed: 431 (RFC 6585), from the listeners' clientError handler.
       name: 'a head over 16 KiB',
       raw: `GET /raw/x HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(17_000)}\r\n\r\n`,
-      status: 400,
+      status: 431,
     },
     {
       name: 'a TLS ClientHello on the plain port',
@@ -391,6 +391,18 @@ describe('fast path', () => {
       assert.equal(up.seen.length, seen, 'nothing reached the upstream');
     });
   }
+
+  test('a head over 16 KiB: 431 with the JSON error body, and the connection closed', async () => {
+    const value = await exchange(
+      gw.port,
+      `GET /raw/x HTTP/1.1\r\nhost: x\r\n${'x-h: aaaaaaaaaa\r\n'.repeat(1_200)}\r\n`,
+    );
+    const [head = '', body] = value.split('\r\n\r\n');
+    assert.match(head, /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+    assert.match(head, /\r\ncontent-type: application\/json\r\n/);
+    assert.match(head, /\r\nconnection: close\r\n/);
+    assert.deepEqual(JSON.parse(body ?? ''), { error: 'Request Header Fields Too Large' });
+  });
 
   test('heads node:http serves and the fast path leaves to it: absolute-form, CRLF first, HTTP/1.0 keep-alive', async () => {
     const { value, fast, handoffs } = await counted(() =>

@@ -202,6 +202,11 @@ export class GatewayError extends SvcError {
     return new GatewayError('GW_ERR_BODY_TOO_LARGE', 413, 'Request body too large');
   }
 
+  /** The request head (line and headers) is over the listener's limit, 16 KiB (RFC 6585). */
+  static headersTooLarge(): GatewayError {
+    return new GatewayError('GW_ERR_HEADERS_TOO_LARGE', 431, 'Request Header Fields Too Large');
+  }
+
   /** The key's rate limit (or a per-endpoint limit) is exceeded, throttling retries included. */
   static rateLimitExceeded(): GatewayError {
     return new GatewayError('GW_ERR_RATE_LIMIT_EXCEEDED', 429, 'Rate Limit Exceeded');

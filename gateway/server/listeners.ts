@@ -16,6 +16,8 @@ import type { SecureContext, TLSSocket } from 'node:tls';
 import type { Logger } from '../../lib/log.ts';
 import type { TlsMaterial } from '../config/load.ts';
 import type { ListenerInfo } from '../pipeline/context.ts';
+import { errorBody } from '../pipeline/compose.ts';
+import { GatewayError } from '../pipeline/errors.ts';
 import type { ListenerKey } from '../pipeline/router.ts';
 import type { FastConnectionHandle, FastPath } from './fast-path/index.ts';
 
@@ -185,6 +187,16 @@ export class Listeners {
     server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
       if (err.code === 'ECONNRESET' || !socket.writable) {
         socket.destroy();
+        return;
+      }
+      if (err.code === 'HPE_HEADER_OVERFLOW') {
+        // Too large is not malformed: 431 says so (RFC 6585), with the gateway's JSON body.
+        const e = GatewayError.headersTooLarge();
+        const body = Buffer.from(errorBody(e));
+        const head =
+          `HTTP/1.1 ${String(e.status)} ${e.message}\r\nconnection: close\r\n` +
+          `content-type: application/json\r\ncontent-length: ${String(body.length)}\r\n\r\n`;
+        socket.end(Buffer.concat([Buffer.from(head, 'latin1'), body]));
         return;
       }
       socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
