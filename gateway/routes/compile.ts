@@ -414,9 +414,14 @@ export async function buildRouteTable(
   }
   // An internal target naming an API by a name several APIs share: the API is served, and its
   // requests to that target get 502 (upstream/internal.ts) until one API has the name.
-  const named = [...checked, ...internalApis].map(({ id, api }) => ({ id, name: api.name }));
-  for (const { id, api } of [...checked, ...internalApis])
-    for (const p of hasInternalTargets(api) ? ambiguousTargets(api, id, named) : [])
-      warnings.push(`API ${id}: ${formatProblem(p)} (its requests to this target get 502 until then)`);
+  // The names of every API only when one of them names another as a target.
+  let named: { id: string; name: string }[] | undefined;
+  for (const list of [checked, internalApis])
+    for (const { id, api } of list) {
+      if (!hasInternalTargets(api)) continue;
+      named ??= [...checked, ...internalApis].map((x) => ({ id: x.id, name: x.api.name }));
+      for (const p of ambiguousTargets(api, id, named))
+        warnings.push(`API ${id}: ${formatProblem(p)} (its requests to this target get 502 until then)`);
+    }
   return { table, problems, warnings, skipped, reusable, tcp: tcp.map(({ id, api }) => ({ id, api })) };
 }
