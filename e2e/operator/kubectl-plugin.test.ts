@@ -308,15 +308,23 @@ test('status: the resources with their IDs, Ready and gateway, as the kubeconfig
   const gw = w.gw.url.replace(/[.]/g, '\\.');
   assert.match(
     r.stdout,
-    new RegExp(`^ApiDefinition +shop +orders +${derivedId('shop', 'orders')} +True +\\S+ +${gw}`, 'm'),
+    new RegExp(`^ApiDefinition +shop +orders +${derivedId('shop', 'orders')} +True +\\S+ +${gw} +1/1$`, 'm'),
   );
   assert.match(
     r.stdout,
-    new RegExp(`^SecurityPolicy +shop +bronze +${derivedId('shop', 'bronze')} +True `, 'm'),
+    new RegExp(`^SecurityPolicy +shop +bronze +${derivedId('shop', 'bronze')} +True +\\S+ +${gw} +1/1$`, 'm'),
   );
   const json = await plugin(['status', '-A', '-o', 'json']);
-  const { items } = JSON.parse(json.stdout) as { items: { kind: string; name: string }[] };
+  const { items } = JSON.parse(json.stdout) as {
+    items: { kind: string; name: string; gateways: { name: string; current: boolean }[] }[];
+  };
   assert.equal(items.filter((i) => i.kind === 'SecurityPolicy').length, 3);
+  // The one gateway serves the current revision of the API and applies the policy's.
+  const bronze = items.find((i) => i.kind === 'SecurityPolicy' && i.name === 'bronze');
+  assert.deepEqual(
+    bronze?.gateways.map((g) => g.current),
+    [true],
+  );
 });
 
 test('/svc/explain is a management call: without the secret, 403', async () => {

@@ -3,7 +3,9 @@
  * loading from it, and the operator (mode pro, a short resync) pushing an ApiDefinition and a
  * SecurityPolicy to the dashboard. A key and a basic-auth user are registered through the
  * dashboard; traffic is allowed and refused as the policy says; an edit made in the dashboard is
- * reverted at the next reconcile; the gateway keeps serving while the dashboard restarts.
+ * reverted at the next reconcile; the gateway keeps serving while the dashboard restarts. The API
+ * and the policy are Programmed once the gateway reports to the dashboard that it serves their
+ * revision (`status.gateways`).
  */
 import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
@@ -145,15 +147,40 @@ spec:
   assert.equal(listed.status, 200, listed.text);
   await served('/catalog/x', 401);
   // The dashboard serves nothing: the status says where the API is held and which gateway serves it.
+  // The gateway reports what it serves to the dashboard: Programmed once it serves the revision.
+  const gatewayName = `${hostname()}:${String(gw.port)}`;
   const where = `API ${apiId} is held by the dashboard ${dashboard.url} in organisation ${tenant.org}; served at /catalog/ by 1 gateway connected to it: ${hostname()}`;
   const named = await waitForStatus(
     w.cp,
     { kind: 'apidefinition', ns: 'shop', name: 'catalog' },
     'the gateway serving it named',
-    (st) => readyOf(st)?.message === where,
+    (st) => (readyOf(st)?.message ?? '').startsWith(where),
     30_000,
   );
   assert.equal(readyOf(named)?.reason, 'Synced');
+  assert.equal(
+    readyOf(named)?.message,
+    `${where}; revision ${String(named.latestSvcSpecHash).slice(0, 12)} served by its one gateway: ${gatewayName}`,
+  );
+  const programmedOf = (st: Record<string, unknown>): string | undefined =>
+    (st.conditions as { type: string; status: string }[] | undefined)?.find((c) => c.type === 'Programmed')
+      ?.status;
+  assert.equal(programmedOf(named), 'True');
+  assert.deepEqual(
+    (named.gateways as { name: string; revision?: string }[]).map((g) => [g.name, g.revision]),
+    [[gatewayName, named.latestSvcSpecHash]],
+  );
+  const polServed = await waitForStatus(
+    w.cp,
+    { kind: 'securitypolicy', ns: 'shop', name: 'catalog-basic' },
+    'the policy applied by the gateway',
+    (st) => programmedOf(st) === 'True',
+    30_000,
+  );
+  assert.deepEqual(
+    (polServed.gateways as { name: string; revision?: string }[]).map((g) => [g.name, g.revision]),
+    [[gatewayName, polServed.latestSvcSpecHash]],
+  );
   const key = await dashboardCall(dashboard.url, 'POST', '/api/keys', {
     auth: tenant.system.key,
     body: { apply_policies: [String(pol.pol_id)] },

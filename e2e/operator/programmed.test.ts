@@ -1,8 +1,8 @@
 /**
  * Ready means served by every gateway (issue 33, items 1 and 2): two gateways on one Redis store,
- * the operator writing to one of them. An API is Ready and Programmed only once both serve its
- * current revision, `status.gateways` listing them; with one gateway killed, a change is Pending
- * naming it, until its heartbeat is older than the gateways' `node_timeout_ms`: then it is
+ * the operator writing to one of them. An API (a SecurityPolicy) is Ready and Programmed only
+ * once both serve (apply) its current revision, `status.gateways` listing them; with one gateway
+ * killed, a change is Pending naming it, until its heartbeat is older than the gateways' `node_timeout_ms`: then it is
  * dropped (a `GatewayDropped` Warning event) and the API is Ready on the other alone. The time
  * from a change to the last gateway serving it is on the operator's `/metrics`
  * (`svc_config_convergence_seconds`). Real processes: etcd, kube-apiserver, redis-server, two
@@ -86,7 +86,20 @@ interface Gateways {
   appliedAt?: string;
 }
 
+function policyYaml(rate: number): string {
+  return `apiVersion: svc.svc.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: orders-plan, namespace: ${NS}}
+spec:
+  name: orders-plan
+  rate: ${String(rate)}
+  per: 60
+  access_rights_array: [{name: orders}]
+`;
+}
+
 const target = { kind: 'apidefinitions', ns: NS, name: 'orders' };
+const policy = { kind: 'securitypolicies', ns: NS, name: 'orders-plan' };
 const gatewaysOf = (st: Status): Gateways[] => (st.gateways as Gateways[] | undefined) ?? [];
 const conditionOf = (
   st: Status,
@@ -121,6 +134,42 @@ test('Ready and Programmed once both gateways serve the revision; status.gateway
   assert.ok(count !== null && Number(count[1]) >= 1, 'the convergence of the push is observed');
 });
 
+test('a SecurityPolicy is Ready and Programmed once both gateways apply its revision; a change too', async () => {
+  await applyManifest(cp, policyYaml(10));
+  const first = await waitForStatus(cp, policy, 'Ready with two gateways', (s) => {
+    return readyOf(s)?.status === 'True' && gatewaysOf(s).length === 2;
+  });
+  const revision = first.latestSvcSpecHash as string;
+  assert.deepEqual(
+    gatewaysOf(first).map((g) => g.revision),
+    [revision, revision],
+  );
+  assert.ok(nameOf(gatewaysOf(first), gwA) !== undefined && nameOf(gatewaysOf(first), gwB) !== undefined);
+  assert.equal(conditionOf(first, 'Programmed')?.status, 'True');
+  assert.match(readyOf(first)?.message ?? '', /; revision [0-9a-f]{12} served by all 2 gateways: /);
+  // What the gateway holds is what both apply.
+  const held = await httpRequest(`${gwB.url}/svc/policies/${String(first.pol_id)}`, {
+    headers: { 'x-svc-authorization': 'programmed-secret' },
+  });
+  assert.equal(held.status, 200, held.body);
+  assert.equal((JSON.parse(held.body) as { rate?: number }).rate, 10);
+
+  await applyManifest(cp, policyYaml(20));
+  const second = await waitForStatus(cp, policy, 'the change applied by both', (s) => {
+    const gws = gatewaysOf(s);
+    return (
+      readyOf(s)?.status === 'True' &&
+      s.latestSvcSpecHash !== revision &&
+      gws.length === 2 &&
+      gws.every((g) => g.revision === s.latestSvcSpecHash)
+    );
+  });
+  assert.equal(conditionOf(second, 'Programmed')?.status, 'True');
+  const metrics = (await httpRequest(`${op.opsUrl}/metrics`)).body;
+  const count = /^svc_config_convergence_seconds_count\{kind="SecurityPolicy"\} (\d+)$/m.exec(metrics);
+  assert.ok(count !== null && Number(count[1]) >= 1, 'the convergence of the policy is observed');
+});
+
 test('a killed gateway keeps a change Pending, naming it, until it is dropped after the timeout: an Event, then Ready', async () => {
   const before = await waitForStatus(cp, target, 'Ready', (s) => readyOf(s)?.status === 'True');
   const killed = nameOf(gatewaysOf(before), gwB);
@@ -129,10 +178,14 @@ test('a killed gateway keeps a change Pending, naming it, until it is dropped af
   await gwB.exited;
 
   await applyManifest(cp, apiYaml(2));
-  const pending = await waitForStatus(cp, target, 'Pending naming the killed gateway', (s) => {
+  await applyManifest(cp, policyYaml(30));
+  const pendingOn = (s: Status): boolean => {
     const ready = readyOf(s);
     return ready?.status === 'False' && ready.reason === 'Pending' && (ready.message ?? '').includes(killed);
-  });
+  };
+  const pending = await waitForStatus(cp, target, 'Pending naming the killed gateway', pendingOn);
+  const policyPending = await waitForStatus(cp, policy, 'the policy Pending naming it', pendingOn);
+  assert.equal(conditionOf(policyPending, 'Programmed')?.status, 'False');
   assert.equal(conditionOf(pending, 'Programmed')?.status, 'False');
   assert.equal(conditionOf(pending, 'Programmed')?.reason, 'Pending');
   assert.ok(!(readyOf(pending)?.message ?? '').includes(nameOf(gatewaysOf(pending), gwA) ?? '?'));
@@ -150,6 +203,14 @@ test('a killed gateway keeps a change Pending, naming it, until it is dropped af
   assert.equal(nameOf(gatewaysOf(after), gwA), gatewaysOf(after)[0]?.name);
   assert.equal(gatewaysOf(after)[0]?.revision, after.latestSvcSpecHash);
   assert.equal(conditionOf(after, 'Programmed')?.status, 'True');
+  const policyAfter = await waitForStatus(
+    cp,
+    policy,
+    'the policy Ready without the killed gateway',
+    (s) => readyOf(s)?.status === 'True' && gatewaysOf(s).length === 1,
+    NODE_TIMEOUT_MS + 30_000,
+  );
+  assert.equal(gatewaysOf(policyAfter)[0]?.revision, policyAfter.latestSvcSpecHash);
   const messages = await eventsOf(
     cp,
     NS,
