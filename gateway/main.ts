@@ -39,8 +39,8 @@ async function main(): Promise<void> {
     return;
   }
 
-  const store = await openStore(config, log);
   const counters = openCounters(config, log);
+  const store = await openStore(config, log, counters);
   let gateway: Gateway;
   try {
     gateway = await Gateway.start({

@@ -173,11 +173,16 @@ export async function updateKey(c: Ctx): Promise<Reply> {
 export async function deleteKey(c: Ctx): Promise<Reply> {
   return changeKey(c, async (tx, org, id, before) => {
     await auditedPut(c, tx, org, 'keys', id, before, undefined);
+    if ((await tx.get(org, 'quota-resets', id)) !== undefined) await tx.delete(org, 'quota-resets', id);
     return ok('Key deleted');
   });
 }
 
-/** POST /api/keys/{key}/reset: a new quota period starts now with the full `quota_max`. */
+/**
+ * POST /api/keys/{key}/reset: a new quota period starts now with the full `quota_max`. The
+ * gateways count quotas themselves (memory or Redis): the reset is also written as the key's
+ * `quota-resets` record, whose change tells each gateway to end the key's periods.
+ */
 export async function resetKeyQuota(c: Ctx): Promise<Reply> {
   return changeKey(c, async (tx, org, id, before) => {
     const max = Number(before.body.quota_max ?? -1);
@@ -188,6 +193,7 @@ export async function resetKeyQuota(c: Ctx): Promise<Reply> {
       quota_renews: Math.floor(c.deps.now() / 1000) + Math.max(0, rate),
     };
     await auditedPut(c, tx, org, 'keys', id, before, s);
+    await tx.put(org, 'quota-resets', id, { key_hash: id, at: c.deps.now() });
     return ok('Quota reset');
   });
 }

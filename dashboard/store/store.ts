@@ -18,6 +18,9 @@ export const KINDS = [
   'oauth-clients',
   // Records of the access tokens gateways issue (api/oauth-tokens.ts); the tokens are theirs.
   'oauth-tokens',
+  // The last quota reset of each key (api/keys.ts): its change tells the gateways to reset
+  // their counters, which they keep themselves.
+  'quota-resets',
 ] as const;
 /** One of KINDS. */
 export type Kind = (typeof KINDS)[number];

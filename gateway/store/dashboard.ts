@@ -10,7 +10,8 @@
  * - Changes: a server-sent-event stream (`/system/notifications`) names each committed write;
  *   a change of an API or policy re-reads the configuration and, if its revision moved, sends a
  *   `reload` group message to this process; a key's change sends `changed` (the session cache
- *   forgets it). While the stream is down, the configuration is polled every
+ *   forgets it); a key's quota reset (`quota-resets`) ends its quota periods in this gateway's
+ *   counters (given as `counters`). While the stream is down, the configuration is polled every
  *   `dashboard_poll_interval_ms`; a reconnect re-reads it (changes may have been missed).
  * - Keys: fetched from the dashboard on a miss (`/system/keys/{hash}`), the session cache on
  *   top; a key the dashboard doesn't have is looked up in the local store; while the dashboard
@@ -49,6 +50,7 @@ import { CERT_KEY_TO_NODE, unseal } from '../../lib/seal.ts';
 import { oauthClientDocId } from '../../schemas/rules/oauth2.ts';
 import type { GatewaySession } from '../../schemas/generated/models.ts';
 import { CERTS, parseUpload, type StoredCert } from '../certs/certs.ts';
+import { counterIdOf, type Counters } from '../limits/counters.ts';
 import { dashboardRegistry } from '../nodes/dashboard-registry.ts';
 import type { NodeRegistry } from '../nodes/registry.ts';
 import type {
@@ -85,6 +87,8 @@ const SNAPSHOT: readonly Collection[] = ['apis', 'policies'];
 const OAUTH_CLIENTS = 'oauth-clients' satisfies Collection;
 /** The dashboard's kind of access-token records (a change names one it revoked). */
 const OAUTH_TOKENS = 'oauth-tokens';
+/** The dashboard's kind of quota-reset records (a change names a key whose quota was reset). */
+const QUOTA_RESETS = 'quota-resets';
 
 /** `/system/config` as the dashboard answers it. */
 interface NodeConfig {
@@ -107,6 +111,8 @@ export interface DashboardStoreOptions extends DashboardConnectionOptions {
   gatewaySecret: string;
   /** Directory of the snapshot file. */
   dataDir: string;
+  /** Where this gateway counts quotas: a key's quota reset in the dashboard ends its periods there. */
+  counters?: Counters;
   log: Logger;
 }
 
@@ -421,6 +427,22 @@ export class DashboardStore implements Store {
     return this.#local.get('keys', id);
   }
 
+  /**
+   * A quota reset in the dashboard: the key's periods end here (every scope, as
+   * `POST /svc/keys/{key}/reset` does). Each gateway told does it; on a shared Redis the second
+   * reset finds the periods already ended. A key gone from the dashboard has nothing to reset.
+   */
+  #resetQuotaInBackground(id: string): void {
+    const counters = this.#opts.counters;
+    if (counters === undefined) return;
+    this.#queue('a quota reset from the dashboard failed', async () => {
+      const key = (await this.#key(id)) as GatewaySession | undefined;
+      if (key === undefined) return;
+      await counters.resetGroup(counterIdOf(id, key));
+      this.#log.info('key quota reset by the dashboard', { key_hash: id });
+    });
+  }
+
   // --- OAuth clients ---------------------------------------------------------------------
 
   /** The dashboard's client `id`, null when it has none; throws when it can't be asked. */
@@ -617,6 +639,8 @@ export class DashboardStore implements Store {
     } else if (c.kind === 'keys' && typeof c.id === 'string') {
       this.#lastKnownKeys.delete(c.id);
       this.#emitChanged('keys', c.id);
+    } else if (c.kind === QUOTA_RESETS && typeof c.id === 'string' && KEY_ID.test(c.id)) {
+      this.#resetQuotaInBackground(c.id);
     } else if (c.kind === 'apis' || c.kind === 'policies' || c.kind === 'organisations') {
       void this.#check(`${c.kind} changed`);
     }

@@ -1,6 +1,7 @@
 /** Opens the store the configuration names. */
 import type { Logger } from '../../lib/log.ts';
 import type { GatewayConfig } from '../config/schema.ts';
+import type { Counters } from '../limits/counters.ts';
 import pkg from '../../package.json' with { type: 'json' };
 import { DashboardStore } from './dashboard.ts';
 import { FilesStore } from './files.ts';
@@ -20,6 +21,8 @@ export async function openStore(
       >
     >,
   log: Logger,
+  /** Where quotas are counted: in mode pro, a key's quota reset in the dashboard ends its periods there. */
+  counters?: Counters,
 ): Promise<Store> {
   if (config.dashboard_url !== undefined && config.node_secret !== undefined) {
     const { dashboard_url: url, node_secret: nodeSecret } = config;
@@ -35,6 +38,7 @@ export async function openStore(
         .filter((o) => o !== ''),
       pollIntervalMs: config.dashboard_poll_interval_ms ?? 10_000,
       dataDir: config.data_dir,
+      ...(counters === undefined ? {} : { counters }),
       version: pkg.version,
       log: log.child({ store: 'dashboard' }),
     });

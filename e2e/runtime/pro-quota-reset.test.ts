@@ -1,0 +1,123 @@
+/**
+ * A key's quota reset in the dashboard reaches the gateways' counters, with real processes: a
+ * dashboard (SQLite) and a gateway in mode pro on a Redis store (where the gateway counts). A
+ * key with a quota of 2 is refused at its third request (403 Quota exceeded); reset in the
+ * dashboard (`POST /api/keys/{key}/reset`, the web UI's "reset quota"), its next requests pass
+ * again, 2 of them, then it is refused again. Another organisation can't reset it.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { startRedis, type TestRedis } from '../../gateway/testing/redis-server.ts';
+import {
+  createTenant,
+  dashboardCall,
+  startDashboardProc,
+  type DashboardProc,
+  type DashboardTenant,
+} from '../harness/dashboard.ts';
+import {
+  httpRequest,
+  startEchoUpstream,
+  startGateway,
+  waitFor,
+  type GatewayProc,
+} from '../harness/processes.ts';
+
+const NODE_SECRET = 'e2e-node-secret-quota-reset-0123';
+const dir = mkdtempSync(join(tmpdir(), 'svc-pro-quota-reset-'));
+let dashboard: DashboardProc;
+let redis: TestRedis;
+let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+let gateway: GatewayProc;
+let a: DashboardTenant;
+let b: DashboardTenant;
+let raw: string;
+
+/** One request with the key: its status and body. */
+const send = (): Promise<{ status: number; body: string }> =>
+  httpRequest(`${gateway.url}/metered/get`, { headers: { authorization: raw } });
+
+before(async () => {
+  redis = await startRedis();
+  upstream = await startEchoUpstream('metered');
+  dashboard = await startDashboardProc({
+    name: 'dashboard-quota-reset',
+    logDir: dir,
+    dataDir: join(dir, 'dashboard'),
+    args: ['--node-secret', NODE_SECRET],
+  });
+  a = await createTenant(dashboard.url, 'reset-a');
+  b = await createTenant(dashboard.url, 'reset-b');
+  const api = await dashboardCall(dashboard.url, 'POST', '/api/apis', {
+    auth: a.system.key,
+    body: {
+      api_definition: {
+        api_id: 'metered',
+        name: 'metered',
+        use_keyless: false,
+        proxy: { listen_path: '/metered/', target_url: upstream.url, strip_listen_path: true },
+      },
+    },
+  });
+  assert.equal(api.status, 200, api.text);
+  const key = await dashboardCall(dashboard.url, 'POST', '/api/keys', {
+    auth: a.system.key,
+    body: {
+      alias: 'two-a-day',
+      rate: 1000,
+      per: 60,
+      quota_max: 2,
+      quota_renewal_rate: 86_400,
+      access_rights: { metered: { api_id: 'metered', api_name: 'metered', versions: ['Default'] } },
+    },
+  });
+  assert.equal(key.status, 200, key.text);
+  raw = String(key.body.key_id);
+  gateway = await startGateway({
+    name: 'gw-quota-reset',
+    secret: 'pro-gateway-quota-reset-secret',
+    dataDir: join(dir, 'gw'),
+    logDir: dir,
+    env: {
+      SVC_GW_STORE: redis.url,
+      SVC_GW_DASHBOARD_URL: dashboard.url,
+      SVC_GW_NODE_SECRET: NODE_SECRET,
+      SVC_GW_DASHBOARD_ORGS: a.org,
+    },
+  });
+  await waitFor('/metered/ loaded', async () => (await send()).status !== 404, 60_000);
+});
+
+after(async () => {
+  await gateway.stop();
+  await dashboard.stop();
+  await upstream.close();
+  await redis.stop();
+});
+
+test("a quota reset in the dashboard lets the key's requests through the gateway again", async () => {
+  const statuses = async (n: number): Promise<number[]> => {
+    const out: number[] = [];
+    for (let i = 0; i < n; i++) out.push((await send()).status);
+    return out;
+  };
+  // The wait above may have spent one request of the quota: at most 2 pass, then 403.
+  const first = await statuses(3);
+  assert.equal(first.at(-1), 403, JSON.stringify(first));
+  const refused = await send();
+  assert.equal(refused.status, 403);
+  assert.match(refused.body, /Quota exceeded/);
+
+  const other = await dashboardCall(dashboard.url, 'POST', `/api/keys/${raw}/reset`, { auth: b.system.key });
+  assert.equal(other.status, 404, `another organisation: ${other.text}`);
+  assert.equal((await send()).status, 403, "another organisation's attempt reset nothing");
+
+  const reset = await dashboardCall(dashboard.url, 'POST', `/api/keys/${raw}/reset`, { auth: a.system.key });
+  assert.equal(reset.status, 200, reset.text);
+  await waitFor('the key to pass again', async () => (await send()).status === 200, 10_000);
+  // The new period holds the key's full quota of 2: one more passes, then it is refused again.
+  assert.deepEqual(await statuses(2), [200, 403]);
+});
