@@ -241,12 +241,7 @@ export const apiStatus: JsonSchema = {
         'IDs of the certificates the operator uploaded to the gateway from the Secrets the API names (ApiDefinition: certificate_secret_names, client_certificate_refs, upstream_certificate_refs; SvcOasApiDefinition: clientCertificate, mutualTLS).',
       items: { type: 'string' },
     },
-    gateways: {
-      type: 'array',
-      description:
-        'Mode ce: every gateway that must serve the API (all the gateways sharing the store of the gateway the operator writes to) and the revision each serves. `Ready` and `Programmed` are True only when every one serves latestSvcSpecHash; until then they are False with reason `Pending`, naming the gateways that do not yet.',
-      items: gatewayRevision,
-    },
+    gateways: gatewaysStatus('API'),
     ...reconcileStatusProperties,
   },
 };

@@ -385,7 +385,7 @@ export interface ApiStatus {
   pushedTo?: PushedTo;
   /** IDs of the certificates the operator uploaded to the gateway from the Secrets the API names (ApiDefinition: certificate_secret_names, client_certificate_refs, upstream_certificate_refs; SvcOasApiDefinition: clientCertificate, mutualTLS). */
   certificates?: string[];
-  /** Mode ce: every gateway that must serve the API (all the gateways sharing the store of the gateway the operator writes to) and the revision each serves. `Ready` and `Programmed` are True only when every one serves latestSvcSpecHash; until then they are False with reason `Pending`, naming the gateways that do not yet. */
+  /** Every gateway that must serve the API and the revision of it each serves: in mode ce all the gateways sharing the store of the gateway the operator writes to, in mode pro the gateways connected to the dashboard that load the organisation. `Ready` and `Programmed` are True only when every one serves latestSvcSpecHash; until then they are False with reason `Pending`, naming the gateways that do not yet. */
   gateways?: GatewayRevision[];
   /** The metadata.generation the operator last reconciled. */
   observedGeneration?: number;
@@ -1030,7 +1030,7 @@ export interface OasApiStatus {
   pushedTo?: PushedTo;
   /** IDs of the certificates the operator uploaded to the gateway from the Secrets the API names (ApiDefinition: certificate_secret_names, client_certificate_refs, upstream_certificate_refs; SvcOasApiDefinition: clientCertificate, mutualTLS). */
   certificates?: string[];
-  /** Mode ce: every gateway that must serve the API (all the gateways sharing the store of the gateway the operator writes to) and the revision each serves. `Ready` and `Programmed` are True only when every one serves latestSvcSpecHash; until then they are False with reason `Pending`, naming the gateways that do not yet. */
+  /** Every gateway that must serve the API and the revision of it each serves: in mode ce all the gateways sharing the store of the gateway the operator writes to, in mode pro the gateways connected to the dashboard that load the organisation. `Ready` and `Programmed` are True only when every one serves latestSvcSpecHash; until then they are False with reason `Pending`, naming the gateways that do not yet. */
   gateways?: GatewayRevision[];
   /** The metadata.generation the operator last reconciled. */
   observedGeneration?: number;
