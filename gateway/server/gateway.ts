@@ -271,13 +271,6 @@ export class Gateway {
     const gw = new Gateway(opts);
     const { config } = opts;
     try {
-      await gw.#listeners.open({
-        key: 'main',
-        role: 'gateway',
-        port: config.listen_port,
-        protocol: 'http',
-        admin: config.control_port === undefined,
-      });
       if (config.control_port !== undefined) {
         await gw.#listeners.open({
           key: 'control',
@@ -285,18 +278,6 @@ export class Gateway {
           port: config.control_port,
           protocol: config.control_tls ? 'https' : 'http',
           admin: true,
-        });
-      }
-      if (config.https_port !== undefined) {
-        // The HTTPS ingress port answers from the start (404 for unknown hosts), not only once
-        // an API asks for it: a port that refuses connections until the first TLS API makes
-        // load balancers and `kubectl port-forward` give up on it.
-        await gw.#listeners.open({
-          key: config.https_port,
-          role: 'api',
-          port: config.https_port,
-          protocol: 'https',
-          admin: false,
         });
       }
       gw.#bus.serve(() => gw.reloadLocal());
@@ -329,7 +310,35 @@ export class Gateway {
       await gw.stop();
       throw err;
     }
+    // The routes are loaded before the ports serving them open: a worker started late (one
+    // replacing a worker that died) would otherwise take its share of the node's connections
+    // and answer 404 until its routes are there.
     const first = await gw.reloadLocal();
+    try {
+      await gw.#listeners.open({
+        key: 'main',
+        role: 'gateway',
+        port: config.listen_port,
+        protocol: 'http',
+        admin: config.control_port === undefined,
+      });
+      if (config.https_port !== undefined && gw.#listeners.get(config.https_port) === undefined) {
+        // The HTTPS ingress port answers from the start (404 for unknown hosts), not only once
+        // an API asks for it: a port that refuses connections until the first TLS API makes
+        // load balancers and `kubectl port-forward` give up on it. The first reload opens it,
+        // unless the store could not be read.
+        await gw.#listeners.open({
+          key: config.https_port,
+          role: 'api',
+          port: config.https_port,
+          protocol: 'https',
+          admin: false,
+        });
+      }
+    } catch (err) {
+      await gw.stop();
+      throw err;
+    }
     gw.#policyRevisions.loadAll();
     if (!first.ok && first.retry === true) gw.#retryStart(FIRST_RETRY_MS);
     let failing = false;
