@@ -50,7 +50,7 @@ test(
     const { ns } = where;
     const n = BURST_GATEWAY_DOWN;
     let gw = await gateway('gateway-down');
-    await operator('gateway-down', gw, where);
+    const op = await operator('gateway-down', gw, where);
     const versions = new Map(range(0, n).map((i) => [i, 1]));
 
     // The first half is created; once some of it is in the gateway, the gateway goes.
@@ -66,18 +66,26 @@ test(
       ...range(0, n / 4).map((i) => apiYaml(ns, i, 2)),
     ]);
     for (const i of range(0, n / 4)) versions.set(i, 2);
+    const appliedMs = Date.now() - down;
+    // Sampled until the gateway has been down GATEWAY_DOWN_MS, and at least once after the
+    // apply: on a loaded machine the apply alone can take the whole 20 s (24 s seen with both
+    // cores busy), and a `while` that then sampled nothing failed with "0 objects" though the
+    // operator had reported GatewayUnavailable within a second of the stop.
     const unavailable = new Set<string>();
-    while (Date.now() - down < GATEWAY_DOWN_MS) {
+    let samples = 0;
+    do {
+      samples++;
       for (const it of await list('apidefinition', ns)) {
         const ready = readyOf(it.status ?? {});
         if (ready?.status === 'False' && ready.reason === 'GatewayUnavailable')
           unavailable.add(it.metadata.name);
       }
-      await new Promise((r) => setTimeout(r, 1000));
-    }
+      if (Date.now() - down < GATEWAY_DOWN_MS) await new Promise((r) => setTimeout(r, 1000));
+    } while (Date.now() - down < GATEWAY_DOWN_MS);
     assert.ok(
       unavailable.size > 0,
-      'some statuses said Ready=False, GatewayUnavailable while the gateway was down',
+      `some statuses said Ready=False, GatewayUnavailable while the gateway was down (${String(samples)} ` +
+        `samples; the apply took ${String(appliedMs)} ms after the stop; the operator's log: ${op.logFile})`,
     );
 
     // The gateway comes back on the same port, with the same data.
@@ -87,7 +95,8 @@ test(
     const convergedMs = Date.now() - back;
     await assertApis(gw, ns, versions);
     process.stderr.write(
-      `faults: gateway down ${GATEWAY_DOWN_MS} ms, ${unavailable.size}/${n} reported GatewayUnavailable; ` +
+      `faults: gateway down ${GATEWAY_DOWN_MS} ms (applied after ${String(appliedMs)} ms), ` +
+        `${unavailable.size}/${n} reported GatewayUnavailable; ` +
         `converged ${convergedMs} ms after it came back\n`,
     );
   },
