@@ -15,6 +15,7 @@ import type { AppliedBy, AppliedOf, ManagementClient } from '../clients/manageme
 import type { Convergence } from './convergence.ts';
 import {
   readyConditions,
+  reportFailure,
   reportSuccess,
   transaction,
   type ReconcileStatus,
@@ -73,14 +74,9 @@ async function gatewaysOf(
   of: AppliedOf,
   revision: string,
   settle: boolean,
-  onError: (err: unknown) => void,
 ): Promise<AppliedBy[] | undefined> {
   if (client.appliedBy === undefined) return undefined;
-  const ask = (): Promise<AppliedBy[] | undefined> =>
-    client.appliedBy?.(of).catch((err: unknown) => {
-      onError(err);
-      return undefined;
-    }) ?? Promise.resolve(undefined);
+  const ask = (): Promise<AppliedBy[] | undefined> => client.appliedBy?.(of) ?? Promise.resolve(undefined);
   let gateways = await ask();
   const deadline = Date.now() + SETTLE_MS;
   while (
@@ -103,7 +99,9 @@ async function gatewaysOf(
  * gateways that do not yet, looked at again soon. A gateway listed before and gone from the
  * registry (stopped, or silent past its timeout) gets a Warning event `GatewayDropped`. The time
  * from the change to the last gateway serving it is observed in `svc_config_convergence_seconds`.
- * A peer that does not say which gateways serve what: `Ready=True` as `synced` says.
+ * A peer that does not say which gateways serve what: `Ready=True` as `synced` says. A peer that
+ * cannot be asked (the call fails): `Ready=False`, `GatewayUnavailable`, and the error is thrown
+ * for the queue to retry.
  */
 export async function reportProgrammed<T extends Reported<ProgrammedStatus>>(
   obj: T,
@@ -129,12 +127,18 @@ export async function reportProgrammed<T extends Reported<ProgrammedStatus>>(
   const again = requeueAfterMs === undefined ? {} : { requeueAfterMs };
   const synced = { reason: push.synced.reason ?? 'Synced', message, action, what, where: client.url };
   const revision = status.latestSvcSpecHash;
-  const gateways =
-    revision === undefined
-      ? undefined
-      : await gatewaysOf(client, push.of, revision, action !== undefined, (err) => {
-          deps.log?.warn('cannot read which gateways serve the object', { what, error: errorMessage(err) });
-        });
+  let gateways: AppliedBy[] | undefined;
+  try {
+    gateways =
+      revision === undefined ? undefined : await gatewaysOf(client, push.of, revision, action !== undefined);
+  } catch (err) {
+    // Written, but whether the gateways serve it is unknown: not Ready (a peer that cannot be
+    // asked is not one that does not say), retried with the queue's backoff.
+    deps.log?.warn('cannot read which gateways serve the object', { what, error: errorMessage(err) });
+    const failure = `${what} was written to ${client.url}, but which gateways serve it cannot be read: ${errorMessage(err)}`;
+    await reportFailure(obj, status, { reason: 'GatewayUnavailable', message: failure, call: true }, deps);
+    throw err;
+  }
   if (gateways === undefined || revision === undefined) {
     delete status.gateways;
     await reportSuccess(obj, status, synced, deps);

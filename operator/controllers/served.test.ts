@@ -272,3 +272,43 @@ test('Ready and Programmed only when every gateway of the store serves the revis
     assert.equal(sum === null ? undefined : Number(sum[1]), c.converged, c.name);
   }
 });
+
+test('the gateways cannot be asked which of them serve the API: not Ready, GatewayUnavailable, retried', async () => {
+  const REV = 'a'.repeat(64);
+  const client = {
+    url: 'http://gw-a:8080',
+    appliedBy: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.1:8080')),
+  } as unknown as ManagementClient;
+  const objects = fakeObjects<SvcObject<unknown, Record<string, unknown>>>();
+  const events = fakeEvents();
+  const obj: SvcObject<unknown, Record<string, unknown>> = {
+    metadata: { name: 'a', namespace: 'ns', uid: 'u1', generation: 2 },
+    spec: {},
+    status: {},
+  };
+  await assert.rejects(
+    reportApiSynced(
+      obj,
+      { latestSvcSpecHash: REV },
+      {
+        apiId: 'a1',
+        client,
+        org: 'o',
+        api: { proxy: { listen_path: '/a/' } },
+        action: 'Updated',
+        since: NOW,
+      },
+      { objects, events, now: () => NOW },
+    ),
+    /ECONNREFUSED/,
+  );
+  const ready = readyOf(objects.statuses.at(-1) ?? {});
+  assert.ok(ready);
+  assert.equal(ready.status, 'False');
+  assert.equal(ready.reason, 'GatewayUnavailable');
+  assert.match(
+    ready.message,
+    /^API a1 was written to http:\/\/gw-a:8080, but which gateways serve it cannot be read: connect ECONNREFUSED/,
+  );
+  assert.match(events.lines.at(-1) ?? '', /^Warning GatewayUnavailable: /);
+});
