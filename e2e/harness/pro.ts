@@ -8,6 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startPostgres, type TestPostgres } from '../../dashboard/testing/postgres.ts';
+import { startRedis, type TestRedis } from '../../gateway/testing/redis-server.ts';
 import {
   createTenant,
   dashboardCall,
@@ -30,6 +31,8 @@ export interface ProWorld {
   dashboard: DashboardProc;
   /** An echo upstream for the suite's APIs. */
   readonly upstream: EchoUpstream;
+  /** The Redis server the gateways count in (SVC_GW_STORE), when asked for (`redis: true`). */
+  readonly redis: TestRedis | undefined;
   /** Every gateway started (`startGateway`, or pushed by the suite), stopped by `stop`. */
   readonly gateways: GatewayProc[];
   /** Creates an organisation with its system user and a reader (harness/dashboard.ts). */
@@ -53,7 +56,7 @@ export interface ProWorld {
     pollMs?: number;
     env?: Record<string, string>;
   }): Promise<GatewayProc>;
-  /** Stops the gateways, the dashboard, the upstream and PostgreSQL. */
+  /** Stops the gateways, the dashboard, the upstream, PostgreSQL and Redis. */
   stop(): Promise<void>;
 }
 
@@ -69,6 +72,8 @@ export async function startProWorld(opts: {
   database?: string;
   /** The echo upstream's name (startEchoUpstream: `x-upstream`, `upstream`); `echo` unless given. */
   upstream?: string;
+  /** Starts a Redis server; the gateways use it as their store (SVC_GW_STORE) unless `env` says otherwise. */
+  redis?: boolean;
 }): Promise<ProWorld> {
   const dir = mkdtempSync(join(tmpdir(), `svc-pro-${opts.name}-`));
   const dashboardData = join(dir, 'dashboard');
@@ -85,7 +90,9 @@ export async function startProWorld(opts: {
       args: ['--node-secret', opts.nodeSecret],
     });
   let dashboard: DashboardProc;
+  let redis: TestRedis | undefined;
   try {
+    if (opts.redis === true) redis = await startRedis();
     if (opts.storage === 'postgres') {
       pg = await startPostgres();
       postgresUrl = await pg.createDatabase(opts.database ?? 'svc');
@@ -94,6 +101,7 @@ export async function startProWorld(opts: {
   } catch (err) {
     await upstream.close();
     await pg?.stop();
+    await redis?.stop();
     throw err;
   }
   const gateways: GatewayProc[] = [];
@@ -102,6 +110,7 @@ export async function startProWorld(opts: {
     dashboardData,
     dashboard,
     upstream,
+    redis,
     gateways,
     tenant: (org) => createTenant(world.dashboard.url, org),
     write: async (t, method, path, body) => {
@@ -118,6 +127,7 @@ export async function startProWorld(opts: {
         ...(g.workers === undefined ? {} : { workers: g.workers }),
         ...(g.startTimeoutMs === undefined ? {} : { startTimeoutMs: g.startTimeoutMs }),
         env: {
+          ...(redis === undefined ? {} : { SVC_GW_STORE: redis.url }),
           SVC_GW_DASHBOARD_URL: world.dashboard.url,
           SVC_GW_NODE_SECRET: opts.nodeSecret,
           SVC_GW_DASHBOARD_ORGS: g.org,
@@ -133,6 +143,7 @@ export async function startProWorld(opts: {
       await world.dashboard.stop();
       await upstream.close();
       await pg?.stop();
+      await redis?.stop();
     },
   };
   return world;

@@ -6,31 +6,12 @@
  * again, 2 of them, then it is refused again. Another organisation can't reset it.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { startRedis, type TestRedis } from '../../gateway/testing/redis-server.ts';
-import {
-  createTenant,
-  dashboardCall,
-  startDashboardProc,
-  type DashboardProc,
-  type DashboardTenant,
-} from '../harness/dashboard.ts';
-import {
-  httpRequest,
-  startEchoUpstream,
-  startGateway,
-  waitFor,
-  type GatewayProc,
-} from '../harness/processes.ts';
+import { dashboardCall, type DashboardTenant } from '../harness/dashboard.ts';
+import { httpRequest, waitFor, type GatewayProc } from '../harness/processes.ts';
+import { startProWorld, type ProWorld } from '../harness/pro.ts';
 
-const NODE_SECRET = 'e2e-node-secret-quota-reset-0123';
-const dir = mkdtempSync(join(tmpdir(), 'svc-pro-quota-reset-'));
-let dashboard: DashboardProc;
-let redis: TestRedis;
-let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+let world: ProWorld;
 let gateway: GatewayProc;
 let a: DashboardTenant;
 let b: DashboardTenant;
@@ -41,29 +22,28 @@ const send = (): Promise<{ status: number; body: string }> =>
   httpRequest(`${gateway.url}/metered/get`, { headers: { authorization: raw } });
 
 before(async () => {
-  redis = await startRedis();
-  upstream = await startEchoUpstream('metered');
-  dashboard = await startDashboardProc({
-    name: 'dashboard-quota-reset',
-    logDir: dir,
-    dataDir: join(dir, 'dashboard'),
-    args: ['--node-secret', NODE_SECRET],
+  world = await startProWorld({
+    name: 'quota-reset',
+    nodeSecret: 'e2e-node-secret-quota-reset-0123',
+    dashboardName: 'dashboard-quota-reset',
+    upstream: 'metered',
+    redis: true,
   });
-  a = await createTenant(dashboard.url, 'reset-a');
-  b = await createTenant(dashboard.url, 'reset-b');
-  const api = await dashboardCall(dashboard.url, 'POST', '/api/apis', {
+  a = await world.tenant('reset-a');
+  b = await world.tenant('reset-b');
+  const api = await dashboardCall(world.dashboard.url, 'POST', '/api/apis', {
     auth: a.system.key,
     body: {
       api_definition: {
         api_id: 'metered',
         name: 'metered',
         use_keyless: false,
-        proxy: { listen_path: '/metered/', target_url: upstream.url, strip_listen_path: true },
+        proxy: { listen_path: '/metered/', target_url: world.upstream.url, strip_listen_path: true },
       },
     },
   });
   assert.equal(api.status, 200, api.text);
-  const key = await dashboardCall(dashboard.url, 'POST', '/api/keys', {
+  const key = await dashboardCall(world.dashboard.url, 'POST', '/api/keys', {
     auth: a.system.key,
     body: {
       alias: 'two-a-day',
@@ -76,26 +56,17 @@ before(async () => {
   });
   assert.equal(key.status, 200, key.text);
   raw = String(key.body.key_id);
-  gateway = await startGateway({
+  gateway = await world.startGateway({
     name: 'gw-quota-reset',
     secret: 'pro-gateway-quota-reset-secret',
-    dataDir: join(dir, 'gw'),
-    logDir: dir,
-    env: {
-      SVC_GW_STORE: redis.url,
-      SVC_GW_DASHBOARD_URL: dashboard.url,
-      SVC_GW_NODE_SECRET: NODE_SECRET,
-      SVC_GW_DASHBOARD_ORGS: a.org,
-    },
+    dataDir: `${world.dir}/gw`,
+    org: a.org,
   });
   await waitFor('/metered/ loaded', async () => (await send()).status !== 404, 60_000);
 });
 
 after(async () => {
-  await gateway.stop();
-  await dashboard.stop();
-  await upstream.close();
-  await redis.stop();
+  await world.stop();
 });
 
 test("a quota reset in the dashboard lets the key's requests through the gateway again", async () => {
@@ -111,11 +82,15 @@ test("a quota reset in the dashboard lets the key's requests through the gateway
   assert.equal(refused.status, 403);
   assert.match(refused.body, /Quota exceeded/);
 
-  const other = await dashboardCall(dashboard.url, 'POST', `/api/keys/${raw}/reset`, { auth: b.system.key });
+  const other = await dashboardCall(world.dashboard.url, 'POST', `/api/keys/${raw}/reset`, {
+    auth: b.system.key,
+  });
   assert.equal(other.status, 404, `another organisation: ${other.text}`);
   assert.equal((await send()).status, 403, "another organisation's attempt reset nothing");
 
-  const reset = await dashboardCall(dashboard.url, 'POST', `/api/keys/${raw}/reset`, { auth: a.system.key });
+  const reset = await dashboardCall(world.dashboard.url, 'POST', `/api/keys/${raw}/reset`, {
+    auth: a.system.key,
+  });
   assert.equal(reset.status, 200, reset.text);
   await waitFor('the key to pass again', async () => (await send()).status === 200, 10_000);
   // The new period holds the key's full quota of 2: one more passes, then it is refused again.
