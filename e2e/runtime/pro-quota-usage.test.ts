@@ -5,32 +5,15 @@
  * organisation), and the web UI draws it in headless Chromium.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
-import {
-  createTenant,
-  dashboardCall,
-  startDashboardProc,
-  type DashboardProc,
-  type DashboardTenant,
-} from '../harness/dashboard.ts';
-import {
-  httpRequest,
-  startEchoUpstream,
-  startGateway,
-  waitFor,
-  type GatewayProc,
-} from '../harness/processes.ts';
+import { dashboardCall, type DashboardTenant } from '../harness/dashboard.ts';
+import { httpRequest, waitFor, type GatewayProc } from '../harness/processes.ts';
+import { startProWorld, type ProWorld } from '../harness/pro.ts';
 
-const NODE_SECRET = 'e2e-node-secret-0123456789';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'];
 
-const dir = mkdtempSync(join(tmpdir(), 'svc-pro-quota-usage-'));
-let dashboard: DashboardProc;
-let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+let world: ProWorld;
 let gateway: GatewayProc;
 let a: DashboardTenant;
 let b: DashboardTenant;
@@ -44,17 +27,15 @@ interface QuotaRow {
 }
 
 before(async () => {
-  upstream = await startEchoUpstream();
-  dashboard = await startDashboardProc({
-    name: 'dashboard-quota-usage',
-    logDir: dir,
-    dataDir: join(dir, 'dashboard'),
-    args: ['--node-secret', NODE_SECRET],
+  world = await startProWorld({
+    name: 'quota-usage',
+    nodeSecret: 'e2e-node-secret-0123456789',
+    dashboardName: 'dashboard-quota-usage',
   });
-  a = await createTenant(dashboard.url, 'qu-a');
-  b = await createTenant(dashboard.url, 'qu-b');
+  a = await world.tenant('qu-a');
+  b = await world.tenant('qu-b');
   const call = async (method: string, path: string, body: unknown): Promise<Record<string, unknown>> => {
-    const r = await dashboardCall(dashboard.url, method, path, { auth: a.system.key, body });
+    const r = await dashboardCall(world.dashboard.url, method, path, { auth: a.system.key, body });
     assert.equal(r.status, 200, `${method} ${path}: ${r.text}`);
     return r.body;
   };
@@ -63,7 +44,7 @@ before(async () => {
       api_id: 'metered',
       name: 'metered',
       use_keyless: false,
-      proxy: { listen_path: '/metered/', target_url: upstream.url, strip_listen_path: true },
+      proxy: { listen_path: '/metered/', target_url: world.upstream.url, strip_listen_path: true },
     },
   });
   await call('POST', '/api/portal/policies', {
@@ -79,17 +60,12 @@ before(async () => {
   const key = await call('POST', '/api/keys', { alias: 'metered-partner', apply_policies: ['ten'] });
   const raw = String(key.key_id);
   keyHash = typeof key.key_hash === 'string' ? key.key_hash : '';
-  gateway = await startGateway({
+  gateway = await world.startGateway({
     name: 'gw-quota-usage',
     secret: 'quota-usage-secret',
-    dataDir: join(dir, 'gw'),
-    logDir: dir,
-    env: {
-      SVC_GW_DASHBOARD_URL: dashboard.url,
-      SVC_GW_NODE_SECRET: NODE_SECRET,
-      SVC_GW_DASHBOARD_ORGS: a.org,
-      SVC_GW_ANALYTICS_FLUSH_INTERVAL_MS: '200',
-    },
+    dataDir: `${world.dir}/gw`,
+    org: a.org,
+    env: { SVC_GW_ANALYTICS_FLUSH_INTERVAL_MS: '200' },
   });
   await waitFor(
     'the metered API',
@@ -102,16 +78,16 @@ before(async () => {
 });
 
 after(async () => {
-  await gateway.stop();
-  await dashboard.stop();
-  await upstream.close();
+  await world.stop();
 });
 
 test("a key's requests in its quota period are answered against its maximum", async () => {
   const rows = await waitFor(
     'the dashboard to count the key 4 requests',
     async () => {
-      const r = await dashboardCall(dashboard.url, 'GET', '/api/analytics/quotas', { auth: a.system.key });
+      const r = await dashboardCall(world.dashboard.url, 'GET', '/api/analytics/quotas', {
+        auth: a.system.key,
+      });
       assert.equal(r.status, 200, r.text);
       const keys = r.body.keys as QuotaRow[];
       return keys.length === 1 && keys[0]?.used === 4 ? keys : undefined;
@@ -123,9 +99,13 @@ test("a key's requests in its quota period are answered against its maximum", as
   assert.equal(row.quota_max, 10, "the policy's quota");
   assert.equal(row.alias, 'metered-partner');
   if (keyHash !== '') assert.equal(row.key, keyHash);
-  const other = await dashboardCall(dashboard.url, 'GET', '/api/analytics/quotas', { auth: b.system.key });
+  const other = await dashboardCall(world.dashboard.url, 'GET', '/api/analytics/quotas', {
+    auth: b.system.key,
+  });
   assert.deepEqual(other.body.keys, [], 'another organisation sees none of it');
-  const reader = await dashboardCall(dashboard.url, 'GET', '/api/analytics/quotas', { auth: a.reader.key });
+  const reader = await dashboardCall(world.dashboard.url, 'GET', '/api/analytics/quotas', {
+    auth: a.reader.key,
+  });
   assert.equal(reader.status, 403);
 });
 
@@ -133,7 +113,7 @@ test('the web UI draws quota usage per key', async () => {
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
   try {
     const page = await browser.newPage();
-    await page.goto(`${dashboard.url}/ui/#analytics`);
+    await page.goto(`${world.dashboard.url}/ui/#analytics`);
     await page.fill('#key', a.system.key);
     await page.click('#sign-in button[type=submit]');
     const table = page.locator('[data-testid=chart-quotas-table]');
@@ -154,7 +134,7 @@ test('a custom time range shows the traffic in it only', async () => {
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
   try {
     const page = await browser.newPage();
-    await page.goto(`${dashboard.url}/ui/#analytics?api=metered`);
+    await page.goto(`${world.dashboard.url}/ui/#analytics?api=metered`);
     await page.fill('#key', a.system.key);
     await page.click('#sign-in button[type=submit]');
     const total = page.locator('[data-testid=total-requests] strong');
