@@ -12,31 +12,16 @@
  * the next reload serves it.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import {
-  createTenant,
-  dashboardCall,
-  startDashboardProc,
-  type DashboardProc,
-  type DashboardTenant,
-} from '../harness/dashboard.ts';
-import {
-  httpRequest,
-  startEchoUpstream,
-  startGateway,
-  waitFor,
-  type GatewayProc,
-} from '../harness/processes.ts';
+import { dashboardCall, type DashboardTenant } from '../harness/dashboard.ts';
+import { httpRequest, waitFor, type GatewayProc } from '../harness/processes.ts';
+import { startProWorld, type ProWorld } from '../harness/pro.ts';
 
-const NODE_SECRET = 'e2e-node-secret-otto-0123456789';
 const GW_SECRET = 'pro-otto-gateway-secret';
-const dir = mkdtempSync(join(tmpdir(), 'svc-pro-otto-'));
-const pluginDir = join(dir, 'plugins');
-let dashboard: DashboardProc;
-let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+let world: ProWorld;
+let pluginDir: string;
 let a: DashboardTenant;
 let gateway: GatewayProc;
 
@@ -53,7 +38,7 @@ const ottoApi = (id: string, hook: Record<string, unknown>, stage = 'pre'): Reco
     api_id: id,
     name: id,
     use_keyless: true,
-    proxy: { listen_path: `/${id}/`, target_url: upstream.url, strip_listen_path: true },
+    proxy: { listen_path: `/${id}/`, target_url: world.upstream.url, strip_listen_path: true },
     custom_middleware: { driver: 'otto', [stage]: stage === 'auth_check' ? hook : [hook] },
   },
 });
@@ -70,52 +55,39 @@ const REASON = "custom_middleware.pre[0].path: middleware/later.js can't be read
 
 /** The gateways the dashboard lists for the API `id`, with what each serves of it. */
 async function nodesOf(id: string): Promise<{ api?: unknown; left_out?: string }[]> {
-  const r = await dashboardCall(dashboard.url, 'GET', `/api/nodes/apis/${id}`, { auth: a.system.key });
+  const r = await dashboardCall(world.dashboard.url, 'GET', `/api/nodes/apis/${id}`, { auth: a.system.key });
   assert.equal(r.status, 200, r.text);
   return JSON.parse(r.text) as { api?: unknown; left_out?: string }[];
 }
 
 before(async () => {
+  world = await startProWorld({ name: 'otto', nodeSecret: 'e2e-node-secret-otto-0123456789' });
+  pluginDir = join(world.dir, 'plugins');
   mkdirSync(join(pluginDir, 'middleware'), { recursive: true });
   writeFileSync(join(pluginDir, 'middleware', 'tag.js'), TAG);
-  upstream = await startEchoUpstream();
-  dashboard = await startDashboardProc({
-    name: 'dashboard',
-    logDir: dir,
-    dataDir: join(dir, 'dashboard'),
-    args: ['--node-secret', NODE_SECRET],
-  });
-  a = await createTenant(dashboard.url, 'pro-otto');
+  a = await world.tenant('pro-otto');
   for (const [id, file] of [
     ['tagged', 'tag.js'],
     ['later', 'later.js'],
   ] as const) {
-    const r = await dashboardCall(dashboard.url, 'POST', '/api/apis', {
+    const r = await dashboardCall(world.dashboard.url, 'POST', '/api/apis', {
       auth: a.system.key,
       body: ottoApi(id, { name: 'tagRequest', path: `middleware/${file}` }),
     });
     assert.equal(r.status, 200, `${id}: ${r.text}`);
   }
-  gateway = await startGateway({
+  gateway = await world.startGateway({
     name: 'gw-otto',
     secret: GW_SECRET,
-    dataDir: join(dir, 'gw'),
-    logDir: dir,
-    env: {
-      SVC_GW_DASHBOARD_URL: dashboard.url,
-      SVC_GW_NODE_SECRET: NODE_SECRET,
-      SVC_GW_DASHBOARD_ORGS: a.org,
-      SVC_GW_DASHBOARD_POLL_INTERVAL_MS: '300',
-      SVC_GW_PLUGIN_DIR: pluginDir,
-      SVC_GW_ENABLE_JSVM: 'true',
-    },
+    dataDir: join(world.dir, 'gw'),
+    org: a.org,
+    pollMs: 300,
+    env: { SVC_GW_PLUGIN_DIR: pluginDir, SVC_GW_ENABLE_JSVM: 'true' },
   });
 });
 
 after(async () => {
-  await gateway.stop();
-  await dashboard.stop();
-  await upstream.close();
+  await world.stop();
 });
 
 test('the dashboard refuses what the shared rules refuse, naming the field', async () => {
@@ -130,7 +102,7 @@ test('the dashboard refuses what the shared rules refuse, naming the field', asy
     ],
   ];
   for (const [body, message] of cases) {
-    const r = await dashboardCall(dashboard.url, 'POST', '/api/apis', { auth: a.system.key, body });
+    const r = await dashboardCall(world.dashboard.url, 'POST', '/api/apis', { auth: a.system.key, body });
     assert.equal(r.status, 400, r.text);
     assert.match(r.text, message);
   }
@@ -177,7 +149,7 @@ test('the file put under plugin_dir: the next change the dashboard announces ser
   // A change the dashboard announces makes the gateway reload (here, the API's name).
   const body = ottoApi('later', { name: 'tagRequest', path: 'middleware/later.js' });
   (body.api_definition as Record<string, unknown>).name = 'later, its file there';
-  const r = await dashboardCall(dashboard.url, 'PUT', '/api/apis/later', { auth: a.system.key, body });
+  const r = await dashboardCall(world.dashboard.url, 'PUT', '/api/apis/later', { auth: a.system.key, body });
   assert.equal(r.status, 200, r.text);
   await waitFor('the later API served', async () => (await get('/later/x')).status === 200);
   const applied = await httpRequest(`${gateway.url}/svc/applied`, {
