@@ -7,9 +7,6 @@
  * stopped with a `GatewayDropped` event.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { SvcObject } from '../../lib/k8s/objects.ts';
 import { DashboardClient } from '../../operator/clients/dashboard.ts';
@@ -18,58 +15,29 @@ import { reportApiSynced } from '../../operator/controllers/served.ts';
 import { NOW, fakeEvents, fakeObjects, readyOf } from '../../operator/controllers/testing.ts';
 import { hashOf } from '../../operator/ids.ts';
 import type { GatewayApiDefinition, GatewayPolicy } from '../../schemas/generated/models.ts';
-import {
-  createTenant,
-  dashboardCall,
-  startDashboardProc,
-  type DashboardProc,
-  type DashboardTenant,
-} from '../harness/dashboard.ts';
-import {
-  httpRequest,
-  startEchoUpstream,
-  startGateway,
-  waitFor,
-  type GatewayProc,
-} from '../harness/processes.ts';
+import { dashboardCall, type DashboardTenant } from '../harness/dashboard.ts';
+import { httpRequest, waitFor } from '../harness/processes.ts';
+import { startProWorld, type ProWorld } from '../harness/pro.ts';
 
 const NODE_SECRET = 'e2e-applied-node-secret-0123';
-let dir: string;
-let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
-let dashboard: DashboardProc;
+let world: ProWorld;
 let tenant: DashboardTenant;
-let gateways: GatewayProc[] = [];
 let client: DashboardClient;
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'svc-pro-applied-'));
-  upstream = await startEchoUpstream();
-  dashboard = await startDashboardProc({
-    name: 'dashboard',
-    logDir: dir,
-    dataDir: join(dir, 'dashboard'),
-    args: ['--node-secret', NODE_SECRET],
-  });
-  tenant = await createTenant(dashboard.url, 'applied-org');
+  world = await startProWorld({ name: 'applied', nodeSecret: NODE_SECRET });
+  tenant = await world.tenant('applied-org');
   for (const name of ['gw-a', 'gw-b']) {
-    gateways.push(
-      await startGateway({
-        name,
-        secret: 'applied-gateway-secret',
-        dataDir: join(dir, name),
-        logDir: dir,
-        env: {
-          SVC_GW_DASHBOARD_URL: dashboard.url,
-          SVC_GW_NODE_SECRET: NODE_SECRET,
-          SVC_GW_DASHBOARD_ORGS: tenant.org,
-          SVC_GW_NODE_HEARTBEAT_INTERVAL_MS: '200',
-        },
-      }),
-    );
+    await world.startGateway({
+      name,
+      secret: 'applied-gateway-secret',
+      org: tenant.org,
+      env: { SVC_GW_NODE_HEARTBEAT_INTERVAL_MS: '200' },
+    });
   }
   client = new DashboardClient({
     mode: 'pro',
-    url: dashboard.url,
+    url: world.dashboard.url,
     auth: tenant.system.key,
     org: tenant.org,
     insecureSkipVerify: false,
@@ -78,9 +46,7 @@ before(async () => {
 
 after(async () => {
   await client.close();
-  for (const g of gateways) await g.stop();
-  await dashboard.stop();
-  await upstream.close();
+  await world.stop();
 });
 
 /** The gateways the dashboard lists for `of` once each serves `revision` (all `count` of them). */
@@ -102,7 +68,7 @@ const api = (listenPath: string): GatewayApiDefinition => ({
   name: API_ID,
   org_id: tenant.org,
   use_keyless: true,
-  proxy: { listen_path: listenPath, target_url: upstream.url, strip_listen_path: true },
+  proxy: { listen_path: listenPath, target_url: world.upstream.url, strip_listen_path: true },
 });
 
 test('every gateway reports to the dashboard the revision of each API and policy it serves', async () => {
@@ -111,7 +77,7 @@ test('every gateway reports to the dashboard the revision of each API and policy
   const both = await servedBy({ kind: 'apis', id: API_ID }, revision, 2);
   assert.equal(new Set(both.map((g) => g.name)).size, 2, 'two gateways, each named');
   for (const g of both) assert.ok(!Number.isNaN(Date.parse(g.appliedAt ?? '')), `${g.name} applied_at`);
-  for (const g of gateways) assert.equal((await httpRequest(`${g.url}/applied/x`)).status, 200, g.url);
+  for (const g of world.gateways) assert.equal((await httpRequest(`${g.url}/applied/x`)).status, 200, g.url);
 
   // A policy: applied once each gateway has forgotten the one before (no reload of its routes).
   const policy = {
@@ -133,11 +99,11 @@ test('every gateway reports to the dashboard the revision of each API and policy
   await servedBy(pol, second, 2);
 
   // Read as the dashboard's users read: a user's key, read access to APIs (policies).
-  const reader = await dashboardCall(dashboard.url, 'GET', `/api/nodes/apis/${API_ID}`, {
+  const reader = await dashboardCall(world.dashboard.url, 'GET', `/api/nodes/apis/${API_ID}`, {
     auth: tenant.reader.key,
   });
   assert.equal(reader.status, 200, reader.text);
-  const anonymous = await dashboardCall(dashboard.url, 'GET', `/api/nodes/policies/${pol.id}`);
+  const anonymous = await dashboardCall(world.dashboard.url, 'GET', `/api/nodes/policies/${pol.id}`);
   assert.equal(anonymous.status, 401, anonymous.text);
 });
 
@@ -195,10 +161,9 @@ test("the operator's status in mode pro: Programmed when both serve, Pending nam
   assert.match(pending.ready.message, new RegExp(`waiting for 2 of 2 gateways .*: ${names.join(', ')}$`));
 
   // gw-b stops: it leaves with its notification stream; the status waits for gw-a alone.
-  const stopped = gateways[1];
+  const [stopped] = world.gateways.splice(1, 1);
   assert.ok(stopped);
   await stopped.stop();
-  gateways = gateways.slice(0, 1);
   const one = await servedBy({ kind: 'apis', id: API_ID }, revision, 1);
   const gone = names.find((n) => n !== one[0]?.name) ?? '';
   const after = await report(
@@ -208,21 +173,15 @@ test("the operator's status in mode pro: Programmed when both serve, Pending nam
   assert.equal(after.ready.status, 'True', after.ready.message);
   assert.match(after.ready.message, /served by its one gateway/);
   assert.deepEqual(after.events, [
-    `Warning GatewayDropped: gateway ${gone} left the registry of the gateways connected to the dashboard ${dashboard.url} (stopped, or disconnected): API applied no longer waits for it`,
+    `Warning GatewayDropped: gateway ${gone} left the registry of the gateways connected to the dashboard ${world.dashboard.url} (stopped, or disconnected): API applied no longer waits for it`,
   ]);
 });
 
 test('a restarted dashboard knows what the gateway serves again once it reconnects', async () => {
   const revision = hashOf(await client.getApi(API_ID));
   await servedBy({ kind: 'apis', id: API_ID }, revision, 1);
-  await dashboard.stop();
-  dashboard = await startDashboardProc({
-    name: 'dashboard-again',
-    logDir: dir,
-    dataDir: join(dir, 'dashboard'),
-    port: dashboard.port,
-    args: ['--node-secret', NODE_SECRET],
-  });
+  await world.dashboard.stop();
+  await world.startDashboard();
   // The gateway registers again and opens its stream: it reports in full at once.
   const again = await servedBy({ kind: 'apis', id: API_ID }, revision, 1);
   assert.ok(again[0]?.appliedAt !== undefined);
@@ -232,7 +191,7 @@ test('a restarted dashboard knows what the gateway serves again once it reconnec
 test('the dashboard takes reports only from a registered node, in full first', async () => {
   const headers = { 'x-svc-node-secret': NODE_SECRET };
   const post = async (path: string, body: unknown, extra: Record<string, string> = {}) => {
-    const r = await httpRequest(`${dashboard.url}${path}`, {
+    const r = await httpRequest(`${world.dashboard.url}${path}`, {
       method: 'POST',
       headers: { ...headers, 'content-type': 'application/json', ...extra },
       body: JSON.stringify(body),
