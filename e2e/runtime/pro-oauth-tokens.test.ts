@@ -9,32 +9,15 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { startRedis, type TestRedis } from '../../gateway/testing/redis-server.ts';
-import {
-  createTenant,
-  dashboardCall,
-  startDashboardProc,
-  type DashboardProc,
-  type DashboardTenant,
-} from '../harness/dashboard.ts';
-import {
-  httpRequest,
-  startEchoUpstream,
-  startGateway,
-  waitFor,
-  type GatewayProc,
-} from '../harness/processes.ts';
+import { dashboardCall, type DashboardTenant } from '../harness/dashboard.ts';
+import { httpRequest, waitFor, type GatewayProc } from '../harness/processes.ts';
+import { startProWorld, type ProWorld } from '../harness/pro.ts';
 
-const NODE_SECRET = 'e2e-node-secret-oauth-tokens-0123';
-const dir = mkdtempSync(join(tmpdir(), 'svc-pro-oauth-tokens-'));
 const sha = (s: string): string => createHash('sha256').update(s).digest('hex');
-let dashboard: DashboardProc;
-let redis: TestRedis;
-let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+let world: ProWorld;
 let a: DashboardTenant;
 let b: DashboardTenant;
 let gateway: GatewayProc;
@@ -79,7 +62,7 @@ async function statuses(token: string, n = 6): Promise<number[]> {
 
 /** The token hashes the dashboard lists for the client, as `who` sees them. */
 async function listed(who: DashboardTenant = a): Promise<{ status: number; hashes: string[]; text: string }> {
-  const r = await dashboardCall(dashboard.url, 'GET', `/api/apis/oauth/stock/${client.id}/tokens`, {
+  const r = await dashboardCall(world.dashboard.url, 'GET', `/api/apis/oauth/stock/${client.id}/tokens`, {
     auth: who.system.key,
   });
   const rows = r.status === 200 ? (JSON.parse(r.text) as { token_hash: string }[]) : [];
@@ -103,17 +86,16 @@ async function refusedEverywhere(token: string, what: string): Promise<{ status:
 }
 
 before(async () => {
-  redis = await startRedis();
-  upstream = await startEchoUpstream('stock');
-  dashboard = await startDashboardProc({
-    name: 'dashboard-oauth-tokens',
-    logDir: dir,
-    dataDir: join(dir, 'dashboard'),
-    args: ['--node-secret', NODE_SECRET],
+  world = await startProWorld({
+    name: 'oauth-tokens',
+    nodeSecret: 'e2e-node-secret-oauth-tokens-0123',
+    dashboardName: 'dashboard-oauth-tokens',
+    upstream: 'stock',
+    redis: true,
   });
-  a = await createTenant(dashboard.url, 'tokens-a');
-  b = await createTenant(dashboard.url, 'tokens-b');
-  const api = await dashboardCall(dashboard.url, 'POST', '/api/apis', {
+  a = await world.tenant('tokens-a');
+  b = await world.tenant('tokens-b');
+  const api = await dashboardCall(world.dashboard.url, 'POST', '/api/apis', {
     auth: a.system.key,
     body: {
       api_definition: {
@@ -121,12 +103,12 @@ before(async () => {
         name: 'stock',
         use_oauth2: true,
         oauth_meta: { allowed_access_types: ['client_credentials'] },
-        proxy: { listen_path: '/stock/', target_url: upstream.url, strip_listen_path: true },
+        proxy: { listen_path: '/stock/', target_url: world.upstream.url, strip_listen_path: true },
       },
     },
   });
   assert.equal(api.status, 200, api.text);
-  const policy = await dashboardCall(dashboard.url, 'POST', '/api/portal/policies', {
+  const policy = await dashboardCall(world.dashboard.url, 'POST', '/api/portal/policies', {
     auth: a.system.key,
     body: {
       id: 'stock-clients',
@@ -139,7 +121,7 @@ before(async () => {
     },
   });
   assert.equal(policy.status, 200, policy.text);
-  const made = await dashboardCall(dashboard.url, 'POST', '/api/apis/oauth/stock', {
+  const made = await dashboardCall(world.dashboard.url, 'POST', '/api/apis/oauth/stock', {
     auth: a.system.key,
     body: { policy_id: 'stock-clients', description: 'the stock robot' },
   });
@@ -153,22 +135,16 @@ before(async () => {
 async function startProGateway(): Promise<GatewayProc> {
   // The log is appended to across restarts: this start's workers are the next ones serving.
   const serving = (log: string): number => log.split('"message":"all workers serving"').length - 1;
-  const logFile = join(dir, 'gw-oauth-tokens.log');
+  const logFile = join(world.dir, 'gw-oauth-tokens.log');
   const seen = existsSync(logFile) ? serving(readFileSync(logFile, 'utf8')) : 0;
-  const g = await startGateway({
+  const g = await world.startGateway({
     name: 'gw-oauth-tokens',
     secret: 'pro-gateway-oauth-tokens-secret',
-    dataDir: join(dir, 'gw'),
-    logDir: dir,
+    dataDir: join(world.dir, 'gw'),
+    org: a.org,
     workers: 2,
     startTimeoutMs: 90_000,
-    env: {
-      SVC_GW_STORE: redis.url,
-      SVC_GW_DASHBOARD_URL: dashboard.url,
-      SVC_GW_NODE_SECRET: NODE_SECRET,
-      SVC_GW_DASHBOARD_ORGS: a.org,
-      SVC_GW_DASHBOARD_POLL_INTERVAL_MS: '300',
-    },
+    pollMs: 300,
   });
   gateway = g;
   await waitFor('both workers serving', () => serving(g.log()) > seen, 90_000);
@@ -177,10 +153,7 @@ async function startProGateway(): Promise<GatewayProc> {
 }
 
 after(async () => {
-  await gateway.stop();
-  await dashboard.stop();
-  await upstream.close();
-  await redis.stop();
+  await world.stop();
 });
 
 test('a token the gateway issued is listed in the dashboard; revoked there, the gateway refuses it', async () => {
@@ -203,19 +176,24 @@ test('a token the gateway issued is listed in the dashboard; revoked there, the 
     ['POST', `/api/apis/oauth/${client.id}/revoke`, { token: first }],
     ['POST', `/api/apis/oauth/${client.id}/revoke_all`, {}],
   ] as const) {
-    const r = await dashboardCall(dashboard.url, method, path, { auth: b.system.key, body });
+    const r = await dashboardCall(world.dashboard.url, method, path, { auth: b.system.key, body });
     assert.equal(r.status, 404, `${method} ${path}: ${r.text}`);
   }
   // A reader of organisation a sees them but revokes nothing.
-  const reader = await dashboardCall(dashboard.url, 'DELETE', `/api/apis/oauth/stock/${client.id}/tokens`, {
-    auth: a.reader.key,
-  });
+  const reader = await dashboardCall(
+    world.dashboard.url,
+    'DELETE',
+    `/api/apis/oauth/stock/${client.id}/tokens`,
+    {
+      auth: a.reader.key,
+    },
+  );
   assert.equal(reader.status, 403, reader.text);
   assert.deepEqual(await statuses(first), Array(6).fill(200));
 
   // Revoked in the dashboard by its listed hash: refused on every worker; the other one serves.
   const one = await dashboardCall(
-    dashboard.url,
+    world.dashboard.url,
     'DELETE',
     `/api/apis/oauth/stock/${client.id}/tokens/${sha(first)}`,
     { auth: a.system.key },
@@ -231,7 +209,7 @@ test('a token the gateway issued is listed in the dashboard; revoked there, the 
   // All the client's tokens, at the reference's path: the second one and a third go.
   const third = await issue();
   await waitFor('the third token listed', async () => (await listed()).hashes.length === 2, 10_000);
-  const all = await dashboardCall(dashboard.url, 'POST', `/api/apis/oauth/${client.id}/revoke_all`, {
+  const all = await dashboardCall(world.dashboard.url, 'POST', `/api/apis/oauth/${client.id}/revoke_all`, {
     auth: a.system.key,
     body: {},
   });
@@ -263,7 +241,7 @@ test('a token the gateway issued is listed in the dashboard; revoked there, the 
     10_000,
   );
 
-  const audit = await dashboardCall(dashboard.url, 'GET', '/api/audit?p=-1', { auth: a.system.key });
+  const audit = await dashboardCall(world.dashboard.url, 'GET', '/api/audit?p=-1', { auth: a.system.key });
   const revoked = (audit.body.entries as { kind: string; action: string; object_id: string }[])
     .filter((e) => e.kind === 'oauth-tokens')
     .map((e) => [e.action, e.object_id])
@@ -279,7 +257,7 @@ test('a token revoked while the gateway is down is refused once it is back', asy
   assert.deepEqual(await statuses(token, 4), Array(4).fill(200));
   await waitFor('the token listed', async () => (await listed()).hashes.includes(sha(token)), 10_000);
   await gateway.stop();
-  const revoked = await dashboardCall(dashboard.url, 'POST', `/api/apis/oauth/${client.id}/revoke`, {
+  const revoked = await dashboardCall(world.dashboard.url, 'POST', `/api/apis/oauth/${client.id}/revoke`, {
     auth: a.system.key,
     body: { token, token_type_hint: 'access_token' },
   });
@@ -293,10 +271,10 @@ test('a token revoked while the gateway is down is refused once it is back', asy
 });
 
 test('no log holds a client secret or an access token', () => {
-  const logs = readdirSync(dir).filter((f) => f.endsWith('.log'));
+  const logs = readdirSync(world.dir).filter((f) => f.endsWith('.log'));
   assert.ok(logs.length >= 2, logs.join(', '));
   for (const f of logs) {
-    const text = readFileSync(join(dir, f), 'utf8');
+    const text = readFileSync(join(world.dir, f), 'utf8');
     for (const s of secrets) assert.ok(!text.includes(s), `a secret or token in ${f}`);
   }
 });
