@@ -8,28 +8,12 @@
  * Chromium.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { chromium } from 'playwright-core';
-import { startPostgres, type TestPostgres } from '../../dashboard/testing/postgres.ts';
-import {
-  createTenant,
-  dashboardCall,
-  startDashboardProc,
-  type DashboardProc,
-  type DashboardTenant,
-} from '../harness/dashboard.ts';
-import {
-  httpRequest,
-  startEchoUpstream,
-  startGateway,
-  waitFor,
-  type GatewayProc,
-} from '../harness/processes.ts';
+import { dashboardCall, type DashboardTenant } from '../harness/dashboard.ts';
+import { httpRequest, waitFor } from '../harness/processes.ts';
+import { startProWorld, type ProWorld } from '../harness/pro.ts';
 
-const NODE_SECRET = 'e2e-node-secret-0123456789';
 const GW_SECRET = 'pro-detailed-secret';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'];
 
@@ -50,42 +34,35 @@ interface DetailedRecord {
 
 for (const storage of ['sqlite', 'postgres'] as const) {
   describe(`detailed records (${storage})`, () => {
-    const dir = mkdtempSync(join(tmpdir(), `svc-pro-detailed-${storage}-`));
-    let pg: TestPostgres | undefined;
-    let dashboard: DashboardProc;
-    let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+    let world: ProWorld;
     let a: DashboardTenant;
     let b: DashboardTenant;
     let analyst: string;
     let rawKey: string;
-    const gateways: GatewayProc[] = [];
 
     const records = async (
       auth: string,
       query: string,
     ): Promise<{ status: number; body: Record<string, unknown> }> => {
-      const r = await dashboardCall(dashboard.url, 'GET', `/api/analytics/requests${query}`, { auth });
+      const r = await dashboardCall(world.dashboard.url, 'GET', `/api/analytics/requests${query}`, { auth });
       return { status: r.status, body: r.body };
     };
 
     before(async () => {
-      upstream = await startEchoUpstream();
-      if (storage === 'postgres') pg = await startPostgres();
-      dashboard = await startDashboardProc({
-        name: `dashboard-detailed-${storage}`,
-        logDir: dir,
-        ...(pg === undefined
-          ? { dataDir: join(dir, 'dashboard') }
-          : { postgresUrl: await pg.createDatabase('detailed') }),
-        args: ['--node-secret', NODE_SECRET],
+      world = await startProWorld({
+        name: `detailed-${storage}`,
+        nodeSecret: 'e2e-node-secret-0123456789',
+        storage,
+        dashboardName: `dashboard-detailed-${storage}`,
+        database: 'detailed',
       });
-      a = await createTenant(dashboard.url, 'dr-a');
-      b = await createTenant(dashboard.url, 'dr-b');
+      a = await world.tenant('dr-a');
+      b = await world.tenant('dr-b');
       for (const [name, detailed] of [
         ['recorded', true],
         ['plain', false],
       ] as const) {
-        const r = await dashboardCall(dashboard.url, 'POST', '/api/apis', {
+        const r = await dashboardCall(world.dashboard.url, 'POST', '/api/apis', {
           auth: a.system.key,
           body: {
             api_definition: {
@@ -93,14 +70,14 @@ for (const storage of ['sqlite', 'postgres'] as const) {
               name,
               use_keyless: true,
               enable_detailed_recording: detailed,
-              proxy: { listen_path: `/${name}/`, target_url: upstream.url, strip_listen_path: true },
+              proxy: { listen_path: `/${name}/`, target_url: world.upstream.url, strip_listen_path: true },
             },
           },
         });
         assert.equal(r.status, 200, r.text);
       }
       // A keyed API whose key comes in a query parameter: the parameter is never recorded.
-      const keyed = await dashboardCall(dashboard.url, 'POST', '/api/apis', {
+      const keyed = await dashboardCall(world.dashboard.url, 'POST', '/api/apis', {
         auth: a.system.key,
         body: {
           api_definition: {
@@ -109,12 +86,16 @@ for (const storage of ['sqlite', 'postgres'] as const) {
             use_keyless: false,
             auth: { auth_header_name: 'Authorization', use_param: true, param_name: 'k' },
             enable_detailed_recording: true,
-            proxy: { listen_path: '/recorded-keyed/', target_url: upstream.url, strip_listen_path: true },
+            proxy: {
+              listen_path: '/recorded-keyed/',
+              target_url: world.upstream.url,
+              strip_listen_path: true,
+            },
           },
         },
       });
       assert.equal(keyed.status, 200, keyed.text);
-      const policy = await dashboardCall(dashboard.url, 'POST', '/api/portal/policies', {
+      const policy = await dashboardCall(world.dashboard.url, 'POST', '/api/portal/policies', {
         auth: a.system.key,
         body: {
           id: 'rk',
@@ -129,13 +110,13 @@ for (const storage of ['sqlite', 'postgres'] as const) {
         },
       });
       assert.equal(policy.status, 200, policy.text);
-      const key = await dashboardCall(dashboard.url, 'POST', '/api/keys', {
+      const key = await dashboardCall(world.dashboard.url, 'POST', '/api/keys', {
         auth: a.system.key,
         body: { alias: 'in-query', apply_policies: ['rk'] },
       });
       assert.equal(key.status, 200, key.text);
       rawKey = String(key.body.key_id);
-      const user = await dashboardCall(dashboard.url, 'POST', '/admin/users', {
+      const user = await dashboardCall(world.dashboard.url, 'POST', '/admin/users', {
         admin: true,
         body: {
           org_id: a.org,
@@ -147,34 +128,23 @@ for (const storage of ['sqlite', 'postgres'] as const) {
       analyst = String((user.body.Meta as Record<string, unknown>).access_key);
       for (const fastPath of ['true', 'false']) {
         const name = `gw-fast-${fastPath}-${storage}`;
-        const g = await startGateway({
+        const g = await world.startGateway({
           name,
           secret: GW_SECRET,
-          dataDir: join(dir, name),
-          logDir: dir,
-          env: {
-            SVC_GW_DASHBOARD_URL: dashboard.url,
-            SVC_GW_NODE_SECRET: NODE_SECRET,
-            SVC_GW_DASHBOARD_ORGS: a.org,
-            SVC_GW_ANALYTICS_FLUSH_INTERVAL_MS: '200',
-            SVC_GW_FAST_PATH: fastPath,
-          },
+          org: a.org,
+          env: { SVC_GW_ANALYTICS_FLUSH_INTERVAL_MS: '200', SVC_GW_FAST_PATH: fastPath },
         });
-        gateways.push(g);
         await waitFor(`${name} serves`, async () => (await httpRequest(`${g.url}/plain/x`)).status === 200);
       }
     });
 
     after(async () => {
-      for (const g of gateways) await g.stop();
-      await dashboard.stop();
-      await upstream.close();
-      await pg?.stop();
+      await world.stop();
     });
 
     test('an API with enable_detailed_recording has its bodies kept, on both entrances', async () => {
       const big = 'x'.repeat(40 * 1024);
-      for (const [i, g] of gateways.entries()) {
+      for (const [i, g] of world.gateways.entries()) {
         const small = await httpRequest(`${g.url}/recorded/orders/${String(1000 + i)}?gw=${String(i)}`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
@@ -232,7 +202,7 @@ for (const storage of ['sqlite', 'postgres'] as const) {
       // The API without the setting: counted in the rollups, no bodies kept.
       const plain = await records(analyst, '?api_id=plain');
       assert.deepEqual(plain.body.records, []);
-      const traffic = await dashboardCall(dashboard.url, 'GET', '/api/analytics/traffic?api_id=plain', {
+      const traffic = await dashboardCall(world.dashboard.url, 'GET', '/api/analytics/traffic?api_id=plain', {
         auth: analyst,
       });
       assert.equal((traffic.body.totals as { requests: number }).requests >= 2, true, traffic.text);
@@ -245,7 +215,7 @@ for (const storage of ['sqlite', 'postgres'] as const) {
     });
 
     test('the query parameter a key came in is never recorded', async () => {
-      const g = gateways[0];
+      const g = world.gateways[0];
       assert.ok(g !== undefined);
       const r = await httpRequest(`${g.url}/recorded-keyed/items?page=2&k=${rawKey}&sort=asc`);
       assert.equal(r.status, 200, r.body);
@@ -278,7 +248,7 @@ for (const storage of ['sqlite', 'postgres'] as const) {
       const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
       try {
         const page = await browser.newPage();
-        await page.goto(`${dashboard.url}/ui/#analytics?range=1h&api=recorded`);
+        await page.goto(`${world.dashboard.url}/ui/#analytics?range=1h&api=recorded`);
         await page.fill('#key', analyst);
         await page.click('#sign-in button[type=submit]');
         const log = page.locator('[data-testid=request-log]');
