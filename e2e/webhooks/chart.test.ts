@@ -13,6 +13,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { startControlPlane, toolsDir } from '../harness/control-plane.ts';
 import type { ControlPlane } from '../harness/control-plane.ts';
+import { SVC_PLURALS } from '../../schemas/index.ts';
 import { NAMESPACE, chartDir, helm, pick, renderChart, run, tool, toYaml } from './helpers.ts';
 
 type Manifest = Record<string, unknown>;
@@ -272,6 +273,19 @@ const options: { name: string; set: string[]; check: (objects: Manifest[]) => vo
         const [hookObject] = pick(o, kind, 'svc-operator-uninstall');
         assert.ok(hookObject, `the hook's ${kind}`);
         assert.equal(annotations(hookObject)['helm.sh/hook'], 'pre-delete');
+      }
+      // The hook clears the finalizers of every kind the uninstaller lists (operator/uninstall.ts):
+      // a kind its ClusterRole forgets fails the Job with 403 and `helm uninstall` with it.
+      const [role] = pick(o, 'ClusterRole', 'svc-operator-uninstall');
+      const rules = (role?.rules ?? []) as { apiGroups?: string[]; resources?: string[]; verbs?: string[] }[];
+      for (const plural of SVC_PLURALS) {
+        const allowed = rules.some(
+          (r) =>
+            r.apiGroups?.includes('svc.svc.io') &&
+            r.resources?.includes(plural) &&
+            ['get', 'list', 'patch'].every((v) => r.verbs?.includes(v)),
+        );
+        assert.ok(allowed, `the uninstall hook may get, list and patch ${plural}`);
       }
     },
   },
