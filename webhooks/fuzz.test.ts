@@ -335,7 +335,11 @@ const oracles: Record<string, (obj: unknown) => string | undefined> = {
     )
       return 'keyless with auth';
     if (
-      !(at(spec, 'graphql.enabled') === true && at(spec, 'graphql.execution_mode') === 'executionEngine') &&
+      // Answered by the gateway itself (its data sources, or the subgraph APIs a supergraph plans over).
+      !(
+        at(spec, 'graphql.enabled') === true &&
+        ['executionEngine', 'supergraph'].includes(String(at(spec, 'graphql.execution_mode')))
+      ) &&
       !(typeof at(spec, 'proxy.target_url') === 'string' && at(spec, 'proxy.target_url') !== '')
     )
       return 'no target_url';
