@@ -19,6 +19,7 @@ import { validateApiDefinition } from '../../webhooks/api-definition.validate.ts
 import { formatFieldError } from '../../webhooks/field-error.ts';
 import { memoryLookups } from '../../webhooks/memory-lookups.ts';
 import { apiDefinition } from '../../webhooks/testing.ts';
+import type { ResolvedGraph } from '../../schemas/rules/graphs.ts';
 import { translatedVerdict } from './gateway-verdict.ts';
 
 const root = path.join(import.meta.dirname, '..', '..');
@@ -26,13 +27,15 @@ const env: CompileEnv = { listenPort: 8080, controlPort: undefined, tls: true };
 
 /** The webhooks' verdict (their problems), and the gateway's on what the operator would write. */
 async function throughEveryPart(
-  manifest: ApiDefinitionInput,
+  input: ApiDefinitionInput & { graph?: ResolvedGraph },
 ): Promise<{ webhooks: string[]; gateway: string[] }> {
+  // `graph`: what the reconciler resolves graphql.graph_ref to (given beside the golden inputs).
+  const { graph, ...manifest } = input;
   const obj = defaultApiDefinition({ apiVersion: API_VERSION, kind: 'ApiDefinition', ...manifest });
   const verdict = await validateApiDefinition(obj, undefined, memoryLookups([]));
   return {
     webhooks: verdict.errors.map(formatFieldError),
-    gateway: translatedVerdict(obj as ApiDefinitionInput, env),
+    gateway: translatedVerdict(obj as ApiDefinitionInput, env, graph),
   };
 }
 
@@ -72,6 +75,8 @@ const admittedExpected: Record<string, boolean> = {
   'api-definition.client-certificate-refs.in.yaml': true,
   'api-definition.upstream-certificate-refs.in.yaml': true,
   'api-definition.pinned-public-keys-refs.in.yaml': true,
+  'api-definition.subgraph-ref.in.yaml': true,
+  'api-definition.supergraph-ref.in.yaml': true,
 };
 
 describe('a manifest the webhooks admit is never refused by the gateway', async () => {
