@@ -21,3 +21,9 @@ export const KEY_FINALIZER = 'finalizers.svc.svc.io/apikey';
 export const SUBGRAPH_FINALIZER = 'finalizers.svc.svc.io/subgraph';
 /** Keeps a SuperGraph while ApiDefinitions serve it (graphql.graph_ref). */
 export const SUPERGRAPH_FINALIZER = 'finalizers.svc.svc.io/supergraph';
+/** Keeps an APIDescription until its product is gone from the dashboard's portal. */
+export const API_DESCRIPTION_FINALIZER = 'finalizers.svc.svc.io/apidescription';
+/** Keeps a PortalAPICatalogue until its catalogue is gone from the dashboard's portal. */
+export const CATALOGUE_FINALIZER = 'finalizers.svc.svc.io/portalapicatalogue';
+/** Keeps a PortalConfig until its settings are gone from the dashboard's portal. */
+export const PORTAL_CONFIG_FINALIZER = 'finalizers.svc.svc.io/portalconfig';

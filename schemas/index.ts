@@ -1,8 +1,11 @@
 import type { JsonSchema, KindDefinition } from './json-schema.ts';
 import { apiDefinitionKind } from './kinds/api-definition.ts';
+import { apiDescriptionKind } from './kinds/api-description.ts';
 import { apiKeyKind } from './kinds/api-key.ts';
 import { oasApiDefinitionKind } from './kinds/oas-api-definition.ts';
 import { operatorContextKind } from './kinds/operator-context.ts';
+import { portalApiCatalogueKind } from './kinds/portal-api-catalogue.ts';
+import { portalConfigKind } from './kinds/portal-config.ts';
 import { securityPolicyKind } from './kinds/security-policy.ts';
 import { streamsApiDefinitionKind } from './kinds/streams-api-definition.ts';
 import { subGraphKind } from './kinds/sub-graph.ts';
@@ -25,6 +28,9 @@ export const kinds: readonly KindDefinition[] = [
   apiKeyKind,
   subGraphKind,
   superGraphKind,
+  apiDescriptionKind,
+  portalApiCatalogueKind,
+  portalConfigKind,
 ];
 
 /** Every kind's plural, as kubectl and the API server's paths name it (`kubectl get`, uninstall). */

@@ -29,14 +29,24 @@ import {
 import { defaultGraph } from './graphs.default.ts';
 import { validateSubGraph, validateSubGraphDelete } from './sub-graph.validate.ts';
 import { validateSuperGraph, validateSuperGraphDelete } from './super-graph.validate.ts';
+import { defaultPortal } from './portal.default.ts';
+import {
+  validateAPIDescription,
+  validateAPIDescriptionDelete,
+  validatePortalAPICatalogue,
+  validatePortalConfig,
+} from './portal.validate.ts';
 import { isTemplate } from '../schemas/templates.ts';
 import { GROUP } from '../schemas/common.ts';
 import {
+  API_DESCRIPTION_FINALIZER,
   API_FINALIZER,
+  CATALOGUE_FINALIZER,
   CONTEXT_FINALIZER,
   KEY_FINALIZER,
   OAS_FINALIZER,
   POLICY_FINALIZER,
+  PORTAL_CONFIG_FINALIZER,
   STREAMS_FINALIZER,
   SUBGRAPH_FINALIZER,
   SUPERGRAPH_FINALIZER,
@@ -150,6 +160,34 @@ export const handlers: readonly Handler[] = [
     validateDelete: validateSuperGraphDelete,
     watched: spec,
     finalizer: () => SUPERGRAPH_FINALIZER,
+  },
+  {
+    group: GROUP,
+    kind: 'APIDescription',
+    resource: 'apidescriptions',
+    default: defaultPortal,
+    validate: validateAPIDescription,
+    validateDelete: validateAPIDescriptionDelete,
+    watched: spec,
+    finalizer: () => API_DESCRIPTION_FINALIZER,
+  },
+  {
+    group: GROUP,
+    kind: 'PortalAPICatalogue',
+    resource: 'portalapicatalogues',
+    default: defaultPortal,
+    validate: validatePortalAPICatalogue,
+    watched: spec,
+    finalizer: () => CATALOGUE_FINALIZER,
+  },
+  {
+    group: GROUP,
+    kind: 'PortalConfig',
+    resource: 'portalconfigs',
+    default: defaultPortal,
+    validate: validatePortalConfig,
+    watched: spec,
+    finalizer: () => PORTAL_CONFIG_FINALIZER,
   },
   {
     group: '',

@@ -9,8 +9,10 @@ import type { KubeClients } from '../lib/k8s/client.ts';
 import { statusOf, svcResource } from '../lib/k8s/client.ts';
 import { kinds } from '../schemas/index.ts';
 import type {
+  APIDescription,
   ApiDefinition,
   OperatorContext,
+  PortalAPICatalogue,
   SecurityPolicy,
   SubGraph,
   SuperGraph,
@@ -28,6 +30,8 @@ export interface SvcKinds {
   OperatorContext: OperatorContext;
   SubGraph: SubGraph;
   SuperGraph: SuperGraph;
+  APIDescription: APIDescription;
+  PortalAPICatalogue: PortalAPICatalogue;
 }
 /** Name of an svc kind. */
 export type SvcKind = keyof SvcKinds;

@@ -50,7 +50,15 @@ const live = kubeLookups(clients);
 // (webhooks/watch-lookups.ts), and the three API kinds feeding the route-claim cache. The webhook
 // needs list and watch on each. Ingresses (the users of a template) are listed fresh when a
 // template is deleted: the webhook needs list on them, not watch.
-const svcKinds = [...API_KINDS, 'SecurityPolicy', 'OperatorContext', 'SubGraph', 'SuperGraph'] as const;
+const svcKinds = [
+  ...API_KINDS,
+  'SecurityPolicy',
+  'OperatorContext',
+  'SubGraph',
+  'SuperGraph',
+  'APIDescription',
+  'PortalAPICatalogue',
+] as const;
 const informers = svcKinds.map((kind) => {
   const plural = kinds.find((k) => k.kind === kind)?.plural ?? '';
   const spec = { apiVersion: `${GROUP}/${VERSION}`, kind, plural, namespaces: [] };
@@ -73,6 +81,8 @@ const lookups = watchLookups({
     OperatorContext: watchedKind('OperatorContext'),
     SubGraph: watchedKind('SubGraph'),
     SuperGraph: watchedKind('SuperGraph'),
+    APIDescription: watchedKind('APIDescription'),
+    PortalAPICatalogue: watchedKind('PortalAPICatalogue'),
   },
 });
 

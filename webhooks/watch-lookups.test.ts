@@ -78,6 +78,8 @@ function cluster(stored: Obj[] = [], opts: { synced?: boolean } = {}) {
       OperatorContext: watched('OperatorContext'),
       SubGraph: watched('SubGraph'),
       SuperGraph: watched('SuperGraph'),
+      APIDescription: watched('APIDescription'),
+      PortalAPICatalogue: watched('PortalAPICatalogue'),
     },
     admittedMs: 30_000,
     now: () => clock,

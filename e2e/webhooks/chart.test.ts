@@ -95,6 +95,9 @@ const options: { name: string; set: string[]; check: (objects: Manifest[]) => vo
           'mapikeys.svc.svc.io',
           'msubgraphs.svc.svc.io',
           'msupergraphs.svc.svc.io',
+          'mapidescriptions.svc.svc.io',
+          'mportalapicatalogues.svc.svc.io',
+          'mportalconfigs.svc.svc.io',
         ],
       );
       const validating = webhooksOf(o, 'ValidatingWebhookConfiguration');
@@ -109,6 +112,9 @@ const options: { name: string; set: string[]; check: (objects: Manifest[]) => vo
           '/validate/apikeys',
           '/validate/subgraphs',
           '/validate/supergraphs',
+          '/validate/apidescriptions',
+          '/validate/portalapicatalogues',
+          '/validate/portalconfigs',
           '/validate/configmaps',
         ],
       );

@@ -254,6 +254,73 @@ export interface ApiDefinitionSpec {
   jwt_default_policies?: (string | NamespacedRef)[];
 }
 
+/** An API product of the dashboard's developer portal (mode pro): a SecurityPolicy developers get keys from, with its documentation. PortalAPICatalogues publish it. In mode ce there is no portal: the operator reports Ready=False, NotSupportedInModeCe. */
+export interface APIDescription {
+  apiVersion: 'svc.svc.io/v1alpha1';
+  kind: 'APIDescription';
+  metadata: V1ObjectMeta;
+  spec: APIDescriptionSpec;
+  status?: APIDescriptionStatus;
+}
+
+/** The product as the portal shows it. */
+export interface APIDescriptionSpec {
+  /** Name of the product in the catalogue. */
+  name: string;
+  /** One line shown in the catalogue list. */
+  short_description?: string;
+  /** Shown on the product's page. */
+  long_description?: string;
+  /** Listed in the catalogue; absent or false (as in the reference): hidden from developers, who then cannot request keys. */
+  show?: boolean;
+  /** The catalogue entry's version; the reference's only value, v2. */
+  version?: 'v2';
+  /** How developers call the product: authToken (the default: developers request keys, issued from the policy) or keyless (documentation only). jwt and oauth (the reference's) are refused: the portal issues no JWTs or OAuth clients yet. */
+  auth_type?: 'keyless' | 'jwt' | 'oauth' | 'authToken';
+  /** The reference's flag for auth_type keyless; true only with auth_type keyless. */
+  is_keyless?: boolean;
+  /** Free key/value metadata shown with the product (the reference's field). */
+  fields?: Record<string, string>;
+  /** svc's field: auto issues a key as soon as a developer asks; manual (the default) waits for an admin's approval in the dashboard. */
+  key_approval?: 'auto' | 'manual';
+  /** svc's field: the event types developers may subscribe webhooks to, delivered by streams with a portal_webhook output naming this product. */
+  subscribable_events?: string[];
+  /** The SecurityPolicy whose keys developers request: its policy ID is what the portal issues keys from. Missing or not Ready: Ready=False, PolicyNotFound or PolicyNotReady, until it is. */
+  policyRef?: NamespacedRef;
+  /** The product's documentation. */
+  docs?: APIDocumentation;
+  /** OperatorContext whose connection settings (gateway or dashboard URL, credentials, organization) the operator uses for this resource. Without it the operator uses its own settings from the svc-operator-conf secret or its environment. */
+  contextRef?: NamespacedRef;
+}
+
+/** Observed state of the product, written by the operator. */
+export interface APIDescriptionStatus {
+  /** The product's ID in the dashboard's portal. */
+  id?: string;
+  /** The ID of the SecurityPolicy policyRef names, as the portal holds it. */
+  policyId?: string;
+  /** Where the operator last wrote the resource: the management URL, and the OperatorContext it was reached through (none: the operator's own settings). When contextRef moves the resource to another gateway, it is deleted from this one. */
+  pushedTo?: PushedTo;
+  /** The metadata.generation the operator last reconciled. */
+  observedGeneration?: number;
+  /** Hash of the translated object the operator last pushed to the gateway or dashboard. */
+  latestCRDSpecHash?: string;
+  /** Hash of the object the gateway or dashboard held after the last push (drift detection). */
+  latestSvcSpecHash?: string;
+  /** Outcome of the operator's last call to the gateway or dashboard for this resource. */
+  latestTransaction?: Transaction;
+  /** Standard conditions. `Ready` is True when the gateway or dashboard holds the desired state. */
+  conditions?: Condition[];
+}
+
+/** The product's documentation. */
+export interface APIDocumentation {
+  /** swagger: documentation holds an OpenAPI (or Swagger 2) document, JSON or YAML; swagger_custom_url: an http(s) URL of one, which the dashboard reads when a developer asks. graphql (the reference's) is refused: the portal renders OpenAPI documentation only. */
+  doc_type: 'swagger' | 'swagger_custom_url' | 'graphql';
+  /** The document, URL or SDL doc_type says. */
+  documentation?: string;
+}
+
 /** A key (or basic-auth user) of the gateway, its value held in a Secret. The gateway stores only its hash; when the Secret does not exist, the operator generates a strong value and writes it there. */
 export interface ApiKey {
   apiVersion: 'svc.svc.io/v1alpha1';
@@ -1227,6 +1294,178 @@ export interface PolicyPartitions {
   acl?: boolean;
   /** Apply the GraphQL complexity limits. */
   complexity?: boolean;
+}
+
+/** The developer portal's API catalogue of an organisation (mode pro): the APIDescriptions developers see. One catalogue per organisation: a second one for the same dashboard organisation is refused by the operator (Ready=False, Conflict). In mode ce there is no portal: Ready=False, NotSupportedInModeCe. */
+export interface PortalAPICatalogue {
+  apiVersion: 'svc.svc.io/v1alpha1';
+  kind: 'PortalAPICatalogue';
+  metadata: V1ObjectMeta;
+  spec: PortalAPICatalogueSpec;
+  status?: PortalAPICatalogueStatus;
+}
+
+/** What the catalogue publishes. */
+export interface PortalAPICatalogueSpec {
+  /** The catalogue owner's address, told of key requests (the reference's field). */
+  email?: string;
+  /** The APIDescriptions published, in order. */
+  apis?: PortalCatalogueEntry[];
+  /** OperatorContext whose connection settings (gateway or dashboard URL, credentials, organization) the operator uses for this resource. Without it the operator uses its own settings from the svc-operator-conf secret or its environment. */
+  contextRef?: NamespacedRef;
+}
+
+/** Observed state of the catalogue, written by the operator. */
+export interface PortalAPICatalogueStatus {
+  /** The catalogue's ID in the dashboard's portal. */
+  id?: string;
+  /** The portal IDs of the products published, in the order of spec.apis. */
+  apis?: string[];
+  /** Where the operator last wrote the resource: the management URL, and the OperatorContext it was reached through (none: the operator's own settings). When contextRef moves the resource to another gateway, it is deleted from this one. */
+  pushedTo?: PushedTo;
+  /** The metadata.generation the operator last reconciled. */
+  observedGeneration?: number;
+  /** Hash of the translated object the operator last pushed to the gateway or dashboard. */
+  latestCRDSpecHash?: string;
+  /** Hash of the object the gateway or dashboard held after the last push (drift detection). */
+  latestSvcSpecHash?: string;
+  /** Outcome of the operator's last call to the gateway or dashboard for this resource. */
+  latestTransaction?: Transaction;
+  /** Standard conditions. `Ready` is True when the gateway or dashboard holds the desired state. */
+  conditions?: Condition[];
+}
+
+/** An APIDescription by apiDescriptionRef; the reference's earlier form, name and namespace of the APIDescription, is read the same way. */
+export interface PortalCatalogueEntry {
+  /** Reference to an APIDescription by name and namespace. */
+  apiDescriptionRef?: NamespacedRef;
+  /** The APIDescription's name (the reference's earlier form; prefer apiDescriptionRef). */
+  name?: string;
+  /** The APIDescription's namespace with name (the reference's earlier form). Defaults to the catalogue's. */
+  namespace?: string;
+}
+
+/** The settings of an organisation's developer portal in the dashboard (mode pro). One per organisation: a second one for the same dashboard organisation gets Ready=False, Conflict. Settings svc does not enforce yet are refused at admission by name. In mode ce there is no portal: Ready=False, NotSupportedInModeCe. */
+export interface PortalConfig {
+  apiVersion: 'svc.svc.io/v1alpha1';
+  kind: 'PortalConfig';
+  metadata: V1ObjectMeta;
+  spec: PortalConfigSpec;
+  status?: PortalConfigStatus;
+}
+
+/** The portal's settings; {} keeps the dashboard's defaults. */
+export interface PortalConfigSpec {
+  /** Developers cannot sign up by themselves (accounts are made by an admin). */
+  disable_signup?: boolean;
+  /** svc's field: auto makes a developer who signs up active at once; manual (the dashboard's default) keeps it pending until an admin makes it active. */
+  developer_approval?: 'auto' | 'manual';
+  /** svc's field: how long a developer's session lasts, in seconds (the dashboard's default: 28800). */
+  session_lifetime_s?: number;
+  /** Developers' key requests wait for an admin's approval (the reference's portal-wide switch). */
+  require_key_approval?: boolean;
+  /** Extra fields asked at sign-up. */
+  signup_fields?: string[];
+  /** Extra fields asked with a key request. */
+  key_request_fields?: string[];
+  /** An approved key is shown through a one-time link rather than at once. */
+  secure_key_approval?: boolean;
+  /** Redirect the developer to redirect_to after a key request. */
+  redirect_on_key_request?: boolean;
+  /** Where to redirect after a key request. */
+  redirect_to?: string;
+  /** One key request for several products. */
+  enable_multi_selection?: boolean;
+  /** No sign-in page. */
+  disable_login?: boolean;
+  /** Do not sign developers in when they sign up. */
+  disable_auto_login?: boolean;
+  /** Show the catalogue to signed-in developers only. */
+  catalogue_login_only?: boolean;
+  /** How many OAuth clients a developer may hold per product. */
+  oauth_usage_limit?: number;
+  /** The portal's notification address. */
+  email?: string;
+  /** The portal's mails. */
+  mail_options?: PortalMailOptions;
+  /** Register an OAuth client at an OpenID provider for each approved key request (dcr_options). */
+  enable_dcr?: boolean;
+  /** How keys would be registered as OAuth clients at an OpenID provider (with enable_dcr). */
+  dcr_options?: PortalDcrOptions;
+  /** Override the catalogue's settings (the reference's per-catalogue form). */
+  override?: boolean;
+  /** OperatorContext whose connection settings (gateway or dashboard URL, credentials, organization) the operator uses for this resource. Without it the operator uses its own settings from the svc-operator-conf secret or its environment. */
+  contextRef?: NamespacedRef;
+}
+
+/** Observed state of the settings, written by the operator. */
+export interface PortalConfigStatus {
+  /** The settings' ID in the dashboard's portal. */
+  id?: string;
+  /** Where the operator last wrote the resource: the management URL, and the OperatorContext it was reached through (none: the operator's own settings). When contextRef moves the resource to another gateway, it is deleted from this one. */
+  pushedTo?: PushedTo;
+  /** The metadata.generation the operator last reconciled. */
+  observedGeneration?: number;
+  /** Hash of the translated object the operator last pushed to the gateway or dashboard. */
+  latestCRDSpecHash?: string;
+  /** Hash of the object the gateway or dashboard held after the last push (drift detection). */
+  latestSvcSpecHash?: string;
+  /** Outcome of the operator's last call to the gateway or dashboard for this resource. */
+  latestTransaction?: Transaction;
+  /** Standard conditions. `Ready` is True when the gateway or dashboard holds the desired state. */
+  conditions?: Condition[];
+}
+
+/** How keys would be registered as OAuth clients at an OpenID provider (with enable_dcr). */
+export interface PortalDcrOptions {
+  /** The OpenID provider's base URL. */
+  idp_host?: string;
+  /** The provider's registration_endpoint (from its /.well-known/openid-configuration). */
+  registration_endpoint?: string;
+  /** A bearer token for the registration endpoint (an initial access token). */
+  access_token?: string;
+  /** Provider-specific registration (the reference's list). */
+  provider?: 'gluu' | 'keycloak' | 'okta';
+  /** Grant types the registered clients may use. */
+  grant_types?: ('client_credentials' | 'authorization_code' | 'refresh_token')[];
+  /** Response types the registered clients may use. */
+  response_types?: ('code' | 'token')[];
+  /** How the registered clients authenticate at the token endpoint. */
+  token_endpoint_auth_method?: 'client_secret_basic' | 'client_secret_post' | 'client_secret_jwt' | 'private_key_jwt' | 'none';
+}
+
+/** The text of each mail. */
+export interface PortalEmailCopy {
+  /** One mail the portal sends. */
+  welcome_email?: PortalEmailTemplate;
+  /** One mail the portal sends. */
+  key_email?: PortalEmailTemplate;
+  /** One mail the portal sends. */
+  reset_password_email?: PortalEmailTemplate;
+}
+
+/** One mail the portal sends. */
+export interface PortalEmailTemplate {
+  /** Whether the mail is sent. */
+  enabled?: boolean;
+  /** Subject line. */
+  subject?: string;
+  /** Body text. */
+  body?: string;
+  /** Sign-off line. */
+  sign_off?: string;
+  /** Leave the key out of the mail. */
+  hide_token_data?: boolean;
+}
+
+/** The portal's mails. */
+export interface PortalMailOptions {
+  /** Sender name. */
+  mail_from_name?: string;
+  /** Sender address. */
+  mail_from_email?: string;
+  /** The text of each mail. */
+  email_copy?: PortalEmailCopy;
 }
 
 /** Where the API listens on the gateway and where it sends requests. */

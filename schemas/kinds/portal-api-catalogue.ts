@@ -1,0 +1,103 @@
+import type { KindDefinition } from '../json-schema.ts';
+import {
+  ageColumn,
+  contextRef,
+  k8sName,
+  k8sNamespace,
+  namespacedRef,
+  pushedTo,
+  readyColumn,
+  reconcileStatusProperties,
+} from '../common.ts';
+
+/** PortalAPICatalogue: the developer portal's catalogue, the APIDescriptions it publishes. */
+export const portalApiCatalogueKind: KindDefinition = {
+  kind: 'PortalAPICatalogue',
+  plural: 'portalapicatalogues',
+  singular: 'portalapicatalogue',
+  shortNames: ['svccatalogue'],
+  description:
+    "The developer portal's API catalogue of an organisation (mode pro): the APIDescriptions developers see. One catalogue per organisation: a second one for the same dashboard organisation is refused by the operator (Ready=False, Conflict). In mode ce there is no portal: Ready=False, NotSupportedInModeCe.",
+  spec: {
+    title: 'PortalAPICatalogueSpec',
+    description: 'What the catalogue publishes.',
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      email: {
+        type: 'string',
+        maxLength: 254,
+        description: "The catalogue owner's address, told of key requests (the reference's field).",
+        'x-svc-support': 'not-supported',
+        'x-svc-reason': 'the dashboard sends no mail yet',
+      },
+      apis: {
+        type: 'array',
+        maxItems: 1000,
+        description: 'The APIDescriptions published, in order.',
+        items: {
+          title: 'PortalCatalogueEntry',
+          description:
+            "An APIDescription by apiDescriptionRef; the reference's earlier form, name and namespace of the APIDescription, is read the same way.",
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            apiDescriptionRef: namespacedRef('an APIDescription'),
+            name: {
+              ...k8sName,
+              description:
+                "The APIDescription's name (the reference's earlier form; prefer apiDescriptionRef).",
+            },
+            namespace: {
+              ...k8sNamespace,
+              description:
+                "The APIDescription's namespace with name (the reference's earlier form). Defaults to the catalogue's.",
+            },
+          },
+          'x-kubernetes-validations': [
+            {
+              rule: 'has(self.apiDescriptionRef) != has(self.name)',
+              message:
+                'name an APIDescription in apiDescriptionRef (or, the earlier form, in name), not both',
+              fieldPath: '.apiDescriptionRef',
+              reason: 'FieldValueInvalid',
+            },
+            {
+              rule: '!has(self.namespace) || has(self.name)',
+              message: 'namespace goes with name (or inside apiDescriptionRef)',
+              fieldPath: '.namespace',
+              reason: 'FieldValueForbidden',
+            },
+          ],
+        },
+      },
+      contextRef,
+    },
+  },
+  status: {
+    title: 'PortalAPICatalogueStatus',
+    description: 'Observed state of the catalogue, written by the operator.',
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      id: { type: 'string', description: "The catalogue's ID in the dashboard's portal." },
+      apis: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'The portal IDs of the products published, in the order of spec.apis.',
+      },
+      pushedTo,
+      ...reconcileStatusProperties,
+    },
+  },
+  printerColumns: [
+    {
+      name: 'APIs',
+      type: 'string',
+      jsonPath: '.spec.apis[*].apiDescriptionRef.name',
+      description: 'The APIDescriptions published.',
+    },
+    readyColumn,
+    ageColumn,
+  ],
+};
