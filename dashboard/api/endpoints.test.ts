@@ -9,7 +9,14 @@ import { createCa } from '../../lib/x509.ts';
 import { oasDocument } from '../../schemas/testing.ts';
 import { RESOURCES, type Resource } from '../rbac/rbac.ts';
 import type { Store } from '../store/store.ts';
-import { startTestDashboard, type Res, type TestDashboard } from '../testing/dashboard.ts';
+import {
+  addUser,
+  startFreshDashboard,
+  startTestDashboard,
+  type FreshDashboard,
+  type Res,
+  type TestDashboard,
+} from '../testing/dashboard.ts';
 import { storeFixtures } from '../testing/stores.ts';
 import { SYSTEM_ONLY_MESSAGE } from '../server.ts';
 
@@ -55,17 +62,8 @@ async function tenant(d: TestDashboard, org: string): Promise<Tenant> {
     body: { id: org, owner_name: org, cname: `${org}.example.com` },
   });
   assert.equal(created.status, 200, created.text);
-  const user = async (
-    perms: Record<string, string>,
-    extra: Record<string, unknown> = {},
-  ): Promise<string> => {
-    const r = await d.call('POST', '/admin/users', {
-      auth: { admin: true },
-      body: { org_id: org, email_address: `${uniq('u')}@${org}`, user_permissions: perms, ...extra },
-    });
-    assert.equal(r.status, 200, r.text);
-    return String((r.body.Meta as Record<string, unknown>).access_key);
-  };
+  const user = (perms: Record<string, string>, extra: Record<string, unknown> = {}): Promise<string> =>
+    addUser(d, org, perms, extra);
   const users = {} as Tenant['users'];
   for (const res of RESOURCES) {
     users[res] = {
@@ -406,21 +404,18 @@ async function run(d: TestDashboard, t: Tenant, c: RouteCase, auth: string): Pro
 
 for (const fx of storeFixtures()) {
   describe(`dashboard endpoints on ${fx.name}`, () => {
+    let world: FreshDashboard;
     let store: Store;
     let d: TestDashboard;
     let a: Tenant;
     let b: Tenant;
     before(async () => {
-      store = await fx.open(await fx.fresh());
-      d = await startTestDashboard(store);
+      world = await startFreshDashboard(fx);
+      ({ d, store } = world);
       a = await tenant(d, 'org-a');
       b = await tenant(d, 'org-b');
     });
-    after(async () => {
-      await d.close();
-      await store.close();
-      await fx.stop();
-    });
+    after(() => world.close());
 
     test('every route against read, write and deny', async () => {
       for (const c of routeCases) {

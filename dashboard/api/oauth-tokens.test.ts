@@ -9,8 +9,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import type { Store } from '../store/store.ts';
-import { startTestDashboard, type TestDashboard } from '../testing/dashboard.ts';
+import {
+  addUser,
+  startFreshDashboard,
+  type FreshDashboard,
+  type TestDashboard,
+} from '../testing/dashboard.ts';
 import { storeFixtures } from '../testing/stores.ts';
 
 const NODE_SECRET = 'test-node-secret-tokens-0123456789';
@@ -30,15 +34,7 @@ async function tenant(
     ).status,
     200,
   );
-  let n = 0;
-  const user = async (perms: Record<string, string>): Promise<string> => {
-    const r = await d.call('POST', '/admin/users', {
-      auth: { admin: true },
-      body: { org_id: org, email_address: `u${String(++n)}@${org}`, user_permissions: perms },
-    });
-    assert.equal(r.status, 200, r.text);
-    return String((r.body.Meta as Record<string, unknown>).access_key);
-  };
+  const user = (perms: Record<string, string>): Promise<string> => addUser(d, org, perms);
   const admin = await user({ IsAdmin: 'admin' });
   const api = await d.call('POST', '/api/apis', {
     auth: admin,
@@ -78,7 +74,7 @@ async function tenant(
 
 for (const fx of storeFixtures()) {
   describe(`dashboard OAuth tokens on ${fx.name}`, () => {
-    let store: Store;
+    let world: FreshDashboard;
     let d: TestDashboard;
     let a: Awaited<ReturnType<typeof tenant>>;
     let b: Awaited<ReturnType<typeof tenant>>;
@@ -104,16 +100,12 @@ for (const fx of storeFixtures()) {
     });
 
     before(async () => {
-      store = await fx.open(await fx.fresh());
-      d = await startTestDashboard(store, { node_secret: NODE_SECRET });
+      world = await startFreshDashboard(fx, { node_secret: NODE_SECRET });
+      ({ d } = world);
       a = await tenant(d, 'org-a');
       b = await tenant(d, 'org-b');
     });
-    after(async () => {
-      await d.close();
-      await store.close();
-      await fx.stop();
-    });
+    after(() => world.close());
 
     test("a gateway's tokens are listed to the client's organisation only, never the token", async () => {
       const expiredAt = Math.floor(Date.now() / 1000) - 10;

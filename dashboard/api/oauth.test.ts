@@ -9,7 +9,12 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { oauthClientDocId } from '../../schemas/rules/oauth2.ts';
 import type { Store } from '../store/store.ts';
-import { startTestDashboard, type TestDashboard } from '../testing/dashboard.ts';
+import {
+  addUser,
+  startFreshDashboard,
+  type FreshDashboard,
+  type TestDashboard,
+} from '../testing/dashboard.ts';
 import { storeFixtures } from '../testing/stores.ts';
 
 const NODE_SECRET = 'test-node-secret-oauth-0123456789';
@@ -28,15 +33,7 @@ async function tenant(d: TestDashboard, org: string): Promise<Tenant> {
     body: { id: org, owner_name: org },
   });
   assert.equal(created.status, 200, created.text);
-  let n = 0;
-  const user = async (perms: Record<string, string>): Promise<string> => {
-    const r = await d.call('POST', '/admin/users', {
-      auth: { admin: true },
-      body: { org_id: org, email_address: `u${String(++n)}@${org}`, user_permissions: perms },
-    });
-    assert.equal(r.status, 200, r.text);
-    return String((r.body.Meta as Record<string, unknown>).access_key);
-  };
+  const user = (perms: Record<string, string>): Promise<string> => addUser(d, org, perms);
   return {
     org,
     admin: await user({ IsAdmin: 'admin' }),
@@ -87,21 +84,18 @@ async function oauthApi(
 
 for (const fx of storeFixtures()) {
   describe(`dashboard OAuth clients on ${fx.name}`, () => {
+    let world: FreshDashboard;
     let store: Store;
     let d: TestDashboard;
     let a: Tenant;
     let b: Tenant;
     before(async () => {
-      store = await fx.open(await fx.fresh());
-      d = await startTestDashboard(store, { node_secret: NODE_SECRET });
+      world = await startFreshDashboard(fx, { node_secret: NODE_SECRET });
+      ({ d, store } = world);
       a = await tenant(d, 'org-a');
       b = await tenant(d, 'org-b');
     });
-    after(async () => {
-      await d.close();
-      await store.close();
-      await fx.stop();
-    });
+    after(() => world.close());
 
     test('a client is registered with its secret answered once, and stored as a hash', async () => {
       const { apiId, policyId } = await oauthApi(d, a, 'stock');

@@ -6,45 +6,30 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import type { Store } from '../store/store.ts';
-import { startTestDashboard, type TestDashboard } from '../testing/dashboard.ts';
-import { sqliteFixture, type StoreFixture } from '../testing/stores.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'];
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, signIn } from '../testing/browser.ts';
+import {
+  addUser,
+  startFreshDashboard,
+  type FreshDashboard,
+  type TestDashboard,
+} from '../testing/dashboard.ts';
 /** The ID the operator derives for ApiDefinition payments/ledger. */
 const OPERATOR_ID = Buffer.from('payments/ledger').toString('base64url');
 
 describe('web UI forms', () => {
-  let fixture: StoreFixture;
-  let store: Store;
+  let world: FreshDashboard;
   let d: TestDashboard;
   let browser: Browser;
   let admin: string;
   let reader: string;
 
-  const user = async (
-    perms: Record<string, string>,
-    extra: Record<string, unknown> = {},
-  ): Promise<string> => {
-    const r = await d.call('POST', '/admin/users', {
-      auth: { admin: true },
-      body: {
-        org_id: 'acme',
-        email_address: `${String(Math.random()).slice(2)}@acme.test`,
-        user_permissions: perms,
-        ...extra,
-      },
-    });
-    assert.equal(r.status, 200, r.text);
-    return String((r.body.Meta as Record<string, unknown>).access_key);
-  };
+  const user = (perms: Record<string, string>, extra: Record<string, unknown> = {}): Promise<string> =>
+    addUser(d, 'acme', perms, extra);
 
   before(async () => {
-    fixture = sqliteFixture();
-    store = await fixture.open(await fixture.fresh());
-    d = await startTestDashboard(store);
+    world = await startFreshDashboard();
+    ({ d } = world);
     const org = await d.call('POST', '/admin/organisations', {
       auth: { admin: true },
       body: { id: 'acme', owner_name: 'Acme', cname: 'acme.example.com' },
@@ -73,14 +58,12 @@ describe('web UI forms', () => {
       });
       assert.equal(r.status, 200, r.text);
     }
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
+    browser = await launchChromium();
   });
 
   after(async () => {
     await browser.close();
-    await d.close();
-    await store.close();
-    await fixture.stop();
+    await world.close();
   });
 
   const signedIn = async (key: string, hash: string): Promise<Page> => {
@@ -88,9 +71,7 @@ describe('web UI forms', () => {
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: d.url });
     const p = await context.newPage();
     p.on('dialog', (dialog) => void dialog.accept());
-    await p.goto(`${d.url}/ui/#${hash}`);
-    await p.fill('#key', key);
-    await p.click('#sign-in button[type=submit]');
+    await signIn(p, `${d.url}/ui/#${hash}`, key);
     return p;
   };
 

@@ -1,9 +1,10 @@
 /** A dashboard on a free port over a given store, and a small client, for tests. */
+import assert from 'node:assert/strict';
 import { recordingLogger, type LoggedLine } from '../../lib/testing/log.ts';
 import type { DashboardConfig } from '../config/schema.ts';
 import { startDashboard, type DashboardServer } from '../server.ts';
 import type { Store } from '../store/store.ts';
-import { sqliteFixture } from './stores.ts';
+import { sqliteFixture, type StoreFixture } from './stores.ts';
 
 /** The admin secret of test dashboards. */
 export const ADMIN_SECRET = 'test-admin-secret-0123456789';
@@ -108,6 +109,56 @@ export async function orgAdmin(d: TestDashboard, org: string): Promise<string> {
   return String((user.body.Meta as Record<string, unknown>).access_key);
 }
 
+/** A test dashboard over its own fresh store, and how to end both. */
+export interface FreshDashboard {
+  d: TestDashboard;
+  store: Store;
+  /** Stops the dashboard, closes the store and stops the fixture (removing its data). */
+  close: () => Promise<void>;
+}
+
+/**
+ * A dashboard over a fresh store of `fx` (SQLite by default) with `config` on top of the test
+ * defaults: what a file of tests starts in its `before` hook and ends with `close` in `after`.
+ */
+export async function startFreshDashboard(
+  fx: StoreFixture = sqliteFixture(),
+  config: Partial<DashboardConfig> = {},
+): Promise<FreshDashboard> {
+  const store = await fx.open(await fx.fresh());
+  const d = await startTestDashboard(store, config);
+  return {
+    d,
+    store,
+    close: async () => {
+      await d.close();
+      await store.close();
+      await fx.stop();
+    },
+  };
+}
+
+let users = 0;
+
+/**
+ * Creates a user of the organisation `org` with `perms` (and `extra` fields of the user, such as
+ * `system_user`) through the admin API, asserting it is created; returns the user's access key.
+ * Each user gets its own e-mail address (`u<n>@<org>`).
+ */
+export async function addUser(
+  d: TestDashboard,
+  org: string,
+  perms: Record<string, string>,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
+  const r = await d.call('POST', '/admin/users', {
+    auth: { admin: true },
+    body: { org_id: org, email_address: `u${String(++users)}@${org}`, user_permissions: perms, ...extra },
+  });
+  assert.equal(r.status, 200, r.text);
+  return String((r.body.Meta as Record<string, unknown>).access_key);
+}
+
 /**
  * A dashboard over a fresh SQLite store with the organisation `org` and its admin (`orgAdmin`):
  * what a file of tests against one organisation starts in its `before` hook; `close` stops the
@@ -116,16 +167,6 @@ export async function orgAdmin(d: TestDashboard, org: string): Promise<string> {
 export async function startOrgDashboard(
   org: string,
 ): Promise<{ d: TestDashboard; admin: string; close: () => Promise<void> }> {
-  const fx = sqliteFixture();
-  const store = await fx.open(await fx.fresh());
-  const d = await startTestDashboard(store);
-  return {
-    d,
-    admin: await orgAdmin(d, org),
-    close: async () => {
-      await d.close();
-      await store.close();
-      await fx.stop();
-    },
-  };
+  const { d, close } = await startFreshDashboard();
+  return { d, admin: await orgAdmin(d, org), close };
 }
