@@ -32,6 +32,14 @@ export function accessRefs(
   return (policy.spec?.access_rights_array ?? []).map((r) => accessRef(r, namespace));
 }
 
+/** The APIs an ApiKey's `spec.accessRights` name, in order (the SecurityPolicy form). */
+export function keyAccessRefs(
+  key: { metadata?: { namespace?: string }; spec?: { accessRights?: AccessRight[] } },
+  namespace = key.metadata?.namespace ?? '',
+): ApiResourceRef[] {
+  return (key.spec?.accessRights ?? []).map((r) => accessRef(r, namespace));
+}
+
 /**
  * The policies an ApiDefinition names in `jwt_default_policies`, namespaces filled in: each
  * written `"namespace/name"`, `"name"` or `{name, namespace}` (schemas/rules/references.ts).

@@ -4,7 +4,7 @@ import { validateApiKey } from './api-key.validate.ts';
 import { defaultApiKey } from './api-key.default.ts';
 import type { FieldError } from './field-error.ts';
 import { memoryLookups } from './memory-lookups.ts';
-import { securityPolicy } from './testing.ts';
+import { apiDefinition, securityPolicy } from './testing.ts';
 
 const apiKey = (spec: Record<string, unknown>): Record<string, unknown> => ({
   apiVersion: 'svc.svc.io/v1alpha1',
@@ -30,6 +30,34 @@ const cases: {
     spec: { policies: [{ name: 'later', namespace: 'other' }] },
     warnings: [
       'spec.policies[0]: SecurityPolicy other/later does not exist yet: the key is created once it does',
+    ],
+  },
+  {
+    name: 'accessRights in the SecurityPolicy form, the API existing',
+    spec: {
+      accessRights: [
+        { name: 'orders', versions: ['Default'], allowed_urls: [{ url: '/get(.*)', methods: ['GET'] }] },
+      ],
+    },
+    cluster: [apiDefinition('orders')],
+  },
+  {
+    name: 'accessRights naming an API not created yet: admitted with a warning',
+    spec: { accessRights: [{ name: 'later', kind: 'SvcOasApiDefinition' }] },
+    warnings: [
+      'spec.accessRights[0]: SvcOasApiDefinition default/later does not exist yet: the key covers it once it is created',
+    ],
+  },
+  {
+    name: 'accessRights naming one API twice',
+    spec: { accessRights: [{ name: 'orders' }, { name: 'orders', namespace: 'default' }] },
+    cluster: [apiDefinition('orders')],
+    errors: [
+      {
+        path: 'spec.accessRights[1]',
+        type: 'Invalid',
+        message: 'duplicates accessRights[0] (ApiDefinition default/orders): merge the two entries',
+      },
     ],
   },
   {
@@ -94,4 +122,16 @@ test('ApiKey defaults: the contextRef namespace only; spec fields are left to th
     spec: Record<string, unknown>;
   };
   assert.deepEqual(out.spec, { contextRef: { name: 'ctx', namespace: 'default' }, policies: ['plan'] });
+});
+
+test('ApiKey: an allowed URL that is not a regular expression is refused at its path', async () => {
+  const v = await validateApiKey(
+    apiKey({ accessRights: [{ name: 'orders', allowed_urls: [{ url: '/get(', methods: ['GET'] }] }] }),
+    undefined,
+    memoryLookups([apiDefinition('orders')]),
+  );
+  assert.deepEqual(
+    v.errors.map((e) => [e.path, e.type]),
+    [['spec.accessRights[0].allowed_urls[0].url', 'Invalid']],
+  );
 });

@@ -7,10 +7,12 @@ import { mergeErrors, type FieldError, type Verdict } from './field-error.ts';
 import type { Lookups } from './lookups.ts';
 import { contextRefWarnings } from './references.ts';
 import { schemaErrors } from './schema.ts';
+import { accessRightRules } from './access-rights.ts';
 
 /**
- * Validates an ApiKey on create or update. A policy or Secret that does not exist yet is a
- * warning, never a refusal: objects may come in any order.
+ * Validates an ApiKey on create or update; its `accessRights` as a SecurityPolicy's
+ * (access-rights.ts). A policy, API or Secret that does not exist yet is a warning, never a
+ * refusal: objects may come in any order.
  */
 export async function validateApiKey(obj: unknown, _old: unknown, lookups: Lookups): Promise<Verdict> {
   const schema = schemaErrors('ApiKey', obj);
@@ -29,6 +31,10 @@ export async function validateApiKey(obj: unknown, _old: unknown, lookups: Looku
         );
       }
     }
+    await accessRightRules(spec.accessRights, 'spec.accessRights', 'key', namespace, lookups, {
+      errors,
+      warnings,
+    });
     warnings.push(...(await contextRefWarnings(obj, lookups)));
   }
   return { errors: mergeErrors(schema, errors), warnings };

@@ -188,6 +188,56 @@ spec:
   await waitFor('carol authenticates', async () => (await call('/vault/z', value)).status === 200);
 });
 
+test('accessRights naming an API created later: ApiNotFound naming it, then only its allowed URLs are served', async () => {
+  await applyManifest(
+    w.cp,
+    keyManifest(
+      'erin',
+      `  accessRights:
+  - name: pantry
+    allowed_urls: [{url: "/get(.*)", methods: [GET]}]
+`,
+    ),
+  );
+  const waiting = await waitForStatus(
+    w.cp,
+    key('erin'),
+    'ApiNotFound',
+    (s) => readyOf(s)?.reason === 'ApiNotFound',
+  );
+  assert.match(
+    readyOf(waiting)?.message ?? '',
+    /spec\.accessRights names ApiDefinition shop\/pantry, which does not exist yet/,
+  );
+  await applyManifest(
+    w.cp,
+    `apiVersion: svc.svc.io/v1alpha1
+kind: ApiDefinition
+metadata: {name: pantry, namespace: shop}
+spec:
+  name: pantry
+  use_keyless: false
+  use_standard_auth: true
+  proxy: {listen_path: /pantry/, target_url: "${w.upstream.url}", strip_listen_path: true}
+`,
+  );
+  const st = await waitReady(w.cp, key('erin'));
+  const api = await waitReady(w.cp, { kind: 'apidefinition', ns: 'shop', name: 'pantry' });
+  assert.deepEqual(st.apiIds, [api.api_id]);
+  const value = (await secretValue('shop', 'erin')) ?? '';
+  await waitFor(
+    'erin is served on an allowed URL',
+    async () => (await call('/pantry/get', value)).status === 200,
+  );
+  assert.equal((await call('/pantry/get/deeper', value)).status, 200);
+  const other = await call('/pantry/put', value);
+  assert.equal(other.status, 403, 'a path outside allowed_urls');
+  assert.match(other.body, /Access to this resource has been disallowed/);
+  const api2 = await call('/vault/x', value);
+  assert.equal(api2.status, 403, 'an API the key has no right to');
+  assert.match(api2.body, /Access to this API has been disallowed/);
+});
+
 test('metadata changed: the key is updated in place, its hash and value unchanged', async () => {
   const before = await waitReady(w.cp, key('alice'));
   await patch('alice', { spec: { metaData: { team: 'blue' } } });

@@ -192,6 +192,64 @@ test('pro: a key without a Secret is generated, held by the dashboard by its has
   assert.doesNotMatch(operator.log(), new RegExp(value), 'the value is never logged');
 });
 
+test('pro: accessRights beside a quota-only policy; the API created later: ApiNotFound, then only its allowed URLs are served', async () => {
+  await applyManifest(
+    w.cp,
+    `apiVersion: svc.svc.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: quota-only, namespace: shop}
+spec:
+  name: quota-only
+  partitions: {quota: true}
+  quota_max: 100
+  quota_renewal_rate: 3600
+---
+${keyManifest(
+  'erin',
+  `  policies: [quota-only]
+  accessRights:
+  - name: pantry
+    allowed_urls: [{url: "/get(.*)", methods: [GET]}]
+`,
+)}`,
+  );
+  const waiting = await waitForStatus(
+    w.cp,
+    key('erin'),
+    'ApiNotFound',
+    (s) => readyOf(s)?.reason === 'ApiNotFound',
+  );
+  assert.match(
+    readyOf(waiting)?.message ?? '',
+    /spec\.accessRights names ApiDefinition shop\/pantry, which does not exist yet/,
+  );
+  await applyManifest(
+    w.cp,
+    `apiVersion: svc.svc.io/v1alpha1
+kind: ApiDefinition
+metadata: {name: pantry, namespace: shop}
+spec:
+  name: pantry
+  use_keyless: false
+  use_standard_auth: true
+  proxy: {listen_path: /pantry/, target_url: "${w.upstream.url}", strip_listen_path: true}
+`,
+  );
+  const st = await waitReady(w.cp, key('erin'));
+  const api = await waitReady(w.cp, { kind: 'apidefinition', ns: 'shop', name: 'pantry' });
+  assert.deepEqual(st.apiIds, [api.api_id]);
+  const value = await secretValue('erin');
+  const h = await held(sha256(value));
+  assert.deepEqual(Object.keys((h.body.data as { access_rights?: object }).access_rights ?? {}), [
+    api.api_id,
+  ]);
+  await answers('/pantry/get', value, 200);
+  const other = await call('/pantry/put', value);
+  assert.equal(other.status, 403, 'a path outside allowed_urls');
+  assert.match(other.body, /Access to this resource has been disallowed/);
+  assert.equal((await call('/vault/a', value)).status, 403, 'an API the key has no right to');
+});
+
 test('pro: a basic-auth user registered from its Secret; a new password replaces the old', async () => {
   await w.cp.kubectl([
     'create',

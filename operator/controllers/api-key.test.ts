@@ -50,6 +50,17 @@ const policy: PolicyView = {
   },
 };
 
+/** A policy that gives its keys only a quota: their own access rights stay. */
+const quotaOnly: PolicyView = {
+  ...policy,
+  metadata: { name: 'quota-only', namespace: 'team' },
+  spec: { partitions: { quota: true } },
+  status: { ...policy.status, pol_id: 'pol-q' },
+};
+
+/** An API the operator has pushed: its ID in its status. */
+const ordersApi = { metadata: { name: 'orders', namespace: 'team' }, status: { api_id: 'api-orders' } };
+
 function setup(spec: ApiKeySpec, opts: { secret?: string; mode?: 'ce' | 'pro'; status?: ApiKeyStatus } = {}) {
   const gw = new KeyedGateway('http://gw');
   const base = baseDeps<KeyObject>({ default: gw });
@@ -78,7 +89,13 @@ function setup(spec: ApiKeySpec, opts: { secret?: string; mode?: 'ce' | 'pro'; s
       },
     },
     read: () => Promise.resolve(obj),
-    policy: (ns, name) => (ns === 'team' && name === 'plan' ? policy : undefined),
+    policy: (ns, name) =>
+      ns === 'team' && name === 'plan'
+        ? policy
+        : ns === 'team' && name === 'quota-only'
+          ? quotaOnly
+          : undefined,
+    api: (ref) => (ref.namespace === 'team' && ref.name === 'orders' ? ordersApi : undefined),
     secret: () =>
       secretValue === undefined ? undefined : { value: secretValue, version: `v${String(version)}` },
     writeSecret: (_o, name, dataKey, value) => {
@@ -201,4 +218,46 @@ test('a second reconcile that reads a stale status does not rotate twice (the wr
   const value = s.secret() ?? '';
   assert.equal(s.lastStatus().keyHash, keyHashOf(value));
   assert.deepEqual([...s.gw.held.keys()], [keyHashOf(value)], 'the gateway holds the new value only');
+});
+
+test('accessRights: each API resolved to its ID, in the SecurityPolicy form, beside a quota-only policy', async () => {
+  const s = setup(
+    {
+      policies: ['quota-only'],
+      accessRights: [{ name: 'orders', allowed_urls: [{ url: '/get(.*)', methods: ['GET'] }] }],
+    },
+    { secret: 'tok-1' },
+  );
+  await reconcileApiKey('team/k', s.deps);
+  assertReady(s.lastStatus(), { status: 'True', reason: 'Synced' });
+  assert.deepEqual(s.gw.held.get(keyHashOf('tok-1'))?.access_rights, {
+    'api-orders': {
+      api_id: 'api-orders',
+      versions: ['Default'],
+      allowed_urls: [{ url: '/get(.*)', methods: ['GET'] }],
+    },
+  });
+  assert.deepEqual(s.lastStatus().apiIds, ['api-orders']);
+});
+
+test('accessRights naming an API not created yet: ApiNotFound naming it, nothing written', async () => {
+  const s = setup({ accessRights: [{ name: 'later', kind: 'SvcOasApiDefinition' }] }, { secret: 'tok-1' });
+  await reconcileApiKey('team/k', s.deps);
+  assertReady(s.lastStatus(), {
+    status: 'False',
+    reason: 'ApiNotFound',
+    message: /spec\.accessRights names SvcOasApiDefinition team\/later, which does not exist yet/,
+  });
+  assert.deepEqual(s.gw.keyWrites, []);
+});
+
+test('accessRights with a policy that grants access rights: not Ready, naming the policy', async () => {
+  const s = setup({ policies: ['plan'], accessRights: [{ name: 'orders' }] }, { secret: 'tok-1' });
+  await reconcileApiKey('team/k', s.deps);
+  assertReady(s.lastStatus(), {
+    status: 'False',
+    reason: 'AccessRightsOverridden',
+    message: /SecurityPolicy team\/plan grants access rights/,
+  });
+  assert.deepEqual(s.gw.keyWrites, []);
 });

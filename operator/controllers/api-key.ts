@@ -9,7 +9,7 @@ import { isDeepStrictEqual } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
 import type { ApiKey, ApiKeyStatus, SecurityPolicy } from '../../schemas/generated/kinds.ts';
 import type { GatewaySession } from '../../schemas/generated/models.ts';
-import { API_VERSION } from '../../schemas/common.ts';
+import { API_KINDS, API_VERSION } from '../../schemas/common.ts';
 import { KEY_FINALIZER } from '../../schemas/finalizers.ts';
 import { apiKeyProblems, keyTypeOf } from '../../schemas/rules/api-key.ts';
 import { formatProblem } from '../../schemas/rules/field-problem.ts';
@@ -18,7 +18,7 @@ import type { ControllerSpec } from '../../lib/k8s/manager.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { WorkResult } from '../../lib/k8s/workqueue.ts';
 import { SvcObjects, type SvcObject } from '../../lib/k8s/objects.ts';
-import { objectKey, splitKey, type InformerEvent } from '../../lib/k8s/informer.ts';
+import { objectKey, splitKey, type Informer, type InformerEvent } from '../../lib/k8s/informer.ts';
 import { statusOf } from '../../lib/k8s/client.ts';
 import { TransientError } from '../../lib/errors.ts';
 import type { KeyOps, ManagementClient } from '../clients/management.ts';
@@ -26,7 +26,10 @@ import type { Connections } from '../connections.ts';
 import { hashOf } from '../ids.ts';
 import { translateApiKey } from '../translate/api-key.ts';
 import { secretWatch, viewChanged, watchOf, type ControllerEnv } from './env.ts';
-import { byContext } from './indexes.ts';
+import { byAccessRight, byContext } from './indexes.ts';
+import { resolveApis, type ApiIdView } from './api-refs.ts';
+import { apiRefText, keyAccessRefs } from '../references.ts';
+import type { ApiResourceRef } from '../../schemas/generated/kinds.ts';
 import {
   callGateway,
   reportFailure,
@@ -44,7 +47,20 @@ export type KeyObject = ApiKey & SvcObject<ApiKey['spec'], ApiKeyStatus>;
 
 /** As much of a SecurityPolicy as a key reads. */
 export interface PolicyView extends k8s.KubernetesObject {
+  /** Its partitions: whether it grants access rights (which replace the key's own). */
+  spec?: Pick<SecurityPolicy['spec'], 'partitions'>;
   status?: Pick<NonNullable<SecurityPolicy['status']>, 'pol_id' | 'conditions'>;
+}
+
+/**
+ * Whether the gateway takes a policy's access rights for its keys (replacing theirs): its `acl`
+ * partition is on, or it sets no partition (every part applies).
+ */
+export function grantsAccess(p: PolicyView): boolean {
+  const parts = p.spec?.partitions ?? {};
+  const any =
+    parts.acl === true || parts.rate_limit === true || parts.quota === true || parts.complexity === true;
+  return !any || parts.acl === true;
 }
 
 /** The Secret holding a key's value, as the reconciler sees it. */
@@ -61,6 +77,8 @@ export interface ApiKeyDeps extends ReportDeps<KeyObject> {
   objects: Pick<SvcObjects<KeyObject>, 'ensureFinalizer' | 'removeFinalizer' | 'patchStatus'>;
   connections: Pick<Connections, 'resolve'>;
   policy: (namespace: string, name: string) => PolicyView | undefined;
+  /** The API resource an access right names, or undefined when it does not exist. */
+  api: (ref: ApiResourceRef) => ApiIdView | undefined;
   /** The Secret's value under `dataKey`; undefined when the Secret does not exist. */
   secret: (namespace: string, name: string, dataKey: string) => KeySecret | undefined;
   /**
@@ -185,7 +203,33 @@ export async function reconcileApiKey(key: string, deps: ApiKeyDeps): Promise<Wo
       );
       return {};
     }
+    if ((spec.accessRights ?? []).length > 0 && grantsAccess(p)) {
+      await fail(
+        'AccessRightsOverridden',
+        `spec.policies[${i}]: SecurityPolicy ${ref.namespace}/${ref.name} grants access rights (no partitions, or partitions.acl), which would replace spec.accessRights: move the rights into the policy, or limit it to other partitions (quota, rate_limit)`,
+        false,
+      );
+      return {};
+    }
     policyIds.push(p.status.pol_id);
+  }
+
+  // Access rights: each API resolved to the ID the gateway holds it under.
+  const apiRefs = keyAccessRefs(current, namespace);
+  const texts = apiRefs.map(apiRefText);
+  const repeated = texts.find((t, i) => texts.indexOf(t) !== i);
+  if (repeated !== undefined) {
+    await fail('SpecInvalid', `spec.accessRights lists ${repeated} twice: merge the two entries`, false);
+    return {};
+  }
+  const apiIds = new Map<string, string>();
+  const unresolved = resolveApis(apiRefs, deps.api, apiIds, {
+    field: 'spec.accessRights',
+    then: 'the key is created',
+  });
+  if (unresolved) {
+    await fail(unresolved.reason, unresolved.message, false);
+    return {};
   }
 
   // The value: from the Secret, generated when the operator owns the Secret.
@@ -216,6 +260,8 @@ export async function reconcileApiKey(key: string, deps: ApiKeyDeps): Promise<Wo
     orgId: resolved.conn.org,
     policyIds,
     counterId: counterIdOf(current),
+    namespace,
+    apiId: (ref) => apiIds.get(apiRefText(ref)) ?? '',
   });
   // Once the key was pushed, its counters are the ApiKey's: a new value (rotation, a user name
   // changed, a key re-created after drift) goes on counting where the previous one was.
@@ -305,6 +351,8 @@ export async function reconcileApiKey(key: string, deps: ApiKeyDeps): Promise<Wo
   status.pushedTo = here;
   status.policyIds = policyIds;
   status.policies = policyIds.join(',');
+  if (apiRefs.length > 0) status.apiIds = texts.map((t) => apiIds.get(t) ?? '');
+  else delete status.apiIds;
   if (spec.expiresAt !== undefined) status.expiresAt = spec.expiresAt;
   else delete status.expiresAt;
   if (action) log.info(`key ${action.toLowerCase()}`, { gateway: client.url });
@@ -358,9 +406,10 @@ async function finalize(obj: KeyObject, deps: ApiKeyDeps, log: Logger): Promise<
   );
 }
 
-/** What of a policy its keys depend on: its ID, readiness, deletion. */
+/** What of a policy its keys depend on: its ID, readiness, deletion, whether it grants access. */
 const policyView = (p: PolicyView): unknown => ({
   id: p.status?.pol_id,
+  grants: grantsAccess(p),
   ready: p.status?.conditions?.find((c) => c.type === 'Ready')?.status,
   deleting: p.metadata?.deletionTimestamp !== undefined,
 });
@@ -375,10 +424,16 @@ function secretValue(secret: k8s.V1Secret | undefined, dataKey: string): KeySecr
   };
 }
 
+/** What of an API its keys depend on: its ID, whether it is going. */
+const apiView = (api: ApiIdView): unknown => ({
+  apiId: api.status?.api_id,
+  deleting: api.metadata?.deletionTimestamp !== undefined,
+});
+
 /**
  * The ApiKey controller: keys are reconciled when they change, when the Secret they read
- * appears or changes, when a policy they name appears, gets its ID or goes, and when their
- * OperatorContext changes.
+ * appears or changes, when a policy they name appears, gets its ID or goes, when an API their
+ * access rights name appears, gets its ID or goes, and when their OperatorContext changes.
  */
 export function apiKeyController(env: ControllerEnv): ControllerSpec {
   const keySpec = watchOf(env, 'ApiKey');
@@ -401,6 +456,17 @@ export function apiKeyController(env: ControllerEnv): ControllerSpec {
       return changed;
     },
   };
+  const apis = Object.fromEntries(
+    API_KINDS.map((kind) => [kind, env.manager.informer<ApiIdView>(watchOf(env, kind))]),
+  ) as Record<(typeof API_KINDS)[number], Informer<ApiIdView>>;
+  const keysCovering = byAccessRight(keysInf, (k) => keyAccessRefs(k));
+  /** Keys of the ApiKeys whose access rights name an API of `kind`. */
+  const keysOf = (kind: (typeof API_KINDS)[number], api: ApiIdView | undefined): string[] =>
+    api
+      ? keysCovering({ kind, namespace: api.metadata?.namespace ?? '', name: api.metadata?.name ?? '' }).map(
+          (k) => objectKey(k),
+        )
+      : [];
   const core = env.kc.makeApiClient(k8s.CoreV1Api);
   const keysOfContext = byContext(keysInf);
   keysInf.addIndex('key-secret', (k) => [`${k.metadata.namespace}/${secretOf(k).name}`]);
@@ -474,6 +540,7 @@ export function apiKeyController(env: ControllerEnv): ControllerSpec {
         connections: env.connections,
         events: env.events,
         policy: (namespace, name) => policies.get(namespace, name),
+        api: (ref) => apis[ref.kind].get(ref.namespace, ref.name),
         secret: (namespace, name, dataKey) => secretValue(secrets.get(namespace, name), dataKey),
         writeSecret,
         written: (uid) => (uid === undefined ? undefined : written.get(uid)),
@@ -495,6 +562,13 @@ export function apiKeyController(env: ControllerEnv): ControllerSpec {
             ? keysInf.byIndex('key-policy', objectKey(p)).map((k) => objectKey(k))
             : [],
       },
+      ...API_KINDS.map((kind) => ({
+        watch: watchOf(env, kind),
+        map: (api: ApiIdView, old: ApiIdView | undefined, event: InformerEvent) =>
+          viewChanged(event, api, old, apiView)
+            ? [...new Set([...keysOf(kind, api), ...keysOf(kind, old)])]
+            : [],
+      })),
       {
         watch: watchOf(env, 'OperatorContext'),
         map: (ctx: k8s.KubernetesObject) => keysOfContext(objectKey(ctx)).map((k) => objectKey(k)),

@@ -20,11 +20,15 @@ export function byContext<T extends k8s.KubernetesObject>(inf: Informer<T>): (co
   return (contextKey) => inf.byIndex('context', contextKey);
 }
 
-/** SecurityPolicies whose access rights name an API. */
+/**
+ * Objects whose access rights name an API: SecurityPolicies (`access_rights_array`) by default,
+ * or what `refsOf` reads (an ApiKey's `spec.accessRights`).
+ */
 export function byAccessRight<T extends k8s.KubernetesObject>(
   inf: Informer<T>,
+  refsOf: (obj: T) => ApiResourceRef[] = (p) => accessRefs(p),
 ): (api: ApiResourceRef) => T[] {
-  inf.addIndex('access-right', (p) => accessRefs(p as Parameters<typeof accessRefs>[0]).map(apiRefText));
+  inf.addIndex('access-right', (p) => refsOf(p).map(apiRefText));
   return (api) => inf.byIndex('access-right', apiRefText(api));
 }
 

@@ -17,6 +17,7 @@ import { accessRefs, apiRefText, jwtPolicyRefs, refKey, sortedRefs, type ObjectR
 import { translateSecurityPolicy } from '../translate/security-policy.ts';
 import { viewChanged, watchOf, type ControllerEnv } from './env.ts';
 import { byAccessRight, byContext, byJwtPolicy } from './indexes.ts';
+import { resolveApis } from './api-refs.ts';
 import {
   callGateway,
   reportFailure,
@@ -118,7 +119,10 @@ export async function reconcileSecurityPolicy(key: string, deps: SecurityPolicyD
   const denied = current.spec.state === 'deny';
   const ids = new Map<string, string>();
   if (!denied) {
-    const unresolved = resolveApis(refs, deps, ids);
+    const unresolved = resolveApis(refs, deps.api, ids, {
+      field: 'access_rights_array',
+      then: 'the policy is pushed',
+    });
     if (unresolved) {
       await fail(unresolved.reason, unresolved.message, false);
       return {};
@@ -189,36 +193,6 @@ export async function reconcileSecurityPolicy(key: string, deps: SecurityPolicyD
     },
     { ...deps, log },
   );
-}
-
-/** Fills `ids` with the API ID of each reference, or says why one can't be resolved yet. */
-function resolveApis(
-  refs: readonly ApiResourceRef[],
-  deps: Pick<SecurityPolicyDeps, 'api'>,
-  ids: Map<string, string>,
-): { reason: 'ApiNotFound' | 'ApiNotReady'; message: string } | undefined {
-  const missing: string[] = [];
-  const unready: string[] = [];
-  for (const ref of refs) {
-    const api = deps.api(ref);
-    const apiId = api?.status?.api_id;
-    if (!api) missing.push(apiRefText(ref));
-    else if (!apiId) unready.push(apiRefText(ref));
-    else ids.set(apiRefText(ref), apiId);
-  }
-  if (missing.length > 0) {
-    return {
-      reason: 'ApiNotFound',
-      message: `access_rights_array names ${missing.join(', ')}, which does not exist yet: the policy is pushed once it does`,
-    };
-  }
-  if (unready.length > 0) {
-    return {
-      reason: 'ApiNotReady',
-      message: `${unready.join(', ')} has no API ID yet (its controller has not pushed it): the policy is pushed once it has`,
-    };
-  }
-  return undefined;
 }
 
 async function finalize(

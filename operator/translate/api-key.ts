@@ -1,5 +1,6 @@
-import type { ApiKeySpec } from '../../schemas/generated/kinds.ts';
+import type { ApiKeySpec, ApiResourceRef } from '../../schemas/generated/kinds.ts';
 import type { GatewaySession } from '../../schemas/generated/models.ts';
+import { translateAccessRights } from './access-rights.ts';
 
 /** What translation needs besides the resource: values resolved by the reconciler. */
 export interface KeyTranslationContext {
@@ -12,11 +13,16 @@ export interface KeyTranslationContext {
    * outlive the rotation.
    */
   counterId: string;
+  /** Namespace of the ApiKey: the default namespace of the APIs `spec.accessRights` names. */
+  namespace: string;
+  /** API ID of the API an access right names (its status `api_id`). */
+  apiId: (ref: ApiResourceRef) => string;
 }
 
 /**
  * ApiKey spec -> the gateway's key (session), without its credential: the token is the key's
  * name (the gateway hashes it), a basic password is added by the reconciler when it changes.
+ * `spec.accessRights` translate as a SecurityPolicy's access rights do (access-rights.ts).
  * Pure: every field the operator owns is written, empty when the spec leaves it out, so that a
  * change made behind the operator's back (drift) shows as a difference.
  */
@@ -27,6 +33,7 @@ export function translateApiKey(spec: ApiKeySpec, ctx: KeyTranslationContext): G
     counter_id: ctx.counterId,
     alias: spec.alias ?? '',
     apply_policies: [...ctx.policyIds],
+    access_rights: translateAccessRights(spec.accessRights, ctx.namespace, ctx.apiId),
     meta_data: { ...spec.metaData },
     tags: [...(spec.tags ?? [])],
     expires,

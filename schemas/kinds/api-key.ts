@@ -8,6 +8,7 @@ import {
   reconcileStatusProperties,
   resourceRef,
 } from '../common.ts';
+import { accessRight } from './security-policy.ts';
 
 /** The key types an ApiKey may name; `certificate` is refused at admission for now. */
 export const API_KEY_TYPES = ['token', 'basic', 'certificate'] as const;
@@ -71,6 +72,14 @@ export const apiKeyKind: KindDefinition = {
         items: resourceRef('A SecurityPolicy'),
         description: 'SecurityPolicies the key applies; the operator resolves them to policy IDs.',
       },
+      accessRights: {
+        type: 'array',
+        // Bounds the cost of the CEL rules on each entry, as the API server requires.
+        maxItems: 1000,
+        items: accessRight,
+        description:
+          'APIs the key covers, in the SecurityPolicy form (versions, allowed_urls, per-API limits); the operator resolves their API IDs. A policy in spec.policies that grants access rights (its partitions.acl on, or no partitions) replaces them: the key is then not Ready, naming it.',
+      },
       alias: { type: 'string', maxLength: 1024, description: 'Name of the key, for people and logs.' },
       metaData: {
         type: 'object',
@@ -129,6 +138,11 @@ export const apiKeyKind: KindDefinition = {
         type: 'array',
         items: { type: 'string' },
         description: 'IDs of the SecurityPolicies the key applies, resolved from spec.policies.',
+      },
+      apiIds: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'API IDs of spec.accessRights, in order, resolved from the API resources they name.',
       },
       policies: {
         type: 'string',

@@ -43,9 +43,14 @@ export const defaultApiVersion: Readonly<
   SvcStreamsApiDefinition: '',
 };
 
-const accessRight: JsonSchema = {
+/**
+ * An API a policy (or an ApiKey, in `spec.accessRights`) covers, referenced by its cluster name:
+ * one schema for both, so a key's rights read and check like a policy's.
+ */
+export const accessRight: JsonSchema = {
   title: 'AccessRight',
-  description: 'An API the policy covers, referenced by its cluster name; the operator resolves its API ID.',
+  description:
+    'An API the policy or key covers, referenced by its cluster name; the operator resolves its API ID.',
   type: 'object',
   additionalProperties: false,
   required: ['name'],
@@ -53,7 +58,7 @@ const accessRight: JsonSchema = {
     name: { ...k8sName, description: 'Name of the API resource.' },
     namespace: {
       ...k8sNamespace,
-      description: 'Namespace of the API resource. Defaults to the namespace of the policy.',
+      description: 'Namespace of the API resource. Defaults to the namespace of the policy or key.',
     },
     kind: {
       type: 'string',
