@@ -10,7 +10,17 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { asPlainObject, isPlainObject } from '../../lib/plain-object.ts';
 
 /** The resources permissions name. */
-export const RESOURCES = ['apis', 'keys', 'policies', 'users', 'certs', 'streams', 'analytics'] as const;
+export const RESOURCES = [
+  'apis',
+  'keys',
+  'policies',
+  'users',
+  'certs',
+  'streams',
+  'analytics',
+  // The developer portal (dashboard/portal/).
+  'portal',
+] as const;
 /** One of RESOURCES. */
 export type Resource = (typeof RESOURCES)[number];
 /** Access levels, weakest first. */

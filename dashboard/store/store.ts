@@ -6,6 +6,7 @@
  * also appends its audit entries: a write is acknowledged only after both are durable.
  */
 import type { AnalyticsStore } from '../analytics/store.ts';
+import { PORTAL_KINDS } from '../portal/kinds.ts';
 
 /** The kinds of documents an organisation owns. */
 export const KINDS = [
@@ -21,6 +22,7 @@ export const KINDS = [
   // The last quota reset of each key (api/keys.ts): its change tells the gateways to reset
   // their counters, which they keep themselves.
   'quota-resets',
+  ...PORTAL_KINDS,
 ] as const;
 /** One of KINDS. */
 export type Kind = (typeof KINDS)[number];

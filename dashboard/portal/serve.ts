@@ -1,0 +1,135 @@
+/**
+ * Where the portal is served (docs/portal.md): under `/portal/{org}/` for every organisation,
+ * and on an organisation's portal domain (its `cname`), where a request is the portal's alone.
+ * Below the prefix: `api/...` (developer.ts), `webhooks/{product}` (the feed of `portal_webhook`
+ * outputs) and the web UI (dashboard/ui/portal.html and portal.ts, with the dashboard's style sheet,
+ * served like the dashboard's UI: TypeScript stripped of its types, nothing from other hosts).
+ */
+import { readFile } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
+import { stripTypeScriptTypes } from 'node:module';
+import { TextBody } from '../../lib/http/reply-body.ts';
+import { fail, type DashboardDeps, type Reply } from '../api/http.ts';
+import { developerApi, feed } from './developer.ts';
+
+const UI_DIR = new URL('../ui/', import.meta.url);
+
+const FILES: Readonly<Record<string, { file: string; type: string; ts?: boolean }>> = {
+  '/': { file: 'portal.html', type: 'text/html; charset=utf-8' },
+  '/portal.js': { file: 'portal.ts', type: 'text/javascript; charset=utf-8', ts: true },
+  '/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
+};
+
+const UI_HEADERS = {
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-cache',
+};
+
+const cache = new Map<string, Promise<string>>();
+
+function load(file: string, ts: boolean): Promise<string> {
+  let p = cache.get(file);
+  if (p === undefined) {
+    p = readFile(new URL(file, UI_DIR), 'utf8').then((text) =>
+      ts ? stripTypeScriptTypes(text, { mode: 'strip' }) : text,
+    );
+    cache.set(file, p);
+    p.catch(() => cache.delete(file));
+  }
+  return p;
+}
+
+/** Organisations by portal domain, read again at most every few seconds. */
+class Domains {
+  #at = -Infinity;
+  #map = new Map<string, string>();
+  #reading: Promise<Map<string, string>> | undefined;
+
+  async orgOf(deps: DashboardDeps, host: string): Promise<string | undefined> {
+    if (deps.now() - this.#at > 5_000) {
+      this.#reading ??= deps.store.listOrgs().then((page) => {
+        const m = new Map<string, string>();
+        for (const o of page.items) {
+          if (typeof o.body.cname === 'string' && o.body.cname !== '')
+            m.set(o.body.cname.toLowerCase(), o.id);
+        }
+        return m;
+      });
+      try {
+        this.#map = await this.#reading;
+        this.#at = deps.now();
+      } finally {
+        this.#reading = undefined;
+      }
+    }
+    return this.#map.get(host.toLowerCase()) ?? this.#map.get(host.toLowerCase().replace(/:\d+$/, ''));
+  }
+}
+
+/** The portal's part of a dashboard: `serve` answers a request that is the portal's, else undefined. */
+export function portal(deps: DashboardDeps): {
+  serve(req: IncomingMessage, url: URL): Promise<{ route: string; reply: Reply } | undefined>;
+} {
+  const domains = new Domains();
+  return {
+    async serve(req, url) {
+      let path = url.pathname;
+      while (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
+      let org: string | undefined;
+      let base: string;
+      let rest: string;
+      const prefixed = /^\/portal\/([^/]+)(\/.*)?$/.exec(path);
+      if (prefixed !== null) {
+        try {
+          org = decodeURIComponent(prefixed[1] ?? '');
+        } catch {
+          return { route: 'portal', reply: fail(404, 'Portal not found') };
+        }
+        base = `/portal/${prefixed[1] ?? ''}`;
+        rest = prefixed[2] ?? '';
+      } else {
+        const host = req.headers.host;
+        if (host === undefined || host === '') return undefined;
+        org = await domains.orgOf(deps, host);
+        if (org === undefined) return undefined;
+        base = '';
+        rest = path;
+      }
+      if ((await deps.store.getOrg(org)) === undefined) {
+        return { route: 'portal', reply: fail(404, 'Portal not found') };
+      }
+      const method = req.method ?? 'GET';
+      if (rest.startsWith('/api/') || rest === '/api') {
+        const reply = await developerApi({ req, url, deps, org, base, path: rest.slice(4) });
+        return { route: 'portal_api', reply };
+      }
+      const hook = /^\/webhooks\/([^/]+)$/.exec(rest);
+      if (hook !== null && (method === 'GET' || method === 'HEAD')) {
+        return { route: 'portal_feed', reply: await feed(deps, req, org, decodeURIComponent(hook[1] ?? '')) };
+      }
+      if (method !== 'GET' && method !== 'HEAD') {
+        return {
+          route: 'portal_ui',
+          reply: { ...fail(405, 'Method not allowed'), headers: { allow: 'GET, HEAD' } },
+        };
+      }
+      // The page's relative links need the trailing slash (the dispatcher strips it).
+      if (rest === '' && base !== '' && !url.pathname.endsWith('/')) {
+        return {
+          route: 'portal_ui',
+          reply: { status: 302, body: new TextBody('text/plain', ''), headers: { location: `${base}/` } },
+        };
+      }
+      const entry = FILES[rest === '' ? '/' : rest];
+      if (entry === undefined) return { route: 'portal_ui', reply: fail(404, 'Not found') };
+      const text = await load(entry.file, entry.ts === true);
+      return {
+        route: 'portal_ui',
+        reply: { status: 200, body: new TextBody(entry.type, text), headers: UI_HEADERS },
+      };
+    },
+  };
+}
