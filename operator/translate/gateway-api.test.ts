@@ -1,0 +1,114 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { apiDefinitionKind } from '../../schemas/kinds/api-definition.ts';
+import { apiDefinitionModel } from '../../schemas/models/api-definition/index.ts';
+import { checkClassicApi } from '../../schemas/rules/api-definition.ts';
+import { compile } from '../../schemas/validate.ts';
+import { translateApiDefinition } from './api-definition.ts';
+import {
+  durationMs,
+  intersectHostnames,
+  translateGateway,
+  type EndpointSliceInput,
+  type GatewayInput,
+  type GatewayTranslation,
+  type HttpRouteInput,
+  type ReferenceGrantInput,
+  type ServiceInput,
+} from './gateway-api.ts';
+import { weightedTargets } from './gateway-api/backends.ts';
+import { goldenTests } from './golden.ts';
+
+/** A golden input: a Gateway, its routes and the cluster state they are translated against. */
+interface GoldenInput {
+  gateway: GatewayInput;
+  routes: HttpRouteInput[];
+  services?: Record<string, ServiceInput>;
+  endpointSlices?: Record<string, EndpointSliceInput[]>;
+  secrets?: string[];
+  namespaces?: Record<string, Record<string, string>>;
+  grants?: ReferenceGrantInput[];
+  gatewayPort?: number;
+}
+
+const validSpec = compile(apiDefinitionKind.spec);
+const validGatewayDefinition = compile(apiDefinitionModel);
+
+const run = (input: GoldenInput): GatewayTranslation =>
+  translateGateway(input.gateway, input.routes, {
+    service: (ns, name) => input.services?.[`${ns}/${name}`],
+    endpointSlices: (ns, name) => input.endpointSlices?.[`${ns}/${name}`] ?? [],
+    secretExists: (ns, name) => (input.secrets ?? []).includes(`${ns}/${name}`),
+    namespaceLabels: (ns) => input.namespaces?.[ns],
+    grants: input.grants ?? [],
+    ...(input.gatewayPort === undefined ? {} : { gatewayPort: input.gatewayPort }),
+  });
+
+await goldenTests('gateway-api', run, (got) => {
+  const ids = new Set(got.apis.map((a) => a.spec.api_id ?? ''));
+  assert.equal(ids.size, got.apis.length, 'IDs are unique');
+  for (const api of got.apis) {
+    // Each generated API is an ApiDefinition the API server admits, and its translation is a
+    // definition the gateway serves.
+    assert.deepEqual(validSpec(api.spec), [], `${api.name}: a valid ApiDefinition spec`);
+    const def = translateApiDefinition(
+      { metadata: { name: api.name, namespace: 'ns' }, spec: api.spec },
+      {
+        apiId: api.spec.api_id ?? '',
+        orgId: 'org-1',
+        policyId: () => 'p',
+        certificateId: () => `org-1${'a'.repeat(64)}`,
+      },
+    );
+    assert.deepEqual(validGatewayDefinition(def), [], `${api.name}: the gateway accepts it`);
+    assert.deepEqual(checkClassicApi(def), [], `${api.name}: it breaks no rule of the model`);
+    assert.ok(api.name.length <= 253 && /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(api.name), api.name);
+    // Every internal target names a generated API: nothing dangles.
+    for (const m of JSON.stringify(api.spec).matchAll(/svc:\/\/([a-z0-9-]+)/g)) {
+      assert.ok(ids.has(m[1] ?? ''), `${api.name}: ${m[0]} is generated`);
+    }
+  }
+});
+
+test('hostnames intersect as the spec says', () => {
+  const cases: [string | undefined, string[], string[] | undefined][] = [
+    [undefined, [], ['']],
+    [undefined, ['a.example.com'], ['a.example.com']],
+    ['*.example.com', [], ['*.example.com']],
+    [
+      '*.example.com',
+      ['a.example.com', 'a.b.example.com', 'example.com'],
+      ['a.b.example.com', 'a.example.com'],
+    ],
+    ['a.example.com', ['*.example.com'], ['a.example.com']],
+    ['a.example.com', ['b.example.com'], undefined],
+    ['*.example.com', ['*.a.example.com'], ['*.a.example.com']],
+  ];
+  for (const [listener, routes, want] of cases) {
+    assert.deepEqual(intersectHostnames(listener, routes), want, `${listener ?? '-'} x ${routes.join(',')}`);
+  }
+});
+
+test('durations: the spec form, in milliseconds', () => {
+  assert.equal(durationMs('1h2m3s'), 3_723_000);
+  assert.equal(durationMs('500ms'), 500);
+  assert.equal(durationMs('10'), undefined);
+  assert.equal(durationMs('1.5s'), undefined);
+});
+
+test('weights: each backend gets its share of the round-robin list, interleaved', () => {
+  const list = weightedTargets(
+    [
+      { weight: 90, targets: ['http://a:1'] },
+      { weight: 10, targets: ['http://b:1', 'http://c:1'] },
+      { weight: 0, targets: ['http://z:1'] },
+    ],
+    'svc://none/',
+  );
+  const count = (t: string) => list.filter((x) => x === t).length;
+  assert.equal(count('http://a:1') / list.length, 0.9);
+  assert.equal(count('http://b:1'), count('http://c:1'));
+  assert.equal(count('http://z:1'), 0);
+  assert.deepEqual(list.slice(0, 2), ['http://a:1', 'http://b:1']);
+  assert.deepEqual(weightedTargets([{ weight: 1, targets: [] }], 'svc://none/'), ['svc://none/']);
+});

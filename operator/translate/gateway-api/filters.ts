@@ -1,0 +1,182 @@
+/**
+ * What a rule's filters and timeouts become on the API that serves it: header changes
+ * (`global_headers`, `global_response_headers`), URL rewrites (`url_rewrites`), redirects (a
+ * mock answer), timeouts (`hard_timeouts`). What the gateway cannot do the way the spec says is a
+ * problem naming the field (the route is then refused with UnsupportedValue), never dropped.
+ */
+import type { VersionInfo } from '../../../schemas/generated/kinds.ts';
+import type { HeaderModifier, RouteFilter, RouteRule } from './types.ts';
+
+/** A field of the route that svc cannot serve as the spec says. */
+export interface Unsupported {
+  message: string;
+}
+
+/** What a rule's filters set on its API, besides its backends. */
+export interface RuleBehaviour {
+  version: VersionInfo;
+  /** A redirect answers every request of the rule: no backend is called. */
+  redirects: boolean;
+}
+
+/** The listener and match a rule's filters are applied under. */
+export interface FilterScope {
+  scheme: 'http' | 'https';
+  port: number;
+  /** The request host when the API serves one host only (no wildcard); else undefined. */
+  host: string | undefined;
+  /** The path match of the API: an exact path, or a prefix (`/` for every path). */
+  path: { exact: boolean; value: string };
+}
+
+/** `1h2m3s500ms` (the spec's Duration) in milliseconds; undefined when it does not parse. */
+export function durationMs(text: string): number | undefined {
+  if (!/^([0-9]{1,5}(h|m|s|ms)){1,4}$/.test(text)) return undefined;
+  let ms = 0;
+  for (const [, n, unit] of text.matchAll(/([0-9]+)(ms|h|m|s)/g)) {
+    const v = Number(n);
+    ms += unit === 'h' ? v * 3_600_000 : unit === 'm' ? v * 60_000 : unit === 's' ? v * 1000 : v;
+  }
+  return ms;
+}
+
+/** The escaped form of text inside a regular expression. */
+export const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+
+function headers(
+  mod: HeaderModifier | undefined,
+  at: string,
+  problems: Unsupported[],
+): { set: Record<string, string>; remove: string[] } {
+  const set: Record<string, string> = {};
+  for (const h of mod?.set ?? []) set[h.name.toLowerCase()] = h.value;
+  if ((mod?.add ?? []).length > 0) {
+    problems.push({
+      message: `${at}.add: Unsupported value: svc sets headers (replacing a value the message has) and cannot yet append one: use set`,
+    });
+  }
+  return { set, remove: (mod?.remove ?? []).map((h) => h.toLowerCase()) };
+}
+
+/** The path a prefix rewrite or redirect leads to: the prefix replaced, the rest kept. */
+function prefixTarget(replacement: string): string {
+  return replacement === '/' ? '' : replacement.replace(/\/+$/, '');
+}
+
+/**
+ * The API settings of a rule's filters and timeouts under `scope`, with the problems of what
+ * cannot be served. Filters of backendRefs are refused (svc applies filters per rule).
+ */
+export function ruleBehaviour(
+  rule: RouteRule,
+  at: string,
+  scope: FilterScope,
+  problems: Unsupported[],
+): RuleBehaviour {
+  const version: VersionInfo = { name: 'Default' };
+  const extended: NonNullable<VersionInfo['extended_paths']> = {};
+  let redirects = false;
+  (rule.filters ?? []).forEach((f: RouteFilter, i) => {
+    const where = `${at}.filters[${i}]`;
+    switch (f.type) {
+      case 'RequestHeaderModifier': {
+        const h = headers(f.requestHeaderModifier, `${where}.requestHeaderModifier`, problems);
+        if (Object.keys(h.set).length > 0) version.global_headers = { ...version.global_headers, ...h.set };
+        if (h.remove.length > 0)
+          version.global_headers_remove = [...(version.global_headers_remove ?? []), ...h.remove];
+        break;
+      }
+      case 'ResponseHeaderModifier': {
+        const h = headers(f.responseHeaderModifier, `${where}.responseHeaderModifier`, problems);
+        if (Object.keys(h.set).length > 0)
+          version.global_response_headers = { ...version.global_response_headers, ...h.set };
+        if (h.remove.length > 0)
+          version.global_response_headers_remove = [
+            ...(version.global_response_headers_remove ?? []),
+            ...h.remove,
+          ];
+        break;
+      }
+      case 'URLRewrite': {
+        const r = f.urlRewrite ?? {};
+        if (r.hostname !== undefined) {
+          problems.push({
+            message: `${where}.urlRewrite.hostname: Unsupported value: svc sends the backend's own host and cannot yet rewrite it`,
+          });
+        }
+        const p = r.path;
+        if (p?.type === 'ReplaceFullPath') {
+          // The whole path replaced, the query kept.
+          extended.url_rewrites = [
+            { path: '/', match_pattern: '^[^?]*(\\?.*)?$', rewrite_to: `${p.replaceFullPath ?? '/'}$1` },
+          ];
+        } else if (p?.type === 'ReplacePrefixMatch') {
+          if (scope.path.exact) {
+            problems.push({
+              message: `${where}.urlRewrite.path.replacePrefixMatch: Invalid value: needs a PathPrefix match`,
+            });
+          } else {
+            extended.url_rewrites = [
+              {
+                path: '/',
+                match_pattern: '^/?(.*)$',
+                rewrite_to: `${prefixTarget(p.replacePrefixMatch ?? '/')}/$1`,
+              },
+            ];
+          }
+        }
+        break;
+      }
+      case 'RequestRedirect': {
+        const r = f.requestRedirect ?? {};
+        const scheme = r.scheme ?? scope.scheme;
+        const host = r.hostname ?? scope.host;
+        let path: string | undefined;
+        if (r.path?.type === 'ReplaceFullPath') path = r.path.replaceFullPath ?? '/';
+        else if (r.path === undefined && scope.path.exact) path = scope.path.value;
+        if (host === undefined || path === undefined) {
+          problems.push({
+            message: `${where}.requestRedirect: Unsupported value: svc answers a redirect with a fixed Location: set hostname (or serve one host) and path.replaceFullPath (or match an Exact path)`,
+          });
+          break;
+        }
+        // The port: the one asked for, else the listener's, left out when it is the scheme's own.
+        const port = r.port ?? (r.scheme !== undefined && r.scheme !== scope.scheme ? undefined : scope.port);
+        const defaultPort = scheme === 'https' ? 443 : 80;
+        const location = `${scheme}://${host}${port === undefined || port === defaultPort ? '' : `:${port}`}${path}`;
+        extended.mock_response = [{ path: '/', code: r.statusCode ?? 302, headers: { location } }];
+        redirects = true;
+        break;
+      }
+      default:
+        problems.push({
+          message: `${where}.type: Unsupported value: "${f.type}": supported values: "RequestHeaderModifier", "ResponseHeaderModifier", "RequestRedirect", "URLRewrite"`,
+        });
+    }
+  });
+  (rule.backendRefs ?? []).forEach((b, i) => {
+    if ((b.filters ?? []).length > 0) {
+      problems.push({
+        message: `${at}.backendRefs[${i}].filters: Unsupported value: svc applies filters per rule: move them to the rule's filters`,
+      });
+    }
+  });
+  const timeouts = rule.timeouts ?? {};
+  const limits: number[] = [];
+  for (const field of ['request', 'backendRequest'] as const) {
+    const text = timeouts[field];
+    if (text === undefined) continue;
+    const ms = durationMs(text);
+    if (ms === undefined || ms % 1000 !== 0) {
+      problems.push({
+        message: `${at}.timeouts.${field}: Unsupported value: "${text}": svc's upstream timeouts are whole seconds (such as "5s")`,
+      });
+    } else if (ms > 0) limits.push(ms / 1000);
+  }
+  if (limits.length > 0) extended.hard_timeouts = [{ path: '/', timeout: Math.min(...limits) }];
+  if (Object.keys(extended).length > 0) {
+    version.use_extended_paths = true;
+    version.extended_paths = extended;
+  }
+  return { version, redirects };
+}

@@ -1,0 +1,179 @@
+/**
+ * Listeners and attachment: which listeners a Gateway can serve, which routes may attach to
+ * which listener (parentRef, allowed namespaces and kinds), and the hostnames a route is served
+ * on through a listener (the intersection the spec defines).
+ */
+import {
+  GATEWAY_GROUP,
+  type Condition,
+  type GatewayInput,
+  type GatewayTranslationContext,
+  type HttpRouteInput,
+  type ListenerInput,
+  type ParentRef,
+} from './types.ts';
+
+/** A listener svc serves, with what it resolved to. */
+export interface ServedListener {
+  listener: ListenerInput;
+  scheme: 'http' | 'https';
+  /** The TLS Secrets (in the Gateway's namespace) an HTTPS listener serves with. */
+  secrets: string[];
+  conditions: Condition[];
+  /** Whether routes may attach (its protocol is one svc serves). */
+  usable: boolean;
+}
+
+const ok = (type: string, reason: string, message: string): Condition => ({
+  type,
+  status: 'True',
+  reason,
+  message,
+});
+const bad = (type: string, reason: string, message: string): Condition => ({
+  type,
+  status: 'False',
+  reason,
+  message,
+});
+
+/** Each listener with its conditions (Accepted, ResolvedRefs, Conflicted; Programmed is the reconciler's). */
+export function listenersOf(gateway: GatewayInput, ctx: GatewayTranslationContext): ServedListener[] {
+  const ns = gateway.metadata.namespace;
+  const listeners = gateway.spec.listeners;
+  return listeners.map((l, i) => {
+    const at = `spec.listeners[${i}]`;
+    const conflicted = listeners.some(
+      (o, j) =>
+        j !== i &&
+        o.port === l.port &&
+        (o.hostname ?? '') === (l.hostname ?? '') &&
+        o.protocol === l.protocol,
+    );
+    const kinds = l.allowedRoutes?.kinds ?? [];
+    const badKind = kinds.find((k) => (k.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || k.kind !== 'HTTPRoute');
+    const conditions: Condition[] = [];
+    let scheme: 'http' | 'https' = 'http';
+    const secrets: string[] = [];
+    let accepted: Condition = ok('Accepted', 'Accepted', 'the listener is served');
+    let resolved: Condition = ok('ResolvedRefs', 'ResolvedRefs', 'every reference is resolved');
+    if (l.protocol === 'HTTPS') {
+      scheme = 'https';
+      if ((l.tls?.mode ?? 'Terminate') !== 'Terminate') {
+        accepted = bad(
+          'Accepted',
+          'UnsupportedValue',
+          `${at}.tls.mode: Unsupported value: "${l.tls?.mode ?? ''}": svc terminates TLS (supported values: "Terminate")`,
+        );
+      }
+      for (const [c, ref] of (l.tls?.certificateRefs ?? []).entries()) {
+        const where = `${at}.tls.certificateRefs[${c}]`;
+        if ((ref.group ?? '') !== '' || (ref.kind ?? 'Secret') !== 'Secret') {
+          resolved = bad(
+            'ResolvedRefs',
+            'InvalidCertificateRef',
+            `${where}: Unsupported value: only Secrets`,
+          );
+        } else if ((ref.namespace ?? ns) !== ns) {
+          resolved = bad(
+            'ResolvedRefs',
+            'RefNotPermitted',
+            `${where}.namespace: Forbidden: svc reads listener certificates from the Gateway's namespace only`,
+          );
+        } else if (!ctx.secretExists(ns, ref.name)) {
+          resolved = bad(
+            'ResolvedRefs',
+            'InvalidCertificateRef',
+            `${where}: Not found: Secret ${ns}/${ref.name}`,
+          );
+        } else secrets.push(ref.name);
+      }
+      if ((l.tls?.certificateRefs ?? []).length === 0 && resolved.status === 'True') {
+        resolved = bad('ResolvedRefs', 'InvalidCertificateRef', `${at}.tls.certificateRefs: Required value`);
+      }
+    } else if (l.protocol !== 'HTTP') {
+      accepted = bad(
+        'Accepted',
+        'UnsupportedProtocol',
+        `${at}.protocol: Unsupported value: "${l.protocol}": supported values: "HTTP", "HTTPS"`,
+      );
+    }
+    if (badKind !== undefined) {
+      resolved = bad(
+        'ResolvedRefs',
+        'InvalidRouteKinds',
+        `${at}.allowedRoutes.kinds: Unsupported value: ${badKind.group ?? GATEWAY_GROUP}/${badKind.kind}: supported values: ${GATEWAY_GROUP}/HTTPRoute`,
+      );
+    }
+    conditions.push(accepted, resolved);
+    conditions.push(
+      conflicted
+        ? ok('Conflicted', 'HostnameConflict', 'another listener has this port, protocol and hostname')
+        : bad('Conflicted', 'NoConflicts', 'no conflict'),
+    );
+    const httpRoutes =
+      kinds.length === 0 ||
+      kinds.some((k) => (k.group ?? GATEWAY_GROUP) === GATEWAY_GROUP && k.kind === 'HTTPRoute');
+    const usable =
+      accepted.status === 'True' &&
+      !conflicted &&
+      httpRoutes &&
+      (l.protocol !== 'HTTPS' || secrets.length > 0);
+    return { listener: l, scheme, secrets, conditions, usable };
+  });
+}
+
+/** Whether a route's namespace is allowed by a listener. */
+export function namespaceAllowed(
+  listener: ListenerInput,
+  gatewayNamespace: string,
+  routeNamespace: string,
+  ctx: Pick<GatewayTranslationContext, 'namespaceLabels'>,
+): boolean {
+  const from = listener.allowedRoutes?.namespaces?.from ?? 'Same';
+  if (from === 'All') return true;
+  if (from === 'Same') return routeNamespace === gatewayNamespace;
+  const selector = listener.allowedRoutes?.namespaces?.selector;
+  // matchExpressions are not read: a selector with them allows nothing rather than too much.
+  if ((selector?.matchExpressions ?? []).length > 0) return false;
+  const labels = ctx.namespaceLabels(routeNamespace) ?? {};
+  return Object.entries(selector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+}
+
+/** Whether a parentRef names this Gateway (group, kind, namespace defaulted as the spec says). */
+export function namesGateway(ref: ParentRef, route: HttpRouteInput, gateway: GatewayInput): boolean {
+  return (
+    (ref.group ?? GATEWAY_GROUP) === GATEWAY_GROUP &&
+    (ref.kind ?? 'Gateway') === 'Gateway' &&
+    (ref.namespace ?? route.metadata.namespace) === gateway.metadata.namespace &&
+    ref.name === gateway.metadata.name
+  );
+}
+
+/** Whether `host` (no wildcard) is covered by the wildcard `wild` (`*.example.com`): one or more labels. */
+function underWildcard(host: string, wild: string): boolean {
+  const suffix = wild.slice(1);
+  return host.endsWith(suffix) && host.length > suffix.length;
+}
+
+/**
+ * The hostnames a route is served on through a listener: undefined when they do not intersect
+ * (the route does not attach there); `['']` for any host.
+ */
+export function intersectHostnames(
+  listenerHost: string | undefined,
+  routeHosts: readonly string[],
+): string[] | undefined {
+  const l = (listenerHost ?? '').toLowerCase();
+  const routes = routeHosts.map((h) => h.toLowerCase());
+  if (routes.length === 0) return [l];
+  if (l === '') return [...new Set(routes)];
+  const out = new Set<string>();
+  for (const r of routes) {
+    if (r === l) out.add(r);
+    else if (l.startsWith('*.') && !r.startsWith('*.') && underWildcard(r, l)) out.add(r);
+    else if (l.startsWith('*.') && r.startsWith('*.') && underWildcard(r.slice(2), l)) out.add(r);
+    else if (r.startsWith('*.') && !l.startsWith('*.') && underWildcard(l, r)) out.add(l);
+  }
+  return out.size === 0 ? undefined : [...out].sort();
+}
