@@ -125,6 +125,9 @@ const options: { name: string; set: string[]; check: (objects: Manifest[]) => vo
       assert.equal(pick(o, 'Service', 'svc-operator-controller-manager-metrics-service').length, 1);
       assert.equal(pick(o, 'Role', 'svc-operator-webhook-ca-role').length, 1);
       assert.equal(pick(o, 'Secret').length, 0);
+      // Gateway API: off by default (a cluster may have its own CRDs and classes).
+      assert.equal(pick(o, 'GatewayClass').length, 0);
+      assert.equal(pick(o, 'CustomResourceDefinition').length, 0);
     },
   },
   {
@@ -313,6 +316,33 @@ const options: { name: string; set: string[]; check: (objects: Manifest[]) => vo
     },
   },
   {
+    name: 'gatewayAPI.installCRDs, gatewayAPI.gatewayClass.create: the Gateway API CRDs and a GatewayClass of svc',
+    set: [
+      'gatewayAPI.installCRDs=true',
+      'gatewayAPI.gatewayClass.create=true',
+      'gatewayAPI.gatewayClass.name=edge',
+    ],
+    check: (o) => {
+      assert.deepEqual(
+        pick(o, 'CustomResourceDefinition')
+          .map((c) => (c.metadata as { name: string }).name)
+          .filter((n) => n.endsWith('.gateway.networking.k8s.io'))
+          .sort(),
+        [
+          'gatewayclasses.gateway.networking.k8s.io',
+          'gateways.gateway.networking.k8s.io',
+          'httproutes.gateway.networking.k8s.io',
+          'referencegrants.gateway.networking.k8s.io',
+        ],
+      );
+      const [cls] = pick(o, 'GatewayClass', 'edge');
+      assert.equal(
+        (cls?.spec as { controllerName?: string } | undefined)?.controllerName,
+        'svc.io/gateway-controller',
+      );
+    },
+  },
+  {
     name: 'global.components.operator false: nothing',
     set: ['global.components.operator=false'],
     check: (o) => {
@@ -407,6 +437,8 @@ describe('on a real API server', () => {
     cp = await startControlPlane({ crdDir: path.join(chartDir, 'crds') });
     // kubectl reads a symlink to a directory as a file: resolve it.
     await cp.installCrds(await realpath(path.join(toolsDir(), 'cert-manager-crds')));
+    // The Gateway API's, for the dry-run of the chart's GatewayClass.
+    await cp.installCrds(path.join(chartDir, 'gateway-api'));
     await cp.kubectl(['create', 'namespace', NAMESPACE]);
   });
   after(async () => {
