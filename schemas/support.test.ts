@@ -276,7 +276,7 @@ describe('notSupportedPaths', () => {
         use_openid: true,
         do_not_track: true,
         session_lifetime: 30,
-        proxy: { disable_strip_slash: true, transport: { proxy_url: 'http://p:3128' } },
+        proxy: { disable_strip_slash: true, transport: { ssl_max_version: 772, proxy_url: 'http://p:3128' } },
         version_data: {
           versions: {
             'v/1': {
@@ -295,7 +295,7 @@ describe('notSupportedPaths', () => {
       want: [
         'use_openid',
         'session_lifetime',
-        'proxy.disable_strip_slash',
+        'proxy.transport.ssl_max_version',
         'proxy.transport.proxy_url',
         'version_data.versions["v/1"].extended_paths.transform_jq',
         'jwt_client_base_field',

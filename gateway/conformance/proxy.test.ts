@@ -81,6 +81,42 @@ const cases: Case[] = [
   },
   { name: 'stripped to the target path', path: '/strip', status: 200, echo: { path: '/base' } },
   {
+    name: "stripped to the target path: the client's trailing slash kept, the target's dropped",
+    path: '/strip-slash/',
+    status: 200,
+    echo: { path: '/base/' },
+  },
+  {
+    name: 'target without its trailing slash by default',
+    path: '/strip-slash?q=1',
+    status: 200,
+    echo: { path: '/base', query: 'q=1' },
+  },
+  {
+    name: 'disable_strip_slash: the target path as written, its trailing slash kept',
+    path: '/keep-slash?q=1',
+    status: 200,
+    echo: { path: '/base/', query: 'q=1' },
+  },
+  {
+    name: "disable_strip_slash: the client's trailing slash alone, the target path as written",
+    path: '/keep-slash/',
+    status: 200,
+    echo: { path: '/base/' },
+  },
+  {
+    name: 'disable_strip_slash: a target without a trailing slash gets none',
+    path: '/keep-bare/',
+    status: 200,
+    echo: { path: '/base' },
+  },
+  {
+    name: 'disable_strip_slash: a longer path joined as without it',
+    path: '/keep-slash/a/b/',
+    status: 200,
+    echo: { path: '/base/a/b/' },
+  },
+  {
     name: 'dot segments removed before routing',
     path: '/echo/../strip/z',
     status: 200,
@@ -284,6 +320,9 @@ for (const fastPath of [true, false]) {
       const apis = [
         keyless('echo', '/echo/', e),
         keyless('strip', '/strip/', `${e}/base`, {}, strip),
+        keyless('strip-slash', '/strip-slash/', `${e}/base/`, {}, strip),
+        keyless('keep-slash', '/keep-slash/', `${e}/base/`, {}, { ...strip, disable_strip_slash: true }),
+        keyless('keep-bare', '/keep-bare/', `${e}/base`, {}, { ...strip, disable_strip_slash: true }),
         keyless('exact', '/d/', `${e}/exact`, { domain: 'api.example.com' }, strip),
         keyless('wild', '/d/', `${e}/wild`, { domain: '*.example.com' }, strip),
         keyless('none', '/d/', `${e}/none`, {}, strip),

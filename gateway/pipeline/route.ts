@@ -34,6 +34,11 @@ export interface RouteInfo {
   exactPath?: string | undefined;
   /** Remove the listen path before proxying. */
   strip: boolean;
+  /**
+   * `proxy.disable_strip_slash`: nothing left after the listen path goes to the target's path as
+   * written, its trailing slash kept (upstream/proxy.ts, `upstreamPathOf`).
+   */
+  keepSlash?: boolean | undefined;
   target: Target | undefined;
   /**
    * Whether the connection-level fast path (server/fast-path/) may serve this route: decided

@@ -17,8 +17,9 @@
  * `OverrideError`) is the answer itself, without the upstream (that status, `ResponseBody`, or
  * `ResponseError` when set, as it is); `ResponseHeaders` go with either. What svc does not do is
  * a failure of the call naming it (the client gets 500 with an error ID, logged with the hook's
- * name), never ignored: for a hook with `require_session`, a changed session `meta_data` (the
- * reference saves it; without `require_session` it ignores it, and so does svc).
+ * name), never ignored. A hook with `require_session` after authentication that returns a changed
+ * session `meta_data` has it saved to the request's key, as the reference saves it
+ * (session-meta.ts); without `require_session` the reference ignores it, and so does svc.
  *
  * Loading a hook (`loadOttoHook`) checks everything a load can refuse: `enable_jsvm`, the file
  * under `plugin_dir`, the reference's functions svc does not provide (`ottoSourceProblem`), the
@@ -39,6 +40,7 @@ import {
 } from '../../schemas/rules/plugins.ts';
 import { headersOf, pluginFile, pluginRefusalOf, removedOf } from './load.ts';
 import { PluginRunner } from './runner.ts';
+import { changedMeta, sentMeta } from './session-meta.ts';
 import type { PluginRefusal, PluginRequest } from './types.ts';
 
 /** What loading otto hooks needs of the gateway's configuration. */
@@ -147,15 +149,16 @@ export interface OttoResult {
   /** A refusal (`{"error": message}`), with the response headers it carries. */
   refuse?: PluginRefusal & { headers: Record<string, string> };
   answer?: OttoAnswer;
+  /**
+   * The session's `meta_data` as the hook returned it, when it changed it (a `require_session`
+   * hook after authentication): saved to the key (session-meta.ts).
+   */
+  meta?: Record<string, unknown>;
   /** The messages the call gave `log` and `rawlog`. */
   logs: string[];
 }
 
 class OttoResultError extends Error {}
-
-function unsupported(what: string): never {
-  throw new OttoResultError(`${what} is not supported by svc's otto driver`);
-}
 
 /** `AddParams` (one value a name) as pairs; throws naming the field when it is no such object. */
 function paramPairs(v: unknown, what: string): [string, string][] {
@@ -218,7 +221,11 @@ function overridesOf(overrides: Record<string, unknown>): Pick<OttoResult, 'refu
  * What the middleware returned (`ReturnData`), read; throws naming what svc doesn't do. `meta`:
  * the session's `meta_data` when the hook may change it (`require_session` after authentication).
  */
-export function ottoResult(text: unknown, sent: Record<string, unknown>, meta?: unknown): OttoResult {
+export function ottoResult(
+  text: unknown,
+  sent: Record<string, unknown>,
+  meta?: Record<string, unknown>,
+): OttoResult {
   const parsed: unknown = typeof text === 'string' ? JSON.parse(text) : undefined;
   const out = isPlainObject(parsed) ? parsed.out : undefined;
   const logs =
@@ -242,8 +249,13 @@ export function ottoResult(text: unknown, sent: Record<string, unknown>, meta?: 
   if (url !== undefined && (typeof url !== 'string' || !url.startsWith('/'))) {
     throw new OttoResultError(`request.URL ${JSON.stringify(url)}: a path, and its query, starting with /`);
   }
-  if (meta !== undefined && JSON.stringify(out.SessionMeta ?? {}) !== JSON.stringify(meta)) {
-    unsupported("changing the session's meta_data");
+  let changed: Record<string, unknown> | undefined;
+  if (meta !== undefined) {
+    try {
+      changed = changedMeta(out.SessionMeta, meta);
+    } catch (err) {
+      throw new OttoResultError(errorMessage(err));
+    }
   }
   const params = {
     remove: deletedParams(r.DeleteParams),
@@ -257,6 +269,7 @@ export function ottoResult(text: unknown, sent: Record<string, unknown>, meta?: 
     ...(url === undefined ? {} : { url }),
     ...(body === undefined ? {} : { body }),
     ...(changesParams ? { params } : {}),
+    ...(changed === undefined ? {} : { meta: changed }),
     logs,
   };
 }
@@ -330,7 +343,7 @@ export async function loadOttoHook(
       const session = afterAuth && req.session !== undefined ? req.session : {};
       const meta =
         afterAuth && hook.require_session === true && req.session !== undefined
-          ? (req.session.meta_data ?? {})
+          ? sentMeta(req.session)
           : undefined;
       const spec = { APIID: req.apiId, OrgID: '', config_data: req.config };
       return ottoResult(await runner.call([sent, session, spec], timeoutMs), sent, meta);

@@ -20,11 +20,11 @@ const cases: { name: string; def: unknown; want: string[] }[] = [
           },
         },
       },
-      { disable_strip_slash: true },
+      { transport: { ssl_max_version: 772 } },
     ),
     want: [
       'enable_batch_request_support: not supported by svc yet',
-      'proxy.disable_strip_slash: not supported by svc yet',
+      'proxy.transport.ssl_max_version: not supported by svc yet',
       'session_lifetime: not supported by svc yet',
       'version_data.versions.Default.extended_paths.transform_jq: not supported by svc yet',
     ],

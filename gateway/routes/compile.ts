@@ -188,6 +188,7 @@ export async function compileApi(
   const target = parsed === undefined || isTargetProblem(parsed) ? balanced[0] : parsed;
   const listenPath = normalizeListenPath(api.proxy.listen_path);
   const strip = api.proxy.strip_listen_path === true;
+  const keepSlash = api.proxy.disable_strip_slash === true;
   // Upstream TLS settings first, for the target and each upstream of a load-balanced target_list
   // (each host gets its own entry): a missing certificate leaves the API out before anything opens.
   const held: HeldDispatcher[] = [];
@@ -216,13 +217,13 @@ export async function compileApi(
     (target === undefined ? undefined : byOrigin.get(target.origin)) ??
     deps.dispatchers.for(api.proxy.transport);
   const upstream = upstreamCall(
-    { target, listenPath, strip, preserveHost: api.proxy.preserve_host_header === true },
+    { target, listenPath, strip, keepSlash, preserveHost: api.proxy.preserve_host_header === true },
     byOrigin.size === 0 ? fallback : (t) => byOrigin.get(t.origin) ?? fallback,
     deps.metrics === undefined ? undefined : () => deps.metrics?.upstreamError(),
   );
   // Internal targets (`svc://`: target_url, target_internal, a rewrite) run another API's chain.
   const internal = [target, ...rewriteTargets(api)].some((t) => t !== undefined && isInternalTarget(t))
-    ? internalCall({ listenPath, strip, self: () => self }, lookup ?? (() => undefined))
+    ? internalCall({ listenPath, strip, keepSlash, self: () => self }, lookup ?? (() => undefined))
     : undefined;
   const proxied: typeof upstream =
     internal === undefined
@@ -264,6 +265,7 @@ export async function compileApi(
     listenPath,
     exactPath: api.proxy.listen_path_exact === true ? asciiLower(api.proxy.listen_path) : undefined,
     strip,
+    keepSlash,
     target,
     handle: compose(compiled.handlers, terminal),
     handlers: compiled.handlers,

@@ -90,7 +90,7 @@ export type RouteLookup = (host: string) => Route | { ambiguous: string[] } | un
  * calling route itself (`self`, the target `svc://self`).
  */
 export function internalCall(
-  route: { listenPath: string; strip: boolean; self: () => Route | undefined },
+  route: { listenPath: string; strip: boolean; keepSlash: boolean; self: () => Route | undefined },
   lookup: RouteLookup,
 ): (ctx: HttpContext, target: Target) => Promise<void> {
   return async (ctx, target) => {

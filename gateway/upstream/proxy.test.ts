@@ -6,6 +6,10 @@ const paths: {
   name: string;
   base: string;
   baseQuery?: string;
+  /** The target URL's path ends with `/`. */
+  slash?: boolean;
+  /** `proxy.disable_strip_slash`. */
+  keepSlash?: boolean;
   listenPath: string;
   strip: boolean;
   path: string;
@@ -55,14 +59,73 @@ const paths: {
     path: '/a',
     want: '/a?k=v',
   },
+  {
+    name: 'disable_strip_slash: nothing left, the target path as written (with its slash)',
+    base: '/query',
+    slash: true,
+    keepSlash: true,
+    listenPath: '/a',
+    strip: true,
+    path: '/a',
+    want: '/query/',
+  },
+  {
+    name: 'disable_strip_slash: only a slash left, the target path as written (with its slash)',
+    base: '/query',
+    slash: true,
+    keepSlash: true,
+    listenPath: '/a',
+    strip: true,
+    path: '/a/',
+    query: '?x=1',
+    want: '/query/?x=1',
+  },
+  {
+    name: 'disable_strip_slash: only a slash left, the target path as written (without a slash)',
+    base: '/query',
+    keepSlash: true,
+    listenPath: '/a',
+    strip: true,
+    path: '/a/',
+    want: '/query',
+  },
+  {
+    name: 'disable_strip_slash: a longer path is joined as without it',
+    base: '/query',
+    slash: true,
+    keepSlash: true,
+    listenPath: '/a',
+    strip: true,
+    path: '/a/b/',
+    want: '/query/b/',
+  },
+  {
+    name: 'disable_strip_slash: the root target',
+    base: '',
+    slash: true,
+    keepSlash: true,
+    listenPath: '/a',
+    strip: true,
+    path: '/a',
+    want: '/',
+  },
+  {
+    name: 'without disable_strip_slash: the target slash dropped, the client one kept',
+    base: '/query',
+    slash: true,
+    listenPath: '/a',
+    strip: true,
+    path: '/a',
+    want: '/query',
+  },
 ];
 
 for (const c of paths) {
   test(`upstream path: ${c.name}`, () => {
     assert.equal(
       upstreamPathOf(
-        { basePath: c.base, baseQuery: c.baseQuery ?? '' },
-        { listenPath: c.listenPath, strip: c.strip },
+        { basePath: c.base, baseQuery: c.baseQuery ?? '', trailingSlash: c.slash === true },
+        { listenPath: c.listenPath, strip: c.strip, keepSlash: c.keepSlash === true },
         c.path,
         c.query ?? '',
       ),

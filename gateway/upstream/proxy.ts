@@ -17,17 +17,26 @@ import type { Target } from '../pipeline/router.ts';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.ts';
 import { ClientRelay } from './relay.ts';
 
-/** Upstream path and query for a request path: the target's path, then the (stripped) path. */
+/**
+ * Upstream path and query for a request path: the target's path, then the (stripped) path. With
+ * `keepSlash` (`proxy.disable_strip_slash`), a request with nothing left after the listen path (or
+ * only `/`) gets the target's path exactly as written, its trailing slash included.
+ */
 export function upstreamPathOf(
-  target: Pick<Target, 'basePath' | 'baseQuery'>,
-  route: { listenPath: string; strip: boolean },
+  target: Pick<Target, 'basePath' | 'baseQuery' | 'trailingSlash'>,
+  route: { listenPath: string; strip: boolean; keepSlash?: boolean | undefined },
   path: string,
   query: string,
   /** The path a middleware set instead (`RequestContext.upstream.path`): no strip applies. */
   changed?: string,
 ): string {
   const rest = changed ?? (route.strip ? path.slice(route.listenPath.length) : path);
-  let p = target.basePath + rest;
+  let p =
+    route.keepSlash === true && (rest === '' || rest === '/')
+      ? target.trailingSlash === true
+        ? `${target.basePath}/`
+        : target.basePath
+      : target.basePath + rest;
   if (p === '') p = '/';
   else if (p.charCodeAt(0) !== 47) p = `/${p}`;
   if (target.baseQuery === '') return p + query;
@@ -316,7 +325,13 @@ class Relay extends ClientRelay implements Dispatcher.DispatchHandler {
 
 /** The terminal step of a route with an upstream. */
 export function upstreamCall(
-  route: { target: Target | undefined; listenPath: string; strip: boolean; preserveHost: boolean },
+  route: {
+    target: Target | undefined;
+    listenPath: string;
+    strip: boolean;
+    keepSlash: boolean;
+    preserveHost: boolean;
+  },
   /** The pool of every upstream, or the pool of each (upstreams with TLS settings of their own). */
   dispatcher: Dispatcher | ((target: Target) => Dispatcher),
   /** Called when the upstream call fails (metrics). */

@@ -1484,7 +1484,7 @@ export interface ProxyConfig {
   strip_listen_path?: boolean;
   /** Send the client's Host header upstream instead of the target's. */
   preserve_host_header?: boolean;
-  /** Keep a leading slash left after stripping the listen path. */
+  /** Send a request with nothing after the listen path (or only `/`) to the target URL's path exactly as written, its trailing slash kept (`http://users:4001/query/` gets `/query/`, `http://users:4001/query` gets `/query`), whether the client wrote a trailing slash or not; without it the target's trailing slash is dropped and the client's kept. Longer paths are joined the same way either way (docs/gateway.md, "Upstream paths"). */
   disable_strip_slash?: boolean;
   /** Another API of the gateway as the upstream, instead of `target_url` (which it replaces): requests go through that API's chain in process, as `svc://<api_id>/<path>?<query>` (docs/gateway.md). */
   target_internal?: TargetInternal;

@@ -99,6 +99,7 @@ export function parseInternalTarget(raw: string): Target | TargetProblem {
     host: id,
     basePath: path.endsWith('/') ? path.slice(0, -1) : path,
     baseQuery: m[3] ?? '',
+    ...(path.length > 1 && path.endsWith('/') ? { trailingSlash: true } : {}),
   };
 }
 

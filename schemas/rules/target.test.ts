@@ -6,7 +6,17 @@ describe('parseTarget', () => {
   const targets: { raw: string; want: ReturnType<typeof parseTarget> | string }[] = [
     {
       raw: 'https://u.example:8443/base/?k=v',
-      want: { origin: 'https://u.example:8443', host: 'u.example:8443', basePath: '/base', baseQuery: 'k=v' },
+      want: {
+        origin: 'https://u.example:8443',
+        host: 'u.example:8443',
+        basePath: '/base',
+        baseQuery: 'k=v',
+        trailingSlash: true,
+      },
+    },
+    {
+      raw: 'http://users:4001/query',
+      want: { origin: 'http://users:4001', host: 'users:4001', basePath: '/query', baseQuery: '' },
     },
     {
       raw: 'orders.shop.svc:8080',

@@ -23,6 +23,11 @@ export interface Target {
   basePath: string;
   /** Query of the target URL without `?`, merged before the client's. */
   baseQuery: string;
+  /**
+   * The target URL's path, other than `/` alone, ends with `/` (`basePath` drops it): kept for a
+   * request with nothing after the listen path when the API sets `proxy.disable_strip_slash`.
+   */
+  trailingSlash?: boolean;
 }
 
 /** Why a `target_url` can't be used. */
@@ -68,6 +73,7 @@ export function parseTarget(raw: string): Target | TargetProblem {
     host: u.host,
     basePath: normalizeListenPath(u.pathname),
     baseQuery: u.search.slice(1),
+    ...(u.pathname.length > 1 && u.pathname.endsWith('/') ? { trailingSlash: true } : {}),
   };
 }
 

@@ -9,7 +9,8 @@
  * sent the request body and may change it, the URL and the method; its `response` hooks get the
  * upstream's response once it is there and may change its status, headers and body. With driver
  * `otto` each hook is a middleware file written for the reference's JavaScript VM
- * (gateway/plugins/otto.ts), run in a worker thread as modules are, sent the request body as text.
+ * (gateway/plugins/otto.ts), run in a worker thread as modules are, sent the request body as text;
+ * the session `meta_data` a `require_session` hook changes is saved to the key.
  */
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
 import {
@@ -46,6 +47,7 @@ import {
   resultObject,
 } from '../../plugins/load.ts';
 import { loadOttoHook, withParams, type OttoHook } from '../../plugins/otto.ts';
+import { saveSessionMeta } from '../../plugins/session-meta.ts';
 
 const HOOK_TYPES: Readonly<Record<PluginStage, HookType>> = {
   pre: 'Pre',
@@ -181,6 +183,7 @@ async function ottoStage(api: GatewayApiDefinition, deps: MiddlewareDeps, stage:
             applyUrlAndMethod(ctx, sentRequest(ctx, Buffer.alloc(0), false), result.url, '');
           }
           if (result.params !== undefined) ctx.query = withParams(ctx.query, result.params);
+          if (result.meta !== undefined) await saveSessionMeta(deps, ctx, result.meta);
         } catch (err) {
           return reject(ctx, pluginFailure(ctx, hook, stage, err));
         }

@@ -4,7 +4,8 @@
  * samples are sets and deletes headers the upstream sees, a `ReturnOverrides.ResponseCode` of 403
  * answers the client, one below 400 is the answer itself (with its ResponseHeaders), `request.URL`
  * and the params change what the upstream gets, a `post_key_auth` middleware reads the key's
- * session, a changed request.Body is what the upstream gets, and what can't be done (a status
+ * session (with `require_session`, the meta_data it changes is saved to the key, as the reference
+ * saves it), a changed request.Body is what the upstream gets, and what can't be done (a status
  * that is no HTTP status) fails the request with 500 and a log naming it. What a load would refuse is
  * refused when written, 400 naming the field: otto `auth_check` and `response` hooks, a file that
  * calls `TykMakeHttpRequest`, a missing file, a file that does not parse, a name that is no
@@ -49,6 +50,15 @@ denyRequest.NewProcessRequest(function (request, session) {
 forwardUser.NewProcessRequest(function (request, session) {
   request.SetHeaders["X-Otto-User"] = session.meta_data.user;
   return forwardUser.ReturnData(request, session.meta_data);
+});
+`,
+  'middleware/visits.js': `var countVisits = new TykJS.TykMiddleware.NewMiddleware({});
+countVisits.NewProcessRequest(function (request, session) {
+  var meta = session.meta_data;
+  meta.visits = (meta.visits || 0) + 1;
+  request.SetHeaders["X-Otto-Visits"] = String(meta.visits);
+  request.SetHeaders["X-Otto-User"] = meta.user;
+  return countVisits.ReturnData(request, meta);
 });
 `,
   'middleware/answer.js': `var answerHere = new TykJS.TykMiddleware.NewMiddleware({});
@@ -140,6 +150,18 @@ async function provision(gw: GatewayClient): Promise<void> {
     }),
     keyless('deny', '/deny/', echo.url, otto('pre', 'denyRequest', 'deny.js')),
     keyed('user', '/user/', echo.url, otto('post_key_auth', 'forwardUser', 'user.js')),
+    keyed('user-rs', '/user-rs/', echo.url, {
+      custom_middleware: {
+        driver: 'otto',
+        post_key_auth: [{ ...hook('forwardUser', 'user.js'), require_session: true }],
+      },
+    }),
+    keyed('visits', '/visits/', echo.url, {
+      custom_middleware: {
+        driver: 'otto',
+        post: [{ ...hook('countVisits', 'visits.js'), require_session: true }],
+      },
+    }),
     keyless('body', '/body/', echo.url, otto('post', 'setBody', 'body.js')),
     keyless('bad-code', '/bad-code/', echo.url, otto('pre', 'badCode', 'bad-code.js')),
     keyless('answer', '/answer/', echo.url, otto('pre', 'answerHere', 'answer.js')),
@@ -152,6 +174,8 @@ async function provision(gw: GatewayClient): Promise<void> {
     meta_data: { user: 'alice' },
     access_rights: {
       user: { api_id: 'user', versions: [] },
+      'user-rs': { api_id: 'user-rs', versions: [] },
+      visits: { api_id: 'visits', versions: [] },
       'answer-key': { api_id: 'answer-key', versions: [] },
     },
   });
@@ -205,6 +229,13 @@ const cases: Case[] = [
   {
     name: "a post_key_auth middleware reads the key's session",
     path: '/user/x',
+    headers: { authorization: 'tok' },
+    status: 200,
+    upstreamHeaders: { 'x-otto-user': 'alice' },
+  },
+  {
+    name: "a require_session middleware returning the session's meta_data unchanged",
+    path: '/user-rs/x',
     headers: { authorization: 'tok' },
     status: 200,
     upstreamHeaders: { 'x-otto-user': 'alice' },
@@ -365,6 +396,23 @@ describeEachSetup(
         if (c.upstreamBody !== undefined) assert.equal((res.json as Echoed).body, c.upstreamBody);
       });
     }
+
+    test("a require_session middleware that changes the session's meta_data has it saved to the key", async () => {
+      const visit = async (): Promise<number> => {
+        const res = await gw().request({ path: '/visits/x', headers: { authorization: 'tok' } });
+        assert.equal(res.status, 200, res.text);
+        const got = (res.json as Echoed).headers;
+        assert.equal(got['x-otto-user'], 'alice');
+        return Number(got['x-otto-visits']);
+      };
+      const first = await visit();
+      assert.ok(first >= 1, String(first));
+      // The next request (its session loaded again from the store) sees the saved value.
+      assert.equal(await visit(), first + 1);
+      const key = await gw().admin('GET', '/svc/keys/tok');
+      assert.equal(key.status, 200, key.text);
+      assert.deepEqual((key.json as { meta_data?: unknown }).meta_data, { user: 'alice', visits: first + 1 });
+    });
 
     for (const r of refusals) {
       test(`refused when written: ${r.name}`, async () => {

@@ -1,7 +1,7 @@
 /**
  * Virtual endpoints as tables: functions from a base64 blob and from a file under plugin_dir
  * answer with their status, headers and body (the reference's `TykJsResponse` and our
- * `SvcJsResponse`), see the request and `config_data`, get the key's session with `use_session`
+ * `SvcJsResponse`), see the request and `config_data`, get the key's session with `use_session` (the meta_data they change saved to the key)
  * and an empty one without; a function that throws answers 500 with an error ID, or with
  * `proxy_on_error` the upstream answers; a function that loops times out (500) while other APIs
  * keep answering; entries match per method; a file path out of plugin_dir is refused when
@@ -35,6 +35,12 @@ function myVirtualHandler(request, session, config) {
 const SESSION = `
 function whoAmI(request, session, config) {
   return SvcJsResponse({ Body: JSON.stringify(session.meta_data || null), Code: 200 }, session.meta_data);
+}`;
+const COUNTER = `
+function count(request, session, config) {
+  var meta = session.meta_data || {};
+  meta.count = (meta.count || 0) + 1;
+  return TykJsResponse({ Body: String(meta.count), Code: 200 }, meta);
 }`;
 const THROWS = `function boom(request, session, config) { throw new Error('boom'); }`;
 const LOOPS = `function spin(request, session, config) { while (true) {} }`;
@@ -169,6 +175,8 @@ describeEachSetup(
             withVirtual([
               virtual('/with', 'whoAmI', { blob: SESSION }, { use_session: true }),
               virtual('/without', 'whoAmI', { blob: SESSION }, { use_session: false }),
+              virtual('/count', 'count', { blob: COUNTER }, { use_session: true }),
+              virtual('/count-off', 'count', { blob: COUNTER }, { use_session: false }),
             ]),
           ),
           keyless(
@@ -194,8 +202,27 @@ describeEachSetup(
             meta_data: { team: 'blue' },
             access_rights: { session: { api_id: 'session', versions: [] } },
           },
+          counted: {
+            meta_data: { team: 'green' },
+            access_rights: { session: { api_id: 'session', versions: [] } },
+          },
         },
       );
+    });
+
+    test('use_session: the meta_data the function returns changed is saved to the key', async () => {
+      const count = async (path: string): Promise<number> => {
+        const res = await gw().request({ path, headers: { authorization: 'counted' } });
+        assert.equal(res.status, 200, res.text);
+        return Number(res.text);
+      };
+      const first = await count('/session/count');
+      assert.equal(await count('/session/count'), first + 1);
+      // Without use_session the function gets no session and nothing is saved.
+      assert.equal(await count('/session/count-off'), 1);
+      const key = await gw().admin('GET', '/svc/keys/counted');
+      assert.equal(key.status, 200, key.text);
+      assert.deepEqual((key.json as { meta_data?: unknown }).meta_data, { team: 'green', count: first + 1 });
     });
 
     for (const row of rows) {

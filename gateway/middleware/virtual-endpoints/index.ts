@@ -13,7 +13,8 @@
  * relative to the gateway's `plugin_dir` that stays inside it (gateway/plugins/load.ts
  * `pluginFile`). The function gets the request (`Method`, `URL`, `RequestURI`, `Headers` and
  * `Params` as lists of values, `Body`), the key's session with `use_session` (else `{}`), and
- * `{config_data}`. Each entry's function runs in a worker thread of its own, in a context
+ * `{config_data}`; with `use_session`, the session `meta_data` it returns, when changed, is saved
+ * to the request's key as the reference saves it (plugins/session-meta.ts). Each entry's function runs in a worker thread of its own, in a context
  * without Node's globals, bounded by `plugin_timeout_ms` (gateway/plugins/runner.ts). A function
  * that throws, times out or answers something else than the contract gets the request 500 with
  * an error ID, or, with `proxy_on_error`, the request goes on to the upstream. The first entry
@@ -40,6 +41,7 @@ import { GatewayError } from '../../pipeline/errors.ts';
 import { around } from '../../pipeline/steps.ts';
 import { pluginFailure, pluginFile } from '../../plugins/load.ts';
 import { PluginRunner } from '../../plugins/runner.ts';
+import { changedMeta, saveSessionMeta, sentMeta } from '../../plugins/session-meta.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -144,8 +146,16 @@ function requestObject(ctx: RequestContext, body: Buffer): Record<string, unknow
   };
 }
 
-/** The function's answer as status, body and headers; throws when it breaks the contract. */
-function responseOf(text: unknown): { status: number; body: string; headers: Record<string, string> } {
+/**
+ * The function's answer as status, body and headers, and the session meta it returned
+ * (`SessionMeta`); throws when it breaks the contract.
+ */
+function responseOf(text: unknown): {
+  status: number;
+  body: string;
+  headers: Record<string, string>;
+  meta: unknown;
+} {
   if (typeof text !== 'string') throw new Error('the function answered no SvcJsResponse');
   const parsed: unknown = JSON.parse(text);
   const r = isPlainObject(parsed) ? parsed.Response : undefined;
@@ -164,7 +174,7 @@ function responseOf(text: unknown): { status: number; body: string; headers: Rec
     const value = Array.isArray(v) ? v.map(String).join(', ') : String(v);
     if (TOKEN.test(name) && !FRAMING.has(name) && !BAD_VALUE.test(value)) headers[name] = value;
   }
-  return { status: code, body, headers };
+  return { status: code, body, headers, meta: isPlainObject(parsed) ? parsed.SessionMeta : undefined };
 }
 
 /** See the module comment. */
@@ -205,6 +215,12 @@ export const virtualEndpoints: GatewayMiddleware = {
             const r = responseOf(
               await hit.runner.call([requestObject(ctx, body), session, config], timeoutMs),
             );
+            // As the reference: with use_session, a changed meta_data is saved to the key.
+            const meta =
+              hit.useSession && ctx.session !== undefined
+                ? changedMeta(r.meta, sentMeta(ctx.session))
+                : undefined;
+            if (meta !== undefined) await saveSessionMeta(deps, ctx, meta);
             return respond(ctx, r.status, r.body, r.headers);
           } catch (err) {
             if (!hit.proxyOnError) return reject(ctx, pluginFailure(ctx, hit, 'virtual', err));

@@ -40,13 +40,11 @@ export const proxy: JsonSchema = {
       type: 'boolean',
       description: "Send the client's Host header upstream instead of the target's.",
     },
-    disable_strip_slash: notYet(
-      {
-        type: 'boolean',
-        description: 'Keep a leading slash left after stripping the listen path.',
-      },
-      'not built yet: svc strips the listen path one way only (docs/gateway.md)',
-    ),
+    disable_strip_slash: {
+      type: 'boolean',
+      description:
+        "Send a request with nothing after the listen path (or only `/`) to the target URL's path exactly as written, its trailing slash kept (`http://users:4001/query/` gets `/query/`, `http://users:4001/query` gets `/query`), whether the client wrote a trailing slash or not; without it the target's trailing slash is dropped and the client's kept. Longer paths are joined the same way either way (docs/gateway.md, \"Upstream paths\").",
+    },
     target_internal: enforced({
       title: 'TargetInternal',
       description:
