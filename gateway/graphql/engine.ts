@@ -9,7 +9,9 @@
  *   answer carries;
  * - GraphQL (`GraphQLDataSource`, `GraphQL`): the field with its sub-selection, sent as a GraphQL
  *   query (with the variables it uses) to another GraphQL server, or a fixed operation with its
- *   templated variables.
+ *   templated variables;
+ * - Kafka (`Kafka`): a subscription field whose events are the messages of topics (kafka.ts),
+ *   each message the source's answer for one event.
  * The field's key path selects its value in the answer (a GraphQL answer's `data`). graphql-js
  * resolves the fields of one level concurrently; identical calls in one request are made once (a
  * per-request loader). A failed call becomes a GraphQL error with the field's path, never a 500.
@@ -30,7 +32,7 @@ import {
 } from 'graphql';
 import { isPlainObject } from '../../lib/plain-object.ts';
 import type { DataSourceAnswer, InternalSource } from './internal-sources.ts';
-import type { EngineField, GraphqlSource, RestSource } from './sources.ts';
+import type { EngineField, GraphqlSource, KafkaSource, RestSource } from './sources.ts';
 
 /** What resolvers share in one request. */
 export interface EngineContext {
@@ -45,6 +47,12 @@ export interface EngineContext {
    * sent, or why it can't be.
    */
   internal: (url: string) => InternalSource;
+  /**
+   * The events of a subscription to a field a Kafka source feeds (kafka.ts), one value per
+   * message; absent where subscriptions are not served (an HTTP request).
+   */
+  consume?:
+    ((source: KafkaSource, args: Record<string, unknown>) => Promise<AsyncIterable<unknown>>) | undefined;
 }
 
 /** The key each value of an abstract type carries to name its member (`__typename`). */
@@ -315,6 +323,20 @@ function graphqlResolver(
   };
 }
 
+/** A resolver whose values without `__typename` are tagged as `typename` (v2 `default_type_name`). */
+function typed(
+  resolve: GraphQLFieldResolver<unknown, EngineContext>,
+  typename: string | undefined,
+): GraphQLFieldResolver<unknown, EngineContext> {
+  if (typename === undefined) return resolve;
+  const tag = (v: unknown): unknown =>
+    isPlainObject(v) && v[TYPENAME] === undefined ? { ...v, [TYPENAME]: typename } : v;
+  return async (parent, args, ctx, info) => {
+    const value: unknown = await resolve(parent, args, ctx, info);
+    return Array.isArray(value) ? value.map(tag) : tag(value);
+  };
+}
+
 /**
  * Sets the resolvers of `schema` (built for this API alone, from its SDL) from the API's data
  * graph (sources.ts reads either form into `fields`). Abstract types resolve by the `__typename`
@@ -332,10 +354,24 @@ export function wireEngine(schema: GraphQLSchema, fields: readonly EngineField[]
       if (path !== undefined && path.length > 0) field.resolve = (parent) => mapped(parent, path);
       continue;
     }
+    const abstract = isAbstractType(getNamedType(field.type));
+    if (source.kind === 'kafka') {
+      field.subscribe = async (_parent, args, ctx: EngineContext) => {
+        if (ctx.consume === undefined)
+          throw new GraphQLError('a subscription is sent over WebSocket (graphql-transport-ws)');
+        return ctx.consume(source, args as Record<string, unknown>);
+      };
+      // Each message is the source's answer for one event (the subscription's root value).
+      field.resolve = (event: unknown) => {
+        if (event instanceof GraphQLError) throw event;
+        return mapped(event, path);
+      };
+      continue;
+    }
     field.resolve =
       source.kind === 'graphql'
-        ? graphqlResolver(source, path)
-        : restResolver(source, path, isAbstractType(getNamedType(field.type)));
+        ? typed(graphqlResolver(source, path), abstract ? source.defaultTypeName : undefined)
+        : restResolver(source, path, abstract);
   }
   for (const t of Object.values(schema.getTypeMap())) {
     if (isAbstractType(t) && t.resolveType === undefined) {

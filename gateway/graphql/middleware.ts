@@ -10,7 +10,16 @@
  * `executionEngine` API executes it (engine.ts). A WebSocket upgrade (subscriptions,
  * `graphql-transport-ws`) is relayed to the upstream as it is (subscriptions.ts).
  */
-import { execute, OperationTypeNode, type GraphQLError, type GraphQLSchema } from 'graphql';
+import {
+  execute,
+  OperationTypeNode,
+  subscribe,
+  type DocumentNode,
+  type GraphQLError,
+  type GraphQLFormattedError,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from 'graphql';
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import { buildGraphqlSchema } from '../../schemas/rules/graphql-schema.ts';
 import { reject, respond } from '../pipeline/compose.ts';
@@ -40,6 +49,14 @@ import {
 } from '../../schemas/rules/graphql-federation.ts';
 import { engineFields, type EngineField, type GraphqlSource } from './sources.ts';
 import { relayUpgrade } from './subscriptions.ts';
+import { kafkaEvents } from './kafka.ts';
+import {
+  offersTransportWs,
+  serveTransportWs,
+  TRANSPORT_WS,
+  type OperationOutcome,
+  type SubscribePayload,
+} from './transport-ws.ts';
 
 /** A GraphQL request as clients send it. */
 interface GraphqlParams {
@@ -103,7 +120,10 @@ interface CompiledGraphql {
   /** A supergraph API's planner (federation.ts). */
   supergraph?: Supergraph;
   introspection: boolean;
-  /** The engine's subscriptions: the GraphQL source they are relayed to, or why there is none. */
+  /**
+   * The engine's subscriptions: the GraphQL source they are relayed to, `own` when the gateway
+   * answers them itself (Kafka sources: transport-ws.ts), or why there are none.
+   */
   subscriptions: { target: Target; path: string; source: GraphqlSource } | string;
 }
 
@@ -119,6 +139,8 @@ function subscriptionSource(
 ): CompiledGraphql['subscriptions'] {
   const type = schema.getSubscriptionType();
   if (type === null || type === undefined) return 'the schema has no subscriptions';
+  // Kafka sources are consumed by the gateway: it speaks to the client itself.
+  if (fields.some((f) => f.typeName === type.name && f.source?.kind === 'kafka')) return 'own';
   let source: GraphqlSource | undefined;
   for (const name of Object.keys(type.getFields())) {
     const f = fields.find((x) => x.typeName === type.name && x.fieldName === name);
@@ -184,6 +206,69 @@ function compile(api: GatewayApiDefinition): CompiledGraphql {
   };
 }
 
+/**
+ * Why the key may not run `document` (403 with GraphQL errors): introspection the API disables,
+ * the key's `max_query_depth` (its access right's `limit.max_query_depth` when it has a per-API
+ * limit), its field permissions (`restricted_types`, `allowed_types`).
+ */
+function refused(
+  c: CompiledGraphql,
+  ctx: RequestContext,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+): { status: number; errors: unknown[] } | undefined {
+  if (!c.introspection) {
+    const errors = introspectionErrors(c.schema, document);
+    if (errors.length > 0) return { status: 403, errors: errorsBody(errors).errors };
+  }
+  const session = ctx.session;
+  if (session === undefined) return undefined;
+  const right = session.access_rights?.[ctx.route.id];
+  // A per-API limit replaces the key's limits whole, its depth included.
+  const most = (right?.limit ?? session).max_query_depth ?? -1;
+  if (most > 0 && queryDepth(document, operation) > most) {
+    return { status: 403, errors: [{ message: 'depth limit exceeded' }] };
+  }
+  const perms = fieldPermissions(right?.restricted_types, right?.allowed_types);
+  const refusedField_ = perms === undefined ? undefined : refusedField(c.schema, document, perms);
+  if (refusedField_ !== undefined) return { status: 403, errors: errorsBody([refusedField_.error]).errors };
+  return undefined;
+}
+
+/**
+ * Runs one operation of a graphql-transport-ws session (transport-ws.ts) of an engine API whose
+ * subscriptions the gateway answers itself: checked as an HTTP request is (validity, then
+ * `refused`), a subscription run with graphql-js's `subscribe`, anything else executed.
+ */
+async function runOperation(
+  c: CompiledGraphql,
+  ctx: RequestContext,
+  context: EngineContext,
+  payload: SubscribePayload,
+): Promise<OperationOutcome> {
+  const checked = parseAndValidate(c.schema, payload.query, payload.operationName);
+  if (!('document' in checked)) return { errors: checked.map((e) => e.toJSON()) };
+  const refusal = refused(c, ctx, checked.document, checked.operation);
+  if (refusal !== undefined) return { errors: refusal.errors as GraphQLFormattedError[] };
+  const args = {
+    schema: c.schema,
+    document: checked.document,
+    contextValue: context,
+    variableValues: payload.variables,
+    operationName: payload.operationName,
+  };
+  if (checked.operation.operation !== OperationTypeNode.SUBSCRIPTION) {
+    return { result: await execute(args) };
+  }
+  const results = await subscribe(args);
+  if (Symbol.asyncIterator in results) return { results };
+  const errors = results.errors ?? [];
+  return {
+    errors:
+      errors.length > 0 ? errors.map((e) => e.toJSON()) : [{ message: 'the subscription did not start' }],
+  };
+}
+
 /** Whether the API is GraphQL with a schema to check requests against. */
 const isGraphql = (api: GatewayApiDefinition): boolean => {
   const g = api.graphql;
@@ -202,6 +287,7 @@ export const graphql: GatewayMiddleware = {
   create(api, deps) {
     const c = compile(api);
     const routes = deps.routes;
+    const streams = deps.streams;
     return around(async (ctx, next) => {
       if ((ctx.headers.upgrade ?? '').toLowerCase() === 'websocket') {
         // Subscriptions: the client's connection itself is relayed, on an entrance that hands it
@@ -212,6 +298,29 @@ export const graphql: GatewayMiddleware = {
           return answer(ctx, 400, {
             errors: [{ message: 'subscriptions through a supergraph are not supported yet' }],
           });
+        }
+        if (c.engine && c.subscriptions === 'own') {
+          if (!offersTransportWs(ctx)) {
+            return answer(ctx, 400, {
+              errors: [
+                { message: `subscriptions are served over WebSocket with the subprotocol ${TRANSPORT_WS}` },
+              ],
+            });
+          }
+          const controller = new AbortController();
+          const context: EngineContext = {
+            calls: new Map(),
+            signal: controller.signal,
+            requestHeaders: ctx.headers,
+            internal: internalSources(ctx, routes),
+            consume: (source, args) => kafkaEvents(streams, source, args),
+          };
+          await serveTransportWs(ctx, conn, (payload) =>
+            // Each operation its own loader: a subscription's events are not one request.
+            runOperation(c, ctx, { ...context, calls: new Map() }, payload),
+          );
+          controller.abort();
+          return undefined;
         }
         if (c.engine) {
           const sub = c.subscriptions;
@@ -247,26 +356,8 @@ export const graphql: GatewayMiddleware = {
       if (!('document' in checked)) {
         return answer(ctx, 400, errorsBody(checked));
       }
-      if (!c.introspection) {
-        const errors = introspectionErrors(c.schema, checked.document);
-        if (errors.length > 0) {
-          return answer(ctx, 403, errorsBody(errors));
-        }
-      }
-      const session = ctx.session;
-      if (session !== undefined) {
-        const right = session.access_rights?.[ctx.route.id];
-        // A per-API limit replaces the key's limits whole, its depth included.
-        const most = (right?.limit ?? session).max_query_depth ?? -1;
-        if (most > 0 && queryDepth(checked.document, checked.operation) > most) {
-          return answer(ctx, 403, { errors: [{ message: 'depth limit exceeded' }] });
-        }
-        const perms = fieldPermissions(right?.restricted_types, right?.allowed_types);
-        const refused = perms === undefined ? undefined : refusedField(c.schema, checked.document, perms);
-        if (refused !== undefined) {
-          return answer(ctx, 403, errorsBody([refused.error]));
-        }
-      }
+      const refusal = refused(c, ctx, checked.document, checked.operation);
+      if (refusal !== undefined) return answer(ctx, refusal.status, { errors: refusal.errors });
       if (!c.engine && c.supergraph === undefined) {
         await next();
         return undefined;

@@ -4,11 +4,11 @@
  * - version 1, `graphql.type_field_configurations`: a data source and a mapping per field
  *   (`HTTPJSONDataSource`, `GraphQLDataSource`; `mapping.path` a dot path);
  * - version 2 (`graphql.version: "2"`), `graphql.engine`: data sources of kind `REST` and
- *   `GraphQL`, each serving the fields of its `root_fields`, `field_configs` mapping fields (a key
+ *   `GraphQL`, and `Kafka` (subscription fields fed by topics), each serving the fields of its `root_fields`, `field_configs` mapping fields (a key
  *   path; by default the key of the field's own name, as the reference's engine reads it), and
  *   `global_headers` sent to every source.
- * The rules in schemas/rules/graphql.ts refuse what this model cannot hold (Kafka sources among
- * them), so what is read here is what was admitted.
+ * The rules in schemas/rules/graphql.ts refuse what this model cannot hold (Kafka's SASL, other
+ * balance strategies and isolation levels among them), so what is read here is what was admitted.
  */
 import type {
   GraphqlConfig,
@@ -16,6 +16,7 @@ import type {
   GraphqlEngineDataSourceConfig,
   TypeFieldConfiguration,
 } from '../../schemas/generated/models.ts';
+import { KAFKA_VERSION } from '../../schemas/rules/graphql.ts';
 
 /** An HTTP call answering JSON (v1 `HTTPJSONDataSource`, v2 `REST`). */
 export interface RestSource {
@@ -47,10 +48,29 @@ export interface GraphqlSource {
   operation: { query: string; variables: Readonly<Record<string, unknown>> } | undefined;
   /** How the source serves subscriptions (v2 `subscription_type`; empty: graphql-transport-ws). */
   subscriptionType: string;
+  /** The object type a value without `__typename` is, for a field of an abstract type (v2 `default_type_name`). */
+  defaultTypeName?: string | undefined;
+}
+
+/**
+ * Kafka topics feeding a subscription field (v2 `Kafka`): each subscription is one consumer of
+ * the group, through the gateway's stream processor (kafka.ts); each message is the source's
+ * answer for one event.
+ */
+export interface KafkaSource {
+  kind: 'kafka';
+  brokers: readonly string[];
+  /** May hold `{{ .arguments.x }}` templates, as may `clientId`. */
+  topics: readonly string[];
+  groupId: string;
+  clientId: string;
+  /** The stream processor's form of the protocol version (`2.8.0`), or undefined for its default. */
+  version: string | undefined;
+  startFromOldest: boolean;
 }
 
 /** Where one field's data comes from. */
-export type EngineSource = RestSource | GraphqlSource;
+export type EngineSource = RestSource | GraphqlSource | KafkaSource;
 
 /** One field of the graph the engine resolves itself. */
 export interface EngineField {
@@ -62,6 +82,14 @@ export interface EngineField {
    */
   path: readonly string[] | undefined;
   source: EngineSource | undefined;
+}
+
+/**
+ * The reference's `V2_8_0_0` as the stream processor's consumer (sarama) reads a version: three
+ * parts from 1.0 on (`2.8.0`), four before (`0.10.2.0`).
+ */
+function kafkaVersion(parts: number[]): string {
+  return (parts[0] ?? 0) >= 1 ? parts.slice(0, 3).join('.') : parts.join('.');
 }
 
 const dotPath = (path: string | undefined): string[] | undefined =>
@@ -151,6 +179,19 @@ function v2Source(
       operation:
         c.has_operation === true ? { query: c.operation ?? '', variables: c.variables ?? {} } : undefined,
       subscriptionType: c.subscription_type ?? '',
+      defaultTypeName: c.default_type_name === '' ? undefined : c.default_type_name,
+    };
+  }
+  if (kind === 'Kafka') {
+    const v = KAFKA_VERSION.exec(c.kafka_version ?? '');
+    return {
+      kind: 'kafka',
+      brokers: c.broker_addresses ?? [],
+      topics: c.topics ?? [],
+      groupId: c.group_id ?? '',
+      clientId: c.client_id ?? '',
+      version: v === null ? undefined : kafkaVersion(v.slice(1).map(Number)),
+      startFromOldest: c.start_consuming_latest !== true,
     };
   }
   return undefined;

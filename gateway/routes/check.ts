@@ -38,6 +38,12 @@ export interface CompileEnv {
   jsvm?: boolean | undefined;
   /** The lowest port this gateway may open (server/port-privilege.ts). Absent: any. */
   lowestPort?: number | undefined;
+  /**
+   * Why this gateway's stream processor (Bento) can't run (streaming off, Bento missing), or
+   * undefined when it can: Kafka data sources of the data graph are consumed through it. Absent:
+   * it can't.
+   */
+  streaming?: (() => string | undefined) | undefined;
 }
 
 const schemaCheck = compileSchema(apiDefinitionModel);
@@ -148,13 +154,28 @@ function oasHttpsProblems(api: GatewayApiDefinition, env: CompileEnv): FieldProb
   return problems;
 }
 
+/** Kafka data sources are consumed through the stream processor: refused where it can't run. */
+function kafkaStreamingProblems(api: GatewayApiDefinition, env: CompileEnv): FieldProblem[] {
+  const g = api.graphql;
+  if (g?.enabled !== true || g.version !== '2') return [];
+  const kafka = (g.engine?.data_sources ?? []).flatMap((d, i) => (d.kind === 'Kafka' ? [i] : []));
+  if (kafka.length === 0) return [];
+  const why = env.streaming === undefined ? 'this gateway runs none' : env.streaming();
+  if (why === undefined) return [];
+  return kafka.map((i) => ({
+    path: `graphql.engine.data_sources[${i}].kind`,
+    type: 'Forbidden' as const,
+    message: `a Kafka data source is consumed through the gateway's stream processor (Bento): ${why}`,
+  }));
+}
+
 /** What this gateway's configuration adds to the shared rules. */
 function configurationProblems(api: GatewayApiDefinition, env: CompileEnv): FieldProblem[] {
   // The object form of internal targets names an API by its ID here (the operator resolves
   // references), which only the gateway's model says.
   const problems: FieldProblem[] = gatewayInternalTargetProblems(api);
   if (env.jsvm !== true) problems.push(...jsvmProblems(api));
-  problems.push(...oasHttpsProblems(api, env));
+  problems.push(...oasHttpsProblems(api, env), ...kafkaStreamingProblems(api, env));
   const listener = listenerOf(api, env);
   const lowest = env.lowestPort ?? 1;
   if (

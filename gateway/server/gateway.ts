@@ -34,6 +34,7 @@ import { analyticsOf, type Analytics } from '../analytics/analytics.ts';
 import { FastPath } from './fast-path/index.ts';
 import { StreamsEngine } from '../streams/engine.ts';
 import { ottoWriteProblems } from '../plugins/otto.ts';
+import { bentoMissing, bentoPath } from '../../lib/bento/binary.ts';
 import { serveUpgrade } from '../streams/upgrade.ts';
 import { Listeners, type OpenListener } from './listeners.ts';
 import { TcpProxies, type TcpSwap } from '../tcp/index.ts';
@@ -156,6 +157,11 @@ export class Gateway {
       httpsPort: config.https_port,
       jsvm: config.enable_jsvm,
       lowestPort: lowestBindablePort(),
+      streaming: () => {
+        if (!config.streaming_enabled)
+          return 'streaming is disabled on this gateway: set streaming_enabled (SVC_GW_STREAMING_ENABLED=true)';
+        return bentoMissing(bentoPath(config.streaming_bento_path));
+      },
     };
     this.#sessions = new Sessions(store, { log, now: opts.now ?? Date.now });
     this.#dispatchers = new Dispatchers({

@@ -12,7 +12,7 @@ import type { Logger } from '../../lib/log.ts';
 import { bentoMissing, bentoPath } from '../../lib/bento/binary.ts';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { BentoState } from '../../lib/bento/process.ts';
-import { bentoConfig, checkStreams } from '../../lib/bento/streams.ts';
+import { bentoConfig, checkStreams, deleteStream } from '../../lib/bento/streams.ts';
 import {
   hasStreams,
   planStreams,
@@ -21,7 +21,7 @@ import {
 } from '../../schemas/rules/streams.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import type { StoredEntry } from '../store/store.ts';
-import { hostFor, type StreamsHost } from './host.ts';
+import { hostFor, OWN_STREAM_PREFIX, type StreamsHost } from './host.ts';
 
 /** How long a reload waits for Bento to take the new streams before reporting and moving on. */
 const SYNC_WAIT_MS = 20_000;
@@ -352,6 +352,31 @@ export class StreamsEngine {
       return '';
     }
     return relabelBentoMetrics(text, new Set(this.#desired.keys()));
+  }
+
+  /**
+   * Starts a stream of the gateway's own (`id` starts with OWN_STREAM_PREFIX; a sync leaves it
+   * alone) from its configuration, Bento started if need be; resolves with Bento's loopback port.
+   * Throws with Bento's refusal. `stopOwnStream` deletes it.
+   */
+  async startOwnStream(id: string, config: Record<string, unknown>): Promise<number> {
+    if (!this.enabled) throw new Error('streaming is disabled on this gateway');
+    if (!id.startsWith(OWN_STREAM_PREFIX)) throw new Error(`${id}: not a stream of the gateway's own`);
+    const missing = bentoMissing(this.binary);
+    if (missing !== undefined) throw new Error(missing);
+    const host = this.#process();
+    await host.up();
+    const res = await host.call('POST', `/streams/${encodeURIComponent(id)}`, JSON.stringify(config));
+    if (res.status !== 200)
+      throw new Error(`the stream processor refused the stream: ${res.body.trim().slice(0, 300)}`);
+    return host.port;
+  }
+
+  /** Deletes a stream `startOwnStream` started (nothing when Bento is not up: it went with it). */
+  async stopOwnStream(id: string): Promise<void> {
+    const host = this.#host;
+    if (host?.state !== 'up') return;
+    await deleteStream(host, id);
   }
 
   /** Brings Bento's streams to the desired set. */

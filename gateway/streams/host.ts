@@ -40,6 +40,13 @@ export interface StreamsHost {
   stop(): Promise<void>;
 }
 
+/**
+ * The start of the IDs of streams the gateway runs for itself beside the stored APIs' (a data
+ * graph's Kafka subscriptions, gateway/graphql/kafka.ts): no API ID has a `!`, and a sync leaves
+ * them alone (their owner deletes them).
+ */
+export const OWN_STREAM_PREFIX = 'svc!';
+
 /** Bento supervised by this process. */
 export class LocalHost implements StreamsHost {
   readonly #log: Logger;
@@ -150,7 +157,7 @@ export class LocalHost implements StreamsHost {
     // Streams that go are stopped together: each may take about 250 ms (deleteStream).
     await Promise.all(
       [...running]
-        .filter((id) => !this.#desired.has(id))
+        .filter((id) => !this.#desired.has(id) && !id.startsWith(OWN_STREAM_PREFIX))
         .map(async (id) => {
           await deleteStream(bento, id);
           this.#applied.delete(id);

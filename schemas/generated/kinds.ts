@@ -862,7 +862,7 @@ export interface GraphqlEngineConfig {
 
 /** One data source. */
 export interface GraphqlEngineDataSource {
-  /** Kind of the data source (Kafka is not supported yet). */
+  /** Kind of the data source: `REST`, `GraphQL`, or `Kafka` (subscription fields fed by Kafka topics, consumed through the gateway's stream processor). */
   kind: 'REST' | 'GraphQL' | 'Kafka';
   /** Name of the data source (for people). */
   name?: string;
@@ -870,11 +870,11 @@ export interface GraphqlEngineDataSource {
   internal?: boolean;
   /** Fields the data source serves. */
   root_fields?: GraphqlRootFields[];
-  /** Settings of the data source, by kind. REST: `url`, `method`, `headers`, `query`, `body`; GraphQL: `url`, `method`, `headers`, `subscription_type`, `has_operation`, `operation`, `variables`. Templates `{{ .arguments.x }}` (the field's arguments), `{{ .object.x }}` (the parent object's fields) and `{{ .request.headers.x }}` (a header of the client's request) are filled in the URL, query values, headers, body and variables. */
+  /** Settings of the data source, by kind. REST: `url`, `method`, `headers`, `query`, `body`; GraphQL: `url`, `method`, `headers`, `subscription_type`, `has_operation`, `operation`, `variables`, `default_type_name`; Kafka: `broker_addresses`, `topics`, `group_id`, `client_id`, `kafka_version`, `start_consuming_latest`, `balance_strategy`, `isolation_level`, `sasl`. Templates `{{ .arguments.x }}` (the field's arguments), `{{ .object.x }}` (the parent object's fields) and `{{ .request.headers.x }}` (a header of the client's request) are filled in the URL, query values, headers, body and variables. */
   config?: GraphqlEngineDataSourceConfig;
 }
 
-/** Settings of the data source, by kind. REST: `url`, `method`, `headers`, `query`, `body`; GraphQL: `url`, `method`, `headers`, `subscription_type`, `has_operation`, `operation`, `variables`. Templates `{{ .arguments.x }}` (the field's arguments), `{{ .object.x }}` (the parent object's fields) and `{{ .request.headers.x }}` (a header of the client's request) are filled in the URL, query values, headers, body and variables. */
+/** Settings of the data source, by kind. REST: `url`, `method`, `headers`, `query`, `body`; GraphQL: `url`, `method`, `headers`, `subscription_type`, `has_operation`, `operation`, `variables`, `default_type_name`; Kafka: `broker_addresses`, `topics`, `group_id`, `client_id`, `kafka_version`, `start_consuming_latest`, `balance_strategy`, `isolation_level`, `sasl`. Templates `{{ .arguments.x }}` (the field's arguments), `{{ .object.x }}` (the parent object's fields) and `{{ .request.headers.x }}` (a header of the client's request) are filled in the URL, query values, headers, body and variables. */
 export interface GraphqlEngineDataSourceConfig {
   /** http(s) URL of the data source, or another API of the gateway (svc://<api>/<path>, called through its chain); may hold templates, such as http://users/{{ .arguments.id }}. */
   url?: string;
@@ -894,6 +894,26 @@ export interface GraphqlEngineDataSourceConfig {
   operation?: string;
   /** GraphQL: variables of `operation`, a JSON object whose strings may hold templates. */
   variables?: Record<string, unknown>;
+  /** GraphQL: the object type the source answers for its fields (the member of an abstract type an answer without `__typename` is); must be an object type of the schema. */
+  default_type_name?: string;
+  /** Kafka: addresses (host:port) of the brokers the consumer first connects to; the rest of the cluster is discovered. */
+  broker_addresses?: string[];
+  /** Kafka: topics consumed by each subscription (they may hold `{{ .arguments.x }}` templates, filled from the subscription field's arguments). */
+  topics?: string[];
+  /** Kafka: consumer group of each subscription: subscriptions (on any gateway) sharing a group share the partitions of its topics, as consumers of one group do. */
+  group_id?: string;
+  /** Kafka: client ID the consumer gives the brokers (may hold `{{ .arguments.x }}` templates). */
+  client_id?: string;
+  /** Kafka: protocol version the consumer speaks, in the reference's form (`V2_8_0_0`); empty: the stream processor's default (2.1.0). */
+  kafka_version?: string;
+  /** Kafka: a group without committed offsets starts at the newest message (true) or the oldest (false, the default). */
+  start_consuming_latest?: boolean;
+  /** Kafka: how the group assigns partitions. Only `BalanceStrategyRange` (the default) is supported; others are refused. */
+  balance_strategy?: string;
+  /** Kafka: which messages are read. Only `ReadUncommitted` (the default) is supported; `ReadCommitted` is refused. */
+  isolation_level?: string;
+  /** Kafka: SASL authentication. Not supported yet: `enable: true` is refused. */
+  sasl?: GraphqlKafkaSasl;
   /** Fields the schema leaves open. */
   [key: string]: unknown;
 }
@@ -930,6 +950,16 @@ export interface GraphqlFieldConfig {
 export interface GraphqlIntrospectionConfig {
   /** Refuse introspection queries. */
   disabled?: boolean;
+}
+
+/** Kafka: SASL authentication. Not supported yet: `enable: true` is refused. */
+export interface GraphqlKafkaSasl {
+  /** Authenticate with SASL/PLAIN. */
+  enable?: boolean;
+  /** SASL user. */
+  user?: string;
+  /** SASL password. */
+  password?: string;
 }
 
 /** A GraphQL IDE page served by the gateway at `path` under the listen path (no outside hosts); its queries go through the API like any other request. */

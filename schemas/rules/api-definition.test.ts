@@ -911,7 +911,7 @@ const cases: Case[] = [
     ),
   },
   {
-    name: 'GraphQL version 2: bad sources are refused at their paths, Kafka by name',
+    name: 'GraphQL version 2: bad sources are refused at their paths',
     api: api(
       {
         graphql: {
@@ -966,10 +966,20 @@ const cases: Case[] = [
         message: '"Query" has no field "nope" in graphql.schema',
       },
       {
-        path: 'graphql.engine.data_sources[0].kind',
-        type: 'NotSupported',
+        path: 'graphql.engine.data_sources[0].root_fields[0].type',
+        type: 'Invalid',
+        message: '"Query": a Kafka data source feeds subscription fields: list fields of Subscription',
+      },
+      {
+        path: 'graphql.engine.data_sources[0].config.group_id',
+        type: 'Required',
+        message: 'name the consumer group: subscriptions sharing a group share the partitions of its topics',
+      },
+      {
+        path: 'graphql.engine.data_sources[1].root_fields[0].fields[0]',
+        type: 'Invalid',
         message:
-          '"Kafka": Kafka data sources are not supported yet by this gateway: use REST or GraphQL sources, or serve the topic as a stream (x-svc-streaming)',
+          'Query.a is already served by graphql.engine.data_sources[0]: list each field in one data source',
       },
       {
         path: 'graphql.engine.data_sources[1].root_fields[1].type',
@@ -1063,6 +1073,131 @@ const cases: Case[] = [
         message: 'set the upstream address, such as http://<service>.<namespace>.svc:<port>',
       },
     ],
+  },
+  {
+    name: 'GraphQL version 2, Kafka sources: what the consumer cannot do is refused by name',
+    api: api(
+      {
+        graphql: {
+          enabled: true,
+          execution_mode: 'executionEngine',
+          version: '2',
+          schema: 'type Query { a: String } type P { n: String } type Subscription { s(n: String): P }',
+          engine: {
+            data_sources: [
+              {
+                kind: 'Kafka',
+                root_fields: [{ type: 'Subscription', fields: ['s'] }],
+                config: {
+                  broker_addresses: ['k:9092', 'http://k:9092'],
+                  topics: ['t.{{ .object.id }}', ''],
+                  group_id: 'g',
+                  client_id: 'c-{{.arguments.n}}',
+                  kafka_version: '2.8.0',
+                  balance_strategy: 'BalanceStrategySticky',
+                  isolation_level: 'ReadCommitted',
+                  sasl: { enable: true, user: 'u', password: 'p' },
+                  url: 'http://x',
+                },
+              },
+              {
+                kind: 'GraphQL',
+                root_fields: [{ type: 'Query', fields: ['a'] }],
+                config: { url: 'http://g/', default_type_name: 'Nope' },
+              },
+            ],
+          },
+        },
+      },
+      { target_url: '' },
+    ),
+    want: [
+      {
+        path: 'graphql.engine.data_sources[0].config.url',
+        type: 'Forbidden',
+        message:
+          'not a setting of a Kafka data source: it takes broker_addresses, topics, group_id, client_id, kafka_version, start_consuming_latest, balance_strategy, isolation_level, sasl',
+      },
+      {
+        path: 'graphql.engine.data_sources[0].config.broker_addresses[1]',
+        type: 'Invalid',
+        message: '"http://k:9092": write a broker as host:port, such as kafka.default.svc:9092',
+      },
+      {
+        path: 'graphql.engine.data_sources[0].config.topics[0]',
+        type: 'Invalid',
+        message:
+          '"{{ .object.id }}": a Kafka source fills the subscription field\'s arguments only, such as {{ .arguments.name }}',
+      },
+      {
+        path: 'graphql.engine.data_sources[0].config.topics[1]',
+        type: 'Invalid',
+        message: 'a topic cannot be empty',
+      },
+      {
+        path: 'graphql.engine.data_sources[0].config.kafka_version',
+        type: 'Invalid',
+        message:
+          '"2.8.0": write the protocol version as the reference does, such as V2_8_0_0, or leave it empty',
+      },
+      {
+        path: 'graphql.engine.data_sources[0].config.balance_strategy',
+        type: 'NotSupported',
+        message:
+          '"BalanceStrategySticky": the gateway\'s Kafka consumer assigns partitions by range only: use BalanceStrategyRange, or leave it empty',
+      },
+      {
+        path: 'graphql.engine.data_sources[0].config.isolation_level',
+        type: 'NotSupported',
+        message:
+          '"ReadCommitted": the gateway\'s Kafka consumer reads uncommitted only: use ReadUncommitted, or leave it empty',
+      },
+      {
+        path: 'graphql.engine.data_sources[0].config.sasl.enable',
+        type: 'NotSupported',
+        message:
+          'SASL is not supported yet by the Kafka data source: reach the brokers without SASL, or set enable to false',
+      },
+      {
+        path: 'graphql.engine.data_sources[1].config.default_type_name',
+        type: 'Invalid',
+        message: '"Nope" is not an object type of graphql.schema: name the type the source answers',
+      },
+    ],
+  },
+  {
+    name: 'GraphQL version 2, Kafka sources: the reference sample form is admitted',
+    api: api(
+      {
+        graphql: {
+          enabled: true,
+          execution_mode: 'executionEngine',
+          version: '2',
+          schema: 'type Query { a: String } type P { n: String } type Subscription { s(n: String): P }',
+          engine: {
+            data_sources: [
+              {
+                kind: 'Kafka',
+                root_fields: [{ type: 'Subscription', fields: ['s'] }],
+                config: {
+                  broker_addresses: ['kafka:9092'],
+                  topics: ['t.{{.arguments.n}}'],
+                  group_id: 'g',
+                  client_id: 'c',
+                  kafka_version: 'V2_8_0_0',
+                  start_consuming_latest: true,
+                  balance_strategy: 'BalanceStrategyRange',
+                  isolation_level: 'ReadUncommitted',
+                  sasl: { enable: false, user: '', password: '' },
+                },
+              },
+            ],
+          },
+        },
+      },
+      { target_url: '' },
+    ),
+    want: [],
   },
 ];
 

@@ -6,7 +6,8 @@
  * one), and a type and field the schema has. The version 2 form (`graphql.version: "2"`,
  * `graphql.engine`) the same: REST and GraphQL sources with the settings of their kind, root fields
  * the schema has (each served by one source), templates over arguments and the parent object only;
- * Kafka sources are refused by name. The form `version` does not name must be empty. Federation
+ * Kafka sources (kafka-source rules below: subscription fields only, the settings the stream processor
+ * can honour, the others refused by name). The form `version` does not name must be empty. Federation
  * (`subgraph`, `supergraph`): graphql-federation.ts.
  */
 import { GraphQLError, isObjectType, parse, type GraphQLSchema } from 'graphql';
@@ -34,7 +35,16 @@ export const DATA_SOURCE_KINDS = ['GraphQLDataSource', 'HTTPJSONDataSource'];
 /** The settings each version 2 data source kind takes. */
 const V2_CONFIG_FIELDS: Record<string, readonly string[]> = {
   REST: ['url', 'method', 'headers', 'query', 'body'],
-  GraphQL: ['url', 'method', 'headers', 'subscription_type', 'has_operation', 'operation', 'variables'],
+  GraphQL: [
+    'url',
+    'method',
+    'headers',
+    'subscription_type',
+    'has_operation',
+    'operation',
+    'variables',
+    'default_type_name',
+  ],
 };
 
 /** The methods each version 2 data source kind calls with. */
@@ -221,13 +231,11 @@ function engineProblems(
     if (ds === undefined) return;
     const kind = text(ds.kind);
     if (kind === 'Kafka') {
-      problems.push(
-        problem(
-          `${at}.kind`,
-          'NotSupported',
-          '"Kafka": Kafka data sources are not supported yet by this gateway: use REST or GraphQL sources, or serve the topic as a stream (x-svc-streaming)',
-        ),
-      );
+      problems.push(...kafkaSourceProblems(ds, schema, at));
+      list(ds.root_fields).forEach((r) => {
+        const rf = model<GraphqlRootFields>(r);
+        for (const f of list(rf?.fields)) servedBy.set(`${text(rf?.type) ?? ''}.${text(f) ?? ''}`, i);
+      });
       return;
     }
     list(ds.root_fields).forEach((r, j) => {
@@ -256,13 +264,18 @@ function engineProblems(
       });
     });
     if (kind === undefined || V2_CONFIG_FIELDS[kind] === undefined) return;
-    problems.push(...sourceConfigProblems(kind, ds.config, `${at}.config`));
+    problems.push(...sourceConfigProblems(kind, ds.config, `${at}.config`, schema));
   });
   return problems;
 }
 
 /** The problems of one REST or GraphQL source's `config`. */
-function sourceConfigProblems(kind: string, raw: unknown, at: string): FieldProblem[] {
+function sourceConfigProblems(
+  kind: string,
+  raw: unknown,
+  at: string,
+  schema: GraphQLSchema | undefined,
+): FieldProblem[] {
   const config = model<GraphqlEngineDataSourceConfig>(raw);
   if (config === undefined) {
     return [problem(at, 'Required', `a ${kind} data source needs its config, with the url it calls`)];
@@ -318,6 +331,16 @@ function sourceConfigProblems(kind: string, raw: unknown, at: string): FieldProb
         `${at}.subscription_type`,
         'NotSupported',
         `${quote(sub)}: use ${SUBSCRIPTION_TYPES.filter((t) => t !== '').join(', ')}, or leave it empty`,
+      ),
+    );
+  }
+  const typeName = text(config.default_type_name) ?? '';
+  if (typeName !== '' && schema !== undefined && !isObjectType(schema.getType(typeName))) {
+    problems.push(
+      problem(
+        `${at}.default_type_name`,
+        'Invalid',
+        `${quote(typeName)} is not an object type of graphql.schema: name the type the source answers`,
       ),
     );
   }
@@ -382,4 +405,182 @@ function templatedUrlProblem(url: string): string | undefined {
     return `${quote(url)} has the scheme ${quote(parsed.protocol.slice(0, -1))}: data sources are called over http or https`;
   }
   return undefined;
+}
+
+/** The settings a Kafka data source takes. */
+const KAFKA_FIELDS = [
+  'broker_addresses',
+  'topics',
+  'group_id',
+  'client_id',
+  'kafka_version',
+  'start_consuming_latest',
+  'balance_strategy',
+  'isolation_level',
+  'sasl',
+];
+
+/** The reference's Kafka protocol versions (`V2_8_0_0`), as the stream processor's consumer reads them. */
+export const KAFKA_VERSION = /^V(\d+)_(\d+)_(\d+)_(\d+)$/;
+
+/** A Kafka template fills the subscription field's arguments only (a root field has no parent). */
+const KAFKA_TEMPLATE = /^\{\{\s*\.?arguments(\.[A-Za-z_][A-Za-z0-9_]*)+\s*\}\}$/;
+
+function kafkaTemplateProblem(value: string): string | undefined {
+  for (const m of value.matchAll(/\{\{[^{}]*\}\}/g)) {
+    if (!KAFKA_TEMPLATE.test(m[0])) {
+      return `${quote(m[0])}: a Kafka source fills the subscription field's arguments only, such as {{ .arguments.name }}`;
+    }
+  }
+  const filled = value.replace(/\{\{[^{}]*\}\}/g, 'x');
+  if (filled.includes('{{') || filled.includes('}}')) {
+    return `${quote(value)} has an unbalanced template: close each {{ with }}, such as {{ .arguments.name }}`;
+  }
+  return undefined;
+}
+
+/**
+ * A Kafka data source (`kind: Kafka`): it feeds subscription fields, one consumer of its group per
+ * subscription, through the gateway's stream processor (Bento's `kafka` input). What that consumer
+ * cannot do is refused by name: SASL, a balance strategy other than range, read-committed isolation.
+ */
+function kafkaSourceProblems(
+  ds: Unchecked<GraphqlEngineDataSource>,
+  schema: GraphQLSchema | undefined,
+  at: string,
+): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  const subscription = schema?.getSubscriptionType()?.name ?? 'Subscription';
+  list(ds.root_fields).forEach((r, j) => {
+    const rf = model<GraphqlRootFields>(r);
+    const typeName = text(rf?.type);
+    if (typeName !== undefined && typeName !== subscription) {
+      problems.push(
+        problem(
+          `${at}.root_fields[${j}].type`,
+          'Invalid',
+          `${quote(typeName)}: a Kafka data source feeds subscription fields: list fields of ${subscription}`,
+        ),
+      );
+      return;
+    }
+    list(rf?.fields).forEach((f, k) => {
+      const p = fieldProblem(
+        schema,
+        typeName,
+        text(f),
+        `${at}.root_fields[${j}].type`,
+        `${at}.root_fields[${j}].fields[${k}]`,
+      );
+      if (p !== undefined) problems.push(p);
+    });
+  });
+  const config = model<GraphqlEngineDataSourceConfig>(ds.config);
+  const c = `${at}.config`;
+  if (config === undefined) {
+    return [
+      ...problems,
+      problem(c, 'Required', 'a Kafka data source needs its config: broker_addresses, topics, group_id'),
+    ];
+  }
+  for (const [key, value] of Object.entries(config)) {
+    if (!KAFKA_FIELDS.includes(key) && hasContent(value)) {
+      problems.push(
+        problem(
+          `${c}.${key}`,
+          'Forbidden',
+          `not a setting of a Kafka data source: it takes ${KAFKA_FIELDS.join(', ')}`,
+        ),
+      );
+    }
+  }
+  const brokers = list(config.broker_addresses);
+  if (brokers.length === 0) {
+    problems.push(
+      problem(`${c}.broker_addresses`, 'Required', 'list the brokers (host:port) the consumer connects to'),
+    );
+  }
+  brokers.forEach((b, i) => {
+    const addr = text(b) ?? '';
+    if (!/^[^\s:/{}]+:\d{1,5}$/.test(addr) && !/^\[[0-9a-fA-F:.]+\]:\d{1,5}$/.test(addr)) {
+      problems.push(
+        problem(
+          `${c}.broker_addresses[${i}]`,
+          'Invalid',
+          `${quote(addr)}: write a broker as host:port, such as kafka.default.svc:9092`,
+        ),
+      );
+    }
+  });
+  const topics = list(config.topics);
+  if (topics.length === 0) {
+    problems.push(problem(`${c}.topics`, 'Required', 'list the topics each subscription consumes'));
+  }
+  topics.forEach((t, i) => {
+    const topic = text(t) ?? '';
+    const p =
+      topic === ''
+        ? 'a topic cannot be empty'
+        : (kafkaTemplateProblem(topic) ??
+          (/[\s,]/.test(topic.replace(/\{\{[^{}]*\}\}/g, 'x'))
+            ? `${quote(topic)}: one topic per entry, without spaces or commas`
+            : undefined));
+    if (p !== undefined) problems.push(problem(`${c}.topics[${i}]`, 'Invalid', p));
+  });
+  if ((text(config.group_id) ?? '') === '') {
+    problems.push(
+      problem(
+        `${c}.group_id`,
+        'Required',
+        'name the consumer group: subscriptions sharing a group share the partitions of its topics',
+      ),
+    );
+  } else if ((text(config.group_id) ?? '').includes('{{')) {
+    problems.push(
+      problem(`${c}.group_id`, 'Invalid', 'the consumer group is written as it is, without templates'),
+    );
+  }
+  const client = text(config.client_id) ?? '';
+  const clientProblem = client === '' ? undefined : kafkaTemplateProblem(client);
+  if (clientProblem !== undefined) problems.push(problem(`${c}.client_id`, 'Invalid', clientProblem));
+  const version = text(config.kafka_version) ?? '';
+  if (version !== '' && !KAFKA_VERSION.test(version)) {
+    problems.push(
+      problem(
+        `${c}.kafka_version`,
+        'Invalid',
+        `${quote(version)}: write the protocol version as the reference does, such as V2_8_0_0, or leave it empty`,
+      ),
+    );
+  }
+  const balance = text(config.balance_strategy) ?? '';
+  if (balance !== '' && balance !== 'BalanceStrategyRange') {
+    problems.push(
+      problem(
+        `${c}.balance_strategy`,
+        'NotSupported',
+        `${quote(balance)}: the gateway's Kafka consumer assigns partitions by range only: use BalanceStrategyRange, or leave it empty`,
+      ),
+    );
+  }
+  const isolation = text(config.isolation_level) ?? '';
+  if (isolation !== '' && isolation !== 'ReadUncommitted') {
+    problems.push(
+      problem(
+        `${c}.isolation_level`,
+        'NotSupported',
+        `${quote(isolation)}: the gateway's Kafka consumer reads uncommitted only: use ReadUncommitted, or leave it empty`,
+      ),
+    );
+  }
+  if (isTrue(model<{ enable?: boolean }>(config.sasl)?.enable)) {
+    problems.push(
+      problem(
+        `${c}.sasl.enable`,
+        'NotSupported',
+        'SASL is not supported yet by the Kafka data source: reach the brokers without SASL, or set enable to false',
+      ),
+    );
+  }
+  return problems;
 }

@@ -104,7 +104,14 @@ function localUpstream(obj: Obj): Obj {
  * The gateway a user trying the samples runs: TLS configured (for the HTTPS samples) and
  * `enable_jsvm` on, as the reference's gateway needs it for virtual endpoints too.
  */
-const GATEWAY: CompileEnv = { listenPort: 8080, controlPort: undefined, tls: true, jsvm: true };
+const GATEWAY: CompileEnv = {
+  listenPort: 8080,
+  controlPort: undefined,
+  tls: true,
+  jsvm: true,
+  // Streaming on with Bento installed: the data graph's Kafka sources are consumed through it.
+  streaming: () => undefined,
+};
 
 /** The listen path an Ingress rule gives an API made from a template (`path: /from-ingress`). */
 const INGRESS_PATH = '/from-ingress/';

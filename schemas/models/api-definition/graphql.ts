@@ -83,7 +83,7 @@ const typeFields: JsonSchema = {
 const engineDataSourceConfig: JsonSchema = {
   title: 'GraphqlEngineDataSourceConfig',
   description:
-    "Settings of the data source, by kind. REST: `url`, `method`, `headers`, `query`, `body`; GraphQL: `url`, `method`, `headers`, `subscription_type`, `has_operation`, `operation`, `variables`. Templates `{{ .arguments.x }}` (the field's arguments), `{{ .object.x }}` (the parent object's fields) and `{{ .request.headers.x }}` (a header of the client's request) are filled in the URL, query values, headers, body and variables.",
+    "Settings of the data source, by kind. REST: `url`, `method`, `headers`, `query`, `body`; GraphQL: `url`, `method`, `headers`, `subscription_type`, `has_operation`, `operation`, `variables`, `default_type_name`; Kafka: `broker_addresses`, `topics`, `group_id`, `client_id`, `kafka_version`, `start_consuming_latest`, `balance_strategy`, `isolation_level`, `sasl`. Templates `{{ .arguments.x }}` (the field's arguments), `{{ .object.x }}` (the parent object's fields) and `{{ .request.headers.x }}` (a header of the client's request) are filled in the URL, query values, headers, body and variables.",
   type: 'object',
   'x-kubernetes-preserve-unknown-fields': true,
   properties: {
@@ -125,6 +125,58 @@ const engineDataSourceConfig: JsonSchema = {
     operation: { type: 'string', description: 'GraphQL: the operation sent when has_operation is true.' },
     variables: {
       ...openObject('GraphQL: variables of `operation`, a JSON object whose strings may hold templates.'),
+    },
+    default_type_name: {
+      type: 'string',
+      description:
+        'GraphQL: the object type the source answers for its fields (the member of an abstract type an answer without `__typename` is); must be an object type of the schema.',
+    },
+    broker_addresses: strings(
+      'Kafka: addresses (host:port) of the brokers the consumer first connects to; the rest of the cluster is discovered.',
+    ),
+    topics: strings(
+      "Kafka: topics consumed by each subscription (they may hold `{{ .arguments.x }}` templates, filled from the subscription field's arguments).",
+    ),
+    group_id: {
+      type: 'string',
+      description:
+        'Kafka: consumer group of each subscription: subscriptions (on any gateway) sharing a group share the partitions of its topics, as consumers of one group do.',
+    },
+    client_id: {
+      type: 'string',
+      description:
+        'Kafka: client ID the consumer gives the brokers (may hold `{{ .arguments.x }}` templates).',
+    },
+    kafka_version: {
+      type: 'string',
+      description:
+        "Kafka: protocol version the consumer speaks, in the reference's form (`V2_8_0_0`); empty: the stream processor's default (2.1.0).",
+    },
+    start_consuming_latest: {
+      type: 'boolean',
+      description:
+        'Kafka: a group without committed offsets starts at the newest message (true) or the oldest (false, the default).',
+    },
+    balance_strategy: {
+      type: 'string',
+      description:
+        'Kafka: how the group assigns partitions. Only `BalanceStrategyRange` (the default) is supported; others are refused.',
+    },
+    isolation_level: {
+      type: 'string',
+      description:
+        'Kafka: which messages are read. Only `ReadUncommitted` (the default) is supported; `ReadCommitted` is refused.',
+    },
+    sasl: {
+      title: 'GraphqlKafkaSasl',
+      description: 'Kafka: SASL authentication. Not supported yet: `enable: true` is refused.',
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        enable: { type: 'boolean', description: 'Authenticate with SASL/PLAIN.' },
+        user: { type: 'string', description: 'SASL user.' },
+        password: { type: 'string', description: 'SASL password.' },
+      },
     },
   },
 };
@@ -171,7 +223,8 @@ const graphqlEngine: JsonSchema = {
           kind: {
             type: 'string',
             enum: ['REST', 'GraphQL', 'Kafka'],
-            description: 'Kind of the data source (Kafka is not supported yet).',
+            description:
+              "Kind of the data source: `REST`, `GraphQL`, or `Kafka` (subscription fields fed by Kafka topics, consumed through the gateway's stream processor).",
           },
           name: { type: 'string', description: 'Name of the data source (for people).' },
           internal: {

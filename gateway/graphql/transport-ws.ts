@@ -1,0 +1,211 @@
+/**
+ * The server side of the GraphQL over WebSocket protocol (`graphql-transport-ws`, the protocol of
+ * the `graphql-ws` library), for subscriptions the gateway answers itself (the execution engine's
+ * Kafka sources): the client's upgrade, once it passed the chain, is accepted on its own
+ * connection; `connection_init` is acknowledged (within 3 s of opening, else close 4408), `ping`
+ * answered with `pong`, each `subscribe` run by `run` and its results sent as `next` then
+ * `complete` (or one `error` with the GraphQL errors when it cannot start), a client's `complete`
+ * ends its operation. Protocol errors close the socket with the protocol's codes (4400 bad
+ * message, 4401 subscribe before the acknowledgement, 4409 an ID already running, 4429 a second
+ * init).
+ */
+import type { IncomingMessage } from 'node:http';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { ExecutionResult, GraphQLFormattedError } from 'graphql';
+import type { ClientConnection, RequestContext } from '../pipeline/context.ts';
+
+/** The subprotocol served. */
+export const TRANSPORT_WS = 'graphql-transport-ws';
+
+/** How long a client has to send `connection_init`. */
+const INIT_WAIT_MS = 3_000;
+
+/** A `subscribe` message's payload. */
+export interface SubscribePayload {
+  query: string;
+  variables: Record<string, unknown> | undefined;
+  operationName: string | undefined;
+}
+
+/**
+ * What an operation gives: errors that refuse it (an `error` message), one result (a query), or
+ * the results of a subscription.
+ */
+export type OperationOutcome =
+  | { errors: readonly GraphQLFormattedError[] }
+  | { result: ExecutionResult }
+  | { results: AsyncIterableIterator<ExecutionResult> };
+
+/** Whether the client offered the subprotocol (`Sec-WebSocket-Protocol`). */
+export function offersTransportWs(ctx: RequestContext): boolean {
+  const offered = ctx.headers['sec-websocket-protocol'] ?? '';
+  return offered
+    .split(',')
+    .map((p) => p.trim())
+    .includes(TRANSPORT_WS);
+}
+
+const server = new WebSocketServer({
+  noServer: true,
+  perMessageDeflate: false,
+  maxPayload: 1024 * 1024,
+  handleProtocols: (protocols) => (protocols.has(TRANSPORT_WS) ? TRANSPORT_WS : false),
+});
+
+/**
+ * Serves the protocol on the client connection of `ctx` (an upgrade request that passed the
+ * chain); resolves once the socket is closed.
+ */
+export function serveTransportWs(
+  ctx: RequestContext,
+  conn: ClientConnection,
+  run: (payload: SubscribePayload) => Promise<OperationOutcome>,
+): Promise<void> {
+  // The `ws` library reads the method, the headers and the URL of the request it upgrades.
+  const req = { method: 'GET', headers: ctx.headers, url: ctx.path } as unknown as IncomingMessage;
+  return new Promise<void>((resolve) => {
+    server.handleUpgrade(req, conn.socket, Buffer.alloc(0), (ws) => {
+      session(ws, run);
+      ws.once('close', () => {
+        resolve();
+      });
+    });
+    conn.socket.once('close', () => {
+      resolve();
+    });
+  });
+}
+
+function session(ws: WebSocket, run: (payload: SubscribePayload) => Promise<OperationOutcome>): void {
+  let initialised = false;
+  let acknowledged = false;
+  /** Running operations by ID; the value ends one (its iterator's `return`). */
+  const running = new Map<string, (() => void) | undefined>();
+  const send = (m: Record<string, unknown>): void => {
+    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(m));
+  };
+  const initTimer = setTimeout(() => {
+    if (!initialised) ws.close(4408, 'Connection initialisation timeout');
+  }, INIT_WAIT_MS);
+  ws.once('close', () => {
+    clearTimeout(initTimer);
+    for (const stop of running.values()) stop?.();
+    running.clear();
+  });
+  ws.on('message', (data: Buffer, binary: boolean) => {
+    let m: Record<string, unknown>;
+    try {
+      const parsed: unknown = binary ? undefined : JSON.parse(data.toString('utf8'));
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+        throw new Error('not an object');
+      m = parsed as Record<string, unknown>;
+    } catch {
+      ws.close(4400, 'Invalid message received');
+      return;
+    }
+    switch (m.type) {
+      case 'connection_init':
+        if (initialised) {
+          ws.close(4429, 'Too many initialisation requests');
+          return;
+        }
+        initialised = true;
+        acknowledged = true;
+        clearTimeout(initTimer);
+        send({ type: 'connection_ack' });
+        return;
+      case 'ping':
+        send({ type: 'pong' });
+        return;
+      case 'pong':
+        return;
+      case 'complete': {
+        const id = typeof m.id === 'string' ? m.id : undefined;
+        if (id === undefined) {
+          ws.close(4400, 'Invalid message received');
+          return;
+        }
+        const stop = running.get(id);
+        running.delete(id);
+        stop?.();
+        return;
+      }
+      case 'subscribe':
+        break;
+      default:
+        ws.close(4400, 'Invalid message received');
+        return;
+    }
+    if (!acknowledged) {
+      ws.close(4401, 'Unauthorized');
+      return;
+    }
+    const id = typeof m.id === 'string' && m.id !== '' ? m.id : undefined;
+    const raw: unknown = m.payload;
+    const p = raw !== null && typeof raw === 'object' ? (raw as Record<string, unknown>) : undefined;
+    const variables = p?.variables ?? undefined;
+    if (
+      id === undefined ||
+      p === undefined ||
+      typeof p.query !== 'string' ||
+      (variables !== undefined && (typeof variables !== 'object' || Array.isArray(variables)))
+    ) {
+      ws.close(4400, 'Invalid message received');
+      return;
+    }
+    if (running.has(id)) {
+      ws.close(4409, `Subscriber for ${id} already exists`);
+      return;
+    }
+    running.set(id, undefined);
+    const payload: SubscribePayload = {
+      query: p.query,
+      variables: variables as Record<string, unknown> | undefined,
+      operationName:
+        typeof p.operationName === 'string' && p.operationName !== '' ? p.operationName : undefined,
+    };
+    void operate(id, payload);
+  });
+
+  async function operate(id: string, payload: SubscribePayload): Promise<void> {
+    let outcome: OperationOutcome;
+    try {
+      outcome = await run(payload);
+    } catch (err) {
+      outcome = { errors: [{ message: err instanceof Error ? err.message : String(err) }] };
+    }
+    if (!running.has(id)) {
+      // The client completed it (or left) while it started.
+      if ('results' in outcome) await outcome.results.return?.();
+      return;
+    }
+    if ('errors' in outcome) {
+      running.delete(id);
+      send({ id, type: 'error', payload: outcome.errors });
+      return;
+    }
+    if ('result' in outcome) {
+      running.delete(id);
+      send({ id, type: 'next', payload: outcome.result });
+      send({ id, type: 'complete' });
+      return;
+    }
+    const results = outcome.results;
+    running.set(id, () => {
+      void results.return?.();
+    });
+    try {
+      for await (const r of results) {
+        if (!running.has(id)) break;
+        send({ id, type: 'next', payload: r });
+      }
+    } catch (err) {
+      if (running.has(id)) {
+        send({ id, type: 'error', payload: [{ message: err instanceof Error ? err.message : String(err) }] });
+        running.delete(id);
+      }
+      return;
+    }
+    if (running.delete(id)) send({ id, type: 'complete' });
+  }
+}
