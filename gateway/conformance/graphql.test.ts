@@ -741,9 +741,13 @@ describeEachSetup(
         message:
           'Validation of API Definition failed. Reason: ' +
           [
-            'graphql.engine.data_sources[10].kind: Unsupported value: "Kafka": Kafka data sources are not supported yet by this gateway: use REST or GraphQL sources, or serve the topic as a stream (x-svc-streaming)',
+            'graphql.engine.data_sources[10].root_fields[0].type: Invalid value: "Query": a Kafka data source feeds subscription fields: list fields of Subscription',
+            'graphql.engine.data_sources[10].config.broker_addresses: Required value: list the brokers (host:port) the consumer connects to',
+            'graphql.engine.data_sources[10].config.group_id: Required value: name the consumer group: subscriptions sharing a group share the partitions of its topics',
+            'graphql.engine.data_sources[10].root_fields[0].fields[0]: Invalid value: Query.method is already served by graphql.engine.data_sources[8]: list each field in one data source',
             'graphql.engine.data_sources[11].root_fields[0].fields[0]: Invalid value: "Query" has no field "nope" in graphql.schema',
             'graphql.engine.data_sources[11].config.url: Invalid value: "ftp://x" has the scheme "ftp": data sources are called over http or https',
+            "graphql.engine.data_sources[10].kind: Forbidden: a Kafka data source is consumed through the gateway's stream processor (Bento): streaming is disabled on this gateway: set streaming_enabled (SVC_GW_STREAMING_ENABLED=true)",
           ].join('; '),
       });
     });

@@ -232,9 +232,21 @@ function engineProblems(
     const kind = text(ds.kind);
     if (kind === 'Kafka') {
       problems.push(...kafkaSourceProblems(ds, schema, at));
-      list(ds.root_fields).forEach((r) => {
+      list(ds.root_fields).forEach((r, j) => {
         const rf = model<GraphqlRootFields>(r);
-        for (const f of list(rf?.fields)) servedBy.set(`${text(rf?.type) ?? ''}.${text(f) ?? ''}`, i);
+        list(rf?.fields).forEach((f, k) => {
+          const key = `${text(rf?.type) ?? ''}.${text(f) ?? ''}`;
+          const earlier = servedBy.get(key);
+          if (earlier === undefined) servedBy.set(key, i);
+          else
+            problems.push(
+              problem(
+                `${at}.root_fields[${j}].fields[${k}]`,
+                'Invalid',
+                `${key} is already served by graphql.engine.data_sources[${earlier}]: list each field in one data source`,
+              ),
+            );
+        });
       });
       return;
     }
