@@ -245,7 +245,7 @@ describe('bad manifests are refused with our message', () => {
       ],
     },
     {
-      name: 'ApiDefinition: GraphQL version 2, a Kafka source and a root field the schema lacks, named',
+      name: 'ApiDefinition: GraphQL version 2, a Kafka source on a Query field without its group, and a root field the schema lacks, named',
       objects: () => [
         apiDefinition('g2', {
           proxy: { listen_path: '/g2/', target_url: '' },
@@ -274,7 +274,8 @@ describe('bad manifests are refused with our message', () => {
       ],
       expect: [
         'The ApiDefinition "g2" is invalid: \n',
-        '* spec.graphql.engine.data_sources[0].kind: Unsupported value: "Kafka": Kafka data sources are not supported yet by this gateway',
+        '* spec.graphql.engine.data_sources[0].root_fields[0].type: Invalid value: "Query": a Kafka data source feeds subscription fields: list fields of Subscription',
+        '* spec.graphql.engine.data_sources[0].config.group_id: Required value: name the consumer group',
         '* spec.graphql.engine.data_sources[1].root_fields[0].fields[0]: Invalid value: "Query" has no field "b" in graphql.schema',
       ],
     },
