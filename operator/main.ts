@@ -26,6 +26,7 @@ import {
   svcStreamsApiDefinitionController,
 } from './controllers/oas-api-definition.ts';
 import { operatorContextController, type ContextObject } from './controllers/operator-context.ts';
+import { portalControllers } from './controllers/portal/index.ts';
 import { securityPolicyController } from './controllers/security-policy.ts';
 import { subGraphController } from './controllers/sub-graph.ts';
 import { superGraphController } from './controllers/super-graph.ts';
@@ -85,6 +86,7 @@ manager.add(operatorContextController(env, contexts));
 manager.add(apiKeyController(env));
 manager.add(subGraphController(env));
 manager.add(superGraphController(env));
+for (const c of portalControllers(env)) manager.add(c);
 const ingress = ingressController(env, {
   watchClass: cfg.WATCH_INGRESS_CLASS,
   httpPort: cfg.SVC_HTTP_INGRESS_PORT,

@@ -7,6 +7,8 @@ import {
   type KeyOps,
   type ManagementClient,
   type OasDocument,
+  type PortalCollection,
+  type PortalOps,
   type ServingGateways,
 } from './management.ts';
 import { ManagementTransport, type CallResult, type Method } from './transport.ts';
@@ -202,6 +204,27 @@ export class DashboardClient implements ManagementClient {
     return appliedList(res.body, of.kind === 'apis' ? 'api' : 'policy');
   }
 
+  /**
+   * The portal admin API (`/api/portal/config`, `/api/portal/{products|catalogues}/{id}`). The
+   * settings are one document per organisation: deleting them writes `{}` (the defaults back).
+   */
+  readonly portal: PortalOps = {
+    get: async (collection, id) => {
+      const res = await this.#call('GET', portalPath(collection, id), undefined, [404]);
+      return res.status === 404 ? undefined : (res.body as Record<string, unknown>);
+    },
+    put: async (collection, id, doc) => {
+      await this.#call('PUT', portalPath(collection, id), doc);
+    },
+    delete: async (collection, id) => {
+      if (collection === 'config') {
+        await this.#call('PUT', portalPath(collection, id), {});
+        return true;
+      }
+      return this.#delete(portalPath(collection, id));
+    },
+  };
+
   /** Nothing to do here: gateways in mode pro load from the dashboard, not from the operator. */
   reload(): Promise<void> {
     return Promise.resolve();
@@ -234,6 +257,12 @@ export class DashboardClient implements ManagementClient {
   ): Promise<CallResult> {
     return this.#http.call(method, path, body, allowed, opts.contentType);
   }
+}
+
+function portalPath(collection: PortalCollection, id: string): string {
+  return collection === 'config'
+    ? '/api/portal/config'
+    : `/api/portal/${collection}/${encodeURIComponent(id)}`;
 }
 
 function isStreams(doc: OasDocument): boolean {

@@ -62,6 +62,26 @@ export interface ManagementClient {
    * the peer does not say (an older gateway or dashboard).
    */
   appliedBy?(of: AppliedOf): Promise<AppliedBy[] | undefined>;
+  /**
+   * Mode pro: the organisation's developer portal in the dashboard (docs/portal.md, admin API).
+   * Gateways (mode ce) have no portal: absent.
+   */
+  portal?: PortalOps;
+}
+
+/** One kind of portal document: the settings (one per organisation), products or catalogues. */
+export type PortalCollection = 'config' | 'products' | 'catalogues';
+
+/**
+ * The dashboard's portal admin API: documents by collection and ID (the settings have none). A
+ * PUT creates or replaces; a refused document is an InputError naming the field.
+ */
+export interface PortalOps {
+  /** The document as stored, or undefined when there is none with this ID. */
+  get(collection: PortalCollection, id: string): Promise<Record<string, unknown> | undefined>;
+  put(collection: PortalCollection, id: string, doc: Record<string, unknown>): Promise<void>;
+  /** False when there was nothing to delete; the settings go back to their defaults. */
+  delete(collection: PortalCollection, id: string): Promise<boolean>;
 }
 
 /** A document the gateways are asked about: an API or a policy, by ID. */

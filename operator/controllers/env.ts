@@ -38,7 +38,10 @@ export type SvcKindName =
   | 'OperatorContext'
   | 'ApiKey'
   | 'SubGraph'
-  | 'SuperGraph';
+  | 'SuperGraph'
+  | 'APIDescription'
+  | 'PortalAPICatalogue'
+  | 'PortalConfig';
 
 /** The watch of an svc kind in the watched namespaces (one shared informer per kind). */
 export function watchOf(env: Pick<ControllerEnv, 'namespaces'>, kind: SvcKindName): WatchSpec {
