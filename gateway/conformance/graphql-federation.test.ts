@@ -156,6 +156,20 @@ type User { id: ID! reviews: [Review!]! }`),
     keyless('reviews-sub', '/reviews-sub/', reviews.url, {
       graphql: { enabled: true, execution_mode: 'subgraph', subgraph: { sdl: REVIEWS_SDL } },
     }),
+    // As the reference's dashboard exports them: the unused block with its zero values.
+    keyless('reviews-sub-export', '/reviews-sub-export/', reviews.url, {
+      graphql: {
+        enabled: true,
+        execution_mode: 'subgraph',
+        subgraph: { sdl: REVIEWS_SDL },
+        supergraph: {
+          subgraphs: [{ api_id: '', name: '', url: '', sdl: '' }],
+          merged_sdl: '',
+          global_headers: {},
+        },
+      },
+    }),
+    keyless('super-export', '/super-export/', '', { graphql: { ...supergraph(), subgraph: { sdl: '' } } }),
     keyless('super', '/super/', '', { graphql: supergraph() }),
     keyed('super-keyed', '/super-keyed/', '', { graphql: supergraph() }),
     // No merged schema given: composed from the subgraphs' SDLs.
@@ -286,6 +300,31 @@ test('subgraph API: queries are checked against its SDL with _service and _entit
   assert.deepEqual(entities.json, { data: { _entities: [{ reviews: [{ id: 'r2' }] }] } });
   const bad = await ask('/reviews-sub/graphql', '{ users { id } }');
   assert.equal(bad.status, 400);
+});
+
+test("the other mode's block with nothing set (as the reference exports it) is accepted, and ignored", async () => {
+  const sub = await ask('/reviews-sub-export/graphql', '{ _service { sdl } }');
+  assert.equal(sub.status, 200);
+  assert.deepEqual(sub.json, { data: { _service: { sdl: REVIEWS_SDL } } });
+  const query = '{ topReviews { id author { name } } }';
+  const exported = await ask('/super-export/graphql', query);
+  assert.equal(exported.status, 200);
+  assert.deepEqual(exported.json, (await ask('/super/graphql', query)).json);
+  // A block that sets something is still refused, naming it.
+  const res = await gw.admin(
+    'POST',
+    '/svc/apis',
+    keyless('sub-with-super', '/sub-with-super/', reviews.url, {
+      graphql: {
+        enabled: true,
+        execution_mode: 'subgraph',
+        subgraph: { sdl: REVIEWS_SDL },
+        supergraph: { merged_sdl: 'type Query { a: Int }' },
+      },
+    }),
+  );
+  assert.equal(res.status, 400, res.text);
+  assert.match(res.text, /graphql\.supergraph: Forbidden: a subgraph API takes graphql\.subgraph, not supergraph/);
 });
 
 test('supergraph: what is not served is refused when written, naming the field', async () => {

@@ -30,6 +30,7 @@ import { quote, type FieldProblem } from './field-problem.ts';
 import { buildGraphqlSchema, located } from './graphql-schema.ts';
 import { isInternalUrl, parseInternalTarget } from './internal-target.ts';
 import { isTargetProblem } from './target.ts';
+import { hasContent } from '../support.ts';
 import { list, model, problem, text } from './read.ts';
 
 /** The federation definitions a subgraph's SDL may use without declaring them. */
@@ -421,8 +422,11 @@ export function federationProblems(
   graphql: { schema?: unknown; subgraph?: unknown; supergraph?: unknown },
 ): FieldProblem[] {
   const problems: FieldProblem[] = [];
+  // The other mode's block is accepted when it sets nothing: the reference's dashboard exports
+  // write both blocks, the unused one with its zero values (`subgraph: {sdl: ''}`, a supergraph
+  // of empty strings and maps), which its gateway ignores, and so does svc.
   if (mode === 'subgraph') {
-    if (graphql.supergraph !== undefined)
+    if (hasContent(graphql.supergraph))
       problems.push(
         problem('graphql.supergraph', 'Forbidden', 'a subgraph API takes graphql.subgraph, not supergraph'),
       );
@@ -445,7 +449,7 @@ export function federationProblems(
     }
     return problems;
   }
-  if (graphql.subgraph !== undefined)
+  if (hasContent(graphql.subgraph))
     problems.push(
       problem('graphql.subgraph', 'Forbidden', 'a supergraph API takes graphql.supergraph, not subgraph'),
     );
