@@ -49,6 +49,8 @@ import {
   withNotifications,
 } from './nodes/nodes.ts';
 import { appliedBy, reportApplied } from './nodes/applied.ts';
+import { PORTAL_ADMIN_ROUTES } from './portal/admin.ts';
+import { portal } from './portal/serve.ts';
 import {
   accessKeyHash,
   effectivePermissions,
@@ -317,6 +319,7 @@ const routes: readonly Route[] = [
     auth: 'user',
     methods: { GET: { handler: quotas, need: read('analytics') } },
   },
+  ...PORTAL_ADMIN_ROUTES,
   { name: 'me', path: /^\/api\/me$/, auth: 'user', methods: { GET: { handler: me } } },
   {
     name: 'audit',
@@ -389,6 +392,7 @@ export async function startDashboard(given: DashboardDeps): Promise<DashboardSer
     })),
   ];
   const deps: DashboardDeps = { ...given, store: withNotifications(given.store, notifier) };
+  const portalPart = portal(deps);
   const stopPruning = analytics.pruneAnalytics(deps);
   const stopPruningDetails = details.pruneDetails(deps);
   const nodeOk = (req: http.IncomingMessage): boolean =>
@@ -597,7 +601,8 @@ export async function startDashboard(given: DashboardDeps): Promise<DashboardSer
       });
     };
     const served = async (): Promise<{ route: string; reply: Reply } | undefined> =>
-      (await serveUi(req.method ?? 'GET', url.pathname, res)) ? undefined : dispatch(req, url, log);
+      (await portalPart.serve(req, url)) ??
+      ((await serveUi(req.method ?? 'GET', url.pathname, res)) ? undefined : dispatch(req, url, log));
     served().then(
       (out) => {
         if (out === undefined) {
