@@ -160,7 +160,7 @@ so far), or \`refused\` with the webhook's messages. \`e2e/webhooks/reference-sa
 manifests of the same feature classes, written in the reference's naming and renamed, through a
 real API server and the webhooks, and checks that what is stored is served.
 
-The run over the 86 ApiDefinition documents of those files admits and serves 68: plain proxying
+The run over the 86 ApiDefinition documents of those files admits and serves 73: plain proxying
 (with tags, Ingress templates, load balancing, IP allow and block lists), authentication by token,
 basic, JWT and mTLS (certificates by ID or by Secret), OAuth 2.0 (client credentials, and the
 authorize flow: codes exchanged for tokens, and implicit tokens), HTTPS with certificates, upstream
@@ -168,15 +168,17 @@ certificates and pinned public keys by Secret, global headers, request and respo
 with response processors, mocks, allow, block and ignore lists, URL rewrites to internal APIs,
 method transforms, JSON validation, CORS, caching, endpoint tracking, timeouts and circuit
 breakers, TCP, GraphQL proxying, the universal data graph (both forms, over http(s) sources,
-other APIs of the gateway and Kafka topics, with detailed analytics records), virtual endpoints with config data, gRPC plugins (pre, post, and
+other APIs of the gateway and Kafka topics, with detailed analytics records), GraphQL federation
+(subgraph APIs in both the inline form and by SubGraph resources, with \`proxy.disable_strip_slash\`,
+and a supergraph API composed by a SuperGraph resource), virtual endpoints with config data, gRPC plugins (pre, post, and
 auth_check with its identity extractor), JavaScript VM middleware (\`otto\`, with its file under the
-gateway's \`plugin_dir\`), and APIs of policies and portal samples. These 18 are refused, each by
+gateway's \`plugin_dir\`), and APIs of policies and portal samples. These 13 are refused, each by
 name:
 
 | Sample | Refused | Why |
 | --- | --- | --- |
-| \`09-federation/\` (5) | \`graphql.execution_mode\` (\`subgraph\`, \`supergraph\`), \`graphql.subgraph\`, \`graphql.supergraph\`, \`graphql.graph_ref\`, \`proxy.disable_strip_slash\` | The reference's earlier, inline forms of federation (subgraphs listed inside the API). |
-| \`federation/users-subgraph.yaml\`, \`federation/posts-subgraph.yaml\` | \`proxy.disable_strip_slash\` | Their SubGraphs are admitted, their SuperGraph composes them and its supergraph API (\`federation/supergraph.yaml\`, \`graph_ref\`) is served; the subgraph APIs ask the gateway to keep the trailing slash of the listen path, which is not built yet (docs/gateway.md); without it they are served (docs/graphql.md, SubGraph and SuperGraph resources). |
+| \`09-federation/super_graph.yaml\` | \`graphql.schema\` (its \`Subscription\` type) | Subscriptions through a supergraph are not built yet: svc's supergraph plans queries and mutations across its subgraphs. (Its subgraphs, \`tyk://products\` and the others, are APIs the sample does not define either.) |
+| \`09-federation/supergraph.yaml\` | \`graphql.supergraph.subgraphs_refs\` | The reference operator's earlier form of a supergraph, naming its subgraph ApiDefinitions: not built; svc composes a supergraph from SubGraph resources with a SuperGraph (\`graph_ref\`), the form of \`federation/supergraph.yaml\`, which is served, as are the two subgraph APIs of this directory. |
 | \`analytics_plugin.yaml\` | \`analytics_plugin\` | An analytics plugin is a Go shared object that rewrites the gateway's analytics records: Go plugins cannot run in a Node.js gateway. It stays refused rather than accepted and ignored; remove it to migrate the API (its \`enable_detailed_recording\` is served: docs/dashboard.md, "Detailed records"). |
 | \`docs/api_definitions/custom_plugin_goauth.yaml\` | \`custom_middleware.driver\` (\`goplugin\`), \`use_go_plugin_auth\` | Go plugins are shared objects loaded into a Go process and cannot run in a Node.js gateway. |
 | \`docs/api_definitions/custom_plugin_python/custom_plugin_python.yaml\` | \`custom_middleware_bundle\` | Bundles are archives of Python, Lua or Go plugins fetched from a bundle server; svc runs JavaScript or TypeScript modules from its \`plugin_dir\`, or a gRPC plugin server. |
@@ -186,9 +188,8 @@ name:
 | \`mtls/client/httpbin_client_mtls_using_certids.yaml\` | \`client_certificates\` | Placeholders (\`CERTIFICATE_ID_1\`) the sample says to replace with the IDs of uploaded certificates; with real IDs it is served. |
 | \`httpbin_invalid.yml\` | \`use_keyless\` | Invalid on purpose (keyless and authenticated at once), and refused as the reference meant it to be. |
 
-Of the 18, 10 need a feature svc does not have (federation 7: the five inline ones and two
-subgraph APIs for \`proxy.disable_strip_slash\`; the analytics plugin 1, Go plugins and
-plugin bundles 2); the other 8 are earlier forms,
-placeholders, a sketch and an invalid sample.
+Of the 13, 5 need a feature svc does not have (federation 2: subscriptions through a supergraph,
+and a supergraph naming its subgraph APIs; the analytics plugin 1, Go plugins and plugin
+bundles 2); the other 8 are earlier forms, placeholders, a sketch and an invalid sample.
 `;
 }
