@@ -10,7 +10,7 @@
  * Gateways in mode pro read a client through their node channel (`nodeClient`,
  * `/system/oauth-clients/{id}`), by the stored ID both sides compute (schemas/rules/oauth2.ts),
  * and the notification of a change names that ID: a gateway forgets the client, and when it is
- * gone, deletes the access tokens it issued to it (gateway/store/dashboard.ts).
+ * gone, deletes the access tokens it issued to it (gateway/store/pro/).
  */
 import { randomBytes } from 'node:crypto';
 import { formatProblem, quote } from '../../schemas/rules/field-problem.ts';

@@ -20,7 +20,7 @@ import { TrackingCache } from '../metrics/tracking.ts';
 import type { RequestContext, RequestObserver } from '../pipeline/context.ts';
 import { recordOf } from './records.ts';
 
-/** The header of the node secret (store/dashboard.ts sends the same). */
+/** The header of the node secret (store/pro/connection.ts sends the same). */
 const NODE_SECRET_HEADER = 'x-svc-node-secret';
 /** Records per request to the dashboard. */
 export const BATCH_SIZE = 1000;

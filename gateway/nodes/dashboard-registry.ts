@@ -20,7 +20,7 @@ import {
   type NodeRegistry,
 } from './registry.ts';
 
-/** What the registry needs of the connection to the dashboard (store/dashboard-connection.ts). */
+/** What the registry needs of the connection to the dashboard (store/pro/connection.ts). */
 export interface DashboardLink {
   /** Calls the dashboard as this node (node secret, node ID). */
   call(method: string, path: string, body?: unknown): Promise<Response>;

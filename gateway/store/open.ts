@@ -3,14 +3,14 @@ import type { Logger } from '../../lib/log.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import type { Counters } from '../limits/counters.ts';
 import pkg from '../../package.json' with { type: 'json' };
-import { DashboardStore } from './dashboard.ts';
+import { DashboardStore } from './pro/index.ts';
 import { FilesStore } from './files.ts';
 import { RedisStore } from './redis.ts';
 import type { Store } from './store.ts';
 
 /**
  * `files` opens the data directory; a `redis://` URL connects (and keeps reconnecting) to Redis.
- * With `dashboard_url` (mode pro), APIs and policies come from the dashboard (dashboard.ts).
+ * With `dashboard_url` (mode pro), APIs and policies come from the dashboard (pro/).
  */
 export async function openStore(
   config: Pick<GatewayConfig, 'store' | 'data_dir' | 'redis_key_prefix'> &

@@ -31,7 +31,7 @@
  *   dashboard no longer has (deleted, or its API deleted) deletes the tokens issued to it, and
  *   every one of this process's cached sessions of them is forgotten; so does a reconnect, for
  *   the changes it may have missed.
- * - OAuth access tokens: each one issued here is reported to the dashboard (dashboard-tokens.ts),
+ * - OAuth access tokens: each one issued here is reported to the dashboard (tokens.ts),
  *   which lists them; a change naming one (`oauth-tokens`, its hash) makes this store report it
  *   again, and the dashboard's answer says whether it is revoked: then it is deleted, and every
  *   cached session of it forgotten. A reconnect reports every local token (issued, or revoked,
@@ -39,20 +39,19 @@
  * - Unreachable dashboard: the last good configuration keeps serving; nothing is dropped.
  *
  * The registration, the calls and the notification stream (with polling while it is down) are
- * dashboard-connection.ts; what each notification changes here is `#opened` and `#changed`.
+ * connection.ts, the configuration and its snapshot file config.ts, the certificates certs.ts,
+ * the access tokens' reports tokens.ts; what each notification changes here is `#opened` and
+ * `#changed`.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { SvcError, errorMessage } from '../../lib/errors.ts';
-import type { Logger } from '../../lib/log.ts';
-import { CERT_KEY_TO_NODE, unseal } from '../../lib/seal.ts';
-import { oauthClientDocId } from '../../schemas/rules/oauth2.ts';
-import type { GatewaySession } from '../../schemas/generated/models.ts';
-import { CERTS, parseUpload, type StoredCert } from '../certs/certs.ts';
-import { counterIdOf, type Counters } from '../limits/counters.ts';
-import { dashboardRegistry } from '../nodes/dashboard-registry.ts';
-import type { NodeRegistry } from '../nodes/registry.ts';
+import { SvcError, errorMessage } from '../../../lib/errors.ts';
+import type { Logger } from '../../../lib/log.ts';
+import { oauthClientDocId } from '../../../schemas/rules/oauth2.ts';
+import type { GatewaySession } from '../../../schemas/generated/models.ts';
+import { CERTS } from '../../certs/certs.ts';
+import { counterIdOf, type Counters } from '../../limits/counters.ts';
+import { dashboardRegistry } from '../../nodes/dashboard-registry.ts';
+import type { NodeRegistry } from '../../nodes/registry.ts';
 import type {
   Collection,
   GroupMessage,
@@ -61,22 +60,12 @@ import type {
   Store,
   StoreHealth,
   StoredEntry,
-} from './store.ts';
-import {
-  syncTokens,
-  tokenRecordOf,
-  tokensGone,
-  type TokenRecord,
-  type TokenSyncDeps,
-} from './dashboard-tokens.ts';
-import {
-  DashboardConnection,
-  type DashboardChange,
-  type DashboardConnectionOptions,
-} from './dashboard-connection.ts';
+} from '../store.ts';
+import { syncTokens, tokenRecordOf, tokensGone, type TokenRecord, type TokenSyncDeps } from './tokens.ts';
+import { DashboardConnection, type DashboardChange, type DashboardConnectionOptions } from './connection.ts';
+import { DashboardCerts } from './certs.ts';
+import { DashboardConfig, type Snapshot } from './config.ts';
 
-/** A configuration read this recent serves `list` without another call (one reload reads twice). */
-const FRESH_MS = 1000;
 const LAST_KNOWN_KEYS = 10_000;
 const KEY_ID = /^[0-9a-f]{64}$/;
 /** Collections the dashboard owns: writing them through the gateway is refused. */
@@ -89,21 +78,6 @@ const OAUTH_CLIENTS = 'oauth-clients' satisfies Collection;
 const OAUTH_TOKENS = 'oauth-tokens';
 /** The dashboard's kind of quota-reset records (a change names a key whose quota was reset). */
 const QUOTA_RESETS = 'quota-resets';
-
-/** `/system/config` as the dashboard answers it. */
-interface NodeConfig {
-  apis: { id: string; org: string; kind: string; definition: unknown }[];
-  policies: { id: string; org: string; policy: unknown }[];
-  revision: string | null;
-}
-
-/** The configuration, as stored entries. */
-interface Snapshot {
-  revision: string | null;
-  apis: StoredEntry[];
-  policies: StoredEntry[];
-  at: number;
-}
 
 /** Options of a DashboardStore. */
 export interface DashboardStoreOptions extends DashboardConnectionOptions {
@@ -145,13 +119,10 @@ export class DashboardStore implements Store {
   readonly #lastKnownKeys = new Map<string, unknown>();
   /** OAuth clients last read from the dashboard, for while it is unreachable. */
   readonly #lastKnownClients = new Map<string, unknown>();
-  /** Certificates read from the dashboard (undefined: it has none of that ID), by ID. */
-  readonly #certs = new Map<string, StoredCert | undefined>();
   readonly #origin = `dashboard:${randomUUID()}`;
-  readonly #snapshotFile: string;
   readonly #connection: DashboardConnection;
-  #snapshot: Snapshot | undefined;
-  #fetching: Promise<Snapshot> | undefined;
+  readonly #config: DashboardConfig;
+  readonly #certs: DashboardCerts;
   #lastError: string | undefined;
   /** Token revocations run one after another (a reconnect's sweep and a change's may overlap). */
   #revoking: Promise<void> = Promise.resolve();
@@ -160,14 +131,6 @@ export class DashboardStore implements Store {
     this.#local = local;
     this.#opts = { ...opts, url: opts.url.replace(/\/+$/, '') };
     this.#log = opts.log.child({ dashboard: this.#opts.url });
-    this.#snapshotFile = join(opts.dataDir, 'dashboard-snapshot.json');
-    this.#snapshot = this.#readSnapshotFile();
-    if (this.#snapshot !== undefined) {
-      this.#log.info('dashboard snapshot loaded', {
-        apis: this.#snapshot.apis.length,
-        policies: this.#snapshot.policies.length,
-      });
-    }
     this.#connection = new DashboardConnection(this.#opts, this.#log, {
       opened: () => {
         this.#opened();
@@ -179,6 +142,24 @@ export class DashboardStore implements Store {
       failed: (err) => {
         this.#failed(err);
       },
+    });
+    const call = (method: string, path: string): Promise<Response> => this.#connection.call(method, path);
+    this.#config = new DashboardConfig({
+      call,
+      read: () => {
+        this.#lastError = undefined;
+      },
+      dataDir: opts.dataDir,
+      log: this.#log,
+    });
+    this.#certs = new DashboardCerts({
+      call,
+      failed: (err) => {
+        this.#failed(err);
+      },
+      nodeSecret: this.#opts.nodeSecret,
+      gatewaySecret: opts.gatewaySecret,
+      log: this.#log,
     });
     this.#connection.start();
   }
@@ -206,16 +187,16 @@ export class DashboardStore implements Store {
       );
     }
     if (!SNAPSHOT.includes(collection)) return this.#local.list(collection);
-    const s = await this.#current();
+    const s = await this.#config.current();
     return collection === 'apis' ? s.apis : s.policies;
   }
 
   async get(collection: Collection, id: string): Promise<unknown> {
     if (collection === 'keys') return this.#key(id);
     if (collection === OAUTH_CLIENTS) return this.#client(id);
-    if (collection === CERTS) return (await this.#cert(id)) ?? this.#local.get(collection, id);
+    if (collection === CERTS) return (await this.#certs.get(id)) ?? this.#local.get(collection, id);
     if (!SNAPSHOT.includes(collection)) return this.#local.get(collection, id);
-    const s = this.#snapshot ?? (await this.#current());
+    const s = this.#config.last ?? (await this.#config.current());
     const e = (collection === 'apis' ? s.apis : s.policies).find((x) => x.id === id);
     return e !== undefined && 'value' in e ? e.value : undefined;
   }
@@ -287,66 +268,14 @@ export class DashboardStore implements Store {
 
   // --- configuration ---------------------------------------------------------------------
 
-  /** The configuration: read again unless just read; the last good one when the read fails. */
-  async #current(): Promise<Snapshot> {
-    const s = this.#snapshot;
-    if (s !== undefined && Date.now() - s.at < FRESH_MS) return s;
-    try {
-      return await this.#refresh();
-    } catch (err) {
-      if (s !== undefined) return s;
-      throw new SvcError('GW_ERR_DASHBOARD_UNAVAILABLE', `dashboard unavailable: ${errorMessage(err)}`, {
-        status: 503,
-        cause: err,
-      });
-    }
-  }
-
-  /** Reads `/system/config` (one read at a time); keeps and saves it. */
-  #refresh(): Promise<Snapshot> {
-    this.#fetching ??= this.#fetchConfig().finally(() => {
-      this.#fetching = undefined;
-    });
-    return this.#fetching;
-  }
-
-  async #fetchConfig(): Promise<Snapshot> {
-    const res = await this.#connection.call('GET', '/system/config');
-    if (res.status !== 200) throw new Error(`GET /system/config answered ${res.status}: ${await res.text()}`);
-    const c = (await res.json()) as NodeConfig;
-    const seen = new Set<string>();
-    const apis: StoredEntry[] = [];
-    for (const a of [...c.apis].sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0))) {
-      if (seen.has(a.id)) {
-        this.#log.warn('api id in two organisations, the first is served', { api_id: a.id, org_id: a.org });
-        continue;
-      }
-      seen.add(a.id);
-      apis.push({ id: a.id, value: a.definition, text: JSON.stringify(a.definition) });
-    }
-    const pseen = new Set<string>();
-    const policies: StoredEntry[] = [];
-    for (const p of [...c.policies].sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0))) {
-      if (pseen.has(p.id)) continue;
-      pseen.add(p.id);
-      policies.push({ id: p.id, value: p.policy, text: JSON.stringify(p.policy) });
-    }
-    const snap: Snapshot = { revision: c.revision, apis, policies, at: Date.now() };
-    const before = this.#snapshot;
-    this.#snapshot = snap;
-    this.#lastError = undefined;
-    if (before?.revision !== snap.revision) this.#saveSnapshot(snap);
-    return snap;
-  }
-
   /** Re-reads the configuration; when it moved, tells this process to reload. */
   async #check(reason: string): Promise<void> {
     // A read already under way may have started before the change was committed.
-    if (this.#fetching !== undefined) await this.#fetching.catch(() => undefined);
-    const before = this.#snapshot;
+    await this.#config.settled();
+    const before = this.#config.last;
     let after: Snapshot;
     try {
-      after = await this.#refresh();
+      after = await this.#config.refresh();
     } catch (err) {
       this.#failed(err);
       return;
@@ -365,9 +294,7 @@ export class DashboardStore implements Store {
 
   /** Forgets the certificates read (they are read again when next asked for). */
   #forgetCerts(): void {
-    if (this.#certs.size === 0) return;
-    this.#certs.clear();
-    this.#emit({ type: 'reload', origin: this.#origin });
+    if (this.#certs.clear()) this.#emit({ type: 'reload', origin: this.#origin });
   }
 
   #emit(m: GroupMessage): void {
@@ -383,26 +310,6 @@ export class DashboardStore implements Store {
     if (this.#lastError !== message)
       this.#log.warn('dashboard unreachable, the last configuration keeps serving', { error: message });
     this.#lastError = message;
-  }
-
-  #readSnapshotFile(): Snapshot | undefined {
-    try {
-      const s = JSON.parse(readFileSync(this.#snapshotFile, 'utf8')) as Omit<Snapshot, 'at'>;
-      return { ...s, at: 0 };
-    } catch {
-      return undefined;
-    }
-  }
-
-  #saveSnapshot(s: Snapshot): void {
-    try {
-      mkdirSync(this.#opts.dataDir, { recursive: true });
-      const tmp = `${this.#snapshotFile}.${process.pid}.${randomUUID()}.tmp`;
-      writeFileSync(tmp, JSON.stringify({ revision: s.revision, apis: s.apis, policies: s.policies }));
-      renameSync(tmp, this.#snapshotFile);
-    } catch (err) {
-      this.#log.warn('dashboard snapshot not saved', { error: errorMessage(err) });
-    }
   }
 
   // --- keys ------------------------------------------------------------------------------
@@ -558,55 +465,6 @@ export class DashboardStore implements Store {
 
   #revokeInBackground(ids: ReadonlySet<string> | undefined): void {
     this.#queue('deleting the oauth tokens of a deleted client failed', () => this.#revokeTokensOfGone(ids));
-  }
-
-  // --- certificates ----------------------------------------------------------------------
-
-  /** The certificate `id` as the dashboard has it, undefined when it has none (or can't be read). */
-  async #cert(id: string): Promise<StoredCert | undefined> {
-    if (this.#certs.has(id)) return this.#certs.get(id);
-    let answer: { id: string; org_id: string; pem: string; private_key?: string } | undefined;
-    try {
-      const res = await this.#connection.call('GET', `/system/certs/${encodeURIComponent(id)}`);
-      if (res.status === 200) answer = (await res.json()) as typeof answer;
-      else {
-        await res.body?.cancel();
-        if (res.status !== 404) throw new Error(`GET /system/certs answered ${res.status}`);
-      }
-    } catch (err) {
-      // Unreachable: nothing known yet is a miss (the local store answers), not a failure to cache.
-      this.#failed(err);
-      return undefined;
-    }
-    let found: StoredCert | undefined;
-    try {
-      found = answer === undefined ? undefined : await this.#storedCert(answer);
-    } catch (err) {
-      this.#log.warn('certificate from the dashboard not usable', { cert_id: id, error: errorMessage(err) });
-    }
-    this.#certs.set(id, found);
-    return found;
-  }
-
-  /** A certificate from the dashboard as /svc/certs stores it: its key sealed under the gateway secret. */
-  async #storedCert(c: {
-    id: string;
-    org_id: string;
-    pem: string;
-    private_key?: string;
-  }): Promise<StoredCert> {
-    let key = '';
-    if (c.private_key !== undefined) {
-      const opened = unseal(c.private_key, this.#opts.nodeSecret, CERT_KEY_TO_NODE);
-      // Never the key itself in a log: only that it could not be opened.
-      if (opened === undefined)
-        this.#log.warn('certificate key from the dashboard not readable', { cert_id: c.id });
-      else key = `\n${opened}`;
-    }
-    const stored = await parseUpload(`${c.pem}${key}`, c.org_id, this.#opts.gatewaySecret, Date.now());
-    if (stored.id !== c.id)
-      this.#log.warn('certificate from the dashboard under another ID', { cert_id: c.id, id: stored.id });
-    return stored;
   }
 
   // --- notifications ---------------------------------------------------------------------

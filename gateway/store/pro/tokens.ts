@@ -4,9 +4,9 @@
  * oauth-tokens.ts). A record names the token by its stored ID (its SHA-256), never the token.
  * The dashboard answers which of the reported tokens it has revoked: the store deletes those.
  */
-import type { Logger } from '../../lib/log.ts';
-import type { GatewaySession } from '../../schemas/generated/models.ts';
-import type { Store } from './store.ts';
+import type { Logger } from '../../../lib/log.ts';
+import type { GatewaySession } from '../../../schemas/generated/models.ts';
+import type { Store } from '../store.ts';
 
 /** What the dashboard is told of one token. */
 export interface TokenRecord {

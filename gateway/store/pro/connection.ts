@@ -1,5 +1,5 @@
 /**
- * The connection of a gateway in mode pro to its dashboard (dashboard.ts is the store on top):
+ * The connection of a gateway in mode pro to its dashboard (index.ts is the store on top):
  * calls with the node secret (and the node ID once registered), the registration as a node
  * (`POST /system/nodes`), and the notification stream (`/system/notifications`, server-sent
  * events) held open: a `hello` opens it, a `change` names a committed write. A stream that ends
@@ -7,7 +7,7 @@
  * is asked to poll every `pollIntervalMs`.
  */
 import { hostname } from 'node:os';
-import type { Logger } from '../../lib/log.ts';
+import type { Logger } from '../../../lib/log.ts';
 
 /** The header of the node secret. */
 export const NODE_SECRET_HEADER = 'x-svc-node-secret';
