@@ -81,3 +81,31 @@ export function publicKeyPinOf(secret: SecretContent): PinSecret {
     return { ok: false, problem: `tls.crt does not parse as a PEM certificate: ${(err as Error).message}` };
   }
 }
+
+/** A client certificate read for a certificate-bound key: the upload, its ID and fingerprint. */
+export type ClientCertificate =
+  { ok: true; pem: string; id: string; fingerprint: string } | { ok: false; problem: string };
+
+/**
+ * Reads the leaf of a Secret's `tls.crt` as a client certificate to bind a key to (dynamic
+ * mTLS): the upload is the certificate alone, since the gateway checks what a client presents
+ * and needs no private key (`tls.key` stays in the cluster). The ID is the one `/svc/certs`
+ * gives it for `orgId`; the fingerprint (SHA-256 hex of the DER) names the bound key.
+ */
+export function clientCertificateOf(secret: SecretContent, orgId: string): ClientCertificate {
+  const crt = dataText(secret, 'tls.crt');
+  if (crt === undefined || crt.trim() === '') {
+    return {
+      ok: false,
+      problem: 'needs tls.crt, the client certificate (a Secret of type kubernetes.io/tls)',
+    };
+  }
+  let leaf: X509Certificate;
+  try {
+    leaf = new X509Certificate(crt);
+  } catch (err) {
+    return { ok: false, problem: `tls.crt does not parse as a PEM certificate: ${(err as Error).message}` };
+  }
+  const fingerprint = createHash('sha256').update(leaf.raw).digest('hex');
+  return { ok: true, pem: `${leaf.toString().trimEnd()}\n`, id: orgId + fingerprint, fingerprint };
+}

@@ -79,14 +79,35 @@ const cases: {
     ],
   },
   {
-    name: 'certificate keys are refused by name for now',
-    spec: { type: 'certificate', certificateSecretRef: 'client-tls' },
+    name: 'a certificate key bound by its Secret',
+    spec: { type: 'certificate', certificateSecretRef: 'client-tls', policies: ['plan'] },
+    cluster: [securityPolicy('plan')],
+  },
+  {
+    name: 'a certificate key without its Secret, with a token Secret, rotate and an overlap',
+    spec: { type: 'certificate', secretRef: { name: 'x' }, rotate: '1', rotation: { overlapSeconds: 5 } },
     errors: [
       {
-        path: 'spec.type',
-        type: 'NotSupported',
+        path: 'spec.certificateSecretRef',
+        type: 'Required',
+        message: 'a certificate key names the kubernetes.io/tls Secret of its client certificate',
+      },
+      {
+        path: 'spec.rotate',
+        type: 'Forbidden',
+        message: 'a certificate key is rotated by putting a new certificate in its Secret; remove it',
+      },
+      {
+        path: 'spec.rotation.overlapSeconds',
+        type: 'Forbidden',
         message:
-          '"certificate": certificate-bound ApiKeys are not supported yet; use token or basic (or create the key with POST /svc/keys/create)',
+          'a certificate key is bound to one certificate at a time: a new one replaces the old at once; set 0',
+      },
+      {
+        path: 'spec.secretRef',
+        type: 'Forbidden',
+        message:
+          'a certificate key has no token: the certificate of certificateSecretRef is its credential; remove it',
       },
     ],
   },

@@ -9,12 +9,17 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { httpRequest, waitFor, type OperatorProc } from '../harness/processes.ts';
 import { startLocalWebhooks, type WebhookServer } from '../webhooks/helpers.ts';
+import { makeCert, type MadeCert } from '../../gateway/testing/client-certs.ts';
+import { tlsGet } from '../../gateway/testing/tls-client.ts';
+import { freePort } from '../../lib/testing/wait.ts';
 import {
   admin,
   applyManifest,
+  defaultCertEnv,
   isReady,
   readyOf,
   root,
+  tlsSecretManifest,
   startWorld,
   startWorldOperator,
   stopWorld,
@@ -33,6 +38,8 @@ before(async () => {
     name: 'apikey',
     namespaces: ['shop'],
     secrets: ['e2e-key-secret', 'e2e-key-secret-2'],
+    // An HTTPS listen port (the certificate-bound key's API) needs a default certificate.
+    gatewayEnv: defaultCertEnv(),
   });
   webhooks = await startLocalWebhooks(w.cp, w.dir, 'apikey-webhooks');
   operator = await startWorldOperator(w, {
@@ -408,21 +415,80 @@ test('a basic-auth user: its password from the Secret authenticates, a changed o
   assert.equal((await call('/locker/a', basic('dave', 'first-pass-1'))).status, 401);
 });
 
-test('the webhook refuses a certificate key and a basic key without a user, naming the field', async () => {
+test('the webhook refuses a certificate key without its Secret and a basic key without a user, naming the field', async () => {
   const r = await w.cp.kubectl(['apply', '-f', '-'], {
-    input: keyManifest('eve', '  type: certificate\n  certificateSecretRef: eve-tls\n'),
+    input: keyManifest('eve', '  type: certificate\n'),
     allowFailure: true,
   });
   assert.notEqual(r.code, 0);
   assert.match(
     r.stderr,
-    /spec\.type: Unsupported value: "certificate": certificate-bound ApiKeys are not supported yet/,
+    /spec\.certificateSecretRef: Required value: a certificate key names the kubernetes\.io\/tls Secret/,
   );
   const r2 = await w.cp.kubectl(['apply', '-f', '-'], {
     input: keyManifest('eve', '  type: basic\n'),
     allowFailure: true,
   });
   assert.match(r2.stderr, /spec\.username: Required value: a basic key names its user/);
+});
+
+test("certificate key (dynamic mTLS): the client with the Secret's certificate is served without a token, another certificate is not; a new certificate in the Secret re-binds; deleted, refused", async () => {
+  const port = await freePort();
+  const bound: MadeCert = await makeCert('bound-client');
+  const other: MadeCert = await makeCert('other-client');
+  const get = (client?: MadeCert) =>
+    tlsGet(port, '/bound/get', client ? { client: { cert: client.cert, key: client.key } } : {});
+  // The key first, its Secret later: it waits, then binds.
+  await applyManifest(
+    w.cp,
+    `apiVersion: svc.svc.io/v1alpha1
+kind: ApiDefinition
+metadata: {name: bound, namespace: shop}
+spec:
+  name: bound
+  use_keyless: false
+  use_standard_auth: true
+  auth: {use_certificate: true}
+  protocol: https
+  listen_port: ${String(port)}
+  proxy: {listen_path: /bound/, target_url: "${w.upstream.url}", strip_listen_path: true}
+---
+${keyManifest('gina', '  type: certificate\n  certificateSecretRef: gina-tls\n  accessRights: [{name: bound}]\n')}`,
+  );
+  const waiting = await waitForStatus(
+    w.cp,
+    key('gina'),
+    'SecretNotFound',
+    (s) => readyOf(s)?.reason === 'SecretNotFound',
+  );
+  assert.match(
+    readyOf(waiting)?.message ?? '',
+    /spec\.certificateSecretRef: Secret shop\/gina-tls does not exist yet/,
+  );
+  await applyManifest(w.cp, tlsSecretManifest('shop', 'gina-tls', bound));
+  const st = await waitReady(w.cp, key('gina'));
+  assert.equal(st.certificateId, `${ORG}${bound.fingerprint}`);
+  await waitFor('the bound certificate is served', async () => (await get(bound)).status === 200);
+  const refused = await get(other);
+  assert.equal(refused.status, 401, 'another certificate, no token');
+  assert.equal(refused.json?.error, 'Authorization field missing');
+  assert.equal((await get()).status, 401, 'no certificate, no token');
+  const cert = await admin(w.gw, 'GET', `/svc/certs/${ORG}${bound.fingerprint}`);
+  assert.equal(cert.status, 200);
+  assert.doesNotMatch(JSON.stringify(cert.body), /PRIVATE KEY/, 'only the certificate is uploaded');
+
+  // Rotation: the Secret gets another certificate; the key follows it.
+  await applyManifest(w.cp, tlsSecretManifest('shop', 'gina-tls', other));
+  await waitFor('the new certificate is served', async () => (await get(other)).status === 200);
+  await waitFor('the old certificate is refused', async () => (await get(bound)).status === 401);
+  const rotated = await waitReady(w.cp, key('gina'));
+  assert.equal(rotated.certificateId, `${ORG}${other.fingerprint}`);
+  assert.equal((await admin(w.gw, 'GET', `/svc/keys/${String(st.keyHash)}?hashed=true`)).status, 404);
+  assert.equal((await admin(w.gw, 'GET', `/svc/certs/${ORG}${bound.fingerprint}`)).status, 404);
+
+  await w.cp.kubectl(['delete', 'apikey', 'gina', '-n', 'shop', '--wait=true', '--timeout=60s']);
+  assert.equal((await get(other)).status, 401, 'the key deleted: its certificate authenticates no more');
+  assert.equal((await admin(w.gw, 'GET', `/svc/certs/${ORG}${other.fingerprint}`)).status, 404);
 });
 
 test('deleted: the key is refused and gone from the gateway', async () => {

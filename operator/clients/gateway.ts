@@ -95,7 +95,10 @@ export class GatewayClient implements ManagementClient {
     return this.#delete('policies', id);
   }
 
-  /** `/svc/keys`: created by value, then named by hash (`?hashed=true`); updates keep counters. */
+  /**
+   * `/svc/keys`: created by value (a certificate-bound key by its certificate, `/svc/keys/create`),
+   * then named by hash (`?hashed=true`); updates keep counters.
+   */
   readonly keys: KeyOps = {
     get: async (keyHash) => {
       const path = `/svc/keys/${encodeURIComponent(keyHash)}?hashed=true`;
@@ -104,7 +107,11 @@ export class GatewayClient implements ManagementClient {
     },
     create: async (raw, session, opts) => {
       const keep = opts?.keepCounters === true ? '?suppress_reset=1' : '';
-      await this.#call('POST', `/svc/keys/${encodeURIComponent(raw)}${keep}`, session);
+      // A key bound to a certificate (dynamic mTLS) is created from it: the gateway derives its
+      // ID from the organisation and the certificate (`raw` is that ID, not sent).
+      const path =
+        (session.certificate ?? '') === '' ? `/svc/keys/${encodeURIComponent(raw)}` : '/svc/keys/create';
+      await this.#call('POST', `${path}${keep}`, session);
     },
     update: async (keyHash, session) => {
       const path = `/svc/keys/${encodeURIComponent(keyHash)}?hashed=true&suppress_reset=1`;

@@ -5,6 +5,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash, X509Certificate } from 'node:crypto';
+import { createCa } from '../../lib/x509.ts';
+import type { SecretContent } from '../certificates.ts';
 import type { ApiKeySpec, ApiKeyStatus } from '../../schemas/generated/kinds.ts';
 import type { GatewaySession } from '../../schemas/generated/models.ts';
 import type { KeyOps } from '../clients/management.ts';
@@ -61,7 +64,27 @@ const quotaOnly: PolicyView = {
 /** An API the operator has pushed: its ID in its status. */
 const ordersApi = { metadata: { name: 'orders', namespace: 'team' }, status: { api_id: 'api-orders' } };
 
-function setup(spec: ApiKeySpec, opts: { secret?: string; mode?: 'ce' | 'pro'; status?: ApiKeyStatus } = {}) {
+/** A kubernetes.io/tls Secret of a fresh client certificate, its gateway ID and bound key's hash. */
+async function clientTls(cn: string): Promise<{ secret: SecretContent; id: string; keyHash: string }> {
+  const c = await createCa({ commonName: cn, validityDays: 1 });
+  const b64 = (t: string): string => Buffer.from(t).toString('base64');
+  const fingerprint = createHash('sha256').update(new X509Certificate(c.certPem).raw).digest('hex');
+  return {
+    secret: { type: 'kubernetes.io/tls', data: { 'tls.crt': b64(c.certPem), 'tls.key': b64(c.keyPem) } },
+    id: `org-1${fingerprint}`,
+    keyHash: keyHashOf(`cert:org-1:${fingerprint}`),
+  };
+}
+
+function setup(
+  spec: ApiKeySpec,
+  opts: {
+    secret?: string;
+    mode?: 'ce' | 'pro';
+    status?: ApiKeyStatus;
+    tls?: { current: SecretContent | undefined };
+  } = {},
+) {
   const gw = new KeyedGateway('http://gw');
   const base = baseDeps<KeyObject>({ default: gw });
   let secretValue = opts.secret;
@@ -95,6 +118,8 @@ function setup(spec: ApiKeySpec, opts: { secret?: string; mode?: 'ce' | 'pro'; s
         : ns === 'team' && name === 'quota-only'
           ? quotaOnly
           : undefined,
+    certificateSecret: (ns, name) => (ns === 'team' && name === 'client-tls' ? opts.tls?.current : undefined),
+    certificateInUse: () => false,
     api: (ref) => (ref.namespace === 'team' && ref.name === 'orders' ? ordersApi : undefined),
     secret: () =>
       secretValue === undefined ? undefined : { value: secretValue, version: `v${String(version)}` },
@@ -260,4 +285,58 @@ test('accessRights with a policy that grants access rights: not Ready, naming th
     message: /SecurityPolicy team\/plan grants access rights/,
   });
   assert.deepEqual(s.gw.keyWrites, []);
+});
+
+test('certificate key: its Secret missing is SecretNotFound naming spec.certificateSecretRef; nothing written', async () => {
+  const s = setup(
+    { type: 'certificate', certificateSecretRef: 'client-tls' },
+    { tls: { current: undefined } },
+  );
+  await reconcileApiKey('team/k', s.deps);
+  assertReady(s.lastStatus(), {
+    status: 'False',
+    reason: 'SecretNotFound',
+    message: /spec\.certificateSecretRef: Secret team\/client-tls does not exist yet/,
+  });
+  assert.deepEqual([...s.gw.writes, ...s.gw.keyWrites], []);
+  assert.deepEqual(s.secretWrites, [], 'no token Secret is generated for a certificate key');
+});
+
+test('certificate key: the certificate alone uploaded, the key bound to it; a new certificate re-binds and the old goes', async () => {
+  const first = await clientTls('client-1');
+  const tls = { current: first.secret as SecretContent | undefined };
+  const s = setup({ type: 'certificate', certificateSecretRef: 'client-tls', policies: ['plan'] }, { tls });
+  await reconcileApiKey('team/k', s.deps);
+  assertReady(s.lastStatus(), { status: 'True', reason: 'Synced' });
+  assert.doesNotMatch(s.gw.certs.get(first.id) ?? '', /PRIVATE KEY/, 'tls.key stays in the cluster');
+  assert.match(s.gw.certs.get(first.id) ?? '', /BEGIN CERTIFICATE/);
+  assert.deepEqual(s.gw.keyWrites, [`create ${first.keyHash}`]);
+  assert.equal(s.gw.held.get(first.keyHash)?.certificate, first.id);
+  assert.equal(s.lastStatus().certificateId, first.id);
+  assert.equal(s.lastStatus().keyHash, first.keyHash);
+  assert.deepEqual(s.secretWrites, []);
+
+  const second = await clientTls('client-2');
+  tls.current = second.secret;
+  s.obj.status = s.lastStatus();
+  await reconcileApiKey('team/k', s.deps);
+  assertReady(s.lastStatus(), { status: 'True', reason: 'Synced' });
+  assert.deepEqual(s.gw.keyWrites.slice(1), [
+    `create ${second.keyHash} (counters kept)`,
+    `delete ${first.keyHash}`,
+  ]);
+  assert.ok(s.gw.certs.has(second.id));
+  assert.ok(!s.gw.certs.has(first.id), 'the certificate no longer bound is deleted');
+  assert.equal(s.lastStatus().certificateId, second.id);
+});
+
+test('certificate key in mode pro: NotSupportedInPro naming the dashboard, nothing written', async () => {
+  const t = await clientTls('client-pro');
+  const s = setup(
+    { type: 'certificate', certificateSecretRef: 'client-tls' },
+    { mode: 'pro', tls: { current: t.secret } },
+  );
+  await reconcileApiKey('team/k', s.deps);
+  assertReady(s.lastStatus(), { status: 'False', reason: 'NotSupportedInPro', message: /dynamic mTLS/ });
+  assert.deepEqual([...s.gw.writes, ...s.gw.keyWrites], []);
 });

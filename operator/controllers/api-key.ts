@@ -25,6 +25,8 @@ import type { KeyOps, ManagementClient } from '../clients/management.ts';
 import type { Connections } from '../connections.ts';
 import { hashOf } from '../ids.ts';
 import { translateApiKey } from '../translate/api-key.ts';
+import { clientCertificateOf, type SecretContent } from '../certificates.ts';
+import { certificateHolders } from './certificate-secrets.ts';
 import { secretWatch, viewChanged, watchOf, type ControllerEnv } from './env.ts';
 import { byAccessRight, byContext } from './indexes.ts';
 import { resolveApis, type ApiIdView } from './api-refs.ts';
@@ -77,6 +79,13 @@ export interface ApiKeyDeps extends ReportDeps<KeyObject> {
   objects: Pick<SvcObjects<KeyObject>, 'ensureFinalizer' | 'removeFinalizer' | 'patchStatus'>;
   connections: Pick<Connections, 'resolve'>;
   policy: (namespace: string, name: string) => PolicyView | undefined;
+  /** The Secret a certificate key is bound by (`spec.certificateSecretRef`), or undefined. */
+  certificateSecret: (namespace: string, name: string) => SecretContent | undefined;
+  /**
+   * Whether a certificate the gateway holds is used by anything but the key `self` (an API that
+   * lists it, another key bound to it): it is then left when the key lets it go.
+   */
+  certificateInUse: (id: string, self: KeyObject) => boolean;
   /** The API resource an access right names, or undefined when it does not exist. */
   api: (ref: ApiResourceRef) => ApiIdView | undefined;
   /** The Secret's value under `dataKey`; undefined when the Secret does not exist. */
@@ -232,14 +241,54 @@ export async function reconcileApiKey(key: string, deps: ApiKeyDeps): Promise<Wo
     return {};
   }
 
+  const type = keyTypeOf(spec);
+  const pushedBefore = old.keyHash !== undefined || old.username !== undefined;
+  // A certificate key: the client certificate of its Secret, uploaded alone, is the credential.
+  let bound: { id: string; pem: string } | undefined;
+  let value: string | undefined;
+  let version = '';
+  if (type === 'certificate') {
+    if (resolved.conn.mode === 'pro') {
+      await fail(
+        'NotSupportedInPro',
+        `certificate keys (dynamic mTLS) are served in mode ce: the dashboard at ${client.url} binds no key to a certificate; use a token or basic key there`,
+        false,
+      );
+      return {};
+    }
+    const secretName = spec.certificateSecretRef ?? '';
+    const content = deps.certificateSecret(namespace, secretName);
+    if (!content) {
+      await fail(
+        'SecretNotFound',
+        `spec.certificateSecretRef: Secret ${namespace}/${secretName} does not exist yet: the key is bound once it does (type kubernetes.io/tls, the client certificate in tls.crt)`,
+        false,
+      );
+      return {};
+    }
+    const read = clientCertificateOf(content, resolved.conn.org);
+    if (!read.ok) {
+      await fail(
+        'SecretInvalid',
+        `spec.certificateSecretRef: Secret ${namespace}/${secretName} ${read.problem}`,
+        false,
+      );
+      return {};
+    }
+    bound = { id: read.id, pem: read.pem };
+    // The gateway names a bound key by its organisation and the certificate (certKeyOf).
+    value = `cert:${resolved.conn.org}:${read.fingerprint}`;
+  }
+
   // The value: from the Secret, generated when the operator owns the Secret.
   const where = secretOf(current);
-  const held = deps.secret(namespace, where.name, where.dataKey);
-  let value = held?.value;
-  let version = held?.version ?? '';
-  const pushedBefore = old.keyHash !== undefined || old.username !== undefined;
+  const held = bound ? undefined : deps.secret(namespace, where.name, where.dataKey);
+  if (!bound) {
+    value = held?.value;
+    version = held?.version ?? '';
+  }
   const rotateAsked = spec.rotate !== undefined && spec.rotate !== old.rotated && pushedBefore;
-  if (value === undefined || value === '' || rotateAsked) {
+  if (!bound && (value === undefined || value === '' || rotateAsked)) {
     if (!rotateAsked && !where.generated) {
       const what = held
         ? `Secret ${namespace}/${where.name} has no data key ${where.dataKey}`
@@ -254,14 +303,15 @@ export async function reconcileApiKey(key: string, deps: ApiKeyDeps): Promise<Wo
   }
   if (spec.rotate !== undefined) status.rotated = spec.rotate;
   else delete status.rotated;
+  const raw = value ?? '';
 
-  const type = keyTypeOf(spec);
   const desired = translateApiKey(spec, {
     orgId: resolved.conn.org,
     policyIds,
     counterId: counterIdOf(current),
     namespace,
     apiId: (ref) => apiIds.get(apiRefText(ref)) ?? '',
+    ...(bound ? { certificateId: bound.id } : {}),
   });
   // Once the key was pushed, its counters are the ApiKey's: a new value (rotation, a user name
   // changed, a key re-created after drift) goes on counting where the previous one was.
@@ -275,7 +325,7 @@ export async function reconcileApiKey(key: string, deps: ApiKeyDeps): Promise<Wo
       const username = spec.username ?? '';
       const id = keyHashOf(username);
       const desiredHash = hashOf({ desired, username, secret: version });
-      const withPassword = { ...desired, basic_auth_data: { password: value } };
+      const withPassword = { ...desired, basic_auth_data: { password: raw } };
       const copy = await keys.get(id);
       let action: 'Created' | 'Updated' | undefined;
       if (!copy) {
@@ -288,6 +338,10 @@ export async function reconcileApiKey(key: string, deps: ApiKeyDeps): Promise<Wo
       if (old.username !== undefined && old.username !== username) await keys.delete(keyHashOf(old.username));
       if (old.keyHash !== undefined) await keys.delete(old.keyHash);
       if (old.rotatedFrom?.keyHash !== undefined) await keys.delete(old.rotatedFrom.keyHash);
+      if (old.certificateId !== undefined && !deps.certificateInUse(old.certificateId, current)) {
+        await client.deleteCert(old.certificateId);
+      }
+      delete status.certificateId;
       status.username = username;
       status.latestCRDSpecHash = desiredHash;
       delete status.keyHash;
@@ -295,12 +349,14 @@ export async function reconcileApiKey(key: string, deps: ApiKeyDeps): Promise<Wo
       return action;
     }
 
-    const keyHash = keyHashOf(value);
+    const keyHash = keyHashOf(raw);
     const desiredHash = hashOf(desired);
     const copy = await keys.get(keyHash);
     let action: 'Created' | 'Updated' | undefined;
     if (!copy) {
-      await keys.create(value, desired, { keepCounters });
+      // A bound key is created from its certificate, which the gateway must hold first.
+      if (bound) await client.addCert(bound.pem, resolved.conn.org);
+      await keys.create(raw, desired, { keepCounters });
       action = 'Created';
     } else if (desiredHash !== old.latestCRDSpecHash || drifted(copy, desired)) {
       await keys.update(keyHash, desired);
@@ -335,6 +391,12 @@ export async function reconcileApiKey(key: string, deps: ApiKeyDeps): Promise<Wo
     }
     if (previous) status.rotatedFrom = previous;
     else delete status.rotatedFrom;
+    // A certificate no longer bound goes (once its key is gone), unless something else uses it.
+    if (old.certificateId !== undefined && old.certificateId !== bound?.id) {
+      if (!deps.certificateInUse(old.certificateId, current)) await client.deleteCert(old.certificateId);
+    }
+    if (bound) status.certificateId = bound.id;
+    else delete status.certificateId;
     status.keyHash = keyHash;
     status.latestCRDSpecHash = desiredHash;
     delete status.username;
@@ -344,7 +406,12 @@ export async function reconcileApiKey(key: string, deps: ApiKeyDeps): Promise<Wo
   const action = done.value;
   await leaveFormerGateway(
     current,
-    { before: old.pushedTo, here, what: `key ${name}`, remove: (c) => removeFrom(c, old) },
+    {
+      before: old.pushedTo,
+      here,
+      what: `key ${name}`,
+      remove: (c) => removeFrom(c, old, (id) => deps.certificateInUse(id, current)),
+    },
     deps,
     fail,
   );
@@ -375,8 +442,15 @@ export async function reconcileApiKey(key: string, deps: ApiKeyDeps): Promise<Wo
 
 const stamp = (d: Date): string => d.toISOString().replace(/\.\d+Z$/, 'Z');
 
-/** Deletes every key the status records from a gateway; false when there was none. */
-async function removeFrom(client: ManagementClient, status: ApiKeyStatus): Promise<boolean> {
+/**
+ * Deletes every key the status records from a gateway, then the certificate a key was bound to
+ * unless `inUse`; false when there was no key.
+ */
+async function removeFrom(
+  client: ManagementClient,
+  status: ApiKeyStatus,
+  inUse: (certificateId: string) => boolean,
+): Promise<boolean> {
   const keys: KeyOps | undefined = client.keys;
   if (!keys) return false;
   const ids = [
@@ -386,6 +460,8 @@ async function removeFrom(client: ManagementClient, status: ApiKeyStatus): Promi
   ].filter((id): id is string => id !== undefined);
   let removed = false;
   for (const id of ids) removed = (await keys.delete(id)) || removed;
+  if (status.certificateId !== undefined && !inUse(status.certificateId))
+    await client.deleteCert(status.certificateId);
   return removed;
 }
 
@@ -399,7 +475,7 @@ async function finalize(obj: KeyObject, deps: ApiKeyDeps, log: Logger): Promise<
       finalizer: KEY_FINALIZER,
       what: `key ${obj.metadata.name}`,
       resolved: await deps.connections.resolve(where, obj.metadata.namespace),
-      remove: (client) => removeFrom(client, status),
+      remove: (client) => removeFrom(client, status, (id) => deps.certificateInUse(id, obj)),
     },
     deps,
     log,
@@ -469,7 +545,15 @@ export function apiKeyController(env: ControllerEnv): ControllerSpec {
       : [];
   const core = env.kc.makeApiClient(k8s.CoreV1Api);
   const keysOfContext = byContext(keysInf);
-  keysInf.addIndex('key-secret', (k) => [`${k.metadata.namespace}/${secretOf(k).name}`]);
+  keysInf.addIndex('key-secret', (k) =>
+    keyTypeOf(k.spec) === 'certificate'
+      ? [`${k.metadata.namespace}/${k.spec.certificateSecretRef ?? ''}`]
+      : [`${k.metadata.namespace}/${secretOf(k).name}`],
+  );
+  const apiCertificates = certificateHolders(env);
+  const certificateInUse = (id: string, self: KeyObject): boolean =>
+    apiCertificates().some((h) => h.status?.certificates?.includes(id) === true) ||
+    keysInf.list().some((k) => k.metadata.uid !== self.metadata.uid && k.status?.certificateId === id);
   keysInf.addIndex('key-policy', (k) =>
     (k.spec.policies ?? []).flatMap((r) => {
       const ref = resolveRef(r, k.metadata.namespace);
@@ -541,6 +625,8 @@ export function apiKeyController(env: ControllerEnv): ControllerSpec {
         events: env.events,
         policy: (namespace, name) => policies.get(namespace, name),
         api: (ref) => apis[ref.kind].get(ref.namespace, ref.name),
+        certificateSecret: (namespace, name) => secrets.get(namespace, name),
+        certificateInUse,
         secret: (namespace, name, dataKey) => secretValue(secrets.get(namespace, name), dataKey),
         writeSecret,
         written: (uid) => (uid === undefined ? undefined : written.get(uid)),

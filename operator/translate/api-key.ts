@@ -17,6 +17,8 @@ export interface KeyTranslationContext {
   namespace: string;
   /** API ID of the API an access right names (its status `api_id`). */
   apiId: (ref: ApiResourceRef) => string;
+  /** The ID of the certificate a `certificate` key is bound to (the gateway's `certificate`). */
+  certificateId?: string;
 }
 
 /**
@@ -37,5 +39,6 @@ export function translateApiKey(spec: ApiKeySpec, ctx: KeyTranslationContext): G
     meta_data: { ...spec.metaData },
     tags: [...(spec.tags ?? [])],
     expires,
+    ...(ctx.certificateId === undefined ? {} : { certificate: ctx.certificateId }),
   };
 }

@@ -354,13 +354,13 @@ export interface ApiKeySecretRef {
 
 /** Desired state of the key. */
 export interface ApiKeySpec {
-  /** `token` (the Secret holds the key), `basic` (the Secret holds the password of `username`) or `certificate` (not supported yet). */
+  /** `token` (the Secret holds the key), `basic` (the Secret holds the password of `username`) or `certificate` (the key is the client certificate of `certificateSecretRef`: dynamic mTLS, mode ce). */
   type?: 'token' | 'basic' | 'certificate';
   /** The Secret (in the namespace of the ApiKey) and its data key holding the token or password. Missing: the operator generates a value and creates the Secret, owned by the ApiKey. Defaults to a Secret named like the ApiKey, data key `key`. */
   secretRef?: ApiKeySecretRef;
   /** User name of a `basic` key (required for it, refused for the others). */
   username?: string;
-  /** Secret (kubernetes.io/tls) whose certificate a `certificate` key is bound to (dynamic mTLS). Not supported yet. */
+  /** Secret (kubernetes.io/tls, in the namespace of the ApiKey) whose `tls.crt` a `certificate` key is bound to (dynamic mTLS): a client presenting that certificate is the key, with no token. The operator uploads the certificate alone (never `tls.key`); a new certificate in the Secret binds the key to it and unbinds the old one. */
   certificateSecretRef?: string;
   /** SecurityPolicies the key applies; the operator resolves them to policy IDs. */
   policies?: (string | NamespacedRef)[];
@@ -384,10 +384,12 @@ export interface ApiKeySpec {
 
 /** Observed state of the key, written by the operator. */
 export interface ApiKeyStatus {
-  /** SHA-256 (hex) of the token: the ID the gateway stores it under (token keys). */
+  /** SHA-256 (hex) of the token: the ID the gateway stores it under (token keys; certificate keys: of the ID the gateway derives from the certificate). */
   keyHash?: string;
   /** The basic-auth user the gateway holds (basic keys). */
   username?: string;
+  /** ID of the certificate a `certificate` key is bound to, as the gateway holds it. */
+  certificateId?: string;
   /** IDs of the SecurityPolicies the key applies, resolved from spec.policies. */
   policyIds?: string[];
   /** API IDs of spec.accessRights, in order, resolved from the API resources they name. */

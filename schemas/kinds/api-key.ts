@@ -10,10 +10,8 @@ import {
 } from '../common.ts';
 import { accessRight } from './security-policy.ts';
 
-/** The key types an ApiKey may name; `certificate` is refused at admission for now. */
+/** The key types an ApiKey may name. */
 export const API_KEY_TYPES = ['token', 'basic', 'certificate'] as const;
-/** The key types the operator reconciles today. */
-export const API_KEY_TYPES_SERVED = ['token', 'basic'] as const;
 
 /** ApiKey: one key or basic-auth user, its value in a Secret. */
 export const apiKeyKind: KindDefinition = {
@@ -34,7 +32,7 @@ export const apiKeyKind: KindDefinition = {
         enum: [...API_KEY_TYPES],
         default: 'token',
         description:
-          '`token` (the Secret holds the key), `basic` (the Secret holds the password of `username`) or `certificate` (not supported yet).',
+          '`token` (the Secret holds the key), `basic` (the Secret holds the password of `username`) or `certificate` (the key is the client certificate of `certificateSecretRef`: dynamic mTLS, mode ce).',
       },
       secretRef: {
         title: 'ApiKeySecretRef',
@@ -64,7 +62,7 @@ export const apiKeyKind: KindDefinition = {
       certificateSecretRef: {
         ...k8sName,
         description:
-          'Secret (kubernetes.io/tls) whose certificate a `certificate` key is bound to (dynamic mTLS). Not supported yet.',
+          'Secret (kubernetes.io/tls, in the namespace of the ApiKey) whose `tls.crt` a `certificate` key is bound to (dynamic mTLS): a client presenting that certificate is the key, with no token. The operator uploads the certificate alone (never `tls.key`); a new certificate in the Secret binds the key to it and unbinds the old one.',
       },
       policies: {
         type: 'array',
@@ -131,9 +129,14 @@ export const apiKeyKind: KindDefinition = {
     properties: {
       keyHash: {
         type: 'string',
-        description: 'SHA-256 (hex) of the token: the ID the gateway stores it under (token keys).',
+        description:
+          'SHA-256 (hex) of the token: the ID the gateway stores it under (token keys; certificate keys: of the ID the gateway derives from the certificate).',
       },
       username: { type: 'string', description: 'The basic-auth user the gateway holds (basic keys).' },
+      certificateId: {
+        type: 'string',
+        description: 'ID of the certificate a `certificate` key is bound to, as the gateway holds it.',
+      },
       policyIds: {
         type: 'array',
         items: { type: 'string' },

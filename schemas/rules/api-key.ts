@@ -1,7 +1,9 @@
 /**
  * Rules of an ApiKey that its schema can't say, written once for the webhooks and the operator
  * (which applies them too, for clusters without webhooks): a `basic` key names its user, the
- * others don't; `certificate` keys are not served yet; the rotation overlap is for tokens.
+ * others don't; a `certificate` key names its Secret and has no value of its own (no
+ * `secretRef`, `rotate` nor overlap: a new certificate in the Secret re-binds it); the rotation
+ * overlap is for tokens.
  */
 import type { ApiKeySpec } from '../generated/kinds.ts';
 import type { FieldProblem } from './field-problem.ts';
@@ -16,12 +18,36 @@ export function apiKeyProblems(spec: ApiKeySpec): FieldProblem[] {
   const problems: FieldProblem[] = [];
   const type = keyTypeOf(spec);
   if (type === 'certificate') {
-    problems.push({
-      path: 'type',
-      type: 'NotSupported',
-      message:
-        '"certificate": certificate-bound ApiKeys are not supported yet; use token or basic (or create the key with POST /svc/keys/create)',
-    });
+    if ((spec.certificateSecretRef ?? '') === '') {
+      problems.push({
+        path: 'certificateSecretRef',
+        type: 'Required',
+        message: 'a certificate key names the kubernetes.io/tls Secret of its client certificate',
+      });
+    }
+    if (spec.secretRef !== undefined) {
+      problems.push({
+        path: 'secretRef',
+        type: 'Forbidden',
+        message:
+          'a certificate key has no token: the certificate of certificateSecretRef is its credential; remove it',
+      });
+    }
+    if (spec.rotate !== undefined) {
+      problems.push({
+        path: 'rotate',
+        type: 'Forbidden',
+        message: 'a certificate key is rotated by putting a new certificate in its Secret; remove it',
+      });
+    }
+    if ((spec.rotation?.overlapSeconds ?? 0) > 0) {
+      problems.push({
+        path: 'rotation.overlapSeconds',
+        type: 'Forbidden',
+        message:
+          'a certificate key is bound to one certificate at a time: a new one replaces the old at once; set 0',
+      });
+    }
   }
   if (type === 'basic' && (spec.username ?? '') === '') {
     problems.push({
