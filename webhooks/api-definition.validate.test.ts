@@ -273,6 +273,32 @@ const cases: Case[] = [
     ],
   },
   {
+    name: "proxy.disable_strip_slash is served: the target's trailing slash kept (the reference's subgraph samples)",
+    obj: apiDefinition('users', {
+      internal: true,
+      proxy: {
+        listen_path: '/users-subgraph/',
+        target_url: 'http://users.default.svc:4001/query/',
+        disable_strip_slash: true,
+      },
+    }),
+  },
+  {
+    name: 'a subgraph API with the supergraph block the reference exports, nothing set, is admitted',
+    obj: apiDefinition('reviews', {
+      graphql: {
+        enabled: true,
+        execution_mode: 'subgraph',
+        subgraph: { sdl: 'type Review @key(fields: "id") { id: ID! }\ntype Query { reviews: [Review] }' },
+        supergraph: {
+          subgraphs: [{ api_id: '', name: '', url: '', sdl: '' }],
+          merged_sdl: '',
+          global_headers: {},
+        },
+      },
+    }),
+  },
+  {
     name: 'settings the gateway does not enforce yet are refused by name',
     obj: apiDefinition('orders', {
       use_openid: true,
