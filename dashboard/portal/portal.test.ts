@@ -1,0 +1,320 @@
+/**
+ * The developer portal's admin and developer APIs (docs/portal.md) on both storages: what the
+ * admin API refuses (by field), RBAC on the `portal` resource, audit entries, a developer's
+ * deletion revoking its keys, a disabled developer's sessions and subscriptions ending, a product's
+ * deletion leaving its catalogue, sign-up off, and documentation read from a URL.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import {
+  addUser,
+  startFreshDashboard,
+  type FreshDashboard,
+  type TestDashboard,
+} from '../testing/dashboard.ts';
+import { storeFixtures } from '../testing/stores.ts';
+
+const FEED_SECRET_RE = /^[0-9a-f]{64}$/;
+
+for (const fx of storeFixtures()) {
+  describe(`portal (${fx.name})`, () => {
+    let world: FreshDashboard;
+    let d: TestDashboard;
+    let admin: string;
+    let docs: Server;
+    let docsUrl = '';
+
+    /** A developer API call of `org`. */
+    const dev = async (
+      org: string,
+      method: string,
+      path: string,
+      opts: { token?: string; body?: unknown } = {},
+    ): Promise<{ status: number; body: Record<string, unknown>; text: string }> => {
+      const headers: Record<string, string> = {};
+      if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
+      if (opts.body !== undefined) headers['content-type'] = 'application/json';
+      const r = await fetch(`${d.url}/portal/${org}/api${path}`, {
+        method,
+        headers,
+        ...(opts.body === undefined ? {} : { body: JSON.stringify(opts.body) }),
+      });
+      const text = await r.text();
+      let body: Record<string, unknown> = {};
+      try {
+        body = JSON.parse(text) as Record<string, unknown>;
+      } catch {
+        // not JSON
+      }
+      return { status: r.status, body, text };
+    };
+    const call = async (method: string, path: string, body?: unknown, auth = admin) =>
+      d.call(method, path, { auth, ...(body === undefined ? {} : { body }) });
+    const signedIn = async (email: string): Promise<{ id: string; token: string }> => {
+      const reg = await dev('acme', 'POST', '/register', { body: { email, password: 'long enough' } });
+      assert.equal(reg.status, 200, reg.text);
+      const login = await dev('acme', 'POST', '/login', { body: { email, password: 'long enough' } });
+      assert.equal(login.status, 200, login.text);
+      return { id: String(reg.body.id), token: String(login.body.token) };
+    };
+
+    before(async () => {
+      docs = createServer((_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/yaml' });
+        res.end('openapi: 3.0.3\ninfo: { title: From a URL, version: "2" }\npaths: {}\n');
+      });
+      await new Promise<void>((resolve) => docs.listen(0, '127.0.0.1', resolve));
+      docsUrl = `http://127.0.0.1:${(docs.address() as AddressInfo).port}/oas.yaml`;
+      world = await startFreshDashboard(fx);
+      ({ d } = world);
+      const org = await d.call('POST', '/admin/organisations', {
+        auth: { admin: true },
+        body: { id: 'acme', owner_name: 'Acme' },
+      });
+      assert.equal(org.status, 200, org.text);
+      admin = await addUser(d, 'acme', { IsAdmin: 'admin' });
+      const api = await call('POST', '/api/apis', {
+        api_definition: {
+          api_id: 'stock',
+          name: 'stock',
+          use_keyless: false,
+          proxy: { listen_path: '/stock/', target_url: 'http://upstream.test' },
+        },
+      });
+      assert.equal(api.status, 200, api.text);
+      const pol = await call('POST', '/api/portal/policies', {
+        id: 'stock-pol',
+        name: 'stock',
+        state: 'active',
+        access_rights: { stock: { api_id: 'stock', api_name: 'stock', versions: ['Default'] } },
+      });
+      assert.equal(pol.status, 200, pol.text);
+      await call('PUT', '/api/portal/config', { developer_approval: 'auto' });
+    });
+    after(async () => {
+      await world.close();
+      docs.close();
+    });
+
+    const refusals: { name: string; path: string; body: unknown; message: RegExp }[] = [
+      {
+        name: 'unknown setting',
+        path: '/api/portal/config',
+        body: { signup: true },
+        message: /signup: Unsupported field/,
+      },
+      {
+        name: 'dcr on',
+        path: '/api/portal/config',
+        body: { enable_dcr: true },
+        message: /enable_dcr: Unsupported value/,
+      },
+      {
+        name: 'dcr options',
+        path: '/api/portal/config',
+        body: { dcr_options: { provider: 'x' } },
+        message: /dcr_options: Unsupported field/,
+      },
+      {
+        name: 'short session',
+        path: '/api/portal/config',
+        body: { session_lifetime_s: 5 },
+        message: /session_lifetime_s: Invalid value/,
+      },
+      {
+        name: 'no name',
+        path: '/api/portal/products/p',
+        body: { policy_id: 'stock-pol' },
+        message: /name: Required/,
+      },
+      {
+        name: 'missing policy',
+        path: '/api/portal/products/p',
+        body: { name: 'p', policy_id: 'nope' },
+        message: /policy_id: Not found/,
+      },
+      {
+        name: 'no policy',
+        path: '/api/portal/products/p',
+        body: { name: 'p' },
+        message: /policy_id: Required/,
+      },
+      {
+        name: 'policy and API',
+        path: '/api/portal/products/p',
+        body: { name: 'p', policy_id: 'stock-pol', api_id: 'stock' },
+        message: /policy_id: Invalid value: give policy_id or api_id/,
+      },
+      {
+        name: 'auth type',
+        path: '/api/portal/products/p',
+        body: { name: 'p', policy_id: 'stock-pol', auth_type: 'jwt' },
+        message: /auth_type: Unsupported value/,
+      },
+      {
+        name: 'docs not OAS',
+        path: '/api/portal/products/p',
+        body: { name: 'p', policy_id: 'stock-pol', docs: { documentation: 'just words' } },
+        message: /docs.documentation: Invalid value/,
+      },
+      {
+        name: 'docs both',
+        path: '/api/portal/products/p',
+        body: { name: 'p', policy_id: 'stock-pol', docs: { documentation: '{}', url: docsUrl } },
+        message: /docs: Invalid value: give exactly one/,
+      },
+      {
+        name: 'bad event',
+        path: '/api/portal/products/p',
+        body: { name: 'p', policy_id: 'stock-pol', subscribable_events: ['ok', 'not ok'] },
+        message: /subscribable_events\[1\]: Invalid value/,
+      },
+      {
+        name: 'unknown product field',
+        path: '/api/portal/products/p',
+        body: { name: 'p', policy_id: 'stock-pol', hidden: true },
+        message: /hidden: Unsupported field/,
+      },
+      {
+        name: 'catalogue of a missing product',
+        path: '/api/portal/catalogues/c',
+        body: { apis: ['nope'] },
+        message: /apis\[0\]: Not found/,
+      },
+    ];
+    for (const r of refusals) {
+      test(`admin API refuses by field: ${r.name}`, async () => {
+        const res = await call('PUT', r.path, r.body);
+        assert.equal(res.status, 400, res.text);
+        assert.match(String(res.body.Message), r.message);
+      });
+    }
+
+    test('the portal resource: read may list, not write; deny may not read; writes are audited', async () => {
+      const reader = await addUser(d, 'acme', { portal: 'read' });
+      const denied = await addUser(d, 'acme', { apis: 'write' });
+      assert.equal((await call('GET', '/api/portal/products', undefined, reader)).status, 200);
+      assert.equal(
+        (await call('PUT', '/api/portal/products/x', { name: 'x', api_id: 'stock' }, reader)).status,
+        403,
+      );
+      assert.equal((await call('GET', '/api/portal/developers', undefined, denied)).status, 403);
+      const put = await call('PUT', '/api/portal/products/audited', {
+        name: 'Audited',
+        api_id: 'stock',
+        docs: { doc_type: 'oas', documentation: 'openapi: 3.0.3\ninfo: {title: T, version: "1"}\npaths: {}' },
+      });
+      assert.equal(put.status, 200, put.text);
+      assert.equal(put.body.feed_url, '/portal/acme/webhooks/audited');
+      const audit = await call('GET', '/api/audit?p=-1');
+      const entries = audit.body.entries;
+      assert.match(JSON.stringify(entries), /"kind":"portal-products","object_id":"audited"/);
+      const secret = await call('POST', '/api/portal/products/audited/actions/feed-secret');
+      assert.match(String(secret.body.feed_secret), FEED_SECRET_RE);
+      const got = await call('GET', '/api/portal/products/audited');
+      assert.equal(got.body.has_feed_secret, true);
+      assert.equal(JSON.stringify(got.body).includes(String(secret.body.feed_secret)), false);
+      assert.equal(JSON.stringify(got.body).includes('feed_secret_hash'), false);
+    });
+
+    test("deleting a developer revokes its keys and ends its sessions; disabling one leaves the product's feed", async () => {
+      assert.equal(
+        (
+          await call('PUT', '/api/portal/products/stock', {
+            name: 'Stock',
+            policy_id: 'stock-pol',
+            key_approval: 'auto',
+            subscribable_events: ['stock.low'],
+            docs: { doc_type: 'oas', url: docsUrl },
+          })
+        ).status,
+        200,
+      );
+      assert.equal((await call('PUT', '/api/portal/catalogues/main', { apis: ['stock'] })).status, 200);
+      const feedSecret = String(
+        (await call('POST', '/api/portal/products/stock/actions/feed-secret')).body.feed_secret,
+      );
+      const feed = async (): Promise<unknown[]> => {
+        const r = await fetch(`${d.url}/portal/acme/webhooks/stock`, {
+          headers: { authorization: `Bearer ${feedSecret}` },
+        });
+        assert.equal(r.status, 200);
+        return ((await r.json()) as { subscriptions: unknown[] }).subscriptions;
+      };
+
+      const one = await signedIn('one@dev.test');
+      const two = await signedIn('two@dev.test');
+      const docsAnswer = await dev('acme', 'GET', '/catalogue/stock/docs', { token: one.token });
+      assert.equal(docsAnswer.status, 200, docsAnswer.text);
+      assert.equal((docsAnswer.body.info as { title: string }).title, 'From a URL');
+      const key = await dev('acme', 'POST', '/key-requests', {
+        token: one.token,
+        body: { product_id: 'stock' },
+      });
+      assert.equal(key.status, 200, key.text);
+      const keyId = String(key.body.key_id);
+      assert.equal(
+        (await call('GET', `/api/keys/${keyId}?hashed=true`)).status,
+        200,
+        'the key is a dashboard key',
+      );
+      const stored = (await call('GET', `/api/keys/${keyId}?hashed=true`)).body.data as Record<
+        string,
+        unknown
+      >;
+      assert.deepEqual(stored.apply_policies, ['stock-pol'], "made from the product's policy");
+      for (const t of [one, two]) {
+        if (t === two) {
+          const k = await dev('acme', 'POST', '/key-requests', {
+            token: t.token,
+            body: { product_id: 'stock' },
+          });
+          assert.equal(k.status, 200, k.text);
+        }
+        const s = await dev('acme', 'POST', '/subscriptions', {
+          token: t.token,
+          body: { product_id: 'stock', url: 'http://hooks.test/x', events: ['stock.low'] },
+        });
+        assert.equal(s.status, 200, s.text);
+      }
+      assert.equal((await feed()).length, 2);
+
+      // Disabled: its sessions end and its subscriptions leave the feed.
+      assert.equal(
+        (await call('PUT', `/api/portal/developers/${two.id}`, { status: 'disabled' })).status,
+        200,
+      );
+      assert.equal((await dev('acme', 'GET', '/me', { token: two.token })).status, 401);
+      assert.equal((await feed()).length, 1);
+
+      // Deleted: its key is revoked, its session and subscriptions gone.
+      assert.equal((await call('DELETE', `/api/portal/developers/${one.id}`)).status, 200);
+      assert.equal((await call('GET', `/api/keys/${keyId}?hashed=true`)).status, 404, 'the key was revoked');
+      assert.equal((await dev('acme', 'GET', '/me', { token: one.token })).status, 401);
+      assert.equal((await feed()).length, 0);
+    });
+
+    test('sign-up off is refused; deleting a product takes it out of its catalogue', async () => {
+      assert.equal((await call('PUT', '/api/portal/config', { signup_enabled: false })).status, 200);
+      const r = await dev('acme', 'POST', '/register', {
+        body: { email: 'late@dev.test', password: 'long enough' },
+      });
+      assert.equal(r.status, 403);
+      assert.equal((await dev('acme', 'GET', '/portal')).body.signup_enabled, false);
+      assert.equal((await call('PUT', '/api/portal/config', { developer_approval: 'auto' })).status, 200);
+      assert.equal(
+        (await call('PUT', '/api/portal/products/gone', { name: 'Gone', api_id: 'stock' })).status,
+        200,
+      );
+      assert.equal(
+        (await call('PUT', '/api/portal/catalogues/two', { apis: ['gone', 'stock'] })).status,
+        200,
+      );
+      assert.equal((await call('DELETE', '/api/portal/products/gone')).status, 200);
+      assert.deepEqual((await call('GET', '/api/portal/catalogues/two')).body.apis, ['stock']);
+      assert.equal((await call('GET', '/api/portal/products/gone')).status, 404);
+    });
+  });
+}
