@@ -362,6 +362,11 @@ const classicKeyless = (name: string, upstream: string, extra: Json = {}, proxy:
 const pairs: Pair[] = [
   { name: 'open', classic: (u) => classicKeyless('open', u), oas: (u) => twin('open', u) },
   {
+    name: 'slash',
+    classic: (u) => classicKeyless('slash', `${u}/base/`, {}, { disable_strip_slash: true }),
+    oas: (u) => twin('slash', `${u}/base/`, { upstream: { preserveTrailingSlash: { enabled: true } } }),
+  },
+  {
     name: 'plain',
     classic: (u) => classicKeyless('plain', u, {}, { strip_listen_path: false }),
     oas: (u) => twin('plain', u, { server: { listenPath: { strip: false } } }),
@@ -478,6 +483,18 @@ interface SideCase extends Expected {
 const sideCases: SideCase[] = [
   { name: 'keyless', path: 'open/x', status: 200, upstreamPath: '/x' },
   { name: 'keyless, listen path kept', path: 'plain/x', status: 200, upstreamPath: '/{p}/plain/x' },
+  {
+    name: "preserveTrailingSlash (disable_strip_slash): the target's path as written",
+    path: 'slash',
+    status: 200,
+    upstreamPath: '/base/',
+  },
+  {
+    name: 'preserveTrailingSlash: a longer path joined as without it',
+    path: 'slash/a',
+    status: 200,
+    upstreamPath: '/base/a',
+  },
   { name: 'token: none', path: 'tok/x', status: 401, error: 'Authorization field missing' },
   {
     name: 'token: unknown',

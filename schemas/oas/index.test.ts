@@ -50,6 +50,18 @@ interface Case {
 const cases: Case[] = [
   { name: 'a keyless API', doc: oas(), api: classic() },
   {
+    name: 'upstream.preserveTrailingSlash: the classic proxy.disable_strip_slash',
+    doc: oas({ upstream: { url: 'http://pets.default.svc:8080', preserveTrailingSlash: { enabled: true } } }),
+    api: classic({}, { disable_strip_slash: true }),
+  },
+  {
+    name: 'upstream.preserveTrailingSlash disabled says nothing',
+    doc: oas({
+      upstream: { url: 'http://pets.default.svc:8080', preserveTrailingSlash: { enabled: false } },
+    }),
+    api: classic(),
+  },
+  {
     name: 'certificates: static mutual TLS, upstream client certificates and pinned public keys',
     doc: oas({
       server: { clientCertificates: { enabled: true, allowlist: ['acme1', 'acme2'] } },

@@ -6,7 +6,10 @@ import { quote } from '../rules/field-problem.ts';
 import { list } from '../rules/read.ts';
 import { EXT, nonEmpty, obj, type Conversion, type Part } from './document.ts';
 
-/** `info`: ID, organisation, name and state; `upstream.url`: the classic `proxy.target_url`. */
+/**
+ * `info`: ID, organisation, name and state; `upstream.url`: the classic `proxy.target_url`;
+ * `upstream.preserveTrailingSlash`: `proxy.disable_strip_slash`.
+ */
 export function readInfo(c: Conversion): void {
   const id = c.take([EXT, 'info', 'id']);
   c.set('api_id', id === '' ? undefined : id, [EXT, 'info', 'id']);
@@ -15,6 +18,9 @@ export function readInfo(c: Conversion): void {
   c.copy('active', [EXT, 'info', 'state', 'active']);
   c.copy('internal', [EXT, 'info', 'state', 'internal']);
   c.copy('proxy.target_url', [EXT, 'upstream', 'url']);
+  // The reference's form of the classic `proxy.disable_strip_slash`.
+  const slash = [EXT, 'upstream', 'preserveTrailingSlash'];
+  if (c.enabled(slash)) c.set('proxy.disable_strip_slash', true, [...slash, 'enabled']);
 }
 
 /**
