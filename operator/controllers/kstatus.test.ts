@@ -63,6 +63,8 @@ describe('kstatus of what the reconcilers report', () => {
       'TemplateNotFound',
       'ServiceNotFound',
       'PortNotFound',
+      'APIDescriptionNotFound',
+      'APIDescriptionNotReady',
     ].map((reason) => ({ reason, want: 'InProgress' as const })),
     // Retried or waited out by the operator.
     ...['Pending', 'InUse', 'GatewayUnavailable', 'GatewayUnauthorized'].map((reason) => ({
@@ -86,6 +88,8 @@ describe('kstatus of what the reconcilers report', () => {
       'BackendNotSupported',
       'AnnotationInvalid',
       'KeysNotSupported',
+      'NotSupportedInModeCe',
+      'Conflict',
     ].map((reason) => ({ reason, want: 'Failed' as const })),
   ];
   for (const { reason, want } of cases) {

@@ -1332,7 +1332,7 @@ export interface PolicyPartitions {
   complexity?: boolean;
 }
 
-/** The developer portal's API catalogue of an organisation (mode pro): the APIDescriptions developers see. One catalogue per organisation: a second one for the same dashboard organisation is refused by the operator (Ready=False, Conflict). In mode ce there is no portal: Ready=False, NotSupportedInModeCe. */
+/** A catalogue of the dashboard's developer portal (mode pro): developers see the products (APIDescriptions) of every catalogue of their organisation that are shown. In mode ce there is no portal: Ready=False, NotSupportedInModeCe. */
 export interface PortalAPICatalogue {
   apiVersion: 'svc.svc.io/v1alpha1';
   kind: 'PortalAPICatalogue';

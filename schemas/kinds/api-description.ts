@@ -81,7 +81,7 @@ export const apiDescriptionKind: KindDefinition = {
       subscribable_events: {
         type: 'array',
         maxItems: 100,
-        items: { type: 'string', minLength: 1, maxLength: 253 },
+        items: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$', description: 'An event type.' },
         description:
           "svc's field: the event types developers may subscribe webhooks to, delivered by streams with a portal_webhook output naming this product.",
       },

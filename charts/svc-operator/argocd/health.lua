@@ -1,5 +1,6 @@
 -- Argo CD health check for the svc kinds (svc.svc.io: ApiDefinition, SvcOasApiDefinition,
--- SvcStreamsApiDefinition, SecurityPolicy, OperatorContext, ApiKey, SubGraph, SuperGraph), read from the status the
+-- SvcStreamsApiDefinition, SecurityPolicy, OperatorContext, ApiKey, SubGraph, SuperGraph,
+-- APIDescription, PortalAPICatalogue, PortalConfig), read from the status the
 -- operator writes: the Ready condition and the generation it was computed for. The same script
 -- serves every kind; docs/install.md says how to register it in argocd-cm.
 --   Healthy      Ready=True for the current generation.
