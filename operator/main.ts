@@ -31,6 +31,7 @@ import { securityPolicyController } from './controllers/security-policy.ts';
 import { subGraphController } from './controllers/sub-graph.ts';
 import { superGraphController } from './controllers/super-graph.ts';
 import { ingressController } from './controllers/ingress.ts';
+import { gatewayApiControllers } from './controllers/gateway-api.ts';
 import { templateController } from './controllers/template.ts';
 
 let cfg;
@@ -96,6 +97,8 @@ const ingress = ingressController(env, {
   managementUrl: cfg.SVC_URL,
 });
 manager.add(ingress.spec);
+for (const c of gatewayApiControllers(env, { managementUrl: cfg.SVC_URL, address: cfg.SVC_INGRESS_ADDRESS }))
+  manager.add(c);
 manager.add(templateController(env, ingress.templateUsers, 'ApiDefinition', ingress.freshTemplateUsers));
 manager.add(
   templateController(env, ingress.templateUsers, 'SvcOasApiDefinition', ingress.freshTemplateUsers),

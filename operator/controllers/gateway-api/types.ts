@@ -1,0 +1,107 @@
+/**
+ * What the parts of the Gateway API controllers share: names, the objects as they read them, the
+ * reconcilers' dependencies (which tests replace) and the settings.
+ */
+import type { Logger } from '../../../lib/log.ts';
+import type {
+  Condition,
+  GatewayInput,
+  GatewayTranslationContext,
+  HttpRouteInput,
+  ListenerStatus,
+  ParentRef,
+} from '../../translate/gateway-api.ts';
+import type { GeneratedApiWriter } from '../ingress/types.ts';
+import type { ApiObject } from '../objects.ts';
+
+/** The finalizer that keeps a Gateway until its generated ApiDefinitions are deleted. */
+export const GATEWAY_FINALIZER = 'finalizers.svc.svc.io/gateway';
+/** Annotation on a generated ApiDefinition: the hash of the spec the Gateway controller wrote. */
+export const GATEWAY_SPEC_HASH_ANNOTATION = 'svc.io/gateway-spec-hash';
+
+/** A status condition as stored (the spec's metav1.Condition). */
+export interface StoredCondition extends Condition {
+  observedGeneration?: number;
+  lastTransitionTime?: string;
+}
+
+/** A route's status for one parent, as stored. */
+export interface StoredParentStatus {
+  parentRef: ParentRef;
+  controllerName: string;
+  conditions: StoredCondition[];
+}
+
+/** A GatewayClass as read. */
+export interface GatewayClassObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: {
+    name: string;
+    generation?: number;
+    resourceVersion?: string;
+    deletionTimestamp?: Date | string;
+  };
+  spec: { controllerName: string };
+  status?: { conditions?: StoredCondition[] };
+}
+
+/** A Gateway as read. */
+export type GatewayObject = GatewayInput & {
+  apiVersion?: string;
+  kind?: string;
+  metadata: GatewayInput['metadata'] & {
+    uid?: string;
+    resourceVersion?: string;
+    finalizers?: string[];
+    deletionTimestamp?: Date | string;
+  };
+  status?: {
+    conditions?: StoredCondition[];
+    listeners?: (Omit<ListenerStatus, 'conditions'> & { conditions: StoredCondition[] })[];
+    addresses?: { type: string; value: string }[];
+  };
+};
+
+/** An HTTPRoute as read. */
+export type HttpRouteObject = HttpRouteInput & {
+  metadata: HttpRouteInput['metadata'] & { resourceVersion?: string };
+  status?: { parents?: StoredParentStatus[] };
+};
+
+/** The cluster writes of the Gateway controller. */
+export interface GatewayWriter {
+  /** Adds the finalizer (with the object's resourceVersion); returns the updated object. */
+  addFinalizer: (gw: GatewayObject) => Promise<GatewayObject>;
+  removeFinalizer: (gw: GatewayObject) => Promise<void>;
+  patchStatus: (gw: GatewayObject, status: NonNullable<GatewayObject['status']>) => Promise<void>;
+  /** Replaces a route's `status.parents` (with its resourceVersion: a 409 retries). */
+  patchRouteParents: (route: HttpRouteObject, parents: StoredParentStatus[]) => Promise<void>;
+  patchClassStatus: (cls: GatewayClassObject, conditions: StoredCondition[]) => Promise<void>;
+}
+
+/** What the Gateway reconciler needs; tests pass their own. */
+export interface GatewayDeps {
+  read: (namespace: string, name: string) => GatewayObject | undefined;
+  gatewayClass: (name: string) => GatewayClassObject | undefined;
+  /** The HTTPRoutes whose parentRefs name the Gateway `namespace/name`. */
+  routes: (gatewayKey: string) => readonly HttpRouteObject[];
+  /** The cluster state translation reads. */
+  context: () => GatewayTranslationContext;
+  /** The ApiDefinitions generated for a Gateway (labelled with its name). */
+  generated: (gw: GatewayObject) => readonly ApiObject[];
+  apis: GeneratedApiWriter;
+  writer: GatewayWriter;
+  /** The addresses for `status.addresses`. */
+  addresses: () => { type: string; value: string }[];
+  now: () => Date;
+  log: Logger;
+}
+
+/** Settings of the Gateway API controllers (operator/config.ts). */
+export interface GatewayApiSettings {
+  /** The operator's management URL (`SVC_URL`): its port is the gateway's own. */
+  managementUrl: string;
+  /** A fixed address for `status.addresses` (IPs or host names, comma-separated); empty: none. */
+  address: string;
+}
