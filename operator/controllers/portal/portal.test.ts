@@ -43,13 +43,12 @@ const meta = (name: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-const description = (spec: Partial<APIDescriptionObject['spec']>): APIDescriptionObject =>
-  ({
-    apiVersion: 'svc.svc.io/v1alpha1',
-    kind: 'APIDescription',
-    metadata: meta('orders'),
-    spec: { name: 'Orders', show: true, auth_type: 'authToken', policyRef: { name: 'gold' }, ...spec },
-  });
+const description = (spec: Partial<APIDescriptionObject['spec']>): APIDescriptionObject => ({
+  apiVersion: 'svc.svc.io/v1alpha1',
+  kind: 'APIDescription',
+  metadata: meta('orders'),
+  spec: { name: 'Orders', show: true, auth_type: 'authToken', policyRef: { name: 'gold' }, ...spec },
+});
 
 const readyPolicy: PolicyView = {
   metadata: { name: 'gold', namespace: 'default' },
@@ -172,13 +171,12 @@ test('mode pro: a catalogue waits for its products, then lists their portal IDs'
 
 test('mode pro: the oldest PortalConfig of a connection is written, the other is in Conflict', async () => {
   const dash = new FakeDashboard('http://dash:3000');
-  const config = (name: string, at: string, spec: PortalConfigObject['spec']): PortalConfigObject =>
-    ({
-      apiVersion: 'svc.svc.io/v1alpha1',
-      kind: 'PortalConfig',
-      metadata: meta(name, { creationTimestamp: new Date(at) }),
-      spec,
-    });
+  const config = (name: string, at: string, spec: PortalConfigObject['spec']): PortalConfigObject => ({
+    apiVersion: 'svc.svc.io/v1alpha1',
+    kind: 'PortalConfig',
+    metadata: meta(name, { creationTimestamp: new Date(at) }),
+    spec,
+  });
   const first = config('a', '2025-01-01T00:00:00Z', { disable_signup: true, developer_approval: 'auto' });
   const second = config('b', '2025-02-01T00:00:00Z', {});
   const all = [second, first];
@@ -201,4 +199,35 @@ test('mode pro: the oldest PortalConfig of a connection is written, the other is
   }
   assert.deepEqual(dash.docs.get('config/config'), { signup_enabled: false, developer_approval: 'auto' });
   assert.deepEqual(dash.writes, ['put config/config']);
+});
+
+test('mode pro: a product edited in the dashboard is written again; deleted, it leaves the portal', async () => {
+  const dash = new FakeDashboard('http://dash:3000');
+  const base = baseDeps<APIDescriptionObject>({});
+  let obj = description({});
+  const deps = {
+    ...base,
+    connections: proConnections(dash),
+    read: () => Promise.resolve(obj),
+    pushes: new PushMemory(),
+    policy: () => readyPolicy,
+  };
+  await reconcileAPIDescription('default/orders', deps);
+  const status = base.objects.statuses.at(-1) as APIDescriptionObject['status'] & { id: string };
+  obj = {
+    ...obj,
+    metadata: { ...obj.metadata, finalizers: ['finalizers.svc.svc.io/apidescription'] },
+    status,
+  };
+  // Nothing changed: nothing written again.
+  await reconcileAPIDescription('default/orders', deps);
+  assert.deepEqual(dash.writes, [`put products/${status.id}`]);
+  dash.docs.set(`products/${status.id}`, { ...dash.docs.get(`products/${status.id}`), name: 'by hand' });
+  await reconcileAPIDescription('default/orders', deps);
+  assert.equal(dash.docs.get(`products/${status.id}`)?.name, 'Orders');
+  assert.equal(dash.writes.length, 2);
+  obj = { ...obj, metadata: { ...obj.metadata, deletionTimestamp: new Date() } };
+  await reconcileAPIDescription('default/orders', deps);
+  assert.equal(dash.docs.has(`products/${status.id}`), false);
+  assert.deepEqual(base.objects.finalizers.at(-1), '-finalizers.svc.svc.io/apidescription');
 });
