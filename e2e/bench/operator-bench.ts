@@ -10,11 +10,11 @@
  * straight to `/svc/keys` (api-key-phase.ts).
  * Figures go to the "Operator" section of docs/benchmarks.md.
  */
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { derivedId } from '../../operator/ids.ts';
 import { apiKeysPhase, type KeysResult } from './api-key-phase.ts';
 import { APPLIERS, applyAll, summarize, timeToServe, timeoutMs, type Run } from './serving.ts';
-import { operatorMemory, startBenchStack, writeSection } from './stack.ts';
+import { operatorMemory, startBenchStack, writeKeysRow, writeSection } from './stack.ts';
 import { startLocalWebhooks } from '../webhooks/helpers.ts';
 import {
   OPERATOR_NODE_OPTIONS,
@@ -33,6 +33,13 @@ const SIZES = (process.env.SVC_BENCH_SIZES ?? '10,100,1000,10000').split(',').ma
 const PROFILE_DIR = process.env.SVC_BENCH_PROFILE;
 /** `SVC_BENCH_KEYS=50`: the ApiKey row with fewer keys (0 leaves it out). */
 const KEYS = Number(process.env.SVC_BENCH_KEYS ?? '1000');
+/**
+ * `SVC_BENCH_ONLY=keys`: the ApiKey row alone (no ApiDefinition sizes, no policies); only that
+ * row and its note change in docs/benchmarks.md, the other figures stay as their run wrote them.
+ */
+const ONLY_KEYS = process.env.SVC_BENCH_ONLY === 'keys';
+/** The machine's load when the run starts (other work on it lowers every figure). */
+const LOAD_BEFORE = loadavg()[0] ?? NaN;
 /** `SVC_BENCH_WRITE=0`: print the section without writing docs/benchmarks.md (a trial run). */
 const WRITE = process.env.SVC_BENCH_WRITE !== '0';
 /**
@@ -240,7 +247,7 @@ try {
         .trim(),
     },
   });
-  for (const n of SIZES) {
+  for (const n of ONLY_KEYS ? [] : SIZES) {
     // Through the operator: one kubectl apply of n manifests.
     const paths = Array.from({ length: n }, (_, i) => `/op-${n}-${i}/`);
     const manifests = paths.map(
@@ -312,7 +319,7 @@ spec:
   }
 
   // One change among all of them: a new listen path for one API, until it serves.
-  const largest = SIZES.at(-1) ?? 0;
+  const largest = ONLY_KEYS ? 0 : (SIZES.at(-1) ?? 0);
   const tc = Date.now();
   const changedPath = `/changed-${largest}/`;
   await cp.kubectl([
@@ -325,7 +332,7 @@ spec:
     '-p',
     JSON.stringify({ spec: { proxy: { listen_path: changedPath } } }),
   ]);
-  results.changeOne = (await timeToServe(gw, [changedPath], tc))[0];
+  if (!ONLY_KEYS) results.changeOne = (await timeToServe(gw, [changedPath], tc))[0];
 
   if (KEYS > 0) {
     results.keys = await apiKeysPhase({
@@ -360,6 +367,9 @@ const policyRow =
     ? '| SecurityPolicies | - | - | - | - | - | - |'
     : `| ${pol.n} SecurityPolicies (each on its own API) | ${fmt(pol.applied ?? NaN)} | ${fmt(pol.p50)} | ${fmt(pol.p99)} | ${fmt(pol.total)} | ${fmt(polDirect.total)} | ${(pol.total / polDirect.total).toFixed(1)}x |`;
 const keys = results.keys;
+const keysNote = `The ApiKey row: time from one \`kubectl apply\` of the keys, each with its Secret (a known
+value), until each value authenticates through the gateway on an API granted by one policy; the
+reference writes the same keys to \`/svc/keys/{value}\` (16 at a time) with that policy.`;
 const keysRow =
   keys === undefined
     ? '| ApiKeys | - | - | - | - | - | - |'
@@ -391,9 +401,7 @@ ${keysRow}
 The SecurityPolicy row: time from one \`kubectl apply\` of the policies (their APIs already
 serving) until each is in the gateway's policy list with its API in its access rights; the
 reference writes the same policies to \`/svc/policies\`.
-The ApiKey row: time from one \`kubectl apply\` of the keys, each with its Secret (a known
-value), until each value authenticates through the gateway on an API granted by one policy; the
-reference writes the same keys to \`/svc/keys/{value}\` (16 at a time) with that policy.
+${keysNote}
 
 One change among all ${SIZES.at(-1) ?? 0} (a new listen path for one API, \`kubectl patch\`) served after
 ${results.changeOne === undefined ? '-' : fmt(results.changeOne)} s.
@@ -421,5 +429,10 @@ ${target('one change among 10,000 served ≤ 2 s', results.changeOne, 2_000, 's'
 ${target('operator peak memory at 1,000 objects ≤ 250 MiB', mem1000?.peakRssMiB, 250, 'MiB')}
 `;
 
-if (WRITE) await writeSection('Operator', section);
+if (ONLY_KEYS) {
+  const dated = `${keysNote}
+Measured alone (\`SVC_BENCH_ONLY=keys\`) on ${new Date().toISOString().slice(0, 10)}, load average ${LOAD_BEFORE.toFixed(2)} before the run on ${cpus().length} cores.`;
+  console.log(`${keysRow}\n\n${dated}`);
+  if (WRITE) await writeKeysRow(keysRow, dated);
+} else if (WRITE) await writeSection('Operator', section);
 console.log(section);

@@ -63,6 +63,43 @@ export async function operatorMemory(
 }
 
 /** Replaces (or appends) the section `## <heading>` of docs/benchmarks.md with `section`. */
+/**
+ * Puts the ApiKey row (and its note) into the existing "Operator" section of docs/benchmarks.md,
+ * in place of the ones there, or after the SecurityPolicy row and its note; the other figures
+ * of the section stay as their run wrote them.
+ */
+export async function writeKeysRow(
+  row: string,
+  note: string,
+  docPath = join(root, 'docs', 'benchmarks.md'),
+): Promise<void> {
+  const doc = await readFile(docPath, 'utf8');
+  const re = /## Operator\n[\s\S]*?(?=\n## |$)/;
+  const section = re.exec(doc)?.[0];
+  if (section === undefined)
+    throw new Error('docs/benchmarks.md has no Operator section: run make bench-operator');
+  const lines = section.split('\n');
+  const withoutOld = lines.filter(
+    (l) => !/^\| \d+ ApiKeys /.test(l) && l !== '| ApiKeys | - | - | - | - | - | - |',
+  );
+  const policyRow = withoutOld.findIndex((l) => l.includes(' SecurityPolicies ') && l.startsWith('| '));
+  const lastRow = policyRow >= 0 ? policyRow : withoutOld.findLastIndex((l) => l.startsWith('| '));
+  withoutOld.splice(lastRow + 1, 0, row);
+  let text = withoutOld.join('\n');
+  const oldNote = /\nThe ApiKey row: [\s\S]*?\n(?=\n)/;
+  if (oldNote.test(text)) text = text.replace(oldNote, () => `\n${note}\n`);
+  else {
+    const polNote = /\nThe SecurityPolicy row: [\s\S]*?\n(?=\n)/;
+    text = polNote.test(text)
+      ? text.replace(polNote, (m) => `${m}${note}\n`)
+      : text.replace(row, () => `${row}\n\n${note}`);
+  }
+  await writeFile(
+    docPath,
+    doc.replace(re, () => text),
+  );
+}
+
 export async function writeSection(heading: string, section: string): Promise<void> {
   const docPath = join(root, 'docs', 'benchmarks.md');
   const doc = await readFile(docPath, 'utf8').catch(

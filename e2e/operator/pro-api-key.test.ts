@@ -250,6 +250,20 @@ spec:
   assert.equal((await call('/vault/a', value)).status, 403, 'an API the key has no right to');
 });
 
+test('pro: a certificate key is refused clearly (NotSupportedInPro naming the dashboard), nothing written', async () => {
+  await applyManifest(w.cp, keyManifest('gus', '  type: certificate\n  certificateSecretRef: gus-tls\n'));
+  const st = await waitForStatus(
+    w.cp,
+    key('gus'),
+    'NotSupportedInPro',
+    (s) => readyOf(s)?.reason === 'NotSupportedInPro',
+  );
+  assert.equal(readyOf(st)?.status, 'False');
+  assert.match(readyOf(st)?.message ?? '', new RegExp(`dynamic mTLS.*${dashboard.url}`));
+  assert.equal(st.keyHash, undefined);
+  await w.cp.kubectl(['delete', 'apikey', 'gus', '-n', 'shop', '--wait=true', '--timeout=60s']);
+});
+
 test('pro: a basic-auth user registered from its Secret; a new password replaces the old', async () => {
   await w.cp.kubectl([
     'create',
