@@ -399,6 +399,19 @@ for (const fastPath of [true, false]) {
       });
     }
 
+    test('POST /svc/explain says the upstream path and query the request would go to', async () => {
+      for (const [url, want] of [
+        ['/keep-slash?q=1', '/base/?q=1'],
+        ['/strip-slash', '/base'],
+        ['/strip/one/two', '/base/one/two'],
+      ] as const) {
+        const res = await gw.admin('POST', '/svc/explain', { method: 'GET', url });
+        assert.equal(res.status, 200, res.text);
+        const answer = (res.json as { answer?: { proxied_to?: string } }).answer;
+        assert.equal(answer?.proxied_to, `GET http://127.0.0.1:${String(echo.port)}${want}`, url);
+      }
+    });
+
     test('the upstream gets the target host, not the client one', async () => {
       const res = await send({ port: gw.port, path: '/echo/h', headers: { host: 'gw.test' } });
       assert.equal((res.json as Echoed).headers.host, `127.0.0.1:${echo.port}`);

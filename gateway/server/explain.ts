@@ -17,6 +17,7 @@ import { splitTarget } from '../pipeline/url.ts';
 import type { Counters, QuotaUse, RateVerdict } from '../limits/counters.ts';
 import type { CompileDeps } from '../routes/compile.ts';
 import type { GatewaySession } from '../../schemas/generated/models.ts';
+import { upstreamPathOf } from '../upstream/proxy.ts';
 
 /** The request to explain. */
 export interface ExplainInput {
@@ -236,8 +237,9 @@ export async function explain(input: ExplainInput, d: ExplainDeps): Promise<Expl
   });
   ctx.upstreamCall = () => {
     const t = ctx.upstream.target ?? route.target;
-    const sent = ctx.upstream.path ?? (route.strip ? path.slice(route.listenPath.length) || '/' : path);
-    proxied = t === undefined ? '' : `${ctx.upstream.method ?? method} ${t.origin}${t.basePath}${sent}`;
+    // The path and query the upstream call would send (upstream/proxy.ts), disable_strip_slash included.
+    const sent = t === undefined ? '' : upstreamPathOf(t, route, ctx.path, ctx.query, ctx.upstream.path);
+    proxied = t === undefined ? '' : `${ctx.upstream.method ?? method} ${t.origin}${sent}`;
     return Promise.resolve();
   };
   try {
