@@ -54,10 +54,10 @@ if (!PRO && process.argv.some((a) => a.startsWith('--mode=') && a !== '--mode=ce
 }
 
 /**
- * Kinds the operator does not reconcile (yet) in the demo's mode: their examples are left out.
- * None today: every kind of examples/ is reconciled in both modes.
+ * Kinds the operator does not reconcile in the demo's mode: their examples are left out. The
+ * developer portal is the dashboard's: its kinds are NotSupportedInModeCe through a gateway.
  */
-const NOT_RECONCILED = new Set<string>([]);
+const NOT_RECONCILED = new Set<string>(PRO ? [] : ['APIDescription', 'PortalAPICatalogue', 'PortalConfig']);
 /** A manifest of examples/, as much of it as the demo reads and changes. */
 interface DemoManifest {
   apiVersion: string;

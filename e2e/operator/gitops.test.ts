@@ -35,6 +35,9 @@ const CONTROLLERS = [
   'apikey',
   'subgraph',
   'supergraph',
+  'apidescription',
+  'portalapicatalogue',
+  'portalconfig',
 ];
 const MANAGER = 'gitops';
 
@@ -161,16 +164,19 @@ test('every example, applied twice with server-side apply: no change the second 
   assert.deepEqual(
     [...new Set(objs.map((o) => o.kind))].sort(),
     [
+      'APIDescription',
       'ApiDefinition',
       'ApiKey',
       'OperatorContext',
+      'PortalAPICatalogue',
+      'PortalConfig',
       'SecurityPolicy',
       'SubGraph',
       'SuperGraph',
       'SvcOasApiDefinition',
       'SvcStreamsApiDefinition',
     ],
-    'the examples hold all eight kinds',
+    'the examples hold all eleven kinds',
   );
   await aResyncLater(objs);
   const settled = snapshot(await objects());
