@@ -74,9 +74,13 @@ function notice(...children: Child[]): void {
   n.hidden = false;
 }
 
+/** Hides the messages and forgets them (a key or secret shown once is gone from the page). */
 function clearMessages(): void {
-  byId('error').hidden = true;
-  byId('notice').hidden = true;
+  for (const id of ['error', 'notice']) {
+    const e = byId(id);
+    e.hidden = true;
+    e.replaceChildren();
+  }
 }
 
 /** A secret shown once, with a note saying so. */
