@@ -133,6 +133,26 @@ export function isHttpUrl(s: unknown): s is string {
   }
 }
 
+function isOas(doc: unknown): doc is Record<string, unknown> {
+  return isPlainObject(doc) && (doc.openapi !== undefined || doc.swagger !== undefined);
+}
+
+/** An OpenAPI document from its JSON or YAML text, or from that text in base64 (the reference's form). */
+function oasOfText(text: string): unknown {
+  const parse = (t: string): unknown => {
+    try {
+      return parseYaml(t) as unknown; // YAML is a superset of JSON
+    } catch {
+      return undefined;
+    }
+  };
+  const direct = parse(text);
+  if (isOas(direct)) return direct;
+  const compact = text.replace(/\s+/g, '');
+  if (compact === '' || !/^[A-Za-z0-9+/]+=*$/.test(compact)) return direct;
+  return parse(Buffer.from(compact, 'base64').toString('utf8'));
+}
+
 function checkDocs(v: unknown, problems: string[]): Product['docs'] {
   if (v === undefined) return undefined;
   if (!isPlainObject(v)) {
@@ -153,16 +173,10 @@ function checkDocs(v: unknown, problems: string[]): Product['docs'] {
     return { doc_type: 'oas', url: v.url };
   }
   let doc: unknown = v.documentation;
-  if (typeof doc === 'string') {
-    try {
-      doc = parseYaml(doc) as unknown; // YAML is a superset of JSON
-    } catch {
-      doc = undefined;
-    }
-  }
-  if (!isPlainObject(doc) || (doc.openapi === undefined && doc.swagger === undefined)) {
+  if (typeof doc === 'string') doc = oasOfText(doc);
+  if (!isOas(doc)) {
     problems.push(
-      'docs.documentation: Invalid value: an OpenAPI document (a JSON object, or its JSON or YAML text, with openapi or swagger)',
+      'docs.documentation: Invalid value: an OpenAPI document (a JSON object, or its JSON or YAML text, plain or base64, with openapi or swagger)',
     );
     return undefined;
   }

@@ -211,6 +211,20 @@ for (const fx of storeFixtures()) {
       const audit = await call('GET', '/api/audit?p=-1');
       const entries = audit.body.entries;
       assert.match(JSON.stringify(entries), /"kind":"portal-products","object_id":"audited"/);
+      // The reference's form: the document's text in base64.
+      const b64 = Buffer.from('{"swagger": "2.0", "info": {"title": "B64", "version": "1"}}').toString(
+        'base64',
+      );
+      const encoded = await call('PUT', '/api/portal/products/b64', {
+        name: 'B64',
+        api_id: 'stock',
+        docs: { doc_type: 'oas', documentation: b64 },
+      });
+      assert.equal(encoded.status, 200, encoded.text);
+      assert.deepEqual((encoded.body.docs as { documentation: unknown }).documentation, {
+        swagger: '2.0',
+        info: { title: 'B64', version: '1' },
+      });
       const secret = await call('POST', '/api/portal/products/audited/actions/feed-secret');
       assert.match(String(secret.body.feed_secret), FEED_SECRET_RE);
       const got = await call('GET', '/api/portal/products/audited');
