@@ -21,6 +21,8 @@ const FILES: Readonly<Record<string, { file: string; type: string; ts?: boolean 
   '/ui/request-log.ts': { file: 'request-log.ts', type: 'text/javascript; charset=utf-8', ts: true },
   '/ui/quota-usage.ts': { file: 'quota-usage.ts', type: 'text/javascript; charset=utf-8', ts: true },
   '/ui/forms.ts': { file: 'forms.ts', type: 'text/javascript; charset=utf-8', ts: true },
+  '/ui/dom.ts': { file: 'dom.ts', type: 'text/javascript; charset=utf-8', ts: true },
+  '/ui/analytics.ts': { file: 'analytics.ts', type: 'text/javascript; charset=utf-8', ts: true },
   // uPlot (MIT, package.json), the charts of the analytics view, served from node_modules.
   '/ui/vendor/uplot.js': {
     file: '../../node_modules/uplot/dist/uPlot.esm.js',

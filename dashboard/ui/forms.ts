@@ -6,7 +6,7 @@
  * hands it how to call the dashboard and draw the page again.
  */
 
-type Json = Record<string, unknown>;
+import { h as el, obj, str, type Json } from './dom.ts';
 
 /** What app.ts gives the forms. */
 export interface FormEnv {
@@ -16,18 +16,6 @@ export interface FormEnv {
   showError(err: unknown): void;
   /** Draws the current tab again. */
   rerender(): Promise<void>;
-}
-
-const str = (v: unknown): string =>
-  typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : '';
-const obj = (v: unknown): Json =>
-  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {};
-
-function el(tag: string, attrs: Record<string, string>, ...children: (Node | string | null)[]): HTMLElement {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-  for (const c of children) if (c !== null) e.append(typeof c === 'string' ? document.createTextNode(c) : c);
-  return e;
 }
 
 function input(

@@ -4,19 +4,7 @@
  * beside it (the table is the chart). Served as /ui/quota-usage.ts, imported by app.ts.
  */
 
-type Json = Record<string, unknown>;
-
-const str = (v: unknown): string => (typeof v === 'string' ? v : '');
-const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
-const obj = (v: unknown): Json =>
-  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {};
-
-function el(tag: string, attrs: Record<string, string>, ...children: (Node | string)[]): HTMLElement {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-  for (const c of children) e.append(typeof c === 'string' ? document.createTextNode(c) : c);
-  return e;
-}
+import { h as el, num, obj, str } from './dom.ts';
 
 /** The quota usage section of the keys answered by `GET /api/analytics/quotas`. */
 export function quotaUsage(keys: readonly unknown[]): HTMLElement {

@@ -6,20 +6,7 @@
  * app.ts; it builds elements only (the page's `'self'`-only policy: no inline script or style).
  */
 
-type Json = Record<string, unknown>;
-
-const str = (v: unknown): string =>
-  typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : '';
-const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
-const obj = (v: unknown): Json =>
-  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {};
-
-function el(tag: string, attrs: Record<string, string>, ...children: (Node | string)[]): HTMLElement {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-  for (const c of children) e.append(typeof c === 'string' ? document.createTextNode(c) : c);
-  return e;
-}
+import { h as el, num, obj, str, type Json } from './dom.ts';
 
 /** One recorded body, folded: its size in the summary, its text (or base64) inside. */
 function body(b: Json, testId: string): HTMLElement {
