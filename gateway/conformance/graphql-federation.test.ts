@@ -94,7 +94,29 @@ union _Entity = User`;
 
 let users: Subgraph;
 let reviews: Subgraph;
+let greet: Subgraph;
+let reviewsProviding: Subgraph;
+/** The representations the greet subgraph was sent. */
+const greeted: Record<string, unknown>[] = [];
 let gw: InProcessGateway;
+
+/** A subgraph whose `User.greeting` needs the user's name, which the users subgraph resolves. */
+const GREET_SDL = `
+type Query { hello: String }
+extend type User @key(fields: "id") { id: ID! @external name: String! @external greeting: String! @requires(fields: "name") }
+`;
+
+/** The reviews subgraph, its reviews giving their author's name (`@provides`). */
+const REVIEWS_PROVIDING_SDL = `
+type Query { topReviews: [Review!]! }
+type Review { id: ID! body: String! author: User! @provides(fields: "name") }
+extend type User @key(fields: "id") { id: ID! @external name: String! @external reviews: [Review!]! }
+`;
+
+const MERGED_GREET_SDL = MERGED_SDL.replace(
+  'type User implements Named { id: ID! name: String! reviews: [Review!]! }',
+  'type User implements Named { id: ID! name: String! reviews: [Review!]! greeting: String! }',
+).replace('type Query {', 'type Query { hello: String');
 
 const supergraph = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
   enabled: true,
@@ -148,8 +170,69 @@ type User { id: ID! reviews: [Review!]! }`),
       _service: () => ({ sdl: REVIEWS_SDL }),
     },
   );
+  greet = await startSubgraph(
+    buildSchema(`${FEDERATION}
+type Query { hello: String _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
+type User { id: ID! greeting: String! }`),
+    {
+      hello: () => 'hi',
+      _entities: ({ representations }: { representations: (Rep & { name?: string })[] }) =>
+        representations.map((r) => {
+          greeted.push({ ...r });
+          return { __typename: 'User', id: r.id, greeting: `Hello, ${r.name ?? '(no name)'}` };
+        }),
+      _service: () => ({ sdl: GREET_SDL }),
+    },
+  );
+  reviewsProviding = await startSubgraph(
+    buildSchema(`${FEDERATION}
+type Query { topReviews: [Review!]! _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
+type Review { id: ID! body: String! author: User! }
+type User { id: ID! name: String! reviews: [Review!]! }`),
+    {
+      topReviews: () =>
+        REVIEWS.slice(0, 2).map((r) => ({
+          __typename: 'Review',
+          id: r.id,
+          body: r.body,
+          author: { __typename: 'User', id: r.authorId, name: USERS.find((u) => u.id === r.authorId)?.name },
+        })),
+      _entities: () => [],
+      _service: () => ({ sdl: REVIEWS_PROVIDING_SDL }),
+    },
+  );
   gw = await startGateway();
   const apis = [
+    keyless('greet-sub', '/greet-sub/', greet.url, {
+      graphql: { enabled: true, execution_mode: 'subgraph', subgraph: { sdl: GREET_SDL } },
+    }),
+    keyless('reviews-providing-sub', '/reviews-providing-sub/', reviewsProviding.url, {
+      graphql: { enabled: true, execution_mode: 'subgraph', subgraph: { sdl: REVIEWS_PROVIDING_SDL } },
+    }),
+    keyless('super-requires', '/super-requires/', '', {
+      graphql: {
+        ...supergraph(),
+        schema: MERGED_GREET_SDL,
+        supergraph: {
+          subgraphs: [
+            { name: 'users', url: 'svc://users-sub/graphql', sdl: USERS_SDL },
+            { name: 'reviews', url: 'svc://reviews-sub/graphql', sdl: REVIEWS_SDL },
+            { name: 'greet', url: 'svc://greet-sub/graphql', sdl: GREET_SDL },
+          ],
+        },
+      },
+    }),
+    keyless('super-provides', '/super-provides/', '', {
+      graphql: {
+        ...supergraph(),
+        supergraph: {
+          subgraphs: [
+            { name: 'users', url: 'svc://users-sub/graphql', sdl: USERS_SDL },
+            { name: 'reviews', url: 'svc://reviews-providing-sub/graphql', sdl: REVIEWS_PROVIDING_SDL },
+          ],
+        },
+      },
+    }),
     keyless('users-sub', '/users-sub/', users.url, {
       graphql: { enabled: true, execution_mode: 'subgraph', schema: USERS_SDL, subgraph: { sdl: USERS_SDL } },
     }),
@@ -204,7 +287,7 @@ type User { id: ID! reviews: [Review!]! }`),
 });
 after(async () => {
   await gw.stop();
-  await Promise.all([users.close(), reviews.close()]);
+  await Promise.all([users.close(), reviews.close(), greet.close(), reviewsProviding.close()]);
 });
 
 const ask = async (path: string, query: string, variables?: Record<string, unknown>) => {
@@ -324,7 +407,10 @@ test("the other mode's block with nothing set (as the reference exports it) is a
     }),
   );
   assert.equal(res.status, 400, res.text);
-  assert.match(res.text, /graphql\.supergraph: Forbidden: a subgraph API takes graphql\.subgraph, not supergraph/);
+  assert.match(
+    res.text,
+    /graphql\.supergraph: Forbidden: a subgraph API takes graphql\.subgraph, not supergraph/,
+  );
 });
 
 test('supergraph: what is not served is refused when written, naming the field', async () => {
@@ -346,11 +432,60 @@ extend type User @key(fields: "id") { id: ID! @external name: String! @external 
       'graphql.supergraph.planner: Unsupported value: not a supergraph setting svc serves (subgraphs, merged_sdl, global_headers, disable_query_batching, updated_at)',
       'graphql.supergraph.subgraphs[2].url: Invalid value: "ftp://stock" has the scheme "ftp": subgraphs are called over http(s) or svc://',
       'graphql.supergraph.subgraphs[2].subscription_type: Unsupported value: subscriptions through a supergraph are not supported yet',
-      "graphql.supergraph.subgraphs[2].sdl: Unsupported value: User.greeting: @requires is not supported yet by svc's supergraph planner",
       'graphql.schema: Unsupported value: subscriptions through a supergraph are not supported yet',
       'graphql.schema: Invalid value: Query.orphan: no subgraph resolves this field',
     ],
   );
+});
+
+test('supergraph, @requires: the fields it names are asked along of the subgraph giving the object and sent in the representation', async () => {
+  greeted.length = 0;
+  const g = greet.queries.length;
+  const { result, users: u } = await sent(() => ask('/super-requires/', '{ me { greeting } }'));
+  assert.deepEqual(result.json, { data: { me: { greeting: 'Hello, Ada' } } });
+  assert.equal(u.length, 1, 'one query to users, the name asked along');
+  assert.match((u[0] ?? '').replace(/\s+/g, ' '), /me \{ __typename name id \}/);
+  assert.equal(greet.queries.length - g, 1, 'one _entities query to greet');
+  assert.deepEqual(greeted, [{ __typename: 'User', id: 'u1', name: 'Ada' }]);
+});
+
+test('supergraph, @requires: fields owned by a third subgraph are fetched first, then the field (batched)', async () => {
+  greeted.length = 0;
+  const {
+    result,
+    users: u,
+    reviews: r,
+  } = await sent(() => ask('/super-requires/', '{ topReviews { body author { greeting } } }'));
+  assert.deepEqual(result.json, {
+    data: {
+      topReviews: [
+        { body: 'Great engine', author: { greeting: 'Hello, Ada' } },
+        { body: 'Fast planner', author: { greeting: 'Hello, Brian' } },
+      ],
+    },
+  });
+  assert.equal(r.length, 1);
+  assert.equal(u.length, 1, 'one batched _entities query for the names');
+  assert.match(u[0] ?? '', /_entities/);
+  assert.deepEqual(greeted, [
+    { __typename: 'User', id: 'u1', name: 'Ada' },
+    { __typename: 'User', id: 'u2', name: 'Brian' },
+  ]);
+});
+
+test('supergraph, @provides: the fields a subgraph provides at a path are asked of it, not of their owner', async () => {
+  const { result, users: u } = await sent(() =>
+    ask('/super-provides/', '{ topReviews { body author { name } } }'),
+  );
+  assert.deepEqual(result.json, {
+    data: {
+      topReviews: [
+        { body: 'Great engine', author: { name: 'Ada' } },
+        { body: 'Fast planner', author: { name: 'Brian' } },
+      ],
+    },
+  });
+  assert.equal(u.length, 0, 'users is not asked');
 });
 
 test('supergraph: disable_query_batching sends one _entities call per object', async () => {

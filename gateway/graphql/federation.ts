@@ -7,6 +7,9 @@
  * 2. level by level, the fields of an entity that another subgraph resolves are fetched from it
  *    through `_entities(representations: [...])` (`__typename` and that subgraph's key), one call
  *    per subgraph, type and selection for every object of the level (batched), and merged in;
+ *    a field with `@requires` gets the fields it names in its representation (asked along from
+ *    the subgraph that gave the object, or first from their owner, the field at the next round);
+ *    a field with `@provides` has the fields it provides asked of its subgraph, not their owner;
  * 3. graphql-js executes the client's document over the merged answer (values completed and
  *    checked against the supergraph's schema, abstract types by `__typename`).
  * A subgraph's error is a GraphQL error of the answer (with the subgraph's name); the fields it
@@ -98,6 +101,28 @@ function fieldsFor(
   return out;
 }
 
+/** The field named `name` of a selection set (a `@provides` field set), or undefined. */
+function fieldIn(set: SelectionSetNode | undefined, name: string): FieldNode | undefined {
+  return set?.selections.find((x): x is FieldNode => x.kind === Kind.FIELD && x.name.value === name);
+}
+
+/** The values of `selections` in `value` (a `@requires` field set), nested objects and lists kept to their selection. */
+function picked(value: unknown, selections: readonly SelectionNode[]): Obj {
+  const out: Obj = {};
+  if (!isPlainObject(value)) return out;
+  if (typeof value.__typename === 'string') out.__typename = value.__typename;
+  for (const s of selections) {
+    if (s.kind !== Kind.FIELD) continue;
+    const v = value[s.name.value];
+    if (s.selectionSet === undefined || v === null || v === undefined) out[s.name.value] = v;
+    else {
+      const inner = s.selectionSet.selections;
+      out[s.name.value] = Array.isArray(v) ? v.map((x) => picked(x, inner)) : picked(v, inner);
+    }
+  }
+  return out;
+}
+
 /** One planner per supergraph API, built when the route compiles. */
 export class Supergraph {
   readonly #schema: GraphQLSchema;
@@ -126,27 +151,37 @@ export class Supergraph {
     typeName: string,
     set: SelectionSetNode,
     typename = true,
+    /** What `@provides` lets `sub` resolve here (the fields it provides at this path). */
+    provided?: SelectionSetNode,
   ): SelectionSetNode {
     const type = this.#schema.getType(typeName);
     const selections: SelectionNode[] = typename ? [TYPENAME] : [];
+    const resolves = (name: string): boolean =>
+      sub.model.owns.get(typeName)?.has(name) === true || fieldIn(provided, name) !== undefined;
     for (const s of set.selections) {
       if (s.kind === Kind.FIELD) {
         if (s.name.value === '__typename') continue;
-        if (
-          !(isObjectType(type) || isInterfaceType(type)) ||
-          sub.model.owns.get(typeName)?.has(s.name.value) !== true
-        )
+        if (!(isObjectType(type) || isInterfaceType(type)) || !resolves(s.name.value)) {
+          selections.push(...this.#requiredBy(sub, typeName, s.name.value, selections));
           continue;
+        }
         const fieldType = type.getFields()[s.name.value]?.type;
         if (s.selectionSet === undefined || fieldType === undefined) selections.push(s);
         else
           selections.push({
             ...s,
-            selectionSet: this.#selectionFor(sub, getNamedType(fieldType).name, s.selectionSet),
+            selectionSet: this.#selectionFor(
+              sub,
+              getNamedType(fieldType).name,
+              s.selectionSet,
+              true,
+              fieldIn(provided, s.name.value)?.selectionSet ??
+                sub.model.provides.get(`${typeName}.${s.name.value}`),
+            ),
           });
       } else if (s.kind === Kind.INLINE_FRAGMENT) {
         const on = s.typeCondition?.name.value ?? typeName;
-        selections.push({ ...s, selectionSet: this.#selectionFor(sub, on, s.selectionSet) });
+        selections.push({ ...s, selectionSet: this.#selectionFor(sub, on, s.selectionSet, true, provided) });
       }
     }
     // The keys of this type that the subgraph resolves, or knows as its own key of the entity
@@ -166,6 +201,27 @@ export class Supergraph {
       }
     }
     return { kind: Kind.SELECTION_SET, selections };
+  }
+
+  /**
+   * The fields `sub` resolves of what the owner of `typeName.field` (another subgraph) needs for
+   * it (`@requires`), not yet in `selections`: asked along, so they are in the representation.
+   */
+  #requiredBy(
+    sub: SupergraphSubgraph,
+    typeName: string,
+    field: string,
+    selections: readonly SelectionNode[],
+  ): FieldNode[] {
+    const owner = this.#owner(typeName, field);
+    const needs = owner?.model.requires.get(`${typeName}.${field}`);
+    if (owner === undefined || owner === sub || needs === undefined) return [];
+    return needs.selections.filter(
+      (r): r is FieldNode =>
+        r.kind === Kind.FIELD &&
+        sub.model.owns.get(typeName)?.has(r.name.value) === true &&
+        !selections.some((x) => x.kind === Kind.FIELD && responseKey(x) === r.name.value),
+    );
   }
 
   /** Sends one operation to a subgraph; its errors join `errors`. */
@@ -301,6 +357,8 @@ export class Supergraph {
       const type = this.#typeOf(item.obj, root);
       if (type === undefined) continue;
       const missing = new Map<SupergraphSubgraph, FieldNode[]>();
+      /** Fields waiting for what their `@requires` names: asked at the next round. */
+      const deferred: FieldNode[] = [];
       for (const f of fieldsFor(this.#schema, type, item.set, vars)) {
         if (f.name.value === '__typename') continue;
         const key = responseKey(f);
@@ -318,8 +376,31 @@ export class Supergraph {
         if (type === root) continue; // a root field whose subgraph failed
         const sub = this.#owner(type.name, f.name.value, item.from);
         if (sub === undefined || sub === item.from) continue;
+        // `@requires`: the fields it needs come first (from their owners), then this field.
+        const needs = sub.model.requires.get(`${type.name}.${f.name.value}`);
+        const absent = (needs?.selections ?? []).filter(
+          (r): r is FieldNode => r.kind === Kind.FIELD && !(r.name.value in item.obj),
+        );
+        const fetchable = absent.flatMap((r) => {
+          const owner = this.#owner(type.name, r.name.value, item.from);
+          return owner === undefined || owner === item.from || owner === sub ? [] : [{ owner, r }];
+        });
+        if (fetchable.length > 0) {
+          for (const { owner, r } of fetchable) {
+            const asked = missing.get(owner) ?? [];
+            if (!asked.some((x) => responseKey(x) === r.name.value)) missing.set(owner, [...asked, r]);
+          }
+          deferred.push(f);
+          continue;
+        }
         missing.set(sub, [...(missing.get(sub) ?? []), f]);
       }
+      if (deferred.length > 0)
+        next.push({
+          obj: item.obj,
+          set: { kind: Kind.SELECTION_SET, selections: deferred },
+          from: item.from,
+        });
       for (const [sub, fields] of missing) {
         const id = `${sub.name}\u0000${type.name}\u0000${fields.map((f) => print(f)).join(' ')}${this.#batching ? '' : `\u0000${batches.size}`}`;
         const b = batches.get(id) ?? { sub, type, fields, objs: [] };
@@ -330,10 +411,15 @@ export class Supergraph {
     await Promise.all(
       [...batches.values()].map(async (b) => {
         const keys = b.sub.model.keys.get(b.type.name) ?? [];
+        const needs = b.fields.flatMap(
+          (f) => b.sub.model.requires.get(`${b.type.name}.${f.name.value}`)?.selections ?? [],
+        );
         const representations = b.objs.map((o) => {
           const rep: Obj = { __typename: b.type.name };
           for (const k of keys[0]?.selections ?? [])
             if (k.kind === Kind.FIELD) rep[k.name.value] = o[k.name.value];
+          // What `@requires` names, as the other subgraphs gave it.
+          Object.assign(rep, picked(o, needs));
           return rep;
         });
         const inner = this.#selectionFor(b.sub, b.type.name, {

@@ -8,8 +8,9 @@
  *
  * What is served: a subgraph API checks queries against its SDL and proxies them to its upstream;
  * a supergraph API plans each query across its subgraphs (root fields from the subgraph owning
- * them, entity fields through `_entities` with the owner's `@key`). Not served, refused naming the
- * field: subscriptions through a supergraph, `@requires` (fields a subgraph needs from another),
+ * them, entity fields through `_entities` with the owner's `@key`, the fields a `@requires` names
+ * sent in the representation, the fields a `@provides` names asked where provided). Not served,
+ * refused naming the field: subscriptions through a supergraph, entity interfaces, nested keys,
  * and supergraph settings the gateway does not know.
  */
 import {
@@ -17,6 +18,7 @@ import {
   Kind,
   parse,
   print,
+  type ConstDirectiveNode,
   type DefinitionNode,
   type DocumentNode,
   type GraphQLSchema,
@@ -56,8 +58,18 @@ export interface SubgraphModel {
   owns: ReadonlyMap<string, ReadonlySet<string>>;
   /** Its entities: each type's `@key` field sets (a selection set each). */
   keys: ReadonlyMap<string, readonly SelectionSetNode[]>;
-  /** Fields with `@requires` (`Type.field`), which the planner does not serve. */
-  requires: readonly string[];
+  /**
+   * Fields with `@requires` (`Type.field`), with the fields of the entity they need (`@external`
+   * here, resolved by another subgraph): the planner fetches those first and sends them in the
+   * entity's representation.
+   */
+  requires: ReadonlyMap<string, SelectionSetNode>;
+  /**
+   * Fields with `@provides` (`Type.field`), with the fields of the entity they return that this
+   * subgraph resolves at that path (`@external` elsewhere in its SDL): the planner asks them here
+   * instead of from their owner.
+   */
+  provides: ReadonlyMap<string, SelectionSetNode>;
   /** Interfaces with a `@key` (entity interfaces), which the planner does not serve. */
   keyedInterfaces: readonly string[];
   /** Types with a `@key` of nested fields, which the planner does not serve. */
@@ -98,6 +110,18 @@ function keySelection(node: ObjectNode): SelectionSetNode[] {
   return out;
 }
 
+/** The `fields` of a field's `@requires` or `@provides` as a selection set, or undefined. */
+function fieldSetOf(
+  node: { directives?: readonly ConstDirectiveNode[] },
+  name: 'requires' | 'provides',
+): SelectionSetNode | undefined {
+  const d = (node.directives ?? []).find((x) => x.name.value === name);
+  const fields = d?.arguments?.find((a) => a.name.value === 'fields');
+  if (fields?.value.kind !== Kind.STRING) return undefined;
+  const op = parse(`{ ${fields.value.value} }`).definitions[0];
+  return op?.kind === Kind.OPERATION_DEFINITION ? op.selectionSet : undefined;
+}
+
 /** Reads a subgraph's SDL; a string says why it can't be read. */
 export function readSubgraph(sdl: string): SubgraphModel | string {
   let doc: DocumentNode;
@@ -108,7 +132,8 @@ export function readSubgraph(sdl: string): SubgraphModel | string {
   }
   const owns = new Map<string, Set<string>>();
   const keys = new Map<string, SelectionSetNode[]>();
-  const requires: string[] = [];
+  const requires = new Map<string, SelectionSetNode>();
+  const provides = new Map<string, SelectionSetNode>();
   const keyedInterfaces: string[] = [];
   const nestedKeys: string[] = [];
   try {
@@ -124,14 +149,17 @@ export function readSubgraph(sdl: string): SubgraphModel | string {
       const set = owns.get(type) ?? new Set<string>();
       owns.set(type, set);
       for (const f of d.fields ?? []) {
-        if (hasDirective(f, 'requires')) requires.push(`${type}.${f.name.value}`);
+        const needs = fieldSetOf(f, 'requires');
+        if (needs !== undefined) requires.set(`${type}.${f.name.value}`, needs);
+        const gives = fieldSetOf(f, 'provides');
+        if (gives !== undefined) provides.set(`${type}.${f.name.value}`, gives);
         if (!hasDirective(f, 'external')) set.add(f.name.value);
       }
     }
   } catch (err) {
-    return `a @key does not parse: ${err instanceof Error ? err.message : String(err)}`;
+    return `a @key, @requires or @provides does not parse: ${err instanceof Error ? err.message : String(err)}`;
   }
-  return { owns, keys, requires, keyedInterfaces, nestedKeys };
+  return { owns, keys, requires, provides, keyedInterfaces, nestedKeys };
 }
 
 /**
@@ -523,14 +551,6 @@ export function federationProblems(
             `${at}.sdl`,
             'NotSupported',
             `${read.keyedInterfaces[0]}: an interface with @key (an entity interface) is not supported yet by svc's supergraph planner`,
-          ),
-        );
-      if (read.requires[0] !== undefined)
-        problems.push(
-          problem(
-            `${at}.sdl`,
-            'NotSupported',
-            `${read.requires[0]}: @requires is not supported yet by svc's supergraph planner`,
           ),
         );
     }

@@ -145,7 +145,6 @@ export function plannerRemarks(sdl: string): string[] {
   return [
     ...read.nestedKeys.map((t) => `${t}: a @key with nested fields is not served by a supergraph yet`),
     ...read.keyedInterfaces.map((t) => `${t}: an interface with @key is not served by a supergraph yet`),
-    ...read.requires.map((f) => `${f}: @requires is not served by a supergraph yet`),
   ];
 }
 
@@ -220,7 +219,7 @@ export interface GraphError {
  * Composes a SuperGraph from its SubGraphs: the schema served (`given`: the SuperGraph's own
  * `schema` or `merged_sdl`, else the composition), or every reason it can't be, field by field:
  * subgraphs that do not compose (a field typed two ways), and what the gateway's supergraph would
- * refuse (a root field no subgraph resolves, a `@key` of nested fields, `@requires`).
+ * refuse (a root field no subgraph resolves, a `@key` of nested fields).
  */
 export function composeGraph(
   subgraphs: readonly ComposedSubgraph[],
