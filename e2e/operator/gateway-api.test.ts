@@ -1,0 +1,446 @@
+/**
+ * The Gateway API end to end: a real control plane with the Gateway API CRDs of the chart
+ * (charts/svc-operator/gateway-api, from the sigs.k8s.io/gateway-api module), a gateway, the
+ * operator as a process, and echo upstreams behind ClusterIP Services whose EndpointSlices are
+ * written by hand (a bare API server has no endpoints controller) pointing at 127.0.0.1. Requests
+ * go through the listener's port with the route's host and must reach the backend each match
+ * names, with the filters applied; the status of the class, the Gateway and the routes says what
+ * is served and what is not, with the spec's reasons.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import type { ControlPlane } from '../harness/control-plane.ts';
+import {
+  freePort,
+  httpRequest,
+  startEchoUpstream,
+  startGateway,
+  startOperator,
+  waitFor,
+  type GatewayProc,
+  type OperatorProc,
+} from '../harness/processes.ts';
+import { applyManifest, root, startCluster } from './helpers.ts';
+
+const NS = 'gwapi';
+const OTHER = 'gwapi-apps';
+type Name = 'a' | 'b' | 'c';
+
+let dir: string;
+let cp: ControlPlane;
+let gw: GatewayProc;
+let operator: OperatorProc;
+let port: number;
+const upstreams = {} as Record<Name, Awaited<ReturnType<typeof startEchoUpstream>>>;
+
+/** A ClusterIP Service and its EndpointSlice pointing at the echo upstream `n`. */
+const service = (n: Name, ns = NS, name = `svc-${n}`): string => `apiVersion: v1
+kind: Service
+metadata: {name: ${name}, namespace: ${ns}}
+spec: {ports: [{name: http, port: 80}]}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: ${name}-1
+  namespace: ${ns}
+  labels: {kubernetes.io/service-name: ${name}}
+addressType: IPv4
+ports: [{name: http, port: ${upstreams[n].port}, protocol: TCP}]
+endpoints: [{addresses: [127.0.0.1], conditions: {ready: true}}]
+`;
+
+before(async () => {
+  ({ dir, cp } = await startCluster('gateway-api', [NS, OTHER, 'svc-operator-system']));
+  // The chart's Gateway API CRDs (gatewayAPI.installCRDs), before the operator starts.
+  await cp.installCrds(join(root, 'charts', 'svc-operator', 'gateway-api'));
+  for (const n of ['a', 'b', 'c'] as const) upstreams[n] = await startEchoUpstream(n);
+  gw = await startGateway({
+    name: 'gwapi-gateway',
+    secret: 'e2e-gwapi-secret',
+    dataDir: join(dir, 'gw'),
+    logDir: dir,
+  });
+  port = await freePort();
+  await applyManifest(
+    cp,
+    [service('a'), service('b'), service('c'), service('c', OTHER, 'shared')].join('---\n'),
+  );
+  operator = await startOperator({
+    name: 'gwapi-operator',
+    gateway: gw,
+    kubeconfig: cp.kubeconfig,
+    logDir: dir,
+    env: { WATCH_NAMESPACE: `${NS},${OTHER}`, SVC_INGRESS_ADDRESS: '127.0.0.1' },
+  });
+  await applyManifest(
+    cp,
+    `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: svc}
+spec: {controllerName: svc.io/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: theirs}
+spec: {controllerName: example.com/another-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: edge, namespace: ${NS}}
+spec:
+  gatewayClassName: svc
+  listeners:
+    - {name: http, port: ${port}, protocol: HTTP, allowedRoutes: {namespaces: {from: Same}}}
+`,
+  );
+});
+
+after(async () => {
+  await operator.stop();
+  await gw.stop();
+  for (const u of Object.values(upstreams)) await u.close();
+  await cp.stop();
+});
+
+interface Seen {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  upstream?: string;
+  path?: string;
+  query?: string;
+  sent?: Record<string, string>;
+}
+
+/** A request through the listener's port with a Host header: what came back and which upstream answered. */
+async function call(
+  host: string,
+  path: string,
+  opts: { method?: string; headers?: Record<string, string> } = {},
+): Promise<Seen> {
+  const r = await httpRequest(`http://127.0.0.1:${port}${path}`, {
+    method: opts.method ?? 'GET',
+    headers: { host, ...opts.headers },
+  });
+  let body: { upstream?: string; path?: string; query?: string; headers?: Record<string, string> } = {};
+  try {
+    body = JSON.parse(r.body) as typeof body;
+  } catch {
+    // Not the echo: keep the status.
+  }
+  return {
+    status: r.status,
+    headers: r.headers,
+    ...(body.upstream === undefined ? {} : { upstream: body.upstream }),
+    ...(body.path === undefined ? {} : { path: body.path }),
+    ...(body.query === undefined ? {} : { query: body.query }),
+    ...(body.headers === undefined ? {} : { sent: body.headers }),
+  };
+}
+
+/** Waits until a request is answered as `want` says. */
+async function waitServed(
+  host: string,
+  path: string,
+  want: { upstream?: string; status?: number },
+  opts: { method?: string; headers?: Record<string, string> } = {},
+): Promise<Seen> {
+  return waitFor(`${host}${path} -> ${JSON.stringify(want)}`, async () => {
+    const r = await call(host, path, opts);
+    const ok =
+      (want.upstream === undefined || r.upstream === want.upstream) && r.status === (want.status ?? 200);
+    return ok ? r : undefined;
+  });
+}
+
+interface Cond {
+  type: string;
+  status: string;
+  reason: string;
+  message?: string;
+  observedGeneration?: number;
+}
+
+async function getJson<T>(kind: string, name: string, ns?: string): Promise<T> {
+  const out = await cp.kubectl(['get', kind, name, ...(ns === undefined ? [] : ['-n', ns]), '-o', 'json']);
+  return JSON.parse(out.stdout) as T;
+}
+
+const condition = (list: readonly Cond[] | undefined, type: string): Cond | undefined =>
+  list?.find((c) => c.type === type);
+
+/** The conditions of a route for the Gateway edge, once they are there and `ok` holds. */
+async function routeConditions(name: string, ok: (c: readonly Cond[]) => boolean, ns = NS): Promise<Cond[]> {
+  return waitFor(`HTTPRoute ${ns}/${name} status`, async () => {
+    const r = await getJson<{
+      status?: { parents?: { parentRef: { name: string }; controllerName: string; conditions: Cond[] }[] };
+    }>('httproutes.gateway.networking.k8s.io', name, ns);
+    const mine = r.status?.parents?.find(
+      (p) => p.parentRef.name === 'edge' && p.controllerName === 'svc.io/gateway-controller',
+    );
+    return mine && ok(mine.conditions) ? mine.conditions : undefined;
+  });
+}
+
+const route = (name: string, spec: string, ns = NS): string => `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: ${name}, namespace: ${ns}}
+spec:
+  parentRefs: [{name: edge, namespace: ${NS}}]
+${spec}`;
+
+test("the GatewayClass of svc.io/gateway-controller is Accepted; another controller's is left alone", async () => {
+  await waitFor('GatewayClass svc Accepted', async () => {
+    const c = await getJson<{ status?: { conditions?: Cond[] } }>(
+      'gatewayclasses.gateway.networking.k8s.io',
+      'svc',
+    );
+    return condition(c.status?.conditions, 'Accepted')?.status === 'True' ? true : undefined;
+  });
+  const theirs = await getJson<{ status?: { conditions?: Cond[] } }>(
+    'gatewayclasses.gateway.networking.k8s.io',
+    'theirs',
+  );
+  assert.notEqual(condition(theirs.status?.conditions, 'Accepted')?.reason, 'Accepted');
+});
+
+test('path, header, query and method matches reach their backends; a request no match takes falls through', async () => {
+  await applyManifest(
+    cp,
+    route(
+      'shop',
+      `  hostnames: [shop.example]
+  rules:
+    - matches: [{path: {type: Exact, value: /exact}}]
+      backendRefs: [{name: svc-a, port: 80}]
+    - matches:
+        - {path: {type: PathPrefix, value: /api}, headers: [{name: X-Tier, value: gold}]}
+        - {path: {type: PathPrefix, value: /api}, queryParams: [{name: variant, value: b}]}
+      backendRefs: [{name: svc-b, port: 80}]
+    - matches: [{path: {type: PathPrefix, value: /api}, method: DELETE}]
+      backendRefs: [{name: svc-c, port: 80}]
+    - matches: [{path: {type: PathPrefix, value: /api}}]
+      backendRefs: [{name: svc-a, port: 80}]
+    - matches: [{path: {type: PathPrefix, value: /beta}, headers: [{name: X-Beta, type: RegularExpression, value: '^(yes|1)$'}]}]
+      backendRefs: [{name: svc-b, port: 80}]
+    - matches: [{path: {type: PathPrefix, value: /}}]
+      backendRefs: [{name: svc-c, port: 80}]
+`,
+    ),
+  );
+  await waitServed('shop.example', '/exact', { upstream: 'a' });
+  assert.equal((await call('shop.example', '/exact/deeper')).upstream, 'c', 'Exact: not the paths under it');
+  assert.equal((await call('shop.example', '/api/orders')).upstream, 'a');
+  const gold = await call('shop.example', '/api/orders?x=1', { headers: { 'x-tier': 'gold' } });
+  assert.equal(gold.upstream, 'b');
+  assert.equal(gold.path, '/api/orders', 'the backend gets the whole path');
+  assert.equal(gold.query, '?x=1');
+  assert.equal((await call('shop.example', '/api/orders?variant=b')).upstream, 'b');
+  assert.equal(
+    (await call('shop.example', '/api/orders', { headers: { 'x-tier': 'silver' } })).upstream,
+    'a',
+  );
+  assert.equal((await call('shop.example', '/api/orders', { method: 'DELETE' })).upstream, 'c');
+  // A method match comes before header matches (the spec's precedence).
+  assert.equal(
+    (await call('shop.example', '/api/x', { method: 'DELETE', headers: { 'x-tier': 'gold' } })).upstream,
+    'c',
+  );
+  assert.equal((await call('shop.example', '/beta/1', { headers: { 'x-beta': 'yes' } })).upstream, 'b');
+  // No header: on to the covering prefix (/).
+  const fell = await call('shop.example', '/beta/1');
+  assert.equal(fell.upstream, 'c');
+  assert.equal(fell.path, '/beta/1');
+  assert.equal((await call('shop.example', '/anything')).upstream, 'c');
+  assert.equal((await call('other.example', '/anything')).status, 404, 'another host is not served');
+
+  const conds = await routeConditions('shop', (c) => condition(c, 'Accepted')?.status === 'True');
+  assert.equal(condition(conds, 'ResolvedRefs')?.status, 'True');
+  // Programmed once every generated API is served by the gateway.
+  await waitFor('Gateway edge Programmed', async () => {
+    const g = await getJson<{
+      status?: {
+        conditions?: Cond[];
+        addresses?: { value: string }[];
+        listeners?: { name: string; attachedRoutes: number; conditions: Cond[] }[];
+      };
+    }>('gateways.gateway.networking.k8s.io', 'edge', NS);
+    const listener = g.status?.listeners?.find((l) => l.name === 'http');
+    return condition(g.status?.conditions, 'Programmed')?.status === 'True' &&
+      condition(g.status?.conditions, 'Accepted')?.status === 'True' &&
+      listener?.attachedRoutes === 1 &&
+      condition(listener.conditions, 'Programmed')?.status === 'True' &&
+      g.status?.addresses?.[0]?.value === '127.0.0.1'
+      ? true
+      : undefined;
+  });
+});
+
+test('weighted backends share requests roughly by weight', async () => {
+  await applyManifest(
+    cp,
+    route(
+      'split',
+      `  hostnames: [split.example]
+  rules:
+    - backendRefs: [{name: svc-a, port: 80, weight: 3}, {name: svc-b, port: 80, weight: 1}]
+`,
+    ),
+  );
+  await waitServed('split.example', '/', { status: 200 });
+  const counts: Record<string, number> = {};
+  for (let i = 0; i < 80; i++) {
+    const r = await call('split.example', `/w/${i}`);
+    counts[r.upstream ?? String(r.status)] = (counts[r.upstream ?? String(r.status)] ?? 0) + 1;
+  }
+  assert.deepEqual(Object.keys(counts).sort(), ['a', 'b'], JSON.stringify(counts));
+  assert.ok((counts.a ?? 0) >= 50 && (counts.a ?? 0) <= 70, JSON.stringify(counts));
+});
+
+test('header modifiers, redirects and URL rewrites', async () => {
+  await applyManifest(
+    cp,
+    route(
+      'filters',
+      `  hostnames: [filters.example]
+  rules:
+    - matches: [{path: {value: /headers}}]
+      filters:
+        - type: RequestHeaderModifier
+          requestHeaderModifier: {set: [{name: X-Added, value: 'yes'}], remove: [X-Drop]}
+        - type: ResponseHeaderModifier
+          responseHeaderModifier: {set: [{name: X-Resp, value: '1'}], remove: [X-Upstream]}
+      backendRefs: [{name: svc-a, port: 80}]
+    - matches: [{path: {type: Exact, value: /old}}]
+      filters: [{type: RequestRedirect, requestRedirect: {hostname: new.example, path: {type: ReplaceFullPath, replaceFullPath: /new}, statusCode: 301}}]
+    - matches: [{path: {value: /rewrite}}]
+      filters: [{type: URLRewrite, urlRewrite: {path: {type: ReplacePrefixMatch, replacePrefixMatch: /v2}}}]
+      backendRefs: [{name: svc-b, port: 80}]
+    - matches: [{path: {value: /full}}]
+      filters: [{type: URLRewrite, urlRewrite: {path: {type: ReplaceFullPath, replaceFullPath: /landing}}}]
+      backendRefs: [{name: svc-b, port: 80}]
+`,
+    ),
+  );
+  const h = await waitServed(
+    'filters.example',
+    '/headers/x',
+    { upstream: 'a' },
+    { headers: { 'x-drop': 'gone' } },
+  );
+  assert.ok(h.sent, 'the echo says what it was sent');
+  assert.equal(h.sent['x-added'], 'yes');
+  assert.equal(h.sent['x-drop'], undefined);
+  assert.equal(h.headers['x-resp'], '1');
+  assert.equal(h.headers['x-upstream'], undefined);
+
+  const r = await waitServed('filters.example', '/old', { status: 301 });
+  assert.equal(r.headers.location, `http://new.example:${port}/new`);
+
+  const rw = await waitServed('filters.example', '/rewrite/items?q=1', { upstream: 'b' });
+  assert.equal(rw.path, '/v2/items');
+  assert.equal(rw.query, '?q=1');
+  const full = await call('filters.example', '/full/deep/path');
+  assert.equal(full.path, '/landing');
+});
+
+test('status: what svc cannot serve is refused (UnsupportedValue) and not served; missing and forbidden backends named', async () => {
+  await applyManifest(
+    cp,
+    route(
+      'mirror',
+      `  hostnames: [mirror.example]
+  rules:
+    - filters: [{type: RequestMirror, requestMirror: {backendRef: {name: svc-b, port: 80}}}]
+      backendRefs: [{name: svc-a, port: 80}]
+`,
+    ),
+  );
+  const refused = await routeConditions('mirror', (c) => condition(c, 'Accepted')?.status === 'False');
+  assert.equal(condition(refused, 'Accepted')?.reason, 'UnsupportedValue');
+  assert.match(
+    condition(refused, 'Accepted')?.message ?? '',
+    /spec\.rules\[0\]\.filters\[0\]\.type: Unsupported value: "RequestMirror"/,
+  );
+  assert.equal((await call('mirror.example', '/')).status, 404, 'a refused route is not served at all');
+
+  await applyManifest(
+    cp,
+    route(
+      'refs',
+      `  hostnames: [refs.example]
+  rules:
+    - matches: [{path: {value: /missing}}]
+      backendRefs: [{name: nobody, port: 80}]
+    - matches: [{path: {value: /cross}}]
+      backendRefs: [{name: shared, namespace: ${OTHER}, port: 80}]
+`,
+    ),
+  );
+  const notFound = await routeConditions('refs', (c) => condition(c, 'ResolvedRefs')?.status === 'False');
+  assert.equal(condition(notFound, 'Accepted')?.status, 'True');
+  assert.equal(condition(notFound, 'ResolvedRefs')?.reason, 'BackendNotFound');
+  assert.match(
+    condition(notFound, 'ResolvedRefs')?.message ?? '',
+    /RefNotPermitted|Forbidden: no ReferenceGrant/,
+  );
+  // A rule without a usable backend answers 500, as the spec says.
+  await waitServed('refs.example', '/missing', { status: 500 });
+  await waitServed('refs.example', '/cross', { status: 500 });
+
+  // The grant makes the cross-namespace backend usable.
+  await applyManifest(
+    cp,
+    `apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: {name: let-gwapi, namespace: ${OTHER}}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: ${NS}}]
+  to: [{group: '', kind: Service, name: shared}]
+`,
+  );
+  await waitServed('refs.example', '/cross', { upstream: 'c' });
+
+  // A route of another namespace: the listener allows the Gateway's own only.
+  await applyManifest(
+    cp,
+    route('elsewhere', `  rules: [{backendRefs: [{name: shared, port: 80}]}]\n`, OTHER),
+  );
+  const other = await routeConditions(
+    'elsewhere',
+    (c) => condition(c, 'Accepted')?.status === 'False',
+    OTHER,
+  );
+  assert.equal(condition(other, 'Accepted')?.reason, 'NotAllowedByListeners');
+});
+
+test('deleting the Gateway deletes its generated APIs: nothing is served', async () => {
+  await waitServed('shop.example', '/exact', { upstream: 'a' });
+  await cp.kubectl([
+    'delete',
+    'gateways.gateway.networking.k8s.io',
+    'edge',
+    '-n',
+    NS,
+    '--wait=true',
+    '--timeout=60s',
+  ]);
+  await waitFor('no generated ApiDefinitions', async () => {
+    const out = await cp.kubectl([
+      'get',
+      'apidefinitions',
+      '-n',
+      NS,
+      '-l',
+      'svc.io/gateway=edge',
+      '-o',
+      'name',
+    ]);
+    return out.stdout.trim() === '' ? true : undefined;
+  });
+  await waitServed('shop.example', '/exact', { status: 404 }).catch(async () => {
+    // The listener port may be closed once no API uses it.
+    await assert.rejects(call('shop.example', '/exact'));
+  });
+});
