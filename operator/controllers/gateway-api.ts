@@ -12,11 +12,7 @@ import type * as k8s from '@kubernetes/client-node';
 import { isDeepStrictEqual } from 'node:util';
 import type { ControllerSpec } from '../../lib/k8s/manager.ts';
 import { objectKey, type InformerEvent, type WatchSpec } from '../../lib/k8s/informer.ts';
-import {
-  GATEWAY_GROUP,
-  GATEWAY_LABEL,
-  type ReferenceGrantInput,
-} from '../translate/gateway-api.ts';
+import { GATEWAY_GROUP, GATEWAY_LABEL, type ReferenceGrantInput } from '../translate/gateway-api.ts';
 import { secretWatch, viewChanged, watchOf, type ControllerEnv } from './env.ts';
 import { reconcileGateway, reconcileGatewayClass } from './gateway-api/reconcile.ts';
 import type {
