@@ -23,6 +23,10 @@ const FILES: Readonly<Record<string, { file: string; type: string; ts?: boolean 
   '/ui/forms.ts': { file: 'forms.ts', type: 'text/javascript; charset=utf-8', ts: true },
   '/ui/dom.ts': { file: 'dom.ts', type: 'text/javascript; charset=utf-8', ts: true },
   '/ui/analytics.ts': { file: 'analytics.ts', type: 'text/javascript; charset=utf-8', ts: true },
+  '/ui/portal-admin.ts': { file: 'portal-admin.ts', type: 'text/javascript; charset=utf-8', ts: true },
+  '/ui/call.ts': { file: 'call.ts', type: 'text/javascript; charset=utf-8', ts: true },
+  '/ui/lists.ts': { file: 'lists.ts', type: 'text/javascript; charset=utf-8', ts: true },
+  '/ui/keys.ts': { file: 'keys.ts', type: 'text/javascript; charset=utf-8', ts: true },
   // uPlot (MIT, package.json), the charts of the analytics view, served from node_modules.
   '/ui/vendor/uplot.js': {
     file: '../../node_modules/uplot/dist/uPlot.esm.js',

@@ -9,9 +9,11 @@
 
 import { viewAnalytics, stopAnalytics, type AnalyticsEnv } from './analytics.ts';
 import { arr, byId, h, obj, str, table, type Json } from './dom.ts';
+import { call, CallError, clearError, key, KEY_STORAGE, showError } from './call.ts';
 import { policyForm, resetUserKeyButton, secretNote, userForm, type FormEnv } from './forms.ts';
-
-const KEY_STORAGE = 'svc-dashboard-key';
+import { viewPortalAdmin } from './portal-admin.ts';
+import { viewKeys } from './keys.ts';
+import { searchable } from './lists.ts';
 
 /** The answer of `/api/me`. */
 interface Me {
@@ -22,132 +24,6 @@ interface Me {
   admin: boolean;
   system_user: boolean;
   permissions: Record<string, string>;
-}
-
-/** A call the dashboard refused (or that failed). */
-class CallError extends Error {
-  readonly status: number;
-  constructor(status: number, message: string) {
-    super(message);
-    this.status = status;
-  }
-}
-
-function key(): string | null {
-  return sessionStorage.getItem(KEY_STORAGE);
-}
-
-/** Calls the dashboard with the signed-in key; non-2xx answers throw with the dashboard's message. */
-async function call(method: string, path: string, body?: unknown): Promise<Json> {
-  const headers: Record<string, string> = { authorization: key() ?? '' };
-  const init: RequestInit = { method, headers };
-  if (body !== undefined) {
-    headers['content-type'] = 'application/json';
-    init.body = JSON.stringify(body);
-  }
-  const r = await fetch(path, init);
-  const text = await r.text();
-  let parsed: Json = {};
-  try {
-    parsed = obj(JSON.parse(text));
-  } catch {
-    // not JSON
-  }
-  if (!r.ok) throw new CallError(r.status, str(parsed.Message, text || r.statusText));
-  return parsed;
-}
-
-function showError(err: unknown): void {
-  const box = byId('error');
-  box.hidden = false;
-  box.textContent =
-    err instanceof CallError
-      ? `${String(err.status)}: ${err.message}`
-      : err instanceof Error
-        ? err.message
-        : String(err);
-}
-
-function clearError(): void {
-  const box = byId('error');
-  box.hidden = true;
-  box.textContent = '';
-}
-
-/** The search of each list, kept while the page is drawn again (after an action, on a tab change). */
-const searches = new Map<string, string>();
-/** The filters of each list (`<list>/<column>` -> value), kept as the searches are. */
-const filters = new Map<string, string>();
-
-/** Columns a list can be filtered by, when they hold at least two values. */
-const FILTERED = new Set(['Type', 'State', 'System user', 'Action', 'Kind']);
-
-/**
- * A list's table with a search box above it: rows whose text does not contain every word typed
- * (case-insensitive) are hidden, and the count of rows shown is given. A column of a few values
- * (FILTERED: state, type, ...) gets a filter beside it: only the rows holding the value chosen.
- */
-function searchable(list: HTMLElement): HTMLElement {
-  const id = list.getAttribute('data-testid') ?? 'list';
-  const rows = [...list.querySelectorAll('tbody tr')] as HTMLElement[];
-  const input = h('input', {
-    type: 'search',
-    id: `search-${id}`,
-    'aria-label': `Search ${id}`,
-    placeholder: 'Search…',
-    value: searches.get(id) ?? '',
-  }) as HTMLInputElement;
-  const cell = (r: HTMLElement, i: number): string => (r.children[i]?.textContent ?? '').trim();
-  const selects: { index: number; key: string; select: HTMLSelectElement }[] = [];
-  [...list.querySelectorAll('thead th')].forEach((th, index) => {
-    const name = th.textContent.trim();
-    if (!FILTERED.has(name)) return;
-    const values = [...new Set(rows.map((r) => cell(r, index)))].sort();
-    if (values.length < 2) return;
-    const key = `${id}/${name}`;
-    const kept = filters.get(key) ?? '';
-    const select = h(
-      'select',
-      { id: `filter-${id}-${name.toLowerCase().replaceAll(' ', '-')}`, 'aria-label': `${name} of ${id}` },
-      h('option', { value: '' }, `${name}: all`),
-      ...values.map((v) => h('option', v === kept ? { value: v, selected: '' } : { value: v }, v)),
-    ) as HTMLSelectElement;
-    selects.push({ index, key, select });
-  });
-  const count = h('span', { class: 'search-count', id: `search-${id}-count` });
-  const apply = (): void => {
-    const words = input.value
-      .toLowerCase()
-      .split(/\s+/)
-      .filter((w) => w !== '');
-    let shown = 0;
-    for (const r of rows) {
-      const text = r.textContent.toLowerCase();
-      r.hidden =
-        !words.every((w) => text.includes(w)) ||
-        selects.some((f) => f.select.value !== '' && cell(r, f.index) !== f.select.value);
-      if (!r.hidden) shown += 1;
-    }
-    const narrowed = words.length > 0 || selects.some((f) => f.select.value !== '');
-    count.textContent = narrowed
-      ? `${String(shown)} of ${String(rows.length)} rows`
-      : `${String(rows.length)} rows`;
-    if (input.value === '') searches.delete(id);
-    else searches.set(id, input.value);
-    for (const f of selects) {
-      if (f.select.value === '') filters.delete(f.key);
-      else filters.set(f.key, f.select.value);
-    }
-  };
-  input.addEventListener('input', apply);
-  for (const f of selects) f.select.addEventListener('change', apply);
-  apply();
-  return h(
-    'div',
-    { class: 'searchable' },
-    h('p', { class: 'search' }, input, ' ', ...selects.flatMap((f) => [f.select, ' ']), count),
-    list,
-  );
 }
 
 /**
@@ -464,158 +340,6 @@ async function viewPolicies(): Promise<Node> {
   );
 }
 
-/** A key or hash with its middle masked. */
-function masked(k: string): string {
-  return k.length <= 10 ? '****' : `${k.slice(0, 6)}****${k.slice(-4)}`;
-}
-
-/** A key just created: its value shown once, by the next render of the keys view, then forgotten. */
-let shownKey: { value: string; hash: string; policy: string } | undefined;
-
-/** A button that runs `action` (disabled meanwhile), shows a refusal, and draws the view again. */
-function actionButton(
-  label: string,
-  attrs: Record<string, string>,
-  action: () => Promise<unknown>,
-): HTMLElement {
-  const b = h('button', { type: 'button', ...attrs }, label) as HTMLButtonElement;
-  b.addEventListener('click', () => {
-    clearError();
-    b.disabled = true;
-    void action().then(render, (err: unknown) => {
-      showError(err);
-      b.disabled = false;
-    });
-  });
-  return b;
-}
-
-function quotaText(k: Json): string {
-  const max = typeof k.quota_max === 'number' ? k.quota_max : -1;
-  if (max < 0) return 'unlimited';
-  return `${str(k.quota_remaining, String(max))} / ${String(max)}`;
-}
-
-/**
- * The form that creates a key from a policy (`POST /api/keys` with `apply_policies`); the new
- * key's value is shown once, with a copy button. A user who may not read policies sees the refusal.
- */
-async function keyCreate(): Promise<Node> {
-  let policies: Json[];
-  try {
-    policies = arr((await call('GET', '/api/portal/policies?p=-1')).Data).map(obj);
-  } catch (err) {
-    const message = err instanceof CallError ? `${String(err.status)}: ${err.message}` : String(err);
-    return h('p', { class: 'note', id: 'key-create' }, `Creating a key needs the policies: ${message}`);
-  }
-  const policy = h(
-    'select',
-    { id: 'key-policy', 'aria-label': 'Policy', required: '' },
-    h('option', { value: '' }, 'Policy…'),
-    ...policies.map((p) =>
-      h('option', { value: str(p._id ?? p.id) }, `${str(p.name)} (${str(p._id ?? p.id)})`),
-    ),
-  ) as HTMLSelectElement;
-  const alias = h('input', { id: 'key-alias', name: 'alias', placeholder: 'alias' }) as HTMLInputElement;
-  const form = h(
-    'form',
-    { id: 'key-create' },
-    h('label', {}, 'New key from ', policy),
-    ' ',
-    alias,
-    ' ',
-    h('button', { type: 'submit' }, 'Create key'),
-  );
-  form.addEventListener('submit', (ev) => {
-    ev.preventDefault();
-    clearError();
-    void (async () => {
-      try {
-        const made = await call('POST', '/api/keys', {
-          apply_policies: [policy.value],
-          ...(alias.value.trim() === '' ? {} : { alias: alias.value.trim() }),
-        });
-        shownKey = { value: str(made.key_id), hash: str(made.key_hash), policy: policy.value };
-        await render();
-      } catch (err) {
-        showError(err);
-      }
-    })();
-  });
-  return form;
-}
-
-async function viewKeys(): Promise<Node> {
-  const list = await call('GET', '/api/keys?p=-1');
-  const ids = arr(obj(list.data).keys).map((k) => str(k));
-  const shown = shownKey;
-  shownKey = undefined;
-  const rows = await Promise.all(
-    ids.slice(0, 100).map(async (id) => {
-      const k = obj((await call('GET', `/api/keys/${encodeURIComponent(id)}?hashed=true`)).data);
-      const path = `/api/keys/${encodeURIComponent(id)}`;
-      return [
-        h('code', { class: 'masked-key' }, masked(id)),
-        str(k.alias),
-        Object.keys(obj(k.access_rights)).join(', '),
-        arr(k.apply_policies)
-          .map((x) => str(x))
-          .join(', '),
-        quotaText(k),
-        k.is_inactive === true ? 'inactive' : 'active',
-        h(
-          'span',
-          { class: 'actions' },
-          actionButton('Reset quota', { 'data-reset-key': id }, () =>
-            call('POST', `${path}/reset?hashed=true`),
-          ),
-          ' ',
-          actionButton('Revoke', { 'data-revoke-key': id }, async () => {
-            if (
-              !window.confirm(
-                `Revoke key ${masked(id)}${str(k.alias) === '' ? '' : ` (${str(k.alias)})`}? It stops working at once.`,
-              )
-            )
-              return;
-            await call('DELETE', `${path}?hashed=true`);
-          }),
-        ),
-      ];
-    }),
-  );
-  let created: HTMLElement | null = null;
-  if (shown !== undefined) {
-    const copy = h('button', { type: 'button', id: 'copy-key' }, 'Copy') as HTMLButtonElement;
-    copy.addEventListener('click', () => {
-      void navigator.clipboard.writeText(shown.value).then(
-        () => {
-          copy.textContent = 'Copied';
-        },
-        (err: unknown) => {
-          showError(new Error(`Copy failed: ${err instanceof Error ? err.message : String(err)}`));
-        },
-      );
-    });
-    created = h(
-      'p',
-      { class: 'note', id: 'key-created' },
-      `Key ${masked(shown.hash)} created from policy ${shown.policy}. Its value, shown this once (the dashboard keeps only its hash): `,
-      h('code', { id: 'key-value' }, shown.value),
-      ' ',
-      copy,
-    );
-  }
-  return h(
-    'section',
-    {},
-    h('h2', {}, 'Keys'),
-    created,
-    await keyCreate(),
-    searchable(table(['Key', 'Alias', 'APIs', 'Policies', 'Quota', 'State', ''], rows, 'keys')),
-    ids.length > 100 ? h('p', {}, `First 100 of ${String(ids.length)} keys.`) : null,
-  );
-}
-
 function permissionsText(p: unknown): string {
   const perms = obj(p);
   if (perms.IsAdmin === 'admin') return 'admin';
@@ -715,11 +439,12 @@ const analyticsEnv: AnalyticsEnv = {
 const TABS: readonly { hash: string; label: string; view: () => Promise<Node> }[] = [
   { hash: 'apis', label: 'APIs', view: viewApis },
   { hash: 'policies', label: 'Policies', view: viewPolicies },
-  { hash: 'keys', label: 'Keys', view: viewKeys },
+  { hash: 'keys', label: 'Keys', view: () => viewKeys(() => render()) },
   { hash: 'users', label: 'Users', view: viewUsers },
   { hash: 'audit', label: 'Audit log', view: viewAudit },
   { hash: 'streams', label: 'Streams', view: viewStreams },
   { hash: 'analytics', label: 'Analytics', view: () => viewAnalytics(analyticsEnv) },
+  { hash: 'portal', label: 'Portal', view: () => viewPortalAdmin(formEnv) },
 ];
 
 let me: Me | undefined;
