@@ -44,12 +44,14 @@ typecheck: $(NODE_DEPS) ## Type-check everything, tests included (tsc --noEmit)
 	tsc --noEmit -p dashboard/ui/tsconfig.json
 
 .PHONY: gen
-gen: $(NODE_DEPS) ## Generate CRDs and TypeScript types from schemas/
+gen: $(NODE_DEPS) ## Generate CRDs and TypeScript types from schemas/, and copy the Gateway API CRDs from their Go module
 	node schemas/gen/main.ts
+	tools/gateway-api/crds.sh
 
 .PHONY: gen-check
 gen-check: $(NODE_DEPS) ## Fail when generated files are stale
 	node schemas/gen/main.ts --check
+	tools/gateway-api/crds.sh --check
 
 .PHONY: unit
 unit: $(NODE_DEPS) ## Unit and integration tests (real listeners, real Redis where needed)
