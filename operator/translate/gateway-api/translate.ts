@@ -172,7 +172,8 @@ export function translateGateway(
     const parents: RouteParentStatus[] = [];
     (route.spec.parentRefs ?? []).forEach((ref) => {
       if (!namesGateway(ref, route, gateway)) return;
-      const parentRef = { group: GATEWAY_GROUP, kind: 'Gateway', namespace: gwNs, ...ref };
+      // As written (the group and kind as the API server defaults them): clients compare it with theirs.
+      const parentRef = { group: GATEWAY_GROUP, kind: 'Gateway', ...ref };
       const named = listeners.filter(
         (l) =>
           (ref.sectionName === undefined || ref.sectionName === l.listener.name) &&
