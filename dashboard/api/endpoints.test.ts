@@ -18,7 +18,7 @@ import {
   type TestDashboard,
 } from '../testing/dashboard.ts';
 import { storeFixtures } from '../testing/stores.ts';
-import { SYSTEM_ONLY_MESSAGE } from '../server.ts';
+import { SYSTEM_ONLY_MESSAGE } from '../server/dispatch.ts';
 
 let seq = 0;
 const uniq = (p: string): string => `${p}${++seq}`;
