@@ -209,6 +209,17 @@ describe('RouteClaimCache', () => {
   });
 });
 
+test('an internal API claims no route (it is served to no client; the Gateway API controller writes several on one path)', () => {
+  const internal = apiDefinition('rule', {
+    internal: true,
+    proxy: { listen_path: '/pets/', target_url: 'http://u' },
+  });
+  assert.equal(apiDefinitionClaim(internal), undefined);
+  assert.ok(
+    apiDefinitionClaim(apiDefinition('served', { proxy: { listen_path: '/pets/', target_url: 'http://u' } })),
+  );
+});
+
 describe('findConflict', () => {
   const objects = [apiDefinition('pets'), apiDefinition('cats')];
   const newPets = apiDefinitionClaim(

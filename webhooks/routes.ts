@@ -35,8 +35,9 @@ export function apiDefinitionClaim(obj: unknown): RouteClaim | undefined {
   const proxy = model<ApiDefinitionSpec['proxy']>(spec.proxy);
   // A TCP or TLS API has no listen path: it claims the whole of its port.
   const listenPath = asString(proxy?.listen_path) ?? (isTcpApi(spec) ? '' : undefined);
-  // A template is never served: it claims nothing.
-  if (listenPath === undefined || isTemplate(obj)) return undefined;
+  // A template is never served: it claims nothing. Nor is an internal API served to clients
+  // (reached by `svc://` only: the gateway's check leaves it out of the route table's claims).
+  if (listenPath === undefined || isTemplate(obj) || spec.internal === true) return undefined;
   const port = spec.listen_port;
   return {
     kind: 'ApiDefinition',
