@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import {
+  addOauthApi,
   addUser,
   startFreshDashboard,
   type FreshDashboard,
@@ -36,29 +37,7 @@ async function tenant(
   );
   const user = (perms: Record<string, string>): Promise<string> => addUser(d, org, perms);
   const admin = await user({ IsAdmin: 'admin' });
-  const api = await d.call('POST', '/api/apis', {
-    auth: admin,
-    body: {
-      api_definition: {
-        api_id: 'stock',
-        name: 'stock',
-        use_oauth2: true,
-        oauth_meta: { allowed_access_types: ['client_credentials'] },
-        proxy: { listen_path: '/stock/', target_url: 'http://upstream.test' },
-      },
-    },
-  });
-  assert.equal(api.status, 200, api.text);
-  const policy = await d.call('POST', '/api/portal/policies', {
-    auth: admin,
-    body: {
-      id: 'stock-clients',
-      name: 'stock clients',
-      state: 'active',
-      access_rights: { stock: { api_id: 'stock', api_name: 'stock', versions: ['Default'] } },
-    },
-  });
-  assert.equal(policy.status, 200, policy.text);
+  await addOauthApi(d, admin, 'stock');
   const client = await d.call('POST', '/api/apis/oauth/stock', {
     auth: admin,
     body: { policy_id: 'stock-clients', client_id: 'robot' },

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { oauthClientDocId } from '../../schemas/rules/oauth2.ts';
 import type { Store } from '../store/store.ts';
 import {
+  addOauthApi,
   addUser,
   startFreshDashboard,
   type FreshDashboard,
@@ -47,40 +48,12 @@ async function tenant(d: TestDashboard, org: string): Promise<Tenant> {
 }
 
 /** An API of `t`'s organisation (OAuth unless `oauth` is false) and a policy granting it. */
-async function oauthApi(
+const oauthApi = (
   d: TestDashboard,
   t: Tenant,
   id: string,
   oauth = true,
-): Promise<{ apiId: string; policyId: string }> {
-  const api = await d.call('POST', '/api/apis', {
-    auth: t.admin,
-    body: {
-      api_definition: {
-        api_id: id,
-        name: id,
-        use_keyless: !oauth,
-        ...(oauth ? { use_oauth2: true, oauth_meta: { allowed_access_types: ['client_credentials'] } } : {}),
-        proxy: { listen_path: `/${id}/`, target_url: 'http://upstream.test', strip_listen_path: true },
-      },
-    },
-  });
-  assert.equal(api.status, 200, api.text);
-  const policy = await d.call('POST', '/api/portal/policies', {
-    auth: t.admin,
-    body: {
-      id: `${id}-clients`,
-      name: `${id} clients`,
-      state: 'active',
-      rate: 100,
-      per: 60,
-      quota_max: -1,
-      access_rights: { [id]: { api_id: id, api_name: id, versions: ['Default'] } },
-    },
-  });
-  assert.equal(policy.status, 200, policy.text);
-  return { apiId: id, policyId: `${id}-clients` };
-}
+): Promise<{ apiId: string; policyId: string }> => addOauthApi(d, t.admin, id, { oauth });
 
 for (const fx of storeFixtures()) {
   describe(`dashboard OAuth clients on ${fx.name}`, () => {

@@ -11,6 +11,7 @@ import type { Browser, Page } from 'playwright-core';
 import { oasDocument } from '../../schemas/testing.ts';
 import { launchChromium, signIn as signInAt, withoutChromium } from '../testing/browser.ts';
 import {
+  addOauthApi,
   addUser,
   startFreshDashboard,
   type FreshDashboard,
@@ -198,32 +199,7 @@ describe('web UI', { skip: withoutChromium }, () => {
   });
 
   test("an OAuth API's clients: registered with the secret shown once, listed, deleted; a reader may not register", async () => {
-    const api = await d.call('POST', '/api/apis', {
-      auth: admin,
-      body: {
-        api_definition: {
-          api_id: 'stock',
-          name: 'stock',
-          use_oauth2: true,
-          oauth_meta: { allowed_access_types: ['client_credentials'] },
-          proxy: { listen_path: '/stock/', target_url: 'http://up.test' },
-        },
-      },
-    });
-    assert.equal(api.status, 200, api.text);
-    const policy = await d.call('POST', '/api/portal/policies', {
-      auth: admin,
-      body: {
-        id: 'stock-clients',
-        name: 'stock clients',
-        state: 'active',
-        rate: 10,
-        per: 60,
-        quota_max: -1,
-        access_rights: { stock: { api_id: 'stock', versions: ['Default'] } },
-      },
-    });
-    assert.equal(policy.status, 200, policy.text);
+    await addOauthApi(d, admin, 'stock', { policy: { rate: 10 } });
     const p = await page();
     await signIn(p, admin);
     await p.locator('[data-testid=apis]').waitFor();

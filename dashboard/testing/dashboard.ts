@@ -160,6 +160,48 @@ export async function addUser(
 }
 
 /**
+ * The API `id` of the caller `auth`'s organisation, OAuth with client credentials (keyless when
+ * `oauth` is false), and the policy `<id>-clients` granting it (100 requests a minute, no quota,
+ * with `policy` on top), both asserted written: what an OAuth client is registered against.
+ */
+export async function addOauthApi(
+  d: TestDashboard,
+  auth: string,
+  id: string,
+  opts: { oauth?: boolean; policy?: Record<string, unknown> } = {},
+): Promise<{ apiId: string; policyId: string }> {
+  const oauth = opts.oauth ?? true;
+  const api = await d.call('POST', '/api/apis', {
+    auth,
+    body: {
+      api_definition: {
+        api_id: id,
+        name: id,
+        use_keyless: !oauth,
+        ...(oauth ? { use_oauth2: true, oauth_meta: { allowed_access_types: ['client_credentials'] } } : {}),
+        proxy: { listen_path: `/${id}/`, target_url: 'http://upstream.test', strip_listen_path: true },
+      },
+    },
+  });
+  assert.equal(api.status, 200, api.text);
+  const policy = await d.call('POST', '/api/portal/policies', {
+    auth,
+    body: {
+      id: `${id}-clients`,
+      name: `${id} clients`,
+      state: 'active',
+      rate: 100,
+      per: 60,
+      quota_max: -1,
+      access_rights: { [id]: { api_id: id, api_name: id, versions: ['Default'] } },
+      ...opts.policy,
+    },
+  });
+  assert.equal(policy.status, 200, policy.text);
+  return { apiId: id, policyId: `${id}-clients` };
+}
+
+/**
  * A dashboard over a fresh SQLite store with the organisation `org` and its admin (`orgAdmin`):
  * what a file of tests against one organisation starts in its `before` hook; `close` stops the
  * dashboard and removes the store.
