@@ -17,6 +17,7 @@ const UI_DIR = new URL('../ui/', import.meta.url);
 const FILES: Readonly<Record<string, { file: string; type: string; ts?: boolean }>> = {
   '/': { file: 'portal.html', type: 'text/html; charset=utf-8' },
   '/portal.js': { file: 'portal.ts', type: 'text/javascript; charset=utf-8', ts: true },
+  '/dom.ts': { file: 'dom.ts', type: 'text/javascript; charset=utf-8', ts: true },
   '/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
 };
 

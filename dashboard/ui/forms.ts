@@ -149,7 +149,7 @@ export function policyForm(env: FormEnv, editing?: Json): HTMLElement {
 }
 
 /** The permissions a user form offers, each read, write or deny. */
-const RESOURCES = ['apis', 'keys', 'policies', 'users', 'certs', 'streams', 'analytics'] as const;
+const RESOURCES = ['apis', 'keys', 'policies', 'users', 'certs', 'streams', 'analytics', 'portal'] as const;
 
 /** The user form: an email address and a permission per resource; the new user's key is shown once. */
 export function userForm(env: FormEnv): HTMLElement {

@@ -8,30 +8,7 @@
  * built with DOM calls and textContent, never HTML from data. Routing is the location hash.
  */
 
-type Json = Record<string, unknown>;
-type Child = Node | string | null | undefined | false;
-
-const byId = (id: string): HTMLElement => {
-  const e = document.getElementById(id);
-  if (e === null) throw new Error(`#${id} missing`);
-  return e;
-};
-
-function h(tag: string, attrs: Record<string, string> = {}, ...children: Child[]): HTMLElement {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-  for (const c of children) {
-    if (c === null || c === undefined || c === false) continue;
-    e.append(typeof c === 'string' ? document.createTextNode(c) : c);
-  }
-  return e;
-}
-
-const str = (v: unknown, fallback = ''): string =>
-  typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : fallback;
-const obj = (v: unknown): Json =>
-  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {};
-const arr = (v: unknown): unknown[] => (Array.isArray(v) ? (v as unknown[]) : []);
+import { arr, byId, h, obj, str, table, type Child, type Json } from './dom.ts';
 
 class CallError extends Error {
   readonly status: number;
@@ -108,15 +85,6 @@ function button(
   return b;
 }
 
-function table(head: string[], rows: Child[][]): HTMLElement {
-  return h(
-    'table',
-    {},
-    h('thead', {}, h('tr', {}, ...head.map((x) => h('th', {}, x)))),
-    h('tbody', {}, ...rows.map((r) => h('tr', {}, ...r.map((c) => h('td', {}, c))))),
-  );
-}
-
 // The OpenAPI document of a product, rendered as a list of operations (nothing evaluated).
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
@@ -135,7 +103,7 @@ function renderOas(doc: Json): HTMLElement {
     { class: 'oas', 'data-testid': 'oas' },
     h('h3', {}, `${str(info.title, 'API')} ${str(info.version)}`),
     str(info.description) === '' ? null : h('p', {}, str(info.description)),
-    table(['Method', 'Path', 'Summary'], ops),
+    table(['Method', 'Path', 'Summary'], ops, 'oas-operations'),
   );
 }
 
@@ -149,7 +117,10 @@ async function viewCatalogue(view: HTMLElement, productId?: string): Promise<voi
       .map((e) => str(e))
       .join(', '),
   ]);
-  view.replaceChildren(h('h2', {}, 'Catalogue'), table(['Product', 'Description', 'Access', 'Events'], rows));
+  view.replaceChildren(
+    h('h2', {}, 'Catalogue'),
+    table(['Product', 'Description', 'Access', 'Events'], rows, 'catalogue'),
+  );
   if (productId === undefined) return;
   const p = products.find((x) => str(x.id) === productId);
   if (p === undefined) throw new Error('Product not found');
@@ -206,9 +177,9 @@ async function viewKeys(view: HTMLElement): Promise<void> {
     });
   view.replaceChildren(
     h('h2', {}, 'Key requests'),
-    table(['Product', 'Status', ''], requestRows),
+    table(['Product', 'Status', ''], requestRows, 'key-requests'),
     h('h2', {}, 'My keys'),
-    table(['Key', 'Product', 'Usage', '', ''], keyRows),
+    table(['Key', 'Product', 'Usage', '', ''], keyRows, 'keys'),
   );
 }
 
@@ -278,7 +249,7 @@ async function viewWebhooks(view: HTMLElement): Promise<void> {
       {},
       'Each delivery is a POST signed X-Svc-Signature: sha256=<HMAC-SHA256 of the body under the secret>.',
     ),
-    table(['Product', 'URL', 'Events', ''], rows),
+    table(['Product', 'URL', 'Events', ''], rows, 'subscriptions'),
     h('h2', {}, 'Subscribe'),
     form,
   );
