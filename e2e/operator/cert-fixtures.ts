@@ -1,8 +1,10 @@
 /**
- * Fixtures of the certificates-by-Secret suites: an HTTPS upstream that requires a client
- * certificate and answers with the fingerprint of the one it got, and the manifest of a Secret
- * holding only a certificate (a pinned public key: the upstream's key is not the gateway's).
+ * Fixtures of the certificates-by-Secret suites: a plain upstream that names itself, an HTTPS
+ * upstream that requires a client certificate and answers with the fingerprint of the one it got,
+ * the manifest of a Secret holding only a certificate (a pinned public key: the upstream's key is
+ * not the gateway's), and the ConfigMap of a keyless OAS document.
  */
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { TLSSocket } from 'node:tls';
@@ -53,4 +55,47 @@ metadata: {name: ${name}, namespace: ${ns}}
 type: Opaque
 data:
   tls.crt: ${Buffer.from(certPem).toString('base64')}
+`;
+
+/** Starts a plain HTTP upstream on 127.0.0.1 answering every request `{"upstream": "<name>"}`. */
+export async function startNamedUpstream(name: string): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = createHttpServer((_req, res) => {
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ upstream: name }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${String((server.address() as AddressInfo).port)}`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/**
+ * The ConfigMap `<name>-oas` (key `oas.yaml`) of a keyless OAS document titled `title`: the API
+ * `name`, active, at `/<name>/` (stripped) proxying to `target`.
+ */
+export const oasConfigMap = (
+  ns: string,
+  name: string,
+  title: string,
+  target: string,
+): string => `apiVersion: v1
+kind: ConfigMap
+metadata: {name: ${name}-oas, namespace: ${ns}}
+data:
+  oas.yaml: |
+    openapi: 3.0.3
+    info: {title: ${title}, version: 1.0.0}
+    paths: {}
+    x-svc-api-gateway:
+      info:
+        name: ${name}
+        state: {active: true}
+      upstream:
+        url: ${target}
+      server:
+        listenPath: {value: /${name}/, strip: true}
 `;

@@ -14,9 +14,13 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { pinSecretManifest, startMtlsUpstream, type MtlsUpstream } from './cert-fixtures.ts';
+import {
+  oasConfigMap,
+  pinSecretManifest,
+  startMtlsUpstream,
+  startNamedUpstream,
+  type MtlsUpstream,
+} from './cert-fixtures.ts';
 import { derivedId } from '../../operator/ids.ts';
 import { makeCert, type MadeCert } from '../../gateway/testing/client-certs.ts';
 import { tlsGet, type TlsRes } from '../../gateway/testing/tls-client.ts';
@@ -43,7 +47,7 @@ let gw: GatewayProc;
 const stops: (() => Promise<unknown>)[] = [];
 /** The gateway's HTTPS port, where OAS APIs with static mutual TLS are served. */
 let httpsPort: number;
-let upstream: Server;
+let upstream: Awaited<ReturnType<typeof startNamedUpstream>>;
 /** Client certificates of the API (before and after rotation), and one it never allows. */
 const client: Record<'first' | 'rotated' | 'stranger', MadeCert> = {} as never;
 /** The mTLS upstream: it accepts the gateway's upstream certificate and says which it got. */
@@ -54,15 +58,8 @@ let wrongPin: MadeCert;
 
 before(async () => {
   for (const k of ['first', 'rotated', 'stranger'] as const) client[k] = await makeCert(`oas-client-${k}`);
-  upstream = createServer((_req, res) => {
-    res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ upstream: 'partners' }));
-  });
-  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-  stops.push(async () => {
-    upstream.closeAllConnections();
-    await new Promise((resolve) => upstream.close(resolve));
-  });
+  upstream = await startNamedUpstream('partners');
+  stops.push(() => upstream.close());
   toUpstream = await makeCert('oas-gateway-to-upstream');
   wrongPin = await makeCert('oas-not-the-upstream');
   secureUpstream = await startMtlsUpstream([toUpstream.cert]);
@@ -87,27 +84,10 @@ const call = (cert?: MadeCert): Promise<TlsRes> =>
   tlsGet(httpsPort, '/partners/', cert === undefined ? {} : { client: cert });
 
 /** An OAS document, keyless: for `partners`, the client certificate alone lets a request through. */
-const DOC = (target: string, name = 'partners'): string => `apiVersion: v1
-kind: ConfigMap
-metadata: {name: ${name}-oas, namespace: ${NS}}
-data:
-  oas.yaml: |
-    openapi: 3.0.3
-    info: {title: Partners, version: 1.0.0}
-    paths: {}
-    x-svc-api-gateway:
-      info:
-        name: ${name}
-        state: {active: true}
-      upstream:
-        url: ${target}
-      server:
-        listenPath: {value: /${name}/, strip: true}
-`;
+const DOC = (target: string, name = 'partners'): string => oasConfigMap(NS, name, 'Partners', target);
 
 test('an OAS API naming a Secret that does not exist yet: SecretNotFound naming the field and the Secret', async () => {
-  const target = `http://127.0.0.1:${String((upstream.address() as AddressInfo).port)}`;
-  await applyManifest(cp, DOC(target));
+  await applyManifest(cp, DOC(upstream.url));
   await applyManifest(
     cp,
     `apiVersion: svc.svc.io/v1alpha1

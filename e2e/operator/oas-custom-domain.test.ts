@@ -11,13 +11,12 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { derivedId } from '../../operator/ids.ts';
 import { makeCert, type MadeCert } from '../../gateway/testing/client-certs.ts';
 import { tlsGet, type TlsRes } from '../../gateway/testing/tls-client.ts';
 import type { ControlPlane } from '../harness/control-plane.ts';
 import { freePort, waitFor, type GatewayProc } from '../harness/processes.ts';
+import { oasConfigMap, startNamedUpstream } from './cert-fixtures.ts';
 import {
   admin,
   applyManifest,
@@ -38,21 +37,14 @@ let cp: ControlPlane;
 let gw: GatewayProc;
 const stops: (() => Promise<unknown>)[] = [];
 let httpsPort: number;
-let upstream: Server;
+let upstream: Awaited<ReturnType<typeof startNamedUpstream>>;
 /** The domain's certificate, before and after rotation. */
 const served: Record<'first' | 'rotated', MadeCert> = {} as never;
 
 before(async () => {
   for (const k of ['first', 'rotated'] as const) served[k] = await makeCert(HOST);
-  upstream = createServer((_req, res) => {
-    res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ upstream: 'store' }));
-  });
-  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-  stops.push(async () => {
-    upstream.closeAllConnections();
-    await new Promise((resolve) => upstream.close(resolve));
-  });
+  upstream = await startNamedUpstream('store');
+  stops.push(() => upstream.close());
   httpsPort = await freePort();
   const suite = await startTlsSuite('oas-custom-domain', NS, ORG, { SVC_GW_HTTPS_PORT: String(httpsPort) });
   ({ cp, gw } = suite);
@@ -69,27 +61,7 @@ const certId = (c: MadeCert): string => ORG + c.fingerprint;
 const call = (servername = HOST): Promise<TlsRes> => tlsGet(httpsPort, '/store/', { servername });
 
 test('an OAS API whose custom domain names a Secret that does not exist yet: SecretNotFound naming the field and the Secret', async () => {
-  const target = `http://127.0.0.1:${String((upstream.address() as AddressInfo).port)}`;
-  await applyManifest(
-    cp,
-    `apiVersion: v1
-kind: ConfigMap
-metadata: {name: store-oas, namespace: ${NS}}
-data:
-  oas.yaml: |
-    openapi: 3.0.3
-    info: {title: Store, version: 1.0.0}
-    paths: {}
-    x-svc-api-gateway:
-      info:
-        name: store
-        state: {active: true}
-      upstream:
-        url: ${target}
-      server:
-        listenPath: {value: /store/, strip: true}
-`,
-  );
+  await applyManifest(cp, oasConfigMap(NS, 'store', 'Store', upstream.url));
   await applyManifest(
     cp,
     `apiVersion: svc.svc.io/v1alpha1
