@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium, withoutChromium } from '../testing/browser.ts';
+import { launchChromium, signIn, withoutChromium } from '../testing/browser.ts';
 import {
   addUser,
   startFreshDashboard,
@@ -22,6 +22,8 @@ describe('portal web UI', { skip: withoutChromium }, () => {
   let d: TestDashboard;
   let browser: Browser;
   let page: Page;
+  /** The dashboard's own UI, signed in as the organisation's admin. */
+  let adminPage: Page;
   let admin: string;
   const outside: string[] = [];
 
@@ -67,10 +69,15 @@ describe('portal web UI', { skip: withoutChromium }, () => {
     await call('PUT', '/api/portal/catalogues/main', { apis: ['stock', 'orders'] });
     browser = await launchChromium();
     page = await browser.newPage();
+    adminPage = await browser.newPage();
     const origin = new URL(d.url).origin;
-    page.on('request', (r) => {
-      if (new URL(r.url()).origin !== origin) outside.push(r.url());
-    });
+    for (const p of [page, adminPage]) {
+      p.on('request', (r) => {
+        if (new URL(r.url()).origin !== origin) outside.push(r.url());
+      });
+    }
+    await signIn(adminPage, `${d.url}/ui/`, admin);
+    await adminPage.waitForSelector('#tabs:not([hidden])');
   });
   after(async () => {
     await browser.close();
@@ -93,8 +100,14 @@ describe('portal web UI', { skip: withoutChromium }, () => {
     await page.click('#sign-in button[type=submit]');
     await page.waitForSelector('#error:not([hidden])');
     assert.match((await page.textContent('#error')) ?? '', /pending/);
-    const devs = (await call('GET', '/api/portal/developers')).developers as { id: string }[];
-    await call('PUT', `/api/portal/developers/${devs[0]?.id ?? ''}`, { status: 'active' });
+    // The organisation's admin approves the developer in the dashboard's Portal tab.
+    await adminPage.click('a[href="#portal"]');
+    await adminPage.waitForSelector('[data-testid="developer-status-ada@dev.test"]');
+    assert.equal(await adminPage.textContent('[data-testid="developer-status-ada@dev.test"]'), 'pending');
+    await adminPage.click(
+      '[data-testid=portal-developers] tr:has-text("ada@dev.test") >> button:has-text("Approve")',
+    );
+    await adminPage.waitForSelector('[data-testid="developer-status-ada@dev.test"]:has-text("active")');
     await page.click('#sign-in button[type=submit]');
     await page.waitForSelector('#tabs:not([hidden])');
     assert.equal(await page.textContent('#who'), 'ada@dev.test');
@@ -172,6 +185,39 @@ describe('portal web UI', { skip: withoutChromium }, () => {
     await page.waitForSelector('#error:not([hidden])');
     assert.match((await page.textContent('#error')) ?? '', /events\[\d\]: Unsupported value/);
     await page.click('#sign-out');
+    await page.waitForSelector('#signed-out:not([hidden])');
+    assert.deepEqual(outside, [], 'nothing fetched from another host');
+  });
+
+  test("the dashboard's Portal tab saves a product into the catalogue and shows a feed secret once", async () => {
+    await adminPage.reload();
+    await adminPage.waitForSelector('#product-form');
+    await adminPage.fill('#product-id', 'parcels');
+    await adminPage.fill('#product-name', 'Parcels');
+    await adminPage.selectOption('#product-grants', 'api_id');
+    await adminPage.fill('#product-target', 'stock');
+    await adminPage.selectOption('#product-approval', 'auto');
+    await adminPage.fill('#product-events', 'parcel.sent, parcel.lost');
+    await adminPage.click('#product-form button[type=submit]');
+    await adminPage.waitForSelector('[data-testid=portal-products] tr:has-text("parcels")');
+    const product = (await call('GET', '/api/portal/products/parcels')) as { subscribable_events: string[] };
+    assert.deepEqual(product.subscribable_events, ['parcel.sent', 'parcel.lost']);
+    await adminPage.check('input[name=catalogue-api][value=parcels]');
+    await adminPage.click('#catalogue-form button[type=submit]');
+    await adminPage.waitForSelector('input[name=catalogue-api][value=parcels]:checked');
+    const catalogues = (await call('GET', '/api/portal/catalogues')).catalogues as { apis: string[] }[];
+    assert.ok(
+      catalogues.some((c) => c.apis.includes('parcels')),
+      JSON.stringify(catalogues),
+    );
+    await adminPage.click(
+      '[data-testid=portal-products] tr:has-text("parcels") >> button:has-text("New feed secret")',
+    );
+    await adminPage.waitForSelector('#secret-value');
+    assert.match((await adminPage.textContent('#secret-value')) ?? '', /^[0-9a-f]{64}$/);
+    await adminPage.reload();
+    await adminPage.waitForSelector('#product-form');
+    assert.equal(await adminPage.$('#secret-value'), null, 'shown once');
     await page.waitForSelector('#signed-out:not([hidden])');
     assert.deepEqual(outside, [], 'nothing fetched from another host');
   });
