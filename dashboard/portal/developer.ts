@@ -185,9 +185,13 @@ export async function developerApi(call: PortalCall): Promise<Reply> {
     const settings = await settingsOf(store, org);
     const token = newSecret();
     const expires = now + settings.session_lifetime_s * 1000;
-    await store.write(org, (tx) =>
-      tx.put(org, 'portal-sessions', newId(), { developer_id: dev.id, expires }, sha256(token)),
-    );
+    await store.write(org, async (tx) => {
+      // Expired sessions of the organisation go as a new one is made, so they do not pile up.
+      for (const old of (await tx.list(org, 'portal-sessions')).items) {
+        if (Number(old.body.expires) <= now) await tx.delete(org, 'portal-sessions', old.id);
+      }
+      await tx.put(org, 'portal-sessions', newId(), { developer_id: dev.id, expires }, sha256(token));
+    });
     return {
       status: 200,
       body: { token, expires },
