@@ -8,33 +8,22 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium, signIn } from '../testing/browser.ts';
-import {
-  addUser,
-  startFreshDashboard,
-  type FreshDashboard,
-  type TestDashboard,
-} from '../testing/dashboard.ts';
+import { startTenantDashboard, type TestDashboard } from '../testing/dashboard.ts';
+
 /** The ID the operator derives for ApiDefinition payments/ledger. */
 const OPERATOR_ID = Buffer.from('payments/ledger').toString('base64url');
 
 describe('web UI forms', () => {
-  let world: FreshDashboard;
+  let world: Awaited<ReturnType<typeof startTenantDashboard>>;
   let d: TestDashboard;
   let browser: Browser;
   let admin: string;
   let reader: string;
 
-  const user = (perms: Record<string, string>, extra: Record<string, unknown> = {}): Promise<string> =>
-    addUser(d, 'acme', perms, extra);
-
   before(async () => {
-    world = await startFreshDashboard();
+    world = await startTenantDashboard('acme', 'Acme');
+    const { user } = world;
     ({ d } = world);
-    const org = await d.call('POST', '/admin/organisations', {
-      auth: { admin: true },
-      body: { id: 'acme', owner_name: 'Acme', cname: 'acme.example.com' },
-    });
-    assert.equal(org.status, 200, org.text);
     admin = await user({ IsAdmin: 'admin' });
     reader = await user({ apis: 'read', policies: 'read', keys: 'read', users: 'read' });
     const operator = await user({ IsAdmin: 'admin' }, { system_user: true });

@@ -10,18 +10,12 @@ import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
 import { oasDocument } from '../../schemas/testing.ts';
 import { launchChromium, signIn as signInAt, withoutChromium } from '../testing/browser.ts';
-import {
-  addOauthApi,
-  addUser,
-  startFreshDashboard,
-  type FreshDashboard,
-  type TestDashboard,
-} from '../testing/dashboard.ts';
+import { addOauthApi, startTenantDashboard, type TestDashboard } from '../testing/dashboard.ts';
 /** The ID the operator derives for ApiDefinition default/billing. */
 const OPERATOR_ID = Buffer.from('default/billing').toString('base64url');
 
 describe('web UI', { skip: withoutChromium }, () => {
-  let world: FreshDashboard;
+  let world: Awaited<ReturnType<typeof startTenantDashboard>>;
   let d: TestDashboard;
   let browser: Browser;
   let admin: string;
@@ -30,17 +24,10 @@ describe('web UI', { skip: withoutChromium }, () => {
   let dashboardApi: string;
   const outside: string[] = [];
 
-  const user = (perms: Record<string, string>, extra: Record<string, unknown> = {}): Promise<string> =>
-    addUser(d, 'acme', perms, extra);
-
   before(async () => {
-    world = await startFreshDashboard();
+    world = await startTenantDashboard('acme', 'Acme');
+    const { user } = world;
     ({ d } = world);
-    const org = await d.call('POST', '/admin/organisations', {
-      auth: { admin: true },
-      body: { id: 'acme', owner_name: 'Acme', cname: 'acme.example.com' },
-    });
-    assert.equal(org.status, 200, org.text);
     admin = await user({ IsAdmin: 'admin' });
     reader = await user({ apis: 'read', policies: 'read', keys: 'read', streams: 'read', users: 'deny' });
     const operator = await user({ IsAdmin: 'admin' }, { system_user: true });

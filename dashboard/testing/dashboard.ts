@@ -138,6 +138,29 @@ export async function startFreshDashboard(
   };
 }
 
+/**
+ * A dashboard over a fresh SQLite store with the organisation `org` (owner `owner`, cname
+ * `<org>.example.com`); `user` creates a user of it (addUser). What a file of web UI tests starts
+ * in its `before` hook.
+ */
+export async function startTenantDashboard(
+  org: string,
+  owner: string,
+): Promise<
+  FreshDashboard & {
+    user: (perms: Record<string, string>, extra?: Record<string, unknown>) => Promise<string>;
+  }
+> {
+  const world = await startFreshDashboard();
+  const { d } = world;
+  const created = await d.call('POST', '/admin/organisations', {
+    auth: { admin: true },
+    body: { id: org, owner_name: owner, cname: `${org}.example.com` },
+  });
+  assert.equal(created.status, 200, created.text);
+  return { ...world, user: (perms, extra = {}) => addUser(d, org, perms, extra) };
+}
+
 let users = 0;
 
 /**
