@@ -204,7 +204,7 @@ before(async () => {
     secret: GW_SECRET,
     org: a.org,
     pollMs: 300,
-    env: { SVC_GW_STREAMING_ENABLED: 'true' },
+    env: { SVC_GW_STREAMING_ENABLED: 'true', SVC_GW_ANALYTICS_FLUSH_INTERVAL_MS: '200' },
   });
   await waitGateway('/orders/x', 401);
 });
@@ -326,6 +326,16 @@ test('portal: a key approved by hand and one approved automatically call the API
   assert.deepEqual(mine.map((k) => k.product_id).sort(), ['orders', 'orders-auto']);
   assert.equal(keys.text.includes(manualKey), false, 'a key is never shown again');
   const autoId = mine.find((k) => k.product_id === 'orders-auto')?.key_id ?? '';
+  // The developer sees its key's traffic, from the analytics the gateway sends the dashboard.
+  for (let i = 0; i < 3; i++) assert.equal(await gatewayStatus('/orders/x', autoKey), 200);
+  await waitFor('the key usage counted', async () => {
+    const u = await dev(a.org, 'GET', `/keys/${autoId}/usage`, { token: d.token });
+    return u.status === 200 && Number(u.body.requests) >= 3;
+  });
+  const otherUsage = await dev(a.org, 'GET', `/keys/${autoId}/usage`, {
+    token: (await developer(a.org, a, 'nosy@dev.example')).token,
+  });
+  assert.equal(otherUsage.status, 404, "another developer's key usage is not found");
   const revoked = await dev(a.org, 'DELETE', `/keys/${autoId}`, { token: d.token });
   assert.equal(revoked.status, 200, revoked.text);
   await waitGateway('/orders/x', 403, autoKey);
