@@ -2,19 +2,22 @@
  * The Gateway API end to end: a real control plane with the Gateway API CRDs of the chart
  * (charts/svc-operator/gateway-api, from the sigs.k8s.io/gateway-api module), a gateway, the
  * operator as a process, and echo upstreams behind ClusterIP Services whose EndpointSlices are
- * written by hand (a bare API server has no endpoints controller) pointing at 127.0.0.1. Requests
+ * written by hand (a bare API server has no endpoints controller) pointing at this machine's own
+ * address (the API server refuses loopback endpoint addresses), where the upstreams listen. Requests
  * go through the listener's port with the route's host and must reach the backend each match
  * names, with the filters applied; the status of the class, the Gateway and the routes says what
  * is served and what is not, with the spec's reasons.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import type { ControlPlane } from '../harness/control-plane.ts';
 import {
   freePort,
   httpRequest,
-  startEchoUpstream,
   startGateway,
   startOperator,
   waitFor,
@@ -32,7 +35,53 @@ let cp: ControlPlane;
 let gw: GatewayProc;
 let operator: OperatorProc;
 let port: number;
-const upstreams = {} as Record<Name, Awaited<ReturnType<typeof startEchoUpstream>>>;
+const upstreams = {} as Record<Name, Echo>;
+
+/** This machine's first non-loopback IPv4 address: EndpointSlices may not name a loopback one. */
+function hostAddress(): string {
+  const found = Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a?.family === 'IPv4' && !a.internal);
+  if (!found) throw new Error('the test needs a non-loopback IPv4 address for EndpointSlices');
+  return found.address;
+}
+const HOST = hostAddress();
+
+interface Echo {
+  port: number;
+  close: () => Promise<void>;
+}
+
+/** An echo upstream on HOST: it answers with its name, the method, path, query and headers it got. */
+async function startEcho(name: string): Promise<Echo> {
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json', 'x-upstream': name });
+      res.end(
+        JSON.stringify({
+          upstream: name,
+          method: req.method,
+          path: url.pathname,
+          query: url.search,
+          headers: req.headers,
+        }),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, HOST, resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => {
+          resolve();
+        });
+      }),
+  };
+}
 
 /** A ClusterIP Service and its EndpointSlice pointing at the echo upstream `n`. */
 const service = (n: Name, ns = NS, name = `svc-${n}`): string => `apiVersion: v1
@@ -48,14 +97,14 @@ metadata:
   labels: {kubernetes.io/service-name: ${name}}
 addressType: IPv4
 ports: [{name: http, port: ${upstreams[n].port}, protocol: TCP}]
-endpoints: [{addresses: [127.0.0.1], conditions: {ready: true}}]
+endpoints: [{addresses: [${HOST}], conditions: {ready: true}}]
 `;
 
 before(async () => {
   ({ dir, cp } = await startCluster('gateway-api', [NS, OTHER, 'svc-operator-system']));
   // The chart's Gateway API CRDs (gatewayAPI.installCRDs), before the operator starts.
   await cp.installCrds(join(root, 'charts', 'svc-operator', 'gateway-api'));
-  for (const n of ['a', 'b', 'c'] as const) upstreams[n] = await startEchoUpstream(n);
+  for (const n of ['a', 'b', 'c'] as const) upstreams[n] = await startEcho(n);
   gw = await startGateway({
     name: 'gwapi-gateway',
     secret: 'e2e-gwapi-secret',
@@ -98,10 +147,11 @@ spec:
 });
 
 after(async () => {
-  await operator.stop();
-  await gw.stop();
+  // What started (a failed start leaves the rest undefined).
+  await (operator as OperatorProc | undefined)?.stop();
+  await (gw as GatewayProc | undefined)?.stop();
   for (const u of Object.values(upstreams)) await u.close();
-  await cp.stop();
+  await (cp as ControlPlane | undefined)?.stop();
 });
 
 interface Seen {
