@@ -6,6 +6,7 @@
  * and, below the catalogue, of the developer's own documents (another's are not found).
  */
 import { scrypt, timingSafeEqual } from 'node:crypto';
+import { seal, unseal } from '../../lib/seal.ts';
 import { newId } from '../api/documents.ts';
 import { fail, json, ok, readObject, Refusal, type Reply } from '../api/http.ts';
 import { hashPassword } from '../api/keys.ts';
@@ -15,6 +16,12 @@ import { presentDeveloper, presentKey, presentRequest, presentSubscription } fro
 import { isHttpUrl, settingsOf, type Product } from './model.ts';
 import { emailLookup, issueKey, newSecret, putAudited, revokeKey, sameSecret, sha256 } from './records.ts';
 import type { IncomingMessage } from 'node:http';
+
+/**
+ * Purpose of a webhook subscription's signing secret at rest (lib/seal.ts, under the admin
+ * secret): it must be read back to sign deliveries, so it is sealed rather than hashed.
+ */
+const SUBSCRIPTION_SECRET_AT_REST = 'portal webhook secrets at rest v1';
 
 /** The cookie of a developer's session. */
 export const SESSION_COOKIE = 'svc_portal';
@@ -370,7 +377,7 @@ export async function developerApi(call: PortalCall): Promise<Reply> {
       product_id: productId,
       url: String(body.url),
       events: [...new Set(events as string[])],
-      secret,
+      secret: seal(secret, deps.config.admin_secret, SUBSCRIPTION_SECRET_AT_REST),
     };
     await store.write(org, (tx) =>
       putAudited(tx, now, actor, org, 'portal-subscriptions', id, undefined, sub),
@@ -415,10 +422,22 @@ export async function feed(
   );
   const subscriptions = (await deps.store.list(org, 'portal-subscriptions')).items
     .filter((s) => s.body.product_id === productId && active.has(String(s.body.developer_id)))
+    .flatMap((s) => {
+      const secret =
+        typeof s.body.secret === 'string'
+          ? unseal(s.body.secret, deps.config.admin_secret, SUBSCRIPTION_SECRET_AT_REST)
+          : undefined;
+      if (secret === undefined) {
+        // Sealed under another admin secret: it cannot sign, so it is not delivered to.
+        deps.log.warn('portal subscription secret unreadable', { org_id: org, subscription_id: s.id });
+        return [];
+      }
+      return [{ ...s, secret }];
+    })
     .map((s) => ({
       id: s.id,
       url: s.body.url,
-      secret: s.body.secret,
+      secret: s.secret,
       events: (Array.isArray(s.body.events) ? (s.body.events as string[]) : []).filter((e) => events.has(e)),
     }))
     .filter((s) => s.events.length > 0);

@@ -292,8 +292,15 @@ for (const fx of storeFixtures()) {
           body: { product_id: 'stock', url: 'http://hooks.test/x', events: ['stock.low'] },
         });
         assert.equal(s.status, 200, s.text);
+        // Kept sealed under the admin secret, never in clear.
+        const stored = await world.store.get('acme', 'portal-subscriptions', String(s.body.id));
+        assert.match(String(stored?.body.secret), /^sealed:v1:/);
+        assert.equal(JSON.stringify(stored?.body).includes(String(s.body.secret)), false);
       }
-      assert.equal((await feed()).length, 2);
+      const listed = (await feed()) as { secret: string }[];
+      assert.equal(listed.length, 2);
+      for (const sub of listed)
+        assert.match(sub.secret, /^[0-9a-f]{64}$/, 'the feed answers the secret to sign with');
 
       // Disabled: its sessions end and its subscriptions leave the feed.
       assert.equal(
