@@ -517,7 +517,21 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
 
     const installCrds = async (crdDir: string): Promise<void> => {
       await kubectl(['apply', '--server-side', '-f', crdDir]);
-      await kubectl(['wait', '--for', 'condition=Established', 'crd', '--all', '--timeout=60s']);
+      // kubectl wait fails at once on a CRD the API server has not written a status for yet
+      // ("accessor error: <nil>"): asked again until every CRD has one, within the same minute.
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const left = Math.max(1, Math.ceil((deadline - Date.now()) / 1000));
+        const waited = await kubectl(
+          ['wait', '--for', 'condition=Established', 'crd', '--all', `--timeout=${String(left)}s`],
+          { allowFailure: true },
+        );
+        if (waited.code === 0) break;
+        if (!waited.stderr.includes('accessor error') || Date.now() > deadline) {
+          throw new Error(`kubectl wait for the CRDs exited with ${waited.code}:\n${waited.stderr.trim()}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
     };
 
     let stopping: Promise<void> | undefined;

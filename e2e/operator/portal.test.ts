@@ -8,7 +8,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { httpRequest, waitFor, type OperatorProc } from '../harness/processes.ts';
-import { startLocalWebhooks, type WebhookServer } from '../webhooks/helpers.ts';
+import { startLocalWebhooks } from '../webhooks/helpers.ts';
 import {
   applyManifest,
   eventsOf,
@@ -24,22 +24,24 @@ import { dcrSample, portalSample } from './portal-samples.ts';
 
 const NS = 'portal';
 let w: OperatorWorld;
-let webhooks: WebhookServer;
 let operator: OperatorProc;
+/** What was started, for `after` (before() may fail half-way). */
+const started: { stop: () => Promise<void> }[] = [];
 
 before(async () => {
   w = await startWorld({ name: 'portal', namespaces: [NS], secrets: ['e2e-portal-gw', 'e2e-portal-gw-2'] });
-  webhooks = await startLocalWebhooks(w.cp, w.dir, 'portal-webhooks', { operatorNamespaces: NS });
+  started.push({ stop: () => stopWorld(w) });
+  const webhooks = await startLocalWebhooks(w.cp, w.dir, 'portal-webhooks', { operatorNamespaces: NS });
+  started.push(webhooks);
   operator = await startWorldOperator(w, {
     name: 'portal-operator',
     env: { WATCH_NAMESPACE: NS, SVC_RESYNC_PERIOD: '1s' },
   });
+  started.push(operator);
 });
 
 after(async () => {
-  await operator.stop();
-  await webhooks.stop();
-  await stopWorld(w);
+  for (const p of started.reverse()) await p.stop();
 });
 
 /** Reconciles so far per controller (`svc_reconcile_total`, success and error). */

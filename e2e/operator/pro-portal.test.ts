@@ -18,7 +18,7 @@ import {
   type OperatorProc,
 } from '../harness/processes.ts';
 import type { ControlPlane } from '../harness/control-plane.ts';
-import { startLocalWebhooks, type WebhookServer } from '../webhooks/helpers.ts';
+import { startLocalWebhooks } from '../webhooks/helpers.ts';
 import { applyManifest, readyOf, startCluster, statusOf, waitForStatus, waitReady } from './helpers.ts';
 import { portalSample } from './portal-samples.ts';
 
@@ -27,13 +27,16 @@ let cp: ControlPlane;
 let pro: ProWorld;
 let tenant: DashboardTenant;
 let gw: GatewayProc;
-let webhooks: WebhookServer;
 let operator: OperatorProc;
+/** What was started, for `after` (before() may fail half-way). */
+const started: { stop: () => Promise<void> }[] = [];
 
 before(async () => {
   const cluster = await startCluster('pro-portal', [NS, 'svc-operator-system']);
   cp = cluster.cp;
+  started.push(cp);
   pro = await startProWorld({ name: 'portal', nodeSecret: 'e2e-pro-portal-node-secret' });
+  started.push(pro);
   tenant = await pro.tenant('portal-org');
   gw = await pro.startGateway({
     name: 'pro-portal-gateway',
@@ -41,7 +44,7 @@ before(async () => {
     org: tenant.org,
     pollMs: 500,
   });
-  webhooks = await startLocalWebhooks(cp, cluster.dir, 'pro-portal-webhooks', { operatorNamespaces: NS });
+  started.push(await startLocalWebhooks(cp, cluster.dir, 'pro-portal-webhooks', { operatorNamespaces: NS }));
   operator = await startOperator({
     name: 'pro-portal-operator',
     gateway: gw,
@@ -57,13 +60,11 @@ before(async () => {
       WATCH_NAMESPACE: NS,
     },
   });
+  started.push(operator);
 });
 
 after(async () => {
-  await operator.stop();
-  await webhooks.stop();
-  await pro.stop();
-  await cp.stop();
+  for (const p of started.reverse()) await p.stop();
 });
 
 const portalGet = (path: string) =>
