@@ -100,6 +100,25 @@ export async function gateway(
   return gw;
 }
 
+/**
+ * What every case starts with: its namespaces (`namespaces`), its gateway (`gateway`, with `env`)
+ * and the version of each of its `n` APIs (all 1: the burst applies `apiYaml(ns, i)`).
+ */
+export async function startCase(
+  name: string,
+  n: number,
+  env?: Record<string, string>,
+): Promise<{
+  where: { ns: string; leaseNs: string };
+  ns: string;
+  gw: GatewayProc;
+  versions: Map<number, number>;
+}> {
+  const where = await namespaces(name);
+  const gw = await gateway(name, env);
+  return { where, ns: where.ns, gw, versions: new Map(range(0, n).map((i) => [i, 1])) };
+}
+
 /** An operator watching `ns`, its lease in `leaseNs`; `env` overrides the defaults. */
 export async function operator(
   name: string,

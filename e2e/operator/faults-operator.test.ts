@@ -22,11 +22,10 @@ import {
   CASE_TIMEOUT_MS,
   controlPlane,
   converged,
-  gateway,
   heldIds,
   kill,
   list,
-  namespaces,
+  startCase,
   operator,
   policyName,
   policyYaml,
@@ -45,13 +44,10 @@ test(
   'the operator killed (SIGKILL) mid-burst and restarted: converges, no duplicates, no stuck finalizer',
   { timeout: CASE_TIMEOUT_MS },
   async () => {
-    const where = await namespaces('kill');
-    const { ns } = where;
     const n = BURST;
+    const { where, ns, gw, versions } = await startCase('kill', n);
     const policies = range(0, n / 5);
-    const gw = await gateway('kill');
     const op = await operator('kill-1', gw, where);
-    const versions = new Map(range(0, n).map((i) => [i, 1]));
 
     // Killed while the burst is still being applied, as soon as the gateway holds a few APIs.
     const applying = applyAll(
@@ -148,15 +144,12 @@ test(
   'two replicas: the leader killed, the other takes over within the lease and finishes; never both write',
   { timeout: CASE_TIMEOUT_MS },
   async () => {
-    const where = await namespaces('leader');
-    const { ns } = where;
     const n = BURST;
-    const gw = await gateway('leader');
+    const { where, ns, gw, versions } = await startCase('leader', n);
     const writes: Write[] = [];
     const a = await operator('leader-a', await recordingProxy('a', gw, writes), where);
     await waitFor('replica a leads', () => a.log().includes('became leader'));
     const b = await operator('leader-b', await recordingProxy('b', gw, writes), where);
-    const versions = new Map(range(0, n).map((i) => [i, 1]));
 
     await applyAll(range(0, n).map((i) => apiYaml(ns, i)));
     await waitFor('replica a writing', () => writes.filter((w) => w.who === 'a').length >= n / 4, 60_000);

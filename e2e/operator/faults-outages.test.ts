@@ -23,7 +23,7 @@ import {
   gateway,
   heldIds,
   list,
-  namespaces,
+  startCase,
   operator,
   policyName,
   policyYaml,
@@ -46,12 +46,11 @@ test(
   'the gateway down during a burst: every object converges, nothing is pushed twice, statuses say GatewayUnavailable meanwhile',
   { timeout: CASE_TIMEOUT_MS },
   async () => {
-    const where = await namespaces('gateway-down');
-    const { ns } = where;
     const n = BURST_GATEWAY_DOWN;
-    let gw = await gateway('gateway-down');
+    const started = await startCase('gateway-down', n);
+    const { where, ns, versions } = started;
+    let { gw } = started;
     const op = await operator('gateway-down', gw, where);
-    const versions = new Map(range(0, n).map((i) => [i, 1]));
 
     // The first half is created; once some of it is in the gateway, the gateway goes.
     await applyAll(range(0, n / 2).map((i) => apiYaml(ns, i)));
@@ -106,12 +105,9 @@ test(
   'the API server and etcd restarted during a burst: informers recover, nothing is missed',
   { timeout: CASE_TIMEOUT_MS },
   async () => {
-    const where = await namespaces('apiserver');
-    const { ns } = where;
     const n = BURST;
-    const gw = await gateway('apiserver');
+    const { where, ns, gw, versions } = await startCase('apiserver', n);
     const alive = tracked(await operator('apiserver', gw, where));
-    const versions = new Map(range(0, n).map((i) => [i, 1]));
 
     await applyAll(range(0, n / 2).map((i) => apiYaml(ns, i)));
     await waitHeld(gw, n / 10);
@@ -139,15 +135,12 @@ test(
   "the gateway's Redis restarted empty: the next resync restores every API and policy",
   { timeout: CASE_TIMEOUT_MS },
   async () => {
-    const where = await namespaces('redis');
-    const { ns } = where;
     const n = BURST / 2;
     const policies = range(0, n / 5);
     let redis: TestRedis = await startRedis();
     afterCase(() => redis.stop());
-    const gw = await gateway('redis', { SVC_GW_STORE: redis.url });
+    const { where, ns, gw, versions } = await startCase('redis', n, { SVC_GW_STORE: redis.url });
     await operator('redis', gw, where, { SVC_RESYNC_PERIOD: '5s' });
-    const versions = new Map(range(0, n).map((i) => [i, 1]));
 
     await applyAll([...range(0, n).map((i) => apiYaml(ns, i)), ...policies.map((i) => policyYaml(ns, i))]);
     await waitConverged('apidefinition', ns, [...versions.keys()].map(apiName));
