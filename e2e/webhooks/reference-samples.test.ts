@@ -383,6 +383,32 @@ const files: Record<string, Manifest[]> = {
       },
     }),
   ],
+  'GraphQL federation: subgraph APIs keeping the slash, in the inline form the dashboard exports': [
+    api('rs-users-subgraph', {
+      use_keyless: true,
+      internal: true,
+      graphql: {
+        enabled: true,
+        execution_mode: 'subgraph',
+        version: '2',
+        subgraph: {
+          sdl: 'extend type Query { users: [User!]! }\ntype User @key(fields: "id") { id: ID! name: String! }\n',
+        },
+        // The unused block with its zero values, as the reference's export writes it.
+        supergraph: {
+          subgraphs: [{ api_id: '', name: '', url: '', sdl: '' }],
+          merged_sdl: '',
+          global_headers: {},
+        },
+        playground: { enabled: false, path: '' },
+      },
+      proxy: {
+        target_url: 'http://users.default.svc:4001/query',
+        listen_path: '/rs-users-subgraph/',
+        disable_strip_slash: true,
+      },
+    }),
+  ],
   'a virtual endpoint with config data': [
     api('rs-virtual', {
       use_keyless: true,
