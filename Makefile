@@ -79,7 +79,7 @@ bench-gateway: $(NODE_DEPS) ## Gateway against nginx, and the protected case wit
 	node e2e/bench/gateway/run.ts
 
 .PHONY: bench-graphql
-bench-graphql: $(NODE_DEPS) ## GraphQL proxyOnly (validated) against the plain proxy of the same upstream, and the execution engine (apt-installs wrk if missing); SVC_BENCH_GRAPHQL_SECONDS
+bench-graphql: $(NODE_DEPS) ## GraphQL proxyOnly (validated) against the plain proxy of the same upstream, the execution engine, and a supergraph against one upstream of the merged schema (apt-installs wrk if missing); SVC_BENCH_GRAPHQL_SECONDS
 	node e2e/bench/graphql-bench.ts
 
 .PHONY: bench-streams

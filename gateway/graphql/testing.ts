@@ -196,3 +196,127 @@ export async function startJsonUpstream(delayMs = 30): Promise<TestUpstream> {
     },
   });
 }
+
+/** A users subgraph's SDL (federation): users, and `User` as an entity keyed by `id`. */
+export const FED_USERS_SDL = `
+type Query { users: [User!]! }
+type User @key(fields: "id") { id: ID! name: String! }
+`;
+
+/** A reviews subgraph's SDL: reviews, each with its author, an entity of the users subgraph. */
+export const FED_REVIEWS_SDL = `
+type Query { topReviews: [Review!]! }
+type Review { id: ID! body: String! author: User! }
+extend type User @key(fields: "id") { id: ID! @external reviews: [Review!]! }
+`;
+
+/** The merged schema of the two, which the monolith serves whole. */
+export const FED_MERGED_SDL = `
+type Query { users: [User!]! topReviews: [Review!]! }
+type User { id: ID! name: String! reviews: [Review!]! }
+type Review { id: ID! body: String! author: User! }
+`;
+
+const FED_USERS = [
+  { id: 'u1', name: 'Ada' },
+  { id: 'u2', name: 'Brian' },
+];
+const FED_REVIEWS = [
+  { id: 'r1', body: 'Great engine', authorId: 'u1' },
+  { id: 'r2', body: 'Fast planner', authorId: 'u2' },
+  { id: 'r3', body: 'Good notes', authorId: 'u1' },
+];
+const FEDERATION_DEFS = `scalar _Any
+type _Service { sdl: String }
+union _Entity = User`;
+
+/** A GraphQL server over node:http (POST JSON), answering with graphql-js. */
+async function graphqlServer(sdl: string, root: Record<string, unknown>): Promise<TestUpstream> {
+  const schema = buildSchema(sdl);
+  const up = { calls: [] as string[], maxInFlight: 0 };
+  const server = createServer(
+    track(up, async (req, res) => {
+      const params = JSON.parse(await readAll(req)) as {
+        query?: string;
+        variables?: Record<string, unknown>;
+      };
+      const result = await runGraphql({
+        schema,
+        source: params.query ?? '',
+        rootValue: root,
+        variableValues: params.variables,
+      });
+      json(res, 200, result);
+    }),
+  );
+  const url = await listen(server);
+  return Object.assign(up, {
+    url,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  });
+}
+
+/**
+ * Federation upstreams: a users and a reviews subgraph (each serving `_entities` and `_service`
+ * as federation subgraphs do), and a monolith serving the merged schema from the same data, so
+ * one query can be answered by the supergraph over the two or by the one upstream.
+ */
+export async function startFederationUpstreams(): Promise<{
+  users: TestUpstream;
+  reviews: TestUpstream;
+  monolith: TestUpstream;
+}> {
+  const typed = <T extends object>(typename: string, v: T) => ({ __typename: typename, ...v });
+  const reviewOf = (r: (typeof FED_REVIEWS)[number]) => ({
+    __typename: 'Review',
+    id: r.id,
+    body: r.body,
+    author: { __typename: 'User', id: r.authorId },
+  });
+  const users = await graphqlServer(
+    `${FEDERATION_DEFS}
+type Query { users: [User!]! _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
+type User { id: ID! name: String! }`,
+    {
+      users: () => FED_USERS.map((u) => typed('User', u)),
+      _entities: ({ representations }: { representations: { id: string }[] }) =>
+        representations.map((r) => typed('User', FED_USERS.find((u) => u.id === r.id) ?? {})),
+      _service: () => ({ sdl: FED_USERS_SDL }),
+    },
+  );
+  const reviews = await graphqlServer(
+    `${FEDERATION_DEFS}
+type Query { topReviews: [Review!]! _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
+type Review { id: ID! body: String! author: User! }
+type User { id: ID! reviews: [Review!]! }`,
+    {
+      topReviews: () => FED_REVIEWS.map(reviewOf),
+      _entities: ({ representations }: { representations: { id: string }[] }) =>
+        representations.map((r) => ({
+          __typename: 'User',
+          id: r.id,
+          reviews: FED_REVIEWS.filter((x) => x.authorId === r.id).map(reviewOf),
+        })),
+      _service: () => ({ sdl: FED_REVIEWS_SDL }),
+    },
+  );
+  const userOf = (id: string) => {
+    const u = FED_USERS.find((x) => x.id === id);
+    return u === undefined
+      ? undefined
+      : { ...u, reviews: () => FED_REVIEWS.filter((x) => x.authorId === id).map(monoReview) };
+  };
+  const monoReview = (r: (typeof FED_REVIEWS)[number]) => ({
+    id: r.id,
+    body: r.body,
+    author: () => userOf(r.authorId),
+  });
+  const monolith = await graphqlServer(FED_MERGED_SDL, {
+    users: () => FED_USERS.map((u) => userOf(u.id)),
+    topReviews: () => FED_REVIEWS.map(monoReview),
+  });
+  return { users, reviews, monolith };
+}
