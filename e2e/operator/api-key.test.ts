@@ -453,20 +453,20 @@ spec:
   listen_port: ${String(port)}
   proxy: {listen_path: /bound/, target_url: "${w.upstream.url}", strip_listen_path: true}
 ---
-${keyManifest('gina', '  type: certificate\n  certificateSecretRef: gina-tls\n  accessRights: [{name: bound}]\n')}`,
+${keyManifest('ivy', '  type: certificate\n  certificateSecretRef: ivy-tls\n  accessRights: [{name: bound}]\n')}`,
   );
   const waiting = await waitForStatus(
     w.cp,
-    key('gina'),
+    key('ivy'),
     'SecretNotFound',
     (s) => readyOf(s)?.reason === 'SecretNotFound',
   );
   assert.match(
     readyOf(waiting)?.message ?? '',
-    /spec\.certificateSecretRef: Secret shop\/gina-tls does not exist yet/,
+    /spec\.certificateSecretRef: Secret shop\/ivy-tls does not exist yet/,
   );
-  await applyManifest(w.cp, tlsSecretManifest('shop', 'gina-tls', bound));
-  const st = await waitReady(w.cp, key('gina'));
+  await applyManifest(w.cp, tlsSecretManifest('shop', 'ivy-tls', bound));
+  const st = await waitReady(w.cp, key('ivy'));
   assert.equal(st.certificateId, `${ORG}${bound.fingerprint}`);
   await waitFor('the bound certificate is served', async () => (await get(bound)).status === 200);
   const refused = await get(other);
@@ -478,15 +478,15 @@ ${keyManifest('gina', '  type: certificate\n  certificateSecretRef: gina-tls\n  
   assert.doesNotMatch(JSON.stringify(cert.body), /PRIVATE KEY/, 'only the certificate is uploaded');
 
   // Rotation: the Secret gets another certificate; the key follows it.
-  await applyManifest(w.cp, tlsSecretManifest('shop', 'gina-tls', other));
+  await applyManifest(w.cp, tlsSecretManifest('shop', 'ivy-tls', other));
   await waitFor('the new certificate is served', async () => (await get(other)).status === 200);
   await waitFor('the old certificate is refused', async () => (await get(bound)).status === 401);
-  const rotated = await waitReady(w.cp, key('gina'));
+  const rotated = await waitReady(w.cp, key('ivy'));
   assert.equal(rotated.certificateId, `${ORG}${other.fingerprint}`);
   assert.equal((await admin(w.gw, 'GET', `/svc/keys/${String(st.keyHash)}?hashed=true`)).status, 404);
   assert.equal((await admin(w.gw, 'GET', `/svc/certs/${ORG}${bound.fingerprint}`)).status, 404);
 
-  await w.cp.kubectl(['delete', 'apikey', 'gina', '-n', 'shop', '--wait=true', '--timeout=60s']);
+  await w.cp.kubectl(['delete', 'apikey', 'ivy', '-n', 'shop', '--wait=true', '--timeout=60s']);
   assert.equal((await get(other)).status, 401, 'the key deleted: its certificate authenticates no more');
   assert.equal((await admin(w.gw, 'GET', `/svc/certs/${ORG}${other.fingerprint}`)).status, 404);
 });
