@@ -87,7 +87,7 @@ bench-streams: deps ## Streams (HTTP in -> SSE, Kafka in -> SSE) through the gat
 	node e2e/bench/streams-bench.ts
 
 .PHONY: bench-operator
-bench-operator: deps ## 10 to 10,000 ApiDefinitions and 1000 SecurityPolicies until served, 1000 ApiKeys until each authenticates, against direct gateway writes (SVC_BENCH_SIZES, SVC_BENCH_KEYS; SVC_BENCH_WRITE=0: a trial run)
+bench-operator: deps ## 10 to 10,000 ApiDefinitions and 1000 SecurityPolicies until served, 1000 ApiKeys until each authenticates, against direct gateway writes (SVC_BENCH_SIZES, SVC_BENCH_KEYS; SVC_BENCH_ONLY=keys: the ApiKey row alone; SVC_BENCH_WRITE=0: a trial run)
 	node e2e/bench/operator-bench.ts
 
 .PHONY: bench-operator-pro
