@@ -73,6 +73,21 @@ export function startNode(opts: {
 }
 
 /**
+ * httpRequest's status and body, or status 0 and no body when the server cannot be reached: what
+ * a client sees through an outage or a restart.
+ */
+export async function tryRequest(
+  url: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; body: string }> {
+  try {
+    return await httpRequest(url, opts);
+  } catch {
+    return { status: 0, body: '' };
+  }
+}
+
+/**
  * Plain HTTP GET/POST/PUT/DELETE returning status, headers and text body; fails when no answer
  * has come in `timeoutMs`.
  */

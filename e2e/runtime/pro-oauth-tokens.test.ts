@@ -13,7 +13,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { dashboardCall, type DashboardTenant } from '../harness/dashboard.ts';
-import { httpRequest, waitFor, type GatewayProc } from '../harness/processes.ts';
+import { tryRequest, waitFor, type GatewayProc } from '../harness/processes.ts';
 import { startProWorld, type ProWorld } from '../harness/pro.ts';
 
 const sha = (s: string): string => createHash('sha256').update(s).digest('hex');
@@ -25,15 +25,11 @@ let client: { id: string; secret: string };
 /** Every secret and token the test saw: none may be in a log. */
 const secrets: string[] = [];
 
-async function call(
+function call(
   path: string,
   opts: { method?: string; headers?: Record<string, string>; body?: string } = {},
 ): Promise<{ status: number; body: string }> {
-  try {
-    return await httpRequest(gateway.url + path, opts);
-  } catch {
-    return { status: 0, body: '' };
-  }
+  return tryRequest(gateway.url + path, opts);
 }
 
 /** A new access token of the client, from the gateway. */

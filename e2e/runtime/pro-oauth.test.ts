@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { dashboardCall, type DashboardTenant } from '../harness/dashboard.ts';
 import { startProWorld, type ProWorld } from '../harness/pro.ts';
-import { httpRequest, waitFor, type GatewayProc } from '../harness/processes.ts';
+import { tryRequest, waitFor, type GatewayProc } from '../harness/processes.ts';
 
 const NODE_SECRET = 'e2e-node-secret-oauth-0123456789';
 const GW_SECRET = 'pro-gateway-oauth-secret';
@@ -46,16 +46,12 @@ async function startProGateway(): Promise<GatewayProc> {
   return g;
 }
 
-async function call(
+function call(
   g: GatewayProc,
   path: string,
   opts: { method?: string; headers?: Record<string, string>; body?: string } = {},
 ): Promise<{ status: number; body: string }> {
-  try {
-    return await httpRequest(g.url + path, opts);
-  } catch {
-    return { status: 0, body: '' };
-  }
+  return tryRequest(g.url + path, opts);
 }
 
 /** A client registered through the dashboard: its ID and secret. */

@@ -16,7 +16,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { dashboardCall, type DashboardTenant } from '../harness/dashboard.ts';
-import { httpRequest, waitFor, type GatewayProc } from '../harness/processes.ts';
+import { httpRequest, tryRequest, waitFor, type GatewayProc } from '../harness/processes.ts';
 import { startProWorld, type ProWorld } from '../harness/pro.ts';
 
 const GW_SECRET = 'pro-otto-gateway-secret';
@@ -43,12 +43,8 @@ const ottoApi = (id: string, hook: Record<string, unknown>, stage = 'pre'): Reco
   },
 });
 
-async function get(path: string): Promise<{ status: number; body: string }> {
-  try {
-    return await httpRequest(gateway.url + path);
-  } catch {
-    return { status: 0, body: '' };
-  }
+function get(path: string): Promise<{ status: number; body: string }> {
+  return tryRequest(gateway.url + path);
 }
 
 const REASON = "custom_middleware.pre[0].path: middleware/later.js can't be read in plugin_dir";
