@@ -21,7 +21,7 @@ import {
   type CatalogueObject,
 } from '../../operator/controllers/portal/catalogue.ts';
 import { reconcilePortalConfig, type PortalConfigObject } from '../../operator/controllers/portal/config.ts';
-import type { SvcObject } from '../../lib/k8s/objects.ts';
+import type { Condition, SvcObject } from '../../lib/k8s/objects.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { dashboardCall, type DashboardTenant } from '../harness/dashboard.ts';
 import { startProWorld, type ProWorld } from '../harness/pro.ts';
@@ -73,7 +73,9 @@ after(async () => {
   await w.stop();
 });
 
-const READY = [{ type: 'Ready', status: 'True', reason: 'Synced', message: '', lastTransitionTime: '' }];
+const READY: Condition[] = [
+  { type: 'Ready', status: 'True', reason: 'Synced', message: '', lastTransitionTime: '' },
+];
 
 /** What every reconciler is given: the real client, status writes kept in memory. */
 function deps<T extends SvcObject>(read: () => T) {
@@ -100,7 +102,7 @@ function deps<T extends SvcObject>(read: () => T) {
         }),
     },
     /** The status last written, merged into the object as the informer would show it. */
-    written: (obj: T): T => ({ ...obj, status: objects.statuses.at(-1) }),
+    withStatus: (obj: T): T => ({ ...obj, status: objects.statuses.at(-1) }),
   };
 }
 
@@ -144,7 +146,7 @@ test('the reconcilers write settings, a product and a catalogue; a developer get
       status: { pol_id: 'gold', conditions: READY },
     }),
   });
-  product = p.written(product);
+  product = p.withStatus(product);
   const productStatus = product.status ?? {};
   assert.equal(
     productStatus.conditions?.find((x) => x.type === 'Ready')?.status,
@@ -166,7 +168,7 @@ test('the reconcilers write settings, a product and a catalogue; a developer get
     ...k,
     description: () => ({ ...product, status: { ...productStatus, conditions: READY } }),
   });
-  catalogue = k.written(catalogue);
+  catalogue = k.withStatus(catalogue);
   assert.deepEqual(catalogue.status?.apis, [productStatus.id]);
 
   const base = `${w.dashboard.url}/portal/${tenant.org}/api`;
@@ -215,7 +217,7 @@ test('the reconcilers write settings, a product and a catalogue; a developer get
   };
   await reconcileAPIDescription('shop/orders', { ...p, policy: () => undefined });
   assert.equal((await admin(`products/${String(productStatus.id)}`)).status, 404);
-  const settled = c.written(config);
+  const settled = c.withStatus(config);
   const gone: PortalConfigObject = {
     ...settled,
     metadata: { ...settled.metadata, ...going, finalizers: ['finalizers.svc.svc.io/portalconfig'] },

@@ -14,13 +14,13 @@ import { apiDescriptionProblems } from '../../../schemas/rules/portal.ts';
 import { resolveRef } from '../../../schemas/rules/references.ts';
 import { objectKey, type InformerEvent } from '../../../lib/k8s/informer.ts';
 import type { ControllerSpec } from '../../../lib/k8s/manager.ts';
-import { SvcObjects } from '../../../lib/k8s/objects.ts';
 import type { WorkResult } from '../../../lib/k8s/workqueue.ts';
 import { derivedId } from '../../ids.ts';
 import { portalProduct } from '../../translate/portal.ts';
 import { contextKeyOf, viewChanged, watchOf, type ControllerEnv } from '../env.ts';
 import { PushMemory } from '../sync.ts';
 import {
+  portalObjects,
   reconcilePortal,
   type Desired,
   type PortalDeps,
@@ -93,7 +93,7 @@ export function apiDescriptionController(env: ControllerEnv): ControllerSpec {
   const policySpec = watchOf(env, 'SecurityPolicy');
   const descriptions = env.manager.informer<APIDescriptionObject>(spec);
   const policies = env.manager.informer<PolicyView>(policySpec);
-  const objects = new SvcObjects<APIDescriptionObject>(env.kc, spec.plural);
+  const writes = portalObjects<APIDescriptionObject>(env.kc, spec.plural);
   const pushes = new PushMemory();
   descriptions.addIndex('description-policy', (d) => {
     const ref = resolveRef(d.spec.policyRef, d.metadata.namespace);
@@ -112,7 +112,7 @@ export function apiDescriptionController(env: ControllerEnv): ControllerSpec {
     reconcile: (key) =>
       reconcileAPIDescription(key, {
         read: (namespace, name) => Promise.resolve(descriptions.get(namespace, name)),
-        objects,
+        ...writes,
         connections: env.connections,
         events: env.events,
         now: env.now,

@@ -9,7 +9,6 @@ import { CATALOGUE_FINALIZER } from '../../../schemas/finalizers.ts';
 import { catalogueEntries, catalogueProblems } from '../../../schemas/rules/portal.ts';
 import { objectKey, type InformerEvent } from '../../../lib/k8s/informer.ts';
 import type { ControllerSpec } from '../../../lib/k8s/manager.ts';
-import { SvcObjects } from '../../../lib/k8s/objects.ts';
 import type { WorkResult } from '../../../lib/k8s/workqueue.ts';
 import { derivedId } from '../../ids.ts';
 import { portalCatalogue } from '../../translate/portal.ts';
@@ -17,6 +16,7 @@ import { contextKeyOf, viewChanged, watchOf, type ControllerEnv } from '../env.t
 import { PushMemory } from '../sync.ts';
 import type { APIDescriptionObject } from './api-description.ts';
 import {
+  portalObjects,
   reconcilePortal,
   type Desired,
   type PortalDeps,
@@ -87,7 +87,7 @@ export function portalAPICatalogueController(env: ControllerEnv): ControllerSpec
   const descriptionSpec = watchOf(env, 'APIDescription');
   const catalogues = env.manager.informer<CatalogueObject>(spec);
   const descriptions = env.manager.informer<APIDescriptionObject>(descriptionSpec);
-  const objects = new SvcObjects<CatalogueObject>(env.kc, spec.plural);
+  const writes = portalObjects<CatalogueObject>(env.kc, spec.plural);
   const pushes = new PushMemory();
   catalogues.addIndex('catalogue-description', (c) =>
     catalogueEntries(c.spec, c.metadata.namespace).flatMap((e) =>
@@ -107,7 +107,7 @@ export function portalAPICatalogueController(env: ControllerEnv): ControllerSpec
     reconcile: (key) =>
       reconcilePortalAPICatalogue(key, {
         read: (namespace, name) => Promise.resolve(catalogues.get(namespace, name)),
-        objects,
+        ...writes,
         connections: env.connections,
         events: env.events,
         now: env.now,

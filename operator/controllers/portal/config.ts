@@ -11,12 +11,12 @@ import { PORTAL_CONFIG_FINALIZER } from '../../../schemas/finalizers.ts';
 import { portalConfigProblems } from '../../../schemas/rules/portal.ts';
 import { objectKey, type InformerEvent } from '../../../lib/k8s/informer.ts';
 import type { ControllerSpec } from '../../../lib/k8s/manager.ts';
-import { SvcObjects } from '../../../lib/k8s/objects.ts';
 import type { WorkResult } from '../../../lib/k8s/workqueue.ts';
 import { portalSettings } from '../../translate/portal.ts';
 import { contextKeyOf, watchOf, type ControllerEnv } from '../env.ts';
 import { PushMemory } from '../sync.ts';
 import {
+  portalObjects,
   reconcilePortal,
   type Desired,
   type PortalDeps,
@@ -81,7 +81,7 @@ export function reconcilePortalConfig(key: string, deps: PortalConfigDeps): Prom
 export function portalConfigController(env: ControllerEnv): ControllerSpec {
   const spec = watchOf(env, 'PortalConfig');
   const configs = env.manager.informer<PortalConfigObject>(spec);
-  const objects = new SvcObjects<PortalConfigObject>(env.kc, spec.plural);
+  const writes = portalObjects<PortalConfigObject>(env.kc, spec.plural);
   const pushes = new PushMemory();
   configs.addIndex('portal-config-connection', (c) => [connectionOf(c)]);
   return {
@@ -91,7 +91,7 @@ export function portalConfigController(env: ControllerEnv): ControllerSpec {
     reconcile: (key) =>
       reconcilePortalConfig(key, {
         read: (namespace, name) => Promise.resolve(configs.get(namespace, name)),
-        objects,
+        ...writes,
         connections: env.connections,
         events: env.events,
         now: env.now,

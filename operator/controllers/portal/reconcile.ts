@@ -7,7 +7,8 @@
  */
 import type { NamespacedRef, PushedTo, Transaction } from '../../../schemas/generated/kinds.ts';
 import type { FieldProblem } from '../../../schemas/rules/field-problem.ts';
-import type { SvcObject, SvcObjects } from '../../../lib/k8s/objects.ts';
+import type * as k8s from '@kubernetes/client-node';
+import { SvcObjects, type SvcObject } from '../../../lib/k8s/objects.ts';
 import { splitKey } from '../../../lib/k8s/informer.ts';
 import type { WorkResult } from '../../../lib/k8s/workqueue.ts';
 import type { Logger } from '../../../lib/log.ts';
@@ -53,7 +54,38 @@ export interface PortalDeps<
   objects: Pick<SvcObjects<T>, 'ensureFinalizer' | 'removeFinalizer' | 'patchStatus'>;
   connections: Pick<Connections, 'resolve'>;
   pushes: PushMemory;
+  /**
+   * The status this process last wrote for the object (by uid). The informer cache may not hold
+   * it yet when the next reconcile starts (the finalizer's own update queues one at once): read
+   * stale, a failure already reported would be reported, and its event recorded, again. This
+   * process is the only writer (the leader), so what it remembers is never older than its cache.
+   */
+  written?: (uid: string | undefined) => NonNullable<T['status']> | undefined;
   log: Logger;
+}
+
+/** A kind's object writes, remembering the status last written of each object (`written`). */
+export function portalObjects<T extends PortalObject<{ contextRef?: NamespacedRef }, PortalStatus>>(
+  kc: k8s.KubeConfig,
+  plural: string,
+): Pick<PortalDeps<T>, 'objects' | 'written'> {
+  const stored = new SvcObjects<T>(kc, plural);
+  const written = new Map<string, NonNullable<T['status']>>();
+  return {
+    objects: {
+      ensureFinalizer: (o, f) => stored.ensureFinalizer(o, f),
+      removeFinalizer: async (o, f) => {
+        await stored.removeFinalizer(o, f);
+        if (o.metadata.uid !== undefined) written.delete(o.metadata.uid);
+      },
+      patchStatus: async (o, st) => {
+        const changed = await stored.patchStatus(o, st);
+        if (o.metadata.uid !== undefined) written.set(o.metadata.uid, structuredClone(st));
+        return changed;
+      },
+    },
+    written: (uid) => (uid === undefined ? undefined : written.get(uid)),
+  };
 }
 
 /** The document a kind wants written, with the status fields it resolved; or why it can't be yet. */
@@ -92,7 +124,9 @@ export async function reconcilePortal<T extends PortalObject<{ contextRef?: Name
   const log = deps.log.child({ kind: kind.kind, object: key });
   if (obj.metadata.deletionTimestamp !== undefined) return finalize(obj, kind, deps, log);
 
-  const current = await deps.objects.ensureFinalizer(obj, kind.finalizer);
+  const ensured = await deps.objects.ensureFinalizer(obj, kind.finalizer);
+  const remembered = deps.written?.(ensured.metadata.uid);
+  const current: T = remembered ? { ...ensured, status: remembered } : ensured;
   const old: PortalStatus = current.status ?? {};
   const status = { ...old, observedGeneration: current.metadata.generation } as NonNullable<T['status']>;
   const fail: Fail = (reason, message, call) =>
