@@ -33,7 +33,7 @@ export async function startDashboard(given: DashboardDeps): Promise<DashboardSer
   const notifier = new Notifier();
   const nodes = new Nodes(() => given.now());
   const deps: DashboardDeps = { ...given, store: withNotifications(given.store, notifier) };
-  const portalPart = portal(deps);
+  const portalPart = portal(deps, (fn) => notifier.subscribe(fn));
   const stopPruning = analytics.pruneAnalytics(deps);
   const stopPruningDetails = details.pruneDetails(deps);
   const nodeOk = nodeSecretOf(deps);

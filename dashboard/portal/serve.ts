@@ -43,14 +43,25 @@ function load(file: string, ts: boolean): Promise<string> {
   return p;
 }
 
-/** Organisations by portal domain, read again at most every few seconds. */
+/**
+ * Organisations by portal domain: read again after an organisation changes through this process,
+ * and at most every few seconds otherwise (another replica of the dashboard may have changed one).
+ */
 class Domains {
   #at = -Infinity;
+  #generation = 0;
   #map = new Map<string, string>();
   #reading: Promise<Map<string, string>> | undefined;
 
+  /** An organisation was written: the next lookup reads them again. */
+  invalidate(): void {
+    this.#generation++;
+    this.#at = -Infinity;
+  }
+
   async orgOf(deps: DashboardDeps, host: string): Promise<string | undefined> {
     if (deps.now() - this.#at > 5_000) {
+      const generation = this.#generation;
       this.#reading ??= deps.store.listOrgs().then((page) => {
         const m = new Map<string, string>();
         for (const o of page.items) {
@@ -61,7 +72,8 @@ class Domains {
       });
       try {
         this.#map = await this.#reading;
-        this.#at = deps.now();
+        // A change during the read: the map may predate it, so the next lookup reads again.
+        if (generation === this.#generation) this.#at = deps.now();
       } finally {
         this.#reading = undefined;
       }
@@ -70,11 +82,20 @@ class Domains {
   }
 }
 
-/** The portal's part of a dashboard: `serve` answers a request that is the portal's, else undefined. */
-export function portal(deps: DashboardDeps): {
+/**
+ * The portal's part of a dashboard: `serve` answers a request that is the portal's, else undefined.
+ * `onChange` subscribes to the store's committed changes in this process.
+ */
+export function portal(
+  deps: DashboardDeps,
+  onChange: (fn: (change: { kind: string }) => void) => void,
+): {
   serve(req: IncomingMessage, url: URL): Promise<{ route: string; reply: Reply } | undefined>;
 } {
   const domains = new Domains();
+  onChange((change) => {
+    if (change.kind === 'organisations') domains.invalidate();
+  });
   return {
     async serve(req, url) {
       let path = url.pathname;
