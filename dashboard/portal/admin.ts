@@ -18,7 +18,7 @@ import {
 import type { Requirement } from '../rbac/rbac.ts';
 import type { Doc, Kind } from '../store/store.ts';
 import { checkCatalogue, checkProduct, checkSettings, idError, settingsOf, type Product } from './model.ts';
-import { newSecret, putAudited, revokeKey, sha256 } from './records.ts';
+import { newSecret, putAudited, revokeKey, sha256, withKeyTruth } from './records.ts';
 
 /** One method of a route, as the dashboard's server takes it. */
 interface Action {
@@ -294,7 +294,7 @@ export function presentRequest(d: Doc): Record<string, unknown> {
 
 const listRequests: Handler = async (c) => {
   const status = c.url.searchParams.get('status');
-  const items = (await all(c, 'portal-key-requests')).filter(
+  const items = (await withKeyTruth(c.deps.store, orgOf(c), await all(c, 'portal-key-requests'))).filter(
     (d) => status === null || d.body.status === status,
   );
   return listed(c, 'key_requests', items.map(presentRequest));
@@ -331,7 +331,9 @@ const listKeys: Handler = async (c) =>
   listed(
     c,
     'keys',
-    (await all(c, 'portal-key-requests')).filter((d) => d.body.status === 'issued').map(presentKey),
+    (await withKeyTruth(c.deps.store, orgOf(c), await all(c, 'portal-key-requests')))
+      .filter((d) => d.body.status === 'issued')
+      .map(presentKey),
   );
 
 const deleteKey: Handler = async (c) => {

@@ -14,7 +14,16 @@ import type { DashboardDeps } from '../api/http.ts';
 import type { Doc, StoreReader } from '../store/store.ts';
 import { presentDeveloper, presentKey, presentRequest, presentSubscription } from './admin.ts';
 import { isHttpUrl, settingsOf, type Product } from './model.ts';
-import { emailLookup, issueKey, newSecret, putAudited, revokeKey, sameSecret, sha256 } from './records.ts';
+import {
+  emailLookup,
+  issueKey,
+  newSecret,
+  putAudited,
+  revokeKey,
+  sameSecret,
+  sha256,
+  withKeyTruth,
+} from './records.ts';
 import type { IncomingMessage } from 'node:http';
 
 /**
@@ -227,11 +236,15 @@ export async function developerApi(call: PortalCall): Promise<Reply> {
     return product[2] === undefined ? json(presentProduct(p)) : docsOf(p.body as unknown as Product);
   }
 
-  if (path === '/key-requests' && method === 'GET') {
-    const mine = (await store.list(org, 'portal-key-requests')).items.filter(
-      (d) => d.body.developer_id === dev.id,
+  /** The developer's key requests, an issued one whose key has gone answered revoked. */
+  const requestsOf = async (): Promise<Doc[]> =>
+    withKeyTruth(
+      store,
+      org,
+      (await store.list(org, 'portal-key-requests')).items.filter((d) => d.body.developer_id === dev.id),
     );
-    return json({ key_requests: mine.map(presentRequest) });
+  if (path === '/key-requests' && method === 'GET') {
+    return json({ key_requests: (await requestsOf()).map(presentRequest) });
   }
   if (path === '/key-requests' && method === 'POST') {
     const body = await readObject(call.req);
@@ -285,16 +298,28 @@ export async function developerApi(call: PortalCall): Promise<Reply> {
     });
   }
 
-  const issuedOf = async (): Promise<Doc[]> =>
-    (await store.list(org, 'portal-key-requests')).items.filter(
-      (d) => d.body.developer_id === dev.id && d.body.status === 'issued',
-    );
+  const issuedOf = async (): Promise<Doc[]> => (await requestsOf()).filter((d) => d.body.status === 'issued');
   if (path === '/keys' && method === 'GET') return json({ keys: (await issuedOf()).map(presentKey) });
   const key = /^\/keys\/([0-9a-f]{64})(\/usage)?$/.exec(path);
   if (key !== null) {
     const keyId = key[1] ?? '';
-    const req = (await issuedOf()).find((d) => d.body.key_id === keyId);
+    const req = (await requestsOf()).find((d) => d.body.key_id === keyId);
     if (req === undefined) return fail(404, 'Key not found');
+    if (req.body.status !== 'issued') {
+      if (key[2] === undefined && method === 'DELETE') {
+        // Deleted by the organisation: the request says so from now on.
+        await store.write(org, async (tx) => {
+          const before = await tx.get(org, 'portal-key-requests', req.id);
+          if (before?.body.status !== 'issued') return;
+          await putAudited(tx, now, actor, org, 'portal-key-requests', req.id, before, {
+            ...before.body,
+            status: 'revoked',
+          });
+        });
+        return fail(410, 'The key is already revoked (by you or by the organisation): no gateway accepts it');
+      }
+      return fail(404, 'Key not found: it was revoked');
+    }
     if (key[2] !== undefined && method === 'GET') {
       const to = Number(call.url.searchParams.get('to') ?? now);
       const from = Number(call.url.searchParams.get('from') ?? to - 24 * 3_600_000);

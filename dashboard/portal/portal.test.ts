@@ -337,5 +337,58 @@ for (const fx of storeFixtures()) {
       assert.deepEqual((await call('GET', '/api/portal/catalogues/two')).body.apis, ['stock']);
       assert.equal((await call('GET', '/api/portal/products/gone')).status, 404);
     });
+
+    test("a key the organisation deleted through the dashboard's keys API is revoked in the portal", async () => {
+      assert.equal(
+        (
+          await call('PUT', '/api/portal/products/deleted-keys', {
+            name: 'Deleted keys',
+            api_id: 'stock',
+            key_approval: 'auto',
+          })
+        ).status,
+        200,
+      );
+      assert.equal((await call('PUT', '/api/portal/catalogues/dk', { apis: ['deleted-keys'] })).status, 200);
+      const one = await signedIn('deleted-key@dev.test');
+      const key = await dev('acme', 'POST', '/key-requests', {
+        token: one.token,
+        body: { product_id: 'deleted-keys' },
+      });
+      assert.equal(key.status, 200, key.text);
+      const keyId = String(key.body.key_id);
+      assert.equal((await call('DELETE', `/api/keys/${keyId}?hashed=true`)).status, 200);
+
+      const keys = await dev('acme', 'GET', '/keys', { token: one.token });
+      assert.deepEqual(keys.body.keys, [], 'the deleted key is not listed as held');
+      const requests = await dev('acme', 'GET', '/key-requests', { token: one.token });
+      assert.deepEqual(
+        (requests.body.key_requests as { key_id: string; status: string }[]).map((r) => [r.key_id, r.status]),
+        [[keyId, 'revoked']],
+      );
+      const admins = (await call('GET', '/api/portal/keys?p=-1')).body.keys as { key_id: string }[];
+      assert.equal(
+        admins.some((k) => k.key_id === keyId),
+        false,
+      );
+      const revoked = await call('GET', '/api/portal/key-requests?status=revoked&p=-1');
+      assert.equal(
+        (revoked.body.key_requests as { key_id: string }[]).some((r) => r.key_id === keyId),
+        true,
+      );
+
+      const again = await dev('acme', 'DELETE', `/keys/${keyId}`, { token: one.token });
+      assert.equal(again.status, 410, again.text);
+      assert.deepEqual(Object.keys(again.body).sort(), ['Message', 'Meta', 'Status']);
+      assert.match(String(again.body.Message), /already revoked/);
+      assert.equal((await dev('acme', 'DELETE', `/keys/${keyId}`, { token: one.token })).status, 410);
+      // Now recorded: the stored request says revoked too.
+      const stored = await world.store.get(
+        'acme',
+        'portal-key-requests',
+        String((requests.body.key_requests as { id: string }[])[0]?.id),
+      );
+      assert.equal(stored?.body.status, 'revoked');
+    });
   });
 }

@@ -12,7 +12,7 @@ import { formatProblem } from '../../schemas/rules/field-problem.ts';
 import { compile } from '../../schemas/validate.ts';
 import { hashOf, Refusal } from '../api/http.ts';
 import { keyHash } from '../api/keys.ts';
-import type { Doc, Kind, StoreTx } from '../store/store.ts';
+import type { Doc, Kind, StoreReader, StoreTx } from '../store/store.ts';
 import type { Product } from './model.ts';
 
 /** SHA-256 hex of a secret (a session token, a feed secret, an e-mail's lookup). */
@@ -125,4 +125,22 @@ export async function revokeKey(
   if (before !== undefined) await putAudited(tx, at, actor, org, 'keys', keyId, before, undefined);
   const reset = await tx.get(org, 'quota-resets', keyId);
   if (reset !== undefined) await tx.delete(org, 'quota-resets', keyId);
+}
+
+/**
+ * Key requests as they are: an `issued` request whose key the dashboard no longer holds (deleted
+ * through the dashboard's keys API or UI, not through the portal) is answered `revoked`, so
+ * neither the developer nor the admin is shown a key that no gateway accepts.
+ */
+export async function withKeyTruth(store: StoreReader, org: string, requests: Doc[]): Promise<Doc[]> {
+  const out: Doc[] = [];
+  for (const d of requests) {
+    const keyId = d.body.key_id;
+    const gone =
+      d.body.status === 'issued' &&
+      typeof keyId === 'string' &&
+      (await store.get(org, 'keys', keyId)) === undefined;
+    out.push(gone ? { ...d, body: { ...d.body, status: 'revoked' } } : d);
+  }
+  return out;
 }
