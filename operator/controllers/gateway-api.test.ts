@@ -191,3 +191,33 @@ test('a Gateway of another class without our finalizer is left alone', async () 
   await reconcileGateway('ns/edge', deps);
   assert.deepEqual(writes, []);
 });
+
+test('a route detached from the Gateway loses our parent status for it; a released Gateway takes its parents away', async () => {
+  const stale: StoredParentStatus = {
+    parentRef: { name: 'edge' },
+    controllerName: GATEWAY_CONTROLLER,
+    conditions: [{ type: 'Accepted', status: 'True', reason: 'Accepted', message: '' }],
+  };
+  const foreign: StoredParentStatus = { ...stale, controllerName: 'example.com/x' };
+  const detached: HttpRouteObject = {
+    ...shop([foreign, stale]),
+    spec: { parentRefs: [{ name: 'elsewhere' }], rules: [{ backendRefs: [{ name: 'a', port: 80 }] }] },
+  };
+  const { deps, state } = world(gateway(), [detached]);
+  await reconcileGateway('ns/edge', deps);
+  assert.deepEqual(
+    (state.parents.get('shop') ?? []).map((p) => p.controllerName),
+    ['example.com/x'],
+    'ours for edge removed, the other controller kept',
+  );
+  assert.equal(state.gw.status?.listeners?.[0]?.attachedRoutes, 0);
+
+  const attached = shop();
+  const w = world(gateway(), [attached]);
+  await reconcileGateway('ns/edge', w.deps);
+  assert.equal(w.state.parents.get('shop')?.length, 1);
+  w.state.gw = { ...w.state.gw, spec: { ...w.state.gw.spec, gatewayClassName: 'other' } };
+  await reconcileGateway('ns/edge', w.deps);
+  assert.deepEqual(w.state.parents.get('shop'), []);
+  assert.equal(w.writes.at(-1), 'removeFinalizer');
+});

@@ -12,7 +12,12 @@ import type * as k8s from '@kubernetes/client-node';
 import { isDeepStrictEqual } from 'node:util';
 import type { ControllerSpec } from '../../lib/k8s/manager.ts';
 import { objectKey, type InformerEvent, type WatchSpec } from '../../lib/k8s/informer.ts';
-import { GATEWAY_GROUP, GATEWAY_LABEL, type ReferenceGrantInput } from '../translate/gateway-api.ts';
+import {
+  GATEWAY_CONTROLLER,
+  GATEWAY_GROUP,
+  GATEWAY_LABEL,
+  type ReferenceGrantInput,
+} from '../translate/gateway-api.ts';
 import { secretWatch, viewChanged, watchOf, type ControllerEnv } from './env.ts';
 import { reconcileGateway, reconcileGatewayClass } from './gateway-api/reconcile.ts';
 import type {
@@ -35,14 +40,22 @@ const gatewayApi = (kind: string, plural: string, namespaces: readonly string[])
   namespaces,
 });
 
-/** The Gateways (`namespace/name`) a route's parentRefs name. */
+/**
+ * The Gateways (`namespace/name`) a route's parentRefs name, and those its status holds a parent
+ * of ours for: a Gateway the route no longer names takes its stale parent status away.
+ */
 function gatewaysOf(route: HttpRouteObject): string[] {
+  const isGateway = (p: { group?: string; kind?: string }): boolean =>
+    (p.group ?? GATEWAY_GROUP) === GATEWAY_GROUP && (p.kind ?? 'Gateway') === 'Gateway';
   return [
-    ...new Set(
-      (route.spec.parentRefs ?? [])
-        .filter((p) => (p.group ?? GATEWAY_GROUP) === GATEWAY_GROUP && (p.kind ?? 'Gateway') === 'Gateway')
+    ...new Set([
+      ...(route.spec.parentRefs ?? [])
+        .filter(isGateway)
         .map((p) => `${p.namespace ?? route.metadata.namespace}/${p.name}`),
-    ),
+      ...(route.status?.parents ?? [])
+        .filter((p) => p.controllerName === GATEWAY_CONTROLLER && isGateway(p.parentRef))
+        .map((p) => `${p.parentRef.namespace ?? route.metadata.namespace}/${p.parentRef.name}`),
+    ]),
   ];
 }
 

@@ -136,11 +136,27 @@ function ourParent(p: StoredParentStatus, gw: GatewayObject, routeNamespace: str
   );
 }
 
-/** Deletes the APIs of a Gateway that is gone from us (deleted, or no longer of our class), then lets it go. */
+/**
+ * Deletes the APIs of a Gateway that is gone from us (deleted, or no longer of our class) and our
+ * parent statuses for it on its routes (nothing serves them there any more), then lets it go.
+ */
 async function release(gw: GatewayObject, deps: GatewayDeps): Promise<WorkResult> {
   for (const api of deps.generated(gw)) {
     if (!api.metadata.deletionTimestamp) await deps.apis.delete(api.metadata.namespace, api.metadata.name);
   }
+  let conflict = false;
+  for (const route of deps.routes(`${gw.metadata.namespace}/${gw.metadata.name}`)) {
+    const old = route.status?.parents ?? [];
+    const kept = old.filter((p) => !ourParent(p, gw, route.metadata.namespace));
+    if (kept.length === old.length) continue;
+    try {
+      await deps.writer.patchRouteParents(route, kept);
+    } catch (err) {
+      if (statusOf(err) === 409) conflict = true;
+      else throw err;
+    }
+  }
+  if (conflict) return { requeueAfterMs: 250 };
   await deps.writer.removeFinalizer(gw);
   return {};
 }

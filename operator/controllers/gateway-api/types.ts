@@ -84,7 +84,10 @@ export interface GatewayWriter {
 export interface GatewayDeps {
   read: (namespace: string, name: string) => GatewayObject | undefined;
   gatewayClass: (name: string) => GatewayClassObject | undefined;
-  /** The HTTPRoutes whose parentRefs name the Gateway `namespace/name`. */
+  /**
+   * The HTTPRoutes whose parentRefs name the Gateway `namespace/name`, and those whose status
+   * still holds our parent status for it (a route detached since).
+   */
   routes: (gatewayKey: string) => readonly HttpRouteObject[];
   /** The cluster state translation reads. */
   context: () => GatewayTranslationContext;
