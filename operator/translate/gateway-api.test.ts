@@ -17,6 +17,7 @@ import {
   type ServiceInput,
 } from './gateway-api.ts';
 import { weightedTargets } from './gateway-api/backends.ts';
+import { regexListenPath } from './gateway-api/translate.ts';
 import { goldenTests } from './golden.ts';
 
 /** A golden input: a Gateway, its routes and the cluster state they are translated against. */
@@ -111,4 +112,19 @@ test('weights: each backend gets its share of the round-robin list, interleaved'
   assert.equal(count('http://z:1'), 0);
   assert.deepEqual(list.slice(0, 2), ['http://a:1', 'http://b:1']);
   assert.deepEqual(weightedTargets([{ weight: 1, targets: [] }], 'svc://none/'), ['svc://none/']);
+});
+
+test('a RegularExpression path is served under the listen path of its literal start, on whole segments', () => {
+  const cases: [string, string][] = [
+    ['/items/[0-9]+', '/items'],
+    ['^/items/[0-9]+', '/items'],
+    ['/api/v1/.*', '/api/v1'],
+    ['/api/v1?/x', '/api'],
+    ['/foo.*', '/'],
+    ['/foo', '/'],
+    ['/(docs|help)/.*', '/'],
+    ['/a/b|/c/d', '/'],
+    ['.*', '/'],
+  ];
+  for (const [regex, path] of cases) assert.equal(regexListenPath(regex), path, regex);
 });

@@ -1,6 +1,7 @@
 /**
  * What a rule's filters and timeouts become on the API that serves it: header changes
- * (`global_headers`, `global_response_headers`), URL rewrites (`url_rewrites`), redirects (a
+ * (`global_headers`, `global_response_headers`), URL rewrites (`url_rewrites`; a hostname: the
+ * `host` header with `preserve_host_header`), redirects (a
  * mock answer), timeouts (`hard_timeouts`). What the gateway cannot do the way the spec says is a
  * problem naming the field (the route is then refused with UnsupportedValue), never dropped.
  */
@@ -17,6 +18,8 @@ export interface RuleBehaviour {
   version: VersionInfo;
   /** A redirect answers every request of the rule: no backend is called. */
   redirects: boolean;
+  /** The backend gets the request's Host header (`URLRewrite.hostname` set it), not its own. */
+  preserveHost: boolean;
 }
 
 /** The listener and match a rule's filters are applied under. */
@@ -76,6 +79,7 @@ export function ruleBehaviour(
   const version: VersionInfo = { name: 'Default' };
   const extended: NonNullable<VersionInfo['extended_paths']> = {};
   let redirects = false;
+  let preserveHost = false;
   (rule.filters ?? []).forEach((f: RouteFilter, i) => {
     const where = `${at}.filters[${i}]`;
     switch (f.type) {
@@ -100,9 +104,9 @@ export function ruleBehaviour(
       case 'URLRewrite': {
         const r = f.urlRewrite ?? {};
         if (r.hostname !== undefined) {
-          problems.push({
-            message: `${where}.urlRewrite.hostname: Unsupported value: svc sends the backend's own host and cannot yet rewrite it`,
-          });
+          // The Host the backend gets: set on the request, and sent as it is (preserve_host_header).
+          version.global_headers = { ...version.global_headers, host: r.hostname };
+          preserveHost = true;
         }
         const p = r.path;
         if (p?.type === 'ReplaceFullPath') {
@@ -178,5 +182,5 @@ export function ruleBehaviour(
     version.use_extended_paths = true;
     version.extended_paths = extended;
   }
-  return { version, redirects };
+  return { version, redirects, preserveHost };
 }

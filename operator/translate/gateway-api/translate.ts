@@ -53,6 +53,8 @@ interface Candidate {
   /** The listen path (`/` for every path; no trailing slash otherwise). */
   path: string;
   exact: boolean;
+  /** A RegularExpression path match: the whole request path must match it (under `path`). */
+  regex: string | undefined;
   backends: (ResolvedBackend | BackendProblem)[];
 }
 
@@ -98,14 +100,35 @@ function byAge(a: HttpRouteInput, b: HttpRouteInput): number {
   return creation(a) - creation(b) || (ka < kb ? -1 : ka > kb ? 1 : 0);
 }
 
+/**
+ * The listen path a regular expression's matches all lie under: its literal start (letters,
+ * digits, `/`, `-`, `_`, `~`, `%`; a character a quantifier makes optional left out) cut back to
+ * its last `/`, as a prefix covers whole segments; `/` when it has an alternative (`|`) or does
+ * not start with a literal `/`.
+ */
+export function regexListenPath(regex: string): string {
+  const body = regex.replace(/^\^/, '');
+  if (body.includes('|')) return '/';
+  let literal = /^[A-Za-z0-9/_~%-]*/.exec(body)?.[0] ?? '';
+  if (/^[?*{]/.test(body.slice(literal.length))) literal = literal.slice(0, -1);
+  const cut = literal.slice(0, literal.lastIndexOf('/'));
+  return cut.startsWith('/') ? cut : '/';
+}
+
 /** The path match of a match, or the problem with it. */
-function pathOf(match: RouteMatch, at: string): { path: string; exact: boolean } | Unsupported {
+function pathOf(
+  match: RouteMatch,
+  at: string,
+): { path: string; exact: boolean; regex?: string } | Unsupported {
   const type = match.path?.type ?? 'PathPrefix';
   const value = match.path?.value ?? '/';
   if (type === 'RegularExpression') {
-    return {
-      message: `${at}.path.type: Unsupported value: "RegularExpression": svc routes by exact paths and path prefixes (supported values: "Exact", "PathPrefix")`,
-    };
+    try {
+      new RegExp(value);
+    } catch {
+      return { message: `${at}.path.value: Invalid value: "${value}": not a regular expression` };
+    }
+    return { path: regexListenPath(value), exact: false, regex: value };
   }
   if (!value.startsWith('/') || /[?#]|\/\/|\/\.\.?(\/|$)/.test(value)) {
     return {
@@ -119,12 +142,18 @@ function pathOf(match: RouteMatch, at: string): { path: string; exact: boolean }
 
 const matchRx = (m: ValueMatch): string =>
   (m.type ?? 'Exact') === 'Exact' ? `^${escapeRegex(m.value)}$` : m.value;
-const isConditional = (m: RouteMatch): boolean =>
-  (m.headers ?? []).length > 0 || (m.queryParams ?? []).length > 0;
+/** Whether a match holds for some requests of its path only (not for a method alone). */
+const isConditional = (c: Candidate): boolean =>
+  c.regex !== undefined || (c.match.headers ?? []).length > 0 || (c.match.queryParams ?? []).length > 0;
 
-/** The spec's precedence of matches on one path: a method, more headers, more query parameters, then age. */
+/**
+ * The spec's precedence of matches on one path: a regular expression of the path first (it is
+ * the more specific path match; the spec leaves its rank to implementations), then a method,
+ * more headers, more query parameters, then age.
+ */
 function byPrecedence(a: Candidate, b: Candidate): number {
   return (
+    Number(b.regex !== undefined) - Number(a.regex !== undefined) ||
     Number(b.match.method !== undefined) - Number(a.match.method !== undefined) ||
     (b.match.headers ?? []).length - (a.match.headers ?? []).length ||
     (b.match.queryParams ?? []).length - (a.match.queryParams ?? []).length ||
@@ -267,6 +296,7 @@ export function translateGateway(
                 domain,
                 path: p.path,
                 exact: p.exact,
+                regex: p.regex,
                 backends: [],
               });
             }
@@ -485,6 +515,7 @@ function buildApis(
         ...(g.exact && !internal ? { listen_path_exact: true } : {}),
         ...proxyTarget,
         strip_listen_path: false,
+        ...(behaviour.preserveHost ? { preserve_host_header: true } : {}),
       },
       version_data: { not_versioned: true, versions: { Default: version } },
     };
@@ -494,7 +525,7 @@ function buildApis(
     g.candidates.sort(byPrecedence);
     const [first] = g.candidates;
     if (first === undefined) continue;
-    if (first.match.method === undefined && !isConditional(first.match)) {
+    if (first.match.method === undefined && !isConditional(first)) {
       // Every request of the group takes its first match: that rule's API is the group's.
       add(ruleApi(g, first, g.apiId, false));
       continue;
@@ -522,7 +553,7 @@ function buildApis(
       let rewrite = fallback;
       for (const c of g.candidates) {
         if (c.match.method !== undefined && c.match.method !== method) continue;
-        if (!isConditional(c.match)) {
+        if (!isConditional(c)) {
           rewrite = to(c);
           break;
         }
@@ -537,6 +568,10 @@ function buildApis(
           options: {
             ...(Object.keys(header_matches).length > 0 ? { header_matches } : {}),
             ...(Object.keys(query_val_matches).length > 0 ? { query_val_matches } : {}),
+            // The whole request path (`$tyk_context.path`, hence enable_context_vars).
+            ...(c.regex === undefined
+              ? {}
+              : { request_context_matches: { path: { match_rx: `^(?:${c.regex})$` } } }),
           },
           rewrite_to: to(c),
         });
@@ -564,6 +599,7 @@ function buildApis(
       name: `${gwName} ${l.scheme}://${g.domain || '*'}${g.path}${g.exact ? ' (exact)' : ''}`,
       use_keyless: true,
       active: true,
+      ...(g.candidates.some((c) => c.regex !== undefined) ? { enable_context_vars: true } : {}),
       ...(onGatewayPort ? {} : { protocol: l.scheme, listen_port: g.port }),
       ...(g.domain === '' ? {} : { domain: g.domain }),
       ...(l.secrets.length > 0 ? { certificate_secret_names: [...l.secrets] } : {}),
