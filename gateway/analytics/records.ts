@@ -8,8 +8,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { AnalyticsRecord, RefusalReason } from '../../schemas/rules/analytics.ts';
-import type { RequestContext } from '../pipeline/context.ts';
-import { HttpContext } from '../pipeline/context.ts';
+import { contentLength, type RequestContext } from '../pipeline/context.ts';
 
 /** The refusal of each error code (pipeline/errors.ts); codes not named here are not refusals. */
 const BY_CODE: Readonly<Record<string, RefusalReason>> = {
@@ -71,11 +70,6 @@ export function pathTemplate(path: string): string {
   return out.join('/') || '/';
 }
 
-function bytes(v: unknown): number {
-  const n = typeof v === 'string' ? Number(v) : typeof v === 'number' ? v : 0;
-  return Number.isFinite(n) && n >= 0 ? n : 0;
-}
-
 /**
  * The record of a request that is over; `endpoint` is its `track_endpoints` entry (`''`: none).
  * Cheap on purpose: it runs on the request's path (a few property reads).
@@ -93,8 +87,6 @@ export function recordOf(
     state.upstreamStartedAt !== undefined && state.upstreamRespondedAt !== undefined
       ? state.upstreamRespondedAt - state.upstreamStartedAt
       : 0;
-  const responseBytes =
-    ctx instanceof HttpContext ? bytes(ctx.res.getHeader('content-length')) : (state.responseBytes ?? 0);
   return {
     time: now,
     org_id: api.org_id ?? '',
@@ -110,8 +102,8 @@ export function recordOf(
     status,
     latency_ms: state.startedAt === undefined ? 0 : round(end - state.startedAt),
     upstream_latency_ms: round(Math.max(0, up)),
-    request_bytes: bytes(ctx.headers['content-length']),
-    response_bytes: responseBytes,
+    request_bytes: contentLength(ctx.headers['content-length']),
+    response_bytes: ctx.responseLength(),
     refusal: refusalOf(ctx),
     // An API with enable_detailed_recording (middleware/detailed-recording): its bodies.
     ...(state.detail === undefined ? {} : { detail: state.detail.read() }),

@@ -63,7 +63,8 @@ export interface RequestState {
   startedAt?: number;
   /**
    * Both entrances, for analytics (gateway/analytics/): `performance.now()` when the upstream call
-   * started and when its response's head came, and the response's Content-Length on the fast path.
+   * started and when its response's head came, and the response's Content-Length on the fast path
+   * (read through `responseLength()`).
    */
   upstreamStartedAt?: number;
   upstreamRespondedAt?: number;
@@ -356,6 +357,14 @@ export class RequestContext {
   }
 
   /**
+   * The Content-Length of the response the client got, 0 when it had none (chunked, cut): the
+   * fast path notes it in `state.responseBytes`, node:http reads it from the response.
+   */
+  responseLength(): number {
+    return this.state.responseBytes ?? 0;
+  }
+
+  /**
    * The client's connection, for a middleware that relays a WebSocket upgrade itself (GraphQL
    * subscriptions), or undefined where the entrance does not hand connections over. Only
    * node:http does: the fast path's head parser leaves every upgrade to node:http, and never
@@ -434,6 +443,10 @@ export class HttpContext extends RequestContext {
     return { socket: this.req.socket, rawHeaders: this.req.rawHeaders };
   }
 
+  override responseLength(): number {
+    return contentLength(this.res.getHeader('content-length'));
+  }
+
   override async readBody(limit: number): Promise<Buffer | undefined> {
     const plan = this.upstream;
     if (plan.body !== undefined) return plan.body;
@@ -448,6 +461,12 @@ export class HttpContext extends RequestContext {
     plan.body = Buffer.concat(chunks);
     return plan.body;
   }
+}
+
+/** A Content-Length header's value as a number of bytes; 0 when absent or not one. */
+export function contentLength(v: unknown): number {
+  const n = typeof v === 'string' ? Number(v) : typeof v === 'number' ? v : 0;
+  return Number.isFinite(n) && n >= 0 ? n : 0;
 }
 
 /** The peer address of a socket, without the IPv4-mapped prefix. */
