@@ -24,6 +24,7 @@ import {
   sha256,
   withKeyTruth,
 } from './records.ts';
+import { addressKey, type SignInLimits } from './sign-in-limit.ts';
 import type { IncomingMessage } from 'node:http';
 
 /**
@@ -45,6 +46,17 @@ export interface PortalCall {
   base: string;
   /** The path below `<base>/api`. */
   path: string;
+  /** The sign-in and sign-up limits of this process. */
+  limits: SignInLimits;
+}
+
+/** 429 with Retry-After: the caller waits `ms` (whole seconds, at least one). */
+function tooMany(ms: number): Reply {
+  const s = Math.max(1, Math.ceil(ms / 1000));
+  return {
+    ...fail(429, `Too many attempts: try again in ${String(s)} seconds`),
+    headers: { 'retry-after': String(s) },
+  };
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
@@ -173,10 +185,14 @@ export async function developerApi(call: PortalCall): Promise<Reply> {
     if (problems.length > 0)
       return fail(400, `Validation of Developer failed. Reason: ${problems.join('; ')}`);
     const email = String(body.email).trim().toLowerCase();
+    const lookup = emailLookup(org, email);
+    const address = addressKey(call.req.socket.remoteAddress);
+    const wait = call.limits.signUpWait(lookup, address);
+    if (wait > 0) return tooMany(wait);
+    call.limits.signedUp(lookup, address);
     const hash = await hashPassword(String(body.password));
     const id = newId();
     const status = settings.developer_approval === 'auto' ? 'active' : 'pending';
-    const lookup = emailLookup(org, email);
     return store.write(org, async (tx) => {
       if ((await tx.findByLookup('portal-developers', lookup)) !== undefined) {
         return fail(409, 'A developer with this e-mail already exists');
@@ -190,11 +206,19 @@ export async function developerApi(call: PortalCall): Promise<Reply> {
     const body = await readObject(call.req);
     const email = typeof body.email === 'string' ? body.email : '';
     const password = typeof body.password === 'string' ? body.password : '';
-    const found = await store.findByLookup('portal-developers', emailLookup(org, email));
+    const lookup = emailLookup(org, email);
+    const address = addressKey(call.req.socket.remoteAddress);
+    const wait = call.limits.signInWait(lookup, address);
+    if (wait > 0) return tooMany(wait);
+    const found = await store.findByLookup('portal-developers', lookup);
     const dev = found?.org === org ? found.doc : undefined;
     const stored = typeof dev?.body.password === 'string' ? dev.body.password : await DUMMY_HASH;
     const matches = await passwordMatches(password, stored);
-    if (dev === undefined || !matches) return fail(401, 'Wrong e-mail or password');
+    if (dev === undefined || !matches) {
+      call.limits.failed(lookup, address);
+      return fail(401, 'Wrong e-mail or password');
+    }
+    call.limits.succeeded(lookup, address);
     if (dev.body.status !== 'active') {
       return fail(403, `Your account is ${String(dev.body.status)}: the organisation has to approve it`);
     }

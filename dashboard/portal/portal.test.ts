@@ -5,7 +5,7 @@
  * deletion leaving its catalogue, sign-up off, and documentation read from a URL.
  */
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import {
@@ -15,6 +15,7 @@ import {
   type TestDashboard,
 } from '../testing/dashboard.ts';
 import { storeFixtures } from '../testing/stores.ts';
+import { SIGN_IN_LIMITS } from './sign-in-limit.ts';
 
 const FEED_SECRET_RE = /^[0-9a-f]{64}$/;
 
@@ -50,6 +51,32 @@ for (const fx of storeFixtures()) {
       }
       return { status: r.status, body, text };
     };
+    /** A developer API POST of acme from the client address `from` (a loopback address of 127/8). */
+    const postFrom = (
+      from: string,
+      path: string,
+      body: unknown,
+    ): Promise<{ status: number; headers: Record<string, unknown>; body: Record<string, unknown> }> =>
+      new Promise((resolve, reject) => {
+        const req = request(
+          `${d.url}/portal/acme/api${path}`,
+          { method: 'POST', localAddress: from, headers: { 'content-type': 'application/json' } },
+          (res) => {
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => (text += chunk));
+            res.on('end', () => {
+              resolve({
+                status: res.statusCode ?? 0,
+                headers: res.headers,
+                body: JSON.parse(text) as Record<string, unknown>,
+              });
+            });
+          },
+        );
+        req.on('error', reject);
+        req.end(JSON.stringify(body));
+      });
     const call = async (method: string, path: string, body?: unknown, auth = admin) =>
       d.call(method, path, { auth, ...(body === undefined ? {} : { body }) });
     const signedIn = async (email: string): Promise<{ id: string; token: string }> => {
@@ -389,6 +416,49 @@ for (const fx of storeFixtures()) {
         String((requests.body.key_requests as { id: string }[])[0]?.id),
       );
       assert.equal(stored?.body.status, 'revoked');
+    });
+
+    test('sign-in and sign-up are limited per e-mail and per client address: 429 with Retry-After', async () => {
+      const email = 'limited@dev.test';
+      const reg = await postFrom('127.0.0.2', '/register', { email, password: 'long enough' });
+      assert.equal(reg.status, 200, JSON.stringify(reg.body));
+      // An attacker at 127.0.0.3 guesses: after the limit even the right password waits there.
+      for (let i = 0; i < SIGN_IN_LIMITS.email_and_address; i++) {
+        const r = await postFrom('127.0.0.3', '/login', { email, password: `guess ${String(i)}` });
+        assert.equal(r.status, 401);
+      }
+      const locked = await postFrom('127.0.0.3', '/login', { email, password: 'long enough' });
+      assert.equal(locked.status, 429);
+      assert.deepEqual(Object.keys(locked.body).sort(), ['Message', 'Meta', 'Status']);
+      assert.equal(locked.body.Status, 'Error');
+      assert.match(String(locked.body.Message), /Too many attempts: try again in \d+ seconds/);
+      const retry = Number(locked.headers['retry-after']);
+      assert.ok(retry > 0 && retry <= SIGN_IN_LIMITS.window_ms / 1000, String(retry));
+      // The developer, elsewhere, is not locked out by the attacker.
+      const mine = await postFrom('127.0.0.2', '/login', { email, password: 'long enough' });
+      assert.equal(mine.status, 200, JSON.stringify(mine.body));
+
+      // One address trying many e-mails (failed sign-ins and sign-ups count) is stopped too.
+      for (let i = 0; i < SIGN_IN_LIMITS.address; i++) {
+        const r =
+          i % 2 === 0
+            ? await postFrom('127.0.0.4', '/login', { email: `spray${String(i)}@dev.test`, password: 'x' })
+            : await postFrom('127.0.0.4', '/register', {
+                email: `spray${String(i)}@dev.test`,
+                password: 'long enough',
+              });
+        assert.notEqual(r.status, 429, `attempt ${String(i)}`);
+      }
+      for (const path of ['/login', '/register']) {
+        const r = await postFrom('127.0.0.4', path, { email: 'fresh@dev.test', password: 'long enough' });
+        assert.equal(r.status, 429, path);
+        assert.ok(Number(r.headers['retry-after']) > 0);
+      }
+      const other = await postFrom('127.0.0.5', '/register', {
+        email: 'fresh@dev.test',
+        password: 'long enough',
+      });
+      assert.equal(other.status, 200, JSON.stringify(other.body));
     });
   });
 }

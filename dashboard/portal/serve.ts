@@ -11,6 +11,7 @@ import { stripTypeScriptTypes } from 'node:module';
 import { TextBody } from '../../lib/http/reply-body.ts';
 import { fail, type DashboardDeps, type Reply } from '../api/http.ts';
 import { developerApi, feed } from './developer.ts';
+import { SignInLimits } from './sign-in-limit.ts';
 
 const UI_DIR = new URL('../ui/', import.meta.url);
 
@@ -93,6 +94,7 @@ export function portal(
   serve(req: IncomingMessage, url: URL): Promise<{ route: string; reply: Reply } | undefined>;
 } {
   const domains = new Domains();
+  const limits = new SignInLimits(() => deps.now());
   onChange((change) => {
     if (change.kind === 'organisations') domains.invalidate();
   });
@@ -125,7 +127,7 @@ export function portal(
       }
       const method = req.method ?? 'GET';
       if (rest.startsWith('/api/') || rest === '/api') {
-        const reply = await developerApi({ req, url, deps, org, base, path: rest.slice(4) });
+        const reply = await developerApi({ req, url, deps, org, base, path: rest.slice(4), limits });
         return { route: 'portal_api', reply };
       }
       const hook = /^\/webhooks\/([^/]+)$/.exec(rest);
