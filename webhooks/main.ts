@@ -9,7 +9,7 @@ import { ConfigError } from '../lib/config.ts';
 import { errorMessage } from '../lib/errors.ts';
 import { startOpsServer } from '../lib/http/ops-server.ts';
 import { loadKubeConfig, makeClients } from '../lib/k8s/client.ts';
-import { Informer } from '../lib/k8s/informer.ts';
+import { FORBIDDEN, Informer, NOT_SERVED } from '../lib/k8s/informer.ts';
 import { GROUP, VERSION } from '../schemas/common.ts';
 import { kinds } from '../schemas/index.ts';
 import { createLogger } from '../lib/log.ts';
@@ -102,21 +102,31 @@ for (const { kind, informer } of informers) {
     routeClaims.observe(kind as ApiKind, event, obj, old);
   });
 }
-void Promise.all(
-  informers.map(async ({ kind, informer }) => {
-    await informer.start();
-    // A kind not listable yet (forbidden, or its CRD missing) is waited for, not taken as empty.
-    await informer.whenListed();
-    watchedKind(kind).markSynced();
-  }),
-)
+const listed = informers.map(async ({ kind, informer }) => {
+  await informer.start();
+  // A kind whose CRD is not installed (an image newer than the cluster's CRDs) has no objects:
+  // its empty cache is the truth until the CRD is, when the informer lists it. A forbidden kind
+  // (a chart whose RBAC predates it) may have objects unseen: reviews that need it are refused
+  // (CacheNotSyncedError), the others answered. Either way the server is ready.
+  if (informer.unavailable === NOT_SERVED) watchedKind(kind).markSynced();
+  else if (informer.unavailable === FORBIDDEN) watchedKind(kind).markUnlistable();
+  const waited = informer.unavailable !== undefined;
+  await informer.whenListed();
+  watchedKind(kind).markSynced();
+  if (waited) log.info(`${kind} listed now: reviews that need it are checked against it`, { kind });
+});
+const notSynced = (err: unknown): void => {
+  log.error('watch caches not synced: reviews that need them are refused', { error: errorMessage(err) });
+};
+// The route claims need the API kinds only: a kind waited for does not hold them back.
+void Promise.all(listed.filter((_, i) => (API_KINDS as readonly string[]).includes(informers[i]?.kind ?? '')))
+  .then(() => routeClaims.markSynced())
+  .catch(notSynced);
+void Promise.all(listed)
   .then(() => {
     log.info('watch caches synced', { kinds: informers.map((i) => i.kind) });
-    return routeClaims.markSynced();
   })
-  .catch((err: unknown) => {
-    log.error('watch caches not synced: reviews that need them are refused', { error: errorMessage(err) });
-  });
+  .catch(notSynced);
 const registry = new Registry();
 collectDefaultMetrics({ register: registry });
 const reviews = new Counter({

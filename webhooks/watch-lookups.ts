@@ -37,19 +37,37 @@ export class WatchedKind {
   /** What the refusal while unsynced calls these objects ("SecurityPolicies"). */
   readonly what: string;
   #synced = false;
+  #unlistable = false;
 
   constructor(what: string, source: ObjectSource) {
     this.what = what;
     this.#source = source;
   }
 
-  /** Called once the first list is in (the informer's `start` resolved). */
+  /**
+   * Called once the first list is in (the informer's `start` resolved), or when the kind is not
+   * served (its CRD not installed: no object of it exists, and the informer fills the source
+   * once it is).
+   */
   markSynced(): void {
     this.#synced = true;
   }
 
+  /**
+   * The kind may not be listed (RBAC: a chart older than this image). Reviews that need it are
+   * still refused, but it does not keep the server un-ready: every other review can be answered.
+   */
+  markUnlistable(): void {
+    this.#unlistable = true;
+  }
+
   synced(): boolean {
     return this.#synced;
+  }
+
+  /** Listed, or known to be unlistable until the cluster changes: nothing left to wait for. */
+  settled(): boolean {
+    return this.#synced || this.#unlistable;
   }
 
   /** The source, or a refusal when it has not listed its kind yet. */
@@ -73,7 +91,10 @@ export interface WatchLookupsDeps {
 export interface WatchLookups extends Lookups {
   /** `namespace`: the review's, for an object that leaves it out. */
   admitted(kind: SvcKind, obj: unknown, namespace?: string): void;
-  /** Whether every watched kind has been listed. */
+  /**
+   * Whether every watched kind has been listed, or is known to be unlistable for now (forbidden):
+   * the server can answer every review that does not need such a kind.
+   */
   synced(): boolean;
 }
 
@@ -136,7 +157,7 @@ export function watchLookups(deps: WatchLookupsDeps): WatchLookups {
       if (held.size % 256 === 0) recent(kind);
     },
     synced() {
-      return Object.values(deps.kinds).every((k) => k.synced());
+      return Object.values(deps.kinds).every((k) => k.settled());
     },
   };
 }

@@ -49,12 +49,17 @@ interface WatchEntry<T extends k8s.KubernetesObject> {
  */
 export function unavailableReason(err: unknown): string | undefined {
   const code = statusOf(err);
-  if (code === 403) return 'forbidden (RBAC)';
+  if (code === 403) return FORBIDDEN;
   if (code === 404 || (err instanceof Error && err.message.includes('Unrecognized API version and kind'))) {
-    return 'not served by the API server (CRD not installed)';
+    return NOT_SERVED;
   }
   return undefined;
 }
+
+/** `unavailable` of a kind the API server does not serve: no object of it can exist. */
+export const NOT_SERVED = 'not served by the API server (CRD not installed)';
+/** `unavailable` of a kind its client may not list: objects of it may exist, unseen. */
+export const FORBIDDEN = 'forbidden (RBAC)';
 
 /**
  * A cache of one kind, kept current by list and watch. client-node's ListWatch relists after
