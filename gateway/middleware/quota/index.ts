@@ -11,21 +11,14 @@
  * to rate headers.
  */
 import type { GatewaySession } from '../../../schemas/generated/models.ts';
-import {
-  allowanceOf,
-  countsQuota,
-  crossedTrigger,
-  quotaLimited,
-  type Allowance,
-} from '../../limits/allowance.ts';
-import { counterIdOf, counterName, type QuotaUse } from '../../limits/counters.ts';
+import { countsQuota, crossedTrigger, type Allowance } from '../../limits/allowance.ts';
+import { counterName, type QuotaUse } from '../../limits/counters.ts';
 import { UNAVAILABLE } from '../../limits/guard.ts';
+import { countersDown, openKeyLimit, refuseLimit } from '../../limits/key-limit.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
-import { reject } from '../../pipeline/compose.ts';
 import { waits } from '../../pipeline/steps.ts';
 import type { Rejection } from '../../pipeline/middleware.ts';
 import type { GatewayMiddleware } from '../deps.ts';
-import { GatewayError } from '../../pipeline/errors.ts';
 
 /** See the module comment. */
 export const quota: GatewayMiddleware = {
@@ -45,8 +38,7 @@ export const quota: GatewayMiddleware = {
       a: Allowance,
       u: QuotaUse | typeof UNAVAILABLE,
     ): Rejection | undefined => {
-      if (u === UNAVAILABLE)
-        return deps.limits.failOpen ? undefined : reject(ctx, GatewayError.limitsUnavailable());
+      if (u === UNAVAILABLE) return countersDown(ctx, deps.limits.failOpen);
       if (headers) {
         ctx.responseHeaders['x-ratelimit-limit'] = String(a.quotaMax);
         ctx.responseHeaders['x-ratelimit-remaining'] = String(Math.max(0, a.quotaMax - u.used));
@@ -60,26 +52,13 @@ export const quota: GatewayMiddleware = {
           }
         }
       }
-      if (u.used > a.quotaMax) {
-        ctx.emit('QuotaExceeded', 'Quota exceeded');
-        deps.metrics?.refused('quota');
-        return reject(ctx, GatewayError.quotaExceeded());
-      }
+      if (u.used > a.quotaMax) return refuseLimit(ctx, 'quota', deps.metrics);
       return undefined;
     };
     return waits((ctx) => {
-      const session = ctx.session;
-      if (session === undefined || ctx.state.keyId === undefined)
-        return reject(ctx, GatewayError.accessDisallowed());
-      const keyId = counterIdOf(ctx.state.keyId, session);
-      const a = allowanceOf(session, apiId);
-      if (!quotaLimited(a)) return undefined;
-      if (a.modes.quota === 'closed') {
-        // Stored values the limits rule refuses (quota_max 0, no period): no requests.
-        ctx.emit('QuotaExceeded', 'Quota exceeded');
-        deps.metrics?.refused('quota');
-        return reject(ctx, GatewayError.quotaExceeded());
-      }
+      const open = openKeyLimit(ctx, apiId, 'quota', deps.metrics);
+      if ('answer' in open) return open.answer;
+      const { session, keyId, a } = open;
       const name = counterName.quota(keyId, a.scope);
       // Counted with the rate limit, in the same step (rate-limit's `rateThenQuota`), or here.
       const counted = ctx.state.quotaCounted;

@@ -12,9 +12,10 @@
  * count in `ctx.state.quotaCounted` for the quota step, which decides on it.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { allowanceOf, countsQuota, rateLimited, throttled, type Allowance } from '../../limits/allowance.ts';
-import { counterIdOf, counterName, type RateVerdict } from '../../limits/counters.ts';
+import { countsQuota, throttled, type Allowance } from '../../limits/allowance.ts';
+import { counterName, type RateVerdict } from '../../limits/counters.ts';
 import { UNAVAILABLE } from '../../limits/guard.ts';
+import { countersDown, openKeyLimit } from '../../limits/key-limit.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
 import { reject } from '../../pipeline/compose.ts';
 import { waits } from '../../pipeline/steps.ts';
@@ -43,26 +44,16 @@ export const rateLimit: GatewayMiddleware = {
       a: Allowance,
       v: RateVerdict | typeof UNAVAILABLE,
     ): Rejection | undefined => {
-      if (v === UNAVAILABLE)
-        return deps.limits.failOpen ? undefined : reject(ctx, GatewayError.limitsUnavailable());
+      if (v === UNAVAILABLE) return countersDown(ctx, deps.limits.failOpen);
       if (headers) rateHeaders(ctx, a.rate, v, deps.now());
       if (v.allowed) return undefined;
       deps.metrics?.refused(throttled(a) ? 'throttle' : 'rate_limit');
       return reject(ctx, GatewayError.rateLimitExceeded());
     };
     return waits((ctx) => {
-      const session = ctx.session;
-      if (session === undefined || ctx.state.keyId === undefined)
-        return reject(ctx, GatewayError.accessDisallowed());
-      const keyId = counterIdOf(ctx.state.keyId, session);
-      const a = allowanceOf(session, apiId);
-      if (!rateLimited(a)) return undefined;
-      if (a.modes.rate === 'closed') {
-        // Stored values the limits rule refuses (rate 0, a rate without its window): no requests.
-        ctx.emit('RateLimitExceeded', 'Key Rate Limit Exceeded');
-        deps.metrics?.refused('rate_limit');
-        return reject(ctx, GatewayError.rateLimitExceeded());
-      }
+      const open = openKeyLimit(ctx, apiId, 'rate', deps.metrics);
+      if ('answer' in open) return open.answer;
+      const { keyId, a } = open;
       const name = counterName.rate(keyId, a.scope);
       const windowMs = a.per * 1000;
       const q = quotaStep && a.modes.quota === 'on' ? counterName.quota(keyId, a.scope) : undefined;
