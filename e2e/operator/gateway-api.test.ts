@@ -274,6 +274,10 @@ test('path, header, query and method matches reach their backends; a request no 
       backendRefs: [{name: svc-a, port: 80}]
     - matches: [{path: {type: PathPrefix, value: /beta}, headers: [{name: X-Beta, type: RegularExpression, value: '^(yes|1)$'}]}]
       backendRefs: [{name: svc-b, port: 80}]
+    - matches: [{path: {type: RegularExpression, value: '/api/v[0-9]+/items/[0-9]+'}}]
+      backendRefs: [{name: svc-b, port: 80}]
+    - matches: [{path: {type: RegularExpression, value: '/(docs|help)/.*[.]html'}}]
+      backendRefs: [{name: svc-a, port: 80}]
     - matches: [{path: {type: PathPrefix, value: /}}]
       backendRefs: [{name: svc-c, port: 80}]
 `,
@@ -303,6 +307,17 @@ test('path, header, query and method matches reach their backends; a request no 
   assert.equal(fell.upstream, 'c');
   assert.equal(fell.path, '/beta/1');
   assert.equal((await call('shop.example', '/anything')).upstream, 'c');
+  // PathPrefix matches whole segments: /api covers /api/x, not /apiary.
+  assert.equal((await call('shop.example', '/apiary')).upstream, 'c', '/apiary is not under /api');
+  // RegularExpression: the whole path must match; it comes before the PathPrefix /api it lies under.
+  const rx = await call('shop.example', '/api/v2/items/42?q=1');
+  assert.equal(rx.upstream, 'b');
+  assert.equal(rx.path, '/api/v2/items/42', 'the backend gets the whole path');
+  assert.equal(rx.query, '?q=1');
+  assert.equal((await call('shop.example', '/api/v2/items/42x')).upstream, 'a', 'not a whole match: /api');
+  assert.equal((await call('shop.example', '/api/vx/items/42')).upstream, 'a');
+  assert.equal((await call('shop.example', '/help/a/b.html')).upstream, 'a');
+  assert.equal((await call('shop.example', '/help/a/b.htm')).upstream, 'c', 'no match: on to /');
   assert.equal((await call('other.example', '/anything')).status, 404, 'another host is not served');
 
   const conds = await routeConditions('shop', (c) => condition(c, 'Accepted')?.status === 'True');
@@ -370,6 +385,9 @@ test('header modifiers, redirects and URL rewrites', async () => {
     - matches: [{path: {value: /full}}]
       filters: [{type: URLRewrite, urlRewrite: {path: {type: ReplaceFullPath, replaceFullPath: /landing}}}]
       backendRefs: [{name: svc-b, port: 80}]
+    - matches: [{path: {value: /host}}]
+      filters: [{type: URLRewrite, urlRewrite: {hostname: backend.internal}}]
+      backendRefs: [{name: svc-c, port: 80}]
 `,
     ),
   );
@@ -393,6 +411,9 @@ test('header modifiers, redirects and URL rewrites', async () => {
   assert.equal(rw.query, '?q=1');
   const full = await call('filters.example', '/full/deep/path');
   assert.equal(full.path, '/landing');
+  const host = await waitServed('filters.example', '/host/x', { upstream: 'c' });
+  assert.equal(host.sent?.host, 'backend.internal', 'URLRewrite hostname: the Host the backend gets');
+  assert.equal(host.path, '/host/x');
 });
 
 test('status: what svc cannot serve is refused (UnsupportedValue) and not served; missing and forbidden backends named', async () => {
@@ -463,6 +484,26 @@ spec:
     OTHER,
   );
   assert.equal(condition(other, 'Accepted')?.reason, 'NotAllowedByListeners');
+
+  // Detached from edge (it names another Gateway now): svc's parent status for edge goes away.
+  await applyManifest(
+    cp,
+    `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: mirror, namespace: ${NS}}
+spec:
+  parentRefs: [{name: nowhere}]
+  rules: [{backendRefs: [{name: svc-a, port: 80}]}]
+`,
+  );
+  await waitFor('no parent status of edge on the detached route', async () => {
+    const r = await getJson<{ status?: { parents?: { parentRef: { name: string } }[] } }>(
+      'httproutes.gateway.networking.k8s.io',
+      'mirror',
+      NS,
+    );
+    return (r.status?.parents ?? []).some((p) => p.parentRef.name === 'edge') ? undefined : true;
+  });
 });
 
 test('deleting the Gateway deletes its generated APIs: nothing is served', async () => {
