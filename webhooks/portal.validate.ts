@@ -1,6 +1,6 @@
 /**
  * Admission rules of the developer portal's kinds, after their full schemas
- * (schemas/rules/portal.ts). References to objects that do not exist yet are warnings: objects
+ * (schemas/rules/portal-kinds.ts). References to objects that do not exist yet are warnings: objects
  * may come in any order, and the operator waits for them.
  */
 import type {
@@ -17,7 +17,7 @@ import {
   catalogueWarnings,
   portalConfigProblems,
   portalConfigWarnings,
-} from '../schemas/rules/portal.ts';
+} from '../schemas/rules/portal-kinds.ts';
 import { resolveRef } from '../schemas/rules/references.ts';
 import { metadataOf, metaOf, specOf } from './access.ts';
 import { mergeErrors, type FieldError, type Verdict } from './field-error.ts';

@@ -15,6 +15,7 @@ import {
   type Handler,
   type Reply,
 } from '../api/http.ts';
+import { DEVELOPER_STATUSES } from '../../schemas/rules/portal.ts';
 import type { Requirement } from '../rbac/rbac.ts';
 import type { Doc, Kind } from '../store/store.ts';
 import { checkCatalogue, checkProduct, checkSettings, idError, settingsOf, type Product } from './model.ts';
@@ -249,8 +250,10 @@ const putDeveloper: Handler = async (c) => {
   for (const k of Object.keys(body)) {
     if (k !== 'status' && k !== 'name') problems.push(`${k}: Unsupported field: use status or name`);
   }
-  if (body.status !== undefined && !['active', 'pending', 'disabled'].some((x) => x === body.status)) {
-    problems.push('status: Unsupported value: use one of "active", "pending", "disabled"');
+  if (body.status !== undefined && !DEVELOPER_STATUSES.some((x) => x === body.status)) {
+    problems.push(
+      `status: Unsupported value: use one of ${DEVELOPER_STATUSES.map((x) => `"${x}"`).join(', ')}`,
+    );
   }
   if (body.name !== undefined && typeof body.name !== 'string')
     problems.push('name: Invalid value: a string');

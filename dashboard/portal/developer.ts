@@ -13,7 +13,8 @@ import { hashPassword } from '../api/keys.ts';
 import type { DashboardDeps } from '../api/http.ts';
 import type { Doc, StoreReader } from '../store/store.ts';
 import { presentDeveloper, presentKey, presentRequest, presentSubscription } from './admin.ts';
-import { isHttpUrl, settingsOf, type Product } from './model.ts';
+import { isDeveloperEmail, isHttpUrl, MIN_PASSWORD_LENGTH } from '../../schemas/rules/portal.ts';
+import { settingsOf, type Product } from './model.ts';
 import {
   emailLookup,
   issueKey,
@@ -59,7 +60,6 @@ function tooMany(ms: number): Reply {
   };
 }
 
-const EMAIL = /^[^\s@]+@[^\s@]+$/;
 // A stored hash to check a password against when the e-mail is unknown, so that both cost the same.
 const DUMMY_HASH = hashPassword('not a password of anyone');
 
@@ -175,10 +175,9 @@ export async function developerApi(call: PortalCall): Promise<Reply> {
     if (!settings.signup_enabled) return fail(403, 'Sign-up is off for this portal: ask its organisation');
     const body = await readObject(call.req);
     const problems: string[] = [];
-    if (typeof body.email !== 'string' || !EMAIL.test(body.email))
-      problems.push('email: Required value: an e-mail address');
-    if (typeof body.password !== 'string' || body.password.length < 8) {
-      problems.push('password: Required value: 8 characters or more');
+    if (!isDeveloperEmail(body.email)) problems.push('email: Required value: an e-mail address');
+    if (typeof body.password !== 'string' || body.password.length < MIN_PASSWORD_LENGTH) {
+      problems.push(`password: Required value: ${String(MIN_PASSWORD_LENGTH)} characters or more`);
     }
     if (body.name !== undefined && typeof body.name !== 'string')
       problems.push('name: Invalid value: a string');

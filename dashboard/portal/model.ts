@@ -3,16 +3,26 @@
  * and a catalogue, each checked whole. A problem is `<field>: <message>`; an unknown field is
  * one, so nothing sent is silently ignored.
  */
-import { parse as parseYaml } from 'yaml';
 import { formatProblem } from '../../schemas/rules/field-problem.ts';
 import { idProblem } from '../../schemas/rules/ids.ts';
+import {
+  DEVELOPER_APPROVALS,
+  EVENT_TYPE_RULE,
+  isEventType,
+  isHttpUrl,
+  isOasDocument,
+  KEY_APPROVALS,
+  oasOfText,
+  PRODUCT_AUTH_TYPES,
+  SESSION_LIFETIME_S,
+} from '../../schemas/rules/portal.ts';
 import { isPlainObject } from '../../lib/plain-object.ts';
 import type { StoreReader } from '../store/store.ts';
 
 /** The portal's settings with defaults filled in. */
 export interface PortalSettings {
   signup_enabled: boolean;
-  developer_approval: 'auto' | 'manual';
+  developer_approval: (typeof DEVELOPER_APPROVALS)[number];
   session_lifetime_s: number;
   enable_dcr: boolean;
 }
@@ -20,7 +30,7 @@ export interface PortalSettings {
 export const SETTINGS_DEFAULTS: PortalSettings = {
   signup_enabled: true,
   developer_approval: 'manual',
-  session_lifetime_s: 8 * 3600,
+  session_lifetime_s: SESSION_LIFETIME_S.default,
   enable_dcr: false,
 };
 
@@ -29,11 +39,11 @@ export interface Product {
   name: string;
   description?: string;
   show: boolean;
-  auth_type: 'authToken' | 'keyless';
+  auth_type: (typeof PRODUCT_AUTH_TYPES)[number];
   policy_id?: string;
   api_id?: string;
   docs?: { doc_type: 'oas'; documentation?: Record<string, unknown>; url?: string };
-  key_approval: 'auto' | 'manual';
+  key_approval: (typeof KEY_APPROVALS)[number];
   subscribable_events: string[];
   /** SHA-256 of the feed secret (never answered). */
   feed_secret_hash?: string;
@@ -83,8 +93,9 @@ export function checkSettings(body: Record<string, unknown>): {
   );
   const d = SETTINGS_DEFAULTS;
   const life = body.session_lifetime_s ?? d.session_lifetime_s;
-  if (typeof life !== 'number' || !Number.isInteger(life) || life < 60 || life > 2_592_000) {
-    problems.push('session_lifetime_s: Invalid value: whole seconds from 60 to 2592000');
+  const { min, max } = SESSION_LIFETIME_S;
+  if (typeof life !== 'number' || !Number.isInteger(life) || life < min || life > max) {
+    problems.push(`session_lifetime_s: Invalid value: whole seconds from ${String(min)} to ${String(max)}`);
   }
   const dcr = bool(body.enable_dcr, 'enable_dcr', false, problems);
   if (dcr) {
@@ -103,7 +114,7 @@ export function checkSettings(body: Record<string, unknown>): {
       developer_approval: oneOf(
         body.developer_approval,
         'developer_approval',
-        ['auto', 'manual'] as const,
+        DEVELOPER_APPROVALS,
         d.developer_approval,
         problems,
       ),
@@ -118,39 +129,6 @@ export function checkSettings(body: Record<string, unknown>): {
 export async function settingsOf(store: StoreReader, org: string): Promise<PortalSettings> {
   const d = await store.get(org, 'portal-config', 'config');
   return { ...SETTINGS_DEFAULTS, ...(d?.body as Partial<PortalSettings> | undefined) };
-}
-
-const EVENT = /^[A-Za-z0-9._:-]{1,128}$/;
-
-/** Whether `s` is an http or https URL. */
-export function isHttpUrl(s: unknown): s is string {
-  if (typeof s !== 'string') return false;
-  try {
-    const u = new URL(s);
-    return u.protocol === 'http:' || u.protocol === 'https:';
-  } catch {
-    return false;
-  }
-}
-
-function isOas(doc: unknown): doc is Record<string, unknown> {
-  return isPlainObject(doc) && (doc.openapi !== undefined || doc.swagger !== undefined);
-}
-
-/** An OpenAPI document from its JSON or YAML text, or from that text in base64 (the reference's form). */
-function oasOfText(text: string): unknown {
-  const parse = (t: string): unknown => {
-    try {
-      return parseYaml(t) as unknown; // YAML is a superset of JSON
-    } catch {
-      return undefined;
-    }
-  };
-  const direct = parse(text);
-  if (isOas(direct)) return direct;
-  const compact = text.replace(/\s+/g, '');
-  if (compact === '' || !/^[A-Za-z0-9+/]+=*$/.test(compact)) return direct;
-  return parse(Buffer.from(compact, 'base64').toString('utf8'));
 }
 
 function checkDocs(v: unknown, problems: string[]): Product['docs'] {
@@ -174,7 +152,7 @@ function checkDocs(v: unknown, problems: string[]): Product['docs'] {
   }
   let doc: unknown = v.documentation;
   if (typeof doc === 'string') doc = oasOfText(doc);
-  if (!isOas(doc)) {
+  if (!isOasDocument(doc)) {
     problems.push(
       'docs.documentation: Invalid value: an OpenAPI document (a JSON object, or its JSON or YAML text, plain or base64, with openapi or swagger)',
     );
@@ -212,13 +190,7 @@ export async function checkProduct(
   if (body.description !== undefined && typeof body.description !== 'string') {
     problems.push('description: Invalid value: a string');
   }
-  const authType = oneOf(
-    body.auth_type,
-    'auth_type',
-    ['authToken', 'keyless'] as const,
-    'authToken',
-    problems,
-  );
+  const authType = oneOf(body.auth_type, 'auth_type', PRODUCT_AUTH_TYPES, 'authToken', problems);
   const policy = body.policy_id;
   const api = body.api_id;
   if (policy !== undefined && api !== undefined) {
@@ -241,11 +213,7 @@ export async function checkProduct(
     problems.push('subscribable_events: Invalid value: a list of event types');
   } else {
     events.forEach((e, i) => {
-      if (typeof e !== 'string' || !EVENT.test(e)) {
-        problems.push(
-          `subscribable_events[${i}]: Invalid value: an event type (letters, digits and . _ : -)`,
-        );
-      }
+      if (!isEventType(e)) problems.push(`subscribable_events[${i}]: Invalid value: ${EVENT_TYPE_RULE}`);
     });
   }
   const docs = checkDocs(body.docs, problems);
@@ -257,7 +225,7 @@ export async function checkProduct(
     ...(typeof policy === 'string' ? { policy_id: policy } : {}),
     ...(typeof api === 'string' && policy === undefined ? { api_id: api } : {}),
     ...(docs === undefined ? {} : { docs }),
-    key_approval: oneOf(body.key_approval, 'key_approval', ['auto', 'manual'] as const, 'manual', problems),
+    key_approval: oneOf(body.key_approval, 'key_approval', KEY_APPROVALS, 'manual', problems),
     subscribable_events: Array.isArray(events)
       ? [...new Set(events.filter((e) => typeof e === 'string'))]
       : [],

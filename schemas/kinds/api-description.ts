@@ -7,6 +7,7 @@ import {
   readyColumn,
   reconcileStatusProperties,
 } from '../common.ts';
+import { EVENT_TYPE_PATTERN, KEY_APPROVALS } from '../rules/portal.ts';
 
 /** How a catalogue entry's developers authenticate (the reference's list). */
 export const PORTAL_AUTH_TYPES = ['keyless', 'jwt', 'oauth', 'authToken'] as const;
@@ -74,14 +75,14 @@ export const apiDescriptionKind: KindDefinition = {
       },
       key_approval: {
         type: 'string',
-        enum: ['auto', 'manual'],
+        enum: [...KEY_APPROVALS],
         description:
           "svc's field: auto issues a key as soon as a developer asks; manual (the default) waits for an admin's approval in the dashboard.",
       },
       subscribable_events: {
         type: 'array',
         maxItems: 100,
-        items: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$', description: 'An event type.' },
+        items: { type: 'string', pattern: EVENT_TYPE_PATTERN, description: 'An event type.' },
         description:
           "svc's field: the event types developers may subscribe webhooks to, delivered by streams with a portal_webhook output naming this product.",
       },

@@ -1,5 +1,6 @@
 import type { JsonSchema, KindDefinition } from '../json-schema.ts';
 import { ageColumn, contextRef, pushedTo, readyColumn, reconcileStatusProperties } from '../common.ts';
+import { DEVELOPER_APPROVALS, SESSION_LIFETIME_S } from '../rules/portal.ts';
 
 /** Why svc refuses dynamic client registration: written once, shown in the refusal and the docs. */
 export const DCR_REASON =
@@ -87,16 +88,15 @@ export const portalConfigKind: KindDefinition = {
       },
       developer_approval: {
         type: 'string',
-        enum: ['auto', 'manual'],
+        enum: [...DEVELOPER_APPROVALS],
         description:
           "svc's field: auto makes a developer who signs up active at once; manual (the dashboard's default) keeps it pending until an admin makes it active.",
       },
       session_lifetime_s: {
         type: 'integer',
-        minimum: 60,
-        maximum: 2592000,
-        description:
-          "svc's field: how long a developer's session lasts, in seconds (the dashboard's default: 28800).",
+        minimum: SESSION_LIFETIME_S.min,
+        maximum: SESSION_LIFETIME_S.max,
+        description: `svc's field: how long a developer's session lasts, in seconds (the dashboard's default: ${String(SESSION_LIFETIME_S.default)}).`,
       },
       require_key_approval: notYet(
         'key approval is set per product in svc: key_approval on each APIDescription (manual waits for an admin)',

@@ -10,7 +10,7 @@ import type {
   SecurityPolicy,
 } from '../../../schemas/generated/kinds.ts';
 import { API_DESCRIPTION_FINALIZER } from '../../../schemas/finalizers.ts';
-import { apiDescriptionProblems } from '../../../schemas/rules/portal.ts';
+import { apiDescriptionProblems } from '../../../schemas/rules/portal-kinds.ts';
 import { resolveRef } from '../../../schemas/rules/references.ts';
 import { objectKey, type InformerEvent } from '../../../lib/k8s/informer.ts';
 import type { ControllerSpec } from '../../../lib/k8s/manager.ts';

@@ -6,7 +6,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { PortalAPICatalogue, PortalAPICatalogueStatus } from '../../../schemas/generated/kinds.ts';
 import { CATALOGUE_FINALIZER } from '../../../schemas/finalizers.ts';
-import { catalogueEntries, catalogueProblems } from '../../../schemas/rules/portal.ts';
+import { catalogueEntries, catalogueProblems } from '../../../schemas/rules/portal-kinds.ts';
 import { objectKey, type InformerEvent } from '../../../lib/k8s/informer.ts';
 import type { ControllerSpec } from '../../../lib/k8s/manager.ts';
 import type { WorkResult } from '../../../lib/k8s/workqueue.ts';

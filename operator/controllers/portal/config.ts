@@ -8,7 +8,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { PortalConfig, PortalConfigStatus } from '../../../schemas/generated/kinds.ts';
 import { PORTAL_CONFIG_FINALIZER } from '../../../schemas/finalizers.ts';
-import { portalConfigProblems } from '../../../schemas/rules/portal.ts';
+import { portalConfigProblems } from '../../../schemas/rules/portal-kinds.ts';
 import { objectKey, type InformerEvent } from '../../../lib/k8s/informer.ts';
 import type { ControllerSpec } from '../../../lib/k8s/manager.ts';
 import type { WorkResult } from '../../../lib/k8s/workqueue.ts';

@@ -99,7 +99,7 @@ export interface PortalKind<T extends PortalObject<{ contextRef?: NamespacedRef 
   collection: PortalCollection;
   /** The document's ID in the portal. */
   id: (obj: T) => string;
-  /** The spec's problems (schemas/rules/portal.ts): the webhooks refuse them; here for clusters without. */
+  /** The spec's problems (schemas/rules/portal-kinds.ts): the webhooks refuse them; here for clusters without. */
   problems: (obj: T) => FieldProblem[];
   /** The document, once what it references is there. */
   desired: (obj: T, id: string) => Desired<NonNullable<T['status']>>;
