@@ -2,7 +2,8 @@
  * One gateway process: its listeners, its management API, and the route table. A reload reads
  * every stored API, builds the complete new table (and opens the API ports it needs), then swaps
  * it in one assignment; requests already running finish on the table they started with. When
- * anything fails to compile, the old table keeps serving and the reload reports why.
+ * anything fails to compile, the old table keeps serving and the reload reports why. What a
+ * reload builds and opens before its swap, and reports after, is reload.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -11,13 +12,13 @@ import { errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
 import pkg from '../../package.json' with { type: 'json' };
 import { Admin, type ReloadReport } from '../admin/index.ts';
-import { buildSniTable, SniTable } from '../certs/sni.ts';
+import { SniTable } from '../certs/sni.ts';
 import type { TlsMaterial } from '../config/load.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { chain as defaultChain, stages } from '../routes/chain.ts';
 import { explain } from './explain.ts';
-import { protocolOf, type CompileEnv } from '../routes/check.ts';
-import { buildRouteTable, type CompileDeps, type ReusableRoutes } from '../routes/compile.ts';
+import type { CompileEnv } from '../routes/check.ts';
+import type { CompileDeps, ReusableRoutes } from '../routes/compile.ts';
 import type { GatewayMiddleware } from '../middleware/deps.ts';
 import { internalFailure, respondError } from '../pipeline/compose.ts';
 import { HttpContext, type RequestObserver } from '../pipeline/context.ts';
@@ -37,7 +38,8 @@ import { ottoWriteProblems } from '../plugins/otto.ts';
 import { bentoMissing, bentoPath } from '../../lib/bento/binary.ts';
 import { serveUpgrade } from '../streams/upgrade.ts';
 import { Listeners, type OpenListener } from './listeners.ts';
-import { TcpProxies, type TcpSwap } from '../tcp/index.ts';
+import { prepareReload, reloadSwapped, type ReloadResult } from './reload.ts';
+import { TcpProxies } from '../tcp/index.ts';
 import { localBus, type NodeBus } from './node-bus.ts';
 import { lowestBindablePort } from './port-privilege.ts';
 import { Applied } from '../nodes/applied.ts';
@@ -394,7 +396,7 @@ export class Gateway {
    * Reloads this process. Reloads don't overlap: a request during a reload waits for it, then one
    * more reload covers every request that came meanwhile.
    */
-  reloadLocal(): Promise<ReloadReport & { retry?: boolean }> {
+  reloadLocal(): Promise<ReloadResult> {
     if (this.#queued !== undefined) return this.#queued;
     if (this.#running !== undefined) {
       this.#queued = this.#running.then(() => {
@@ -465,7 +467,7 @@ export class Gateway {
     await this.#streams.stop();
   }
 
-  #track(): Promise<ReloadReport & { retry?: boolean }> {
+  #track(): Promise<ReloadResult> {
     const run = this.#reloadOnce().finally(() => {
       this.#running = undefined;
     });
@@ -482,92 +484,42 @@ export class Gateway {
     }, delayMs);
   }
 
-  async #reloadOnce(): Promise<ReloadReport & { retry?: boolean }> {
+  async #reloadOnce(): Promise<ReloadResult> {
     if (this.#stopped) return { ok: false, message: 'gateway stopping' };
-    let entries;
-    try {
-      entries = await this.#store.list('apis');
-    } catch (err) {
-      this.#log.error('reload failed: store unavailable', { error: errorMessage(err) });
-      return { ok: false, message: `store unavailable: ${errorMessage(err)}`, retry: true };
-    }
-    const streamProblems = await this.#streams.update(entries);
-    const built = await buildRouteTable(entries, this.#env, this.#deps, this.#reusable);
-    const table = built.table;
-    let sni: SniTable;
-    try {
-      sni = await buildSniTable(
-        table.routes.map((r) => r.api),
-        this.#store,
-        this.#config.secret,
-        this.#log,
-      );
-    } catch (err) {
-      void table.retire();
-      this.#log.error('reload failed: store unavailable', { error: errorMessage(err) });
-      return { ok: false, message: `store unavailable: ${errorMessage(err)}`, retry: true };
-    }
-    const wanted = new Map<number, 'http' | 'https'>();
-    for (const r of table.routes) if (r.listener !== 'main') wanted.set(r.listener, protocolOf(r.api));
-    // The configured HTTPS port stays open and HTTPS, with or without APIs on it.
-    if (this.#config.https_port !== undefined) wanted.set(this.#config.https_port, 'https');
-    const opened: number[] = [];
-    let tcp: TcpSwap | undefined;
-    try {
-      tcp = await this.#tcp.prepare(built.tcp, new Set(wanted.keys()), (port) => this.#listeners.close(port));
-      for (const [port, protocol] of wanted) {
-        const current = this.#listeners.get(port);
-        if (current?.info.protocol === protocol) continue;
-        if (current !== undefined) await this.#listeners.close(port);
-        await this.#listeners.open({ key: port, role: 'api', port, protocol, admin: false });
-        opened.push(port);
-      }
-    } catch (err) {
-      for (const port of opened) await this.#listeners.close(port);
-      await tcp?.abort();
-      void table.retire();
-      this.#log.error('reload refused, previous routes keep serving', { error: errorMessage(err) });
-      return { ok: false, message: errorMessage(err) };
-    }
+    const p = await prepareReload(
+      {
+        config: this.#config,
+        store: this.#store,
+        streams: this.#streams,
+        env: this.#env,
+        deps: this.#deps,
+        tcp: this.#tcp,
+        listeners: this.#listeners,
+        log: this.#log,
+      },
+      this.#reusable,
+    );
+    if (!p.ok) return p.report;
+    const { built } = p;
     // The swap: from here on new requests use the new table; the old one is closed once the
     // requests running on it have finished.
     const old = this.#table;
-    this.#table = table;
+    this.#table = built.table;
     this.#reusable = built.reusable;
-    this.#sni = sni;
-    tcp.commit();
-    built.problems.push(...tcp.problems);
+    this.#sni = p.sni;
+    p.tcp.commit();
+    built.problems.push(...p.tcp.problems);
     this.#ready = true;
     // What this process serves now, for the operator (gateway/nodes/): an API left out is not.
-    this.#applied.apis.swapped(entries, new Set(built.problems.map((p) => p.api_id)), Date.now());
-    this.#applied.apisLeftOut = Object.fromEntries(built.problems.map((p) => [p.api_id, p.message]));
+    this.#applied.apis.swapped(p.entries, new Set(built.problems.map((x) => x.api_id)), Date.now());
+    this.#applied.apisLeftOut = Object.fromEntries(built.problems.map((x) => [x.api_id, x.message]));
     await this.#registry.publish(this.#node, this.#applied).catch((err: unknown) => {
       this.#log.warn('publishing the applied revisions failed', { error: errorMessage(err) });
     });
     void old.retire().catch((err: unknown) => {
       this.#log.warn('closing retired routes failed', { error: errorMessage(err) });
     });
-    for (const l of this.#listeners.all()) {
-      if (l.role === 'api' && typeof l.key === 'number' && !wanted.has(l.key))
-        void this.#listeners.close(l.key);
-    }
-    for (const w of built.warnings) this.#log.warn('routes loaded with a warning', { detail: w });
-    this.#log.info('routes loaded', { apis: table.routes.length, skipped: built.skipped.length });
-    const notes: string[] = [];
-    if (built.problems.length > 0) {
-      const message = built.problems.map((p) => `API ${p.api_id}: ${p.message}`).join('; ');
-      this.#log.error('apis left out of the routes', { problems: built.problems });
-      notes.push(`left out: ${message}`);
-    }
-    // An API whose streams do not run is still served (its other routes): not "left out".
-    if (streamProblems.length > 0) {
-      const message = streamProblems.map((p) => `API ${p.api_id}: ${p.message}`).join('; ');
-      this.#log.error('streams not running', { problems: streamProblems });
-      notes.push(`streams not running: ${message}`);
-    }
-    if (notes.length > 0)
-      return { ok: true, message: `loaded ${table.routes.length} APIs; ${notes.join('; ')}` };
-    return { ok: true, message: '' };
+    return reloadSwapped(p, this.#listeners, this.#log);
   }
 
   #handle(req: IncomingMessage, res: ServerResponse, l: OpenListener): void {
