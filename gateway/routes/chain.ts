@@ -35,6 +35,7 @@ import { cors } from '../middleware/cors/index.ts';
 import { hardTimeouts } from '../middleware/hard-timeouts/index.ts';
 import { circuitBreakers } from '../middleware/circuit-breakers/index.ts';
 import { loadBalancing } from '../middleware/load-balancing/index.ts';
+import { mirror } from '../middleware/mirror/index.ts';
 import { validateJson } from '../middleware/validate-json/index.ts';
 import { mockResponses } from '../middleware/mock-responses/index.ts';
 import { virtualEndpoints } from '../middleware/virtual-endpoints/index.ts';
@@ -100,7 +101,7 @@ export const stages: readonly { stage: string; middleware: readonly GatewayMiddl
     // the reference's do) and method transforms come before the mock responses
     // (which carry the response headers), the virtual endpoints (a function answers), the response cache (a hit answers here, after
     // authentication and limits) and the plugins' `post` hooks, which see the request as
-    // sent upstream; load balancing then picks the upstream (`target_list`, unless one was chosen
+    // sent upstream; the mirrors get their copy of it (`mirror_targets`, not waited for); load balancing then picks the upstream (`target_list`, unless one was chosen
     // before: `override_target`, a rewrite); hard timeouts and circuit breakers wrap the upstream call itself.
     stage: 'before upstream',
     middleware: [
@@ -116,6 +117,7 @@ export const stages: readonly { stage: string; middleware: readonly GatewayMiddl
       virtualEndpoints,
       responseCache,
       pluginsPost,
+      mirror,
       loadBalancing,
       hardTimeouts,
       circuitBreakers,

@@ -103,6 +103,11 @@ const cases: Case[] = [
     each: [(p) => p.path === 'proxy.target_list[1]' && p.type === 'NotSupported'],
   },
   {
+    name: 'each mirror target is an http or https target',
+    api: api({}, { mirror_targets: ['http://m1:8080', 'ftp://m2'] }),
+    each: [(p) => p.path === 'proxy.mirror_targets[1]' && p.type === 'NotSupported'],
+  },
+  {
     name: 'uptime checks: an http URL each; TCP checks not supported yet',
     api: api({
       uptime_tests: {

@@ -178,6 +178,11 @@ function loadBalancingProblems(
         problems.push(problem(`proxy.target_list[${String(i)}]`, parsed.type, parsed.message));
     });
   }
+  list(proxy?.mirror_targets).forEach((t, i) => {
+    const parsed = typeof t === 'string' ? parseTarget(t) : undefined;
+    if (parsed !== undefined && isTargetProblem(parsed))
+      problems.push(problem(`proxy.mirror_targets[${String(i)}]`, parsed.type, parsed.message));
+  });
   const tests = model<{ check_list: unknown }>(api.uptime_tests);
   list(tests?.check_list).forEach((c, i) => {
     const check = model<{

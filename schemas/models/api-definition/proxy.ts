@@ -63,6 +63,11 @@ export const proxy: JsonSchema = {
         'Round-robin over `target_list` instead of `target_url` (per API, shared by the requests of a gateway process; `target_url` may then be empty).',
     }),
     target_list: enforced(strings('Upstreams load balancing goes round (each as `target_url`).')),
+    mirror_targets: enforced(
+      strings(
+        "Upstreams (http or https) that get a copy of each request as it goes to the upstream (after the chain's header changes and rewrites), their answers ignored: a mirror never delays or fails the request (a failed or slow mirror is only logged). A request body is copied when it has a Content-Length of at most 1 MiB (such an API is served by node:http, which reads bodies); a larger or chunked body is not mirrored. An svc extension (the Gateway API's `RequestMirror`).",
+      ),
+    ),
     check_host_against_uptime_tests: enforced({
       type: 'boolean',
       description:

@@ -1,0 +1,192 @@
+/**
+ * `proxy.mirror_targets` through a real listener, against the files and Redis stores with the
+ * fast path on and off (a mirrored API reads bodies: node:http serves it in every setup): the
+ * mirror gets the request as it goes upstream (rewritten path, query, changed headers, body) and
+ * the client gets the upstream's answer; a mirror that never answers, or cannot be reached,
+ * neither delays nor fails the request; a body without a length is proxied, not mirrored.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fastPathStats } from '../../server/fast-path/index.ts';
+import { useEcho, type Echoed } from '../../testing/echo.ts';
+import { keyless, oneVersion } from '../../testing/harness.ts';
+import { describeEachSetup } from '../../testing/tables.ts';
+
+const echo = useEcho();
+
+/** What a mirror got. */
+interface Copy {
+  method: string;
+  url: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+let copies: Copy[] = [];
+let waiting: ((c: Copy) => void)[] = [];
+let mirror: http.Server;
+let mirrorUrl: string;
+/** A mirror that reads requests and never answers. */
+let silent: http.Server;
+let silentUrl: string;
+/** A port nothing listens on. */
+let deadUrl: string;
+
+async function listen(server: http.Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${String((server.address() as AddressInfo).port)}`;
+}
+
+before(async () => {
+  mirror = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const copy = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString(),
+      };
+      copies.push(copy);
+      for (const w of waiting) w(copy);
+      waiting = [];
+      res.writeHead(500).end('the mirror answers 500: ignored');
+    });
+  });
+  mirrorUrl = await listen(mirror);
+  silent = http.createServer((req) => {
+    req.resume();
+  });
+  silentUrl = await listen(silent);
+  const dead = http.createServer();
+  deadUrl = await listen(dead);
+  await new Promise<void>((resolve) =>
+    dead.close(() => {
+      resolve();
+    }),
+  );
+});
+
+after(async () => {
+  for (const s of [mirror, silent]) {
+    s.closeAllConnections();
+    await new Promise<void>((resolve) =>
+      s.close(() => {
+        resolve();
+      }),
+    );
+  }
+});
+
+/** The next copy the mirror gets (or one it already got for `url`). */
+function copyOf(url: string): Promise<Copy> {
+  const seen = copies.find((c) => c.url === url);
+  if (seen !== undefined) return Promise.resolve(seen);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      reject(new Error(`no mirror copy of ${url}`));
+    }, 5000);
+    waiting.push((c) => {
+      if (c.url !== url) return;
+      clearTimeout(timer);
+      resolve(c);
+    });
+  });
+}
+
+const apis = (): Record<string, unknown>[] => [
+  keyless('mirrored', '/m/', `${echo().url}/up`, oneVersion({ global_headers: { 'x-set': 'by-gateway' } }), {
+    strip_listen_path: true,
+    mirror_targets: [`${mirrorUrl}/copy`],
+  }),
+  keyless('slow-mirrors', '/s/', echo().url, {}, { mirror_targets: [silentUrl, deadUrl, mirrorUrl] }),
+];
+
+describeEachSetup(
+  'request mirroring',
+  () => ({}),
+  ({ gw }) => {
+    before(async () => {
+      copies = [];
+      for (const api of apis()) await gw().addApi(api);
+      await gw().reload();
+    });
+
+    test('the mirror gets the request as it goes upstream; the client gets the upstream answer', async () => {
+      const before = fastPathStats.requests;
+      const res = await gw().request({
+        fresh: true,
+        method: 'GET',
+        path: '/m/items/1?q=2',
+        headers: { 'x-client': 'c1' },
+      });
+      assert.equal(res.status, 200, res.text);
+      assert.equal(fastPathStats.requests - before, 0, 'a mirrored API is served by node:http');
+      const got = res.json as Echoed;
+      assert.equal(got.path, '/up/items/1');
+      const copy = await copyOf('/copy/items/1?q=2');
+      assert.equal(copy.method, 'GET');
+      assert.equal(copy.headers['x-client'], 'c1');
+      assert.equal(copy.headers['x-set'], 'by-gateway', 'after the header changes');
+      assert.equal(copy.headers.host, new URL(mirrorUrl).host, "the mirror's own host");
+      assert.equal(copy.body, '');
+    });
+
+    test('a body with a length is copied, and still reaches the upstream', async () => {
+      const res = await gw().request({
+        fresh: true,
+        method: 'POST',
+        path: '/m/orders',
+        headers: { 'content-type': 'application/json' },
+        body: '{"n":1}',
+      });
+      assert.equal(res.status, 200, res.text);
+      assert.equal((res.json as Echoed).body, '{"n":1}');
+      const copy = await copyOf('/copy/orders');
+      assert.equal(copy.method, 'POST');
+      assert.equal(copy.body, '{"n":1}');
+      assert.equal(copy.headers['content-length'], '7');
+    });
+
+    test('a mirror that never answers or cannot be reached neither delays nor fails the request', async () => {
+      const started = Date.now();
+      const res = await gw().request({ fresh: true, method: 'GET', path: '/s/fast' });
+      assert.equal(res.status, 200, res.text);
+      assert.equal((res.json as Echoed).path, '/s/fast');
+      assert.ok(Date.now() - started < 2000, `answered in ${String(Date.now() - started)} ms`);
+      // The third mirror, which answers, got its copy all the same.
+      await copyOf('/s/fast');
+    });
+
+    test('a body without a length is proxied and not mirrored', async () => {
+      const port = gw().port;
+      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = http.request(
+          { host: '127.0.0.1', port, method: 'POST', path: '/m/chunked', agent: false },
+          (res) => {
+            let body = '';
+            res.on('data', (c: Buffer) => (body += c.toString()));
+            res.on('end', () => {
+              resolve({ status: res.statusCode ?? 0, body });
+            });
+          },
+        );
+        req.on('error', reject);
+        req.write('part-1;');
+        req.end('part-2');
+      });
+      assert.equal(answer.status, 200);
+      assert.equal((JSON.parse(answer.body) as Echoed).body, 'part-1;part-2');
+      // A later request's copy arrives; the chunked one never did.
+      await gw().request({ fresh: true, method: 'GET', path: '/m/after' });
+      await copyOf('/copy/after');
+      assert.equal(
+        copies.some((c) => c.url === '/copy/chunked'),
+        false,
+      );
+    });
+  },
+);
