@@ -13,7 +13,12 @@ import { hashPassword } from '../api/keys.ts';
 import type { DashboardDeps } from '../api/http.ts';
 import type { Doc, StoreReader } from '../store/store.ts';
 import { presentDeveloper, presentKey, presentRequest, presentSubscription } from './admin.ts';
-import { isDeveloperEmail, isHttpUrl, MIN_PASSWORD_LENGTH } from '../../schemas/rules/portal.ts';
+import {
+  emailProblem,
+  isHttpUrl,
+  MAX_WEBHOOK_URL_LENGTH,
+  passwordProblem,
+} from '../../schemas/rules/portal.ts';
 import { settingsOf, type Product } from './model.ts';
 import {
   emailLookup,
@@ -175,10 +180,10 @@ export async function developerApi(call: PortalCall): Promise<Reply> {
     if (!settings.signup_enabled) return fail(403, 'Sign-up is off for this portal: ask its organisation');
     const body = await readObject(call.req);
     const problems: string[] = [];
-    if (!isDeveloperEmail(body.email)) problems.push('email: Required value: an e-mail address');
-    if (typeof body.password !== 'string' || body.password.length < MIN_PASSWORD_LENGTH) {
-      problems.push(`password: Required value: ${String(MIN_PASSWORD_LENGTH)} characters or more`);
-    }
+    const badEmail = emailProblem(body.email);
+    if (badEmail !== undefined) problems.push(`email: ${badEmail}`);
+    const badPassword = passwordProblem(body.password);
+    if (badPassword !== undefined) problems.push(`password: ${badPassword}`);
     if (body.name !== undefined && typeof body.name !== 'string')
       problems.push('name: Invalid value: a string');
     if (problems.length > 0)
@@ -281,6 +286,24 @@ export async function developerApi(call: PortalCall): Promise<Reply> {
       return fail(400, `product_id: the product is ${prod.auth_type}: it issues no keys`);
     const id = newId();
     return store.write(org, async (tx) => {
+      // One open request or key per product and developer: a second is a 409 naming the first.
+      const mine = await withKeyTruth(
+        tx,
+        org,
+        (await tx.list(org, 'portal-key-requests')).items.filter(
+          (d) => d.body.developer_id === dev.id && d.body.product_id === productId,
+        ),
+      );
+      const open = mine.find((d) => ['pending', 'approved', 'issued'].includes(String(d.body.status)));
+      if (open !== undefined) {
+        const what =
+          open.body.status === 'issued'
+            ? `you hold its key ${String(open.body.key_id)}: revoke it to request another`
+            : open.body.status === 'approved'
+              ? `your request ${open.id} is approved: claim its key`
+              : `your request ${open.id} is pending: the organisation has to approve it`;
+        return fail(409, `A key of this product is requested already: ${what}`);
+      }
       const auto = prod.key_approval === 'auto';
       let reqBody: Record<string, unknown> = {
         developer_id: dev.id,
@@ -398,6 +421,8 @@ export async function developerApi(call: PortalCall): Promise<Reply> {
     const allowed = (p.body as unknown as Product).subscribable_events;
     const problems: string[] = [];
     if (!isHttpUrl(body.url)) problems.push('url: Required value: an http or https URL');
+    else if (body.url.length > MAX_WEBHOOK_URL_LENGTH)
+      problems.push(`url: Invalid value: at most ${String(MAX_WEBHOOK_URL_LENGTH)} characters`);
     const events = body.events;
     if (!Array.isArray(events) || events.length === 0) {
       problems.push(

@@ -51,32 +51,39 @@ for (const fx of storeFixtures()) {
       }
       return { status: r.status, body, text };
     };
-    /** A developer API POST of acme from the client address `from` (a loopback address of 127/8). */
-    const postFrom = (
-      from: string,
+    /** A request of the dashboard from the client address `from` (of 127/8), with `host` as Host. */
+    const raw = (
+      method: string,
       path: string,
-      body: unknown,
+      opts: { from?: string; host?: string; body?: unknown } = {},
     ): Promise<{ status: number; headers: Record<string, unknown>; body: Record<string, unknown> }> =>
       new Promise((resolve, reject) => {
+        const headers: Record<string, string> = { 'content-type': 'application/json' };
+        if (opts.host !== undefined) headers.host = opts.host;
         const req = request(
-          `${d.url}/portal/acme/api${path}`,
-          { method: 'POST', localAddress: from, headers: { 'content-type': 'application/json' } },
+          `${d.url}${path}`,
+          { method, headers, ...(opts.from === undefined ? {} : { localAddress: opts.from }) },
           (res) => {
             let text = '';
             res.setEncoding('utf8');
             res.on('data', (chunk: string) => (text += chunk));
             res.on('end', () => {
-              resolve({
-                status: res.statusCode ?? 0,
-                headers: res.headers,
-                body: JSON.parse(text) as Record<string, unknown>,
-              });
+              let body: Record<string, unknown>;
+              try {
+                body = JSON.parse(text) as Record<string, unknown>;
+              } catch {
+                body = { text };
+              }
+              resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
             });
           },
         );
         req.on('error', reject);
-        req.end(JSON.stringify(body));
+        req.end(opts.body === undefined ? undefined : JSON.stringify(opts.body));
       });
+    /** A developer API POST of acme from the client address `from`. */
+    const postFrom = (from: string, path: string, body: unknown) =>
+      raw('POST', `/portal/acme/api${path}`, { from, body });
     const call = async (method: string, path: string, body?: unknown, auth = admin) =>
       d.call(method, path, { auth, ...(body === undefined ? {} : { body }) });
     const signedIn = async (email: string): Promise<{ id: string; token: string }> => {
@@ -459,6 +466,242 @@ for (const fx of storeFixtures()) {
         password: 'long enough',
       });
       assert.equal(other.status, 200, JSON.stringify(other.body));
+    });
+
+    const signUps: { name: string; body: Record<string, unknown>; message: RegExp }[] = [
+      { name: 'no e-mail', body: { password: 'long enough' }, message: /email: Required value/ },
+      { name: 'no @', body: { email: 'nobody', password: 'long enough' }, message: /email: Invalid value/ },
+      { name: 'two @', body: { email: 'a@b@c.test', password: 'long enough' }, message: /email: Invalid/ },
+      { name: 'a space', body: { email: 'a b@c.test', password: 'long enough' }, message: /email: Invalid/ },
+      {
+        name: 'a control character',
+        body: { email: 'a\u0000b@c.test', password: 'long enough' },
+        message: /email: Invalid value/,
+      },
+      {
+        name: 'a long e-mail',
+        body: { email: `${'a'.repeat(250)}@c.test`, password: 'long enough' },
+        message: /email: Invalid value: at most 254 characters/,
+      },
+      { name: 'e-mail not a string', body: { email: 7, password: 'long enough' }, message: /email: Invalid/ },
+      {
+        name: 'short password',
+        body: { email: 'p@dev.test', password: 'short' },
+        message: /password: Required/,
+      },
+      {
+        name: 'long password',
+        body: { email: 'p@dev.test', password: 'x'.repeat(1025) },
+        message: /password: Invalid value: at most 1024 characters/,
+      },
+    ];
+    for (const c of signUps) {
+      test(`sign-up refuses by field: ${c.name}`, async () => {
+        const r = await dev('acme', 'POST', '/register', { body: c.body });
+        assert.equal(r.status, 400, r.text);
+        assert.match(String(r.body.Message), c.message);
+      });
+    }
+
+    test("an outsider's key requests and subscriptions: unknown product, a second request, events and URLs the product does not take", async () => {
+      for (const [id, approval] of [
+        ['outsider-auto', 'auto'],
+        ['outsider-manual', 'manual'],
+      ] as const) {
+        const put = await call('PUT', `/api/portal/products/${id}`, {
+          name: id,
+          api_id: 'stock',
+          key_approval: approval,
+          subscribable_events: ['stock.low'],
+        });
+        assert.equal(put.status, 200, put.text);
+      }
+      assert.equal(
+        (await call('PUT', '/api/portal/catalogues/outsider', { apis: ['outsider-auto', 'outsider-manual'] }))
+          .status,
+        200,
+      );
+      const one = await signedIn('outsider@dev.test');
+      const ask = (product_id: unknown) =>
+        dev('acme', 'POST', '/key-requests', { token: one.token, body: { product_id } });
+
+      assert.equal((await ask('no-such-product')).status, 404);
+      const notString = await ask(7);
+      assert.equal(notString.status, 400);
+      assert.match(String(notString.body.Message), /product_id: Required value/);
+
+      const first = await ask('outsider-auto');
+      assert.equal(first.status, 200, first.text);
+      const second = await ask('outsider-auto');
+      assert.equal(second.status, 409, second.text);
+      assert.match(String(second.body.Message), new RegExp(`you hold its key ${String(first.body.key_id)}`));
+      const pending = await ask('outsider-manual');
+      assert.equal(pending.status, 200, pending.text);
+      const again = await ask('outsider-manual');
+      assert.equal(again.status, 409);
+      assert.match(String(again.body.Message), /is pending/);
+      const mine = await dev('acme', 'GET', '/key-requests', { token: one.token });
+      assert.equal((mine.body.key_requests as unknown[]).length, 2, 'no request was made by the refusals');
+      // Once revoked, a new key may be asked for.
+      assert.equal(
+        (await dev('acme', 'DELETE', `/keys/${String(first.body.key_id)}`, { token: one.token })).status,
+        200,
+      );
+      assert.equal((await ask('outsider-auto')).status, 200);
+
+      const subscribe = (body: Record<string, unknown>) =>
+        dev('acme', 'POST', '/subscriptions', { token: one.token, body });
+      const refusals: [Record<string, unknown>, number, RegExp][] = [
+        [{ product_id: 'nope', url: 'http://hooks.test/', events: ['stock.low'] }, 404, /Product not found/],
+        [
+          { product_id: 'outsider-auto', url: 'http://hooks.test/', events: ['stock.high'] },
+          400,
+          /events\[0\]: Unsupported value: "stock.high" is not an event of the product \(stock.low\)/,
+        ],
+        [
+          { product_id: 'outsider-auto', url: 'http://hooks.test/', events: [] },
+          400,
+          /events: Required value/,
+        ],
+        [
+          { product_id: 'outsider-auto', url: 'ftp://hooks.test/', events: ['stock.low'] },
+          400,
+          /url: Required/,
+        ],
+        [
+          { product_id: 'outsider-auto', url: 'javascript:alert(1)', events: ['stock.low'] },
+          400,
+          /url: Required/,
+        ],
+        [{ product_id: 'outsider-auto', url: 'http://', events: ['stock.low'] }, 400, /url: Required/],
+        [{ product_id: 'outsider-auto', url: '/relative', events: ['stock.low'] }, 400, /url: Required/],
+        [
+          {
+            product_id: 'outsider-auto',
+            url: `http://hooks.test/${'x'.repeat(2048)}`,
+            events: ['stock.low'],
+          },
+          400,
+          /url: Invalid value: at most 2048 characters/,
+        ],
+        [
+          { product_id: 'outsider-manual', url: 'http://hooks.test/', events: ['stock.low'] },
+          403,
+          /needs a key of the product/,
+        ],
+      ];
+      for (const [body, status, message] of refusals) {
+        const r = await subscribe(body);
+        assert.equal(r.status, status, `${JSON.stringify(body).slice(0, 100)}: ${r.text}`);
+        assert.match(String(r.body.Message), message);
+      }
+      assert.deepEqual(
+        (await dev('acme', 'GET', '/subscriptions', { token: one.token })).body.subscriptions,
+        [],
+      );
+      const ok = await subscribe({
+        product_id: 'outsider-auto',
+        url: 'https://hooks.test/in',
+        events: ['stock.low'],
+      });
+      assert.equal(ok.status, 200, ok.text);
+    });
+
+    test("a disabled developer's session and sign-in; a deleted developer's keys and e-mail", async () => {
+      const one = await signedIn('disabled@dev.test');
+      const key = await dev('acme', 'POST', '/key-requests', {
+        token: one.token,
+        body: { product_id: 'outsider-auto' },
+      });
+      assert.equal(key.status, 200, key.text);
+      assert.equal(
+        (await call('PUT', `/api/portal/developers/${one.id}`, { status: 'disabled' })).status,
+        200,
+      );
+      for (const [method, path] of [
+        ['GET', '/keys'],
+        ['POST', '/key-requests'],
+        ['DELETE', `/keys/${String(key.body.key_id)}`],
+        ['GET', '/subscriptions'],
+      ] as const) {
+        const r = await dev('acme', method, path, {
+          token: one.token,
+          ...(method === 'POST' ? { body: { product_id: 'outsider-auto' } } : {}),
+        });
+        assert.equal(r.status, 401, `${method} ${path}`);
+      }
+      const login = await dev('acme', 'POST', '/login', {
+        body: { email: 'disabled@dev.test', password: 'long enough' },
+      });
+      assert.equal(login.status, 403);
+      assert.match(String(login.body.Message), /disabled/);
+      // Its key stays until revoked (docs/portal.md), then goes with the developer.
+      assert.equal((await call('GET', `/api/keys/${String(key.body.key_id)}?hashed=true`)).status, 200);
+      assert.equal((await call('DELETE', `/api/portal/developers/${one.id}`)).status, 200);
+      assert.equal((await call('GET', `/api/keys/${String(key.body.key_id)}?hashed=true`)).status, 404);
+      const keys = (await call('GET', '/api/portal/keys?p=-1')).body.keys as { developer_id: string }[];
+      assert.equal(
+        keys.some((k) => k.developer_id === one.id),
+        false,
+      );
+      // The e-mail may sign up again: a new account, without the old keys.
+      const back = await signedIn('disabled@dev.test');
+      assert.notEqual(back.id, one.id);
+      assert.deepEqual((await dev('acme', 'GET', '/keys', { token: back.token })).body.keys, []);
+      assert.deepEqual(
+        (await dev('acme', 'GET', '/key-requests', { token: back.token })).body.key_requests,
+        [],
+      );
+    });
+
+    test('the portal domain: cname in any case, with a port or a trailing dot; one organisation per domain', async () => {
+      const org = async (id: string, cname: unknown) =>
+        d.call('POST', '/admin/organisations', {
+          auth: { admin: true },
+          body: { id, owner_name: id, cname },
+        });
+      for (const bad of [
+        ':80',
+        'a..example.com',
+        '-a.example.com',
+        'a_b.example.com',
+        'a.example.com:99999',
+        'a.example.com:0',
+        'a.example.com:80:80',
+        7,
+      ]) {
+        const r = await org('bad-cname', bad);
+        assert.equal(r.status, 400, `${String(bad)}: ${r.text}`);
+        assert.match(String(r.body.Message), /cname: Invalid value/);
+      }
+      assert.equal((await org('shop', 'Shop.Example.COM')).status, 200);
+      assert.equal((await org('ported', 'ported.example.com:8443')).status, 200);
+      const name = async (host: string): Promise<unknown> =>
+        (await raw('GET', '/api/portal', { host })).body.org_id;
+      assert.equal(await name('shop.example.com'), 'shop');
+      assert.equal(await name('SHOP.example.com:3000'), 'shop');
+      assert.equal(await name('shop.example.com.'), 'shop');
+      assert.equal(await name('shop.example.com.:3000'), 'shop');
+      assert.equal(await name('ported.example.com:8443'), 'ported');
+      assert.equal(await name('PORTED.EXAMPLE.COM:8443'), 'ported');
+      assert.equal(await name('ported.example.com:9443'), undefined, 'another port is not the portal');
+      // One domain, one organisation: whatever its case, port or trailing dot.
+      for (const taken of ['shop.example.com', 'SHOP.example.com.:8080']) {
+        const r = await org('copycat', taken);
+        assert.equal(r.status, 409, r.text);
+        assert.match(String(r.body.Message), /cname: .* is the portal domain of organisation shop already/);
+      }
+      const put = await d.call('PUT', '/admin/organisations/ported', {
+        auth: { admin: true },
+        body: { owner_name: 'ported', cname: 'shop.example.com' },
+      });
+      assert.equal(put.status, 409);
+      // Its own domain again is no clash.
+      const same = await d.call('PUT', '/admin/organisations/shop', {
+        auth: { admin: true },
+        body: { owner_name: 'Shop', cname: 'shop.example.com' },
+      });
+      assert.equal(same.status, 200, same.text);
     });
   });
 }

@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import { stripTypeScriptTypes } from 'node:module';
 import { TextBody } from '../../lib/http/reply-body.ts';
+import { portalDomainKey } from '../../schemas/rules/portal.ts';
 import { fail, type DashboardDeps, type Reply } from '../api/http.ts';
 import { developerApi, feed } from './developer.ts';
 import { SignInLimits } from './sign-in-limit.ts';
@@ -67,7 +68,7 @@ class Domains {
         const m = new Map<string, string>();
         for (const o of page.items) {
           if (typeof o.body.cname === 'string' && o.body.cname !== '')
-            m.set(o.body.cname.toLowerCase(), o.id);
+            m.set(portalDomainKey(o.body.cname), o.id);
         }
         return m;
       });
@@ -79,7 +80,8 @@ class Domains {
         this.#reading = undefined;
       }
     }
-    return this.#map.get(host.toLowerCase()) ?? this.#map.get(host.toLowerCase().replace(/:\d+$/, ''));
+    // A cname with a port names that port only; one without, every port.
+    return this.#map.get(portalDomainKey(host)) ?? this.#map.get(portalDomainKey(host, false));
   }
 }
 

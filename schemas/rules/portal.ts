@@ -82,12 +82,65 @@ export function openApiProblem(doc: string): string | undefined {
   return undefined;
 }
 
-const EMAIL = /^[^\s@]+@[^\s@]+$/;
+/** Longest e-mail address (RFC 5321's path limit). */
+export const MAX_EMAIL_LENGTH = 254;
+// One @, no white space or control characters on either side.
+const EMAIL = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+$/u;
 
-/** Whether `s` is a developer's e-mail address as sign-up takes it. */
-export function isDeveloperEmail(s: unknown): s is string {
-  return typeof s === 'string' && EMAIL.test(s);
+/** Why `s` is not a developer's e-mail address as sign-up takes it, or undefined when it is one. */
+export function emailProblem(s: unknown): string | undefined {
+  if (s === undefined || s === '') return 'Required value: an e-mail address';
+  if (typeof s !== 'string' || !EMAIL.test(s)) {
+    return 'Invalid value: an e-mail address (name@domain, no spaces or control characters)';
+  }
+  if (s.length > MAX_EMAIL_LENGTH) return `Invalid value: at most ${String(MAX_EMAIL_LENGTH)} characters`;
+  return undefined;
 }
 
 /** Shortest password of a developer. */
 export const MIN_PASSWORD_LENGTH = 8;
+/** Longest password of a developer (a passphrase fits; a megabyte is not hashed). */
+export const MAX_PASSWORD_LENGTH = 1024;
+
+/** Why `s` is not a password sign-up takes, or undefined when it is one. */
+export function passwordProblem(s: unknown): string | undefined {
+  if (typeof s !== 'string' || s.length < MIN_PASSWORD_LENGTH) {
+    return `Required value: ${String(MIN_PASSWORD_LENGTH)} characters or more`;
+  }
+  if (s.length > MAX_PASSWORD_LENGTH)
+    return `Invalid value: at most ${String(MAX_PASSWORD_LENGTH)} characters`;
+  return undefined;
+}
+
+/** Longest webhook URL of a subscription. */
+export const MAX_WEBHOOK_URL_LENGTH = 2048;
+
+const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
+
+/**
+ * Why `s` is not a portal domain (an organisation's `cname`), or undefined when it is one (or
+ * empty: no portal domain). A DNS name (letters, digits and hyphens in dot-separated labels, at
+ * most 253 characters, a trailing dot allowed), optionally with a port: with one, only requests
+ * to that port are the portal's; without, requests to any port are.
+ */
+export function portalDomainProblem(s: unknown): string | undefined {
+  const rule = 'Invalid value: a domain name such as portal.example.com, optionally with :port';
+  if (typeof s !== 'string') return rule;
+  if (s === '') return undefined;
+  const m = /^([^:]+?)\.?(?::(\d{1,5}))?$/.exec(s);
+  const host = m?.[1];
+  if (host === undefined || host.length > 253 || !host.split('.').every((l) => LABEL.test(l))) return rule;
+  const port = m?.[2];
+  if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) return rule;
+  return undefined;
+}
+
+/**
+ * What a portal domain or a request's `Host` is looked up by: lower case, without a trailing dot
+ * (`Portal.Example.com.:8443` is `portal.example.com:8443`); `port: false` drops the port too.
+ */
+export function portalDomainKey(host: string, port = true): string {
+  const m = /^(.*?)\.?(:\d+)?$/.exec(host.trim().toLowerCase());
+  const name = m?.[1] ?? host.toLowerCase();
+  return port && m?.[2] !== undefined ? `${name}${m[2]}` : name;
+}
