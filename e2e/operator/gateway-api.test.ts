@@ -49,13 +49,17 @@ const HOST = hostAddress();
 
 interface Echo {
   port: number;
+  /** The path and query of each request it got, in order. */
+  seen: string[];
   close: () => Promise<void>;
 }
 
 /** An echo upstream on HOST: it answers with its name, the method, path, query and headers it got. */
 async function startEcho(name: string): Promise<Echo> {
+  const seen: string[] = [];
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
+    seen.push(req.url ?? '/');
     req.resume();
     req.on('end', () => {
       res.writeHead(200, { 'content-type': 'application/json', 'x-upstream': name });
@@ -73,6 +77,7 @@ async function startEcho(name: string): Promise<Echo> {
   await new Promise<void>((resolve) => server.listen(0, HOST, resolve));
   return {
     port: (server.address() as AddressInfo).port,
+    seen,
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();
@@ -416,7 +421,7 @@ test('header modifiers, redirects and URL rewrites', async () => {
   assert.equal(host.path, '/host/x');
 });
 
-test('status: what svc cannot serve is refused (UnsupportedValue) and not served; missing and forbidden backends named', async () => {
+test("RequestMirror: the mirror backend gets a copy, the client the main backend's answer", async () => {
   await applyManifest(
     cp,
     route(
@@ -428,13 +433,37 @@ test('status: what svc cannot serve is refused (UnsupportedValue) and not served
 `,
     ),
   );
-  const refused = await routeConditions('mirror', (c) => condition(c, 'Accepted')?.status === 'False');
+  const r = await waitServed('mirror.example', '/mirrored/1?q=2', { upstream: 'a' });
+  assert.equal(r.path, '/mirrored/1');
+  await waitFor('the mirror got its copy', () =>
+    Promise.resolve(upstreams.b.seen.includes('/mirrored/1?q=2') ? true : undefined),
+  );
+  assert.equal(
+    upstreams.a.seen.filter((u) => u === '/mirrored/1?q=2').length,
+    upstreams.b.seen.filter((u) => u === '/mirrored/1?q=2').length,
+    'one copy per request',
+  );
+});
+
+test('status: what svc cannot serve is refused (UnsupportedValue) and not served; missing and forbidden backends named', async () => {
+  await applyManifest(
+    cp,
+    route(
+      'extension',
+      `  hostnames: [extension.example]
+  rules:
+    - filters: [{type: ExtensionRef, extensionRef: {group: example.com, kind: Thing, name: x}}]
+      backendRefs: [{name: svc-a, port: 80}]
+`,
+    ),
+  );
+  const refused = await routeConditions('extension', (c) => condition(c, 'Accepted')?.status === 'False');
   assert.equal(condition(refused, 'Accepted')?.reason, 'UnsupportedValue');
   assert.match(
     condition(refused, 'Accepted')?.message ?? '',
-    /spec\.rules\[0\]\.filters\[0\]\.type: Unsupported value: "RequestMirror"/,
+    /spec\.rules\[0\]\.filters\[0\]\.type: Unsupported value: "ExtensionRef"/,
   );
-  assert.equal((await call('mirror.example', '/')).status, 404, 'a refused route is not served at all');
+  assert.equal((await call('extension.example', '/')).status, 404, 'a refused route is not served at all');
 
   await applyManifest(
     cp,

@@ -1,12 +1,12 @@
 /**
  * What a rule's filters and timeouts become on the API that serves it: header changes
  * (`global_headers`, `global_response_headers`), URL rewrites (`url_rewrites`; a hostname: the
- * `host` header with `preserve_host_header`), redirects (a
+ * `host` header with `preserve_host_header`), mirrors (`mirror_targets`), redirects (a
  * mock answer), timeouts (`hard_timeouts`). What the gateway cannot do the way the spec says is a
  * problem naming the field (the route is then refused with UnsupportedValue), never dropped.
  */
 import type { VersionInfo } from '../../../schemas/generated/kinds.ts';
-import type { HeaderModifier, RouteFilter, RouteRule } from './types.ts';
+import type { BackendRef, HeaderModifier, RouteFilter, RouteRule } from './types.ts';
 
 /** A field of the route that svc cannot serve as the spec says. */
 export interface Unsupported {
@@ -20,6 +20,8 @@ export interface RuleBehaviour {
   redirects: boolean;
   /** The backend gets the request's Host header (`URLRewrite.hostname` set it), not its own. */
   preserveHost: boolean;
+  /** The backends of the rule's `RequestMirror` filters, each with its field path. */
+  mirrors: { ref: BackendRef; at: string }[];
 }
 
 /** The listener and match a rule's filters are applied under. */
@@ -80,6 +82,7 @@ export function ruleBehaviour(
   const extended: NonNullable<VersionInfo['extended_paths']> = {};
   let redirects = false;
   let preserveHost = false;
+  const mirrors: RuleBehaviour['mirrors'] = [];
   (rule.filters ?? []).forEach((f: RouteFilter, i) => {
     const where = `${at}.filters[${i}]`;
     switch (f.type) {
@@ -152,9 +155,25 @@ export function ruleBehaviour(
         redirects = true;
         break;
       }
+      case 'RequestMirror': {
+        const m = f.requestMirror;
+        if (m === undefined) break;
+        const fraction = m.fraction;
+        if (
+          (m.percent !== undefined && m.percent !== 100) ||
+          (fraction !== undefined && fraction.numerator !== (fraction.denominator ?? 100))
+        ) {
+          problems.push({
+            message: `${where}.requestMirror.${m.percent === undefined ? 'fraction' : 'percent'}: Unsupported value: svc mirrors every request (leave it out)`,
+          });
+          break;
+        }
+        mirrors.push({ ref: m.backendRef, at: `${where}.requestMirror.backendRef` });
+        break;
+      }
       default:
         problems.push({
-          message: `${where}.type: Unsupported value: "${f.type}": supported values: "RequestHeaderModifier", "ResponseHeaderModifier", "RequestRedirect", "URLRewrite"`,
+          message: `${where}.type: Unsupported value: "${f.type}": supported values: "RequestHeaderModifier", "ResponseHeaderModifier", "RequestRedirect", "URLRewrite", "RequestMirror"`,
         });
     }
   });
@@ -182,5 +201,5 @@ export function ruleBehaviour(
     version.use_extended_paths = true;
     version.extended_paths = extended;
   }
-  return { version, redirects, preserveHost };
+  return { version, redirects, preserveHost, mirrors };
 }

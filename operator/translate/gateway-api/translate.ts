@@ -243,6 +243,7 @@ export function translateGateway(
       const unsupported: Unsupported[] = [];
       const mine: Candidate[] = [];
       const backendsOf = new Map<number, (ResolvedBackend | BackendProblem)[]>();
+      const mirrorProblems: BackendProblem[] = [];
       (route.spec.rules ?? []).forEach((rule, r) => {
         const at = `spec.rules[${r}]`;
         backendsOf.set(
@@ -251,6 +252,16 @@ export function translateGateway(
             resolveBackend(b, route.metadata.namespace, `${at}.backendRefs[${i}]`, ctx),
           ),
         );
+        (rule.filters ?? []).forEach((f, i) => {
+          if (f.type !== 'RequestMirror' || f.requestMirror === undefined) return;
+          const m = resolveBackend(
+            f.requestMirror.backendRef,
+            route.metadata.namespace,
+            `${at}.filters[${i}].requestMirror.backendRef`,
+            ctx,
+          );
+          if ('reason' in m) mirrorProblems.push(m);
+        });
         const matches = rule.matches === undefined || rule.matches.length === 0 ? [{}] : rule.matches;
         matches.forEach((match: RouteMatch, m) => {
           const mAt = `${at}.matches[${m}]`;
@@ -315,9 +326,10 @@ export function translateGateway(
         set.add(routeKey);
         attached.set(l.listener.name, set);
       }
-      const backendProblems = [...backendsOf.values()]
-        .flat()
-        .filter((b): b is BackendProblem => 'reason' in b);
+      const backendProblems = [
+        ...[...backendsOf.values()].flat().filter((b): b is BackendProblem => 'reason' in b),
+        ...mirrorProblems,
+      ];
       const first = backendProblems[0];
       parents.push({
         parentRef,
@@ -495,6 +507,15 @@ function buildApis(
             ? { target_url: distinct[0] }
             : { target_url: '', enable_load_balancing: true, target_list: list };
     }
+    // Each mirror: its one address, or the Service's cluster name when it has several (one copy
+    // per request, spread by the cluster); one not resolved (its status says so) or without a
+    // ready endpoint mirrors nothing.
+    const mirrorTargets = behaviour.mirrors.flatMap(({ ref, at }) => {
+      const m = resolveBackend(ref, c.route.metadata.namespace, at, ctx);
+      if ('reason' in m || m.targets.length === 0) return [];
+      if (m.targets.length === 1) return m.targets;
+      return [`http://${ref.name}.${ref.namespace ?? c.route.metadata.namespace}.svc:${ref.port ?? 80}`];
+    });
     const route = `${c.routeKey} rules[${c.ruleIndex}]`;
     const onGatewayPort = l.scheme === 'http' && g.port === ctx.gatewayPort;
     const version: VersionInfo = behaviour.version;
@@ -516,6 +537,7 @@ function buildApis(
         ...proxyTarget,
         strip_listen_path: false,
         ...(behaviour.preserveHost ? { preserve_host_header: true } : {}),
+        ...(mirrorTargets.length > 0 && !behaviour.redirects ? { mirror_targets: mirrorTargets } : {}),
       },
       version_data: { not_versioned: true, versions: { Default: version } },
     };

@@ -99,7 +99,12 @@ export interface RouteFilter {
     statusCode?: number;
   };
   urlRewrite?: { hostname?: string; path?: PathModifier };
-  requestMirror?: unknown;
+  requestMirror?: {
+    backendRef: BackendRef;
+    /** The share of requests mirrored (extended, experimental channel). */
+    percent?: number;
+    fraction?: { numerator: number; denominator?: number };
+  };
   extensionRef?: unknown;
 }
 
