@@ -350,6 +350,36 @@ test('portal: a key approved by hand and one approved automatically call the API
   assert.equal((await dev(a.org, 'DELETE', `/keys/${mineId}`, { token: other.token })).status, 404);
 });
 
+test("portal: a key the organisation deletes in the dashboard's keys stops at the gateway and shows revoked in the portal", async () => {
+  const d = await developer(a.org, a, 'deleted-key@dev.example');
+  const auto = await dev(a.org, 'POST', '/key-requests', {
+    token: d.token,
+    body: { product_id: 'orders-auto' },
+  });
+  assert.equal(auto.status, 200, auto.text);
+  const key = String(auto.body.key);
+  const keyId = String(auto.body.key_id);
+  await waitGateway('/orders/x', 200, key);
+  await admin(a, 'DELETE', `/api/keys/${keyId}?hashed=true`);
+  await waitGateway('/orders/x', 403, key);
+  assert.deepEqual((await dev(a.org, 'GET', '/keys', { token: d.token })).body.keys, []);
+  const requests = (await dev(a.org, 'GET', '/key-requests', { token: d.token })).body.key_requests as {
+    status: string;
+  }[];
+  assert.deepEqual(
+    requests.map((r) => r.status),
+    ['revoked'],
+  );
+  const portalKeys = (await admin(a, 'GET', '/api/portal/keys?p=-1')).keys as { key_id: string }[];
+  assert.equal(
+    portalKeys.some((k) => k.key_id === keyId),
+    false,
+  );
+  const again = await dev(a.org, 'DELETE', `/keys/${keyId}`, { token: d.token });
+  assert.equal(again.status, 410, again.text);
+  assert.match(String(again.body.Message), /already revoked/);
+});
+
 test('portal: a webhook subscription receives the product stream events, signed with its secret', async () => {
   const d = await developer(a.org, a, 'hooks@dev.example');
   const before = await dev(a.org, 'POST', '/subscriptions', {
