@@ -2,9 +2,10 @@
  * The developer portal's web UI (dashboard/ui/portal.html, portal.ts) in headless Chromium
  * (Debian's /usr/bin/chromium, driven by playwright-core), as a developer uses it: signing up
  * (pending until the organisation approves, then signing in), the catalogue with a product's
- * OpenAPI document rendered, a key issued at once and shown once, a key approved by hand and
- * claimed, usage and revocation, and a webhook subscription with its secret shown once. Nothing
- * is fetched from another host.
+ * OpenAPI document rendered, a key issued at once and shown once, a key approved by hand (in the
+ * dashboard's Portal tab) and claimed, usage and revocation, a webhook subscription with its
+ * secret shown once, and a key the organisation deleted shown revoked. Nothing is fetched from
+ * another host.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -142,7 +143,15 @@ describe('portal web UI', { skip: withoutChromium }, () => {
     const pending = (await call('GET', '/api/portal/key-requests?status=pending')).key_requests as {
       id: string;
     }[];
-    await call('POST', `/api/portal/key-requests/${pending[0]?.id ?? ''}/approve`);
+    // The organisation's admin approves it in the dashboard's Portal tab (drawn again on return).
+    const requestStatus = `[data-testid="request-status-${pending[0]?.id ?? ''}"]`;
+    await adminPage.click('a[href="#apis"]');
+    await adminPage.click('a[href="#portal"]');
+    await adminPage.waitForSelector(`${requestStatus}:has-text("pending")`);
+    await adminPage.click(
+      `[data-testid=portal-requests] tr:has(${requestStatus}) >> button:has-text("Approve")`,
+    );
+    await adminPage.waitForSelector(`${requestStatus}:has-text("approved")`);
     await page.reload();
     await page.waitForSelector('button:has-text("Get the key")');
     await page.click('button:has-text("Get the key")');
@@ -220,5 +229,18 @@ describe('portal web UI', { skip: withoutChromium }, () => {
     assert.equal(await adminPage.$('#secret-value'), null, 'shown once');
     await page.waitForSelector('#signed-out:not([hidden])');
     assert.deepEqual(outside, [], 'nothing fetched from another host');
+  });
+
+  test("a key the organisation deleted in the dashboard's keys shows revoked in My keys", async () => {
+    await page.fill('#in-email', 'ada@dev.test');
+    await page.fill('#in-password', 'long enough');
+    await page.click('#sign-in button[type=submit]');
+    await page.waitForSelector('#tabs:not([hidden])');
+    const keys = (await call('GET', '/api/portal/keys')).keys as { key_id: string; product_id: string }[];
+    const stock = keys.find((k) => k.product_id === 'stock')?.key_id ?? '';
+    await call('DELETE', `/api/keys/${stock}?hashed=true`);
+    await page.click('a[href="#keys"]');
+    await page.waitForSelector('[data-testid=request-status-stock]:has-text("revoked")');
+    assert.equal(await page.$('[data-testid=keys] tr:has-text("stock")'), null, 'no longer listed as held');
   });
 });
