@@ -5,7 +5,6 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { httpRequest, waitFor, type OperatorProc } from '../harness/processes.ts';
 import { startLocalWebhooks, type WebhookServer } from '../webhooks/helpers.ts';
@@ -27,6 +26,19 @@ import {
   waitReady,
   type OperatorWorld,
 } from './helpers.ts';
+import {
+  basicAuth,
+  changePassword,
+  createPasswordSecret,
+  keyApisManifest,
+  keyManifest,
+  keyRef,
+  pantryManifest,
+  patchKey,
+  secretValue,
+  sha256,
+  waitApiNotFound,
+} from './api-key-fixtures.ts';
 
 const ORG = 'e2e-org';
 let w: OperatorWorld;
@@ -47,35 +59,7 @@ before(async () => {
     org: ORG,
     env: { WATCH_NAMESPACE: 'shop,default', SVC_RESYNC_PERIOD: '2s', LOG_LEVEL: 'debug' },
   });
-  await applyManifest(
-    w.cp,
-    `apiVersion: svc.svc.io/v1alpha1
-kind: ApiDefinition
-metadata: {name: vault, namespace: shop}
-spec:
-  name: vault
-  use_keyless: false
-  use_standard_auth: true
-  strip_auth_data: true
-  proxy: {listen_path: /vault/, target_url: "${w.upstream.url}", strip_listen_path: true}
----
-apiVersion: svc.svc.io/v1alpha1
-kind: ApiDefinition
-metadata: {name: locker, namespace: shop}
-spec:
-  name: locker
-  use_keyless: false
-  use_basic_auth: true
-  proxy: {listen_path: /locker/, target_url: "${w.upstream.url}", strip_listen_path: true}
----
-apiVersion: svc.svc.io/v1alpha1
-kind: SecurityPolicy
-metadata: {name: vault-plan, namespace: shop}
-spec:
-  name: vault-plan
-  access_rights_array: [{name: vault}, {name: locker}]
-`,
-  );
+  await applyManifest(w.cp, keyApisManifest(w.upstream.url, { stripAuthData: true }));
   await waitReady(w.cp, { kind: 'securitypolicy', ns: 'shop', name: 'vault-plan' });
 });
 
@@ -85,39 +69,16 @@ after(async () => {
   await stopWorld(w);
 });
 
-const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
-const key = (name: string, ns = 'shop') => ({ kind: 'apikey', ns, name });
-
-/** The value under `dataKey` of a Secret, or undefined when it does not exist. */
-async function secretValue(ns: string, name: string, dataKey = 'key'): Promise<string | undefined> {
-  const r = await w.cp.kubectl(['get', 'secret', name, '-n', ns, '-o', 'json'], { allowFailure: true });
-  if (r.code !== 0) return undefined;
-  const b64 = (JSON.parse(r.stdout) as { data?: Record<string, string> }).data?.[dataKey];
-  return b64 === undefined ? undefined : Buffer.from(b64, 'base64').toString('utf8');
-}
-
 /** A client request through the gateway with `authorization`. */
 async function call(path: string, authorization?: string): Promise<{ status: number; body: string }> {
   const r = await httpRequest(`${w.gw.url}${path}`, { headers: authorization ? { authorization } : {} });
   return { status: r.status, body: r.body };
 }
 
-function keyManifest(name: string, spec: string): string {
-  return `apiVersion: svc.svc.io/v1alpha1
-kind: ApiKey
-metadata: {name: ${name}, namespace: shop}
-spec:
-${spec}`;
-}
-
-async function patch(name: string, body: unknown): Promise<void> {
-  await w.cp.kubectl(['patch', 'apikey', name, '-n', 'shop', '--type=merge', '-p', JSON.stringify(body)]);
-}
-
 test('a key without a Secret: the operator generates it; the value authenticates, the gateway holds only its hash', async () => {
   await applyManifest(w.cp, keyManifest('alice', '  policies: [vault-plan]\n  alias: alice\n'));
-  const st = await waitReady(w.cp, key('alice'));
-  const value = await secretValue('shop', 'alice');
+  const st = await waitReady(w.cp, keyRef('alice'));
+  const value = await secretValue(w.cp, 'shop', 'alice');
   assert.ok(value !== undefined && value.length >= 32, 'a strong value was written to the Secret');
   assert.equal(st.keyHash, sha256(value));
   assert.deepEqual(st.policyIds, [
@@ -149,7 +110,7 @@ test('a Secret created after its ApiKey: SecretNotFound, then the key works with
   );
   const waiting = await waitForStatus(
     w.cp,
-    key('bob'),
+    keyRef('bob'),
     'SecretNotFound',
     (s) => readyOf(s)?.reason === 'SecretNotFound',
   );
@@ -163,7 +124,7 @@ test('a Secret created after its ApiKey: SecretNotFound, then the key works with
     'shop',
     '--from-literal=token=bob-token-0123456789abcdef',
   ]);
-  const st = await waitReady(w.cp, key('bob'));
+  const st = await waitReady(w.cp, keyRef('bob'));
   assert.equal(st.keyHash, sha256('bob-token-0123456789abcdef'));
   await waitFor(
     'bob authenticates',
@@ -175,7 +136,7 @@ test('a policy created after the key: PolicyNotFound, then Ready and authenticat
   await applyManifest(w.cp, keyManifest('carol', '  policies: [late-plan]\n'));
   const waiting = await waitForStatus(
     w.cp,
-    key('carol'),
+    keyRef('carol'),
     'PolicyNotFound',
     (s) => readyOf(s)?.reason === 'PolicyNotFound',
   );
@@ -190,8 +151,8 @@ spec:
   access_rights_array: [{name: vault}]
 `,
   );
-  await waitReady(w.cp, key('carol'));
-  const value = (await secretValue('shop', 'carol')) ?? '';
+  await waitReady(w.cp, keyRef('carol'));
+  const value = (await secretValue(w.cp, 'shop', 'carol')) ?? '';
   await waitFor('carol authenticates', async () => (await call('/vault/z', value)).status === 200);
 });
 
@@ -206,32 +167,12 @@ test('accessRights naming an API created later: ApiNotFound naming it, then only
 `,
     ),
   );
-  const waiting = await waitForStatus(
-    w.cp,
-    key('erin'),
-    'ApiNotFound',
-    (s) => readyOf(s)?.reason === 'ApiNotFound',
-  );
-  assert.match(
-    readyOf(waiting)?.message ?? '',
-    /spec\.accessRights names ApiDefinition shop\/pantry, which does not exist yet/,
-  );
-  await applyManifest(
-    w.cp,
-    `apiVersion: svc.svc.io/v1alpha1
-kind: ApiDefinition
-metadata: {name: pantry, namespace: shop}
-spec:
-  name: pantry
-  use_keyless: false
-  use_standard_auth: true
-  proxy: {listen_path: /pantry/, target_url: "${w.upstream.url}", strip_listen_path: true}
-`,
-  );
-  const st = await waitReady(w.cp, key('erin'));
+  await waitApiNotFound(w.cp, 'erin');
+  await applyManifest(w.cp, pantryManifest(w.upstream.url));
+  const st = await waitReady(w.cp, keyRef('erin'));
   const api = await waitReady(w.cp, { kind: 'apidefinition', ns: 'shop', name: 'pantry' });
   assert.deepEqual(st.apiIds, [api.api_id]);
-  const value = (await secretValue('shop', 'erin')) ?? '';
+  const value = (await secretValue(w.cp, 'shop', 'erin')) ?? '';
   await waitFor(
     'erin is served on an allowed URL',
     async () => (await call('/pantry/get', value)).status === 200,
@@ -246,13 +187,13 @@ spec:
 });
 
 test('metadata changed: the key is updated in place, its hash and value unchanged', async () => {
-  const before = await waitReady(w.cp, key('alice'));
-  await patch('alice', { spec: { metaData: { team: 'blue' } } });
+  const before = await waitReady(w.cp, keyRef('alice'));
+  await patchKey(w.cp, 'alice', { spec: { metaData: { team: 'blue' } } });
   await waitFor('the gateway holds the new metadata', async () => {
     const r = await admin(w.gw, 'GET', `/svc/keys/${String(before.keyHash)}?hashed=true`);
     return (r.body as { meta_data?: Record<string, string> }).meta_data?.team === 'blue';
   });
-  assert.equal((await waitReady(w.cp, key('alice'))).keyHash, before.keyHash);
+  assert.equal((await waitReady(w.cp, keyRef('alice'))).keyHash, before.keyHash);
 });
 
 test('quota kept across a metadata change: the update does not reset the key counters', async () => {
@@ -269,11 +210,11 @@ spec:
 ---
 ${keyManifest('frank', '  policies: [metered]\n')}`,
   );
-  const st = await waitReady(w.cp, key('frank'));
-  const value = (await secretValue('shop', 'frank')) ?? '';
+  const st = await waitReady(w.cp, keyRef('frank'));
+  const value = (await secretValue(w.cp, 'shop', 'frank')) ?? '';
   await waitFor('frank authenticates', async () => (await call('/vault/q', value)).status === 200);
   assert.equal((await call('/vault/q', value)).status, 200);
-  await patch('frank', { spec: { metaData: { plan: 'gold' } } });
+  await patchKey(w.cp, 'frank', { spec: { metaData: { plan: 'gold' } } });
   await waitFor('the gateway holds the new metadata', async () => {
     const r = await admin(w.gw, 'GET', `/svc/keys/${String(st.keyHash)}?hashed=true`);
     return (r.body as { meta_data?: Record<string, string> }).meta_data?.plan === 'gold';
@@ -289,12 +230,12 @@ test('rotation: the old and the new value count against one quota, and the count
     w.cp,
     keyManifest('gina', '  policies: [metered]\n  rotation: {overlapSeconds: 600}\n'),
   );
-  await waitReady(w.cp, key('gina'));
-  const oldValue = (await secretValue('shop', 'gina')) ?? '';
+  await waitReady(w.cp, keyRef('gina'));
+  const oldValue = (await secretValue(w.cp, 'shop', 'gina')) ?? '';
   await waitFor('gina authenticates', async () => (await call('/vault/g', oldValue)).status === 200);
-  await patch('gina', { spec: { rotate: 'r1' } });
-  await waitForStatus(w.cp, key('gina'), 'rotated', (s) => s.rotated === 'r1' && isReady(s));
-  const newValue = (await secretValue('shop', 'gina')) ?? '';
+  await patchKey(w.cp, 'gina', { spec: { rotate: 'r1' } });
+  await waitForStatus(w.cp, keyRef('gina'), 'rotated', (s) => s.rotated === 'r1' && isReady(s));
+  const newValue = (await secretValue(w.cp, 'shop', 'gina')) ?? '';
   assert.notEqual(newValue, oldValue);
   assert.equal((await call('/vault/g', newValue)).status, 200, 'the second request of the quota');
   assert.equal((await call('/vault/g', oldValue)).status, 200, 'the third, with the old value');
@@ -305,7 +246,7 @@ test('rotation: the old and the new value count against one quota, and the count
 });
 
 test('drift: a key deleted behind the operator is created again', async () => {
-  const st = await waitReady(w.cp, key('bob'));
+  const st = await waitReady(w.cp, keyRef('bob'));
   const del = await admin(w.gw, 'DELETE', `/svc/keys/${String(st.keyHash)}?hashed=true`);
   assert.equal(del.status, 200);
   await waitFor(
@@ -315,10 +256,10 @@ test('drift: a key deleted behind the operator is created again', async () => {
 });
 
 test('rotate with overlap: both values work during the overlap, the old one is refused after', async () => {
-  const oldValue = (await secretValue('shop', 'alice')) ?? '';
-  await patch('alice', { spec: { rotation: { overlapSeconds: 6 }, rotate: 'r1' } });
-  const st = await waitForStatus(w.cp, key('alice'), 'rotated', (s) => s.rotated === 'r1' && isReady(s));
-  const newValue = (await secretValue('shop', 'alice')) ?? '';
+  const oldValue = (await secretValue(w.cp, 'shop', 'alice')) ?? '';
+  await patchKey(w.cp, 'alice', { spec: { rotation: { overlapSeconds: 6 }, rotate: 'r1' } });
+  const st = await waitForStatus(w.cp, keyRef('alice'), 'rotated', (s) => s.rotated === 'r1' && isReady(s));
+  const newValue = (await secretValue(w.cp, 'shop', 'alice')) ?? '';
   assert.notEqual(newValue, oldValue);
   assert.equal(st.keyHash, sha256(newValue));
   assert.equal((st.rotatedFrom as { keyHash?: string } | undefined)?.keyHash, sha256(oldValue));
@@ -330,7 +271,12 @@ test('rotate with overlap: both values work during the overlap, the old one is r
     30_000,
   );
   assert.equal((await call('/vault/r', newValue)).status, 200);
-  const after = await waitForStatus(w.cp, key('alice'), 'overlap over', (s) => s.rotatedFrom === undefined);
+  const after = await waitForStatus(
+    w.cp,
+    keyRef('alice'),
+    'overlap over',
+    (s) => s.rotatedFrom === undefined,
+  );
   assert.equal(after.keyHash, sha256(newValue));
 });
 
@@ -353,18 +299,18 @@ test('a Secret changed by hand (overlap 0): the new value works at once, the old
     'the old value is refused',
     async () => (await call('/vault/y', 'bob-token-0123456789abcdef')).status === 403,
   );
-  assert.equal((await waitReady(w.cp, key('bob'))).keyHash, sha256('bob-token-rotated-0123456789'));
+  assert.equal((await waitReady(w.cp, keyRef('bob'))).keyHash, sha256('bob-token-rotated-0123456789'));
 });
 
 test('expiresAt in the past: 401 Key has expired, please renew', async () => {
-  const value = (await secretValue('shop', 'carol')) ?? '';
-  await patch('carol', { spec: { expiresAt: '2020-01-01T00:00:00Z' } });
+  const value = (await secretValue(w.cp, 'shop', 'carol')) ?? '';
+  await patchKey(w.cp, 'carol', { spec: { expiresAt: '2020-01-01T00:00:00Z' } });
   await waitFor('the key refused as expired', async () => (await call('/vault/z', value)).status === 401);
   const r = await call('/vault/z', value);
   assert.match(r.body, /Key has expired, please renew/);
   const st = await waitForStatus(
     w.cp,
-    key('carol'),
+    keyRef('carol'),
     'expiresAt',
     (s) => s.expiresAt === '2020-01-01T00:00:00Z',
   );
@@ -372,15 +318,7 @@ test('expiresAt in the past: 401 Key has expired, please renew', async () => {
 });
 
 test('a basic-auth user: its password from the Secret authenticates, a changed one replaces it', async () => {
-  await w.cp.kubectl([
-    'create',
-    'secret',
-    'generic',
-    'dave-pw',
-    '-n',
-    'shop',
-    '--from-literal=password=first-pass-1',
-  ]);
+  await createPasswordSecret(w.cp, 'dave-pw', 'first-pass-1');
   await applyManifest(
     w.cp,
     keyManifest(
@@ -388,31 +326,20 @@ test('a basic-auth user: its password from the Secret authenticates, a changed o
       '  type: basic\n  username: dave\n  policies: [vault-plan]\n  secretRef: {name: dave-pw, key: password}\n',
     ),
   );
-  const st = await waitReady(w.cp, key('dave'));
+  const st = await waitReady(w.cp, keyRef('dave'));
   assert.equal(st.username, 'dave');
   assert.equal(st.keyHash, undefined);
-  const basic = (user: string, pw: string): string =>
-    `Basic ${Buffer.from(`${user}:${pw}`).toString('base64')}`;
   await waitFor(
     'dave authenticates',
-    async () => (await call('/locker/a', basic('dave', 'first-pass-1'))).status === 200,
+    async () => (await call('/locker/a', basicAuth('dave', 'first-pass-1'))).status === 200,
   );
-  assert.equal((await call('/locker/a', basic('dave', 'wrong'))).status, 401);
-  await w.cp.kubectl([
-    'patch',
-    'secret',
-    'dave-pw',
-    '-n',
-    'shop',
-    '--type=merge',
-    '-p',
-    JSON.stringify({ stringData: { password: 'second-pass-2' } }),
-  ]);
+  assert.equal((await call('/locker/a', basicAuth('dave', 'wrong'))).status, 401);
+  await changePassword(w.cp, 'dave-pw', 'second-pass-2');
   await waitFor(
     'the new password works',
-    async () => (await call('/locker/a', basic('dave', 'second-pass-2'))).status === 200,
+    async () => (await call('/locker/a', basicAuth('dave', 'second-pass-2'))).status === 200,
   );
-  assert.equal((await call('/locker/a', basic('dave', 'first-pass-1'))).status, 401);
+  assert.equal((await call('/locker/a', basicAuth('dave', 'first-pass-1'))).status, 401);
 });
 
 test('the webhook refuses a certificate key without its Secret and a basic key without a user, naming the field', async () => {
@@ -457,7 +384,7 @@ ${keyManifest('ivy', '  type: certificate\n  certificateSecretRef: ivy-tls\n  ac
   );
   const waiting = await waitForStatus(
     w.cp,
-    key('ivy'),
+    keyRef('ivy'),
     'SecretNotFound',
     (s) => readyOf(s)?.reason === 'SecretNotFound',
   );
@@ -466,7 +393,7 @@ ${keyManifest('ivy', '  type: certificate\n  certificateSecretRef: ivy-tls\n  ac
     /spec\.certificateSecretRef: Secret shop\/ivy-tls does not exist yet/,
   );
   await applyManifest(w.cp, tlsSecretManifest('shop', 'ivy-tls', bound));
-  const st = await waitReady(w.cp, key('ivy'));
+  const st = await waitReady(w.cp, keyRef('ivy'));
   assert.equal(st.certificateId, `${ORG}${bound.fingerprint}`);
   await waitFor('the bound certificate is served', async () => (await get(bound)).status === 200);
   const refused = await get(other);
@@ -481,7 +408,7 @@ ${keyManifest('ivy', '  type: certificate\n  certificateSecretRef: ivy-tls\n  ac
   await applyManifest(w.cp, tlsSecretManifest('shop', 'ivy-tls', other));
   await waitFor('the new certificate is served', async () => (await get(other)).status === 200);
   await waitFor('the old certificate is refused', async () => (await get(bound)).status === 401);
-  const rotated = await waitReady(w.cp, key('ivy'));
+  const rotated = await waitReady(w.cp, keyRef('ivy'));
   assert.equal(rotated.certificateId, `${ORG}${other.fingerprint}`);
   assert.equal((await admin(w.gw, 'GET', `/svc/keys/${String(st.keyHash)}?hashed=true`)).status, 404);
   assert.equal((await admin(w.gw, 'GET', `/svc/certs/${ORG}${bound.fingerprint}`)).status, 404);
@@ -492,7 +419,7 @@ ${keyManifest('ivy', '  type: certificate\n  certificateSecretRef: ivy-tls\n  ac
 });
 
 test('deleted: the key is refused and gone from the gateway', async () => {
-  const st = await waitReady(w.cp, key('bob'));
+  const st = await waitReady(w.cp, keyRef('bob'));
   await w.cp.kubectl(['delete', 'apikey', 'bob', '-n', 'shop', '--wait=true', '--timeout=60s']);
   assert.equal((await call('/vault/y', 'bob-token-rotated-0123456789')).status, 403);
   assert.equal((await admin(w.gw, 'GET', `/svc/keys/${String(st.keyHash)}?hashed=true`)).status, 404);
@@ -510,8 +437,8 @@ test('examples: the example key is Ready with its generated Secret, the gateway 
     { allowFailure: true },
   );
   assert.equal(r.code, 0, r.stderr);
-  const st = await waitReady(w.cp, key('orders-client', 'default'), 60_000);
-  const value = (await secretValue('default', 'orders-client')) ?? '';
+  const st = await waitReady(w.cp, keyRef('orders-client', 'default'), 60_000);
+  const value = (await secretValue(w.cp, 'default', 'orders-client')) ?? '';
   assert.equal(st.keyHash, sha256(value));
   assert.equal((await admin(w.gw, 'GET', `/svc/keys/${sha256(value)}?hashed=true`)).status, 200);
 });

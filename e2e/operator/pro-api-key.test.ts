@@ -6,7 +6,6 @@
  * reverted after drift, expired and deleted; the dashboard holds only hashes.
  */
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { kstatusOf, type KstatusObject } from '../../lib/testing/kstatus.ts';
@@ -19,8 +18,8 @@ import {
   type DashboardTenant,
 } from '../harness/dashboard.ts';
 import {
-  httpRequest,
   startGateway,
+  tryRequest,
   waitFor,
   type GatewayProc,
   type OperatorProc,
@@ -36,6 +35,19 @@ import {
   waitReady,
   type OperatorWorld,
 } from './helpers.ts';
+import {
+  basicAuth,
+  changePassword,
+  createPasswordSecret,
+  keyApisManifest,
+  keyManifest,
+  keyRef,
+  pantryManifest,
+  patchKey,
+  secretValue as secretValueOf,
+  sha256,
+  waitApiNotFound,
+} from './api-key-fixtures.ts';
 
 const NODE_SECRET = 'e2e-pro-key-node-secret-01';
 
@@ -83,31 +95,7 @@ before(async () => {
   });
   await applyManifest(
     w.cp,
-    `apiVersion: svc.svc.io/v1alpha1
-kind: ApiDefinition
-metadata: {name: vault, namespace: shop}
-spec:
-  name: vault
-  use_keyless: false
-  use_standard_auth: true
-  proxy: {listen_path: /vault/, target_url: "${w.upstream.url}", strip_listen_path: true}
----
-apiVersion: svc.svc.io/v1alpha1
-kind: ApiDefinition
-metadata: {name: locker, namespace: shop}
-spec:
-  name: locker
-  use_keyless: false
-  use_basic_auth: true
-  proxy: {listen_path: /locker/, target_url: "${w.upstream.url}", strip_listen_path: true}
----
-apiVersion: svc.svc.io/v1alpha1
-kind: SecurityPolicy
-metadata: {name: vault-plan, namespace: shop}
-spec:
-  name: vault-plan
-  access_rights_array: [{name: vault}, {name: locker}]
----
+    `${keyApisManifest(w.upstream.url)}---
 apiVersion: svc.svc.io/v1alpha1
 kind: SecurityPolicy
 metadata: {name: metered, namespace: shop}
@@ -129,23 +117,11 @@ after(async () => {
   await stopWorld(w);
 });
 
-const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
-const key = (name: string) => ({ kind: 'apikey', ns: 'shop', name });
+const secretValue = async (name: string, dataKey?: string): Promise<string> =>
+  (await secretValueOf(w.cp, 'shop', name, dataKey)) ?? '';
 
-async function secretValue(name: string, dataKey = 'key'): Promise<string> {
-  const r = await w.cp.kubectl(['get', 'secret', name, '-n', 'shop', '-o', 'json']);
-  const b64 = (JSON.parse(r.stdout) as { data?: Record<string, string> }).data?.[dataKey] ?? '';
-  return Buffer.from(b64, 'base64').toString('utf8');
-}
-
-async function call(path: string, authorization: string): Promise<{ status: number; body: string }> {
-  try {
-    const r = await httpRequest(`${gw.url}${path}`, { headers: { authorization } });
-    return { status: r.status, body: r.body };
-  } catch {
-    return { status: 0, body: '' };
-  }
-}
+const call = (path: string, authorization: string): Promise<{ status: number; body: string }> =>
+  tryRequest(`${gw.url}${path}`, { headers: { authorization } });
 
 const answers = async (path: string, auth: string, status: number): Promise<void> => {
   await waitFor(
@@ -159,21 +135,9 @@ const answers = async (path: string, auth: string, status: number): Promise<void
 const held = (hash: string) =>
   dashboardCall(dashboard.url, 'GET', `/api/keys/${hash}?hashed=true`, { auth: tenant.system.key });
 
-function keyManifest(name: string, spec: string): string {
-  return `apiVersion: svc.svc.io/v1alpha1
-kind: ApiKey
-metadata: {name: ${name}, namespace: shop}
-spec:
-${spec}`;
-}
-
-async function patch(name: string, body: unknown): Promise<void> {
-  await w.cp.kubectl(['patch', 'apikey', name, '-n', 'shop', '--type=merge', '-p', JSON.stringify(body)]);
-}
-
 test('pro: a key without a Secret is generated, held by the dashboard by its hash only, and authenticates at the gateway', async () => {
   await applyManifest(w.cp, keyManifest('alice', '  policies: [vault-plan]\n  alias: alice\n'));
-  const st = await waitReady(w.cp, key('alice'));
+  const st = await waitReady(w.cp, keyRef('alice'));
   const value = await secretValue('alice');
   assert.ok(value.length >= 32);
   assert.equal(st.keyHash, sha256(value));
@@ -213,29 +177,9 @@ ${keyManifest(
 `,
 )}`,
   );
-  const waiting = await waitForStatus(
-    w.cp,
-    key('erin'),
-    'ApiNotFound',
-    (s) => readyOf(s)?.reason === 'ApiNotFound',
-  );
-  assert.match(
-    readyOf(waiting)?.message ?? '',
-    /spec\.accessRights names ApiDefinition shop\/pantry, which does not exist yet/,
-  );
-  await applyManifest(
-    w.cp,
-    `apiVersion: svc.svc.io/v1alpha1
-kind: ApiDefinition
-metadata: {name: pantry, namespace: shop}
-spec:
-  name: pantry
-  use_keyless: false
-  use_standard_auth: true
-  proxy: {listen_path: /pantry/, target_url: "${w.upstream.url}", strip_listen_path: true}
-`,
-  );
-  const st = await waitReady(w.cp, key('erin'));
+  await waitApiNotFound(w.cp, 'erin');
+  await applyManifest(w.cp, pantryManifest(w.upstream.url));
+  const st = await waitReady(w.cp, keyRef('erin'));
   const api = await waitReady(w.cp, { kind: 'apidefinition', ns: 'shop', name: 'pantry' });
   assert.deepEqual(st.apiIds, [api.api_id]);
   const value = await secretValue('erin');
@@ -254,7 +198,7 @@ test('pro: a certificate key is refused clearly (NotSupportedInPro naming the da
   await applyManifest(w.cp, keyManifest('gus', '  type: certificate\n  certificateSecretRef: gus-tls\n'));
   const st = await waitForStatus(
     w.cp,
-    key('gus'),
+    keyRef('gus'),
     'NotSupportedInPro',
     (s) => readyOf(s)?.reason === 'NotSupportedInPro',
   );
@@ -265,15 +209,7 @@ test('pro: a certificate key is refused clearly (NotSupportedInPro naming the da
 });
 
 test('pro: a basic-auth user registered from its Secret; a new password replaces the old', async () => {
-  await w.cp.kubectl([
-    'create',
-    'secret',
-    'generic',
-    'dave-pw',
-    '-n',
-    'shop',
-    '--from-literal=password=first-1',
-  ]);
+  await createPasswordSecret(w.cp, 'dave-pw', 'first-1');
   await applyManifest(
     w.cp,
     keyManifest(
@@ -281,28 +217,19 @@ test('pro: a basic-auth user registered from its Secret; a new password replaces
       '  type: basic\n  username: dave\n  policies: [vault-plan]\n  secretRef: {name: dave-pw, key: password}\n',
     ),
   );
-  const st = await waitReady(w.cp, key('dave'));
+  const st = await waitReady(w.cp, keyRef('dave'));
   assert.equal(st.username, 'dave');
-  const basic = (pw: string): string => `Basic ${Buffer.from(`dave:${pw}`).toString('base64')}`;
+  const basic = (pw: string): string => basicAuth('dave', pw);
   await answers('/locker/a', basic('first-1'), 200);
   const h = await held(sha256('dave'));
   assert.deepEqual((h.body.data as { basic_auth_data?: unknown }).basic_auth_data, { hash_type: 'scrypt' });
-  await w.cp.kubectl([
-    'patch',
-    'secret',
-    'dave-pw',
-    '-n',
-    'shop',
-    '--type=merge',
-    '-p',
-    JSON.stringify({ stringData: { password: 'second-2' } }),
-  ]);
+  await changePassword(w.cp, 'dave-pw', 'second-2');
   await answers('/locker/a', basic('second-2'), 200);
   assert.equal((await call('/locker/a', basic('first-1'))).status, 401);
 });
 
 test('pro: drift in the dashboard is reverted: a field edited by hand, the key deleted by hand', async () => {
-  const st = await waitReady(w.cp, key('alice'));
+  const st = await waitReady(w.cp, keyRef('alice'));
   const hash = String(st.keyHash);
   const before = (await held(hash)).body.data as Record<string, unknown>;
   const put = await dashboardCall(dashboard.url, 'PUT', `/api/keys/${hash}?hashed=true`, {
@@ -325,11 +252,11 @@ test('pro: drift in the dashboard is reverted: a field edited by hand, the key d
 
 test('pro: rotation with an overlap: both values work on one quota, the old one is refused after', async () => {
   await applyManifest(w.cp, keyManifest('gina', '  policies: [metered]\n  rotation: {overlapSeconds: 20}\n'));
-  await waitReady(w.cp, key('gina'));
+  await waitReady(w.cp, keyRef('gina'));
   const oldValue = await secretValue('gina');
   await answers('/vault/g', oldValue, 200);
-  await patch('gina', { spec: { rotate: 'r1' } });
-  const st = await waitForStatus(w.cp, key('gina'), 'rotated', (s) => s.rotated === 'r1' && isReady(s));
+  await patchKey(w.cp, 'gina', { spec: { rotate: 'r1' } });
+  const st = await waitForStatus(w.cp, keyRef('gina'), 'rotated', (s) => s.rotated === 'r1' && isReady(s));
   const newValue = await secretValue('gina');
   assert.notEqual(newValue, oldValue);
   assert.equal(st.keyHash, sha256(newValue));
@@ -356,18 +283,18 @@ test('pro: rotation with an overlap: both values work on one quota, the old one 
     30_000,
   );
   assert.doesNotMatch(unknown.body, /Quota exceeded/);
-  const after = await waitForStatus(w.cp, key('gina'), 'overlap over', (s) => s.rotatedFrom === undefined);
+  const after = await waitForStatus(w.cp, keyRef('gina'), 'overlap over', (s) => s.rotatedFrom === undefined);
   assert.equal(after.keyHash, sha256(newValue));
 });
 
 test('pro: expiresAt in the past: 401 Key has expired, please renew', async () => {
   const value = await secretValue('alice');
-  await patch('alice', { spec: { expiresAt: '2020-01-01T00:00:00Z' } });
+  await patchKey(w.cp, 'alice', { spec: { expiresAt: '2020-01-01T00:00:00Z' } });
   await answers('/vault/e', value, 401);
   assert.match((await call('/vault/e', value)).body, /Key has expired, please renew/);
   const st = await waitForStatus(
     w.cp,
-    key('alice'),
+    keyRef('alice'),
     'expired',
     (s) => s.expiresAt === '2020-01-01T00:00:00Z',
   );
@@ -376,13 +303,13 @@ test('pro: expiresAt in the past: 401 Key has expired, please renew', async () =
 });
 
 test('pro: deleted: the finalizer deletes the key and the user from the dashboard; the gateway refuses them', async () => {
-  const st = await waitReady(w.cp, key('gina'));
+  const st = await waitReady(w.cp, keyRef('gina'));
   const value = await secretValue('gina');
   await w.cp.kubectl(['delete', 'apikey', 'gina', 'dave', '-n', 'shop', '--wait=true', '--timeout=60s']);
   assert.equal((await held(String(st.keyHash))).status, 404);
   assert.equal((await held(sha256('dave'))).status, 404);
   await answers('/vault/g', value, 403);
-  await answers('/locker/a', `Basic ${Buffer.from('dave:second-2').toString('base64')}`, 401);
+  await answers('/locker/a', basicAuth('dave', 'second-2'), 401);
 });
 
 test('pro: kstatus (Flux) reads the stored objects: a Secret to come InProgress then Current, a refused spec Failed', async () => {
@@ -394,7 +321,7 @@ test('pro: kstatus (Flux) reads the stored objects: a Secret to come InProgress 
     w.cp,
     keyManifest('late', '  policies: [vault-plan]\n  secretRef: {name: late-secret}\n'),
   );
-  await waitForStatus(w.cp, key('late'), 'SecretNotFound', (s) => readyOf(s)?.reason === 'SecretNotFound');
+  await waitForStatus(w.cp, keyRef('late'), 'SecretNotFound', (s) => readyOf(s)?.reason === 'SecretNotFound');
   assert.deepEqual(await kstatus('late'), {
     status: 'InProgress',
     message: 'Secret shop/late-secret does not exist yet: the key is created once it does',
@@ -408,11 +335,11 @@ test('pro: kstatus (Flux) reads the stored objects: a Secret to come InProgress 
     'shop',
     '--from-literal=key=late-0123456789',
   ]);
-  await waitReady(w.cp, key('late'));
+  await waitReady(w.cp, keyRef('late'));
   assert.deepEqual(await kstatus('late'), { status: 'Current', message: 'Resource is current' });
   // No webhook in this suite: what it would refuse reaches the operator, which refuses it for good.
   await applyManifest(w.cp, keyManifest('bad', '  type: basic\n'));
-  await waitForStatus(w.cp, key('bad'), 'SpecInvalid', (s) => readyOf(s)?.reason === 'SpecInvalid');
+  await waitForStatus(w.cp, keyRef('bad'), 'SpecInvalid', (s) => readyOf(s)?.reason === 'SpecInvalid');
   const bad = await kstatus('bad');
   assert.equal(bad.status, 'Failed');
   assert.match(bad.message, /spec\.username/);

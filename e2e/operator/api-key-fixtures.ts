@@ -1,0 +1,130 @@
+/**
+ * What the ApiKey suites (api-key: mode ce through a gateway, pro-api-key: mode pro through a
+ * dashboard) share: the APIs and policy their keys are for, the manifests of a key and of an API
+ * created after it, the Secrets of keys and basic-auth users as kubectl reads and writes them in
+ * the namespace `shop`, and the wait for a key naming an API that does not exist yet.
+ */
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import type { ControlPlane } from '../harness/control-plane.ts';
+import { readyOf, waitForStatus } from './helpers.ts';
+
+type Kubectl = Pick<ControlPlane, 'kubectl'>;
+
+/** The namespace of the suites' keys. */
+const NS = 'shop';
+
+/** The SHA-256 hex of a value: what the gateway and the dashboard name a key by. */
+export const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
+
+/** An ApiKey as the status helpers name it. */
+export const keyRef = (name: string, ns = NS) => ({ kind: 'apikey', ns, name });
+
+/**
+ * The APIs of the keys (vault: a token, locker: basic auth, both proxying to `upstream`) and the
+ * policy vault-plan granting both. `stripAuthData`: the vault API strips the key before the call.
+ */
+export function keyApisManifest(upstream: string, opts: { stripAuthData?: boolean } = {}): string {
+  return `apiVersion: svc.svc.io/v1alpha1
+kind: ApiDefinition
+metadata: {name: vault, namespace: ${NS}}
+spec:
+  name: vault
+  use_keyless: false
+  use_standard_auth: true
+${opts.stripAuthData === true ? '  strip_auth_data: true\n' : ''}  proxy: {listen_path: /vault/, target_url: "${upstream}", strip_listen_path: true}
+---
+apiVersion: svc.svc.io/v1alpha1
+kind: ApiDefinition
+metadata: {name: locker, namespace: ${NS}}
+spec:
+  name: locker
+  use_keyless: false
+  use_basic_auth: true
+  proxy: {listen_path: /locker/, target_url: "${upstream}", strip_listen_path: true}
+---
+apiVersion: svc.svc.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: vault-plan, namespace: ${NS}}
+spec:
+  name: vault-plan
+  access_rights_array: [{name: vault}, {name: locker}]
+`;
+}
+
+/** An ApiKey of the namespace; `spec` is its indented YAML body. */
+export function keyManifest(name: string, spec: string): string {
+  return `apiVersion: svc.svc.io/v1alpha1
+kind: ApiKey
+metadata: {name: ${name}, namespace: ${NS}}
+spec:
+${spec}`;
+}
+
+/** A merge patch of an ApiKey. */
+export async function patchKey(cp: Kubectl, name: string, body: unknown): Promise<void> {
+  await cp.kubectl(['patch', 'apikey', name, '-n', NS, '--type=merge', '-p', JSON.stringify(body)]);
+}
+
+/** The value under `dataKey` of a Secret, or undefined when the Secret does not exist. */
+export async function secretValue(
+  cp: Kubectl,
+  ns: string,
+  name: string,
+  dataKey = 'key',
+): Promise<string | undefined> {
+  const r = await cp.kubectl(['get', 'secret', name, '-n', ns, '-o', 'json'], { allowFailure: true });
+  if (r.code !== 0) return undefined;
+  const b64 = (JSON.parse(r.stdout) as { data?: Record<string, string> }).data?.[dataKey];
+  return b64 === undefined ? undefined : Buffer.from(b64, 'base64').toString('utf8');
+}
+
+/** An `Authorization` header of basic auth. */
+export const basicAuth = (user: string, password: string): string =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+
+/** Creates the Secret of a basic-auth user, its password under `password`. */
+export async function createPasswordSecret(cp: Kubectl, name: string, password: string): Promise<void> {
+  await cp.kubectl(['create', 'secret', 'generic', name, '-n', NS, `--from-literal=password=${password}`]);
+}
+
+/** Changes the password a basic-auth user's Secret holds. */
+export async function changePassword(cp: Kubectl, name: string, password: string): Promise<void> {
+  await cp.kubectl([
+    'patch',
+    'secret',
+    name,
+    '-n',
+    NS,
+    '--type=merge',
+    '-p',
+    JSON.stringify({ stringData: { password } }),
+  ]);
+}
+
+/** The ApiDefinition pantry (a token, proxying to `upstream`), created after a key names it. */
+export function pantryManifest(upstream: string): string {
+  return `apiVersion: svc.svc.io/v1alpha1
+kind: ApiDefinition
+metadata: {name: pantry, namespace: ${NS}}
+spec:
+  name: pantry
+  use_keyless: false
+  use_standard_auth: true
+  proxy: {listen_path: /pantry/, target_url: "${upstream}", strip_listen_path: true}
+`;
+}
+
+/** Waits for the key `name` to say ApiNotFound naming the ApiDefinition pantry. */
+export async function waitApiNotFound(cp: Kubectl, name: string): Promise<void> {
+  const waiting = await waitForStatus(
+    cp,
+    keyRef(name),
+    'ApiNotFound',
+    (s) => readyOf(s)?.reason === 'ApiNotFound',
+  );
+  assert.match(
+    readyOf(waiting)?.message ?? '',
+    /spec\.accessRights names ApiDefinition shop\/pantry, which does not exist yet/,
+  );
+}
