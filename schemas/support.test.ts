@@ -39,8 +39,9 @@ version_data.versions.*.name version_data.versions.*.expires version_data.versio
 version_data.versions.*.paths.ignored version_data.versions.*.paths.white_list
 version_data.versions.*.paths.black_list version_data.versions.*.use_extended_paths
 version_data.versions.*.extended_paths version_data.versions.*.global_headers
-version_data.versions.*.global_headers_remove version_data.versions.*.global_response_headers
-version_data.versions.*.global_response_headers_remove version_data.versions.*.ignore_endpoint_case
+version_data.versions.*.global_headers_remove version_data.versions.*.global_headers_append
+version_data.versions.*.global_response_headers version_data.versions.*.global_response_headers_remove
+version_data.versions.*.global_response_headers_append version_data.versions.*.ignore_endpoint_case
 version_data.versions.*.global_size_limit version_data.versions.*.override_target
 version_data.versions.*.extended_paths.ignored version_data.versions.*.extended_paths.white_list
 version_data.versions.*.extended_paths.black_list version_data.versions.*.extended_paths.cache

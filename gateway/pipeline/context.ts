@@ -186,6 +186,11 @@ export class UpstreamPlan {
   /** Upstream response headers (lower case) not relayed to the client. */
   removedResponseHeaders: Set<string> | undefined = undefined;
   /**
+   * Names (lower case) of the context's response headers that go out after the upstream's lines
+   * of the same header instead of replacing them (`global_response_headers_append`).
+   */
+  appendedResponseHeaders: Set<string> | undefined = undefined;
+  /**
    * Rewrites the upstream's response body (`transform_response`): the response is then buffered
    * whole (at most `MAX_READ_BODY`, else 502), decoded (gzip, deflate, br) and handed over;
    * undefined back sends it unchanged.

@@ -82,11 +82,13 @@ export function relaysResponseHeader(
   added: Readonly<Record<string, string>>,
   /** Headers a middleware removes from responses (`RequestContext.upstream.removedResponseHeaders`). */
   removed?: ReadonlySet<string>,
+  /** Names of `added` sent after the upstream's lines, not instead (`appendedResponseHeaders`). */
+  appended?: ReadonlySet<string>,
 ): boolean {
   return (
     !HOP_BY_HOP.has(name) &&
     connectionNamed?.has(name) !== true &&
-    !Object.hasOwn(added, name) &&
+    (!Object.hasOwn(added, name) || appended?.has(name) === true) &&
     removed?.has(name) !== true
   );
 }
@@ -127,16 +129,25 @@ export function clientResponseHeaders(
   upstream: IncomingHttpHeaders,
   added: Readonly<Record<string, string>>,
   removed?: ReadonlySet<string>,
+  appended?: ReadonlySet<string>,
 ): OutgoingHttpHeaders {
   const extra = connectionTokens(upstream.connection);
   const out: OutgoingHttpHeaders = {};
   for (const name in upstream) {
-    if (!relaysResponseHeader(name, extra, added, removed)) continue;
+    if (!relaysResponseHeader(name, extra, added, removed, appended)) continue;
     const v = upstream[name];
     if (v !== undefined) out[name] = v;
   }
   const vary = extra?.has('vary') === true ? undefined : upstream.vary;
   const own = addedResponseHeaders(added, vary, removed);
-  for (const name in own) out[name] = own[name];
+  for (const name in own) {
+    const had = out[name];
+    const v = own[name];
+    // An appended header goes out after the upstream's lines (a list of lines: one header).
+    out[name] =
+      appended?.has(name) === true && had !== undefined && v !== undefined && name !== 'vary'
+        ? [...(Array.isArray(had) ? had : [String(had)]), v]
+        : v;
+  }
   return out;
 }

@@ -137,6 +137,7 @@ export function internalCall(
     inner.upstream.bodyLimit = ctx.upstream.bodyLimit;
     Object.assign(inner.responseHeaders, ctx.responseHeaders);
     inner.upstream.removedResponseHeaders = ctx.upstream.removedResponseHeaders;
+    inner.upstream.appendedResponseHeaders = ctx.upstream.appendedResponseHeaders;
     inner.upstream.transformResponse = ctx.upstream.transformResponse;
     inner.upstream.responseHook = ctx.upstream.responseHook;
     inner.upstream.tap = ctx.upstream.tap;

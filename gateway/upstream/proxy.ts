@@ -165,6 +165,7 @@ class Relay extends ClientRelay implements Dispatcher.DispatchHandler {
       headers,
       this.ctx.responseHeaders,
       this.ctx.upstream.removedResponseHeaders,
+      this.ctx.upstream.appendedResponseHeaders,
     );
     if (statusMessage !== undefined && statusMessage !== '')
       this.ctx.res.writeHead(statusCode, statusMessage, out);
@@ -295,7 +296,12 @@ class Relay extends ClientRelay implements Dispatcher.DispatchHandler {
     ctx.upstream.tap?.start(r.status, r.headers, false);
     ctx.upstream.tap?.data(r.body);
     ctx.upstream.tap?.end();
-    const out = clientResponseHeaders(r.headers, ctx.responseHeaders, ctx.upstream.removedResponseHeaders);
+    const out = clientResponseHeaders(
+      r.headers,
+      ctx.responseHeaders,
+      ctx.upstream.removedResponseHeaders,
+      ctx.upstream.appendedResponseHeaders,
+    );
     if (message !== undefined && message !== '') ctx.res.writeHead(r.status, message, out);
     else ctx.res.writeHead(r.status, out);
     ctx.res.end(r.body);

@@ -250,8 +250,13 @@ function answerHit(ctx: RequestContext, hit: CachedResponse, head: boolean): Rej
   for (const [name, v] of Object.entries(hit.headers)) {
     // A HEAD entry's Content-Length is sent as the answer's own (below).
     if (name === 'content-length') continue;
-    if (Object.hasOwn(ctx.responseHeaders, name) || ctx.upstream.removedResponseHeaders?.has(name) === true)
+    if (ctx.upstream.removedResponseHeaders?.has(name) === true) continue;
+    if (Object.hasOwn(ctx.responseHeaders, name)) {
+      // An appended header follows the stored one, as it follows the upstream's.
+      if (ctx.upstream.appendedResponseHeaders?.has(name) === true)
+        headers[name] = `${v},${ctx.responseHeaders[name] ?? ''}`;
       continue;
+    }
     headers[name] = v;
   }
   // The stored Vary joins the gateway's (CORS), as on the upstream's answer.

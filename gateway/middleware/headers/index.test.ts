@@ -1,7 +1,8 @@
 /**
  * A version's header changes as a table (request in; status, the headers the upstream and the
  * client saw out): `global_headers` and `global_response_headers` (add, replace, remove,
- * disabled), `transform_headers` and `transform_response_headers` per endpoint and method, a
+ * disabled, and the svc extensions that append: `global_headers_append`,
+ * `global_response_headers_append`), `transform_headers` and `transform_response_headers` per endpoint and method, a
  * disabled entry. Runs against the files and Redis stores with the fast path on and off; on the
  * fast path every row must be served by it.
  */
@@ -54,6 +55,16 @@ const apis = (): Record<string, unknown>[] => [
       global_response_headers_disabled: true,
     }),
   ),
+  keyless(
+    'hdrapp',
+    '/hdrapp/',
+    echo().url,
+    oneVersion({
+      global_headers: { 'x-set': 's' },
+      global_headers_append: { 'x-list': 'b', 'x-new': 'n', 'x-set': 'more' },
+      global_response_headers_append: { 'x-upstream': 'appended', 'x-fresh': 'f' },
+    }),
+  ),
 ];
 
 const rows: ProxiedRow[] = [
@@ -91,6 +102,15 @@ const rows: ProxiedRow[] = [
     status: 200,
     upstreamHeaders: { 'x-global': undefined },
     responseHeaders: { 'x-resp': undefined, 'x-upstream': 'echo' },
+  },
+  {
+    name: "headers: appended to the client's value, set when it has none, after a set",
+    path: '/hdrapp/a',
+    headers: { 'x-list': 'a' },
+    status: 200,
+    upstreamHeaders: { 'x-list': 'a,b', 'x-new': 'n', 'x-set': 's,more' },
+    // Two lines of x-upstream (the upstream's, then the gateway's): one header to the client.
+    responseHeaders: { 'x-upstream': 'echo, appended', 'x-fresh': 'f' },
   },
 ];
 

@@ -10,7 +10,9 @@
  *   `options.remove_headers`, then its `options.add_headers`. The API-wide changes come last, so
  *   they win, as the reference's header injector applies them after the version's.
  * Names match without case; an added header replaces the client's (request) or the upstream's
- * (response). Values may hold the reference's variables (gateway/middleware/context-vars):
+ * (response); an appended one (`global_headers_append`, `global_response_headers_append`, svc
+ * extensions) joins the client's value after a comma (request) or goes out after the upstream's
+ * lines of that header (response: `appendedResponseHeaders`; with no upstream it is set). Values may hold the reference's variables (gateway/middleware/context-vars):
  * `$tyk_meta.<key>` always, `$tyk_context.<name>` with `enable_context_vars: true` (without it
  * they are sent as written, as the reference sends them); each value is compiled once.
  */
@@ -31,10 +33,11 @@ import {
   type CompiledEndpoint,
 } from '../../pipeline/endpoints.ts';
 
-/** One set of changes: names removed (lower case), then headers set (lower-case names). */
+/** One set of changes: names removed (lower case), then headers set, then appended (lower-case names). */
 export interface HeaderChange {
   remove: string[];
   add: [string, Value][];
+  append: [string, Value][];
 }
 
 interface VersionHeaders {
@@ -44,18 +47,26 @@ interface VersionHeaders {
   responseEndpoints: { endpoint: CompiledEndpoint; change: HeaderChange }[];
 }
 
+const compiledHeaders = (
+  map: Readonly<Record<string, string>> | undefined,
+  contextVars: boolean,
+): [string, Value][] =>
+  Object.entries(map ?? {})
+    .filter(([n]) => n.trim() !== '')
+    .map(([n, v]) => [n.trim().toLowerCase(), compileValue(v, { context: contextVars, as: 'header' })]);
+
 function change(
   remove: readonly string[] | undefined,
   add: Readonly<Record<string, string>> | undefined,
   contextVars: boolean,
+  append?: Readonly<Record<string, string>>,
 ): HeaderChange | undefined {
   const c: HeaderChange = {
     remove: (remove ?? []).filter((n) => n.trim() !== '').map((n) => n.trim().toLowerCase()),
-    add: Object.entries(add ?? {})
-      .filter(([n]) => n.trim() !== '')
-      .map(([n, v]) => [n.trim().toLowerCase(), compileValue(v, { context: contextVars, as: 'header' })]),
+    add: compiledHeaders(add, contextVars),
+    append: compiledHeaders(append, contextVars),
   };
-  return c.remove.length === 0 && c.add.length === 0 ? undefined : c;
+  return c.remove.length === 0 && c.add.length === 0 && c.append.length === 0 ? undefined : c;
 }
 
 function endpoints(
@@ -83,11 +94,16 @@ export function compileVersionHeaders(v: VersionInfo, contextVars = false): Vers
     request:
       v.global_headers_disabled === true
         ? undefined
-        : change(v.global_headers_remove, v.global_headers, contextVars),
+        : change(v.global_headers_remove, v.global_headers, contextVars, v.global_headers_append),
     response:
       v.global_response_headers_disabled === true
         ? undefined
-        : change(v.global_response_headers_remove, v.global_response_headers, contextVars),
+        : change(
+            v.global_response_headers_remove,
+            v.global_response_headers,
+            contextVars,
+            v.global_response_headers_append,
+          ),
     requestEndpoints: endpoints(v.extended_paths?.transform_headers, ignoreCase, contextVars),
     responseEndpoints: endpoints(v.extended_paths?.transform_response_headers, ignoreCase, contextVars),
   };
@@ -112,16 +128,41 @@ export function compileApiHeaders(api: GatewayApiDefinition): HeaderChange[] | u
 function onRequest(ctx: RequestContext, c: HeaderChange): void {
   for (const n of c.remove) removeRequestHeader(ctx.headers, n);
   for (const [n, v] of c.add) ctx.headers[n] = valueOf(v, ctx);
+  for (const [n, v] of c.append) {
+    const had = ctx.headers[n];
+    const value = valueOf(v, ctx);
+    ctx.headers[n] =
+      had === undefined || had === '' ? value : `${Array.isArray(had) ? had.join(',') : had},${value}`;
+  }
 }
 
 function onResponse(ctx: RequestContext, c: HeaderChange): void {
+  const plan = ctx.upstream;
   for (const n of c.remove) {
-    (ctx.upstream.removedResponseHeaders ??= new Set()).add(n);
+    (plan.removedResponseHeaders ??= new Set()).add(n);
+    plan.appendedResponseHeaders?.delete(n);
     Reflect.deleteProperty(ctx.responseHeaders, n);
   }
   for (const [n, v] of c.add) {
-    ctx.upstream.removedResponseHeaders?.delete(n);
+    plan.removedResponseHeaders?.delete(n);
+    plan.appendedResponseHeaders?.delete(n);
     ctx.responseHeaders[n] = valueOf(v, ctx);
+  }
+  for (const [n, v] of c.append) {
+    const value = valueOf(v, ctx);
+    const had = ctx.responseHeaders[n];
+    if (had !== undefined) {
+      // The gateway's own value already (set, or appended before): this one joins it.
+      ctx.responseHeaders[n] = `${had},${value}`;
+    } else if (plan.removedResponseHeaders?.has(n) === true) {
+      // The upstream's header is removed: nothing to append to.
+      plan.removedResponseHeaders.delete(n);
+      ctx.responseHeaders[n] = value;
+    } else {
+      // Sent after the upstream's own lines of this header (upstream/headers.ts).
+      (plan.appendedResponseHeaders ??= new Set()).add(n);
+      ctx.responseHeaders[n] = value;
+    }
   }
 }
 

@@ -427,6 +427,7 @@ export class Exchange implements BodyPeek, UpstreamExchange {
       plan.removedResponseHeaders,
       framing === 'chunked',
       keepAlive,
+      plan.appendedResponseHeaders,
     );
     this.sent = true;
     // The head goes out with the first body bytes, in one write.

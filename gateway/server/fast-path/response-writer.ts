@@ -63,6 +63,8 @@ export function relayedHead(
   removed: ReadonlySet<string> | undefined,
   chunked: boolean,
   keepAlive: boolean,
+  /** Names of `added` sent after the upstream's lines of that header, not instead. */
+  appended?: ReadonlySet<string>,
 ): string {
   const { connValues } = head;
   const extra = connValues.length === 0 ? undefined : connectionTokens(connValues);
@@ -70,7 +72,7 @@ export function relayedHead(
   let vary: string[] | undefined;
   for (const h of head.headers) {
     if (h.lower === 'vary' && extra?.has('vary') !== true) (vary ??= []).push(h.value);
-    if (!relaysResponseHeader(h.lower, extra, added, removed)) continue;
+    if (!relaysResponseHeader(h.lower, extra, added, removed, appended)) continue;
     out += `${h.raw}: ${h.value}\r\n`;
   }
   out += headerLines(vary === undefined ? added : addedResponseHeaders(added, vary, removed));

@@ -36,15 +36,26 @@ const versionInfo: JsonSchema = {
     extended_paths: extendedPaths,
     global_headers: enforced(stringMap("Headers set on every upstream request (replacing the client's).")),
     global_headers_remove: enforced(strings('Headers removed from every upstream request.')),
+    global_headers_append: enforced(
+      stringMap(
+        "Headers appended to every upstream request: a header the request has keeps its value and gets this one after a comma; one it lacks is set. Applied after `global_headers`. An svc extension (the Gateway API's `RequestHeaderModifier.add`).",
+      ),
+    ),
     global_headers_disabled: enforced({
       type: 'boolean',
-      description: 'Turns `global_headers` and `global_headers_remove` off.',
+      description: 'Turns `global_headers`, `global_headers_remove` and `global_headers_append` off.',
     }),
     global_response_headers: enforced(stringMap("Headers set on every response (replacing the upstream's).")),
     global_response_headers_remove: enforced(strings('Headers removed from every response.')),
+    global_response_headers_append: enforced(
+      stringMap(
+        "Headers appended to every response: the upstream's header is kept and this value sent after it (as another line of the same header); one the upstream lacks is set. Applied after `global_response_headers`. An svc extension (the Gateway API's `ResponseHeaderModifier.add`).",
+      ),
+    ),
     global_response_headers_disabled: enforced({
       type: 'boolean',
-      description: 'Turns `global_response_headers` off.',
+      description:
+        'Turns `global_response_headers`, `global_response_headers_remove` and `global_response_headers_append` off.',
     }),
     ignore_endpoint_case: enforced({
       type: 'boolean',
