@@ -10,9 +10,8 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { buildSchema, graphql, type GraphQLSchema } from 'graphql';
+import { buildSchema } from 'graphql';
+import { startSubgraph, type Subgraph } from '../../gateway/graphql/testing.ts';
 import type { startOperator } from '../harness/processes.ts';
 import { httpRequest } from '../harness/processes.ts';
 import {
@@ -57,41 +56,6 @@ const POSTS = [
   { id: 'p2', title: 'Planners', authorId: 'u2' },
   { id: 'p3', title: 'Notes', authorId: 'u1' },
 ];
-
-interface Subgraph {
-  url: string;
-  queries: string[];
-  close(): Promise<void>;
-}
-
-/** A federation subgraph server on a free port: its schema with `_entities`, answered by graphql-js. */
-async function startSubgraph(schema: GraphQLSchema, root: Record<string, unknown>): Promise<Subgraph> {
-  const queries: string[] = [];
-  const server: Server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      const { query, variables } = JSON.parse(body) as { query: string; variables?: Record<string, unknown> };
-      queries.push(query);
-      void graphql({ schema, source: query, rootValue: root, variableValues: variables }).then((r) => {
-        res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify(r));
-      });
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${String(port)}`,
-    queries,
-    close: () =>
-      new Promise((resolve) =>
-        server.close(() => {
-          resolve();
-        }),
-      ),
-  };
-}
 
 const FEDERATION = 'scalar _Any\ntype _Service { sdl: String }';
 const typed = <T extends object>(typename: string, v: T) => ({ __typename: typename, ...v });

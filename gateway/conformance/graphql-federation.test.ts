@@ -8,9 +8,8 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { buildSchema, graphql, type GraphQLSchema } from 'graphql';
+import { buildSchema } from 'graphql';
+import { startSubgraph, type Subgraph } from '../graphql/testing.ts';
 import { keyed, keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
 
 const USERS_SDL = `
@@ -45,47 +44,6 @@ const REVIEWS = [
 interface Rep {
   __typename: string;
   id: string;
-}
-
-/** A subgraph server: what a federation subgraph serves, written out by hand (no library). */
-interface Subgraph {
-  url: string;
-  /** The queries it was sent, in order. */
-  queries: string[];
-  /** Request headers of each query. */
-  headers: Record<string, string | string[] | undefined>[];
-  close(): Promise<void>;
-}
-
-async function startSubgraph(schema: GraphQLSchema, root: Record<string, unknown>): Promise<Subgraph> {
-  const queries: string[] = [];
-  const headers: Subgraph['headers'] = [];
-  const server: Server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      const { query, variables } = JSON.parse(body) as { query: string; variables?: Record<string, unknown> };
-      queries.push(query);
-      headers.push(req.headers);
-      void graphql({ schema, source: query, rootValue: root, variableValues: variables }).then((r) => {
-        res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify(r));
-      });
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    queries,
-    headers,
-    close: () =>
-      new Promise((resolve) => {
-        server.close(() => {
-          resolve();
-        });
-      }),
-  };
 }
 
 const FEDERATION = `scalar _Any

@@ -4,9 +4,22 @@
  * graph (users and their posts). Each records what it was asked, so tests can tell whether a
  * request reached it and how calls overlapped.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { buildSchema, graphql as runGraphql, parse, subscribe, type ExecutionResult } from 'graphql';
+import {
+  buildSchema,
+  graphql as runGraphql,
+  parse,
+  subscribe,
+  type ExecutionResult,
+  type GraphQLSchema,
+} from 'graphql';
 import { WebSocketServer } from 'ws';
 
 /** A test upstream. */
@@ -230,18 +243,40 @@ const FEDERATION_DEFS = `scalar _Any
 type _Service { sdl: String }
 union _Entity = User`;
 
-/** A GraphQL server over node:http (POST JSON), answering with graphql-js. */
-async function graphqlServer(sdl: string, root: Record<string, unknown>): Promise<TestUpstream> {
-  const schema = buildSchema(sdl);
-  const up = { calls: [] as string[], maxInFlight: 0 };
+/** A GraphQL server as a federation subgraph is one, and what it was sent. */
+export interface Subgraph extends TestUpstream {
+  /** The queries it was sent, in order. */
+  queries: string[];
+  /** The request headers of each query. */
+  headers: IncomingHttpHeaders[];
+}
+
+/**
+ * A GraphQL server over node:http (POST JSON) on a free port, answering with graphql-js over
+ * `schema` (an SDL or a built schema) and `root`: what a federation subgraph serves when its
+ * schema has `_entities` and `_service`, written out by hand (no library).
+ */
+export async function startSubgraph(
+  schema: string | GraphQLSchema,
+  root: Record<string, unknown>,
+): Promise<Subgraph> {
+  const built = typeof schema === 'string' ? buildSchema(schema) : schema;
+  const up = {
+    calls: [] as string[],
+    maxInFlight: 0,
+    queries: [] as string[],
+    headers: [] as IncomingHttpHeaders[],
+  };
   const server = createServer(
     track(up, async (req, res) => {
       const params = JSON.parse(await readAll(req)) as {
         query?: string;
         variables?: Record<string, unknown>;
       };
+      up.queries.push(params.query ?? '');
+      up.headers.push(req.headers);
       const result = await runGraphql({
-        schema,
+        schema: built,
         source: params.query ?? '',
         rootValue: root,
         variableValues: params.variables,
@@ -276,7 +311,7 @@ export async function startFederationUpstreams(): Promise<{
     body: r.body,
     author: { __typename: 'User', id: r.authorId },
   });
-  const users = await graphqlServer(
+  const users = await startSubgraph(
     `${FEDERATION_DEFS}
 type Query { users: [User!]! _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
 type User { id: ID! name: String! }`,
@@ -287,7 +322,7 @@ type User { id: ID! name: String! }`,
       _service: () => ({ sdl: FED_USERS_SDL }),
     },
   );
-  const reviews = await graphqlServer(
+  const reviews = await startSubgraph(
     `${FEDERATION_DEFS}
 type Query { topReviews: [Review!]! _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
 type Review { id: ID! body: String! author: User! }
@@ -314,7 +349,7 @@ type User { id: ID! reviews: [Review!]! }`,
     body: r.body,
     author: () => userOf(r.authorId),
   });
-  const monolith = await graphqlServer(FED_MERGED_SDL, {
+  const monolith = await startSubgraph(FED_MERGED_SDL, {
     users: () => FED_USERS.map((u) => userOf(u.id)),
     topReviews: () => FED_REVIEWS.map(monoReview),
   });
