@@ -15,7 +15,7 @@ import {
   type Handler,
   type Reply,
 } from '../api/http.ts';
-import { DEVELOPER_STATUSES } from '../../schemas/rules/portal.ts';
+import { DEVELOPER_STATUSES, developerNameProblem } from '../../schemas/rules/portal.ts';
 import type { Requirement } from '../rbac/rbac.ts';
 import type { Doc, Kind } from '../store/store.ts';
 import { checkCatalogue, checkProduct, checkSettings, idError, settingsOf, type Product } from './model.ts';
@@ -255,8 +255,8 @@ const putDeveloper: Handler = async (c) => {
       `status: Unsupported value: use one of ${DEVELOPER_STATUSES.map((x) => `"${x}"`).join(', ')}`,
     );
   }
-  if (body.name !== undefined && typeof body.name !== 'string')
-    problems.push('name: Invalid value: a string');
+  const badName = developerNameProblem(body.name);
+  if (badName !== undefined) problems.push(`name: ${badName}`);
   if (problems.length > 0) return invalid('Developer', problems);
   return c.deps.store.write(org, async (tx) => {
     const before = await tx.get(org, 'portal-developers', c.params[0] ?? '');

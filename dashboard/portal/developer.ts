@@ -14,6 +14,7 @@ import type { DashboardDeps } from '../api/http.ts';
 import type { Doc, StoreReader } from '../store/store.ts';
 import { presentDeveloper, presentKey, presentRequest, presentSubscription } from './admin.ts';
 import {
+  developerNameProblem,
   emailProblem,
   isHttpUrl,
   MAX_WEBHOOK_URL_LENGTH,
@@ -54,6 +55,15 @@ export interface PortalCall {
   path: string;
   /** The sign-in and sign-up limits of this process. */
   limits: SignInLimits;
+}
+
+/** A path segment decoded, or '' when its percent-encoding is broken (then nothing is found: 404). */
+export function segment(s: string | undefined): string {
+  try {
+    return decodeURIComponent(s ?? '');
+  } catch {
+    return '';
+  }
 }
 
 /** 429 with Retry-After: the caller waits `ms` (whole seconds, at least one). */
@@ -184,8 +194,8 @@ export async function developerApi(call: PortalCall): Promise<Reply> {
     if (badEmail !== undefined) problems.push(`email: ${badEmail}`);
     const badPassword = passwordProblem(body.password);
     if (badPassword !== undefined) problems.push(`password: ${badPassword}`);
-    if (body.name !== undefined && typeof body.name !== 'string')
-      problems.push('name: Invalid value: a string');
+    const badName = developerNameProblem(body.name);
+    if (badName !== undefined) problems.push(`name: ${badName}`);
     if (problems.length > 0)
       return fail(400, `Validation of Developer failed. Reason: ${problems.join('; ')}`);
     const email = String(body.email).trim().toLowerCase();
@@ -258,7 +268,7 @@ export async function developerApi(call: PortalCall): Promise<Reply> {
   }
   const product = /^\/catalogue\/([^/]+)(\/docs)?$/.exec(path);
   if (product !== null && method === 'GET') {
-    const id = decodeURIComponent(product[1] ?? '');
+    const id = segment(product[1]);
     const p = (await catalogue(store, org)).find((d) => d.id === id);
     if (p === undefined) return fail(404, 'Product not found');
     return product[2] === undefined ? json(presentProduct(p)) : docsOf(p.body as unknown as Product);
@@ -325,7 +335,7 @@ export async function developerApi(call: PortalCall): Promise<Reply> {
   }
   const claim = /^\/key-requests\/([^/]+)\/key$/.exec(path);
   if (claim !== null && method === 'POST') {
-    const id = decodeURIComponent(claim[1] ?? '');
+    const id = segment(claim[1]);
     return store.write(org, async (tx) => {
       const before = await tx.get(org, 'portal-key-requests', id);
       if (before?.body.developer_id !== dev.id) return fail(404, 'Key request not found');
@@ -459,7 +469,7 @@ export async function developerApi(call: PortalCall): Promise<Reply> {
   }
   const sub = /^\/subscriptions\/([^/]+)$/.exec(path);
   if (sub !== null && method === 'DELETE') {
-    const id = decodeURIComponent(sub[1] ?? '');
+    const id = segment(sub[1]);
     return store.write(org, async (tx) => {
       const before = await tx.get(org, 'portal-subscriptions', id);
       if (before?.body.developer_id !== dev.id) return fail(404, 'Subscription not found');

@@ -495,6 +495,18 @@ for (const fx of storeFixtures()) {
         message: /password: Invalid value: at most 1024 characters/,
       },
     ];
+    signUps.push(
+      {
+        name: 'name not a string',
+        body: { email: 'n@dev.test', password: 'long enough', name: 7 },
+        message: /name: Invalid value: a string/,
+      },
+      {
+        name: 'a long name',
+        body: { email: 'n@dev.test', password: 'long enough', name: 'n'.repeat(257) },
+        message: /name: Invalid value: at most 256 characters/,
+      },
+    );
     for (const c of signUps) {
       test(`sign-up refuses by field: ${c.name}`, async () => {
         const r = await dev('acme', 'POST', '/register', { body: c.body });
@@ -605,6 +617,30 @@ for (const fx of storeFixtures()) {
         events: ['stock.low'],
       });
       assert.equal(ok.status, 200, ok.text);
+    });
+
+    test('a path segment with broken percent-encoding is not found (404), never an internal error', async () => {
+      const one = await signedIn('percent@dev.test');
+      for (const [method, path] of [
+        ['GET', '/portal/acme/api/catalogue/%ZZ'],
+        ['GET', '/portal/acme/api/catalogue/%E0%A4%A/docs'],
+        ['POST', '/portal/acme/api/key-requests/%ZZ/key'],
+        ['DELETE', '/portal/acme/api/subscriptions/%ZZ'],
+        ['GET', '/portal/acme/webhooks/%ZZ'],
+        ['GET', '/portal/%ZZ/api/portal'],
+      ] as const) {
+        const r = await fetch(`${d.url}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${one.token}` },
+        });
+        assert.ok(r.status === 404 || r.status === 401, `${method} ${path}: ${String(r.status)}`);
+        assert.equal(((await r.json()) as { Status: string }).Status, 'Error');
+      }
+      const admins = await call('GET', '/api/portal/products/%ZZ');
+      assert.ok(admins.status < 500, String(admins.status));
+      const longName = await call('PUT', `/api/portal/developers/${one.id}`, { name: 'n'.repeat(257) });
+      assert.equal(longName.status, 400);
+      assert.match(String(longName.body.Message), /name: Invalid value: at most 256 characters/);
     });
 
     test("a disabled developer's session and sign-in; a deleted developer's keys and e-mail", async () => {

@@ -11,7 +11,7 @@ import { stripTypeScriptTypes } from 'node:module';
 import { TextBody } from '../../lib/http/reply-body.ts';
 import { portalDomainKey } from '../../schemas/rules/portal.ts';
 import { fail, type DashboardDeps, type Reply } from '../api/http.ts';
-import { developerApi, feed } from './developer.ts';
+import { developerApi, feed, segment } from './developer.ts';
 import { SignInLimits } from './sign-in-limit.ts';
 
 const UI_DIR = new URL('../ui/', import.meta.url);
@@ -134,7 +134,7 @@ export function portal(
       }
       const hook = /^\/webhooks\/([^/]+)$/.exec(rest);
       if (hook !== null && (method === 'GET' || method === 'HEAD')) {
-        return { route: 'portal_feed', reply: await feed(deps, req, org, decodeURIComponent(hook[1] ?? '')) };
+        return { route: 'portal_feed', reply: await feed(deps, req, org, segment(hook[1])) };
       }
       if (method !== 'GET' && method !== 'HEAD') {
         return {

@@ -112,6 +112,18 @@ export function passwordProblem(s: unknown): string | undefined {
   return undefined;
 }
 
+/** Longest name of a developer. */
+export const MAX_DEVELOPER_NAME_LENGTH = 256;
+
+/** Why `s` is not a developer's name (optional: undefined is none), or undefined when it is one. */
+export function developerNameProblem(s: unknown): string | undefined {
+  if (s === undefined) return undefined;
+  if (typeof s !== 'string') return 'Invalid value: a string';
+  if (s.length > MAX_DEVELOPER_NAME_LENGTH)
+    return `Invalid value: at most ${String(MAX_DEVELOPER_NAME_LENGTH)} characters`;
+  return undefined;
+}
+
 /** Longest webhook URL of a subscription. */
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
