@@ -378,7 +378,7 @@ test('header modifiers, redirects and URL rewrites', async () => {
     - matches: [{path: {value: /headers}}]
       filters:
         - type: RequestHeaderModifier
-          requestHeaderModifier: {set: [{name: X-Added, value: 'yes'}], remove: [X-Drop]}
+          requestHeaderModifier: {set: [{name: X-Added, value: 'yes'}], add: [{name: X-List, value: 'b'}, {name: X-New, value: 'n'}], remove: [X-Drop]}
         - type: ResponseHeaderModifier
           responseHeaderModifier: {set: [{name: X-Resp, value: '1'}], remove: [X-Upstream]}
       backendRefs: [{name: svc-a, port: 80}]
@@ -388,7 +388,9 @@ test('header modifiers, redirects and URL rewrites', async () => {
       filters: [{type: URLRewrite, urlRewrite: {path: {type: ReplacePrefixMatch, replacePrefixMatch: /v2}}}]
       backendRefs: [{name: svc-b, port: 80}]
     - matches: [{path: {value: /full}}]
-      filters: [{type: URLRewrite, urlRewrite: {path: {type: ReplaceFullPath, replaceFullPath: /landing}}}]
+      filters:
+        - {type: URLRewrite, urlRewrite: {path: {type: ReplaceFullPath, replaceFullPath: /landing}}}
+        - {type: ResponseHeaderModifier, responseHeaderModifier: {add: [{name: X-Upstream, value: appended}, {name: X-Fresh, value: 'f'}]}}
       backendRefs: [{name: svc-b, port: 80}]
     - matches: [{path: {value: /host}}]
       filters: [{type: URLRewrite, urlRewrite: {hostname: backend.internal}}]
@@ -400,11 +402,13 @@ test('header modifiers, redirects and URL rewrites', async () => {
     'filters.example',
     '/headers/x',
     { upstream: 'a' },
-    { headers: { 'x-drop': 'gone' } },
+    { headers: { 'x-drop': 'gone', 'x-list': 'a' } },
   );
   assert.ok(h.sent, 'the echo says what it was sent');
   assert.equal(h.sent['x-added'], 'yes');
   assert.equal(h.sent['x-drop'], undefined);
+  assert.equal(h.sent['x-list'], 'a,b', "add: appended to the client's value");
+  assert.equal(h.sent['x-new'], 'n', 'add: set when the client sent none');
   assert.equal(h.headers['x-resp'], '1');
   assert.equal(h.headers['x-upstream'], undefined);
 
@@ -416,6 +420,8 @@ test('header modifiers, redirects and URL rewrites', async () => {
   assert.equal(rw.query, '?q=1');
   const full = await call('filters.example', '/full/deep/path');
   assert.equal(full.path, '/landing');
+  assert.equal(full.headers['x-upstream'], 'b, appended', "add: after the upstream's own value");
+  assert.equal(full.headers['x-fresh'], 'f', 'add: set when the upstream sent none');
   const host = await waitServed('filters.example', '/host/x', { upstream: 'c' });
   assert.equal(host.sent?.host, 'backend.internal', 'URLRewrite hostname: the Host the backend gets');
   assert.equal(host.path, '/host/x');

@@ -1,6 +1,7 @@
 /**
  * What a rule's filters and timeouts become on the API that serves it: header changes
- * (`global_headers`, `global_response_headers`), URL rewrites (`url_rewrites`; a hostname: the
+ * (`global_headers`, `global_response_headers`; `add` as `global_headers_append`,
+ * `global_response_headers_append`), URL rewrites (`url_rewrites`; a hostname: the
  * `host` header with `preserve_host_header`), mirrors (`mirror_targets`), redirects (a
  * mock answer), timeouts (`hard_timeouts`). What the gateway cannot do the way the spec says is a
  * problem naming the field (the route is then refused with UnsupportedValue), never dropped.
@@ -48,19 +49,16 @@ export function durationMs(text: string): number | undefined {
 /** The escaped form of text inside a regular expression. */
 export const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
-function headers(
-  mod: HeaderModifier | undefined,
-  at: string,
-  problems: Unsupported[],
-): { set: Record<string, string>; remove: string[] } {
+function headers(mod: HeaderModifier | undefined): {
+  set: Record<string, string>;
+  add: Record<string, string>;
+  remove: string[];
+} {
   const set: Record<string, string> = {};
   for (const h of mod?.set ?? []) set[h.name.toLowerCase()] = h.value;
-  if ((mod?.add ?? []).length > 0) {
-    problems.push({
-      message: `${at}.add: Unsupported value: svc sets headers (replacing a value the message has) and cannot yet append one: use set`,
-    });
-  }
-  return { set, remove: (mod?.remove ?? []).map((h) => h.toLowerCase()) };
+  const add: Record<string, string> = {};
+  for (const h of mod?.add ?? []) add[h.name.toLowerCase()] = h.value;
+  return { set, add, remove: (mod?.remove ?? []).map((h) => h.toLowerCase()) };
 }
 
 /** The path a prefix rewrite or redirect leads to: the prefix replaced, the rest kept. */
@@ -87,16 +85,20 @@ export function ruleBehaviour(
     const where = `${at}.filters[${i}]`;
     switch (f.type) {
       case 'RequestHeaderModifier': {
-        const h = headers(f.requestHeaderModifier, `${where}.requestHeaderModifier`, problems);
+        const h = headers(f.requestHeaderModifier);
         if (Object.keys(h.set).length > 0) version.global_headers = { ...version.global_headers, ...h.set };
+        if (Object.keys(h.add).length > 0)
+          version.global_headers_append = { ...version.global_headers_append, ...h.add };
         if (h.remove.length > 0)
           version.global_headers_remove = [...(version.global_headers_remove ?? []), ...h.remove];
         break;
       }
       case 'ResponseHeaderModifier': {
-        const h = headers(f.responseHeaderModifier, `${where}.responseHeaderModifier`, problems);
+        const h = headers(f.responseHeaderModifier);
         if (Object.keys(h.set).length > 0)
           version.global_response_headers = { ...version.global_response_headers, ...h.set };
+        if (Object.keys(h.add).length > 0)
+          version.global_response_headers_append = { ...version.global_response_headers_append, ...h.add };
         if (h.remove.length > 0)
           version.global_response_headers_remove = [
             ...(version.global_response_headers_remove ?? []),
