@@ -721,6 +721,10 @@ for (const fx of storeFixtures()) {
       assert.equal(await name('ported.example.com:8443'), 'ported');
       assert.equal(await name('PORTED.EXAMPLE.COM:8443'), 'ported');
       assert.equal(await name('ported.example.com:9443'), undefined, 'another port is not the portal');
+      // On a portal domain, /portal/{org}/ is a path of that portal, not another organisation's.
+      const across = await raw('GET', '/portal/acme/api/portal', { host: 'shop.example.com' });
+      assert.equal(across.status, 404);
+      assert.equal((await raw('GET', '/portal/acme/api/portal', { host: '127.0.0.1' })).body.org_id, 'acme');
       // One domain, one organisation: whatever its case, port or trailing dot.
       for (const taken of ['shop.example.com', 'SHOP.example.com.:8080']) {
         const r = await org('copycat', taken);

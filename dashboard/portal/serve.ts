@@ -107,8 +107,15 @@ export function portal(
       let org: string | undefined;
       let base: string;
       let rest: string;
+      const host = req.headers.host;
+      // On a portal domain every path is that portal's: /portal/{other}/ there is not another's.
+      const domainOrg = host === undefined || host === '' ? undefined : await domains.orgOf(deps, host);
       const prefixed = /^\/portal\/([^/]+)(\/.*)?$/.exec(path);
-      if (prefixed !== null) {
+      if (domainOrg !== undefined) {
+        org = domainOrg;
+        base = '';
+        rest = path;
+      } else if (prefixed !== null) {
         try {
           org = decodeURIComponent(prefixed[1] ?? '');
         } catch {
@@ -116,14 +123,7 @@ export function portal(
         }
         base = `/portal/${prefixed[1] ?? ''}`;
         rest = prefixed[2] ?? '';
-      } else {
-        const host = req.headers.host;
-        if (host === undefined || host === '') return undefined;
-        org = await domains.orgOf(deps, host);
-        if (org === undefined) return undefined;
-        base = '';
-        rest = path;
-      }
+      } else return undefined;
       if ((await deps.store.getOrg(org)) === undefined) {
         return { route: 'portal', reply: fail(404, 'Portal not found') };
       }
