@@ -143,7 +143,11 @@ const deleteProduct: Handler = async (c) => {
     await putAudited(tx, at, actor, org, 'portal-products', id, before, undefined);
     for (const kind of ['portal-key-requests', 'portal-subscriptions'] as const) {
       for (const d of (await tx.list(org, kind)).items) {
-        if (d.body.product_id === id) await putAudited(tx, at, actor, org, kind, d.id, d, undefined);
+        // An issued key stays (it still works): its request stays with it, so that the developer
+        // and the admin see it and can revoke it.
+        if (d.body.product_id !== id || (kind === 'portal-key-requests' && d.body.status === 'issued'))
+          continue;
+        await putAudited(tx, at, actor, org, kind, d.id, d, undefined);
       }
     }
     for (const d of (await tx.list(org, 'portal-catalogues')).items) {

@@ -351,7 +351,7 @@ for (const fx of storeFixtures()) {
       assert.equal((await feed()).length, 0);
     });
 
-    test('sign-up off is refused; deleting a product takes it out of its catalogue', async () => {
+    test('sign-up off is refused; deleting a product takes it out of its catalogue and leaves its issued keys listed', async () => {
       assert.equal((await call('PUT', '/api/portal/config', { signup_enabled: false })).status, 200);
       const r = await dev('acme', 'POST', '/register', {
         body: { email: 'late@dev.test', password: 'long enough' },
@@ -360,14 +360,40 @@ for (const fx of storeFixtures()) {
       assert.equal((await dev('acme', 'GET', '/portal')).body.signup_enabled, false);
       assert.equal((await call('PUT', '/api/portal/config', { developer_approval: 'auto' })).status, 200);
       assert.equal(
-        (await call('PUT', '/api/portal/products/gone', { name: 'Gone', api_id: 'stock' })).status,
+        (
+          await call('PUT', '/api/portal/products/gone', {
+            name: 'Gone',
+            api_id: 'stock',
+            key_approval: 'auto',
+          })
+        ).status,
         200,
       );
       assert.equal(
         (await call('PUT', '/api/portal/catalogues/two', { apis: ['gone', 'stock'] })).status,
         200,
       );
+      const one = await signedIn('product-gone@dev.test');
+      const key = await dev('acme', 'POST', '/key-requests', {
+        token: one.token,
+        body: { product_id: 'gone' },
+      });
+      assert.equal(key.status, 200, key.text);
       assert.equal((await call('DELETE', '/api/portal/products/gone')).status, 200);
+      // Its issued key still works, so it is still shown (to the developer and the admin) and revocable.
+      const keyId = String(key.body.key_id);
+      assert.equal((await call('GET', `/api/keys/${keyId}?hashed=true`)).status, 200);
+      const held = (await dev('acme', 'GET', '/keys', { token: one.token })).body.keys as {
+        key_id: string;
+      }[];
+      assert.deepEqual(
+        held.map((k) => k.key_id),
+        [keyId],
+      );
+      const listed = (await call('GET', '/api/portal/keys?p=-1')).body.keys as { key_id: string }[];
+      assert.ok(listed.some((k) => k.key_id === keyId));
+      assert.equal((await dev('acme', 'DELETE', `/keys/${keyId}`, { token: one.token })).status, 200);
+      assert.equal((await call('GET', `/api/keys/${keyId}?hashed=true`)).status, 404);
       assert.deepEqual((await call('GET', '/api/portal/catalogues/two')).body.apis, ['stock']);
       assert.equal((await call('GET', '/api/portal/products/gone')).status, 404);
     });
