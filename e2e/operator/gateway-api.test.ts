@@ -62,6 +62,13 @@ async function startEcho(name: string): Promise<Echo> {
     seen.push(req.url ?? '/');
     req.resume();
     req.on('end', () => {
+      // `/delay...` answers a second late (timeouts).
+      if (url.pathname.startsWith('/delay')) {
+        setTimeout(() => {
+          if (!res.destroyed) res.writeHead(200, { 'x-upstream': name }).end('late');
+        }, 1000);
+        return;
+      }
       res.writeHead(200, { 'content-type': 'application/json', 'x-upstream': name });
       res.end(
         JSON.stringify({
@@ -425,6 +432,31 @@ test('header modifiers, redirects and URL rewrites', async () => {
   const host = await waitServed('filters.example', '/host/x', { upstream: 'c' });
   assert.equal(host.sent?.host, 'backend.internal', 'URLRewrite hostname: the Host the backend gets');
   assert.equal(host.path, '/host/x');
+});
+
+test('timeouts: a backend later than timeouts.request answers 504; within it, 200', async () => {
+  await applyManifest(
+    cp,
+    route(
+      'timeouts',
+      `  hostnames: [timeouts.example]
+  rules:
+    - matches: [{path: {value: /delay}}]
+      timeouts: {request: 300ms}
+      backendRefs: [{name: svc-a, port: 80}]
+    - matches: [{path: {value: /delay-ok}}]
+      timeouts: {request: 3s}
+      backendRefs: [{name: svc-a, port: 80}]
+`,
+    ),
+  );
+  const started = Date.now();
+  await waitServed('timeouts.example', '/delay/1', { status: 504 });
+  assert.ok(Date.now() - started < 30_000);
+  const t0 = Date.now();
+  assert.equal((await call('timeouts.example', '/delay/2')).status, 504);
+  assert.ok(Date.now() - t0 < 900, `504 after ${String(Date.now() - t0)} ms, before the backend's 1 s`);
+  assert.equal((await call('timeouts.example', '/delay-ok/1')).status, 200);
 });
 
 test("RequestMirror: the mirror backend gets a copy, the client the main backend's answer", async () => {

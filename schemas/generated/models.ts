@@ -872,7 +872,7 @@ export interface HardTimeoutMeta {
   path?: string;
   /** HTTP method of the endpoint. */
   method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS' | 'CONNECT' | 'TRACE';
-  /** Seconds the upstream has to start its response; past them 504 (0: none). */
+  /** Seconds the upstream has to start its response; past them 504 (0: none). A fraction counts to the millisecond (`0.5` is 500 ms): an svc extension, the reference takes whole seconds. */
   timeout?: number;
   /** Skips the entry. */
   disabled?: boolean;

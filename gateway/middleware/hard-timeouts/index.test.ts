@@ -23,6 +23,12 @@ const apis = (): Record<string, unknown>[] => [
       },
     }),
   ),
+  keyless(
+    'slowms',
+    '/slowms/',
+    echo().url,
+    oneVersion({ extended_paths: { hard_timeouts: [{ path: '/hang', method: 'GET', timeout: 0.3 }] } }),
+  ),
 ];
 
 const rows: Row[] = [
@@ -34,6 +40,12 @@ const rows: Row[] = [
     error: 'Upstream service reached hard timeout.',
   },
   { name: 'hard_timeouts: another endpoint', path: '/slow/other', status: 200 },
+  {
+    name: 'hard_timeouts: a fraction of a second (0.3)',
+    path: '/slowms/hang',
+    status: 504,
+    error: 'Upstream service reached hard timeout.',
+  },
 ];
 
 describeTable('hard timeouts', apis, rows);

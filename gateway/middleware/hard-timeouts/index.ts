@@ -24,7 +24,8 @@ export function compileHardTimeouts(
     .filter((e) => e.disabled !== true && e.path !== undefined && e.path !== '' && (e.timeout ?? 0) > 0)
     .map((e) => ({
       endpoint: compileEntryEndpoint(e, ignoreCase),
-      ms: (e.timeout ?? 0) * 1000,
+      // Seconds, a fraction to the millisecond (an svc extension).
+      ms: Math.max(1, Math.round((e.timeout ?? 0) * 1000)),
     }));
   return out.length === 0 ? undefined : out;
 }

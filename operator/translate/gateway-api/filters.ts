@@ -192,9 +192,9 @@ export function ruleBehaviour(
     const text = timeouts[field];
     if (text === undefined) continue;
     const ms = durationMs(text);
-    if (ms === undefined || ms % 1000 !== 0) {
+    if (ms === undefined) {
       problems.push({
-        message: `${at}.timeouts.${field}: Unsupported value: "${text}": svc's upstream timeouts are whole seconds (such as "5s")`,
+        message: `${at}.timeouts.${field}: Invalid value: "${text}": a duration such as "5s" or "500ms"`,
       });
     } else if (ms > 0) limits.push(ms / 1000);
   }

@@ -353,9 +353,10 @@ export const extendedPaths: JsonSchema = {
     hard_timeouts: supportedList(
       endpoint('HardTimeoutMeta', 'A timeout of one endpoint.', {
         timeout: {
-          type: 'integer',
+          type: 'number',
           minimum: 0,
-          description: 'Seconds the upstream has to start its response; past them 504 (0: none).',
+          description:
+            'Seconds the upstream has to start its response; past them 504 (0: none). A fraction counts to the millisecond (`0.5` is 500 ms): an svc extension, the reference takes whole seconds.',
         },
         disabled: { type: 'boolean', description: 'Skips the entry.' },
       }),
