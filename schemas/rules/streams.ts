@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { takesBatches } from '../../lib/bento/batching.ts';
 import { asPlainObject } from '../../lib/plain-object.ts';
 import { parseDuration } from '../../lib/duration.ts';
+import { EVENT_TYPE_RULE, isEventType, isHttpUrl } from './portal.ts';
 
 /** The document path of the streams. */
 export const STREAMS_PATH = 'x-svc-streaming.streams';
@@ -283,8 +284,14 @@ function portalWebhookProblems(config: unknown, at: string, problems: StreamProb
           problems.push({ path: `${here}.${f}`, message: `field ${f} not recognised` });
       if (typeof settings.event_type !== 'string' || settings.event_type === '')
         problems.push({ path: `${here}.event_type`, message: 'required: the event the messages are' });
+      else if (!isEventType(settings.event_type))
+        // No product can list it (schemas/rules/portal.ts), so it would reach no subscription.
+        problems.push({
+          path: `${here}.event_type`,
+          message: `${EVENT_TYPE_RULE}, as a portal product lists its subscribable events`,
+        });
       const url = settings.portal_url;
-      if (typeof url !== 'string' || !/^https?:\/\/[^/]/.test(url))
+      if (!isHttpUrl(url))
         problems.push({
           path: `${here}.portal_url`,
           message: 'required: the http(s) URL the webhook subscriptions are read from',
