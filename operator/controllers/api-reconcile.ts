@@ -15,7 +15,7 @@ import type { ManagementClient } from '../clients/management.ts';
 import type { Connections, Resolved } from '../connections.ts';
 import type { SecretContent } from '../certificates.ts';
 import { refOf, type ObjectRef } from '../references.ts';
-import { viewChanged, watchOf, type ControllerEnv } from './env.ts';
+import { contextWatch, viewChanged, type ControllerEnv } from './env.ts';
 import { deleteCertificatesOf, type CertificateHolder } from './certificate-secrets.ts';
 import type { ApiObject, OasApiObject, PolicyView } from './objects.ts';
 import { heldByPolicies, HELD_RECHECK_MS, type ReportDeps } from './status.ts';
@@ -122,10 +122,7 @@ export function sharedApiWatches(
   },
 ): NonNullable<ControllerSpec['watches']> {
   return [
-    {
-      watch: watchOf(env, 'OperatorContext'),
-      map: (ctx: k8s.KubernetesObject) => opts.apisOfContext(objectKey(ctx)).map((api) => objectKey(api)),
-    },
+    contextWatch(env, opts.apisOfContext),
     {
       watch: opts.policySpec,
       map: (p: PolicyView, old: PolicyView | undefined, event: InformerEvent) =>

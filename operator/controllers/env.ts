@@ -5,12 +5,12 @@
  */
 import type * as k8s from '@kubernetes/client-node';
 import { isDeepStrictEqual } from 'node:util';
-import { API_VERSION } from '../../schemas/common.ts';
+import { API_KINDS, API_VERSION } from '../../schemas/common.ts';
 import { kinds } from '../../schemas/index.ts';
 import type { NamespacedRef } from '../../schemas/generated/kinds.ts';
 import type { EventRecorder } from '../../lib/k8s/events.ts';
-import type { InformerEvent, WatchSpec } from '../../lib/k8s/informer.ts';
-import type { ControllerManager } from '../../lib/k8s/manager.ts';
+import { objectKey, type Informer, type InformerEvent, type WatchSpec } from '../../lib/k8s/informer.ts';
+import type { ControllerManager, ControllerSpec } from '../../lib/k8s/manager.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { Connections } from '../connections.ts';
 import type { Convergence } from './convergence.ts';
@@ -87,4 +87,53 @@ export function viewChanged<T>(
   view: (o: T) => unknown,
 ): boolean {
   return event !== 'update' || old === undefined || !isDeepStrictEqual(view(obj), view(old));
+}
+
+/** One watch of a controller: a kind, and the keys of the controller's objects an event queues. */
+export type ControllerWatch = NonNullable<ControllerSpec['watches']>[number];
+
+/** The kinds of API resource. */
+export type ApiKind = (typeof API_KINDS)[number];
+
+/** The shared informer of each API kind. */
+export function apiInformers<T extends k8s.KubernetesObject>(
+  env: ControllerEnv,
+): Record<ApiKind, Informer<T>> {
+  return Object.fromEntries(
+    API_KINDS.map((kind) => [kind, env.manager.informer<T>(watchOf(env, kind))]),
+  ) as Record<ApiKind, Informer<T>>;
+}
+
+/**
+ * The watches of the API kinds for a controller whose objects are linked to APIs: an API that
+ * appears, goes, or changes in what `view` picks out of it queues the objects `linked` to it,
+ * before and after the change.
+ */
+export function apiKindWatches<T extends k8s.KubernetesObject>(
+  env: ControllerEnv,
+  view: (api: T) => unknown,
+  linked: (kind: ApiKind, api: T | undefined) => string[],
+): ControllerWatch[] {
+  return API_KINDS.map((kind) => ({
+    watch: watchOf(env, kind),
+    // The informer of `kind` holds objects read as T.
+    map: (obj: k8s.KubernetesObject, prev: k8s.KubernetesObject | undefined, event: InformerEvent) => {
+      const api = obj as T;
+      const old = prev as T | undefined;
+      return viewChanged(event, api, old, view)
+        ? [...new Set([...linked(kind, api), ...linked(kind, old)])]
+        : [];
+    },
+  }));
+}
+
+/** The watch of OperatorContexts: one that appears or changes queues the objects using it. */
+export function contextWatch(
+  env: ControllerEnv,
+  using: (contextKey: string) => readonly k8s.KubernetesObject[],
+): ControllerWatch {
+  return {
+    watch: watchOf(env, 'OperatorContext'),
+    map: (ctx: k8s.KubernetesObject) => using(objectKey(ctx)).map((o) => objectKey(o)),
+  };
 }

@@ -9,13 +9,20 @@ import type { ControllerSpec } from '../../lib/k8s/manager.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { WorkResult } from '../../lib/k8s/workqueue.ts';
 import { SvcObjects, type SvcObject } from '../../lib/k8s/objects.ts';
-import { objectKey, splitKey, type Informer, type InformerEvent } from '../../lib/k8s/informer.ts';
+import { objectKey, splitKey } from '../../lib/k8s/informer.ts';
 import type { ManagementClient } from '../clients/management.ts';
 import type { Connections } from '../connections.ts';
 import { derivedId } from '../ids.ts';
 import { accessRefs, apiRefText, jwtPolicyRefs, refKey, sortedRefs, type ObjectRef } from '../references.ts';
 import { translateSecurityPolicy } from '../translate/security-policy.ts';
-import { viewChanged, watchOf, type ControllerEnv } from './env.ts';
+import {
+  apiInformers,
+  apiKindWatches,
+  contextWatch,
+  watchOf,
+  type ApiKind,
+  type ControllerEnv,
+} from './env.ts';
 import { byAccessRight, byContext, byJwtPolicy } from './indexes.ts';
 import { resolveApis } from './api-refs.ts';
 import {
@@ -29,7 +36,6 @@ import {
 import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo, PushMemory } from './sync.ts';
 import { reportProgrammed } from './programmed.ts';
 import type { Convergence } from './convergence.ts';
-import { API_KINDS } from '../../schemas/common.ts';
 import { POLICY_FINALIZER } from '../../schemas/finalizers.ts';
 
 /** The finalizer names live in schemas/, which the webhook reads too. */
@@ -241,9 +247,7 @@ const apiLinkView = (api: ApiView): unknown => ({
 export function securityPolicyController(env: ControllerEnv): ControllerSpec {
   const policySpec = watchOf(env, 'SecurityPolicy');
   const policies = env.manager.informer<PolicyObject>(policySpec);
-  const apis = Object.fromEntries(
-    API_KINDS.map((kind) => [kind, env.manager.informer<ApiView>(watchOf(env, kind))]),
-  ) as Record<(typeof API_KINDS)[number], Informer<ApiView>>;
+  const apis = apiInformers<ApiView>(env);
   const objects = new SvcObjects<PolicyObject>(env.kc, policySpec.plural);
   const policiesCovering = byAccessRight(policies);
   const policiesOfContext = byContext(policies);
@@ -251,7 +255,7 @@ export function securityPolicyController(env: ControllerEnv): ControllerSpec {
   const pushes = new PushMemory();
 
   /** Keys of the policies an API of `kind` is linked to. */
-  const policiesOf = (kind: (typeof API_KINDS)[number], api: ApiView | undefined): string[] => {
+  const policiesOf = (kind: ApiKind, api: ApiView | undefined): string[] => {
     if (!api) return [];
     const covering = policiesCovering({ kind, namespace: namespaceOf(api), name: nameOf(api) }).map((p) =>
       objectKey(p),
@@ -277,18 +281,9 @@ export function securityPolicyController(env: ControllerEnv): ControllerSpec {
         log: env.log,
       }),
     watches: [
-      ...API_KINDS.map((kind) => ({
-        watch: watchOf(env, kind),
-        map: (api: ApiView, old: ApiView | undefined, event: InformerEvent) =>
-          viewChanged(event, api, old, apiLinkView)
-            ? [...new Set([...policiesOf(kind, api), ...policiesOf(kind, old)])]
-            : [],
-      })),
-      {
-        // A context that appears or changes queues the policies that use it.
-        watch: watchOf(env, 'OperatorContext'),
-        map: (ctx: k8s.KubernetesObject) => policiesOfContext(objectKey(ctx)).map((p) => objectKey(p)),
-      },
+      ...apiKindWatches(env, apiLinkView, policiesOf),
+      // A context that appears or changes queues the policies that use it.
+      contextWatch(env, policiesOfContext),
     ],
   };
 }

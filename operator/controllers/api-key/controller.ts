@@ -4,17 +4,26 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import type { ApiKeyStatus } from '../../../schemas/generated/kinds.ts';
-import { API_KINDS, API_VERSION } from '../../../schemas/common.ts';
+import { API_VERSION } from '../../../schemas/common.ts';
 import { keyTypeOf } from '../../../schemas/rules/api-key.ts';
 import { resolveRef } from '../../../schemas/rules/references.ts';
 import type { ControllerSpec } from '../../../lib/k8s/manager.ts';
 import { SvcObjects } from '../../../lib/k8s/objects.ts';
-import { objectKey, type Informer, type InformerEvent } from '../../../lib/k8s/informer.ts';
+import { objectKey, type InformerEvent } from '../../../lib/k8s/informer.ts';
 import { statusOf } from '../../../lib/k8s/client.ts';
 import { TransientError } from '../../../lib/errors.ts';
 import { keyAccessRefs } from '../../references.ts';
 import { certificateHolders } from '../certificate-secrets.ts';
-import { secretWatch, viewChanged, watchOf, type ControllerEnv } from '../env.ts';
+import {
+  apiInformers,
+  apiKindWatches,
+  contextWatch,
+  secretWatch,
+  viewChanged,
+  watchOf,
+  type ApiKind,
+  type ControllerEnv,
+} from '../env.ts';
 import { byAccessRight, byContext } from '../indexes.ts';
 import type { ApiIdView } from '../api-refs.ts';
 import { reconcileApiKey } from './reconcile.ts';
@@ -77,12 +86,10 @@ export function apiKeyController(env: ControllerEnv): ControllerSpec {
       return changed;
     },
   };
-  const apis = Object.fromEntries(
-    API_KINDS.map((kind) => [kind, env.manager.informer<ApiIdView>(watchOf(env, kind))]),
-  ) as Record<(typeof API_KINDS)[number], Informer<ApiIdView>>;
+  const apis = apiInformers<ApiIdView>(env);
   const keysCovering = byAccessRight(keysInf, (k) => keyAccessRefs(k));
   /** Keys of the ApiKeys whose access rights name an API of `kind`. */
-  const keysOf = (kind: (typeof API_KINDS)[number], api: ApiIdView | undefined): string[] =>
+  const keysOf = (kind: ApiKind, api: ApiIdView | undefined): string[] =>
     api
       ? keysCovering({ kind, namespace: api.metadata?.namespace ?? '', name: api.metadata?.name ?? '' }).map(
           (k) => objectKey(k),
@@ -193,17 +200,8 @@ export function apiKeyController(env: ControllerEnv): ControllerSpec {
             ? keysInf.byIndex('key-policy', objectKey(p)).map((k) => objectKey(k))
             : [],
       },
-      ...API_KINDS.map((kind) => ({
-        watch: watchOf(env, kind),
-        map: (api: ApiIdView, old: ApiIdView | undefined, event: InformerEvent) =>
-          viewChanged(event, api, old, apiView)
-            ? [...new Set([...keysOf(kind, api), ...keysOf(kind, old)])]
-            : [],
-      })),
-      {
-        watch: watchOf(env, 'OperatorContext'),
-        map: (ctx: k8s.KubernetesObject) => keysOfContext(objectKey(ctx)).map((k) => objectKey(k)),
-      },
+      ...apiKindWatches(env, apiView, keysOf),
+      contextWatch(env, keysOfContext),
     ],
   };
 }
