@@ -402,6 +402,18 @@ test('header modifiers, redirects and URL rewrites', async () => {
     - matches: [{path: {value: /host}}]
       filters: [{type: URLRewrite, urlRewrite: {hostname: backend.internal}}]
       backendRefs: [{name: svc-c, port: 80}]
+    - matches: [{path: {value: /moved}}]
+      filters: [{type: RequestRedirect, requestRedirect: {hostname: new.example}}]
+`,
+    ),
+  );
+  await applyManifest(
+    cp,
+    route(
+      'any-host-redirect',
+      `  hostnames: ['*.wild.example']
+  rules:
+    - filters: [{type: RequestRedirect, requestRedirect: {statusCode: 308}}]
 `,
     ),
   );
@@ -421,6 +433,11 @@ test('header modifiers, redirects and URL rewrites', async () => {
 
   const r = await waitServed('filters.example', '/old', { status: 301 });
   assert.equal(r.headers.location, `http://new.example:${port}/new`);
+  // The request's path kept; with no hostname on a route of several hosts, the request's Host.
+  const moved = await waitServed('filters.example', '/moved/deep/1', { status: 302 });
+  assert.equal(moved.headers.location, `http://new.example:${port}/moved/deep/1`);
+  const wild = await waitServed('shop.wild.example', '/any/where', { status: 308 });
+  assert.equal(wild.headers.location, 'http://shop.wild.example/any/where');
 
   const rw = await waitServed('filters.example', '/rewrite/items?q=1', { upstream: 'b' });
   assert.equal(rw.path, '/v2/items');

@@ -23,6 +23,8 @@ export interface RuleBehaviour {
   preserveHost: boolean;
   /** The backends of the rule's `RequestMirror` filters, each with its field path. */
   mirrors: { ref: BackendRef; at: string }[];
+  /** Header values hold request variables (`$tyk_context.path`): the API sets `enable_context_vars`. */
+  contextVars: boolean;
 }
 
 /** The listener and match a rule's filters are applied under. */
@@ -81,6 +83,7 @@ export function ruleBehaviour(
   let redirects = false;
   let preserveHost = false;
   const mirrors: RuleBehaviour['mirrors'] = [];
+  let contextVars = false;
   (rule.filters ?? []).forEach((f: RouteFilter, i) => {
     const where = `${at}.filters[${i}]`;
     switch (f.type) {
@@ -139,21 +142,41 @@ export function ruleBehaviour(
       case 'RequestRedirect': {
         const r = f.requestRedirect ?? {};
         const scheme = r.scheme ?? scope.scheme;
-        const host = r.hostname ?? scope.host;
+        const sameSchemeAndPort =
+          (r.scheme === undefined || r.scheme === scope.scheme) && r.port === undefined;
+        // The host: the one asked for, the one the API serves, else the request's own Host
+        // header (with the port the client wrote: the listener's), when neither the scheme nor
+        // the port changes.
+        const host =
+          r.hostname ?? scope.host ?? (sameSchemeAndPort ? '$tyk_context.headers_Host' : undefined);
+        // The path: the one asked for, an Exact match's own, else the request's.
         let path: string | undefined;
         if (r.path?.type === 'ReplaceFullPath') path = r.path.replaceFullPath ?? '/';
-        else if (r.path === undefined && scope.path.exact) path = scope.path.value;
+        else if (r.path === undefined) path = scope.path.exact ? scope.path.value : '$tyk_context.path';
         if (host === undefined || path === undefined) {
           problems.push({
-            message: `${where}.requestRedirect: Unsupported value: svc answers a redirect with a fixed Location: set hostname (or serve one host) and path.replaceFullPath (or match an Exact path)`,
+            message: `${where}.requestRedirect: Unsupported value: svc cannot build this Location: ${
+              host === undefined
+                ? 'set hostname (or serve one host) when the scheme or port changes'
+                : 'a path.replacePrefixMatch redirect is not served yet (use replaceFullPath)'
+            }`,
           });
           break;
         }
-        // The port: the one asked for, else the listener's, left out when it is the scheme's own.
+        // The port: the one asked for, else the listener's, left out when it is the scheme's own
+        // (and when the host is the request's, which carries it).
         const port = r.port ?? (r.scheme !== undefined && r.scheme !== scope.scheme ? undefined : scope.port);
         const defaultPort = scheme === 'https' ? 443 : 80;
-        const location = `${scheme}://${host}${port === undefined || port === defaultPort ? '' : `:${port}`}${path}`;
-        extended.mock_response = [{ path: '/', code: r.statusCode ?? 302, headers: { location } }];
+        const dynamicHost = host.startsWith('$tyk_context.');
+        const location = `${scheme}://${host}${dynamicHost || port === undefined || port === defaultPort ? '' : `:${port}`}${path}`;
+        if (location.includes('$tyk_context.')) {
+          // Made per request: a response header the mock answer carries (its own headers would win).
+          version.global_response_headers = { ...version.global_response_headers, location };
+          extended.mock_response = [{ path: '/', code: r.statusCode ?? 302 }];
+          contextVars = true;
+        } else {
+          extended.mock_response = [{ path: '/', code: r.statusCode ?? 302, headers: { location } }];
+        }
         redirects = true;
         break;
       }
@@ -203,5 +226,5 @@ export function ruleBehaviour(
     version.use_extended_paths = true;
     version.extended_paths = extended;
   }
-  return { version, redirects, preserveHost, mirrors };
+  return { version, redirects, preserveHost, mirrors, contextVars };
 }

@@ -524,6 +524,7 @@ function buildApis(
       name: `${gwName} ${route} ${l.scheme}://${g.domain || '*'}${g.path}${g.exact ? ' (exact)' : ''}`,
       use_keyless: true,
       active: true,
+      ...(behaviour.contextVars ? { enable_context_vars: true } : {}),
       ...(internal
         ? { internal: true }
         : {
