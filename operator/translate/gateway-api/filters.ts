@@ -202,6 +202,11 @@ export function ruleBehaviour(
         });
     }
   });
+  if (mirrors.length > 0 && (rule.filters ?? []).some((f) => f.type === 'RequestRedirect')) {
+    problems.push({
+      message: `${at}.filters: Unsupported value: a RequestMirror beside a RequestRedirect: svc answers the redirect itself and mirrors only requests it sends to a backend`,
+    });
+  }
   (rule.backendRefs ?? []).forEach((b, i) => {
     if ((b.filters ?? []).length > 0) {
       problems.push({
