@@ -106,6 +106,7 @@ uptime_tests uptime_tests.check_list uptime_tests.config
 proxy proxy.preserve_host_header proxy.listen_path proxy.target_url proxy.target_internal
 proxy.target_internal.target proxy.target_internal.path proxy.target_internal.query
 proxy.disable_strip_slash proxy.strip_listen_path proxy.enable_load_balancing proxy.target_list proxy.mirror_targets
+proxy.mirror_percent
 proxy.check_host_against_uptime_tests proxy.transport proxy.transport.ssl_insecure_skip_verify
 proxy.transport.ssl_ciphers proxy.transport.ssl_min_version proxy.transport.ssl_max_version
 proxy.transport.ssl_force_common_name_check proxy.transport.proxy_url proxy.service_discovery

@@ -1526,6 +1526,8 @@ export interface ProxyConfig {
   target_list?: string[];
   /** Upstreams (http or https) that get a copy of each request as it goes to the upstream (after the chain's header changes and rewrites), their answers ignored: a mirror never delays or fails the request (a failed or slow mirror is only logged). A request body is copied when it has a Content-Length of at most 1 MiB (such an API is served by node:http, which reads bodies); a larger or chunked body is not mirrored. An svc extension (the Gateway API's `RequestMirror`). */
   mirror_targets?: string[];
+  /** The share of requests `mirror_targets` get, in percent (default 100): each request is picked at random, and a picked request goes to every mirror. An svc extension (the Gateway API's `RequestMirror.percent` and `fraction`). */
+  mirror_percent?: number;
   /** Leave out of the rotation an upstream whose host (`host:port`) fails a check of `uptime_tests`, until it passes again. */
   check_host_against_uptime_tests?: boolean;
   /** Upstreams read from a service registry. */

@@ -103,6 +103,8 @@ const apis = (): Record<string, unknown>[] => [
     mirror_targets: [`${mirrorUrl}/copy`],
   }),
   keyless('slow-mirrors', '/s/', echo().url, {}, { mirror_targets: [silentUrl, deadUrl, mirrorUrl] }),
+  keyless('never', '/never/', echo().url, {}, { mirror_targets: [`${mirrorUrl}/never`], mirror_percent: 0 }),
+  keyless('half', '/half/', echo().url, {}, { mirror_targets: [`${mirrorUrl}/half`], mirror_percent: 50 }),
 ];
 
 describeEachSetup(
@@ -159,6 +161,22 @@ describeEachSetup(
       assert.ok(Date.now() - started < 2000, `answered in ${String(Date.now() - started)} ms`);
       // The third mirror, which answers, got its copy all the same.
       await copyOf('/s/fast');
+    });
+
+    test('mirror_percent: 0 mirrors nothing; 50 about half of the requests', async () => {
+      for (let i = 0; i < 100; i++) {
+        const never = await gw().request({ method: 'GET', path: `/never/${String(i)}` });
+        assert.equal(never.status, 200);
+        const half = await gw().request({ method: 'GET', path: `/half/${String(i)}` });
+        assert.equal(half.status, 200);
+      }
+      // A request sent after them all is mirrored last (one keep-alive connection, in order).
+      await gw().request({ fresh: true, method: 'GET', path: '/m/last' });
+      await copyOf('/copy/last');
+      assert.equal(copies.filter((c) => c.url.startsWith('/never/')).length, 0);
+      const halves = copies.filter((c) => c.url.startsWith('/half/')).length;
+      // Binomial(100, 0.5): outside 25..75 about once in 3e6 runs.
+      assert.ok(halves >= 25 && halves <= 75, `${String(halves)} of 100 mirrored`);
     });
 
     test('a body without a length is proxied and not mirrored', async () => {

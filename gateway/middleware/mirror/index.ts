@@ -6,7 +6,9 @@
  * or answers later than MIRROR_TIMEOUT_MS, is only logged. A body is copied when the request
  * has a Content-Length of at most MAX_READ_BODY (read once, then sent upstream from memory, so
  * such an API is served by node:http); a larger body, or one without a length, is not mirrored
- * (logged), and the request goes on untouched.
+ * (logged), and the request goes on untouched. With `mirror_percent` below 100, each request is
+ * picked at random with that chance (before its body is read), and a picked one goes to every
+ * mirror.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -79,11 +81,13 @@ export const mirror: GatewayMiddleware = {
       agents.http.destroy();
       agents.https.destroy();
     };
+    const percent = api.proxy.mirror_percent ?? 100;
     const fire = (ctx: RequestContext, body: Buffer | undefined): void => {
       for (const t of targets) send(ctx, t, agents, body);
     };
     return waits(
       (ctx) => {
+        if (percent < 100 && Math.random() * 100 >= percent) return undefined;
         if (!hasBody(ctx)) {
           fire(ctx, undefined);
           return undefined;

@@ -23,6 +23,8 @@ export interface RuleBehaviour {
   preserveHost: boolean;
   /** The backends of the rule's `RequestMirror` filters, each with its field path. */
   mirrors: { ref: BackendRef; at: string }[];
+  /** The share of requests mirrored, in percent (every mirror of a rule has the same). */
+  mirrorPercent: number;
   /** Header values hold request variables (`$tyk_context.path`): the API sets `enable_context_vars`. */
   contextVars: boolean;
 }
@@ -83,6 +85,7 @@ export function ruleBehaviour(
   let redirects = false;
   let preserveHost = false;
   const mirrors: RuleBehaviour['mirrors'] = [];
+  let mirrorPercent = 100;
   let contextVars = false;
   (rule.filters ?? []).forEach((f: RouteFilter, i) => {
     const where = `${at}.filters[${i}]`;
@@ -184,15 +187,18 @@ export function ruleBehaviour(
         const m = f.requestMirror;
         if (m === undefined) break;
         const fraction = m.fraction;
-        if (
-          (m.percent !== undefined && m.percent !== 100) ||
-          (fraction !== undefined && fraction.numerator !== (fraction.denominator ?? 100))
-        ) {
+        const percent =
+          m.percent ??
+          (fraction === undefined
+            ? 100
+            : Math.min(100, (fraction.numerator / (fraction.denominator ?? 100)) * 100));
+        if (mirrors.length > 0 && percent !== mirrorPercent) {
           problems.push({
-            message: `${where}.requestMirror.${m.percent === undefined ? 'fraction' : 'percent'}: Unsupported value: svc mirrors every request (leave it out)`,
+            message: `${where}.requestMirror: Unsupported value: svc mirrors the same share of requests to every mirror of a rule (${String(mirrorPercent)}% before this one)`,
           });
           break;
         }
+        mirrorPercent = percent;
         mirrors.push({ ref: m.backendRef, at: `${where}.requestMirror.backendRef` });
         break;
       }
@@ -231,5 +237,5 @@ export function ruleBehaviour(
     version.use_extended_paths = true;
     version.extended_paths = extended;
   }
-  return { version, redirects, preserveHost, mirrors, contextVars };
+  return { version, redirects, preserveHost, mirrors, mirrorPercent, contextVars };
 }

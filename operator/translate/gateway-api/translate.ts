@@ -538,7 +538,12 @@ function buildApis(
         ...proxyTarget,
         strip_listen_path: false,
         ...(behaviour.preserveHost ? { preserve_host_header: true } : {}),
-        ...(mirrorTargets.length > 0 && !behaviour.redirects ? { mirror_targets: mirrorTargets } : {}),
+        ...(mirrorTargets.length > 0 && !behaviour.redirects
+          ? {
+              mirror_targets: mirrorTargets,
+              ...(behaviour.mirrorPercent < 100 ? { mirror_percent: behaviour.mirrorPercent } : {}),
+            }
+          : {}),
       },
       version_data: { not_versioned: true, versions: { Default: version } },
     };
