@@ -5,20 +5,21 @@
  * gateway nodes sharing the partitions; RabbitMQ through the machine's server when it answers.
  */
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { waitFor } from '../../lib/testing/wait.ts';
 import { startGateway, type InProcessGateway } from '../testing/harness.ts';
-import { openSse, startKafka, streamsDocument, type SseConsumer, type TestBroker } from './testing.ts';
-
-const STREAMING = ['--streaming-enabled', '--workers', '1'];
-
-async function addStreams(gw: InProcessGateway, doc: Record<string, unknown>): Promise<void> {
-  const res = await gw.admin('POST', '/svc/apis/oas', doc);
-  assert.equal(res.status, 200, res.text);
-  await gw.reload();
-}
+import {
+  addStreams,
+  openSse,
+  startArrivalServer,
+  startKafka,
+  streamsDocument,
+  STREAMING,
+  type ArrivalServer,
+  type SseConsumer,
+  type TestBroker,
+} from './testing.ts';
 
 const sse = (path: string) => ({
   http_server: { path: '', ws_path: '', stream_path: path, stream_format: 'event_source', heartbeat: '1s' },
@@ -35,27 +36,17 @@ function sample(text: string, name: string, labels: Record<string, string>): num
 
 describe('streams: metrics, http_client, branch and switch', () => {
   let gw: InProcessGateway;
-  let server: Server;
+  let server: ArrivalServer;
   let serverUrl = '';
-  const arrivals: { at: number; body: string }[] = [];
+  let arrivals: ArrivalServer['arrivals'] = [];
   before(async () => {
     gw = await startGateway({ argv: STREAMING });
-    server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        arrivals.push({ at: Date.now(), body: Buffer.concat(chunks).toString('utf8') });
-        res.writeHead(200);
-        res.end();
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const addr = server.address();
-    serverUrl = `http://127.0.0.1:${typeof addr === 'object' && addr !== null ? addr.port : 0}`;
+    server = await startArrivalServer();
+    serverUrl = server.url;
+    arrivals = server.arrivals;
   });
   after(async () => {
     await gw.stop();
-    server.closeAllConnections();
     server.close();
   });
 

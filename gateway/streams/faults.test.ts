@@ -9,9 +9,7 @@ import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { waitFor } from '../../lib/testing/wait.ts';
 import { startGateway, type InProcessGateway } from '../testing/harness.ts';
-import { openSse, startKafka, streamsDocument, type TestBroker } from './testing.ts';
-
-const STREAMING = ['--streaming-enabled', '--workers', '1'];
+import { openSse, startKafka, streamsDocument, STREAMING, type TestBroker } from './testing.ts';
 
 /** A local HTTP receiver: records bodies, answers `status()` (503 while "down"), after `delayMs`. */
 async function receiver(opts: { status: () => number; delayMs?: number }): Promise<{

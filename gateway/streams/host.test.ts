@@ -5,38 +5,25 @@
  * back on the new process, never while it answers but runs nothing yet.
  */
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { waitFor } from '../../lib/testing/wait.ts';
 import { send } from '../testing/client.ts';
 import { startGateway, type InProcessGateway } from '../testing/harness.ts';
-import { streamsDocument } from './testing.ts';
-
-const STREAMING = ['--streaming-enabled', '--workers', '1'];
+import { startArrivalServer, streamsDocument, STREAMING, type ArrivalServer } from './testing.ts';
 
 describe('streams host: what Bento runs follows the APIs', () => {
   let gw: InProcessGateway;
-  let server: Server;
+  let server: ArrivalServer;
   let serverUrl = '';
-  const arrivals: { at: number; body: string }[] = [];
+  let arrivals: ArrivalServer['arrivals'] = [];
   before(async () => {
     gw = await startGateway({ argv: STREAMING });
-    server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        arrivals.push({ at: Date.now(), body: Buffer.concat(chunks).toString('utf8') });
-        res.writeHead(200);
-        res.end();
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const addr = server.address();
-    serverUrl = `http://127.0.0.1:${typeof addr === 'object' && addr !== null ? addr.port : 0}`;
+    server = await startArrivalServer();
+    serverUrl = server.url;
+    arrivals = server.arrivals;
   });
   after(async () => {
     await gw.stop();
-    server.closeAllConnections();
     server.close();
   });
 

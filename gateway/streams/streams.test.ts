@@ -11,21 +11,15 @@ import { startGateway, type InProcessGateway } from '../testing/harness.ts';
 import {
   brokerMissing,
   openSse,
+  addStreams,
   startKafka,
   startMosquitto,
+  STREAMING,
   startNats,
   streamsDocument,
   type SseConsumer,
   type TestBroker,
 } from './testing.ts';
-
-const STREAMING = ['--streaming-enabled', '--workers', '1'];
-
-async function addStreams(gw: InProcessGateway, doc: Record<string, unknown>): Promise<void> {
-  const res = await gw.admin('POST', '/svc/apis/oas', doc);
-  assert.equal(res.status, 200, res.text);
-  await gw.reload();
-}
 
 async function publish(
   gw: InProcessGateway,

@@ -5,10 +5,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { request } from 'node:http';
+import assert from 'node:assert/strict';
+import { createServer, request } from 'node:http';
 import path from 'node:path';
 import { builtToolsDir } from '../../lib/bento/binary.ts';
 import { freePort, waitFor } from '../../lib/testing/wait.ts';
+import type { InProcessGateway } from '../testing/harness.ts';
 import { connect } from 'node:net';
 
 /** A broker process started by a test. */
@@ -190,5 +192,47 @@ export function streamsDocument(
       ...ext,
     },
     'x-svc-streaming': { streams },
+  };
+}
+
+/** The arguments of an in-process gateway that serves streams (one worker: one Bento). */
+export const STREAMING = ['--streaming-enabled', '--workers', '1'];
+
+/** Writes a streams document through the management API (asserted 200) and reloads. */
+export async function addStreams(gw: InProcessGateway, doc: Record<string, unknown>): Promise<void> {
+  const res = await gw.admin('POST', '/svc/apis/oas', doc);
+  assert.equal(res.status, 200, res.text);
+  await gw.reload();
+}
+
+/** A local HTTP server recording each body it is sent and when (an `http_client` output's target). */
+export interface ArrivalServer {
+  url: string;
+  /** What arrived, in order; a test may empty it. */
+  arrivals: { at: number; body: string }[];
+  close(): void;
+}
+
+/** Starts an ArrivalServer on a free port; it answers 200 to everything. */
+export async function startArrivalServer(): Promise<ArrivalServer> {
+  const arrivals: ArrivalServer['arrivals'] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      arrivals.push({ at: Date.now(), body: Buffer.concat(chunks).toString('utf8') });
+      res.writeHead(200);
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const addr = server.address();
+  return {
+    url: `http://127.0.0.1:${typeof addr === 'object' && addr !== null ? addr.port : 0}`,
+    arrivals,
+    close: () => {
+      server.closeAllConnections();
+      server.close();
+    },
   };
 }
