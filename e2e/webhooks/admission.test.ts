@@ -10,12 +10,9 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { startControlPlane } from '../harness/control-plane.ts';
 import { waitFor } from '../harness/processes.ts';
-import type { ControlPlane, KubectlResult } from '../harness/control-plane.ts';
+import type { ControlPlane } from '../harness/control-plane.ts';
 import {
   apiDefinition,
   configMap,
@@ -27,34 +24,27 @@ import {
   streamsApi,
   streamsDocument,
 } from '../../webhooks/testing.ts';
-import { apply, getObject, httpsGet, root, startLocalWebhooks } from './helpers.ts';
-import type { WebhookServer } from './helpers.ts';
+import {
+  admitted,
+  apply,
+  getObject,
+  refusedWith,
+  root,
+  startWebhooksSuite,
+  type WebhooksSuite,
+} from './helpers.ts';
 
 let cp: ControlPlane;
-let server: WebhookServer & { caPem: string };
+let suite: WebhooksSuite;
 
 type Manifest = Record<string, unknown>;
 
-function refusedWith(r: KubectlResult, ...parts: string[]): void {
-  assert.notEqual(r.code, 0, `expected a refusal, kubectl said:\n${r.stdout}${r.stderr}`);
-  for (const p of parts) assert.ok(r.stderr.includes(p), `expected ${JSON.stringify(p)} in:\n${r.stderr}`);
-}
-
-function admitted(r: KubectlResult): void {
-  assert.equal(r.code, 0, `expected success, kubectl said:\n${r.stderr}`);
-}
-
 before(async () => {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-webhooks-e2e-'));
-  cp = await startControlPlane({ crdDir: path.join(root, 'charts', 'svc-operator', 'crds') });
-  server = await startLocalWebhooks(cp, dir);
-  assert.equal((await httpsGet(`https://127.0.0.1:${server.port}/readyz`, server.caPem)).status, 200);
+  suite = await startWebhooksSuite('webhooks-e2e');
+  cp = suite.cp;
 });
 
-after(async () => {
-  await server.stop();
-  await cp.stop();
-});
+after(() => suite.stop());
 
 describe('defaults appear on the stored objects', () => {
   test('SecurityPolicy access rights: kind, namespace and versions', async () => {
@@ -738,7 +728,7 @@ describe('the route check at scale', () => {
 
   test('creating APIs lists no APIs per admission (the claims come from a watch cache)', async () => {
     await waitFor('the route claims to be cached', () =>
-      Promise.resolve(server.proc.log().includes('route claims cached')),
+      Promise.resolve(suite.server.proc.log().includes('route claims cached')),
     );
     const n = 20;
     const apis = Array.from({ length: n }, (_, i) => apiDefinition(`scale-${i}`));

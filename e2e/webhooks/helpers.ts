@@ -3,14 +3,16 @@
  * values, the chart's webhook configurations pointed at a local server, and the webhook server
  * as a process.
  */
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import https from 'node:https';
+import os from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { createCa, issueServingCert } from '../../lib/x509.ts';
-import { toolsDir } from '../harness/control-plane.ts';
+import { startControlPlane, toolsDir } from '../harness/control-plane.ts';
 import type { ControlPlane, KubectlResult } from '../harness/control-plane.ts';
 import { freePort, httpRequest, startNode, waitFor } from '../harness/processes.ts';
 import type { Proc } from '../harness/processes.ts';
@@ -257,4 +259,48 @@ export async function startLocalWebhooks(
     return r.code !== 0 && r.stderr.includes('wildcards are not supported');
   });
   return { ...server, caPem: ca.certPem };
+}
+
+/** kubectl refused the write, saying each of `parts`. */
+export function refusedWith(r: KubectlResult, ...parts: string[]): void {
+  assert.notEqual(r.code, 0, `expected a refusal, kubectl said:\n${r.stdout}${r.stderr}`);
+  for (const p of parts) assert.ok(r.stderr.includes(p), `expected ${JSON.stringify(p)} in:\n${r.stderr}`);
+}
+
+/** kubectl's write was admitted. */
+export function admitted(r: KubectlResult): void {
+  assert.equal(r.code, 0, `expected success, kubectl said:\n${r.stderr}`);
+}
+
+/** A control plane with the chart's CRDs and the local webhooks in effect. */
+export interface WebhooksSuite {
+  cp: ControlPlane;
+  server: WebhookServer & { caPem: string };
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts what a suite of admission checks runs against: a control plane with the chart's CRDs
+ * and the webhook server the API server calls (startLocalWebhooks; its /readyz asserted 200 over
+ * HTTPS), logs in a fresh temporary folder named after `name`.
+ */
+export async function startWebhooksSuite(name: string): Promise<WebhooksSuite> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), `svc-${name}-`));
+  const cp = await startControlPlane({ crdDir: path.join(chartDir, 'crds') });
+  let server: WebhookServer & { caPem: string };
+  try {
+    server = await startLocalWebhooks(cp, dir);
+  } catch (err) {
+    await cp.stop();
+    throw err;
+  }
+  assert.equal((await httpsGet(`https://127.0.0.1:${server.port}/readyz`, server.caPem)).status, 200);
+  return {
+    cp,
+    server,
+    stop: async () => {
+      await server.stop();
+      await cp.stop();
+    },
+  };
 }

@@ -11,10 +11,10 @@ import { copyFile, mkdir, mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startControlPlane } from '../harness/control-plane.ts';
-import type { ControlPlane, KubectlResult } from '../harness/control-plane.ts';
+import type { ControlPlane } from '../harness/control-plane.ts';
 import { waitFor } from '../harness/processes.ts';
 import { apiDefinition, securityPolicy } from '../../webhooks/testing.ts';
-import { apply, httpsGet, root, startLocalWebhooks } from './helpers.ts';
+import { admitted, apply, httpsGet, refusedWith, root, startLocalWebhooks } from './helpers.ts';
 import type { WebhookServer } from './helpers.ts';
 
 const CRDS = path.join(root, 'charts', 'svc-operator', 'crds');
@@ -29,15 +29,6 @@ const OLD_KINDS = [
 
 let cp: ControlPlane;
 let server: WebhookServer & { caPem: string };
-
-function refusedWith(r: KubectlResult, ...parts: string[]): void {
-  assert.notEqual(r.code, 0, `expected a refusal, kubectl said:\n${r.stdout}${r.stderr}`);
-  for (const p of parts) assert.ok(r.stderr.includes(p), `expected ${JSON.stringify(p)} in:\n${r.stderr}`);
-}
-
-function admitted(r: KubectlResult): void {
-  assert.equal(r.code, 0, `expected success, kubectl said:\n${r.stderr}`);
-}
 
 before(async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-webhooks-missing-kinds-'));

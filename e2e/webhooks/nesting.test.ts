@@ -7,28 +7,14 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { parse } from 'yaml';
-import { startControlPlane } from '../harness/control-plane.ts';
-import type { ControlPlane, KubectlResult } from '../harness/control-plane.ts';
+import type { ControlPlane } from '../harness/control-plane.ts';
 import { MAX_NESTING_DEPTH, tooDeep } from '../../schemas/rules/nesting.ts';
 import { apiDefinition, configMap, oasApi, oasDocument } from '../../webhooks/testing.ts';
-import { apply, httpsGet, root, startLocalWebhooks } from './helpers.ts';
-import type { WebhookServer } from './helpers.ts';
+import { admitted, apply, refusedWith, startWebhooksSuite, type WebhooksSuite } from './helpers.ts';
 
 let cp: ControlPlane;
-let server: WebhookServer & { caPem: string };
-
-function refusedWith(r: KubectlResult, ...parts: string[]): void {
-  assert.notEqual(r.code, 0, `expected a refusal, kubectl said:\n${r.stdout}${r.stderr}`);
-  for (const p of parts) assert.ok(r.stderr.includes(p), `expected ${JSON.stringify(p)} in:\n${r.stderr}`);
-}
-
-function admitted(r: KubectlResult): void {
-  assert.equal(r.code, 0, `expected success, kubectl said:\n${r.stderr}`);
-}
+let suite: WebhooksSuite;
 
 /**
  * The petstore document (JSON) nested `depth` levels deep (an even number): the request body
@@ -62,16 +48,11 @@ function deepDocument(depth: number, listenPath: string): string {
 const LIMIT = `more than ${String(MAX_NESTING_DEPTH)} levels deep`;
 
 before(async () => {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-webhooks-nesting-'));
-  cp = await startControlPlane({ crdDir: path.join(root, 'charts', 'svc-operator', 'crds') });
-  server = await startLocalWebhooks(cp, dir);
-  assert.equal((await httpsGet(`https://127.0.0.1:${server.port}/readyz`, server.caPem)).status, 200);
+  suite = await startWebhooksSuite('webhooks-nesting');
+  cp = suite.cp;
 });
 
-after(async () => {
-  await server.stop();
-  await cp.stop();
-});
+after(() => suite.stop());
 
 describe('OAS documents nested too deep', () => {
   test('a document nested exactly to the limit is admitted', async () => {

@@ -10,35 +10,21 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtemp } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { startControlPlane } from '../harness/control-plane.ts';
-import type { ControlPlane, KubectlResult } from '../harness/control-plane.ts';
+import type { ControlPlane } from '../harness/control-plane.ts';
 import { fromTemplate, gatewayVerdict, renameToSvc } from '../../tools/reference-samples/measure.ts';
-import { apply, getObject, root, startLocalWebhooks } from './helpers.ts';
-import type { WebhookServer } from './helpers.ts';
+import { admitted, apply, getObject, startWebhooksSuite, type WebhooksSuite } from './helpers.ts';
 
 type Manifest = Record<string, unknown>;
 
 let cp: ControlPlane;
-let server: WebhookServer & { caPem: string };
+let suite: WebhooksSuite;
 
 before(async () => {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-reference-samples-e2e-'));
-  cp = await startControlPlane({ crdDir: path.join(root, 'charts', 'svc-operator', 'crds') });
-  try {
-    server = await startLocalWebhooks(cp, dir);
-  } catch (err) {
-    await cp.stop();
-    throw err;
-  }
+  suite = await startWebhooksSuite('reference-samples-e2e');
+  cp = suite.cp;
 });
 
-after(async () => {
-  await server.stop();
-  await cp.stop();
-});
+after(() => suite.stop());
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 
@@ -468,10 +454,6 @@ const files: Record<string, Manifest[]> = {
     }),
   ],
 };
-
-function admitted(r: KubectlResult): void {
-  assert.equal(r.code, 0, `expected success, kubectl said:\n${r.stderr}`);
-}
 
 describe('sample files in the reference naming, renamed, through a real API server', () => {
   for (const [name, docs] of Object.entries(files)) {
