@@ -1,0 +1,348 @@
+/**
+ * `make conformance`: the upstream Gateway API conformance suite (sigs.k8s.io/gateway-api/conformance,
+ * the version tools/gateway-api-conformance/go.mod pins) against svc on the node of `make node`.
+ *
+ * 1. Builds the suite's test binary (`go test -c` of tools/gateway-api-conformance, whose test is
+ *    the upstream conformance_test.go) and the echo backend of its base manifests
+ *    (conformance/echo-basic), both cached under the tools directory by version.
+ * 2. Makes the images the base manifests name, from scratch with buildah, tagged with exactly
+ *    those names (the pods' IfNotPresent finds them in the node's containerd): echo-basic for
+ *    registry.k8s.io/gateway-api/echo-basic:v1.5.1 and :v1.6.0-dev.3, and the pause binary for
+ *    registry.k8s.io/coredns/coredns:v1.12.2 (the UDPRoute DNS backend, not in the HTTP profile:
+ *    a stand-in that only runs; see docs/conformance/README.md).
+ * 3. Installs svc-gateway (its port 80, the port of every listener of the base Gateways, opened
+ *    by its non-root process through the pod's net.ipv4.ip_unprivileged_port_start sysctl) and
+ *    svc-operator (gatewayAPI.installCRDs, gatewayAPI.gatewayClass.create; SVC_URL on port 80 so
+ *    listeners on 80 are the gateway's own port; SVC_INGRESS_ADDRESS the gateway Service's
+ *    ClusterIP, the Gateways' status.addresses, reachable from this host through kube-proxy).
+ * 4. Runs the suite (profile GATEWAY-HTTP, the features svc claims), writes the ConformanceReport
+ *    to docs/conformance/, prints each test's result, uninstalls both releases.
+ *
+ * Installs svc-operator: run under `flock /tmp/svc-node-operator.lock` (the Makefile does).
+ * SVC_CONFORMANCE_RUN_TEST runs one test (the suite's -run-test), for a quick look.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { parse } from 'yaml';
+import { toolsDir } from '../harness/control-plane.ts';
+import { importImage, scratchImage } from '../harness/node/images.ts';
+import { tool } from '../harness/node/layout.ts';
+import {
+  GATEWAY_NS,
+  OPERATOR_NS,
+  PULL_POLICY,
+  RESTRICTED,
+  apply,
+  cluster,
+  helm,
+  imageRef,
+  imageValues,
+  kubectl,
+  repoRoot,
+  run,
+  waitForPodsReady,
+} from '../node/helpers.ts';
+import { uninstallOperator } from '../node/install.ts';
+
+const moduleDir = path.join(repoRoot, 'tools', 'gateway-api-conformance');
+const VERSION = /sigs\.k8s\.io\/gateway-api\/conformance (v\S+)/.exec(
+  readFileSync(path.join(moduleDir, 'go.mod'), 'utf8'),
+)?.[1];
+if (VERSION === undefined)
+  throw new Error('tools/gateway-api-conformance/go.mod requires no conformance module');
+
+/** The GatewayClass the chart creates (gatewayAPI.gatewayClass.name's default). */
+const GATEWAY_CLASS = 'svc';
+/** The gateway's port: the port of every HTTP listener of the suite's base Gateways. */
+const GATEWAY_PORT = 80;
+/**
+ * The extended features svc claims (docs/gateway-api.md, "What is served"), beside the core ones
+ * of the profile (Gateway, HTTPRoute, ReferenceGrant).
+ */
+const SUPPORTED = [
+  'Gateway',
+  'HTTPRoute',
+  'ReferenceGrant',
+  'HTTPRouteQueryParamMatching',
+  'HTTPRouteMethodMatching',
+  'HTTPRoutePathRewrite',
+];
+const REPORT = path.join(repoRoot, 'docs', 'conformance', `standard-${VERSION}-default-report.yaml`);
+const SUITE_TIMEOUT_MS = Number(process.env.SVC_CONFORMANCE_TIMEOUT_MS ?? 45 * 60_000);
+
+const log = (msg: string) => process.stderr.write(`conformance: ${msg}\n`);
+const go = process.env.GO ?? (existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : 'go');
+
+/** `go test -c` / `go build` into the tools directory, once per version. */
+async function buildBinaries(): Promise<{ suite: string; echo: string }> {
+  const suite = path.join(toolsDir(), `gateway-api-conformance-${VERSION}.test`);
+  const echo = path.join(toolsDir(), `echo-basic-${VERSION}`);
+  process.env.CGO_ENABLED = '0'; // static binaries, for images from scratch
+  if (!existsSync(suite)) {
+    log(`building the suite ${VERSION}`);
+    await run(go, ['-C', moduleDir, 'test', '-c', '-trimpath', '-o', `${suite}.tmp`, '.']);
+    await run('mv', [`${suite}.tmp`, suite]);
+  }
+  if (!existsSync(echo)) {
+    log(`building echo-basic ${VERSION}`);
+    await run(go, [
+      '-C',
+      moduleDir,
+      'build',
+      '-trimpath',
+      '-ldflags=-s -w',
+      '-o',
+      `${echo}.tmp`,
+      'sigs.k8s.io/gateway-api/conformance/echo-basic',
+    ]);
+    await run('mv', [`${echo}.tmp`, echo]);
+  }
+  return { suite, echo };
+}
+
+/** The images of the suite's base manifests, under the names they use, in the node's containerd. */
+async function importSuiteImages(echo: string, nodeDir: string): Promise<void> {
+  const made = [
+    ...['v1.5.1', 'v1.6.0-dev.3'].map((tag) => ({
+      name: 'registry.k8s.io/gateway-api/echo-basic',
+      tag,
+      binary: echo,
+      entrypoint: ['/echo-basic'],
+    })),
+    {
+      name: 'registry.k8s.io/coredns/coredns',
+      tag: 'v1.12.2',
+      binary: tool('pause'),
+      entrypoint: ['/pause'],
+    },
+  ];
+  for (const image of made) {
+    await importImage(await scratchImage(image), nodeDir);
+    log(`image ${image.name}:${image.tag} from ${path.basename(image.binary)}`);
+  }
+}
+
+/** svc-gateway on port 80 and svc-operator with the Gateway API CRDs and GatewayClass. */
+async function install(): Promise<string> {
+  const secret = randomBytes(16).toString('hex');
+  const redis = await imageRef('redis');
+  for (const n of [GATEWAY_NS, OPERATOR_NS]) {
+    await apply([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: n } }]);
+  }
+  await apply([
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'svc-gateway-secret', namespace: GATEWAY_NS },
+      stringData: { secret },
+    },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'redis', namespace: GATEWAY_NS },
+      spec: {
+        selector: { matchLabels: { app: 'redis' } },
+        template: {
+          metadata: { labels: { app: 'redis' } },
+          spec: {
+            securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532 },
+            containers: [
+              {
+                name: 'redis',
+                image: redis,
+                imagePullPolicy: PULL_POLICY,
+                ports: [{ containerPort: 6379 }],
+                readinessProbe: { tcpSocket: { port: 6379 }, periodSeconds: 1 },
+                securityContext: RESTRICTED,
+                volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+              },
+            ],
+            volumes: [{ name: 'tmp', emptyDir: {} }],
+          },
+        },
+      },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'redis', namespace: GATEWAY_NS },
+      spec: { selector: { app: 'redis' }, ports: [{ port: 6379 }] },
+    },
+  ]);
+  await kubectl(['-n', GATEWAY_NS, 'rollout', 'status', 'deploy/redis', '--timeout=180s']);
+  await kubectl([
+    'apply',
+    '--server-side',
+    '--force-conflicts',
+    '-f',
+    path.join(repoRoot, 'charts', 'svc-operator', 'crds'),
+  ]);
+  await helm([
+    'upgrade',
+    '--install',
+    'svc-gateway',
+    path.join(repoRoot, 'charts', 'svc-gateway'),
+    '-n',
+    GATEWAY_NS,
+    ...(await imageValues('gateway')),
+    '--set',
+    `port=${GATEWAY_PORT}`,
+    '--set',
+    'podSecurityContext.sysctls[0].name=net.ipv4.ip_unprivileged_port_start',
+    '--set-string',
+    'podSecurityContext.sysctls[0].value=0',
+    '--set',
+    'extraEnv[0].name=SVC_GW_STORE',
+    '--set',
+    `extraEnv[0].value=redis://redis.${GATEWAY_NS}.svc:6379`,
+    '--wait',
+    '--timeout=5m',
+  ]);
+  await waitForPodsReady(GATEWAY_NS);
+  const address = (
+    await kubectl(['-n', GATEWAY_NS, 'get', 'service', 'svc-gateway', '-o', 'jsonpath={.spec.clusterIP}'])
+  ).trim();
+  if (address === '') throw new Error('svc-gateway Service has no ClusterIP');
+  await kubectl(['delete', 'secret', 'svc-operator-conf', '-n', OPERATOR_NS, '--ignore-not-found']);
+  await apply([
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'svc-operator-conf', namespace: OPERATOR_NS },
+      stringData: {
+        SVC_MODE: 'ce',
+        SVC_URL: `http://svc-gateway.${GATEWAY_NS}.svc:${GATEWAY_PORT}`,
+        SVC_AUTH: secret,
+        SVC_ORG: 'conformance',
+        SVC_HTTP_INGRESS_PORT: String(GATEWAY_PORT),
+        SVC_INGRESS_ADDRESS: address,
+      },
+    },
+  ]);
+  await helm([
+    'upgrade',
+    '--install',
+    'svc-operator',
+    path.join(repoRoot, 'charts', 'svc-operator'),
+    '-n',
+    OPERATOR_NS,
+    ...(await imageValues('operator')),
+    '--set',
+    'gatewayAPI.installCRDs=true',
+    '--set',
+    'gatewayAPI.gatewayClass.create=true',
+    '--set',
+    `gatewayAPI.gatewayClass.name=${GATEWAY_CLASS}`,
+    '--wait',
+    '--timeout=5m',
+  ]);
+  await waitForPodsReady(OPERATOR_NS);
+  return address;
+}
+
+/** Runs the suite binary, its output streamed to stderr and kept; resolves with its exit code. */
+function runSuite(
+  binary: string,
+  kubeconfig: string,
+  svcVersion: string,
+): Promise<{ code: number; out: string }> {
+  const args = [
+    '-test.v',
+    `-test.timeout=${Math.round(SUITE_TIMEOUT_MS / 1000)}s`,
+    `-gateway-class=${GATEWAY_CLASS}`,
+    '-conformance-profiles=GATEWAY-HTTP',
+    `-supported-features=${SUPPORTED.join(',')}`,
+    `-report-output=${REPORT}`,
+    '-organization=svc',
+    '-project=svc',
+    '-url=https://github.com/svc/svc',
+    `-version=${svcVersion}`,
+    '-contact=https://github.com/svc/svc/issues',
+    '-mode=default',
+    '-cleanup-base-resources=true',
+    ...(process.env.SVC_CONFORMANCE_RUN_TEST ? [`-run-test=${process.env.SVC_CONFORMANCE_RUN_TEST}`] : []),
+  ];
+  log(`${path.basename(binary)} ${args.join(' ')}`);
+  return new Promise((resolve, reject) => {
+    const child = spawn(binary, args, {
+      env: { ...process.env, KUBECONFIG: kubeconfig },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    const keep = (chunk: Buffer) => {
+      out += chunk.toString();
+      process.stderr.write(chunk);
+    };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
+    const timer = setTimeout(() => child.kill('SIGTERM'), SUITE_TIMEOUT_MS + 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? 1, out });
+    });
+  });
+}
+
+interface Report {
+  profiles?: {
+    name: string;
+    core?: {
+      result: string;
+      statistics: Record<string, number>;
+      failedTests?: string[];
+      skippedTests?: string[];
+    };
+    extended?: {
+      result: string;
+      statistics: Record<string, number>;
+      failedTests?: string[];
+      supportedFeatures?: string[];
+    };
+  }[];
+}
+
+async function main(): Promise<void> {
+  const { node, kubeconfig } = await cluster();
+  if (node === undefined) throw new Error('make conformance runs on the node of `make node`');
+  const { suite, echo } = await buildBinaries();
+  await importSuiteImages(echo, node.dir);
+  const svcVersion = (
+    JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string }
+  ).version;
+  await mkdir(path.dirname(REPORT), { recursive: true });
+  let code: number;
+  try {
+    const address = await install();
+    log(`svc installed; Gateways' status.addresses: ${address}`);
+    const result = await runSuite(suite, kubeconfig, svcVersion);
+    code = result.code;
+    const lines = [
+      ...result.out.matchAll(/^\s*--- (PASS|FAIL|SKIP): TestConformance\/(\S+)(?: \(([\d.]+s)\))?/gm),
+    ]
+      .filter((m) => !(m[2] ?? '').includes('/'))
+      .map((m) => `${m[1]}\t${m[2]}\t${m[3] ?? ''}`);
+    const summary = [`# ${path.relative(repoRoot, REPORT)} (suite exit ${code})`, ...lines];
+    if (existsSync(REPORT)) {
+      const report = parse(readFileSync(REPORT, 'utf8')) as Report;
+      for (const p of report.profiles ?? []) {
+        summary.push(
+          `${p.name} core: ${p.core?.result ?? '-'} ${JSON.stringify(p.core?.statistics ?? {})}`,
+          `${p.name} extended: ${p.extended?.result ?? '-'} ${JSON.stringify(p.extended?.statistics ?? {})}`,
+        );
+      }
+    } else {
+      summary.push('no report written');
+    }
+    process.stdout.write(`${summary.join('\n')}\n`);
+    await writeFile(path.join(repoRoot, 'docs', 'conformance', 'last-run.txt'), `${summary.join('\n')}\n`);
+  } finally {
+    await uninstallOperator({ gateway: true }).catch((err: unknown) => log(`uninstall: ${String(err)}`));
+  }
+  process.exitCode = code;
+}
+
+await main();
