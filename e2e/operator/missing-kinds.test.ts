@@ -35,7 +35,7 @@ const running: OperatorProc[] = [];
 before(async () => {
   w = await startWorld({
     name: 'missing-kinds',
-    namespaces: [NS, 'mk-lease-crd', 'mk-lease-rbac'],
+    namespaces: [NS, 'mk-lease-crd', 'mk-lease-rbac', 'mk-lease-graphs'],
     secrets: ['e2e-mk-secret-0001', 'e2e-mk-secret-0002'],
   });
 });
@@ -199,4 +199,49 @@ test('the ServiceAccount not granted ApiKey (the chart of an earlier release): t
     // `helm upgrade` to the chart of the operator's release: its ClusterRole, ApiKey rules and all.
     await applyManifest(w.cp, docs.join('\n---\n'));
   });
+});
+
+test('the SubGraph and SuperGraph CRDs not installed (the chart as of 56a22f5 has five kinds): ApiDefinitions are reconciled and served, the graph controllers wait and start once the CRDs are applied', async () => {
+  const crds = ['subgraphs', 'supergraphs'];
+  for (const k of crds) await w.cp.kubectl(['delete', 'crd', `${k}.svc.svc.io`, '--wait=true']);
+  const o = await startWorldOperator(w, {
+    name: 'mk-operator-graphs',
+    org: ORG,
+    env: { WATCH_NAMESPACE: NS, POD_NAMESPACE: 'mk-lease-graphs' },
+  });
+  running.push(o);
+  await waitFor(
+    'the controllers to start',
+    () => o.log().includes('"message":"controllers started"'),
+    30_000,
+  );
+  assert.equal((await httpRequest(`${o.opsUrl}/readyz`)).status, 200, 'ready with two kinds missing');
+  // The ApiDefinition controller watches SubGraphs and SuperGraphs too (to queue the APIs that
+  // serve them): kinds not served have no objects, so it does not wait for them.
+  await waitFor('the graph controllers waiting', async () => (await metric(o, 'supergraph')) === '1');
+  assert.equal(await metric(o, 'subgraph'), '1');
+  assert.equal(await metric(o, 'apidefinition'), '0');
+  assert.equal(o.log().includes('controller apidefinition waits'), false);
+
+  const tag = 'graphs';
+  await applyManifest(w.cp, apiManifest(tag));
+  await waitReady(w.cp, { kind: 'apidefinition', ns: NS, name: tag });
+  assert.equal(
+    (await httpRequest(`${w.gw.url}/${tag}/x`, { headers: { authorization: 'nobody' } })).status,
+    403,
+    'the ApiDefinition is served and protected',
+  );
+
+  for (const k of crds) {
+    await w.cp.kubectl(['apply', '-f', join(root, 'charts', 'svc-operator', 'crds', `svc.svc.io_${k}.yaml`)]);
+    await w.cp.kubectl(['wait', '--for=condition=Established', `crd/${k}.svc.svc.io`, '--timeout=60s']);
+  }
+  await waitFor(
+    'the graph controllers to start',
+    async () => (await metric(o, 'supergraph')) === '0' && (await metric(o, 'subgraph')) === '0',
+    START_MS,
+    1_000,
+  );
+  assert.ok(o.log().includes('controller supergraph started: its kinds are listed now'));
+  await o.stop();
 });

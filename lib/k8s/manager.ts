@@ -2,7 +2,7 @@ import type * as k8s from '@kubernetes/client-node';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Logger } from '../log.ts';
 import { errorMessage } from '../errors.ts';
-import { Informer, objectKey, type InformerEvent, type WatchSpec } from './informer.ts';
+import { Informer, NOT_SERVED, objectKey, type InformerEvent, type WatchSpec } from './informer.ts';
 import { WorkQueue, type WorkResult } from './workqueue.ts';
 
 /** A controller: a primary kind whose keys it reconciles, and the kinds that lead back to it. */
@@ -184,9 +184,13 @@ export class ControllerManager {
     this.#synced = true;
     for (const c of this.#controllers) {
       const q = this.#queues.get(c.name);
-      const blocking = [c.watch, ...(c.watches ?? []).map((w) => w.watch)]
-        .map((spec) => this.informer(spec))
-        .filter((i) => !i.listed);
+      // A secondary kind the API server does not serve (its CRD not installed) has no objects to
+      // map: the controller starts without it, and its informer's events queue what they map to
+      // once the CRD is installed. Its own kind, or a forbidden one, holds it back.
+      const blocking = [
+        this.informer(c.watch),
+        ...(c.watches ?? []).map((w) => this.informer(w.watch)).filter((i) => i.unavailable !== NOT_SERVED),
+      ].filter((i) => !i.listed);
       if (blocking.length === 0) {
         q?.start();
         continue;
