@@ -40,7 +40,7 @@ import {
 } from 'graphql';
 import { getDirectiveValues } from 'graphql/execution/values.js';
 import { isPlainObject } from '../../lib/plain-object.ts';
-import type { SupergraphSubgraph } from '../../schemas/rules/graphql-federation.ts';
+import type { SupergraphSubgraph } from '../../schemas/rules/graphql-supergraph.ts';
 import { callSource, type EngineContext } from './engine.ts';
 
 type Obj = Record<string, unknown>;

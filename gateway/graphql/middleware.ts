@@ -40,13 +40,8 @@ import {
 import { fillTemplate, wireEngine, type EngineContext } from './engine.ts';
 import { internalSources } from './internal-sources.ts';
 import { Supergraph } from './federation.ts';
-import {
-  buildSubgraphSchema,
-  buildSupergraphSchema,
-  subgraphSdl,
-  supergraphSdl,
-  supergraphSubgraphs,
-} from '../../schemas/rules/graphql-federation.ts';
+import { buildSubgraphSchema, buildSupergraphSchema } from '../../schemas/rules/graphql-federation.ts';
+import { subgraphSdl, supergraphSdl, supergraphSubgraphs } from '../../schemas/rules/graphql-supergraph.ts';
 import { engineFields, type EngineField, type GraphqlSource } from './sources.ts';
 import { relayUpgrade } from './subscriptions.ts';
 import { kafkaEvents } from './kafka.ts';

@@ -23,7 +23,7 @@ import type {
   TypeFieldConfiguration,
 } from '../generated/models.ts';
 import { quote, type FieldProblem } from './field-problem.ts';
-import { federationProblems } from './graphql-federation.ts';
+import { federationProblems } from './graphql-supergraph.ts';
 import { buildGraphqlSchema, located } from './graphql-schema.ts';
 import { isInternalUrl, parseInternalTarget } from './internal-target.ts';
 import { isTargetProblem } from './target.ts';

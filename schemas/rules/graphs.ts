@@ -27,10 +27,10 @@ import { located } from './graphql-schema.ts';
 import {
   buildSubgraphSchema,
   composeSupergraph,
-  federationProblems,
   readSubgraph,
   type CompositionError,
 } from './graphql-federation.ts';
+import { federationProblems } from './graphql-supergraph.ts';
 import { problem, text, list, model } from './read.ts';
 import { resolveRef, type ResolvedRef } from './references.ts';
 import type { FieldProblem } from './field-problem.ts';
