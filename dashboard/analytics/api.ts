@@ -7,7 +7,16 @@
  * minutes.
  */
 import { readAnalyticsRecord, type AnalyticsRecord } from '../../schemas/rules/analytics.ts';
-import { callerOf, json, ok, Refusal, type Ctx, type DashboardDeps, type Reply } from '../api/http.ts';
+import {
+  callerOf,
+  json,
+  ok,
+  Refusal,
+  timeParam,
+  type Ctx,
+  type DashboardDeps,
+  type Reply,
+} from '../api/http.ts';
 import { addSums, emptySums, PERIODS, quantile, rollUp, type Period, type Sums } from './rollup.ts';
 import type { Group, RangeQuery } from './store.ts';
 import { addDetails } from './details.ts';
@@ -73,16 +82,6 @@ export function pruneAnalytics(deps: DashboardDeps): () => void {
   return () => {
     clearInterval(timer);
   };
-}
-
-/** A time parameter: milliseconds since the epoch or an ISO 8601 date. */
-function timeParam(c: Ctx, name: string, fallback: number): number {
-  const raw = c.url.searchParams.get(name);
-  if (raw === null || raw === '') return fallback;
-  const n = /^\d+$/.test(raw) ? Number(raw) : Date.parse(raw);
-  if (!Number.isFinite(n))
-    throw new Refusal(400, `${name}: must be milliseconds since the epoch or an ISO 8601 date`);
-  return n;
 }
 
 function rounded(n: number): number {

@@ -8,7 +8,7 @@
  * Their table: details-store.ts.
  */
 import type { AnalyticsRecord } from '../../schemas/rules/analytics.ts';
-import { callerOf, json, Refusal, type Ctx, type DashboardDeps, type Reply } from '../api/http.ts';
+import { callerOf, json, Refusal, timeParam, type Ctx, type DashboardDeps, type Reply } from '../api/http.ts';
 
 /** Records per page at most. */
 const MAX_LIMIT = 200;
@@ -19,15 +19,6 @@ function intParam(c: Ctx, name: string): number | undefined {
   if (raw === null || raw === '') return undefined;
   if (!/^\d+$/.test(raw)) throw new Refusal(400, `${name}: must be a whole number`);
   return Number(raw);
-}
-
-function timeParam(c: Ctx, name: string, fallback: number): number {
-  const raw = c.url.searchParams.get(name);
-  if (raw === null || raw === '') return fallback;
-  const n = /^\d+$/.test(raw) ? Number(raw) : Date.parse(raw);
-  if (!Number.isFinite(n))
-    throw new Refusal(400, `${name}: must be milliseconds since the epoch or an ISO 8601 date`);
-  return n;
 }
 
 /**

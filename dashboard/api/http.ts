@@ -112,6 +112,16 @@ export function pageOf(c: Ctx): { slice: Slice; pages: (total: number) => number
   return { slice: { offset: (p - 1) * size, limit: size }, pages: (total) => Math.ceil(total / size) };
 }
 
+/** A time parameter (`?<name>=`): milliseconds since the epoch or an ISO 8601 date; `fallback` when absent. */
+export function timeParam(c: Ctx, name: string, fallback: number): number {
+  const raw = c.url.searchParams.get(name);
+  if (raw === null || raw === '') return fallback;
+  const n = /^\d+$/.test(raw) ? Number(raw) : Date.parse(raw);
+  if (!Number.isFinite(n))
+    throw new Refusal(400, `${name}: must be milliseconds since the epoch or an ISO 8601 date`);
+  return n;
+}
+
 /** SHA-256 of the canonical JSON (sorted keys) of a value; null for no value. */
 export function hashOf(value: unknown): string | null {
   if (value === undefined) return null;
