@@ -108,7 +108,7 @@ export const CONTEXT_VARIABLE = /\$tyk_context\.([A-Za-z0-9_\-.]+)/;
 export const META_VARIABLE = /\$tyk_meta\.([A-Za-z0-9_\-.]+)/;
 /** The reference's secret stores, which svc does not read. */
 const SECRET_VARIABLE = /\$(tyk_secrets|secret_env|secret_conf|secret_vault|secret_consul)\./;
-/** Context variable names svc fills (gateway/middleware/context-vars). */
+/** Context variable names svc fills (gateway/pipeline/variables.ts). */
 const CONTEXT_NAMES = new Set(['path', 'path_parts', 'remote_addr', 'request_id', 'request_data']);
 const CONTEXT_PREFIXES = ['headers_', 'cookies_', 'trigger-'];
 

@@ -12,7 +12,7 @@
  * Names match without case; an added header replaces the client's (request) or the upstream's
  * (response); an appended one (`global_headers_append`, `global_response_headers_append`, svc
  * extensions) joins the client's value after a comma (request) or goes out after the upstream's
- * lines of that header (response: `appendedResponseHeaders`; with no upstream it is set). Values may hold the reference's variables (gateway/middleware/context-vars):
+ * lines of that header (response: `appendedResponseHeaders`; with no upstream it is set). Values may hold the reference's variables (gateway/pipeline/variables.ts):
  * `$tyk_meta.<key>` always, `$tyk_context.<name>` with `enable_context_vars: true` (without it
  * they are sent as written, as the reference sends them); each value is compiled once.
  */
@@ -21,7 +21,7 @@ import type {
   HeaderInjectionMeta,
   VersionInfo,
 } from '../../../schemas/generated/models.ts';
-import { compileValue, valueOf, type Value } from '../context-vars/index.ts';
+import { compileValue, valueOf, type Value } from '../../pipeline/variables.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import { before } from '../../pipeline/steps.ts';
 import { removeRequestHeader, type RequestContext } from '../../pipeline/context.ts';

@@ -41,7 +41,7 @@ import {
   type CompiledEndpoint,
 } from '../../pipeline/endpoints.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
-import { compileValue, contextValue, valueOf, type Value } from '../context-vars/index.ts';
+import { compileValue, contextValue, valueOf, type Value } from '../../pipeline/variables.ts';
 
 /** A regular expression of a trigger option. */
 interface Matcher {

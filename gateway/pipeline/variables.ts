@@ -11,8 +11,8 @@
  * secret stores (`$secret_env.` ...), are refused at write time (schemas/rules/endpoints.ts
  * `variableProblems`), so nothing here parses on the request path.
  */
-import { CONTEXT_VARIABLE, META_VARIABLE } from '../../../schemas/rules/endpoints.ts';
-import type { RequestContext } from '../../pipeline/context.ts';
+import { CONTEXT_VARIABLE, META_VARIABLE } from '../../schemas/rules/endpoints.ts';
+import type { RequestContext } from './context.ts';
 
 /** A value with its variables compiled: a string, or a function of the request. */
 export type Value = string | ((ctx: RequestContext) => string);
