@@ -9,9 +9,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { keyed, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import type { InProcessGateway } from '../testing/harness.ts';
 import { waitFor } from '../../lib/testing/wait.ts';
-import { startGraphqlUpstream, UPSTREAM_SDL, type TestUpstream } from './testing.ts';
+import { startPlayground, type TestUpstream } from './testing.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARGS = [
@@ -50,19 +50,7 @@ describe(
     const violations: string[] = [];
 
     before(async () => {
-      gql = await startGraphqlUpstream();
-      gw = await startGateway();
-      await gw.addApi(
-        keyed('pg', '/pg/', gql.url, {
-          graphql: {
-            enabled: true,
-            execution_mode: 'proxyOnly',
-            schema: UPSTREAM_SDL,
-            playground: { enabled: true, path: '/playground' },
-          },
-        }),
-      );
-      await gw.reload();
+      ({ gql, gw } = await startPlayground());
       const key = await gw.admin('POST', `/svc/keys/${KEY}`, {
         org_id: '',
         access_rights: { pg: { api_id: 'pg', versions: ['Default'] } },

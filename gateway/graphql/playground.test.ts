@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { keyed, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import type { InProcessGateway } from '../testing/harness.ts';
 import { PLAYGROUND_CSP } from './playground.ts';
-import { startGraphqlUpstream, UPSTREAM_SDL, type TestUpstream } from './testing.ts';
+import { startPlayground, type TestUpstream } from './testing.ts';
 
 const require = createRequire(import.meta.url);
 /** A file of an installed package, as the gateway should serve it. */
@@ -26,19 +26,7 @@ describe('GraphQL playground over HTTP', () => {
   const url = (path: string): string => `http://127.0.0.1:${String(gw.port)}${path}`;
 
   before(async () => {
-    gql = await startGraphqlUpstream();
-    gw = await startGateway();
-    await gw.addApi(
-      keyed('pg', '/pg/', gql.url, {
-        graphql: {
-          enabled: true,
-          execution_mode: 'proxyOnly',
-          schema: UPSTREAM_SDL,
-          playground: { enabled: true, path: '/playground' },
-        },
-      }),
-    );
-    await gw.reload();
+    ({ gql, gw } = await startPlayground());
   });
 
   after(async () => {

@@ -21,6 +21,7 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import { WebSocketServer } from 'ws';
+import { keyed, startGateway, type InProcessGateway } from '../testing/harness.ts';
 
 /** A test upstream. */
 export interface TestUpstream {
@@ -354,4 +355,25 @@ type User { id: ID! reviews: [Review!]! }`,
     topReviews: () => FED_REVIEWS.map(monoReview),
   });
   return { users, reviews, monolith };
+}
+
+/**
+ * A GraphQL upstream (startGraphqlUpstream) and an in-process gateway serving it as the keyed
+ * proxyOnly API `pg` at `/pg/`, its playground at `/pg/playground`.
+ */
+export async function startPlayground(): Promise<{ gql: TestUpstream; gw: InProcessGateway }> {
+  const gql = await startGraphqlUpstream();
+  const gw = await startGateway();
+  await gw.addApi(
+    keyed('pg', '/pg/', gql.url, {
+      graphql: {
+        enabled: true,
+        execution_mode: 'proxyOnly',
+        schema: UPSTREAM_SDL,
+        playground: { enabled: true, path: '/playground' },
+      },
+    }),
+  );
+  await gw.reload();
+  return { gql, gw };
 }
