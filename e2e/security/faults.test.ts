@@ -195,15 +195,12 @@ describe('killed, not stopped', () => {
     closers.push(echo.close);
   });
 
-  test('SIGKILL of the workers mid TCP pipe: the client sees the close, restarted workers serve the port', async () => {
+  /** A gateway of two workers serving Redis as the TCP API `cache` on a port of its own. */
+  async function startTcpGateway(
+    name: string,
+  ): Promise<{ gw: Awaited<ReturnType<typeof startGw>>; tcpPort: number }> {
     const tcpPort = await freePort();
-    const gw = await startGw({
-      name: 'tcp-kill',
-      secret: SECRET,
-      dataDir: join(dir, 'tcp-kill'),
-      logDir: dir,
-      workers: 2,
-    });
+    const gw = await startGw({ name, secret: SECRET, dataDir: join(dir, name), logDir: dir, workers: 2 });
     await put(gw, '/svc/apis', {
       api_id: 'cache',
       name: 'cache',
@@ -213,6 +210,11 @@ describe('killed, not stopped', () => {
     });
     await reload(gw);
     await waitFor('both workers serving', () => gw.log().includes('"message":"all workers serving"'));
+    return { gw, tcpPort };
+  }
+
+  test('SIGKILL of the workers mid TCP pipe: the client sees the close, restarted workers serve the port', async () => {
+    const { gw, tcpPort } = await startTcpGateway('tcp-kill');
     const conns = [await pingConnection(tcpPort), await pingConnection(tcpPort)];
     const workers = workersOf(gw.pid);
     assert.equal(workers.length, 2, `workers of ${String(gw.pid)}`);
@@ -229,23 +231,7 @@ describe('killed, not stopped', () => {
   });
 
   test('SIGKILL of the whole gateway mid TCP pipe: the client sees the close, no worker stays behind', async () => {
-    const tcpPort = await freePort();
-    const gw = await startGw({
-      name: 'tcp-kill-all',
-      secret: SECRET,
-      dataDir: join(dir, 'tcp-kill-all'),
-      logDir: dir,
-      workers: 2,
-    });
-    await put(gw, '/svc/apis', {
-      api_id: 'cache',
-      name: 'cache',
-      protocol: 'tcp',
-      listen_port: tcpPort,
-      proxy: { target_url: `tcp://127.0.0.1:${String(redis.port)}` },
-    });
-    await reload(gw);
-    await waitFor('both workers serving', () => gw.log().includes('"message":"all workers serving"'));
+    const { gw, tcpPort } = await startTcpGateway('tcp-kill-all');
     const c = await pingConnection(tcpPort);
     const workers = workersOf(gw.pid);
     process.kill(gw.pid, 'SIGKILL');
