@@ -114,3 +114,38 @@ export class SvcObjects<T extends SvcObject> {
     )) as T;
   }
 }
+
+/** The writes a reconciler makes of its kind's objects (tests pass their own). */
+export type ObjectWrites<T extends SvcObject> = Pick<
+  SvcObjects<T>,
+  'ensureFinalizer' | 'removeFinalizer' | 'patchStatus'
+>;
+
+/**
+ * The writes of a kind's objects through `stored`, remembering the status last written of each
+ * object (by uid): `written` gives it back. The informer cache may not hold it yet when the next
+ * reconcile starts (right after the first, or queued by the finalizer's own update); read stale,
+ * a reconciler would do or report again what it just did. The process writing is the only writer
+ * (the leader), so what it remembers is never older than its cache; it forgets an object when its
+ * finalizer goes.
+ */
+export function rememberingWrites<T extends SvcObject>(
+  stored: SvcObjects<T>,
+): { objects: ObjectWrites<T>; written: (uid: string | undefined) => NonNullable<T['status']> | undefined } {
+  const written = new Map<string, NonNullable<T['status']>>();
+  return {
+    objects: {
+      ensureFinalizer: (o, f) => stored.ensureFinalizer(o, f),
+      removeFinalizer: async (o, f) => {
+        await stored.removeFinalizer(o, f);
+        if (o.metadata.uid !== undefined) written.delete(o.metadata.uid);
+      },
+      patchStatus: async (o, st) => {
+        const changed = await stored.patchStatus(o, st);
+        if (o.metadata.uid !== undefined) written.set(o.metadata.uid, structuredClone(st));
+        return changed;
+      },
+    },
+    written: (uid) => (uid === undefined ? undefined : written.get(uid)),
+  };
+}

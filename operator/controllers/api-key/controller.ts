@@ -3,12 +3,11 @@
  * Secrets they read), the Secret writer, and the watches that queue a key again.
  */
 import * as k8s from '@kubernetes/client-node';
-import type { ApiKeyStatus } from '../../../schemas/generated/kinds.ts';
 import { API_VERSION } from '../../../schemas/common.ts';
 import { keyTypeOf } from '../../../schemas/rules/api-key.ts';
 import { resolveRef } from '../../../schemas/rules/references.ts';
 import type { ControllerSpec } from '../../../lib/k8s/manager.ts';
-import { SvcObjects } from '../../../lib/k8s/objects.ts';
+import { rememberingWrites, SvcObjects } from '../../../lib/k8s/objects.ts';
 import { objectKey, type InformerEvent } from '../../../lib/k8s/informer.ts';
 import { statusOf } from '../../../lib/k8s/client.ts';
 import { TransientError } from '../../../lib/errors.ts';
@@ -27,14 +26,7 @@ import {
 import { byAccessRight, byContext } from '../indexes.ts';
 import type { ApiIdView } from '../api-refs.ts';
 import { reconcileApiKey } from './reconcile.ts';
-import {
-  grantsAccess,
-  secretOf,
-  type ApiKeyDeps,
-  type KeyObject,
-  type KeySecret,
-  type PolicyView,
-} from './types.ts';
+import { grantsAccess, secretOf, type KeyObject, type KeySecret, type PolicyView } from './types.ts';
 
 /** What of a policy its keys depend on: its ID, readiness, deletion, whether it grants access. */
 const policyView = (p: PolicyView): unknown => ({
@@ -72,20 +64,8 @@ export function apiKeyController(env: ControllerEnv): ControllerSpec {
   const keysInf = env.manager.informer<KeyObject>(keySpec);
   const policies = env.manager.informer<PolicyView>(policySpec);
   const secrets = env.manager.informer<k8s.V1Secret>(secretSpec);
-  const stored = new SvcObjects<KeyObject>(env.kc, keySpec.plural);
-  const written = new Map<string, ApiKeyStatus>();
-  const objects: ApiKeyDeps['objects'] = {
-    ensureFinalizer: (o, f) => stored.ensureFinalizer(o, f),
-    removeFinalizer: async (o, f) => {
-      await stored.removeFinalizer(o, f);
-      if (o.metadata.uid !== undefined) written.delete(o.metadata.uid);
-    },
-    patchStatus: async (o, st) => {
-      const changed = await stored.patchStatus(o, st);
-      if (o.metadata.uid !== undefined) written.set(o.metadata.uid, structuredClone(st));
-      return changed;
-    },
-  };
+  // The status each key was last written with (ApiKeyDeps.written).
+  const { objects, written } = rememberingWrites(new SvcObjects<KeyObject>(env.kc, keySpec.plural));
   const apis = apiInformers<ApiIdView>(env);
   const keysCovering = byAccessRight(keysInf, (k) => keyAccessRefs(k));
   /** Keys of the ApiKeys whose access rights name an API of `kind`. */
@@ -181,7 +161,7 @@ export function apiKeyController(env: ControllerEnv): ControllerSpec {
         certificateInUse,
         secret: (namespace, name, dataKey) => secretValue(secrets.get(namespace, name), dataKey),
         writeSecret,
-        written: (uid) => (uid === undefined ? undefined : written.get(uid)),
+        written,
         now: env.now,
         log: env.log,
       }),

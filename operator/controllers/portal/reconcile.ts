@@ -8,7 +8,7 @@
 import type { NamespacedRef, PushedTo, Transaction } from '../../../schemas/generated/kinds.ts';
 import type { FieldProblem } from '../../../schemas/rules/field-problem.ts';
 import type * as k8s from '@kubernetes/client-node';
-import { SvcObjects, type SvcObject } from '../../../lib/k8s/objects.ts';
+import { rememberingWrites, SvcObjects, type SvcObject } from '../../../lib/k8s/objects.ts';
 import { splitKey } from '../../../lib/k8s/informer.ts';
 import type { WorkResult } from '../../../lib/k8s/workqueue.ts';
 import type { Logger } from '../../../lib/log.ts';
@@ -69,23 +69,7 @@ export function portalObjects<T extends PortalObject<{ contextRef?: NamespacedRe
   kc: k8s.KubeConfig,
   plural: string,
 ): Pick<PortalDeps<T>, 'objects' | 'written'> {
-  const stored = new SvcObjects<T>(kc, plural);
-  const written = new Map<string, NonNullable<T['status']>>();
-  return {
-    objects: {
-      ensureFinalizer: (o, f) => stored.ensureFinalizer(o, f),
-      removeFinalizer: async (o, f) => {
-        await stored.removeFinalizer(o, f);
-        if (o.metadata.uid !== undefined) written.delete(o.metadata.uid);
-      },
-      patchStatus: async (o, st) => {
-        const changed = await stored.patchStatus(o, st);
-        if (o.metadata.uid !== undefined) written.set(o.metadata.uid, structuredClone(st));
-        return changed;
-      },
-    },
-    written: (uid) => (uid === undefined ? undefined : written.get(uid)),
-  };
+  return rememberingWrites(new SvcObjects<T>(kc, plural));
 }
 
 /** The document a kind wants written, with the status fields it resolved; or why it can't be yet. */
