@@ -111,18 +111,24 @@ spec:
 `;
 
 /**
- * What both cases assert: the operator is ready with the ApiKey controller waiting, the other
- * kinds reconciled and served; once `mend` runs, the ApiKey controller starts and a key works.
+ * Ready with kinds missing. A standby is ready before it leads; once leading, the operator is
+ * ready when its controllers start (those whose kinds it can list), so readiness is read then.
  */
-async function waitsThenStarts(o: OperatorProc, tag: string, reason: RegExp, mend: () => Promise<void>) {
-  // Ready before it leads (a standby is ready); once leading, ready when its controllers start,
-  // those whose kinds it can list, with ApiKey waiting.
+async function readyOnceStarted(o: OperatorProc): Promise<void> {
   await waitFor(
     'the controllers to start',
     () => o.log().includes('"message":"controllers started"'),
     30_000,
   );
-  assert.equal((await httpRequest(`${o.opsUrl}/readyz`)).status, 200, 'ready with a kind missing');
+  assert.equal((await httpRequest(`${o.opsUrl}/readyz`)).status, 200, 'ready with kinds missing');
+}
+
+/**
+ * What both cases assert: the operator is ready with the ApiKey controller waiting, the other
+ * kinds reconciled and served; once `mend` runs, the ApiKey controller starts and a key works.
+ */
+async function waitsThenStarts(o: OperatorProc, tag: string, reason: RegExp, mend: () => Promise<void>) {
+  await readyOnceStarted(o);
   await waitFor('the waiting gauge', async () => (await metric(o, 'apikey')) === '1');
   assert.equal(await metric(o, 'apidefinition'), '0');
   // The log comes through a pipe, the gauge over HTTP: under load the gauge can answer first.
@@ -210,12 +216,7 @@ test('the SubGraph and SuperGraph CRDs not installed (the chart as of 56a22f5 ha
     env: { WATCH_NAMESPACE: NS, POD_NAMESPACE: 'mk-lease-graphs' },
   });
   running.push(o);
-  await waitFor(
-    'the controllers to start',
-    () => o.log().includes('"message":"controllers started"'),
-    30_000,
-  );
-  assert.equal((await httpRequest(`${o.opsUrl}/readyz`)).status, 200, 'ready with two kinds missing');
+  await readyOnceStarted(o);
   // The ApiDefinition controller watches SubGraphs and SuperGraphs too (to queue the APIs that
   // serve them): kinds not served have no objects, so it does not wait for them.
   await waitFor('the graph controllers waiting', async () => (await metric(o, 'supergraph')) === '1');
