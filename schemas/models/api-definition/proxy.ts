@@ -73,7 +73,7 @@ export const proxy: JsonSchema = {
       minimum: 0,
       maximum: 100,
       description:
-        'The share of requests `mirror_targets` get, in percent (default 100): each request is picked at random, and a picked request goes to every mirror. An svc extension (the Gateway API\'s `RequestMirror.percent` and `fraction`).',
+        "The share of requests `mirror_targets` get, in percent (default 100): each request is picked at random, and a picked request goes to every mirror. An svc extension (the Gateway API's `RequestMirror.percent` and `fraction`).",
     }),
     check_host_against_uptime_tests: enforced({
       type: 'boolean',
