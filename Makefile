@@ -142,12 +142,12 @@ e2e-node: $(if $(SVC_E2E_KUBECONFIG),deps,node) ## The node suites (e2e/node/*.n
 # The upstream Gateway API conformance suite (tools/gateway-api-conformance, profile GATEWAY-HTTP)
 # against svc installed on the node; writes its ConformanceReport to docs/conformance/ and prints
 # each test's result (docs/conformance/README.md). Holds the node's operator lock; bounded by
-# CONFORMANCE_TIMEOUT. Not part of `make test` or CI.
+# CONFORMANCE_TIMEOUT (then 10 minutes to clean up). Not part of `make test` or CI.
 CONFORMANCE_TIMEOUT ?= 60m
 
 .PHONY: conformance
 conformance: node ## The upstream Gateway API conformance suite (HTTPRoute profile) against svc on the node; report in docs/conformance/
-	flock $(NODE_LOCK) timeout $(CONFORMANCE_TIMEOUT) node e2e/conformance/run.ts
+	flock $(NODE_LOCK) timeout -k 10m $(CONFORMANCE_TIMEOUT) node e2e/conformance/run.ts
 
 .PHONY: node-stop
 node-stop: $(NODE_DEPS) ## Stop the node of `make node`: every process it started, its mounts, bridge and iptables rules

@@ -19,7 +19,8 @@
  *    to docs/conformance/, prints each test's result, uninstalls both releases.
  *
  * Installs svc-operator: run under `flock /tmp/svc-node-operator.lock` (the Makefile does).
- * SVC_CONFORMANCE_RUN_TEST runs one test (the suite's -run-test), for a quick look.
+ * SVC_CONFORMANCE_RUN_TEST runs one test (the suite's -run-test), for a quick look;
+ * SVC_CONFORMANCE_SKIP_TESTS skips tests (comma-separated; the report lists them as skipped).
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -222,23 +223,28 @@ async function install(): Promise<string> {
       },
     },
   ]);
-  await helm([
-    'upgrade',
-    '--install',
-    'svc-operator',
-    path.join(repoRoot, 'charts', 'svc-operator'),
-    '-n',
-    OPERATOR_NS,
-    ...(await imageValues('operator')),
-    '--set',
-    'gatewayAPI.installCRDs=true',
-    '--set',
-    'gatewayAPI.gatewayClass.create=true',
-    '--set',
-    `gatewayAPI.gatewayClass.name=${GATEWAY_CLASS}`,
-    '--wait',
-    '--timeout=5m',
-  ]);
+  // Two steps: one release with both values is refused on a cluster without the Gateway API CRDs
+  // (helm maps every object before creating any: no kind GatewayClass yet), so the CRDs first,
+  // then the GatewayClass (docs/conformance/README.md).
+  for (const createClass of [false, true]) {
+    await helm([
+      'upgrade',
+      '--install',
+      'svc-operator',
+      path.join(repoRoot, 'charts', 'svc-operator'),
+      '-n',
+      OPERATOR_NS,
+      ...(await imageValues('operator')),
+      '--set',
+      'gatewayAPI.installCRDs=true',
+      '--set',
+      `gatewayAPI.gatewayClass.create=${createClass}`,
+      '--set',
+      `gatewayAPI.gatewayClass.name=${GATEWAY_CLASS}`,
+      '--wait',
+      '--timeout=5m',
+    ]);
+  }
   await waitForPodsReady(OPERATOR_NS);
   return address;
 }
@@ -264,6 +270,9 @@ function runSuite(
     '-mode=default',
     '-cleanup-base-resources=true',
     ...(process.env.SVC_CONFORMANCE_RUN_TEST ? [`-run-test=${process.env.SVC_CONFORMANCE_RUN_TEST}`] : []),
+    ...(process.env.SVC_CONFORMANCE_SKIP_TESTS
+      ? [`-skip-tests=${process.env.SVC_CONFORMANCE_SKIP_TESTS}`]
+      : []),
   ];
   log(`${path.basename(binary)} ${args.join(' ')}`);
   return new Promise((resolve, reject) => {
@@ -279,12 +288,43 @@ function runSuite(
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
     const timer = setTimeout(() => child.kill('SIGTERM'), SUITE_TIMEOUT_MS + 60_000);
+    // `timeout` (make conformance) or ^C: the suite stops, the cleanup below still runs.
+    const stop = () => child.kill('SIGTERM');
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code: code ?? 1, out });
     });
   });
+}
+
+/** The suite's namespaces (its base manifests), deleted by its own cleanup unless it was cut short. */
+const SUITE_NAMESPACES = [
+  'gateway-conformance-infra',
+  'gateway-conformance-app-backend',
+  'gateway-conformance-web-backend',
+];
+
+/**
+ * The suite's namespaces first, while the operator still runs (it removes its finalizers from the
+ * Gateways and HTTPRoutes; without it, Gateways left by an interrupted run keep the Gateway CRD
+ * the operator's uninstall deletes terminating), then both releases, each tried.
+ */
+async function cleanup(): Promise<void> {
+  const step = async (what: string, fn: () => Promise<unknown>) =>
+    fn().catch((err: unknown) => log(`${what}: ${err instanceof Error ? err.message : String(err)}`));
+  await step('delete the suite namespaces', () =>
+    kubectl(['delete', 'namespace', ...SUITE_NAMESPACES, '--ignore-not-found', '--timeout=180s']),
+  );
+  await step('uninstall svc-operator', () => uninstallOperator());
+  await step('uninstall svc-gateway', () =>
+    helm(['uninstall', 'svc-gateway', '-n', GATEWAY_NS, '--ignore-not-found', '--wait', '--timeout=3m']),
+  );
+  await step('delete Redis', () =>
+    kubectl(['-n', GATEWAY_NS, 'delete', 'deploy,service', 'redis', '--ignore-not-found']),
+  );
 }
 
 interface Report {
@@ -340,7 +380,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${summary.join('\n')}\n`);
     await writeFile(path.join(repoRoot, 'docs', 'conformance', 'last-run.txt'), `${summary.join('\n')}\n`);
   } finally {
-    await uninstallOperator({ gateway: true }).catch((err: unknown) => log(`uninstall: ${String(err)}`));
+    await cleanup();
   }
   process.exitCode = code;
 }
