@@ -43,6 +43,28 @@ export interface Installed {
  * Redis) and of svc-operator (the Secret svc-operator-conf pointing it at the gateway), every pod
  * Ready. Hold `OPERATOR_LOCK` (the command does) and call {@link uninstallOperator} after.
  */
+/**
+ * docs/install.md's CRD step: the chart's CRDs applied, then Established. helm installs crds/
+ * only when they are missing, and a node reused across runs may hold an older version of them.
+ */
+export async function applyChartCrds(): Promise<void> {
+  await kubectl([
+    'apply',
+    '--server-side',
+    '--force-conflicts',
+    '-f',
+    path.join(repoRoot, 'charts', 'svc-operator', 'crds'),
+  ]);
+  await kubectl([
+    'wait',
+    '--for=condition=Established',
+    'crd',
+    '-l',
+    'app.kubernetes.io/part-of=svc',
+    '--timeout=60s',
+  ]);
+}
+
 export async function installGatewayAndOperator(opts: InstallOptions = {}): Promise<Installed> {
   const gatewaySecret = randomBytes(16).toString('hex');
   const redis = await imageRef('redis');
@@ -105,23 +127,7 @@ export async function installGatewayAndOperator(opts: InstallOptions = {}): Prom
     },
   ]);
   await kubectl(['-n', GATEWAY_NS, 'rollout', 'status', 'deploy/redis', '--timeout=180s']);
-  // docs/install.md's CRD step: helm installs crds/ only when they are missing, and a node reused
-  // across runs may hold an older version of them.
-  await kubectl([
-    'apply',
-    '--server-side',
-    '--force-conflicts',
-    '-f',
-    path.join(repoRoot, 'charts', 'svc-operator', 'crds'),
-  ]);
-  await kubectl([
-    'wait',
-    '--for=condition=Established',
-    'crd',
-    '-l',
-    'app.kubernetes.io/part-of=svc',
-    '--timeout=60s',
-  ]);
+  await applyChartCrds();
   // A changed secret reaches a gateway already running only through a restart.
   const restart = await kubectl([
     '-n',

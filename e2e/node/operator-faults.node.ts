@@ -32,6 +32,7 @@ import { loadKubeConfig } from '../../lib/k8s/client.ts';
 import { waitFor } from '../../lib/testing/wait.ts';
 import { toolsDir } from '../harness/control-plane.ts';
 import { nodeKubectl, startNode } from '../harness/node.ts';
+import { applyChartCrds } from './install.ts';
 import type { Node } from '../harness/node.ts';
 
 const execFileAsync = promisify(execFile);
@@ -252,6 +253,12 @@ async function releaseExists(): Promise<boolean> {
   return out.trim() !== '';
 }
 
+/** The current chart, after its CRDs (docs/install.md, section 3), whatever a case before left. */
+async function installCurrent(extra: string[] = []): Promise<void> {
+  await applyChartCrds();
+  await installOperator(path.join(repoRoot, 'charts', 'svc-operator'), extra);
+}
+
 async function installOperator(chart: string, extra: string[] = []): Promise<void> {
   await helm([
     'upgrade',
@@ -400,6 +407,22 @@ test(
         const file = path.join(crdDir, f);
         await writeFile(file, (await readFile(file, 'utf8')).replace(/^( +)- svc\n(?=\1- svc-all\n)/m, ''));
       }
+      // A cluster running that version has only its kinds: the CRDs of later kinds (left by a
+      // suite that ran before, under the same lock) go, as they would not be there.
+      const oldCrds = new Set<string>();
+      for (const f of await readdir(crdDir)) {
+        const doc = await readFile(path.join(crdDir, f), 'utf8');
+        const name = /^metadata:\n(?: .*\n)*? {2}name: (\S+)$/m.exec(doc)?.[1];
+        if (name !== undefined) oldCrds.add(name);
+      }
+      assert.equal(oldCrds.size, 5, `the old chart's CRDs: ${[...oldCrds].join(', ')}`);
+      const present = (await kubectl(['get', 'crd', '-o', 'name'])).split('\n').map((l) => l.trim());
+      for (const crd of present) {
+        const name = crd.replace(/^customresourcedefinition\.apiextensions\.k8s\.io\//, '');
+        if (name.endsWith('.svc.svc.io') && !oldCrds.has(name)) {
+          await kubectl(['delete', 'crd', name, '--wait=true', '--timeout=120s']);
+        }
+      }
       await kubectl(['apply', '--server-side', '--force-conflicts', '-f', crdDir]);
       await installOperator(oldChart);
 
@@ -430,23 +453,7 @@ test(
       })();
 
       // docs/install.md, section 3: the new CRDs first, then the release.
-      await kubectl([
-        'apply',
-        '--server-side',
-        '--force-conflicts',
-        '-f',
-        path.join(repoRoot, 'charts', 'svc-operator', 'crds'),
-      ]);
-      await kubectl([
-        'wait',
-        '--for',
-        'condition=Established',
-        'crd',
-        '-l',
-        'app.kubernetes.io/part-of=svc',
-        '--timeout=60s',
-      ]);
-      await installOperator(path.join(repoRoot, 'charts', 'svc-operator'));
+      await installCurrent();
       // The new operator has taken over once it serves a change made now.
       names.shift();
       await apply([apiDefinition('upgrade-0', 'v2')]);
@@ -481,8 +488,8 @@ test(
     const names = Array.from({ length: BURST }, (_, i) => `burst-${String(i).padStart(3, '0')}`);
     // Which content each API must end with: the first half is applied twice.
     const latest = (name: string): string => (names.indexOf(name) < BURST / 2 ? 'v2' : 'v1');
-    // Run alone (--test-name-pattern), nothing installed the operator before: the current chart.
-    if (!(await releaseExists())) await installOperator(path.join(repoRoot, 'charts', 'svc-operator'));
+    // The current chart, whatever the case before left (its upgrade may have failed).
+    await installCurrent();
     const [first] = (await operatorPods()).filter((p) => !p.deleting);
     assert.ok(first !== undefined, 'an operator pod runs');
 
@@ -560,7 +567,7 @@ test(
   'the leader pod deleted with two replicas: the other takes over, changes are served, webhooks keep answering',
   { timeout: 600_000 },
   async () => {
-    await installOperator(path.join(repoRoot, 'charts', 'svc-operator'), ['--set', 'replicaCount=2']);
+    await installCurrent(['--set', 'replicaCount=2']);
     const pods = await waitFor(
       'two Ready operator pods',
       async () => {
