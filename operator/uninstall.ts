@@ -120,8 +120,8 @@ function without(obj: Held): string[] | undefined {
 }
 
 /**
- * Takes the operator's finalizers off every object of the svc kinds and every Ingress, in every
- * namespace; other finalizers stay. A write is made with the object's resourceVersion; on a
+ * Takes the operator's finalizers off every object of the svc kinds, every Gateway and every
+ * Ingress, in every namespace; other finalizers stay. A write is made with the object's resourceVersion; on a
  * conflict the object is read again. Returns how many objects were released.
  */
 export async function releaseFinalizers(kc: k8s.KubeConfig, log: Logger): Promise<number> {
@@ -164,24 +164,27 @@ export async function releaseFinalizers(kc: k8s.KubeConfig, log: Logger): Promis
     }
   };
 
-  // Every svc kind may carry one of the operator's finalizers.
-  for (const plural of SVC_PLURALS) {
+  // Every svc kind may carry one of the operator's finalizers, and so may a Gateway of its class
+  // (operator/controllers/gateway-api).
+  const kinds = [
+    ...SVC_PLURALS.map((plural) => ({ group: GROUP, version: VERSION, plural })),
+    { group: 'gateway.networking.k8s.io', version: 'v1', plural: 'gateways' },
+  ];
+  for (const { group, version, plural } of kinds) {
     let list: { items: Held[] };
     try {
-      list = (await retrying(() =>
-        custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural }),
-      )) as {
+      list = (await retrying(() => custom.listClusterCustomObject({ group, version, plural }))) as {
         items: Held[];
       };
     } catch (err) {
-      // A CRD deleted by hand: nothing of that kind can be held.
+      // A CRD deleted by hand, or never installed (the Gateway API's): nothing of it can be held.
       ignoreNotFound(err);
       continue;
     }
     for (const item of list.items) {
       const ref = {
-        group: GROUP,
-        version: VERSION,
+        group,
+        version,
         plural,
         namespace: item.metadata?.namespace ?? '',
         name: item.metadata?.name ?? '',

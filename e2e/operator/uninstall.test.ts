@@ -1,8 +1,8 @@
 /**
  * The chart's pre-delete hook (operator/uninstall-main.ts, what `helm uninstall` runs) against a
  * real kube-apiserver: it deletes the two webhook configurations, scales the operator's
- * Deployment to zero, and takes the operator's finalizers (and only them) off the svc objects and
- * Ingresses, so that deleting them afterwards completes instead of waiting for an operator that is
+ * Deployment to zero, and takes the operator's finalizers (and only them) off the svc objects,
+ * Gateways and Ingresses, so that deleting them afterwards completes instead of waiting for an operator that is
  * gone. The same flow with the chart on the real node: e2e/node/operator-faults.node.ts.
  */
 import { after, before, test } from 'node:test';
@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { API_FINALIZER, POLICY_FINALIZER } from '../../schemas/finalizers.ts';
+import { GATEWAY_FINALIZER } from '../../operator/controllers/gateway-api/types.ts';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.ts';
 import { applyManifest, root } from './helpers.ts';
 
@@ -27,6 +28,14 @@ let cp: ControlPlane;
 before(async () => {
   cp = await startControlPlane({ crdDir: join(root, 'charts', 'svc-operator', 'crds') });
   for (const ns of [NS, OP_NS]) await cp.kubectl(['create', 'namespace', ns]);
+  // The Gateway API's CRDs, as the chart installs them (gatewayAPI.installCRDs).
+  await cp.kubectl([
+    'apply',
+    '--server-side',
+    '-f',
+    join(root, 'charts', 'svc-operator', 'gateway-api', 'crds.yaml'),
+  ]);
+  await cp.kubectl(['wait', '--for=condition=Established', 'crd/gateways.gateway.networking.k8s.io']);
   const labels = { 'app.kubernetes.io/name': 'svc-operator', 'control-plane': 'controller-manager' };
   const docs: object[] = [
     {
@@ -73,6 +82,12 @@ before(async () => {
       kind: 'SecurityPolicy',
       metadata: { name: 'gold', namespace: NS, finalizers: [POLICY_FINALIZER] },
       spec: { name: 'gold', state: 'active', active: true, rate: 10, per: 1 },
+    },
+    {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'Gateway',
+      metadata: { name: 'edge', namespace: NS, finalizers: [GATEWAY_FINALIZER] },
+      spec: { gatewayClassName: 'svc', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] },
     },
     {
       apiVersion: 'networking.k8s.io/v1',
@@ -142,8 +157,16 @@ test(
       JSON.stringify([OTHER]),
     );
     // Deleting what the operator held now completes.
-    await cp.kubectl(['-n', NS, 'delete', 'securitypolicy/gold', 'ingress/web', '--timeout=30s']);
-    assert.equal(await get(['-n', NS, 'securitypolicies,ingresses', '-o', 'name']), '');
+    await cp.kubectl([
+      '-n',
+      NS,
+      'delete',
+      'securitypolicy/gold',
+      'ingress/web',
+      'gateway.gateway.networking.k8s.io/edge',
+      '--timeout=30s',
+    ]);
+    assert.equal(await get(['-n', NS, 'securitypolicies,ingresses,gateways', '-o', 'name']), '');
   },
 );
 

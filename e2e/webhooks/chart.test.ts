@@ -287,10 +287,14 @@ const options: { name: string; set: string[]; check: (objects: Manifest[]) => vo
       // a kind its ClusterRole forgets fails the Job with 403 and `helm uninstall` with it.
       const [role] = pick(o, 'ClusterRole', 'svc-operator-uninstall');
       const rules = (role?.rules ?? []) as { apiGroups?: string[]; resources?: string[]; verbs?: string[] }[];
-      for (const plural of SVC_PLURALS) {
+      const kinds = [
+        ...SVC_PLURALS.map((plural) => ({ group: 'svc.svc.io', plural })),
+        { group: 'gateway.networking.k8s.io', plural: 'gateways' },
+      ];
+      for (const { group, plural } of kinds) {
         const allowed = rules.some(
           (r) =>
-            r.apiGroups?.includes('svc.svc.io') &&
+            r.apiGroups?.includes(group) &&
             r.resources?.includes(plural) &&
             ['get', 'list', 'patch'].every((v) => r.verbs?.includes(v)),
         );
