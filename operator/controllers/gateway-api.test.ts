@@ -221,3 +221,37 @@ test('a route detached from the Gateway loses our parent status for it; a releas
   assert.deepEqual(w.state.parents.get('shop'), []);
   assert.equal(w.writes.at(-1), 'removeFinalizer');
 });
+
+test('a generated API the gateway refused: the Gateway and its listener are Programmed=False Invalid with the reason, not Pending', async () => {
+  const gw = gateway();
+  gw.spec.listeners = [{ name: 'low', port: 81, protocol: 'HTTP' }];
+  const { deps, apis, state } = world(gw, [shop()]);
+  await reconcileGateway('ns/edge', deps);
+  const [api] = apis.values();
+  assert.ok(api);
+  assert.equal(api.spec.listen_port, 81, 'served on the listener port');
+  const refusal =
+    'listen_port: port 81 needs a privilege this gateway does not have (it runs as a user without CAP_NET_BIND_SERVICE): choose a listen_port from 1024';
+  api.status = {
+    conditions: [
+      {
+        type: 'Ready',
+        status: 'False',
+        reason: 'GatewayRejected',
+        message: refusal,
+        observedGeneration: 1,
+        lastTransitionTime: NOW.toISOString(),
+      },
+    ],
+  };
+  await reconcileGateway('ns/edge', deps);
+  const programmed = cond(state.gw.status?.conditions, 'Programmed');
+  assert.ok(programmed);
+  assert.equal(programmed.status, 'False');
+  assert.equal(programmed.reason, 'Invalid');
+  assert.ok(programmed.message.includes(refusal), programmed.message);
+  const listener = cond(state.gw.status?.listeners?.[0]?.conditions, 'Programmed');
+  assert.ok(listener);
+  assert.equal(listener.reason, 'Invalid');
+  assert.equal(listener.message, refusal);
+});

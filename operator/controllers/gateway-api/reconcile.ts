@@ -225,10 +225,32 @@ export async function reconcileGateway(key: string, deps: GatewayDeps): Promise<
     const stored = generated.find((g) => g.metadata.name === a.name);
     return stored === undefined || !upToDate(stored, gatewayApiObject(current, a)) || !programmed(stored);
   });
+  // A generated API the gateway refused (Ready=False GatewayRejected at its generation, a port it
+  // cannot open, say) is not coming: Invalid with the gateway's reason, not Pending forever.
+  const refused = new Map<string, { port: number | undefined; message: string }>();
+  for (const a of t.apis) {
+    const stored = generated.find((g) => g.metadata.name === a.name);
+    const ready = stored?.status?.conditions?.find((x) => x.type === 'Ready');
+    if (
+      stored !== undefined &&
+      upToDate(stored, gatewayApiObject(current, a)) &&
+      ready?.status === 'False' &&
+      ready.reason === 'GatewayRejected' &&
+      ready.observedGeneration === stored.metadata.generation
+    ) {
+      refused.set(a.name, { port: a.spec.listen_port, message: ready.message });
+    }
+  }
+  const refusals = [...refused].map(([name, r]) => `ApiDefinition ${namespace}/${name}: ${r.message}`);
   const served = writeErrors.length === 0 && pending.length === 0;
   const programmedCondition: Condition =
-    writeErrors.length > 0
-      ? { type: 'Programmed', status: 'False', reason: 'Invalid', message: writeErrors.join('; ') }
+    writeErrors.length > 0 || refusals.length > 0
+      ? {
+          type: 'Programmed',
+          status: 'False',
+          reason: 'Invalid',
+          message: [...writeErrors, ...refusals].join('; '),
+        }
       : served
         ? {
             type: 'Programmed',
@@ -269,9 +291,18 @@ export async function reconcileGateway(key: string, deps: GatewayDeps): Promise<
       const usable = l.conditions.every((c) =>
         c.type === 'Conflicted' ? c.status === 'False' : c.status === 'True',
       );
-      const lp: Condition = usable
-        ? { ...programmedCondition }
-        : { type: 'Programmed', status: 'False', reason: 'Invalid', message: 'the listener is not served' };
+      const port = current.spec.listeners.find((x) => x.name === l.name)?.port;
+      const refusedHere = [...refused].filter(([, r]) => r.port !== undefined && r.port === port);
+      const lp: Condition = !usable
+        ? { type: 'Programmed', status: 'False', reason: 'Invalid', message: 'the listener is not served' }
+        : refusedHere.length > 0
+          ? {
+              type: 'Programmed',
+              status: 'False',
+              reason: 'Invalid',
+              message: refusedHere.map(([, r]) => r.message).join('; '),
+            }
+          : { ...programmedCondition };
       return {
         ...l,
         conditions: stamp(
