@@ -24,9 +24,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
+import { format, resolveConfig } from 'prettier';
 import { parse } from 'yaml';
 import { toolsDir } from '../harness/control-plane.ts';
 import { importImage, scratchImage } from '../harness/node/images.ts';
@@ -367,7 +368,11 @@ async function main(): Promise<void> {
       .map((m) => `${m[1]}\t${m[2]}\t${m[3] ?? ''}`);
     const summary = [`# ${path.relative(repoRoot, REPORT)} (suite exit ${code})`, ...lines];
     if (existsSync(REPORT)) {
-      const report = parse(readFileSync(REPORT, 'utf8')) as Report;
+      const text = readFileSync(REPORT, 'utf8');
+      // In Prettier's form (the suite writes its own, which `make lint`'s prettier --check refuses).
+      await writeFile(REPORT, await format(text, { ...(await resolveConfig(REPORT)), filepath: REPORT }));
+      await chmod(REPORT, 0o644); // the suite writes it 0600
+      const report = parse(text) as Report;
       for (const p of report.profiles ?? []) {
         summary.push(
           `${p.name} core: ${p.core?.result ?? '-'} ${JSON.stringify(p.core?.statistics ?? {})}`,
