@@ -221,19 +221,19 @@ export async function reconcileGateway(key: string, deps: GatewayDeps): Promise<
 
   // Programmed: every generated API is served at its revision by every gateway.
   const generated = deps.generated(current).filter((a) => wanted.has(a.metadata.name));
-  const pending = t.apis.filter((a) => {
-    const stored = generated.find((g) => g.metadata.name === a.name);
-    return stored === undefined || !upToDate(stored, gatewayApiObject(current, a)) || !programmed(stored);
-  });
   // A generated API the gateway refused (Ready=False GatewayRejected at its generation, a port it
   // cannot open, say) is not coming: Invalid with the gateway's reason, not Pending forever.
+  const pending: GeneratedApi[] = [];
   const refused = new Map<string, { port: number | undefined; message: string }>();
   for (const a of t.apis) {
     const stored = generated.find((g) => g.metadata.name === a.name);
-    const ready = stored?.status?.conditions?.find((x) => x.type === 'Ready');
+    if (stored === undefined || !upToDate(stored, gatewayApiObject(current, a))) {
+      pending.push(a);
+      continue;
+    }
+    if (!programmed(stored)) pending.push(a);
+    const ready = stored.status?.conditions?.find((x) => x.type === 'Ready');
     if (
-      stored !== undefined &&
-      upToDate(stored, gatewayApiObject(current, a)) &&
       ready?.status === 'False' &&
       ready.reason === 'GatewayRejected' &&
       ready.observedGeneration === stored.metadata.generation
