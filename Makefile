@@ -25,8 +25,9 @@ $(NODE_DEPS): package.json package-lock.json
 	@touch $@
 
 .PHONY: tools
-tools: ## Build etcd, kube-apiserver, kubectl, helm, Bento, kfake and the gRPC plugin server from their Go modules (cached outside the repo)
-	tools/build.sh
+tools: ## Build etcd, kube-apiserver, kubectl, helm, Bento, kfake and the gRPC plugin server from their Go modules (cached outside the repo); with SVC_KUBE_VERSION also that version's kube-apiserver
+	env -u SVC_KUBE_VERSION tools/build.sh
+	$(if $(SVC_KUBE_VERSION),tools/build.sh)
 
 .PHONY: lint
 lint: $(NODE_DEPS) ## ESLint (typescript-eslint strictTypeChecked), Prettier, no import circle (tools/lint/no-cycle.ts)
@@ -68,6 +69,10 @@ E2E_CLUSTER_SUITES = e2e/operator/operator.test.ts e2e/operator/oas.test.ts
 e2e-cluster: $(NODE_DEPS) ## The cluster suites against the cluster KUBECONFIG points at, svc installed by the charts (docs/e2e-cluster.md)
 	SVC_E2E_CLUSTER=1 node --test $(TEST_FLAGS) --test-concurrency=1 $(shell find e2e/cluster -name '*.cluster.ts' 2>/dev/null | sort) $(E2E_CLUSTER_SUITES)
 
+.PHONY: kubectl-svc
+kubectl-svc: $(NODE_DEPS) ## Pack the kubectl plugin: .tmp/kubectl-svc-<version>.tgz, for npm install -g (docs/kubectl-plugin.md)
+	node operator/cli/pack.ts --out .tmp
+
 .PHONY: test
 test: lint typecheck gen-check unit e2e ## Everything: lint, type-check, gen-check, unit, integration and e2e
 
@@ -87,8 +92,9 @@ bench-streams: deps ## Streams (HTTP in -> SSE, Kafka in -> SSE) through the gat
 	node e2e/bench/streams-bench.ts
 
 .PHONY: bench-operator
-bench-operator: deps ## 10 to 10,000 ApiDefinitions and 1000 SecurityPolicies until served, 1000 ApiKeys until each authenticates, against direct gateway writes (SVC_BENCH_SIZES, SVC_BENCH_KEYS; SVC_BENCH_ONLY=keys: the ApiKey row alone; SVC_BENCH_WRITE=0: a trial run)
-	node e2e/bench/operator-bench.ts
+bench-operator: deps ## 10 to 10,000 ApiDefinitions and 1000 SecurityPolicies until served, 1000 ApiKeys until each authenticates, against direct gateway writes (SVC_BENCH_SIZES, SVC_BENCH_KEYS; SVC_BENCH_ONLY=keys: the ApiKey row alone; then the changing-API probe, two gateways on one Redis counting every answer of an API through 1,000 changes, SVC_BENCH_PROBE changes, SVC_BENCH_ONLY=probe: the probe alone; then 1000 HTTPRoutes on one Gateway against 1000 ApiDefinitions in the same run, SVC_BENCH_HTTPROUTES, SVC_BENCH_ONLY=httproutes: that part alone; SVC_BENCH_WRITE=0: a trial run)
+	$(if $(filter httproutes,$(SVC_BENCH_ONLY)),,node e2e/bench/operator-bench.ts)
+	$(if $(filter-out httproutes,$(SVC_BENCH_ONLY)),,node e2e/bench/httproute-bench.ts)
 
 .PHONY: bench-operator-pro
 bench-operator-pro: deps ## 1000 ApiDefinitions until served, operator in mode ce then in mode pro (through the dashboard) in the same run (SVC_BENCH_PRO_APIS)
@@ -111,8 +117,9 @@ cluster: deps ## Start a local control plane with the CRDs and print how to use 
 	node e2e/harness/cluster-main.ts
 
 .PHONY: node
-node: deps ## Start a single-node cluster (kubelet, containerd, CoreDNS; needs root) or reuse the running one; prints its KUBECONFIG
-	nice -n 10 tools/build.sh node
+node: deps ## Start a single-node cluster (kubelet, containerd, CoreDNS; needs root) or reuse the running one; prints its KUBECONFIG; SVC_KUBE_VERSION=v1.28.15 runs that version's Kubernetes binaries (docs/e2e-cluster.md)
+	nice -n 10 env -u SVC_KUBE_VERSION tools/build.sh node
+	$(if $(SVC_KUBE_VERSION),nice -n 10 tools/build.sh node)
 	node e2e/harness/node-main.ts start
 
 # The node suites: restart (the node SIGKILLed, then started again: what CI meets after a session;

@@ -25,6 +25,12 @@ test('operator config: defaults and parsing', () => {
   assert.equal(resyncPeriodMs(cfg), 5_400_000);
   assert.equal(resyncPeriodMs(loadOperatorConfig([], base)), 36_000_000, 'default cache expiry is 10 hours');
   assert.deepEqual(watchedNamespaces(loadOperatorConfig([], base)), [], 'unset watches all');
+  assert.equal(
+    loadOperatorConfig([], base).SVC_GATEWAY_API_ADDRESSES,
+    'shared',
+    'Gateways share the gateway',
+  );
+  assert.equal(loadOperatorConfig([], base).SVC_GATEWAY_API_PORT_RANGE, '20000-20999');
 });
 
 const cases: { name: string; env: Record<string, string>; want: string[] }[] = [
@@ -77,6 +83,48 @@ const cases: { name: string; env: Record<string, string>; want: string[] }[] = [
     name: 'a malformed resync period',
     env: { ...base, SVC_RESYNC_PERIOD: '10 hours' },
     want: ['environment variable SVC_RESYNC_PERIOD: Invalid value: must match ^(\\d+(\\.\\d+)?(ms|s|m|h))+$'],
+  },
+  {
+    name: 'per-gateway addresses need the gateway Service',
+    env: { ...base, SVC_GATEWAY_API_ADDRESSES: 'per-gateway' },
+    want: [
+      "environment variable SVC_GATEWAY_API_GATEWAY_SERVICE: Required value: per-gateway addresses lead each Gateway's Service to the endpoints of the gateway's Service (namespace/name)",
+    ],
+  },
+  {
+    name: "per-gateway addresses: a port range holding the gateway's own ports is refused",
+    env: {
+      ...base,
+      SVC_GATEWAY_API_ADDRESSES: 'per-gateway',
+      SVC_GATEWAY_API_GATEWAY_SERVICE: 'svc/svc-gateway',
+      SVC_GATEWAY_API_PORT_RANGE: '8000-8500',
+    },
+    want: [
+      'environment variable SVC_GATEWAY_API_PORT_RANGE: Invalid value: "8000-8500": holds SVC_HTTP_INGRESS_PORT (8080), a port of the gateway\'s own',
+      'environment variable SVC_GATEWAY_API_PORT_RANGE: Invalid value: "8000-8500": holds SVC_HTTPS_INGRESS_PORT (8443), a port of the gateway\'s own',
+      'environment variable SVC_GATEWAY_API_PORT_RANGE: Invalid value: "8000-8500": holds the port of SVC_URL (8080), a port of the gateway\'s own',
+    ],
+  },
+  {
+    name: 'per-gateway addresses: a reversed port range is refused',
+    env: {
+      ...base,
+      SVC_GATEWAY_API_ADDRESSES: 'per-gateway',
+      SVC_GATEWAY_API_GATEWAY_SERVICE: 'svc/svc-gateway',
+      SVC_GATEWAY_API_PORT_RANGE: '21000-20000',
+    },
+    want: [
+      'environment variable SVC_GATEWAY_API_PORT_RANGE: Invalid value: "21000-20000": first-last, with 1 <= first <= last <= 65535',
+    ],
+  },
+  {
+    name: 'per-gateway addresses with the gateway Service and the default range are fine',
+    env: {
+      ...base,
+      SVC_GATEWAY_API_ADDRESSES: 'per-gateway',
+      SVC_GATEWAY_API_GATEWAY_SERVICE: 'svc/svc-gateway',
+    },
+    want: [],
   },
 ];
 

@@ -16,6 +16,9 @@ export interface OperatorConfig {
   SVC_HTTPS_INGRESS_PORT: number;
   SVC_INGRESS_ADDRESS: string;
   SVC_PUBLISH_SERVICE: string;
+  SVC_GATEWAY_API_ADDRESSES: 'shared' | 'per-gateway';
+  SVC_GATEWAY_API_PORT_RANGE: string;
+  SVC_GATEWAY_API_GATEWAY_SERVICE: string;
   SVC_RESYNC_PERIOD: string;
   HEALTH_PROBE_PORT: number;
   LEADER_ELECTION: boolean;
@@ -74,6 +77,27 @@ const schema: JsonSchema = {
       description:
         "The gateway's Service (namespace/name), whose address goes into the Ingresses' status.loadBalancer when SVC_INGRESS_ADDRESS is empty.",
     },
+    SVC_GATEWAY_API_ADDRESSES: {
+      type: 'string',
+      enum: ['shared', 'per-gateway'],
+      default: 'shared',
+      description:
+        "Gateway API addresses (docs/gateway-api.md). shared: every Gateway is served on the gateway's own ports and reports SVC_INGRESS_ADDRESS. per-gateway: each Gateway gets a Service of its own (its ClusterIP the Gateway's address) whose ports lead to gateway ports allocated to that Gateway from SVC_GATEWAY_API_PORT_RANGE.",
+    },
+    SVC_GATEWAY_API_PORT_RANGE: {
+      type: 'string',
+      default: '20000-20999',
+      pattern: '^[0-9]{1,5}-[0-9]{1,5}$',
+      description:
+        'per-gateway addresses: the gateway ports (first-last) allocated to Gateways, one per Gateway and listener port.',
+    },
+    SVC_GATEWAY_API_GATEWAY_SERVICE: {
+      type: 'string',
+      default: '',
+      pattern: '^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+      description:
+        "per-gateway addresses: the gateway's Service (namespace/name, the chart's svc-gateway) whose endpoints (the gateway pods) each Gateway's Service leads to.",
+    },
     SVC_RESYNC_PERIOD: {
       type: 'string',
       default: '10h',
@@ -108,6 +132,12 @@ const sources: Record<string, ConfigSource> = {
   SVC_HTTPS_INGRESS_PORT: { env: 'SVC_HTTPS_INGRESS_PORT' },
   SVC_INGRESS_ADDRESS: { env: 'SVC_INGRESS_ADDRESS', flag: 'ingress-address' },
   SVC_PUBLISH_SERVICE: { env: 'SVC_PUBLISH_SERVICE', flag: 'publish-service' },
+  SVC_GATEWAY_API_ADDRESSES: { env: 'SVC_GATEWAY_API_ADDRESSES', flag: 'gateway-api-addresses' },
+  SVC_GATEWAY_API_PORT_RANGE: { env: 'SVC_GATEWAY_API_PORT_RANGE', flag: 'gateway-api-port-range' },
+  SVC_GATEWAY_API_GATEWAY_SERVICE: {
+    env: 'SVC_GATEWAY_API_GATEWAY_SERVICE',
+    flag: 'gateway-api-gateway-service',
+  },
   SVC_RESYNC_PERIOD: { env: 'SVC_RESYNC_PERIOD', flag: 'resync-period' },
   HEALTH_PROBE_PORT: { env: 'HEALTH_PROBE_PORT', flag: 'health-probe-port' },
   LEADER_ELECTION: { env: 'LEADER_ELECTION', flag: 'leader-election' },
@@ -128,14 +158,78 @@ export function loadOperatorConfig(
     sources,
     argv,
     env,
-    rules: (raw) =>
-      raw.SVC_MODE === 'pro' &&
+    rules: (raw) => [
+      ...(raw.SVC_MODE === 'pro' &&
       (raw.SVC_OPERATOR_LICENSEKEY === undefined || raw.SVC_OPERATOR_LICENSEKEY === '')
         ? [
             'environment variable SVC_OPERATOR_LICENSEKEY: Required value: mode pro needs a license key (JWT form)',
           ]
-        : [],
+        : []),
+      ...gatewayApiAddressProblems(raw),
+    ],
   });
+}
+
+/** The gateway ports of SVC_GATEWAY_API_PORT_RANGE (`first-last`); undefined when malformed. */
+export function gatewayApiPortRange(text: string): { first: number; last: number } | undefined {
+  const m = /^(\d{1,5})-(\d{1,5})$/.exec(text);
+  if (!m) return undefined;
+  const first = Number(m[1]);
+  const last = Number(m[2]);
+  return first >= 1 && first <= last && last <= 65535 ? { first, last } : undefined;
+}
+
+/** The per-Gateway addresses settings (checked at load); undefined: Gateways share the gateway. */
+export function gatewayApiPerGateway(
+  cfg: Pick<
+    OperatorConfig,
+    'SVC_GATEWAY_API_ADDRESSES' | 'SVC_GATEWAY_API_PORT_RANGE' | 'SVC_GATEWAY_API_GATEWAY_SERVICE'
+  >,
+):
+  | { range: { first: number; last: number }; gatewayService: { namespace: string; name: string } }
+  | undefined {
+  const range = gatewayApiPortRange(cfg.SVC_GATEWAY_API_PORT_RANGE);
+  const [namespace = '', name = ''] = cfg.SVC_GATEWAY_API_GATEWAY_SERVICE.split('/');
+  if (cfg.SVC_GATEWAY_API_ADDRESSES !== 'per-gateway' || range === undefined || name === '') return undefined;
+  return { range, gatewayService: { namespace, name } };
+}
+
+/**
+ * Per-Gateway addresses need the gateway's Service, and a port range that holds none of the
+ * gateway's own ports (its port, the ingress ports): a Gateway's API there would be refused.
+ */
+function gatewayApiAddressProblems(raw: Readonly<Record<string, unknown>>): string[] {
+  if (raw.SVC_GATEWAY_API_ADDRESSES !== 'per-gateway') return [];
+  const problems: string[] = [];
+  if (typeof raw.SVC_GATEWAY_API_GATEWAY_SERVICE !== 'string' || raw.SVC_GATEWAY_API_GATEWAY_SERVICE === '') {
+    problems.push(
+      "environment variable SVC_GATEWAY_API_GATEWAY_SERVICE: Required value: per-gateway addresses lead each Gateway's Service to the endpoints of the gateway's Service (namespace/name)",
+    );
+  }
+  const text =
+    typeof raw.SVC_GATEWAY_API_PORT_RANGE === 'string' ? raw.SVC_GATEWAY_API_PORT_RANGE : '20000-20999';
+  const range = gatewayApiPortRange(text);
+  if (range === undefined) {
+    problems.push(
+      `environment variable SVC_GATEWAY_API_PORT_RANGE: Invalid value: "${text}": first-last, with 1 <= first <= last <= 65535`,
+    );
+    return problems;
+  }
+  const url = typeof raw.SVC_URL === 'string' ? /^https?:\/\/[^/:]+:(\d+)/.exec(raw.SVC_URL) : null;
+  const own = [
+    ['SVC_HTTP_INGRESS_PORT', raw.SVC_HTTP_INGRESS_PORT ?? 8080],
+    ['SVC_HTTPS_INGRESS_PORT', raw.SVC_HTTPS_INGRESS_PORT ?? 8443],
+    ...(url ? [['the port of SVC_URL', Number(url[1])]] : []),
+  ] as const;
+  for (const [what, port] of own) {
+    const n = Number(port);
+    if (n >= range.first && n <= range.last) {
+      problems.push(
+        `environment variable SVC_GATEWAY_API_PORT_RANGE: Invalid value: "${text}": holds ${what} (${String(n)}), a port of the gateway's own`,
+      );
+    }
+  }
+  return problems;
 }
 
 /** Namespaces to watch; empty means all. */

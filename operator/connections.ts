@@ -6,6 +6,7 @@ import { DashboardClient } from './clients/dashboard.ts';
 import { GatewayClient } from './clients/gateway.ts';
 import type { Connection, ManagementClient } from './clients/management.ts';
 import { LicenseChecker } from './license.ts';
+import { effectiveSecretRef } from '../schemas/rules/earlier-names.ts';
 
 /** The management client of a connection: a gateway in mode ce, a dashboard in mode pro. */
 export function clientFor(conn: Connection): ManagementClient {
@@ -98,14 +99,16 @@ export class Connections {
     const env = ctx.spec.env ?? {};
     let secret: Record<string, string> = {};
     const where = `OperatorContext ${ctx.metadata.namespace ?? ''}/${ctx.metadata.name ?? ''}`;
-    if (ctx.spec.secretRef) {
-      const sns = ctx.spec.secretRef.namespace ?? ctx.metadata.namespace ?? 'default';
-      const data = await this.#secrets(sns, ctx.spec.secretRef.name);
+    // secretRef, else the reference's earlier name of it, fromSecret (schemas/rules/earlier-names.ts).
+    const secretRef = effectiveSecretRef(ctx.spec);
+    if (secretRef) {
+      const sns = secretRef.namespace ?? ctx.metadata.namespace ?? 'default';
+      const data = await this.#secrets(sns, secretRef.name);
       if (!data) {
         return {
           ok: false,
           reason: 'SecretNotFound',
-          message: `${where}: Secret ${sns}/${ctx.spec.secretRef.name} does not exist (yet): the context is used once it does`,
+          message: `${where}: Secret ${sns}/${secretRef.name} does not exist (yet): the context is used once it does`,
         };
       }
       secret = data;

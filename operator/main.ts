@@ -14,7 +14,7 @@ import { LeaderElector } from '../lib/k8s/leader.ts';
 import { ControllerManager } from '../lib/k8s/manager.ts';
 import { SvcObjects } from '../lib/k8s/objects.ts';
 import { startOpsServer } from '../lib/http/ops-server.ts';
-import { loadOperatorConfig, resyncPeriodMs, watchedNamespaces } from './config.ts';
+import { gatewayApiPerGateway, loadOperatorConfig, resyncPeriodMs, watchedNamespaces } from './config.ts';
 import { Connections, clientFor, secretReader } from './connections.ts';
 import { LicenseChecker } from './license.ts';
 import { apiDefinitionController } from './controllers/api-definition.ts';
@@ -97,7 +97,12 @@ const ingress = ingressController(env, {
   managementUrl: cfg.SVC_URL,
 });
 manager.add(ingress.spec);
-for (const c of gatewayApiControllers(env, { managementUrl: cfg.SVC_URL, address: cfg.SVC_INGRESS_ADDRESS }))
+const perGateway = gatewayApiPerGateway(cfg);
+for (const c of gatewayApiControllers(env, {
+  managementUrl: cfg.SVC_URL,
+  address: cfg.SVC_INGRESS_ADDRESS,
+  ...(perGateway === undefined ? {} : { perGateway }),
+}))
   manager.add(c);
 manager.add(templateController(env, ingress.templateUsers, 'ApiDefinition', ingress.freshTemplateUsers));
 manager.add(

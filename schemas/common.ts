@@ -75,6 +75,16 @@ export const contextRef: JsonSchema = {
     'OperatorContext whose connection settings (gateway or dashboard URL, credentials, organization) the operator uses for this resource. Without it the operator uses its own settings from the svc-operator-conf secret or its environment.',
 };
 
+/**
+ * `context`: the reference operator's earlier name of `contextRef` (ApiDefinition and
+ * SecurityPolicy had it); the mutating webhook moves it to `contextRef` (schemas/rules/earlier-names.ts).
+ */
+export const contextAlias: JsonSchema = {
+  ...namespacedRef('an OperatorContext'),
+  description:
+    "Deprecated: the reference operator's earlier name of contextRef, read the same way. The mutating webhook moves it to contextRef with a warning; set beside a contextRef naming another OperatorContext, it is refused.",
+};
+
 /** An API resource of any of the three API kinds, as listed in statuses. */
 export const apiResourceRef: JsonSchema = {
   title: 'ApiResourceRef',
@@ -110,39 +120,53 @@ export const pushedTo: JsonSchema = {
   },
 };
 
+/** What differs between the conditions of the kinds: their names, the fields they need, their words. */
+export interface ConditionWords {
+  title: string;
+  description: string;
+  required: string[];
+  /** The descriptions of type, reason and message. */
+  type: string;
+  reason: string;
+  message: string;
+}
+
+/** A standard Kubernetes condition (metav1.Condition) described in a kind's words. */
+export function conditionSchema(w: ConditionWords): JsonSchema {
+  return {
+    title: w.title,
+    description: w.description,
+    type: 'object',
+    additionalProperties: false,
+    required: w.required,
+    properties: {
+      type: { type: 'string', maxLength: 316, description: w.type },
+      status: { type: 'string', enum: ['True', 'False', 'Unknown'], description: 'Status of the condition.' },
+      observedGeneration: {
+        type: 'integer',
+        minimum: 0,
+        description: 'The metadata.generation the condition was set for.',
+      },
+      lastTransitionTime: {
+        type: 'string',
+        format: 'date-time',
+        description: 'Last time the condition changed from one status to another.',
+      },
+      reason: { type: 'string', maxLength: 1024, description: w.reason },
+      message: { type: 'string', maxLength: 32768, description: w.message },
+    },
+  };
+}
+
 /** A standard Kubernetes condition (metav1.Condition). */
-export const condition: JsonSchema = {
+export const condition: JsonSchema = conditionSchema({
   title: 'Condition',
   description: 'Current state of one aspect of the resource (the standard Kubernetes condition).',
-  type: 'object',
-  additionalProperties: false,
   required: ['type', 'status', 'lastTransitionTime', 'reason', 'message'],
-  properties: {
-    type: {
-      type: 'string',
-      maxLength: 316,
-      description:
-        'Type of the condition, in CamelCase. `Ready` tells whether the gateway holds the resource.',
-    },
-    status: { type: 'string', enum: ['True', 'False', 'Unknown'], description: 'Status of the condition.' },
-    observedGeneration: {
-      type: 'integer',
-      minimum: 0,
-      description: 'The metadata.generation the condition was set for.',
-    },
-    lastTransitionTime: {
-      type: 'string',
-      format: 'date-time',
-      description: 'Last time the condition changed from one status to another.',
-    },
-    reason: {
-      type: 'string',
-      maxLength: 1024,
-      description: 'Machine-readable reason for the last transition, in PascalCase.',
-    },
-    message: { type: 'string', maxLength: 32768, description: 'Human-readable details of the transition.' },
-  },
-};
+  type: 'Type of the condition, in CamelCase. `Ready` tells whether the gateway holds the resource.',
+  reason: 'Machine-readable reason for the last transition, in PascalCase.',
+  message: 'Human-readable details of the transition.',
+});
 
 /** Conditions list, keyed by type. */
 export const conditions: JsonSchema = {

@@ -6,6 +6,7 @@ import { oasApiDefinitionKind } from './kinds/oas-api-definition.ts';
 import { operatorContextKind } from './kinds/operator-context.ts';
 import { portalApiCatalogueKind } from './kinds/portal-api-catalogue.ts';
 import { portalConfigKind } from './kinds/portal-config.ts';
+import { routePolicyKind } from './kinds/route-policy.ts';
 import { securityPolicyKind } from './kinds/security-policy.ts';
 import { streamsApiDefinitionKind } from './kinds/streams-api-definition.ts';
 import { subGraphKind } from './kinds/sub-graph.ts';
@@ -31,6 +32,7 @@ export const kinds: readonly KindDefinition[] = [
   apiDescriptionKind,
   portalApiCatalogueKind,
   portalConfigKind,
+  routePolicyKind,
 ];
 
 /** Every kind's plural, as kubectl and the API server's paths name it (`kubectl get`, uninstall). */

@@ -26,8 +26,8 @@ case ${1:-} in
   *) echo "usage: tools/cert-manager-images.sh [import SOCKET]" >&2; exit 2 ;;
 esac
 
-"$here/build.sh" cert-manager >&2
-bin=$("$here/build.sh" --print)
+env -u SVC_KUBE_VERSION "$here/build.sh" cert-manager >&2
+bin=$(env -u SVC_KUBE_VERSION "$here/build.sh" --print)
 version=$(readlink "$bin/cert-manager-controller")
 version=${version#cert-manager-controller-}
 

@@ -5,6 +5,7 @@
  * generated kinds (schemas/generated/kinds.ts) with schemas/rules/read.ts, never by string path:
  * a renamed field breaks the build.
  */
+import { effectiveContextRef } from '../schemas/rules/earlier-names.ts';
 import type { V1ConfigMap, V1ObjectMeta } from '@kubernetes/client-node';
 import type {
   ApiDefinition,
@@ -67,8 +68,12 @@ export function specOf<T extends { spec?: object }>(obj: unknown): Unchecked<Non
 /** The resources that name an OperatorContext in `spec.contextRef`. */
 type ContextUser = ApiDefinition | SvcOasApiDefinition | SvcStreamsApiDefinition | SecurityPolicy;
 
-/** The `spec.contextRef` of an API resource or a SecurityPolicy, as written. */
-export const contextRefOf = (obj: unknown): unknown => specOf<ContextUser>(obj).contextRef;
+/**
+ * The `spec.contextRef` of an API resource or a SecurityPolicy, as written (else the reference's
+ * earlier `spec.context`, which the operator reads too: schemas/rules/earlier-names.ts).
+ */
+export const contextRefOf = (obj: unknown): unknown =>
+  effectiveContextRef(specOf<ContextUser>(obj) as { contextRef?: unknown; context?: unknown });
 
 /** The `configmapRef` of an OAS or streams API (`spec.svcOAS` or `spec.svcStreams`). */
 export function configmapRefOf(

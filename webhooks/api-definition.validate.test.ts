@@ -701,11 +701,13 @@ const cases: Case[] = [
       jwt_source: 'https://idp.example.com/.well-known/jwks.json',
       contextRef: { name: 'team-a' },
       jwt_default_policies: [{ name: 'basic', namespace: 'policies' }],
-      certificate_secret_names: ['orders-tls'],
+      // A Secret of another namespace (an API generated for a Gateway listener): looked up there.
+      certificate_secret_names: ['orders-tls', 'certs/shared-tls'],
     }),
     warnings: [
       'spec.contextRef: OperatorContext default/team-a does not exist yet: the operator waits for it before it reconciles this resource',
       'spec.certificate_secret_names[0]: Secret default/orders-tls does not exist yet: the API is not served until it does',
+      'spec.certificate_secret_names[1]: Secret certs/shared-tls does not exist yet: the API is not served until it does',
       'spec.jwt_default_policies[0]: SecurityPolicy policies/basic does not exist yet: tokens without a policy claim get no policy until it does',
     ],
   },

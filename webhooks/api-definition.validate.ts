@@ -15,10 +15,12 @@ import { contextRefWarnings, deleteVerdict, policiesCovering } from './reference
 import { apiDefinitionClaim, conflictMessage, findConflict } from './routes.ts';
 import { schemaErrors } from './schema.ts';
 import { isTcpApi } from '../schemas/rules/tcp.ts';
+import { EARLIER_CONTEXT, earlierNameProblems } from '../schemas/rules/earlier-names.ts';
 import { certificateSecretRefs, secretRefProblems, withSecretRefs } from '../schemas/rules/secret-refs.ts';
 import { isTemplate } from '../schemas/templates.ts';
 import { templateDeleteVerdict, templateErrors } from './template.ts';
 import { graphRefOf, graphRefProblems } from '../schemas/rules/graphs.ts';
+import { subgraphApiRefProblems, subgraphApiRefsOf } from '../schemas/rules/subgraph-apis.ts';
 
 /**
  * Fields of the gateway's model that the resource spells differently: the shared rules speak of
@@ -44,6 +46,8 @@ export async function validateApiDefinition(obj: unknown, _old: unknown, lookups
     ...checkClassicApi(classic).filter((p) => !fromGraph(p.path)),
     ...secretRefProblems(spec),
     ...graphRefProblems(withRefs.graphql),
+    ...subgraphApiRefProblems(withRefs.graphql, metaOf(obj).namespace),
+    ...earlierNameProblems(EARLIER_CONTEXT, spec, metaOf(obj).namespace),
   ].map((p) => ({
     ...p,
     path: specPath(refPath(p.path)),
@@ -93,7 +97,19 @@ export async function validateApiDefinition(obj: unknown, _old: unknown, lookups
  * problems are the graph's own, checked by its webhook and composition.
  */
 function withoutGraphRef(graphql: unknown): { graphql: unknown; fromGraph: (path: string) => boolean } {
-  const g = graphql as { graph_ref?: unknown; execution_mode?: unknown } | undefined;
+  const g = graphql as { graph_ref?: unknown; execution_mode?: unknown; supergraph?: unknown } | undefined;
+  // The reference's earlier form, subgraph APIs by name (schemas/rules/subgraph-apis.ts): the
+  // operator composes the supergraph from them; subgraphApiRefProblems checks the form.
+  if (g?.graph_ref === undefined && subgraphApiRefsOf(graphql, '') !== undefined) {
+    const { subgraphs_refs: _refs, ...supergraph } = g?.supergraph as Record<string, unknown>;
+    return {
+      graphql: { ...g, supergraph },
+      fromGraph: (path) =>
+        path === 'graphql.schema' ||
+        path === 'graphql.supergraph.subgraphs' ||
+        path.startsWith('graphql.supergraph.subgraphs['),
+    };
+  }
   if (g?.graph_ref === undefined) return { graphql, fromGraph: () => false };
   // graph_ref's own problems are graphRefProblems'.
   const { graph_ref: _ref, ...rest } = g;
@@ -125,11 +141,10 @@ async function referenceWarnings(obj: unknown, lookups: Lookups): Promise<string
   const { namespace } = metaOf(obj);
   const warnings: string[] = [];
   // The operator reads each Secret's certificate (and uploads it to the gateway, `/svc/certs`).
-  for (const { path, name } of certificateSecretRefs(specOf<ApiDefinition>(obj))) {
-    if ((await lookups.secretKeys(namespace, name)) === undefined) {
-      warnings.push(
-        `${path}: Secret ${namespace}/${name} does not exist yet: the API is not served until it does`,
-      );
+  for (const { path, name, namespace: other } of certificateSecretRefs(specOf<ApiDefinition>(obj))) {
+    const ns = other ?? namespace;
+    if ((await lookups.secretKeys(ns, name)) === undefined) {
+      warnings.push(`${path}: Secret ${ns}/${name} does not exist yet: the API is not served until it does`);
     }
   }
   const graph = graphRefOf(specOf<ApiDefinition>(obj).graphql, namespace);
@@ -140,6 +155,12 @@ async function referenceWarnings(obj: unknown, lookups: Lookups): Promise<string
     warnings.push(
       `spec.graphql.graph_ref: ${graph.kind} ${graph.ref.namespace}/${graph.ref.name} does not exist yet: the API is not served until it does`,
     );
+  }
+  for (const { path, ref } of subgraphApiRefsOf(specOf<ApiDefinition>(obj).graphql, namespace) ?? []) {
+    if (ref !== undefined && (await lookups.get('ApiDefinition', ref.namespace, ref.name)) === undefined)
+      warnings.push(
+        `spec.${path}: ApiDefinition ${ref.namespace}/${ref.name} does not exist yet: the API is not served until it does`,
+      );
   }
   const policies = asArray(specOf<ApiDefinition>(obj).jwt_default_policies);
   for (const [i, r] of policies.entries()) {

@@ -1,5 +1,11 @@
 /** Helpers of the `<kind>.default.ts` modules: copy first, then fill in. */
 import { asArray, asObject, metaOf } from './access.ts';
+import {
+  EARLIER_CONTEXT,
+  EARLIER_SECRET,
+  movedEarlierName,
+  type EarlierName,
+} from '../schemas/rules/earlier-names.ts';
 
 /** A deep copy of a JSON value (admission objects are plain JSON). */
 export function clone<T>(value: T): T {
@@ -10,6 +16,17 @@ export function clone<T>(value: T): T {
 export function defaultRefNamespace(ref: unknown, namespace: string): void {
   const o = asObject(ref);
   if (o !== undefined && o.namespace === undefined) o.namespace = namespace;
+}
+
+/**
+ * Moves a reference's earlier field to its current name (schemas/rules/earlier-names.ts):
+ * `spec.context` to `spec.contextRef` on the kinds that had it (ApiDefinition, SecurityPolicy),
+ * `spec.fromSecret` to `spec.secretRef` on OperatorContext.
+ */
+export function moveEarlierName(obj: Record<string, unknown>, alias: EarlierName = EARLIER_CONTEXT): void {
+  const spec = asObject(obj.spec);
+  const moved = spec === undefined ? undefined : movedEarlierName(alias, spec, metaOf(obj).namespace);
+  if (moved !== undefined) obj.spec = moved.spec;
 }
 
 /** Defaults `spec.contextRef.namespace` (every kind that has a contextRef). */
@@ -24,3 +41,16 @@ export function eachObject(list: unknown, fill: (o: Record<string, unknown>) => 
     if (o !== undefined) fill(o);
   }
 }
+
+/** The warning of the mutating webhook when it moves an earlier field (`moveEarlierName`). */
+export const earlierNameWarnings =
+  (alias: EarlierName) =>
+  (obj: unknown): string[] => {
+    const o = asObject(obj);
+    const spec = asObject(o?.spec);
+    if (o === undefined || spec === undefined) return [];
+    const moved = movedEarlierName(alias, spec, metaOf(o).namespace);
+    return moved === undefined ? [] : [moved.warning];
+  };
+
+export { EARLIER_CONTEXT, EARLIER_SECRET };

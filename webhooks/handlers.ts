@@ -6,6 +6,7 @@
 import { model } from '../schemas/rules/read.ts';
 import { configMapDataOf } from './access.ts';
 import { defaultApiDefinition } from './api-definition.default.ts';
+import { EARLIER_CONTEXT, EARLIER_SECRET, earlierNameWarnings } from './defaults.ts';
 import { defaultApiKey } from './api-key.default.ts';
 import { validateApiKey } from './api-key.validate.ts';
 import { validateApiDefinition, validateApiDefinitionDelete } from './api-definition.validate.ts';
@@ -19,6 +20,8 @@ import {
 } from './oas-api-definition.validate.ts';
 import { defaultOperatorContext } from './operator-context.default.ts';
 import { validateOperatorContext, validateOperatorContextDelete } from './operator-context.validate.ts';
+import { defaultRoutePolicy } from './route-policy.default.ts';
+import { validateRoutePolicy } from './route-policy.validate.ts';
 import { defaultSecurityPolicy } from './security-policy.default.ts';
 import { validateSecurityPolicy, validateSecurityPolicyDelete } from './security-policy.validate.ts';
 import { defaultSvcStreamsApiDefinition } from './streams-api-definition.default.ts';
@@ -60,6 +63,8 @@ export interface Handler {
   resource: string;
   /** Returns a defaulted copy; absent when the resource has no mutating endpoint. */
   default?: (obj: unknown) => unknown;
+  /** The warnings the mutating endpoint gives with its defaults (a deprecated field moved). */
+  defaultWarnings?: (obj: unknown) => string[];
   validate: (obj: unknown, old: unknown, lookups: Lookups) => Promise<Verdict>;
   /** Absent when deletes are always admitted. */
   validateDelete?: (old: unknown, lookups: Lookups) => Promise<Verdict>;
@@ -87,6 +92,7 @@ export const handlers: readonly Handler[] = [
     kind: 'ApiDefinition',
     resource: 'apidefinitions',
     default: defaultApiDefinition,
+    defaultWarnings: earlierNameWarnings(EARLIER_CONTEXT),
     validate: validateApiDefinition,
     validateDelete: validateApiDefinitionDelete,
     watched: spec,
@@ -117,6 +123,7 @@ export const handlers: readonly Handler[] = [
     kind: 'SecurityPolicy',
     resource: 'securitypolicies',
     default: defaultSecurityPolicy,
+    defaultWarnings: earlierNameWarnings(EARLIER_CONTEXT),
     validate: validateSecurityPolicy,
     validateDelete: validateSecurityPolicyDelete,
     watched: spec,
@@ -127,6 +134,7 @@ export const handlers: readonly Handler[] = [
     kind: 'OperatorContext',
     resource: 'operatorcontexts',
     default: defaultOperatorContext,
+    defaultWarnings: earlierNameWarnings(EARLIER_SECRET),
     validate: validateOperatorContext,
     validateDelete: validateOperatorContextDelete,
     watched: spec,
@@ -188,6 +196,14 @@ export const handlers: readonly Handler[] = [
     validate: validatePortalConfig,
     watched: spec,
     finalizer: () => PORTAL_CONFIG_FINALIZER,
+  },
+  {
+    group: GROUP,
+    kind: 'SvcRoutePolicy',
+    resource: 'svcroutepolicies',
+    default: defaultRoutePolicy,
+    validate: validateRoutePolicy,
+    watched: spec,
   },
   {
     group: '',

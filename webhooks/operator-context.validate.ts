@@ -5,8 +5,9 @@ import { asObject, asString, metaOf, refOf, specOf } from './access.ts';
 import { fe, mergeErrors, quote } from './field-error.ts';
 import type { FieldError, Verdict } from './field-error.ts';
 import type { Lookups } from './lookups.ts';
-import { contextUsers, deleteVerdict } from './references.ts';
+import { contextUsers, refuseDeleteWhileUsed } from './references.ts';
 import { schemaErrors } from './schema.ts';
+import { EARLIER_SECRET, earlierNameProblems, effectiveSecretRef } from '../schemas/rules/earlier-names.ts';
 import { urlProblem } from './values.ts';
 
 /** Fields of `env` the operator needs, and the Secret key that may hold each instead. */
@@ -28,7 +29,9 @@ export async function validateOperatorContext(
   const spec = specOf<OperatorContext>(obj);
   const env = asObject(spec.env);
 
-  if (env === undefined && spec.secretRef === undefined) {
+  for (const p of earlierNameProblems(EARLIER_SECRET, spec, metaOf(obj).namespace))
+    errors.push({ ...p, path: `spec.${p.path}` });
+  if (env === undefined && effectiveSecretRef(spec) === undefined) {
     errors.push(
       fe.required('spec', 'set env (mode, url, auth, org), secretRef (a Secret with SVC_* keys), or both'),
     );
@@ -50,7 +53,7 @@ export async function validateOperatorContext(
     if (problem !== undefined) errors.push(fe.invalid('spec.env.url', problem));
   }
 
-  const ref = refOf(spec.secretRef, metaOf(obj).namespace);
+  const ref = refOf(effectiveSecretRef(spec), metaOf(obj).namespace);
   let secretKeys: string[] | undefined;
   if (ref !== undefined) {
     secretKeys = await lookups.secretKeys(ref.namespace, ref.name);
@@ -91,11 +94,8 @@ export async function validateOperatorContext(
 }
 
 /** Refuses the DELETE of an OperatorContext that resources still use. */
-export async function validateOperatorContextDelete(old: unknown, lookups: Lookups): Promise<Verdict> {
-  const { namespace, name } = metaOf(old);
-  return deleteVerdict(
-    `OperatorContext ${namespace}/${name}`,
-    await contextUsers(lookups, namespace, name),
-    'point their contextRef at another context (or delete them) first',
-  );
-}
+export const validateOperatorContextDelete = refuseDeleteWhileUsed(
+  'OperatorContext',
+  contextUsers,
+  'point their contextRef at another context (or delete them) first',
+);

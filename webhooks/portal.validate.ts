@@ -22,7 +22,7 @@ import { resolveRef } from '../schemas/rules/references.ts';
 import { metadataOf, metaOf, specOf } from './access.ts';
 import { mergeErrors, type FieldError, type Verdict } from './field-error.ts';
 import type { Lookups } from './lookups.ts';
-import { contextRefWarnings, deleteVerdict, matching } from './references.ts';
+import { contextRefWarnings, refuseDeleteWhileUsed, matching } from './references.ts';
 import { schemaErrors } from './schema.ts';
 
 const underSpec = (ps: readonly FieldProblem[]): FieldError[] =>
@@ -63,14 +63,11 @@ async function cataloguesListing(lookups: Lookups, namespace: string, name: stri
 }
 
 /** Refuses the DELETE of an APIDescription that catalogues list. */
-export async function validateAPIDescriptionDelete(old: unknown, lookups: Lookups): Promise<Verdict> {
-  const { namespace, name } = metaOf(old);
-  return deleteVerdict(
-    `APIDescription ${namespace}/${name}`,
-    await cataloguesListing(lookups, namespace, name),
-    'remove it from the apis of these catalogues (or delete them) first',
-  );
-}
+export const validateAPIDescriptionDelete = refuseDeleteWhileUsed(
+  'APIDescription',
+  cataloguesListing,
+  'remove it from the apis of these catalogues (or delete them) first',
+);
 
 /** Validates a PortalAPICatalogue on create or update. */
 export async function validatePortalAPICatalogue(

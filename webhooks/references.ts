@@ -37,6 +37,21 @@ export function deleteVerdict(what: string, dependents: readonly string[], howTo
 }
 
 /**
+ * The validation of a DELETE refused while objects use the object: `usersOf` lists them
+ * (`Kind namespace/name`), `howToFix` says what to do first.
+ */
+export function refuseDeleteWhileUsed(
+  kind: string,
+  usersOf: (lookups: Lookups, namespace: string, name: string) => Promise<readonly string[]>,
+  howToFix: string,
+): (old: unknown, lookups: Lookups) => Promise<Verdict> {
+  return async (old, lookups) => {
+    const { namespace, name } = metaOf(old);
+    return deleteVerdict(`${kind} ${namespace}/${name}`, await usersOf(lookups, namespace, name), howToFix);
+  };
+}
+
+/**
  * The objects of `kind` that `matches`, in `namespace/name` order. When the lookups answer from a
  * watch cache (`lookups.live` set), each one found is read again and kept only if it still
  * matches: a refusal naming it must not rest on a cache a watch event behind.

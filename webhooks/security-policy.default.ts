@@ -3,7 +3,7 @@
  * and `versions` the default version of the kind (`Default` classic, `""` OAS and streams).
  */
 import { asObject, asString, metaOf } from './access.ts';
-import { clone, defaultContextRef, eachObject } from './defaults.ts';
+import { clone, defaultContextRef, moveEarlierName, eachObject } from './defaults.ts';
 import { defaultApiVersion } from '../schemas/kinds/security-policy.ts';
 
 const defaultVersion: Readonly<Record<string, string>> = defaultApiVersion;
@@ -12,6 +12,7 @@ const defaultVersion: Readonly<Record<string, string>> = defaultApiVersion;
 export function defaultSecurityPolicy(obj: unknown): unknown {
   const out = asObject(clone(obj));
   if (out === undefined) return obj;
+  moveEarlierName(out);
   defaultContextRef(out);
   const { namespace } = metaOf(out);
   eachObject(asObject(out.spec)?.access_rights_array, (right) => {

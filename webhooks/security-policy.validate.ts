@@ -5,8 +5,9 @@ import { fe, mergeErrors, quote } from './field-error.ts';
 import type { FieldError, Verdict } from './field-error.ts';
 import type { Lookups } from './lookups.ts';
 import { accessRightRules, limitRules } from './access-rights.ts';
-import { apisNamingPolicy, contextRefWarnings, deleteVerdict } from './references.ts';
+import { apisNamingPolicy, contextRefWarnings, refuseDeleteWhileUsed } from './references.ts';
 import { schemaErrors } from './schema.ts';
+import { EARLIER_CONTEXT, earlierNameProblems } from '../schemas/rules/earlier-names.ts';
 
 const STATES = ['active', 'draft', 'deny'];
 
@@ -26,6 +27,8 @@ export async function validateSecurityPolicy(
     errors.push(fe.notSupported('spec.state', `${quote(state)}: use active, draft or deny`));
   }
   limitRules(spec, 'spec', errors, warnings);
+  for (const p of earlierNameProblems(EARLIER_CONTEXT, spec, namespace))
+    errors.push({ ...p, path: `spec.${p.path}` });
 
   await accessRightRules(spec.access_rights_array, 'spec.access_rights_array', 'policy', namespace, lookups, {
     errors,
@@ -37,11 +40,8 @@ export async function validateSecurityPolicy(
 }
 
 /** Refuses the DELETE of a policy that ApiDefinitions name in `jwt_default_policies`. */
-export async function validateSecurityPolicyDelete(old: unknown, lookups: Lookups): Promise<Verdict> {
-  const { namespace, name } = metaOf(old);
-  return deleteVerdict(
-    `SecurityPolicy ${namespace}/${name}`,
-    await apisNamingPolicy(lookups, namespace, name),
-    'remove it from the jwt_default_policies of these APIs (or delete them) first',
-  );
-}
+export const validateSecurityPolicyDelete = refuseDeleteWhileUsed(
+  'SecurityPolicy',
+  apisNamingPolicy,
+  'remove it from the jwt_default_policies of these APIs (or delete them) first',
+);

@@ -179,12 +179,15 @@ export function mutate(
   if (deepSpec(req.object) !== undefined) return { uid: req.uid, allowed: true };
   const original = withNamespace(req.object, req.namespace);
   const ops = diff(original, withFinalizer(handler, handler.default(original), finalizerNamespaces));
-  if (ops.length === 0) return { uid: req.uid, allowed: true };
+  const warnings = handler.defaultWarnings?.(original) ?? [];
+  const warned = warnings.length > 0 ? { warnings } : {};
+  if (ops.length === 0) return { uid: req.uid, allowed: true, ...warned };
   return {
     uid: req.uid,
     allowed: true,
     patchType: 'JSONPatch',
     patch: Buffer.from(JSON.stringify(ops)).toString('base64'),
+    ...warned,
   };
 }
 

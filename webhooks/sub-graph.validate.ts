@@ -1,12 +1,12 @@
 /** Admission rules of SubGraph, after its full schema: its SDL builds, with valid federation directives. */
 import type { SubGraph } from '../schemas/generated/kinds.ts';
 import { plannerRemarks, subgraphProblems, subgraphSdlOf } from '../schemas/rules/graphs.ts';
-import { metaOf, specOf } from './access.ts';
+import { specOf } from './access.ts';
 import { mergeErrors } from './field-error.ts';
 import type { Verdict } from './field-error.ts';
 import type { Lookups } from './lookups.ts';
 import { apisServingGraph, supergraphsListing } from './graphs.ts';
-import { deleteVerdict } from './references.ts';
+import { refuseDeleteWhileUsed } from './references.ts';
 import { schemaErrors } from './schema.ts';
 
 /** Validates a SubGraph on create or update. */
@@ -24,14 +24,11 @@ export function validateSubGraph(obj: unknown, _old: unknown, _lookups: Lookups)
 }
 
 /** Refuses the DELETE of a SubGraph that SuperGraphs list or ApiDefinitions serve. */
-export async function validateSubGraphDelete(old: unknown, lookups: Lookups): Promise<Verdict> {
-  const { namespace, name } = metaOf(old);
-  return deleteVerdict(
-    `SubGraph ${namespace}/${name}`,
-    [
-      ...(await supergraphsListing(lookups, namespace, name)),
-      ...(await apisServingGraph(lookups, 'SubGraph', namespace, name)),
-    ],
-    'remove it from the subgraph_refs of these SuperGraphs and the graph_ref of these APIs (or delete them) first',
-  );
-}
+export const validateSubGraphDelete = refuseDeleteWhileUsed(
+  'SubGraph',
+  async (lookups, namespace, name) => [
+    ...(await supergraphsListing(lookups, namespace, name)),
+    ...(await apisServingGraph(lookups, 'SubGraph', namespace, name)),
+  ],
+  'remove it from the subgraph_refs of these SuperGraphs and the graph_ref of these APIs (or delete them) first',
+);

@@ -6,7 +6,7 @@ import { mergeErrors } from './field-error.ts';
 import type { Verdict } from './field-error.ts';
 import type { Lookups } from './lookups.ts';
 import { apisServingGraph } from './graphs.ts';
-import { deleteVerdict } from './references.ts';
+import { refuseDeleteWhileUsed } from './references.ts';
 import { schemaErrors } from './schema.ts';
 
 /** Validates a SuperGraph on create or update; SubGraphs that don't exist yet are warnings (the operator waits). */
@@ -26,11 +26,8 @@ export async function validateSuperGraph(obj: unknown, _old: unknown, lookups: L
 }
 
 /** Refuses the DELETE of a SuperGraph that ApiDefinitions serve. */
-export async function validateSuperGraphDelete(old: unknown, lookups: Lookups): Promise<Verdict> {
-  const { namespace, name } = metaOf(old);
-  return deleteVerdict(
-    `SuperGraph ${namespace}/${name}`,
-    await apisServingGraph(lookups, 'SuperGraph', namespace, name),
-    'remove it from the graph_ref of these APIs (or delete them) first',
-  );
-}
+export const validateSuperGraphDelete = refuseDeleteWhileUsed(
+  'SuperGraph',
+  (lookups, namespace, name) => apisServingGraph(lookups, 'SuperGraph', namespace, name),
+  'remove it from the graph_ref of these APIs (or delete them) first',
+);

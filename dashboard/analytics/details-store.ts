@@ -28,6 +28,19 @@ export interface DetailRow {
   record: AnalyticsRecord;
 }
 
+/**
+ * Which records a list reads: the organisation's in [from, to), at most `limit`, optionally of
+ * one API and older than the record `before` (paging).
+ */
+export interface DetailQuery {
+  org: string;
+  apiId?: string;
+  from: number;
+  to: number;
+  limit: number;
+  before?: number;
+}
+
 /** Detailed records in the store. */
 export interface DetailStore {
   /** Adds records (those with a `detail`). */
@@ -36,14 +49,7 @@ export interface DetailStore {
    * The organisation's records in [from, to), newest first, at most `limit`, optionally of one
    * API and older than the record `before` (paging).
    */
-  list(q: {
-    org: string;
-    apiId?: string;
-    from: number;
-    to: number;
-    limit: number;
-    before?: number;
-  }): Promise<DetailRow[]>;
+  list(q: DetailQuery): Promise<DetailRow[]>;
   /** Deletes records older than `before`, and each API's beyond its newest `max`; returns how many. */
   prune(before: number, max: number): Promise<number>;
 }
@@ -69,14 +75,7 @@ export class SqlDetails implements DetailStore {
     }
   }
 
-  async list(q: {
-    org: string;
-    apiId?: string;
-    from: number;
-    to: number;
-    limit: number;
-    before?: number;
-  }): Promise<DetailRow[]> {
+  async list(q: DetailQuery): Promise<DetailRow[]> {
     let where = 'org_id = ? AND at >= ? AND at < ?';
     const params: unknown[] = [q.org, q.from, q.to];
     if (q.apiId !== undefined) {

@@ -111,7 +111,40 @@ export function isError(status: number): boolean {
   return status >= 400 || status === 0;
 }
 
-/** The rollup rows of a batch of records, each weighing `weight` requests. */
+/** Adds one record, weighing `weight` requests, into a row (addSums of its sums, written out). */
+function addRecord(row: Sums, r: AnalyticsRecord, weight: number, bucket: number, error: boolean): void {
+  row.requests += weight;
+  row.errors += error ? weight : 0;
+  row.latency_ms += r.latency_ms * weight;
+  row.upstream_ms += r.upstream_latency_ms * weight;
+  row.request_bytes += r.request_bytes * weight;
+  row.response_bytes += r.response_bytes * weight;
+  row.hist[bucket] = (row.hist[bucket] ?? 0) + weight;
+}
+
+/** Whether two records go to the same rollup rows (and give them the same label). */
+function sameRows(a: AnalyticsRecord, b: AnalyticsRecord): boolean {
+  return (
+    a.api_id === b.api_id &&
+    a.org_id === b.org_id &&
+    a.key === b.key &&
+    a.alias === b.alias &&
+    a.path === b.path &&
+    a.method === b.method &&
+    a.refusal === b.refusal &&
+    Math.floor(a.time / PERIODS.minute) === Math.floor(b.time / PERIODS.minute) &&
+    Math.floor(a.time / PERIODS.hour) === Math.floor(b.time / PERIODS.hour)
+  );
+}
+
+const PERIOD_ENTRIES = Object.entries(PERIODS) as [Period, number][];
+
+/**
+ * The rollup rows of a batch of records, each weighing `weight` requests. A record going to the
+ * rows of the one before it (a batch is mostly a few keys and endpoints, in runs) is added to
+ * them without looking them up again: the ingest of a gateway's batches costs the dashboard
+ * little (issue 34 item 5).
+ */
 export function rollUp(records: readonly AnalyticsRecord[], weight: number): RollupRow[] {
   const rows = new Map<string, RollupRow>();
   /** Distinct names per (org, api, dim) in this batch, to cap them at MAX_NAMES. */
@@ -129,23 +162,27 @@ export function rollUp(records: readonly AnalyticsRecord[], weight: number): Rol
     seen.add(name);
     return name;
   };
+  let previous: AnalyticsRecord | undefined;
+  /** The rows of `previous`, in the order they were added to. */
+  let previousRows: RollupRow[] = [];
   for (const r of records) {
-    const one = emptySums();
-    one.requests = weight;
-    one.errors = isError(r.status) ? weight : 0;
-    one.latency_ms = r.latency_ms * weight;
-    one.upstream_ms = r.upstream_latency_ms * weight;
-    one.request_bytes = r.request_bytes * weight;
-    one.response_bytes = r.response_bytes * weight;
-    one.hist[bucketOf(r.latency_ms)] = weight;
+    const bucket = bucketOf(r.latency_ms);
+    const error = isError(r.status);
+    if (previous !== undefined && sameRows(previous, r)) {
+      for (const row of previousRows) addRecord(row, r, weight, bucket, error);
+      continue;
+    }
     const targets: [Dim, string, string][] = [['api', '', '']];
     if (r.key !== '') targets.push(['key', r.key, r.alias]);
     targets.push(['endpoint', `${r.method} ${r.path}`, '']);
     if (r.refusal !== '') targets.push(['reason', r.refusal, '']);
-    for (const [period, ms] of Object.entries(PERIODS) as [Period, number][]) {
+    const named = targets.map(
+      ([dim, raw, label]) => [dim, capped(r.org_id, r.api_id, dim, raw), label] as const,
+    );
+    const touched: RollupRow[] = [];
+    for (const [period, ms] of PERIOD_ENTRIES) {
       const at = Math.floor(r.time / ms) * ms;
-      for (const [dim, raw, label] of targets) {
-        const name = capped(r.org_id, r.api_id, dim, raw);
+      for (const [dim, name, label] of named) {
         const id = `${r.org_id}\n${period}\n${at}\n${r.api_id}\n${dim}\n${name}`;
         let row = rows.get(id);
         if (row === undefined) {
@@ -153,9 +190,12 @@ export function rollUp(records: readonly AnalyticsRecord[], weight: number): Rol
           rows.set(id, row);
         }
         if (label !== '') row.label = label;
-        addSums(row, one);
+        addRecord(row, r, weight, bucket, error);
+        touched.push(row);
       }
     }
+    previous = r;
+    previousRows = touched;
   }
   return [...rows.values()];
 }

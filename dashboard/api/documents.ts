@@ -63,9 +63,39 @@ export function actorOf(c: Ctx): string {
 }
 
 /**
- * Writes (or, with `after` undefined, deletes) one document and its audit entry in the
- * transaction `tx`.
+ * Writes (or, with `after` undefined, deletes an existing `before`) one document and its audit
+ * entry in the transaction `tx`, at `at`, by `actor` (the dashboard's API and the portal's).
  */
+export async function putAudited(
+  tx: StoreTx,
+  at: number,
+  actor: string,
+  org: string,
+  kind: Kind,
+  id: string,
+  before: Doc | undefined,
+  after: Record<string, unknown> | undefined,
+  lookup?: string,
+): Promise<void> {
+  if (after === undefined) {
+    if (before !== undefined) await tx.delete(org, kind, id);
+  } else await tx.put(org, kind, id, after, lookup);
+  await tx.audit({
+    org_id: org,
+    at,
+    actor,
+    action: auditAction(before, after),
+    kind,
+    object_id: id,
+    before_hash: hashOf(before?.body),
+    after_hash: hashOf(after),
+  });
+}
+
+const auditAction = (before: Doc | undefined, after: unknown): AuditEntry['action'] =>
+  after === undefined ? 'delete' : before === undefined ? 'create' : 'update';
+
+/** {@link putAudited} by the caller of `c`, now, logged. */
 export async function auditedPut(
   c: Ctx,
   tx: StoreTx,
@@ -76,19 +106,6 @@ export async function auditedPut(
   after: Record<string, unknown> | undefined,
   lookup?: string,
 ): Promise<void> {
-  if (after === undefined) await tx.delete(org, kind, id);
-  else await tx.put(org, kind, id, after, lookup);
-  const action: AuditEntry['action'] =
-    after === undefined ? 'delete' : before === undefined ? 'create' : 'update';
-  await tx.audit({
-    org_id: org,
-    at: c.deps.now(),
-    actor: actorOf(c),
-    action,
-    kind,
-    object_id: id,
-    before_hash: hashOf(before?.body),
-    after_hash: hashOf(after),
-  });
-  c.log.info('object written', { kind, object_id: id, action, org_id: org });
+  await putAudited(tx, c.deps.now(), actorOf(c), org, kind, id, before, after, lookup);
+  c.log.info('object written', { kind, object_id: id, action: auditAction(before, after), org_id: org });
 }

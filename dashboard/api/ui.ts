@@ -1,19 +1,17 @@
 /**
  * The web UI (`dashboard/ui/`): `/` redirects to `/ui/`, which serves the page, its style sheet,
- * its script and the charting library it imports (uPlot, from node_modules). The script is written in TypeScript and served as an ES module after Node's
- * type stripping (no build step, no framework, nothing fetched from other hosts). `/api/me` tells
- * the signed-in page who its key belongs to.
+ * its script and the charting library it imports (uPlot, from node_modules). The script is written
+ * in TypeScript and served as an ES module after Node's type stripping (ui-files.ts: no build step,
+ * no framework, nothing fetched from other hosts). `/api/me` tells the signed-in page who its key
+ * belongs to.
  */
-import { readFile } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
-import { stripTypeScriptTypes } from 'node:module';
 import { RESOURCES } from '../rbac/rbac.ts';
 import { callerOf, json, type Ctx, type Reply } from './http.ts';
-
-const UI_DIR = new URL('../ui/', import.meta.url);
+import { UI_HEADERS, loadUiFile, type UiFile } from './ui-files.ts';
 
 /** The files under /ui/: path -> source file, content type, and whether it is TypeScript. */
-const FILES: Readonly<Record<string, { file: string; type: string; ts?: boolean }>> = {
+const FILES: Readonly<Record<string, UiFile>> = {
   '/ui/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/ui/index.html': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/ui/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
@@ -38,30 +36,6 @@ const FILES: Readonly<Record<string, { file: string; type: string; ts?: boolean 
   },
 };
 
-/** Files read once per process (the UI does not change under a running dashboard). */
-const cache = new Map<string, Promise<string>>();
-
-function load(file: string, ts: boolean): Promise<string> {
-  let p = cache.get(file);
-  if (p === undefined) {
-    p = readFile(new URL(file, UI_DIR), 'utf8').then((text) =>
-      ts ? stripTypeScriptTypes(text, { mode: 'strip' }) : text,
-    );
-    cache.set(file, p);
-    p.catch(() => cache.delete(file));
-  }
-  return p;
-}
-
-/** The UI's security headers: its own origin only, no framing. */
-const HEADERS = {
-  'content-security-policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-  'cache-control': 'no-cache',
-};
-
 /**
  * Answers `/`, `/ui` and `/ui/...` (GET and HEAD); false for any other path, which the API
  * router then takes.
@@ -84,9 +58,9 @@ export async function serveUi(method: string, pathname: string, res: ServerRespo
     res.end('Not found\n');
     return true;
   }
-  const body = await load(entry.file, entry.ts === true);
+  const body = await loadUiFile(entry);
   res.writeHead(200, {
-    ...HEADERS,
+    ...UI_HEADERS,
     'content-type': entry.type,
     'content-length': Buffer.byteLength(body),
   });

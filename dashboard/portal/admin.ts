@@ -3,7 +3,7 @@
  * needing the RBAC resource `portal`. Settings, products, catalogues, developers, key requests,
  * developer keys and subscriptions of the caller's organisation.
  */
-import { actorOf, newId } from '../api/documents.ts';
+import { actorOf, newId, putAudited } from '../api/documents.ts';
 import {
   callerOf,
   fail,
@@ -19,7 +19,7 @@ import { DEVELOPER_STATUSES, developerNameProblem } from '../../schemas/rules/po
 import type { Requirement } from '../rbac/rbac.ts';
 import type { Doc, Kind } from '../store/store.ts';
 import { checkCatalogue, checkProduct, checkSettings, idError, settingsOf, type Product } from './model.ts';
-import { newSecret, putAudited, revokeKey, sha256, withKeyTruth } from './records.ts';
+import { newSecret, revokeKey, sha256, withKeyTruth } from './records.ts';
 
 /** One method of a route, as the dashboard's server takes it. */
 interface Action {

@@ -7,7 +7,7 @@
  */
 import { scrypt, timingSafeEqual } from 'node:crypto';
 import { seal, unseal } from '../../lib/seal.ts';
-import { newId } from '../api/documents.ts';
+import { newId, putAudited } from '../api/documents.ts';
 import { fail, json, ok, readObject, Refusal, type Reply } from '../api/http.ts';
 import { hashPassword } from '../api/keys.ts';
 import type { DashboardDeps } from '../api/http.ts';
@@ -21,16 +21,7 @@ import {
   passwordProblem,
 } from '../../schemas/rules/portal.ts';
 import { settingsOf, type Product } from './model.ts';
-import {
-  emailLookup,
-  issueKey,
-  newSecret,
-  putAudited,
-  revokeKey,
-  sameSecret,
-  sha256,
-  withKeyTruth,
-} from './records.ts';
+import { emailLookup, issueKey, newSecret, revokeKey, sameSecret, sha256, withKeyTruth } from './records.ts';
 import { addressKey, type SignInLimits } from './sign-in-limit.ts';
 import type { IncomingMessage } from 'node:http';
 
@@ -133,6 +124,14 @@ async function catalogue(store: StoreReader, org: string): Promise<Doc[]> {
   return (await store.list(org, 'portal-products')).items.filter(
     (p) => listed.has(p.id) && p.body.show !== false,
   );
+}
+
+/** The catalogue's product `productId` names (a request's `product_id`), or the answer why not. */
+async function listedProduct(store: StoreReader, org: string, productId: unknown): Promise<Doc | Reply> {
+  if (typeof productId !== 'string')
+    return fail(400, 'product_id: Required value: a product of the catalogue');
+  const p = (await catalogue(store, org)).find((d) => d.id === productId);
+  return p ?? fail(404, 'Product not found');
 }
 
 function presentProduct(d: Doc): Record<string, unknown> {
@@ -286,11 +285,9 @@ export async function developerApi(call: PortalCall): Promise<Reply> {
   }
   if (path === '/key-requests' && method === 'POST') {
     const body = await readObject(call.req);
-    const productId = body.product_id;
-    if (typeof productId !== 'string')
-      return fail(400, 'product_id: Required value: a product of the catalogue');
-    const p = (await catalogue(store, org)).find((d) => d.id === productId);
-    if (p === undefined) return fail(404, 'Product not found');
+    const p = await listedProduct(store, org, body.product_id);
+    if ('status' in p) return p;
+    const productId = p.id;
     const prod = p.body as unknown as Product;
     if (prod.auth_type !== 'authToken')
       return fail(400, `product_id: the product is ${prod.auth_type}: it issues no keys`);
@@ -420,11 +417,9 @@ export async function developerApi(call: PortalCall): Promise<Reply> {
   }
   if (path === '/subscriptions' && method === 'POST') {
     const body = await readObject(call.req);
-    const productId = body.product_id;
-    if (typeof productId !== 'string')
-      return fail(400, 'product_id: Required value: a product of the catalogue');
-    const p = (await catalogue(store, org)).find((d) => d.id === productId);
-    if (p === undefined) return fail(404, 'Product not found');
+    const p = await listedProduct(store, org, body.product_id);
+    if ('status' in p) return p;
+    const productId = p.id;
     if (!(await issuedOf()).some((d) => d.body.product_id === productId)) {
       return fail(403, 'Subscribing needs a key of the product: request one first');
     }

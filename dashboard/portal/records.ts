@@ -10,9 +10,10 @@ import { sessionModel } from '../../schemas/models/session.ts';
 import { checkSession } from '../../schemas/rules/access.ts';
 import { formatProblem } from '../../schemas/rules/field-problem.ts';
 import { compile } from '../../schemas/validate.ts';
-import { hashOf, Refusal } from '../api/http.ts';
+import { putAudited } from '../api/documents.ts';
+import { Refusal } from '../api/http.ts';
 import { keyHash } from '../api/keys.ts';
-import type { Doc, Kind, StoreReader, StoreTx } from '../store/store.ts';
+import type { Doc, StoreReader, StoreTx } from '../store/store.ts';
 import type { Product } from './model.ts';
 
 /** SHA-256 hex of a secret (a session token, a feed secret, an e-mail's lookup). */
@@ -35,33 +36,6 @@ export function newSecret(): string {
 /** The lookup of a developer's e-mail: unique per organisation. */
 export function emailLookup(org: string, email: string): string {
   return sha256(`${org}\n${email.trim().toLowerCase()}`);
-}
-
-/** Writes (or with `after` undefined deletes) one document and its audit entry. */
-export async function putAudited(
-  tx: StoreTx,
-  at: number,
-  actor: string,
-  org: string,
-  kind: Kind,
-  id: string,
-  before: Doc | undefined,
-  after: Record<string, unknown> | undefined,
-  lookup?: string,
-): Promise<void> {
-  if (after === undefined) {
-    if (before !== undefined) await tx.delete(org, kind, id);
-  } else await tx.put(org, kind, id, after, lookup);
-  await tx.audit({
-    org_id: org,
-    at,
-    actor,
-    action: after === undefined ? 'delete' : before === undefined ? 'create' : 'update',
-    kind,
-    object_id: id,
-    before_hash: hashOf(before?.body),
-    after_hash: hashOf(after),
-  });
 }
 
 const sessionCheck = compile(sessionModel);

@@ -5,45 +5,20 @@
  * outputs) and the web UI (dashboard/ui/portal.html and portal.ts, with the dashboard's style sheet,
  * served like the dashboard's UI: TypeScript stripped of its types, nothing from other hosts).
  */
-import { readFile } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
-import { stripTypeScriptTypes } from 'node:module';
 import { TextBody } from '../../lib/http/reply-body.ts';
 import { portalDomainKey } from '../../schemas/rules/portal.ts';
 import { fail, type DashboardDeps, type Reply } from '../api/http.ts';
+import { UI_HEADERS, loadUiFile, type UiFile } from '../api/ui-files.ts';
 import { developerApi, feed, segment } from './developer.ts';
 import { SignInLimits } from './sign-in-limit.ts';
 
-const UI_DIR = new URL('../ui/', import.meta.url);
-
-const FILES: Readonly<Record<string, { file: string; type: string; ts?: boolean }>> = {
+const FILES: Readonly<Record<string, UiFile>> = {
   '/': { file: 'portal.html', type: 'text/html; charset=utf-8' },
   '/portal.js': { file: 'portal.ts', type: 'text/javascript; charset=utf-8', ts: true },
   '/dom.ts': { file: 'dom.ts', type: 'text/javascript; charset=utf-8', ts: true },
   '/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
 };
-
-const UI_HEADERS = {
-  'content-security-policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-  'cache-control': 'no-cache',
-};
-
-const cache = new Map<string, Promise<string>>();
-
-function load(file: string, ts: boolean): Promise<string> {
-  let p = cache.get(file);
-  if (p === undefined) {
-    p = readFile(new URL(file, UI_DIR), 'utf8').then((text) =>
-      ts ? stripTypeScriptTypes(text, { mode: 'strip' }) : text,
-    );
-    cache.set(file, p);
-    p.catch(() => cache.delete(file));
-  }
-  return p;
-}
 
 /**
  * Organisations by portal domain: read again after an organisation changes through this process,
@@ -151,7 +126,7 @@ export function portal(
       }
       const entry = FILES[rest === '' ? '/' : rest];
       if (entry === undefined) return { route: 'portal_ui', reply: fail(404, 'Not found') };
-      const text = await load(entry.file, entry.ts === true);
+      const text = await loadUiFile(entry);
       return {
         route: 'portal_ui',
         reply: { status: 200, body: new TextBody(entry.type, text), headers: UI_HEADERS },

@@ -9,12 +9,11 @@ import { cpus } from 'node:os';
 import { Pool } from 'undici';
 import { join } from 'node:path';
 import { startGateway, startOperator, type OperatorProc } from '../harness/processes.ts';
+import { APPLIERS, applyAll } from './serving.ts';
 import { operatorMemory, startBenchStack, writeSection } from './stack.ts';
 
 /** `SVC_BENCH_INGRESSES=200` runs another size. */
 const N = Number(process.env.SVC_BENCH_INGRESSES ?? '1000');
-/** Parallel `kubectl apply` processes, as in the operator benchmark. */
-const APPLIERS = 8;
 const timeoutMs = Math.max(180_000, N * 40);
 
 interface Run {
@@ -85,17 +84,6 @@ const { dir, cp, upstream } = stack;
 const upstreamPort = Number(new URL(upstream.url).port);
 await cp.kubectl(['create', 'namespace', 'bench-ing']);
 
-/** Applies manifests with APPLIERS kubectl processes; returns when the last one is done. */
-async function applyAll(manifests: string[]): Promise<number> {
-  const share = Math.ceil(manifests.length / APPLIERS);
-  await Promise.all(
-    Array.from({ length: APPLIERS }, (_, i) => manifests.slice(i * share, (i + 1) * share))
-      .filter((part) => part.length > 0)
-      .map((part) => cp.kubectl(['apply', '--server-side', '-f', '-'], { input: part.join('---\n') })),
-  );
-  return Date.now();
-}
-
 /**
  * Runs one phase on a fresh gateway (so neither phase reloads the other's APIs) and a fresh
  * operator watching `namespace`. The HTTP ingress port is the gateway's own port, as by default
@@ -124,7 +112,7 @@ async function phase(namespace: string, manifests: string[], probes: Probe[]): P
     });
     const t0 = Date.now();
     const serving = timeToServe(gw.port, probes, t0);
-    const applied = (await applyAll(manifests)) - t0;
+    const applied = (await applyAll(cp, manifests)) - t0;
     const sorted = (await serving).sort((a, b) => a - b);
     const mem = await operatorMemory(operator);
     return {

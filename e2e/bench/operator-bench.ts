@@ -8,13 +8,17 @@
  * written straight to `/svc/policies`.
  * Then 1000 ApiKeys (`SVC_BENCH_KEYS`) until each authenticates, against the same keys written
  * straight to `/svc/keys` (api-key-phase.ts).
+ * Last, the changing-API probe (`SVC_BENCH_PROBE` changes, e2e/harness/change-probe.ts): two
+ * gateways on one Redis store, one API's upstream moved every 10 changes among 1,000 changes of
+ * other APIs, a client counting every answer of that API on both gateways by status.
  * Figures go to the "Operator" section of docs/benchmarks.md.
  */
 import { cpus, loadavg } from 'node:os';
 import { derivedId } from '../../operator/ids.ts';
 import { apiKeysPhase, type KeysResult } from './api-key-phase.ts';
 import { APPLIERS, applyAll, summarize, timeToServe, timeoutMs, type Run } from './serving.ts';
-import { operatorMemory, startBenchStack, writeKeysRow, writeSection } from './stack.ts';
+import { operatorMemory, startBenchStack, writeKeysRow, writeProbeBlock, writeSection } from './stack.ts';
+import { runChangeProbe, totals, type ChangeProbeResult } from '../harness/change-probe.ts';
 import { startLocalWebhooks } from '../webhooks/helpers.ts';
 import {
   OPERATOR_NODE_OPTIONS,
@@ -38,6 +42,19 @@ const KEYS = Number(process.env.SVC_BENCH_KEYS ?? '1000');
  * row and its note change in docs/benchmarks.md, the other figures stay as their run wrote them.
  */
 const ONLY_KEYS = process.env.SVC_BENCH_ONLY === 'keys';
+/** `SVC_BENCH_PROBE=100`: the changing-API probe with fewer changes (0 leaves it out). */
+const PROBE_CHANGES = Number(process.env.SVC_BENCH_PROBE ?? '1000');
+/**
+ * `SVC_BENCH_ONLY=probe`: the changing-API probe alone; only its part of the Operator section of
+ * docs/benchmarks.md changes.
+ */
+const ONLY_PROBE = process.env.SVC_BENCH_ONLY === 'probe';
+/** The probed API's upstream moves every this many changes. */
+const PROBE_UPSTREAM_EVERY = 10;
+/** The probe's runs: its changes one after the other, then 8 at once (as the APIs are applied). */
+const PROBE_APPLIERS = [1, APPLIERS];
+/** The other APIs the probe's other changes create, modify and delete. */
+const PROBE_OTHERS = 100;
 /** The machine's load when the run starts (other work on it lowers every figure). */
 const LOAD_BEFORE = loadavg()[0] ?? NaN;
 /** `SVC_BENCH_WRITE=0`: print the section without writing docs/benchmarks.md (a trial run). */
@@ -115,9 +132,11 @@ const results: {
   keys?: KeysResult;
   memory: Memory[];
   changeOne?: number;
+  /** The changing-API probe's runs, with the load average (1 min) when each started and ended. */
+  probes: { appliers: number; run: ChangeProbeResult; load: [number, number] }[];
   /** API server requests per object during each size's burst, by verb and resource. */
   requests: { n: number; perObject: Map<string, number> }[];
-} = { operator: [], direct: [], memory: [], requests: [] };
+} = { operator: [], direct: [], memory: [], requests: [], probes: [] };
 
 /**
  * The API server's request counters (`apiserver_request_total`) by `VERB resource`, and its time
@@ -231,23 +250,24 @@ spec:
 }
 
 try {
-  operator = await startOperator({
-    name: 'operator',
-    gateway: gw,
-    kubeconfig: cp.kubeconfig,
-    logDir: dir,
-    org: 'bench',
-    env: {
-      LOG_LEVEL: 'warn',
-      NODE_OPTIONS: [
-        process.env.SVC_BENCH_NODE_OPTIONS ?? OPERATOR_NODE_OPTIONS,
-        PROFILE_DIR ? `--cpu-prof --cpu-prof-dir=${PROFILE_DIR}` : '',
-      ]
-        .join(' ')
-        .trim(),
-    },
-  });
-  for (const n of ONLY_KEYS ? [] : SIZES) {
+  if (!ONLY_PROBE)
+    operator = await startOperator({
+      name: 'operator',
+      gateway: gw,
+      kubeconfig: cp.kubeconfig,
+      logDir: dir,
+      org: 'bench',
+      env: {
+        LOG_LEVEL: 'warn',
+        NODE_OPTIONS: [
+          process.env.SVC_BENCH_NODE_OPTIONS ?? OPERATOR_NODE_OPTIONS,
+          PROFILE_DIR ? `--cpu-prof --cpu-prof-dir=${PROFILE_DIR}` : '',
+        ]
+          .join(' ')
+          .trim(),
+      },
+    });
+  for (const n of ONLY_KEYS || ONLY_PROBE ? [] : SIZES) {
     // Through the operator: one kubectl apply of n manifests.
     const paths = Array.from({ length: n }, (_, i) => `/op-${n}-${i}/`);
     const manifests = paths.map(
@@ -315,10 +335,10 @@ spec:
       `n=${n}: admission webhook latency seen by the API server, mean per call: mutating ${perCall('admit')}, validating ${perCall('validating')}`,
     );
     if (n === POLICY_SIZE) await policiesPhase(n);
-    results.memory.push({ n, ...(await memoryOf(operator)) });
+    if (operator !== undefined) results.memory.push({ n, ...(await memoryOf(operator)) });
   }
 
-  if (!ONLY_KEYS) {
+  if (!ONLY_KEYS && !ONLY_PROBE) {
     // One change among all of them: a new listen path for one API, until it serves.
     const largest = SIZES.at(-1) ?? 0;
     const tc = Date.now();
@@ -336,7 +356,7 @@ spec:
     results.changeOne = (await timeToServe(gw, [changedPath], tc))[0];
   }
 
-  if (KEYS > 0) {
+  if (KEYS > 0 && !ONLY_PROBE) {
     results.keys = await apiKeysPhase({
       cp,
       gw,
@@ -347,6 +367,30 @@ spec:
       count: KEYS,
     });
     console.log(`keys: ${JSON.stringify(results.keys)}`);
+  }
+
+  if (PROBE_CHANGES > 0 && !ONLY_KEYS) {
+    // The probe's own operator watches its namespace alone: this one would push it to `gw` too.
+    await operator?.stop();
+    for (const appliers of PROBE_APPLIERS) {
+      const namespace = `probe-${String(appliers)}`;
+      await cp.kubectl(['create', 'namespace', namespace]);
+      const loadBefore = loadavg()[0] ?? NaN;
+      const run = await runChangeProbe({
+        cp,
+        dir,
+        namespace,
+        changes: PROBE_CHANGES,
+        upstreamEvery: PROBE_UPSTREAM_EVERY,
+        others: PROBE_OTHERS,
+        appliers,
+        log: (line) => {
+          console.log(line);
+        },
+      });
+      results.probes.push({ appliers, run, load: [loadBefore, loadavg()[0] ?? NaN] });
+      console.log(`probe, ${String(appliers)} at once: ${JSON.stringify(run)}`);
+    }
   }
 } finally {
   await operator?.stop();
@@ -383,6 +427,54 @@ const memoryRows = results.memory.map(
 const target = (what: string, figure: number | undefined, limit: number, unit: string, scale = 1): string =>
   `- ${what}: **${figure !== undefined && figure <= limit ? 'met' : 'missed'}** (${figure === undefined ? '-' : (figure / scale).toFixed(scale === 1 ? 0 : 2)} ${unit}).`;
 const mem1000 = results.memory.find((m) => m.n === 1000);
+const probeTotals = results.probes.map((p) => totals(p.run));
+const probeSum = probeTotals.reduce(
+  (sum, t) => ({
+    requests: sum.requests + t.requests,
+    non2xx: sum.non2xx + t.non2xx,
+    connectionErrors: sum.connectionErrors + t.connectionErrors,
+  }),
+  { requests: 0, non2xx: 0, connectionErrors: 0 },
+);
+/** Non-2xx answers and connection errors of a row, by status or error code. */
+const failures = (c: ChangeProbeResult['counts'][string]): string =>
+  [
+    ...Object.entries(c.byStatus).filter(([status]) => !status.startsWith('2')),
+    ...Object.entries(c.connectionErrors),
+  ]
+    .map(([what, n]) => `${what}: ${String(n)}`)
+    .join(', ') || '-';
+const probeRuns = results.probes.map(({ appliers, run, load }) => {
+  const rows = Object.entries(run.counts).map(([name, c]) => {
+    const t = totals({ ...run, counts: { [name]: c } });
+    return `| ${String(appliers)} | ${name} | ${String(t.requests)} | ${String(t.ok)} | ${failures(c)} | ${String(c.byUpstream['up-a'] ?? 0)} / ${String(c.byUpstream['up-b'] ?? 0)} |`;
+  });
+  return {
+    rows,
+    note: `- ${String(appliers)} at once: ${String(run.changes)} changes (${String(run.upstreamChanges)} of the probed API's upstream) in ${fmt(run.changesMs)} s; both gateways answered from the final upstream ${fmt(run.settleMs)} s after the last one; load average ${load[0].toFixed(2)} when it started, ${load[1].toFixed(2)} when it ended${run.retries.length === 0 ? '' : `; the API server refused ${String(run.retries.length)} change(s) once (${[...new Set(run.retries.map((r) => r.replace(/^\S+ \S+: /, '').slice(0, 160)))].join('; ')}), each applied on a retry`}.`,
+  };
+});
+const probeBlock = `### An API being changed
+
+Two gateway processes (2 workers each) on one Redis store, the operator in mode ce writing to
+one of them (the other follows through the store's group reload); one keyless ApiDefinition whose
+\`target_url\` moves between two live upstreams (both answer 200) every ${String(PROBE_UPSTREAM_EVERY)} changes, among
+${String(PROBE_CHANGES)} changes applied as fast as the API server accepts them (server-side apply or delete, one
+after the other, then ${String(APPLIERS)} at once with the probed API's moves still in turn); the other changes modify
+the target, modify the listen path of, delete and create again ${String(PROBE_OTHERS)} other ApiDefinitions in turn. A
+client sends requests to the probed API on both gateways all along, 2 at a time over keep-alive
+connections and 2 at a time each on a new connection (\`connection: close\`), and counts every
+answer by status and every request left without an answer (connection errors). Counting stops
+2 s after both gateways answer from the final upstream. Measured on ${new Date().toISOString().slice(0, 10)}, ${String(cpus().length)} cores.
+${results.probes.length === 0 ? 'Not measured in this run.' : probeRuns.map((r) => r.note).join('\n')}
+
+| changes at once | gateway, connections | requests | 2xx | non-2xx and errors | answered by up-a / up-b |
+|---|---|---|---|---|---|
+${probeRuns.flatMap((r) => r.rows).join('\n')}
+
+Target (issue 33 item 2):
+- zero non-2xx answers (and no request left unanswered) on an API being changed, two gateways on one Redis store: **${results.probes.length > 0 && probeSum.non2xx === 0 && probeSum.connectionErrors === 0 ? 'met' : 'missed'}** (${String(probeSum.non2xx)} non-2xx and ${String(probeSum.connectionErrors)} connection errors among ${String(probeSum.requests)} requests).
+`;
 const section = `## Operator
 
 Time from \`kubectl apply\` of N ApiDefinitions (server-side, ${APPLIERS} kubectl processes at
@@ -429,9 +521,13 @@ ${target('10,000 ApiDefinitions serving, p99 ≤ 120 s', byN(10_000)?.p99, 120_0
 ${target('1,000 SecurityPolicies, p99 ≤ 15 s', pol?.p99, 15_000, 's', 1000)}
 ${target('one change among 10,000 served ≤ 2 s', results.changeOne, 2_000, 's', 1000)}
 ${target('operator peak memory at 1,000 objects ≤ 250 MiB', mem1000?.peakRssMiB, 250, 'MiB')}
-`;
 
-if (ONLY_KEYS) {
+${probeBlock}`;
+
+if (ONLY_PROBE) {
+  console.log(probeBlock);
+  if (WRITE) await writeProbeBlock(probeBlock);
+} else if (ONLY_KEYS) {
   const dated = `${keysNote}
 Measured alone (\`SVC_BENCH_ONLY=keys\`) on ${new Date().toISOString().slice(0, 10)}, load average ${LOAD_BEFORE.toFixed(2)} before the run on ${cpus().length} cores.`;
   console.log(`${keysRow}\n\n${dated}`);

@@ -15,9 +15,8 @@ import { writeSection } from './stack.ts';
 import {
   GATEWAY_NS,
   OPERATOR_NS,
-  PULL_POLICY,
-  RESTRICTED,
   apply,
+  echoUpstreamDocs,
   imageRef,
   kubectl,
   waitForPodsReady,
@@ -47,41 +46,10 @@ const load = loadavg()[0]?.toFixed(2) ?? '?';
 const install = await installGatewayAndOperator({ org: 'bench-node' });
 try {
   const upstream = await imageRef('gateway');
-  const labels = { app: 'echo' };
   const echo = `require('node:http').createServer((q, s) => { s.writeHead(200, { 'x-upstream': 'echo' }); s.end(q.url); }).listen(8000)`;
   await apply([
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } },
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'echo', namespace: ns },
-      spec: {
-        replicas: 2,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            securityContext: { runAsNonRoot: true },
-            containers: [
-              {
-                name: 'echo',
-                image: upstream,
-                imagePullPolicy: PULL_POLICY,
-                args: ['-e', echo],
-                readinessProbe: { tcpSocket: { port: 8000 }, periodSeconds: 1 },
-                securityContext: RESTRICTED,
-              },
-            ],
-          },
-        },
-      },
-    },
-    {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name: 'echo', namespace: ns },
-      spec: { selector: labels, ports: [{ port: 8000 }] },
-    },
+    ...echoUpstreamDocs({ name: 'echo', ns, image: upstream, script: echo, replicas: 2 }),
   ]);
   await waitForPodsReady(ns);
   const clusterIp = (

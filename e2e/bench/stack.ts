@@ -100,6 +100,28 @@ export async function writeKeysRow(
   );
 }
 
+/**
+ * Puts the changing-API probe's block (`### An API being changed` and what follows it, the last
+ * part of the "Operator" section of docs/benchmarks.md) in place of the one there, or at the end
+ * of that section; the other figures of the section stay as their run wrote them.
+ */
+export async function writeProbeBlock(
+  block: string,
+  docPath = join(root, 'docs', 'benchmarks.md'),
+): Promise<void> {
+  const doc = await readFile(docPath, 'utf8');
+  const re = /## Operator\n[\s\S]*?(?=\n## |$)/;
+  const section = re.exec(doc)?.[0];
+  if (section === undefined)
+    throw new Error('docs/benchmarks.md has no Operator section: run make bench-operator');
+  const at = section.indexOf('### An API being changed');
+  const text = `${(at < 0 ? section : section.slice(0, at)).trimEnd()}\n\n${block.trimEnd()}\n`;
+  await writeFile(
+    docPath,
+    doc.replace(re, () => text),
+  );
+}
+
 export async function writeSection(heading: string, section: string): Promise<void> {
   const docPath = join(root, 'docs', 'benchmarks.md');
   const doc = await readFile(docPath, 'utf8').catch(

@@ -12,9 +12,11 @@
  *    a stand-in that only runs; see docs/conformance/README.md).
  * 3. Installs svc-gateway (its port 80, the port of every listener of the base Gateways, opened
  *    by its non-root process through the pod's net.ipv4.ip_unprivileged_port_start sysctl) and
- *    svc-operator (gatewayAPI.installCRDs, gatewayAPI.gatewayClass.create; SVC_URL on port 80 so
- *    listeners on 80 are the gateway's own port; SVC_INGRESS_ADDRESS the gateway Service's
- *    ClusterIP, the Gateways' status.addresses, reachable from this host through kube-proxy).
+ *    svc-operator (gatewayAPI.installCRDs, gatewayAPI.gatewayClass.create, and per-Gateway
+ *    addresses: gatewayAPI.addresses.mode=per-gateway with the svc-gateway Service, so each
+ *    Gateway gets a Service of its own whose ClusterIP is its status.addresses, reachable from
+ *    this host through kube-proxy, leading its listener ports to gateway ports of its own:
+ *    docs/gateway-api.md, "Addresses").
  * 4. Runs the suite (profile GATEWAY-HTTP, the features svc claims), writes the ConformanceReport
  *    to docs/conformance/, prints each test's result, uninstalls both releases.
  *
@@ -32,22 +34,14 @@ import { parse } from 'yaml';
 import { toolsDir } from '../harness/control-plane.ts';
 import { importImage, scratchImage } from '../harness/node/images.ts';
 import { tool } from '../harness/node/layout.ts';
+import { GATEWAY_NS, cluster, helm, kubectl, repoRoot, run } from '../node/helpers.ts';
 import {
-  GATEWAY_NS,
-  OPERATOR_NS,
-  PULL_POLICY,
-  RESTRICTED,
-  apply,
-  cluster,
-  helm,
-  imageRef,
-  imageValues,
-  kubectl,
-  repoRoot,
-  run,
-  waitForPodsReady,
-} from '../node/helpers.ts';
-import { uninstallOperator } from '../node/install.ts';
+  applyChartCrds,
+  installGateway,
+  installOperatorRelease,
+  uninstallOperator,
+  writeOperatorConf,
+} from '../node/install.ts';
 
 const moduleDir = path.join(repoRoot, 'tools', 'gateway-api-conformance');
 const VERSION = /sigs\.k8s\.io\/gateway-api\/conformance (v\S+)/.exec(
@@ -127,126 +121,51 @@ async function importSuiteImages(echo: string, nodeDir: string): Promise<void> {
   }
 }
 
-/** svc-gateway on port 80 and svc-operator with the Gateway API CRDs and GatewayClass. */
+/**
+ * svc-gateway on port 80 and svc-operator with the Gateway API CRDs and GatewayClass, by the
+ * node suites' install steps (e2e/node/install.ts) with the suite's values.
+ */
 async function install(): Promise<string> {
   const secret = randomBytes(16).toString('hex');
-  const redis = await imageRef('redis');
-  for (const n of [GATEWAY_NS, OPERATOR_NS]) {
-    await apply([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: n } }]);
-  }
-  await apply([
-    {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'svc-gateway-secret', namespace: GATEWAY_NS },
-      stringData: { secret },
-    },
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'redis', namespace: GATEWAY_NS },
-      spec: {
-        selector: { matchLabels: { app: 'redis' } },
-        template: {
-          metadata: { labels: { app: 'redis' } },
-          spec: {
-            securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532 },
-            containers: [
-              {
-                name: 'redis',
-                image: redis,
-                imagePullPolicy: PULL_POLICY,
-                ports: [{ containerPort: 6379 }],
-                readinessProbe: { tcpSocket: { port: 6379 }, periodSeconds: 1 },
-                securityContext: RESTRICTED,
-                volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
-              },
-            ],
-            volumes: [{ name: 'tmp', emptyDir: {} }],
-          },
-        },
-      },
-    },
-    {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name: 'redis', namespace: GATEWAY_NS },
-      spec: { selector: { app: 'redis' }, ports: [{ port: 6379 }] },
-    },
-  ]);
-  await kubectl(['-n', GATEWAY_NS, 'rollout', 'status', 'deploy/redis', '--timeout=180s']);
-  await kubectl([
-    'apply',
-    '--server-side',
-    '--force-conflicts',
-    '-f',
-    path.join(repoRoot, 'charts', 'svc-operator', 'crds'),
-  ]);
-  await helm([
-    'upgrade',
-    '--install',
-    'svc-gateway',
-    path.join(repoRoot, 'charts', 'svc-gateway'),
-    '-n',
-    GATEWAY_NS,
-    ...(await imageValues('gateway')),
+  await installGateway(secret, [
     '--set',
     `port=${GATEWAY_PORT}`,
     '--set',
     'podSecurityContext.sysctls[0].name=net.ipv4.ip_unprivileged_port_start',
     '--set-string',
     'podSecurityContext.sysctls[0].value=0',
-    '--set',
-    'extraEnv[0].name=SVC_GW_STORE',
-    '--set',
-    `extraEnv[0].value=redis://redis.${GATEWAY_NS}.svc:6379`,
-    '--wait',
-    '--timeout=5m',
   ]);
-  await waitForPodsReady(GATEWAY_NS);
   const address = (
     await kubectl(['-n', GATEWAY_NS, 'get', 'service', 'svc-gateway', '-o', 'jsonpath={.spec.clusterIP}'])
   ).trim();
   if (address === '') throw new Error('svc-gateway Service has no ClusterIP');
-  await kubectl(['delete', 'secret', 'svc-operator-conf', '-n', OPERATOR_NS, '--ignore-not-found']);
-  await apply([
-    {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'svc-operator-conf', namespace: OPERATOR_NS },
-      stringData: {
-        SVC_MODE: 'ce',
-        SVC_URL: `http://svc-gateway.${GATEWAY_NS}.svc:${GATEWAY_PORT}`,
-        SVC_AUTH: secret,
-        SVC_ORG: 'conformance',
-        SVC_HTTP_INGRESS_PORT: String(GATEWAY_PORT),
-        SVC_INGRESS_ADDRESS: address,
-      },
-    },
-  ]);
+  await writeOperatorConf({
+    SVC_MODE: 'ce',
+    SVC_URL: `http://svc-gateway.${GATEWAY_NS}.svc:${GATEWAY_PORT}`,
+    SVC_AUTH: secret,
+    SVC_ORG: 'conformance',
+    SVC_HTTP_INGRESS_PORT: String(GATEWAY_PORT),
+    SVC_INGRESS_ADDRESS: address,
+  });
+  await applyChartCrds();
   // Two steps: one release with both values is refused on a cluster without the Gateway API CRDs
   // (helm maps every object before creating any: no kind GatewayClass yet), so the CRDs first,
   // then the GatewayClass (docs/conformance/README.md).
   for (const createClass of [false, true]) {
-    await helm([
-      'upgrade',
-      '--install',
-      'svc-operator',
-      path.join(repoRoot, 'charts', 'svc-operator'),
-      '-n',
-      OPERATOR_NS,
-      ...(await imageValues('operator')),
+    await installOperatorRelease([
       '--set',
       'gatewayAPI.installCRDs=true',
+      // Each Gateway its own address (HTTPRouteMultipleGateways: two Gateways, one port, host and path).
+      '--set',
+      'gatewayAPI.addresses.mode=per-gateway',
+      '--set',
+      `gatewayAPI.addresses.gatewayService=${GATEWAY_NS}/svc-gateway`,
       '--set',
       `gatewayAPI.gatewayClass.create=${createClass}`,
       '--set',
       `gatewayAPI.gatewayClass.name=${GATEWAY_CLASS}`,
-      '--wait',
-      '--timeout=5m',
     ]);
   }
-  await waitForPodsReady(OPERATOR_NS);
   return address;
 }
 
@@ -358,7 +277,7 @@ async function main(): Promise<void> {
   let code: number;
   try {
     const address = await install();
-    log(`svc installed; Gateways' status.addresses: ${address}`);
+    log(`svc installed; the svc-gateway Service: ${address}; each Gateway gets a Service of its own`);
     const result = await runSuite(suite, kubeconfig, svcVersion);
     code = result.code;
     const lines = [

@@ -112,6 +112,29 @@ const shop: HttpRouteInput = {
   },
 };
 
+/** Matches by method and query parameter only, as the conformance suite's (no catch-all rule). */
+const methods: HttpRouteInput = {
+  metadata: { name: 'methods', namespace: 'ns' },
+  spec: {
+    parentRefs: [{ name: 'edge' }],
+    hostnames: ['methods.example'],
+    rules: [
+      { matches: [{ method: 'POST' }], backendRefs: [{ name: 'a', port: 80 }] },
+      { matches: [{ method: 'GET' }], backendRefs: [{ name: 'b', port: 80 }] },
+      { matches: [{ path: { value: '/path1' }, method: 'GET' }], backendRefs: [{ name: 'a', port: 80 }] },
+      {
+        matches: [{ path: { value: '/path2' }, queryParams: [{ name: 'animal', value: 'whale' }] }],
+        backendRefs: [{ name: 'c', port: 80 }],
+      },
+      {
+        matches: [{ path: { type: 'Exact', value: '/path3/deep' }, method: 'PUT' }],
+        backendRefs: [{ name: 'c', port: 80 }],
+      },
+      { matches: [{ path: { value: '/path3' } }], backendRefs: [{ name: 'a', port: 80 }] },
+    ],
+  },
+};
+
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'svc-gwapi-contract-'));
   for (const n of ['a', 'b', 'c'] as const) upstreams[n] = await startEchoUpstream(n);
@@ -126,7 +149,7 @@ before(async () => {
       metadata: { name: 'edge', namespace: 'ns' },
       spec: { gatewayClassName: 'svc', listeners: [{ name: 'http', port: gw.port, protocol: 'HTTP' }] },
     },
-    [shop],
+    [shop, methods],
     {
       service: (_ns, name) =>
         ['a', 'b', 'c'].includes(name) ? { spec: { ports: [{ name: 'http', port: 80 }] } } : undefined,
@@ -199,6 +222,9 @@ test('matches reach the backend the route names, in the spec precedence, with fa
   const rows: [string, { method?: string; headers?: Record<string, string> }, string, string][] = [
     ['/exact', {}, 'a', '/exact'],
     ['/exact/deeper', {}, 'c', '/exact/deeper'],
+    // Path matches are compared with case: another case is on to the covering prefix (/).
+    ['/EXACT', {}, 'c', '/EXACT'],
+    ['/API/orders', {}, 'c', '/API/orders'],
     ['/api/orders', {}, 'a', '/api/orders'],
     ['/api/orders?x=1', { headers: { 'x-tier': 'gold' } }, 'b', '/api/orders'],
     ['/api/orders?variant=b', {}, 'b', '/api/orders'],
@@ -218,6 +244,54 @@ test('matches reach the backend the route names, in the spec precedence, with fa
     assert.equal(r.path, seen, `${path} ${JSON.stringify(opts)}`);
   }
   assert.equal((await call('/api/orders?x=1', { headers: { 'x-tier': 'gold' } })).query, '?x=1');
+});
+
+test('the backend gets the Host header the client sent, served directly or through a dispatch', async () => {
+  for (const [path, opts] of [
+    ['/exact', {}],
+    ['/anything', {}],
+    ['/api/orders', { headers: { 'x-tier': 'gold' } }],
+    ['/api/orders', { method: 'DELETE' }],
+  ] as const) {
+    const r = await call(path, opts);
+    assert.equal(r.status, 200, path);
+    assert.equal(r.sent.host, 'shop.example', `${path} ${JSON.stringify(opts)}`);
+  }
+});
+
+test('a dispatched request reaches the backend with the path the client sent, no slash added', async () => {
+  const on = { host: 'methods.example' };
+  const rows: [string, string, string | number, string?, string?][] = [
+    ['GET', '/path1', 'a', '/path1'],
+    ['GET', '/path1/', 'a', '/path1/'],
+    ['GET', '/path1/x', 'a', '/path1/x'],
+    ['POST', '/path1', 'a', '/path1'],
+    ['GET', '/', 'b', '/'],
+    ['POST', '/', 'a', '/'],
+    ['GET', '/path2?animal=whale', 'c', '/path2', '?animal=whale'],
+    ['GET', '/path2', 'b', '/path2'],
+    ['PUT', '/path3/deep', 'c', '/path3/deep'],
+    // No PUT match of the Exact path: on to the covering prefix /path3, the path unchanged.
+    ['GET', '/path3/deep?q=1', 'a', '/path3/deep', '?q=1'],
+    // No match for the method at all: 404.
+    ['PUT', '/', 404],
+  ];
+  for (const [method, path, want, seen, query] of rows) {
+    const r = await call(path, { method, headers: on });
+    const what = `${method} ${path}`;
+    if (typeof want === 'number') {
+      assert.equal(r.status, want, what);
+      continue;
+    }
+    assert.equal(r.status, 200, what);
+    assert.equal(r.upstream, want, what);
+    assert.equal(r.path, seen, what);
+    assert.equal(r.query ?? '', query ?? '', what);
+  }
+  // HEAD, which no rule matches: 404 without a JSON content type (there is no body to read).
+  const head = await call('/', { method: 'HEAD', headers: on });
+  assert.equal(head.status, 404);
+  assert.doesNotMatch(String(head.headers['content-type'] ?? ''), /json/);
 });
 
 test('weights: 3 to 1', async () => {

@@ -74,6 +74,7 @@ test('the examples are accepted as they are, with strict field validation', asyn
     'subgraph.svc.svc.io/users',
     'supergraph.svc.svc.io/social',
     'svcoasapidefinition.svc.svc.io/petstore',
+    'svcroutepolicy.svc.svc.io/shop-auth',
     'svcstreamsapidefinition.svc.svc.io/events',
   ]);
 });
@@ -173,6 +174,20 @@ spec: {}
     says: [/spec: Required value: set env, secretRef, or both/],
   },
   {
+    // `namespace` is a CEL reserved word: the rule reads it as `self.__namespace__`, which the API
+    // servers of 1.28 (where `self.namespace` does not compile and the CRD is refused) and 1.36 take.
+    name: 'CEL: a catalogue entry with namespace but no name (a property named like a CEL keyword)',
+    manifest: `apiVersion: svc.svc.io/v1alpha1
+kind: PortalAPICatalogue
+metadata: {name: bad, namespace: default}
+spec:
+  apis:
+    - apiDescriptionRef: {name: petstore}
+      namespace: other
+`,
+    says: [/spec\.apis\[0\]\.namespace: Forbidden: namespace goes with name \(or inside apiDescriptionRef\)/],
+  },
+  {
     name: 'an OperatorContext mode outside the enum',
     manifest: `apiVersion: svc.svc.io/v1alpha1
 kind: OperatorContext
@@ -180,6 +195,28 @@ metadata: {name: bad, namespace: default}
 spec: {env: {mode: enterprise, url: "http://gw:8080"}}
 `,
     says: [/spec\.env\.mode: Unsupported value: "enterprise": supported values: "ce", "pro"/],
+  },
+  {
+    name: 'an SvcRoutePolicy targeting a GRPCRoute',
+    manifest: `apiVersion: svc.svc.io/v1alpha1
+kind: SvcRoutePolicy
+metadata: {name: bad, namespace: default}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: GRPCRoute, name: shop}]
+`,
+    says: [/spec\.targetRefs\[0\]\.kind: Unsupported value: "GRPCRoute"/],
+  },
+  {
+    name: 'an SvcRoutePolicy keyless with auth tokens',
+    manifest: `apiVersion: svc.svc.io/v1alpha1
+kind: SvcRoutePolicy
+metadata: {name: bad, namespace: default}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: shop}]
+  use_keyless: true
+  use_standard_auth: true
+`,
+    says: [/spec\.use_keyless: Forbidden: use_keyless excludes authentication/],
   },
 ];
 

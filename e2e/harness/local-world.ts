@@ -6,31 +6,68 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startControlPlane } from './control-plane.ts';
-import { httpRequest, startEchoUpstream, startGateway, startOperator } from './processes.ts';
+import { startControlPlane, type ControlPlane } from './control-plane.ts';
+import {
+  httpRequest,
+  startEchoUpstream,
+  startGateway,
+  startOperator,
+  type GatewayProc,
+} from './processes.ts';
 import type { ContextGateway, LocalWorld, World, WorldOptions } from './world-types.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 
-/** Starts a local world for the suite `opts` describes. */
-export async function startLocalWorld(opts: WorldOptions): Promise<World> {
-  const dir = await mkdtemp(join(tmpdir(), `svc-e2e-${opts.name}-`));
+/**
+ * A suite's control plane: the CRDs, the `namespaces` created, and a directory of its own for
+ * logs and data (`svc-e2e-<name>-...`).
+ */
+export async function startCluster(
+  name: string,
+  namespaces: readonly string[] = [],
+): Promise<{ dir: string; cp: ControlPlane }> {
+  const dir = await mkdtemp(join(tmpdir(), `svc-e2e-${name}-`));
   const cp = await startControlPlane({ crdDir: join(root, 'charts', 'svc-operator', 'crds') });
-  for (const ns of [...opts.namespaces, 'svc-operator-system']) await cp.kubectl(['create', 'namespace', ns]);
-  const upstreams = [await startEchoUpstream()];
+  for (const ns of namespaces) await cp.kubectl(['create', 'namespace', ns]);
+  return { dir, cp };
+}
+
+/**
+ * A suite's two gateways (`<name>-gateway`, `<name>-gateway-2`) with the given secrets, their
+ * data and logs in `dir`, `env` added to both.
+ */
+export async function startGatewayPair(opts: {
+  name: string;
+  dir: string;
+  secrets: readonly [string, string];
+  env?: Record<string, string>;
+}): Promise<[GatewayProc, GatewayProc]> {
+  const { name, dir } = opts;
   const [secret, secret2] = opts.secrets;
+  const env = opts.env ? { env: opts.env } : {};
   const gw = await startGateway({
-    name: `${opts.name}-gateway`,
+    name: `${name}-gateway`,
     secret,
     dataDir: join(dir, 'gw'),
     logDir: dir,
+    ...env,
   });
   const gw2 = await startGateway({
-    name: `${opts.name}-gateway-2`,
+    name: `${name}-gateway-2`,
     secret: secret2,
     dataDir: join(dir, 'gw2'),
     logDir: dir,
+    ...env,
   });
+  return [gw, gw2];
+}
+
+/** Starts a local world for the suite `opts` describes. */
+export async function startLocalWorld(opts: WorldOptions): Promise<World> {
+  const { dir, cp } = await startCluster(opts.name, [...opts.namespaces, 'svc-operator-system']);
+  const upstreams = [await startEchoUpstream()];
+  const secret2 = opts.secrets[1];
+  const [gw, gw2] = await startGatewayPair({ name: opts.name, dir, secrets: opts.secrets });
   const org = opts.org ?? 'e2e-org';
   let runs = 0;
   const local: LocalWorld = {

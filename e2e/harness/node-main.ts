@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   process.stdout.write(
     [
       '',
-      `Kubernetes node ${node.reused ? 'already running' : `ready after ${(node.readyAfterMs / 1000).toFixed(1)}s`} at ${node.server}`,
+      `Kubernetes ${node.kubeVersion} node ${node.reused ? 'already running' : `ready after ${(node.readyAfterMs / 1000).toFixed(1)}s`} at ${node.server}`,
       `  data and logs: ${node.dir}`,
       `  containerd: ctr -a ${node.containerdSocket} -n k8s.io images ls`,
       '',

@@ -13,14 +13,13 @@ import { randomBytes } from 'node:crypto';
 import {
   GATEWAY_NS,
   OPERATOR_NS,
-  apply,
   dumpOnFailure,
   imageRef,
   kubectl,
-  fetchFromPod,
+  assertEchoedFromPod,
   useNamespace,
   waitForPodsReady,
-  echoUpstreamDocs,
+  applyEchoApi,
 } from './helpers.ts';
 import { installGatewayAndOperator, uninstallOperator } from './install.ts';
 
@@ -57,34 +56,13 @@ test(
   async () => {
     const image = await imageRef('gateway');
     const listenPath = `/httpbin-${randomBytes(3).toString('hex')}/`;
-    await apply([
-      ...echoUpstreamDocs({ name: 'httpbin', ns, image }),
-      {
-        apiVersion: 'svc.svc.io/v1alpha1',
-        kind: 'ApiDefinition',
-        metadata: { name: 'httpbin', namespace: ns },
-        spec: {
-          name: 'httpbin',
-          active: true,
-          use_keyless: true,
-          protocol: 'http',
-          proxy: {
-            listen_path: listenPath,
-            target_url: `http://httpbin.${ns}.svc:8000`,
-            strip_listen_path: true,
-          },
-        },
-      },
-    ]);
-    await kubectl(['-n', ns, 'rollout', 'status', 'deploy/httpbin', '--timeout=120s']);
+    await applyEchoApi({ name: 'httpbin', ns, image, listenPath });
     // The client retries until the operator has pushed the API and the gateway serves it.
-    const out = await fetchFromPod(
-      ns,
-      image,
+    await assertEchoedFromPod(
+      { ns, image },
       `http://svc-gateway.${GATEWAY_NS}.svc:8080${listenPath}anything?x=1`,
+      'httpbin',
+      '/anything?x=1',
     );
-    assert.equal(out.status, 200);
-    assert.match(out.body.pod, /^httpbin-/);
-    assert.equal(out.body.path, '/anything?x=1');
   },
 );

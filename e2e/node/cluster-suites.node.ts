@@ -40,12 +40,11 @@ import {
   dumpOnFailure,
   helm,
   imageRef,
-  imageValues,
   kubectl,
   repoRoot,
   waitForPodsReady,
 } from './helpers.ts';
-import { installGatewayAndOperator, uninstallOperator } from './install.ts';
+import { installGatewayAndOperator, installGatewayRelease, uninstallOperator } from './install.ts';
 
 const GATEWAY2_NS = 'svc-gateway-2';
 /** A suite's own deadline: the operator suite restarts pods a dozen times. */
@@ -115,18 +114,7 @@ before(async () => {
       stringData: { secret: randomBytes(16).toString('hex') },
     },
   ]);
-  await helm([
-    'upgrade',
-    '--install',
-    'svc-gateway',
-    path.join(repoRoot, 'charts', 'svc-gateway'),
-    '-n',
-    GATEWAY2_NS,
-    ...(await imageValues('gateway')),
-    ...streaming(0),
-    '--wait',
-    '--timeout=5m',
-  ]);
+  await installGatewayRelease(GATEWAY2_NS, streaming(0));
   await kubectl(['-n', GATEWAY2_NS, 'rollout', 'restart', 'deploy/svc-gateway']);
   await kubectl(['-n', GATEWAY2_NS, 'rollout', 'status', 'deploy/svc-gateway', '--timeout=180s']);
   await waitForPodsReady(GATEWAY2_NS);

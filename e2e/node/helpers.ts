@@ -14,6 +14,7 @@
  * of fixed names) runs under `flock /tmp/svc-node-operator.lock` (`make e2e-node` takes it per
  * file) and uninstalls its release at the end (install.ts's `uninstallOperator`).
  */
+import assert from 'node:assert/strict';
 import { after, afterEach, before } from 'node:test';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -196,7 +197,9 @@ export const RESTRICTED = {
  * An echo upstream in `ns`: a Deployment `name` (label `app: name`) whose pod runs a Node
  * one-liner on port 8000 answering its pod name and the path it got, as JSON, and its Service
  * `name`. `image` runs it with `args: ['-e', ...]`, or as `command` when `command` says so (an
- * image whose entrypoint is not node); `podSecurity` is the pod's securityContext.
+ * image whose entrypoint is not node); `podSecurity` is the pod's securityContext; `script`
+ * another one-liner listening on 8000; `replicas` the Deployment's; `pullPolicy` the image's
+ * (default {@link PULL_POLICY}).
  */
 export function echoUpstreamDocs(opts: {
   name: string;
@@ -204,16 +207,22 @@ export function echoUpstreamDocs(opts: {
   image: string;
   command?: boolean;
   podSecurity?: Record<string, unknown>;
+  script?: string;
+  replicas?: number;
+  pullPolicy?: string;
 }): object[] {
   const { name, ns } = opts;
   const labels = { app: name };
-  const echo = `require('node:http').createServer((q, s) => s.end(JSON.stringify({ pod: process.env.HOSTNAME, path: q.url }))).listen(8000)`;
+  const echo =
+    opts.script ??
+    `require('node:http').createServer((q, s) => s.end(JSON.stringify({ pod: process.env.HOSTNAME, path: q.url }))).listen(8000)`;
   return [
     {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
       metadata: { name, namespace: ns },
       spec: {
+        ...(opts.replicas === undefined ? {} : { replicas: opts.replicas }),
         selector: { matchLabels: labels },
         template: {
           metadata: { labels },
@@ -223,7 +232,7 @@ export function echoUpstreamDocs(opts: {
               {
                 name,
                 image: opts.image,
-                imagePullPolicy: PULL_POLICY,
+                imagePullPolicy: opts.pullPolicy ?? PULL_POLICY,
                 ...(opts.command === true ? { command: ['node', '-e', echo] } : { args: ['-e', echo] }),
                 readinessProbe: { tcpSocket: { port: 8000 }, periodSeconds: 1 },
                 securityContext: RESTRICTED,
@@ -240,6 +249,53 @@ export function echoUpstreamDocs(opts: {
       spec: { selector: labels, ports: [{ port: 8000 }] },
     },
   ];
+}
+
+/**
+ * A keyless ApiDefinition `name` in `ns` serving, at `listenPath` (stripped), the echo upstream of
+ * {@link echoUpstreamDocs} of the same name (or `upstream`), at `upstreamPath` (default none);
+ * `extra` spec fields added.
+ */
+export function echoApiDefinition(opts: {
+  name: string;
+  ns: string;
+  listenPath: string;
+  upstream?: string;
+  upstreamPath?: string;
+  extra?: Record<string, unknown>;
+}): object {
+  const { name, ns } = opts;
+  return {
+    apiVersion: 'svc.svc.io/v1alpha1',
+    kind: 'ApiDefinition',
+    metadata: { name, namespace: ns },
+    spec: {
+      name,
+      active: true,
+      use_keyless: true,
+      protocol: 'http',
+      proxy: {
+        listen_path: opts.listenPath,
+        target_url: `http://${opts.upstream ?? name}.${ns}.svc:8000${opts.upstreamPath ?? ''}`,
+        strip_listen_path: true,
+      },
+      ...opts.extra,
+    },
+  };
+}
+
+/**
+ * Applies in `ns` the echo upstream `name` ({@link echoUpstreamDocs}) and its ApiDefinition at
+ * `listenPath` ({@link echoApiDefinition}); resolves once the upstream's rollout is done.
+ */
+export async function applyEchoApi(opts: {
+  name: string;
+  ns: string;
+  image: string;
+  listenPath: string;
+}): Promise<void> {
+  await apply([...echoUpstreamDocs(opts), echoApiDefinition(opts)]);
+  await kubectl(['-n', opts.ns, 'rollout', 'status', `deploy/${opts.name}`, '--timeout=120s']);
 }
 
 /**
@@ -387,6 +443,22 @@ export async function fetchFromPod(ns: string, image: string, url: string): Prom
   });
   if (phase !== 'Succeeded') throw new Error(`the client pod ${ns}/client: ${phase}\n${logs}`);
   return JSON.parse(logs) as EchoAnswer;
+}
+
+/**
+ * GETs `url` from a client pod ({@link fetchFromPod}) and asserts that the echo upstream `name`
+ * answered it 200, asked `path`.
+ */
+export async function assertEchoedFromPod(
+  where: { ns: string; image: string },
+  url: string,
+  name: string,
+  path: string,
+): Promise<void> {
+  const out = await fetchFromPod(where.ns, where.image, url);
+  assert.equal(out.status, 200);
+  assert.match(out.body.pod, new RegExp(`^${name}-`));
+  assert.equal(out.body.path, path);
 }
 
 /** What a failure leaves to read: objects, pod descriptions, events and the pods' logs. */

@@ -39,11 +39,6 @@ export interface Installed {
 }
 
 /**
- * docs/install.md's path: Redis in a pod, `helm upgrade --install` of svc-gateway (store in that
- * Redis) and of svc-operator (the Secret svc-operator-conf pointing it at the gateway), every pod
- * Ready. Hold `OPERATOR_LOCK` (the command does) and call {@link uninstallOperator} after.
- */
-/**
  * docs/install.md's CRD step: the chart's CRDs applied, then Established. helm installs crds/
  * only when they are missing, and a node reused across runs may hold an older version of them.
  */
@@ -65,22 +60,37 @@ export async function applyChartCrds(): Promise<void> {
   ]);
 }
 
-export async function installGatewayAndOperator(opts: InstallOptions = {}): Promise<Installed> {
-  const gatewaySecret = randomBytes(16).toString('hex');
+/** `helm upgrade --install --wait` of svc-gateway in `ns` (the image made here, `args` added). */
+export async function installGatewayRelease(ns: string, args: string[]): Promise<void> {
+  await helm([
+    'upgrade',
+    '--install',
+    'svc-gateway',
+    path.join(repoRoot, 'charts', 'svc-gateway'),
+    '-n',
+    ns,
+    ...(await imageValues('gateway')),
+    ...args,
+    '--wait',
+    '--timeout=5m',
+  ]);
+}
+
+/**
+ * Redis in a pod and `helm upgrade --install` of svc-gateway (store in that Redis, management
+ * secret `secret` in the Secret svc-gateway-secret, `gatewayArgs` added), restarted when it was
+ * already running (a changed secret reaches it only so), every pod Ready. Resolves with the
+ * seconds from `helm upgrade --install` to Ready.
+ */
+export async function installGateway(secret: string, gatewayArgs: string[] = []): Promise<number> {
   const redis = await imageRef('redis');
-  for (const n of [GATEWAY_NS, OPERATOR_NS]) {
-    await apply([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: n } }]);
-  }
-  // Written whole: `kubectl apply` keeps keys it did not write, and a cluster suite interrupted
-  // before its stop() leaves its own in the Secret (e2e/harness/world.ts's WATCH_NAMESPACE: the
-  // next operator then watched only that suite's namespaces and served no other Ingress).
-  await kubectl(['delete', 'secret', 'svc-operator-conf', '-n', OPERATOR_NS, '--ignore-not-found']);
+  await apply([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: GATEWAY_NS } }]);
   await apply([
     {
       apiVersion: 'v1',
       kind: 'Secret',
       metadata: { name: 'svc-gateway-secret', namespace: GATEWAY_NS },
-      stringData: { secret: gatewaySecret },
+      stringData: { secret },
     },
     {
       apiVersion: 'apps/v1',
@@ -114,20 +124,8 @@ export async function installGatewayAndOperator(opts: InstallOptions = {}): Prom
       metadata: { name: 'redis', namespace: GATEWAY_NS },
       spec: { selector: { app: 'redis' }, ports: [{ port: 6379 }] },
     },
-    {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'svc-operator-conf', namespace: OPERATOR_NS },
-      stringData: {
-        SVC_MODE: 'ce',
-        SVC_URL: `http://svc-gateway.${GATEWAY_NS}.svc:8080`,
-        SVC_AUTH: gatewaySecret,
-        SVC_ORG: opts.org ?? 'e2e-node',
-      },
-    },
   ]);
   await kubectl(['-n', GATEWAY_NS, 'rollout', 'status', 'deploy/redis', '--timeout=180s']);
-  await applyChartCrds();
   // A changed secret reaches a gateway already running only through a restart.
   const restart = await kubectl([
     '-n',
@@ -139,30 +137,47 @@ export async function installGatewayAndOperator(opts: InstallOptions = {}): Prom
     '-o',
     'name',
   ]);
-  let started = Date.now();
-  await helm([
-    'upgrade',
-    '--install',
-    'svc-gateway',
-    path.join(repoRoot, 'charts', 'svc-gateway'),
-    '-n',
-    GATEWAY_NS,
-    ...(await imageValues('gateway')),
+  const started = Date.now();
+  await installGatewayRelease(GATEWAY_NS, [
     '--set',
     'extraEnv[0].name=SVC_GW_STORE',
     '--set',
     `extraEnv[0].value=redis://redis.${GATEWAY_NS}.svc:6379`,
-    ...(opts.gatewayArgs ?? []),
-    '--wait',
-    '--timeout=5m',
+    ...gatewayArgs,
   ]);
   if (restart.trim() !== '') {
     await kubectl(['-n', GATEWAY_NS, 'rollout', 'restart', 'deploy/svc-gateway']);
     await kubectl(['-n', GATEWAY_NS, 'rollout', 'status', 'deploy/svc-gateway', '--timeout=180s']);
   }
   await waitForPodsReady(GATEWAY_NS);
-  const gateway = (Date.now() - started) / 1000;
-  started = Date.now();
+  return (Date.now() - started) / 1000;
+}
+
+/**
+ * The Secret svc-operator-conf (the operator's settings, docs/install.md), in its namespace.
+ * Written whole: `kubectl apply` keeps keys it did not write, and a cluster suite interrupted
+ * before its stop() leaves its own in the Secret (e2e/harness/world.ts's WATCH_NAMESPACE: the next
+ * operator then watched only that suite's namespaces and served no other Ingress).
+ */
+export async function writeOperatorConf(conf: Record<string, string>): Promise<void> {
+  await apply([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: OPERATOR_NS } }]);
+  await kubectl(['delete', 'secret', 'svc-operator-conf', '-n', OPERATOR_NS, '--ignore-not-found']);
+  await apply([
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'svc-operator-conf', namespace: OPERATOR_NS },
+      stringData: conf,
+    },
+  ]);
+}
+
+/**
+ * `helm upgrade --install` of svc-operator (the images made here, `operatorArgs` added), every pod
+ * Ready. Resolves with the seconds from the command to Ready.
+ */
+export async function installOperatorRelease(operatorArgs: string[] = []): Promise<number> {
+  const started = Date.now();
   await helm([
     'upgrade',
     '--install',
@@ -171,12 +186,31 @@ export async function installGatewayAndOperator(opts: InstallOptions = {}): Prom
     '-n',
     OPERATOR_NS,
     ...(await imageValues('operator')),
-    ...(opts.operatorArgs ?? []),
+    ...operatorArgs,
     '--wait',
     '--timeout=5m',
   ]);
   await waitForPodsReady(OPERATOR_NS);
-  const operator = (Date.now() - started) / 1000;
+  return (Date.now() - started) / 1000;
+}
+
+/**
+ * docs/install.md's path: svc-gateway in front of Redis ({@link installGateway}), the Secret
+ * svc-operator-conf pointing the operator at it, the chart's CRDs, then `helm upgrade --install`
+ * of svc-operator, every pod Ready. Hold `OPERATOR_LOCK` (the command does) and call
+ * {@link uninstallOperator} after.
+ */
+export async function installGatewayAndOperator(opts: InstallOptions = {}): Promise<Installed> {
+  const gatewaySecret = randomBytes(16).toString('hex');
+  await writeOperatorConf({
+    SVC_MODE: 'ce',
+    SVC_URL: `http://svc-gateway.${GATEWAY_NS}.svc:8080`,
+    SVC_AUTH: gatewaySecret,
+    SVC_ORG: opts.org ?? 'e2e-node',
+  });
+  const gateway = await installGateway(gatewaySecret, opts.gatewayArgs);
+  await applyChartCrds();
+  const operator = await installOperatorRelease(opts.operatorArgs);
   process.stderr.write(
     `helm install to Ready: svc-gateway ${gateway.toFixed(1)}s, svc-operator ${operator.toFixed(1)}s\n`,
   );

@@ -15,392 +15,52 @@
  *    operator/uninstall.ts).
  *
  * The svc-operator release is cluster-wide (fixed names): run this file under
- * `flock /tmp/svc-node-operator.lock`. It leaves no release behind. Run by `make e2e-node`.
+ * `flock /tmp/svc-node-operator.lock`. It leaves no release behind. Run by `make e2e-node`. The
+ * set-up and the readers the cases share are in operator-faults.ts.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { promisify } from 'node:util';
-import { stringify } from 'yaml';
 import * as k8s from '@kubernetes/client-node';
 import { loadKubeConfig } from '../../lib/k8s/client.ts';
 import { waitFor } from '../../lib/testing/wait.ts';
-import { toolsDir } from '../harness/control-plane.ts';
-import { nodeKubectl, startNode } from '../harness/node.ts';
-import { applyChartCrds } from './install.ts';
-import type { Node } from '../harness/node.ts';
+import {
+  execFileAsync,
+  repoRoot,
+  OPERATOR_NS,
+  RELEASE,
+  ns,
+  OLD_CHART_COMMIT,
+  LEASE_DURATION_MS,
+  BURST,
+  MUTATING,
+  VALIDATING,
+  node,
+  kubectl,
+  apply,
+  errText,
+  helm,
+  apiDefinition,
+  servedVersion,
+  waitServed,
+  apiObjects,
+  readyNow,
+  waitReady,
+  operatorPods,
+  leaseHolder,
+  gatewayApiWrites,
+  releaseExists,
+  installCurrent,
+  installOperator,
+  setUp,
+  tearDown,
+} from './operator-faults.ts';
 
-const execFileAsync = promisify(execFile);
-const repoRoot = path.resolve(import.meta.dirname, '..', '..');
-const OPERATOR_NS = 'svc-operator-system';
-const RELEASE = 'svc-operator';
-const suffix = randomBytes(3).toString('hex');
-const GW_NS = `n4b-gw-${suffix}`;
-const ns = `n4b-faults-${suffix}`;
-const gatewaySecret = randomBytes(16).toString('hex');
-/** The chart as of 2026-11-24: CRDs with the older ID pattern, no license public key value. */
-const OLD_CHART_COMMIT = '56a22f5';
-/** The operator's lease (lib/k8s/leader.ts): 15 s without renewal. */
-const LEASE_DURATION_MS = 15_000;
-const BURST = 200;
-const MUTATING = 'svc-operator-mutating-webhook-configuration';
-const VALIDATING = 'svc-operator-validating-webhook-configuration';
-
-let node: Node;
-let nodeStarted = false;
-let gatewayIp = '';
-const images = new Map<string, string>();
-
-const kubectl = (args: string[], input?: string): Promise<string> => nodeKubectl(args, input, node.dir);
-const manifest = (docs: object[]): string => docs.map((d) => stringify(d)).join('---\n');
-const apply = (docs: object[]): Promise<string> =>
-  kubectl(['apply', '--server-side', '--field-manager=e2e-faults', '-f', '-'], manifest(docs));
-const errText = (err: unknown): string => {
-  const e = err as { stderr?: unknown; message?: unknown };
-  return typeof e.stderr === 'string' && e.stderr !== '' ? e.stderr : String(e.message ?? err);
-};
-
-async function helm(args: string[]): Promise<string> {
-  const { stdout } = await execFileAsync(
-    path.join(toolsDir(), 'helm'),
-    [`--kubeconfig=${node.kubeconfig}`, ...args],
-    { maxBuffer: 16 * 1024 * 1024 },
-  );
-  return stdout;
-}
-
-/** `--set` values pointing a chart at an image made here. */
-function imageValues(name: string): string[] {
-  const ref = images.get(name);
-  assert.ok(ref !== undefined, `tools/images.sh built no ${name} image`);
-  const colon = ref.lastIndexOf(':');
-  return [
-    '--set',
-    `image.repository=${ref.slice(0, colon)}`,
-    '--set',
-    `image.tag=${ref.slice(colon + 1)}`,
-    '--set',
-    'image.pullPolicy=Never',
-  ];
-}
-
-const restricted = {
-  allowPrivilegeEscalation: false,
-  readOnlyRootFilesystem: true,
-  capabilities: { drop: ['ALL'] },
-};
-
-const listenPath = (name: string): string => `/${suffix}/${name}/`;
-
-/** An ApiDefinition whose upstream path says which version of it the gateway serves. */
-function apiDefinition(name: string, version: string, extra: Record<string, unknown> = {}): object {
-  return {
-    apiVersion: 'svc.svc.io/v1alpha1',
-    kind: 'ApiDefinition',
-    metadata: { name, namespace: ns },
-    spec: {
-      name,
-      active: true,
-      use_keyless: true,
-      protocol: 'http',
-      proxy: {
-        listen_path: listenPath(name),
-        target_url: `http://echo.${ns}.svc:8000/${version}`,
-        strip_listen_path: true,
-      },
-      ...extra,
-    },
-  };
-}
-
-/**
- * The version (`v1`, `v2`, ...) the gateway serves for an API, from the path its upstream saw, or
- * a description of the failure.
- */
-async function servedVersion(name: string): Promise<{ version?: string; failure?: string }> {
-  try {
-    const res = await fetch(`http://${gatewayIp}:8080${listenPath(name)}probe`, {
-      signal: AbortSignal.timeout(5000),
-    });
-    const body = await res.text();
-    if (res.status !== 200) return { failure: `${res.status} ${body.slice(0, 200)}` };
-    const upstreamPath = (JSON.parse(body) as { path: string }).path;
-    const m = /^\/(v\d+)\/probe$/.exec(upstreamPath);
-    return m?.[1] !== undefined ? { version: m[1] } : { failure: `upstream saw ${upstreamPath}` };
-  } catch (err) {
-    return { failure: String(err) };
-  }
-}
-
-async function waitServed(
-  names: string[],
-  version: (name: string) => string,
-  timeoutMs: number,
-): Promise<void> {
-  let pending = names;
-  await waitFor(
-    `${names.length} APIs served by the gateway with their latest content`,
-    async () => {
-      const still: string[] = [];
-      for (const name of pending) {
-        if ((await servedVersion(name)).version !== version(name)) still.push(name);
-      }
-      pending = still;
-      return pending.length === 0;
-    },
-    timeoutMs,
-    1000,
-  ).catch(async (err: unknown) => {
-    const first = pending[0];
-    const why = first === undefined ? '' : ` (${first}: ${JSON.stringify(await servedVersion(first))})`;
-    throw new Error(`${String(err)}; ${pending.length} not served as expected${why}`);
-  });
-}
-
-interface ApiObject {
-  metadata: { name: string; generation: number; finalizers?: string[] };
-  status?: {
-    api_id?: string;
-    conditions?: { type: string; status: string; reason?: string; observedGeneration?: number }[];
-  };
-}
-
-async function apiObjects(kind = 'apidefinitions'): Promise<ApiObject[]> {
-  return (JSON.parse(await kubectl(['-n', ns, 'get', kind, '-o', 'json'])) as { items: ApiObject[] }).items;
-}
-
-/** Ready=True for the object's current generation: the operator has pushed its latest spec. */
-const readyNow = (o: ApiObject): boolean =>
-  o.status?.conditions?.some(
-    (c) => c.type === 'Ready' && c.status === 'True' && c.observedGeneration === o.metadata.generation,
-  ) === true;
-
-async function waitReady(names: string[], timeoutMs: number): Promise<ApiObject[]> {
-  const wanted = new Set(names);
-  let notReady: string[] = [];
-  return waitFor(
-    `${names.length} ApiDefinitions Ready for their latest generation`,
-    async () => {
-      const items = (await apiObjects()).filter((o) => wanted.has(o.metadata.name));
-      notReady = [...wanted].filter((n) => !items.some((o) => o.metadata.name === n && readyNow(o)));
-      return notReady.length === 0 ? items : undefined;
-    },
-    timeoutMs,
-    2000,
-  ).catch((err: unknown) => {
-    throw new Error(`${String(err)}; not Ready: ${notReady.slice(0, 5).join(', ')} (${notReady.length})`);
-  });
-}
-
-async function operatorPods(): Promise<{ name: string; ready: boolean; deleting: boolean }[]> {
-  const out = JSON.parse(
-    await kubectl(['-n', OPERATOR_NS, 'get', 'pods', '-l', 'control-plane=controller-manager', '-o', 'json']),
-  ) as {
-    items: {
-      metadata: { name: string; deletionTimestamp?: string };
-      status?: { conditions?: { type: string; status: string }[] };
-    }[];
-  };
-  return out.items.map((p) => ({
-    name: p.metadata.name,
-    deleting: p.metadata.deletionTimestamp !== undefined,
-    ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true,
-  }));
-}
-
-/** The pod named by the Lease's holder (`<pod>_<random>`), or '' when nobody holds it. */
-async function leaseHolder(): Promise<string> {
-  const holder = await kubectl([
-    '-n',
-    OPERATOR_NS,
-    'get',
-    'lease',
-    'svc-operator-leader',
-    '-o',
-    'jsonpath={.spec.holderIdentity}',
-  ]).catch(() => '');
-  return holder.trim().replace(/_[0-9a-f]+$/, '');
-}
-
-/** The gateway's management writes of APIs, from its log: api_id to the actions, in order. */
-async function gatewayApiWrites(): Promise<Map<string, string[]>> {
-  const log = await kubectl([
-    '-n',
-    GW_NS,
-    'logs',
-    '-l',
-    'app.kubernetes.io/name=svc-gateway',
-    '--tail=-1',
-    '--max-log-requests=10',
-  ]);
-  const writes = new Map<string, string[]>();
-  for (const line of log.split('\n')) {
-    if (!line.includes('"api stored"')) continue;
-    const entry = JSON.parse(line) as { message?: string; api_id?: string; action?: string };
-    if (entry.message !== 'api stored' || entry.api_id === undefined) continue;
-    writes.set(entry.api_id, [...(writes.get(entry.api_id) ?? []), entry.action ?? '?']);
-  }
-  return writes;
-}
-
-async function releaseExists(): Promise<boolean> {
-  const out = await helm(['list', '-n', OPERATOR_NS, '-q', '--filter', `^${RELEASE}$`]);
-  return out.trim() !== '';
-}
-
-/** The current chart, after its CRDs (docs/install.md, section 3), whatever a case before left. */
-async function installCurrent(extra: string[] = []): Promise<void> {
-  await applyChartCrds();
-  await installOperator(path.join(repoRoot, 'charts', 'svc-operator'), extra);
-}
-
-async function installOperator(chart: string, extra: string[] = []): Promise<void> {
-  await helm([
-    'upgrade',
-    '--install',
-    RELEASE,
-    chart,
-    '-n',
-    OPERATOR_NS,
-    ...imageValues('operator'),
-    ...extra,
-    '--wait',
-    '--timeout=5m',
-  ]);
-  await kubectl([
-    '-n',
-    OPERATOR_NS,
-    'rollout',
-    'status',
-    'deploy/svc-operator-controller-manager',
-    '--timeout=240s',
-  ]);
-  // The pods are Ready, but the API server reaches the webhook Service only once kube-proxy has
-  // its rules: before that, on this machine, the ClusterIP went to the host's outbound proxy (a
-  // certificate for deb.debian.org). A server-side dry run through the webhooks says when.
-  await waitFor(
-    'the API server to reach the webhooks through their Service',
-    async () => {
-      try {
-        await kubectl(
-          ['apply', '--server-side', '--dry-run=server', '--field-manager=e2e-faults', '-f', '-'],
-          manifest([apiDefinition('webhook-probe', 'v1')]),
-        );
-        return true;
-      } catch (err) {
-        if (/failed calling webhook|no endpoints available|connection refused/.test(errText(err)))
-          return false;
-        throw err;
-      }
-    },
-    120_000,
-    1_000,
-  );
-}
-
-before(async () => {
-  node = await startNode({ verbose: true });
-  nodeStarted = true;
-  const { stdout } = await execFileAsync(
-    path.join(repoRoot, 'tools', 'images.sh'),
-    ['import', node.containerdSocket],
-    { maxBuffer: 64 * 1024 * 1024 },
-  );
-  for (const line of stdout.trim().split('\n')) {
-    const [name, ref] = line.split('\t');
-    if (name !== undefined && ref !== undefined) images.set(name, ref);
-  }
-  for (const n of [GW_NS, OPERATOR_NS, ns]) {
-    await apply([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: n } }]);
-  }
-  const echo = `require('node:http').createServer((q, s) => s.end(JSON.stringify({ path: q.url }))).listen(8000)`;
-  const labels = { app: 'echo' };
-  await apply([
-    {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'svc-gateway-secret', namespace: GW_NS },
-      stringData: { secret: gatewaySecret },
-    },
-    {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'svc-operator-conf', namespace: OPERATOR_NS },
-      stringData: {
-        SVC_MODE: 'ce',
-        SVC_URL: `http://svc-gateway.${GW_NS}.svc:8080`,
-        SVC_AUTH: gatewaySecret,
-        SVC_ORG: 'e2e-node-faults',
-      },
-    },
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'echo', namespace: ns },
-      spec: {
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            securityContext: { runAsNonRoot: true },
-            containers: [
-              {
-                name: 'echo',
-                image: images.get('gateway'),
-                imagePullPolicy: 'Never',
-                args: ['-e', echo],
-                readinessProbe: { tcpSocket: { port: 8000 }, periodSeconds: 1 },
-                securityContext: restricted,
-              },
-            ],
-          },
-        },
-      },
-    },
-    {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name: 'echo', namespace: ns },
-      spec: { selector: labels, ports: [{ port: 8000 }] },
-    },
-  ]);
-  await helm([
-    'upgrade',
-    '--install',
-    'svc-gateway',
-    path.join(repoRoot, 'charts', 'svc-gateway'),
-    '-n',
-    GW_NS,
-    ...imageValues('gateway'),
-    '--wait',
-    '--timeout=5m',
-  ]);
-  await kubectl(['-n', ns, 'rollout', 'status', 'deploy/echo', '--timeout=120s']);
-  // The node's own processes reach Services by their cluster IP (kube-proxy's rules cover locally
-  // generated traffic), so the test asks the gateway through its Service as a pod would.
-  gatewayIp = (
-    await kubectl(['-n', GW_NS, 'get', 'svc', 'svc-gateway', '-o', 'jsonpath={.spec.clusterIP}'])
-  ).trim();
-  // A release another suite left (the lock is ours): this file starts from the older chart.
-  if (await releaseExists()) await helm(['uninstall', RELEASE, '-n', OPERATOR_NS, '--wait', '--timeout=5m']);
-});
-
-after(async () => {
-  // Leave no release behind, whatever failed; the hook lets go of what the operator held.
-  if (!nodeStarted) return;
-  if (await releaseExists().catch(() => false)) {
-    await helm(['uninstall', RELEASE, '-n', OPERATOR_NS, '--wait', '--timeout=5m']).catch(() => undefined);
-  }
-  await helm(['uninstall', 'svc-gateway', '-n', GW_NS, '--wait', '--timeout=2m']).catch(() => undefined);
-  for (const n of [ns, GW_NS]) {
-    await kubectl(['delete', 'namespace', n, '--wait=false', '--ignore-not-found']).catch(() => undefined);
-  }
-});
+before(setUp);
+after(tearDown);
 
 test(
   `helm upgrade from the chart as of ${OLD_CHART_COMMIT} with the documented CRD step: APIs stay Ready and served`,

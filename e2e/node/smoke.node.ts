@@ -6,8 +6,10 @@
  */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { CLUSTER_DOMAIN, DNS_IP } from '../harness/node.ts';
-import { PULL_POLICY, apply, kubectl, nodeImage, runPod, useNamespace } from './helpers.ts';
+import { PULL_POLICY, apply, kubectl, nodeImage, repoRoot, runPod, useNamespace } from './helpers.ts';
 
 const TIMEOUT = 180_000;
 const ns = useNamespace('svc-node-smoke');
@@ -90,15 +92,25 @@ test(
       '-o',
       'jsonpath={.spec.clusterIP}',
     ]);
+    // The pods are Ready, but kube-proxy programs the Service's endpoints on its own sync (until
+    // then the ClusterIP answers connection refused: its rule for a Service without endpoints), so
+    // the first connection is retried for up to 60 s, as a client in a starting cluster would.
     const probe = `
     const dns = require('node:dns/promises');
+    const retried = async (url) => {
+      const deadline = Date.now() + 60000;
+      for (;;) {
+        try { return await (await fetch(url)).json(); }
+        catch (e) { if (Date.now() > deadline) throw e; await new Promise((r) => setTimeout(r, 250)); }
+      }
+    };
     (async () => {
       const out = {};
       out.kubernetes = (await dns.lookup('kubernetes.default.svc.${CLUSTER_DOMAIN}')).address;
       out.echo = (await dns.lookup('echo.${ns}.svc.${CLUSTER_DOMAIN}')).address;
       out.short = (await dns.lookup('echo')).address;
-      out.byName = await (await fetch('http://echo.${ns}.svc/')).json();
-      out.byIp = await (await fetch('http://${clusterIp}/')).json();
+      out.byName = await retried('http://echo.${ns}.svc/');
+      out.byIp = await retried('http://${clusterIp}/');
       out.resolvConf = require('node:fs').readFileSync('/etc/resolv.conf', 'utf8');
       console.log(JSON.stringify(out));
     })().catch((e) => { console.error(e); process.exit(1); });`;
@@ -126,5 +138,43 @@ test(
     assert.match(out.byName.pod, /^echo-/);
     assert.match(out.byIp.pod, /^echo-/);
     assert.match(out.resolvConf, new RegExp(`nameserver ${DNS_IP.replaceAll('.', '\\.')}`));
+  },
+);
+
+/** The version the node must run: SVC_KUBE_VERSION's, else tools/kube's (the default). */
+function expectedVersion(): string | undefined {
+  const asked = process.env.SVC_KUBE_VERSION;
+  if (asked !== undefined && asked !== '') return asked;
+  // Another cluster (SVC_E2E_KUBECONFIG) runs whatever version it runs.
+  if ((process.env.SVC_E2E_KUBECONFIG ?? '') !== '') return undefined;
+  const gomod = readFileSync(path.join(repoRoot, 'tools', 'kube', 'go.mod'), 'utf8');
+  return /\sk8s\.io\/kubernetes (v1\.\d+\.\d+)/.exec(gomod)?.[1];
+}
+
+test(
+  'the apiserver and every kubelet run the Kubernetes version asked for, no older than the charts claim',
+  { timeout: TIMEOUT },
+  async () => {
+    const served = (JSON.parse(await kubectl(['get', '--raw', '/version'])) as { gitVersion: string })
+      .gitVersion;
+    const kubelets = (
+      await kubectl(['get', 'nodes', '-o', 'jsonpath={.items[*].status.nodeInfo.kubeletVersion}'])
+    )
+      .trim()
+      .split(/\s+/);
+    const wanted = expectedVersion();
+    if (wanted !== undefined) {
+      assert.equal(served, wanted);
+      assert.deepEqual(kubelets, [wanted]);
+    }
+    // The charts' kubeVersion: '>=1.28.0-0'.
+    const claim = /kubeVersion: '>=1\.(\d+)\.0-0'/.exec(
+      readFileSync(path.join(repoRoot, 'charts', 'svc-operator', 'Chart.yaml'), 'utf8'),
+    );
+    assert.notEqual(claim, null, 'charts/svc-operator/Chart.yaml has no kubeVersion');
+    for (const v of [served, ...kubelets]) {
+      const minor = Number(/^v1\.(\d+)\./.exec(v)?.[1]);
+      assert.ok(minor >= Number(claim?.[1]), `${v} is older than the charts' 1.${String(claim?.[1])}`);
+    }
   },
 );

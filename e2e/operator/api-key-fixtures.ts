@@ -2,12 +2,13 @@
  * What the ApiKey suites (api-key: mode ce through a gateway, pro-api-key: mode pro through a
  * dashboard) share: the APIs and policy their keys are for, the manifests of a key and of an API
  * created after it, the Secrets of keys and basic-auth users as kubectl reads and writes them in
- * the namespace `shop`, and the wait for a key naming an API that does not exist yet.
+ * the namespace `shop`, the wait for a key naming an API that does not exist yet, and the steps
+ * of the cases both modes run alike (a policy created after its key, a key rotated by its Secret).
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import type { ControlPlane } from '../harness/control-plane.ts';
-import { readyOf, waitForStatus } from './helpers.ts';
+import { applyManifest, isReady, readyOf, waitForStatus } from './helpers.ts';
 
 type Kubectl = Pick<ControlPlane, 'kubectl'>;
 
@@ -127,4 +128,103 @@ export async function waitApiNotFound(cp: Kubectl, name: string): Promise<void> 
     readyOf(waiting)?.message ?? '',
     /spec\.accessRights names ApiDefinition shop\/pantry, which does not exist yet/,
   );
+}
+
+/**
+ * The key `name` names the SecurityPolicy late-plan before it exists: it says PolicyNotFound naming
+ * the policy; then the policy (granting vault) is created.
+ */
+export async function keyBeforeItsPolicy(cp: Kubectl, name: string): Promise<void> {
+  await applyManifest(cp, keyManifest(name, '  policies: [late-plan]\n'));
+  const waiting = await waitForStatus(
+    cp,
+    keyRef(name),
+    'PolicyNotFound',
+    (s) => readyOf(s)?.reason === 'PolicyNotFound',
+  );
+  assert.match(readyOf(waiting)?.message ?? '', /SecurityPolicy shop\/late-plan does not exist yet/);
+  await applyManifest(
+    cp,
+    `apiVersion: svc.svc.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: late-plan, namespace: shop}
+spec:
+  name: late-plan
+  access_rights_array: [{name: vault}]
+`,
+  );
+}
+
+/**
+ * The key hank from its Secret hank-credentials holding `value` (as an external secrets tool
+ * writes it), with a rotation overlap of 600 s, under the policy paced (3 requests a minute to vault).
+ */
+export async function pacedKeyFromSecret(cp: Kubectl, value: string): Promise<void> {
+  await cp.kubectl([
+    'create',
+    'secret',
+    'generic',
+    'hank-credentials',
+    '-n',
+    NS,
+    `--from-literal=key=${value}`,
+  ]);
+  await applyManifest(
+    cp,
+    `apiVersion: svc.svc.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: paced, namespace: shop}
+spec:
+  name: paced
+  rate: 3
+  per: 60
+  access_rights_array: [{name: vault}]
+---
+${keyManifest('hank', '  policies: [paced]\n  secretRef: {name: hank-credentials}\n  rotation: {overlapSeconds: 600}\n')}`,
+  );
+}
+
+/**
+ * hank's Secret changed by hand from `oldValue` to `newValue`: the key is rotated (its hash the new
+ * value's, the old one's kept as rotatedFrom). Its status once rotated.
+ */
+export async function rotateBySecret(
+  cp: Kubectl,
+  oldValue: string,
+  newValue: string,
+): Promise<Awaited<ReturnType<typeof waitForStatus>>> {
+  await cp.kubectl([
+    'patch',
+    'secret',
+    'hank-credentials',
+    '-n',
+    NS,
+    '--type=merge',
+    '-p',
+    JSON.stringify({ stringData: { key: newValue } }),
+  ]);
+  const st = await waitForStatus(
+    cp,
+    keyRef('hank'),
+    'rotated by the Secret',
+    (s) => s.keyHash === sha256(newValue) && isReady(s),
+  );
+  assert.equal((st.rotatedFrom as { keyHash?: string } | undefined)?.keyHash, sha256(oldValue));
+  return st;
+}
+
+/**
+ * After two requests of paced's rate of 3 (the old value, then the new): the old value is served;
+ * the fourth request, with either, is over the one rate limit both count against.
+ */
+export async function assertOneRateForBoth(
+  call: (path: string, authorization: string) => Promise<{ status: number; body: string }>,
+  oldValue: string,
+  newValue: string,
+): Promise<void> {
+  assert.equal((await call('/vault/h', oldValue)).status, 200, 'the third, with the old value');
+  const over = await call('/vault/h', newValue);
+  assert.equal(over.status, 429, 'the fourth is over the one rate limit both values count against');
+  assert.match(over.body, /Rate Limit Exceeded/);
+  assert.equal((await call('/vault/h', oldValue)).status, 429);
 }

@@ -27,14 +27,18 @@ import {
   type OperatorWorld,
 } from './helpers.ts';
 import {
+  assertOneRateForBoth,
   basicAuth,
   changePassword,
   createPasswordSecret,
   keyApisManifest,
+  keyBeforeItsPolicy,
   keyManifest,
   keyRef,
+  pacedKeyFromSecret,
   pantryManifest,
   patchKey,
+  rotateBySecret,
   secretValue,
   sha256,
   waitApiNotFound,
@@ -103,6 +107,17 @@ test('a key without a Secret: the operator generates it; the value authenticates
   assert.doesNotMatch(logs, new RegExp(value), 'the value is never logged');
 });
 
+test('kubectl get svckey: the short name, the printer columns Type, Policies, Expires, Ready, and the category svc-all', async () => {
+  const st = await waitReady(w.cp, keyRef('alice'));
+  const polId = String((st.policyIds as string[] | undefined)?.[0]);
+  const out = await w.cp.kubectl(['get', 'svckey', 'alice', '-n', 'shop']);
+  const [header, row] = out.stdout.trim().split('\n');
+  assert.match(header ?? '', /^NAME\s+TYPE\s+POLICIES\s+EXPIRES\s+READY\s+AGE$/);
+  assert.match(row ?? '', new RegExp(`^alice\\s+token\\s+${polId}\\s+(<none>\\s+)?True\\s+\\S+$`));
+  const all = await w.cp.kubectl(['get', 'svc-all', '-n', 'shop', '-o', 'name']);
+  assert.match(all.stdout, /^apikey\.svc\.svc\.io\/alice$/m);
+});
+
 test('a Secret created after its ApiKey: SecretNotFound, then the key works with its value', async () => {
   await applyManifest(
     w.cp,
@@ -133,24 +148,7 @@ test('a Secret created after its ApiKey: SecretNotFound, then the key works with
 });
 
 test('a policy created after the key: PolicyNotFound, then Ready and authenticating', async () => {
-  await applyManifest(w.cp, keyManifest('carol', '  policies: [late-plan]\n'));
-  const waiting = await waitForStatus(
-    w.cp,
-    keyRef('carol'),
-    'PolicyNotFound',
-    (s) => readyOf(s)?.reason === 'PolicyNotFound',
-  );
-  assert.match(readyOf(waiting)?.message ?? '', /SecurityPolicy shop\/late-plan does not exist yet/);
-  await applyManifest(
-    w.cp,
-    `apiVersion: svc.svc.io/v1alpha1
-kind: SecurityPolicy
-metadata: {name: late-plan, namespace: shop}
-spec:
-  name: late-plan
-  access_rights_array: [{name: vault}]
-`,
-  );
+  await keyBeforeItsPolicy(w.cp, 'carol');
   await waitReady(w.cp, keyRef('carol'));
   const value = (await secretValue(w.cp, 'shop', 'carol')) ?? '';
   await waitFor('carol authenticates', async () => (await call('/vault/z', value)).status === 200);
@@ -245,6 +243,24 @@ test('rotation: the old and the new value count against one quota, and the count
   assert.equal((await call('/vault/g', oldValue)).status, 403);
 });
 
+test('drift: a field edited in the gateway behind the operator is put back', async () => {
+  const st = await waitReady(w.cp, keyRef('bob'));
+  const path = `/svc/keys/${String(st.keyHash)}?hashed=true`;
+  const held = { ...((await admin(w.gw, 'GET', path)).body as Record<string, unknown>) };
+  delete held.key_hash; // what GET adds: not a field of the key
+  const put = await admin(w.gw, 'PUT', `${path}&suppress_reset=1`, {
+    ...held,
+    alias: 'edited by hand',
+    apply_policies: [],
+  });
+  assert.equal(put.status, 200, JSON.stringify(put.body));
+  await waitFor('the policies and alias put back', async () => {
+    const r = (await admin(w.gw, 'GET', path)).body as { alias?: string; apply_policies?: string[] };
+    return r.alias !== 'edited by hand' && r.apply_policies?.length === 1;
+  });
+  assert.equal((await call('/vault/y', 'bob-token-0123456789abcdef')).status, 200);
+});
+
 test('drift: a key deleted behind the operator is created again', async () => {
   const st = await waitReady(w.cp, keyRef('bob'));
   const del = await admin(w.gw, 'DELETE', `/svc/keys/${String(st.keyHash)}?hashed=true`);
@@ -300,6 +316,21 @@ test('a Secret changed by hand (overlap 0): the new value works at once, the old
     async () => (await call('/vault/y', 'bob-token-0123456789abcdef')).status === 403,
   );
   assert.equal((await waitReady(w.cp, keyRef('bob'))).keyHash, sha256('bob-token-rotated-0123456789'));
+});
+
+test('a Secret changed by hand with an overlap (as an external secrets tool does): both values share one rate limit; lastRotatedAt', async () => {
+  const [oldValue, newValue] = ['hank-token-old-0123456789', 'hank-token-new-0123456789'];
+  await pacedKeyFromSecret(w.cp, oldValue);
+  const first = await waitReady(w.cp, keyRef('hank'));
+  assert.equal(first.lastRotatedAt, undefined, 'not rotated yet');
+  await waitFor('hank authenticates', async () => (await call('/vault/h', oldValue)).status === 200);
+  const st = await rotateBySecret(w.cp, oldValue, newValue);
+  assert.ok(
+    Date.now() - Date.parse(String(st.lastRotatedAt)) < 120_000,
+    `lastRotatedAt is the rotation's time: ${String(st.lastRotatedAt)}`,
+  );
+  assert.equal((await call('/vault/h', newValue)).status, 200, 'the second request of the rate');
+  await assertOneRateForBoth(call, oldValue, newValue);
 });
 
 test('expiresAt in the past: 401 Key has expired, please renew', async () => {
@@ -418,11 +449,18 @@ ${keyManifest('ivy', '  type: certificate\n  certificateSecretRef: ivy-tls\n  ac
   assert.equal((await admin(w.gw, 'GET', `/svc/certs/${ORG}${other.fingerprint}`)).status, 404);
 });
 
-test('deleted: the key is refused and gone from the gateway', async () => {
+test('deleted: the key is refused and gone from the gateway, and so is a previous value still in its overlap', async () => {
   const st = await waitReady(w.cp, keyRef('bob'));
   await w.cp.kubectl(['delete', 'apikey', 'bob', '-n', 'shop', '--wait=true', '--timeout=60s']);
   assert.equal((await call('/vault/y', 'bob-token-rotated-0123456789')).status, 403);
   assert.equal((await admin(w.gw, 'GET', `/svc/keys/${String(st.keyHash)}?hashed=true`)).status, 404);
+  const hank = await waitReady(w.cp, keyRef('hank'));
+  const previous = (hank.rotatedFrom as { keyHash?: string } | undefined)?.keyHash;
+  assert.ok(previous !== undefined, 'hank is in its overlap');
+  await w.cp.kubectl(['delete', 'apikey', 'hank', '-n', 'shop', '--wait=true', '--timeout=60s']);
+  for (const hash of [String(hank.keyHash), previous]) {
+    assert.equal((await admin(w.gw, 'GET', `/svc/keys/${hash}?hashed=true`)).status, 404, hash);
+  }
 });
 
 test('examples: the example key is Ready with its generated Secret, the gateway holds it', async () => {

@@ -2,13 +2,19 @@
  * Fixtures of the certificates-by-Secret suites: a plain upstream that names itself, an HTTPS
  * upstream that requires a client certificate and answers with the fingerprint of the one it got,
  * the manifest of a Secret holding only a certificate (a pinned public key: the upstream's key is
- * not the gateway's), and the ConfigMap of a keyless OAS document.
+ * not the gateway's), the ConfigMap of a keyless OAS document, and the steps of the OAS suites'
+ * certificate Secrets (an API naming one that does not exist yet, a rotation recorded).
  */
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { TLSSocket } from 'node:tls';
+import assert from 'node:assert/strict';
 import { selfSignedCert, type TestCert } from '../../gateway/testing/certs.ts';
+import { derivedId } from '../../operator/ids.ts';
+import type { ControlPlane } from '../harness/control-plane.ts';
+import type { GatewayProc } from '../harness/processes.ts';
+import { admin, applyManifest, readyOf, waitForStatus } from './helpers.ts';
 
 /** A running mutual-TLS upstream. */
 export interface MtlsUpstream {
@@ -99,3 +105,46 @@ data:
       server:
         listenPath: {value: /${name}/, strip: true}
 `;
+
+/**
+ * The keyless OAS API `name` of namespace `ns` (its document titled `title`, proxying to `target`)
+ * with `spec` (YAML lines of its spec after svcOAS) naming a certificate Secret that does not exist
+ * yet: it says SecretNotFound, Ready False, its message matching `message`; the gateway does not
+ * hold it.
+ */
+export async function oasApiBeforeItsSecret(
+  cp: Pick<ControlPlane, 'kubectl'>,
+  gw: Pick<GatewayProc, 'url' | 'secret'>,
+  o: { ns: string; name: string; title: string; target: string; spec: string; message: RegExp },
+): Promise<void> {
+  await applyManifest(cp, oasConfigMap(o.ns, o.name, o.title, o.target));
+  await applyManifest(
+    cp,
+    `apiVersion: svc.svc.io/v1alpha1
+kind: SvcOasApiDefinition
+metadata: {name: ${o.name}, namespace: ${o.ns}}
+spec:
+  svcOAS:
+    configmapRef: {name: ${o.name}-oas, keyName: oas.yaml}
+${o.spec}`,
+  );
+  const api = { kind: 'svcoasapidefinition', ns: o.ns, name: o.name };
+  const st = await waitForStatus(cp, api, 'SecretNotFound', (s) => readyOf(s)?.reason === 'SecretNotFound');
+  assert.equal(readyOf(st)?.status, 'False');
+  assert.match(readyOf(st)?.message ?? '', o.message);
+  assert.equal((await admin(gw, 'GET', `/svc/apis/${derivedId(o.ns, o.name)}`)).status, 404);
+}
+
+/** Waits until the API is Ready with exactly the certificate `id` recorded (after a Secret's rotation). */
+export async function waitCertificateRecorded(
+  cp: Pick<ControlPlane, 'kubectl'>,
+  api: { kind: string; ns: string; name: string },
+  id: string,
+): Promise<void> {
+  await waitForStatus(
+    cp,
+    api,
+    'the rotated certificate recorded',
+    (s) => readyOf(s)?.status === 'True' && JSON.stringify(s.certificates) === JSON.stringify([id]),
+  );
+}

@@ -6,7 +6,9 @@
  * the SuperGraph is composed, the subgraph APIs carry their SubGraphs' SDLs and the supergraph API
  * answers a query joining both subgraphs. A SubGraph changed so that the two no longer compose
  * leaves the last good composition serving, the errors field by field in the SuperGraph's status;
- * a SubGraph the SuperGraph lists is held by its finalizer when deleted (InUse).
+ * a SubGraph the SuperGraph lists is held by its finalizer when deleted (InUse). A supergraph API
+ * naming its subgraph APIs itself (`supergraph.subgraphs_refs`, the reference's earlier form) waits
+ * for each by name, then is composed from them and answers the same query.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -142,8 +144,9 @@ spec:
 /** A GraphQL query through the gateway's supergraph API. */
 async function ask(
   q: string,
+  listenPath = '/social/',
 ): Promise<{ status: number; body: { data?: unknown; errors?: { message: string }[] } }> {
-  const r = await httpRequest(`${w.gw.url}/social/`, {
+  const r = await httpRequest(`${w.gw.url}${listenPath}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ query: q }),
@@ -283,4 +286,83 @@ test('a SubGraph the SuperGraph lists, deleted: held by its finalizer (InUse) un
   await w.cp.kubectl(['delete', 'apidefinition', 'social', 'posts-subgraph', '-n', NS, '--wait=true']);
   await w.cp.kubectl(['delete', 'supergraph', 'social', '-n', NS, '--wait=true']);
   await w.cp.kubectl(['wait', '--for=delete', 'subgraph/posts', '-n', NS, '--timeout=60s']);
+});
+
+/** A subgraph API with its SDL inline, as the reference's 09-federation samples write it. */
+const inlineSubgraphApi = (name: string, sdl: string, url: string): string => `apiVersion: svc.svc.io/v1alpha1
+kind: ApiDefinition
+metadata: {name: ${name}, namespace: ${NS}}
+spec:
+  name: ${name}
+  use_keyless: true
+  internal: true
+  proxy: {listen_path: /${name}/, target_url: '${url}', disable_strip_slash: true}
+  graphql:
+    enabled: true
+    execution_mode: subgraph
+    subgraph:
+      sdl: |
+${indent(sdl, '        ')}
+`;
+
+test("a supergraph API naming its subgraph APIs (subgraphs_refs, the reference's earlier form): waits naming each missing one, then answers the joining query", async () => {
+  await applyManifest(
+    w.cp,
+    `apiVersion: svc.svc.io/v1alpha1
+kind: ApiDefinition
+metadata: {name: social-refs, namespace: ${NS}}
+spec:
+  name: social-refs
+  use_keyless: true
+  proxy: {listen_path: /social-refs/, target_url: '', strip_listen_path: true}
+  graphql:
+    enabled: true
+    execution_mode: supergraph
+    supergraph:
+      subgraphs_refs:
+        - {name: ref-users, namespace: ${NS}}
+        - {name: ref-posts}
+`,
+  );
+  const first = await waitForStatus(
+    w.cp,
+    { kind: 'apidefinition', ns: NS, name: 'social-refs' },
+    'SubGraphApiNotFound ref-users',
+    (st) => reasonOf(st) === 'SubGraphApiNotFound' && (readyOf(st)?.message ?? '').includes('ref-users'),
+  );
+  assert.equal(
+    readyOf(first)?.message,
+    `spec.graphql.supergraph.subgraphs_refs[0]: ApiDefinition ${NS}/ref-users does not exist: the supergraph is composed once it does`,
+  );
+  assert.equal((await ask(JOIN, '/social-refs/')).status, 404, 'not served while it waits');
+  // The ApiDefinition watch queues the supergraph API when each subgraph API appears.
+  await applyManifest(w.cp, inlineSubgraphApi('ref-users', USERS_SDL, users.url));
+  await waitForStatus(
+    w.cp,
+    { kind: 'apidefinition', ns: NS, name: 'social-refs' },
+    'SubGraphApiNotFound ref-posts',
+    (st) =>
+      reasonOf(st) === 'SubGraphApiNotFound' &&
+      (readyOf(st)?.message ?? '').includes('subgraphs_refs[1]: ApiDefinition fed/ref-posts'),
+  );
+  await applyManifest(w.cp, inlineSubgraphApi('ref-posts', POSTS_SDL, posts.url));
+  await waitReady(w.cp, { kind: 'apidefinition', ns: NS, name: 'social-refs' });
+  const before = posts.queries.length;
+  const r = await ask(JOIN, '/social-refs/');
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.deepEqual(r.body, { data: JOINED });
+  assert.ok(
+    posts.queries.slice(before).some((q) => q.includes('_entities')),
+    'the posts of the users are fetched from the posts subgraph API through _entities',
+  );
+  await w.cp.kubectl([
+    'delete',
+    'apidefinition',
+    'social-refs',
+    'ref-users',
+    'ref-posts',
+    '-n',
+    NS,
+    '--wait=true',
+  ]);
 });

@@ -24,7 +24,9 @@ import {
   type GatewayProc,
   type OperatorProc,
 } from '../harness/processes.ts';
-import { applyManifest, root, startCluster } from './helpers.ts';
+import { makeCert } from '../../gateway/testing/client-certs.ts';
+import { tlsGet } from '../../gateway/testing/tls-client.ts';
+import { applyManifest, root, startCluster, tlsSecretManifest } from './helpers.ts';
 
 const NS = 'gwapi';
 const OTHER = 'gwapi-apps';
@@ -296,12 +298,19 @@ test('path, header, query and method matches reach their backends; a request no 
     ),
   );
   await waitServed('shop.example', '/exact', { upstream: 'a' });
+  // The generated APIs reach the gateway one by one: the catch-all too before the checks.
+  await waitServed('shop.example', '/anything', { upstream: 'c' });
   assert.equal((await call('shop.example', '/exact/deeper')).upstream, 'c', 'Exact: not the paths under it');
+  assert.equal((await call('shop.example', '/Exact')).upstream, 'c', 'Exact /exact: not /Exact (with case)');
+  assert.equal((await call('shop.example', '/API/orders')).upstream, 'c', 'PathPrefix /api: not /API');
   assert.equal((await call('shop.example', '/api/orders')).upstream, 'a');
   const gold = await call('shop.example', '/api/orders?x=1', { headers: { 'x-tier': 'gold' } });
   assert.equal(gold.upstream, 'b');
   assert.equal(gold.path, '/api/orders', 'the backend gets the whole path');
   assert.equal(gold.query, '?x=1');
+  // The Host the client sent reaches the backend, through a dispatch or not (the spec's).
+  assert.equal(gold.sent?.host, 'shop.example');
+  assert.equal((await call('shop.example', '/anything')).sent?.host, 'shop.example');
   assert.equal((await call('shop.example', '/api/orders?variant=b')).upstream, 'b');
   assert.equal(
     (await call('shop.example', '/api/orders', { headers: { 'x-tier': 'silver' } })).upstream,
@@ -318,6 +327,15 @@ test('path, header, query and method matches reach their backends; a request no 
   const fell = await call('shop.example', '/beta/1');
   assert.equal(fell.upstream, 'c');
   assert.equal(fell.path, '/beta/1');
+  // Exactly a dispatched path, matched or not: the backend gets it as sent, no slash added.
+  const bare = await call('shop.example', '/beta');
+  assert.equal(bare.upstream, 'c');
+  assert.equal(bare.path, '/beta');
+  const deleted = await call('shop.example', '/api?variant=a', { method: 'DELETE' });
+  assert.equal(deleted.upstream, 'c');
+  assert.equal(deleted.path, '/api');
+  assert.equal(deleted.query, '?variant=a');
+  assert.equal((await call('shop.example', '/api/', { method: 'DELETE' })).path, '/api/');
   assert.equal((await call('shop.example', '/anything')).upstream, 'c');
   // PathPrefix matches whole segments: /api covers /api/x, not /apiary.
   assert.equal((await call('shop.example', '/apiary')).upstream, 'c', '/apiary is not under /api');
@@ -568,6 +586,19 @@ spec:
     OTHER,
   );
   assert.equal(condition(other, 'Accepted')?.reason, 'NotAllowedByListeners');
+  // Refused by every listener, its backends are still checked: ResolvedRefs names the missing one.
+  await applyManifest(
+    cp,
+    route('elsewhere-missing', `  rules: [{backendRefs: [{name: nobody, port: 80}]}]\n`, OTHER),
+  );
+  const missing = await routeConditions(
+    'elsewhere-missing',
+    (c) => condition(c, 'Accepted')?.status === 'False',
+    OTHER,
+  );
+  assert.equal(condition(missing, 'Accepted')?.reason, 'NotAllowedByListeners');
+  assert.equal(condition(missing, 'ResolvedRefs')?.status, 'False');
+  assert.equal(condition(missing, 'ResolvedRefs')?.reason, 'BackendNotFound');
 
   // Detached from edge (it names another Gateway now): svc's parent status for edge goes away.
   await applyManifest(
@@ -588,6 +619,172 @@ spec:
     );
     return (r.status?.parents ?? []).some((p) => p.parentRef.name === 'edge') ? undefined : true;
   });
+});
+
+test('listener status: routes attached to a listener whose certificate is missing are counted; a listener of only unknown kinds supports none', async () => {
+  await applyManifest(
+    cp,
+    `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: certs, namespace: ${NS}}
+spec:
+  gatewayClassName: svc
+  listeners:
+    - {name: https, port: 8443, protocol: HTTPS, tls: {certificateRefs: [{name: no-such-secret}]}}
+    - {name: kinds, port: 8081, protocol: HTTP, allowedRoutes: {kinds: [{kind: InvalidRoute}]}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: on-certs, namespace: ${NS}}
+spec:
+  parentRefs: [{name: certs, sectionName: https}]
+  rules: [{backendRefs: [{name: svc-a, port: 80}]}]
+`,
+  );
+  interface Listener {
+    name: string;
+    attachedRoutes: number;
+    supportedKinds: unknown[];
+    conditions: Cond[];
+  }
+  const listeners = await waitFor('Gateway certs listener status', async () => {
+    const g = await getJson<{ status?: { listeners?: Listener[] } }>(
+      'gateways.gateway.networking.k8s.io',
+      'certs',
+      NS,
+    );
+    const https = g.status?.listeners?.find((l) => l.name === 'https');
+    return https?.attachedRoutes === 1 ? g.status?.listeners : undefined;
+  });
+  const https = listeners.find((l) => l.name === 'https');
+  assert.equal(condition(https?.conditions, 'ResolvedRefs')?.reason, 'InvalidCertificateRef');
+  assert.equal(condition(https?.conditions, 'Programmed')?.status, 'False');
+  const kinds = listeners.find((l) => l.name === 'kinds');
+  assert.ok(kinds);
+  assert.deepEqual(kinds.supportedKinds, []);
+  assert.equal(condition(kinds.conditions, 'ResolvedRefs')?.reason, 'InvalidRouteKinds');
+  await cp.kubectl(['delete', 'gateways.gateway.networking.k8s.io', 'certs', '-n', NS, '--wait=false']);
+});
+
+test("a listener's certificate Secret of another namespace: served as a ReferenceGrant allows it (every Secret, or by name), refused for another name, withdrawn with the grant", async () => {
+  const SECURE = 'secure.example';
+  const tlsPort = await freePort();
+  const first = await makeCert(SECURE);
+  const rotated = await makeCert(SECURE);
+  interface Listener {
+    name: string;
+    attachedRoutes: number;
+    conditions: Cond[];
+  }
+  /** The listener's status once `ok` holds. */
+  const listenerWhen = (what: string, ok: (l: Listener) => boolean): Promise<Listener> =>
+    waitFor(`Gateway vault listener ${what}`, async () => {
+      const g = await getJson<{ status?: { listeners?: Listener[] } }>(
+        'gateways.gateway.networking.k8s.io',
+        'vault',
+        NS,
+      );
+      const l = g.status?.listeners?.find((x) => x.name === 'https');
+      return l && ok(l) ? l : undefined;
+    });
+  const refNotPermitted = (l: Listener): boolean =>
+    condition(l.conditions, 'ResolvedRefs')?.reason === 'RefNotPermitted';
+  const programmed = (l: Listener): boolean =>
+    condition(l.conditions, 'ResolvedRefs')?.status === 'True' &&
+    condition(l.conditions, 'Programmed')?.status === 'True';
+  /** The certificate the listener presents for SNI SECURE, and who answered; undefined when refused. */
+  const served = async (): Promise<{ fingerprint: string; upstream?: string } | undefined> => {
+    try {
+      const r = await tlsGet(tlsPort, '/', { servername: SECURE });
+      return {
+        fingerprint: r.serverFingerprint,
+        ...(r.json?.upstream === undefined ? {} : { upstream: r.json.upstream }),
+      };
+    } catch {
+      return undefined; // No listener on the port, or the handshake refused: not served.
+    }
+  };
+  const waitServedWith = (fingerprint: string): Promise<unknown> =>
+    waitFor(`${SECURE} served with ${fingerprint.slice(0, 12)}`, async () => {
+      const r = await served();
+      return r?.fingerprint === fingerprint && r.upstream === 'a' ? r : undefined;
+    });
+  const waitWithdrawn = (): Promise<unknown> =>
+    waitFor(`${SECURE} no longer served with the granted certificate`, async () => {
+      const r = await served();
+      return r === undefined || (r.fingerprint !== first.fingerprint && r.fingerprint !== rotated.fingerprint)
+        ? true
+        : undefined;
+    });
+  const grant = (to: string): string => `apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: {name: vault-certs, namespace: ${OTHER}}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: Gateway, namespace: ${NS}}]
+  to: [${to}]
+`;
+
+  // The Secret is in OTHER; no grant yet: RefNotPermitted, nothing served.
+  await applyManifest(
+    cp,
+    `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: vault, namespace: ${NS}}
+spec:
+  gatewayClassName: svc
+  listeners:
+    - name: https
+      port: ${tlsPort}
+      protocol: HTTPS
+      hostname: ${SECURE}
+      tls: {certificateRefs: [{name: vault-tls, namespace: ${OTHER}}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: on-vault, namespace: ${NS}}
+spec:
+  parentRefs: [{name: vault}]
+  rules: [{backendRefs: [{name: svc-a, port: 80}]}]
+`,
+  );
+  const denied = await listenerWhen('RefNotPermitted', refNotPermitted);
+  assert.match(
+    condition(denied.conditions, 'ResolvedRefs')?.message ?? '',
+    new RegExp(`no ReferenceGrant in namespace ${OTHER} lets Gateways of ${NS} name Secret vault-tls`),
+  );
+  assert.equal(condition(denied.conditions, 'Programmed')?.status, 'False');
+  assert.equal(await served(), undefined, 'nothing is served without the grant');
+
+  // Every Secret of OTHER granted, before the Secret exists: InvalidCertificateRef until it appears.
+  await applyManifest(cp, grant(`{group: '', kind: Secret}`));
+  const missing = await listenerWhen(
+    'InvalidCertificateRef',
+    (l) => condition(l.conditions, 'ResolvedRefs')?.reason === 'InvalidCertificateRef',
+  );
+  assert.match(condition(missing.conditions, 'ResolvedRefs')?.message ?? '', /Not found: Secret/);
+  await applyManifest(cp, tlsSecretManifest(OTHER, 'vault-tls', first));
+  await listenerWhen('Programmed', programmed);
+  await waitServedWith(first.fingerprint);
+
+  // The Secret rotated: the listener serves the new certificate.
+  await applyManifest(cp, tlsSecretManifest(OTHER, 'vault-tls', rotated));
+  await waitServedWith(rotated.fingerprint);
+
+  // A grant of another Secret only: refused again, the certificate withdrawn.
+  await applyManifest(cp, grant(`{group: '', kind: Secret, name: other-tls}`));
+  await listenerWhen('RefNotPermitted for another name', refNotPermitted);
+  await waitWithdrawn();
+
+  // That Secret granted by name: served again.
+  await applyManifest(cp, grant(`{group: '', kind: Secret, name: vault-tls}`));
+  await listenerWhen('Programmed by name', programmed);
+  await waitServedWith(rotated.fingerprint);
+
+  // The grant deleted: refused, withdrawn.
+  await cp.kubectl(['delete', 'referencegrants.gateway.networking.k8s.io', 'vault-certs', '-n', OTHER]);
+  await listenerWhen('RefNotPermitted once the grant is gone', refNotPermitted);
+  await waitWithdrawn();
+  await cp.kubectl(['delete', 'gateways.gateway.networking.k8s.io', 'vault', '-n', NS, '--wait=false']);
 });
 
 test('deleting the Gateway deletes its generated APIs: nothing is served', async () => {

@@ -2,11 +2,10 @@
  * What the operator suites share: applying manifests as a user would, reading a resource's
  * status and its `Ready` condition, waiting on them, and calling a gateway's management API.
  */
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { selfSignedCert } from '../../gateway/testing/certs.ts';
-import { startControlPlane, type ControlPlane } from '../harness/control-plane.ts';
+import type { ControlPlane } from '../harness/control-plane.ts';
+import { startCluster, startGatewayPair } from '../harness/local-world.ts';
 import {
   httpRequest,
   startEchoUpstream,
@@ -136,19 +135,8 @@ export async function admin(
   return { status: r.status, body: parsed };
 }
 
-/**
- * What every operator suite starts with: a directory for logs and data (`svc-e2e-<name>-...`) and
- * a control plane with the chart's CRDs and `namespaces` created.
- */
-export async function startCluster(
-  name: string,
-  namespaces: readonly string[] = [],
-): Promise<{ dir: string; cp: ControlPlane }> {
-  const dir = await mkdtemp(join(tmpdir(), `svc-e2e-${name}-`));
-  const cp = await startControlPlane({ crdDir: join(root, 'charts', 'svc-operator', 'crds') });
-  for (const ns of namespaces) await cp.kubectl(['create', 'namespace', ns]);
-  return { dir, cp };
-}
+/** A suite's control plane, its namespaces and directory (harness/local-world.ts). */
+export { startCluster };
 
 /** A gateway's settings for a default certificate (self-signed): HTTPS listen ports need one. */
 export function defaultCertEnv(): Record<string, string> {
@@ -179,19 +167,10 @@ export async function startWorld(opts: {
 }): Promise<OperatorWorld> {
   const { dir, cp } = await startCluster(opts.name, [...opts.namespaces, 'svc-operator-system']);
   const upstream = await startEchoUpstream();
-  const [secret, secret2] = opts.secrets;
-  const gw = await startGateway({
-    name: `${opts.name}-gateway`,
-    secret,
-    dataDir: join(dir, 'gw'),
-    logDir: dir,
-    ...(opts.gatewayEnv ? { env: opts.gatewayEnv } : {}),
-  });
-  const gw2 = await startGateway({
-    name: `${opts.name}-gateway-2`,
-    secret: secret2,
-    dataDir: join(dir, 'gw2'),
-    logDir: dir,
+  const [gw, gw2] = await startGatewayPair({
+    name: opts.name,
+    dir,
+    secrets: opts.secrets,
     ...(opts.gatewayEnv ? { env: opts.gatewayEnv } : {}),
   });
   return { cp, dir, gw, gw2, upstream };

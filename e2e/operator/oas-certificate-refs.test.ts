@@ -15,10 +15,12 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  oasApiBeforeItsSecret,
   oasConfigMap,
   pinSecretManifest,
   startMtlsUpstream,
   startNamedUpstream,
+  waitCertificateRecorded,
   type MtlsUpstream,
 } from './cert-fixtures.ts';
 import { derivedId } from '../../operator/ids.ts';
@@ -87,27 +89,17 @@ const call = (cert?: MadeCert): Promise<TlsRes> =>
 const DOC = (target: string, name = 'partners'): string => oasConfigMap(NS, name, 'Partners', target);
 
 test('an OAS API naming a Secret that does not exist yet: SecretNotFound naming the field and the Secret', async () => {
-  await applyManifest(cp, DOC(upstream.url));
-  await applyManifest(
-    cp,
-    `apiVersion: svc.svc.io/v1alpha1
-kind: SvcOasApiDefinition
-metadata: {name: partners, namespace: ${NS}}
-spec:
-  svcOAS:
-    configmapRef: {name: partners-oas, keyName: oas.yaml}
-  clientCertificate:
+  await oasApiBeforeItsSecret(cp, gw, {
+    ns: NS,
+    name: 'partners',
+    title: 'Partners',
+    target: upstream.url,
+    spec: `  clientCertificate:
     enabled: true
     allowlist: [partners-client]
 `,
-  );
-  const st = await waitForStatus(cp, api, 'SecretNotFound', (s) => readyOf(s)?.reason === 'SecretNotFound');
-  assert.equal(readyOf(st)?.status, 'False');
-  assert.match(
-    readyOf(st)?.message ?? '',
-    /^spec\.clientCertificate\.allowlist\[0\]: Secret shop\/partners-client does not exist/,
-  );
-  assert.equal((await admin(gw, 'GET', `/svc/apis/${ID}`)).status, 404);
+    message: /^spec\.clientCertificate\.allowlist\[0\]: Secret shop\/partners-client does not exist/,
+  });
 });
 
 test('the Secret applied: Ready, served on the HTTPS port to that client certificate only', async () => {
@@ -140,14 +132,7 @@ test('the Secret applied: Ready, served on the HTTPS port to that client certifi
 
 test('the Secret rotated: the new certificate allowed, the old one refused and deleted from the gateway', async () => {
   await applyManifest(cp, tlsSecretManifest(NS, 'partners-client', client.rotated));
-  await waitForStatus(
-    cp,
-    api,
-    'the rotated certificate recorded',
-    (s) =>
-      readyOf(s)?.status === 'True' &&
-      JSON.stringify(s.certificates) === JSON.stringify([certId(client.rotated)]),
-  );
+  await waitCertificateRecorded(cp, api, certId(client.rotated));
   await waitFor(
     'the rotated client certificate allowed',
     async () => (await call(client.rotated)).status === 200,

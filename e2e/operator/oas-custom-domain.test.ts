@@ -16,7 +16,7 @@ import { makeCert, type MadeCert } from '../../gateway/testing/client-certs.ts';
 import { tlsGet, type TlsRes } from '../../gateway/testing/tls-client.ts';
 import type { ControlPlane } from '../harness/control-plane.ts';
 import { freePort, waitFor, type GatewayProc } from '../harness/processes.ts';
-import { oasConfigMap, startNamedUpstream } from './cert-fixtures.ts';
+import { oasApiBeforeItsSecret, startNamedUpstream, waitCertificateRecorded } from './cert-fixtures.ts';
 import {
   admin,
   applyManifest,
@@ -61,28 +61,18 @@ const certId = (c: MadeCert): string => ORG + c.fingerprint;
 const call = (servername = HOST): Promise<TlsRes> => tlsGet(httpsPort, '/store/', { servername });
 
 test('an OAS API whose custom domain names a Secret that does not exist yet: SecretNotFound naming the field and the Secret', async () => {
-  await applyManifest(cp, oasConfigMap(NS, 'store', 'Store', upstream.url));
-  await applyManifest(
-    cp,
-    `apiVersion: svc.svc.io/v1alpha1
-kind: SvcOasApiDefinition
-metadata: {name: store, namespace: ${NS}}
-spec:
-  svcOAS:
-    configmapRef: {name: store-oas, keyName: oas.yaml}
-  customDomain:
+  await oasApiBeforeItsSecret(cp, gw, {
+    ns: NS,
+    name: 'store',
+    title: 'Store',
+    target: upstream.url,
+    spec: `  customDomain:
     enabled: true
     name: ${HOST}
     certificatesRef: [store-tls]
 `,
-  );
-  const st = await waitForStatus(cp, api, 'SecretNotFound', (s) => readyOf(s)?.reason === 'SecretNotFound');
-  assert.equal(readyOf(st)?.status, 'False');
-  assert.match(
-    readyOf(st)?.message ?? '',
-    /^spec\.customDomain\.certificatesRef\[0\]: Secret shop\/store-tls does not exist/,
-  );
-  assert.equal((await admin(gw, 'GET', `/svc/apis/${ID}`)).status, 404);
+    message: /^spec\.customDomain\.certificatesRef\[0\]: Secret shop\/store-tls does not exist/,
+  });
 });
 
 test("the Secret applied: Ready, served on the HTTPS port with the Secret's certificate to its domain", async () => {
@@ -116,14 +106,7 @@ test("the Secret applied: Ready, served on the HTTPS port with the Secret's cert
 
 test('the Secret rotated: the new certificate served, the old one deleted from the gateway', async () => {
   await applyManifest(cp, tlsSecretManifest(NS, 'store-tls', served.rotated));
-  await waitForStatus(
-    cp,
-    api,
-    'the rotated certificate recorded',
-    (s) =>
-      readyOf(s)?.status === 'True' &&
-      JSON.stringify(s.certificates) === JSON.stringify([certId(served.rotated)]),
-  );
+  await waitCertificateRecorded(cp, api, certId(served.rotated));
   await waitFor(
     'the rotated certificate served',
     async () => (await call()).serverFingerprint === served.rotated.fingerprint,

@@ -12,38 +12,37 @@ import { kstatusOf, type KstatusObject } from '../../lib/testing/kstatus.ts';
 import {
   createTenant,
   dashboardCall,
-  signedLicense,
   startDashboardProc,
   type DashboardProc,
   type DashboardTenant,
 } from '../harness/dashboard.ts';
-import {
-  startGateway,
-  tryRequest,
-  waitFor,
-  type GatewayProc,
-  type OperatorProc,
-} from '../harness/processes.ts';
+import { tryRequest, waitFor, type GatewayProc, type OperatorProc } from '../harness/processes.ts';
+import { makeCert } from '../../gateway/testing/client-certs.ts';
 import {
   applyManifest,
   isReady,
   readyOf,
   startWorld,
-  startWorldOperator,
   stopWorld,
+  tlsSecretManifest,
   waitForStatus,
   waitReady,
   type OperatorWorld,
 } from './helpers.ts';
+import { startProGatewayAndOperator } from './pro-world.ts';
 import {
+  assertOneRateForBoth,
   basicAuth,
   changePassword,
   createPasswordSecret,
   keyApisManifest,
+  keyBeforeItsPolicy,
   keyManifest,
   keyRef,
+  pacedKeyFromSecret,
   pantryManifest,
   patchKey,
+  rotateBySecret,
   secretValue as secretValueOf,
   sha256,
   waitApiNotFound,
@@ -70,29 +69,13 @@ before(async () => {
     args: ['--node-secret', NODE_SECRET],
   });
   tenant = await createTenant(dashboard.url, 'pro-key-org');
-  gw = await startGateway({
-    name: 'pro-key-gateway',
-    secret: 'e2e-pro-key-gateway',
-    dataDir: join(w.dir, 'pro-gw'),
-    logDir: w.dir,
-    env: {
-      SVC_GW_DASHBOARD_URL: dashboard.url,
-      SVC_GW_NODE_SECRET: NODE_SECRET,
-      SVC_GW_DASHBOARD_ORGS: tenant.org,
-    },
-  });
-  operator = await startWorldOperator(w, {
-    name: 'pro-key-operator',
-    org: tenant.org,
-    env: {
-      SVC_MODE: 'pro',
-      SVC_URL: dashboard.url,
-      SVC_AUTH: tenant.system.key,
-      ...(await signedLicense('e2e')),
-      SVC_RESYNC_PERIOD: '2s',
-      WATCH_NAMESPACE: 'shop',
-    },
-  });
+  ({ gw, operator } = await startProGatewayAndOperator(w, {
+    name: 'pro-key',
+    dashboard,
+    tenant,
+    nodeSecret: NODE_SECRET,
+    resync: '2s',
+  }));
   await applyManifest(
     w.cp,
     `${keyApisManifest(w.upstream.url)}---
@@ -195,6 +178,12 @@ ${keyManifest(
 });
 
 test('pro: a certificate key is refused clearly (NotSupportedInPro naming the dashboard), nothing written', async () => {
+  // Its Secret exists: the key is refused for its type, not waiting for the Secret.
+  await applyManifest(w.cp, tlsSecretManifest('shop', 'gus-tls', await makeCert('gus-client')));
+  const keysBefore = await dashboardCall(dashboard.url, 'GET', '/api/keys?p=-1', { auth: tenant.system.key });
+  const certsBefore = await dashboardCall(dashboard.url, 'GET', '/api/certs', { auth: tenant.system.key });
+  assert.equal(keysBefore.status, 200, keysBefore.text);
+  assert.equal(certsBefore.status, 200, certsBefore.text);
   await applyManifest(w.cp, keyManifest('gus', '  type: certificate\n  certificateSecretRef: gus-tls\n'));
   const st = await waitForStatus(
     w.cp,
@@ -203,9 +192,26 @@ test('pro: a certificate key is refused clearly (NotSupportedInPro naming the da
     (s) => readyOf(s)?.reason === 'NotSupportedInPro',
   );
   assert.equal(readyOf(st)?.status, 'False');
-  assert.match(readyOf(st)?.message ?? '', new RegExp(`dynamic mTLS.*${dashboard.url}`));
+  assert.match(
+    readyOf(st)?.message ?? '',
+    new RegExp(`certificate keys \\(dynamic mTLS\\).*${dashboard.url}`),
+  );
   assert.equal(st.keyHash, undefined);
+  assert.equal(st.certificateId, undefined);
+  const keysAfter = await dashboardCall(dashboard.url, 'GET', '/api/keys?p=-1', { auth: tenant.system.key });
+  assert.deepEqual(keysAfter.body, keysBefore.body, 'no key written to the dashboard');
+  const certsAfter = await dashboardCall(dashboard.url, 'GET', '/api/certs', { auth: tenant.system.key });
+  assert.deepEqual(certsAfter.body, certsBefore.body, 'no certificate uploaded');
+  assert.equal(await secretValueOf(w.cp, 'shop', 'gus'), undefined, 'no Secret generated');
   await w.cp.kubectl(['delete', 'apikey', 'gus', '-n', 'shop', '--wait=true', '--timeout=60s']);
+});
+
+test('pro: a policy created after the key: PolicyNotFound, then Ready and authenticating', async () => {
+  await keyBeforeItsPolicy(w.cp, 'carol');
+  const st = await waitReady(w.cp, keyRef('carol'));
+  const value = await secretValue('carol');
+  assert.equal(st.keyHash, sha256(value));
+  await answers('/vault/c', value, 200);
 });
 
 test('pro: a basic-auth user registered from its Secret; a new password replaces the old', async () => {
@@ -285,6 +291,18 @@ test('pro: rotation with an overlap: both values work on one quota, the old one 
   assert.doesNotMatch(unknown.body, /Quota exceeded/);
   const after = await waitForStatus(w.cp, keyRef('gina'), 'overlap over', (s) => s.rotatedFrom === undefined);
   assert.equal(after.keyHash, sha256(newValue));
+});
+
+test('pro: a Secret changed by hand with an overlap: both values share one rate limit; lastRotatedAt', async () => {
+  const [oldValue, newValue] = ['hank-token-old-0123456789', 'hank-token-new-0123456789'];
+  await pacedKeyFromSecret(w.cp, oldValue);
+  await waitReady(w.cp, keyRef('hank'));
+  await answers('/vault/h', oldValue, 200);
+  const st = await rotateBySecret(w.cp, oldValue, newValue);
+  assert.ok(Date.now() - Date.parse(String(st.lastRotatedAt)) < 120_000, String(st.lastRotatedAt));
+  assert.equal((await held(sha256(oldValue))).status, 200, 'the old hash kept during the overlap');
+  await answers('/vault/h', newValue, 200);
+  await assertOneRateForBoth(call, oldValue, newValue);
 });
 
 test('pro: expiresAt in the past: 401 Key has expired, please renew', async () => {

@@ -9,26 +9,17 @@
  */
 import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { startPostgres, type TestPostgres } from '../../dashboard/testing/postgres.ts';
 import { derivedId } from '../../operator/ids.ts';
 import {
   createTenant,
   dashboardCall,
-  signedLicense,
   startDashboardProc,
   type DashboardProc,
   type DashboardTenant,
 } from '../harness/dashboard.ts';
-import {
-  freePort,
-  httpRequest,
-  startGateway,
-  waitFor,
-  type GatewayProc,
-  type OperatorProc,
-} from '../harness/processes.ts';
+import { freePort, httpRequest, waitFor, type GatewayProc, type OperatorProc } from '../harness/processes.ts';
 import {
   applyManifest,
   readyOf,
@@ -37,9 +28,9 @@ import {
   stopWorld,
   waitForStatus,
   type OperatorWorld,
-  startWorldOperator,
   waitReady,
 } from './helpers.ts';
+import { startProGatewayAndOperator } from './pro-world.ts';
 
 const NODE_SECRET = 'e2e-pro-node-secret-0123';
 
@@ -73,29 +64,13 @@ before(async () => {
   dbPort = await freePort();
   dashboard = await startDb();
   tenant = await createTenant(dashboard.url, 'pro-org');
-  gw = await startGateway({
-    name: 'pro-gateway',
-    secret: 'e2e-pro-gateway',
-    dataDir: join(w.dir, 'pro-gw'),
-    logDir: w.dir,
-    env: {
-      SVC_GW_DASHBOARD_URL: dashboard.url,
-      SVC_GW_NODE_SECRET: NODE_SECRET,
-      SVC_GW_DASHBOARD_ORGS: tenant.org,
-    },
-  });
-  operator = await startWorldOperator(w, {
-    name: 'pro-operator',
-    org: tenant.org,
-    env: {
-      SVC_MODE: 'pro',
-      SVC_URL: dashboard.url,
-      SVC_AUTH: tenant.system.key,
-      ...(await signedLicense('e2e')),
-      SVC_RESYNC_PERIOD: '3s',
-      WATCH_NAMESPACE: 'shop',
-    },
-  });
+  ({ gw, operator } = await startProGatewayAndOperator(w, {
+    name: 'pro',
+    dashboard,
+    tenant,
+    nodeSecret: NODE_SECRET,
+    resync: '3s',
+  }));
 });
 
 after(async () => {

@@ -64,6 +64,15 @@ const webhooksOf = (
     clientConfig: { service: { path: string; port: number } };
   }[];
 
+/** Whether the operator's ClusterRole lets it `verb` the resource `plural` of `group`. */
+function managerMay(objects: Manifest[], group: string, plural: string, verb: string): boolean {
+  const [role] = pick(objects, 'ClusterRole', 'svc-operator-manager-role');
+  const rules = (role?.rules ?? []) as { apiGroups?: string[]; resources?: string[]; verbs?: string[] }[];
+  return rules.some(
+    (r) => r.apiGroups?.includes(group) && r.resources?.includes(plural) && r.verbs?.includes(verb),
+  );
+}
+
 const annotations = (o: Manifest | undefined): Record<string, string> =>
   (o?.metadata as { annotations?: Record<string, string> } | undefined)?.annotations ?? {};
 
@@ -98,6 +107,7 @@ const options: { name: string; set: string[]; check: (objects: Manifest[]) => vo
           'mapidescriptions.svc.svc.io',
           'mportalapicatalogues.svc.svc.io',
           'mportalconfigs.svc.svc.io',
+          'msvcroutepolicies.svc.svc.io',
         ],
       );
       const validating = webhooksOf(o, 'ValidatingWebhookConfiguration');
@@ -115,6 +125,7 @@ const options: { name: string; set: string[]; check: (objects: Manifest[]) => vo
           '/validate/apidescriptions',
           '/validate/portalapicatalogues',
           '/validate/portalconfigs',
+          '/validate/svcroutepolicies',
           '/validate/configmaps',
         ],
       );
@@ -127,6 +138,11 @@ const options: { name: string; set: string[]; check: (objects: Manifest[]) => vo
       assert.equal(pick(o, 'Secret').length, 0);
       // Gateway API: off by default (a cluster may have its own CRDs and classes).
       assert.equal(pick(o, 'GatewayClass').length, 0);
+      // Shared addresses by default: no Service of a Gateway to write, no right to.
+      assert.equal(env(container(o, 'manager'), 'SVC_GATEWAY_API_ADDRESSES')?.value, 'shared');
+      assert.equal(env(container(o, 'manager'), 'SVC_GATEWAY_API_GATEWAY_SERVICE'), undefined);
+      assert.equal(managerMay(o, '', 'services', 'create'), false);
+      assert.equal(managerMay(o, 'discovery.k8s.io', 'endpointslices', 'create'), false);
       assert.equal(pick(o, 'CustomResourceDefinition').length, 0);
     },
   },
@@ -347,6 +363,28 @@ const options: { name: string; set: string[]; check: (objects: Manifest[]) => vo
     },
   },
   {
+    name: 'gatewayAPI.addresses.mode per-gateway: its settings, and the rights to write Services and EndpointSlices',
+    set: [
+      'gatewayAPI.addresses.mode=per-gateway',
+      'gatewayAPI.addresses.portRange=30000-30099',
+      'gatewayAPI.addresses.gatewayService=svc/svc-gateway',
+    ],
+    check: (o) => {
+      const manager = container(o, 'manager');
+      assert.equal(env(manager, 'SVC_GATEWAY_API_ADDRESSES')?.value, 'per-gateway');
+      assert.equal(env(manager, 'SVC_GATEWAY_API_PORT_RANGE')?.value, '30000-30099');
+      assert.equal(env(manager, 'SVC_GATEWAY_API_GATEWAY_SERVICE')?.value, 'svc/svc-gateway');
+      for (const [group, plural] of [
+        ['', 'services'],
+        ['discovery.k8s.io', 'endpointslices'],
+      ] as const) {
+        for (const verb of ['create', 'update', 'delete']) {
+          assert.ok(managerMay(o, group, plural, verb), `the operator may ${verb} ${plural}`);
+        }
+      }
+    },
+  },
+  {
     name: 'global.components.operator false: nothing',
     set: ['global.components.operator=false'],
     check: (o) => {
@@ -419,6 +457,12 @@ describe('values.schema.json refuses unknown and mistyped values', () => {
     { set: 'operator.logLevel=verbose', message: "at '/operator/logLevel'" },
     { set: 'operator.licensePublicKey=not-a-pem', message: "at '/operator/licensePublicKey'" },
     { set: 'envFrom[0].secretRef.nmae=x', message: "additional properties 'nmae' not allowed" },
+    { set: 'gatewayAPI.addresses.mode=per-service', message: "at '/gatewayAPI/addresses/mode'" },
+    { set: 'gatewayAPI.addresses.portRange=20000', message: "at '/gatewayAPI/addresses/portRange'" },
+    {
+      set: 'gatewayAPI.addresses.mode=per-gateway',
+      message: "gatewayAPI.addresses.gatewayService: per-gateway addresses need the gateway's Service",
+    },
   ];
   for (const c of cases) {
     test(c.set, async () => {

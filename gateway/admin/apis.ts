@@ -55,9 +55,11 @@ async function problemsOf(r: AdminRequest, id: unknown, def: Record<string, unkn
       'is_oas: set by the gateway on the classic form of OAS APIs: remove it, or write the API to /svc/apis/oas',
     ];
   }
-  // A TCP or TLS API is reached on its port, not by a path: stored with the model's empty one.
+  // A TCP or TLS API is reached on its port, an internal API through svc:// targets, not by a
+  // path: stored with the model's empty one (schemas/rules/api-definition.ts).
   const proxy = def.proxy;
-  if (isTcpApi(def) && isPlainObject(proxy) && proxy.listen_path === undefined) proxy.listen_path = '';
+  if ((isTcpApi(def) || def.internal === true) && isPlainObject(proxy) && proxy.listen_path === undefined)
+    proxy.listen_path = '';
   const problems = checkApi(def, r.deps.env);
   if (problems.length > 0) return problems;
   // Plugin files the gateway would refuse to load are refused now, never stored and not served.

@@ -8,17 +8,24 @@
  * dropped too, counted, and the next one goes on. `analytics_sample_rate` keeps that fraction of
  * requests, and the dashboard weighs each record by its inverse.
  *
+ * Cheap on the request path (issue 34 item 5): a request sampled out costs one random number; a
+ * request kept writes a few numbers and references into the columns of record-buffer.ts. The
+ * records are made, templated and serialised when their batch is sent, over one kept-alive
+ * connection to the dashboard (node:http, not fetch and its streams per call).
+ *
  * `/metrics`: `svc_gateway_analytics_records_total{outcome}` (sent, dropped_buffer_full,
  * dropped_send_failed).
  */
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { performance } from 'node:perf_hooks';
 import { Counter, type Registry } from 'prom-client';
 import { errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
-import type { AnalyticsRecord } from '../../schemas/rules/analytics.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { TrackingCache } from '../metrics/tracking.ts';
 import type { RequestContext, RequestObserver } from '../pipeline/context.ts';
-import { recordOf } from './records.ts';
+import { RecordBuffer } from './record-buffer.ts';
 
 /** The header of the node secret (store/pro/connection.ts sends the same). */
 const NODE_SECRET_HEADER = 'x-svc-node-secret';
@@ -52,12 +59,13 @@ export interface AnalyticsOptions {
 /** The analytics of one gateway process (see the module comment). */
 export class Analytics implements RequestObserver {
   readonly #opts: AnalyticsOptions;
-  readonly #url: string;
+  readonly #url: URL;
+  readonly #agent: HttpAgent;
   readonly #now: () => number;
   readonly #random: () => number;
   readonly #tracking = new TrackingCache();
   readonly #counts: Counts;
-  #buffer: AnalyticsRecord[] = [];
+  readonly #buffer: RecordBuffer;
   #sending: Promise<void> | undefined;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
@@ -65,7 +73,11 @@ export class Analytics implements RequestObserver {
 
   constructor(opts: AnalyticsOptions) {
     this.#opts = opts;
-    this.#url = `${opts.url.replace(/\/+$/, '')}/system/analytics`;
+    this.#url = new URL(`${opts.url.replace(/\/+$/, '')}/system/analytics`);
+    // One send at a time: one connection, kept between batches.
+    const agentOpts = { keepAlive: true, maxSockets: 1 };
+    this.#agent = this.#url.protocol === 'https:' ? new HttpsAgent(agentOpts) : new HttpAgent(agentOpts);
+    this.#buffer = new RecordBuffer(opts.bufferSize);
     this.#now = opts.now ?? Date.now;
     this.#random = opts.random ?? Math.random;
     const counter =
@@ -108,11 +120,10 @@ export class Analytics implements RequestObserver {
     const tracking = this.#tracking.get(ctx.route);
     const endpoint = tracking === null ? '' : tracking(ctx);
     if (endpoint === undefined) return; // do_not_track
-    if (this.#buffer.length >= this.#opts.bufferSize) {
+    if (!this.#buffer.push(ctx, status, endpoint, this.#now(), performance.now())) {
       this.#counts.dropped_buffer_full?.inc();
       return;
     }
-    this.#buffer.push(recordOf(ctx, status, endpoint, this.#now()));
     if (this.#buffer.length >= BATCH_SIZE && this.#sending === undefined) this.#flush();
   }
 
@@ -126,17 +137,11 @@ export class Analytics implements RequestObserver {
 
   async #sendAll(): Promise<void> {
     while (this.#buffer.length > 0) {
-      const batch = this.#buffer.splice(0, BATCH_SIZE);
+      const batch = this.#buffer.take(BATCH_SIZE);
       try {
-        const res = await fetch(this.#url, {
-          method: 'POST',
-          headers: { [NODE_SECRET_HEADER]: this.#opts.nodeSecret, 'content-type': 'application/json' },
-          body: JSON.stringify({ sample_rate: this.#opts.sampleRate, records: batch }),
-          signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
-        });
-        const text = await res.text();
-        if (res.status !== 200)
-          throw new Error(`the dashboard answered ${res.status}: ${text.slice(0, 200)}`);
+        const body = Buffer.from(JSON.stringify({ sample_rate: this.#opts.sampleRate, records: batch }));
+        const { status, text } = await this.#post(body);
+        if (status !== 200) throw new Error(`the dashboard answered ${status}: ${text.slice(0, 200)}`);
         this.#counts.sent?.inc(batch.length);
         if (this.#lastError !== '') this.#opts.log.info('analytics sent again');
         this.#lastError = '';
@@ -152,6 +157,45 @@ export class Analytics implements RequestObserver {
     }
   }
 
+  /** POSTs a batch to the dashboard: its status and body, or an error (unreachable, timed out). */
+  #post(body: Buffer): Promise<{ status: number; text: string }> {
+    const url = this.#url;
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    return new Promise((resolve, reject) => {
+      const req = send(url, {
+        method: 'POST',
+        agent: this.#agent,
+        headers: {
+          [NODE_SECRET_HEADER]: this.#opts.nodeSecret,
+          'content-type': 'application/json',
+          'content-length': body.length,
+        },
+      });
+      const timer = setTimeout(() => {
+        req.destroy(new Error(`no answer from the dashboard within ${SEND_TIMEOUT_MS} ms`));
+      }, SEND_TIMEOUT_MS);
+      timer.unref();
+      const fail = (err: Error): void => {
+        clearTimeout(timer);
+        reject(err);
+      };
+      req.on('error', fail);
+      req.on('response', (res: IncomingMessage) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', fail);
+        res.on('close', () => {
+          if (!res.complete) fail(new Error('the dashboard closed the connection mid-answer'));
+        });
+        res.on('end', () => {
+          clearTimeout(timer);
+          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
+        });
+      });
+      req.end(body);
+    });
+  }
+
   /** Sends what is left (once), then stops. */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -160,6 +204,7 @@ export class Analytics implements RequestObserver {
     if (this.#sending !== undefined) await this.#sending;
     this.#flush();
     if (this.#sending !== undefined) await this.#sending;
+    this.#agent.destroy();
   }
 }
 

@@ -1,14 +1,14 @@
 /**
- * One request as analytics sees it: a small flat record built when the request is over (time,
- * organisation, API and version, key, method, path template, status, latencies, sizes, why it
- * was refused). The path is a template, never the raw path: segments that look like IDs
- * (numbers, UUIDs, long hex or mixed letters and digits) become `{id}`, and an API's
- * `track_endpoints` entry names the requests it matches, so a month of traffic on
- * `/users/12345` is one endpoint, and no client can create endpoints at will.
+ * One request as analytics sees it: a small flat record (time, organisation, API and version,
+ * key, method, path template, status, latencies, sizes, why it was refused), made from what
+ * record-buffer.ts kept of the request when its batch is sent. The path is a template, never
+ * the raw path: segments that look like IDs (numbers, UUIDs, long hex or mixed letters and
+ * digits) become `{id}`, and an API's `track_endpoints` entry names the requests it matches, so
+ * a month of traffic on `/users/12345` is one endpoint, and no client can create endpoints at
+ * will.
  */
-import { performance } from 'node:perf_hooks';
-import type { AnalyticsRecord, RefusalReason } from '../../schemas/rules/analytics.ts';
-import { contentLength, type RequestContext } from '../pipeline/context.ts';
+import type { RefusalReason } from '../../schemas/rules/analytics.ts';
+import type { RequestContext } from '../pipeline/context.ts';
 
 /** The refusal of each error code (pipeline/errors.ts); codes not named here are not refusals. */
 const BY_CODE: Readonly<Record<string, RefusalReason>> = {
@@ -68,48 +68,4 @@ export function pathTemplate(path: string): string {
     out.push(ID_SEGMENT.test(s) ? '{id}' : s.length > MAX_SEGMENT_LENGTH ? '{long}' : s);
   }
   return out.join('/') || '/';
-}
-
-/**
- * The record of a request that is over; `endpoint` is its `track_endpoints` entry (`''`: none).
- * Cheap on purpose: it runs on the request's path (a few property reads).
- */
-export function recordOf(
-  ctx: RequestContext,
-  status: number,
-  endpoint: string,
-  now: number,
-): AnalyticsRecord {
-  const state = ctx.state;
-  const api = ctx.route.api;
-  const end = performance.now();
-  const up =
-    state.upstreamStartedAt !== undefined && state.upstreamRespondedAt !== undefined
-      ? state.upstreamRespondedAt - state.upstreamStartedAt
-      : 0;
-  return {
-    time: now,
-    org_id: api.org_id ?? '',
-    api_id: ctx.route.id,
-    api_version: state.version ?? '',
-    key: state.keyId ?? '',
-    alias: ctx.session?.alias ?? '',
-    method: ctx.method,
-    path:
-      endpoint !== ''
-        ? ctx.route.listenPath + (endpoint.startsWith('/') ? endpoint : `/${endpoint}`)
-        : pathTemplate(ctx.path),
-    status,
-    latency_ms: state.startedAt === undefined ? 0 : round(end - state.startedAt),
-    upstream_latency_ms: round(Math.max(0, up)),
-    request_bytes: contentLength(ctx.headers['content-length']),
-    response_bytes: ctx.responseLength(),
-    refusal: refusalOf(ctx),
-    // An API with enable_detailed_recording (middleware/detailed-recording): its bodies.
-    ...(state.detail === undefined ? {} : { detail: state.detail.read() }),
-  };
-}
-
-function round(ms: number): number {
-  return Math.round(ms * 1000) / 1000;
 }

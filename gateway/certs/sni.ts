@@ -1,7 +1,9 @@
 /**
  * Per-API certificates on HTTPS listeners: each served API's `certificates` (IDs of stored
- * certificates with private keys) answer TLS handshakes whose SNI is the API's `domain`; other
- * names get the gateway's own certificate (`tls_cert_file`). Built at every reload from the new
+ * certificates with private keys) answer TLS handshakes whose SNI is the API's `domain`, and those
+ * of an API without a domain every other name on its port (`listen_port`: a Gateway API listener
+ * without a hostname); other names get the gateway's own certificate (`tls_cert_file`), or, on a
+ * gateway without one, are refused at the handshake (schemas/rules/https.ts). Built at every reload from the new
  * route table and swapped with it, so a certificate added, changed or removed takes effect at the
  * next reload while open connections go on (`SNICallback` reads the current table per handshake).
  */
@@ -24,10 +26,15 @@ export class SniTable {
   /** Wildcards, the longest first and, of one name, the one-label entry first. */
   readonly #wildcards: readonly { name: string; oneLabel: boolean; ctx: SecureContext }[];
 
+  /** Port -> the certificate of the domainless HTTPS APIs on it. */
+  readonly #ports: ReadonlyMap<number, SecureContext>;
+
   constructor(
     entries: ReadonlyMap<string, SecureContext> = new Map(),
     oneLabel: ReadonlyMap<string, SecureContext> = new Map(),
+    ports: ReadonlyMap<number, SecureContext> = new Map(),
   ) {
+    this.#ports = ports;
     const exact = new Map<string, SecureContext>();
     const wild: { name: string; oneLabel: boolean; ctx: SecureContext }[] = [];
     for (const [name, ctx] of entries) {
@@ -41,19 +48,23 @@ export class SniTable {
     );
   }
 
-  /** The context for a client's SNI name, or undefined (the listener's default certificate). */
-  lookup(servername: string): SecureContext | undefined {
+  /**
+   * The context for a client's SNI name on a listener's port: the API certificate of the name,
+   * else the one of the port's domainless APIs, else undefined (the gateway's own certificate,
+   * or a refused handshake where it has none).
+   */
+  lookup(servername: string, port?: number): SecureContext | undefined {
     const name = normalizeHost(servername);
     const hit = this.#exact.get(name);
     if (hit !== undefined) return hit;
     for (const w of this.#wildcards) if (wildcardCovers(w.name, w.oneLabel, name)) return w.ctx;
-    return undefined;
+    return port === undefined ? undefined : this.#ports.get(port);
   }
 }
 
 /**
  * The SNI table of the APIs served: the first of an API's `certificates` that is stored with its
- * private key serves its domain. One that is missing or has no key is logged and skipped (the
+ * private key serves its domain (without a domain: its port). One that is missing or has no key is logged and skipped (the
  * default certificate answers), so a deleted certificate never blocks a reload.
  */
 export async function buildSniTable(
@@ -64,11 +75,18 @@ export async function buildSniTable(
 ): Promise<SniTable> {
   const anyDepth = new Map<string, SecureContext>();
   const oneLabel = new Map<string, SecureContext>();
+  const ports = new Map<number, SecureContext>();
   for (const api of apis) {
     const domain = normalizeHost(api.domain ?? '');
     const ids = api.certificates ?? [];
-    const entries = api.domain_wildcard_one_label === true && domain.startsWith('*.') ? oneLabel : anyDepth;
-    if (api.protocol !== 'https' || domain === '' || ids.length === 0 || entries.has(domain)) continue;
+    const port = api.listen_port ?? 0;
+    if (api.protocol !== 'https' || ids.length === 0) continue;
+    const byName = api.domain_wildcard_one_label === true && domain.startsWith('*.') ? oneLabel : anyDepth;
+    if (domain === '' ? ports.has(port) : byName.has(domain)) continue;
+    const set = (ctx: SecureContext): void => {
+      if (domain === '') ports.set(port, ctx);
+      else byName.set(domain, ctx);
+    };
     for (const id of ids) {
       const material = await loadCertMaterial(store, id, gatewaySecret);
       if (material?.key === undefined) {
@@ -80,7 +98,7 @@ export async function buildSniTable(
         continue;
       }
       try {
-        entries.set(domain, createSecureContext({ cert: material.cert, key: material.key }));
+        set(createSecureContext({ cert: material.cert, key: material.key }));
         break;
       } catch (err) {
         log.warn('api certificate not usable', {
@@ -91,5 +109,5 @@ export async function buildSniTable(
       }
     }
   }
-  return new SniTable(anyDepth, oneLabel);
+  return new SniTable(anyDepth, oneLabel, ports);
 }

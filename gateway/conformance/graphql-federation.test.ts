@@ -389,9 +389,9 @@ extend type User @key(fields: "id") { id: ID! @external name: String! @external 
     [
       'graphql.supergraph.planner: Unsupported value: not a supergraph setting svc serves (subgraphs, merged_sdl, global_headers, disable_query_batching, updated_at)',
       'graphql.supergraph.subgraphs[2].url: Invalid value: "ftp://stock" has the scheme "ftp": subgraphs are called over http(s) or svc://',
-      'graphql.supergraph.subgraphs[2].subscription_type: Unsupported value: subscriptions through a supergraph are not supported yet',
-      'graphql.schema: Unsupported value: subscriptions through a supergraph are not supported yet',
+      'graphql.supergraph.subgraphs[2].subscription_type: Unsupported value: subscriptions are sent to subgraphs over WebSocket with graphql-transport-ws only (server-sent events are not supported yet): set graphql-transport-ws or leave it empty',
       'graphql.schema: Invalid value: Query.orphan: no subgraph resolves this field',
+      'graphql.schema: Invalid value: Subscription.ticks: no subgraph resolves this field',
     ],
   );
 });

@@ -83,9 +83,34 @@ const apis = (): Record<string, unknown>[] => [
     }),
     { strip_listen_path: true },
   ),
+  // An internal API without a listen path (the reference's dynamic_auth sample): reached through
+  // svc:// only, with the path the target gives; written without one, stored with the empty one.
+  {
+    api_id: 'int-nopath',
+    name: 'int-nopath',
+    use_keyless: true,
+    internal: true,
+    proxy: { target_url: echo().url },
+    ...oneVersion({ global_headers: { 'x-via-nopath': 'n' } }),
+  },
+  keyless('to-nopath', '/to-nopath/', 'svc://int-nopath/np', {}, { strip_listen_path: true }),
   // The target's own authentication applies.
   keyed('int-keyed', '/int-keyed/', echo().url, { internal: true, use_standard_auth: true }),
   keyless('to-keyed', '/to-keyed/', 'svc://int-keyed/', {}, { strip_listen_path: true }),
+  // A dispatcher as the Gateway API translation writes it: every request handed on with what
+  // follows the listen path (`^/?(.*)$` to `svc://<api>/$1`) to an internal API that keeps the
+  // whole path (no strip).
+  keyless(
+    'dispatch',
+    '/dispatch',
+    echo().url,
+    oneVersion({
+      extended_paths: {
+        url_rewrites: [{ path: '/', match_pattern: '^/?(.*)$', rewrite_to: 'svc://int-whole/$1' }],
+      },
+    }),
+  ),
+  keyless('int-whole', '/whole', echo().url, { internal: true }),
   // Loops and missing APIs.
   keyless('loop-a', '/loop-a/', 'svc://loop-b/'),
   keyless('loop-b', '/loop-b/', 'svc://loop-a/', { internal: true }),
@@ -154,6 +179,40 @@ const rows: Row[] = [
     upstreamHeaders: { 'x-via-b': undefined },
   },
   { name: 'an internal API is not served to clients', path: '/int-b/items', status: 404 },
+  {
+    name: 'a rewrite of nothing after the listen path: the next API gets its listen path, no slash added',
+    path: '/dispatch',
+    status: 200,
+    upstreamPath: '/whole',
+  },
+  {
+    name: 'the same with a query',
+    path: '/dispatch?animal=whale',
+    status: 200,
+    upstreamPath: '/whole',
+    upstreamQuery: 'animal=whale',
+  },
+  {
+    name: 'a trailing slash the client sent is kept',
+    path: '/dispatch/',
+    status: 200,
+    upstreamPath: '/whole/',
+  },
+  {
+    name: 'a path under the listen path follows it',
+    path: '/dispatch/a/b',
+    status: 200,
+    upstreamPath: '/whole/a/b',
+  },
+  {
+    name: 'an internal API without a listen path: through it (its header) with the target path',
+    path: '/to-nopath/x?y=1',
+    status: 200,
+    upstreamPath: '/np/x',
+    upstreamQuery: 'y=1',
+    upstreamHeaders: { 'x-via-nopath': 'n' },
+  },
+  { name: 'an internal API without a listen path is not served to clients', path: '/np/x', status: 404 },
   {
     name: "the target API's authentication applies",
     path: '/to-keyed/x',

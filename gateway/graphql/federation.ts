@@ -12,6 +12,8 @@
  *    a field with `@provides` has the fields it provides asked of its subgraph, not their owner;
  * 3. graphql-js executes the client's document over the merged answer (values completed and
  *    checked against the supergraph's schema, abstract types by `__typename`).
+ * A subscription is forwarded over WebSocket to the subgraph owning its field (`subscribe`), and
+ * each of its events is completed as a query's root answer is (steps 2 and 3).
  * A subgraph's error is a GraphQL error of the answer (with the subgraph's name); the fields it
  * would have given are null (or their parent, when not nullable), never a 500.
  */
@@ -318,6 +320,89 @@ export class Supergraph {
     };
     if (mutation) for (const g of groups) await fetchGroup(g);
     else await Promise.all(groups.map(fetchGroup));
+    return this.#completed(ctx, document, op, root, vars, data, groups, errors);
+  }
+
+  /**
+   * Starts one checked subscription of the client (its one root field): forwarded over WebSocket
+   * (`graphql-transport-ws`) to the subgraph owning the field, with the part of the selection it
+   * resolves (plus `__typename` and keys); each event it sends is completed as a query's root
+   * answer is (entity fields from the other subgraphs through `_entities`, then the client's
+   * document over it). The subgraph's `complete` ends the events, its `error` or its socket
+   * closing fails them (transport-ws.ts sends the client `complete` or `error`); ending the events
+   * (the client's `complete`, or its leaving) completes the subgraph's operation and closes its
+   * socket. `open` opens the subgraph's socket (`svc://`: through its API's chain).
+   */
+  subscribe(
+    ctx: EngineContext,
+    document: DocumentNode,
+    op: OperationDefinitionNode,
+    variables: Obj | undefined,
+    open: (sub: SupergraphSubgraph, query: string, variables: Obj) => AsyncIterableIterator<Obj>,
+  ): AsyncIterableIterator<ExecutionResult> | { errors: GraphQLError[] } {
+    const fragments: Record<string, FragmentDefinitionNode> = {};
+    for (const d of document.definitions)
+      if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d;
+    const vars = variables ?? {};
+    const root = this.#schema.getSubscriptionType();
+    if (root === null || root === undefined)
+      return { errors: [new GraphQLError('the supergraph has no subscriptions')] };
+    const set = inlineFragments(op.selectionSet, fragments);
+    const fields = fieldsFor(this.#schema, root, set, vars).filter((f) => f.name.value !== '__typename');
+    const field = fields[0];
+    if (field === undefined) return { errors: [new GraphQLError('the subscription selects no field')] };
+    const sub = this.#owner(root.name, field.name.value);
+    if (sub === undefined)
+      return {
+        errors: [new GraphQLError(`${root.name}.${field.name.value}: no subgraph resolves this field`)],
+      };
+    const groups = [{ sub, fields: [field] }];
+    const sel = this.#selectionFor(sub, root.name, { kind: Kind.SELECTION_SET, selections: [field] }, false);
+    const upstream = open(sub, this.#operation(op, 'subscription', sel), vars);
+    const completed = async (payload: Obj): Promise<ExecutionResult> => {
+      const errors: GraphQLError[] = [];
+      const list: unknown = payload.errors;
+      for (const e of Array.isArray(list) ? (list as unknown[]) : []) {
+        const m = isPlainObject(e) ? e.message : undefined;
+        errors.push(new GraphQLError(`subgraph ${sub.name}: ${typeof m === 'string' ? m : 'error'}`));
+      }
+      const data: Obj = isPlainObject(payload.data) ? { ...payload.data } : {};
+      if (!isPlainObject(payload.data) && errors.length === 0)
+        errors.push(new GraphQLError(`subgraph ${sub.name} sent an event without data`));
+      // Each event is its own request: entity fields are fetched afresh, never from the last event's calls.
+      return this.#completed({ ...ctx, calls: new Map() }, document, op, root, vars, data, groups, errors);
+    };
+    const events: AsyncIterableIterator<ExecutionResult> = {
+      async next() {
+        const r = await upstream.next();
+        if (r.done === true) return { value: undefined, done: true };
+        return { value: await completed(r.value), done: false };
+      },
+      async return() {
+        await upstream.return?.();
+        return { value: undefined, done: true };
+      },
+      [Symbol.asyncIterator]() {
+        return events;
+      },
+    };
+    return events;
+  }
+
+  /**
+   * The answer to the client's document over the root fields `groups` gave in `data`: the entity
+   * fields of other subgraphs fetched level by level, then graphql-js over the merged objects.
+   */
+  async #completed(
+    ctx: EngineContext,
+    document: DocumentNode,
+    op: OperationDefinitionNode,
+    root: GraphQLObjectType,
+    vars: Obj,
+    data: Obj,
+    groups: readonly { sub: SupergraphSubgraph; fields: FieldNode[] }[],
+    errors: GraphQLError[],
+  ): Promise<ExecutionResult> {
     // Entity fields, level by level.
     let level: { obj: Obj; set: SelectionSetNode; from: SupergraphSubgraph | undefined }[] = [];
     for (const g of groups)

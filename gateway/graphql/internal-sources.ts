@@ -21,6 +21,7 @@ import { HttpContext, type RequestContext } from '../pipeline/context.ts';
 import type { Route } from '../pipeline/router.ts';
 import { splitTarget } from '../pipeline/url.ts';
 import { markHandedOver, type RouteLookup } from '../upstream/internal.ts';
+import { serveUpgrade } from '../streams/upgrade.ts';
 
 /** The most data graphs one request may go through. */
 export const MAX_HOPS = 8;
@@ -54,8 +55,8 @@ interface Pending {
 /** The calls waiting for their request, by the server side of their connection. */
 const pending = new WeakMap<Duplex, Pending>();
 
-/** Never listens: it parses the requests of in-memory connections and runs their API's chain. */
-const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+/** Runs one request of an in-memory connection on its API's chain. */
+function serveCall(req: IncomingMessage, res: ServerResponse): void {
   const p = pending.get(req.socket);
   if (p === undefined) {
     res.statusCode = 500;
@@ -82,17 +83,37 @@ const server = createServer((req: IncomingMessage, res: ServerResponse) => {
       respondError(ctx, internalFailure(ctx, err));
     }
   });
+}
+
+/**
+ * Never listens: it parses the requests of in-memory connections and runs their API's chain; an
+ * upgrade (a supergraph's subscription to a subgraph API) enters the chain as the listeners'
+ * upgrades do, and the chain takes the connection over.
+ */
+const server = createServer(serveCall);
+server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+  serveUpgrade(req, socket, head, serveCall);
 });
+
+/** A new in-memory connection whose requests `route`'s chain serves: the client's end. */
+function connection(route: Route, from: RequestContext, hops: number): Duplex {
+  const [client, side] = duplexPair();
+  // The target API sees the client's address (IP lists, rate limits by IP, context variables).
+  Object.defineProperty(side, 'remoteAddress', { value: from.socketAddress });
+  pending.set(side, { route, from, hops });
+  server.emit('connection', side);
+  return client;
+}
+
+/** The Host a call to `route` names: its domain, else its ID. */
+const hostOf = (route: Route): string =>
+  route.domain !== undefined && !route.domain.includes('*') ? route.domain : route.id;
 
 /** Sends one request over a new in-memory connection to `route`'s chain. */
 function send(route: Route, from: RequestContext, hops: number, path: string, req: InternalRequest) {
   return new Promise<DataSourceAnswer>((resolve, reject) => {
-    const [client, side] = duplexPair();
-    // The target API sees the client's address (IP lists, rate limits by IP, context variables).
-    Object.defineProperty(side, 'remoteAddress', { value: from.socketAddress });
-    pending.set(side, { route, from, hops });
-    server.emit('connection', side);
-    const host = route.domain !== undefined && !route.domain.includes('*') ? route.domain : route.id;
+    const client = connection(route, from, hops);
+    const host = hostOf(route);
     const out = request(
       {
         createConnection: () => client,
@@ -136,15 +157,53 @@ export function internalSources(
 ): (url: string) => InternalSource {
   const hops = graphHops.getStore() ?? 0;
   return (url) => {
-    const t = parseInternalTarget(url);
-    if (isTargetProblem(t)) return t.message;
-    const next = routes?.(t.host.toLowerCase() === SELF ? ctx.route.id : t.host);
-    if (next === undefined) return `data source API ${t.host} is not loaded on this gateway`;
-    if ('ambiguous' in next) return ambiguousTargetMessage(t.host, next.ambiguous);
-    if (hops >= MAX_HOPS)
-      return `data source API ${t.host}: the request went through ${MAX_HOPS} data graphs (a loop?)`;
-    const rest = t.basePath === '' ? '/' : t.basePath;
-    const path = `${next.listenPath}${rest}${t.baseQuery === '' ? '' : `?${t.baseQuery}`}`;
-    return (req) => send(next, ctx, hops + 1, path, req);
+    const found = lookup(ctx, routes, hops, url);
+    if (typeof found === 'string') return found;
+    return (req) => send(found.route, ctx, hops + 1, found.path, req);
   };
+}
+
+/**
+ * A WebSocket upgrade to another API of the gateway (`svc://<api>/<path>`): the path and Host of
+ * its request, and a new in-memory connection to that API's chain to send it on.
+ */
+export interface InternalUpgrade {
+  path: string;
+  host: string;
+  connect: () => Duplex;
+}
+
+/** The upgrades of one request's data graph to other APIs of the gateway (internalSources' WebSocket form). */
+export function internalUpgrades(
+  ctx: RequestContext,
+  routes: RouteLookup | undefined,
+): (url: string) => InternalUpgrade | string {
+  const hops = graphHops.getStore() ?? 0;
+  return (url) => {
+    const found = lookup(ctx, routes, hops, url);
+    if (typeof found === 'string') return found;
+    return {
+      path: found.path,
+      host: hostOf(found.route),
+      connect: () => connection(found.route, ctx, hops + 1),
+    };
+  };
+}
+
+/** The API `url` names and the path of a call to it, or why there is none. */
+function lookup(
+  ctx: RequestContext,
+  routes: RouteLookup | undefined,
+  hops: number,
+  url: string,
+): { route: Route; path: string } | string {
+  const t = parseInternalTarget(url);
+  if (isTargetProblem(t)) return t.message;
+  const next = routes?.(t.host.toLowerCase() === SELF ? ctx.route.id : t.host);
+  if (next === undefined) return `data source API ${t.host} is not loaded on this gateway`;
+  if ('ambiguous' in next) return ambiguousTargetMessage(t.host, next.ambiguous);
+  if (hops >= MAX_HOPS)
+    return `data source API ${t.host}: the request went through ${MAX_HOPS} data graphs (a loop?)`;
+  const rest = t.basePath === '' ? '/' : t.basePath;
+  return { route: next, path: `${next.listenPath}${rest}${t.baseQuery === '' ? '' : `?${t.baseQuery}`}` };
 }

@@ -7,8 +7,10 @@
  * `max_query_depth` (its access right's `limit.max_query_depth` when it has a per-API limit) and
  * its field permissions (`restricted_types`, `allowed_types`) refuse with
  * 403 and a GraphQL error. A `proxyOnly` API then sends the request on to its upstream; an
- * `executionEngine` API executes it (engine.ts). A WebSocket upgrade (subscriptions,
- * `graphql-transport-ws`) is relayed to the upstream as it is (subscriptions.ts).
+ * `executionEngine` API executes it (engine.ts), a `supergraph` API plans it across its subgraphs
+ * (federation.ts). A WebSocket upgrade (subscriptions, `graphql-transport-ws`) is relayed to the
+ * upstream as it is (subscriptions.ts), or answered by the gateway (transport-ws.ts) where it runs
+ * them itself: Kafka sources, and a supergraph's subscriptions, forwarded to their subgraphs.
  */
 import {
   execute,
@@ -38,14 +40,21 @@ import {
   refusedField,
 } from './checks.ts';
 import { fillTemplate, wireEngine, type EngineContext } from './engine.ts';
-import { internalSources } from './internal-sources.ts';
+import { internalSources, internalUpgrades, type InternalUpgrade } from './internal-sources.ts';
 import { Supergraph } from './federation.ts';
 import { buildSubgraphSchema, buildSupergraphSchema } from '../../schemas/rules/graphql-federation.ts';
-import { subgraphSdl, supergraphSdl, supergraphSubgraphs } from '../../schemas/rules/graphql-supergraph.ts';
+import {
+  subgraphSdl,
+  supergraphSdl,
+  supergraphSubgraphs,
+  type SupergraphSubgraph,
+} from '../../schemas/rules/graphql-supergraph.ts';
 import { engineFields, type EngineField, type GraphqlSource } from './sources.ts';
 import { relayUpgrade } from './subscriptions.ts';
 import { kafkaEvents } from './kafka.ts';
+import { subscribeOverWs } from './transport-ws-client.ts';
 import {
+  OperationErrors,
   offersTransportWs,
   serveTransportWs,
   TRANSPORT_WS,
@@ -117,7 +126,7 @@ interface CompiledGraphql {
   introspection: boolean;
   /**
    * The engine's subscriptions: the GraphQL source they are relayed to, `own` when the gateway
-   * answers them itself (Kafka sources: transport-ws.ts), or why there are none.
+   * answers them itself (Kafka sources, a supergraph's: transport-ws.ts), or why there are none.
    */
   subscriptions: { target: Target; path: string; source: GraphqlSource } | string;
 }
@@ -185,7 +194,7 @@ function compile(api: GatewayApiDefinition): CompiledGraphql {
         (g.supergraph as { disable_query_batching?: unknown } | undefined)?.disable_query_batching !== true,
       ),
       introspection: g.introspection?.disabled !== true,
-      subscriptions: 'subscriptions through a supergraph are not supported yet',
+      subscriptions: 'own',
     };
   }
   const built = buildGraphqlSchema(g?.schema ?? '');
@@ -231,20 +240,37 @@ function refused(
 }
 
 /**
- * Runs one operation of a graphql-transport-ws session (transport-ws.ts) of an engine API whose
+ * Runs one operation of a graphql-transport-ws session (transport-ws.ts) of an API whose
  * subscriptions the gateway answers itself: checked as an HTTP request is (validity, then
- * `refused`), a subscription run with graphql-js's `subscribe`, anything else executed.
+ * `refused`: depth and field limits), then a supergraph's planned (a subscription forwarded to
+ * its subgraph), an engine's subscription run with graphql-js's `subscribe`, anything else
+ * executed.
  */
 async function runOperation(
   c: CompiledGraphql,
   ctx: RequestContext,
   context: EngineContext,
   payload: SubscribePayload,
+  upgrades: (url: string) => InternalUpgrade | string,
 ): Promise<OperationOutcome> {
   const checked = parseAndValidate(c.schema, payload.query, payload.operationName);
   if (!('document' in checked)) return { errors: checked.map((e) => e.toJSON()) };
   const refusal = refused(c, ctx, checked.document, checked.operation);
   if (refusal !== undefined) return { errors: refusal.errors as GraphQLFormattedError[] };
+  if (c.supergraph !== undefined) {
+    if (checked.operation.operation !== OperationTypeNode.SUBSCRIPTION)
+      return {
+        result: await c.supergraph.run(context, checked.document, checked.operation, payload.variables),
+      };
+    const started = c.supergraph.subscribe(
+      context,
+      checked.document,
+      checked.operation,
+      payload.variables,
+      (sub, query, variables) => subgraphEvents(sub, query, variables, upgrades),
+    );
+    return 'errors' in started ? { errors: started.errors.map((e) => e.toJSON()) } : { results: started };
+  }
   const args = {
     schema: c.schema,
     document: checked.document,
@@ -262,6 +288,38 @@ async function runOperation(
     errors:
       errors.length > 0 ? errors.map((e) => e.toJSON()) : [{ message: 'the subscription did not start' }],
   };
+}
+
+/**
+ * A subscription's events from a subgraph (federation.ts forwards it): over WebSocket to its URL
+ * (http(s) as ws(s)), or through its API's chain for `svc://`, with the subgraph's headers.
+ */
+function subgraphEvents(
+  sub: SupergraphSubgraph,
+  query: string,
+  variables: Record<string, unknown>,
+  upgrades: (url: string) => InternalUpgrade | string,
+): AsyncIterableIterator<Record<string, unknown>> {
+  const name = `subgraph ${sub.name}`;
+  if (/^svc:\/\//i.test(sub.url)) {
+    const to = upgrades(sub.url);
+    if (typeof to === 'string') throw new OperationErrors([{ message: `${name}: ${to}` }]);
+    return subscribeOverWs({
+      url: `ws://localhost${to.path}`,
+      headers: { ...sub.headers, host: to.host },
+      connect: to.connect,
+      query,
+      variables,
+      name,
+    });
+  }
+  return subscribeOverWs({
+    url: sub.url.replace(/^http/i, 'ws'),
+    headers: sub.headers,
+    query,
+    variables,
+    name,
+  });
 }
 
 /** Whether the API is GraphQL with a schema to check requests against. */
@@ -289,12 +347,7 @@ export const graphql: GatewayMiddleware = {
         // over (node:http; the fast path takes no upgrade, nor a route of this middleware).
         const conn = ctx.clientConnection();
         if (conn === undefined) return reject(ctx, GatewayError.bodyTooLarge());
-        if (c.supergraph !== undefined) {
-          return answer(ctx, 400, {
-            errors: [{ message: 'subscriptions through a supergraph are not supported yet' }],
-          });
-        }
-        if (c.engine && c.subscriptions === 'own') {
+        if (c.subscriptions === 'own') {
           if (!offersTransportWs(ctx)) {
             return answer(ctx, 400, {
               errors: [
@@ -310,9 +363,10 @@ export const graphql: GatewayMiddleware = {
             internal: internalSources(ctx, routes),
             consume: (source, args) => kafkaEvents(streams, source, args),
           };
+          const upgrades = internalUpgrades(ctx, routes);
           await serveTransportWs(ctx, conn, (payload) =>
             // Each operation its own loader: a subscription's events are not one request.
-            runOperation(c, ctx, { ...context, calls: new Map() }, payload),
+            runOperation(c, ctx, { ...context, calls: new Map() }, payload, upgrades),
           );
           controller.abort();
           return undefined;

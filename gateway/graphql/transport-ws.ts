@@ -1,7 +1,7 @@
 /**
  * The server side of the GraphQL over WebSocket protocol (`graphql-transport-ws`, the protocol of
  * the `graphql-ws` library), for subscriptions the gateway answers itself (the execution engine's
- * Kafka sources): the client's upgrade, once it passed the chain, is accepted on its own
+ * Kafka sources, a supergraph's subscriptions forwarded to its subgraphs): the client's upgrade, once it passed the chain, is accepted on its own
  * connection; `connection_init` is acknowledged (within 3 s of opening, else close 4408), `ping`
  * answered with `pong`, each `subscribe` run by `run` and its results sent as `next` then
  * `complete` (or one `error` with the GraphQL errors when it cannot start), a client's `complete`
@@ -13,9 +13,22 @@ import type { IncomingMessage } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ExecutionResult, GraphQLFormattedError } from 'graphql';
 import type { ClientConnection, RequestContext } from '../pipeline/context.ts';
+import { TRANSPORT_WS } from '../../schemas/rules/graphql-supergraph.ts';
 
 /** The subprotocol served. */
-export const TRANSPORT_WS = 'graphql-transport-ws';
+export { TRANSPORT_WS };
+
+/**
+ * An operation's errors, thrown by its results (a subgraph's `error` message, its socket closed):
+ * sent to the client as the `error` message's payload.
+ */
+export class OperationErrors extends Error {
+  readonly errors: readonly GraphQLFormattedError[];
+  constructor(errors: readonly GraphQLFormattedError[]) {
+    super(errors.map((e) => e.message).join('; '));
+    this.errors = errors;
+  }
+}
 
 /** How long a client has to send `connection_init`. */
 const INIT_WAIT_MS = 3_000;
@@ -201,7 +214,11 @@ function session(ws: WebSocket, run: (payload: SubscribePayload) => Promise<Oper
       }
     } catch (err) {
       if (running.has(id)) {
-        send({ id, type: 'error', payload: [{ message: err instanceof Error ? err.message : String(err) }] });
+        const errors =
+          err instanceof OperationErrors
+            ? err.errors
+            : [{ message: err instanceof Error ? err.message : String(err) }];
+        send({ id, type: 'error', payload: errors });
         running.delete(id);
       }
       return;

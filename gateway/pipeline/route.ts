@@ -32,6 +32,12 @@ export interface RouteInfo {
    * that request path alone, not the paths under it.
    */
   exactPath?: string | undefined;
+  /**
+   * `proxy.listen_path_case_sensitive`: the listen path as the request must write it (without its
+   * trailing slash, or as written when exact); a request path that differs only in case is not
+   * this route's (the table then looks further, as if the route were not there).
+   */
+  casedPath?: string | undefined;
   /** Remove the listen path before proxying. */
   strip: boolean;
   /**

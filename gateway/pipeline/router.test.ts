@@ -278,3 +278,70 @@ test('router: a large tier of many first segments matches exactly what a scan of
   assert.equal(t.match('main', 'h', '/A/b')?.id, 'x-exact');
   assert.equal(t.match('main', 'h', '/')?.id, 'x-exact-root');
 });
+
+test('router: many wildcard domains are matched as a scan of every wildcard matches them', () => {
+  const one = (r: Route): Route => ({ ...r, domainOneLabel: true });
+  const names = ['a', 'b', 'a.b', 'x.a.b', 'c.test', 'a.c.test'];
+  const many = [
+    ...names.map((d, i) => route(`any-${String(i)}`, '/', `*.${d}`)),
+    ...names.map((d, i) => one(route(`one-${String(i)}`, '/', `*.${d}`))),
+    ...names.map((d, i) => route(`deep-${String(i)}`, '/deep/', `*.${d}`)),
+    ...Array.from({ length: 30 }, (_, i) => route(`w${String(i)}`, '/', `*.w${String(i)}.test`)),
+    route('root', '/'),
+  ];
+  const indexedTable = new RouteTable(many);
+  // What trying every wildcard in turn, the most specific first, finds.
+  const scanned = (host: string, path: string): string | undefined => {
+    const wild = many.filter((r) => r.domain !== undefined);
+    const order = [...wild].sort(
+      (a, b) =>
+        (b.domain ?? '').length - (a.domain ?? '').length ||
+        Number(b.domainOneLabel === true) - Number(a.domainOneLabel === true) ||
+        b.listenPath.length - a.listenPath.length ||
+        (a.id < b.id ? -1 : 1),
+    );
+    const hit = order.find((r) => {
+      const suffix = (r.domain ?? '').slice(1);
+      if (host.length <= suffix.length || !host.endsWith(suffix)) return false;
+      if (r.domainOneLabel === true && host.indexOf('.') !== host.length - suffix.length) return false;
+      return coversPath(r.listenPath, path);
+    });
+    return hit?.id ?? 'root';
+  };
+  const hosts = [
+    ...names.flatMap((d) => [d, `h.${d}`, `h.g.${d}`, `.${d}`, `h..${d}`]),
+    'h.w3.test',
+    'w3.test',
+    'h.x.w29.test',
+    'nothing',
+    '',
+    '.',
+  ];
+  for (const host of hosts)
+    for (const path of ['/', '/deep/x', '/other'])
+      assert.equal(indexedTable.match('main', host, path)?.id, scanned(host, path), `${host} ${path}`);
+  assert.equal(indexedTable.match('main', 'h.x.a.b', '/')?.id, 'one-3');
+  assert.equal(indexedTable.match('main', 'h.g.x.a.b', '/')?.id, 'any-3');
+  assert.equal(indexedTable.match('main', 'h.g.x.a.b', '/deep/1')?.id, 'deep-3');
+});
+
+test('router: a case-sensitive listen path serves its case only; another case goes on to the next route', () => {
+  const cased = (r: Route, raw: string): Route => ({ ...r, casedPath: raw });
+  const small = [
+    cased({ ...route('exact', '/filler/Two'), exactPath: '/filler/two' }, '/filler/Two'),
+    cased(route('prefix', '/filler/One/'), '/filler/One'),
+    route('plain', '/filler/'),
+    route('root', '/'),
+  ];
+  // Small (scanned), and among 40 routes of the same first segment (looked up by path prefix).
+  for (const t of [new RouteTable(small), new RouteTable([...small, ...fillers(40)])]) {
+    assert.equal(t.match('main', 'h', '/filler/Two')?.id, 'exact');
+    assert.equal(t.match('main', 'h', '/filler/two')?.id, 'plain', 'Exact /Two does not serve /two');
+    assert.equal(t.match('main', 'h', '/filler/TWO')?.id, 'plain');
+    assert.equal(t.match('main', 'h', '/filler/One')?.id, 'prefix');
+    assert.equal(t.match('main', 'h', '/filler/One/x/Y')?.id, 'prefix', 'the rest keeps any case');
+    assert.equal(t.match('main', 'h', '/filler/one/x')?.id, 'plain');
+    assert.equal(t.match('main', 'h', '/FILLER/One')?.id, 'plain', 'every segment is compared with case');
+    assert.equal(new RouteTable(small.slice(0, 2)).match('main', 'h', '/FILLER/One')?.id, undefined);
+  }
+});

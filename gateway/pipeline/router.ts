@@ -3,7 +3,8 @@
  * first (exact host, then wildcards from the most specific, then APIs without a domain; a wildcard
  * covers any depth below it, or one label with `domain_wildcard_one_label`) and, in
  * each tier, the longest listen path that is a whole-segment prefix of the request path, compared
- * case-insensitively: exactly what the claim rule of schemas/rules (`routeKey`) calls one route.
+ * case-insensitively: exactly what the claim rule of schemas/rules (`routeKey`) calls one route
+ * (an API with `listen_path_case_sensitive` also needs the case: `casedMatch`).
  * A tier with no matching path falls through to the next one.
  */
 import { wildcardCovers } from '../../schemas/rules/api-definition.ts';
@@ -57,7 +58,37 @@ interface ListenerRoutes {
    * the more specific); `domain` is the `*.suffix` key.
    */
   wildcard: { domain: string; suffix: string; oneLabel: boolean; tier: Tier }[];
+  /**
+   * When there are many wildcard tiers: each by its suffix (`.example.com`), so that a match looks
+   * up the suffixes of the host (one per label) instead of trying every wildcard.
+   */
+  wildcardBySuffix?: Map<string, { oneLabel?: Tier; anyDepth?: Tier }>;
   any: Tier;
+}
+
+/**
+ * The first route of the wildcard tiers covering `host` through `bySuffix`, in the order of the
+ * sorted list: the longest suffix first (the host's first dot), and of one suffix the one-label
+ * tier first (it covers the host only at its first dot).
+ */
+function firstWildcard(
+  bySuffix: Map<string, { oneLabel?: Tier; anyDepth?: Tier }>,
+  host: string,
+  path: string,
+): Route | undefined {
+  const first = host.indexOf('.');
+  // A suffix shorter than the host: from a dot after its first character.
+  for (let i = first === 0 ? host.indexOf('.', 1) : first; i > 0; i = host.indexOf('.', i + 1)) {
+    const tiers = bySuffix.get(host.slice(i));
+    if (tiers === undefined) continue;
+    if (i === first && tiers.oneLabel !== undefined) {
+      const r = firstCovering(tiers.oneLabel, path);
+      if (r !== undefined) return r;
+    }
+    const r = firstCovering(tiers.anyDepth, path);
+    if (r !== undefined) return r;
+  }
+  return undefined;
 }
 
 /** Lower-case host without port or trailing dot: `API.Example.com:8080` -> `api.example.com`. */
@@ -131,14 +162,24 @@ function firstSegmentHash(path: string): number {
   return h & 0x3fffffff;
 }
 
+/**
+ * Whether a route found without case also matches `path` with case: always, unless its listen
+ * path is case-sensitive (`casedPath`), when the request must write it as the API does.
+ */
+function casedMatch(r: Route, path: string): boolean {
+  const cased = r.casedPath;
+  if (cased === undefined) return true;
+  return r.exactPath === undefined ? path.startsWith(cased) : path === cased;
+}
+
 function scanCovering(routes: readonly Route[], path: string): Route | undefined {
   // The path in lower case only when an exact route asks for it: nothing allocated per request
   // in the common case.
   let lower: string | undefined;
   for (const r of routes) {
     if (r.exactPath === undefined) {
-      if (coversPath(r.listenPath, path)) return r;
-    } else if ((lower ??= asciiLower(path)) === r.exactPath) {
+      if (coversPath(r.listenPath, path) && casedMatch(r, path)) return r;
+    } else if ((lower ??= asciiLower(path)) === r.exactPath && casedMatch(r, path)) {
       return r;
     }
   }
@@ -183,12 +224,12 @@ function indexPaths(tier: Tier): void {
 function byPrefixes(tier: Tier, byPath: Map<string, Route>, path: string): Route | undefined {
   const folded = asciiLower(path);
   const exact = tier.exactByPath?.get(folded);
-  if (exact !== undefined) return exact;
+  if (exact !== undefined && casedMatch(exact, path)) return exact;
   const whole = byPath.get(folded);
-  if (whole !== undefined) return whole;
+  if (whole !== undefined && casedMatch(whole, path)) return whole;
   for (let i = folded.lastIndexOf('/'); i >= 0; i = i === 0 ? -1 : folded.lastIndexOf('/', i - 1)) {
     const r = byPath.get(folded.slice(0, i));
-    if (r !== undefined) return r;
+    if (r !== undefined && casedMatch(r, path)) return r;
   }
   return undefined;
 }
@@ -269,6 +310,16 @@ export class RouteTable {
       for (const w of lr.wildcard) {
         w.tier.routes.sort(byLongestPath);
         indexPaths(w.tier);
+      }
+      if (lr.wildcard.length > SCAN_LIMIT) {
+        const bySuffix = new Map<string, { oneLabel?: Tier; anyDepth?: Tier }>();
+        for (const w of lr.wildcard) {
+          const tiers = bySuffix.get(w.suffix) ?? {};
+          if (w.oneLabel) tiers.oneLabel = w.tier;
+          else tiers.anyDepth = w.tier;
+          bySuffix.set(w.suffix, tiers);
+        }
+        lr.wildcardBySuffix = bySuffix;
       }
     }
   }
@@ -360,10 +411,15 @@ export class RouteTable {
     if (lr === undefined) return undefined;
     const exact = firstCovering(lr.exact.get(host), path);
     if (exact !== undefined) return exact;
-    for (const w of lr.wildcard) {
-      if (wildcardCovers(w.domain, w.oneLabel, host)) {
-        const r = firstCovering(w.tier, path);
-        if (r !== undefined) return r;
+    if (lr.wildcardBySuffix !== undefined) {
+      const r = firstWildcard(lr.wildcardBySuffix, host, path);
+      if (r !== undefined) return r;
+    } else {
+      for (const w of lr.wildcard) {
+        if (wildcardCovers(w.domain, w.oneLabel, host)) {
+          const r = firstCovering(w.tier, path);
+          if (r !== undefined) return r;
+        }
       }
     }
     return firstCovering(lr.any, path);

@@ -20,6 +20,7 @@ import {
 import { formatProblem, type FieldProblem } from '../../schemas/rules/field-problem.ts';
 import { OAS_EXTENSION, checkOasDocument, oasToClassic } from '../../schemas/oas/index.ts';
 import { nestingMessage, tooDeep } from '../../schemas/rules/nesting.ts';
+import { httpsCertificateProblems } from '../../schemas/rules/https.ts';
 import { isTcpApi } from '../../schemas/rules/tcp.ts';
 import { JSVM_OFF } from '../../schemas/rules/virtual-endpoints.ts';
 import { OTTO_JSVM_OFF, ottoHooksOf } from '../../schemas/rules/plugins.ts';
@@ -30,7 +31,10 @@ export interface CompileEnv {
   listenPort: number;
   /** The management port when it is separate; undefined when it shares the gateway port. */
   controlPort: number | undefined;
-  /** Whether a TLS certificate is configured for HTTPS listeners. */
+  /**
+   * Whether the gateway has a TLS certificate of its own (tls_cert_file). Without it, HTTPS
+   * listeners serve only the APIs' own certificates, by SNI (schemas/rules/https.ts).
+   */
   tls: boolean;
   /** The configured HTTPS API port (`https_port`), kept open for HTTPS APIs. */
   httpsPort?: number | undefined;
@@ -190,15 +194,8 @@ function configurationProblems(api: GatewayApiDefinition, env: CompileEnv): Fiel
       message: `port ${String(listener)} needs a privilege this gateway does not have (it runs as a user without CAP_NET_BIND_SERVICE): choose a listen_port from ${String(lowest)}`,
     });
   }
+  problems.push(...httpsCertificateProblems(api, env.tls));
   if (api.protocol === 'https') {
-    if (!env.tls) {
-      problems.push({
-        path: 'protocol',
-        type: 'Invalid',
-        message:
-          "https needs the gateway's TLS certificate: configure tls_cert_file and tls_key_file, or use http",
-      });
-    }
     if (listener === 'main') {
       problems.push({
         path: 'listen_port',

@@ -192,9 +192,7 @@ export async function compileApi(
   // Upstream TLS settings first, for the target and each upstream of a load-balanced target_list
   // (each host gets its own entry): a missing certificate leaves the API out before anything opens.
   const held: HeldDispatcher[] = [];
-  const releaseAll = async (): Promise<void> => {
-    await Promise.all(held.map((h) => h.release()));
-  };
+  const releaseAll = (): Promise<void> => releaseHeld(held);
   const byOrigin = new Map<string, Dispatcher>();
   let upstreamTls: UpstreamTls | undefined;
   try {
@@ -218,8 +216,8 @@ export async function compileApi(
     deps.dispatchers.for(api.proxy.transport);
   const upstream = upstreamCall(
     { target, listenPath, strip, keepSlash, preserveHost: api.proxy.preserve_host_header === true },
-    byOrigin.size === 0 ? fallback : (t) => byOrigin.get(t.origin) ?? fallback,
-    deps.metrics === undefined ? undefined : () => deps.metrics?.upstreamError(),
+    byOrigin.size === 0 ? fallback : dispatcherOf(byOrigin, fallback),
+    upstreamErrorCounter(deps),
   );
   // Internal targets (`svc://`: target_url, target_internal, a rewrite) run another API's chain.
   const internal = [target, ...rewriteTargets(api)].some((t) => t !== undefined && isInternalTarget(t))
@@ -264,6 +262,12 @@ export async function compileApi(
     domainOneLabel: api.domain_wildcard_one_label === true,
     listenPath,
     exactPath: api.proxy.listen_path_exact === true ? asciiLower(api.proxy.listen_path) : undefined,
+    casedPath:
+      api.proxy.listen_path_case_sensitive === true
+        ? api.proxy.listen_path_exact === true
+          ? api.proxy.listen_path
+          : listenPath
+        : undefined,
     strip,
     keepSlash,
     target,
@@ -280,14 +284,46 @@ export async function compileApi(
     bodyPaths: compiled.bodyPaths.size > 0 ? compiled.bodyPaths : undefined,
     // Internal targets look up the table being built: such a route is compiled with each table.
     reusable: compiled.fromDefinition && upstreamTls === undefined && internal === undefined,
-    close: async () => {
-      await compiled.close();
-      await events.close();
-      await releaseAll();
-    },
+    close: closer(compiled.close, events, held),
     events,
   };
   return self;
+}
+
+/*
+ * The closures a route keeps are made by these functions, apart from compileApi's scope: a closure
+ * keeps its whole scope alive (V8 shares one context among a function's closures), and
+ * compileApi's holds the compile's leftovers (the chain's body paths, the dispatchers by origin).
+ * At 10,000 APIs that was about 0.6 KiB per route (issue 33 item 4).
+ */
+
+async function releaseHeld(held: readonly HeldDispatcher[]): Promise<void> {
+  await Promise.all(held.map((h) => h.release()));
+}
+
+function dispatcherOf(byOrigin: Map<string, Dispatcher>, fallback: Dispatcher): (t: Target) => Dispatcher {
+  return (t) => byOrigin.get(t.origin) ?? fallback;
+}
+
+function upstreamErrorCounter(deps: CompileDeps): (() => void) | undefined {
+  const metrics = deps.metrics;
+  return metrics === undefined
+    ? undefined
+    : () => {
+        metrics.upstreamError();
+      };
+}
+
+function closer(
+  closeChain: () => Promise<void>,
+  events: { close(): Promise<void> },
+  held: readonly HeldDispatcher[],
+): () => Promise<void> {
+  return async () => {
+    await closeChain();
+    await events.close();
+    await releaseHeld(held);
+  };
 }
 
 function crossCheck(apis: { id: string; api: GatewayApiDefinition }[], env: CompileEnv): ApiProblem[] {

@@ -5,6 +5,7 @@
  * bounded (`workerExecArgv`).
  */
 import cluster, { type Worker } from 'node:cluster';
+import { flushCompileCache } from 'node:module';
 import { environment } from '../../lib/config.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { ReloadReport } from '../admin/index.ts';
@@ -244,5 +245,8 @@ export function runPrimary(opts: {
     });
   }
   log.info('starting workers', { workers: opts.workers });
+  // The modules this process compiled (main.ts turned the compile cache on): the workers load
+  // them from the cache, without Node's TypeScript stripper.
+  flushCompileCache();
   for (let i = 0; i < opts.workers; i++) fork();
 }

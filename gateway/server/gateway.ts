@@ -41,7 +41,7 @@ import { Listeners, type OpenListener } from './listeners.ts';
 import { prepareReload, reloadSwapped, type ReloadResult } from './reload.ts';
 import { TcpProxies } from '../tcp/index.ts';
 import { localBus, type NodeBus } from './node-bus.ts';
-import { lowestBindablePort } from './port-privilege.ts';
+import { lowestBindablePort, probedLowestPort } from './port-privilege.ts';
 import { Applied } from '../nodes/applied.ts';
 import { PolicyRevisions } from '../nodes/policies.ts';
 import { localRegistry, type NodeInfo, type NodeRegistry } from '../nodes/registry.ts';
@@ -213,7 +213,7 @@ export class Gateway {
       host: config.listen_address,
       tls: opts.tls,
       trustForwarded: config.trust_forwarded_headers,
-      sni: (servername) => this.#sni.lookup(servername),
+      sni: (servername, port) => this.#sni.lookup(servername, port),
       handler: (req, res, l) => {
         this.#handle(req, res, l);
       },
@@ -278,6 +278,8 @@ export class Gateway {
   static async start(opts: GatewayOptions): Promise<Gateway> {
     const gw = new Gateway(opts);
     const { config } = opts;
+    // The kernel's word on privileged ports, before the first routes are checked against it.
+    gw.#env.lowestPort = await probedLowestPort(config.listen_address, gw.#env.lowestPort ?? 1);
     try {
       if (config.control_port !== undefined) {
         await gw.#listeners.open({

@@ -1,6 +1,6 @@
 /**
  * The gateway's sockets: the gateway port, the management port when separate, and one per API
- * `listen_port` (HTTP or HTTPS with the configured certificate). Under node:cluster every worker
+ * `listen_port` (HTTP, or HTTPS with the configured certificate and the APIs' own by SNI). Under node:cluster every worker
  * opens the same ports and the primary shares them.
  */
 import {
@@ -62,7 +62,7 @@ export class Listeners {
   readonly #log: Logger;
   readonly #fastPath: FastPath | undefined;
   readonly #open = new Map<ListenerKey | 'control', OpenListener>();
-  readonly #sni: ((servername: string) => SecureContext | undefined) | undefined;
+  readonly #sni: ((servername: string, port: number) => SecureContext | undefined) | undefined;
 
   constructor(opts: {
     host: string;
@@ -74,8 +74,11 @@ export class Listeners {
     log: Logger;
     /** Serves simple requests on the gateway and API listeners, HTTP and HTTPS (config `fast_path`). */
     fastPath?: FastPath | undefined;
-    /** The TLS context of an SNI name (per-API certificates); undefined: the default one. */
-    sni?: ((servername: string) => SecureContext | undefined) | undefined;
+    /**
+     * The TLS context of an SNI name on a port (per-API certificates); undefined: the gateway's
+     * certificate, or, without one, a refused handshake.
+     */
+    sni?: ((servername: string, port: number) => SecureContext | undefined) | undefined;
   }) {
     this.#sni = opts.sni;
     this.#fastPath = opts.fastPath;
@@ -105,9 +108,6 @@ export class Listeners {
     protocol: 'http' | 'https';
     admin: boolean;
   }): Promise<OpenListener> {
-    if (opts.protocol === 'https' && this.#tls === undefined) {
-      throw new Error(`port ${opts.port}: https needs tls_cert_file and tls_key_file`);
-    }
     const listener: OpenListener = {
       key: opts.key,
       role: opts.role,
@@ -122,18 +122,26 @@ export class Listeners {
     const handler = (req: IncomingMessage, res: ServerResponse): void => {
       this.#handler(req, res, listener);
     };
+    const tls = this.#tls;
     const server =
-      opts.protocol === 'https' && this.#tls !== undefined
+      opts.protocol === 'https'
         ? createHttpsServer(
             {
-              cert: this.#tls.cert,
-              key: this.#tls.key,
+              // Without the gateway's own certificate, only the APIs' own ones are served (by SNI).
+              ...(tls === undefined ? {} : { cert: tls.cert, key: tls.key }),
               // Mutual TLS: ask for a client certificate, require none and trust no CA for it;
               // the middleware decide by fingerprint (middleware/mutual-tls).
               requestCert: true,
               rejectUnauthorized: false,
               SNICallback: (servername, cb) => {
-                cb(null, this.#sni?.(servername));
+                const ctx = this.#sni?.(servername, listener.port);
+                // A name no certificate covers, on a gateway without its own: the handshake is
+                // refused: the client gets an alert, the connection is closed.
+                if (ctx === undefined && tls === undefined) {
+                  cb(new Error(`no certificate for ${JSON.stringify(servername)}`));
+                  return;
+                }
+                cb(null, ctx);
               },
             },
             handler,

@@ -6,6 +6,7 @@
  * check refuses it instead, naming listen_port, at write time and at reload.
  */
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 
 /** CAP_NET_BIND_SERVICE's bit in the capability sets of /proc/self/status. */
 const CAP_NET_BIND_SERVICE = 10n;
@@ -27,4 +28,31 @@ export function lowestBindablePort(): number {
     // an older kernel without the setting
   }
   return 1024;
+}
+
+/**
+ * `lowestBindablePort` checked by the kernel: a port just below it is bound once (and closed).
+ * Linux refuses a privileged port (EACCES) before it looks whether the port is taken, so anything
+ * but EACCES means this process may open ports below the predicted floor (a runtime that lowers
+ * the pod's `ip_unprivileged_port_start` where /proc does not show it, a capability granted by
+ * other means): then any port. The prediction stays when the probe is refused, or fails otherwise.
+ */
+export async function probedLowestPort(host: string, predicted: number): Promise<number> {
+  if (predicted <= 1) return predicted;
+  const server = createServer();
+  const code = await new Promise<string | undefined>((resolve) => {
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      resolve(err.code ?? 'error');
+    });
+    server.listen({ port: predicted - 1, host, exclusive: true }, () => {
+      resolve(undefined);
+    });
+  });
+  if (code === undefined)
+    await new Promise<void>((resolve) =>
+      server.close(() => {
+        resolve();
+      }),
+    );
+  return code === undefined || code === 'EADDRINUSE' ? 1 : predicted;
 }

@@ -2,7 +2,8 @@
  * Internal targets (`svc://<api>/<path>?<query>`, schemas/rules/internal-target.ts): the
  * request goes on, in process, through the compiled chain of another API of the same route table
  * (its authentication, limits and middleware, then its own upstream), as if a client had called
- * `<its listen path><path>`. No socket, no second parse: the same request and response objects
+ * `<its listen path><path>` (a URL rewrite that hands a request with nothing after its listen path
+ * on to `/`: `<its listen path>`, no slash added). No socket, no second parse: the same request and response objects
  * are handed over, with what the first API did to the request (headers, body, method, path).
  * `<api>` is `self` (the API the request is on), an API ID, or an API's name
  * (`resolveInternalTarget`). APIs with `internal: true`, and endpoints listed in `internal`
@@ -110,7 +111,15 @@ export function internalCall(
     const q = full.indexOf('?');
     const rest = q === -1 ? full : full.slice(0, q);
     const query = q === -1 ? '' : full.slice(q);
-    const path = next.listenPath + (rest === '/' && next.listenPath !== '' ? '/' : rest);
+    // A URL rewrite sees a request with nothing after the listen path as `/` (endpointPath); one
+    // that hands that `/` on as it is (`^/?(.*)$` to `svc://<api>/$1`) gives the next API nothing
+    // after its listen path either: the client sent no trailing slash, so none is added.
+    const bare =
+      rest === '/' &&
+      ctx.upstream.path === '/' &&
+      ctx.path.length <= route.listenPath.length &&
+      next.listenPath !== '';
+    const path = next.listenPath + (bare ? '' : rest);
     // The method the first API sends on (`method_transforms`) is the one the next API sees.
     const method = ctx.upstream.method ?? ctx.method;
     const here = `${id} ${method} ${path}`;

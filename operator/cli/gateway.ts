@@ -8,6 +8,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import { secretReader } from '../connections.ts';
+import { effectiveSecretRef } from '../../schemas/rules/earlier-names.ts';
 
 /** A gateway's management endpoint. */
 export interface GatewayTarget {
@@ -73,9 +74,16 @@ export async function gatewayTarget(
       namespace: ns ?? 'default',
       plural: 'operatorcontexts',
       name: name ?? '',
-    })) as { spec?: { env?: Record<string, unknown>; secretRef?: { name: string; namespace?: string } } };
+    })) as {
+      spec?: {
+        env?: Record<string, unknown>;
+        secretRef?: { name: string; namespace?: string };
+        fromSecret?: { name: string; namespace?: string };
+      };
+    };
     const e = obj.spec?.env ?? {};
-    const ref = obj.spec?.secretRef;
+    // secretRef, else its earlier name fromSecret (stored so without the webhooks).
+    const ref = effectiveSecretRef(obj.spec);
     const s = ref === undefined ? {} : await read(ref.namespace ?? ns ?? 'default', ref.name);
     fields = {
       mode: (e.mode as string | undefined) ?? s.SVC_MODE,

@@ -25,13 +25,17 @@ import {
   uploadCertificates,
 } from './certificate-secrets.ts';
 import {
+  otherNamespaceSecretOf,
+  secretGrantReads,
+  type SecretGrantReads,
+} from './gateway-api/secret-grant.ts';
+import {
   byAccessRight,
-  byCertificateSecret,
-  byContext,
   byGraphRef,
   byInternalTarget,
   byJwtPolicy,
   bySubgraphRef,
+  bySubgraphApiRef,
 } from './indexes.ts';
 import { resolveGraph, type GraphLookups } from './graph-refs.ts';
 import { graphRefOf } from '../../schemas/rules/graphs.ts';
@@ -42,6 +46,7 @@ import { reportApiSynced } from './served.ts';
 import { apiLeaves, sharedApiWatches, type ApiReconcileDeps } from './api-reconcile.ts';
 import type { ApiObject, PolicyView, SubGraphObject, SuperGraphObject } from './objects.ts';
 import { API_FINALIZER } from '../../schemas/finalizers.ts';
+import { effectiveContextRef } from '../../schemas/rules/earlier-names.ts';
 
 /** The finalizer names live in schemas/, which the webhook reads too. */
 export { API_FINALIZER };
@@ -52,6 +57,11 @@ export type { ApiObject, PolicyView } from './objects.ts';
 export type ApiDefinitionDeps = ApiReconcileDeps<ApiObject> & {
   /** The SubGraphs, SuperGraphs and subgraph APIs `graphql.graph_ref` resolves through; none without. */
   graphs?: GraphLookups;
+  /**
+   * The Gateway and ReferenceGrants that let an API generated for a Gateway serve a Secret of
+   * another namespace (gateway-api/secret-grant.ts); without them, no API may.
+   */
+  secretGrants?: SecretGrantReads;
 };
 
 const noGraphs: GraphLookups = {
@@ -101,7 +111,7 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
   const policies = deps.policies(obj);
   const links = policyLinks(obj, policies);
   const linked = sortedRefs([...links.covering, ...links.named].map(refOf));
-  const resolved = await deps.connections.resolve(obj.spec.contextRef, namespace);
+  const resolved = await deps.connections.resolve(effectiveContextRef(obj.spec), namespace);
 
   if (obj.metadata.deletionTimestamp || template) {
     if (!obj.metadata.finalizers?.includes(API_FINALIZER)) return {};
@@ -170,6 +180,7 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
     resolved.conn.org,
     deps.secret,
     fail,
+    deps.secretGrants && otherNamespaceSecretOf(current, deps.secretGrants),
   );
   if (!certs) return {}; // The Secret's watch queues the API when it appears or changes.
 
@@ -209,7 +220,7 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
   if (!(await retireCertificates(client, certs.ids, current, deps.apis, status, fail, log))) return {};
   // When contextRef moved the API to another gateway, it goes from the one it was pushed to
   // before; until then, the status keeps pointing at that one.
-  const here = pushedTo(client, current.spec.contextRef, namespace);
+  const here = pushedTo(client, effectiveContextRef(current.spec), namespace);
   const leaving = async (c: ManagementClient): Promise<void> => {
     if (await c.deleteApi(apiId)) await c.reload();
   };
@@ -254,18 +265,21 @@ export function apiDefinitionController(env: ControllerEnv): ControllerSpec {
   const secrets = env.manager.informer<k8s.V1Secret>(secretSpec);
   const objects = new SvcObjects<ApiObject>(env.kc, apiSpec.plural);
   const apisNaming = byJwtPolicy(apis);
-  const apisOfContext = byContext(apis);
-  const apisOfSecret = byCertificateSecret(apis);
   const apisTargeting = byInternalTarget(apis);
   const policiesCovering = byAccessRight(policies);
   const pushes = new PushMemory();
   const holders = certificateHolders(env);
+  const secretGrants = secretGrantReads(env);
   const subGraphSpec = watchOf(env, 'SubGraph');
   const superGraphSpec = watchOf(env, 'SuperGraph');
   const subGraphs = env.manager.informer<SubGraphObject>(subGraphSpec);
   const superGraphs = env.manager.informer<SuperGraphObject>(superGraphSpec);
   const apisServing = byGraphRef(apis);
   const superGraphsListing = bySubgraphRef(superGraphs);
+  const apisComposing = bySubgraphApiRef(apis);
+  /** Keys of the supergraph APIs whose subgraphs_refs name one of these APIs. */
+  const composingKeys = (subgraphApis: readonly k8s.KubernetesObject[]): string[] =>
+    subgraphApis.flatMap((a) => apisComposing(refOf(a)).map((c) => objectKey(c)));
   /** Keys of the APIs serving the SuperGraphs that list a SubGraph. */
   const supergraphApisOf = (subgraph: ObjectRef): string[] =>
     superGraphsListing(subgraph).flatMap((sg) =>
@@ -309,11 +323,13 @@ export function apiDefinitionController(env: ControllerEnv): ControllerSpec {
         ],
         // The API's namespace is watched, so its Secrets are in the cache.
         secret: (namespace, name) => Promise.resolve(secrets.get(namespace, name)),
+        secretGrants,
         apis: holders,
         graphs: {
           subGraph: (namespace, name) => subGraphs.get(namespace, name),
           superGraph: (namespace, name) => superGraphs.get(namespace, name),
           subgraphApis: (subgraph) => apisServing('SubGraph', subgraph),
+          api: (namespace, name) => apis.get(namespace, name),
         },
         pushes,
         convergence: env.convergence,
@@ -336,9 +352,17 @@ export function apiDefinitionController(env: ControllerEnv): ControllerSpec {
             graph: servedSubgraph(a),
             deleting: a.metadata?.deletionTimestamp !== undefined,
           });
-          if (!viewChanged(event, api, old, view)) return targeting;
+          // A subgraph API that appears, goes or changes its ID or GraphQL settings queues the
+          // supergraph APIs whose subgraphs_refs name it (composed from its SDL, called by its ID).
+          const composing = viewChanged(event, api, old, (a) => ({
+            ...(view(a) as object),
+            graphql: (a as Partial<ApiObject>).spec?.graphql,
+          }))
+            ? composingKeys([api])
+            : [];
+          if (!viewChanged(event, api, old, view)) return [...new Set([...targeting, ...composing])];
           const subgraphs = [servedSubgraph(api), servedSubgraph(old)].flatMap((r) => r ?? []);
-          return [...new Set([...targeting, ...subgraphs.flatMap(supergraphApisOf)])];
+          return [...new Set([...targeting, ...composing, ...subgraphs.flatMap(supergraphApisOf)])];
         },
       },
       {
@@ -349,7 +373,11 @@ export function apiDefinitionController(env: ControllerEnv): ControllerSpec {
             spec: (g as Partial<SubGraphObject>).spec,
             deleting: g.metadata?.deletionTimestamp !== undefined,
           }))
-            ? apisServing('SubGraph', refOf(sg)).map((a) => objectKey(a))
+            ? (() => {
+                const serving = apisServing('SubGraph', refOf(sg));
+                // ...and the supergraph APIs that name those subgraph APIs in subgraphs_refs.
+                return [...new Set([...serving.map((a) => objectKey(a)), ...composingKeys(serving)])];
+              })()
             : [],
       },
       {
@@ -364,14 +392,7 @@ export function apiDefinitionController(env: ControllerEnv): ControllerSpec {
             ? apisServing('SuperGraph', refOf(sg)).map((a) => objectKey(a))
             : [],
       },
-      ...sharedApiWatches(env, {
-        apisOfContext,
-        policySpec,
-        policyView: policyLinkView,
-        apisOfPolicy: apisOf,
-        secretSpec,
-        apisOfSecret,
-      }),
+      ...sharedApiWatches(env, apis, { view: policyLinkView, apisOf }),
     ],
   };
 }

@@ -8,14 +8,15 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../lib/log.ts';
 import type { ControllerSpec } from '../../lib/k8s/manager.ts';
-import { objectKey, type InformerEvent, type WatchSpec } from '../../lib/k8s/informer.ts';
+import { objectKey, type Informer, type InformerEvent } from '../../lib/k8s/informer.ts';
 import type { WorkResult } from '../../lib/k8s/workqueue.ts';
 import type { SvcObjects } from '../../lib/k8s/objects.ts';
 import type { ManagementClient } from '../clients/management.ts';
 import type { Connections, Resolved } from '../connections.ts';
 import type { SecretContent } from '../certificates.ts';
 import { refOf, type ObjectRef } from '../references.ts';
-import { contextWatch, viewChanged, type ControllerEnv } from './env.ts';
+import { contextWatch, secretWatch, viewChanged, watchOf, type ControllerEnv } from './env.ts';
+import { byCertificateSecret, byContext } from './indexes.ts';
 import { deleteCertificatesOf, type CertificateHolder } from './certificate-secrets.ts';
 import type { ApiObject, OasApiObject, PolicyView } from './objects.ts';
 import { heldByPolicies, HELD_RECHECK_MS, type ReportDeps } from './status.ts';
@@ -104,37 +105,36 @@ export async function apiLeaves<T extends ApiObject | OasApiObject>(
 }
 
 /**
- * The watches both API controllers share: a context that appears or changes queues the APIs
- * that use it; a SecurityPolicy whose view (`policyView`: what of it the APIs depend on)
- * changes queues the APIs linked to it before and after; a Secret that appears, changes its data
- * or goes queues the APIs that name it for certificates (in their own namespace).
+ * The watches both API controllers share, over the informer of their APIs: a context that
+ * appears or changes queues the APIs that use it; a SecurityPolicy whose view (`policy.view`:
+ * what of it the APIs depend on) changes queues the APIs linked to it before and after
+ * (`policy.apisOf`); a Secret that appears, changes its data or goes queues the APIs that name it
+ * for certificates (in their own namespace).
  */
-export function sharedApiWatches(
+export function sharedApiWatches<T extends k8s.KubernetesObject>(
   env: ControllerEnv,
-  opts: {
-    apisOfContext: (contextKey: string) => readonly k8s.KubernetesObject[];
-    policySpec: WatchSpec;
-    policyView: (p: PolicyView) => unknown;
+  apis: Informer<T>,
+  policy: {
+    view: (p: PolicyView) => unknown;
     /** Keys of the APIs linked to a policy. */
-    apisOfPolicy: (p: PolicyView | undefined) => string[];
-    secretSpec: WatchSpec;
-    apisOfSecret: (secret: ObjectRef) => readonly k8s.KubernetesObject[];
+    apisOf: (p: PolicyView | undefined) => string[];
   },
 ): NonNullable<ControllerSpec['watches']> {
+  const apisOfSecret = byCertificateSecret(apis);
   return [
-    contextWatch(env, opts.apisOfContext),
+    contextWatch(env, byContext(apis)),
     {
-      watch: opts.policySpec,
+      watch: watchOf(env, 'SecurityPolicy'),
       map: (p: PolicyView, old: PolicyView | undefined, event: InformerEvent) =>
-        viewChanged(event, p, old, opts.policyView)
-          ? [...new Set([...opts.apisOfPolicy(p), ...opts.apisOfPolicy(old)])]
+        viewChanged(event, p, old, policy.view)
+          ? [...new Set([...policy.apisOf(p), ...policy.apisOf(old)])]
           : [],
     },
     {
-      watch: opts.secretSpec,
+      watch: secretWatch(env),
       map: (secret: k8s.V1Secret, old: k8s.V1Secret | undefined, event: InformerEvent) => {
         if (!viewChanged(event, secret, old, (s) => s.data)) return [];
-        return opts.apisOfSecret(refOf(secret)).map((api) => objectKey(api));
+        return apisOfSecret(refOf(secret)).map((api) => objectKey(api));
       },
     },
   ];

@@ -10,7 +10,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../lib/log.ts';
 import { objectKey } from '../../lib/k8s/informer.ts';
-import type { CertificateSecretRef } from '../../schemas/rules/secret-refs.ts';
+import { writtenSecretName, type CertificateSecretRef } from '../../schemas/rules/secret-refs.ts';
 import { publicKeyPinOf, tlsUploadOf, type SecretContent } from '../certificates.ts';
 import { watchOf, type ControllerEnv } from './env.ts';
 import { callGateway, type Fail } from './status.ts';
@@ -30,9 +30,23 @@ export interface SecretCertificates {
 }
 
 /**
- * Reads the Secrets of `namespace` that `refs` name. A missing Secret is `SecretNotFound`, a
+ * Why an API may not name a Secret of another namespace (undefined: it may). Without one, no
+ * API may: only the ApiDefinition controller answers it (for the APIs generated for a Gateway
+ * whose listener a ReferenceGrant allows the Secret).
+ */
+export type OtherNamespaceSecret = (ref: {
+  path: string;
+  namespace: string;
+  name: string;
+}) => Promise<string | undefined>;
+
+/**
+ * Reads the Secrets that `refs` name, of `namespace` (or of the namespace a ref names, when
+ * `otherNamespace` permits it, else `RefNotPermitted`). A missing Secret is `SecretNotFound`, a
  * Secret that holds no usable certificate `SecretInvalid`, each naming the field and the Secret;
  * then the result is undefined (the Secret's watch queues the API when it appears or changes).
+ * Uploads and pins are keyed by the Secret as its field writes it (`namespace/name` for another
+ * namespace's).
  */
 export async function readCertificateSecrets(
   refs: readonly CertificateSecretRef[],
@@ -40,31 +54,44 @@ export async function readCertificateSecrets(
   orgId: string,
   secret: (namespace: string, name: string) => Promise<SecretContent | undefined>,
   fail: Fail,
+  otherNamespace?: OtherNamespaceSecret,
 ): Promise<SecretCertificates | undefined> {
   const uploads = new Map<string, { pem: string; id: string }>();
   const pins = new Map<string, string>();
-  for (const { path, name, use } of refs) {
+  for (const ref of refs) {
+    const { path, name, use } = ref;
     const pinned = use === 'pinned';
-    if (pinned ? pins.has(name) : uploads.has(name)) continue;
-    const content = await secret(namespace, name);
+    const key = writtenSecretName(ref);
+    if (pinned ? pins.has(key) : uploads.has(key)) continue;
+    const ns = ref.namespace ?? namespace;
+    if (ns !== namespace) {
+      const refused = otherNamespace
+        ? await otherNamespace({ path, namespace: ns, name })
+        : 'an API names Secrets of its own namespace';
+      if (refused !== undefined) {
+        await fail('RefNotPermitted', `${path}: Forbidden: Secret ${ns}/${name}: ${refused}`, false);
+        return undefined;
+      }
+    }
+    const content = await secret(ns, name);
     if (!content) {
       const needs = pinned
         ? 'with tls.crt, the certificate whose public key is pinned'
         : 'type kubernetes.io/tls, with tls.crt and tls.key';
       await fail(
         'SecretNotFound',
-        `${path}: Secret ${namespace}/${name} does not exist: create it (${needs})`,
+        `${path}: Secret ${ns}/${name} does not exist: create it (${needs})`,
         false,
       );
       return undefined;
     }
     const read = pinned ? publicKeyPinOf(content) : tlsUploadOf(content, orgId);
     if (!read.ok) {
-      await fail('SecretInvalid', `${path}: Secret ${namespace}/${name} ${read.problem}`, false);
+      await fail('SecretInvalid', `${path}: Secret ${ns}/${name} ${read.problem}`, false);
       return undefined;
     }
-    if ('pin' in read) pins.set(name, read.pin);
-    else uploads.set(name, read);
+    if ('pin' in read) pins.set(key, read.pin);
+    else uploads.set(key, read);
   }
   return { uploads, pins, ids: [...new Set([...uploads.values()].map((u) => u.id))] };
 }

@@ -14,6 +14,7 @@ import type { ControllerManager, ControllerSpec } from '../../lib/k8s/manager.ts
 import type { Logger } from '../../lib/log.ts';
 import type { Connections } from '../connections.ts';
 import type { Convergence } from './convergence.ts';
+import { effectiveContextRef } from '../../schemas/rules/earlier-names.ts';
 
 /** The operator's shared parts, as main.ts builds them. */
 export interface ControllerEnv {
@@ -41,7 +42,8 @@ export type SvcKindName =
   | 'SuperGraph'
   | 'APIDescription'
   | 'PortalAPICatalogue'
-  | 'PortalConfig';
+  | 'PortalConfig'
+  | 'SvcRoutePolicy';
 
 /** The watch of an svc kind in the watched namespaces (one shared informer per kind). */
 export function watchOf(env: Pick<ControllerEnv, 'namespaces'>, kind: SvcKindName): WatchSpec {
@@ -69,9 +71,11 @@ export const configMapWatch = (env: Pick<ControllerEnv, 'namespaces'>): WatchSpe
   namespaces: env.namespaces,
 });
 
-/** The OperatorContext a resource's `contextRef` names, as a work-queue key. */
+/** The OperatorContext a resource's `contextRef` (or earlier `context`) names, as a work-queue key. */
 export function contextKeyOf(obj: k8s.KubernetesObject | undefined): string[] {
-  const ref = (obj as { spec?: { contextRef?: NamespacedRef } } | undefined)?.spec?.contextRef;
+  const ref = effectiveContextRef(
+    (obj as { spec?: { contextRef?: NamespacedRef; context?: NamespacedRef } } | undefined)?.spec,
+  );
   if (!ref || !obj?.metadata?.namespace) return [];
   return [`${ref.namespace ?? obj.metadata.namespace}/${ref.name}`];
 }

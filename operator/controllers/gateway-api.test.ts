@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { silentLogger } from '../../lib/log.ts';
-import { GATEWAY_CONTROLLER, GATEWAY_LABEL } from '../translate/gateway-api.ts';
+import { GATEWAY_CONTROLLER, GATEWAY_LABEL, type RoutePolicyInput } from '../translate/gateway-api.ts';
 import { reconcileGateway, reconcileGatewayClass } from './gateway-api/reconcile.ts';
 import {
   GATEWAY_FINALIZER,
@@ -254,4 +254,42 @@ test('a generated API the gateway refused: the Gateway and its listener are Prog
   assert.ok(listener);
   assert.equal(listener.reason, 'Invalid');
   assert.equal(listener.message, refusal);
+});
+
+test('an SvcRoutePolicy on the route: the generated API carries its settings, and loses them when it goes', async () => {
+  const route = shop();
+  const { deps, apis, writes } = world(gateway(), [route]);
+  const policies: RoutePolicyInput[] = [
+    {
+      metadata: { name: 'auth', namespace: 'ns', creationTimestamp: '2026-01-01T00:00:00Z' },
+      spec: {
+        targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: 'shop' }],
+        use_standard_auth: true,
+        enable_ip_blacklisting: true,
+        blacklisted_ips: ['192.0.2.1'],
+        global_rate_limit: { rate: 2, per: 60 },
+      },
+    },
+  ];
+  const context = deps.context;
+  deps.context = () => ({ ...context(), policies });
+  await reconcileGateway('ns/edge', deps);
+  const [api] = apis.values();
+  assert.ok(api);
+  assert.equal(api.spec.use_keyless, false);
+  assert.equal(api.spec.use_standard_auth, true);
+  assert.deepEqual(api.spec.blacklisted_ips, ['192.0.2.1']);
+  assert.deepEqual(api.spec.global_rate_limit, { rate: 2, per: 60 });
+
+  policies.length = 0;
+  await reconcileGateway('ns/edge', deps);
+  assert.ok(
+    writes.some((w) => w.startsWith('replace ')),
+    'the API is written again',
+  );
+  const [open] = apis.values();
+  assert.ok(open);
+  assert.equal(open.spec.use_keyless, true);
+  assert.equal(open.spec.use_standard_auth, undefined);
+  assert.equal(open.spec.global_rate_limit, undefined);
 });

@@ -4,10 +4,13 @@
  * SubGraphs (an ApiDefinition of the SubGraph's namespace with execution_mode subgraph naming it),
  * called through the gateway as `svc://<its api_id>/`. Until each exists the API waits, with a
  * reason ending in NotFound or NotReady; the watches of the ApiDefinition controller queue it
- * again when one appears or changes.
+ * again when one appears or changes. A supergraph API naming its subgraph APIs itself
+ * (`supergraph.subgraphs_refs`, the reference's earlier form: schemas/rules/subgraph-apis.ts) is
+ * composed from them the same way, and waits the same way for each.
  */
 import { graphRefOf, subgraphSdlOf, type ResolvedGraph } from '../../schemas/rules/graphs.ts';
 import { derivedId } from '../ids.ts';
+import { composeSubgraphApis } from '../../schemas/rules/subgraph-apis.ts';
 import { refKey, refOf, type ObjectRef } from '../references.ts';
 import type { ApiObject, SubGraphObject, SuperGraphObject } from './objects.ts';
 
@@ -17,11 +20,19 @@ export interface GraphLookups {
   superGraph: (namespace: string, name: string) => SuperGraphObject | undefined;
   /** ApiDefinitions whose graph_ref names the SubGraph (execution_mode subgraph). */
   subgraphApis: (subgraph: ObjectRef) => readonly ApiObject[];
+  /** An ApiDefinition by name (`supergraph.subgraphs_refs` names subgraph APIs); absent: none. */
+  api?: (namespace: string, name: string) => ApiObject | undefined;
 }
 
 /** Why an API's graph can't be resolved yet. */
 export interface GraphWait {
-  reason: 'SubGraphNotFound' | 'SuperGraphNotFound' | 'SuperGraphNotReady' | 'SubGraphApiNotFound';
+  reason:
+    | 'SubGraphNotFound'
+    | 'SuperGraphNotFound'
+    | 'SuperGraphNotReady'
+    | 'SubGraphApiNotFound'
+    | 'SubGraphApiInvalid'
+    | 'CompositionFailed';
   message: string;
 }
 
@@ -30,6 +41,22 @@ export function resolveGraph(
   api: ApiObject,
   graphs: GraphLookups,
 ): { graph: ResolvedGraph } | GraphWait | undefined {
+  // The reference's earlier form: subgraph APIs by name, composed here as a SuperGraph is.
+  const live = <T extends { metadata: { deletionTimestamp?: unknown } }>(o: T | undefined): T | undefined =>
+    o?.metadata.deletionTimestamp === undefined ? o : undefined;
+  const byApis = composeSubgraphApis(api.spec.graphql, api.metadata.namespace, {
+    api: (ref) => {
+      const found = live(graphs.api?.(ref.namespace, ref.name));
+      return found === undefined
+        ? undefined
+        : { id: found.spec.api_id ?? derivedId(ref.namespace, ref.name), graphql: found.spec.graphql };
+    },
+    subGraphSdl: (ref) => {
+      const sub = live(graphs.subGraph(ref.namespace, ref.name));
+      return sub === undefined ? undefined : subgraphSdlOf(sub.spec).sdl;
+    },
+  });
+  if (byApis !== undefined) return byApis;
   const named = graphRefOf(api.spec.graphql, api.metadata.namespace);
   if (named === undefined) return undefined;
   const { kind, ref } = named;

@@ -312,3 +312,86 @@ describe('reconcileApiDefinition with graph_ref', () => {
     assert.deepEqual(gw.writes, []);
   });
 });
+
+describe('reconcileApiDefinition with supergraph.subgraphs_refs (the reference earlier form)', () => {
+  /** A subgraph API with its SDL inline, as the reference's 09-federation samples write it. */
+  const inlineSubgraphApi = (name: string, sdl: string): ApiObject => ({
+    ...graphApi(name, 'subgraph', ''),
+    spec: {
+      name,
+      use_keyless: true,
+      internal: true,
+      proxy: { listen_path: `/${name}/`, target_url: `http://${name}:4000/query` },
+      graphql: { enabled: true, execution_mode: 'subgraph', subgraph: { sdl } },
+    },
+  });
+  const social: ApiObject = {
+    ...graphApi('social', 'supergraph', ''),
+    spec: {
+      name: 'social',
+      use_keyless: true,
+      proxy: { listen_path: '/social/', target_url: '' },
+      graphql: {
+        enabled: true,
+        execution_mode: 'supergraph',
+        supergraph: {
+          subgraphs_refs: [
+            { name: 'users-subgraph', namespace: NS },
+            { name: 'posts-subgraph', namespace: NS, headers: { 'x-team': 'posts' } },
+          ],
+        },
+      },
+    },
+  };
+  const run = async (apis: ApiObject[]) => {
+    const gw = new FakeGateway('http://gw');
+    const deps = {
+      ...baseDeps<ApiObject>({ default: gw }),
+      read: () => Promise.resolve(social),
+      policies: () => [],
+      secret: () => Promise.resolve(undefined),
+      apis: () => [social],
+      graphs: {
+        subGraph: () => undefined,
+        superGraph: () => undefined,
+        subgraphApis: () => [],
+        api: (_ns: string, name: string) => apis.find((a) => a.metadata.name === name),
+      },
+    };
+    await reconcileApiDefinition(`${NS}/social`, deps);
+    return { gw, status: deps.objects.statuses.at(-1) };
+  };
+
+  test('waits naming the subgraph API that is missing (nothing pushed), then pushes the composition', async () => {
+    const waiting = await run([inlineSubgraphApi('users-subgraph', USERS)]);
+    assertReady(waiting.status, {
+      status: 'False',
+      reason: 'SubGraphApiNotFound',
+      message:
+        /^spec\.graphql\.supergraph\.subgraphs_refs\[1\]: ApiDefinition social\/posts-subgraph does not exist: the supergraph is composed once it does$/,
+    });
+    assert.deepEqual(waiting.gw.writes, []);
+
+    const served = await run([
+      inlineSubgraphApi('users-subgraph', USERS),
+      inlineSubgraphApi('posts-subgraph', POSTS),
+    ]);
+    assertReady(served.status, { status: 'True', reason: 'Synced' });
+    const pushed = served.gw.apis.get(derivedId(NS, 'social'));
+    const supergraph = pushed?.graphql?.supergraph;
+    assert.equal(supergraph?.subgraphs_refs, undefined);
+    assert.deepEqual(supergraph?.subgraphs, [
+      { name: 'users-subgraph', url: `svc://${derivedId(NS, 'users-subgraph')}/`, sdl: USERS },
+      {
+        name: 'posts-subgraph',
+        url: `svc://${derivedId(NS, 'posts-subgraph')}/`,
+        sdl: POSTS,
+        headers: { 'x-team': 'posts' },
+      },
+    ]);
+    assert.match(
+      String(supergraph.merged_sdl),
+      /type User \{\n {2}id: ID!\n {2}name: String!\n {2}posts: \[Post!\]!\n\}/,
+    );
+  });
+});

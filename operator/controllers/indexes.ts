@@ -10,9 +10,10 @@ import type { ApiResourceRef, NamespacedRef } from '../../schemas/generated/kind
 import { accessRefs, apiRefText, jwtPolicyRefs, refKey, type ObjectRef } from '../references.ts';
 import { internalRefsOf } from '../translate/api-definition.ts';
 import type { ApiDefinitionSpec } from '../../schemas/generated/kinds.ts';
-import { certificateSecretNames } from '../../schemas/rules/secret-refs.ts';
+import { certificateSecretKeys } from '../../schemas/rules/secret-refs.ts';
 import { contextKeyOf } from './env.ts';
 import { graphRefOf, subgraphRefsOf } from '../../schemas/rules/graphs.ts';
+import { subgraphApiRefsOf } from '../../schemas/rules/subgraph-apis.ts';
 
 /** Objects whose `contextRef` names the OperatorContext `namespace/name`. */
 export function byContext<T extends k8s.KubernetesObject>(inf: Informer<T>): (contextKey: string) => T[] {
@@ -53,15 +54,14 @@ export function byInternalTarget<T extends k8s.KubernetesObject>(inf: Informer<T
 }
 
 /**
- * ApiDefinitions that name a Secret (of their namespace) for certificates: served
- * (`certificate_secret_names`), client, upstream or pinned (schemas/rules/secret-refs.ts).
+ * ApiDefinitions that name a Secret for certificates: served (`certificate_secret_names`, whose
+ * entries may be of another namespace), client, upstream or pinned (schemas/rules/secret-refs.ts).
  */
 export function byCertificateSecret<T extends k8s.KubernetesObject>(
   inf: Informer<T>,
 ): (secret: ObjectRef) => T[] {
   inf.addIndex('certificate-secret', (api) => {
-    const names = certificateSecretNames((api as { spec?: ApiDefinitionSpec }).spec);
-    return names.map((name) => refKey({ namespace: api.metadata?.namespace ?? '', name }));
+    return certificateSecretKeys((api as { spec?: ApiDefinitionSpec }).spec, api.metadata?.namespace ?? '');
   });
   return (secret) => inf.byIndex('certificate-secret', refKey(secret));
 }
@@ -103,4 +103,16 @@ export function bySubgraphRef<T extends k8s.KubernetesObject>(
     return [...new Set(refs.map(refKey))];
   });
   return (subgraph) => inf.byIndex('subgraph-ref', refKey(subgraph));
+}
+
+/** ApiDefinitions whose `graphql.supergraph.subgraphs_refs` name an ApiDefinition (a subgraph API). */
+export function bySubgraphApiRef<T extends k8s.KubernetesObject>(inf: Informer<T>): (api: ObjectRef) => T[] {
+  inf.addIndex('subgraph-api-ref', (api) => {
+    const graphql = (api as { spec?: ApiDefinitionSpec }).spec?.graphql;
+    const refs = (subgraphApiRefsOf(graphql, api.metadata?.namespace ?? '') ?? []).flatMap(
+      (r) => r.ref ?? [],
+    );
+    return [...new Set(refs.map(refKey))];
+  });
+  return (api) => inf.byIndex('subgraph-api-ref', refKey(api));
 }

@@ -10,7 +10,7 @@ import { translateOasApiDefinition, type ConfigMapContent } from '../translate/o
 import type { OasCertificateSpec } from '../../schemas/oas/secret-refs.ts';
 import type { OasApiObject, PolicyView } from './objects.ts';
 import { configMapWatch, secretWatch, watchOf, type ControllerEnv } from './env.ts';
-import { byAccessRight, byCertificateSecret, byContext, byRef } from './indexes.ts';
+import { byAccessRight, byRef } from './indexes.ts';
 import { certificateSecretRefs } from '../../schemas/rules/secret-refs.ts';
 import {
   certificateHolders,
@@ -293,11 +293,9 @@ function documentController(env: ControllerEnv, kind: DocumentKind): ControllerS
   const core = env.kc.makeApiClient(k8s.CoreV1Api);
   const objects = new SvcObjects<OasApiObject>(env.kc, oasSpec.plural);
   const policiesCovering = byAccessRight(policies);
-  const apisOfContext = byContext(apis);
   const apisOfConfigMap = byRef(apis, 'configmap', configMapRefOf);
   const secretSpec = secretWatch(env);
   const secrets = env.manager.informer<k8s.V1Secret>(secretSpec);
-  const apisOfSecret = byCertificateSecret(apis);
   const holders = certificateHolders(env);
   const pushes = new PushMemory();
 
@@ -349,14 +347,7 @@ function documentController(env: ControllerEnv, kind: DocumentKind): ControllerS
         watch: cmSpec,
         map: (cm: k8s.KubernetesObject) => apisOfConfigMap(refOf(cm)).map((api) => objectKey(api)),
       },
-      ...sharedApiWatches(env, {
-        apisOfContext,
-        policySpec,
-        policyView: policyLinkView,
-        apisOfPolicy: apisOf,
-        secretSpec,
-        apisOfSecret,
-      }),
+      ...sharedApiWatches(env, apis, { view: policyLinkView, apisOf }),
     ],
   };
 }

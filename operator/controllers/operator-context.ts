@@ -10,6 +10,7 @@ import type { Connections } from '../connections.ts';
 import { contextKeyOf, secretWatch, viewChanged, watchOf, type ControllerEnv } from './env.ts';
 import { byContext } from './indexes.ts';
 import { CONTEXT_FINALIZER } from '../../schemas/finalizers.ts';
+import { effectiveSecretRef } from '../../schemas/rules/earlier-names.ts';
 
 /** The finalizer names live in schemas/, which the webhook reads too. */
 export { CONTEXT_FINALIZER };
@@ -123,7 +124,7 @@ export function contextsOfSecret(
   const key = objectKey(secret);
   return contexts
     .filter((c) => {
-      const ref = (c as ContextObject).spec.secretRef;
+      const ref = effectiveSecretRef((c as ContextObject).spec);
       return ref !== undefined && `${ref.namespace ?? c.metadata?.namespace ?? ''}/${ref.name}` === key;
     })
     .map((c) => objectKey(c));

@@ -37,6 +37,7 @@ import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo, PushMemo
 import { reportProgrammed } from './programmed.ts';
 import type { Convergence } from './convergence.ts';
 import { POLICY_FINALIZER } from '../../schemas/finalizers.ts';
+import { effectiveContextRef } from '../../schemas/rules/earlier-names.ts';
 
 /** The finalizer names live in schemas/, which the webhook reads too. */
 export { POLICY_FINALIZER };
@@ -117,10 +118,10 @@ export async function reconcileSecurityPolicy(key: string, deps: SecurityPolicyD
     await fail('SpecInvalid', `access_rights_array lists ${repeated} twice: merge the two entries`, false);
     return {};
   }
-  const resolved = await deps.connections.resolve(current.spec.contextRef, namespace);
+  const resolved = await deps.connections.resolve(effectiveContextRef(current.spec), namespace);
   if (!resolved.ok) return reportUnresolved(resolved, fail);
   const client = resolved.client;
-  const here = pushedTo(client, current.spec.contextRef, namespace);
+  const here = pushedTo(client, effectiveContextRef(current.spec), namespace);
 
   const denied = current.spec.state === 'deny';
   const ids = new Map<string, string>();
@@ -219,7 +220,7 @@ async function finalize(
     return {};
   }
   // The policy is where it was last pushed; without a record, where the spec says.
-  const where = obj.status?.pushedTo ? obj.status.pushedTo.contextRef : obj.spec.contextRef;
+  const where = obj.status?.pushedTo ? obj.status.pushedTo.contextRef : effectiveContextRef(obj.spec);
   return finalizeInGateway(
     obj,
     {

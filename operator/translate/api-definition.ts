@@ -103,6 +103,7 @@ export function translateApiDefinition(
 ): GatewayApiDefinition {
   const {
     contextRef: _ctx,
+    context: _oldCtx,
     certificate_secret_names,
     client_certificate_refs,
     upstream_certificate_refs,
@@ -153,9 +154,10 @@ export function translateApiDefinition(
     out.proxy = to === undefined ? proxy : { ...proxy, target_url: to };
     if (out.version_data !== undefined) out.version_data = internalRewrites(out.version_data, url);
   }
-  // A SubGraph or SuperGraph by name becomes the gateway's inline form (its SDL, or its subgraphs
-  // and composition): the gateway knows no graphs by name.
-  if (out.graphql?.graph_ref !== undefined) {
+  // A SubGraph or SuperGraph by name, or subgraph APIs by name (`supergraph.subgraphs_refs`),
+  // become the gateway's inline form (its SDL, or its subgraphs and composition): the gateway knows
+  // no graphs by name.
+  if (out.graphql?.graph_ref !== undefined || out.graphql?.supergraph?.subgraphs_refs !== undefined) {
     const { graph_ref: _ref, ...graphql } = out.graphql;
     out.graphql = ctx.graph === undefined ? graphql : inlineGraph(out.graphql, ctx.graph);
   }

@@ -17,7 +17,7 @@ import {
   type ServiceInput,
 } from './gateway-api.ts';
 import { weightedTargets } from './gateway-api/backends.ts';
-import { regexListenPath } from './gateway-api/translate.ts';
+import { regexListenPath } from './gateway-api/routes.ts';
 import { goldenTests } from './golden.ts';
 
 /** A golden input: a Gateway, its routes and the cluster state they are translated against. */
@@ -27,9 +27,13 @@ interface GoldenInput {
   services?: Record<string, ServiceInput>;
   endpointSlices?: Record<string, EndpointSliceInput[]>;
   secrets?: string[];
+  /** Secrets (`namespace/name`) whose certificate or key does not parse, with the problem. */
+  badSecrets?: Record<string, string>;
   namespaces?: Record<string, Record<string, string>>;
   grants?: ReferenceGrantInput[];
   gatewayPort?: number;
+  /** Per-Gateway addresses: listener port -> the gateway port allocated to the Gateway. */
+  ownPorts?: Record<number, number>;
 }
 
 const validSpec = compile(apiDefinitionKind.spec);
@@ -40,9 +44,11 @@ const run = (input: GoldenInput): GatewayTranslation =>
     service: (ns, name) => input.services?.[`${ns}/${name}`],
     endpointSlices: (ns, name) => input.endpointSlices?.[`${ns}/${name}`] ?? [],
     secretExists: (ns, name) => (input.secrets ?? []).includes(`${ns}/${name}`),
+    certificateProblem: (ns, name) => input.badSecrets?.[`${ns}/${name}`],
     namespaceLabels: (ns) => input.namespaces?.[ns],
     grants: input.grants ?? [],
     ...(input.gatewayPort === undefined ? {} : { gatewayPort: input.gatewayPort }),
+    ...(input.ownPorts === undefined ? {} : { ownPorts: input.ownPorts }),
   });
 
 await goldenTests('gateway-api', run, (got) => {

@@ -28,7 +28,7 @@ export function translateSecurityPolicy(
   cr: SecurityPolicyInput,
   ctx: PolicyTranslationContext,
 ): GatewayPolicy {
-  const { id: _id, contextRef: _ctx, access_rights_array, ...rest } = cr.spec;
+  const { id: _id, contextRef: _ctx, context: _oldCtx, access_rights_array, ...rest } = cr.spec;
   const access = translateAccessRights(access_rights_array, cr.metadata.namespace, ctx.apiId);
   return {
     id: ctx.polId,

@@ -160,36 +160,39 @@ so far), or \`refused\` with the webhook's messages. \`e2e/webhooks/reference-sa
 manifests of the same feature classes, written in the reference's naming and renamed, through a
 real API server and the webhooks, and checks that what is stored is served.
 
-The run over the 86 ApiDefinition documents of those files admits and serves 73: plain proxying
+The run over the 86 ApiDefinition documents of those files admits and serves 78: plain proxying
 (with tags, Ingress templates, load balancing, IP allow and block lists), authentication by token,
 basic, JWT and mTLS (certificates by ID or by Secret), OAuth 2.0 (client credentials, and the
 authorize flow: codes exchanged for tokens, and implicit tokens), HTTPS with certificates, upstream
 certificates and pinned public keys by Secret, global headers, request and response transforms
 with response processors, mocks, allow, block and ignore lists, URL rewrites to internal APIs,
+internal APIs without a listen path (reached through \`svc://\` targets only),
 method transforms, JSON validation, CORS, caching, endpoint tracking, timeouts and circuit
 breakers, TCP, GraphQL proxying, the universal data graph (both forms, over http(s) sources,
 other APIs of the gateway and Kafka topics, with detailed analytics records), GraphQL federation
 (subgraph APIs in both the inline form and by SubGraph resources, with \`proxy.disable_strip_slash\`,
-and a supergraph API composed by a SuperGraph resource), virtual endpoints with config data, gRPC plugins (pre, post, and
+a supergraph API composed by a SuperGraph resource, and one naming its subgraph APIs, the
+reference's earlier \`graphql.supergraph.subgraphs_refs\`, composed from them the same way, and a
+supergraph with subscriptions, each forwarded to the subgraph owning its field
+(\`09-federation/super_graph.yaml\`: its subgraphs, \`tyk://products\` and the others, are APIs the
+sample does not define, so it answers once they are applied)), virtual endpoints with config data, gRPC plugins (pre, post, and
 auth_check with its identity extractor), JavaScript VM middleware (\`otto\`, with its file under the
-gateway's \`plugin_dir\`), and APIs of policies and portal samples. These 13 are refused, each by
-name:
+gateway's \`plugin_dir\`), APIs naming their OperatorContext by the reference's earlier field
+\`context\` (the mutating webhook moves it to \`contextRef\`, with a warning), and APIs of policies
+and portal samples. These 8 are refused, each by name:
 
 | Sample | Refused | Why |
 | --- | --- | --- |
-| \`09-federation/super_graph.yaml\` | \`graphql.schema\` (its \`Subscription\` type) | Subscriptions through a supergraph are not built yet: svc's supergraph plans queries and mutations across its subgraphs. (Its subgraphs, \`tyk://products\` and the others, are APIs the sample does not define either.) |
-| \`09-federation/supergraph.yaml\` | \`graphql.supergraph.subgraphs_refs\` | The reference operator's earlier form of a supergraph, naming its subgraph ApiDefinitions: not built; svc composes a supergraph from SubGraph resources with a SuperGraph (\`graph_ref\`), the form of \`federation/supergraph.yaml\`, which is served, as are the two subgraph APIs of this directory. |
 | \`analytics_plugin.yaml\` | \`analytics_plugin\` | An analytics plugin is a Go shared object that rewrites the gateway's analytics records: Go plugins cannot run in a Node.js gateway. It stays refused rather than accepted and ignored; remove it to migrate the API (its \`enable_detailed_recording\` is served: docs/dashboard.md, "Detailed records"). |
 | \`docs/api_definitions/custom_plugin_goauth.yaml\` | \`custom_middleware.driver\` (\`goplugin\`), \`use_go_plugin_auth\` | Go plugins are shared objects loaded into a Go process and cannot run in a Node.js gateway. |
 | \`docs/api_definitions/custom_plugin_python/custom_plugin_python.yaml\` | \`custom_middleware_bundle\` | Bundles are archives of Python, Lua or Go plugins fetched from a bundle server; svc runs JavaScript or TypeScript modules from its \`plugin_dir\`, or a gRPC plugin server. |
-| \`07-operator-context/pro.yaml\`, \`07-operator-context/pro_direct.yaml\` | \`context\` | An earlier name of the reference's field: the current one, \`contextRef\`, is served. |
 | \`06-looping/dynamic_auth.yaml\` (an earlier version) | \`url_rewrites[].triggers[].options.rewrite_to\` | The target written inside \`options\`, where the reference's gateway does not read it either (its API server drops the unknown field); the current version of the sample (\`looping/dynamic_auth.yaml\`, \`rewrite_to_internal\` on the trigger) is served. |
-| \`dynamic_auth.yaml\` (3 of its 4 APIs) | \`proxy\`, \`proxy.target_url\`, \`proxy.listen_path\` | A sketch: its internal APIs have no \`proxy\` or no listen path, and nothing routes to them (the rewrites its comments describe are missing). svc needs a listen path and an upstream for an HTTP API. |
+| \`dynamic_auth.yaml\` (2 of its 4 APIs: \`basic-auth-internal\`, \`auth-token-internal\`) | \`proxy\`, \`proxy.target_url\` | A sketch: these internal APIs have no \`proxy\` at all, so no upstream, and no endpoint of theirs answers without one (no mock or virtual endpoint); the rewrites to them and from them to \`proxy-api\` that its comments describe are missing. Served, they would authenticate a request and then have nowhere to send it. Its other two APIs are served: \`entrypoint-api\`, and \`proxy-api\`, an internal API without a listen path. |
 | \`mtls/client/httpbin_client_mtls_using_certids.yaml\` | \`client_certificates\` | Placeholders (\`CERTIFICATE_ID_1\`) the sample says to replace with the IDs of uploaded certificates; with real IDs it is served. |
 | \`httpbin_invalid.yml\` | \`use_keyless\` | Invalid on purpose (keyless and authenticated at once), and refused as the reference meant it to be. |
 
-Of the 13, 5 need a feature svc does not have (federation 2: subscriptions through a supergraph,
-and a supergraph naming its subgraph APIs; the analytics plugin 1, Go plugins and plugin
-bundles 2); the other 8 are earlier forms, placeholders, a sketch and an invalid sample.
+Of the 8, 3 need a feature svc does not have (the analytics plugin 1, Go plugins and plugin
+bundles 2); the other 5 are an earlier form the reference's own gateway does not read,
+placeholders, a sketch (2 APIs) and an invalid sample.
 `;
 }

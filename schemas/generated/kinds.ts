@@ -56,6 +56,8 @@ export interface ApiDefinitionSpec {
   api_id?: string;
   /** OperatorContext whose connection settings (gateway or dashboard URL, credentials, organization) the operator uses for this resource. Without it the operator uses its own settings from the svc-operator-conf secret or its environment. */
   contextRef?: NamespacedRef;
+  /** Deprecated: the reference operator's earlier name of contextRef, read the same way. The mutating webhook moves it to contextRef with a warning; set beside a contextRef naming another OperatorContext, it is refused. */
+  context?: NamespacedRef;
   /** Ignored: the operator sets the organisation from its settings or the OperatorContext (kept so that manifests that set it apply as they are). */
   org_id?: string;
   /** Name of the API. */
@@ -248,7 +250,7 @@ export interface ApiDefinitionSpec {
   jwt_scope_to_policy_mapping?: Record<string, string>;
   /** Gateway certificate IDs served on this API, as the reference writes them (not supported yet in the resource: name the Secrets in certificate_secret_names). */
   certificates?: string[];
-  /** Secrets (type kubernetes.io/tls, in the namespace of the API) whose certificates the API serves. */
+  /** Secrets (type kubernetes.io/tls, in the namespace of the API) whose certificates the API serves. `namespace/name` names a Secret of another namespace: served only by an API the operator generated for a Gateway (label svc.io/gateway) whose HTTPS listener names that Secret and a ReferenceGrant in its namespace allows it; any other API naming one is refused (RefNotPermitted). */
   certificate_secret_names?: string[];
   /** SecurityPolicies applied when a token has no policy claim, each as "namespace/name" (or "name") or {name, namespace}. */
   jwt_default_policies?: (string | NamespacedRef)[];
@@ -820,7 +822,7 @@ export interface GraphqlConfig {
   proxy?: GraphqlProxyConfig;
   /** Settings of a federation subgraph (`execution_mode: subgraph`): queries are checked against its SDL (with `_service` and `_entities`) and proxied to the upstream. */
   subgraph?: GraphqlSubgraphConfig;
-  /** Settings of a federation supergraph (`execution_mode: supergraph`): `subgraphs` (each `url`, `svc://<subgraph api>` or http(s), its `sdl` and `headers`), `merged_sdl`, `global_headers`, `disable_query_batching`, `updated_at`. Each query is planned across the subgraphs: root fields from the subgraph owning them, entity fields through `_entities` with its `@key`. */
+  /** Settings of a federation supergraph (`execution_mode: supergraph`): `subgraphs` (each `url`, `svc://<subgraph api>` or http(s), its `sdl`, `headers` and `subscription_type`, `graphql-transport-ws` or empty), `merged_sdl`, `global_headers`, `disable_query_batching`, `updated_at`. Each query is planned across the subgraphs: root fields from the subgraph owning them, entity fields through `_entities` with its `@key`. A subscription is forwarded over WebSocket (`graphql-transport-ws`) to the subgraph owning its field, and the entity fields of each event resolved the same way. */
   supergraph?: Record<string, unknown>;
   /** With execution_mode subgraph: the SubGraph this API serves; with supergraph: the SuperGraph it serves. By name, in the namespace of the API. The operator writes its SDL (subgraph.sdl) or its composition and subgraph APIs (supergraph.subgraphs, merged_sdl) into the API, and waits (Ready False, SubGraphNotFound or SuperGraphNotFound) until it exists. */
   graph_ref?: string;
@@ -1260,6 +1262,8 @@ export interface OperatorContextSpec {
   env?: OperatorContextEnv;
   /** Reference to a Secret whose keys (SVC_MODE, SVC_URL, SVC_AUTH, SVC_ORG, SVC_TLS_INSECURE_SKIP_VERIFY, SVC_OPERATOR_LICENSEKEY, SVC_HTTP_INGRESS_PORT, SVC_HTTPS_INGRESS_PORT) fill the `env` fields left unset by name and namespace. */
   secretRef?: NamespacedRef;
+  /** Deprecated: the reference operator's earlier name of secretRef, read the same way. The mutating webhook moves it to secretRef with a warning; set beside a secretRef naming another Secret, it is refused. */
+  fromSecret?: NamespacedRef;
 }
 
 /** Resources that use this context, written by the operator. */
@@ -1506,10 +1510,12 @@ export interface PortalMailOptions {
 
 /** Where the API listens on the gateway and where it sends requests. */
 export interface ProxyConfig {
-  /** Base path on the gateway, for example `/orders/`. Must start with `/`; empty for a `tcp` or `tls` API, which is reached on its `listen_port`. */
+  /** Base path on the gateway, for example `/orders/`. Must start with `/`; empty for a `tcp` or `tls` API, which is reached on its `listen_port`, and empty or left out for an `internal` API, which is reached through `svc://` targets only (with the path the target gives). */
   listen_path?: string;
   /** Serve the listen path itself only (compared without case, a trailing slash included), not the paths under it: what an Ingress path of `pathType: Exact` becomes. An svc extension; the reference serves every listen path as a prefix. */
   listen_path_exact?: boolean;
+  /** Compare the listen path with the request path with case (`/two` does not serve `/Two`), as the Gateway API asks of its path matches; the operator sets it on the APIs it generates from HTTPRoutes. Two APIs whose listen paths differ only in case still claim the same route. An svc extension; by default listen paths are compared without case, as the reference does. */
+  listen_path_case_sensitive?: boolean;
   /** Upstream address (http or https; without a scheme, http: `httpbin.org` is `http://httpbin.org`). A cluster service is addressed as `http://<service>.<namespace>.svc:<port>`; another API of the gateway as `svc://<api_id>/<path>`; the upstream of a `tcp` or `tls` API as `tcp://<host>:<port>`. Required unless GraphQL is enabled or `target_internal` is set. */
   target_url?: string;
   /** Remove the listen path from the request before it is proxied. */
@@ -1640,6 +1646,58 @@ export interface RewriteToInternal {
   query?: string;
 }
 
+/** The Gateway (or the target not found). */
+export interface RoutePolicyAncestorRef {
+  /** API group. */
+  group?: string;
+  /** Kind. */
+  kind?: string;
+  /** Namespace. */
+  namespace?: string;
+  /** Name. */
+  name: string;
+  /** Listener or rule name. */
+  sectionName?: string;
+}
+
+/** The status of the policy for one ancestor. */
+export interface RoutePolicyAncestorStatus {
+  /** The Gateway (or the target not found). */
+  ancestorRef: RoutePolicyAncestorRef;
+  /** The controller that wrote this entry: svc.io/gateway-controller. */
+  controllerName: string;
+  /** Accepted: True, or False with Conflicted, Invalid or TargetNotFound. */
+  conditions: RoutePolicyCondition[];
+}
+
+/** The standard Kubernetes condition. */
+export interface RoutePolicyCondition {
+  /** Type of the condition: Accepted. */
+  type: string;
+  /** Status of the condition. */
+  status: 'True' | 'False' | 'Unknown';
+  /** The metadata.generation the condition was set for. */
+  observedGeneration?: number;
+  /** Last time the condition changed from one status to another. */
+  lastTransitionTime?: string;
+  /** Accepted, Conflicted, Invalid or TargetNotFound. */
+  reason: string;
+  /** Human-readable details. */
+  message: string;
+}
+
+/** An HTTPRoute or a Gateway of the namespace of the policy that the policy applies to. */
+export interface RoutePolicyTargetRef {
+  /** API group of the target: gateway.networking.k8s.io. */
+  group: 'gateway.networking.k8s.io';
+  /** Kind of the target: HTTPRoute, or Gateway (every route attached to it). */
+  kind: 'HTTPRoute' | 'Gateway';
+  /** Name of the target, in the namespace of the policy. */
+  name: string;
+  /** A part of the target only: the name of a rule (HTTPRoute `spec.rules[].name`) or of a listener (Gateway `spec.listeners[].name`). */
+  sectionName?: string;
+}
+
 /** A condition that rewrites the URL to another target. */
 export interface RoutingTrigger {
   /** Whether all options or any must match. */
@@ -1683,6 +1741,8 @@ export interface SecurityPolicySpec {
   id?: string;
   /** OperatorContext whose connection settings (gateway or dashboard URL, credentials, organization) the operator uses for this resource. Without it the operator uses its own settings from the svc-operator-conf secret or its environment. */
   contextRef?: NamespacedRef;
+  /** Deprecated: the reference operator's earlier name of contextRef, read the same way. The mutating webhook moves it to contextRef with a warning; set beside a contextRef naming another OperatorContext, it is refused. */
+  context?: NamespacedRef;
   /** Descriptive name. */
   name: string;
   /** `active`: keys of the policy work and new keys can be created. `draft`: keys are refused and none can be created. `deny`: the policy is not published to the gateway. */
@@ -1898,6 +1958,91 @@ export interface SvcOasApiDefinitionSpec {
 export interface SvcOasRef {
   /** ConfigMap key that holds the OAS document (at most 1 MiB). */
   configmapRef: ConfigMapKeyRef;
+}
+
+/** Authentication, client IP lists and the rate limit of the APIs served for Gateway API HTTPRoutes: attached to HTTPRoutes or Gateways by spec.targetRefs (a Gateway API direct policy attachment). A route-level policy wins over a Gateway-level one. */
+export interface SvcRoutePolicy {
+  apiVersion: 'svc.svc.io/v1alpha1';
+  kind: 'SvcRoutePolicy';
+  metadata: V1ObjectMeta;
+  spec: SvcRoutePolicySpec;
+  status?: SvcRoutePolicyStatus;
+}
+
+/** The targets, and the settings of an ApiDefinition the APIs serving them get (same names and rules as ApiDefinition). */
+export interface SvcRoutePolicySpec {
+  /** The HTTPRoutes and Gateways (of the namespace of the policy) the policy applies to. */
+  targetRefs: RoutePolicyTargetRef[];
+  /** Open access with no authentication. False means a key is required (auth token in `Authorization` unless another method is enabled). */
+  use_keyless?: boolean;
+  /** Auth token authentication. */
+  use_standard_auth?: boolean;
+  /** Basic authentication (`Authorization: Basic ...`). */
+  use_basic_auth?: boolean;
+  /** Basic authentication settings. */
+  basic_auth?: BasicAuthConfig;
+  /** JWT authentication. */
+  enable_jwt?: boolean;
+  /** Family of algorithms the tokens are signed with. */
+  jwt_signing_method?: 'hmac' | 'rsa' | 'ecdsa';
+  /** Key that verifies tokens: a base64 secret or PEM public key, or the URL of a JWKS. */
+  jwt_source?: string;
+  /** Claim that identifies the client. */
+  jwt_identity_base_field?: string;
+  /** Claim that carries the policy ID to apply. */
+  jwt_policy_field_name?: string;
+  /** Ignore the `kid` header of tokens as an identity (the identity always comes from `jwt_identity_base_field`). */
+  jwt_skip_kid?: boolean;
+  /** Claim holding the scopes for `jwt_scope_to_policy_mapping` (default `scope`; `a.b` reads a nested claim): a space-separated string or a list. */
+  jwt_scope_claim_name?: string;
+  /** Seconds of clock skew allowed on `exp`. */
+  jwt_expires_at_validation_skew?: number;
+  /** Seconds of clock skew allowed on `iat`. */
+  jwt_issued_at_validation_skew?: number;
+  /** Seconds of clock skew allowed on `nbf`. */
+  jwt_not_before_validation_skew?: number;
+  /** SecurityPolicies applied when a token has no policy claim, each as "namespace/name" (or "name") or {name, namespace}. */
+  jwt_default_policies?: (string | NamespacedRef)[];
+  /** Static mTLS: only clients presenting an allowed certificate pass. */
+  use_mutual_tls_auth?: boolean;
+  /** Secrets (type kubernetes.io/tls, in the namespace of the API) whose certificates static mutual TLS (use_mutual_tls_auth) allows: the operator uploads each certificate and adds its ID to client_certificates. */
+  client_certificate_refs?: string[];
+  /** HMAC request signing: `Authorization: Signature keyId=...,algorithm=...,headers=...,signature=...` with the `hmac_string` of the key. */
+  enable_signature_checking?: boolean;
+  /** Milliseconds the signed `Date` (or `X-Aux-Date`) may differ from the gateway clock; 0 or less: any date. */
+  hmac_allowed_clock_skew?: number;
+  /** Algorithms clients may sign with; empty: all four. */
+  hmac_allowed_algorithms?: ('hmac-sha1' | 'hmac-sha256' | 'hmac-sha384' | 'hmac-sha512')[];
+  /** Chained authentication: every enabled method must pass, and this one provides the session of the request. */
+  base_identity_provided_by?: '' | 'auth_token' | 'basic_auth_user' | 'jwt_claim' | 'hmac_key' | 'custom_auth' | 'oauth_key';
+  /** Remove the credentials or token from the request before it is proxied. */
+  strip_auth_data?: boolean;
+  /** Where the credentials are read from, and how they are checked. */
+  auth?: AuthConfig;
+  /** Credential locations per method: `authToken`, `basic`, `jwt`, ... */
+  auth_configs?: Record<string, AuthConfig>;
+  /** When true, only requests from `allowed_ips` pass. */
+  enable_ip_whitelisting?: boolean;
+  /** Client addresses allowed when `enable_ip_whitelisting` is true: IPv4 or IPv6 addresses and CIDR ranges, listed explicitly (no wildcards). */
+  allowed_ips?: string[];
+  /** When true, requests from `blacklisted_ips` are refused with 403. */
+  enable_ip_blacklisting?: boolean;
+  /** Client addresses refused when `enable_ip_blacklisting` is true: IPv4 or IPv6 addresses and CIDR ranges, listed explicitly (no wildcards). */
+  blacklisted_ips?: string[];
+  /** Rate limit of the whole API, for all clients together (keyless APIs too). */
+  global_rate_limit?: GlobalRateLimit;
+  /** Skip key rate limits on this API. */
+  disable_rate_limit?: boolean;
+  /** Skip quota checks on this API (OAS: `skipQuota`). */
+  disable_quota?: boolean;
+  /** Count every key of the API's organisation together against the organisation's quota (`/svc/org/keys/{org_id}`), whatever the keys' own quotas. */
+  enforce_org_quotas?: boolean;
+}
+
+/** Where the policy applies, written by the operator (the Gateway API PolicyStatus). */
+export interface SvcRoutePolicyStatus {
+  /** Per Gateway the policy applies through (or per target that was not found), whether it is applied there. */
+  ancestors?: RoutePolicyAncestorStatus[];
 }
 
 /** An asynchronous API: an OpenAPI 3.x document with `x-svc-api-gateway` and `x-svc-streaming` (inputs, processors, outputs), kept in a ConfigMap. Needs streaming enabled on the gateway. */

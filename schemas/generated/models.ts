@@ -678,7 +678,7 @@ export interface GraphqlConfig {
   proxy?: GraphqlProxyConfig;
   /** Settings of a federation subgraph (`execution_mode: subgraph`): queries are checked against its SDL (with `_service` and `_entities`) and proxied to the upstream. */
   subgraph?: GraphqlSubgraphConfig;
-  /** Settings of a federation supergraph (`execution_mode: supergraph`): `subgraphs` (each `url`, `svc://<subgraph api>` or http(s), its `sdl` and `headers`), `merged_sdl`, `global_headers`, `disable_query_batching`, `updated_at`. Each query is planned across the subgraphs: root fields from the subgraph owning them, entity fields through `_entities` with its `@key`. */
+  /** Settings of a federation supergraph (`execution_mode: supergraph`): `subgraphs` (each `url`, `svc://<subgraph api>` or http(s), its `sdl`, `headers` and `subscription_type`, `graphql-transport-ws` or empty), `merged_sdl`, `global_headers`, `disable_query_batching`, `updated_at`. Each query is planned across the subgraphs: root fields from the subgraph owning them, entity fields through `_entities` with its `@key`. A subscription is forwarded over WebSocket (`graphql-transport-ws`) to the subgraph owning its field, and the entity fields of each event resolved the same way. */
   supergraph?: Record<string, unknown>;
   /** Reference to the graph in a schema registry. */
   graph_ref?: string;
@@ -1681,10 +1681,12 @@ export interface PolicyPartitions {
 
 /** Where the API listens on the gateway and where it sends requests. */
 export interface ProxyConfig {
-  /** Base path on the gateway, for example `/orders/`. Must start with `/`; empty for a `tcp` or `tls` API, which is reached on its `listen_port`. */
+  /** Base path on the gateway, for example `/orders/`. Must start with `/`; empty for a `tcp` or `tls` API, which is reached on its `listen_port`, and empty or left out for an `internal` API, which is reached through `svc://` targets only (with the path the target gives). */
   listen_path: string;
   /** Serve the listen path itself only (compared without case, a trailing slash included), not the paths under it: what an Ingress path of `pathType: Exact` becomes. An svc extension; the reference serves every listen path as a prefix. */
   listen_path_exact?: boolean;
+  /** Compare the listen path with the request path with case (`/two` does not serve `/Two`), as the Gateway API asks of its path matches; the operator sets it on the APIs it generates from HTTPRoutes. Two APIs whose listen paths differ only in case still claim the same route. An svc extension; by default listen paths are compared without case, as the reference does. */
+  listen_path_case_sensitive?: boolean;
   /** Upstream address (http or https; without a scheme, http: `httpbin.org` is `http://httpbin.org`). A cluster service is addressed as `http://<service>.<namespace>.svc:<port>`; another API of the gateway as `svc://<api_id>/<path>`; the upstream of a `tcp` or `tls` API as `tcp://<host>:<port>`. Required unless GraphQL is enabled or `target_internal` is set. */
   target_url?: string;
   /** Remove the listen path from the request before it is proxied. */

@@ -1,5 +1,5 @@
 import type { JsonSchema, KindDefinition } from '../json-schema.ts';
-import { apiPrinterColumns, apiStatus, contextRef, k8sName, resourceRef } from '../common.ts';
+import { apiPrinterColumns, apiStatus, contextAlias, contextRef, k8sName, resourceRef } from '../common.ts';
 import { apiDefinitionModel, classicApiProperties, proxy } from '../models/api-definition/index.ts';
 import { KEYED_FLAGS } from '../rules/auth.ts';
 import { objectIdSchema } from '../rules/ids.ts';
@@ -54,6 +54,7 @@ export const apiDefinitionKind: KindDefinition = {
         ),
       },
       contextRef: { ...contextRef, 'x-svc-support': 'supported' },
+      context: { ...contextAlias, 'x-svc-support': 'supported' },
       org_id: {
         'x-svc-support': 'supported',
         type: 'string',
@@ -81,7 +82,7 @@ export const apiDefinitionKind: KindDefinition = {
         type: 'array',
         items: { type: 'string', minLength: 1 },
         description:
-          'Secrets (type kubernetes.io/tls, in the namespace of the API) whose certificates the API serves.',
+          'Secrets (type kubernetes.io/tls, in the namespace of the API) whose certificates the API serves. `namespace/name` names a Secret of another namespace: served only by an API the operator generated for a Gateway (label svc.io/gateway) whose HTTPS listener names that Secret and a ReferenceGrant in its namespace allows it; any other API naming one is refused (RefNotPermitted).',
       },
       client_certificate_refs: {
         'x-svc-support': 'supported',

@@ -90,10 +90,15 @@ export const operatorContextKind: KindDefinition = {
       secretRef: namespacedRef(
         'a Secret whose keys (SVC_MODE, SVC_URL, SVC_AUTH, SVC_ORG, SVC_TLS_INSECURE_SKIP_VERIFY, SVC_OPERATOR_LICENSEKEY, SVC_HTTP_INGRESS_PORT, SVC_HTTPS_INGRESS_PORT) fill the `env` fields left unset',
       ),
+      fromSecret: {
+        ...namespacedRef('a Secret'),
+        description:
+          "Deprecated: the reference operator's earlier name of secretRef, read the same way. The mutating webhook moves it to secretRef with a warning; set beside a secretRef naming another Secret, it is refused.",
+      },
     },
     'x-kubernetes-validations': [
       {
-        rule: 'has(self.env) || has(self.secretRef)',
+        rule: 'has(self.env) || has(self.secretRef) || has(self.fromSecret)',
         message: 'set env, secretRef, or both',
         reason: 'FieldValueRequired',
       },

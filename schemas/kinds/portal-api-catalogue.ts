@@ -63,7 +63,7 @@ export const portalApiCatalogueKind: KindDefinition = {
               reason: 'FieldValueInvalid',
             },
             {
-              rule: '!has(self.namespace) || has(self.name)',
+              rule: '!has(self.__namespace__) || has(self.name)',
               message: 'namespace goes with name (or inside apiDescriptionRef)',
               fieldPath: '.namespace',
               reason: 'FieldValueForbidden',

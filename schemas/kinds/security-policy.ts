@@ -2,6 +2,7 @@ import type { JsonSchema, KindDefinition } from '../json-schema.ts';
 import {
   ageColumn,
   apiResourceRef,
+  contextAlias,
   contextRef,
   gatewaysStatus,
   k8sName,
@@ -98,6 +99,7 @@ export const securityPolicyKind: KindDefinition = {
         'Links to an existing policy ID so its keys keep working; the resource then overwrites that policy. When omitted the ID is derived from the namespaced name.',
       ),
       contextRef,
+      context: contextAlias,
       ...policyProperties,
       rate: { ...policyProperties.rate, default: -1 },
       per: { ...policyProperties.per, default: -1 },

@@ -4,6 +4,7 @@ import { securityScheme } from './oas/authentication.ts';
 import { oasOperation } from './oas/operation.ts';
 import { DURATION, enabled, ipList, seconds, statuses, switched } from './oas/parts.ts';
 import { oasStreamingExtension } from './oas/streaming.ts';
+import { nonEmptyString } from './builders.ts';
 
 const oasCors = switched('OasCors', 'Cross-origin resource sharing (classic `CORS`).', {
   allowedOrigins: { type: 'array', items: { type: 'string' }, description: 'Allowed origins.' },
@@ -40,7 +41,7 @@ export const oasGatewayExtension: JsonSchema = {
       properties: {
         id: { type: 'string', description: 'API ID; set by the gateway or the operator.' },
         orgId: { type: 'string', description: 'Organization of the API.' },
-        name: { type: 'string', minLength: 1, description: 'Name of the API.' },
+        name: nonEmptyString('Name of the API.'),
         state: {
           title: 'OasState',
           description: 'Whether the API is served.',
@@ -59,7 +60,7 @@ export const oasGatewayExtension: JsonSchema = {
       type: 'object',
       required: ['url'],
       properties: {
-        url: { type: 'string', minLength: 1, description: 'Upstream address.' },
+        url: nonEmptyString('Upstream address.'),
         mutualTLS: {
           title: 'OasUpstreamMutualTls',
           description:

@@ -10,6 +10,7 @@ import {
 } from './limits.ts';
 import { idPattern } from './api-definition/index.ts';
 import { objectIdSchema } from '../rules/ids.ts';
+import { closedObject, nonEmptyString } from './builders.ts';
 
 /** Policy states: what happens to the keys of a policy in each. */
 export const policyState: JsonSchema = {
@@ -22,7 +23,7 @@ export const policyState: JsonSchema = {
 
 /** Fields a policy has both in the gateway and in the SecurityPolicy resource. */
 export const policyProperties: Record<string, JsonSchema> = {
-  name: { type: 'string', minLength: 1, description: 'Descriptive name.' },
+  name: nonEmptyString('Descriptive name.'),
   state: policyState,
   active: { type: 'boolean', default: true, description: 'Marks the policy active.' },
   tags: { type: 'array', items: { type: 'string' }, description: 'Labels added to keys of the policy.' },
@@ -44,13 +45,13 @@ export const policyProperties: Record<string, JsonSchema> = {
 };
 
 /** An API a key or policy grants access to, as the gateway stores it. */
-export const accessDefinition: JsonSchema = {
-  title: 'AccessDefinition',
-  description: 'Access to one API: versions, allowed URLs and limits.',
-  type: 'object',
-  additionalProperties: false,
-  required: ['api_id'],
-  properties: {
+export const accessDefinition: JsonSchema = closedObject(
+  {
+    title: 'AccessDefinition',
+    description: 'Access to one API: versions, allowed URLs and limits.',
+    required: ['api_id'],
+  },
+  {
     api_id: { type: 'string', pattern: idPattern, description: 'ID of the API.' },
     api_name: { type: 'string', description: 'Name of the API, for people.' },
     versions: {
@@ -63,16 +64,16 @@ export const accessDefinition: JsonSchema = {
     endpoints,
     ...graphqlFieldPermissions,
   },
-};
+);
 
 /** A security policy as the gateway stores it (`/svc/policies`). */
-export const policyModel: JsonSchema = {
-  title: 'GatewayPolicy',
-  description: 'A security policy as stored by the gateway (`/svc/policies`).',
-  type: 'object',
-  additionalProperties: false,
-  required: ['name'],
-  properties: {
+export const policyModel: JsonSchema = closedObject(
+  {
+    title: 'GatewayPolicy',
+    description: 'A security policy as stored by the gateway (`/svc/policies`).',
+    required: ['name'],
+  },
+  {
     id: objectIdSchema('Policy ID; generated when absent.'),
     _id: {
       type: 'string',
@@ -95,4 +96,4 @@ export const policyModel: JsonSchema = {
       description: 'APIs covered, by API ID.',
     },
   },
-};
+);

@@ -3,15 +3,16 @@ import { disabledOrPositive } from '../common.ts';
 import { ID_PATTERN } from '../rules/ids.ts';
 import { limitProperties } from './limits.ts';
 import { accessDefinition } from './policy.ts';
+import { closedObject } from './builders.ts';
 
 /** A key (session) as the gateway stores it (`/svc/keys`). */
-export const sessionModel: JsonSchema = {
-  title: 'GatewaySession',
-  description:
-    'A key and its session: limits, access rights and counters. The key itself is stored hashed; basic-auth users are keys named by user name.',
-  type: 'object',
-  additionalProperties: false,
-  properties: {
+export const sessionModel: JsonSchema = closedObject(
+  {
+    title: 'GatewaySession',
+    description:
+      'A key and its session: limits, access rights and counters. The key itself is stored hashed; basic-auth users are keys named by user name.',
+  },
+  {
     org_id: { type: 'string', description: 'Organization of the key; must match the APIs it is used on.' },
     alias: { type: 'string', description: 'Name of the key, for people and logs.' },
     oauth_client_id: {
@@ -54,12 +55,9 @@ export const sessionModel: JsonSchema = {
       items: { type: 'string' },
       description: 'IDs of the policies merged into the key when it is loaded.',
     },
-    basic_auth_data: {
-      title: 'BasicAuthData',
-      description: 'Credentials of a basic-auth user.',
-      type: 'object',
-      additionalProperties: false,
-      properties: {
+    basic_auth_data: closedObject(
+      { title: 'BasicAuthData', description: 'Credentials of a basic-auth user.' },
+      {
         password: {
           type: 'string',
           description: 'Password: plain on input, stored hashed (never returned in clear).',
@@ -70,16 +68,13 @@ export const sessionModel: JsonSchema = {
           description: 'How `password` is stored; set by the gateway.',
         },
       },
-    },
-    jwt_data: {
-      title: 'JwtData',
-      description: 'Per-key JWT secret.',
-      type: 'object',
-      additionalProperties: false,
-      properties: {
+    ),
+    jwt_data: closedObject(
+      { title: 'JwtData', description: 'Per-key JWT secret.' },
+      {
         secret: { type: 'string', description: "Secret or public key verifying the key's tokens." },
       },
-    },
+    ),
     hmac_enabled: {
       type: 'boolean',
       description: 'The key may sign requests (HMAC request signing) with `hmac_string`.',
@@ -104,20 +99,20 @@ export const sessionModel: JsonSchema = {
     },
     tags: { type: 'array', items: { type: 'string' }, description: 'Labels.' },
     date_created: { type: 'string', format: 'date-time', description: 'When the key was created.' },
-    monitor: {
-      title: 'KeyMonitor',
-      description:
-        "The key's own quota trigger limits (`TriggerExceeded`), instead of the gateway's global one.",
-      type: 'object',
-      additionalProperties: false,
-      properties: {
+    monitor: closedObject(
+      {
+        title: 'KeyMonitor',
+        description:
+          "The key's own quota trigger limits (`TriggerExceeded`), instead of the gateway's global one.",
+      },
+      {
         trigger_limits: {
           type: 'array',
           items: { type: 'number', minimum: 0, maximum: 100 },
           description: 'Percents of the quota whose crossing fires `TriggerExceeded`, such as [80, 90].',
         },
       },
-    },
+    ),
     last_updated: {
       type: 'string',
       description: 'When the key last changed (classic exports; kept, not used).',
@@ -132,4 +127,4 @@ export const sessionModel: JsonSchema = {
       description: "The classic gateway's rate-limiter state, as its exports carry it (ignored).",
     },
   },
-};
+);

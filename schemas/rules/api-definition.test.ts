@@ -1204,6 +1204,33 @@ const cases: Case[] = [
     ),
     want: [],
   },
+  {
+    name: 'an internal API (reached through svc:// only) needs no listen path, absent or empty',
+    api: { name: 'a', use_keyless: true, internal: true, proxy: { target_url: 'http://u:1' } },
+  },
+  {
+    name: 'an internal API with an empty listen path',
+    api: api({ internal: true }, { listen_path: '' }),
+  },
+  {
+    name: 'an API served to clients still needs one, and the message says when none is needed',
+    api: { name: 'a', use_keyless: true, internal: false, proxy: { target_url: 'http://u:1' } },
+    want: [
+      {
+        path: 'proxy.listen_path',
+        type: 'Required',
+        message:
+          'set the base path on the gateway, such as /orders/ (an API with internal: true, reached through svc:// targets only, needs none)',
+      },
+    ],
+  },
+  {
+    name: "an internal API's listen path, when given, is checked as any other",
+    api: api({ internal: true }, { listen_path: 'a/' }),
+    want: [
+      { path: 'proxy.listen_path', type: 'Invalid', message: '"a/" must start with "/", such as "/a/"' },
+    ],
+  },
 ];
 
 describe('checkClassicApi', () => {

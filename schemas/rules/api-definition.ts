@@ -272,11 +272,19 @@ export function checkClassicApi(api: ClassicApiInput): FieldProblem[] {
   const tcp = isTcpApi(api);
 
   const listenPath = tcp ? undefined : text(proxy?.listen_path);
-  if (listenPath === undefined && proxy !== undefined && !tcp) {
+  // An internal API is served to no client: it is reached through `svc://` targets only (by its
+  // ID or name), with the path the target gives, so it needs no listen path (the reference's
+  // dynamic_auth sample). Given one, it is checked as any other.
+  const pathless = isTrue(api.internal) && (listenPath === undefined || listenPath === '');
+  if (listenPath === undefined && proxy !== undefined && !tcp && !pathless) {
     problems.push(
-      problem('proxy.listen_path', 'Required', 'set the base path on the gateway, such as /orders/'),
+      problem(
+        'proxy.listen_path',
+        'Required',
+        'set the base path on the gateway, such as /orders/ (an API with internal: true, reached through svc:// targets only, needs none)',
+      ),
     );
-  } else if (listenPath !== undefined) {
+  } else if (listenPath !== undefined && !pathless) {
     const p =
       listenPathProblem(listenPath) ?? (onGatewayPort(api) ? reservedPathProblem(listenPath) : undefined);
     if (p !== undefined) problems.push(problem('proxy.listen_path', 'Invalid', p));

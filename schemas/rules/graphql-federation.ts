@@ -11,9 +11,9 @@
  * What is served: a subgraph API checks queries against its SDL and proxies them to its upstream;
  * a supergraph API plans each query across its subgraphs (root fields from the subgraph owning
  * them, entity fields through `_entities` with the owner's `@key`, the fields a `@requires` names
- * sent in the representation, the fields a `@provides` names asked where provided). Not served,
- * refused naming the field: subscriptions through a supergraph, entity interfaces, nested keys,
- * and supergraph settings the gateway does not know.
+ * sent in the representation, the fields a `@provides` names asked where provided; a
+ * subscription forwarded to the subgraph owning its field). Not served, refused naming the field:
+ * entity interfaces, nested keys, and supergraph settings the gateway does not know.
  */
 import {
   GraphQLError,

@@ -29,6 +29,12 @@ const SUPERGRAPH_FIELDS = [
 ];
 const SUBGRAPH_FIELDS = ['api_id', 'name', 'url', 'sdl', 'headers', 'subscription_type'];
 
+/**
+ * The protocol subscriptions are forwarded to a subgraph with (`subscription_type`; empty means
+ * this one): GraphQL over WebSocket as the `graphql-ws` library speaks it.
+ */
+export const TRANSPORT_WS = 'graphql-transport-ws';
+
 /** A subgraph of a supergraph as the gateway reads it. */
 export interface SupergraphSubgraph {
   name: string;
@@ -186,12 +192,13 @@ export function federationProblems(
         ? 'each subgraph needs the URL it is called at (svc://<subgraph api> or http(s)://...)'
         : urlProblem(url);
     if (bad !== undefined) problems.push(problem(`${at}.url`, url === '' ? 'Required' : 'Invalid', bad));
-    if ((text(g.subscription_type) ?? '') !== '')
+    const protocol = text(g.subscription_type) ?? '';
+    if (protocol !== '' && protocol !== TRANSPORT_WS)
       problems.push(
         problem(
           `${at}.subscription_type`,
           'NotSupported',
-          'subscriptions through a supergraph are not supported yet',
+          `subscriptions are sent to subgraphs over WebSocket with ${TRANSPORT_WS} only (${protocol === 'sse' ? 'server-sent events are' : `${quote(protocol)} is`} not supported yet): set ${TRANSPORT_WS} or leave it empty`,
         ),
       );
     const read = readSubgraph(text(g.sdl) ?? '');
@@ -257,11 +264,10 @@ export function federationProblems(
     problems.push(problem(at, 'Invalid', `the merged schema does not build: ${schema}`));
     return problems;
   }
-  if (schema.getSubscriptionType() !== undefined && schema.getSubscriptionType() !== null)
-    problems.push(problem(at, 'NotSupported', 'subscriptions through a supergraph are not supported yet'));
   if (models.length !== subgraphs.length) return problems;
-  // Every field a client may ask for is served by a subgraph.
-  for (const root of [schema.getQueryType(), schema.getMutationType()]) {
+  // Every field a client may ask for is served by a subgraph (a subscription by the subgraph
+  // whose socket it is forwarded to).
+  for (const root of [schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()]) {
     if (root === null || root === undefined) continue;
     for (const f of Object.keys(root.getFields())) {
       if (!models.some((m) => m.owns.get(root.name)?.has(f) === true))

@@ -319,14 +319,18 @@ export type ResolvedGraph =
       kind: 'SuperGraph';
       /** The composed (or given) schema, the last good one. */
       schema: string;
-      /** Each subgraph with the URL of the subgraph API that serves it (`svc://<api id>/`). */
-      subgraphs: readonly { name: string; url: string; sdl: string }[];
+      /**
+       * Each subgraph with the URL of the subgraph API that serves it (`svc://<api id>/`), and the
+       * headers sent to it (`subgraphs_refs[].headers`: subgraph-apis.ts).
+       */
+      subgraphs: readonly { name: string; url: string; sdl: string; headers?: Record<string, string> }[];
     };
 
 /**
- * `graphql` with `graph_ref` replaced by what it resolves to, in the gateway's inline form: a
- * SubGraph's SDL in `subgraph.sdl`; a SuperGraph's subgraphs in `supergraph.subgraphs` and its
- * schema in `supergraph.merged_sdl` (the supergraph's other settings, its headers, are kept).
+ * `graphql` with `graph_ref` (or `supergraph.subgraphs_refs`, subgraph-apis.ts) replaced by what it
+ * resolves to, in the gateway's inline form: a SubGraph's SDL in `subgraph.sdl`; a supergraph's
+ * subgraphs in `supergraph.subgraphs` and its schema in `supergraph.merged_sdl` (the supergraph's
+ * other settings, its headers, are kept).
  */
 export function inlineGraph<G extends { graph_ref?: string; subgraph?: object; supergraph?: object }>(
   graphql: G,
@@ -334,11 +338,17 @@ export function inlineGraph<G extends { graph_ref?: string; subgraph?: object; s
 ): G {
   const { graph_ref: _ref, ...rest } = graphql;
   if (graph.kind === 'SubGraph') return { ...rest, subgraph: { ...rest.subgraph, sdl: graph.sdl } } as G;
+  const { subgraphs_refs: _refs, ...supergraph } = (rest.supergraph ?? {}) as Record<string, unknown>;
   return {
     ...rest,
     supergraph: {
-      ...rest.supergraph,
-      subgraphs: graph.subgraphs.map((s) => ({ name: s.name, url: s.url, sdl: s.sdl })),
+      ...supergraph,
+      subgraphs: graph.subgraphs.map((s) => ({
+        name: s.name,
+        url: s.url,
+        sdl: s.sdl,
+        ...(s.headers === undefined ? {} : { headers: s.headers }),
+      })),
       merged_sdl: graph.schema,
     },
   } as G;

@@ -30,11 +30,19 @@ export function tooDeep(value: unknown, max = MAX_NESTING_DEPTH): TooDeep | unde
     const [v, depth, under] = next;
     if (v === null || typeof v !== 'object') continue;
     if (depth > max) return { under };
+    // Only objects and lists nest: scalars are not walked (a batch of flat records, such as
+    // the dashboard's analytics ingest, then costs one pass over its records).
     if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++)
-        stack.push([v[i], depth + 1, depth === 1 ? `[${String(i)}]` : under]);
+      for (let i = 0; i < v.length; i++) {
+        const x: unknown = v[i];
+        if (x !== null && typeof x === 'object')
+          stack.push([x, depth + 1, depth === 1 ? `[${String(i)}]` : under]);
+      }
     } else {
-      for (const [k, x] of Object.entries(v)) stack.push([x, depth + 1, depth === 1 ? segment(k) : under]);
+      for (const k of Object.keys(v)) {
+        const x: unknown = (v as Record<string, unknown>)[k];
+        if (x !== null && typeof x === 'object') stack.push([x, depth + 1, depth === 1 ? segment(k) : under]);
+      }
     }
   }
   return undefined;

@@ -17,13 +17,31 @@ import { model } from './read.ts';
 /** What a Secret's certificate is for. */
 export type SecretUse = 'served' | 'client' | 'upstream' | 'pinned';
 
-/** One Secret an API names, where (`spec.` path) and what for; `host` for the per-host maps. */
+/**
+ * One Secret an API names, where (`spec.` path) and what for; `host` for the per-host maps;
+ * `namespace` when it is of another namespace than the API's (`certificate_secret_names` only:
+ * `namespace/name`, which the operator serves for an API generated for a Gateway whose listener
+ * a ReferenceGrant allows that Secret).
+ */
 export interface CertificateSecretRef {
   path: string;
   name: string;
   use: SecretUse;
   host?: string;
+  namespace?: string;
 }
+
+/**
+ * How `certificate_secret_names` names a Secret: its name in the API's namespace,
+ * `namespace/name` in another.
+ */
+export function servedSecretName(apiNamespace: string, secret: { namespace: string; name: string }): string {
+  return secret.namespace === apiNamespace ? secret.name : `${secret.namespace}/${secret.name}`;
+}
+
+/** The form a Secret is written in its field (`namespace/name` for another namespace's). */
+export const writtenSecretName = (ref: Pick<CertificateSecretRef, 'name' | 'namespace'>): string =>
+  ref.namespace === undefined ? ref.name : `${ref.namespace}/${ref.name}`;
 
 /** The gateway field each by-Secret field becomes. */
 export const SECRET_REF_FIELDS = {
@@ -60,7 +78,11 @@ export function certificateSecretRefs(spec: RefSpec | undefined): CertificateSec
   const out: CertificateSecretRef[] = [];
   const list = (field: 'certificate_secret_names' | 'client_certificate_refs', use: SecretUse): void => {
     listOf(spec?.[field]).forEach((name, i) => {
-      if (typeof name === 'string' && name !== '') out.push({ path: `spec.${field}[${i}]`, name, use });
+      if (typeof name !== 'string' || name === '') return;
+      const path = `spec.${field}[${i}]`;
+      const slash = use === 'served' ? name.indexOf('/') : -1;
+      if (slash < 0) out.push({ path, name, use });
+      else out.push({ path, name: name.slice(slash + 1), use, namespace: name.slice(0, slash) });
     });
   };
   const map = (field: 'upstream_certificate_refs' | 'pinned_public_keys_refs', use: SecretUse): void => {
@@ -113,9 +135,9 @@ function oasSecretRefs(spec: RefSpec | undefined): CertificateSecretRef[] {
   return out;
 }
 
-/** The names of the Secrets a spec names, without repeats. */
-export function certificateSecretNames(spec: RefSpec | undefined): string[] {
-  return [...new Set(certificateSecretRefs(spec).map((r) => r.name))];
+/** The Secrets (`namespace/name`) a spec of `namespace` names, without repeats. */
+export function certificateSecretKeys(spec: RefSpec | undefined, namespace: string): string[] {
+  return [...new Set(certificateSecretRefs(spec).map((r) => `${r.namespace ?? namespace}/${r.name}`))];
 }
 
 /**

@@ -35,6 +35,7 @@ import {
   subgraphSdlOf,
   type ResolvedGraph,
 } from '../../schemas/rules/graphs.ts';
+import { composeSubgraphApis } from '../../schemas/rules/subgraph-apis.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -139,16 +140,35 @@ export function gatewayVerdict(obj: Obj, graph?: ResolvedGraph): string[] {
 /**
  * What an API's graphql.graph_ref resolves to among the samples' objects, as the operator resolves
  * it (operator/controllers/graph-refs.ts): a SubGraph's SDL, or a SuperGraph composed from its
- * SubGraphs (super-graph.ts) with the ApiDefinition serving each; undefined when it names none or
- * the graph is not among them (the gateway then says what is missing).
+ * SubGraphs (super-graph.ts) with the ApiDefinition serving each, or the subgraph APIs its
+ * `supergraph.subgraphs_refs` names, composed; undefined when it names none or the graph is not
+ * among them (the gateway then says what is missing).
  */
 export function graphOf(obj: Obj, objects: readonly Obj[]): ResolvedGraph | undefined {
   const meta = (o: Obj): { name: string; namespace: string } =>
     o.metadata as { name: string; namespace: string };
-  const named = graphRefOf((obj.spec as Obj | undefined)?.graphql, meta(obj).namespace);
-  if (named === undefined) return undefined;
   const find = (kind: string, ref: { name: string; namespace: string }): Obj | undefined =>
     objects.find((o) => o.kind === kind && meta(o).name === ref.name && meta(o).namespace === ref.namespace);
+  // The reference's earlier form: subgraph APIs by name, composed as the operator composes them.
+  const byApis = composeSubgraphApis((obj.spec as Obj | undefined)?.graphql, meta(obj).namespace, {
+    api: (ref) => {
+      const api = find('ApiDefinition', ref);
+      const spec = (api?.spec ?? {}) as Obj;
+      return api === undefined
+        ? undefined
+        : {
+            id: typeof spec.api_id === 'string' ? spec.api_id : derivedId(ref.namespace, ref.name),
+            graphql: spec.graphql,
+          };
+    },
+    subGraphSdl: (ref) => {
+      const sub = find('SubGraph', ref);
+      return sub === undefined ? undefined : subgraphSdlOf(sub.spec as Obj).sdl;
+    },
+  });
+  if (byApis !== undefined) return 'graph' in byApis ? byApis.graph : undefined;
+  const named = graphRefOf((obj.spec as Obj | undefined)?.graphql, meta(obj).namespace);
+  if (named === undefined) return undefined;
   const graph = find(named.kind, named.ref);
   if (graph === undefined) return undefined;
   const spec = (graph.spec ?? {}) as Obj;

@@ -11,13 +11,12 @@
  * upstream, Redis, the two gateways, the dashboard) and prints the ratio; `make bench-gateway`
  * (run.ts) measures it with the other cases and writes it to docs/benchmarks.md.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, waitFor } from '../../../lib/testing/wait.ts';
 import { send } from '../../../gateway/testing/client.ts';
-import { addProtected, protectedLoad, startGatewayProcess } from './cases.ts';
+import { protectedLoad, startGatewayProcess, startProtectedOnRedis } from './cases.ts';
 import { ensureLoadgen, fmt, root, saturate, type Load, type Result } from './drivers.ts';
 import { ensureTools, startNginx } from './nginx.ts';
 import { start, stopAll } from './processes.ts';
@@ -107,27 +106,7 @@ async function main(): Promise<void> {
   try {
     const ports = { upstream: await freePort(), redis: await freePort(), protected: await freePort() };
     await startNginx(dir, { workers: 1, listen: ports.upstream });
-    start(
-      'redis-server',
-      ['--port', String(ports.redis), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-      'redis',
-    );
-    await waitFor('redis', () => {
-      try {
-        return execFileSync('redis-cli', ['-p', String(ports.redis), 'ping'], { encoding: 'utf8' }).trim() ===
-          'PONG'
-          ? true
-          : undefined;
-      } catch {
-        return undefined;
-      }
-    });
-    await startGatewayProcess(
-      ports.protected,
-      ['--store', `redis://127.0.0.1:${ports.redis}`],
-      'gateway (redis)',
-    );
-    await addProtected(ports);
+    await startProtectedOnRedis(ports);
     const analytics = await startAnalyticsCase(ports.redis, dir);
     const off = protectedLoad(ports.protected);
     console.log('bench: protected, analytics off and on, interleaved');

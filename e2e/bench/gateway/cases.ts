@@ -342,6 +342,36 @@ export async function addProtected(ports: Pick<Ports, 'protected' | 'upstream'>)
 }
 
 /**
+ * The protected case on a redis-server of its own (`ports.redis`): Redis started and answering,
+ * a second gateway (`ports.protected`) storing in it, and the protected API ({@link addProtected}).
+ */
+export async function startProtectedOnRedis(
+  ports: Pick<Ports, 'protected' | 'upstream' | 'redis'>,
+): Promise<void> {
+  start(
+    'redis-server',
+    ['--port', String(ports.redis), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    'redis',
+  );
+  await waitFor('redis', () => {
+    try {
+      return execFileSync('redis-cli', ['-p', String(ports.redis), 'ping'], { encoding: 'utf8' }).trim() ===
+        'PONG'
+        ? true
+        : undefined;
+    } catch {
+      return undefined;
+    }
+  });
+  await startGatewayProcess(
+    ports.protected,
+    ['--store', `redis://127.0.0.1:${ports.redis}`],
+    'gateway (redis)',
+  );
+  await addProtected(ports);
+}
+
+/**
  * Redis commands per protected request, one request at a time (after the session caches are
  * warm): `INFO stats` before and after COUNTED_REQUESTS requests.
  */

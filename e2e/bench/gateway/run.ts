@@ -22,7 +22,7 @@ import { freePort, waitFor } from '../../../lib/testing/wait.ts';
 import { send } from '../../../gateway/testing/client.ts';
 import {
   addCases,
-  addProtected,
+  startProtectedOnRedis,
   checkCases,
   loadsOf,
   redisCommandsPerRequest,
@@ -88,27 +88,7 @@ async function main(): Promise<void> {
 
     // The protected case: a second gateway on a redis-server of its own.
     const redisPort = ports.redis;
-    start(
-      'redis-server',
-      ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-      'redis',
-    );
-    await waitFor('redis', () => {
-      try {
-        return execFileSync('redis-cli', ['-p', String(redisPort), 'ping'], { encoding: 'utf8' }).trim() ===
-          'PONG'
-          ? true
-          : undefined;
-      } catch {
-        return undefined;
-      }
-    });
-    await startGatewayProcess(
-      ports.protected,
-      ['--store', `redis://127.0.0.1:${redisPort}`],
-      'gateway (redis)',
-    );
-    await addProtected(ports);
+    await startProtectedOnRedis(ports);
     const redisPerRequest = await redisCommandsPerRequest(ports);
     // The protected case again with analytics on: a third gateway on the same Redis.
     const analytics = await startAnalyticsCase(redisPort, dir);

@@ -52,12 +52,23 @@ const gc = (): void => {
   if (g !== undefined) for (let i = 0; i < 3; i++) g();
 };
 
-function lookupRate(table: RouteTable, path: string, want: string | undefined): number {
-  if (table.match('main', '127.0.0.1', path)?.id !== want) throw new Error(`${path} not served by ${want}`);
+/** A keyless API on a wildcard domain of its own (`*.d<i>.example.com`), listen path `/`. */
+function wildcardEntry(i: number): { id: string; value: unknown; text: string } {
+  const value = {
+    name: `API ${i}`,
+    use_keyless: true,
+    domain: `*.d${i}.example.com`,
+    proxy: { listen_path: '/', target_url: `http://127.0.0.1:${1000 + (i % 50)}` },
+  };
+  return { id: id(i), value, text: JSON.stringify(value) };
+}
+
+function lookupRate(table: RouteTable, path: string, want: string | undefined, host = '127.0.0.1'): number {
+  if (table.match('main', host, path)?.id !== want) throw new Error(`${path} not served by ${want}`);
   let count = 0;
   const end = performance.now() + seconds * 1000;
   while (performance.now() < end) {
-    for (let k = 0; k < 1000; k++) table.match('main', '127.0.0.1', path);
+    for (let k = 0; k < 1000; k++) table.match('main', host, path);
     count += 1000;
   }
   return count / seconds;
@@ -98,8 +109,14 @@ async function main(): Promise<void> {
   const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1] ?? NaN;
   if (again.problems.length > 0) throw new Error(JSON.stringify(again.problems.slice(0, 3)));
 
+  const wildOne = await buildRouteTable([wildcardEntry(0)], env, deps);
+  const wildAll = await buildRouteTable(
+    Array.from({ length: n }, (_, i) => wildcardEntry(i)),
+    env,
+    deps,
+  );
   // Interleaved rounds, the best of each kept: the machine's other load only ever slows one down.
-  const rows: [string, RouteTable, string, string | undefined][] = [
+  const rows: [string, RouteTable, string, string | undefined, string?][] = [
     ['1 API', one.table, '/svc-0/v0/get', id(0)],
     ...[0, n >> 2, n >> 1, n - 1].map((i): [string, RouteTable, string, string] => [
       `${n} APIs, API ${i}`,
@@ -108,15 +125,24 @@ async function main(): Promise<void> {
       id(i),
     ]),
     [`${n} APIs, no API (404)`, again.table, '/nothing/here/at/all', undefined],
+    ['1 wildcard API', wildOne.table, '/get', id(0), 'h.d0.example.com'],
+    ...[0, n >> 1, n - 1].map((i): [string, RouteTable, string, string, string] => [
+      `${n} wildcard APIs, API ${i}`,
+      wildAll.table,
+      '/get',
+      id(i),
+      `h.d${i}.example.com`,
+    ]),
   ];
   const best = rows.map(() => 0);
   for (let round = 0; round < rounds; round++)
-    rows.forEach(([, table, path, want], k) => {
-      best[k] = Math.max(best[k] ?? 0, lookupRate(table, path, want));
+    rows.forEach(([, table, path, want, host], k) => {
+      best[k] = Math.max(best[k] ?? 0, lookupRate(table, path, want, host));
     });
-  const baseline = best[0] ?? 1;
-  rows.forEach(([label], k) => {
+  rows.forEach(([label, , , , host], k) => {
     const rate = best[k] ?? 0;
+    // Each row against its one-API table: the plain one, or the wildcard one.
+    const baseline = (host === undefined ? best[0] : best[rows.length - 4]) ?? 1;
     console.log(
       `lookup, ${label}: ${Math.round(rate).toLocaleString()} /s (${(rate / baseline).toFixed(2)})`,
     );
@@ -129,6 +155,7 @@ async function main(): Promise<void> {
   );
   await again.table.retire();
   await full.table.retire();
+  await wildAll.table.retire();
 }
 
 await main();

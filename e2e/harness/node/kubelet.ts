@@ -2,51 +2,74 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { CLUSTER_DOMAIN, DNS_IP, NODE_NAME, POD_CIDR, paths, tool } from './layout.ts';
+import { CLUSTER_DOMAIN, DNS_IP, NODE_NAME, POD_CIDR, binaries, paths, tool, versionOf } from './layout.ts';
 import { nodeKubectl } from './kubectl.ts';
 import { daemon, waitDaemon } from './processes.ts';
 
-/** Writes config/kubelet.yaml. */
+/**
+ * The kubelet's configuration for a kubelet of Kubernetes 1.`minor`, with only the fields that
+ * version knows (an older kubelet decodes unknown fields leniently and ignores them, a newer one
+ * might refuse them): `podLogsDir` from 1.30, `failCgroupV1` from 1.31. Below 1.30 pod logs go to
+ * the kubelet's fixed /var/log/pods.
+ */
+export function kubeletConfig(
+  p: ReturnType<typeof paths>,
+  nodeIp: string,
+  minor: number,
+): Record<string, unknown> {
+  return {
+    apiVersion: 'kubelet.config.k8s.io/v1beta1',
+    kind: 'KubeletConfiguration',
+    // This machine has cgroup v1, which the kubelet refuses by default since 1.35; the field is
+    // of 1.31 and later, and older kubelets run on cgroup v1 without it.
+    ...(minor >= 31 ? { failCgroupV1: false } : {}),
+    cgroupDriver: 'cgroupfs',
+    containerRuntimeEndpoint: `unix://${p.containerdSocket}`,
+    staticPodPath: p.manifests,
+    ...(minor >= 30 ? { podLogsDir: p.podLogs } : {}),
+    address: nodeIp,
+    port: 10250,
+    readOnlyPort: 0,
+    healthzBindAddress: '127.0.0.1',
+    healthzPort: 10248,
+    authentication: {
+      anonymous: { enabled: false },
+      webhook: { enabled: true },
+      x509: { clientCAFile: path.join(p.pki, 'ca.crt') },
+    },
+    authorization: { mode: 'Webhook' },
+    clusterDNS: [DNS_IP],
+    clusterDomain: CLUSTER_DOMAIN,
+    // No upstream resolver for pods: the machine's is not theirs to use, cluster names suffice.
+    resolvConf: '',
+    failSwapOn: false,
+    // Images are made here, not pulled: never collect them.
+    imageGCHighThresholdPercent: 100,
+    evictionHard: {
+      'memory.available': '100Mi',
+      'nodefs.available': '1%',
+      'imagefs.available': '1%',
+      'nodefs.inodesFree': '1%',
+    },
+    serializeImagePulls: false,
+    maxPods: 110,
+  };
+}
+
+/** The Kubernetes minor of the kubelet the node runs (from its versioned file name). */
+export function kubeletMinor(): number {
+  const file = binaries().kubelet ?? 'missing';
+  const v = versionOf(file);
+  if (v === undefined)
+    throw new Error(`node: cannot tell the kubelet's version from ${tool('kubelet')} (${file})`);
+  return v.minor;
+}
+
+/** Writes config/kubelet.yaml for the kubelet the node runs. */
 export async function writeKubeletConfig(dir: string, nodeIp: string): Promise<void> {
-  const p = paths(dir);
   await writeFile(
-    path.join(p.config, 'kubelet.yaml'),
-    stringify({
-      apiVersion: 'kubelet.config.k8s.io/v1beta1',
-      kind: 'KubeletConfiguration',
-      // This machine has cgroup v1, which the kubelet refuses by default since 1.35.
-      failCgroupV1: false,
-      cgroupDriver: 'cgroupfs',
-      containerRuntimeEndpoint: `unix://${p.containerdSocket}`,
-      staticPodPath: p.manifests,
-      podLogsDir: p.podLogs,
-      address: nodeIp,
-      port: 10250,
-      readOnlyPort: 0,
-      healthzBindAddress: '127.0.0.1',
-      healthzPort: 10248,
-      authentication: {
-        anonymous: { enabled: false },
-        webhook: { enabled: true },
-        x509: { clientCAFile: path.join(p.pki, 'ca.crt') },
-      },
-      authorization: { mode: 'Webhook' },
-      clusterDNS: [DNS_IP],
-      clusterDomain: CLUSTER_DOMAIN,
-      // No upstream resolver for pods: the machine's is not theirs to use, cluster names suffice.
-      resolvConf: '',
-      failSwapOn: false,
-      // Images are made here, not pulled: never collect them.
-      imageGCHighThresholdPercent: 100,
-      evictionHard: {
-        'memory.available': '100Mi',
-        'nodefs.available': '1%',
-        'imagefs.available': '1%',
-        'nodefs.inodesFree': '1%',
-      },
-      serializeImagePulls: false,
-      maxPods: 110,
-    }),
+    path.join(paths(dir).config, 'kubelet.yaml'),
+    stringify(kubeletConfig(paths(dir), nodeIp, kubeletMinor())),
   );
 }
 

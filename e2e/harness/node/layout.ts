@@ -6,7 +6,7 @@ import { realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { toolsDir } from '../control-plane.ts';
+import { kubeToolsDir, toolsDir } from '../control-plane.ts';
 
 /** Name of the Node object the kubelet registers. */
 export const NODE_NAME = 'svc-node';
@@ -39,6 +39,8 @@ export interface NodeState {
   readyAfterMs: number;
   /** The binaries it runs (versioned file names): a node running others is not reused. */
   binaries?: Record<string, string>;
+  /** The Kubernetes version its apiserver and kubelet answer (`v1.28.15`). */
+  kubeVersion?: string;
 }
 
 /** A running node. */
@@ -56,6 +58,8 @@ export interface Node {
   reused: boolean;
   /** Milliseconds from the start until the Node and CoreDNS were Ready (of the run that started it). */
   readyAfterMs: number;
+  /** The Kubernetes version its apiserver and kubelet answer (`v1.36.3`; `SVC_KUBE_VERSION`'s when set). */
+  kubeVersion: string;
 }
 
 /** Options of {@link startNode}. */
@@ -97,7 +101,10 @@ export const paths = (dir: string) => ({
   config: path.join(dir, 'config'),
 });
 
-/** Binaries: etcd, kube-apiserver and kubectl from `make deps`, the rest from `tools/build.sh node`. */
+/**
+ * Binaries: etcd, kube-apiserver and kubectl from `make deps`, the rest from `tools/build.sh node`;
+ * those of {@link KUBE_TOOLS} from `SVC_KUBE_VERSION`'s folder when it is set.
+ */
 export const TOOLS = [
   'etcd',
   'kube-apiserver',
@@ -111,8 +118,30 @@ export const TOOLS = [
 ] as const;
 export type Tool = (typeof TOOLS)[number];
 
+/**
+ * The node's Kubernetes binaries: of `SVC_KUBE_VERSION` when it is set (built by
+ * `SVC_KUBE_VERSION=<tag> tools/build.sh` and `... tools/build.sh node` into their own folder),
+ * else of the default version. etcd, kubectl, CoreDNS and pause are the default's whatever the version.
+ */
+export const KUBE_TOOLS: readonly Tool[] = [
+  'kube-apiserver',
+  'kube-controller-manager',
+  'kube-scheduler',
+  'kubelet',
+  'kube-proxy',
+];
+
 export function tool(name: Tool): string {
-  return path.join(toolsDir(), name);
+  return path.join(KUBE_TOOLS.includes(name) ? kubeToolsDir() : toolsDir(), name);
+}
+
+/**
+ * The Kubernetes version in a versioned binary's file name (`kubelet-v1.28.15` -> `{ version:
+ * 'v1.28.15', minor: 28 }`); undefined for a name without one.
+ */
+export function versionOf(file: string): { version: string; minor: number } | undefined {
+  const m = /-(v1\.(\d+)\.\d+)$/.exec(file);
+  return m === null ? undefined : { version: m[1] ?? '', minor: Number(m[2]) };
 }
 
 /** The versioned file each tool's link points at (`kubelet-v1.36.3`): what a running node runs. */

@@ -11,7 +11,18 @@ import { startContainerd, waitContainerd, writeContainerdConfig } from './contai
 import { startApiserver, startControllers, startEtcd, waitApiserver, waitEtcd } from './control-plane.ts';
 import { nodeKubectl } from './kubectl.ts';
 import { startKubeletAndProxy, waitNodeReady, writeKubeProxyConfig, writeKubeletConfig } from './kubelet.ts';
-import { APISERVER_PORT, NODE_NAME, TOOLS, binaries, nodeDir, paths, readState, tool } from './layout.ts';
+import {
+  APISERVER_PORT,
+  KUBE_TOOLS,
+  NODE_NAME,
+  TOOLS,
+  binaries,
+  nodeDir,
+  paths,
+  readState,
+  tool,
+  versionOf,
+} from './layout.ts';
 import type { Node, NodeOptions, NodeState } from './layout.ts';
 import { detectNodeIp, setSysctl, writeCniConfig } from './network.ts';
 import { ensureHostPackages } from './packages.ts';
@@ -19,6 +30,7 @@ import { makePki, writeKubeconfigs } from './pki.ts';
 import { alive, ours } from './processes.ts';
 import { withNodeLock } from './lock.ts';
 import { stopNodeUnlocked } from './stop.ts';
+import { kubeVersion } from '../control-plane.ts';
 
 /** The node's health: every daemon alive and the apiserver ready. */
 async function healthy(dir: string, state: NodeState): Promise<boolean> {
@@ -35,7 +47,9 @@ async function healthy(dir: string, state: NodeState): Promise<boolean> {
 
 /**
  * Starts the node, or returns the one already running. Builds nothing: the binaries come from
- * `make deps` and `tools/build.sh node` (`make node` runs both).
+ * `make deps` and `tools/build.sh node` (`make node` runs both). With `SVC_KUBE_VERSION` its
+ * Kubernetes binaries are that version's (`SVC_KUBE_VERSION=<tag> tools/build.sh` and `... node`),
+ * and a node running another version is stopped and started again at this one.
  */
 export async function startNode(opts: NodeOptions = {}): Promise<Node> {
   const started = Date.now();
@@ -53,6 +67,8 @@ export async function startNode(opts: NodeOptions = {}): Promise<Node> {
     containerdSocket: p.containerdSocket,
     reused,
     readyAfterMs: state.readyAfterMs,
+    kubeVersion:
+      state.kubeVersion ?? versionOf(state.binaries?.['kube-apiserver'] ?? '')?.version ?? 'unknown',
   });
 
   const running = await readState(dir);
@@ -93,10 +109,13 @@ async function startLocked(
     await stopNodeUnlocked(log);
   }
   if (process.getuid?.() !== 0) throw new Error('node: must run as root (containerd, kubelet, iptables)');
+  const version = kubeVersion();
   for (const t of TOOLS) {
     if (!existsSync(tool(t))) {
       throw new Error(
-        `node: ${t} not found at ${tool(t)}; run \`make node\` (make deps, then tools/build.sh node)`,
+        version !== undefined && KUBE_TOOLS.includes(t)
+          ? `node: ${t} ${version} not found at ${tool(t)}; run \`SVC_KUBE_VERSION=${version} tools/build.sh\` and \`SVC_KUBE_VERSION=${version} tools/build.sh node\``
+          : `node: ${t} not found at ${tool(t)}; run \`make node\` (make deps, then tools/build.sh node)`,
       );
     }
   }
@@ -163,7 +182,9 @@ async function startLocked(
     await save();
 
     await waitNodeReady(dir, kubelet);
-    log(`node ${NODE_NAME} Ready`);
+    state.kubeVersion = await servedVersion(dir, state);
+    await save();
+    log(`node ${NODE_NAME} Ready (Kubernetes ${state.kubeVersion})`);
 
     await deployCoreDns(dir, kubelet);
     state.readyAfterMs = Date.now() - started;
@@ -174,6 +195,30 @@ async function startLocked(
     await save().catch(() => undefined);
     throw err;
   }
+}
+
+/**
+ * The version the apiserver and the kubelet answer; fails unless both are the version of the
+ * binaries started (`SVC_KUBE_VERSION`'s when set), so no suite passes on another one by mistake.
+ */
+async function servedVersion(dir: string, state: NodeState): Promise<string> {
+  const wanted = versionOf(state.binaries?.['kube-apiserver'] ?? '')?.version;
+  const apiserver = (
+    JSON.parse(await nodeKubectl(['get', '--raw', '/version'], undefined, dir)) as { gitVersion?: string }
+  ).gitVersion;
+  const kubelet = (
+    await nodeKubectl(
+      ['get', 'node', NODE_NAME, '-o', 'jsonpath={.status.nodeInfo.kubeletVersion}'],
+      undefined,
+      dir,
+    )
+  ).trim();
+  if (wanted === undefined || apiserver !== wanted || kubelet !== wanted) {
+    throw new Error(
+      `node: expected Kubernetes ${String(wanted)} (${tool('kube-apiserver')}); the apiserver answers ${String(apiserver)}, the kubelet ${kubelet}`,
+    );
+  }
+  return apiserver;
 }
 
 /** Whether a node is running and healthy, and its kubeconfig. */

@@ -6,7 +6,7 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { nodeDir, paths, readState, tool } from './layout.ts';
-import type { NodeOptions, Tool } from './layout.ts';
+import type { NodeOptions } from './layout.ts';
 import { withNodeLock } from './lock.ts';
 import { removeBridge, removeChains } from './network.ts';
 import { execFileSyncQuiet, killAndWait, ours, procsWithCmdline, sh } from './processes.ts';
@@ -92,10 +92,10 @@ export async function stopNodeUnlocked(log: (m: string) => void): Promise<void> 
   const pidOf = (name: string): number[] => {
     const pid = state?.pids[name];
     const listed = pid !== undefined && ours(pid, dir, name) ? [pid] : [];
-    // Also any copy started against this dir whose pid was not recorded (a start that crashed).
-    return [
-      ...new Set([...listed, ...procsWithCmdline((c) => c.includes(dir) && c.includes(tool(name as Tool)))]),
-    ];
+    // Also any copy started against this dir whose pid was not recorded (a start that crashed),
+    // of whichever version (a node of another SVC_KUBE_VERSION ran another folder's binaries).
+    const started = (c: string): boolean => path.basename(c.split(' ')[0] ?? '') === name && c.includes(dir);
+    return [...new Set([...listed, ...procsWithCmdline(started)])];
   };
 
   await killAndWait(pidOf('kubelet'), 'kubelet', log);

@@ -22,6 +22,7 @@ import {
   type GeneratedApi,
 } from '../../translate/gateway-api.ts';
 import { contains } from '../ingress/generated-api.ts';
+import { addressServiceName } from './addresses.ts';
 import type { ApiObject } from '../objects.ts';
 import {
   GATEWAY_FINALIZER,
@@ -35,6 +36,8 @@ import {
 
 /** How soon a Gateway whose APIs are not all served yet is looked at again. */
 const PENDING_RECHECK_MS = 2_000;
+/** How soon a Gateway whose API writes were refused tries them again. */
+const REFUSED_RECHECK_MS = 30_000;
 
 /** `conditions` as stored: the generation observed, and the transition time kept while the status holds. */
 export function stamp(
@@ -157,6 +160,9 @@ async function release(gw: GatewayObject, deps: GatewayDeps): Promise<WorkResult
     }
   }
   if (conflict) return { requeueAfterMs: 250 };
+  // Its own Service and EndpointSlices (per-Gateway addresses): the ownerReference would have
+  // the garbage collector delete them too; deleted here, the gateway ports are free at once.
+  await deps.ownAddress?.release(gw);
   await deps.writer.removeFinalizer(gw);
   return {};
 }
@@ -177,7 +183,6 @@ export async function reconcileGateway(key: string, deps: GatewayDeps): Promise<
     return release(gw, deps);
   }
   const routes = deps.routes(key);
-  const t = translateGateway(gw, routes, deps.context());
 
   let current = gw;
   if (!gw.metadata.finalizers?.includes(GATEWAY_FINALIZER)) {
@@ -188,6 +193,14 @@ export async function reconcileGateway(key: string, deps: GatewayDeps): Promise<
       throw err;
     }
   }
+  // Per-Gateway addresses: its Service first (owned by it, hence after the finalizer), whose
+  // gateway ports its APIs listen on.
+  const own = deps.ownAddress === undefined ? undefined : await deps.ownAddress.ensure(current);
+  const t = translateGateway(
+    gw,
+    routes,
+    own === undefined ? deps.context() : { ...deps.context(), ownPorts: own.ports },
+  );
 
   const have = new Map(deps.generated(current).map((a) => [a.metadata.name, a]));
   const wanted = new Set<string>();
@@ -243,30 +256,44 @@ export async function reconcileGateway(key: string, deps: GatewayDeps): Promise<
   }
   const refusals = [...refused].map(([name, r]) => `ApiDefinition ${namespace}/${name}: ${r.message}`);
   const served = writeErrors.length === 0 && pending.length === 0;
+  /** A listener port left without a gateway port of its own (per-Gateway addresses). */
+  const fullMessage = (port: number): string =>
+    `no gateway port is left for listener port ${String(port)}: every port of the operator's SVC_GATEWAY_API_PORT_RANGE is allocated`;
+  const addressProblem =
+    own === undefined
+      ? undefined
+      : (own.problem ??
+        (own.addresses.length === 0
+          ? `Service ${namespace}/${addressServiceName(name)} has no ClusterIP yet`
+          : own.full.length > 0
+            ? own.full.map(fullMessage).join('; ')
+            : undefined));
   const programmedCondition: Condition =
-    writeErrors.length > 0 || refusals.length > 0
-      ? {
-          type: 'Programmed',
-          status: 'False',
-          reason: 'Invalid',
-          message: [...writeErrors, ...refusals].join('; '),
-        }
-      : served
+    addressProblem !== undefined
+      ? { type: 'Programmed', status: 'False', reason: 'AddressNotAssigned', message: addressProblem }
+      : writeErrors.length > 0 || refusals.length > 0
         ? {
             type: 'Programmed',
-            status: 'True',
-            reason: 'Programmed',
-            message: `${t.apis.length} APIs served by every gateway`,
-          }
-        : {
-            type: 'Programmed',
             status: 'False',
-            reason: 'Pending',
-            message: `${pending.length} of ${t.apis.length} APIs not yet served by every gateway: ${pending
-              .slice(0, 3)
-              .map((a) => a.name)
-              .join(', ')}${pending.length > 3 ? ', ...' : ''}`,
-          };
+            reason: 'Invalid',
+            message: [...writeErrors, ...refusals].join('; '),
+          }
+        : served
+          ? {
+              type: 'Programmed',
+              status: 'True',
+              reason: 'Programmed',
+              message: `${t.apis.length} APIs served by every gateway`,
+            }
+          : {
+              type: 'Programmed',
+              status: 'False',
+              reason: 'Pending',
+              message: `${pending.length} of ${t.apis.length} APIs not yet served by every gateway: ${pending
+                .slice(0, 3)
+                .map((a) => a.name)
+                .join(', ')}${pending.length > 3 ? ', ...' : ''}`,
+            };
   const now = deps.now();
   const generation = current.metadata.generation;
   const accepted = t.conditions[0]?.status === 'True';
@@ -292,17 +319,21 @@ export async function reconcileGateway(key: string, deps: GatewayDeps): Promise<
         c.type === 'Conflicted' ? c.status === 'False' : c.status === 'True',
       );
       const port = current.spec.listeners.find((x) => x.name === l.name)?.port;
-      const refusedHere = [...refused].filter(([, r]) => r.port !== undefined && r.port === port);
+      // Where its APIs listen: its gateway port (per-Gateway addresses), else its own.
+      const listenPort = port === undefined ? undefined : (own?.ports[port] ?? port);
+      const refusedHere = [...refused].filter(([, r]) => r.port !== undefined && r.port === listenPort);
       const lp: Condition = !usable
         ? { type: 'Programmed', status: 'False', reason: 'Invalid', message: 'the listener is not served' }
-        : refusedHere.length > 0
-          ? {
-              type: 'Programmed',
-              status: 'False',
-              reason: 'Invalid',
-              message: refusedHere.map(([, r]) => r.message).join('; '),
-            }
-          : { ...programmedCondition };
+        : port !== undefined && own?.full.includes(port) === true
+          ? { type: 'Programmed', status: 'False', reason: 'Invalid', message: fullMessage(port) }
+          : refusedHere.length > 0
+            ? {
+                type: 'Programmed',
+                status: 'False',
+                reason: 'Invalid',
+                message: refusedHere.map(([, r]) => r.message).join('; '),
+              }
+            : { ...programmedCondition };
       return {
         ...l,
         conditions: stamp(
@@ -313,7 +344,7 @@ export async function reconcileGateway(key: string, deps: GatewayDeps): Promise<
         ),
       };
     }),
-    addresses: deps.addresses(),
+    addresses: own === undefined ? deps.addresses() : own.addresses,
   };
   const sameStatus =
     sameConditions(current.status?.conditions, status.conditions ?? []) &&
@@ -366,5 +397,8 @@ export async function reconcileGateway(key: string, deps: GatewayDeps): Promise<
   }
   if (conflict) return { requeueAfterMs: 250 };
   if (!served && writeErrors.length === 0) return { requeueAfterMs: PENDING_RECHECK_MS };
+  // A refused write (a route another API claims) is tried again when an API frees its route
+  // (gateway-api/retry.ts); this recheck also covers a claim the operator does not watch.
+  if (writeErrors.length > 0) return { requeueAfterMs: REFUSED_RECHECK_MS };
   return {};
 }

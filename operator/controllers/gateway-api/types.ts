@@ -95,10 +95,36 @@ export interface GatewayDeps {
   generated: (gw: GatewayObject) => readonly ApiObject[];
   apis: GeneratedApiWriter;
   writer: GatewayWriter;
-  /** The addresses for `status.addresses`. */
+  /** The addresses for `status.addresses` (shared addresses). */
   addresses: () => { type: string; value: string }[];
+  /** Per-Gateway addresses (addresses.ts): each Gateway's own Service; absent: shared. */
+  ownAddress?: OwnAddresses;
   now: () => Date;
   log: Logger;
+}
+
+/** The gateway ports allocated to Gateways (first-last, both in): per-Gateway addresses. */
+export interface PortRange {
+  first: number;
+  last: number;
+}
+
+/** What a Gateway's own address gives its reconcile (per-Gateway addresses, own-address.ts). */
+export interface OwnAddress {
+  /** Listener port -> the gateway port its APIs listen on (translate's `ownPorts`). */
+  ports: Record<number, number>;
+  /** Listener ports left without a gateway port (the range is full). */
+  full: number[];
+  /** `status.addresses`: the Service's ClusterIPs (none yet: not Programmed). */
+  addresses: { type: string; value: string }[];
+  /** Why the Gateway has no Service of its own; undefined: it has. */
+  problem?: string;
+}
+
+/** A Gateway's own address: made to match (`ensure`), and deleted with it (`release`). */
+export interface OwnAddresses {
+  ensure: (gw: GatewayObject) => Promise<OwnAddress>;
+  release: (gw: GatewayObject) => Promise<void>;
 }
 
 /** Settings of the Gateway API controllers (operator/config.ts). */
@@ -107,4 +133,10 @@ export interface GatewayApiSettings {
   managementUrl: string;
   /** A fixed address for `status.addresses` (IPs or host names, comma-separated); empty: none. */
   address: string;
+  /**
+   * Per-Gateway addresses (SVC_GATEWAY_API_ADDRESSES=per-gateway): the gateway ports allocated to
+   * Gateways, and the gateway's Service whose endpoints each Gateway's Service leads to. Absent:
+   * every Gateway shares the gateway's ports and `address`.
+   */
+  perGateway?: { range: PortRange; gatewayService: { namespace: string; name: string } };
 }

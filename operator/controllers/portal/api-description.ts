@@ -12,16 +12,17 @@ import type {
 import { API_DESCRIPTION_FINALIZER } from '../../../schemas/finalizers.ts';
 import { apiDescriptionProblems } from '../../../schemas/rules/portal-kinds.ts';
 import { resolveRef } from '../../../schemas/rules/references.ts';
-import { objectKey, type InformerEvent } from '../../../lib/k8s/informer.ts';
 import type { ControllerSpec } from '../../../lib/k8s/manager.ts';
 import type { WorkResult } from '../../../lib/k8s/workqueue.ts';
 import { derivedId } from '../../ids.ts';
 import { portalProduct } from '../../translate/portal.ts';
-import { contextKeyOf, viewChanged, watchOf, type ControllerEnv } from '../env.ts';
-import { PushMemory } from '../sync.ts';
+import type { ControllerEnv } from '../env.ts';
 import {
-  portalObjects,
+  contextWatch,
+  isReady,
+  portalWatch,
   reconcilePortal,
+  referenceWatch,
   type Desired,
   type PortalDeps,
   type PortalKind,
@@ -40,9 +41,6 @@ export interface PolicyView extends k8s.KubernetesObject {
 export interface APIDescriptionDeps extends PortalDeps<APIDescriptionObject> {
   policy: (namespace: string, name: string) => PolicyView | undefined;
 }
-
-const isReady = (o: { status?: { conditions?: { type: string; status: string }[] } }): boolean =>
-  o.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
 
 /** The SecurityPolicy a product names, resolved to its ID; or why not yet. */
 function productOf(
@@ -89,50 +87,26 @@ export function reconcileAPIDescription(key: string, deps: APIDescriptionDeps): 
  * name appears, gets its ID, becomes Ready or goes, and when their OperatorContext changes.
  */
 export function apiDescriptionController(env: ControllerEnv): ControllerSpec {
-  const spec = watchOf(env, 'APIDescription');
-  const policySpec = watchOf(env, 'SecurityPolicy');
-  const descriptions = env.manager.informer<APIDescriptionObject>(spec);
-  const policies = env.manager.informer<PolicyView>(policySpec);
-  const writes = portalObjects<APIDescriptionObject>(env.kc, spec.plural);
-  const pushes = new PushMemory();
-  descriptions.addIndex('description-policy', (d) => {
-    const ref = resolveRef(d.spec.policyRef, d.metadata.namespace);
-    return ref === undefined ? [] : [`${ref.namespace}/${ref.name}`];
-  });
-  descriptions.addIndex('description-context', (d) => contextKeyOf(d));
-  const policyView = (p: PolicyView): unknown => ({
-    id: p.status?.pol_id,
-    ready: isReady(p),
-    deleting: p.metadata?.deletionTimestamp !== undefined,
-  });
+  const { spec, informer: descriptions, deps } = portalWatch<APIDescriptionObject>(env, 'APIDescription');
+  const policies = referenceWatch<APIDescriptionObject, PolicyView>(
+    env,
+    descriptions,
+    'SecurityPolicy',
+    (d) => {
+      const ref = resolveRef(d.spec.policyRef, d.metadata.namespace);
+      return ref === undefined ? [] : [`${ref.namespace}/${ref.name}`];
+    },
+    (p) => p.status?.pol_id,
+  );
   return {
     name: 'apidescription',
     watch: spec,
     workers: 4,
     reconcile: (key) =>
       reconcileAPIDescription(key, {
-        read: (namespace, name) => Promise.resolve(descriptions.get(namespace, name)),
-        ...writes,
-        connections: env.connections,
-        events: env.events,
-        now: env.now,
-        pushes,
-        log: env.log,
-        policy: (namespace, name) => policies.get(namespace, name),
+        ...deps,
+        policy: (namespace, name) => policies.informer.get(namespace, name),
       }),
-    watches: [
-      {
-        watch: policySpec,
-        map: (p: PolicyView, old: PolicyView | undefined, event: InformerEvent) =>
-          viewChanged(event, p, old, policyView)
-            ? descriptions.byIndex('description-policy', objectKey(p)).map((d) => objectKey(d))
-            : [],
-      },
-      {
-        watch: watchOf(env, 'OperatorContext'),
-        map: (ctx: k8s.KubernetesObject) =>
-          descriptions.byIndex('description-context', objectKey(ctx)).map((d) => objectKey(d)),
-      },
-    ],
+    watches: [policies.watch, contextWatch(env, descriptions)],
   };
 }

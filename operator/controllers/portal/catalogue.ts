@@ -3,21 +3,21 @@
  * APIDescriptions it lists, by their portal IDs (`APIDescriptionNotFound` until each exists,
  * `APIDescriptionNotReady` until the portal holds it).
  */
-import type * as k8s from '@kubernetes/client-node';
 import type { PortalAPICatalogue, PortalAPICatalogueStatus } from '../../../schemas/generated/kinds.ts';
 import { CATALOGUE_FINALIZER } from '../../../schemas/finalizers.ts';
 import { catalogueEntries, catalogueProblems } from '../../../schemas/rules/portal-kinds.ts';
-import { objectKey, type InformerEvent } from '../../../lib/k8s/informer.ts';
 import type { ControllerSpec } from '../../../lib/k8s/manager.ts';
 import type { WorkResult } from '../../../lib/k8s/workqueue.ts';
 import { derivedId } from '../../ids.ts';
 import { portalCatalogue } from '../../translate/portal.ts';
-import { contextKeyOf, viewChanged, watchOf, type ControllerEnv } from '../env.ts';
-import { PushMemory } from '../sync.ts';
+import type { ControllerEnv } from '../env.ts';
 import type { APIDescriptionObject } from './api-description.ts';
 import {
-  portalObjects,
+  contextWatch,
+  isReady,
+  portalWatch,
   reconcilePortal,
+  referenceWatch,
   type Desired,
   type PortalDeps,
   type PortalKind,
@@ -31,9 +31,6 @@ export type CatalogueObject = PortalObject<PortalAPICatalogue['spec'], PortalAPI
 export interface CatalogueDeps extends PortalDeps<CatalogueObject> {
   description: (namespace: string, name: string) => APIDescriptionObject | undefined;
 }
-
-const isReady = (o: { status?: { conditions?: { type: string; status: string }[] } }): boolean =>
-  o.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
 
 /** The catalogue's products by their portal IDs; or the first that is not there yet. */
 function catalogueOf(
@@ -83,56 +80,26 @@ export function reconcilePortalAPICatalogue(key: string, deps: CatalogueDeps): P
  * OperatorContext changes.
  */
 export function portalAPICatalogueController(env: ControllerEnv): ControllerSpec {
-  const spec = watchOf(env, 'PortalAPICatalogue');
-  const descriptionSpec = watchOf(env, 'APIDescription');
-  const catalogues = env.manager.informer<CatalogueObject>(spec);
-  const descriptions = env.manager.informer<APIDescriptionObject>(descriptionSpec);
-  const writes = portalObjects<CatalogueObject>(env.kc, spec.plural);
-  const pushes = new PushMemory();
-  catalogues.addIndex('catalogue-description', (c) =>
-    catalogueEntries(c.spec, c.metadata.namespace).flatMap((e) =>
-      e.ref === undefined ? [] : [`${e.ref.namespace}/${e.ref.name}`],
-    ),
+  const { spec, informer: catalogues, deps } = portalWatch<CatalogueObject>(env, 'PortalAPICatalogue');
+  const descriptions = referenceWatch<CatalogueObject, APIDescriptionObject>(
+    env,
+    catalogues,
+    'APIDescription',
+    (c) =>
+      catalogueEntries(c.spec, c.metadata.namespace).flatMap((e) =>
+        e.ref === undefined ? [] : [`${e.ref.namespace}/${e.ref.name}`],
+      ),
+    (d) => d.status?.id,
   );
-  catalogues.addIndex('catalogue-context', (c) => contextKeyOf(c));
-  const descriptionView = (d: APIDescriptionObject): unknown => ({
-    id: d.status?.id,
-    ready: isReady(d),
-    deleting: d.metadata.deletionTimestamp !== undefined,
-  });
   return {
     name: 'portalapicatalogue',
     watch: spec,
     workers: 2,
     reconcile: (key) =>
       reconcilePortalAPICatalogue(key, {
-        read: (namespace, name) => Promise.resolve(catalogues.get(namespace, name)),
-        ...writes,
-        connections: env.connections,
-        events: env.events,
-        now: env.now,
-        pushes,
-        log: env.log,
-        description: (namespace, name) => descriptions.get(namespace, name),
+        ...deps,
+        description: (namespace, name) => descriptions.informer.get(namespace, name),
       }),
-    watches: [
-      {
-        watch: descriptionSpec,
-        map: (d: k8s.KubernetesObject, old: k8s.KubernetesObject | undefined, event: InformerEvent) =>
-          viewChanged(
-            event,
-            d as APIDescriptionObject,
-            old as APIDescriptionObject | undefined,
-            descriptionView,
-          )
-            ? catalogues.byIndex('catalogue-description', objectKey(d)).map((c) => objectKey(c))
-            : [],
-      },
-      {
-        watch: watchOf(env, 'OperatorContext'),
-        map: (ctx: k8s.KubernetesObject) =>
-          catalogues.byIndex('catalogue-context', objectKey(ctx)).map((c) => objectKey(c)),
-      },
-    ],
+    watches: [descriptions.watch, contextWatch(env, catalogues)],
   };
 }

@@ -14,9 +14,8 @@ import type { ControllerSpec } from '../../../lib/k8s/manager.ts';
 import type { WorkResult } from '../../../lib/k8s/workqueue.ts';
 import { portalSettings } from '../../translate/portal.ts';
 import { contextKeyOf, watchOf, type ControllerEnv } from '../env.ts';
-import { PushMemory } from '../sync.ts';
 import {
-  portalObjects,
+  portalWatch,
   reconcilePortal,
   type Desired,
   type PortalDeps,
@@ -79,10 +78,7 @@ export function reconcilePortalConfig(key: string, deps: PortalConfigDeps): Prom
  * when their OperatorContext changes.
  */
 export function portalConfigController(env: ControllerEnv): ControllerSpec {
-  const spec = watchOf(env, 'PortalConfig');
-  const configs = env.manager.informer<PortalConfigObject>(spec);
-  const writes = portalObjects<PortalConfigObject>(env.kc, spec.plural);
-  const pushes = new PushMemory();
+  const { spec, informer: configs, deps } = portalWatch<PortalConfigObject>(env, 'PortalConfig');
   configs.addIndex('portal-config-connection', (c) => [connectionOf(c)]);
   return {
     name: 'portalconfig',
@@ -90,13 +86,7 @@ export function portalConfigController(env: ControllerEnv): ControllerSpec {
     workers: 1,
     reconcile: (key) =>
       reconcilePortalConfig(key, {
-        read: (namespace, name) => Promise.resolve(configs.get(namespace, name)),
-        ...writes,
-        connections: env.connections,
-        events: env.events,
-        now: env.now,
-        pushes,
-        log: env.log,
+        ...deps,
         configs: () => configs.list(),
       }),
     watches: [

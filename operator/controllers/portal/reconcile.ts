@@ -7,9 +7,16 @@
  */
 import type { NamespacedRef, PushedTo, Transaction } from '../../../schemas/generated/kinds.ts';
 import type { FieldProblem } from '../../../schemas/rules/field-problem.ts';
-import type * as k8s from '@kubernetes/client-node';
 import { rememberingWrites, SvcObjects, type SvcObject } from '../../../lib/k8s/objects.ts';
-import { splitKey } from '../../../lib/k8s/informer.ts';
+import {
+  objectKey,
+  splitKey,
+  type Informer,
+  type InformerEvent,
+  type WatchSpec,
+} from '../../../lib/k8s/informer.ts';
+import type { ControllerSpec } from '../../../lib/k8s/manager.ts';
+import type * as k8s from '@kubernetes/client-node';
 import type { WorkResult } from '../../../lib/k8s/workqueue.ts';
 import type { Logger } from '../../../lib/log.ts';
 import type { Condition } from '../../../schemas/generated/kinds.ts';
@@ -24,7 +31,9 @@ import {
   type Fail,
   type ReportDeps,
 } from '../status.ts';
-import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo, type PushMemory } from '../sync.ts';
+import { viewChanged, watchOf, type ControllerEnv } from '../env.ts';
+import { byContext } from '../indexes.ts';
+import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo, PushMemory } from '../sync.ts';
 
 /** The status every portal kind has. */
 export interface PortalStatus {
@@ -64,12 +73,84 @@ export interface PortalDeps<
   log: Logger;
 }
 
-/** A kind's object writes, remembering the status last written of each object (`written`). */
-export function portalObjects<T extends PortalObject<{ contextRef?: NamespacedRef }, PortalStatus>>(
-  kc: k8s.KubeConfig,
-  plural: string,
-): Pick<PortalDeps<T>, 'objects' | 'written'> {
-  return rememberingWrites(new SvcObjects<T>(kc, plural));
+/**
+ * What a portal kind's controller starts from: the kind's watch and informer, and the deps of the
+ * shared flow over them (reads from the informer; writes that remember the status last written of
+ * each object, `written`; the controller's connections, events, clock, pushes and log).
+ */
+export function portalWatch<T extends PortalObject<{ contextRef?: NamespacedRef }, PortalStatus>>(
+  env: ControllerEnv,
+  kind: PortalKind<T>['kind'],
+): { spec: WatchSpec; informer: Informer<T>; deps: PortalDeps<T> } {
+  const spec = watchOf(env, kind);
+  const informer = env.manager.informer<T>(spec);
+  return {
+    spec,
+    informer,
+    deps: {
+      read: (namespace, name) => Promise.resolve(informer.get(namespace, name)),
+      ...rememberingWrites(new SvcObjects<T>(env.kc, spec.plural)),
+      connections: env.connections,
+      events: env.events,
+      now: env.now,
+      pushes: new PushMemory(),
+      log: env.log,
+    },
+  };
+}
+
+/** Whether an object's `Ready` condition is True. */
+export const isReady = (o: { status?: { conditions?: { type: string; status: string }[] } }): boolean =>
+  o.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+
+/** The watch that reconciles a portal kind's objects again when the OperatorContext they name changes. */
+export function contextWatch<T extends k8s.KubernetesObject>(
+  env: ControllerEnv,
+  informer: Informer<T>,
+): NonNullable<ControllerSpec['watches']>[number] {
+  const ofContext = byContext(informer);
+  return {
+    watch: watchOf(env, 'OperatorContext'),
+    map: (ctx) => ofContext(objectKey(ctx)).map((o) => objectKey(o)),
+  };
+}
+
+/** An object a portal kind names, as much of it as is read: its ID and its conditions. */
+export type Referenced = k8s.KubernetesObject & {
+  status?: { conditions?: { type: string; status: string }[] };
+};
+
+/**
+ * The informer of the kind a portal kind's objects name (SecurityPolicy, APIDescription), and the
+ * watch that reconciles the objects naming one again when it appears, gets its ID (`idOf`),
+ * becomes Ready or goes. `refsOf` lists the `namespace/name` an object names.
+ */
+export function referenceWatch<T extends k8s.KubernetesObject, R extends Referenced>(
+  env: ControllerEnv,
+  referrers: Informer<T>,
+  kind: 'SecurityPolicy' | 'APIDescription',
+  refsOf: (o: T) => string[],
+  idOf: (r: R) => string | undefined,
+): { informer: Informer<R>; watch: NonNullable<ControllerSpec['watches']>[number] } {
+  const spec = watchOf(env, kind);
+  const informer = env.manager.informer<R>(spec);
+  const index = `names-${kind}`;
+  referrers.addIndex(index, refsOf);
+  const view = (r: R): unknown => ({
+    id: idOf(r),
+    ready: isReady(r),
+    deleting: r.metadata?.deletionTimestamp !== undefined,
+  });
+  return {
+    informer,
+    watch: {
+      watch: spec,
+      map: (r: k8s.KubernetesObject, old: k8s.KubernetesObject | undefined, event: InformerEvent) =>
+        viewChanged(event, r as R, old as R | undefined, view)
+          ? referrers.byIndex(index, objectKey(r)).map((o) => objectKey(o))
+          : [],
+    },
+  };
 }
 
 /** The document a kind wants written, with the status fields it resolved; or why it can't be yet. */

@@ -5,12 +5,8 @@
  * (BackendNotFound, RefNotPermitted, InvalidKind), and the weights turned into the round-robin
  * list of the gateway's load balancing.
  */
-import {
-  GATEWAY_GROUP,
-  type BackendRef,
-  type GatewayTranslationContext,
-  type ReferenceGrantInput,
-} from './types.ts';
+import { referenceGranted } from './grants.ts';
+import type { BackendRef, GatewayTranslationContext } from './types.ts';
 
 /** Why a backendRef is not resolved: a ResolvedRefs reason of the spec. */
 export interface BackendProblem {
@@ -22,28 +18,6 @@ export interface BackendProblem {
 export interface ResolvedBackend {
   weight: number;
   targets: string[];
-}
-
-/** Whether a ReferenceGrant lets an HTTPRoute of `fromNamespace` name the Service `ns/name`. */
-export function granted(
-  grants: readonly ReferenceGrantInput[],
-  fromNamespace: string,
-  ns: string,
-  name: string,
-): boolean {
-  return grants.some(
-    (g) =>
-      g.metadata.namespace === ns &&
-      g.spec.from.some(
-        (f) => f.group === GATEWAY_GROUP && f.kind === 'HTTPRoute' && f.namespace === fromNamespace,
-      ) &&
-      g.spec.to.some(
-        (t) =>
-          t.group === '' &&
-          t.kind === 'Service' &&
-          (t.name === undefined || t.name === '' || t.name === name),
-      ),
-  );
 }
 
 /** One backendRef of a route of `routeNamespace` at field path `at`: its addresses or its problem. */
@@ -61,7 +35,8 @@ export function resolveBackend(
     };
   }
   const ns = ref.namespace ?? routeNamespace;
-  if (ns !== routeNamespace && !granted(ctx.grants, routeNamespace, ns, ref.name)) {
+  const from = { kind: 'HTTPRoute', namespace: routeNamespace };
+  if (!referenceGranted(ctx.grants, from, { group: '', kind: 'Service', namespace: ns, name: ref.name })) {
     return {
       reason: 'RefNotPermitted',
       message: `${at}.namespace: Forbidden: no ReferenceGrant in namespace ${ns} lets HTTPRoutes of ${routeNamespace} name Service ${ref.name}`,

@@ -19,8 +19,6 @@ export interface RuleBehaviour {
   version: VersionInfo;
   /** A redirect answers every request of the rule: no backend is called. */
   redirects: boolean;
-  /** The backend gets the request's Host header (`URLRewrite.hostname` set it), not its own. */
-  preserveHost: boolean;
   /** The backends of the rule's `RequestMirror` filters, each with its field path. */
   mirrors: { ref: BackendRef; at: string }[];
   /** The share of requests mirrored, in percent (every mirror of a rule has the same). */
@@ -83,7 +81,6 @@ export function ruleBehaviour(
   const version: VersionInfo = { name: 'Default' };
   const extended: NonNullable<VersionInfo['extended_paths']> = {};
   let redirects = false;
-  let preserveHost = false;
   const mirrors: RuleBehaviour['mirrors'] = [];
   let mirrorPercent = 100;
   let contextVars = false;
@@ -115,9 +112,9 @@ export function ruleBehaviour(
       case 'URLRewrite': {
         const r = f.urlRewrite ?? {};
         if (r.hostname !== undefined) {
-          // The Host the backend gets: set on the request, and sent as it is (preserve_host_header).
+          // The Host the backend gets: set on the request, and sent as it is (every generated API
+          // has preserve_host_header, apis.ts).
           version.global_headers = { ...version.global_headers, host: r.hostname };
-          preserveHost = true;
         }
         const p = r.path;
         if (p?.type === 'ReplaceFullPath') {
@@ -237,5 +234,5 @@ export function ruleBehaviour(
     version.use_extended_paths = true;
     version.extended_paths = extended;
   }
-  return { version, redirects, preserveHost, mirrors, mirrorPercent, contextVars };
+  return { version, redirects, mirrors, mirrorPercent, contextVars };
 }

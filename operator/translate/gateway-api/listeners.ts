@@ -3,6 +3,8 @@
  * which listener (parentRef, allowed namespaces and kinds), and the hostnames a route is served
  * on through a listener (the intersection the spec defines).
  */
+import { servedSecretName } from '../../../schemas/rules/secret-refs.ts';
+import { listenerSecretGranted } from './grants.ts';
 import {
   GATEWAY_GROUP,
   type Condition,
@@ -17,10 +19,18 @@ import {
 export interface ServedListener {
   listener: ListenerInput;
   scheme: 'http' | 'https';
-  /** The TLS Secrets (in the Gateway's namespace) an HTTPS listener serves with. */
+  /**
+   * The TLS Secrets an HTTPS listener serves with, as its generated APIs name them
+   * (`certificate_secret_names`: a name in the Gateway's namespace, `namespace/name` in another).
+   */
   secrets: string[];
   conditions: Condition[];
-  /** Whether routes may attach (its protocol is one svc serves). */
+  /**
+   * Whether routes may attach (accepted, not conflicted, HTTPRoutes allowed): they count in its
+   * `attachedRoutes` even when it cannot be served (a certificate that does not resolve).
+   */
+  attachable: boolean;
+  /** Whether the routes attached are served on it (attachable, and its certificates resolved). */
   usable: boolean;
 }
 
@@ -74,19 +84,33 @@ export function listenersOf(gateway: GatewayInput, ctx: GatewayTranslationContex
             'InvalidCertificateRef',
             `${where}: Unsupported value: only Secrets`,
           );
-        } else if ((ref.namespace ?? ns) !== ns) {
+        } else if (
+          !listenerSecretGranted(ctx.grants, ns, { namespace: ref.namespace ?? ns, name: ref.name })
+        ) {
+          // Another namespace's Secret needs a ReferenceGrant there (grants.ts, as for backendRefs).
           resolved = bad(
             'ResolvedRefs',
             'RefNotPermitted',
-            `${where}.namespace: Forbidden: svc reads listener certificates from the Gateway's namespace only`,
+            `${where}.namespace: Forbidden: no ReferenceGrant in namespace ${ref.namespace ?? ns} lets Gateways of ${ns} name Secret ${ref.name}`,
           );
-        } else if (!ctx.secretExists(ns, ref.name)) {
+        } else if (!ctx.secretExists(ref.namespace ?? ns, ref.name)) {
           resolved = bad(
             'ResolvedRefs',
             'InvalidCertificateRef',
-            `${where}: Not found: Secret ${ns}/${ref.name}`,
+            `${where}: Not found: Secret ${ref.namespace ?? ns}/${ref.name}`,
           );
-        } else secrets.push(ref.name);
+        } else {
+          const secret = { namespace: ref.namespace ?? ns, name: ref.name };
+          const problem = ctx.certificateProblem?.(secret.namespace, secret.name);
+          if (problem === undefined) secrets.push(servedSecretName(ns, secret));
+          else {
+            resolved = bad(
+              'ResolvedRefs',
+              'InvalidCertificateRef',
+              `${where}: Invalid value: Secret ${secret.namespace}/${secret.name}: ${problem}`,
+            );
+          }
+        }
       }
       if ((l.tls?.certificateRefs ?? []).length === 0 && resolved.status === 'True') {
         resolved = bad('ResolvedRefs', 'InvalidCertificateRef', `${at}.tls.certificateRefs: Required value`);
@@ -114,12 +138,9 @@ export function listenersOf(gateway: GatewayInput, ctx: GatewayTranslationContex
     const httpRoutes =
       kinds.length === 0 ||
       kinds.some((k) => (k.group ?? GATEWAY_GROUP) === GATEWAY_GROUP && k.kind === 'HTTPRoute');
-    const usable =
-      accepted.status === 'True' &&
-      !conflicted &&
-      httpRoutes &&
-      (l.protocol !== 'HTTPS' || secrets.length > 0);
-    return { listener: l, scheme, secrets, conditions, usable };
+    const attachable = accepted.status === 'True' && !conflicted && httpRoutes;
+    const usable = attachable && (l.protocol !== 'HTTPS' || secrets.length > 0);
+    return { listener: l, scheme, secrets, conditions, attachable, usable };
   });
 }
 

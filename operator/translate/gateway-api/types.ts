@@ -5,6 +5,7 @@
  * listeners and each route's parent.
  */
 import type { ApiDefinitionSpec } from '../../../schemas/generated/kinds.ts';
+import type { RoutePolicySpecInput } from '../../../schemas/rules/route-policy.ts';
 
 /** The API group of the Gateway API kinds. */
 export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
@@ -143,6 +144,21 @@ export interface ReferenceGrantInput {
   };
 }
 
+/** A target of a policy. */
+export interface PolicyTargetRef {
+  group: string;
+  /** HTTPRoute or Gateway (others are TargetNotFound: read without the webhook). */
+  kind: string;
+  name: string;
+  sectionName?: string;
+}
+
+/** An SvcRoutePolicy as translation reads it. */
+export interface RoutePolicyInput {
+  metadata: Meta;
+  spec: RoutePolicySpecInput & { targetRefs: PolicyTargetRef[] };
+}
+
 /** A Service, as much of it as translation reads. */
 export interface ServiceInput {
   spec?: {
@@ -166,12 +182,23 @@ export interface GatewayTranslationContext {
   endpointSlices: (namespace: string, name: string) => readonly EndpointSliceInput[];
   /** Whether the Secret `namespace/name` exists (listener certificates). */
   secretExists: (namespace: string, name: string) => boolean;
+  /** What is wrong with the TLS Secret `namespace/name` (its certificate or key); undefined: nothing. */
+  certificateProblem?: (namespace: string, name: string) => string | undefined;
   /** The labels of a namespace (`allowedRoutes.namespaces.from: Selector`). */
   namespaceLabels: (namespace: string) => Record<string, string> | undefined;
   /** Every ReferenceGrant of the cluster (the watched namespaces). */
   grants: readonly ReferenceGrantInput[];
   /** The gateway's own port: an HTTP listener on it needs no `listen_port`. */
   gatewayPort?: number;
+  /**
+   * Per-Gateway addresses (controllers/gateway-api/addresses.ts): each listener port -> the
+   * gateway port allocated to this Gateway, which its APIs listen on (the Gateway's Service leads
+   * the listener port there). A listener port without one is not served. Absent: the APIs listen
+   * on the listener ports themselves (shared addresses).
+   */
+  ownPorts?: Readonly<Record<number, number>>;
+  /** Every SvcRoutePolicy of the cluster (the watched namespaces); absent: none. */
+  policies?: readonly RoutePolicyInput[];
 }
 
 /** A status condition as translation says it (the reconciler adds generation and time). */

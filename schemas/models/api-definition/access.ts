@@ -3,7 +3,7 @@
  * limit, and the switches of keys' limits and quotas on this API.
  */
 import type { JsonSchema } from '../../json-schema.ts';
-import { enforced } from './builders.ts';
+import { enforced } from '../builders.ts';
 
 const ipList = (what: string): JsonSchema => ({
   type: 'array',

@@ -3,15 +3,12 @@
  * methods (auth token, basic, JWT, mTLS, HMAC signatures, chained authentication).
  */
 import type { JsonSchema } from '../../json-schema.ts';
-import { enforced } from './builders.ts';
+import { enforced, closedObject } from '../builders.ts';
 
 /** Where a token, or the basic-auth credentials, are read from, and signature checks. */
-export const authConfig: JsonSchema = {
-  title: 'AuthConfig',
-  description: 'Where the credentials are read from, and how they are checked.',
-  type: 'object',
-  additionalProperties: false,
-  properties: {
+export const authConfig: JsonSchema = closedObject(
+  { title: 'AuthConfig', description: 'Where the credentials are read from, and how they are checked.' },
+  {
     auth_header_name: {
       type: 'string',
       default: 'Authorization',
@@ -38,12 +35,9 @@ export const authConfig: JsonSchema = {
       description: 'Dynamic mTLS: a client certificate bound to a key replaces the token.',
     },
     validate_signature: { type: 'boolean', description: 'Check a request signature as well as the token.' },
-    signature: {
-      title: 'SignatureConfig',
-      description: 'Signature validation with the auth token.',
-      type: 'object',
-      additionalProperties: false,
-      properties: {
+    signature: closedObject(
+      { title: 'SignatureConfig', description: 'Signature validation with the auth token.' },
+      {
         algorithm: {
           type: 'string',
           enum: ['VendorSHA256', 'VendorMD5'],
@@ -80,9 +74,9 @@ export const authConfig: JsonSchema = {
           description: 'Message of a refused signature (default `Request signature verification failed`).',
         },
       },
-    },
+    ),
   },
-};
+);
 
 /** The authentication fields of a classic API. */
 export const authProperties: Record<string, JsonSchema> = {

@@ -5,7 +5,7 @@
  */
 import type { JsonSchema } from '../../json-schema.ts';
 import { httpMethod, resourceRef } from '../../common.ts';
-import { notYet, enforced, strings, stringMap } from './builders.ts';
+import { notYet, enforced, strings, stringMap, closedObject } from '../builders.ts';
 
 const path: JsonSchema = {
   type: 'string',
@@ -26,12 +26,9 @@ const endpoint = (
   properties: { path, method, ...extra },
 });
 
-const endpointMethodMeta: JsonSchema = {
-  title: 'EndpointMethodMeta',
-  description: 'What an endpoint list does for one method.',
-  type: 'object',
-  additionalProperties: false,
-  properties: {
+const endpointMethodMeta: JsonSchema = closedObject(
+  { title: 'EndpointMethodMeta', description: 'What an endpoint list does for one method.' },
+  {
     action: {
       type: 'string',
       enum: ['no_action', 'reply'],
@@ -42,14 +39,11 @@ const endpointMethodMeta: JsonSchema = {
     data: { type: 'string', description: 'Body of a `reply`.' },
     headers: stringMap('Headers of a `reply`.'),
   },
-};
+);
 
-const endpointMeta: JsonSchema = {
-  title: 'EndPointMeta',
-  description: 'An endpoint of an allow, block or ignore list.',
-  type: 'object',
-  additionalProperties: false,
-  properties: {
+const endpointMeta: JsonSchema = closedObject(
+  { title: 'EndPointMeta', description: 'An endpoint of an allow, block or ignore list.' },
+  {
     path: { type: 'string', description: 'Path (a regular expression) relative to the listen path.' },
     method: { ...httpMethod, description: 'HTTP method (newer definitions use `method_actions`).' },
     ignore_case: { type: 'boolean', description: 'Match the path case-insensitively.' },
@@ -60,14 +54,11 @@ const endpointMeta: JsonSchema = {
       description: 'What to do per method.',
     },
   },
-};
+);
 
-const templateData: JsonSchema = {
-  title: 'TemplateData',
-  description: 'A body template.',
-  type: 'object',
-  additionalProperties: false,
-  properties: {
+const templateData: JsonSchema = closedObject(
+  { title: 'TemplateData', description: 'A body template.' },
+  {
     input_type: {
       type: 'string',
       enum: ['', 'json', 'xml'],
@@ -90,7 +81,7 @@ const templateData: JsonSchema = {
       description: 'Kept for definitions written by a dashboard; has no effect.',
     },
   },
-};
+);
 
 const templateMeta = endpoint('TemplateMeta', 'A body transform of one endpoint.', {
   template_data: templateData,
@@ -108,16 +99,13 @@ const headerInjection = endpoint('HeaderInjectionMeta', 'Headers added and remov
   disabled: { type: 'boolean', description: 'Skips the entry.' },
 });
 
-const stringRegexMap: JsonSchema = {
-  title: 'StringRegexMap',
-  description: 'A regular expression a value must match.',
-  type: 'object',
-  additionalProperties: false,
-  properties: {
+const stringRegexMap: JsonSchema = closedObject(
+  { title: 'StringRegexMap', description: 'A regular expression a value must match.' },
+  {
     match_rx: { type: 'string', description: 'The regular expression.' },
     reverse: { type: 'boolean', description: 'Trigger when the value does not match.' },
   },
-};
+);
 
 const regexMap = (what: string): JsonSchema => ({
   type: 'object',
@@ -138,19 +126,13 @@ const internalTarget = (title: string, description: string): JsonSchema => ({
   },
 });
 
-const routingTrigger: JsonSchema = {
-  title: 'RoutingTrigger',
-  description: 'A condition that rewrites the URL to another target.',
-  type: 'object',
-  additionalProperties: false,
-  properties: {
+const routingTrigger: JsonSchema = closedObject(
+  { title: 'RoutingTrigger', description: 'A condition that rewrites the URL to another target.' },
+  {
     on: { type: 'string', enum: ['all', 'any'], description: 'Whether all options or any must match.' },
-    options: {
-      title: 'RoutingTriggerOptions',
-      description: 'What the trigger matches.',
-      type: 'object',
-      additionalProperties: false,
-      properties: {
+    options: closedObject(
+      { title: 'RoutingTriggerOptions', description: 'What the trigger matches.' },
+      {
         header_matches: regexMap('Header name'),
         query_val_matches: regexMap('Query parameter'),
         path_part_matches: regexMap('Path part'),
@@ -158,7 +140,7 @@ const routingTrigger: JsonSchema = {
         request_context_matches: regexMap('Request context variable'),
         payload_matches: stringRegexMap,
       },
-    },
+    ),
     rewrite_to: {
       type: 'string',
       description:
@@ -171,7 +153,7 @@ const routingTrigger: JsonSchema = {
       ),
     ),
   },
-};
+);
 
 const urlRewrite = endpoint('URLRewriteMeta', 'A URL rewrite of one endpoint.', {
   match_pattern: {
@@ -301,12 +283,9 @@ const supportedList = (items: JsonSchema, description: string): JsonSchema =>
  * regular expression with `{name}` parameters, matched from the start of the path after the listen
  * path up to a segment boundary (schemas/rules/endpoints.ts).
  */
-export const extendedPaths: JsonSchema = {
-  title: 'ExtendedPathsSet',
-  description: 'Per-path middleware of the version.',
-  type: 'object',
-  additionalProperties: false,
-  properties: {
+export const extendedPaths: JsonSchema = closedObject(
+  { title: 'ExtendedPathsSet', description: 'Per-path middleware of the version.' },
+  {
     ignored: supportedList(
       endpointMeta,
       'Endpoints served without authentication (no key asked, no key limits counted).',
@@ -454,4 +433,4 @@ export const extendedPaths: JsonSchema = {
       'not built yet: API-wide limits are per API (`global_rate_limit`); per-endpoint limits are per key (`access_rights.<api>.endpoints` of keys and policies)',
     ),
   },
-};
+);

@@ -1,13 +1,10 @@
 /** Event handlers of a classic API: what to do when an event fires (log it, or call a webhook). */
 import type { JsonSchema } from '../../json-schema.ts';
+import { closedObject } from '../builders.ts';
 
-const eventHandler: JsonSchema = {
-  title: 'EventHandler',
-  description: 'What to do when an event fires.',
-  type: 'object',
-  additionalProperties: false,
-  required: ['handler_name'],
-  properties: {
+const eventHandler: JsonSchema = closedObject(
+  { title: 'EventHandler', description: 'What to do when an event fires.', required: ['handler_name'] },
+  {
     handler_name: {
       type: 'string',
       enum: ['eh_log_handler', 'eh_web_hook_handler', 'cp_dynamic_handler'],
@@ -21,19 +18,20 @@ const eventHandler: JsonSchema = {
       'x-kubernetes-preserve-unknown-fields': true,
     },
   },
-};
+);
 
 /** Event handlers of an API. */
-export const eventHandlers: JsonSchema = {
-  title: 'EventHandlers',
-  description: 'Handlers per event (`RateLimitExceeded`, `QuotaExceeded`, `AuthFailure`, `KeyExpired`, ...).',
-  type: 'object',
-  additionalProperties: false,
-  properties: {
+export const eventHandlers: JsonSchema = closedObject(
+  {
+    title: 'EventHandlers',
+    description:
+      'Handlers per event (`RateLimitExceeded`, `QuotaExceeded`, `AuthFailure`, `KeyExpired`, ...).',
+  },
+  {
     events: {
       type: 'object',
       additionalProperties: { type: 'array', items: eventHandler },
       description: 'Handlers by event name.',
     },
   },
-};
+);

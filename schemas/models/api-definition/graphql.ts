@@ -3,33 +3,26 @@
  * graph.
  */
 import type { JsonSchema } from '../../json-schema.ts';
-import { stringMap, openObject, strings } from './builders.ts';
+import { stringMap, openObject, strings, closedObject, nonEmptyString } from '../builders.ts';
 
-const graphqlDataSource: JsonSchema = {
-  title: 'GraphqlDataSource',
-  description: 'Where a field of the universal data graph gets its data.',
-  type: 'object',
-  additionalProperties: false,
-  required: ['kind', 'data_source_config'],
-  properties: {
+const graphqlDataSource: JsonSchema = closedObject(
+  {
+    title: 'GraphqlDataSource',
+    description: 'Where a field of the universal data graph gets its data.',
+    required: ['kind', 'data_source_config'],
+  },
+  {
     kind: {
       type: 'string',
       enum: ['GraphQLDataSource', 'HTTPJSONDataSource'],
       description: 'Kind of the data source.',
     },
-    data_source_config: {
-      title: 'GraphqlDataSourceConfig',
-      description: 'Settings of the data source.',
-      type: 'object',
-      additionalProperties: false,
-      required: ['url'],
-      properties: {
-        url: {
-          type: 'string',
-          minLength: 1,
-          description:
-            "URL of the data source. May hold templates over the parent object's fields, such as `{{ .object.id }}`.",
-        },
+    data_source_config: closedObject(
+      { title: 'GraphqlDataSourceConfig', description: 'Settings of the data source.', required: ['url'] },
+      {
+        url: nonEmptyString(
+          "URL of the data source. May hold templates over the parent object's fields, such as `{{ .object.id }}`.",
+        ),
         method: {
           type: 'string',
           enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
@@ -45,35 +38,35 @@ const graphqlDataSource: JsonSchema = {
         status_code_type_name_mappings: {
           type: 'array',
           description: 'GraphQL type per response status code.',
-          items: {
-            title: 'StatusCodeTypeNameMapping',
-            description: 'GraphQL type of a response with this status code.',
-            type: 'object',
-            additionalProperties: false,
-            required: ['status_code'],
-            properties: {
+          items: closedObject(
+            {
+              title: 'StatusCodeTypeNameMapping',
+              description: 'GraphQL type of a response with this status code.',
+              required: ['status_code'],
+            },
+            {
               status_code: { type: 'integer', minimum: 100, maximum: 599, description: 'HTTP status code.' },
               type_name: { type: 'string', description: 'GraphQL type name.' },
             },
-          },
+          ),
         },
       },
-    },
+    ),
   },
-};
+);
 
 /** The fields of one type a data source serves (`root_fields`). */
-const typeFields: JsonSchema = {
-  title: 'GraphqlRootFields',
-  description: 'Fields of one type served by the data source.',
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'fields'],
-  properties: {
-    type: { type: 'string', minLength: 1, description: 'GraphQL type that holds the fields, such as Query.' },
+const typeFields: JsonSchema = closedObject(
+  {
+    title: 'GraphqlRootFields',
+    description: 'Fields of one type served by the data source.',
+    required: ['type', 'fields'],
+  },
+  {
+    type: nonEmptyString('GraphQL type that holds the fields, such as Query.'),
     fields: { ...strings('Field names.'), minItems: 1 },
   },
-};
+);
 
 /**
  * The settings of a version 2 data source. One shape for every kind (the rules check which
@@ -100,17 +93,13 @@ const engineDataSourceConfig: JsonSchema = {
     query: {
       type: 'array',
       description: 'REST: query parameters added to the URL (values may hold templates).',
-      items: {
-        title: 'GraphqlEngineQueryVariable',
-        description: 'One query parameter.',
-        type: 'object',
-        additionalProperties: false,
-        required: ['name'],
-        properties: {
-          name: { type: 'string', minLength: 1, description: 'Parameter name.' },
+      items: closedObject(
+        { title: 'GraphqlEngineQueryVariable', description: 'One query parameter.', required: ['name'] },
+        {
+          name: nonEmptyString('Parameter name.'),
           value: { type: 'string', description: 'Parameter value (may hold templates).' },
         },
-      },
+      ),
     },
     body: { type: 'string', description: 'REST: request body template (JSON by default).' },
     subscription_type: {
@@ -167,59 +156,55 @@ const engineDataSourceConfig: JsonSchema = {
       description:
         'Kafka: which messages are read. Only `ReadUncommitted` (the default) is supported; `ReadCommitted` is refused.',
     },
-    sasl: {
-      title: 'GraphqlKafkaSasl',
-      description: 'Kafka: SASL authentication. Not supported yet: `enable: true` is refused.',
-      type: 'object',
-      additionalProperties: false,
-      properties: {
+    sasl: closedObject(
+      {
+        title: 'GraphqlKafkaSasl',
+        description: 'Kafka: SASL authentication. Not supported yet: `enable: true` is refused.',
+      },
+      {
         enable: { type: 'boolean', description: 'Authenticate with SASL/PLAIN.' },
         user: { type: 'string', description: 'SASL user.' },
         password: { type: 'string', description: 'SASL password.' },
       },
-    },
+    ),
   },
 };
 
 /** The universal data graph in the reference's version 2 form (`graphql.version: "2"`). */
-const graphqlEngine: JsonSchema = {
-  title: 'GraphqlEngineConfig',
-  description:
-    'The universal data graph in its version 2 form (with `graphql.version: "2"`): data sources serving root fields, and field mappings. Read into the same engine as `type_field_configurations`.',
-  type: 'object',
-  additionalProperties: false,
-  properties: {
+const graphqlEngine: JsonSchema = closedObject(
+  {
+    title: 'GraphqlEngineConfig',
+    description:
+      'The universal data graph in its version 2 form (with `graphql.version: "2"`): data sources serving root fields, and field mappings. Read into the same engine as `type_field_configurations`.',
+  },
+  {
     field_configs: {
       type: 'array',
       description: 'How fields map onto data source responses.',
-      items: {
-        title: 'GraphqlFieldConfig',
-        description:
-          'Mapping of one field. By default a field reads the key of its own name in the value its data source answered (or its parent object); `path` names another key path; `disable_default_mapping` with an empty path takes the value whole.',
-        type: 'object',
-        additionalProperties: false,
-        required: ['type_name', 'field_name'],
-        properties: {
-          type_name: { type: 'string', minLength: 1, description: 'GraphQL type that holds the field.' },
-          field_name: { type: 'string', minLength: 1, description: 'Field name.' },
+      items: closedObject(
+        {
+          title: 'GraphqlFieldConfig',
+          description:
+            'Mapping of one field. By default a field reads the key of its own name in the value its data source answered (or its parent object); `path` names another key path; `disable_default_mapping` with an empty path takes the value whole.',
+          required: ['type_name', 'field_name'],
+        },
+        {
+          type_name: nonEmptyString('GraphQL type that holds the field.'),
+          field_name: nonEmptyString('Field name.'),
           disable_default_mapping: {
             type: 'boolean',
             description: 'Do not read the key named as the field: read `path`, or the value whole.',
           },
           path: strings('Key path of the value in the response, such as [data, items].'),
         },
-      },
+      ),
     },
     data_sources: {
       type: 'array',
       description: 'Data sources, each serving the fields listed in its `root_fields`.',
-      items: {
-        title: 'GraphqlEngineDataSource',
-        description: 'One data source.',
-        type: 'object',
-        additionalProperties: false,
-        required: ['kind'],
-        properties: {
+      items: closedObject(
+        { title: 'GraphqlEngineDataSource', description: 'One data source.', required: ['kind'] },
+        {
           kind: {
             type: 'string',
             enum: ['REST', 'GraphQL', 'Kafka'],
@@ -235,24 +220,21 @@ const graphqlEngine: JsonSchema = {
           root_fields: { type: 'array', description: 'Fields the data source serves.', items: typeFields },
           config: engineDataSourceConfig,
         },
-      },
+      ),
     },
     global_headers: {
       type: 'array',
       description: 'Headers sent to every data source.',
-      items: {
-        title: 'GraphqlEngineGlobalHeader',
-        description: 'One header.',
-        type: 'object',
-        additionalProperties: false,
-        properties: {
+      items: closedObject(
+        { title: 'GraphqlEngineGlobalHeader', description: 'One header.' },
+        {
           key: { type: 'string', description: 'Header name.' },
           value: { type: 'string', description: 'Header value.' },
         },
-      },
+      ),
     },
   },
-};
+);
 
 /** GraphQL settings of a classic API. */
 export const graphql: JsonSchema = {
@@ -277,42 +259,39 @@ export const graphql: JsonSchema = {
         'Version of the GraphQL configuration format: "2" reads the data graph from `engine`, anything else from `type_field_configurations`.',
     },
     schema: { type: 'string', description: 'GraphQL schema (SDL) of the API.' },
-    playground: {
-      title: 'GraphqlPlayground',
-      description:
-        'A GraphQL IDE page served by the gateway at `path` under the listen path (no outside hosts); its queries go through the API like any other request.',
-      type: 'object',
-      additionalProperties: false,
-      properties: {
+    playground: closedObject(
+      {
+        title: 'GraphqlPlayground',
+        description:
+          'A GraphQL IDE page served by the gateway at `path` under the listen path (no outside hosts); its queries go through the API like any other request.',
+      },
+      {
         enabled: { type: 'boolean', description: 'Serve the playground.' },
         path: { type: 'string', description: 'Path of the playground, relative to the listen path.' },
       },
-    },
+    ),
     type_field_configurations: {
       type: 'array',
       description: 'Data source of each field (universal data graph).',
-      items: {
-        title: 'TypeFieldConfiguration',
-        description: 'Data source and mapping of one field.',
-        type: 'object',
-        additionalProperties: false,
-        required: ['type_name', 'field_name'],
-        properties: {
-          type_name: { type: 'string', minLength: 1, description: 'GraphQL type that holds the field.' },
-          field_name: { type: 'string', minLength: 1, description: 'Field name.' },
-          mapping: {
-            title: 'FieldMapping',
-            description: 'How the response maps onto the field.',
-            type: 'object',
-            additionalProperties: false,
-            properties: {
+      items: closedObject(
+        {
+          title: 'TypeFieldConfiguration',
+          description: 'Data source and mapping of one field.',
+          required: ['type_name', 'field_name'],
+        },
+        {
+          type_name: nonEmptyString('GraphQL type that holds the field.'),
+          field_name: nonEmptyString('Field name.'),
+          mapping: closedObject(
+            { title: 'FieldMapping', description: 'How the response maps onto the field.' },
+            {
               disabled: { type: 'boolean', description: 'Use the response as it is.' },
               path: { type: 'string', description: 'Dot path of the value in the response.' },
             },
-          },
+          ),
           data_source: graphqlDataSource,
         },
-      },
+      ),
     },
     last_schema_update: {
       type: 'string',
@@ -336,22 +315,22 @@ export const graphql: JsonSchema = {
         request_headers_rewrite: openObject('Request header rewrites.'),
       },
     },
-    subgraph: {
-      title: 'GraphqlSubgraphConfig',
-      description:
-        'Settings of a federation subgraph (`execution_mode: subgraph`): queries are checked against its SDL (with `_service` and `_entities`) and proxied to the upstream.',
-      type: 'object',
-      additionalProperties: false,
-      properties: {
+    subgraph: closedObject(
+      {
+        title: 'GraphqlSubgraphConfig',
+        description:
+          'Settings of a federation subgraph (`execution_mode: subgraph`): queries are checked against its SDL (with `_service` and `_entities`) and proxied to the upstream.',
+      },
+      {
         sdl: {
           type: 'string',
           description: 'The subgraph SDL, with the federation directives (`@key`, `@external`, ...).',
         },
       },
-    },
+    ),
     supergraph: {
       ...openObject(
-        'Settings of a federation supergraph (`execution_mode: supergraph`): `subgraphs` (each `url`, `svc://<subgraph api>` or http(s), its `sdl` and `headers`), `merged_sdl`, `global_headers`, `disable_query_batching`, `updated_at`. Each query is planned across the subgraphs: root fields from the subgraph owning them, entity fields through `_entities` with its `@key`.',
+        'Settings of a federation supergraph (`execution_mode: supergraph`): `subgraphs` (each `url`, `svc://<subgraph api>` or http(s), its `sdl`, `headers` and `subscription_type`, `graphql-transport-ws` or empty), `merged_sdl`, `global_headers`, `disable_query_batching`, `updated_at`. Each query is planned across the subgraphs: root fields from the subgraph owning them, entity fields through `_entities` with its `@key`. A subscription is forwarded over WebSocket (`graphql-transport-ws`) to the subgraph owning its field, and the entity fields of each event resolved the same way.',
       ),
     },
     graph_ref: {

@@ -3,14 +3,15 @@
  * the fields it shares with the ApiDefinition resource (`classicApiProperties`), assembled from
  * one file per section: auth.ts, proxy.ts, plugins.ts, access.ts (IP lists and limits),
  * versions.ts and endpoints.ts (versions and their per-path middleware), events.ts, graphql.ts,
- * not-yet.ts (fields of the reference svc does not enforce yet); builders.ts holds what they share.
+ * not-yet.ts (fields of the reference svc does not enforce yet); ../builders.ts holds what they
+ * share with the other models.
  * The order of the fields is the order of the generated CRD and types.
  */
 import type { JsonSchema } from '../../json-schema.ts';
 import { ID_PATTERN, objectIdSchema } from '../../rules/ids.ts';
 import { accessProperties } from './access.ts';
 import { authProperties } from './auth.ts';
-import { enforced } from './builders.ts';
+import { enforced, closedObject } from '../builders.ts';
 import { eventHandlers } from './events.ts';
 import { graphql } from './graphql.ts';
 import { notYetClassicProperties } from './not-yet.ts';
@@ -147,13 +148,13 @@ export const classicApiProperties: Record<string, JsonSchema> = {
 };
 
 /** A classic API definition as the gateway stores and serves it. */
-export const apiDefinitionModel: JsonSchema = {
-  title: 'GatewayApiDefinition',
-  description: 'A classic API definition, as stored by the gateway (`/svc/apis`).',
-  type: 'object',
-  additionalProperties: false,
-  required: ['name', 'proxy'],
-  properties: {
+export const apiDefinitionModel: JsonSchema = closedObject(
+  {
+    title: 'GatewayApiDefinition',
+    description: 'A classic API definition, as stored by the gateway (`/svc/apis`).',
+    required: ['name', 'proxy'],
+  },
+  {
     api_id: { 'x-svc-support': 'supported', ...objectIdSchema('ID of the API; generated when absent.') },
     org_id: { 'x-svc-support': 'supported', type: 'string', description: 'Organization the API belongs to.' },
     is_oas: {
@@ -203,4 +204,4 @@ export const apiDefinitionModel: JsonSchema = {
         'Certificate pinning: upstream host (`api.example.com`, `*.example.com`, `*`) -> comma-separated certificate IDs (`/svc/certs`) or public-key pins `sha256/<base64 of the SHA-256 of the DER SubjectPublicKeyInfo>`. A TLS connection to that upstream whose leaf public key matches none is refused (502).',
     },
   },
-};
+);

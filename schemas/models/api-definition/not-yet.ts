@@ -4,7 +4,7 @@
  * `uptime_tests`, `cache_options`, `response_processors`), and the versions' `definition`.
  */
 import type { JsonSchema } from '../../json-schema.ts';
-import { notYet, enforced, strings, stringMap, openObject } from './builders.ts';
+import { notYet, enforced, strings, stringMap, openObject, closedObject } from '../builders.ts';
 import { versionDefinition } from './versions.ts';
 
 /**
@@ -43,46 +43,45 @@ export function notYetClassicProperties(): Record<string, JsonSchema> {
       description:
         'OAuth 2.0 at the gateway: clients registered with `/svc/oauth/clients/create`, tokens issued by `POST {listen_path}oauth/token` (client credentials, or a code of the authorize flow at `{listen_path}oauth/authorize`) and checked as bearer tokens (docs/gateway.md, "OAuth 2.0").',
     }),
-    oauth_meta: enforced({
-      title: 'OAuth2Meta',
-      description:
-        'Settings of the OAuth 2.0 authorization server: svc serves the `client_credentials` and `authorization_code` grants and the response types `code` and `token` (no refresh tokens, no password grant: refused).',
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        allowed_access_types: {
-          type: 'array',
-          items: {
-            type: 'string',
-            enum: ['authorization_code', 'refresh_token', 'password', 'client_credentials'],
+    oauth_meta: enforced(
+      closedObject(
+        {
+          title: 'OAuth2Meta',
+          description:
+            'Settings of the OAuth 2.0 authorization server: svc serves the `client_credentials` and `authorization_code` grants and the response types `code` and `token` (no refresh tokens, no password grant: refused).',
+        },
+        {
+          allowed_access_types: {
+            type: 'array',
+            items: {
+              type: 'string',
+              enum: ['authorization_code', 'refresh_token', 'password', 'client_credentials'],
+            },
+            description:
+              'Grant types clients may use at the token endpoint: `client_credentials`, `authorization_code` (with the response type `code`); `refresh_token` and `password` are refused.',
           },
-          description:
-            'Grant types clients may use at the token endpoint: `client_credentials`, `authorization_code` (with the response type `code`); `refresh_token` and `password` are refused.',
+          allowed_authorize_types: {
+            type: 'array',
+            items: { type: 'string', enum: ['code', 'token'] },
+            description:
+              '`response_type` values the authorize endpoint (`{listen_path}oauth/authorize`) takes: `code` (a code for the authorization_code grant) and `token` (a token, the implicit grant).',
+          },
+          auth_login_redirect: {
+            type: 'string',
+            description:
+              'Login page of the authorization flow: the authorize endpoint sends the user there (307); once signed in, it asks `POST /svc/oauth/authorize-client` for the code or token. Required with `allowed_authorize_types`.',
+          },
         },
-        allowed_authorize_types: {
-          type: 'array',
-          items: { type: 'string', enum: ['code', 'token'] },
-          description:
-            '`response_type` values the authorize endpoint (`{listen_path}oauth/authorize`) takes: `code` (a code for the authorization_code grant) and `token` (a token, the implicit grant).',
-        },
-        auth_login_redirect: {
-          type: 'string',
-          description:
-            'Login page of the authorization flow: the authorize endpoint sends the user there (307); once signed in, it asks `POST /svc/oauth/authorize-client` for the code or token. Required with `allowed_authorize_types`.',
-        },
-      },
-    }),
+      ),
+    ),
     notifications: notYet(
-      {
-        title: 'NotificationsManager',
-        description: 'Where OAuth key changes are notified.',
-        type: 'object',
-        additionalProperties: false,
-        properties: {
+      closedObject(
+        { title: 'NotificationsManager', description: 'Where OAuth key changes are notified.' },
+        {
           shared_secret: { type: 'string', description: 'Secret sent with notifications.' },
           oauth_on_keychange_url: { type: 'string', description: 'URL notified of key changes.' },
         },
-      },
+      ),
       'notifies changes of keys issued by the OAuth 2.0 authorization server, which svc is not (see `use_oauth2`)',
     ),
     external_oauth: notYet(
@@ -96,29 +95,23 @@ export function notYetClassicProperties(): Record<string, JsonSchema> {
       "not built yet as a method of its own (issuers and client IDs mapped to policies); validate OpenID Connect ID tokens with `enable_jwt` and the provider's JWKS URL",
     ),
     openid_options: notYet(
-      {
-        title: 'OpenIDOptions',
-        description: 'OpenID Connect providers.',
-        type: 'object',
-        additionalProperties: false,
-        properties: {
+      closedObject(
+        { title: 'OpenIDOptions', description: 'OpenID Connect providers.' },
+        {
           providers: {
             type: 'array',
             description: 'Accepted providers.',
-            items: {
-              title: 'OIDProviderConfig',
-              description: 'One provider.',
-              type: 'object',
-              additionalProperties: false,
-              properties: {
+            items: closedObject(
+              { title: 'OIDProviderConfig', description: 'One provider.' },
+              {
                 issuer: { type: 'string', description: 'Issuer of the tokens.' },
                 client_ids: stringMap('Client ID (base64) -> policy ID.'),
               },
-            },
+            ),
           },
           segregate_by_client: { type: 'boolean', description: 'One rate limit and quota per client.' },
         },
-      },
+      ),
       "not built yet as a method of its own (issuers and client IDs mapped to policies); validate OpenID Connect ID tokens with `enable_jwt` and the provider's JWKS URL",
     ),
     scopes: notYet(
@@ -168,22 +161,24 @@ export function notYetClassicProperties(): Record<string, JsonSchema> {
       'not built yet: svc does not sign the requests it sends upstream (it checks the signatures of client requests: `enable_signature_checking`)',
     ),
     definition: versionDefinition,
-    uptime_tests: enforced({
-      title: 'UptimeTests',
-      description:
-        'Health checks of the load-balanced upstreams (with `proxy.check_host_against_uptime_tests`): each URL requested every `config.recheck_wait` seconds (default 10); a check fails when unreachable, past its `timeout` (milliseconds, default 5000) or outside 2xx. TCP checks (`protocol` tcp, `commands`, `enable_proxy_protocol`) are not supported yet.',
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        check_list: {
-          type: 'array',
+    uptime_tests: enforced(
+      closedObject(
+        {
+          title: 'UptimeTests',
           description:
-            'Checks: `url`, `protocol`, `timeout`, `method`, `headers`, `body`, `commands`, `enable_proxy_protocol`.',
-          items: openObject('One check.'),
+            'Health checks of the load-balanced upstreams (with `proxy.check_host_against_uptime_tests`): each URL requested every `config.recheck_wait` seconds (default 10); a check fails when unreachable, past its `timeout` (milliseconds, default 5000) or outside 2xx. TCP checks (`protocol` tcp, `commands`, `enable_proxy_protocol`) are not supported yet.',
         },
-        config: openObject('Settings: `expire_utime_after`, `service_discovery`, `recheck_wait`.'),
-      },
-    }),
+        {
+          check_list: {
+            type: 'array',
+            description:
+              'Checks: `url`, `protocol`, `timeout`, `method`, `headers`, `body`, `commands`, `enable_proxy_protocol`.',
+            items: openObject('One check.'),
+          },
+          config: openObject('Settings: `expire_utime_after`, `service_discovery`, `recheck_wait`.'),
+        },
+      ),
+    ),
     cache_options: enforced({
       title: 'CacheOptions',
       description:
@@ -255,12 +250,9 @@ export function notYetClassicProperties(): Record<string, JsonSchema> {
       type: 'array',
       description:
         "Response processors, named the reference's way: `header_injector` changes the headers of every response of the API (its `options`: `remove_headers`, then `add_headers`, after the version's and the endpoint's header changes); `response_body_transform` names the endpoints' `transform_response` templates, which apply whether it is listed or not. Other processors are refused by name (docs/gateway.md, \"Response processors\").",
-      items: {
-        title: 'ResponseProcessor',
-        description: 'One response processor.',
-        type: 'object',
-        additionalProperties: false,
-        properties: {
+      items: closedObject(
+        { title: 'ResponseProcessor', description: 'One response processor.' },
+        {
           name: {
             type: 'string',
             description: 'Name of the processor: `header_injector` or `response_body_transform`.',
@@ -279,7 +271,7 @@ export function notYetClassicProperties(): Record<string, JsonSchema> {
             },
           },
         },
-      },
+      ),
     }),
     domain_disabled: flag(
       'Ignore `domain`.',

@@ -3,15 +3,15 @@
  * the chain.
  */
 import type { JsonSchema } from '../../json-schema.ts';
-import { notYet } from './builders.ts';
+import { notYet, closedObject } from '../builders.ts';
 
-const pluginHook: JsonSchema = {
-  title: 'PluginHook',
-  description:
-    'One function of a plugin module: `name` is what the module exports, `path` the module file relative to the gateway setting `plugin_dir`.',
-  type: 'object',
-  additionalProperties: false,
-  properties: {
+const pluginHook: JsonSchema = closedObject(
+  {
+    title: 'PluginHook',
+    description:
+      'One function of a plugin module: `name` is what the module exports, `path` the module file relative to the gateway setting `plugin_dir`.',
+  },
+  {
     name: { type: 'string', description: 'Name of the function the module exports.' },
     path: {
       type: 'string',
@@ -30,7 +30,7 @@ const pluginHook: JsonSchema = {
         'With driver `grpc`: the hook is sent bodies as bytes only (`raw_body`), not as text (`body`). JavaScript and TypeScript hooks never receive the body.',
     },
   },
-};
+);
 
 const hookList = (when: string): JsonSchema => ({
   type: 'array',

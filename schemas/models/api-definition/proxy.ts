@@ -4,7 +4,7 @@
  */
 import type { JsonSchema } from '../../json-schema.ts';
 import { resourceRef } from '../../common.ts';
-import { notYet, enforced, strings } from './builders.ts';
+import { notYet, enforced, strings, closedObject } from '../builders.ts';
 
 /** Upstream and path settings. */
 export const proxy: JsonSchema = {
@@ -20,12 +20,17 @@ export const proxy: JsonSchema = {
       // Empty for TCP and TLS APIs, which are reached on their listen_port (schemas/rules/tcp.ts).
       pattern: '^(/|$)',
       description:
-        'Base path on the gateway, for example `/orders/`. Must start with `/`; empty for a `tcp` or `tls` API, which is reached on its `listen_port`.',
+        'Base path on the gateway, for example `/orders/`. Must start with `/`; empty for a `tcp` or `tls` API, which is reached on its `listen_port`, and empty or left out for an `internal` API, which is reached through `svc://` targets only (with the path the target gives).',
     },
     listen_path_exact: {
       type: 'boolean',
       description:
         'Serve the listen path itself only (compared without case, a trailing slash included), not the paths under it: what an Ingress path of `pathType: Exact` becomes. An svc extension; the reference serves every listen path as a prefix.',
+    },
+    listen_path_case_sensitive: {
+      type: 'boolean',
+      description:
+        'Compare the listen path with the request path with case (`/two` does not serve `/Two`), as the Gateway API asks of its path matches; the operator sets it on the APIs it generates from HTTPRoutes. Two APIs whose listen paths differ only in case still claim the same route. An svc extension; by default listen paths are compared without case, as the reference does.',
     },
     target_url: {
       type: 'string',
@@ -45,18 +50,20 @@ export const proxy: JsonSchema = {
       description:
         "Send a request with nothing after the listen path (or only `/`) to the target URL's path exactly as written, its trailing slash kept (`http://users:4001/query/` gets `/query/`, `http://users:4001/query` gets `/query`), whether the client wrote a trailing slash or not; without it the target's trailing slash is dropped and the client's kept. Longer paths are joined the same way either way (docs/gateway.md, \"Upstream paths\").",
     },
-    target_internal: enforced({
-      title: 'TargetInternal',
-      description:
-        "Another API of the gateway as the upstream, instead of `target_url` (which it replaces): requests go through that API's chain in process, as `svc://<api_id>/<path>?<query>` (docs/gateway.md).",
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        target: resourceRef("The ApiDefinition requests go to (the gateway's model takes its API ID)"),
-        path: { type: 'string', description: 'Path on the target API (no query).' },
-        query: { type: 'string', description: 'Query added to the request.' },
-      },
-    }),
+    target_internal: enforced(
+      closedObject(
+        {
+          title: 'TargetInternal',
+          description:
+            "Another API of the gateway as the upstream, instead of `target_url` (which it replaces): requests go through that API's chain in process, as `svc://<api_id>/<path>?<query>` (docs/gateway.md).",
+        },
+        {
+          target: resourceRef("The ApiDefinition requests go to (the gateway's model takes its API ID)"),
+          path: { type: 'string', description: 'Path on the target API (no query).' },
+          query: { type: 'string', description: 'Query added to the request.' },
+        },
+      ),
+    ),
     enable_load_balancing: enforced({
       type: 'boolean',
       description:
@@ -103,12 +110,9 @@ export const proxy: JsonSchema = {
       },
       'needs a client of a service registry (Consul, etcd, Eureka), which svc does not have yet: in a cluster, address the Service (`http://<service>.<namespace>.svc:<port>`), or list the upstreams in `proxy.target_list`',
     ),
-    transport: {
-      title: 'ProxyTransport',
-      description: 'Connection to the upstream.',
-      type: 'object',
-      additionalProperties: false,
-      properties: {
+    transport: closedObject(
+      { title: 'ProxyTransport', description: 'Connection to the upstream.' },
+      {
         ssl_insecure_skip_verify: {
           type: 'boolean',
           description: "Don't verify the upstream's certificate (self-signed upstreams; not for production).",
@@ -145,6 +149,6 @@ export const proxy: JsonSchema = {
           'not built yet: upstream connections go straight to the upstream, never through a forward proxy',
         ),
       },
-    },
+    ),
   },
 };

@@ -2,32 +2,28 @@
  * Versions of a classic API (`version_data`) and how a request names its version (`definition`).
  */
 import type { JsonSchema } from '../../json-schema.ts';
-import { notYet, enforced, strings, stringMap } from './builders.ts';
+import { notYet, enforced, strings, stringMap, closedObject } from '../builders.ts';
 import { extendedPaths } from './endpoints.ts';
 
-const versionInfo: JsonSchema = {
-  title: 'VersionInfo',
-  description: 'One version of the API.',
-  type: 'object',
-  additionalProperties: false,
-  properties: {
+const versionInfo: JsonSchema = closedObject(
+  { title: 'VersionInfo', description: 'One version of the API.' },
+  {
     name: enforced({ type: 'string', description: 'Version name.' }),
     expires: enforced({
       type: 'string',
       description:
         'When the version expires (`2006-01-02 15:04`, UTC); from then on requests get 403. Empty: never.',
     }),
-    paths: enforced({
-      title: 'VersionInfoPaths',
-      description: 'Older endpoint lists: plain paths, every method.',
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        ignored: strings('Paths served without authentication.'),
-        white_list: strings('The only paths served.'),
-        black_list: strings('Paths refused.'),
-      },
-    }),
+    paths: enforced(
+      closedObject(
+        { title: 'VersionInfoPaths', description: 'Older endpoint lists: plain paths, every method.' },
+        {
+          ignored: strings('Paths served without authentication.'),
+          white_list: strings('The only paths served.'),
+          black_list: strings('Paths refused.'),
+        },
+      ),
+    ),
     use_extended_paths: enforced({
       type: 'boolean',
       description:
@@ -73,7 +69,7 @@ const versionInfo: JsonSchema = {
         'Upstream of this version, instead of `proxy.target_url` (a URL without a scheme means http://).',
     }),
   },
-};
+);
 
 /** Versions of a classic API. */
 export const versionData: JsonSchema = {

@@ -1,36 +1,32 @@
 /** The settings of a security scheme under `x-svc-api-gateway.server.authentication`. */
 import type { JsonSchema } from '../../json-schema.ts';
 import { enabled } from './parts.ts';
+import { closedObject } from '../builders.ts';
 
-const credentialLocation = (where: string): JsonSchema => ({
-  title: 'CredentialLocation',
-  description: `Read the credentials from ${where} as well.`,
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    enabled: enabled('this location'),
-    name: { type: 'string', description: 'Name of the header, query parameter or cookie.' },
-  },
-});
+const credentialLocation = (where: string): JsonSchema =>
+  closedObject(
+    { title: 'CredentialLocation', description: `Read the credentials from ${where} as well.` },
+    {
+      enabled: enabled('this location'),
+      name: { type: 'string', description: 'Name of the header, query parameter or cookie.' },
+    },
+  );
 
 /** Settings of one security scheme under `x-svc-api-gateway.server.authentication`. */
-export const securityScheme: JsonSchema = {
-  title: 'OasSecurityScheme',
-  description: 'Gateway settings of a security scheme declared in `components.securitySchemes`.',
-  type: 'object',
-  additionalProperties: false,
-  properties: {
+export const securityScheme: JsonSchema = closedObject(
+  {
+    title: 'OasSecurityScheme',
+    description: 'Gateway settings of a security scheme declared in `components.securitySchemes`.',
+  },
+  {
     enabled: enabled('the scheme'),
     header: credentialLocation('a header'),
     query: credentialLocation('a query parameter (case-sensitive)'),
     cookie: credentialLocation('a cookie (case-sensitive)'),
     enableClientCertificate: enabled('dynamic mTLS: a client certificate replaces the token'),
-    signatureValidation: {
-      title: 'OasSignatureValidation',
-      description: 'Signature validation with the auth token.',
-      type: 'object',
-      additionalProperties: false,
-      properties: {
+    signatureValidation: closedObject(
+      { title: 'OasSignatureValidation', description: 'Signature validation with the auth token.' },
+      {
         enabled: enabled('signature validation'),
         algorithm: {
           type: 'string',
@@ -44,7 +40,7 @@ export const securityScheme: JsonSchema = {
         errorCode: { type: 'integer', minimum: 400, maximum: 599, description: 'Status of a refusal.' },
         errorMessage: { type: 'string', description: 'Message of a refusal.' },
       },
-    },
+    ),
     source: {
       type: 'string',
       description:
@@ -85,12 +81,9 @@ export const securityScheme: JsonSchema = {
       description: 'Basic auth: seconds verified credentials stay cached.',
     },
     disableCaching: { type: 'boolean', description: 'Basic auth: no credential cache.' },
-    extractCredentialsFromBody: {
-      title: 'OasBodyCredentials',
-      description: 'Basic auth: take the credentials from the request body.',
-      type: 'object',
-      additionalProperties: false,
-      properties: {
+    extractCredentialsFromBody: closedObject(
+      { title: 'OasBodyCredentials', description: 'Basic auth: take the credentials from the request body.' },
+      {
         enabled: enabled('body extraction'),
         userRegexp: { type: 'string', description: 'Regular expression with one group capturing the user.' },
         passwordRegexp: {
@@ -98,6 +91,6 @@ export const securityScheme: JsonSchema = {
           description: 'Regular expression with one group capturing the password.',
         },
       },
-    },
+    ),
   },
-};
+);

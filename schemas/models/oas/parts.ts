@@ -1,5 +1,6 @@
 /** Pieces the schemas of the OAS extensions are made of. */
 import type { JsonSchema } from '../../json-schema.ts';
+import { nonEmptyString } from '../builders.ts';
 
 export const enabled = (what: string): JsonSchema => ({ type: 'boolean', description: `Enables ${what}.` });
 
@@ -33,7 +34,7 @@ export const headerList = (description: string): JsonSchema => ({
     type: 'object',
     required: ['name'],
     properties: {
-      name: { type: 'string', minLength: 1, description: 'Header name.' },
+      name: nonEmptyString('Header name.'),
       value: { type: 'string', description: 'Header value.' },
     },
   },

@@ -1,0 +1,327 @@
+/**
+ * SvcRoutePolicy end to end (docs/gateway-api.md, "Policies on routes"): a real control plane with
+ * the chart's CRDs and the Gateway API CRDs, a gateway, the operator as a process, and an echo
+ * upstream behind a ClusterIP Service whose EndpointSlice is written by hand (as in
+ * gateway-api.test.ts). The Gateway's listener is on the gateway's own port, so the generated
+ * APIs are the ones `kubectl svc explain` asks about. What a client observes: 401 without a key
+ * and 200 with a key created through the gateway's /svc/keys; 403 from a Gateway-level block
+ * list; 429 past a route's rate limit; and the policy's status.ancestors (Accepted, Conflicted,
+ * TargetNotFound).
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
+import { join } from 'node:path';
+import type { ExplanationView } from '../../operator/cli/explain-print.ts';
+import type { ControlPlane } from '../harness/control-plane.ts';
+import {
+  httpRequest,
+  startGateway,
+  startOperator,
+  waitFor,
+  type GatewayProc,
+  type OperatorProc,
+} from '../harness/processes.ts';
+import { admin, applyManifest, root, startCluster } from './helpers.ts';
+
+const NS = 'gwpol';
+const ORG = 'e2e-org';
+const KEY = 'e2e-route-policy-key';
+const PLUGIN = new URL('../../operator/cli/kubectl-svc.ts', import.meta.url).pathname;
+
+let dir: string;
+let cp: ControlPlane;
+let gw: GatewayProc;
+let operator: OperatorProc;
+let upstream: { port: number; close: () => Promise<void> };
+
+/** This machine's first non-loopback IPv4 address: EndpointSlices may not name a loopback one. */
+function hostAddress(): string {
+  const found = Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a?.family === 'IPv4' && !a.internal);
+  if (!found) throw new Error('the test needs a non-loopback IPv4 address for EndpointSlices');
+  return found.address;
+}
+const HOST = hostAddress();
+
+before(async () => {
+  ({ dir, cp } = await startCluster('gateway-api-policy', [NS, 'svc-operator-system']));
+  await cp.installCrds(join(root, 'charts', 'svc-operator', 'gateway-api'));
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ upstream: 'a', path: req.url }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, HOST, resolve));
+  upstream = {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => {
+          resolve();
+        });
+      }),
+  };
+  gw = await startGateway({
+    name: 'gwpol-gateway',
+    secret: 'e2e-gwpol-secret',
+    dataDir: join(dir, 'gw'),
+    logDir: dir,
+  });
+  operator = await startOperator({
+    name: 'gwpol-operator',
+    gateway: gw,
+    kubeconfig: cp.kubeconfig,
+    logDir: dir,
+    env: { WATCH_NAMESPACE: NS, SVC_INGRESS_ADDRESS: '127.0.0.1' },
+  });
+  await applyManifest(
+    cp,
+    `apiVersion: v1
+kind: Service
+metadata: {name: svc-a, namespace: ${NS}}
+spec: {ports: [{name: http, port: 80}]}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: svc-a-1, namespace: ${NS}, labels: {kubernetes.io/service-name: svc-a}}
+addressType: IPv4
+ports: [{name: http, port: ${String(upstream.port)}, protocol: TCP}]
+endpoints: [{addresses: [${HOST}], conditions: {ready: true}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: svc}
+spec: {controllerName: svc.io/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: edge, namespace: ${NS}}
+spec:
+  gatewayClassName: svc
+  listeners:
+    - {name: http, port: ${String(gw.port)}, protocol: HTTP, allowedRoutes: {namespaces: {from: Same}}}
+---
+${['shop', 'open', 'limited']
+  .map(
+    (name) => `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: ${name}, namespace: ${NS}}
+spec:
+  parentRefs: [{name: edge}]
+  hostnames: [${name}.example]
+  rules:
+    - matches: [{path: {type: PathPrefix, value: /}}]
+      backendRefs: [{name: svc-a, port: 80}]
+`,
+  )
+  .join('---\n')}`,
+  );
+});
+
+after(async () => {
+  await (operator as OperatorProc | undefined)?.stop();
+  await (gw as GatewayProc | undefined)?.stop();
+  await (upstream as typeof upstream | undefined)?.close();
+  await (cp as ControlPlane | undefined)?.stop();
+});
+
+/** A request through the gateway with a Host header: its status and whether the upstream answered. */
+async function call(host: string, path: string, headers: Record<string, string> = {}) {
+  const r = await httpRequest(`${gw.url}${path}`, { headers: { host, ...headers } });
+  return { status: r.status, body: r.body, upstream: r.body.includes('"upstream":"a"') };
+}
+
+/** Waits until a request gets `status`. */
+async function waitStatus(host: string, path: string, status: number, headers: Record<string, string> = {}) {
+  return waitFor(`${host}${path} -> ${String(status)}`, async () => {
+    const r = await call(host, path, headers);
+    return r.status === status ? r : undefined;
+  });
+}
+
+const policy = (name: string, target: string, spec: string, kind = 'HTTPRoute'): string =>
+  `apiVersion: svc.svc.io/v1alpha1
+kind: SvcRoutePolicy
+metadata: {name: ${name}, namespace: ${NS}}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: ${kind}, name: ${target}}]
+${spec}`;
+
+interface Ancestor {
+  ancestorRef: { kind: string; name: string };
+  controllerName: string;
+  conditions: { type: string; status: string; reason: string; message: string }[];
+}
+
+/** A policy's ancestors, once `ok` holds of them. */
+async function ancestors(name: string, ok: (a: readonly Ancestor[]) => boolean): Promise<Ancestor[]> {
+  return waitFor(`SvcRoutePolicy ${name} ancestors`, async () => {
+    const out = await cp.kubectl(['get', 'svcroutepolicy', name, '-n', NS, '-o', 'json']);
+    const list = (JSON.parse(out.stdout) as { status?: { ancestors?: Ancestor[] } }).status?.ancestors;
+    return list !== undefined && ok(list) ? list : undefined;
+  });
+}
+const reasonOf = (a: Ancestor | undefined) => a?.conditions.find((c) => c.type === 'Accepted')?.reason;
+
+interface GeneratedApi {
+  metadata: { name: string; generation: number };
+  spec: { api_id: string; name: string };
+  status?: { conditions?: { type: string; status: string; observedGeneration?: number }[] };
+}
+
+/** The generated API whose name says it carries `policyName`, once served at its generation. */
+async function servedApiWith(policyName: string): Promise<GeneratedApi> {
+  return waitFor(`a generated API with SvcRoutePolicy ${policyName}, Programmed`, async () => {
+    const out = await cp.kubectl([
+      'get',
+      'apidefinitions',
+      '-n',
+      NS,
+      '-l',
+      'svc.io/gateway=edge',
+      '-o',
+      'json',
+    ]);
+    const api = (JSON.parse(out.stdout) as { items: GeneratedApi[] }).items.find((a) =>
+      a.spec.name.endsWith(`with SvcRoutePolicy ${NS}/${policyName}`),
+    );
+    const p = api?.status?.conditions?.find((c) => c.type === 'Programmed');
+    return api && p?.status === 'True' && p.observedGeneration === api.metadata.generation ? api : undefined;
+  });
+}
+
+test('a policy requiring an auth token: 401 without a key, 200 with a key created through /svc/keys; kubectl svc explain names it', async () => {
+  await waitStatus('shop.example', '/orders', 200);
+  await applyManifest(cp, policy('shop-auth', 'shop', '  use_standard_auth: true\n'));
+  const [a] = await ancestors('shop-auth', (l) => reasonOf(l[0]) === 'Accepted');
+  assert.ok(a);
+  assert.deepEqual(a.ancestorRef, {
+    group: 'gateway.networking.k8s.io',
+    kind: 'Gateway',
+    namespace: NS,
+    name: 'edge',
+  });
+  assert.equal(a.controllerName, 'svc.io/gateway-controller');
+
+  const unauthorized = await waitStatus('shop.example', '/orders', 401);
+  assert.equal(unauthorized.upstream, false, 'the upstream is not reached');
+  const api = await servedApiWith('shop-auth');
+  const id = api.spec.api_id;
+  const key = await admin(gw, 'POST', `/svc/keys/${KEY}`, {
+    org_id: ORG,
+    access_rights: { [id]: { api_id: id, api_name: api.spec.name, versions: ['Default'] } },
+  });
+  assert.equal(key.status, 200, JSON.stringify(key.body));
+  const ok = await waitStatus('shop.example', '/orders', 200, { authorization: KEY });
+  assert.equal(ok.upstream, true);
+  assert.equal((await call('shop.example', '/orders', { authorization: 'not-a-key' })).status, 403);
+
+  // The plugin asks the gateway: the API matched names the policy, auth-token refuses.
+  const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(
+      PLUGIN,
+      [
+        'explain',
+        'GET',
+        'http://shop.example/orders',
+        '--gateway',
+        gw.url,
+        '--secret-env',
+        'PLUGIN_SECRET',
+        '-o',
+        'json',
+      ],
+      { env: { PATH: process.env.PATH ?? '', KUBECONFIG: cp.kubeconfig, PLUGIN_SECRET: gw.secret } },
+      (err, stdout, stderr) => {
+        resolve({ code: err === null ? 0 : 1, stdout, stderr });
+      },
+    );
+  });
+  assert.equal(r.code, 0, r.stderr);
+  const x = JSON.parse(r.stdout) as ExplanationView;
+  assert.ok(x.matched);
+  assert.equal(x.matched.api_id, id);
+  assert.match(x.matched.name, new RegExp(`with SvcRoutePolicy ${NS}/shop-auth$`));
+  assert.equal(x.answer.status, 401);
+  assert.deepEqual(
+    x.steps.filter((s) => s.decision !== 'passed').map((s) => s.middleware),
+    ['auth-token'],
+  );
+});
+
+test('a newer policy on the same route is Conflicted naming the older one, which still applies', async () => {
+  await applyManifest(cp, policy('shop-open', 'shop', '  use_keyless: true\n'));
+  const [a] = await ancestors('shop-open', (l) => l.length > 0);
+  assert.equal(reasonOf(a), 'Conflicted');
+  assert.match(a?.conditions[0]?.message ?? '', /older SvcRoutePolicy, shop-auth/);
+  // The operator's policy cache holds shop-open now (its status came from it): a route served
+  // after this is from a Gateway reconcile that saw it, and shop still asks for a key.
+  await applyManifest(
+    cp,
+    `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: probe, namespace: ${NS}}
+spec:
+  parentRefs: [{name: edge}]
+  hostnames: [probe.example]
+  rules: [{backendRefs: [{name: svc-a, port: 80}]}]
+`,
+  );
+  await waitStatus('probe.example', '/', 200);
+  assert.equal((await call('shop.example', '/orders')).status, 401);
+});
+
+test('a route-level rate limit: 429 after the limit; a Gateway-level block list: 403 on routes without their own policy', async () => {
+  await waitStatus('limited.example', '/', 200);
+  await applyManifest(cp, policy('limited-rate', 'limited', '  global_rate_limit: {rate: 3, per: 60}\n'));
+  await ancestors('limited-rate', (l) => reasonOf(l[0]) === 'Accepted');
+  await servedApiWith('limited-rate');
+  const statuses: number[] = [];
+  for (let i = 0; i < 5; i++) statuses.push((await call('limited.example', '/x')).status);
+  assert.deepEqual(statuses, [200, 200, 200, 429, 429]);
+
+  await waitStatus('open.example', '/', 200);
+  await applyManifest(
+    cp,
+    policy(
+      'edge-block',
+      'edge',
+      '  enable_ip_blacklisting: true\n  blacklisted_ips: [127.0.0.1, "::1", "::ffff:127.0.0.1"]\n',
+      'Gateway',
+    ),
+  );
+  const blocked = await waitStatus('open.example', '/', 403);
+  assert.equal(blocked.upstream, false);
+  const [a] = await ancestors('edge-block', (l) => reasonOf(l[0]) === 'Accepted');
+  assert.equal(a?.ancestorRef.kind, 'Gateway');
+  // The route-level policies win, whole: shop still asks for its key and serves it.
+  assert.equal((await call('shop.example', '/orders', { authorization: KEY })).status, 200);
+});
+
+test('a policy whose route is not there: TargetNotFound; the route created: Accepted', async () => {
+  await applyManifest(cp, policy('later', 'later', '  use_standard_auth: true\n'));
+  const [a] = await ancestors('later', (l) => l.length > 0);
+  assert.equal(reasonOf(a), 'TargetNotFound');
+  assert.equal(a?.ancestorRef.kind, 'HTTPRoute');
+  await applyManifest(
+    cp,
+    `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: later, namespace: ${NS}}
+spec:
+  parentRefs: [{name: edge}]
+  hostnames: [later.example]
+  rules: [{backendRefs: [{name: svc-a, port: 80}]}]
+`,
+  );
+  await ancestors('later', (l) => reasonOf(l[0]) === 'Accepted' && l.length === 1);
+  await waitStatus('later.example', '/', 401);
+});

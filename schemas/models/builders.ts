@@ -1,0 +1,63 @@
+/**
+ * Builders of the models' schemas (the classic model's sections, limits, policies, sessions, OAS):
+ * a field's support flag (`x-svc-support`, read by schemas/support.ts) and the small shapes
+ * written many times.
+ */
+import type { JsonSchema } from '../json-schema.ts';
+
+/**
+ * A field svc does not enforce yet: refused unless neutral (empty, false, 0). `reason` says why
+ * and what to use instead (docs/compatibility.md).
+ */
+export const notYet = (s: JsonSchema, reason: string): JsonSchema => ({
+  ...s,
+  'x-svc-support': 'not-supported',
+  'x-svc-reason': reason,
+});
+
+/** A field the gateway enforces. */
+export const enforced = (s: JsonSchema): JsonSchema => ({ ...s, 'x-svc-support': 'supported' });
+
+/** A list of strings. */
+export const strings = (description: string): JsonSchema => ({
+  type: 'array',
+  items: { type: 'string' },
+  description,
+});
+
+/** A map of strings to strings. */
+export const stringMap = (description: string): JsonSchema => ({
+  type: 'object',
+  additionalProperties: { type: 'string' },
+  description,
+});
+
+/** An object whose fields are kept as written (no schema of its own). */
+export const openObject = (description: string): JsonSchema => ({
+  type: 'object',
+  description,
+  'x-kubernetes-preserve-unknown-fields': true,
+});
+
+/**
+ * A closed object (`additionalProperties: false`: unknown fields refused) with its title (a named
+ * type), its description, its required fields and its properties.
+ */
+export const closedObject = (
+  head: { title?: string; description?: string; required?: readonly string[] },
+  properties: Record<string, JsonSchema>,
+): JsonSchema => ({
+  ...(head.title === undefined ? {} : { title: head.title }),
+  ...(head.description === undefined ? {} : { description: head.description }),
+  type: 'object',
+  additionalProperties: false,
+  ...(head.required === undefined ? {} : { required: head.required }),
+  properties,
+});
+
+/** A string that may not be empty. */
+export const nonEmptyString = (description: string): JsonSchema => ({
+  type: 'string',
+  minLength: 1,
+  description,
+});
