@@ -139,8 +139,8 @@ test('the CA is kept in a Secret and every webhook carries it', async () => {
   const bundles = await caBundles();
   assert.equal(
     bundles.length,
-    23,
-    'eleven mutating, twelve validating webhooks (the eleven kinds, and ConfigMaps)',
+    25,
+    'twelve mutating, thirteen validating webhooks (the twelve kinds, and ConfigMaps)',
   );
   for (const b of bundles) assert.equal(b, data['ca.crt']);
 });
