@@ -206,6 +206,10 @@ const server = https.createServer({ key: first.key, cert: first.cert, minVersion
   if (stopping) res.setHeader('Connection', 'close');
   app(req, res);
 });
+// The API server's client keeps an idle connection for 90 s (Go's IdleConnTimeout); Node's default
+// of 5 s closed it under the client, whose next review on it then failed ("broken pipe", a 500 to
+// the user). The client now closes first.
+server.keepAliveTimeout = 120_000;
 certs.onRotate((c) => {
   try {
     server.setSecureContext({ key: c.key, cert: c.cert, minVersion: 'TLSv1.2' });
