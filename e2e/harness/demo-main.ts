@@ -164,6 +164,12 @@ try {
         );
         continue;
       }
+      if (obj.kind === 'SvcRoutePolicy') {
+        console.log(
+          `(leaving out ${obj.kind} ${obj.metadata.name} of examples/${file}: it attaches to a Gateway API HTTPRoute, and the demo has none; docs/gateway-api.md)`,
+        );
+        continue;
+      }
       if (obj.spec?.proxy?.target_url) obj.spec.proxy.target_url = upstream.url;
       if (obj.kind === 'SecurityPolicy') {
         obj.spec = { ...obj.spec, rate: DEMO_RATE, per: 60 };
