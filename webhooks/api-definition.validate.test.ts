@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { validateApiDefinition, validateApiDefinitionDelete } from './api-definition.validate.ts';
 import type { FieldError } from './field-error.ts';
 import { memoryLookups } from './memory-lookups.ts';
+import { GATEWAY_LABEL } from '../schemas/rules/secret-refs.ts';
 import { apiDefinition, configMap, oasApi, oasDocument, operatorContext, securityPolicy } from './testing.ts';
 
 interface Case {
@@ -14,6 +15,12 @@ interface Case {
 }
 
 const other = apiDefinition('orders-v1', { proxy: { listen_path: '/orders/', target_url: 'http://o' } });
+
+/** `obj` as the operator generates it for a Gateway: labelled with the Gateway's name. */
+function gatewayLabelled(obj: Record<string, unknown>): Record<string, unknown> {
+  const metadata = obj.metadata as Record<string, unknown>;
+  return { ...obj, metadata: { ...metadata, labels: { [GATEWAY_LABEL]: 'shop' } } };
+}
 
 const cases: Case[] = [
   { name: 'a keyless API is valid', obj: apiDefinition('orders') },
@@ -695,20 +702,41 @@ const cases: Case[] = [
   },
   {
     name: 'references to objects that do not exist yet are warnings',
-    obj: apiDefinition('orders', {
-      use_keyless: false,
-      jwt_signing_method: 'rsa',
-      jwt_source: 'https://idp.example.com/.well-known/jwks.json',
-      contextRef: { name: 'team-a' },
-      jwt_default_policies: [{ name: 'basic', namespace: 'policies' }],
-      // A Secret of another namespace (an API generated for a Gateway listener): looked up there.
-      certificate_secret_names: ['orders-tls', 'certs/shared-tls'],
-    }),
+    obj: gatewayLabelled(
+      apiDefinition('orders', {
+        use_keyless: false,
+        jwt_signing_method: 'rsa',
+        jwt_source: 'https://idp.example.com/.well-known/jwks.json',
+        contextRef: { name: 'team-a' },
+        jwt_default_policies: [{ name: 'basic', namespace: 'policies' }],
+        // A Secret of another namespace (an API generated for a Gateway listener): looked up there.
+        certificate_secret_names: ['orders-tls', 'certs/shared-tls'],
+      }),
+    ),
     warnings: [
       'spec.contextRef: OperatorContext default/team-a does not exist yet: the operator waits for it before it reconciles this resource',
       'spec.certificate_secret_names[0]: Secret default/orders-tls does not exist yet: the API is not served until it does',
       'spec.certificate_secret_names[1]: Secret certs/shared-tls does not exist yet: the API is not served until it does',
       'spec.jwt_default_policies[0]: SecurityPolicy policies/basic does not exist yet: tokens without a policy claim get no policy until it does',
+    ],
+  },
+  {
+    name: 'a Secret of another namespace on an API no Gateway generated is refused, as the operator would refuse it',
+    obj: apiDefinition('orders', {
+      certificate_secret_names: ['orders-tls', 'certs/shared-tls', 'default/own-tls'],
+    }),
+    errors: [
+      {
+        path: 'spec.certificate_secret_names[1]',
+        type: 'Forbidden',
+        message:
+          'only an API generated for a Gateway (label svc.io/gateway) may name a Secret of another namespace: name a Secret of namespace default',
+      },
+    ],
+    warnings: [
+      'spec.certificate_secret_names[0]: Secret default/orders-tls does not exist yet: the API is not served until it does',
+      'spec.certificate_secret_names[1]: Secret certs/shared-tls does not exist yet: the API is not served until it does',
+      'spec.certificate_secret_names[2]: Secret default/own-tls does not exist yet: the API is not served until it does',
     ],
   },
   {

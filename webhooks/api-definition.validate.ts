@@ -7,7 +7,8 @@
 import { checkClassicApi, classicApiWarnings } from '../schemas/rules/api-definition.ts';
 import { hasContent } from '../schemas/support.ts';
 import type { ApiDefinition } from '../schemas/generated/kinds.ts';
-import { asArray, asNumber, asString, metaOf, refOf, specOf } from './access.ts';
+import { asArray, asNumber, asString, metadataOf, metaOf, refOf, specOf } from './access.ts';
+import { model } from '../schemas/rules/read.ts';
 import { fe, mergeErrors } from './field-error.ts';
 import type { FieldError, Verdict } from './field-error.ts';
 import type { Lookups } from './lookups.ts';
@@ -16,7 +17,12 @@ import { apiDefinitionClaim, conflictMessage, findConflict } from './routes.ts';
 import { schemaErrors } from './schema.ts';
 import { isTcpApi } from '../schemas/rules/tcp.ts';
 import { EARLIER_CONTEXT, earlierNameProblems } from '../schemas/rules/earlier-names.ts';
-import { certificateSecretRefs, secretRefProblems, withSecretRefs } from '../schemas/rules/secret-refs.ts';
+import {
+  certificateSecretRefs,
+  otherNamespaceProblems,
+  secretRefProblems,
+  withSecretRefs,
+} from '../schemas/rules/secret-refs.ts';
 import { isTemplate } from '../schemas/templates.ts';
 import { templateDeleteVerdict, templateErrors } from './template.ts';
 import { graphRefOf, graphRefProblems } from '../schemas/rules/graphs.ts';
@@ -45,6 +51,11 @@ export async function validateApiDefinition(obj: unknown, _old: unknown, lookups
   const errors: FieldError[] = [
     ...checkClassicApi(classic).filter((p) => !fromGraph(p.path)),
     ...secretRefProblems(spec),
+    ...otherNamespaceProblems(
+      spec,
+      metaOf(obj).namespace,
+      model<Record<string, unknown>>(metadataOf(obj).labels),
+    ),
     ...graphRefProblems(withRefs.graphql),
     ...subgraphApiRefProblems(withRefs.graphql, metaOf(obj).namespace),
     ...earlierNameProblems(EARLIER_CONTEXT, spec, metaOf(obj).namespace),

@@ -250,7 +250,7 @@ export interface ApiDefinitionSpec {
   jwt_scope_to_policy_mapping?: Record<string, string>;
   /** Gateway certificate IDs served on this API, as the reference writes them (not supported yet in the resource: name the Secrets in certificate_secret_names). */
   certificates?: string[];
-  /** Secrets (type kubernetes.io/tls, in the namespace of the API) whose certificates the API serves. `namespace/name` names a Secret of another namespace: served only by an API the operator generated for a Gateway (label svc.io/gateway) whose HTTPS listener names that Secret and a ReferenceGrant in its namespace allows it; any other API naming one is refused (RefNotPermitted). */
+  /** Secrets (type kubernetes.io/tls, in the namespace of the API) whose certificates the API serves. `namespace/name` names a Secret of another namespace: served only by an API the operator generated for a Gateway (label svc.io/gateway) whose HTTPS listener names that Secret and a ReferenceGrant in its namespace allows it; an API without that label naming one is refused at admission (Forbidden), and a labelled API the grant does not allow is Ready=False, RefNotPermitted. */
   certificate_secret_names?: string[];
   /** SecurityPolicies applied when a token has no policy claim, each as "namespace/name" (or "name") or {name, namespace}. */
   jwt_default_policies?: (string | NamespacedRef)[];

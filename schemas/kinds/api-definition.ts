@@ -82,7 +82,7 @@ export const apiDefinitionKind: KindDefinition = {
         type: 'array',
         items: { type: 'string', minLength: 1 },
         description:
-          'Secrets (type kubernetes.io/tls, in the namespace of the API) whose certificates the API serves. `namespace/name` names a Secret of another namespace: served only by an API the operator generated for a Gateway (label svc.io/gateway) whose HTTPS listener names that Secret and a ReferenceGrant in its namespace allows it; any other API naming one is refused (RefNotPermitted).',
+          'Secrets (type kubernetes.io/tls, in the namespace of the API) whose certificates the API serves. `namespace/name` names a Secret of another namespace: served only by an API the operator generated for a Gateway (label svc.io/gateway) whose HTTPS listener names that Secret and a ReferenceGrant in its namespace allows it; an API without that label naming one is refused at admission (Forbidden), and a labelled API the grant does not allow is Ready=False, RefNotPermitted.',
       },
       client_certificate_refs: {
         'x-svc-support': 'supported',

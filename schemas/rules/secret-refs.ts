@@ -43,6 +43,34 @@ export function servedSecretName(apiNamespace: string, secret: { namespace: stri
 export const writtenSecretName = (ref: Pick<CertificateSecretRef, 'name' | 'namespace'>): string =>
   ref.namespace === undefined ? ref.name : `${ref.namespace}/${ref.name}`;
 
+/** The label naming the Gateway an ApiDefinition was generated for (operator/translate/gateway-api/). */
+export const GATEWAY_LABEL = 'svc.io/gateway';
+
+/** Why an API no Gateway generated may not name a Secret of another namespace. */
+export const OTHER_NAMESPACE_REFUSAL = `only an API generated for a Gateway (label ${GATEWAY_LABEL}) may name a Secret of another namespace`;
+
+/**
+ * The `namespace/name` entries of `certificate_secret_names` naming another namespace than the
+ * API's, on an API without the Gateway label: refused at admission, as the operator would refuse
+ * them at reconcile (an API generated for a Gateway is checked there, against its Gateway's
+ * listeners and the ReferenceGrants, which may come in any order). Paths without `spec.`.
+ */
+export function otherNamespaceProblems(
+  spec: RefSpec | undefined,
+  namespace: string,
+  labels: Readonly<Record<string, unknown>> | undefined,
+): FieldProblem[] {
+  const label = labels?.[GATEWAY_LABEL];
+  if (typeof label === 'string' && label !== '') return [];
+  return certificateSecretRefs(spec)
+    .filter((r) => r.namespace !== undefined && r.namespace !== namespace)
+    .map((r) => ({
+      path: r.path.replace(/^spec\./, ''),
+      type: 'Forbidden' as const,
+      message: `${OTHER_NAMESPACE_REFUSAL}: name a Secret of namespace ${namespace}`,
+    }));
+}
+
 /** The gateway field each by-Secret field becomes. */
 export const SECRET_REF_FIELDS = {
   certificate_secret_names: 'certificates',

@@ -16,6 +16,7 @@ import {
   type GatewayInput,
   type ReferenceGrantInput,
 } from '../../translate/gateway-api.ts';
+import { OTHER_NAMESPACE_REFUSAL } from '../../../schemas/rules/secret-refs.ts';
 import type { OtherNamespaceSecret } from '../certificate-secrets.ts';
 import type { ControllerEnv } from '../env.ts';
 
@@ -33,7 +34,7 @@ export function otherNamespaceSecretOf(
   return async ({ namespace, name }) => {
     const owner = api.metadata.labels?.[GATEWAY_LABEL];
     if (owner === undefined || owner === '') {
-      return 'only an API generated for a Gateway may name a Secret of another namespace';
+      return OTHER_NAMESPACE_REFUSAL;
     }
     const gateway = await reads.gateway(api.metadata.namespace, owner);
     if (gateway === undefined) return `Gateway ${api.metadata.namespace}/${owner} does not exist`;

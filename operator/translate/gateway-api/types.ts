@@ -11,8 +11,8 @@ import type { RoutePolicySpecInput } from '../../../schemas/rules/route-policy.t
 export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
 /** `spec.controllerName` of the GatewayClasses svc serves. */
 export const GATEWAY_CONTROLLER = 'svc.io/gateway-controller';
-/** Label naming the Gateway a generated ApiDefinition belongs to. */
-export const GATEWAY_LABEL = 'svc.io/gateway';
+/** Label naming the Gateway a generated ApiDefinition belongs to (the admission rule's too). */
+export { GATEWAY_LABEL } from '../../../schemas/rules/secret-refs.ts';
 
 /** Object metadata translation reads. */
 export interface Meta {
