@@ -128,6 +128,10 @@ export async function writeSection(heading: string, section: string): Promise<vo
     () => '# Benchmarks\n\nFigures written by `make bench`.\n',
   );
   const re = new RegExp(`## ${heading}\\n[\\s\\S]*?(?=\\n## |$)`);
-  const replaced = re.test(doc) ? doc.replace(re, section.trimEnd()) : `${doc.trimEnd()}\n\n${section}`;
+  // The match stops before the next heading's "\n## ": the section ends with a newline of its own so
+  // that a blank line stays between them.
+  const replaced = re.test(doc)
+    ? doc.replace(re, () => `${section.trimEnd()}\n`)
+    : `${doc.trimEnd()}\n\n${section}`;
   await writeFile(docPath, replaced.endsWith('\n') ? replaced : `${replaced}\n`);
 }
