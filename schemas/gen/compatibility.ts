@@ -160,11 +160,19 @@ so far), or \`refused\` with the webhook's messages. \`e2e/webhooks/reference-sa
 manifests of the same feature classes, written in the reference's naming and renamed, through a
 real API server and the webhooks, and checks that what is stored is served.
 
-The run over the 86 ApiDefinition documents of those files admits and serves 78: plain proxying
+Measured on 2026-11-29 with the whole measure run (every file of \`samples.tsv\`, each verdict
+printed by \`measure.ts\`, none inferred): the 77 files hold 86 ApiDefinition documents. 85 were
+measured at the commits \`samples.tsv\` lists (\`httpbin_transform.yaml\`, marked \`master\`, at
+\`0e5f8e49\`, the only version the run had): 77 admitted and served, none admitted and then refused
+by the gateway, 8 refused. The 86th, \`httpbin_certificate_pinning.yaml\`, was not measured in its
+current form (\`master\`: pins by Secret, \`pinned_public_keys_refs\`; not available to the run);
+two earlier versions were measured in its place: at \`0e41433\` (\`pinned_public_keys\`, certificate
+IDs) it is served, at \`fc7808fc\` (\`pinned_public_keys_secret_names\`) refused (below the table).
+Served: plain proxying
 (with tags, Ingress templates, load balancing, IP allow and block lists), authentication by token,
-basic, JWT and mTLS (certificates by ID or by Secret), OAuth 2.0 (client credentials, and the
+basic, JWT and mTLS (certificates by Secret), OAuth 2.0 (client credentials, and the
 authorize flow: codes exchanged for tokens, and implicit tokens), HTTPS with certificates, upstream
-certificates and pinned public keys by Secret, global headers, request and response transforms
+certificates by Secret, global headers, request and response transforms
 with response processors, mocks, allow, block and ignore lists, URL rewrites to internal APIs,
 internal APIs without a listen path (reached through \`svc://\` targets only),
 method transforms, JSON validation, CORS, caching, endpoint tracking, timeouts and circuit
@@ -184,7 +192,7 @@ and portal samples. These 8 are refused, each by name:
 | Sample | Refused | Why |
 | --- | --- | --- |
 | \`analytics_plugin.yaml\` | \`analytics_plugin\` | An analytics plugin is a Go shared object that rewrites the gateway's analytics records: Go plugins cannot run in a Node.js gateway. It stays refused rather than accepted and ignored; remove it to migrate the API (its \`enable_detailed_recording\` is served: docs/dashboard.md, "Detailed records"). |
-| \`docs/api_definitions/custom_plugin_goauth.yaml\` | \`custom_middleware.driver\` (\`goplugin\`), \`use_go_plugin_auth\` | Go plugins are shared objects loaded into a Go process and cannot run in a Node.js gateway. |
+| \`docs/api_definitions/custom_plugin_goauth.yaml\` | \`custom_middleware.driver\` (\`goplugin\`), \`custom_middleware.auth_check.path\` (the \`.so\` file's absolute path), \`use_go_plugin_auth\` | Go plugins are shared objects loaded into a Go process and cannot run in a Node.js gateway. |
 | \`docs/api_definitions/custom_plugin_python/custom_plugin_python.yaml\` | \`custom_middleware_bundle\` | Bundles are archives of Python, Lua or Go plugins fetched from a bundle server; svc runs JavaScript or TypeScript modules from its \`plugin_dir\`, or a gRPC plugin server. |
 | \`06-looping/dynamic_auth.yaml\` (an earlier version) | \`url_rewrites[].triggers[].options.rewrite_to\` | The target written inside \`options\`, where the reference's gateway does not read it either (its API server drops the unknown field); the current version of the sample (\`looping/dynamic_auth.yaml\`, \`rewrite_to_internal\` on the trigger) is served. |
 | \`dynamic_auth.yaml\` (2 of its 4 APIs: \`basic-auth-internal\`, \`auth-token-internal\`) | \`proxy\`, \`proxy.target_url\` | A sketch: these internal APIs have no \`proxy\` at all, so no upstream, and no endpoint of theirs answers without one (no mock or virtual endpoint); the rewrites to them and from them to \`proxy-api\` that its comments describe are missing. Served, they would authenticate a request and then have nowhere to send it. Its other two APIs are served: \`entrypoint-api\`, and \`proxy-api\`, an internal API without a listen path. |
@@ -194,5 +202,13 @@ and portal samples. These 8 are refused, each by name:
 Of the 8, 3 need a feature svc does not have (the analytics plugin 1, Go plugins and plugin
 bundles 2); the other 5 are an earlier form the reference's own gateway does not read,
 placeholders, a sketch (2 APIs) and an invalid sample.
+
+In place of the pinning sample's current form, its version at \`fc7808fc\` is refused:
+\`spec.pinned_public_keys_secret_names\` (a Secret's name, namespace and field per host), an
+earlier form of the reference's model, unknown to svc. Its version at \`0e41433\`
+(\`pinned_public_keys\`, a certificate ID per host) is served. The current form,
+\`pinned_public_keys_refs\` (host to a Secret's \`tls.crt\`), is what svc reads, and
+\`tools/reference-samples/measure.test.ts\` serves a manifest using it; the sample itself at
+\`master\` is still to be measured.
 `;
 }
