@@ -134,3 +134,52 @@ test('a RegularExpression path is served under the listen path of its literal st
   ];
   for (const [regex, path] of cases) assert.equal(regexListenPath(regex), path, regex);
 });
+
+test('an HTTP and an HTTPS listener on one port: both ProtocolConflict, neither served; either alone is', () => {
+  const listener = (name: string, protocol: string) => ({
+    name,
+    port: 8090,
+    protocol,
+    ...(protocol === 'HTTPS' ? { tls: { certificateRefs: [{ name: 'cert' }] } } : {}),
+  });
+  const route: HttpRouteInput = {
+    metadata: { name: 'r', namespace: 'infra' },
+    spec: { parentRefs: [{ name: 'gw' }], rules: [{ backendRefs: [{ name: 'b', port: 80 }] }] },
+  };
+  const translate = (protocols: string[]): GatewayTranslation =>
+    run({
+      gateway: {
+        metadata: { name: 'gw', namespace: 'infra' },
+        spec: { gatewayClassName: 'svc', listeners: protocols.map((p) => listener(p.toLowerCase(), p)) },
+      },
+      routes: [route],
+      services: { 'infra/b': { spec: { ports: [{ port: 80 }] } } },
+      secrets: ['infra/cert'],
+    });
+  const both = translate(['HTTP', 'HTTPS']);
+  assert.deepEqual(both.apis, []);
+  for (const l of both.listeners) {
+    const c = (type: string) => l.conditions.find((x) => x.type === type);
+    assert.deepEqual(
+      [c('Conflicted')?.status, c('Conflicted')?.reason],
+      ['True', 'ProtocolConflict'],
+      l.name,
+    );
+    assert.deepEqual([c('Accepted')?.status, c('Accepted')?.reason], ['False', 'ProtocolConflict'], l.name);
+    assert.equal(l.attachedRoutes, 0, l.name);
+  }
+  assert.deepEqual([both.conditions[0]?.status, both.conditions[0]?.reason], ['False', 'ListenersNotValid']);
+  assert.match(
+    both.conditions[0]?.message ?? '',
+    /conflicted: http \(ProtocolConflict\), https \(ProtocolConflict\)/,
+  );
+  assert.equal(both.routes['infra/r']?.[0]?.conditions[0]?.reason, 'NotAllowedByListeners');
+  for (const alone of ['HTTP', 'HTTPS']) {
+    const t = translate([alone]);
+    assert.deepEqual(
+      t.apis.map((a) => [a.spec.protocol, a.spec.listen_port]),
+      [[alone.toLowerCase(), 8090]],
+      alone,
+    );
+  }
+});

@@ -2,7 +2,8 @@
  * Backends of a rule: each `backendRef` resolved to the upstream addresses the gateway calls (a
  * Service's ready endpoints from its EndpointSlices; its cluster name `<svc>.<ns>.svc:<port>`
  * while no EndpointSlice is known; an ExternalName Service's host), or the reason it is not
- * (BackendNotFound, RefNotPermitted, InvalidKind), and the weights turned into the round-robin
+ * (BackendNotFound, RefNotPermitted, InvalidKind, UnsupportedProtocol: a port whose appProtocol
+ * the gateway cannot speak), and the weights turned into the round-robin
  * list of the gateway's load balancing.
  */
 import { referenceGranted } from './grants.ts';
@@ -18,6 +19,29 @@ export interface BackendProblem {
 export interface ResolvedBackend {
   weight: number;
   targets: string[];
+}
+
+/**
+ * Why the gateway cannot call a Service port of this `appProtocol`, if it cannot. It calls
+ * backends in clear with HTTP/1.1 and passes WebSocket upgrades through: no appProtocol, `http`
+ * and `kubernetes.io/ws` are served. HTTP/2 (`kubernetes.io/h2c`, `h2c`, `http2`, `grpc`) and TLS
+ * to the backend (`kubernetes.io/wss`, `https`, `tls`) are not. Another value is
+ * implementation-specific (another controller's name for a protocol): called with HTTP/1.1.
+ */
+export function unsupportedAppProtocol(appProtocol: string | undefined): string | undefined {
+  switch (appProtocol?.toLowerCase()) {
+    case 'kubernetes.io/h2c':
+    case 'h2c':
+    case 'http2':
+    case 'grpc':
+      return 'the gateway calls backends with HTTP/1.1, not HTTP/2';
+    case 'kubernetes.io/wss':
+    case 'https':
+    case 'tls':
+      return 'the gateway calls backends in clear, not over TLS';
+    default:
+      return undefined;
+  }
 }
 
 /** One backendRef of a route of `routeNamespace` at field path `at`: its addresses or its problem. */
@@ -49,10 +73,17 @@ export function resolveBackend(
   if (ref.port === undefined) {
     return { reason: 'BackendNotFound', message: `${at}.port: Required value: name the Service port` };
   }
+  const port = (svc.spec?.ports ?? []).find((p) => p.port === ref.port);
+  const problem = unsupportedAppProtocol(port?.appProtocol);
+  if (port !== undefined && problem !== undefined) {
+    return {
+      reason: 'UnsupportedProtocol',
+      message: `${at}.port: Unsupported value: Service ${ns}/${ref.name} port ${ref.port} has appProtocol "${port.appProtocol ?? ''}": ${problem}`,
+    };
+  }
   if (svc.spec?.type === 'ExternalName') {
     return { weight, targets: [`http://${svc.spec.externalName ?? ''}:${ref.port}`] };
   }
-  const port = (svc.spec?.ports ?? []).find((p) => p.port === ref.port);
   if (port === undefined) {
     return {
       reason: 'BackendNotFound',

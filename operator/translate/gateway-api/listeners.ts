@@ -47,19 +47,51 @@ const bad = (type: string, reason: string, message: string): Condition => ({
   message,
 });
 
+/** The protocols svc serves: a listener of another protocol is refused, and conflicts with none. */
+const SERVED_PROTOCOLS: readonly string[] = ['HTTP', 'HTTPS'];
+
+/**
+ * Why the listener `i` conflicts with others of the Gateway (Conflicted=True), if it does:
+ * ProtocolConflict when a listener of the other served protocol has its port (the gateway serves
+ * a port in clear or with TLS, never both), else HostnameConflict when one has its port,
+ * protocol and hostname.
+ */
+function conflictOf(
+  listeners: readonly ListenerInput[],
+  i: number,
+): { reason: 'ProtocolConflict' | 'HostnameConflict'; message: string } | undefined {
+  const l = listeners[i];
+  if (l === undefined) return undefined;
+  const others = listeners.filter((o, j) => j !== i && o.port === l.port);
+  const names = (list: readonly ListenerInput[]): string =>
+    list.map((o) => `${o.name} (${o.protocol})`).join(', ');
+  const protocols = SERVED_PROTOCOLS.includes(l.protocol)
+    ? others.filter((o) => SERVED_PROTOCOLS.includes(o.protocol) && o.protocol !== l.protocol)
+    : [];
+  if (protocols.length > 0) {
+    return {
+      reason: 'ProtocolConflict',
+      message: `port ${l.port} is also the port of listener${protocols.length > 1 ? 's' : ''} ${names(protocols)}: a port is served with one protocol, HTTP or HTTPS; none of these listeners is served`,
+    };
+  }
+  const hosts = others.filter((o) => o.protocol === l.protocol && (o.hostname ?? '') === (l.hostname ?? ''));
+  if (hosts.length > 0) {
+    return {
+      reason: 'HostnameConflict',
+      message: `listener${hosts.length > 1 ? 's' : ''} ${names(hosts)} ha${hosts.length > 1 ? 've' : 's'} this port, protocol and hostname too; none of these listeners is served`,
+    };
+  }
+  return undefined;
+}
+
 /** Each listener with its conditions (Accepted, ResolvedRefs, Conflicted; Programmed is the reconciler's). */
 export function listenersOf(gateway: GatewayInput, ctx: GatewayTranslationContext): ServedListener[] {
   const ns = gateway.metadata.namespace;
   const listeners = gateway.spec.listeners;
   return listeners.map((l, i) => {
     const at = `spec.listeners[${i}]`;
-    const conflicted = listeners.some(
-      (o, j) =>
-        j !== i &&
-        o.port === l.port &&
-        (o.hostname ?? '') === (l.hostname ?? '') &&
-        o.protocol === l.protocol,
-    );
+    const conflict = conflictOf(listeners, i);
+    const conflicted = conflict !== undefined;
     const kinds = l.allowedRoutes?.kinds ?? [];
     const badKind = kinds.find((k) => (k.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || k.kind !== 'HTTPRoute');
     const conditions: Condition[] = [];
@@ -129,10 +161,14 @@ export function listenersOf(gateway: GatewayInput, ctx: GatewayTranslationContex
         `${at}.allowedRoutes.kinds: Unsupported value: ${badKind.group ?? GATEWAY_GROUP}/${badKind.kind}: supported values: ${GATEWAY_GROUP}/HTTPRoute`,
       );
     }
+    // Conflicted listeners are not accepted, none of them (the spec: no winner is picked).
+    if (conflict !== undefined && accepted.status === 'True') {
+      accepted = bad('Accepted', conflict.reason, conflict.message);
+    }
     conditions.push(accepted, resolved);
     conditions.push(
-      conflicted
-        ? ok('Conflicted', 'HostnameConflict', 'another listener has this port, protocol and hostname')
+      conflict !== undefined
+        ? ok('Conflicted', conflict.reason, conflict.message)
         : bad('Conflicted', 'NoConflicts', 'no conflict'),
     );
     const httpRoutes =

@@ -185,7 +185,7 @@ export function attachRoute(
     if (allowed.length === 0) {
       refuse(
         'NotAllowedByListeners',
-        'no listener of the Gateway lets this route attach (allowedRoutes, protocol, or invalid)',
+        'no listener of the Gateway lets this route attach (allowedRoutes, protocol, conflicted or invalid)',
       );
       return;
     }

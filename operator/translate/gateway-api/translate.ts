@@ -52,7 +52,20 @@ export function translateGateway(
   }
 
   const apis = buildApis(gateway, candidates, ctx);
-  const accepted = listeners.filter((l) => l.conditions[0]?.status === 'True').length;
+  const acceptedNames = listeners
+    .filter((l) => l.conditions[0]?.status === 'True')
+    .map((l) => l.listener.name);
+  const accepted = acceptedNames.length;
+  // Which listeners are conflicted and which accepted, as the spec asks of ListenersNotValid.
+  const conflicts = listeners.flatMap((l) => {
+    const c = l.conditions.find((x) => x.type === 'Conflicted' && x.status === 'True');
+    return c === undefined ? [] : [`${l.listener.name} (${c.reason})`];
+  });
+  const notValid = [
+    `${listeners.length - accepted} of ${listeners.length} listeners are not served`,
+    ...(conflicts.length > 0 ? [`conflicted: ${conflicts.join(', ')}`] : []),
+    ...(accepted > 0 ? [`accepted: ${acceptedNames.join(', ')}`] : []),
+  ].join('; ');
   const addresses = gateway.spec.addresses ?? [];
   const conditions: Condition[] = [
     addresses.length > 0
@@ -64,12 +77,7 @@ export function translateGateway(
         )
       : accepted === listeners.length
         ? cond('Accepted', true, 'Accepted', 'the Gateway is served')
-        : cond(
-            'Accepted',
-            accepted > 0,
-            'ListenersNotValid',
-            `${listeners.length - accepted} of ${listeners.length} listeners are not served`,
-          ),
+        : cond('Accepted', accepted > 0, 'ListenersNotValid', notValid),
   ];
   return {
     apis,

@@ -164,7 +164,13 @@ export interface ServiceInput {
   spec?: {
     type?: string;
     externalName?: string;
-    ports?: { name?: string; port: number; targetPort?: number | string }[];
+    ports?: {
+      name?: string;
+      port: number;
+      targetPort?: number | string;
+      /** The port's application protocol (KEP-3726 `kubernetes.io/h2c`, `kubernetes.io/ws`, ...). */
+      appProtocol?: string;
+    }[];
   };
 }
 
