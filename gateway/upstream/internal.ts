@@ -85,51 +85,87 @@ export function internalTargetAmbiguous(host: string, ids: readonly string[]): G
  */
 export type RouteLookup = (host: string) => Route | { ambiguous: string[] } | undefined;
 
+/** Where an internal target hands a request on: the next API, and what it sees. */
+export interface InternalHop {
+  next: Route;
+  /** The path the next API sees (its listen path followed by the target's path), and the query. */
+  path: string;
+  query: string;
+  /** The method the first API sends on (`method_transforms`), which the next API sees. */
+  method: string;
+  /** The APIs the request went through, this one included, and the states it was in. */
+  hops: readonly string[];
+  visited: ReadonlySet<string>;
+}
+
+/** The calling API's path settings and, once compiled, the calling route itself (`self`). */
+export interface CallingRoute {
+  listenPath: string;
+  strip: boolean;
+  keepSlash: boolean;
+  self: () => Route | undefined;
+}
+
+/**
+ * Plans the hop of a request on `ctx` (whose route is the calling API) to the internal target
+ * `target`: the next API and the path, query and method it sees; or the refusal (502 for a
+ * target not loaded or ambiguous, 508 for a loop or past MAX_INTERNAL_HOPS). `before` and `seen`
+ * are what the request went through so far (undefined: nothing yet, this is its first hop).
+ * Both the real call (`internalCall`) and the dry run (server/explain.ts) follow a target this way.
+ */
+export function planInternalHop(
+  ctx: RequestContext,
+  target: Target,
+  route: CallingRoute,
+  lookup: RouteLookup,
+  before: readonly string[] | undefined,
+  seen: ReadonlySet<string> | undefined,
+): InternalHop | { refused: GatewayError } {
+  const next = target.host.toLowerCase() === SELF ? route.self() : lookup(target.host);
+  if (next === undefined) return { refused: internalTargetMissing(target.host) };
+  if ('ambiguous' in next) return { refused: internalTargetAmbiguous(target.host, next.ambiguous) };
+  const id = next.id;
+  const went = before ?? [ctx.route.id];
+  const states = seen ?? new Set([`${ctx.route.id} ${ctx.method} ${ctx.path}`]);
+  const full = upstreamPathOf(target, route, ctx.path, ctx.query, ctx.upstream.path);
+  const q = full.indexOf('?');
+  const rest = q === -1 ? full : full.slice(0, q);
+  const query = q === -1 ? '' : full.slice(q);
+  // A URL rewrite sees a request with nothing after the listen path as `/` (endpointPath); one
+  // that hands that `/` on as it is (`^/?(.*)$` to `svc://<api>/$1`) gives the next API nothing
+  // after its listen path either: the client sent no trailing slash, so none is added.
+  const bare =
+    rest === '/' &&
+    ctx.upstream.path === '/' &&
+    ctx.path.length <= route.listenPath.length &&
+    next.listenPath !== '';
+  const path = next.listenPath + (bare ? '' : rest);
+  // The method the first API sends on (`method_transforms`) is the one the next API sees.
+  const method = ctx.upstream.method ?? ctx.method;
+  const here = `${id} ${method} ${path}`;
+  const back = id === ctx.route.id ? states.has(here) : went.includes(id);
+  if (back || went.length >= MAX_INTERNAL_HOPS) return { refused: loopDetected([...went, id]) };
+  return { next, path, query, method, hops: [...went, id], visited: new Set([...states, here]) };
+}
+
 /**
  * The terminal step towards an internal target: runs the target API's chain on the request.
  * `route` is the calling API's path settings (its listen path and strip) and, once compiled, the
  * calling route itself (`self`, the target `svc://self`).
  */
 export function internalCall(
-  route: { listenPath: string; strip: boolean; keepSlash: boolean; self: () => Route | undefined },
+  route: CallingRoute,
   lookup: RouteLookup,
 ): (ctx: HttpContext, target: Target) => Promise<void> {
   return async (ctx, target) => {
-    const next = target.host.toLowerCase() === SELF ? route.self() : lookup(target.host);
-    if (next === undefined) {
-      respondError(ctx, internalTargetMissing(target.host));
+    const hop = planInternalHop(ctx, target, route, lookup, hops.get(ctx.req), visited.get(ctx.req));
+    if ('refused' in hop) {
+      respondError(ctx, hop.refused);
       return;
     }
-    if ('ambiguous' in next) {
-      respondError(ctx, internalTargetAmbiguous(target.host, next.ambiguous));
-      return;
-    }
-    const id = next.id;
-    const before = hops.get(ctx.req) ?? [ctx.route.id];
-    const seen = visited.get(ctx.req) ?? new Set([`${ctx.route.id} ${ctx.method} ${ctx.path}`]);
-    const full = upstreamPathOf(target, route, ctx.path, ctx.query, ctx.upstream.path);
-    const q = full.indexOf('?');
-    const rest = q === -1 ? full : full.slice(0, q);
-    const query = q === -1 ? '' : full.slice(q);
-    // A URL rewrite sees a request with nothing after the listen path as `/` (endpointPath); one
-    // that hands that `/` on as it is (`^/?(.*)$` to `svc://<api>/$1`) gives the next API nothing
-    // after its listen path either: the client sent no trailing slash, so none is added.
-    const bare =
-      rest === '/' &&
-      ctx.upstream.path === '/' &&
-      ctx.path.length <= route.listenPath.length &&
-      next.listenPath !== '';
-    const path = next.listenPath + (bare ? '' : rest);
-    // The method the first API sends on (`method_transforms`) is the one the next API sees.
-    const method = ctx.upstream.method ?? ctx.method;
-    const here = `${id} ${method} ${path}`;
-    const back = id === ctx.route.id ? seen.has(here) : before.includes(id);
-    if (back || before.length >= MAX_INTERNAL_HOPS) {
-      respondError(ctx, loopDetected([...before, id]));
-      return;
-    }
-    hops.set(ctx.req, [...before, id]);
-    visited.set(ctx.req, new Set([...seen, here]));
+    const { next, path, query, method } = hop;
+    hops.set(ctx.req, hop.hops);
+    visited.set(ctx.req, hop.visited);
     ctx.req.method = method;
     const inner = new HttpContext({
       req: ctx.req,
