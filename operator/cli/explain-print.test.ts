@@ -84,6 +84,70 @@ const cases: { name: string; in: ExplanationView; lines: RegExp[] }[] = [
     lines: [/^Answer: {3}proxied to GET http:\/\/u\/1 \(the upstream's answer\)$/m, /^(?![\s\S]*By:)/],
   },
   {
+    name: 'an internal hop: the next API (its policy in its name) under the match, the hop as a row, the refusing API named',
+    in: {
+      matched: {
+        api_id: 'd1',
+        name: 'ns/edge http://shop/api',
+        listen_path: '/api',
+        why: 'path /api/x is under /api',
+      },
+      steps: [
+        {
+          middleware: 'url-rewrites',
+          stage: 'before upstream',
+          decision: 'passed',
+          details: {},
+          api_id: 'd1',
+        },
+        {
+          middleware: 'internal-target',
+          stage: 'upstream',
+          decision: 'passed',
+          details: {
+            target: 'GET svc://r1/x',
+            to: { api_id: 'r1', name: 'ns/edge ns/shop rules[1] with SvcRoutePolicy ns/auth' },
+            request: 'GET /api/x',
+          },
+          api_id: 'd1',
+        },
+        {
+          middleware: 'auth-token',
+          stage: 'authentication',
+          decision: 'refused',
+          status: 401,
+          message: 'Authorization field missing',
+          details: {},
+          api_id: 'r1',
+        },
+      ],
+      hops: [
+        {
+          from: 'd1',
+          target: 'GET svc://r1/x',
+          method: 'GET',
+          path: '/api/x',
+          matched: {
+            api_id: 'r1',
+            name: 'ns/edge ns/shop rules[1] with SvcRoutePolicy ns/auth',
+            listen_path: '/api',
+            why: 'internal target',
+          },
+        },
+      ],
+      answer: { status: 401, body: '{"error":"Authorization field missing"}' },
+    },
+    lines: [
+      /^API: {6}ns\/edge http:\/\/shop\/api \(d1\) at \/api$/m,
+      /^Hop 1: {4}GET svc:\/\/r1\/x -> ns\/edge ns\/shop rules\[1\] with SvcRoutePolicy ns\/auth \(r1\) at \/api$/m,
+      /^ {10}the request goes on as GET \/api\/x through that API's own chain$/m,
+      /^upstream +internal-target +passed +GET svc:\/\/r1\/x -> ns\/edge ns\/shop rules\[1\] with SvcRoutePolicy ns\/auth \(r1\); as GET \/api\/x$/m,
+      /^authentication +auth-token +refused 401 Authorization field missing$/m,
+      /^Answer: {3}401 \{"error":"Authorization field missing"\}$/m,
+      /^By: {7}auth-token \(authentication\) of ns\/edge ns\/shop rules\[1\] with SvcRoutePolicy ns\/auth \(r1\)$/m,
+    ],
+  },
+  {
     name: 'no API matches',
     in: { matched: null, steps: [], answer: { status: 404, body: '{"error":"none"}' } },
     lines: [/^API: {6}none matches this host and path$/m, /^Answer: {3}404 /m],

@@ -1,12 +1,15 @@
 /**
  * `kubectl svc explain` as a person reads it: the match, one row per middleware in chain order
  * (its decision and what it found), the session and the policies merged into it, and the answer.
+ * A request handed on to another API of the gateway (an internal target, `svc://`: a Gateway API
+ * dispatcher's, for one) shows each hop under the match, the API it reaches (its name carries the
+ * SvcRoutePolicy that applies there), and the hop as a row between the two APIs' steps.
  * Pure: the gateway's JSON in, text out.
  */
 
 /** The gateway's explanation (gateway/server/explain.ts), as much as the table prints. */
 export interface ExplanationView {
-  matched: null | { api_id: string; name: string; listen_path: string; why: string; version?: string };
+  matched: null | MatchView;
   steps: {
     middleware: string;
     stage: string;
@@ -14,7 +17,11 @@ export interface ExplanationView {
     status?: number;
     message?: string;
     details: Record<string, unknown>;
+    /** The API the step belongs to (when the request goes through several). */
+    api_id?: string;
   }[];
+  /** Internal targets followed, in order (gateway/server/explain.ts `ExplainHop`). */
+  hops?: { from: string; target: string; method: string; path: string; matched: MatchView }[];
   session?: {
     key_id: string;
     apply_policies: string[];
@@ -22,6 +29,15 @@ export interface ExplanationView {
     policies: Record<string, unknown>[];
   };
   answer: { status: number; body: string; proxied_to?: string };
+}
+
+/** An API the request matched or was handed on to. */
+export interface MatchView {
+  api_id: string;
+  name: string;
+  listen_path: string;
+  why: string;
+  version?: string;
 }
 
 /** Rows padded into columns, separated by two spaces. */
@@ -65,6 +81,13 @@ function detailText(d: Record<string, unknown>): string {
     }
   }
   if (typeof d.remaining === 'number') parts.push(`remaining ${d.remaining}`);
+  const to = d.to as { api_id?: unknown; name?: unknown } | undefined;
+  if (typeof d.target === 'string' && to !== undefined) {
+    parts.push(`${d.target} -> ${String(to.name)} (${String(to.api_id)})`);
+    if (typeof d.request === 'string') parts.push(`as ${d.request}`);
+  } else if (typeof d.target === 'string') {
+    parts.push(d.target);
+  }
   for (const e of (d.events as { event: string }[] | undefined) ?? []) parts.push(`event ${e.event}`);
   return parts.join('; ');
 }
@@ -80,6 +103,12 @@ export function explanationTable(x: ExplanationView): string {
     out.push(`Why:      ${m.why}`);
     if (m.version !== undefined) out.push(`Version:  ${m.version}`);
   }
+  (x.hops ?? []).forEach((h, i) => {
+    const label = `Hop ${i + 1}:`.padEnd(10);
+    out.push(`${label}${h.target} -> ${h.matched.name} (${h.matched.api_id}) at ${h.matched.listen_path}`);
+    out.push(`${''.padEnd(10)}the request goes on as ${h.method} ${h.path} through that API's own chain`);
+    if (h.matched.version !== undefined) out.push(`${''.padEnd(10)}version ${h.matched.version}`);
+  });
   if (x.steps.length > 0) {
     out.push('');
     out.push(
@@ -128,6 +157,15 @@ export function explanationTable(x: ExplanationView): string {
       : `Answer:   ${a.status} ${a.body}`,
   );
   const refusing = x.steps.find((s) => s.decision !== 'passed');
-  if (refusing !== undefined) out.push(`By:       ${refusing.middleware} (${refusing.stage})`);
+  if (refusing !== undefined) {
+    // With hops, which API's chain refused.
+    const api =
+      refusing.api_id === undefined || x.hops === undefined
+        ? undefined
+        : [x.matched, ...x.hops.map((h) => h.matched)].find((m) => m?.api_id === refusing.api_id);
+    out.push(
+      `By:       ${refusing.middleware} (${refusing.stage})${api === undefined || api === null ? '' : ` of ${api.name} (${api.api_id})`}`,
+    );
+  }
   return `${out.join('\n')}\n`;
 }
