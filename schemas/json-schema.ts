@@ -93,6 +93,11 @@ export interface KindDefinition {
   spec: JsonSchema;
   status: JsonSchema;
   printerColumns: readonly PrinterColumn[];
+  /**
+   * Labels of the CRD besides svc's own: the Gateway API policy class of a policy kind
+   * (`gateway.networking.k8s.io/policy`, GEP-713), which tools read to find policies.
+   */
+  crdLabels?: Readonly<Record<string, string>>;
 }
 
 /** An `additionalPrinterColumns` entry of the CRD. */

@@ -25,7 +25,7 @@ test('every CRD is installed, Established, and in the svc categories', async () 
   const crds = (
     JSON.parse(out.stdout) as {
       items: {
-        metadata: { name: string };
+        metadata: { name: string; labels?: Record<string, string> };
         spec: { names: { categories?: string[] } };
         status: { conditions: { type: string; status: string }[] };
       }[];
@@ -37,6 +37,12 @@ test('every CRD is installed, Established, and in the svc categories', async () 
     const established = crd.status.conditions.find((c) => c.type === 'Established');
     assert.equal(established?.status, 'True', crd.metadata.name);
     assert.deepEqual(crd.spec.names.categories, ['svc-all'], crd.metadata.name);
+    // The GEP-713 policy class, which Gateway API tools read to find policy kinds.
+    assert.equal(
+      crd.metadata.labels?.['gateway.networking.k8s.io/policy'],
+      crd.metadata.name === 'svcroutepolicies.svc.svc.io' ? 'Inherited' : undefined,
+      crd.metadata.name,
+    );
   }
 });
 

@@ -61,7 +61,11 @@ export function crdFor(def: KindDefinition): Record<string, unknown> {
     kind: 'CustomResourceDefinition',
     metadata: {
       name: `${def.plural}.${GROUP}`,
-      labels: { 'app.kubernetes.io/part-of': 'svc', 'app.kubernetes.io/managed-by': 'svc-schemas' },
+      labels: {
+        'app.kubernetes.io/part-of': 'svc',
+        'app.kubernetes.io/managed-by': 'svc-schemas',
+        ...def.crdLabels,
+      },
     },
     spec: {
       group: GROUP,

@@ -75,6 +75,25 @@ test('CRDs carry names, the svc category, the status subresource and printer col
   );
 });
 
+test('the SvcRoutePolicy CRD carries the GEP-713 policy class label; no other CRD has one', () => {
+  const label = 'gateway.networking.k8s.io/policy';
+  const labels = Object.fromEntries(
+    kinds.map((k) => [
+      k.kind,
+      (crdFor(k) as { metadata: { labels: Record<string, string> } }).metadata.labels,
+    ]),
+  );
+  const policy = labels.SvcRoutePolicy ?? assert.fail('no SvcRoutePolicy kind');
+  assert.equal(policy[label], 'Inherited');
+  assert.equal(policy['app.kubernetes.io/part-of'], 'svc', "svc's own labels are kept");
+  assert.deepEqual(
+    Object.entries(labels)
+      .filter(([, l]) => label in l)
+      .map(([k]) => k),
+    ['SvcRoutePolicy'],
+  );
+});
+
 const typeCases: { name: string; schema: JsonSchema; want: string }[] = [
   {
     name: 'closed object with required and optional fields',

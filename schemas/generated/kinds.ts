@@ -1960,7 +1960,7 @@ export interface SvcOasRef {
   configmapRef: ConfigMapKeyRef;
 }
 
-/** Authentication, client IP lists and the rate limit of the APIs served for Gateway API HTTPRoutes: attached to HTTPRoutes or Gateways by spec.targetRefs (a Gateway API direct policy attachment). A route-level policy wins over a Gateway-level one. */
+/** Authentication, client IP lists and the rate limit of the APIs served for Gateway API HTTPRoutes: attached to HTTPRoutes or Gateways by spec.targetRefs (a Gateway API inherited policy attachment: a Gateway-level policy reaches every route attached to the Gateway). Its settings are defaults: the policy of the most specific target (a rule, a route, a listener, the Gateway) applies, whole. */
 export interface SvcRoutePolicy {
   apiVersion: 'svc.svc.io/v1alpha1';
   kind: 'SvcRoutePolicy';

@@ -74,9 +74,17 @@ const ancestorCondition: JsonSchema = conditionSchema({
 });
 
 /**
- * SvcRoutePolicy: svc's API management on Gateway API routes (a direct policy attachment,
- * GEP-713/GEP-2648): the authentication, IP lists and API-wide rate limit of an ApiDefinition,
- * written into every API generated from the routes it targets.
+ * The GEP-713 class of the policy, as its CRD label says: Inherited, not Direct, because a policy
+ * on a Gateway (or a listener) reaches every route attached below it, and GEP-713 counts a policy
+ * that affects more objects than its target as inherited. Its fields are defaults: the policy of
+ * the most specific target applies, whole.
+ */
+const POLICY_CLASS = 'Inherited';
+
+/**
+ * SvcRoutePolicy: svc's API management on Gateway API routes (an inherited policy attachment,
+ * GEP-713): the authentication, IP lists and API-wide rate limit of an ApiDefinition, written
+ * into every API generated from the routes it reaches.
  */
 export const routePolicyKind: KindDefinition = {
   kind: 'SvcRoutePolicy',
@@ -84,7 +92,8 @@ export const routePolicyKind: KindDefinition = {
   singular: 'svcroutepolicy',
   shortNames: ['svcrp'],
   description:
-    'Authentication, client IP lists and the rate limit of the APIs served for Gateway API HTTPRoutes: attached to HTTPRoutes or Gateways by spec.targetRefs (a Gateway API direct policy attachment). A route-level policy wins over a Gateway-level one.',
+    'Authentication, client IP lists and the rate limit of the APIs served for Gateway API HTTPRoutes: attached to HTTPRoutes or Gateways by spec.targetRefs (a Gateway API inherited policy attachment: a Gateway-level policy reaches every route attached to the Gateway). Its settings are defaults: the policy of the most specific target (a rule, a route, a listener, the Gateway) applies, whole.',
+  crdLabels: { 'gateway.networking.k8s.io/policy': POLICY_CLASS },
   spec: {
     title: 'SvcRoutePolicySpec',
     description:
