@@ -1,11 +1,12 @@
 /**
  * Traffic analytics over HTTP. Gateways in mode pro send their records to
- * `POST /system/analytics` (node secret); the dashboard rolls them up (rollup.ts) and adds them
+ * `POST /system/analytics` (node secret), as columns or as records (`ingest`); the dashboard rolls them up (rollup.ts) and adds them
  * to its store. Users read them with `GET /api/analytics/traffic` (the `analytics` permission,
  * their own organisation only): totals, a time series, per API, refusals by reason, top keys and
  * top endpoints of a time range. Rows older than their period's retention are deleted every few
  * minutes.
  */
+import { ANALYTICS_COLUMNS_TYPE, readAnalyticsColumns } from '../../schemas/rules/analytics-batch.ts';
 import { readAnalyticsRecord, type AnalyticsRecord } from '../../schemas/rules/analytics.ts';
 import {
   callerOf,
@@ -33,23 +34,38 @@ const TOP = 10;
 const PRUNE_EVERY_MS = 5 * 60_000;
 
 /**
- * `POST /system/analytics` `{"sample_rate": r, "records": [...]}`: rolls the records of the
- * gateway's organisations (`orgs`; empty: any) up and stores them. Answers how many were taken.
+ * `POST /system/analytics`: rolls the records of a batch from the gateway's organisations
+ * (`orgs`; empty: any) up and stores them. Answers how many were taken. The batch is columns
+ * (schemas/rules/analytics-batch.ts) when its content type is
+ * `application/vnd.svc.analytics-columns+json`, else the records format
+ * `{"sample_rate": r, "records": [...]}` (of gateways older than columns); both are read into the
+ * same records by the same rules (`readAnalyticsRecord`).
  */
 export async function ingest(
   deps: Pick<DashboardDeps, 'store'>,
   orgs: readonly string[],
   body: Record<string, unknown>,
+  contentType = 'application/json',
 ): Promise<Reply> {
-  const rate = body.sample_rate === undefined ? 1 : body.sample_rate;
+  let rate: unknown;
+  let raws: unknown[];
+  if (mediaType(contentType) === ANALYTICS_COLUMNS_TYPE) {
+    const read = readAnalyticsColumns(body, MAX_BATCH);
+    if ('problem' in read) throw new Refusal(400, read.problem);
+    rate = read.sample_rate;
+    raws = read.records;
+  } else {
+    if (!Array.isArray(body.records)) throw new Refusal(400, 'records: must be an array of records');
+    rate = body.sample_rate;
+    raws = body.records as unknown[];
+  }
+  if (rate === undefined) rate = 1;
   if (typeof rate !== 'number' || !(rate > 0 && rate <= 1))
     throw new Refusal(400, 'sample_rate: must be a number above 0 and at most 1');
-  if (!Array.isArray(body.records)) throw new Refusal(400, 'records: must be an array of records');
-  if (body.records.length > MAX_BATCH)
-    throw new Refusal(400, `records: at most ${MAX_BATCH} records per batch`);
+  if (raws.length > MAX_BATCH) throw new Refusal(400, `records: at most ${MAX_BATCH} records per batch`);
   const taken: AnalyticsRecord[] = [];
   let skipped = 0;
-  for (const raw of body.records as unknown[]) {
+  for (const raw of raws) {
     const r = readAnalyticsRecord(raw);
     if (r === undefined || (orgs.length > 0 && !orgs.includes(r.org_id))) skipped++;
     else taken.push(r);
@@ -57,6 +73,12 @@ export async function ingest(
   await deps.store.analytics.add(rollUp(taken, 1 / rate));
   await addDetails(deps, taken);
   return ok('Analytics recorded', { accepted: taken.length, skipped });
+}
+
+/** The media type of a Content-Type header, lower-cased, without its parameters. */
+function mediaType(contentType: string): string {
+  const semi = contentType.indexOf(';');
+  return (semi === -1 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
 }
 
 /** Deletes rollups older than the retention settings now and every few minutes; returns the stop. */

@@ -101,7 +101,9 @@ export function systemRoutes(opts: {
       return { route: name, reply };
     }
     if (path === '/system/analytics' && method === 'POST') {
-      return { route: name, reply: await analytics.ingest(deps, orgsOf(url), await readObject(req)) };
+      const body = await readObject(req);
+      const type = req.headers['content-type'] ?? 'application/json';
+      return { route: name, reply: await analytics.ingest(deps, orgsOf(url), body, type) };
     }
     if (path === '/system/config' && method === 'GET') {
       return { route: name, reply: json(await nodeConfig(deps.store, orgsOf(url))) };
