@@ -10,8 +10,11 @@
  *
  * Cheap on the request path (issue 34 item 5): a request sampled out costs one random number; a
  * request kept writes a few numbers and references into the columns of record-buffer.ts. The
- * records are made, templated and serialised when their batch is sent, over one kept-alive
- * connection to the dashboard (node:http, not fetch and its streams per call).
+ * records are templated and serialised when their batch is sent, as columns with each string
+ * named once (`content-type: application/vnd.svc.analytics-columns+json`,
+ * schemas/rules/analytics-batch.ts; to a dashboard older than that format, which refuses it, in
+ * the records format), over one kept-alive connection to the dashboard (node:http, not fetch and
+ * its streams per call).
  *
  * `/metrics`: `svc_gateway_analytics_records_total{outcome}` (sent, dropped_buffer_full,
  * dropped_send_failed).
@@ -25,6 +28,11 @@ import type { Logger } from '../../lib/log.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { TrackingCache } from '../metrics/tracking.ts';
 import type { RequestContext, RequestObserver } from '../pipeline/context.ts';
+import {
+  ANALYTICS_COLUMNS_TYPE,
+  recordsOfColumns,
+  type AnalyticsColumns,
+} from '../../schemas/rules/analytics-batch.ts';
 import { RecordBuffer } from './record-buffer.ts';
 
 /** The header of the node secret (store/pro/connection.ts sends the same). */
@@ -70,6 +78,8 @@ export class Analytics implements RequestObserver {
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
   #lastError = '';
+  /** The dashboard took a batch in the records format after refusing columns (an older one). */
+  #recordsFormat = false;
 
   constructor(opts: AnalyticsOptions) {
     this.#opts = opts;
@@ -97,7 +107,7 @@ export class Analytics implements RequestObserver {
       }),
     ) as Counts;
     this.#timer = setInterval(() => {
-      this.#flush();
+      this.#flush(this.#buffer.length);
     }, opts.flushIntervalMs);
     this.#timer.unref();
   }
@@ -124,41 +134,70 @@ export class Analytics implements RequestObserver {
       this.#counts.dropped_buffer_full?.inc();
       return;
     }
-    if (this.#buffer.length >= BATCH_SIZE && this.#sending === undefined) this.#flush();
+    if (this.#buffer.length >= BATCH_SIZE && this.#sending === undefined) this.#flush(0);
   }
 
-  /** Sends what is buffered, one batch at a time; at most one send in flight. */
-  #flush(): void {
+  /**
+   * Sends the buffer's full batches, and its first `due` records even in a batch that is not
+   * full (the interval's flush: what was held when it began), one batch at a time; at most one
+   * send in flight. Records that come in meanwhile wait for a full batch or the next interval:
+   * draining the buffer as fast as the dashboard answers would send batches of a few records,
+   * each costing the gateway a request and the dashboard a transaction.
+   */
+  #flush(due: number): void {
     if (this.#sending !== undefined || this.#buffer.length === 0) return;
-    this.#sending = this.#sendAll().finally(() => {
+    this.#sending = this.#sendAll(due).finally(() => {
       this.#sending = undefined;
     });
   }
 
-  async #sendAll(): Promise<void> {
-    while (this.#buffer.length > 0) {
-      const batch = this.#buffer.take(BATCH_SIZE);
+  async #sendAll(due: number): Promise<void> {
+    let left = due;
+    while (this.#buffer.length >= BATCH_SIZE || (left > 0 && this.#buffer.length > 0)) {
+      const batch = this.#buffer.takeColumns(BATCH_SIZE, this.#opts.sampleRate);
+      left -= batch.count;
       try {
-        const body = Buffer.from(JSON.stringify({ sample_rate: this.#opts.sampleRate, records: batch }));
-        const { status, text } = await this.#post(body);
-        if (status !== 200) throw new Error(`the dashboard answered ${status}: ${text.slice(0, 200)}`);
-        this.#counts.sent?.inc(batch.length);
+        await this.#send(batch);
+        this.#counts.sent?.inc(batch.count);
         if (this.#lastError !== '') this.#opts.log.info('analytics sent again');
         this.#lastError = '';
       } catch (err) {
-        this.#counts.dropped_send_failed?.inc(batch.length);
+        this.#counts.dropped_send_failed?.inc(batch.count);
         const message = errorMessage(err);
         // One line per kind of failure, not one per batch.
         if (message !== this.#lastError)
-          this.#opts.log.warn('analytics batch dropped', { records: batch.length, error: message });
+          this.#opts.log.warn('analytics batch dropped', { records: batch.count, error: message });
         this.#lastError = message;
         return;
       }
     }
   }
 
+  /**
+   * Sends a batch as columns; to a dashboard that refuses them (400 or 415: one older than the
+   * format), sends it again in the records format, and keeps to that format from then on.
+   */
+  async #send(batch: AnalyticsColumns): Promise<void> {
+    if (!this.#recordsFormat) {
+      const body = Buffer.from(JSON.stringify(batch));
+      const { status, text } = await this.#post(body, ANALYTICS_COLUMNS_TYPE);
+      if (status === 200) return;
+      if (status !== 400 && status !== 415)
+        throw new Error(`the dashboard answered ${status}: ${text.slice(0, 200)}`);
+      this.#opts.log.info('the dashboard does not take analytics as columns: sending records', {
+        status,
+        answer: text.slice(0, 200),
+      });
+    }
+    const records = recordsOfColumns(batch);
+    const body = Buffer.from(JSON.stringify({ sample_rate: batch.sample_rate, records }));
+    const { status, text } = await this.#post(body, 'application/json');
+    if (status !== 200) throw new Error(`the dashboard answered ${status}: ${text.slice(0, 200)}`);
+    this.#recordsFormat = true;
+  }
+
   /** POSTs a batch to the dashboard: its status and body, or an error (unreachable, timed out). */
-  #post(body: Buffer): Promise<{ status: number; text: string }> {
+  #post(body: Buffer, contentType: string): Promise<{ status: number; text: string }> {
     const url = this.#url;
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {
@@ -167,7 +206,7 @@ export class Analytics implements RequestObserver {
         agent: this.#agent,
         headers: {
           [NODE_SECRET_HEADER]: this.#opts.nodeSecret,
-          'content-type': 'application/json',
+          'content-type': contentType,
           'content-length': body.length,
         },
       });
@@ -202,7 +241,7 @@ export class Analytics implements RequestObserver {
     this.#closed = true;
     clearInterval(this.#timer);
     if (this.#sending !== undefined) await this.#sending;
-    this.#flush();
+    this.#flush(this.#buffer.length);
     if (this.#sending !== undefined) await this.#sending;
     this.#agent.destroy();
   }

@@ -4,11 +4,16 @@
  * that is over writes what its record needs into the columns of a ring: numbers into typed
  * arrays, and references to strings the request already holds (method, path, key, alias) or the
  * route holds (organisation, API, listen path) into arrays allocated once. No object is built
- * and nothing is derived per request: the records themselves (records.ts `AnalyticsRecord`),
- * their path templates and their rounding are made when a batch is taken to be sent, and a
- * batch's repeated paths are templated once. Slots already sent are cleared, so the buffer holds
+ * and nothing is derived per request: the batch (columns, each of its strings written once:
+ * schemas/rules/analytics-batch.ts), its path templates and its rounding are made when it is
+ * taken to be sent, and a batch's repeated paths are templated once. Slots already sent are cleared, so the buffer holds
  * no request's strings longer than it must. The columns grow by doubling up to the buffer's size.
  */
+import {
+  AnalyticsColumnsWriter,
+  recordsOfColumns,
+  type AnalyticsColumns,
+} from '../../schemas/rules/analytics-batch.ts';
 import type { AnalyticsDetail } from '../../schemas/rules/analytics-detail.ts';
 import type { AnalyticsRecord, RefusalReason } from '../../schemas/rules/analytics.ts';
 import { contentLength, type RequestContext } from '../pipeline/context.ts';
@@ -90,10 +95,13 @@ export class RecordBuffer {
     return true;
   }
 
-  /** The oldest `n` records (fewer when fewer are held), as sent, taken out of the buffer. */
-  take(n: number): AnalyticsRecord[] {
+  /**
+   * The oldest `n` records (fewer when fewer are held), as a batch of columns sent at
+   * `sampleRate` (schemas/rules/analytics-batch.ts), taken out of the buffer.
+   */
+  takeColumns(n: number, sampleRate: number): AnalyticsColumns {
     const count = Math.min(n, this.#length);
-    const out = new Array<AnalyticsRecord>(count);
+    const w = new AnalyticsColumnsWriter();
     /** Raw path -> template, for this batch: its requests mostly share a few paths. */
     const templates = new Map<string, string>();
     for (let k = 0; k < count; k++) {
@@ -112,32 +120,35 @@ export class RecordBuffer {
         }
       }
       const latency = this.#latency[i] ?? NaN;
-      const detail = this.#detail[i];
-      const record: AnalyticsRecord = {
-        time: this.#time[i] ?? 0,
-        org_id: route?.api.org_id ?? '',
-        api_id: route?.id ?? '',
-        api_version: this.#version[i] ?? '',
-        key: this.#key[i] ?? '',
-        alias: this.#alias[i] ?? '',
-        method: this.#method[i] ?? '',
+      w.add(
+        this.#time[i] ?? 0,
+        route?.api.org_id ?? '',
+        route?.id ?? '',
+        this.#version[i] ?? '',
+        this.#key[i] ?? '',
+        this.#alias[i] ?? '',
+        this.#method[i] ?? '',
         path,
-        status: this.#status[i] ?? 0,
-        latency_ms: Number.isNaN(latency) ? 0 : round(latency),
-        upstream_latency_ms: round(Math.max(0, this.#upstream[i] ?? 0)),
-        request_bytes: this.#requestBytes[i] ?? 0,
-        response_bytes: this.#responseBytes[i] ?? 0,
-        refusal: this.#refusal[i] ?? '',
-      };
-      if (detail !== undefined) record.detail = detail;
-      out[k] = record;
+        this.#status[i] ?? 0,
+        Number.isNaN(latency) ? 0 : latency,
+        Math.max(0, this.#upstream[i] ?? 0),
+        this.#requestBytes[i] ?? 0,
+        this.#responseBytes[i] ?? 0,
+        this.#refusal[i] ?? '',
+        this.#detail[i],
+      );
       this.#clear(i);
     }
     this.#head += count;
     if (this.#head >= this.#capacity) this.#head -= this.#capacity;
     this.#length -= count;
     if (this.#length === 0) this.#head = 0;
-    return out;
+    return w.batch(sampleRate);
+  }
+
+  /** The oldest `n` records (fewer when fewer are held), as the dashboard reads them, taken out. */
+  take(n: number): AnalyticsRecord[] {
+    return recordsOfColumns(this.takeColumns(n, 1));
   }
 
   /** Lets go of the strings and objects of a slot already taken. */
@@ -184,8 +195,4 @@ export class RecordBuffer {
     this.#head = 0;
     this.#capacity = capacity;
   }
-}
-
-function round(ms: number): number {
-  return Math.round(ms * 1000) / 1000;
 }

@@ -11,6 +11,11 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import {
+  ANALYTICS_COLUMNS_TYPE,
+  recordsOfColumns,
+  type AnalyticsColumns,
+} from '../../../schemas/rules/analytics-batch.ts';
 import { DETAIL_BODY_LIMIT } from '../../../schemas/rules/analytics-detail.ts';
 import type { AnalyticsDetail } from '../../../schemas/rules/analytics-detail.ts';
 import { accessTo } from '../../testing/auth-rows.ts';
@@ -51,8 +56,10 @@ async function startDashboard(): Promise<Dashboard> {
         res.writeHead(403).end();
         return;
       }
-      const batch = JSON.parse(Buffer.concat(chunks).toString()) as { records: Received[] };
-      records.push(...batch.records);
+      // The gateway sends columns (schemas/rules/analytics-batch.ts), read back into records.
+      const body = JSON.parse(Buffer.concat(chunks).toString()) as AnalyticsColumns;
+      assert.equal(req.headers['content-type'], ANALYTICS_COLUMNS_TYPE);
+      records.push(...recordsOfColumns(body));
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
     });
   });

@@ -1,0 +1,144 @@
+/**
+ * A gateway's analytics on the wire, against dashboards of HTTP tests: a dashboard older than
+ * the columns format (that refuses it) gets the same records in the records format; a batch goes
+ * when it is full, and what comes in meanwhile waits for the next full batch or the interval, not
+ * sent in batches of a few records. Against a real dashboard: e2e/contract/analytics-wire.test.ts.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Registry } from 'prom-client';
+import { silentLogger } from '../../lib/log.ts';
+import { waitFor } from '../../lib/testing/wait.ts';
+import {
+  ANALYTICS_COLUMNS_TYPE,
+  recordsOfColumns,
+  type AnalyticsColumns,
+} from '../../schemas/rules/analytics-batch.ts';
+import type { AnalyticsRecord } from '../../schemas/rules/analytics.ts';
+import { RequestContext } from '../pipeline/context.ts';
+import type { RouteInfo } from '../pipeline/route.ts';
+import { Analytics, BATCH_SIZE } from './analytics.ts';
+
+const NODE_SECRET = 'analytics-test-node-secret';
+const log = silentLogger();
+const route = (org: string): RouteInfo =>
+  ({ id: 'orders', listenPath: '/shop', api: { org_id: org } }) as unknown as RouteInfo;
+
+/** A request of `route` that is over, as the pipeline hands it to the observer. */
+function request(r: RouteInfo, path: string, key: string): RequestContext {
+  const c = new RequestContext({
+    method: 'POST',
+    path,
+    query: '',
+    headers: { host: 'gw.example', 'content-length': '12' },
+    socketAddress: '10.1.2.3',
+    route: r,
+    listener: { protocol: 'http', trustForwarded: false },
+    log,
+  });
+  c.state.keyId = key;
+  c.state.startedAt = performance.now() - 2;
+  return c;
+}
+
+function analyticsTo(url: string, registry?: Registry): Analytics {
+  return new Analytics({
+    url,
+    nodeSecret: NODE_SECRET,
+    sampleRate: 1,
+    bufferSize: 10_000,
+    flushIntervalMs: 600_000,
+    log,
+    registry,
+  });
+}
+
+/** The records counter's value for `outcome`. */
+async function counted(registry: Registry, outcome: string): Promise<number> {
+  const m = await registry.getSingleMetricAsString('svc_gateway_analytics_records_total');
+  return Number(new RegExp(`outcome="${outcome}"\\} (\\d+)`).exec(m)?.[1] ?? NaN);
+}
+
+/** A dashboard that answers each batch `answer(contentType)` and keeps what it took. */
+async function fakeDashboard(answer: (contentType: string) => number): Promise<{
+  url: string;
+  batches: { type: string; records: AnalyticsRecord[] }[];
+  close: () => Promise<void>;
+}> {
+  const batches: { type: string; records: AnalyticsRecord[] }[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const type = req.headers['content-type'] ?? '';
+      const status = answer(type);
+      if (status === 200) {
+        const body = JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown>;
+        const records =
+          type === ANALYTICS_COLUMNS_TYPE
+            ? recordsOfColumns(body as unknown as AnalyticsColumns)
+            : (body.records as AnalyticsRecord[]);
+        batches.push({ type, records });
+      }
+      res.writeHead(status, { 'content-type': 'application/json' }).end('{"Status":"Error"}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${String((server.address() as AddressInfo).port)}`,
+    batches,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => {
+          resolve();
+        });
+      }),
+  };
+}
+
+test('a dashboard that refuses columns (one older than them) gets the same records as records', async () => {
+  const old = await fakeDashboard((type) => (type === 'application/json' ? 200 : 400));
+  try {
+    const registry = new Registry();
+    const a = analyticsTo(old.url, registry);
+    for (let i = 0; i < BATCH_SIZE + 5; i++)
+      a.onResponse(request(route('acme'), `/shop/x${String(i)}`, 'k1'), 200);
+    await a.close();
+    assert.deepEqual(
+      old.batches.map((b) => [b.type, b.records.length]),
+      [
+        ['application/json', BATCH_SIZE],
+        ['application/json', 5],
+      ],
+    );
+    assert.equal(old.batches[1]?.records[4]?.path, `/shop/x${String(BATCH_SIZE + 4)}`);
+    assert.equal(await counted(registry, 'sent'), BATCH_SIZE + 5);
+  } finally {
+    await old.close();
+  }
+});
+
+test('a full batch goes at once; what comes in meanwhile waits for a full batch or the interval', async () => {
+  const d = await fakeDashboard(() => 200);
+  try {
+    const a = analyticsTo(d.url);
+    for (let i = 0; i < BATCH_SIZE + 10; i++) a.onResponse(request(route('acme'), '/shop/x', 'k1'), 200);
+    await waitFor('the full batch', () => (d.batches.length >= 1 ? true : undefined));
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(d.batches.length, 1, 'the 10 left are not sent on their own');
+    assert.equal(a.buffered, 10);
+    await a.close();
+    assert.deepEqual(
+      d.batches.map((b) => [b.type, b.records.length]),
+      [
+        [ANALYTICS_COLUMNS_TYPE, BATCH_SIZE],
+        [ANALYTICS_COLUMNS_TYPE, 10],
+      ],
+    );
+  } finally {
+    await d.close();
+  }
+});
