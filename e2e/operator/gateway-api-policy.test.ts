@@ -6,7 +6,9 @@
  * APIs are the ones `kubectl svc explain` asks about. What a client observes: 401 without a key
  * and 200 with a key created through the gateway's /svc/keys; 403 from a Gateway-level block
  * list; 429 past a route's rate limit; and the policy's status.ancestors (Accepted, Conflicted,
- * TargetNotFound).
+ * TargetNotFound). A route whose rules dispatch by method (a dispatcher API handing requests to
+ * internal per-rule APIs) explains as a real request is answered: the hop followed, 401 by the
+ * rule's auth-token.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -255,6 +257,108 @@ test('a policy requiring an auth token: 401 without a key, 200 with a key create
     x.steps.filter((s) => s.decision !== 'passed').map((s) => s.middleware),
     ['auth-token'],
   );
+});
+
+/** The plugin's explain of `GET url` against the gateway (`-o json` unless `table`). */
+async function explainGet(
+  url: string,
+  headers: Record<string, string> = {},
+  table = false,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const args = ['explain', 'GET', url, '--gateway', gw.url, '--secret-env', 'PLUGIN_SECRET'];
+  for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}: ${v}`);
+  if (!table) args.push('-o', 'json');
+  return new Promise((resolve) => {
+    execFile(
+      PLUGIN,
+      args,
+      { env: { PATH: process.env.PATH ?? '', KUBECONFIG: cp.kubeconfig, PLUGIN_SECRET: gw.secret } },
+      (err, stdout, stderr) => {
+        resolve({ code: err === null ? 0 : 1, stdout, stderr });
+      },
+    );
+  });
+}
+
+test('a method-dispatched route (GET and POST rules on one path) under a policy with use_standard_auth: explain follows the dispatcher to the rule API, 401 by auth-token as a real request', async () => {
+  await applyManifest(
+    cp,
+    `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: dispatch, namespace: ${NS}}
+spec:
+  parentRefs: [{name: edge}]
+  hostnames: [dispatch.example]
+  rules:
+    - matches: [{path: {type: PathPrefix, value: /items}, method: GET}]
+      backendRefs: [{name: svc-a, port: 80}]
+    - matches: [{path: {type: PathPrefix, value: /items}, method: POST}]
+      backendRefs: [{name: svc-a, port: 80}]
+---
+${policy('dispatch-auth', 'dispatch', '  use_standard_auth: true\n')}`,
+  );
+  await ancestors('dispatch-auth', (l) => reasonOf(l[0]) === 'Accepted');
+  await servedApiWith('dispatch-auth');
+  const real = await waitStatus('dispatch.example', '/items/1', 401);
+  assert.equal(real.upstream, false);
+  const post = await httpRequest(`${gw.url}/items/1`, {
+    method: 'POST',
+    headers: { host: 'dispatch.example' },
+  });
+  assert.equal(post.status, 401);
+
+  const r = await explainGet('http://dispatch.example/items/1');
+  assert.equal(r.code, 0, r.stderr);
+  const x = JSON.parse(r.stdout) as ExplanationView;
+  assert.equal(x.answer.status, real.status);
+  assert.equal(x.answer.body, real.body);
+  assert.equal(x.answer.proxied_to, undefined);
+  const refused = x.steps.filter((s) => s.decision !== 'passed');
+  assert.deepEqual(
+    refused.map((s) => [s.middleware, s.status]),
+    [['auth-token', 401]],
+  );
+  // Both APIs: the dispatcher the request matched, and the GET rule's API it is handed on to,
+  // whose name carries the policy; the hop is a step between them, the refusal is the rule's.
+  const dispatcher = x.matched?.api_id;
+  assert.ok(dispatcher !== undefined);
+  assert.equal(x.hops?.length, 1);
+  const hop = x.hops[0];
+  assert.ok(hop);
+  assert.equal(hop.from, dispatcher);
+  assert.match(hop.target, /^GET svc:\/\/[^/]+\/1$/);
+  assert.equal(hop.path, '/items/1');
+  assert.match(hop.matched.name, new RegExp(`rules\\[0\\].* with SvcRoutePolicy ${NS}/dispatch-auth$`));
+  assert.ok(x.steps.some((s) => s.middleware === 'internal-target' && s.api_id === dispatcher));
+  assert.equal(refused[0]?.api_id, hop.matched.api_id);
+
+  const table = await explainGet('http://dispatch.example/items/1', {}, true);
+  assert.equal(table.code, 0, table.stderr);
+  assert.match(
+    table.stdout,
+    new RegExp(`^Hop 1: +GET svc://\\S+ -> .* with SvcRoutePolicy ${NS}/dispatch-auth \\(`, 'm'),
+  );
+  assert.match(table.stdout, /^upstream +internal-target +passed /m);
+  assert.match(
+    table.stdout,
+    new RegExp(`^By: +auth-token \\(authentication\\) of .* with SvcRoutePolicy ${NS}/dispatch-auth`, 'm'),
+  );
+
+  // With a key to the rule's API: 200 from the upstream, and explain says the upstream.
+  const id = hop.matched.api_id;
+  const key = await admin(gw, 'POST', '/svc/keys/e2e-dispatch-key', {
+    org_id: ORG,
+    access_rights: { [id]: { api_id: id, api_name: hop.matched.name, versions: ['Default'] } },
+  });
+  assert.equal(key.status, 200, JSON.stringify(key.body));
+  const ok = await waitStatus('dispatch.example', '/items/1', 200, { authorization: 'e2e-dispatch-key' });
+  assert.equal(ok.upstream, true);
+  assert.equal((JSON.parse(ok.body) as { path: string }).path, '/items/1');
+  const passed = await explainGet('http://dispatch.example/items/1', { authorization: 'e2e-dispatch-key' });
+  assert.equal(passed.code, 0, passed.stderr);
+  const y = JSON.parse(passed.stdout) as ExplanationView;
+  assert.equal(y.answer.status, 200);
+  assert.match(y.answer.proxied_to ?? '', new RegExp(`^GET http://[^/]+:${String(upstream.port)}/items/1$`));
 });
 
 test('a newer policy on the same route is Conflicted naming the older one, which still applies', async () => {
