@@ -518,7 +518,7 @@ test("RequestMirror: the mirror backend gets a copy, the client the main backend
   );
 });
 
-test('status: what svc cannot serve is refused (UnsupportedValue) and not served; missing and forbidden backends named', async () => {
+test('status: what svc cannot serve is refused (UnsupportedValue) and not served; missing and forbidden backends named; a backend appProtocol the gateway cannot speak is UnsupportedProtocol (500)', async () => {
   await applyManifest(
     cp,
     route(
@@ -561,6 +561,41 @@ test('status: what svc cannot serve is refused (UnsupportedValue) and not served
   // A rule without a usable backend answers 500, as the spec says.
   await waitServed('refs.example', '/missing', { status: 500 });
   await waitServed('refs.example', '/cross', { status: 500 });
+
+  // A backend port whose appProtocol the gateway cannot speak (HTTP/2): UnsupportedProtocol, 500;
+  // the same port as kubernetes.io/ws (WebSocket over HTTP/1.1) is served.
+  const appProtocolService = (appProtocol: string): string => `apiVersion: v1
+kind: Service
+metadata: {name: svc-proto, namespace: ${NS}}
+spec: {ports: [{name: http, port: 80, appProtocol: ${appProtocol}}]}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: svc-proto-1
+  namespace: ${NS}
+  labels: {kubernetes.io/service-name: svc-proto}
+addressType: IPv4
+ports: [{name: http, port: ${upstreams.a.port}, protocol: TCP}]
+endpoints: [{addresses: [${HOST}], conditions: {ready: true}}]
+`;
+  await applyManifest(cp, appProtocolService('kubernetes.io/h2c'));
+  await applyManifest(
+    cp,
+    route('proto', `  hostnames: [proto.example]\n  rules: [{backendRefs: [{name: svc-proto, port: 80}]}]\n`),
+  );
+  const h2c = await routeConditions('proto', (c) => condition(c, 'ResolvedRefs')?.status === 'False');
+  assert.equal(condition(h2c, 'Accepted')?.status, 'True');
+  assert.equal(condition(h2c, 'ResolvedRefs')?.reason, 'UnsupportedProtocol');
+  assert.match(
+    condition(h2c, 'ResolvedRefs')?.message ?? '',
+    /Service gwapi\/svc-proto port 80 has appProtocol "kubernetes\.io\/h2c"/,
+  );
+  await waitServed('proto.example', '/', { status: 500 });
+  await applyManifest(cp, appProtocolService('kubernetes.io/ws'));
+  await waitServed('proto.example', '/', { upstream: 'a' });
+  const ws = await routeConditions('proto', (c) => condition(c, 'ResolvedRefs')?.status === 'True');
+  assert.equal(condition(ws, 'ResolvedRefs')?.reason, 'ResolvedRefs');
 
   // The grant makes the cross-namespace backend usable.
   await applyManifest(
@@ -664,6 +699,78 @@ spec:
   assert.deepEqual(kinds.supportedKinds, []);
   assert.equal(condition(kinds.conditions, 'ResolvedRefs')?.reason, 'InvalidRouteKinds');
   await cp.kubectl(['delete', 'gateways.gateway.networking.k8s.io', 'certs', '-n', NS, '--wait=false']);
+});
+
+test('an HTTP and an HTTPS listener on one port: both Conflicted ProtocolConflict, not accepted, not programmed; no route attaches, no API is generated', async () => {
+  const certificate = await makeCert('clash.example');
+  await applyManifest(
+    cp,
+    `${tlsSecretManifest(NS, 'clash-cert', certificate)}---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: clash, namespace: ${NS}}
+spec:
+  gatewayClassName: svc
+  listeners:
+    - {name: clear, port: 8090, protocol: HTTP}
+    - {name: secure, port: 8090, protocol: HTTPS, tls: {certificateRefs: [{name: clash-cert}]}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: on-clash, namespace: ${NS}}
+spec:
+  parentRefs: [{name: clash}]
+  rules: [{backendRefs: [{name: svc-a, port: 80}]}]
+`,
+  );
+  interface Listener {
+    name: string;
+    attachedRoutes: number;
+    conditions: Cond[];
+  }
+  const g = await waitFor('Gateway clash status', async () => {
+    const got = await getJson<{ status?: { conditions?: Cond[]; listeners?: Listener[] } }>(
+      'gateways.gateway.networking.k8s.io',
+      'clash',
+      NS,
+    );
+    const listeners = got.status?.listeners ?? [];
+    return listeners.length === 2 && listeners.every((l) => condition(l.conditions, 'Programmed'))
+      ? got.status
+      : undefined;
+  });
+  for (const l of g.listeners ?? []) {
+    assert.equal(condition(l.conditions, 'Conflicted')?.status, 'True', l.name);
+    assert.equal(condition(l.conditions, 'Conflicted')?.reason, 'ProtocolConflict', l.name);
+    assert.equal(condition(l.conditions, 'Accepted')?.status, 'False', l.name);
+    assert.equal(condition(l.conditions, 'Programmed')?.status, 'False', l.name);
+    assert.equal(l.attachedRoutes, 0, l.name);
+  }
+  assert.equal(condition(g.conditions, 'Accepted')?.status, 'False');
+  assert.equal(condition(g.conditions, 'Accepted')?.reason, 'ListenersNotValid');
+  assert.match(
+    condition(g.conditions, 'Accepted')?.message ?? '',
+    /conflicted: clear \(ProtocolConflict\), secure \(ProtocolConflict\)/,
+  );
+  const parent = await waitFor('HTTPRoute on-clash status', async () => {
+    const r = await getJson<{
+      status?: { parents?: { parentRef: { name: string }; conditions: Cond[] }[] };
+    }>('httproutes.gateway.networking.k8s.io', 'on-clash', NS);
+    return r.status?.parents?.find((p) => p.parentRef.name === 'clash');
+  });
+  assert.equal(condition(parent.conditions, 'Accepted')?.reason, 'NotAllowedByListeners');
+  const apis = await cp.kubectl([
+    'get',
+    'apidefinitions',
+    '-n',
+    NS,
+    '-l',
+    'svc.io/gateway=clash',
+    '-o',
+    'name',
+  ]);
+  assert.equal(apis.stdout.trim(), '', 'no API is generated for conflicted listeners');
+  await cp.kubectl(['delete', 'gateways.gateway.networking.k8s.io', 'clash', '-n', NS, '--wait=false']);
 });
 
 test("a listener's certificate Secret of another namespace: served as a ReferenceGrant allows it (every Secret, or by name), refused for another name, withdrawn with the grant", async () => {
