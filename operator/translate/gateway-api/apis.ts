@@ -180,7 +180,9 @@ export function buildApis(
    * Where a group's APIs listen: the gateway port allocated to the Gateway for the listener port
    * (per-Gateway addresses); else the listener port, the gateway's own HTTP port needing none.
    */
-  const listenOn = (g: Group): Pick<ApiDefinitionSpec, 'protocol' | 'listen_port'> => {
+  const listenOn = (
+    g: Pick<Group, 'port' | 'listener'>,
+  ): Pick<ApiDefinitionSpec, 'protocol' | 'listen_port'> => {
     const own = ctx.ownPorts?.[g.port];
     if (own !== undefined) return { protocol: g.listener.scheme, listen_port: own };
     return g.listener.scheme === 'http' && g.port === ctx.gatewayPort
@@ -381,6 +383,39 @@ export function buildApis(
     if (!g.exact && !groups.has(exactKey) && bareFallback !== fallbackOf(g)) {
       add(dispatcher(gatewayApiId(gateway, 'group', g.port, g.domain, 'Exact', g.path), true, bareFallback));
     }
+  }
+  // An HTTPS listener without a hostname answers the TLS handshake of any name on its port with
+  // its certificate, then 404 for a host no route serves (the spec's HTTPRouteHTTPSListener). The
+  // gateway serves a port's other names with the certificate of an API of that port without a
+  // domain (gateway/certs/sni.ts): when the listener's routes all name hosts, such an API is
+  // made for it, at `/`, answering 404.
+  const hostless = new Map<number, ServedListener>();
+  for (const c of candidates) {
+    const l = c.listener;
+    const port = l.listener.port;
+    if (l.scheme !== 'https' || !l.usable || (l.listener.hostname ?? '') !== '' || l.secrets.length === 0)
+      continue;
+    if (ctx.ownPorts !== undefined && ctx.ownPorts[port] === undefined) continue;
+    if (!hostless.has(port)) hostless.set(port, l);
+  }
+  for (const [port, l] of hostless) {
+    if ([...groups.values()].some((g) => g.port === port && g.domain === '')) continue;
+    uses.notFound = true;
+    add({
+      api_id: gatewayApiId(gateway, 'listener-default', port),
+      name: `${gwName} https://*:${String(port)} listener ${l.listener.name}: its certificate for other hosts (404)`,
+      use_keyless: true,
+      active: true,
+      ...listenOn({ port, listener: l }),
+      certificate_secret_names: [...l.secrets],
+      proxy: {
+        listen_path: '/',
+        listen_path_case_sensitive: true,
+        target_url: `svc://${notFoundId}/`,
+        strip_listen_path: false,
+      },
+      version_data: oneVersion({}),
+    });
   }
   if (uses.notFound) add(answering(notFoundId, 404, 'not found'));
   if (uses.error) add(answering(errorId, 500, 'no backend'));
