@@ -141,7 +141,7 @@ const cases: { name: string; in: ExplanationView; lines: RegExp[] }[] = [
       /^API: {6}ns\/edge http:\/\/shop\/api \(d1\) at \/api$/m,
       /^Hop 1: {4}GET svc:\/\/r1\/x -> ns\/edge ns\/shop rules\[1\] with SvcRoutePolicy ns\/auth \(r1\) at \/api$/m,
       /^ {10}the request goes on as GET \/api\/x through that API's own chain$/m,
-      /^upstream +internal-target +passed +GET svc:\/\/r1\/x -> ns\/edge ns\/shop rules\[1\] with SvcRoutePolicy ns\/auth \(r1\); as GET \/api\/x$/m,
+      /^upstream +internal-target +passed +GET svc:\/\/r1\/x -> r1; as GET \/api\/x$/m,
       /^authentication +auth-token +refused 401 Authorization field missing$/m,
       /^Answer: {3}401 \{"error":"Authorization field missing"\}$/m,
       /^By: {7}auth-token \(authentication\) of ns\/edge ns\/shop rules\[1\] with SvcRoutePolicy ns\/auth \(r1\)$/m,

@@ -81,9 +81,10 @@ function detailText(d: Record<string, unknown>): string {
     }
   }
   if (typeof d.remaining === 'number') parts.push(`remaining ${d.remaining}`);
-  const to = d.to as { api_id?: unknown; name?: unknown } | undefined;
+  // A hop: the next API by ID (its name is on the Hop line above the table).
+  const to = d.to as { api_id?: unknown } | undefined;
   if (typeof d.target === 'string' && to !== undefined) {
-    parts.push(`${d.target} -> ${String(to.name)} (${String(to.api_id)})`);
+    parts.push(`${d.target} -> ${String(to.api_id)}`);
     if (typeof d.request === 'string') parts.push(`as ${d.request}`);
   } else if (typeof d.target === 'string') {
     parts.push(d.target);
