@@ -9,7 +9,8 @@
  *   answer carries;
  * - GraphQL (`GraphQLDataSource`, `GraphQL`): the field with its sub-selection, sent as a GraphQL
  *   query (with the variables it uses) to another GraphQL server, or a fixed operation with its
- *   templated variables;
+ *   templated variables; the selection is rewritten for the source (source-query.ts: fields
+ *   other sources serve left out, the fields their templates read added, aliases read back);
  * - Kafka (`Kafka`): a subscription field whose events are the messages of topics (kafka.ts),
  *   each message the source's answer for one event.
  * The field's key path selects its value in the answer (a GraphQL answer's `data`). graphql-js
@@ -17,21 +18,17 @@
  * per-request loader). A failed call becomes a GraphQL error with the field's path, never a 500.
  */
 import {
+  defaultFieldResolver,
   GraphQLError,
   GraphQLObjectType,
   getNamedType,
   isAbstractType,
-  Kind,
-  OperationTypeNode,
-  print,
-  visit,
-  type FieldNode,
   type GraphQLFieldResolver,
-  type GraphQLResolveInfo,
   type GraphQLSchema,
 } from 'graphql';
 import { isPlainObject } from '../../lib/plain-object.ts';
 import type { DataSourceAnswer, InternalSource } from './internal-sources.ts';
+import { answered, readAnswer, sourceQuery, type Graph } from './source-query.ts';
 import type { EngineField, GraphqlSource, KafkaSource, RestSource } from './sources.ts';
 
 /** What resolvers share in one request. */
@@ -212,42 +209,6 @@ function restResolver(
   };
 }
 
-/** The query sending `info`'s field, with its sub-selection and the fragments it uses. */
-function subQuery(info: GraphQLResolveInfo): { query: string; variables: Record<string, unknown> } {
-  const first = info.fieldNodes[0];
-  if (first === undefined) throw new GraphQLError('no field to send');
-  const field: FieldNode = { ...first, alias: undefined };
-  const selections = info.fieldNodes.flatMap((n) => n.selectionSet?.selections ?? []);
-  const node: FieldNode = {
-    ...field,
-    ...(selections.length > 0 ? { selectionSet: { kind: Kind.SELECTION_SET, selections } } : {}),
-  };
-  const used = new Set<string>();
-  const vars = new Set<string>();
-  const walk = (n: unknown): void => {
-    visit(n as FieldNode, {
-      FragmentSpread(s) {
-        if (used.has(s.name.value)) return;
-        used.add(s.name.value);
-        const f = info.fragments[s.name.value];
-        if (f !== undefined) walk(f);
-      },
-      Variable(v) {
-        vars.add(v.name.value);
-      },
-    });
-  };
-  walk(node);
-  const defs = (info.operation.variableDefinitions ?? []).filter((d) => vars.has(d.variable.name.value));
-  const header = defs.length === 0 ? '' : `(${defs.map((d) => print(d)).join(', ')})`;
-  const opType = info.operation.operation === OperationTypeNode.MUTATION ? 'mutation' : 'query';
-  const fragments = [...used].map((n) => info.fragments[n]).filter((f) => f !== undefined);
-  const query = [`${opType}${header} { ${print(node)} }`, ...fragments.map((f) => print(f))].join('\n');
-  const variables: Record<string, unknown> = {};
-  for (const v of vars) if (v in info.variableValues) variables[v] = info.variableValues[v];
-  return { query, variables };
-}
-
 /**
  * The variables of a fixed operation, each string's templates filled; a string that is one
  * template alone takes the value as it is (a number stays a number).
@@ -277,12 +238,16 @@ function filledVariables(
 function graphqlResolver(
   source: GraphqlSource,
   path: readonly string[] | undefined,
+  graph: Graph,
 ): GraphQLFieldResolver<unknown, EngineContext> {
   return async (parent, rawArgs, ctx, info) => {
+    // A field of an object this source answered was asked along with it.
+    const own = answered(parent);
+    if (own?.source === source) return own.values[info.path.key];
     const args = rawArgs as Record<string, unknown>;
-    const { query, variables } =
+    const { query, variables, plan } =
       source.operation === undefined
-        ? subQuery(info)
+        ? sourceQuery(info, graph, source)
         : {
             query: source.operation.query,
             variables: filledVariables(
@@ -291,6 +256,7 @@ function graphqlResolver(
               args,
               ctx.requestHeaders,
             ) as Record<string, unknown>,
+            plan: undefined,
           };
     const headers = filledHeaders(source.headers, parent, args, ctx.requestHeaders);
     let url = source.url;
@@ -319,7 +285,9 @@ function graphqlResolver(
         extensions: { status: answer.status },
       });
     }
-    return mapped(res.data, path);
+    if (plan === undefined) return mapped(res.data, path);
+    const data = { ...res.data, [info.fieldName]: readAnswer(res.data[info.fieldName], plan, source) };
+    return mapped(data, path);
   };
 }
 
@@ -343,6 +311,7 @@ function typed(
  * the data sources set.
  */
 export function wireEngine(schema: GraphQLSchema, fields: readonly EngineField[]): void {
+  const graph: Graph = { schema, fields: new Map(fields.map((f) => [`${f.typeName}.${f.fieldName}`, f])) };
   for (const f of fields) {
     const type = schema.getType(f.typeName);
     if (!(type instanceof GraphQLObjectType)) continue;
@@ -351,7 +320,13 @@ export function wireEngine(schema: GraphQLSchema, fields: readonly EngineField[]
     const path = f.path;
     const source = f.source;
     if (source === undefined) {
-      if (path !== undefined && path.length > 0) field.resolve = (parent) => mapped(parent, path);
+      if (path !== undefined && path.length > 0) {
+        // A GraphQL source was asked for the path's first key under the client's response key.
+        field.resolve = (parent, _args, _ctx, info) => {
+          const a = answered(parent);
+          return a === undefined ? mapped(parent, path) : pick(a.values[info.path.key], path.slice(1));
+        };
+      }
       continue;
     }
     const abstract = isAbstractType(getNamedType(field.type));
@@ -370,8 +345,19 @@ export function wireEngine(schema: GraphQLSchema, fields: readonly EngineField[]
     }
     field.resolve =
       source.kind === 'graphql'
-        ? typed(graphqlResolver(source, path), abstract ? source.defaultTypeName : undefined)
+        ? typed(graphqlResolver(source, path, graph), abstract ? source.defaultTypeName : undefined)
         : restResolver(source, path, abstract);
+  }
+  // Every other field reads its parent: an object a GraphQL source answered by the response key.
+  for (const t of Object.values(schema.getTypeMap())) {
+    if (!(t instanceof GraphQLObjectType) || t.name.startsWith('__')) continue;
+    for (const field of Object.values(t.getFields())) {
+      if (field.resolve !== undefined) continue;
+      field.resolve = (parent, args, ctx, info) => {
+        const a = answered(parent);
+        return a === undefined ? defaultFieldResolver(parent, args, ctx, info) : a.values[info.path.key];
+      };
+    }
   }
   for (const t of Object.values(schema.getTypeMap())) {
     if (isAbstractType(t) && t.resolveType === undefined) {

@@ -32,6 +32,8 @@ export interface RestSource {
   defaultTypeName: string | undefined;
   /** The member of an abstract type an answer with this status is (any status, errors too). */
   typeByStatus: ReadonlyMap<number, string>;
+  /** The key paths of the parent object its templates read (`{{ .object.a.b }}`: `[a, b]`). */
+  objectFields: readonly (readonly string[])[];
 }
 
 /** Another GraphQL server (v1 `GraphQLDataSource`, v2 `GraphQL`). */
@@ -50,6 +52,8 @@ export interface GraphqlSource {
   subscriptionType: string;
   /** The object type a value without `__typename` is, for a field of an abstract type (v2 `default_type_name`). */
   defaultTypeName?: string | undefined;
+  /** The key paths of the parent object its templates read (`{{ .object.a.b }}`: `[a, b]`). */
+  objectFields: readonly (readonly string[])[];
 }
 
 /**
@@ -92,6 +96,28 @@ function kafkaVersion(parts: number[]): string {
   return (parts[0] ?? 0) >= 1 ? parts.slice(0, 3).join('.') : parts.join('.');
 }
 
+const OBJECT_TEMPLATE = /\{\{\s*\.?object((?:\.[A-Za-z_][A-Za-z0-9_]*)+)\s*\}\}/g;
+
+/**
+ * The key paths of the parent object that templates in `values` (strings, or objects and lists of
+ * them) read: what a GraphQL source serving the parent must be asked for when the client did not
+ * select it (engine.ts), each path once.
+ */
+export function objectFieldsOf(...values: unknown[]): string[][] {
+  const seen = new Map<string, string[]>();
+  const walk = (v: unknown): void => {
+    if (typeof v === 'string') {
+      for (const m of v.matchAll(OBJECT_TEMPLATE)) {
+        const path = (m[1] ?? '').slice(1).split('.');
+        seen.set(path.join('.'), path);
+      }
+    } else if (Array.isArray(v)) v.forEach(walk);
+    else if (v !== null && typeof v === 'object') Object.values(v).forEach(walk);
+  };
+  values.forEach(walk);
+  return [...seen.values()];
+}
+
 const dotPath = (path: string | undefined): string[] | undefined =>
   path === undefined || path === '' ? undefined : path.split('.');
 
@@ -115,6 +141,7 @@ function fromVersion1(fields: readonly TypeFieldConfiguration[]): EngineField[] 
           headers: c.headers ?? {},
           operation: undefined,
           subscriptionType: '',
+          objectFields: objectFieldsOf(c.url, c.headers),
         },
       };
     }
@@ -129,6 +156,7 @@ function fromVersion1(fields: readonly TypeFieldConfiguration[]): EngineField[] 
         query: [],
         body: c.body === '' ? undefined : c.body,
         defaultTypeName: c.default_type_name,
+        objectFields: objectFieldsOf(c.url, c.headers, c.body),
         typeByStatus: new Map(
           (c.status_code_type_name_mappings ?? []).flatMap((m) =>
             m.type_name === undefined || m.type_name === '' ? [] : [[m.status_code, m.type_name] as const],
@@ -168,6 +196,7 @@ function v2Source(
       body: c.body === '' ? undefined : c.body,
       defaultTypeName: undefined,
       typeByStatus: new Map(),
+      objectFields: objectFieldsOf(c.url, headers, c.query, c.body),
     };
   }
   if (kind === 'GraphQL') {
@@ -180,6 +209,7 @@ function v2Source(
         c.has_operation === true ? { query: c.operation ?? '', variables: c.variables ?? {} } : undefined,
       subscriptionType: c.subscription_type ?? '',
       defaultTypeName: c.default_type_name === '' ? undefined : c.default_type_name,
+      objectFields: objectFieldsOf(c.url, headers, c.has_operation === true ? c.variables : undefined),
     };
   }
   if (kind === 'Kafka') {
