@@ -2,10 +2,11 @@
  * GraphQL through a real gateway, against a real GraphQL upstream (graphql-js) and two JSON
  * upstreams, as tables run with the files and Redis stores, fast path on and off: proxyOnly
  * validation (GET and POST, variables; invalid queries never reach the upstream), introspection
- * off, the key's depth limit and field permissions from a policy, the execution engine over
- * HTTP JSON and GraphQL data sources (nested template URLs, a union chosen by status code,
- * concurrent fetches, an upstream error with its path), the playground page, and a subscription
- * relayed over WebSocket.
+ * off, the key's depth limit and field permissions from a policy (proxyOnly and both forms of
+ * the engine), the execution engine over HTTP JSON and GraphQL data sources (nested template URLs,
+ * a union chosen by status code, concurrent fetches, an upstream error with its path, a GraphQL
+ * source's list joined with a REST child reading the parent's id, aliases at every level), the
+ * playground page, and a subscription relayed over WebSocket.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -36,7 +37,7 @@ after(async () => {
 });
 
 const UDG_SDL = `
-type Query { user(id: ID!): User lookup(id: ID!): Lookup hello(name: String): String broken: String }
+type Query { user(id: ID!): User lookup(id: ID!): Lookup hello(name: String): String broken: String users: [User!] }
 type User { id: ID! name: String posts: [Post!] }
 type Post { id: ID! title: String }
 type NotFound { message: String }
@@ -53,11 +54,76 @@ type Subscription { count(to: Int!): Int! }
 `;
 
 /**
+ * The version 1 graph (`type_field_configurations`): users by REST, each user's posts by REST from
+ * the user's id, a union chosen by status code, and `hello` and the list of `users` from the
+ * GraphQL upstream (so a list of a GraphQL source joins the REST posts).
+ */
+const udg1 = (): Record<string, unknown> => ({
+  enabled: true,
+  execution_mode: 'executionEngine',
+  schema: UDG_SDL,
+  type_field_configurations: [
+    {
+      type_name: 'Query',
+      field_name: 'user',
+      mapping: { disabled: true },
+      data_source: {
+        kind: 'HTTPJSONDataSource',
+        data_source_config: { url: `${users.url}/users/{{ .arguments.id }}` },
+      },
+    },
+    {
+      type_name: 'User',
+      field_name: 'posts',
+      mapping: { path: 'items' },
+      data_source: {
+        kind: 'HTTPJSONDataSource',
+        data_source_config: { url: `${posts.url}/users/{{.object.id}}/posts`, method: 'GET' },
+      },
+    },
+    {
+      type_name: 'Query',
+      field_name: 'lookup',
+      mapping: { disabled: true },
+      data_source: {
+        kind: 'HTTPJSONDataSource',
+        data_source_config: {
+          url: `${users.url}/users/{{.arguments.id}}`,
+          default_type_name: 'User',
+          status_code_type_name_mappings: [{ status_code: 404, type_name: 'NotFound' }],
+        },
+      },
+    },
+    {
+      type_name: 'Query',
+      field_name: 'hello',
+      data_source: {
+        kind: 'GraphQLDataSource',
+        data_source_config: { url: `${gql.url}/graphql`, method: 'POST' },
+      },
+    },
+    {
+      type_name: 'Query',
+      field_name: 'users',
+      data_source: {
+        kind: 'GraphQLDataSource',
+        data_source_config: { url: `${gql.url}/graphql`, method: 'POST' },
+      },
+    },
+    {
+      type_name: 'Query',
+      field_name: 'broken',
+      data_source: { kind: 'HTTPJSONDataSource', data_source_config: { url: `${users.url}/fail` } },
+    },
+  ],
+});
+
+/**
  * The version 2 form (`graphql.version: "2"`, `graphql.engine`) of the v1 graph of `udg` (but
  * `lookup`, whose status code mapping v2 has no words for), and more: REST with a method, query
  * parameters, headers and a body from arguments; default mapping by field name; a field mapped
  * from its parent; a GraphQL source with a fixed operation, one with an empty body (as the
- * reference's samples write it); global headers.
+ * reference's samples write it), serving `users` too; global headers.
  */
 const udg2 = (): Record<string, unknown> => ({
   enabled: true,
@@ -93,7 +159,7 @@ const udg2 = (): Record<string, unknown> => ({
         name: 'hello',
         // Its subscription too: relayed over WebSocket to the source.
         root_fields: [
-          { type: 'Query', fields: ['hello'] },
+          { type: 'Query', fields: ['hello', 'users'] },
           { type: 'Subscription', fields: ['count'] },
         ],
         // An empty body, as the reference's samples write on GraphQL sources: it sets nothing.
@@ -181,60 +247,11 @@ const apis = (): Record<string, unknown>[] => [
       introspection: { disabled: true },
     },
   }),
-  keyless('udg', '/udg/', '', {
-    graphql: {
-      enabled: true,
-      execution_mode: 'executionEngine',
-      schema: UDG_SDL,
-      type_field_configurations: [
-        {
-          type_name: 'Query',
-          field_name: 'user',
-          mapping: { disabled: true },
-          data_source: {
-            kind: 'HTTPJSONDataSource',
-            data_source_config: { url: `${users.url}/users/{{ .arguments.id }}` },
-          },
-        },
-        {
-          type_name: 'User',
-          field_name: 'posts',
-          mapping: { path: 'items' },
-          data_source: {
-            kind: 'HTTPJSONDataSource',
-            data_source_config: { url: `${posts.url}/users/{{.object.id}}/posts`, method: 'GET' },
-          },
-        },
-        {
-          type_name: 'Query',
-          field_name: 'lookup',
-          mapping: { disabled: true },
-          data_source: {
-            kind: 'HTTPJSONDataSource',
-            data_source_config: {
-              url: `${users.url}/users/{{.arguments.id}}`,
-              default_type_name: 'User',
-              status_code_type_name_mappings: [{ status_code: 404, type_name: 'NotFound' }],
-            },
-          },
-        },
-        {
-          type_name: 'Query',
-          field_name: 'hello',
-          data_source: {
-            kind: 'GraphQLDataSource',
-            data_source_config: { url: `${gql.url}/graphql`, method: 'POST' },
-          },
-        },
-        {
-          type_name: 'Query',
-          field_name: 'broken',
-          data_source: { kind: 'HTTPJSONDataSource', data_source_config: { url: `${users.url}/fail` } },
-        },
-      ],
-    },
-  }),
+  keyless('udg', '/udg/', '', { graphql: udg1() }),
   keyless('udg2', '/udg2/', '', { graphql: udg2() }),
+  // The same graphs behind a key: depth and field limits apply as on proxyOnly APIs.
+  keyed('udgk', '/udgk/', '', { graphql: udg1() }),
+  keyed('udg2k', '/udg2k/', '', { graphql: udg2() }),
   keyless('users-api', '/users-api/', users.url, {}, { strip_listen_path: true }),
   keyed('users-keyed', '/users-keyed/', users.url, {
     proxy: { listen_path: '/users-keyed/', target_url: users.url, strip_listen_path: true },
@@ -479,12 +496,115 @@ const rows: Row[] = [
     status: 400,
     error: 'Field "user" argument "id" of type "ID!" is required, but it was not provided.',
   },
+  {
+    // The GraphQL source is not sent `posts` (its upstream has no such field) but is asked for
+    // the id the posts' URL reads, which the client did not select and does not get.
+    name: "engine: a GraphQL source's list joined with a REST child reading {{.object.id}}, the id not selected, aliases at every level",
+    path: '/udg/',
+    params: { query: '{ people: users { who: name writes: posts { t: title } } }' },
+    status: 200,
+    body: {
+      data: {
+        people: [
+          { who: 'Ada', writes: [{ t: 'Notes' }, { t: 'Engines' }] },
+          { who: 'Brian', writes: [{ t: 'C' }] },
+        ],
+      },
+    },
+    upstream: true,
+  },
+  {
+    name: 'engine: only the REST child of a GraphQL source selected',
+    path: '/udg/',
+    params: { query: '{ users { posts { title } } }' },
+    status: 200,
+    body: {
+      data: { users: [{ posts: [{ title: 'Notes' }, { title: 'Engines' }] }, { posts: [{ title: 'C' }] }] },
+    },
+    upstream: true,
+  },
+  {
+    name: 'engine: a GraphQL source selection with a fragment, the id selected under an alias',
+    path: '/udg/',
+    params: {
+      query: '{ users { ...U } } fragment U on User { key: id name: id posts { title } }',
+    },
+    status: 200,
+    body: {
+      data: {
+        users: [
+          { key: '1', name: '1', posts: [{ title: 'Notes' }, { title: 'Engines' }] },
+          { key: '2', name: '2', posts: [{ title: 'C' }] },
+        ],
+      },
+    },
+    upstream: true,
+  },
+  {
+    name: 'engine, keyed: within the depth limit',
+    path: '/udgk/',
+    key: 'udg-limited',
+    params: { query: '{ users { id } }' },
+    status: 200,
+    body: { data: { users: [{ id: '1' }, { id: '2' }] } },
+    upstream: true,
+  },
+  {
+    name: 'engine, keyed: past the depth limit is 403, no source called',
+    path: '/udgk/',
+    key: 'udg-limited',
+    params: { query: '{ users { posts { title } } }' },
+    status: 403,
+    body: { errors: [{ message: 'depth limit exceeded' }] },
+    upstream: false,
+  },
+  {
+    name: 'engine, keyed: a restricted field is 403, naming it, no source called',
+    path: '/udgk/',
+    key: 'udg-limited',
+    params: { query: '{ users { id name } }' },
+    status: 403,
+    body: {
+      errors: [{ message: 'field: name is restricted on type: User', locations: [{ line: 1, column: 14 }] }],
+    },
+    upstream: false,
+  },
+  {
+    name: 'engine, keyed: another key may query the restricted field',
+    path: '/udgk/',
+    key: 'gql-open',
+    params: { query: '{ users { name } }' },
+    status: 200,
+    body: { data: { users: [{ name: 'Ada' }, { name: 'Brian' }] } },
+    upstream: true,
+  },
 ];
 
 /** The engine rows v1 and v2 share: the v2 graph answers each as the v1 graph does. */
-const bothVersions = rows.filter((r) => r.path === '/udg/' && !r.name.includes('union member'));
+const bothVersions = rows.filter(
+  (r) => (r.path === '/udg/' || r.path === '/udgk/') && !r.name.includes('union member'),
+);
 rows.push(
-  ...bothVersions.map((r) => ({ ...r, name: `${r.name} (version 2)`, path: '/udg2/' })),
+  ...bothVersions.map((r) => ({
+    ...r,
+    name: `${r.name} (version 2)`,
+    path: r.path.replace('/udg', '/udg2'),
+  })),
+  {
+    name: 'engine v2: a field mapped by path on objects of a GraphQL source (asked for as the path)',
+    path: '/udg2/',
+    params: { query: '{ users { id display } }' },
+    status: 200,
+    body: {
+      data: {
+        users: [
+          { id: '1', display: 'Ada' },
+          { id: '2', display: 'Brian' },
+        ],
+      },
+    },
+    upstream: true,
+  },
   {
     name: 'engine v2: REST method, query parameters, headers and body from arguments; global headers',
     path: '/udg2/',
@@ -585,10 +705,31 @@ describeEachSetup(
         },
       });
       assert.equal(policy.status, 200, policy.text);
+      const udgRight = (api: string) => ({
+        api_id: api,
+        versions: ['Default'],
+        restricted_types: [{ name: 'User', fields: ['name'] }],
+      });
+      const udgPolicy = await g.admin('POST', '/svc/policies', {
+        id: 'udg-pol',
+        name: 'data graph limits',
+        max_query_depth: 2,
+        partitions: { acl: true, complexity: true },
+        access_rights: { udgk: udgRight('udgk'), udg2k: udgRight('udg2k') },
+      });
+      assert.equal(udgPolicy.status, 200, udgPolicy.text);
       await g.reload();
       const keys: [string, Record<string, unknown>][] = [
         ['gql-limited', { apply_policies: ['gql-pol'] }],
-        ['gql-open', { access_rights: { gqlk: { api_id: 'gqlk', versions: ['Default'] } } }],
+        ['udg-limited', { apply_policies: ['udg-pol'] }],
+        [
+          'gql-open',
+          {
+            access_rights: Object.fromEntries(
+              ['gqlk', 'udgk', 'udg2k'].map((api) => [api, { api_id: api, versions: ['Default'] }]),
+            ),
+          },
+        ],
         [
           'gql-per-api',
           {
