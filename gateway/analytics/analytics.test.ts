@@ -19,7 +19,7 @@ import {
 import type { AnalyticsRecord } from '../../schemas/rules/analytics.ts';
 import { RequestContext } from '../pipeline/context.ts';
 import type { RouteInfo } from '../pipeline/route.ts';
-import { Analytics, BATCH_SIZE } from './analytics.ts';
+import { Analytics, BATCH_SIZE, MAX_BATCH_SIZE } from './analytics.ts';
 
 const NODE_SECRET = 'analytics-test-node-secret';
 const log = silentLogger();
@@ -61,8 +61,14 @@ async function counted(registry: Registry, outcome: string): Promise<number> {
   return Number(new RegExp(`outcome="${outcome}"\\} (\\d+)`).exec(m)?.[1] ?? NaN);
 }
 
-/** A dashboard that answers each batch `answer(contentType)` and keeps what it took. */
-async function fakeDashboard(answer: (contentType: string) => number): Promise<{
+/**
+ * A dashboard that answers each batch `answer(contentType)` (once `hold` has resolved) and keeps
+ * what it took.
+ */
+async function fakeDashboard(
+  answer: (contentType: string) => number,
+  hold: Promise<void> = Promise.resolve(),
+): Promise<{
   url: string;
   batches: { type: string; records: AnalyticsRecord[] }[];
   close: () => Promise<void>;
@@ -72,17 +78,19 @@ async function fakeDashboard(answer: (contentType: string) => number): Promise<{
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const type = req.headers['content-type'] ?? '';
-      const status = answer(type);
-      if (status === 200) {
-        const body = JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown>;
-        const records =
-          type === ANALYTICS_COLUMNS_TYPE
-            ? recordsOfColumns(body as unknown as AnalyticsColumns)
-            : (body.records as AnalyticsRecord[]);
-        batches.push({ type, records });
-      }
-      res.writeHead(status, { 'content-type': 'application/json' }).end('{"Status":"Error"}');
+      void hold.then(() => {
+        const type = req.headers['content-type'] ?? '';
+        const status = answer(type);
+        if (status === 200) {
+          const body = JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown>;
+          const records =
+            type === ANALYTICS_COLUMNS_TYPE
+              ? recordsOfColumns(body as unknown as AnalyticsColumns)
+              : (body.records as AnalyticsRecord[]);
+          batches.push({ type, records });
+        }
+        res.writeHead(status, { 'content-type': 'application/json' }).end('{"Status":"Error"}');
+      });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -137,6 +145,32 @@ test('a full batch goes at once; what comes in meanwhile waits for a full batch 
         [ANALYTICS_COLUMNS_TYPE, BATCH_SIZE],
         [ANALYTICS_COLUMNS_TYPE, 10],
       ],
+    );
+  } finally {
+    await d.close();
+  }
+});
+
+test('records that pile up while a batch is on its way go in batches of up to MAX_BATCH_SIZE', async () => {
+  let release = (): void => undefined;
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const d = await fakeDashboard(() => 200, held);
+  try {
+    const a = analyticsTo(d.url);
+    const push = (n: number): void => {
+      for (let i = 0; i < n; i++) a.onResponse(request(route('acme'), '/shop/x', 'k1'), 200);
+    };
+    push(BATCH_SIZE);
+    push(MAX_BATCH_SIZE + BATCH_SIZE);
+    assert.equal(a.buffered, MAX_BATCH_SIZE + BATCH_SIZE, 'the first batch is on its way');
+    release();
+    await waitFor('the backlog', () => (a.buffered === 0 ? true : undefined));
+    await a.close();
+    assert.deepEqual(
+      d.batches.map((b) => b.records.length),
+      [BATCH_SIZE, MAX_BATCH_SIZE, BATCH_SIZE],
     );
   } finally {
     await d.close();

@@ -37,8 +37,14 @@ import { RecordBuffer } from './record-buffer.ts';
 
 /** The header of the node secret (store/pro/connection.ts sends the same). */
 const NODE_SECRET_HEADER = 'x-svc-node-secret';
-/** Records per request to the dashboard. */
+/** Records waiting that make a batch go at once (without waiting for the interval). */
 export const BATCH_SIZE = 1000;
+/**
+ * Records per request to the dashboard at most (the dashboard takes 5000): when more than
+ * BATCH_SIZE wait (the dashboard answering slower than the traffic comes), the next batch takes
+ * them all, up to this, so a dashboard's time per batch (a transaction) drains more records.
+ */
+export const MAX_BATCH_SIZE = 5000;
 /** A send longer than this is given up (its records counted dropped). */
 const SEND_TIMEOUT_MS = 10_000;
 
@@ -138,9 +144,9 @@ export class Analytics implements RequestObserver {
   }
 
   /**
-   * Sends the buffer's full batches, and its first `due` records even in a batch that is not
-   * full (the interval's flush: what was held when it began), one batch at a time; at most one
-   * send in flight. Records that come in meanwhile wait for a full batch or the next interval:
+   * Sends the buffer while BATCH_SIZE records or more wait (each batch all of them, up to
+   * MAX_BATCH_SIZE), and its first `due` records even when fewer wait (the interval's flush:
+   * what was held when it began), one batch at a time; at most one send in flight. Records that come in meanwhile wait for a full batch or the next interval:
    * draining the buffer as fast as the dashboard answers would send batches of a few records,
    * each costing the gateway a request and the dashboard a transaction.
    */
@@ -154,7 +160,7 @@ export class Analytics implements RequestObserver {
   async #sendAll(due: number): Promise<void> {
     let left = due;
     while (this.#buffer.length >= BATCH_SIZE || (left > 0 && this.#buffer.length > 0)) {
-      const batch = this.#buffer.takeColumns(BATCH_SIZE, this.#opts.sampleRate);
+      const batch = this.#buffer.takeColumns(MAX_BATCH_SIZE, this.#opts.sampleRate);
       left -= batch.count;
       try {
         await this.#send(batch);

@@ -6,11 +6,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { silentLogger } from '../../lib/log.ts';
+import type { AnalyticsDetail } from '../../schemas/rules/analytics-detail.ts';
 import type { AnalyticsRecord } from '../../schemas/rules/analytics.ts';
 import { RequestContext } from '../pipeline/context.ts';
 import { GatewayError } from '../pipeline/errors.ts';
 import type { RouteInfo } from '../pipeline/route.ts';
-import { RecordBuffer } from './record-buffer.ts';
+import { DETAIL_CHARS_PER_BATCH, RecordBuffer } from './record-buffer.ts';
 
 const log = silentLogger();
 const route = { id: 'orders', listenPath: '/shop', api: { org_id: 'acme' } } as unknown as RouteInfo;
@@ -125,4 +126,32 @@ test('record buffer: records come out in order through wrap-around and growth; f
   take(5000);
   assert.equal(taken, pushed);
   assert.equal(buffer.length, 0);
+});
+
+test('record buffer: a batch holds detailed records up to DETAIL_CHARS_PER_BATCH of bodies; the rest wait', () => {
+  const buffer = new RecordBuffer(100);
+  const body = 'x'.repeat(DETAIL_CHARS_PER_BATCH / 4 + 1);
+  const detail: AnalyticsDetail = {
+    query: '',
+    request: { body, encoding: 'utf8', size: body.length, truncated: false },
+    response: { body: '', encoding: 'utf8', size: 0, truncated: false },
+  };
+  for (let i = 0; i < 10; i++) {
+    const c = ctx(`/shop/d${String(i)}`, (x) => {
+      x.state.detail = { read: () => detail };
+    });
+    assert.equal(buffer.push(c, 200, '', i, 0), true);
+  }
+  const first = buffer.takeColumns(5000, 1);
+  assert.equal(first.count, 4, 'the fourth body reaches the limit');
+  assert.deepEqual(
+    first.details?.map(([k]) => k),
+    [0, 1, 2, 3],
+  );
+  assert.equal(buffer.length, 6);
+  assert.deepEqual(
+    buffer.take(5000).map((r) => r.path),
+    ['/shop/d4', '/shop/d5', '/shop/d6', '/shop/d7'],
+  );
+  assert.equal(buffer.take(5000).length, 2);
 });

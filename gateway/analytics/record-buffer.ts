@@ -20,6 +20,8 @@ import { contentLength, type RequestContext } from '../pipeline/context.ts';
 import type { RouteInfo } from '../pipeline/route.ts';
 import { pathTemplate, refusalOf } from './records.ts';
 
+/** The bodies of detailed records one batch holds at most, in characters (about bytes). */
+export const DETAIL_CHARS_PER_BATCH = 1024 * 1024;
 /** Slots of a new buffer (fewer when the buffer is smaller); it grows by doubling. */
 const FIRST_CAPACITY = 1024;
 
@@ -96,14 +98,16 @@ export class RecordBuffer {
   }
 
   /**
-   * The oldest `n` records (fewer when fewer are held), as a batch of columns sent at
-   * `sampleRate` (schemas/rules/analytics-batch.ts), taken out of the buffer.
+   * The oldest `n` records (fewer when fewer are held, or when their detailed records' bodies
+   * reach DETAIL_CHARS_PER_BATCH), as a batch of columns sent at `sampleRate`
+   * (schemas/rules/analytics-batch.ts), taken out of the buffer.
    */
   takeColumns(n: number, sampleRate: number): AnalyticsColumns {
-    const count = Math.min(n, this.#length);
+    let count = Math.min(n, this.#length);
     const w = new AnalyticsColumnsWriter();
     /** Raw path -> template, for this batch: its requests mostly share a few paths. */
     const templates = new Map<string, string>();
+    let detailChars = 0;
     for (let k = 0; k < count; k++) {
       let i = this.#head + k;
       if (i >= this.#capacity) i -= this.#capacity;
@@ -120,6 +124,7 @@ export class RecordBuffer {
         }
       }
       const latency = this.#latency[i] ?? NaN;
+      const detail = this.#detail[i];
       w.add(
         this.#time[i] ?? 0,
         route?.api.org_id ?? '',
@@ -135,9 +140,14 @@ export class RecordBuffer {
         this.#requestBytes[i] ?? 0,
         this.#responseBytes[i] ?? 0,
         this.#refusal[i] ?? '',
-        this.#detail[i],
+        detail,
       );
       this.#clear(i);
+      if (detail !== undefined) {
+        detailChars += detail.request.body.length + detail.response.body.length;
+        // Bodies enough for one request to the dashboard (its limit is 4 MiB): the rest wait.
+        if (detailChars >= DETAIL_CHARS_PER_BATCH) count = k + 1;
+      }
     }
     this.#head += count;
     if (this.#head >= this.#capacity) this.#head -= this.#capacity;
