@@ -8,16 +8,29 @@
  * gateway dropping its records.
  *
  * Run alone, `node e2e/bench/gateway/analytics.ts [--quick]` measures just this pair (nginx as the
- * upstream, Redis, the two gateways, the dashboard) and prints the ratio; `make bench-gateway`
+ * upstream, Redis, the two gateways, the dashboard) and prints the ratio, and the CPU time per
+ * request of each gateway's processes (and of the dashboard, for analytics on), from `/proc`: a
+ * figure a loaded machine disturbs less than requests/s; `make bench-gateway`
  * (run.ts) measures it with the other cases and writes it to docs/benchmarks.md.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, waitFor } from '../../../lib/testing/wait.ts';
 import { send } from '../../../gateway/testing/client.ts';
 import { protectedLoad, startGatewayProcess, startProtectedOnRedis } from './cases.ts';
-import { ensureLoadgen, fmt, root, saturate, type Load, type Result } from './drivers.ts';
+import {
+  CONNECTIONS,
+  DURATION_S,
+  ensureLoadgen,
+  fmt,
+  root,
+  ROUNDS,
+  WARMUP_S,
+  wrk,
+  type Load,
+  type Result,
+} from './drivers.ts';
 import { ensureTools, startNginx } from './nginx.ts';
 import { start, stopAll } from './processes.ts';
 
@@ -34,6 +47,9 @@ export interface AnalyticsOutcomes {
 export interface AnalyticsCase {
   load: Load;
   outcomes(): Promise<AnalyticsOutcomes>;
+  /** The ports of its gateway and of its dashboard (to find their processes). */
+  port: number;
+  dashboardPort: number;
 }
 
 /**
@@ -68,6 +84,8 @@ export async function startAnalyticsCase(redisPort: number, dir: string): Promis
   if (r.status !== 200) throw new Error(`the protected API with analytics answers ${r.status}: ${r.text}`);
   return {
     load,
+    port,
+    dashboardPort,
     outcomes: async () => {
       const m = (await send({ port, path: '/metrics' })).text;
       const n = (outcome: string): number => {
@@ -99,6 +117,76 @@ export function analyticsLines(off: Result, on: Result, outcomes: AnalyticsOutco
 records sent to the dashboard ${fmt(outcomes.sent, 0)}, dropped ${fmt(outcomes.dropped, 0)}.`;
 }
 
+/** The processes whose command line has `--port <port>` (a gateway's primary and workers). */
+function processesOn(port: number): number[] {
+  const arg = `\0--port\0${String(port)}\0`;
+  const out: number[] = [];
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes(arg)) out.push(Number(pid));
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+/** CPU time (user and system) of processes so far, in milliseconds (USER_HZ is 100). */
+function cpuMs(pids: readonly number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const f =
+        readFileSync(`/proc/${String(pid)}/stat`, 'latin1')
+          .split(') ')[1]
+          ?.split(' ') ?? [];
+      ticks += Number(f[11]) + Number(f[12]);
+    } catch {
+      // gone
+    }
+  }
+  return ticks * 10;
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? (s[m] ?? NaN) : ((s[m - 1] ?? NaN) + (s[m] ?? NaN)) / 2;
+}
+
+/**
+ * `saturate` of the pair, also reading the CPU time of each gateway's processes (and of the
+ * analytics gateway's dashboard, read 2.5 s after its run so that its last batch counts) per
+ * request served: a figure the machine's load disturbs less than requests/s.
+ */
+async function saturateWithCpu(
+  off: { load: Load; port: number },
+  on: AnalyticsCase,
+): Promise<{ runs: [Result, Result]; cpu: { off: number[]; on: number[]; dashboard: number[] } }> {
+  const pids = { off: processesOn(off.port), on: processesOn(on.port), dash: processesOn(on.dashboardPort) };
+  for (const load of [off.load, on.load]) wrk(load, { seconds: WARMUP_S, connections: CONNECTIONS });
+  const best: Result[] = [];
+  const cpu = { off: [] as number[], on: [] as number[], dashboard: [] as number[] };
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const which of ['off', 'on'] as const) {
+      const load = which === 'off' ? off.load : on.load;
+      const g0 = cpuMs(pids[which]);
+      const d0 = cpuMs(pids.dash);
+      const res = wrk(load, { seconds: DURATION_S, connections: CONNECTIONS });
+      const g1 = cpuMs(pids[which]);
+      if (which === 'on') await new Promise((resolve) => setTimeout(resolve, 2500));
+      const served = res.rps * DURATION_S;
+      cpu[which].push(((g1 - g0) * 1000) / served);
+      if (which === 'on') cpu.dashboard.push(((cpuMs(pids.dash) - d0) * 1000) / served);
+      const i = which === 'off' ? 0 : 1;
+      const b = best[i];
+      if (b === undefined || res.rps > b.rps) best[i] = res;
+    }
+  }
+  return { runs: best as [Result, Result], cpu };
+}
+
 async function main(): Promise<void> {
   ensureTools();
   ensureLoadgen();
@@ -110,7 +198,8 @@ async function main(): Promise<void> {
     const analytics = await startAnalyticsCase(ports.redis, dir);
     const off = protectedLoad(ports.protected);
     console.log('bench: protected, analytics off and on, interleaved');
-    const [offRun, onRun] = saturate([off, analytics.load]) as [Result, Result];
+    const { runs, cpu } = await saturateWithCpu({ load: off, port: ports.protected }, analytics);
+    const [offRun, onRun] = runs;
     const outcomes = await settledOutcomes(analytics);
     console.log(
       `| protected, analytics off | ${fmt(offRun.rps, 0)} | ${fmt(offRun.p50ms)} ms | ${fmt(offRun.p99ms)} ms |`,
@@ -119,6 +208,12 @@ async function main(): Promise<void> {
       `| protected, analytics on | ${fmt(onRun.rps, 0)} | ${fmt(onRun.p50ms)} ms | ${fmt(onRun.p99ms)} ms |`,
     );
     console.log(analyticsLines(offRun, onRun, outcomes));
+    const offUs = median(cpu.off);
+    const onUs = median(cpu.on.map((g, i) => g + (cpu.dashboard[i] ?? NaN)));
+    console.log(
+      `CPU per request (medians of ${String(ROUNDS)} runs): off ${fmt(offUs, 1)} us; on ${fmt(onUs, 1)} us ` +
+        `(gateway ${fmt(median(cpu.on), 1)}, dashboard ${fmt(median(cpu.dashboard), 1)}); off / on ${fmt(offUs / onUs)}.`,
+    );
   } finally {
     await stopAll();
     rmSync(dir, { recursive: true, force: true });
