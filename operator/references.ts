@@ -15,8 +15,16 @@ import { resolveRef } from '../schemas/rules/references.ts';
 /** A reference with its namespace filled in. */
 export type ObjectRef = Required<NamespacedRef>;
 
+/** An access right naming an API resource (not an HTTPRoute). */
+export type ApiAccessRight = AccessRight & { kind?: ApiResourceRef['kind'] };
+
+/** Whether an access right names an HTTPRoute (the APIs generated to serve it: route-rights.ts). */
+export function isRouteRight(right: AccessRight): boolean {
+  return right.kind === 'HTTPRoute';
+}
+
 /** The API an access right names, defaults applied. */
-export function accessRef(right: AccessRight, policyNamespace: string): ApiResourceRef {
+export function accessRef(right: ApiAccessRight, policyNamespace: string): ApiResourceRef {
   return {
     kind: right.kind ?? 'ApiDefinition',
     name: right.name,
@@ -24,20 +32,30 @@ export function accessRef(right: AccessRight, policyNamespace: string): ApiResou
   };
 }
 
-/** The APIs a policy's access rights name, in order. */
+/** The access rights that name API resources, HTTPRoutes left out. */
+export function apiRights(rights: readonly AccessRight[] | undefined): ApiAccessRight[] {
+  return (rights ?? []).filter((r): r is ApiAccessRight => !isRouteRight(r));
+}
+
+/** The HTTPRoutes (`namespace/name`) access rights name, in order. */
+export function routeRightKeys(rights: readonly AccessRight[] | undefined, namespace: string): string[] {
+  return (rights ?? []).filter(isRouteRight).map((r) => `${r.namespace ?? namespace}/${r.name}`);
+}
+
+/** The APIs a policy's access rights name, in order (HTTPRoutes left out). */
 export function accessRefs(
   policy: { metadata?: { namespace?: string }; spec?: Pick<SecurityPolicySpec, 'access_rights_array'> },
   namespace = policy.metadata?.namespace ?? '',
 ): ApiResourceRef[] {
-  return (policy.spec?.access_rights_array ?? []).map((r) => accessRef(r, namespace));
+  return apiRights(policy.spec?.access_rights_array).map((r) => accessRef(r, namespace));
 }
 
-/** The APIs an ApiKey's `spec.accessRights` name, in order (the SecurityPolicy form). */
+/** The APIs an ApiKey's `spec.accessRights` name, in order (the SecurityPolicy form; HTTPRoutes left out). */
 export function keyAccessRefs(
   key: { metadata?: { namespace?: string }; spec?: { accessRights?: AccessRight[] } },
   namespace = key.metadata?.namespace ?? '',
 ): ApiResourceRef[] {
-  return (key.spec?.accessRights ?? []).map((r) => accessRef(r, namespace));
+  return apiRights(key.spec?.accessRights).map((r) => accessRef(r, namespace));
 }
 
 /**

@@ -93,7 +93,7 @@ const cases: { name: string; obj: Record<string, unknown>; want: SchemaProblem[]
       {
         path: 'spec.access_rights_array[0].kind',
         message:
-          'Unsupported value: must be one of "ApiDefinition", "SvcOasApiDefinition", "SvcStreamsApiDefinition"',
+          'Unsupported value: must be one of "ApiDefinition", "SvcOasApiDefinition", "SvcStreamsApiDefinition", "HTTPRoute"',
       },
       {
         path: 'spec.access_rights_array[0].allowed_urls[0].methods[0]',

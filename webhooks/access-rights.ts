@@ -29,7 +29,9 @@ export function limitRules(
  * Checks the access rights at `field` (`spec.access_rights_array`, `spec.accessRights`) of a
  * `holder` (`policy`, `key`) in `namespace`: limits, regular expressions of allowed URLs and
  * endpoints, no API twice (errors); `Default` named for an OAS or streams API, and an API that
- * does not exist yet (warnings: objects may come in any order).
+ * does not exist yet (warnings: objects may come in any order). An HTTPRoute entry: version
+ * `Default` only, no GraphQL field permissions (errors); the route itself is not looked up (the
+ * operator waits until APIs are generated for it).
  */
 export async function accessRightRules(
   rights: unknown,
@@ -62,7 +64,7 @@ export async function accessRightRules(
 
     const name = asString(right.name);
     const kind = asString(right.kind) ?? 'ApiDefinition';
-    if (name === undefined || !isApiKind(kind)) continue; // the schema reports it
+    if (name === undefined || (!isApiKind(kind) && kind !== 'HTTPRoute')) continue; // the schema reports it
     const ns = asString(right.namespace) ?? namespace;
     const id = `${kind} ${ns}/${name}`;
     const first = seen.get(id);
@@ -71,6 +73,11 @@ export async function accessRightRules(
       continue;
     }
     seen.set(id, i);
+    if (!isApiKind(kind)) {
+      routeRightRules(right, base, errors);
+      // The route (and the APIs generated for it) may come later: the operator waits for them.
+      continue;
+    }
     if (kind !== 'ApiDefinition' && asArray(right.versions).includes('Default')) {
       warnings.push(
         `${base}.versions: ${kind} APIs name their default version "" (an empty string), not "Default"`,
@@ -78,6 +85,32 @@ export async function accessRightRules(
     }
     if ((await lookups.get(kind, ns, name)) === undefined) {
       warnings.push(`${base}: ${id} does not exist yet: the ${holder} covers it once it is created`);
+    }
+  }
+}
+
+/**
+ * The shape of an access right naming an HTTPRoute: its rights land on the classic APIs generated
+ * for the route, which have one version, `Default`, and no GraphQL schema.
+ */
+function routeRightRules(right: Record<string, unknown>, base: string, errors: FieldError[]): void {
+  const versions = asArray(right.versions);
+  if (right.versions !== undefined && (versions.length !== 1 || versions[0] !== 'Default')) {
+    errors.push(
+      fe.invalid(
+        `${base}.versions`,
+        'the APIs generated for an HTTPRoute have one version, "Default": write versions: ["Default"] or leave it out',
+      ),
+    );
+  }
+  for (const field of ['restricted_types', 'allowed_types'] as const) {
+    if (right[field] !== undefined) {
+      errors.push(
+        fe.forbidden(
+          `${base}.${field}`,
+          'GraphQL field permissions apply to GraphQL APIs; the APIs generated for an HTTPRoute proxy HTTP: remove it',
+        ),
+      );
     }
   }
 }

@@ -49,6 +49,24 @@ const cases: {
     ],
   },
   {
+    name: 'accessRights naming an HTTPRoute not created yet, with a quota: admitted (the operator waits)',
+    spec: {
+      accessRights: [{ kind: 'HTTPRoute', name: 'shop', limit: { quota_max: 2, quota_renewal_rate: 60 } }],
+    },
+  },
+  {
+    name: 'accessRights naming an HTTPRoute with a version other than Default',
+    spec: { accessRights: [{ kind: 'HTTPRoute', name: 'shop', versions: ['Default', 'v2'] }] },
+    errors: [
+      {
+        path: 'spec.accessRights[0].versions',
+        type: 'Invalid',
+        message:
+          'the APIs generated for an HTTPRoute have one version, "Default": write versions: ["Default"] or leave it out',
+      },
+    ],
+  },
+  {
     name: 'accessRights naming one API twice',
     spec: { accessRights: [{ name: 'orders' }, { name: 'orders', namespace: 'default' }] },
     cluster: [apiDefinition('orders')],

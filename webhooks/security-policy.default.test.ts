@@ -21,6 +21,11 @@ const cases: { name: string; in: Record<string, unknown>[]; out: Record<string, 
     ],
   },
   {
+    name: 'an HTTPRoute defaults to the version of its generated (classic) APIs',
+    in: [{ name: 'shop', kind: 'HTTPRoute' }],
+    out: [{ name: 'shop', kind: 'HTTPRoute', namespace: 'shop', versions: ['Default'] }],
+  },
+  {
     name: 'values that are set are kept',
     in: [{ name: 'orders', kind: 'ApiDefinition', namespace: 'x', versions: ['v2'] }],
     out: [{ name: 'orders', kind: 'ApiDefinition', namespace: 'x', versions: ['v2'] }],

@@ -1,12 +1,14 @@
 /**
  * Defaults of SecurityPolicy access rights: `kind` is ApiDefinition, `namespace` the policy's,
- * and `versions` the default version of the kind (`Default` classic, `""` OAS and streams).
+ * and `versions` the default version of the kind (`Default` classic and HTTPRoute, `""` OAS and
+ * streams).
  */
 import { asObject, asString, metaOf } from './access.ts';
 import { clone, defaultContextRef, moveEarlierName, eachObject } from './defaults.ts';
 import { defaultApiVersion } from '../schemas/kinds/security-policy.ts';
 
-const defaultVersion: Readonly<Record<string, string>> = defaultApiVersion;
+// An HTTPRoute's rights apply to the classic ApiDefinitions generated for it: `Default`.
+const defaultVersion: Readonly<Record<string, string>> = { ...defaultApiVersion, HTTPRoute: 'Default' };
 
 /** A copy of `obj` with its access rights and contextRef defaulted. */
 export function defaultSecurityPolicy(obj: unknown): unknown {

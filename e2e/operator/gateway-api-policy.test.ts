@@ -8,7 +8,10 @@
  * list; 429 past a route's rate limit; and the policy's status.ancestors (Accepted, Conflicted,
  * TargetNotFound). A route whose rules dispatch by method (a dispatcher API handing requests to
  * internal per-rule APIs) explains as a real request is answered: the hop followed, 401 by the
- * rule's auth-token.
+ * rule's auth-token. Keys' quotas and rate limits on routes: a SecurityPolicy whose access rights
+ * name an HTTPRoute (the operator expands it to the generated APIs serving the route) given to an
+ * ApiKey, applied before the route exists: they wait, then the key gets 200, 200, 403 quota
+ * exceeded; on a route dispatching by method, the key passes on both rules' APIs.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -27,7 +30,8 @@ import {
   type GatewayProc,
   type OperatorProc,
 } from '../harness/processes.ts';
-import { admin, applyManifest, root, startCluster } from './helpers.ts';
+import { admin, applyManifest, readyOf, root, startCluster, waitForStatus } from './helpers.ts';
+import { secretValue } from './api-key-fixtures.ts';
 
 const NS = 'gwpol';
 const ORG = 'e2e-org';
@@ -428,4 +432,151 @@ spec:
   );
   await ancestors('later', (l) => reasonOf(l[0]) === 'Accepted' && l.length === 1);
   await waitStatus('later.example', '/', 401);
+});
+
+/** Waits until a resource's Ready condition has `reason` (and `message`, when given). */
+async function waitReason(kind: string, name: string, reason: string, message?: RegExp) {
+  const st = await waitForStatus(cp, { kind, ns: NS, name }, `Ready ${reason}`, (s) => {
+    const r = readyOf(s);
+    return r?.reason === reason && (message === undefined || message.test(r.message ?? ''));
+  });
+  return readyOf(st);
+}
+
+/** An HTTPRoute of the test's Gateway for `host`, its rules' YAML given, and a SvcRoutePolicy asking for keys. */
+const keyedRoute = (name: string, rules: string): string => `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: ${name}, namespace: ${NS}}
+spec:
+  parentRefs: [{name: edge}]
+  hostnames: [${name}.example]
+  rules:
+${rules}---
+${policy(`${name}-auth`, name, '  use_standard_auth: true\n')}`;
+
+test('a SecurityPolicy naming an HTTPRoute gives a key its quota on the route: applied key, policy, route, they wait, then 200, 200, 403 quota exceeded', async () => {
+  await applyManifest(
+    cp,
+    `apiVersion: svc.svc.io/v1alpha1
+kind: ApiKey
+metadata: {name: route-key, namespace: ${NS}}
+spec:
+  policies: [route-plan]
+`,
+  );
+  await waitReason('apikey', 'route-key', 'PolicyNotFound');
+  await applyManifest(
+    cp,
+    `apiVersion: svc.svc.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: route-plan, namespace: ${NS}}
+spec:
+  name: route-plan
+  rate: 100
+  per: 60
+  quota_max: 2
+  quota_renewal_rate: 86400
+  access_rights_array: [{kind: HTTPRoute, name: keyed}]
+`,
+  );
+  const waiting = await waitReason(
+    'securitypolicy',
+    'route-plan',
+    'ApiNotFound',
+    new RegExp(`HTTPRoute ${NS}/keyed, which no generated ApiDefinition serves yet`),
+  );
+  assert.equal(waiting?.status, 'False');
+  // The key waits for its policy, which waits for the route.
+  await waitReason('apikey', 'route-key', 'PolicyNotReady');
+
+  await applyManifest(cp, keyedRoute('keyed', '    - backendRefs: [{name: svc-a, port: 80}]\n'));
+  await servedApiWith('keyed-auth');
+  const policyStatus = await waitForStatus(
+    cp,
+    { kind: 'securitypolicy', ns: NS, name: 'route-plan' },
+    'Ready',
+    (st) => readyOf(st)?.status === 'True',
+  );
+  const linked = (policyStatus.linked_apis ?? []) as { kind: string; name: string }[];
+  assert.equal(linked.length, 1, JSON.stringify(linked));
+  assert.match(linked[0]?.name ?? '', /^edge-[0-9a-f]{12}$/);
+  await waitForStatus(
+    cp,
+    { kind: 'apikey', ns: NS, name: 'route-key' },
+    'Ready',
+    (st) => readyOf(st)?.status === 'True',
+  );
+  const value = (await secretValue(cp, NS, 'route-key')) ?? '';
+  assert.ok(value.length >= 32);
+
+  await waitStatus('keyed.example', '/a', 401);
+  // The key's policy reaches the gateway's cache with the key: wait for its first 200.
+  const first = await waitStatus('keyed.example', '/a', 200, { authorization: value });
+  assert.equal(first.upstream, true);
+  const second = await call('keyed.example', '/b', { authorization: value });
+  assert.equal(second.status, 200);
+  const third = await call('keyed.example', '/c', { authorization: value });
+  assert.equal(third.status, 403);
+  assert.match(third.body, /Quota exceeded/);
+  assert.equal(third.upstream, false);
+  // Another route under keys: this key has no access rights there.
+  const other = await call('shop.example', '/orders', { authorization: value });
+  assert.equal(other.status, 403);
+  assert.doesNotMatch(other.body, /Quota exceeded/);
+});
+
+test('a key for an HTTPRoute dispatching by method passes on both rules (each rule API carries its auth)', async () => {
+  await applyManifest(
+    cp,
+    `${keyedRoute(
+      'methods',
+      `    - matches: [{path: {type: PathPrefix, value: /items}, method: GET}]
+      backendRefs: [{name: svc-a, port: 80}]
+    - matches: [{path: {type: PathPrefix, value: /items}, method: POST}]
+      backendRefs: [{name: svc-a, port: 80}]
+`,
+    )}---
+apiVersion: svc.svc.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: methods-plan, namespace: ${NS}}
+spec:
+  name: methods-plan
+  access_rights_array: [{kind: HTTPRoute, name: methods, limit: {rate: 100, per: 60}}]
+---
+apiVersion: svc.svc.io/v1alpha1
+kind: ApiKey
+metadata: {name: methods-key, namespace: ${NS}}
+spec:
+  policies: [methods-plan]
+`,
+  );
+  const st = await waitForStatus(
+    cp,
+    { kind: 'securitypolicy', ns: NS, name: 'methods-plan' },
+    'Ready',
+    (s) => readyOf(s)?.status === 'True',
+  );
+  // The public dispatching API and the internal API of each rule.
+  assert.ok(((st.linked_apis ?? []) as unknown[]).length >= 3, JSON.stringify(st.linked_apis));
+  await waitForStatus(
+    cp,
+    { kind: 'apikey', ns: NS, name: 'methods-key' },
+    'Ready',
+    (s) => readyOf(s)?.status === 'True',
+  );
+  const value = (await secretValue(cp, NS, 'methods-key')) ?? '';
+  await waitStatus('methods.example', '/items/1', 401);
+  const get = await waitStatus('methods.example', '/items/1', 200, { authorization: value });
+  assert.equal(get.upstream, true);
+  const post = await httpRequest(`${gw.url}/items/2`, {
+    method: 'POST',
+    headers: { host: 'methods.example', authorization: value },
+  });
+  assert.equal(post.status, 200, post.body);
+  assert.equal((JSON.parse(post.body) as { path: string }).path, '/items/2');
+  const unkeyed = await httpRequest(`${gw.url}/items/2`, {
+    method: 'POST',
+    headers: { host: 'methods.example' },
+  });
+  assert.equal(unkeyed.status, 401);
 });

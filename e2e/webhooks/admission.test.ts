@@ -65,6 +65,29 @@ describe('defaults appear on the stored objects', () => {
     ]);
   });
 
+  test('SecurityPolicy access rights naming an HTTPRoute not created yet: admitted, namespace and version Default', async () => {
+    admitted(
+      await apply(
+        cp,
+        securityPolicy('routes', {
+          access_rights_array: [
+            { kind: 'HTTPRoute', name: 'shop', limit: { quota_max: 2, quota_renewal_rate: 60 } },
+          ],
+        }),
+      ),
+    );
+    const policy = await getObject(cp, 'securitypolicy', 'routes');
+    assert.deepEqual((policy.spec as Manifest).access_rights_array, [
+      {
+        kind: 'HTTPRoute',
+        name: 'shop',
+        namespace: 'default',
+        versions: ['Default'],
+        limit: { quota_max: 2, quota_renewal_rate: 60 },
+      },
+    ]);
+  });
+
   test('configmapRef.namespace of an OAS API', async () => {
     const api = await getObject(cp, 'svcoasapidefinition', 'petstore');
     assert.deepEqual(api.spec, {
@@ -285,6 +308,17 @@ describe('bad manifests are refused with our message', () => {
       ],
       expect: [
         'The SecurityPolicy "re" is invalid: spec.access_rights_array[0].allowed_urls[0].url: Invalid value: "/orders(" is not a valid regular expression',
+      ],
+    },
+    {
+      name: 'SecurityPolicy: an HTTPRoute entry with a version its generated APIs do not have',
+      objects: () => [
+        securityPolicy('rv', {
+          access_rights_array: [{ kind: 'HTTPRoute', name: 'shop', versions: ['v2'] }],
+        }),
+      ],
+      expect: [
+        'spec.access_rights_array[0].versions: Invalid value: the APIs generated for an HTTPRoute have one version, "Default"',
       ],
     },
     {

@@ -121,6 +121,8 @@ function setup(
     certificateSecret: (ns, name) => (ns === 'team' && name === 'client-tls' ? opts.tls?.current : undefined),
     certificateInUse: () => false,
     api: (ref) => (ref.namespace === 'team' && ref.name === 'orders' ? ordersApi : undefined),
+    // The HTTPRoute team/shop is served by the generated API team/orders (route-rights.ts).
+    routeApis: (route) => (route === 'team/shop' ? [ordersApi] : []),
     secret: () =>
       secretValue === undefined ? undefined : { value: secretValue, version: `v${String(version)}` },
     writeSecret: (_o, name, dataKey, value) => {
@@ -263,6 +265,33 @@ test('accessRights: each API resolved to its ID, in the SecurityPolicy form, bes
     },
   });
   assert.deepEqual(s.lastStatus().apiIds, ['api-orders']);
+});
+
+test('accessRights naming an HTTPRoute: the rights, limit included, on the API generated for it', async () => {
+  const s = setup(
+    {
+      policies: ['quota-only'],
+      accessRights: [{ kind: 'HTTPRoute', name: 'shop', limit: { quota_max: 2, quota_renewal_rate: 60 } }],
+    },
+    { secret: 'tok-1' },
+  );
+  await reconcileApiKey('team/k', s.deps);
+  assertReady(s.lastStatus(), { status: 'True', reason: 'Synced' });
+  const right = s.gw.held.get(keyHashOf('tok-1'))?.access_rights?.['api-orders'];
+  assert.deepEqual(right?.versions, ['Default']);
+  assert.equal(right.limit?.quota_max, 2);
+  assert.deepEqual(s.lastStatus().apiIds, ['api-orders']);
+});
+
+test('accessRights naming an HTTPRoute no generated API serves: ApiNotFound naming it, nothing written', async () => {
+  const s = setup({ accessRights: [{ kind: 'HTTPRoute', name: 'later' }] }, { secret: 'tok-1' });
+  await reconcileApiKey('team/k', s.deps);
+  assertReady(s.lastStatus(), {
+    status: 'False',
+    reason: 'ApiNotFound',
+    message: /spec\.accessRights names HTTPRoute team\/later, which no generated ApiDefinition serves yet/,
+  });
+  assert.deepEqual(s.gw.keyWrites, []);
 });
 
 test('accessRights naming an API not created yet: ApiNotFound naming it, nothing written', async () => {

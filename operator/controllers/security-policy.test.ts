@@ -16,6 +16,8 @@ import {
   type PolicyObject,
 } from './security-policy.ts';
 import { assertReady, baseDeps, FakeGateway, settle } from './testing.ts';
+import { GATEWAY_ROUTES_ANNOTATION } from '../translate/gateway-api.ts';
+import { servedRoutes } from './route-rights.ts';
 
 const A = 'http://gw-a';
 const B = 'http://gw-b';
@@ -30,6 +32,8 @@ function api(
     apiId?: string | null;
     jwt?: NamespacedRef[];
     deleting?: boolean;
+    /** The HTTPRoutes a generated API serves (its annotation, written by the Gateway controller). */
+    routes?: string[];
   } = {},
 ): ApiView {
   const apiId = opts.apiId === undefined ? `id-${name}` : opts.apiId;
@@ -38,6 +42,7 @@ function api(
     metadata: {
       name,
       namespace: opts.namespace ?? 'team',
+      ...(opts.routes ? { annotations: { [GATEWAY_ROUTES_ANNOTATION]: opts.routes.join(',') } } : {}),
       ...(opts.deleting ? { deletionTimestamp: new Date(0) } : {}),
     },
     spec: opts.jwt ? { jwt_default_policies: opts.jwt } : {},
@@ -78,7 +83,81 @@ const ordersRight = {
   ],
 };
 
+/** An access right naming the HTTPRoute `name` with a quota and a rate limit. */
+const routeRight = (name: string, namespace?: string) => ({
+  kind: 'HTTPRoute' as const,
+  name,
+  ...(namespace === undefined ? {} : { namespace }),
+  limit: { rate: 5, per: 60, quota_max: 2, quota_renewal_rate: 3600 },
+});
+
 const cases: Case[] = [
+  {
+    name: 'an HTTPRoute: its rights on each API generated to serve it (public and internal), none other',
+    spec: { access_rights_array: [routeRight('shop', 'apps')] },
+    apis: [
+      api('gw-public', { namespace: 'infra', routes: ['apps/shop', 'apps/other'] }),
+      api('gw-get', { namespace: 'infra', routes: ['apps/shop'] }),
+      api('gw-elsewhere', { namespace: 'infra', routes: ['apps/other'] }),
+      api('gw-going', { namespace: 'infra', routes: ['apps/shop'], deleting: true }),
+    ],
+    writes: { [A]: [`createPolicy ${POL}`] },
+    ready: { status: 'True', reason: 'Synced' },
+    status: (s, gw) => {
+      assert.deepEqual(s?.linked_apis, [
+        { kind: 'ApiDefinition', name: 'gw-get', namespace: 'infra' },
+        { kind: 'ApiDefinition', name: 'gw-public', namespace: 'infra' },
+      ]);
+      const rights = gw.default?.policies.get(POL)?.access_rights ?? {};
+      assert.deepEqual(Object.keys(rights).sort(), ['id-gw-get', 'id-gw-public']);
+      for (const r of Object.values(rights)) {
+        assert.deepEqual(r.versions, ['Default']);
+        assert.ok(r.limit);
+        assert.equal(r.limit.quota_max, 2);
+        assert.equal(r.limit.rate, 5);
+      }
+    },
+  },
+  {
+    name: 'an HTTPRoute of the policy namespace, beside an API: both covered',
+    spec: { access_rights_array: [routeRight('shop'), { name: 'orders' }] },
+    apis: [api('orders'), api('gw-shop', { namespace: 'infra', routes: ['team/shop'] })],
+    writes: { [A]: [`createPolicy ${POL}`] },
+    status: (s, gw) => {
+      const rights = gw.default?.policies.get(POL)?.access_rights ?? {};
+      assert.deepEqual(Object.keys(rights).sort(), ['id-gw-shop', 'id-orders']);
+      assert.equal(rights['id-orders']?.limit, undefined);
+    },
+  },
+  {
+    name: 'an HTTPRoute no generated API serves yet: waits (ApiNotFound naming the route), nothing pushed',
+    spec: { access_rights_array: [routeRight('shop', 'apps')] },
+    apis: [api('gw-other', { namespace: 'infra', routes: ['apps/other'] })],
+    writes: { [A]: [] },
+    ready: {
+      status: 'False',
+      reason: 'ApiNotFound',
+      message: /access_rights_array names HTTPRoute apps\/shop, which no generated ApiDefinition serves yet/,
+    },
+  },
+  {
+    name: 'an HTTPRoute whose generated API has no ID yet: ApiNotReady',
+    spec: { access_rights_array: [routeRight('shop', 'apps')] },
+    apis: [api('gw-shop', { namespace: 'infra', routes: ['apps/shop'], apiId: null })],
+    writes: { [A]: [] },
+    ready: {
+      status: 'False',
+      reason: 'ApiNotReady',
+      message: /ApiDefinition infra\/gw-shop has no API ID yet/,
+    },
+  },
+  {
+    name: 'an HTTPRoute named twice: SpecInvalid',
+    spec: { access_rights_array: [routeRight('shop'), routeRight('shop', 'team')] },
+    apis: [api('gw-shop', { namespace: 'infra', routes: ['team/shop'] })],
+    writes: { [A]: [] },
+    ready: { status: 'False', reason: 'SpecInvalid', message: /lists HTTPRoute team\/shop twice/ },
+  },
   {
     name: 'new: pushed with the API ID from the API status; finalizer, status and event',
     spec: { ...ordersRight, rate: 10, per: 60 },
@@ -507,6 +586,7 @@ describe('reconcileSecurityPolicy', () => {
               a.kind === ref.kind && a.metadata?.namespace === ref.namespace && a.metadata.name === ref.name,
           ),
         apiDefinitions: () => (c.apis ?? []).filter((a) => a.kind === 'ApiDefinition'),
+        routeApis: (route: string) => (c.apis ?? []).filter((a) => servedRoutes(a).includes(route)),
       };
       if (c.pushedBefore) {
         await reconcileSecurityPolicy('team/plan', deps);

@@ -13,7 +13,24 @@ import { objectKey, splitKey } from '../../lib/k8s/informer.ts';
 import type { ManagementClient } from '../clients/management.ts';
 import type { Connections } from '../connections.ts';
 import { derivedId } from '../ids.ts';
-import { accessRefs, apiRefText, jwtPolicyRefs, refKey, sortedRefs, type ObjectRef } from '../references.ts';
+import {
+  accessRef,
+  accessRefs,
+  apiRefText,
+  apiRights,
+  jwtPolicyRefs,
+  refKey,
+  routeRightKeys,
+  sortedRefs,
+  type ObjectRef,
+} from '../references.ts';
+import {
+  byRouteRight,
+  byServedRoute,
+  expandRouteRights,
+  servedRoutes,
+  unservedMessage,
+} from './route-rights.ts';
 import { translateSecurityPolicy } from '../translate/security-policy.ts';
 import {
   apiInformers,
@@ -65,6 +82,11 @@ export interface SecurityPolicyDeps extends ReportDeps<PolicyObject> {
    * superset will do): the informer's index in production.
    */
   apiDefinitions: (policy: ObjectRef) => readonly ApiView[];
+  /**
+   * The generated ApiDefinitions serving an HTTPRoute (`namespace/name`) an access right names
+   * (route-rights.ts); without it, no route is served.
+   */
+  routeApis?: (route: string) => readonly ApiView[];
   /** The pushes this process made, by object (sync.ts); without it, the status alone says. */
   pushes?: PushMemory;
   /** `svc_config_convergence_seconds` (convergence.ts); one per operator in production. */
@@ -112,7 +134,10 @@ export async function reconcileSecurityPolicy(key: string, deps: SecurityPolicyD
   const fail: Fail = (reason, message, call) =>
     reportFailure(current, status, { reason, message, call }, deps);
 
-  const texts = refs.map(apiRefText);
+  const texts = [
+    ...refs.map(apiRefText),
+    ...routeRightKeys(current.spec.access_rights_array, namespace).map((r) => `HTTPRoute ${r}`),
+  ];
   const repeated = texts.find((t, i) => texts.indexOf(t) !== i);
   if (repeated !== undefined) {
     await fail('SpecInvalid', `access_rights_array lists ${repeated} twice: merge the two entries`, false);
@@ -125,8 +150,22 @@ export async function reconcileSecurityPolicy(key: string, deps: SecurityPolicyD
 
   const denied = current.spec.state === 'deny';
   const ids = new Map<string, string>();
+  // HTTPRoute entries: the same rights on each ApiDefinition generated to serve the route.
+  let rights = current.spec.access_rights_array;
   if (!denied) {
-    const unresolved = resolveApis(refs, deps.api, ids, {
+    const expanded = expandRouteRights(rights, namespace, deps.routeApis ?? (() => []));
+    if (expanded.missing) {
+      await fail(
+        'ApiNotFound',
+        unservedMessage(expanded.missing, 'access_rights_array', 'the policy is pushed'),
+        false,
+      );
+      return {};
+    }
+    rights = expanded.rights;
+    const apiRefs = apiRights(rights).map((r) => accessRef(r, namespace));
+    status.linked_apis = sortedRefs([...apiRefs, ...(status.linked_apis ?? [])]);
+    const unresolved = resolveApis(apiRefs, deps.api, ids, {
       field: 'access_rights_array',
       then: 'the policy is pushed',
     });
@@ -138,11 +177,17 @@ export async function reconcileSecurityPolicy(key: string, deps: SecurityPolicyD
 
   const done = await callGateway(async (): Promise<'Created' | 'Updated' | 'Deleted' | undefined> => {
     if (denied) return (await client.deletePolicy(polId)) ? 'Deleted' : undefined;
-    const desired = translateSecurityPolicy(current, {
-      polId,
-      orgId: resolved.conn.org,
-      apiId: (ref) => ids.get(apiRefText(ref)) ?? '',
-    });
+    const desired = translateSecurityPolicy(
+      {
+        ...current,
+        spec: { ...current.spec, ...(rights === undefined ? {} : { access_rights_array: rights }) },
+      },
+      {
+        polId,
+        orgId: resolved.conn.org,
+        apiId: (ref) => ids.get(apiRefText(ref)) ?? '',
+      },
+    );
     const pushed = await pushDocument(
       {
         get: () => client.getPolicy(polId),
@@ -239,6 +284,7 @@ const apiLinkView = (api: ApiView): unknown => ({
   apiId: api.status?.api_id,
   deleting: api.metadata?.deletionTimestamp !== undefined,
   jwt: api.spec?.jwt_default_policies,
+  routes: servedRoutes(api),
 });
 
 /**
@@ -253,6 +299,10 @@ export function securityPolicyController(env: ControllerEnv): ControllerSpec {
   const policiesCovering = byAccessRight(policies);
   const policiesOfContext = byContext(policies);
   const apisNaming = byJwtPolicy(apis.ApiDefinition);
+  const apisServing = byServedRoute(apis.ApiDefinition);
+  const policiesNamingRoute = byRouteRight(policies, (p) =>
+    routeRightKeys(p.spec.access_rights_array, namespaceOf(p)),
+  );
   const pushes = new PushMemory();
 
   /** Keys of the policies an API of `kind` is linked to. */
@@ -261,7 +311,10 @@ export function securityPolicyController(env: ControllerEnv): ControllerSpec {
     const covering = policiesCovering({ kind, namespace: namespaceOf(api), name: nameOf(api) }).map((p) =>
       objectKey(p),
     );
-    return kind === 'ApiDefinition' ? [...covering, ...jwtPolicyRefs(api).map(refKey)] : covering;
+    if (kind !== 'ApiDefinition') return covering;
+    // A generated API serving a route: the policies naming the route (route-rights.ts).
+    const viaRoutes = servedRoutes(api).flatMap((r) => policiesNamingRoute(r).map((p) => objectKey(p)));
+    return [...covering, ...jwtPolicyRefs(api).map(refKey), ...viaRoutes];
   };
 
   return {
@@ -276,6 +329,7 @@ export function securityPolicyController(env: ControllerEnv): ControllerSpec {
         events: env.events,
         api: (ref) => apis[ref.kind].get(ref.namespace, ref.name),
         apiDefinitions: (policy) => apisNaming(policy),
+        routeApis: (route) => apisServing(route),
         pushes,
         convergence: env.convergence,
         now: env.now,

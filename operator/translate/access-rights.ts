@@ -1,7 +1,7 @@
 import type { AccessRight, ApiLimit, ApiResourceRef } from '../../schemas/generated/kinds.ts';
 import type { AccessDefinition } from '../../schemas/generated/models.ts';
 import { defaultApiVersion } from '../../schemas/kinds/security-policy.ts';
-import { accessRef } from '../references.ts';
+import { accessRef, apiRights } from '../references.ts';
 
 /** -1 for each limit left out: in the gateway a per-API limit replaces the policy's limits whole. */
 export function fullLimit(limit: ApiLimit): Required<Omit<ApiLimit, 'max_query_depth'>> {
@@ -27,7 +27,8 @@ export function translateAccessRights(
   apiId: (ref: ApiResourceRef) => string,
 ): Record<string, AccessDefinition> {
   const access: Record<string, AccessDefinition> = {};
-  for (const right of rights ?? []) {
+  // HTTPRoute entries were expanded to the APIs generated for them (route-rights.ts) before this.
+  for (const right of apiRights(rights)) {
     const ref = accessRef(right, namespace);
     const id = apiId(ref);
     access[id] = {

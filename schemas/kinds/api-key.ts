@@ -145,7 +145,8 @@ export const apiKeyKind: KindDefinition = {
       apiIds: {
         type: 'array',
         items: { type: 'string' },
-        description: 'API IDs of spec.accessRights, in order, resolved from the API resources they name.',
+        description:
+          'API IDs of spec.accessRights, in order, resolved from the API resources they name (an HTTPRoute: each API generated to serve it).',
       },
       policies: {
         type: 'string',

@@ -51,27 +51,29 @@ export const defaultApiVersion: Readonly<
 export const accessRight: JsonSchema = {
   title: 'AccessRight',
   description:
-    'An API the policy or key covers, referenced by its cluster name; the operator resolves its API ID.',
+    'An API the policy or key covers, referenced by its cluster name (or an HTTPRoute, for the APIs generated to serve it); the operator resolves its API ID.',
   type: 'object',
   additionalProperties: false,
   required: ['name'],
   properties: {
-    name: { ...k8sName, description: 'Name of the API resource.' },
+    name: { ...k8sName, description: 'Name of the API resource (or of the HTTPRoute).' },
     namespace: {
       ...k8sNamespace,
-      description: 'Namespace of the API resource. Defaults to the namespace of the policy or key.',
+      description:
+        'Namespace of the API resource (or of the HTTPRoute). Defaults to the namespace of the policy or key.',
     },
     kind: {
       type: 'string',
-      enum: ['ApiDefinition', 'SvcOasApiDefinition', 'SvcStreamsApiDefinition'],
+      enum: ['ApiDefinition', 'SvcOasApiDefinition', 'SvcStreamsApiDefinition', 'HTTPRoute'],
       default: 'ApiDefinition',
-      description: 'Kind of the API resource.',
+      description:
+        "Kind of the API resource. `HTTPRoute` (Gateway API): every ApiDefinition the operator generated to serve the route (the public API of each port, host and path its matches land on, shared with the other routes of that group, and the internal API of each of its rules where the path dispatches by method, headers or query), each with the entry's versions, allowed_urls, limit and endpoints; the policy or key waits until the route is served.",
     },
     versions: {
       type: 'array',
       items: { type: 'string' },
       description:
-        'Versions covered. Defaults to `Default` for classic APIs and `""` for OAS and streams APIs.',
+        'Versions covered. Defaults to `Default` for classic APIs (and HTTPRoutes, whose generated APIs have that one version) and `""` for OAS and streams APIs.',
     },
     limit: { ...apiLimit, 'x-kubernetes-validations': limitRules },
     endpoints,
@@ -128,7 +130,7 @@ export const securityPolicyKind: KindDefinition = {
         type: 'array',
         items: apiResourceRef,
         description:
-          'API resources the policy covers (its access_rights_array), and ApiDefinitions that name it in jwt_default_policies.',
+          'API resources the policy covers (its access_rights_array; for an HTTPRoute, the ApiDefinitions generated to serve it), and ApiDefinitions that name it in jwt_default_policies.',
       },
       pushedTo,
       gateways: gatewaysStatus('policy'),

@@ -11,7 +11,8 @@ import { rememberingWrites, SvcObjects } from '../../../lib/k8s/objects.ts';
 import { objectKey, type InformerEvent } from '../../../lib/k8s/informer.ts';
 import { statusOf } from '../../../lib/k8s/client.ts';
 import { TransientError } from '../../../lib/errors.ts';
-import { keyAccessRefs } from '../../references.ts';
+import { keyAccessRefs, routeRightKeys } from '../../references.ts';
+import { byRouteRight, byServedRoute, servedRoutes } from '../route-rights.ts';
 import { certificateHolders } from '../certificate-secrets.ts';
 import {
   apiInformers,
@@ -50,6 +51,7 @@ function secretValue(secret: k8s.V1Secret | undefined, dataKey: string): KeySecr
 const apiView = (api: ApiIdView): unknown => ({
   apiId: api.status?.api_id,
   deleting: api.metadata?.deletionTimestamp !== undefined,
+  routes: servedRoutes(api),
 });
 
 /**
@@ -68,12 +70,23 @@ export function apiKeyController(env: ControllerEnv): ControllerSpec {
   const { objects, written } = rememberingWrites(new SvcObjects<KeyObject>(env.kc, keySpec.plural));
   const apis = apiInformers<ApiIdView>(env);
   const keysCovering = byAccessRight(keysInf, (k) => keyAccessRefs(k));
-  /** Keys of the ApiKeys whose access rights name an API of `kind`. */
+  const apisServing = byServedRoute(apis.ApiDefinition);
+  const keysNamingRoute = byRouteRight(keysInf, (k) =>
+    routeRightKeys(k.spec.accessRights, k.metadata.namespace),
+  );
+  /** Keys of the ApiKeys whose access rights name an API of `kind` (or a route it serves). */
   const keysOf = (kind: ApiKind, api: ApiIdView | undefined): string[] =>
     api
-      ? keysCovering({ kind, namespace: api.metadata?.namespace ?? '', name: api.metadata?.name ?? '' }).map(
-          (k) => objectKey(k),
-        )
+      ? [
+          ...keysCovering({
+            kind,
+            namespace: api.metadata?.namespace ?? '',
+            name: api.metadata?.name ?? '',
+          }).map((k) => objectKey(k)),
+          ...(kind === 'ApiDefinition'
+            ? servedRoutes(api).flatMap((r) => keysNamingRoute(r).map((k) => objectKey(k)))
+            : []),
+        ]
       : [];
   const core = env.kc.makeApiClient(k8s.CoreV1Api);
   const keysOfContext = byContext(keysInf);
@@ -157,6 +170,7 @@ export function apiKeyController(env: ControllerEnv): ControllerSpec {
         events: env.events,
         policy: (namespace, name) => policies.get(namespace, name),
         api: (ref) => apis[ref.kind].get(ref.namespace, ref.name),
+        routeApis: (route) => apisServing(route),
         certificateSecret: (namespace, name) => secrets.get(namespace, name),
         certificateInUse,
         secret: (namespace, name, dataKey) => secretValue(secrets.get(namespace, name), dataKey),

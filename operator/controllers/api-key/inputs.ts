@@ -5,13 +5,14 @@
  * to). Each reader reports what it can't resolve through `fail` and then returns undefined.
  */
 import { randomBytes } from 'node:crypto';
-import type { ApiKeyStatus, ApiResourceRef } from '../../../schemas/generated/kinds.ts';
+import type { AccessRight, ApiKeyStatus, ApiResourceRef } from '../../../schemas/generated/kinds.ts';
 import { keyTypeOf } from '../../../schemas/rules/api-key.ts';
 import { resolveRef } from '../../../schemas/rules/references.ts';
 import type { Logger } from '../../../lib/log.ts';
 import type { Connection } from '../../clients/management.ts';
 import { clientCertificateOf } from '../../certificates.ts';
-import { apiRefText, keyAccessRefs } from '../../references.ts';
+import { accessRef, apiRefText, apiRights, keyAccessRefs, routeRightKeys } from '../../references.ts';
+import { expandRouteRights, unservedMessage } from '../route-rights.ts';
 import { resolveApis } from '../api-refs.ts';
 import type { Fail } from '../status.ts';
 import { grantsAccess, secretOf, stamp, type ApiKeyDeps, type KeyObject } from './types.ts';
@@ -66,6 +67,8 @@ export async function policyIdsOf(
 
 /** The APIs a key's access rights name: the references, their texts, and the gateway's ID of each. */
 export interface KeyAccess {
+  /** `spec.accessRights` with each HTTPRoute entry expanded to its generated APIs (route-rights.ts). */
+  rights: AccessRight[] | undefined;
   apiRefs: ApiResourceRef[];
   texts: string[];
   apiIds: Map<string, string>;
@@ -78,13 +81,28 @@ export async function accessOf(
   deps: ApiKeyDeps,
   fail: Fail,
 ): Promise<KeyAccess | undefined> {
-  const apiRefs = keyAccessRefs(current, namespace);
-  const texts = apiRefs.map(apiRefText);
-  const repeated = texts.find((t, i) => texts.indexOf(t) !== i);
+  const named = [
+    ...keyAccessRefs(current, namespace).map(apiRefText),
+    ...routeRightKeys(current.spec.accessRights, namespace).map((r) => `HTTPRoute ${r}`),
+  ];
+  const repeated = named.find((t, i) => named.indexOf(t) !== i);
   if (repeated !== undefined) {
     await fail('SpecInvalid', `spec.accessRights lists ${repeated} twice: merge the two entries`, false);
     return undefined;
   }
+  // HTTPRoute entries: the same rights on each ApiDefinition generated to serve the route.
+  const expanded = expandRouteRights(current.spec.accessRights, namespace, deps.routeApis ?? (() => []));
+  if (expanded.missing) {
+    await fail(
+      'ApiNotFound',
+      unservedMessage(expanded.missing, 'spec.accessRights', 'the key is created'),
+      false,
+    );
+    return undefined;
+  }
+  const rights = current.spec.accessRights === undefined ? undefined : expanded.rights;
+  const apiRefs = apiRights(rights).map((r) => accessRef(r, namespace));
+  const texts = apiRefs.map(apiRefText);
   const apiIds = new Map<string, string>();
   const unresolved = resolveApis(apiRefs, deps.api, apiIds, {
     field: 'spec.accessRights',
@@ -94,7 +112,7 @@ export async function accessOf(
     await fail(unresolved.reason, unresolved.message, false);
     return undefined;
   }
-  return { apiRefs, texts, apiIds };
+  return { rights, apiRefs, texts, apiIds };
 }
 
 /** A certificate key's client certificate: its ID in the gateway and its PEM. */

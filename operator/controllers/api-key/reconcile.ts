@@ -73,13 +73,13 @@ export async function reconcileApiKey(key: string, deps: ApiKeyDeps): Promise<Wo
   if (!policyIds) return {};
   const access = await accessOf(current, namespace, deps, fail);
   if (!access) return {};
-  const { apiRefs, texts, apiIds } = access;
+  const { rights, apiRefs, texts, apiIds } = access;
   const type = keyTypeOf(spec);
   const pushedBefore = old.keyHash !== undefined || old.username !== undefined;
   const value = await keyValueOf(current, status, resolved.conn, client.url, deps, fail, log);
   if (!value) return {};
 
-  const desired = translateApiKey(spec, {
+  const desired = translateApiKey(rights === undefined ? spec : { ...spec, accessRights: rights }, {
     orgId: resolved.conn.org,
     policyIds,
     counterId: counterIdOf(current),

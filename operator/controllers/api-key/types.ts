@@ -62,6 +62,11 @@ export interface ApiKeyDeps extends ReportDeps<KeyObject> {
   certificateInUse: (id: string, self: KeyObject) => boolean;
   /** The API resource an access right names, or undefined when it does not exist. */
   api: (ref: ApiResourceRef) => ApiIdView | undefined;
+  /**
+   * The generated ApiDefinitions serving an HTTPRoute (`namespace/name`) an access right names
+   * (route-rights.ts); without it, no route is served.
+   */
+  routeApis?: (route: string) => readonly ApiIdView[];
   /** The Secret's value under `dataKey`; undefined when the Secret does not exist. */
   secret: (namespace: string, name: string, dataKey: string) => KeySecret | undefined;
   /**

@@ -17,6 +17,7 @@ import {
   GATEWAY_CONTROLLER,
   GATEWAY_GROUP,
   GATEWAY_LABEL,
+  GATEWAY_ROUTES_ANNOTATION,
   translateGateway,
   type Condition,
   type GeneratedApi,
@@ -100,7 +101,11 @@ export function gatewayApiObject(gw: GatewayObject, api: GeneratedApi): ApiObjec
       namespace: gw.metadata.namespace,
       labels: { [GATEWAY_LABEL]: gw.metadata.name },
       finalizers: [API_FINALIZER],
-      annotations: { [GATEWAY_SPEC_HASH_ANNOTATION]: hashOf(api.spec) },
+      annotations: {
+        [GATEWAY_SPEC_HASH_ANNOTATION]: hashOf(api.spec),
+        // The routes it serves: access rights naming an HTTPRoute find its APIs by it.
+        ...(api.routes.length > 0 ? { [GATEWAY_ROUTES_ANNOTATION]: api.routes.join(',') } : {}),
+      },
       ownerReferences: [
         {
           apiVersion: `${GATEWAY_GROUP}/v1`,
@@ -119,6 +124,8 @@ export function gatewayApiObject(gw: GatewayObject, api: GeneratedApi): ApiObjec
 const upToDate = (have: ApiObject, want: ApiObject): boolean =>
   have.metadata.annotations?.[GATEWAY_SPEC_HASH_ANNOTATION] ===
     want.metadata.annotations?.[GATEWAY_SPEC_HASH_ANNOTATION] &&
+  have.metadata.annotations?.[GATEWAY_ROUTES_ANNOTATION] ===
+    want.metadata.annotations?.[GATEWAY_ROUTES_ANNOTATION] &&
   contains(have.spec, want.spec) &&
   have.metadata.labels?.[GATEWAY_LABEL] === want.metadata.labels?.[GATEWAY_LABEL];
 

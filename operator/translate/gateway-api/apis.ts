@@ -119,10 +119,16 @@ export function buildApis(
     g.candidates.push(c);
   }
   const apis = new Map<string, GeneratedApi>();
-  const add = (spec: ApiDefinitionSpec): void => {
+  /** Adds an API once, with the routes it serves (more routes named later are added to it). */
+  const add = (spec: ApiDefinitionSpec, routes: readonly string[] = []): void => {
     const id = spec.api_id ?? '';
-    if (!apis.has(id)) apis.set(id, { name: gatewayApiName(gateway.metadata.name, id), spec });
+    const have = apis.get(id);
+    if (!have) apis.set(id, { name: gatewayApiName(gateway.metadata.name, id), spec, routes: [] });
+    const api = apis.get(id);
+    if (api) api.routes = [...new Set([...api.routes, ...routes])].sort();
   };
+  /** The routes with a match in a group: its public API serves each of them. */
+  const routesOf = (g: Group): string[] => g.candidates.map((c) => c.routeKey);
   const gwName = `${gateway.metadata.namespace}/${gateway.metadata.name}`;
   const notFoundId = gatewayApiId(gateway, 'not-found');
   const errorId = gatewayApiId(gateway, 'no-backend');
@@ -289,7 +295,7 @@ export function buildApis(
     if (first === undefined) continue;
     if (first.match.method === undefined && !isConditional(first)) {
       // Every request of the group takes its first match: that rule's API is the group's.
-      add(ruleApi(g, first, g.apiId, false));
+      add(ruleApi(g, first, g.apiId, false), routesOf(g));
       continue;
     }
     // Dispatch: per method, the conditional matches in order, then the first that takes every request.
@@ -306,7 +312,7 @@ export function buildApis(
       );
     const to = (c: Candidate): string => {
       const id = ruleIdOf(c);
-      add(ruleApi(g, c, id, true));
+      add(ruleApi(g, c, id, true), [c.routeKey]);
       return `svc://${id}/$1`;
     };
     const entry = (method: URLRewriteMeta['method'], fallback: string): URLRewriteMeta => {
@@ -374,14 +380,17 @@ export function buildApis(
         url_rewrites: [...methods.map((m) => entry(m, fallback)), entry(undefined, fallback)],
       }),
     });
-    add(dispatcher(g.apiId, g.exact, fallbackOf(g)));
+    add(dispatcher(g.apiId, g.exact, fallbackOf(g)), routesOf(g));
     // A request for exactly a prefix group's path that no match takes goes on to a shorter prefix
     // with its path as sent: the rewrite sees nothing after the path as `/`, so the twin that
     // serves exactly the path (when no Exact match has it) writes no slash after it.
     const exactKey = `${g.port} ${g.domain} =${g.path.toLowerCase()}`;
     const bareFallback = fallbackOf(g, true);
     if (!g.exact && !groups.has(exactKey) && bareFallback !== fallbackOf(g)) {
-      add(dispatcher(gatewayApiId(gateway, 'group', g.port, g.domain, 'Exact', g.path), true, bareFallback));
+      add(
+        dispatcher(gatewayApiId(gateway, 'group', g.port, g.domain, 'Exact', g.path), true, bareFallback),
+        routesOf(g),
+      );
     }
   }
   // An HTTPS listener without a hostname answers the TLS handshake of any name on its port with

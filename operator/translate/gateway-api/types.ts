@@ -229,10 +229,21 @@ export interface RouteParentStatus {
   conditions: Condition[];
 }
 
-/** One ApiDefinition to write: its resource name and its spec. */
+/**
+ * Annotation of a generated ApiDefinition listing the HTTPRoutes it serves (`namespace/name`,
+ * comma-separated, sorted): access rights naming an HTTPRoute expand to the APIs that list it.
+ */
+export const GATEWAY_ROUTES_ANNOTATION = 'svc.io/gateway-routes';
+
+/** One ApiDefinition to write: its resource name, its spec and the routes it serves. */
 export interface GeneratedApi {
   name: string;
   spec: ApiDefinitionSpec;
+  /**
+   * The HTTPRoutes (`namespace/name`, sorted) whose matches this API serves: a group's public API
+   * lists every route with a match in the group, a rule's internal API its route.
+   */
+  routes: string[];
 }
 
 /** The translation of a Gateway with the HTTPRoutes attached to it. */
