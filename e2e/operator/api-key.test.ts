@@ -258,7 +258,13 @@ test('drift: a field edited in the gateway behind the operator is put back', asy
     const r = (await admin(w.gw, 'GET', path)).body as { alias?: string; apply_policies?: string[] };
     return r.alias !== 'edited by hand' && r.apply_policies?.length === 1;
   });
-  assert.equal((await call('/vault/y', 'bob-token-0123456789abcdef')).status, 200);
+  // The stored key is put back at once; a worker's cached session follows on the cache
+  // invalidation that write sends (a moment later under load: a 403 here failed CI once).
+  await waitFor(
+    'bob served again with the policy put back',
+    async () => (await call('/vault/y', 'bob-token-0123456789abcdef')).status === 200,
+    10_000,
+  );
 });
 
 test('drift: a key deleted behind the operator is created again', async () => {
