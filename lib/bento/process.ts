@@ -287,9 +287,14 @@ export class BentoProcess {
     for (const w of waiters) w();
   }
 
+  /**
+   * Whether the streams API answers on `port` (GET /streams, 200): not only /ping, which Bento
+   * serves before its streams endpoints are there, and which any other Bento on the port would
+   * answer (a first POST /streams/<id> right after was once answered 404 page not found).
+   */
   #ping(port: number): Promise<boolean> {
     return new Promise((resolve) => {
-      const req = request({ host: '127.0.0.1', port, path: '/ping', timeout: 500 }, (res) => {
+      const req = request({ host: '127.0.0.1', port, path: '/streams', timeout: 500 }, (res) => {
         res.resume();
         resolve(res.statusCode === 200);
       });
