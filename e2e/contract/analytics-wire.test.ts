@@ -8,55 +8,16 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
-import { silentLogger } from '../../lib/log.ts';
 import { orgAdmin, startFreshDashboard, type FreshDashboard } from '../../dashboard/testing/dashboard.ts';
 import { ANALYTICS_COLUMNS_TYPE } from '../../schemas/rules/analytics-batch.ts';
 import type { AnalyticsRecord } from '../../schemas/rules/analytics.ts';
-import { Analytics } from '../../gateway/analytics/analytics.ts';
-import { RequestContext } from '../../gateway/pipeline/context.ts';
-import { GatewayError } from '../../gateway/pipeline/errors.ts';
-import type { RouteInfo } from '../../gateway/pipeline/route.ts';
-
-const NODE_SECRET = 'analytics-test-node-secret';
-const log = silentLogger();
-const route = (org: string): RouteInfo =>
-  ({ id: 'orders', listenPath: '/shop', api: { org_id: org } }) as unknown as RouteInfo;
-
-/** A request of `route` that is over, as the pipeline hands it to the observer. */
-function request(r: RouteInfo, path: string, key: string, refused = false): RequestContext {
-  const c = new RequestContext({
-    method: 'POST',
-    path,
-    query: '',
-    headers: { host: 'gw.example', 'content-length': '12' },
-    socketAddress: '10.1.2.3',
-    route: r,
-    listener: { protocol: 'http', trustForwarded: false },
-    log,
-  });
-  c.state.keyId = key;
-  c.state.startedAt = performance.now() - 2;
-  if (refused) c.refusal = { rejected: GatewayError.rateLimitExceeded() };
-  return c;
-}
-
-function analyticsTo(url: string, registry?: Registry): Analytics {
-  return new Analytics({
-    url,
-    nodeSecret: NODE_SECRET,
-    sampleRate: 1,
-    bufferSize: 10_000,
-    flushIntervalMs: 600_000,
-    log,
-    registry,
-  });
-}
-
-/** The records counter's value for `outcome`. */
-async function counted(registry: Registry, outcome: string): Promise<number> {
-  const m = await registry.getSingleMetricAsString('svc_gateway_analytics_records_total');
-  return Number(new RegExp(`outcome="${outcome}"\\} (\\d+)`).exec(m)?.[1] ?? NaN);
-}
+import {
+  NODE_SECRET,
+  analyticsRoute as route,
+  analyticsTo,
+  counted,
+  keyedRequest as request,
+} from '../../gateway/analytics/testing.ts';
 
 let dash: FreshDashboard;
 let admin: string;

@@ -9,7 +9,6 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';
-import { silentLogger } from '../../lib/log.ts';
 import { waitFor } from '../../lib/testing/wait.ts';
 import {
   ANALYTICS_COLUMNS_TYPE,
@@ -17,49 +16,8 @@ import {
   type AnalyticsColumns,
 } from '../../schemas/rules/analytics-batch.ts';
 import type { AnalyticsRecord } from '../../schemas/rules/analytics.ts';
-import { RequestContext } from '../pipeline/context.ts';
-import type { RouteInfo } from '../pipeline/route.ts';
-import { Analytics, BATCH_SIZE, MAX_BATCH_SIZE } from './analytics.ts';
-
-const NODE_SECRET = 'analytics-test-node-secret';
-const log = silentLogger();
-const route = (org: string): RouteInfo =>
-  ({ id: 'orders', listenPath: '/shop', api: { org_id: org } }) as unknown as RouteInfo;
-
-/** A request of `route` that is over, as the pipeline hands it to the observer. */
-function request(r: RouteInfo, path: string, key: string): RequestContext {
-  const c = new RequestContext({
-    method: 'POST',
-    path,
-    query: '',
-    headers: { host: 'gw.example', 'content-length': '12' },
-    socketAddress: '10.1.2.3',
-    route: r,
-    listener: { protocol: 'http', trustForwarded: false },
-    log,
-  });
-  c.state.keyId = key;
-  c.state.startedAt = performance.now() - 2;
-  return c;
-}
-
-function analyticsTo(url: string, registry?: Registry): Analytics {
-  return new Analytics({
-    url,
-    nodeSecret: NODE_SECRET,
-    sampleRate: 1,
-    bufferSize: 10_000,
-    flushIntervalMs: 600_000,
-    log,
-    registry,
-  });
-}
-
-/** The records counter's value for `outcome`. */
-async function counted(registry: Registry, outcome: string): Promise<number> {
-  const m = await registry.getSingleMetricAsString('svc_gateway_analytics_records_total');
-  return Number(new RegExp(`outcome="${outcome}"\\} (\\d+)`).exec(m)?.[1] ?? NaN);
-}
+import { BATCH_SIZE, MAX_BATCH_SIZE } from './analytics.ts';
+import { analyticsRoute as route, analyticsTo, counted, keyedRequest as request } from './testing.ts';
 
 /**
  * A dashboard that answers each batch `answer(contentType)` (once `hold` has resolved) and keeps

@@ -5,31 +5,17 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { silentLogger } from '../../lib/log.ts';
 import type { AnalyticsDetail } from '../../schemas/rules/analytics-detail.ts';
 import type { AnalyticsRecord } from '../../schemas/rules/analytics.ts';
-import { RequestContext } from '../pipeline/context.ts';
+import type { RequestContext } from '../pipeline/context.ts';
 import { GatewayError } from '../pipeline/errors.ts';
-import type { RouteInfo } from '../pipeline/route.ts';
 import { DETAIL_CHARS_PER_BATCH, RecordBuffer } from './record-buffer.ts';
+import { analyticsRoute, endedRequest } from './testing.ts';
 
-const log = silentLogger();
-const route = { id: 'orders', listenPath: '/shop', api: { org_id: 'acme' } } as unknown as RouteInfo;
+const route = analyticsRoute('acme');
 
-function ctx(path: string, init: (c: RequestContext) => void = () => undefined): RequestContext {
-  const c = new RequestContext({
-    method: 'POST',
-    path,
-    query: '',
-    headers: { host: 'gw.example', 'content-length': '12' },
-    socketAddress: '10.1.2.3',
-    route,
-    listener: { protocol: 'http', trustForwarded: false },
-    log,
-  });
-  init(c);
-  return c;
-}
+const ctx = (path: string, init?: (c: RequestContext) => void): RequestContext =>
+  endedRequest(route, path, init);
 
 const base: AnalyticsRecord = {
   time: 1_700_000_000_000,
