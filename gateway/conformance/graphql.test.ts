@@ -915,6 +915,60 @@ describeEachSetup(
       });
     });
 
+    test('proxyOnly: after a reload, queries are checked against the new schema (the same texts sent before)', async () => {
+      const withHello = keyless('gql-swap', '/gql-swap/', gql.url, {
+        graphql: { enabled: true, execution_mode: 'proxyOnly', schema: UPSTREAM_SDL },
+      });
+      const withoutHello = keyless('gql-swap', '/gql-swap/', gql.url, {
+        graphql: {
+          enabled: true,
+          execution_mode: 'proxyOnly',
+          schema: 'type Query { users: [User!]! } type User { id: ID! name: String }',
+        },
+      });
+      const put = async (def: Record<string, unknown>): Promise<void> => {
+        const res = await gw().admin('PUT', '/svc/apis/gql-swap', def);
+        assert.equal(res.status, 200, res.text);
+        await gw().reload();
+      };
+      const ask = async (query: string): Promise<{ status: number; json: unknown; upstream: boolean }> => {
+        const before = gql.calls.length;
+        const res = await gw().request({
+          method: 'POST',
+          path: '/gql-swap/graphql',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ query }),
+        });
+        return { status: res.status, json: res.json, upstream: gql.calls.length > before };
+      };
+      const noHello = {
+        errors: [
+          { message: 'Cannot query field "hello" on type "Query".', locations: [{ line: 1, column: 3 }] },
+        ],
+      };
+      await gw().addApi(withHello);
+      await gw().reload();
+      // Each text twice: the second answer is the one a cached check gives.
+      for (let i = 0; i < 2; i++) {
+        const hello = await ask('{ hello }');
+        assert.deepEqual([hello.status, hello.upstream], [200, true], JSON.stringify(hello.json));
+      }
+      await put(withoutHello);
+      for (let i = 0; i < 2; i++) {
+        assert.deepEqual(await ask('{ hello }'), { status: 400, json: noHello, upstream: false });
+        const users_ = await ask('{ users { id } }');
+        assert.deepEqual([users_.status, users_.upstream], [200, true], JSON.stringify(users_.json));
+      }
+      await put(withHello);
+      for (let i = 0; i < 2; i++) {
+        const hello = await ask('{ hello }');
+        assert.deepEqual([hello.status, hello.upstream], [200, true], JSON.stringify(hello.json));
+      }
+      const removed = await gw().admin('DELETE', '/svc/apis/gql-swap');
+      assert.equal(removed.status, 200, removed.text);
+      await gw().reload();
+    });
+
     test('playground: the page is served without a key and calls nothing outside', async () => {
       const res = await gw().request({ path: '/gql/playground' });
       assert.equal(res.status, 200);

@@ -22,6 +22,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import type { GraphqlTypeFields } from '../../schemas/generated/models.ts';
+import { BoundedLru } from './document-cache.ts';
 
 /** A request parsed and validated, ready to be proxied or executed. */
 export interface CheckedRequest {
@@ -29,12 +30,14 @@ export interface CheckedRequest {
   operation: OperationDefinitionNode;
 }
 
-/** Parses `query` and validates it against `schema`; the errors clients get otherwise. */
-export function parseAndValidate(
+/**
+ * `query` parsed and validated against `schema`, without its operation chosen: the document, or
+ * the errors clients get. What the cache keeps: it depends on the schema and the text alone.
+ */
+export function validateDocument(
   schema: GraphQLSchema,
   query: string,
-  operationName: string | undefined,
-): CheckedRequest | readonly GraphQLError[] {
+): { document: DocumentNode } | readonly GraphQLError[] {
   let document: DocumentNode;
   try {
     document = parse(query);
@@ -43,6 +46,54 @@ export function parseAndValidate(
   }
   const errors = validate(schema, document, specifiedRules);
   if (errors.length > 0) return errors;
+  return { document: frozen(document) };
+}
+
+/**
+ * The documents of recent queries, valid or not, by schema and query text: graphql-js takes
+ * hundreds of microseconds to validate even a small query (most of it setting up its rules), and
+ * clients send the same few queries over and over. A schema is built once per compiled API
+ * (middleware.ts), so a reload that changes it starts with no entry for it, and an entry is never
+ * read for another schema (the key starts with the schema's own number). Bounded: 500 queries and
+ * 128 Ki characters of text in all (a document takes about a hundred bytes a character), a query
+ * over 16 Ki characters is validated each time. One cache per process (each worker its own).
+ */
+export const documentCache = new BoundedLru<{ document: DocumentNode } | readonly GraphQLError[]>(
+  500,
+  128 * 1024,
+  16 * 1024,
+);
+
+const schemaIds = new WeakMap<GraphQLSchema, number>();
+let lastSchemaId = 0;
+
+/** The key of `query` for `schema` in `documentCache`. */
+function cacheKey(schema: GraphQLSchema, query: string): string {
+  let id = schemaIds.get(schema);
+  if (id === undefined) {
+    id = ++lastSchemaId;
+    schemaIds.set(schema, id);
+  }
+  return `${String(id)}\u0000${query}`;
+}
+
+/**
+ * Parses `query` and validates it against `schema` (once per schema and query text while it stays
+ * in `documentCache`); the errors clients get otherwise.
+ */
+export function parseAndValidate(
+  schema: GraphQLSchema,
+  query: string,
+  operationName: string | undefined,
+): CheckedRequest | readonly GraphQLError[] {
+  const key = cacheKey(schema, query);
+  let checked = documentCache.get(key);
+  if (checked === undefined) {
+    checked = validateDocument(schema, query);
+    documentCache.set(key, checked);
+  }
+  if (!('document' in checked)) return checked;
+  const document = checked.document;
   const operation = getOperationAST(document, operationName);
   if (operation === null || operation === undefined) {
     return [
@@ -56,9 +107,37 @@ export function parseAndValidate(
   return { document, operation };
 }
 
+/**
+ * `document` with each of its nodes frozen (their locations aside): a cached document is shared by
+ * every request that sends its text, and none may change it for the next.
+ */
+function frozen(document: DocumentNode): DocumentNode {
+  const freeze = (v: unknown): void => {
+    if (v === null || typeof v !== 'object' || Object.isFrozen(v)) return;
+    for (const [k, x] of Object.entries(v)) if (k !== 'loc') freeze(x);
+    Object.freeze(v);
+  };
+  freeze(document);
+  return document;
+}
+
+/** Introspection errors of documents already checked, by schema (`introspectionErrors`). */
+const introspectionChecked = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, readonly GraphQLError[]>>();
+
 /** The introspection fields (`__schema`, `__type`) `document` asks for, as errors. */
 export function introspectionErrors(schema: GraphQLSchema, document: DocumentNode): readonly GraphQLError[] {
-  return validate(schema, document, [NoSchemaIntrospectionCustomRule]);
+  // A cached document (parseAndValidate) comes again: its answer with it.
+  let bySchema = introspectionChecked.get(schema);
+  if (bySchema === undefined) {
+    bySchema = new WeakMap();
+    introspectionChecked.set(schema, bySchema);
+  }
+  let errors = bySchema.get(document);
+  if (errors === undefined) {
+    errors = validate(schema, document, [NoSchemaIntrospectionCustomRule]);
+    if (Object.isFrozen(document)) bySchema.set(document, errors);
+  }
+  return errors;
 }
 
 /**
