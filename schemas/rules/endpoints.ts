@@ -20,7 +20,7 @@ import type {
 import { NOT_SUPPORTED_YET } from '../support.ts';
 import { quote, type FieldProblem } from './field-problem.ts';
 import { list, model, problem, text, type Unchecked } from './read.ts';
-import { regexProblem } from './values.ts';
+import { FRAMING_HEADERS, HEADER_NAME, regexProblem } from './values.ts';
 import { templateDataProblem } from './body-template.ts';
 import { bodySchemaProblems } from './validate-json.ts';
 import { virtualProblems } from './virtual-endpoints.ts';
@@ -83,25 +83,9 @@ const PATH_LISTS = [
   'virtual',
 ] as const satisfies readonly (keyof ExtendedPathsSet)[];
 
-/** An HTTP header name (RFC 9110 token). */
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Control characters a header value must not carry. */
 // eslint-disable-next-line no-control-regex -- control characters are what it finds
 const BAD_HEADER_VALUE = /[\0-\x08\x0a-\x1f\x7f]/;
-/**
- * Headers that frame a message or its connection: headers added by the API's settings can't set
- * them (hop-by-hop headers and the body's length are the gateway's to write on each side).
- */
-const FRAMING_HEADERS: ReadonlySet<string> = new Set([
-  'connection',
-  'content-length',
-  'keep-alive',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-]);
 /** A request context variable (`$tyk_context.path`); group 1 is its name. */
 export const CONTEXT_VARIABLE = /\$tyk_context\.([A-Za-z0-9_\-.]+)/;
 /** A session metadata variable (`$tyk_meta.tier`); group 1 is its key. */

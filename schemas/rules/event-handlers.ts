@@ -12,6 +12,7 @@
 import type { ClassicApiInput } from './read.ts';
 import { quote, type FieldProblem, type FieldProblemType } from './field-problem.ts';
 import { isPlainObject } from '../../lib/plain-object.ts';
+import { FRAMING_HEADERS, HEADER_NAME } from './values.ts';
 
 /** Every event the gateway fires. */
 export const EVENT_NAMES = [
@@ -103,18 +104,7 @@ export const WEBHOOK_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as cons
 export type WebhookMethod = (typeof WEBHOOK_METHODS)[number];
 
 /** Headers a webhook can't set: the gateway frames the request itself. */
-const FRAMING_HEADERS = new Set([
-  'connection',
-  'content-length',
-  'host',
-  'keep-alive',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-]);
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const WEBHOOK_FRAMING_HEADERS: ReadonlySet<string> = new Set([...FRAMING_HEADERS, 'host']);
 // A line break in a header value would end the header (header injection).
 const BAD_VALUE = /[\r\n\0]/;
 
@@ -312,8 +302,8 @@ function readWebhook(meta: Record<string, unknown>, add: AddProblem): WebhookSet
     else {
       for (const [name, value] of Object.entries(meta.header_map)) {
         const field = ['header_map', name];
-        if (!TOKEN.test(name)) add(field, 'Invalid', `${quote(name)} is not a header name`);
-        else if (FRAMING_HEADERS.has(name.toLowerCase())) {
+        if (!HEADER_NAME.test(name)) add(field, 'Invalid', `${quote(name)} is not a header name`);
+        else if (WEBHOOK_FRAMING_HEADERS.has(name.toLowerCase())) {
           add(field, 'Forbidden', `the gateway sets ${name} itself: remove it`);
         } else if (typeof value !== 'string') add(field, 'Invalid', 'write the value as a string');
         else if (BAD_VALUE.test(value)) add(field, 'Invalid', 'a header value can not hold line breaks');

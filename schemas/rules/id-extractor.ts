@@ -12,7 +12,7 @@ import type { CustomMiddleware, MiddlewareIdExtractor } from '../generated/model
 import { quote, type FieldProblem } from './field-problem.ts';
 import { GRPC_PLUGIN_DRIVER, customAuthHook, pluginDriverOf } from './plugins.ts';
 import { hasContent, isTrue, model, problem, text, type ClassicApiInput } from './read.ts';
-import { regexProblem } from './values.ts';
+import { HEADER_NAME, regexProblem } from './values.ts';
 
 /** Where the identity is read from. */
 export const ID_SOURCES = ['header', 'form', 'body'] as const;
@@ -25,7 +25,6 @@ export type IdExtractor = (
 ) &
   ({ with: 'value' } | { with: 'regex'; expression: string; matchIndex: number });
 
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const AT = 'custom_middleware.id_extractor';
 
 function extractorOf(api: ClassicApiInput) {

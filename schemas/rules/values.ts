@@ -2,6 +2,24 @@
 import net from 'node:net';
 import { quote } from './field-problem.ts';
 
+/** An HTTP header name (an RFC 9110 token). */
+export const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/**
+ * Headers that frame a message or its connection, which a header an API's settings add can't
+ * set: hop-by-hop headers and the body's length are the gateway's to write on each side.
+ */
+export const FRAMING_HEADERS: ReadonlySet<string> = new Set([
+  'connection',
+  'content-length',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
+
 /** True for an IPv4 or IPv6 address, with an optional CIDR prefix length. */
 export function isIpOrCidr(value: string): boolean {
   const parts = value.split('/');
