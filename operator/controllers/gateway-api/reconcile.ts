@@ -23,7 +23,7 @@ import {
   type GeneratedApi,
 } from '../../translate/gateway-api.ts';
 import { contains } from '../ingress/generated-api.ts';
-import { addressServiceName } from './addresses.ts';
+import { addressServiceName, gatewayOwner } from './addresses.ts';
 import type { ApiObject } from '../objects.ts';
 import {
   GATEWAY_FINALIZER,
@@ -106,16 +106,7 @@ export function gatewayApiObject(gw: GatewayObject, api: GeneratedApi): ApiObjec
         // The routes it serves: access rights naming an HTTPRoute find its APIs by it.
         ...(api.routes.length > 0 ? { [GATEWAY_ROUTES_ANNOTATION]: api.routes.join(',') } : {}),
       },
-      ownerReferences: [
-        {
-          apiVersion: `${GATEWAY_GROUP}/v1`,
-          kind: 'Gateway',
-          name: gw.metadata.name,
-          uid: gw.metadata.uid ?? '',
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
+      ownerReferences: [gatewayOwner(gw)],
     },
     spec: api.spec,
   };
