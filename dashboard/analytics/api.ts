@@ -20,7 +20,6 @@ import {
 } from '../api/http.ts';
 import { addSums, emptySums, PERIODS, quantile, rollUp, type Period, type Sums } from './rollup.ts';
 import type { Group, RangeQuery } from './store.ts';
-import { addDetails } from './details.ts';
 
 /** Records in one batch at most (a gateway sends 1000). */
 export const MAX_BATCH = 5000;
@@ -39,7 +38,8 @@ const PRUNE_EVERY_MS = 5 * 60_000;
  * (schemas/rules/analytics-batch.ts) when its content type is
  * `application/vnd.svc.analytics-columns+json`, else the records format
  * `{"sample_rate": r, "records": [...]}` (of gateways older than columns); both are read into the
- * same records by the same rules (`readAnalyticsRecord`).
+ * same records by the same rules (`readAnalyticsRecord`). The batch's rollup rows and its
+ * detailed records go to the store in one transaction (one commit per batch).
  */
 export async function ingest(
   deps: Pick<DashboardDeps, 'store'>,
@@ -70,8 +70,8 @@ export async function ingest(
     if (r === undefined || (orgs.length > 0 && !orgs.includes(r.org_id))) skipped++;
     else taken.push(r);
   }
-  await deps.store.analytics.add(rollUp(taken, 1 / rate));
-  await addDetails(deps, taken);
+  // The rollup rows and the detailed records of the batch, in one transaction.
+  await deps.store.analytics.add(rollUp(taken, 1 / rate), taken);
   return ok('Analytics recorded', { accepted: taken.length, skipped });
 }
 

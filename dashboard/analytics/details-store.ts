@@ -57,6 +57,17 @@ export interface DetailStore {
 /** Records per INSERT statement. */
 const CHUNK = 50;
 
+/** Inserts detailed records on `c` (a connection, or a transaction of analytics' batch). */
+export async function insertDetails(c: Conn, records: readonly AnalyticsRecord[]): Promise<void> {
+  for (let i = 0; i < records.length; i += CHUNK) {
+    const chunk = records.slice(i, i + CHUNK);
+    await c.run(
+      `INSERT INTO analytics_details (org_id, api_id, at, record) VALUES ${chunk.map(() => '(?, ?, ?, ?)').join(', ')}`,
+      chunk.flatMap((r) => [r.org_id, r.api_id, Math.round(r.time), JSON.stringify(r)]),
+    );
+  }
+}
+
 /** The detailed records of a SQL store. */
 export class SqlDetails implements DetailStore {
   readonly #conn: Conn;
@@ -65,14 +76,8 @@ export class SqlDetails implements DetailStore {
     this.#conn = conn;
   }
 
-  async add(records: readonly AnalyticsRecord[]): Promise<void> {
-    for (let i = 0; i < records.length; i += CHUNK) {
-      const chunk = records.slice(i, i + CHUNK);
-      await this.#conn.run(
-        `INSERT INTO analytics_details (org_id, api_id, at, record) VALUES ${chunk.map(() => '(?, ?, ?, ?)').join(', ')}`,
-        chunk.flatMap((r) => [r.org_id, r.api_id, Math.round(r.time), JSON.stringify(r)]),
-      );
-    }
+  add(records: readonly AnalyticsRecord[]): Promise<void> {
+    return insertDetails(this.#conn, records);
   }
 
   async list(q: DetailQuery): Promise<DetailRow[]> {

@@ -5,9 +5,9 @@
  * an API keeps its newest `analytics_detail_max_records` at most (each body is at most
  * DETAIL_BODY_LIMIT bytes, so an API's log stays under max x 2 x that). Users read them with
  * `GET /api/analytics/requests` (the `analytics` permission, their own organisation only).
- * Their table: details-store.ts.
+ * Their table: details-store.ts; they are stored with the rollups of their batch, in one
+ * transaction (store.ts `add`).
  */
-import type { AnalyticsRecord } from '../../schemas/rules/analytics.ts';
 import { callerOf, json, Refusal, timeParam, type Ctx, type DashboardDeps, type Reply } from '../api/http.ts';
 
 /** Records per page at most. */
@@ -52,15 +52,6 @@ export async function requests(c: Ctx): Promise<Reply> {
     records: rows.map((r) => ({ id: r.id, ...r.record })),
     next_before: rows.length === limit ? (rows.at(-1)?.id ?? null) : null,
   });
-}
-
-/** The records of a batch that carry bodies, stored; the rest are only rolled up. */
-export async function addDetails(
-  deps: Pick<DashboardDeps, 'store'>,
-  records: readonly AnalyticsRecord[],
-): Promise<void> {
-  const detailed = records.filter((r) => r.detail !== undefined);
-  if (detailed.length > 0) await deps.store.analytics.details.add(detailed);
 }
 
 /** Deletes detailed records past their retention now and every few minutes; returns the stop. */

@@ -4,7 +4,8 @@
  * batches from many gateways and dashboards add up without reading first), read summed over a
  * range, and deleted once older than their period's retention.
  */
-import { SqlDetails, type DetailStore } from './details-store.ts';
+import type { AnalyticsRecord } from '../../schemas/rules/analytics.ts';
+import { insertDetails, SqlDetails, type DetailStore } from './details-store.ts';
 import { BUCKETS, emptySums, type Dim, type Period, type RollupRow, type Sums } from './rollup.ts';
 
 /** A connection as the store's drivers give one (store/sql.ts's SqlConn). */
@@ -37,8 +38,12 @@ export interface RangeQuery {
 
 /** Analytics in the store. */
 export interface AnalyticsStore {
-  /** Adds rollup rows (in one transaction). */
-  add(rows: readonly RollupRow[]): Promise<void>;
+  /**
+   * Adds rollup rows, and the detailed records of the same batch (those with a `detail`), in one
+   * transaction: one commit per batch. Its commit is relaxed (store/sql.ts `SqlDriver`): a power
+   * cut (or a crash of the database server) may lose the batches of about the last second.
+   */
+  add(rows: readonly RollupRow[], detailed?: readonly AnalyticsRecord[]): Promise<void>;
   /**
    * Rows of `dim` in the range, summed per group: `at` (a time series of the `api` rows), `api`
    * (per API), `name` (per key, endpoint or reason), largest first, at most `limit` groups.
@@ -81,7 +86,7 @@ const COLUMNS = [...KEY, 'label', ...SUMMED];
 /** Rows per INSERT statement. */
 const CHUNK = 40;
 
-const insertSql = (n: number): string =>
+const insertSqlOf = (n: number): string =>
   `INSERT INTO analytics_rollups (${COLUMNS.join(', ')}) VALUES ${Array.from(
     { length: n },
     () => `(${COLUMNS.map(() => '?').join(', ')})`,
@@ -89,6 +94,9 @@ const insertSql = (n: number): string =>
    ON CONFLICT (${KEY.join(', ')}) DO UPDATE SET
    label = CASE WHEN excluded.label <> '' THEN excluded.label ELSE analytics_rollups.label END,
    ${SUMMED.map((c) => `${c} = analytics_rollups.${c} + excluded.${c}`).join(', ')}`;
+
+/** The INSERT of n rows, built once per n (the same text each time: a driver reuses its statement). */
+const INSERT_SQL = Array.from({ length: CHUNK + 1 }, (_, n) => (n === 0 ? '' : insertSqlOf(n)));
 
 function valuesOf(r: RollupRow): unknown[] {
   return [
@@ -139,16 +147,21 @@ export class SqlAnalytics implements AnalyticsStore {
     this.#transaction = transaction;
   }
 
-  async add(rows: readonly RollupRow[]): Promise<void> {
-    if (rows.length === 0) return;
+  async add(rows: readonly RollupRow[], detailed: readonly AnalyticsRecord[] = []): Promise<void> {
+    const details = detailed.filter((r) => r.detail !== undefined);
+    if (rows.length === 0 && details.length === 0) return;
     // Rows in a fixed order, so that two transactions adding to the same rows lock them in the
     // same order (PostgreSQL) and never deadlock.
-    const sorted = [...rows].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1));
+    const sorted = rows
+      .map((r) => [keyOf(r), r] as const)
+      .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+      .map(([, r]) => r);
     await this.#transaction(async (c) => {
       for (let i = 0; i < sorted.length; i += CHUNK) {
         const chunk = sorted.slice(i, i + CHUNK);
-        await c.run(insertSql(chunk.length), chunk.flatMap(valuesOf));
+        await c.run(INSERT_SQL[chunk.length] ?? insertSqlOf(chunk.length), chunk.flatMap(valuesOf));
       }
+      await insertDetails(c, details);
     });
   }
 

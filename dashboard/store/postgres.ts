@@ -58,8 +58,16 @@ class PostgresDriver implements SqlDriver {
     }
   }
 
-  transaction<T>(scope: string, fn: (conn: SqlConn) => Promise<T>): Promise<T> {
+  transaction<T>(
+    scope: string,
+    fn: (conn: SqlConn) => Promise<T>,
+    opts: { relaxed?: boolean } = {},
+  ): Promise<T> {
     return this.#inTransaction(async (c) => {
+      // A relaxed commit does not wait for its WAL record to reach the disk: PostgreSQL's
+      // asynchronous commit, for this transaction only; the WAL writer flushes it within
+      // 3 x wal_writer_delay (600 ms by default), and a crash of the server loses at most that.
+      if (opts.relaxed === true) await c.run('SET LOCAL synchronous_commit = off');
       await c.all('SELECT pg_advisory_xact_lock(hashtext(?)) AS locked', [scope]);
     }, fn);
   }

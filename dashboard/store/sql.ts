@@ -23,8 +23,15 @@ export interface SqlDriver {
   readonly kind: 'sqlite' | 'postgres';
   /** For reads outside a transaction. */
   readonly conn: SqlConn;
-  /** Runs `fn` in a transaction holding the write lock of `scope` (an organisation ID). */
-  transaction<T>(scope: string, fn: (conn: SqlConn) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` in a transaction holding the write lock of `scope` (an organisation ID). Its commit
+   * is on disk before it returns, unless `relaxed` (traffic analytics only): then it is atomic
+   * and consistent as any, but made durable within about a second (RELAXED_SYNC_MS) rather than
+   * before it returns, so a power cut (or a crash of the machine or of the database server, not
+   * of the dashboard) may lose the relaxed commits of that last second; never a commit that is
+   * not relaxed, nor the database's consistency. docs/design/analytics-durability.md says why.
+   */
+  transaction<T>(scope: string, fn: (conn: SqlConn) => Promise<T>, opts?: { relaxed?: boolean }): Promise<T>;
   /** Runs `fn` in a transaction holding the lock that serializes migrations between processes. */
   migrationTransaction<T>(fn: (conn: SqlConn) => Promise<T>): Promise<T>;
   /** The statements of a migration in this dialect. */
@@ -197,8 +204,12 @@ export class SqlStore extends SqlReader implements Store {
   private constructor(driver: SqlDriver, now: () => number) {
     super(driver.conn);
     this.kind = driver.kind;
-    // One lock for analytics writes (organisations' document writes are not held up by them).
-    this.analytics = new SqlAnalytics(driver.conn, (fn) => driver.transaction('svc-analytics', fn));
+    // One lock for analytics writes (organisations' document writes are not held up by them),
+    // and relaxed commits: a power cut may lose the last second of analytics, never a write of
+    // users, keys or any document (docs/design/analytics-durability.md).
+    this.analytics = new SqlAnalytics(driver.conn, (fn) =>
+      driver.transaction('svc-analytics', fn, { relaxed: true }),
+    );
     this.#driver = driver;
     this.#now = now;
   }

@@ -330,7 +330,7 @@ ${policy('dispatch-auth', 'dispatch', '  use_standard_auth: true\n')}`,
   const hop = x.hops[0];
   assert.ok(hop);
   assert.equal(hop.from, dispatcher);
-  assert.match(hop.target, /^GET svc:\/\/[^/]+\/1$/);
+  assert.match(hop.target, /^GET svc:\/\/[^/]+\/items\/1$/);
   assert.equal(hop.path, '/items/1');
   assert.match(hop.matched.name, new RegExp(`rules\\[0\\].* with SvcRoutePolicy ${NS}/dispatch-auth$`));
   assert.ok(x.steps.some((s) => s.middleware === 'internal-target' && s.api_id === dispatcher));
