@@ -6,7 +6,7 @@
  * top endpoints of a time range. Rows older than their period's retention are deleted every few
  * minutes.
  */
-import { ANALYTICS_COLUMNS_TYPE, readAnalyticsColumns } from '../../schemas/rules/analytics-batch.ts';
+import { ANALYTICS_COLUMNS_TYPE, readAnalyticsColumnRecords } from '../../schemas/rules/analytics-batch.ts';
 import { readAnalyticsRecord, type AnalyticsRecord } from '../../schemas/rules/analytics.ts';
 import {
   callerOf,
@@ -48,12 +48,15 @@ export async function ingest(
   contentType = 'application/json',
 ): Promise<Reply> {
   let rate: unknown;
-  let raws: unknown[];
+  let read: AnalyticsRecord[] | undefined;
+  let raws: unknown[] = [];
+  let skipped = 0;
   if (mediaType(contentType) === ANALYTICS_COLUMNS_TYPE) {
-    const read = readAnalyticsColumns(body, MAX_BATCH);
-    if ('problem' in read) throw new Refusal(400, read.problem);
-    rate = read.sample_rate;
-    raws = read.records;
+    const columns = readAnalyticsColumnRecords(body, MAX_BATCH);
+    if ('problem' in columns) throw new Refusal(400, columns.problem);
+    rate = columns.sample_rate;
+    read = columns.records;
+    skipped = columns.skipped;
   } else {
     if (!Array.isArray(body.records)) throw new Refusal(400, 'records: must be an array of records');
     rate = body.sample_rate;
@@ -62,14 +65,17 @@ export async function ingest(
   if (rate === undefined) rate = 1;
   if (typeof rate !== 'number' || !(rate > 0 && rate <= 1))
     throw new Refusal(400, 'sample_rate: must be a number above 0 and at most 1');
-  if (raws.length > MAX_BATCH) throw new Refusal(400, `records: at most ${MAX_BATCH} records per batch`);
-  const taken: AnalyticsRecord[] = [];
-  let skipped = 0;
-  for (const raw of raws) {
-    const r = readAnalyticsRecord(raw);
-    if (r === undefined || (orgs.length > 0 && !orgs.includes(r.org_id))) skipped++;
-    else taken.push(r);
+  if (read === undefined) {
+    if (raws.length > MAX_BATCH) throw new Refusal(400, `records: at most ${MAX_BATCH} records per batch`);
+    read = [];
+    for (const raw of raws) {
+      const r = readAnalyticsRecord(raw);
+      if (r === undefined) skipped++;
+      else read.push(r);
+    }
   }
+  const taken = orgs.length === 0 ? read : read.filter((r) => orgs.includes(r.org_id));
+  skipped += read.length - taken.length;
   // The rollup rows and the detailed records of the batch, in one transaction.
   await deps.store.analytics.add(rollUp(taken, 1 / rate), taken);
   return ok('Analytics recorded', { accepted: taken.length, skipped });

@@ -111,7 +111,7 @@ export function isError(status: number): boolean {
   return status >= 400 || status === 0;
 }
 
-/** Adds one record, weighing `weight` requests, into a row (addSums of its sums, written out). */
+/** Adds one record, weighing `weight` requests, into sums (addSums of its sums, written out). */
 function addRecord(row: Sums, r: AnalyticsRecord, weight: number, bucket: number, error: boolean): void {
   row.requests += weight;
   row.errors += error ? weight : 0;
@@ -122,31 +122,115 @@ function addRecord(row: Sums, r: AnalyticsRecord, weight: number, bucket: number
   row.hist[bucket] = (row.hist[bucket] ?? 0) + weight;
 }
 
-/** Whether two records go to the same rollup rows (and give them the same label). */
-function sameRows(a: AnalyticsRecord, b: AnalyticsRecord): boolean {
+/**
+ * The records of a batch that go to the same rollup rows (same organisation, API, key, alias,
+ * method, path template, refusal and minute, hence hour), summed: a batch is mostly a few keys
+ * and endpoints, so its records make a few cells, and rows are built per cell, not per record.
+ */
+interface Cell {
+  /** The first record of the cell: its fields name the cell. */
+  r: AnalyticsRecord;
+  /** Start of the record's minute. */
+  minute: number;
+  /** Index of the cell's last record in the batch (the last alias of a key wins). */
+  last: number;
+  sums: Sums;
+}
+
+function sameCell(c: Cell, r: AnalyticsRecord, minute: number): boolean {
+  const a = c.r;
   return (
-    a.api_id === b.api_id &&
-    a.org_id === b.org_id &&
-    a.key === b.key &&
-    a.alias === b.alias &&
-    a.path === b.path &&
-    a.method === b.method &&
-    a.refusal === b.refusal &&
-    Math.floor(a.time / PERIODS.minute) === Math.floor(b.time / PERIODS.minute) &&
-    Math.floor(a.time / PERIODS.hour) === Math.floor(b.time / PERIODS.hour)
+    c.minute === minute &&
+    a.api_id === r.api_id &&
+    a.key === r.key &&
+    a.path === r.path &&
+    a.method === r.method &&
+    a.org_id === r.org_id &&
+    a.alias === r.alias &&
+    a.refusal === r.refusal
   );
 }
 
-const PERIOD_ENTRIES = Object.entries(PERIODS) as [Period, number][];
+/**
+ * A map keyed by a few strings joined with newlines, which strings may hold: each entry is kept
+ * with its own fields and checked against them, so two keys joining alike never share an entry.
+ */
+class JoinedMap<V> {
+  readonly #map = new Map<string, V[]>();
+
+  find(id: string, same: (v: V) => boolean): V | undefined {
+    const list = this.#map.get(id);
+    if (list === undefined) return undefined;
+    for (const v of list) if (same(v)) return v;
+    return undefined;
+  }
+
+  add(id: string, v: V): void {
+    const list = this.#map.get(id);
+    if (list === undefined) this.#map.set(id, [v]);
+    else list.push(v);
+  }
+}
+
+/** Cells compared one by one before the map is looked up. */
+const RECENT = 16;
+const MINUTE = PERIODS.minute;
+const HOUR = PERIODS.hour;
 
 /**
- * The rollup rows of a batch of records, each weighing `weight` requests. A record going to the
- * rows of the one before it (a batch is mostly a few keys and endpoints, in runs) is added to
- * them without looking them up again: the ingest of a gateway's batches costs the dashboard
- * little (issue 34 item 5).
+ * The rollup rows of a batch of records, each weighing `weight` requests. Records are first
+ * summed per cell (a record like the one before it, as most are, is added to its cell without
+ * a lookup), then each cell's sums are added to its rows: per minute and per hour, of its API,
+ * of its key, of its endpoint and of its refusal reason. The rows are those of adding each
+ * record to its rows in turn (keys and endpoints beyond MAX_NAMES per API summed under OTHER in
+ * the order they first appear; a key's label its last alias), but for the rounding of sums of
+ * fractions, added in another order (issue 34 item 5: the ingest of a gateway's batches costs
+ * the dashboard little).
  */
 export function rollUp(records: readonly AnalyticsRecord[], weight: number): RollupRow[] {
-  const rows = new Map<string, RollupRow>();
+  const cells = new JoinedMap<Cell>();
+  const order: Cell[] = [];
+  let previous: Cell | undefined;
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i];
+    if (r === undefined) continue;
+    const minute = Math.floor(r.time / MINUTE) * MINUTE;
+    let cell = previous;
+    if (cell === undefined || !sameCell(cell, r, minute)) {
+      // The cells made last first (a batch's records take turns among a few endpoints), then
+      // the map of all.
+      cell = undefined;
+      for (let j = order.length - 1; j >= 0 && j >= order.length - RECENT; j--) {
+        const c = order[j];
+        if (c !== undefined && sameCell(c, r, minute)) {
+          cell = c;
+          break;
+        }
+      }
+      const id =
+        cell === undefined
+          ? `${r.org_id}\n${r.api_id}\n${r.key}\n${r.alias}\n${r.method}\n${r.path}\n${r.refusal}\n${String(minute)}`
+          : '';
+      cell ??= cells.find(id, (c) => sameCell(c, r, minute));
+      if (cell === undefined) {
+        cell = { r, minute, last: i, sums: emptySums() };
+        cells.add(id, cell);
+        order.push(cell);
+      }
+      previous = cell;
+    }
+    cell.last = i;
+    addRecord(cell.sums, r, weight, bucketOf(r.latency_ms), isError(r.status));
+  }
+  return rowsOf(order);
+}
+
+/** The rows of cells, in the order the cells first appeared. */
+function rowsOf(cells: readonly Cell[]): RollupRow[] {
+  const rows = new JoinedMap<RollupRow>();
+  const out: RollupRow[] = [];
+  /** Per row, the index of the last record whose alias is its label. */
+  const labelAt = new Map<RollupRow, number>();
   /** Distinct names per (org, api, dim) in this batch, to cap them at MAX_NAMES. */
   const names = new Map<string, Set<string>>();
   const capped = (org: string, api: string, dim: Dim, name: string): string => {
@@ -162,16 +246,8 @@ export function rollUp(records: readonly AnalyticsRecord[], weight: number): Rol
     seen.add(name);
     return name;
   };
-  let previous: AnalyticsRecord | undefined;
-  /** The rows of `previous`, in the order they were added to. */
-  let previousRows: RollupRow[] = [];
-  for (const r of records) {
-    const bucket = bucketOf(r.latency_ms);
-    const error = isError(r.status);
-    if (previous !== undefined && sameRows(previous, r)) {
-      for (const row of previousRows) addRecord(row, r, weight, bucket, error);
-      continue;
-    }
+  for (const cell of cells) {
+    const r = cell.r;
     const targets: [Dim, string, string][] = [['api', '', '']];
     if (r.key !== '') targets.push(['key', r.key, r.alias]);
     targets.push(['endpoint', `${r.method} ${r.path}`, '']);
@@ -179,23 +255,30 @@ export function rollUp(records: readonly AnalyticsRecord[], weight: number): Rol
     const named = targets.map(
       ([dim, raw, label]) => [dim, capped(r.org_id, r.api_id, dim, raw), label] as const,
     );
-    const touched: RollupRow[] = [];
-    for (const [period, ms] of PERIOD_ENTRIES) {
-      const at = Math.floor(r.time / ms) * ms;
+    for (const period of ['minute', 'hour'] as const) {
+      const at = period === 'minute' ? cell.minute : Math.floor(cell.minute / HOUR) * HOUR;
       for (const [dim, name, label] of named) {
-        const id = `${r.org_id}\n${period}\n${at}\n${r.api_id}\n${dim}\n${name}`;
-        let row = rows.get(id);
+        const id = `${r.org_id}\n${period}\n${String(at)}\n${r.api_id}\n${dim}\n${name}`;
+        const same = (row: RollupRow): boolean =>
+          row.org_id === r.org_id &&
+          row.period === period &&
+          row.at === at &&
+          row.api_id === r.api_id &&
+          row.dim === dim &&
+          row.name === name;
+        let row = rows.find(id, same);
         if (row === undefined) {
-          row = { org_id: r.org_id, period, at, api_id: r.api_id, dim, name, label, ...emptySums() };
-          rows.set(id, row);
+          row = { org_id: r.org_id, period, at, api_id: r.api_id, dim, name, label: '', ...emptySums() };
+          rows.add(id, row);
+          out.push(row);
         }
-        if (label !== '') row.label = label;
-        addRecord(row, r, weight, bucket, error);
-        touched.push(row);
+        if (label !== '' && cell.last > (labelAt.get(row) ?? -1)) {
+          row.label = label;
+          labelAt.set(row, cell.last);
+        }
+        addSums(row, cell.sums);
       }
     }
-    previous = r;
-    previousRows = touched;
   }
-  return [...rows.values()];
+  return out;
 }

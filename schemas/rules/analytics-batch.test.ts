@@ -10,6 +10,7 @@ import { recordedBody } from './analytics-detail.ts';
 import {
   addRecord,
   AnalyticsColumnsWriter,
+  readAnalyticsColumnRecords,
   readAnalyticsColumns,
   recordsOfColumns,
   type AnalyticsColumns,
@@ -104,6 +105,11 @@ test('analytics columns: a batch that is not one is named by its problem', () =>
     const r = readAnalyticsColumns(body, 5000);
     assert.ok('problem' in r, name);
     assert.match(r.problem, want, name);
+    assert.deepEqual(
+      readAnalyticsColumnRecords(body, 5000),
+      r,
+      `${name}: the same problem for the dashboard's reader`,
+    );
   }
 });
 
@@ -118,4 +124,60 @@ test('analytics columns: fields that do not read are skipped or emptied as in th
   assert.equal(second, undefined, 'no organisation: skipped');
   assert.equal(third, undefined, 'no status: skipped');
   assert.deepEqual(recordsOfColumns(body as unknown as AnalyticsColumns), [{ ...rec({}), alias: '' }]);
+});
+
+/** What the dashboard's reader gives, and what the plain reader then the records format's rules give. */
+function bothReads(body: Record<string, unknown>): [unknown, unknown] {
+  const plain = readAnalyticsColumns(body, 5000);
+  if ('problem' in plain) throw new Error(plain.problem);
+  const read = plain.records.map(readAnalyticsRecord);
+  const records = read.filter((r) => r !== undefined);
+  return [
+    readAnalyticsColumnRecords(body, 5000),
+    { sample_rate: plain.sample_rate, records, skipped: read.length - records.length },
+  ];
+}
+
+test("analytics columns, the dashboard's reader: the records of the plain reader and readAnalyticsRecord, sound or not", () => {
+  const detail = {
+    query: '?q=1',
+    request: recordedBody(Buffer.from('{"a":1}'), 7, false),
+    response: recordedBody(Buffer.from([0xff, 0xfe]), 2, false),
+  };
+  const records = [
+    rec({}),
+    rec({ time: T0 + 7, status: 429, refusal: 'rate_limit', latency_ms: 0.0005 }),
+    rec({ time: T0 - 3, api_id: 'a2', path: '/a2/', method: 'post', key: '', alias: '' }),
+    rec({ time: T0 + 9, api_version: 'v2', detail }),
+    rec({ time: T0 + 11 }),
+    rec({ time: T0 + 12, key: 'k2', alias: 'other' }),
+  ];
+  const [fast, plain] = bothReads(sent(records, 0.25));
+  assert.deepEqual(fast, plain, 'a sound batch');
+  // Every kind of field that does not read: indexes out of strings, negative, fractional or not
+  // numbers; strings too long or not strings; numbers negative, missing or not numbers; details
+  // of records that are not, or not objects; a time base missing.
+  const body = sent(records);
+  const strings = body.strings as unknown[];
+  strings.push('x'.repeat(300), 42, 'TOOLONGMETHOD-0123456789', 'unknown-reason', null);
+  const n = strings.length;
+  body.org_id = [0, n, -1, 0.5, 'o1', 0].map((v, i) =>
+    i === 0 || i === 5 ? (body.org_id as number[])[i] : v,
+  );
+  body.api_id = (body.api_id as number[]).map((v, i) => (i === 4 ? n - 5 : v));
+  body.key = (body.key as number[]).map((v, i) => (i === 0 ? n - 4 : i === 5 ? n - 1 : v));
+  body.alias = (body.alias as number[]).map((v, i) => (i === 0 ? n - 5 : v));
+  body.method = (body.method as number[]).map((v, i) => (i === 0 ? n - 3 : i === 5 ? null : v));
+  body.path = (body.path as number[]).map((v, i) => (i === 0 ? n - 5 : v));
+  body.refusal = (body.refusal as number[]).map((v, i) => (i === 0 ? n - 2 : v));
+  body.latency_us = [-5, 'x', 1.5, null, 1e300, 7];
+  body.request_bytes = [-1, 2, 'y', 0, 3, Infinity];
+  body.status = [200, 200, 200, 200, -1, 200];
+  body.details = [[0, detail], [5, 'not an object'], [99, detail], [-1, detail], [2.5, detail], 'junk', [0]];
+  const [fastBad, plainBad] = bothReads(body);
+  assert.deepEqual(fastBad, plainBad, 'a batch of fields that do not read');
+  assert.equal((fastBad as { skipped: number }).skipped, 4);
+  const noBase = sent(records);
+  noBase.time_base = 'x';
+  assert.deepEqual(...bothReads(noBase), 'no time base: every record skipped');
 });

@@ -64,6 +64,28 @@ function isRefusalReason(v: string): v is RefusalReason {
 }
 
 /**
+ * The rules of each field of a record, as `readAnalyticsRecord` applies them, for the readers
+ * of other shapes of a batch (analytics-batch.ts reads columns with them, each string once).
+ */
+export const FIELD_RULES = {
+  /** `org_id`, `api_id`: undefined (the record is skipped) when not a string of 256 at most. */
+  id: (v: unknown): string | undefined => str(v, 256),
+  /** `api_version`, `key`, `alias`: `''` when not a string of 256 at most. */
+  name: (v: unknown): string => str(v, 256) ?? '',
+  /** Upper-cased; `OTHER` when not a string of 16 at most. */
+  method: (v: unknown): string => (str(v, 16) ?? 'OTHER').toUpperCase(),
+  /** `/` when not a string of 512 at most. */
+  path: (v: unknown): string => str(v, 512) ?? '/',
+  /** `''` when not one of REFUSAL_REASONS. */
+  refusal: (v: unknown): RefusalReason | '' => {
+    const refusal = str(v, 32) ?? '';
+    return isRefusalReason(refusal) ? refusal : '';
+  },
+  /** `time`, `status`: undefined (the record is skipped) when not a finite number of 0 or more; else 0. */
+  number: num,
+} as const;
+
+/**
  * A record of a batch as received, or undefined when it is not one (no time, organisation, API
  * or status). Other fields too long or of the wrong type read as empty (or 0); the method is
  * upper-cased (`OTHER` when missing), the path `/` when missing, an unknown refusal `''`.
@@ -71,27 +93,26 @@ function isRefusalReason(v: string): v is RefusalReason {
 export function readAnalyticsRecord(v: unknown): AnalyticsRecord | undefined {
   if (!isPlainObject(v)) return undefined;
   const time = num(v.time);
-  const org_id = str(v.org_id, 256);
-  const api_id = str(v.api_id, 256);
+  const org_id = FIELD_RULES.id(v.org_id);
+  const api_id = FIELD_RULES.id(v.api_id);
   const status = num(v.status);
   if (time === undefined || org_id === undefined || api_id === undefined || status === undefined)
     return undefined;
-  const refusal = str(v.refusal, 32) ?? '';
   return {
     time,
     org_id,
     api_id,
-    api_version: str(v.api_version, 256) ?? '',
-    key: str(v.key, 256) ?? '',
-    alias: str(v.alias, 256) ?? '',
-    method: (str(v.method, 16) ?? 'OTHER').toUpperCase(),
-    path: str(v.path, 512) ?? '/',
+    api_version: FIELD_RULES.name(v.api_version),
+    key: FIELD_RULES.name(v.key),
+    alias: FIELD_RULES.name(v.alias),
+    method: FIELD_RULES.method(v.method),
+    path: FIELD_RULES.path(v.path),
     status,
     latency_ms: num(v.latency_ms) ?? 0,
     upstream_latency_ms: num(v.upstream_latency_ms) ?? 0,
     request_bytes: num(v.request_bytes) ?? 0,
     response_bytes: num(v.response_bytes) ?? 0,
-    refusal: isRefusalReason(refusal) ? refusal : '',
+    refusal: FIELD_RULES.refusal(v.refusal),
     ...(v.detail === undefined ? {} : { detail: readAnalyticsDetail(v.detail) }),
   };
 }
