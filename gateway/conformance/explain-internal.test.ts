@@ -47,11 +47,26 @@ describe('explain follows internal targets', () => {
         use_standard_auth: true,
       }),
     );
-    // A dispatcher as the Gateway API translation writes it (`^/?(.*)$` to `svc://<api>/$1`).
+    // A dispatcher as the Gateway API translation writes it (`^/?(.*)$` to
+    // `svc://<api><its listen path>/$1`: the whole path, read by the API as a client's).
     await gw.addApi(
       keyless(
         'dispatch',
         '/dispatch',
+        echo.url,
+        oneVersion({
+          extended_paths: {
+            url_rewrites: [{ path: '/', match_pattern: '^/?(.*)$', rewrite_to: 'svc://int-auth/whole/$1' }],
+          },
+        }),
+      ),
+    );
+    // One handing on what follows its listen path alone (`svc://<api>/$1`): the API matches it
+    // after its listen path and sends it upstream without it (no strip), as the reference does.
+    await gw.addApi(
+      keyless(
+        'dispatch-rel',
+        '/dispatch-rel',
         echo.url,
         oneVersion({
           extended_paths: {
@@ -97,7 +112,7 @@ describe('explain follows internal targets', () => {
       [
         [
           'dispatch',
-          'GET svc://int-auth/x',
+          'GET svc://int-auth/whole/x',
           'GET',
           '/whole/x',
           'int-auth',
@@ -148,6 +163,31 @@ describe('explain follows internal targets', () => {
     assert.equal((real.json as Echoed).path, '/whole');
     assert.equal(x.hops?.[0]?.path, '/whole');
     assert.equal(x.answer.proxied_to, `GET ${echo.url}/whole`);
+  });
+
+  test("a path handed on without the API's listen path: matched after it, sent upstream without it", async () => {
+    const x = await explain('/dispatch-rel/x?q=1', { authorization: key });
+    const real = await gw.request({
+      fresh: true,
+      path: '/dispatch-rel/x?q=1',
+      headers: { authorization: key },
+    });
+    assert.equal(real.status, 200, real.text);
+    assert.equal((real.json as Echoed).path, '/x');
+    assert.deepEqual(
+      (x.hops ?? []).map((h) => [h.target, h.path]),
+      [['GET svc://int-auth/x?q=1', '/whole/x?q=1']],
+    );
+    assert.equal(x.answer.proxied_to, `GET ${echo.url}/x?q=1`);
+    const bare = await explain('/dispatch-rel', { authorization: key });
+    const realBare = await gw.request({
+      fresh: true,
+      path: '/dispatch-rel',
+      headers: { authorization: key },
+    });
+    assert.equal((realBare.json as Echoed).path, '/');
+    assert.equal(bare.hops?.[0]?.path, '/whole');
+    assert.equal(bare.answer.proxied_to, `GET ${echo.url}/`);
   });
 
   for (const [path, status] of [

@@ -97,9 +97,10 @@ const apis = (): Record<string, unknown>[] => [
   // The target's own authentication applies.
   keyed('int-keyed', '/int-keyed/', echo().url, { internal: true, use_standard_auth: true }),
   keyless('to-keyed', '/to-keyed/', 'svc://int-keyed/', {}, { strip_listen_path: true }),
-  // A dispatcher as the Gateway API translation writes it: every request handed on with what
-  // follows the listen path (`^/?(.*)$` to `svc://<api>/$1`) to an internal API that keeps the
-  // whole path (no strip).
+  // A dispatcher: every request handed on with what follows the listen path (`^/?(.*)$` to
+  // `svc://<api>/$1`) to an internal API that does not strip its listen path: as in the reference
+  // gateway, its upstream gets the target's path alone, the listen path the hand-over put before
+  // it not sent.
   keyless(
     'dispatch',
     '/dispatch',
@@ -110,7 +111,54 @@ const apis = (): Record<string, unknown>[] => [
       },
     }),
   ),
-  keyless('int-whole', '/whole', echo().url, { internal: true }),
+  keyless('int-whole', '/whole', `${echo().url}/up`, { internal: true }),
+  // The same handing on the whole path, under the next API's listen path (as the Gateway API
+  // translation writes it): the next API reads it as a client's request for it.
+  keyless(
+    'dispatch-full',
+    '/dispatch-full',
+    echo().url,
+    oneVersion({
+      extended_paths: {
+        url_rewrites: [{ path: '/', match_pattern: '^/?(.*)$', rewrite_to: 'svc://int-full/full/$1' }],
+      },
+    }),
+  ),
+  keyless('int-full', '/full', echo().url, { internal: true }),
+  // A subgraph API as the reference's federation samples write it (listen path, target URL with
+  // the subgraph server's `/query`, no strip), called as `svc://<api>` (the supergraph's
+  // `tyk://<api>`): its upstream gets `/query`, not `/query/users-subgraph/`. Its endpoints are
+  // matched after its listen path as for a client; `$tyk_context.path` is the path it was handed.
+  keyless(
+    'users-subgraph',
+    '/users-subgraph/',
+    `${echo().url}/query`,
+    {
+      enable_context_vars: true,
+      ...oneVersion({
+        global_headers: { 'x-seen-path': '$tyk_context.path' },
+        extended_paths: {
+          transform_headers: [
+            {
+              path: '/items/{id}',
+              method: 'GET',
+              add_headers: { 'x-endpoint': 'items' },
+              delete_headers: [],
+            },
+          ],
+        },
+      }),
+    },
+    { strip_listen_path: false },
+  ),
+  keyless('to-subgraph', '/to-subgraph/', 'svc://users-subgraph', {}, { strip_listen_path: true }),
+  keyless(
+    'to-subgraph-under',
+    '/to-subgraph-under/',
+    'svc://users-subgraph/users-subgraph',
+    {},
+    { strip_listen_path: true },
+  ),
   // Loops and missing APIs.
   keyless('loop-a', '/loop-a/', 'svc://loop-b/'),
   keyless('loop-b', '/loop-b/', 'svc://loop-a/', { internal: true }),
@@ -180,29 +228,69 @@ const rows: Row[] = [
   },
   { name: 'an internal API is not served to clients', path: '/int-b/items', status: 404 },
   {
-    name: 'a rewrite of nothing after the listen path: the next API gets its listen path, no slash added',
+    name: 'a rewrite of nothing after the listen path: the next API gets nothing after its listen path, its upstream the target path alone, no slash added',
     path: '/dispatch',
     status: 200,
-    upstreamPath: '/whole',
+    upstreamPath: '/up',
   },
   {
     name: 'the same with a query',
     path: '/dispatch?animal=whale',
     status: 200,
-    upstreamPath: '/whole',
+    upstreamPath: '/up',
     upstreamQuery: 'animal=whale',
   },
   {
     name: 'a trailing slash the client sent is kept',
     path: '/dispatch/',
     status: 200,
-    upstreamPath: '/whole/',
+    upstreamPath: '/up/',
   },
   {
-    name: 'a path under the listen path follows it',
+    name: "a path handed on follows the target's path, without the next API's listen path (no strip there)",
     path: '/dispatch/a/b',
     status: 200,
-    upstreamPath: '/whole/a/b',
+    upstreamPath: '/up/a/b',
+  },
+  {
+    name: "the whole path handed on under the next API's listen path: read as a client's, no slash added",
+    path: '/dispatch-full',
+    status: 200,
+    upstreamPath: '/full',
+  },
+  {
+    name: 'the whole path handed on: a trailing slash the client sent is kept',
+    path: '/dispatch-full/',
+    status: 200,
+    upstreamPath: '/full/',
+  },
+  {
+    name: "the whole path handed on: the next API sends it as a client's (no strip)",
+    path: '/dispatch-full/a/b?x=1',
+    status: 200,
+    upstreamPath: '/full/a/b',
+    upstreamQuery: 'x=1',
+  },
+  {
+    name: "a subgraph API as the reference's samples write it, called as svc://<api>: its upstream gets its target's /query",
+    path: '/to-subgraph',
+    status: 200,
+    upstreamPath: '/query',
+    upstreamHeaders: { 'x-seen-path': '/', 'x-endpoint': undefined },
+  },
+  {
+    name: 'the same API handed a path: matched after its listen path (its endpoint), sent after /query, $tyk_context.path the path handed',
+    path: '/to-subgraph/items/1',
+    status: 200,
+    upstreamPath: '/query/items/1',
+    upstreamHeaders: { 'x-seen-path': '/items/1', 'x-endpoint': 'items' },
+  },
+  {
+    name: "a path under the API's listen path is read as a client's: its endpoint, and the listen path sent (no strip)",
+    path: '/to-subgraph-under/items/2',
+    status: 200,
+    upstreamPath: '/query/users-subgraph/items/2',
+    upstreamHeaders: { 'x-seen-path': '/users-subgraph/items/2', 'x-endpoint': 'items' },
   },
   {
     name: 'an internal API without a listen path: through it (its header) with the target path',

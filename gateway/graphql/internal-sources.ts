@@ -20,7 +20,7 @@ import { internalFailure, respondError } from '../pipeline/compose.ts';
 import { HttpContext, type RequestContext } from '../pipeline/context.ts';
 import type { Route } from '../pipeline/router.ts';
 import { splitTarget } from '../pipeline/url.ts';
-import { markHandedOver, type RouteLookup } from '../upstream/internal.ts';
+import { handedPath, markHandedOver, type RouteLookup } from '../upstream/internal.ts';
 import { serveUpgrade } from '../streams/upgrade.ts';
 
 /** The most data graphs one request may go through. */
@@ -50,6 +50,8 @@ interface Pending {
   route: Route;
   from: RequestContext;
   hops: number;
+  /** The route's listen path was put before the source's path (`handedPath`). */
+  added: boolean;
 }
 
 /** The calls waiting for their request, by the server side of their connection. */
@@ -75,7 +77,7 @@ function serveCall(req: IncomingMessage, res: ServerResponse): void {
     log: p.from.log,
   });
   // As a request handed over by an internal target: the API's internal endpoints serve it.
-  markHandedOver(ctx);
+  markHandedOver(ctx, p.added);
   void graphHops.run(p.hops, async () => {
     try {
       await p.route.handle(ctx);
@@ -96,11 +98,16 @@ server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
 });
 
 /** A new in-memory connection whose requests `route`'s chain serves: the client's end. */
-function connection(route: Route, from: RequestContext, hops: number): Duplex {
+function connection(route: Route, from: RequestContext, hops: number, added: boolean): Duplex {
   const [client, side] = duplexPair();
   // The target API sees the client's address (IP lists, rate limits by IP, context variables).
   Object.defineProperty(side, 'remoteAddress', { value: from.socketAddress });
-  pending.set(side, { route, from, hops });
+  pending.set(side, { route, from, hops, added });
+  // Closing the client's end closes the server's, as a TCP connection's close does: the two ends
+  // of a pair are separate streams, and the server's, its response's last write never confirmed
+  // by a destroyed client end, never closed (each call's request, response and parser, about
+  // 30 KiB, stayed in memory for ever).
+  client.once('close', () => side.destroy());
   server.emit('connection', side);
   return client;
 }
@@ -110,9 +117,15 @@ const hostOf = (route: Route): string =>
   route.domain !== undefined && !route.domain.includes('*') ? route.domain : route.id;
 
 /** Sends one request over a new in-memory connection to `route`'s chain. */
-function send(route: Route, from: RequestContext, hops: number, path: string, req: InternalRequest) {
+function send(
+  found: { route: Route; path: string; added: boolean },
+  from: RequestContext,
+  hops: number,
+  req: InternalRequest,
+) {
+  const { route, path } = found;
   return new Promise<DataSourceAnswer>((resolve, reject) => {
-    const client = connection(route, from, hops);
+    const client = connection(route, from, hops, found.added);
     const host = hostOf(route);
     const out = request(
       {
@@ -149,7 +162,8 @@ function send(route: Route, from: RequestContext, hops: number, path: string, re
 
 /**
  * The calls of one request's data graph to other APIs of the gateway: `url` is a filled
- * `svc://<api>/<path>?<query>`; the call goes to `<api>`'s listen path followed by `<path>`.
+ * `svc://<api>/<path>?<query>`; the call goes to `<api>` with `<path>` (`handedPath`: matched
+ * after its listen path unless under it, and sent upstream as it is).
  */
 export function internalSources(
   ctx: RequestContext,
@@ -159,7 +173,7 @@ export function internalSources(
   return (url) => {
     const found = lookup(ctx, routes, hops, url);
     if (typeof found === 'string') return found;
-    return (req) => send(found.route, ctx, hops + 1, found.path, req);
+    return (req) => send(found, ctx, hops + 1, req);
   };
 }
 
@@ -185,7 +199,7 @@ export function internalUpgrades(
     return {
       path: found.path,
       host: hostOf(found.route),
-      connect: () => connection(found.route, ctx, hops + 1),
+      connect: () => connection(found.route, ctx, hops + 1, found.added),
     };
   };
 }
@@ -196,7 +210,7 @@ function lookup(
   routes: RouteLookup | undefined,
   hops: number,
   url: string,
-): { route: Route; path: string } | string {
+): { route: Route; path: string; added: boolean } | string {
   const t = parseInternalTarget(url);
   if (isTargetProblem(t)) return t.message;
   const next = routes?.(t.host.toLowerCase() === SELF ? ctx.route.id : t.host);
@@ -204,6 +218,12 @@ function lookup(
   if ('ambiguous' in next) return ambiguousTargetMessage(t.host, next.ambiguous);
   if (hops >= MAX_HOPS)
     return `data source API ${t.host}: the request went through ${MAX_HOPS} data graphs (a loop?)`;
-  const rest = t.basePath === '' ? '/' : t.basePath;
-  return { route: next, path: `${next.listenPath}${rest}${t.baseQuery === '' ? '' : `?${t.baseQuery}`}` };
+  // `svc://<api>` without a path hands nothing on after the API's listen path: its upstream gets
+  // its target's path as written (the reference's subgraph at `http://host:4001/query`).
+  const { path, added } = handedPath(next, t.basePath);
+  return {
+    route: next,
+    added,
+    path: `${path === '' ? '/' : path}${t.baseQuery === '' ? '' : `?${t.baseQuery}`}`,
+  };
 }

@@ -27,7 +27,8 @@ export function relayUpgrade(
   const tls = url.protocol === 'https:';
   const port = Number(url.port === '' ? (tls ? 443 : 80) : url.port);
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  const path = source?.path ?? upstreamPathOf(target, ctx.route, ctx.path, ctx.query);
+  const path =
+    source?.path ?? upstreamPathOf(target, ctx.route, ctx.path, ctx.query, undefined, ctx.listenPathAdded);
   const own = new Set(Object.keys(source?.headers ?? {}).map((k) => k.toLowerCase()));
   return new Promise<void>((resolve) => {
     const upstream: Socket = tls

@@ -279,6 +279,14 @@ export class RequestContext {
   bodyPeek: BodyPeek | undefined = undefined;
   /** The request's first refusal (`reject` in compose.ts notes it). */
   refusal: { rejected: GatewayError } | undefined = undefined;
+  /**
+   * The listen path at the start of `path` was put there by an internal hand-over (`svc://`,
+   * upstream/internal.ts `markHandedOver`), not sent by a client: the API routes and matches its
+   * endpoints on `path` as a client's, but the request's own path is what follows (`requestPath`),
+   * and that is what goes upstream, after the target's path, whether the API strips its listen
+   * path or not, as the reference gateway hands a looped request (`tyk://`) on with its path alone.
+   */
+  listenPathAdded = false;
   readonly #log: Logger;
   #gone: AbortController | undefined;
   #clientIp: string | undefined;
@@ -296,6 +304,16 @@ export class RequestContext {
     this.listener = init.listener;
     this.#log = init.log;
     this.#socket = init.socket;
+  }
+
+  /**
+   * The request's path as the API got it (`$tyk_context.path`): `path`, but for a request handed
+   * over by an internal target, its path without the listen path the hand-over added (`/` when
+   * nothing follows it).
+   */
+  get requestPath(): string {
+    if (!this.listenPathAdded) return this.path;
+    return this.path.slice(this.route.listenPath.length) || '/';
   }
 
   /**

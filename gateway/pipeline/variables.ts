@@ -2,7 +2,8 @@
  * The reference gateway's variables in header values and URL rewrites, compiled once per value:
  * - `$tyk_context.<name>` (request context; with `enable_context_vars: true`, except the
  *   `trigger-*` values of URL-rewrite triggers, which are always there):
- *   `path` (the request path), `path_parts` (its segments joined by commas), `remote_addr` (the
+ *   `path` (the request path; handed over by an internal target, its path there, without the
+ *   listen path the hand-over added: `RequestContext.requestPath`), `path_parts` (its segments joined by commas), `remote_addr` (the
  *   client address), `request_id`, `request_data` (query parameters, `name:v1,v2;name2:v`),
  *   `headers_<Name>` (a request header; `-` written `_`: `headers_X_Forwarded_For`),
  *   `cookies_<name>` (a cookie; `-` written `_`), `trigger-<n>-...` (URL-rewrite trigger matches);
@@ -67,9 +68,9 @@ export function contextValue(ctx: RequestContext, name: string, withRequest: boo
   if (!withRequest) return '';
   switch (name) {
     case 'path':
-      return ctx.path;
+      return ctx.requestPath;
     case 'path_parts':
-      return ctx.path
+      return ctx.requestPath
         .split('/')
         .filter((p) => p !== '')
         .join(',');

@@ -226,7 +226,7 @@ export async function explain(input: ExplainInput, d: ExplainDeps): Promise<Expl
   const runOn = async (
     on: Route,
     req: { method: string; path: string; query: string },
-    from: { hops: readonly string[]; visited: ReadonlySet<string> } | undefined,
+    from: { hops: readonly string[]; visited: ReadonlySet<string>; added: boolean } | undefined,
   ): Promise<Outcome> => {
     const api = on.api;
     const enabled = d.deps.chain.filter((m) => m.enabled(api, deps));
@@ -251,7 +251,7 @@ export async function explain(input: ExplainInput, d: ExplainDeps): Promise<Expl
       log: d.log,
     });
     contexts.push(ctx);
-    if (from !== undefined) markHandedOver(ctx);
+    if (from !== undefined) markHandedOver(ctx, from.added);
     const wrapped: Step[] = compiled.handlers.map((step, i) => {
       const m = enabled[i];
       const name = m?.name ?? `step ${i}`;
@@ -316,7 +316,10 @@ export async function explain(input: ExplainInput, d: ExplainDeps): Promise<Expl
     ctx.upstreamCall = async () => {
       const t = ctx.upstream.target ?? on.target;
       // The path and query the upstream call would send (upstream/proxy.ts), disable_strip_slash included.
-      const sent = t === undefined ? '' : upstreamPathOf(t, on, ctx.path, ctx.query, ctx.upstream.path);
+      const sent =
+        t === undefined
+          ? ''
+          : upstreamPathOf(t, on, ctx.path, ctx.query, ctx.upstream.path, ctx.listenPathAdded);
       proxied = t === undefined ? '' : `${ctx.upstream.method ?? ctx.method} ${t.origin}${sent}`;
       if (t === undefined || !isInternalTarget(t)) return;
       const self = {

@@ -1,9 +1,12 @@
 /**
  * Internal targets (`svc://<api>/<path>?<query>`, schemas/rules/internal-target.ts): the
  * request goes on, in process, through the compiled chain of another API of the same route table
- * (its authentication, limits and middleware, then its own upstream), as if a client had called
- * `<its listen path><path>` (a URL rewrite that hands a request with nothing after its listen path
- * on to `/`: `<its listen path>`, no slash added). No socket, no second parse: the same request and response objects
+ * (its authentication, limits and middleware, then its own upstream), with `<path>` as its path,
+ * as the reference gateway hands a looped request on (`handedPath`): a path under the API's
+ * listen path is read as a client's; any other is matched as `<its listen path><path>` and sent
+ * upstream as `<path>`, after the target's path, whether the API strips its listen path or not (a
+ * URL rewrite that hands a request with nothing after its listen path on to `/`: nothing after
+ * it, no slash added). No socket, no second parse: the same request and response objects
  * are handed over, with what the first API did to the request (headers, body, method, path).
  * `<api>` is `self` (the API the request is on), an API ID, or an API's name
  * (`resolveInternalTarget`). APIs with `internal: true`, and endpoints listed in `internal`
@@ -18,7 +21,7 @@ import type { IncomingMessage } from 'node:http';
 import { respondError } from '../pipeline/compose.ts';
 import { HttpContext, type RequestContext } from '../pipeline/context.ts';
 import { GatewayError } from '../pipeline/errors.ts';
-import type { Route, Target } from '../pipeline/router.ts';
+import { coversPath, type Route, type Target } from '../pipeline/router.ts';
 import { upstreamPathOf } from './proxy.ts';
 import { ambiguousTargetMessage, SELF } from '../../schemas/rules/internal-target.ts';
 
@@ -43,8 +46,11 @@ export function cameThroughInternalTarget(ctx: RequestContext): boolean {
  * Marks a request another API of the gateway hands to this one in process (a data graph's
  * `svc://` source, gateway/graphql/internal-sources.ts), as an internal target does.
  */
-export function markHandedOver(ctx: RequestContext): void {
+export function markHandedOver(ctx: RequestContext, listenPathAdded: boolean): void {
   handedOver.add(ctx);
+  // The hand-over put the API's listen path before the target's path (`handedPath`): the API
+  // matches on it, and sends the target's path alone upstream.
+  ctx.listenPathAdded = listenPathAdded;
 }
 
 /** The most APIs one request may go through (loops are cut before; this bounds long chains). */
@@ -88,8 +94,13 @@ export type RouteLookup = (host: string) => Route | { ambiguous: string[] } | un
 /** Where an internal target hands a request on: the next API, and what it sees. */
 export interface InternalHop {
   next: Route;
-  /** The path the next API sees (its listen path followed by the target's path), and the query. */
+  /**
+   * The path the next API sees (`handedPath`: the target's path, after the API's listen path
+   * unless it is under it), and the query.
+   */
   path: string;
+  /** The API's listen path was put before the target's path (`RequestContext.listenPathAdded`). */
+  added: boolean;
   query: string;
   /** The method the first API sends on (`method_transforms`), which the next API sees. */
   method: string;
@@ -127,25 +138,45 @@ export function planInternalHop(
   const id = next.id;
   const went = before ?? [ctx.route.id];
   const states = seen ?? new Set([`${ctx.route.id} ${ctx.method} ${ctx.path}`]);
-  const full = upstreamPathOf(target, route, ctx.path, ctx.query, ctx.upstream.path);
+  const full = upstreamPathOf(target, route, ctx.path, ctx.query, ctx.upstream.path, ctx.listenPathAdded);
   const q = full.indexOf('?');
-  const rest = q === -1 ? full : full.slice(0, q);
+  let rest = q === -1 ? full : full.slice(0, q);
   const query = q === -1 ? '' : full.slice(q);
   // A URL rewrite sees a request with nothing after the listen path as `/` (endpointPath); one
-  // that hands that `/` on as it is (`^/?(.*)$` to `svc://<api>/$1`) gives the next API nothing
-  // after its listen path either: the client sent no trailing slash, so none is added.
-  const bare =
-    rest === '/' &&
-    ctx.upstream.path === '/' &&
+  // that hands that `/` on as it is (`^/?(.*)$` to `svc://<api>/$1`, or to
+  // `svc://<api><its listen path>/$1`) gives the next API nothing after its listen path either:
+  // the client sent no trailing slash, so none is added. The same for a target without a path
+  // (`svc://<api>`) of an API that strips its listen path: nothing is handed on.
+  if (
+    next.listenPath !== '' &&
     ctx.path.length <= route.listenPath.length &&
-    next.listenPath !== '';
-  const path = next.listenPath + (bare ? '' : rest);
+    (ctx.upstream.path === undefined ? route.strip && rest === '/' : ctx.upstream.path === rest) &&
+    (rest === '/' || rest.toLowerCase() === `${next.listenPath.toLowerCase()}/`)
+  ) {
+    rest = rest === '/' ? '' : rest.slice(0, -1);
+  }
+  const { path, added } = handedPath(next, rest);
   // The method the first API sends on (`method_transforms`) is the one the next API sees.
   const method = ctx.upstream.method ?? ctx.method;
   const here = `${id} ${method} ${path}`;
   const back = id === ctx.route.id ? states.has(here) : went.includes(id);
   if (back || went.length >= MAX_INTERNAL_HOPS) return { refused: loopDetected([...went, id]) };
-  return { next, path, query, method, hops: [...went, id], visited: new Set([...states, here]) };
+  return { next, path, added, query, method, hops: [...went, id], visited: new Set([...states, here]) };
+}
+
+/**
+ * The path an API is handed a request on for the target's path `rest` (`svc://<api><rest>`), as
+ * the reference gateway hands a looped request on with that path alone: `rest` itself when it is
+ * under the API's listen path (the API then reads it as a client's request for that path), else
+ * the listen path followed by `rest`, `added`: the API routes and matches its endpoints on
+ * `rest`, and sends `rest` upstream after its target's path (`RequestContext.listenPathAdded`),
+ * whether it strips its listen path or not.
+ */
+export function handedPath(next: { listenPath: string }, rest: string): { path: string; added: boolean } {
+  if (next.listenPath === '' || (rest !== '' && coversPath(next.listenPath, rest))) {
+    return { path: rest, added: false };
+  }
+  return { path: next.listenPath + rest, added: true };
 }
 
 /**
@@ -176,7 +207,7 @@ export function internalCall(
       query,
       log: ctx.log,
     });
-    handedOver.add(inner);
+    markHandedOver(inner, hop.added);
     // What the first API did to the request and to its answer carries over.
     inner.upstream.body = ctx.upstream.body;
     inner.upstream.bodyLimit = ctx.upstream.bodyLimit;

@@ -20,7 +20,9 @@ import { ClientRelay } from './relay.ts';
 /**
  * Upstream path and query for a request path: the target's path, then the (stripped) path. With
  * `keepSlash` (`proxy.disable_strip_slash`), a request with nothing left after the listen path (or
- * only `/`) gets the target's path exactly as written, its trailing slash included.
+ * only `/`) gets the target's path exactly as written, its trailing slash included. A request
+ * handed over by an internal target (`added`: `RequestContext.listenPathAdded`) sends its path
+ * without the listen path the hand-over put before it, whether the API strips it or not.
  */
 export function upstreamPathOf(
   target: Pick<Target, 'basePath' | 'baseQuery' | 'trailingSlash'>,
@@ -29,8 +31,10 @@ export function upstreamPathOf(
   query: string,
   /** The path a middleware set instead (`RequestContext.upstream.path`): no strip applies. */
   changed?: string,
+  /** The listen path at the start of `path` was added by an internal hand-over, not a client. */
+  added = false,
 ): string {
-  const rest = changed ?? (route.strip ? path.slice(route.listenPath.length) : path);
+  const rest = changed ?? (route.strip || added ? path.slice(route.listenPath.length) : path);
   let p =
     route.keepSlash === true && (rest === '' || rest === '/')
       ? target.trailingSlash === true
@@ -383,7 +387,7 @@ export function upstreamCall(
         (typeof dispatcher === 'function' ? dispatcher(target) : dispatcher).dispatch(
           {
             origin: target.origin,
-            path: upstreamPathOf(target, route, ctx.path, ctx.query, ctx.upstream.path),
+            path: upstreamPathOf(target, route, ctx.path, ctx.query, ctx.upstream.path, ctx.listenPathAdded),
             method: ctx.upstream.method ?? ctx.method,
             headers,
             body,

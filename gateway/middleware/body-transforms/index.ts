@@ -84,8 +84,8 @@ export function compileBodyTransforms(v: VersionInfo): VersionTransforms | undef
 /** The request's context variables, as the reference hands them to templates. */
 function contextData(ctx: RequestContext): Record<string, unknown> {
   const data: Record<string, unknown> = {
-    path: ctx.path,
-    path_parts: ctx.path.split('/').filter((p) => p !== ''),
+    path: ctx.requestPath,
+    path_parts: ctx.requestPath.split('/').filter((p) => p !== ''),
     remote_addr: ctx.clientIp,
     request_id: ctx.requestId,
   };

@@ -44,7 +44,7 @@ function send(
   const headers = upstreamRequestHeaders(ctx, target.host, false);
   delete headers['content-length'];
   if (body !== undefined) headers['content-length'] = String(body.length);
-  const path = upstreamPathOf(target, ctx.route, ctx.path, ctx.query, ctx.upstream.path);
+  const path = upstreamPathOf(target, ctx.route, ctx.path, ctx.query, ctx.upstream.path, ctx.listenPathAdded);
   const req = (secure ? https : http).request({
     protocol: url.protocol,
     hostname: url.hostname.replace(/^\[|\]$/g, ''),

@@ -95,7 +95,7 @@ export function namedVersion(choice: VersionChoice, ctx: RequestContext): string
       if (segment === '' || (choice.pattern !== undefined && !choice.pattern.test(segment))) return '';
       if (choice.strip) {
         const left = end === -1 ? '' : rest.slice(end);
-        ctx.upstream.path = ctx.route.strip ? left : lp + left;
+        ctx.upstream.path = ctx.route.strip || ctx.listenPathAdded ? left : lp + left;
       }
       return segment;
     }

@@ -25,7 +25,7 @@ export function upstreamRequestHead(
   contentLength: number,
 ): string {
   const route = ctx.route;
-  const path = upstreamPathOf(target, route, ctx.path, ctx.query, ctx.upstream.path);
+  const path = upstreamPathOf(target, route, ctx.path, ctx.query, ctx.upstream.path, ctx.listenPathAdded);
   if (checked && BAD_TARGET.test(path)) throw new Error('the chain left an invalid request target');
   const headers = upstreamRequestHeaders(ctx, target.host, route.api.proxy.preserve_host_header === true);
   let out = `${ctx.upstream.method ?? ctx.method} ${path} HTTP/1.1\r\n`;

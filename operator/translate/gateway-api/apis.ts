@@ -172,10 +172,12 @@ export function buildApis(
         )
         .sort((a, b) => b.path.length - a.path.length)[0];
       if (covering) {
-        const rel = (g.path === '/' ? '' : g.path).slice(covering.path === '/' ? 0 : covering.path.length);
+        // The whole request path, under the covering API's listen path: that API reads it as a
+        // client's (the gateway hands an internal target's path on as it is, docs/gateway.md).
+        const full = g.path === '/' ? '' : g.path;
         // `$1` is what follows the group's path (with the query); an Exact group's requests have
         // nothing there, so no slash is put after its path (the gateway adds none to a bare `/`).
-        return bare && rel !== '' ? `svc://${covering.apiId}${rel}$1` : `svc://${covering.apiId}${rel}/$1`;
+        return bare && full !== '' ? `svc://${covering.apiId}${full}$1` : `svc://${covering.apiId}${full}/$1`;
       }
     }
     uses.notFound = true;
@@ -310,10 +312,14 @@ export function buildApis(
         c.routeKey,
         c.ruleIndex,
       );
+    // The rule's API gets the whole request path, under its listen path (the group's), so it
+    // reads and sends it as the client's; a request with nothing after the group's path is handed
+    // on without the slash the rewrite saw (the gateway drops it, docs/gateway.md).
+    const whole = g.path === '/' ? '' : g.path.replace(/\/+$/, '');
     const to = (c: Candidate): string => {
       const id = ruleIdOf(c);
       add(ruleApi(g, c, id, true), [c.routeKey]);
-      return `svc://${id}/$1`;
+      return `svc://${id}${whole}/$1`;
     };
     const entry = (method: URLRewriteMeta['method'], fallback: string): URLRewriteMeta => {
       const triggers: RoutingTrigger[] = [];
