@@ -255,11 +255,13 @@ export interface Subgraph extends TestUpstream {
 /**
  * A GraphQL server over node:http (POST JSON) on a free port, answering with graphql-js over
  * `schema` (an SDL or a built schema) and `root`: what a federation subgraph serves when its
- * schema has `_entities` and `_service`, written out by hand (no library).
+ * schema has `_entities` and `_service`, written out by hand (no library). With `opts.path` it
+ * serves that path alone, as a real server does (`/query`): any other path gets 404.
  */
 export async function startSubgraph(
   schema: string | GraphQLSchema,
   root: Record<string, unknown>,
+  opts: { path?: string } = {},
 ): Promise<Subgraph> {
   const built = typeof schema === 'string' ? buildSchema(schema) : schema;
   const up = {
@@ -270,6 +272,10 @@ export async function startSubgraph(
   };
   const server = createServer(
     track(up, async (req, res) => {
+      if (opts.path !== undefined && (req.url ?? '').split('?')[0] !== opts.path) {
+        json(res, 404, { error: `no GraphQL endpoint at ${req.url ?? ''}: it is ${opts.path}` });
+        return;
+      }
       const params = JSON.parse(await readAll(req)) as {
         query?: string;
         variables?: Record<string, unknown>;
