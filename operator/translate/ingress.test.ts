@@ -3,13 +3,9 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { apiDefinitionKind } from '../../schemas/kinds/api-definition.ts';
-import { apiDefinitionModel } from '../../schemas/models/api-definition/index.ts';
-import { checkClassicApi } from '../../schemas/rules/api-definition.ts';
-import { compile } from '../../schemas/validate.ts';
 import type { ApiDefinitionSpec } from '../../schemas/generated/kinds.ts';
-import { translateApiDefinition } from './api-definition.ts';
 import { goldenTests } from './golden.ts';
+import { assertAdmittedAndServed } from './testing.ts';
 import {
   generatedName,
   ingressApiId,
@@ -28,9 +24,6 @@ interface GoldenInput {
   template?: ApiDefinitionSpec;
 }
 
-const validSpec = compile(apiDefinitionKind.spec);
-const validGatewayDefinition = compile(apiDefinitionModel);
-
 const run = (input: GoldenInput): IngressTranslation =>
   translateIngress(input.ingress, {
     service: (name) => input.services[name],
@@ -44,18 +37,7 @@ await goldenTests('ingress', run, (got) => {
   for (const api of got.apis) {
     // Each generated API is an ApiDefinition the API server admits, and its translation is a
     // definition the gateway serves.
-    assert.deepEqual(validSpec(api.spec), [], `${api.name}: a valid ApiDefinition spec`);
-    const def = translateApiDefinition(
-      { metadata: { name: api.name, namespace: 'ns' }, spec: api.spec },
-      {
-        apiId: api.spec.api_id ?? '',
-        orgId: 'org-1',
-        policyId: () => 'p',
-        certificateId: () => `org-1${'a'.repeat(64)}`,
-      },
-    );
-    assert.deepEqual(validGatewayDefinition(def), [], `${api.name}: the gateway accepts it`);
-    assert.deepEqual(checkClassicApi(def), [], `${api.name}: it breaks no rule of the model`);
+    assertAdmittedAndServed(api);
     assert.ok(api.name.length <= 253 && /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(api.name), api.name);
   }
   const ids = got.apis.map((a) => a.spec.api_id);
