@@ -12,11 +12,10 @@ import { startGateway, type InProcessGateway } from '../testing/harness.ts';
 import {
   addStreams,
   openSse,
-  startArrivalServer,
   startKafka,
+  streamingWithArrivals,
   streamsDocument,
   STREAMING,
-  type ArrivalServer,
   type SseConsumer,
   type TestBroker,
 } from './testing.ts';
@@ -35,36 +34,23 @@ function sample(text: string, name: string, labels: Record<string, string>): num
 }
 
 describe('streams: metrics, http_client, branch and switch', () => {
-  let gw: InProcessGateway;
-  let server: ArrivalServer;
-  let serverUrl = '';
-  let arrivals: ArrivalServer['arrivals'] = [];
-  before(async () => {
-    gw = await startGateway({ argv: STREAMING });
-    server = await startArrivalServer();
-    serverUrl = server.url;
-    arrivals = server.arrivals;
-  });
-  after(async () => {
-    await gw.stop();
-    server.close();
-  });
+  const s = streamingWithArrivals();
 
   test("Bento's metrics relabelled with API and stream; connection analytics per endpoint", async () => {
     await addStreams(
-      gw,
+      s.gw,
       streamsDocument('metered', {
         relay: { input: { http_server: { path: '/post' } }, output: sse('/sse') },
       }),
     );
-    const c = await openSse(gw.port, '/metered/sse');
+    const c = await openSse(s.gw.port, '/metered/sse');
     for (let i = 0; i < 3; i++) {
-      const r = await gw.request({ method: 'POST', path: '/metered/post', body: `m${i}` });
+      const r = await s.gw.request({ method: 'POST', path: '/metered/post', body: `m${i}` });
       assert.equal(r.status, 200);
     }
     await waitFor('3 events', () => c.events.length >= 3, 10_000);
     c.close();
-    const text = (await gw.request({ method: 'GET', path: '/metrics' })).text;
+    const text = (await s.gw.request({ method: 'GET', path: '/metrics' })).text;
     const ids = { api_id: 'metered', stream: 'relay' };
     assert.equal(sample(text, 'svc_bento_input_received', ids), 3, text.slice(-3000));
     assert.equal(sample(text, 'svc_bento_output_sent', { ...ids, path: 'root.output' }), 3);
@@ -80,26 +66,26 @@ describe('streams: metrics, http_client, branch and switch', () => {
 
   test('http_client output to a local server, its rate_limit observed', async () => {
     await addStreams(
-      gw,
+      s.gw,
       streamsDocument('hook', {
         out: {
           input: { http_server: { path: '/in' } },
           output: {
-            http_client: { url: `${serverUrl}/hook`, verb: 'POST', rate_limit: 'slow', max_in_flight: 8 },
+            http_client: { url: `${s.server.url}/hook`, verb: 'POST', rate_limit: 'slow', max_in_flight: 8 },
           },
           rate_limit_resources: [{ label: 'slow', local: { count: 2, interval: '1s' } }],
         },
       }),
     );
-    arrivals.length = 0;
+    s.server.arrivals.length = 0;
     const bodies = Array.from({ length: 6 }, (_, i) => `h${i}`);
     const answers = await Promise.all(
-      bodies.map((b) => gw.request({ method: 'POST', path: '/hook/in', body: b })),
+      bodies.map((b) => s.gw.request({ method: 'POST', path: '/hook/in', body: b })),
     );
     for (const a of answers) assert.equal(a.status, 200, a.text);
-    assert.deepEqual(arrivals.map((a) => a.body).sort(), bodies);
+    assert.deepEqual(s.server.arrivals.map((a) => a.body).sort(), bodies);
     // Two per second: six messages span at least two full intervals.
-    const times = arrivals.map((a) => a.at).sort((x, y) => x - y);
+    const times = s.server.arrivals.map((a) => a.at).sort((x, y) => x - y);
     const span = (times.at(-1) ?? 0) - (times[0] ?? 0);
     assert.ok(span >= 1_800, `6 messages at 2/s took ${span} ms`);
     for (let i = 2; i < times.length; i++)
@@ -111,7 +97,7 @@ describe('streams: metrics, http_client, branch and switch', () => {
 
   test('branch and switch', async () => {
     await addStreams(
-      gw,
+      s.gw,
       streamsDocument('route', {
         sorter: {
           input: { http_server: { path: '/in' } },
@@ -140,10 +126,10 @@ describe('streams: metrics, http_client, branch and switch', () => {
         },
       }),
     );
-    const big = await openSse(gw.port, '/route/big');
-    const small = await openSse(gw.port, '/route/small');
+    const big = await openSse(s.gw.port, '/route/big');
+    const small = await openSse(s.gw.port, '/route/small');
     for (const n of [1, 7, 3, 9]) {
-      const r = await gw.request({ method: 'POST', path: '/route/in', body: JSON.stringify({ n }) });
+      const r = await s.gw.request({ method: 'POST', path: '/route/in', body: JSON.stringify({ n }) });
       assert.equal(r.status, 200, r.text);
     }
     await waitFor('4 events', () => big.events.length + small.events.length >= 4, 10_000);

@@ -5,38 +5,24 @@
  * back on the new process, never while it answers but runs nothing yet.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { waitFor } from '../../lib/testing/wait.ts';
 import { send } from '../testing/client.ts';
-import { startGateway, type InProcessGateway } from '../testing/harness.ts';
-import { startArrivalServer, streamsDocument, STREAMING, type ArrivalServer } from './testing.ts';
+import { streamingWithArrivals, streamsDocument } from './testing.ts';
 
 describe('streams host: what Bento runs follows the APIs', () => {
-  let gw: InProcessGateway;
-  let server: ArrivalServer;
-  let serverUrl = '';
-  let arrivals: ArrivalServer['arrivals'] = [];
-  before(async () => {
-    gw = await startGateway({ argv: STREAMING });
-    server = await startArrivalServer();
-    serverUrl = server.url;
-    arrivals = server.arrivals;
-  });
-  after(async () => {
-    await gw.stop();
-    server.close();
-  });
+  const s = streamingWithArrivals();
 
   /** Publishes `n` messages at once to `/rl/in`; the span of their arrivals at the server, in ms. */
   async function burst(prefix: string, n: number): Promise<number> {
-    arrivals.length = 0;
+    s.server.arrivals.length = 0;
     const bodies = Array.from({ length: n }, (_, i) => `${prefix}${i}`);
     const answers = await Promise.all(
-      bodies.map((b) => gw.request({ method: 'POST', path: '/rl/in', body: b })),
+      bodies.map((b) => s.gw.request({ method: 'POST', path: '/rl/in', body: b })),
     );
     for (const a of answers) assert.equal(a.status, 200, a.text);
-    assert.deepEqual(arrivals.map((a) => a.body).sort(), bodies.sort());
-    const times = arrivals.map((a) => a.at).sort((x, y) => x - y);
+    assert.deepEqual(s.server.arrivals.map((a) => a.body).sort(), bodies.sort());
+    const times = s.server.arrivals.map((a) => a.at).sort((x, y) => x - y);
     return (times.at(-1) ?? 0) - (times[0] ?? 0);
   }
 
@@ -46,21 +32,21 @@ describe('streams host: what Bento runs follows the APIs', () => {
         out: {
           input: { http_server: { path: '/in' } },
           output: {
-            http_client: { url: `${serverUrl}/hook`, verb: 'POST', rate_limit: 'gate', max_in_flight: 8 },
+            http_client: { url: `${s.server.url}/hook`, verb: 'POST', rate_limit: 'gate', max_in_flight: 8 },
           },
           rate_limit_resources: [{ label: 'gate', local: { count, interval: '1s' } }],
         },
       });
-    let res = await gw.admin('POST', '/svc/apis/oas', doc(2));
+    let res = await s.gw.admin('POST', '/svc/apis/oas', doc(2));
     assert.equal(res.status, 200, res.text);
-    await gw.reload();
+    await s.gw.reload();
     // Two a second: four messages span at least one full interval.
     const slow = await burst('s', 4);
     assert.ok(slow >= 900, `4 messages at 2/s arrived within ${slow} ms`);
     // Only the rate limit changes: the stream's own configuration is the same text.
-    res = await gw.admin('PUT', '/svc/apis/oas/rl', doc(1000));
+    res = await s.gw.admin('PUT', '/svc/apis/oas/rl', doc(1000));
     assert.equal(res.status, 200, res.text);
-    await gw.reload();
+    await s.gw.reload();
     const fast = await burst('f', 6);
     assert.ok(fast < 800, `6 messages at 1000/s took ${fast} ms: the old limit of 2/s still applies`);
   });
@@ -71,22 +57,22 @@ describe('streams host: what Bento runs follows the APIs', () => {
     const streams = Object.fromEntries(
       names.map((n) => [n, { input: { http_server: { path: `/${n}`, ws_path: '' } }, output: { drop: {} } }]),
     );
-    const res = await gw.admin('POST', '/svc/apis/oas', streamsDocument('many', streams));
+    const res = await s.gw.admin('POST', '/svc/apis/oas', streamsDocument('many', streams));
     assert.equal(res.status, 200, res.text);
-    await gw.reload();
+    await s.gw.reload();
     const last = `/many/${names.at(-1) ?? ''}`;
-    assert.equal((await gw.request({ method: 'POST', path: last, body: 'x' })).status, 200);
-    const host = gw.gw.streams.process;
+    assert.equal((await s.gw.request({ method: 'POST', path: last, body: 'x' })).status, 200);
+    const host = s.gw.gw.streams.process;
     const pid = host?.pid;
     assert.ok(host !== undefined && pid !== undefined);
     process.kill(pid, 'SIGKILL');
-    await waitFor('Bento seen down', () => gw.gw.streams.state !== 'up', 5_000, 1);
+    await waitFor('Bento seen down', () => s.gw.gw.streams.state !== 'up', 5_000, 1);
     // From here on, every 200 of /ready must find every stream on Bento and served.
     let notReady = 0;
     const deadline = Date.now() + 30_000;
     for (;;) {
       assert.ok(Date.now() < deadline, 'the gateway did not get ready again within 30 s');
-      const ready = await send({ port: gw.port, path: '/ready', fresh: true });
+      const ready = await send({ port: s.gw.port, path: '/ready', fresh: true });
       if (ready.status !== 200) {
         assert.equal(ready.status, 503, ready.text);
         notReady++;
@@ -100,12 +86,12 @@ describe('streams host: what Bento runs follows the APIs', () => {
         names.length,
         `/ready said 200 with ${running.length} of ${names.length} streams back on Bento`,
       );
-      const r = await gw.request({ method: 'POST', path: last, body: 'after' });
+      const r = await s.gw.request({ method: 'POST', path: last, body: 'after' });
       assert.equal(r.status, 200, `/ready said 200 but ${last} answered ${r.status}: ${r.text}`);
       break;
     }
     assert.ok(notReady > 0, '/ready said not ready while Bento was restarting');
     assert.notEqual(host.pid, pid);
-    assert.equal(gw.gw.streams.restarts, 1);
+    assert.equal(s.gw.gw.streams.restarts, 1);
   });
 });

@@ -10,7 +10,8 @@ import { createServer, request } from 'node:http';
 import path from 'node:path';
 import { builtToolsDir } from '../../lib/bento/binary.ts';
 import { freePort, waitFor } from '../../lib/testing/wait.ts';
-import type { InProcessGateway } from '../testing/harness.ts';
+import { after, before } from 'node:test';
+import { startGateway, type InProcessGateway } from '../testing/harness.ts';
 import { connect } from 'node:net';
 
 /** A broker process started by a test. */
@@ -235,4 +236,21 @@ export async function startArrivalServer(): Promise<ArrivalServer> {
       server.close();
     },
   };
+}
+
+/**
+ * A streaming in-process gateway (STREAMING) and an ArrivalServer for the tests of the enclosing
+ * `describe`: started before them, stopped after.
+ */
+export function streamingWithArrivals(): { gw: InProcessGateway; server: ArrivalServer } {
+  const s = {} as { gw: InProcessGateway; server: ArrivalServer };
+  before(async () => {
+    s.gw = await startGateway({ argv: STREAMING });
+    s.server = await startArrivalServer();
+  });
+  after(async () => {
+    await s.gw.stop();
+    s.server.close();
+  });
+  return s;
 }
