@@ -104,9 +104,10 @@ function connection(route: Route, from: RequestContext, hops: number, added: boo
   Object.defineProperty(side, 'remoteAddress', { value: from.socketAddress });
   pending.set(side, { route, from, hops, added });
   // Closing the client's end closes the server's, as a TCP connection's close does: the two ends
-  // of a pair are separate streams, and the server's, its response's last write never confirmed
-  // by a destroyed client end, never closed (each call's request, response and parser, about
-  // 30 KiB, stayed in memory for ever).
+  // of a pair are separate streams. A bare node:http server's end of a pair whose client end is
+  // destroyed once the response is read never closes (30,000 calls kept 210 MiB of requests,
+  // responses and parsers); the gateway's chain showed no such growth (heap snapshots flat over
+  // 4,000 supergraph calls), and this makes sure of it.
   client.once('close', () => side.destroy());
   server.emit('connection', side);
   return client;
