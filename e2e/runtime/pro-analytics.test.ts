@@ -8,24 +8,14 @@
  * keeps answering and counts the records it dropped on `/metrics`.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { chromium } from 'playwright-core';
 import { dashboardCall, type DashboardTenant } from '../harness/dashboard.ts';
 import { startProWorld, type ProWorld } from '../harness/pro.ts';
+import { launchChromium, withoutChromium } from '../../dashboard/testing/browser.ts';
 import { freePort, httpRequest, startGateway, waitFor, type GatewayProc } from '../harness/processes.ts';
 
 const NODE_SECRET = 'e2e-node-secret-0123456789';
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-];
 const GW_SECRET = 'pro-analytics-secret';
 
 interface Traffic {
@@ -184,13 +174,9 @@ for (const storage of ['sqlite', 'postgres'] as const) {
 
     test(
       'the web UI charts that traffic (uPlot, served by the dashboard) with a table behind each chart',
-      { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} missing (apt-get install chromium)` },
+      { skip: withoutChromium },
       async () => {
-        const browser = await chromium.launch({
-          executablePath: CHROMIUM,
-          args: CHROMIUM_ARGS,
-          headless: true,
-        });
+        const browser = await launchChromium();
         try {
           const page = await browser.newPage();
           const outside: string[] = [];
