@@ -15,6 +15,7 @@ import { translateApiDefinition } from '../../operator/translate/api-definition.
 import { translateGateway, type HttpRouteInput } from '../../operator/translate/gateway-api.ts';
 import {
   httpRequest,
+  readEcho,
   startEchoUpstream,
   startGateway,
   waitFor,
@@ -199,12 +200,7 @@ async function call(
     method: opts.method ?? 'GET',
     headers: { host: 'shop.example', ...opts.headers },
   });
-  let body: { upstream?: string; path?: string; query?: string; headers?: Record<string, string> } = {};
-  try {
-    body = JSON.parse(r.body) as typeof body;
-  } catch {
-    // Not the echo.
-  }
+  const body = readEcho(r.body); // {} when not the echo
   return {
     status: r.status,
     ...(body.upstream === undefined ? {} : { upstream: body.upstream }),

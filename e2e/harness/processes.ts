@@ -115,16 +115,40 @@ export async function httpRequest(
   });
 }
 
+/** An echo upstream: its URL and port, the requests it got, and how to stop it. */
+export interface EchoUpstream {
+  url: string;
+  port: number;
+  /** The path and query of each request it got, in order. */
+  seen: string[];
+  close: () => Promise<void>;
+}
+
+/** Where an echo upstream listens, and which requests it answers late. */
+export interface EchoOptions {
+  /** The address it listens on (default 127.0.0.1; EndpointSlices need a non-loopback one). */
+  host?: string;
+  /** Requests whose path starts with this are answered a second late, `late` (timeouts). */
+  latePrefix?: string;
+}
+
 /** An upstream that answers every request with what it received, as JSON. */
-export async function startEchoUpstream(
-  name = 'echo',
-): Promise<{ url: string; port: number; close: () => Promise<void> }> {
+export async function startEchoUpstream(name = 'echo', opts: EchoOptions = {}): Promise<EchoUpstream> {
+  const host = opts.host ?? '127.0.0.1';
+  const seen: string[] = [];
   const server = http.createServer((req, res) => {
+    seen.push(req.url ?? '/');
     let body = '';
     req.setEncoding('utf8');
     req.on('data', (c: string) => (body += c));
     req.on('end', () => {
       const url = new URL(req.url ?? '/', 'http://x');
+      if (opts.latePrefix !== undefined && url.pathname.startsWith(opts.latePrefix)) {
+        setTimeout(() => {
+          if (!res.destroyed) res.writeHead(200, { 'x-upstream': name }).end('late');
+        }, 1000);
+        return;
+      }
       res.writeHead(200, { 'content-type': 'application/json', 'x-upstream': name });
       res.end(
         JSON.stringify({
@@ -138,11 +162,12 @@ export async function startEchoUpstream(
       );
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host}:${String(port)}`,
     port,
+    seen,
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();
@@ -151,6 +176,25 @@ export async function startEchoUpstream(
         });
       }),
   };
+}
+
+/** What an echo upstream's answer says it got (all undefined when the answer is not an echo's). */
+export interface EchoSeen {
+  upstream?: string;
+  method?: string;
+  path?: string;
+  query?: string;
+  headers?: Record<string, string>;
+}
+
+/** Reads an echo upstream's answer body; `{}` for any other body (a gateway's own answer). */
+export function readEcho(body: string): EchoSeen {
+  try {
+    const parsed: unknown = JSON.parse(body);
+    return typeof parsed === 'object' && parsed !== null ? parsed : {};
+  } catch {
+    return {};
+  }
 }
 
 /** A gateway process with the embedded files store. */
