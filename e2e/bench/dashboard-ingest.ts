@@ -9,12 +9,21 @@
  * other. Prints the CPU time (user and system, of this process) and the wall time per record,
  * medians of rounds, and the share of the parse.
  *
- * `node e2e/bench/dashboard-ingest.ts [--batches N] [--rounds R] [--size S] [--endpoints 1..4] [--postgres]`
+ * `node e2e/bench/dashboard-ingest.ts [--batches N] [--rounds R] [--size S] [--endpoints 1..4] [--postgres] [--http]`
  * (defaults 200 batches, 5 rounds, 1000 records; SQLite in a temporary directory, or a
  * PostgreSQL server of its own with `--postgres`). Add `--cpu-prof` before the script to see
- * where the time goes.
+ * where the time goes. With `--http`, the whole path instead: a dashboard process
+ * (`dashboard/main.ts`, SQLite) takes the batches on `POST /system/analytics` (one kept-alive
+ * connection, one batch after the other), and its CPU time is read from `/proc` (as the gateway
+ * bench reads it).
  */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { freePort, waitFor } from '../../lib/testing/wait.ts';
 import { tooDeep } from '../../schemas/rules/nesting.ts';
 import { ANALYTICS_COLUMNS_TYPE, AnalyticsColumnsWriter } from '../../schemas/rules/analytics-batch.ts';
 import { ingest } from '../../dashboard/analytics/api.ts';
@@ -27,6 +36,7 @@ const { values } = parseArgs({
     size: { type: 'string', default: '1000' },
     endpoints: { type: 'string', default: '1' },
     postgres: { type: 'boolean', default: false },
+    http: { type: 'boolean', default: false },
   },
 });
 const BATCHES = Number(values.batches);
@@ -117,4 +127,89 @@ async function main(): Promise<void> {
   console.log(`  wall per record: ${f(perRecord.wall)} us`);
 }
 
-await main();
+const NODE_SECRET = 'bench-node-secret-0123456789';
+
+/** CPU time (user and system) of a process so far, in microseconds (USER_HZ is 100). */
+function processCpuUs(pid: number): number {
+  const f =
+    readFileSync(`/proc/${String(pid)}/stat`, 'latin1')
+      .split(') ')[1]
+      ?.split(' ') ?? [];
+  return (Number(f[11]) + Number(f[12])) * 10_000;
+}
+
+/** POSTs `body` to the dashboard on `port`; resolves with its status. */
+function post(agent: http.Agent, port: number, path: string, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        agent,
+        port,
+        host: '127.0.0.1',
+        path,
+        method: 'POST',
+        headers: { 'content-type': ANALYTICS_COLUMNS_TYPE, 'x-svc-node-secret': NODE_SECRET },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => {
+          resolve(res.statusCode ?? 0);
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** `--http`: a dashboard process takes the batches over HTTP; its CPU per record. */
+async function overHttp(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-dashboard-ingest-'));
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    [
+      join(import.meta.dirname, '..', '..', 'dashboard', 'main.ts'),
+      ...['--host', '127.0.0.1', '--port', String(port), '--data-dir', join(dir, 'data')],
+      ...['--admin-secret', 'bench-dashboard-admin-0123456789', '--node-secret', NODE_SECRET],
+      ...['--log-level', 'warn'],
+    ],
+    { stdio: 'ignore' },
+  );
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const perRecord: number[] = [];
+  try {
+    await waitFor('the dashboard', async () => {
+      try {
+        return (await fetch(`http://127.0.0.1:${String(port)}/ready`)).status === 200 ? true : undefined;
+      } catch {
+        return undefined;
+      }
+    });
+    const pid = child.pid ?? 0;
+    const texts = Array.from({ length: BATCHES * ROUNDS }, (_, n) => batchText(n));
+    for (let n = 0; n < 10; n++)
+      await post(agent, port, '/system/analytics', batchText(BATCHES * ROUNDS + n));
+    for (let r = 0; r < ROUNDS; r++) {
+      const c0 = processCpuUs(pid);
+      for (let b = 0; b < BATCHES; b++) {
+        const status = await post(agent, port, '/system/analytics', texts[r * BATCHES + b] ?? '');
+        if (status !== 200) throw new Error(`the dashboard answered ${String(status)}`);
+      }
+      perRecord.push((processCpuUs(pid) - c0) / (BATCHES * SIZE));
+    }
+  } finally {
+    agent.destroy();
+    child.kill('SIGTERM');
+    await new Promise((resolve) => child.once('exit', resolve));
+    rmSync(dir, { recursive: true, force: true });
+  }
+  console.log(
+    `dashboard process over HTTP, sqlite, ${String(ROUNDS)} rounds of ${String(BATCHES)} batches of ${String(SIZE)} records as columns, ${String(ENDPOINTS)} endpoint(s)`,
+  );
+  console.log(
+    `  its CPU per record: ${median(perRecord).toFixed(2)} (${Math.min(...perRecord).toFixed(2)} to ${Math.max(...perRecord).toFixed(2)}) us`,
+  );
+}
+
+await (values.http ? overHttp() : main());
