@@ -1,0 +1,346 @@
+/**
+ * The reference operator's GraphQL API documents, end to end (issue 31): manifests written here in
+ * the reference's own naming (group tyk.tyk.io; the shapes of its federation and universal data
+ * graph v2 samples, not their text), renamed as tools/reference-samples/measure.ts renames them,
+ * applied through a real API server and the webhooks, turned into APIs by the operator as a
+ * process and served by a real gateway process, against real local upstreams:
+ *
+ * - federation: two GraphQL subgraph servers answering at `/query` only (as the reference's
+ *   samples' servers do: any other path is 404), each behind a subgraph API as the reference's
+ *   samples write them (`listen_path: /users-subgraph/`, `target_url: http://host:port/query`, the
+ *   listen path not stripped, `execution_mode: subgraph`, `graph_ref`), their SubGraphs, a
+ *   SuperGraph listing them and the supergraph API (`execution_mode: supergraph`, `graph_ref`):
+ *   a query joining both subgraphs is answered. The supergraph calls each subgraph API as
+ *   `svc://<api>` (the reference's `tyk://`): the subgraph server must be sent `/query`, not
+ *   `/query/users-subgraph/` (the listen path the internal hand-over puts before the path is not
+ *   sent upstream, as in the reference gateway);
+ * - the universal data graph in its version-2 form: a GraphQL source (a real graphql-js server at
+ *   `/query`) serving the users, each user's posts a REST child field reading `{{.object.id}}`,
+ *   through another API of the gateway (`tyk://`, listen path not stripped) to a real JSON server.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildSchema } from 'graphql';
+import {
+  startJsonUpstream,
+  startSubgraph,
+  type Subgraph,
+  type TestUpstream,
+} from '../../gateway/graphql/testing.ts';
+import { renameToSvc } from '../../tools/reference-samples/measure.ts';
+import { httpRequest, type startOperator } from '../harness/processes.ts';
+import {
+  applyManifest,
+  startWorld,
+  startWorldOperator,
+  stopWorld,
+  waitReady,
+  type OperatorWorld,
+} from './helpers.ts';
+
+const NS = 'refgql';
+
+type Doc = Record<string, unknown>;
+
+/** A document in the reference's naming. */
+const doc = (kind: string, name: string, spec: Doc): Doc => ({
+  apiVersion: 'tyk.tyk.io/v1alpha1',
+  kind,
+  metadata: { name, namespace: NS },
+  spec,
+});
+
+/** An ApiDefinition in the reference's naming. */
+const api = (name: string, spec: Doc): Doc =>
+  doc('ApiDefinition', name, { name, protocol: 'http', active: true, ...spec });
+
+/** Applies documents in the reference's naming, renamed to svc's, as `kubectl apply -f` of one file. */
+async function applyReference(docs: Doc[]): Promise<void> {
+  await applyManifest(w.cp, docs.map((d) => JSON.stringify(renameToSvc(d))).join('\n---\n'));
+}
+
+const USERS_SDL = `extend type Query {
+  users: [User!]!
+}
+type User @key(fields: "id") {
+  id: ID!
+  name: String!
+}`;
+const POSTS_SDL = `type Query {
+  posts: [Post!]!
+}
+type Post {
+  id: ID!
+  title: String!
+}
+extend type User @key(fields: "id") {
+  id: ID! @external
+  posts: [Post!]!
+}`;
+const FEDERATION = 'scalar _Any\ntype _Service { sdl: String }';
+
+const USERS = [
+  { id: 'u1', name: 'Ada' },
+  { id: 'u2', name: 'Brian' },
+];
+const POSTS = [
+  { id: 'p1', title: 'Engines', authorId: 'u1' },
+  { id: 'p2', title: 'Planners', authorId: 'u2' },
+  { id: 'p3', title: 'Notes', authorId: 'u1' },
+];
+const typed = <T extends object>(typename: string, v: T) => ({ __typename: typename, ...v });
+
+let w: OperatorWorld;
+let operator: Awaited<ReturnType<typeof startOperator>>;
+let users: Subgraph;
+let posts: Subgraph;
+/** The universal data graph's GraphQL source and REST server. */
+let people: Subgraph;
+let rest: TestUpstream;
+
+before(async () => {
+  w = await startWorld({
+    name: 'graphql-reference',
+    namespaces: [NS],
+    secrets: ['e2e-refgql-secret', 'e2e-refgql-secret-2'],
+  });
+  users = await startSubgraph(
+    buildSchema(`${FEDERATION}
+union _Entity = User
+type Query { users: [User!]! _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
+type User { id: ID! name: String! }`),
+    {
+      users: () => USERS.map((u) => typed('User', u)),
+      _entities: ({ representations }: { representations: { id: string }[] }) =>
+        representations.map((r) => typed('User', USERS.find((u) => u.id === r.id) ?? {})),
+      _service: () => ({ sdl: USERS_SDL }),
+    },
+    { path: '/query' },
+  );
+  posts = await startSubgraph(
+    buildSchema(`${FEDERATION}
+union _Entity = User | Post
+type Query { posts: [Post!]! _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
+type Post { id: ID! title: String! }
+type User { id: ID! posts: [Post!]! }`),
+    {
+      posts: () => POSTS.map((p) => typed('Post', p)),
+      _entities: ({ representations }: { representations: { id: string }[] }) =>
+        representations.map((r) =>
+          typed('User', {
+            id: r.id,
+            posts: POSTS.filter((p) => p.authorId === r.id).map((p) => typed('Post', p)),
+          }),
+        ),
+      _service: () => ({ sdl: POSTS_SDL }),
+    },
+    { path: '/query' },
+  );
+  people = await startSubgraph(
+    'type Query { users: [User!]! }\ntype User { id: ID! name: String }',
+    {
+      users: () => [
+        { id: '1', name: 'Ada' },
+        { id: '2', name: 'Brian' },
+      ],
+    },
+    { path: '/query' },
+  );
+  rest = await startJsonUpstream(0);
+  operator = await startWorldOperator(w, {
+    name: 'graphql-reference-operator',
+    org: 'e2e-org',
+    env: { WATCH_NAMESPACE: NS, SVC_RESYNC_PERIOD: '30s' },
+  });
+});
+
+after(async () => {
+  await operator.stop();
+  await Promise.all([users.close(), posts.close(), people.close(), rest.close()]);
+  await stopWorld(w);
+});
+
+/** A GraphQL query through the gateway. */
+async function ask(
+  listenPath: string,
+  q: string,
+): Promise<{ status: number; body: { data?: unknown; errors?: { message: string }[] } }> {
+  const r = await httpRequest(`${w.gw.url}${listenPath}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query: q }),
+  });
+  return { status: r.status, body: JSON.parse(r.body) as { data?: unknown } };
+}
+
+/** A subgraph API as the reference's federation samples write it: its listen path not stripped. */
+const subgraphApi = (name: string, graph: string, url: string): Doc =>
+  api(name, {
+    use_keyless: true,
+    proxy: { target_url: `${url}/query`, listen_path: `/${name}/`, strip_listen_path: false },
+    graphql: {
+      enabled: true,
+      execution_mode: 'subgraph',
+      version: '2',
+      graph_ref: graph,
+      playground: { enabled: false, path: '' },
+    },
+  });
+
+test('federation: SubGraphs, a SuperGraph, subgraph APIs on servers at /query and the supergraph API, in the reference naming: a query joining both subgraphs is answered', async () => {
+  await applyReference([
+    doc('SubGraph', 'users-subgraph', { sdl: USERS_SDL }),
+    doc('SubGraph', 'posts-subgraph', { sdl: POSTS_SDL }),
+    subgraphApi('users-subgraph', 'users-subgraph', users.url),
+    subgraphApi('posts-subgraph', 'posts-subgraph', posts.url),
+    doc('SuperGraph', 'social-media-supergraph', {
+      subgraph_refs: [
+        { name: 'users-subgraph', namespace: NS },
+        { name: 'posts-subgraph', namespace: NS },
+      ],
+    }),
+    api('federation-supergraph', {
+      use_keyless: true,
+      proxy: { target_url: '', listen_path: '/social-media-apis-federated/', strip_listen_path: true },
+      graphql: {
+        enabled: true,
+        execution_mode: 'supergraph',
+        version: '2',
+        graph_ref: 'social-media-supergraph',
+        playground: { enabled: true, path: '/playground' },
+      },
+    }),
+  ]);
+  await waitReady(w.cp, { kind: 'supergraph', ns: NS, name: 'social-media-supergraph' });
+  for (const name of ['users-subgraph', 'posts-subgraph', 'federation-supergraph'])
+    await waitReady(w.cp, { kind: 'apidefinition', ns: NS, name });
+
+  const r = await ask('/social-media-apis-federated/', '{ users { name posts { title } } }');
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.deepEqual(r.body, {
+    data: {
+      users: [
+        { name: 'Ada', posts: [{ title: 'Engines' }, { title: 'Notes' }] },
+        { name: 'Brian', posts: [{ title: 'Planners' }] },
+      ],
+    },
+  });
+  // Each subgraph server was called at its endpoint, and the posts through `_entities`.
+  assert.ok(users.calls.length > 0 && users.calls.every((c) => c === '/query'), users.calls.join(' '));
+  assert.ok(posts.calls.length > 0 && posts.calls.every((c) => c === '/query'), posts.calls.join(' '));
+  assert.ok(
+    posts.queries.some((q) => q.includes('_entities')),
+    'the posts of the users are fetched from the posts subgraph through _entities',
+  );
+});
+
+test("federation, the reference's earlier form: a supergraph API naming inline subgraph APIs (graphql.supergraph.subgraphs_refs) on servers at /query, answered", async () => {
+  const inline = (name: string, sdl: string, url: string): Doc =>
+    api(name, {
+      use_keyless: true,
+      proxy: { target_url: `${url}/query`, listen_path: `/${name}/`, strip_listen_path: false },
+      graphql: { enabled: true, execution_mode: 'subgraph', version: '2', subgraph: { sdl } },
+    });
+  const before = { users: users.calls.length, posts: posts.calls.length };
+  await applyReference([
+    inline('refs-users', USERS_SDL, users.url),
+    inline('refs-posts', POSTS_SDL, posts.url),
+    api('refs-supergraph', {
+      use_keyless: true,
+      proxy: { target_url: '', listen_path: '/refs-supergraph/', strip_listen_path: true },
+      graphql: {
+        enabled: true,
+        execution_mode: 'supergraph',
+        version: '2',
+        supergraph: {
+          subgraphs_refs: [
+            { name: 'refs-users', namespace: NS },
+            { name: 'refs-posts', namespace: NS },
+          ],
+        },
+      },
+    }),
+  ]);
+  for (const name of ['refs-users', 'refs-posts', 'refs-supergraph'])
+    await waitReady(w.cp, { kind: 'apidefinition', ns: NS, name });
+  const r = await ask('/refs-supergraph/', '{ users { name posts { title } } }');
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.deepEqual(r.body, {
+    data: {
+      users: [
+        { name: 'Ada', posts: [{ title: 'Engines' }, { title: 'Notes' }] },
+        { name: 'Brian', posts: [{ title: 'Planners' }] },
+      ],
+    },
+  });
+  const usersCalls = users.calls.slice(before.users);
+  const postsCalls = posts.calls.slice(before.posts);
+  assert.ok(usersCalls.length > 0 && usersCalls.every((c) => c === '/query'), usersCalls.join(' '));
+  assert.ok(postsCalls.length > 0 && postsCalls.every((c) => c === '/query'), postsCalls.join(' '));
+});
+
+test('universal data graph v2, in the reference naming: a GraphQL source at /query joined with a REST child field through another API (tyk://), answered', async () => {
+  await applyReference([
+    // The REST server behind an API of its own, its listen path not stripped: the data graph
+    // calls it as tyk://posts-rest/<path>, and the server gets <path>.
+    api('posts-rest', {
+      use_keyless: true,
+      proxy: { target_url: rest.url, listen_path: '/posts-rest/', strip_listen_path: false },
+    }),
+    api('udg-users-posts', {
+      use_keyless: true,
+      proxy: { target_url: '', listen_path: '/udg-users-posts/', strip_listen_path: true },
+      graphql: {
+        enabled: true,
+        execution_mode: 'executionEngine',
+        version: '2',
+        schema:
+          'type Query {\n  users: [User!]!\n}\ntype User {\n  id: ID!\n  name: String\n  posts: [Post]\n}\ntype Post {\n  id: ID!\n  title: String\n}\n',
+        engine: {
+          field_configs: [
+            { type_name: 'Query', field_name: 'users', disable_default_mapping: false, path: ['users'] },
+            { type_name: 'User', field_name: 'posts', disable_default_mapping: false, path: ['items'] },
+          ],
+          data_sources: [
+            {
+              kind: 'GraphQL',
+              name: 'users',
+              internal: false,
+              root_fields: [{ type: 'Query', fields: ['users'] }],
+              config: { url: `${people.url}/query`, method: 'POST', headers: {}, body: '' },
+            },
+            {
+              kind: 'REST',
+              name: 'posts',
+              internal: true,
+              root_fields: [{ type: 'User', fields: ['posts'] }],
+              config: {
+                url: 'tyk://posts-rest/users/{{.object.id}}/posts',
+                method: 'GET',
+                headers: {},
+                body: '',
+                query: [],
+              },
+            },
+          ],
+        },
+        playground: { enabled: true, path: '/playground' },
+      },
+    }),
+  ]);
+  for (const name of ['posts-rest', 'udg-users-posts'])
+    await waitReady(w.cp, { kind: 'apidefinition', ns: NS, name });
+
+  const r = await ask('/udg-users-posts/', '{ users { name posts { title } } }');
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.deepEqual(r.body, {
+    data: {
+      users: [
+        { name: 'Ada', posts: [{ title: 'Notes' }, { title: 'Engines' }] },
+        { name: 'Brian', posts: [{ title: 'C' }] },
+      ],
+    },
+  });
+  assert.deepEqual(people.calls, ['/query']);
+  assert.deepEqual([...rest.calls].sort(), ['/users/1/posts', '/users/2/posts']);
+});
