@@ -12,23 +12,31 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
-import { networkInterfaces } from 'node:os';
+import net from 'node:net';
 import { join } from 'node:path';
 import { makeCert } from '../../gateway/testing/client-certs.ts';
 import { tlsGet } from '../../gateway/testing/tls-client.ts';
 import type { ControlPlane } from '../harness/control-plane.ts';
 import {
+  SVC_GATEWAY_CLASS,
+  endpointService,
+  hostAddress,
+  installGatewayApiCrds,
+  type Cond,
+} from '../harness/gateway-api.ts';
+import {
   freePort,
   httpRequest,
+  readEcho,
+  startEchoUpstream,
   startGateway,
   startOperator,
   waitFor,
+  type EchoUpstream,
   type GatewayProc,
   type OperatorProc,
 } from '../harness/processes.ts';
-import { applyManifest, root, startCluster, tlsSecretManifest } from './helpers.ts';
+import { applyManifest, startCluster, tlsSecretManifest } from './helpers.ts';
 
 const ONE = 'gwaddr-one';
 const TWO = 'gwaddr-two';
@@ -40,16 +48,8 @@ let cp: ControlPlane;
 let gw: GatewayProc;
 let operator: OperatorProc;
 let range: { first: number; last: number };
-const upstreams: { port: number; close: () => Promise<void> }[] = [];
+const upstreams: EchoUpstream[] = [];
 
-/** This machine's first non-loopback IPv4 address: EndpointSlices may not name a loopback one. */
-function hostAddress(): string {
-  const found = Object.values(networkInterfaces())
-    .flat()
-    .find((a) => a?.family === 'IPv4' && !a.internal);
-  if (!found) throw new Error('the test needs a non-loopback IPv4 address for EndpointSlices');
-  return found.address;
-}
 const HOST = hostAddress();
 
 /** Whether a port can be bound on every address now. */
@@ -76,43 +76,41 @@ async function freeRange(): Promise<{ first: number; last: number }> {
   }
 }
 
-/** An echo upstream on HOST answering with its name. */
+/** An echo upstream on HOST answering with its name; its port. */
 async function startEcho(name: string): Promise<number> {
-  const server = http.createServer((req, res) => {
-    req.resume();
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ upstream: name, path: req.url }));
-  });
-  await new Promise<void>((resolve) => server.listen(0, HOST, resolve));
-  upstreams.push({
-    port: (server.address() as AddressInfo).port,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => {
-          resolve();
-        });
-      }),
-  });
-  return (server.address() as AddressInfo).port;
+  const echo = await startEchoUpstream(name, { host: HOST });
+  upstreams.push(echo);
+  return echo.port;
 }
 
 /** A Service with an EndpointSlice written by hand, pointing at HOST:port. */
-const serviceAt = (ns: string, name: string, port: number, servicePort = 80): string => `apiVersion: v1
-kind: Service
-metadata: {name: ${name}, namespace: ${ns}}
-spec: {ports: [{name: http, port: ${servicePort}}]}
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata:
-  name: ${name}-1
-  namespace: ${ns}
-  labels: {kubernetes.io/service-name: ${name}}
-addressType: IPv4
-ports: [{name: http, port: ${port}, protocol: TCP}]
-endpoints: [{addresses: [${HOST}], conditions: {ready: true}}]
-`;
+const serviceAt = (ns: string, name: string, port: number, servicePort = 80): string =>
+  endpointService(ns, name, HOST, port, { port: servicePort });
+
+/** The operator with per-Gateway addresses, gateway ports from `range`. */
+const startAddressesOperator = (name: string): Promise<OperatorProc> =>
+  startOperator({
+    name,
+    gateway: gw,
+    kubeconfig: cp.kubeconfig,
+    logDir: dir,
+    env: {
+      // The gateway's namespace is not watched: its endpoints are read all the same.
+      WATCH_NAMESPACE: `${ONE},${TWO}`,
+      SVC_GATEWAY_API_ADDRESSES: 'per-gateway',
+      SVC_GATEWAY_API_PORT_RANGE: `${String(range.first)}-${String(range.last)}`,
+      SVC_GATEWAY_API_GATEWAY_SERVICE: `${GATEWAY_NS}/svc-gateway`,
+    },
+  });
+
+/** Gateway `web` of namespace two with HTTP listeners on `ports` (named http, alt, more). */
+const webOfTwo = (ports: [string, number][]): string => `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web, namespace: ${TWO}}
+spec:
+  gatewayClassName: svc
+  listeners:
+${ports.map(([name, port]) => `    - {name: ${name}, port: ${String(port)}, protocol: HTTP}\n`).join('')}`;
 
 /** Gateway `web` of `ns` (an HTTP listener on 80, and an HTTPS one on 443 when `tls`), and its route to `backend`. */
 const gatewayAndRoute = (
@@ -136,12 +134,6 @@ spec:
   rules: [{matches: [{path: {type: PathPrefix, value: /}}], backendRefs: [{name: ${backend}, port: 80}]}]
 `;
 
-interface Cond {
-  type: string;
-  status: string;
-  reason: string;
-  message: string;
-}
 interface ServiceView {
   metadata: { ownerReferences?: { kind: string; name: string; uid: string; controller?: boolean }[] };
   spec: { clusterIP: string; selector?: unknown; ports: { port: number; targetPort: number }[] };
@@ -178,7 +170,7 @@ const targetOf = (s: ServiceView, port: number): number => {
 async function answerAt(port: number): Promise<string | undefined> {
   try {
     const r = await httpRequest(`http://127.0.0.1:${String(port)}/`, { headers: { host: HOST_NAME } }, 2_000);
-    return r.status === 200 ? (JSON.parse(r.body) as { upstream?: string }).upstream : `status ${r.status}`;
+    return r.status === 200 ? readEcho(r.body).upstream : `status ${r.status}`;
   } catch {
     return undefined;
   }
@@ -186,7 +178,7 @@ async function answerAt(port: number): Promise<string | undefined> {
 
 before(async () => {
   ({ dir, cp } = await startCluster('gateway-api-addresses', [ONE, TWO, GATEWAY_NS, 'svc-operator-system']));
-  await cp.installCrds(join(root, 'charts', 'svc-operator', 'gateway-api'));
+  await installGatewayApiCrds(cp);
   const a = await startEcho('a');
   const b = await startEcho('b');
   gw = await startGateway({
@@ -207,27 +199,8 @@ before(async () => {
       tlsSecretManifest(ONE, 'web-tls', cert),
     ].join('---\n'),
   );
-  operator = await startOperator({
-    name: 'gwaddr-operator',
-    gateway: gw,
-    kubeconfig: cp.kubeconfig,
-    logDir: dir,
-    env: {
-      // The gateway's namespace is not watched: its endpoints are read all the same.
-      WATCH_NAMESPACE: `${ONE},${TWO}`,
-      SVC_GATEWAY_API_ADDRESSES: 'per-gateway',
-      SVC_GATEWAY_API_PORT_RANGE: `${String(range.first)}-${String(range.last)}`,
-      SVC_GATEWAY_API_GATEWAY_SERVICE: `${GATEWAY_NS}/svc-gateway`,
-    },
-  });
-  await applyManifest(
-    cp,
-    `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: svc}
-spec: {controllerName: svc.io/gateway-controller}
-`,
-  );
+  operator = await startAddressesOperator('gwaddr-operator');
+  await applyManifest(cp, SVC_GATEWAY_CLASS);
 });
 
 after(async () => {
@@ -317,30 +290,14 @@ test('the allocation survives an operator restart: the same gateway ports, still
   const before1 = (await programmed(ONE)).service.spec.ports;
   const before2 = (await programmed(TWO)).service.spec.ports;
   await operator.stop();
-  operator = await startOperator({
-    name: 'gwaddr-operator-2',
-    gateway: gw,
-    kubeconfig: cp.kubeconfig,
-    logDir: dir,
-    env: {
-      WATCH_NAMESPACE: `${ONE},${TWO}`,
-      SVC_GATEWAY_API_ADDRESSES: 'per-gateway',
-      SVC_GATEWAY_API_PORT_RANGE: `${String(range.first)}-${String(range.last)}`,
-      SVC_GATEWAY_API_GATEWAY_SERVICE: `${GATEWAY_NS}/svc-gateway`,
-    },
-  });
+  operator = await startAddressesOperator('gwaddr-operator-2');
   // A listener added to Gateway two: it gets the one port left, the others stay where they were.
   await applyManifest(
     cp,
-    `apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: web, namespace: ${TWO}}
-spec:
-  gatewayClassName: svc
-  listeners:
-    - {name: http, port: 80, protocol: HTTP}
-    - {name: alt, port: 8000, protocol: HTTP}
-`,
+    webOfTwo([
+      ['http', 80],
+      ['alt', 8000],
+    ]),
   );
   const two = await waitFor('Gateway two with its second port', async () => {
     const s = await getJson<ServiceView>('service', 'svc-gw-web', TWO);
@@ -362,16 +319,11 @@ spec:
 test('a listener port beyond the range: that listener is not Programmed, and says why', async () => {
   await applyManifest(
     cp,
-    `apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: web, namespace: ${TWO}}
-spec:
-  gatewayClassName: svc
-  listeners:
-    - {name: http, port: 80, protocol: HTTP}
-    - {name: alt, port: 8000, protocol: HTTP}
-    - {name: more, port: 9000, protocol: HTTP}
-`,
+    webOfTwo([
+      ['http', 80],
+      ['alt', 8000],
+      ['more', 9000],
+    ]),
   );
   const status = await waitFor('Gateway two says its range is full', async () => {
     const g = await getJson<{
@@ -385,7 +337,7 @@ spec:
     ?.conditions.find((c) => c.type === 'Programmed');
   assert.ok(more);
   assert.equal(more.status, 'False');
-  assert.match(more.message, /no gateway port is left for listener port 9000/);
+  assert.match(more.message ?? '', /no gateway port is left for listener port 9000/);
   const http = status.listeners
     ?.find((l) => l.name === 'http')
     ?.conditions.find((c) => c.type === 'Programmed');

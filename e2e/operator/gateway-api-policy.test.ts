@@ -16,21 +16,26 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import type { ExplanationView } from '../../operator/cli/explain-print.ts';
 import type { ControlPlane } from '../harness/control-plane.ts';
 import {
+  SVC_GATEWAY_CLASS,
+  endpointService,
+  hostAddress,
+  installGatewayApiCrds,
+} from '../harness/gateway-api.ts';
+import {
   httpRequest,
+  startEchoUpstream,
   startGateway,
   startOperator,
   waitFor,
+  type EchoUpstream,
   type GatewayProc,
   type OperatorProc,
 } from '../harness/processes.ts';
-import { admin, applyManifest, readyOf, root, startCluster, waitForStatus } from './helpers.ts';
+import { admin, applyManifest, readyOf, startCluster, waitForStatus } from './helpers.ts';
 import { secretValue } from './api-key-fixtures.ts';
 
 const NS = 'gwpol';
@@ -42,39 +47,26 @@ let dir: string;
 let cp: ControlPlane;
 let gw: GatewayProc;
 let operator: OperatorProc;
-let upstream: { port: number; close: () => Promise<void> };
-
-/** This machine's first non-loopback IPv4 address: EndpointSlices may not name a loopback one. */
-function hostAddress(): string {
-  const found = Object.values(networkInterfaces())
-    .flat()
-    .find((a) => a?.family === 'IPv4' && !a.internal);
-  if (!found) throw new Error('the test needs a non-loopback IPv4 address for EndpointSlices');
-  return found.address;
-}
+let upstream: EchoUpstream;
 const HOST = hostAddress();
+
+/** An HTTPRoute `name` of the Gateway edge for host `<name>.example`, its rules' YAML (list items) given. */
+const httpRoute = (name: string, rules: string): string => `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: ${name}, namespace: ${NS}}
+spec:
+  parentRefs: [{name: edge}]
+  hostnames: [${name}.example]
+  rules:
+${rules}`;
+
+/** The rules of a route sending all to svc-a. */
+const TO_A = '    - backendRefs: [{name: svc-a, port: 80}]\n';
 
 before(async () => {
   ({ dir, cp } = await startCluster('gateway-api-policy', [NS, 'svc-operator-system']));
-  await cp.installCrds(join(root, 'charts', 'svc-operator', 'gateway-api'));
-  const server = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ upstream: 'a', path: req.url }));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, HOST, resolve));
-  upstream = {
-    port: (server.address() as AddressInfo).port,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => {
-          resolve();
-        });
-      }),
-  };
+  await installGatewayApiCrds(cp);
+  upstream = await startEchoUpstream('a', { host: HOST });
   gw = await startGateway({
     name: 'gwpol-gateway',
     secret: 'e2e-gwpol-secret',
@@ -90,23 +82,8 @@ before(async () => {
   });
   await applyManifest(
     cp,
-    `apiVersion: v1
-kind: Service
-metadata: {name: svc-a, namespace: ${NS}}
-spec: {ports: [{name: http, port: 80}]}
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: svc-a-1, namespace: ${NS}, labels: {kubernetes.io/service-name: svc-a}}
-addressType: IPv4
-ports: [{name: http, port: ${String(upstream.port)}, protocol: TCP}]
-endpoints: [{addresses: [${HOST}], conditions: {ready: true}}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: svc}
-spec: {controllerName: svc.io/gateway-controller}
----
+    `${endpointService(NS, 'svc-a', HOST, upstream.port)}---
+${SVC_GATEWAY_CLASS}---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: edge, namespace: ${NS}}
@@ -116,17 +93,13 @@ spec:
     - {name: http, port: ${String(gw.port)}, protocol: HTTP, allowedRoutes: {namespaces: {from: Same}}}
 ---
 ${['shop', 'open', 'limited']
-  .map(
-    (name) => `apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: ${name}, namespace: ${NS}}
-spec:
-  parentRefs: [{name: edge}]
-  hostnames: [${name}.example]
-  rules:
-    - matches: [{path: {type: PathPrefix, value: /}}]
+  .map((name) =>
+    httpRoute(
+      name,
+      `    - matches: [{path: {type: PathPrefix, value: /}}]
       backendRefs: [{name: svc-a, port: 80}]
 `,
+    ),
   )
   .join('---\n')}`,
   );
@@ -135,7 +108,7 @@ spec:
 after(async () => {
   await (operator as OperatorProc | undefined)?.stop();
   await (gw as GatewayProc | undefined)?.stop();
-  await (upstream as typeof upstream | undefined)?.close();
+  await (upstream as EchoUpstream | undefined)?.close();
   await (cp as ControlPlane | undefined)?.stop();
 });
 
@@ -160,6 +133,11 @@ metadata: {name: ${name}, namespace: ${NS}}
 spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: ${kind}, name: ${target}}]
 ${spec}`;
+
+/** An HTTPRoute of the test's Gateway for `host`, its rules' YAML given, and a SvcRoutePolicy asking for keys. */
+const keyedRoute = (name: string, rules: string): string =>
+  `${httpRoute(name, rules)}---
+${policy(`${name}-auth`, name, '  use_standard_auth: true\n')}`;
 
 interface Ancestor {
   ancestorRef: { kind: string; name: string };
@@ -287,19 +265,14 @@ async function explainGet(
 test('a method-dispatched route (GET and POST rules on one path) under a policy with use_standard_auth: explain follows the dispatcher to the rule API, 401 by auth-token as a real request', async () => {
   await applyManifest(
     cp,
-    `apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: dispatch, namespace: ${NS}}
-spec:
-  parentRefs: [{name: edge}]
-  hostnames: [dispatch.example]
-  rules:
-    - matches: [{path: {type: PathPrefix, value: /items}, method: GET}]
+    keyedRoute(
+      'dispatch',
+      `    - matches: [{path: {type: PathPrefix, value: /items}, method: GET}]
       backendRefs: [{name: svc-a, port: 80}]
     - matches: [{path: {type: PathPrefix, value: /items}, method: POST}]
       backendRefs: [{name: svc-a, port: 80}]
----
-${policy('dispatch-auth', 'dispatch', '  use_standard_auth: true\n')}`,
+`,
+    ),
   );
   await ancestors('dispatch-auth', (l) => reasonOf(l[0]) === 'Accepted');
   await servedApiWith('dispatch-auth');
@@ -372,17 +345,7 @@ test('a newer policy on the same route is Conflicted naming the older one, which
   assert.match(a?.conditions[0]?.message ?? '', /older SvcRoutePolicy, shop-auth/);
   // The operator's policy cache holds shop-open now (its status came from it): a route served
   // after this is from a Gateway reconcile that saw it, and shop still asks for a key.
-  await applyManifest(
-    cp,
-    `apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: probe, namespace: ${NS}}
-spec:
-  parentRefs: [{name: edge}]
-  hostnames: [probe.example]
-  rules: [{backendRefs: [{name: svc-a, port: 80}]}]
-`,
-  );
+  await applyManifest(cp, httpRoute('probe', TO_A));
   await waitStatus('probe.example', '/', 200);
   assert.equal((await call('shop.example', '/orders')).status, 401);
 });
@@ -419,17 +382,7 @@ test('a policy whose route is not there: TargetNotFound; the route created: Acce
   const [a] = await ancestors('later', (l) => l.length > 0);
   assert.equal(reasonOf(a), 'TargetNotFound');
   assert.equal(a?.ancestorRef.kind, 'HTTPRoute');
-  await applyManifest(
-    cp,
-    `apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: later, namespace: ${NS}}
-spec:
-  parentRefs: [{name: edge}]
-  hostnames: [later.example]
-  rules: [{backendRefs: [{name: svc-a, port: 80}]}]
-`,
-  );
+  await applyManifest(cp, httpRoute('later', TO_A));
   await ancestors('later', (l) => reasonOf(l[0]) === 'Accepted' && l.length === 1);
   await waitStatus('later.example', '/', 401);
 });
@@ -442,17 +395,6 @@ async function waitReason(kind: string, name: string, reason: string, message?: 
   });
   return readyOf(st);
 }
-
-/** An HTTPRoute of the test's Gateway for `host`, its rules' YAML given, and a SvcRoutePolicy asking for keys. */
-const keyedRoute = (name: string, rules: string): string => `apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: ${name}, namespace: ${NS}}
-spec:
-  parentRefs: [{name: edge}]
-  hostnames: [${name}.example]
-  rules:
-${rules}---
-${policy(`${name}-auth`, name, '  use_standard_auth: true\n')}`;
 
 test('a SecurityPolicy naming an HTTPRoute gives a key its quota on the route: applied key, policy, route, they wait, then 200, 200, 403 quota exceeded', async () => {
   await applyManifest(
@@ -489,7 +431,7 @@ spec:
   // The key waits for its policy, which waits for the route.
   await waitReason('apikey', 'route-key', 'PolicyNotReady');
 
-  await applyManifest(cp, keyedRoute('keyed', '    - backendRefs: [{name: svc-a, port: 80}]\n'));
+  await applyManifest(cp, keyedRoute('keyed', TO_A));
   await servedApiWith('keyed-auth');
   const policyStatus = await waitForStatus(
     cp,

@@ -10,23 +10,31 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import type { ControlPlane } from '../harness/control-plane.ts';
 import {
+  SVC_GATEWAY_CLASS,
+  condition,
+  endpointService,
+  hostAddress,
+  installGatewayApiCrds,
+  type Cond,
+} from '../harness/gateway-api.ts';
+import {
   freePort,
   httpRequest,
+  readEcho,
+  startEchoUpstream,
   startGateway,
   startOperator,
   waitFor,
+  type EchoUpstream,
   type GatewayProc,
   type OperatorProc,
 } from '../harness/processes.ts';
 import { makeCert } from '../../gateway/testing/client-certs.ts';
 import { tlsGet } from '../../gateway/testing/tls-client.ts';
-import { applyManifest, root, startCluster, tlsSecretManifest } from './helpers.ts';
+import { applyManifest, startCluster, tlsSecretManifest } from './helpers.ts';
 
 const NS = 'gwapi';
 const OTHER = 'gwapi-apps';
@@ -37,88 +45,20 @@ let cp: ControlPlane;
 let gw: GatewayProc;
 let operator: OperatorProc;
 let port: number;
-const upstreams = {} as Record<Name, Echo>;
-
-/** This machine's first non-loopback IPv4 address: EndpointSlices may not name a loopback one. */
-function hostAddress(): string {
-  const found = Object.values(networkInterfaces())
-    .flat()
-    .find((a) => a?.family === 'IPv4' && !a.internal);
-  if (!found) throw new Error('the test needs a non-loopback IPv4 address for EndpointSlices');
-  return found.address;
-}
+const upstreams = {} as Record<Name, EchoUpstream>;
 const HOST = hostAddress();
 
-interface Echo {
-  port: number;
-  /** The path and query of each request it got, in order. */
-  seen: string[];
-  close: () => Promise<void>;
-}
-
-/** An echo upstream on HOST: it answers with its name, the method, path, query and headers it got. */
-async function startEcho(name: string): Promise<Echo> {
-  const seen: string[] = [];
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://x');
-    seen.push(req.url ?? '/');
-    req.resume();
-    req.on('end', () => {
-      // `/delay...` answers a second late (timeouts).
-      if (url.pathname.startsWith('/delay')) {
-        setTimeout(() => {
-          if (!res.destroyed) res.writeHead(200, { 'x-upstream': name }).end('late');
-        }, 1000);
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'application/json', 'x-upstream': name });
-      res.end(
-        JSON.stringify({
-          upstream: name,
-          method: req.method,
-          path: url.pathname,
-          query: url.search,
-          headers: req.headers,
-        }),
-      );
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, HOST, resolve));
-  return {
-    port: (server.address() as AddressInfo).port,
-    seen,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => {
-          resolve();
-        });
-      }),
-  };
-}
-
 /** A ClusterIP Service and its EndpointSlice pointing at the echo upstream `n`. */
-const service = (n: Name, ns = NS, name = `svc-${n}`): string => `apiVersion: v1
-kind: Service
-metadata: {name: ${name}, namespace: ${ns}}
-spec: {ports: [{name: http, port: 80}]}
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata:
-  name: ${name}-1
-  namespace: ${ns}
-  labels: {kubernetes.io/service-name: ${name}}
-addressType: IPv4
-ports: [{name: http, port: ${upstreams[n].port}, protocol: TCP}]
-endpoints: [{addresses: [${HOST}], conditions: {ready: true}}]
-`;
+const service = (n: Name, ns = NS, name = `svc-${n}`): string =>
+  endpointService(ns, name, HOST, upstreams[n].port);
 
 before(async () => {
   ({ dir, cp } = await startCluster('gateway-api', [NS, OTHER, 'svc-operator-system']));
   // The chart's Gateway API CRDs (gatewayAPI.installCRDs), before the operator starts.
-  await cp.installCrds(join(root, 'charts', 'svc-operator', 'gateway-api'));
-  for (const n of ['a', 'b', 'c'] as const) upstreams[n] = await startEcho(n);
+  await installGatewayApiCrds(cp);
+  // `/delay...` answers a second late (timeouts).
+  for (const n of ['a', 'b', 'c'] as const)
+    upstreams[n] = await startEchoUpstream(n, { host: HOST, latePrefix: '/delay' });
   gw = await startGateway({
     name: 'gwapi-gateway',
     secret: 'e2e-gwapi-secret',
@@ -139,11 +79,7 @@ before(async () => {
   });
   await applyManifest(
     cp,
-    `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: svc}
-spec: {controllerName: svc.io/gateway-controller}
----
+    `${SVC_GATEWAY_CLASS}---
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: theirs}
@@ -187,12 +123,7 @@ async function call(
     method: opts.method ?? 'GET',
     headers: { host, ...opts.headers },
   });
-  let body: { upstream?: string; path?: string; query?: string; headers?: Record<string, string> } = {};
-  try {
-    body = JSON.parse(r.body) as typeof body;
-  } catch {
-    // Not the echo: keep the status.
-  }
+  const body = readEcho(r.body); // {} when not the echo: the status alone
   return {
     status: r.status,
     headers: r.headers,
@@ -218,21 +149,10 @@ async function waitServed(
   });
 }
 
-interface Cond {
-  type: string;
-  status: string;
-  reason: string;
-  message?: string;
-  observedGeneration?: number;
-}
-
 async function getJson<T>(kind: string, name: string, ns?: string): Promise<T> {
   const out = await cp.kubectl(['get', kind, name, ...(ns === undefined ? [] : ['-n', ns]), '-o', 'json']);
   return JSON.parse(out.stdout) as T;
 }
-
-const condition = (list: readonly Cond[] | undefined, type: string): Cond | undefined =>
-  list?.find((c) => c.type === type);
 
 /** The conditions of a route for the Gateway edge, once they are there and `ok` holds. */
 async function routeConditions(name: string, ok: (c: readonly Cond[]) => boolean, ns = NS): Promise<Cond[]> {
@@ -564,21 +484,8 @@ test('status: what svc cannot serve is refused (UnsupportedValue) and not served
 
   // A backend port whose appProtocol the gateway cannot speak (HTTP/2): UnsupportedProtocol, 500;
   // the same port as kubernetes.io/ws (WebSocket over HTTP/1.1) is served.
-  const appProtocolService = (appProtocol: string): string => `apiVersion: v1
-kind: Service
-metadata: {name: svc-proto, namespace: ${NS}}
-spec: {ports: [{name: http, port: 80, appProtocol: ${appProtocol}}]}
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata:
-  name: svc-proto-1
-  namespace: ${NS}
-  labels: {kubernetes.io/service-name: svc-proto}
-addressType: IPv4
-ports: [{name: http, port: ${upstreams.a.port}, protocol: TCP}]
-endpoints: [{addresses: [${HOST}], conditions: {ready: true}}]
-`;
+  const appProtocolService = (appProtocol: string): string =>
+    endpointService(NS, 'svc-proto', HOST, upstreams.a.port, { appProtocol });
   await applyManifest(cp, appProtocolService('kubernetes.io/h2c'));
   await applyManifest(
     cp,

@@ -1,0 +1,72 @@
+/**
+ * What the Gateway API suites and the HTTPRoute benchmark share on a bare API server: this
+ * machine's address for EndpointSlices (the API server refuses loopback endpoint addresses, and a
+ * bare API server runs no endpoints controller, so slices are written by hand), a Service with
+ * such a slice, the class of svc's controller, the chart's Gateway API CRDs, and the conditions
+ * of a status read with kubectl.
+ */
+import { networkInterfaces } from 'node:os';
+import { join } from 'node:path';
+import type { ControlPlane } from './control-plane.ts';
+
+const root = join(import.meta.dirname, '..', '..');
+
+/** This machine's first non-loopback IPv4 address: EndpointSlices may not name a loopback one. */
+export function hostAddress(): string {
+  const found = Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a?.family === 'IPv4' && !a.internal);
+  if (!found) throw new Error('a non-loopback IPv4 address is needed for EndpointSlices');
+  return found.address;
+}
+
+/**
+ * A Service `ns/name` (port 80 named http, or as `service` says) and its EndpointSlice written by
+ * hand, pointing at `host:port`.
+ */
+export const endpointService = (
+  ns: string,
+  name: string,
+  host: string,
+  port: number,
+  service: { port?: number; appProtocol?: string } = {},
+): string => `apiVersion: v1
+kind: Service
+metadata: {name: ${name}, namespace: ${ns}}
+spec: {ports: [{name: http, port: ${String(service.port ?? 80)}${service.appProtocol === undefined ? '' : `, appProtocol: ${service.appProtocol}`}}]}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: ${name}-1
+  namespace: ${ns}
+  labels: {kubernetes.io/service-name: ${name}}
+addressType: IPv4
+ports: [{name: http, port: ${String(port)}, protocol: TCP}]
+endpoints: [{addresses: [${host}], conditions: {ready: true}}]
+`;
+
+/** The GatewayClass `svc` of svc's controller. */
+export const SVC_GATEWAY_CLASS = `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: svc}
+spec: {controllerName: svc.io/gateway-controller}
+`;
+
+/** Installs the chart's Gateway API CRDs (gatewayAPI.installCRDs), as before the operator starts. */
+export async function installGatewayApiCrds(cp: Pick<ControlPlane, 'installCrds'>): Promise<void> {
+  await cp.installCrds(join(root, 'charts', 'svc-operator', 'gateway-api'));
+}
+
+/** A status condition as the Gateway API writes it. */
+export interface Cond {
+  type: string;
+  status: string;
+  reason: string;
+  message?: string;
+  observedGeneration?: number;
+}
+
+/** The condition of `type` in a list of conditions. */
+export const condition = (list: readonly Cond[] | undefined, type: string): Cond | undefined =>
+  list?.find((c) => c.type === type);
