@@ -3,7 +3,7 @@
  * upload is the PEM of `tls.crt` (the leaf, then its chain) and `tls.key`; the ID is the org ID
  * followed by the SHA-256 hex of the leaf's DER, so the operator knows it without asking.
  */
-import { createHash, createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
 
 /** The parts of a Secret the operator reads: `data` is base64, as the API server gives it. */
 export interface SecretContent {
@@ -64,21 +64,34 @@ export function tlsUploadOf(secret: SecretContent, orgId: string): TlsSecret {
 /** The pin of a Secret's `tls.crt` public key (`pinned_public_keys_refs`), or what is wrong with it. */
 export type PinSecret = { ok: true; pin: string } | { ok: false; problem: string };
 
+/** A PEM public key block (`openssl x509 -pubkey -noout` writes `PUBLIC KEY`; PKCS#1 `RSA PUBLIC KEY`). */
+const PUBLIC_KEY_PEM = /-----BEGIN (RSA )?PUBLIC KEY-----[\s\S]*?-----END \1PUBLIC KEY-----/;
+
 /**
- * The public-key pin of the leaf of a Secret's `tls.crt`, as `pinned_public_keys` writes one:
- * `sha256/` and the base64 SHA-256 of its DER SubjectPublicKeyInfo. Only the certificate is
- * needed (a pinned upstream's key is not the gateway's to hold), so nothing is uploaded.
+ * The public-key pin of a Secret's `tls.crt`, as `pinned_public_keys` writes one: `sha256/` and
+ * the base64 SHA-256 of its DER SubjectPublicKeyInfo. `tls.crt` holds either a certificate (its
+ * leaf's key is pinned) or the public key itself, as the reference operator's documentation has
+ * users write it (`openssl x509 -pubkey -noout`, in a `kubernetes.io/tls` Secret whose `tls.key`
+ * is empty). Only public material is read (a pinned upstream's key is not the gateway's to hold),
+ * so nothing is uploaded; a private key in `tls.crt` is refused, not turned into its public half.
  */
 export function publicKeyPinOf(secret: SecretContent): PinSecret {
   const crt = dataText(secret, 'tls.crt');
   if (crt === undefined || crt.trim() === '') {
-    return { ok: false, problem: 'needs tls.crt (the certificate whose public key is pinned)' };
+    return {
+      ok: false,
+      problem: 'needs tls.crt (the certificate or public key to pin)',
+    };
   }
+  const publicKeyBlock = crt.includes('CERTIFICATE-----') ? undefined : PUBLIC_KEY_PEM.exec(crt)?.[0];
   try {
-    const spki = new X509Certificate(crt).publicKey.export({ type: 'spki', format: 'der' });
+    const key =
+      publicKeyBlock !== undefined ? createPublicKey(publicKeyBlock) : new X509Certificate(crt).publicKey;
+    const spki = key.export({ type: 'spki', format: 'der' });
     return { ok: true, pin: `sha256/${createHash('sha256').update(spki).digest('base64')}` };
   } catch (err) {
-    return { ok: false, problem: `tls.crt does not parse as a PEM certificate: ${(err as Error).message}` };
+    const what = publicKeyBlock !== undefined ? 'a PEM public key' : 'a PEM certificate or public key';
+    return { ok: false, problem: `tls.crt does not parse as ${what}: ${(err as Error).message}` };
   }
 }
 

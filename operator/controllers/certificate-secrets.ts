@@ -76,7 +76,7 @@ export async function readCertificateSecrets(
     const content = await secret(ns, name);
     if (!content) {
       const needs = pinned
-        ? 'with tls.crt, the certificate whose public key is pinned'
+        ? 'with tls.crt, the certificate or public key whose key is pinned'
         : 'type kubernetes.io/tls, with tls.crt and tls.key';
       await fail(
         'SecretNotFound',

@@ -161,13 +161,20 @@ manifests of the same feature classes, written in the reference's naming and ren
 real API server and the webhooks, and checks that what is stored is served.
 
 Measured on 2026-11-29 with the whole measure run (every file of \`samples.tsv\`, each verdict
-printed by \`measure.ts\`, none inferred): the 77 files hold 86 ApiDefinition documents. 85 were
-measured at the commits \`samples.tsv\` lists (\`httpbin_transform.yaml\`, marked \`master\`, at
-\`0e5f8e49\`, the only version the run had): 77 admitted and served, none admitted and then refused
-by the gateway, 8 refused. The 86th, \`httpbin_certificate_pinning.yaml\`, was not measured in its
-current form (\`master\`: pins by Secret, \`pinned_public_keys_refs\`; not available to the run);
-two earlier versions were measured in its place: at \`0e41433\` (\`pinned_public_keys\`, certificate
-IDs) it is served, at \`fc7808fc\` (\`pinned_public_keys_secret_names\`) refused (below the table).
+printed by \`measure.ts\`, none inferred): the 77 files hold 86 ApiDefinition documents, all 86
+measured: **78 admitted and served**, none admitted and then refused by the gateway, 8 refused.
+85 were measured at the commits \`samples.tsv\` lists (\`httpbin_transform.yaml\`, marked
+\`master\`, at \`0e5f8e49\`, the only version the run had): 77 served. The 86th,
+\`httpbin_certificate_pinning.yaml\` (\`master\`: pins by Secret, \`pinned_public_keys_refs\`),
+was measured later the same day in its current form as the reference's documentation quotes it
+whole (its Secret of type \`kubernetes.io/tls\` holds the upstream's public key in \`tls.crt\`,
+as \`openssl x509 -pubkey -noout\` prints it, and an empty \`tls.key\`): served. The operator reads
+that Secret as the reference does, a public key or a certificate in \`tls.crt\`
+(\`e2e/operator/certificate-refs.test.ts\`: with the sample's placeholder \`<PUBLIC_KEY>\` still in
+it the API is \`Ready=False\`, \`SecretInvalid\`, naming the Secret; with the upstream's key it
+serves through the pin). Two earlier versions of that sample: at \`0e41433\` (\`pinned_public_keys\`,
+certificate IDs) it is served, at \`fc7808fc\` (\`pinned_public_keys_secret_names\`) refused (below
+the table).
 Served: plain proxying
 (with tags, Ingress templates, load balancing, IP allow and block lists), authentication by token,
 basic, JWT and mTLS (certificates by Secret), OAuth 2.0 (client credentials, and the
@@ -203,12 +210,9 @@ Of the 8, 3 need a feature svc does not have (the analytics plugin 1, Go plugins
 bundles 2); the other 5 are an earlier form the reference's own gateway does not read,
 placeholders, a sketch (2 APIs) and an invalid sample.
 
-In place of the pinning sample's current form, its version at \`fc7808fc\` is refused:
+The pinning sample's version at \`fc7808fc\` is refused:
 \`spec.pinned_public_keys_secret_names\` (a Secret's name, namespace and field per host), an
-earlier form of the reference's model, unknown to svc. Its version at \`0e41433\`
-(\`pinned_public_keys\`, a certificate ID per host) is served. The current form,
-\`pinned_public_keys_refs\` (host to a Secret's \`tls.crt\`), is what svc reads, and
-\`tools/reference-samples/measure.test.ts\` serves a manifest using it; the sample itself at
-\`master\` is still to be measured.
+earlier form of the reference's model that its current form replaced, unknown to svc: write
+\`pinned_public_keys_refs\` (host to a Secret of the API's namespace) instead.
 `;
 }

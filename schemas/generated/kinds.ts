@@ -236,7 +236,7 @@ export interface ApiDefinitionSpec {
   certificate_pinning_disabled?: boolean;
   /** Secrets (type kubernetes.io/tls, in the namespace of the API) whose certificates static mutual TLS (use_mutual_tls_auth) allows: the operator uploads each certificate and adds its ID to client_certificates. */
   client_certificate_refs?: string[];
-  /** Upstream host (api.example.com, *.example.com, or * for any) -> Secret (in the namespace of the API) whose tls.crt public key the upstream must present: the operator adds its pin (sha256/ and the base64 SHA-256 of the SubjectPublicKeyInfo) to pinned_public_keys. */
+  /** Upstream host (api.example.com, *.example.com, or * for any) -> Secret (in the namespace of the API) whose tls.crt, a certificate or a PEM public key (openssl x509 -pubkey -noout), holds the public key the upstream must present: the operator adds its pin (sha256/ and the base64 SHA-256 of the SubjectPublicKeyInfo) to pinned_public_keys. */
   pinned_public_keys_refs?: Record<string, string>;
   /** Upstream host (api.example.com, *.example.com, or * for any) -> Secret (type kubernetes.io/tls, in the namespace of the API) whose certificate and key the gateway presents to that upstream: the operator uploads it and sets its ID in upstream_certificates. */
   upstream_certificate_refs?: Record<string, string>;

@@ -103,7 +103,7 @@ export const apiDefinitionKind: KindDefinition = {
         type: 'object',
         additionalProperties: { ...k8sName, description: 'Name of a Secret in the namespace of the API.' },
         description:
-          'Upstream host (api.example.com, *.example.com, or * for any) -> Secret (in the namespace of the API) whose tls.crt public key the upstream must present: the operator adds its pin (sha256/ and the base64 SHA-256 of the SubjectPublicKeyInfo) to pinned_public_keys.',
+          'Upstream host (api.example.com, *.example.com, or * for any) -> Secret (in the namespace of the API) whose tls.crt, a certificate or a PEM public key (openssl x509 -pubkey -noout), holds the public key the upstream must present: the operator adds its pin (sha256/ and the base64 SHA-256 of the SubjectPublicKeyInfo) to pinned_public_keys.',
       },
       jwt_default_policies: {
         'x-svc-support': 'supported',
