@@ -104,6 +104,33 @@ export async function dashboardCall(
   return { status: r.status, body: parsed, text: r.body };
 }
 
+/** A developer's JSON call to a portal's API: its status, body (parsed) and text. */
+export type PortalCall = (
+  method: string,
+  path: string,
+  body?: unknown,
+  token?: string,
+) => Promise<{ status: number; body: Record<string, unknown>; text: string }>;
+
+/**
+ * A developer's JSON calls to the portal API of organisation `org` on the dashboard at `url`
+ * (`/portal/<org>/api<path>`), with the developer's bearer token when one is given.
+ */
+export function portalCaller(url: string, org: string): PortalCall {
+  const base = `${url}/portal/${org}/api`;
+  return async (method, path, body, token) => {
+    const r = await httpRequest(`${base}${path}`, {
+      method,
+      headers: {
+        'content-type': 'application/json',
+        ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: r.status, body: JSON.parse(r.body || '{}') as Record<string, unknown>, text: r.body };
+  };
+}
+
 /** An organisation and its users' keys and IDs. */
 export interface DashboardTenant {
   org: string;

@@ -8,7 +8,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { dashboardCall, signedLicense, type DashboardTenant } from '../harness/dashboard.ts';
+import { dashboardCall, portalCaller, signedLicense, type DashboardTenant } from '../harness/dashboard.ts';
 import { startProWorld, type ProWorld } from '../harness/pro.ts';
 import {
   httpRequest,
@@ -139,18 +139,7 @@ spec:
   );
   const product = await waitReady(cp, obj('apidescription', 'orders'));
   await waitReady(cp, obj('portalapicatalogue', 'shop'));
-  const base = `${pro.dashboard.url}/portal/${tenant.org}/api`;
-  const dev = async (method: string, path: string, body?: unknown, token?: string) => {
-    const r = await httpRequest(`${base}${path}`, {
-      method,
-      headers: {
-        'content-type': 'application/json',
-        ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return { status: r.status, body: JSON.parse(r.body || '{}') as Record<string, unknown>, text: r.body };
-  };
+  const dev = portalCaller(pro.dashboard.url, tenant.org);
   const reg = await dev('POST', '/register', {
     email: 'dev@example.com',
     password: 'a-long-password',

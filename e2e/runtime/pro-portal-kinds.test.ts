@@ -23,7 +23,7 @@ import {
 import { reconcilePortalConfig, type PortalConfigObject } from '../../operator/controllers/portal/config.ts';
 import type { Condition, SvcObject } from '../../lib/k8s/objects.ts';
 import { silentLogger } from '../../lib/log.ts';
-import { dashboardCall, type DashboardTenant } from '../harness/dashboard.ts';
+import { dashboardCall, portalCaller, type DashboardTenant } from '../harness/dashboard.ts';
 import { startProWorld, type ProWorld } from '../harness/pro.ts';
 import { httpRequest, waitFor, type GatewayProc } from '../harness/processes.ts';
 
@@ -171,18 +171,7 @@ test('the reconcilers write settings, a product and a catalogue; a developer get
   catalogue = k.withStatus(catalogue);
   assert.deepEqual(catalogue.status?.apis, [productStatus.id]);
 
-  const base = `${w.dashboard.url}/portal/${tenant.org}/api`;
-  const dev = async (method: string, path: string, body?: unknown, token?: string) => {
-    const r = await httpRequest(`${base}${path}`, {
-      method,
-      headers: {
-        'content-type': 'application/json',
-        ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return { status: r.status, body: JSON.parse(r.body || '{}') as Record<string, unknown>, text: r.body };
-  };
+  const dev = portalCaller(w.dashboard.url, tenant.org);
   const reg = await dev('POST', '/register', { email: 'dev@example.com', password: 'a-long-password' });
   assert.equal(reg.status, 200, reg.text);
   assert.equal(reg.body.status, 'active', 'developer_approval auto, from the PortalConfig');
