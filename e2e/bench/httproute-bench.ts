@@ -10,19 +10,16 @@
  * `SVC_BENCH_ONLY=httproutes make bench-operator` runs this part alone; `node
  * e2e/bench/httproute-bench.ts` too.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { cpus, loadavg, networkInterfaces } from 'node:os';
-import { join } from 'node:path';
+import { cpus, loadavg } from 'node:os';
 import {
-  startGateway,
-  startOperator,
-  waitFor,
-  type GatewayProc,
-  type OperatorProc,
-} from '../harness/processes.ts';
+  SVC_GATEWAY_CLASS,
+  endpointService,
+  hostAddress,
+  installGatewayApiCrds,
+} from '../harness/gateway-api.ts';
+import { startEchoUpstream, waitFor, type GatewayProc } from '../harness/processes.ts';
 import { APPLIERS, applyAll, summarize, timeToServe, type Run } from './serving.ts';
-import { operatorMemory, root, startBenchStack, writeSection } from './stack.ts';
+import { onFreshGateway, operatorMemory, startBenchStack, writeSection } from './stack.ts';
 
 /** `SVC_BENCH_HTTPROUTES=200` runs another size (0 leaves the part out of `make bench-operator`). */
 export const HTTP_ROUTES = Number(process.env.SVC_BENCH_HTTPROUTES ?? '1000');
@@ -41,42 +38,6 @@ interface Phase extends Run {
   reloads: number;
 }
 
-/** This machine's first non-loopback IPv4 address: EndpointSlices may not name a loopback one. */
-function hostAddress(): string {
-  const found = Object.values(networkInterfaces())
-    .flat()
-    .find((a) => a?.family === 'IPv4' && !a.internal);
-  if (!found) throw new Error('the benchmark needs a non-loopback IPv4 address for EndpointSlices');
-  return found.address;
-}
-
-/** An upstream on `host` answering 200 with `x-upstream: <name>` (what the probes look for). */
-async function startUpstream(
-  host: string,
-  name: string,
-): Promise<{ url: string; port: number; close: () => Promise<void> }> {
-  const server = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      res.writeHead(200, { 'content-type': 'application/json', 'x-upstream': name });
-      res.end(JSON.stringify({ upstream: name, path: req.url }));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://${host}:${String(port)}`,
-    port,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => {
-          resolve();
-        });
-      }),
-  };
-}
-
 /**
  * The HTTPRoute row against the ApiDefinition row, measured in a control plane of its own;
  * writes the "Gateway API" section of docs/benchmarks.md (unless SVC_BENCH_WRITE=0).
@@ -84,9 +45,11 @@ async function startUpstream(
 export async function httpRoutesBench(n = HTTP_ROUTES): Promise<void> {
   const loadBefore = loadavg()[0] ?? NaN;
   const stack = await startBenchStack('httproute', API_NS);
-  const { dir, cp } = stack;
-  const upstream = await startUpstream(hostAddress(), 'echo');
-  const host = new URL(upstream.url).hostname;
+  const { cp } = stack;
+  // An upstream answering 200 with `x-upstream: echo` (what the probes look for), on an address
+  // EndpointSlices may name.
+  const host = hostAddress();
+  const upstream = await startEchoUpstream('echo', { host });
 
   /**
    * One phase on a fresh gateway (neither phase reloads the other's APIs) and a fresh operator
@@ -98,48 +61,32 @@ export async function httpRoutesBench(n = HTTP_ROUTES): Promise<void> {
     paths: string[],
     ready: (gw: GatewayProc) => Promise<void>,
   ): Promise<Phase> {
-    let operator: OperatorProc | undefined;
-    const gw = await startGateway({
-      name: `gateway-${namespace}`,
-      secret: 'bench-httproute-secret',
-      dataDir: join(dir, `gw-${namespace}`),
-      logDir: dir,
-    });
-    try {
-      operator = await startOperator({
-        name: `operator-${namespace}`,
-        gateway: gw,
-        kubeconfig: cp.kubeconfig,
-        logDir: dir,
-        org: 'bench',
-        env: {
-          LOG_LEVEL: process.env.SVC_BENCH_LOG_LEVEL ?? 'warn',
-          WATCH_NAMESPACE: namespace,
-          SVC_INGRESS_ADDRESS: '127.0.0.1',
-        },
-      });
-      await ready(gw);
-      const t0 = Date.now();
-      const serving = timeToServe(gw, paths, t0);
-      const applied = (await applyAll(cp, manifests)) - t0;
-      const run = summarize(n, await serving);
-      const reloads =
-        gw
-          .log()
-          .split('\n')
-          .filter((l) => l.includes('"message":"routes loaded"')).length - 1;
-      return { ...run, applied, reloads, peakRssMiB: (await operatorMemory(operator)).peakRssMiB };
-    } finally {
-      await operator?.stop();
-      await gw.stop();
-    }
+    return onFreshGateway(
+      stack,
+      namespace,
+      'bench-httproute-secret',
+      () => ({ SVC_INGRESS_ADDRESS: '127.0.0.1' }),
+      async (gw, operator) => {
+        await ready(gw);
+        const t0 = Date.now();
+        const serving = timeToServe(gw, paths, t0);
+        const applied = (await applyAll(cp, manifests)) - t0;
+        const run = summarize(n, await serving);
+        const reloads =
+          gw
+            .log()
+            .split('\n')
+            .filter((l) => l.includes('"message":"routes loaded"')).length - 1;
+        return { ...run, applied, reloads, peakRssMiB: (await operatorMemory(operator)).peakRssMiB };
+      },
+    );
   }
 
   let apis: Phase;
   let routes: Phase;
   let generated: number;
   try {
-    await cp.installCrds(join(root, 'charts', 'svc-operator', 'gateway-api'));
+    await installGatewayApiCrds(cp);
     await cp.kubectl(['create', 'namespace', ROUTE_NS]);
     apis = await phase(
       API_NS,
@@ -177,11 +124,7 @@ spec:
         // The class, the Gateway (a listener on the gateway's own port, as the Ingress port by
         // default) and the backend, Accepted before the clock starts: the routes alone are timed.
         await cp.kubectl(['apply', '--server-side', '-f', '-'], {
-          input: `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: svc}
-spec: {controllerName: svc.io/gateway-controller}
----
+          input: `${SVC_GATEWAY_CLASS}---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: edge, namespace: ${ROUTE_NS}}
@@ -190,21 +133,7 @@ spec:
   listeners:
     - {name: http, port: ${String(gw.port)}, protocol: HTTP, allowedRoutes: {namespaces: {from: Same}}}
 ---
-apiVersion: v1
-kind: Service
-metadata: {name: echo, namespace: ${ROUTE_NS}}
-spec: {ports: [{name: http, port: 80}]}
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata:
-  name: echo-1
-  namespace: ${ROUTE_NS}
-  labels: {kubernetes.io/service-name: echo}
-addressType: IPv4
-ports: [{name: http, port: ${String(upstream.port)}, protocol: TCP}]
-endpoints: [{addresses: [${host}], conditions: {ready: true}}]
-`,
+${endpointService(ROUTE_NS, 'echo', host, upstream.port)}`,
         });
         await waitFor(
           'Gateway edge Accepted',

@@ -7,10 +7,8 @@
  */
 import { cpus } from 'node:os';
 import { Pool } from 'undici';
-import { join } from 'node:path';
-import { startGateway, startOperator, type OperatorProc } from '../harness/processes.ts';
 import { APPLIERS, applyAll } from './serving.ts';
-import { operatorMemory, startBenchStack, writeSection } from './stack.ts';
+import { onFreshGateway, operatorMemory, startBenchStack, writeSection } from './stack.ts';
 
 /** `SVC_BENCH_INGRESSES=200` runs another size. */
 const N = Number(process.env.SVC_BENCH_INGRESSES ?? '1000');
@@ -80,7 +78,7 @@ async function timeToServe(port: number, probes: Probe[], t0: number): Promise<n
 }
 
 const stack = await startBenchStack('ingress', 'bench-api');
-const { dir, cp, upstream } = stack;
+const { cp, upstream } = stack;
 const upstreamPort = Number(new URL(upstream.url).port);
 await cp.kubectl(['create', 'namespace', 'bench-ing']);
 
@@ -90,42 +88,26 @@ await cp.kubectl(['create', 'namespace', 'bench-ing']);
  * (both 8080).
  */
 async function phase(namespace: string, manifests: string[], probes: Probe[]): Promise<Run> {
-  let operator: OperatorProc | undefined;
-  const gw = await startGateway({
-    name: `gateway-${namespace}`,
-    secret: 'bench-ingress-secret',
-    dataDir: join(dir, `gw-${namespace}`),
-    logDir: dir,
-  });
-  try {
-    operator = await startOperator({
-      name: `operator-${namespace}`,
-      gateway: gw,
-      kubeconfig: cp.kubeconfig,
-      logDir: dir,
-      org: 'bench',
-      env: {
-        LOG_LEVEL: process.env.SVC_BENCH_LOG_LEVEL ?? 'warn',
-        WATCH_NAMESPACE: namespace,
-        SVC_HTTP_INGRESS_PORT: String(gw.port),
-      },
-    });
-    const t0 = Date.now();
-    const serving = timeToServe(gw.port, probes, t0);
-    const applied = (await applyAll(cp, manifests)) - t0;
-    const sorted = (await serving).sort((a, b) => a - b);
-    const mem = await operatorMemory(operator);
-    return {
-      p50: percentile(sorted, 50),
-      p99: percentile(sorted, 99),
-      total: sorted.at(-1) ?? NaN,
-      applied,
-      peakRssMiB: mem.peakRssMiB,
-    };
-  } finally {
-    await operator?.stop();
-    await gw.stop();
-  }
+  return onFreshGateway(
+    stack,
+    namespace,
+    'bench-ingress-secret',
+    (gw) => ({ SVC_HTTP_INGRESS_PORT: String(gw.port) }),
+    async (gw, operator) => {
+      const t0 = Date.now();
+      const serving = timeToServe(gw.port, probes, t0);
+      const applied = (await applyAll(cp, manifests)) - t0;
+      const sorted = (await serving).sort((a, b) => a - b);
+      const mem = await operatorMemory(operator);
+      return {
+        p50: percentile(sorted, 50),
+        p99: percentile(sorted, 99),
+        total: sorted.at(-1) ?? NaN,
+        applied,
+        peakRssMiB: mem.peakRssMiB,
+      };
+    },
+  );
 }
 
 let apis: Run;

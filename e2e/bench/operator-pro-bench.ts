@@ -11,15 +11,9 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { startPostgres, type TestPostgres } from '../../dashboard/testing/postgres.ts';
 import { createTenant, signedLicense, startDashboardProc, type DashboardProc } from '../harness/dashboard.ts';
-import {
-  startGateway,
-  startOperator,
-  waitFor,
-  type GatewayProc,
-  type OperatorProc,
-} from '../harness/processes.ts';
+import { startGateway, waitFor, type GatewayProc, type OperatorProc } from '../harness/processes.ts';
 import { APPLIERS, applyAll, summarize, timeToServe, type Run } from './serving.ts';
-import { operatorMemory, startBenchStack, writeSection } from './stack.ts';
+import { operatorMemory, startBenchStack, startPhaseOperator, writeSection } from './stack.ts';
 
 /** `SVC_BENCH_PRO_APIS=50` runs another size. */
 const N = Number(process.env.SVC_BENCH_PRO_APIS ?? '1000');
@@ -67,14 +61,7 @@ async function phase(
 ): Promise<Phase> {
   let operator: OperatorProc | undefined;
   try {
-    operator = await startOperator({
-      name: `operator-${namespace}`,
-      gateway: gw,
-      kubeconfig: cp.kubeconfig,
-      logDir: dir,
-      org,
-      env: { LOG_LEVEL: process.env.SVC_BENCH_LOG_LEVEL ?? 'warn', WATCH_NAMESPACE: namespace, ...env },
-    });
+    operator = await startPhaseOperator(stack, gw, namespace, org, env);
     const { manifests, paths } = apis(namespace);
     const t0 = Date.now();
     const serving = timeToServe(gw, paths, t0);

@@ -12,6 +12,7 @@ import {
   httpRequest,
   startEchoUpstream,
   startGateway,
+  startOperator,
   type GatewayProc,
   type OperatorProc,
 } from '../harness/processes.ts';
@@ -50,6 +51,55 @@ export async function startBenchStack(name: string, namespace: string): Promise<
   };
 }
 
+/**
+ * The operator of one phase of a benchmark: organisation `org` against `gw`, watching `namespace`
+ * alone, logging at SVC_BENCH_LOG_LEVEL (default warn), with `env` besides.
+ */
+export function startPhaseOperator(
+  stack: Pick<BenchStack, 'dir' | 'cp'>,
+  gw: GatewayProc,
+  namespace: string,
+  org: string,
+  env: Record<string, string> = {},
+): Promise<OperatorProc> {
+  return startOperator({
+    name: `operator-${namespace}`,
+    gateway: gw,
+    kubeconfig: stack.cp.kubeconfig,
+    logDir: stack.dir,
+    org,
+    env: { LOG_LEVEL: process.env.SVC_BENCH_LOG_LEVEL ?? 'warn', WATCH_NAMESPACE: namespace, ...env },
+  });
+}
+
+/**
+ * Runs one phase of a benchmark on a fresh gateway (so neither phase reloads the other's APIs)
+ * and a fresh operator of organisation `bench` watching `namespace` (its `env` given the
+ * gateway); stops both after.
+ */
+export async function onFreshGateway<T>(
+  stack: Pick<BenchStack, 'dir' | 'cp'>,
+  namespace: string,
+  secret: string,
+  env: (gw: GatewayProc) => Record<string, string>,
+  run: (gw: GatewayProc, operator: OperatorProc) => Promise<T>,
+): Promise<T> {
+  let operator: OperatorProc | undefined;
+  const gw = await startGateway({
+    name: `gateway-${namespace}`,
+    secret,
+    dataDir: join(stack.dir, `gw-${namespace}`),
+    logDir: stack.dir,
+  });
+  try {
+    operator = await startPhaseOperator(stack, gw, namespace, 'bench', env(gw));
+    return await run(gw, operator);
+  } finally {
+    await operator?.stop();
+    await gw.stop();
+  }
+}
+
 /** The operator's memory now: peak resident (VmHWM), resident (VmRSS), V8 heap in use (MiB). */
 export async function operatorMemory(
   op: OperatorProc,
@@ -62,7 +112,25 @@ export async function operatorMemory(
   return { peakRssMiB: kib('VmHWM'), rssMiB: kib('VmRSS'), heapUsedMiB: heap / 1024 / 1024 };
 }
 
-/** Replaces (or appends) the section `## <heading>` of docs/benchmarks.md with `section`. */
+/** The "Operator" section of docs/benchmarks.md (at `docPath`), and how to write it back changed. */
+async function operatorSection(
+  docPath: string,
+): Promise<{ section: string; replace: (text: string) => Promise<void> }> {
+  const doc = await readFile(docPath, 'utf8');
+  const re = /## Operator\n[\s\S]*?(?=\n## |$)/;
+  const section = re.exec(doc)?.[0];
+  if (section === undefined)
+    throw new Error('docs/benchmarks.md has no Operator section: run make bench-operator');
+  return {
+    section,
+    replace: (text) =>
+      writeFile(
+        docPath,
+        doc.replace(re, () => text),
+      ),
+  };
+}
+
 /**
  * Puts the ApiKey row (and its note) into the existing "Operator" section of docs/benchmarks.md,
  * in place of the ones there, or after the SecurityPolicy row and its note; the other figures
@@ -73,11 +141,7 @@ export async function writeKeysRow(
   note: string,
   docPath = join(root, 'docs', 'benchmarks.md'),
 ): Promise<void> {
-  const doc = await readFile(docPath, 'utf8');
-  const re = /## Operator\n[\s\S]*?(?=\n## |$)/;
-  const section = re.exec(doc)?.[0];
-  if (section === undefined)
-    throw new Error('docs/benchmarks.md has no Operator section: run make bench-operator');
+  const { section, replace } = await operatorSection(docPath);
   const lines = section.split('\n');
   const withoutOld = lines.filter(
     (l) => !/^\| \d+ ApiKeys /.test(l) && l !== '| ApiKeys | - | - | - | - | - | - |',
@@ -94,10 +158,7 @@ export async function writeKeysRow(
       ? text.replace(polNote, (m) => `${m}${note}\n`)
       : text.replace(row, () => `${row}\n\n${note}`);
   }
-  await writeFile(
-    docPath,
-    doc.replace(re, () => text),
-  );
+  await replace(text);
 }
 
 /**
@@ -109,19 +170,13 @@ export async function writeProbeBlock(
   block: string,
   docPath = join(root, 'docs', 'benchmarks.md'),
 ): Promise<void> {
-  const doc = await readFile(docPath, 'utf8');
-  const re = /## Operator\n[\s\S]*?(?=\n## |$)/;
-  const section = re.exec(doc)?.[0];
-  if (section === undefined)
-    throw new Error('docs/benchmarks.md has no Operator section: run make bench-operator');
+  const { section, replace } = await operatorSection(docPath);
   const at = section.indexOf('### An API being changed');
   const text = `${(at < 0 ? section : section.slice(0, at)).trimEnd()}\n\n${block.trimEnd()}\n`;
-  await writeFile(
-    docPath,
-    doc.replace(re, () => text),
-  );
+  await replace(text);
 }
 
+/** Replaces (or appends) the section `## <heading>` of docs/benchmarks.md with `section`. */
 export async function writeSection(heading: string, section: string): Promise<void> {
   const docPath = join(root, 'docs', 'benchmarks.md');
   const doc = await readFile(docPath, 'utf8').catch(
