@@ -10,6 +10,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
 import { derivedId } from '../../operator/ids.ts';
 import { fingerprintOfPem } from '../../gateway/testing/certs.ts';
 import { makeCert, type MadeCert } from '../../gateway/testing/client-certs.ts';
@@ -145,6 +146,49 @@ test('the pin Secret holds the upstream certificate: served, the upstream certif
     (await admin(gw, 'GET', `/svc/certs/${ORG}${fingerprintOfPem(upstream.cert.cert)}`)).status,
     404,
   );
+});
+
+/**
+ * The pin Secret as the reference operator's documentation has users write it: type
+ * kubernetes.io/tls, `tls.crt` the upstream's public key as `openssl x509 -pubkey -noout` prints
+ * it, `tls.key` empty.
+ */
+const referencePinSecret = (tlsCrt: string): string => `apiVersion: v1
+kind: Secret
+metadata: {name: upstream-pin, namespace: ${NS}}
+type: kubernetes.io/tls
+data:
+  tls.crt: ${Buffer.from(tlsCrt).toString('base64')}
+  tls.key: ""
+`;
+
+test("the reference's pin Secret: a placeholder is SecretInvalid naming it; the upstream's public key in tls.crt serves", async () => {
+  await applyManifest(cp, pinSecret(wrongPin.cert));
+  await waitFor('the wrong pin refused again', async () => (await call(client.first)).status === 502);
+  // A Secret's type cannot change: the Opaque one goes, the kubernetes.io/tls one comes.
+  await cp.kubectl(['delete', 'secret', 'upstream-pin', '-n', NS, '--wait=true']);
+  await applyManifest(cp, referencePinSecret('<PUBLIC_KEY>'));
+  const invalid = await waitForStatus(
+    cp,
+    api,
+    'SecretInvalid',
+    (s) => readyOf(s)?.reason === 'SecretInvalid',
+  );
+  assert.equal(readyOf(invalid)?.status, 'False');
+  assert.match(
+    readyOf(invalid)?.message ?? '',
+    /^spec\.pinned_public_keys_refs.*Secret shop\/upstream-pin tls\.crt does not parse as a PEM certificate or public key/,
+  );
+  const publicKey = new X509Certificate(upstream.cert.cert).publicKey
+    .export({ type: 'spki', format: 'pem' })
+    .toString();
+  await applyManifest(cp, referencePinSecret(publicKey));
+  await waitForStatus(cp, api, 'Ready', (s) => readyOf(s)?.status === 'True');
+  await waitFor(
+    'the upstream served through the public-key pin',
+    async () => (await call(client.first)).status === 200,
+  );
+  assert.equal(presented(await call(client.first)), toUpstream.first.fingerprint);
 });
 
 test('the Secrets rotated: the new certificates used, the old ones deleted from the gateway', async () => {
