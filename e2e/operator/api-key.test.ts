@@ -5,7 +5,6 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { httpRequest, waitFor, type OperatorProc } from '../harness/processes.ts';
 import { startLocalWebhooks, type WebhookServer } from '../webhooks/helpers.ts';
 import { makeCert, type MadeCert } from '../../gateway/testing/client-certs.ts';
@@ -13,11 +12,11 @@ import { tlsGet } from '../../gateway/testing/tls-client.ts';
 import { freePort } from '../../lib/testing/wait.ts';
 import {
   admin,
+  applyExamples,
   applyManifest,
   defaultCertEnv,
   isReady,
   readyOf,
-  root,
   tlsSecretManifest,
   startWorld,
   startWorldOperator,
@@ -470,16 +469,7 @@ test('deleted: the key is refused and gone from the gateway, and so is a previou
 });
 
 test('examples: the example key is Ready with its generated Secret, the gateway holds it', async () => {
-  const r = await w.cp.kubectl(
-    [
-      'apply',
-      '-f',
-      join(root, 'examples', 'api-definition.yaml'),
-      '-f',
-      join(root, 'examples', 'security-policy.yaml'),
-    ],
-    { allowFailure: true },
-  );
+  const r = await applyExamples(w.cp, ['api-definition', 'security-policy']);
   assert.equal(r.code, 0, r.stderr);
   const st = await waitReady(w.cp, keyRef('orders-client', 'default'), 60_000);
   const value = (await secretValue(w.cp, 'default', 'orders-client')) ?? '';

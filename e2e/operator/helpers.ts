@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { selfSignedCert } from '../../gateway/testing/certs.ts';
-import type { ControlPlane } from '../harness/control-plane.ts';
+import type { ControlPlane, KubectlResult } from '../harness/control-plane.ts';
 import { startCluster, startGatewayPair } from '../harness/local-world.ts';
 import {
   httpRequest,
@@ -25,6 +25,16 @@ export type Status = Record<string, unknown>;
 /** `kubectl apply --server-side` of a YAML manifest; rejects when kubectl fails. */
 export async function applyManifest(cp: Pick<ControlPlane, 'kubectl'>, manifest: string): Promise<void> {
   await cp.kubectl(['apply', '--server-side', '--field-manager=e2e', '-f', '-'], { input: manifest });
+}
+
+/**
+ * `kubectl apply` of examples/<name>.yaml for each name, as a user applies them: kubectl's result,
+ * a failure included (the test asserts on it).
+ */
+export function applyExamples(cp: Pick<ControlPlane, 'kubectl'>, names: string[]): Promise<KubectlResult> {
+  return cp.kubectl(['apply', ...names.flatMap((n) => ['-f', join(root, 'examples', `${n}.yaml`)])], {
+    allowFailure: true,
+  });
 }
 
 /** The status of a resource (empty when it has none). */

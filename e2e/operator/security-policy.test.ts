@@ -6,16 +6,15 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { derivedId } from '../../operator/ids.ts';
 import type { startOperator } from '../harness/processes.ts';
 import { httpRequest, waitFor, type GatewayProc } from '../harness/processes.ts';
 import { startLocalWebhooks, type WebhookServer } from '../webhooks/helpers.ts';
 import {
   admin,
+  applyExamples,
   applyManifest,
   readyOf,
-  root,
   startWorld,
   stopWorld,
   waitForStatus,
@@ -101,16 +100,7 @@ async function held(gateway: GatewayProc, id: string): Promise<Record<string, un
 }
 
 test('examples: the example policy is admitted and Ready against the example API', async () => {
-  const r = await w.cp.kubectl(
-    [
-      'apply',
-      '-f',
-      join(root, 'examples', 'api-definition.yaml'),
-      '-f',
-      join(root, 'examples', 'security-policy.yaml'),
-    ],
-    { allowFailure: true },
-  );
+  const r = await applyExamples(w.cp, ['api-definition', 'security-policy']);
   assert.equal(r.code, 0, r.stderr);
   assert.doesNotMatch(r.stderr, /Warning/);
   const st = await waitReady(w.cp, { kind: 'securitypolicy', ns: 'default', name: 'orders-standard' });
