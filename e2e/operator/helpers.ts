@@ -4,6 +4,7 @@
  */
 import { join } from 'node:path';
 import { selfSignedCert } from '../../gateway/testing/certs.ts';
+import { startedOrStopped, stopAll } from '../../lib/testing/teardown.ts';
 import type { ControlPlane, KubectlResult } from '../harness/control-plane.ts';
 import { startCluster, startGatewayPair } from '../harness/local-world.ts';
 import {
@@ -176,14 +177,18 @@ export async function startWorld(opts: {
   gatewayEnv?: Record<string, string>;
 }): Promise<OperatorWorld> {
   const { dir, cp } = await startCluster(opts.name, [...opts.namespaces, 'svc-operator-system']);
-  const upstream = await startEchoUpstream();
-  const [gw, gw2] = await startGatewayPair({
-    name: opts.name,
-    dir,
-    secrets: opts.secrets,
-    ...(opts.gatewayEnv ? { env: opts.gatewayEnv } : {}),
+  return startedOrStopped(async (started) => {
+    started.push(cp);
+    const upstream = await startEchoUpstream();
+    started.push(upstream);
+    const [gw, gw2] = await startGatewayPair({
+      name: opts.name,
+      dir,
+      secrets: opts.secrets,
+      ...(opts.gatewayEnv ? { env: opts.gatewayEnv } : {}),
+    });
+    return { cp, dir, gw, gw2, upstream };
   });
-  return { cp, dir, gw, gw2, upstream };
 }
 
 /**
@@ -197,12 +202,10 @@ export function startWorldOperator(
   return startOperator({ ...opts, gateway: w.gw, kubeconfig: w.cp.kubeconfig, logDir: w.dir });
 }
 
-/** Stops what {@link startWorld} started. */
-export async function stopWorld(w: OperatorWorld): Promise<void> {
-  await w.gw.stop();
-  await w.gw2.stop();
-  await w.upstream.close();
-  await w.cp.stop();
+/** Stops what {@link startWorld} started (nothing when it failed: it stopped what it had started). */
+export async function stopWorld(w: OperatorWorld | undefined): Promise<void> {
+  if (w === undefined) return;
+  await stopAll(w.gw, w.gw2, w.upstream, w.cp);
 }
 
 /** A certificate suite's world: a control plane, one gateway with a default certificate, the operator. */
@@ -227,27 +230,30 @@ export async function startTlsSuite(
   gatewayEnv: Record<string, string> = {},
 ): Promise<TlsSuite> {
   const { dir, cp } = await startCluster(name, [ns, 'svc-operator-system']);
-  const gw = await startGateway({
-    name: `${name}-gateway`,
-    secret: `e2e-${name}-secret`,
-    dataDir: join(dir, 'gw'),
-    logDir: dir,
-    env: { ...defaultCertEnv(), ...gatewayEnv },
+  return startedOrStopped(async (started) => {
+    started.push(cp);
+    const gw = await startGateway({
+      name: `${name}-gateway`,
+      secret: `e2e-${name}-secret`,
+      dataDir: join(dir, 'gw'),
+      logDir: dir,
+      env: { ...defaultCertEnv(), ...gatewayEnv },
+    });
+    started.push(gw);
+    const operator = await startOperator({
+      name: `${name}-operator`,
+      gateway: gw,
+      kubeconfig: cp.kubeconfig,
+      logDir: dir,
+      org,
+      env: { WATCH_NAMESPACE: ns },
+    });
+    return { cp, dir, gw, operator };
   });
-  const operator = await startOperator({
-    name: `${name}-operator`,
-    gateway: gw,
-    kubeconfig: cp.kubeconfig,
-    logDir: dir,
-    org,
-    env: { WATCH_NAMESPACE: ns },
-  });
-  return { cp, dir, gw, operator };
 }
 
 /** Stops what {@link startTlsSuite} started. */
-export async function stopTlsSuite(s: TlsSuite): Promise<void> {
-  await s.operator.stop();
-  await s.gw.stop();
-  await s.cp.stop();
+export async function stopTlsSuite(s: TlsSuite | undefined): Promise<void> {
+  if (s === undefined) return;
+  await stopAll(s.operator, s.gw, s.cp);
 }
