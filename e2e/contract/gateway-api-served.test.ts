@@ -22,6 +22,7 @@ import {
   type GatewayProc,
 } from '../harness/processes.ts';
 import { admin } from '../operator/helpers.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 type Name = 'a' | 'b' | 'c';
 let dir: string;
@@ -178,9 +179,11 @@ before(async () => {
 });
 
 after(async () => {
-  await gw.stop();
-  for (const u of Object.values(upstreams)) await u.close();
-  await rm(dir, { recursive: true, force: true });
+  try {
+    await stopAll(gw, ...Object.values(upstreams));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
 
 interface Answer {

@@ -42,6 +42,7 @@ import {
   sha256,
   waitApiNotFound,
 } from './api-key-fixtures.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const ORG = 'e2e-org';
 let w: OperatorWorld;
@@ -67,9 +68,11 @@ before(async () => {
 });
 
 after(async () => {
-  await operator?.stop();
-  await webhooks?.stop();
-  await stopWorld(w);
+  try {
+    await stopAll(operator, webhooks);
+  } finally {
+    await stopWorld(w);
+  }
 });
 
 /** A client request through the gateway with `authorization`. */

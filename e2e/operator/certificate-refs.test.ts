@@ -20,6 +20,7 @@ import { freePort, waitFor, type GatewayProc } from '../harness/processes.ts';
 import { admin, applyManifest, readyOf, tlsSecretManifest, waitForStatus } from './helpers.ts';
 import { startTlsSuite, stopTlsSuite, type TlsSuite } from './helpers.ts';
 import { pinSecretManifest, startMtlsUpstream, type MtlsUpstream } from './cert-fixtures.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const ORG = 'e2e-org';
 const NS = 'shop';
@@ -50,8 +51,11 @@ before(async () => {
 });
 
 after(async () => {
-  await stopTlsSuite(suite);
-  await upstream.close();
+  try {
+    await stopTlsSuite(suite);
+  } finally {
+    await stopAll(upstream);
+  }
 });
 
 const certId = (c: MadeCert): string => ORG + c.fingerprint;

@@ -14,6 +14,7 @@ import type { ControlPlane } from '../harness/control-plane.ts';
 import { freePort, startEchoUpstream, waitFor, type GatewayProc } from '../harness/processes.ts';
 import { admin, applyManifest, readyOf, tlsSecretManifest, waitForStatus, type Status } from './helpers.ts';
 import { startTlsSuite, stopTlsSuite, waitReady, type TlsSuite } from './helpers.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const ORG = 'e2e-org';
 const NS = 'shop';
@@ -39,8 +40,11 @@ before(async () => {
 });
 
 after(async () => {
-  await stopTlsSuite(suite);
-  await upstream.close();
+  try {
+    await stopTlsSuite(suite);
+  } finally {
+    await stopAll(upstream);
+  }
 });
 
 const certId = (c: MadeCert): string => ORG + c.fingerprint;

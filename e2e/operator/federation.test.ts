@@ -27,6 +27,7 @@ import {
   waitReady,
   type OperatorWorld,
 } from './helpers.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const NS = 'fed';
 
@@ -111,9 +112,11 @@ type User { id: ID! posts: [Post!]! }`),
 });
 
 after(async () => {
-  await operator.stop();
-  await Promise.all([users.close(), posts.close()]);
-  await stopWorld(w);
+  try {
+    await stopAll(operator, users, posts);
+  } finally {
+    await stopWorld(w);
+  }
 });
 
 const indent = (text: string, by: string): string =>

@@ -18,6 +18,7 @@ import {
   startWorldOperator,
   waitReady,
 } from './helpers.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 let w: OperatorWorld;
 let webhooks: WebhookServer;
@@ -37,9 +38,11 @@ before(async () => {
 });
 
 after(async () => {
-  await operator.stop();
-  await webhooks.stop();
-  await stopWorld(w);
+  try {
+    await stopAll(operator, webhooks);
+  } finally {
+    await stopWorld(w);
+  }
 });
 
 interface ManagedFields {

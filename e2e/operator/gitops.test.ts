@@ -24,6 +24,7 @@ import {
   waitForStatus,
   type OperatorWorld,
 } from './helpers.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 /** Their controllers, as the operator's metrics name them. */
 const CONTROLLERS = [
@@ -89,9 +90,11 @@ before(async () => {
 });
 
 after(async () => {
-  await operator?.stop();
-  await webhooks?.stop();
-  await stopWorld(w);
+  try {
+    await stopAll(operator, webhooks);
+  } finally {
+    await stopWorld(w);
+  }
 });
 
 /** Every svc object in the namespace default. */

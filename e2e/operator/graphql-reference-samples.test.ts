@@ -37,6 +37,7 @@ import {
   waitReady,
   type OperatorWorld,
 } from './helpers.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const NS = 'refgql';
 
@@ -155,9 +156,11 @@ type User { id: ID! posts: [Post!]! }`),
 });
 
 after(async () => {
-  await operator.stop();
-  await Promise.all([users.close(), posts.close(), people.close(), rest.close()]);
-  await stopWorld(w);
+  try {
+    await stopAll(operator, users, posts, people, rest);
+  } finally {
+    await stopWorld(w);
+  }
 });
 
 /** A GraphQL query through the gateway. */

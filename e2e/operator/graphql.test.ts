@@ -29,6 +29,7 @@ import {
   startWorldOperator,
   waitReady,
 } from './helpers.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const ORG = 'e2e-org';
 const NS = 'graph';
@@ -56,9 +57,11 @@ before(async () => {
 });
 
 after(async () => {
-  await operator.stop();
-  await Promise.all([gql.close(), users.close(), posts.close()]);
-  await stopWorld(w);
+  try {
+    await stopAll(operator, gql, users, posts);
+  } finally {
+    await stopWorld(w);
+  }
 });
 
 /** Indents a multi-line text for a YAML block scalar. */

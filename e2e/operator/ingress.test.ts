@@ -33,6 +33,7 @@ import {
   waitForStatus,
   waitReady,
 } from './helpers.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const ORG = 'e2e-org';
 const NS = 'shop';
@@ -111,10 +112,7 @@ spec:
 });
 
 after(async () => {
-  await operator.stop();
-  await gw.stop();
-  for (const u of Object.values(upstreams)) await u.close();
-  await cp.stop();
+  await stopAll(operator, gw, ...Object.values(upstreams), cp);
 });
 
 /** A GET through the HTTP ingress port with a Host header: the status and the upstream that answered. */

@@ -19,6 +19,7 @@ import {
   startWorldOperator,
   waitReady,
 } from './helpers.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 let w: OperatorWorld;
 let operator: OperatorProc;
@@ -36,8 +37,11 @@ before(async () => {
 });
 
 after(async () => {
-  await operator.stop();
-  await stopWorld(w);
+  try {
+    await stopAll(operator);
+  } finally {
+    await stopWorld(w);
+  }
 });
 
 test('the referrer applied first waits with ApiNotFound, then is served as soon as its target appears', async () => {

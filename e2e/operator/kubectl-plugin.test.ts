@@ -21,6 +21,7 @@ import {
   waitReady,
   type OperatorWorld,
 } from './helpers.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const PLUGIN = new URL('../../operator/cli/kubectl-svc.ts', import.meta.url).pathname;
 const ORG = 'plugin-org';
@@ -132,8 +133,11 @@ spec:
 });
 
 after(async () => {
-  await operator?.stop();
-  await stopWorld(w);
+  try {
+    await stopAll(operator);
+  } finally {
+    await stopWorld(w);
+  }
 });
 
 interface Run {

@@ -47,6 +47,7 @@ import {
   sha256,
   waitApiNotFound,
 } from './api-key-fixtures.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const NODE_SECRET = 'e2e-pro-key-node-secret-01';
 
@@ -94,10 +95,11 @@ spec:
 });
 
 after(async () => {
-  await operator.stop();
-  await gw.stop();
-  await dashboard.stop();
-  await stopWorld(w);
+  try {
+    await stopAll(operator, gw, dashboard);
+  } finally {
+    await stopWorld(w);
+  }
 });
 
 const secretValue = async (name: string, dataKey?: string): Promise<string> =>

@@ -31,6 +31,7 @@ import {
   waitReady,
 } from './helpers.ts';
 import { startProGatewayAndOperator } from './pro-world.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const NODE_SECRET = 'e2e-pro-node-secret-0123';
 
@@ -74,11 +75,11 @@ before(async () => {
 });
 
 after(async () => {
-  await operator.stop();
-  await gw.stop();
-  await dashboard.stop();
-  await pg.stop();
-  await stopWorld(w);
+  try {
+    await stopAll(operator, gw, dashboard, pg);
+  } finally {
+    await stopWorld(w);
+  }
 });
 
 async function call(path: string, headers: Record<string, string> = {}): Promise<number> {

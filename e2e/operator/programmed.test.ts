@@ -22,6 +22,7 @@ import {
 } from '../harness/processes.ts';
 import { startRedis, type TestRedis } from '../../gateway/testing/redis-server.ts';
 import { applyManifest, eventsOf, readyOf, startCluster, waitForStatus, type Status } from './helpers.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const NS = 'programmed';
 /** Long enough that a killed gateway is still listed when the change reaches the operator. */
@@ -61,12 +62,7 @@ before(
 );
 
 after(async () => {
-  await op.stop();
-  await gwA.stop();
-  await gwB.stop();
-  await upstream.close();
-  await redis.stop();
-  await cp.stop();
+  await stopAll(op, gwA, gwB, upstream, redis, cp);
 });
 
 function apiYaml(version: number): string {

@@ -21,6 +21,7 @@ import {
   type OperatorProc,
 } from '../harness/processes.ts';
 import { applyManifest, startCluster } from './helpers.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const NS = 'pushes';
 /** The namespace of the two-worker case, and its operators' lease. */
@@ -58,10 +59,7 @@ before(
 );
 
 after(async () => {
-  await op.stop();
-  await gw.stop();
-  await upstream.close();
-  await cp.stop();
+  await stopAll(op, gw, upstream, cp);
 });
 
 const apiName = (i: number): string => `api-${String(i).padStart(3, '0')}`;

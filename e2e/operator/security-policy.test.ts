@@ -23,6 +23,7 @@ import {
   waitReady,
   isReady,
 } from './helpers.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const ORG = 'e2e-org';
 const KEY = 'e2e-catalog-key';
@@ -53,9 +54,11 @@ before(async () => {
 });
 
 after(async () => {
-  await operator?.stop();
-  await webhooks.stop();
-  await stopWorld(w);
+  try {
+    await stopAll(operator, webhooks);
+  } finally {
+    await stopWorld(w);
+  }
 });
 
 const apply = (manifest: string): Promise<void> => applyManifest(w.cp, manifest);

@@ -31,6 +31,7 @@ import {
   type Proc,
 } from '../harness/processes.ts';
 import { admin, applyManifest, readyOf, root, waitForStatus, waitReady, isReady } from './helpers.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const ORG = 'e2e-org';
 const NS = 'seed';
@@ -95,11 +96,7 @@ before(async () => {
 });
 
 after(async () => {
-  await tlsGw.stop();
-  await operator.stop();
-  await gw.stop();
-  await upstream.close();
-  await cp.stop();
+  await stopAll(tlsGw, operator, gw, upstream, cp);
 });
 
 /** A protected ApiDefinition in `ns` proxying `/<name>/` to the echo upstream. */

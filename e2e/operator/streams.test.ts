@@ -18,6 +18,7 @@ import {
   startWorldOperator,
   waitReady,
 } from './helpers.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const ID = derivedId('events', 'orders');
 
@@ -39,8 +40,11 @@ before(async () => {
 });
 
 after(async () => {
-  await operator.stop();
-  await stopWorld(w);
+  try {
+    await stopAll(operator);
+  } finally {
+    await stopWorld(w);
+  }
 });
 
 /** The ConfigMap `events/orders-streams` with a streams document; `mapping` transforms messages. */

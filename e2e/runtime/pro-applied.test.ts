@@ -18,6 +18,7 @@ import type { GatewayApiDefinition, GatewayPolicy } from '../../schemas/generate
 import { dashboardCall, type DashboardTenant } from '../harness/dashboard.ts';
 import { httpRequest, waitFor } from '../harness/processes.ts';
 import { startProWorld, type ProWorld } from '../harness/pro.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const NODE_SECRET = 'e2e-applied-node-secret-0123';
 let world: ProWorld;
@@ -45,8 +46,7 @@ before(async () => {
 });
 
 after(async () => {
-  await client.close();
-  await world.stop();
+  await stopAll(client, world);
 });
 
 /** The gateways the dashboard lists for `of` once each serves `revision` (all `count` of them). */

@@ -17,6 +17,7 @@ import { makeCert, type MadeCert } from '../../gateway/testing/client-certs.ts';
 import { dashboardCall, type DashboardTenant } from '../harness/dashboard.ts';
 import { startProWorld, type ProWorld } from '../harness/pro.ts';
 import { httpRequest, waitFor } from '../harness/processes.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const NODE_SECRET = 'e2e-node-secret-certs-0123456789';
 let w: ProWorld;
@@ -59,9 +60,12 @@ before(async () => {
 });
 
 after(async () => {
-  await w.stop();
-  upstream.closeAllConnections();
-  upstream.close();
+  try {
+    await stopAll(w);
+  } finally {
+    upstream.closeAllConnections();
+    upstream.close();
+  }
 });
 
 test('dashboard: a certificate with its private key is stored; users never read the key back', async () => {

@@ -26,6 +26,7 @@ import { silentLogger } from '../../lib/log.ts';
 import { dashboardCall, portalCaller, type DashboardTenant } from '../harness/dashboard.ts';
 import { startProWorld, type ProWorld } from '../harness/pro.ts';
 import { httpRequest, waitFor, type GatewayProc } from '../harness/processes.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 let w: ProWorld;
 let tenant: DashboardTenant;
@@ -69,8 +70,7 @@ before(async () => {
 });
 
 after(async () => {
-  await client.close();
-  await w.stop();
+  await stopAll(client, w);
 });
 
 const READY: Condition[] = [

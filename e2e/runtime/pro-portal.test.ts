@@ -15,6 +15,7 @@ import { streamsDocument } from '../../gateway/streams/testing.ts';
 import { dashboardCall, type DashboardTenant } from '../harness/dashboard.ts';
 import { startProWorld, type ProWorld } from '../harness/pro.ts';
 import { httpRequest, waitFor, type GatewayProc } from '../harness/processes.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const NODE_SECRET = 'e2e-node-secret-portal-0123';
 const GW_SECRET = 'pro-portal-gateway-secret';
@@ -210,9 +211,12 @@ before(async () => {
 });
 
 after(async () => {
-  await w.stop();
-  hooks.closeAllConnections();
-  hooks.close();
+  try {
+    await stopAll(w);
+  } finally {
+    hooks.closeAllConnections();
+    hooks.close();
+  }
 });
 
 test('portal: a developer signs up pending, cannot sign in until approved by hand, then can', async () => {

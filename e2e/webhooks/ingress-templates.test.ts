@@ -21,6 +21,7 @@ import {
 } from '../harness/processes.ts';
 import { applyManifest } from '../operator/helpers.ts';
 import { root, startLocalWebhooks, type WebhookServer } from './helpers.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const NS = 'default';
 let dir: string;
@@ -71,11 +72,7 @@ spec: {type: ExternalName, externalName: 127.0.0.1, ports: [{name: http, port: $
 });
 
 after(async () => {
-  await operator.stop();
-  await gw.stop();
-  await upstream.close();
-  await hooks.stop();
-  await cp.stop();
+  await stopAll(operator, gw, upstream, hooks, cp);
 });
 
 const template = (name: string, auth: string): string => `apiVersion: svc.svc.io/v1alpha1

@@ -16,6 +16,7 @@ import { waitFor } from '../harness/processes.ts';
 import { apiDefinition, securityPolicy } from '../../webhooks/testing.ts';
 import { admitted, apply, httpsGet, refusedWith, root, startLocalWebhooks } from './helpers.ts';
 import type { WebhookServer } from './helpers.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const CRDS = path.join(root, 'charts', 'svc-operator', 'crds');
 /** The kinds of the chart as of 56a22f5 (before SubGraph, SuperGraph, ApiKey and the portal kinds). */
@@ -42,8 +43,7 @@ before(async () => {
 });
 
 after(async () => {
-  await server.stop();
-  await cp.stop();
+  await stopAll(server, cp);
 });
 
 test('ready with kinds whose CRDs are not installed, saying which', async () => {

@@ -35,6 +35,7 @@ import {
   startWebhookServer,
 } from './helpers.ts';
 import type { WebhookServer } from './helpers.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const SA = `system:serviceaccount:${NAMESPACE}:svc-operator-controller-manager`;
 const CONFIGS = [
@@ -128,8 +129,7 @@ before(async () => {
 });
 
 after(async () => {
-  await server?.stop();
-  await cp.stop();
+  await stopAll(server, cp);
 });
 
 test('the CA is kept in a Secret and every webhook carries it', async () => {
