@@ -11,6 +11,7 @@ import type { Browser, Page } from 'playwright-core';
 import { oasDocument } from '../../schemas/testing.ts';
 import { launchChromium, signIn as signInAt, withoutChromium } from '../testing/browser.ts';
 import { addOauthApi, startTenantDashboard, type TestDashboard } from '../testing/dashboard.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 /** The ID the operator derives for ApiDefinition default/billing. */
 const OPERATOR_ID = Buffer.from('default/billing').toString('base64url');
 
@@ -84,8 +85,7 @@ describe('web UI', { skip: withoutChromium }, () => {
   });
 
   after(async () => {
-    await browser.close();
-    await world.close();
+    await stopAll(browser, world);
   });
 
   /** A fresh page (its own sessionStorage) that records any request to another host. */

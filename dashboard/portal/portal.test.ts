@@ -16,6 +16,7 @@ import {
 } from '../testing/dashboard.ts';
 import { storeFixtures } from '../testing/stores.ts';
 import { SIGN_IN_LIMITS } from './sign-in-limit.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const FEED_SECRET_RE = /^[0-9a-f]{64}$/;
 
@@ -128,8 +129,11 @@ for (const fx of storeFixtures()) {
       await call('PUT', '/api/portal/config', { developer_approval: 'auto' });
     });
     after(async () => {
-      await world.close();
-      docs.close();
+      try {
+        await stopAll(world);
+      } finally {
+        docs.close();
+      }
     });
 
     const refusals: { name: string; path: string; body: unknown; message: RegExp }[] = [

@@ -17,6 +17,7 @@ import {
   type FreshDashboard,
   type TestDashboard,
 } from '../testing/dashboard.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 describe('portal web UI', { skip: withoutChromium }, () => {
   let world: FreshDashboard;
@@ -81,8 +82,7 @@ describe('portal web UI', { skip: withoutChromium }, () => {
     await adminPage.waitForSelector('#tabs:not([hidden])');
   });
   after(async () => {
-    await browser.close();
-    await world.close();
+    await stopAll(browser, world);
   });
 
   test('sign up, wait for approval, sign in', async () => {
