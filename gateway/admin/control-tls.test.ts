@@ -9,6 +9,7 @@ import { request } from 'node:https';
 import { send } from '../testing/client.ts';
 import { startEcho, type Echo } from '../testing/echo.ts';
 import { keyless, SECRET, startTlsGateway, type InProcessGateway } from '../testing/harness.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 let gw: InProcessGateway;
 let echo: Echo;
@@ -18,8 +19,7 @@ before(async () => {
   gw = await startTlsGateway(['--control-port', '0', '--control-tls']);
 });
 after(async () => {
-  await gw.stop();
-  await echo.close();
+  await stopAll(gw, echo);
 });
 
 /** An HTTPS call to the control port; `verify` checks the certificate as clients do by default. */

@@ -19,6 +19,7 @@ import { makeCert, type MadeCert } from '../testing/client-certs.ts';
 import { startEcho, type Echo } from '../testing/echo.ts';
 import { keyed, startTlsGateway, type InProcessGateway } from '../testing/harness.ts';
 import { tlsGet } from '../testing/tls-client.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const ORG = 'org1';
 const JWT_SECRET = 'the chained JWT secret';
@@ -280,8 +281,7 @@ for (const fast of [true, false])
       await gw.reload();
     });
     after(async () => {
-      await gw.stop();
-      await echo.close();
+      await stopAll(gw, echo);
     });
 
     const check = async (row: Row, chain: readonly Method[]): Promise<void> => {

@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
 import { keyed, keyless, oneVersion, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 interface Step {
   middleware: string;
@@ -87,8 +88,7 @@ describe('explain follows internal targets', () => {
     key = (res.json as { key: string }).key;
   });
   after(async () => {
-    await gw.stop();
-    await echo.close();
+    await stopAll(gw, echo);
   });
 
   const explain = async (path: string, headers: Record<string, string> = {}): Promise<Explanation> => {

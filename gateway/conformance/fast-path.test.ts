@@ -18,6 +18,7 @@ import type { Res } from '../testing/client.ts';
 import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
 import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
 import { freePort, waitFor } from '../../lib/testing/wait.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 /** One request a raw upstream received. */
 interface Seen {
@@ -201,9 +202,7 @@ describe('fast path', () => {
     await gw.reload();
   });
   after(async () => {
-    await gw.stop();
-    await up.close();
-    await echo.close();
+    await stopAll(gw, up, echo);
   });
 
   test('keep-alive: requests on one client connection reuse one upstream connection', async () => {
@@ -656,9 +655,7 @@ describe('fast path: compiled chains, answered as node:http answers', () => {
     plain = await startGateway({ argv: ['--fast-path=false'], dataDir: fast.dataDir, ...observer('plain') });
   });
   after(async () => {
-    await fast.stop();
-    await plain.stop();
-    await echo.close();
+    await stopAll(fast, plain, echo);
   });
 
   const cases: { name: string; path: string; headers?: Record<string, string>; status: number }[] = [

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { buildSchema } from 'graphql';
 import { startSubgraph, type Subgraph } from '../graphql/testing.ts';
 import { keyed, keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const USERS_SDL = `
 type Query { me: User users: [User!]! named: [Named!]! }
@@ -244,8 +245,7 @@ type User { id: ID! name: String! reviews: [Review!]! }`),
   assert.equal(key.status, 200, key.text);
 });
 after(async () => {
-  await gw.stop();
-  await Promise.all([users.close(), reviews.close(), greet.close(), reviewsProviding.close()]);
+  await stopAll(gw, users, reviews, greet, reviewsProviding);
 });
 
 const ask = async (path: string, query: string, variables?: Record<string, unknown>) => {

@@ -10,6 +10,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startEcho, type Echo } from '../testing/echo.ts';
 import { keyless, oneVersion, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 let echo: Echo;
 let gw: InProcessGateway;
@@ -108,8 +109,7 @@ before(async () => {
   await gw.reload();
 });
 after(async () => {
-  await gw.stop();
-  await echo.close();
+  await stopAll(gw, echo);
 });
 
 const ask = async (query: string): Promise<unknown> => {

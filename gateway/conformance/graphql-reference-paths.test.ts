@@ -16,6 +16,7 @@ import assert from 'node:assert/strict';
 import { buildSchema } from 'graphql';
 import { startJsonUpstream, startSubgraph, type Subgraph, type TestUpstream } from '../graphql/testing.ts';
 import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const USERS_SDL = `extend type Query { users: [User!]! }
 type User @key(fields: "id") { id: ID! name: String! }`;
@@ -164,8 +165,7 @@ type User { id: ID! posts: [Post!]! }`),
 });
 
 after(async () => {
-  await gw.stop();
-  await Promise.all([users.close(), posts.close(), people.close(), rest.close()]);
+  await stopAll(gw, users, posts, people, rest);
 });
 
 const ask = async (path: string, query: string) => {

@@ -17,6 +17,7 @@ import { makeCert, type MadeCert } from '../testing/client-certs.ts';
 import { startEcho, type Echo } from '../testing/echo.ts';
 import { keyless, spawnGateway, type GatewayProcess } from '../testing/harness.ts';
 import { tlsGet } from '../testing/tls-client.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 for (const fast of [true, false])
   describe(`https APIs with their own certificates on a gateway without one (fast path ${fast ? 'on' : 'off'})`, () => {
@@ -59,9 +60,11 @@ for (const fast of [true, false])
       await gw.reload();
     });
     after(async () => {
-      await gw.stop();
-      await echo.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      try {
+        await stopAll(gw, echo);
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
+      }
     });
 
     test("the API's domain by SNI: its certificate, 200 from the upstream", async () => {

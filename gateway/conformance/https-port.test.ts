@@ -16,6 +16,7 @@ import { makeCert } from '../testing/client-certs.ts';
 import { startEcho, type Echo } from '../testing/echo.ts';
 import { keyless, startGateway, startTlsGateway, type TlsGateway } from '../testing/harness.ts';
 import { tlsGet } from '../testing/tls-client.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 describe('https_port: the HTTPS ingress port', () => {
   let gw: TlsGateway;
@@ -28,8 +29,7 @@ describe('https_port: the HTTPS ingress port', () => {
     gw = await startTlsGateway(['--https-port', String(port)]);
   });
   after(async () => {
-    await gw.stop();
-    await echo.close();
+    await stopAll(gw, echo);
   });
 
   test('open at start with no API on it: the default certificate, 404', async () => {

@@ -11,6 +11,7 @@ import { badObjectIds, oasDocument } from '../../schemas/testing.ts';
 import { send } from '../testing/client.ts';
 import { startEcho, type Echo } from '../testing/echo.ts';
 import { keyed, keyless, SECRET, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 /** The URL form of an ID: escaped as clients do, and dots as `%2E` so nothing resolves them first. */
 const inPath = (id: string): string => encodeURIComponent(id).replaceAll('.', '%2E');
@@ -55,8 +56,7 @@ before(async () => {
   await gw.reload();
 });
 after(async () => {
-  await gw.stop();
-  await echo.close();
+  await stopAll(gw, echo);
 });
 
 /** A management call on an exact path (no URL parsing on the way). */

@@ -22,6 +22,7 @@ import {
   type InProcessGateway,
 } from '../testing/harness.ts';
 import { startRedis, type TestRedis } from '../testing/redis-server.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const basic = (user: string, password: string): string =>
   `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
@@ -36,8 +37,7 @@ before(async () => {
   redis = await startRedis();
 });
 after(async () => {
-  await echo.close();
-  await redis.stop();
+  await stopAll(echo, redis);
 });
 
 async function withApis(gw: GatewayClient): Promise<void> {

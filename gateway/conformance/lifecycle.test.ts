@@ -12,6 +12,7 @@ import type { GatewayMiddleware } from '../middleware/deps.ts';
 import { chain } from '../routes/chain.ts';
 import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
 import { keyed, keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const events: string[] = [];
 
@@ -51,8 +52,7 @@ describe('middleware lifecycle', () => {
     gw = await startGateway({ chain: [tracker, ...chain], argv: ['--fast-path=false'] });
   });
   after(async () => {
-    await gw.stop();
-    await echo.close();
+    await stopAll(gw, echo);
   });
 
   test('the old table closes its middleware after its last request, not before', async () => {

@@ -12,6 +12,7 @@ import type { GatewayMiddleware } from '../middleware/deps.ts';
 import { chain } from '../routes/chain.ts';
 import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
 import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const COUNT = 60;
 const id = (i: number): string => `m${String(i).padStart(2, '0')}`;
@@ -51,9 +52,7 @@ for (const fastPath of [true, false]) {
       await gw.reload();
     });
     after(async () => {
-      await gw.stop();
-      await one.close();
-      await two.close();
+      await stopAll(gw, one, two);
     });
 
     const upstreamOf = async (path: string, host?: string): Promise<string | number> => {

@@ -11,6 +11,7 @@ import { clientCerts, makeCert, type MadeCert } from '../testing/client-certs.ts
 import { startEcho, type Echo } from '../testing/echo.ts';
 import { keyed, startTlsGateway, type TlsGateway } from '../testing/harness.ts';
 import { tlsGet } from '../testing/tls-client.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 for (const fast of [true, false])
   describe(`dynamic mutual TLS and per-API certificates (fast path ${fast ? 'on' : 'off'})`, () => {
@@ -50,8 +51,7 @@ for (const fast of [true, false])
       await gw.reload();
     });
     after(async () => {
-      await gw.stop();
-      await echo.close();
+      await stopAll(gw, echo);
     });
 
     describe('dynamic', () => {

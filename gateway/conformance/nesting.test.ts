@@ -11,6 +11,7 @@ import { MAX_NESTING_DEPTH } from '../../schemas/rules/nesting.ts';
 import { deepOasDocument, withDeep } from '../../schemas/testing.ts';
 import { startEcho, type Echo } from '../testing/echo.ts';
 import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const refusal = (under: string): { status: string; message: string } => ({
   status: 'error',
@@ -24,8 +25,7 @@ before(async () => {
   gw = await startGateway();
 });
 after(async () => {
-  await gw.stop();
-  await echo.close();
+  await stopAll(gw, echo);
 });
 
 describe('management bodies nested too deep: 400 naming the limit', () => {

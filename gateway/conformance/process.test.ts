@@ -18,6 +18,7 @@ import { selfSignedCert } from '../testing/certs.ts';
 import { makeCert } from '../testing/client-certs.ts';
 import { tlsGet } from '../testing/tls-client.ts';
 import { WORKER_SEMI_SPACE_MIB, workerExecArgv } from '../server/cluster.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const MAIN = join(import.meta.dirname, '..', 'main.ts');
 
@@ -237,9 +238,7 @@ describe('two nodes on one Redis', () => {
     redis = await startRedis();
   });
   after(async () => {
-    await nodeA?.stop();
-    await nodeB?.stop();
-    await redis.stop();
+    await stopAll(nodeA, nodeB, redis);
   });
 
   test('a write on one node and a group reload: both serve; a restarted node loads everything', async () => {

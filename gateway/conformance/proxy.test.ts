@@ -13,6 +13,7 @@ import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
 import { keyless, startGateway, startTlsGateway, type InProcessGateway } from '../testing/harness.ts';
 import { fastPathStats } from '../server/fast-path/index.ts';
 import { freePort } from '../../lib/testing/wait.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 interface Case {
   name: string;
@@ -398,9 +399,7 @@ for (const fastPath of [true, false]) {
       await gw.reload();
     });
     after(async () => {
-      await gw.stop();
-      await echo.close();
-      await tlsEcho.close();
+      await stopAll(gw, echo, tlsEcho);
     });
 
     for (const c of cases) {

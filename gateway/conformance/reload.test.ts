@@ -14,6 +14,7 @@ import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
 import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
 import { fastPathStats } from '../server/fast-path/index.ts';
 import { freePort, waitFor } from '../../lib/testing/wait.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 describe('reload', () => {
   let a: Echo;
@@ -26,9 +27,7 @@ describe('reload', () => {
     gw = await startGateway();
   });
   after(async () => {
-    await gw.stop();
-    await a.close();
-    await b.close();
+    await stopAll(gw, a, b);
   });
 
   test('writes take effect at the next reload', async () => {

@@ -13,6 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { selfSignedCert, type TestCert } from '../testing/certs.ts';
 import { makeCert, type MadeCert } from '../testing/client-certs.ts';
 import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 /** `sha256/<base64>` of a certificate's public key (DER SubjectPublicKeyInfo). */
 const pinOf = (pem: Buffer | string): string =>
@@ -109,12 +110,15 @@ describe('upstream TLS: client certificates and pinning', () => {
     await gw.reload();
   });
   after(async () => {
-    await gw.stop();
-    await new Promise<void>((resolve) => {
-      upstream.close(() => {
-        resolve();
+    try {
+      await stopAll(gw);
+    } finally {
+      await new Promise<void>((resolve) => {
+        upstream.close(() => {
+          resolve();
+        });
       });
-    });
+    }
   });
 
   test('without the upstream certificate the upstream refuses: 502', async () => {
@@ -252,13 +256,16 @@ describe('upstream TLS: every upstream of a load-balanced target_list', () => {
     await gw.reload();
   });
   after(async () => {
-    await gw.stop();
-    for (const s of servers) {
-      await new Promise<void>((resolve) => {
-        s.close(() => {
-          resolve();
+    try {
+      await stopAll(gw);
+    } finally {
+      for (const s of servers) {
+        await new Promise<void>((resolve) => {
+          s.close(() => {
+            resolve();
+          });
         });
-      });
+      }
     }
   });
 

@@ -19,6 +19,7 @@ import { fastPathStats } from '../server/fast-path/index.ts';
 import { waitFor } from '../../lib/testing/wait.ts';
 import { keyIdOf } from '../sessions/credentials.ts';
 import { OAUTH_CLIENTS } from './clients.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 const echo = useEcho();
 
@@ -415,9 +416,7 @@ describe('oauth2 on two gateways sharing one Redis', () => {
     await b.reload();
   });
   after(async () => {
-    await a.stop();
-    await b.stop();
-    await redis.stop();
+    await stopAll(a, b, redis);
   });
 
   test('a client registered on one node gets tokens on the other; a token revoked on one is refused there at once and on the other once the change notice arrives', async () => {

@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { waitFor } from '../../lib/testing/wait.ts';
 import { startGateway, type InProcessGateway } from '../testing/harness.ts';
 import { openSse, startKafka, streamsDocument, STREAMING, type TestBroker } from './testing.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 /** A local HTTP receiver: records bodies, answers `status()` (503 while "down"), after `delayMs`. */
 async function receiver(opts: { status: () => number; delayMs?: number }): Promise<{
@@ -67,11 +68,13 @@ describe('stream faults', () => {
     gw = await startGateway({ argv: STREAMING });
   });
   after(async () => {
-    await gw.stop();
-    await kafka.stop();
-    for (const s of servers) {
-      s.closeAllConnections();
-      s.close();
+    try {
+      await stopAll(gw, kafka);
+    } finally {
+      for (const s of servers) {
+        s.closeAllConnections();
+        s.close();
+      }
     }
   });
 

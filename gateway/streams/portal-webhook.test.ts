@@ -18,6 +18,7 @@ import {
   sign,
 } from './portal-webhook.ts';
 import { streamsDocument } from './testing.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 interface Hit {
   at: number;
@@ -115,10 +116,13 @@ describe('portal_webhook', () => {
     await gw.reload();
   });
   after(async () => {
-    await gw.stop();
-    for (const s of servers) {
-      s.closeAllConnections();
-      s.close();
+    try {
+      await stopAll(gw);
+    } finally {
+      for (const s of servers) {
+        s.closeAllConnections();
+        s.close();
+      }
     }
   });
 

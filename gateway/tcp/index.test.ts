@@ -14,6 +14,7 @@ import { selfSignedCert } from '../testing/certs.ts';
 import { makeCert } from '../testing/client-certs.ts';
 import { startGateway, type InProcessGateway } from '../testing/harness.ts';
 import { startRedis, type TestRedis } from '../testing/redis-server.ts';
+import { stopAll } from '../../lib/testing/teardown.ts';
 
 /** What a client saw on one connection: the bytes it read, and how it ended. */
 interface Seen {
@@ -109,8 +110,7 @@ describe('TCP and TLS APIs', () => {
     });
   });
   after(async () => {
-    await gw.stop();
-    await redis.stop();
+    await stopAll(gw, redis);
   });
 
   test('bytes both ways: RESP through the API port, as directly', async () => {
@@ -299,12 +299,15 @@ describe('tls: the handshake comes first, within tls_handshake_timeout_ms', () =
     });
   });
   after(async () => {
-    await gw.stop();
-    await new Promise<void>((resolve) =>
-      upstream.close(() => {
-        resolve();
-      }),
-    );
+    try {
+      await stopAll(gw);
+    } finally {
+      await new Promise<void>((resolve) =>
+        upstream.close(() => {
+          resolve();
+        }),
+      );
+    }
   });
 
   test('a client that opens TCP and never sends a ClientHello is closed after the timeout; no upstream connection is made', async () => {

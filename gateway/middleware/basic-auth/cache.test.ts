@@ -16,6 +16,7 @@ import { RedisStore } from '../../store/redis.ts';
 import { startEcho, type Echo } from '../../testing/echo.ts';
 import { keyed, startGateway, type InProcessGateway } from '../../testing/harness.ts';
 import { startRedis, type TestRedis } from '../../testing/redis-server.ts';
+import { stopAll } from '../../../lib/testing/teardown.ts';
 
 const basic = (user: string, password: string): Record<string, string> => ({
   authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
@@ -30,9 +31,11 @@ before(async () => {
   direct = new Redis(redis.url);
 });
 after(async () => {
-  direct.disconnect();
-  await echo.close();
-  await redis.stop();
+  try {
+    direct.disconnect();
+  } finally {
+    await stopAll(echo, redis);
+  }
 });
 
 let prefixN = 0;

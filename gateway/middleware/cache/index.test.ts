@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { type InProcessGateway, keyed, keyless, oneVersion, startGateway } from '../../testing/harness.ts';
 import { startRedis, type TestRedis } from '../../testing/redis-server.ts';
 import { sendRow } from '../../testing/tables.ts';
+import { stopAll } from '../../../lib/testing/teardown.ts';
 
 /** An upstream that answers `<call number> <method> <path>` and what the query asks for. */
 function startCounter(): Promise<{ url: string; close: () => Promise<void> }> {
@@ -441,8 +442,7 @@ SETUPS.forEach((setup, index) => {
       await gw.reload();
     });
     after(async () => {
-      await gw?.stop();
-      await up?.close();
+      await stopAll(gw, up);
     });
     for (const row of rows) {
       test(`${row.name}: ${String(row.status)}`, async () => {

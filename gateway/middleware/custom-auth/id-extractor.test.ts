@@ -16,6 +16,7 @@ import { startEcho, type Echo } from '../../testing/echo.ts';
 import { startGoPluginServer, type GoPluginServer } from '../../testing/grpcplugin.ts';
 import { keyed, keyless, startGateway, type InProcessGateway } from '../../testing/harness.ts';
 import { provision } from '../../testing/tables.ts';
+import { stopAll } from '../../../lib/testing/teardown.ts';
 
 const AUTH = 'CustomKeyCheck MyAuthCheck';
 const PRE = 'Pre AddHeader';
@@ -102,8 +103,7 @@ for (const fastPath of [true, false]) {
       ));
     });
     after(async () => {
-      await gw.stop();
-      await plugin.stop();
+      await stopAll(gw, plugin);
     });
 
     /** The server's auth_check calls during `run`. */
@@ -203,8 +203,7 @@ describe('id_extractor: once the deadline the server set has passed, it is asked
     ));
   });
   after(async () => {
-    await gw.stop();
-    await plugin.stop();
+    await stopAll(gw, plugin);
   });
 
   test('kept for its second, then asked again', async () => {

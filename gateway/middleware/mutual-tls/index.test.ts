@@ -13,6 +13,7 @@ import { clientCerts, type MadeCert } from '../../testing/client-certs.ts';
 import { startEcho, type Echo } from '../../testing/echo.ts';
 import { keyed, startTlsGateway, type InProcessGateway } from '../../testing/harness.ts';
 import { tlsGet } from '../../testing/tls-client.ts';
+import { stopAll } from '../../../lib/testing/teardown.ts';
 
 for (const fast of [true, false])
   describe(`static mutual TLS (fast path ${fast ? 'on' : 'off'})`, () => {
@@ -51,8 +52,7 @@ for (const fast of [true, false])
       await gw.reload();
     });
     after(async () => {
-      await gw.stop();
-      await echo.close();
+      await stopAll(gw, echo);
     });
 
     describe('static', () => {

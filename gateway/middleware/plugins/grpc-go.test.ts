@@ -14,6 +14,7 @@ import { startEcho, type Echo, type Echoed } from '../../testing/echo.ts';
 import { keyed, keyless, startGateway, type InProcessGateway } from '../../testing/harness.ts';
 import { provision } from '../../testing/tables.ts';
 import { startGoPluginServer, type GoPluginServer } from '../../testing/grpcplugin.ts';
+import { stopAll } from '../../../lib/testing/teardown.ts';
 
 const TOKEN = 'go-plugin-token';
 /** Another token it accepts, for the rate limit (a session's limit counts per token). */
@@ -25,8 +26,7 @@ before(async () => {
   plugin = await startGoPluginServer(['-tokens', `${TOKEN},${RATE_TOKEN}`, '-rate', '2', '-per', '60']);
 });
 after(async () => {
-  await plugin.stop();
-  await echo.close();
+  await stopAll(plugin, echo);
 });
 
 /** The API as the reference's auth_check samples write it. */
