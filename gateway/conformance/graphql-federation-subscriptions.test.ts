@@ -306,6 +306,10 @@ type Product { upc: String! reviews: [Review!]! }`),
         keyed('shop-keyed', '/shop-keyed/', '', {
           graphql: supergraph('svc://products-sub/graphql', 'svc://reviews-sub/graphql'),
         }),
+        // A subgraph API behind a key: its subscriptions are relayed to the subgraph's server.
+        keyed('products-keyed', '/products-keyed/', products.url, {
+          graphql: { enabled: true, execution_mode: 'subgraph', subgraph: { sdl: PRODUCTS_SDL } },
+        }),
       ];
       for (const api of apis) await gw.addApi(api);
       await gw.reload();
@@ -315,6 +319,21 @@ type Product { upc: String! reviews: [Review!]! }`),
         access_rights: { 'shop-keyed': { api_id: 'shop-keyed', versions: ['Default'] } },
       });
       assert.equal(key.status, 200, key.text);
+      const right = (api: string, restricted: boolean) => ({
+        [api]: {
+          api_id: api,
+          versions: ['Default'],
+          ...(restricted ? { restricted_types: [{ name: 'Product', fields: ['name'] }] } : {}),
+        },
+      });
+      for (const [id, body] of [
+        ['sub-shallow', { max_query_depth: 1, access_rights: right('products-keyed', false) }],
+        ['sub-restricted', { access_rights: right('products-keyed', true) }],
+        ['shop-restricted', { access_rights: right('shop-keyed', true) }],
+      ] as const) {
+        const res = await gw.admin('POST', `/svc/keys/${id}`, { org_id: '', ...body });
+        assert.equal(res.status, 200, res.text);
+      }
     });
 
     after(async () => {
@@ -536,5 +555,63 @@ type Product { upc: String! reviews: [Review!]! }`),
         body: JSON.stringify({ query: 'subscription { ticks(to: 1) }' }),
       });
       assert.equal(http.status, 400, http.text);
+    });
+
+    /** Subscribes `query` as `id`, and waits for its `error` or `complete`: its messages. */
+    const run = async (c: Client, id: string, query: string): Promise<Record<string, unknown>[]> => {
+      c.send({ id, type: 'subscribe', payload: { query } });
+      await waitFor(
+        `the end of ${id}`,
+        () => c.messages.find((m) => m.id === id && (m.type === 'error' || m.type === 'complete')),
+        10_000,
+        10,
+      );
+      return c.messages.filter((m) => m.id === id);
+    };
+    const restrictedName = [
+      { message: 'field: name is restricted on type: Product', locations: [{ line: 1, column: 31 }] },
+    ];
+    const nope = [
+      { message: 'Cannot query field "nope" on type "Subscription".', locations: [{ line: 1, column: 16 }] },
+    ];
+
+    test("a subgraph API's relayed subscription: the key's depth limit, field permissions and validity are checked before the subgraph is asked", async () => {
+      const subscribed = products.subscribed.length;
+      const shallow = await openClient(gw.port, '/products-keyed/', { authorization: 'sub-shallow' });
+      assert.deepEqual(await run(shallow, 'deep', 'subscription { priceChanged { upc } }'), [
+        { id: 'deep', type: 'error', payload: [{ message: 'depth limit exceeded' }] },
+      ]);
+      const restricted = await openClient(gw.port, '/products-keyed/', { authorization: 'sub-restricted' });
+      assert.deepEqual(await run(restricted, 'name', 'subscription { priceChanged { name } }'), [
+        { id: 'name', type: 'error', payload: restrictedName },
+      ]);
+      assert.deepEqual(await run(restricted, 'nope', 'subscription { nope }'), [
+        { id: 'nope', type: 'error', payload: nope },
+      ]);
+      assert.deepEqual(products.subscribed.slice(subscribed), [], 'the subgraph was asked');
+      // What the key may run is relayed, on the same socket.
+      assert.deepEqual(await run(shallow, 'ok', 'subscription { ticks(to: 1) }'), [
+        { id: 'ok', type: 'next', payload: { data: { ticks: 1 } } },
+        { id: 'ok', type: 'complete' },
+      ]);
+      assert.deepEqual(products.subscribed.slice(subscribed), ['subscription { ticks(to: 1) }']);
+      for (const c of [shallow, restricted]) {
+        c.ws.close();
+        await c.closed;
+      }
+    });
+
+    test("a supergraph's subscription: the key's field permissions and validity are checked before a subgraph is asked", async () => {
+      const subscribed = products.subscribed.length;
+      const c = await openClient(gw.port, '/shop-keyed/', { authorization: 'shop-restricted' });
+      assert.deepEqual(await run(c, 'name', 'subscription { priceChanged { name } }'), [
+        { id: 'name', type: 'error', payload: restrictedName },
+      ]);
+      assert.deepEqual(await run(c, 'nope', 'subscription { nope }'), [
+        { id: 'nope', type: 'error', payload: nope },
+      ]);
+      assert.equal(products.subscribed.length, subscribed);
+      c.ws.close();
+      await c.closed;
     });
   });

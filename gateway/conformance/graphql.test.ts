@@ -8,19 +8,20 @@
  * source's list joined with a REST child reading the parent's id, aliases at every level), the
  * playground page, and a subscription relayed over WebSocket.
  */
-import { after, before, test } from 'node:test';
+import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
 import {
   startGraphqlUpstream,
   startJsonUpstream,
   UPSTREAM_SDL,
+  type GraphqlUpstream,
   type TestUpstream,
 } from '../graphql/testing.ts';
 import { keyed, keyless } from '../testing/harness.ts';
 import { describeEachSetup } from '../testing/tables.ts';
 
-let gql: TestUpstream;
+let gql: GraphqlUpstream;
 let users: TestUpstream;
 let posts: TestUpstream;
 before(async () => {
@@ -50,7 +51,7 @@ extend type Query { echo(id: ID!, tag: String): Echo method: String greet(who: S
 extend type User { display: String }
 type Echo { method: String path: String query: String tag: String global: String contentType: String body: EchoBody }
 type EchoBody { id: ID tag: String }
-type Subscription { count(to: Int!): Int! }
+type Subscription { count(to: Int!): Int! userAdded: User! }
 `;
 
 /**
@@ -160,7 +161,7 @@ const udg2 = (): Record<string, unknown> => ({
         // Its subscription too: relayed over WebSocket to the source.
         root_fields: [
           { type: 'Query', fields: ['hello', 'users'] },
-          { type: 'Subscription', fields: ['count'] },
+          { type: 'Subscription', fields: ['count', 'userAdded'] },
         ],
         // An empty body, as the reference's samples write on GraphQL sources: it sets nothing.
         config: { url: `${gql.url}/graphql`, method: 'POST', body: '' },
@@ -1008,5 +1009,196 @@ describeEachSetup(
         assert.equal(ws.protocol, 'graphql-transport-ws');
         assert.deepEqual(got, [{ data: { count: 1 } }, { data: { count: 2 } }, { data: { count: 3 } }]);
       });
+
+    /**
+     * A client of the gateway over WebSocket with `protocol`: every message it got, in order.
+     * graphql-transport-ws sends `subscribe` and `complete`, the legacy graphql-ws `start` and `stop`.
+     */
+    // A failed test's sockets are closed too, so the gateway stops.
+    const sockets: WebSocket[] = [];
+    afterEach(() => {
+      for (const ws of sockets.splice(0)) ws.terminate();
+    });
+    const wsClient = async (
+      path: string,
+      key: string | undefined,
+      protocol: 'graphql-transport-ws' | 'graphql-ws' = 'graphql-transport-ws',
+    ) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${gw().port}${path}`, protocol, {
+        headers: key === undefined ? {} : { authorization: key },
+      });
+      sockets.push(ws);
+      const messages: Record<string, unknown>[] = [];
+      ws.on('message', (raw: Buffer) => messages.push(JSON.parse(raw.toString()) as Record<string, unknown>));
+      await new Promise<void>((resolve, reject) => {
+        ws.once('open', () => {
+          resolve();
+        });
+        ws.once('error', reject);
+      });
+      const until = async (what: string, found: () => boolean): Promise<void> => {
+        const end = Date.now() + 10_000;
+        while (!found()) {
+          if (Date.now() > end) throw new Error(`no ${what}: ${JSON.stringify(messages)}`);
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      };
+      ws.send(JSON.stringify({ type: 'connection_init' }));
+      await until('connection_ack', () => messages.some((m) => m.type === 'connection_ack'));
+      return {
+        ws,
+        messages,
+        /** Sends one operation as `id`; resolves with its messages once it ended (`error` or `complete`). */
+        async run(id: string, query: string): Promise<Record<string, unknown>[]> {
+          const type = protocol === 'graphql-ws' ? 'start' : 'subscribe';
+          ws.send(JSON.stringify({ id, type, payload: { query } }));
+          await until(`the end of ${id}`, () =>
+            messages.some((m) => m.id === id && (m.type === 'error' || m.type === 'complete')),
+          );
+          return messages.filter((m) => m.id === id);
+        },
+        close(): void {
+          ws.close();
+        },
+      };
+    };
+
+    const refusedOverWs = (id: string, errors: unknown[]) => [{ id, type: 'error', payload: errors }];
+    const noNope = [
+      { message: 'Cannot query field "nope" on type "Subscription".', locations: [{ line: 1, column: 16 }] },
+    ];
+
+    // What queries and mutations get over HTTP, a relayed subscription gets: the same checks, the
+    // same errors, an `error` message for its ID, and the upstream never asked.
+    for (const [what, path, key, deep, restricted] of [
+      [
+        'proxyOnly (policy: depth 3, User.email restricted)',
+        '/gqlk/',
+        'gql-limited',
+        'subscription { userAdded { friends { friends { id } } } }',
+        'subscription { userAdded { email } }',
+      ],
+      [
+        'the engine v2, to its GraphQL source (policy: depth 2, User.name restricted)',
+        '/udg2k/',
+        'udg-limited',
+        'subscription { userAdded { posts { title } } }',
+        'subscription { userAdded { name } }',
+      ],
+    ] as const)
+      test(`subscription (${what}): depth, field permissions and validity are checked before the upstream is asked`, async () => {
+        const c = await wsClient(path, key);
+        const subscribed = gql.subscribed.length;
+        assert.deepEqual(
+          await c.run('deep', deep),
+          refusedOverWs('deep', [{ message: 'depth limit exceeded' }]),
+        );
+        const field = restricted.includes('email') ? ['email', 'User'] : ['name', 'User'];
+        assert.deepEqual(await c.run('restricted', restricted), [
+          {
+            id: 'restricted',
+            type: 'error',
+            payload: [
+              {
+                message: `field: ${field[0] ?? ''} is restricted on type: ${field[1] ?? ''}`,
+                locations: [{ line: 1, column: 28 }],
+              },
+            ],
+          },
+        ]);
+        assert.deepEqual(await c.run('invalid', 'subscription { nope }'), refusedOverWs('invalid', noNope));
+        assert.deepEqual(gql.subscribed.slice(subscribed), [], 'the upstream was asked');
+        // The socket goes on: an allowed subscription runs on it, relayed.
+        assert.deepEqual(await c.run('ok', 'subscription { userAdded { id } }'), [
+          { id: 'ok', type: 'next', payload: { data: { userAdded: { id: '1' } } } },
+          { id: 'ok', type: 'complete' },
+        ]);
+        assert.deepEqual(gql.subscribed.slice(subscribed), ['subscription { userAdded { id } }']);
+        c.close();
+      });
+
+    test('subscription (proxyOnly): introspection the API disables and fields the key is not allowed are refused over WebSocket too', async () => {
+      const subscribed = gql.subscribed.length;
+      const limited = await wsClient('/gqlk/', 'gql-limited');
+      assert.deepEqual(
+        await limited.run('i', '{ __schema { description } }'),
+        refusedOverWs('i', [
+          {
+            message:
+              'GraphQL introspection has been disabled, but the requested query contained the field "__schema".',
+            locations: [{ line: 1, column: 3 }],
+          },
+        ]),
+      );
+      limited.close();
+      const allow = await wsClient('/gqlk/', 'gql-allow');
+      assert.deepEqual(
+        await allow.run('c', 'subscription { count(to: 1) }'),
+        refusedOverWs('c', [
+          {
+            message: 'field: count is restricted on type: Subscription',
+            locations: [{ line: 1, column: 16 }],
+          },
+        ]),
+      );
+      allow.close();
+      const perApi = await wsClient('/gqlk/', 'gql-per-api');
+      assert.deepEqual(
+        await perApi.run('d', 'subscription { userAdded { id } }'),
+        refusedOverWs('d', [{ message: 'depth limit exceeded' }]),
+      );
+      perApi.close();
+      assert.deepEqual(gql.subscribed.slice(subscribed), [], 'the upstream was asked');
+    });
+
+    test('subscription (proxyOnly, the legacy graphql-ws protocol): checked the same, refused with its error message', async () => {
+      const subscribed = gql.subscribed.length;
+      const c = await wsClient('/gqlk/', 'gql-limited', 'graphql-ws');
+      assert.equal(c.ws.protocol, 'graphql-ws');
+      const depth = { message: 'depth limit exceeded' };
+      assert.deepEqual(await c.run('deep', 'subscription { userAdded { friends { friends { id } } } }'), [
+        { id: 'deep', type: 'error', payload: { ...depth, errors: [depth] } },
+      ]);
+      const email = {
+        message: 'field: email is restricted on type: User',
+        locations: [{ line: 1, column: 28 }],
+      };
+      assert.deepEqual(await c.run('email', 'subscription { userAdded { email } }'), [
+        { id: 'email', type: 'error', payload: { ...email, errors: [email] } },
+      ]);
+      assert.deepEqual(gql.subscribed.slice(subscribed), []);
+      assert.deepEqual(await c.run('ok', 'subscription { count(to: 1) }'), [
+        { id: 'ok', type: 'data', payload: { data: { count: 1 } } },
+        { id: 'ok', type: 'complete' },
+      ]);
+      c.close();
+    });
+
+    test('subscription (proxyOnly): a WebSocket without a GraphQL subprotocol the gateway can check is refused with 400', async () => {
+      const ws = new WebSocket(`ws://127.0.0.1:${gw().port}/gql/graphql`, 'mqtt');
+      const refused = await new Promise<{ status: number | undefined; body: string }>((resolve, reject) => {
+        ws.on('unexpected-response', (_req, res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString()));
+          res.on('end', () => {
+            resolve({ status: res.statusCode, body });
+          });
+        });
+        ws.on('open', () => {
+          reject(new Error('upgraded'));
+        });
+        ws.on('error', reject);
+      });
+      ws.terminate();
+      assert.equal(refused.status, 400);
+      assert.deepEqual(JSON.parse(refused.body), {
+        errors: [
+          {
+            message:
+              'subscriptions are relayed over WebSocket with the subprotocol graphql-transport-ws or graphql-ws (subscriptions-transport-ws): the gateway checks each operation',
+          },
+        ],
+      });
+    });
   },
 );

@@ -41,7 +41,7 @@ type Query {
   users: [User!]!
 }
 type User { id: ID! name: String email: String friends: [User!]! }
-type Subscription { count(to: Int!): Int! }
+type Subscription { count(to: Int!): Int! userAdded: User! }
 `;
 
 const people = [
@@ -55,6 +55,9 @@ const rootValue = {
   users: () => people,
   count: async function* ({ to }: { to: number }) {
     for (let i = 1; i <= to; i++) yield await Promise.resolve({ count: i });
+  },
+  userAdded: async function* () {
+    yield await Promise.resolve({ userAdded: { ...people[0], friends: people } });
   },
 };
 
@@ -94,10 +97,20 @@ const json = (res: ServerResponse, status: number, body: unknown): void => {
   res.end(JSON.stringify(body));
 };
 
-/** A GraphQL server over UPSTREAM_SDL: GET, POST, and `graphql-transport-ws` subscriptions. */
-export async function startGraphqlUpstream(): Promise<TestUpstream> {
+/** The GraphQL upstream: what it was asked over WebSocket too. */
+export interface GraphqlUpstream extends TestUpstream {
+  /** The operations it was sent over WebSocket (`subscribe`, or the legacy `start`), in order. */
+  subscribed: string[];
+}
+
+/**
+ * A GraphQL server over UPSTREAM_SDL: GET, POST, and subscriptions over WebSocket, with the
+ * subprotocol `graphql-transport-ws` or the legacy `graphql-ws` (subscriptions-transport-ws:
+ * `start`, `data`, `complete`).
+ */
+export async function startGraphqlUpstream(): Promise<GraphqlUpstream> {
   const schema = buildSchema(UPSTREAM_SDL);
-  const up = { calls: [] as string[], maxInFlight: 0 };
+  const up = { calls: [] as string[], maxInFlight: 0, subscribed: [] as string[] };
   const server = createServer(
     track(up, async (req, res) => {
       const u = new URL(req.url ?? '/', 'http://x');
@@ -123,9 +136,11 @@ export async function startGraphqlUpstream(): Promise<TestUpstream> {
   );
   const wss = new WebSocketServer({
     server,
-    handleProtocols: (p) => (p.has('graphql-transport-ws') ? 'graphql-transport-ws' : false),
+    handleProtocols: (p) =>
+      p.has('graphql-transport-ws') ? 'graphql-transport-ws' : p.has('graphql-ws') ? 'graphql-ws' : false,
   });
   wss.on('connection', (ws) => {
+    const legacy = ws.protocol === 'graphql-ws';
     ws.on('message', (raw: Buffer) => {
       const msg = JSON.parse(raw.toString()) as {
         type: string;
@@ -133,8 +148,25 @@ export async function startGraphqlUpstream(): Promise<TestUpstream> {
         payload?: { query: string; variables?: Record<string, unknown> };
       };
       if (msg.type === 'connection_init') ws.send(JSON.stringify({ type: 'connection_ack' }));
-      else if (msg.type === 'subscribe' && msg.payload !== undefined) {
+      else if (legacy && msg.type === 'start' && msg.payload !== undefined) {
         const id = msg.id;
+        up.subscribed.push(msg.payload.query);
+        void (async () => {
+          const stream = await subscribe({
+            schema,
+            document: parse(msg.payload?.query ?? ''),
+            rootValue,
+            variableValues: msg.payload?.variables,
+          });
+          if (Symbol.asyncIterator in stream) {
+            for await (const r of stream as AsyncIterable<ExecutionResult>)
+              ws.send(JSON.stringify({ type: 'data', id, payload: r }));
+          } else ws.send(JSON.stringify({ type: 'error', id, payload: stream.errors?.[0] }));
+          ws.send(JSON.stringify({ type: 'complete', id }));
+        })();
+      } else if (!legacy && msg.type === 'subscribe' && msg.payload !== undefined) {
+        const id = msg.id;
+        up.subscribed.push(msg.payload.query);
         void (async () => {
           const stream = await subscribe({
             schema,
