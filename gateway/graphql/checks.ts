@@ -2,7 +2,9 @@
  * What the gateway checks of one GraphQL request before it is proxied or executed, as pure
  * functions over the parsed document: its validity against the API's schema, introspection, the
  * depth of the selected operation (`max_query_depth`), and field-based permissions
- * (`restricted_types`, `allowed_types` of the key's access right).
+ * (`restricted_types`, `allowed_types` of the key's access right). `checkOperation` runs them
+ * all, in that order: the one rule for an operation over HTTP and one sent over WebSocket (a
+ * subscription the gateway answers or relays).
  */
 import {
   getOperationAST,
@@ -17,11 +19,12 @@ import {
   visitWithTypeInfo,
   type DocumentNode,
   type FragmentDefinitionNode,
+  type GraphQLFormattedError,
   type GraphQLSchema,
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
-import type { GraphqlTypeFields } from '../../schemas/generated/models.ts';
+import type { GatewaySession, GraphqlTypeFields } from '../../schemas/generated/models.ts';
 import { BoundedLru } from './document-cache.ts';
 
 /** A request parsed and validated, ready to be proxied or executed. */
@@ -225,4 +228,50 @@ export function refusedField(
     }),
   );
   return found;
+}
+
+/** What `checkOperation` reads of an API: its schema, and whether it serves introspection. */
+export interface CheckedApi {
+  schema: GraphQLSchema;
+  introspection: boolean;
+}
+
+/** Why an operation is refused: the HTTP status and the GraphQL errors clients get. */
+export interface Refusal {
+  status: number;
+  errors: GraphQLFormattedError[];
+}
+
+/**
+ * Everything the gateway checks of one operation (`query`, `operationName`) a client sends to the
+ * API `apiId`, over HTTP or WebSocket: parsed and valid against the schema (else 400 with the
+ * validation errors), then (403) introspection the API disables, the key's `max_query_depth` (its
+ * access right's `limit.max_query_depth` when it has a per-API limit) and its field permissions
+ * (`restricted_types`, `allowed_types`). The document and its operation when it may run.
+ */
+export function checkOperation(
+  api: CheckedApi,
+  session: GatewaySession | undefined,
+  apiId: string,
+  query: string,
+  operationName: string | undefined,
+): CheckedRequest | Refusal {
+  const checked = parseAndValidate(api.schema, query, operationName);
+  if (!('document' in checked)) return { status: 400, errors: checked.map((e) => e.toJSON()) };
+  const { document, operation } = checked;
+  if (!api.introspection) {
+    const errors = introspectionErrors(api.schema, document);
+    if (errors.length > 0) return { status: 403, errors: errors.map((e) => e.toJSON()) };
+  }
+  if (session === undefined) return checked;
+  const right = session.access_rights?.[apiId];
+  // A per-API limit replaces the key's limits whole, its depth included.
+  const most = (right?.limit ?? session).max_query_depth ?? -1;
+  if (most > 0 && queryDepth(document, operation) > most) {
+    return { status: 403, errors: [{ message: 'depth limit exceeded' }] };
+  }
+  const perms = fieldPermissions(right?.restricted_types, right?.allowed_types);
+  const refused = perms === undefined ? undefined : refusedField(api.schema, document, perms);
+  if (refused !== undefined) return { status: 403, errors: [refused.error.toJSON()] };
+  return checked;
 }

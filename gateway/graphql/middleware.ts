@@ -12,16 +12,7 @@
  * upstream as it is (subscriptions.ts), or answered by the gateway (transport-ws.ts) where it runs
  * them itself: Kafka sources, and a supergraph's subscriptions, forwarded to their subgraphs.
  */
-import {
-  execute,
-  OperationTypeNode,
-  subscribe,
-  type DocumentNode,
-  type GraphQLError,
-  type GraphQLFormattedError,
-  type GraphQLSchema,
-  type OperationDefinitionNode,
-} from 'graphql';
+import { execute, OperationTypeNode, subscribe, type GraphQLSchema } from 'graphql';
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import { buildGraphqlSchema } from '../../schemas/rules/graphql-schema.ts';
 import { reject, respond } from '../pipeline/compose.ts';
@@ -32,13 +23,7 @@ import { MAX_READ_BODY, type RequestContext } from '../pipeline/context.ts';
 import { isTargetProblem, parseTarget } from '../../schemas/rules/target.ts';
 import type { Target } from '../pipeline/router.ts';
 import { GatewayError } from '../pipeline/errors.ts';
-import {
-  fieldPermissions,
-  introspectionErrors,
-  parseAndValidate,
-  queryDepth,
-  refusedField,
-} from './checks.ts';
+import { checkOperation, type CheckedRequest, type Refusal } from './checks.ts';
 import { fillTemplate, wireEngine, type EngineContext } from './engine.ts';
 import { internalSources, internalUpgrades, type InternalUpgrade } from './internal-sources.ts';
 import { Supergraph } from './federation.ts';
@@ -50,7 +35,7 @@ import {
   type SupergraphSubgraph,
 } from '../../schemas/rules/graphql-supergraph.ts';
 import { engineFields, type EngineField, type GraphqlSource } from './sources.ts';
-import { relayUpgrade } from './subscriptions.ts';
+import { offeredProtocols, relayUpgrade, UNCHECKABLE_PROTOCOL } from './subscriptions.ts';
 import { kafkaEvents } from './kafka.ts';
 import { subscribeOverWs } from './transport-ws-client.ts';
 import {
@@ -73,10 +58,6 @@ interface GraphqlParams {
 function answer(ctx: RequestContext, status: number, body: unknown): Rejection {
   return respond(ctx, status, JSON.stringify(body), { 'content-type': 'application/json' });
 }
-
-const errorsBody = (errors: readonly GraphQLError[]): { errors: unknown[] } => ({
-  errors: errors.map((e) => e.toJSON()),
-});
 
 /** The request's GraphQL parameters, or the message of why it has none. */
 function paramsOf(method: string, query: string, body: Buffer | undefined): GraphqlParams | string {
@@ -210,34 +191,13 @@ function compile(api: GatewayApiDefinition): CompiledGraphql {
   };
 }
 
-/**
- * Why the key may not run `document` (403 with GraphQL errors): introspection the API disables,
- * the key's `max_query_depth` (its access right's `limit.max_query_depth` when it has a per-API
- * limit), its field permissions (`restricted_types`, `allowed_types`).
- */
-function refused(
+/** `checkOperation` (checks.ts) of one operation the client of `ctx` sends to the API. */
+const check = (
   c: CompiledGraphql,
   ctx: RequestContext,
-  document: DocumentNode,
-  operation: OperationDefinitionNode,
-): { status: number; errors: unknown[] } | undefined {
-  if (!c.introspection) {
-    const errors = introspectionErrors(c.schema, document);
-    if (errors.length > 0) return { status: 403, errors: errorsBody(errors).errors };
-  }
-  const session = ctx.session;
-  if (session === undefined) return undefined;
-  const right = session.access_rights?.[ctx.route.id];
-  // A per-API limit replaces the key's limits whole, its depth included.
-  const most = (right?.limit ?? session).max_query_depth ?? -1;
-  if (most > 0 && queryDepth(document, operation) > most) {
-    return { status: 403, errors: [{ message: 'depth limit exceeded' }] };
-  }
-  const perms = fieldPermissions(right?.restricted_types, right?.allowed_types);
-  const refusedField_ = perms === undefined ? undefined : refusedField(c.schema, document, perms);
-  if (refusedField_ !== undefined) return { status: 403, errors: errorsBody([refusedField_.error]).errors };
-  return undefined;
-}
+  query: string,
+  operationName: string | undefined,
+): CheckedRequest | Refusal => checkOperation(c, ctx.session, ctx.route.id, query, operationName);
 
 /**
  * Runs one operation of a graphql-transport-ws session (transport-ws.ts) of an API whose
@@ -253,10 +213,8 @@ async function runOperation(
   payload: SubscribePayload,
   upgrades: (url: string) => InternalUpgrade | string,
 ): Promise<OperationOutcome> {
-  const checked = parseAndValidate(c.schema, payload.query, payload.operationName);
-  if (!('document' in checked)) return { errors: checked.map((e) => e.toJSON()) };
-  const refusal = refused(c, ctx, checked.document, checked.operation);
-  if (refusal !== undefined) return { errors: refusal.errors as GraphQLFormattedError[] };
+  const checked = check(c, ctx, payload.query, payload.operationName);
+  if (!('document' in checked)) return { errors: checked.errors };
   if (c.supergraph !== undefined) {
     if (checked.operation.operation !== OperationTypeNode.SUBSCRIPTION)
       return {
@@ -371,22 +329,42 @@ export const graphql: GatewayMiddleware = {
           controller.abort();
           return undefined;
         }
+        // Relayed: each operation the client sends is checked as an HTTP request is.
+        const relayed = async (
+          target: Target,
+          source?: { path: string; headers: Record<string, string> },
+        ): Promise<Rejection | undefined> => {
+          if (offeredProtocols(ctx).length === 0)
+            return answer(ctx, 400, { errors: [{ message: UNCHECKABLE_PROTOCOL }] });
+          const refusedUpgrade = await relayUpgrade(
+            ctx,
+            conn,
+            target,
+            (query, operationName) => {
+              const checked = check(c, ctx, query, operationName);
+              return 'document' in checked ? undefined : checked.errors;
+            },
+            source,
+          );
+          if (refusedUpgrade === undefined) return undefined;
+          return respond(ctx, refusedUpgrade.status, refusedUpgrade.body, {
+            'content-type': refusedUpgrade.contentType,
+          });
+        };
         if (c.engine) {
           const sub = c.subscriptions;
           if (typeof sub === 'string') return answer(ctx, 400, { errors: [{ message: sub }] });
           const headers: Record<string, string> = {};
           for (const [k, v] of Object.entries(sub.source.headers))
             headers[k] = fillTemplate(v, undefined, {}, undefined, ctx.headers);
-          await relayUpgrade(ctx, conn, sub.target, { path: sub.path, headers });
-          return undefined;
+          return relayed(sub.target, { path: sub.path, headers });
         }
         if (ctx.route.target === undefined) {
           return answer(ctx, 400, {
             errors: [{ message: 'subscriptions are relayed to a proxyOnly upstream only' }],
           });
         }
-        await relayUpgrade(ctx, conn, ctx.route.target);
-        return undefined;
+        return relayed(ctx.route.target);
       }
       if (ctx.method !== 'GET' && ctx.method !== 'POST') {
         ctx.responseHeaders.allow = 'GET, POST';
@@ -401,12 +379,8 @@ export const graphql: GatewayMiddleware = {
       if (typeof params === 'string') {
         return answer(ctx, 400, { errors: [{ message: params }] });
       }
-      const checked = parseAndValidate(c.schema, params.query, params.operationName);
-      if (!('document' in checked)) {
-        return answer(ctx, 400, errorsBody(checked));
-      }
-      const refusal = refused(c, ctx, checked.document, checked.operation);
-      if (refusal !== undefined) return answer(ctx, refusal.status, { errors: refusal.errors });
+      const checked = check(c, ctx, params.query, params.operationName);
+      if (!('document' in checked)) return answer(ctx, checked.status, { errors: checked.errors });
       if (!c.engine && c.supergraph === undefined) {
         await next();
         return undefined;
