@@ -9,8 +9,10 @@
  * 403 and a GraphQL error. A `proxyOnly` API then sends the request on to its upstream; an
  * `executionEngine` API executes it (engine.ts), a `supergraph` API plans it across its subgraphs
  * (federation.ts). A WebSocket upgrade (subscriptions, `graphql-transport-ws`) is relayed to the
- * upstream as it is (subscriptions.ts), or answered by the gateway (transport-ws.ts) where it runs
- * them itself: Kafka sources, and a supergraph's subscriptions, forwarded to their subgraphs.
+ * upstream message by message (subscriptions.ts), or answered by the gateway (transport-ws.ts)
+ * where it runs them itself: Kafka sources, and a supergraph's subscriptions, forwarded to their
+ * subgraphs. Either way each operation sent over it is checked as an HTTP request is
+ * (checks.ts `checkOperation`), and a refused one gets an `error` message, never sent on.
  */
 import { execute, OperationTypeNode, subscribe, type GraphQLSchema } from 'graphql';
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
