@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { nodeDir, startNode } from '../harness/node.ts';
 import { readState } from '../harness/node/layout.ts';
-import { alive, procsWithCmdline } from '../harness/node/processes.ts';
+import { alive, processIdentity, procsWithCmdline } from '../harness/node/processes.ts';
 import { podProcesses } from '../harness/node/stop.ts';
 import { waitFor } from '../../lib/testing/wait.ts';
 import { PULL_POLICY, kubectl, nodeImage, runPod } from './helpers.ts';
@@ -37,6 +37,8 @@ test(
       ...procsWithCmdline((c) => c.includes('containerd-shim') && c.includes(first.containerdSocket)),
       ...pods,
     ];
+    // Each as itself: a new process may get a killed one's pid (the counter wraps here).
+    const killed = new Set(victims.map(processIdentity).filter((id) => id !== undefined));
     for (const pid of victims) {
       try {
         process.kill(pid, 'SIGKILL');
@@ -51,8 +53,9 @@ test(
     const after = await readState(dir);
     assert.ok(after !== undefined);
     for (const [name, pid] of Object.entries(after.pids)) {
-      assert.ok(!victims.includes(pid), `${name} is a new process`);
-      assert.ok(alive(pid), `${name} runs`);
+      const id = processIdentity(pid);
+      assert.ok(id !== undefined && alive(pid), `${name} runs`);
+      assert.ok(!killed.has(id), `${name} is a new process, not a killed one (${id})`);
     }
     assert.equal(
       await kubectl([

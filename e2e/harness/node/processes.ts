@@ -46,6 +46,23 @@ export function alive(pid: number): boolean {
   }
 }
 
+/**
+ * A process as itself, not only its pid (pids are reused: pid_max is 32768 here and the counter
+ * wraps in minutes under a test run): `<pid>@<start time>`, the start time in clock ticks since
+ * boot (field 22 of /proc/<pid>/stat); undefined once it is gone.
+ */
+export function processIdentity(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) is in parentheses and may hold spaces: fields 3 on follow the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const start = fields[22 - 3];
+    return start === undefined ? undefined : `${pid}@${start}`;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The pid still runs the command we started (pids are reused). */
 export function ours(pid: number, dir: string, name: string): boolean {
   try {
