@@ -36,6 +36,26 @@ export const UNCHECKABLE_PROTOCOL =
 /** The largest message relayed either way. */
 const MAX_PAYLOAD = 1024 * 1024;
 
+/**
+ * How much may wait to be written to one side before the gateway stops reading the other (a
+ * client reading slowly holds its upstream back, as a piped socket would, rather than the
+ * gateway's memory filling with what the client has not read yet); reading resumes once it has
+ * all been written.
+ */
+export const HIGH_WATER = 4 * 1024 * 1024;
+
+/**
+ * Sends `data` to `to`, and stops reading `from` while more than `HIGH_WATER` bytes wait to be
+ * written to `to`, until they are.
+ */
+function forward(from: WebSocket, to: WebSocket, data: WebSocket.RawData, binary: boolean): void {
+  if (to.readyState !== WebSocket.OPEN) return;
+  to.send(data, { binary }, () => {
+    if (from.isPaused && to.bufferedAmount === 0) from.resume();
+  });
+  if (to.bufferedAmount > HIGH_WATER && !from.isPaused) from.pause();
+}
+
 /** How long the upstream has to accept the upgrade. */
 const OPEN_WAIT_MS = 10_000;
 
@@ -129,7 +149,7 @@ export function relayUpgrade(
     let client: WebSocket | undefined;
     upstream.on('message', (data, binary) => {
       if (client === undefined) early.push([data, binary]);
-      else if (client.readyState === WebSocket.OPEN) client.send(data, { binary });
+      else forward(upstream, client, data, binary);
     });
     upstream.once('unexpected-response', (_req, res) => {
       const chunks: Buffer[] = [];
@@ -249,7 +269,7 @@ function relay(
       }
       refused.delete(id);
     }
-    if (upstream.readyState === WebSocket.OPEN) upstream.send(data, { binary: false });
+    forward(client, upstream, data, false);
   });
   // A close is passed on as it came: its code and reason, none (1005), or none at all (1006 and
   // other codes only ever reported: the connection is ended without a close frame, as the other
