@@ -12,8 +12,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildSchema } from 'graphql';
-import { startSubgraph, type Subgraph } from '../../gateway/graphql/testing.ts';
+import { startUsersAndPosts, type Subgraph } from '../../gateway/graphql/testing.ts';
 import type { startOperator } from '../harness/processes.ts';
 import { httpRequest } from '../harness/processes.ts';
 import {
@@ -50,19 +49,6 @@ type User @key(fields: "id") @extends {
   posts: [Post!]!
 }`;
 
-const USERS = [
-  { id: 'u1', name: 'Ada' },
-  { id: 'u2', name: 'Brian' },
-];
-const POSTS = [
-  { id: 'p1', title: 'Engines', authorId: 'u1' },
-  { id: 'p2', title: 'Planners', authorId: 'u2' },
-  { id: 'p3', title: 'Notes', authorId: 'u1' },
-];
-
-const FEDERATION = 'scalar _Any\ntype _Service { sdl: String }';
-const typed = <T extends object>(typename: string, v: T) => ({ __typename: typename, ...v });
-
 let w: OperatorWorld;
 let users: Subgraph;
 let posts: Subgraph;
@@ -74,36 +60,7 @@ before(async () => {
     namespaces: [NS],
     secrets: ['e2e-fed-secret', 'e2e-fed-secret-2'],
   });
-  users = await startSubgraph(
-    buildSchema(`${FEDERATION}
-union _Entity = User
-type Query { users: [User!]! _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
-type User { id: ID! name: String! }`),
-    {
-      users: () => USERS.map((u) => typed('User', u)),
-      _entities: ({ representations }: { representations: { id: string }[] }) =>
-        representations.map((r) => typed('User', USERS.find((u) => u.id === r.id) ?? {})),
-      _service: () => ({ sdl: USERS_SDL }),
-    },
-  );
-  posts = await startSubgraph(
-    buildSchema(`${FEDERATION}
-union _Entity = User | Post
-type Query { posts: [Post!]! _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
-type Post { id: ID! title: String! }
-type User { id: ID! posts: [Post!]! }`),
-    {
-      posts: () => POSTS.map((p) => typed('Post', p)),
-      _entities: ({ representations }: { representations: { id: string }[] }) =>
-        representations.map((r) =>
-          typed('User', {
-            id: r.id,
-            posts: POSTS.filter((p) => p.authorId === r.id).map((p) => typed('Post', p)),
-          }),
-        ),
-      _service: () => ({ sdl: POSTS_SDL }),
-    },
-  );
+  ({ users, posts } = await startUsersAndPosts({ users: USERS_SDL, posts: POSTS_SDL }));
   operator = await startWorldOperator(w, {
     name: 'federation-operator',
     org: 'e2e-org',

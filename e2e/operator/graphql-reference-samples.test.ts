@@ -20,10 +20,10 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildSchema } from 'graphql';
 import {
   startJsonUpstream,
-  startSubgraph,
+  startPeople,
+  startUsersAndPosts,
   type Subgraph,
   type TestUpstream,
 } from '../../gateway/graphql/testing.ts';
@@ -78,19 +78,6 @@ extend type User @key(fields: "id") {
   id: ID! @external
   posts: [Post!]!
 }`;
-const FEDERATION = 'scalar _Any\ntype _Service { sdl: String }';
-
-const USERS = [
-  { id: 'u1', name: 'Ada' },
-  { id: 'u2', name: 'Brian' },
-];
-const POSTS = [
-  { id: 'p1', title: 'Engines', authorId: 'u1' },
-  { id: 'p2', title: 'Planners', authorId: 'u2' },
-  { id: 'p3', title: 'Notes', authorId: 'u1' },
-];
-const typed = <T extends object>(typename: string, v: T) => ({ __typename: typename, ...v });
-
 let w: OperatorWorld;
 let operator: Awaited<ReturnType<typeof startOperator>>;
 let users: Subgraph;
@@ -105,48 +92,8 @@ before(async () => {
     namespaces: [NS],
     secrets: ['e2e-refgql-secret', 'e2e-refgql-secret-2'],
   });
-  users = await startSubgraph(
-    buildSchema(`${FEDERATION}
-union _Entity = User
-type Query { users: [User!]! _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
-type User { id: ID! name: String! }`),
-    {
-      users: () => USERS.map((u) => typed('User', u)),
-      _entities: ({ representations }: { representations: { id: string }[] }) =>
-        representations.map((r) => typed('User', USERS.find((u) => u.id === r.id) ?? {})),
-      _service: () => ({ sdl: USERS_SDL }),
-    },
-    { path: '/query' },
-  );
-  posts = await startSubgraph(
-    buildSchema(`${FEDERATION}
-union _Entity = User | Post
-type Query { posts: [Post!]! _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
-type Post { id: ID! title: String! }
-type User { id: ID! posts: [Post!]! }`),
-    {
-      posts: () => POSTS.map((p) => typed('Post', p)),
-      _entities: ({ representations }: { representations: { id: string }[] }) =>
-        representations.map((r) =>
-          typed('User', {
-            id: r.id,
-            posts: POSTS.filter((p) => p.authorId === r.id).map((p) => typed('Post', p)),
-          }),
-        ),
-      _service: () => ({ sdl: POSTS_SDL }),
-    },
-    { path: '/query' },
-  );
-  people = await startSubgraph(
-    'type Query { users: [User!]! }\ntype User { id: ID! name: String }',
-    {
-      users: () => [
-        { id: '1', name: 'Ada' },
-        { id: '2', name: 'Brian' },
-      ],
-    },
-    { path: '/query' },
-  );
+  ({ users, posts } = await startUsersAndPosts({ users: USERS_SDL, posts: POSTS_SDL }, { path: '/query' }));
+  people = await startPeople('/query');
   rest = await startJsonUpstream(0);
   operator = await startWorldOperator(w, {
     name: 'graphql-reference-operator',
@@ -174,6 +121,21 @@ async function ask(
     body: JSON.stringify({ query: q }),
   });
   return { status: r.status, body: JSON.parse(r.body) as { data?: unknown } };
+}
+
+/** The answer to `{ users { name posts { title } } }` joining both subgraphs. */
+const JOINED = {
+  data: {
+    users: [
+      { name: 'Ada', posts: [{ title: 'Engines' }, { title: 'Notes' }] },
+      { name: 'Brian', posts: [{ title: 'Planners' }] },
+    ],
+  },
+};
+
+/** A subgraph server was called, and only at its endpoint `/query`. */
+function calledAtQuery(calls: readonly string[]): void {
+  assert.ok(calls.length > 0 && calls.every((c) => c === '/query'), calls.join(' '));
 }
 
 /** A subgraph API as the reference's federation samples write it: its listen path not stripped. */
@@ -220,17 +182,10 @@ test('federation: SubGraphs, a SuperGraph, subgraph APIs on servers at /query an
 
   const r = await ask('/social-media-apis-federated/', '{ users { name posts { title } } }');
   assert.equal(r.status, 200, JSON.stringify(r.body));
-  assert.deepEqual(r.body, {
-    data: {
-      users: [
-        { name: 'Ada', posts: [{ title: 'Engines' }, { title: 'Notes' }] },
-        { name: 'Brian', posts: [{ title: 'Planners' }] },
-      ],
-    },
-  });
+  assert.deepEqual(r.body, JOINED);
   // Each subgraph server was called at its endpoint, and the posts through `_entities`.
-  assert.ok(users.calls.length > 0 && users.calls.every((c) => c === '/query'), users.calls.join(' '));
-  assert.ok(posts.calls.length > 0 && posts.calls.every((c) => c === '/query'), posts.calls.join(' '));
+  calledAtQuery(users.calls);
+  calledAtQuery(posts.calls);
   assert.ok(
     posts.queries.some((q) => q.includes('_entities')),
     'the posts of the users are fetched from the posts subgraph through _entities',
@@ -268,18 +223,9 @@ test("federation, the reference's earlier form: a supergraph API naming inline s
     await waitReady(w.cp, { kind: 'apidefinition', ns: NS, name });
   const r = await ask('/refs-supergraph/', '{ users { name posts { title } } }');
   assert.equal(r.status, 200, JSON.stringify(r.body));
-  assert.deepEqual(r.body, {
-    data: {
-      users: [
-        { name: 'Ada', posts: [{ title: 'Engines' }, { title: 'Notes' }] },
-        { name: 'Brian', posts: [{ title: 'Planners' }] },
-      ],
-    },
-  });
-  const usersCalls = users.calls.slice(before.users);
-  const postsCalls = posts.calls.slice(before.posts);
-  assert.ok(usersCalls.length > 0 && usersCalls.every((c) => c === '/query'), usersCalls.join(' '));
-  assert.ok(postsCalls.length > 0 && postsCalls.every((c) => c === '/query'), postsCalls.join(' '));
+  assert.deepEqual(r.body, JOINED);
+  calledAtQuery(users.calls.slice(before.users));
+  calledAtQuery(posts.calls.slice(before.posts));
 });
 
 test('universal data graph v2, in the reference naming: a GraphQL source at /query joined with a REST child field through another API (tyk://), answered', async () => {

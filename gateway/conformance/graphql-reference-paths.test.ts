@@ -13,8 +13,13 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildSchema } from 'graphql';
-import { startJsonUpstream, startSubgraph, type Subgraph, type TestUpstream } from '../graphql/testing.ts';
+import {
+  startJsonUpstream,
+  startPeople,
+  startUsersAndPosts,
+  type Subgraph,
+  type TestUpstream,
+} from '../graphql/testing.ts';
 import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
 import { stopAll } from '../../lib/testing/teardown.ts';
 
@@ -26,19 +31,6 @@ extend type User @key(fields: "id") { id: ID! @external posts: [Post!]! }`;
 const MERGED_SDL = `type Query { users: [User!]! posts: [Post!]! }
 type User { id: ID! name: String! posts: [Post!]! }
 type Post { id: ID! title: String! }`;
-const FEDERATION = 'scalar _Any\ntype _Service { sdl: String }';
-
-const USERS = [
-  { id: 'u1', name: 'Ada' },
-  { id: 'u2', name: 'Brian' },
-];
-const POSTS = [
-  { id: 'p1', title: 'Engines', authorId: 'u1' },
-  { id: 'p2', title: 'Planners', authorId: 'u2' },
-  { id: 'p3', title: 'Notes', authorId: 'u1' },
-];
-const typed = <T extends object>(typename: string, v: T) => ({ __typename: typename, ...v });
-
 let gw: InProcessGateway;
 let users: Subgraph;
 let posts: Subgraph;
@@ -46,48 +38,8 @@ let people: Subgraph;
 let rest: TestUpstream;
 
 before(async () => {
-  users = await startSubgraph(
-    buildSchema(`${FEDERATION}
-union _Entity = User
-type Query { users: [User!]! _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
-type User { id: ID! name: String! }`),
-    {
-      users: () => USERS.map((u) => typed('User', u)),
-      _entities: ({ representations }: { representations: { id: string }[] }) =>
-        representations.map((r) => typed('User', USERS.find((u) => u.id === r.id) ?? {})),
-      _service: () => ({ sdl: USERS_SDL }),
-    },
-    { path: '/query' },
-  );
-  posts = await startSubgraph(
-    buildSchema(`${FEDERATION}
-union _Entity = User | Post
-type Query { posts: [Post!]! _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
-type Post { id: ID! title: String! }
-type User { id: ID! posts: [Post!]! }`),
-    {
-      posts: () => POSTS.map((p) => typed('Post', p)),
-      _entities: ({ representations }: { representations: { id: string }[] }) =>
-        representations.map((r) =>
-          typed('User', {
-            id: r.id,
-            posts: POSTS.filter((p) => p.authorId === r.id).map((p) => typed('Post', p)),
-          }),
-        ),
-      _service: () => ({ sdl: POSTS_SDL }),
-    },
-    { path: '/query' },
-  );
-  people = await startSubgraph(
-    'type Query { users: [User!]! }\ntype User { id: ID! name: String }',
-    {
-      users: () => [
-        { id: '1', name: 'Ada' },
-        { id: '2', name: 'Brian' },
-      ],
-    },
-    { path: '/query' },
-  );
+  ({ users, posts } = await startUsersAndPosts({ users: USERS_SDL, posts: POSTS_SDL }, { path: '/query' }));
+  people = await startPeople('/query');
   rest = await startJsonUpstream(0);
   gw = await startGateway();
   const subgraph = (id: string, url: string, sdl: string) =>

@@ -12,6 +12,7 @@ import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
 import {
+  refusedUpgrade,
   startGraphqlUpstream,
   startJsonUpstream,
   UPSTREAM_SDL,
@@ -895,21 +896,7 @@ describeEachSetup(
     });
 
     test('subscription (the engine, without a source serving it): the upgrade is refused with 400 saying why', async () => {
-      const ws = new WebSocket(`ws://127.0.0.1:${gw().port}/udg/`, 'graphql-transport-ws');
-      const refused = await new Promise<{ status: number | undefined; body: string }>((resolve, reject) => {
-        ws.on('unexpected-response', (_req, res) => {
-          let body = '';
-          res.on('data', (c: Buffer) => (body += c.toString()));
-          res.on('end', () => {
-            resolve({ status: res.statusCode, body });
-          });
-        });
-        ws.on('open', () => {
-          reject(new Error('upgraded'));
-        });
-        ws.on('error', () => undefined);
-      });
-      ws.terminate();
+      const refused = await refusedUpgrade(`ws://127.0.0.1:${gw().port}/udg/`, 'graphql-transport-ws');
       assert.equal(refused.status, 400);
       assert.deepEqual(JSON.parse(refused.body), {
         errors: [{ message: 'the schema has no subscriptions' }],
@@ -1175,21 +1162,7 @@ describeEachSetup(
     });
 
     test('subscription (proxyOnly): a WebSocket without a GraphQL subprotocol the gateway can check is refused with 400', async () => {
-      const ws = new WebSocket(`ws://127.0.0.1:${gw().port}/gql/graphql`, 'mqtt');
-      const refused = await new Promise<{ status: number | undefined; body: string }>((resolve, reject) => {
-        ws.on('unexpected-response', (_req, res) => {
-          let body = '';
-          res.on('data', (c: Buffer) => (body += c.toString()));
-          res.on('end', () => {
-            resolve({ status: res.statusCode, body });
-          });
-        });
-        ws.on('open', () => {
-          reject(new Error('upgraded'));
-        });
-        ws.on('error', reject);
-      });
-      ws.terminate();
+      const refused = await refusedUpgrade(`ws://127.0.0.1:${gw().port}/gql/graphql`, 'mqtt');
       assert.equal(refused.status, 400);
       assert.deepEqual(JSON.parse(refused.body), {
         errors: [

@@ -11,6 +11,7 @@ import WebSocket from 'ws';
 import { waitFor } from '../../lib/testing/wait.ts';
 import { startGateway, type InProcessGateway } from '../testing/harness.ts';
 import { startKafka, streamsDocument, type TestBroker } from '../streams/testing.ts';
+import { refusedUpgrade } from './testing.ts';
 
 const SDL = `
 type Product { name: String! price: Int! in_stock: Int! }
@@ -213,17 +214,7 @@ describe('GraphQL: Kafka data source, subscriptions over graphql-transport-ws', 
   });
 
   test('an upgrade without the graphql-transport-ws subprotocol is refused with 400', async () => {
-    const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/udg/`);
-    const status = await new Promise<number>((resolve) => {
-      ws.once('unexpected-response', (_req, res) => {
-        resolve(res.statusCode ?? 0);
-      });
-      ws.once('open', () => {
-        resolve(101);
-      });
-      ws.once('error', () => undefined);
-    });
-    assert.equal(status, 400);
+    assert.equal((await refusedUpgrade(`ws://127.0.0.1:${gw.port}/udg/`)).status, 400);
   });
 });
 

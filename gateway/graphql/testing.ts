@@ -20,7 +20,7 @@ import {
   type ExecutionResult,
   type GraphQLSchema,
 } from 'graphql';
-import { WebSocketServer } from 'ws';
+import WebSocket, { WebSocketServer } from 'ws';
 import { keyed, startGateway, type InProcessGateway } from '../testing/harness.ts';
 
 /** A test upstream. */
@@ -148,7 +148,7 @@ export async function startGraphqlUpstream(): Promise<GraphqlUpstream> {
         payload?: { query: string; variables?: Record<string, unknown> };
       };
       if (msg.type === 'connection_init') ws.send(JSON.stringify({ type: 'connection_ack' }));
-      else if (legacy && msg.type === 'start' && msg.payload !== undefined) {
+      else if (msg.type === (legacy ? 'start' : 'subscribe') && msg.payload !== undefined) {
         const id = msg.id;
         up.subscribed.push(msg.payload.query);
         void (async () => {
@@ -158,26 +158,14 @@ export async function startGraphqlUpstream(): Promise<GraphqlUpstream> {
             rootValue,
             variableValues: msg.payload?.variables,
           });
+          // The legacy protocol sends `data` and one error; graphql-transport-ws `next` and all.
           if (Symbol.asyncIterator in stream) {
             for await (const r of stream as AsyncIterable<ExecutionResult>)
-              ws.send(JSON.stringify({ type: 'data', id, payload: r }));
-          } else ws.send(JSON.stringify({ type: 'error', id, payload: stream.errors?.[0] }));
-          ws.send(JSON.stringify({ type: 'complete', id }));
-        })();
-      } else if (!legacy && msg.type === 'subscribe' && msg.payload !== undefined) {
-        const id = msg.id;
-        up.subscribed.push(msg.payload.query);
-        void (async () => {
-          const stream = await subscribe({
-            schema,
-            document: parse(msg.payload?.query ?? ''),
-            rootValue,
-            variableValues: msg.payload?.variables,
-          });
-          if (Symbol.asyncIterator in stream) {
-            for await (const r of stream as AsyncIterable<ExecutionResult>)
-              ws.send(JSON.stringify({ type: 'next', id, payload: r }));
-          } else ws.send(JSON.stringify({ type: 'error', id, payload: stream.errors }));
+              ws.send(JSON.stringify({ type: legacy ? 'data' : 'next', id, payload: r }));
+          } else
+            ws.send(
+              JSON.stringify({ type: 'error', id, payload: legacy ? stream.errors?.[0] : stream.errors }),
+            );
           ws.send(JSON.stringify({ type: 'complete', id }));
         })();
       }
@@ -192,6 +180,29 @@ export async function startGraphqlUpstream(): Promise<GraphqlUpstream> {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
     },
+  });
+}
+
+/**
+ * The answer a WebSocket upgrade to `url` (offering `protocol`, if any) gets instead of being
+ * upgraded: its status and body. Rejects when the upgrade succeeds.
+ */
+export function refusedUpgrade(url: string, protocol?: string): Promise<{ status: number; body: string }> {
+  const ws = protocol === undefined ? new WebSocket(url) : new WebSocket(url, protocol);
+  return new Promise<{ status: number; body: string }>((resolve, reject) => {
+    ws.once('unexpected-response', (_req, res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => {
+        resolve({ status: res.statusCode ?? 0, body });
+      });
+    });
+    ws.once('open', () => {
+      reject(new Error(`${url}: upgraded`));
+    });
+    ws.on('error', () => undefined);
+  }).finally(() => {
+    ws.terminate();
   });
 }
 
@@ -331,6 +342,77 @@ export async function startSubgraph(
       await new Promise((r) => server.close(r));
     },
   });
+}
+
+/** The users of `startUsersAndPosts`'s subgraphs. */
+export const FED_POST_USERS = [
+  { id: 'u1', name: 'Ada' },
+  { id: 'u2', name: 'Brian' },
+];
+/** Their posts, each with its author's ID. */
+export const FED_POSTS = [
+  { id: 'p1', title: 'Engines', authorId: 'u1' },
+  { id: 'p2', title: 'Planners', authorId: 'u2' },
+  { id: 'p3', title: 'Notes', authorId: 'u1' },
+];
+
+/**
+ * Two federation subgraphs (startSubgraph, `opts.path` as there): the users (`FED_POST_USERS`),
+ * and the posts (`FED_POSTS`) extending `User` with each user's posts; each answers `_entities`
+ * and gives `sdl` (the SDL its subgraph API declares) as its `_service`.
+ */
+export async function startUsersAndPosts(
+  sdl: { users: string; posts: string },
+  opts: { path?: string } = {},
+): Promise<{ users: Subgraph; posts: Subgraph }> {
+  const typed = <T extends object>(typename: string, v: T) => ({ __typename: typename, ...v });
+  const users = await startSubgraph(
+    `scalar _Any\ntype _Service { sdl: String }
+union _Entity = User
+type Query { users: [User!]! _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
+type User { id: ID! name: String! }`,
+    {
+      users: () => FED_POST_USERS.map((u) => typed('User', u)),
+      _entities: ({ representations }: { representations: { id: string }[] }) =>
+        representations.map((r) => typed('User', FED_POST_USERS.find((u) => u.id === r.id) ?? {})),
+      _service: () => ({ sdl: sdl.users }),
+    },
+    opts,
+  );
+  const posts = await startSubgraph(
+    `scalar _Any\ntype _Service { sdl: String }
+union _Entity = User | Post
+type Query { posts: [Post!]! _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
+type Post { id: ID! title: String! }
+type User { id: ID! posts: [Post!]! }`,
+    {
+      posts: () => FED_POSTS.map((p) => typed('Post', p)),
+      _entities: ({ representations }: { representations: { id: string }[] }) =>
+        representations.map((r) =>
+          typed('User', {
+            id: r.id,
+            posts: FED_POSTS.filter((p) => p.authorId === r.id).map((p) => typed('Post', p)),
+          }),
+        ),
+      _service: () => ({ sdl: sdl.posts }),
+    },
+    opts,
+  );
+  return { users, posts };
+}
+
+/** A plain GraphQL server of two users (`{ users { id name } }`), at `path` alone. */
+export function startPeople(path: string): Promise<Subgraph> {
+  return startSubgraph(
+    'type Query { users: [User!]! }\ntype User { id: ID! name: String }',
+    {
+      users: () => [
+        { id: '1', name: 'Ada' },
+        { id: '2', name: 'Brian' },
+      ],
+    },
+    { path },
+  );
 }
 
 /**
