@@ -14,7 +14,7 @@
  *   file descriptors (`/metrics`) come back to where they were.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,7 +29,7 @@ import {
   type GatewayProc,
   type Proc,
 } from '../harness/processes.ts';
-import { request as httpRequest, startGw } from './start.ts';
+import { alive, gauge, request as httpRequest, startGw, within, workersOf } from './start.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-faults-'));
 const SECRET = 'faultsSecretQm4Wz8';
@@ -149,41 +149,6 @@ async function ping(port: number): Promise<string> {
     return String(err);
   }
 }
-
-/** Resolves with 'closed' when `p` settles within `ms`, else 'hung'. */
-const within = (p: Promise<unknown>, ms: number): Promise<'closed' | 'hung'> =>
-  Promise.race([
-    p.then(() => 'closed' as const),
-    new Promise<'hung'>((resolve) =>
-      setTimeout(() => {
-        resolve('hung');
-      }, ms).unref(),
-    ),
-  ]);
-
-/** The worker processes of a gateway started with --workers > 1. */
-function workersOf(pid: number): number[] {
-  let text = '';
-  try {
-    text = readFileSync(`/proc/${String(pid)}/task/${String(pid)}/children`, 'utf8');
-  } catch {
-    // gone
-  }
-  return text
-    .trim()
-    .split(/\s+/)
-    .filter((s) => s !== '')
-    .map(Number);
-}
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe('killed, not stopped', () => {
   let redis: TestRedis;
@@ -373,14 +338,6 @@ describe('killed, not stopped', () => {
     assert.doesNotMatch(gw.log(), /unhandled|uncaught/i);
   });
 });
-
-/** A gauge of the gateway's /metrics. */
-async function gauge(gw: GatewayProc, name: string): Promise<number> {
-  const r = await httpRequest(`${gw.url}/metrics`);
-  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(r.body);
-  assert.ok(m !== null, `${name} in /metrics`);
-  return Number(m[1]);
-}
 
 /** Opens a connection, writes `data` (if any), and destroys it once `afterMs` have passed. */
 async function leaveEarly(port: number, data: string | Buffer | undefined, afterMs = 50): Promise<void> {

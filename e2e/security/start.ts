@@ -2,6 +2,8 @@
  * The gateway process of the security suites: e2e/harness's gateway, waited for longer (a loaded
  * machine starts it slowly) and stopped after the suite, or at once when it never answers.
  */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import { after } from 'node:test';
@@ -59,4 +61,48 @@ export async function request(
   timeoutMs = 60_000,
 ): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
   return httpRequest(url, opts, timeoutMs);
+}
+
+/** Resolves with 'closed' when `p` settles within `ms`, else 'hung'. */
+export const within = (p: Promise<unknown>, ms: number): Promise<'closed' | 'hung'> =>
+  Promise.race([
+    p.then(() => 'closed' as const),
+    new Promise<'hung'>((resolve) =>
+      setTimeout(() => {
+        resolve('hung');
+      }, ms).unref(),
+    ),
+  ]);
+
+/** The worker processes of a gateway started with --workers > 1. */
+export function workersOf(pid: number): number[] {
+  let text = '';
+  try {
+    text = readFileSync(`/proc/${String(pid)}/task/${String(pid)}/children`, 'utf8');
+  } catch {
+    // gone
+  }
+  return text
+    .trim()
+    .split(/\s+/)
+    .filter((s) => s !== '')
+    .map(Number);
+}
+
+export /** The process `pid` is running. */
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** A gauge of the gateway's /metrics. */
+export async function gauge(gw: GatewayProc, name: string): Promise<number> {
+  const r = await httpRequest(`${gw.url}/metrics`);
+  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(r.body);
+  assert.ok(m !== null, `${name} in /metrics`);
+  return Number(m[1]);
 }
