@@ -40,7 +40,7 @@ async function main(): Promise<void> {
     return;
   }
 
-  const counters = openCounters(config, log);
+  const counters = await openCounters(config, log);
   const store = await openStore(config, log, counters);
   let gateway: Gateway;
   try {

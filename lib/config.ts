@@ -4,13 +4,17 @@
  * module that reads `process.env`.
  */
 import { readFileSync } from 'node:fs';
-import { parse } from 'yaml';
+import type * as Yaml from 'yaml';
 import type { JsonSchema } from '../schemas/json-schema.ts';
 import { compile } from '../schemas/validate.ts';
 import { InputError, errorMessage } from './errors.ts';
 import { isPlainObject } from './plain-object.ts';
 import { durationPatternOf, parseDuration as parseUnits, type DurationUnit } from './duration.ts';
 import { LOG_LEVELS } from './log.ts';
+import { lazyModule } from './lazy.ts';
+
+/** The parser of `--config` files, loaded only when one is given. */
+const yaml = lazyModule<typeof Yaml>(import.meta.url, 'yaml');
 
 /** A snapshot of the environment. */
 export function environment(): Readonly<Record<string, string | undefined>> {
@@ -92,7 +96,7 @@ export function loadConfig<T>(opts: {
   flags.delete('config');
   if (file !== undefined) {
     try {
-      const parsed: unknown = parse(readFileSync(file, 'utf8'));
+      const parsed: unknown = yaml().parse(readFileSync(file, 'utf8'));
       if (isPlainObject(parsed)) {
         raw = parsed;
         for (const key of Object.keys(raw)) origin.set(key, `${key} in ${file}`);

@@ -8,11 +8,16 @@
  * checked against the certificate, converted to PKCS#8 and stored encrypted (AES-256-GCM under a
  * key derived with HKDF from the gateway secret: sessions/secrets.ts); it is never returned.
  * Certificates are parsed with @peculiar/x509 (lib/x509.ts, on node's webcrypto), keys with node:crypto.
+ * The library (with tsyringe and the ASN.1 modules, about 10 MiB resident) is loaded at the first
+ * upload, not in every worker at start: most gateways never parse a certificate (issue 33 item 4).
  */
 import { createPrivateKey, createPublicKey, webcrypto, type KeyObject } from 'node:crypto';
-import { x509 } from '../../lib/x509.ts';
+import type * as x509Module from '../../lib/x509.ts';
 import { openSecret, sealSecret } from '../sessions/secrets.ts';
 import type { Collection, Store } from '../store/store.ts';
+
+/** @peculiar/x509, as lib/x509.ts configures it. */
+type X509 = typeof x509Module.x509;
 
 /** The collection certificates live in. */
 export const CERTS = 'certs' satisfies Collection;
@@ -81,7 +86,8 @@ export async function parseUpload(
   gatewaySecret: string,
   now: number,
 ): Promise<StoredCert> {
-  let blocks: ReturnType<typeof x509.PemConverter.decodeWithHeaders>;
+  const { x509 } = await import('../../lib/x509.ts');
+  let blocks: ReturnType<X509['PemConverter']['decodeWithHeaders']>;
   try {
     blocks = x509.PemConverter.decodeWithHeaders(pem);
   } catch {
@@ -94,7 +100,7 @@ export async function parseUpload(
     throw new CertInputError('Certificate could not be parsed: send a PEM certificate (BEGIN CERTIFICATE)');
   }
   if (keys.length > 1) throw new CertInputError('Certificate upload holds more than one private key');
-  let leaf: x509.X509Certificate;
+  let leaf: InstanceType<X509['X509Certificate']>;
   try {
     leaf = new x509.X509Certificate(leafBlock.rawData);
   } catch (err) {

@@ -30,6 +30,7 @@ import { fillTemplate, wireEngine, type EngineContext } from './engine.ts';
 import { internalSources, internalUpgrades, type InternalUpgrade } from './internal-sources.ts';
 import { Supergraph } from './federation.ts';
 import { buildSubgraphSchema, buildSupergraphSchema } from '../../schemas/rules/graphql-federation.ts';
+import { isGraphql } from './stage.ts';
 import {
   subgraphSdl,
   supergraphSdl,
@@ -282,16 +283,7 @@ function subgraphEvents(
   });
 }
 
-/** Whether the API is GraphQL with a schema to check requests against. */
-const isGraphql = (api: GatewayApiDefinition): boolean => {
-  const g = api.graphql;
-  if (g?.enabled !== true) return false;
-  if (g.execution_mode === 'subgraph') return subgraphSdl(g) !== '';
-  if (g.execution_mode === 'supergraph') return supergraphSdl(g) !== '';
-  return (g.schema ?? '') !== '';
-};
-
-/** See the module comment. */
+/** See the module comment; the chain lists it through stage.ts, which loads this module. */
 export const graphql: GatewayMiddleware = {
   name: 'graphql',
   enabled: isGraphql,

@@ -24,7 +24,7 @@ import { authToken } from '../middleware/auth-token/index.ts';
 import { basicAuth } from '../middleware/basic-auth/index.ts';
 import { customAuth } from '../middleware/custom-auth/index.ts';
 import { hmacSigning } from '../middleware/hmac/index.ts';
-import { jwt } from '../middleware/jwt/index.ts';
+import { jwt } from '../middleware/jwt/stage.ts';
 import { pluginsPost, pluginsPostKeyAuth, pluginsPre, pluginsResponse } from '../middleware/plugins/index.ts';
 import { tokenSignatureCheck } from '../middleware/token-signature/index.ts';
 import { ipAllowList, ipBlockList } from '../middleware/ip-lists/index.ts';
@@ -43,7 +43,7 @@ import { responseCache } from '../middleware/cache/index.ts';
 import { detailedRecording } from '../middleware/detailed-recording/index.ts';
 import type { GatewayMiddleware } from '../middleware/deps.ts';
 import { streams } from '../streams/middleware.ts';
-import { graphql } from '../graphql/middleware.ts';
+import { graphql } from '../graphql/stage.ts';
 import { graphqlPlayground } from '../graphql/playground.ts';
 import { oauth2Bearer, oauth2Endpoints } from '../oauth2/middleware.ts';
 

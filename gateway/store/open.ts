@@ -1,11 +1,12 @@
-/** Opens the store the configuration names. */
+/**
+ * Opens the store the configuration names. The Redis store (and ioredis) and the dashboard's are
+ * loaded only when named: a worker on the files store never holds them.
+ */
 import type { Logger } from '../../lib/log.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import type { Counters } from '../limits/counters.ts';
 import pkg from '../../package.json' with { type: 'json' };
-import { DashboardStore } from './pro/index.ts';
 import { FilesStore } from './files.ts';
-import { RedisStore } from './redis.ts';
 import type { Store } from './store.ts';
 
 /**
@@ -27,6 +28,7 @@ export async function openStore(
   if (config.dashboard_url !== undefined && config.node_secret !== undefined) {
     const { dashboard_url: url, node_secret: nodeSecret } = config;
     const local = await openStore({ ...config, dashboard_url: undefined }, log);
+    const { DashboardStore } = await import('./pro/index.ts');
     return new DashboardStore(local, {
       url,
       nodeSecret,
@@ -44,6 +46,7 @@ export async function openStore(
     });
   }
   if (config.store === 'files') return FilesStore.open(config.data_dir, log.child({ store: 'files' }));
+  const { RedisStore } = await import('./redis.ts');
   return new RedisStore(config.store, {
     prefix: config.redis_key_prefix,
     log: log.child({ store: 'redis' }),

@@ -164,7 +164,7 @@ export async function startGateway(
   });
   const log = opts.log ?? silentLogger();
   const store = opts.store ?? (await openStore(config, log));
-  const counters = opts.counters ?? openCounters(config, log);
+  const counters = opts.counters ?? (await openCounters(config, log));
   const gw = await Gateway.start({
     config,
     store,

@@ -25,7 +25,8 @@ import { CERTIFICATE_ID } from './access.ts';
 import { authProblems, authWarnings } from './auth.ts';
 import { eventHandlerProblems } from './event-handlers.ts';
 import { endpointProblems, otherUpstreamTlsProblems, versionChoiceProblems } from './endpoints.ts';
-import { graphqlProblems } from './graphql.ts';
+import type * as GraphqlRules from './graphql.ts';
+import { lazyModule } from '../../lib/lazy.ts';
 import { pluginProblems } from './plugins.ts';
 import { idExtractorProblems } from './id-extractor.ts';
 import { responseProcessorProblems } from './response-processors.ts';
@@ -44,6 +45,12 @@ import { isIpOrCidr, regexGroups } from './values.ts';
 import { isInternalUrl, parseInternalTarget, type InternalTargetInput } from './internal-target.ts';
 import { isTargetProblem, normalizeListenPath, parseTarget, type Target } from './target.ts';
 import { isTcpApi, tcpProblems } from './tcp.ts';
+
+/**
+ * The GraphQL rules (and graphql-js under them), loaded by the first definition with a `graphql`
+ * section: a gateway worker whose APIs have none never holds them.
+ */
+const graphqlRules = lazyModule<typeof GraphqlRules>(import.meta.url, './graphql.ts');
 
 // --- listen paths and routes --------------------------------------------------------------------
 
@@ -343,7 +350,7 @@ export function checkClassicApi(api: ClassicApiInput): FieldProblem[] {
   problems.push(...ipListProblems(api, 'allowed_ips'), ...ipListProblems(api, 'blacklisted_ips'));
   problems.push(...basicAuthProblems(api));
   problems.push(...globalRateLimitProblems(model<GlobalRateLimit>(api.global_rate_limit)));
-  problems.push(...graphqlProblems(graphql));
+  if (graphql !== undefined) problems.push(...graphqlRules().graphqlProblems(graphql));
   problems.push(...eventHandlerProblems(api));
   problems.push(
     ...certificateIdProblems(api, 'certificates'),

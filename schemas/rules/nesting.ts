@@ -7,8 +7,12 @@
  * at it. Real documents nest a few dozen levels at most (a JSON Schema inside an OAS operation
  * included).
  */
-import { parse } from 'yaml';
+import type * as Yaml from 'yaml';
+import { lazyModule } from '../../lib/lazy.ts';
 import type { FieldProblem } from './field-problem.ts';
+
+/** The YAML parser, loaded by the first document that is not JSON (most are). */
+const yaml = lazyModule<typeof Yaml>(import.meta.url, 'yaml');
 
 /** The deepest nesting accepted: objects and lists inside one another, the outermost counted. */
 export const MAX_NESTING_DEPTH = 128;
@@ -78,7 +82,7 @@ export function parseDocumentText(
 ): { value: unknown } | { nesting: string } | { syntax: string } {
   let value: unknown;
   try {
-    value = text.trimStart().startsWith('{') ? JSON.parse(text) : parse(text, { prettyErrors: true });
+    value = text.trimStart().startsWith('{') ? JSON.parse(text) : yaml().parse(text, { prettyErrors: true });
   } catch (err) {
     if (stackExhausted(err)) return { nesting: nestingMessage('the document', undefined) };
     const detail = ((err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '').replace(

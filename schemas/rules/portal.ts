@@ -5,8 +5,12 @@
  * lifetimes, the product's auth types and documentation, developers' e-mails and passwords, and
  * the http(s) URLs of documentation and webhooks. A leaf: it imports no kind.
  */
-import { parse as parseYaml } from 'yaml';
+import type * as Yaml from 'yaml';
+import { lazyModule } from '../../lib/lazy.ts';
 import { isPlainObject } from '../../lib/plain-object.ts';
+
+/** The YAML parser, loaded by the first OpenAPI text read here (not by every process at start). */
+const yaml = lazyModule<typeof Yaml>(import.meta.url, 'yaml');
 
 /** An event type developers subscribe to, as a JSON Schema pattern (ECMAScript and RE2 alike). */
 export const EVENT_TYPE_PATTERN = '^[A-Za-z0-9._:-]{1,128}$';
@@ -54,7 +58,7 @@ export function isOasDocument(doc: unknown): doc is Record<string, unknown> {
 export function oasOfText(text: string): unknown {
   const parse = (t: string): unknown => {
     try {
-      return parseYaml(t) as unknown; // YAML is a superset of JSON
+      return yaml().parse(t) as unknown; // YAML is a superset of JSON
     } catch {
       return undefined;
     }
@@ -70,7 +74,7 @@ export function oasOfText(text: string): unknown {
 export function openApiProblem(doc: string): string | undefined {
   let parsed: unknown;
   try {
-    parsed = parseYaml(doc);
+    parsed = yaml().parse(doc);
   } catch (err) {
     return `it does not parse as JSON or YAML: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`;
   }

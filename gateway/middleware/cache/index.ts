@@ -275,10 +275,10 @@ function answerHit(ctx: RequestContext, hit: CachedResponse, head: boolean): Rej
 export const responseCache: GatewayMiddleware = {
   name: 'cache',
   enabled: cacheEnabled,
-  create: (api, deps) => {
+  create: async (api, deps) => {
     const s = settingsOf(api);
     const of = perVersion(api, compileRules);
-    const held = acquireResponses(deps.store, deps.config, deps.log, deps.now);
+    const held = await acquireResponses(deps.store, deps.config, deps.log, deps.now);
     const store: ResponseStore = held.store;
     const handle = async (ctx: RequestContext, next: () => Promise<void>) => {
       const method = ctx.method.toUpperCase();

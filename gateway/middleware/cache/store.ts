@@ -3,9 +3,9 @@
  * gateway node, entries expire with `PX`), else the memory of each process (bounded: the oldest
  * entries go first past `MEMORY_ENTRIES`). One cache per process and Redis (per gateway in
  * memory), shared by the APIs that cache (each under its own keys), opened by the first and
- * closed with the last.
+ * closed with the last. ioredis is loaded with the first Redis cache, not by every worker.
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { errorMessage } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/log.ts';
 
@@ -67,12 +67,13 @@ export class RedisResponses implements ResponseStore {
   readonly #log: Logger;
   readonly #now: () => number;
 
-  constructor(url: string, prefix: string, log: Logger, now: () => number = Date.now) {
+  /** `connect` is ioredis's client class (loaded by the first Redis cache). */
+  constructor(connect: typeof Redis, url: string, prefix: string, log: Logger, now: () => number = Date.now) {
     this.#prefix = `${prefix}cache:`;
     this.#log = log;
     this.#now = now;
     // The cache is an optimisation: a command fails fast while Redis is away (a miss).
-    this.#redis = new Redis(url, {
+    this.#redis = new connect(url, {
       maxRetriesPerRequest: 0,
       commandTimeout: 1000,
       connectTimeout: 2000,
@@ -131,18 +132,26 @@ const perGateway = new WeakMap<object, Held>();
  * process and URL, or the memory of the gateway `owner` (its document store). The returned
  * `release` closes it when no API uses it any more.
  */
-export function acquireResponses(
+export async function acquireResponses(
   owner: object,
   config: { store: string; redis_key_prefix: string },
   log: Logger,
   now: () => number,
-): { store: ResponseStore; release: () => Promise<void> } {
+): Promise<{ store: ResponseStore; release: () => Promise<void> }> {
   const redis = /^rediss?:\/\//.test(config.store);
   const id = `${config.store}\n${config.redis_key_prefix}`;
+  const connect = redis ? (await import('ioredis')).Redis : undefined;
+  // Looked up after the import: another API may have opened it meanwhile.
   let held = redis ? shared.get(id) : perGateway.get(owner);
   if (held === undefined) {
-    if (redis) {
-      const r = new RedisResponses(config.store, config.redis_key_prefix, log.child({ part: 'cache' }), now);
+    if (connect !== undefined) {
+      const r = new RedisResponses(
+        connect,
+        config.store,
+        config.redis_key_prefix,
+        log.child({ part: 'cache' }),
+        now,
+      );
       held = { store: r, users: 0, close: () => r.close() };
       shared.set(id, held);
     } else {

@@ -20,8 +20,8 @@
  */
 import { hash, type KeyObject } from 'node:crypto';
 import { compactVerify, errors, type CryptoKey, type JWSHeaderParameters } from 'jose';
-import type { GatewayApiDefinition, GatewayPolicy } from '../../../schemas/generated/models.ts';
-import { authMethodsOf, JWT_ALGORITHMS, jwtSourceOf, type JwtFamily } from '../../../schemas/rules/auth.ts';
+import type { GatewayPolicy } from '../../../schemas/generated/models.ts';
+import { JWT_ALGORITHMS, jwtSourceOf, type JwtFamily } from '../../../schemas/rules/auth.ts';
 import { reject } from '../../pipeline/compose.ts';
 import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
@@ -30,6 +30,7 @@ import { GatewayError } from '../../pipeline/errors.ts';
 import { adoptIdentity } from '../../sessions/identity.ts';
 import { identityOf, policiesOf, skewsOf, timeRefusal, type Claims } from './claims.ts';
 import { jwksFor } from './jwks.ts';
+import { isJwtApi } from './stage.ts';
 import { isPlainObject } from '../../../lib/plain-object.ts';
 
 const BEARER = /^bearer\s+/i;
@@ -119,10 +120,10 @@ async function firstVerifying(
   return undefined;
 }
 
-/** See the module comment. */
+/** See the module comment; the chain lists it through stage.ts, which loads this module. */
 export const jwt: GatewayMiddleware = {
   name: 'jwt',
-  enabled: (api: GatewayApiDefinition) => authMethodsOf(api).includes('jwt_claim'),
+  enabled: isJwtApi,
   create: (api, deps) => {
     const family: JwtFamily = api.jwt_signing_method ?? 'hmac';
     const source = jwtSourceOf(api.jwt_source ?? '', family);

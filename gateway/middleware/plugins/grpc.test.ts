@@ -204,7 +204,7 @@ before(async () => {
   await new Promise<void>((resolve) => gz.listen(0, '127.0.0.1', resolve));
   gzUrl = `http://127.0.0.1:${String((gz.address() as AddressInfo).port)}`;
   server = new grpc.Server();
-  const Dispatcher = coprocessPackage().Dispatcher as grpc.ServiceClientConstructor;
+  const Dispatcher = (await coprocessPackage()).Dispatcher as grpc.ServiceClientConstructor;
   server.addService(Dispatcher.service, {
     Dispatch: (
       call: grpc.ServerUnaryCall<CoprocessObject, CoprocessObject>,

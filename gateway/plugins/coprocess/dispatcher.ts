@@ -4,10 +4,12 @@
  * written for the reference works with svc unchanged. The .proto files are read once, with the
  * field names as they are written (`set_headers`, not `setHeaders`), 64-bit integers as numbers
  * and enums as their names, the way plugin servers built from the same files see them.
+ * @grpc/grpc-js and the proto loader (protobufjs) are loaded at the first call, not by every
+ * worker at start: most gateways run no gRPC plugin (issue 33 item 4).
  */
 import { join } from 'node:path';
-import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
+import type * as grpc from '@grpc/grpc-js';
+import type * as protoLoader from '@grpc/proto-loader';
 
 /** The proto files of the protocol. */
 export const PROTO_DIR = join(import.meta.dirname, 'proto');
@@ -117,14 +119,22 @@ const LOADER_OPTIONS: protoLoader.Options = {
   oneofs: true,
 };
 
-let loaded: grpc.GrpcObject | undefined;
+let loaded: Promise<{ grpc: typeof grpc; coprocess: grpc.GrpcObject }> | undefined;
+
+/** @grpc/grpc-js and the `coprocess` package of the proto files (loaded and read once). */
+function loadCoprocess(): Promise<{ grpc: typeof grpc; coprocess: grpc.GrpcObject }> {
+  loaded ??= Promise.all([import('@grpc/grpc-js'), import('@grpc/proto-loader')]).then(([grpcJs, loader]) => {
+    const definition = grpcJs.loadPackageDefinition(
+      loader.loadSync('coprocess_object.proto', { ...LOADER_OPTIONS, includeDirs: [PROTO_DIR] }),
+    );
+    return { grpc: grpcJs, coprocess: definition.coprocess as grpc.GrpcObject };
+  });
+  return loaded;
+}
 
 /** The `coprocess` package of the proto files (read once). */
-export function coprocessPackage(): grpc.GrpcObject {
-  loaded ??= grpc.loadPackageDefinition(
-    protoLoader.loadSync('coprocess_object.proto', { ...LOADER_OPTIONS, includeDirs: [PROTO_DIR] }),
-  );
-  return loaded.coprocess as grpc.GrpcObject;
+export async function coprocessPackage(): Promise<grpc.GrpcObject> {
+  return (await loadCoprocess()).coprocess;
 }
 
 /** The gRPC target of `coprocess_grpc_server` (`tcp://host:port` or `unix:///path`). */
@@ -173,23 +183,40 @@ export function openPluginServer(server: string | undefined): Dispatcher {
   return openDispatcher(server);
 }
 
-/** Opens a client of the plugin server at `server` (it connects at the first call). */
+/**
+ * Opens a client of the plugin server at `server`: a bad address throws here; gRPC is loaded and
+ * the client connects at the first call.
+ */
 export function openDispatcher(server: string): Dispatcher {
-  const Client = coprocessPackage().Dispatcher as grpc.ServiceClientConstructor;
-  const client = new Client(grpcTarget(server), grpc.credentials.createInsecure());
-  const methods = client as unknown as {
-    Dispatch: UnaryCall<OutgoingObject, CoprocessObject>;
-    DispatchEvent: UnaryCall<{ payload: string }, object>;
-  };
-  const call = methods.Dispatch.bind(client);
-  const event = methods.DispatchEvent.bind(client);
+  const target = grpcTarget(server);
+  let client: grpc.Client | undefined;
+  let closed = false;
+  let methods:
+    | Promise<{
+        call: UnaryCall<OutgoingObject, CoprocessObject>;
+        event: UnaryCall<{ payload: string }, object>;
+      }>
+    | undefined;
+  const open = () =>
+    (methods ??= loadCoprocess().then(({ grpc: grpcJs, coprocess }) => {
+      if (closed) throw new Error('gRPC plugin server: the client is closed');
+      const Client = coprocess.Dispatcher as grpc.ServiceClientConstructor;
+      const c = new Client(target, grpcJs.credentials.createInsecure());
+      client = c;
+      const m = c as unknown as {
+        Dispatch: UnaryCall<OutgoingObject, CoprocessObject>;
+        DispatchEvent: UnaryCall<{ payload: string }, object>;
+      };
+      return { call: m.Dispatch.bind(c), event: m.DispatchEvent.bind(c) };
+    }));
   return {
-    dispatch: (object, timeoutMs) => unary(call, object, timeoutMs),
+    dispatch: async (object, timeoutMs) => unary((await open()).call, object, timeoutMs),
     dispatchEvent: async (payload, timeoutMs) => {
-      await unary(event, { payload }, timeoutMs);
+      await unary((await open()).event, { payload }, timeoutMs);
     },
     close: () => {
-      client.close();
+      closed = true;
+      client?.close();
     },
   };
 }
