@@ -80,14 +80,16 @@ export async function startAnalyticsCase(redisPort: number, dir: string): Promis
     'gateway (redis, analytics on)',
   );
   const load = protectedLoad(port);
-  const r = await send({ port, path: new URL(load.url).pathname, headers: { ...load.headers } });
+  const r = await send({ port, path: new URL(load.url).pathname, headers: { ...load.headers }, fresh: true });
   if (r.status !== 200) throw new Error(`the protected API with analytics answers ${r.status}: ${r.text}`);
   return {
     load,
     port,
     dashboardPort,
     outcomes: async () => {
-      const m = (await send({ port, path: '/metrics' })).text;
+      // A connection of its own: the runs block this process for minutes (wrk runs synchronously),
+      // and a kept-alive socket the gateway closed meanwhile fails its next write (EPIPE).
+      const m = (await send({ port, path: '/metrics', fresh: true })).text;
       const n = (outcome: string): number => {
         const re = new RegExp(`svc_gateway_analytics_records_total\\{outcome="${outcome}"\\} (\\d+)`);
         return Number(re.exec(m)?.[1] ?? NaN);

@@ -6,7 +6,13 @@
  */
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import http from 'node:http';
 import { join } from 'node:path';
+
+// The load runs block the bench's process for minutes (wrk and loadgen run synchronously), and a
+// kept-alive connection the gateway closed meanwhile fails the next request sent on it (EPIPE,
+// "socket hang up"): the bench's own requests each take a new connection.
+http.globalAgent = new http.Agent({ keepAlive: false });
 
 /** The repository's root. */
 export const root = join(import.meta.dirname, '..', '..', '..');
