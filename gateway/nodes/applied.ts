@@ -20,14 +20,19 @@ export class AppliedDocs {
    * document no longer stored is no longer served.
    */
   swapped(entries: readonly StoredEntry[], leftOut: ReadonlySet<string>, now: number): void {
-    const seen = new Set<string>();
+    let served = 0;
     for (const e of entries) {
       if (!('value' in e) || leftOut.has(e.id)) continue;
-      seen.add(e.id);
+      served++;
       const before = this.#docs.get(e.id);
       if (before !== undefined && e.text !== undefined && before.text === e.text) continue;
       this.#record(e.id, e.value, now, e.text);
     }
+    // Every document served is recorded now (a store lists an ID once): when they are all the
+    // recorded ones, none is gone, and no set of 10,000 IDs is made at every reload.
+    if (this.#docs.size === served) return;
+    const seen = new Set<string>();
+    for (const e of entries) if ('value' in e && !leftOut.has(e.id)) seen.add(e.id);
     for (const id of this.#docs.keys()) if (!seen.has(id)) this.#docs.delete(id);
   }
 

@@ -423,10 +423,16 @@ export async function buildRouteTable(
   const reusable = new Map<string, { text: string; route: Route }>();
   for (const { id, api, kept, text, from } of checked) {
     if (clashing.has(id) || isTcpApi(api)) continue;
+    if (kept !== undefined) {
+      // Reused as it is, without an await: most of the APIs of a reload.
+      routes.push(kept);
+      if (from !== undefined) reusable.set(id, from);
+      continue;
+    }
     try {
-      const route = kept ?? (await compileApi(api, id, env, deps, lookup));
+      const route = await compileApi(api, id, env, deps, lookup);
       routes.push(route);
-      if (route.reusable && text !== undefined) reusable.set(id, from ?? { text, route });
+      if (route.reusable && text !== undefined) reusable.set(id, { text, route });
     } catch (err) {
       problems.push({ api_id: id, message: errorMessage(err) });
     }

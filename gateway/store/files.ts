@@ -129,6 +129,8 @@ export class FilesStore implements Store {
   readonly #listed = new Map<Collection, ReadonlyMap<string, Listed>>();
   /** The file names the last `list` of each collection read, in ID order. */
   readonly #order = new Map<Collection, string[]>();
+  /** Collections whose last `list` reported a problem for a file it did not read (its name). */
+  readonly #unread = new Set<Collection>();
   /** The files changed since the last `list` of each collection listed so far. */
   readonly #changes = new Map<Collection, Changes>();
   /** Bumped by every write and forget: a read that spans one doesn't cache what it read. */
@@ -238,12 +240,23 @@ export class FilesStore implements Store {
     // Watched from the first list: the next ones look only at the files changed since.
     const changes = this.#changesOf(collection);
     const settled = await this.#settled(changes, cdir);
-    const names = await readdir(cdir);
     const before = this.#listed.get(collection);
     // The changes this list looks at; those reported from here on are for the next one.
     const changed = !settled || changes.all || before === undefined ? undefined : changes.names;
     changes.names = new Set();
     changes.all = false;
+    // With every change since the last list known, the directory holds the files that list
+    // read and those changed since (added, replaced or removed: each is looked at below): no
+    // readdir, which made 10,000 names into strings at every reload (issue 33 item 4). Unless
+    // that list also named files it did not read (their names are wrong): the directory says
+    // whether they are still there.
+    const names =
+      changed === undefined || this.#unread.has(collection)
+        ? await readdir(cdir)
+        : [
+            ...(this.#order.get(collection) ?? []),
+            ...[...changed].filter((name) => before?.has(name) !== true),
+          ];
     const seen = new Map<string, Listed>();
     const read = async (name: string): Promise<StoredEntry | undefined> => {
       const id = idOf(name);
@@ -322,6 +335,8 @@ export class FilesStore implements Store {
       collection,
       listed.filter((x) => seen.has(x.name)).map((x) => x.name),
     );
+    if (listed.some((x) => !seen.has(x.name))) this.#unread.add(collection);
+    else this.#unread.delete(collection);
     return listed.map((x) => x.e);
   }
 

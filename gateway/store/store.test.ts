@@ -341,6 +341,29 @@ describe('store (files) on disk', () => {
     }
   });
 
+  test('a list without readdir (the watcher knows the changes) still sees a misnamed file, added and removed files', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-gw-files-'));
+    const own = await FilesStore.open(dir, log);
+    try {
+      await own.put('apis', 'a', { name: 'a' });
+      writeFileSync(join(dir, 'apis', 'a b.json'), '{}');
+      const ids = async (): Promise<string[]> =>
+        (await own.list('apis')).map((e) => ('problem' in e ? `${e.id}: problem` : e.id));
+      assert.deepEqual(await ids(), ['a', 'a b: problem']);
+      // Nothing changed, then one file added by hand: the problem is reported at every list.
+      assert.deepEqual(await ids(), ['a', 'a b: problem']);
+      writeFileSync(join(dir, 'apis', 'c.json'), '{"name":"c"}');
+      assert.deepEqual(await ids(), ['a', 'a b: problem', 'c']);
+      rmSync(join(dir, 'apis', 'a b.json'));
+      rmSync(join(dir, 'apis', 'a.json'));
+      assert.deepEqual(await ids(), ['c']);
+      assert.deepEqual(await ids(), ['c']);
+    } finally {
+      await own.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('file names: reserved characters encoded, over-long IDs refused', () => {
     assert.equal(fileNameOf('.hidden'), '%2Ehidden.json');
     assert.equal(fileNameOf('a/b'), 'a%2Fb.json');
