@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { SvcError } from '../../lib/errors.ts';
-import { readBodyText, readJsonObject, type BodyProblem } from '../../lib/http/json-body.ts';
+import { readBodyText, readJsonObject, stringFields, type BodyProblem } from '../../lib/http/json-body.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { DashboardConfig } from '../config/schema.ts';
 import type { Caller } from '../rbac/rbac.ts';
@@ -84,6 +84,25 @@ function refuse(problem: BodyProblem): Refusal {
 /** The raw body, at most MAX_BODY_BYTES. */
 export async function readText(req: IncomingMessage): Promise<string> {
   return readBodyText(req, MAX_BODY_BYTES, refuse);
+}
+
+/**
+ * The string fields of a form or a JSON body (JSON when its content type says so), as the
+ * reference's OAuth endpoints read them; a JSON body that is not an object is 400.
+ */
+export async function readFields(req: IncomingMessage): Promise<Record<string, string>> {
+  let text: string;
+  try {
+    text = await readText(req);
+  } catch (err) {
+    if (err instanceof Refusal) throw err;
+    throw refuse({ kind: 'not-an-object' });
+  }
+  // An empty body is no fields, whatever its type says.
+  if (text.trim() === '') return {};
+  const fields = stringFields(text, req.headers['content-type']);
+  if (fields === undefined) throw refuse({ kind: 'not-an-object' });
+  return fields;
 }
 
 /**

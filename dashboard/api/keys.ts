@@ -6,7 +6,8 @@
  * key grants, and every policy it applies, must be the organisation's: a key's `org_id` is the
  * organisation of its APIs.
  */
-import { createHash, randomBytes, scrypt } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { hashPassword } from '../../lib/password.ts';
 import type { GatewaySession } from '../../schemas/generated/models.ts';
 import { sessionModel } from '../../schemas/models/session.ts';
 import { checkSession } from '../../schemas/rules/access.ts';
@@ -27,17 +28,6 @@ const invalid = (problems: string[]): string => `Validation of Key failed. Reaso
 /** The stored ID of a key or user name. */
 export function keyHash(raw: string): string {
   return createHash('sha256').update(raw, 'utf8').digest('hex');
-}
-
-/** `scrypt$N$r$p$<salt>$<hash>`, the gateway's stored form of a password. */
-export function hashPassword(password: string): Promise<string> {
-  const salt = randomBytes(16);
-  return new Promise((resolve, reject) => {
-    scrypt(password, salt, 32, { N: 16384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 }, (err, key) => {
-      if (err === null) resolve(`scrypt$16384$8$1$${salt.toString('base64')}$${key.toString('base64')}`);
-      else reject(err);
-    });
-  });
 }
 
 /** What a client sees of a stored key: never a password hash. */

@@ -25,7 +25,7 @@ const sha = (s: string): string => createHash('sha256').update(s).digest('hex');
 async function tenant(
   d: TestDashboard,
   org: string,
-): Promise<{ admin: string; read: string; deny: string; client: string }> {
+): Promise<{ admin: string; read: string; deny: string; client: string; secret: string }> {
   assert.equal(
     (
       await d.call('POST', '/admin/organisations', {
@@ -48,6 +48,7 @@ async function tenant(
     read: await user({ keys: 'read' }),
     deny: await user({ keys: 'deny', apis: 'write' }),
     client: 'robot',
+    secret: String(client.body.secret),
   };
 }
 
@@ -192,9 +193,19 @@ for (const fx of storeFixtures()) {
         auth: a.admin,
       });
       assert.equal(again.status, 404, again.text);
+      // A client secret given must be the client's: a wrong one revokes nothing.
+      const wrong = await d.call('POST', '/api/apis/oauth/robot/revoke_all', {
+        auth: a.admin,
+        body: { client_secret: 'not the secret' },
+      });
+      assert.equal(wrong.status, 403, wrong.text);
+      assert.match(String(wrong.body.Message), /^client_secret: /);
+      assert.deepEqual(await live(), [sha('tok-live-1')]);
+      // The reference's form body, with the right secret.
       const all = await d.call('POST', '/api/apis/oauth/robot/revoke_all', {
         auth: a.admin,
-        body: { client_secret: 'not needed' },
+        body: `client_secret=${encodeURIComponent(a.secret)}`,
+        contentType: 'application/x-www-form-urlencoded',
       });
       assert.deepEqual(all.body, { Status: 'OK', Message: 'tokens revoked successfully', Meta: null });
       await announced(sha('tok-live-1'));

@@ -23,7 +23,8 @@ import { isPlainObject } from '../../lib/plain-object.ts';
 import type { Doc, Store, StoreTx } from '../store/store.ts';
 import { orgIds } from '../nodes/nodes.ts';
 import { actorOf } from './documents.ts';
-import { callerOf, fail, hashOf, json, ok, readObject, type Ctx, type Reply } from './http.ts';
+import { callerOf, fail, hashOf, json, ok, readFields, type Ctx, type Reply } from './http.ts';
+import { verifyPassword } from '../../lib/password.ts';
 import { keyHash } from './keys.ts';
 import { OAUTH_CLIENTS } from './oauth.ts';
 
@@ -163,6 +164,16 @@ async function clientsOf(
 
 const clientNotFound = (): Reply => fail(404, 'OAuth Client ID not found');
 
+/** Whether `secret` is the secret of one of `clients` (stored as a password hash), in constant time. */
+async function hasSecret(clients: readonly Doc[], secret: string): Promise<boolean> {
+  let found = false;
+  for (const cl of clients) {
+    const stored = cl.body.secret_hash;
+    if (typeof stored === 'string' && (await verifyPassword(secret, stored))) found = true;
+  }
+  return found;
+}
+
 /** GET /api/apis/oauth/{apiId}/{clientId}/tokens (`/{hash}`: that one token, listed alone) */
 export async function listTokens(c: Ctx): Promise<Reply> {
   const org = callerOf(c).org;
@@ -212,8 +223,17 @@ async function revokeOf(
   apiId: string | undefined,
   pick: (d: Doc) => boolean,
   done: (n: number) => Reply,
+  /** A client secret the caller gave: one of the clients must have it, or nothing is revoked. */
+  secret?: string,
 ): Promise<Reply> {
   const org = callerOf(c).org;
+  if (secret !== undefined) {
+    // Checked before the write (scrypt takes tens of milliseconds a client).
+    const found = await clientsOf(c.deps.store, org, clientId, apiId);
+    if (found.length === 0) return clientNotFound();
+    if (!(await hasSecret(found, secret)))
+      return fail(403, "client_secret: Forbidden: it is not the client's secret (nothing was revoked)");
+  }
   return c.deps.store.write(org, async (tx) => {
     const clients = await clientsOf(tx, org, clientId, apiId);
     if (clients.length === 0) return clientNotFound();
@@ -246,15 +266,19 @@ export async function deleteTokens(c: Ctx): Promise<Reply> {
 /**
  * POST /api/apis/oauth/{clientId}/revoke (`token`, or `token_hash` as listed; `token_type_hint`)
  * and POST /api/apis/oauth/{clientId}/revoke_all: the reference's revocation by client ID, for
- * the clients of that ID of every API. An unknown token of a known client is answered as a
- * revoked one (RFC 7009 §2.2). `client_secret`, which the reference's revoke_all carries, is not
- * needed: the caller's permission is what counts.
+ * the clients of that ID of every API, the body a form or JSON. An unknown token of a known client
+ * is answered as a revoked one (RFC 7009 §2.2). `client_secret`, which the reference's revoke_all
+ * carries, is not needed (the caller's permission is what counts); given, it must be the client's
+ * secret (403 otherwise, nothing revoked).
  */
 export async function revokeByClient(c: Ctx): Promise<Reply> {
   const [clientId = '', action = ''] = c.params;
-  const body = await readObject(c.req);
-  if (action === 'revoke_all') return revokeOf(c, clientId, undefined, () => true, revokedAll);
-  const str = (k: string): string => (typeof body[k] === 'string' ? body[k] : '');
+  const body = await readFields(c.req);
+  const str = (k: string): string => body[k] ?? '';
+  if (action === 'revoke_all') {
+    const secret = body.client_secret;
+    return revokeOf(c, clientId, undefined, () => true, revokedAll, secret === '' ? undefined : secret);
+  }
   if (str('token_type_hint') === 'refresh_token')
     return fail(400, 'token_type_hint: refresh tokens are not issued: revoke the access token');
   const hash = str('token') !== '' ? keyHash(str('token')) : str('token_hash');

@@ -20,7 +20,7 @@ import { withoutNulls } from '../../lib/http/json-body.ts';
 import { isPlainObject } from '../../lib/plain-object.ts';
 import type { Doc, Store } from '../store/store.ts';
 import { classicOf } from './apis.ts';
-import { hashPassword } from './keys.ts';
+import { hashPassword } from '../../lib/password.ts';
 import { orgIds } from '../nodes/nodes.ts';
 import { auditedPut, pageIn } from './documents.ts';
 import { callerOf, fail, json, ok, readObject, type Ctx, type Reply } from './http.ts';

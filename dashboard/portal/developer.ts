@@ -5,11 +5,10 @@
  * SHA-256 and compared in constant time; every read and write is of the portal's organisation
  * and, below the catalogue, of the developer's own documents (another's are not found).
  */
-import { scrypt, timingSafeEqual } from 'node:crypto';
 import { seal, unseal } from '../../lib/seal.ts';
 import { newId, putAudited } from '../api/documents.ts';
 import { fail, json, ok, readObject, Refusal, type Reply } from '../api/http.ts';
-import { hashPassword } from '../api/keys.ts';
+import { hashPassword, verifyPassword } from '../../lib/password.ts';
 import type { DashboardDeps } from '../api/http.ts';
 import type { Doc, StoreReader } from '../store/store.ts';
 import { presentDeveloper, presentKey, presentRequest, presentSubscription } from './admin.ts';
@@ -68,26 +67,6 @@ function tooMany(ms: number): Reply {
 
 // A stored hash to check a password against when the e-mail is unknown, so that both cost the same.
 const DUMMY_HASH = hashPassword('not a password of anyone');
-
-/** Whether `password` matches a `scrypt$N$r$p$salt$hash` stored form, in constant time. */
-async function passwordMatches(password: string, stored: string): Promise<boolean> {
-  const [alg, n, r, p, salt, hash] = stored.split('$');
-  if (alg !== 'scrypt' || salt === undefined || hash === undefined) return false;
-  const want = Buffer.from(hash, 'base64');
-  const got = await new Promise<Buffer>((resolve, reject) => {
-    scrypt(
-      password,
-      Buffer.from(salt, 'base64'),
-      want.length,
-      { N: Number(n), r: Number(r), p: Number(p), maxmem: 64 * 1024 * 1024 },
-      (err, key) => {
-        if (err === null) resolve(key);
-        else reject(err);
-      },
-    );
-  });
-  return got.length === want.length && timingSafeEqual(got, want);
-}
 
 /** The session token a request carries: the Bearer token, else the cookie. */
 function tokenOf(req: IncomingMessage): string | undefined {
@@ -226,7 +205,7 @@ export async function developerApi(call: PortalCall): Promise<Reply> {
     const found = await store.findByLookup('portal-developers', lookup);
     const dev = found?.org === org ? found.doc : undefined;
     const stored = typeof dev?.body.password === 'string' ? dev.body.password : await DUMMY_HASH;
-    const matches = await passwordMatches(password, stored);
+    const matches = await verifyPassword(password, stored);
     if (dev === undefined || !matches) {
       call.limits.failed(lookup, address);
       return fail(401, 'Wrong e-mail or password');

@@ -20,7 +20,14 @@ import { secretChecker, statusBody, type AdminResponse } from './http.ts';
 import { reloadGroup, reloadNode } from './reload.ts';
 import { explainRequest } from './explain.ts';
 import { appliedHere, listNodes, nodesOf } from './nodes.ts';
-import { createClient, deleteClient, getClient, listClients, revokeToken } from '../oauth2/admin.ts';
+import {
+  createClient,
+  deleteClient,
+  getClient,
+  listClients,
+  revokeAllTokens,
+  revokeToken,
+} from '../oauth2/admin.ts';
 import { authorizeClient } from '../oauth2/authorize.ts';
 import { decodeParams, findRoute, trimTrailingSlashes, type Route } from '../../lib/http/router.ts';
 import { TextBody, wireBody } from '../../lib/http/reply-body.ts';
@@ -91,6 +98,7 @@ const routes: readonly AdminRoute[] = [
     methods: { GET: getClient, DELETE: deleteClient },
   },
   { path: /^\/svc\/oauth\/revoke$/, secret: true, methods: { POST: revokeToken } },
+  { path: /^\/svc\/oauth\/revoke_all$/, secret: true, methods: { POST: revokeAllTokens } },
   { path: /^\/svc\/oauth\/authorize-client$/, secret: true, methods: { POST: authorizeClient } },
   { path: /^\/svc\/reload$/, secret: true, methods: { GET: reloadNode } },
   { path: /^\/svc\/reload\/group$/, secret: true, methods: { GET: reloadGroup } },

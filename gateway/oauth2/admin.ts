@@ -19,10 +19,10 @@ import {
   writeBody,
   type AdminResponse,
 } from '../admin/http.ts';
-import { withoutNulls } from '../../lib/http/json-body.ts';
+import { stringFields, withoutNulls } from '../../lib/http/json-body.ts';
 import type { AdminRequest } from '../admin/types.ts';
 import { classicOf } from '../routes/check.ts';
-import { keyIdOf } from '../sessions/credentials.ts';
+import { keyIdOf, verifyPassword } from '../sessions/credentials.ts';
 import {
   OAUTH_CLIENTS,
   clientDocId,
@@ -51,20 +51,9 @@ export async function readFields(req: IncomingMessage): Promise<Record<string, s
 
 /** The string fields of a body: JSON when its type says so, else a form. */
 export function fieldsOf(body: Buffer, contentType: string | undefined): Record<string, string> {
-  const text = body.toString('utf8');
-  if ((contentType ?? '').toLowerCase().includes('json')) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      throw new MalformedBody();
-    }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new MalformedBody();
-    const out: Record<string, string> = {};
-    for (const [k, v] of Object.entries(parsed)) if (typeof v === 'string') out[k] = v;
-    return out;
-  }
-  return Object.fromEntries(new URLSearchParams(text));
+  const fields = stringFields(body.toString('utf8'), contentType);
+  if (fields === undefined) throw new MalformedBody();
+  return fields;
 }
 
 /** The fields of a client that are text. */
@@ -199,4 +188,36 @@ export async function revokeToken(r: AdminRequest): Promise<AdminResponse> {
     r.deps.log.info('oauth token revoked', { key_hash: id, client_id: clientId });
   }
   return statusBody(200, 'ok', 'token revoked successfully');
+}
+
+/**
+ * POST /svc/oauth/revoke_all (form or JSON: `client_id`, `client_secret`, optional `org_id`): every
+ * access token of the client (of each API it is a client of, in `org_id` when given) stops
+ * working on every gateway process at once. The secret must be the client's (403 otherwise,
+ * nothing revoked); an unknown client is 404.
+ */
+export async function revokeAllTokens(r: AdminRequest): Promise<AdminResponse> {
+  const f = await readFields(r.req);
+  const clientId = f.client_id ?? '';
+  const secret = f.client_secret ?? '';
+  const missing = [clientId === '' ? 'client_id' : '', secret === '' ? 'client_secret' : ''].filter((x) => x);
+  if (missing.length > 0) return statusBody(400, 'error', `${missing.join(' and ')}: Required`);
+  const clients = (await r.deps.store.list(OAUTH_CLIENTS)).flatMap((e) => {
+    if (!('value' in e)) return [];
+    const c = e.value as StoredClient;
+    return c.client_id === clientId && (f.org_id === undefined || f.org_id === c.org_id) ? [c] : [];
+  });
+  if (clients.length === 0) return clientNotFound();
+  let matches = false;
+  for (const c of clients) if (await verifyPassword(secret, c.secret_hash)) matches = true;
+  if (!matches)
+    return statusBody(403, 'error', "client_secret: it is not the client's secret (nothing was revoked)");
+  let revoked = 0;
+  for (const c of clients) {
+    const tokens = await deleteTokensOf(r.deps.store, c);
+    for (const id of tokens) await r.deps.changed('keys', id);
+    revoked += tokens.length;
+  }
+  r.deps.log.info('oauth tokens revoked', { client_id: clientId, tokens: revoked });
+  return statusBody(200, 'ok', 'tokens revoked successfully');
 }

@@ -311,6 +311,41 @@ describeEachSetup(
       assert.equal((await g.admin('DELETE', '/svc/oauth/clients/oa/c-del')).status, 404);
     });
 
+    test('POST /svc/oauth/revoke_all: every token of the client, with its secret; a wrong or missing secret revokes nothing', async () => {
+      const g = gw();
+      const made = await createClient(g, {
+        api_id: 'oa',
+        policy_id: 'oa-pol',
+        client_id: 'c-all',
+        secret: 'a-secret-of-16-chars',
+      });
+      assert.equal(made.status, 200, made.text);
+      const tokens = [
+        await tokenOf(g, 'c-all', 'a-secret-of-16-chars'),
+        await tokenOf(g, 'c-all', 'a-secret-of-16-chars'),
+      ];
+      const other = await tokenOf(g, 'c1', 's3cret-c1-long-enough');
+      const revokeAll = (fields: Record<string, string>): Promise<Res> =>
+        g.admin('POST', '/svc/oauth/revoke_all', new URLSearchParams(fields).toString());
+      const missing = await revokeAll({ client_id: 'c-all' });
+      assert.equal(missing.status, 400, missing.text);
+      assert.deepEqual(missing.json, { status: 'error', message: 'client_secret: Required' });
+      const wrong = await revokeAll({ client_id: 'c-all', client_secret: 'not-the-secret-at-all' });
+      assert.equal(wrong.status, 403, wrong.text);
+      assert.match((wrong.json as { message: string }).message, /^client_secret: /);
+      assert.equal((await revokeAll({ client_id: 'nobody', client_secret: 'x' })).status, 404);
+      for (const t of tokens)
+        assert.equal((await bearer(g, '/oa/get', t)).status, 200, 'nothing was revoked');
+      const all = await revokeAll({ client_id: 'c-all', client_secret: 'a-secret-of-16-chars' });
+      assert.equal(all.status, 200, all.text);
+      assert.deepEqual(all.json, { status: 'ok', message: 'tokens revoked successfully' });
+      for (const t of tokens) assert.equal((await bearer(g, '/oa/get', t)).status, 403);
+      // Another client's token is left alone; the client can still be issued new ones.
+      assert.equal((await bearer(g, '/oa/get', other)).status, 200);
+      const fresh = await tokenOf(g, 'c-all', 'a-secret-of-16-chars');
+      assert.equal((await bearer(g, '/oa/get', fresh)).status, 200);
+    });
+
     test('DELETE /svc/policies/{id} is refused (409, naming them) while OAuth clients use the policy', async () => {
       const g = gw();
       assert.equal((await g.admin('POST', '/svc/policies', policy('oa-used'))).status, 200);

@@ -60,3 +60,26 @@ export function withoutNulls(value: Record<string, unknown>): Record<string, unk
   };
   return strip(value) as Record<string, unknown>;
 }
+
+/**
+ * The string fields of a form or a JSON body (JSON when `contentType` says so, as the reference
+ * reads both); undefined when a JSON body is not a JSON object. Fields that are not strings are
+ * left out.
+ */
+export function stringFields(
+  text: string,
+  contentType: string | undefined,
+): Record<string, string> | undefined {
+  if (!(contentType ?? '').toLowerCase().includes('json'))
+    return Object.fromEntries(new URLSearchParams(text));
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!isPlainObject(parsed)) return undefined;
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(parsed)) if (typeof v === 'string') out[k] = v;
+  return out;
+}
