@@ -29,7 +29,15 @@ import {
   type GatewayProc,
   type Proc,
 } from '../harness/processes.ts';
-import { alive, gauge, request as httpRequest, startGw, within, workersOf } from './start.ts';
+import {
+  alive,
+  backToBaseline,
+  openResources,
+  request as httpRequest,
+  startGw,
+  within,
+  workersOf,
+} from './start.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-faults-'));
 const SECRET = 'faultsSecretQm4Wz8';
@@ -443,8 +451,7 @@ describe('clients leaving early', () => {
     // Warm up every path once, then take the baseline.
     await everythingServes();
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const handles0 = await gauge(gw, 'nodejs_active_handles_total');
-    const fds0 = await gauge(gw, 'process_open_fds');
+    const baseline = await openResources(gw);
 
     const port = Number(new URL(gw.url).port);
     const head = (path: string, length: number, extra = ''): string =>
@@ -471,22 +478,7 @@ describe('clients leaving early', () => {
     }
     await everythingServes();
     // Handles and descriptors come back (the looping function's worker is stopped at its limit).
-    const slack = 4;
-    await waitFor(
-      'handles and file descriptors back to the baseline',
-      async () => {
-        const h = await gauge(gw, 'nodejs_active_handles_total');
-        const f = await gauge(gw, 'process_open_fds');
-        return h <= handles0 + slack && f <= fds0 + slack;
-      },
-      30_000,
-    ).catch(async (err: unknown) => {
-      const h = await gauge(gw, 'nodejs_active_handles_total');
-      const f = await gauge(gw, 'process_open_fds');
-      throw new Error(`handles ${String(handles0)} -> ${String(h)}, fds ${String(fds0)} -> ${String(f)}`, {
-        cause: err,
-      });
-    });
+    await backToBaseline(gw, baseline);
     assert.ok(alive(gw.pid), 'the gateway is still running');
     assert.doesNotMatch(gw.log(), /unhandled|uncaught/i);
   });

@@ -106,3 +106,36 @@ export async function gauge(gw: GatewayProc, name: string): Promise<number> {
   assert.ok(m !== null, `${name} in /metrics`);
   return Number(m[1]);
 }
+
+/** The gateway's open handles and file descriptors (its /metrics): a baseline for `backToBaseline`. */
+export async function openResources(gw: GatewayProc): Promise<{ handles: number; fds: number }> {
+  return {
+    handles: await gauge(gw, 'nodejs_active_handles_total'),
+    fds: await gauge(gw, 'process_open_fds'),
+  };
+}
+
+/**
+ * Waits (30 s at most) until the gateway's open handles and file descriptors are back within a
+ * few of `baseline`; fails naming both, before and after.
+ */
+export async function backToBaseline(
+  gw: GatewayProc,
+  baseline: { handles: number; fds: number },
+): Promise<void> {
+  const slack = 4;
+  await waitFor(
+    'handles and file descriptors back to the baseline',
+    async () => {
+      const now = await openResources(gw);
+      return now.handles <= baseline.handles + slack && now.fds <= baseline.fds + slack;
+    },
+    30_000,
+  ).catch(async (err: unknown) => {
+    const now = await openResources(gw);
+    throw new Error(
+      `handles ${String(baseline.handles)} -> ${String(now.handles)}, fds ${String(baseline.fds)} -> ${String(now.fds)}`,
+      { cause: err },
+    );
+  });
+}

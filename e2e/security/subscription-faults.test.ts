@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import WebSocket, { WebSocketServer } from 'ws';
 import { waitFor, type GatewayProc } from '../harness/processes.ts';
-import { alive, gauge, request, startGw, workersOf } from './start.ts';
+import { alive, backToBaseline, openResources, request, startGw, workersOf } from './start.ts';
 
 /** 'closed' when `p` settles within `ms`, else 'hung' (the wait keeps the test running). */
 const within = (p: Promise<unknown>, ms: number): Promise<'closed' | 'hung'> => {
@@ -237,8 +237,7 @@ test('clients leaving early, mid-subscription and mid-upgrade: the upstream conn
   warm.ws.close();
   await within(warm.upstream.closed, 5000);
   await new Promise((resolve) => setTimeout(resolve, 500));
-  const handles0 = await gauge(gw, 'nodejs_active_handles_total');
-  const fds0 = await gauge(gw, 'process_open_fds');
+  const baseline = await openResources(gw);
 
   for (let i = 0; i < 10; i++) {
     // Mid-subscription: ticks flowing, the TCP connection destroyed without a close frame.
@@ -287,20 +286,7 @@ test('clients leaving early, mid-subscription and mid-upgrade: the upstream conn
   await waitFor('a tick', () => after.got.some((m) => m.type === 'next'), 10_000);
   after.ws.close();
   await within(after.upstream.closed, 5000);
-  const slack = 4;
-  await waitFor(
-    'handles and file descriptors back to the baseline',
-    async () =>
-      (await gauge(gw, 'nodejs_active_handles_total')) <= handles0 + slack &&
-      (await gauge(gw, 'process_open_fds')) <= fds0 + slack,
-    30_000,
-  ).catch(async (err: unknown) => {
-    const h = await gauge(gw, 'nodejs_active_handles_total');
-    const f = await gauge(gw, 'process_open_fds');
-    throw new Error(`handles ${String(handles0)} -> ${String(h)}, fds ${String(fds0)} -> ${String(f)}`, {
-      cause: err,
-    });
-  });
+  await backToBaseline(gw, baseline);
   assert.doesNotMatch(gw.log(), /unhandled|uncaught/i);
 });
 
