@@ -17,7 +17,7 @@ import { freePort, waitFor } from '../../lib/testing/wait.ts';
 import { selfSignedCert } from '../testing/certs.ts';
 import { makeCert } from '../testing/client-certs.ts';
 import { tlsGet } from '../testing/tls-client.ts';
-import { WORKER_SEMI_SPACE_MIB, workerExecArgv } from '../server/cluster.ts';
+import { WORKER_MALLOC_ARENAS, WORKER_SEMI_SPACE_MIB, workerEnv, workerExecArgv } from '../server/cluster.ts';
 import { stopAll } from '../../lib/testing/teardown.ts';
 
 const MAIN = join(import.meta.dirname, '..', 'main.ts');
@@ -36,6 +36,62 @@ test('workers: the semi-space bound is added unless the node flags or NODE_OPTIO
   assert.deepEqual(workerExecArgv(['--max-semi-space-size=32'], undefined), ['--max-semi-space-size=32']);
   assert.deepEqual(workerExecArgv([], '--max-old-space-size=512 --max_semi_space_size=2'), []);
   assert.deepEqual(workerExecArgv([], '--max-old-space-size=512'), [bound]);
+});
+
+/**
+ * Run in each process of a gateway (NODE_OPTIONS): appends the URL of every module it loads to
+ * `$SVC_TEST_MODULES_DIR/<pid>`. Double quotes only: they are escaped in the data: URL.
+ */
+const RECORD_MODULES = [
+  'import { registerHooks } from "node:module";',
+  'import { appendFileSync } from "node:fs";',
+  'const out = process.env.SVC_TEST_MODULES_DIR + "/" + String(process.pid);',
+  'registerHooks({ load(url, context, next) { appendFileSync(out, url + "\\n"); return next(url, context); } });',
+].join('\n');
+
+/** Libraries that only some APIs need (GraphQL, JWT, gRPC plugins, Redis, certificates, YAML). */
+const ON_USE = /\/node_modules\/(graphql|ws|jose|@grpc\/[^/]+|protobufjs|ioredis|@peculiar\/[^/]+|yaml)\//;
+
+test('--workers 2 serving a keyless API: no process loads a library only some APIs need; workers bound their malloc arenas', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-gw-modules-'));
+  const seen = mkdtempSync(join(tmpdir(), 'svc-gw-modules-seen-'));
+  const gw = await spawnGateway(['--workers', '2', '--data-dir', dataDir], {
+    env: {
+      NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(RECORD_MODULES)}`,
+      SVC_TEST_MODULES_DIR: seen,
+    },
+  });
+  try {
+    await gw.addApi(keyless('plain', '/plain/', echo().url));
+    await gw.reload();
+    assert.equal(await served(gw, '/plain/x'), 'echo');
+    const pids = readdirSync(seen);
+    const workers = pids.filter((pid) => pid !== String(gw.child.pid));
+    assert.equal(workers.length, 2, `the primary and two workers recorded their modules: ${pids.join(', ')}`);
+    for (const pid of pids) {
+      const urls = readFileSync(join(seen, pid), 'utf8').split('\n');
+      assert.ok(
+        urls.some((u) => u.endsWith('/gateway/server/gateway.ts')),
+        `process ${pid} recorded the gateway's modules`,
+      );
+      assert.deepEqual(
+        urls.filter((u) => ON_USE.test(u)),
+        [],
+        `process ${pid} loaded none of them`,
+      );
+    }
+    for (const pid of workers) {
+      const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      assert.ok(environ.includes(`MALLOC_ARENA_MAX=${String(WORKER_MALLOC_ARENAS)}`), `worker ${pid}`);
+    }
+  } finally {
+    await gw.stop();
+  }
+});
+
+test('workers: the malloc arena bound is added unless the environment sets one', () => {
+  assert.deepEqual(workerEnv({}), { MALLOC_ARENA_MAX: String(WORKER_MALLOC_ARENAS) });
+  assert.deepEqual(workerEnv({ MALLOC_ARENA_MAX: '8' }), {});
 });
 
 describe('gateway process', () => {

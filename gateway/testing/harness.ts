@@ -228,13 +228,17 @@ const MAIN = join(import.meta.dirname, '..', 'main.ts');
  */
 export async function spawnGateway(
   args: string[],
-  opts: { waitReady?: boolean } = {},
+  /** `env`: variables added to this process's environment. */
+  opts: { waitReady?: boolean; env?: Record<string, string> } = {},
 ): Promise<GatewayProcess> {
   const port = await freePort();
   const child = spawn(
     process.execPath,
     [MAIN, '--secret', SECRET, '--host', '127.0.0.1', '--port', String(port), '--log-level', 'info', ...args],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      ...(opts.env === undefined ? {} : { env: { ...process.env, ...opts.env } }),
+    },
   );
   let stderr = '';
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
