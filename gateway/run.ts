@@ -12,7 +12,6 @@ import { createLogger } from '../lib/log.ts';
 import { loadGatewayConfig, loadTls } from './config/load.ts';
 import { runPrimary, STARTED } from './server/cluster.ts';
 import { Gateway } from './server/gateway.ts';
-import { releaseMemory } from './server/memory.ts';
 import { localBus, workerBus } from './server/node-bus.ts';
 import { openCounters } from './limits/open.ts';
 import { openStore } from './store/open.ts';
@@ -63,8 +62,6 @@ async function main(): Promise<void> {
     await counters.close();
     process.exit(1);
   }
-  // What the first load held and no longer needs goes back to the system before serving long.
-  releaseMemory();
   if (cluster.isWorker) process.send?.(STARTED);
 
   let stopping = false;

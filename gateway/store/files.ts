@@ -275,9 +275,7 @@ export class FilesStore implements Store {
         // then: one stat instead of open, read and close. Stat before read, so that a file
         // replaced in between is read again next time.
         const st = await stat(path, { bigint: true });
-        // Joined, not a template: one flat string kept per file, not a tree of seven (about 300
-        // bytes more per file, 3 MiB at 10,000 APIs).
-        const stamp = [st.ino, st.size, st.mtimeNs, st.ctimeNs].join(':');
+        const stamp = `${String(st.ino)}:${String(st.size)}:${String(st.mtimeNs)}:${String(st.ctimeNs)}`;
         if (known?.stamp === stamp && known.parsed) {
           seen.set(name, known);
           return parsedLater(id, known.text);
