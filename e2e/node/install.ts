@@ -4,12 +4,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { waitFor } from '../../lib/testing/wait.ts';
 import {
   GATEWAY_NS,
   OPERATOR_NS,
   PULL_POLICY,
   RESTRICTED,
   apply,
+  echoApiDefinition,
   helm,
   imageRef,
   imageValues,
@@ -191,7 +193,36 @@ export async function installOperatorRelease(operatorArgs: string[] = []): Promi
     '--timeout=5m',
   ]);
   await waitForPodsReady(OPERATOR_NS);
+  await waitForWebhooks();
   return (Date.now() - started) / 1000;
+}
+
+/**
+ * Waits (2 minutes at most) until the API server reaches the webhooks through their Service: a
+ * server-side dry run of an ApiDefinition is admitted. A pod Ready is not yet an endpoint
+ * kube-proxy routes to: until its EndpointSlice reaches kube-proxy, a call to the Service is
+ * refused (a run applied an ApiDefinition a second after the pod was Ready and got
+ * `failed calling webhook ... connect: connection refused`).
+ */
+export async function waitForWebhooks(): Promise<void> {
+  const probe = echoApiDefinition({ name: 'webhook-probe', ns: OPERATOR_NS, listenPath: '/webhook-probe/' });
+  let last = '';
+  await waitFor(
+    'the webhooks answering through their Service',
+    async () => {
+      try {
+        await kubectl(['apply', '--dry-run=server', '-f', '-'], JSON.stringify(probe));
+        return true;
+      } catch (err) {
+        last = err instanceof Error ? err.message : String(err);
+        return false;
+      }
+    },
+    120_000,
+    1000,
+  ).catch((err: unknown) => {
+    throw new Error(`${String(err)}: ${last}`, { cause: err });
+  });
 }
 
 /**
