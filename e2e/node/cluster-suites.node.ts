@@ -44,7 +44,12 @@ import {
   repoRoot,
   waitForPodsReady,
 } from './helpers.ts';
-import { installGatewayAndOperator, installGatewayRelease, uninstallOperator } from './install.ts';
+import {
+  installGatewayAndOperator,
+  installGatewayRelease,
+  uninstallOperator,
+  waitForWebhooks,
+} from './install.ts';
 
 const GATEWAY2_NS = 'svc-gateway-2';
 /** A suite's own deadline: the operator suite restarts pods a dozen times. */
@@ -120,26 +125,7 @@ before(async () => {
   await waitForPodsReady(GATEWAY2_NS);
 
   // The API server calls the webhooks once cert-manager's CA injector has filled their caBundle.
-  await waitFor(
-    'the webhooks answering the API server',
-    async () => {
-      try {
-        await kubectl(
-          ['apply', '--dry-run=server', '-f', '-'],
-          `apiVersion: svc.svc.io/v1alpha1
-kind: ApiDefinition
-metadata: {name: svc-e2e-webhook-probe, namespace: ${GATEWAY2_NS}}
-spec: {name: probe, use_keyless: true, proxy: {listen_path: /svc-e2e-webhook-probe/, target_url: "http://probe.invalid"}}
-`,
-        );
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    180_000,
-    1000,
-  );
+  await waitForWebhooks({ ns: GATEWAY2_NS, timeoutMs: 180_000 });
 });
 
 after(async () => {

@@ -198,27 +198,35 @@ export async function installOperatorRelease(operatorArgs: string[] = []): Promi
 }
 
 /**
- * Waits (2 minutes at most) until the API server reaches the webhooks through their Service: a
- * server-side dry run of an ApiDefinition is admitted. A pod Ready is not yet an endpoint
- * kube-proxy routes to: until its EndpointSlice reaches kube-proxy, a call to the Service is
- * refused (a run applied an ApiDefinition a second after the pod was Ready and got
- * `failed calling webhook ... connect: connection refused`).
+ * Waits (`timeoutMs`, 2 minutes unless given) until the API server reaches the webhooks through
+ * their Service: a server-side dry run of an ApiDefinition in `ns` is admitted. A pod Ready is not
+ * yet an endpoint kube-proxy routes to: until its EndpointSlice reaches kube-proxy, a call to the
+ * Service is refused (a run applied an ApiDefinition a second after the pod was Ready and got
+ * `failed calling webhook ... connect: connection refused`; on this machine a ClusterIP without
+ * rules once went to the host's outbound proxy), and a certificate cert-manager's CA injector has
+ * not put in the caBundle yet fails the call too. Any other refusal fails at once.
  */
-export async function waitForWebhooks(): Promise<void> {
-  const probe = echoApiDefinition({ name: 'webhook-probe', ns: OPERATOR_NS, listenPath: '/webhook-probe/' });
+export async function waitForWebhooks(opts: { ns?: string; timeoutMs?: number } = {}): Promise<void> {
+  const ns = opts.ns ?? OPERATOR_NS;
+  const probe = echoApiDefinition({
+    name: 'svc-e2e-webhook-probe',
+    ns,
+    listenPath: '/svc-e2e-webhook-probe/',
+  });
   let last = '';
   await waitFor(
-    'the webhooks answering through their Service',
+    'the webhooks answering the API server through their Service',
     async () => {
       try {
         await kubectl(['apply', '--dry-run=server', '-f', '-'], JSON.stringify(probe));
         return true;
       } catch (err) {
         last = err instanceof Error ? err.message : String(err);
-        return false;
+        if (/failed calling webhook|no endpoints available|connection refused/.test(last)) return false;
+        throw err;
       }
     },
-    120_000,
+    opts.timeoutMs ?? 120_000,
     1000,
   ).catch((err: unknown) => {
     throw new Error(`${String(err)}: ${last}`, { cause: err });

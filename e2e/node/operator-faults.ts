@@ -16,7 +16,7 @@ import { waitFor } from '../../lib/testing/wait.ts';
 import { toolsDir } from '../harness/control-plane.ts';
 import { nodeKubectl, startNode } from '../harness/node.ts';
 import { echoApiDefinition, echoUpstreamDocs } from './helpers.ts';
-import { applyChartCrds } from './install.ts';
+import { applyChartCrds, waitForWebhooks } from './install.ts';
 import type { Node } from '../harness/node.ts';
 
 export const execFileAsync = promisify(execFile);
@@ -251,26 +251,8 @@ export async function installOperator(chart: string, extra: string[] = []): Prom
     '--timeout=240s',
   ]);
   // The pods are Ready, but the API server reaches the webhook Service only once kube-proxy has
-  // its rules: before that, on this machine, the ClusterIP went to the host's outbound proxy (a
-  // certificate for deb.debian.org). A server-side dry run through the webhooks says when.
-  await waitFor(
-    'the API server to reach the webhooks through their Service',
-    async () => {
-      try {
-        await kubectl(
-          ['apply', '--server-side', '--dry-run=server', '--field-manager=e2e-faults', '-f', '-'],
-          manifest([apiDefinition('webhook-probe', 'v1')]),
-        );
-        return true;
-      } catch (err) {
-        if (/failed calling webhook|no endpoints available|connection refused/.test(errText(err)))
-          return false;
-        throw err;
-      }
-    },
-    120_000,
-    1_000,
-  );
+  // its rules.
+  await waitForWebhooks();
 }
 
 /** The node, the images, the namespaces, the echo upstream and the gateway's release; no svc-operator release. */
