@@ -110,3 +110,38 @@ test('a client that stops reading holds the upstream back; reading again, it get
   assert.ok(data.every((d) => d.endsWith(CHUNK)));
   ws.close();
 });
+
+// (A client that sends a close frame but never reads the answer holds its connection for the
+// closing handshake's 30 s, as any WebSocket server does; the upstream's then closes with it.)
+test('a client that is cut off while the upstream is held back: the upstream connection closes at once', async () => {
+  upstreamSocket = undefined;
+  const ws = new WebSocket(`ws://127.0.0.1:${String(gw.port)}/big/`, 'graphql-transport-ws');
+  const got: { type: string }[] = [];
+  ws.on('message', (raw: Buffer) => got.push(JSON.parse(raw.toString()) as (typeof got)[number]));
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('error', reject);
+  });
+  ws.send(JSON.stringify({ type: 'connection_init' }));
+  await waitFor('connection_ack', () => got.some((m) => m.type === 'connection_ack'), 10_000);
+  ws.pause();
+  ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { big }' } }));
+  // The upstream's socket of this subscription (the module's variable, set by its connection).
+  const current = (): WebSocket | undefined => upstreamSocket;
+  const upstream = await waitFor('the upstream subscribed', current, 10_000);
+  const closed = new Promise<void>((resolve) => {
+    upstream.once('close', () => {
+      resolve();
+    });
+  });
+  // Held back: the gateway has stopped reading the upstream.
+  await waitFor(
+    'the gateway to stop reading',
+    () => upstream.bufferedAmount > (COUNT * CHUNK.length) / 2,
+    20_000,
+  );
+  ws.terminate();
+  const t0 = Date.now();
+  await closed;
+  assert.ok(Date.now() - t0 < 5_000, `the upstream connection closed after ${String(Date.now() - t0)} ms`);
+});

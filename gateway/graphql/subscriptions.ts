@@ -275,6 +275,8 @@ function relay(
   // other codes only ever reported: the connection is ended without a close frame, as the other
   // side's was; the client's end first, so an in-memory connection's other end sees it closed).
   const passClose = (to: WebSocket, code: number, reason: Buffer, socket?: Duplex): void => {
+    // A side held back (`forward`) reads again: its close handshake needs the other end's answer.
+    if (to.isPaused) to.resume();
     if (to.readyState === WebSocket.OPEN && sendable(code)) to.close(code, reason.toString('utf8'));
     else if (to.readyState === WebSocket.OPEN && code === 1005) to.close();
     else if (socket !== undefined && !socket.destroyed) {
