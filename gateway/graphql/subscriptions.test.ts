@@ -65,19 +65,33 @@ after(async () => {
   });
 });
 
-test('a client that stops reading holds the upstream back; reading again, it gets every message in order', async () => {
+/** A message the client got. */
+interface Got {
+  type: string;
+  payload?: { data: { big: string } };
+}
+
+/**
+ * A client of the gateway, acknowledged, that stops reading its socket and then subscribes to
+ * `big`: the messages it got (once it reads again).
+ */
+async function pausedSubscriber(): Promise<{ ws: WebSocket; got: Got[] }> {
   const ws = new WebSocket(`ws://127.0.0.1:${String(gw.port)}/big/`, 'graphql-transport-ws');
-  const got: { type: string; payload?: { data: { big: string } } }[] = [];
-  ws.on('message', (raw: Buffer) => got.push(JSON.parse(raw.toString()) as (typeof got)[number]));
+  const got: Got[] = [];
+  ws.on('message', (raw: Buffer) => got.push(JSON.parse(raw.toString()) as Got));
   await new Promise<void>((resolve, reject) => {
     ws.once('open', resolve);
     ws.once('error', reject);
   });
   ws.send(JSON.stringify({ type: 'connection_init' }));
   await waitFor('connection_ack', () => got.some((m) => m.type === 'connection_ack'), 10_000);
-  // The client stops reading its socket, then subscribes.
   ws.pause();
   ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { big }' } }));
+  return { ws, got };
+}
+
+test('a client that stops reading holds the upstream back; reading again, it gets every message in order', async () => {
+  const { ws, got } = await pausedSubscriber();
   await waitFor('the upstream subscribed', () => upstreamSocket !== undefined, 10_000);
   // Once nothing moves any more, most of the 64 MiB is still waiting at the upstream: the gateway
   // holds about HIGH_WATER for the client, and the kernel's buffers of the two connections take
@@ -115,17 +129,7 @@ test('a client that stops reading holds the upstream back; reading again, it get
 // closing handshake's 30 s, as any WebSocket server does; the upstream's then closes with it.)
 test('a client that is cut off while the upstream is held back: the upstream connection closes at once', async () => {
   upstreamSocket = undefined;
-  const ws = new WebSocket(`ws://127.0.0.1:${String(gw.port)}/big/`, 'graphql-transport-ws');
-  const got: { type: string }[] = [];
-  ws.on('message', (raw: Buffer) => got.push(JSON.parse(raw.toString()) as (typeof got)[number]));
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', resolve);
-    ws.once('error', reject);
-  });
-  ws.send(JSON.stringify({ type: 'connection_init' }));
-  await waitFor('connection_ack', () => got.some((m) => m.type === 'connection_ack'), 10_000);
-  ws.pause();
-  ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { big }' } }));
+  const { ws } = await pausedSubscriber();
   // The upstream's socket of this subscription (the module's variable, set by its connection).
   const current = (): WebSocket | undefined => upstreamSocket;
   const upstream = await waitFor('the upstream subscribed', current, 10_000);
