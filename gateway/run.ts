@@ -12,6 +12,7 @@ import { createLogger } from '../lib/log.ts';
 import { loadGatewayConfig, loadTls } from './config/load.ts';
 import { runPrimary, STARTED } from './server/cluster.ts';
 import { Gateway } from './server/gateway.ts';
+import { IdleRelease, releaseMemory } from './server/memory.ts';
 import { localBus, workerBus } from './server/node-bus.ts';
 import { openCounters } from './limits/open.ts';
 import { openStore } from './store/open.ts';
@@ -51,6 +52,7 @@ async function main(): Promise<void> {
       log,
       tls,
       bus: cluster.isWorker ? workerBus() : localBus(),
+      idleRelease: new IdleRelease({ turn: (cluster.worker?.id ?? 0) % 4 }),
       // Each worker serves on its own: the registry of gateways names it apart (gateway/nodes/).
       ...(cluster.worker === undefined
         ? {}
@@ -62,6 +64,8 @@ async function main(): Promise<void> {
     await counters.close();
     process.exit(1);
   }
+  // What the first load held and no longer needs goes back to the system before serving long.
+  releaseMemory();
   if (cluster.isWorker) process.send?.(STARTED);
 
   let stopping = false;

@@ -45,6 +45,7 @@ import { lowestBindablePort, probedLowestPort } from './port-privilege.ts';
 import { Applied } from '../nodes/applied.ts';
 import { PolicyRevisions } from '../nodes/policies.ts';
 import { localRegistry, type NodeInfo, type NodeRegistry } from '../nodes/registry.ts';
+import type { IdleRelease } from './memory.ts';
 
 /** First retry of a start-up load that failed because the store didn't answer; doubles to 15 s. */
 const FIRST_RETRY_MS = 500;
@@ -77,6 +78,11 @@ export interface GatewayOptions {
    * `<hostname>:<listen_port>`; main.ts adds the worker's number with `--workers` > 1.
    */
   nodeName?: string;
+  /**
+   * Gives freed memory back once the routes stop changing after a reload (server/memory.ts).
+   * run.ts passes one to a serving process; none in-process (tests).
+   */
+  idleRelease?: IdleRelease;
 }
 
 /** A running gateway process. */
@@ -124,10 +130,12 @@ export class Gateway {
   readonly #node: NodeInfo;
   readonly #registry: NodeRegistry;
   #heartbeat: NodeJS.Timeout | undefined;
+  readonly #idleRelease: IdleRelease | undefined;
 
   private constructor(opts: GatewayOptions) {
     const { config, store, log } = opts;
     this.#config = config;
+    this.#idleRelease = opts.idleRelease;
     this.#node = {
       id: this.processId,
       name: opts.nodeName ?? `${hostname()}:${String(config.listen_port)}`,
@@ -443,6 +451,7 @@ export class Gateway {
     this.#stopped = true;
     clearTimeout(this.#retryTimer);
     clearInterval(this.#heartbeat);
+    this.#idleRelease?.close();
     this.#policyRevisions.close();
     // A clean stop leaves the registry at once: the operator need not wait for the timeout.
     // A store that does not answer does not hold the stop: the entry then expires by itself.
@@ -511,6 +520,8 @@ export class Gateway {
     this.#sni = p.sni;
     p.tcp.commit();
     built.problems.push(...p.tcp.problems);
+    // The first load's memory is given back before serving (run.ts); a reload's once quiet.
+    if (this.#ready) this.#idleRelease?.changed();
     this.#ready = true;
     // What this process serves now, for the operator (gateway/nodes/): an API left out is not.
     this.#applied.apis.swapped(p.entries, new Set(built.problems.map((x) => x.api_id)), Date.now());

@@ -12,6 +12,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { setTimeout } from 'node:timers/promises';
 import { join } from 'node:path';
 import { freePort, waitFor } from '../../../lib/testing/wait.ts';
 import { send } from '../../../gateway/testing/client.ts';
@@ -20,6 +21,7 @@ import { DURATION_S, fmt, ROUNDS, root, saturate, type Load, type Result } from 
 import { ensureTools, startNginx } from './nginx.ts';
 import { start, stopAll } from './processes.ts';
 import { loadAverage } from './report.ts';
+import { RELEASE_QUIET_MS, RELEASE_TURN_MS } from '../../../gateway/server/memory.ts';
 
 /** APIs of the large gateway. */
 const N = Number(process.env.SVC_BENCH_SCALE_APIS ?? 10_000);
@@ -74,20 +76,36 @@ async function startScaleGateway(base: string, count: number, upstream: number):
   return { port, dir, pid: child.pid };
 }
 
-/** Resident memory in MiB of a process. */
-function rssMiB(pid: number): number {
-  const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${String(pid)}/status`, 'utf8'));
-  return Number(m?.[1] ?? NaN) / 1024;
+/** A process's memory in MiB: resident, and its own (resident pages no other process shares). */
+interface Memory {
+  rss: number;
+  own: number;
 }
 
-/** Resident memory of each worker of a gateway (the primary's children). */
-function workersMiB(g: Gateway): number[] {
-  const out = execFileSync('pgrep', ['-P', String(g.pid)], { encoding: 'utf8' }).trim();
-  return out
-    .split('\n')
-    .filter((x) => x !== '')
-    .map((pid) => rssMiB(Number(pid)))
-    .sort((a, b) => b - a);
+function memoryOf(pid: number): Memory {
+  const rollup = readFileSync(`/proc/${String(pid)}/smaps_rollup`, 'utf8');
+  const kb = (field: string): number =>
+    Number(new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(rollup)?.[1] ?? NaN);
+  return { rss: kb('Rss') / 1024, own: (kb('Private_Clean') + kb('Private_Dirty')) / 1024 };
+}
+
+/**
+ * The memory of each worker of a gateway (the primary's children), once every worker runs and
+ * a moment has passed: a worker gives back its first load's memory when it starts serving
+ * (gateway/server/memory.ts).
+ */
+async function workersMemory(g: Gateway): Promise<Memory[]> {
+  const pids = await waitFor(
+    `${String(WORKERS)} workers`,
+    () => {
+      const out = execFileSync('pgrep', ['-P', String(g.pid)], { encoding: 'utf8' }).trim();
+      const found = out.split('\n').filter((x) => x !== '');
+      return found.length === WORKERS ? found : undefined;
+    },
+    30_000,
+  );
+  await setTimeout(2_000);
+  return pids.map((pid) => memoryOf(Number(pid))).sort((a, b) => b.rss - a.rss);
 }
 
 /** Milliseconds of `GET /svc/reload` after one API's file changed, for each of RELOADS changes. */
@@ -141,8 +159,8 @@ async function main(): Promise<void> {
     const t0 = performance.now();
     const many = await startScaleGateway(base, N, upstream);
     const readyMs = performance.now() - t0;
-    const memOne = workersMiB(one);
-    const memMany = workersMiB(many);
+    const memOne = await workersMemory(one);
+    const memMany = await workersMemory(many);
     const url = (g: Gateway, i: number): Load => ({
       url: `http://127.0.0.1:${String(g.port)}/scale-${String(i)}/v0/get`,
     });
@@ -155,12 +173,17 @@ async function main(): Promise<void> {
       ...Result[],
     ];
     const took = await reloads(many, upstream);
-    const memAfter = workersMiB(many);
+    const memAfter = await workersMemory(many);
+    // Once the routes have been quiet, each worker in its turn gives back what the reloads freed.
+    await setTimeout(RELEASE_QUIET_MS + WORKERS * RELEASE_TURN_MS);
+    const memQuiet = await workersMemory(many);
     const ratios = rows.map((r) => r.rps / base1.rps);
     const worst = Math.min(...ratios);
     const row = (what: string, r: Result, ratio: number): string =>
       `| ${what} | ${fmt(r.rps, 0)} | ${fmt(ratio)} | ${fmt(r.p50ms)} ms | ${fmt(r.p99ms)} ms |`;
-    const mem = (xs: number[]): string => xs.map((x) => `${fmt(x, 0)} MiB`).join(', ');
+    const mem = (xs: Memory[]): string => xs.map((x) => `${fmt(x.rss, 0)} MiB`).join(', ');
+    const own = (xs: Memory[]): string => xs.map((x) => `${fmt(x.own, 0)} MiB`).join(', ');
+    const peak = (xs: Memory[]): number => Math.max(...xs.map((x) => x.rss));
     const section = `## Gateway at scale
 
 \`make bench-gateway\` (e2e/bench/gateway/scale-proxy.ts), last run: load average ${loadBefore} before
@@ -177,8 +200,14 @@ ${rows.map((r, k) => row(`${N.toLocaleString('en')} APIs, API ${String(called[k]
 Route lookup independent of the number of APIs (at least 0.95 of the one-API rate whichever API is
 called): worst ${fmt(worst)}, ${worst >= 0.95 ? 'met' : 'missed'}.
 
-Resident memory per worker: ${mem(memOne)} with 1 API; ${mem(memMany)} with ${N.toLocaleString('en')}
-(${mem(memAfter)} after the reloads below and the load).
+Resident memory per worker (RSS; in brackets the worker's own, the resident pages no other process
+shares: RSS counts in each worker the Node binary's code that all the node's processes share):
+${mem(memOne)} (${own(memOne)}) with 1 API; ${mem(memMany)} (${own(memMany)}) with ${N.toLocaleString('en')};
+${mem(memAfter)} (${own(memAfter)}) right after the load and the reloads below; ${mem(memQuiet)} (${own(memQuiet)})
+once the routes had been quiet for ${fmt(RELEASE_QUIET_MS / 1000, 0)} s (each worker then gives back what the reloads
+freed, gateway/server/memory.ts). Target at most 100 MiB per worker at ${N.toLocaleString('en')} APIs: RSS ${
+      Math.max(peak(memMany), peak(memQuiet)) <= 100 ? 'met' : 'missed'
+    }, own memory ${Math.max(...[...memMany, ...memQuiet].map((x) => x.own)) <= 100 ? 'met' : 'missed'}.
 
 A reload with one API changed among ${N.toLocaleString('en')} (\`GET /svc/reload\`, answered once every
 worker has swapped its table): median ${fmt(median(took), 0)} ms (${took.map((t) => fmt(t, 0)).join(', ')} ms);
