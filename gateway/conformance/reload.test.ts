@@ -201,25 +201,36 @@ describe('reload', () => {
     });
   });
 
-  test('a port that cannot be opened fails the reload and changes nothing', async () => {
-    const taken = gw.adminPort; // already bound by this gateway (the shared gateway port)
+  test('a port another process holds leaves its API out, named, and the rest of the reload loads', async () => {
     const blocker = await freePort();
-    await gw.addApi(keyless('blocked', '/blocked/', a.url, { listen_port: blocker }));
     // Bind the port first so the gateway can't.
     const srv = createServer();
     await new Promise<void>((resolve) => srv.listen(blocker, '127.0.0.1', resolve));
     try {
+      await gw.addApi(keyless('blocked', '/blocked/', a.url, { listen_port: blocker }));
+      await gw.addApi(keyless('beside', '/beside/', b.url));
       const res = await gw.admin('GET', '/svc/reload');
-      assert.equal(res.status, 500);
+      assert.equal(res.status, 200);
       assert.match(
         (res.json as { message: string }).message,
-        new RegExp(`port ${blocker}: cannot listen: .*EADDRINUSE`),
+        new RegExp(`left out: API blocked: listen_port: port ${String(blocker)}: cannot listen: .*EADDRINUSE`),
       );
-      assert.equal((await send({ port: taken, path: '/stable/x' })).status, 200);
+      const beside = await gw.request({ path: '/beside/x' });
+      assert.equal((beside.json as Echoed).upstream, 'echo-b', 'the change beside it loads');
+      assert.equal((await gw.request({ path: '/stable/x' })).status, 200, 'the others still serve');
+      const applied = await gw.admin('GET', '/svc/applied');
+      assert.match(
+        (applied.json as { left_out: Record<string, string> }).left_out.blocked ?? '',
+        /listen_port: port \d+: cannot listen/,
+      );
     } finally {
       await new Promise((resolve) => srv.close(resolve));
-      assert.equal((await gw.admin('DELETE', '/svc/apis/blocked')).status, 200);
     }
+    // Free again: the next reload opens it and serves the API.
+    await gw.reload();
+    assert.equal((await send({ port: blocker, path: '/blocked/x' })).status, 200);
+    assert.equal((await gw.admin('DELETE', '/svc/apis/blocked')).status, 200);
+    assert.equal((await gw.admin('DELETE', '/svc/apis/beside')).status, 200);
     await gw.reload();
   });
 });

@@ -1,8 +1,9 @@
 /**
  * A reload's work before and after its swap (server/gateway.ts does the swap): every stored API
  * read, the new route table built with its streams and its certificates by SNI, the ports it
- * needs opened (and the TCP APIs' prepared); then what the reload reports. When anything fails
- * before the swap, what was opened is closed again and the old table keeps serving.
+ * needs opened (and the TCP APIs' prepared); then what the reload reports. When the store fails
+ * before the swap, what was opened is closed again and the old table keeps serving; a port that
+ * another process holds leaves out the APIs on it, and the rest of the reload loads.
  */
 import { errorMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
@@ -10,10 +11,11 @@ import type { ReloadReport } from '../admin/index.ts';
 import { buildSniTable, type SniTable } from '../certs/sni.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { protocolOf, type CompileEnv } from '../routes/check.ts';
-import { buildRouteTable, type CompileDeps, type ReusableRoutes } from '../routes/compile.ts';
+import { buildRouteTable, type BuildResult, type CompileDeps, type ReusableRoutes } from '../routes/compile.ts';
 import type { Store, StoredEntry } from '../store/store.ts';
 import type { StreamsEngine } from '../streams/engine.ts';
 import type { TcpProxies, TcpSwap } from '../tcp/index.ts';
+import { RouteTable } from '../pipeline/router.ts';
 import type { Listeners } from './listeners.ts';
 
 /** A reload's answer; `retry`: the store did not answer (a start-up load is tried again). */
@@ -36,7 +38,7 @@ export interface PreparedReload {
   ok: true;
   /** The stored APIs it was built from. */
   entries: StoredEntry[];
-  built: Awaited<ReturnType<typeof buildRouteTable>>;
+  built: BuildResult;
   sni: SniTable;
   tcp: TcpSwap;
   /** The API ports the table serves, by protocol (the others are closed after the swap). */
@@ -47,7 +49,8 @@ export interface PreparedReload {
 
 /**
  * Builds the new table and opens what it needs; `{ ok: false }` with the report when the store
- * did not answer or a port could not be opened (nothing is left open then).
+ * did not answer or the gateway's HTTPS port could not be opened (nothing is left open then). An
+ * API whose own port can't be opened is left out, the port named.
  */
 export async function prepareReload(
   parts: ReloadParts,
@@ -88,6 +91,8 @@ export async function prepareReload(
   // The configured HTTPS port stays open and HTTPS, with or without APIs on it.
   if (config.https_port !== undefined) wanted.set(config.https_port, 'https');
   const opened: number[] = [];
+  /** API ports another process holds, and why: their APIs are left out. */
+  const unopened = new Map<number, string>();
   let tcp: TcpSwap | undefined;
   try {
     tcp = await parts.tcp.prepare(built.tcp, new Set(wanted.keys()), (port) => listeners.close(port));
@@ -95,8 +100,14 @@ export async function prepareReload(
       const current = listeners.get(port);
       if (current?.info.protocol === protocol) continue;
       if (current !== undefined) await listeners.close(port);
-      await listeners.open({ key: port, role: 'api', port, protocol, admin: false });
-      opened.push(port);
+      try {
+        await listeners.open({ key: port, role: 'api', port, protocol, admin: false });
+        opened.push(port);
+      } catch (err) {
+        // The gateway's own HTTPS port is its configuration: without it the reload is refused.
+        if (port === config.https_port) throw err;
+        unopened.set(port, errorMessage(err));
+      }
     }
   } catch (err) {
     for (const port of opened) await listeners.close(port);
@@ -105,7 +116,41 @@ export async function prepareReload(
     log.error('reload refused, previous routes keep serving', { error: errorMessage(err) });
     return { ok: false, report: { ok: false, message: errorMessage(err) } };
   }
-  return { ok: true, entries, built, sni, tcp, wanted, streamProblems };
+  for (const port of unopened.keys()) wanted.delete(port);
+  return {
+    ok: true,
+    entries,
+    built: unopened.size === 0 ? built : withoutPorts(built, unopened),
+    sni,
+    tcp,
+    wanted,
+    streamProblems,
+  };
+}
+
+/**
+ * The build without the APIs on `ports` (a port another process holds), each left out with the
+ * port named: one held port costs its APIs only, never the other changes of the reload. Their
+ * routes are not kept for the next reload, which tries the port again.
+ */
+function withoutPorts(built: BuildResult, ports: ReadonlyMap<number, string>): BuildResult {
+  const out = built.table.routes.filter((r) => typeof r.listener === 'number' && ports.has(r.listener));
+  const leftOut = new Set(out.map((r) => r.id));
+  const table = new RouteTable(
+    built.table.routes.filter((r) => !leftOut.has(r.id)),
+    built.table.internal,
+  );
+  // The full table held the routes too: retired, it closes those no other table holds.
+  void built.table.retire();
+  const reusable = new Map([...built.reusable].filter(([id]) => !leftOut.has(id)));
+  const problems = [
+    ...built.problems,
+    ...out.map((r) => ({
+      api_id: r.id,
+      message: `listen_port: ${ports.get(r.listener as number) ?? 'cannot listen'}`,
+    })),
+  ];
+  return { ...built, table, reusable, problems };
 }
 
 /**

@@ -211,6 +211,31 @@ describe('TCP and TLS APIs', () => {
     assertReset(await talk(port, ['PING']));
   });
 
+  test('a port another process holds: that API is left out, named, and the one beside it serves', async () => {
+    const held = await freePort();
+    const free = await freePort();
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(held, '127.0.0.1', resolve));
+    try {
+      await gw.addApi(tcpApi('redis-held', held, upstream));
+      await gw.addApi(tcpApi('redis-free', free, upstream));
+      const res = await gw.admin('GET', '/svc/reload');
+      assert.equal(res.status, 200);
+      assert.match(
+        (res.json as { message: string }).message,
+        new RegExp(`left out: API redis-held: listen_port: port ${String(held)}: cannot listen: .*EADDRINUSE`),
+      );
+      assert.equal((await talk(free, ['PING'])).data, '+PONG\r\n');
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
+    await gw.reload();
+    assert.equal((await talk(held, ['PING'])).data, '+PONG\r\n', 'served once the port is free');
+    for (const id of ['redis-held', 'redis-free'])
+      assert.equal((await gw.admin('DELETE', `/svc/apis/${id}`)).status, 200);
+    await gw.reload();
+  });
+
   test('an upstream that refuses: the client connection is closed', async () => {
     const port = await freePort();
     const dead = await freePort();

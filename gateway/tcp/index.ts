@@ -80,7 +80,7 @@ export interface TcpProblem {
 
 /** The outcome of `prepare`: make it current, or undo what it opened. */
 export interface TcpSwap {
-  /** APIs left out (a certificate missing). */
+  /** APIs left out (a certificate missing, a port another process holds). */
   problems: TcpProblem[];
   /** The new proxies serve from now on; ports no API uses any more stop accepting. */
   commit(): void;
@@ -107,8 +107,8 @@ export class TcpProxies {
   /**
    * Builds the proxies of `apis` (checked definitions) and opens the ports new ones need. Ports
    * the HTTP listeners want now (`httpPorts`: an API moved from tcp to http) are given up first;
-   * `freeHttp` gives up an HTTP listener on a port a TCP API wants now. Throws when a port can't
-   * be bound, after closing what it opened.
+   * `freeHttp` gives up an HTTP listener on a port a TCP API wants now. An API whose port can't
+   * be bound (another process holds it) is left out, named in `problems`.
    */
   async prepare(
     apis: readonly { id: string; api: GatewayApiDefinition }[],
@@ -127,16 +127,17 @@ export class TcpProxies {
     }
     for (const port of httpPorts) if (this.#ports.has(port)) await this.#closePort(port);
     const opened: number[] = [];
-    try {
-      for (const port of next.keys()) {
-        if (this.#ports.has(port)) continue;
-        await freeHttp(port);
+    for (const [port, proxy] of [...next]) {
+      if (this.#ports.has(port)) continue;
+      await freeHttp(port);
+      try {
         await this.#open(port);
         opened.push(port);
+      } catch (err) {
+        // A port another process holds leaves its API out; the other APIs' changes still load.
+        next.delete(port);
+        problems.push({ api_id: proxy.id, message: `listen_port: ${errorMessage(err)}` });
       }
-    } catch (err) {
-      await Promise.all(opened.map((p) => this.#closePort(p)));
-      throw err;
     }
     return {
       problems,
