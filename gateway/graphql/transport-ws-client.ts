@@ -9,7 +9,7 @@
 import type { Duplex } from 'node:stream';
 import type { GraphQLFormattedError } from 'graphql';
 import WebSocket from 'ws';
-import { OperationErrors, TRANSPORT_WS } from './transport-ws.ts';
+import { keepAlive, OperationErrors, parseMessage, sender, TRANSPORT_WS } from './transport-ws.ts';
 
 /** The largest message a server may send (as the server side allows). */
 const MAX_PAYLOAD = 1024 * 1024;
@@ -28,22 +28,6 @@ export interface WsSubscription {
   variables: Readonly<Record<string, unknown>>;
   /** Prefixes the messages of the errors (`subgraph users`). */
   name: string;
-}
-
-/** A server's message, or undefined when it is not one. */
-function message(data: WebSocket.RawData, binary: boolean): Record<string, unknown> | undefined {
-  if (binary) return undefined;
-  try {
-    const text = (
-      Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data)
-    ).toString('utf8');
-    const parsed: unknown = JSON.parse(text);
-    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)
-      ? (parsed as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The errors of an `error` message's payload, prefixed with `name`. */
@@ -91,24 +75,18 @@ export function subscribeOverWs(sub: WsSubscription): AsyncIterableIterator<Reco
   const ackTimer = setTimeout(() => {
     fail('the subscription socket was not acknowledged in time');
   }, OPEN_WAIT_MS);
-  const send = (m: Record<string, unknown>): void => {
-    if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(m));
-  };
+  const send = sender(ws);
   ws.on('open', () => {
     send({ type: 'connection_init' });
   });
   ws.on('message', (data, binary) => {
     if (done || failure !== undefined) return;
-    const m = message(data, binary);
+    const m = parseMessage(data, binary);
+    if (m !== undefined && keepAlive(m, send)) return;
     switch (m?.type) {
       case 'connection_ack':
         clearTimeout(ackTimer);
         send({ id: '1', type: 'subscribe', payload: { query: sub.query, variables: sub.variables } });
-        return;
-      case 'ping':
-        send({ type: 'pong' });
-        return;
-      case 'pong':
         return;
       case 'next':
         if (m.id !== '1') break;

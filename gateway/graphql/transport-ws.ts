@@ -10,7 +10,7 @@
  * init).
  */
 import type { IncomingMessage } from 'node:http';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { ExecutionResult, GraphQLFormattedError } from 'graphql';
 import type { ClientConnection, RequestContext } from '../pipeline/context.ts';
 import { TRANSPORT_WS } from '../../schemas/rules/graphql-supergraph.ts';
@@ -28,6 +28,47 @@ export class OperationErrors extends Error {
     super(errors.map((e) => e.message).join('; '));
     this.errors = errors;
   }
+}
+
+/** A message of the protocol, either way: a JSON object with its `type`. */
+export type Message = Record<string, unknown>;
+
+/**
+ * The message a frame holds, either side's (read by the client of transport-ws-client.ts too), or
+ * undefined when it holds none: a binary frame, text that is not JSON, JSON that is not an object.
+ */
+export function parseMessage(data: RawData, binary: boolean): Message | undefined {
+  if (binary) return undefined;
+  try {
+    const text = (
+      Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data)
+    ).toString('utf8');
+    const parsed: unknown = JSON.parse(text);
+    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)
+      ? (parsed as Message)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Sends messages on `ws` while it is open: one for a socket closing or closed is dropped. */
+export function sender(ws: WebSocket): (m: Message) => void {
+  return (m) => {
+    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(m));
+  };
+}
+
+/**
+ * The protocol's keep-alive, the same on both sides: a `ping` is answered with `pong`, a `pong`
+ * needs no answer. Whether `m` was one of them (and so is handled).
+ */
+export function keepAlive(m: Message, send: (m: Message) => void): boolean {
+  if (m.type === 'ping') {
+    send({ type: 'pong' });
+    return true;
+  }
+  return m.type === 'pong';
 }
 
 /** How long a client has to send `connection_init`. */
@@ -94,9 +135,7 @@ function session(ws: WebSocket, run: (payload: SubscribePayload) => Promise<Oper
   let acknowledged = false;
   /** Running operations by ID; the value ends one (its iterator's `return`). */
   const running = new Map<string, (() => void) | undefined>();
-  const send = (m: Record<string, unknown>): void => {
-    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(m));
-  };
+  const send = sender(ws);
   const initTimer = setTimeout(() => {
     if (!initialised) ws.close(4408, 'Connection initialisation timeout');
   }, INIT_WAIT_MS);
@@ -105,17 +144,13 @@ function session(ws: WebSocket, run: (payload: SubscribePayload) => Promise<Oper
     for (const stop of running.values()) stop?.();
     running.clear();
   });
-  ws.on('message', (data: Buffer, binary: boolean) => {
-    let m: Record<string, unknown>;
-    try {
-      const parsed: unknown = binary ? undefined : JSON.parse(data.toString('utf8'));
-      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
-        throw new Error('not an object');
-      m = parsed as Record<string, unknown>;
-    } catch {
+  ws.on('message', (data: RawData, binary: boolean) => {
+    const m = parseMessage(data, binary);
+    if (m === undefined) {
       ws.close(4400, 'Invalid message received');
       return;
     }
+    if (keepAlive(m, send)) return;
     switch (m.type) {
       case 'connection_init':
         if (initialised) {
@@ -126,11 +161,6 @@ function session(ws: WebSocket, run: (payload: SubscribePayload) => Promise<Oper
         acknowledged = true;
         clearTimeout(initTimer);
         send({ type: 'connection_ack' });
-        return;
-      case 'ping':
-        send({ type: 'pong' });
-        return;
-      case 'pong':
         return;
       case 'complete': {
         const id = typeof m.id === 'string' ? m.id : undefined;
