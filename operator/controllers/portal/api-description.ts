@@ -18,15 +18,14 @@ import { derivedId } from '../../ids.ts';
 import { portalProduct } from '../../translate/portal.ts';
 import type { ControllerEnv } from '../env.ts';
 import {
-  contextWatch,
-  isReady,
-  portalWatch,
   reconcilePortal,
-  referenceWatch,
+  referencedId,
+  referringController,
   type Desired,
   type PortalDeps,
   type PortalKind,
   type PortalObject,
+  type Reference,
 } from './reconcile.ts';
 
 /** A stored APIDescription. */
@@ -42,6 +41,18 @@ export interface APIDescriptionDeps extends PortalDeps<APIDescriptionObject> {
   policy: (namespace: string, name: string) => PolicyView | undefined;
 }
 
+/** The SecurityPolicy a product names (`policyRef`): its keys are issued from it. */
+const POLICY: Reference<APIDescriptionObject, PolicyView> = {
+  kind: 'SecurityPolicy',
+  reason: 'Policy',
+  heldBy: 'the dashboard',
+  refsOf: (d) => {
+    const ref = resolveRef(d.spec.policyRef, d.metadata.namespace);
+    return ref === undefined ? [] : [`${ref.namespace}/${ref.name}`];
+  },
+  idOf: (p) => p.status?.pol_id,
+};
+
 /** The SecurityPolicy a product names, resolved to its ID; or why not yet. */
 function productOf(
   obj: APIDescriptionObject,
@@ -51,22 +62,9 @@ function productOf(
   const ref = resolveRef(obj.spec.policyRef, obj.metadata.namespace);
   if (ref === undefined)
     return { doc: portalProduct(id, obj.spec, undefined), status: { policyId: undefined } };
-  const p = deps.policy(ref.namespace, ref.name);
-  const policy = `SecurityPolicy ${ref.namespace}/${ref.name}`;
-  if (p === undefined || p.metadata?.deletionTimestamp !== undefined) {
-    return {
-      reason: 'PolicyNotFound',
-      message: `spec.policyRef: ${policy} does not exist: the product is published once it does`,
-    };
-  }
-  const polId = p.status?.pol_id;
-  if (polId === undefined || !isReady(p)) {
-    return {
-      reason: 'PolicyNotReady',
-      message: `spec.policyRef: ${policy} is not Ready yet (not held by the dashboard): the product is published once it is`,
-    };
-  }
-  return { doc: portalProduct(id, obj.spec, polId), status: { policyId: polId } };
+  const policy = referencedId(POLICY, deps.policy, ref, 'spec.policyRef', 'the product');
+  if (!('id' in policy)) return policy;
+  return { doc: portalProduct(id, obj.spec, policy.id), status: { policyId: policy.id } };
 }
 
 /** Makes the dashboard's portal hold the product an APIDescription describes. */
@@ -87,26 +85,10 @@ export function reconcileAPIDescription(key: string, deps: APIDescriptionDeps): 
  * name appears, gets its ID, becomes Ready or goes, and when their OperatorContext changes.
  */
 export function apiDescriptionController(env: ControllerEnv): ControllerSpec {
-  const { spec, informer: descriptions, deps } = portalWatch<APIDescriptionObject>(env, 'APIDescription');
-  const policies = referenceWatch<APIDescriptionObject, PolicyView>(
+  return referringController(
     env,
-    descriptions,
-    'SecurityPolicy',
-    (d) => {
-      const ref = resolveRef(d.spec.policyRef, d.metadata.namespace);
-      return ref === undefined ? [] : [`${ref.namespace}/${ref.name}`];
-    },
-    (p) => p.status?.pol_id,
+    { kind: 'APIDescription', name: 'apidescription', workers: 4 },
+    POLICY,
+    (key, deps, policy) => reconcileAPIDescription(key, { ...deps, policy }),
   );
-  return {
-    name: 'apidescription',
-    watch: spec,
-    workers: 4,
-    reconcile: (key) =>
-      reconcileAPIDescription(key, {
-        ...deps,
-        policy: (namespace, name) => policies.informer.get(namespace, name),
-      }),
-    watches: [policies.watch, contextWatch(env, descriptions)],
-  };
 }

@@ -13,15 +13,14 @@ import { portalCatalogue } from '../../translate/portal.ts';
 import type { ControllerEnv } from '../env.ts';
 import type { APIDescriptionObject } from './api-description.ts';
 import {
-  contextWatch,
-  isReady,
-  portalWatch,
   reconcilePortal,
-  referenceWatch,
+  referencedId,
+  referringController,
   type Desired,
   type PortalDeps,
   type PortalKind,
   type PortalObject,
+  type Reference,
 } from './reconcile.ts';
 
 /** A stored PortalAPICatalogue. */
@@ -32,6 +31,18 @@ export interface CatalogueDeps extends PortalDeps<CatalogueObject> {
   description: (namespace: string, name: string) => APIDescriptionObject | undefined;
 }
 
+/** The APIDescriptions a catalogue lists (`apis`): its products. */
+const DESCRIPTIONS: Reference<CatalogueObject, APIDescriptionObject> = {
+  kind: 'APIDescription',
+  reason: 'APIDescription',
+  heldBy: 'the portal',
+  refsOf: (c) =>
+    catalogueEntries(c.spec, c.metadata.namespace).flatMap((e) =>
+      e.ref === undefined ? [] : [`${e.ref.namespace}/${e.ref.name}`],
+    ),
+  idOf: (d) => d.status?.id,
+};
+
 /** The catalogue's products by their portal IDs; or the first that is not there yet. */
 function catalogueOf(
   obj: CatalogueObject,
@@ -41,21 +52,9 @@ function catalogueOf(
   const ids: string[] = [];
   for (const e of catalogueEntries(obj.spec, obj.metadata.namespace)) {
     if (e.ref === undefined) continue;
-    const d = deps.description(e.ref.namespace, e.ref.name);
-    const what = `APIDescription ${e.ref.namespace}/${e.ref.name}`;
-    if (d === undefined || d.metadata.deletionTimestamp !== undefined) {
-      return {
-        reason: 'APIDescriptionNotFound',
-        message: `spec.${e.path}: ${what} does not exist: the catalogue is published once it does`,
-      };
-    }
-    if (d.status?.id === undefined || !isReady(d)) {
-      return {
-        reason: 'APIDescriptionNotReady',
-        message: `spec.${e.path}: ${what} is not Ready yet (not held by the portal): the catalogue is published once it is`,
-      };
-    }
-    ids.push(d.status.id);
+    const product = referencedId(DESCRIPTIONS, deps.description, e.ref, `spec.${e.path}`, 'the catalogue');
+    if (!('id' in product)) return product;
+    ids.push(product.id);
   }
   const name = `${obj.metadata.namespace}/${obj.metadata.name}`;
   return { doc: portalCatalogue(id, name, ids), status: { apis: ids } };
@@ -80,26 +79,10 @@ export function reconcilePortalAPICatalogue(key: string, deps: CatalogueDeps): P
  * OperatorContext changes.
  */
 export function portalAPICatalogueController(env: ControllerEnv): ControllerSpec {
-  const { spec, informer: catalogues, deps } = portalWatch<CatalogueObject>(env, 'PortalAPICatalogue');
-  const descriptions = referenceWatch<CatalogueObject, APIDescriptionObject>(
+  return referringController(
     env,
-    catalogues,
-    'APIDescription',
-    (c) =>
-      catalogueEntries(c.spec, c.metadata.namespace).flatMap((e) =>
-        e.ref === undefined ? [] : [`${e.ref.namespace}/${e.ref.name}`],
-      ),
-    (d) => d.status?.id,
+    { kind: 'PortalAPICatalogue', name: 'portalapicatalogue', workers: 2 },
+    DESCRIPTIONS,
+    (key, deps, description) => reconcilePortalAPICatalogue(key, { ...deps, description }),
   );
-  return {
-    name: 'portalapicatalogue',
-    watch: spec,
-    workers: 2,
-    reconcile: (key) =>
-      reconcilePortalAPICatalogue(key, {
-        ...deps,
-        description: (namespace, name) => descriptions.informer.get(namespace, name),
-      }),
-    watches: [descriptions.watch, contextWatch(env, catalogues)],
-  };
 }

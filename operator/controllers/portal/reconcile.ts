@@ -121,23 +121,66 @@ export type Referenced = k8s.KubernetesObject & {
 };
 
 /**
- * The informer of the kind a portal kind's objects name (SecurityPolicy, APIDescription), and the
- * watch that reconciles the objects naming one again when it appears, gets its ID (`idOf`),
- * becomes Ready or goes. `refsOf` lists the `namespace/name` an object names.
+ * The kind a portal kind's objects name (a product its SecurityPolicy, a catalogue its
+ * APIDescriptions): which objects one names, the ID taken from one, and how one missing is told.
  */
-export function referenceWatch<T extends k8s.KubernetesObject, R extends Referenced>(
+export interface Reference<T extends k8s.KubernetesObject, R extends Referenced> {
+  kind: 'SecurityPolicy' | 'APIDescription';
+  /** What the reasons while one is missing start with: `PolicyNotFound`, `PolicyNotReady`. */
+  reason: string;
+  /** Where a Ready one is held (`the dashboard`), as its NotReady message says. */
+  heldBy: string;
+  /** The `namespace/name` of each an object names. */
+  refsOf: (o: T) => string[];
+  /** Its ID where it is held, once it has one. */
+  idOf: (r: R) => string | undefined;
+}
+
+/**
+ * The ID of the object `ref` names, once it exists and is Ready; else why `published` (`the
+ * product`) waits for it: `<reason>NotFound` while it is absent or being deleted, `<reason>NotReady`
+ * while it has no ID or is not Ready. `where` is the field that names it (`spec.policyRef`).
+ */
+export function referencedId<T extends k8s.KubernetesObject, R extends Referenced>(
+  reference: Reference<T, R>,
+  lookup: (namespace: string, name: string) => R | undefined,
+  ref: { namespace: string; name: string },
+  where: string,
+  published: string,
+): { id: string } | { reason: string; message: string } {
+  const r = lookup(ref.namespace, ref.name);
+  const what = `${reference.kind} ${ref.namespace}/${ref.name}`;
+  if (r === undefined || r.metadata?.deletionTimestamp !== undefined) {
+    return {
+      reason: `${reference.reason}NotFound`,
+      message: `${where}: ${what} does not exist: ${published} is published once it does`,
+    };
+  }
+  const id = reference.idOf(r);
+  if (id === undefined || !isReady(r)) {
+    return {
+      reason: `${reference.reason}NotReady`,
+      message: `${where}: ${what} is not Ready yet (not held by ${reference.heldBy}): ${published} is published once it is`,
+    };
+  }
+  return { id };
+}
+
+/**
+ * The informer of the kind `referrers` name, and the watch that reconciles the objects naming one
+ * again when it appears, gets its ID, becomes Ready or goes.
+ */
+function referenceWatch<T extends k8s.KubernetesObject, R extends Referenced>(
   env: ControllerEnv,
   referrers: Informer<T>,
-  kind: 'SecurityPolicy' | 'APIDescription',
-  refsOf: (o: T) => string[],
-  idOf: (r: R) => string | undefined,
+  reference: Reference<T, R>,
 ): { informer: Informer<R>; watch: NonNullable<ControllerSpec['watches']>[number] } {
-  const spec = watchOf(env, kind);
+  const spec = watchOf(env, reference.kind);
   const informer = env.manager.informer<R>(spec);
-  const index = `names-${kind}`;
-  referrers.addIndex(index, refsOf);
+  const index = `names-${reference.kind}`;
+  referrers.addIndex(index, reference.refsOf);
   const view = (r: R): unknown => ({
-    id: idOf(r),
+    id: reference.idOf(r),
     ready: isReady(r),
     deleting: r.metadata?.deletionTimestamp !== undefined,
   });
@@ -150,6 +193,36 @@ export function referenceWatch<T extends k8s.KubernetesObject, R extends Referen
           ? referrers.byIndex(index, objectKey(r)).map((o) => objectKey(o))
           : [],
     },
+  };
+}
+
+/**
+ * The controller of a portal kind whose objects name others (`reference`): they are reconciled
+ * when they change, when what they name appears, gets its ID, becomes Ready or goes, and when
+ * their OperatorContext changes. `reconcile` gets the shared flow's deps and the lookup of what
+ * they name.
+ */
+export function referringController<
+  T extends PortalObject<{ contextRef?: NamespacedRef }, PortalStatus>,
+  R extends Referenced,
+>(
+  env: ControllerEnv,
+  of: { kind: PortalKind<T>['kind']; name: string; workers: number },
+  reference: Reference<T, R>,
+  reconcile: (
+    key: string,
+    deps: PortalDeps<T>,
+    lookup: (namespace: string, name: string) => R | undefined,
+  ) => Promise<WorkResult>,
+): ControllerSpec {
+  const { spec, informer, deps } = portalWatch<T>(env, of.kind);
+  const named = referenceWatch(env, informer, reference);
+  return {
+    name: of.name,
+    watch: spec,
+    workers: of.workers,
+    reconcile: (key) => reconcile(key, deps, (namespace, name) => named.informer.get(namespace, name)),
+    watches: [named.watch, contextWatch(env, informer)],
   };
 }
 
