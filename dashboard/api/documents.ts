@@ -63,19 +63,28 @@ export function actorOf(c: Ctx): string {
 }
 
 /**
- * Writes (or, with `after` undefined, deletes an existing `before`) one document and its audit
- * entry in the transaction `tx`, at `at`, by `actor` (the dashboard's API and the portal's).
+ * One audited write, as {@link putAudited} and {@link auditedPut} take it: in `org`, the document
+ * `id` of `kind` goes from `before` to `after` (undefined: an existing `before` is deleted), stored
+ * with `lookup` when given.
  */
-export async function putAudited(
-  tx: StoreTx,
-  at: number,
-  actor: string,
+type AuditedWrite = [
   org: string,
   kind: Kind,
   id: string,
   before: Doc | undefined,
   after: Record<string, unknown> | undefined,
   lookup?: string,
+];
+
+/**
+ * Makes one write (AuditedWrite) and its audit entry in the transaction `tx`, at `at`, by `actor`
+ * (the dashboard's API and the portal's).
+ */
+export async function putAudited(
+  tx: StoreTx,
+  at: number,
+  actor: string,
+  ...[org, kind, id, before, after, lookup]: AuditedWrite
 ): Promise<void> {
   if (after === undefined) {
     if (before !== undefined) await tx.delete(org, kind, id);
@@ -96,16 +105,8 @@ const auditAction = (before: Doc | undefined, after: unknown): AuditEntry['actio
   after === undefined ? 'delete' : before === undefined ? 'create' : 'update';
 
 /** {@link putAudited} by the caller of `c`, now, logged. */
-export async function auditedPut(
-  c: Ctx,
-  tx: StoreTx,
-  org: string,
-  kind: Kind,
-  id: string,
-  before: Doc | undefined,
-  after: Record<string, unknown> | undefined,
-  lookup?: string,
-): Promise<void> {
-  await putAudited(tx, c.deps.now(), actorOf(c), org, kind, id, before, after, lookup);
+export async function auditedPut(c: Ctx, tx: StoreTx, ...write: AuditedWrite): Promise<void> {
+  await putAudited(tx, c.deps.now(), actorOf(c), ...write);
+  const [org, kind, id, before, after] = write;
   c.log.info('object written', { kind, object_id: id, action: auditAction(before, after), org_id: org });
 }
