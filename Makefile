@@ -92,7 +92,7 @@ bench-streams: deps ## Streams (HTTP in -> SSE, Kafka in -> SSE) through the gat
 	node e2e/bench/streams-bench.ts
 
 .PHONY: bench-operator
-bench-operator: deps ## 10 to 10,000 ApiDefinitions and 1000 SecurityPolicies until served, 1000 ApiKeys until each authenticates, against direct gateway writes (SVC_BENCH_SIZES, SVC_BENCH_KEYS; SVC_BENCH_ONLY=keys: the ApiKey row alone; then the changing-API probe, two gateways on one Redis counting every answer of an API through 1,000 changes, SVC_BENCH_PROBE changes, SVC_BENCH_ONLY=probe: the probe alone; then 1000 HTTPRoutes on one Gateway against 1000 ApiDefinitions in the same run, SVC_BENCH_HTTPROUTES, SVC_BENCH_ONLY=httproutes: that part alone; SVC_BENCH_WRITE=0: a trial run)
+bench-operator: deps ## 10 to 10,000 ApiDefinitions and 1000 SecurityPolicies until served, 1000 ApiKeys until each authenticates, against direct gateway writes (SVC_BENCH_SIZES, SVC_BENCH_KEYS; SVC_BENCH_ONLY=keys: the ApiKey row alone; then the changing-API probe, two gateways on one Redis counting every answer of an API through 1,000 changes, SVC_BENCH_PROBE changes, SVC_BENCH_ONLY=probe: the probe alone; one change at a time among 1,000 and among 10,000 APIs until served, SVC_BENCH_CHANGES, SVC_BENCH_ONLY=changes: that part alone; then 1000 HTTPRoutes on one Gateway against 1000 ApiDefinitions in the same run, SVC_BENCH_HTTPROUTES, SVC_BENCH_ONLY=httproutes: that part alone; SVC_BENCH_WRITE=0: a trial run)
 	$(if $(filter httproutes,$(SVC_BENCH_ONLY)),,node e2e/bench/operator-bench.ts)
 	$(if $(filter-out httproutes,$(SVC_BENCH_ONLY)),,node e2e/bench/httproute-bench.ts)
 

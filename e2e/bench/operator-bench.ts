@@ -17,7 +17,15 @@ import { cpus, loadavg } from 'node:os';
 import { derivedId } from '../../operator/ids.ts';
 import { apiKeysPhase, type KeysResult } from './api-key-phase.ts';
 import { APPLIERS, applyAll, summarize, timeToServe, timeoutMs, type Run } from './serving.ts';
-import { operatorMemory, startBenchStack, writeKeysRow, writeProbeBlock, writeSection } from './stack.ts';
+import {
+  operatorMemory,
+  startBenchStack,
+  writeChangesBlock,
+  writeKeysRow,
+  writeProbeBlock,
+  writeSection,
+} from './stack.ts';
+import { changeLatencies } from './change-latency.ts';
 import { runChangeProbe, totals, type ChangeProbeResult } from '../harness/change-probe.ts';
 import { startLocalWebhooks } from '../webhooks/helpers.ts';
 import {
@@ -49,6 +57,18 @@ const PROBE_CHANGES = Number(process.env.SVC_BENCH_PROBE ?? '1000');
  * docs/benchmarks.md changes.
  */
 const ONLY_PROBE = process.env.SVC_BENCH_ONLY === 'probe';
+/**
+ * `SVC_BENCH_ONLY=changes`: the sizes of at least 1,000 APIs applied, then one change at a time
+ * among them (change-latency.ts) alone; only that part of docs/benchmarks.md changes.
+ */
+const ONLY_CHANGES = process.env.SVC_BENCH_ONLY === 'changes';
+/** `SVC_BENCH_CHANGES=50`: changes one at a time among 1,000 and among 10,000 APIs (0: none). */
+const CHANGES = Number(process.env.SVC_BENCH_CHANGES ?? '100');
+/** Sizes with the one-change-at-a-time figures, and each one's target (p99, ms; issue 33 item 2). */
+const CHANGE_TARGETS = new Map([
+  [1000, 100],
+  [10_000, 250],
+]);
 /** The probed API's upstream moves every this many changes. */
 const PROBE_UPSTREAM_EVERY = 10;
 /** The probe's runs: its changes one after the other, then 8 at once (as the APIs are applied). */
@@ -132,11 +152,13 @@ const results: {
   keys?: KeysResult;
   memory: Memory[];
   changeOne?: number;
+  /** One change at a time among n APIs: each one's time from its acceptance to served, ms. */
+  changes: { n: number; took: number[] }[];
   /** The changing-API probe's runs, with the load average (1 min) when each started and ended. */
   probes: { appliers: number; run: ChangeProbeResult; load: [number, number] }[];
   /** API server requests per object during each size's burst, by verb and resource. */
   requests: { n: number; perObject: Map<string, number> }[];
-} = { operator: [], direct: [], memory: [], requests: [], probes: [] };
+} = { operator: [], direct: [], memory: [], requests: [], probes: [], changes: [] };
 
 /**
  * The API server's request counters (`apiserver_request_total`) by `VERB resource`, and its time
@@ -267,7 +289,7 @@ try {
           .trim(),
       },
     });
-  for (const n of ONLY_KEYS || ONLY_PROBE ? [] : SIZES) {
+  for (const n of ONLY_KEYS || ONLY_PROBE ? [] : ONLY_CHANGES ? SIZES.filter((x) => CHANGE_TARGETS.has(x)) : SIZES) {
     // Through the operator: one kubectl apply of n manifests.
     const paths = Array.from({ length: n }, (_, i) => `/op-${n}-${i}/`);
     const manifests = paths.map(
@@ -295,6 +317,19 @@ spec:
         `n=${n}: admission reviews as the webhook server times them: ${calls}, mean ${calls === 0 ? '-' : ((1000 * (reviewsAfter.sum - reviewsBefore.sum)) / calls).toFixed(2)} ms`,
       );
     }
+
+    if (CHANGES > 0 && CHANGE_TARGETS.has(n)) {
+      const took = await changeLatencies({
+        cp,
+        gatewayUrl: gw.url,
+        namespace: 'bench',
+        names: Array.from({ length: Math.min(CHANGES, n) }, (_, k) => `op-${n}-${k}`),
+        pathOf: (k) => `/op-${n}-${k}-changed/`,
+      });
+      results.changes.push({ n, took });
+      console.log(`n=${n}: one change at a time, ms: ${JSON.stringify(summarize(took.length, took))}`);
+    }
+    if (ONLY_CHANGES) continue;
 
     // Reference: the same APIs written straight to the gateway, then one group reload.
     const direct = Array.from({ length: n }, (_, i) => `/direct-${n}-${i}/`);
@@ -338,7 +373,7 @@ spec:
     if (operator !== undefined) results.memory.push({ n, ...(await memoryOf(operator)) });
   }
 
-  if (!ONLY_KEYS && !ONLY_PROBE) {
+  if (!ONLY_KEYS && !ONLY_PROBE && !ONLY_CHANGES) {
     // One change among all of them: a new listen path for one API, until it serves.
     const largest = SIZES.at(-1) ?? 0;
     const tc = Date.now();
@@ -356,7 +391,7 @@ spec:
     results.changeOne = (await timeToServe(gw, [changedPath], tc))[0];
   }
 
-  if (KEYS > 0 && !ONLY_PROBE) {
+  if (KEYS > 0 && !ONLY_PROBE && !ONLY_CHANGES) {
     results.keys = await apiKeysPhase({
       cp,
       gw,
@@ -369,7 +404,7 @@ spec:
     console.log(`keys: ${JSON.stringify(results.keys)}`);
   }
 
-  if (PROBE_CHANGES > 0 && !ONLY_KEYS) {
+  if (PROBE_CHANGES > 0 && !ONLY_KEYS && !ONLY_CHANGES) {
     // The probe's own operator watches its namespace alone: this one would push it to `gw` too.
     await operator?.stop();
     for (const appliers of PROBE_APPLIERS) {
@@ -427,6 +462,25 @@ const memoryRows = results.memory.map(
 const target = (what: string, figure: number | undefined, limit: number, unit: string, scale = 1): string =>
   `- ${what}: **${figure !== undefined && figure <= limit ? 'met' : 'missed'}** (${figure === undefined ? '-' : (figure / scale).toFixed(scale === 1 ? 0 : 2)} ${unit}).`;
 const mem1000 = results.memory.find((m) => m.n === 1000);
+const changeRows = results.changes.map(({ n, took }) => {
+  const r = summarize(took.length, took);
+  const limit = CHANGE_TARGETS.get(n) ?? NaN;
+  return `| ${String(n)} | ${String(took.length)} | ${r.p50.toFixed(0)} | ${r.p99.toFixed(0)} | ${r.total.toFixed(0)} | ${String(limit)}: **${r.p99 <= limit ? 'met' : 'missed'}** |`;
+});
+const changesBlock = `### One change at a time
+
+Among N ApiDefinitions serving, changes one after the other, each a new listen path for another
+API sent to the API server as a merge patch (as \`kubectl patch\` sends it), each timed from the
+API server's answer (the change accepted) until the gateway serves the new path (polled every
+2 ms); milliseconds (issue 33 item 2: p99 at most 100 ms among 1,000, 250 ms among 10,000). One
+gateway; the operator's own view of the same interval, from its reconcile to the last gateway's
+applied revision, is \`svc_config_convergence_seconds\` on its /metrics. Measured on
+${new Date().toISOString().slice(0, 10)}, ${String(cpus().length)} cores, load average ${LOAD_BEFORE.toFixed(2)} before the run.
+
+| N | changes | p50 | p99 | max | target p99 |
+|---|---|---|---|---|---|
+${changeRows.join('\n') || '| - | - | - | - | - | - |'}
+`;
 const probeTotals = results.probes.map((p) => totals(p.run));
 const probeSum = probeTotals.reduce(
   (sum, t) => ({
@@ -522,9 +576,13 @@ ${target('1,000 SecurityPolicies, p99 ≤ 15 s', pol?.p99, 15_000, 's', 1000)}
 ${target('one change among 10,000 served ≤ 2 s', results.changeOne, 2_000, 's', 1000)}
 ${target('operator peak memory at 1,000 objects ≤ 250 MiB', mem1000?.peakRssMiB, 250, 'MiB')}
 
+${changesBlock}
 ${probeBlock}`;
 
-if (ONLY_PROBE) {
+if (ONLY_CHANGES) {
+  console.log(changesBlock);
+  if (WRITE) await writeChangesBlock(changesBlock);
+} else if (ONLY_PROBE) {
   console.log(probeBlock);
   if (WRITE) await writeProbeBlock(probeBlock);
 } else if (ONLY_KEYS) {

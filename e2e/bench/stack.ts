@@ -176,6 +176,26 @@ export async function writeProbeBlock(
   await replace(text);
 }
 
+/**
+ * Writes the Operator section's "One change at a time" block (`SVC_BENCH_ONLY=changes`), before
+ * the changing-API probe's block, the rest of the section as it was.
+ */
+export async function writeChangesBlock(
+  block: string,
+  docPath = join(root, 'docs', 'benchmarks.md'),
+): Promise<void> {
+  const { section, replace } = await operatorSection(docPath);
+  const heading = '### One change at a time';
+  const at = section.indexOf(heading);
+  const probe = section.indexOf('### An API being changed');
+  const start = at >= 0 ? at : probe >= 0 ? probe : section.length;
+  const next = at >= 0 ? section.indexOf('\n### ', at + heading.length) : start;
+  const end = next < 0 ? section.length : at >= 0 ? next + 1 : next;
+  const before = section.slice(0, start).trimEnd();
+  const after = section.slice(end).trimStart();
+  await replace(`${before}\n\n${block.trimEnd()}\n${after === '' ? '' : `\n${after}`}`);
+}
+
 /** Replaces (or appends) the section `## <heading>` of docs/benchmarks.md with `section`. */
 export async function writeSection(heading: string, section: string): Promise<void> {
   const docPath = join(root, 'docs', 'benchmarks.md');

@@ -172,7 +172,9 @@ export class GatewayClient implements ManagementClient {
  * Coalesces reload requests: the first request of a burst starts a timer; each further request
  * pushes it back by `quietMs`, never past `maxWaitMs` from the first. Requests arriving while a
  * reload runs join the next one, so every caller's write is covered by a reload that started
- * after it.
+ * after it. A request after `quietMs` without a reload is no burst: its reload starts at once
+ * (with the requests of the same moment), so that one change is served without waiting the
+ * quiet time (issue 33 item 2); the requests that come while it runs wait as before.
  */
 export class ReloadBatcher {
   readonly #run: () => Promise<void>;
@@ -182,6 +184,10 @@ export class ReloadBatcher {
   #timer: NodeJS.Timeout | undefined;
   #firstAt = 0;
   #running = false;
+  /** When the last reload ended (0: none yet). */
+  #lastEndAt = 0;
+  /** Whether the pending timer starts a reload at once (no burst before it). */
+  #immediate = false;
 
   constructor(run: () => Promise<void>, quietMs: number, maxWaitMs: number) {
     this.#run = run;
@@ -200,9 +206,16 @@ export class ReloadBatcher {
   #arm(): void {
     if (this.#running) return;
     const now = Date.now();
-    if (this.#timer) clearTimeout(this.#timer);
-    else this.#firstAt = now;
-    const delay = Math.max(0, Math.min(this.#quietMs, this.#firstAt + this.#maxWaitMs - now));
+    if (this.#timer === undefined) {
+      this.#firstAt = now;
+      // No reload for the quiet time: no burst to wait for.
+      this.#immediate = now - this.#lastEndAt >= this.#quietMs;
+    } else if (this.#immediate) {
+      return; // It starts at once, with this request.
+    } else clearTimeout(this.#timer);
+    const delay = this.#immediate
+      ? 0
+      : Math.max(0, Math.min(this.#quietMs, this.#firstAt + this.#maxWaitMs - now));
     this.#timer = setTimeout(() => void this.#fire(), delay);
   }
 
@@ -218,6 +231,7 @@ export class ReloadBatcher {
       for (const w of batch) w.reject(err);
     } finally {
       this.#running = false;
+      this.#lastEndAt = Date.now();
       if (this.#waiters.length > 0) this.#arm();
     }
   }
