@@ -36,7 +36,8 @@ function patchApi(cp: ControlPlane, namespace: string, name: string, patch: unkn
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           if (res.statusCode === 200) resolve();
-          else reject(new Error(`PATCH ${name}: ${String(res.statusCode)} ${Buffer.concat(chunks).toString()}`));
+          else
+            reject(new Error(`PATCH ${name}: ${String(res.statusCode)} ${Buffer.concat(chunks).toString()}`));
         });
       },
     );

@@ -289,7 +289,11 @@ try {
           .trim(),
       },
     });
-  for (const n of ONLY_KEYS || ONLY_PROBE ? [] : ONLY_CHANGES ? SIZES.filter((x) => CHANGE_TARGETS.has(x)) : SIZES) {
+  for (const n of ONLY_KEYS || ONLY_PROBE
+    ? []
+    : ONLY_CHANGES
+      ? SIZES.filter((x) => CHANGE_TARGETS.has(x))
+      : SIZES) {
     // Through the operator: one kubectl apply of n manifests.
     const paths = Array.from({ length: n }, (_, i) => `/op-${n}-${i}/`);
     const manifests = paths.map(

@@ -213,7 +213,9 @@ describe('reload', () => {
       assert.equal(res.status, 200);
       assert.match(
         (res.json as { message: string }).message,
-        new RegExp(`left out: API blocked: listen_port: port ${String(blocker)}: cannot listen: .*EADDRINUSE`),
+        new RegExp(
+          `left out: API blocked: listen_port: port ${String(blocker)}: cannot listen: .*EADDRINUSE`,
+        ),
       );
       const beside = await gw.request({ path: '/beside/x' });
       assert.equal((beside.json as Echoed).upstream, 'echo-b', 'the change beside it loads');

@@ -11,7 +11,12 @@ import type { ReloadReport } from '../admin/index.ts';
 import { buildSniTable, type SniTable } from '../certs/sni.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { protocolOf, type CompileEnv } from '../routes/check.ts';
-import { buildRouteTable, type BuildResult, type CompileDeps, type ReusableRoutes } from '../routes/compile.ts';
+import {
+  buildRouteTable,
+  type BuildResult,
+  type CompileDeps,
+  type ReusableRoutes,
+} from '../routes/compile.ts';
 import type { Store, StoredEntry } from '../store/store.ts';
 import type { StreamsEngine } from '../streams/engine.ts';
 import type { TcpProxies, TcpSwap } from '../tcp/index.ts';

@@ -223,7 +223,9 @@ describe('TCP and TLS APIs', () => {
       assert.equal(res.status, 200);
       assert.match(
         (res.json as { message: string }).message,
-        new RegExp(`left out: API redis-held: listen_port: port ${String(held)}: cannot listen: .*EADDRINUSE`),
+        new RegExp(
+          `left out: API redis-held: listen_port: port ${String(held)}: cannot listen: .*EADDRINUSE`,
+        ),
       );
       assert.equal((await talk(free, ['PING'])).data, '+PONG\r\n');
     } finally {

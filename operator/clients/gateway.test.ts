@@ -39,17 +39,26 @@ test('a request after a quiet time reloads at once; a burst behind it waits for 
   const t0 = Date.now();
   await Promise.all([b.request(), b.request()]);
   assert.equal(started.length, 1, 'the requests of one moment share the reload');
-  assert.ok((started[0] ?? Infinity) - t0 < 500, `started ${String((started[0] ?? NaN) - t0)} ms after the request`);
+  assert.ok(
+    (started[0] ?? Infinity) - t0 < 500,
+    `started ${String((started[0] ?? NaN) - t0)} ms after the request`,
+  );
   // Right after it: a burst, which waits for its quiet time.
   const t1 = Date.now();
   await b.request();
   assert.equal(started.length, 2);
-  assert.ok((started[1] ?? 0) - t1 >= 950, `started ${String((started[1] ?? NaN) - t1)} ms after the request`);
+  assert.ok(
+    (started[1] ?? 0) - t1 >= 950,
+    `started ${String((started[1] ?? NaN) - t1)} ms after the request`,
+  );
   // Quiet again: at once.
   await new Promise((r) => setTimeout(r, 1_100));
   const t2 = Date.now();
   await b.request();
-  assert.ok((started[2] ?? Infinity) - t2 < 500, `started ${String((started[2] ?? NaN) - t2)} ms after the request`);
+  assert.ok(
+    (started[2] ?? Infinity) - t2 < 500,
+    `started ${String((started[2] ?? NaN) - t2)} ms after the request`,
+  );
 });
 
 test('a failed reload rejects every request of its batch', async () => {
