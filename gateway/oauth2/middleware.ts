@@ -6,8 +6,9 @@
  *   `authorization_code` with a `code` of the authorize flow and its `redirect_uri`; the client's
  *   ID and secret by HTTP Basic or as the form fields `client_id` and `client_secret`) with
  *   `{"access_token","expires_in","token_type":"bearer"}`, the token a key
- *   made from the client's policy (clients.ts), and `POST {listen_path}oauth/revoke` (`token`, the
- *   client authenticated the same way; RFC 7009). Errors are the reference's (osin's) bodies,
+ *   made from the client's policy (clients.ts), `POST {listen_path}oauth/revoke` (`token`, the
+ *   client authenticated the same way; RFC 7009) and `POST {listen_path}oauth/revoke_all` (every
+ *   token of the client so authenticated). Errors are the reference's (osin's) bodies,
  *   `{"error","error_description"}`, with RFC 6749's statuses: 401 for a client that does not
  *   authenticate, 400 otherwise. It answers `{listen_path}oauth/authorize` too, the start of the
  *   authorization flow (authorize.ts). They read the body, so requests for these paths are served
@@ -43,7 +44,13 @@ import type { LoadedKey } from '../sessions/sessions.ts';
 import { keyIdOf } from '../sessions/credentials.ts';
 import { refusalOf } from '../sessions/refusal.ts';
 import type { Store } from '../store/store.ts';
-import { authenticateClient, deleteExpiredTokens, mintAccessToken, type StoredClient } from './clients.ts';
+import {
+  authenticateClient,
+  deleteExpiredTokens,
+  deleteTokensOf,
+  mintAccessToken,
+  type StoredClient,
+} from './clients.ts';
 import {
   AUTHORIZE_ERRORS,
   checkAuthorizeRequest,
@@ -109,16 +116,21 @@ function clientCredentials(
   return id === '' ? undefined : { id, secret: form.client_secret ?? '' };
 }
 
-/** The endpoints of an API: `{listen_path}oauth/token`, `.../revoke` and `.../authorize`. */
+/**
+ * The endpoints of an API: `{listen_path}oauth/token`, `.../revoke`, `.../revoke_all` and
+ * `.../authorize`.
+ */
 function endpointPaths(api: GatewayApiDefinition): {
   tokenPath: string;
   revokePath: string;
+  revokeAllPath: string;
   authorizePath: string;
 } {
   const base = normalizeListenPath(api.proxy.listen_path);
   return {
     tokenPath: `${base}/oauth/token`,
     revokePath: `${base}/oauth/revoke`,
+    revokeAllPath: `${base}/oauth/revoke_all`,
     authorizePath: `${base}/oauth/authorize`,
   };
 }
@@ -130,11 +142,11 @@ export const oauth2Endpoints: GatewayMiddleware = {
   // Only the token and revocation endpoints read the body: the API's other requests (bearer
   // tokens, read from the head) may be served by the fast path.
   bodyPaths: (api) => {
-    const { tokenPath, revokePath, authorizePath } = endpointPaths(api);
-    return [tokenPath, revokePath, authorizePath];
+    const { tokenPath, revokePath, revokeAllPath, authorizePath } = endpointPaths(api);
+    return [tokenPath, revokePath, revokeAllPath, authorizePath];
   },
   create: (api, deps) => {
-    const { tokenPath, revokePath, authorizePath } = endpointPaths(api);
+    const { tokenPath, revokePath, revokeAllPath, authorizePath } = endpointPaths(api);
     const apiId = api.api_id ?? '';
     const orgId = api.org_id ?? '';
     const grants = allowedGrants(api);
@@ -235,9 +247,22 @@ export const oauth2Endpoints: GatewayMiddleware = {
       await revokeOne(deps, keyIdOf(raw), client);
       return respond(ctx, 200, '', NO_STORE);
     };
+    // Every token of the client (the reference's public revoke_all), the client authenticated as
+    // for one token: a wrong secret is 401 and revokes nothing.
+    const revokeAll = async (ctx: RequestContext): Promise<Rejection> => {
+      const form = await formOf(ctx);
+      if (isRejection(form)) return form;
+      const client = await clientOf(ctx, form);
+      if (isRejection(client)) return client;
+      const gone = await deleteTokensOf(deps.store, client);
+      for (const id of gone) await forgetKey(deps, id);
+      ctx.log.info('oauth tokens revoked', { client_id: client.client_id, tokens: gone.length });
+      return respond(ctx, 200, '', NO_STORE);
+    };
     return waits((ctx) => {
       if (ctx.path === tokenPath) return token(ctx);
       if (ctx.path === revokePath) return revoke(ctx);
+      if (ctx.path === revokeAllPath) return revokeAll(ctx);
       if (ctx.path === authorizePath) return authorize(ctx);
       return undefined;
     });

@@ -268,6 +268,47 @@ describeEachSetup(
       assert.equal((await bearer(g, '/oa/get', second)).status, 403);
     });
 
+    test('POST {listen_path}oauth/revoke_all by its client: every token of the client; a wrong secret revokes nothing', async () => {
+      const g = gw();
+      const made = await createClient(g, {
+        api_id: 'oa',
+        policy_id: 'oa-pol',
+        client_id: 'c-pub',
+        secret: 'p-secret-of-16-chars',
+      });
+      assert.equal(made.status, 200, made.text);
+      const tokens = [
+        await tokenOf(g, 'c-pub', 'p-secret-of-16-chars'),
+        await tokenOf(g, 'c-pub', 'p-secret-of-16-chars'),
+      ];
+      const other = await tokenOf(g, 'c1', 's3cret-c1-long-enough');
+      const revokeAll = (headers: Record<string, string>, body = ''): Promise<Res> =>
+        g.request({
+          fresh: true,
+          method: 'POST',
+          path: '/oa/oauth/revoke_all',
+          headers: { ...FORM, ...headers },
+          body,
+        });
+      const wrong = await revokeAll({ authorization: basic('c-pub', 'not-the-secret-at-all') });
+      assert.equal(wrong.status, 401, wrong.text);
+      assert.equal((wrong.json as { error: string }).error, 'unauthorized_client');
+      assert.equal((await revokeAll({})).status, 401, 'no client');
+      for (const t of tokens)
+        assert.equal((await bearer(g, '/oa/get', t)).status, 200, 'nothing was revoked');
+      // The client as form fields, as the reference takes them.
+      const all = await revokeAll(
+        {},
+        new URLSearchParams({ client_id: 'c-pub', client_secret: 'p-secret-of-16-chars' }).toString(),
+      );
+      assert.equal(all.status, 200, all.text);
+      assert.equal(all.headers['cache-control'], 'no-store');
+      for (const t of tokens) assert.equal((await bearer(g, '/oa/get', t)).status, 403);
+      assert.equal((await bearer(g, '/oa/get', other)).status, 200, "another client's token stays");
+      const fresh = await tokenOf(g, 'c-pub', 'p-secret-of-16-chars');
+      assert.equal((await bearer(g, '/oa/get', fresh)).status, 200);
+    });
+
     test("the token's session is the policy's: its rate limit and its access rights", async () => {
       const g = gw();
       const made = await createClient(g, {
