@@ -59,6 +59,11 @@ export class GatewayClient implements ManagementClient {
     await this.#call('PUT', `/svc/apis/${encodeURIComponent(id)}`, def);
   }
 
+  async updateApiIfExists(id: string, def: GatewayApiDefinition): Promise<boolean> {
+    const res = await this.#call('PUT', `/svc/apis/${encodeURIComponent(id)}`, def, [404]);
+    return res.status !== 404;
+  }
+
   deleteApi(id: string): Promise<boolean> {
     return this.#delete('apis', id);
   }

@@ -13,6 +13,11 @@ export interface ManagementClient {
   getApi(id: string): Promise<GatewayApiDefinition | undefined>;
   createApi(def: GatewayApiDefinition): Promise<void>;
   updateApi(id: string, def: GatewayApiDefinition): Promise<void>;
+  /**
+   * Replaces the API when the peer has it; false (nothing written) when it has none. A peer
+   * without it: the caller reads the API first (`getApi`).
+   */
+  updateApiIfExists?(id: string, def: GatewayApiDefinition): Promise<boolean>;
   /** False when there was nothing to delete. */
   deleteApi(id: string): Promise<boolean>;
   /** The OAS API's document as stored, or undefined when the peer has none with this ID. */

@@ -1,5 +1,6 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { ApiStatus } from '../../schemas/generated/kinds.ts';
+import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import type { ControllerSpec } from '../../lib/k8s/manager.ts';
 import type { WorkResult } from '../../lib/k8s/workqueue.ts';
 import { SvcObjects } from '../../lib/k8s/objects.ts';
@@ -197,14 +198,16 @@ export async function reconcileApiDefinition(key: string, deps: ApiDefinitionDep
       policies.find((p) => sameRef(refOf(p), ref))?.spec?.id ?? derivedId(ref.namespace, ref.name),
   });
   const client = resolved.client;
+  const updateIfExists = client.updateApiIfExists?.bind(client);
   if (!(await uploadCertificates(client, certs, resolved.conn.org, fail, log))) return {};
   const pushed = await callGateway(
     () =>
-      pushDocument(
+      pushDocument<GatewayApiDefinition>(
         {
           get: () => client.getApi(apiId),
           create: (def) => client.createApi(def),
           update: (def) => client.updateApi(apiId, def),
+          ...(updateIfExists === undefined ? {} : { updateIfExists: (def) => updateIfExists(apiId, def) }),
         },
         desired,
         old,

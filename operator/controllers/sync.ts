@@ -24,6 +24,8 @@ export interface DocumentOps<T> {
   get: () => Promise<T | undefined>;
   create: (doc: T) => Promise<void>;
   update: (doc: T) => Promise<void>;
+  /** Replaces the document when the peer has it; false when it has none (then `create`). */
+  updateIfExists?: (doc: T) => Promise<boolean>;
 }
 
 /** The hashes a status keeps of the last push. */
@@ -74,7 +76,9 @@ export class PushMemory {
 /**
  * Makes the gateway hold `desired`: CREATE when absent; UPDATE when the translation's hash
  * differs from the last one pushed, or the gateway's copy differs from what it held right after
- * that push (drift detection, whatever the gateway adds to what it stores). The last push is
+ * that push (drift detection, whatever the gateway adds to what it stores). A translation that
+ * differs from the last one pushed is written without reading the gateway's copy first when the
+ * peer can update only what exists (`updateIfExists`). The last push is
  * what `memory` remembers of the object, else what its `status` says. `afterWrite` runs after a
  * write (APIs need a reload), before the gateway's copy is read back. Returns what was done and
  * the hashes to record.
@@ -88,14 +92,29 @@ export async function pushDocument<T>(
 ): Promise<{ action?: 'Created' | 'Updated'; hashes: Required<PushHashes> }> {
   const desiredHash = hashOf(desired);
   const last = memory?.pushes.last(memory.uid, memory.id) ?? status;
-  let held = await ops.get();
+  let held: T | undefined;
   let action: 'Created' | 'Updated' | undefined;
-  if (!held) {
-    await ops.create(desired);
-    action = 'Created';
-  } else if (desiredHash !== last.latestCRDSpecHash || hashOf(held) !== last.latestSvcSpecHash) {
-    await ops.update(desired);
-    action = 'Updated';
+  if (
+    ops.updateIfExists !== undefined &&
+    last.latestCRDSpecHash !== undefined &&
+    desiredHash !== last.latestCRDSpecHash
+  ) {
+    // A change of what was pushed before is written whatever the peer holds: not read first (one
+    // call less between a change and its reload, issue 33 item 2).
+    if (await ops.updateIfExists(desired)) action = 'Updated';
+    else {
+      await ops.create(desired);
+      action = 'Created';
+    }
+  } else {
+    held = await ops.get();
+    if (!held) {
+      await ops.create(desired);
+      action = 'Created';
+    } else if (desiredHash !== last.latestCRDSpecHash || hashOf(held) !== last.latestSvcSpecHash) {
+      await ops.update(desired);
+      action = 'Updated';
+    }
   }
   if (action) {
     // Read back after the reload, not before: a gateway of several processes (`--workers`)
