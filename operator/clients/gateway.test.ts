@@ -26,12 +26,12 @@ test('reload requests close together share one reload; later ones get the next',
   assert.equal(runs, 2, 'requests made during a reload get a reload of their own');
 });
 
-test('a request after a quiet time reloads at once; a burst behind it waits for its quiet time', async () => {
+test('a request after as long without a reload as the last one took reloads at once; a burst behind it waits for its quiet time', async () => {
   const started: number[] = [];
   const b = new ReloadBatcher(
     async () => {
       started.push(Date.now());
-      await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 100));
     },
     1_000,
     5_000,
@@ -51,13 +51,22 @@ test('a request after a quiet time reloads at once; a burst behind it waits for 
     (started[1] ?? 0) - t1 >= 950,
     `started ${String((started[1] ?? NaN) - t1)} ms after the request`,
   );
+  // After as long as the last reload took (100 ms), though within the quiet time: at once.
+  await new Promise((r) => setTimeout(r, 300));
+  const t3 = Date.now();
+  await b.request();
+  assert.equal(started.length, 3);
+  assert.ok(
+    (started[2] ?? Infinity) - t3 < 500,
+    `started ${String((started[2] ?? NaN) - t3)} ms after the request`,
+  );
   // Quiet again: at once.
   await new Promise((r) => setTimeout(r, 1_100));
   const t2 = Date.now();
   await b.request();
   assert.ok(
-    (started[2] ?? Infinity) - t2 < 500,
-    `started ${String((started[2] ?? NaN) - t2)} ms after the request`,
+    (started[3] ?? Infinity) - t2 < 500,
+    `started ${String((started[3] ?? NaN) - t2)} ms after the request`,
   );
 });
 

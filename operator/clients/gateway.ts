@@ -177,10 +177,15 @@ export class GatewayClient implements ManagementClient {
  * Coalesces reload requests: the first request of a burst starts a timer; each further request
  * pushes it back by `quietMs`, never past `maxWaitMs` from the first. Requests arriving while a
  * reload runs join the next one, so every caller's write is covered by a reload that started
- * after it. A request after `quietMs` without a reload is no burst: its reload starts at once
- * (with the requests of the same moment), so that one change is served without waiting the
- * quiet time (issue 33 item 2); the requests that come while it runs wait as before.
+ * after it. A request that comes after at least as long without a reload as the last reload
+ * took (IDLE_MIN_MS at least, `quietMs` at most) is no burst: its reload starts at once (with the
+ * requests of the same moment), so that one change is served without waiting the quiet time
+ * (issue 33 item 2), and reloads still keep the gateway busy half the time at most; the requests
+ * that come while it runs wait as before.
  */
+/** The shortest time without a reload after which a request is no burst, ms. */
+const IDLE_MIN_MS = 10;
+
 export class ReloadBatcher {
   readonly #run: () => Promise<void>;
   readonly #quietMs: number;
@@ -189,8 +194,9 @@ export class ReloadBatcher {
   #timer: NodeJS.Timeout | undefined;
   #firstAt = 0;
   #running = false;
-  /** When the last reload ended (0: none yet). */
+  /** When the last reload ended (0: none yet), and how long it took. */
   #lastEndAt = 0;
+  #lastTookMs = 0;
   /** Whether the pending timer starts a reload at once (no burst before it). */
   #immediate = false;
 
@@ -213,8 +219,9 @@ export class ReloadBatcher {
     const now = Date.now();
     if (this.#timer === undefined) {
       this.#firstAt = now;
-      // No reload for the quiet time: no burst to wait for.
-      this.#immediate = now - this.#lastEndAt >= this.#quietMs;
+      // No reload for as long as the last one took: no burst to wait for.
+      const idleMs = Math.min(this.#quietMs, Math.max(IDLE_MIN_MS, this.#lastTookMs));
+      this.#immediate = now - this.#lastEndAt >= idleMs;
     } else if (this.#immediate) {
       return; // It starts at once, with this request.
     } else clearTimeout(this.#timer);
@@ -229,6 +236,7 @@ export class ReloadBatcher {
     const batch = this.#waiters;
     this.#waiters = [];
     this.#running = true;
+    const startedAt = Date.now();
     try {
       await this.#run();
       for (const w of batch) w.resolve();
@@ -237,6 +245,7 @@ export class ReloadBatcher {
     } finally {
       this.#running = false;
       this.#lastEndAt = Date.now();
+      this.#lastTookMs = this.#lastEndAt - startedAt;
       if (this.#waiters.length > 0) this.#arm();
     }
   }
