@@ -78,6 +78,18 @@ async function tokenOf(gw: GatewayClient, id: string, secret: string): Promise<s
   return (res.json as { access_token: string }).access_token;
 }
 
+/** A client of `oa` with two tokens, and a token of another client (`c1`). */
+async function clientWithTokens(
+  g: GatewayClient,
+  clientId: string,
+  secret: string,
+): Promise<{ tokens: string[]; other: string }> {
+  const made = await createClient(g, { api_id: 'oa', policy_id: 'oa-pol', client_id: clientId, secret });
+  assert.equal(made.status, 200, made.text);
+  const tokens = [await tokenOf(g, clientId, secret), await tokenOf(g, clientId, secret)];
+  return { tokens, other: await tokenOf(g, 'c1', 's3cret-c1-long-enough') };
+}
+
 async function createClient(gw: GatewayClient, body: Record<string, unknown>): Promise<Res> {
   return gw.admin('POST', '/svc/oauth/clients/create', body);
 }
@@ -270,18 +282,7 @@ describeEachSetup(
 
     test('POST {listen_path}oauth/revoke_all by its client: every token of the client; a wrong secret revokes nothing', async () => {
       const g = gw();
-      const made = await createClient(g, {
-        api_id: 'oa',
-        policy_id: 'oa-pol',
-        client_id: 'c-pub',
-        secret: 'p-secret-of-16-chars',
-      });
-      assert.equal(made.status, 200, made.text);
-      const tokens = [
-        await tokenOf(g, 'c-pub', 'p-secret-of-16-chars'),
-        await tokenOf(g, 'c-pub', 'p-secret-of-16-chars'),
-      ];
-      const other = await tokenOf(g, 'c1', 's3cret-c1-long-enough');
+      const { tokens, other } = await clientWithTokens(g, 'c-pub', 'p-secret-of-16-chars');
       const revokeAll = (headers: Record<string, string>, body = ''): Promise<Res> =>
         g.request({
           fresh: true,
@@ -354,18 +355,7 @@ describeEachSetup(
 
     test('POST /svc/oauth/revoke_all: every token of the client, with its secret; a wrong or missing secret revokes nothing', async () => {
       const g = gw();
-      const made = await createClient(g, {
-        api_id: 'oa',
-        policy_id: 'oa-pol',
-        client_id: 'c-all',
-        secret: 'a-secret-of-16-chars',
-      });
-      assert.equal(made.status, 200, made.text);
-      const tokens = [
-        await tokenOf(g, 'c-all', 'a-secret-of-16-chars'),
-        await tokenOf(g, 'c-all', 'a-secret-of-16-chars'),
-      ];
-      const other = await tokenOf(g, 'c1', 's3cret-c1-long-enough');
+      const { tokens, other } = await clientWithTokens(g, 'c-all', 'a-secret-of-16-chars');
       const revokeAll = (fields: Record<string, string>): Promise<Res> =>
         g.admin('POST', '/svc/oauth/revoke_all', new URLSearchParams(fields).toString());
       const missing = await revokeAll({ client_id: 'c-all' });
