@@ -209,6 +209,10 @@ describe('reload', () => {
     try {
       await gw.addApi(keyless('blocked', '/blocked/', a.url, { listen_port: blocker }));
       await gw.addApi(keyless('beside', '/beside/', b.url));
+      // An API reaching the left-out one as its internal target: not through its closed route.
+      await gw.addApi(
+        keyless('via-blocked', '/via-blocked/', 'svc://blocked/', {}, { strip_listen_path: true }),
+      );
       const res = await gw.admin('GET', '/svc/reload');
       assert.equal(res.status, 200);
       assert.match(
@@ -220,6 +224,11 @@ describe('reload', () => {
       const beside = await gw.request({ path: '/beside/x' });
       assert.equal((beside.json as Echoed).upstream, 'echo-b', 'the change beside it loads');
       assert.equal((await gw.request({ path: '/stable/x' })).status, 200, 'the others still serve');
+      assert.equal(
+        (await gw.request({ path: '/via-blocked/x' })).status,
+        502,
+        'the left-out API is not loaded',
+      );
       const applied = await gw.admin('GET', '/svc/applied');
       assert.match(
         (applied.json as { left_out: Record<string, string> }).left_out.blocked ?? '',
@@ -232,7 +241,10 @@ describe('reload', () => {
     await gw.reload();
     assert.equal((await send({ port: blocker, path: '/blocked/x' })).status, 200);
     assert.equal((await gw.admin('DELETE', '/svc/apis/blocked')).status, 200);
+    const via = await gw.request({ path: '/via-blocked/x' });
+    assert.equal((via.json as Echoed).upstream, 'echo-a', 'served through it once its port is open');
     assert.equal((await gw.admin('DELETE', '/svc/apis/beside')).status, 200);
+    assert.equal((await gw.admin('DELETE', '/svc/apis/via-blocked')).status, 200);
     await gw.reload();
   });
 });

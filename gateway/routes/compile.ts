@@ -72,6 +72,11 @@ export interface BuildResult {
   tcp: { id: string; api: GatewayApiDefinition }[];
   /** The routes the next build may reuse, by API ID, with the stored text they come from. */
   reusable: ReusableRoutes;
+  /**
+   * The table without the routes of `ids` (APIs left out after the build: their port can't be
+   * opened); the internal targets (`svc://`) of the routes kept then look up that table.
+   */
+  without: (ids: ReadonlySet<string>) => RouteTable;
 }
 
 /**
@@ -467,5 +472,20 @@ export async function buildRouteTable(
       for (const p of ambiguousTargets(api, id, named))
         warnings.push(`API ${id}: ${formatProblem(p)} (its requests to this target get 502 until then)`);
     }
-  return { table, problems, warnings, skipped, reusable, tcp: tcp.map(({ id, api }) => ({ id, api })) };
+  const without = (ids: ReadonlySet<string>): RouteTable => {
+    built.table = new RouteTable(
+      table.routes.filter((r) => !ids.has(r.id)),
+      table.internal,
+    );
+    return built.table;
+  };
+  return {
+    table,
+    problems,
+    warnings,
+    skipped,
+    reusable,
+    tcp: tcp.map(({ id, api }) => ({ id, api })),
+    without,
+  };
 }

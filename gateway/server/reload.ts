@@ -20,7 +20,6 @@ import {
 import type { Store, StoredEntry } from '../store/store.ts';
 import type { StreamsEngine } from '../streams/engine.ts';
 import type { TcpProxies, TcpSwap } from '../tcp/index.ts';
-import { RouteTable } from '../pipeline/router.ts';
 import type { Listeners } from './listeners.ts';
 
 /** A reload's answer; `retry`: the store did not answer (a start-up load is tried again). */
@@ -141,10 +140,8 @@ export async function prepareReload(
 function withoutPorts(built: BuildResult, ports: ReadonlyMap<number, string>): BuildResult {
   const out = built.table.routes.filter((r) => typeof r.listener === 'number' && ports.has(r.listener));
   const leftOut = new Set(out.map((r) => r.id));
-  const table = new RouteTable(
-    built.table.routes.filter((r) => !leftOut.has(r.id)),
-    built.table.internal,
-  );
+  // Internal targets of the routes kept look up this table, not the full one.
+  const table = built.without(leftOut);
   // The full table held the routes too: retired, it closes those no other table holds.
   void built.table.retire();
   const reusable = new Map([...built.reusable].filter(([id]) => !leftOut.has(id)));
