@@ -74,7 +74,8 @@ export interface BuildResult {
   reusable: ReusableRoutes;
   /**
    * The table without the routes of `ids` (APIs left out after the build: their port can't be
-   * opened); the internal targets (`svc://`) of the routes kept then look up that table.
+   * opened), in place of `table`, which it retires; the internal targets (`svc://`) of the routes
+   * kept then look up the new one.
    */
   without: (ids: ReadonlySet<string>) => RouteTable;
 }
@@ -477,6 +478,8 @@ export async function buildRouteTable(
       table.routes.filter((r) => !ids.has(r.id)),
       table.internal,
     );
+    // The full table held the routes too: retired, it closes those no other table holds.
+    void table.retire();
     return built.table;
   };
   return {

@@ -142,8 +142,6 @@ function withoutPorts(built: BuildResult, ports: ReadonlyMap<number, string>): B
   const leftOut = new Set(out.map((r) => r.id));
   // Internal targets of the routes kept look up this table, not the full one.
   const table = built.without(leftOut);
-  // The full table held the routes too: retired, it closes those no other table holds.
-  void built.table.retire();
   const reusable = new Map([...built.reusable].filter(([id]) => !leftOut.has(id)));
   const problems = [
     ...built.problems,
