@@ -14,10 +14,10 @@ import { apiDescriptionProblems } from '../../../schemas/rules/portal-kinds.ts';
 import { resolveRef } from '../../../schemas/rules/references.ts';
 import type { ControllerSpec } from '../../../lib/k8s/manager.ts';
 import type { WorkResult } from '../../../lib/k8s/workqueue.ts';
-import { derivedId } from '../../ids.ts';
 import { portalProduct } from '../../translate/portal.ts';
 import type { ControllerEnv } from '../env.ts';
 import {
+  portalIdOf,
   reconcilePortal,
   referencedId,
   referringController,
@@ -67,17 +67,19 @@ function productOf(
   return { doc: portalProduct(id, obj.spec, policy.id), status: { policyId: policy.id } };
 }
 
+/** APIDescription, as the shared flow reconciles it. */
+const PRODUCT: PortalKind<APIDescriptionObject, APIDescriptionDeps> = {
+  kind: 'APIDescription',
+  finalizer: API_DESCRIPTION_FINALIZER,
+  collection: 'products',
+  id: portalIdOf,
+  problems: (o) => apiDescriptionProblems(o.spec),
+  desired: productOf,
+};
+
 /** Makes the dashboard's portal hold the product an APIDescription describes. */
 export function reconcileAPIDescription(key: string, deps: APIDescriptionDeps): Promise<WorkResult> {
-  const kind: PortalKind<APIDescriptionObject> = {
-    kind: 'APIDescription',
-    finalizer: API_DESCRIPTION_FINALIZER,
-    collection: 'products',
-    id: (o) => derivedId(o.metadata.namespace, o.metadata.name),
-    problems: (o) => apiDescriptionProblems(o.spec),
-    desired: (o, id) => productOf(o, id, deps),
-  };
-  return reconcilePortal(key, kind, deps);
+  return reconcilePortal(key, PRODUCT, deps);
 }
 
 /**
@@ -87,8 +89,12 @@ export function reconcileAPIDescription(key: string, deps: APIDescriptionDeps): 
 export function apiDescriptionController(env: ControllerEnv): ControllerSpec {
   return referringController(
     env,
-    { kind: 'APIDescription', name: 'apidescription', workers: 4 },
+    PRODUCT,
+    { name: 'apidescription', workers: 4 },
     POLICY,
-    (key, deps, policy) => reconcileAPIDescription(key, { ...deps, policy }),
+    (deps, policy) => ({
+      ...deps,
+      policy,
+    }),
   );
 }

@@ -8,11 +8,11 @@ import { CATALOGUE_FINALIZER } from '../../../schemas/finalizers.ts';
 import { catalogueEntries, catalogueProblems } from '../../../schemas/rules/portal-kinds.ts';
 import type { ControllerSpec } from '../../../lib/k8s/manager.ts';
 import type { WorkResult } from '../../../lib/k8s/workqueue.ts';
-import { derivedId } from '../../ids.ts';
 import { portalCatalogue } from '../../translate/portal.ts';
 import type { ControllerEnv } from '../env.ts';
 import type { APIDescriptionObject } from './api-description.ts';
 import {
+  portalIdOf,
   reconcilePortal,
   referencedId,
   referringController,
@@ -60,17 +60,19 @@ function catalogueOf(
   return { doc: portalCatalogue(id, name, ids), status: { apis: ids } };
 }
 
+/** PortalAPICatalogue, as the shared flow reconciles it. */
+const CATALOGUE: PortalKind<CatalogueObject, CatalogueDeps> = {
+  kind: 'PortalAPICatalogue',
+  finalizer: CATALOGUE_FINALIZER,
+  collection: 'catalogues',
+  id: portalIdOf,
+  problems: (o) => catalogueProblems(o.spec, o.metadata.namespace),
+  desired: catalogueOf,
+};
+
 /** Makes the dashboard's portal hold the catalogue a PortalAPICatalogue describes. */
 export function reconcilePortalAPICatalogue(key: string, deps: CatalogueDeps): Promise<WorkResult> {
-  const kind: PortalKind<CatalogueObject> = {
-    kind: 'PortalAPICatalogue',
-    finalizer: CATALOGUE_FINALIZER,
-    collection: 'catalogues',
-    id: (o) => derivedId(o.metadata.namespace, o.metadata.name),
-    problems: (o) => catalogueProblems(o.spec, o.metadata.namespace),
-    desired: (o, id) => catalogueOf(o, id, deps),
-  };
-  return reconcilePortal(key, kind, deps);
+  return reconcilePortal(key, CATALOGUE, deps);
 }
 
 /**
@@ -81,8 +83,9 @@ export function reconcilePortalAPICatalogue(key: string, deps: CatalogueDeps): P
 export function portalAPICatalogueController(env: ControllerEnv): ControllerSpec {
   return referringController(
     env,
-    { kind: 'PortalAPICatalogue', name: 'portalapicatalogue', workers: 2 },
+    CATALOGUE,
+    { name: 'portalapicatalogue', workers: 2 },
     DESCRIPTIONS,
-    (key, deps, description) => reconcilePortalAPICatalogue(key, { ...deps, description }),
+    (deps, description) => ({ ...deps, description }),
   );
 }

@@ -13,7 +13,7 @@ import { objectKey, type InformerEvent } from '../../../lib/k8s/informer.ts';
 import type { ControllerSpec } from '../../../lib/k8s/manager.ts';
 import type { WorkResult } from '../../../lib/k8s/workqueue.ts';
 import { portalSettings } from '../../translate/portal.ts';
-import { contextKeyOf, watchOf, type ControllerEnv } from '../env.ts';
+import { contextKeyOf, contextWatch, type ControllerEnv } from '../env.ts';
 import {
   portalWatch,
   reconcilePortal,
@@ -59,17 +59,19 @@ function settingsOf(
   return { doc: portalSettings(obj.spec), status: {} };
 }
 
+/** PortalConfig, as the shared flow reconciles it: one document, `config`, per organisation. */
+const SETTINGS: PortalKind<PortalConfigObject, PortalConfigDeps> = {
+  kind: 'PortalConfig',
+  finalizer: PORTAL_CONFIG_FINALIZER,
+  collection: 'config',
+  id: () => 'config',
+  problems: (o) => portalConfigProblems(o.spec),
+  desired: (o, _id, deps) => settingsOf(o, deps),
+};
+
 /** Makes the dashboard's portal hold the settings a PortalConfig describes. */
 export function reconcilePortalConfig(key: string, deps: PortalConfigDeps): Promise<WorkResult> {
-  const kind: PortalKind<PortalConfigObject> = {
-    kind: 'PortalConfig',
-    finalizer: PORTAL_CONFIG_FINALIZER,
-    collection: 'config',
-    id: () => 'config',
-    problems: (o) => portalConfigProblems(o.spec),
-    desired: (o) => settingsOf(o, deps),
-  };
-  return reconcilePortal(key, kind, deps);
+  return reconcilePortal(key, SETTINGS, deps);
 }
 
 /**
@@ -98,14 +100,7 @@ export function portalConfigController(env: ControllerEnv): ControllerSpec {
             ? []
             : configs.byIndex('portal-config-connection', connectionOf(c)).map((o) => objectKey(o)),
       },
-      {
-        watch: watchOf(env, 'OperatorContext'),
-        map: (ctx: k8s.KubernetesObject) =>
-          configs
-            .list()
-            .filter((c) => connectionOf(c) === objectKey(ctx))
-            .map((c) => objectKey(c)),
-      },
+      contextWatch(env, (contextKey) => configs.list().filter((c) => connectionOf(c) === contextKey)),
     ],
   };
 }

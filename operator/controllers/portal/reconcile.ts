@@ -23,6 +23,7 @@ import type { Condition } from '../../../schemas/generated/kinds.ts';
 import type { PortalCollection } from '../../clients/management.ts';
 import type { Connections } from '../../connections.ts';
 import type { PortalDocument } from '../../translate/portal.ts';
+import { derivedId } from '../../ids.ts';
 import {
   callGateway,
   reportFailure,
@@ -31,7 +32,7 @@ import {
   type Fail,
   type ReportDeps,
 } from '../status.ts';
-import { viewChanged, watchOf, type ControllerEnv } from '../env.ts';
+import { contextWatch, viewChanged, watchOf, type ControllerEnv } from '../env.ts';
 import { byContext } from '../indexes.ts';
 import { finalizeInGateway, leaveFormerGateway, pushDocument, pushedTo, PushMemory } from '../sync.ts';
 
@@ -102,18 +103,6 @@ export function portalWatch<T extends PortalObject<{ contextRef?: NamespacedRef 
 /** Whether an object's `Ready` condition is True. */
 export const isReady = (o: { status?: { conditions?: { type: string; status: string }[] } }): boolean =>
   o.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
-
-/** The watch that reconciles a portal kind's objects again when the OperatorContext they name changes. */
-export function contextWatch<T extends k8s.KubernetesObject>(
-  env: ControllerEnv,
-  informer: Informer<T>,
-): NonNullable<ControllerSpec['watches']>[number] {
-  const ofContext = byContext(informer);
-  return {
-    watch: watchOf(env, 'OperatorContext'),
-    map: (ctx) => ofContext(objectKey(ctx)).map((o) => objectKey(o)),
-  };
-}
 
 /** An object a portal kind names, as much of it as is read: its ID and its conditions. */
 export type Referenced = k8s.KubernetesObject & {
@@ -199,39 +188,45 @@ function referenceWatch<T extends k8s.KubernetesObject, R extends Referenced>(
 /**
  * The controller of a portal kind whose objects name others (`reference`): they are reconciled
  * when they change, when what they name appears, gets its ID, becomes Ready or goes, and when
- * their OperatorContext changes. `reconcile` gets the shared flow's deps and the lookup of what
- * they name.
+ * their OperatorContext changes. `withLookup` adds the lookup of what they name to the shared
+ * flow's deps, as the kind's deps hold it.
  */
 export function referringController<
   T extends PortalObject<{ contextRef?: NamespacedRef }, PortalStatus>,
   R extends Referenced,
+  D extends PortalDeps<T>,
 >(
   env: ControllerEnv,
-  of: { kind: PortalKind<T>['kind']; name: string; workers: number },
+  kind: PortalKind<T, D>,
+  of: { name: string; workers: number },
   reference: Reference<T, R>,
-  reconcile: (
-    key: string,
-    deps: PortalDeps<T>,
-    lookup: (namespace: string, name: string) => R | undefined,
-  ) => Promise<WorkResult>,
+  withLookup: (deps: PortalDeps<T>, lookup: (namespace: string, name: string) => R | undefined) => D,
 ): ControllerSpec {
-  const { spec, informer, deps } = portalWatch<T>(env, of.kind);
+  const { spec, informer, deps } = portalWatch<T>(env, kind.kind);
   const named = referenceWatch(env, informer, reference);
+  const withNamed = withLookup(deps, (namespace, name) => named.informer.get(namespace, name));
   return {
     name: of.name,
     watch: spec,
     workers: of.workers,
-    reconcile: (key) => reconcile(key, deps, (namespace, name) => named.informer.get(namespace, name)),
-    watches: [named.watch, contextWatch(env, informer)],
+    reconcile: (key) => reconcilePortal(key, kind, withNamed),
+    watches: [named.watch, contextWatch(env, byContext(informer))],
   };
 }
+
+/** The portal ID of an object of a kind with many (a product, a catalogue): derived from its name. */
+export const portalIdOf = (o: { metadata: { namespace: string; name: string } }): string =>
+  derivedId(o.metadata.namespace, o.metadata.name);
 
 /** The document a kind wants written, with the status fields it resolved; or why it can't be yet. */
 export type Desired<St> =
   { doc: PortalDocument; status: Partial<St> } | { reason: string; message: string; requeueAfterMs?: number };
 
-/** What differs between the three kinds. */
-export interface PortalKind<T extends PortalObject<{ contextRef?: NamespacedRef }, PortalStatus>> {
+/** What differs between the three kinds; `D`: the deps the kind's reconcile gets. */
+export interface PortalKind<
+  T extends PortalObject<{ contextRef?: NamespacedRef }, PortalStatus>,
+  D extends PortalDeps<T> = PortalDeps<T>,
+> {
   kind: 'APIDescription' | 'PortalAPICatalogue' | 'PortalConfig';
   finalizer: string;
   collection: PortalCollection;
@@ -240,7 +235,7 @@ export interface PortalKind<T extends PortalObject<{ contextRef?: NamespacedRef 
   /** The spec's problems (schemas/rules/portal-kinds.ts): the webhooks refuse them; here for clusters without. */
   problems: (obj: T) => FieldProblem[];
   /** The document, once what it references is there. */
-  desired: (obj: T, id: string) => Desired<NonNullable<T['status']>>;
+  desired: (obj: T, id: string, deps: D) => Desired<NonNullable<T['status']>>;
 }
 
 /** `APIDescription default/orders`: how messages name an object. */
@@ -251,11 +246,10 @@ const named = (kind: string, o: { metadata: { namespace: string; name: string } 
  * Reconciles one object of a portal kind: finalizer, spec rules, connection, mode, references,
  * then the write (skipped when the portal holds what was last written), and the status once.
  */
-export async function reconcilePortal<T extends PortalObject<{ contextRef?: NamespacedRef }, PortalStatus>>(
-  key: string,
-  kind: PortalKind<T>,
-  deps: PortalDeps<T>,
-): Promise<WorkResult> {
+export async function reconcilePortal<
+  T extends PortalObject<{ contextRef?: NamespacedRef }, PortalStatus>,
+  D extends PortalDeps<T>,
+>(key: string, kind: PortalKind<T, D>, deps: D): Promise<WorkResult> {
   const { namespace, name } = splitKey(key);
   const obj = await deps.read(namespace, name);
   if (!obj) return {};
@@ -288,7 +282,7 @@ export async function reconcilePortal<T extends PortalObject<{ contextRef?: Name
     return {};
   }
   const id = kind.id(current);
-  const desired = kind.desired(current, id);
+  const desired = kind.desired(current, id, deps);
   if ('reason' in desired) {
     await fail(desired.reason, desired.message, false);
     return desired.requeueAfterMs === undefined ? {} : { requeueAfterMs: desired.requeueAfterMs };
@@ -347,12 +341,10 @@ export async function reconcilePortal<T extends PortalObject<{ contextRef?: Name
  * dashboard's defaults), then drops the finalizer. Never written (mode ce, or refused before):
  * nothing to delete.
  */
-async function finalize<T extends PortalObject<{ contextRef?: NamespacedRef }, PortalStatus>>(
-  obj: T,
-  kind: PortalKind<T>,
-  deps: PortalDeps<T>,
-  log: Logger,
-): Promise<WorkResult> {
+async function finalize<
+  T extends PortalObject<{ contextRef?: NamespacedRef }, PortalStatus>,
+  D extends PortalDeps<T>,
+>(obj: T, kind: PortalKind<T, D>, deps: PortalDeps<T>, log: Logger): Promise<WorkResult> {
   if (!obj.metadata.finalizers?.includes(kind.finalizer)) return {};
   const before = obj.status?.pushedTo;
   const id = obj.status?.id;
