@@ -8,8 +8,8 @@ import type { WorkResult } from '../../lib/k8s/workqueue.ts';
 import { SvcObjects } from '../../lib/k8s/objects.ts';
 import { splitKey, type InformerEvent } from '../../lib/k8s/informer.ts';
 import { refKey, refOf, sortedRefs, type ObjectRef } from '../references.ts';
-import { viewChanged, watchOf, type ControllerEnv } from './env.ts';
-import { byGraphRef, bySubgraphRef } from './indexes.ts';
+import { viewChanged, type ControllerEnv } from './env.ts';
+import { apiGraphWatch, going, graphInformers } from './graph-watches.ts';
 import type { ApiObject, SubGraphObject, SuperGraphObject } from './objects.ts';
 import { HELD_RECHECK_MS, reportFailure, reportSuccess, type ReportDeps } from './status.ts';
 
@@ -25,9 +25,6 @@ export interface SubGraphDeps extends ReportDeps<SubGraphObject> {
   supergraphs: (subgraph: ObjectRef) => readonly Pick<SuperGraphObject, 'metadata' | 'spec'>[];
   log: Logger;
 }
-
-const going = (o: { metadata: { deletionTimestamp?: unknown } }): boolean =>
-  o.metadata.deletionTimestamp !== undefined;
 
 /** Who uses a SubGraph: the APIs serving it and the SuperGraphs composing it, none being deleted. */
 function usersOf(
@@ -109,54 +106,36 @@ export async function reconcileSubGraph(key: string, deps: SubGraphDeps): Promis
  * or SuperGraph starts or stops naming them (or is deleted).
  */
 export function subGraphController(env: ControllerEnv): ControllerSpec {
-  const spec = watchOf(env, 'SubGraph');
-  const apiSpec = watchOf(env, 'ApiDefinition');
-  const superSpec = watchOf(env, 'SuperGraph');
-  const subGraphs = env.manager.informer<SubGraphObject>(spec);
-  const apis = env.manager.informer<ApiObject>(apiSpec);
-  const superGraphs = env.manager.informer<SuperGraphObject>(superSpec);
-  const apisServing = byGraphRef(apis);
-  const listing = bySubgraphRef(superGraphs);
-  const objects = new SvcObjects<SubGraphObject>(env.kc, spec.plural);
-
-  const apiGraph = (o: k8s.KubernetesObject | undefined): string[] => {
-    const g = graphRefOf((o as Partial<ApiObject> | undefined)?.spec?.graphql, o?.metadata?.namespace ?? '');
-    return g?.kind === 'SubGraph' ? [refKey(g.ref)] : [];
-  };
+  const graphs = graphInformers(env);
+  const { specs, subGraphs } = graphs;
+  const objects = new SvcObjects<SubGraphObject>(env.kc, specs.subGraph.plural);
   const superRefs = (o: k8s.KubernetesObject | undefined): string[] =>
     o === undefined
       ? []
       : subgraphRefsOf((o as Partial<SuperGraphObject>).spec, o.metadata?.namespace ?? '').flatMap((r) =>
           r.ref === undefined ? [] : [refKey(r.ref)],
         );
-  const deleting = (o: k8s.KubernetesObject): boolean => o.metadata?.deletionTimestamp !== undefined;
 
   return {
     name: 'subgraph',
-    watch: spec,
+    watch: specs.subGraph,
     workers: 8,
     reconcile: (key) =>
       reconcileSubGraph(key, {
         read: (namespace, name) => Promise.resolve(subGraphs.get(namespace, name)),
         objects,
         events: env.events,
-        apis: (ref) => apisServing('SubGraph', ref),
-        supergraphs: (ref) => listing(ref),
+        apis: (ref) => graphs.apisServing('SubGraph', ref),
+        supergraphs: (ref) => graphs.listing(ref),
         now: env.now,
         log: env.log,
       }),
     watches: [
+      apiGraphWatch(graphs, 'SubGraph'),
       {
-        watch: apiSpec,
-        map: (api: k8s.KubernetesObject, old: k8s.KubernetesObject | undefined, event: InformerEvent) =>
-          viewChanged(event, api, old, (a) => ({ g: apiGraph(a), d: deleting(a) }))
-            ? [...new Set([...apiGraph(api), ...apiGraph(old)])]
-            : [],
-      },
-      {
-        watch: superSpec,
+        watch: specs.superGraph,
         map: (sg: k8s.KubernetesObject, old: k8s.KubernetesObject | undefined, event: InformerEvent) =>
-          viewChanged(event, sg, old, (s) => ({ r: superRefs(s), d: deleting(s) }))
+          viewChanged(event, sg, old, (s) => ({ r: superRefs(s), d: going(s) }))
             ? [...new Set([...superRefs(sg), ...superRefs(old)])]
             : [],
       },

@@ -17,8 +17,8 @@ import type { WorkResult } from '../../lib/k8s/workqueue.ts';
 import { SvcObjects } from '../../lib/k8s/objects.ts';
 import { objectKey, splitKey, type InformerEvent } from '../../lib/k8s/informer.ts';
 import { refKey, refOf, sortedRefs, type ObjectRef } from '../references.ts';
-import { viewChanged, watchOf, type ControllerEnv } from './env.ts';
-import { byGraphRef, bySubgraphRef } from './indexes.ts';
+import { viewChanged, type ControllerEnv } from './env.ts';
+import { apiGraphWatch, going, graphInformers } from './graph-watches.ts';
 import type { ApiObject, SubGraphObject, SuperGraphObject } from './objects.ts';
 import { HELD_RECHECK_MS, reportFailure, reportSuccess, type ReportDeps } from './status.ts';
 
@@ -33,9 +33,6 @@ export interface SuperGraphDeps extends ReportDeps<SuperGraphObject> {
   apis: (supergraph: ObjectRef) => readonly Pick<ApiObject, 'metadata' | 'spec'>[];
   log: Logger;
 }
-
-const going = (o: { metadata: { deletionTimestamp?: unknown } }): boolean =>
-  o.metadata.deletionTimestamp !== undefined;
 
 /** `Type.field: message (SubGraph s)`: one composition error as a line of a message. */
 const errorText = (e: GraphError): string =>
@@ -154,24 +151,13 @@ export async function reconcileSuperGraph(key: string, deps: SuperGraphDeps): Pr
  * them.
  */
 export function superGraphController(env: ControllerEnv): ControllerSpec {
-  const spec = watchOf(env, 'SuperGraph');
-  const subSpec = watchOf(env, 'SubGraph');
-  const apiSpec = watchOf(env, 'ApiDefinition');
-  const superGraphs = env.manager.informer<SuperGraphObject>(spec);
-  const subGraphs = env.manager.informer<SubGraphObject>(subSpec);
-  const apis = env.manager.informer<ApiObject>(apiSpec);
-  const apisServing = byGraphRef(apis);
-  const listing = bySubgraphRef(superGraphs);
-  const objects = new SvcObjects<SuperGraphObject>(env.kc, spec.plural);
-  const apiGraph = (o: k8s.KubernetesObject | undefined): string[] => {
-    const g = graphRefOf((o as Partial<ApiObject> | undefined)?.spec?.graphql, o?.metadata?.namespace ?? '');
-    return g?.kind === 'SuperGraph' ? [refKey(g.ref)] : [];
-  };
-  const deleting = (o: k8s.KubernetesObject): boolean => o.metadata?.deletionTimestamp !== undefined;
+  const graphs = graphInformers(env);
+  const { specs, superGraphs, subGraphs } = graphs;
+  const objects = new SvcObjects<SuperGraphObject>(env.kc, specs.superGraph.plural);
 
   return {
     name: 'supergraph',
-    watch: spec,
+    watch: specs.superGraph,
     workers: 8,
     reconcile: (key) =>
       reconcileSuperGraph(key, {
@@ -179,25 +165,19 @@ export function superGraphController(env: ControllerEnv): ControllerSpec {
         objects,
         events: env.events,
         subGraph: (namespace, name) => subGraphs.get(namespace, name),
-        apis: (ref) => apisServing('SuperGraph', ref),
+        apis: (ref) => graphs.apisServing('SuperGraph', ref),
         now: env.now,
         log: env.log,
       }),
     watches: [
       {
-        watch: subSpec,
+        watch: specs.subGraph,
         map: (sub: k8s.KubernetesObject, old: k8s.KubernetesObject | undefined, event: InformerEvent) =>
-          viewChanged(event, sub, old, (s) => ({ spec: (s as Partial<SubGraphObject>).spec, d: deleting(s) }))
-            ? listing(refOf(sub)).map((s) => objectKey(s))
+          viewChanged(event, sub, old, (s) => ({ spec: (s as Partial<SubGraphObject>).spec, d: going(s) }))
+            ? graphs.listing(refOf(sub)).map((s) => objectKey(s))
             : [],
       },
-      {
-        watch: apiSpec,
-        map: (api: k8s.KubernetesObject, old: k8s.KubernetesObject | undefined, event: InformerEvent) =>
-          viewChanged(event, api, old, (a) => ({ g: apiGraph(a), d: deleting(a) }))
-            ? [...new Set([...apiGraph(api), ...apiGraph(old)])]
-            : [],
-      },
+      apiGraphWatch(graphs, 'SuperGraph'),
     ],
   };
 }
