@@ -4,9 +4,9 @@
  * resourceVersion where a concurrent writer must not be overwritten.
  */
 import * as k8s from '@kubernetes/client-node';
-import { statusOf } from '../../../lib/k8s/client.ts';
 import { GATEWAY_GROUP } from '../../translate/gateway-api.ts';
 import type { ControllerEnv } from '../env.ts';
+import { patchOutFinalizer } from '../finalizer-patch.ts';
 import { GATEWAY_FINALIZER, type GatewayObject, type GatewayWriter } from './types.ts';
 
 /** The writer over the API server. */
@@ -33,20 +33,7 @@ export function gatewayWriter(env: Pick<ControllerEnv, 'kc'>): GatewayWriter {
           resourceVersion: gw.metadata.resourceVersion,
         },
       }),
-    removeFinalizer: async (gw) => {
-      const current = gw.metadata.finalizers ?? [];
-      if (!current.includes(GATEWAY_FINALIZER)) return;
-      try {
-        await patchGateway(gw, {
-          metadata: {
-            finalizers: current.filter((f) => f !== GATEWAY_FINALIZER),
-            resourceVersion: gw.metadata.resourceVersion,
-          },
-        });
-      } catch (err) {
-        if (statusOf(err) !== 404) throw err;
-      }
-    },
+    removeFinalizer: (gw) => patchOutFinalizer(gw, GATEWAY_FINALIZER, patchGateway),
     patchStatus: async (gw, status) => {
       await custom.patchNamespacedCustomObjectStatus(
         {

@@ -8,6 +8,7 @@ import * as k8s from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../../schemas/common.ts';
 import { statusOf } from '../../../lib/k8s/client.ts';
 import type { ControllerEnv } from '../env.ts';
+import { patchOutFinalizer } from '../finalizer-patch.ts';
 import {
   APIS_ANNOTATION,
   INGRESS_FINALIZER,
@@ -72,20 +73,7 @@ export function clusterWriters(
           },
         });
       },
-      removeFinalizer: async (obj) => {
-        const current = obj.metadata.finalizers ?? [];
-        if (!current.includes(INGRESS_FINALIZER)) return;
-        try {
-          await patchIngress(obj, {
-            metadata: {
-              finalizers: current.filter((f) => f !== INGRESS_FINALIZER),
-              resourceVersion: obj.metadata.resourceVersion,
-            },
-          });
-        } catch (err) {
-          if (statusOf(err) !== 404) throw err;
-        }
-      },
+      removeFinalizer: (obj) => patchOutFinalizer(obj, INGRESS_FINALIZER, patchIngress),
       patchLoadBalancer: async (obj, ingress) => {
         await networking.patchNamespacedIngressStatus(
           {
