@@ -185,15 +185,21 @@ export function inertStream(config: Record<string, unknown>): Record<string, unk
       o.processors === undefined ? {} : { processors: o.processors },
     );
   };
+  /** `o` with the settings of its connector `kind` changed by `change`. */
+  const changed = (
+    o: Record<string, unknown>,
+    kind: string,
+    settings: Record<string, unknown>,
+    change: Record<string, unknown>,
+  ): Record<string, unknown> => ({ ...o, [kind]: { ...settings, ...change } });
   const input = (v: unknown): unknown =>
     inert(v, (o, kind, settings, keep) => {
       switch (kind) {
         case 'broker':
-          return { ...o, broker: { ...settings, inputs: list(settings.inputs, input) } };
         case 'sequence':
-          return { ...o, sequence: { ...settings, inputs: list(settings.inputs, input) } };
+          return changed(o, kind, settings, { inputs: list(settings.inputs, input) });
         case 'read_until':
-          return { ...o, read_until: { ...settings, input: input(settings.input) } };
+          return changed(o, kind, settings, { input: input(settings.input) });
         default:
           return { inproc: CHECK_INPROC, ...keep };
       }
@@ -202,22 +208,18 @@ export function inertStream(config: Record<string, unknown>): Record<string, unk
     inert(v, (o, kind, settings, keep) => {
       switch (kind) {
         case 'broker':
-          return { ...o, broker: { ...settings, outputs: list(settings.outputs, output) } };
+          return changed(o, kind, settings, { outputs: list(settings.outputs, output) });
         case 'switch':
-          return {
-            ...o,
-            switch: {
-              ...settings,
-              cases: list(settings.cases, (c) => {
-                const k = asPlainObject(c);
-                return k === undefined ? c : { ...k, output: output(k.output) };
-              }),
-            },
-          };
+          return changed(o, kind, settings, {
+            cases: list(settings.cases, (c) => {
+              const k = asPlainObject(c);
+              return k === undefined ? c : { ...k, output: output(k.output) };
+            }),
+          });
         case 'fallback':
           return { ...o, fallback: list(o.fallback, output) };
         case 'retry':
-          return { ...o, retry: { ...settings, output: output(settings.output) } };
+          return changed(o, kind, settings, { output: output(settings.output) });
         default:
           return { drop: {}, ...keep };
       }

@@ -43,6 +43,12 @@ interface WatchEntry<T extends k8s.KubernetesObject> {
   unavailable?: string;
 }
 
+/** A secondary index: `of` gives the values an object is found under, `keys` the objects under each value. */
+interface Index<T> {
+  of: (obj: T) => readonly string[];
+  keys: Map<string, Set<string>>;
+}
+
 /**
  * Why a list failed for a reason that only a change to the cluster mends (its CRD installed, its
  * RBAC granted), or undefined for any other failure (the API server unreachable, say).
@@ -74,11 +80,8 @@ export class Informer<T extends k8s.KubernetesObject> {
   readonly #objects = new Map<string, T>();
   readonly #watches: WatchEntry<T>[] = [];
   readonly #backoff: { baseMs: number; maxMs: number };
-  /** Secondary indexes: name → (value → keys of the objects with that value). */
-  readonly #indexes = new Map<
-    string,
-    { of: (obj: T) => readonly string[]; keys: Map<string, Set<string>> }
-  >();
+  /** Secondary indexes by name. */
+  readonly #indexes = new Map<string, Index<T>>();
   #stopped = false;
   #listed: Promise<void> = Promise.resolve();
 
@@ -133,11 +136,7 @@ export class Informer<T extends k8s.KubernetesObject> {
     return out;
   }
 
-  #indexAdd(
-    index: { of: (obj: T) => readonly string[]; keys: Map<string, Set<string>> },
-    key: string,
-    obj: T,
-  ): void {
+  #indexAdd(index: Index<T>, key: string, obj: T): void {
     for (const value of index.of(obj)) {
       let keys = index.keys.get(value);
       if (keys === undefined) {
@@ -148,11 +147,7 @@ export class Informer<T extends k8s.KubernetesObject> {
     }
   }
 
-  #indexRemove(
-    index: { of: (obj: T) => readonly string[]; keys: Map<string, Set<string>> },
-    key: string,
-    obj: T,
-  ): void {
+  #indexRemove(index: Index<T>, key: string, obj: T): void {
     for (const value of index.of(obj)) {
       const keys = index.keys.get(value);
       keys?.delete(key);
