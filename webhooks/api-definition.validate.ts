@@ -10,7 +10,7 @@ import type { ApiDefinition } from '../schemas/generated/kinds.ts';
 import { asArray, asNumber, asString, metadataOf, metaOf, refOf, specOf } from './access.ts';
 import { model } from '../schemas/rules/read.ts';
 import { fe, mergeErrors } from './field-error.ts';
-import type { FieldError, Verdict } from './field-error.ts';
+import type { FieldError, Validator, Verdict } from './field-error.ts';
 import type { Lookups } from './lookups.ts';
 import { contextRefWarnings, deleteVerdict, policiesCovering } from './references.ts';
 import { apiDefinitionClaim, conflictMessage, findConflict } from './routes.ts';
@@ -42,7 +42,7 @@ function specPath(path: string): string {
 }
 
 /** Validates an ApiDefinition on create or update. */
-export async function validateApiDefinition(obj: unknown, _old: unknown, lookups: Lookups): Promise<Verdict> {
+export const validateApiDefinition: Validator = async (obj, _old, lookups) => {
   const spec = specOf<ApiDefinition>(obj);
   // Certificates named by Secret stand in their gateway fields, so the gateway's rules check them.
   const { api: withRefs, refPath } = withSecretRefs(spec);
@@ -99,7 +99,7 @@ export async function validateApiDefinition(obj: unknown, _old: unknown, lookups
   const all = mergeErrors(schemaErrors('ApiDefinition', obj), errors);
   // A template's Ingresses supply its listen path and target.
   return { errors: isTemplate(obj) ? templateErrors(all) : all, warnings };
-}
+};
 
 /**
  * `graphql` as the shared rules check it when `graph_ref` names a SubGraph or SuperGraph: without

@@ -3,8 +3,7 @@ import type { ApiKey, ApiKeySpec } from '../schemas/generated/kinds.ts';
 import { apiKeyProblems } from '../schemas/rules/api-key.ts';
 import { resolveRef } from '../schemas/rules/references.ts';
 import { asArray, metaOf, specOf } from './access.ts';
-import { mergeErrors, type FieldError, type Verdict } from './field-error.ts';
-import type { Lookups } from './lookups.ts';
+import { mergeErrors, type FieldError, type Validator } from './field-error.ts';
 import { contextRefWarnings } from './references.ts';
 import { schemaErrors } from './schema.ts';
 import { accessRightRules } from './access-rights.ts';
@@ -14,7 +13,7 @@ import { accessRightRules } from './access-rights.ts';
  * (access-rights.ts). A policy, API or Secret that does not exist yet is a warning, never a
  * refusal: objects may come in any order.
  */
-export async function validateApiKey(obj: unknown, _old: unknown, lookups: Lookups): Promise<Verdict> {
+export const validateApiKey: Validator = async (obj, _old, lookups) => {
   const schema = schemaErrors('ApiKey', obj);
   const warnings: string[] = [];
   const errors: FieldError[] = [];
@@ -38,4 +37,4 @@ export async function validateApiKey(obj: unknown, _old: unknown, lookups: Looku
     warnings.push(...(await contextRefWarnings(obj, lookups)));
   }
   return { errors: mergeErrors(schema, errors), warnings };
-}
+};

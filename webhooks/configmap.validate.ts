@@ -5,7 +5,7 @@
  */
 import { asObject, asString, configMapDataOf, configmapRefOf, metaOf } from './access.ts';
 import { formatFieldError } from './field-error.ts';
-import type { FieldError, Verdict } from './field-error.ts';
+import type { FieldError, Validator, Verdict } from './field-error.ts';
 import { fieldPath } from '../schemas/validate.ts';
 import { validateDocumentApi } from './document-api.ts';
 import type { DocumentKind } from './document-api.ts';
@@ -57,7 +57,7 @@ function contentOf(obj: unknown): ConfigMapContent {
 }
 
 /** Validates an update of a ConfigMap against the APIs that read documents from it. */
-export async function validateConfigMap(obj: unknown, old: unknown, lookups: Lookups): Promise<Verdict> {
+export const validateConfigMap: Validator = async (obj, old, lookups) => {
   const { namespace, name } = metaOf(obj);
   const dependents = await dependentsOf(lookups, namespace, name);
   const errors: FieldError[] = [];
@@ -91,7 +91,7 @@ export async function validateConfigMap(obj: unknown, old: unknown, lookups: Loo
     }
   }
   return { errors, warnings };
-}
+};
 
 /** Refuses the DELETE of a ConfigMap that APIs read their documents from. */
 export async function validateConfigMapDelete(old: unknown, lookups: Lookups): Promise<Verdict> {

@@ -34,6 +34,24 @@ export function defaultContextRef(obj: Record<string, unknown>): void {
   defaultRefNamespace(asObject(obj.spec)?.contextRef, metaOf(obj).namespace);
 }
 
+/**
+ * A defaulted copy of an object of a kind whose `contextRef` had an earlier name (ApiDefinition,
+ * SecurityPolicy): the earlier name moved, `contextRef.namespace` filled in, then `fill` applied to
+ * its spec with the object's namespace; `obj` itself when it is no object.
+ */
+export function withContextDefaults(
+  obj: unknown,
+  fill: (spec: Record<string, unknown>, namespace: string) => void,
+): unknown {
+  const out = asObject(clone(obj));
+  if (out === undefined) return obj;
+  moveEarlierName(out);
+  defaultContextRef(out);
+  const spec = asObject(out.spec);
+  if (spec !== undefined) fill(spec, metaOf(out).namespace);
+  return out;
+}
+
 /** Applies `fill` to every object element of `list`. */
 export function eachObject(list: unknown, fill: (o: Record<string, unknown>) => void): void {
   for (const item of asArray(list)) {

@@ -9,6 +9,7 @@ import {
   type FieldProblem,
 } from '../schemas/rules/field-problem.ts';
 import { NOT_SUPPORTED_YET } from '../schemas/support.ts';
+import type { Lookups } from './lookups.ts';
 
 // A schema problem as a field error: the rule the gateway's OAS check uses too.
 export { fromSchemaProblem, quote } from '../schemas/rules/field-problem.ts';
@@ -26,6 +27,12 @@ export interface Verdict {
   errors: FieldError[];
   warnings: string[];
 }
+
+/**
+ * A kind's validator on create or update (`<kind>.validate.ts`): the object, the object it
+ * replaces (undefined on create), and the cluster lookups.
+ */
+export type Validator = (obj: unknown, old: unknown, lookups: Lookups) => Promise<Verdict>;
 
 /** Builds FieldErrors tersely. */
 export const fe = {

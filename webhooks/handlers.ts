@@ -11,7 +11,7 @@ import { defaultApiKey } from './api-key.default.ts';
 import { validateApiKey } from './api-key.validate.ts';
 import { validateApiDefinition, validateApiDefinitionDelete } from './api-definition.validate.ts';
 import { validateConfigMap, validateConfigMapDelete } from './configmap.validate.ts';
-import type { Verdict } from './field-error.ts';
+import type { Validator, Verdict } from './field-error.ts';
 import type { Lookups } from './lookups.ts';
 import { defaultSvcOasApiDefinition } from './oas-api-definition.default.ts';
 import {
@@ -65,7 +65,7 @@ export interface Handler {
   default?: (obj: unknown) => unknown;
   /** The warnings the mutating endpoint gives with its defaults (a deprecated field moved). */
   defaultWarnings?: (obj: unknown) => string[];
-  validate: (obj: unknown, old: unknown, lookups: Lookups) => Promise<Verdict>;
+  validate: Validator;
   /** Absent when deletes are always admitted. */
   validateDelete?: (old: unknown, lookups: Lookups) => Promise<Verdict>;
   /** The part of the object whose change re-runs validation on UPDATE (the rest is metadata). */

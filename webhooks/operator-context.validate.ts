@@ -3,8 +3,7 @@ import { licenseKeyProblem } from '../schemas/rules/license.ts';
 import type { OperatorContext } from '../schemas/generated/kinds.ts';
 import { asObject, asString, metaOf, refOf, specOf } from './access.ts';
 import { fe, mergeErrors, quote } from './field-error.ts';
-import type { FieldError, Verdict } from './field-error.ts';
-import type { Lookups } from './lookups.ts';
+import type { FieldError, Validator } from './field-error.ts';
 import { contextUsers, refuseDeleteWhileUsed } from './references.ts';
 import { schemaErrors } from './schema.ts';
 import { EARLIER_SECRET, earlierNameProblems, effectiveSecretRef } from '../schemas/rules/earlier-names.ts';
@@ -19,11 +18,7 @@ const NEEDED = [
 ] as const;
 
 /** Validates an OperatorContext on create or update. */
-export async function validateOperatorContext(
-  obj: unknown,
-  _old: unknown,
-  lookups: Lookups,
-): Promise<Verdict> {
+export const validateOperatorContext: Validator = async (obj, _old, lookups) => {
   const errors: FieldError[] = [];
   const warnings: string[] = [];
   const spec = specOf<OperatorContext>(obj);
@@ -91,7 +86,7 @@ export async function validateOperatorContext(
     }
   }
   return { errors: mergeErrors(schemaErrors('OperatorContext', obj), errors), warnings };
-}
+};
 
 /** Refuses the DELETE of an OperatorContext that resources still use. */
 export const validateOperatorContextDelete = refuseDeleteWhileUsed(

@@ -20,7 +20,7 @@ import {
 } from '../schemas/rules/portal-kinds.ts';
 import { resolveRef } from '../schemas/rules/references.ts';
 import { metadataOf, metaOf, specOf } from './access.ts';
-import { mergeErrors, type FieldError, type Verdict } from './field-error.ts';
+import { mergeErrors, type FieldError, type Validator } from './field-error.ts';
 import type { Lookups } from './lookups.ts';
 import { contextRefWarnings, refuseDeleteWhileUsed, matching } from './references.ts';
 import { schemaErrors } from './schema.ts';
@@ -30,11 +30,7 @@ const underSpec = (ps: readonly FieldProblem[]): FieldError[] =>
 const warnText = (ws: readonly FieldWarning[]): string[] => ws.map((w) => `spec.${w.path}: ${w.message}`);
 
 /** Validates an APIDescription on create or update. */
-export async function validateAPIDescription(
-  obj: unknown,
-  _old: unknown,
-  lookups: Lookups,
-): Promise<Verdict> {
+export const validateAPIDescription: Validator = async (obj, _old, lookups) => {
   const schema = schemaErrors('APIDescription', obj);
   if (schema.length > 0) return { errors: schema, warnings: [] };
   const spec = specOf<APIDescription>(obj) as APIDescription['spec'];
@@ -48,7 +44,7 @@ export async function validateAPIDescription(
   }
   warnings.push(...(await contextRefWarnings(obj, lookups)));
   return { errors: mergeErrors(schema, errors), warnings };
-}
+};
 
 /** The catalogues listing an APIDescription, not being deleted themselves. */
 async function cataloguesListing(lookups: Lookups, namespace: string, name: string): Promise<string[]> {
@@ -70,11 +66,7 @@ export const validateAPIDescriptionDelete = refuseDeleteWhileUsed(
 );
 
 /** Validates a PortalAPICatalogue on create or update. */
-export async function validatePortalAPICatalogue(
-  obj: unknown,
-  _old: unknown,
-  lookups: Lookups,
-): Promise<Verdict> {
+export const validatePortalAPICatalogue: Validator = async (obj, _old, lookups) => {
   const schema = schemaErrors('PortalAPICatalogue', obj);
   if (schema.length > 0) return { errors: schema, warnings: [] };
   const spec = specOf<PortalAPICatalogue>(obj) as PortalAPICatalogueSpec;
@@ -91,10 +83,10 @@ export async function validatePortalAPICatalogue(
   }
   warnings.push(...(await contextRefWarnings(obj, lookups)));
   return { errors, warnings };
-}
+};
 
 /** Validates a PortalConfig on create or update. */
-export async function validatePortalConfig(obj: unknown, _old: unknown, lookups: Lookups): Promise<Verdict> {
+export const validatePortalConfig: Validator = async (obj, _old, lookups) => {
   const schema = schemaErrors('PortalConfig', obj);
   if (schema.length > 0) return { errors: schema, warnings: [] };
   const spec = specOf<PortalConfig>(obj) as PortalConfig['spec'];
@@ -102,4 +94,4 @@ export async function validatePortalConfig(obj: unknown, _old: unknown, lookups:
     errors: underSpec(portalConfigProblems(spec)),
     warnings: [...warnText(portalConfigWarnings(spec)), ...(await contextRefWarnings(obj, lookups))],
   };
-}
+};

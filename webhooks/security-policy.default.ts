@@ -3,8 +3,8 @@
  * and `versions` the default version of the kind (`Default` classic and HTTPRoute, `""` OAS and
  * streams).
  */
-import { asObject, asString, metaOf } from './access.ts';
-import { clone, defaultContextRef, moveEarlierName, eachObject } from './defaults.ts';
+import { asString } from './access.ts';
+import { eachObject, withContextDefaults } from './defaults.ts';
 import { defaultApiVersion } from '../schemas/kinds/security-policy.ts';
 
 // An HTTPRoute's rights apply to the classic ApiDefinitions generated for it: `Default`.
@@ -12,16 +12,12 @@ const defaultVersion: Readonly<Record<string, string>> = { ...defaultApiVersion,
 
 /** A copy of `obj` with its access rights and contextRef defaulted. */
 export function defaultSecurityPolicy(obj: unknown): unknown {
-  const out = asObject(clone(obj));
-  if (out === undefined) return obj;
-  moveEarlierName(out);
-  defaultContextRef(out);
-  const { namespace } = metaOf(out);
-  eachObject(asObject(out.spec)?.access_rights_array, (right) => {
-    right.kind ??= 'ApiDefinition';
-    right.namespace ??= namespace;
-    const version = defaultVersion[asString(right.kind) ?? ''];
-    if (right.versions === undefined && version !== undefined) right.versions = [version];
+  return withContextDefaults(obj, (spec, namespace) => {
+    eachObject(spec.access_rights_array, (right) => {
+      right.kind ??= 'ApiDefinition';
+      right.namespace ??= namespace;
+      const version = defaultVersion[asString(right.kind) ?? ''];
+      if (right.versions === undefined && version !== undefined) right.versions = [version];
+    });
   });
-  return out;
 }

@@ -2,8 +2,7 @@
 import type { SecurityPolicy } from '../schemas/generated/kinds.ts';
 import { metaOf, specOf } from './access.ts';
 import { fe, mergeErrors, quote } from './field-error.ts';
-import type { FieldError, Verdict } from './field-error.ts';
-import type { Lookups } from './lookups.ts';
+import type { FieldError, Validator } from './field-error.ts';
 import { accessRightRules, limitRules } from './access-rights.ts';
 import { apisNamingPolicy, contextRefWarnings, refuseDeleteWhileUsed } from './references.ts';
 import { schemaErrors } from './schema.ts';
@@ -12,11 +11,7 @@ import { EARLIER_CONTEXT, earlierNameProblems } from '../schemas/rules/earlier-n
 const STATES = ['active', 'draft', 'deny'];
 
 /** Validates a SecurityPolicy on create or update. */
-export async function validateSecurityPolicy(
-  obj: unknown,
-  _old: unknown,
-  lookups: Lookups,
-): Promise<Verdict> {
+export const validateSecurityPolicy: Validator = async (obj, _old, lookups) => {
   const errors: FieldError[] = [];
   const warnings: string[] = [];
   const spec = specOf<SecurityPolicy>(obj);
@@ -37,7 +32,7 @@ export async function validateSecurityPolicy(
 
   warnings.push(...(await contextRefWarnings(obj, lookups)));
   return { errors: mergeErrors(schemaErrors('SecurityPolicy', obj), errors), warnings };
-}
+};
 
 /** Refuses the DELETE of a policy that ApiDefinitions name in `jwt_default_policies`. */
 export const validateSecurityPolicyDelete = refuseDeleteWhileUsed(

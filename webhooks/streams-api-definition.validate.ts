@@ -1,5 +1,5 @@
 /** Admission rules of SvcStreamsApiDefinition, after its full schema (shared with the other OAS-based kind). */
-import type { Verdict } from './field-error.ts';
+import type { Validator, Verdict } from './field-error.ts';
 import type { Lookups } from './lookups.ts';
 import { asObject, asString } from './access.ts';
 import { validateDocumentApi, validateDocumentApiDelete } from './document-api.ts';
@@ -13,11 +13,7 @@ const REF = 'spec.svcStreams.configmapRef';
  * Validates an SvcStreamsApiDefinition on create or update: the document rules shared with
  * SvcOasApiDefinition, then, when they pass, Bento's own check of each stream (webhooks/streams-lint.ts).
  */
-export async function validateSvcStreamsApiDefinition(
-  obj: unknown,
-  _old: unknown,
-  lookups: Lookups,
-): Promise<Verdict> {
+export const validateSvcStreamsApiDefinition: Validator = async (obj, _old, lookups) => {
   const verdict = await validateDocumentApi('SvcStreamsApiDefinition', obj, lookups);
   if (verdict.errors.length > 0) return verdict;
   const meta = asObject(asObject(obj)?.metadata);
@@ -33,7 +29,7 @@ export async function validateSvcStreamsApiDefinition(
     errors: problems.map((p) => fe.invalid(`${REF}.keyName`, `in the document at ${p}`)),
     warnings: verdict.warnings,
   };
-}
+};
 
 /** Refuses the DELETE of an SvcStreamsApiDefinition that SecurityPolicies still cover. */
 export function validateSvcStreamsApiDefinitionDelete(old: unknown, lookups: Lookups): Promise<Verdict> {

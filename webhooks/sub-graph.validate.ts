@@ -3,14 +3,13 @@ import type { SubGraph } from '../schemas/generated/kinds.ts';
 import { plannerRemarks, subgraphProblems, subgraphSdlOf } from '../schemas/rules/graphs.ts';
 import { specOf } from './access.ts';
 import { mergeErrors } from './field-error.ts';
-import type { Verdict } from './field-error.ts';
-import type { Lookups } from './lookups.ts';
+import type { Validator } from './field-error.ts';
 import { apisServingGraph, supergraphsListing } from './graphs.ts';
 import { refuseDeleteWhileUsed } from './references.ts';
 import { schemaErrors } from './schema.ts';
 
 /** Validates a SubGraph on create or update. */
-export function validateSubGraph(obj: unknown, _old: unknown, _lookups: Lookups): Promise<Verdict> {
+export const validateSubGraph: Validator = (obj) => {
   const spec = specOf<SubGraph>(obj);
   const errors = subgraphProblems(spec).map((p) => ({ ...p, path: `spec.${p.path}` }));
   const { sdl, field } = subgraphSdlOf(spec);
@@ -21,7 +20,7 @@ export function validateSubGraph(obj: unknown, _old: unknown, _lookups: Lookups)
           (m) => `spec.${field}: ${m}: a SuperGraph that composes this SubGraph says so`,
         );
   return Promise.resolve({ errors: mergeErrors(schemaErrors('SubGraph', obj), errors), warnings });
-}
+};
 
 /** Refuses the DELETE of a SubGraph that SuperGraphs list or ApiDefinitions serve. */
 export const validateSubGraphDelete = refuseDeleteWhileUsed(

@@ -3,14 +3,13 @@ import type { SuperGraph } from '../schemas/generated/kinds.ts';
 import { subgraphRefsOf, supergraphProblems } from '../schemas/rules/graphs.ts';
 import { metaOf, specOf } from './access.ts';
 import { mergeErrors } from './field-error.ts';
-import type { Verdict } from './field-error.ts';
-import type { Lookups } from './lookups.ts';
+import type { Validator } from './field-error.ts';
 import { apisServingGraph } from './graphs.ts';
 import { refuseDeleteWhileUsed } from './references.ts';
 import { schemaErrors } from './schema.ts';
 
 /** Validates a SuperGraph on create or update; SubGraphs that don't exist yet are warnings (the operator waits). */
-export async function validateSuperGraph(obj: unknown, _old: unknown, lookups: Lookups): Promise<Verdict> {
+export const validateSuperGraph: Validator = async (obj, _old, lookups) => {
   const spec = specOf<SuperGraph>(obj);
   const { namespace } = metaOf(obj);
   const errors = supergraphProblems(spec, namespace).map((p) => ({ ...p, path: `spec.${p.path}` }));
@@ -23,7 +22,7 @@ export async function validateSuperGraph(obj: unknown, _old: unknown, lookups: L
       );
   }
   return { errors: mergeErrors(schemaErrors('SuperGraph', obj), errors), warnings };
-}
+};
 
 /** Refuses the DELETE of a SuperGraph that ApiDefinitions serve. */
 export const validateSuperGraphDelete = refuseDeleteWhileUsed(
