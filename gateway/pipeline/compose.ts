@@ -25,6 +25,20 @@ export function reject(ctx: RequestContext, error: GatewayError): Rejection {
   return refusal;
 }
 
+/** A header name an answer may carry (an RFC 9110 token). */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** A control character in a header value (HTAB is allowed). */
+// eslint-disable-next-line no-control-regex -- control characters are what it finds
+const BAD_HEADER_VALUE = /[\0-\x08\x0a-\x1f\x7f]/;
+
+/**
+ * Whether an answer (`respond`) may carry the header `name: value` that a definition or a plugin
+ * gave: the name a token, the value without control characters. Others are left out.
+ */
+export function sendableHeader(name: string, value: string): boolean {
+  return HEADER_NAME.test(name) && !BAD_HEADER_VALUE.test(value);
+}
+
 /**
  * Answers the request with what the gateway makes itself instead of the upstream's (a cache hit,
  * a mock, a CORS preflight, a GraphQL result, a publish Bento took): `status`, `headers`

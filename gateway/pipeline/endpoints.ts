@@ -11,6 +11,7 @@
 import type { GatewayApiDefinition, VersionInfo } from '../../schemas/generated/models.ts';
 import { endpointPathPattern } from '../../schemas/rules/endpoints.ts';
 import type { RequestContext } from './context.ts';
+import type { CompiledMiddleware, Middleware } from './middleware.ts';
 
 /**
  * The version that serves every request to an API not versioned by request: the one named by
@@ -113,4 +114,69 @@ export function compileEntryEndpoint(
 /** Whether a compiled endpoint covers `method` (upper case) on `path` (after the listen path). */
 export function endpointMatches(e: CompiledEndpoint, method: string, path: string): boolean {
   return (e.methods.size === 0 || e.methods.has(method)) && e.re.test(path);
+}
+
+/** What an `extended_paths` entry has: its path, its one method (none: every method), and a switch. */
+export interface EndpointEntry {
+  path?: string | undefined;
+  method?: string | undefined;
+  disabled?: boolean | undefined;
+}
+
+/**
+ * The entries of one `extended_paths` list of `v` that apply (not disabled, with a path): what
+ * `make` gives for each (undefined: the entry is left out) with the entry's endpoint, compiled in
+ * the version's case after `make`. Undefined when none is left (the middleware is then left out).
+ */
+export function compileEndpointEntries<E extends EndpointEntry, T extends object>(
+  v: VersionInfo,
+  list: readonly E[] | undefined,
+  make: (e: E & { path: string }) => T | undefined,
+): (T & { endpoint: CompiledEndpoint })[] | undefined {
+  const ignoreCase = v.ignore_endpoint_case === true;
+  const out: (T & { endpoint: CompiledEndpoint })[] = [];
+  for (const e of list ?? []) {
+    if (e.disabled === true || e.path === undefined || e.path === '') continue;
+    const made = make(e as E & { path: string });
+    if (made !== undefined) out.push({ ...made, endpoint: compileEntryEndpoint(e, ignoreCase) });
+  }
+  return out.length === 0 ? undefined : out;
+}
+
+/** The first of `list` whose endpoint covers the request's method and path (after the listen path). */
+export function matchingEntry<T extends { endpoint: CompiledEndpoint }>(
+  list: readonly T[] | undefined,
+  ctx: RequestContext,
+): T | undefined {
+  if (list === undefined) return undefined;
+  const method = ctx.method.toUpperCase();
+  const path = endpointPath(ctx);
+  return list.find((e) => endpointMatches(e.endpoint, method, path));
+}
+
+/**
+ * A middleware of a table compiled per version (`compile`, run through `perVersion`): enabled
+ * where a version that may serve the API compiles to one; `create` makes its step from the
+ * lookup of a request's table. `what` names the table in the error of a middleware created where
+ * it is not enabled.
+ */
+export function perVersionMiddleware<Deps, T>(
+  name: string,
+  what: string,
+  compile: (v: VersionInfo) => T | undefined,
+  create: (
+    of: (ctx: RequestContext) => T | undefined,
+    deps: Deps,
+    api: GatewayApiDefinition,
+  ) => CompiledMiddleware,
+): Middleware<Deps> {
+  return {
+    name,
+    enabled: (api) => perVersion(api, compile) !== undefined,
+    create: (api, deps) => {
+      const of = perVersion(api, compile);
+      if (of === undefined) throw new Error(`${name}: compiled for an API without ${what}`);
+      return create(of, deps, api);
+    },
+  };
 }

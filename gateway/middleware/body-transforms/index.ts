@@ -16,7 +16,7 @@
  * parse, or a template that fails on it, leaves the body unchanged (logged). As
  * both read bodies, a route with them is served by node:http.
  */
-import type { GatewayApiDefinition, TemplateMeta, VersionInfo } from '../../../schemas/generated/models.ts';
+import type { TemplateMeta, VersionInfo } from '../../../schemas/generated/models.ts';
 import {
   parseBodyTemplate,
   templateSource,
@@ -27,10 +27,10 @@ import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import { MAX_READ_BODY, type RequestContext } from '../../pipeline/context.ts';
 import {
-  compileEntryEndpoint,
-  endpointMatches,
-  endpointPath,
+  compileEndpointEntries,
+  matchingEntry,
   perVersion,
+  perVersionMiddleware,
   type CompiledEndpoint,
 } from '../../pipeline/endpoints.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
@@ -50,33 +50,29 @@ interface VersionTransforms {
   response: Entry[];
 }
 
-function entries(list: readonly TemplateMeta[] | undefined, ignoreCase: boolean, what: string): Entry[] {
-  const out: Entry[] = [];
-  for (const e of list ?? []) {
-    if (e.disabled === true || e.path === undefined || e.path === '' || e.template_data === undefined)
-      continue;
+function entries(v: VersionInfo, list: readonly TemplateMeta[] | undefined, what: string): Entry[] {
+  const out = compileEndpointEntries(v, list, (e) => {
+    if (e.template_data === undefined) return undefined;
     let template: BodyTemplate;
     try {
       template = parseBodyTemplate(templateSource(e.template_data));
     } catch (err) {
       throw new Error(`${what}: the template of ${e.path} does not parse: ${String(err)}`, { cause: err });
     }
-    out.push({
-      endpoint: compileEntryEndpoint(e, ignoreCase),
+    return {
       template,
       session: e.template_data.enable_session === true,
       xml: e.template_data.input_type === 'xml',
-    });
-  }
-  return out;
+    };
+  });
+  return out ?? [];
 }
 
 /** The body transforms of a version, compiled; undefined when it has none. */
 export function compileBodyTransforms(v: VersionInfo): VersionTransforms | undefined {
-  const ignoreCase = v.ignore_endpoint_case === true;
   const t = {
-    request: entries(v.extended_paths?.transform, ignoreCase, 'transform'),
-    response: entries(v.extended_paths?.transform_response, ignoreCase, 'transform_response'),
+    request: entries(v, v.extended_paths?.transform, 'transform'),
+    response: entries(v, v.extended_paths?.transform_response, 'transform_response'),
   };
   return t.request.length === 0 && t.response.length === 0 ? undefined : t;
 }
@@ -150,31 +146,21 @@ function transform(
   }
 }
 
-const has = (api: GatewayApiDefinition): boolean => perVersion(api, compileBodyTransforms) !== undefined;
-
 /** See the module comment. */
 export const bodyTransforms: GatewayMiddleware = {
-  name: 'body-transforms',
-  enabled: has,
-  // The response transform buffers the upstream's body: node:http only, as for the request's.
-  readsBody: has,
-  create: (api) => {
-    const of = perVersion(api, compileBodyTransforms);
-    if (of === undefined) throw new Error('body-transforms: compiled for an API without them');
+  ...perVersionMiddleware('body-transforms', 'them', compileBodyTransforms, (of, _deps, api) => {
     const contextVars = api.enable_context_vars === true;
     return around(async (ctx, next) => {
       const t = of(ctx);
       if (t !== undefined) {
-        const method = ctx.method.toUpperCase();
-        const path = endpointPath(ctx);
-        const req = t.request.find((e) => endpointMatches(e.endpoint, method, path));
+        const req = matchingEntry(t.request, ctx);
         if (req !== undefined) {
           const body = await ctx.readBody(MAX_READ_BODY);
           if (body === undefined) return reject(ctx, GatewayError.bodyTooLarge());
           const out = transform(ctx, req, body, contextVars, 'transform');
           if (out !== undefined) ctx.upstream.body = out;
         }
-        const res = t.response.find((e) => endpointMatches(e.endpoint, method, path));
+        const res = matchingEntry(t.response, ctx);
         if (res !== undefined) {
           ctx.upstream.transformResponse = (body) =>
             transform(ctx, res, body, contextVars, 'transform_response');
@@ -183,5 +169,7 @@ export const bodyTransforms: GatewayMiddleware = {
       await next();
       return undefined;
     });
-  },
+  }),
+  // The response transform buffers the upstream's body: node:http only, as for the request's.
+  readsBody: (api) => perVersion(api, compileBodyTransforms) !== undefined,
 };

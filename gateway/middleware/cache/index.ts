@@ -40,9 +40,8 @@ import type { GatewayMiddleware } from '../deps.ts';
 import { teeTap, type RequestContext, type ResponseTap } from '../../pipeline/context.ts';
 import {
   compileEndpoint,
-  compileEntryEndpoint,
-  endpointMatches,
-  endpointPath,
+  compileEndpointEntries,
+  matchingEntry,
   perVersion,
   type CompiledEndpoint,
 } from '../../pipeline/endpoints.ts';
@@ -90,17 +89,15 @@ interface VersionRules {
 /** The cache lists of a version, compiled; undefined when it has none. */
 export function compileRules(v: VersionInfo): VersionRules | undefined {
   const ignoreCase = v.ignore_endpoint_case === true;
-  const rules: Rule[] = [];
   // advance_cache_config first: its settings win over the plain list's.
-  for (const e of v.extended_paths?.advance_cache_config ?? []) {
-    if (e.disabled === true || e.path === undefined || e.path === '') continue;
-    const codes = e.cache_response_codes ?? [];
-    rules.push({
-      endpoint: compileEntryEndpoint(e, ignoreCase),
-      timeout: e.timeout !== undefined && e.timeout > 0 ? e.timeout : undefined,
-      codes: codes.length === 0 ? undefined : new Set(codes),
-    });
-  }
+  const rules: Rule[] =
+    compileEndpointEntries(v, v.extended_paths?.advance_cache_config, (e) => {
+      const codes = e.cache_response_codes ?? [];
+      return {
+        timeout: e.timeout !== undefined && e.timeout > 0 ? e.timeout : undefined,
+        codes: codes.length === 0 ? undefined : new Set(codes),
+      };
+    }) ?? [];
   for (const path of v.extended_paths?.cache ?? []) {
     if (path === '') continue;
     rules.push({ endpoint: compileEndpoint(path, [], ignoreCase) });
@@ -285,8 +282,7 @@ export const responseCache: GatewayMiddleware = {
       let rule: Rule | undefined;
       let cached = false;
       if (CACHED_METHODS.has(method)) {
-        const path = endpointPath(ctx);
-        rule = of?.(ctx)?.rules.find((r) => endpointMatches(r.endpoint, method, path));
+        rule = matchingEntry(of?.(ctx)?.rules, ctx);
         cached = rule !== undefined || s.all;
       }
       let scope = '-';

@@ -14,10 +14,9 @@ import { reject } from '../../pipeline/compose.ts';
 import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import {
-  compileEntryEndpoint,
-  endpointMatches,
-  endpointPath,
-  perVersion,
+  compileEndpointEntries,
+  matchingEntry,
+  perVersionMiddleware,
   type CompiledEndpoint,
 } from '../../pipeline/endpoints.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
@@ -100,27 +99,17 @@ interface Entry {
 
 /** The breakers of a version, compiled (each with its own state); undefined when it has none. */
 export function compileBreakers(v: VersionInfo): Entry[] | undefined {
-  const ignoreCase = v.ignore_endpoint_case === true;
-  const out = (v.extended_paths?.circuit_breakers ?? [])
-    .filter((e) => e.disabled !== true && e.path !== undefined && e.path !== '')
-    .map((e) => ({
-      endpoint: compileEntryEndpoint(e, ignoreCase),
-      breaker: new Breaker(e),
-    }));
-  return out.length === 0 ? undefined : out;
+  return compileEndpointEntries(v, v.extended_paths?.circuit_breakers, (e) => ({ breaker: new Breaker(e) }));
 }
 
 /** See the module comment. */
-export const circuitBreakers: GatewayMiddleware = {
-  name: 'circuit-breakers',
-  enabled: (api) => perVersion(api, compileBreakers) !== undefined,
-  create: (api, deps) => {
-    const of = perVersion(api, compileBreakers);
-    if (of === undefined) throw new Error('circuit-breakers: compiled for an API without breakers');
-    return around(async (ctx, next) => {
-      const list = of(ctx);
-      const method = ctx.method.toUpperCase();
-      const hit = list?.find((e) => endpointMatches(e.endpoint, method, endpointPath(ctx)));
+export const circuitBreakers: GatewayMiddleware = perVersionMiddleware(
+  'circuit-breakers',
+  'breakers',
+  compileBreakers,
+  (of, deps) =>
+    around(async (ctx, next) => {
+      const hit = matchingEntry(of(ctx), ctx);
       if (hit === undefined) {
         await next();
         return undefined;
@@ -133,10 +122,9 @@ export const circuitBreakers: GatewayMiddleware = {
         const status = ctx.upstreamStatus;
         const failed = status === undefined || status >= 500;
         if (hit.breaker.record(failed, deps.now(), admitted)) {
-          ctx.log.warn('circuit breaker opened', { path: ctx.path, method });
+          ctx.log.warn('circuit breaker opened', { path: ctx.path, method: ctx.method.toUpperCase() });
         }
       }
       return undefined;
-    });
-  },
-};
+    }),
+);

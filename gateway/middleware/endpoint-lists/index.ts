@@ -18,9 +18,8 @@ import type { GatewayMiddleware } from '../deps.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
 import {
   compileEndpoint,
-  endpointMatches,
-  endpointPath,
-  perVersion,
+  matchingEntry,
+  perVersionMiddleware,
   servedVersion,
   servingVersions,
   type CompiledEndpoint,
@@ -84,32 +83,22 @@ export function isIgnored(ctx: RequestContext): boolean {
 }
 
 /** See the module comment. */
-export const endpointLists: GatewayMiddleware = {
-  name: 'endpoint-lists',
-  enabled: (api) => perVersion(api, compileVersionLists) !== undefined,
-  create: (api) => {
-    const listsOf = perVersion(api, compileVersionLists);
-    if (listsOf === undefined) throw new Error('endpoint-lists: compiled for an API without lists');
-    return before((ctx) => {
+export const endpointLists: GatewayMiddleware = perVersionMiddleware(
+  'endpoint-lists',
+  'lists',
+  compileVersionLists,
+  (listsOf) =>
+    before((ctx) => {
       const lists = listsOf(ctx);
       if (lists === undefined) return undefined;
-      const method = ctx.method.toUpperCase();
-      const path = endpointPath(ctx);
-      let found: number | undefined;
-      for (const e of lists.entries) {
-        if (endpointMatches(e.endpoint, method, path)) {
-          found = e.list;
-          break;
-        }
-      }
+      const found = matchingEntry(lists.entries, ctx)?.list;
       if (found === BLOCKED || (found === undefined && lists.whiteList)) {
         return reject(ctx, GatewayError.endpointForbidden());
       }
       if (found === IGNORED) ignoredRequests.add(ctx);
       return undefined;
-    });
-  },
-};
+    }),
+);
 
 /**
  * `m`, skipped on requests to ignored endpoints (authentication, access and key limits: they need

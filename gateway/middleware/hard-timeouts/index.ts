@@ -8,10 +8,9 @@ import type { VersionInfo } from '../../../schemas/generated/models.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import { around } from '../../pipeline/steps.ts';
 import {
-  compileEntryEndpoint,
-  endpointMatches,
-  endpointPath,
-  perVersion,
+  compileEndpointEntries,
+  matchingEntry,
+  perVersionMiddleware,
   type CompiledEndpoint,
 } from '../../pipeline/endpoints.ts';
 
@@ -19,34 +18,23 @@ import {
 export function compileHardTimeouts(
   v: VersionInfo,
 ): { endpoint: CompiledEndpoint; ms: number }[] | undefined {
-  const ignoreCase = v.ignore_endpoint_case === true;
-  const out = (v.extended_paths?.hard_timeouts ?? [])
-    .filter((e) => e.disabled !== true && e.path !== undefined && e.path !== '' && (e.timeout ?? 0) > 0)
-    .map((e) => ({
-      endpoint: compileEntryEndpoint(e, ignoreCase),
-      // Seconds, a fraction to the millisecond (an svc extension).
-      ms: Math.max(1, Math.round((e.timeout ?? 0) * 1000)),
-    }));
-  return out.length === 0 ? undefined : out;
+  return compileEndpointEntries(v, v.extended_paths?.hard_timeouts, (e) => {
+    const seconds = e.timeout ?? 0;
+    // Seconds, a fraction to the millisecond (an svc extension).
+    return seconds > 0 ? { ms: Math.max(1, Math.round(seconds * 1000)) } : undefined;
+  });
 }
 
 /** See the module comment. */
-export const hardTimeouts: GatewayMiddleware = {
-  name: 'hard-timeouts',
-  enabled: (api) => perVersion(api, compileHardTimeouts) !== undefined,
-  create: (api) => {
-    const of = perVersion(api, compileHardTimeouts);
-    if (of === undefined) throw new Error('hard-timeouts: compiled for an API without timeouts');
-    return around(async (ctx, next) => {
-      const list = of(ctx);
-      if (list !== undefined) {
-        const method = ctx.method.toUpperCase();
-        const path = endpointPath(ctx);
-        const hit = list.find((e) => endpointMatches(e.endpoint, method, path));
-        if (hit !== undefined) ctx.upstream.timeoutMs = hit.ms;
-      }
+export const hardTimeouts: GatewayMiddleware = perVersionMiddleware(
+  'hard-timeouts',
+  'timeouts',
+  compileHardTimeouts,
+  (of) =>
+    around(async (ctx, next) => {
+      const hit = matchingEntry(of(ctx), ctx);
+      if (hit !== undefined) ctx.upstream.timeoutMs = hit.ms;
       await next();
       return undefined;
-    });
-  },
-};
+    }),
+);

@@ -26,9 +26,8 @@ import type { GatewayMiddleware } from '../deps.ts';
 import { before } from '../../pipeline/steps.ts';
 import { removeRequestHeader, type RequestContext } from '../../pipeline/context.ts';
 import {
-  compileEntryEndpoint,
-  endpointMatches,
-  endpointPath,
+  compileEndpointEntries,
+  matchingEntry,
   perVersion,
   type CompiledEndpoint,
 } from '../../pipeline/endpoints.ts';
@@ -70,26 +69,19 @@ function change(
 }
 
 function endpoints(
+  v: VersionInfo,
   list: readonly HeaderInjectionMeta[] | undefined,
-  ignoreCase: boolean,
   contextVars: boolean,
 ): VersionHeaders['requestEndpoints'] {
-  const out: VersionHeaders['requestEndpoints'] = [];
-  for (const e of list ?? []) {
-    if (e.disabled === true || e.path === undefined || e.path === '') continue;
+  const out = compileEndpointEntries(v, list, (e) => {
     const c = change(e.delete_headers, e.add_headers, contextVars);
-    if (c === undefined) continue;
-    out.push({
-      endpoint: compileEntryEndpoint(e, ignoreCase),
-      change: c,
-    });
-  }
-  return out;
+    return c === undefined ? undefined : { change: c };
+  });
+  return out ?? [];
 }
 
 /** The header changes of a version, compiled; undefined when it makes none. */
 export function compileVersionHeaders(v: VersionInfo, contextVars = false): VersionHeaders | undefined {
-  const ignoreCase = v.ignore_endpoint_case === true;
   const h: VersionHeaders = {
     request:
       v.global_headers_disabled === true
@@ -104,8 +96,8 @@ export function compileVersionHeaders(v: VersionInfo, contextVars = false): Vers
             contextVars,
             v.global_response_headers_append,
           ),
-    requestEndpoints: endpoints(v.extended_paths?.transform_headers, ignoreCase, contextVars),
-    responseEndpoints: endpoints(v.extended_paths?.transform_response_headers, ignoreCase, contextVars),
+    requestEndpoints: endpoints(v, v.extended_paths?.transform_headers, contextVars),
+    responseEndpoints: endpoints(v, v.extended_paths?.transform_response_headers, contextVars),
   };
   const none =
     h.request === undefined &&
@@ -183,14 +175,10 @@ export const headers: GatewayMiddleware = {
       if (h !== undefined) {
         if (h.request !== undefined) onRequest(ctx, h.request);
         if (h.response !== undefined) onResponse(ctx, h.response);
-        if (h.requestEndpoints.length > 0 || h.responseEndpoints.length > 0) {
-          const method = ctx.method.toUpperCase();
-          const path = endpointPath(ctx);
-          const req = h.requestEndpoints.find((e) => endpointMatches(e.endpoint, method, path));
-          if (req !== undefined) onRequest(ctx, req.change);
-          const res = h.responseEndpoints.find((e) => endpointMatches(e.endpoint, method, path));
-          if (res !== undefined) onResponse(ctx, res.change);
-        }
+        const req = matchingEntry(h.requestEndpoints, ctx);
+        if (req !== undefined) onRequest(ctx, req.change);
+        const res = matchingEntry(h.responseEndpoints, ctx);
+        if (res !== undefined) onResponse(ctx, res.change);
       }
       for (const c of apiWide ?? []) onResponse(ctx, c);
       return undefined;

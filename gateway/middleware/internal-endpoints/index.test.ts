@@ -24,7 +24,7 @@ test('compileInternalEndpoints: empty and disabled entries compile to nothing (t
 test('compileInternalEndpoints: the method of an entry, or every method without one', () => {
   const list = compileInternalEndpoints(version([{ path: '/a', method: 'GET' }, { path: '/b' }]));
   assert.deepEqual(
-    list?.map((e) => [...e.methods]),
+    list?.map((e) => [...e.endpoint.methods]),
     [['GET'], []],
   );
 });

@@ -12,40 +12,30 @@ import { reject } from '../../pipeline/compose.ts';
 import { before } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import {
-  compileEntryEndpoint,
-  endpointMatches,
-  endpointPath,
-  perVersion,
+  compileEndpointEntries,
+  matchingEntry,
+  perVersionMiddleware,
   type CompiledEndpoint,
 } from '../../pipeline/endpoints.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 import { cameThroughInternalTarget } from '../../upstream/internal.ts';
 
 /** The internal endpoints of a version, compiled; undefined when it has none. */
-export function compileInternalEndpoints(v: VersionInfo): CompiledEndpoint[] | undefined {
-  const versionCase = v.ignore_endpoint_case === true;
-  const out = (v.extended_paths?.internal ?? [])
-    .filter((e) => e.disabled !== true && e.path !== undefined && e.path !== '')
-    .map((e) => compileEntryEndpoint(e, versionCase));
-  return out.length === 0 ? undefined : out;
+export function compileInternalEndpoints(v: VersionInfo): { endpoint: CompiledEndpoint }[] | undefined {
+  return compileEndpointEntries(v, v.extended_paths?.internal, () => ({}));
 }
 
 /** See the module comment. */
-export const internalEndpoints: GatewayMiddleware = {
-  name: 'internal-endpoints',
-  enabled: (api) => perVersion(api, compileInternalEndpoints) !== undefined,
-  create: (api) => {
-    const of = perVersion(api, compileInternalEndpoints);
-    if (of === undefined) throw new Error('internal-endpoints: compiled for an API without them');
-    return before((ctx) => {
+export const internalEndpoints: GatewayMiddleware = perVersionMiddleware(
+  'internal-endpoints',
+  'them',
+  compileInternalEndpoints,
+  (of) =>
+    before((ctx) => {
       const list = of(ctx);
       if (list === undefined || cameThroughInternalTarget(ctx)) return undefined;
-      const method = ctx.method.toUpperCase();
-      const path = endpointPath(ctx);
-      for (const e of list) {
-        if (endpointMatches(e, method, path)) return reject(ctx, GatewayError.endpointForbidden());
-      }
-      return undefined;
-    });
-  },
-};
+      return matchingEntry(list, ctx) === undefined
+        ? undefined
+        : reject(ctx, GatewayError.endpointForbidden());
+    }),
+);

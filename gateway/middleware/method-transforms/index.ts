@@ -8,10 +8,9 @@ import type { VersionInfo } from '../../../schemas/generated/models.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import { before } from '../../pipeline/steps.ts';
 import {
-  compileEntryEndpoint,
-  endpointMatches,
-  endpointPath,
-  perVersion,
+  compileEndpointEntries,
+  matchingEntry,
+  perVersionMiddleware,
   type CompiledEndpoint,
 } from '../../pipeline/endpoints.ts';
 
@@ -19,33 +18,21 @@ import {
 export function compileMethodTransforms(
   v: VersionInfo,
 ): { endpoint: CompiledEndpoint; to: string }[] | undefined {
-  const ignoreCase = v.ignore_endpoint_case === true;
-  const out = (v.extended_paths?.method_transforms ?? [])
-    .filter((e) => e.disabled !== true && e.path !== undefined && e.path !== '' && e.to_method !== undefined)
-    .map((e) => ({
-      endpoint: compileEntryEndpoint(e, ignoreCase),
-      to: (e.to_method ?? '').toUpperCase(),
-    }))
-    .filter((e) => e.to !== '');
-  return out.length === 0 ? undefined : out;
+  return compileEndpointEntries(v, v.extended_paths?.method_transforms, (e) => {
+    const to = (e.to_method ?? '').toUpperCase();
+    return to === '' ? undefined : { to };
+  });
 }
 
 /** See the module comment. */
-export const methodTransforms: GatewayMiddleware = {
-  name: 'method-transforms',
-  enabled: (api) => perVersion(api, compileMethodTransforms) !== undefined,
-  create: (api) => {
-    const of = perVersion(api, compileMethodTransforms);
-    if (of === undefined) throw new Error('method-transforms: compiled for an API without them');
-    return before((ctx) => {
-      const list = of(ctx);
-      if (list !== undefined) {
-        const method = ctx.method.toUpperCase();
-        const path = endpointPath(ctx);
-        const found = list.find((e) => endpointMatches(e.endpoint, method, path));
-        if (found !== undefined) ctx.upstream.method = found.to;
-      }
+export const methodTransforms: GatewayMiddleware = perVersionMiddleware(
+  'method-transforms',
+  'them',
+  compileMethodTransforms,
+  (of) =>
+    before((ctx) => {
+      const found = matchingEntry(of(ctx), ctx);
+      if (found !== undefined) ctx.upstream.method = found.to;
       return undefined;
-    });
-  },
-};
+    }),
+);

@@ -8,21 +8,16 @@
  * or values that cannot be sent are left out.
  */
 import type { EndPointMeta, VersionInfo } from '../../../schemas/generated/models.ts';
-import { respond } from '../../pipeline/compose.ts';
+import { respond, sendableHeader } from '../../pipeline/compose.ts';
 import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import {
   compileEndpoint,
-  compileEntryEndpoint,
-  endpointMatches,
-  endpointPath,
-  perVersion,
+  compileEndpointEntries,
+  matchingEntry,
+  perVersionMiddleware,
   type CompiledEndpoint,
 } from '../../pipeline/endpoints.ts';
-
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-// eslint-disable-next-line no-control-regex -- control characters are what it finds
-const BAD_VALUE = /[\0-\x08\x0a-\x1f\x7f]/;
 
 /** One mock, compiled. */
 export interface Mock {
@@ -36,7 +31,7 @@ function headersOf(given: Readonly<Record<string, string>> | undefined): Record<
   const out: Record<string, string> = {};
   for (const [n, v] of Object.entries(given ?? {})) {
     const name = n.trim().toLowerCase();
-    if (TOKEN.test(name) && !BAD_VALUE.test(v)) out[name] = v;
+    if (sendableHeader(name, v)) out[name] = v;
   }
   return out;
 }
@@ -64,35 +59,25 @@ export function compileMocks(v: VersionInfo): Mock[] | undefined {
   };
   fromList(v.extended_paths?.ignored);
   fromList(v.extended_paths?.white_list);
-  for (const m of v.extended_paths?.mock_response ?? []) {
-    if (m.disabled === true || m.path === undefined || m.path === '') continue;
-    out.push({
-      endpoint: compileEntryEndpoint(m, ignoreCase),
-      status: statusOf(m.code),
-      body: m.body ?? '',
-      headers: headersOf(m.headers),
-    });
-  }
+  const mocked = compileEndpointEntries(v, v.extended_paths?.mock_response, (m) => ({
+    status: statusOf(m.code),
+    body: m.body ?? '',
+    headers: headersOf(m.headers),
+  }));
+  out.push(...(mocked ?? []));
   return out.length === 0 ? undefined : out;
 }
 
 /** See the module comment. */
-export const mockResponses: GatewayMiddleware = {
-  name: 'mock-responses',
-  enabled: (api) => perVersion(api, compileMocks) !== undefined,
-  create: (api) => {
-    const of = perVersion(api, compileMocks);
-    if (of === undefined) throw new Error('mock-responses: compiled for an API without mocks');
-    return around(async (ctx, next) => {
-      const mocks = of(ctx);
-      if (mocks !== undefined) {
-        const method = ctx.method.toUpperCase();
-        const path = endpointPath(ctx);
-        const hit = mocks.find((m) => endpointMatches(m.endpoint, method, path));
-        if (hit !== undefined) return respond(ctx, hit.status, hit.body, hit.headers);
-      }
+export const mockResponses: GatewayMiddleware = perVersionMiddleware(
+  'mock-responses',
+  'mocks',
+  compileMocks,
+  (of) =>
+    around(async (ctx, next) => {
+      const hit = matchingEntry(of(ctx), ctx);
+      if (hit !== undefined) return respond(ctx, hit.status, hit.body, hit.headers);
       await next();
       return undefined;
-    });
-  },
-};
+    }),
+);

@@ -11,10 +11,10 @@ import { reject } from '../../pipeline/compose.ts';
 import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import {
-  compileEntryEndpoint,
+  compileEndpointEntries,
   endpointMatches,
   endpointPath,
-  perVersion,
+  perVersionMiddleware,
   servedVersion,
   type CompiledEndpoint,
 } from '../../pipeline/endpoints.ts';
@@ -36,13 +36,8 @@ export function compileSizeLimits(api: GatewayApiDefinition): SizeLimits | undef
 export function compileVersionSizeLimits(v: VersionInfo): SizeLimits | undefined {
   const g = v.global_size_limit ?? 0;
   const global = g > 0 && v.global_size_limit_disabled !== true ? g : undefined;
-  const ignoreCase = v.ignore_endpoint_case === true;
-  const endpoints = (v.extended_paths?.size_limits ?? [])
-    .filter((e) => e.disabled !== true && e.path !== undefined && e.path !== '')
-    .map((e) => ({
-      endpoint: compileEntryEndpoint(e, ignoreCase),
-      limit: e.size_limit ?? 0,
-    }));
+  const endpoints =
+    compileEndpointEntries(v, v.extended_paths?.size_limits, (e) => ({ limit: e.size_limit ?? 0 })) ?? [];
   return global === undefined && endpoints.length === 0 ? undefined : { global, endpoints };
 }
 
@@ -58,13 +53,12 @@ export function limitFor(limits: SizeLimits, method: string, path: string): numb
 }
 
 /** See the module comment. */
-export const sizeLimits: GatewayMiddleware = {
-  name: 'size-limits',
-  enabled: (api) => perVersion(api, compileVersionSizeLimits) !== undefined,
-  create: (api) => {
-    const limitsOf = perVersion(api, compileVersionSizeLimits);
-    if (limitsOf === undefined) throw new Error('size-limits: compiled for an API without limits');
-    return around(async (ctx, next) => {
+export const sizeLimits: GatewayMiddleware = perVersionMiddleware(
+  'size-limits',
+  'limits',
+  compileVersionSizeLimits,
+  (limitsOf) =>
+    around(async (ctx, next) => {
       const limits = limitsOf(ctx);
       const limit =
         limits === undefined ? undefined : limitFor(limits, ctx.method.toUpperCase(), endpointPath(ctx));
@@ -79,6 +73,5 @@ export const sizeLimits: GatewayMiddleware = {
       }
       await next();
       return undefined;
-    });
-  },
-};
+    }),
+);

@@ -33,9 +33,9 @@ import { around, before } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import { MAX_READ_BODY, type RequestContext } from '../../pipeline/context.ts';
 import {
-  compileEntryEndpoint,
-  endpointMatches,
+  compileEndpointEntries,
   endpointPath,
+  matchingEntry,
   perVersion,
   servingVersions,
   type CompiledEndpoint,
@@ -152,19 +152,15 @@ function compileTrigger(t: RoutingTrigger, contextVars: boolean): CompiledTrigge
 
 /** The URL rewrites of a version, compiled; undefined when it has none. */
 export function compileRewrites(v: VersionInfo, contextVars: boolean): CompiledRewrite[] | undefined {
-  const ignoreCase = v.ignore_endpoint_case === true;
-  const out: CompiledRewrite[] = [];
-  for (const e of v.extended_paths?.url_rewrites ?? []) {
-    if (e.disabled === true || e.path === undefined || e.path === '' || e.match_pattern === undefined)
-      continue;
-    out.push({
-      endpoint: compileEntryEndpoint(e, ignoreCase),
-      pattern: new RegExp(e.match_pattern),
-      target: compileTarget(rewriteTo(e), contextVars),
-      triggers: (e.triggers ?? []).map((t) => compileTrigger(t, contextVars)),
-    });
-  }
-  return out.length === 0 ? undefined : out;
+  return compileEndpointEntries(v, v.extended_paths?.url_rewrites, (e) =>
+    e.match_pattern === undefined
+      ? undefined
+      : {
+          pattern: new RegExp(e.match_pattern),
+          target: compileTarget(rewriteTo(e), contextVars),
+          triggers: (e.triggers ?? []).map((t) => compileTrigger(t, contextVars)),
+        },
+  );
 }
 
 /** What a matcher says of one value: the match (full, then groups), or undefined. */
@@ -380,13 +376,9 @@ export const urlRewrites: GatewayMiddleware = {
     if (of === undefined) throw new Error('url-rewrites: compiled for an API without them');
     /** The rewrite matching the request, with the pattern's groups; undefined when none does. */
     const matching = (ctx: RequestContext) => {
-      const list = of(ctx);
-      if (list === undefined) return undefined;
-      const method = ctx.method.toUpperCase();
-      const path = endpointPath(ctx);
-      const found = list.find((e) => endpointMatches(e.endpoint, method, path));
+      const found = matchingEntry(of(ctx), ctx);
       if (found === undefined) return undefined;
-      const subject = path + ctx.query;
+      const subject = endpointPath(ctx) + ctx.query;
       let m = found.pattern.exec(subject);
       if (m === null) {
         const d = decoded(subject);

@@ -16,10 +16,10 @@ import { around } from '../../pipeline/steps.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 import { MAX_READ_BODY } from '../../pipeline/context.ts';
 import {
-  compileEntryEndpoint,
-  endpointMatches,
-  endpointPath,
+  compileEndpointEntries,
+  matchingEntry,
   perVersion,
+  perVersionMiddleware,
   type CompiledEndpoint,
 } from '../../pipeline/endpoints.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
@@ -32,28 +32,20 @@ interface Entry {
 
 /** The validations of a version, compiled; undefined when it has none. Throws on a bad schema. */
 export function compileValidations(v: VersionInfo): Entry[] | undefined {
-  const ignoreCase = v.ignore_endpoint_case === true;
-  const out: Entry[] = [];
-  for (const e of v.extended_paths?.validate_json ?? []) {
-    if (e.disabled === true || e.path === undefined || e.path === '') continue;
+  return compileEndpointEntries(v, v.extended_paths?.validate_json, (e) => {
     // schemas/rules/validate-json.ts refuses, when written, a schema that does not compile.
     let validate: ValidateFunction | string;
     try {
       const schema = bodySchemaOf(e);
-      if (schema === undefined) continue;
+      if (schema === undefined) return undefined;
       validate = compileBodySchema(schema);
     } catch (err) {
       validate = String(err);
     }
     if (typeof validate === 'string')
       throw new Error(`validate_json: the schema of ${e.path} does not compile: ${validate}`);
-    out.push({
-      endpoint: compileEntryEndpoint(e, ignoreCase),
-      validate,
-      status: e.error_response_code ?? 422,
-    });
-  }
-  return out.length === 0 ? undefined : out;
+    return { validate, status: e.error_response_code ?? 422 };
+  });
 }
 
 /** The first error of a failed validation, as the client reads it. */
@@ -70,16 +62,9 @@ export function firstError(validate: ValidateFunction): string {
 
 /** See the module comment. */
 export const validateJson: GatewayMiddleware = {
-  name: 'validate-json',
-  enabled: (api) => perVersion(api, compileValidations) !== undefined,
-  readsBody: (api) => perVersion(api, compileValidations) !== undefined,
-  create: (api) => {
-    const of = perVersion(api, compileValidations);
-    if (of === undefined) throw new Error('validate-json: compiled for an API without validations');
-    return around(async (ctx, next) => {
-      const list = of(ctx);
-      const method = ctx.method.toUpperCase();
-      const hit = list?.find((e) => endpointMatches(e.endpoint, method, endpointPath(ctx)));
+  ...perVersionMiddleware('validate-json', 'validations', compileValidations, (of) =>
+    around(async (ctx, next) => {
+      const hit = matchingEntry(of(ctx), ctx);
       if (hit !== undefined) {
         const body = await ctx.readBody(MAX_READ_BODY);
         if (body === undefined) return reject(ctx, GatewayError.bodyTooLarge());
@@ -94,6 +79,7 @@ export const validateJson: GatewayMiddleware = {
       }
       await next();
       return undefined;
-    });
-  },
+    }),
+  ),
+  readsBody: (api) => perVersion(api, compileValidations) !== undefined,
 };

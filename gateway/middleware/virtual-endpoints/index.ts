@@ -27,12 +27,11 @@ import type { GatewayApiDefinition, VersionInfo } from '../../../schemas/generat
 import { JSVM_OFF, virtualSourceProblem } from '../../../schemas/rules/virtual-endpoints.ts';
 import { errorMessage } from '../../../lib/errors.ts';
 import { isPlainObject } from '../../../lib/plain-object.ts';
-import { reject, respond } from '../../pipeline/compose.ts';
+import { reject, respond, sendableHeader } from '../../pipeline/compose.ts';
 import { MAX_READ_BODY, type RequestContext } from '../../pipeline/context.ts';
 import {
   compileEntryEndpoint,
-  endpointMatches,
-  endpointPath,
+  matchingEntry,
   servedVersion,
   versionedByRequest,
   type CompiledEndpoint,
@@ -44,9 +43,6 @@ import { PluginRunner } from '../../plugins/runner.ts';
 import { changedMeta, saveSessionMeta, sentMeta } from '../../plugins/session-meta.ts';
 import type { GatewayMiddleware } from '../deps.ts';
 
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-// eslint-disable-next-line no-control-regex -- control characters are what it finds
-const BAD_VALUE = /[\0-\x08\x0a-\x1f\x7f]/;
 const FRAMING = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te']);
 
 /** One virtual endpoint, ready to run. */
@@ -172,7 +168,7 @@ function responseOf(text: unknown): {
   for (const [n, v] of Object.entries(given)) {
     const name = n.trim().toLowerCase();
     const value = Array.isArray(v) ? v.map(String).join(', ') : String(v);
-    if (TOKEN.test(name) && !FRAMING.has(name) && !BAD_VALUE.test(value)) headers[name] = value;
+    if (!FRAMING.has(name) && sendableHeader(name, value)) headers[name] = value;
   }
   return { status: code, body, headers, meta: isPlainObject(parsed) ? parsed.SessionMeta : undefined };
 }
@@ -204,9 +200,7 @@ export const virtualEndpoints: GatewayMiddleware = {
     return around(
       async (ctx, next) => {
         const list = byVersion.get(perRequest ? ctx.state.version : undefined) ?? [];
-        const method = ctx.method.toUpperCase();
-        const path = endpointPath(ctx);
-        const hit = list.find((x) => endpointMatches(x.endpoint, method, path));
+        const hit = matchingEntry(list, ctx);
         if (hit !== undefined) {
           const body = await ctx.readBody(MAX_READ_BODY);
           if (body === undefined) return reject(ctx, GatewayError.bodyTooLarge());
