@@ -9,7 +9,7 @@
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { useEcho, type Echoed } from '../testing/echo.ts';
-import { keyed, keyless, oneVersion, startGateway } from '../testing/harness.ts';
+import { keyed, keyless, oneVersion, assertWriteRefused, withGateway } from '../testing/harness.ts';
 import { assertAnswer, describeEachSetup, type Expected, type RowRequest } from '../testing/tables.ts';
 
 interface Row extends Expected, RowRequest {
@@ -358,8 +358,7 @@ describeEachSetup(
 );
 
 test('writes: a malformed svc:// target is refused with 400 naming the field', async () => {
-  const gw = await startGateway();
-  try {
+  await withGateway(async (gw) => {
     const cases: { def: Record<string, unknown>; part: string }[] = [
       {
         def: keyless('bad-url', '/bad-url/', 'svc://not an id/x'),
@@ -387,16 +386,9 @@ test('writes: a malformed svc:// target is refused with 400 naming the field', a
         part: 'version_data.versions.Default.extended_paths.url_rewrites[0].rewrite_to: Invalid value: "svc://$1": "$1" is not an API ID',
       },
     ];
-    for (const c of cases) {
-      const res = await gw.admin('POST', '/svc/apis', c.def);
-      assert.equal(res.status, 400, res.text);
-      const message = (res.json as { message: string }).message;
-      assert.ok(message.includes(c.part), `${c.part} in ${message}`);
-    }
+    for (const c of cases) await assertWriteRefused(gw, c.def, [c.part]);
     // A well-formed target to an API not stored yet is accepted: it answers 502 until it is.
     const ok = await gw.admin('POST', '/svc/apis', keyless('later', '/later/', 'svc://not-yet/x'));
     assert.equal(ok.status, 200, ok.text);
-  } finally {
-    await gw.stop();
-  }
+  });
 });

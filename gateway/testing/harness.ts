@@ -2,10 +2,12 @@
  * The conformance harness: a gateway on 127.0.0.1:0 with real listeners (in this process, or as
  * a child process), the management calls tests make, and the dead port failure cases use.
  */
+import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { silentLogger, type Logger } from '../../lib/log.ts';
 import type { TlsMaterial } from '../config/load.ts';
 import { loadGatewayConfig } from '../config/load.ts';
@@ -188,6 +190,60 @@ export async function startGateway(
       await counters.close();
     },
   };
+}
+
+/** The options of {@link startGateway}. */
+export type GatewayOptions = NonNullable<Parameters<typeof startGateway>[0]>;
+
+/**
+ * The suite's gateway in this process: started (as {@link startGateway} with `opts`, then `setup`
+ * run on it) in a `before` hook, stopped in an `after` hook; the getter fails the test if it did
+ * not start.
+ */
+export function useGateway(
+  opts: GatewayOptions = {},
+  setup?: (gw: InProcessGateway) => Promise<void>,
+): () => InProcessGateway {
+  let gw: InProcessGateway | undefined;
+  before(async () => {
+    gw = await startGateway(opts);
+    await setup?.(gw);
+  });
+  after(async () => {
+    await gw?.stop();
+  });
+  return () => {
+    if (gw === undefined) throw new Error('the suite gateway did not start');
+    return gw;
+  };
+}
+
+/** Runs `fn` against a new gateway in this process (as {@link startGateway}), stopped after it. */
+export async function withGateway<T>(
+  fn: (gw: InProcessGateway) => Promise<T>,
+  opts: GatewayOptions = {},
+): Promise<T> {
+  const gw = await startGateway(opts);
+  try {
+    return await fn(gw);
+  } finally {
+    await gw.stop();
+  }
+}
+
+/**
+ * Asserts that storing `def` through `gw` is refused with 400 and a message that names each of
+ * `parts` (a field's path and why).
+ */
+export async function assertWriteRefused(
+  gw: GatewayClient,
+  def: Record<string, unknown>,
+  parts: readonly string[],
+): Promise<void> {
+  const res = await gw.admin('POST', '/svc/apis', def);
+  assert.equal(res.status, 400, res.text);
+  const message = (res.json as { message: string }).message;
+  for (const part of parts) assert.ok(message.includes(part), `${part} in ${message}`);
 }
 
 /** A gateway in this process with the default certificate it presents. */

@@ -8,7 +8,7 @@
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { useEcho, type Echoed } from '../../testing/echo.ts';
-import { keyed, keyless, oneVersion, startGateway } from '../../testing/harness.ts';
+import { keyed, keyless, oneVersion, assertWriteRefused, withGateway } from '../../testing/harness.ts';
 import {
   assertAnswer,
   describeEachSetup,
@@ -328,11 +328,10 @@ describeEachSetup(
 );
 
 test('writes: rewrite targets and variables svc does not serve are refused by path', async () => {
-  const gw = await startGateway();
-  try {
-    const res = await gw.admin(
-      'POST',
-      '/svc/apis',
+  const at = 'version_data.versions.Default';
+  await withGateway((gw) =>
+    assertWriteRefused(
+      gw,
       keyless('refused', '/refused/', 'https://secure.example.com', {
         pinned_public_keys: { 'secure.example.com': 'sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=' },
         ...oneVersion({
@@ -358,23 +357,16 @@ test('writes: rewrite targets and variables svc does not serve are refused by pa
           },
         }),
       }),
-    );
-    assert.equal(res.status, 400, res.text);
-    const message = (res.json as { message: string }).message;
-    const at = 'version_data.versions.Default';
-    for (const part of [
-      `${at}.override_target: not supported by svc yet: upstream TLS settings`,
-      `${at}.global_headers.x-token: not supported by svc yet: the context variable "$tyk_context.token"`,
-      `${at}.global_headers.x-secret: not supported by svc yet: secret store variables ($secret_env.)`,
-      `${at}.extended_paths.url_rewrites[0].match_pattern: Invalid value`,
-      `${at}.extended_paths.url_rewrites[0].rewrite_to: Invalid value: "tyk://other/a": another API of the gateway is written svc://<api_id>/<path> here`,
-      `${at}.extended_paths.url_rewrites[1].rewrite_to: not supported by svc yet: a host chosen per request`,
-      `${at}.extended_paths.url_rewrites[1].triggers[0].options.header_matches.X-A.match_rx: Invalid value`,
-      `${at}.extended_paths.url_rewrites[1].triggers[1].rewrite_to_internal.target: Invalid value: "default/other": the gateway takes the ID of the target API`,
-    ]) {
-      assert.ok(message.includes(part), `${part} in ${message}`);
-    }
-  } finally {
-    await gw.stop();
-  }
+      [
+        `${at}.override_target: not supported by svc yet: upstream TLS settings`,
+        `${at}.global_headers.x-token: not supported by svc yet: the context variable "$tyk_context.token"`,
+        `${at}.global_headers.x-secret: not supported by svc yet: secret store variables ($secret_env.)`,
+        `${at}.extended_paths.url_rewrites[0].match_pattern: Invalid value`,
+        `${at}.extended_paths.url_rewrites[0].rewrite_to: Invalid value: "tyk://other/a": another API of the gateway is written svc://<api_id>/<path> here`,
+        `${at}.extended_paths.url_rewrites[1].rewrite_to: not supported by svc yet: a host chosen per request`,
+        `${at}.extended_paths.url_rewrites[1].triggers[0].options.header_matches.X-A.match_rx: Invalid value`,
+        `${at}.extended_paths.url_rewrites[1].triggers[1].rewrite_to_internal.target: Invalid value: "default/other": the gateway takes the ID of the target API`,
+      ],
+    ),
+  );
 });
