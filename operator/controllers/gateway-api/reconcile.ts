@@ -23,6 +23,7 @@ import {
   type GeneratedApi,
 } from '../../translate/gateway-api.ts';
 import { contains } from '../ingress/generated-api.ts';
+import { writeGeneratedApis } from '../generated-apis.ts';
 import { addressServiceName, gatewayOwner } from './addresses.ts';
 import type { ApiObject } from '../objects.ts';
 import {
@@ -31,6 +32,7 @@ import {
   type GatewayClassObject,
   type GatewayDeps,
   type GatewayObject,
+  type HttpRouteObject,
   type StoredCondition,
   type StoredParentStatus,
 } from './types.ts';
@@ -138,6 +140,24 @@ function ourParent(p: StoredParentStatus, gw: GatewayObject, routeNamespace: str
 }
 
 /**
+ * Writes a route's parent statuses; false when another writer (another Gateway's reconcile) wrote
+ * the route meanwhile (409): its event queues this Gateway again.
+ */
+async function routeParentsWritten(
+  deps: GatewayDeps,
+  route: HttpRouteObject,
+  parents: StoredParentStatus[],
+): Promise<boolean> {
+  try {
+    await deps.writer.patchRouteParents(route, parents);
+    return true;
+  } catch (err) {
+    if (statusOf(err) === 409) return false;
+    throw err;
+  }
+}
+
+/**
  * Deletes the APIs of a Gateway that is gone from us (deleted, or no longer of our class) and our
  * parent statuses for it on its routes (nothing serves them there any more), then lets it go.
  */
@@ -150,12 +170,7 @@ async function release(gw: GatewayObject, deps: GatewayDeps): Promise<WorkResult
     const old = route.status?.parents ?? [];
     const kept = old.filter((p) => !ourParent(p, gw, route.metadata.namespace));
     if (kept.length === old.length) continue;
-    try {
-      await deps.writer.patchRouteParents(route, kept);
-    } catch (err) {
-      if (statusOf(err) === 409) conflict = true;
-      else throw err;
-    }
+    if (!(await routeParentsWritten(deps, route, kept))) conflict = true;
   }
   if (conflict) return { requeueAfterMs: 250 };
   // Its own Service and EndpointSlices (per-Gateway addresses): the ownerReference would have
@@ -200,35 +215,24 @@ export async function reconcileGateway(key: string, deps: GatewayDeps): Promise<
     own === undefined ? deps.context() : { ...deps.context(), ownPorts: own.ports },
   );
 
-  const have = new Map(deps.generated(current).map((a) => [a.metadata.name, a]));
-  const wanted = new Set<string>();
   const writeErrors: string[] = [];
-  for (const api of t.apis) {
-    const desired = gatewayApiObject(current, api);
-    wanted.add(api.name);
-    const existing = have.get(api.name);
-    try {
-      if (!existing) {
-        if (await deps.apis.create(desired)) log.info('generated api created', { api: api.name });
-      } else if (!existing.metadata.deletionTimestamp && !upToDate(existing, desired)) {
-        desired.metadata.resourceVersion = existing.metadata.resourceVersion;
-        desired.metadata.finalizers = existing.metadata.finalizers;
-        await deps.apis.replace(desired);
-        log.info('generated api updated', { api: api.name });
-      }
-    } catch (err) {
-      const status = statusOf(err);
-      if (status === undefined || status >= 500 || status === 409 || status === 429) throw err;
-      writeErrors.push(
-        `ApiDefinition ${namespace}/${api.name}: ${err instanceof Error ? err.message : String(err)}`,
-      );
-    }
-  }
-  for (const [apiName, api] of have) {
-    if (wanted.has(apiName) || api.metadata.deletionTimestamp) continue;
-    await deps.apis.delete(namespace, apiName);
-    log.info('generated api deleted', { api: apiName });
-  }
+  const wanted = await writeGeneratedApis(
+    namespace,
+    deps.generated(current),
+    t.apis.map((api) => gatewayApiObject(current, api)),
+    {
+      apis: deps.apis,
+      upToDate,
+      log,
+      failed: (apiName, err) => {
+        const status = statusOf(err);
+        if (status === undefined || status >= 500 || status === 409 || status === 429) throw err;
+        writeErrors.push(
+          `ApiDefinition ${namespace}/${apiName}: ${err instanceof Error ? err.message : String(err)}`,
+        );
+      },
+    },
+  );
 
   // Programmed: every generated API is served at its revision by every gateway.
   const generated = deps.generated(current).filter((a) => wanted.has(a.metadata.name));
@@ -385,13 +389,7 @@ export async function reconcileGateway(key: string, deps: GatewayDeps): Promise<
     const strip = (list: readonly StoredParentStatus[]) =>
       list.map((p) => ({ ...p, conditions: p.conditions.map(({ lastTransitionTime: _t, ...c }) => c) }));
     if (isDeepStrictEqual(strip(old), strip(parents))) continue;
-    try {
-      await deps.writer.patchRouteParents(route, parents);
-    } catch (err) {
-      // Another Gateway's reconcile wrote the route meanwhile: its event queues this one again.
-      if (statusOf(err) === 409) conflict = true;
-      else throw err;
-    }
+    if (!(await routeParentsWritten(deps, route, parents))) conflict = true;
   }
   if (conflict) return { requeueAfterMs: 250 };
   if (!served && writeErrors.length === 0) return { requeueAfterMs: PENDING_RECHECK_MS };

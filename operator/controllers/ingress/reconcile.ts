@@ -12,6 +12,7 @@ import { objectKey, splitKey } from '../../../lib/k8s/informer.ts';
 import { TEMPLATE_ANNOTATION, translateIngress } from '../../translate/ingress.ts';
 import { isOurIngress } from './class.ts';
 import { apiObjectOf, upToDate } from './generated-api.ts';
+import { writeGeneratedApis } from '../generated-apis.ts';
 import { reportProblems, writeProblem, type Problem } from './problems.ts';
 import { resolveTemplate } from './template.ts';
 import { APIS_ANNOTATION, INGRESS_FINALIZER, type IngressDeps, type IngressObject } from './types.ts';
@@ -93,51 +94,30 @@ export async function reconcileIngress(key: string, deps: IngressDeps): Promise<
     }
   }
 
-  const have = new Map(deps.generated(current).map((a) => [a.metadata.name, a]));
-  const wanted = new Set<string>();
-  for (const api of translated.apis) {
-    const desired = apiObjectOf(prepared, api);
-    wanted.add(api.name);
-    const existing = have.get(api.name);
-    try {
-      if (!existing) {
-        // False: created already, by a reconcile the cache has not caught up with.
-        if (!(await deps.apis.create(desired))) continue;
-        await deps.events.record(
+  await writeGeneratedApis(
+    namespace,
+    deps.generated(current),
+    translated.apis.map((api) => apiObjectOf(prepared, api)),
+    {
+      apis: deps.apis,
+      upToDate,
+      log,
+      written: (action, api) => {
+        const what = `ApiDefinition ${api.metadata.name} (API ${api.spec.api_id ?? ''})`;
+        return deps.events.record(
           current,
           'Normal',
-          'Created',
-          `ApiDefinition ${api.name} (API ${api.spec.api_id ?? ''}) created for ${api.spec.name}`,
+          action,
+          action === 'Deleted'
+            ? `${what} deleted: the Ingress no longer asks for it`
+            : `${what} ${action.toLowerCase()} for ${api.spec.name}`,
         );
-        log.info('generated api created', { api: api.name });
-      } else if (!existing.metadata.deletionTimestamp && !upToDate(existing, desired)) {
-        // A replace keeps what others added to the metadata (finalizers).
-        desired.metadata.resourceVersion = existing.metadata.resourceVersion;
-        desired.metadata.finalizers = existing.metadata.finalizers;
-        await deps.apis.replace(desired);
-        await deps.events.record(
-          current,
-          'Normal',
-          'Updated',
-          `ApiDefinition ${api.name} (API ${api.spec.api_id ?? ''}) updated for ${api.spec.name}`,
-        );
-        log.info('generated api updated', { api: api.name });
-      }
-    } catch (err) {
-      problems.push(writeProblem(`ApiDefinition ${namespace}/${api.name}`, err));
-    }
-  }
-  for (const [apiName, api] of have) {
-    if (wanted.has(apiName) || api.metadata.deletionTimestamp) continue;
-    await deps.apis.delete(namespace, apiName);
-    await deps.events.record(
-      current,
-      'Normal',
-      'Deleted',
-      `ApiDefinition ${apiName} (API ${api.spec.api_id ?? ''}) deleted: the Ingress no longer asks for it`,
-    );
-    log.info('generated api deleted', { api: apiName });
-  }
+      },
+      failed: (apiName, err) => {
+        problems.push(writeProblem(`ApiDefinition ${namespace}/${apiName}`, err));
+      },
+    },
+  );
   await reportProblems(current, problems, deps);
 
   const addresses = await deps.loadBalancer();
