@@ -118,34 +118,36 @@ const schema: JsonSchema = {
   },
 };
 
-const sources: Record<string, ConfigSource> = {
-  SVC_MODE: { env: 'SVC_MODE', flag: 'mode' },
-  SVC_URL: { env: 'SVC_URL', flag: 'url' },
-  SVC_ORG: { env: 'SVC_ORG', flag: 'org' },
-  SVC_AUTH: { env: 'SVC_AUTH' },
-  SVC_OPERATOR_LICENSEKEY: { env: 'SVC_OPERATOR_LICENSEKEY' },
-  SVC_OPERATOR_LICENSE_PUBLIC_KEY: { env: 'SVC_OPERATOR_LICENSE_PUBLIC_KEY' },
-  SVC_TLS_INSECURE_SKIP_VERIFY: { env: 'SVC_TLS_INSECURE_SKIP_VERIFY', flag: 'insecure-skip-verify' },
-  WATCH_NAMESPACE: { env: 'WATCH_NAMESPACE', flag: 'watch-namespace' },
-  WATCH_INGRESS_CLASS: { env: 'WATCH_INGRESS_CLASS', flag: 'watch-ingress-class' },
-  SVC_HTTP_INGRESS_PORT: { env: 'SVC_HTTP_INGRESS_PORT' },
-  SVC_HTTPS_INGRESS_PORT: { env: 'SVC_HTTPS_INGRESS_PORT' },
-  SVC_INGRESS_ADDRESS: { env: 'SVC_INGRESS_ADDRESS', flag: 'ingress-address' },
-  SVC_PUBLISH_SERVICE: { env: 'SVC_PUBLISH_SERVICE', flag: 'publish-service' },
-  SVC_GATEWAY_API_ADDRESSES: { env: 'SVC_GATEWAY_API_ADDRESSES', flag: 'gateway-api-addresses' },
-  SVC_GATEWAY_API_PORT_RANGE: { env: 'SVC_GATEWAY_API_PORT_RANGE', flag: 'gateway-api-port-range' },
-  SVC_GATEWAY_API_GATEWAY_SERVICE: {
-    env: 'SVC_GATEWAY_API_GATEWAY_SERVICE',
-    flag: 'gateway-api-gateway-service',
-  },
-  SVC_RESYNC_PERIOD: { env: 'SVC_RESYNC_PERIOD', flag: 'resync-period' },
-  HEALTH_PROBE_PORT: { env: 'HEALTH_PROBE_PORT', flag: 'health-probe-port' },
-  LEADER_ELECTION: { env: 'LEADER_ELECTION', flag: 'leader-election' },
-  POD_NAMESPACE: { env: 'POD_NAMESPACE' },
-  POD_NAME: { env: 'POD_NAME' },
-  KUBECONFIG: { env: 'KUBECONFIG', flag: 'kubeconfig' },
-  LOG_LEVEL: { env: 'LOG_LEVEL', flag: 'log-level' },
+/** Each setting is read from the environment variable of its name; these also from a flag (`--mode`). */
+const flags: Readonly<Record<keyof OperatorConfig, string | undefined>> = {
+  SVC_MODE: 'mode',
+  SVC_URL: 'url',
+  SVC_ORG: 'org',
+  SVC_AUTH: undefined,
+  SVC_OPERATOR_LICENSEKEY: undefined,
+  SVC_OPERATOR_LICENSE_PUBLIC_KEY: undefined,
+  SVC_TLS_INSECURE_SKIP_VERIFY: 'insecure-skip-verify',
+  WATCH_NAMESPACE: 'watch-namespace',
+  WATCH_INGRESS_CLASS: 'watch-ingress-class',
+  SVC_HTTP_INGRESS_PORT: undefined,
+  SVC_HTTPS_INGRESS_PORT: undefined,
+  SVC_INGRESS_ADDRESS: 'ingress-address',
+  SVC_PUBLISH_SERVICE: 'publish-service',
+  SVC_GATEWAY_API_ADDRESSES: 'gateway-api-addresses',
+  SVC_GATEWAY_API_PORT_RANGE: 'gateway-api-port-range',
+  SVC_GATEWAY_API_GATEWAY_SERVICE: 'gateway-api-gateway-service',
+  SVC_RESYNC_PERIOD: 'resync-period',
+  HEALTH_PROBE_PORT: 'health-probe-port',
+  LEADER_ELECTION: 'leader-election',
+  POD_NAMESPACE: undefined,
+  POD_NAME: undefined,
+  KUBECONFIG: 'kubeconfig',
+  LOG_LEVEL: 'log-level',
 };
+
+const sources: Record<string, ConfigSource> = Object.fromEntries(
+  Object.entries(flags).map(([env, flag]) => [env, flag === undefined ? { env } : { env, flag }]),
+);
 
 /** Reads the operator configuration; throws a ConfigError that names every problem. */
 export function loadOperatorConfig(
