@@ -1,4 +1,5 @@
 import type { JsonSchema, PrinterColumn } from './json-schema.ts';
+import { strings, closedObject } from './models/builders.ts';
 
 /** API group of every svc custom resource. */
 export const GROUP = 'svc.svc.io';
@@ -31,20 +32,22 @@ export const k8sNamespace: JsonSchema = {
 };
 
 /** A name plus an optional namespace that defaults to the referring resource's. */
-export const namespacedRef = (what: string): JsonSchema => ({
-  title: 'NamespacedRef',
-  description: `Reference to ${what} by name and namespace.`,
-  type: 'object',
-  additionalProperties: false,
-  required: ['name'],
-  properties: {
-    name: { ...k8sName, description: 'Name of the referenced object.' },
-    namespace: {
-      ...k8sNamespace,
-      description: 'Namespace of the referenced object. Defaults to the namespace of the referring resource.',
+export const namespacedRef = (what: string): JsonSchema =>
+  closedObject(
+    {
+      title: 'NamespacedRef',
+      description: `Reference to ${what} by name and namespace.`,
+      required: ['name'],
     },
-  },
-});
+    {
+      name: { ...k8sName, description: 'Name of the referenced object.' },
+      namespace: {
+        ...k8sNamespace,
+        description:
+          'Namespace of the referenced object. Defaults to the namespace of the referring resource.',
+      },
+    },
+  );
 
 /** `"namespace/name"`, or `"name"` in the referring resource's namespace. */
 export const REF_TEXT_PATTERN =
@@ -86,13 +89,13 @@ export const contextAlias: JsonSchema = {
 };
 
 /** An API resource of any of the three API kinds, as listed in statuses. */
-export const apiResourceRef: JsonSchema = {
-  title: 'ApiResourceRef',
-  description: 'An API resource of the cluster.',
-  type: 'object',
-  additionalProperties: false,
-  required: ['kind', 'name', 'namespace'],
-  properties: {
+export const apiResourceRef: JsonSchema = closedObject(
+  {
+    title: 'ApiResourceRef',
+    description: 'An API resource of the cluster.',
+    required: ['kind', 'name', 'namespace'],
+  },
+  {
     kind: {
       type: 'string',
       enum: ['ApiDefinition', 'SvcOasApiDefinition', 'SvcStreamsApiDefinition'],
@@ -101,24 +104,24 @@ export const apiResourceRef: JsonSchema = {
     name: { ...k8sName, description: 'Name of the API resource.' },
     namespace: { ...k8sNamespace, description: 'Namespace of the API resource.' },
   },
-};
+);
 
 /**
  * Where the operator last wrote a resource. When `contextRef` moves the resource to another
  * gateway, the operator deletes it from the one recorded here.
  */
-export const pushedTo: JsonSchema = {
-  title: 'PushedTo',
-  description:
-    "Where the operator last wrote the resource: the management URL, and the OperatorContext it was reached through (none: the operator's own settings). When contextRef moves the resource to another gateway, it is deleted from this one.",
-  type: 'object',
-  additionalProperties: false,
-  required: ['url'],
-  properties: {
+export const pushedTo: JsonSchema = closedObject(
+  {
+    title: 'PushedTo',
+    description:
+      "Where the operator last wrote the resource: the management URL, and the OperatorContext it was reached through (none: the operator's own settings). When contextRef moves the resource to another gateway, it is deleted from this one.",
+    required: ['url'],
+  },
+  {
     url: { type: 'string', description: 'Management URL of the gateway or dashboard.' },
     contextRef: namespacedRef('the OperatorContext the gateway was reached through'),
   },
-};
+);
 
 /** What differs between the conditions of the kinds: their names, the fields they need, their words. */
 export interface ConditionWords {
@@ -133,13 +136,9 @@ export interface ConditionWords {
 
 /** A standard Kubernetes condition (metav1.Condition) described in a kind's words. */
 export function conditionSchema(w: ConditionWords): JsonSchema {
-  return {
-    title: w.title,
-    description: w.description,
-    type: 'object',
-    additionalProperties: false,
-    required: w.required,
-    properties: {
+  return closedObject(
+    { title: w.title, description: w.description, required: w.required },
+    {
       type: { type: 'string', maxLength: 316, description: w.type },
       status: { type: 'string', enum: ['True', 'False', 'Unknown'], description: 'Status of the condition.' },
       observedGeneration: {
@@ -155,7 +154,7 @@ export function conditionSchema(w: ConditionWords): JsonSchema {
       reason: { type: 'string', maxLength: 1024, description: w.reason },
       message: { type: 'string', maxLength: 32768, description: w.message },
     },
-  };
+  );
 }
 
 /** A standard Kubernetes condition (metav1.Condition). */
@@ -178,25 +177,28 @@ export const conditions: JsonSchema = {
 };
 
 /** The outcome of the operator's last call to the gateway or dashboard for a resource. */
-export const latestTransaction: JsonSchema = {
-  title: 'Transaction',
-  description: "Outcome of the operator's last call to the gateway or dashboard for this resource.",
-  type: 'object',
-  additionalProperties: false,
-  properties: {
+export const latestTransaction: JsonSchema = closedObject(
+  {
+    title: 'Transaction',
+    description: "Outcome of the operator's last call to the gateway or dashboard for this resource.",
+  },
+  {
     time: { type: 'string', format: 'date-time', description: 'When the call finished.' },
     status: { type: 'string', enum: ['Successful', 'Failed'], description: 'Whether the call succeeded.' },
     error: { type: 'string', description: 'Error message when the call failed.' },
   },
+);
+
+/** `status.observedGeneration` of every kind the operator reconciles. */
+export const observedGeneration: JsonSchema = {
+  type: 'integer',
+  minimum: 0,
+  description: 'The metadata.generation the operator last reconciled.',
 };
 
-/** Status fields every reconciled kind has. */
+/** Status fields every kind reconciled onto a gateway or dashboard has. */
 export const reconcileStatusProperties: Record<string, JsonSchema> = {
-  observedGeneration: {
-    type: 'integer',
-    minimum: 0,
-    description: 'The metadata.generation the operator last reconciled.',
-  },
+  observedGeneration,
   latestCRDSpecHash: {
     type: 'string',
     description: 'Hash of the translated object the operator last pushed to the gateway or dashboard.',
@@ -210,14 +212,14 @@ export const reconcileStatusProperties: Record<string, JsonSchema> = {
 };
 
 /** One gateway that must serve a resource, and the revision of it that gateway serves. */
-export const gatewayRevision: JsonSchema = {
-  title: 'GatewayRevision',
-  description:
-    'A gateway process that must serve the resource (a gateway sharing the store, as its registry of gateways lists it), and the revision of the resource it serves.',
-  type: 'object',
-  additionalProperties: false,
-  required: ['name'],
-  properties: {
+export const gatewayRevision: JsonSchema = closedObject(
+  {
+    title: 'GatewayRevision',
+    description:
+      'A gateway process that must serve the resource (a gateway sharing the store, as its registry of gateways lists it), and the revision of the resource it serves.',
+    required: ['name'],
+  },
+  {
     name: {
       type: 'string',
       description: 'The gateway as it names itself: `host:port` (and `/worker-N` with several workers).',
@@ -233,7 +235,7 @@ export const gatewayRevision: JsonSchema = {
       description: 'When the gateway started serving that revision.',
     },
   },
-};
+);
 
 /** `status.gateways` of a kind the gateways serve (`what`: API, policy). */
 export function gatewaysStatus(what: string): JsonSchema {
@@ -245,12 +247,9 @@ export function gatewaysStatus(what: string): JsonSchema {
 }
 
 /** Status of the three API kinds. */
-export const apiStatus: JsonSchema = {
-  title: 'ApiStatus',
-  description: 'Observed state of the API, written by the operator.',
-  type: 'object',
-  additionalProperties: false,
-  properties: {
+export const apiStatus: JsonSchema = closedObject(
+  { title: 'ApiStatus', description: 'Observed state of the API, written by the operator.' },
+  {
     api_id: { type: 'string', description: 'ID of the API in the gateway or dashboard.' },
     listen_path: { type: 'string', description: 'Listen path the API is served on.' },
     linked_by_policies: {
@@ -259,16 +258,13 @@ export const apiStatus: JsonSchema = {
       items: namespacedRef('a SecurityPolicy'),
     },
     pushedTo,
-    certificates: {
-      type: 'array',
-      description:
-        'IDs of the certificates the operator uploaded to the gateway from the Secrets the API names (ApiDefinition: certificate_secret_names, client_certificate_refs, upstream_certificate_refs; SvcOasApiDefinition: clientCertificate, mutualTLS).',
-      items: { type: 'string' },
-    },
+    certificates: strings(
+      'IDs of the certificates the operator uploaded to the gateway from the Secrets the API names (ApiDefinition: certificate_secret_names, client_certificate_refs, upstream_certificate_refs; SvcOasApiDefinition: clientCertificate, mutualTLS).',
+    ),
     gateways: gatewaysStatus('API'),
     ...reconcileStatusProperties,
   },
-};
+);
 
 /** Printer columns shared by the API kinds: `listenPath` is where the kind keeps its listen path. */
 export const apiPrinterColumns = (listenPath: string): readonly PrinterColumn[] => [

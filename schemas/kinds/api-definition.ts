@@ -3,6 +3,7 @@ import { apiPrinterColumns, apiStatus, contextAlias, contextRef, k8sName, resour
 import { apiDefinitionModel, classicApiProperties, proxy } from '../models/api-definition/index.ts';
 import { KEYED_FLAGS } from '../rules/auth.ts';
 import { objectIdSchema } from '../rules/ids.ts';
+import { closedObject } from '../models/builders.ts';
 
 const gatewayField = (name: string): JsonSchema => apiDefinitionModel.properties?.[name] ?? {};
 
@@ -40,13 +41,35 @@ export const apiDefinitionKind: KindDefinition = {
   shortNames: ['svcapi', 'apidef'],
   description:
     'A classic-format API served by the gateway. Recommended for non-HTTP APIs (TCP, GraphQL, universal data graph); use SvcOasApiDefinition for standard HTTP APIs.',
-  spec: {
-    title: 'ApiDefinitionSpec',
-    description: 'Desired state of the API.',
-    type: 'object',
-    additionalProperties: false,
-    required: ['name', 'proxy'],
-    properties: {
+  spec: closedObject(
+    {
+      title: 'ApiDefinitionSpec',
+      description: 'Desired state of the API.',
+      required: ['name', 'proxy'],
+      'x-kubernetes-validations': [
+        {
+          rule: `!(has(self.use_keyless) && self.use_keyless) || !(${KEYED_FLAGS.map((f) => `(has(self.${f}) && self.${f})`).join(' || ')})`,
+          message: `use_keyless excludes authentication: set use_keyless to false, or turn off ${KEYED_FLAGS.join(', ')} (use_mutual_tls_auth may stay on: a certificate-only API)`,
+          fieldPath: '.use_keyless',
+          reason: 'FieldValueForbidden',
+        },
+        // proxy.target_url is required by the webhook and the gateway (checkClassicApi), not here:
+        // a template has none (its Ingresses supply it).
+        {
+          rule: "!has(self.listen_port) || self.listen_port == 0 || (has(self.protocol) && self.protocol != '')",
+          message: 'listen_port needs a protocol (http, https, tcp or tls)',
+          fieldPath: '.protocol',
+          reason: 'FieldValueRequired',
+        },
+        {
+          rule: "!has(self.enable_jwt) || !self.enable_jwt || (has(self.jwt_signing_method) && has(self.jwt_source) && self.jwt_source != '')",
+          message: 'enable_jwt needs jwt_signing_method and jwt_source',
+          fieldPath: '.jwt_source',
+          reason: 'FieldValueRequired',
+        },
+      ],
+    },
+    {
       api_id: {
         'x-svc-support': 'supported',
         ...objectIdSchema(
@@ -113,29 +136,7 @@ export const apiDefinitionKind: KindDefinition = {
           'SecurityPolicies applied when a token has no policy claim, each as "namespace/name" (or "name") or {name, namespace}.',
       },
     },
-    'x-kubernetes-validations': [
-      {
-        rule: `!(has(self.use_keyless) && self.use_keyless) || !(${KEYED_FLAGS.map((f) => `(has(self.${f}) && self.${f})`).join(' || ')})`,
-        message: `use_keyless excludes authentication: set use_keyless to false, or turn off ${KEYED_FLAGS.join(', ')} (use_mutual_tls_auth may stay on: a certificate-only API)`,
-        fieldPath: '.use_keyless',
-        reason: 'FieldValueForbidden',
-      },
-      // proxy.target_url is required by the webhook and the gateway (checkClassicApi), not here:
-      // a template has none (its Ingresses supply it).
-      {
-        rule: "!has(self.listen_port) || self.listen_port == 0 || (has(self.protocol) && self.protocol != '')",
-        message: 'listen_port needs a protocol (http, https, tcp or tls)',
-        fieldPath: '.protocol',
-        reason: 'FieldValueRequired',
-      },
-      {
-        rule: "!has(self.enable_jwt) || !self.enable_jwt || (has(self.jwt_signing_method) && has(self.jwt_source) && self.jwt_source != '')",
-        message: 'enable_jwt needs jwt_signing_method and jwt_source',
-        fieldPath: '.jwt_source',
-        reason: 'FieldValueRequired',
-      },
-    ],
-  },
+  ),
   status: apiStatus,
   printerColumns: apiPrinterColumns('.spec.proxy.listen_path'),
 };

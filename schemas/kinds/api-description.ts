@@ -8,6 +8,7 @@ import {
   reconcileStatusProperties,
 } from '../common.ts';
 import { EVENT_TYPE_PATTERN, KEY_APPROVALS } from '../rules/portal.ts';
+import { closedObject } from '../models/builders.ts';
 
 /** How a catalogue entry's developers authenticate (the reference's list). */
 export const PORTAL_AUTH_TYPES = ['keyless', 'jwt', 'oauth', 'authToken'] as const;
@@ -22,13 +23,9 @@ export const apiDescriptionKind: KindDefinition = {
   shortNames: ['svcapidesc'],
   description:
     "An API product of the dashboard's developer portal (mode pro): a SecurityPolicy developers get keys from, with its documentation. PortalAPICatalogues publish it. In mode ce there is no portal: the operator reports Ready=False, NotSupportedInModeCe.",
-  spec: {
-    title: 'APIDescriptionSpec',
-    description: 'The product as the portal shows it.',
-    type: 'object',
-    additionalProperties: false,
-    required: ['name'],
-    properties: {
+  spec: closedObject(
+    { title: 'APIDescriptionSpec', description: 'The product as the portal shows it.', required: ['name'] },
+    {
       name: {
         type: 'string',
         minLength: 1,
@@ -91,13 +88,9 @@ export const apiDescriptionKind: KindDefinition = {
         description:
           'The SecurityPolicy whose keys developers request: its policy ID is what the portal issues keys from. Missing or not Ready: Ready=False, PolicyNotFound or PolicyNotReady, until it is.',
       },
-      docs: {
-        title: 'APIDocumentation',
-        description: "The product's documentation.",
-        type: 'object',
-        additionalProperties: false,
-        required: ['doc_type'],
-        properties: {
+      docs: closedObject(
+        { title: 'APIDocumentation', description: "The product's documentation.", required: ['doc_type'] },
+        {
           doc_type: {
             type: 'string',
             enum: [...PORTAL_DOC_TYPES],
@@ -110,16 +103,13 @@ export const apiDescriptionKind: KindDefinition = {
             description: 'The document, URL or SDL doc_type says.',
           },
         },
-      },
+      ),
       contextRef,
     },
-  },
-  status: {
-    title: 'APIDescriptionStatus',
-    description: 'Observed state of the product, written by the operator.',
-    type: 'object',
-    additionalProperties: false,
-    properties: {
+  ),
+  status: closedObject(
+    { title: 'APIDescriptionStatus', description: 'Observed state of the product, written by the operator.' },
+    {
       id: { type: 'string', description: "The product's ID in the dashboard's portal." },
       policyId: {
         type: 'string',
@@ -128,7 +118,7 @@ export const apiDescriptionKind: KindDefinition = {
       pushedTo,
       ...reconcileStatusProperties,
     },
-  },
+  ),
   printerColumns: [
     { name: 'Name', type: 'string', jsonPath: '.spec.name', description: 'Name in the catalogue.' },
     { name: 'Auth', type: 'string', jsonPath: '.spec.auth_type', description: 'How developers call it.' },

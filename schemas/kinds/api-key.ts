@@ -9,6 +9,7 @@ import {
   resourceRef,
 } from '../common.ts';
 import { accessRight } from './security-policy.ts';
+import { closedObject, strings, stringMap } from '../models/builders.ts';
 
 /** The key types an ApiKey may name. */
 export const API_KEY_TYPES = ['token', 'basic', 'certificate'] as const;
@@ -21,12 +22,9 @@ export const apiKeyKind: KindDefinition = {
   shortNames: ['svckey'],
   description:
     'A key (or basic-auth user) of the gateway, its value held in a Secret. The gateway stores only its hash; when the Secret does not exist, the operator generates a strong value and writes it there.',
-  spec: {
-    title: 'ApiKeySpec',
-    description: 'Desired state of the key.',
-    type: 'object',
-    additionalProperties: false,
-    properties: {
+  spec: closedObject(
+    { title: 'ApiKeySpec', description: 'Desired state of the key.' },
+    {
       type: {
         type: 'string',
         enum: [...API_KEY_TYPES],
@@ -34,13 +32,13 @@ export const apiKeyKind: KindDefinition = {
         description:
           '`token` (the Secret holds the key), `basic` (the Secret holds the password of `username`) or `certificate` (the key is the client certificate of `certificateSecretRef`: dynamic mTLS, mode ce).',
       },
-      secretRef: {
-        title: 'ApiKeySecretRef',
-        description:
-          'The Secret (in the namespace of the ApiKey) and its data key holding the token or password. Missing: the operator generates a value and creates the Secret, owned by the ApiKey. Defaults to a Secret named like the ApiKey, data key `key`.',
-        type: 'object',
-        additionalProperties: false,
-        properties: {
+      secretRef: closedObject(
+        {
+          title: 'ApiKeySecretRef',
+          description:
+            'The Secret (in the namespace of the ApiKey) and its data key holding the token or password. Missing: the operator generates a value and creates the Secret, owned by the ApiKey. Defaults to a Secret named like the ApiKey, data key `key`.',
+        },
+        {
           name: { ...k8sName, description: 'Name of the Secret. Defaults to the name of the ApiKey.' },
           key: {
             type: 'string',
@@ -51,7 +49,7 @@ export const apiKeyKind: KindDefinition = {
             description: 'Data key of the Secret holding the value.',
           },
         },
-      },
+      ),
       username: {
         type: 'string',
         minLength: 1,
@@ -79,11 +77,9 @@ export const apiKeyKind: KindDefinition = {
           'APIs the key covers, in the SecurityPolicy form (versions, allowed_urls, per-API limits); the operator resolves their API IDs. A policy in spec.policies that grants access rights (its partitions.acl on, or no partitions) replaces them: the key is then not Ready, naming it.',
       },
       alias: { type: 'string', maxLength: 1024, description: 'Name of the key, for people and logs.' },
-      metaData: {
-        type: 'object',
-        additionalProperties: { type: 'string' },
-        description: 'Metadata of the key (the session `meta_data`), passed on to plugins and templates.',
-      },
+      metaData: stringMap(
+        'Metadata of the key (the session `meta_data`), passed on to plugins and templates.',
+      ),
       tags: {
         type: 'array',
         items: { type: 'string', maxLength: 1024 },
@@ -102,12 +98,9 @@ export const apiKeyKind: KindDefinition = {
         description:
           'Any new value makes the operator generate a new key value and write it to the Secret (a rotation).',
       },
-      rotation: {
-        title: 'ApiKeyRotation',
-        description: 'How a new value replaces the old one.',
-        type: 'object',
-        additionalProperties: false,
-        properties: {
+      rotation: closedObject(
+        { title: 'ApiKeyRotation', description: 'How a new value replaces the old one.' },
+        {
           overlapSeconds: {
             type: 'integer',
             minimum: 0,
@@ -117,16 +110,13 @@ export const apiKeyKind: KindDefinition = {
               'Seconds the old value keeps working after the Secret changes (0: replaced at once). Token keys only.',
           },
         },
-      },
+      ),
       contextRef,
     },
-  },
-  status: {
-    title: 'ApiKeyStatus',
-    description: 'Observed state of the key, written by the operator.',
-    type: 'object',
-    additionalProperties: false,
-    properties: {
+  ),
+  status: closedObject(
+    { title: 'ApiKeyStatus', description: 'Observed state of the key, written by the operator.' },
+    {
       keyHash: {
         type: 'string',
         description:
@@ -137,17 +127,10 @@ export const apiKeyKind: KindDefinition = {
         type: 'string',
         description: 'ID of the certificate a `certificate` key is bound to, as the gateway holds it.',
       },
-      policyIds: {
-        type: 'array',
-        items: { type: 'string' },
-        description: 'IDs of the SecurityPolicies the key applies, resolved from spec.policies.',
-      },
-      apiIds: {
-        type: 'array',
-        items: { type: 'string' },
-        description:
-          'API IDs of spec.accessRights, in order, resolved from the API resources they name (an HTTPRoute: each API generated to serve it).',
-      },
+      policyIds: strings('IDs of the SecurityPolicies the key applies, resolved from spec.policies.'),
+      apiIds: strings(
+        'API IDs of spec.accessRights, in order, resolved from the API resources they name (an HTTPRoute: each API generated to serve it).',
+      ),
       policies: {
         type: 'string',
         description: 'The policies, as one comma-separated string (for the printer column).',
@@ -158,16 +141,16 @@ export const apiKeyKind: KindDefinition = {
         format: 'date-time',
         description: 'When the operator last saw the Secret change value (or generated a new one).',
       },
-      rotatedFrom: {
-        title: 'ApiKeyRotatedFrom',
-        description: 'The previous token, still valid during the rotation overlap.',
-        type: 'object',
-        additionalProperties: false,
-        properties: {
+      rotatedFrom: closedObject(
+        {
+          title: 'ApiKeyRotatedFrom',
+          description: 'The previous token, still valid during the rotation overlap.',
+        },
+        {
           keyHash: { type: 'string', description: 'Hash of the previous token.' },
           until: { type: 'string', format: 'date-time', description: 'When the previous token is deleted.' },
         },
-      },
+      ),
       rotated: {
         type: 'string',
         description: 'The last spec.rotate value the operator acted on.',
@@ -175,7 +158,7 @@ export const apiKeyKind: KindDefinition = {
       pushedTo,
       ...reconcileStatusProperties,
     },
-  },
+  ),
   printerColumns: [
     { name: 'Type', type: 'string', jsonPath: '.spec.type', description: 'Type of the key.' },
     {

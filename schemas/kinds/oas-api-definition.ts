@@ -1,29 +1,31 @@
 import type { JsonSchema, KindDefinition } from '../json-schema.ts';
 import type { PrinterColumn } from '../json-schema.ts';
 import { apiPrinterColumns, apiStatus, contextRef, k8sName, k8sNamespace } from '../common.ts';
+import { closedObject } from '../models/builders.ts';
 
 /** A key of a ConfigMap that holds an OAS document. */
-export const configMapKeyRef = (what: string): JsonSchema => ({
-  title: 'ConfigMapKeyRef',
-  description: `ConfigMap key that holds ${what}.`,
-  type: 'object',
-  additionalProperties: false,
-  required: ['name', 'keyName'],
-  properties: {
-    name: { ...k8sName, description: 'Name of the ConfigMap.' },
-    namespace: {
-      ...k8sNamespace,
-      description: 'Namespace of the ConfigMap. Defaults to the namespace of the API resource.',
+export const configMapKeyRef = (what: string): JsonSchema =>
+  closedObject(
+    {
+      title: 'ConfigMapKeyRef',
+      description: `ConfigMap key that holds ${what}.`,
+      required: ['name', 'keyName'],
     },
-    keyName: {
-      type: 'string',
-      minLength: 1,
-      maxLength: 253,
-      pattern: '^[-._a-zA-Z0-9]+$',
-      description: "Key in the ConfigMap's `data` whose value is the document (JSON or YAML).",
+    {
+      name: { ...k8sName, description: 'Name of the ConfigMap.' },
+      namespace: {
+        ...k8sNamespace,
+        description: 'Namespace of the ConfigMap. Defaults to the namespace of the API resource.',
+      },
+      keyName: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 253,
+        pattern: '^[-._a-zA-Z0-9]+$',
+        description: "Key in the ConfigMap's `data` whose value is the document (JSON or YAML).",
+      },
     },
-  },
-});
+  );
 
 /**
  * The status of an OAS API (and of a streams API, an OAS document too): the API kinds' status, plus
@@ -91,14 +93,14 @@ const upstreamDomain: JsonSchema = {
  * itself names certificates by gateway ID only, as the reference's does.
  */
 export const oasCertificateRefs: Record<string, JsonSchema> = {
-  clientCertificate: {
-    title: 'OasClientCertificate',
-    description:
-      "Static mutual TLS with client certificates from Secrets: `enabled` is written into the document's `x-svc-api-gateway.server.clientCertificates.enabled` (over what the document says) and each Secret's certificate, uploaded by the operator, is added to its `allowlist`. Served on the gateway's HTTPS port (`https_port`): OAS documents name no port, and the gateway port is plain HTTP.",
-    type: 'object',
-    additionalProperties: false,
-    required: ['enabled'],
-    properties: {
+  clientCertificate: closedObject(
+    {
+      title: 'OasClientCertificate',
+      description:
+        "Static mutual TLS with client certificates from Secrets: `enabled` is written into the document's `x-svc-api-gateway.server.clientCertificates.enabled` (over what the document says) and each Secret's certificate, uploaded by the operator, is added to its `allowlist`. Served on the gateway's HTTPS port (`https_port`): OAS documents name no port, and the gateway port is plain HTTP.",
+      required: ['enabled'],
+    },
+    {
       enabled: { type: 'boolean', description: 'Whether static mutual TLS is on.' },
       allowlist: {
         type: 'array',
@@ -108,15 +110,15 @@ export const oasCertificateRefs: Record<string, JsonSchema> = {
           'Secrets (type kubernetes.io/tls, with tls.crt and tls.key, in the namespace of the API) whose certificates are allowed.',
       },
     },
-  },
-  mutualTLS: {
-    title: 'OasUpstreamMutualTls',
-    description:
-      "Upstream mutual TLS with certificates from Secrets: `enabled` is written into the document's `x-svc-api-gateway.upstream.mutualTLS.enabled` and each mapping, its Secret uploaded by the operator, is added to `domainToCertificateMapping` (a domain the document maps too is refused: an upstream host is presented one certificate).",
-    type: 'object',
-    additionalProperties: false,
-    required: ['enabled'],
-    properties: {
+  ),
+  mutualTLS: closedObject(
+    {
+      title: 'OasUpstreamMutualTls',
+      description:
+        "Upstream mutual TLS with certificates from Secrets: `enabled` is written into the document's `x-svc-api-gateway.upstream.mutualTLS.enabled` and each mapping, its Secret uploaded by the operator, is added to `domainToCertificateMapping` (a domain the document maps too is refused: an upstream host is presented one certificate).",
+      required: ['enabled'],
+    },
+    {
       enabled: { type: 'boolean', description: 'Whether upstream mutual TLS is on.' },
       domainToCertificateMapping: {
         type: 'array',
@@ -124,11 +126,9 @@ export const oasCertificateRefs: Record<string, JsonSchema> = {
         'x-kubernetes-list-type': 'map',
         'x-kubernetes-list-map-keys': ['domain'],
         description: 'Upstream host -> the Secret whose certificate and key the gateway presents to it.',
-        items: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['domain', 'certificateRef'],
-          properties: {
+        items: closedObject(
+          { required: ['domain', 'certificateRef'] },
+          {
             domain: upstreamDomain,
             certificateRef: {
               ...secretName,
@@ -136,18 +136,18 @@ export const oasCertificateRefs: Record<string, JsonSchema> = {
                 'Secret (type kubernetes.io/tls, with tls.crt and tls.key, in the namespace of the API) presented to the host.',
             },
           },
-        },
+        ),
       },
     },
-  },
-  customDomain: {
-    title: 'OasCustomDomainRef',
-    description:
-      "The custom domain, with its certificates from Secrets: `enabled` is written into the document's `x-svc-api-gateway.server.customDomain.enabled` (over what the document says), `name` (when set) over its name, and each Secret's certificate, uploaded by the operator, is added to its `certificates`. An API with certificates for its domain is served over HTTPS on the gateway's HTTPS port (`https_port`), the certificate chosen by the client's server name (SNI).",
-    type: 'object',
-    additionalProperties: false,
-    required: ['enabled'],
-    properties: {
+  ),
+  customDomain: closedObject(
+    {
+      title: 'OasCustomDomainRef',
+      description:
+        "The custom domain, with its certificates from Secrets: `enabled` is written into the document's `x-svc-api-gateway.server.customDomain.enabled` (over what the document says), `name` (when set) over its name, and each Secret's certificate, uploaded by the operator, is added to its `certificates`. An API with certificates for its domain is served over HTTPS on the gateway's HTTPS port (`https_port`), the certificate chosen by the client's server name (SNI).",
+      required: ['enabled'],
+    },
+    {
       enabled: { type: 'boolean', description: 'Whether the API is bound to its custom domain.' },
       name: {
         type: 'string',
@@ -164,15 +164,15 @@ export const oasCertificateRefs: Record<string, JsonSchema> = {
           'Secrets (type kubernetes.io/tls, with tls.crt and tls.key, in the namespace of the API) whose certificates are served for the domain.',
       },
     },
-  },
-  certificatePinning: {
-    title: 'OasCertificatePinning',
-    description:
-      "Certificate pinning with public keys from Secrets: `enabled` is written into the document's `x-svc-api-gateway.upstream.certificatePinning.enabled` and each Secret's tls.crt public key, as a sha256/ pin, is added to the host's `publicKeys` in `domainToPublicKeysMapping` (nothing is uploaded).",
-    type: 'object',
-    additionalProperties: false,
-    required: ['enabled'],
-    properties: {
+  ),
+  certificatePinning: closedObject(
+    {
+      title: 'OasCertificatePinning',
+      description:
+        "Certificate pinning with public keys from Secrets: `enabled` is written into the document's `x-svc-api-gateway.upstream.certificatePinning.enabled` and each Secret's tls.crt public key, as a sha256/ pin, is added to the host's `publicKeys` in `domainToPublicKeysMapping` (nothing is uploaded).",
+      required: ['enabled'],
+    },
+    {
       enabled: { type: 'boolean', description: 'Whether certificate pinning is on.' },
       domainToPublicKeysMapping: {
         type: 'array',
@@ -180,11 +180,9 @@ export const oasCertificateRefs: Record<string, JsonSchema> = {
         'x-kubernetes-list-type': 'map',
         'x-kubernetes-list-map-keys': ['domain'],
         description: 'Upstream host -> the Secrets whose public keys it may present.',
-        items: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['domain', 'publicKeyRefs'],
-          properties: {
+        items: closedObject(
+          { required: ['domain', 'publicKeyRefs'] },
+          {
             domain: upstreamDomain,
             publicKeyRefs: {
               type: 'array',
@@ -195,10 +193,10 @@ export const oasCertificateRefs: Record<string, JsonSchema> = {
                 'Secrets (in the namespace of the API) whose tls.crt certificate holds a public key the host may present.',
             },
           },
-        },
+        ),
       },
     },
-  },
+  ),
 };
 
 /** SvcOasApiDefinition: an API described by an OAS document kept in a ConfigMap. */
@@ -209,27 +207,19 @@ export const oasApiDefinitionKind: KindDefinition = {
   shortNames: ['svcoas'],
   description:
     'An API described by an OpenAPI 3.x document with the `x-svc-api-gateway` extension, kept in a ConfigMap. Recommended for standard HTTP APIs. A change to the ConfigMap is reconciled.',
-  spec: {
-    title: 'SvcOasApiDefinitionSpec',
-    description: 'Desired state of the API.',
-    type: 'object',
-    additionalProperties: false,
-    required: ['svcOAS'],
-    properties: {
+  spec: closedObject(
+    { title: 'SvcOasApiDefinitionSpec', description: 'Desired state of the API.', required: ['svcOAS'] },
+    {
       contextRef,
-      svcOAS: {
-        title: 'SvcOasRef',
-        description: 'Where the OAS document is.',
-        type: 'object',
-        additionalProperties: false,
-        required: ['configmapRef'],
-        properties: {
+      svcOAS: closedObject(
+        { title: 'SvcOasRef', description: 'Where the OAS document is.', required: ['configmapRef'] },
+        {
           configmapRef: configMapKeyRef('the OAS document (at most 1 MiB)'),
         },
-      },
+      ),
       ...oasCertificateRefs,
     },
-  },
+  ),
   status: oasApiStatus(),
   printerColumns: oasPrinterColumns(),
 };

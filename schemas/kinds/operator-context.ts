@@ -6,6 +6,7 @@ import {
   readyColumn,
   reconcileStatusProperties,
 } from '../common.ts';
+import { closedObject, strings } from '../models/builders.ts';
 
 /** OperatorContext: which gateway or dashboard, organization and identity resources use. */
 export const operatorContextKind: KindDefinition = {
@@ -15,18 +16,25 @@ export const operatorContextKind: KindDefinition = {
   shortNames: ['svcctx', 'opctx'],
   description:
     'Isolated connection parameters: which gateway or dashboard, which organization, which user identity. Resources choose one with `contextRef`; fields left unset come from the Secret named by `secretRef`.',
-  spec: {
-    title: 'OperatorContextSpec',
-    description: 'Connection parameters.',
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      env: {
-        title: 'OperatorContextEnv',
-        description: 'Connection settings. Each field left unset is read from the Secret in `secretRef`.',
-        type: 'object',
-        additionalProperties: false,
-        properties: {
+  spec: closedObject(
+    {
+      title: 'OperatorContextSpec',
+      description: 'Connection parameters.',
+      'x-kubernetes-validations': [
+        {
+          rule: 'has(self.env) || has(self.secretRef) || has(self.fromSecret)',
+          message: 'set env, secretRef, or both',
+          reason: 'FieldValueRequired',
+        },
+      ],
+    },
+    {
+      env: closedObject(
+        {
+          title: 'OperatorContextEnv',
+          description: 'Connection settings. Each field left unset is read from the Secret in `secretRef`.',
+        },
+        {
           mode: {
             type: 'string',
             enum: ['ce', 'pro'],
@@ -53,12 +61,9 @@ export const operatorContextKind: KindDefinition = {
             type: 'string',
             description: 'License key, required in mode pro (JWT form). Secret key SVC_OPERATOR_LICENSEKEY.',
           },
-          ingress: {
-            title: 'IngressPorts',
-            description: 'Ports of APIs created from Ingress resources.',
-            type: 'object',
-            additionalProperties: false,
-            properties: {
+          ingress: closedObject(
+            { title: 'IngressPorts', description: 'Ports of APIs created from Ingress resources.' },
+            {
               httpPort: {
                 type: 'integer',
                 minimum: 0,
@@ -73,20 +78,15 @@ export const operatorContextKind: KindDefinition = {
                   'Listen port for HTTPS ingress (default 8443). Secret key SVC_HTTPS_INGRESS_PORT.',
               },
             },
-          },
-          user_owners: {
-            type: 'array',
-            items: { type: 'string' },
-            description: 'Dashboard user IDs that own the objects created through this context (mode pro).',
-          },
-          user_group_owners: {
-            type: 'array',
-            items: { type: 'string' },
-            description:
-              'Dashboard user group IDs that own the objects created through this context (mode pro).',
-          },
+          ),
+          user_owners: strings(
+            'Dashboard user IDs that own the objects created through this context (mode pro).',
+          ),
+          user_group_owners: strings(
+            'Dashboard user group IDs that own the objects created through this context (mode pro).',
+          ),
         },
-      },
+      ),
       secretRef: namespacedRef(
         'a Secret whose keys (SVC_MODE, SVC_URL, SVC_AUTH, SVC_ORG, SVC_TLS_INSECURE_SKIP_VERIFY, SVC_OPERATOR_LICENSEKEY, SVC_HTTP_INGRESS_PORT, SVC_HTTPS_INGRESS_PORT) fill the `env` fields left unset',
       ),
@@ -96,20 +96,13 @@ export const operatorContextKind: KindDefinition = {
           "Deprecated: the reference operator's earlier name of secretRef, read the same way. The mutating webhook moves it to secretRef with a warning; set beside a secretRef naming another Secret, it is refused.",
       },
     },
-    'x-kubernetes-validations': [
-      {
-        rule: 'has(self.env) || has(self.secretRef) || has(self.fromSecret)',
-        message: 'set env, secretRef, or both',
-        reason: 'FieldValueRequired',
-      },
-    ],
-  },
-  status: {
-    title: 'OperatorContextStatus',
-    description: 'Resources that use this context, written by the operator.',
-    type: 'object',
-    additionalProperties: false,
-    properties: {
+  ),
+  status: closedObject(
+    {
+      title: 'OperatorContextStatus',
+      description: 'Resources that use this context, written by the operator.',
+    },
+    {
       linked_apis: {
         type: 'array',
         items: apiResourceRef,
@@ -122,7 +115,7 @@ export const operatorContextKind: KindDefinition = {
       },
       ...reconcileStatusProperties,
     },
-  },
+  ),
   printerColumns: [
     {
       name: 'Mode',

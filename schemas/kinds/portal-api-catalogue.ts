@@ -9,6 +9,7 @@ import {
   readyColumn,
   reconcileStatusProperties,
 } from '../common.ts';
+import { strings, closedObject } from '../models/builders.ts';
 
 /** PortalAPICatalogue: the developer portal's catalogue, the APIDescriptions it publishes. */
 export const portalApiCatalogueKind: KindDefinition = {
@@ -18,12 +19,9 @@ export const portalApiCatalogueKind: KindDefinition = {
   shortNames: ['svccatalogue'],
   description:
     "A catalogue of the dashboard's developer portal (mode pro): developers see the products (APIDescriptions) of every catalogue of their organisation that are shown. In mode ce there is no portal: Ready=False, NotSupportedInModeCe.",
-  spec: {
-    title: 'PortalAPICatalogueSpec',
-    description: 'What the catalogue publishes.',
-    type: 'object',
-    additionalProperties: false,
-    properties: {
+  spec: closedObject(
+    { title: 'PortalAPICatalogueSpec', description: 'What the catalogue publishes.' },
+    {
       email: {
         type: 'string',
         maxLength: 254,
@@ -35,13 +33,28 @@ export const portalApiCatalogueKind: KindDefinition = {
         type: 'array',
         maxItems: 1000,
         description: 'The APIDescriptions published, in order.',
-        items: {
-          title: 'PortalCatalogueEntry',
-          description:
-            "An APIDescription by apiDescriptionRef; the reference's earlier form, name and namespace of the APIDescription, is read the same way.",
-          type: 'object',
-          additionalProperties: false,
-          properties: {
+        items: closedObject(
+          {
+            title: 'PortalCatalogueEntry',
+            description:
+              "An APIDescription by apiDescriptionRef; the reference's earlier form, name and namespace of the APIDescription, is read the same way.",
+            'x-kubernetes-validations': [
+              {
+                rule: 'has(self.apiDescriptionRef) != has(self.name)',
+                message:
+                  'name an APIDescription in apiDescriptionRef (or, the earlier form, in name), not both',
+                fieldPath: '.apiDescriptionRef',
+                reason: 'FieldValueInvalid',
+              },
+              {
+                rule: '!has(self.__namespace__) || has(self.name)',
+                message: 'namespace goes with name (or inside apiDescriptionRef)',
+                fieldPath: '.namespace',
+                reason: 'FieldValueForbidden',
+              },
+            ],
+          },
+          {
             apiDescriptionRef: namespacedRef('an APIDescription'),
             name: {
               ...k8sName,
@@ -54,42 +67,23 @@ export const portalApiCatalogueKind: KindDefinition = {
                 "The APIDescription's namespace with name (the reference's earlier form). Defaults to the catalogue's.",
             },
           },
-          'x-kubernetes-validations': [
-            {
-              rule: 'has(self.apiDescriptionRef) != has(self.name)',
-              message:
-                'name an APIDescription in apiDescriptionRef (or, the earlier form, in name), not both',
-              fieldPath: '.apiDescriptionRef',
-              reason: 'FieldValueInvalid',
-            },
-            {
-              rule: '!has(self.__namespace__) || has(self.name)',
-              message: 'namespace goes with name (or inside apiDescriptionRef)',
-              fieldPath: '.namespace',
-              reason: 'FieldValueForbidden',
-            },
-          ],
-        },
+        ),
       },
       contextRef,
     },
-  },
-  status: {
-    title: 'PortalAPICatalogueStatus',
-    description: 'Observed state of the catalogue, written by the operator.',
-    type: 'object',
-    additionalProperties: false,
-    properties: {
+  ),
+  status: closedObject(
+    {
+      title: 'PortalAPICatalogueStatus',
+      description: 'Observed state of the catalogue, written by the operator.',
+    },
+    {
       id: { type: 'string', description: "The catalogue's ID in the dashboard's portal." },
-      apis: {
-        type: 'array',
-        items: { type: 'string' },
-        description: 'The portal IDs of the products published, in the order of spec.apis.',
-      },
+      apis: strings('The portal IDs of the products published, in the order of spec.apis.'),
       pushedTo,
       ...reconcileStatusProperties,
     },
-  },
+  ),
   printerColumns: [
     {
       name: 'APIs',

@@ -1,6 +1,7 @@
 import type { JsonSchema, KindDefinition } from '../json-schema.ts';
 import { ageColumn, contextRef, pushedTo, readyColumn, reconcileStatusProperties } from '../common.ts';
 import { DEVELOPER_APPROVALS, SESSION_LIFETIME_S } from '../rules/portal.ts';
+import { closedObject, strings } from '../models/builders.ts';
 
 /** Why svc refuses dynamic client registration: written once, shown in the refusal and the docs. */
 export const DCR_REASON =
@@ -15,27 +16,24 @@ const notYet = (reason: string, schema: JsonSchema): JsonSchema => ({
   'x-svc-reason': reason,
 });
 
-const emailTemplate: JsonSchema = {
-  title: 'PortalEmailTemplate',
-  description: 'One mail the portal sends.',
-  type: 'object',
-  additionalProperties: false,
-  properties: {
+const emailTemplate: JsonSchema = closedObject(
+  { title: 'PortalEmailTemplate', description: 'One mail the portal sends.' },
+  {
     enabled: { type: 'boolean', description: 'Whether the mail is sent.' },
     subject: { type: 'string', description: 'Subject line.' },
     body: { type: 'string', description: 'Body text.' },
     sign_off: { type: 'string', description: 'Sign-off line.' },
     hide_token_data: { type: 'boolean', description: 'Leave the key out of the mail.' },
   },
-};
+);
 
 /** The reference's DCR settings, kept in the schema so that a manifest using them is refused by name. */
-const dcrOptions: JsonSchema = {
-  title: 'PortalDcrOptions',
-  description: 'How keys would be registered as OAuth clients at an OpenID provider (with enable_dcr).',
-  type: 'object',
-  additionalProperties: false,
-  properties: {
+const dcrOptions: JsonSchema = closedObject(
+  {
+    title: 'PortalDcrOptions',
+    description: 'How keys would be registered as OAuth clients at an OpenID provider (with enable_dcr).',
+  },
+  {
     idp_host: { type: 'string', description: "The OpenID provider's base URL." },
     registration_endpoint: {
       type: 'string',
@@ -66,7 +64,7 @@ const dcrOptions: JsonSchema = {
       description: 'How the registered clients authenticate at the token endpoint.',
     },
   },
-};
+);
 
 /** PortalConfig: the developer portal's settings of an organisation. */
 export const portalConfigKind: KindDefinition = {
@@ -76,12 +74,9 @@ export const portalConfigKind: KindDefinition = {
   shortNames: ['svcportalconfig'],
   description:
     "The settings of an organisation's developer portal in the dashboard (mode pro). One per organisation: a second one for the same dashboard organisation gets Ready=False, Conflict. Settings svc does not enforce yet are refused at admission by name. In mode ce there is no portal: Ready=False, NotSupportedInModeCe.",
-  spec: {
-    title: 'PortalConfigSpec',
-    description: "The portal's settings; {} keeps the dashboard's defaults.",
-    type: 'object',
-    additionalProperties: false,
-    properties: {
+  spec: closedObject(
+    { title: 'PortalConfigSpec', description: "The portal's settings; {} keeps the dashboard's defaults." },
+    {
       disable_signup: {
         type: 'boolean',
         description: 'Developers cannot sign up by themselves (accounts are made by an admin).',
@@ -106,16 +101,14 @@ export const portalConfigKind: KindDefinition = {
             "Developers' key requests wait for an admin's approval (the reference's portal-wide switch).",
         },
       ),
-      signup_fields: notYet('the portal asks no extra sign-up fields yet', {
-        type: 'array',
-        items: { type: 'string' },
-        description: 'Extra fields asked at sign-up.',
-      }),
-      key_request_fields: notYet('the portal asks no extra key request fields yet', {
-        type: 'array',
-        items: { type: 'string' },
-        description: 'Extra fields asked with a key request.',
-      }),
+      signup_fields: notYet(
+        'the portal asks no extra sign-up fields yet',
+        strings('Extra fields asked at sign-up.'),
+      ),
+      key_request_fields: notYet(
+        'the portal asks no extra key request fields yet',
+        strings('Extra fields asked with a key request.'),
+      ),
       secure_key_approval: notYet('keys are shown to the developer once, when issued', {
         type: 'boolean',
         description: 'An approved key is shown through a one-time link rather than at once.',
@@ -149,27 +142,24 @@ export const portalConfigKind: KindDefinition = {
         description: 'How many OAuth clients a developer may hold per product.',
       }),
       email: notYet(MAIL_REASON, { type: 'string', description: "The portal's notification address." }),
-      mail_options: notYet(MAIL_REASON, {
-        title: 'PortalMailOptions',
-        description: "The portal's mails.",
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          mail_from_name: { type: 'string', description: 'Sender name.' },
-          mail_from_email: { type: 'string', description: 'Sender address.' },
-          email_copy: {
-            title: 'PortalEmailCopy',
-            description: 'The text of each mail.',
-            type: 'object',
-            additionalProperties: false,
-            properties: {
-              welcome_email: emailTemplate,
-              key_email: emailTemplate,
-              reset_password_email: emailTemplate,
-            },
+      mail_options: notYet(
+        MAIL_REASON,
+        closedObject(
+          { title: 'PortalMailOptions', description: "The portal's mails." },
+          {
+            mail_from_name: { type: 'string', description: 'Sender name.' },
+            mail_from_email: { type: 'string', description: 'Sender address.' },
+            email_copy: closedObject(
+              { title: 'PortalEmailCopy', description: 'The text of each mail.' },
+              {
+                welcome_email: emailTemplate,
+                key_email: emailTemplate,
+                reset_password_email: emailTemplate,
+              },
+            ),
           },
-        },
-      }),
+        ),
+      ),
       enable_dcr: notYet(DCR_REASON, {
         type: 'boolean',
         description:
@@ -182,18 +172,15 @@ export const portalConfigKind: KindDefinition = {
       }),
       contextRef,
     },
-  },
-  status: {
-    title: 'PortalConfigStatus',
-    description: 'Observed state of the settings, written by the operator.',
-    type: 'object',
-    additionalProperties: false,
-    properties: {
+  ),
+  status: closedObject(
+    { title: 'PortalConfigStatus', description: 'Observed state of the settings, written by the operator.' },
+    {
       id: { type: 'string', description: "The settings' ID in the dashboard's portal." },
       pushedTo,
       ...reconcileStatusProperties,
     },
-  },
+  ),
   printerColumns: [
     {
       name: 'SignupDisabled',

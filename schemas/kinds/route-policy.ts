@@ -3,6 +3,7 @@ import { ageColumn, conditionSchema, k8sName } from '../common.ts';
 import { KEYED_FLAGS } from '../rules/auth.ts';
 import { ROUTE_POLICY_FIELDS } from '../rules/route-policy.ts';
 import { apiDefinitionKind } from './api-definition.ts';
+import { closedObject } from '../models/builders.ts';
 
 /** The Gateway API group: the only group a policy targets. */
 const GATEWAY_API_GROUP = 'gateway.networking.k8s.io';
@@ -11,13 +12,13 @@ const GATEWAY_API_GROUP = 'gateway.networking.k8s.io';
  * A target of the policy: the Gateway API's LocalPolicyTargetReferenceWithSectionName (GEP-713),
  * an HTTPRoute or a Gateway of the policy's namespace.
  */
-const targetRef: JsonSchema = {
-  title: 'RoutePolicyTargetRef',
-  description: 'An HTTPRoute or a Gateway of the namespace of the policy that the policy applies to.',
-  type: 'object',
-  additionalProperties: false,
-  required: ['group', 'kind', 'name'],
-  properties: {
+const targetRef: JsonSchema = closedObject(
+  {
+    title: 'RoutePolicyTargetRef',
+    description: 'An HTTPRoute or a Gateway of the namespace of the policy that the policy applies to.',
+    required: ['group', 'kind', 'name'],
+  },
+  {
     group: {
       type: 'string',
       enum: [GATEWAY_API_GROUP],
@@ -38,7 +39,7 @@ const targetRef: JsonSchema = {
         'A part of the target only: the name of a rule (HTTPRoute `spec.rules[].name`) or of a listener (Gateway `spec.listeners[].name`).',
     },
   },
-};
+);
 
 /** The fields of an ApiDefinition the policy carries: the same schemas, so the same rules. */
 const apiFields: Record<string, JsonSchema> = Object.fromEntries(
@@ -94,14 +95,15 @@ export const routePolicyKind: KindDefinition = {
   description:
     'Authentication, client IP lists and the rate limit of the APIs served for Gateway API HTTPRoutes: attached to HTTPRoutes or Gateways by spec.targetRefs (a Gateway API inherited policy attachment: a Gateway-level policy reaches every route attached to the Gateway). Its settings are defaults: the policy of the most specific target (a rule, a route, a listener, the Gateway) applies, whole.',
   crdLabels: { 'gateway.networking.k8s.io/policy': POLICY_CLASS },
-  spec: {
-    title: 'SvcRoutePolicySpec',
-    description:
-      'The targets, and the settings of an ApiDefinition the APIs serving them get (same names and rules as ApiDefinition).',
-    type: 'object',
-    additionalProperties: false,
-    required: ['targetRefs'],
-    properties: {
+  spec: closedObject(
+    {
+      title: 'SvcRoutePolicySpec',
+      description:
+        'The targets, and the settings of an ApiDefinition the APIs serving them get (same names and rules as ApiDefinition).',
+      required: ['targetRefs'],
+      'x-kubernetes-validations': apiRules,
+    },
+    {
       targetRefs: {
         type: 'array',
         minItems: 1,
@@ -111,40 +113,39 @@ export const routePolicyKind: KindDefinition = {
       },
       ...apiFields,
     },
-    'x-kubernetes-validations': apiRules,
-  },
-  status: {
-    title: 'SvcRoutePolicyStatus',
-    description: 'Where the policy applies, written by the operator (the Gateway API PolicyStatus).',
-    type: 'object',
-    additionalProperties: false,
-    properties: {
+  ),
+  status: closedObject(
+    {
+      title: 'SvcRoutePolicyStatus',
+      description: 'Where the policy applies, written by the operator (the Gateway API PolicyStatus).',
+    },
+    {
       ancestors: {
         type: 'array',
         maxItems: 16,
         description:
           'Per Gateway the policy applies through (or per target that was not found), whether it is applied there.',
-        items: {
-          title: 'RoutePolicyAncestorStatus',
-          description: 'The status of the policy for one ancestor.',
-          type: 'object',
-          additionalProperties: false,
-          required: ['ancestorRef', 'controllerName', 'conditions'],
-          properties: {
-            ancestorRef: {
-              title: 'RoutePolicyAncestorRef',
-              description: 'The Gateway (or the target not found).',
-              type: 'object',
-              additionalProperties: false,
-              required: ['name'],
-              properties: {
+        items: closedObject(
+          {
+            title: 'RoutePolicyAncestorStatus',
+            description: 'The status of the policy for one ancestor.',
+            required: ['ancestorRef', 'controllerName', 'conditions'],
+          },
+          {
+            ancestorRef: closedObject(
+              {
+                title: 'RoutePolicyAncestorRef',
+                description: 'The Gateway (or the target not found).',
+                required: ['name'],
+              },
+              {
                 group: { type: 'string', description: 'API group.' },
                 kind: { type: 'string', description: 'Kind.' },
                 namespace: { type: 'string', description: 'Namespace.' },
                 name: { type: 'string', description: 'Name.' },
                 sectionName: { type: 'string', description: 'Listener or rule name.' },
               },
-            },
+            ),
             controllerName: {
               type: 'string',
               description: 'The controller that wrote this entry: svc.io/gateway-controller.',
@@ -158,10 +159,10 @@ export const routePolicyKind: KindDefinition = {
               'x-kubernetes-list-map-keys': ['type'],
             },
           },
-        },
+        ),
       },
     },
-  },
+  ),
   printerColumns: [
     {
       name: 'Targets',

@@ -14,6 +14,7 @@ import {
 import { objectIdSchema } from '../rules/ids.ts';
 import { allowedUrls, apiLimit, endpoints, graphqlFieldPermissions } from '../models/limits.ts';
 import { policyProperties } from '../models/policy.ts';
+import { closedObject, strings } from '../models/builders.ts';
 
 /** Rules shared by the policy root and per-API limits (rate/per and quota pairs). */
 const limitRules: JsonSchema['x-kubernetes-validations'] = [
@@ -48,14 +49,14 @@ export const defaultApiVersion: Readonly<
  * An API a policy (or an ApiKey, in `spec.accessRights`) covers, referenced by its cluster name:
  * one schema for both, so a key's rights read and check like a policy's.
  */
-export const accessRight: JsonSchema = {
-  title: 'AccessRight',
-  description:
-    'An API the policy or key covers, referenced by its cluster name (or an HTTPRoute, for the APIs generated to serve it); the operator resolves its API ID.',
-  type: 'object',
-  additionalProperties: false,
-  required: ['name'],
-  properties: {
+export const accessRight: JsonSchema = closedObject(
+  {
+    title: 'AccessRight',
+    description:
+      'An API the policy or key covers, referenced by its cluster name (or an HTTPRoute, for the APIs generated to serve it); the operator resolves its API ID.',
+    required: ['name'],
+  },
+  {
     name: { ...k8sName, description: 'Name of the API resource (or of the HTTPRoute).' },
     namespace: {
       ...k8sNamespace,
@@ -69,18 +70,15 @@ export const accessRight: JsonSchema = {
       description:
         "Kind of the API resource. `HTTPRoute` (Gateway API): every ApiDefinition the operator generated to serve the route (the public API of each port, host and path its matches land on, shared with the other routes of that group, and the internal API of each of its rules where the path dispatches by method, headers or query), each with the entry's versions, allowed_urls, limit and endpoints; the policy or key waits until the route is served.",
     },
-    versions: {
-      type: 'array',
-      items: { type: 'string' },
-      description:
-        'Versions covered. Defaults to `Default` for classic APIs (and HTTPRoutes, whose generated APIs have that one version) and `""` for OAS and streams APIs.',
-    },
+    versions: strings(
+      'Versions covered. Defaults to `Default` for classic APIs (and HTTPRoutes, whose generated APIs have that one version) and `""` for OAS and streams APIs.',
+    ),
     limit: { ...apiLimit, 'x-kubernetes-validations': limitRules },
     endpoints,
     allowed_urls: allowedUrls,
     ...graphqlFieldPermissions,
   },
-};
+);
 
 /** SecurityPolicy: access rights, rate limits, throttling and quotas for keys. */
 export const securityPolicyKind: KindDefinition = {
@@ -90,13 +88,14 @@ export const securityPolicyKind: KindDefinition = {
   shortNames: ['svcpol', 'secpol'],
   description:
     'Access, rate-limit, throttle and quota rules for APIs, applied to the keys that use the policy.',
-  spec: {
-    title: 'SecurityPolicySpec',
-    description: 'Desired state of the policy.',
-    type: 'object',
-    additionalProperties: false,
-    required: ['name'],
-    properties: {
+  spec: closedObject(
+    {
+      title: 'SecurityPolicySpec',
+      description: 'Desired state of the policy.',
+      required: ['name'],
+      'x-kubernetes-validations': limitRules,
+    },
+    {
       id: objectIdSchema(
         'Links to an existing policy ID so its keys keep working; the resource then overwrites that policy. When omitted the ID is derived from the namespaced name.',
       ),
@@ -117,14 +116,10 @@ export const securityPolicyKind: KindDefinition = {
         description: 'APIs the policy covers.',
       },
     },
-    'x-kubernetes-validations': limitRules,
-  },
-  status: {
-    title: 'SecurityPolicyStatus',
-    description: 'Observed state of the policy, written by the operator.',
-    type: 'object',
-    additionalProperties: false,
-    properties: {
+  ),
+  status: closedObject(
+    { title: 'SecurityPolicyStatus', description: 'Observed state of the policy, written by the operator.' },
+    {
       pol_id: { type: 'string', description: 'ID of the policy in the gateway or dashboard.' },
       linked_apis: {
         type: 'array',
@@ -136,7 +131,7 @@ export const securityPolicyKind: KindDefinition = {
       gateways: gatewaysStatus('policy'),
       ...reconcileStatusProperties,
     },
-  },
+  ),
   printerColumns: [
     {
       name: 'Policy ID',

@@ -1,5 +1,13 @@
 import type { KindDefinition } from '../json-schema.ts';
-import { ageColumn, apiResourceRef, conditions, namespacedRef, readyColumn } from '../common.ts';
+import {
+  ageColumn,
+  apiResourceRef,
+  conditions,
+  namespacedRef,
+  observedGeneration,
+  readyColumn,
+} from '../common.ts';
+import { closedObject } from '../models/builders.ts';
 
 /** SubGraph: a GraphQL federation subgraph's SDL, served by a subgraph API and composed by SuperGraphs. */
 export const subGraphKind: KindDefinition = {
@@ -9,12 +17,20 @@ export const subGraphKind: KindDefinition = {
   shortNames: ['svcsubgraph'],
   description:
     'A GraphQL federation subgraph: its SDL with the federation directives. An ApiDefinition with `graphql.execution_mode: subgraph` and `graphql.graph_ref: <name>` serves it; SuperGraphs compose it.',
-  spec: {
-    title: 'SubGraphSpec',
-    description: "The subgraph's schema.",
-    type: 'object',
-    additionalProperties: false,
-    properties: {
+  spec: closedObject(
+    {
+      title: 'SubGraphSpec',
+      description: "The subgraph's schema.",
+      'x-kubernetes-validations': [
+        {
+          rule: "(has(self.sdl) && self.sdl != '') || (has(self.schema) && self.schema != '')",
+          message: 'set the subgraph SDL in sdl (or schema)',
+          fieldPath: '.sdl',
+          reason: 'FieldValueRequired',
+        },
+      ],
+    },
+    {
       sdl: {
         type: 'string',
         description:
@@ -26,21 +42,10 @@ export const subGraphKind: KindDefinition = {
           "The subgraph's schema as its server prints it (the reference's field beside `sdl`). Used as the SDL when `sdl` is empty; otherwise it must parse and is not served.",
       },
     },
-    'x-kubernetes-validations': [
-      {
-        rule: "(has(self.sdl) && self.sdl != '') || (has(self.schema) && self.schema != '')",
-        message: 'set the subgraph SDL in sdl (or schema)',
-        fieldPath: '.sdl',
-        reason: 'FieldValueRequired',
-      },
-    ],
-  },
-  status: {
-    title: 'SubGraphStatus',
-    description: 'Where the subgraph is used, written by the operator.',
-    type: 'object',
-    additionalProperties: false,
-    properties: {
+  ),
+  status: closedObject(
+    { title: 'SubGraphStatus', description: 'Where the subgraph is used, written by the operator.' },
+    {
       linked_apis: {
         type: 'array',
         items: apiResourceRef,
@@ -52,14 +57,10 @@ export const subGraphKind: KindDefinition = {
         description:
           'SuperGraphs whose subgraph_refs list this SubGraph: it cannot be deleted while they do.',
       },
-      observedGeneration: {
-        type: 'integer',
-        minimum: 0,
-        description: 'The metadata.generation the operator last reconciled.',
-      },
+      observedGeneration,
       conditions,
     },
-  },
+  ),
   printerColumns: [
     {
       name: 'APIs',

@@ -1,5 +1,14 @@
 import type { JsonSchema, KindDefinition } from '../json-schema.ts';
-import { ageColumn, apiResourceRef, conditions, namespacedRef, readyColumn, resourceRef } from '../common.ts';
+import {
+  ageColumn,
+  apiResourceRef,
+  conditions,
+  namespacedRef,
+  observedGeneration,
+  readyColumn,
+  resourceRef,
+} from '../common.ts';
+import { closedObject } from '../models/builders.ts';
 
 const subgraphRefs = (description: string): JsonSchema => ({
   type: 'array',
@@ -17,12 +26,9 @@ export const superGraphKind: KindDefinition = {
   shortNames: ['svcsupergraph'],
   description:
     'A GraphQL federation supergraph: SubGraphs composed into one schema. The operator composes them (again whenever one changes) and writes the schema, or why they do not compose, to the status; an ApiDefinition with `graphql.execution_mode: supergraph` and `graphql.graph_ref: <name>` serves it, planning each query across the subgraph APIs.',
-  spec: {
-    title: 'SuperGraphSpec',
-    description: 'The SubGraphs to compose.',
-    type: 'object',
-    additionalProperties: false,
-    properties: {
+  spec: closedObject(
+    { title: 'SuperGraphSpec', description: 'The SubGraphs to compose.' },
+    {
       subgraph_refs: subgraphRefs(
         'The SubGraphs composed, each as "name" (in the namespace of the SuperGraph), "namespace/name", or {name, namespace}.',
       ),
@@ -40,13 +46,10 @@ export const superGraphKind: KindDefinition = {
           "The reference's other name for schema: served instead of the composition when schema is empty.",
       },
     },
-  },
-  status: {
-    title: 'SuperGraphStatus',
-    description: 'The composition, written by the operator.',
-    type: 'object',
-    additionalProperties: false,
-    properties: {
+  ),
+  status: closedObject(
+    { title: 'SuperGraphStatus', description: 'The composition, written by the operator.' },
+    {
       schema: {
         type: 'string',
         description:
@@ -56,18 +59,18 @@ export const superGraphKind: KindDefinition = {
         type: 'array',
         description:
           'The SubGraphs of that composition, with the SDL each had: what the supergraph APIs plan with.',
-        items: {
-          title: 'ComposedSubGraph',
-          description: 'A SubGraph as it was composed.',
-          type: 'object',
-          additionalProperties: false,
-          required: ['name', 'namespace', 'sdl'],
-          properties: {
+        items: closedObject(
+          {
+            title: 'ComposedSubGraph',
+            description: 'A SubGraph as it was composed.',
+            required: ['name', 'namespace', 'sdl'],
+          },
+          {
             name: { type: 'string', description: 'Name of the SubGraph.' },
             namespace: { type: 'string', description: 'Namespace of the SubGraph.' },
             sdl: { type: 'string', description: 'Its SDL when composed.' },
           },
-        },
+        ),
       },
       composedGeneration: {
         type: 'integer',
@@ -77,13 +80,13 @@ export const superGraphKind: KindDefinition = {
       composition_errors: {
         type: 'array',
         description: 'Why the latest composition failed, one entry per problem (empty when it succeeded).',
-        items: {
-          title: 'CompositionError',
-          description: 'One reason the SubGraphs do not compose.',
-          type: 'object',
-          additionalProperties: false,
-          required: ['message'],
-          properties: {
+        items: closedObject(
+          {
+            title: 'CompositionError',
+            description: 'One reason the SubGraphs do not compose.',
+            required: ['message'],
+          },
+          {
             subgraph: { type: 'string', description: 'The SubGraph the problem is in, when it is in one.' },
             field: {
               type: 'string',
@@ -91,7 +94,7 @@ export const superGraphKind: KindDefinition = {
             },
             message: { type: 'string', description: 'What is wrong and how to fix it.' },
           },
-        },
+        ),
       },
       linked_apis: {
         type: 'array',
@@ -103,14 +106,10 @@ export const superGraphKind: KindDefinition = {
         items: namespacedRef('a SubGraph'),
         description: 'The SubGraphs listed.',
       },
-      observedGeneration: {
-        type: 'integer',
-        minimum: 0,
-        description: 'The metadata.generation the operator last reconciled.',
-      },
+      observedGeneration,
       conditions,
     },
-  },
+  ),
   printerColumns: [
     {
       name: 'SubGraphs',

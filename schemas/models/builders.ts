@@ -40,19 +40,22 @@ export const openObject = (description: string): JsonSchema => ({
 });
 
 /**
- * A closed object (`additionalProperties: false`: unknown fields refused) with its title (a named
- * type), its description, its required fields and its properties.
+ * What an object's schema says besides its fields: its title (a named type), its description, its
+ * required fields and any extension keyword (`x-svc-switch`, `x-svc-support`...).
  */
-export const closedObject = (
-  head: { title?: string; description?: string; required?: readonly string[] },
-  properties: Record<string, JsonSchema>,
-): JsonSchema => ({
-  ...(head.title === undefined ? {} : { title: head.title }),
-  ...(head.description === undefined ? {} : { description: head.description }),
+export type ObjectHead = Omit<JsonSchema, 'type' | 'properties' | 'additionalProperties' | 'items'>;
+
+/** An object with its head and its properties; fields it does not list are allowed. */
+export const objectOf = (head: ObjectHead, properties: Record<string, JsonSchema>): JsonSchema => ({
+  ...head,
   type: 'object',
-  additionalProperties: false,
-  ...(head.required === undefined ? {} : { required: head.required }),
   properties,
+});
+
+/** An object with its head and its properties, closed (`additionalProperties: false`: unknown fields refused). */
+export const closedObject = (head: ObjectHead, properties: Record<string, JsonSchema>): JsonSchema => ({
+  ...objectOf(head, properties),
+  additionalProperties: false,
 });
 
 /** A string that may not be empty. */

@@ -1,6 +1,6 @@
 import type { JsonSchema } from '../json-schema.ts';
 import { disabledOrPositive, httpMethod } from '../common.ts';
-import { closedObject, nonEmptyString } from './builders.ts';
+import { closedObject, nonEmptyString, strings } from './builders.ts';
 
 /** Rate, throttle and quota fields, shared by policies, their per-API limits and keys. */
 export const limitProperties: Record<string, JsonSchema> = {
@@ -94,7 +94,7 @@ export const graphqlTypeFields = (description: string): JsonSchema => ({
     { title: 'GraphqlTypeFields', description: 'Fields of one GraphQL type.', required: ['name', 'fields'] },
     {
       name: nonEmptyString('Name of the GraphQL type, such as `User`.'),
-      fields: { type: 'array', items: { type: 'string' }, description: 'Field names of the type.' },
+      fields: strings('Field names of the type.'),
     },
   ),
 });

@@ -4,13 +4,13 @@ import { securityScheme } from './oas/authentication.ts';
 import { oasOperation } from './oas/operation.ts';
 import { DURATION, enabled, ipList, seconds, statuses, switched } from './oas/parts.ts';
 import { oasStreamingExtension } from './oas/streaming.ts';
-import { nonEmptyString } from './builders.ts';
+import { nonEmptyString, strings, objectOf } from './builders.ts';
 
 const oasCors = switched('OasCors', 'Cross-origin resource sharing (classic `CORS`).', {
-  allowedOrigins: { type: 'array', items: { type: 'string' }, description: 'Allowed origins.' },
-  allowedMethods: { type: 'array', items: { type: 'string' }, description: 'Allowed methods.' },
-  allowedHeaders: { type: 'array', items: { type: 'string' }, description: 'Allowed request headers.' },
-  exposedHeaders: { type: 'array', items: { type: 'string' }, description: 'Headers exposed to clients.' },
+  allowedOrigins: strings('Allowed origins.'),
+  allowedMethods: strings('Allowed methods.'),
+  allowedHeaders: strings('Allowed request headers.'),
+  exposedHeaders: strings('Headers exposed to clients.'),
   allowCredentials: { type: 'boolean', description: 'Allow credentials.' },
   maxAge: seconds('Seconds a preflight answer may be cached.'),
   optionsPassthrough: { type: 'boolean', description: 'Send preflight requests on to the upstream.' },
@@ -21,148 +21,136 @@ const oasCache = switched('OasCache', 'Response caching (classic `cache_options`
   timeout: seconds('Seconds a response stays cached (0: 60).'),
   cacheAllSafeRequests: { type: 'boolean', description: 'Cache every GET, HEAD and OPTIONS request.' },
   cacheResponseCodes: statuses,
-  cacheByHeaders: { type: 'array', items: { type: 'string' }, description: 'Headers joining the cache key.' },
+  cacheByHeaders: strings('Headers joining the cache key.'),
   enableUpstreamCacheControl: { type: 'boolean', description: 'The upstream decides what is cached.' },
   controlTTLHeaderName: { type: 'string', description: 'Response header giving the time to live.' },
 });
 
 /** The `x-svc-api-gateway` vendor extension of an OAS document. */
-export const oasGatewayExtension: JsonSchema = {
-  title: 'OasGatewayExtension',
-  description: 'Gateway settings of an OAS API (`x-svc-api-gateway`).',
-  type: 'object',
-  required: ['info', 'server', 'upstream'],
-  properties: {
-    info: {
-      title: 'OasInfo',
-      description: 'Identity and state of the API.',
-      type: 'object',
-      required: ['name', 'state'],
-      properties: {
+export const oasGatewayExtension: JsonSchema = objectOf(
+  {
+    title: 'OasGatewayExtension',
+    description: 'Gateway settings of an OAS API (`x-svc-api-gateway`).',
+    required: ['info', 'server', 'upstream'],
+    'x-kubernetes-preserve-unknown-fields': true,
+  },
+  {
+    info: objectOf(
+      { title: 'OasInfo', description: 'Identity and state of the API.', required: ['name', 'state'] },
+      {
         id: { type: 'string', description: 'API ID; set by the gateway or the operator.' },
         orgId: { type: 'string', description: 'Organization of the API.' },
         name: nonEmptyString('Name of the API.'),
-        state: {
-          title: 'OasState',
-          description: 'Whether the API is served.',
-          type: 'object',
-          required: ['active'],
-          properties: {
+        state: objectOf(
+          { title: 'OasState', description: 'Whether the API is served.', required: ['active'] },
+          {
             active: { type: 'boolean', description: 'Serve the API.' },
             internal: { type: 'boolean', description: 'Reachable only from other APIs.' },
           },
-        },
+        ),
       },
-    },
-    upstream: {
-      title: 'OasUpstream',
-      description: 'Where requests go.',
-      type: 'object',
-      required: ['url'],
-      properties: {
+    ),
+    upstream: objectOf(
+      {
+        title: 'OasUpstream',
+        description: 'Where requests go.',
+        required: ['url'],
+        'x-kubernetes-preserve-unknown-fields': true,
+      },
+      {
         url: nonEmptyString('Upstream address.'),
-        mutualTLS: {
-          title: 'OasUpstreamMutualTls',
-          description:
-            'Client certificates the gateway presents upstream (classic: `upstream_certificates`).',
-          type: 'object',
-          properties: {
+        mutualTLS: objectOf(
+          {
+            title: 'OasUpstreamMutualTls',
+            description:
+              'Client certificates the gateway presents upstream (classic: `upstream_certificates`).',
+          },
+          {
             enabled: enabled('upstream client certificates'),
             domainToCertificateMapping: {
               type: 'array',
               description:
                 'Upstream host (api.example.com, *.example.com or *) and the ID of a certificate uploaded with its key.',
-              items: {
-                type: 'object',
-                required: ['domain', 'certificate'],
-                properties: {
+              items: objectOf(
+                { required: ['domain', 'certificate'] },
+                {
                   domain: { type: 'string', description: 'Upstream host.' },
                   certificate: { type: 'string', description: 'Certificate ID.' },
                 },
-              },
+              ),
             },
           },
-        },
-        certificatePinning: {
-          title: 'OasCertificatePinning',
-          description: 'Public keys the upstream must present (classic: `pinned_public_keys`).',
-          type: 'object',
-          properties: {
+        ),
+        certificatePinning: objectOf(
+          {
+            title: 'OasCertificatePinning',
+            description: 'Public keys the upstream must present (classic: `pinned_public_keys`).',
+          },
+          {
             enabled: enabled('certificate pinning'),
             domainToPublicKeysMapping: {
               type: 'array',
               description:
                 'Upstream host and its pins: certificate IDs or `sha256/<base64>` public-key pins.',
-              items: {
-                type: 'object',
-                required: ['domain', 'publicKeys'],
-                properties: {
+              items: objectOf(
+                { required: ['domain', 'publicKeys'] },
+                {
                   domain: { type: 'string', description: 'Upstream host.' },
-                  publicKeys: { type: 'array', items: { type: 'string' }, description: 'Pins of the host.' },
+                  publicKeys: strings('Pins of the host.'),
                 },
-              },
+              ),
             },
           },
-        },
+        ),
       },
-      'x-kubernetes-preserve-unknown-fields': true,
-    },
-    server: {
-      title: 'OasServer',
-      description: 'How the gateway serves the API.',
-      type: 'object',
-      required: ['listenPath'],
-      properties: {
-        listenPath: {
-          title: 'OasListenPath',
-          description: 'Base path on the gateway.',
-          type: 'object',
-          required: ['value'],
-          properties: {
+    ),
+    server: objectOf(
+      {
+        title: 'OasServer',
+        description: 'How the gateway serves the API.',
+        required: ['listenPath'],
+        'x-kubernetes-preserve-unknown-fields': true,
+      },
+      {
+        listenPath: objectOf(
+          { title: 'OasListenPath', description: 'Base path on the gateway.', required: ['value'] },
+          {
             value: { type: 'string', pattern: '^/', description: 'Listen path; starts with `/`.' },
             strip: { type: 'boolean', description: 'Remove the listen path before proxying.' },
           },
-        },
-        customDomain: {
-          title: 'OasCustomDomain',
-          description: 'Host the API is bound to.',
-          type: 'object',
-          properties: {
+        ),
+        customDomain: objectOf(
+          { title: 'OasCustomDomain', description: 'Host the API is bound to.' },
+          {
             enabled: enabled('the custom domain'),
             name: { type: 'string', description: 'Domain name.' },
-            certificates: {
-              type: 'array',
-              items: { type: 'string' },
-              description:
-                "IDs of the certificates (stored with their private keys) served to clients for the domain (classic: `certificates`): the API is then served over HTTPS on the gateway's HTTPS port (`https_port`), the certificate chosen by the client's server name (SNI).",
-            },
+            certificates: strings(
+              "IDs of the certificates (stored with their private keys) served to clients for the domain (classic: `certificates`): the API is then served over HTTPS on the gateway's HTTPS port (`https_port`), the certificate chosen by the client's server name (SNI).",
+            ),
           },
-        },
-        detailedTracing: {
-          title: 'OasDetailedTracing',
-          description: 'Detailed tracing of requests.',
-          type: 'object',
-          properties: { enabled: enabled('detailed tracing') },
-        },
-        clientCertificates: {
-          title: 'OasClientCertificates',
-          description:
-            'Static mutual TLS: only clients presenting a listed certificate pass (classic: `use_mutual_tls_auth`, `client_certificates`).',
-          type: 'object',
-          properties: {
+        ),
+        detailedTracing: objectOf(
+          { title: 'OasDetailedTracing', description: 'Detailed tracing of requests.' },
+          { enabled: enabled('detailed tracing') },
+        ),
+        clientCertificates: objectOf(
+          {
+            title: 'OasClientCertificates',
+            description:
+              'Static mutual TLS: only clients presenting a listed certificate pass (classic: `use_mutual_tls_auth`, `client_certificates`).',
+          },
+          {
             enabled: enabled('static mutual TLS'),
-            allowlist: {
-              type: 'array',
-              items: { type: 'string' },
-              description: 'IDs of the certificates allowed.',
-            },
+            allowlist: strings('IDs of the certificates allowed.'),
           },
-        },
-        authentication: {
-          title: 'OasAuthentication',
-          description: 'Client authentication.',
-          type: 'object',
-          properties: {
+        ),
+        authentication: objectOf(
+          {
+            title: 'OasAuthentication',
+            description: 'Client authentication.',
+            'x-kubernetes-preserve-unknown-fields': true,
+          },
+          {
             enabled: enabled('authentication (false makes the API keyless)'),
             stripAuthorizationData: {
               type: 'boolean',
@@ -178,47 +166,53 @@ export const oasGatewayExtension: JsonSchema = {
               description: 'Settings per security scheme name.',
             },
           },
-          'x-kubernetes-preserve-unknown-fields': true,
-        },
+        ),
       },
-      'x-kubernetes-preserve-unknown-fields': true,
-    },
-    middleware: {
-      title: 'OasMiddleware',
-      description:
-        'Per-API and per-operation middleware, converted to the classic fields the gateway enforces (docs/gateway.md, "OAS APIs"); any other entry that is set is refused by name.',
-      type: 'object',
-      properties: {
-        global: {
-          title: 'OasGlobalMiddleware',
-          description: 'Middleware of every request to the API.',
-          type: 'object',
-          properties: {
-            ipAllowList: {
-              title: 'OasIpAllowList',
-              description: 'Only clients in `allow` pass (classic: `enable_ip_whitelisting`, `allowed_ips`).',
-              type: 'object',
-              properties: {
+    ),
+    middleware: objectOf(
+      {
+        title: 'OasMiddleware',
+        description:
+          'Per-API and per-operation middleware, converted to the classic fields the gateway enforces (docs/gateway.md, "OAS APIs"); any other entry that is set is refused by name.',
+        'x-kubernetes-preserve-unknown-fields': true,
+      },
+      {
+        global: objectOf(
+          {
+            title: 'OasGlobalMiddleware',
+            description: 'Middleware of every request to the API.',
+            'x-kubernetes-preserve-unknown-fields': true,
+          },
+          {
+            ipAllowList: objectOf(
+              {
+                title: 'OasIpAllowList',
+                description:
+                  'Only clients in `allow` pass (classic: `enable_ip_whitelisting`, `allowed_ips`).',
+              },
+              {
                 enabled: enabled('the allow list'),
                 allow: ipList('Client addresses allowed:'),
               },
-            },
-            ipBlockList: {
-              title: 'OasIpBlockList',
-              description:
-                'Clients in `block` are refused with 403 (classic: `enable_ip_blacklisting`, `blacklisted_ips`).',
-              type: 'object',
-              properties: {
+            ),
+            ipBlockList: objectOf(
+              {
+                title: 'OasIpBlockList',
+                description:
+                  'Clients in `block` are refused with 403 (classic: `enable_ip_blacklisting`, `blacklisted_ips`).',
+              },
+              {
                 enabled: enabled('the block list'),
                 block: ipList('Client addresses refused:'),
               },
-            },
-            rateLimit: {
-              title: 'OasRateLimit',
-              description:
-                'Rate limit of the whole API, all clients together (classic: `global_rate_limit`); over it: 429.',
-              type: 'object',
-              properties: {
+            ),
+            rateLimit: objectOf(
+              {
+                title: 'OasRateLimit',
+                description:
+                  'Rate limit of the whole API, all clients together (classic: `global_rate_limit`); over it: 429.',
+              },
+              {
                 enabled: enabled('the API-wide rate limit'),
                 rate: { type: 'integer', minimum: 1, description: 'Requests allowed per `per`.' },
                 per: {
@@ -228,7 +222,7 @@ export const oasGatewayExtension: JsonSchema = {
                     'The window, as a duration of whole seconds: `1s`, `30s`, `1m`, `1h30m` (units h, m, s; ms, us and ns only as parts of whole seconds).',
                 },
               },
-            },
+            ),
             cors: oasCors,
             cache: oasCache,
             skipRateLimit: {
@@ -246,8 +240,7 @@ export const oasGatewayExtension: JsonSchema = {
                 "Keep a key's quota counters when the key is created or updated, for keys granted this API (classic: `dont_set_quota_on_create`).",
             },
           },
-          'x-kubernetes-preserve-unknown-fields': true,
-        },
+        ),
         operations: {
           type: 'object',
           description:
@@ -255,31 +248,32 @@ export const oasGatewayExtension: JsonSchema = {
           additionalProperties: oasOperation,
         },
       },
-      'x-kubernetes-preserve-unknown-fields': true,
-    },
+    ),
   },
-  'x-kubernetes-preserve-unknown-fields': true,
-};
+);
 
 /** An OAS 3.x document carrying `x-svc-api-gateway` (the body of `/svc/apis/oas`). */
-export const oasApiDocument: JsonSchema = {
-  title: 'OasApiDocument',
-  description: 'An OpenAPI 3.x document with the gateway extension `x-svc-api-gateway`.',
-  type: 'object',
-  required: ['openapi', 'info', 'paths', 'x-svc-api-gateway'],
-  properties: {
+export const oasApiDocument: JsonSchema = objectOf(
+  {
+    title: 'OasApiDocument',
+    description: 'An OpenAPI 3.x document with the gateway extension `x-svc-api-gateway`.',
+    required: ['openapi', 'info', 'paths', 'x-svc-api-gateway'],
+    'x-kubernetes-preserve-unknown-fields': true,
+  },
+  {
     openapi: { type: 'string', pattern: '^3\\.', description: 'OpenAPI version, 3.x.' },
-    info: {
-      title: 'OasDocumentInfo',
-      description: 'Document information.',
-      type: 'object',
-      required: ['title', 'version'],
-      properties: {
+    info: objectOf(
+      {
+        title: 'OasDocumentInfo',
+        description: 'Document information.',
+        required: ['title', 'version'],
+        'x-kubernetes-preserve-unknown-fields': true,
+      },
+      {
         title: { type: 'string', description: 'Title of the API.' },
         version: { type: 'string', description: 'Version of the document.' },
       },
-      'x-kubernetes-preserve-unknown-fields': true,
-    },
+    ),
     paths: {
       type: 'object',
       description: 'Operations by path.',
@@ -293,5 +287,4 @@ export const oasApiDocument: JsonSchema = {
     'x-svc-api-gateway': oasGatewayExtension,
     'x-svc-streaming': oasStreamingExtension,
   },
-  'x-kubernetes-preserve-unknown-fields': true,
-};
+);

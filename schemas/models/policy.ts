@@ -10,7 +10,7 @@ import {
 } from './limits.ts';
 import { idPattern } from './api-definition/index.ts';
 import { objectIdSchema } from '../rules/ids.ts';
-import { closedObject, nonEmptyString } from './builders.ts';
+import { closedObject, nonEmptyString, strings, stringMap } from './builders.ts';
 
 /** Policy states: what happens to the keys of a policy in each. */
 export const policyState: JsonSchema = {
@@ -26,12 +26,8 @@ export const policyProperties: Record<string, JsonSchema> = {
   name: nonEmptyString('Descriptive name.'),
   state: policyState,
   active: { type: 'boolean', default: true, description: 'Marks the policy active.' },
-  tags: { type: 'array', items: { type: 'string' }, description: 'Labels added to keys of the policy.' },
-  meta_data: {
-    type: 'object',
-    additionalProperties: { type: 'string' },
-    description: 'Extra metadata added to keys of the policy.',
-  },
+  tags: strings('Labels added to keys of the policy.'),
+  meta_data: stringMap('Extra metadata added to keys of the policy.'),
   ...limitProperties,
   partitions,
   max_query_depth: disabledOrPositive(
@@ -54,11 +50,7 @@ export const accessDefinition: JsonSchema = closedObject(
   {
     api_id: { type: 'string', pattern: idPattern, description: 'ID of the API.' },
     api_name: { type: 'string', description: 'Name of the API, for people.' },
-    versions: {
-      type: 'array',
-      items: { type: 'string' },
-      description: 'Versions covered (`Default` for classic APIs, `""` for OAS APIs).',
-    },
+    versions: strings('Versions covered (`Default` for classic APIs, `""` for OAS APIs).'),
     allowed_urls: allowedUrls,
     limit: apiLimit,
     endpoints,

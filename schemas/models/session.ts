@@ -3,7 +3,7 @@ import { disabledOrPositive } from '../common.ts';
 import { ID_PATTERN } from '../rules/ids.ts';
 import { limitProperties } from './limits.ts';
 import { accessDefinition } from './policy.ts';
-import { closedObject } from './builders.ts';
+import { closedObject, strings } from './builders.ts';
 
 /** A key (session) as the gateway stores it (`/svc/keys`). */
 export const sessionModel: JsonSchema = closedObject(
@@ -50,11 +50,7 @@ export const sessionModel: JsonSchema = closedObject(
       additionalProperties: accessDefinition,
       description: 'APIs the key may call, by API ID.',
     },
-    apply_policies: {
-      type: 'array',
-      items: { type: 'string' },
-      description: 'IDs of the policies merged into the key when it is loaded.',
-    },
+    apply_policies: strings('IDs of the policies merged into the key when it is loaded.'),
     basic_auth_data: closedObject(
       { title: 'BasicAuthData', description: 'Credentials of a basic-auth user.' },
       {
@@ -97,7 +93,7 @@ export const sessionModel: JsonSchema = closedObject(
       description: 'Free-form metadata.',
       'x-kubernetes-preserve-unknown-fields': true,
     },
-    tags: { type: 'array', items: { type: 'string' }, description: 'Labels.' },
+    tags: strings('Labels.'),
     date_created: { type: 'string', format: 'date-time', description: 'When the key was created.' },
     monitor: closedObject(
       {

@@ -3,7 +3,7 @@
  * limit, and the switches of keys' limits and quotas on this API.
  */
 import type { JsonSchema } from '../../json-schema.ts';
-import { enforced } from '../builders.ts';
+import { enforced, closedObject } from '../builders.ts';
 
 const ipList = (what: string): JsonSchema => ({
   type: 'array',
@@ -25,18 +25,18 @@ export const accessProperties: Record<string, JsonSchema> = {
     description: 'When true, requests from `blacklisted_ips` are refused with 403.',
   },
   blacklisted_ips: enforced(ipList('Client addresses refused when `enable_ip_blacklisting` is true:')),
-  global_rate_limit: {
-    'x-svc-support': 'supported',
-    title: 'GlobalRateLimit',
-    description: 'Rate limit of the whole API, for all clients together (keyless APIs too).',
-    type: 'object',
-    additionalProperties: false,
-    properties: {
+  global_rate_limit: closedObject(
+    {
+      'x-svc-support': 'supported',
+      title: 'GlobalRateLimit',
+      description: 'Rate limit of the whole API, for all clients together (keyless APIs too).',
+    },
+    {
       disabled: { type: 'boolean', description: 'Turns the API-wide limit off.' },
       rate: { type: 'integer', minimum: 0, description: 'Requests allowed per `per` seconds; 0 is off.' },
       per: { type: 'integer', minimum: 0, description: 'Window in seconds.' },
     },
-  },
+  ),
   disable_rate_limit: {
     'x-svc-support': 'supported',
     type: 'boolean',

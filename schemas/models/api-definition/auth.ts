@@ -96,13 +96,9 @@ export const authProperties: Record<string, JsonSchema> = {
     type: 'boolean',
     description: 'Basic authentication (`Authorization: Basic ...`).',
   },
-  basic_auth: {
-    'x-svc-support': 'supported',
-    title: 'BasicAuthConfig',
-    description: 'Basic authentication settings.',
-    type: 'object',
-    additionalProperties: false,
-    properties: {
+  basic_auth: closedObject(
+    { 'x-svc-support': 'supported', title: 'BasicAuthConfig', description: 'Basic authentication settings.' },
+    {
       disable_caching: { type: 'boolean', description: 'Check every request against the registered users.' },
       cache_ttl: {
         type: 'integer',
@@ -119,7 +115,7 @@ export const authProperties: Record<string, JsonSchema> = {
         description: 'Regular expression with exactly one group that captures the password in the body.',
       },
     },
-  },
+  ),
   enable_jwt: { 'x-svc-support': 'supported', type: 'boolean', description: 'JWT authentication.' },
   jwt_signing_method: {
     'x-svc-support': 'supported',

@@ -12,19 +12,12 @@ const path: JsonSchema = {
   description: 'Path of the endpoint, relative to the listen path.',
 };
 const method: JsonSchema = { ...httpMethod, description: 'HTTP method of the endpoint.' };
+/** `disabled` of every entry of an endpoint list. */
+const disabled: JsonSchema = { type: 'boolean', description: 'Skips the entry.' };
 
 /** A path with a method: the shape most endpoint lists share. */
-const endpoint = (
-  title: string,
-  description: string,
-  extra: Record<string, JsonSchema> = {},
-): JsonSchema => ({
-  title,
-  description,
-  type: 'object',
-  additionalProperties: false,
-  properties: { path, method, ...extra },
-});
+const endpoint = (title: string, description: string, extra: Record<string, JsonSchema> = {}): JsonSchema =>
+  closedObject({ title, description }, { path, method, ...extra });
 
 const endpointMethodMeta: JsonSchema = closedObject(
   { title: 'EndpointMethodMeta', description: 'What an endpoint list does for one method.' },
@@ -47,7 +40,7 @@ const endpointMeta: JsonSchema = closedObject(
     path: { type: 'string', description: 'Path (a regular expression) relative to the listen path.' },
     method: { ...httpMethod, description: 'HTTP method (newer definitions use `method_actions`).' },
     ignore_case: { type: 'boolean', description: 'Match the path case-insensitively.' },
-    disabled: { type: 'boolean', description: 'Skips the entry.' },
+    disabled,
     method_actions: {
       type: 'object',
       additionalProperties: endpointMethodMeta,
@@ -85,7 +78,7 @@ const templateData: JsonSchema = closedObject(
 
 const templateMeta = endpoint('TemplateMeta', 'A body transform of one endpoint.', {
   template_data: templateData,
-  disabled: { type: 'boolean', description: 'Skips the entry.' },
+  disabled,
 });
 
 const transformJq = endpoint('TransformJQMeta', 'A jq body transform of one endpoint.', {
@@ -96,7 +89,7 @@ const headerInjection = endpoint('HeaderInjectionMeta', 'Headers added and remov
   add_headers: stringMap('Headers added.'),
   delete_headers: strings('Headers removed.'),
   act_on: { type: 'boolean', description: 'Act on the response instead of the request.' },
-  disabled: { type: 'boolean', description: 'Skips the entry.' },
+  disabled,
 });
 
 const stringRegexMap: JsonSchema = closedObject(
@@ -178,7 +171,7 @@ const urlRewrite = endpoint('URLRewriteMeta', 'A URL rewrite of one endpoint.', 
     description:
       'Conditions checked in order when `match_pattern` matches: the first that holds rewrites to its own `rewrite_to`.',
   },
-  disabled: { type: 'boolean', description: 'Skips the entry.' },
+  disabled,
 });
 
 const virtualMeta = endpoint(
@@ -208,7 +201,7 @@ const virtualMeta = endpoint(
       description:
         'When the function throws or times out, send the request upstream instead of answering 500.',
     },
-    disabled: { type: 'boolean', description: 'Skips the entry.' },
+    disabled,
   },
 );
 
@@ -229,7 +222,7 @@ const circuitBreaker = endpoint('CircuitBreakerMeta', 'A circuit breaker of one 
     type: 'boolean',
     description: 'Return to service at once instead of on trial requests.',
   },
-  disabled: { type: 'boolean', description: 'Skips the entry.' },
+  disabled,
 });
 
 const validateJson = endpoint(
@@ -248,7 +241,7 @@ const validateJson = endpoint(
       maximum: 599,
       description: 'Status of a refused body (default 422).',
     },
-    disabled: { type: 'boolean', description: 'Skips the entry.' },
+    disabled,
   },
 );
 
@@ -266,11 +259,11 @@ const cacheMeta = endpoint('CacheMeta', 'Advanced cache settings of one endpoint
     description: 'Statuses that are cached.',
   },
   timeout: { type: 'integer', minimum: 0, description: 'Seconds a response stays cached.' },
-  disabled: { type: 'boolean', description: 'Skips the entry.' },
+  disabled,
 });
 
 const trackEndpointMeta = endpoint('TrackEndpointMeta', 'An endpoint of a tracking list.', {
-  disabled: { type: 'boolean', description: 'Skips the entry.' },
+  disabled,
 });
 
 const endpointList = (items: JsonSchema, description: string, reason: string): JsonSchema =>
@@ -337,7 +330,7 @@ export const extendedPaths: JsonSchema = closedObject(
           description:
             'Seconds the upstream has to start its response; past them 504 (0: none). A fraction counts to the millisecond (`0.5` is 500 ms): an svc extension, the reference takes whole seconds.',
         },
-        disabled: { type: 'boolean', description: 'Skips the entry.' },
+        disabled,
       }),
       'Upstream timeouts per endpoint: the first entry matching applies.',
     ),
@@ -360,14 +353,14 @@ export const extendedPaths: JsonSchema = closedObject(
           minimum: 0,
           description: 'Largest request body in bytes (0: no body); past it 413.',
         },
-        disabled: { type: 'boolean', description: 'Skips the entry.' },
+        disabled,
       }),
       'Request size limits per endpoint (with `global_size_limit`, the smaller applies).',
     ),
     method_transforms: supportedList(
       endpoint('MethodTransformMeta', 'A method change of one endpoint.', {
         to_method: { ...httpMethod, description: 'Method sent upstream (not HEAD).' },
-        disabled: { type: 'boolean', description: 'Skips the entry.' },
+        disabled,
       }),
       'Method changes per endpoint: the first entry matching sends the request upstream with `to_method`.',
     ),
@@ -388,7 +381,7 @@ export const extendedPaths: JsonSchema = closedObject(
         'InternalMeta',
         'An endpoint reachable only through internal targets (`svc://self/...` from the same API, `svc://<api>/...` from another).',
         {
-          disabled: { type: 'boolean', description: 'Skips the entry.' },
+          disabled,
         },
       ),
       'Endpoints reachable only through internal targets of the gateway (`svc://`: a `target_url`, a URL rewrite); a client calling one directly gets 403 `Requested endpoint is forbidden`.',
@@ -398,7 +391,7 @@ export const extendedPaths: JsonSchema = closedObject(
         code: { type: 'integer', description: 'Status (default 200).' },
         body: { type: 'string', description: 'Body.' },
         headers: stringMap('Headers.'),
-        disabled: { type: 'boolean', description: 'Skips the entry.' },
+        disabled,
       }),
       'Mock answers per endpoint: the gateway answers instead of the upstream.',
     ),
@@ -406,7 +399,7 @@ export const extendedPaths: JsonSchema = closedObject(
       endpoint('GoPluginMeta', 'A compiled plugin of one endpoint.', {
         plugin_path: { type: 'string', description: 'Plugin file.' },
         func_name: { type: 'string', description: 'Function name.' },
-        disabled: { type: 'boolean', description: 'Skips the entry.' },
+        disabled,
       }),
       'Compiled plugins per endpoint.',
       'Go plugins are shared objects loaded into a Go process and cannot run in a Node.js gateway: use JavaScript or TypeScript plugins (`custom_middleware`)',
@@ -427,7 +420,7 @@ export const extendedPaths: JsonSchema = closedObject(
       endpoint('RateLimitMeta', 'A rate limit of one endpoint.', {
         rate: { type: 'number', minimum: 0, description: 'Requests per `per` seconds.' },
         per: { type: 'number', minimum: 0, description: 'Window in seconds.' },
-        disabled: { type: 'boolean', description: 'Skips the entry.' },
+        disabled,
       }),
       'Rate limits per endpoint (API-wide, all clients together).',
       'not built yet: API-wide limits are per API (`global_rate_limit`); per-endpoint limits are per key (`access_rights.<api>.endpoints` of keys and policies)',

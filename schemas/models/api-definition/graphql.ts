@@ -3,7 +3,7 @@
  * graph.
  */
 import type { JsonSchema } from '../../json-schema.ts';
-import { stringMap, openObject, strings, closedObject, nonEmptyString } from '../builders.ts';
+import { stringMap, openObject, strings, closedObject, nonEmptyString, objectOf } from '../builders.ts';
 
 const graphqlDataSource: JsonSchema = closedObject(
   {
@@ -29,11 +29,7 @@ const graphqlDataSource: JsonSchema = closedObject(
           description: 'HTTP method of the call.',
         },
         body: { type: 'string', description: 'Request body template.' },
-        headers: {
-          type: 'object',
-          additionalProperties: { type: 'string' },
-          description: 'Headers of the call.',
-        },
+        headers: stringMap('Headers of the call.'),
         default_type_name: { type: 'string', description: 'GraphQL type of a successful response.' },
         status_code_type_name_mappings: {
           type: 'array',
@@ -73,13 +69,14 @@ const typeFields: JsonSchema = closedObject(
  * fields each kind takes): REST takes `url`, `method`, `headers`, `query`, `body`; GraphQL takes
  * `url`, `method`, `headers`, `subscription_type`, `has_operation`, `operation`, `variables`.
  */
-const engineDataSourceConfig: JsonSchema = {
-  title: 'GraphqlEngineDataSourceConfig',
-  description:
-    "Settings of the data source, by kind. REST: `url`, `method`, `headers`, `query`, `body`; GraphQL: `url`, `method`, `headers`, `subscription_type`, `has_operation`, `operation`, `variables`, `default_type_name`; Kafka: `broker_addresses`, `topics`, `group_id`, `client_id`, `kafka_version`, `start_consuming_latest`, `balance_strategy`, `isolation_level`, `sasl`. Templates `{{ .arguments.x }}` (the field's arguments), `{{ .object.x }}` (the parent object's fields) and `{{ .request.headers.x }}` (a header of the client's request) are filled in the URL, query values, headers, body and variables.",
-  type: 'object',
-  'x-kubernetes-preserve-unknown-fields': true,
-  properties: {
+const engineDataSourceConfig: JsonSchema = objectOf(
+  {
+    title: 'GraphqlEngineDataSourceConfig',
+    description:
+      "Settings of the data source, by kind. REST: `url`, `method`, `headers`, `query`, `body`; GraphQL: `url`, `method`, `headers`, `subscription_type`, `has_operation`, `operation`, `variables`, `default_type_name`; Kafka: `broker_addresses`, `topics`, `group_id`, `client_id`, `kafka_version`, `start_consuming_latest`, `balance_strategy`, `isolation_level`, `sasl`. Templates `{{ .arguments.x }}` (the field's arguments), `{{ .object.x }}` (the parent object's fields) and `{{ .request.headers.x }}` (a header of the client's request) are filled in the URL, query values, headers, body and variables.",
+    'x-kubernetes-preserve-unknown-fields': true,
+  },
+  {
     url: {
       type: 'string',
       description:
@@ -168,7 +165,7 @@ const engineDataSourceConfig: JsonSchema = {
       },
     ),
   },
-};
+);
 
 /** The universal data graph in the reference's version 2 form (`graphql.version: "2"`). */
 const graphqlEngine: JsonSchema = closedObject(
@@ -237,14 +234,14 @@ const graphqlEngine: JsonSchema = closedObject(
 );
 
 /** GraphQL settings of a classic API. */
-export const graphql: JsonSchema = {
-  title: 'GraphqlConfig',
-  description: 'GraphQL handling: a GraphQL proxy, or the execution engine over a universal data graph.',
-  type: 'object',
-  additionalProperties: false,
-  'x-svc-support': 'supported',
-  'x-svc-switch': 'enabled',
-  properties: {
+export const graphql: JsonSchema = closedObject(
+  {
+    title: 'GraphqlConfig',
+    description: 'GraphQL handling: a GraphQL proxy, or the execution engine over a universal data graph.',
+    'x-svc-support': 'supported',
+    'x-svc-switch': 'enabled',
+  },
+  {
     enabled: { type: 'boolean', description: 'Enables GraphQL handling.' },
     execution_mode: {
       type: 'string',
@@ -299,22 +296,22 @@ export const graphql: JsonSchema = {
       description: 'When the schema was last updated from the upstream.',
     },
     engine: graphqlEngine,
-    proxy: {
-      title: 'GraphqlProxyConfig',
-      description: 'Settings of a proxy-only GraphQL API.',
-      type: 'object',
-      'x-svc-support': 'not-supported',
-      'x-svc-reason':
-        'not built yet: a proxy-only GraphQL API is proxied with the headers of the API (`global_headers`); these extra header maps and proxy features are not applied',
-      additionalProperties: false,
-      properties: {
+    proxy: closedObject(
+      {
+        title: 'GraphqlProxyConfig',
+        description: 'Settings of a proxy-only GraphQL API.',
+        'x-svc-support': 'not-supported',
+        'x-svc-reason':
+          'not built yet: a proxy-only GraphQL API is proxied with the headers of the API (`global_headers`); these extra header maps and proxy features are not applied',
+      },
+      {
         auth_headers: stringMap('Headers sent to the upstream for introspection.'),
         request_headers: stringMap('Headers added to upstream requests.'),
         use_response_extensions: openObject('Response extensions passed through.'),
         features: openObject('Proxy features.'),
         request_headers_rewrite: openObject('Request header rewrites.'),
       },
-    },
+    ),
     subgraph: closedObject(
       {
         title: 'GraphqlSubgraphConfig',
@@ -340,12 +337,9 @@ export const graphql: JsonSchema = {
         'needs a client of a GraphQL schema registry, which svc does not have: set the schema itself in `graphql.schema`',
       description: 'Reference to the graph in a schema registry.',
     },
-    introspection: {
-      title: 'GraphqlIntrospectionConfig',
-      description: 'Introspection queries.',
-      type: 'object',
-      additionalProperties: false,
-      properties: { disabled: { type: 'boolean', description: 'Refuse introspection queries.' } },
-    },
+    introspection: closedObject(
+      { title: 'GraphqlIntrospectionConfig', description: 'Introspection queries.' },
+      { disabled: { type: 'boolean', description: 'Refuse introspection queries.' } },
+    ),
   },
-};
+);

@@ -11,7 +11,7 @@ import type { JsonSchema } from '../../json-schema.ts';
 import { ID_PATTERN, objectIdSchema } from '../../rules/ids.ts';
 import { accessProperties } from './access.ts';
 import { authProperties } from './auth.ts';
-import { enforced, closedObject } from '../builders.ts';
+import { enforced, closedObject, strings } from '../builders.ts';
 import { eventHandlers } from './events.ts';
 import { graphql } from './graphql.ts';
 import { notYetClassicProperties } from './not-yet.ts';
@@ -102,37 +102,23 @@ export const classicApiProperties: Record<string, JsonSchema> = {
     description: 'Free-form settings made available to middleware.',
     'x-kubernetes-preserve-unknown-fields': true,
   },
-  CORS: {
-    'x-svc-support': 'supported',
-    'x-svc-switch': 'enable',
-    title: 'CorsConfig',
-    description: 'Cross-origin resource sharing.',
-    type: 'object',
-    additionalProperties: false,
-    properties: {
+  CORS: closedObject(
+    {
+      'x-svc-support': 'supported',
+      'x-svc-switch': 'enable',
+      title: 'CorsConfig',
+      description: 'Cross-origin resource sharing.',
+    },
+    {
       enable: { type: 'boolean', description: 'Answer CORS requests at the gateway.' },
-      allowed_origins: {
-        type: 'array',
-        items: { type: 'string' },
-        description:
-          'Allowed origins: exact, `*` (any; also when empty), or one `*` wildcard (`https://*.example.com`).',
-      },
-      allowed_methods: {
-        type: 'array',
-        items: { type: 'string' },
-        description: 'Allowed methods (default GET, POST, HEAD; OPTIONS always).',
-      },
-      allowed_headers: {
-        type: 'array',
-        items: { type: 'string' },
-        description:
-          'Headers a request may send (default Origin, Accept, Content-Type, X-Requested-With; `*` any).',
-      },
-      exposed_headers: {
-        type: 'array',
-        items: { type: 'string' },
-        description: 'Headers exposed to clients.',
-      },
+      allowed_origins: strings(
+        'Allowed origins: exact, `*` (any; also when empty), or one `*` wildcard (`https://*.example.com`).',
+      ),
+      allowed_methods: strings('Allowed methods (default GET, POST, HEAD; OPTIONS always).'),
+      allowed_headers: strings(
+        'Headers a request may send (default Origin, Accept, Content-Type, X-Requested-With; `*` any).',
+      ),
+      exposed_headers: strings('Headers exposed to clients.'),
       allow_credentials: { type: 'boolean', description: 'Allow credentials.' },
       max_age: { type: 'integer', minimum: 0, description: 'Seconds a preflight answer may be cached.' },
       options_passthrough: {
@@ -142,7 +128,7 @@ export const classicApiProperties: Record<string, JsonSchema> = {
       },
       debug: { type: 'boolean', description: 'Log CORS decisions (debug level).' },
     },
-  },
+  ),
   graphql,
   ...notYetClassicProperties(),
 };

@@ -4,7 +4,7 @@
  * `uptime_tests`, `cache_options`, `response_processors`), and the versions' `definition`.
  */
 import type { JsonSchema } from '../../json-schema.ts';
-import { notYet, enforced, strings, stringMap, openObject, closedObject } from '../builders.ts';
+import { notYet, enforced, strings, stringMap, openObject, closedObject, objectOf } from '../builders.ts';
 import { versionDefinition } from './versions.ts';
 
 /**
@@ -142,22 +142,22 @@ export function notYetClassicProperties(): Record<string, JsonSchema> {
       'belongs to plugin bundles, which svc never loads (see `custom_middleware_bundle`)',
     ),
     request_signing: notYet(
-      {
-        title: 'RequestSigningMeta',
-        description: 'Signing of upstream requests.',
-        type: 'object',
-        additionalProperties: false,
-        'x-svc-switch': 'is_enabled',
-        properties: {
+      closedObject(
+        {
+          title: 'RequestSigningMeta',
+          description: 'Signing of upstream requests.',
+          'x-svc-switch': 'is_enabled',
+        },
+        {
           is_enabled: { type: 'boolean', description: 'Sign upstream requests.' },
           secret: { type: 'string', description: 'HMAC secret.' },
           key_id: { type: 'string', description: 'Key ID sent with the signature.' },
           algorithm: { type: 'string', description: 'Signature algorithm.' },
-          header_list: { type: 'array', items: { type: 'string' }, description: 'Headers signed.' },
+          header_list: strings('Headers signed.'),
           certificate_id: { type: 'string', description: 'Certificate of an RSA signature.' },
           signature_header: { type: 'string', description: 'Header that carries the signature.' },
         },
-      },
+      ),
       'not built yet: svc does not sign the requests it sends upstream (it checks the signatures of client requests: `enable_signature_checking`)',
     ),
     definition: versionDefinition,
@@ -179,41 +179,44 @@ export function notYetClassicProperties(): Record<string, JsonSchema> {
         },
       ),
     ),
-    cache_options: enforced({
-      title: 'CacheOptions',
-      description:
-        'Response caching of GET, HEAD and OPTIONS requests, in Redis with the Redis store, else in the memory of each gateway process; kept per API and per key; a hit carries `X-Svc-Cached-Response: 1` (docs/gateway.md).',
-      type: 'object',
-      additionalProperties: false,
-      'x-svc-switch': 'enable_cache',
-      properties: {
-        enable_cache: { type: 'boolean', description: 'Turns caching on.' },
-        cache_timeout: {
-          type: 'integer',
-          minimum: 0,
-          description: 'Seconds a response stays cached (0: the default, 60).',
-        },
-        cache_all_safe_requests: {
-          type: 'boolean',
-          description: 'Cache every GET, HEAD and OPTIONS request (the safe methods, as the reference).',
-        },
-        cache_response_codes: {
-          type: 'array',
-          items: { type: 'integer' },
-          description: 'Statuses that are cached (empty: any status, as the reference).',
-        },
-        enable_upstream_cache_control: {
-          type: 'boolean',
+    cache_options: enforced(
+      closedObject(
+        {
+          title: 'CacheOptions',
           description:
-            'The upstream decides: a response is stored only when it carries `x-tyk-cache-action-set`, for the seconds in `cache_control_ttl_header`.',
+            'Response caching of GET, HEAD and OPTIONS requests, in Redis with the Redis store, else in the memory of each gateway process; kept per API and per key; a hit carries `X-Svc-Cached-Response: 1` (docs/gateway.md).',
+          'x-svc-switch': 'enable_cache',
         },
-        cache_control_ttl_header: {
-          type: 'string',
-          description: 'Response header that gives the time to live (default `x-tyk-cache-action-set-ttl`).',
+        {
+          enable_cache: { type: 'boolean', description: 'Turns caching on.' },
+          cache_timeout: {
+            type: 'integer',
+            minimum: 0,
+            description: 'Seconds a response stays cached (0: the default, 60).',
+          },
+          cache_all_safe_requests: {
+            type: 'boolean',
+            description: 'Cache every GET, HEAD and OPTIONS request (the safe methods, as the reference).',
+          },
+          cache_response_codes: {
+            type: 'array',
+            items: { type: 'integer' },
+            description: 'Statuses that are cached (empty: any status, as the reference).',
+          },
+          enable_upstream_cache_control: {
+            type: 'boolean',
+            description:
+              'The upstream decides: a response is stored only when it carries `x-tyk-cache-action-set`, for the seconds in `cache_control_ttl_header`.',
+          },
+          cache_control_ttl_header: {
+            type: 'string',
+            description:
+              'Response header that gives the time to live (default `x-tyk-cache-action-set-ttl`).',
+          },
+          cache_by_headers: strings('Request headers whose values join the cache key.'),
         },
-        cache_by_headers: strings('Request headers whose values join the cache key.'),
-      },
-    }),
+      ),
+    ),
     session_lifetime: notYet(
       {
         type: 'integer',
@@ -257,19 +260,20 @@ export function notYetClassicProperties(): Record<string, JsonSchema> {
             type: 'string',
             description: 'Name of the processor: `header_injector` or `response_body_transform`.',
           },
-          options: {
-            title: 'ResponseProcessorOptions',
-            description:
-              'Settings of the processor: `add_headers` and `remove_headers` for `header_injector`; `response_body_transform` takes none.',
-            type: 'object',
-            'x-kubernetes-preserve-unknown-fields': true,
-            properties: {
+          options: objectOf(
+            {
+              title: 'ResponseProcessorOptions',
+              description:
+                'Settings of the processor: `add_headers` and `remove_headers` for `header_injector`; `response_body_transform` takes none.',
+              'x-kubernetes-preserve-unknown-fields': true,
+            },
+            {
               add_headers: stringMap(
                 "Headers set on every response of the API (replacing the upstream's); values may hold `$tyk_meta.<key>` and, with `enable_context_vars`, `$tyk_context.<name>`.",
               ),
               remove_headers: strings('Headers removed from every response of the API.'),
             },
-          },
+          ),
         },
       ),
     }),
@@ -294,18 +298,18 @@ export function notYetClassicProperties(): Record<string, JsonSchema> {
       'OpenTelemetry tracing is not built yet: the gateway exports Prometheus metrics only',
     ),
     analytics_plugin: notYet(
-      {
-        title: 'AnalyticsPluginConfig',
-        description: 'A plugin that rewrites analytics records.',
-        type: 'object',
-        additionalProperties: false,
-        'x-svc-switch': 'enable',
-        properties: {
+      closedObject(
+        {
+          title: 'AnalyticsPluginConfig',
+          description: 'A plugin that rewrites analytics records.',
+          'x-svc-switch': 'enable',
+        },
+        {
           enable: { type: 'boolean', description: 'Turns the plugin on.' },
           plugin_path: { type: 'string', description: 'Plugin file.' },
           func_name: { type: 'string', description: 'Function name.' },
         },
-      },
+      ),
       'analytics plugins are Go plugins (shared objects) that rewrite analytics records: Go plugins cannot run in a Node.js gateway',
     ),
     upstream_auth: notYet(

@@ -39,14 +39,14 @@ const hookList = (when: string): JsonSchema => ({
 });
 
 /** Plugins of an API: JavaScript or TypeScript modules the gateway loads (docs/gateway.md). */
-const customMiddleware: JsonSchema = {
-  title: 'CustomMiddleware',
-  description:
-    'Plugins: functions of JavaScript or TypeScript modules, or hooks of a gRPC plugin server, run at fixed points of the chain.',
-  type: 'object',
-  additionalProperties: false,
-  'x-svc-support': 'supported',
-  properties: {
+const customMiddleware: JsonSchema = closedObject(
+  {
+    title: 'CustomMiddleware',
+    description:
+      'Plugins: functions of JavaScript or TypeScript modules, or hooks of a gRPC plugin server, run at fixed points of the chain.',
+    'x-svc-support': 'supported',
+  },
+  {
     driver: {
       type: 'string',
       description:
@@ -64,14 +64,14 @@ const customMiddleware: JsonSchema = {
     response: hookList(
       "on the response: JavaScript and TypeScript hooks add its headers (they run before the upstream call); a gRPC plugin server's get the upstream's response and may change its status, headers and body",
     ),
-    id_extractor: {
-      title: 'MiddlewareIdExtractor',
-      description:
-        "Identity extractor of a gRPC plugin server's `auth_check`: the identity read from the request before the hook is asked (none: 400 `Authorization field missing`); the session the hook answers is that identity's, and until the `id_extractor_deadline` (Unix seconds) the hook sets in it, requests with the same identity get it without the hook being asked.",
-      type: 'object',
-      additionalProperties: false,
-      'x-svc-support': 'supported',
-      properties: {
+    id_extractor: closedObject(
+      {
+        title: 'MiddlewareIdExtractor',
+        description:
+          "Identity extractor of a gRPC plugin server's `auth_check`: the identity read from the request before the hook is asked (none: 400 `Authorization field missing`); the session the hook answers is that identity's, and until the `id_extractor_deadline` (Unix seconds) the hook sets in it, requests with the same identity get it without the hook being asked.",
+        'x-svc-support': 'supported',
+      },
+      {
         disabled: {
           type: 'boolean',
           description: 'Skips the extractor: the hook is asked on every request.',
@@ -85,11 +85,9 @@ const customMiddleware: JsonSchema = {
           description:
             '`value` (the whole header or form value) or `regex` (a match of `regex_expression`); `xpath` is not built yet.',
         },
-        extractor_config: {
-          type: 'object',
-          additionalProperties: false,
-          description: 'What the extractor reads: only the settings of its source and method.',
-          properties: {
+        extractor_config: closedObject(
+          { description: 'What the extractor reads: only the settings of its source and method.' },
+          {
             header_name: { type: 'string', description: 'With `extract_from: header`: the header.' },
             param_name: { type: 'string', description: 'With `extract_from: form`: the form parameter.' },
             regex_expression: {
@@ -105,11 +103,11 @@ const customMiddleware: JsonSchema = {
               'not built yet: reading the identity with an XPath expression (`extract_with: xpath`); read it with `regex_expression` (`extract_with: regex`)',
             ),
           },
-        },
+        ),
       },
-    },
+    ),
   },
-};
+);
 
 /** The plugin fields of a classic API. */
 export const pluginProperties: Record<string, JsonSchema> = {

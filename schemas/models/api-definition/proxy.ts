@@ -7,14 +7,14 @@ import { resourceRef } from '../../common.ts';
 import { notYet, enforced, strings, closedObject } from '../builders.ts';
 
 /** Upstream and path settings. */
-export const proxy: JsonSchema = {
-  title: 'ProxyConfig',
-  description: 'Where the API listens on the gateway and where it sends requests.',
-  type: 'object',
-  additionalProperties: false,
-  'x-svc-support': 'supported',
-  required: ['listen_path'],
-  properties: {
+export const proxy: JsonSchema = closedObject(
+  {
+    title: 'ProxyConfig',
+    description: 'Where the API listens on the gateway and where it sends requests.',
+    'x-svc-support': 'supported',
+    required: ['listen_path'],
+  },
+  {
     listen_path: {
       type: 'string',
       // Empty for TCP and TLS APIs, which are reached on their listen_port (schemas/rules/tcp.ts).
@@ -88,13 +88,13 @@ export const proxy: JsonSchema = {
         'Leave out of the rotation an upstream whose host (`host:port`) fails a check of `uptime_tests`, until it passes again.',
     }),
     service_discovery: notYet(
-      {
-        title: 'ServiceDiscoveryConfiguration',
-        description: 'Upstreams read from a service registry.',
-        type: 'object',
-        additionalProperties: false,
-        'x-svc-switch': 'use_discovery_service',
-        properties: {
+      closedObject(
+        {
+          title: 'ServiceDiscoveryConfiguration',
+          description: 'Upstreams read from a service registry.',
+          'x-svc-switch': 'use_discovery_service',
+        },
+        {
           use_discovery_service: { type: 'boolean', description: 'Turns service discovery on.' },
           query_endpoint: { type: 'string', description: 'URL of the registry query.' },
           use_nested_query: { type: 'boolean', description: 'The answer nests the data in a JSON string.' },
@@ -107,7 +107,7 @@ export const proxy: JsonSchema = {
           cache_disabled: { type: 'boolean', description: 'Do not cache answers.' },
           endpoint_returns_list: { type: 'boolean', description: 'The registry returns a list.' },
         },
-      },
+      ),
       'needs a client of a service registry (Consul, etcd, Eureka), which svc does not have yet: in a cluster, address the Service (`http://<service>.<namespace>.svc:<port>`), or list the upstreams in `proxy.target_list`',
     ),
     transport: closedObject(
@@ -151,4 +151,4 @@ export const proxy: JsonSchema = {
       },
     ),
   },
-};
+);

@@ -5,6 +5,24 @@ import type { JsonSchema } from '../../json-schema.ts';
 import { notYet, enforced, strings, stringMap, closedObject } from '../builders.ts';
 import { extendedPaths } from './endpoints.ts';
 
+/**
+ * The header changes a version makes on every request (`global_headers`) or every response
+ * (`global_response_headers`): headers set, removed and appended, and the switch that turns the
+ * three off.
+ */
+const headerChanges = (
+  field: string,
+  words: { set: string; remove: string; append: string },
+): Record<string, JsonSchema> => ({
+  [field]: enforced(stringMap(words.set)),
+  [`${field}_remove`]: enforced(strings(words.remove)),
+  [`${field}_append`]: enforced(stringMap(words.append)),
+  [`${field}_disabled`]: enforced({
+    type: 'boolean',
+    description: `Turns \`${field}\`, \`${field}_remove\` and \`${field}_append\` off.`,
+  }),
+});
+
 const versionInfo: JsonSchema = closedObject(
   { title: 'VersionInfo', description: 'One version of the API.' },
   {
@@ -30,28 +48,17 @@ const versionInfo: JsonSchema = closedObject(
         'Use `extended_paths` (accepted either way: the lists of extended_paths say what is not supported).',
     }),
     extended_paths: extendedPaths,
-    global_headers: enforced(stringMap("Headers set on every upstream request (replacing the client's).")),
-    global_headers_remove: enforced(strings('Headers removed from every upstream request.')),
-    global_headers_append: enforced(
-      stringMap(
+    ...headerChanges('global_headers', {
+      set: "Headers set on every upstream request (replacing the client's).",
+      remove: 'Headers removed from every upstream request.',
+      append:
         "Headers appended to every upstream request: a header the request has keeps its value and gets this one after a comma; one it lacks is set. Applied after `global_headers`. An svc extension (the Gateway API's `RequestHeaderModifier.add`).",
-      ),
-    ),
-    global_headers_disabled: enforced({
-      type: 'boolean',
-      description: 'Turns `global_headers`, `global_headers_remove` and `global_headers_append` off.',
     }),
-    global_response_headers: enforced(stringMap("Headers set on every response (replacing the upstream's).")),
-    global_response_headers_remove: enforced(strings('Headers removed from every response.')),
-    global_response_headers_append: enforced(
-      stringMap(
+    ...headerChanges('global_response_headers', {
+      set: "Headers set on every response (replacing the upstream's).",
+      remove: 'Headers removed from every response.',
+      append:
         "Headers appended to every response: the upstream's header is kept and this value sent after it (as another line of the same header); one the upstream lacks is set. Applied after `global_response_headers`. An svc extension (the Gateway API's `ResponseHeaderModifier.add`).",
-      ),
-    ),
-    global_response_headers_disabled: enforced({
-      type: 'boolean',
-      description:
-        'Turns `global_response_headers`, `global_response_headers_remove` and `global_response_headers_append` off.',
     }),
     ignore_endpoint_case: enforced({
       type: 'boolean',
@@ -72,13 +79,13 @@ const versionInfo: JsonSchema = closedObject(
 );
 
 /** Versions of a classic API. */
-export const versionData: JsonSchema = {
-  title: 'VersionData',
-  description: 'Versions of the API. A new API has one version, `Default`, and is not versioned.',
-  type: 'object',
-  additionalProperties: false,
-  'x-svc-support': 'supported',
-  properties: {
+export const versionData: JsonSchema = closedObject(
+  {
+    title: 'VersionData',
+    description: 'Versions of the API. A new API has one version, `Default`, and is not versioned.',
+    'x-svc-support': 'supported',
+  },
+  {
     not_versioned: {
       type: 'boolean',
       default: true,
@@ -96,19 +103,19 @@ export const versionData: JsonSchema = {
       description: 'Versions by name.',
     },
   },
-};
+);
 
 const VERSIONS_ELSEWHERE =
   "versions served by separate APIs (a base API naming child APIs) are not built yet: list the versions in one API's `version_data.versions`";
 
 /** How a request names its version (`definition`). */
-export const versionDefinition: JsonSchema = {
-  title: 'VersionDefinition',
-  description: 'Where a request names its version.',
-  type: 'object',
-  additionalProperties: false,
-  'x-svc-support': 'supported',
-  properties: {
+export const versionDefinition: JsonSchema = closedObject(
+  {
+    title: 'VersionDefinition',
+    description: 'Where a request names its version.',
+    'x-svc-support': 'supported',
+  },
+  {
     enabled: notYet(
       {
         type: 'boolean',
@@ -158,4 +165,4 @@ export const versionDefinition: JsonSchema = {
     },
     versions: notYet(stringMap('Version name -> ID of the API that serves it.'), VERSIONS_ELSEWHERE),
   },
-};
+);

@@ -1,7 +1,7 @@
 /** The settings of a security scheme under `x-svc-api-gateway.server.authentication`. */
 import type { JsonSchema } from '../../json-schema.ts';
 import { enabled } from './parts.ts';
-import { closedObject } from '../builders.ts';
+import { closedObject, strings } from '../builders.ts';
 
 const credentialLocation = (where: string): JsonSchema =>
   closedObject(
@@ -55,11 +55,7 @@ export const securityScheme: JsonSchema = closedObject(
     skipKid: { type: 'boolean', description: 'JWT: ignore the `kid` header of tokens.' },
     policyFieldName: { type: 'string', description: 'JWT: the claim that carries the policy ID to apply.' },
     clientBaseField: { type: 'string', description: 'JWT: the claim that names the client key.' },
-    defaultPolicies: {
-      type: 'array',
-      items: { type: 'string' },
-      description: 'JWT: policy IDs applied when a token has no policy claim.',
-    },
+    defaultPolicies: strings('JWT: policy IDs applied when a token has no policy claim.'),
     issuedAtValidationSkew: {
       type: 'integer',
       minimum: 0,

@@ -1,6 +1,7 @@
 /** The middleware of one operation under `x-svc-api-gateway.middleware.operations`. */
 import type { JsonSchema } from '../../json-schema.ts';
 import { headerList, seconds, statuses, switched } from './parts.ts';
+import { strings, objectOf } from '../builders.ts';
 
 const endpointSwitch = (title: string, what: string): JsonSchema =>
   switched(title, what, {
@@ -10,7 +11,7 @@ const endpointSwitch = (title: string, what: string): JsonSchema =>
 const headerTransform = (title: string, what: string): JsonSchema =>
   switched(title, what, {
     add: headerList('Headers set (a header already there is replaced).'),
-    remove: { type: 'array', items: { type: 'string' }, description: 'Headers removed.' },
+    remove: strings('Headers removed.'),
   });
 
 const bodyTransform = (title: string, what: string): JsonSchema =>
@@ -26,12 +27,9 @@ const bodyTransform = (title: string, what: string): JsonSchema =>
   });
 
 /** One rule of a URL rewrite trigger. */
-const oasRewriteRule: JsonSchema = {
-  title: 'OasUrlRewriteRule',
-  description: 'A condition of a trigger.',
-  type: 'object',
-  required: ['in', 'pattern'],
-  properties: {
+const oasRewriteRule: JsonSchema = objectOf(
+  { title: 'OasUrlRewriteRule', description: 'A condition of a trigger.', required: ['in', 'pattern'] },
+  {
     in: {
       type: 'string',
       enum: ['header', 'query', 'path', 'sessionMetadata', 'requestBody', 'requestContext'],
@@ -41,14 +39,16 @@ const oasRewriteRule: JsonSchema = {
     pattern: { type: 'string', description: 'Regular expression the value must match.' },
     negate: { type: 'boolean', description: 'Trigger when the value does not match.' },
   },
-};
+);
 
 /** Middleware of one operation (`middleware.operations.<operationId>`). */
-export const oasOperation: JsonSchema = {
-  title: 'OasOperation',
-  description: 'Middleware of one operation (classic: `extended_paths` entries of its path and method).',
-  type: 'object',
-  properties: {
+export const oasOperation: JsonSchema = objectOf(
+  {
+    title: 'OasOperation',
+    description: 'Middleware of one operation (classic: `extended_paths` entries of its path and method).',
+    'x-kubernetes-preserve-unknown-fields': true,
+  },
+  {
     allow: endpointSwitch('OasAllow', 'Only allowed operations are served (classic `white_list`).'),
     block: endpointSwitch('OasBlock', 'Refused with 403 (classic `black_list`).'),
     ignoreAuthentication: endpointSwitch(
@@ -83,17 +83,14 @@ export const oasOperation: JsonSchema = {
       triggers: {
         type: 'array',
         description: 'Advanced triggers; the first that fires gives the target.',
-        items: {
-          title: 'OasUrlRewriteTrigger',
-          description: 'A trigger.',
-          type: 'object',
-          required: ['rules', 'rewriteTo'],
-          properties: {
+        items: objectOf(
+          { title: 'OasUrlRewriteTrigger', description: 'A trigger.', required: ['rules', 'rewriteTo'] },
+          {
             condition: { type: 'string', enum: ['any', 'all'], description: 'Any rule or all rules.' },
             rules: { type: 'array', items: oasRewriteRule, description: 'The conditions.' },
             rewriteTo: { type: 'string', description: 'Rewrite target when the trigger fires.' },
           },
-        },
+        ),
       },
     }),
     transformRequestBody: bodyTransform(
@@ -152,5 +149,4 @@ export const oasOperation: JsonSchema = {
       "The operation's requests are left out of the request metrics (classic `do_not_track_endpoints`).",
     ),
   },
-  'x-kubernetes-preserve-unknown-fields': true,
-};
+);

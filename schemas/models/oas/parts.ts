@@ -1,6 +1,6 @@
 /** Pieces the schemas of the OAS extensions are made of. */
 import type { JsonSchema } from '../../json-schema.ts';
-import { nonEmptyString } from '../builders.ts';
+import { nonEmptyString, objectOf } from '../builders.ts';
 
 export const enabled = (what: string): JsonSchema => ({ type: 'boolean', description: `Enables ${what}.` });
 
@@ -28,16 +28,13 @@ export const switched = (
 export const headerList = (description: string): JsonSchema => ({
   type: 'array',
   description,
-  items: {
-    title: 'OasHeader',
-    description: 'A header.',
-    type: 'object',
-    required: ['name'],
-    properties: {
+  items: objectOf(
+    { title: 'OasHeader', description: 'A header.', required: ['name'] },
+    {
       name: nonEmptyString('Header name.'),
       value: { type: 'string', description: 'Header value.' },
     },
-  },
+  ),
 });
 
 export const seconds = (description: string): JsonSchema => ({ type: 'integer', minimum: 0, description });

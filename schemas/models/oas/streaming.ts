@@ -1,5 +1,6 @@
 /** The `x-svc-streaming` vendor extension of a streams OAS document. */
 import type { JsonSchema } from '../../json-schema.ts';
+import { objectOf } from '../builders.ts';
 
 const connector: JsonSchema = {
   type: 'object',
@@ -10,29 +11,35 @@ const connector: JsonSchema = {
 };
 
 /** The `x-svc-streaming` vendor extension of a streams OAS document. */
-export const oasStreamingExtension: JsonSchema = {
-  title: 'OasStreamingExtension',
-  description: 'Asynchronous streams of the API (`x-svc-streaming`).',
-  type: 'object',
-  required: ['streams'],
-  properties: {
+export const oasStreamingExtension: JsonSchema = objectOf(
+  {
+    title: 'OasStreamingExtension',
+    description: 'Asynchronous streams of the API (`x-svc-streaming`).',
+    required: ['streams'],
+    'x-kubernetes-preserve-unknown-fields': true,
+  },
+  {
     streams: {
       type: 'object',
       minProperties: 1,
       description: 'Streams by name; each runs as its own pipeline: input, processors, output.',
-      additionalProperties: {
-        title: 'Stream',
-        description: 'One stream.',
-        type: 'object',
-        required: ['input', 'output'],
-        properties: {
+      additionalProperties: objectOf(
+        {
+          title: 'Stream',
+          description: 'One stream.',
+          required: ['input', 'output'],
+          'x-kubernetes-preserve-unknown-fields': true,
+        },
+        {
           input: connector,
           output: connector,
-          pipeline: {
-            title: 'StreamPipeline',
-            description: 'Processing between input and output.',
-            type: 'object',
-            properties: {
+          pipeline: objectOf(
+            {
+              title: 'StreamPipeline',
+              description: 'Processing between input and output.',
+              'x-kubernetes-preserve-unknown-fields': true,
+            },
+            {
               processors: {
                 type: 'array',
                 items: {
@@ -43,12 +50,9 @@ export const oasStreamingExtension: JsonSchema = {
                 description: 'Ordered processing steps.',
               },
             },
-            'x-kubernetes-preserve-unknown-fields': true,
-          },
+          ),
         },
-        'x-kubernetes-preserve-unknown-fields': true,
-      },
+      ),
     },
   },
-  'x-kubernetes-preserve-unknown-fields': true,
-};
+);
