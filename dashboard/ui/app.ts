@@ -9,7 +9,7 @@
 
 import { viewAnalytics, stopAnalytics, type AnalyticsEnv } from './analytics.ts';
 import { arr, byId, h, obj, str, table, type Json } from './dom.ts';
-import { call, CallError, clearError, key, KEY_STORAGE, showError } from './call.ts';
+import { attempt, call, CallError, clearError, key, KEY_STORAGE, showError } from './call.ts';
 import { policyForm, resetUserKeyButton, secretNote, userForm, type FormEnv } from './forms.ts';
 import { viewPortalAdmin } from './portal-admin.ts';
 import { viewKeys } from './keys.ts';
@@ -186,19 +186,14 @@ async function oauthClients(apiId: string): Promise<Node> {
   );
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
-    clearError();
-    void (async () => {
-      try {
-        const made = await call('POST', base, {
-          policy_id: (policy as HTMLInputElement).value.trim(),
-          description: (description as HTMLInputElement).value.trim(),
-        });
-        shownSecret = { apiId, clientId: str(made.client_id), secret: str(made.secret) };
-        await render();
-      } catch (err) {
-        showError(err);
-      }
-    })();
+    attempt(async () => {
+      const made = await call('POST', base, {
+        policy_id: (policy as HTMLInputElement).value.trim(),
+        description: (description as HTMLInputElement).value.trim(),
+      });
+      shownSecret = { apiId, clientId: str(made.client_id), secret: str(made.secret) };
+      await render();
+    });
   });
   return h(
     'section',
@@ -230,10 +225,9 @@ async function viewApi(id: string): Promise<Node> {
   ) as HTMLButtonElement;
   if (a.managedBy !== undefined) toggle.disabled = true;
   toggle.addEventListener('click', () => {
-    clearError();
     toggle.disabled = true;
-    void (async () => {
-      try {
+    attempt(
+      async () => {
         if (a.oas) {
           const doc = await call('GET', path);
           const info = obj(obj(doc['x-svc-api-gateway']).info);
@@ -248,11 +242,11 @@ async function viewApi(id: string): Promise<Node> {
           });
         }
         await render();
-      } catch (err) {
-        showError(err);
+      },
+      () => {
         toggle.disabled = false;
-      }
-    })();
+      },
+    );
   });
   return h(
     'section',

@@ -58,3 +58,15 @@ export function clearError(): void {
   box.hidden = true;
   box.textContent = '';
 }
+
+/**
+ * Runs what the user asked for (a form sent, a button pressed): the error above the page cleared
+ * first, a failure shown there, then `failed` (a button enabled again, say).
+ */
+export function attempt(run: () => Promise<unknown>, failed?: () => void): void {
+  clearError();
+  run().catch((err: unknown) => {
+    showError(err);
+    failed?.();
+  });
+}

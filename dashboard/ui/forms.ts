@@ -56,16 +56,21 @@ export function secretNote(env: FormEnv): HTMLElement | null {
   );
 }
 
-/** Runs a form's action: errors shown, the page drawn again after success. */
-function submit(env: FormEnv, form: HTMLFormElement, action: () => Promise<void>): void {
+/** Draws the page again once `done` succeeds; shows the refusal when it fails. */
+export function thenRerender(env: FormEnv, done: Promise<unknown>): void {
+  done.then(
+    () => env.rerender(),
+    (err: unknown) => {
+      env.showError(err);
+    },
+  );
+}
+
+/** Runs a form's action when it is sent: errors shown, the page drawn again after success. */
+export function submit(env: FormEnv, form: HTMLFormElement, action: () => Promise<unknown>): void {
   form.addEventListener('submit', (e) => {
     e.preventDefault();
-    action().then(
-      () => env.rerender(),
-      (err: unknown) => {
-        env.showError(err);
-      },
-    );
+    thenRerender(env, action());
   });
 }
 

@@ -4,7 +4,7 @@
  * button. Served as /ui/keys.ts, imported by app.ts.
  */
 
-import { call, CallError, clearError, showError } from './call.ts';
+import { attempt, call, CallError, clearError, showError } from './call.ts';
 import { arr, h, obj, str, table, type Json } from './dom.ts';
 import { searchable } from './lists.ts';
 
@@ -73,19 +73,14 @@ async function keyCreate(rerender: () => Promise<void>): Promise<Node> {
   );
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
-    clearError();
-    void (async () => {
-      try {
-        const made = await call('POST', '/api/keys', {
-          apply_policies: [policy.value],
-          ...(alias.value.trim() === '' ? {} : { alias: alias.value.trim() }),
-        });
-        shownKey = { value: str(made.key_id), hash: str(made.key_hash), policy: policy.value };
-        await rerender();
-      } catch (err) {
-        showError(err);
-      }
-    })();
+    attempt(async () => {
+      const made = await call('POST', '/api/keys', {
+        apply_policies: [policy.value],
+        ...(alias.value.trim() === '' ? {} : { alias: alias.value.trim() }),
+      });
+      shownKey = { value: str(made.key_id), hash: str(made.key_hash), policy: policy.value };
+      await rerender();
+    });
   });
   return form;
 }

@@ -9,7 +9,7 @@
  */
 
 import { arr, h, obj, str, table, type Json } from './dom.ts';
-import type { FormEnv } from './forms.ts';
+import { submit, thenRerender, type FormEnv } from './forms.ts';
 
 /** A button that runs `action`, shows a refusal, and draws the tab again after success. */
 function action(
@@ -20,12 +20,7 @@ function action(
 ): HTMLElement {
   const b = h('button', { type: 'button', ...attrs }, label);
   b.addEventListener('click', () => {
-    run().then(
-      () => env.rerender(),
-      (err: unknown) => {
-        env.showError(err);
-      },
-    );
+    thenRerender(env, run());
   });
   return b;
 }
@@ -54,21 +49,13 @@ function settingsForm(env: FormEnv, settings: Json): HTMLElement {
     field('portal-approval', 'New developers are', approval),
     h('button', { type: 'submit' }, 'Save settings'),
   ) as HTMLFormElement;
-  form.addEventListener('submit', (ev) => {
-    ev.preventDefault();
-    env
-      .call('PUT', '/api/portal/config', {
-        signup_enabled: signup.checked,
-        developer_approval: approval.value,
-        session_lifetime_s: settings.session_lifetime_s,
-      })
-      .then(
-        () => env.rerender(),
-        (err: unknown) => {
-          env.showError(err);
-        },
-      );
-  });
+  submit(env, form, () =>
+    env.call('PUT', '/api/portal/config', {
+      signup_enabled: signup.checked,
+      developer_approval: approval.value,
+      session_lifetime_s: settings.session_lifetime_s,
+    }),
+  );
   return form;
 }
 
@@ -113,8 +100,7 @@ function productForm(env: FormEnv): HTMLElement {
     field('product-oas', 'Documentation', oas),
     h('button', { type: 'submit' }, 'Save product'),
   ) as HTMLFormElement;
-  form.addEventListener('submit', (ev) => {
-    ev.preventDefault();
+  submit(env, form, () => {
     const doc = (oas as HTMLTextAreaElement).value.trim();
     const body: Json = {
       name: name.value,
@@ -126,12 +112,7 @@ function productForm(env: FormEnv): HTMLElement {
         .filter((e) => e !== ''),
       ...(doc === '' ? {} : { docs: { doc_type: 'oas', documentation: doc } }),
     };
-    env.call('PUT', `/api/portal/products/${encodeURIComponent(id.value)}`, body).then(
-      () => env.rerender(),
-      (err: unknown) => {
-        env.showError(err);
-      },
-    );
+    return env.call('PUT', `/api/portal/products/${encodeURIComponent(id.value)}`, body);
   });
   return form;
 }
@@ -149,23 +130,15 @@ function catalogueForm(env: FormEnv, products: Json[], current: Json | undefined
     h('fieldset', {}, h('legend', {}, 'Products developers see'), ...boxes),
     h('button', { type: 'submit' }, 'Save catalogue'),
   ) as HTMLFormElement;
-  form.addEventListener('submit', (ev) => {
-    ev.preventDefault();
+  submit(env, form, () => {
     const apis = [...form.querySelectorAll<HTMLInputElement>('input[name=catalogue-api]:checked')].map(
       (b) => b.value,
     );
     const id = str(current?.id, 'default');
-    env
-      .call('PUT', `/api/portal/catalogues/${encodeURIComponent(id)}`, {
-        name: str(current?.name, 'Default'),
-        apis,
-      })
-      .then(
-        () => env.rerender(),
-        (err: unknown) => {
-          env.showError(err);
-        },
-      );
+    return env.call('PUT', `/api/portal/catalogues/${encodeURIComponent(id)}`, {
+      name: str(current?.name, 'Default'),
+      apis,
+    });
   });
   return form;
 }
