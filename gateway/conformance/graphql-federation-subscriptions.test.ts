@@ -17,7 +17,7 @@ import { after, before, describe, test } from 'node:test';
 import { buildSchema, graphql as runGraphql, parse, subscribe, type ExecutionResult } from 'graphql';
 import WebSocket, { WebSocketServer } from 'ws';
 import { waitFor } from '../../lib/testing/wait.ts';
-import { startSubgraph, type Subgraph } from '../graphql/testing.ts';
+import { acknowledged, federationDefs, startSubgraph, type Subgraph } from '../graphql/testing.ts';
 import { keyed, keyless, spawnGateway, type GatewayProcess } from '../testing/harness.ts';
 
 const PRODUCTS_SDL = `
@@ -38,10 +38,6 @@ type Subscription { priceChanged: Product! ticks(to: Int!): Int! refused: Int! }
 type Product { upc: String! name: String! price: Int! reviews: [Review!]! }
 type Review { body: String! }
 `;
-
-const FEDERATION = `scalar _Any
-type _Service { sdl: String }
-union _Entity = Product`;
 
 /** Reviews by product, changed by tests between events. */
 const REVIEWS: Record<string, string[]> = { p1: ['Sturdy'], p2: [] };
@@ -87,7 +83,7 @@ interface ProductsSubgraph {
 }
 
 async function startProductsSubgraph(): Promise<ProductsSubgraph> {
-  const schema = buildSchema(`${FEDERATION}
+  const schema = buildSchema(`${federationDefs('Product')}
 type Query { topProducts: [Product!]! _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
 type Subscription { priceChanged: Product! ticks(to: Int!): Int! refused: Int! }
 type Product { upc: String! name: String! price: Int! }`);
@@ -158,13 +154,9 @@ type Product { upc: String! name: String! price: Int! }`);
       for (const it of running.values()) void it.return(undefined);
     });
     ws.on('message', (raw: Buffer) => {
-      const msg = JSON.parse(raw.toString()) as {
-        type: string;
-        id?: string;
-        payload?: { query: string; variables?: Record<string, unknown> };
-      };
-      if (msg.type === 'connection_init') ws.send(JSON.stringify({ type: 'connection_ack' }));
-      else if (msg.type === 'complete' && msg.id !== undefined) {
+      const msg = acknowledged(ws, raw);
+      if (msg === undefined) return;
+      if (msg.type === 'complete' && msg.id !== undefined) {
         state.completes++;
         void running.get(msg.id)?.return(undefined);
         running.delete(msg.id);
@@ -271,7 +263,7 @@ for (const fast of [true, false])
     before(async () => {
       products = await startProductsSubgraph();
       reviews = await startSubgraph(
-        buildSchema(`${FEDERATION}
+        buildSchema(`${federationDefs('Product')}
 type Query { reviewCount: Int! _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
 type Review { body: String! }
 type Product { upc: String! reviews: [Review!]! }`),

@@ -9,7 +9,15 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildSchema } from 'graphql';
-import { startSubgraph, type Subgraph } from '../graphql/testing.ts';
+import {
+  FED_REVIEWS,
+  FED_USERS,
+  federationDefs,
+  reviewEntity,
+  startSubgraph,
+  typed,
+  type Subgraph,
+} from '../graphql/testing.ts';
 import { keyed, keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
 import { stopAll } from '../../lib/testing/teardown.ts';
 
@@ -32,24 +40,10 @@ type User implements Named { id: ID! name: String! reviews: [Review!]! }
 type Review { id: ID! body: String! author: User! }
 `;
 
-const USERS = [
-  { id: 'u1', name: 'Ada' },
-  { id: 'u2', name: 'Brian' },
-];
-const REVIEWS = [
-  { id: 'r1', body: 'Great engine', authorId: 'u1' },
-  { id: 'r2', body: 'Fast planner', authorId: 'u2' },
-  { id: 'r3', body: 'Good notes', authorId: 'u1' },
-];
-
 interface Rep {
   __typename: string;
   id: string;
 }
-
-const FEDERATION = `scalar _Any
-type _Service { sdl: String }
-union _Entity = User`;
 
 let users: Subgraph;
 let reviews: Subgraph;
@@ -92,45 +86,38 @@ const supergraph = (extra: Record<string, unknown> = {}): Record<string, unknown
 });
 
 before(async () => {
-  const withType = <T extends object>(typename: string, v: T) => ({ __typename: typename, ...v });
   users = await startSubgraph(
-    buildSchema(`${FEDERATION}
+    buildSchema(`${federationDefs()}
 type Query { me: User users: [User!]! named: [Named!]! _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
 interface Named { name: String! }
 type User implements Named { id: ID! name: String! }`),
     {
-      me: () => withType('User', USERS[0] ?? {}),
-      users: () => USERS.map((u) => withType('User', u)),
-      named: () => USERS.map((u) => withType('User', u)),
+      me: () => typed('User', FED_USERS[0] ?? {}),
+      users: () => FED_USERS.map((u) => typed('User', u)),
+      named: () => FED_USERS.map((u) => typed('User', u)),
       _entities: ({ representations }: { representations: Rep[] }) =>
-        representations.map((r) => withType('User', USERS.find((u) => u.id === r.id) ?? {})),
+        representations.map((r) => typed('User', FED_USERS.find((u) => u.id === r.id) ?? {})),
       _service: () => ({ sdl: USERS_SDL }),
     },
   );
-  const review = (r: (typeof REVIEWS)[number]) => ({
-    __typename: 'Review',
-    id: r.id,
-    body: r.body,
-    author: { __typename: 'User', id: r.authorId },
-  });
   reviews = await startSubgraph(
-    buildSchema(`${FEDERATION}
+    buildSchema(`${federationDefs()}
 type Query { topReviews: [Review!]! _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
 type Review { id: ID! body: String! author: User! }
 type User { id: ID! reviews: [Review!]! }`),
     {
-      topReviews: () => REVIEWS.slice(0, 2).map(review),
+      topReviews: () => FED_REVIEWS.slice(0, 2).map(reviewEntity),
       _entities: ({ representations }: { representations: Rep[] }) =>
         representations.map((r) => ({
           __typename: 'User',
           id: r.id,
-          reviews: REVIEWS.filter((x) => x.authorId === r.id).map(review),
+          reviews: FED_REVIEWS.filter((x) => x.authorId === r.id).map(reviewEntity),
         })),
       _service: () => ({ sdl: REVIEWS_SDL }),
     },
   );
   greet = await startSubgraph(
-    buildSchema(`${FEDERATION}
+    buildSchema(`${federationDefs()}
 type Query { hello: String _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
 type User { id: ID! greeting: String! }`),
     {
@@ -144,17 +131,21 @@ type User { id: ID! greeting: String! }`),
     },
   );
   reviewsProviding = await startSubgraph(
-    buildSchema(`${FEDERATION}
+    buildSchema(`${federationDefs()}
 type Query { topReviews: [Review!]! _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
 type Review { id: ID! body: String! author: User! }
 type User { id: ID! name: String! reviews: [Review!]! }`),
     {
       topReviews: () =>
-        REVIEWS.slice(0, 2).map((r) => ({
+        FED_REVIEWS.slice(0, 2).map((r) => ({
           __typename: 'Review',
           id: r.id,
           body: r.body,
-          author: { __typename: 'User', id: r.authorId, name: USERS.find((u) => u.id === r.authorId)?.name },
+          author: {
+            __typename: 'User',
+            id: r.authorId,
+            name: FED_USERS.find((u) => u.id === r.authorId)?.name,
+          },
         })),
       _entities: () => [],
       _service: () => ({ sdl: REVIEWS_PROVIDING_SDL }),

@@ -12,6 +12,7 @@ import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
 import {
+  PLAYGROUND_GRAPHQL,
   refusedUpgrade,
   startGraphqlUpstream,
   startJsonUpstream,
@@ -233,14 +234,7 @@ const udg2 = (): Record<string, unknown> => ({
 });
 
 const apis = (): Record<string, unknown>[] => [
-  keyless('gql', '/gql/', gql.url, {
-    graphql: {
-      enabled: true,
-      execution_mode: 'proxyOnly',
-      schema: UPSTREAM_SDL,
-      playground: { enabled: true, path: '/playground' },
-    },
-  }),
+  keyless('gql', '/gql/', gql.url, { graphql: PLAYGROUND_GRAPHQL }),
   keyed('gqlk', '/gqlk/', gql.url, {
     graphql: {
       enabled: true,

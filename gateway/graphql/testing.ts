@@ -69,6 +69,21 @@ function listen(server: Server): Promise<string> {
   });
 }
 
+/** `up` as a running upstream: `server` listening on a free port, closed with its connections. */
+async function serve<T extends object>(
+  up: T,
+  server: Server,
+): Promise<T & { url: string; close(): Promise<void> }> {
+  const url = await listen(server);
+  return Object.assign(up, {
+    url,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  });
+}
+
 async function readAll(req: IncomingMessage): Promise<string> {
   let body = '';
   for await (const c of req as AsyncIterable<Buffer>) body += c.toString();
@@ -96,6 +111,24 @@ const json = (res: ServerResponse, status: number, body: unknown): void => {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
 };
+
+/** A client's message to a GraphQL WebSocket server (either protocol). */
+export interface WsMessage {
+  type: string;
+  id?: string;
+  payload?: { query: string; variables?: Record<string, unknown> };
+}
+
+/**
+ * The message `raw` a GraphQL WebSocket server got on `ws`; a `connection_init` is answered with
+ * `connection_ack` here (undefined then: nothing left to do).
+ */
+export function acknowledged(ws: WebSocket, raw: Buffer): WsMessage | undefined {
+  const msg = JSON.parse(raw.toString()) as WsMessage;
+  if (msg.type !== 'connection_init') return msg;
+  ws.send(JSON.stringify({ type: 'connection_ack' }));
+  return undefined;
+}
 
 /** The GraphQL upstream: what it was asked over WebSocket too. */
 export interface GraphqlUpstream extends TestUpstream {
@@ -142,13 +175,9 @@ export async function startGraphqlUpstream(): Promise<GraphqlUpstream> {
   wss.on('connection', (ws) => {
     const legacy = ws.protocol === 'graphql-ws';
     ws.on('message', (raw: Buffer) => {
-      const msg = JSON.parse(raw.toString()) as {
-        type: string;
-        id?: string;
-        payload?: { query: string; variables?: Record<string, unknown> };
-      };
-      if (msg.type === 'connection_init') ws.send(JSON.stringify({ type: 'connection_ack' }));
-      else if (msg.type === (legacy ? 'start' : 'subscribe') && msg.payload !== undefined) {
+      const msg = acknowledged(ws, raw);
+      if (msg === undefined) return;
+      if (msg.type === (legacy ? 'start' : 'subscribe') && msg.payload !== undefined) {
         const id = msg.id;
         up.subscribed.push(msg.payload.query);
         void (async () => {
@@ -244,14 +273,7 @@ export async function startJsonUpstream(delayMs = 30): Promise<TestUpstream> {
       else json(res, 200, user);
     }),
   );
-  const url = await listen(server);
-  return Object.assign(up, {
-    url,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-    },
-  });
+  return serve(up, server);
 }
 
 /** A users subgraph's SDL (federation): users, and `User` as an entity keyed by `id`. */
@@ -274,18 +296,36 @@ type User { id: ID! name: String! reviews: [Review!]! }
 type Review { id: ID! body: String! author: User! }
 `;
 
-const FED_USERS = [
+/** The users of the federation subgraphs. */
+export const FED_USERS = [
   { id: 'u1', name: 'Ada' },
   { id: 'u2', name: 'Brian' },
 ];
-const FED_REVIEWS = [
+/** Their reviews, each with its author's ID. */
+export const FED_REVIEWS = [
   { id: 'r1', body: 'Great engine', authorId: 'u1' },
   { id: 'r2', body: 'Fast planner', authorId: 'u2' },
   { id: 'r3', body: 'Good notes', authorId: 'u1' },
 ];
-const FEDERATION_DEFS = `scalar _Any
+
+/** What a subgraph's schema declares for federation, `_Entity` the union of `entities`. */
+export const federationDefs = (entities = 'User'): string => `scalar _Any
 type _Service { sdl: String }
-union _Entity = User`;
+union _Entity = ${entities}`;
+
+/** `v` as a subgraph answers an object of type `typename`. */
+export const typed = <T extends object>(typename: string, v: T): T & { __typename: string } => ({
+  __typename: typename,
+  ...v,
+});
+
+/** A review as the reviews subgraph answers it: its author a `User` entity by ID. */
+export const reviewEntity = (r: (typeof FED_REVIEWS)[number]) => ({
+  __typename: 'Review',
+  id: r.id,
+  body: r.body,
+  author: { __typename: 'User', id: r.authorId },
+});
 
 /** A GraphQL server as a federation subgraph is one, and what it was sent. */
 export interface Subgraph extends TestUpstream {
@@ -334,14 +374,7 @@ export async function startSubgraph(
       json(res, 200, result);
     }),
   );
-  const url = await listen(server);
-  return Object.assign(up, {
-    url,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-    },
-  });
+  return serve(up, server);
 }
 
 /** The users of `startUsersAndPosts`'s subgraphs. */
@@ -365,10 +398,8 @@ export async function startUsersAndPosts(
   sdl: { users: string; posts: string },
   opts: { path?: string } = {},
 ): Promise<{ users: Subgraph; posts: Subgraph }> {
-  const typed = <T extends object>(typename: string, v: T) => ({ __typename: typename, ...v });
   const users = await startSubgraph(
-    `scalar _Any\ntype _Service { sdl: String }
-union _Entity = User
+    `${federationDefs()}
 type Query { users: [User!]! _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
 type User { id: ID! name: String! }`,
     {
@@ -380,8 +411,7 @@ type User { id: ID! name: String! }`,
     opts,
   );
   const posts = await startSubgraph(
-    `scalar _Any\ntype _Service { sdl: String }
-union _Entity = User | Post
+    `${federationDefs('User | Post')}
 type Query { posts: [Post!]! _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
 type Post { id: ID! title: String! }
 type User { id: ID! posts: [Post!]! }`,
@@ -425,15 +455,8 @@ export async function startFederationUpstreams(): Promise<{
   reviews: TestUpstream;
   monolith: TestUpstream;
 }> {
-  const typed = <T extends object>(typename: string, v: T) => ({ __typename: typename, ...v });
-  const reviewOf = (r: (typeof FED_REVIEWS)[number]) => ({
-    __typename: 'Review',
-    id: r.id,
-    body: r.body,
-    author: { __typename: 'User', id: r.authorId },
-  });
   const users = await startSubgraph(
-    `${FEDERATION_DEFS}
+    `${federationDefs()}
 type Query { users: [User!]! _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
 type User { id: ID! name: String! }`,
     {
@@ -444,17 +467,17 @@ type User { id: ID! name: String! }`,
     },
   );
   const reviews = await startSubgraph(
-    `${FEDERATION_DEFS}
+    `${federationDefs()}
 type Query { topReviews: [Review!]! _entities(representations: [_Any!]!): [_Entity]! _service: _Service! }
 type Review { id: ID! body: String! author: User! }
 type User { id: ID! reviews: [Review!]! }`,
     {
-      topReviews: () => FED_REVIEWS.map(reviewOf),
+      topReviews: () => FED_REVIEWS.map(reviewEntity),
       _entities: ({ representations }: { representations: { id: string }[] }) =>
         representations.map((r) => ({
           __typename: 'User',
           id: r.id,
-          reviews: FED_REVIEWS.filter((x) => x.authorId === r.id).map(reviewOf),
+          reviews: FED_REVIEWS.filter((x) => x.authorId === r.id).map(reviewEntity),
         })),
       _service: () => ({ sdl: FED_REVIEWS_SDL }),
     },
@@ -477,6 +500,14 @@ type User { id: ID! reviews: [Review!]! }`,
   return { users, reviews, monolith };
 }
 
+/** The `graphql` of a proxyOnly API of UPSTREAM_SDL with its playground at `/playground`. */
+export const PLAYGROUND_GRAPHQL = {
+  enabled: true,
+  execution_mode: 'proxyOnly',
+  schema: UPSTREAM_SDL,
+  playground: { enabled: true, path: '/playground' },
+};
+
 /**
  * A GraphQL upstream (startGraphqlUpstream) and an in-process gateway serving it as the keyed
  * proxyOnly API `pg` at `/pg/`, its playground at `/pg/playground`.
@@ -484,16 +515,7 @@ type User { id: ID! reviews: [Review!]! }`,
 export async function startPlayground(): Promise<{ gql: TestUpstream; gw: InProcessGateway }> {
   const gql = await startGraphqlUpstream();
   const gw = await startGateway();
-  await gw.addApi(
-    keyed('pg', '/pg/', gql.url, {
-      graphql: {
-        enabled: true,
-        execution_mode: 'proxyOnly',
-        schema: UPSTREAM_SDL,
-        playground: { enabled: true, path: '/playground' },
-      },
-    }),
-  );
+  await gw.addApi(keyed('pg', '/pg/', gql.url, { graphql: PLAYGROUND_GRAPHQL }));
   await gw.reload();
   return { gql, gw };
 }
