@@ -354,63 +354,48 @@ async function readDocument(
   return { doc, id };
 }
 
-/** GET /api/apis/oas: the documents (`{"apis": [...], "pages": n}`). */
-export async function listOasApis(c: Ctx): Promise<Reply> {
-  const { items, pages } = await listOf(c, ['oas']);
-  return json({ apis: items.map((d) => d.body.definition), pages });
+/** The handlers of an API document kind's endpoints, `/api/apis/{kind}` and `/api/apis/{kind}/{id}`. */
+export interface DocumentHandlers {
+  /** GET /api/apis/{kind}: the documents (`{"apis": [...], "pages": n}`). */
+  list: (c: Ctx) => Promise<Reply>;
+  /** GET /api/apis/{kind}/{id}: the document. */
+  get: (c: Ctx) => Promise<Reply>;
+  /** POST /api/apis/{kind}: `{"Status":"OK","Message":"API created","Meta":<record>,"ID":<api id>}` */
+  create: (c: Ctx) => Promise<Reply>;
+  /** PUT /api/apis/{kind}/{id} */
+  update: (c: Ctx) => Promise<Reply>;
+  /** DELETE /api/apis/{kind}/{id} */
+  remove: (c: Ctx) => Promise<Reply>;
 }
 
-/** GET /api/apis/oas/{id}: the document. */
-export async function getOasApi(c: Ctx): Promise<Reply> {
-  const d = await readOf(c, ['oas']);
-  return 'status' in d ? d : json(d.body.definition);
+/** The endpoints of the API documents of `kind`, an OAS document or a Streams definition. */
+function documentHandlers(kind: 'oas' | 'streams'): DocumentHandlers {
+  return {
+    list: async (c) => {
+      const { items, pages } = await listOf(c, [kind]);
+      return json({ apis: items.map((d) => d.body.definition), pages });
+    },
+    get: async (c) => {
+      const d = await readOf(c, [kind]);
+      return 'status' in d ? d : json(d.body.definition);
+    },
+    create: async (c) => {
+      const r = await readDocument(c, kind);
+      return 'status' in r ? r : create(c, kind, r.id, r.doc, owners(queryOwners(c) ?? {}));
+    },
+    update: async (c) => {
+      const r = await readDocument(c, kind, c.params[0] ?? '');
+      return 'status' in r ? r : update(c, kind, r.id, r.doc, ownersOf(queryOwners(c)));
+    },
+    remove: (c) => remove(c, [kind]),
+  };
 }
 
-/** POST /api/apis/oas */
-export async function createOasApi(c: Ctx): Promise<Reply> {
-  const r = await readDocument(c, 'oas');
-  return 'status' in r ? r : create(c, 'oas', r.id, r.doc, owners(queryOwners(c) ?? {}));
-}
+/** /api/apis/oas: the OAS API documents. */
+export const oasApis = documentHandlers('oas');
 
-/** PUT /api/apis/oas/{id} */
-export async function updateOasApi(c: Ctx): Promise<Reply> {
-  const r = await readDocument(c, 'oas', c.params[0] ?? '');
-  return 'status' in r ? r : update(c, 'oas', r.id, r.doc, ownersOf(queryOwners(c)));
-}
-
-/** DELETE /api/apis/oas/{id} */
-export function deleteOasApi(c: Ctx): Promise<Reply> {
-  return remove(c, ['oas']);
-}
-
-/** GET /api/apis/streams */
-export async function listStreamsApis(c: Ctx): Promise<Reply> {
-  const { items, pages } = await listOf(c, ['streams']);
-  return json({ apis: items.map((d) => d.body.definition), pages });
-}
-
-/** GET /api/apis/streams/{id} */
-export async function getStreamsApi(c: Ctx): Promise<Reply> {
-  const d = await readOf(c, ['streams']);
-  return 'status' in d ? d : json(d.body.definition);
-}
-
-/** POST /api/apis/streams: `{"Status":"OK","Message":"API created","Meta":<record>,"ID":<api id>}` */
-export async function createStreamsApi(c: Ctx): Promise<Reply> {
-  const r = await readDocument(c, 'streams');
-  return 'status' in r ? r : create(c, 'streams', r.id, r.doc, owners(queryOwners(c) ?? {}));
-}
-
-/** PUT /api/apis/streams/{id} */
-export async function updateStreamsApi(c: Ctx): Promise<Reply> {
-  const r = await readDocument(c, 'streams', c.params[0] ?? '');
-  return 'status' in r ? r : update(c, 'streams', r.id, r.doc, ownersOf(queryOwners(c)));
-}
-
-/** DELETE /api/apis/streams/{id} */
-export function deleteStreamsApi(c: Ctx): Promise<Reply> {
-  return remove(c, ['streams']);
-}
+/** /api/apis/streams: the Streams API definitions. */
+export const streamsApis = documentHandlers('streams');
 
 /** Whether `id` names an API of the organisation (for keys and policies). */
 export async function apiExists(tx: StoreTx, org: string, id: string): Promise<boolean> {

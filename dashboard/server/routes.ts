@@ -111,19 +111,23 @@ export const routes: readonly Route[] = [
     name: 'oas_apis',
     path: /^\/api\/apis\/oas$/,
     auth: 'user',
-    methods: crud('apis', { GET: apis.listOasApis, POST: apis.createOasApi }, true),
+    methods: crud('apis', { GET: apis.oasApis.list, POST: apis.oasApis.create }, true),
   },
   {
     name: 'oas_api',
     path: /^\/api\/apis\/oas\/([^/]+)$/,
     auth: 'user',
-    methods: crud('apis', { GET: apis.getOasApi, PUT: apis.updateOasApi, DELETE: apis.deleteOasApi }, true),
+    methods: crud(
+      'apis',
+      { GET: apis.oasApis.get, PUT: apis.oasApis.update, DELETE: apis.oasApis.remove },
+      true,
+    ),
   },
   {
     name: 'streams_apis',
     path: /^\/api\/apis\/streams$/,
     auth: 'user',
-    methods: crud('streams', { GET: apis.listStreamsApis, POST: apis.createStreamsApi }, true),
+    methods: crud('streams', { GET: apis.streamsApis.list, POST: apis.streamsApis.create }, true),
   },
   {
     name: 'streams_api',
@@ -131,7 +135,7 @@ export const routes: readonly Route[] = [
     auth: 'user',
     methods: crud(
       'streams',
-      { GET: apis.getStreamsApi, PUT: apis.updateStreamsApi, DELETE: apis.deleteStreamsApi },
+      { GET: apis.streamsApis.get, PUT: apis.streamsApis.update, DELETE: apis.streamsApis.remove },
       true,
     ),
   },
