@@ -26,6 +26,7 @@ import {
 } from 'graphql';
 import type { GatewaySession, GraphqlTypeFields } from '../../schemas/generated/models.ts';
 import { BoundedLru } from './document-cache.ts';
+import { keptFor } from '../pipeline/keep.ts';
 
 /** A request parsed and validated, ready to be proxied or executed. */
 export interface CheckedRequest {
@@ -130,11 +131,11 @@ const introspectionChecked = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, re
 /** The introspection fields (`__schema`, `__type`) `document` asks for, as errors. */
 export function introspectionErrors(schema: GraphQLSchema, document: DocumentNode): readonly GraphQLError[] {
   // A cached document (parseAndValidate) comes again: its answer with it.
-  let bySchema = introspectionChecked.get(schema);
-  if (bySchema === undefined) {
-    bySchema = new WeakMap();
-    introspectionChecked.set(schema, bySchema);
-  }
+  const bySchema = keptFor(
+    introspectionChecked,
+    schema,
+    () => new WeakMap<DocumentNode, readonly GraphQLError[]>(),
+  );
   let errors = bySchema.get(document);
   if (errors === undefined) {
     errors = validate(schema, document, [NoSchemaIntrospectionCustomRule]);

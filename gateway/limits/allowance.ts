@@ -7,6 +7,7 @@
  */
 import type { GatewayApiDefinition, GatewaySession } from '../../schemas/generated/models.ts';
 import { limitModes, limitValue, type LimitModes } from '../../schemas/rules/limits.ts';
+import { keptFor } from '../pipeline/keep.ts';
 
 /**
  * Whether an API counts its keys' quotas: not keyless, `disable_quota` off. The quota middleware
@@ -39,17 +40,8 @@ const memo = new WeakMap<GatewaySession, Map<string, Allowance>>();
  * changed once applied, so the result is kept per session object: a warm key costs a lookup.
  */
 export function allowanceOf(session: GatewaySession, apiId: string): Allowance {
-  let perApi = memo.get(session);
-  if (perApi === undefined) {
-    perApi = new Map();
-    memo.set(session, perApi);
-  }
-  let a = perApi.get(apiId);
-  if (a === undefined) {
-    a = computeAllowance(session, apiId);
-    perApi.set(apiId, a);
-  }
-  return a;
+  const perApi = keptFor(memo, session, () => new Map<string, Allowance>());
+  return keptFor(perApi, apiId, () => computeAllowance(session, apiId));
 }
 
 function computeAllowance(session: GatewaySession, apiId: string): Allowance {

@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import { TLSSocket } from 'node:tls';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import type { ProxyTransport } from '../../schemas/generated/models.ts';
+import { holdShared } from '../pipeline/keep.ts';
 
 const TLS_VERSIONS = { 769: 'TLSv1', 770: 'TLSv1.1', 771: 'TLSv1.2', 772: 'TLSv1.3' } as const;
 
@@ -39,6 +40,8 @@ export class UpstreamPinError extends Error {
 /** A dispatcher held by a route, released when the route closes. */
 export interface HeldDispatcher {
   dispatcher: Dispatcher;
+  /** Connects as the dispatcher does (its TLS settings and pins), for a connection of its own. */
+  connect: buildConnector.connector;
   release(): Promise<void>;
 }
 
@@ -50,12 +53,49 @@ export function peerPublicKeyPin(socket: TLSSocket): string | undefined {
   return createHash('sha256').update(spki).digest('base64');
 }
 
+/**
+ * `connector` refusing a TLS connection whose leaf public key matches none of `pins` (an
+ * `UpstreamPinError`, the socket destroyed before anything is written to it); `connector` itself
+ * without pins.
+ */
+function pinnedConnector(
+  connector: buildConnector.connector,
+  pins: readonly string[],
+): buildConnector.connector {
+  if (pins.length === 0) return connector;
+  const accepted = new Set(pins);
+  return (opts, callback) => {
+    connector(opts, (err, socket) => {
+      if (err !== null) {
+        callback(err, null);
+        return;
+      }
+      if (socket instanceof TLSSocket) {
+        const presented = peerPublicKeyPin(socket);
+        if (presented === undefined || !accepted.has(presented)) {
+          socket.destroy();
+          callback(
+            new UpstreamPinError(
+              `the public key of ${opts.hostname} (sha256/${presented ?? 'none'}) matches none of the pinned public keys`,
+            ),
+            null,
+          );
+          return;
+        }
+      }
+      callback(null, socket);
+    });
+  };
+}
+
 /** The agents of one gateway process. */
 export class Dispatchers {
   readonly #timeouts: UpstreamTimeouts;
   readonly #agents = new Map<string, Agent>();
   /** Agents of routes with their own TLS settings, with the number of routes holding each. */
-  readonly #held = new Map<string, { agent: Agent; users: number }>();
+  readonly #held = new Map<string, { agent: Agent; connect: buildConnector.connector; users: number }>();
+  /** Connectors for transport settings alone (`connectorFor`), by the key of `#connectOptions`. */
+  readonly #connectors = new Map<string, buildConnector.connector>();
 
   constructor(timeouts: UpstreamTimeouts) {
     this.#timeouts = timeouts;
@@ -89,13 +129,27 @@ export class Dispatchers {
 
   /** The agent for an API's transport settings. */
   for(transport: ProxyTransport | undefined): Dispatcher {
-    const { key, options } = this.#connectOptions(transport);
+    const { key } = this.#connectOptions(transport);
     let agent = this.#agents.get(key);
     if (agent === undefined) {
-      agent = this.#agent({ timeout: this.#timeouts.connectTimeoutMs, ...options });
+      agent = this.#agent(this.connectorFor(transport));
       this.#agents.set(key, agent);
     }
     return agent;
+  }
+
+  /**
+   * Connects as the agent of `for(transport)` does, for a connection the gateway uses itself
+   * rather than through a pool (a relayed WebSocket).
+   */
+  connectorFor(transport: ProxyTransport | undefined): buildConnector.connector {
+    const { key, options } = this.#connectOptions(transport);
+    let connect = this.#connectors.get(key);
+    if (connect === undefined) {
+      connect = buildConnector({ timeout: this.#timeouts.connectTimeoutMs, ...options });
+      this.#connectors.set(key, connect);
+    }
+    return connect;
   }
 
   /**
@@ -111,54 +165,27 @@ export class Dispatchers {
     const key = `${base}/${tls.client?.id ?? '-'}/${pins.join(',')}`;
     let held = this.#held.get(key);
     if (held === undefined) {
-      const connector = buildConnector({
-        timeout: this.#timeouts.connectTimeoutMs,
-        ...options,
-        ...(tls.client === undefined ? {} : { cert: tls.client.cert, key: tls.client.key }),
-        ...(pins.length === 0 ? {} : { maxCachedSessions: 0 }),
-      });
-      const accepted = new Set(pins);
-      const connect: buildConnector.connector =
-        pins.length === 0
-          ? connector
-          : (opts, callback) => {
-              connector(opts, (err, socket) => {
-                if (err !== null) {
-                  callback(err, null);
-                  return;
-                }
-                if (socket instanceof TLSSocket) {
-                  const presented = peerPublicKeyPin(socket);
-                  if (presented === undefined || !accepted.has(presented)) {
-                    socket.destroy();
-                    callback(
-                      new UpstreamPinError(
-                        `the public key of ${opts.hostname} (sha256/${presented ?? 'none'}) matches none of the pinned public keys`,
-                      ),
-                      null,
-                    );
-                    return;
-                  }
-                }
-                callback(null, socket);
-              });
-            };
-      held = { agent: this.#agent(connect), users: 0 };
+      const connect = pinnedConnector(
+        buildConnector({
+          timeout: this.#timeouts.connectTimeoutMs,
+          ...options,
+          ...(tls.client === undefined ? {} : { cert: tls.client.cert, key: tls.client.key }),
+          ...(pins.length === 0 ? {} : { maxCachedSessions: 0 }),
+        }),
+        pins,
+      );
+      held = { agent: this.#agent(connect), connect, users: 0 };
       this.#held.set(key, held);
     }
-    held.users++;
     const entry = held;
-    let released = false;
     return {
       dispatcher: entry.agent,
-      release: async () => {
-        if (released) return;
-        released = true;
-        entry.users--;
-        if (entry.users > 0 || this.#held.get(key) !== entry) return;
+      connect: entry.connect,
+      release: holdShared(entry, async () => {
+        if (this.#held.get(key) !== entry) return;
         this.#held.delete(key);
         await entry.agent.close();
-      },
+      }),
     };
   }
 

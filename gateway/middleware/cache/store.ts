@@ -8,6 +8,7 @@
 import type { Redis } from 'ioredis';
 import { errorMessage } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/log.ts';
+import { holdShared } from '../../pipeline/keep.ts';
 
 /** One cached response. */
 export interface CachedResponse {
@@ -160,18 +161,12 @@ export async function acquireResponses(
     }
   }
   const h = held;
-  h.users++;
-  let released = false;
   return {
     store: h.store,
-    release: async () => {
-      if (released) return;
-      released = true;
-      h.users--;
-      if (h.users > 0) return;
+    release: holdShared(h, async () => {
       if (redis) shared.delete(id);
       else perGateway.delete(owner);
       await h.close();
-    },
+    }),
   };
 }

@@ -16,6 +16,7 @@ import {
 import { request } from 'undici';
 import { errorMessage } from '../../../lib/errors.ts';
 import { redactUrl, type Logger } from '../../../lib/log.ts';
+import { keptFor } from '../../pipeline/keep.ts';
 
 /** The least time between two fetches of one URL. */
 export const REFETCH_MIN_MS = 10_000;
@@ -116,15 +117,6 @@ const perGateway = new WeakMap<object, Map<string, Jwks>>();
  * gateway and no longer: its session cache), created on first use.
  */
 export function jwksFor(owner: object, url: string, deps: JwksDeps): Jwks {
-  let byUrl = perGateway.get(owner);
-  if (byUrl === undefined) {
-    byUrl = new Map();
-    perGateway.set(owner, byUrl);
-  }
-  let jwks = byUrl.get(url);
-  if (jwks === undefined) {
-    jwks = new Jwks(url, deps);
-    byUrl.set(url, jwks);
-  }
-  return jwks;
+  const byUrl = keptFor(perGateway, owner, () => new Map<string, Jwks>());
+  return keptFor(byUrl, url, () => new Jwks(url, deps));
 }
