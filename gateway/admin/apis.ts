@@ -12,7 +12,7 @@ import { formatProblem } from '../../schemas/rules/field-problem.ts';
 import { idProblem, isValidId } from '../../schemas/rules/ids.ts';
 import { isTcpApi } from '../../schemas/rules/tcp.ts';
 import { checkApi, classicOf, isOasDocument } from '../routes/check.ts';
-import { readJsonObject, statusBody, writeBody, type AdminResponse } from './http.ts';
+import { idFromPath, readJsonObject, statusBody, writeBody, type AdminResponse } from './http.ts';
 import type { AdminRequest } from './types.ts';
 import { listenerIndex } from './listeners.ts';
 
@@ -111,14 +111,13 @@ export async function createApi(r: AdminRequest): Promise<AdminResponse> {
 export async function updateApi(r: AdminRequest): Promise<AdminResponse> {
   const id = r.params[0] ?? '';
   const def = await readJsonObject(r.req);
-  if (def.api_id !== undefined && def.api_id !== id) {
-    return statusBody(
-      400,
-      'error',
-      'Request APIID does not match that in Definition! For Update operations these must match.',
-    );
-  }
-  def.api_id = id;
+  const other = idFromPath(
+    def,
+    'api_id',
+    id,
+    'Request APIID does not match that in Definition! For Update operations these must match.',
+  );
+  if (other !== undefined) return other;
   const problems = await problemsOf(r, id, def);
   if (problems.length > 0) return invalid(problems);
   // An OAS API is updated as its document; between this read and the write below only a delete

@@ -22,6 +22,21 @@ export function statusBody(status: number, kind: 'ok' | 'error', message: string
   return { status, body: { status: kind, message } };
 }
 
+/**
+ * An update (PUT) names its object by the path's `id`: written into `body[field]`; a body that
+ * names another gets 400 with `message` (the reference's words for it), and nothing is written.
+ */
+export function idFromPath(
+  body: Record<string, unknown>,
+  field: string,
+  id: string,
+  message: string,
+): AdminResponse | undefined {
+  if (body[field] !== undefined && body[field] !== id) return statusBody(400, 'error', message);
+  body[field] = id;
+  return undefined;
+}
+
 /** `{"key":"<id>","status":"ok","action":"added"|"modified"|"deleted"}` */
 export function writeBody(key: string, action: 'added' | 'modified' | 'deleted'): AdminResponse {
   return { status: 200, body: { key, status: 'ok', action } };

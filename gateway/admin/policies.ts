@@ -12,7 +12,7 @@ import { idProblem } from '../../schemas/rules/ids.ts';
 import { policyInUseByClients } from '../../schemas/rules/oauth2.ts';
 import { compile } from '../../schemas/validate.ts';
 import { OAUTH_CLIENTS, type StoredClient } from '../oauth2/clients.ts';
-import { readJsonObject, statusBody, writeBody, type AdminResponse } from './http.ts';
+import { idFromPath, readJsonObject, statusBody, writeBody, type AdminResponse } from './http.ts';
 import { withoutNulls } from '../../lib/http/json-body.ts';
 import type { AdminRequest } from './types.ts';
 
@@ -87,14 +87,13 @@ export async function updatePolicy(r: AdminRequest): Promise<AdminResponse> {
   const bad = badId(id);
   if (bad !== undefined) return bad;
   const body = withoutNulls(await readJsonObject(r.req));
-  if (body.id !== undefined && body.id !== id) {
-    return statusBody(
-      400,
-      'error',
-      'Request ID does not match that in the policy! For Update operations these must match.',
-    );
-  }
-  body.id = id;
+  const other = idFromPath(
+    body,
+    'id',
+    id,
+    'Request ID does not match that in the policy! For Update operations these must match.',
+  );
+  if (other !== undefined) return other;
   const problems = policyProblems(body);
   if (problems.length > 0) return invalid(problems);
   if ((await r.deps.store.put('policies', id, body, 'update')) === 'missing') return notFound();

@@ -17,6 +17,51 @@ export interface TlsMaterial {
 }
 
 /**
+ * The rules across fields, in the order they are checked: a configuration that breaks one is
+ * refused with its problem (the first only).
+ */
+const CROSS_FIELD_RULES: readonly { broken: (c: Readonly<GatewayConfig>) => boolean; problem: string }[] = [
+  {
+    broken: (c) => (c.tls_cert_file === undefined) !== (c.tls_key_file === undefined),
+    problem: 'tls_cert_file and tls_key_file: set both (--tls-cert and --tls-key) or neither',
+  },
+  {
+    broken: (c) => c.control_tls && (c.control_port === undefined || c.tls_cert_file === undefined),
+    problem:
+      'control_tls: serves the management API on its own port over HTTPS: set control_port (--control-port) and the certificate (--tls-cert and --tls-key)',
+  },
+  {
+    broken: (c) => c.https_port !== undefined && c.tls_cert_file === undefined,
+    problem: 'https_port: an HTTPS port needs the certificate: set --tls-cert and --tls-key',
+  },
+  {
+    broken: (c) =>
+      c.https_port !== undefined && (c.https_port === c.listen_port || c.https_port === c.control_port),
+    problem: 'https_port: must differ from listen_port and control_port',
+  },
+  {
+    broken: (c) => c.dashboard_url !== undefined && c.analytics_dashboard_url !== undefined,
+    problem:
+      'analytics_dashboard_url: mode pro sends analytics to dashboard_url (--dashboard): leave analytics_dashboard_url out',
+  },
+  {
+    broken: (c) => c.analytics_dashboard_url !== undefined && c.node_secret === undefined,
+    problem: "node_secret: analytics_dashboard_url needs the dashboard's node secret (--node-secret)",
+  },
+  {
+    broken: (c) =>
+      (c.dashboard_url === undefined) !== (c.node_secret === undefined) &&
+      c.analytics_dashboard_url === undefined,
+    problem:
+      'dashboard_url and node_secret: mode pro needs both (--dashboard and --node-secret), mode ce neither (but for analytics_dashboard_url)',
+  },
+  {
+    broken: (c) => c.control_port !== undefined && c.control_port !== 0 && c.control_port === c.listen_port,
+    problem: 'control_port: must differ from listen_port; leave it out to share the gateway port',
+  },
+];
+
+/**
  * Reads and checks the configuration. Throws a ConfigError listing every problem; a missing
  * secret says where it can be set.
  */
@@ -37,54 +82,8 @@ export function loadGatewayConfig(opts: {
     if (err instanceof ConfigError) throw new ConfigError(COMPONENT, err.problems.map(explainRequired));
     throw err;
   }
-  if ((config.tls_cert_file === undefined) !== (config.tls_key_file === undefined)) {
-    throw new ConfigError(COMPONENT, [
-      'tls_cert_file and tls_key_file: set both (--tls-cert and --tls-key) or neither',
-    ]);
-  }
-  if (config.control_tls && (config.control_port === undefined || config.tls_cert_file === undefined)) {
-    throw new ConfigError(COMPONENT, [
-      'control_tls: serves the management API on its own port over HTTPS: set control_port (--control-port) and the certificate (--tls-cert and --tls-key)',
-    ]);
-  }
-  if (config.https_port !== undefined && config.tls_cert_file === undefined) {
-    throw new ConfigError(COMPONENT, [
-      'https_port: an HTTPS port needs the certificate: set --tls-cert and --tls-key',
-    ]);
-  }
-  if (
-    config.https_port !== undefined &&
-    (config.https_port === config.listen_port || config.https_port === config.control_port)
-  ) {
-    throw new ConfigError(COMPONENT, ['https_port: must differ from listen_port and control_port']);
-  }
-  if (config.dashboard_url !== undefined && config.analytics_dashboard_url !== undefined) {
-    throw new ConfigError(COMPONENT, [
-      'analytics_dashboard_url: mode pro sends analytics to dashboard_url (--dashboard): leave analytics_dashboard_url out',
-    ]);
-  }
-  if (config.analytics_dashboard_url !== undefined && config.node_secret === undefined) {
-    throw new ConfigError(COMPONENT, [
-      "node_secret: analytics_dashboard_url needs the dashboard's node secret (--node-secret)",
-    ]);
-  }
-  if (
-    (config.dashboard_url === undefined) !== (config.node_secret === undefined) &&
-    config.analytics_dashboard_url === undefined
-  ) {
-    throw new ConfigError(COMPONENT, [
-      'dashboard_url and node_secret: mode pro needs both (--dashboard and --node-secret), mode ce neither (but for analytics_dashboard_url)',
-    ]);
-  }
-  if (
-    config.control_port !== undefined &&
-    config.control_port !== 0 &&
-    config.control_port === config.listen_port
-  ) {
-    throw new ConfigError(COMPONENT, [
-      'control_port: must differ from listen_port; leave it out to share the gateway port',
-    ]);
-  }
+  const broken = CROSS_FIELD_RULES.find((r) => r.broken(config));
+  if (broken !== undefined) throw new ConfigError(COMPONENT, [broken.problem]);
   return config;
 }
 

@@ -186,12 +186,16 @@ function v2Source(
   global: readonly { key?: string; value?: string }[],
 ): EngineSource | undefined {
   const headers = withGlobal(global, c.headers);
+  /** What every source's request has: its method (`fallback` when unset), URL and headers. */
+  const request = (fallback: string) => ({
+    method: c.method === undefined || c.method === '' ? fallback : c.method.toUpperCase(),
+    url: c.url ?? '',
+    headers,
+  });
   if (kind === 'REST') {
     return {
       kind: 'rest',
-      method: c.method === undefined || c.method === '' ? 'GET' : c.method.toUpperCase(),
-      url: c.url ?? '',
-      headers,
+      ...request('GET'),
       query: (c.query ?? []).map((q) => ({ name: q.name, value: q.value ?? '' })),
       body: c.body === '' ? undefined : c.body,
       defaultTypeName: undefined,
@@ -202,9 +206,7 @@ function v2Source(
   if (kind === 'GraphQL') {
     return {
       kind: 'graphql',
-      method: c.method === undefined || c.method === '' ? 'POST' : c.method.toUpperCase(),
-      url: c.url ?? '',
-      headers,
+      ...request('POST'),
       operation:
         c.has_operation === true ? { query: c.operation ?? '', variables: c.variables ?? {} } : undefined,
       subscriptionType: c.subscription_type ?? '',

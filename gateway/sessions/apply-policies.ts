@@ -33,17 +33,33 @@ function partsOf(p: GatewayPolicy): { acl: boolean; rate: boolean; quota: boolea
   };
 }
 
+/**
+ * The items of two lists, one per key (`keyOf`): an item merged (`merge`) with what came before
+ * it under its key. Undefined when both lists are.
+ */
+function mergeByKey<T>(
+  a: readonly T[] | undefined,
+  b: readonly T[] | undefined,
+  keyOf: (t: T) => string,
+  merge: (seen: T | undefined, t: T) => T,
+): T[] | undefined {
+  if (a === undefined && b === undefined) return undefined;
+  const out = new Map<string, T>();
+  for (const t of [...(a ?? []), ...(b ?? [])]) out.set(keyOf(t), merge(out.get(keyOf(t)), t));
+  return [...out.values()];
+}
+
 /** GraphQL type fields of two access rights, united per type. */
 function mergeTypeFields(
   a: readonly GraphqlTypeFields[] | undefined,
   b: readonly GraphqlTypeFields[] | undefined,
 ): GraphqlTypeFields[] | undefined {
-  if (a === undefined && b === undefined) return undefined;
-  const out = new Map<string, GraphqlTypeFields>();
-  for (const t of [...(a ?? []), ...(b ?? [])]) {
-    out.set(t.name, { name: t.name, fields: union(out.get(t.name)?.fields, t.fields) ?? [] });
-  }
-  return [...out.values()];
+  return mergeByKey(
+    a,
+    b,
+    (t) => t.name,
+    (seen, t) => ({ name: t.name, fields: union(seen?.fields, t.fields) ?? [] }),
+  );
 }
 
 /** Seconds per request of a rate; 0 for a disabled (unlimited) rate, the best. */
@@ -62,13 +78,12 @@ function mergeUrls(
   a: readonly AllowedUrl[] | undefined,
   b: readonly AllowedUrl[] | undefined,
 ): AllowedUrl[] | undefined {
-  if (a === undefined && b === undefined) return undefined;
-  const out = new Map<string, AllowedUrl>();
-  for (const u of [...(a ?? []), ...(b ?? [])]) {
-    const seen = out.get(u.url);
-    out.set(u.url, { url: u.url, methods: (union(seen?.methods, u.methods) ?? []) as AllowedUrl['methods'] });
-  }
-  return [...out.values()];
+  return mergeByKey(
+    a,
+    b,
+    (u) => u.url,
+    (seen, u) => ({ url: u.url, methods: (union(seen?.methods, u.methods) ?? []) as AllowedUrl['methods'] }),
+  );
 }
 
 function mergeAccess(into: Record<string, AccessDefinition>, from: Record<string, AccessDefinition>): void {

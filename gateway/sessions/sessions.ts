@@ -59,20 +59,14 @@ export class Sessions {
    * can't say (call `byKey`).
    */
   byKeyCached(raw: string): LoadedKey | null | undefined {
-    const hit = this.#keys.get(keyIdOf(raw));
-    if (hit === undefined) return undefined;
-    return this.#now() - hit.at < (hit.value === null ? MISS_MAX_AGE_MS : HIT_MAX_AGE_MS)
-      ? hit.value
-      : undefined;
+    return freshValue(this.#keys.get(keyIdOf(raw)), this.#now());
   }
 
   /** The key stored under `id`, or undefined. */
   async byId(id: string): Promise<LoadedKey | undefined> {
     const now = this.#now();
-    const hit = this.#keys.get(id);
-    if (hit !== undefined && now - hit.at < (hit.value === null ? MISS_MAX_AGE_MS : HIT_MAX_AGE_MS)) {
-      return hit.value ?? undefined;
-    }
+    const cached = freshValue(this.#keys.get(id), now);
+    if (cached !== undefined) return cached ?? undefined;
     return this.#load(id, now);
   }
 
@@ -141,20 +135,14 @@ export class Sessions {
    * exist, undefined when the cache can't say (call `policy`).
    */
   policyCached(id: string): GatewayPolicy | null | undefined {
-    const hit = this.#policies.get(id);
-    if (hit === undefined) return undefined;
-    return this.#now() - hit.at < (hit.value === null ? MISS_MAX_AGE_MS : HIT_MAX_AGE_MS)
-      ? hit.value
-      : undefined;
+    return freshValue(this.#policies.get(id), this.#now());
   }
 
   /** A policy by ID, or undefined. */
   async policy(id: string): Promise<GatewayPolicy | undefined> {
     const now = this.#now();
-    const hit = this.#policies.get(id);
-    if (hit !== undefined && now - hit.at < (hit.value === null ? MISS_MAX_AGE_MS : HIT_MAX_AGE_MS)) {
-      return hit.value ?? undefined;
-    }
+    const cached = freshValue(this.#policies.get(id), now);
+    if (cached !== undefined) return cached ?? undefined;
     const generation = this.#generation;
     let p: GatewayPolicy | undefined;
     try {
@@ -170,10 +158,8 @@ export class Sessions {
   /** The session of an organisation (`/svc/org/keys/{org_id}`: its quota), or undefined. */
   async org(orgId: string): Promise<GatewaySession | undefined> {
     const now = this.#now();
-    const hit = this.#orgs.get(orgId);
-    if (hit !== undefined && now - hit.at < (hit.value === null ? MISS_MAX_AGE_MS : HIT_MAX_AGE_MS)) {
-      return hit.value ?? undefined;
-    }
+    const cached = freshValue(this.#orgs.get(orgId), now);
+    if (cached !== undefined) return cached ?? undefined;
     const generation = this.#generation;
     const o = (await this.#store.get('orgs', orgId)) as GatewaySession | undefined;
     if (generation === this.#generation) remember(this.#orgs, orgId, o ?? null, now);
@@ -201,6 +187,16 @@ export class Sessions {
     this.#orgs.clear();
     this.#derived.clear();
   }
+}
+
+/**
+ * What a cache entry says at `now` while it is fresh (a value for HIT_MAX_AGE_MS, a miss, null,
+ * for MISS_MAX_AGE_MS); undefined when there is none or it is stale.
+ */
+function freshValue<T>(hit: Entry<T> | undefined, now: number): T | null | undefined {
+  return hit !== undefined && now - hit.at < (hit.value === null ? MISS_MAX_AGE_MS : HIT_MAX_AGE_MS)
+    ? hit.value
+    : undefined;
 }
 
 function remember<T>(map: Map<string, Entry<T>>, id: string, value: T | null, at: number): void {
