@@ -14,11 +14,10 @@
  *   file descriptors (`/metrics`) come back to where they were.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import { selfSignedCert } from '../../gateway/testing/certs.ts';
 import { startRedis, type TestRedis } from '../../gateway/testing/redis-server.ts';
 import {
@@ -34,22 +33,19 @@ import {
   backToBaseline,
   openResources,
   request as httpRequest,
-  startGw,
+  stockApi,
+  STOCK_POLICY,
+  useSecuritySuite,
+  virtualEndpoint,
+  virtualVersions,
   within,
   workersOf,
 } from './start.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'svc-faults-'));
-const SECRET = 'faultsSecretQm4Wz8';
-const admin = { 'x-svc-authorization': SECRET, 'content-type': 'application/json' };
+const { dir, closers, admin, gateway } = useSecuritySuite('faults', 'faultsSecretQm4Wz8');
 const TIMEOUT_MS = 3000;
 /** What a loaded machine may add to the plugin time limit before an answer counts as late. */
 const SLACK_MS = 4000;
-
-const closers: (() => Promise<void>)[] = [];
-after(async () => {
-  for (const c of closers.reverse()) await c();
-});
 
 /** The plugin directory: hooks that answer, loop, or end their worker thread. */
 function pluginDir(): string {
@@ -68,8 +64,6 @@ export function die(req: { headers: Record<string, string> }): unknown {
   return d;
 }
 
-const b64 = (s: string): string => Buffer.from(s).toString('base64');
-
 /** An API whose POST /x is answered by the virtual endpoint `source` (function `v`). */
 function virtualApi(id: string, target: string, source: string): Record<string, unknown> {
   return {
@@ -77,25 +71,7 @@ function virtualApi(id: string, target: string, source: string): Record<string, 
     name: id,
     use_keyless: true,
     proxy: { listen_path: `/${id}/`, target_url: target, strip_listen_path: true },
-    version_data: {
-      not_versioned: true,
-      versions: {
-        Default: {
-          name: 'Default',
-          extended_paths: {
-            virtual: [
-              {
-                path: '/x',
-                method: 'POST',
-                response_function_name: 'v',
-                function_source_type: 'blob',
-                function_source_uri: b64(source),
-              },
-            ],
-          },
-        },
-      },
-    },
+    version_data: virtualVersions(virtualEndpoint('/x', source)),
   };
 }
 
@@ -169,11 +145,9 @@ describe('killed, not stopped', () => {
   });
 
   /** A gateway of two workers serving Redis as the TCP API `cache` on a port of its own. */
-  async function startTcpGateway(
-    name: string,
-  ): Promise<{ gw: Awaited<ReturnType<typeof startGw>>; tcpPort: number }> {
+  async function startTcpGateway(name: string): Promise<{ gw: GatewayProc; tcpPort: number }> {
     const tcpPort = await freePort();
-    const gw = await startGw({ name, secret: SECRET, dataDir: join(dir, name), logDir: dir, workers: 2 });
+    const gw = await gateway(name, { workers: 2 });
     await put(gw, '/svc/apis', {
       api_id: 'cache',
       name: 'cache',
@@ -214,11 +188,7 @@ describe('killed, not stopped', () => {
   });
 
   test('JavaScript hooks and virtual endpoints that loop, exit or run out of memory: 500 in time, others unaffected', async () => {
-    const gw = await startGw({
-      name: 'plugins-kill',
-      secret: SECRET,
-      dataDir: join(dir, 'plugins-kill'),
-      logDir: dir,
+    const gw = await gateway('plugins-kill', {
       env: {
         SVC_GW_PLUGIN_DIR: pluginDir(),
         SVC_GW_ENABLE_JSVM: 'true',
@@ -299,11 +269,7 @@ describe('killed, not stopped', () => {
       return p;
     };
     const plugin = await startPlugin('grpc-plugin-1');
-    const gw = await startGw({
-      name: 'grpc-kill',
-      secret: SECRET,
-      dataDir: join(dir, 'grpc-kill'),
-      logDir: dir,
+    const gw = await gateway('grpc-kill', {
       env: {
         SVC_GW_COPROCESS_GRPC_SERVER: `tcp://127.0.0.1:${String(grpcPort)}`,
         SVC_GW_PLUGIN_TIMEOUT_MS: String(TIMEOUT_MS),
@@ -373,11 +339,7 @@ describe('clients leaving early', () => {
     const cert = selfSignedCert();
     const tcpPort = await freePort();
     const tlsPort = await freePort();
-    const gw = await startGw({
-      name: 'early',
-      secret: SECRET,
-      dataDir: join(dir, 'early'),
-      logDir: dir,
+    const gw = await gateway('early', {
       env: {
         SVC_GW_ENABLE_JSVM: 'true',
         SVC_GW_METRICS_ENABLED: 'true',
@@ -386,23 +348,8 @@ describe('clients leaving early', () => {
         SVC_GW_TLS_KEY_FILE: cert.keyFile,
       },
     });
-    await put(gw, '/svc/apis', {
-      api_id: 'stock',
-      name: 'stock',
-      use_keyless: false,
-      use_oauth2: true,
-      oauth_meta: { allowed_access_types: ['client_credentials'] },
-      proxy: { listen_path: '/stock/', target_url: echo.url, strip_listen_path: true },
-    });
-    await put(gw, '/svc/policies', {
-      id: 'stock-clients',
-      name: 'stock clients',
-      state: 'active',
-      rate: 1000,
-      per: 1,
-      quota_max: -1,
-      access_rights: { stock: { api_id: 'stock', api_name: 'stock', versions: ['Default'] } },
-    });
+    await put(gw, '/svc/apis', stockApi(echo.url));
+    await put(gw, '/svc/policies', STOCK_POLICY);
     await put(gw, '/svc/apis', virtualApi('vloop', echo.url, 'function v() { while (true) {} }'));
     await put(
       gw,

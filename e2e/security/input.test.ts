@@ -7,31 +7,15 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import {
-  chmodSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import { selfSignedCert } from '../../gateway/testing/certs.ts';
 import { startRedis, type TestRedis } from '../../gateway/testing/redis-server.ts';
 import { freePort, startEchoUpstream, waitFor, type GatewayProc } from '../harness/processes.ts';
-import { request as httpRequest, startGw } from './start.ts';
+import { request as httpRequest, stockApi, STOCK_POLICY, useSecuritySuite } from './start.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'svc-input-'));
-const SECRET = 'inputSecretVb7Kd2';
-const admin = { 'x-svc-authorization': SECRET, 'content-type': 'application/json' };
-
-const closers: (() => Promise<void>)[] = [];
-after(async () => {
-  for (const c of closers.reverse()) await c();
-});
+const { dir, closers, admin, gateway } = useSecuritySuite('input', 'inputSecretVb7Kd2');
 
 async function call(
   gw: GatewayProc,
@@ -77,11 +61,7 @@ describe('TCP and TLS API ports', () => {
     closers.push(echo.close);
     echoUrl = echo.url;
     const cert = selfSignedCert();
-    gw = await startGw({
-      name: 'ports',
-      secret: SECRET,
-      dataDir: join(dir, 'ports'),
-      logDir: dir,
+    gw = await gateway('ports', {
       env: { SVC_GW_TLS_CERT_FILE: cert.certFile, SVC_GW_TLS_KEY_FILE: cert.keyFile },
     });
   });
@@ -132,7 +112,7 @@ describe('headers that frame a message', () => {
   test('added by response_processors or the version header settings: 400 naming the entry, nothing stored; other headers served', async () => {
     const echo = await startEchoUpstream();
     closers.push(echo.close);
-    const gw = await startGw({ name: 'framing', secret: SECRET, dataDir: join(dir, 'framing'), logDir: dir });
+    const gw = await gateway('framing');
     const api = (extra: Record<string, unknown>): Record<string, unknown> => ({
       api_id: 'framed',
       name: 'framed',
@@ -201,13 +181,7 @@ describe('TCP API ports with --workers 2', () => {
   test('a port clash is refused whichever worker takes the write (each keeps no stale view of the others)', async () => {
     const echo = await startEchoUpstream();
     closers.push(echo.close);
-    const gw = await startGw({
-      name: 'ports-workers',
-      secret: SECRET,
-      dataDir: join(dir, 'ports-workers'),
-      logDir: dir,
-      workers: 2,
-    });
+    const gw = await gateway('ports-workers', { workers: 2 });
     // Both workers serving: fresh connections then alternate between them.
     await waitFor('both workers', () => gw.log().includes('"message":"all workers serving"'), 120_000);
     // Every worker has seen a write of an API on a port of its own before the clashing ones.
@@ -249,11 +223,7 @@ describe('a gateway run as a user, as the chart runs it', () => {
     const cert = selfSignedCert();
     chmodSync(dirname(cert.keyFile), 0o755);
     chmodSync(cert.keyFile, 0o644);
-    const gw = await startGw({
-      name: 'as-user',
-      secret: SECRET,
-      dataDir,
-      logDir: dir,
+    const gw = await gateway('as-user', {
       env: { SVC_GW_TLS_CERT_FILE: cert.certFile, SVC_GW_TLS_KEY_FILE: cert.keyFile },
       ...(process.getuid?.() === 0 ? { user: 65532 } : {}),
     });
@@ -299,25 +269,8 @@ describe('a gateway run as a user, as the chart runs it', () => {
 
 /** An OAuth API, a policy granting it, and the gateway they are on. */
 async function oauthSetup(gw: GatewayProc, target: string): Promise<void> {
-  const api = {
-    api_id: 'stock',
-    name: 'stock',
-    use_keyless: false,
-    use_oauth2: true,
-    oauth_meta: { allowed_access_types: ['client_credentials'] },
-    proxy: { listen_path: '/stock/', target_url: target, strip_listen_path: true },
-  };
-  assert.equal((await call(gw, 'POST', '/svc/apis', api)).status, 200);
-  const policy = {
-    id: 'stock-clients',
-    name: 'stock clients',
-    state: 'active',
-    rate: 1000,
-    per: 1,
-    quota_max: -1,
-    access_rights: { stock: { api_id: 'stock', api_name: 'stock', versions: ['Default'] } },
-  };
-  assert.equal((await call(gw, 'POST', '/svc/policies', policy)).status, 200);
+  assert.equal((await call(gw, 'POST', '/svc/apis', stockApi(target))).status, 200);
+  assert.equal((await call(gw, 'POST', '/svc/policies', STOCK_POLICY)).status, 200);
   assert.equal((await call(gw, 'GET', '/svc/reload')).status, 200);
 }
 
@@ -325,12 +278,7 @@ describe('OAuth clients', () => {
   test('fields of the wrong type or value: 400 naming the field, no client stored', async () => {
     const echo = await startEchoUpstream();
     closers.push(echo.close);
-    const gw = await startGw({
-      name: 'oauth-input',
-      secret: SECRET,
-      dataDir: join(dir, 'oauth-input'),
-      logDir: dir,
-    });
+    const gw = await gateway('oauth-input');
     await oauthSetup(gw, echo.url);
     const list = async (): Promise<string> => (await call(gw, 'GET', '/svc/oauth/clients/stock')).body;
     const before = await list();
@@ -392,11 +340,7 @@ describe('at rest', () => {
       closers.push(echo.close);
       const dataDir = join(dir, `rest-${store}`);
       const prefix = `rest-${String(Date.now())}:`;
-      const gw = await startGw({
-        name: `rest-${store}`,
-        secret: SECRET,
-        dataDir,
-        logDir: dir,
+      const gw = await gateway(`rest-${store}`, {
         env: store === 'redis' ? { SVC_GW_STORE: redis.url, SVC_GW_REDIS_KEY_PREFIX: prefix } : {},
       });
       await oauthSetup(gw, echo.url);

@@ -9,18 +9,23 @@
  * line is searched for each value.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import net from 'node:net';
 import tls from 'node:tls';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { selfSignedCert } from '../../gateway/testing/certs.ts';
 import { startRedis } from '../../gateway/testing/redis-server.ts';
 import { freePort, startEchoUpstream, startNode, waitFor, type GatewayProc } from '../harness/processes.ts';
-import { request as httpRequest, startGw } from './start.ts';
+import {
+  b64,
+  request as httpRequest,
+  STOCK_POLICY,
+  useSecuritySuite,
+  virtualEndpoint,
+  virtualVersions,
+} from './start.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'svc-sec-logs-'));
 const GW_SECRET = 'gwSecretLogsQz3Xv8Nm1';
 const CLIENT_SECRET = 'clientSecretGiven7Hj2Kl9Pw4';
 const WRONG_CLIENT_SECRET = 'wrongClientSecretTy6Ui1Op3';
@@ -34,12 +39,8 @@ const BODY_PASSWORD = 'bodyPasswordBn6Mq1We5';
 const BASIC_PASSWORD = 'basicPasswordRt3Yu7Io2';
 const WRONG_BASIC_PASSWORD = 'wrongBasicPasswordPa9Sd4';
 
-const closers: (() => Promise<void>)[] = [];
-after(async () => {
-  for (const c of closers.reverse()) await c();
-});
+const { dir, closers, admin: adminHeaders, gateway } = useSecuritySuite('sec-logs', GW_SECRET);
 
-const b64 = (s: string): string => Buffer.from(s).toString('base64');
 const basic = (user: string, password: string): string => `Basic ${b64(`${user}:${password}`)}`;
 const FORM = 'application/x-www-form-urlencoded';
 
@@ -83,11 +84,7 @@ export function boom(): never { throw new Error('the plugin broke'); }
 `,
   );
   const serverCert = selfSignedCert();
-  const gw: GatewayProc = await startGw({
-    name: 'logs-gateway',
-    secret: GW_SECRET,
-    dataDir: join(dir, 'data'),
-    logDir: dir,
+  const gw: GatewayProc = await gateway('logs-gateway', {
     env: {
       SVC_GW_LOG_LEVEL: 'debug',
       SVC_GW_PLUGIN_DIR: plugins,
@@ -97,7 +94,6 @@ export function boom(): never { throw new Error('the plugin broke'); }
       SVC_GW_TLS_KEY_FILE: serverCert.keyFile,
     },
   });
-  const adminHeaders = { 'x-svc-authorization': GW_SECRET, 'content-type': 'application/json' };
   const mgmt = async (
     method: string,
     path: string,
@@ -131,15 +127,7 @@ export function boom(): never { throw new Error('the plugin broke'); }
       oauth_meta: { allowed_access_types: ['client_credentials'] },
     }),
   );
-  await ok('POST', '/svc/policies', {
-    id: 'stock-clients',
-    name: 'stock clients',
-    state: 'active',
-    rate: 1000,
-    per: 1,
-    quota_max: -1,
-    access_rights: { stock: { api_id: 'stock', api_name: 'stock', versions: ['Default'] } },
-  });
+  await ok('POST', '/svc/policies', STOCK_POLICY);
   await ok(
     'POST',
     '/svc/apis',
@@ -178,32 +166,10 @@ export function boom(): never { throw new Error('the plugin broke'); }
     '/svc/apis',
     proxy('virtual', {
       use_keyless: true,
-      version_data: {
-        not_versioned: true,
-        versions: {
-          Default: {
-            name: 'Default',
-            extended_paths: {
-              virtual: [
-                {
-                  path: '/boom',
-                  method: 'POST',
-                  response_function_name: 'v',
-                  function_source_type: 'blob',
-                  function_source_uri: b64('function v() { throw new Error("the function broke"); }'),
-                },
-                {
-                  path: '/none',
-                  method: 'POST',
-                  response_function_name: 'v',
-                  function_source_type: 'blob',
-                  function_source_uri: b64('function v() { return 42; }'),
-                },
-              ],
-            },
-          },
-        },
-      },
+      version_data: virtualVersions(
+        virtualEndpoint('/boom', 'function v() { throw new Error("the function broke"); }'),
+        virtualEndpoint('/none', 'function v() { return 42; }'),
+      ),
     }),
   );
   await ok('POST', '/svc/apis', proxy('basic', { use_keyless: false, use_basic_auth: true }));

@@ -3,8 +3,9 @@
  * machine starts it slowly) and stopped after the suite, or at once when it never answers.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
 import { freePort, httpRequest, startNode, waitFor, type GatewayProc } from '../harness/processes.ts';
@@ -53,6 +54,82 @@ export async function startGw(opts: {
   }
   return gw;
 }
+
+/** What the cases of a security suite share ({@link useSecuritySuite}). */
+export interface SecuritySuite {
+  /** The suite's folder: its gateways' logs and data. */
+  dir: string;
+  /** Run after the suite, last first. */
+  closers: (() => Promise<void>)[];
+  /** The management API's headers: the suite's secret and a JSON body. */
+  admin: Record<string, string>;
+  /**
+   * {@link startGw} of the gateway `name` with the suite's secret, its log in the suite's folder
+   * and its data in `<folder>/<name>` unless `dataDir` says.
+   */
+  gateway: (
+    name: string,
+    opts?: { dataDir?: string; workers?: number; env?: Record<string, string>; user?: number },
+  ) => Promise<GatewayProc>;
+}
+
+/**
+ * A security suite named `name` whose gateways take `secret`: its folder (`svc-<name>-...`), and
+ * its `closers` run after it (the gateways it started are stopped after it anyway).
+ */
+export function useSecuritySuite(name: string, secret: string): SecuritySuite {
+  const dir = mkdtempSync(join(tmpdir(), `svc-${name}-`));
+  const closers: (() => Promise<void>)[] = [];
+  after(async () => {
+    for (const c of closers.reverse()) await c();
+  });
+  return {
+    dir,
+    closers,
+    admin: { 'x-svc-authorization': secret, 'content-type': 'application/json' },
+    gateway: (gwName, opts = {}) =>
+      startGw({ name: gwName, secret, dataDir: join(dir, gwName), logDir: dir, ...opts }),
+  };
+}
+
+/** Base64 of a string. */
+export const b64 = (s: string): string => Buffer.from(s).toString('base64');
+
+/** A virtual endpoint answering POST `path` with the function `v` of `source`. */
+export const virtualEndpoint = (path: string, source: string): Record<string, unknown> => ({
+  path,
+  method: 'POST',
+  response_function_name: 'v',
+  function_source_type: 'blob',
+  function_source_uri: b64(source),
+});
+
+/** An API's `version_data`: not versioned, its `Default` version with these virtual endpoints. */
+export const virtualVersions = (...virtual: Record<string, unknown>[]): Record<string, unknown> => ({
+  not_versioned: true,
+  versions: { Default: { name: 'Default', extended_paths: { virtual } } },
+});
+
+/** The OAuth API `stock` (client credentials) proxying to `target`. */
+export const stockApi = (target: string): Record<string, unknown> => ({
+  api_id: 'stock',
+  name: 'stock',
+  use_keyless: false,
+  use_oauth2: true,
+  oauth_meta: { allowed_access_types: ['client_credentials'] },
+  proxy: { listen_path: '/stock/', target_url: target, strip_listen_path: true },
+});
+
+/** The policy `stock-clients` granting the API `stock`. */
+export const STOCK_POLICY = {
+  id: 'stock-clients',
+  name: 'stock clients',
+  state: 'active',
+  rate: 1000,
+  per: 1,
+  quota_max: -1,
+  access_rights: { stock: { api_id: 'stock', api_name: 'stock', versions: ['Default'] } },
+} as const;
 
 /** e2e/harness's httpRequest, with a longer deadline (a reload compiling plugins is slow on a loaded machine). */
 export async function request(
