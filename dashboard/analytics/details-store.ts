@@ -3,6 +3,7 @@
  * and PostgreSQL but for the sequence column.
  */
 import type { AnalyticsRecord } from '../../schemas/rules/analytics.ts';
+import { whereOf } from './where.ts';
 
 /** A connection as the store's drivers give one (store/sql.ts's SqlConn). */
 interface Conn {
@@ -81,16 +82,13 @@ export class SqlDetails implements DetailStore {
   }
 
   async list(q: DetailQuery): Promise<DetailRow[]> {
-    let where = 'org_id = ? AND at >= ? AND at < ?';
-    const params: unknown[] = [q.org, q.from, q.to];
-    if (q.apiId !== undefined) {
-      where += ' AND api_id = ?';
-      params.push(q.apiId);
-    }
-    if (q.before !== undefined) {
-      where += ' AND seq < ?';
-      params.push(q.before);
-    }
+    const { where, params } = whereOf([
+      ['org_id = ?', q.org],
+      ['at >= ?', q.from],
+      ['at < ?', q.to],
+      ['api_id = ?', q.apiId],
+      ['seq < ?', q.before],
+    ]);
     params.push(q.limit);
     const rows = await this.#conn.all(
       `SELECT seq, record FROM analytics_details WHERE ${where} ORDER BY seq DESC LIMIT ?`,

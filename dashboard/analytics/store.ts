@@ -6,6 +6,7 @@
  */
 import type { AnalyticsRecord } from '../../schemas/rules/analytics.ts';
 import { insertDetails, SqlDetails, type DetailStore } from './details-store.ts';
+import { whereOf } from './where.ts';
 import { BUCKETS, emptySums, type Dim, type Period, type RollupRow, type Sums } from './rollup.ts';
 
 /** A connection as the store's drivers give one (store/sql.ts's SqlConn). */
@@ -166,16 +167,15 @@ export class SqlAnalytics implements AnalyticsStore {
   }
 
   async sum(q: RangeQuery, dim: Dim, by: 'at' | 'api' | 'name', limit?: number): Promise<Group[]> {
-    const params: unknown[] = [q.org, q.period, dim, q.from, q.to];
-    let where = 'org_id = ? AND period = ? AND dim = ? AND at >= ? AND at < ?';
-    if (q.apiId !== undefined) {
-      where += ' AND api_id = ?';
-      params.push(q.apiId);
-    }
-    if (q.name !== undefined) {
-      where += ' AND name = ?';
-      params.push(q.name);
-    }
+    const { where, params } = whereOf([
+      ['org_id = ?', q.org],
+      ['period = ?', q.period],
+      ['dim = ?', dim],
+      ['at >= ?', q.from],
+      ['at < ?', q.to],
+      ['api_id = ?', q.apiId],
+      ['name = ?', q.name],
+    ]);
     const group = by === 'at' ? 'at' : by === 'api' ? 'api_id' : dim === 'endpoint' ? 'api_id, name' : 'name';
     const order = by === 'at' ? 'at' : `SUM(requests) DESC, ${group}`;
     const sums = SUMMED.map((c) => `SUM(${c}) AS ${c}`).join(', ');
