@@ -16,7 +16,6 @@
  * entity interfaces, nested keys, and supergraph settings the gateway does not know.
  */
 import {
-  GraphQLError,
   Kind,
   parse,
   print,
@@ -30,7 +29,7 @@ import {
   type ObjectTypeExtensionNode,
   type SelectionSetNode,
 } from 'graphql';
-import { buildGraphqlSchema, located } from './graphql-schema.ts';
+import { buildGraphqlSchema, parseGraphql } from './graphql-schema.ts';
 
 /** The federation definitions a subgraph's SDL may use without declaring them. */
 const FEDERATION_DEFINITIONS: Record<string, string> = {
@@ -121,12 +120,8 @@ function fieldSetOf(
 
 /** Reads a subgraph's SDL; a string says why it can't be read. */
 export function readSubgraph(sdl: string): SubgraphModel | string {
-  let doc: DocumentNode;
-  try {
-    doc = parse(sdl);
-  } catch (err) {
-    return err instanceof GraphQLError ? located(err) : String(err);
-  }
+  const doc = parseGraphql(sdl);
+  if (typeof doc === 'string') return doc;
   const owns = new Map<string, Set<string>>();
   const keys = new Map<string, SelectionSetNode[]>();
   const requires = new Map<string, SelectionSetNode>();
@@ -200,12 +195,8 @@ function servableSdl(doc: DocumentNode, extra: readonly string[]): DocumentNode 
 
 /** A subgraph's servable schema: its SDL with `_service` and `_entities`, or the first problem. */
 export function buildSubgraphSchema(sdl: string): GraphQLSchema | string {
-  let doc: DocumentNode;
-  try {
-    doc = parse(sdl);
-  } catch (err) {
-    return err instanceof GraphQLError ? located(err) : String(err);
-  }
+  const doc = parseGraphql(sdl);
+  if (typeof doc === 'string') return doc;
   const read = readSubgraph(sdl);
   if (typeof read === 'string') return read;
   const entities = [...read.keys.keys()];
@@ -222,12 +213,8 @@ export function buildSubgraphSchema(sdl: string): GraphQLSchema | string {
 
 /** A supergraph's schema from its merged SDL (federation directives allowed), or the first problem. */
 export function buildSupergraphSchema(sdl: string): GraphQLSchema | string {
-  let doc: DocumentNode;
-  try {
-    doc = parse(sdl);
-  } catch (err) {
-    return err instanceof GraphQLError ? located(err) : String(err);
-  }
+  const doc = parseGraphql(sdl);
+  if (typeof doc === 'string') return doc;
   return buildGraphqlSchema(servableSdl(doc, []));
 }
 
@@ -285,14 +272,9 @@ export function composeSupergraph(
     directives: (n.directives ?? []).filter((d) => !FEDERATION_DIRECTIVES.has(d.name.value)),
   });
   for (const { name, sdl } of sdls) {
-    let doc: DocumentNode;
-    try {
-      doc = parse(sdl);
-    } catch (err) {
-      errors.push({
-        subgraphs: [name],
-        message: `subgraph ${name}: ${err instanceof GraphQLError ? located(err) : String(err)}`,
-      });
+    const doc = parseGraphql(sdl);
+    if (typeof doc === 'string') {
+      errors.push({ subgraphs: [name], message: `subgraph ${name}: ${doc}` });
       continue;
     }
     for (const d of doc.definitions) {

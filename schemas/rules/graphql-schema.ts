@@ -18,17 +18,22 @@ export function located(err: GraphQLError): string {
   return at === undefined ? err.message : `line ${at.line}, column ${at.column}: ${err.message}`;
 }
 
+/** `text` (SDL or an operation) parsed, or why it does not parse, with its line and column. */
+export function parseGraphql(text: string): DocumentNode | string {
+  try {
+    return parse(text);
+  } catch (err) {
+    return err instanceof GraphQLError ? located(err) : String(err);
+  }
+}
+
 /**
  * The schema built from `sdl` (or a document already parsed, whose nodes keep the lines and
  * columns of the text they were parsed from), or the first problem, with its line and column.
  */
 export function buildGraphqlSchema(sdl: string | DocumentNode): GraphQLSchema | string {
-  let doc;
-  try {
-    doc = typeof sdl === 'string' ? parse(sdl) : sdl;
-  } catch (err) {
-    return err instanceof GraphQLError ? located(err) : String(err);
-  }
+  const doc = typeof sdl === 'string' ? parseGraphql(sdl) : sdl;
+  if (typeof doc === 'string') return doc;
   const sdlErrors = validateSDL(doc);
   if (sdlErrors[0] !== undefined) return located(sdlErrors[0]);
   const schema = buildASTSchema(doc, { assumeValidSDL: true });

@@ -10,7 +10,7 @@
  * can honour, the others refused by name). The form `version` does not name must be empty. Federation
  * (`subgraph`, `supergraph`): graphql-federation.ts.
  */
-import { GraphQLError, isObjectType, parse, type GraphQLSchema } from 'graphql';
+import { isObjectType, type GraphQLSchema } from 'graphql';
 import type {
   GraphqlConfig,
   GraphqlDataSource,
@@ -24,7 +24,7 @@ import type {
 } from '../generated/models.ts';
 import { quote, type FieldProblem } from './field-problem.ts';
 import { federationProblems } from './graphql-supergraph.ts';
-import { buildGraphqlSchema, located } from './graphql-schema.ts';
+import { buildGraphqlSchema, parseGraphql } from './graphql-schema.ts';
 import { isInternalUrl, parseInternalTarget } from './internal-target.ts';
 import { isTargetProblem } from './target.ts';
 import { hasContent, isTrue, list, model, problem, text, type Unchecked } from './read.ts';
@@ -281,6 +281,22 @@ function engineProblems(
   return problems;
 }
 
+/**
+ * The settings of a `kind` data source's `config` (at `at`) that are not among the `known` ones it
+ * takes. A neutral value sets nothing (the reference's samples write `body: ""` on GraphQL sources).
+ */
+function foreignSettings(config: object, kind: string, known: readonly string[], at: string): FieldProblem[] {
+  return Object.entries(config)
+    .filter(([key, value]) => !known.includes(key) && hasContent(value))
+    .map(([key]) =>
+      problem(
+        `${at}.${key}`,
+        'Forbidden',
+        `not a setting of a ${kind} data source: it takes ${known.join(', ')}`,
+      ),
+    );
+}
+
 /** The problems of one REST or GraphQL source's `config`. */
 function sourceConfigProblems(
   kind: string,
@@ -292,20 +308,7 @@ function sourceConfigProblems(
   if (config === undefined) {
     return [problem(at, 'Required', `a ${kind} data source needs its config, with the url it calls`)];
   }
-  const problems: FieldProblem[] = [];
-  const known = V2_CONFIG_FIELDS[kind] ?? [];
-  for (const [key, value] of Object.entries(config)) {
-    // A neutral value sets nothing (the reference's samples write `body: ""` on GraphQL sources).
-    if (!known.includes(key) && hasContent(value)) {
-      problems.push(
-        problem(
-          `${at}.${key}`,
-          'Forbidden',
-          `not a setting of a ${kind} data source: it takes ${known.join(', ')}`,
-        ),
-      );
-    }
-  }
+  const problems = foreignSettings(config, kind, V2_CONFIG_FIELDS[kind] ?? [], at);
   const url = text(config.url) ?? '';
   if (url === '') {
     problems.push(problem(`${at}.url`, 'Required', 'set the http(s) URL the data source calls'));
@@ -363,11 +366,9 @@ function sourceConfigProblems(
         problem(`${at}.operation`, 'Required', 'has_operation is true: write the operation sent'),
       );
     } else {
-      try {
-        parse(op);
-      } catch (err) {
-        const m = err instanceof GraphQLError ? located(err) : String(err);
-        problems.push(problem(`${at}.operation`, 'Invalid', `the operation does not parse: ${m}`));
+      const parsed = parseGraphql(op);
+      if (typeof parsed === 'string') {
+        problems.push(problem(`${at}.operation`, 'Invalid', `the operation does not parse: ${parsed}`));
       }
     }
   }
@@ -495,17 +496,7 @@ function kafkaSourceProblems(
       problem(c, 'Required', 'a Kafka data source needs its config: broker_addresses, topics, group_id'),
     ];
   }
-  for (const [key, value] of Object.entries(config)) {
-    if (!KAFKA_FIELDS.includes(key) && hasContent(value)) {
-      problems.push(
-        problem(
-          `${c}.${key}`,
-          'Forbidden',
-          `not a setting of a Kafka data source: it takes ${KAFKA_FIELDS.join(', ')}`,
-        ),
-      );
-    }
-  }
+  problems.push(...foreignSettings(config, 'Kafka', KAFKA_FIELDS, c));
   const brokers = list(config.broker_addresses);
   if (brokers.length === 0) {
     problems.push(

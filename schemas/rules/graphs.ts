@@ -20,10 +20,9 @@ import {
   isInterfaceType,
   parse,
   type DirectiveNode,
-  type DocumentNode,
   type SelectionSetNode,
 } from 'graphql';
-import { located } from './graphql-schema.ts';
+import { parseGraphql } from './graphql-schema.ts';
 import {
   buildSubgraphSchema,
   composeSupergraph,
@@ -72,12 +71,8 @@ function fieldSet(d: DirectiveNode): SelectionSetNode | string | undefined {
  * (`@requires` and `@provides` must parse). Problems are messages; the caller names the field.
  */
 export function subgraphSdlProblems(sdl: string): string[] {
-  let doc: DocumentNode;
-  try {
-    doc = parse(sdl);
-  } catch (err) {
-    return [err instanceof GraphQLError ? located(err) : String(err)];
-  }
+  const doc = parseGraphql(sdl);
+  if (typeof doc === 'string') return [doc];
   const out: string[] = [];
   for (const def of doc.definitions) {
     if (!('directives' in def)) continue;
@@ -129,11 +124,8 @@ export function subgraphProblems(spec: { sdl?: unknown; schema?: unknown } | und
   // The reference's full schema beside the SDL: it must parse too, though the SDL is what is served.
   const schema = text(spec?.schema) ?? '';
   if (field === 'sdl' && schema.trim() !== '') {
-    try {
-      parse(schema);
-    } catch (err) {
-      problems.push(problem('schema', 'Invalid', err instanceof GraphQLError ? located(err) : String(err)));
-    }
+    const parsed = parseGraphql(schema);
+    if (typeof parsed === 'string') problems.push(problem('schema', 'Invalid', parsed));
   }
   return problems;
 }
@@ -192,11 +184,8 @@ export function supergraphProblems(
   for (const field of ['schema', 'merged_sdl'] as const) {
     const sdl = text(spec?.[field]) ?? '';
     if (sdl.trim() === '') continue;
-    try {
-      parse(sdl);
-    } catch (err) {
-      problems.push(problem(field, 'Invalid', err instanceof GraphQLError ? located(err) : String(err)));
-    }
+    const parsed = parseGraphql(sdl);
+    if (typeof parsed === 'string') problems.push(problem(field, 'Invalid', parsed));
   }
   return problems;
 }

@@ -122,6 +122,12 @@ export function internalUrl(t: InternalTargetInput | undefined, id?: string): st
   return `svc://${target}${path === '' || path.startsWith('/') ? path : `/${path}`}${query === '' ? '' : `?${query.replace(/^\?/, '')}`}`;
 }
 
+/** The parts of a classic definition that write internal targets: its proxy and its versions. */
+export interface Targeting {
+  proxy?: unknown;
+  version_data?: unknown;
+}
+
 /**
  * Calls `visit` with every `url_rewrites` entry of every version, then each of its triggers, with
  * the field path of each (the rewrite target is a field of both).
@@ -146,10 +152,7 @@ function eachUrlRewrite(
 }
 
 /** The internal targets a definition writes in object form, each with its field path. */
-export function internalTargetsOf(api: {
-  proxy?: unknown;
-  version_data?: unknown;
-}): { path: string; value: InternalTargetInput }[] {
+export function internalTargetsOf(api: Targeting): { path: string; value: InternalTargetInput }[] {
   const out: { path: string; value: InternalTargetInput }[] = [];
   const add = (path: string, v: unknown): void => {
     const value = model<InternalTargetInput>(v);
@@ -167,10 +170,7 @@ export function internalTargetsOf(api: {
  * reference to a resource is resolved by the operator, never by the gateway), and the URL it
  * makes must parse.
  */
-export function gatewayInternalTargetProblems(api: {
-  proxy?: unknown;
-  version_data?: unknown;
-}): FieldProblem[] {
+export function gatewayInternalTargetProblems(api: Targeting): FieldProblem[] {
   const out: FieldProblem[] = [];
   for (const { path, value } of internalTargetsOf(api)) {
     const target = text(value.target);
@@ -203,10 +203,7 @@ function hostOfUrl(raw: unknown): string | undefined {
  * URL fields (`proxy.target_url`, `url_rewrites[].rewrite_to` and a trigger's) and the object form
  * (`...target_internal.target`, `...rewrite_to_internal.target`).
  */
-export function internalTargetHostsOf(api: {
-  proxy?: unknown;
-  version_data?: unknown;
-}): { path: string; host: string }[] {
+export function internalTargetHostsOf(api: Targeting): { path: string; host: string }[] {
   const out: { path: string; host: string }[] = [];
   const url = (path: string, v: unknown): void => {
     const host = hostOfUrl(v);
@@ -230,7 +227,7 @@ export function internalTargetHostsOf(api: {
  * get 502 until one API has the name.
  */
 export function ambiguousTargets(
-  api: { proxy?: unknown; version_data?: unknown },
+  api: Targeting,
   selfId: string,
   apis: readonly { id: string; name?: string | undefined }[],
 ): FieldProblem[] {

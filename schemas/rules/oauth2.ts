@@ -70,30 +70,38 @@ export function isHttpUrl(raw: string): boolean {
   }
 }
 
+/** A NotSupported problem at `at[i]` for each entry of the list `values` that is not among `served`. */
+function unserved(
+  values: unknown,
+  served: readonly unknown[],
+  at: string,
+  message: (value: unknown) => string,
+): FieldProblem[] {
+  const out: FieldProblem[] = [];
+  list(values).forEach((value, i) => {
+    if (!served.includes(value)) out.push(problem(`${at}[${String(i)}]`, 'NotSupported', message(value)));
+  });
+  return out;
+}
+
 /** Every OAuth 2.0 problem of `api` (see the module comment). */
 export function oauth2Problems(api: ClassicApiInput): FieldProblem[] {
   const meta = model<OAuth2Meta>(api.oauth_meta);
-  const problems: FieldProblem[] = [];
-  list(meta?.allowed_access_types).forEach((grant, i) => {
-    if ((GRANTS as readonly unknown[]).includes(grant)) return;
-    problems.push(
-      problem(
-        `oauth_meta.allowed_access_types[${String(i)}]`,
-        'NotSupported',
+  const problems: FieldProblem[] = [
+    ...unserved(
+      meta?.allowed_access_types,
+      GRANTS,
+      'oauth_meta.allowed_access_types',
+      (grant) =>
         `grant ${quote(grant)} is not served: svc issues tokens for the ${GRANTS.join(' and ')} grants (no refresh tokens); remove it`,
-      ),
-    );
-  });
-  list(meta?.allowed_authorize_types).forEach((type, i) => {
-    if ((RESPONSE_TYPES as readonly unknown[]).includes(type)) return;
-    problems.push(
-      problem(
-        `oauth_meta.allowed_authorize_types[${String(i)}]`,
-        'NotSupported',
-        `response type ${quote(type)} is not served: write code or token`,
-      ),
-    );
-  });
+    ),
+    ...unserved(
+      meta?.allowed_authorize_types,
+      RESPONSE_TYPES,
+      'oauth_meta.allowed_authorize_types',
+      (type) => `response type ${quote(type)} is not served: write code or token`,
+    ),
+  ];
   const types = allowedResponseTypes(api);
   const login = loginRedirect(api);
   if (types.length > 0 && !isHttpUrl(login)) {

@@ -10,10 +10,9 @@
  *   its `graph_ref` names), called through the gateway as `svc://<its api_id>/` with the ref's
  *   headers; or why the API waits (an API or SubGraph missing, no SDL, no composition).
  */
-import { GraphQLError, parse } from 'graphql';
 import { isPlainObject } from '../../lib/plain-object.ts';
 import { composeGraph, graphRefOf, type ResolvedGraph } from './graphs.ts';
-import { located } from './graphql-schema.ts';
+import { parseGraphql } from './graphql-schema.ts';
 import { list, model, problem, text } from './read.ts';
 import { resolveRef, type ResolvedRef } from './references.ts';
 import type { FieldProblem } from './field-problem.ts';
@@ -117,13 +116,8 @@ export function subgraphApiRefProblems(graphql: unknown, namespace: string): Fie
   });
   const schema = text(g?.schema) ?? '';
   if (schema.trim() !== '') {
-    try {
-      parse(schema);
-    } catch (err) {
-      out.push(
-        problem('graphql.schema', 'Invalid', err instanceof GraphQLError ? located(err) : String(err)),
-      );
-    }
+    const parsed = parseGraphql(schema);
+    if (typeof parsed === 'string') out.push(problem('graphql.schema', 'Invalid', parsed));
   }
   return out;
 }

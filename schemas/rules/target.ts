@@ -44,10 +44,8 @@ const TARGET_EXAMPLE = 'http://orders.default.svc:8080';
  */
 export function parseTarget(raw: string): Target | TargetProblem {
   const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(raw) ? raw : `http://${raw}`;
-  let u: URL;
-  try {
-    u = new URL(withScheme);
-  } catch {
+  const u = URL.parse(withScheme);
+  if (u === null) {
     return {
       type: 'Invalid',
       message: `${quote(raw)} is not a URL: write the upstream address, such as ${TARGET_EXAMPLE}`,

@@ -88,10 +88,8 @@ export function parseTcpTarget(
           : `${quote(raw)}: a tcp or tls API proxies to a tcp:// address (the scheme ${quote(scheme)} is not supported for it), such as ${TARGET_EXAMPLE}`,
     };
   }
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
+  const u = URL.parse(raw);
+  if (u === null) {
     return {
       type: 'Invalid',
       message: `${quote(raw)} is not an address: write one such as ${TARGET_EXAMPLE}`,
