@@ -262,9 +262,7 @@ const cacheMeta = endpoint('CacheMeta', 'Advanced cache settings of one endpoint
   disabled,
 });
 
-const trackEndpointMeta = endpoint('TrackEndpointMeta', 'An endpoint of a tracking list.', {
-  disabled,
-});
+const trackEndpointMeta = endpoint('TrackEndpointMeta', 'An endpoint of a tracking list.', { disabled });
 
 const endpointList = (items: JsonSchema, description: string, reason: string): JsonSchema =>
   notYet({ type: 'array', items, description }, reason);
@@ -380,9 +378,7 @@ export const extendedPaths: JsonSchema = closedObject(
       endpoint(
         'InternalMeta',
         'An endpoint reachable only through internal targets (`svc://self/...` from the same API, `svc://<api>/...` from another).',
-        {
-          disabled,
-        },
+        { disabled },
       ),
       'Endpoints reachable only through internal targets of the gateway (`svc://`: a `target_url`, a URL rewrite); a client calling one directly gets 403 `Requested endpoint is forbidden`.',
     ),
