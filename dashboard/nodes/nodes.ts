@@ -9,7 +9,7 @@ import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../../lib/log.ts';
 import { callerOf, hashOf, json, type Handler } from '../api/http.ts';
-import type { Kind, Store, StoreTx } from '../store/store.ts';
+import type { Kind, Store, StoreReader, StoreTx } from '../store/store.ts';
 
 /** The header a gateway sends its node secret in. */
 export const NODE_SECRET_HEADER = 'x-svc-node-secret';
@@ -72,6 +72,18 @@ export class Notifier {
   }
 }
 
+/** The reads of `r` (a store or a transaction), passed through as they are. */
+function readsOf(r: StoreReader): StoreReader {
+  return {
+    getOrg: (id) => r.getOrg(id),
+    listOrgs: (slice) => r.listOrgs(slice),
+    get: (org, kind, id) => r.get(org, kind, id),
+    list: (org, kind, slice) => r.list(org, kind, slice),
+    findByLookup: (kind, lookup) => r.findByLookup(kind, lookup),
+    listAudit: (org, slice) => r.listAudit(org, slice),
+  };
+}
+
 /**
  * The store, announcing each transaction's writes to `notifier` after the commit (a gateway
  * told earlier could read the old state). A rolled-back transaction announces nothing.
@@ -80,12 +92,7 @@ export function withNotifications(store: Store, notifier: Notifier): Store {
   return {
     kind: store.kind,
     analytics: store.analytics,
-    getOrg: (id) => store.getOrg(id),
-    listOrgs: (slice) => store.listOrgs(slice),
-    get: (org, kind, id) => store.get(org, kind, id),
-    list: (org, kind, slice) => store.list(org, kind, slice),
-    findByLookup: (kind, lookup) => store.findByLookup(kind, lookup),
-    listAudit: (org, slice) => store.listAudit(org, slice),
+    ...readsOf(store),
     schemaVersion: () => store.schemaVersion(),
     health: () => store.health(),
     close: () => store.close(),
@@ -93,12 +100,7 @@ export function withNotifications(store: Store, notifier: Notifier): Store {
       const changes: Change[] = [];
       const result = await store.write(scope, (tx) =>
         fn({
-          getOrg: (id) => tx.getOrg(id),
-          listOrgs: (slice) => tx.listOrgs(slice),
-          get: (org, kind, id) => tx.get(org, kind, id),
-          list: (org, kind, slice) => tx.list(org, kind, slice),
-          findByLookup: (kind, lookup) => tx.findByLookup(kind, lookup),
-          listAudit: (org, slice) => tx.listAudit(org, slice),
+          ...readsOf(tx),
           audit: (entry) => tx.audit(entry),
           put: (org, kind, id, body, lookup) => {
             changes.push({ org, kind, id });
