@@ -148,3 +148,34 @@ export async function startProWorld(opts: {
   };
   return world;
 }
+
+/**
+ * The OAuth API `stock` (client credentials, proxying to the world's upstream) and the policy
+ * `stock-clients` granting it, written to the dashboard as `t`'s; `api` adds to the API's
+ * definition.
+ */
+export async function writeStockOauth(
+  world: ProWorld,
+  t: DashboardTenant,
+  api: Record<string, unknown> = {},
+): Promise<void> {
+  await world.write(t, 'POST', '/api/apis', {
+    api_definition: {
+      api_id: 'stock',
+      name: 'stock',
+      ...api,
+      use_oauth2: true,
+      oauth_meta: { allowed_access_types: ['client_credentials'] },
+      proxy: { listen_path: '/stock/', target_url: world.upstream.url, strip_listen_path: true },
+    },
+  });
+  await world.write(t, 'POST', '/api/portal/policies', {
+    id: 'stock-clients',
+    name: 'stock clients',
+    state: 'active',
+    rate: 1000,
+    per: 60,
+    quota_max: -1,
+    access_rights: { stock: { api_id: 'stock', api_name: 'stock', versions: ['Default'] } },
+  });
+}

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { dashboardCall, type DashboardTenant } from '../harness/dashboard.ts';
 import { tryRequest, waitFor, type GatewayProc } from '../harness/processes.ts';
-import { startProWorld, type ProWorld } from '../harness/pro.ts';
+import { startProWorld, writeStockOauth, type ProWorld } from '../harness/pro.ts';
 
 const sha = (s: string): string => createHash('sha256').update(s).digest('hex');
 let world: ProWorld;
@@ -91,32 +91,7 @@ before(async () => {
   });
   a = await world.tenant('tokens-a');
   b = await world.tenant('tokens-b');
-  const api = await dashboardCall(world.dashboard.url, 'POST', '/api/apis', {
-    auth: a.system.key,
-    body: {
-      api_definition: {
-        api_id: 'stock',
-        name: 'stock',
-        use_oauth2: true,
-        oauth_meta: { allowed_access_types: ['client_credentials'] },
-        proxy: { listen_path: '/stock/', target_url: world.upstream.url, strip_listen_path: true },
-      },
-    },
-  });
-  assert.equal(api.status, 200, api.text);
-  const policy = await dashboardCall(world.dashboard.url, 'POST', '/api/portal/policies', {
-    auth: a.system.key,
-    body: {
-      id: 'stock-clients',
-      name: 'stock clients',
-      state: 'active',
-      rate: 1000,
-      per: 60,
-      quota_max: -1,
-      access_rights: { stock: { api_id: 'stock', api_name: 'stock', versions: ['Default'] } },
-    },
-  });
-  assert.equal(policy.status, 200, policy.text);
+  await writeStockOauth(world, a);
   const made = await dashboardCall(world.dashboard.url, 'POST', '/api/apis/oauth/stock', {
     auth: a.system.key,
     body: { policy_id: 'stock-clients', description: 'the stock robot' },

@@ -12,7 +12,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { dashboardCall, type DashboardTenant } from '../harness/dashboard.ts';
-import { startProWorld, type ProWorld } from '../harness/pro.ts';
+import { startProWorld, writeStockOauth, type ProWorld } from '../harness/pro.ts';
 import { tryRequest, waitFor, type GatewayProc } from '../harness/processes.ts';
 
 const NODE_SECRET = 'e2e-node-secret-oauth-0123456789';
@@ -97,25 +97,7 @@ before(async () => {
     upstream: 'stock',
   });
   a = await w.tenant('oauth-a');
-  await w.write(a, 'POST', '/api/apis', {
-    api_definition: {
-      api_id: 'stock',
-      name: 'stock',
-      use_keyless: false,
-      use_oauth2: true,
-      oauth_meta: { allowed_access_types: ['client_credentials'] },
-      proxy: { listen_path: '/stock/', target_url: w.upstream.url, strip_listen_path: true },
-    },
-  });
-  await w.write(a, 'POST', '/api/portal/policies', {
-    id: 'stock-clients',
-    name: 'stock clients',
-    state: 'active',
-    rate: 1000,
-    per: 60,
-    quota_max: -1,
-    access_rights: { stock: { api_id: 'stock', api_name: 'stock', versions: ['Default'] } },
-  });
+  await writeStockOauth(w, a, { use_keyless: false });
   gateway = await startProGateway();
 });
 

@@ -31,18 +31,14 @@ before(async () => {
   });
   a = await world.tenant('reset-a');
   b = await world.tenant('reset-b');
-  const api = await dashboardCall(world.dashboard.url, 'POST', '/api/apis', {
-    auth: a.system.key,
-    body: {
-      api_definition: {
-        api_id: 'metered',
-        name: 'metered',
-        use_keyless: false,
-        proxy: { listen_path: '/metered/', target_url: world.upstream.url, strip_listen_path: true },
-      },
+  await world.write(a, 'POST', '/api/apis', {
+    api_definition: {
+      api_id: 'metered',
+      name: 'metered',
+      use_keyless: false,
+      proxy: { listen_path: '/metered/', target_url: world.upstream.url, strip_listen_path: true },
     },
   });
-  assert.equal(api.status, 200, api.text);
   const key = await dashboardCall(world.dashboard.url, 'POST', '/api/keys', {
     auth: a.system.key,
     body: {
@@ -65,9 +61,7 @@ before(async () => {
   await waitFor('/metered/ loaded', async () => (await send()).status !== 404, 60_000);
 });
 
-after(async () => {
-  await world.stop();
-});
+after(() => world.stop());
 
 test("a quota reset in the dashboard lets the key's requests through the gateway again", async () => {
   const statuses = async (n: number): Promise<number[]> => {
