@@ -107,16 +107,15 @@ export async function createApi(r: AdminRequest): Promise<AdminResponse> {
   return writeBody(id, 'added');
 }
 
+/** The answer's message to an update whose body names another API than its path (the reference's words). */
+export const API_ID_MISMATCH =
+  'Request APIID does not match that in Definition! For Update operations these must match.';
+
 /** PUT /svc/apis/{id}: the body's api_id, when present, must be the path's. */
 export async function updateApi(r: AdminRequest): Promise<AdminResponse> {
   const id = r.params[0] ?? '';
   const def = await readJsonObject(r.req);
-  const other = idFromPath(
-    def,
-    'api_id',
-    id,
-    'Request APIID does not match that in Definition! For Update operations these must match.',
-  );
+  const other = idFromPath(def, 'api_id', id, API_ID_MISMATCH);
   if (other !== undefined) return other;
   const problems = await problemsOf(r, id, def);
   if (problems.length > 0) return invalid(problems);

@@ -10,7 +10,15 @@ import { formatProblem } from '../../schemas/rules/field-problem.ts';
 import { idProblem } from '../../schemas/rules/ids.ts';
 import { OAS_EXTENSION } from '../../schemas/oas/index.ts';
 import { checkStoredApi, isOasDocument } from '../routes/check.ts';
-import { invalid, newApiId, notFound, otherKind, reservedIdProblem, validId } from './apis.ts';
+import {
+  API_ID_MISMATCH,
+  invalid,
+  newApiId,
+  notFound,
+  otherKind,
+  reservedIdProblem,
+  validId,
+} from './apis.ts';
 import { readJsonObject, statusBody, writeBody, type AdminResponse } from './http.ts';
 import type { AdminRequest } from './types.ts';
 import { listenerIndex } from './listeners.ts';
@@ -97,11 +105,7 @@ export async function updateOasApi(r: AdminRequest): Promise<AdminResponse> {
   const doc = body.doc;
   const info = infoOf(doc);
   if (info?.id !== undefined && info.id !== '' && info.id !== id) {
-    return statusBody(
-      400,
-      'error',
-      'Request APIID does not match that in Definition! For Update operations these must match.',
-    );
+    return statusBody(400, 'error', API_ID_MISMATCH);
   }
   if (info !== undefined) info.id = id;
   const problems = await problemsOf(r, id, doc);

@@ -87,12 +87,8 @@ export async function updatePolicy(r: AdminRequest): Promise<AdminResponse> {
   const bad = badId(id);
   if (bad !== undefined) return bad;
   const body = withoutNulls(await readJsonObject(r.req));
-  const other = idFromPath(
-    body,
-    'id',
-    id,
-    'Request ID does not match that in the policy! For Update operations these must match.',
-  );
+  const mismatch = 'Request ID does not match that in the policy! For Update operations these must match.';
+  const other = idFromPath(body, 'id', id, mismatch);
   if (other !== undefined) return other;
   const problems = policyProblems(body);
   if (problems.length > 0) return invalid(problems);

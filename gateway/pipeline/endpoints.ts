@@ -123,6 +123,9 @@ export interface EndpointEntry {
   disabled?: boolean | undefined;
 }
 
+/** Entries of an endpoint list, compiled: what each says (`T`) with its endpoint. */
+export type EndpointTable<T> = (T & { endpoint: CompiledEndpoint })[];
+
 /**
  * The entries of one `extended_paths` list of `v` that apply (not disabled, with a path): what
  * `make` gives for each (undefined: the entry is left out) with the entry's endpoint, compiled in
@@ -132,9 +135,9 @@ export function compileEndpointEntries<E extends EndpointEntry, T extends object
   v: VersionInfo,
   list: readonly E[] | undefined,
   make: (e: E & { path: string }) => T | undefined,
-): (T & { endpoint: CompiledEndpoint })[] | undefined {
+): EndpointTable<T> | undefined {
   const ignoreCase = v.ignore_endpoint_case === true;
-  const out: (T & { endpoint: CompiledEndpoint })[] = [];
+  const out: EndpointTable<T> = [];
   for (const e of list ?? []) {
     if (e.disabled === true || e.path === undefined || e.path === '') continue;
     const made = make(e as E & { path: string });

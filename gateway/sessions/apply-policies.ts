@@ -34,33 +34,26 @@ function partsOf(p: GatewayPolicy): { acl: boolean; rate: boolean; quota: boolea
 }
 
 /**
- * The items of two lists, one per key (`keyOf`): an item merged (`merge`) with what came before
- * it under its key. Undefined when both lists are.
+ * The merge of two lists into one item per key (`keyOf`): an item merged (`merge`) with what
+ * came before it under its key. Undefined when both lists are.
  */
-function mergeByKey<T>(
-  a: readonly T[] | undefined,
-  b: readonly T[] | undefined,
+function mergedByKey<T>(
   keyOf: (t: T) => string,
   merge: (seen: T | undefined, t: T) => T,
-): T[] | undefined {
-  if (a === undefined && b === undefined) return undefined;
-  const out = new Map<string, T>();
-  for (const t of [...(a ?? []), ...(b ?? [])]) out.set(keyOf(t), merge(out.get(keyOf(t)), t));
-  return [...out.values()];
+): (a: readonly T[] | undefined, b: readonly T[] | undefined) => T[] | undefined {
+  return (a, b) => {
+    if (a === undefined && b === undefined) return undefined;
+    const out = new Map<string, T>();
+    for (const t of [...(a ?? []), ...(b ?? [])]) out.set(keyOf(t), merge(out.get(keyOf(t)), t));
+    return [...out.values()];
+  };
 }
 
 /** GraphQL type fields of two access rights, united per type. */
-function mergeTypeFields(
-  a: readonly GraphqlTypeFields[] | undefined,
-  b: readonly GraphqlTypeFields[] | undefined,
-): GraphqlTypeFields[] | undefined {
-  return mergeByKey(
-    a,
-    b,
-    (t) => t.name,
-    (seen, t) => ({ name: t.name, fields: union(seen?.fields, t.fields) ?? [] }),
-  );
-}
+const mergeTypeFields = mergedByKey<GraphqlTypeFields>(
+  (t) => t.name,
+  (seen, t) => ({ name: t.name, fields: union(seen?.fields, t.fields) ?? [] }),
+);
 
 /** Seconds per request of a rate; 0 for a disabled (unlimited) rate, the best. */
 function intervalOf(rate: number | undefined, per: number | undefined): number {
@@ -74,17 +67,11 @@ function union(a: readonly string[] | undefined, b: readonly string[] | undefine
   return [...new Set([...a, ...b])];
 }
 
-function mergeUrls(
-  a: readonly AllowedUrl[] | undefined,
-  b: readonly AllowedUrl[] | undefined,
-): AllowedUrl[] | undefined {
-  return mergeByKey(
-    a,
-    b,
-    (u) => u.url,
-    (seen, u) => ({ url: u.url, methods: (union(seen?.methods, u.methods) ?? []) as AllowedUrl['methods'] }),
-  );
-}
+/** Allowed URLs of two access rights, their methods united per URL. */
+const mergeUrls = mergedByKey<AllowedUrl>(
+  (u) => u.url,
+  (seen, u) => ({ url: u.url, methods: (union(seen?.methods, u.methods) ?? []) as AllowedUrl['methods'] }),
+);
 
 function mergeAccess(into: Record<string, AccessDefinition>, from: Record<string, AccessDefinition>): void {
   for (const [apiId, ar] of Object.entries(from)) {

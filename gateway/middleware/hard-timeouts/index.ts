@@ -11,13 +11,11 @@ import {
   compileEndpointEntries,
   matchingEntry,
   perVersionMiddleware,
-  type CompiledEndpoint,
+  type EndpointTable,
 } from '../../pipeline/endpoints.ts';
 
 /** The timeouts of a version, compiled; undefined when it sets none. */
-export function compileHardTimeouts(
-  v: VersionInfo,
-): { endpoint: CompiledEndpoint; ms: number }[] | undefined {
+export function compileHardTimeouts(v: VersionInfo): EndpointTable<{ ms: number }> | undefined {
   return compileEndpointEntries(v, v.extended_paths?.hard_timeouts, (e) => {
     const seconds = e.timeout ?? 0;
     // Seconds, a fraction to the millisecond (an svc extension).

@@ -15,13 +15,13 @@ import {
   compileEndpointEntries,
   matchingEntry,
   perVersionMiddleware,
-  type CompiledEndpoint,
+  type EndpointTable,
 } from '../../pipeline/endpoints.ts';
 import { GatewayError } from '../../pipeline/errors.ts';
 import { cameThroughInternalTarget } from '../../upstream/internal.ts';
 
 /** The internal endpoints of a version, compiled; undefined when it has none. */
-export function compileInternalEndpoints(v: VersionInfo): { endpoint: CompiledEndpoint }[] | undefined {
+export function compileInternalEndpoints(v: VersionInfo): EndpointTable<object> | undefined {
   return compileEndpointEntries(v, v.extended_paths?.internal, () => ({}));
 }
 

@@ -11,13 +11,11 @@ import {
   compileEndpointEntries,
   matchingEntry,
   perVersionMiddleware,
-  type CompiledEndpoint,
+  type EndpointTable,
 } from '../../pipeline/endpoints.ts';
 
 /** The method transforms of a version, compiled; undefined when it has none. */
-export function compileMethodTransforms(
-  v: VersionInfo,
-): { endpoint: CompiledEndpoint; to: string }[] | undefined {
+export function compileMethodTransforms(v: VersionInfo): EndpointTable<{ to: string }> | undefined {
   return compileEndpointEntries(v, v.extended_paths?.method_transforms, (e) => {
     const to = (e.to_method ?? '').toUpperCase();
     return to === '' ? undefined : { to };
