@@ -9,7 +9,7 @@
 
 import { viewAnalytics, stopAnalytics, type AnalyticsEnv } from './analytics.ts';
 import { arr, byId, h, obj, str, table, type Json } from './dom.ts';
-import { attempt, call, CallError, clearError, key, KEY_STORAGE, showError } from './call.ts';
+import { attempt, call, CallError, clearError, key, KEY_STORAGE, onSubmit, showError } from './call.ts';
 import { policyForm, resetUserKeyButton, secretNote, userForm, type FormEnv } from './forms.ts';
 import { viewPortalAdmin } from './portal-admin.ts';
 import { viewKeys } from './keys.ts';
@@ -184,16 +184,13 @@ async function oauthClients(apiId: string): Promise<Node> {
     ' ',
     h('button', { type: 'submit' }, 'Register client'),
   );
-  form.addEventListener('submit', (ev) => {
-    ev.preventDefault();
-    attempt(async () => {
-      const made = await call('POST', base, {
-        policy_id: (policy as HTMLInputElement).value.trim(),
-        description: (description as HTMLInputElement).value.trim(),
-      });
-      shownSecret = { apiId, clientId: str(made.client_id), secret: str(made.secret) };
-      await render();
+  onSubmit(form, async () => {
+    const made = await call('POST', base, {
+      policy_id: (policy as HTMLInputElement).value.trim(),
+      description: (description as HTMLInputElement).value.trim(),
     });
+    shownSecret = { apiId, clientId: str(made.client_id), secret: str(made.secret) };
+    await render();
   });
   return h(
     'section',

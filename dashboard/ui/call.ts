@@ -70,3 +70,11 @@ export function attempt(run: () => Promise<unknown>, failed?: () => void): void 
     failed?.();
   });
 }
+
+/** Runs `run` when `form` is sent, instead of the browser's submission, as `attempt` does. */
+export function onSubmit(form: HTMLElement, run: () => Promise<unknown>): void {
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    attempt(run);
+  });
+}

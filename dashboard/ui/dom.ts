@@ -27,6 +27,19 @@ export function h(tag: string, attrs: Record<string, string> = {}, ...children: 
   return e;
 }
 
+/** A push button (`type=button`, `attrs` besides) that calls `onClick` with itself when pressed. */
+export function pushButton(
+  label: string,
+  attrs: Record<string, string>,
+  onClick: (b: HTMLButtonElement) => void,
+): HTMLButtonElement {
+  const b = h('button', { type: 'button', ...attrs }, label) as HTMLButtonElement;
+  b.addEventListener('click', () => {
+    onClick(b);
+  });
+  return b;
+}
+
 /** A table with its headers and rows, `data-testid` `testId`. */
 export function table(headers: string[], rows: Child[][], testId: string): HTMLElement {
   return h(

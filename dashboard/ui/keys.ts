@@ -4,8 +4,8 @@
  * button. Served as /ui/keys.ts, imported by app.ts.
  */
 
-import { attempt, call, CallError, clearError, showError } from './call.ts';
-import { arr, h, obj, str, table, type Json } from './dom.ts';
+import { call, CallError, clearError, onSubmit, showError } from './call.ts';
+import { arr, h, obj, pushButton, str, table, type Json } from './dom.ts';
 import { searchable } from './lists.ts';
 
 /** A key or hash with its middle masked. */
@@ -23,8 +23,7 @@ function actionButton(
   attrs: Record<string, string>,
   action: () => Promise<unknown>,
 ): HTMLElement {
-  const b = h('button', { type: 'button', ...attrs }, label) as HTMLButtonElement;
-  b.addEventListener('click', () => {
+  return pushButton(label, attrs, (b) => {
     clearError();
     b.disabled = true;
     void action().then(rerender, (err: unknown) => {
@@ -32,7 +31,6 @@ function actionButton(
       b.disabled = false;
     });
   });
-  return b;
 }
 
 function quotaText(k: Json): string {
@@ -71,16 +69,13 @@ async function keyCreate(rerender: () => Promise<void>): Promise<Node> {
     ' ',
     h('button', { type: 'submit' }, 'Create key'),
   );
-  form.addEventListener('submit', (ev) => {
-    ev.preventDefault();
-    attempt(async () => {
-      const made = await call('POST', '/api/keys', {
-        apply_policies: [policy.value],
-        ...(alias.value.trim() === '' ? {} : { alias: alias.value.trim() }),
-      });
-      shownKey = { value: str(made.key_id), hash: str(made.key_hash), policy: policy.value };
-      await rerender();
+  onSubmit(form, async () => {
+    const made = await call('POST', '/api/keys', {
+      apply_policies: [policy.value],
+      ...(alias.value.trim() === '' ? {} : { alias: alias.value.trim() }),
     });
+    shownKey = { value: str(made.key_id), hash: str(made.key_hash), policy: policy.value };
+    await rerender();
   });
   return form;
 }

@@ -8,7 +8,7 @@
  * how to call the dashboard and draw the page again.
  */
 
-import { arr, h, obj, str, table, type Json } from './dom.ts';
+import { arr, h, obj, pushButton, str, table, type Json } from './dom.ts';
 import { submit, thenRerender, type FormEnv } from './forms.ts';
 
 /** A button that runs `action`, shows a refusal, and draws the tab again after success. */
@@ -18,11 +18,9 @@ function action(
   run: () => Promise<void>,
   attrs: Record<string, string> = {},
 ): HTMLElement {
-  const b = h('button', { type: 'button', ...attrs }, label);
-  b.addEventListener('click', () => {
+  return pushButton(label, attrs, () => {
     thenRerender(env, run());
   });
-  return b;
 }
 
 /** A secret shown once after an action, until the tab is drawn again after another. */

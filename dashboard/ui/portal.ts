@@ -8,7 +8,7 @@
  * built with DOM calls and textContent, never HTML from data. Routing is the location hash.
  */
 
-import { arr, byId, h, obj, str, table, type Child, type Json } from './dom.ts';
+import { arr, byId, h, obj, pushButton, str, table, type Child, type Json } from './dom.ts';
 
 class CallError extends Error {
   readonly status: number;
@@ -77,12 +77,10 @@ function button(
   onClick: () => Promise<void>,
   attrs: Record<string, string> = {},
 ): HTMLElement {
-  const b = h('button', { type: 'button', ...attrs }, label);
-  b.addEventListener('click', () => {
+  return pushButton(label, attrs, () => {
     clearMessages();
     onClick().catch(showError);
   });
-  return b;
 }
 
 // The OpenAPI document of a product, rendered as a list of operations (nothing evaluated).
