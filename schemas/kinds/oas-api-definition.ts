@@ -85,6 +85,16 @@ const upstreamDomain: JsonSchema = {
   description: 'Upstream host: api.example.com, *.example.com for its subdomains, or * for any.',
 };
 
+/** A list keyed by upstream host (`domain`), each host with its `field`. */
+const perUpstreamHost = (description: string, field: string, value: JsonSchema): JsonSchema => ({
+  type: 'array',
+  maxItems: 100,
+  'x-kubernetes-list-type': 'map',
+  'x-kubernetes-list-map-keys': ['domain'],
+  description,
+  items: closedObject({ required: ['domain', field] }, { domain: upstreamDomain, [field]: value }),
+});
+
 /**
  * Certificates named by Secret, the reference's TykOasApiDefinition forms: the operator reads the
  * Secrets and writes what they hold into the document's `x-svc-api-gateway` before pushing it
@@ -120,24 +130,15 @@ export const oasCertificateRefs: Record<string, JsonSchema> = {
     },
     {
       enabled: { type: 'boolean', description: 'Whether upstream mutual TLS is on.' },
-      domainToCertificateMapping: {
-        type: 'array',
-        maxItems: 100,
-        'x-kubernetes-list-type': 'map',
-        'x-kubernetes-list-map-keys': ['domain'],
-        description: 'Upstream host -> the Secret whose certificate and key the gateway presents to it.',
-        items: closedObject(
-          { required: ['domain', 'certificateRef'] },
-          {
-            domain: upstreamDomain,
-            certificateRef: {
-              ...secretName,
-              description:
-                'Secret (type kubernetes.io/tls, with tls.crt and tls.key, in the namespace of the API) presented to the host.',
-            },
-          },
-        ),
-      },
+      domainToCertificateMapping: perUpstreamHost(
+        'Upstream host -> the Secret whose certificate and key the gateway presents to it.',
+        'certificateRef',
+        {
+          ...secretName,
+          description:
+            'Secret (type kubernetes.io/tls, with tls.crt and tls.key, in the namespace of the API) presented to the host.',
+        },
+      ),
     },
   ),
   customDomain: closedObject(
@@ -174,27 +175,18 @@ export const oasCertificateRefs: Record<string, JsonSchema> = {
     },
     {
       enabled: { type: 'boolean', description: 'Whether certificate pinning is on.' },
-      domainToPublicKeysMapping: {
-        type: 'array',
-        maxItems: 100,
-        'x-kubernetes-list-type': 'map',
-        'x-kubernetes-list-map-keys': ['domain'],
-        description: 'Upstream host -> the Secrets whose public keys it may present.',
-        items: closedObject(
-          { required: ['domain', 'publicKeyRefs'] },
-          {
-            domain: upstreamDomain,
-            publicKeyRefs: {
-              type: 'array',
-              minItems: 1,
-              maxItems: 20,
-              items: secretName,
-              description:
-                'Secrets (in the namespace of the API) whose tls.crt certificate holds a public key the host may present.',
-            },
-          },
-        ),
-      },
+      domainToPublicKeysMapping: perUpstreamHost(
+        'Upstream host -> the Secrets whose public keys it may present.',
+        'publicKeyRefs',
+        {
+          type: 'array',
+          minItems: 1,
+          maxItems: 20,
+          items: secretName,
+          description:
+            'Secrets (in the namespace of the API) whose tls.crt certificate holds a public key the host may present.',
+        },
+      ),
     },
   ),
 };

@@ -26,6 +26,16 @@ const oasCache = switched('OasCache', 'Response caching (classic `cache_options`
   controlTTLHeaderName: { type: 'string', description: 'Response header giving the time to live.' },
 });
 
+/** A list of upstream hosts (`domain`), each with its `field`. */
+const perUpstreamHost = (description: string, field: string, value: JsonSchema): JsonSchema => ({
+  type: 'array',
+  description,
+  items: objectOf(
+    { required: ['domain', field] },
+    { domain: { type: 'string', description: 'Upstream host.' }, [field]: value },
+  ),
+});
+
 /** The `x-svc-api-gateway` vendor extension of an OAS document. */
 export const oasGatewayExtension: JsonSchema = objectOf(
   {
@@ -67,18 +77,11 @@ export const oasGatewayExtension: JsonSchema = objectOf(
           },
           {
             enabled: enabled('upstream client certificates'),
-            domainToCertificateMapping: {
-              type: 'array',
-              description:
-                'Upstream host (api.example.com, *.example.com or *) and the ID of a certificate uploaded with its key.',
-              items: objectOf(
-                { required: ['domain', 'certificate'] },
-                {
-                  domain: { type: 'string', description: 'Upstream host.' },
-                  certificate: { type: 'string', description: 'Certificate ID.' },
-                },
-              ),
-            },
+            domainToCertificateMapping: perUpstreamHost(
+              'Upstream host (api.example.com, *.example.com or *) and the ID of a certificate uploaded with its key.',
+              'certificate',
+              { type: 'string', description: 'Certificate ID.' },
+            ),
           },
         ),
         certificatePinning: objectOf(
@@ -88,18 +91,11 @@ export const oasGatewayExtension: JsonSchema = objectOf(
           },
           {
             enabled: enabled('certificate pinning'),
-            domainToPublicKeysMapping: {
-              type: 'array',
-              description:
-                'Upstream host and its pins: certificate IDs or `sha256/<base64>` public-key pins.',
-              items: objectOf(
-                { required: ['domain', 'publicKeys'] },
-                {
-                  domain: { type: 'string', description: 'Upstream host.' },
-                  publicKeys: strings('Pins of the host.'),
-                },
-              ),
-            },
+            domainToPublicKeysMapping: perUpstreamHost(
+              'Upstream host and its pins: certificate IDs or `sha256/<base64>` public-key pins.',
+              'publicKeys',
+              strings('Pins of the host.'),
+            ),
           },
         ),
       },
