@@ -16,7 +16,7 @@ import { RequestContext } from '../pipeline/context.ts';
 import type { Route } from '../pipeline/router.ts';
 import { startGateway, type InProcessGateway } from '../testing/harness.ts';
 import { batchPublish, batchStats, type Outcome } from './batch.ts';
-import { openSse, streamsDocument } from './testing.ts';
+import { openSse, sseOutput, streamsDocument } from './testing.ts';
 
 /**
  * POSTs each body on a connection of its own, all written in one turn once every connection is
@@ -73,16 +73,8 @@ describe('publishes batched through a gateway and its Bento', () => {
   let gw: InProcessGateway;
   before(async () => {
     gw = await startGateway({ argv: ['--streaming-enabled', '--workers', '1'] });
-    const sse = (path: string) => ({
-      // A heartbeat: the response head comes at once, not with the first event.
-      http_server: {
-        path: '',
-        ws_path: '',
-        stream_path: path,
-        stream_format: 'event_source',
-        heartbeat: '1s',
-      },
-    });
+    // A heartbeat: the response head comes at once, not with the first event.
+    const sse = (path: string) => sseOutput(path, true);
     const res = await gw.admin(
       'POST',
       '/svc/apis/oas',

@@ -12,6 +12,7 @@ import { startGateway, type InProcessGateway } from '../testing/harness.ts';
 import {
   addStreams,
   openSse,
+  sseOutput,
   startKafka,
   streamingWithArrivals,
   streamsDocument,
@@ -20,9 +21,7 @@ import {
   type TestBroker,
 } from './testing.ts';
 
-const sse = (path: string) => ({
-  http_server: { path: '', ws_path: '', stream_path: path, stream_format: 'event_source', heartbeat: '1s' },
-});
+const sse = (path: string) => sseOutput(path, true);
 
 function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
   for (const line of text.split('\n')) {

@@ -16,7 +16,7 @@ import { waitFor } from '../../lib/testing/wait.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import { fastPathStats } from '../server/fast-path/index.ts';
 import { startGateway, type InProcessGateway } from '../testing/harness.ts';
-import { openSse, streamsDocument } from './testing.ts';
+import { onDelimited, openSse, streamsDocument } from './testing.ts';
 
 /** Rounds per kind and request path: each opens two consumers and lets one go. */
 const ROUNDS = 4;
@@ -48,18 +48,9 @@ interface Staying {
 function openRaw(port: number, path: string): Staying {
   const c: Staying = { messages: [], close: () => undefined };
   const req = request({ host: '127.0.0.1', port, path, agent: false }, (res) => {
-    let buf = '';
-    res.setEncoding('utf8');
-    res.on('data', (chunk: string) => {
-      buf += chunk;
-      let i;
-      while ((i = buf.indexOf('\n')) !== -1) {
-        const line = buf.slice(0, i);
-        buf = buf.slice(i + 1);
-        if (line !== '') c.messages.push(line);
-      }
+    onDelimited(res, '\n', (line) => {
+      if (line !== '') c.messages.push(line);
     });
-    res.on('error', () => undefined);
   });
   req.on('error', () => undefined);
   req.end();

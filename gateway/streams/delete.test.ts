@@ -15,7 +15,7 @@ import { waitFor } from '../../lib/testing/wait.ts';
 import { send } from '../testing/client.ts';
 import { spawnGateway, type GatewayProcess } from '../testing/harness.ts';
 import { bentoPorts, bentosUnder } from './process-testing.ts';
-import { openSse, streamsDocument } from './testing.ts';
+import { openSse, sseRelay, streamsDocument } from './testing.ts';
 
 /** Bento's own list of the streams it runs. */
 async function bentoStreams(gw: GatewayProcess): Promise<string[]> {
@@ -55,17 +55,9 @@ for (const workers of [1, 2]) {
 
     test('takes effect within a second; the other API keeps serving; the reload and logs are true', async () => {
       // `gone` has an http_server output (the kind Bento's DELETE hangs on); `kept` does not.
-      const gone = streamsDocument('gone', {
-        relay: {
-          input: { http_server: { path: '/post' } },
-          output: { http_server: { stream_path: '/sse', stream_format: 'event_source', heartbeat: '1s' } },
-        },
-      });
+      const gone = streamsDocument('gone', { relay: sseRelay() });
       const kept = streamsDocument('kept', {
-        relay: {
-          input: { http_server: { path: '/post' } },
-          output: { http_server: { stream_path: '/sse', stream_format: 'event_source', heartbeat: '1s' } },
-        },
+        relay: sseRelay(),
         sink: { input: { http_server: { path: '/sink', ws_path: '' } }, output: { drop: {} } },
       });
       for (const doc of [gone, kept]) {

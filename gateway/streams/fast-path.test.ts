@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { waitFor } from '../../lib/testing/wait.ts';
 import { fastPathStats } from '../server/fast-path/index.ts';
 import { startGateway, type InProcessGateway } from '../testing/harness.ts';
-import { openSse, streamsDocument } from './testing.ts';
+import { addStreams, openSse, sseRelay, streamsDocument } from './testing.ts';
 
 /** A short upstream timeout: an event stream idle longer than it must go on. */
 const UPSTREAM_TIMEOUT_MS = 400;
@@ -38,19 +38,8 @@ describe('streams on the fast path', () => {
     gw = await startGateway({
       argv: ['--streaming-enabled', '--workers', '1', '--upstream-timeout-ms', String(UPSTREAM_TIMEOUT_MS)],
     });
-    const res = await gw.admin(
-      'POST',
-      '/svc/apis/oas',
-      streamsDocument('fast', {
-        relay: {
-          input: { http_server: { path: '/post' } },
-          // No heartbeat: nothing flows on the event stream between messages.
-          output: { http_server: { stream_path: '/sse', stream_format: 'event_source' } },
-        },
-      }),
-    );
-    assert.equal(res.status, 200, res.text);
-    await gw.reload();
+    // No heartbeat: nothing flows on the event stream between messages.
+    await addStreams(gw, streamsDocument('fast', { relay: sseRelay(false) }));
   });
   after(async () => {
     await gw.stop();

@@ -9,7 +9,15 @@ import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { waitFor } from '../../lib/testing/wait.ts';
 import { startGateway, type InProcessGateway } from '../testing/harness.ts';
-import { openSse, startKafka, streamsDocument, STREAMING, type TestBroker } from './testing.ts';
+import {
+  addStreams,
+  openSse,
+  sseRelay,
+  startKafka,
+  streamsDocument,
+  STREAMING,
+  type TestBroker,
+} from './testing.ts';
 import { stopAll } from '../../lib/testing/teardown.ts';
 
 /** A local HTTP receiver: records bodies, answers `status()` (503 while "down"), after `delayMs`. */
@@ -147,18 +155,7 @@ describe('stream faults', () => {
   });
 
   test('1,000 SSE connect/disconnect cycles leak nothing', async () => {
-    const res = await gw.admin(
-      'POST',
-      '/svc/apis/oas',
-      streamsDocument('cycles', {
-        relay: {
-          input: { http_server: { path: '/post' } },
-          output: { http_server: { stream_path: '/sse', stream_format: 'event_source', heartbeat: '1s' } },
-        },
-      }),
-    );
-    assert.equal(res.status, 200, res.text);
-    await gw.reload();
+    await addStreams(gw, streamsDocument('cycles', { relay: sseRelay() }));
     const sockets = (): number =>
       (process as unknown as { _getActiveHandles(): unknown[] })
         ._getActiveHandles()

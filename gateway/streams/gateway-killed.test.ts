@@ -13,7 +13,7 @@ import { waitFor } from '../../lib/testing/wait.ts';
 import { send } from '../testing/client.ts';
 import { spawnGateway } from '../testing/harness.ts';
 import { alive, bentoPorts, bentosUnder } from './process-testing.ts';
-import { openSse, streamsDocument } from './testing.ts';
+import { openSse, sseRelay, streamsDocument } from './testing.ts';
 
 /** Whether a listener can bind `port` on 127.0.0.1 now (nothing holds it). */
 function bindable(port: number): Promise<boolean> {
@@ -30,12 +30,7 @@ function bindable(port: number): Promise<boolean> {
   });
 }
 
-const relay = streamsDocument('tethered', {
-  relay: {
-    input: { http_server: { path: '/post' } },
-    output: { http_server: { stream_path: '/sse', stream_format: 'event_source', heartbeat: '1s' } },
-  },
-});
+const relay = streamsDocument('tethered', { relay: sseRelay() });
 
 for (const workers of [1, 2]) {
   describe(`a gateway killed with SIGKILL (--workers ${workers})`, () => {

@@ -10,12 +10,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { waitFor } from '../../lib/testing/wait.ts';
 import { startGateway, type InProcessGateway } from '../testing/harness.ts';
-import { openSse, streamsDocument } from './testing.ts';
+import { openSse, sseOutput, streamsDocument } from './testing.ts';
 
 /** An event-stream output on `path` and nothing else (no heartbeat). */
-const sse = (path: string) => ({
-  http_server: { path: '', ws_path: '', stream_path: path, stream_format: 'event_source' },
-});
+const sse = (path: string) => sseOutput(path);
 
 describe('streams: the seed’s input timeout, broker inputs and labels', () => {
   let gw: InProcessGateway;

@@ -11,6 +11,7 @@ import { startGateway, type InProcessGateway } from '../testing/harness.ts';
 import {
   brokerMissing,
   openSse,
+  sseRelay,
   addStreams,
   startKafka,
   startMosquitto,
@@ -52,15 +53,7 @@ describe('streams', () => {
   });
 
   test('HTTP in -> SSE out: two consumers compete, each message reaches exactly one', async () => {
-    await addStreams(
-      gw,
-      streamsDocument('feed', {
-        relay: {
-          input: { http_server: { path: '/post' } },
-          output: { http_server: { stream_path: '/sse', stream_format: 'event_source', heartbeat: '1s' } },
-        },
-      }),
-    );
+    await addStreams(gw, streamsDocument('feed', { relay: sseRelay() }));
     const a = await openSse(gw.port, '/feed/sse');
     const b = await openSse(gw.port, '/feed/sse');
     assert.equal(a.status, 200);
@@ -170,12 +163,7 @@ describe('streams', () => {
   test('a protected streams API refuses an unauthenticated publisher and subscriber', async () => {
     const doc = streamsDocument(
       'secure',
-      {
-        relay: {
-          input: { http_server: { path: '/post' } },
-          output: { http_server: { stream_path: '/sse', stream_format: 'event_source', heartbeat: '1s' } },
-        },
-      },
+      { relay: sseRelay() },
       {
         server: {
           listenPath: { value: '/secure/', strip: true },

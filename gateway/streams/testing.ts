@@ -6,12 +6,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import assert from 'node:assert/strict';
-import { createServer, request } from 'node:http';
+import { createServer, request, type IncomingMessage } from 'node:http';
 import path from 'node:path';
 import { builtToolsDir } from '../../lib/bento/binary.ts';
 import { freePort, waitFor } from '../../lib/testing/wait.ts';
 import { after, before } from 'node:test';
-import { startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { startGateway, type GatewayClient, type InProcessGateway } from '../testing/harness.ts';
 import { connect } from 'node:net';
 
 /** A broker process started by a test. */
@@ -119,6 +119,55 @@ export interface SseConsumer {
   close(): void;
 }
 
+/**
+ * Calls `each` with every piece of the text response `res` that ends with `separator` (the
+ * separator left out), as it arrives; a response error ends it quietly.
+ */
+export function onDelimited(res: IncomingMessage, separator: string, each: (piece: string) => void): void {
+  let buf = '';
+  res.setEncoding('utf8');
+  res.on('data', (chunk: string) => {
+    buf += chunk;
+    let i;
+    while ((i = buf.indexOf(separator)) !== -1) {
+      const piece = buf.slice(0, i);
+      buf = buf.slice(i + separator.length);
+      each(piece);
+    }
+  });
+  res.on('error', () => undefined);
+}
+
+/**
+ * A stream relaying what is POSTed to `/post` to the server-sent events consumers of `/sse`, with
+ * a heartbeat each second unless `heartbeat` is false (nothing flows between messages then).
+ */
+export function sseRelay(heartbeat = true): Record<string, unknown> {
+  return {
+    input: { http_server: { path: '/post' } },
+    output: {
+      http_server: {
+        stream_path: '/sse',
+        stream_format: 'event_source',
+        ...(heartbeat ? { heartbeat: '1s' } : {}),
+      },
+    },
+  };
+}
+
+/** An event-stream output on `path` and nothing else, with a heartbeat each second if `heartbeat`. */
+export function sseOutput(path: string, heartbeat = false): Record<string, unknown> {
+  return {
+    http_server: {
+      path: '',
+      ws_path: '',
+      stream_path: path,
+      stream_format: 'event_source',
+      ...(heartbeat ? { heartbeat: '1s' } : {}),
+    },
+  };
+}
+
 /** Opens a server-sent events stream; resolves once the response head arrived. */
 export function openSse(
   port: number,
@@ -147,25 +196,16 @@ export function openSse(
             req.destroy();
           },
         };
-        let buf = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          buf += chunk;
-          let i;
-          while ((i = buf.indexOf('\n\n')) !== -1) {
-            const block = buf.slice(0, i);
-            buf = buf.slice(i + 2);
-            const data = block
-              .split('\n')
-              .filter((l) => l.startsWith('data: '))
-              .map((l) => l.slice(6));
-            if (data.length > 0) {
-              c.events.push(data.join('\n'));
-              c.times.push(performance.timeOrigin + performance.now());
-            } else if (block.startsWith(':')) c.comments++;
-          }
+        onDelimited(res, '\n\n', (block) => {
+          const data = block
+            .split('\n')
+            .filter((l) => l.startsWith('data: '))
+            .map((l) => l.slice(6));
+          if (data.length > 0) {
+            c.events.push(data.join('\n'));
+            c.times.push(performance.timeOrigin + performance.now());
+          } else if (block.startsWith(':')) c.comments++;
         });
-        res.on('error', () => undefined);
         resolve(c);
       },
     );
@@ -200,7 +240,7 @@ export function streamsDocument(
 export const STREAMING = ['--streaming-enabled', '--workers', '1'];
 
 /** Writes a streams document through the management API (asserted 200) and reloads. */
-export async function addStreams(gw: InProcessGateway, doc: Record<string, unknown>): Promise<void> {
+export async function addStreams(gw: GatewayClient, doc: Record<string, unknown>): Promise<void> {
   const res = await gw.admin('POST', '/svc/apis/oas', doc);
   assert.equal(res.status, 200, res.text);
   await gw.reload();

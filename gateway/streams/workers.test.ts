@@ -13,7 +13,7 @@ import { waitFor } from '../../lib/testing/wait.ts';
 import { send } from '../testing/client.ts';
 import { spawnGateway, type GatewayProcess } from '../testing/harness.ts';
 import { bentosUnder, children } from './process-testing.ts';
-import { openSse, streamsDocument, type SseConsumer } from './testing.ts';
+import { addStreams, openSse, sseRelay, streamsDocument, type SseConsumer } from './testing.ts';
 
 async function metric(port: number, name: string): Promise<number | undefined> {
   const r = await send({ port, path: '/metrics', fresh: true });
@@ -37,18 +37,7 @@ describe('streams with --workers 2', () => {
   test('one Bento for the node, supervised by the primary; every worker serves the streams', async () => {
     const primary = gw.child.pid ?? 0;
     assert.deepEqual(bentosUnder(primary), [], 'no Bento before an API with streams');
-    const res = await gw.admin(
-      'POST',
-      '/svc/apis/oas',
-      streamsDocument('wfeed', {
-        relay: {
-          input: { http_server: { path: '/post' } },
-          output: { http_server: { stream_path: '/sse', stream_format: 'event_source', heartbeat: '1s' } },
-        },
-      }),
-    );
-    assert.equal(res.status, 200, res.text);
-    await gw.reload();
+    await addStreams(gw, streamsDocument('wfeed', { relay: sseRelay() }));
     const bentos = bentosUnder(primary);
     assert.equal(bentos.length, 1, `one Bento on the node: ${bentos.join(', ')}`);
     assert.ok(
