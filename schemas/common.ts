@@ -23,6 +23,12 @@ export const k8sName: JsonSchema = {
   pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
 };
 
+/** A Secret an API names, in the API's namespace. */
+export const apiSecretName: JsonSchema = {
+  ...k8sName,
+  description: 'Name of a Secret in the namespace of the API.',
+};
+
 /** Namespaces (RFC 1123 label). */
 export const k8sNamespace: JsonSchema = {
   type: 'string',

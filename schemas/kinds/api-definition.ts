@@ -1,5 +1,12 @@
 import type { JsonSchema, KindDefinition } from '../json-schema.ts';
-import { apiPrinterColumns, apiStatus, contextAlias, contextRef, k8sName, resourceRef } from '../common.ts';
+import {
+  apiPrinterColumns,
+  apiSecretName,
+  apiStatus,
+  contextAlias,
+  contextRef,
+  resourceRef,
+} from '../common.ts';
 import { apiDefinitionModel, classicApiProperties, proxy } from '../models/api-definition/index.ts';
 import { KEYED_FLAGS } from '../rules/auth.ts';
 import { objectIdSchema } from '../rules/ids.ts';
@@ -110,21 +117,21 @@ export const apiDefinitionKind: KindDefinition = {
       client_certificate_refs: {
         'x-svc-support': 'supported',
         type: 'array',
-        items: { ...k8sName, description: 'Name of a Secret in the namespace of the API.' },
+        items: apiSecretName,
         description:
           'Secrets (type kubernetes.io/tls, in the namespace of the API) whose certificates static mutual TLS (use_mutual_tls_auth) allows: the operator uploads each certificate and adds its ID to client_certificates.',
       },
       upstream_certificate_refs: {
         'x-svc-support': 'supported',
         type: 'object',
-        additionalProperties: { ...k8sName, description: 'Name of a Secret in the namespace of the API.' },
+        additionalProperties: apiSecretName,
         description:
           'Upstream host (api.example.com, *.example.com, or * for any) -> Secret (type kubernetes.io/tls, in the namespace of the API) whose certificate and key the gateway presents to that upstream: the operator uploads it and sets its ID in upstream_certificates.',
       },
       pinned_public_keys_refs: {
         'x-svc-support': 'supported',
         type: 'object',
-        additionalProperties: { ...k8sName, description: 'Name of a Secret in the namespace of the API.' },
+        additionalProperties: apiSecretName,
         description:
           'Upstream host (api.example.com, *.example.com, or * for any) -> Secret (in the namespace of the API) whose tls.crt, a certificate or a PEM public key (openssl x509 -pubkey -noout), holds the public key the upstream must present: the operator adds its pin (sha256/ and the base64 SHA-256 of the SubjectPublicKeyInfo) to pinned_public_keys.',
       },

@@ -1,6 +1,6 @@
 import type { JsonSchema, KindDefinition } from '../json-schema.ts';
 import type { PrinterColumn } from '../json-schema.ts';
-import { apiPrinterColumns, apiStatus, contextRef, k8sName, k8sNamespace } from '../common.ts';
+import { apiPrinterColumns, apiSecretName, apiStatus, contextRef, k8sName, k8sNamespace } from '../common.ts';
 import { closedObject } from '../models/builders.ts';
 
 /** A key of a ConfigMap that holds an OAS document. */
@@ -75,7 +75,6 @@ export function oasPrinterColumns(): readonly PrinterColumn[] {
 }
 
 /** A Secret named by an OAS API's certificate fields (in the API's namespace). */
-const secretName: JsonSchema = { ...k8sName, description: 'Name of a Secret in the namespace of the API.' };
 
 /** An upstream host as the document's domain mappings write it. */
 const upstreamDomain: JsonSchema = {
@@ -115,7 +114,7 @@ export const oasCertificateRefs: Record<string, JsonSchema> = {
       allowlist: {
         type: 'array',
         maxItems: 100,
-        items: secretName,
+        items: apiSecretName,
         description:
           'Secrets (type kubernetes.io/tls, with tls.crt and tls.key, in the namespace of the API) whose certificates are allowed.',
       },
@@ -134,7 +133,7 @@ export const oasCertificateRefs: Record<string, JsonSchema> = {
         'Upstream host -> the Secret whose certificate and key the gateway presents to it.',
         'certificateRef',
         {
-          ...secretName,
+          ...apiSecretName,
           description:
             'Secret (type kubernetes.io/tls, with tls.crt and tls.key, in the namespace of the API) presented to the host.',
         },
@@ -160,7 +159,7 @@ export const oasCertificateRefs: Record<string, JsonSchema> = {
       certificatesRef: {
         type: 'array',
         maxItems: 100,
-        items: secretName,
+        items: apiSecretName,
         description:
           'Secrets (type kubernetes.io/tls, with tls.crt and tls.key, in the namespace of the API) whose certificates are served for the domain.',
       },
@@ -182,7 +181,7 @@ export const oasCertificateRefs: Record<string, JsonSchema> = {
           type: 'array',
           minItems: 1,
           maxItems: 20,
-          items: secretName,
+          items: apiSecretName,
           description:
             'Secrets (in the namespace of the API) whose tls.crt certificate holds a public key the host may present.',
         },
