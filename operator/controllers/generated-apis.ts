@@ -10,9 +10,8 @@ import type { ApiObject } from './objects.ts';
 /** What a write did to one generated ApiDefinition. */
 export type GeneratedApiAction = 'Created' | 'Updated' | 'Deleted';
 
-/** What writeGeneratedApis needs. */
+/** How writeGeneratedApis writes for its controller. */
 export interface GeneratedApiWrites {
-  apis: GeneratedApiWriter;
   /** Whether the stored ApiDefinition already says what the one wanted says. */
   upToDate: (have: ApiObject, want: ApiObject) => boolean;
   log: Logger;
@@ -23,19 +22,20 @@ export interface GeneratedApiWrites {
 }
 
 /**
- * Makes the generated ApiDefinitions of one object (`have`, in `namespace`) the `wanted` ones:
+ * Makes the generated ApiDefinitions of `owner` (`deps.generated`, in its namespace) the `wanted` ones:
  * one missing is created (false from the writer: created already, by a reconcile the cache has
  * not caught up with), one that differs is replaced (keeping what others added to its metadata:
  * its finalizers), one no longer wanted is deleted; one being deleted is left to go. Returns the
  * names wanted.
  */
-export async function writeGeneratedApis(
-  namespace: string,
-  have: readonly ApiObject[],
+export async function writeGeneratedApis<O extends { metadata: { namespace: string } }>(
+  owner: O,
   wanted: readonly ApiObject[],
-  deps: GeneratedApiWrites,
+  deps: { apis: GeneratedApiWriter; generated: (owner: O) => readonly ApiObject[] },
+  how: GeneratedApiWrites,
 ): Promise<Set<string>> {
-  const byName = new Map(have.map((a) => [a.metadata.name, a]));
+  const { namespace } = owner.metadata;
+  const byName = new Map(deps.generated(owner).map((a) => [a.metadata.name, a]));
   const names = new Set<string>();
   for (const desired of wanted) {
     const name = desired.metadata.name;
@@ -44,24 +44,24 @@ export async function writeGeneratedApis(
     try {
       if (!existing) {
         if (!(await deps.apis.create(desired))) continue;
-        await deps.written?.('Created', desired);
-        deps.log.info('generated api created', { api: name });
-      } else if (!existing.metadata.deletionTimestamp && !deps.upToDate(existing, desired)) {
+        await how.written?.('Created', desired);
+        how.log.info('generated api created', { api: name });
+      } else if (!existing.metadata.deletionTimestamp && !how.upToDate(existing, desired)) {
         desired.metadata.resourceVersion = existing.metadata.resourceVersion;
         desired.metadata.finalizers = existing.metadata.finalizers;
         await deps.apis.replace(desired);
-        await deps.written?.('Updated', desired);
-        deps.log.info('generated api updated', { api: name });
+        await how.written?.('Updated', desired);
+        how.log.info('generated api updated', { api: name });
       }
     } catch (err) {
-      deps.failed(name, err);
+      how.failed(name, err);
     }
   }
   for (const [name, api] of byName) {
     if (names.has(name) || api.metadata.deletionTimestamp) continue;
     await deps.apis.delete(namespace, name);
-    await deps.written?.('Deleted', api);
-    deps.log.info('generated api deleted', { api: name });
+    await how.written?.('Deleted', api);
+    how.log.info('generated api deleted', { api: name });
   }
   return names;
 }

@@ -217,11 +217,10 @@ export async function reconcileGateway(key: string, deps: GatewayDeps): Promise<
 
   const writeErrors: string[] = [];
   const wanted = await writeGeneratedApis(
-    namespace,
-    deps.generated(current),
+    current,
     t.apis.map((api) => gatewayApiObject(current, api)),
+    deps,
     {
-      apis: deps.apis,
       upToDate,
       log,
       failed: (apiName, err) => {

@@ -95,11 +95,10 @@ export async function reconcileIngress(key: string, deps: IngressDeps): Promise<
   }
 
   await writeGeneratedApis(
-    namespace,
-    deps.generated(current),
+    current,
     translated.apis.map((api) => apiObjectOf(prepared, api)),
+    deps,
     {
-      apis: deps.apis,
       upToDate,
       log,
       written: (action, api) => {
