@@ -4,7 +4,7 @@
  * the files store share one counter, and with Redis away limited requests get 503 (or pass with
  * `--limits-fail-open`) while unlimited ones are served. Each suite starts its own redis-server.
  */
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,21 +15,15 @@ import { RedisCounters } from '../limits/redis.ts';
 import { useEcho } from '../testing/echo.ts';
 import { keyed, spawnGateway, startGateway } from '../testing/harness.ts';
 import { addKey, call, right, statuses } from '../testing/limits.ts';
-import { startRedis, type TestRedis } from '../testing/redis-server.ts';
+import { onRedis, startRedis, useRedis } from '../testing/redis-server.ts';
 
 const echo = useEcho();
 
 describe('limits across nodes and workers', () => {
-  let redis: TestRedis;
-  before(async () => {
-    redis = await startRedis();
-  });
-  after(async () => {
-    await redis.stop();
-  });
+  const redis = useRedis();
 
   test('two gateway processes on one Redis: 200 concurrent requests against rate 50 admit exactly 50; the same for a quota', async () => {
-    const args = ['--store', redis.url, '--redis-key-prefix', 'two:', '--workers', '1'];
+    const args = onRedis(redis(), 'two:');
     const a = await spawnGateway(args);
     const b = await spawnGateway(args);
     try {
@@ -55,7 +49,7 @@ describe('limits across nodes and workers', () => {
   });
 
   test('a gateway restart keeps the counters held in Redis', async () => {
-    const args = ['--store', redis.url, '--redis-key-prefix', 'restart:', '--workers', '1'];
+    const args = onRedis(redis(), 'restart:');
     const first = await spawnGateway(args);
     await first.addApi(keyed('rs', '/rs/', echo().url));
     await first.reload();

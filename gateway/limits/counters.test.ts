@@ -7,13 +7,13 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { silentLogger } from '../../lib/log.ts';
 import { waitFor } from '../../lib/testing/wait.ts';
-import { startRedis, type TestRedis } from '../testing/redis-server.ts';
+import { useRedis } from '../testing/redis-server.ts';
 import type { Counters } from './counters.ts';
 import { MemoryCounters } from './memory.ts';
 import { RedisCounters } from './redis.ts';
 import { RelayedCounters, runCounterOp } from './relay.ts';
 
-let redis: TestRedis | undefined;
+const redis = useRedis();
 let prefixN = 0;
 
 /** A relay whose "primary" is a MemoryCounters in this process (answers on the next tick). */
@@ -33,18 +33,10 @@ const backends: { name: string; open(): Counters }[] = [
   {
     name: 'redis',
     open: () => {
-      assert.ok(redis);
-      return new RedisCounters(redis.url, { prefix: `t${prefixN++}:`, log: silentLogger() });
+      return new RedisCounters(redis().url, { prefix: `t${prefixN++}:`, log: silentLogger() });
     },
   },
 ];
-
-before(async () => {
-  redis = await startRedis();
-});
-after(async () => {
-  await redis?.stop();
-});
 
 for (const b of backends) {
   describe(`counters: ${b.name}`, () => {
@@ -158,9 +150,8 @@ describe('counters: the memory clock', () => {
 
 describe('counters: exact across clients of one Redis', () => {
   test('200 concurrent checks from two clients against rate 50: exactly 50 admitted', async () => {
-    assert.ok(redis);
-    const a = new RedisCounters(redis.url, { prefix: 'exact:', log: silentLogger() });
-    const b = new RedisCounters(redis.url, { prefix: 'exact:', log: silentLogger() });
+    const a = new RedisCounters(redis().url, { prefix: 'exact:', log: silentLogger() });
+    const b = new RedisCounters(redis().url, { prefix: 'exact:', log: silentLogger() });
     try {
       const verdicts = await Promise.all(
         Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? a : b).rate('shared', 50, 60_000)),
@@ -197,8 +188,7 @@ describe('counters: exact across clients of one Redis', () => {
 
 describe('counters: one Redis batch', () => {
   test('checks sent together are decided in order, as one by one, and the next batch sees them', async () => {
-    assert.ok(redis);
-    const c = new RedisCounters(redis.url, { prefix: 'batch:', log: silentLogger() });
+    const c = new RedisCounters(redis().url, { prefix: 'batch:', log: silentLogger() });
     try {
       // One turn of the event loop: interleaved windows, quota counts and both at once.
       const [a, b, q, rq] = await Promise.all([
@@ -258,8 +248,7 @@ describe('counters: one Redis batch', () => {
   });
 
   test('interleaved checks of two windows, and one window checked with two limits, in order', async () => {
-    assert.ok(redis);
-    const c = new RedisCounters(redis.url, { prefix: 'interleaved:', log: silentLogger() });
+    const c = new RedisCounters(redis().url, { prefix: 'interleaved:', log: silentLogger() });
     try {
       const order = ['x', 'y', 'x', 'y', 'x', 'x'] as const;
       const got = await Promise.all(order.map((n) => c.rate(n, n === 'x' ? 2 : 1, 60_000)));

@@ -5,14 +5,14 @@
  * killed one stays until its heartbeat is older than `node_timeout_ms`, then is dropped; a
  * stopped one leaves at once.
  */
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { hashOf } from '../../lib/canonical-hash.ts';
 import { waitFor } from '../../lib/testing/wait.ts';
 import { useEcho } from '../testing/echo.ts';
 import { keyless, spawnGateway, startGateway, type GatewayClient } from '../testing/harness.ts';
-import { startRedis, type TestRedis } from '../testing/redis-server.ts';
+import { onRedis, useRedis } from '../testing/redis-server.ts';
 import type { NodeEntry } from './registry.ts';
 
 const echo = useEcho();
@@ -77,16 +77,10 @@ describe('applied revisions of one gateway (files store)', () => {
 });
 
 describe('the registry of gateways on one Redis', () => {
-  let redis: TestRedis;
-  before(async () => {
-    redis = await startRedis();
-  });
-  after(async () => {
-    await redis.stop();
-  });
+  const redis = useRedis();
 
   test('a policy written through one gateway: every gateway reports its revision at once, no reload; deleted, none', async () => {
-    const args = ['--store', redis.url, '--redis-key-prefix', 'policies:', '--workers', '1'];
+    const args = onRedis(redis(), 'policies:');
     const a = await spawnGateway(args);
     const b = await spawnGateway(args);
     try {
@@ -133,7 +127,7 @@ describe('the registry of gateways on one Redis', () => {
   });
 
   test('a gateway started after a policy was written reports it', async () => {
-    const args = ['--store', redis.url, '--redis-key-prefix', 'policies-late:', '--workers', '1'];
+    const args = onRedis(redis(), 'policies-late:');
     const a = await spawnGateway(args);
     let b: Awaited<ReturnType<typeof spawnGateway>> | undefined;
     try {
@@ -160,8 +154,8 @@ describe('the registry of gateways on one Redis', () => {
   });
 
   test('Redis restarted empty: the next reload writes every revision again, unchanged ones included', async () => {
-    const gw = await startGateway({ argv: ['--store', redis.url, '--redis-key-prefix', 'flushed:'] });
-    const client = new Redis(redis.url);
+    const gw = await startGateway({ argv: ['--store', redis().url, '--redis-key-prefix', 'flushed:'] });
+    const client = new Redis(redis().url);
     try {
       await gw.addApi(keyless('kept', '/kept/', echo().url));
       await gw.reload();
@@ -182,12 +176,7 @@ describe('the registry of gateways on one Redis', () => {
 
   test('both gateways listed with the revision each serves; a killed one is dropped after the timeout, a stopped one at once', async () => {
     const args = [
-      '--store',
-      redis.url,
-      '--redis-key-prefix',
-      'nodes:',
-      '--workers',
-      '1',
+      ...onRedis(redis(), 'nodes:'),
       '--node-heartbeat-interval-ms',
       '200',
       '--node-timeout-ms',

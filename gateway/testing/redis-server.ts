@@ -3,6 +3,7 @@
  * machine's Redis on 6379.
  */
 import { spawn } from 'node:child_process';
+import { after, before } from 'node:test';
 import { freePort } from '../../lib/testing/wait.ts';
 
 /** A running redis-server. */
@@ -25,6 +26,29 @@ export async function startRedis(): Promise<TestRedis> {
     }
   }
   throw new Error('could not start redis-server', { cause: lastError });
+}
+
+/**
+ * A redis-server for the tests of the enclosing suite (the file, outside any `describe`): started
+ * in a `before` hook, stopped in an `after` hook; the getter fails the test if it did not start.
+ */
+export function useRedis(): () => TestRedis {
+  let redis: TestRedis | undefined;
+  before(async () => {
+    redis = await startRedis();
+  });
+  after(async () => {
+    await redis?.stop();
+  });
+  return () => {
+    if (redis === undefined) throw new Error('redis-server did not start');
+    return redis;
+  };
+}
+
+/** The flags of a gateway storing in `redis` under the key prefix `prefix`, with one worker. */
+export function onRedis(redis: TestRedis, prefix: string): string[] {
+  return ['--store', redis.url, '--redis-key-prefix', prefix, '--workers', '1'];
 }
 
 /** Starts redis-server on a given port (a test that needs Redis to come up late). */

@@ -15,7 +15,7 @@ import { RedisStore } from '../store/redis.ts';
 import type { Res } from './client.ts';
 import type { Echoed } from './echo.ts';
 import { startGateway, type GatewayClient, type InProcessGateway } from './harness.ts';
-import { startRedis, type TestRedis } from './redis-server.ts';
+import { useRedis } from './redis-server.ts';
 
 /** One setup. */
 export interface Setup {
@@ -94,22 +94,14 @@ export function describeEachSetup(
   options: (index: number) => { argv?: string[]; now?: () => number },
   suite: (ctx: SetupContext) => void,
 ): void {
-  let redis: TestRedis | undefined;
-  before(async () => {
-    redis = await startRedis();
-  });
-  after(async () => {
-    await redis?.stop();
-  });
+  const redis = useRedis();
   SETUPS.forEach((setup, index) => {
     describe(`${title}: ${setup.name}`, () => {
       let gw: InProcessGateway | undefined;
       before(async () => {
-        if (setup.redis && redis === undefined) throw new Error('redis-server did not start');
-        const store =
-          setup.redis && redis !== undefined
-            ? new RedisStore(redis.url, { prefix: `${title}-${String(index)}:`, log: silentLogger() })
-            : undefined;
+        const store = setup.redis
+          ? new RedisStore(redis().url, { prefix: `${title}-${String(index)}:`, log: silentLogger() })
+          : undefined;
         const { argv = [], now } = options(index);
         gw = await startGateway({
           argv: [...setup.argv, ...argv],

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type InProcessGateway, keyed, keyless, oneVersion, startGateway } from '../../testing/harness.ts';
-import { startRedis, type TestRedis } from '../../testing/redis-server.ts';
+import { useRedis } from '../../testing/redis-server.ts';
 import { sendRow } from '../../testing/tables.ts';
 import { stopAll } from '../../../lib/testing/teardown.ts';
 
@@ -368,13 +368,7 @@ const rows: Row[] = [
   },
 ];
 
-let redis: TestRedis | undefined;
-before(async () => {
-  redis = await startRedis();
-});
-after(async () => {
-  await redis?.stop();
-});
+const redis = useRedis();
 
 const SETUPS = [
   { name: 'files store, fast path on', redis: false, fastPath: true },
@@ -392,8 +386,7 @@ SETUPS.forEach((setup, index) => {
       up = await startCounter();
       const argv = setup.fastPath ? [] : ['--fast-path=false'];
       if (setup.redis) {
-        if (redis === undefined) throw new Error('redis-server did not start');
-        argv.push('--store', redis.url, '--redis-key-prefix', `cache-${String(index)}:`);
+        argv.push('--store', redis().url, '--redis-key-prefix', `cache-${String(index)}:`);
       }
       gw = await startGateway({ argv, now: () => clock.t });
       const url = up.url;
