@@ -27,6 +27,18 @@ export function h(tag: string, attrs: Record<string, string> = {}, ...children: 
   return e;
 }
 
+/** A select element with `attrs` and its options, each `[value, text]`, in order. */
+export function selectOf(
+  attrs: Record<string, string>,
+  options: readonly (readonly [value: string, text: string])[],
+): HTMLSelectElement {
+  return h(
+    'select',
+    attrs,
+    ...options.map(([value, text]) => h('option', { value }, text)),
+  ) as HTMLSelectElement;
+}
+
 /** A push button (`type=button`, `attrs` besides) that calls `onClick` with itself when pressed. */
 export function pushButton(
   label: string,

@@ -6,7 +6,7 @@
  * hands it how to call the dashboard and draw the page again.
  */
 
-import { h as el, obj, str, type Json } from './dom.ts';
+import { h as el, obj, selectOf, str, type Json } from './dom.ts';
 
 /** What app.ts gives the forms. */
 export interface FormEnv {
@@ -160,11 +160,10 @@ const RESOURCES = ['apis', 'keys', 'policies', 'users', 'certs', 'streams', 'ana
 export function userForm(env: FormEnv): HTMLElement {
   const [emailL, email] = input('user-email', 'Email', { type: 'email', required: '' });
   const selects = RESOURCES.map((r) => {
-    const s = el(
-      'select',
+    const s = selectOf(
       { id: `user-perm-${r}`, name: r },
-      ...['deny', 'read', 'write'].map((v) => el('option', { value: v }, v)),
-    ) as HTMLSelectElement;
+      ['deny', 'read', 'write'].map((v) => [v, v] as const),
+    );
     return [r, s, el('label', {}, `${r} `, s)] as const;
   });
   const form = el(

@@ -5,7 +5,7 @@
  */
 
 import { call, CallError, clearError, onSubmit, showError } from './call.ts';
-import { arr, h, obj, pushButton, str, table, type Json } from './dom.ts';
+import { arr, h, obj, pushButton, selectOf, str, table, type Json } from './dom.ts';
 import { searchable } from './lists.ts';
 
 /** A key or hash with its middle masked. */
@@ -51,14 +51,10 @@ async function keyCreate(rerender: () => Promise<void>): Promise<Node> {
     const message = err instanceof CallError ? `${String(err.status)}: ${err.message}` : String(err);
     return h('p', { class: 'note', id: 'key-create' }, `Creating a key needs the policies: ${message}`);
   }
-  const policy = h(
-    'select',
-    { id: 'key-policy', 'aria-label': 'Policy', required: '' },
-    h('option', { value: '' }, 'Policy…'),
-    ...policies.map((p) =>
-      h('option', { value: str(p._id ?? p.id) }, `${str(p.name)} (${str(p._id ?? p.id)})`),
-    ),
-  ) as HTMLSelectElement;
+  const policy = selectOf({ id: 'key-policy', 'aria-label': 'Policy', required: '' }, [
+    ['', 'Policy…'],
+    ...policies.map((p) => [str(p._id ?? p.id), `${str(p.name)} (${str(p._id ?? p.id)})`] as const),
+  ]);
   const alias = h('input', { id: 'key-alias', name: 'alias', placeholder: 'alias' }) as HTMLInputElement;
   const form = h(
     'form',

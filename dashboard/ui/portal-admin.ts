@@ -8,7 +8,7 @@
  * how to call the dashboard and draw the page again.
  */
 
-import { arr, h, obj, pushButton, str, table, type Json } from './dom.ts';
+import { arr, h, obj, pushButton, selectOf, str, table, type Json } from './dom.ts';
 import { submit, thenRerender, type FormEnv } from './forms.ts';
 
 /** A button that runs `action`, shows a refusal, and draws the tab again after success. */
@@ -33,12 +33,10 @@ function field(id: string, label: string, control: HTMLElement): HTMLElement {
 function settingsForm(env: FormEnv, settings: Json): HTMLElement {
   const signup = h('input', { id: 'portal-signup', type: 'checkbox' }) as HTMLInputElement;
   signup.checked = settings.signup_enabled === true;
-  const approval = h(
-    'select',
-    { id: 'portal-approval' },
-    h('option', { value: 'manual' }, 'approved by an admin'),
-    h('option', { value: 'auto' }, 'active at once'),
-  ) as HTMLSelectElement;
+  const approval = selectOf({ id: 'portal-approval' }, [
+    ['manual', 'approved by an admin'],
+    ['auto', 'active at once'],
+  ]);
   approval.value = str(settings.developer_approval, 'manual');
   const form = h(
     'form',
@@ -64,23 +62,19 @@ function productForm(env: FormEnv): HTMLElement {
     required: '',
     placeholder: 'Orders API',
   }) as HTMLInputElement;
-  const grants = h(
-    'select',
-    { id: 'product-grants' },
-    h('option', { value: 'policy_id' }, 'policy'),
-    h('option', { value: 'api_id' }, 'API'),
-  ) as HTMLSelectElement;
+  const grants = selectOf({ id: 'product-grants' }, [
+    ['policy_id', 'policy'],
+    ['api_id', 'API'],
+  ]);
   const target = h('input', {
     id: 'product-target',
     required: '',
     placeholder: 'its ID',
   }) as HTMLInputElement;
-  const approval = h(
-    'select',
-    { id: 'product-approval' },
-    h('option', { value: 'manual' }, 'by an admin'),
-    h('option', { value: 'auto' }, 'automatically'),
-  ) as HTMLSelectElement;
+  const approval = selectOf({ id: 'product-approval' }, [
+    ['manual', 'by an admin'],
+    ['auto', 'automatically'],
+  ]);
   const events = h('input', {
     id: 'product-events',
     placeholder: 'order.created, order.shipped',

@@ -8,7 +8,7 @@
  * built with DOM calls and textContent, never HTML from data. Routing is the location hash.
  */
 
-import { arr, byId, h, obj, pushButton, str, table, type Child, type Json } from './dom.ts';
+import { arr, byId, h, obj, pushButton, selectOf, str, table, type Child, type Json } from './dom.ts';
 
 class CallError extends Error {
   readonly status: number;
@@ -199,11 +199,10 @@ async function viewWebhooks(view: HTMLElement): Promise<void> {
         await route();
       }),
     ]);
-  const select = h(
-    'select',
+  const select = selectOf(
     { id: 'hook-product', name: 'product' },
-    ...products.map((p) => h('option', { value: str(p.id) }, str(p.name))),
-  ) as HTMLSelectElement;
+    products.map((p) => [str(p.id), str(p.name)] as const),
+  );
   const events = h('fieldset', { id: 'hook-events' }, h('legend', {}, 'Events'));
   const fillEvents = (): void => {
     const p = products.find((x) => str(x.id) === select.value);
