@@ -15,14 +15,19 @@
  * - the client's other messages of the protocol go on as they are; a message that is not one
  *   (not JSON, binary, an unknown type, a `subscribe` without an ID or a query) closes both
  *   sockets with 4400, as a graphql-transport-ws server does, and is never passed on.
- * Either side closing closes the other.
+ * Either side closing closes the other. An HTTPS upstream is dialled with the route's TLS settings
+ * towards it (`ctx.route.upstreamConnector`: `proxy.transport`, `upstream_certificates`,
+ * `pinned_public_keys`), as its HTTP requests are: a pin mismatch or a failed verification refuses
+ * the upgrade (502) before anything is sent.
  */
 import type { IncomingMessage } from 'node:http';
+import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
 import type { GraphQLFormattedError } from 'graphql';
 import type { ClientConnection, RequestContext } from '../pipeline/context.ts';
 import type { Target } from '../pipeline/router.ts';
+import type { UpstreamConnect } from '../pipeline/route.ts';
 import { upstreamPathOf } from '../upstream/proxy.ts';
 
 /** The subprotocols whose operations the gateway reads, in its order of preference. */
@@ -100,6 +105,33 @@ const server = new WebSocketServer({
   },
 });
 
+/**
+ * node:http's `createConnection` in its callback form (which `ws` hands on): the connection to
+ * `url` opened by `connect`, the route's connector, once its TLS is established and checked.
+ */
+function tlsConnection(
+  connect: UpstreamConnect,
+  url: URL,
+): (options: unknown, done: (err: Error | null, socket: Duplex) => void) => undefined {
+  const hostname = url.hostname.replace(/^\[|\]$/g, '');
+  return (_options, done) => {
+    connect(
+      {
+        hostname,
+        host: url.host,
+        protocol: url.protocol,
+        port: url.port === '' ? '443' : url.port,
+        ...(isIP(hostname) === 0 ? { servername: hostname } : {}),
+      },
+      (...args) => {
+        // node:http reads the socket only without an error.
+        done(...(args as [Error | null, Duplex]));
+      },
+    );
+    return undefined;
+  };
+}
+
 /** A WebSocket close code that may be sent (1005, 1006 and 1015 are only ever reported). */
 const sendable = (code: number): boolean =>
   (code >= 1000 && code <= 1014 && ![1004, 1005, 1006].includes(code)) || (code >= 3000 && code <= 4999);
@@ -135,13 +167,15 @@ export function relayUpgrade(
     headers[name] = prev === undefined ? value : [...(Array.isArray(prev) ? prev : [prev]), value];
   }
   for (const [name, value] of Object.entries(source?.headers ?? {})) headers[name] = value;
-  const wsUrl = `${url.protocol === 'https:' ? 'wss' : 'ws'}://${url.host}${path}`;
+  const secure = url.protocol === 'https:';
+  const wsUrl = `${secure ? 'wss' : 'ws'}://${url.host}${path}`;
   return new Promise((resolve) => {
     const upstream = new WebSocket(wsUrl, protocols, {
       headers,
       perMessageDeflate: false,
       maxPayload: MAX_PAYLOAD,
       handshakeTimeout: OPEN_WAIT_MS,
+      ...(secure ? { createConnection: tlsConnection(ctx.route.upstreamConnector(target), url) } : {}),
     });
     let settled = false;
     /** The upstream's messages until the client's socket is open. */

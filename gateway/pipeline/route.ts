@@ -4,11 +4,22 @@
  * contract (middleware.ts) and the route table (router.ts) import it without a circle: the chain
  * (`Route.handle`, `Route.handlers`) names the context, the context names only this.
  */
+import type { Duplex } from 'node:stream';
 import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import type { Target } from '../../schemas/rules/target.ts';
 import type { ApiEvents } from '../events/events.ts';
 
 export type { Target };
+
+/**
+ * Opens a connection to an upstream with a route's settings towards it (undici's connector
+ * shape): calls back with the socket once connected (for TLS: established, verified unless the
+ * API says not to, its public key checked against the API's pins), or with the error.
+ */
+export type UpstreamConnect = (
+  options: { hostname: string; host: string; protocol: string; port: string; servername?: string },
+  callback: (...args: [null, Duplex] | [Error, null]) => void,
+) => void;
 
 /** `main` is the gateway port; a number is an API's own `listen_port`. */
 export type ListenerKey = 'main' | number;
@@ -56,6 +67,12 @@ export interface RouteInfo {
    * it serves the route's others: a middleware reads the body there (`Middleware.bodyPaths`).
    */
   bodyPaths?: ReadonlySet<string> | undefined;
+  /**
+   * How to connect to one of the route's upstreams with the TLS settings its HTTP calls have
+   * (`proxy.transport`, `upstream_certificates`, `pinned_public_keys`), for what the route dials
+   * itself rather than through its pools (a relayed WebSocket).
+   */
+  upstreamConnector(target: Target): UpstreamConnect;
   /** Frees what the route's middleware hold; called once no table serving it is left. */
   close(): Promise<void>;
   /**

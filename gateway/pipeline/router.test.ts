@@ -17,6 +17,7 @@ function route(id: string, listenPath: string, domain?: string, listener: Listen
     handle: () => Promise.resolve(),
     handlers: [],
     fastPath: true,
+    upstreamConnector: () => () => undefined,
     close: () => Promise.resolve(),
     reusable: false,
     events: noEvents,

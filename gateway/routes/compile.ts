@@ -28,6 +28,7 @@ import { compileChain, compose } from '../pipeline/compose.ts';
 import { callBento } from '../streams/proxy.ts';
 import type { GatewayMiddleware, MiddlewareDeps } from '../middleware/deps.ts';
 import { RouteTable, asciiLower, type Route, type Target } from '../pipeline/router.ts';
+import type { UpstreamConnect } from '../pipeline/route.ts';
 import { balancedTargets, domainKey, parsePins, routeKey } from '../../schemas/rules/api-definition.ts';
 import {
   isTargetProblem,
@@ -200,6 +201,8 @@ export async function compileApi(
   const held: HeldDispatcher[] = [];
   const releaseAll = (): Promise<void> => releaseHeld(held);
   const byOrigin = new Map<string, Dispatcher>();
+  /** The connectors of `byOrigin`'s dispatchers (a relayed WebSocket dials with them). */
+  const connectors = new Map<string, UpstreamConnect>();
   let upstreamTls: UpstreamTls | undefined;
   try {
     for (const t of [target, ...balanced]) {
@@ -209,6 +212,7 @@ export async function compileApi(
       const h = deps.dispatchers.acquire(api.proxy.transport, tls);
       held.push(h);
       byOrigin.set(t.origin, h.dispatcher);
+      connectors.set(t.origin, h.connect);
       upstreamTls ??= tls;
     }
   } catch (err) {
@@ -220,6 +224,9 @@ export async function compileApi(
   const fallback =
     (target === undefined ? undefined : byOrigin.get(target.origin)) ??
     deps.dispatchers.for(api.proxy.transport);
+  const fallbackConnect =
+    (target === undefined ? undefined : connectors.get(target.origin)) ??
+    deps.dispatchers.connectorFor(api.proxy.transport);
   const upstream = upstreamCall(
     { target, listenPath, strip, keepSlash, preserveHost: api.proxy.preserve_host_header === true },
     byOrigin.size === 0 ? fallback : dispatcherOf(byOrigin, fallback),
@@ -277,6 +284,7 @@ export async function compileApi(
     strip,
     keepSlash,
     target,
+    upstreamConnector: (t) => connectors.get(t.origin) ?? fallbackConnect,
     handle: compose(compiled.handlers, terminal),
     handlers: compiled.handlers,
     fastPath: fastPathServes(
