@@ -150,6 +150,49 @@ export async function startProWorld(opts: {
 }
 
 /**
+ * Writes, as `t`'s, the API `id` (its name too) proxying to the world's upstream on the listen
+ * path `/<id>/` unless `listenPath` says, stripping it; `fields` add to its definition.
+ */
+export async function writeApi(
+  world: ProWorld,
+  t: DashboardTenant,
+  id: string,
+  fields: Record<string, unknown>,
+  listenPath = `/${id}/`,
+): Promise<void> {
+  await world.write(t, 'POST', '/api/apis', {
+    api_definition: {
+      api_id: id,
+      name: id,
+      ...fields,
+      proxy: { listen_path: listenPath, target_url: world.upstream.url, strip_listen_path: true },
+    },
+  });
+}
+
+/**
+ * Writes, as `t`'s, the active policy `id` (named `name` unless `opts.name` says) granting the
+ * API `api` (its Default version), `rate` requests a minute (1000 unless given), no quota.
+ */
+export async function writePolicy(
+  world: ProWorld,
+  t: DashboardTenant,
+  id: string,
+  api: string,
+  opts: { name?: string; rate?: number } = {},
+): Promise<void> {
+  await world.write(t, 'POST', '/api/portal/policies', {
+    id,
+    name: opts.name ?? id,
+    state: 'active',
+    rate: opts.rate ?? 1000,
+    per: 60,
+    quota_max: -1,
+    access_rights: { [api]: { api_id: api, api_name: api, versions: ['Default'] } },
+  });
+}
+
+/**
  * The OAuth API `stock` (client credentials, proxying to the world's upstream) and the policy
  * `stock-clients` granting it, written to the dashboard as `t`'s; `api` adds to the API's
  * definition.
@@ -159,23 +202,10 @@ export async function writeStockOauth(
   t: DashboardTenant,
   api: Record<string, unknown> = {},
 ): Promise<void> {
-  await world.write(t, 'POST', '/api/apis', {
-    api_definition: {
-      api_id: 'stock',
-      name: 'stock',
-      ...api,
-      use_oauth2: true,
-      oauth_meta: { allowed_access_types: ['client_credentials'] },
-      proxy: { listen_path: '/stock/', target_url: world.upstream.url, strip_listen_path: true },
-    },
+  await writeApi(world, t, 'stock', {
+    ...api,
+    use_oauth2: true,
+    oauth_meta: { allowed_access_types: ['client_credentials'] },
   });
-  await world.write(t, 'POST', '/api/portal/policies', {
-    id: 'stock-clients',
-    name: 'stock clients',
-    state: 'active',
-    rate: 1000,
-    per: 60,
-    quota_max: -1,
-    access_rights: { stock: { api_id: 'stock', api_name: 'stock', versions: ['Default'] } },
-  });
+  await writePolicy(world, t, 'stock-clients', 'stock', { name: 'stock clients' });
 }

@@ -24,7 +24,7 @@ import { reconcilePortalConfig, type PortalConfigObject } from '../../operator/c
 import type { Condition, SvcObject } from '../../lib/k8s/objects.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { dashboardCall, portalCaller, type DashboardTenant } from '../harness/dashboard.ts';
-import { startProWorld, type ProWorld } from '../harness/pro.ts';
+import { startProWorld, writeApi, writePolicy, type ProWorld } from '../harness/pro.ts';
 import { httpRequest, waitFor, type GatewayProc } from '../harness/processes.ts';
 import { stopAll } from '../../lib/testing/teardown.ts';
 
@@ -36,24 +36,8 @@ let client: DashboardClient;
 before(async () => {
   w = await startProWorld({ name: 'portal-kinds', nodeSecret: 'e2e-portal-kinds-node-secret' });
   tenant = await w.tenant('kinds-org');
-  await w.write(tenant, 'POST', '/api/apis', {
-    api_definition: {
-      api_id: 'orders',
-      name: 'orders',
-      use_keyless: false,
-      use_standard_auth: true,
-      proxy: { listen_path: '/orders/', target_url: w.upstream.url, strip_listen_path: true },
-    },
-  });
-  await w.write(tenant, 'POST', '/api/portal/policies', {
-    id: 'gold',
-    name: 'gold',
-    state: 'active',
-    rate: 100,
-    per: 60,
-    quota_max: -1,
-    access_rights: { orders: { api_id: 'orders', api_name: 'orders', versions: ['Default'] } },
-  });
+  await writeApi(w, tenant, 'orders', { use_keyless: false, use_standard_auth: true });
+  await writePolicy(w, tenant, 'gold', 'orders', { rate: 100 });
   gw = await w.startGateway({
     name: 'kinds-gateway',
     secret: 'e2e-portal-kinds-gw',

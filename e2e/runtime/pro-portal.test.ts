@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { streamsDocument } from '../../gateway/streams/testing.ts';
 import { dashboardCall, type DashboardTenant } from '../harness/dashboard.ts';
-import { startProWorld, type ProWorld } from '../harness/pro.ts';
+import { startProWorld, writeApi, writePolicy, type ProWorld } from '../harness/pro.ts';
 import { httpRequest, waitFor, type GatewayProc } from '../harness/processes.ts';
 import { stopAll } from '../../lib/testing/teardown.ts';
 
@@ -132,23 +132,8 @@ before(async () => {
   w = await startProWorld({ name: 'portal', nodeSecret: NODE_SECRET });
   a = await w.tenant('portal-a');
   b = await w.tenant('portal-b');
-  await w.write(a, 'POST', '/api/apis', {
-    api_definition: {
-      api_id: 'orders',
-      name: 'orders',
-      use_keyless: false,
-      proxy: { listen_path: '/orders/', target_url: w.upstream.url, strip_listen_path: true },
-    },
-  });
-  await w.write(a, 'POST', '/api/portal/policies', {
-    id: 'orders-pol',
-    name: 'orders-pol',
-    state: 'active',
-    rate: 1000,
-    per: 60,
-    quota_max: -1,
-    access_rights: { orders: { api_id: 'orders', api_name: 'orders', versions: ['Default'] } },
-  });
+  await writeApi(w, a, 'orders', { use_keyless: false });
+  await writePolicy(w, a, 'orders-pol', 'orders');
   const oas = { openapi: '3.0.3', info: { title: 'Orders', version: '1' }, paths: { '/x': { get: {} } } };
   await admin(a, 'PUT', '/api/portal/products/orders', {
     name: 'Orders',
@@ -186,14 +171,7 @@ before(async () => {
   assert.equal(streams.status, 200, streams.text);
   // Organisation b approves its developers at once and has a product of its own.
   await admin(b, 'PUT', '/api/portal/config', { developer_approval: 'auto' });
-  await w.write(b, 'POST', '/api/apis', {
-    api_definition: {
-      api_id: 'b-api',
-      name: 'b-api',
-      use_keyless: false,
-      proxy: { listen_path: '/b/', target_url: w.upstream.url, strip_listen_path: true },
-    },
-  });
+  await writeApi(w, b, 'b-api', { use_keyless: false }, '/b/');
   await admin(b, 'PUT', '/api/portal/products/b-product', {
     name: 'B',
     api_id: 'b-api',

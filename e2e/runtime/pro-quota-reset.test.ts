@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { dashboardCall, type DashboardTenant } from '../harness/dashboard.ts';
 import { httpRequest, waitFor, type GatewayProc } from '../harness/processes.ts';
-import { startProWorld, type ProWorld } from '../harness/pro.ts';
+import { startProWorld, writeApi, type ProWorld } from '../harness/pro.ts';
 
 let world: ProWorld;
 let gateway: GatewayProc;
@@ -31,14 +31,7 @@ before(async () => {
   });
   a = await world.tenant('reset-a');
   b = await world.tenant('reset-b');
-  await world.write(a, 'POST', '/api/apis', {
-    api_definition: {
-      api_id: 'metered',
-      name: 'metered',
-      use_keyless: false,
-      proxy: { listen_path: '/metered/', target_url: world.upstream.url, strip_listen_path: true },
-    },
-  });
+  await writeApi(world, a, 'metered', { use_keyless: false });
   const key = await dashboardCall(world.dashboard.url, 'POST', '/api/keys', {
     auth: a.system.key,
     body: {
