@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import type { ControlPlane } from '../harness/control-plane.ts';
-import { applyManifest, isReady, readyOf, waitForStatus } from './helpers.ts';
+import { applyManifest, isReady, readyOf, waitForStatus, waitReady, type Status } from './helpers.ts';
 
 type Kubectl = Pick<ControlPlane, 'kubectl'>;
 
@@ -85,8 +85,26 @@ export const basicAuth = (user: string, password: string): string =>
   `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
 /** Creates the Secret of a basic-auth user, its password under `password`. */
-export async function createPasswordSecret(cp: Kubectl, name: string, password: string): Promise<void> {
+async function createPasswordSecret(cp: Kubectl, name: string, password: string): Promise<void> {
   await cp.kubectl(['create', 'secret', 'generic', name, '-n', NS, `--from-literal=password=${password}`]);
+}
+
+/**
+ * The basic-auth user `name` of the policy vault-plan, its password `password` in the Secret
+ * `<name>-pw`, once Ready: its status, which names the user.
+ */
+export async function basicUserReady(cp: Kubectl, name: string, password: string): Promise<Status> {
+  await createPasswordSecret(cp, `${name}-pw`, password);
+  await applyManifest(
+    cp,
+    keyManifest(
+      name,
+      `  type: basic\n  username: ${name}\n  policies: [vault-plan]\n  secretRef: {name: ${name}-pw, key: password}\n`,
+    ),
+  );
+  const st = await waitReady(cp, keyRef(name));
+  assert.equal(st.username, name);
+  return st;
 }
 
 /** Changes the password a basic-auth user's Secret holds. */
@@ -104,7 +122,7 @@ export async function changePassword(cp: Kubectl, name: string, password: string
 }
 
 /** The ApiDefinition pantry (a token, proxying to `upstream`), created after a key names it. */
-export function pantryManifest(upstream: string): string {
+function pantryManifest(upstream: string): string {
   return `apiVersion: svc.svc.io/v1alpha1
 kind: ApiDefinition
 metadata: {name: pantry, namespace: ${NS}}
@@ -117,7 +135,7 @@ spec:
 }
 
 /** Waits for the key `name` to say ApiNotFound naming the ApiDefinition pantry. */
-export async function waitApiNotFound(cp: Kubectl, name: string): Promise<void> {
+async function waitApiNotFound(cp: Kubectl, name: string): Promise<void> {
   const waiting = await waitForStatus(
     cp,
     keyRef(name),
@@ -129,6 +147,35 @@ export async function waitApiNotFound(cp: Kubectl, name: string): Promise<void> 
     /spec\.accessRights names ApiDefinition shop\/pantry, which does not exist yet/,
   );
 }
+
+/**
+ * The key `name` names the ApiDefinition pantry before it exists: it says ApiNotFound naming it;
+ * then pantry (proxying to `upstream`) is created, and the key is Ready with pantry's ID its only
+ * one. Resolves with the key's status and pantry's.
+ */
+export async function pantryAfterItsKey(
+  cp: Kubectl,
+  name: string,
+  upstream: string,
+): Promise<{ key: Status; api: Status }> {
+  await waitApiNotFound(cp, name);
+  await applyManifest(cp, pantryManifest(upstream));
+  const key = await waitReady(cp, keyRef(name));
+  const api = await waitReady(cp, { kind: 'apidefinition', ns: NS, name: 'pantry' });
+  assert.deepEqual(key.apiIds, [api.api_id]);
+  return { key, api };
+}
+
+/** The SecurityPolicy metered: a quota of 3 an hour on vault. */
+export const METERED_POLICY = `apiVersion: svc.svc.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: metered, namespace: ${NS}}
+spec:
+  name: metered
+  quota_max: 3
+  quota_renewal_rate: 3600
+  access_rights_array: [{name: vault}]
+`;
 
 /**
  * The key `name` names the SecurityPolicy late-plan before it exists: it says PolicyNotFound naming

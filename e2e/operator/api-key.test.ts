@@ -29,20 +29,19 @@ import {
   assertOneRateForBoth,
   basicAuth,
   changePassword,
-  createPasswordSecret,
+  basicUserReady,
   keyApisManifest,
   keyBeforeItsPolicy,
   keyManifest,
   keyRef,
   pacedKeyFromSecret,
-  pantryManifest,
+  pantryAfterItsKey,
   patchKey,
   rotateBySecret,
   secretValue,
   sha256,
-  waitApiNotFound,
+  METERED_POLICY,
 } from './api-key-fixtures.ts';
-import { stopAll } from '../../lib/testing/teardown.ts';
 
 const ORG = 'e2e-org';
 let w: OperatorWorld;
@@ -53,13 +52,11 @@ before(async () => {
   w = await startWorld({
     name: 'apikey',
     namespaces: ['shop'],
-    secrets: ['e2e-key-secret', 'e2e-key-secret-2'],
     // An HTTPS listen port (the certificate-bound key's API) needs a default certificate.
     gatewayEnv: defaultCertEnv(),
   });
   webhooks = await startLocalWebhooks(w.cp, w.dir, 'apikey-webhooks');
   operator = await startWorldOperator(w, {
-    name: 'apikey-operator',
     org: ORG,
     env: { WATCH_NAMESPACE: 'shop,default', SVC_RESYNC_PERIOD: '2s', LOG_LEVEL: 'debug' },
   });
@@ -67,13 +64,7 @@ before(async () => {
   await waitReady(w.cp, { kind: 'securitypolicy', ns: 'shop', name: 'vault-plan' });
 });
 
-after(async () => {
-  try {
-    await stopAll(operator, webhooks);
-  } finally {
-    await stopWorld(w);
-  }
-});
+after(() => stopWorld(w, operator, webhooks));
 
 /** A client request through the gateway with `authorization`. */
 async function call(path: string, authorization?: string): Promise<{ status: number; body: string }> {
@@ -167,11 +158,7 @@ test('accessRights naming an API created later: ApiNotFound naming it, then only
 `,
     ),
   );
-  await waitApiNotFound(w.cp, 'erin');
-  await applyManifest(w.cp, pantryManifest(w.upstream.url));
-  const st = await waitReady(w.cp, keyRef('erin'));
-  const api = await waitReady(w.cp, { kind: 'apidefinition', ns: 'shop', name: 'pantry' });
-  assert.deepEqual(st.apiIds, [api.api_id]);
+  await pantryAfterItsKey(w.cp, 'erin', w.upstream.url);
   const value = (await secretValue(w.cp, 'shop', 'erin')) ?? '';
   await waitFor(
     'erin is served on an allowed URL',
@@ -199,15 +186,7 @@ test('metadata changed: the key is updated in place, its hash and value unchange
 test('quota kept across a metadata change: the update does not reset the key counters', async () => {
   await applyManifest(
     w.cp,
-    `apiVersion: svc.svc.io/v1alpha1
-kind: SecurityPolicy
-metadata: {name: metered, namespace: shop}
-spec:
-  name: metered
-  quota_max: 3
-  quota_renewal_rate: 3600
-  access_rights_array: [{name: vault}]
----
+    `${METERED_POLICY}---
 ${keyManifest('frank', '  policies: [metered]\n')}`,
   );
   const st = await waitReady(w.cp, keyRef('frank'));
@@ -357,16 +336,7 @@ test('expiresAt in the past: 401 Key has expired, please renew', async () => {
 });
 
 test('a basic-auth user: its password from the Secret authenticates, a changed one replaces it', async () => {
-  await createPasswordSecret(w.cp, 'dave-pw', 'first-pass-1');
-  await applyManifest(
-    w.cp,
-    keyManifest(
-      'dave',
-      '  type: basic\n  username: dave\n  policies: [vault-plan]\n  secretRef: {name: dave-pw, key: password}\n',
-    ),
-  );
-  const st = await waitReady(w.cp, keyRef('dave'));
-  assert.equal(st.username, 'dave');
+  const st = await basicUserReady(w.cp, 'dave', 'first-pass-1');
   assert.equal(st.keyHash, undefined);
   await waitFor(
     'dave authenticates',

@@ -15,21 +15,17 @@ import { derivedId } from '../../operator/ids.ts';
 import { fingerprintOfPem } from '../../gateway/testing/certs.ts';
 import { makeCert, type MadeCert } from '../../gateway/testing/client-certs.ts';
 import { tlsGet, type TlsRes } from '../../gateway/testing/tls-client.ts';
-import type { ControlPlane } from '../harness/control-plane.ts';
-import { freePort, waitFor, type GatewayProc } from '../harness/processes.ts';
+import { freePort, waitFor } from '../harness/processes.ts';
 import { admin, applyManifest, readyOf, tlsSecretManifest, waitForStatus } from './helpers.ts';
-import { startTlsSuite, stopTlsSuite, type TlsSuite } from './helpers.ts';
+import { startTlsSuite, stopTlsSuite, waitReady, type TlsSuite } from './helpers.ts';
 import { pinSecretManifest, startMtlsUpstream, type MtlsUpstream } from './cert-fixtures.ts';
-import { stopAll } from '../../lib/testing/teardown.ts';
 
 const ORG = 'e2e-org';
 const NS = 'shop';
 const ID = derivedId(NS, 'partners');
 const api = { kind: 'apidefinition', ns: NS, name: 'partners' };
 
-let suite: TlsSuite;
-let cp: ControlPlane;
-let gw: GatewayProc;
+let w: TlsSuite;
 let apiPort: number;
 /** The mTLS upstream: it accepts the gateway's two upstream certificates and says which it got. */
 let upstream: MtlsUpstream;
@@ -45,18 +41,11 @@ before(async () => {
   for (const k of ['first', 'rotated'] as const) toUpstream[k] = await makeCert(`gateway-${k}`);
   wrongPin = await makeCert('not-the-upstream');
   upstream = await startMtlsUpstream([toUpstream.first.cert, toUpstream.rotated.cert]);
-  suite = await startTlsSuite('cert-refs', NS, ORG);
-  ({ cp, gw } = suite);
+  w = await startTlsSuite('cert-refs', NS, ORG);
   apiPort = await freePort();
 });
 
-after(async () => {
-  try {
-    await stopTlsSuite(suite);
-  } finally {
-    await stopAll(upstream);
-  }
-});
+after(() => stopTlsSuite(w, upstream));
 
 const certId = (c: MadeCert): string => ORG + c.fingerprint;
 
@@ -81,7 +70,7 @@ const presented = (res: TlsRes): string | undefined => res.json?.upstream;
 
 test('an API naming Secrets that do not exist yet: SecretNotFound naming the field and the Secret', async () => {
   await applyManifest(
-    cp,
+    w.cp,
     `apiVersion: svc.svc.io/v1alpha1
 kind: ApiDefinition
 metadata: {name: partners, namespace: ${NS}}
@@ -99,28 +88,28 @@ spec:
     transport: {ssl_insecure_skip_verify: true}
 `,
   );
-  const st = await waitForStatus(cp, api, 'SecretNotFound', (s) => readyOf(s)?.reason === 'SecretNotFound');
+  const st = await waitForStatus(w.cp, api, 'SecretNotFound', (s) => readyOf(s)?.reason === 'SecretNotFound');
   assert.equal(readyOf(st)?.status, 'False');
   assert.match(
     readyOf(st)?.message ?? '',
     /^spec\.client_certificate_refs\[0\]: Secret shop\/partners-client does not exist/,
   );
-  assert.equal((await admin(gw, 'GET', `/svc/apis/${ID}`)).status, 404);
+  assert.equal((await admin(w.gw, 'GET', `/svc/apis/${ID}`)).status, 404);
 });
 
 test('the Secrets applied, the pin not the upstream key: Ready, the client certificate required, the upstream refused', async () => {
-  await applyManifest(cp, tlsSecretManifest(NS, 'partners-client', client.first));
-  await applyManifest(cp, tlsSecretManifest(NS, 'gateway-client', toUpstream.first));
-  await applyManifest(cp, pinSecret(wrongPin.cert));
-  const st = await waitForStatus(cp, api, 'Ready', (s) => readyOf(s)?.status === 'True');
+  await applyManifest(w.cp, tlsSecretManifest(NS, 'partners-client', client.first));
+  await applyManifest(w.cp, tlsSecretManifest(NS, 'gateway-client', toUpstream.first));
+  await applyManifest(w.cp, pinSecret(wrongPin.cert));
+  const st = await waitReady(w.cp, api);
   assert.deepEqual(st.certificates, [certId(client.first), certId(toUpstream.first)]);
-  const held = (await admin(gw, 'GET', `/svc/apis/${ID}`)).body as {
+  const held = (await admin(w.gw, 'GET', `/svc/apis/${ID}`)).body as {
     client_certificates?: string[];
     upstream_certificates?: Record<string, string>;
   };
   assert.deepEqual(held.client_certificates, [certId(client.first)]);
   assert.deepEqual(held.upstream_certificates, { '127.0.0.1': certId(toUpstream.first) });
-  const key = await admin(gw, 'POST', `/svc/keys/${KEY}`, {
+  const key = await admin(w.gw, 'POST', `/svc/keys/${KEY}`, {
     org_id: ORG,
     access_rights: { [ID]: { api_id: ID, api_name: 'partners', versions: ['Default'] } },
   });
@@ -140,14 +129,14 @@ test('the Secrets applied, the pin not the upstream key: Ready, the client certi
 });
 
 test('the pin Secret holds the upstream certificate: served, the upstream certificate presented', async () => {
-  await applyManifest(cp, pinSecret(upstream.cert.cert));
+  await applyManifest(w.cp, pinSecret(upstream.cert.cert));
   await waitFor('the upstream served through its pin', async () => (await call(client.first)).status === 200);
   assert.equal(presented(await call(client.first)), toUpstream.first.fingerprint);
   assert.equal((await call()).status, 401);
   assert.equal((await call(client.stranger)).status, 403);
   // Nothing is uploaded for a pin.
   assert.equal(
-    (await admin(gw, 'GET', `/svc/certs/${ORG}${fingerprintOfPem(upstream.cert.cert)}`)).status,
+    (await admin(w.gw, 'GET', `/svc/certs/${ORG}${fingerprintOfPem(upstream.cert.cert)}`)).status,
     404,
   );
 });
@@ -167,13 +156,13 @@ data:
 `;
 
 test("the reference's pin Secret: a placeholder is SecretInvalid naming it; the upstream's public key in tls.crt serves", async () => {
-  await applyManifest(cp, pinSecret(wrongPin.cert));
+  await applyManifest(w.cp, pinSecret(wrongPin.cert));
   await waitFor('the wrong pin refused again', async () => (await call(client.first)).status === 502);
   // A Secret's type cannot change: the Opaque one goes, the kubernetes.io/tls one comes.
-  await cp.kubectl(['delete', 'secret', 'upstream-pin', '-n', NS, '--wait=true']);
-  await applyManifest(cp, referencePinSecret('<PUBLIC_KEY>'));
+  await w.cp.kubectl(['delete', 'secret', 'upstream-pin', '-n', NS, '--wait=true']);
+  await applyManifest(w.cp, referencePinSecret('<PUBLIC_KEY>'));
   const invalid = await waitForStatus(
-    cp,
+    w.cp,
     api,
     'SecretInvalid',
     (s) => readyOf(s)?.reason === 'SecretInvalid',
@@ -186,8 +175,8 @@ test("the reference's pin Secret: a placeholder is SecretInvalid naming it; the 
   const publicKey = new X509Certificate(upstream.cert.cert).publicKey
     .export({ type: 'spki', format: 'pem' })
     .toString();
-  await applyManifest(cp, referencePinSecret(publicKey));
-  await waitForStatus(cp, api, 'Ready', (s) => readyOf(s)?.status === 'True');
+  await applyManifest(w.cp, referencePinSecret(publicKey));
+  await waitReady(w.cp, api);
   await waitFor(
     'the upstream served through the public-key pin',
     async () => (await call(client.first)).status === 200,
@@ -196,10 +185,10 @@ test("the reference's pin Secret: a placeholder is SecretInvalid naming it; the 
 });
 
 test('the Secrets rotated: the new certificates used, the old ones deleted from the gateway', async () => {
-  await applyManifest(cp, tlsSecretManifest(NS, 'partners-client', client.rotated));
-  await applyManifest(cp, tlsSecretManifest(NS, 'gateway-client', toUpstream.rotated));
+  await applyManifest(w.cp, tlsSecretManifest(NS, 'partners-client', client.rotated));
+  await applyManifest(w.cp, tlsSecretManifest(NS, 'gateway-client', toUpstream.rotated));
   await waitForStatus(
-    cp,
+    w.cp,
     api,
     'the rotated certificates recorded',
     (s) =>
@@ -213,17 +202,17 @@ test('the Secrets rotated: the new certificates used, the old ones deleted from 
   assert.equal(presented(await call(client.rotated)), toUpstream.rotated.fingerprint);
   assert.equal((await call(client.first)).status, 403);
   for (const old of [client.first, toUpstream.first]) {
-    assert.equal((await admin(gw, 'GET', `/svc/certs/${certId(old)}`)).status, 404);
+    assert.equal((await admin(w.gw, 'GET', `/svc/certs/${certId(old)}`)).status, 404);
   }
 });
 
 test('the API deleted: its certificates deleted from the gateway', async () => {
-  await cp.kubectl(['delete', 'apidefinition', 'partners', '-n', NS, '--wait=true']);
+  await w.cp.kubectl(['delete', 'apidefinition', 'partners', '-n', NS, '--wait=true']);
   await waitFor('the certificates deleted', async () => {
     for (const c of [client.rotated, toUpstream.rotated]) {
-      if ((await admin(gw, 'GET', `/svc/certs/${certId(c)}`)).status !== 404) return false;
+      if ((await admin(w.gw, 'GET', `/svc/certs/${certId(c)}`)).status !== 404) return false;
     }
     return true;
   });
-  assert.equal((await admin(gw, 'GET', `/svc/apis/${ID}`)).status, 404);
+  assert.equal((await admin(w.gw, 'GET', `/svc/apis/${ID}`)).status, 404);
 });

@@ -10,11 +10,9 @@ import assert from 'node:assert/strict';
 import { derivedId } from '../../operator/ids.ts';
 import { makeCert, type MadeCert } from '../../gateway/testing/client-certs.ts';
 import { tlsGet } from '../../gateway/testing/tls-client.ts';
-import type { ControlPlane } from '../harness/control-plane.ts';
-import { freePort, startEchoUpstream, waitFor, type GatewayProc } from '../harness/processes.ts';
+import { freePort, startEchoUpstream, waitFor } from '../harness/processes.ts';
 import { admin, applyManifest, readyOf, tlsSecretManifest, waitForStatus, type Status } from './helpers.ts';
 import { startTlsSuite, stopTlsSuite, waitReady, type TlsSuite } from './helpers.ts';
-import { stopAll } from '../../lib/testing/teardown.ts';
 
 const ORG = 'e2e-org';
 const NS = 'shop';
@@ -22,9 +20,7 @@ const ID = derivedId(NS, 'secure');
 const DOMAIN = 'secure.example';
 const api = { kind: 'apidefinition', ns: NS, name: 'secure' };
 
-let suite: TlsSuite;
-let cp: ControlPlane;
-let gw: GatewayProc;
+let w: TlsSuite;
 let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
 let apiPort: number;
 let first: MadeCert;
@@ -32,20 +28,13 @@ let rotated: MadeCert;
 
 before(async () => {
   upstream = await startEchoUpstream();
-  suite = await startTlsSuite('certs', NS, ORG);
-  ({ cp, gw } = suite);
+  w = await startTlsSuite('certs', NS, ORG);
   apiPort = await freePort();
   first = await makeCert(DOMAIN);
   rotated = await makeCert(DOMAIN);
 });
 
-after(async () => {
-  try {
-    await stopTlsSuite(suite);
-  } finally {
-    await stopAll(upstream);
-  }
-});
+after(() => stopTlsSuite(w, upstream));
 
 const certId = (c: MadeCert): string => ORG + c.fingerprint;
 
@@ -57,7 +46,7 @@ const servedFingerprint = async (): Promise<string> =>
 
 test('an API naming a Secret that does not exist yet: SecretNotFound, nothing pushed', async () => {
   await applyManifest(
-    cp,
+    w.cp,
     `apiVersion: svc.svc.io/v1alpha1
 kind: ApiDefinition
 metadata: {name: secure, namespace: ${NS}}
@@ -73,18 +62,18 @@ spec:
   certificate_secret_names: [secure-tls]
 `,
   );
-  const st = await waitForStatus(cp, api, 'SecretNotFound', (s) => readyOf(s)?.reason === 'SecretNotFound');
+  const st = await waitForStatus(w.cp, api, 'SecretNotFound', (s) => readyOf(s)?.reason === 'SecretNotFound');
   assert.equal(readyOf(st)?.status, 'False');
   assert.match(readyOf(st)?.message ?? '', /Secret shop\/secure-tls .*does not exist/);
-  assert.equal((await admin(gw, 'GET', `/svc/apis/${ID}`)).status, 404);
+  assert.equal((await admin(w.gw, 'GET', `/svc/apis/${ID}`)).status, 404);
 });
 
 test('the Secret applied: uploaded, its ID in the pushed definition, served for the domain', async () => {
-  await applyManifest(cp, tlsSecret(first));
-  const st: Status = await waitReady(cp, api);
+  await applyManifest(w.cp, tlsSecret(first));
+  const st: Status = await waitReady(w.cp, api);
   assert.deepEqual(st.certificates, [certId(first)]);
-  assert.equal((await admin(gw, 'GET', `/svc/certs/${certId(first)}`)).status, 200);
-  const held = await admin(gw, 'GET', `/svc/apis/${ID}`);
+  assert.equal((await admin(w.gw, 'GET', `/svc/certs/${certId(first)}`)).status, 200);
+  const held = await admin(w.gw, 'GET', `/svc/apis/${ID}`);
   assert.deepEqual((held.body as { certificates?: string[] }).certificates, [certId(first)]);
   await waitFor(
     'the uploaded certificate served',
@@ -93,18 +82,18 @@ test('the Secret applied: uploaded, its ID in the pushed definition, served for 
 });
 
 test('the Secret rotated: the new certificate uploaded and served, the old one deleted', async () => {
-  await applyManifest(cp, tlsSecret(rotated));
+  await applyManifest(w.cp, tlsSecret(rotated));
   await waitForStatus(
-    cp,
+    w.cp,
     api,
     'the rotated certificate recorded',
     (s) =>
       readyOf(s)?.status === 'True' && JSON.stringify(s.certificates) === JSON.stringify([certId(rotated)]),
   );
-  const held = await admin(gw, 'GET', `/svc/apis/${ID}`);
+  const held = await admin(w.gw, 'GET', `/svc/apis/${ID}`);
   assert.deepEqual((held.body as { certificates?: string[] }).certificates, [certId(rotated)]);
-  assert.equal((await admin(gw, 'GET', `/svc/certs/${certId(rotated)}`)).status, 200);
-  assert.equal((await admin(gw, 'GET', `/svc/certs/${certId(first)}`)).status, 404);
+  assert.equal((await admin(w.gw, 'GET', `/svc/certs/${certId(rotated)}`)).status, 200);
+  assert.equal((await admin(w.gw, 'GET', `/svc/certs/${certId(first)}`)).status, 404);
   await waitFor(
     'the rotated certificate served',
     async () => (await servedFingerprint()) === rotated.fingerprint,
@@ -112,9 +101,9 @@ test('the Secret rotated: the new certificate uploaded and served, the old one d
 });
 
 test('the API deleted: its certificate deleted from the gateway', async () => {
-  await cp.kubectl(['delete', 'apidefinition', 'secure', '-n', NS, '--wait=true']);
+  await w.cp.kubectl(['delete', 'apidefinition', 'secure', '-n', NS, '--wait=true']);
   await waitFor('the certificate deleted', async () => {
-    return (await admin(gw, 'GET', `/svc/certs/${certId(rotated)}`)).status === 404;
+    return (await admin(w.gw, 'GET', `/svc/certs/${certId(rotated)}`)).status === 404;
   });
-  assert.equal((await admin(gw, 'GET', `/svc/apis/${ID}`)).status, 404);
+  assert.equal((await admin(w.gw, 'GET', `/svc/apis/${ID}`)).status, 404);
 });

@@ -26,7 +26,6 @@ import {
   waitReady,
   type OperatorWorld,
 } from './helpers.ts';
-import { stopAll } from '../../lib/testing/teardown.ts';
 
 const NS = 'fed';
 
@@ -55,26 +54,12 @@ let posts: Subgraph;
 let operator: Awaited<ReturnType<typeof startOperator>>;
 
 before(async () => {
-  w = await startWorld({
-    name: 'federation',
-    namespaces: [NS],
-    secrets: ['e2e-fed-secret', 'e2e-fed-secret-2'],
-  });
+  w = await startWorld({ name: 'federation', namespaces: [NS] });
   ({ users, posts } = await startUsersAndPosts({ users: USERS_SDL, posts: POSTS_SDL }));
-  operator = await startWorldOperator(w, {
-    name: 'federation-operator',
-    org: 'e2e-org',
-    env: { WATCH_NAMESPACE: NS, SVC_RESYNC_PERIOD: '30s' },
-  });
+  operator = await startWorldOperator(w, { env: { WATCH_NAMESPACE: NS, SVC_RESYNC_PERIOD: '30s' } });
 });
 
-after(async () => {
-  try {
-    await stopAll(operator, users, posts);
-  } finally {
-    await stopWorld(w);
-  }
-});
+after(() => stopWorld(w, operator, users, posts));
 
 const indent = (text: string, by: string): string =>
   text

@@ -18,32 +18,18 @@ import {
   startWorldOperator,
   waitReady,
 } from './helpers.ts';
-import { stopAll } from '../../lib/testing/teardown.ts';
 
 let w: OperatorWorld;
 let webhooks: WebhookServer;
 let operator: OperatorProc;
 
 before(async () => {
-  w = await startWorld({
-    name: 'finalizer',
-    namespaces: ['shop', 'elsewhere'],
-    secrets: ['e2e-finalizer-secret', 'e2e-finalizer-secret-2'],
-  });
+  w = await startWorld({ name: 'finalizer', namespaces: ['shop', 'elsewhere'] });
   webhooks = await startLocalWebhooks(w.cp, w.dir, 'finalizer-webhooks', { operatorNamespaces: 'shop' });
-  operator = await startWorldOperator(w, {
-    name: 'finalizer-operator',
-    env: { WATCH_NAMESPACE: 'shop', LOG_LEVEL: 'debug' },
-  });
+  operator = await startWorldOperator(w, { env: { WATCH_NAMESPACE: 'shop', LOG_LEVEL: 'debug' } });
 });
 
-after(async () => {
-  try {
-    await stopAll(operator, webhooks);
-  } finally {
-    await stopWorld(w);
-  }
-});
+after(() => stopWorld(w, operator, webhooks));
 
 interface ManagedFields {
   manager: string;

@@ -13,39 +13,33 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { join } from 'node:path';
 import { makeCert } from '../../gateway/testing/client-certs.ts';
 import { tlsGet } from '../../gateway/testing/tls-client.ts';
-import type { ControlPlane } from '../harness/control-plane.ts';
-import {
-  SVC_GATEWAY_CLASS,
-  endpointService,
-  hostAddress,
-  installGatewayApiCrds,
-  type Cond,
-} from '../harness/gateway-api.ts';
+import { SVC_GATEWAY_CLASS, endpointService, hostAddress, type Cond } from '../harness/gateway-api.ts';
 import {
   freePort,
   httpRequest,
   readEcho,
   startEchoUpstream,
-  startGateway,
-  startOperator,
   waitFor,
   type EchoUpstream,
-  type GatewayProc,
   type OperatorProc,
 } from '../harness/processes.ts';
-import { applyManifest, startCluster, tlsSecretManifest } from './helpers.ts';
+import {
+  applyManifest,
+  startGatewayApiSuite,
+  startWorldOperator,
+  stopGatewaySuite,
+  tlsSecretManifest,
+  type GatewaySuite,
+} from './helpers.ts';
 
 const ONE = 'gwaddr-one';
 const TWO = 'gwaddr-two';
 const GATEWAY_NS = 'svc-system';
 const HOST_NAME = 'shop.example';
 
-let dir: string;
-let cp: ControlPlane;
-let gw: GatewayProc;
+let w: GatewaySuite;
 let operator: OperatorProc;
 let range: { first: number; last: number };
 const upstreams: EchoUpstream[] = [];
@@ -89,11 +83,8 @@ const serviceAt = (ns: string, name: string, port: number, servicePort = 80): st
 
 /** The operator with per-Gateway addresses, gateway ports from `range`. */
 const startAddressesOperator = (name: string): Promise<OperatorProc> =>
-  startOperator({
+  startWorldOperator(w, {
     name,
-    gateway: gw,
-    kubeconfig: cp.kubeconfig,
-    logDir: dir,
     env: {
       // The gateway's namespace is not watched: its endpoints are read all the same.
       WATCH_NAMESPACE: `${ONE},${TWO}`,
@@ -144,7 +135,7 @@ interface GatewayView {
 }
 
 async function getJson<T>(kind: string, name: string, ns: string): Promise<T | undefined> {
-  const out = await cp.kubectl(['get', kind, name, '-n', ns, '-o', 'json'], { allowFailure: true });
+  const out = await w.cp.kubectl(['get', kind, name, '-n', ns, '-o', 'json'], { allowFailure: true });
   return out.code === 0 ? (JSON.parse(out.stdout) as T) : undefined;
 }
 
@@ -177,42 +168,30 @@ async function answerAt(port: number): Promise<string | undefined> {
 }
 
 before(async () => {
-  ({ dir, cp } = await startCluster('gateway-api-addresses', [ONE, TWO, GATEWAY_NS, 'svc-operator-system']));
-  await installGatewayApiCrds(cp);
+  w = await startGatewayApiSuite({ name: 'gwaddr', namespaces: [ONE, TWO, GATEWAY_NS] });
   const a = await startEcho('a');
   const b = await startEcho('b');
-  gw = await startGateway({
-    name: 'gwaddr-gateway',
-    secret: 'e2e-gwaddr-secret',
-    dataDir: join(dir, 'gw'),
-    logDir: dir,
-  });
   range = await freeRange();
   const cert = await makeCert(HOST_NAME);
   await applyManifest(
-    cp,
+    w.cp,
     [
       serviceAt(ONE, 'svc-a', a),
       serviceAt(TWO, 'svc-b', b),
       // The gateway's own Service: its endpoints (the gateway's pods) are this machine.
-      serviceAt(GATEWAY_NS, 'svc-gateway', gw.port, 8080),
+      serviceAt(GATEWAY_NS, 'svc-gateway', w.gw.port, 8080),
       tlsSecretManifest(ONE, 'web-tls', cert),
     ].join('---\n'),
   );
   operator = await startAddressesOperator('gwaddr-operator');
-  await applyManifest(cp, SVC_GATEWAY_CLASS);
+  await applyManifest(w.cp, SVC_GATEWAY_CLASS);
 });
 
-after(async () => {
-  await (operator as OperatorProc | undefined)?.stop();
-  await (gw as GatewayProc | undefined)?.stop();
-  for (const u of upstreams) await u.close();
-  await (cp as ControlPlane | undefined)?.stop();
-});
+after(() => stopGatewaySuite(w, operator, ...upstreams));
 
 test('two Gateways with the same listener port, host and path: each its own Service, address and gateway port, each answering with its own backend', async () => {
-  await applyManifest(cp, gatewayAndRoute(ONE, 'svc-a', true));
-  await applyManifest(cp, gatewayAndRoute(TWO, 'svc-b', false));
+  await applyManifest(w.cp, gatewayAndRoute(ONE, 'svc-a', true));
+  await applyManifest(w.cp, gatewayAndRoute(TWO, 'svc-b', false));
   const one = await programmed(ONE);
   const two = await programmed(TWO);
 
@@ -293,7 +272,7 @@ test('the allocation survives an operator restart: the same gateway ports, still
   operator = await startAddressesOperator('gwaddr-operator-2');
   // A listener added to Gateway two: it gets the one port left, the others stay where they were.
   await applyManifest(
-    cp,
+    w.cp,
     webOfTwo([
       ['http', 80],
       ['alt', 8000],
@@ -318,7 +297,7 @@ test('the allocation survives an operator restart: the same gateway ports, still
 
 test('a listener port beyond the range: that listener is not Programmed, and says why', async () => {
   await applyManifest(
-    cp,
+    w.cp,
     webOfTwo([
       ['http', 80],
       ['alt', 8000],
@@ -347,7 +326,7 @@ test('a listener port beyond the range: that listener is not Programmed, and say
 test('deleting a Gateway deletes its Service and frees its gateway ports for the Gateway left without; the other serves on', async () => {
   const one = (await programmed(ONE)).service;
   const freed = one.spec.ports.map((p) => p.targetPort);
-  await cp.kubectl(['delete', 'gateways.gateway.networking.k8s.io', 'web', '-n', ONE]);
+  await w.cp.kubectl(['delete', 'gateways.gateway.networking.k8s.io', 'web', '-n', ONE]);
   await waitFor('the Service of Gateway one deleted', async () =>
     (await getJson('service', 'svc-gw-web', ONE)) === undefined ? true : undefined,
   );

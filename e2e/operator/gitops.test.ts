@@ -24,7 +24,6 @@ import {
   waitForStatus,
   type OperatorWorld,
 } from './helpers.ts';
-import { stopAll } from '../../lib/testing/teardown.ts';
 
 /** Their controllers, as the operator's metrics name them. */
 const CONTROLLERS = [
@@ -74,13 +73,10 @@ before(async () => {
   w = await startWorld({
     name: 'gitops',
     namespaces: [],
-    secrets: ['e2e-gitops-secret', 'e2e-gitops-secret-2'],
     gatewayEnv: { SVC_GW_STREAMING_ENABLED: 'true' },
   });
   webhooks = await startLocalWebhooks(w.cp, w.dir, 'gitops-webhooks', { operatorNamespaces: 'default' });
   operator = await startWorldOperator(w, {
-    name: 'gitops-operator',
-    org: 'e2e-org',
     env: { WATCH_NAMESPACE: 'default', SVC_RESYNC_PERIOD: '2s', LOG_LEVEL: 'debug' },
   });
   examples = (await readdir(join(root, 'examples')))
@@ -89,13 +85,7 @@ before(async () => {
     .map((f) => join(root, 'examples', f));
 });
 
-after(async () => {
-  try {
-    await stopAll(operator, webhooks);
-  } finally {
-    await stopWorld(w);
-  }
-});
+after(() => stopWorld(w, operator, webhooks));
 
 /** Every svc object in the namespace default. */
 async function objects(): Promise<Obj[]> {

@@ -37,7 +37,6 @@ import {
   waitReady,
   type OperatorWorld,
 } from './helpers.ts';
-import { stopAll } from '../../lib/testing/teardown.ts';
 
 const NS = 'refgql';
 
@@ -87,28 +86,14 @@ let people: Subgraph;
 let rest: TestUpstream;
 
 before(async () => {
-  w = await startWorld({
-    name: 'graphql-reference',
-    namespaces: [NS],
-    secrets: ['e2e-refgql-secret', 'e2e-refgql-secret-2'],
-  });
+  w = await startWorld({ name: 'graphql-reference', namespaces: [NS] });
   ({ users, posts } = await startUsersAndPosts({ users: USERS_SDL, posts: POSTS_SDL }, { path: '/query' }));
   people = await startPeople('/query');
   rest = await startJsonUpstream(0);
-  operator = await startWorldOperator(w, {
-    name: 'graphql-reference-operator',
-    org: 'e2e-org',
-    env: { WATCH_NAMESPACE: NS, SVC_RESYNC_PERIOD: '30s' },
-  });
+  operator = await startWorldOperator(w, { env: { WATCH_NAMESPACE: NS, SVC_RESYNC_PERIOD: '30s' } });
 });
 
-after(async () => {
-  try {
-    await stopAll(operator, users, posts, people, rest);
-  } finally {
-    await stopWorld(w);
-  }
-});
+after(() => stopWorld(w, operator, users, posts, people, rest));
 
 /** A GraphQL query through the gateway. */
 async function ask(

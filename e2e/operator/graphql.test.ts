@@ -29,7 +29,6 @@ import {
   startWorldOperator,
   waitReady,
 } from './helpers.ts';
-import { stopAll } from '../../lib/testing/teardown.ts';
 
 const ORG = 'e2e-org';
 const NS = 'graph';
@@ -43,26 +42,15 @@ let posts: TestUpstream;
 let operator: Awaited<ReturnType<typeof startOperator>>;
 
 before(async () => {
-  w = await startWorld({
-    name: 'graphql',
-    namespaces: [NS],
-    secrets: ['e2e-graphql-secret', 'e2e-graphql-secret-2'],
-  });
+  w = await startWorld({ name: 'graphql', namespaces: [NS] });
   [gql, users, posts] = await Promise.all([startGraphqlUpstream(), startJsonUpstream(), startJsonUpstream()]);
   operator = await startWorldOperator(w, {
-    name: 'graphql-operator',
     org: ORG,
     env: { WATCH_NAMESPACE: `${NS},default`, SVC_RESYNC_PERIOD: '2s', LOG_LEVEL: 'debug' },
   });
 });
 
-after(async () => {
-  try {
-    await stopAll(operator, gql, users, posts);
-  } finally {
-    await stopWorld(w);
-  }
-});
+after(() => stopWorld(w, operator, gql, users, posts));
 
 /** Indents a multi-line text for a YAML block scalar. */
 const block = (text: string, indent: string): string =>

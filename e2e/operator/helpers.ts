@@ -4,8 +4,9 @@
  */
 import { join } from 'node:path';
 import { selfSignedCert } from '../../gateway/testing/certs.ts';
-import { startedOrStopped, stopAll } from '../../lib/testing/teardown.ts';
+import { startedOrStopped, stopAll, type Stoppable } from '../../lib/testing/teardown.ts';
 import type { ControlPlane, KubectlResult } from '../harness/control-plane.ts';
+import { installGatewayApiCrds } from '../harness/gateway-api.ts';
 import { startCluster, startGatewayPair } from '../harness/local-world.ts';
 import {
   httpRequest,
@@ -157,6 +158,8 @@ export function defaultCertEnv(): Record<string, string> {
 
 /** What an operator suite runs against: a control plane with the CRDs, two gateways, an upstream. */
 export interface OperatorWorld {
+  /** The suite's name: its folder's, its gateways' and (by default) its operator's. */
+  name: string;
   cp: ControlPlane;
   /** Logs and gateway data. */
   dir: string;
@@ -167,53 +170,146 @@ export interface OperatorWorld {
 
 /**
  * Starts a world: the control plane (with `namespaces` and `svc-operator-system`, where the
- * operator keeps its lease), the echo upstream and two gateways with the given secrets.
+ * operator keeps its lease), the echo upstream and two gateways with the given secrets
+ * (`e2e-<name>-secret` and `e2e-<name>-secret-2` unless given).
  */
 export async function startWorld(opts: {
   name: string;
   namespaces: readonly string[];
-  secrets: readonly [string, string];
+  secrets?: readonly [string, string];
   /** Settings of both gateways (for example `SVC_GW_STREAMING_ENABLED`). */
   gatewayEnv?: Record<string, string>;
 }): Promise<OperatorWorld> {
-  const { dir, cp } = await startCluster(opts.name, [...opts.namespaces, 'svc-operator-system']);
+  const { name } = opts;
+  const { dir, cp } = await startCluster(name, [...opts.namespaces, 'svc-operator-system']);
   return startedOrStopped(async (started) => {
     started.push(cp);
     const upstream = await startEchoUpstream();
     started.push(upstream);
     const [gw, gw2] = await startGatewayPair({
-      name: opts.name,
+      name,
       dir,
-      secrets: opts.secrets,
+      secrets: opts.secrets ?? [`e2e-${name}-secret`, `e2e-${name}-secret-2`],
       ...(opts.gatewayEnv ? { env: opts.gatewayEnv } : {}),
     });
-    return { cp, dir, gw, gw2, upstream };
+    return { name, cp, dir, gw, gw2, upstream };
   });
 }
 
 /**
- * The operator of a world (`startOperator`): against its first gateway and its control plane,
- * logging into its directory.
+ * The operator of a world or a suite (`startOperator`): against its (first) gateway and its
+ * control plane, logging into its directory, named `<name>-operator` unless `opts.name` says.
  */
 export function startWorldOperator(
-  w: OperatorWorld,
-  opts: { name: string; org?: string; env?: Record<string, string> },
+  w: Pick<OperatorWorld, 'name' | 'cp' | 'dir' | 'gw'>,
+  opts: { name?: string; org?: string; env?: Record<string, string> } = {},
 ): Promise<OperatorProc> {
-  return startOperator({ ...opts, gateway: w.gw, kubeconfig: w.cp.kubeconfig, logDir: w.dir });
+  return startOperator({
+    name: `${w.name}-operator`,
+    ...opts,
+    gateway: w.gw,
+    kubeconfig: w.cp.kubeconfig,
+    logDir: w.dir,
+  });
 }
 
-/** Stops what {@link startWorld} started (nothing when it failed: it stopped what it had started). */
-export async function stopWorld(w: OperatorWorld | undefined): Promise<void> {
-  if (w === undefined) return;
-  await stopAll(w.gw, w.gw2, w.upstream, w.cp);
+/**
+ * Stops `first` (in the order given: the operator, webhooks, upstreams a suite started beside
+ * its world), then what {@link startWorld} started, even when stopping `first` fails (nothing of
+ * the world when it failed: it stopped what it had started).
+ */
+export async function stopWorld(
+  w: OperatorWorld | undefined,
+  ...first: readonly (Stoppable | undefined)[]
+): Promise<void> {
+  try {
+    await stopAll(...first);
+  } finally {
+    if (w !== undefined) await stopAll(w.gw, w.gw2, w.upstream, w.cp);
+  }
 }
 
-/** A certificate suite's world: a control plane, one gateway with a default certificate, the operator. */
-export interface TlsSuite {
+/** A suite of one gateway: a control plane with the CRDs, a folder of its own, the gateway. */
+export interface GatewaySuite {
+  /** The suite's name: its folder's, its gateway's and (by default) its operator's. */
+  name: string;
   cp: ControlPlane;
   /** Logs and gateway data. */
   dir: string;
   gw: GatewayProc;
+}
+
+/**
+ * Starts a {@link GatewaySuite} named `name`: the control plane with `namespaces` and
+ * `svc-operator-system` (the operator's lease), and the gateway `<name>-gateway`
+ * ({@link startSuiteGateway}), `env` added to its settings.
+ */
+export async function startGatewaySuite(opts: {
+  name: string;
+  namespaces: readonly string[];
+  env?: Record<string, string>;
+}): Promise<GatewaySuite> {
+  const { name } = opts;
+  const { dir, cp } = await startCluster(name, [...opts.namespaces, 'svc-operator-system']);
+  return startedOrStopped(async (started) => {
+    started.push(cp);
+    const gw = await startSuiteGateway(dir, name, opts.env ? { env: opts.env } : {});
+    return { name, cp, dir, gw };
+  });
+}
+
+/**
+ * A gateway of a suite whose folder is `dir`: `<name>-gateway`, with the secret
+ * `e2e-<name>-secret`, its data in `<name>-gw` of the folder and its log there; `workers`, `port`
+ * and `env` as `startGateway` takes them.
+ */
+export function startSuiteGateway(
+  dir: string,
+  name: string,
+  opts: { workers?: number; port?: number; env?: Record<string, string> } = {},
+): Promise<GatewayProc> {
+  return startGateway({
+    name: `${name}-gateway`,
+    secret: `e2e-${name}-secret`,
+    dataDir: join(dir, `${name}-gw`),
+    logDir: dir,
+    ...opts,
+  });
+}
+
+/**
+ * Stops `first` (in the order given), then what {@link startGatewaySuite} started, even when
+ * stopping `first` fails.
+ */
+export async function stopGatewaySuite(
+  s: GatewaySuite | undefined,
+  ...first: readonly (Stoppable | undefined)[]
+): Promise<void> {
+  try {
+    await stopAll(...first);
+  } finally {
+    if (s !== undefined) await stopAll(s.gw, s.cp);
+  }
+}
+
+/**
+ * A {@link GatewaySuite} with the chart's Gateway API CRDs installed (gatewayAPI.installCRDs), as
+ * they are before the operator starts.
+ */
+export async function startGatewayApiSuite(opts: {
+  name: string;
+  namespaces: readonly string[];
+}): Promise<GatewaySuite> {
+  const s = await startGatewaySuite(opts);
+  return startedOrStopped(async (started) => {
+    started.push(s.cp, s.gw);
+    await installGatewayApiCrds(s.cp);
+    return s;
+  });
+}
+
+/** A certificate suite's world: a control plane, one gateway with a default certificate, the operator. */
+export interface TlsSuite extends GatewaySuite {
   operator: OperatorProc;
 }
 
@@ -229,31 +325,21 @@ export async function startTlsSuite(
   org: string,
   gatewayEnv: Record<string, string> = {},
 ): Promise<TlsSuite> {
-  const { dir, cp } = await startCluster(name, [ns, 'svc-operator-system']);
+  const s = await startGatewaySuite({ name, namespaces: [ns], env: { ...defaultCertEnv(), ...gatewayEnv } });
   return startedOrStopped(async (started) => {
-    started.push(cp);
-    const gw = await startGateway({
-      name: `${name}-gateway`,
-      secret: `e2e-${name}-secret`,
-      dataDir: join(dir, 'gw'),
-      logDir: dir,
-      env: { ...defaultCertEnv(), ...gatewayEnv },
-    });
-    started.push(gw);
-    const operator = await startOperator({
-      name: `${name}-operator`,
-      gateway: gw,
-      kubeconfig: cp.kubeconfig,
-      logDir: dir,
-      org,
-      env: { WATCH_NAMESPACE: ns },
-    });
-    return { cp, dir, gw, operator };
+    started.push(s.cp, s.gw);
+    const operator = await startWorldOperator(s, { org, env: { WATCH_NAMESPACE: ns } });
+    return { ...s, operator };
   });
 }
 
-/** Stops what {@link startTlsSuite} started. */
-export async function stopTlsSuite(s: TlsSuite | undefined): Promise<void> {
-  if (s === undefined) return;
-  await stopAll(s.operator, s.gw, s.cp);
+/**
+ * Stops what {@link startTlsSuite} started, and `others` (what the suite started beside it) after
+ * its operator, even when stopping one fails.
+ */
+export async function stopTlsSuite(
+  s: TlsSuite | undefined,
+  ...others: readonly (Stoppable | undefined)[]
+): Promise<void> {
+  await stopGatewaySuite(s, s?.operator, ...others);
 }

@@ -6,20 +6,15 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { makeCert, type MadeCert } from '../../gateway/testing/client-certs.ts';
 import { tlsGet } from '../../gateway/testing/tls-client.ts';
 import { derivedId } from '../../operator/ids.ts';
 import { ingressApiId } from '../../operator/translate/ingress.ts';
-import type { ControlPlane } from '../harness/control-plane.ts';
 import {
   freePort,
   httpRequest,
   startEchoUpstream,
-  startGateway,
-  startOperator,
   waitFor,
-  type GatewayProc,
   type OperatorProc,
 } from '../harness/processes.ts';
 import {
@@ -28,20 +23,20 @@ import {
   defaultCertEnv,
   eventsOf,
   readyOf,
-  startCluster,
+  startGatewaySuite,
+  startWorldOperator,
+  stopGatewaySuite,
   tlsSecretManifest,
   waitForStatus,
   waitReady,
+  type GatewaySuite,
 } from './helpers.ts';
-import { stopAll } from '../../lib/testing/teardown.ts';
 
 const ORG = 'e2e-org';
 const NS = 'shop';
 const WATCH_CLASS = 'svc';
 
-let dir: string;
-let cp: ControlPlane;
-let gw: GatewayProc;
+let w: GatewaySuite;
 let operator: OperatorProc;
 let httpPort: number;
 let httpsPort: number;
@@ -49,11 +44,8 @@ const upstreams: Record<'a' | 'b' | 'c', Awaited<ReturnType<typeof startEchoUpst
 
 /** The operator, with its ingress ports and a fixed load-balancer address. */
 const startIngressOperator = (name: string): Promise<OperatorProc> =>
-  startOperator({
+  startWorldOperator(w, {
     name,
-    gateway: gw,
-    kubeconfig: cp.kubeconfig,
-    logDir: dir,
     org: ORG,
     env: {
       WATCH_NAMESPACE: NS,
@@ -65,21 +57,14 @@ const startIngressOperator = (name: string): Promise<OperatorProc> =>
   });
 
 before(async () => {
-  ({ dir, cp } = await startCluster('ingress', [NS, 'svc-operator-system']));
-  for (const n of ['a', 'b', 'c'] as const) upstreams[n] = await startEchoUpstream(n);
   // HTTPS listen ports need the gateway's default certificate.
-  gw = await startGateway({
-    name: 'ingress-gateway',
-    secret: 'e2e-ingress-secret',
-    dataDir: join(dir, 'gw'),
-    logDir: dir,
-    env: defaultCertEnv(),
-  });
+  w = await startGatewaySuite({ name: 'ingress', namespaces: [NS], env: defaultCertEnv() });
+  for (const n of ['a', 'b', 'c'] as const) upstreams[n] = await startEchoUpstream(n);
   httpPort = await freePort();
   httpsPort = await freePort();
   // The chart installs this IngressClass (ingressClass.create).
   await applyManifest(
-    cp,
+    w.cp,
     `apiVersion: networking.k8s.io/v1
 kind: IngressClass
 metadata: {name: ${WATCH_CLASS}}
@@ -94,7 +79,7 @@ spec: {controller: k8s.io/ingress-nginx}
   // Backends: ExternalName Services standing for the local echo upstreams (a bare API server
   // has no endpoints controller or proxy; the generated target is the Service's address).
   await applyManifest(
-    cp,
+    w.cp,
     (['a', 'b', 'c'] as const)
       .map(
         (n) => `apiVersion: v1
@@ -111,9 +96,7 @@ spec:
   operator = await startIngressOperator('ingress-operator');
 });
 
-after(async () => {
-  await stopAll(operator, gw, ...Object.values(upstreams), cp);
-});
+after(() => stopGatewaySuite(w, operator, ...Object.values(upstreams)));
 
 /** A GET through the HTTP ingress port with a Host header: the status and the upstream that answered. */
 async function viaHttp(
@@ -145,7 +128,7 @@ async function waitServed(
 
 /** The names of the ApiDefinitions generated for an Ingress. */
 async function generatedFor(ingress: string): Promise<string[]> {
-  const out = await cp.kubectl([
+  const out = await w.cp.kubectl([
     'get',
     'apidefinitions',
     '-n',
@@ -175,7 +158,7 @@ const backend = (n: 'a' | 'b' | 'c', port = '{name: http}'): string =>
 
 test('two hosts and three paths (a named port, a numbered one): each served by its backend; status and annotation written', async () => {
   await applyManifest(
-    cp,
+    w.cp,
     ingress(
       'shop',
       `  rules:
@@ -200,7 +183,7 @@ test('two hosts and three paths (a named port, a numbered one): each served by i
   assert.equal((await viaHttp('other.example', '/cart')).status, 404, 'a host no rule has');
   const names = await generatedFor('shop');
   assert.equal(names.length, 3);
-  const ing = JSON.parse((await cp.kubectl(['get', 'ingress', 'shop', '-n', NS, '-o', 'json'])).stdout) as {
+  const ing = JSON.parse((await w.cp.kubectl(['get', 'ingress', 'shop', '-n', NS, '-o', 'json'])).stdout) as {
     metadata: { annotations?: Record<string, string>; finalizers?: string[] };
     status?: { loadBalancer?: { ingress?: { ip?: string }[] } };
   };
@@ -219,20 +202,20 @@ test('two hosts and three paths (a named port, a numbered one): each served by i
     pathType: 'Prefix',
   });
   assert.equal(
-    (await admin(gw, 'GET', `/svc/apis/${id}`)).status,
+    (await admin(w.gw, 'GET', `/svc/apis/${id}`)).status,
     200,
     'the ID derived from name, host and path',
   );
   // The API's status reports where it is served: the ingress port, not the management port.
-  const st = await waitReady(cp, { kind: 'apidefinition', ns: NS, name: names[0] ?? '' });
+  const st = await waitReady(w.cp, { kind: 'apidefinition', ns: NS, name: names[0] ?? '' });
   assert.match(readyOf(st)?.message ?? '', new RegExp(`at http://[a-z.]+:${httpPort}/`));
-  const events = await eventsOf(cp, NS, 'involvedObject.kind=Ingress,involvedObject.name=shop');
+  const events = await eventsOf(w.cp, NS, 'involvedObject.kind=Ingress,involvedObject.name=shop');
   assert.equal(events.split(' ').filter((r) => r === 'Created').length, 3, 'an Event per generated API');
 });
 
 test('Exact and Prefix: an Exact path serves itself, a Prefix path its subtree (element-wise)', async () => {
   await applyManifest(
-    cp,
+    w.cp,
     ingress(
       'types',
       `  rules:
@@ -255,7 +238,7 @@ test('Exact and Prefix: an Exact path serves itself, a Prefix path its subtree (
 
 test('a default backend and a wildcard host (one label only)', async () => {
   await applyManifest(
-    cp,
+    w.cp,
     ingress(
       'fallback',
       `  defaultBackend: ${backend('c')}
@@ -279,7 +262,7 @@ test('a default backend and a wildcard host (one label only)', async () => {
 
 test('an Ingress of another class is ignored; the legacy annotation of ours is served', async () => {
   await applyManifest(
-    cp,
+    w.cp,
     `apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata: {name: theirs, namespace: ${NS}}
@@ -309,7 +292,7 @@ spec:
 
 test('a missing Service: a Warning Event naming the field; served once the Service exists', async () => {
   await applyManifest(
-    cp,
+    w.cp,
     ingress(
       'early',
       `  rules:
@@ -320,7 +303,7 @@ test('a missing Service: a Warning Event naming the field; served once the Servi
   );
   await waitFor('a ServiceNotFound event', async () => {
     const messages = await eventsOf(
-      cp,
+      w.cp,
       NS,
       'involvedObject.name=early,reason=ServiceNotFound',
       '{.items[*].message}',
@@ -330,7 +313,7 @@ test('a missing Service: a Warning Event naming the field; served once the Servi
     );
   });
   await applyManifest(
-    cp,
+    w.cp,
     `apiVersion: v1
 kind: Service
 metadata: {name: late, namespace: ${NS}}
@@ -354,9 +337,9 @@ const tlsSecret = (c: MadeCert): string => tlsSecretManifest(NS, 'secure-tls', c
 test("TLS: the host served over HTTPS with the Secret's certificate by SNI; the Secret rotated without a restart", async () => {
   const first = await makeCert('secure.example');
   const rotated = await makeCert('secure.example');
-  await applyManifest(cp, tlsSecret(first));
+  await applyManifest(w.cp, tlsSecret(first));
   await applyManifest(
-    cp,
+    w.cp,
     ingress(
       'secure',
       `  tls: [{hosts: [secure.example], secretName: secure-tls}]
@@ -370,7 +353,7 @@ test("TLS: the host served over HTTPS with the Secret's certificate by SNI; the 
     const r = await viaHttps('secure.example', '/hello-tls').catch(() => undefined);
     return r?.fingerprint === first.fingerprint && r.upstream === 'a';
   });
-  await applyManifest(cp, tlsSecret(rotated));
+  await applyManifest(w.cp, tlsSecret(rotated));
   await waitFor('the rotated certificate served', async () => {
     const r = await viaHttps('secure.example', '/').catch(() => undefined);
     return r?.fingerprint === rotated.fingerprint && r.upstream === 'a';
@@ -379,7 +362,7 @@ test("TLS: the host served over HTTPS with the Secret's certificate by SNI; the 
 
 test('a template adding token authentication: 401 without a key, 200 with one', async () => {
   await applyManifest(
-    cp,
+    w.cp,
     `apiVersion: svc.svc.io/v1alpha1
 kind: ApiDefinition
 metadata:
@@ -412,7 +395,7 @@ spec:
     path: '/orders',
     pathType: 'Prefix',
   });
-  const key = await admin(gw, 'POST', '/svc/keys/e2e-ingress-key', {
+  const key = await admin(w.gw, 'POST', '/svc/keys/e2e-ingress-key', {
     org_id: ORG,
     access_rights: { [id]: { api_id: id, api_name: 'protected', versions: ['Default'] } },
   });
@@ -423,7 +406,7 @@ spec:
   });
   // The template itself is never pushed, and it is Ready as a template naming its user.
   const st = await waitForStatus(
-    cp,
+    w.cp,
     { kind: 'apidefinition', ns: NS, name: 'token-auth' },
     'Template',
     (s) =>
@@ -431,28 +414,28 @@ spec:
   );
   assert.equal(st.api_id, undefined);
   assert.equal(
-    (await admin(gw, 'GET', `/svc/apis/${derivedId(NS, 'token-auth')}`)).status,
+    (await admin(w.gw, 'GET', `/svc/apis/${derivedId(NS, 'token-auth')}`)).status,
     404,
     'the template is not pushed',
   );
   // Deleting it while the Ingress uses it is held by its finalizer (no webhooks here), naming the Ingress.
-  await cp.kubectl(['delete', 'apidefinition', 'token-auth', '-n', NS, '--wait=false']);
+  await w.cp.kubectl(['delete', 'apidefinition', 'token-auth', '-n', NS, '--wait=false']);
   await waitForStatus(
-    cp,
+    w.cp,
     { kind: 'apidefinition', ns: NS, name: 'token-auth' },
     'InUse',
     (s) => readyOf(s)?.reason === 'InUse' && (readyOf(s)?.message ?? '').includes('Ingress shop/protected'),
   );
-  await cp.kubectl(['delete', 'ingress', 'protected', '-n', NS, '--wait=true']);
+  await w.cp.kubectl(['delete', 'ingress', 'protected', '-n', NS, '--wait=true']);
   await waitFor('the template released', async () => {
-    const r = await cp.kubectl(['get', 'apidefinition', 'token-auth', '-n', NS], { allowFailure: true });
+    const r = await w.cp.kubectl(['get', 'apidefinition', 'token-auth', '-n', NS], { allowFailure: true });
     return r.code !== 0;
   });
 });
 
 test("an SvcOasApiDefinition template: its document's token authentication on the Ingress's APIs", async () => {
   await applyManifest(
-    cp,
+    w.cp,
     `apiVersion: v1
 kind: ConfigMap
 metadata: {name: oas-template, namespace: ${NS}}
@@ -496,25 +479,33 @@ spec:
   );
   await waitServed('oas-protected.example', '/items', { status: 401 });
   // The template itself is never pushed.
-  assert.equal((await admin(gw, 'GET', `/svc/apis/oas/${derivedId(NS, 'oas-token')}`)).status, 404);
+  assert.equal((await admin(w.gw, 'GET', `/svc/apis/oas/${derivedId(NS, 'oas-token')}`)).status, 404);
   await waitForStatus(
-    cp,
+    w.cp,
     { kind: 'svcoasapidefinition', ns: NS, name: 'oas-token' },
     'Template',
     (s) =>
       readyOf(s)?.reason === 'Template' && (readyOf(s)?.message ?? '').includes('Ingress shop/oas-protected'),
   );
-  await cp.kubectl(['delete', 'ingress', 'oas-protected', '-n', NS, '--wait=true']);
-  await cp.kubectl(['delete', 'svcoasapidefinition', 'oas-token', '-n', NS, '--wait=true', '--timeout=60s']);
+  await w.cp.kubectl(['delete', 'ingress', 'oas-protected', '-n', NS, '--wait=true']);
+  await w.cp.kubectl([
+    'delete',
+    'svcoasapidefinition',
+    'oas-token',
+    '-n',
+    NS,
+    '--wait=true',
+    '--timeout=60s',
+  ]);
 });
 
 test('operator restart: nothing duplicated, nothing rewritten', async () => {
   const apiIds = async (): Promise<string[]> =>
-    ((await admin(gw, 'GET', '/svc/apis')).body as { api_id: string }[]).map((a) => a.api_id).sort();
+    ((await admin(w.gw, 'GET', '/svc/apis')).body as { api_id: string }[]).map((a) => a.api_id).sort();
   // Each ApiDefinition with its generation: a spec written again would move it.
   const generations = async (): Promise<string> =>
     (
-      await cp.kubectl([
+      await w.cp.kubectl([
         'get',
         'apidefinitions',
         '-n',
@@ -535,7 +526,7 @@ test('operator restart: nothing duplicated, nothing rewritten', async () => {
 test('an Ingress made while the operator is down: served after its start, its Events name the Ingress', async () => {
   await operator.stop();
   await applyManifest(
-    cp,
+    w.cp,
     ingress(
       'offline',
       `  rules:
@@ -552,7 +543,7 @@ test('an Ingress made while the operator is down: served after its start, its Ev
   // watch event: its Event must still name the Ingress, as kubectl describe looks it up.
   await waitFor('a Created Event about the Ingress offline', async () => {
     const events = await eventsOf(
-      cp,
+      w.cp,
       NS,
       'involvedObject.kind=Ingress,involvedObject.name=offline,reason=Created',
     );
@@ -567,14 +558,14 @@ test('the Ingress deleted: its ApiDefinitions and APIs are gone', async () => {
     path: '/cart',
     pathType: 'Prefix',
   });
-  await cp.kubectl(['delete', 'ingress', 'shop', '-n', NS, '--wait=true']);
+  await w.cp.kubectl(['delete', 'ingress', 'shop', '-n', NS, '--wait=true']);
   await waitFor(
     'the generated ApiDefinitions deleted',
     async () => (await generatedFor('shop')).length === 0,
   );
   await waitFor(
     'the API gone from the gateway',
-    async () => (await admin(gw, 'GET', `/svc/apis/${id}`)).status === 404,
+    async () => (await admin(w.gw, 'GET', `/svc/apis/${id}`)).status === 404,
   );
   // The default backend of another Ingress answers now.
   await waitServed('shop.example', '/cart', { upstream: 'c' });

@@ -19,30 +19,16 @@ import {
   startWorldOperator,
   waitReady,
 } from './helpers.ts';
-import { stopAll } from '../../lib/testing/teardown.ts';
 
 let w: OperatorWorld;
 let operator: OperatorProc;
 
 before(async () => {
-  w = await startWorld({
-    name: 'internal-targets',
-    namespaces: ['shop'],
-    secrets: ['e2e-internal-secret', 'e2e-internal-secret-2'],
-  });
-  operator = await startWorldOperator(w, {
-    name: 'internal-targets-operator',
-    env: { WATCH_NAMESPACE: 'shop', LOG_LEVEL: 'debug' },
-  });
+  w = await startWorld({ name: 'internal-targets', namespaces: ['shop'] });
+  operator = await startWorldOperator(w, { env: { WATCH_NAMESPACE: 'shop', LOG_LEVEL: 'debug' } });
 });
 
-after(async () => {
-  try {
-    await stopAll(operator);
-  } finally {
-    await stopWorld(w);
-  }
-});
+after(() => stopWorld(w, operator));
 
 test('the referrer applied first waits with ApiNotFound, then is served as soon as its target appears', async () => {
   await applyManifest(

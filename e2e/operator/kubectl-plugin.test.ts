@@ -21,7 +21,6 @@ import {
   waitReady,
   type OperatorWorld,
 } from './helpers.ts';
-import { stopAll } from '../../lib/testing/teardown.ts';
 
 const PLUGIN = new URL('../../operator/cli/kubectl-svc.ts', import.meta.url).pathname;
 const ORG = 'plugin-org';
@@ -32,13 +31,8 @@ let w: OperatorWorld;
 let operator: OperatorProc | undefined;
 
 before(async () => {
-  w = await startWorld({
-    name: 'plugin',
-    namespaces: ['shop'],
-    secrets: ['plugin-secret', 'plugin-secret-2'],
-  });
+  w = await startWorld({ name: 'plugin', namespaces: ['shop'] });
   operator = await startWorldOperator(w, {
-    name: 'plugin-operator',
     org: ORG,
     env: { WATCH_NAMESPACE: 'shop' },
   });
@@ -132,13 +126,7 @@ spec:
   assert.equal(rateKey.status, 200, JSON.stringify(rateKey.body));
 });
 
-after(async () => {
-  try {
-    await stopAll(operator);
-  } finally {
-    await stopWorld(w);
-  }
-});
+after(() => stopWorld(w, operator));
 
 interface Run {
   code: number;

@@ -26,27 +26,16 @@ import {
 import { derivedId } from '../../operator/ids.ts';
 import { makeCert, type MadeCert } from '../../gateway/testing/client-certs.ts';
 import { tlsGet, type TlsRes } from '../../gateway/testing/tls-client.ts';
-import type { ControlPlane } from '../harness/control-plane.ts';
-import { freePort, waitFor, type GatewayProc } from '../harness/processes.ts';
-import {
-  admin,
-  applyManifest,
-  readyOf,
-  startTlsSuite,
-  stopTlsSuite,
-  tlsSecretManifest,
-  waitForStatus,
-} from './helpers.ts';
+import { freePort, waitFor } from '../harness/processes.ts';
+import { admin, applyManifest, tlsSecretManifest } from './helpers.ts';
+import { startTlsSuite, stopTlsSuite, waitReady, type TlsSuite } from './helpers.ts';
 
 const ORG = 'e2e-org';
 const NS = 'shop';
 const ID = derivedId(NS, 'partners');
 const api = { kind: 'svcoasapidefinition', ns: NS, name: 'partners' };
 
-let cp: ControlPlane;
-let gw: GatewayProc;
-/** What `before` started, to stop in reverse order (a start that failed leaves the later ones out). */
-const stops: (() => Promise<unknown>)[] = [];
+let w: TlsSuite;
 /** The gateway's HTTPS port, where OAS APIs with static mutual TLS are served. */
 let httpsPort: number;
 let upstream: Awaited<ReturnType<typeof startNamedUpstream>>;
@@ -61,23 +50,17 @@ let wrongPin: MadeCert;
 before(async () => {
   for (const k of ['first', 'rotated', 'stranger'] as const) client[k] = await makeCert(`oas-client-${k}`);
   upstream = await startNamedUpstream('partners');
-  stops.push(() => upstream.close());
   toUpstream = await makeCert('oas-gateway-to-upstream');
   wrongPin = await makeCert('oas-not-the-upstream');
   secureUpstream = await startMtlsUpstream([toUpstream.cert]);
-  stops.push(() => secureUpstream.close());
   httpsPort = await freePort();
-  const suite = await startTlsSuite('oas-cert-refs', NS, ORG, {
+  w = await startTlsSuite('oas-cert-refs', NS, ORG, {
     SVC_GW_HTTPS_PORT: String(httpsPort),
     NODE_EXTRA_CA_CERTS: secureUpstream.cert.certFile,
   });
-  ({ cp, gw } = suite);
-  stops.push(() => stopTlsSuite(suite));
 });
 
-after(async () => {
-  for (const stop of stops.reverse()) await stop();
-});
+after(() => stopTlsSuite(w, secureUpstream, upstream));
 
 const certId = (c: MadeCert): string => ORG + c.fingerprint;
 
@@ -89,7 +72,7 @@ const call = (cert?: MadeCert): Promise<TlsRes> =>
 const DOC = (target: string, name = 'partners'): string => oasConfigMap(NS, name, 'Partners', target);
 
 test('an OAS API naming a Secret that does not exist yet: SecretNotFound naming the field and the Secret', async () => {
-  await oasApiBeforeItsSecret(cp, gw, {
+  await oasApiBeforeItsSecret(w.cp, w.gw, {
     ns: NS,
     name: 'partners',
     title: 'Partners',
@@ -103,10 +86,10 @@ test('an OAS API naming a Secret that does not exist yet: SecretNotFound naming 
 });
 
 test('the Secret applied: Ready, served on the HTTPS port to that client certificate only', async () => {
-  await applyManifest(cp, tlsSecretManifest(NS, 'partners-client', client.first));
-  const st = await waitForStatus(cp, api, 'Ready', (s) => readyOf(s)?.status === 'True');
+  await applyManifest(w.cp, tlsSecretManifest(NS, 'partners-client', client.first));
+  const st = await waitReady(w.cp, api);
   assert.deepEqual(st.certificates, [certId(client.first)]);
-  const held = (await admin(gw, 'GET', `/svc/apis/oas/${ID}`)).body as Record<
+  const held = (await admin(w.gw, 'GET', `/svc/apis/oas/${ID}`)).body as Record<
     string,
     { server?: { clientCertificates?: unknown } }
   >;
@@ -126,19 +109,19 @@ test('the Secret applied: Ready, served on the HTTPS port to that client certifi
   assert.equal(without.status, 401);
   assert.equal(without.json?.error, 'Client certificate required');
   // Not on the gateway port, plain HTTP, where no client can present a certificate.
-  const plain = await fetch(`${gw.url}/partners/`);
+  const plain = await fetch(`${w.gw.url}/partners/`);
   assert.equal(plain.status, 404);
 });
 
 test('the Secret rotated: the new certificate allowed, the old one refused and deleted from the gateway', async () => {
-  await applyManifest(cp, tlsSecretManifest(NS, 'partners-client', client.rotated));
-  await waitCertificateRecorded(cp, api, certId(client.rotated));
+  await applyManifest(w.cp, tlsSecretManifest(NS, 'partners-client', client.rotated));
+  await waitCertificateRecorded(w.cp, api, certId(client.rotated));
   await waitFor(
     'the rotated client certificate allowed',
     async () => (await call(client.rotated)).status === 200,
   );
   assert.equal((await call(client.first)).status, 403);
-  assert.equal((await admin(gw, 'GET', `/svc/certs/${certId(client.first)}`)).status, 404);
+  assert.equal((await admin(w.gw, 'GET', `/svc/certs/${certId(client.first)}`)).status, 404);
 });
 
 /** The pinned Secret holds only a certificate: a pinned upstream's key is not ours. */
@@ -148,11 +131,11 @@ const secureApi = { kind: 'svcoasapidefinition', ns: NS, name: 'secure' };
 const SECURE_ID = derivedId(NS, 'secure');
 
 test('upstream mTLS and pinning by Secret, the pin not the upstream key: the upstream refused', async () => {
-  await applyManifest(cp, DOC(secureUpstream.url, 'secure'));
-  await applyManifest(cp, tlsSecretManifest(NS, 'gateway-client', toUpstream));
-  await applyManifest(cp, pinSecret(wrongPin.cert));
+  await applyManifest(w.cp, DOC(secureUpstream.url, 'secure'));
+  await applyManifest(w.cp, tlsSecretManifest(NS, 'gateway-client', toUpstream));
+  await applyManifest(w.cp, pinSecret(wrongPin.cert));
   await applyManifest(
-    cp,
+    w.cp,
     `apiVersion: svc.svc.io/v1alpha1
 kind: SvcOasApiDefinition
 metadata: {name: secure, namespace: ${NS}}
@@ -169,36 +152,36 @@ spec:
       - {domain: 127.0.0.1, publicKeyRefs: [upstream-pin]}
 `,
   );
-  const st = await waitForStatus(cp, secureApi, 'Ready', (s) => readyOf(s)?.status === 'True');
+  const st = await waitReady(w.cp, secureApi);
   assert.deepEqual(st.certificates, [certId(toUpstream)]);
-  const held = (await admin(gw, 'GET', `/svc/apis/${SECURE_ID}`)).body as {
+  const held = (await admin(w.gw, 'GET', `/svc/apis/${SECURE_ID}`)).body as {
     upstream_certificates?: Record<string, string>;
   };
   assert.deepEqual(held.upstream_certificates, { '127.0.0.1': certId(toUpstream) });
   await waitFor('the API served on the gateway port', async () => {
-    const res = await fetch(`${gw.url}/secure/`).catch(() => undefined);
+    const res = await fetch(`${w.gw.url}/secure/`).catch(() => undefined);
     return res?.status === 502;
   });
-  const pinned = await fetch(`${gw.url}/secure/`);
+  const pinned = await fetch(`${w.gw.url}/secure/`);
   assert.equal(pinned.status, 502);
   assert.match(((await pinned.json()) as { error?: string }).error ?? '', /pinned public keys/);
 });
 
 test('the pin Secret holds the upstream certificate: served, the upstream certificate presented', async () => {
-  await applyManifest(cp, pinSecret(secureUpstream.cert.cert));
+  await applyManifest(w.cp, pinSecret(secureUpstream.cert.cert));
   await waitFor(
     'the upstream served through its pin',
-    async () => (await fetch(`${gw.url}/secure/`)).status === 200,
+    async () => (await fetch(`${w.gw.url}/secure/`)).status === 200,
   );
-  const res = (await (await fetch(`${gw.url}/secure/`)).json()) as { upstream?: string };
+  const res = (await (await fetch(`${w.gw.url}/secure/`)).json()) as { upstream?: string };
   assert.equal(res.upstream, toUpstream.fingerprint);
 });
 
 test('the API deleted: its certificate deleted from the gateway', async () => {
-  await cp.kubectl(['delete', 'svcoasapidefinition', 'partners', '-n', NS, '--wait=true']);
+  await w.cp.kubectl(['delete', 'svcoasapidefinition', 'partners', '-n', NS, '--wait=true']);
   await waitFor(
     'the certificate deleted',
-    async () => (await admin(gw, 'GET', `/svc/certs/${certId(client.rotated)}`)).status === 404,
+    async () => (await admin(w.gw, 'GET', `/svc/certs/${certId(client.rotated)}`)).status === 404,
   );
-  assert.equal((await admin(gw, 'GET', `/svc/apis/oas/${ID}`)).status, 404);
+  assert.equal((await admin(w.gw, 'GET', `/svc/apis/oas/${ID}`)).status, 404);
 });

@@ -14,18 +14,10 @@ import assert from 'node:assert/strict';
 import { derivedId } from '../../operator/ids.ts';
 import { makeCert, type MadeCert } from '../../gateway/testing/client-certs.ts';
 import { tlsGet, type TlsRes } from '../../gateway/testing/tls-client.ts';
-import type { ControlPlane } from '../harness/control-plane.ts';
-import { freePort, waitFor, type GatewayProc } from '../harness/processes.ts';
+import { freePort, waitFor } from '../harness/processes.ts';
 import { oasApiBeforeItsSecret, startNamedUpstream, waitCertificateRecorded } from './cert-fixtures.ts';
-import {
-  admin,
-  applyManifest,
-  readyOf,
-  startTlsSuite,
-  stopTlsSuite,
-  tlsSecretManifest,
-  waitForStatus,
-} from './helpers.ts';
+import { admin, applyManifest, tlsSecretManifest } from './helpers.ts';
+import { startTlsSuite, stopTlsSuite, waitReady, type TlsSuite } from './helpers.ts';
 
 const ORG = 'e2e-org';
 const NS = 'shop';
@@ -33,9 +25,7 @@ const HOST = 'store.shop.example';
 const ID = derivedId(NS, 'store');
 const api = { kind: 'svcoasapidefinition', ns: NS, name: 'store' };
 
-let cp: ControlPlane;
-let gw: GatewayProc;
-const stops: (() => Promise<unknown>)[] = [];
+let w: TlsSuite;
 let httpsPort: number;
 let upstream: Awaited<ReturnType<typeof startNamedUpstream>>;
 /** The domain's certificate, before and after rotation. */
@@ -44,16 +34,11 @@ const served: Record<'first' | 'rotated', MadeCert> = {} as never;
 before(async () => {
   for (const k of ['first', 'rotated'] as const) served[k] = await makeCert(HOST);
   upstream = await startNamedUpstream('store');
-  stops.push(() => upstream.close());
   httpsPort = await freePort();
-  const suite = await startTlsSuite('oas-custom-domain', NS, ORG, { SVC_GW_HTTPS_PORT: String(httpsPort) });
-  ({ cp, gw } = suite);
-  stops.push(() => stopTlsSuite(suite));
+  w = await startTlsSuite('oas-custom-domain', NS, ORG, { SVC_GW_HTTPS_PORT: String(httpsPort) });
 });
 
-after(async () => {
-  for (const stop of stops.reverse()) await stop();
-});
+after(() => stopTlsSuite(w, upstream));
 
 const certId = (c: MadeCert): string => ORG + c.fingerprint;
 
@@ -61,7 +46,7 @@ const certId = (c: MadeCert): string => ORG + c.fingerprint;
 const call = (servername = HOST): Promise<TlsRes> => tlsGet(httpsPort, '/store/', { servername });
 
 test('an OAS API whose custom domain names a Secret that does not exist yet: SecretNotFound naming the field and the Secret', async () => {
-  await oasApiBeforeItsSecret(cp, gw, {
+  await oasApiBeforeItsSecret(w.cp, w.gw, {
     ns: NS,
     name: 'store',
     title: 'Store',
@@ -76,10 +61,10 @@ test('an OAS API whose custom domain names a Secret that does not exist yet: Sec
 });
 
 test("the Secret applied: Ready, served on the HTTPS port with the Secret's certificate to its domain", async () => {
-  await applyManifest(cp, tlsSecretManifest(NS, 'store-tls', served.first));
-  const st = await waitForStatus(cp, api, 'Ready', (s) => readyOf(s)?.status === 'True');
+  await applyManifest(w.cp, tlsSecretManifest(NS, 'store-tls', served.first));
+  const st = await waitReady(w.cp, api);
   assert.deepEqual(st.certificates, [certId(served.first)]);
-  const held = (await admin(gw, 'GET', `/svc/apis/oas/${ID}`)).body as Record<
+  const held = (await admin(w.gw, 'GET', `/svc/apis/oas/${ID}`)).body as Record<
     string,
     { server?: { customDomain?: unknown } }
   >;
@@ -100,25 +85,25 @@ test("the Secret applied: Ready, served on the HTTPS port with the Secret's cert
   assert.notEqual(other.serverFingerprint, served.first.fingerprint);
   assert.equal(other.status, 404);
   // Not on the gateway port, plain HTTP, where no certificate is served.
-  const plain = await fetch(`${gw.url}/store/`, { headers: { host: HOST } });
+  const plain = await fetch(`${w.gw.url}/store/`, { headers: { host: HOST } });
   assert.equal(plain.status, 404);
 });
 
 test('the Secret rotated: the new certificate served, the old one deleted from the gateway', async () => {
-  await applyManifest(cp, tlsSecretManifest(NS, 'store-tls', served.rotated));
-  await waitCertificateRecorded(cp, api, certId(served.rotated));
+  await applyManifest(w.cp, tlsSecretManifest(NS, 'store-tls', served.rotated));
+  await waitCertificateRecorded(w.cp, api, certId(served.rotated));
   await waitFor(
     'the rotated certificate served',
     async () => (await call()).serverFingerprint === served.rotated.fingerprint,
   );
-  assert.equal((await admin(gw, 'GET', `/svc/certs/${certId(served.first)}`)).status, 404);
+  assert.equal((await admin(w.gw, 'GET', `/svc/certs/${certId(served.first)}`)).status, 404);
 });
 
 test('the API deleted: its certificate deleted from the gateway', async () => {
-  await cp.kubectl(['delete', 'svcoasapidefinition', 'store', '-n', NS, '--wait=true']);
+  await w.cp.kubectl(['delete', 'svcoasapidefinition', 'store', '-n', NS, '--wait=true']);
   await waitFor(
     'the certificate deleted',
-    async () => (await admin(gw, 'GET', `/svc/certs/${certId(served.rotated)}`)).status === 404,
+    async () => (await admin(w.gw, 'GET', `/svc/certs/${certId(served.rotated)}`)).status === 404,
   );
-  assert.equal((await admin(gw, 'GET', `/svc/apis/oas/${ID}`)).status, 404);
+  assert.equal((await admin(w.gw, 'GET', `/svc/apis/oas/${ID}`)).status, 404);
 });

@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { kstatusOf, type KstatusObject } from '../../lib/testing/kstatus.ts';
 import {
-  createTenant,
   dashboardCall,
   startDashboardProc,
   type DashboardProc,
@@ -34,20 +33,19 @@ import {
   assertOneRateForBoth,
   basicAuth,
   changePassword,
-  createPasswordSecret,
+  basicUserReady,
   keyApisManifest,
   keyBeforeItsPolicy,
   keyManifest,
   keyRef,
   pacedKeyFromSecret,
-  pantryManifest,
+  pantryAfterItsKey,
   patchKey,
   rotateBySecret,
   secretValue as secretValueOf,
   sha256,
-  waitApiNotFound,
+  METERED_POLICY,
 } from './api-key-fixtures.ts';
-import { stopAll } from '../../lib/testing/teardown.ts';
 
 const NODE_SECRET = 'e2e-pro-key-node-secret-01';
 
@@ -58,49 +56,29 @@ let gw: GatewayProc;
 let operator: OperatorProc;
 
 before(async () => {
-  w = await startWorld({
-    name: 'pro-key',
-    namespaces: ['shop'],
-    secrets: ['e2e-pro-key-unused', 'e2e-pro-key-unused-2'],
-  });
+  w = await startWorld({ name: 'pro-key', namespaces: ['shop'] });
   dashboard = await startDashboardProc({
     name: 'pro-key-dashboard',
     logDir: w.dir,
     dataDir: join(w.dir, 'dashboard'),
     args: ['--node-secret', NODE_SECRET],
   });
-  tenant = await createTenant(dashboard.url, 'pro-key-org');
-  ({ gw, operator } = await startProGatewayAndOperator(w, {
+  ({ tenant, gw, operator } = await startProGatewayAndOperator(w, {
     name: 'pro-key',
     dashboard,
-    tenant,
     nodeSecret: NODE_SECRET,
     resync: '2s',
   }));
   await applyManifest(
     w.cp,
     `${keyApisManifest(w.upstream.url)}---
-apiVersion: svc.svc.io/v1alpha1
-kind: SecurityPolicy
-metadata: {name: metered, namespace: shop}
-spec:
-  name: metered
-  quota_max: 3
-  quota_renewal_rate: 3600
-  access_rights_array: [{name: vault}]
-`,
+${METERED_POLICY}`,
   );
   await waitReady(w.cp, { kind: 'securitypolicy', ns: 'shop', name: 'vault-plan' });
   await waitReady(w.cp, { kind: 'securitypolicy', ns: 'shop', name: 'metered' });
 });
 
-after(async () => {
-  try {
-    await stopAll(operator, gw, dashboard);
-  } finally {
-    await stopWorld(w);
-  }
-});
+after(() => stopWorld(w, operator, gw, dashboard));
 
 const secretValue = async (name: string, dataKey?: string): Promise<string> =>
   (await secretValueOf(w.cp, 'shop', name, dataKey)) ?? '';
@@ -162,11 +140,7 @@ ${keyManifest(
 `,
 )}`,
   );
-  await waitApiNotFound(w.cp, 'erin');
-  await applyManifest(w.cp, pantryManifest(w.upstream.url));
-  const st = await waitReady(w.cp, keyRef('erin'));
-  const api = await waitReady(w.cp, { kind: 'apidefinition', ns: 'shop', name: 'pantry' });
-  assert.deepEqual(st.apiIds, [api.api_id]);
+  const { api } = await pantryAfterItsKey(w.cp, 'erin', w.upstream.url);
   const value = await secretValue('erin');
   const h = await held(sha256(value));
   assert.deepEqual(Object.keys((h.body.data as { access_rights?: object }).access_rights ?? {}), [
@@ -217,16 +191,7 @@ test('pro: a policy created after the key: PolicyNotFound, then Ready and authen
 });
 
 test('pro: a basic-auth user registered from its Secret; a new password replaces the old', async () => {
-  await createPasswordSecret(w.cp, 'dave-pw', 'first-1');
-  await applyManifest(
-    w.cp,
-    keyManifest(
-      'dave',
-      '  type: basic\n  username: dave\n  policies: [vault-plan]\n  secretRef: {name: dave-pw, key: password}\n',
-    ),
-  );
-  const st = await waitReady(w.cp, keyRef('dave'));
-  assert.equal(st.username, 'dave');
+  await basicUserReady(w.cp, 'dave', 'first-1');
   const basic = (pw: string): string => basicAuth('dave', pw);
   await answers('/locker/a', basic('first-1'), 200);
   const h = await held(sha256('dave'));

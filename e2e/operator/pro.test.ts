@@ -31,7 +31,6 @@ import {
   waitReady,
 } from './helpers.ts';
 import { startProGatewayAndOperator } from './pro-world.ts';
-import { stopAll } from '../../lib/testing/teardown.ts';
 
 const NODE_SECRET = 'e2e-pro-node-secret-0123';
 
@@ -55,32 +54,20 @@ async function startDb(): Promise<DashboardProc> {
 }
 
 before(async () => {
-  w = await startWorld({
-    name: 'pro',
-    namespaces: ['shop'],
-    secrets: ['e2e-pro-unused', 'e2e-pro-unused-2'],
-  });
+  w = await startWorld({ name: 'pro', namespaces: ['shop'] });
   pg = await startPostgres();
   pgUrl = await pg.createDatabase('pro');
   dbPort = await freePort();
   dashboard = await startDb();
-  tenant = await createTenant(dashboard.url, 'pro-org');
-  ({ gw, operator } = await startProGatewayAndOperator(w, {
+  ({ tenant, gw, operator } = await startProGatewayAndOperator(w, {
     name: 'pro',
     dashboard,
-    tenant,
     nodeSecret: NODE_SECRET,
     resync: '3s',
   }));
 });
 
-after(async () => {
-  try {
-    await stopAll(operator, gw, dashboard, pg);
-  } finally {
-    await stopWorld(w);
-  }
-});
+after(() => stopWorld(w, operator, gw, dashboard, pg));
 
 async function call(path: string, headers: Record<string, string> = {}): Promise<number> {
   try {

@@ -8,20 +8,22 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { derivedId } from '../../operator/ids.ts';
-import type { ControlPlane } from '../harness/control-plane.ts';
 import {
   httpRequest,
   startEchoUpstream,
-  startGateway,
-  startOperator,
   waitFor,
   type GatewayProc,
   type OperatorProc,
 } from '../harness/processes.ts';
-import { applyManifest, startCluster } from './helpers.ts';
-import { stopAll } from '../../lib/testing/teardown.ts';
+import {
+  applyManifest,
+  startGatewaySuite,
+  startSuiteGateway,
+  startWorldOperator,
+  stopGatewaySuite,
+  type GatewaySuite,
+} from './helpers.ts';
 
 const NS = 'pushes';
 /** The namespace of the two-worker case, and its operators' lease. */
@@ -31,36 +33,20 @@ const LEASE_NS_WORKERS = 'pushes-workers-lease';
 const N = 80;
 const CONVERGE_MS = 90_000;
 
-let cp: ControlPlane;
-let dir: string;
+let w: GatewaySuite;
 let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
-let gw: GatewayProc;
 let op: OperatorProc;
 
 before(
   async () => {
-    ({ dir, cp } = await startCluster('pushes', [NS, 'svc-operator-system', NS_WORKERS, LEASE_NS_WORKERS]));
+    w = await startGatewaySuite({ name: 'pushes', namespaces: [NS, NS_WORKERS, LEASE_NS_WORKERS] });
     upstream = await startEchoUpstream();
-    gw = await startGateway({
-      name: 'pushes-gateway',
-      secret: 'pushes-secret',
-      dataDir: join(dir, 'gw'),
-      logDir: dir,
-    });
-    op = await startOperator({
-      name: 'pushes-operator',
-      gateway: gw,
-      kubeconfig: cp.kubeconfig,
-      logDir: dir,
-      env: { WATCH_NAMESPACE: NS, LOG_LEVEL: 'info' },
-    });
+    op = await startWorldOperator(w, { env: { WATCH_NAMESPACE: NS, LOG_LEVEL: 'info' } });
   },
   { timeout: 120_000 },
 );
 
-after(async () => {
-  await stopAll(op, gw, upstream, cp);
-});
+after(() => stopGatewaySuite(w, op, upstream));
 
 const apiName = (i: number): string => `api-${String(i).padStart(3, '0')}`;
 const policyName = (i: number): string => `pol-${String(i).padStart(3, '0')}`;
@@ -91,7 +77,7 @@ spec:
 }
 
 /** Writes per document as the gateway's log lists them (`added` and `modified` alike). */
-function writes(what: 'api stored' | 'policy stored', of: GatewayProc = gw): Map<string, number> {
+function writes(what: 'api stored' | 'policy stored', of: GatewayProc = w.gw): Map<string, number> {
   const counts = new Map<string, number>();
   for (const line of of.log().split('\n')) {
     if (!line.startsWith('{')) continue;
@@ -118,7 +104,7 @@ async function waitConverged(kind: string, n: number, ns = NS): Promise<void> {
   await waitFor(
     `${String(n)} ${kind} Ready`,
     async () => {
-      const out = await cp.kubectl(['get', kind, '-n', ns, '-o', 'json']);
+      const out = await w.cp.kubectl(['get', kind, '-n', ns, '-o', 'json']);
       const items = (JSON.parse(out.stdout) as { items: Item[] }).items;
       const ready = items.filter((it) => {
         const c = it.status?.conditions?.find((x) => x.type === 'Ready');
@@ -135,7 +121,7 @@ async function waitConverged(kind: string, n: number, ns = NS): Promise<void> {
  * Waits until the gateway's count of writes stays the same for 3 s: the operator's reconciles
  * of the burst (and any second ones they queued) are done.
  */
-async function settled(of: GatewayProc = gw): Promise<void> {
+async function settled(of: GatewayProc = w.gw): Promise<void> {
   let last = -1;
   let since = Date.now();
   await waitFor(
@@ -175,13 +161,13 @@ test(
   { timeout: 240_000 },
   async () => {
     await applyManifest(
-      cp,
+      w.cp,
       range(0, N)
         .map((i) => apiYaml(i, 1))
         .join('---\n'),
     );
     await applyManifest(
-      cp,
+      w.cp,
       range(0, N)
         .map((i) => policyYaml(i, 100))
         .join('---\n'),
@@ -203,8 +189,8 @@ test(
     // Updates of half of each: one more write for those, none for the others.
     const updated = (i: number): boolean => i % 2 === 0;
     const half = range(0, N).filter(updated);
-    await applyManifest(cp, half.map((i) => apiYaml(i, 2)).join('---\n'));
-    await applyManifest(cp, half.map((i) => policyYaml(i, 200)).join('---\n'));
+    await applyManifest(w.cp, half.map((i) => apiYaml(i, 2)).join('---\n'));
+    await applyManifest(w.cp, half.map((i) => policyYaml(i, 200)).join('---\n'));
     await waitConverged('apidefinition', N);
     await waitConverged('securitypolicy', N);
     await settled();
@@ -236,34 +222,22 @@ test(
   async () => {
     // As on the node: the chart's gateway runs one worker per core, and the process a read
     // reaches may not be the one that took the write before them all reloading.
-    const gw2 = await startGateway({
-      name: 'pushes-workers-gateway',
-      secret: 'pushes-workers-secret',
-      dataDir: join(dir, 'gw-workers'),
-      logDir: dir,
-      workers: 2,
-    });
+    const gw2 = await startSuiteGateway(w.dir, 'pushes-workers', { workers: 2 });
     const env = { WATCH_NAMESPACE: NS_WORKERS, POD_NAMESPACE: LEASE_NS_WORKERS, LOG_LEVEL: 'info' };
     let first: OperatorProc | undefined;
     let successor: OperatorProc | undefined;
     try {
-      first = await startOperator({
-        name: 'pushes-workers-operator-1',
-        gateway: gw2,
-        kubeconfig: cp.kubeconfig,
-        logDir: dir,
-        env,
-      });
+      first = await startWorldOperator({ ...w, gw: gw2 }, { name: 'pushes-workers-operator-1', env });
       const updated = (i: number): boolean => i < N / 2;
       await applyManifest(
-        cp,
+        w.cp,
         range(0, N)
           .map((i) => apiYaml(i, 1, NS_WORKERS))
           .join('---\n'),
       );
       await waitConverged('apidefinition', N, NS_WORKERS);
       await applyManifest(
-        cp,
+        w.cp,
         range(0, N)
           .filter(updated)
           .map((i) => apiYaml(i, 2, NS_WORKERS))
@@ -274,13 +248,7 @@ test(
 
       // SIGTERM, as the kubelet ends a deleted pod; the successor starts from the statuses.
       await first.stop();
-      const next = await startOperator({
-        name: 'pushes-workers-operator-2',
-        gateway: gw2,
-        kubeconfig: cp.kubeconfig,
-        logDir: dir,
-        env,
-      });
+      const next = await startWorldOperator({ ...w, gw: gw2 }, { name: 'pushes-workers-operator-2', env });
       successor = next;
       await waitFor(
         `the successor's reconcile of the ${String(N)} APIs`,

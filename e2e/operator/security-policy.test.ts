@@ -23,7 +23,6 @@ import {
   waitReady,
   isReady,
 } from './helpers.ts';
-import { stopAll } from '../../lib/testing/teardown.ts';
 
 const ORG = 'e2e-org';
 const KEY = 'e2e-catalog-key';
@@ -44,22 +43,12 @@ async function runOperator(): Promise<typeof operator> {
 }
 
 before(async () => {
-  w = await startWorld({
-    name: 'policy',
-    namespaces: ['shop'],
-    secrets: ['e2e-policy-secret', 'e2e-policy-secret-2'],
-  });
+  w = await startWorld({ name: 'policy', namespaces: ['shop'] });
   webhooks = await startLocalWebhooks(w.cp, w.dir, 'policy-webhooks');
   operator = await runOperator();
 });
 
-after(async () => {
-  try {
-    await stopAll(operator, webhooks);
-  } finally {
-    await stopWorld(w);
-  }
-});
+after(() => stopWorld(w, operator, webhooks));
 
 const apply = (manifest: string): Promise<void> => applyManifest(w.cp, manifest);
 const policy = (ns: string, name: string) => ({ kind: 'securitypolicy', ns, name });

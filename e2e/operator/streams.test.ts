@@ -18,7 +18,6 @@ import {
   startWorldOperator,
   waitReady,
 } from './helpers.ts';
-import { stopAll } from '../../lib/testing/teardown.ts';
 
 const ID = derivedId('events', 'orders');
 
@@ -29,23 +28,12 @@ before(async () => {
   w = await startWorld({
     name: 'streams',
     namespaces: ['events'],
-    secrets: ['e2e-streams-secret', 'e2e-streams-secret-2'],
     gatewayEnv: { SVC_GW_STREAMING_ENABLED: 'true' },
   });
-  operator = await startWorldOperator(w, {
-    name: 'streams-operator',
-    org: 'e2e-org',
-    env: { WATCH_NAMESPACE: 'events,default' },
-  });
+  operator = await startWorldOperator(w, { env: { WATCH_NAMESPACE: 'events,default' } });
 });
 
-after(async () => {
-  try {
-    await stopAll(operator);
-  } finally {
-    await stopWorld(w);
-  }
-});
+after(() => stopWorld(w, operator));
 
 /** The ConfigMap `events/orders-streams` with a streams document; `mapping` transforms messages. */
 function configMap(mapping?: string): string {

@@ -16,6 +16,7 @@ import { startControlPlane, toolsDir } from '../harness/control-plane.ts';
 import type { ControlPlane, KubectlResult } from '../harness/control-plane.ts';
 import { freePort, httpRequest, startNode, waitFor } from '../harness/processes.ts';
 import type { Proc } from '../harness/processes.ts';
+import { startedOrStopped } from '../../lib/testing/teardown.ts';
 
 /** The repository root. */
 export const root = path.join(import.meta.dirname, '..', '..');
@@ -241,24 +242,28 @@ export async function startLocalWebhooks(
           : [`--watch-namespace=${opts.operatorNamespaces}`]),
     ],
   });
-  const configs = await apply(cp, await localWebhookConfigurations(server.port, ca.certPem));
-  if (configs.code !== 0) throw new Error(`webhook configurations not applied: ${configs.stderr}`);
-  const probe = {
-    apiVersion: 'svc.svc.io/v1alpha1',
-    kind: 'ApiDefinition',
-    metadata: { name: 'probe', namespace: 'default' },
-    spec: {
-      name: 'probe',
-      use_keyless: true,
-      allowed_ips: ['*'],
-      proxy: { listen_path: '/probe/', target_url: 'http://u' },
-    },
-  };
-  await waitFor('the webhooks to be called', async () => {
-    const r = await apply(cp, probe, ['--dry-run=server']);
-    return r.code !== 0 && r.stderr.includes('wildcards are not supported');
+  // A server whose configurations fail is not left running (its process would outlive the test).
+  return startedOrStopped(async (started) => {
+    started.push(server);
+    const configs = await apply(cp, await localWebhookConfigurations(server.port, ca.certPem));
+    if (configs.code !== 0) throw new Error(`webhook configurations not applied: ${configs.stderr}`);
+    const probe = {
+      apiVersion: 'svc.svc.io/v1alpha1',
+      kind: 'ApiDefinition',
+      metadata: { name: 'probe', namespace: 'default' },
+      spec: {
+        name: 'probe',
+        use_keyless: true,
+        allowed_ips: ['*'],
+        proxy: { listen_path: '/probe/', target_url: 'http://u' },
+      },
+    };
+    await waitFor('the webhooks to be called', async () => {
+      const r = await apply(cp, probe, ['--dry-run=server']);
+      return r.code !== 0 && r.stderr.includes('wildcards are not supported');
+    });
+    return { ...server, caPem: ca.certPem };
   });
-  return { ...server, caPem: ca.certPem };
 }
 
 /** kubectl refused the write, saying each of `parts`. */

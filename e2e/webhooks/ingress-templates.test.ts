@@ -5,48 +5,36 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { startControlPlane, type ControlPlane } from '../harness/control-plane.ts';
 import {
   freePort,
   httpRequest,
   startEchoUpstream,
-  startGateway,
-  startOperator,
   waitFor,
-  type GatewayProc,
   type OperatorProc,
 } from '../harness/processes.ts';
-import { applyManifest } from '../operator/helpers.ts';
-import { root, startLocalWebhooks, type WebhookServer } from './helpers.ts';
-import { stopAll } from '../../lib/testing/teardown.ts';
+import {
+  applyManifest,
+  startGatewaySuite,
+  startWorldOperator,
+  stopGatewaySuite,
+  type GatewaySuite,
+} from '../operator/helpers.ts';
+import { startLocalWebhooks, type WebhookServer } from './helpers.ts';
 
 const NS = 'default';
-let dir: string;
-let cp: ControlPlane;
+let w: GatewaySuite;
 let hooks: WebhookServer;
-let gw: GatewayProc;
 let operator: OperatorProc;
 let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
 let httpPort: number;
 
 before(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'svc-e2e-ingress-templates-'));
-  cp = await startControlPlane({ crdDir: path.join(root, 'charts', 'svc-operator', 'crds') });
-  await cp.kubectl(['create', 'namespace', 'svc-operator-system']);
-  hooks = await startLocalWebhooks(cp, dir);
+  w = await startGatewaySuite({ name: 'ingress-templates', namespaces: [] });
+  hooks = await startLocalWebhooks(w.cp, w.dir);
   upstream = await startEchoUpstream('orders');
-  gw = await startGateway({
-    name: 'ingress-templates-gateway',
-    secret: 'e2e-tpl-secret',
-    dataDir: path.join(dir, 'gw'),
-    logDir: dir,
-  });
   httpPort = await freePort();
   await applyManifest(
-    cp,
+    w.cp,
     `apiVersion: networking.k8s.io/v1
 kind: IngressClass
 metadata: {name: svc}
@@ -58,11 +46,7 @@ metadata: {name: orders, namespace: ${NS}}
 spec: {type: ExternalName, externalName: 127.0.0.1, ports: [{name: http, port: ${upstream.port}}]}
 `,
   );
-  operator = await startOperator({
-    name: 'ingress-templates-operator',
-    gateway: gw,
-    kubeconfig: cp.kubeconfig,
-    logDir: dir,
+  operator = await startWorldOperator(w, {
     env: {
       WATCH_NAMESPACE: NS,
       SVC_HTTP_INGRESS_PORT: String(httpPort),
@@ -72,7 +56,7 @@ spec: {type: ExternalName, externalName: 127.0.0.1, ports: [{name: http, port: $
 });
 
 after(async () => {
-  await stopAll(operator, gw, upstream, hooks, cp);
+  await stopGatewaySuite(w, operator, upstream, hooks);
 });
 
 const template = (name: string, auth: string): string => `apiVersion: svc.svc.io/v1alpha1
@@ -93,10 +77,10 @@ const status = async (): Promise<number> =>
 
 test('templates claim no route; the generated APIs are admitted and built from the template', async () => {
   // Two templates with the same placeholder listen path: neither claims it.
-  await applyManifest(cp, template('token-auth', '  use_keyless: false\n  use_standard_auth: true'));
-  await applyManifest(cp, template('other-auth', '  use_keyless: false\n  use_standard_auth: true'));
+  await applyManifest(w.cp, template('token-auth', '  use_keyless: false\n  use_standard_auth: true'));
+  await applyManifest(w.cp, template('other-auth', '  use_keyless: false\n  use_standard_auth: true'));
   await applyManifest(
-    cp,
+    w.cp,
     `apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata:
@@ -117,25 +101,25 @@ spec:
 });
 
 test('deleting a template in use is refused by the webhook, naming the Ingress', async () => {
-  const r = await cp.kubectl(['delete', 'apidefinition', 'token-auth', '-n', NS], { allowFailure: true });
+  const r = await w.cp.kubectl(['delete', 'apidefinition', 'token-auth', '-n', NS], { allowFailure: true });
   assert.notEqual(r.code, 0, r.stdout);
   assert.match(
     r.stderr,
     /template ApiDefinition default\/token-auth is still used by Ingress default\/orders/,
   );
   // An unused one goes.
-  await cp.kubectl(['delete', 'apidefinition', 'other-auth', '-n', NS, '--wait=true']);
+  await w.cp.kubectl(['delete', 'apidefinition', 'other-auth', '-n', NS, '--wait=true']);
 });
 
 test('a template change re-builds the APIs of the Ingresses using it', async () => {
-  await applyManifest(cp, template('token-auth', '  use_keyless: true\n  use_standard_auth: false'));
+  await applyManifest(w.cp, template('token-auth', '  use_keyless: true\n  use_standard_auth: false'));
   await waitFor('served keyless after the template changed', async () => (await status()) === 200);
 });
 
 test('status.loadBalancer from the published Service: written when it gets an address, updated when it changes', async () => {
   const lb = async (): Promise<string> =>
     (
-      await cp.kubectl([
+      await w.cp.kubectl([
         'get',
         'ingress',
         'orders',
@@ -151,18 +135,18 @@ kind: Service
 metadata: {name: gateway, namespace: ${NS}}
 spec: {ports: [{name: http, port: 8080}], externalIPs: [${ip}]}
 `;
-  await applyManifest(cp, service('192.0.2.10'));
+  await applyManifest(w.cp, service('192.0.2.10'));
   await waitFor('the external IP in the status', async () => (await lb()) === '192.0.2.10');
-  await applyManifest(cp, service('192.0.2.11'));
+  await applyManifest(w.cp, service('192.0.2.11'));
   await waitFor('the new address in the status', async () => (await lb()) === '192.0.2.11');
 });
 
 test('the Ingress deleted: its API gone, and the template may be deleted', async () => {
-  await cp.kubectl(['delete', 'ingress', 'orders', '-n', NS, '--wait=true']);
+  await w.cp.kubectl(['delete', 'ingress', 'orders', '-n', NS, '--wait=true']);
   // Its port served nothing else: the gateway closes it (404 while another API keeps it open).
   await waitFor(
     'the API gone',
     async () => (await status().catch(() => 0)) !== 401 && (await status().catch(() => 0)) !== 200,
   );
-  await cp.kubectl(['delete', 'apidefinition', 'token-auth', '-n', NS, '--wait=true', '--timeout=60s']);
+  await w.cp.kubectl(['delete', 'apidefinition', 'token-auth', '-n', NS, '--wait=true', '--timeout=60s']);
 });
