@@ -2,10 +2,10 @@
  * The management API table of GATEWAY-BEHAVIOUR §1 (the rows of this issue), against a real
  * listener. Cases run in order: each one sees what the previous ones stored.
  */
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { send, type Res } from '../testing/client.ts';
-import { SECRET, keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { SECRET, keyless, startGateway, useGateway } from '../testing/harness.ts';
 import { waitFor } from '../../lib/testing/wait.ts';
 import type { Store } from '../store/store.ts';
 import { FilesStore } from '../store/files.ts';
@@ -307,13 +307,7 @@ const cases: Case[] = [
 ];
 
 describe('management API', () => {
-  let gw: InProcessGateway;
-  before(async () => {
-    gw = await startGateway();
-  });
-  after(async () => {
-    await gw.stop();
-  });
+  const gw = useGateway();
 
   for (const c of cases) {
     test(`${c.method} ${c.path}: ${c.name}`, async () => {
@@ -322,7 +316,7 @@ describe('management API', () => {
       const body =
         c.body === undefined ? undefined : typeof c.body === 'string' ? c.body : JSON.stringify(c.body);
       const res: Res = await send({
-        port: gw.adminPort,
+        port: gw().adminPort,
         method: c.method,
         path: c.path,
         headers,
@@ -338,33 +332,27 @@ describe('management API', () => {
   }
 
   test('HEAD /hello: 200 without a body', async () => {
-    const res = await send({ port: gw.adminPort, method: 'HEAD', path: '/hello' });
+    const res = await send({ port: gw().adminPort, method: 'HEAD', path: '/hello' });
     assert.equal(res.status, 200);
     assert.equal(res.text, '');
   });
 });
 
 describe('management API on its own port', () => {
-  let gw: InProcessGateway;
-  before(async () => {
-    gw = await startGateway({ argv: ['--control-port', '0'] });
-  });
-  after(async () => {
-    await gw.stop();
-  });
+  const gw = useGateway({ argv: ['--control-port', '0'] });
 
   test('the control port answers, the gateway port does not', async () => {
-    assert.notEqual(gw.adminPort, gw.port);
-    assert.equal((await gw.admin('GET', '/svc/apis')).status, 200);
+    assert.notEqual(gw().adminPort, gw().port);
+    assert.equal((await gw().admin('GET', '/svc/apis')).status, 200);
     const onGateway = await send({
-      port: gw.port,
+      port: gw().port,
       path: '/svc/apis',
       headers: { 'x-svc-authorization': SECRET },
     });
     assert.equal(onGateway.status, 404);
     assert.deepEqual(onGateway.json, { error: 'Not Found' });
-    assert.equal((await send({ port: gw.adminPort, path: '/hello' })).status, 200);
-    assert.deepEqual((await send({ port: gw.adminPort, path: '/elsewhere' })).json, {
+    assert.equal((await send({ port: gw().adminPort, path: '/hello' })).status, 200);
+    assert.deepEqual((await send({ port: gw().adminPort, path: '/elsewhere' })).json, {
       status: 'error',
       message: 'Not found',
     });

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
 import { waitFor } from '../../lib/testing/wait.ts';
-import { startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { startGateway, useGateway, type InProcessGateway } from '../testing/harness.ts';
 import { startKafka, streamsDocument, type TestBroker } from '../streams/testing.ts';
 import { refusedUpgrade } from './testing.ts';
 
@@ -219,16 +219,10 @@ describe('GraphQL: Kafka data source, subscriptions over graphql-transport-ws', 
 });
 
 describe('GraphQL: Kafka data source on a gateway without streaming', () => {
-  let gw: InProcessGateway;
-  before(async () => {
-    gw = await startGateway();
-  });
-  after(async () => {
-    await gw.stop();
-  });
+  const gw = useGateway();
 
   test('the write is refused with 400 naming the source and why', async () => {
-    const res = await gw.admin('POST', '/svc/apis', kafkaApi('udg', '127.0.0.1:9092', 'g'));
+    const res = await gw().admin('POST', '/svc/apis', kafkaApi('udg', '127.0.0.1:9092', 'g'));
     assert.equal(res.status, 400);
     assert.match(
       res.text,

@@ -12,7 +12,13 @@ import { silentLogger } from '../../lib/log.ts';
 import { RedisStore } from '../store/redis.ts';
 import type { Res } from '../testing/client.ts';
 import { useEcho, type Echoed } from '../testing/echo.ts';
-import { keyed, startGateway, type GatewayClient, type InProcessGateway } from '../testing/harness.ts';
+import {
+  keyed,
+  startGateway,
+  useGateway,
+  type GatewayClient,
+  type InProcessGateway,
+} from '../testing/harness.ts';
 import { startRedis, type TestRedis } from '../testing/redis-server.ts';
 import { describeEachSetup, fastPathOn } from '../testing/tables.ts';
 import { fastPathStats } from '../server/fast-path/index.ts';
@@ -520,13 +526,7 @@ describe('oauth2 on two gateways sharing one Redis', () => {
 });
 
 describe('oauth2 settings at write time', () => {
-  let g: InProcessGateway;
-  before(async () => {
-    g = await startGateway();
-  });
-  after(async () => {
-    await g.stop();
-  });
+  const g = useGateway();
 
   test('grants svc does not serve and response types without a login page are refused with 400 naming the field', async () => {
     const rows: [Record<string, unknown>, string][] = [
@@ -541,16 +541,16 @@ describe('oauth2 settings at write time', () => {
       [{ allowed_access_types: [] }, 'oauth_meta.allowed_access_types: Required value'],
     ];
     for (const [meta, want] of rows) {
-      const res = await g.admin('POST', '/svc/apis', { ...oauthApi(echo().url), oauth_meta: meta });
+      const res = await g().admin('POST', '/svc/apis', { ...oauthApi(echo().url), oauth_meta: meta });
       assert.equal(res.status, 400, res.text);
       assert.ok((res.json as { message: string }).message.includes(want), res.text);
     }
-    const ok = await g.admin('POST', '/svc/apis', oauthApi(echo().url));
+    const ok = await g().admin('POST', '/svc/apis', oauthApi(echo().url));
     assert.equal(ok.status, 200, ok.text);
   });
 
   test('a client needs an OAuth API and a policy granting it', async () => {
-    await g.admin('POST', '/svc/apis', keyed('plain', '/plain/', echo().url));
+    await g().admin('POST', '/svc/apis', keyed('plain', '/plain/', echo().url));
     const rows: [Record<string, unknown>, number, string][] = [
       [{ policy_id: 'p' }, 400, 'api_id: Required'],
       [{ api_id: 'missing', policy_id: 'p' }, 400, 'api_id: Invalid: API doesn\'t exist: no API "missing"'],
@@ -563,7 +563,7 @@ describe('oauth2 settings at write time', () => {
       [{ api_id: 'oa', policy_id: 'none' }, 400, 'policy "none" not found'],
     ];
     for (const [body, status, want] of rows) {
-      const res = await createClient(g, body);
+      const res = await createClient(g(), body);
       assert.equal(res.status, status, res.text);
       assert.ok((res.json as { message: string }).message.includes(want), res.text);
     }

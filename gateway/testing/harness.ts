@@ -196,17 +196,17 @@ export async function startGateway(
 export type GatewayOptions = NonNullable<Parameters<typeof startGateway>[0]>;
 
 /**
- * The suite's gateway in this process: started (as {@link startGateway} with `opts`, then `setup`
- * run on it) in a `before` hook, stopped in an `after` hook; the getter fails the test if it did
+ * The suite's gateway in this process: started (as {@link startGateway} with `opts`, or what
+ * `opts()` gives then, and `setup` run on it) in a `before` hook, stopped in an `after` hook; the getter fails the test if it did
  * not start.
  */
 export function useGateway(
-  opts: GatewayOptions = {},
+  opts: GatewayOptions | (() => GatewayOptions) = {},
   setup?: (gw: InProcessGateway) => Promise<void>,
 ): () => InProcessGateway {
   let gw: InProcessGateway | undefined;
   before(async () => {
-    gw = await startGateway(opts);
+    gw = await startGateway(typeof opts === 'function' ? opts() : opts);
     await setup?.(gw);
   });
   after(async () => {

@@ -18,7 +18,7 @@ import { gzipSync } from 'node:zlib';
 import * as grpc from '@grpc/grpc-js';
 import { freePort, waitFor } from '../../../lib/testing/wait.ts';
 import { startEcho, type Echo, type Echoed } from '../../testing/echo.ts';
-import { keyed, keyless, startGateway, type InProcessGateway } from '../../testing/harness.ts';
+import { keyed, keyless, startGateway, useGateway } from '../../testing/harness.ts';
 import { describeEachSetup, fastPathOn, provision, testRows, type Row } from '../../testing/tables.ts';
 import { coprocessPackage, type CoprocessObject } from '../../plugins/coprocess/dispatcher.ts';
 
@@ -471,13 +471,9 @@ describeEachSetup(
 );
 
 describe('grpc plugins: enable_coprocess_auth without the gRPC auth_check', () => {
-  let gw: InProcessGateway;
-  before(async () => {
-    gw = await startGateway({ argv: ['--coprocess-grpc-server', `tcp://127.0.0.1:${String(serverPort)}`] });
-  });
-  after(async () => {
-    await gw.stop();
-  });
+  const gw = useGateway(() => ({
+    argv: ['--coprocess-grpc-server', `tcp://127.0.0.1:${String(serverPort)}`],
+  }));
 
   const cases: [string, Record<string, unknown>, RegExp][] = [
     [
@@ -493,7 +489,7 @@ describe('grpc plugins: enable_coprocess_auth without the gRPC auth_check', () =
     ],
   ];
   test('cp_dynamic_handler without the name of its handler: refused at write with a 400 naming the field', async () => {
-    const res = await gw.admin(
+    const res = await gw().admin(
       'POST',
       '/svc/apis',
       keyless('c-ev', '/c-ev/', echo.url, {
@@ -504,19 +500,19 @@ describe('grpc plugins: enable_coprocess_auth without the gRPC auth_check', () =
     );
     assert.equal(res.status, 400, res.text);
     assert.match(res.text, /event_handlers\.events\.AuthFailure\[0\]\.handler_meta\.name/);
-    assert.equal((await gw.admin('GET', '/svc/apis/c-ev')).status, 404, 'nothing was stored');
+    assert.equal((await gw().admin('GET', '/svc/apis/c-ev')).status, 404, 'nothing was stored');
   });
 
   for (const [name, custom_middleware, message] of cases) {
     test(`${name}: refused at write with a 400 naming the field`, async () => {
-      const res = await gw.admin(
+      const res = await gw().admin(
         'POST',
         '/svc/apis',
         keyed('c-auth', '/c-auth/', echo.url, { enable_coprocess_auth: true, custom_middleware }),
       );
       assert.equal(res.status, 400, res.text);
       assert.match(res.text, message);
-      assert.equal((await gw.admin('GET', '/svc/apis/c-auth')).status, 404, 'nothing was stored');
+      assert.equal((await gw().admin('GET', '/svc/apis/c-auth')).status, 404, 'nothing was stored');
     });
   }
 });

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { recordingLogger } from '../../../lib/testing/log.ts';
 import { startEcho, type Echo, type Echoed } from '../../testing/echo.ts';
-import { keyed, keyless, startGateway, type GatewayClient } from '../../testing/harness.ts';
+import { keyed, keyless, useGateway, type GatewayClient } from '../../testing/harness.ts';
 import { assertAnswer, describeEachSetup, type Expected } from '../../testing/tables.ts';
 
 /** The middleware files, as a user migrating from the reference has them. */
@@ -448,17 +448,11 @@ describeEachSetup(
 );
 
 describe('otto middleware on a gateway with enable_jsvm off', () => {
-  let gw: Awaited<ReturnType<typeof startGateway>>;
-  before(async () => {
-    gw = await startGateway({ argv: ['--plugin-dir', pluginDir] });
-  });
-  after(async () => {
-    await gw.stop();
-  });
+  const gw = useGateway(() => ({ argv: ['--plugin-dir', pluginDir] }));
 
   test('refused when written, naming each hook', async () => {
     const res = await write(
-      gw,
+      gw(),
       keyless('off', '/off/', echo.url, {
         custom_middleware: {
           driver: 'otto',
@@ -470,30 +464,28 @@ describe('otto middleware on a gateway with enable_jsvm off', () => {
     assert.equal(res.status, 400, res.message);
     assert.match(res.message, /custom_middleware\.pre\[0\]: .*enable_jsvm is off on this gateway/);
     assert.match(res.message, /custom_middleware\.post\[0\]: .*enable_jsvm is off on this gateway/);
-    assert.equal((await gw.admin('GET', '/svc/apis/off')).status, 404);
+    assert.equal((await gw().admin('GET', '/svc/apis/off')).status, 404);
   });
 });
 
 describe('otto middleware logs', () => {
   const log = recordingLogger();
-  let gw: Awaited<ReturnType<typeof startGateway>>;
-  before(async () => {
-    gw = await startGateway({ argv: ['--plugin-dir', pluginDir, '--enable-jsvm'], log });
-    await gw.addApi(
-      keyless('tag', '/tag/', echo.url, {
-        config_data: { tag: 't' },
-        ...otto('pre', 'tagRequest', 'tag.js'),
-      }),
-    );
-    await gw.addApi(keyless('bad-code', '/bad-code/', echo.url, otto('pre', 'badCode', 'bad-code.js')));
-    await gw.reload();
-  });
-  after(async () => {
-    await gw.stop();
-  });
+  const gw = useGateway(
+    () => ({ argv: ['--plugin-dir', pluginDir, '--enable-jsvm'], log }),
+    async (g) => {
+      await g.addApi(
+        keyless('tag', '/tag/', echo.url, {
+          config_data: { tag: 't' },
+          ...otto('pre', 'tagRequest', 'tag.js'),
+        }),
+      );
+      await g.addApi(keyless('bad-code', '/bad-code/', echo.url, otto('pre', 'badCode', 'bad-code.js')));
+      await g.reload();
+    },
+  );
 
   test("log() messages are logged with the middleware's name", async () => {
-    assert.equal((await gw.request({ path: '/tag/a' })).status, 200);
+    assert.equal((await gw().request({ path: '/tag/a' })).status, 200);
     const line = log.lines.find(
       (l) => l.message === 'plugin log' && l.fields.message === 'tagging GET /tag/a',
     );
@@ -503,30 +495,30 @@ describe('otto middleware logs', () => {
 
   test('a file changed after the write is checked again at the reload, which leaves its API out', async () => {
     await writeFile(join(pluginDir, 'middleware/later.js'), FILES['middleware/tag.js'] ?? '');
-    await gw.addApi(
+    await gw().addApi(
       keyless('later', '/later/', echo.url, {
         config_data: { tag: 't' },
         ...otto('pre', 'tagRequest', 'later.js'),
       }),
     );
-    await gw.reload();
-    assert.equal((await gw.request({ path: '/later/a' })).status, 200);
+    await gw().reload();
+    assert.equal((await gw().request({ path: '/later/a' })).status, 200);
     await writeFile(
       join(pluginDir, 'middleware/later.js'),
       (FILES['middleware/tag.js'] ?? '').replace('log(', 'TykGetKeyData("k", "a"); log('),
     );
-    const reload = await gw.admin('GET', '/svc/reload');
+    const reload = await gw().admin('GET', '/svc/reload');
     assert.equal(reload.status, 200, reload.text);
     assert.match(
       reload.text,
       /API later: custom_middleware\.pre\[0\]\.path: middleware\/later\.js uses TykGetKeyData/,
     );
-    assert.equal((await gw.request({ path: '/later/a' })).status, 404);
-    assert.equal((await gw.request({ path: '/tag/a' })).status, 200);
+    assert.equal((await gw().request({ path: '/later/a' })).status, 404);
+    assert.equal((await gw().request({ path: '/tag/a' })).status, 200);
   });
 
   test('a failure is logged naming what can not be done', async () => {
-    const res = await gw.request({ path: '/bad-code/a' });
+    const res = await gw().request({ path: '/bad-code/a' });
     assert.equal(res.status, 500);
     const line = log.lines.find(
       (l) => l.message === 'plugin failed' && l.fields.plugin === 'middleware/bad-code.js#badCode',

@@ -5,11 +5,11 @@
  * windows run on an injected clock; throttling runs on real timers (1 s intervals) and is timed
  * with a tolerance.
  */
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { keyIdOf } from '../../sessions/credentials.ts';
 import { useEcho } from '../../testing/echo.ts';
-import { keyed, startGateway, type InProcessGateway } from '../../testing/harness.ts';
+import { keyed, startGateway, useGateway } from '../../testing/harness.ts';
 import { addKey, call, right, useClockedGateway, statuses } from '../../testing/limits.ts';
 
 const echo = useEcho();
@@ -105,24 +105,19 @@ describe('rate limit headers', () => {
 });
 
 describe('throttling (real timers)', () => {
-  let gw: InProcessGateway;
-  before(async () => {
-    gw = await startGateway();
-    await gw.addApi(keyed('t', '/t/', echo().url));
-    await gw.reload();
-  });
-  after(async () => {
-    await gw.stop();
+  const gw = useGateway({}, async (g) => {
+    await g.addApi(keyed('t', '/t/', echo().url));
+    await g.reload();
   });
 
   const timed = async (key: string): Promise<{ status: number; ms: number }> => {
     const t0 = performance.now();
-    const { status } = await call(gw, '/t/x', key);
+    const { status } = await call(gw(), '/t/x', key);
     return { status, ms: performance.now() - t0 };
   };
 
   test('over the limit with throttling: waits throttle_interval, then passes once there is room', async () => {
-    await addKey(gw, 't1', {
+    await addKey(gw(), 't1', {
       rate: 1,
       per: 2,
       throttle_interval: 1,
@@ -136,7 +131,7 @@ describe('throttling (real timers)', () => {
   });
 
   test('retries used up: 429 after about throttle_interval x throttle_retry_limit', async () => {
-    await addKey(gw, 't2', {
+    await addKey(gw(), 't2', {
       rate: 1,
       per: 60,
       throttle_interval: 1,
@@ -151,7 +146,7 @@ describe('throttling (real timers)', () => {
 
   test('throttling off (either value below 0): 429 at once', async () => {
     // Refused when written (the limits rule); stored anyway, throttling is off.
-    await gw.store.put('keys', keyIdOf('t3'), {
+    await gw().store.put('keys', keyIdOf('t3'), {
       rate: 1,
       per: 60,
       throttle_interval: 1,
