@@ -9,6 +9,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { builtToolsDir } from '../../lib/bento/binary.ts';
 import { PROTO_DIR } from '../plugins/coprocess/dispatcher.ts';
+import { keyed } from './harness.ts';
 
 const START_TIMEOUT_MS = 30_000;
 
@@ -20,6 +21,36 @@ export interface GoPluginServer {
   /** How many calls of each hook (`<hook type> <hook name>`, as it logs them) it has had. */
   calls(hook: string): number;
   stop(): Promise<void>;
+}
+
+/**
+ * The flags of a gateway calling `plugin`, the fast path on or off. Its calls are given 5 s: the
+ * first one opens the connection, and on a loaded machine that can take past the default.
+ */
+export function pluginGatewayArgv(plugin: GoPluginServer, fastPath: boolean): string[] {
+  return [
+    `--fast-path=${String(fastPath)}`,
+    '--coprocess-grpc-server',
+    plugin.address,
+    '--plugin-timeout-ms',
+    '5000',
+  ];
+}
+
+/**
+ * An API `id` at `/{id}/` as the reference's auth_check samples write it: keyed, with
+ * `enable_coprocess_auth` and the gRPC driver's `MyAuthCheck`, and `middleware` (hooks, an
+ * `id_extractor`) beside it in `custom_middleware`.
+ */
+export function authCheckSample(
+  id: string,
+  target: string,
+  middleware: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return keyed(id, `/${id}/`, target, {
+    enable_coprocess_auth: true,
+    custom_middleware: { driver: 'grpc', auth_check: { name: 'MyAuthCheck', path: '' }, ...middleware },
+  });
 }
 
 /** Starts tools/grpcplugin with `flags` (besides `-proto-dir`); fails when it is not built. */

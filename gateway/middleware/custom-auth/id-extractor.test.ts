@@ -13,8 +13,13 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startEcho, type Echo } from '../../testing/echo.ts';
-import { startGoPluginServer, type GoPluginServer } from '../../testing/grpcplugin.ts';
-import { keyed, keyless, startGateway, type InProcessGateway } from '../../testing/harness.ts';
+import {
+  authCheckSample,
+  pluginGatewayArgv,
+  startGoPluginServer,
+  type GoPluginServer,
+} from '../../testing/grpcplugin.ts';
+import { keyless, startGateway, type InProcessGateway } from '../../testing/harness.ts';
 import { provision } from '../../testing/tables.ts';
 import { stopAll } from '../../../lib/testing/teardown.ts';
 
@@ -30,14 +35,7 @@ const HEADER_VALUE = {
 
 /** An API as the reference's auth_check sample writes it, with this extractor (none: none). */
 const sample = (id: string, target: string, idExtractor?: Record<string, unknown>): Record<string, unknown> =>
-  keyed(id, `/${id}/`, target, {
-    enable_coprocess_auth: true,
-    custom_middleware: {
-      driver: 'grpc',
-      auth_check: { name: 'MyAuthCheck', path: '' },
-      ...(idExtractor === undefined ? {} : { id_extractor: idExtractor }),
-    },
-  });
+  authCheckSample(id, target, idExtractor === undefined ? {} : { id_extractor: idExtractor });
 
 let echo: Echo;
 before(async () => {
@@ -57,15 +55,7 @@ async function setUp(
   fastPath = false,
 ): Promise<{ gw: InProcessGateway; plugin: GoPluginServer; settled: () => Promise<void> }> {
   const plugin = await startGoPluginServer(flags);
-  const gw = await startGateway({
-    argv: [
-      `--fast-path=${String(fastPath)}`,
-      '--coprocess-grpc-server',
-      plugin.address,
-      '--plugin-timeout-ms',
-      '5000',
-    ],
-  });
+  const gw = await startGateway({ argv: pluginGatewayArgv(plugin, fastPath) });
   await provision(gw, [
     ...apis,
     keyless('idx-sentinel', '/idx-sentinel/', echo.url, {

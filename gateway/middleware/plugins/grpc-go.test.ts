@@ -11,9 +11,14 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startEcho, type Echo, type Echoed } from '../../testing/echo.ts';
-import { keyed, keyless, startGateway, type InProcessGateway } from '../../testing/harness.ts';
+import { keyless, startGateway, type InProcessGateway } from '../../testing/harness.ts';
 import { provision } from '../../testing/tables.ts';
-import { startGoPluginServer, type GoPluginServer } from '../../testing/grpcplugin.ts';
+import {
+  authCheckSample,
+  pluginGatewayArgv,
+  startGoPluginServer,
+  type GoPluginServer,
+} from '../../testing/grpcplugin.ts';
 import { stopAll } from '../../../lib/testing/teardown.ts';
 
 const TOKEN = 'go-plugin-token';
@@ -31,29 +36,13 @@ after(async () => {
 
 /** The API as the reference's auth_check samples write it. */
 const sample = (id: string): Record<string, unknown> =>
-  keyed(id, `/${id}/`, echo.url, {
-    enable_coprocess_auth: true,
-    custom_middleware: {
-      driver: 'grpc',
-      pre: [{ name: 'AddHeader', path: '' }],
-      auth_check: { name: 'MyAuthCheck', path: '' },
-    },
-  });
+  authCheckSample(id, echo.url, { pre: [{ name: 'AddHeader', path: '' }] });
 
 for (const fastPath of [true, false]) {
   describe(`a plugin server built with grpc-go (fast path ${fastPath ? 'on' : 'off'})`, () => {
     let gw: InProcessGateway;
     before(async () => {
-      gw = await startGateway({
-        argv: [
-          `--fast-path=${String(fastPath)}`,
-          '--coprocess-grpc-server',
-          plugin.address,
-          // The first call opens the connection: on a loaded machine it can take past the default.
-          '--plugin-timeout-ms',
-          '5000',
-        ],
-      });
+      gw = await startGateway({ argv: pluginGatewayArgv(plugin, fastPath) });
       await provision(gw, [
         sample('go-auth'),
         sample('go-rate'),
