@@ -915,6 +915,109 @@ const cases: Case[] = [
       { target_url: '' },
     ),
   },
+  ((): Case => {
+    const engine = (urls: string[], tls: Record<string, unknown>): ClassicApiInput =>
+      api(
+        {
+          ...tls,
+          graphql: {
+            enabled: true,
+            execution_mode: 'executionEngine',
+            version: '2',
+            schema: 'type Query { a: String b: String c: String }',
+            engine: {
+              data_sources: urls.map((url, i) => ({
+                kind: 'GraphQL',
+                name: `s${String(i)}`,
+                root_fields: [{ type: 'Query', fields: [['a', 'b', 'c'][i]] }],
+                config: { url, method: 'POST' },
+              })),
+            },
+          },
+        },
+        { target_url: '' },
+      );
+    const message = (host: string): string =>
+      `not supported by svc yet: upstream TLS settings (upstream_certificates, pinned_public_keys) for ${host}: the GraphQL engine calls its data sources and subgraphs without them; call that host through an API of its own (svc://<api>) with the settings`;
+    return {
+      name: 'GraphQL engine data sources at a host with upstream TLS settings are refused (the engine would call it without them); plain http, other hosts and svc:// pass',
+      api: engine(
+        ['https://pinned.example.com/graphql', 'http://pinned.example.com/graphql', 'svc://other/graphql'],
+        { pinned_public_keys: { 'pinned.example.com': `sha256/${'A'.repeat(43)}=` } },
+      ),
+      want: [
+        {
+          path: 'graphql.engine.data_sources[0].config.url',
+          type: 'NotSupportedYet',
+          message: message('pinned.example.com'),
+        },
+      ],
+    };
+  })(),
+  {
+    name: 'GraphQL: a * client certificate covers every https data source, a templated host too',
+    api: api(
+      {
+        upstream_certificates: { '*': `org1${'a'.repeat(64)}` },
+        graphql: {
+          enabled: true,
+          execution_mode: 'executionEngine',
+          schema: 'type Query { a: String b: String }',
+          type_field_configurations: [
+            {
+              type_name: 'Query',
+              field_name: 'a',
+              data_source: {
+                kind: 'HTTPJSONDataSource',
+                data_source_config: { url: 'https://{{ .arguments.host }}/a', method: 'GET' },
+              },
+            },
+            {
+              type_name: 'Query',
+              field_name: 'b',
+              data_source: {
+                kind: 'HTTPJSONDataSource',
+                data_source_config: { url: 'https://b.example.com/b', method: 'GET' },
+              },
+            },
+          ],
+        },
+      },
+      { target_url: '' },
+    ),
+    each: [
+      (p) =>
+        p.path === 'graphql.type_field_configurations[0].data_source.data_source_config.url' &&
+        p.type === 'NotSupportedYet' &&
+        p.message.includes('for a host given by a template:'),
+      (p) =>
+        p.path === 'graphql.type_field_configurations[1].data_source.data_source_config.url' &&
+        p.type === 'NotSupportedYet' &&
+        p.message.includes('for b.example.com:'),
+    ],
+  },
+  {
+    name: 'GraphQL: a supergraph subgraph at a pinned https host is refused the same; one at svc:// passes',
+    api: api({
+      pinned_public_keys: { '*.example.com': `sha256/${'A'.repeat(43)}=` },
+      graphql: {
+        enabled: true,
+        execution_mode: 'supergraph',
+        supergraph: {
+          subgraphs: [
+            { name: 'a', url: 'https://a.example.com/graphql', sdl: 'type Query { a: String }' },
+            { name: 'b', url: 'svc://b-api', sdl: 'type Query { b: String }' },
+          ],
+        },
+      },
+    }),
+    each: [
+      (p) =>
+        p.path === 'graphql.supergraph.subgraphs[0].url' &&
+        p.type === 'NotSupportedYet' &&
+        p.message.includes('for a.example.com:'),
+    ],
+  },
   {
     name: 'GraphQL version 2: bad sources are refused at their paths',
     api: api(

@@ -24,7 +24,12 @@ import { NOT_SUPPORTED_YET, notSupportedPaths } from '../support.ts';
 import { CERTIFICATE_ID } from './access.ts';
 import { authProblems, authWarnings } from './auth.ts';
 import { eventHandlerProblems } from './event-handlers.ts';
-import { endpointProblems, otherUpstreamTlsProblems, versionChoiceProblems } from './endpoints.ts';
+import {
+  endpointProblems,
+  graphqlUpstreamTlsProblems,
+  otherUpstreamTlsProblems,
+  versionChoiceProblems,
+} from './endpoints.ts';
 import type * as GraphqlRules from './graphql.ts';
 import { lazyModule } from '../../lib/lazy.ts';
 import { pluginProblems } from './plugins.ts';
@@ -356,7 +361,11 @@ export function checkClassicApi(api: ClassicApiInput): FieldProblem[] {
     ...certificateIdProblems(api, 'certificates'),
     ...certificateIdProblems(api, 'client_certificates'),
   );
-  problems.push(...upstreamTlsProblems(api), ...otherUpstreamTlsProblems(api));
+  problems.push(
+    ...upstreamTlsProblems(api),
+    ...otherUpstreamTlsProblems(api),
+    ...graphqlUpstreamTlsProblems(api),
+  );
   problems.push(...endpointProblems(api.version_data), ...versionChoiceProblems(api));
   problems.push(...responseProcessorProblems(api));
   problems.push(...unsupportedFeatures(api));

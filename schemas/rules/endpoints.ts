@@ -9,6 +9,13 @@ import type {
   CacheMeta,
   EndPointMeta,
   ExtendedPathsSet,
+  GraphqlConfig,
+  GraphqlDataSource,
+  GraphqlDataSourceConfig,
+  GraphqlEngineConfig,
+  GraphqlEngineDataSource,
+  GraphqlEngineDataSourceConfig,
+  TypeFieldConfiguration,
   RoutingTrigger,
   RoutingTriggerOptions,
   StringRegexMap,
@@ -453,6 +460,63 @@ export function otherUpstreamTlsProblems(api: {
       list(r.triggers).forEach((t, j) => {
         one(`triggers[${String(j)}].rewrite_to`, model<RoutingTrigger>(t)?.rewrite_to);
       });
+    });
+  }
+  return out;
+}
+
+/**
+ * The GraphQL execution engine calls its data sources (`type_field_configurations`,
+ * `engine.data_sources`) and a supergraph its http(s) subgraphs over its own HTTP client, without
+ * the API's upstream TLS settings: an https URL whose host has such settings (an
+ * `upstream_certificates` or `pinned_public_keys` entry, `*` included) is refused, never called
+ * without them; likewise a URL whose host is a template while the API has any. An `svc://` URL
+ * calls another API, with that API's settings.
+ */
+export function graphqlUpstreamTlsProblems(api: {
+  graphql?: unknown;
+  upstream_certificates?: unknown;
+  pinned_public_keys?: unknown;
+}): FieldProblem[] {
+  const graphql = model<GraphqlConfig>(api.graphql);
+  if (graphql?.enabled !== true) return [];
+  const any =
+    Object.keys(model<Record<string, unknown>>(api.upstream_certificates) ?? {}).length > 0 ||
+    Object.keys(model<Record<string, unknown>>(api.pinned_public_keys) ?? {}).length > 0;
+  if (!any) return [];
+  const out: FieldProblem[] = [];
+  const check = (at: string, raw: unknown): void => {
+    const url = /^https:\/\/([^/?#]*)/i.exec(text(raw)?.trim() ?? '');
+    const host = url?.[1];
+    if (host === undefined) return;
+    const templated = host.includes('{{');
+    if (!templated && tlsOf(api, `https://${host}`) === '') return;
+    out.push(
+      problem(
+        at,
+        'NotSupportedYet',
+        `${NOT_SUPPORTED_YET}: upstream TLS settings (upstream_certificates, pinned_public_keys) for ${
+          templated ? 'a host given by a template' : host
+        }: the GraphQL engine calls its data sources and subgraphs without them; call that host through an API of its own (svc://<api>) with the settings`,
+      ),
+    );
+  };
+  if (graphql.execution_mode === 'executionEngine') {
+    list(graphql.type_field_configurations).forEach((f, i) => {
+      const source = model<GraphqlDataSource>(model<TypeFieldConfiguration>(f)?.data_source);
+      check(
+        `graphql.type_field_configurations[${String(i)}].data_source.data_source_config.url`,
+        model<GraphqlDataSourceConfig>(source?.data_source_config)?.url,
+      );
+    });
+    list(model<GraphqlEngineConfig>(graphql.engine)?.data_sources).forEach((d, i) => {
+      const config = model<GraphqlEngineDataSourceConfig>(model<GraphqlEngineDataSource>(d)?.config);
+      check(`graphql.engine.data_sources[${String(i)}].config.url`, config?.url);
+    });
+  }
+  if (graphql.execution_mode === 'supergraph') {
+    list(model<Record<string, unknown>>(graphql.supergraph)?.subgraphs).forEach((g, i) => {
+      check(`graphql.supergraph.subgraphs[${String(i)}].url`, model<Record<string, unknown>>(g)?.url);
     });
   }
   return out;
