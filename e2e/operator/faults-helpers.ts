@@ -8,19 +8,24 @@
  */
 import { after, afterEach, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { derivedId } from '../../operator/ids.ts';
 import type { ControlPlane } from '../harness/control-plane.ts';
 import {
   httpRequest,
   startEchoUpstream,
-  startGateway,
-  startOperator,
   waitFor,
   type GatewayProc,
   type OperatorProc,
 } from '../harness/processes.ts';
-import { admin, applyManifest, readyOf, type Status, startCluster } from './helpers.ts';
+import {
+  admin,
+  applyManifest,
+  readyOf,
+  type Status,
+  startCluster,
+  startSuiteGateway,
+  startWorldOperator,
+} from './helpers.ts';
 
 /** Objects per burst. */
 export const BURST = 200;
@@ -88,11 +93,7 @@ export async function gateway(
   env?: Record<string, string>,
   port?: number,
 ): Promise<GatewayProc> {
-  const gw = await startGateway({
-    name: `faults-${name}-gateway`,
-    secret: `faults-${name}-secret`,
-    dataDir: join(dir, `${name}-gw`),
-    logDir: dir,
+  const gw = await startSuiteGateway(dir, `faults-${name}`, {
     ...(port === undefined ? {} : { port }),
     ...(env === undefined ? {} : { env }),
   });
@@ -126,14 +127,14 @@ export async function operator(
   where: { ns: string; leaseNs: string },
   env: Record<string, string> = {},
 ): Promise<OperatorProc> {
-  const op = await startOperator({
-    name: `faults-${name}`,
-    gateway: target,
-    kubeconfig: cp.kubeconfig,
-    logDir: dir,
-    org: ORG,
-    env: { WATCH_NAMESPACE: where.ns, POD_NAMESPACE: where.leaseNs, LOG_LEVEL: 'info', ...env },
-  });
+  const op = await startWorldOperator(
+    { name: 'faults', cp, dir, gw: target },
+    {
+      name: `faults-${name}`,
+      org: ORG,
+      env: { WATCH_NAMESPACE: where.ns, POD_NAMESPACE: where.leaseNs, LOG_LEVEL: 'info', ...env },
+    },
+  );
   cleanups.push(() => op.stop());
   return op;
 }
@@ -356,4 +357,22 @@ export async function assertPolicies(
 /** Waits until the gateway holds at least `n` APIs: the burst is under way. */
 export async function waitHeld(gw: GatewayProc, n: number): Promise<void> {
   await waitFor(`${n} APIs in the gateway`, async () => (await heldIds(gw, 'apis')).length >= n, 60_000, 100);
+}
+
+/**
+ * The final state of a burst: waits until every API of `versions` and every policy of `policies`
+ * (if any) is Ready for its current generation, then asserts the gateway holds each as
+ * {@link assertApis} and {@link assertPolicies} say (`opts` to both).
+ */
+export async function assertBurstConverged(
+  gw: GatewayProc,
+  ns: string,
+  versions: ReadonlyMap<number, number>,
+  policies: readonly number[] = [],
+  opts: { recreated?: boolean } = {},
+): Promise<void> {
+  await waitConverged('apidefinition', ns, [...versions.keys()].map(apiName));
+  if (policies.length > 0) await waitConverged('securitypolicy', ns, policies.map(policyName));
+  await assertApis(gw, ns, versions, opts);
+  if (policies.length > 0) await assertPolicies(gw, ns, policies, opts);
 }

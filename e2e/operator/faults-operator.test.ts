@@ -16,8 +16,7 @@ import {
   apiName,
   apiYaml,
   applyAll,
-  assertApis,
-  assertPolicies,
+  assertBurstConverged,
   BURST,
   CASE_TIMEOUT_MS,
   controlPlane,
@@ -31,7 +30,6 @@ import {
   policyYaml,
   range,
   useFaultsCluster,
-  waitConverged,
 } from './faults-helpers.ts';
 
 /** The operator's lease duration and retry period (lib/k8s/leader.ts defaults). */
@@ -71,10 +69,7 @@ test(
     process.stderr.write(`faults: operator killed with ${held}/${n} APIs pushed, ${done} Ready\n`);
     await operator('kill-2', gw, where);
 
-    await waitConverged('apidefinition', ns, [...versions.keys()].map(apiName));
-    await waitConverged('securitypolicy', ns, policies.map(policyName));
-    await assertApis(gw, ns, versions);
-    await assertPolicies(gw, ns, policies);
+    await assertBurstConverged(gw, ns, versions, policies);
 
     // Finalizers work after the restart: APIs no policy covers, and some policies, deleted.
     const goneApis = range(n / 5, n / 5 + 20);
@@ -89,10 +84,7 @@ test(
     ]);
     for (const i of goneApis) versions.delete(i);
     const keptPolicies = policies.slice(10);
-    await waitConverged('apidefinition', ns, [...versions.keys()].map(apiName));
-    await waitConverged('securitypolicy', ns, keptPolicies.map(policyName));
-    await assertApis(gw, ns, versions);
-    await assertPolicies(gw, ns, keptPolicies);
+    await assertBurstConverged(gw, ns, versions, keptPolicies);
   },
 );
 
@@ -167,8 +159,7 @@ test(
       `b took over ${takeoverMs} ms after a died (lease ${LEASE_MS} ms, retry ${LEASE_RETRY_MS} ms)`,
     );
 
-    await waitConverged('apidefinition', ns, [...versions.keys()].map(apiName));
-    await assertApis(gw, ns, versions);
+    await assertBurstConverged(gw, ns, versions);
 
     const byA = writes.filter((w) => w.who === 'a');
     const byB = writes.filter((w) => w.who === 'b');

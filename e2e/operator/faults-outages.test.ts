@@ -16,7 +16,7 @@ import {
   apiYaml,
   applyAll,
   assertApis,
-  assertPolicies,
+  assertBurstConverged,
   BURST,
   CASE_TIMEOUT_MS,
   controlPlane,
@@ -25,7 +25,6 @@ import {
   list,
   startCase,
   operator,
-  policyName,
   policyYaml,
   range,
   tracked,
@@ -124,8 +123,7 @@ test(
     ]);
     for (const i of range(0, n / 4)) versions.set(i, 2);
 
-    await waitConverged('apidefinition', ns, [...versions.keys()].map(apiName));
-    await assertApis(gw, ns, versions);
+    await assertBurstConverged(gw, ns, versions);
     assert.ok(alive(), 'the operator rode out the restart (it did not exit)');
     process.stderr.write(`faults: control plane down for ${outageMs} ms (stop, 1 s, start until ready)\n`);
   },
@@ -143,10 +141,7 @@ test(
     await operator('redis', gw, where, { SVC_RESYNC_PERIOD: '5s' });
 
     await applyAll([...range(0, n).map((i) => apiYaml(ns, i)), ...policies.map((i) => policyYaml(ns, i))]);
-    await waitConverged('apidefinition', ns, [...versions.keys()].map(apiName));
-    await waitConverged('securitypolicy', ns, policies.map(policyName));
-    await assertApis(gw, ns, versions);
-    await assertPolicies(gw, ns, policies);
+    await assertBurstConverged(gw, ns, versions, policies);
 
     // Redis restarts with nothing (no persistence): the gateway's store is empty.
     await redis.stop();
@@ -167,10 +162,7 @@ test(
       250,
     );
     const restoredMs = Date.now() - wiped;
-    await waitConverged('apidefinition', ns, [...versions.keys()].map(apiName));
-    await waitConverged('securitypolicy', ns, policies.map(policyName));
-    await assertApis(gw, ns, versions, { recreated: true });
-    await assertPolicies(gw, ns, policies, { recreated: true });
+    await assertBurstConverged(gw, ns, versions, policies, { recreated: true });
     process.stderr.write(`faults: store restored ${restoredMs} ms after Redis restarted empty\n`);
   },
 );
