@@ -58,6 +58,29 @@ export async function installGatewayApiCrds(cp: Pick<ControlPlane, 'installCrds'
   await cp.installCrds(join(root, 'charts', 'svc-operator', 'gateway-api'));
 }
 
+/**
+ * The ApiDefinitions of `ns` the operator generated for its Gateway `gateway` (the label
+ * svc.io/gateway), as `kubectl get -o <output>` prints them.
+ */
+export async function generatedApis(
+  cp: Pick<ControlPlane, 'kubectl'>,
+  ns: string,
+  gateway: string,
+  output: 'name' | 'json',
+): Promise<string> {
+  const out = await cp.kubectl([
+    'get',
+    'apidefinitions',
+    '-n',
+    ns,
+    '-l',
+    `svc.io/gateway=${gateway}`,
+    '-o',
+    output,
+  ]);
+  return out.stdout;
+}
+
 /** A status condition as the Gateway API writes it. */
 export interface Cond {
   type: string;

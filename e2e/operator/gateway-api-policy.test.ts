@@ -16,26 +16,25 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import type { ExplanationView } from '../../operator/cli/explain-print.ts';
-import type { ControlPlane } from '../harness/control-plane.ts';
-import {
-  SVC_GATEWAY_CLASS,
-  endpointService,
-  hostAddress,
-  installGatewayApiCrds,
-} from '../harness/gateway-api.ts';
+import { SVC_GATEWAY_CLASS, endpointService, generatedApis, hostAddress } from '../harness/gateway-api.ts';
 import {
   httpRequest,
   startEchoUpstream,
-  startGateway,
-  startOperator,
   waitFor,
   type EchoUpstream,
-  type GatewayProc,
   type OperatorProc,
 } from '../harness/processes.ts';
-import { admin, applyManifest, readyOf, startCluster, waitForStatus } from './helpers.ts';
+import {
+  admin,
+  applyManifest,
+  readyOf,
+  startGatewayApiSuite,
+  startWorldOperator,
+  stopGatewaySuite,
+  waitForStatus,
+  type GatewaySuite,
+} from './helpers.ts';
 import { secretValue } from './api-key-fixtures.ts';
 
 const NS = 'gwpol';
@@ -43,9 +42,7 @@ const ORG = 'e2e-org';
 const KEY = 'e2e-route-policy-key';
 const PLUGIN = new URL('../../operator/cli/kubectl-svc.ts', import.meta.url).pathname;
 
-let dir: string;
-let cp: ControlPlane;
-let gw: GatewayProc;
+let w: GatewaySuite;
 let operator: OperatorProc;
 let upstream: EchoUpstream;
 const HOST = hostAddress();
@@ -64,24 +61,13 @@ ${rules}`;
 const TO_A = '    - backendRefs: [{name: svc-a, port: 80}]\n';
 
 before(async () => {
-  ({ dir, cp } = await startCluster('gateway-api-policy', [NS, 'svc-operator-system']));
-  await installGatewayApiCrds(cp);
+  w = await startGatewayApiSuite({ name: 'gwpol', namespaces: [NS] });
   upstream = await startEchoUpstream('a', { host: HOST });
-  gw = await startGateway({
-    name: 'gwpol-gateway',
-    secret: 'e2e-gwpol-secret',
-    dataDir: join(dir, 'gw'),
-    logDir: dir,
-  });
-  operator = await startOperator({
-    name: 'gwpol-operator',
-    gateway: gw,
-    kubeconfig: cp.kubeconfig,
-    logDir: dir,
+  operator = await startWorldOperator(w, {
     env: { WATCH_NAMESPACE: NS, SVC_INGRESS_ADDRESS: '127.0.0.1' },
   });
   await applyManifest(
-    cp,
+    w.cp,
     `${endpointService(NS, 'svc-a', HOST, upstream.port)}---
 ${SVC_GATEWAY_CLASS}---
 apiVersion: gateway.networking.k8s.io/v1
@@ -90,7 +76,7 @@ metadata: {name: edge, namespace: ${NS}}
 spec:
   gatewayClassName: svc
   listeners:
-    - {name: http, port: ${String(gw.port)}, protocol: HTTP, allowedRoutes: {namespaces: {from: Same}}}
+    - {name: http, port: ${String(w.gw.port)}, protocol: HTTP, allowedRoutes: {namespaces: {from: Same}}}
 ---
 ${['shop', 'open', 'limited']
   .map((name) =>
@@ -105,16 +91,11 @@ ${['shop', 'open', 'limited']
   );
 });
 
-after(async () => {
-  await (operator as OperatorProc | undefined)?.stop();
-  await (gw as GatewayProc | undefined)?.stop();
-  await (upstream as EchoUpstream | undefined)?.close();
-  await (cp as ControlPlane | undefined)?.stop();
-});
+after(() => stopGatewaySuite(w, operator, upstream));
 
 /** A request through the gateway with a Host header: its status and whether the upstream answered. */
 async function call(host: string, path: string, headers: Record<string, string> = {}) {
-  const r = await httpRequest(`${gw.url}${path}`, { headers: { host, ...headers } });
+  const r = await httpRequest(`${w.gw.url}${path}`, { headers: { host, ...headers } });
   return { status: r.status, body: r.body, upstream: r.body.includes('"upstream":"a"') };
 }
 
@@ -148,7 +129,7 @@ interface Ancestor {
 /** A policy's ancestors, once `ok` holds of them. */
 async function ancestors(name: string, ok: (a: readonly Ancestor[]) => boolean): Promise<Ancestor[]> {
   return waitFor(`SvcRoutePolicy ${name} ancestors`, async () => {
-    const out = await cp.kubectl(['get', 'svcroutepolicy', name, '-n', NS, '-o', 'json']);
+    const out = await w.cp.kubectl(['get', 'svcroutepolicy', name, '-n', NS, '-o', 'json']);
     const list = (JSON.parse(out.stdout) as { status?: { ancestors?: Ancestor[] } }).status?.ancestors;
     return list !== undefined && ok(list) ? list : undefined;
   });
@@ -164,17 +145,8 @@ interface GeneratedApi {
 /** The generated API whose name says it carries `policyName`, once served at its generation. */
 async function servedApiWith(policyName: string): Promise<GeneratedApi> {
   return waitFor(`a generated API with SvcRoutePolicy ${policyName}, Programmed`, async () => {
-    const out = await cp.kubectl([
-      'get',
-      'apidefinitions',
-      '-n',
-      NS,
-      '-l',
-      'svc.io/gateway=edge',
-      '-o',
-      'json',
-    ]);
-    const api = (JSON.parse(out.stdout) as { items: GeneratedApi[] }).items.find((a) =>
+    const out = await generatedApis(w.cp, NS, 'edge', 'json');
+    const api = (JSON.parse(out) as { items: GeneratedApi[] }).items.find((a) =>
       a.spec.name.endsWith(`with SvcRoutePolicy ${NS}/${policyName}`),
     );
     const p = api?.status?.conditions?.find((c) => c.type === 'Programmed');
@@ -184,7 +156,7 @@ async function servedApiWith(policyName: string): Promise<GeneratedApi> {
 
 test('a policy requiring an auth token: 401 without a key, 200 with a key created through /svc/keys; kubectl svc explain names it', async () => {
   await waitStatus('shop.example', '/orders', 200);
-  await applyManifest(cp, policy('shop-auth', 'shop', '  use_standard_auth: true\n'));
+  await applyManifest(w.cp, policy('shop-auth', 'shop', '  use_standard_auth: true\n'));
   const [a] = await ancestors('shop-auth', (l) => reasonOf(l[0]) === 'Accepted');
   assert.ok(a);
   assert.deepEqual(a.ancestorRef, {
@@ -199,7 +171,7 @@ test('a policy requiring an auth token: 401 without a key, 200 with a key create
   assert.equal(unauthorized.upstream, false, 'the upstream is not reached');
   const api = await servedApiWith('shop-auth');
   const id = api.spec.api_id;
-  const key = await admin(gw, 'POST', `/svc/keys/${KEY}`, {
+  const key = await admin(w.gw, 'POST', `/svc/keys/${KEY}`, {
     org_id: ORG,
     access_rights: { [id]: { api_id: id, api_name: api.spec.name, versions: ['Default'] } },
   });
@@ -217,13 +189,13 @@ test('a policy requiring an auth token: 401 without a key, 200 with a key create
         'GET',
         'http://shop.example/orders',
         '--gateway',
-        gw.url,
+        w.gw.url,
         '--secret-env',
         'PLUGIN_SECRET',
         '-o',
         'json',
       ],
-      { env: { PATH: process.env.PATH ?? '', KUBECONFIG: cp.kubeconfig, PLUGIN_SECRET: gw.secret } },
+      { env: { PATH: process.env.PATH ?? '', KUBECONFIG: w.cp.kubeconfig, PLUGIN_SECRET: w.gw.secret } },
       (err, stdout, stderr) => {
         resolve({ code: err === null ? 0 : 1, stdout, stderr });
       },
@@ -247,14 +219,14 @@ async function explainGet(
   headers: Record<string, string> = {},
   table = false,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const args = ['explain', 'GET', url, '--gateway', gw.url, '--secret-env', 'PLUGIN_SECRET'];
+  const args = ['explain', 'GET', url, '--gateway', w.gw.url, '--secret-env', 'PLUGIN_SECRET'];
   for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}: ${v}`);
   if (!table) args.push('-o', 'json');
   return new Promise((resolve) => {
     execFile(
       PLUGIN,
       args,
-      { env: { PATH: process.env.PATH ?? '', KUBECONFIG: cp.kubeconfig, PLUGIN_SECRET: gw.secret } },
+      { env: { PATH: process.env.PATH ?? '', KUBECONFIG: w.cp.kubeconfig, PLUGIN_SECRET: w.gw.secret } },
       (err, stdout, stderr) => {
         resolve({ code: err === null ? 0 : 1, stdout, stderr });
       },
@@ -264,7 +236,7 @@ async function explainGet(
 
 test('a method-dispatched route (GET and POST rules on one path) under a policy with use_standard_auth: explain follows the dispatcher to the rule API, 401 by auth-token as a real request', async () => {
   await applyManifest(
-    cp,
+    w.cp,
     keyedRoute(
       'dispatch',
       `    - matches: [{path: {type: PathPrefix, value: /items}, method: GET}]
@@ -278,7 +250,7 @@ test('a method-dispatched route (GET and POST rules on one path) under a policy 
   await servedApiWith('dispatch-auth');
   const real = await waitStatus('dispatch.example', '/items/1', 401);
   assert.equal(real.upstream, false);
-  const post = await httpRequest(`${gw.url}/items/1`, {
+  const post = await httpRequest(`${w.gw.url}/items/1`, {
     method: 'POST',
     headers: { host: 'dispatch.example' },
   });
@@ -323,7 +295,7 @@ test('a method-dispatched route (GET and POST rules on one path) under a policy 
 
   // With a key to the rule's API: 200 from the upstream, and explain says the upstream.
   const id = hop.matched.api_id;
-  const key = await admin(gw, 'POST', '/svc/keys/e2e-dispatch-key', {
+  const key = await admin(w.gw, 'POST', '/svc/keys/e2e-dispatch-key', {
     org_id: ORG,
     access_rights: { [id]: { api_id: id, api_name: hop.matched.name, versions: ['Default'] } },
   });
@@ -339,20 +311,20 @@ test('a method-dispatched route (GET and POST rules on one path) under a policy 
 });
 
 test('a newer policy on the same route is Conflicted naming the older one, which still applies', async () => {
-  await applyManifest(cp, policy('shop-open', 'shop', '  use_keyless: true\n'));
+  await applyManifest(w.cp, policy('shop-open', 'shop', '  use_keyless: true\n'));
   const [a] = await ancestors('shop-open', (l) => l.length > 0);
   assert.equal(reasonOf(a), 'Conflicted');
   assert.match(a?.conditions[0]?.message ?? '', /older SvcRoutePolicy, shop-auth/);
   // The operator's policy cache holds shop-open now (its status came from it): a route served
   // after this is from a Gateway reconcile that saw it, and shop still asks for a key.
-  await applyManifest(cp, httpRoute('probe', TO_A));
+  await applyManifest(w.cp, httpRoute('probe', TO_A));
   await waitStatus('probe.example', '/', 200);
   assert.equal((await call('shop.example', '/orders')).status, 401);
 });
 
 test('a route-level rate limit: 429 after the limit; a Gateway-level block list: 403 on routes without their own policy', async () => {
   await waitStatus('limited.example', '/', 200);
-  await applyManifest(cp, policy('limited-rate', 'limited', '  global_rate_limit: {rate: 3, per: 60}\n'));
+  await applyManifest(w.cp, policy('limited-rate', 'limited', '  global_rate_limit: {rate: 3, per: 60}\n'));
   await ancestors('limited-rate', (l) => reasonOf(l[0]) === 'Accepted');
   await servedApiWith('limited-rate');
   const statuses: number[] = [];
@@ -361,7 +333,7 @@ test('a route-level rate limit: 429 after the limit; a Gateway-level block list:
 
   await waitStatus('open.example', '/', 200);
   await applyManifest(
-    cp,
+    w.cp,
     policy(
       'edge-block',
       'edge',
@@ -378,18 +350,18 @@ test('a route-level rate limit: 429 after the limit; a Gateway-level block list:
 });
 
 test('a policy whose route is not there: TargetNotFound; the route created: Accepted', async () => {
-  await applyManifest(cp, policy('later', 'later', '  use_standard_auth: true\n'));
+  await applyManifest(w.cp, policy('later', 'later', '  use_standard_auth: true\n'));
   const [a] = await ancestors('later', (l) => l.length > 0);
   assert.equal(reasonOf(a), 'TargetNotFound');
   assert.equal(a?.ancestorRef.kind, 'HTTPRoute');
-  await applyManifest(cp, httpRoute('later', TO_A));
+  await applyManifest(w.cp, httpRoute('later', TO_A));
   await ancestors('later', (l) => reasonOf(l[0]) === 'Accepted' && l.length === 1);
   await waitStatus('later.example', '/', 401);
 });
 
 /** Waits until a resource's Ready condition has `reason` (and `message`, when given). */
 async function waitReason(kind: string, name: string, reason: string, message?: RegExp) {
-  const st = await waitForStatus(cp, { kind, ns: NS, name }, `Ready ${reason}`, (s) => {
+  const st = await waitForStatus(w.cp, { kind, ns: NS, name }, `Ready ${reason}`, (s) => {
     const r = readyOf(s);
     return r?.reason === reason && (message === undefined || message.test(r.message ?? ''));
   });
@@ -398,7 +370,7 @@ async function waitReason(kind: string, name: string, reason: string, message?: 
 
 test('a SecurityPolicy naming an HTTPRoute gives a key its quota on the route: applied key, policy, route, they wait, then 200, 200, 403 quota exceeded', async () => {
   await applyManifest(
-    cp,
+    w.cp,
     `apiVersion: svc.svc.io/v1alpha1
 kind: ApiKey
 metadata: {name: route-key, namespace: ${NS}}
@@ -408,7 +380,7 @@ spec:
   );
   await waitReason('apikey', 'route-key', 'PolicyNotFound');
   await applyManifest(
-    cp,
+    w.cp,
     `apiVersion: svc.svc.io/v1alpha1
 kind: SecurityPolicy
 metadata: {name: route-plan, namespace: ${NS}}
@@ -431,10 +403,10 @@ spec:
   // The key waits for its policy, which waits for the route.
   await waitReason('apikey', 'route-key', 'PolicyNotReady');
 
-  await applyManifest(cp, keyedRoute('keyed', TO_A));
+  await applyManifest(w.cp, keyedRoute('keyed', TO_A));
   await servedApiWith('keyed-auth');
   const policyStatus = await waitForStatus(
-    cp,
+    w.cp,
     { kind: 'securitypolicy', ns: NS, name: 'route-plan' },
     'Ready',
     (st) => readyOf(st)?.status === 'True',
@@ -443,12 +415,12 @@ spec:
   assert.equal(linked.length, 1, JSON.stringify(linked));
   assert.match(linked[0]?.name ?? '', /^edge-[0-9a-f]{12}$/);
   await waitForStatus(
-    cp,
+    w.cp,
     { kind: 'apikey', ns: NS, name: 'route-key' },
     'Ready',
     (st) => readyOf(st)?.status === 'True',
   );
-  const value = (await secretValue(cp, NS, 'route-key')) ?? '';
+  const value = (await secretValue(w.cp, NS, 'route-key')) ?? '';
   assert.ok(value.length >= 32);
 
   await waitStatus('keyed.example', '/a', 401);
@@ -469,7 +441,7 @@ spec:
 
 test('a key for an HTTPRoute dispatching by method passes on both rules (each rule API carries its auth)', async () => {
   await applyManifest(
-    cp,
+    w.cp,
     `${keyedRoute(
       'methods',
       `    - matches: [{path: {type: PathPrefix, value: /items}, method: GET}]
@@ -493,7 +465,7 @@ spec:
 `,
   );
   const st = await waitForStatus(
-    cp,
+    w.cp,
     { kind: 'securitypolicy', ns: NS, name: 'methods-plan' },
     'Ready',
     (s) => readyOf(s)?.status === 'True',
@@ -501,22 +473,22 @@ spec:
   // The public dispatching API and the internal API of each rule.
   assert.ok(((st.linked_apis ?? []) as unknown[]).length >= 3, JSON.stringify(st.linked_apis));
   await waitForStatus(
-    cp,
+    w.cp,
     { kind: 'apikey', ns: NS, name: 'methods-key' },
     'Ready',
     (s) => readyOf(s)?.status === 'True',
   );
-  const value = (await secretValue(cp, NS, 'methods-key')) ?? '';
+  const value = (await secretValue(w.cp, NS, 'methods-key')) ?? '';
   await waitStatus('methods.example', '/items/1', 401);
   const get = await waitStatus('methods.example', '/items/1', 200, { authorization: value });
   assert.equal(get.upstream, true);
-  const post = await httpRequest(`${gw.url}/items/2`, {
+  const post = await httpRequest(`${w.gw.url}/items/2`, {
     method: 'POST',
     headers: { host: 'methods.example', authorization: value },
   });
   assert.equal(post.status, 200, post.body);
   assert.equal((JSON.parse(post.body) as { path: string }).path, '/items/2');
-  const unkeyed = await httpRequest(`${gw.url}/items/2`, {
+  const unkeyed = await httpRequest(`${w.gw.url}/items/2`, {
     method: 'POST',
     headers: { host: 'methods.example' },
   });

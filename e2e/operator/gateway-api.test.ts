@@ -10,14 +10,12 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import type { ControlPlane } from '../harness/control-plane.ts';
 import {
   SVC_GATEWAY_CLASS,
   condition,
   endpointService,
+  generatedApis,
   hostAddress,
-  installGatewayApiCrds,
   type Cond,
 } from '../harness/gateway-api.ts';
 import {
@@ -25,24 +23,26 @@ import {
   httpRequest,
   readEcho,
   startEchoUpstream,
-  startGateway,
-  startOperator,
   waitFor,
   type EchoUpstream,
-  type GatewayProc,
   type OperatorProc,
 } from '../harness/processes.ts';
 import { makeCert } from '../../gateway/testing/client-certs.ts';
 import { tlsGet } from '../../gateway/testing/tls-client.ts';
-import { applyManifest, startCluster, tlsSecretManifest } from './helpers.ts';
+import {
+  applyManifest,
+  startGatewayApiSuite,
+  startWorldOperator,
+  stopGatewaySuite,
+  tlsSecretManifest,
+  type GatewaySuite,
+} from './helpers.ts';
 
 const NS = 'gwapi';
 const OTHER = 'gwapi-apps';
 type Name = 'a' | 'b' | 'c';
 
-let dir: string;
-let cp: ControlPlane;
-let gw: GatewayProc;
+let w: GatewaySuite;
 let operator: OperatorProc;
 let port: number;
 const upstreams = {} as Record<Name, EchoUpstream>;
@@ -53,32 +53,20 @@ const service = (n: Name, ns = NS, name = `svc-${n}`): string =>
   endpointService(ns, name, HOST, upstreams[n].port);
 
 before(async () => {
-  ({ dir, cp } = await startCluster('gateway-api', [NS, OTHER, 'svc-operator-system']));
-  // The chart's Gateway API CRDs (gatewayAPI.installCRDs), before the operator starts.
-  await installGatewayApiCrds(cp);
+  w = await startGatewayApiSuite({ name: 'gwapi', namespaces: [NS, OTHER] });
   // `/delay...` answers a second late (timeouts).
   for (const n of ['a', 'b', 'c'] as const)
     upstreams[n] = await startEchoUpstream(n, { host: HOST, latePrefix: '/delay' });
-  gw = await startGateway({
-    name: 'gwapi-gateway',
-    secret: 'e2e-gwapi-secret',
-    dataDir: join(dir, 'gw'),
-    logDir: dir,
-  });
   port = await freePort();
   await applyManifest(
-    cp,
+    w.cp,
     [service('a'), service('b'), service('c'), service('c', OTHER, 'shared')].join('---\n'),
   );
-  operator = await startOperator({
-    name: 'gwapi-operator',
-    gateway: gw,
-    kubeconfig: cp.kubeconfig,
-    logDir: dir,
+  operator = await startWorldOperator(w, {
     env: { WATCH_NAMESPACE: `${NS},${OTHER}`, SVC_INGRESS_ADDRESS: '127.0.0.1' },
   });
   await applyManifest(
-    cp,
+    w.cp,
     `${SVC_GATEWAY_CLASS}---
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
@@ -96,13 +84,8 @@ spec:
   );
 });
 
-after(async () => {
-  // What started (a failed start leaves the rest undefined).
-  await (operator as OperatorProc | undefined)?.stop();
-  await (gw as GatewayProc | undefined)?.stop();
-  for (const u of Object.values(upstreams)) await u.close();
-  await (cp as ControlPlane | undefined)?.stop();
-});
+// What started (a failed start leaves the rest undefined).
+after(() => stopGatewaySuite(w, operator, ...Object.values(upstreams)));
 
 interface Seen {
   status: number;
@@ -150,7 +133,7 @@ async function waitServed(
 }
 
 async function getJson<T>(kind: string, name: string, ns?: string): Promise<T> {
-  const out = await cp.kubectl(['get', kind, name, ...(ns === undefined ? [] : ['-n', ns]), '-o', 'json']);
+  const out = await w.cp.kubectl(['get', kind, name, ...(ns === undefined ? [] : ['-n', ns]), '-o', 'json']);
   return JSON.parse(out.stdout) as T;
 }
 
@@ -191,7 +174,7 @@ test("the GatewayClass of svc.io/gateway-controller is Accepted; another control
 
 test('path, header, query and method matches reach their backends; a request no match takes falls through', async () => {
   await applyManifest(
-    cp,
+    w.cp,
     route(
       'shop',
       `  hostnames: [shop.example]
@@ -294,7 +277,7 @@ test('path, header, query and method matches reach their backends; a request no 
 
 test('weighted backends share requests roughly by weight', async () => {
   await applyManifest(
-    cp,
+    w.cp,
     route(
       'split',
       `  hostnames: [split.example]
@@ -315,7 +298,7 @@ test('weighted backends share requests roughly by weight', async () => {
 
 test('header modifiers, redirects and URL rewrites', async () => {
   await applyManifest(
-    cp,
+    w.cp,
     route(
       'filters',
       `  hostnames: [filters.example]
@@ -346,7 +329,7 @@ test('header modifiers, redirects and URL rewrites', async () => {
     ),
   );
   await applyManifest(
-    cp,
+    w.cp,
     route(
       'any-host-redirect',
       `  hostnames: ['*.wild.example']
@@ -391,7 +374,7 @@ test('header modifiers, redirects and URL rewrites', async () => {
 
 test('timeouts: a backend later than timeouts.request answers 504; within it, 200', async () => {
   await applyManifest(
-    cp,
+    w.cp,
     route(
       'timeouts',
       `  hostnames: [timeouts.example]
@@ -416,7 +399,7 @@ test('timeouts: a backend later than timeouts.request answers 504; within it, 20
 
 test("RequestMirror: the mirror backend gets a copy, the client the main backend's answer", async () => {
   await applyManifest(
-    cp,
+    w.cp,
     route(
       'mirror',
       `  hostnames: [mirror.example]
@@ -440,7 +423,7 @@ test("RequestMirror: the mirror backend gets a copy, the client the main backend
 
 test('status: what svc cannot serve is refused (UnsupportedValue) and not served; missing and forbidden backends named; a backend appProtocol the gateway cannot speak is UnsupportedProtocol (500)', async () => {
   await applyManifest(
-    cp,
+    w.cp,
     route(
       'extension',
       `  hostnames: [extension.example]
@@ -459,7 +442,7 @@ test('status: what svc cannot serve is refused (UnsupportedValue) and not served
   assert.equal((await call('extension.example', '/')).status, 404, 'a refused route is not served at all');
 
   await applyManifest(
-    cp,
+    w.cp,
     route(
       'refs',
       `  hostnames: [refs.example]
@@ -486,9 +469,9 @@ test('status: what svc cannot serve is refused (UnsupportedValue) and not served
   // the same port as kubernetes.io/ws (WebSocket over HTTP/1.1) is served.
   const appProtocolService = (appProtocol: string): string =>
     endpointService(NS, 'svc-proto', HOST, upstreams.a.port, { appProtocol });
-  await applyManifest(cp, appProtocolService('kubernetes.io/h2c'));
+  await applyManifest(w.cp, appProtocolService('kubernetes.io/h2c'));
   await applyManifest(
-    cp,
+    w.cp,
     route('proto', `  hostnames: [proto.example]\n  rules: [{backendRefs: [{name: svc-proto, port: 80}]}]\n`),
   );
   const h2c = await routeConditions('proto', (c) => condition(c, 'ResolvedRefs')?.status === 'False');
@@ -499,14 +482,14 @@ test('status: what svc cannot serve is refused (UnsupportedValue) and not served
     /Service gwapi\/svc-proto port 80 has appProtocol "kubernetes\.io\/h2c"/,
   );
   await waitServed('proto.example', '/', { status: 500 });
-  await applyManifest(cp, appProtocolService('kubernetes.io/ws'));
+  await applyManifest(w.cp, appProtocolService('kubernetes.io/ws'));
   await waitServed('proto.example', '/', { upstream: 'a' });
   const ws = await routeConditions('proto', (c) => condition(c, 'ResolvedRefs')?.status === 'True');
   assert.equal(condition(ws, 'ResolvedRefs')?.reason, 'ResolvedRefs');
 
   // The grant makes the cross-namespace backend usable.
   await applyManifest(
-    cp,
+    w.cp,
     `apiVersion: gateway.networking.k8s.io/v1beta1
 kind: ReferenceGrant
 metadata: {name: let-gwapi, namespace: ${OTHER}}
@@ -519,7 +502,7 @@ spec:
 
   // A route of another namespace: the listener allows the Gateway's own only.
   await applyManifest(
-    cp,
+    w.cp,
     route('elsewhere', `  rules: [{backendRefs: [{name: shared, port: 80}]}]\n`, OTHER),
   );
   const other = await routeConditions(
@@ -530,7 +513,7 @@ spec:
   assert.equal(condition(other, 'Accepted')?.reason, 'NotAllowedByListeners');
   // Refused by every listener, its backends are still checked: ResolvedRefs names the missing one.
   await applyManifest(
-    cp,
+    w.cp,
     route('elsewhere-missing', `  rules: [{backendRefs: [{name: nobody, port: 80}]}]\n`, OTHER),
   );
   const missing = await routeConditions(
@@ -544,7 +527,7 @@ spec:
 
   // Detached from edge (it names another Gateway now): svc's parent status for edge goes away.
   await applyManifest(
-    cp,
+    w.cp,
     `apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: mirror, namespace: ${NS}}
@@ -565,7 +548,7 @@ spec:
 
 test('listener status: routes attached to a listener whose certificate is missing are counted; a listener of only unknown kinds supports none', async () => {
   await applyManifest(
-    cp,
+    w.cp,
     `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: certs, namespace: ${NS}}
@@ -605,13 +588,13 @@ spec:
   assert.ok(kinds);
   assert.deepEqual(kinds.supportedKinds, []);
   assert.equal(condition(kinds.conditions, 'ResolvedRefs')?.reason, 'InvalidRouteKinds');
-  await cp.kubectl(['delete', 'gateways.gateway.networking.k8s.io', 'certs', '-n', NS, '--wait=false']);
+  await w.cp.kubectl(['delete', 'gateways.gateway.networking.k8s.io', 'certs', '-n', NS, '--wait=false']);
 });
 
 test('an HTTP and an HTTPS listener on one port: both Conflicted ProtocolConflict, not accepted, not programmed; no route attaches, no API is generated', async () => {
   const certificate = await makeCert('clash.example');
   await applyManifest(
-    cp,
+    w.cp,
     `${tlsSecretManifest(NS, 'clash-cert', certificate)}---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
@@ -666,18 +649,9 @@ spec:
     return r.status?.parents?.find((p) => p.parentRef.name === 'clash');
   });
   assert.equal(condition(parent.conditions, 'Accepted')?.reason, 'NotAllowedByListeners');
-  const apis = await cp.kubectl([
-    'get',
-    'apidefinitions',
-    '-n',
-    NS,
-    '-l',
-    'svc.io/gateway=clash',
-    '-o',
-    'name',
-  ]);
-  assert.equal(apis.stdout.trim(), '', 'no API is generated for conflicted listeners');
-  await cp.kubectl(['delete', 'gateways.gateway.networking.k8s.io', 'clash', '-n', NS, '--wait=false']);
+  const apis = await generatedApis(w.cp, NS, 'clash', 'name');
+  assert.equal(apis.trim(), '', 'no API is generated for conflicted listeners');
+  await w.cp.kubectl(['delete', 'gateways.gateway.networking.k8s.io', 'clash', '-n', NS, '--wait=false']);
 });
 
 test("a listener's certificate Secret of another namespace: served as a ReferenceGrant allows it (every Secret, or by name), refused for another name, withdrawn with the grant", async () => {
@@ -740,7 +714,7 @@ spec:
 
   // The Secret is in OTHER; no grant yet: RefNotPermitted, nothing served.
   await applyManifest(
-    cp,
+    w.cp,
     `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: vault, namespace: ${NS}}
@@ -770,40 +744,40 @@ spec:
   assert.equal(await served(), undefined, 'nothing is served without the grant');
 
   // Every Secret of OTHER granted, before the Secret exists: InvalidCertificateRef until it appears.
-  await applyManifest(cp, grant(`{group: '', kind: Secret}`));
+  await applyManifest(w.cp, grant(`{group: '', kind: Secret}`));
   const missing = await listenerWhen(
     'InvalidCertificateRef',
     (l) => condition(l.conditions, 'ResolvedRefs')?.reason === 'InvalidCertificateRef',
   );
   assert.match(condition(missing.conditions, 'ResolvedRefs')?.message ?? '', /Not found: Secret/);
-  await applyManifest(cp, tlsSecretManifest(OTHER, 'vault-tls', first));
+  await applyManifest(w.cp, tlsSecretManifest(OTHER, 'vault-tls', first));
   await listenerWhen('Programmed', programmed);
   await waitServedWith(first.fingerprint);
 
   // The Secret rotated: the listener serves the new certificate.
-  await applyManifest(cp, tlsSecretManifest(OTHER, 'vault-tls', rotated));
+  await applyManifest(w.cp, tlsSecretManifest(OTHER, 'vault-tls', rotated));
   await waitServedWith(rotated.fingerprint);
 
   // A grant of another Secret only: refused again, the certificate withdrawn.
-  await applyManifest(cp, grant(`{group: '', kind: Secret, name: other-tls}`));
+  await applyManifest(w.cp, grant(`{group: '', kind: Secret, name: other-tls}`));
   await listenerWhen('RefNotPermitted for another name', refNotPermitted);
   await waitWithdrawn();
 
   // That Secret granted by name: served again.
-  await applyManifest(cp, grant(`{group: '', kind: Secret, name: vault-tls}`));
+  await applyManifest(w.cp, grant(`{group: '', kind: Secret, name: vault-tls}`));
   await listenerWhen('Programmed by name', programmed);
   await waitServedWith(rotated.fingerprint);
 
   // The grant deleted: refused, withdrawn.
-  await cp.kubectl(['delete', 'referencegrants.gateway.networking.k8s.io', 'vault-certs', '-n', OTHER]);
+  await w.cp.kubectl(['delete', 'referencegrants.gateway.networking.k8s.io', 'vault-certs', '-n', OTHER]);
   await listenerWhen('RefNotPermitted once the grant is gone', refNotPermitted);
   await waitWithdrawn();
-  await cp.kubectl(['delete', 'gateways.gateway.networking.k8s.io', 'vault', '-n', NS, '--wait=false']);
+  await w.cp.kubectl(['delete', 'gateways.gateway.networking.k8s.io', 'vault', '-n', NS, '--wait=false']);
 });
 
 test('deleting the Gateway deletes its generated APIs: nothing is served', async () => {
   await waitServed('shop.example', '/exact', { upstream: 'a' });
-  await cp.kubectl([
+  await w.cp.kubectl([
     'delete',
     'gateways.gateway.networking.k8s.io',
     'edge',
@@ -813,17 +787,8 @@ test('deleting the Gateway deletes its generated APIs: nothing is served', async
     '--timeout=60s',
   ]);
   await waitFor('no generated ApiDefinitions', async () => {
-    const out = await cp.kubectl([
-      'get',
-      'apidefinitions',
-      '-n',
-      NS,
-      '-l',
-      'svc.io/gateway=edge',
-      '-o',
-      'name',
-    ]);
-    return out.stdout.trim() === '' ? true : undefined;
+    const out = await generatedApis(w.cp, NS, 'edge', 'name');
+    return out.trim() === '' ? true : undefined;
   });
   // Not served any more: 404, or the listener's port closed once no API uses it.
   await waitFor('shop.example/exact no longer served', async () => {
