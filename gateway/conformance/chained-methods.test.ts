@@ -9,9 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { pluginDirWith } from '../testing/plugin-dir.ts';
 import { after, before, describe, test } from 'node:test';
 import { SignJWT } from 'jose';
 import { freePort } from '../../lib/testing/wait.ts';
@@ -235,8 +233,7 @@ for (const fast of [true, false])
     before(async () => {
       echo = await startEcho('echo');
       port = await freePort();
-      const pluginDir = await mkdtemp(join(tmpdir(), 'svc-chained-'));
-      await writeFile(join(pluginDir, 'custom.mjs'), PLUGIN);
+      const pluginDir = await pluginDirWith('svc-chained-', { 'custom.mjs': PLUGIN });
       gw = await startTlsGateway(['--plugin-dir', pluginDir, ...(fast ? [] : ['--fast-path=false'])]);
       const bound = await makeCert('bound-client');
       const unbound = await makeCert('unbound-client');

@@ -12,11 +12,9 @@ import assert from 'node:assert/strict';
 import { useEcho } from '../testing/echo.ts';
 import { keyed, type InProcessGateway } from '../testing/harness.ts';
 import { assertAnswer, describeEachSetup, type Expected } from '../testing/tables.ts';
+import { basicAuth } from '../testing/client.ts';
 
 const echo = useEcho();
-
-const basic = (user: string, password: string): string =>
-  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
 const APIS = ['chain-a', 'chain-b', 'chain-tok'];
 const right = (...ids: string[]): Record<string, unknown> =>
@@ -91,27 +89,27 @@ const cases: Case[] = [
   {
     name: 'both pass, the user may call the API',
     token: 'tok-all',
-    user: basic('alice', 'pw-a'),
+    user: basicAuth('alice', 'pw-a'),
     status: 200,
   },
   {
     name: 'the base identity decides access: a user without rights, whatever the token grants',
     token: 'tok-all',
-    user: basic('nobody', 'pw-n'),
+    user: basicAuth('nobody', 'pw-n'),
     status: 403,
     error: 'Access to this API has been disallowed',
   },
   {
     name: "the token only has to exist: its key's rights do not count",
     token: 'tok-none',
-    user: basic('alice', 'pw-a'),
+    user: basicAuth('alice', 'pw-a'),
     status: 200,
   },
-  { name: 'no token', user: basic('alice', 'pw-a'), status: 401, error: 'Authorization field missing' },
+  { name: 'no token', user: basicAuth('alice', 'pw-a'), status: 401, error: 'Authorization field missing' },
   {
     name: 'an unknown token',
     token: 'nope',
-    user: basic('alice', 'pw-a'),
+    user: basicAuth('alice', 'pw-a'),
     status: 403,
     error: 'Access to this API has been disallowed',
   },
@@ -119,7 +117,7 @@ const cases: Case[] = [
   {
     name: 'a wrong password',
     token: 'tok-all',
-    user: basic('alice', 'no'),
+    user: basicAuth('alice', 'no'),
     status: 401,
     error: 'User not authorised',
   },
@@ -141,7 +139,7 @@ describeEachSetup(
       }
 
       test(`${api}: the quota is the base identity's`, async () => {
-        const headers = creds[api]('tok-all', basic(`limited-${api}`, 'pw-l'));
+        const headers = creds[api]('tok-all', basicAuth(`limited-${api}`, 'pw-l'));
         const first = await gw().request({ path: `/${api}/x`, headers });
         const second = await gw().request({ path: `/${api}/x`, headers });
         assert.equal(first.status, 200, first.text);
@@ -153,8 +151,8 @@ describeEachSetup(
       const call = async (token: string, user: string): Promise<number> =>
         (await gw().request({ path: '/chain-tok/x', headers: { 'x-api-key': token, authorization: user } }))
           .status;
-      assert.equal(await call('tok-all', basic('nobody', 'pw-n')), 200);
-      assert.equal(await call('tok-none', basic('alice', 'pw-a')), 403);
+      assert.equal(await call('tok-all', basicAuth('nobody', 'pw-n')), 200);
+      assert.equal(await call('tok-none', basicAuth('alice', 'pw-a')), 403);
     });
   },
 );

@@ -14,7 +14,7 @@ import { reject } from '../pipeline/compose.ts';
 import { GatewayError } from '../pipeline/errors.ts';
 import { chain as defaultChain } from '../routes/chain.ts';
 import { fastPathStats } from '../server/fast-path/index.ts';
-import type { Res } from '../testing/client.ts';
+import { basicAuth, type Res } from '../testing/client.ts';
 import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
 import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
 import { freePort, waitFor } from '../../lib/testing/wait.ts';
@@ -607,9 +607,6 @@ describe('fast path: compiled chains, answered as node:http answers', () => {
     },
   });
   const auth = 'authorization: fast-key\r\n';
-  const basic = (user: string, password: string): string =>
-    `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
-
   before(async () => {
     echo = await startEcho('echo');
     fast = await startGateway({ argv: ['--fast-path'], ...observer('fast') });
@@ -669,10 +666,15 @@ describe('fast path: compiled chains, answered as node:http answers', () => {
     {
       name: 'basic auth wrong password',
       path: '/basic/a',
-      headers: { authorization: basic('alice', 'nope') },
+      headers: { authorization: basicAuth('alice', 'nope') },
       status: 401,
     },
-    { name: 'basic auth', path: '/basic/a', headers: { authorization: basic('alice', 'pw1') }, status: 200 },
+    {
+      name: 'basic auth',
+      path: '/basic/a',
+      headers: { authorization: basicAuth('alice', 'pw1') },
+      status: 200,
+    },
     { name: 'refused by middleware: its headers and the response headers', path: '/t/refuse', status: 429 },
     { name: 'response headers added to the relayed response', path: '/t/ok', status: 200 },
   ];

@@ -23,9 +23,7 @@ import {
 } from '../testing/harness.ts';
 import { startRedis, type TestRedis } from '../testing/redis-server.ts';
 import { stopAll } from '../../lib/testing/teardown.ts';
-
-const basic = (user: string, password: string): string =>
-  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+import { basicAuth } from '../testing/client.ts';
 
 const access = (...ids: string[]): Record<string, unknown> =>
   Object.fromEntries(ids.map((id) => [id, { api_id: id, versions: ['Default'] }]));
@@ -126,32 +124,32 @@ describe('keys and policies: management API', () => {
     const got = await gw.admin('GET', '/svc/keys/carol');
     assert.ok(!got.text.includes('first'), 'no password in the answer');
     assert.deepEqual((got.json as { basic_auth_data: unknown }).basic_auth_data, { hash_type: 'scrypt' });
-    assert.equal(await status(gw, '/b/x', basic('carol', 'first')), 200);
-    assert.equal(await status(gw, '/b/x', basic('carol', 'first')), 200, 'from the cache');
+    assert.equal(await status(gw, '/b/x', basicAuth('carol', 'first')), 200);
+    assert.equal(await status(gw, '/b/x', basicAuth('carol', 'first')), 200, 'from the cache');
     const put = await gw.admin('PUT', '/svc/keys/carol', {
       basic_auth_data: { password: 'second' },
       access_rights: access('b'),
     });
     assert.equal(put.status, 200, put.text);
     assert.equal(
-      await status(gw, '/b/x', basic('carol', 'first')),
+      await status(gw, '/b/x', basicAuth('carol', 'first')),
       401,
       'the old password is refused at once',
     );
-    assert.equal(await status(gw, '/b/x', basic('carol', 'second')), 200);
+    assert.equal(await status(gw, '/b/x', basicAuth('carol', 'second')), 200);
     const keep = await gw.admin('PUT', '/svc/keys/carol', {
       basic_auth_data: {},
       access_rights: access('b'),
     });
     assert.equal(keep.status, 200, keep.text);
     assert.equal(
-      await status(gw, '/b/x', basic('carol', 'second')),
+      await status(gw, '/b/x', basicAuth('carol', 'second')),
       200,
       'an update without a password keeps it',
     );
     await gw.admin('DELETE', '/svc/keys/carol');
     assert.equal(
-      await status(gw, '/b/x', basic('carol', 'second')),
+      await status(gw, '/b/x', basicAuth('carol', 'second')),
       401,
       'a deleted user is refused at once',
     );
@@ -431,14 +429,14 @@ describe('keys across processes and nodes', () => {
         access_rights: access('b'),
       });
       // Fresh connections reach both workers; each caches the verified password.
-      for (let i = 0; i < 6; i++) assert.equal(await status(gw, '/b/x', basic('erin', 'one')), 200);
+      for (let i = 0; i < 6; i++) assert.equal(await status(gw, '/b/x', basicAuth('erin', 'one')), 200);
       await gw.admin('PUT', '/svc/keys/erin', {
         basic_auth_data: { password: 'two' },
         access_rights: access('b'),
       });
       for (let i = 0; i < 6; i++) {
-        assert.equal(await status(gw, '/b/x', basic('erin', 'one')), 401, `old password, request ${i}`);
-        assert.equal(await status(gw, '/b/x', basic('erin', 'two')), 200, `new password, request ${i}`);
+        assert.equal(await status(gw, '/b/x', basicAuth('erin', 'one')), 401, `old password, request ${i}`);
+        assert.equal(await status(gw, '/b/x', basicAuth('erin', 'two')), 200, `new password, request ${i}`);
       }
     } finally {
       await gw.stop();

@@ -11,6 +11,7 @@ import { oasDocument, requiring } from '../../schemas/testing.ts';
 import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
 import { keyless, type InProcessGateway } from '../testing/harness.ts';
 import { assertAnswer, describeEachSetup, type Expected } from '../testing/tables.ts';
+import { basicAuth } from '../testing/client.ts';
 
 type Json = Record<string, unknown>;
 const X = 'x-svc-api-gateway';
@@ -467,9 +468,6 @@ const pairs: Pair[] = [
   },
 ];
 
-const basic = (user: string, password: string): string =>
-  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
-
 /** One request, sent to both twins: `{p}` in paths stands for `c` or `o`. */
 interface SideCase extends Expected {
   name: string;
@@ -567,13 +565,13 @@ const sideCases: SideCase[] = [
   {
     name: 'basic: valid',
     path: 'basic/x',
-    headers: { authorization: basic('alice', 's3cret') },
+    headers: { authorization: basicAuth('alice', 's3cret') },
     status: 200,
   },
   {
     name: 'basic: wrong password',
     path: 'basic/x',
-    headers: { authorization: basic('alice', 'nope') },
+    headers: { authorization: basicAuth('alice', 'nope') },
     status: 401,
     error: 'User not authorised',
   },

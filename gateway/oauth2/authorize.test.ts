@@ -10,7 +10,7 @@
  */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Res } from '../testing/client.ts';
+import { basicAuth, type Res } from '../testing/client.ts';
 import { useEcho, type Echoed } from '../testing/echo.ts';
 import { keyed, type GatewayClient } from '../testing/harness.ts';
 import { describeEachSetup } from '../testing/tables.ts';
@@ -25,9 +25,6 @@ const LOGIN = 'https://login.example.com/signin?app=az';
 const CALLBACK = 'https://app.example.com/cb';
 const SECRET = 'web-client-secret-0123';
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
-const basic = (id: string, secret: string): string =>
-  `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
-
 /** `az`: both response types and both grants; `code-only`: as the reference's 06-oauth2 sample. */
 const apis = (target: string): Record<string, unknown>[] => [
   keyed('az', '/az/', target, {
@@ -113,7 +110,7 @@ describeEachSetup(
         fresh: true,
         method: 'POST',
         path: opts.path ?? '/az/oauth/token',
-        headers: { ...FORM, authorization: basic(opts.client ?? 'web', SECRET) },
+        headers: { ...FORM, authorization: basicAuth(opts.client ?? 'web', SECRET) },
         body: new URLSearchParams({
           grant_type: 'authorization_code',
           code,
@@ -224,7 +221,7 @@ describeEachSetup(
         fresh: true,
         method: 'POST',
         path: '/az/oauth/token',
-        headers: { ...FORM, authorization: basic('web', 'wrong-secret-0123456') },
+        headers: { ...FORM, authorization: basicAuth('web', 'wrong-secret-0123456') },
         body: new URLSearchParams({
           grant_type: 'authorization_code',
           code: 'x',

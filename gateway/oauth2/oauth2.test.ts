@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { silentLogger } from '../../lib/log.ts';
 import { RedisStore } from '../store/redis.ts';
-import type { Res } from '../testing/client.ts';
+import { basicAuth, type Res } from '../testing/client.ts';
 import { useEcho, type Echoed } from '../testing/echo.ts';
 import {
   keyed,
@@ -51,9 +51,6 @@ const policy = (id: string, extra: Record<string, unknown> = {}): Record<string,
   ...extra,
 });
 
-const basic = (id: string, secret: string): string =>
-  `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
-
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 /** A token request: the client by HTTP Basic, or in the form when `inForm`. */
@@ -72,7 +69,7 @@ function tokenRequest(
     fresh: true,
     method: 'POST',
     path: opts.path ?? '/oa/oauth/token',
-    headers: { ...FORM, ...(opts.inForm === true ? {} : { authorization: basic(id, secret) }) },
+    headers: { ...FORM, ...(opts.inForm === true ? {} : { authorization: basicAuth(id, secret) }) },
     body: form.toString(),
   });
 }
@@ -263,7 +260,7 @@ describeEachSetup(
           fresh: true,
           method: 'POST',
           path: '/oa/oauth/revoke',
-          headers: { ...FORM, authorization: basic(id, secret) },
+          headers: { ...FORM, authorization: basicAuth(id, secret) },
           body: new URLSearchParams({ token, token_type_hint: 'access_token' }).toString(),
         });
       assert.equal((await revoke('c-other', 'x-secret-of-16-chars')).status, 200);
@@ -297,7 +294,7 @@ describeEachSetup(
           headers: { ...FORM, ...headers },
           body,
         });
-      const wrong = await revokeAll({ authorization: basic('c-pub', 'not-the-secret-at-all') });
+      const wrong = await revokeAll({ authorization: basicAuth('c-pub', 'not-the-secret-at-all') });
       assert.equal(wrong.status, 401, wrong.text);
       assert.equal((wrong.json as { error: string }).error, 'unauthorized_client');
       assert.equal((await revokeAll({})).status, 401, 'no client');
@@ -510,7 +507,7 @@ describe('oauth2 on two gateways sharing one Redis', () => {
       fresh: true,
       method: 'POST',
       path: '/oa/oauth/revoke',
-      headers: { ...FORM, authorization: basic('c', 's-secret-of-16-chars') },
+      headers: { ...FORM, authorization: basicAuth('c', 's-secret-of-16-chars') },
       body: `token=${token}`,
     });
     assert.equal(revoked.status, 200);

@@ -5,6 +5,11 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 
+/** The `Authorization` value of HTTP basic authentication for `user` and `password`. */
+export function basicAuth(user: string, password: string): string {
+  return `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+}
+
 /** One request of a test. */
 export interface Req {
   port: number;

@@ -17,9 +17,10 @@ import { startEcho, type Echo } from '../../testing/echo.ts';
 import { keyed, startGateway, type InProcessGateway } from '../../testing/harness.ts';
 import { startRedis, type TestRedis } from '../../testing/redis-server.ts';
 import { stopAll } from '../../../lib/testing/teardown.ts';
+import { basicAuth } from '../../testing/client.ts';
 
 const basic = (user: string, password: string): Record<string, string> => ({
-  authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+  authorization: basicAuth(user, password),
 });
 
 let redis: TestRedis;

@@ -8,9 +8,7 @@
 import { keyed } from '../../testing/harness.ts';
 import { accessTo, describeAuthTable, type AuthRow } from '../../testing/auth-rows.ts';
 import { provision } from '../../testing/tables.ts';
-
-const basic = (user: string, password: string): string =>
-  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+import { basicAuth } from '../../testing/client.ts';
 
 const rows: AuthRow[] = [
   {
@@ -23,7 +21,7 @@ const rows: AuthRow[] = [
   {
     name: 'basic: valid',
     path: '/basic/x',
-    headers: { authorization: basic('alice', 's3cret:x') },
+    headers: { authorization: basicAuth('alice', 's3cret:x') },
     status: 200,
   },
   {
@@ -35,7 +33,7 @@ const rows: AuthRow[] = [
   {
     name: 'basic: wrong password',
     path: '/basic/x',
-    headers: { authorization: basic('alice', 'wrong') },
+    headers: { authorization: basicAuth('alice', 'wrong') },
     status: 401,
     error: 'User not authorised',
     responseHeaders: { 'www-authenticate': 'Basic realm="basic API"' },
@@ -43,14 +41,14 @@ const rows: AuthRow[] = [
   {
     name: 'basic: unknown user',
     path: '/basic/x',
-    headers: { authorization: basic('mallory', 's3cret:x') },
+    headers: { authorization: basicAuth('mallory', 's3cret:x') },
     status: 401,
     error: 'User not authorised',
   },
   {
     name: 'basic: a token is not a user',
     path: '/basic/x',
-    headers: { authorization: basic('key-one', '') },
+    headers: { authorization: basicAuth('key-one', '') },
     status: 401,
     error: 'User not authorised',
   },
@@ -78,14 +76,14 @@ const rows: AuthRow[] = [
   {
     name: 'basic: user of another organisation',
     path: '/basic/x',
-    headers: { authorization: basic('bob', 'pw') },
+    headers: { authorization: basicAuth('bob', 'pw') },
     status: 403,
     error: 'Access to this API has been disallowed',
   },
   {
     name: 'basic: custom header',
     path: '/basichdr/x',
-    headers: { 'x-user': basic('alice', 's3cret:x') },
+    headers: { 'x-user': basicAuth('alice', 's3cret:x') },
     status: 200,
   },
   {

@@ -9,8 +9,8 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFile, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { copyFile } from 'node:fs/promises';
+import { pluginDirWith } from '../../testing/plugin-dir.ts';
 import { join } from 'node:path';
 import { startEcho, type Echo } from '../../testing/echo.ts';
 import { keyed, keyless, type InProcessGateway } from '../../testing/harness.ts';
@@ -39,9 +39,8 @@ let echo: Echo;
 let pluginDir: string;
 before(async () => {
   echo = await startEcho('echo');
-  pluginDir = await mkdtemp(join(tmpdir(), 'svc-plugins-'));
+  pluginDir = await pluginDirWith('svc-plugins-', { 'faulty.mjs': FAULTY });
   await copyFile(EXAMPLE, join(pluginDir, 'partner.ts'));
-  await writeFile(join(pluginDir, 'faulty.mjs'), FAULTY);
 });
 after(async () => {
   await echo.close();

@@ -8,9 +8,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { pluginDirWith } from '../../testing/plugin-dir.ts';
 import { startEcho, type Echo } from '../../testing/echo.ts';
 import { keyless } from '../../testing/harness.ts';
 import { describeEachSetup, provision } from '../../testing/tables.ts';
@@ -26,8 +24,7 @@ let echo: Echo;
 let pluginDir: string;
 before(async () => {
   echo = await startEcho('echo');
-  pluginDir = await mkdtemp(join(tmpdir(), 'svc-plugins-'));
-  await writeFile(join(pluginDir, 'loops.mjs'), LOOPS);
+  pluginDir = await pluginDirWith('svc-plugins-', { 'loops.mjs': LOOPS });
 });
 after(async () => {
   await echo.close();

@@ -15,8 +15,8 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
+import { pluginDirWith } from '../../testing/plugin-dir.ts';
 import { join } from 'node:path';
 import { recordingLogger } from '../../../lib/testing/log.ts';
 import { startEcho, type Echo, type Echoed } from '../../testing/echo.ts';
@@ -126,9 +126,7 @@ let echo: Echo;
 let pluginDir: string;
 before(async () => {
   echo = await startEcho('echo');
-  pluginDir = await mkdtemp(join(tmpdir(), 'svc-otto-'));
-  await mkdir(join(pluginDir, 'middleware'));
-  for (const [path, text] of Object.entries(FILES)) await writeFile(join(pluginDir, path), text);
+  pluginDir = await pluginDirWith('svc-otto-', FILES);
 });
 after(async () => {
   await echo.close();

@@ -11,9 +11,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { pluginDirWith } from '../../testing/plugin-dir.ts';
 import { startEcho, type Echo } from '../../testing/echo.ts';
 import { keyed, keyless } from '../../testing/harness.ts';
 import type { Echoed } from '../../testing/echo.ts';
@@ -79,9 +77,7 @@ let echo: Echo;
 let pluginDir: string;
 before(async () => {
   echo = await startEcho('echo');
-  pluginDir = await mkdtemp(join(tmpdir(), 'svc-virtual-'));
-  await mkdir(join(pluginDir, 'virtual'));
-  await writeFile(join(pluginDir, 'virtual', 'hello.js'), HELLO);
+  pluginDir = await pluginDirWith('svc-virtual-', { 'virtual/hello.js': HELLO });
 });
 after(async () => {
   await echo.close();
