@@ -11,6 +11,7 @@ import { API_FINALIZER } from '../../schemas/finalizers.ts';
 import { httpRequest, waitFor, type OperatorProc } from '../harness/processes.ts';
 import { startLocalWebhooks, type WebhookServer } from '../webhooks/helpers.ts';
 import {
+  apiDefinitionManifest,
   applyManifest,
   startWorld,
   stopWorld,
@@ -42,16 +43,8 @@ interface Stored {
   metadata: { finalizers?: string[]; managedFields?: ManagedFields[] };
 }
 
-function apiManifest(ns: string, name: string, listenPath: string): string {
-  return `apiVersion: svc.svc.io/v1alpha1
-kind: ApiDefinition
-metadata: {name: ${name}, namespace: ${ns}}
-spec:
-  name: ${name}
-  use_keyless: true
-  proxy: {listen_path: ${listenPath}, target_url: "${w.upstream.url}", strip_listen_path: true}
-`;
-}
+const apiManifest = (ns: string, name: string, listenPath: string): string =>
+  apiDefinitionManifest({ ns, name, listenPath, target: w.upstream.url });
 
 async function stored(ns: string, name: string): Promise<Stored> {
   const r = await w.cp.kubectl([

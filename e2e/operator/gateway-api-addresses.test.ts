@@ -25,14 +25,8 @@ import {
   type EchoUpstream,
   type OperatorProc,
 } from '../harness/processes.ts';
-import {
-  applyManifest,
-  startGatewayApiSuite,
-  startWorldOperator,
-  stopGatewaySuite,
-  tlsSecretManifest,
-  type GatewaySuite,
-} from './helpers.ts';
+import { applyManifest, tlsSecretManifest } from './helpers.ts';
+import { startGatewayApiSuite, startWorldOperator, stopGatewaySuite, type GatewaySuite } from './helpers.ts';
 
 const ONE = 'gwaddr-one';
 const TWO = 'gwaddr-two';

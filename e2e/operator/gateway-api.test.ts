@@ -29,14 +29,8 @@ import {
 } from '../harness/processes.ts';
 import { makeCert } from '../../gateway/testing/client-certs.ts';
 import { tlsGet } from '../../gateway/testing/tls-client.ts';
-import {
-  applyManifest,
-  startGatewayApiSuite,
-  startWorldOperator,
-  stopGatewaySuite,
-  tlsSecretManifest,
-  type GatewaySuite,
-} from './helpers.ts';
+import { applyManifest, tlsSecretManifest } from './helpers.ts';
+import { startGatewayApiSuite, startWorldOperator, stopGatewaySuite, type GatewaySuite } from './helpers.ts';
 
 const NS = 'gwapi';
 const OTHER = 'gwapi-apps';

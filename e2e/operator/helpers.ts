@@ -98,6 +98,29 @@ export async function eventsOf(
   return out.stdout;
 }
 
+/**
+ * An ApiDefinition `name` of `ns` proxying `listenPath` (`/<name>/` unless given) to `target`,
+ * stripping the listen path: keyless, or asking for a token when `protect`; `extra` (spec lines,
+ * indented) added.
+ */
+export function apiDefinitionManifest(o: {
+  ns: string;
+  name: string;
+  target: string;
+  listenPath?: string;
+  protect?: boolean;
+  extra?: string;
+}): string {
+  return `apiVersion: svc.svc.io/v1alpha1
+kind: ApiDefinition
+metadata: {name: ${o.name}, namespace: ${o.ns}}
+spec:
+  name: ${o.name}
+  ${o.protect === true ? 'use_keyless: false\n  use_standard_auth: true' : 'use_keyless: true'}
+  proxy: {listen_path: ${o.listenPath ?? `/${o.name}/`}, target_url: "${o.target}", strip_listen_path: true}
+${o.extra ?? ''}`;
+}
+
 /** A `kubernetes.io/tls` Secret manifest holding a certificate and its key. */
 export function tlsSecretManifest(ns: string, name: string, c: { cert: string; key: string }): string {
   const b64 = (t: string): string => Buffer.from(t).toString('base64');
@@ -181,9 +204,7 @@ export async function startWorld(opts: {
   gatewayEnv?: Record<string, string>;
 }): Promise<OperatorWorld> {
   const { name } = opts;
-  const { dir, cp } = await startCluster(name, [...opts.namespaces, 'svc-operator-system']);
-  return startedOrStopped(async (started) => {
-    started.push(cp);
+  return onSuiteCluster(name, opts.namespaces, async ({ dir, cp }, started) => {
     const upstream = await startEchoUpstream();
     started.push(upstream);
     const [gw, gw2] = await startGatewayPair({
@@ -218,14 +239,22 @@ export function startWorldOperator(
  * its world), then what {@link startWorld} started, even when stopping `first` fails (nothing of
  * the world when it failed: it stopped what it had started).
  */
-export async function stopWorld(
+export function stopWorld(
   w: OperatorWorld | undefined,
   ...first: readonly (Stoppable | undefined)[]
+): Promise<void> {
+  return stopFirst(first, w === undefined ? [] : [w.gw, w.gw2, w.upstream, w.cp]);
+}
+
+/** Stops `first`, then `then`, each in the order given, `then` even when stopping `first` fails. */
+async function stopFirst(
+  first: readonly (Stoppable | undefined)[],
+  then: readonly (Stoppable | undefined)[],
 ): Promise<void> {
   try {
     await stopAll(...first);
   } finally {
-    if (w !== undefined) await stopAll(w.gw, w.gw2, w.upstream, w.cp);
+    await stopAll(...then);
   }
 }
 
@@ -250,11 +279,26 @@ export async function startGatewaySuite(opts: {
   env?: Record<string, string>;
 }): Promise<GatewaySuite> {
   const { name } = opts;
-  const { dir, cp } = await startCluster(name, [...opts.namespaces, 'svc-operator-system']);
-  return startedOrStopped(async (started) => {
-    started.push(cp);
+  return onSuiteCluster(name, opts.namespaces, async ({ dir, cp }) => {
     const gw = await startSuiteGateway(dir, name, opts.env ? { env: opts.env } : {});
     return { name, cp, dir, gw };
+  });
+}
+
+/**
+ * The control plane of the suite `name` ({@link startCluster}, with `namespaces` and
+ * `svc-operator-system`, where the operator keeps its lease), and what `start` starts on it: what
+ * `start` adds to `started`, and the control plane, are stopped again when it fails.
+ */
+async function onSuiteCluster<T>(
+  name: string,
+  namespaces: readonly string[],
+  start: (c: { dir: string; cp: ControlPlane }, started: Stoppable[]) => Promise<T>,
+): Promise<T> {
+  const c = await startCluster(name, [...namespaces, 'svc-operator-system']);
+  return startedOrStopped(async (started) => {
+    started.push(c.cp);
+    return start(c, started);
   });
 }
 
@@ -281,15 +325,11 @@ export function startSuiteGateway(
  * Stops `first` (in the order given), then what {@link startGatewaySuite} started, even when
  * stopping `first` fails.
  */
-export async function stopGatewaySuite(
+export function stopGatewaySuite(
   s: GatewaySuite | undefined,
   ...first: readonly (Stoppable | undefined)[]
 ): Promise<void> {
-  try {
-    await stopAll(...first);
-  } finally {
-    if (s !== undefined) await stopAll(s.gw, s.cp);
-  }
+  return stopFirst(first, s === undefined ? [] : [s.gw, s.cp]);
 }
 
 /**

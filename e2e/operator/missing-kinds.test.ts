@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { httpRequest, waitFor, type OperatorProc } from '../harness/processes.ts';
 import {
+  apiDefinitionManifest,
   applyManifest,
   root,
   startWorld,
@@ -78,15 +79,7 @@ async function metric(o: OperatorProc, controller: string): Promise<string | und
 
 /** An ApiDefinition, a policy and an ApiKey for it; `tag` keeps each case's names apart. */
 function apiManifest(tag: string): string {
-  return `apiVersion: svc.svc.io/v1alpha1
-kind: ApiDefinition
-metadata: {name: ${tag}, namespace: ${NS}}
-spec:
-  name: ${tag}
-  use_keyless: false
-  use_standard_auth: true
-  proxy: {listen_path: /${tag}/, target_url: "${w.upstream.url}", strip_listen_path: true}
----
+  return `${apiDefinitionManifest({ ns: NS, name: tag, target: w.upstream.url, protect: true })}---
 apiVersion: svc.svc.io/v1alpha1
 kind: SecurityPolicy
 metadata: {name: ${tag}-plan, namespace: ${NS}}

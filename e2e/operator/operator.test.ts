@@ -16,7 +16,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { httpRequest, waitFor } from '../harness/processes.ts';
 import { startWorld, type GatewayEndpoint, type World } from '../harness/world.ts';
-import { applyManifest, readyOf, statusOf, type Status } from './helpers.ts';
+import { apiDefinitionManifest, applyManifest, readyOf, statusOf, type Status } from './helpers.ts';
 
 const SECRET = 'e2e-gateway-secret';
 const SECRET2 = 'e2e-second-gateway-secret';
@@ -46,16 +46,8 @@ after(async () => {
 
 const apiId = (ns: string, name: string): string => Buffer.from(`${ns}/${name}`).toString('base64url');
 
-function apiManifest(ns: string, name: string, listenPath: string, extra = ''): string {
-  return `apiVersion: svc.svc.io/v1alpha1
-kind: ApiDefinition
-metadata: {name: ${name}, namespace: ${ns}}
-spec:
-  name: ${name}
-  use_keyless: true
-  proxy: {listen_path: ${listenPath}, target_url: "${w.upstream.url}", strip_listen_path: true}
-${extra}`;
-}
+const apiManifest = (ns: string, name: string, listenPath: string, extra = ''): string =>
+  apiDefinitionManifest({ ns, name, listenPath, target: w.upstream.url, extra });
 
 const apply = (manifest: string): Promise<void> => applyManifest(w, manifest);
 

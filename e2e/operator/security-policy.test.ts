@@ -12,6 +12,7 @@ import { httpRequest, waitFor, type GatewayProc } from '../harness/processes.ts'
 import { startLocalWebhooks, type WebhookServer } from '../webhooks/helpers.ts';
 import {
   admin,
+  apiDefinitionManifest,
   applyExamples,
   applyManifest,
   readyOf,
@@ -54,16 +55,14 @@ const apply = (manifest: string): Promise<void> => applyManifest(w.cp, manifest)
 const policy = (ns: string, name: string) => ({ kind: 'securitypolicy', ns, name });
 const apiDef = (ns: string, name: string) => ({ kind: 'apidefinition', ns, name });
 /** An ApiDefinition in `shop` proxying to the echo upstream; keyless unless `protect`. */
-function apiManifest(name: string, protect: boolean, extra = ''): string {
-  return `apiVersion: svc.svc.io/v1alpha1
-kind: ApiDefinition
-metadata: {name: ${name}, namespace: shop}
-spec:
-  name: ${name}
-  ${protect ? 'use_keyless: false\n  use_standard_auth: true\n  strip_auth_data: true' : 'use_keyless: true'}
-  proxy: {listen_path: /${name}/, target_url: "${w.upstream.url}", strip_listen_path: true}
-${extra}`;
-}
+const apiManifest = (name: string, protect: boolean, extra = ''): string =>
+  apiDefinitionManifest({
+    ns: 'shop',
+    name,
+    target: w.upstream.url,
+    protect,
+    extra: `${protect ? '  strip_auth_data: true\n' : ''}${extra}`,
+  });
 
 function policyManifest(name: string, spec: string): string {
   return `apiVersion: svc.svc.io/v1alpha1

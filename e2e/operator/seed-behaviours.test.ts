@@ -30,7 +30,16 @@ import {
   type OperatorProc,
   type Proc,
 } from '../harness/processes.ts';
-import { admin, applyManifest, readyOf, root, waitForStatus, waitReady, isReady } from './helpers.ts';
+import {
+  admin,
+  apiDefinitionManifest,
+  applyManifest,
+  readyOf,
+  root,
+  waitForStatus,
+  waitReady,
+  isReady,
+} from './helpers.ts';
 import { stopAll } from '../../lib/testing/teardown.ts';
 
 const ORG = 'e2e-org';
@@ -100,17 +109,8 @@ after(async () => {
 });
 
 /** A protected ApiDefinition in `ns` proxying `/<name>/` to the echo upstream. */
-function apiManifest(ns: string, name: string): string {
-  return `apiVersion: svc.svc.io/v1alpha1
-kind: ApiDefinition
-metadata: {name: ${name}, namespace: ${ns}}
-spec:
-  name: ${name}
-  use_keyless: false
-  use_standard_auth: true
-  proxy: {listen_path: /${name}/, target_url: "${upstream.url}", strip_listen_path: true}
-`;
-}
+const apiManifest = (ns: string, name: string): string =>
+  apiDefinitionManifest({ ns, name, target: upstream.url, protect: true });
 
 /** The status of a client request through the gateway with `key`. */
 async function call(path: string, key: string): Promise<number> {
