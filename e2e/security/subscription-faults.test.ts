@@ -13,7 +13,9 @@
  *   come back to where they were, nothing unhandled in its log;
  * - killed, not stopped: SIGKILL of the workers mid-subscription: the client sees its connection
  *   end, the upstream sees its connection end, the restarted workers relay a new subscription;
- * - the upstream ending its connection without a close frame: the client's connection ends too.
+ * - the upstream ending its connection without a close frame: the client's connection ends too;
+ * - a client that sends its close frame and stops reading: its relayed subscription ends within
+ *   the gateway's close wait (seconds), not when the client gives up.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
@@ -288,6 +290,18 @@ test('clients leaving early, mid-subscription and mid-upgrade: the upstream conn
   await within(after.upstream.closed, 5000);
   await backToBaseline(gw, baseline);
   assert.doesNotMatch(gw.log(), /unhandled|uncaught/i);
+});
+
+test('a client that sends its close frame and stops reading: the upstream connection closes within seconds, not after 30', async () => {
+  const c = await client();
+  subscribe(c.ws, 'p');
+  await waitFor('a tick', () => c.got.some((m) => m.type === 'next'), 10_000);
+  // The close frame goes out; the client then reads nothing, so it never sees the gateway's
+  // close frame and never ends its TCP connection (it would give up after 30 s).
+  c.ws.close(1000, 'bye');
+  c.ws.pause();
+  assert.equal(await within(c.upstream.closed, 6000), 'closed', "the upstream's connection");
+  c.ws.terminate();
 });
 
 test('the upstream ending its connection without a close frame: the client sees its connection end', async () => {

@@ -29,6 +29,7 @@ import type { ClientConnection, RequestContext } from '../pipeline/context.ts';
 import type { Target } from '../pipeline/router.ts';
 import type { UpstreamConnect } from '../pipeline/route.ts';
 import { upstreamPathOf } from '../upstream/proxy.ts';
+import { CLOSE_WAIT } from './transport-ws.ts';
 
 /** The subprotocols whose operations the gateway reads, in its order of preference. */
 export const RELAYED_PROTOCOLS = ['graphql-transport-ws', 'graphql-ws'] as const;
@@ -98,6 +99,7 @@ const server = new WebSocketServer({
   noServer: true,
   perMessageDeflate: false,
   maxPayload: MAX_PAYLOAD,
+  ...CLOSE_WAIT,
   // The client gets the subprotocol the upstream chose (set per upgrade below).
   handleProtocols: (protocols, req) => {
     const chosen = (req as IncomingMessage & { chosenProtocol?: string }).chosenProtocol;
@@ -175,6 +177,7 @@ export function relayUpgrade(
       perMessageDeflate: false,
       maxPayload: MAX_PAYLOAD,
       handshakeTimeout: OPEN_WAIT_MS,
+      ...CLOSE_WAIT,
       ...(secure ? { createConnection: tlsConnection(ctx.route.upstreamConnector(target), url) } : {}),
     });
     let settled = false;

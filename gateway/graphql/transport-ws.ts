@@ -99,10 +99,22 @@ export function offersTransportWs(ctx: RequestContext): boolean {
     .includes(TRANSPORT_WS);
 }
 
+/**
+ * How long a side has, once close frames are exchanged, to end its connection before the gateway
+ * ends it (`ws`'s `closeTimeout`, 30 s by default): a client that sent its close frame and then
+ * read nothing held its subscriptions (and a relayed one's upstream connection, subscriptions.ts)
+ * that long.
+ */
+export const CLOSE_WAIT_MS = 2_000;
+
+/** `ws`'s option for it (@types/ws does not declare it yet), for the gateway's servers and clients. */
+export const CLOSE_WAIT: object = { closeTimeout: CLOSE_WAIT_MS };
+
 const server = new WebSocketServer({
   noServer: true,
   perMessageDeflate: false,
   maxPayload: 1024 * 1024,
+  ...CLOSE_WAIT,
   handleProtocols: (protocols) => (protocols.has(TRANSPORT_WS) ? TRANSPORT_WS : false),
 });
 
