@@ -53,6 +53,20 @@ metadata: {name: svc}
 spec: {controllerName: svc.io/gateway-controller}
 `;
 
+/** The Gateway `name` of `ns` (class svc) with one HTTP listener on `port` for routes of its namespace. */
+export const httpGateway = (
+  ns: string,
+  name: string,
+  port: number,
+): string => `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: ${name}, namespace: ${ns}}
+spec:
+  gatewayClassName: svc
+  listeners:
+    - {name: http, port: ${String(port)}, protocol: HTTP, allowedRoutes: {namespaces: {from: Same}}}
+`;
+
 /** Installs the chart's Gateway API CRDs (gatewayAPI.installCRDs), as before the operator starts. */
 export async function installGatewayApiCrds(cp: Pick<ControlPlane, 'installCrds'>): Promise<void> {
   await cp.installCrds(join(root, 'charts', 'svc-operator', 'gateway-api'));

@@ -17,7 +17,13 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import type { ExplanationView } from '../../operator/cli/explain-print.ts';
-import { SVC_GATEWAY_CLASS, endpointService, generatedApis, hostAddress } from '../harness/gateway-api.ts';
+import {
+  SVC_GATEWAY_CLASS,
+  endpointService,
+  generatedApis,
+  hostAddress,
+  httpGateway,
+} from '../harness/gateway-api.ts';
 import {
   httpRequest,
   startEchoUpstream,
@@ -70,14 +76,7 @@ before(async () => {
     w.cp,
     `${endpointService(NS, 'svc-a', HOST, upstream.port)}---
 ${SVC_GATEWAY_CLASS}---
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: edge, namespace: ${NS}}
-spec:
-  gatewayClassName: svc
-  listeners:
-    - {name: http, port: ${String(w.gw.port)}, protocol: HTTP, allowedRoutes: {namespaces: {from: Same}}}
----
+${httpGateway(NS, 'edge', w.gw.port)}---
 ${['shop', 'open', 'limited']
   .map((name) =>
     httpRoute(

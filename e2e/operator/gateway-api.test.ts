@@ -16,6 +16,7 @@ import {
   endpointService,
   generatedApis,
   hostAddress,
+  httpGateway,
   type Cond,
 } from '../harness/gateway-api.ts';
 import {
@@ -67,14 +68,7 @@ kind: GatewayClass
 metadata: {name: theirs}
 spec: {controllerName: example.com/another-controller}
 ---
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: edge, namespace: ${NS}}
-spec:
-  gatewayClassName: svc
-  listeners:
-    - {name: http, port: ${port}, protocol: HTTP, allowedRoutes: {namespaces: {from: Same}}}
-`,
+${httpGateway(NS, 'edge', port)}`,
   );
 });
 
