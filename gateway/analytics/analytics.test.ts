@@ -7,7 +7,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';
 import { waitFor } from '../../lib/testing/wait.ts';
 import {
@@ -18,6 +17,7 @@ import {
 import type { AnalyticsRecord } from '../../schemas/rules/analytics.ts';
 import { BATCH_SIZE, MAX_BATCH_SIZE } from './analytics.ts';
 import { analyticsRoute as route, analyticsTo, counted, keyedRequest as request } from './testing.ts';
+import { listenLocal } from '../testing/servers.ts';
 
 /**
  * A dashboard that answers each batch `answer(contentType)` (once `hold` has resolved) and keeps
@@ -51,9 +51,8 @@ async function fakeDashboard(
       });
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    url: `http://127.0.0.1:${String((server.address() as AddressInfo).port)}`,
+    url: await listenLocal(server),
     batches,
     close: () =>
       new Promise<void>((resolve) => {

@@ -6,11 +6,11 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { waitFor } from '../../lib/testing/wait.ts';
 import { useEcho } from '../testing/echo.ts';
 import { keyed, startGateway } from '../testing/harness.ts';
 import { addKey, call, right, statuses } from '../testing/limits.ts';
+import { listenLocal } from '../testing/servers.ts';
 
 const echo = useEcho();
 
@@ -25,8 +25,7 @@ describe('events fired by limits and authentication', () => {
         res.end('ok');
       });
     });
-    await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/events`;
+    const url = `${await listenLocal(hook)}/events`;
     const handlers = Object.fromEntries(
       ['RatelimitExceeded', 'QuotaExceeded', 'TriggerExceeded', 'AuthFailure', 'KeyExpired'].map((e) => [
         e,

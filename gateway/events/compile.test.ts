@@ -1,7 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Logger } from '../../lib/log.ts';
 import { recordingLogger } from '../../lib/testing/log.ts';
 import { freePort, waitFor } from '../../lib/testing/wait.ts';
@@ -15,6 +14,7 @@ import { compileEvents } from './compile.ts';
 import { Cooldowns } from './cooldown.ts';
 import { noEvents, type EventName, type GatewayEvent } from './events.ts';
 import type { WebhookLimits } from './webhook.ts';
+import { listenLocal } from '../testing/servers.ts';
 
 // --- a webhook receiver ----------------------------------------------------------------------------
 
@@ -55,10 +55,8 @@ async function startReceiver(answer: (n: number) => number | 'hang' = () => 200)
       else res.writeHead(a).end();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/hook`,
+    url: `${await listenLocal(server)}/hook`,
     received,
     hanging: () => hung.filter((r) => !r.destroyed && !r.writableEnded).length,
     release: () => {

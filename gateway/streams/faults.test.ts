@@ -19,6 +19,7 @@ import {
   type TestBroker,
 } from './testing.ts';
 import { stopAll } from '../../lib/testing/teardown.ts';
+import { listenLocal } from '../testing/servers.ts';
 
 /** A local HTTP receiver: records bodies, answers `status()` (503 while "down"), after `delayMs`. */
 async function receiver(opts: { status: () => number; delayMs?: number }): Promise<{
@@ -39,10 +40,8 @@ async function receiver(opts: { status: () => number; delayMs?: number }): Promi
       }, opts.delayMs ?? 0);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const addr = server.address();
   return {
-    url: `http://127.0.0.1:${typeof addr === 'object' && addr !== null ? addr.port : 0}`,
+    url: await listenLocal(server),
     bodies,
     server,
   };

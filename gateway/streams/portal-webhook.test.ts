@@ -19,6 +19,7 @@ import {
 } from './portal-webhook.ts';
 import { streamsDocument } from './testing.ts';
 import { stopAll } from '../../lib/testing/teardown.ts';
+import { listenLocal } from '../testing/servers.ts';
 
 interface Hit {
   at: number;
@@ -44,10 +45,7 @@ async function listen(handler: (req: IncomingMessage, body: string) => number | 
       }
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const addr = server.address();
-  const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
-  return { server, url: `http://127.0.0.1:${port}` };
+  return { server, url: await listenLocal(server) };
 }
 
 describe('portal_webhook', () => {

@@ -13,6 +13,7 @@ import { freePort, waitFor } from '../../lib/testing/wait.ts';
 import { after, before } from 'node:test';
 import { startGateway, type GatewayClient, type InProcessGateway } from '../testing/harness.ts';
 import { connect } from 'node:net';
+import { listenLocal } from '../testing/servers.ts';
 
 /** A broker process started by a test. */
 export interface TestBroker {
@@ -266,10 +267,8 @@ export async function startArrivalServer(): Promise<ArrivalServer> {
       res.end();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const addr = server.address();
   return {
-    url: `http://127.0.0.1:${typeof addr === 'object' && addr !== null ? addr.port : 0}`,
+    url: await listenLocal(server),
     arrivals,
     close: () => {
       server.closeAllConnections();

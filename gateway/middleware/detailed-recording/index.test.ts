@@ -10,7 +10,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import {
   ANALYTICS_COLUMNS_TYPE,
   recordsOfColumns,
@@ -23,6 +22,7 @@ import { useEcho, type Echoed } from '../../testing/echo.ts';
 import { keyed, keyless } from '../../testing/harness.ts';
 import { SETUPS, describeEachSetup, provision } from '../../testing/tables.ts';
 import { waitFor } from '../../../lib/testing/wait.ts';
+import { closeServer, listenLocal } from '../../testing/servers.ts';
 
 const NODE_SECRET = 'detailed-recording-node-secret';
 const echo = useEcho();
@@ -63,9 +63,7 @@ async function startDashboard(): Promise<Dashboard> {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  return { url: `http://127.0.0.1:${String(port)}`, records, server };
+  return { url: await listenLocal(server), records, server };
 }
 
 /** One dashboard per setup, so that each suite reads only its own gateway's records. */
@@ -76,14 +74,7 @@ before(async () => {
 });
 
 after(async () => {
-  for (const d of dashboards) {
-    d.server.closeAllConnections();
-    await new Promise<void>((resolve) =>
-      d.server.close(() => {
-        resolve();
-      }),
-    );
-  }
+  for (const d of dashboards) await closeServer(d.server);
 });
 
 /** The record of the next request of `apiId` the dashboard receives from here on. */

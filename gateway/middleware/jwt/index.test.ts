@@ -10,12 +10,12 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPrivateKey, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { exportJWK, SignJWT, type JWK } from 'jose';
 import { selfSignedCert } from '../../testing/certs.ts';
 import { startEcho, type Echo } from '../../testing/echo.ts';
 import { keyed, type InProcessGateway } from '../../testing/harness.ts';
 import { assertAnswer, describeEachSetup, type Expected } from '../../testing/tables.ts';
+import { listenLocal } from '../../testing/servers.ts';
 
 const T0 = Math.floor(Date.now() / 1000);
 const b64 = (s: string | Buffer): string => Buffer.from(s).toString('base64');
@@ -103,8 +103,7 @@ before(async () => {
     if (keys === undefined) res.writeHead(404).end();
     else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys }));
   });
-  await new Promise<void>((resolve) => jwksServer.listen(0, '127.0.0.1', resolve));
-  jwksBase = `http://127.0.0.1:${String((jwksServer.address() as AddressInfo).port)}`;
+  jwksBase = await listenLocal(jwksServer);
 });
 after(async () => {
   await echo.close();

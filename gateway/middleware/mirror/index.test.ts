@@ -8,11 +8,11 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fastPathStats } from '../../server/fast-path/index.ts';
 import { useEcho, type Echoed } from '../../testing/echo.ts';
 import { keyless, oneVersion } from '../../testing/harness.ts';
 import { describeEachSetup } from '../../testing/tables.ts';
+import { closeServer, listenLocal } from '../../testing/servers.ts';
 
 const echo = useEcho();
 
@@ -34,11 +34,6 @@ let silentUrl: string;
 /** A port nothing listens on. */
 let deadUrl: string;
 
-async function listen(server: http.Server): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${String((server.address() as AddressInfo).port)}`;
-}
-
 before(async () => {
   mirror = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -56,29 +51,18 @@ before(async () => {
       res.writeHead(500).end('the mirror answers 500: ignored');
     });
   });
-  mirrorUrl = await listen(mirror);
+  mirrorUrl = await listenLocal(mirror);
   silent = http.createServer((req) => {
     req.resume();
   });
-  silentUrl = await listen(silent);
+  silentUrl = await listenLocal(silent);
   const dead = http.createServer();
-  deadUrl = await listen(dead);
-  await new Promise<void>((resolve) =>
-    dead.close(() => {
-      resolve();
-    }),
-  );
+  deadUrl = await listenLocal(dead);
+  await closeServer(dead);
 });
 
 after(async () => {
-  for (const s of [mirror, silent]) {
-    s.closeAllConnections();
-    await new Promise<void>((resolve) =>
-      s.close(() => {
-        resolve();
-      }),
-    );
-  }
+  for (const s of [mirror, silent]) await closeServer(s);
 });
 
 /** The next copy the mirror gets (or one it already got for `url`). */

@@ -8,10 +8,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { waitFor } from '../../../lib/testing/wait.ts';
 import { startEcho, type Echo } from '../../testing/echo.ts';
 import { keyed, startGateway, type InProcessGateway } from '../../testing/harness.ts';
+import { closeServer, listenLocal } from '../../testing/servers.ts';
 
 interface Delivered {
   event: string;
@@ -39,13 +39,11 @@ before(async () => {
       res.end('ok');
     });
   });
-  await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
-  hookUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}`;
+  hookUrl = await listenLocal(hook);
 });
 after(async () => {
   await echo.close();
-  hook.closeAllConnections();
-  await new Promise((resolve) => hook.close(resolve));
+  await closeServer(hook);
 });
 
 const MONITORS = ['--monitor-enable-trigger-monitors', '--monitor-global-trigger-limit', '50'];
