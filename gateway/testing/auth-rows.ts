@@ -8,7 +8,7 @@
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { useEcho, type Echoed } from './echo.ts';
-import type { GatewayClient } from './harness.ts';
+import { keyed, type GatewayClient } from './harness.ts';
 import { assertAnswer, describeEachSetup, sendRow, type Expected, type RowRequest } from './tables.ts';
 
 /** A row: the request, and what the answer must be. */
@@ -63,6 +63,17 @@ export function describeAuthTable(
     },
   );
 }
+
+/**
+ * The keyed API `tokq` at `/tokq/` (auth-token's and strip-auth's tables): its token read from
+ * the `api_key` query parameter and the `session` cookie too, and stripped before it is proxied.
+ */
+export const tokenInQueryAndCookie = (upstream: string): Record<string, unknown> =>
+  keyed('tokq', '/tokq/', upstream, {
+    use_standard_auth: true,
+    auth: { use_param: true, param_name: 'api_key', use_cookie: true, cookie_name: 'session' },
+    strip_auth_data: true,
+  });
 
 /** Access rights to the `Default` version of each API named. */
 export const accessTo = (...ids: string[]): Record<string, unknown> =>

@@ -7,7 +7,7 @@
  * with the fast path on and off.
  */
 import { keyed } from '../../testing/harness.ts';
-import { accessTo, describeAuthTable, type AuthRow } from '../../testing/auth-rows.ts';
+import { accessTo, describeAuthTable, tokenInQueryAndCookie, type AuthRow } from '../../testing/auth-rows.ts';
 import { provision } from '../../testing/tables.ts';
 
 const rows: AuthRow[] = [
@@ -108,11 +108,7 @@ describeAuthTable(
       [
         keyed('tok', '/tok/', upstream),
         keyed('hdr', '/hdr/', upstream, { auth_configs: { authToken: { auth_header_name: 'X-Api-Key' } } }),
-        keyed('tokq', '/tokq/', upstream, {
-          use_standard_auth: true,
-          auth: { use_param: true, param_name: 'api_key', use_cookie: true, cookie_name: 'session' },
-          strip_auth_data: true,
-        }),
+        tokenInQueryAndCookie(upstream),
         keyed('org', '/org/', upstream, { org_id: 'org1' }),
       ],
       {

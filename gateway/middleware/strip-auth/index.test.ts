@@ -4,8 +4,7 @@
  * cookies kept. Each row is a request in, and the status and what the upstream received. Runs
  * against the files and Redis stores, with the fast path on and off.
  */
-import { keyed } from '../../testing/harness.ts';
-import { accessTo, describeAuthTable, type AuthRow } from '../../testing/auth-rows.ts';
+import { accessTo, describeAuthTable, tokenInQueryAndCookie, type AuthRow } from '../../testing/auth-rows.ts';
 import { provision } from '../../testing/tables.ts';
 
 const rows: AuthRow[] = [
@@ -34,16 +33,8 @@ const rows: AuthRow[] = [
 describeAuthTable(
   'strip auth data',
   (gw, upstream) =>
-    provision(
-      gw,
-      [
-        keyed('tokq', '/tokq/', upstream, {
-          use_standard_auth: true,
-          auth: { use_param: true, param_name: 'api_key', use_cookie: true, cookie_name: 'session' },
-          strip_auth_data: true,
-        }),
-      ],
-      { 'key-one': { access_rights: accessTo('tok', 'hdr', 'tokq', 'org') } },
-    ),
+    provision(gw, [tokenInQueryAndCookie(upstream)], {
+      'key-one': { access_rights: accessTo('tok', 'hdr', 'tokq', 'org') },
+    }),
   rows,
 );
