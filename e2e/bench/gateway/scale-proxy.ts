@@ -76,17 +76,26 @@ async function startScaleGateway(base: string, count: number, upstream: number):
   return { port, dir, pid: child.pid };
 }
 
-/** A process's memory in MiB: resident, and its own (resident pages no other process shares). */
+/**
+ * A process's memory in MiB: resident, its own (resident pages no other process shares), and its
+ * proportional share (PSS: its own pages plus each shared page divided by the processes sharing it;
+ * the node's processes' PSS add up to the memory they take together).
+ */
 interface Memory {
   rss: number;
   own: number;
+  pss: number;
 }
 
 function memoryOf(pid: number): Memory {
   const rollup = readFileSync(`/proc/${String(pid)}/smaps_rollup`, 'utf8');
   const kb = (field: string): number =>
     Number(new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(rollup)?.[1] ?? NaN);
-  return { rss: kb('Rss') / 1024, own: (kb('Private_Clean') + kb('Private_Dirty')) / 1024 };
+  return {
+    rss: kb('Rss') / 1024,
+    own: (kb('Private_Clean') + kb('Private_Dirty')) / 1024,
+    pss: kb('Pss') / 1024,
+  };
 }
 
 /**
@@ -182,7 +191,8 @@ async function main(): Promise<void> {
     const row = (what: string, r: Result, ratio: number): string =>
       `| ${what} | ${fmt(r.rps, 0)} | ${fmt(ratio)} | ${fmt(r.p50ms)} ms | ${fmt(r.p99ms)} ms |`;
     const mem = (xs: Memory[]): string => xs.map((x) => `${fmt(x.rss, 0)} MiB`).join(', ');
-    const own = (xs: Memory[]): string => xs.map((x) => `${fmt(x.own, 0)} MiB`).join(', ');
+    const own = (xs: Memory[]): string =>
+      xs.map((x) => `${fmt(x.own, 0)} MiB, PSS ${fmt(x.pss, 0)}`).join('; ');
     const peak = (xs: Memory[]): number => Math.max(...xs.map((x) => x.rss));
     const section = `## Gateway at scale
 
@@ -201,7 +211,8 @@ Route lookup independent of the number of APIs (at least 0.95 of the one-API rat
 called): worst ${fmt(worst)}, ${worst >= 0.95 ? 'met' : 'missed'}.
 
 Resident memory per worker (RSS; in brackets the worker's own, the resident pages no other process
-shares: RSS counts in each worker the Node binary's code that all the node's processes share):
+shares, and its PSS, its own plus its share of the shared ones: RSS counts in each worker the Node
+binary's code that all the node's processes share):
 ${mem(memOne)} (${own(memOne)}) with 1 API; ${mem(memMany)} (${own(memMany)}) with ${N.toLocaleString('en')};
 ${mem(memAfter)} (${own(memAfter)}) right after the load and the reloads below; ${mem(memQuiet)} (${own(memQuiet)})
 once the routes had been quiet for ${fmt(RELEASE_QUIET_MS / 1000, 0)} s (each worker then gives back what the reloads
