@@ -13,12 +13,11 @@ import { useEcho } from '../testing/echo.ts';
 import { keyed, type InProcessGateway } from '../testing/harness.ts';
 import { assertAnswer, describeEachSetup, type Expected } from '../testing/tables.ts';
 import { basicAuth } from '../testing/client.ts';
+import { rights } from '../testing/limits.ts';
 
 const echo = useEcho();
 
 const APIS = ['chain-a', 'chain-b', 'chain-tok'];
-const right = (...ids: string[]): Record<string, unknown> =>
-  Object.fromEntries(ids.map((id) => [id, { api_id: id, versions: ['Default'] }]));
 
 async function provision(gw: InProcessGateway): Promise<void> {
   const both = { use_standard_auth: true, use_basic_auth: true, org_id: 'acme' };
@@ -44,9 +43,9 @@ async function provision(gw: InProcessGateway): Promise<void> {
     }),
   );
   const keys: [string, Record<string, unknown>][] = [
-    ['tok-all', { org_id: 'acme', access_rights: right(...APIS) }],
+    ['tok-all', { org_id: 'acme', access_rights: rights(...APIS) }],
     ['tok-none', { org_id: 'acme' }],
-    ['alice', { org_id: 'acme', basic_auth_data: { password: 'pw-a' }, access_rights: right(...APIS) }],
+    ['alice', { org_id: 'acme', basic_auth_data: { password: 'pw-a' }, access_rights: rights(...APIS) }],
     ['nobody', { org_id: 'acme', basic_auth_data: { password: 'pw-n' } }],
     // One user with a quota of 1 per API, so each API's test starts afresh.
     ...['chain-a', 'chain-b'].map((api): [string, Record<string, unknown>] => [
@@ -56,7 +55,7 @@ async function provision(gw: InProcessGateway): Promise<void> {
         basic_auth_data: { password: 'pw-l' },
         quota_max: 1,
         quota_renewal_rate: 3600,
-        access_rights: right(...APIS),
+        access_rights: rights(...APIS),
       },
     ]),
   ];

@@ -19,6 +19,7 @@ import { startEcho, type Echo, type Echoed } from '../testing/echo.ts';
 import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
 import { freePort, waitFor } from '../../lib/testing/wait.ts';
 import { stopAll } from '../../lib/testing/teardown.ts';
+import { rights } from '../testing/limits.ts';
 
 /** One request a raw upstream received. */
 interface Seen {
@@ -634,14 +635,12 @@ describe('fast path: compiled chains, answered as node:http answers', () => {
       keyless('t-probe', '/t/', echo.url),
     ])
       await fast.addApi(api);
-    const access = (...ids: string[]): Record<string, unknown> =>
-      Object.fromEntries(ids.map((id) => [id, { api_id: id, versions: ['Default'] }]));
     for (const [key, body] of [
-      ['fast-key', { org_id: '', access_rights: access('tok', 'strip') }],
-      ['other-key', { org_id: '', access_rights: access('basic') }],
+      ['fast-key', { org_id: '', access_rights: rights('tok', 'strip') }],
+      ['other-key', { org_id: '', access_rights: rights('basic') }],
       [
         'alice',
-        { org_id: 'acme', basic_auth_data: { password: 'pw1' }, access_rights: access('basic', 'body') },
+        { org_id: 'acme', basic_auth_data: { password: 'pw1' }, access_rights: rights('basic', 'body') },
       ],
     ] as const) {
       const res = await fast.admin('POST', `/svc/keys/${key}`, body);

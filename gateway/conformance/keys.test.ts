@@ -24,9 +24,7 @@ import {
 import { startRedis, type TestRedis } from '../testing/redis-server.ts';
 import { stopAll } from '../../lib/testing/teardown.ts';
 import { basicAuth } from '../testing/client.ts';
-
-const access = (...ids: string[]): Record<string, unknown> =>
-  Object.fromEntries(ids.map((id) => [id, { api_id: id, versions: ['Default'] }]));
+import { rights } from '../testing/limits.ts';
 
 let echo: Echo;
 let redis: TestRedis;
@@ -65,7 +63,7 @@ describe('keys and policies: management API', () => {
   });
 
   test('POST /svc/keys generates a key, returned once; it authenticates at once', async () => {
-    const res = await gw.admin('POST', '/svc/keys', { access_rights: access('k') });
+    const res = await gw.admin('POST', '/svc/keys', { access_rights: rights('k') });
     assert.equal(res.status, 200, res.text);
     const body = res.json as { key: string; key_hash: string; status: string; action: string };
     assert.equal(body.status, 'ok');
@@ -84,7 +82,7 @@ describe('keys and policies: management API', () => {
   test('custom key: import, read, list with an API filter, update, delete', async () => {
     const add = await gw.admin('POST', '/svc/keys/my-custom-key', {
       alias: 'mine',
-      access_rights: access('k'),
+      access_rights: rights('k'),
     });
     assert.equal(add.status, 200, add.text);
     assert.equal((add.json as { key: string }).key, 'my-custom-key');
@@ -97,7 +95,7 @@ describe('keys and policies: management API', () => {
     assert.equal(await status(gw, '/other/x', 'my-custom-key'), 403);
     const put = await gw.admin('PUT', '/svc/keys/my-custom-key', {
       alias: 'mine',
-      access_rights: access('k', 'other'),
+      access_rights: rights('k', 'other'),
     });
     assert.deepEqual(put.json, { key: 'my-custom-key', key_hash: hash, status: 'ok', action: 'modified' });
     assert.equal(await status(gw, '/other/x', 'my-custom-key'), 200, 'an update takes effect at once');
@@ -118,7 +116,7 @@ describe('keys and policies: management API', () => {
   test('a basic-auth user: registered by name, password hashed, changes honoured at once', async () => {
     const add = await gw.admin('POST', '/svc/keys/carol', {
       basic_auth_data: { password: 'first' },
-      access_rights: access('b'),
+      access_rights: rights('b'),
     });
     assert.equal(add.status, 200, add.text);
     const got = await gw.admin('GET', '/svc/keys/carol');
@@ -128,7 +126,7 @@ describe('keys and policies: management API', () => {
     assert.equal(await status(gw, '/b/x', basicAuth('carol', 'first')), 200, 'from the cache');
     const put = await gw.admin('PUT', '/svc/keys/carol', {
       basic_auth_data: { password: 'second' },
-      access_rights: access('b'),
+      access_rights: rights('b'),
     });
     assert.equal(put.status, 200, put.text);
     assert.equal(
@@ -139,7 +137,7 @@ describe('keys and policies: management API', () => {
     assert.equal(await status(gw, '/b/x', basicAuth('carol', 'second')), 200);
     const keep = await gw.admin('PUT', '/svc/keys/carol', {
       basic_auth_data: {},
-      access_rights: access('b'),
+      access_rights: rights('b'),
     });
     assert.equal(keep.status, 200, keep.text);
     assert.equal(
@@ -156,7 +154,7 @@ describe('keys and policies: management API', () => {
   });
 
   test('policies: create, read, list, update, delete; IDs and bodies checked', async () => {
-    const created = await gw.admin('POST', '/svc/policies', { name: 'gen', access_rights: access('k') });
+    const created = await gw.admin('POST', '/svc/policies', { name: 'gen', access_rights: rights('k') });
     assert.equal(created.status, 200, created.text);
     const id = (created.json as { key: string }).key;
     assert.match(id, /^[0-9a-f]{32}$/);
@@ -254,7 +252,7 @@ describe('keys and policies: management API', () => {
           id: 'short-lived',
           name: 's',
           key_expires_in: 3600,
-          access_rights: access('k'),
+          access_rights: rights('k'),
         })
       ).status,
       200,
@@ -371,7 +369,7 @@ describe('keys across processes and nodes', () => {
   test('a restart keeps keys and policies', async () => {
     const first = await startGateway();
     await withApis(first);
-    await first.admin('POST', '/svc/policies', { id: 'keep', name: 'keep', access_rights: access('k') });
+    await first.admin('POST', '/svc/policies', { id: 'keep', name: 'keep', access_rights: rights('k') });
     await first.admin('POST', '/svc/keys/kept', { apply_policies: ['keep'] });
     await first.stop();
     const second = await startGateway({ dataDir: first.dataDir });
@@ -394,14 +392,14 @@ describe('keys across processes and nodes', () => {
         (await status(b, '/k/x', 'shared')) === 403 ? true : undefined,
       );
       assert.equal(await status(b, '/k/x', 'shared'), 403, 'unknown (and remembered as unknown) on B');
-      await a.admin('POST', '/svc/policies', { id: 'sp', name: 'sp', access_rights: access('k') });
+      await a.admin('POST', '/svc/policies', { id: 'sp', name: 'sp', access_rights: rights('k') });
       await a.admin('POST', '/svc/keys/shared', { apply_policies: ['sp'] });
       await waitFor(
         'the key to work on B',
         async () => ((await status(b, '/k/x', 'shared')) === 200 ? true : undefined),
         1000,
       );
-      await a.admin('PUT', '/svc/policies/sp', { name: 'sp', state: 'draft', access_rights: access('k') });
+      await a.admin('PUT', '/svc/policies/sp', { name: 'sp', state: 'draft', access_rights: rights('k') });
       await waitFor(
         'the draft policy to disable the key on B',
         async () => ((await status(b, '/k/x', 'shared')) === 403 ? true : undefined),
@@ -426,13 +424,13 @@ describe('keys across processes and nodes', () => {
       await withApis(gw);
       await gw.admin('POST', '/svc/keys/erin', {
         basic_auth_data: { password: 'one' },
-        access_rights: access('b'),
+        access_rights: rights('b'),
       });
       // Fresh connections reach both workers; each caches the verified password.
       for (let i = 0; i < 6; i++) assert.equal(await status(gw, '/b/x', basicAuth('erin', 'one')), 200);
       await gw.admin('PUT', '/svc/keys/erin', {
         basic_auth_data: { password: 'two' },
-        access_rights: access('b'),
+        access_rights: rights('b'),
       });
       for (let i = 0; i < 6; i++) {
         assert.equal(await status(gw, '/b/x', basicAuth('erin', 'one')), 401, `old password, request ${i}`);

@@ -15,6 +15,10 @@ export const right = (id: string, extra: Record<string, unknown> = {}): Record<s
   [id]: { api_id: id, versions: ['Default'], ...extra },
 });
 
+/** Access to each API named (its one version is `Default`). */
+export const rights = (...ids: string[]): Record<string, unknown> =>
+  Object.fromEntries(ids.map((id) => [id, { api_id: id, versions: ['Default'] }]));
+
 /** A request with `key` in `Authorization`: its status, its `error` if any, its headers. */
 export async function call(
   gw: GatewayClient,

@@ -14,14 +14,12 @@ import { FilesStore } from '../../store/files.ts';
 import { useEcho } from '../../testing/echo.ts';
 import { keyed, type InProcessGateway } from '../../testing/harness.ts';
 import { describeEachSetup, testAnswers, type AnswerCase } from '../../testing/tables.ts';
+import { rights } from '../../testing/limits.ts';
 
 const NOW_MS = 1_700_000_000_000;
 const DATE = 'Tue, 14 Nov 2023 22:13:20 GMT';
 
 const echo = useEcho();
-
-const right = (...ids: string[]): Record<string, unknown> =>
-  Object.fromEntries(ids.map((id) => [id, { api_id: id, versions: ['Default'] }]));
 
 async function provision(gw: InProcessGateway): Promise<void> {
   const apis = [
@@ -41,12 +39,15 @@ async function provision(gw: InProcessGateway): Promise<void> {
     name: 'signs',
     state: 'active',
     hmac_enabled: true,
-    access_rights: right('hmac'),
+    access_rights: rights('hmac'),
   };
   assert.equal((await gw.admin('POST', '/svc/policies', policy)).status, 200);
   const keys: [string, Record<string, unknown>][] = [
-    ['hmac-key', { hmac_enabled: true, hmac_string: 'hmac-secret', access_rights: right('hmac', 'hmac256') }],
-    ['hmac-off', { hmac_string: 'hmac-secret', access_rights: right('hmac') }],
+    [
+      'hmac-key',
+      { hmac_enabled: true, hmac_string: 'hmac-secret', access_rights: rights('hmac', 'hmac256') },
+    ],
+    ['hmac-off', { hmac_string: 'hmac-secret', access_rights: rights('hmac') }],
     ['hmac-by-policy', { hmac_string: 'hmac-secret', apply_policies: ['hmac-pol'] }],
   ];
   for (const [k, body] of keys) {
@@ -219,7 +220,7 @@ describeEachSetup(
       }
       const update = await gw().admin('PUT', '/svc/keys/hmac-key', {
         hmac_enabled: true,
-        access_rights: right('hmac', 'hmac256'),
+        access_rights: rights('hmac', 'hmac256'),
       });
       assert.equal(update.status, 200, update.text);
       const res = await gw().request({

@@ -16,6 +16,7 @@ import { startEcho, type Echo } from '../../testing/echo.ts';
 import { keyed, type InProcessGateway } from '../../testing/harness.ts';
 import { assertAnswer, describeEachSetup, type Expected } from '../../testing/tables.ts';
 import { listenLocal } from '../../testing/servers.ts';
+import { rights } from '../../testing/limits.ts';
 
 const T0 = Math.floor(Date.now() / 1000);
 const b64 = (s: string | Buffer): string => Buffer.from(s).toString('base64');
@@ -110,9 +111,6 @@ after(async () => {
   await new Promise((resolve) => jwksServer.close(resolve));
 });
 
-const right = (...ids: string[]): Record<string, unknown> =>
-  Object.fromEntries(ids.map((id) => [id, { api_id: id, versions: ['Default'] }]));
-
 const JWT_APIS = [
   'jwt-hs',
   'jwt-rs',
@@ -128,11 +126,11 @@ const JWT_APIS = [
 /** The APIs, policies of one setup (`index` names its rotating JWKS). */
 async function provision(gw: InProcessGateway, index: number): Promise<void> {
   const policies: Record<string, unknown>[] = [
-    { id: 'jwt-all', name: 'all', state: 'active', access_rights: right(...JWT_APIS, 'jwt-scope') },
-    { id: 'jwt-rs-only', name: 'rs', state: 'active', access_rights: right('jwt-rs') },
-    { id: 'jwt-other-org', name: 'other', org_id: 'other', state: 'active', access_rights: right('jwt-rs') },
-    { id: 'jwt-draft', name: 'draft', state: 'active', access_rights: right('jwt-rs') },
-    { id: 'jwt-chg', name: 'changes', state: 'active', access_rights: right('jwt-rs') },
+    { id: 'jwt-all', name: 'all', state: 'active', access_rights: rights(...JWT_APIS, 'jwt-scope') },
+    { id: 'jwt-rs-only', name: 'rs', state: 'active', access_rights: rights('jwt-rs') },
+    { id: 'jwt-other-org', name: 'other', org_id: 'other', state: 'active', access_rights: rights('jwt-rs') },
+    { id: 'jwt-draft', name: 'draft', state: 'active', access_rights: rights('jwt-rs') },
+    { id: 'jwt-chg', name: 'changes', state: 'active', access_rights: rights('jwt-rs') },
     {
       id: 'scope-read',
       name: 'read',
@@ -151,7 +149,7 @@ async function provision(gw: InProcessGateway, index: number): Promise<void> {
       state: 'active',
       quota_max: 2,
       quota_renewal_rate: 3600,
-      access_rights: right('jwt-quota'),
+      access_rights: rights('jwt-quota'),
     },
   ];
   for (const p of policies) {
@@ -418,7 +416,7 @@ describeEachSetup(
         id: 'jwt-chg',
         name: 'changes',
         state: 'active',
-        access_rights: right('jwt-hs'),
+        access_rights: rights('jwt-hs'),
       });
       assert.equal(res.status, 200, res.text);
       assert.deepEqual(await call(gw(), '/jwt-rs/x', token), {

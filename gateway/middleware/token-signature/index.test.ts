@@ -11,6 +11,7 @@ import { useEcho } from '../../testing/echo.ts';
 import { keyed, type InProcessGateway } from '../../testing/harness.ts';
 import { describeEachSetup, testAnswers, type AnswerCase } from '../../testing/tables.ts';
 import { tokenSignature } from './index.ts';
+import { rights } from '../../testing/limits.ts';
 
 // Computed once with coreutils, not with this code:
 //   printf 'tokensecret1700000000' | sha256sum
@@ -29,9 +30,6 @@ test('the signature is the hex digest of token, secret and Unix seconds', () => 
 const NOW_MS = 1_700_000_000_000;
 
 const echo = useEcho();
-
-const right = (...ids: string[]): Record<string, unknown> =>
-  Object.fromEntries(ids.map((id) => [id, { api_id: id, versions: ['Default'] }]));
 
 async function provision(gw: InProcessGateway): Promise<void> {
   const apis = [
@@ -67,7 +65,7 @@ async function provision(gw: InProcessGateway): Promise<void> {
     }),
   ];
   for (const a of apis) await gw.addApi(a);
-  const res = await gw.admin('POST', '/svc/keys/key-one', { access_rights: right('sig', 'sigmd5') });
+  const res = await gw.admin('POST', '/svc/keys/key-one', { access_rights: rights('sig', 'sigmd5') });
   assert.equal(res.status, 200, `key-one: ${res.text}`);
   await gw.reload();
 }
