@@ -13,13 +13,11 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startUsersAndPosts, type Subgraph } from '../../gateway/graphql/testing.ts';
-import type { startOperator } from '../harness/processes.ts';
 import { httpRequest } from '../harness/processes.ts';
 import {
   applyManifest,
   readyOf,
   startWorld,
-  startWorldOperator,
   statusOf,
   stopWorld,
   waitForStatus,
@@ -51,15 +49,17 @@ type User @key(fields: "id") @extends {
 let w: OperatorWorld;
 let users: Subgraph;
 let posts: Subgraph;
-let operator: Awaited<ReturnType<typeof startOperator>>;
 
 before(async () => {
-  w = await startWorld({ name: 'federation', namespaces: [NS] });
   ({ users, posts } = await startUsersAndPosts({ users: USERS_SDL, posts: POSTS_SDL }));
-  operator = await startWorldOperator(w, { env: { WATCH_NAMESPACE: NS, SVC_RESYNC_PERIOD: '30s' } });
+  w = await startWorld({
+    name: 'federation',
+    namespaces: [NS],
+    operator: { env: { WATCH_NAMESPACE: NS, SVC_RESYNC_PERIOD: '30s' } },
+  });
 });
 
-after(() => stopWorld(w, operator, users, posts));
+after(() => stopWorld(w, users, posts));
 
 const indent = (text: string, by: string): string =>
   text

@@ -28,15 +28,8 @@ import {
   type TestUpstream,
 } from '../../gateway/graphql/testing.ts';
 import { renameToSvc } from '../../tools/reference-samples/measure.ts';
-import { httpRequest, type startOperator } from '../harness/processes.ts';
-import {
-  applyManifest,
-  startWorld,
-  startWorldOperator,
-  stopWorld,
-  waitReady,
-  type OperatorWorld,
-} from './helpers.ts';
+import { httpRequest } from '../harness/processes.ts';
+import { applyManifest, startWorld, stopWorld, waitReady, type OperatorWorld } from './helpers.ts';
 
 const NS = 'refgql';
 
@@ -78,7 +71,6 @@ extend type User @key(fields: "id") {
   posts: [Post!]!
 }`;
 let w: OperatorWorld;
-let operator: Awaited<ReturnType<typeof startOperator>>;
 let users: Subgraph;
 let posts: Subgraph;
 /** The universal data graph's GraphQL source and REST server. */
@@ -86,14 +78,17 @@ let people: Subgraph;
 let rest: TestUpstream;
 
 before(async () => {
-  w = await startWorld({ name: 'graphql-reference', namespaces: [NS] });
   ({ users, posts } = await startUsersAndPosts({ users: USERS_SDL, posts: POSTS_SDL }, { path: '/query' }));
   people = await startPeople('/query');
   rest = await startJsonUpstream(0);
-  operator = await startWorldOperator(w, { env: { WATCH_NAMESPACE: NS, SVC_RESYNC_PERIOD: '30s' } });
+  w = await startWorld({
+    name: 'graphql-reference',
+    namespaces: [NS],
+    operator: { env: { WATCH_NAMESPACE: NS, SVC_RESYNC_PERIOD: '30s' } },
+  });
 });
 
-after(() => stopWorld(w, operator, users, posts, people, rest));
+after(() => stopWorld(w, users, posts, people, rest));
 
 /** A GraphQL query through the gateway. */
 async function ask(

@@ -17,7 +17,6 @@ import {
   type TestUpstream,
 } from '../../gateway/graphql/testing.ts';
 import { derivedId } from '../../operator/ids.ts';
-import type { startOperator } from '../harness/processes.ts';
 import { httpRequest, waitFor } from '../harness/processes.ts';
 import {
   admin,
@@ -26,7 +25,6 @@ import {
   startWorld,
   stopWorld,
   type OperatorWorld,
-  startWorldOperator,
   waitReady,
 } from './helpers.ts';
 
@@ -39,18 +37,20 @@ let w: OperatorWorld;
 let gql: TestUpstream;
 let users: TestUpstream;
 let posts: TestUpstream;
-let operator: Awaited<ReturnType<typeof startOperator>>;
 
 before(async () => {
-  w = await startWorld({ name: 'graphql', namespaces: [NS] });
   [gql, users, posts] = await Promise.all([startGraphqlUpstream(), startJsonUpstream(), startJsonUpstream()]);
-  operator = await startWorldOperator(w, {
-    org: ORG,
-    env: { WATCH_NAMESPACE: `${NS},default`, SVC_RESYNC_PERIOD: '2s', LOG_LEVEL: 'debug' },
+  w = await startWorld({
+    name: 'graphql',
+    namespaces: [NS],
+    operator: {
+      org: ORG,
+      env: { WATCH_NAMESPACE: `${NS},default`, SVC_RESYNC_PERIOD: '2s', LOG_LEVEL: 'debug' },
+    },
   });
 });
 
-after(() => stopWorld(w, operator, gql, users, posts));
+after(() => stopWorld(w, gql, users, posts));
 
 /** Indents a multi-line text for a YAML block scalar. */
 const block = (text: string, indent: string): string =>

@@ -189,12 +189,16 @@ export interface OperatorWorld {
   gw: GatewayProc;
   gw2: GatewayProc;
   upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+  /** The world's operator, when it was started with it (`startWorld`'s `operator`). */
+  operator?: OperatorProc;
 }
 
 /**
  * Starts a world: the control plane (with `namespaces` and `svc-operator-system`, where the
  * operator keeps its lease), the echo upstream and two gateways with the given secrets
- * (`e2e-<name>-secret` and `e2e-<name>-secret-2` unless given).
+ * (`e2e-<name>-secret` and `e2e-<name>-secret-2` unless given); with `operator`, last, its
+ * operator ({@link startWorldOperator} with these settings), which {@link stopWorld} stops first.
+ * A suite that starts something the operator needs first (the webhooks) starts it itself.
  */
 export async function startWorld(opts: {
   name: string;
@@ -202,6 +206,7 @@ export async function startWorld(opts: {
   secrets?: readonly [string, string];
   /** Settings of both gateways (for example `SVC_GW_STREAMING_ENABLED`). */
   gatewayEnv?: Record<string, string>;
+  operator?: { org?: string; env?: Record<string, string> };
 }): Promise<OperatorWorld> {
   const { name } = opts;
   return onSuiteCluster(name, opts.namespaces, async ({ dir, cp }, started) => {
@@ -213,7 +218,10 @@ export async function startWorld(opts: {
       secrets: opts.secrets ?? [`e2e-${name}-secret`, `e2e-${name}-secret-2`],
       ...(opts.gatewayEnv ? { env: opts.gatewayEnv } : {}),
     });
-    return { name, cp, dir, gw, gw2, upstream };
+    started.push(gw, gw2);
+    const w: OperatorWorld = { name, cp, dir, gw, gw2, upstream };
+    if (opts.operator !== undefined) w.operator = await startWorldOperator(w, opts.operator);
+    return w;
   });
 }
 
@@ -236,14 +244,14 @@ export function startWorldOperator(
 
 /**
  * Stops `first` (in the order given: the operator, webhooks, upstreams a suite started beside
- * its world), then what {@link startWorld} started, even when stopping `first` fails (nothing of
+ * its world), then what {@link startWorld} started (its operator first), even when stopping `first` fails (nothing of
  * the world when it failed: it stopped what it had started).
  */
 export function stopWorld(
   w: OperatorWorld | undefined,
   ...first: readonly (Stoppable | undefined)[]
 ): Promise<void> {
-  return stopFirst(first, w === undefined ? [] : [w.gw, w.gw2, w.upstream, w.cp]);
+  return stopFirst(first, w === undefined ? [] : [w.operator, w.gw, w.gw2, w.upstream, w.cp]);
 }
 
 /** Stops `first`, then `then`, each in the order given, `then` even when stopping `first` fails. */

@@ -8,7 +8,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { derivedId } from '../../operator/ids.ts';
-import { httpRequest, waitFor, type OperatorProc } from '../harness/processes.ts';
+import { httpRequest, waitFor } from '../harness/processes.ts';
 import {
   applyManifest,
   readyOf,
@@ -16,19 +16,20 @@ import {
   stopWorld,
   waitForStatus,
   type OperatorWorld,
-  startWorldOperator,
   waitReady,
 } from './helpers.ts';
 
 let w: OperatorWorld;
-let operator: OperatorProc;
 
 before(async () => {
-  w = await startWorld({ name: 'internal-targets', namespaces: ['shop'] });
-  operator = await startWorldOperator(w, { env: { WATCH_NAMESPACE: 'shop', LOG_LEVEL: 'debug' } });
+  w = await startWorld({
+    name: 'internal-targets',
+    namespaces: ['shop'],
+    operator: { env: { WATCH_NAMESPACE: 'shop', LOG_LEVEL: 'debug' } },
+  });
 });
 
-after(() => stopWorld(w, operator));
+after(() => stopWorld(w));
 
 test('the referrer applied first waits with ApiNotFound, then is served as soon as its target appears', async () => {
   await applyManifest(

@@ -11,16 +11,8 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { derivedId } from '../../operator/ids.ts';
 import type { ExplanationView } from '../../operator/cli/explain-print.ts';
-import { httpRequest, type OperatorProc } from '../harness/processes.ts';
-import {
-  admin,
-  applyManifest,
-  startWorld,
-  startWorldOperator,
-  stopWorld,
-  waitReady,
-  type OperatorWorld,
-} from './helpers.ts';
+import { httpRequest } from '../harness/processes.ts';
+import { admin, applyManifest, startWorld, stopWorld, waitReady, type OperatorWorld } from './helpers.ts';
 
 const PLUGIN = new URL('../../operator/cli/kubectl-svc.ts', import.meta.url).pathname;
 const ORG = 'plugin-org';
@@ -28,13 +20,12 @@ const KEY = 'plugin-key-1';
 const RATE_KEY = 'plugin-key-2';
 
 let w: OperatorWorld;
-let operator: OperatorProc | undefined;
 
 before(async () => {
-  w = await startWorld({ name: 'plugin', namespaces: ['shop'] });
-  operator = await startWorldOperator(w, {
-    org: ORG,
-    env: { WATCH_NAMESPACE: 'shop' },
+  w = await startWorld({
+    name: 'plugin',
+    namespaces: ['shop'],
+    operator: { org: ORG, env: { WATCH_NAMESPACE: 'shop' } },
   });
   // The operator's configuration as the chart keeps it: what the plugin reads by default.
   await w.cp.kubectl([
@@ -126,7 +117,7 @@ spec:
   assert.equal(rateKey.status, 200, JSON.stringify(rateKey.body));
 });
 
-after(() => stopWorld(w, operator));
+after(() => stopWorld(w));
 
 interface Run {
   code: number;

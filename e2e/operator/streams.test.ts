@@ -8,32 +8,23 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { derivedId } from '../../operator/ids.ts';
 import { openSse, type SseConsumer } from '../../gateway/streams/testing.ts';
-import type { startOperator } from '../harness/processes.ts';
 import { httpRequest, waitFor } from '../harness/processes.ts';
-import {
-  applyManifest,
-  startWorld,
-  stopWorld,
-  type OperatorWorld,
-  startWorldOperator,
-  waitReady,
-} from './helpers.ts';
+import { applyManifest, startWorld, stopWorld, type OperatorWorld, waitReady } from './helpers.ts';
 
 const ID = derivedId('events', 'orders');
 
 let w: OperatorWorld;
-let operator: Awaited<ReturnType<typeof startOperator>>;
 
 before(async () => {
   w = await startWorld({
     name: 'streams',
     namespaces: ['events'],
     gatewayEnv: { SVC_GW_STREAMING_ENABLED: 'true' },
+    operator: { env: { WATCH_NAMESPACE: 'events,default' } },
   });
-  operator = await startWorldOperator(w, { env: { WATCH_NAMESPACE: 'events,default' } });
 });
 
-after(() => stopWorld(w, operator));
+after(() => stopWorld(w));
 
 /** The ConfigMap `events/orders-streams` with a streams document; `mapping` transforms messages. */
 function configMap(mapping?: string): string {
