@@ -6,7 +6,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startEcho, type Echo } from '../testing/echo.ts';
+import { useEcho } from '../testing/echo.ts';
 import { keyed, startGateway, type InProcessGateway } from '../testing/harness.ts';
 
 const policy = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
@@ -19,18 +19,12 @@ const policy = (extra: Record<string, unknown> = {}): Record<string, unknown> =>
   ...extra,
 });
 
-let echo: Echo;
-before(async () => {
-  echo = await startEcho('echo');
-});
-after(async () => {
-  await echo.close();
-});
+const echo = useEcho();
 
 /** A gateway with `argv`, serving the keyed API `api` at `/api/`. */
 async function gatewayWith(argv: string[]): Promise<InProcessGateway> {
   const gw = await startGateway({ argv });
-  await gw.addApi(keyed('api', '/api/', echo.url));
+  await gw.addApi(keyed('api', '/api/', echo().url));
   await gw.reload();
   return gw;
 }

@@ -1,4 +1,4 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { Logger } from '../../lib/log.ts';
@@ -8,7 +8,7 @@ import type { GatewayApiDefinition } from '../../schemas/generated/models.ts';
 import { Metrics, type EventOutcome } from '../metrics/metrics.ts';
 import type { GatewayMiddleware } from '../middleware/deps.ts';
 import { chain } from '../routes/chain.ts';
-import { startEcho, type Echo } from '../testing/echo.ts';
+import { useEcho } from '../testing/echo.ts';
 import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
 import { compileEvents } from './compile.ts';
 import { Cooldowns } from './cooldown.ts';
@@ -134,13 +134,7 @@ const webhook = (meta: Record<string, unknown>): unknown => ({
 // --- through a gateway ------------------------------------------------------------------------------------
 
 describe('event handlers on a gateway', () => {
-  let echo: Echo;
-  before(async () => {
-    echo = await startEcho('echo');
-  });
-  after(async () => {
-    await echo.close();
-  });
+  const echo = useEcho();
 
   /** A gateway with the firing middleware and one keyless API `a1` at /a/ with `events`. */
   async function gatewayWith(
@@ -151,7 +145,7 @@ describe('event handlers on a gateway', () => {
       chain: [firing(opts), ...chain],
       ...(opts.log ? { log: opts.log } : {}),
     });
-    await gw.addApi(keyless('a1', '/a/', echo.url, { event_handlers: { events } }));
+    await gw.addApi(keyless('a1', '/a/', echo().url, { event_handlers: { events } }));
     await gw.reload();
     return gw;
   }

@@ -4,9 +4,9 @@
  * one request throttled once and then served, one throttled until its retries are used up and
  * refused with 429, on both request paths (fast path on and off).
  */
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startEcho, type Echo } from '../testing/echo.ts';
+import { useEcho } from '../testing/echo.ts';
 import { keyed, startGateway, type GatewayClient } from '../testing/harness.ts';
 import { THROTTLE_WINDOW_SECONDS } from './metrics.ts';
 import { scrape } from './testing.ts';
@@ -18,7 +18,7 @@ const access = { th: { api_id: 'th', api_name: 'th', versions: ['Default'] } };
  * served, `gives-up` (1 per minute, 2 retries) waits twice and gets 429.
  */
 async function throttle(gw: GatewayClient): Promise<void> {
-  await gw.addApi(keyed('th', '/th/', echo.url));
+  await gw.addApi(keyed('th', '/th/', echo().url));
   await gw.reload();
   const keys: [string, Record<string, unknown>][] = [
     ['passes', { rate: 1, per: 1, throttle_interval: 1, throttle_retry_limit: 3 }],
@@ -47,13 +47,7 @@ function assertThrottled(m: Map<string, number>): void {
   assert.equal(m.get('svc_gateway_refused_total{reason="rate_limit"}'), 0);
 }
 
-let echo: Echo;
-before(async () => {
-  echo = await startEcho('echo');
-});
-after(async () => {
-  await echo.close();
-});
+const echo = useEcho();
 
 describe('ThrottledRequestsPS', () => {
   for (const fastPath of [true, false]) {

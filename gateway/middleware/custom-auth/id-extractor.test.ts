@@ -12,7 +12,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startEcho, type Echo } from '../../testing/echo.ts';
+import { useEcho } from '../../testing/echo.ts';
 import {
   authCheckSample,
   pluginGatewayArgv,
@@ -37,13 +37,7 @@ const HEADER_VALUE = {
 const sample = (id: string, target: string, idExtractor?: Record<string, unknown>): Record<string, unknown> =>
   authCheckSample(id, target, idExtractor === undefined ? {} : { id_extractor: idExtractor });
 
-let echo: Echo;
-before(async () => {
-  echo = await startEcho('echo');
-});
-after(async () => {
-  await echo.close();
-});
+const echo = useEcho();
 
 /**
  * A gateway with the plugin server, and `settled`: every call made so far is in the server's log
@@ -58,7 +52,7 @@ async function setUp(
   const gw = await startGateway({ argv: pluginGatewayArgv(plugin, fastPath) });
   await provision(gw, [
     ...apis,
-    keyless('idx-sentinel', '/idx-sentinel/', echo.url, {
+    keyless('idx-sentinel', '/idx-sentinel/', echo().url, {
       custom_middleware: { driver: 'grpc', pre: [{ name: 'AddHeader', path: '' }] },
     }),
   ]);
@@ -80,10 +74,10 @@ for (const fastPath of [true, false]) {
       ({ gw, plugin, settled } = await setUp(
         ['-tokens', 'id-one,id-two,id-rate', '-rate', '3', '-per', '60', '-extractor-ttl', '3600'],
         [
-          sample('idx-header', echo.url, HEADER_VALUE),
-          sample('idx-none', echo.url),
+          sample('idx-header', echo().url, HEADER_VALUE),
+          sample('idx-none', echo().url),
           // The identity a match in the body; the server still reads the token in Authorization.
-          sample('idx-body', echo.url, {
+          sample('idx-body', echo().url, {
             extract_from: 'body',
             extract_with: 'regex',
             extractor_config: { regex_expression: 'user-[0-9]+', regex_match_index: 1 },
@@ -189,7 +183,7 @@ describe('id_extractor: once the deadline the server set has passed, it is asked
   before(async () => {
     ({ gw, plugin, settled } = await setUp(
       ['-tokens', 'id-one', '-extractor-ttl', '1'],
-      [sample('idx-short', echo.url, HEADER_VALUE)],
+      [sample('idx-short', echo().url, HEADER_VALUE)],
     ));
   });
   after(async () => {
