@@ -6,8 +6,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { silentLogger } from '../../lib/log.ts';
@@ -16,7 +15,7 @@ import { RedisStore } from '../store/redis.ts';
 import { startEcho, type Echo } from '../testing/echo.ts';
 import {
   keyed,
-  spawnGateway,
+  spawnWorkers,
   startGateway,
   type GatewayClient,
   type InProcessGateway,
@@ -414,12 +413,7 @@ describe('keys across processes and nodes', () => {
   });
 
   test('--workers 2 on the files store: a password change is honoured at once by every worker', async () => {
-    const gw = await spawnGateway([
-      '--workers',
-      '2',
-      '--data-dir',
-      mkdtempSync(join(tmpdir(), 'svc-gw-workers-')),
-    ]);
+    const gw = await spawnWorkers('svc-gw-workers-');
     try {
       await withApis(gw);
       await gw.admin('POST', '/svc/keys/erin', {

@@ -6,14 +6,11 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { silentLogger } from '../../lib/log.ts';
 import { waitFor } from '../../lib/testing/wait.ts';
 import { RedisCounters } from '../limits/redis.ts';
 import { useEcho } from '../testing/echo.ts';
-import { keyed, spawnGateway, startGateway } from '../testing/harness.ts';
+import { keyed, spawnGateway, spawnWorkers, startGateway } from '../testing/harness.ts';
 import { addKey, call, right, statuses } from '../testing/limits.ts';
 import { onRedis, startRedis, useRedis } from '../testing/redis-server.ts';
 
@@ -65,12 +62,7 @@ describe('limits across nodes and workers', () => {
   });
 
   test('--workers 2 on the files store: the workers share one counter', async () => {
-    const gw = await spawnGateway([
-      '--workers',
-      '2',
-      '--data-dir',
-      mkdtempSync(join(tmpdir(), 'svc-gw-limits-')),
-    ]);
+    const gw = await spawnWorkers('svc-gw-limits-');
     try {
       await gw.addApi(keyed('w', '/w/', echo().url));
       await gw.reload();

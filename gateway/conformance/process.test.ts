@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { send } from '../testing/client.ts';
 import { useEcho, type Echoed } from '../testing/echo.ts';
-import { keyless, spawnGateway, type GatewayProcess } from '../testing/harness.ts';
+import { keyless, spawnGateway, spawnWorkers, type GatewayProcess } from '../testing/harness.ts';
 import { startRedis, type TestRedis } from '../testing/redis-server.ts';
 import { freePort, waitFor } from '../../lib/testing/wait.ts';
 import { selfSignedCert } from '../testing/certs.ts';
@@ -129,8 +129,7 @@ describe('gateway process', () => {
   });
 
   test('--workers 2: two processes share the port and a reload reaches both', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'svc-gw-workers-'));
-    const gw = await spawnGateway(['--workers', '2', '--data-dir', dataDir]);
+    const gw = await spawnWorkers('svc-gw-workers-');
     try {
       // The first worker serves; the second may still be starting: the node reload waits for it.
       await gw.addApi(keyless('w', '/w/', echo().url));
@@ -165,8 +164,7 @@ describe('gateway process', () => {
   });
 
   test('--workers 2: an API written through one worker is read back from every worker, before any reload', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'svc-gw-workers-'));
-    const gw = await spawnGateway(['--workers', '2', '--data-dir', dataDir]);
+    const gw = await spawnWorkers('svc-gw-workers-');
     const auth = { 'x-svc-authorization': 'test-secret' };
     // Fresh connections alternate between the workers: each read may reach the one that wrote.
     const read = async (id: string): Promise<{ status: number; target?: string }> => {
@@ -212,13 +210,8 @@ describe('gateway process', () => {
     }
   });
   test('--workers 2: a certificate uploaded or deleted through one worker is seen by every worker (reads and mutual TLS)', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'svc-gw-workers-certs-'));
     const serverCert = selfSignedCert();
-    const gw = await spawnGateway([
-      '--workers',
-      '2',
-      '--data-dir',
-      dataDir,
+    const gw = await spawnWorkers('svc-gw-workers-certs-', [
       '--tls-cert',
       serverCert.certFile,
       '--tls-key',

@@ -1,11 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { waitFor } from '../../lib/testing/wait.ts';
 import { useEcho } from '../testing/echo.ts';
-import { keyless, spawnGateway, startGateway, type GatewayClient } from '../testing/harness.ts';
+import { keyless, spawnWorkers, startGateway, type GatewayClient } from '../testing/harness.ts';
 import { Metrics, THROTTLE_WINDOW_SECONDS } from './metrics.ts';
 import { samples, scrapeAnswer } from './testing.ts';
 
@@ -111,8 +108,7 @@ describe('/metrics', () => {
   });
 
   test('with --workers 2 any worker reports the whole node', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'svc-gw-metrics-'));
-    const gw = await spawnGateway(['--workers', '2', '--data-dir', dataDir]);
+    const gw = await spawnWorkers('svc-gw-metrics-');
     try {
       await gw.addApi(keyless('a1', '/a1/', echo().url));
       await gw.addApi(keyless('a2', '/a2/', echo().url));

@@ -5,13 +5,10 @@
  * and a Bento killed is started again by the primary, streams back.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { waitFor } from '../../lib/testing/wait.ts';
 import { send } from '../testing/client.ts';
-import { spawnGateway, type GatewayProcess } from '../testing/harness.ts';
+import { spawnWorkers, type GatewayProcess } from '../testing/harness.ts';
 import { bentosUnder, children } from './process-testing.ts';
 import { addStreams, openSse, sseRelay, streamsDocument, type SseConsumer } from './testing.ts';
 
@@ -24,8 +21,7 @@ async function metric(port: number, name: string): Promise<number | undefined> {
 describe('streams with --workers 2', () => {
   let gw: GatewayProcess;
   before(async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'svc-gw-streams-workers-'));
-    gw = await spawnGateway(['--workers', '2', '--data-dir', dataDir, '--streaming-enabled']);
+    gw = await spawnWorkers('svc-gw-streams-workers-', ['--streaming-enabled']);
     await waitFor('both workers', () =>
       gw.stderr().includes('"message":"all workers serving"') ? true : undefined,
     );

@@ -279,6 +279,18 @@ export interface GatewayProcess extends GatewayClient {
 const MAIN = join(import.meta.dirname, '..', 'main.ts');
 
 /**
+ * Starts a gateway of two workers (as {@link spawnGateway}) on the files store in a new data
+ * directory whose name starts with `prefix`; `args` follow.
+ */
+export function spawnWorkers(
+  prefix: string,
+  args: string[] = [],
+  opts: Parameters<typeof spawnGateway>[1] = {},
+): Promise<GatewayProcess> {
+  return spawnGateway(['--workers', '2', '--data-dir', mkdtempSync(join(tmpdir(), prefix)), ...args], opts);
+}
+
+/**
  * Starts `node gateway/main.ts` with the test secret on a free port and waits until it serves
  * (`/ready` answers 200 unless `waitReady` is false).
  */
