@@ -13,13 +13,7 @@ import { silentLogger } from '../../lib/log.ts';
 import { waitFor } from '../../lib/testing/wait.ts';
 import { RedisStore } from '../store/redis.ts';
 import { startEcho, type Echo } from '../testing/echo.ts';
-import {
-  keyed,
-  spawnWorkers,
-  startGateway,
-  type GatewayClient,
-  type InProcessGateway,
-} from '../testing/harness.ts';
+import { keyed, spawnWorkers, startGateway, useGateway, type GatewayClient } from '../testing/harness.ts';
 import { startRedis, type TestRedis } from '../testing/redis-server.ts';
 import { stopAll } from '../../lib/testing/teardown.ts';
 import { basicAuth } from '../testing/client.ts';
@@ -52,132 +46,125 @@ const status = async (gw: GatewayClient, path: string, authorization?: string): 
   ).status;
 
 describe('keys and policies: management API', () => {
-  let gw: InProcessGateway;
-  before(async () => {
-    gw = await startGateway();
-    await withApis(gw);
-  });
-  after(async () => {
-    await gw.stop();
-  });
+  const gw = useGateway({}, withApis);
 
   test('POST /svc/keys generates a key, returned once; it authenticates at once', async () => {
-    const res = await gw.admin('POST', '/svc/keys', { access_rights: rights('k') });
+    const res = await gw().admin('POST', '/svc/keys', { access_rights: rights('k') });
     assert.equal(res.status, 200, res.text);
     const body = res.json as { key: string; key_hash: string; status: string; action: string };
     assert.equal(body.status, 'ok');
     assert.equal(body.action, 'added');
     assert.match(body.key, /^[0-9a-f]{32}$/);
     assert.match(body.key_hash, /^[0-9a-f]{64}$/);
-    assert.equal(await status(gw, '/k/x', body.key), 200);
-    const got = await gw.admin('GET', `/svc/keys/${body.key}`);
+    assert.equal(await status(gw(), '/k/x', body.key), 200);
+    const got = await gw().admin('GET', `/svc/keys/${body.key}`);
     assert.equal(got.status, 200);
     assert.equal((got.json as { key_hash: string }).key_hash, body.key_hash);
     assert.ok(!got.text.includes(body.key), 'the key itself is not returned again');
-    const byHash = await gw.admin('GET', `/svc/keys/${body.key_hash}?hashed=true`);
+    const byHash = await gw().admin('GET', `/svc/keys/${body.key_hash}?hashed=true`);
     assert.deepEqual(byHash.json, got.json);
   });
 
   test('custom key: import, read, list with an API filter, update, delete', async () => {
-    const add = await gw.admin('POST', '/svc/keys/my-custom-key', {
+    const add = await gw().admin('POST', '/svc/keys/my-custom-key', {
       alias: 'mine',
       access_rights: rights('k'),
     });
     assert.equal(add.status, 200, add.text);
     assert.equal((add.json as { key: string }).key, 'my-custom-key');
     const hash = (add.json as { key_hash: string }).key_hash;
-    assert.equal((await gw.admin('POST', '/svc/keys/my-custom-key', {})).status, 409);
-    const list = (await gw.admin('GET', '/svc/keys')).json as { keys: string[] };
+    assert.equal((await gw().admin('POST', '/svc/keys/my-custom-key', {})).status, 409);
+    const list = (await gw().admin('GET', '/svc/keys')).json as { keys: string[] };
     assert.ok(list.keys.includes(hash));
-    const filtered = (await gw.admin('GET', '/svc/keys?api_id=other')).json as { keys: string[] };
+    const filtered = (await gw().admin('GET', '/svc/keys?api_id=other')).json as { keys: string[] };
     assert.ok(!filtered.keys.includes(hash));
-    assert.equal(await status(gw, '/other/x', 'my-custom-key'), 403);
-    const put = await gw.admin('PUT', '/svc/keys/my-custom-key', {
+    assert.equal(await status(gw(), '/other/x', 'my-custom-key'), 403);
+    const put = await gw().admin('PUT', '/svc/keys/my-custom-key', {
       alias: 'mine',
       access_rights: rights('k', 'other'),
     });
     assert.deepEqual(put.json, { key: 'my-custom-key', key_hash: hash, status: 'ok', action: 'modified' });
-    assert.equal(await status(gw, '/other/x', 'my-custom-key'), 200, 'an update takes effect at once');
-    const del = await gw.admin('DELETE', '/svc/keys/my-custom-key');
+    assert.equal(await status(gw(), '/other/x', 'my-custom-key'), 200, 'an update takes effect at once');
+    const del = await gw().admin('DELETE', '/svc/keys/my-custom-key');
     assert.equal((del.json as { action: string }).action, 'deleted');
-    assert.equal(await status(gw, '/k/x', 'my-custom-key'), 403, 'a deleted key is refused at once');
+    assert.equal(await status(gw(), '/k/x', 'my-custom-key'), 403, 'a deleted key is refused at once');
     for (const [method, path] of [
       ['GET', '/svc/keys/my-custom-key'],
       ['PUT', '/svc/keys/my-custom-key'],
       ['DELETE', '/svc/keys/my-custom-key'],
     ] as const) {
-      const res = await gw.admin(method, path, method === 'PUT' ? {} : undefined);
+      const res = await gw().admin(method, path, method === 'PUT' ? {} : undefined);
       assert.equal(res.status, 404, `${method} ${path}`);
       assert.deepEqual(res.json, { status: 'error', message: 'Key not found' });
     }
   });
 
   test('a basic-auth user: registered by name, password hashed, changes honoured at once', async () => {
-    const add = await gw.admin('POST', '/svc/keys/carol', {
+    const add = await gw().admin('POST', '/svc/keys/carol', {
       basic_auth_data: { password: 'first' },
       access_rights: rights('b'),
     });
     assert.equal(add.status, 200, add.text);
-    const got = await gw.admin('GET', '/svc/keys/carol');
+    const got = await gw().admin('GET', '/svc/keys/carol');
     assert.ok(!got.text.includes('first'), 'no password in the answer');
     assert.deepEqual((got.json as { basic_auth_data: unknown }).basic_auth_data, { hash_type: 'scrypt' });
-    assert.equal(await status(gw, '/b/x', basicAuth('carol', 'first')), 200);
-    assert.equal(await status(gw, '/b/x', basicAuth('carol', 'first')), 200, 'from the cache');
-    const put = await gw.admin('PUT', '/svc/keys/carol', {
+    assert.equal(await status(gw(), '/b/x', basicAuth('carol', 'first')), 200);
+    assert.equal(await status(gw(), '/b/x', basicAuth('carol', 'first')), 200, 'from the cache');
+    const put = await gw().admin('PUT', '/svc/keys/carol', {
       basic_auth_data: { password: 'second' },
       access_rights: rights('b'),
     });
     assert.equal(put.status, 200, put.text);
     assert.equal(
-      await status(gw, '/b/x', basicAuth('carol', 'first')),
+      await status(gw(), '/b/x', basicAuth('carol', 'first')),
       401,
       'the old password is refused at once',
     );
-    assert.equal(await status(gw, '/b/x', basicAuth('carol', 'second')), 200);
-    const keep = await gw.admin('PUT', '/svc/keys/carol', {
+    assert.equal(await status(gw(), '/b/x', basicAuth('carol', 'second')), 200);
+    const keep = await gw().admin('PUT', '/svc/keys/carol', {
       basic_auth_data: {},
       access_rights: rights('b'),
     });
     assert.equal(keep.status, 200, keep.text);
     assert.equal(
-      await status(gw, '/b/x', basicAuth('carol', 'second')),
+      await status(gw(), '/b/x', basicAuth('carol', 'second')),
       200,
       'an update without a password keeps it',
     );
-    await gw.admin('DELETE', '/svc/keys/carol');
+    await gw().admin('DELETE', '/svc/keys/carol');
     assert.equal(
-      await status(gw, '/b/x', basicAuth('carol', 'second')),
+      await status(gw(), '/b/x', basicAuth('carol', 'second')),
       401,
       'a deleted user is refused at once',
     );
   });
 
   test('policies: create, read, list, update, delete; IDs and bodies checked', async () => {
-    const created = await gw.admin('POST', '/svc/policies', { name: 'gen', access_rights: rights('k') });
+    const created = await gw().admin('POST', '/svc/policies', { name: 'gen', access_rights: rights('k') });
     assert.equal(created.status, 200, created.text);
     const id = (created.json as { key: string }).key;
     assert.match(id, /^[0-9a-f]{32}$/);
-    assert.equal((await gw.admin('GET', `/svc/policies/${id}`)).status, 200);
-    const list = (await gw.admin('GET', '/svc/policies')).json as { id: string }[];
+    assert.equal((await gw().admin('GET', `/svc/policies/${id}`)).status, 200);
+    const list = (await gw().admin('GET', '/svc/policies')).json as { id: string }[];
     assert.ok(list.some((p) => p.id === id));
-    assert.deepEqual((await gw.admin('PUT', `/svc/policies/${id}`, { name: 'renamed' })).json, {
+    assert.deepEqual((await gw().admin('PUT', `/svc/policies/${id}`, { name: 'renamed' })).json, {
       key: id,
       status: 'ok',
       action: 'modified',
     });
-    assert.equal((await gw.admin('PUT', `/svc/policies/${id}`, { id: 'other', name: 'x' })).status, 400);
-    assert.deepEqual((await gw.admin('DELETE', `/svc/policies/${id}`)).json, {
+    assert.equal((await gw().admin('PUT', `/svc/policies/${id}`, { id: 'other', name: 'x' })).status, 400);
+    assert.deepEqual((await gw().admin('DELETE', `/svc/policies/${id}`)).json, {
       key: id,
       status: 'ok',
       action: 'deleted',
     });
-    const missing = await gw.admin('GET', `/svc/policies/${id}`);
+    const missing = await gw().admin('GET', `/svc/policies/${id}`);
     assert.equal(missing.status, 404);
     assert.deepEqual(missing.json, { status: 'error', message: 'Policy not found' });
-    assert.equal((await gw.admin('GET', '/svc/policies/a%20b')).status, 400);
-    assert.equal((await gw.admin('POST', '/svc/policies', { id: 'a b', name: 'x' })).status, 400);
-    assert.equal((await gw.admin('POST', '/svc/policies', 'not json')).status, 400);
-    const bad = await gw.admin('POST', '/svc/policies', { name: 'x', state: 'paused' });
+    assert.equal((await gw().admin('GET', '/svc/policies/a%20b')).status, 400);
+    assert.equal((await gw().admin('POST', '/svc/policies', { id: 'a b', name: 'x' })).status, 400);
+    assert.equal((await gw().admin('POST', '/svc/policies', 'not json')).status, 400);
+    const bad = await gw().admin('POST', '/svc/policies', { name: 'x', state: 'paused' });
     assert.equal(bad.status, 400);
     assert.match((bad.json as { message: string }).message, /^Validation of Policy failed\. Reason: state: /);
   });
@@ -187,14 +174,14 @@ describe('keys and policies: management API', () => {
       ['p-draft', 'draft'],
       ['p-deny', 'deny'],
     ] as const) {
-      assert.equal((await gw.admin('POST', '/svc/policies', { id, name: id, state })).status, 200);
+      assert.equal((await gw().admin('POST', '/svc/policies', { id, name: id, state })).status, 200);
     }
     for (const [pid, reason] of [
       ['p-missing', /apply_policies\[0\]: policy "p-missing" not found/],
       ['p-draft', /apply_policies\[0\]: policy "p-draft" is draft/],
       ['p-deny', /apply_policies\[0\]: policy "p-deny" is deny/],
     ] as const) {
-      const res = await gw.admin('POST', '/svc/keys', { apply_policies: [pid] });
+      const res = await gw().admin('POST', '/svc/keys', { apply_policies: [pid] });
       assert.equal(res.status, 400, pid);
       assert.match((res.json as { message: string }).message, reason);
     }
@@ -228,13 +215,13 @@ describe('keys and policies: management API', () => {
     ];
 
     for (const [method, path, body, reason] of rows) {
-      const res = await gw.admin(method, path, body);
+      const res = await gw().admin(method, path, body);
       assert.equal(res.status, 400, `${path} ${JSON.stringify(body)}: ${res.text}`);
       assert.match((res.json as { message: string }).message, reason);
     }
-    assert.equal((await gw.admin('GET', '/svc/keys/limited')).status, 404, 'nothing was stored');
-    assert.equal((await gw.admin('GET', '/svc/keys/hmac')).status, 404);
-    const disabled = await gw.admin('POST', '/svc/keys/unlimited', {
+    assert.equal((await gw().admin('GET', '/svc/keys/limited')).status, 404, 'nothing was stored');
+    assert.equal((await gw().admin('GET', '/svc/keys/hmac')).status, 404);
+    const disabled = await gw().admin('POST', '/svc/keys/unlimited', {
       rate: -1,
       per: -1,
       quota_max: -1,
@@ -247,7 +234,7 @@ describe('keys and policies: management API', () => {
   test('a policy key_expires_in gives a new key its expiry', async () => {
     assert.equal(
       (
-        await gw.admin('POST', '/svc/policies', {
+        await gw().admin('POST', '/svc/policies', {
           id: 'short-lived',
           name: 's',
           key_expires_in: 3600,
@@ -258,25 +245,25 @@ describe('keys and policies: management API', () => {
     );
     const before = Math.floor(Date.now() / 1000);
     assert.equal(
-      (await gw.admin('POST', '/svc/keys/short', { apply_policies: ['short-lived'] })).status,
+      (await gw().admin('POST', '/svc/keys/short', { apply_policies: ['short-lived'] })).status,
       200,
     );
-    const key = (await gw.admin('GET', '/svc/keys/short')).json as { expires: number };
+    const key = (await gw().admin('GET', '/svc/keys/short')).json as { expires: number };
     assert.ok(key.expires >= before + 3600 && key.expires <= before + 3602, `expires ${key.expires}`);
     assert.equal(
-      (await gw.admin('POST', '/svc/keys/own', { expires: before + 10, apply_policies: ['short-lived'] }))
+      (await gw().admin('POST', '/svc/keys/own', { expires: before + 10, apply_policies: ['short-lived'] }))
         .status,
       200,
     );
     assert.equal(
-      ((await gw.admin('GET', '/svc/keys/own')).json as { expires: number }).expires,
+      ((await gw().admin('GET', '/svc/keys/own')).json as { expires: number }).expires,
       before + 10,
       'its own expiry wins',
     );
   });
 
   test('classic key fields sent by migration scripts are accepted', async () => {
-    const res = await gw.admin('POST', '/svc/keys/classic-key', {
+    const res = await gw().admin('POST', '/svc/keys/classic-key', {
       org_id: '',
       alias: 'from a script',
       rate: -1,
@@ -295,8 +282,8 @@ describe('keys and policies: management API', () => {
       access_rights: { k: { api_id: 'k', api_name: 'k', versions: ['Default'], allowed_urls: [] } },
     });
     assert.equal(res.status, 200, res.text);
-    assert.equal(await status(gw, '/k/x', 'classic-key'), 200);
-    const policy = await gw.admin('POST', '/svc/policies', {
+    assert.equal(await status(gw(), '/k/x', 'classic-key'), 200);
+    const policy = await gw().admin('POST', '/svc/policies', {
       _id: '5f1c0a0b0c0d0e0f10111213',
       id: 'classic-policy',
       name: 'exported',
@@ -322,7 +309,7 @@ describe('keys and policies: management API', () => {
       },
     });
     assert.equal(policy.status, 200, policy.text);
-    const stored = (await gw.admin('GET', '/svc/policies/classic-policy')).json as Record<string, unknown>;
+    const stored = (await gw().admin('GET', '/svc/policies/classic-policy')).json as Record<string, unknown>;
     assert.equal(stored._id, '5f1c0a0b0c0d0e0f10111213');
   });
 });

@@ -14,7 +14,7 @@ import { silentLogger } from '../../lib/log.ts';
 import { freePort, waitFor } from '../../lib/testing/wait.ts';
 import { RequestContext } from '../pipeline/context.ts';
 import type { Route } from '../pipeline/router.ts';
-import { startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { useGateway } from '../testing/harness.ts';
 import { batchPublish, batchStats, type Outcome } from './batch.ts';
 import { openSse, sseOutput, streamsDocument } from './testing.ts';
 
@@ -70,12 +70,10 @@ async function publishTogether(
 }
 
 describe('publishes batched through a gateway and its Bento', () => {
-  let gw: InProcessGateway;
-  before(async () => {
-    gw = await startGateway({ argv: ['--streaming-enabled', '--workers', '1'] });
+  const gw = useGateway({ argv: ['--streaming-enabled', '--workers', '1'] }, async (g) => {
     // A heartbeat: the response head comes at once, not with the first event.
     const sse = (path: string) => sseOutput(path, true);
-    const res = await gw.admin(
+    const res = await g.admin(
       'POST',
       '/svc/apis/oas',
       streamsDocument('batched', {
@@ -106,17 +104,14 @@ describe('publishes batched through a gateway and its Bento', () => {
       }),
     );
     assert.equal(res.status, 200, res.text);
-    await gw.reload();
-  });
-  after(async () => {
-    await gw.stop();
+    await g.reload();
   });
 
   test('publishes that arrive together are each delivered once, with the metadata each had alone', async () => {
-    const sse = await openSse(gw.port, '/batched/meta');
+    const sse = await openSse(gw().port, '/batched/meta');
     assert.equal(sse.status, 200);
     // One alone first: what a message's metadata is without batching.
-    const alone = await publishTogether(gw.port, '/batched/in', ['{"n":-1}'], {
+    const alone = await publishTogether(gw().port, '/batched/in', ['{"n":-1}'], {
       'content-type': 'application/json',
     });
     assert.deepEqual(alone, ['HTTP/1.1 200 OK']);
@@ -130,7 +125,7 @@ describe('publishes batched through a gateway and its Bento', () => {
         JSON.stringify({ n: round * 100 + i, pad: 'x'.repeat(i) }),
       );
       bodies.push(...batch);
-      const statuses = await publishTogether(gw.port, '/batched/in', batch, {
+      const statuses = await publishTogether(gw().port, '/batched/in', batch, {
         'content-type': 'application/json',
         // A client's own batch marks are never taken for the gateway's.
         'x-svc-batch': '1',
@@ -141,7 +136,7 @@ describe('publishes batched through a gateway and its Bento', () => {
     assert.ok(batchStats.messages - before.messages >= 2, 'publishes went to Bento in batches');
     assert.equal(batchStats.failed, before.failed);
     // Counted on /metrics, by API and stream (this gateway's first batches).
-    const metrics = (await gw.request({ method: 'GET', path: '/metrics' })).text;
+    const metrics = (await gw().request({ method: 'GET', path: '/metrics' })).text;
     const series = (name: string): number =>
       Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(metrics)?.[1] ?? NaN);
     assert.equal(
@@ -182,10 +177,10 @@ describe('publishes batched through a gateway and its Bento', () => {
   });
 
   test('a stream whose mapping asks for the batch gets every publish alone', async () => {
-    const sse = await openSse(gw.port, '/batched/sizes');
+    const sse = await openSse(gw().port, '/batched/sizes');
     const before = { ...batchStats };
     const bodies = Array.from({ length: 30 }, (_, i) => String(i));
-    const statuses = await publishTogether(gw.port, '/batched/sized', bodies);
+    const statuses = await publishTogether(gw().port, '/batched/sized', bodies);
     assert.deepEqual(new Set(statuses), new Set(['HTTP/1.1 200 OK']));
     await waitFor('30 events', () => sse.events.length >= 30, 10_000);
     sse.close();

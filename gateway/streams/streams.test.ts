@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { waitFor } from '../../lib/testing/wait.ts';
-import { startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { startGateway, useGateway, type InProcessGateway } from '../testing/harness.ts';
 import {
   brokerMissing,
   openSse,
@@ -44,23 +44,17 @@ function received(consumers: SseConsumer[], n: number): Promise<string[]> {
 }
 
 describe('streams', () => {
-  let gw: InProcessGateway;
-  before(async () => {
-    gw = await startGateway({ argv: STREAMING });
-  });
-  after(async () => {
-    await gw.stop();
-  });
+  const gw = useGateway({ argv: STREAMING });
 
   test('HTTP in -> SSE out: two consumers compete, each message reaches exactly one', async () => {
-    await addStreams(gw, streamsDocument('feed', { relay: sseRelay() }));
-    const a = await openSse(gw.port, '/feed/sse');
-    const b = await openSse(gw.port, '/feed/sse');
+    await addStreams(gw(), streamsDocument('feed', { relay: sseRelay() }));
+    const a = await openSse(gw().port, '/feed/sse');
+    const b = await openSse(gw().port, '/feed/sse');
     assert.equal(a.status, 200);
     assert.equal(b.status, 200);
     const ids = Array.from({ length: 20 }, (_, i) => `msg-${i}`);
     for (const id of ids) {
-      const res = await publish(gw, '/feed/post', id);
+      const res = await publish(gw(), '/feed/post', id);
       assert.equal(res.status, 200, res.text);
     }
     const all = await received([a, b], ids.length);
@@ -76,16 +70,16 @@ describe('streams', () => {
   });
 
   test('a path that matches no stream continues to the upstream; a wrong verb is 405', async () => {
-    const wrong = await gw.request({ method: 'GET', path: '/feed/post' });
+    const wrong = await gw().request({ method: 'GET', path: '/feed/post' });
     assert.equal(wrong.status, 405);
     assert.equal(wrong.headers.allow, 'POST');
-    const other = await gw.request({ method: 'GET', path: '/feed/nothing-here' });
+    const other = await gw().request({ method: 'GET', path: '/feed/nothing-here' });
     assert.equal(other.status, 502, 'proxied to the (unreachable) upstream');
   });
 
   test('HTTP in -> WebSocket out', async () => {
     await addStreams(
-      gw,
+      gw(),
       streamsDocument('wsfeed', {
         relay: {
           input: { http_server: { path: '/in' } },
@@ -93,7 +87,7 @@ describe('streams', () => {
         },
       }),
     );
-    const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/wsfeed/ws`);
+    const ws = new WebSocket(`ws://127.0.0.1:${gw().port}/wsfeed/ws`);
     const got: string[] = [];
     ws.addEventListener('message', (e) => {
       got.push(String(e.data));
@@ -106,7 +100,7 @@ describe('streams', () => {
         reject(new Error('websocket failed'));
       });
     });
-    const res = await publish(gw, '/wsfeed/in', 'hello ws');
+    const res = await publish(gw(), '/wsfeed/in', 'hello ws');
     assert.equal(res.status, 200, res.text);
     await waitFor('the message on the WebSocket', () => got.includes('hello ws'), 10_000);
     ws.close();
@@ -114,7 +108,7 @@ describe('streams', () => {
 
   test('Bloblang mapping and broker fan-out to two outputs', async () => {
     await addStreams(
-      gw,
+      gw(),
       streamsDocument('fan', {
         split: {
           input: { http_server: { path: '/in' } },
@@ -148,9 +142,9 @@ describe('streams', () => {
         },
       }),
     );
-    const one = await openSse(gw.port, '/fan/one');
-    const two = await openSse(gw.port, '/fan/two');
-    const res = await publish(gw, '/fan/in', JSON.stringify({ id: 7, text: 'hi' }));
+    const one = await openSse(gw().port, '/fan/one');
+    const two = await openSse(gw().port, '/fan/two');
+    const res = await publish(gw(), '/fan/in', JSON.stringify({ id: 7, text: 'hi' }));
     assert.equal(res.status, 200, res.text);
     await received([one], 1);
     await received([two], 1);
@@ -175,13 +169,13 @@ describe('streams', () => {
         security: [{ token: [] }],
       },
     );
-    await addStreams(gw, doc);
-    const sub = await openSse(gw.port, '/secure/sse');
+    await addStreams(gw(), doc);
+    const sub = await openSse(gw().port, '/secure/sse');
     assert.equal(sub.status, 401);
     sub.close();
-    const pub = await publish(gw, '/secure/post', 'x');
+    const pub = await publish(gw(), '/secure/post', 'x');
     assert.equal(pub.status, 401);
-    const bad = await publish(gw, '/secure/post', 'x', { authorization: 'nope' });
+    const bad = await publish(gw(), '/secure/post', 'x', { authorization: 'nope' });
     assert.equal(bad.status, 403);
   });
 
@@ -216,7 +210,7 @@ describe('streams', () => {
       },
     ];
     for (const c of cases) {
-      const res = await gw.admin(
+      const res = await gw().admin(
         'POST',
         '/svc/apis/oas',
         streamsDocument(`bad-${c.name.replaceAll(' ', '-')}`, c.streams),
@@ -227,20 +221,20 @@ describe('streams', () => {
   });
 
   test('Bento killed mid-stream: restarted, streams back, /ready says so', async () => {
-    const before = gw.gw.streams.process?.pid;
+    const before = gw().gw.streams.process?.pid;
     assert.ok(before !== undefined);
     process.kill(before, 'SIGKILL');
-    await waitFor('bento down', () => gw.gw.streams.state !== 'up', 5_000);
+    await waitFor('bento down', () => gw().gw.streams.state !== 'up', 5_000);
     await waitFor(
       'bento back',
-      () => gw.gw.streams.state === 'up' && gw.gw.streams.process?.pid !== before,
+      () => gw().gw.streams.state === 'up' && gw().gw.streams.process?.pid !== before,
       15_000,
     );
-    assert.equal(gw.gw.streams.restarts, 1);
-    const ready = await gw.request({ method: 'GET', path: '/ready' });
+    assert.equal(gw().gw.streams.restarts, 1);
+    const ready = await gw().request({ method: 'GET', path: '/ready' });
     assert.equal(ready.status, 200);
-    const c = await openSse(gw.port, '/feed/sse');
-    const res = await publish(gw, '/feed/post', 'after restart');
+    const c = await openSse(gw().port, '/feed/sse');
+    const res = await publish(gw(), '/feed/post', 'after restart');
     assert.equal(res.status, 200, res.text);
     await received([c], 1);
     assert.deepEqual(c.events, ['after restart']);
@@ -249,20 +243,20 @@ describe('streams', () => {
 
   test('deleting an API deletes its streams on Bento; unchanged streams are not restarted', async () => {
     const listed = async (): Promise<string[]> => {
-      const p = gw.gw.streams.process;
+      const p = gw().gw.streams.process;
       assert.ok(p !== undefined);
       return Object.keys(JSON.parse((await p.call('GET', '/streams')).body) as object).sort();
     };
     const uptime = async (id: string): Promise<number> => {
-      const p = gw.gw.streams.process;
+      const p = gw().gw.streams.process;
       assert.ok(p !== undefined);
       return (JSON.parse((await p.call('GET', `/streams/${id}`)).body) as { uptime: number }).uptime;
     };
     assert.ok((await listed()).includes('fan.split'));
     const feedUptime = await uptime('feed.relay');
-    const del = await gw.admin('DELETE', '/svc/apis/oas/fan');
+    const del = await gw().admin('DELETE', '/svc/apis/oas/fan');
     assert.equal(del.status, 200);
-    await gw.reload();
+    await gw().reload();
     assert.ok(!(await listed()).includes('fan.split'));
     assert.ok((await uptime('feed.relay')) >= feedUptime, 'feed.relay kept running');
   });

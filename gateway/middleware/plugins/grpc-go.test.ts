@@ -11,7 +11,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startEcho, type Echo, type Echoed } from '../../testing/echo.ts';
-import { keyless, startGateway, type InProcessGateway } from '../../testing/harness.ts';
+import { keyless, useGateway } from '../../testing/harness.ts';
 import { provision } from '../../testing/tables.ts';
 import {
   authCheckSample,
@@ -40,52 +40,50 @@ const sample = (id: string): Record<string, unknown> =>
 
 for (const fastPath of [true, false]) {
   describe(`a plugin server built with grpc-go (fast path ${fastPath ? 'on' : 'off'})`, () => {
-    let gw: InProcessGateway;
-    before(async () => {
-      gw = await startGateway({ argv: pluginGatewayArgv(plugin, fastPath) });
-      await provision(gw, [
-        sample('go-auth'),
-        sample('go-rate'),
-        keyless(
-          'go-rw',
-          '/go-rw/',
-          echo.url,
-          {
-            custom_middleware: {
-              driver: 'grpc',
-              pre: [{ name: 'Rewrite', path: '' }],
-              post: [{ name: 'UpperBody', path: '' }],
-              response: [{ name: 'GoResponse', path: '' }],
+    const gw = useGateway(
+      () => ({ argv: pluginGatewayArgv(plugin, fastPath) }),
+      async (g) => {
+        await provision(g, [
+          sample('go-auth'),
+          sample('go-rate'),
+          keyless(
+            'go-rw',
+            '/go-rw/',
+            echo.url,
+            {
+              custom_middleware: {
+                driver: 'grpc',
+                pre: [{ name: 'Rewrite', path: '' }],
+                post: [{ name: 'UpperBody', path: '' }],
+                response: [{ name: 'GoResponse', path: '' }],
+              },
             },
-          },
-          { strip_listen_path: true },
-        ),
-      ]);
-    });
-    after(async () => {
-      await gw.stop();
-    });
+            { strip_listen_path: true },
+          ),
+        ]);
+      },
+    );
 
     test("its pre hook's header reaches the upstream; its auth_check accepts the token", async () => {
-      const res = await gw.request({ path: '/go-auth/x', headers: { authorization: TOKEN } });
+      const res = await gw().request({ path: '/go-auth/x', headers: { authorization: TOKEN } });
       assert.equal(res.status, 200, res.text);
       assert.equal((res.json as Echoed).headers['x-go-plugin'], 'Pre');
     });
 
     test('another token gets no session from it: 403', async () => {
-      const res = await gw.request({ path: '/go-auth/x', headers: { authorization: 'wrong' } });
+      const res = await gw().request({ path: '/go-auth/x', headers: { authorization: 'wrong' } });
       assert.equal(res.status, 403, res.text);
       assert.equal((res.json as { error?: unknown }).error, 'Key not authorised');
     });
 
     test('no token: 403, the upstream is not reached', async () => {
-      const res = await gw.request({ path: '/go-auth/x' });
+      const res = await gw().request({ path: '/go-auth/x' });
       assert.equal(res.status, 403, res.text);
       assert.notEqual(res.headers['x-upstream'], 'echo');
     });
 
     test('its hooks rewrite the URL, the method and the body; its response hook the answer', async () => {
-      const res = await gw.request({
+      const res = await gw().request({
         method: 'PUT',
         path: '/go-rw/rewrite-me?q=1',
         body: 'hello',
@@ -106,7 +104,7 @@ for (const fastPath of [true, false]) {
       const statuses: number[] = [];
       for (let i = 0; i < 3; i++) {
         statuses.push(
-          (await gw.request({ path: '/go-rate/x', headers: { authorization: RATE_TOKEN } })).status,
+          (await gw().request({ path: '/go-rate/x', headers: { authorization: RATE_TOKEN } })).status,
         );
       }
       assert.deepEqual(statuses, [200, 200, 429]);
