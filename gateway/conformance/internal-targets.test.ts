@@ -6,11 +6,11 @@
  * path, query and headers the upstream saw out) against the files and Redis stores, with the fast
  * path on and off (routes with internal targets are served by node:http).
  */
-import { before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { useEcho, type Echoed } from '../testing/echo.ts';
 import { keyed, keyless, oneVersion, assertWriteRefused, withGateway } from '../testing/harness.ts';
-import { assertAnswer, describeEachSetup, type Expected, type RowRequest } from '../testing/tables.ts';
+import { assertAnswer, describeProvisioned, type Expected, type RowRequest } from '../testing/tables.ts';
 
 interface Row extends Expected, RowRequest {
   name: string;
@@ -328,34 +328,26 @@ const rows: Row[] = [
   },
 ];
 
-describeEachSetup(
-  'internal targets',
-  () => ({}),
-  ({ gw }) => {
-    before(async () => {
-      for (const api of apis()) await gw().addApi(api);
-      await gw().reload();
-    });
-    for (const row of rows) {
-      test(`${row.name}: ${String(row.status)}`, async () => {
-        const res = await gw().request({
-          fresh: true,
-          method: row.method ?? 'GET',
-          path: row.path,
-          ...(row.headers === undefined ? {} : { headers: row.headers }),
-          ...(row.body === undefined ? {} : { body: row.body }),
-        });
-        assertAnswer(res, row);
-        if (row.status !== 200) return;
-        const got = res.json as Echoed;
-        if (row.upstreamPath !== undefined) assert.equal(got.path, row.upstreamPath);
-        assert.equal(got.query, row.upstreamQuery ?? '');
-        assert.equal(got.method, row.upstreamMethod ?? row.method ?? 'GET');
-        if (row.upstreamBody !== undefined) assert.equal(got.body, row.upstreamBody);
+describeProvisioned('internal targets', apis, {}, (gw) => {
+  for (const row of rows) {
+    test(`${row.name}: ${String(row.status)}`, async () => {
+      const res = await gw().request({
+        fresh: true,
+        method: row.method ?? 'GET',
+        path: row.path,
+        ...(row.headers === undefined ? {} : { headers: row.headers }),
+        ...(row.body === undefined ? {} : { body: row.body }),
       });
-    }
-  },
-);
+      assertAnswer(res, row);
+      if (row.status !== 200) return;
+      const got = res.json as Echoed;
+      if (row.upstreamPath !== undefined) assert.equal(got.path, row.upstreamPath);
+      assert.equal(got.query, row.upstreamQuery ?? '');
+      assert.equal(got.method, row.upstreamMethod ?? row.method ?? 'GET');
+      if (row.upstreamBody !== undefined) assert.equal(got.body, row.upstreamBody);
+    });
+  }
+});
 
 test('writes: a malformed svc:// target is refused with 400 naming the field', async () => {
   await withGateway(async (gw) => {

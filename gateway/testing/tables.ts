@@ -220,8 +220,11 @@ export function testProxiedRows(
   }
 }
 
-/** Per setup (`describeEachSetup`): the APIs and keys provisioned, then `rowsOf`'s tests. */
-function describeProvisioned(
+/**
+ * Per setup (`describeEachSetup`): the APIs and keys provisioned (`provision`), then the tests
+ * `rowsOf` declares, given the gateway and whether the setup's fast path is on.
+ */
+export function describeProvisioned(
   title: string,
   apis: () => readonly Record<string, unknown>[],
   keys: Record<string, unknown>,

@@ -15,12 +15,12 @@ import { useEcho, type Echoed } from '../../testing/echo.ts';
 import { keyed, keyless, oneVersion, assertWriteRefused, withGateway } from '../../testing/harness.ts';
 import {
   assertAnswer,
-  describeEachSetup,
-  provision,
+  describeProvisioned,
   sendRow,
   type Expected,
   type RowRequest,
 } from '../../testing/tables.ts';
+import { rights } from '../../testing/limits.ts';
 
 interface Row extends Expected, RowRequest {
   name: string;
@@ -266,18 +266,11 @@ const rows: Row[] = [
   },
 ];
 
-describeEachSetup(
+describeProvisioned(
   'body transforms',
-  () => ({}),
-  ({ gw }) => {
-    before(async () => {
-      await provision(gw(), apis(), {
-        'bt-gold': {
-          access_rights: { btmeta: { api_id: 'btmeta', versions: ['Default'] } },
-          meta_data: { tier: 'gold' },
-        },
-      });
-    });
+  apis,
+  { 'bt-gold': { access_rights: rights('btmeta'), meta_data: { tier: 'gold' } } },
+  (gw) => {
     for (const row of rows) {
       test(`${row.name}: ${String(row.status)}`, async () => {
         const { res, served } = await sendRow(gw(), row);

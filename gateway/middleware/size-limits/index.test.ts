@@ -6,20 +6,13 @@
  * stores with the fast path on and off; on the fast path every row with a Content-Length must be
  * served by it (node:http serves the chunked ones).
  */
-import { before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { GatewayApiDefinition } from '../../../schemas/generated/models.ts';
 import { fastPathStats } from '../../server/fast-path/index.ts';
 import { useEcho, type Echoed } from '../../testing/echo.ts';
 import { keyless, oneVersion } from '../../testing/harness.ts';
-import {
-  assertAnswer,
-  describeEachSetup,
-  fastPathOn,
-  provision,
-  type Expected,
-  type RowRequest,
-} from '../../testing/tables.ts';
+import { assertAnswer, describeProvisioned, type Expected, type RowRequest } from '../../testing/tables.ts';
 import { compileSizeLimits, limitFor } from './index.ts';
 
 const api = (version: Record<string, unknown>, name = 'Default'): GatewayApiDefinition => ({
@@ -209,40 +202,32 @@ const rows: Row[] = [
   },
 ];
 
-describeEachSetup(
-  'size limits',
-  () => ({}),
-  ({ gw, index }) => {
-    before(async () => {
-      await provision(gw(), apis());
+describeProvisioned('size limits', apis, {}, (gw, fastPath) => {
+  for (const row of rows) {
+    test(`${row.name}: ${String(row.status)}`, async () => {
+      const before = fastPathStats.requests;
+      const res =
+        row.chunks === undefined
+          ? await gw().request({
+              // A new connection: one the management calls left to node:http is not reused.
+              fresh: true,
+              method: row.method ?? 'GET',
+              path: row.path,
+              ...(row.headers === undefined ? {} : { headers: row.headers }),
+              ...(row.body === undefined ? {} : { body: row.body }),
+            })
+          : await gw().request({
+              fresh: true,
+              method: row.method ?? 'POST',
+              path: row.path,
+              chunks: row.chunks,
+            });
+      assertAnswer(res, row);
+      if (row.upstreamBody !== undefined) assert.equal((res.json as Echoed).body, row.upstreamBody);
+      if (row.status === 200) assert.equal((res.json as Echoed).upstream, 'echo', 'proxied');
+      const served = fastPathStats.requests - before;
+      if (fastPath && row.chunks === undefined) assert.equal(served, 1, 'served by the fast path');
+      if (!fastPath || row.chunks !== undefined) assert.equal(served, 0, 'served by node:http');
     });
-    const fastPath = fastPathOn(index);
-    for (const row of rows) {
-      test(`${row.name}: ${String(row.status)}`, async () => {
-        const before = fastPathStats.requests;
-        const res =
-          row.chunks === undefined
-            ? await gw().request({
-                // A new connection: one the management calls left to node:http is not reused.
-                fresh: true,
-                method: row.method ?? 'GET',
-                path: row.path,
-                ...(row.headers === undefined ? {} : { headers: row.headers }),
-                ...(row.body === undefined ? {} : { body: row.body }),
-              })
-            : await gw().request({
-                fresh: true,
-                method: row.method ?? 'POST',
-                path: row.path,
-                chunks: row.chunks,
-              });
-        assertAnswer(res, row);
-        if (row.upstreamBody !== undefined) assert.equal((res.json as Echoed).body, row.upstreamBody);
-        if (row.status === 200) assert.equal((res.json as Echoed).upstream, 'echo', 'proxied');
-        const served = fastPathStats.requests - before;
-        if (fastPath && row.chunks === undefined) assert.equal(served, 1, 'served by the fast path');
-        if (!fastPath || row.chunks !== undefined) assert.equal(served, 0, 'served by node:http');
-      });
-    }
-  },
-);
+  }
+});

@@ -5,19 +5,18 @@
  * Redis stores with the fast path on and off; on the fast path every row is served by it, except
  * a payload trigger's (it reads the body).
  */
-import { before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { useEcho, type Echoed } from '../../testing/echo.ts';
 import { keyed, keyless, oneVersion, assertWriteRefused, withGateway } from '../../testing/harness.ts';
 import {
   assertAnswer,
-  describeEachSetup,
-  fastPathOn,
-  provision,
+  describeProvisioned,
   sendRow,
   type Expected,
   type RowRequest,
 } from '../../testing/tables.ts';
+import { rights } from '../../testing/limits.ts';
 
 interface Row extends Expected, RowRequest {
   name: string;
@@ -300,19 +299,11 @@ const rows: Row[] = [
   },
 ];
 
-describeEachSetup(
+describeProvisioned(
   'url rewrites and context variables',
-  () => ({}),
-  ({ gw, index }) => {
-    before(async () => {
-      await provision(gw(), apis(), {
-        'rw-gold': {
-          access_rights: { rwmeta: { api_id: 'rwmeta', versions: ['Default'] } },
-          meta_data: { tier: 'gold' },
-        },
-      });
-    });
-    const fastPath = fastPathOn(index);
+  apis,
+  { 'rw-gold': { access_rights: rights('rwmeta'), meta_data: { tier: 'gold' } } },
+  (gw, fastPath) => {
     for (const row of rows) {
       test(`${row.name}: ${String(row.status)}`, async () => {
         const { res, served } = await sendRow(gw(), row);

@@ -4,10 +4,9 @@
  * another method is not checked. Runs against the files and Redis stores with the fast path on
  * and off; the route reads bodies, so node:http serves every row.
  */
-import { before } from 'node:test';
 import { useEcho } from '../../testing/echo.ts';
 import { keyless, oneVersion } from '../../testing/harness.ts';
-import { describeEachSetup, fastPathOn, provision, testRows, type Row } from '../../testing/tables.ts';
+import { describeTable, type Row } from '../../testing/tables.ts';
 
 const userSchema = {
   $schema: 'http://json-schema.org/draft-04/schema#',
@@ -88,13 +87,4 @@ const rows: Row[] = [
   { name: 'validate_json: another method', path: '/valid/users', status: 200, nodeHttp: true },
 ];
 
-describeEachSetup(
-  'validate_json',
-  () => ({}),
-  ({ gw, index }) => {
-    before(async () => {
-      await provision(gw(), apis());
-    });
-    testRows(gw, rows, fastPathOn(index));
-  },
-);
+describeTable('validate_json', apis, rows);
