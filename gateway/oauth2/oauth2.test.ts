@@ -87,14 +87,25 @@ async function clientWithTokens(
   clientId: string,
   secret: string,
 ): Promise<{ tokens: string[]; other: string }> {
-  const made = await createClient(g, { api_id: 'oa', policy_id: 'oa-pol', client_id: clientId, secret });
-  assert.equal(made.status, 200, made.text);
+  await addClient(g, 'oa-pol', clientId, secret);
   const tokens = [await tokenOf(g, clientId, secret), await tokenOf(g, clientId, secret)];
   return { tokens, other: await tokenOf(g, 'c1', 's3cret-c1-long-enough') };
 }
 
 async function createClient(gw: GatewayClient, body: Record<string, unknown>): Promise<Res> {
   return gw.admin('POST', '/svc/oauth/clients/create', body);
+}
+
+/** Registers client `clientId` of API `apiId` with policy `policyId`, failing the test unless it was. */
+async function addClient(
+  gw: GatewayClient,
+  policyId: string,
+  clientId: string,
+  secret: string,
+  apiId = 'oa',
+): Promise<void> {
+  const made = await createClient(gw, { api_id: apiId, policy_id: policyId, client_id: clientId, secret });
+  assert.equal(made.status, 200, made.text);
 }
 
 const bearer = (gw: GatewayClient, path: string, token: string): Promise<Res> =>
@@ -315,13 +326,7 @@ describeEachSetup(
 
     test("the token's session is the policy's: its rate limit and its access rights", async () => {
       const g = gw();
-      const made = await createClient(g, {
-        api_id: 'oa',
-        policy_id: 'oa-limited',
-        client_id: 'c-lim',
-        secret: 'l-secret-of-16-chars',
-      });
-      assert.equal(made.status, 200, made.text);
+      await addClient(g, 'oa-limited', 'c-lim', 'l-secret-of-16-chars');
       const token = await tokenOf(g, 'c-lim', 'l-secret-of-16-chars');
       const seen: number[] = [];
       for (let i = 0; i < 3; i++) seen.push((await bearer(g, '/oa/get', token)).status);
@@ -338,13 +343,7 @@ describeEachSetup(
 
     test("deleting a client revokes its tokens; its tokens can't be issued any more", async () => {
       const g = gw();
-      const made = await createClient(g, {
-        api_id: 'oa',
-        policy_id: 'oa-pol',
-        client_id: 'c-del',
-        secret: 'd-secret-of-16-chars',
-      });
-      assert.equal(made.status, 200, made.text);
+      await addClient(g, 'oa-pol', 'c-del', 'd-secret-of-16-chars');
       const token = await tokenOf(g, 'c-del', 'd-secret-of-16-chars');
       assert.equal((await bearer(g, '/oa/get', token)).status, 200);
       const del = await g.admin('DELETE', '/svc/oauth/clients/oa/c-del');
@@ -421,15 +420,8 @@ describeEachSetup(
       });
       assert.equal((await g.admin('POST', '/svc/policies', both)).status, 200);
       await g.reload();
-      for (const apiId of ['oa', 'ob']) {
-        const made = await createClient(g, {
-          api_id: apiId,
-          policy_id: 'oab-pol',
-          client_id: 'shared',
-          secret: 'sh-secret-of-16-chars',
-        });
-        assert.equal(made.status, 200, made.text);
-      }
+      for (const apiId of ['oa', 'ob'])
+        await addClient(g, 'oab-pol', 'shared', 'sh-secret-of-16-chars', apiId);
       const ofA = await tokenOf(g, 'shared', 'sh-secret-of-16-chars');
       const ofB = (
         (await tokenRequest(g, 'shared', 'sh-secret-of-16-chars', { path: '/ob/oauth/token' })).json as {
