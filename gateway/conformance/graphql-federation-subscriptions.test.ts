@@ -19,6 +19,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { waitFor } from '../../lib/testing/wait.ts';
 import { acknowledged, federationDefs, startSubgraph, type Subgraph } from '../graphql/testing.ts';
 import { keyed, keyless, spawnGateway, type GatewayProcess } from '../testing/harness.ts';
+import { provision } from '../testing/tables.ts';
 
 const PRODUCTS_SDL = `
 type Query { topProducts: [Product!]! }
@@ -303,8 +304,7 @@ type Product { upc: String! reviews: [Review!]! }`),
           graphql: { enabled: true, execution_mode: 'subgraph', subgraph: { sdl: PRODUCTS_SDL } },
         }),
       ];
-      for (const api of apis) await gw.addApi(api);
-      await gw.reload();
+      await provision(gw, apis);
       const key = await gw.admin('POST', '/svc/keys/shallow', {
         org_id: '',
         max_query_depth: 2,

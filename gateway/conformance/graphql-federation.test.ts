@@ -20,6 +20,7 @@ import {
 } from '../graphql/testing.ts';
 import { keyed, keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
 import { stopAll } from '../../lib/testing/teardown.ts';
+import { provision } from '../testing/tables.ts';
 
 const USERS_SDL = `
 type Query { me: User users: [User!]! named: [Named!]! }
@@ -226,8 +227,7 @@ type User { id: ID! name: String! reviews: [Review!]! }`),
       },
     }),
   ];
-  for (const api of apis) await gw.addApi(api);
-  await gw.reload();
+  await provision(gw, apis);
   const key = await gw.admin('POST', '/svc/keys/fed-depth', {
     org_id: '',
     max_query_depth: 2,

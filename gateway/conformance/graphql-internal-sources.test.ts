@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { startEcho, type Echo } from '../testing/echo.ts';
 import { keyless, oneVersion, startGateway, type InProcessGateway } from '../testing/harness.ts';
 import { stopAll } from '../../lib/testing/teardown.ts';
+import { provision } from '../testing/tables.ts';
 
 let echo: Echo;
 let gw: InProcessGateway;
@@ -105,8 +106,7 @@ before(async () => {
       { strip_listen_path: true },
     ),
   ];
-  for (const api of apis) await gw.addApi(api);
-  await gw.reload();
+  await provision(gw, apis);
 });
 after(async () => {
   await stopAll(gw, echo);

@@ -12,6 +12,7 @@ import { startEcho, type Echo } from '../testing/echo.ts';
 import { keyed, startTlsGateway, type TlsGateway } from '../testing/harness.ts';
 import { tlsGet } from '../testing/tls-client.ts';
 import { stopAll } from '../../lib/testing/teardown.ts';
+import { provision } from '../testing/tables.ts';
 
 for (const fast of [true, false])
   describe(`dynamic mutual TLS and per-API certificates (fast path ${fast ? 'on' : 'off'})`, () => {
@@ -47,8 +48,7 @@ for (const fast of [true, false])
           certificates: [id(sniCert)],
         }),
       ];
-      for (const a of apis) await gw.addApi(a);
-      await gw.reload();
+      await provision(gw, apis);
     });
     after(async () => {
       await stopAll(gw, echo);

@@ -14,6 +14,7 @@ import { keyless, startGateway, startTlsGateway, type InProcessGateway } from '.
 import { fastPathStats } from '../server/fast-path/index.ts';
 import { freePort } from '../../lib/testing/wait.ts';
 import { stopAll } from '../../lib/testing/teardown.ts';
+import { provision } from '../testing/tables.ts';
 
 interface Case {
   name: string;
@@ -395,8 +396,7 @@ for (const fastPath of [true, false]) {
         keyless('own', '/', `${e}/own`, { listen_port: ownPort }, strip),
         keyless('secure', '/', `${e}/secure`, { listen_port: securePort, protocol: 'https' }, strip),
       ];
-      for (const a of apis) await gw.addApi(a);
-      await gw.reload();
+      await provision(gw, apis);
     });
     after(async () => {
       await stopAll(gw, echo, tlsEcho);

@@ -14,6 +14,7 @@ import { selfSignedCert, type TestCert } from '../testing/certs.ts';
 import { makeCert, type MadeCert } from '../testing/client-certs.ts';
 import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
 import { stopAll } from '../../lib/testing/teardown.ts';
+import { provision } from '../testing/tables.ts';
 
 /** `sha256/<base64>` of a certificate's public key (DER SubjectPublicKeyInfo). */
 const pinOf = (pem: Buffer | string): string =>
@@ -106,8 +107,7 @@ describe('upstream TLS: client certificates and pinning', () => {
         insecure,
       ),
     ];
-    for (const a of apis) await gw.addApi(a);
-    await gw.reload();
+    await provision(gw, apis);
   });
   after(async () => {
     try {

@@ -17,6 +17,7 @@ import { stopAll } from '../../lib/testing/teardown.ts';
 import { selfSignedCert, type TestCert } from '../testing/certs.ts';
 import { makeCert, type MadeCert } from '../testing/client-certs.ts';
 import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { provision } from '../testing/tables.ts';
 
 const SDL = 'type Query { ok: Boolean }\ntype Subscription { who: String }';
 
@@ -122,8 +123,7 @@ describe('relayed subscriptions: the upstream TLS settings of the API', () => {
       keyless('no-cert', '/no-cert/', target, graphql, insecure),
       keyless('verified', '/verified/', target, { ...graphql, ...withClient }),
     ];
-    for (const a of apis) await gw.addApi(a);
-    await gw.reload();
+    await provision(gw, apis);
   });
   after(async () => {
     await stopAll(gw, {

@@ -11,7 +11,7 @@ import http from 'node:http';
 import { fastPathStats } from '../../server/fast-path/index.ts';
 import { useEcho, type Echoed } from '../../testing/echo.ts';
 import { keyless, oneVersion } from '../../testing/harness.ts';
-import { describeEachSetup } from '../../testing/tables.ts';
+import { describeEachSetup, provision } from '../../testing/tables.ts';
 import { closeServer, listenLocal } from '../../testing/servers.ts';
 
 const echo = useEcho();
@@ -97,8 +97,7 @@ describeEachSetup(
   ({ gw }) => {
     before(async () => {
       copies = [];
-      for (const api of apis()) await gw().addApi(api);
-      await gw().reload();
+      await provision(gw(), apis());
     });
 
     test('the mirror gets the request as it goes upstream; the client gets the upstream answer', async () => {

@@ -14,6 +14,7 @@ import { startEcho, type Echo } from '../../testing/echo.ts';
 import { keyed, startTlsGateway, type InProcessGateway } from '../../testing/harness.ts';
 import { tlsGet } from '../../testing/tls-client.ts';
 import { stopAll } from '../../../lib/testing/teardown.ts';
+import { provision } from '../../testing/tables.ts';
 
 for (const fast of [true, false])
   describe(`static mutual TLS (fast path ${fast ? 'on' : 'off'})`, () => {
@@ -48,8 +49,7 @@ for (const fast of [true, false])
           client_certificates: [id(allowed)],
         }),
       ];
-      for (const a of apis) await gw.addApi(a);
-      await gw.reload();
+      await provision(gw, apis);
     });
     after(async () => {
       await stopAll(gw, echo);
