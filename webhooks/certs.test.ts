@@ -30,16 +30,27 @@ async function eventually(what: string, check: () => boolean, ms = 5_000): Promi
 }
 
 /** A Secret store in memory, with resource versions like the API server's. */
-function memoryStore(): CaStore & { data?: Record<string, string>; version: number; creates: number } {
+function memoryStore(): CaStore & {
+  data?: Record<string, string>;
+  version: number;
+  creates: number;
+  /** Whether the Secret has its owner (undefined: no owner wanted); a write gives it one. */
+  owned?: boolean;
+} {
   const store = {
     data: undefined as Record<string, string> | undefined,
     version: 0,
     creates: 0,
+    owned: undefined as boolean | undefined,
     read: () =>
       Promise.resolve(
         store.data === undefined
           ? undefined
-          : { data: { ...store.data }, resourceVersion: String(store.version) },
+          : {
+              data: { ...store.data },
+              resourceVersion: String(store.version),
+              ...(store.owned === undefined ? {} : { owned: store.owned }),
+            },
       ),
     create: (data: Record<string, string>) => {
       if (store.data !== undefined) return Promise.resolve(false);
@@ -52,6 +63,7 @@ function memoryStore(): CaStore & { data?: Record<string, string>; version: numb
       if (String(store.version) !== rv) return Promise.resolve(false);
       store.data = data;
       store.version++;
+      if (store.owned !== undefined) store.owned = true;
       return Promise.resolve(true);
     },
   };
@@ -121,6 +133,24 @@ describe('selfManagedCerts', () => {
       true,
     );
     assert.deepEqual(configs.bundles, [store.data?.[CA_CERT_KEY]]);
+  });
+
+  test('a stored CA without its owner is written again as it is, with the owner', async () => {
+    const store = memoryStore();
+    await track(
+      selfManagedCerts({ store, configurations: recordingConfigs(), hosts, resyncMs: 60_000, log }),
+    ).start();
+    const before = { ...store.data };
+    const version = store.version;
+    // As a Secret written before the release owned it.
+    store.owned = false;
+    const configs = recordingConfigs();
+    await track(selfManagedCerts({ store, configurations: configs, hosts, resyncMs: 60_000, log })).start();
+    assert.equal(store.owned, true);
+    assert.deepEqual(store.data, before, 'the same CA');
+    assert.equal(store.version, version + 1);
+    assert.equal(store.creates, 1);
+    assert.deepEqual(configs.bundles, [before[CA_CERT_KEY]]);
   });
 
   test('losing the race to create the CA reads the winner', async () => {

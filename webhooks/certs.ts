@@ -15,6 +15,7 @@ import path from 'node:path';
 import net from 'node:net';
 import type {
   V1MutatingWebhookConfiguration,
+  V1OwnerReference,
   V1Secret,
   V1ValidatingWebhookConfiguration,
 } from '@kubernetes/client-node';
@@ -121,6 +122,11 @@ export function fileCerts(opts: { dir: string; intervalMs: number; log: Logger }
 export interface CaSecret {
   data: Record<string, string>;
   resourceVersion?: string;
+  /**
+   * False when the Secret lacks the owner it should have (one written before the owner was set):
+   * it is written again as it is, with its owner.
+   */
+  owned?: boolean;
 }
 
 /** Storage of the CA (a Secret in the server's namespace). */
@@ -190,6 +196,12 @@ export function selfManagedCerts(opts: SelfManagedOptions): CertSource {
         }
       }
       if (usable && certPem !== undefined && keyPem !== undefined) {
+        if (secret?.owned === false && secret.resourceVersion !== undefined) {
+          // Adopted as it is: the same CA, now removed with its owner.
+          if (await opts.store.replace(data, secret.resourceVersion))
+            opts.log.info('the webhook CA Secret is now owned by the release');
+          continue;
+        }
         const previous = data[PREVIOUS_CA_KEY];
         const keep = previous !== undefined && previous !== '' && daysLeft(previous, now()) > 0;
         return { ca: { certPem, keyPem }, bundle: keep ? `${certPem}${previous}` : certPem };
@@ -299,20 +311,52 @@ export function selfManagedCerts(opts: SelfManagedOptions): CertSource {
 
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 
-/** The CA Secret `namespace/name` through the API server (get, create and update on secrets). */
-export function kubeCaStore(clients: KubeClients, namespace: string, name: string): CaStore {
-  const body = (data: Record<string, string>, resourceVersion?: string): V1Secret => ({
-    apiVersion: 'v1',
-    kind: 'Secret',
-    type: 'Opaque',
-    metadata: {
-      name,
-      namespace,
-      labels: { 'app.kubernetes.io/part-of': 'svc', 'app.kubernetes.io/component': 'webhook' },
-      ...(resourceVersion === undefined ? {} : { resourceVersion }),
-    },
-    data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])),
-  });
+/**
+ * The CA Secret `namespace/name` through the API server (get, create and update on secrets).
+ * With `owner`, a ServiceAccount of the namespace (the release's: get on it), the Secret is owned
+ * by it (an ownerReference): uninstalling the release deletes the ServiceAccount, and the cluster's
+ * garbage collector the Secret with it, which no chart template lists (the server creates it).
+ */
+export function kubeCaStore(
+  clients: KubeClients,
+  namespace: string,
+  name: string,
+  owner?: string,
+  log?: Logger,
+): CaStore {
+  /**
+   * The owner's reference, read at each use (a ServiceAccount deleted and made again has a new
+   * UID, and a reference to the old one would have the Secret collected); undefined: no owner.
+   */
+  const ownerOf = async (): Promise<V1OwnerReference | undefined> => {
+    if (owner === undefined || owner === '') return undefined;
+    try {
+      const uid = (await clients.core.readNamespacedServiceAccount({ namespace, name: owner })).metadata?.uid;
+      return uid === undefined ? undefined : { apiVersion: 'v1', kind: 'ServiceAccount', name: owner, uid };
+    } catch (err) {
+      if (statusOf(err) !== 404) throw err;
+      log?.warn('the owner of the webhook CA Secret is not there: the Secret is written without it', {
+        serviceAccount: owner,
+      });
+      return undefined;
+    }
+  };
+  const body = async (data: Record<string, string>, resourceVersion?: string): Promise<V1Secret> => {
+    const ref = await ownerOf();
+    return {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'Opaque',
+      metadata: {
+        name,
+        namespace,
+        labels: { 'app.kubernetes.io/part-of': 'svc', 'app.kubernetes.io/component': 'webhook' },
+        ...(ref === undefined ? {} : { ownerReferences: [ref] }),
+        ...(resourceVersion === undefined ? {} : { resourceVersion }),
+      },
+      data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])),
+    };
+  };
   return {
     async read() {
       try {
@@ -320,11 +364,15 @@ export function kubeCaStore(clients: KubeClients, namespace: string, name: strin
         const data = Object.fromEntries(
           Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]),
         );
+        const ref = await ownerOf();
         return {
           data,
           ...(secret.metadata?.resourceVersion === undefined
             ? {}
             : { resourceVersion: secret.metadata.resourceVersion }),
+          ...(ref === undefined
+            ? {}
+            : { owned: (secret.metadata?.ownerReferences ?? []).some((r) => r.uid === ref.uid) }),
         };
       } catch (err) {
         if (statusOf(err) === 404) return undefined;
@@ -333,7 +381,7 @@ export function kubeCaStore(clients: KubeClients, namespace: string, name: strin
     },
     async create(data) {
       try {
-        await clients.core.createNamespacedSecret({ namespace, body: body(data) });
+        await clients.core.createNamespacedSecret({ namespace, body: await body(data) });
         return true;
       } catch (err) {
         if (statusOf(err) === 409) return false;
@@ -342,7 +390,11 @@ export function kubeCaStore(clients: KubeClients, namespace: string, name: strin
     },
     async replace(data, resourceVersion) {
       try {
-        await clients.core.replaceNamespacedSecret({ namespace, name, body: body(data, resourceVersion) });
+        await clients.core.replaceNamespacedSecret({
+          namespace,
+          name,
+          body: await body(data, resourceVersion),
+        });
         return true;
       } catch (err) {
         if (statusOf(err) === 409) return false;

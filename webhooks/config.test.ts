@@ -13,6 +13,8 @@ test('defaults match the chart', () => {
     namespace: 'svc-operator-system',
     serviceName: 'svc-operator-webhook-service',
     caSecretName: 'svc-operator-webhook-ca',
+    // The chart names its ServiceAccount (SVC_WEBHOOK_CA_SECRET_OWNER); out of a cluster, none.
+    caSecretOwner: '',
     mutatingConfigurationName: 'svc-operator-mutating-webhook-configuration',
     validatingConfigurationName: 'svc-operator-validating-webhook-configuration',
     extraHosts: '',

@@ -23,6 +23,11 @@ export interface WebhookConfig {
   /** Service the API server calls; its DNS names go into the serving certificate. */
   serviceName: string;
   caSecretName: string;
+  /**
+   * ServiceAccount of the namespace that owns the CA Secret (an ownerReference), so that
+   * uninstalling the release that made both removes the Secret too; empty: no owner.
+   */
+  caSecretOwner: string;
   mutatingConfigurationName: string;
   validatingConfigurationName: string;
   /** More DNS names or IP addresses for the serving certificate (comma-separated). */
@@ -86,6 +91,12 @@ const schema: JsonSchema = {
       default: 'svc-operator-webhook-ca',
       description: 'Secret that keeps the self-managed CA.',
     },
+    caSecretOwner: {
+      type: 'string',
+      default: '',
+      description:
+        "ServiceAccount of the namespace that owns the CA Secret (removed with it: the chart's); empty: none.",
+    },
     mutatingConfigurationName: {
       type: 'string',
       minLength: 1,
@@ -131,6 +142,7 @@ const sources = configSources(schema, 'SVC_WEBHOOK_', {
   namespace: { env: 'POD_NAMESPACE' },
   serviceName: { env: 'SVC_WEBHOOK_SERVICE', flag: 'service' },
   caSecretName: { env: 'SVC_WEBHOOK_CA_SECRET', flag: 'ca-secret' },
+  caSecretOwner: { env: 'SVC_WEBHOOK_CA_SECRET_OWNER', flag: 'ca-secret-owner' },
   mutatingConfigurationName: { env: 'SVC_WEBHOOK_MUTATING_CONFIGURATION', flag: 'mutating-configuration' },
   validatingConfigurationName: {
     env: 'SVC_WEBHOOK_VALIDATING_CONFIGURATION',

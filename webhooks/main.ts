@@ -151,7 +151,7 @@ const certs: CertSource =
   cfg.certMode === 'files'
     ? fileCerts({ dir: cfg.certDir, intervalMs: cfg.resyncSeconds * 1000, log })
     : selfManagedCerts({
-        store: kubeCaStore(clients, cfg.namespace, cfg.caSecretName),
+        store: kubeCaStore(clients, cfg.namespace, cfg.caSecretName, cfg.caSecretOwner, log),
         configurations: kubeWebhookConfigurations(
           clients,
           { mutating: cfg.mutatingConfigurationName, validating: cfg.validatingConfigurationName },

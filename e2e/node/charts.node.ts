@@ -66,3 +66,33 @@ test(
     );
   },
 );
+
+test(
+  "uninstalling svc-operator removes the webhooks' CA Secret, which the server made, with the release's ServiceAccount",
+  { timeout: 300_000 },
+  async () => {
+    const owners = await kubectl([
+      '-n',
+      OPERATOR_NS,
+      'get',
+      'secret',
+      'svc-operator-webhook-ca',
+      '-o',
+      'jsonpath={range .metadata.ownerReferences[*]}{.kind}/{.name}{"\\n"}{end}',
+    ]);
+    assert.equal(owners.trim(), 'ServiceAccount/svc-operator-controller-manager');
+    await uninstallOperator();
+    // The cluster's garbage collector deletes it once its owner is gone.
+    let left = 'svc-operator-webhook-ca';
+    for (let i = 0; i < 120 && left !== ''; i++) {
+      left = (
+        await kubectl(['-n', OPERATOR_NS, 'get', 'secrets', '-o', 'jsonpath={.items[*].metadata.name}'])
+      )
+        .split(' ')
+        .filter((n) => n === 'svc-operator-webhook-ca')
+        .join('');
+      if (left !== '') await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+    assert.equal(left, '', 'the CA Secret is still there two minutes after the uninstall');
+  },
+);

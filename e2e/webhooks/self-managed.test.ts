@@ -60,6 +60,8 @@ const start = (name: string): Promise<WebhookServer> =>
       `--namespace=${NAMESPACE}`,
       '--extra-hosts=127.0.0.1',
       '--resync-seconds=1',
+      // As the chart sets it (SVC_WEBHOOK_CA_SECRET_OWNER).
+      '--ca-secret-owner=svc-operator-controller-manager',
       // No operator runs here to remove the finalizer the mutating webhook would add: deleted
       // objects would hang in deletion.
       '--finalizers=false',
@@ -145,6 +147,38 @@ test('the CA is kept in a Secret and every webhook carries it', async () => {
   for (const b of bundles) assert.equal(b, data['ca.crt']);
 });
 
+test("the CA Secret is owned by the chart's ServiceAccount (uninstalled with it), and a Secret without its owner is adopted", async () => {
+  const sa = await getObject(cp, 'serviceaccount', 'svc-operator-controller-manager', NAMESPACE);
+  const uid = (sa.metadata as { uid: string }).uid;
+  const owners = async (): Promise<unknown> =>
+    (
+      (await getObject(cp, 'secret', 'svc-operator-webhook-ca', NAMESPACE)).metadata as {
+        ownerReferences?: unknown;
+      }
+    ).ownerReferences;
+  assert.deepEqual(await owners(), [
+    { apiVersion: 'v1', kind: 'ServiceAccount', name: 'svc-operator-controller-manager', uid },
+  ]);
+  // As a Secret an earlier version wrote: the next resync gives it its owner, the CA unchanged.
+  const before = await caSecret();
+  const patched = await cp.kubectl([
+    'patch',
+    'secret',
+    'svc-operator-webhook-ca',
+    '-n',
+    NAMESPACE,
+    '--type=json',
+    '-p',
+    JSON.stringify([{ op: 'remove', path: '/metadata/ownerReferences' }]),
+  ]);
+  assert.equal(patched.code, 0, patched.stderr);
+  await waitFor('the owner back', async () => Array.isArray(await owners()), 15_000);
+  assert.deepEqual(await owners(), [
+    { apiVersion: 'v1', kind: 'ServiceAccount', name: 'svc-operator-controller-manager', uid },
+  ]);
+  assert.deepEqual(await caSecret(), before);
+});
+
 test('the API server calls the webhooks over TLS with that CA: defaults, refusals, lookups', async () => {
   await waitFor('the webhooks to answer', async () => {
     const r = await apply(cp, apiDefinition('probe', { allowed_ips: ['*'] }), ['--dry-run=server']);
@@ -222,6 +256,13 @@ test('the ServiceAccount may do what the webhook needs, and no more', async () =
   );
   assert.equal(await can('update', 'secrets/svc-operator-webhook-ca', '-n', NAMESPACE), true);
   assert.equal(await can('delete', 'secrets/svc-operator-webhook-ca', '-n', NAMESPACE), false);
+  // The CA Secret's owner, read for its UID; no other ServiceAccount, and nothing more on it.
+  assert.equal(await can('get', 'serviceaccounts/svc-operator-controller-manager', '-n', NAMESPACE), true);
+  assert.equal(await can('get', 'serviceaccounts/default', '-n', NAMESPACE), false);
+  assert.equal(
+    await can('update', 'serviceaccounts/svc-operator-controller-manager', '-n', NAMESPACE),
+    false,
+  );
   // The ApiKey controller writes the Secret of a key that names none (owned by the ApiKey): it may
   // create and update Secrets, never delete them (owner references do that).
   assert.equal(await can('create', 'secrets', '-n', 'default'), true);
