@@ -347,6 +347,25 @@ describeProvisioned('internal targets', apis, {}, (gw) => {
       if (row.upstreamBody !== undefined) assert.equal(got.body, row.upstreamBody);
     });
   }
+  test('a request through as many hops as allowed leaves no listener warning (one close listener per response)', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => {
+      warnings.push(`${w.name}: ${w.message}`);
+    };
+    process.on('warning', onWarning);
+    try {
+      const res = await gw().request({ fresh: true, path: '/loop-self/x' });
+      assert.equal(res.status, 508);
+      // Warnings are emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    assert.deepEqual(
+      warnings.filter((w) => w.startsWith('MaxListenersExceededWarning')),
+      [],
+    );
+  });
 });
 
 test('writes: a malformed svc:// target is refused with 400 naming the field', async () => {

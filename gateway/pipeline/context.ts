@@ -435,6 +435,8 @@ export const MAX_READ_BODY = 1024 * 1024;
 export class HttpContext extends RequestContext {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
+  /** The contexts of internal hops made on this one's request (upstream/internal.ts). */
+  #hops: HttpContext[] | undefined;
   constructor(opts: {
     req: IncomingMessage;
     res: ServerResponse;
@@ -443,6 +445,12 @@ export class HttpContext extends RequestContext {
     path: string;
     query: string;
     log: Logger;
+    /**
+     * The context this one is an internal hop of, on the same request and response: told when
+     * the client goes by it, not by a listener of its own on the response (a request of 16 hops
+     * had 17 and Node warned of a leak).
+     */
+    hopOf?: HttpContext;
   }) {
     super({
       method: opts.req.method ?? 'GET',
@@ -457,9 +465,18 @@ export class HttpContext extends RequestContext {
     });
     this.req = opts.req;
     this.res = opts.res;
+    if (opts.hopOf !== undefined) {
+      (opts.hopOf.#hops ??= []).push(this);
+      return;
+    }
     opts.res.once('close', () => {
       if (!opts.res.writableFinished) this.clientGone();
     });
+  }
+
+  override clientGone(): void {
+    super.clientGone();
+    for (const hop of this.#hops ?? []) hop.clientGone();
   }
 
   override clientConnection(): ClientConnection {

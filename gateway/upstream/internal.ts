@@ -206,6 +206,7 @@ export function internalCall(
       path,
       query,
       log: ctx.log,
+      hopOf: ctx,
     });
     markHandedOver(inner, hop.added);
     // What the first API did to the request and to its answer carries over.
