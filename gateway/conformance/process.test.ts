@@ -11,7 +11,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { send } from '../testing/client.ts';
 import { useEcho, type Echoed } from '../testing/echo.ts';
-import { keyless, spawnGateway, spawnWorkers, type GatewayProcess } from '../testing/harness.ts';
+import {
+  keyless,
+  spawnGateway,
+  spawnWorkers,
+  type GatewayProcess,
+  allWorkersServing,
+} from '../testing/harness.ts';
 import { startRedis, type TestRedis } from '../testing/redis-server.ts';
 import { freePort, waitFor } from '../../lib/testing/wait.ts';
 import { selfSignedCert } from '../testing/certs.ts';
@@ -134,9 +140,7 @@ describe('gateway process', () => {
       // The first worker serves; the second may still be starting: the node reload waits for it.
       await gw.addApi(keyless('w', '/w/', echo().url));
       await gw.reload();
-      await waitFor('both workers', () =>
-        gw.stderr().includes('"message":"all workers serving"') ? true : undefined,
-      );
+      await allWorkersServing(gw);
       const pids = new Set([...gw.stderr().matchAll(/"message":"listening","pid":(\d+)/g)].map((m) => m[1]));
       assert.equal(pids.size, 2, `listening workers: ${[...pids].join(', ')}`);
       // Each worker's young generation is bounded (issue 33 item 4: V8's own size kept 100 MiB
@@ -183,9 +187,7 @@ describe('gateway process', () => {
       assert.equal(r.status, 200, r.text);
     };
     try {
-      await waitFor('both workers', () =>
-        gw.stderr().includes('"message":"all workers serving"') ? true : undefined,
-      );
+      await allWorkersServing(gw);
       for (let n = 0; n < 4; n++) {
         const id = `rw${n}`;
         // Both workers asked first (each keeps what it read), then the write through one of them.
@@ -228,9 +230,7 @@ describe('gateway process', () => {
       assert.equal(r.status, 200, r.text);
     };
     try {
-      await waitFor('both workers', () =>
-        gw.stderr().includes('"message":"all workers serving"') ? true : undefined,
-      );
+      await allWorkersServing(gw);
       const tlsPort = await freePort();
       // The API lists the certificate before it is uploaded: every worker looks it up (absent).
       await gw.addApi(

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { get } from 'node:http';
 import { useEcho } from '../testing/echo.ts';
-import { keyless, spawnGateway } from '../testing/harness.ts';
+import { allWorkersServing, keyless, spawnGateway } from '../testing/harness.ts';
 import { waitFor } from '../../lib/testing/wait.ts';
 
 const echo = useEcho();
@@ -52,9 +52,7 @@ test(
     }
     const gw = await spawnGateway(['--workers', '2', '--data-dir', dataDir]);
     try {
-      await waitFor('both workers', () =>
-        gw.stderr().includes('"message":"all workers serving"') ? true : undefined,
-      );
+      await allWorkersServing(gw);
       const [victim] = pidsListening(gw.stderr());
       assert.ok(victim !== undefined);
 

@@ -1,8 +1,13 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { waitFor } from '../../lib/testing/wait.ts';
 import { useEcho } from '../testing/echo.ts';
-import { keyless, spawnWorkers, startGateway, type GatewayClient } from '../testing/harness.ts';
+import {
+  keyless,
+  spawnWorkers,
+  startGateway,
+  type GatewayClient,
+  allWorkersServing,
+} from '../testing/harness.ts';
 import { Metrics, THROTTLE_WINDOW_SECONDS } from './metrics.ts';
 import { samples, scrapeAnswer } from './testing.ts';
 
@@ -113,7 +118,7 @@ describe('/metrics', () => {
       await gw.addApi(keyless('a1', '/a1/', echo().url));
       await gw.addApi(keyless('a2', '/a2/', echo().url));
       await gw.reload();
-      await waitFor('both workers', () => gw.stderr().includes('"message":"all workers serving"'));
+      await allWorkersServing(gw);
       // New connections take turns between the workers (round robin): each serves part of it.
       await traffic(gw);
       await traffic(gw);

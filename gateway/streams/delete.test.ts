@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { waitFor } from '../../lib/testing/wait.ts';
 import { send } from '../testing/client.ts';
-import { spawnGateway, type GatewayProcess } from '../testing/harness.ts';
+import { allWorkersServing, spawnGateway, type GatewayProcess } from '../testing/harness.ts';
 import { bentoPorts, bentosUnder } from './process-testing.ts';
 import { openSse, sseRelay, streamsDocument } from './testing.ts';
 
@@ -44,10 +44,7 @@ for (const workers of [1, 2]) {
     before(async () => {
       const dataDir = mkdtempSync(join(tmpdir(), 'svc-gw-streams-delete-'));
       gw = await spawnGateway(['--workers', String(workers), '--data-dir', dataDir, '--streaming-enabled']);
-      if (workers > 1)
-        await waitFor('every worker', () =>
-          gw.stderr().includes('"message":"all workers serving"') ? true : undefined,
-        );
+      if (workers > 1) await allWorkersServing(gw, 'every worker');
     });
     after(async () => {
       await (gw as GatewayProcess | undefined)?.stop();

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { waitFor } from '../../lib/testing/wait.ts';
 import { send } from '../testing/client.ts';
-import { spawnGateway } from '../testing/harness.ts';
+import { allWorkersServing, spawnGateway } from '../testing/harness.ts';
 import { alive, bentoPorts, bentosUnder } from './process-testing.ts';
 import { openSse, sseRelay, streamsDocument } from './testing.ts';
 
@@ -40,10 +40,7 @@ for (const workers of [1, 2]) {
       const gw = await spawnGateway(args);
       let bentos: number[] = [];
       try {
-        if (workers > 1)
-          await waitFor('every worker', () =>
-            gw.stderr().includes('"message":"all workers serving"') ? true : undefined,
-          );
+        if (workers > 1) await allWorkersServing(gw, 'every worker');
         const res = await gw.admin('POST', '/svc/apis/oas', relay);
         assert.equal(res.status, 200, res.text);
         const reload = await gw.admin('GET', '/svc/reload');

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { waitFor } from '../../lib/testing/wait.ts';
 import { send } from '../testing/client.ts';
-import { spawnWorkers, type GatewayProcess } from '../testing/harness.ts';
+import { allWorkersServing, spawnWorkers, type GatewayProcess } from '../testing/harness.ts';
 import { bentosUnder, children } from './process-testing.ts';
 import { addStreams, openSse, sseRelay, streamsDocument, type SseConsumer } from './testing.ts';
 
@@ -22,9 +22,7 @@ describe('streams with --workers 2', () => {
   let gw: GatewayProcess;
   before(async () => {
     gw = await spawnWorkers('svc-gw-streams-workers-', ['--streaming-enabled']);
-    await waitFor('both workers', () =>
-      gw.stderr().includes('"message":"all workers serving"') ? true : undefined,
-    );
+    await allWorkersServing(gw);
   });
   after(async () => {
     await gw.stop();

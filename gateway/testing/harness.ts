@@ -278,6 +278,11 @@ export interface GatewayProcess extends GatewayClient {
 
 const MAIN = join(import.meta.dirname, '..', 'main.ts');
 
+/** Resolves once `gw`'s primary logged that every worker serves (`what` names the wait). */
+export async function allWorkersServing(gw: GatewayProcess, what = 'both workers'): Promise<void> {
+  await waitFor(what, () => gw.stderr().includes('"message":"all workers serving"'));
+}
+
 /**
  * Starts a gateway of two workers (as {@link spawnGateway}) on the files store in a new data
  * directory whose name starts with `prefix`; `args` follow.
