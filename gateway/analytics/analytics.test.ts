@@ -17,7 +17,7 @@ import {
 import type { AnalyticsRecord } from '../../schemas/rules/analytics.ts';
 import { BATCH_SIZE, MAX_BATCH_SIZE } from './analytics.ts';
 import { analyticsRoute as route, analyticsTo, counted, keyedRequest as request } from './testing.ts';
-import { listenLocal } from '../testing/servers.ts';
+import { closeServer, listenLocal } from '../testing/servers.ts';
 
 /**
  * A dashboard that answers each batch `answer(contentType)` (once `hold` has resolved) and keeps
@@ -54,13 +54,7 @@ async function fakeDashboard(
   return {
     url: await listenLocal(server),
     batches,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => {
-          resolve();
-        });
-      }),
+    close: () => closeServer(server),
   };
 }
 

@@ -14,7 +14,7 @@ import { compileEvents } from './compile.ts';
 import { Cooldowns } from './cooldown.ts';
 import { noEvents, type EventName, type GatewayEvent } from './events.ts';
 import type { WebhookLimits } from './webhook.ts';
-import { listenLocal } from '../testing/servers.ts';
+import { closeServer, listenLocal } from '../testing/servers.ts';
 
 // --- a webhook receiver ----------------------------------------------------------------------------
 
@@ -63,13 +63,7 @@ async function startReceiver(answer: (n: number) => number | 'hang' = () => 200)
       for (const r of hung) if (!r.destroyed) r.writeHead(200).end();
       hung = [];
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => {
-          resolve();
-        });
-      }),
+    close: () => closeServer(server),
   };
 }
 

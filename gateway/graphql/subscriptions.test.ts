@@ -6,13 +6,13 @@
  */
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import WebSocket, { WebSocketServer } from 'ws';
 import { waitFor } from '../../lib/testing/wait.ts';
 import { stopAll } from '../../lib/testing/teardown.ts';
 import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
 import { HIGH_WATER } from './subscriptions.ts';
+import { closeServer, listenLocal } from '../testing/servers.ts';
 
 const SDL = 'type Query { ok: Boolean }\ntype Subscription { big: String }';
 /** What the upstream sends for one subscription: 256 messages of 256 KiB, 64 MiB in all. */
@@ -40,11 +40,10 @@ before(async () => {
       }
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
+  const url = await listenLocal(server);
   gw = await startGateway();
   await gw.addApi(
-    keyless('big', '/big/', `http://127.0.0.1:${String(port)}`, {
+    keyless('big', '/big/', url, {
       graphql: { enabled: true, execution_mode: 'proxyOnly', schema: SDL },
     }),
   );
@@ -54,14 +53,10 @@ before(async () => {
 after(async () => {
   for (const c of wss.clients) c.terminate();
   await stopAll(gw, {
-    close: () =>
-      new Promise<void>((resolve) => {
-        wss.close();
-        server.closeAllConnections();
-        server.close(() => {
-          resolve();
-        });
-      }),
+    close: () => {
+      wss.close();
+      return closeServer(server);
+    },
   });
 });
 

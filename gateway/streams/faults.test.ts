@@ -19,7 +19,7 @@ import {
   type TestBroker,
 } from './testing.ts';
 import { stopAll } from '../../lib/testing/teardown.ts';
-import { listenLocal } from '../testing/servers.ts';
+import { closeServer, listenLocal } from '../testing/servers.ts';
 
 /** A local HTTP receiver: records bodies, answers `status()` (503 while "down"), after `delayMs`. */
 async function receiver(opts: { status: () => number; delayMs?: number }): Promise<{
@@ -78,10 +78,7 @@ describe('stream faults', () => {
     try {
       await stopAll(gw, kafka);
     } finally {
-      for (const s of servers) {
-        s.closeAllConnections();
-        s.close();
-      }
+      for (const s of servers) await closeServer(s);
     }
   });
 

@@ -19,7 +19,7 @@ import {
 } from './portal-webhook.ts';
 import { streamsDocument } from './testing.ts';
 import { stopAll } from '../../lib/testing/teardown.ts';
-import { listenLocal } from '../testing/servers.ts';
+import { closeServer, listenLocal } from '../testing/servers.ts';
 
 interface Hit {
   at: number;
@@ -117,10 +117,7 @@ describe('portal_webhook', () => {
     try {
       await stopAll(gw);
     } finally {
-      for (const s of servers) {
-        s.closeAllConnections();
-        s.close();
-      }
+      for (const s of servers) await closeServer(s);
     }
   });
 

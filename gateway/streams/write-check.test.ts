@@ -7,16 +7,16 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { waitFor } from '../../lib/testing/wait.ts';
 import { startGateway, type InProcessGateway } from '../testing/harness.ts';
 import { openSse, startKafka, streamsDocument, type TestBroker } from './testing.ts';
+import { closeServer, listenLocal } from '../testing/servers.ts';
 
 describe('streams are checked at write time as Bento runs them', () => {
   let gw: InProcessGateway;
   let receiver: Server;
-  let receiverPort = 0;
+  let receiverUrl = '';
   /** What the receiver got: body and arrival time (ms). */
   const deliveries: { body: string; at: number }[] = [];
   const brokers: TestBroker[] = [];
@@ -32,17 +32,11 @@ describe('streams are checked at write time as Bento runs them', () => {
         res.end('ok');
       });
     });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    receiverPort = (receiver.address() as AddressInfo).port;
+    receiverUrl = await listenLocal(receiver);
   });
   after(async () => {
     await gw.stop();
-    receiver.closeAllConnections();
-    await new Promise<void>((resolve) =>
-      receiver.close(() => {
-        resolve();
-      }),
-    );
+    await closeServer(receiver);
     for (const b of brokers) await b.stop();
   });
 
@@ -51,7 +45,7 @@ describe('streams are checked at write time as Bento runs them', () => {
       out: {
         input: { http_server: { path: '/in' } },
         output: {
-          http_client: { url: `http://127.0.0.1:${receiverPort}/hook`, verb: 'POST', rate_limit: '1s' },
+          http_client: { url: `${receiverUrl}/hook`, verb: 'POST', rate_limit: '1s' },
         },
       },
     });
