@@ -59,8 +59,13 @@ export class GatewayClient implements ManagementClient {
     await this.#call('PUT', `/svc/apis/${encodeURIComponent(id)}`, def);
   }
 
-  async updateApiIfExists(id: string, def: GatewayApiDefinition): Promise<boolean> {
-    const res = await this.#call('PUT', `/svc/apis/${encodeURIComponent(id)}`, def, [404]);
+  updateApiIfExists(id: string, def: GatewayApiDefinition): Promise<boolean> {
+    return this.#putIfExists(`/svc/apis/${encodeURIComponent(id)}`, def);
+  }
+
+  /** PUT that answers 404 when the gateway has nothing at `path`: false then, nothing written. */
+  async #putIfExists(path: string, body: unknown): Promise<boolean> {
+    const res = await this.#call('PUT', path, body, [404]);
     return res.status !== 404;
   }
 
@@ -80,6 +85,10 @@ export class GatewayClient implements ManagementClient {
     await this.#call('PUT', `/svc/apis/oas/${encodeURIComponent(id)}`, doc);
   }
 
+  updateOasApiIfExists(id: string, doc: OasDocument): Promise<boolean> {
+    return this.#putIfExists(`/svc/apis/oas/${encodeURIComponent(id)}`, doc);
+  }
+
   deleteOasApi(id: string): Promise<boolean> {
     return this.#delete('apis/oas', id);
   }
@@ -94,6 +103,10 @@ export class GatewayClient implements ManagementClient {
 
   async updatePolicy(id: string, policy: GatewayPolicy): Promise<void> {
     await this.#call('PUT', `/svc/policies/${encodeURIComponent(id)}`, policy);
+  }
+
+  updatePolicyIfExists(id: string, policy: GatewayPolicy): Promise<boolean> {
+    return this.#putIfExists(`/svc/policies/${encodeURIComponent(id)}`, policy);
   }
 
   deletePolicy(id: string): Promise<boolean> {

@@ -25,6 +25,8 @@ export interface ManagementClient {
   /** Creates an OAS API; its ID is the document's `x-svc-api-gateway.info.id`. */
   createOasApi(doc: OasDocument): Promise<void>;
   updateOasApi(id: string, doc: OasDocument): Promise<void>;
+  /** As `updateApiIfExists`, for an OAS API. */
+  updateOasApiIfExists?(id: string, doc: OasDocument): Promise<boolean>;
   /** False when there was nothing to delete. */
   deleteOasApi(id: string): Promise<boolean>;
   /** The policy, or undefined when the peer has none with this ID. */
@@ -32,6 +34,8 @@ export interface ManagementClient {
   /** Policies take effect when written: no reload. */
   createPolicy(policy: GatewayPolicy): Promise<void>;
   updatePolicy(id: string, policy: GatewayPolicy): Promise<void>;
+  /** As `updateApiIfExists`, for a policy. */
+  updatePolicyIfExists?(id: string, policy: GatewayPolicy): Promise<boolean>;
   /** False when there was nothing to delete. */
   deletePolicy(id: string): Promise<boolean>;
   /**

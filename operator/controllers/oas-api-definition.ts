@@ -22,6 +22,7 @@ import { callGateway, reportFailure, reportUnresolved, type Fail } from './statu
 import { reportApiSynced } from './served.ts';
 import { apiLeaves, sharedApiWatches, type ApiReconcileDeps } from './api-reconcile.ts';
 import { leaveFormerGateway, pushDocument, pushedTo, PushMemory } from './sync.ts';
+import type { OasDocument } from '../clients/management.ts';
 import { isTemplate } from './template.ts';
 import { OAS_FINALIZER, STREAMS_FINALIZER } from '../../schemas/finalizers.ts';
 
@@ -199,12 +200,14 @@ export async function reconcileSvcOasApiDefinition(
   const { apiId, doc } = translated;
   const client = resolved.client;
   if (!(await uploadCertificates(client, certs, resolved.conn.org, fail, log))) return {};
+  const updateIfExists = client.updateOasApiIfExists?.bind(client);
   const pushed = await callGateway(async () => {
-    const result = await pushDocument(
+    const result = await pushDocument<OasDocument>(
       {
         get: () => client.getOasApi(apiId),
         create: (d) => client.createOasApi(d),
         update: (d) => client.updateOasApi(apiId, d),
+        ...(updateIfExists === undefined ? {} : { updateIfExists: (d) => updateIfExists(apiId, d) }),
       },
       doc,
       old.api_id === apiId ? old : {},

@@ -11,6 +11,7 @@ import type { WorkResult } from '../../lib/k8s/workqueue.ts';
 import { SvcObjects, type SvcObject } from '../../lib/k8s/objects.ts';
 import { objectKey, splitKey } from '../../lib/k8s/informer.ts';
 import type { ManagementClient } from '../clients/management.ts';
+import type { GatewayPolicy } from '../../schemas/generated/models.ts';
 import type { Connections } from '../connections.ts';
 import { derivedId } from '../ids.ts';
 import {
@@ -188,11 +189,13 @@ export async function reconcileSecurityPolicy(key: string, deps: SecurityPolicyD
         apiId: (ref) => ids.get(apiRefText(ref)) ?? '',
       },
     );
-    const pushed = await pushDocument(
+    const updateIfExists = client.updatePolicyIfExists?.bind(client);
+    const pushed = await pushDocument<GatewayPolicy>(
       {
         get: () => client.getPolicy(polId),
         create: (p) => client.createPolicy(p),
         update: (p) => client.updatePolicy(polId, p),
+        ...(updateIfExists === undefined ? {} : { updateIfExists: (p) => updateIfExists(polId, p) }),
       },
       desired,
       old,
