@@ -15,6 +15,7 @@ import { makeCert, type MadeCert } from '../testing/client-certs.ts';
 import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
 import { stopAll } from '../../lib/testing/teardown.ts';
 import { provision } from '../testing/tables.ts';
+import { closeServer, listenLocal } from '../testing/servers.ts';
 
 /** `sha256/<base64>` of a certificate's public key (DER SubjectPublicKeyInfo). */
 const pinOf = (pem: Buffer | string): string =>
@@ -53,8 +54,7 @@ describe('upstream TLS: client certificates and pinning', () => {
         res.end(JSON.stringify({ client: peer?.subject ?? '' }));
       },
     );
-    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-    target = `https://127.0.0.1:${String((upstream.address() as AddressInfo).port)}`;
+    target = await listenLocal(upstream, 'https');
     gw = await startGateway();
     for (const body of [
       clientCert.cert + clientCert.key,
@@ -259,13 +259,7 @@ describe('upstream TLS: every upstream of a load-balanced target_list', () => {
     try {
       await stopAll(gw);
     } finally {
-      for (const s of servers) {
-        await new Promise<void>((resolve) => {
-          s.close(() => {
-            resolve();
-          });
-        });
-      }
+      for (const s of servers) await closeServer(s);
     }
   });
 

@@ -9,7 +9,6 @@
 import assert from 'node:assert/strict';
 import { createHash, X509Certificate } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { TLSSocket } from 'node:tls';
 import { after, before, describe, test } from 'node:test';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -18,6 +17,7 @@ import { selfSignedCert, type TestCert } from '../testing/certs.ts';
 import { makeCert, type MadeCert } from '../testing/client-certs.ts';
 import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
 import { provision } from '../testing/tables.ts';
+import { closeServer, listenLocal } from '../testing/servers.ts';
 
 const SDL = 'type Query { ok: Boolean }\ntype Subscription { who: String }';
 
@@ -96,8 +96,7 @@ describe('relayed subscriptions: the upstream TLS settings of the API', () => {
         }
       });
     });
-    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-    const target = `https://127.0.0.1:${String((upstream.address() as AddressInfo).port)}`;
+    const target = await listenLocal(upstream, 'https');
     gw = await startGateway();
     for (const body of [clientCert.cert + clientCert.key, other.cert + other.key]) {
       const res = await gw.admin('POST', '/svc/certs?org_id=org1', body);
@@ -126,15 +125,7 @@ describe('relayed subscriptions: the upstream TLS settings of the API', () => {
     await provision(gw, apis);
   });
   after(async () => {
-    await stopAll(gw, {
-      close: () =>
-        new Promise<void>((resolve) => {
-          upstream.closeAllConnections();
-          upstream.close(() => {
-            resolve();
-          });
-        }),
-    });
+    await stopAll(gw, { close: () => closeServer(upstream) });
   });
 
   test('with the client certificate and a matching pin: relayed, the upstream sees the certificate', async () => {

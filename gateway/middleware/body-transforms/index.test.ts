@@ -10,7 +10,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { useEcho, type Echoed } from '../../testing/echo.ts';
 import { keyed, keyless, oneVersion, assertWriteRefused, withGateway } from '../../testing/harness.ts';
 import {
@@ -21,6 +20,7 @@ import {
   type RowRequest,
 } from '../../testing/tables.ts';
 import { rights } from '../../testing/limits.ts';
+import { closeServer, listenLocal } from '../../testing/servers.ts';
 
 interface Row extends Expected, RowRequest {
   name: string;
@@ -90,18 +90,10 @@ before(async () => {
       })
       .end(body ?? '');
   });
-  await new Promise<void>((resolve) => xmlUpstream?.listen(0, '127.0.0.1', resolve));
-  xmlUrl = `http://127.0.0.1:${String((xmlUpstream.address() as AddressInfo).port)}`;
+  xmlUrl = await listenLocal(xmlUpstream);
 });
 after(async () => {
-  const server = xmlUpstream;
-  if (server === undefined) return;
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => {
-    server.close(() => {
-      resolve();
-    });
-  });
+  if (xmlUpstream !== undefined) await closeServer(xmlUpstream);
 });
 
 const xmlTpl = (path: string, method: string, source: string) => {

@@ -8,14 +8,14 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { type InProcessGateway, keyed, keyless, oneVersion, startGateway } from '../../testing/harness.ts';
 import { useRedis } from '../../testing/redis-server.ts';
 import { sendRow } from '../../testing/tables.ts';
 import { stopAll } from '../../../lib/testing/teardown.ts';
+import { closeServer, listenLocal } from '../../testing/servers.ts';
 
 /** An upstream that answers `<call number> <method> <path>` and what the query asks for. */
-function startCounter(): Promise<{ url: string; close: () => Promise<void> }> {
+async function startCounter(): Promise<{ url: string; close: () => Promise<void> }> {
   let calls = 0;
   const server: Server = createServer((req, res) => {
     calls++;
@@ -36,21 +36,7 @@ function startCounter(): Promise<{ url: string; close: () => Promise<void> }> {
     res.writeHead(status, { ...headers, 'content-length': String(Buffer.byteLength(body)) });
     res.end(req.method === 'HEAD' ? undefined : body);
   });
-  return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      resolve({
-        url: `http://127.0.0.1:${String(port)}`,
-        close: () =>
-          new Promise((done) => {
-            server.closeAllConnections();
-            server.close(() => {
-              done();
-            });
-          }),
-      });
-    });
-  });
+  return { url: await listenLocal(server), close: () => closeServer(server) };
 }
 
 const version = (extended: Record<string, unknown>): Record<string, unknown> =>
