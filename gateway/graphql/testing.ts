@@ -11,7 +11,6 @@ import {
   type Server,
   type ServerResponse,
 } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import {
   buildSchema,
   graphql as runGraphql,
@@ -22,6 +21,7 @@ import {
 } from 'graphql';
 import WebSocket, { WebSocketServer } from 'ws';
 import { keyed, startGateway, type InProcessGateway } from '../testing/harness.ts';
+import { closeServer, listenLocal } from '../testing/servers.ts';
 
 /** A test upstream. */
 export interface TestUpstream {
@@ -61,27 +61,12 @@ const rootValue = {
   },
 };
 
-function listen(server: Server): Promise<string> {
-  return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () => {
-      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
-    });
-  });
-}
-
 /** `up` as a running upstream: `server` listening on a free port, closed with its connections. */
 async function serve<T extends object>(
   up: T,
   server: Server,
 ): Promise<T & { url: string; close(): Promise<void> }> {
-  const url = await listen(server);
-  return Object.assign(up, {
-    url,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-    },
-  });
+  return Object.assign(up, { url: await listenLocal(server), close: () => closeServer(server) });
 }
 
 async function readAll(req: IncomingMessage): Promise<string> {
@@ -200,7 +185,7 @@ export async function startGraphqlUpstream(): Promise<GraphqlUpstream> {
       }
     });
   });
-  const url = await listen(server);
+  const url = await listenLocal(server);
   return Object.assign(up, {
     url,
     close: async () => {
