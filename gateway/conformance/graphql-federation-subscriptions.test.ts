@@ -12,7 +12,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { buildSchema, graphql as runGraphql, parse, subscribe, type ExecutionResult } from 'graphql';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -20,6 +19,7 @@ import { waitFor } from '../../lib/testing/wait.ts';
 import { acknowledged, federationDefs, startSubgraph, type Subgraph } from '../graphql/testing.ts';
 import { keyed, keyless, spawnGateway, type GatewayProcess } from '../testing/harness.ts';
 import { provision } from '../testing/tables.ts';
+import { listenLocal } from '../testing/servers.ts';
 
 const PRODUCTS_SDL = `
 type Query { topProducts: [Product!]! }
@@ -183,12 +183,7 @@ type Product { upc: String! name: String! price: Int! }`);
       }
     });
   });
-  await new Promise<void>((resolve) => {
-    server.listen(0, '127.0.0.1', () => {
-      resolve();
-    });
-  });
-  state.url = `http://127.0.0.1:${String((server.address() as AddressInfo).port)}`;
+  state.url = await listenLocal(server);
   return state;
 }
 

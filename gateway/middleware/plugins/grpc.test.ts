@@ -13,7 +13,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server as HttpServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import * as grpc from '@grpc/grpc-js';
 import { freePort, waitFor } from '../../../lib/testing/wait.ts';
@@ -21,6 +20,7 @@ import { startEcho, type Echo, type Echoed } from '../../testing/echo.ts';
 import { keyed, keyless, startGateway, useGateway } from '../../testing/harness.ts';
 import { describeEachSetup, fastPathOn, provision, testRows, type Row } from '../../testing/tables.ts';
 import { coprocessPackage, type CoprocessObject } from '../../plugins/coprocess/dispatcher.ts';
+import { listenLocal } from '../../testing/servers.ts';
 
 type Handler = (o: CoprocessObject) => CoprocessObject | Error;
 
@@ -201,8 +201,7 @@ before(async () => {
   gz = createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(zipped);
   });
-  await new Promise<void>((resolve) => gz.listen(0, '127.0.0.1', resolve));
-  gzUrl = `http://127.0.0.1:${String((gz.address() as AddressInfo).port)}`;
+  gzUrl = await listenLocal(gz);
   server = new grpc.Server();
   const Dispatcher = (await coprocessPackage()).Dispatcher as grpc.ServiceClientConstructor;
   server.addService(Dispatcher.service, {
