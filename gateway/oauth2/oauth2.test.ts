@@ -441,21 +441,26 @@ describeEachSetup(
       assert.equal((await g.admin('GET', `/svc/keys/${old}`)).status, 200);
       clock += 3_600_000;
       const fresh = await tokenOf(g, 'c1', 's3cret-c1-long-enough');
-      // The sweep runs in the background of the token request.
+      // Every token issued before (this suite's other tests included) has expired: one is left,
+      // in the files or in the Redis hash of keys.
+      const tokens = async (): Promise<string[]> =>
+        (await g.store.list('keys')).flatMap((e) =>
+          'value' in e && (e.value as { oauth_client_id?: string }).oauth_client_id !== undefined
+            ? [e.id]
+            : [],
+        );
+      // The sweep runs in the background of the token request, deleting one token after another:
+      // waited for until it has deleted them all, not only the first.
       await waitFor(
-        'the expired token to leave the store',
-        async () => (await g.admin('GET', `/svc/keys/${old}`)).status === 404,
+        'the expired tokens to leave the store',
+        async () =>
+          (await g.admin('GET', `/svc/keys/${old}`)).status === 404 && (await tokens()).length === 1,
         15_000,
       );
       const listed = (await g.admin('GET', '/svc/keys')).json as { keys: string[] };
       assert.ok(!listed.keys.includes(keyIdOf(old)), JSON.stringify(listed));
       assert.ok(listed.keys.includes(keyIdOf(fresh)), JSON.stringify(listed));
-      // Every token issued before (this suite's other tests included) has expired: one is left,
-      // in the files or in the Redis hash of keys.
-      const tokens = (await g.store.list('keys')).flatMap((e) =>
-        'value' in e && (e.value as { oauth_client_id?: string }).oauth_client_id !== undefined ? [e.id] : [],
-      );
-      assert.deepEqual(tokens, [keyIdOf(fresh)]);
+      assert.deepEqual(await tokens(), [keyIdOf(fresh)]);
       assert.equal((await bearer(g, '/oa/get', fresh)).status, 200);
     });
   },
