@@ -325,9 +325,11 @@ export function kubeCaStore(
   log?: Logger,
 ): CaStore {
   /**
-   * The owner's reference, read at each use (a ServiceAccount deleted and made again has a new
-   * UID, and a reference to the old one would have the Secret collected); undefined: no owner.
+   * The owner's reference, read again at each `read` (a ServiceAccount deleted and made again has
+   * a new UID, and a reference to the old one would have the Secret collected); the writes, which
+   * follow a read, use the one it found. Undefined: no owner.
    */
+  let ref: V1OwnerReference | undefined;
   const ownerOf = async (): Promise<V1OwnerReference | undefined> => {
     if (owner === undefined || owner === '') return undefined;
     try {
@@ -341,8 +343,7 @@ export function kubeCaStore(
       return undefined;
     }
   };
-  const body = async (data: Record<string, string>, resourceVersion?: string): Promise<V1Secret> => {
-    const ref = await ownerOf();
+  const body = (data: Record<string, string>, resourceVersion?: string): V1Secret => {
     return {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -359,20 +360,21 @@ export function kubeCaStore(
   };
   return {
     async read() {
+      const found = await ownerOf();
+      ref = found;
       try {
         const secret = await clients.core.readNamespacedSecret({ namespace, name });
         const data = Object.fromEntries(
           Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]),
         );
-        const ref = await ownerOf();
         return {
           data,
           ...(secret.metadata?.resourceVersion === undefined
             ? {}
             : { resourceVersion: secret.metadata.resourceVersion }),
-          ...(ref === undefined
+          ...(found === undefined
             ? {}
-            : { owned: (secret.metadata?.ownerReferences ?? []).some((r) => r.uid === ref.uid) }),
+            : { owned: (secret.metadata?.ownerReferences ?? []).some((r) => r.uid === found.uid) }),
         };
       } catch (err) {
         if (statusOf(err) === 404) return undefined;
@@ -381,7 +383,7 @@ export function kubeCaStore(
     },
     async create(data) {
       try {
-        await clients.core.createNamespacedSecret({ namespace, body: await body(data) });
+        await clients.core.createNamespacedSecret({ namespace, body: body(data) });
         return true;
       } catch (err) {
         if (statusOf(err) === 409) return false;
@@ -393,7 +395,7 @@ export function kubeCaStore(
         await clients.core.replaceNamespacedSecret({
           namespace,
           name,
-          body: await body(data, resourceVersion),
+          body: body(data, resourceVersion),
         });
         return true;
       } catch (err) {
