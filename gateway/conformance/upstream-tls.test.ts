@@ -5,23 +5,17 @@
  * upstream whose public key matches none of the pins (502), by hash or by certificate ID.
  */
 import assert from 'node:assert/strict';
-import { createHash, X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { TLSSocket } from 'node:tls';
 import { after, before, describe, test } from 'node:test';
-import { selfSignedCert, type TestCert } from '../testing/certs.ts';
+import { pinOf, selfSignedCert, type TestCert } from '../testing/certs.ts';
 import { makeCert, type MadeCert } from '../testing/client-certs.ts';
 import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
 import { stopAll } from '../../lib/testing/teardown.ts';
 import { provision } from '../testing/tables.ts';
 import { closeServer, listenLocal } from '../testing/servers.ts';
-
-/** `sha256/<base64>` of a certificate's public key (DER SubjectPublicKeyInfo). */
-const pinOf = (pem: Buffer | string): string =>
-  `sha256/${createHash('sha256')
-    .update(new X509Certificate(pem).publicKey.export({ type: 'spki', format: 'der' }))
-    .digest('base64')}`;
 
 describe('upstream TLS: client certificates and pinning', () => {
   let gw: InProcessGateway;

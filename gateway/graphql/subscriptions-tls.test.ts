@@ -7,25 +7,18 @@
  * upstream (node:https with a `ws` server) requires the client certificate.
  */
 import assert from 'node:assert/strict';
-import { createHash, X509Certificate } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
 import { TLSSocket } from 'node:tls';
 import { after, before, describe, test } from 'node:test';
 import WebSocket, { WebSocketServer } from 'ws';
 import { stopAll } from '../../lib/testing/teardown.ts';
-import { selfSignedCert, type TestCert } from '../testing/certs.ts';
+import { pinOf, selfSignedCert, type TestCert } from '../testing/certs.ts';
 import { makeCert, type MadeCert } from '../testing/client-certs.ts';
 import { keyless, startGateway, type InProcessGateway } from '../testing/harness.ts';
 import { provision } from '../testing/tables.ts';
 import { closeServer, listenLocal } from '../testing/servers.ts';
 
 const SDL = 'type Query { ok: Boolean }\ntype Subscription { who: String }';
-
-/** `sha256/<base64>` of a certificate's public key (DER SubjectPublicKeyInfo). */
-const pinOf = (pem: Buffer | string): string =>
-  `sha256/${createHash('sha256')
-    .update(new X509Certificate(pem).publicKey.export({ type: 'spki', format: 'der' }))
-    .digest('base64')}`;
 
 /** What a subscriber saw: the upgrade's refusal, or the messages of an operation to its end. */
 type Outcome = { refused: number; body: string } | { messages: { type: string; payload?: unknown }[] };

@@ -1,6 +1,6 @@
 /** A self-signed certificate for 127.0.0.1 and localhost, made with openssl for a test run. */
 import { execFileSync } from 'node:child_process';
-import { X509Certificate } from 'node:crypto';
+import { createHash, X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,3 +47,9 @@ export function selfSignedCert(): TestCert {
 /** The SHA-256 hex of a PEM certificate's DER, as the gateway names certificates and TLS clients report them. */
 export const fingerprintOfPem = (pem: Buffer | string): string =>
   new X509Certificate(pem).fingerprint256.replaceAll(':', '').toLowerCase();
+
+/** `sha256/<base64>` of a certificate's public key (DER SubjectPublicKeyInfo): a `pinned_public_keys` pin. */
+export function pinOf(pem: Buffer | string): string {
+  const spki = new X509Certificate(pem).publicKey.export({ type: 'spki', format: 'der' });
+  return `sha256/${createHash('sha256').update(spki).digest('base64')}`;
+}
